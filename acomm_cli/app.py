@@ -1,0 +1,154 @@
+"""The Typer app: global options, command registration, and errors -> exit status."""
+
+from __future__ import annotations
+
+import importlib
+import sqlite3
+import sys
+from typing import Annotated, Any
+
+import typer
+from typer._click.core import Command, Context
+from typer._click.exceptions import UsageError as ClickUsageError
+from typer.core import TyperGroup
+
+from acomm_cli import __version__, render
+from acomm_cli.config import Settings
+from acomm_cli.errors import CommError, Internal, StoreUnavailable, UsageError
+
+# Global options may also be written after the subcommand (`acomm send ... --json`).
+_GLOBAL_FLAGS = {"--json", "--no-color"}
+_GLOBAL_VALUES = {"--store", "--file", "--config"}
+
+
+def _hoist_globals(args: list[str]) -> list[str]:
+    front: list[str] = []
+    rest: list[str] = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            rest.extend(args[i:])
+            break
+        name = a.split("=", 1)[0]
+        if a in _GLOBAL_FLAGS:
+            front.append(a)
+        elif name in _GLOBAL_VALUES and "=" in a:
+            front.append(a)
+        elif a in _GLOBAL_VALUES and i + 1 < len(args):
+            front.extend(args[i:i + 2])
+            i += 1
+        else:
+            rest.append(a)
+        i += 1
+    return front + rest
+
+
+# The registered command tree, in the order `--help` lists it: command -> module of
+# acomm_cli.commands. Modules are imported on demand instead of mounted with add_typer, which
+# would build every command's parser on every call (about 20 ms per process).
+COMMANDS = {
+    "init": "init", "status": "init",
+    "channel": "channel",
+    "send": "send", "publish": "send",
+    "subscribe": "subscribe", "unsubscribe": "subscribe", "subscriptions": "subscribe",
+    "receive": "receive",
+    "messages": "messages", "show": "messages",
+}
+GROUPS = {"channel"}  # mounted as a named group; the others are top-level verbs
+
+
+class AcommGroup(TyperGroup):
+    """Holds the only `except` of the program: every error is rendered here, once."""
+
+    def list_commands(self, ctx: Context) -> list[str]:
+        return list(COMMANDS)  # registration order, not alphabetical
+
+    def get_command(self, ctx: Context, name: str) -> Command | None:
+        """Import only the module of the command being run: start-up time is a feature."""
+        module = COMMANDS.get(name)
+        if module is None:
+            return None
+        mod = importlib.import_module(f"{__package__}.commands.{module}")
+        built = typer.main.get_command(mod.app)
+        if name in GROUPS:
+            built.name = name
+            return built
+        return built.commands[name] if isinstance(built, TyperGroup) else built
+
+    def main(self, args: Any = None, prog_name: Any = None, complete_var: Any = None,
+             standalone_mode: bool = True, **extra: Any) -> Any:
+        argv = list(sys.argv[1:] if args is None else args)
+        as_json = "--json" in argv[: argv.index("--")] if "--" in argv else "--json" in argv
+        try:
+            rv = super().main(_hoist_globals(argv), prog_name or "acomm", complete_var,
+                              standalone_mode=False, **extra)
+        except typer.Abort:
+            print("acomm: aborted", file=sys.stderr)
+            sys.exit(130)
+        except ClickUsageError as exc:
+            hint = f" (see `acomm {exc.ctx.command_path.partition(' ')[2]} --help`)".replace(
+                "  ", " ") if exc.ctx else ""
+            render.error(UsageError(exc.format_message() + hint), as_json)
+            sys.exit(2)
+        except CommError as exc:
+            render.error(exc, as_json)
+            sys.exit(exc.exit_status)
+        except sqlite3.DatabaseError as exc:
+            err = StoreUnavailable(f"store error: {exc}")
+            render.error(err, as_json)
+            sys.exit(err.exit_status)
+        except KeyboardInterrupt:
+            sys.exit(130)
+        except BrokenPipeError:
+            sys.exit(0)
+        except Exception as exc:  # a bug: say so plainly, exit 1
+            render.error(Internal(f"{type(exc).__name__}: {exc}"), as_json)
+            sys.exit(1)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+
+app = typer.Typer(
+    cls=AcommGroup,
+    name="acomm",
+    help="A durable message engine for AI agents, driven from the shell.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"acomm {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main_options(
+    ctx: typer.Context,
+    store: Annotated[str | None, typer.Option(
+        "--store", "--file", help="The store file (default: $ACOMM_STORE, then the nearest "
+        ".acomm/store.acomm).", show_default=False)] = None,
+    config: Annotated[str | None, typer.Option(
+        help="Config file (default: $ACOMM_CONFIG, then config.yaml beside the store).",
+        show_default=False)] = None,
+    json_: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
+    no_color: Annotated[bool, typer.Option("--no-color", help="No colour.")] = False,
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Print the version.")] = False,
+) -> None:
+    """A durable message engine for AI agents, driven from the shell.
+
+    Global options may also follow the subcommand.
+    """
+    ctx.obj = Settings(store=store, config=config, json=json_,
+                       color=False if no_color else None)
+
+
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,173 @@
+"""Settings from the command line, the environment and `config.yaml`, and the store's location.
+
+Precedence: flag > environment > config file > default. YAML is imported only when a config
+file actually exists.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from acomm_cli.clock import parse_duration, parse_size
+from acomm_cli.errors import StoreUnavailable, ValidationFailed
+
+STORE_DIR = ".acomm"
+STORE_FILE = "store.acomm"
+CONFIG_FILE = "config.yaml"
+
+# key -> (default, parser, environment variable)
+KEYS: dict[str, tuple[Any, Any, str]] = {
+    "store.busy_timeout": (5000, lambda v, k: parse_duration(v, k) if isinstance(v, str)
+                           else int(v), "ACOMM_BUSY_TIMEOUT"),
+    "store.flush": ("batch", lambda v, k: _choice(v, k, ("immediate", "batch", "manual")),
+                    "ACOMM_FLUSH"),
+    "store.batch_messages": (100, lambda v, k: _positive_int(v, k), "ACOMM_BATCH_MESSAGES"),
+    "store.batch_interval": (5000, lambda v, k: parse_duration(v, k) if isinstance(v, str)
+                             else int(v), "ACOMM_BATCH_INTERVAL"),
+    "limits.max_active_messages": (100_000, lambda v, k: _positive_int(v, k),
+                                   "ACOMM_MAX_ACTIVE_MESSAGES"),
+    "limits.max_store_bytes": (2 * 1024**3, lambda v, k: parse_size(v, k),
+                               "ACOMM_MAX_STORE_BYTES"),
+}
+
+
+def _choice(value: Any, key: str, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        raise ValidationFailed(f"{key}: {value!r} is not one of {', '.join(allowed)}",
+                               field=key, value=str(value))
+    return value
+
+
+def _positive_int(value: Any, key: str) -> int:
+    try:
+        n = int(value)
+    except (TypeError, ValueError):
+        n = -1
+    if n < 0 or isinstance(value, bool):
+        raise ValidationFailed(f"{key}: {value!r} is not a whole number >= 0", field=key,
+                               value=str(value))
+    return n
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Global options, frozen on the Typer context; config loads only when asked for."""
+
+    store: str | None = None
+    config: str | None = None
+    json: bool = False
+    color: bool | None = None  # None: decide from the terminal and NO_COLOR
+    _cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def store_path(self, *, create: bool) -> tuple[Path, bool]:
+        """The store to use and whether it still has to be created."""
+        if "path" not in self._cache:
+            self._cache["path"] = resolve_store(self.store, create=create)
+        return self._cache["path"]
+
+    def value(self, key: str) -> Any:
+        values = self._cache.get("values")
+        if values is None:
+            values = self._cache["values"] = load(self)
+        return values[key][0]
+
+
+def resolve_store(explicit: str | None, *, create: bool) -> tuple[Path, bool]:
+    """--store > $ACOMM_STORE > nearest .acomm/store.acomm upwards > ./.acomm/store.acomm."""
+    chosen = explicit or os.environ.get("ACOMM_STORE")
+    if chosen:
+        p = Path(chosen).expanduser()
+        return p, not p.exists()
+    here = Path.cwd()
+    for d in (here, *here.parents):
+        candidate = d / STORE_DIR / STORE_FILE
+        if candidate.exists():
+            return candidate, False
+    default = here / STORE_DIR / STORE_FILE
+    if not create:
+        raise StoreUnavailable(
+            "no store found (looked for .acomm/store.acomm here and above); create one with "
+            "`acomm init`, or pass --store / set ACOMM_STORE"
+        )
+    print(f"acomm: note: creating a new store at {default}", file=sys.stderr)
+    return default, True
+
+
+def config_file(settings: Settings) -> Path | None:
+    explicit = settings.config or os.environ.get("ACOMM_CONFIG")
+    if explicit:
+        p = Path(explicit).expanduser()
+        if not p.exists():
+            raise ValidationFailed(f"config: {p} does not exist", field="config", value=str(p))
+        return p
+    try:
+        store, _ = settings.store_path(create=True)
+    except StoreUnavailable:
+        return None
+    p = store.parent / CONFIG_FILE
+    return p if p.exists() else None
+
+
+def load(settings: Settings) -> dict[str, tuple[Any, str]]:
+    """Every known key -> (value, where it came from)."""
+    raw: dict[str, Any] = {}
+    path = config_file(settings)
+    if path is not None:
+        raw = _read_yaml(path)
+    out: dict[str, tuple[Any, str]] = {}
+    for key, (default, parse, env) in KEYS.items():
+        if env in os.environ:
+            out[key] = (parse(os.environ[env], key), f"environment ({env})")
+        elif key in raw:
+            out[key] = (parse(raw[key], key), f"file ({path})")
+        else:
+            out[key] = (default, "default")
+    return out
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    text = path.read_text()
+    if all(not line.strip() or line.lstrip().startswith("#") for line in text.splitlines()):
+        return {}  # only comments (as `acomm init` writes it): no need to load a YAML parser
+    import yaml
+
+    try:
+        doc = yaml.safe_load(text) or {}
+    except yaml.YAMLError as exc:
+        raise ValidationFailed(f"config: {path} is not valid YAML: {exc}", field="config") from None
+    if not isinstance(doc, dict):
+        raise ValidationFailed(f"config: {path} must hold a mapping", field="config")
+    flat: dict[str, Any] = {}
+    for section, body in doc.items():
+        if not isinstance(body, dict):
+            raise ValidationFailed(f"config: unknown key {section!r} in {path}", field=str(section))
+        for k, v in body.items():
+            key = f"{section}.{k}"
+            if key not in KEYS:
+                raise ValidationFailed(f"config: unknown key {key!r} in {path}", field=key)
+            flat[key] = v
+    return flat
+
+
+DEFAULT_CONFIG = """\
+# acomm configuration. Precedence: command-line flag > environment > this file > default.
+# Every setting below shows its default; uncomment a line (and its section) to change it.
+#
+# store:
+#   # How long a command waits for another process's write lock before giving up (exit 7).
+#   busy_timeout: 5000ms
+#   # immediate: survive power loss (synchronous=FULL); batch: synchronous=NORMAL with
+#   # periodic checkpoints; manual: checkpoint only on `acomm flush`.
+#   flush: batch
+#   batch_messages: 100
+#   batch_interval: 5000ms
+# limits:
+#   # Messages with a delivery not yet terminal; beyond this, sends fail with store_full.
+#   max_active_messages: 100000
+#   # Database plus WAL; within 100 MiB of it, sends fail with store_capacity.
+#   max_store_bytes: 2GiB
+"""

@@ -1,0 +1,90 @@
+"""The one error hierarchy: every failure a user can see has a stable code and exit status."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class CommError(Exception):
+    """Base of every expected failure; the CLI turns it into a message and an exit status."""
+
+    code = "internal"
+    exit_status = 1
+
+    def __init__(self, message: str, *, field: str | None = None, **extra: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
+        self.extra = extra
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.field is not None:
+            out["field"] = self.field
+        out.update(self.extra)
+        return out
+
+
+class UsageError(CommError):
+    code = "usage"
+    exit_status = 2
+
+
+class ValidationFailed(CommError):
+    code = "validation_failed"
+    exit_status = 3
+
+
+class NotFound(CommError):
+    code = "not_found"
+    exit_status = 4
+
+
+class InvalidState(CommError):
+    code = "invalid_state"
+    exit_status = 5
+
+
+class NotParticipant(CommError):
+    code = "not_participant"
+    exit_status = 5
+
+
+class Forbidden(CommError):
+    code = "forbidden"
+    exit_status = 5
+
+
+class Duplicate(CommError):
+    code = "duplicate"
+    exit_status = 5
+
+
+class StoreFull(CommError):
+    code = "store_full"
+    exit_status = 6
+
+
+class StoreCapacity(CommError):
+    code = "store_capacity"
+    exit_status = 6
+
+
+class ChannelFull(CommError):
+    code = "channel_full"
+    exit_status = 6
+
+
+class StoreUnavailable(CommError):
+    code = "store_unavailable"
+    exit_status = 7
+
+
+class Timeout(CommError):
+    code = "timeout"
+    exit_status = 124
+
+
+class Internal(CommError):
+    code = "internal"
+    exit_status = 1

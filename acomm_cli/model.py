@@ -1,0 +1,323 @@
+"""Enums, names and the dataclasses that flow between pipeline, store and render."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from enum import IntEnum, StrEnum
+from typing import Any
+
+from acomm_cli.errors import ValidationFailed
+
+
+class ChannelType(StrEnum):
+    DIRECT = "direct"
+    GROUP = "group"
+    BROADCAST = "broadcast"
+    PUBSUB = "pubsub"
+
+
+class ChannelState(StrEnum):
+    ACTIVE = "active"
+    PAUSED = "paused"
+    DRAINING = "draining"
+    CLOSED = "closed"
+
+
+class Role(StrEnum):
+    OWNER = "owner"
+    MEMBER = "member"
+    OBSERVER = "observer"
+
+
+class MessageType(StrEnum):
+    TEXT = "text"
+    COMMAND = "command"
+    QUERY = "query"
+    RESPONSE = "response"
+    ACKNOWLEDGMENT = "acknowledgment"
+    NOTIFICATION = "notification"
+    BROADCAST = "broadcast"
+    ERROR = "error"
+
+
+class Priority(IntEnum):
+    LOW = 0
+    NORMAL = 1
+    HIGH = 2
+    URGENT = 3
+    CRITICAL = 4
+
+
+class DeliveryMode(StrEnum):
+    AT_MOST_ONCE = "at-most-once"
+    AT_LEAST_ONCE = "at-least-once"
+    EXACTLY_ONCE = "exactly-once"
+
+
+class DeliveryState(StrEnum):
+    QUEUED = "queued"    # held back by the channel's max_pending
+    WAITING = "waiting"  # scheduled send or retry back-off
+    UNREAD = "unread"
+    READ = "read"
+    ACKED = "acked"
+    DEAD = "dead"
+
+
+class AckStatus(StrEnum):
+    RECEIVED = "received"
+    IN_PROGRESS = "in_progress"
+    COMPLETED = "completed"
+    FAILED = "failed"
+
+
+ACK_ORDER = {AckStatus.RECEIVED: 0, AckStatus.IN_PROGRESS: 1, AckStatus.COMPLETED: 2,
+             AckStatus.FAILED: 2}
+MESSAGE_STATUSES = ("sent", "delivered", "acknowledged", "dead_letter")
+SYSTEM_CHANNEL = "_system"
+SYSTEM_AGENT = "acomm"
+DEADLETTER_TOPIC = "_system.message.deadletter"
+
+_CHANNEL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
+_AGENT_ID = re.compile(r"^[A-Za-z0-9_@][A-Za-z0-9._@-]{0,127}$")
+_CORRELATION = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+_DEDUPE_KEY = re.compile(r"^[^\x00-\x1f]{1,256}$")
+
+
+def _enum_value(enum: type, value: str, field_name: str) -> Any:
+    try:
+        return enum(value)
+    except ValueError:
+        allowed = ", ".join(e.value for e in enum)
+        raise ValidationFailed(
+            f"{field_name}: {value!r} is not one of {allowed}", field=field_name, value=value
+        ) from None
+
+
+def channel_type(value: str) -> ChannelType:
+    return _enum_value(ChannelType, value, "type")
+
+
+def role(value: str) -> Role:
+    return _enum_value(Role, value, "role")
+
+
+def delivery_mode(value: str) -> DeliveryMode:
+    return _enum_value(DeliveryMode, value, "delivery")
+
+
+def ack_status(value: str) -> AckStatus:
+    return _enum_value(AckStatus, value, "status")
+
+
+def message_type(value: str) -> MessageType:
+    if value == "ack":
+        return MessageType.ACKNOWLEDGMENT
+    return _enum_value(MessageType, value, "type")
+
+
+def priority(value: str | int) -> Priority:
+    """A priority by name (`high`) or number (`2`)."""
+    if isinstance(value, int) or (isinstance(value, str) and value.strip().isdigit()):
+        n = int(value)
+        if 0 <= n <= 4:
+            return Priority(n)
+    elif isinstance(value, str) and value.upper() in Priority.__members__:
+        return Priority[value.upper()]
+    raise ValidationFailed(
+        f"priority: {value!r} is not 0-4 or one of low, normal, high, urgent, critical",
+        field="priority", value=value,
+    )
+
+
+def channel_name(name: str, *, allow_reserved: bool = False) -> str:
+    if not isinstance(name, str) or not _CHANNEL_NAME.match(name):
+        raise ValidationFailed(
+            f"channel: {name!r} must be 1-128 characters of A-Z a-z 0-9 _ -",
+            field="channel", value=name,
+        )
+    if name.startswith("_") and not allow_reserved:
+        raise ValidationFailed(
+            f"channel: {name!r} is reserved (names starting with '_' belong to acomm)",
+            field="channel", value=name,
+        )
+    return name
+
+
+def agent_id(value: str, field_name: str = "agent") -> str:
+    """Validate an agent id: `worker` or `worker@my-team`."""
+    ok = (
+        isinstance(value, str)
+        and _AGENT_ID.match(value) is not None
+        and ".." not in value
+        and value.count("@") <= 1
+        and not value.startswith("@")
+        and not value.endswith("@")
+    )
+    if not ok:
+        raise ValidationFailed(
+            f"{field_name}: {value!r} is not a valid agent id (1-128 characters of A-Z a-z 0-9 "
+            ". _ - @, not starting with '.' or '-', no '..', at most one '@')",
+            field=field_name, value=value,
+        )
+    return value
+
+
+def correlation_id(value: str) -> str:
+    if not _CORRELATION.match(value):
+        raise ValidationFailed(
+            f"correlation_id: {value!r} must be 1-128 characters of A-Z a-z 0-9 . _ : -",
+            field="correlation_id", value=value,
+        )
+    return value
+
+
+def dedupe_key(value: str) -> str:
+    if not _DEDUPE_KEY.match(value):
+        raise ValidationFailed(
+            f"dedupe_key: {value!r} must be 1-256 printable characters",
+            field="dedupe_key", value=value,
+        )
+    return value
+
+
+@dataclass(frozen=True)
+class ChannelConfig:
+    delivery: DeliveryMode = DeliveryMode.AT_MOST_ONCE
+    max_message_size: int = 1_048_576
+    ack_timeout_ms: int = 30_000
+    max_retries: int = 3
+    retry_backoff_ms: int = 1000
+    retry_jitter: float = 0.0
+    echo: bool = False
+    priority_ordering: bool = False
+    max_pending: int = 0
+    dedupe_window_ms: int = 86_400_000
+
+
+@dataclass(frozen=True)
+class Participant:
+    agent: str
+    role: Role
+
+
+@dataclass(frozen=True)
+class Channel:
+    id: int
+    name: str
+    type: ChannelType
+    owner: str
+    state: ChannelState
+    config: ChannelConfig
+    created_at: int
+    participants: tuple[Participant, ...] = ()
+
+    def role_of(self, agent: str) -> Role | None:
+        for p in self.participants:
+            if p.agent == agent:
+                return p.role
+        return None
+
+
+@dataclass
+class Delivery:
+    recipient: str
+    state: DeliveryState
+    retry_count: int = 0
+    delivered_at: int | None = None
+    read_at: int | None = None
+    ack_status: str | None = None
+    acked_at: int | None = None
+    next_timer_at: int | None = None
+
+
+@dataclass
+class Message:
+    id: int
+    channel: str
+    channel_id: int
+    sender: str
+    type: MessageType
+    content: str
+    topic: str | None
+    priority: Priority
+    correlation_id: str | None
+    dedupe_key: str | None
+    metadata: dict[str, Any]
+    created_at: int
+    deliver_at: int | None
+    deliveries: list[Delivery] = field(default_factory=list)
+    delivery: Delivery | None = None  # set in receive results: the receiving agent's own
+
+    @property
+    def status(self) -> str:
+        return message_status([d.state for d in self.deliveries] if self.deliveries else
+                              ([self.delivery.state] if self.delivery else []))
+
+
+def message_status(states: list[DeliveryState]) -> str:
+    """Derive a message's status from its deliveries' states."""
+    if any(s == DeliveryState.DEAD for s in states):
+        return "dead_letter"
+    if states and all(s == DeliveryState.ACKED for s in states):
+        return "acknowledged"
+    if any(s in (DeliveryState.UNREAD, DeliveryState.READ, DeliveryState.ACKED) for s in states):
+        return "delivered"
+    return "sent"
+
+
+@dataclass(frozen=True)
+class SendRequest:
+    """What a caller asks to send; the pipeline validates every field."""
+
+    sender: str
+    content: str
+    channel: str | None = None
+    type: str = "text"
+    priority: str | int = "normal"
+    topic: str | None = None
+    correlation_id: str | None = None
+    dedupe_key: str | None = None
+    metadata: dict[str, Any] | None = None
+    delay_ms: int | None = None
+    deliver_at: int | None = None
+
+
+@dataclass(frozen=True)
+class SendResult:
+    id: int
+    channel: str
+    channel_id: int
+    recipients: tuple[str, ...]
+    status: str
+    created_at: int
+    correlation_id: str | None
+    deduplicated: bool = False
+
+
+@dataclass
+class MessageFilter:
+    channel: str | None = None
+    since: int | None = None
+    until: int | None = None
+    types: tuple[MessageType, ...] = ()
+    sender: str | None = None
+    topic: str | None = None
+    status: tuple[str, ...] = ()
+    grep: str | None = None
+    priority_min: Priority | None = None
+    sort: str | None = None      # created | priority | id; None = the command's default
+    order: str | None = None     # asc | desc
+    limit: int = 100
+    offset: int = 0
+
+
+@dataclass
+class QueryResult:
+    messages: list[Message]
+    total_count: int
+    offset: int = 0
+
+    @property
+    def has_more(self) -> bool:
+        return self.total_count > self.offset + len(self.messages)

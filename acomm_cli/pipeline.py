@@ -1,0 +1,674 @@
+"""The engine: channels, send (validate -> id -> route -> persist -> deliver), receive, history.
+
+Every public function takes an open connection and `now` (ms) and runs as one transaction.
+This module holds the business rules; SQL lives in `acomm_cli.store.queries`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from acomm_cli import model
+from acomm_cli.errors import (
+    CommError,
+    Duplicate,
+    Forbidden,
+    InvalidState,
+    NotFound,
+    NotParticipant,
+    ValidationFailed,
+)
+from acomm_cli.model import (
+    Channel,
+    ChannelConfig,
+    ChannelState,
+    ChannelType,
+    DeliveryMode,
+    DeliveryState,
+    Message,
+    MessageFilter,
+    MessageType,
+    QueryResult,
+    Role,
+    SendRequest,
+    SendResult,
+)
+from acomm_cli.store import open_store, queries, write
+from acomm_cli.topics import SubscriptionIndex, validate_pattern, validate_topic
+
+# ---------------------------------------------------------------- opening a store
+
+
+def connect(path: Path, *, create: bool, busy_timeout_ms: int = 5000, flush: str = "batch",
+            now: int = 0) -> sqlite3.Connection:
+    """Open the store at `path`, creating and migrating it when asked."""
+    return open_store(path, create=create, busy_timeout_ms=busy_timeout_ms, flush=flush,
+                      now_ms=now)
+
+
+def init_store(path: Path, now: int, config_text: str | None = None) -> bool:
+    """Create a store (and a commented config file beside it, if none is there).
+
+    Returns False when a store was already there: initialising twice is harmless."""
+    existed = path.exists()
+    conn = connect(path, create=True, now=now)
+    conn.close()
+    if config_text is not None:
+        cfg = path.parent / "config.yaml"
+        if not cfg.exists():
+            fd = os.open(cfg, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+            with os.fdopen(fd, "w") as fh:
+                fh.write(config_text)
+    return not existed
+
+
+@dataclass(frozen=True)
+class StoreStatus:
+    path: str
+    store_id: str | None
+    schema_version: int
+    channels: int
+    messages: int
+    unread: int
+    dead_letters: int
+    bytes: int
+    wal_bytes: int
+    flush: str
+
+
+def status(conn: sqlite3.Connection, path: Path, flush: str) -> StoreStatus:
+    c = queries.counts(conn)
+    wal = Path(str(path) + "-wal")
+    return StoreStatus(
+        path=str(path), store_id=queries.meta(conn, "store_id"),
+        schema_version=queries.schema_version(conn), bytes=path.stat().st_size,
+        wal_bytes=wal.stat().st_size if wal.exists() else 0, flush=flush, **c,
+    )
+
+
+# ---------------------------------------------------------------- channels
+
+
+def channel_config(base: ChannelConfig | None = None, **overrides: Any) -> ChannelConfig:
+    """Validate channel settings given on the command line (None = keep the default)."""
+    cfg = base or ChannelConfig()
+    given = {k: v for k, v in overrides.items() if v is not None}
+    if "delivery" in given:
+        given["delivery"] = model.delivery_mode(given["delivery"])
+    for key in ("max_message_size", "ack_timeout_ms", "max_retries", "retry_backoff_ms",
+                "max_pending", "dedupe_window_ms"):
+        if key in given and given[key] < 0:
+            raise ValidationFailed(f"{key}: {given[key]} must not be negative", field=key,
+                                   value=given[key])
+    if given.get("max_message_size") == 0:
+        raise ValidationFailed("max_message_size: must be at least 1 byte",
+                               field="max_message_size", value=0)
+    if given.get("ack_timeout_ms") == 0:
+        raise ValidationFailed("ack_timeout: must be longer than 0", field="ack_timeout", value=0)
+    jitter = given.get("retry_jitter")
+    if jitter is not None and not 0 <= jitter <= 1:
+        raise ValidationFailed(f"retry_jitter: {jitter} must be a fraction from 0 to 1",
+                               field="retry_jitter", value=jitter)
+    return replace(cfg, **given)
+
+
+def _channel(conn: sqlite3.Connection, name: str) -> Channel:
+    ch = queries.channel_by_name(conn, name)
+    if ch is None:
+        raise NotFound(f"channel {name!r} does not exist", field="channel", value=name)
+    return ch
+
+
+def create_channel(conn: sqlite3.Connection, name: str, type_: str, owner: str,
+                   cfg: ChannelConfig, now: int, *, if_not_exists: bool = False) -> Channel:
+    model.channel_name(name)
+    ctype = model.channel_type(type_)
+    model.agent_id(owner, "owner")
+    with write(conn):
+        existing = queries.channel_by_name(conn, name)
+        if existing is not None:
+            if if_not_exists and existing.type == ctype:
+                return existing
+            raise Duplicate(
+                f"channel {name!r} already exists (type {existing.type.value})"
+                + ("" if not if_not_exists else f", not {ctype.value}"),
+                field="channel", value=name,
+            )
+        cid = queries.insert_channel(conn, name, ctype.value, owner, cfg, now)
+        queries.insert_participant(conn, cid, owner, Role.OWNER.value, now)
+        return queries.channel_by_id(conn, cid)  # type: ignore[return-value]
+
+
+def get_channel(conn: sqlite3.Connection, name: str) -> Channel:
+    return _channel(conn, name)
+
+
+def list_channels(conn: sqlite3.Connection) -> list[Channel]:
+    return queries.list_channels(conn)
+
+
+def join_channel(conn: sqlite3.Connection, name: str, agent: str, role: str, now: int) -> Channel:
+    model.agent_id(agent)
+    r = model.role(role)
+    if r == Role.OWNER:
+        raise ValidationFailed("role: a channel has one owner, set when it is created",
+                               field="role", value=role)
+    with write(conn):
+        ch = _channel(conn, name)
+        _check_joinable(ch, agent)
+        queries.insert_participant(conn, ch.id, agent, r.value, now)  # joining twice: no-op
+        return queries.channel_by_id(conn, ch.id)  # type: ignore[return-value]
+
+
+def _check_joinable(ch: Channel, agent: str) -> None:
+    if ch.state == ChannelState.CLOSED:
+        raise InvalidState(f"channel {ch.name!r} is closed", field="channel", value=ch.name)
+    if ch.type == ChannelType.DIRECT and ch.role_of(agent) is None and len(ch.participants) >= 2:
+        raise InvalidState(
+            f"channel {ch.name!r} is direct and already has two participants",
+            field="channel", value=ch.name,
+        )
+
+
+def leave_channel(conn: sqlite3.Connection, name: str, agent: str, now: int) -> Channel:
+    """Leave a channel; what was still waiting for the agent there is dead-lettered."""
+    model.agent_id(agent)
+    with write(conn):
+        ch = _channel(conn, name)
+        role = ch.role_of(agent)
+        if role is None:
+            raise NotParticipant(f"{agent!r} is not a participant of {name!r}", field="agent",
+                                 value=agent)
+        if role == Role.OWNER:
+            raise InvalidState(f"{agent!r} owns {name!r} and cannot leave it (close it instead)",
+                               field="agent", value=agent)
+        queries.delete_participant(conn, ch.id, agent)
+        pending = queries.pending_deliveries_of(conn, ch.id, agent)
+        dead_letter(conn, [(mid, agent, ch.id, retries) for mid, retries in pending],
+                    "recipient_left", f"{agent} left {name}", now)
+        return queries.channel_by_id(conn, ch.id)  # type: ignore[return-value]
+
+
+_TRANSITIONS = {
+    "pause": ({ChannelState.ACTIVE}, ChannelState.PAUSED),
+    "resume": ({ChannelState.PAUSED, ChannelState.DRAINING}, ChannelState.ACTIVE),
+    "drain": ({ChannelState.ACTIVE, ChannelState.PAUSED}, ChannelState.DRAINING),
+    "close": ({ChannelState.ACTIVE, ChannelState.PAUSED, ChannelState.DRAINING},
+              ChannelState.CLOSED),
+}
+
+
+def change_channel_state(conn: sqlite3.Connection, name: str, action: str) -> Channel:
+    allowed, target = _TRANSITIONS[action]
+    with write(conn):
+        ch = _channel(conn, name)
+        if name == model.SYSTEM_CHANNEL:
+            raise Forbidden(f"channel {name!r} belongs to acomm", field="channel", value=name)
+        if ch.state not in allowed:
+            raise InvalidState(f"cannot {action} channel {name!r}: it is {ch.state.value}",
+                               field="channel", value=name, state=ch.state.value)
+        queries.set_channel_state(conn, ch.id, target.value)
+        return replace(ch, state=target)
+
+
+# ---------------------------------------------------------------- subscriptions
+
+
+def subscribe(conn: sqlite3.Connection, name: str, pattern: str, agent: str, now: int) -> bool:
+    """Subscribe (joining as a member if needed); False when the subscription existed."""
+    model.agent_id(agent)
+    validate_pattern(pattern)
+    with write(conn):
+        ch = _pubsub(conn, name)
+        if ch.role_of(agent) is None:
+            _check_joinable(ch, agent)
+            queries.insert_participant(conn, ch.id, agent, Role.MEMBER.value, now)
+        return queries.insert_subscription(conn, ch.id, agent, pattern, now)
+
+
+def unsubscribe(conn: sqlite3.Connection, name: str, pattern: str, agent: str) -> None:
+    model.agent_id(agent)
+    validate_pattern(pattern)
+    with write(conn):
+        ch = _pubsub(conn, name)
+        if not queries.delete_subscription(conn, ch.id, agent, pattern):
+            raise NotFound(f"{agent!r} has no subscription {pattern!r} on {name!r}",
+                           field="pattern", value=pattern)
+
+
+def list_subscriptions(conn: sqlite3.Connection, name: str) -> list[tuple[str, str]]:
+    return queries.subscriptions(conn, _pubsub(conn, name).id)
+
+
+def _pubsub(conn: sqlite3.Connection, name: str) -> Channel:
+    ch = _channel(conn, name)
+    if ch.type != ChannelType.PUBSUB:
+        raise InvalidState(f"channel {name!r} is {ch.type.value}, not pubsub", field="channel",
+                           value=name)
+    return ch
+
+
+# ---------------------------------------------------------------- send
+
+
+@dataclass
+class _Plan:
+    """A validated message ready to persist: its row (without id) and its recipients."""
+
+    channel: Channel
+    row: list[Any]
+    recipients: list[str]
+    correlation_id: str | None
+    deliver_at: int | None
+    tracked: bool
+    rank: int
+
+
+class _Router:
+    """Per-transaction cache of channels and subscription indexes (a batch reuses them)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.channels: dict[str, Channel] = {}
+        self.indexes: dict[int, SubscriptionIndex] = {}
+        self.correlated: dict[tuple[str, str], int] = {}  # (corr, type) -> channel id, in batch
+        self.dedupe: dict[tuple[int, str], SendResult] = {}
+
+    def channel(self, name: str) -> Channel:
+        ch = self.channels.get(name)
+        if ch is None:
+            ch = self.channels[name] = _channel(self.conn, name)
+        return ch
+
+    def recipients(self, ch: Channel, sender: str, topic: str | None) -> list[str]:
+        if ch.type == ChannelType.PUBSUB:
+            index = self.indexes.get(ch.id)
+            if index is None:
+                index = self.indexes[ch.id] = SubscriptionIndex(
+                    queries.subscriptions(self.conn, ch.id))
+            found = index.route(topic)  # type: ignore[arg-type]
+        elif ch.type == ChannelType.BROADCAST:
+            found = {p.agent for p in ch.participants if p.role != Role.OWNER}
+        else:  # direct and group: everyone but the sender
+            found = {p.agent for p in ch.participants}
+        if ch.config.echo and ch.type != ChannelType.PUBSUB:
+            found.add(sender)
+        elif not ch.config.echo:
+            found.discard(sender)
+        return sorted(found)
+
+
+_ACK_EXEMPT = (MessageType.RESPONSE, MessageType.ACKNOWLEDGMENT)
+
+
+def _plan(router: _Router, req: SendRequest, now: int, where: str = "") -> _Plan:
+    """Stage 1 (validate) and stage 3 (route); raises before anything is written."""
+    try:
+        return _plan_checked(router, req, now)
+    except ValidationFailed as exc:
+        if where:
+            exc.message = f"{where}: {exc.message}"
+            exc.extra.setdefault("line", int(where.split()[-1]))
+        raise
+
+
+def _plan_checked(router: _Router, req: SendRequest, now: int) -> _Plan:
+    sender = model.agent_id(req.sender, "sender")
+    mtype = model.message_type(req.type) if isinstance(req.type, str) else req.type
+    prio = model.priority(req.priority)
+    if not isinstance(req.content, str) or req.content == "":
+        raise ValidationFailed("content: must not be empty", field="content", value_length=0)
+    if req.correlation_id is not None:
+        model.correlation_id(req.correlation_id)
+    if req.dedupe_key is not None:
+        model.dedupe_key(req.dedupe_key)
+    if req.topic is not None:
+        validate_topic(req.topic, allow_system=req.sender == model.SYSTEM_AGENT)
+    metadata = req.metadata or {}
+    if not isinstance(metadata, dict):
+        raise ValidationFailed("metadata: must be an object of key/value pairs",
+                               field="metadata")
+    deliver_at = req.deliver_at
+    if req.delay_ms is not None:
+        if req.delay_ms < 0:
+            raise ValidationFailed(f"delay: {req.delay_ms} ms must not be negative",
+                                   field="delay", value=req.delay_ms)
+        deliver_at = now + req.delay_ms
+    if req.channel is None:
+        raise ValidationFailed("channel: a channel (or --to) is required", field="channel")
+    ch = router.channel(req.channel)
+    if ch.state != ChannelState.ACTIVE:
+        raise InvalidState(f"channel {ch.name!r} is {ch.state.value}; sends need it active",
+                           field="channel", value=ch.name, state=ch.state.value)
+    role = ch.role_of(sender)
+    if role is None:
+        raise NotParticipant(f"{sender!r} is not a participant of {ch.name!r}", field="sender",
+                             value=sender)
+    if role == Role.OBSERVER:
+        raise Forbidden(f"{sender!r} observes {ch.name!r} and cannot send to it", field="sender",
+                        value=sender)
+    if ch.type == ChannelType.BROADCAST and role != Role.OWNER:
+        raise Forbidden(f"only the owner ({ch.owner}) sends on broadcast channel {ch.name!r}",
+                        field="sender", value=sender)
+    size = len(req.content.encode("utf-8"))
+    if size > ch.config.max_message_size:
+        raise ValidationFailed(
+            f"content: {size} bytes exceeds channel max_message_size "
+            f"({ch.config.max_message_size} bytes)",
+            field="content", value_length=size,
+        )
+    if ch.type == ChannelType.PUBSUB and req.topic is None:
+        raise ValidationFailed(f"topic: a message on pubsub channel {ch.name!r} needs a topic",
+                               field="topic")
+    corr = req.correlation_id
+    if mtype in (MessageType.RESPONSE, MessageType.ACKNOWLEDGMENT):
+        wanted = MessageType.QUERY if mtype == MessageType.RESPONSE else MessageType.COMMAND
+        if corr is None or not _correlated(router, corr, wanted):
+            raise ValidationFailed(
+                f"correlation_id: a {mtype.value} needs the correlation id of an existing "
+                f"{wanted.value}" + (f"; {corr!r} matches none" if corr else ""),
+                field="correlation_id", value=corr,
+            )
+    elif mtype in (MessageType.COMMAND, MessageType.QUERY) and corr is None:
+        corr = os.urandom(16).hex()
+    if corr is not None and mtype in (MessageType.COMMAND, MessageType.QUERY):
+        router.correlated[(corr, mtype.value)] = ch.id
+    recipients = router.recipients(ch, sender, req.topic)
+    tracked = ch.config.delivery != DeliveryMode.AT_MOST_ONCE and mtype not in _ACK_EXEMPT
+    row = [ch.id, sender, mtype.value, req.content, req.topic, int(prio), corr, req.dedupe_key,
+           json.dumps(metadata, separators=(",", ":")) if metadata else None, now, deliver_at]
+    return _Plan(ch, row, recipients, corr, deliver_at, tracked,
+                 int(prio) if ch.config.priority_ordering else 0)
+
+
+def _correlated(router: _Router, corr: str, wanted: MessageType) -> bool:
+    if (corr, wanted.value) in router.correlated:
+        return True
+    return queries.has_correlated(router.conn, corr, wanted.value) is not None
+
+
+def _delivery_rows(plan: _Plan, message_id: int, now: int) -> list[tuple[Any, ...]]:
+    ch = plan.channel
+    if plan.deliver_at is not None and plan.deliver_at > now:
+        state, delivered, timer = DeliveryState.WAITING.value, None, plan.deliver_at
+    else:
+        state, delivered = DeliveryState.UNREAD.value, now
+        timer = now + ch.config.ack_timeout_ms if plan.tracked else None
+    return [(message_id, r, ch.id, state, plan.rank, int(plan.tracked), delivered, timer)
+            for r in plan.recipients]
+
+
+def _result(plan: _Plan, message_id: int, now: int) -> SendResult:
+    waiting = plan.deliver_at is not None and plan.deliver_at > now
+    return SendResult(
+        id=message_id, channel=plan.channel.name, channel_id=plan.channel.id,
+        recipients=tuple(plan.recipients),
+        status="delivered" if plan.recipients and not waiting else "sent",
+        created_at=now, correlation_id=plan.correlation_id,
+    )
+
+
+def _deduplicated(router: _Router, plan: _Plan, key: str | None, now: int) -> SendResult | None:
+    if key is None:
+        return None
+    ch = plan.channel
+    seen = router.dedupe.get((ch.id, key))
+    if seen is not None:
+        return replace(seen, deduplicated=True)
+    found = queries.find_dedupe(router.conn, ch.id, key, now - ch.config.dedupe_window_ms)
+    if found is None:
+        return None
+    mid, created, corr = found
+    return SendResult(id=mid, channel=ch.name, channel_id=ch.id,
+                      recipients=tuple(queries.delivery_recipients(router.conn, mid)),
+                      status=_status_of(router.conn, mid), created_at=created,
+                      correlation_id=corr, deduplicated=True)
+
+
+def _status_of(conn: sqlite3.Connection, message_id: int) -> str:
+    msg = queries.message_by_id(conn, message_id)
+    return msg.status if msg else "sent"
+
+
+def _persist(router: _Router, plan: _Plan, now: int) -> SendResult:
+    """Stages 2, 4 and 5 for one message: id and time, persist, deliver."""
+    mid = queries.insert_message(router.conn, (None, *plan.row))
+    queries.insert_deliveries(router.conn, _delivery_rows(plan, mid, now))
+    result = _result(plan, mid, now)
+    if plan.row[7] is not None:
+        router.dedupe[(plan.channel.id, plan.row[7])] = result
+    return result
+
+
+def send(conn: sqlite3.Connection, req: SendRequest, now: int) -> SendResult:
+    """Send one message through the whole pipeline, in one transaction."""
+    with write(conn):
+        router = _Router(conn)
+        plan = _plan(router, req, now)
+        return _deduplicated(router, plan, req.dedupe_key, now) or _persist(router, plan, now)
+
+
+def direct_pair(a: str, b: str) -> tuple[str, str]:
+    """The implicit direct channel of two agents: (channel name, pair key)."""
+    x, y = sorted((a, b))
+    return f"_dm:{x}:{y}", f"{x}\x00{y}"
+
+
+def _direct_channel(router: _Router, sender: str, recipient: str, now: int) -> str:
+    name, pair = direct_pair(sender, recipient)
+    if name in router.channels:
+        return name
+    ch = queries.channel_by_pair(router.conn, pair)
+    if ch is None:
+        cid = queries.insert_channel(router.conn, name, ChannelType.DIRECT.value, sender,
+                                     ChannelConfig(), now, direct_pair=pair)
+        queries.insert_participant(router.conn, cid, sender, Role.OWNER.value, now)
+        queries.insert_participant(router.conn, cid, recipient, Role.MEMBER.value, now)
+        ch = queries.channel_by_id(router.conn, cid)
+    router.channels[name] = ch  # type: ignore[assignment]
+    return name
+
+
+def send_direct(conn: sqlite3.Connection, req: SendRequest, to: Sequence[str],
+                now: int) -> list[SendResult | CommError]:
+    """One direct message per recipient, in order; one failing does not stop the others."""
+    if not to:
+        raise ValidationFailed("to: name at least one recipient", field="to")
+    model.agent_id(req.sender, "sender")
+    for r in to:
+        model.agent_id(r, "to")
+        if r == req.sender:
+            raise ValidationFailed(f"to: {r!r} is the sender", field="to", value=r)
+    results: list[SendResult | CommError] = []
+    with write(conn):
+        router = _Router(conn)
+        for i, recipient in enumerate(to):
+            conn.execute(f"SAVEPOINT r{i}")
+            try:
+                name = _direct_channel(router, req.sender, recipient, now)
+                plan = _plan(router, replace(req, channel=name), now)
+                res = _deduplicated(router, plan, req.dedupe_key, now) or _persist(
+                    router, plan, now)
+            except CommError as exc:
+                conn.execute(f"ROLLBACK TO r{i}")
+                router.channels.pop(direct_pair(req.sender, recipient)[0], None)
+                results.append(exc)
+            else:
+                results.append(res)
+            conn.execute(f"RELEASE r{i}")
+    return results
+
+
+_BATCH_KEYS = {"channel", "to", "from", "sender", "content", "type", "priority", "topic",
+               "correlation_id", "dedupe_key", "metadata", "delay"}
+
+
+def batch_request(item: Any, line: int) -> tuple[SendRequest, str | None]:
+    """One JSON Lines object -> (request, direct recipient or None)."""
+    where = f"line {line}"
+    if not isinstance(item, dict):
+        raise ValidationFailed(f"{where}: each line must be a JSON object", field="line",
+                               line=line)
+    unknown = sorted(set(item) - _BATCH_KEYS)
+    if unknown:
+        raise ValidationFailed(f"{where}: unknown field {unknown[0]!r}", field=unknown[0],
+                               line=line)
+    sender = item.get("from", item.get("sender"))
+    if sender is None:
+        raise ValidationFailed(f"{where}: 'from' is required", field="from", line=line)
+    if ("channel" in item) == ("to" in item):
+        raise ValidationFailed(f"{where}: give exactly one of 'channel' and 'to'",
+                               field="channel", line=line)
+    for key in ("channel", "to", "from", "sender", "content", "topic", "correlation_id",
+                "dedupe_key"):
+        if key in item and not isinstance(item[key], str):
+            raise ValidationFailed(f"{where}: {key} must be a string", field=key, line=line)
+    delay = item.get("delay")
+    if delay is not None:
+        from acomm_cli.clock import parse_duration
+
+        try:
+            delay = parse_duration(delay, "delay")
+        except ValidationFailed as exc:
+            exc.message = f"{where}: {exc.message}"
+            exc.extra["line"] = line
+            raise
+    req = SendRequest(
+        sender=sender, content=item.get("content", ""), channel=item.get("channel"),
+        type=item.get("type", "text"), priority=item.get("priority", "normal"),
+        topic=item.get("topic"), correlation_id=item.get("correlation_id"),
+        dedupe_key=item.get("dedupe_key"), metadata=item.get("metadata"), delay_ms=delay,
+    )
+    return req, item.get("to")
+
+
+def send_batch(conn: sqlite3.Connection, items: Iterable[tuple[SendRequest, str | None]],
+               now: int) -> list[SendResult]:
+    """Many messages in one transaction: all are sent, or none (the first error is raised)."""
+    results: list[SendResult] = []
+    messages: list[tuple[Any, ...]] = []
+    deliveries: list[tuple[Any, ...]] = []
+    with write(conn):
+        router = _Router(conn)
+        next_id = queries.last_message_id(conn) + 1
+        for line, (req, to) in enumerate(items, start=1):
+            if to is not None:
+                model.agent_id(req.sender, "sender")
+                model.agent_id(to, "to")
+                req = replace(req, channel=_direct_channel(router, req.sender, to, now))
+            plan = _plan(router, req, now, f"line {line}")
+            dup = _deduplicated(router, plan, req.dedupe_key, now)
+            if dup is not None:
+                results.append(dup)
+                continue
+            messages.append((next_id, *plan.row))
+            deliveries.extend(_delivery_rows(plan, next_id, now))
+            result = _result(plan, next_id, now)
+            if req.dedupe_key is not None:
+                router.dedupe[(plan.channel.id, req.dedupe_key)] = result
+            results.append(result)
+            next_id += 1
+        queries.insert_messages(conn, messages)
+        queries.insert_deliveries(conn, deliveries)
+    return results
+
+
+# ---------------------------------------------------------------- dead letters
+
+
+def dead_letter(conn: sqlite3.Connection, items: Sequence[tuple[int, str, int, int]],
+                reason: str, last_error: str | None, now: int) -> int:
+    """Dead-letter deliveries (message_id, recipient, channel_id, retry_count) and announce
+    each on `_system` under `_system.message.deadletter`."""
+    if not items:
+        return 0
+    queries.dead_letter_rows(
+        conn, [(m, r, c, reason, n, last_error, now) for m, r, c, n in items])
+    router = _Router(conn)
+    names = {}
+    for mid, recipient, cid, retries in items:
+        if cid not in names:
+            names[cid] = queries.channel_by_id(conn, cid).name  # type: ignore[union-attr]
+        body = json.dumps({"message_id": mid, "recipient": recipient, "channel": names[cid],
+                           "reason": reason, "retry_count": retries})
+        plan = _plan(router, SendRequest(
+            sender=model.SYSTEM_AGENT, content=body, channel=model.SYSTEM_CHANNEL,
+            type=MessageType.NOTIFICATION.value, topic=model.DEADLETTER_TOPIC), now)
+        _persist(router, plan, now)
+    return len(items)
+
+
+# ---------------------------------------------------------------- receive and history
+
+
+def _check_filter(f: MessageFilter) -> None:
+    if f.limit < 0 or f.offset < 0:
+        raise ValidationFailed("limit: --limit and --offset must not be negative", field="limit")
+    if f.topic is not None:
+        validate_pattern(f.topic)
+    if f.grep is not None:
+        try:
+            re.compile(f.grep)
+        except re.error as exc:
+            raise ValidationFailed(f"grep: {f.grep!r} is not a valid regular expression: {exc}",
+                                   field="grep", value=f.grep) from None
+    if f.sender is not None:
+        model.agent_id(f.sender, "from")
+    for s in f.status:
+        if s not in model.MESSAGE_STATUSES:
+            raise ValidationFailed(
+                f"status: {s!r} is not one of {', '.join(model.MESSAGE_STATUSES)}",
+                field="status", value=s)
+    if f.sort is not None and f.sort not in ("created", "priority", "id"):
+        raise ValidationFailed(f"sort: {f.sort!r} is not one of created, priority, id",
+                               field="sort", value=f.sort)
+    if f.order is not None and f.order not in ("asc", "desc"):
+        raise ValidationFailed(f"order: {f.order!r} is not one of asc, desc", field="order",
+                               value=f.order)
+
+
+def receive(conn: sqlite3.Connection, agent: str, f: MessageFilter, now: int, *,
+            peek: bool = False) -> QueryResult:
+    """An agent's unread messages, oldest first; marks the returned ones read unless `peek`."""
+    model.agent_id(agent, "recipient")
+    _check_filter(f)
+    with write(conn):
+        if f.channel is not None:
+            ch = _channel(conn, f.channel)
+            if ch.state == ChannelState.CLOSED:
+                raise InvalidState(f"channel {ch.name!r} is closed", field="channel",
+                                   value=ch.name)
+            if ch.role_of(agent) is None:
+                raise NotParticipant(f"{agent!r} is not a participant of {ch.name!r}",
+                                     field="recipient", value=agent)
+        msgs, total = queries.inbox(conn, agent, f)
+        if not peek and msgs:
+            queries.mark_read(conn, agent, [m.id for m in msgs], now)
+            for m in msgs:
+                m.delivery.state = DeliveryState.READ  # type: ignore[union-attr]
+                m.delivery.read_at = now  # type: ignore[union-attr]
+    return QueryResult(msgs, total, f.offset)
+
+
+def history(conn: sqlite3.Connection, f: MessageFilter) -> QueryResult:
+    """Every message matching the filter, newest first; reads only."""
+    _check_filter(f)
+    if f.channel is not None:
+        _channel(conn, f.channel)
+    msgs, total = queries.history(conn, f)
+    return QueryResult(msgs, total, f.offset)
+
+
+def show(conn: sqlite3.Connection, message_id: int) -> Message:
+    msg = queries.message_by_id(conn, message_id)
+    if msg is None:
+        raise NotFound(f"message {message_id} does not exist", field="message",
+                       value=message_id)
+    return msg

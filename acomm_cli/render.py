@@ -1,0 +1,237 @@
+"""All output: JSON documents, bare ids, plain lines for pipes, rich tables for people.
+
+stdout carries data; stderr carries diagnostics. rich is imported only when a terminal shows
+a table, so scripts never pay for it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from acomm_cli.clock import iso
+from acomm_cli.errors import CommError
+from acomm_cli.model import Channel, Delivery, Message, QueryResult, SendResult
+
+
+@dataclass(frozen=True)
+class Output:
+    json: bool = False
+    color: bool | None = None  # None: the terminal and NO_COLOR decide
+
+    @property
+    def tty(self) -> bool:
+        return sys.stdout.isatty()
+
+    def console(self, stderr: bool = False):  # noqa: ANN201 - rich is imported lazily
+        from rich.console import Console
+
+        no_color = self.color is False or (self.color is None and "NO_COLOR" in os.environ)
+        return Console(stderr=stderr, no_color=no_color, highlight=False)
+
+
+def _dump(doc: Any) -> None:
+    sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
+
+
+def note(text: str) -> None:
+    print(f"acomm: {text}", file=sys.stderr)
+
+
+def error(exc: CommError, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps({"error": exc.to_dict()}, ensure_ascii=False), file=sys.stderr)
+    else:
+        print(f"acomm: error: {exc.code}: {exc.message}", file=sys.stderr)
+
+
+# ---------------------------------------------------------------- documents
+
+
+def delivery_doc(d: Delivery) -> dict[str, Any]:
+    return {
+        "recipient": d.recipient, "state": d.state.value, "retry_count": d.retry_count,
+        "delivered_at": iso(d.delivered_at), "read_at": iso(d.read_at),
+        "ack_status": d.ack_status, "acked_at": iso(d.acked_at),
+        "next_timer_at": iso(d.next_timer_at),
+    }
+
+
+def message_doc(m: Message) -> dict[str, Any]:
+    doc = {
+        "id": m.id, "channel": m.channel, "channel_id": m.channel_id, "sender": m.sender,
+        "type": m.type.value, "content": m.content, "topic": m.topic,
+        "priority": m.priority.name.lower(), "correlation_id": m.correlation_id,
+        "dedupe_key": m.dedupe_key, "metadata": m.metadata, "status": m.status,
+        "created_at": iso(m.created_at), "deliver_at": iso(m.deliver_at),
+    }
+    if m.delivery is not None:
+        doc["delivery"] = delivery_doc(m.delivery)
+    else:
+        doc["deliveries"] = [delivery_doc(d) for d in m.deliveries]
+    return doc
+
+
+def send_doc(r: SendResult) -> dict[str, Any]:
+    return {
+        "id": r.id, "channel": r.channel, "channel_id": r.channel_id,
+        "recipients": list(r.recipients), "status": r.status, "created_at": iso(r.created_at),
+        "correlation_id": r.correlation_id, "deduplicated": r.deduplicated,
+    }
+
+
+def channel_doc(c: Channel) -> dict[str, Any]:
+    cfg = c.config
+    return {
+        "id": c.id, "name": c.name, "type": c.type.value, "owner": c.owner,
+        "state": c.state.value, "created_at": iso(c.created_at),
+        "config": {
+            "delivery": cfg.delivery.value, "max_message_size": cfg.max_message_size,
+            "ack_timeout_ms": cfg.ack_timeout_ms, "max_retries": cfg.max_retries,
+            "retry_backoff_ms": cfg.retry_backoff_ms, "retry_jitter": cfg.retry_jitter,
+            "echo": cfg.echo, "priority_ordering": cfg.priority_ordering,
+            "max_pending": cfg.max_pending, "dedupe_window_ms": cfg.dedupe_window_ms,
+        },
+        "participants": [{"agent": p.agent, "role": p.role.value} for p in c.participants],
+    }
+
+
+# ---------------------------------------------------------------- printing
+
+
+def _table(out: Output, title: str | None, headers: Sequence[str],
+           rows: Iterable[Sequence[Any]]) -> None:
+    """A rich table on a terminal; tab-separated lines (no header) when piped."""
+    rows = [["" if v is None else str(v) for v in row] for row in rows]
+    if not out.tty:
+        for row in rows:
+            sys.stdout.write("\t".join(v.replace("\t", " ").replace("\n", "\\n") for v in row)
+                             + "\n")
+        return
+    from rich.table import Table
+
+    table = Table(title=title, show_edge=False, header_style="bold")
+    for h in headers:
+        table.add_column(h, overflow="fold")
+    for row in rows:
+        table.add_row(*row)
+    out.console().print(table)
+
+
+def _pairs(out: Output, pairs: Sequence[tuple[str, Any]]) -> None:
+    width = max(len(k) for k, _ in pairs)
+    for k, v in pairs:
+        sys.stdout.write(f"{k + ':':<{width + 1}} {'' if v is None else v}\n")
+
+
+def send_results(out: Output, results: Sequence[SendResult]) -> None:
+    if out.json:
+        _dump(send_doc(results[0]) if len(results) == 1 else
+              {"results": [send_doc(r) for r in results]})
+        return
+    for r in results:
+        sys.stdout.write(f"{r.id}\n")
+
+
+def batch_results(out: Output, results: Sequence[SendResult]) -> None:
+    if out.json:
+        _dump({"results": [send_doc(r) for r in results]})
+        return
+    sys.stdout.write("".join(f"{r.id}\n" for r in results))
+
+
+def direct_results(out: Output, results: Sequence[SendResult | CommError]) -> None:
+    if out.json:
+        _dump({"results": [send_doc(r) if isinstance(r, SendResult) else {"error": r.to_dict()}
+                           for r in results]})
+        return
+    for r in results:
+        if isinstance(r, SendResult):
+            sys.stdout.write(f"{r.id}\n")
+        else:
+            error(r, False)
+
+
+def channel(out: Output, c: Channel, *, id_only: bool = False) -> None:
+    if out.json:
+        _dump(channel_doc(c))
+    elif id_only:
+        sys.stdout.write(f"{c.id}\n")
+    else:
+        cfg = channel_doc(c)["config"]
+        _pairs(out, [("id", c.id), ("name", c.name), ("type", c.type.value),
+                     ("owner", c.owner), ("state", c.state.value),
+                     *cfg.items(),
+                     ("participants", ", ".join(f"{p.agent} ({p.role.value})"
+                                                for p in c.participants))])
+
+
+def channels(out: Output, cs: Sequence[Channel]) -> None:
+    if out.json:
+        _dump({"channels": [channel_doc(c) for c in cs]})
+        return
+    _table(out, "channels", ["id", "name", "type", "state", "owner", "delivery", "participants"],
+           [(c.id, c.name, c.type.value, c.state.value, c.owner, c.config.delivery.value,
+             len(c.participants)) for c in cs])
+
+
+def subscriptions(out: Output, channel_name: str, subs: Sequence[tuple[str, str]]) -> None:
+    if out.json:
+        _dump({"channel": channel_name,
+               "subscriptions": [{"agent": a, "pattern": p} for a, p in subs]})
+        return
+    _table(out, f"subscriptions on {channel_name}", ["agent", "pattern"], subs)
+
+
+def ok(out: Output, doc: dict[str, Any], text: str | None = None) -> None:
+    """A command whose result is a small fact: JSON, or one line for people."""
+    if out.json:
+        _dump(doc)
+    elif text is not None:
+        sys.stdout.write(text + "\n")
+
+
+def messages(out: Output, result: QueryResult, *, body: bool = False,
+             jsonl: bool = False) -> None:
+    if jsonl:
+        for m in result.messages:
+            _dump(message_doc(m))
+    elif out.json:
+        _dump({"messages": [message_doc(m) for m in result.messages],
+               "total_count": result.total_count, "has_more": result.has_more})
+    elif body:
+        for m in result.messages:
+            sys.stdout.write(m.content + ("" if m.content.endswith("\n") else "\n"))
+    else:
+        _table(out, None, ["id", "channel", "from", "type", "priority", "topic", "created",
+                           "status", "content"],
+               [(m.id, m.channel, m.sender, m.type.value, m.priority.name.lower(), m.topic,
+                 iso(m.created_at), m.delivery.state.value if m.delivery else m.status,
+                 m.content) for m in result.messages])
+        if out.tty and result.has_more:
+            note(f"showing {len(result.messages)} of {result.total_count}; use --offset/--limit")
+
+
+def message(out: Output, m: Message) -> None:
+    if out.json:
+        _dump(message_doc(m))
+        return
+    doc = message_doc(m)
+    _pairs(out, [(k, json.dumps(v) if isinstance(v, dict) else v)
+                 for k, v in doc.items() if k not in ("deliveries", "content")])
+    sys.stdout.write("deliveries:\n")
+    for d in m.deliveries:
+        extra = f" ack={d.ack_status}" if d.ack_status else ""
+        sys.stdout.write(f"  {d.recipient}\t{d.state.value}\tretries={d.retry_count}{extra}\n")
+    sys.stdout.write("content:\n" + m.content + ("" if m.content.endswith("\n") else "\n"))
+
+
+def status(out: Output, doc: dict[str, Any]) -> None:
+    if out.json:
+        _dump(doc)
+    else:
+        _pairs(out, list(doc.items()))

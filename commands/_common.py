@@ -1,0 +1,84 @@
+"""What every command module shares: settings, the store, identity, filter options."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Annotated
+
+import typer
+
+from acomm_cli import clock, model, pipeline
+from acomm_cli.config import Settings
+from acomm_cli.errors import UsageError
+from acomm_cli.model import MessageFilter
+from acomm_cli.render import Output
+
+
+def settings(ctx: typer.Context) -> Settings:
+    obj = ctx.find_root().obj
+    return obj if isinstance(obj, Settings) else Settings()
+
+
+def output(ctx: typer.Context) -> Output:
+    s = settings(ctx)
+    return Output(json=s.json, color=s.color)
+
+
+@contextmanager
+def store(ctx: typer.Context, *, write: bool) -> Iterator[sqlite3.Connection]:
+    """Open the resolved store; commands that write may create it."""
+    s = settings(ctx)
+    path, missing = s.store_path(create=write)
+    conn = pipeline.connect(path, create=write and missing,
+                            busy_timeout_ms=s.value("store.busy_timeout"),
+                            flush=s.value("store.flush"), now=clock.now_ms())
+    try:
+        yield conn
+    finally:
+        conn.close()
+
+
+def identity(value: str | None, flag: str = "--as") -> str:
+    """The acting agent: no silent default, so a missing one is a usage error."""
+    if not value:
+        raise UsageError(f"say who is acting with {flag} AGENT (or set ACOMM_AGENT)",
+                         field=flag.lstrip("-"))
+    return value
+
+
+AsAgent = Annotated[str | None, typer.Option(
+    "--as", envvar="ACOMM_AGENT", show_envvar=True, help="The acting agent.")]
+
+# Filters shared by `receive` and `messages`.
+ChannelOpt = Annotated[str | None, typer.Option("--channel", "-c", help="Only this channel.")]
+Since = Annotated[str | None, typer.Option(help="From this time (ISO 8601 or relative, e.g. -1h).")]
+Until = Annotated[str | None, typer.Option(help="Up to this time (ISO 8601 or relative).")]
+Types = Annotated[list[str] | None, typer.Option("--type", "-t", help="Message type (repeatable).")]
+From = Annotated[str | None, typer.Option("--from", help="Only messages from this agent.")]
+Topic = Annotated[str | None, typer.Option(help="Topic pattern (* one segment, # any).")]
+Status = Annotated[list[str] | None, typer.Option(
+    help="Message status: sent, delivered, acknowledged, dead_letter (repeatable).")]
+Grep = Annotated[str | None, typer.Option(help="Regular expression the content must match.")]
+PriorityMin = Annotated[str | None, typer.Option(help="Lowest priority (name or 0-4).")]
+Sort = Annotated[str | None, typer.Option(help="created, priority or id.")]
+Order = Annotated[str | None, typer.Option(help="asc or desc.")]
+Limit = Annotated[int, typer.Option(help="At most this many messages.")]
+Offset = Annotated[int, typer.Option(help="Skip this many first.")]
+
+
+def build_filter(*, channel: str | None, since: str | None, until: str | None,
+                 types: list[str] | None, sender: str | None, topic: str | None,
+                 status: list[str] | None, grep: str | None, priority_min: str | None,
+                 sort: str | None, order: str | None, limit: int, offset: int,
+                 now: int) -> MessageFilter:
+    return MessageFilter(
+        channel=channel,
+        since=clock.parse_time(since, "since", now) if since else None,
+        until=clock.parse_time(until, "until", now) if until else None,
+        types=tuple(model.message_type(t) for t in types or ()),
+        sender=sender, topic=topic, status=tuple(status or ()), grep=grep,
+        priority_min=model.priority(priority_min) if priority_min is not None else None,
+        sort=sort, order=order, limit=limit, offset=offset,
+    )

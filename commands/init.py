@@ -1,0 +1,51 @@
+"""`acomm init` and `acomm status`."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from acomm_cli.commands._common import output, settings, store
+
+from acomm_cli import clock, pipeline, render
+from acomm_cli.config import DEFAULT_CONFIG, STORE_DIR, STORE_FILE
+
+app = typer.Typer()
+
+
+@app.command()
+def init(
+    ctx: typer.Context,
+    directory: Annotated[Path | None, typer.Argument(
+        help="Project directory; the store goes in DIR/.acomm/ (default: here).")] = None,
+) -> None:
+    """Create a store and a commented config.yaml beside it.
+
+    Example: acomm init && acomm status
+    """
+    s = settings(ctx)
+    explicit = s.store or os.environ.get("ACOMM_STORE")
+    if directory is not None or not explicit:
+        path = (directory or Path.cwd()) / STORE_DIR / STORE_FILE
+    else:
+        path = Path(explicit).expanduser()
+    created = pipeline.init_store(path, clock.now_ms(), DEFAULT_CONFIG)
+    if not created:
+        render.note(f"a store already exists at {path}; left as it was")
+    render.ok(output(ctx), {"path": str(path), "created": created}, str(path))
+
+
+@app.command()
+def status(ctx: typer.Context) -> None:
+    """Show the store's path, schema version, counts, size and flush policy.
+
+    Example: acomm status --json
+    """
+    s = settings(ctx)
+    with store(ctx, write=False) as conn:
+        path, _ = s.store_path(create=False)
+        result = pipeline.status(conn, path, s.value("store.flush"))
+    render.status(output(ctx), asdict(result))

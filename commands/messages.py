@@ -1,0 +1,71 @@
+"""`acomm messages` and `acomm show`: history, read-only."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from acomm_cli.commands._common import (
+    ChannelOpt,
+    From,
+    Grep,
+    Limit,
+    Offset,
+    Order,
+    PriorityMin,
+    Since,
+    Sort,
+    Status,
+    Topic,
+    Types,
+    Until,
+    build_filter,
+    output,
+    store,
+)
+
+from acomm_cli import clock, pipeline, render
+
+app = typer.Typer()
+
+
+@app.command()
+def messages(
+    ctx: typer.Context,
+    channel: ChannelOpt = None,
+    since: Since = None,
+    until: Until = None,
+    type_: Types = None,
+    from_: From = None,
+    topic: Topic = None,
+    status: Status = None,
+    grep: Grep = None,
+    priority_min: PriorityMin = None,
+    sort: Sort = None,
+    order: Order = None,
+    limit: Limit = 100,
+    offset: Offset = 0,
+    jsonl: Annotated[bool, typer.Option("--jsonl", help="One JSON object per line.")] = False,
+) -> None:
+    """Message history, newest first (changes nothing).
+
+    Example: acomm messages --type command --since -1h --json
+    """
+    f = build_filter(channel=channel, since=since, until=until, types=type_, sender=from_,
+                     topic=topic, status=status, grep=grep, priority_min=priority_min,
+                     sort=sort, order=order, limit=limit, offset=offset, now=clock.now_ms())
+    with store(ctx, write=False) as conn:
+        result = pipeline.history(conn, f)
+    render.messages(output(ctx), result, jsonl=jsonl)
+
+
+@app.command()
+def show(ctx: typer.Context,
+         message_id: Annotated[int, typer.Argument(metavar="MSG", help="Message id.")]) -> None:
+    """One message with the delivery state of every recipient.
+
+    Example: acomm show 42 --json
+    """
+    with store(ctx, write=False) as conn:
+        msg = pipeline.show(conn, message_id)
+    render.message(output(ctx), msg)

@@ -1,0 +1,70 @@
+"""`acomm receive`: an agent's unread messages."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from acomm_cli.commands._common import (
+    ChannelOpt,
+    From,
+    Grep,
+    Limit,
+    Offset,
+    Order,
+    PriorityMin,
+    Since,
+    Sort,
+    Status,
+    Topic,
+    Types,
+    Until,
+    build_filter,
+    identity,
+    output,
+    store,
+)
+
+from acomm_cli import clock, pipeline, render
+
+app = typer.Typer()
+
+
+@app.command()
+def receive(
+    ctx: typer.Context,
+    channel_arg: Annotated[str | None, typer.Argument(metavar="[CHANNEL]",
+                                                      help="Only this channel.")] = None,
+    as_: Annotated[str | None, typer.Option(
+        "--as", "--recipient", envvar="ACOMM_AGENT", show_envvar=True,
+        help="The receiving agent.")] = None,
+    channel: ChannelOpt = None,
+    since: Since = None,
+    until: Until = None,
+    type_: Types = None,
+    from_: From = None,
+    topic: Topic = None,
+    status: Status = None,
+    grep: Grep = None,
+    priority_min: PriorityMin = None,
+    sort: Sort = None,
+    order: Order = None,
+    limit: Limit = 100,
+    offset: Offset = 0,
+    peek: Annotated[bool, typer.Option("--peek", help="Leave them unread.")] = False,
+    body: Annotated[bool, typer.Option("--body", help="Print only the bodies.")] = False,
+    jsonl: Annotated[bool, typer.Option("--jsonl", help="One JSON object per line.")] = False,
+) -> None:
+    """Unread messages for an agent, oldest first; marks them read unless --peek.
+
+    Example: acomm receive --as executor --json
+    """
+    agent = identity(as_, "--as")
+    now = clock.now_ms()
+    f = build_filter(channel=channel_arg or channel, since=since, until=until, types=type_,
+                     sender=from_, topic=topic, status=status, grep=grep,
+                     priority_min=priority_min, sort=sort, order=order, limit=limit,
+                     offset=offset, now=now)
+    with store(ctx, write=True) as conn:
+        result = pipeline.receive(conn, agent, f, now, peek=peek)
+    render.messages(output(ctx), result, body=body, jsonl=jsonl)

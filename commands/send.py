@@ -1,0 +1,176 @@
+"""`acomm send` and `acomm publish`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Annotated
+
+import typer
+from acomm_cli.commands._common import identity, output, store
+
+from acomm_cli import clock, pipeline, render
+from acomm_cli.errors import UsageError, ValidationFailed
+from acomm_cli.model import SendRequest
+
+app = typer.Typer()
+
+Sender = Annotated[str | None, typer.Option(
+    "--as", "--from", "--sender", envvar="ACOMM_AGENT", show_envvar=True,
+    help="The sending agent.")]
+Type = Annotated[str, typer.Option("--type", "-t", help="text, command, query, response, "
+                                   "acknowledgment (ack), notification, broadcast, error.")]
+Priority = Annotated[str, typer.Option("--priority", "-p",
+                                       help="low, normal, high, urgent, critical or 0-4.")]
+Correlation = Annotated[str | None, typer.Option(help="Thread / request id.")]
+DedupeKey = Annotated[str | None, typer.Option(
+    help="Idempotency key: a repeat inside the channel's window sends nothing again.")]
+Meta = Annotated[list[str] | None, typer.Option("--meta", help="k=v metadata (repeatable).")]
+Delay = Annotated[str | None, typer.Option(help="Deliver after this long, e.g. 30s.")]
+DeliverAt = Annotated[str | None, typer.Option(help="Deliver at this time (ISO 8601).")]
+
+
+def _body(body: str | None) -> str:
+    """The body argument, or standard input when it is omitted or `-`."""
+    if body is not None and body != "-":
+        return body
+    if sys.stdin is None or sys.stdin.isatty():
+        raise UsageError("no message body: give it as an argument or pipe it on stdin",
+                         field="body")
+    return sys.stdin.read()
+
+
+def _metadata(pairs: list[str] | None) -> dict[str, str] | None:
+    if not pairs:
+        return None
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ValidationFailed(f"metadata: {pair!r} is not key=value", field="metadata",
+                                   value=pair)
+        out[key] = value
+    return out
+
+
+def _schedule(delay: str | None, deliver_at: str | None, now: int) -> tuple[int | None, int | None]:
+    if delay is not None and deliver_at is not None:
+        raise UsageError("give --delay or --deliver-at, not both", field="delay")
+    return (clock.parse_duration(delay, "delay") if delay is not None else None,
+            clock.parse_time(deliver_at, "deliver_at", now) if deliver_at is not None else None)
+
+
+def _read_batch(source: str) -> list[tuple[SendRequest, str | None]]:
+    try:
+        fh = sys.stdin if source == "-" else open(source, encoding="utf-8")  # noqa: SIM115
+    except OSError as exc:
+        raise ValidationFailed(f"batch: cannot read {source}: {exc.strerror}", field="batch",
+                               value=source) from None
+    items = []
+    with fh:
+        for n, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValidationFailed(f"line {n}: not valid JSON ({exc.msg})", field="line",
+                                       line=n) from None
+            items.append(pipeline.batch_request(obj, n))
+    return items
+
+
+@app.command()
+def send(
+    ctx: typer.Context,
+    channel: Annotated[str | None, typer.Argument(help="Channel name.", show_default=False)]
+    = None,
+    body: Annotated[str | None, typer.Argument(help="Message body; '-' or omitted: stdin.",
+                                               show_default=False)] = None,
+    as_: Sender = None,
+    to: Annotated[str | None, typer.Option(
+        help="Direct message to these agents (comma-separated) instead of a channel.")] = None,
+    batch: Annotated[str | None, typer.Option(
+        help="Send every JSON Lines object of FILE ('-' for stdin) in one transaction.")] = None,
+    type_: Type = "text",
+    priority: Priority = "normal",
+    topic: Annotated[str | None, typer.Option(help="Topic (needed on pubsub channels).")] = None,
+    correlation_id: Correlation = None,
+    dedupe_key: DedupeKey = None,
+    meta: Meta = None,
+    delay: Delay = None,
+    deliver_at: DeliverAt = None,
+) -> None:
+    """Send a message; prints its id.
+
+    Examples: acomm send team "hello" --as alice;  echo hi | acomm send --to bob --as alice
+    """
+    out = output(ctx)
+    now = clock.now_ms()
+    if batch is not None:
+        if channel is not None or body is not None or to is not None:
+            raise UsageError("--batch takes everything from its file; give no channel, body "
+                             "or --to", field="batch")
+        items = _read_batch(batch)
+        with store(ctx, write=True) as conn:
+            results = pipeline.send_batch(conn, items, now)
+        render.batch_results(out, results)
+        return
+    sender = identity(as_)
+    if to is not None:
+        if channel is not None and body is not None:
+            raise UsageError("with --to, give only the body (no channel)", field="to")
+        body = channel if body is None else body
+        channel = None
+    elif channel is None:
+        raise UsageError("name a channel, or use --to AGENT or --batch FILE", field="channel")
+    delay_ms, at = _schedule(delay, deliver_at, now)
+    req = SendRequest(
+        sender=sender, content=_body(body), channel=channel, type=type_, priority=priority,
+        topic=topic, correlation_id=correlation_id, dedupe_key=dedupe_key,
+        metadata=_metadata(meta), delay_ms=delay_ms, deliver_at=at,
+    )
+    with store(ctx, write=True) as conn:
+        if to is not None:
+            results = pipeline.send_direct(conn, req, [a.strip() for a in to.split(",")], now)
+        else:
+            results = [pipeline.send(conn, req, now)]
+    if to is None:
+        render.send_results(out, results)  # type: ignore[arg-type]
+        return
+    render.direct_results(out, results)
+    failed = [r for r in results if isinstance(r, Exception)]
+    if failed:
+        raise typer.Exit(failed[0].exit_status)  # type: ignore[attr-defined]
+
+
+@app.command()
+def publish(
+    ctx: typer.Context,
+    channel: Annotated[str, typer.Argument(help="A pubsub channel.")],
+    topic: Annotated[str, typer.Argument(help="Topic, e.g. build.frontend.success.")],
+    body: Annotated[str | None, typer.Argument(help="Message body; '-' or omitted: stdin.",
+                                               show_default=False)] = None,
+    as_: Sender = None,
+    type_: Type = "notification",
+    priority: Priority = "normal",
+    correlation_id: Correlation = None,
+    dedupe_key: DedupeKey = None,
+    meta: Meta = None,
+    delay: Delay = None,
+    deliver_at: DeliverAt = None,
+) -> None:
+    """Publish on a pubsub channel to every matching subscription; prints the id.
+
+    Example: acomm publish ci build.frontend.success "847 tests passed" --as ci
+    """
+    now = clock.now_ms()
+    delay_ms, at = _schedule(delay, deliver_at, now)
+    req = SendRequest(
+        sender=identity(as_), content=_body(body), channel=channel, type=type_,
+        priority=priority, topic=topic, correlation_id=correlation_id, dedupe_key=dedupe_key,
+        metadata=_metadata(meta), delay_ms=delay_ms, deliver_at=at,
+    )
+    with store(ctx, write=True) as conn:
+        result = pipeline.send(conn, req, now)
+    render.send_results(output(ctx), [result])

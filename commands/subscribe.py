@@ -1,0 +1,53 @@
+"""`acomm subscribe`, `acomm unsubscribe`, `acomm subscriptions`."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from acomm_cli.commands._common import AsAgent, identity, output, store
+
+from acomm_cli import clock, pipeline, render
+
+app = typer.Typer()
+
+Channel = Annotated[str, typer.Argument(help="A pubsub channel.")]
+Pattern = Annotated[str, typer.Argument(help="Topic pattern: * is one segment, # (last) any.")]
+
+
+@app.command()
+def subscribe(ctx: typer.Context, channel: Channel, pattern: Pattern, as_: AsAgent = None) -> None:
+    """Receive messages whose topic matches PATTERN (joins the channel if needed).
+
+    Example: acomm subscribe ci 'build.*.success' --as deployer
+    """
+    agent = identity(as_)
+    with store(ctx, write=True) as conn:
+        created = pipeline.subscribe(conn, channel, pattern, agent, clock.now_ms())
+    render.ok(output(ctx), {"channel": channel, "agent": agent, "pattern": pattern,
+                            "created": created})
+
+
+@app.command()
+def unsubscribe(ctx: typer.Context, channel: Channel, pattern: Pattern,
+                as_: AsAgent = None) -> None:
+    """Remove a subscription.
+
+    Example: acomm unsubscribe ci 'build.*.success' --as deployer
+    """
+    agent = identity(as_)
+    with store(ctx, write=True) as conn:
+        pipeline.unsubscribe(conn, channel, pattern, agent)
+    render.ok(output(ctx), {"channel": channel, "agent": agent, "pattern": pattern,
+                            "removed": True})
+
+
+@app.command()
+def subscriptions(ctx: typer.Context, channel: Channel) -> None:
+    """List a pubsub channel's subscriptions.
+
+    Example: acomm subscriptions ci
+    """
+    with store(ctx, write=False) as conn:
+        subs = pipeline.list_subscriptions(conn, channel)
+    render.subscriptions(output(ctx), channel, subs)

@@ -1,0 +1,145 @@
+"""Schema migrations: an append-only list. A shipped function is never edited, only followed."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Callable
+
+Migration = Callable[[sqlite3.Connection, int], None]
+MIGRATIONS: list[Migration] = []
+
+
+def migration(fn: Migration) -> Migration:
+    MIGRATIONS.append(fn)
+    return fn
+
+
+def _script(conn: sqlite3.Connection, sql: str) -> None:
+    """Run DDL statement by statement: executescript() would commit the open transaction."""
+    for statement in sql.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+
+
+@migration
+def m001_initial(conn: sqlite3.Connection, now_ms: int) -> None:
+    _script(
+        conn,
+        """
+        CREATE TABLE store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+        CREATE TABLE channels (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            name TEXT NOT NULL UNIQUE,
+            type TEXT NOT NULL,
+            owner TEXT NOT NULL,
+            state TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            delivery TEXT NOT NULL,
+            max_message_size INTEGER NOT NULL,
+            ack_timeout_ms INTEGER NOT NULL,
+            max_retries INTEGER NOT NULL,
+            retry_backoff_ms INTEGER NOT NULL,
+            retry_jitter REAL NOT NULL,
+            echo INTEGER NOT NULL,
+            priority_ordering INTEGER NOT NULL,
+            max_pending INTEGER NOT NULL,
+            dedupe_window_ms INTEGER NOT NULL,
+            direct_pair TEXT UNIQUE
+        );
+        CREATE TABLE participants (
+            channel_id INTEGER NOT NULL REFERENCES channels(id),
+            agent TEXT NOT NULL,
+            role TEXT NOT NULL,
+            joined_at INTEGER NOT NULL,
+            PRIMARY KEY (channel_id, agent)
+        ) WITHOUT ROWID;
+        CREATE INDEX participants_agent ON participants(agent);
+        CREATE TABLE subscriptions (
+            channel_id INTEGER NOT NULL REFERENCES channels(id),
+            agent TEXT NOT NULL,
+            pattern TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            PRIMARY KEY (channel_id, agent, pattern)
+        ) WITHOUT ROWID;
+        CREATE TABLE messages (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            channel_id INTEGER NOT NULL REFERENCES channels(id),
+            sender TEXT NOT NULL,
+            type TEXT NOT NULL,
+            content TEXT NOT NULL,
+            topic TEXT,
+            priority INTEGER NOT NULL,
+            correlation_id TEXT,
+            dedupe_key TEXT,
+            metadata TEXT,
+            created_at INTEGER NOT NULL,
+            deliver_at INTEGER,
+            -- federation (spec 002): set for messages that came from another node
+            origin_node TEXT,
+            global_id TEXT UNIQUE
+        );
+        CREATE INDEX messages_channel ON messages(channel_id, id);
+        CREATE INDEX messages_created ON messages(created_at);
+        CREATE INDEX messages_sender ON messages(sender);
+        CREATE INDEX messages_correlation ON messages(correlation_id)
+            WHERE correlation_id IS NOT NULL;
+        CREATE INDEX messages_dedupe ON messages(channel_id, dedupe_key)
+            WHERE dedupe_key IS NOT NULL;
+        CREATE TABLE deliveries (
+            message_id INTEGER NOT NULL REFERENCES messages(id),
+            recipient TEXT NOT NULL,
+            channel_id INTEGER NOT NULL,
+            state TEXT NOT NULL,
+            -- the message priority when its channel orders by priority, else 0
+            rank INTEGER NOT NULL,
+            tracked INTEGER NOT NULL,
+            retry_count INTEGER NOT NULL DEFAULT 0,
+            delivered_at INTEGER,
+            read_at INTEGER,
+            ack_status TEXT,
+            acked_at INTEGER,
+            ack_note TEXT,
+            next_timer_at INTEGER,
+            last_error TEXT,
+            PRIMARY KEY (message_id, recipient)
+        ) WITHOUT ROWID;
+        CREATE INDEX deliveries_inbox ON deliveries(recipient, state, rank DESC, message_id);
+        CREATE INDEX deliveries_channel_state ON deliveries(channel_id, state);
+        CREATE INDEX deliveries_timer ON deliveries(next_timer_at)
+            WHERE next_timer_at IS NOT NULL;
+        CREATE TABLE dead_letters (
+            message_id INTEGER NOT NULL REFERENCES messages(id),
+            recipient TEXT NOT NULL,
+            channel_id INTEGER NOT NULL,
+            reason TEXT NOT NULL,
+            retry_count INTEGER NOT NULL,
+            last_error TEXT,
+            dead_lettered_at INTEGER NOT NULL,
+            PRIMARY KEY (message_id, recipient)
+        ) WITHOUT ROWID;
+        CREATE INDEX dead_letters_time ON dead_letters(dead_lettered_at);
+        CREATE TABLE exactly_once (
+            correlation_id TEXT NOT NULL,
+            recipient TEXT NOT NULL,
+            expires_at INTEGER NOT NULL,
+            PRIMARY KEY (correlation_id, recipient)
+        ) WITHOUT ROWID;
+        CREATE INDEX exactly_once_expiry ON exactly_once(expires_at);
+        """
+    )
+    conn.execute("INSERT INTO store_meta VALUES ('store_id', ?)", (os.urandom(16).hex(),))
+    conn.execute("INSERT INTO store_meta VALUES ('created_at', ?)", (str(now_ms),))
+    # The reserved pubsub channel for acomm's own notifications, present in every store.
+    conn.execute(
+        "INSERT INTO channels (name, type, owner, state, created_at, delivery, max_message_size,"
+        " ack_timeout_ms, max_retries, retry_backoff_ms, retry_jitter, echo, priority_ordering,"
+        " max_pending, dedupe_window_ms) VALUES ('_system', 'pubsub', 'acomm', 'active', ?,"
+        " 'at-most-once', 1048576, 30000, 3, 1000, 0, 0, 0, 0, 86400000)",
+        (now_ms,),
+    )
+    conn.execute(
+        "INSERT INTO participants VALUES ((SELECT id FROM channels WHERE name = '_system'),"
+        " 'acomm', 'owner', ?)",
+        (now_ms,),
+    )

@@ -1,0 +1,393 @@
+"""Every SQL statement the pipeline runs, as named functions with `?` parameters."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from acomm_cli.model import (
+    Channel,
+    ChannelConfig,
+    ChannelState,
+    ChannelType,
+    Delivery,
+    DeliveryMode,
+    DeliveryState,
+    Message,
+    MessageFilter,
+    MessageType,
+    Participant,
+    Priority,
+    Role,
+)
+
+# ---------------------------------------------------------------- meta
+
+
+def meta(conn: sqlite3.Connection, key: str) -> str | None:
+    row = conn.execute("SELECT value FROM store_meta WHERE key = ?", (key,)).fetchone()
+    return row[0] if row else None
+
+
+def schema_version(conn: sqlite3.Connection) -> int:
+    return conn.execute("PRAGMA user_version").fetchone()[0]
+
+
+def counts(conn: sqlite3.Connection) -> dict[str, int]:
+    one = conn.execute(
+        "SELECT (SELECT count(*) FROM channels), (SELECT count(*) FROM messages),"
+        " (SELECT count(*) FROM deliveries WHERE state = 'unread'),"
+        " (SELECT count(*) FROM dead_letters)"
+    ).fetchone()
+    return dict(zip(("channels", "messages", "unread", "dead_letters"), one, strict=True))
+
+
+# ---------------------------------------------------------------- channels
+
+_CHANNEL_COLS = (
+    "id, name, type, owner, state, created_at, delivery, max_message_size, ack_timeout_ms,"
+    " max_retries, retry_backoff_ms, retry_jitter, echo, priority_ordering, max_pending,"
+    " dedupe_window_ms"
+)
+
+
+def _channel(row: Sequence[Any], participants: tuple[Participant, ...]) -> Channel:
+    cfg = ChannelConfig(
+        delivery=DeliveryMode(row[6]), max_message_size=row[7], ack_timeout_ms=row[8],
+        max_retries=row[9], retry_backoff_ms=row[10], retry_jitter=row[11], echo=bool(row[12]),
+        priority_ordering=bool(row[13]), max_pending=row[14], dedupe_window_ms=row[15],
+    )
+    return Channel(id=row[0], name=row[1], type=ChannelType(row[2]), owner=row[3],
+                   state=ChannelState(row[4]), config=cfg, created_at=row[5],
+                   participants=participants)
+
+
+def participants(conn: sqlite3.Connection, channel_id: int) -> tuple[Participant, ...]:
+    rows = conn.execute(
+        "SELECT agent, role FROM participants WHERE channel_id = ? ORDER BY joined_at, agent",
+        (channel_id,),
+    ).fetchall()
+    return tuple(Participant(a, Role(r)) for a, r in rows)
+
+
+def channel_by_name(conn: sqlite3.Connection, name: str) -> Channel | None:
+    row = conn.execute(f"SELECT {_CHANNEL_COLS} FROM channels WHERE name = ?", (name,)).fetchone()
+    return _channel(row, participants(conn, row[0])) if row else None
+
+
+def channel_by_id(conn: sqlite3.Connection, channel_id: int) -> Channel | None:
+    row = conn.execute(f"SELECT {_CHANNEL_COLS} FROM channels WHERE id = ?",
+                       (channel_id,)).fetchone()
+    return _channel(row, participants(conn, row[0])) if row else None
+
+
+def channel_by_pair(conn: sqlite3.Connection, pair: str) -> Channel | None:
+    row = conn.execute(f"SELECT {_CHANNEL_COLS} FROM channels WHERE direct_pair = ?",
+                       (pair,)).fetchone()
+    return _channel(row, participants(conn, row[0])) if row else None
+
+
+def list_channels(conn: sqlite3.Connection) -> list[Channel]:
+    rows = conn.execute(f"SELECT {_CHANNEL_COLS} FROM channels ORDER BY id").fetchall()
+    members: dict[int, list[Participant]] = {}
+    for cid, agent, role in conn.execute(
+        "SELECT channel_id, agent, role FROM participants ORDER BY joined_at, agent"
+    ):
+        members.setdefault(cid, []).append(Participant(agent, Role(role)))
+    return [_channel(r, tuple(members.get(r[0], ()))) for r in rows]
+
+
+def insert_channel(conn: sqlite3.Connection, name: str, type_: str, owner: str,
+                   cfg: ChannelConfig, now: int, direct_pair: str | None = None) -> int:
+    cur = conn.execute(
+        "INSERT INTO channels (name, type, owner, state, created_at, delivery, max_message_size,"
+        " ack_timeout_ms, max_retries, retry_backoff_ms, retry_jitter, echo, priority_ordering,"
+        " max_pending, dedupe_window_ms, direct_pair)"
+        " VALUES (?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (name, type_, owner, now, cfg.delivery.value, cfg.max_message_size, cfg.ack_timeout_ms,
+         cfg.max_retries, cfg.retry_backoff_ms, cfg.retry_jitter, int(cfg.echo),
+         int(cfg.priority_ordering), cfg.max_pending, cfg.dedupe_window_ms, direct_pair),
+    )
+    return cur.lastrowid  # type: ignore[return-value]
+
+
+def set_channel_state(conn: sqlite3.Connection, channel_id: int, state: str) -> None:
+    conn.execute("UPDATE channels SET state = ? WHERE id = ?", (state, channel_id))
+
+
+def insert_participant(conn: sqlite3.Connection, channel_id: int, agent: str, role: str,
+                       now: int) -> bool:
+    cur = conn.execute("INSERT OR IGNORE INTO participants VALUES (?, ?, ?, ?)",
+                       (channel_id, agent, role, now))
+    return cur.rowcount == 1
+
+
+def delete_participant(conn: sqlite3.Connection, channel_id: int, agent: str) -> bool:
+    cur = conn.execute("DELETE FROM participants WHERE channel_id = ? AND agent = ?",
+                       (channel_id, agent))
+    conn.execute("DELETE FROM subscriptions WHERE channel_id = ? AND agent = ?",
+                 (channel_id, agent))
+    return cur.rowcount == 1
+
+
+# ---------------------------------------------------------------- subscriptions
+
+
+def insert_subscription(conn: sqlite3.Connection, channel_id: int, agent: str, pattern: str,
+                        now: int) -> bool:
+    cur = conn.execute("INSERT OR IGNORE INTO subscriptions VALUES (?, ?, ?, ?)",
+                       (channel_id, agent, pattern, now))
+    return cur.rowcount == 1
+
+
+def delete_subscription(conn: sqlite3.Connection, channel_id: int, agent: str,
+                        pattern: str) -> bool:
+    cur = conn.execute(
+        "DELETE FROM subscriptions WHERE channel_id = ? AND agent = ? AND pattern = ?",
+        (channel_id, agent, pattern),
+    )
+    return cur.rowcount == 1
+
+
+def subscriptions(conn: sqlite3.Connection, channel_id: int) -> list[tuple[str, str]]:
+    return conn.execute(
+        "SELECT agent, pattern FROM subscriptions WHERE channel_id = ? ORDER BY agent, pattern",
+        (channel_id,),
+    ).fetchall()
+
+
+# ---------------------------------------------------------------- messages and deliveries
+
+MESSAGE_INSERT = (
+    "INSERT INTO messages (id, channel_id, sender, type, content, topic, priority,"
+    " correlation_id, dedupe_key, metadata, created_at, deliver_at)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+DELIVERY_INSERT = (
+    "INSERT INTO deliveries (message_id, recipient, channel_id, state, rank, tracked,"
+    " delivered_at, next_timer_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def insert_message(conn: sqlite3.Connection, row: tuple[Any, ...]) -> int:
+    """Insert one message row (id None = assign); returns its id."""
+    return conn.execute(MESSAGE_INSERT, row).lastrowid  # type: ignore[return-value]
+
+
+def insert_messages(conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]]) -> None:
+    conn.executemany(MESSAGE_INSERT, rows)
+
+
+def insert_deliveries(conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]]) -> None:
+    conn.executemany(DELIVERY_INSERT, rows)
+
+
+def last_message_id(conn: sqlite3.Connection) -> int:
+    """The highest id ever assigned (AUTOINCREMENT never reuses one, even after deletes)."""
+    row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'messages'").fetchone()
+    return row[0] if row else 0
+
+
+def find_dedupe(conn: sqlite3.Connection, channel_id: int, key: str,
+                since: int) -> tuple[int, int, str | None] | None:
+    return conn.execute(
+        "SELECT id, created_at, correlation_id FROM messages"
+        " WHERE channel_id = ? AND dedupe_key = ? AND created_at >= ? ORDER BY id LIMIT 1",
+        (channel_id, key, since),
+    ).fetchone()
+
+
+def has_correlated(conn: sqlite3.Connection, correlation_id: str, type_: str) -> int | None:
+    """The channel of the first message of `type_` carrying `correlation_id`, if any."""
+    row = conn.execute(
+        "SELECT channel_id FROM messages WHERE correlation_id = ? AND type = ? ORDER BY id LIMIT 1",
+        (correlation_id, type_),
+    ).fetchone()
+    return row[0] if row else None
+
+
+def delivery_recipients(conn: sqlite3.Connection, message_id: int) -> list[str]:
+    return [r[0] for r in conn.execute(
+        "SELECT recipient FROM deliveries WHERE message_id = ? ORDER BY recipient", (message_id,))]
+
+
+def pending_deliveries_of(conn: sqlite3.Connection, channel_id: int,
+                          agent: str) -> list[tuple[int, int]]:
+    """(message_id, retry_count) of an agent's not-yet-read deliveries on a channel."""
+    return conn.execute(
+        "SELECT message_id, retry_count FROM deliveries WHERE channel_id = ? AND recipient = ?"
+        " AND state IN ('unread', 'waiting', 'queued')",
+        (channel_id, agent),
+    ).fetchall()
+
+
+def dead_letter_rows(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
+    """rows: (message_id, recipient, channel_id, reason, retry_count, last_error, at)."""
+    conn.executemany(
+        "UPDATE deliveries SET state = 'dead', next_timer_at = NULL, retry_count = ?,"
+        " last_error = ? WHERE message_id = ? AND recipient = ?",
+        [(r[4], r[5], r[0], r[1]) for r in rows],
+    )
+    conn.executemany("INSERT OR REPLACE INTO dead_letters VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+
+
+def mark_read(conn: sqlite3.Connection, agent: str, message_ids: Sequence[int], now: int) -> int:
+    if not message_ids:
+        return 0
+    marks = ",".join("?" * len(message_ids))
+    cur = conn.execute(
+        f"UPDATE deliveries SET state = 'read', read_at = ? WHERE recipient = ? AND state ="
+        f" 'unread' AND message_id IN ({marks})",
+        (now, agent, *message_ids),
+    )
+    return cur.rowcount
+
+
+# ---------------------------------------------------------------- reading messages
+
+_MSG_COLS = (
+    "m.id, c.name, m.channel_id, m.sender, m.type, m.content, m.topic, m.priority,"
+    " m.correlation_id, m.dedupe_key, m.metadata, m.created_at, m.deliver_at"
+)
+_DELIVERY_COLS = ("recipient, state, retry_count, delivered_at, read_at, ack_status, acked_at,"
+                  " next_timer_at")
+_STATUS_SQL = (
+    "(CASE WHEN EXISTS (SELECT 1 FROM deliveries x WHERE x.message_id = m.id AND x.state ="
+    " 'dead') THEN 'dead_letter'"
+    " WHEN EXISTS (SELECT 1 FROM deliveries x WHERE x.message_id = m.id) AND NOT EXISTS"
+    " (SELECT 1 FROM deliveries x WHERE x.message_id = m.id AND x.state != 'acked')"
+    " THEN 'acknowledged'"
+    " WHEN EXISTS (SELECT 1 FROM deliveries x WHERE x.message_id = m.id AND x.state IN"
+    " ('unread', 'read', 'acked')) THEN 'delivered' ELSE 'sent' END)"
+)
+_SORT = {"created": "m.created_at {o}, m.id {o}", "priority": "m.priority {o}, m.id {o}",
+         "id": "m.id {o}"}
+
+
+def _message(row: Sequence[Any]) -> Message:
+    return Message(
+        id=row[0], channel=row[1], channel_id=row[2], sender=row[3], type=MessageType(row[4]),
+        content=row[5], topic=row[6], priority=Priority(row[7]), correlation_id=row[8],
+        dedupe_key=row[9], metadata=json.loads(row[10]) if row[10] else {}, created_at=row[11],
+        deliver_at=row[12],
+    )
+
+
+def _delivery(row: Sequence[Any]) -> Delivery:
+    return Delivery(recipient=row[0], state=DeliveryState(row[1]), retry_count=row[2],
+                    delivered_at=row[3], read_at=row[4], ack_status=row[5], acked_at=row[6],
+                    next_timer_at=row[7])
+
+
+def _filter_sql(f: MessageFilter) -> tuple[list[str], list[Any]]:
+    where: list[str] = []
+    params: list[Any] = []
+    if f.channel is not None:
+        where.append("c.name = ?")
+        params.append(f.channel)
+    if f.since is not None:
+        where.append("m.created_at >= ?")
+        params.append(f.since)
+    if f.until is not None:
+        where.append("m.created_at <= ?")
+        params.append(f.until)
+    if f.types:
+        where.append(f"m.type IN ({','.join('?' * len(f.types))})")
+        params.extend(t.value for t in f.types)
+    if f.sender is not None:
+        where.append("m.sender = ?")
+        params.append(f.sender)
+    if f.topic is not None:
+        where.append("m.topic IS NOT NULL AND topic_match(?, m.topic)")
+        params.append(f.topic)
+    if f.grep is not None:
+        where.append("m.content REGEXP ?")
+        params.append(f.grep)
+    if f.priority_min is not None:
+        where.append("m.priority >= ?")
+        params.append(int(f.priority_min))
+    if f.status:
+        where.append(f"{_STATUS_SQL} IN ({','.join('?' * len(f.status))})")
+        params.extend(f.status)
+    return where, params
+
+
+def _order(f: MessageFilter, default: str) -> str:
+    if f.sort is None:
+        return default
+    return _SORT[f.sort].format(o="ASC" if (f.order or "desc") == "asc" else "DESC")
+
+
+def inbox(conn: sqlite3.Connection, agent: str, f: MessageFilter,
+          states: Sequence[str] = ("unread",)) -> tuple[list[Message], int]:
+    """An agent's deliveries in `states` with their messages, FIFO (by rank first)."""
+    where, params = _filter_sql(f)
+    where[:0] = ["d.recipient = ?", f"d.state IN ({','.join('?' * len(states))})",
+                 "c.state != 'closed'"]
+    params[:0] = [agent, *states]
+    body = (" FROM deliveries d JOIN messages m ON m.id = d.message_id"
+            " JOIN channels c ON c.id = m.channel_id WHERE " + " AND ".join(where))
+    order = _order(f, "d.rank DESC, d.message_id ASC")
+    if f.sort is None and f.order == "desc":
+        order = "d.rank DESC, d.message_id DESC"
+    rows = conn.execute(
+        f"SELECT {_MSG_COLS}, d.recipient, d.state, d.retry_count, d.delivered_at, d.read_at,"
+        f" d.ack_status, d.acked_at, d.next_timer_at {body} ORDER BY {order} LIMIT ? OFFSET ?",
+        (*params, f.limit, f.offset),
+    ).fetchall()
+    if f.offset == 0 and len(rows) < f.limit:
+        total = len(rows)  # the page holds everything: no second scan needed
+    else:
+        total = conn.execute(f"SELECT count(*) {body}", params).fetchone()[0]
+    out = []
+    for r in rows:
+        msg = _message(r)
+        msg.delivery = _delivery(r[13:])
+        out.append(msg)
+    return out, total
+
+
+def history(conn: sqlite3.Connection, f: MessageFilter) -> tuple[list[Message], int]:
+    """Messages matching a filter, newest first by default, with all their deliveries."""
+    where, params = _filter_sql(f)
+    body = " FROM messages m JOIN channels c ON c.id = m.channel_id"
+    if where:
+        body += " WHERE " + " AND ".join(where)
+    rows = conn.execute(
+        f"SELECT {_MSG_COLS} {body} ORDER BY {_order(f, 'm.id DESC')} LIMIT ? OFFSET ?",
+        (*params, f.limit, f.offset),
+    ).fetchall()
+    if f.offset == 0 and len(rows) < f.limit:
+        total = len(rows)
+    else:
+        total = conn.execute(f"SELECT count(*) {body}", params).fetchone()[0]
+    msgs = [_message(r) for r in rows]
+    attach_deliveries(conn, msgs)
+    return msgs, total
+
+
+def message_by_id(conn: sqlite3.Connection, message_id: int) -> Message | None:
+    row = conn.execute(
+        f"SELECT {_MSG_COLS} FROM messages m JOIN channels c ON c.id = m.channel_id"
+        " WHERE m.id = ?", (message_id,),
+    ).fetchone()
+    if row is None:
+        return None
+    msg = _message(row)
+    attach_deliveries(conn, [msg])
+    return msg
+
+
+def attach_deliveries(conn: sqlite3.Connection, msgs: list[Message]) -> None:
+    if not msgs:
+        return
+    by_id = {m.id: m for m in msgs}
+    for chunk_start in range(0, len(msgs), 500):
+        ids = [m.id for m in msgs[chunk_start:chunk_start + 500]]
+        for r in conn.execute(
+            f"SELECT message_id, {_DELIVERY_COLS} FROM deliveries WHERE message_id IN"
+            f" ({','.join('?' * len(ids))}) ORDER BY message_id, recipient", ids,
+        ):
+            by_id[r[0]].deliveries.append(_delivery(r[1:]))

@@ -53,9 +53,14 @@ COMMANDS = {
     "send": "send", "publish": "send",
     "subscribe": "subscribe", "unsubscribe": "subscribe", "subscriptions": "subscribe",
     "receive": "receive",
+    "ack": "ack",
+    "query": "query", "respond": "query", "thread": "query",
     "messages": "messages", "show": "messages",
+    "deadletter": "deadletter",
+    "tick": "tick",
 }
-GROUPS = {"channel"}  # mounted as a named group; the others are top-level verbs
+GROUPS = {"channel", "deadletter"}  # named groups; the others are top-level verbs
+ALIASES = {"dead-letters": "deadletter"}
 
 
 class AcommGroup(TyperGroup):
@@ -66,6 +71,7 @@ class AcommGroup(TyperGroup):
 
     def get_command(self, ctx: Context, name: str) -> Command | None:
         """Import only the module of the command being run: start-up time is a feature."""
+        name = ALIASES.get(name, name)
         module = COMMANDS.get(name)
         if module is None:
             return None

@@ -281,6 +281,7 @@ class SendRequest:
     metadata: dict[str, Any] | None = None
     delay_ms: int | None = None
     deliver_at: int | None = None
+    expires_at: int | None = None
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from acomm_cli import model
+from acomm_cli import deadletters, model
 from acomm_cli.errors import (
     CommError,
     Duplicate,
@@ -191,8 +191,8 @@ def leave_channel(conn: sqlite3.Connection, name: str, agent: str, now: int) -> 
                                field="agent", value=agent)
         queries.delete_participant(conn, ch.id, agent)
         pending = queries.pending_deliveries_of(conn, ch.id, agent)
-        dead_letter(conn, [(mid, agent, ch.id, retries) for mid, retries in pending],
-                    "recipient_left", f"{agent} left {name}", now)
+        deadletters.dead_letter(conn, [(mid, agent, ch.id, n) for mid, n in pending],
+                                "recipient_left", f"{agent} left {name}", now)
         return queries.channel_by_id(conn, ch.id)  # type: ignore[return-value]
 
 
@@ -269,9 +269,10 @@ class _Plan:
     deliver_at: int | None
     tracked: bool
     rank: int
+    suppressed: tuple[str, ...] = ()  # exactly-once: already handed this message
 
 
-class _Router:
+class Router:
     """Per-transaction cache of channels and subscription indexes (a batch reuses them)."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
@@ -308,10 +309,15 @@ class _Router:
 _ACK_EXEMPT = (MessageType.RESPONSE, MessageType.ACKNOWLEDGMENT)
 
 
-def _plan(router: _Router, req: SendRequest, now: int, where: str = "") -> _Plan:
-    """Stage 1 (validate) and stage 3 (route); raises before anything is written."""
+def plan_message(router: Router, req: SendRequest, now: int, where: str = "", *,
+          only_to: str | None = None, internal: bool = False) -> _Plan:
+    """Stage 1 (validate) and stage 3 (route); raises before anything is written.
+
+    `only_to` routes to one agent whatever the channel type (responses and acknowledgements
+    go back to the original sender); `internal` marks a message acomm itself derives (an ack)
+    that may travel on a paused or draining channel and needs no correlation check."""
     try:
-        return _plan_checked(router, req, now)
+        return _plan_checked(router, req, now, only_to, internal)
     except ValidationFailed as exc:
         if where:
             exc.message = f"{where}: {exc.message}"
@@ -319,7 +325,8 @@ def _plan(router: _Router, req: SendRequest, now: int, where: str = "") -> _Plan
         raise
 
 
-def _plan_checked(router: _Router, req: SendRequest, now: int) -> _Plan:
+def _plan_checked(router: Router, req: SendRequest, now: int, only_to: str | None,
+                  internal: bool) -> _Plan:
     sender = model.agent_id(req.sender, "sender")
     mtype = model.message_type(req.type) if isinstance(req.type, str) else req.type
     prio = model.priority(req.priority)
@@ -344,7 +351,7 @@ def _plan_checked(router: _Router, req: SendRequest, now: int) -> _Plan:
     if req.channel is None:
         raise ValidationFailed("channel: a channel (or --to) is required", field="channel")
     ch = router.channel(req.channel)
-    if ch.state != ChannelState.ACTIVE:
+    if ch.state != ChannelState.ACTIVE and not (internal and ch.state != ChannelState.CLOSED):
         raise InvalidState(f"channel {ch.name!r} is {ch.state.value}; sends need it active",
                            field="channel", value=ch.name, state=ch.state.value)
     role = ch.role_of(sender)
@@ -364,11 +371,11 @@ def _plan_checked(router: _Router, req: SendRequest, now: int) -> _Plan:
             f"({ch.config.max_message_size} bytes)",
             field="content", value_length=size,
         )
-    if ch.type == ChannelType.PUBSUB and req.topic is None:
+    if ch.type == ChannelType.PUBSUB and req.topic is None and only_to is None:
         raise ValidationFailed(f"topic: a message on pubsub channel {ch.name!r} needs a topic",
                                field="topic")
     corr = req.correlation_id
-    if mtype in (MessageType.RESPONSE, MessageType.ACKNOWLEDGMENT):
+    if mtype in (MessageType.RESPONSE, MessageType.ACKNOWLEDGMENT) and not internal:
         wanted = MessageType.QUERY if mtype == MessageType.RESPONSE else MessageType.COMMAND
         if corr is None or not _correlated(router, corr, wanted):
             raise ValidationFailed(
@@ -376,19 +383,39 @@ def _plan_checked(router: _Router, req: SendRequest, now: int) -> _Plan:
                 f"{wanted.value}" + (f"; {corr!r} matches none" if corr else ""),
                 field="correlation_id", value=corr,
             )
-    elif mtype in (MessageType.COMMAND, MessageType.QUERY) and corr is None:
-        corr = os.urandom(16).hex()
+    elif corr is None and (mtype in (MessageType.COMMAND, MessageType.QUERY)
+                           or ch.config.delivery == DeliveryMode.EXACTLY_ONCE):
+        corr = os.urandom(16).hex()  # exactly-once deduplicates by correlation id
     if corr is not None and mtype in (MessageType.COMMAND, MessageType.QUERY):
         router.correlated[(corr, mtype.value)] = ch.id
-    recipients = router.recipients(ch, sender, req.topic)
+    if only_to is not None:
+        recipients = [only_to] if only_to != sender or ch.config.echo else []
+    else:
+        recipients = router.recipients(ch, sender, req.topic)
     tracked = ch.config.delivery != DeliveryMode.AT_MOST_ONCE and mtype not in _ACK_EXEMPT
     row = [ch.id, sender, mtype.value, req.content, req.topic, int(prio), corr, req.dedupe_key,
-           json.dumps(metadata, separators=(",", ":")) if metadata else None, now, deliver_at]
+           json.dumps(metadata, separators=(",", ":")) if metadata else None, now, deliver_at,
+           req.expires_at]
     return _Plan(ch, row, recipients, corr, deliver_at, tracked,
                  int(prio) if ch.config.priority_ordering else 0)
 
 
-def _correlated(router: _Router, corr: str, wanted: MessageType) -> bool:
+def _exactly_once(router: Router, plan: _Plan, now: int) -> None:
+    """Exactly-once: the same sender's same-type message with the same correlation id is
+    recorded but not handed again to a recipient inside 2 x ack_timeout."""
+    cfg = plan.channel.config
+    if cfg.delivery != DeliveryMode.EXACTLY_ONCE or not plan.recipients:
+        return
+    corr, sender, mtype = plan.correlation_id, plan.row[1], plan.row[2]
+    assert corr is not None  # exactly-once messages always get one in _plan_checked
+    seen = queries.exactly_once_seen(router.conn, corr, sender, mtype, plan.recipients, now)
+    plan.suppressed = tuple(r for r in plan.recipients if r in seen)
+    plan.recipients = [r for r in plan.recipients if r not in seen]
+    queries.exactly_once_record(router.conn, corr, sender, mtype, plan.recipients,
+                                now + 2 * cfg.ack_timeout_ms)
+
+
+def _correlated(router: Router, corr: str, wanted: MessageType) -> bool:
     if (corr, wanted.value) in router.correlated:
         return True
     return queries.has_correlated(router.conn, corr, wanted.value) is not None
@@ -415,7 +442,7 @@ def _result(plan: _Plan, message_id: int, now: int) -> SendResult:
     )
 
 
-def _deduplicated(router: _Router, plan: _Plan, key: str | None, now: int) -> SendResult | None:
+def _deduplicated(router: Router, plan: _Plan, key: str | None, now: int) -> SendResult | None:
     if key is None:
         return None
     ch = plan.channel
@@ -437,8 +464,9 @@ def _status_of(conn: sqlite3.Connection, message_id: int) -> str:
     return msg.status if msg else "sent"
 
 
-def _persist(router: _Router, plan: _Plan, now: int) -> SendResult:
+def persist(router: Router, plan: _Plan, now: int) -> SendResult:
     """Stages 2, 4 and 5 for one message: id and time, persist, deliver."""
+    _exactly_once(router, plan, now)
     mid = queries.insert_message(router.conn, (None, *plan.row))
     queries.insert_deliveries(router.conn, _delivery_rows(plan, mid, now))
     result = _result(plan, mid, now)
@@ -450,9 +478,9 @@ def _persist(router: _Router, plan: _Plan, now: int) -> SendResult:
 def send(conn: sqlite3.Connection, req: SendRequest, now: int) -> SendResult:
     """Send one message through the whole pipeline, in one transaction."""
     with write(conn):
-        router = _Router(conn)
-        plan = _plan(router, req, now)
-        return _deduplicated(router, plan, req.dedupe_key, now) or _persist(router, plan, now)
+        router = Router(conn)
+        plan = plan_message(router, req, now)
+        return _deduplicated(router, plan, req.dedupe_key, now) or persist(router, plan, now)
 
 
 def direct_pair(a: str, b: str) -> tuple[str, str]:
@@ -461,7 +489,7 @@ def direct_pair(a: str, b: str) -> tuple[str, str]:
     return f"_dm:{x}:{y}", f"{x}\x00{y}"
 
 
-def _direct_channel(router: _Router, sender: str, recipient: str, now: int) -> str:
+def _direct_channel(router: Router, sender: str, recipient: str, now: int) -> str:
     name, pair = direct_pair(sender, recipient)
     if name in router.channels:
         return name
@@ -488,13 +516,13 @@ def send_direct(conn: sqlite3.Connection, req: SendRequest, to: Sequence[str],
             raise ValidationFailed(f"to: {r!r} is the sender", field="to", value=r)
     results: list[SendResult | CommError] = []
     with write(conn):
-        router = _Router(conn)
+        router = Router(conn)
         for i, recipient in enumerate(to):
             conn.execute(f"SAVEPOINT r{i}")
             try:
                 name = _direct_channel(router, req.sender, recipient, now)
-                plan = _plan(router, replace(req, channel=name), now)
-                res = _deduplicated(router, plan, req.dedupe_key, now) or _persist(
+                plan = plan_message(router, replace(req, channel=name), now)
+                res = _deduplicated(router, plan, req.dedupe_key, now) or persist(
                     router, plan, now)
             except CommError as exc:
                 conn.execute(f"ROLLBACK TO r{i}")
@@ -556,18 +584,19 @@ def send_batch(conn: sqlite3.Connection, items: Iterable[tuple[SendRequest, str 
     messages: list[tuple[Any, ...]] = []
     deliveries: list[tuple[Any, ...]] = []
     with write(conn):
-        router = _Router(conn)
+        router = Router(conn)
         next_id = queries.last_message_id(conn) + 1
         for line, (req, to) in enumerate(items, start=1):
             if to is not None:
                 model.agent_id(req.sender, "sender")
                 model.agent_id(to, "to")
                 req = replace(req, channel=_direct_channel(router, req.sender, to, now))
-            plan = _plan(router, req, now, f"line {line}")
+            plan = plan_message(router, req, now, f"line {line}")
             dup = _deduplicated(router, plan, req.dedupe_key, now)
             if dup is not None:
                 results.append(dup)
                 continue
+            _exactly_once(router, plan, now)
             messages.append((next_id, *plan.row))
             deliveries.extend(_delivery_rows(plan, next_id, now))
             result = _result(plan, next_id, now)
@@ -578,31 +607,6 @@ def send_batch(conn: sqlite3.Connection, items: Iterable[tuple[SendRequest, str 
         queries.insert_messages(conn, messages)
         queries.insert_deliveries(conn, deliveries)
     return results
-
-
-# ---------------------------------------------------------------- dead letters
-
-
-def dead_letter(conn: sqlite3.Connection, items: Sequence[tuple[int, str, int, int]],
-                reason: str, last_error: str | None, now: int) -> int:
-    """Dead-letter deliveries (message_id, recipient, channel_id, retry_count) and announce
-    each on `_system` under `_system.message.deadletter`."""
-    if not items:
-        return 0
-    queries.dead_letter_rows(
-        conn, [(m, r, c, reason, n, last_error, now) for m, r, c, n in items])
-    router = _Router(conn)
-    names = {}
-    for mid, recipient, cid, retries in items:
-        if cid not in names:
-            names[cid] = queries.channel_by_id(conn, cid).name  # type: ignore[union-attr]
-        body = json.dumps({"message_id": mid, "recipient": recipient, "channel": names[cid],
-                           "reason": reason, "retry_count": retries})
-        plan = _plan(router, SendRequest(
-            sender=model.SYSTEM_AGENT, content=body, channel=model.SYSTEM_CHANNEL,
-            type=MessageType.NOTIFICATION.value, topic=model.DEADLETTER_TOPIC), now)
-        _persist(router, plan, now)
-    return len(items)
 
 
 # ---------------------------------------------------------------- receive and history

@@ -38,6 +38,10 @@ def _dump(doc: Any) -> None:
     sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
 
 
+def flush() -> None:
+    sys.stdout.flush()
+
+
 def note(text: str) -> None:
     print(f"acomm: {text}", file=sys.stderr)
 
@@ -235,3 +239,42 @@ def status(out: Output, doc: dict[str, Any]) -> None:
         _dump(doc)
     else:
         _pairs(out, list(doc.items()))
+
+
+def ack(out: Output, doc: dict[str, Any]) -> None:
+    if out.json:
+        _dump(doc)
+    elif not doc["changed"]:
+        note(f"message {doc['message_id']} already {doc['status']} by {doc['agent']}; "
+             "nothing changed")
+
+
+def tick(out: Output, doc: dict[str, Any]) -> None:
+    if out.json:
+        _dump({**doc, "now": iso(doc["now"])})
+    else:
+        sys.stdout.write(" ".join(f"{k}={v}" for k, v in doc.items() if k != "now") + "\n")
+
+
+def dead_letter_doc(d: Any) -> dict[str, Any]:
+    return {"message_id": d.message_id, "recipient": d.recipient, "channel": d.channel,
+            "reason": d.reason, "retry_count": d.retry_count, "last_error": d.last_error,
+            "dead_lettered_at": iso(d.dead_lettered_at), "content": d.content}
+
+
+def dead_letters(out: Output, items: Sequence[Any], total: int) -> None:
+    if out.json:
+        _dump({"dead_letters": [dead_letter_doc(d) for d in items], "total_count": total})
+        return
+    _table(out, "dead letters", ["message", "recipient", "channel", "reason", "retries",
+                                 "dead since", "content"],
+           [(d.message_id, d.recipient, d.channel, d.reason, d.retry_count,
+             iso(d.dead_lettered_at), d.content) for d in items])
+
+
+def thread(out: Output, correlation_id: str, msgs: Sequence[Message]) -> None:
+    if out.json:
+        _dump({"correlation_id": correlation_id, "messages": [message_doc(m) for m in msgs]})
+        return
+    _table(out, f"thread {correlation_id}", ["id", "from", "type", "created", "content"],
+           [(m.id, m.sender, m.type.value, iso(m.created_at), m.content) for m in msgs])

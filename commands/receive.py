@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from typing import Annotated
 
 import typer
@@ -25,7 +26,8 @@ from acomm_cli.commands._common import (
     store,
 )
 
-from acomm_cli import clock, pipeline, render
+from acomm_cli import clock, delivery, render
+from acomm_cli.errors import Timeout
 
 app = typer.Typer()
 
@@ -54,6 +56,12 @@ def receive(
     peek: Annotated[bool, typer.Option("--peek", help="Leave them unread.")] = False,
     body: Annotated[bool, typer.Option("--body", help="Print only the bodies.")] = False,
     jsonl: Annotated[bool, typer.Option("--jsonl", help="One JSON object per line.")] = False,
+    wait: Annotated[float | None, typer.Option(
+        help="Block up to this many seconds until something arrives (exit 124 if nothing).")]
+    = None,
+    follow: Annotated[bool, typer.Option(
+        "--follow", "-f", help="Keep printing messages as they arrive, until interrupted.")]
+    = False,
 ) -> None:
     """Unread messages for an agent, oldest first; marks them read unless --peek.
 
@@ -65,6 +73,21 @@ def receive(
                      sender=from_, topic=topic, status=status, grep=grep,
                      priority_min=priority_min, sort=sort, order=order, limit=limit,
                      offset=offset, now=now)
+    out = output(ctx)
     with store(ctx, write=True) as conn:
-        result = pipeline.receive(conn, agent, f, now, peek=peek)
-    render.messages(output(ctx), result, body=body, jsonl=jsonl)
+        if follow:
+            stopped: list[int] = []
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(sig, lambda signum, _frame: stopped.append(signum))
+            stream = jsonl or out.json or not out.tty  # JSON Lines when piped
+            for batch in delivery.follow(conn, agent, f, peek=peek, stop=lambda: bool(stopped)):
+                render.messages(out, batch, body=body, jsonl=stream and not body)
+                render.flush()
+            return
+        if wait is not None:
+            result = delivery.receive_wait(conn, agent, f, wait, peek=peek)
+        else:
+            result = delivery.receive_due(conn, agent, f, now, peek=peek)
+    render.messages(out, result, body=body, jsonl=jsonl)
+    if wait is not None and not result.messages:
+        raise Timeout(f"nothing arrived for {agent} within {wait:g}s")

@@ -75,6 +75,8 @@ def m001_initial(conn: sqlite3.Connection, now_ms: int) -> None:
             metadata TEXT,
             created_at INTEGER NOT NULL,
             deliver_at INTEGER,
+            -- after this, deliveries not yet read are dead-lettered as `expired`
+            expires_at INTEGER,
             -- federation (spec 002): set for messages that came from another node
             origin_node TEXT,
             global_id TEXT UNIQUE
@@ -86,6 +88,7 @@ def m001_initial(conn: sqlite3.Connection, now_ms: int) -> None:
             WHERE correlation_id IS NOT NULL;
         CREATE INDEX messages_dedupe ON messages(channel_id, dedupe_key)
             WHERE dedupe_key IS NOT NULL;
+        CREATE INDEX messages_expiry ON messages(expires_at) WHERE expires_at IS NOT NULL;
         CREATE TABLE deliveries (
             message_id INTEGER NOT NULL REFERENCES messages(id),
             recipient TEXT NOT NULL,
@@ -122,8 +125,12 @@ def m001_initial(conn: sqlite3.Connection, now_ms: int) -> None:
         CREATE TABLE exactly_once (
             correlation_id TEXT NOT NULL,
             recipient TEXT NOT NULL,
+            -- the same sender re-sending the same type: a response from a second responder
+            -- to the same query is a new message, not a duplicate
+            sender TEXT NOT NULL,
+            type TEXT NOT NULL,
             expires_at INTEGER NOT NULL,
-            PRIMARY KEY (correlation_id, recipient)
+            PRIMARY KEY (correlation_id, recipient, sender, type)
         ) WITHOUT ROWID;
         CREATE INDEX exactly_once_expiry ON exactly_once(expires_at);
         """

@@ -162,8 +162,8 @@ def subscriptions(conn: sqlite3.Connection, channel_id: int) -> list[tuple[str, 
 
 MESSAGE_INSERT = (
     "INSERT INTO messages (id, channel_id, sender, type, content, topic, priority,"
-    " correlation_id, dedupe_key, metadata, created_at, deliver_at)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " correlation_id, dedupe_key, metadata, created_at, deliver_at, expires_at)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 DELIVERY_INSERT = (
     "INSERT INTO deliveries (message_id, recipient, channel_id, state, rank, tracked,"
@@ -223,14 +223,159 @@ def pending_deliveries_of(conn: sqlite3.Connection, channel_id: int,
     ).fetchall()
 
 
-def dead_letter_rows(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
-    """rows: (message_id, recipient, channel_id, reason, retry_count, last_error, at)."""
-    conn.executemany(
-        "UPDATE deliveries SET state = 'dead', next_timer_at = NULL, retry_count = ?,"
-        " last_error = ? WHERE message_id = ? AND recipient = ?",
-        [(r[4], r[5], r[0], r[1]) for r in rows],
+def data_version(conn: sqlite3.Connection) -> int:
+    """Changes whenever another connection commits: a cheap way to notice new messages."""
+    return conn.execute("PRAGMA data_version").fetchone()[0]
+
+
+def next_timer_of(conn: sqlite3.Connection, agent: str) -> int | None:
+    return conn.execute(
+        "SELECT min(next_timer_at) FROM deliveries WHERE recipient = ? AND state = 'waiting'",
+        (agent,),
+    ).fetchone()[0]
+
+
+# ---------------------------------------------------------------- acknowledgements
+
+
+def delivery_of(conn: sqlite3.Connection, message_id: int,
+                recipient: str) -> tuple[str, str | None, int] | None:
+    """(state, ack_status, channel_id) of one delivery."""
+    return conn.execute(
+        "SELECT state, ack_status, channel_id FROM deliveries WHERE message_id = ?"
+        " AND recipient = ?", (message_id, recipient),
+    ).fetchone()
+
+
+def set_ack(conn: sqlite3.Connection, message_id: int, recipient: str, status: str,
+            note: str | None, now: int) -> None:
+    conn.execute(
+        "UPDATE deliveries SET state = 'acked', ack_status = ?, ack_note = coalesce(?, ack_note),"
+        " acked_at = ?, next_timer_at = NULL, read_at = coalesce(read_at, ?)"
+        " WHERE message_id = ? AND recipient = ?",
+        (status, note, now, now, message_id, recipient),
     )
-    conn.executemany("INSERT OR REPLACE INTO dead_letters VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+
+
+def correlated_deliveries(conn: sqlite3.Connection, correlation_id: str, type_: str,
+                          recipient: str) -> list[tuple[int, str, str | None]]:
+    """(message_id, state, ack_status) of a recipient's deliveries of correlated messages."""
+    return conn.execute(
+        "SELECT d.message_id, d.state, d.ack_status FROM messages m JOIN deliveries d"
+        " ON d.message_id = m.id WHERE m.correlation_id = ? AND m.type = ? AND d.recipient = ?",
+        (correlation_id, type_, recipient),
+    ).fetchall()
+
+
+def first_of_type(conn: sqlite3.Connection, correlation_id: str,
+                  type_: str) -> tuple[int, int, str] | None:
+    """(id, channel_id, sender) of the first message of a type in a thread."""
+    return conn.execute(
+        "SELECT id, channel_id, sender FROM messages WHERE correlation_id = ? AND type = ?"
+        " ORDER BY id LIMIT 1", (correlation_id, type_),
+    ).fetchone()
+
+
+def thread(conn: sqlite3.Connection, correlation_id: str) -> list[Message]:
+    rows = conn.execute(
+        f"SELECT {_MSG_COLS} FROM messages m JOIN channels c ON c.id = m.channel_id"
+        " WHERE m.correlation_id = ? ORDER BY m.id", (correlation_id,),
+    ).fetchall()
+    msgs = [_message(r) for r in rows]
+    attach_deliveries(conn, msgs)
+    return msgs
+
+
+def unread_response(conn: sqlite3.Connection, correlation_id: str,
+                    agent: str) -> Message | None:
+    row = conn.execute(
+        f"SELECT {_MSG_COLS} FROM messages m JOIN channels c ON c.id = m.channel_id"
+        " JOIN deliveries d ON d.message_id = m.id WHERE m.correlation_id = ?"
+        " AND m.type = 'response' AND d.recipient = ? AND d.state = 'unread'"
+        " ORDER BY m.id LIMIT 1", (correlation_id, agent),
+    ).fetchone()
+    return _message(row) if row else None
+
+
+# ---------------------------------------------------------------- exactly-once
+
+
+def exactly_once_seen(conn: sqlite3.Connection, correlation_id: str, sender: str, type_: str,
+                      recipients: Sequence[str], now: int) -> set[str]:
+    if not recipients:
+        return set()
+    rows = conn.execute(
+        "SELECT recipient FROM exactly_once WHERE correlation_id = ? AND sender = ?"
+        f" AND type = ? AND expires_at > ? AND recipient IN ({','.join('?' * len(recipients))})",
+        (correlation_id, sender, type_, now, *recipients),
+    )
+    return {r[0] for r in rows}
+
+
+def exactly_once_record(conn: sqlite3.Connection, correlation_id: str, sender: str, type_: str,
+                        recipients: Sequence[str], expires_at: int) -> None:
+    conn.executemany(
+        "INSERT OR REPLACE INTO exactly_once VALUES (?, ?, ?, ?, ?)",
+        [(correlation_id, r, sender, type_, expires_at) for r in recipients],
+    )
+
+
+# ---------------------------------------------------------------- dead letters
+
+_DL_COLS = ("dl.message_id, dl.recipient, c.name, dl.reason, dl.retry_count, dl.last_error,"
+            " dl.dead_lettered_at, m.content")
+_DL_FROM = (" FROM dead_letters dl JOIN messages m ON m.id = dl.message_id"
+            " JOIN channels c ON c.id = dl.channel_id")
+
+
+def _dl_where(message_id: int | None, recipient: str | None, channel: str | None,
+              reason: str | None) -> tuple[str, list[Any]]:
+    where, params = [], []
+    for col, val in (("dl.message_id", message_id), ("dl.recipient", recipient),
+                     ("c.name", channel), ("dl.reason", reason)):
+        if val is not None:
+            where.append(f"{col} = ?")
+            params.append(val)
+    return (" WHERE " + " AND ".join(where)) if where else "", params
+
+
+def dead_letters(conn: sqlite3.Connection, *, message_id: int | None = None,
+                 recipient: str | None = None, channel: str | None = None,
+                 reason: str | None = None, limit: int = 100,
+                 offset: int = 0) -> tuple[list[tuple[Any, ...]], int]:
+    where, params = _dl_where(message_id, recipient, channel, reason)
+    rows = conn.execute(
+        f"SELECT {_DL_COLS} {_DL_FROM}{where} ORDER BY dl.dead_lettered_at, dl.message_id,"
+        " dl.recipient LIMIT ? OFFSET ?", (*params, limit, offset),
+    ).fetchall()
+    total = conn.execute(f"SELECT count(*) {_DL_FROM}{where}", params).fetchone()[0]
+    return rows, total
+
+
+def delete_dead_letters(conn: sqlite3.Connection, message_id: int,
+                        recipient: str | None) -> int:
+    if recipient is None:
+        return conn.execute("DELETE FROM dead_letters WHERE message_id = ?",
+                            (message_id,)).rowcount
+    return conn.execute("DELETE FROM dead_letters WHERE message_id = ? AND recipient = ?",
+                        (message_id, recipient)).rowcount
+
+
+def purge_dead_letters(conn: sqlite3.Connection, before: int) -> int:
+    return conn.execute("DELETE FROM dead_letters WHERE dead_lettered_at < ?",
+                        (before,)).rowcount
+
+
+def redeliver(conn: sqlite3.Connection, message_id: int, recipient: str, now: int,
+              ack_timeout_ms: int) -> None:
+    """A replayed dead letter: unread again, with a fresh retry budget."""
+    conn.execute(
+        "UPDATE deliveries SET state = 'unread', retry_count = 0, delivered_at = ?,"
+        " read_at = NULL, ack_status = NULL, acked_at = NULL,"
+        " next_timer_at = CASE WHEN tracked THEN ? END, last_error = NULL"
+        " WHERE message_id = ? AND recipient = ?",
+        (now, now + ack_timeout_ms, message_id, recipient),
+    )
 
 
 def mark_read(conn: sqlite3.Connection, agent: str, message_ids: Sequence[int], now: int) -> int:

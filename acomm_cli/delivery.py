@@ -1,0 +1,329 @@
+"""Delivery guarantees: timers (tick), acknowledgements, request/response, dead letters, waiting.
+
+Timers follow DESIGN.md §4: t0 = delivery; deadline k = (re)delivery + ack_timeout; at deadline
+k <= max_retries the delivery waits retry_backoff * 2^(k-1) and is redelivered; past that it is
+dead-lettered. All times derive from scheduled times, so one late tick equals many punctual ones.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+
+from acomm_cli import clock, deadletters, model
+from acomm_cli.errors import InvalidState, NotFound, NotParticipant, ValidationFailed
+from acomm_cli.model import (
+    ACK_ORDER,
+    AckStatus,
+    ChannelState,
+    DeliveryState,
+    Message,
+    MessageFilter,
+    MessageType,
+    QueryResult,
+    SendRequest,
+    SendResult,
+)
+from acomm_cli.pipeline import Router, persist, plan_message, receive
+from acomm_cli.store import queries, timers, write
+
+# ---------------------------------------------------------------- timers
+
+
+@dataclass
+class TickResult:
+    now: int
+    retried: int = 0
+    redelivered: int = 0
+    dead_lettered: int = 0
+    scheduled_delivered: int = 0
+    released: int = 0  # deliveries held by max_pending and let through
+    expired: int = 0
+    dedupe_expired: int = 0
+
+    @property
+    def total(self) -> int:
+        return (self.retried + self.redelivered + self.dead_lettered + self.scheduled_delivered
+                + self.released + self.expired + self.dedupe_expired)
+
+
+_MAX_PASSES = 10_000  # each pass moves every due timer one step; a catch-up needs a handful
+
+
+def advance(conn: sqlite3.Connection, now: int, recipient: str | None = None) -> TickResult:
+    """Apply every timer due at `now` (only `recipient`'s, if given), inside the caller's
+    transaction, repeating until nothing is due so that a late run catches up completely."""
+    result = TickResult(now=now)
+    timers.stage_clear(conn)
+    for _ in range(_MAX_PASSES):
+        scheduled = timers.deliver_waiting(conn, now, recipient, retried=False)
+        redelivered = timers.deliver_waiting(conn, now, recipient, retried=True)
+        retried = timers.schedule_retries(conn, now, recipient)
+        retried += timers.restart_read_exactly_once(conn, now, recipient)
+        expired = timers.stage_expired(conn, now, recipient)
+        exhausted = timers.stage_exhausted(conn, now, recipient)
+        dead = deadletters.apply(conn) if expired + exhausted else 0
+        result.scheduled_delivered += scheduled
+        result.redelivered += redelivered
+        result.retried += retried
+        result.expired += expired
+        result.dead_lettered += dead
+        if not (scheduled + redelivered + retried + dead):
+            break
+    if recipient is None:
+        result.dedupe_expired = timers.expire_exactly_once(conn, now)
+    return result
+
+
+def tick(conn: sqlite3.Connection, now: int) -> TickResult:
+    """Advance every due timer in the store, in one transaction (two ticks never overlap)."""
+    with write(conn):
+        return advance(conn, now)
+
+
+def receive_due(conn: sqlite3.Connection, agent: str, f: MessageFilter, now: int, *,
+                peek: bool = False) -> QueryResult:
+    """`receive`, after applying the agent's own due timers: redelivery needs no tick."""
+    model.agent_id(agent, "recipient")
+    if timers.has_due(conn, now, agent):
+        with write(conn):
+            advance(conn, now, agent)
+    return receive(conn, agent, f, now, peek=peek)
+
+
+# ---------------------------------------------------------------- waiting
+
+POLL_S = 0.05  # PRAGMA data_version is a shared-memory read: 20 a second cost nothing
+
+
+def _wait_change(conn: sqlite3.Connection, version: int, until: float, wake_at_ms: int | None,
+                 stop: Callable[[], bool]) -> int:
+    """Sleep until another process commits, a timer falls due, `until` passes or `stop()`."""
+    while not stop():
+        now = time.monotonic()
+        if now >= until:
+            break
+        if wake_at_ms is not None and clock.now_ms() >= wake_at_ms:
+            break
+        time.sleep(min(POLL_S, until - now))
+        v = queries.data_version(conn)
+        if v != version:
+            return v
+    return queries.data_version(conn)
+
+
+def receive_wait(conn: sqlite3.Connection, agent: str, f: MessageFilter, wait_s: float, *,
+                 peek: bool = False, stop: Callable[[], bool] = lambda: False) -> QueryResult:
+    """Receive, blocking up to `wait_s` seconds for something to arrive."""
+    until = time.monotonic() + wait_s
+    while True:
+        version = queries.data_version(conn)
+        result = receive_due(conn, agent, f, clock.now_ms(), peek=peek)
+        if result.messages or time.monotonic() >= until or stop():
+            return result
+        _wait_change(conn, version, until, queries.next_timer_of(conn, agent), stop)
+
+
+def follow(conn: sqlite3.Connection, agent: str, f: MessageFilter, *, peek: bool = False,
+           stop: Callable[[], bool] = lambda: False) -> Iterator[QueryResult]:
+    """Yield each new batch of messages as it arrives, until `stop()`."""
+    seen: set[int] = set()
+    while not stop():
+        version = queries.data_version(conn)
+        result = receive_due(conn, agent, f, clock.now_ms(), peek=peek)
+        fresh = [m for m in result.messages if m.id not in seen]
+        if peek:
+            seen.update(m.id for m in fresh)
+        if fresh:
+            yield QueryResult(fresh, len(fresh))
+            if len(result.messages) >= f.limit and not peek:
+                continue  # more may be waiting already
+        _wait_change(conn, version, float("inf"), queries.next_timer_of(conn, agent), stop)
+
+
+# ---------------------------------------------------------------- acknowledgements
+
+
+@dataclass(frozen=True)
+class AckResult:
+    message_id: int
+    agent: str
+    status: str
+    changed: bool
+    ack_message_id: int | None
+
+
+def ack(conn: sqlite3.Connection, message_id: int, agent: str, status: str, note: str | None,
+        now: int) -> AckResult:
+    """Record an acknowledgement (forward only; repeating is a no-op) and tell the sender."""
+    model.agent_id(agent)
+    st = model.ack_status(status)
+    with write(conn):
+        msg = queries.message_by_id(conn, message_id)
+        if msg is None:
+            raise NotFound(f"message {message_id} does not exist", field="message",
+                           value=message_id)
+        got = queries.delivery_of(conn, message_id, agent)
+        if got is None:
+            raise NotParticipant(f"{agent!r} is not a recipient of message {message_id}",
+                                 field="agent", value=agent)
+        state, previous, _ = got
+        if previous == st.value:
+            return AckResult(message_id, agent, st.value, False, None)
+        _check_forward(message_id, state, previous, st)
+        queries.set_ack(conn, message_id, agent, st.value, note, now)
+        router = Router(conn)
+        plan = plan_message(router, SendRequest(
+            sender=agent, content=note or st.value, channel=msg.channel,
+            type=MessageType.ACKNOWLEDGMENT.value, correlation_id=msg.correlation_id,
+            metadata={"ack_for": str(message_id), "status": st.value},
+        ), now, only_to=msg.sender, internal=True)
+        ack_id = persist(router, plan, now).id if plan.recipients else None
+        return AckResult(message_id, agent, st.value, True, ack_id)
+
+
+def _check_forward(message_id: int, state: str, previous: str | None, st: AckStatus) -> None:
+    if state == DeliveryState.DEAD.value:
+        raise InvalidState(f"message {message_id} was dead-lettered for this agent; replay it "
+                           "first", field="message", value=message_id)
+    if previous is not None and ACK_ORDER[AckStatus(previous)] >= ACK_ORDER[st]:
+        raise InvalidState(
+            f"ack status cannot go from {previous} to {st.value} (forward only: received -> "
+            "in_progress -> completed | failed)", field="status", value=st.value,
+            current=previous)
+
+
+# ---------------------------------------------------------------- request / response
+
+
+def query(conn: sqlite3.Connection, req: SendRequest, now: int,
+          timeout_ms: int | None = None) -> SendResult:
+    """Send a query; with a timeout, deliveries not read by then expire (dead letters)."""
+    from acomm_cli.pipeline import send
+
+    if timeout_ms is not None and timeout_ms <= 0:
+        raise ValidationFailed("timeout: must be longer than 0", field="timeout",
+                               value=timeout_ms)
+    req = replace(req, type=MessageType.QUERY.value,
+                  expires_at=now + timeout_ms if timeout_ms is not None else None)
+    return send(conn, req, now)
+
+
+def respond(conn: sqlite3.Connection, correlation_id: str, content: str, agent: str, now: int,
+            priority: str | int = "normal") -> SendResult:
+    """Answer a query: to its sender, on its channel; the response is the responder's ack."""
+    model.agent_id(agent, "sender")
+    model.correlation_id(correlation_id)
+    with write(conn):
+        found = queries.first_of_type(conn, correlation_id, MessageType.QUERY.value)
+        if found is None:
+            raise NotFound(f"no query has correlation id {correlation_id!r}",
+                           field="correlation_id", value=correlation_id)
+        _, channel_id, asker = found
+        ch = queries.channel_by_id(conn, channel_id)
+        router = Router(conn)
+        plan = plan_message(router, SendRequest(
+            sender=agent, content=content, channel=ch.name,  # type: ignore[union-attr]
+            type=MessageType.RESPONSE.value, correlation_id=correlation_id, priority=priority,
+        ), now, only_to=asker)
+        result = persist(router, plan, now)
+        for mid, state, status in queries.correlated_deliveries(
+                conn, correlation_id, MessageType.QUERY.value, agent):
+            if state != DeliveryState.DEAD.value and status != AckStatus.COMPLETED.value:
+                queries.set_ack(conn, mid, agent, AckStatus.COMPLETED.value, None, now)
+        return result
+
+
+def await_response(conn: sqlite3.Connection, correlation_id: str, agent: str, wait_s: float,
+                   stop: Callable[[], bool] = lambda: False) -> Message | None:
+    """Block up to `wait_s` for the first unread response to the asker; marks it read."""
+    until = time.monotonic() + wait_s
+    while True:
+        version = queries.data_version(conn)
+        with write(conn):
+            msg = queries.unread_response(conn, correlation_id, agent)
+            if msg is not None:
+                queries.mark_read(conn, agent, [msg.id], clock.now_ms())
+                return msg
+        if time.monotonic() >= until or stop():
+            return None
+        _wait_change(conn, version, until, None, stop)
+
+
+def thread(conn: sqlite3.Connection, correlation_id: str) -> list[Message]:
+    model.correlation_id(correlation_id)
+    msgs = queries.thread(conn, correlation_id)
+    if not msgs:
+        raise NotFound(f"no message has correlation id {correlation_id!r}",
+                       field="correlation_id", value=correlation_id)
+    return msgs
+
+
+# ---------------------------------------------------------------- dead letters
+
+
+@dataclass(frozen=True)
+class DeadLetter:
+    message_id: int
+    recipient: str
+    channel: str
+    reason: str
+    retry_count: int
+    last_error: str | None
+    dead_lettered_at: int
+    content: str
+
+
+def list_dead_letters(conn: sqlite3.Connection, *, message_id: int | None = None,
+                      recipient: str | None = None, channel: str | None = None,
+                      reason: str | None = None, limit: int = 100,
+                      offset: int = 0) -> tuple[list[DeadLetter], int]:
+    if limit < 0 or offset < 0:
+        raise ValidationFailed("limit: --limit and --offset must not be negative", field="limit")
+    rows, total = queries.dead_letters(conn, message_id=message_id, recipient=recipient,
+                                       channel=channel, reason=reason, limit=limit,
+                                       offset=offset)
+    return [DeadLetter(*r) for r in rows], total
+
+
+def _dead_of(conn: sqlite3.Connection, message_id: int,
+             recipient: str | None) -> list[DeadLetter]:
+    found, _ = list_dead_letters(conn, message_id=message_id, recipient=recipient,
+                                 limit=1_000_000)
+    if not found:
+        who = f" for {recipient!r}" if recipient else ""
+        raise NotFound(f"message {message_id} has no dead letter{who}", field="message",
+                       value=message_id)
+    return found
+
+
+def replay(conn: sqlite3.Connection, message_id: int, recipient: str | None,
+           now: int) -> list[DeadLetter]:
+    """Redeliver the same message id with a fresh retry budget, after re-validating."""
+    with write(conn):
+        replayed = _dead_of(conn, message_id, recipient)
+        for dl in replayed:
+            ch = queries.channel_by_name(conn, dl.channel)
+            if ch is None or ch.state == ChannelState.CLOSED:
+                raise InvalidState(f"channel {dl.channel!r} is closed; cannot replay",
+                                   field="channel", value=dl.channel)
+            if ch.role_of(dl.recipient) is None:
+                raise NotParticipant(
+                    f"{dl.recipient!r} is no longer a participant of {dl.channel!r}",
+                    field="recipient", value=dl.recipient)
+            queries.redeliver(conn, message_id, dl.recipient, now, ch.config.ack_timeout_ms)
+            queries.delete_dead_letters(conn, message_id, dl.recipient)
+        return replayed
+
+
+def discard(conn: sqlite3.Connection, message_id: int, recipient: str | None) -> int:
+    with write(conn):
+        _dead_of(conn, message_id, recipient)
+        return queries.delete_dead_letters(conn, message_id, recipient)
+
+
+def purge(conn: sqlite3.Connection, older_than_ms: int, now: int) -> int:
+    with write(conn):
+        return queries.purge_dead_letters(conn, now - older_than_ms)

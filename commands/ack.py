@@ -1,0 +1,32 @@
+"""`acomm ack`: acknowledge a message."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Annotated
+
+import typer
+from acomm_cli.commands._common import AsAgent, identity, output, store
+
+from acomm_cli import clock, delivery, render
+
+app = typer.Typer()
+
+
+@app.command()
+def ack(
+    ctx: typer.Context,
+    message_id: Annotated[int, typer.Argument(metavar="MSG", help="The message id.")],
+    as_: AsAgent = None,
+    status: Annotated[str, typer.Option(
+        help="received, in_progress, completed or failed (forward only).")] = "completed",
+    note: Annotated[str | None, typer.Option(help="Details for the sender.")] = None,
+) -> None:
+    """Acknowledge a message: stops its retries and tells the sender.
+
+    Example: acomm ack 42 --as executor --status completed --note "deployed"
+    """
+    agent = identity(as_)
+    with store(ctx, write=True) as conn:
+        result = delivery.ack(conn, message_id, agent, status, note, clock.now_ms())
+    render.ack(output(ctx), asdict(result))

@@ -1,0 +1,96 @@
+"""`acomm query`, `acomm respond`, `acomm thread`: request and response."""
+
+from __future__ import annotations
+
+import signal
+from typing import Annotated
+
+import typer
+from acomm_cli.commands._common import AsAgent, identity, output, store
+from acomm_cli.commands.send import _body
+
+from acomm_cli import clock, delivery, render
+from acomm_cli.errors import Timeout
+from acomm_cli.model import SendRequest
+
+app = typer.Typer()
+
+
+@app.command()
+def query(
+    ctx: typer.Context,
+    channel: Annotated[str, typer.Argument(help="Channel name.")],
+    body: Annotated[str | None, typer.Argument(help="The question; '-' or omitted: stdin.",
+                                               show_default=False)] = None,
+    as_: AsAgent = None,
+    timeout: Annotated[str | None, typer.Option(
+        help="Recipients that have not read it by then get it dead-lettered (expired).")]
+    = None,
+    wait: Annotated[float | None, typer.Option(
+        help="Wait this many seconds for the first response and print it (exit 124 if none).")]
+    = None,
+    priority: Annotated[str, typer.Option("--priority", "-p")] = "normal",
+    topic: Annotated[str | None, typer.Option(help="Topic (needed on pubsub channels).")] = None,
+) -> None:
+    """Ask a question; prints its correlation id (or, with --wait, the first answer).
+
+    Example: answer=$(acomm query team "pool size?" --as lead --wait 30)
+    """
+    agent = identity(as_)
+    now = clock.now_ms()
+    timeout_ms = clock.parse_duration(timeout, "timeout") if timeout is not None else None
+    req = SendRequest(sender=agent, content=_body(body), channel=channel, priority=priority,
+                      topic=topic)
+    out = output(ctx)
+    with store(ctx, write=True) as conn:
+        result = delivery.query(conn, req, now, timeout_ms)
+        if wait is None:
+            render.ok(out, render.send_doc(result), result.correlation_id)
+            return
+        stop = _stop_on_signals()
+        answer = delivery.await_response(conn, result.correlation_id, agent, wait, stop)
+    if answer is None:
+        raise Timeout(f"no response to {result.correlation_id} within {wait:g}s",
+                      correlation_id=result.correlation_id)
+    render.ok(out, render.message_doc(answer), answer.content.rstrip("\n"))
+
+
+def _stop_on_signals():  # noqa: ANN202
+    stopped = []
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stopped.append(True))
+    return lambda: bool(stopped)
+
+
+@app.command()
+def respond(
+    ctx: typer.Context,
+    correlation_id: Annotated[str, typer.Argument(metavar="CORR", help="The query's id.")],
+    body: Annotated[str | None, typer.Argument(help="The answer; '-' or omitted: stdin.",
+                                               show_default=False)] = None,
+    as_: AsAgent = None,
+    priority: Annotated[str, typer.Option("--priority", "-p")] = "normal",
+) -> None:
+    """Answer a query (to its sender, on its channel); counts as your ack; prints the id.
+
+    Example: acomm respond "$corr" "20 connections" --as researcher
+    """
+    agent = identity(as_)
+    with store(ctx, write=True) as conn:
+        result = delivery.respond(conn, correlation_id, _body(body), agent, clock.now_ms(),
+                                  priority)
+    render.send_results(output(ctx), [result])
+
+
+@app.command()
+def thread(
+    ctx: typer.Context,
+    correlation_id: Annotated[str, typer.Argument(metavar="CORR", help="Correlation id.")],
+) -> None:
+    """A query (or command) and everything correlated with it, in order.
+
+    Example: acomm thread "$corr" --json
+    """
+    with store(ctx, write=False) as conn:
+        msgs = delivery.thread(conn, correlation_id)
+    render.thread(output(ctx), correlation_id, msgs)

@@ -1,0 +1,46 @@
+"""`acomm tick`: advance every due timer (run it from cron, or with --every as a worker)."""
+
+from __future__ import annotations
+
+import signal
+import time
+from dataclasses import asdict
+from typing import Annotated
+
+import typer
+from acomm_cli.commands._common import output, store
+
+from acomm_cli import clock, delivery, render
+
+app = typer.Typer()
+
+
+@app.command()
+def tick(
+    ctx: typer.Context,
+    every: Annotated[str | None, typer.Option(
+        help="Keep running, ticking at this interval (e.g. 1s) until SIGINT/SIGTERM.")] = None,
+    max_seconds: Annotated[float | None, typer.Option(
+        help="With --every: stop after this many seconds.")] = None,
+) -> None:
+    """Deliver scheduled messages, retry unacknowledged ones, dead-letter the hopeless.
+
+    Example (crontab): * * * * * acomm --store /srv/agents.acomm tick
+    """
+    out = output(ctx)
+    with store(ctx, write=True) as conn:
+        if every is None:
+            render.tick(out, asdict(delivery.tick(conn, clock.now_ms())))
+            return
+        interval = clock.parse_duration(every, "every") / 1000
+        stopped: list[int] = []
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, lambda signum, _frame: stopped.append(signum))
+        end = time.monotonic() + max_seconds if max_seconds is not None else float("inf")
+        while not stopped and time.monotonic() < end:
+            result = delivery.tick(conn, clock.now_ms())
+            if result.total or out.json:
+                render.tick(out, asdict(result))
+            wake = min(time.monotonic() + interval, end)
+            while not stopped and time.monotonic() < wake:
+                time.sleep(min(0.1, max(0.0, wake - time.monotonic())))

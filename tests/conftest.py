@@ -1,0 +1,146 @@
+"""Shared fixtures: every test gets its own real store in tmp_path; nothing is mocked."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from acomm_cli import pipeline
+from acomm_cli.app import app
+
+VENV_BIN = Path(sys.executable).parent
+ACOMM = shutil.which("acomm", path=str(VENV_BIN)) or "acomm"
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Point ACOMM_STORE into tmp_path and clear every other ACOMM_* variable."""
+    for key in list(os.environ):
+        if key.startswith("ACOMM_") or key in ("NO_COLOR", "FORCE_COLOR"):
+            monkeypatch.delenv(key)
+    path = tmp_path / "store" / "store.acomm"
+    monkeypatch.setenv("ACOMM_STORE", str(path))
+    monkeypatch.chdir(tmp_path)
+    return path
+
+
+@dataclass
+class Result:
+    exit_code: int
+    stdout: str
+    stderr: str
+
+    def json(self) -> Any:
+        return json.loads(self.stdout)
+
+    @property
+    def error(self) -> dict[str, Any]:
+        return json.loads(self.stderr)["error"]
+
+
+class Cli:
+    """Runs `acomm` in process with Typer's CliRunner; stdout and stderr kept apart."""
+
+    def __init__(self) -> None:
+        self.runner = CliRunner()
+
+    def __call__(self, *args: str, input: str | None = None, strict: bool = False,
+                 env: dict[str, str] | None = None) -> Result:
+        r = self.runner.invoke(app, [str(a) for a in args], input=input, env=env)
+        if r.exception is not None and not isinstance(r.exception, SystemExit):
+            raise r.exception
+        res = Result(r.exit_code, r.stdout, r.stderr)
+        if strict and res.exit_code != 0:
+            raise AssertionError(f"acomm {' '.join(args)} exited {res.exit_code}: {res.stderr}")
+        return res
+
+    def ok(self, *args: str, input: str | None = None) -> Result:
+        return self(*args, input=input, strict=True)
+
+
+@pytest.fixture
+def cli() -> Cli:
+    return Cli()
+
+
+@pytest.fixture
+def store(isolated_env: Path, cli: Cli) -> Path:
+    """A fresh store, made by `acomm init` as a user would."""
+    cli.ok("init")
+    return isolated_env
+
+
+@pytest.fixture
+def conn(store: Path):
+    """An open connection to the fresh store, for driving the pipeline directly."""
+    c = pipeline.connect(store, create=False)
+    yield c
+    c.close()
+
+
+def run(*args: str, input: str | None = None, env: dict[str, str] | None = None,
+        timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """Run the installed `acomm` as a separate process, as shell scripts do."""
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run([ACOMM, *map(str, args)], input=input, capture_output=True,
+                          text=True, env=full_env, timeout=timeout)
+
+
+def snapshot(path: Path) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of every table: to prove a refused command changed nothing."""
+    c = sqlite3.connect(path)
+    try:
+        tables = [r[0] for r in c.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+        return {t: sorted(c.execute(f'SELECT * FROM "{t}"').fetchall(), key=repr)
+                for t in tables}
+    finally:
+        c.close()
+
+
+def query(path: Path, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+    """Read rows straight from the store file, bypassing acomm: what is really there."""
+    c = sqlite3.connect(path)
+    try:
+        return c.execute(sql, params).fetchall()
+    finally:
+        c.close()
+
+
+STATES = {"queued", "waiting", "unread", "read", "acked", "dead"}
+
+
+def assert_invariants(path: Path, sent_ids: set[int] | None = None) -> None:
+    """Every delivery is in exactly one documented state, timers exist where a state needs
+    one, dead letters match dead deliveries, and no accepted message has vanished."""
+    c = sqlite3.connect(path)
+    try:
+        states = {r[0] for r in c.execute("SELECT DISTINCT state FROM deliveries")}
+        assert states <= STATES, states - STATES
+        assert not c.execute(
+            "SELECT 1 FROM deliveries WHERE tracked = 1 AND state IN ('unread', 'read',"
+            " 'waiting') AND next_timer_at IS NULL").fetchall(), "tracked delivery lost its timer"
+        assert not c.execute(
+            "SELECT 1 FROM deliveries WHERE state = 'waiting' AND next_timer_at IS NULL"
+        ).fetchall(), "waiting delivery with no time to wake"
+        assert not c.execute(
+            "SELECT 1 FROM deliveries WHERE state IN ('acked', 'dead') AND next_timer_at"
+            " IS NOT NULL").fetchall(), "terminal delivery still has a timer"
+        assert not c.execute(
+            "SELECT 1 FROM dead_letters dl JOIN deliveries d USING (message_id, recipient)"
+            " WHERE d.state != 'dead'").fetchall(), "dead letter for a live delivery"
+        if sent_ids is not None:
+            have = {r[0] for r in c.execute("SELECT id FROM messages")}
+            assert sent_ids <= have, sent_ids - have
+    finally:
+        c.close()

@@ -1,0 +1,100 @@
+"""Blocking and following across real processes, and time moved by the faketime program."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import time
+
+import pytest
+from conftest import ACOMM, run
+
+needs_faketime = pytest.mark.skipif(shutil.which("faketime") is None,
+                                    reason="faketime is not installed (make test installs it)")
+
+
+@pytest.fixture
+def team(store):
+    assert run("channel", "create", "team", "--as", "alice").returncode == 0
+    assert run("channel", "join", "team", "bob").returncode == 0
+    return store
+
+
+def test_receive_wait_times_out_with_exit_124(team):
+    r = run("receive", "--as", "bob", "--wait", "0.3")
+    assert r.returncode == 124 and "nothing arrived" in r.stderr
+
+
+def test_receive_wait_wakes_when_another_process_sends(team):
+    waiter = subprocess.Popen([ACOMM, "receive", "--as", "bob", "--wait", "20", "--body"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.5)  # let it start waiting; the assertion below does not depend on timing
+    assert run("send", "team", "wake up", "--as", "alice").returncode == 0
+    out, err = waiter.communicate(timeout=20)
+    assert waiter.returncode == 0, err
+    assert out == "wake up\n"
+
+
+def test_follow_prints_messages_sent_by_another_process(team):
+    follower = subprocess.Popen([ACOMM, "receive", "--as", "bob", "--follow"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for body in ("one", "two"):
+            assert run("send", "team", body, "--as", "alice").returncode == 0
+        lines = [json.loads(follower.stdout.readline()) for _ in range(2)]
+    finally:
+        follower.terminate()
+        follower.wait(timeout=10)
+    assert [m["content"] for m in lines] == ["one", "two"]
+    assert follower.returncode == 0  # SIGTERM stops it cleanly
+
+
+def test_query_wait_prints_the_first_response(team):
+    asker = subprocess.Popen([ACOMM, "query", "team", "ready?", "--as", "alice", "--wait", "20"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    corr = None
+    deadline = time.monotonic() + 20
+    while corr is None and time.monotonic() < deadline:
+        got = json.loads(run("receive", "--as", "bob", "--json").stdout)["messages"]
+        corr = got[0]["correlation_id"] if got else None
+    assert run("respond", corr, "yes", "--as", "bob").returncode == 0
+    out, err = asker.communicate(timeout=20)
+    assert asker.returncode == 0, err
+    assert out == "yes\n"
+
+
+def test_query_wait_without_answer_exits_124(team):
+    r = run("query", "team", "anyone?", "--as", "alice", "--wait", "0.2")
+    assert r.returncode == 124
+
+
+def test_tick_every_stops_cleanly_on_sigterm(team):
+    worker = subprocess.Popen([ACOMM, "tick", "--every", "100ms"], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    time.sleep(0.5)
+    worker.terminate()
+    worker.wait(timeout=10)
+    assert worker.returncode == 0
+
+
+@needs_faketime
+def test_retry_schedule_through_the_command_line_with_faketime(store):
+    def at(offset: str, *args: str) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "FAKETIME": f"@2026-01-01 {offset}", "FAKETIME_DONT_RESET": "1"}
+        return subprocess.run(["faketime", "-f", f"@2026-01-01 {offset}", ACOMM, *args],
+                              capture_output=True, text=True, env=env, timeout=60)
+
+    assert at("00:00:00", "channel", "create", "w", "--as", "p", "--delivery",
+              "at-least-once").returncode == 0
+    assert at("00:00:00", "channel", "join", "w", "e").returncode == 0
+    sent = at("00:00:00", "send", "w", "go", "--type", "command", "--as", "p")
+    assert sent.returncode == 0, sent.stderr
+    redelivered = []
+    for offset in ("00:00:30", "00:00:32", "00:01:04", "00:01:38", "00:02:08"):
+        out = json.loads(at(offset, "tick", "--json").stdout)
+        redelivered.append((out["redelivered"], out["dead_lettered"]))
+    assert redelivered == [(0, 0), (1, 0), (1, 0), (1, 0), (0, 1)]
+    dl = json.loads(run("deadletter", "list", "--json").stdout)["dead_letters"]
+    assert dl[0]["reason"] == "max_retries_exceeded"

@@ -26,7 +26,7 @@ from acomm_cli.model import (
     SendRequest,
     SendResult,
 )
-from acomm_cli.pipeline import Router, persist, plan_message, receive
+from acomm_cli.pipeline import Router, persist, plan_message, receive, release
 from acomm_cli.store import queries, timers, write
 
 # ---------------------------------------------------------------- timers
@@ -72,6 +72,7 @@ def advance(conn: sqlite3.Connection, now: int, recipient: str | None = None) ->
         result.dead_lettered += dead
         if not (scheduled + redelivered + retried + dead):
             break
+    result.released = release(conn, now)
     if recipient is None:
         result.dedupe_expired = timers.expire_exactly_once(conn, now)
     return result
@@ -174,6 +175,7 @@ def ack(conn: sqlite3.Connection, message_id: int, agent: str, status: str, note
             return AckResult(message_id, agent, st.value, False, None)
         _check_forward(message_id, state, previous, st)
         queries.set_ack(conn, message_id, agent, st.value, note, now)
+        release(conn, now)
         router = Router(conn)
         plan = plan_message(router, SendRequest(
             sender=agent, content=note or st.value, channel=msg.channel,
@@ -199,7 +201,7 @@ def _check_forward(message_id: int, state: str, previous: str | None, st: AckSta
 
 
 def query(conn: sqlite3.Connection, req: SendRequest, now: int,
-          timeout_ms: int | None = None) -> SendResult:
+          timeout_ms: int | None = None, limits: model.Limits | None = None) -> SendResult:
     """Send a query; with a timeout, deliveries not read by then expire (dead letters)."""
     from acomm_cli.pipeline import send
 
@@ -208,7 +210,7 @@ def query(conn: sqlite3.Connection, req: SendRequest, now: int,
                                value=timeout_ms)
     req = replace(req, type=MessageType.QUERY.value,
                   expires_at=now + timeout_ms if timeout_ms is not None else None)
-    return send(conn, req, now)
+    return send(conn, req, now, limits)
 
 
 def respond(conn: sqlite3.Connection, correlation_id: str, content: str, agent: str, now: int,

@@ -196,6 +196,16 @@ class ChannelConfig:
 
 
 @dataclass(frozen=True)
+class Limits:
+    """Store-wide backpressure (DESIGN.md §4); 0 disables a limit."""
+
+    max_active_messages: int = 100_000
+    max_store_bytes: int = 2 * 1024**3
+    reserve_bytes: int = 100 * 1024**2  # refuse sends this close to max_store_bytes
+    warn_fraction: float = 0.9
+
+
+@dataclass(frozen=True)
 class Participant:
     agent: str
     role: Role

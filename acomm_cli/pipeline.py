@@ -10,7 +10,7 @@ import json
 import os
 import re
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,8 @@ from acomm_cli.errors import (
     InvalidState,
     NotFound,
     NotParticipant,
+    StoreCapacity,
+    StoreFull,
     ValidationFailed,
 )
 from acomm_cli.model import (
@@ -32,6 +34,7 @@ from acomm_cli.model import (
     ChannelType,
     DeliveryMode,
     DeliveryState,
+    Limits,
     Message,
     MessageFilter,
     MessageType,
@@ -87,7 +90,7 @@ def status(conn: sqlite3.Connection, path: Path, flush: str) -> StoreStatus:
     c = queries.counts(conn)
     wal = Path(str(path) + "-wal")
     return StoreStatus(
-        path=str(path), store_id=queries.meta(conn, "store_id"),
+        path=str(path.resolve()), store_id=queries.meta(conn, "store_id"),
         schema_version=queries.schema_version(conn), bytes=path.stat().st_size,
         wal_bytes=wal.stat().st_size if wal.exists() else 0, flush=flush, **c,
     )
@@ -193,6 +196,7 @@ def leave_channel(conn: sqlite3.Connection, name: str, agent: str, now: int) -> 
         pending = queries.pending_deliveries_of(conn, ch.id, agent)
         deadletters.dead_letter(conn, [(mid, agent, ch.id, n) for mid, n in pending],
                                 "recipient_left", f"{agent} left {name}", now)
+        release(conn, now)
         return queries.channel_by_id(conn, ch.id)  # type: ignore[return-value]
 
 
@@ -275,8 +279,10 @@ class _Plan:
 class Router:
     """Per-transaction cache of channels and subscription indexes (a batch reuses them)."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, limits: Limits | None = None) -> None:
         self.conn = conn
+        self.limits = limits or Limits()
+        self.backlog: dict[int, list[int]] = {}  # channel id -> [pending, queued] messages
         self.channels: dict[str, Channel] = {}
         self.indexes: dict[int, SubscriptionIndex] = {}
         self.correlated: dict[tuple[str, str], int] = {}  # (corr, type) -> channel id, in batch
@@ -309,20 +315,14 @@ class Router:
 _ACK_EXEMPT = (MessageType.RESPONSE, MessageType.ACKNOWLEDGMENT)
 
 
-def plan_message(router: Router, req: SendRequest, now: int, where: str = "", *,
-          only_to: str | None = None, internal: bool = False) -> _Plan:
+def plan_message(router: Router, req: SendRequest, now: int, *,
+                 only_to: str | None = None, internal: bool = False) -> _Plan:
     """Stage 1 (validate) and stage 3 (route); raises before anything is written.
 
     `only_to` routes to one agent whatever the channel type (responses and acknowledgements
     go back to the original sender); `internal` marks a message acomm itself derives (an ack)
     that may travel on a paused or draining channel and needs no correlation check."""
-    try:
-        return _plan_checked(router, req, now, only_to, internal)
-    except ValidationFailed as exc:
-        if where:
-            exc.message = f"{where}: {exc.message}"
-            exc.extra.setdefault("line", int(where.split()[-1]))
-        raise
+    return _plan_checked(router, req, now, only_to, internal)
 
 
 def _plan_checked(router: Router, req: SendRequest, now: int, only_to: str | None,
@@ -421,10 +421,26 @@ def _correlated(router: Router, corr: str, wanted: MessageType) -> bool:
     return queries.has_correlated(router.conn, corr, wanted.value) is not None
 
 
-def _delivery_rows(plan: _Plan, message_id: int, now: int) -> list[tuple[Any, ...]]:
+def _held_back(router: Router, ch: Channel) -> bool:
+    """max_pending: once a channel has that many pending messages (or any queued), new
+    messages are accepted but queued, to be released oldest first."""
+    if ch.config.max_pending <= 0:
+        return False
+    counts = router.backlog.get(ch.id)
+    if counts is None:
+        counts = router.backlog[ch.id] = list(queries.channel_backlog(router.conn, ch.id))
+    held = counts[1] > 0 or counts[0] >= ch.config.max_pending
+    counts[1 if held else 0] += 1
+    return held
+
+
+def _delivery_rows(router: Router, plan: _Plan, message_id: int,
+                   now: int) -> list[tuple[Any, ...]]:
     ch = plan.channel
     if plan.deliver_at is not None and plan.deliver_at > now:
         state, delivered, timer = DeliveryState.WAITING.value, None, plan.deliver_at
+    elif plan.recipients and _held_back(router, ch):
+        state, delivered, timer = DeliveryState.QUEUED.value, None, None
     else:
         state, delivered = DeliveryState.UNREAD.value, now
         timer = now + ch.config.ack_timeout_ms if plan.tracked else None
@@ -432,12 +448,11 @@ def _delivery_rows(plan: _Plan, message_id: int, now: int) -> list[tuple[Any, ..
             for r in plan.recipients]
 
 
-def _result(plan: _Plan, message_id: int, now: int) -> SendResult:
-    waiting = plan.deliver_at is not None and plan.deliver_at > now
+def _result(plan: _Plan, message_id: int, now: int, delivered: bool) -> SendResult:
     return SendResult(
         id=message_id, channel=plan.channel.name, channel_id=plan.channel.id,
         recipients=tuple(plan.recipients),
-        status="delivered" if plan.recipients and not waiting else "sent",
+        status="delivered" if plan.recipients and delivered else "sent",
         created_at=now, correlation_id=plan.correlation_id,
     )
 
@@ -468,17 +483,61 @@ def persist(router: Router, plan: _Plan, now: int) -> SendResult:
     """Stages 2, 4 and 5 for one message: id and time, persist, deliver."""
     _exactly_once(router, plan, now)
     mid = queries.insert_message(router.conn, (None, *plan.row))
-    queries.insert_deliveries(router.conn, _delivery_rows(plan, mid, now))
-    result = _result(plan, mid, now)
+    rows = _delivery_rows(router, plan, mid, now)
+    queries.insert_deliveries(router.conn, rows)
+    result = _result(plan, mid, now, bool(rows) and rows[0][3] == DeliveryState.UNREAD.value)
     if plan.row[7] is not None:
         router.dedupe[(plan.channel.id, plan.row[7])] = result
     return result
 
 
-def send(conn: sqlite3.Connection, req: SendRequest, now: int) -> SendResult:
+def check_capacity(router: Router, adding: int) -> None:
+    """Backpressure before accepting `adding` messages: store size, then active messages."""
+    lim = router.limits
+    if lim.max_store_bytes:
+        size = queries.store_bytes(router.conn)
+        if size >= lim.max_store_bytes - lim.reserve_bytes:
+            raise StoreCapacity(
+                f"store is {size} bytes, within {lim.reserve_bytes} bytes of its limit "
+                f"({lim.max_store_bytes}); compact it (`acomm compact`) or raise "
+                "limits.max_store_bytes", field="limits.max_store_bytes", bytes=size)
+    if lim.max_active_messages:
+        active = queries.active_messages(router.conn, lim.max_active_messages - adding + 1)
+        if active + adding > lim.max_active_messages:
+            raise StoreFull(
+                f"{active} messages are still being delivered; accepting {adding} more would "
+                f"pass limits.max_active_messages ({lim.max_active_messages})",
+                field="limits.max_active_messages", active=active)
+
+
+def capacity_warning(conn: sqlite3.Connection, limits: Limits) -> str | None:
+    """A warning once the store passes 90% of limits.max_store_bytes."""
+    if not limits.max_store_bytes:
+        return None
+    size = queries.store_bytes(conn)
+    if size > limits.warn_fraction * limits.max_store_bytes:
+        return (f"store is {size} bytes, {100 * size / limits.max_store_bytes:.0f}% of "
+                f"limits.max_store_bytes ({limits.max_store_bytes}); compact it soon")
+    return None
+
+
+def release(conn: sqlite3.Connection, now: int) -> int:
+    """Let queued deliveries through, oldest first, where max_pending has room again."""
+    released = 0
+    for cid, max_pending, ack_timeout in queries.channels_with_queued(conn):
+        pending, _ = queries.channel_backlog(conn, cid)
+        if pending < max_pending:
+            released += queries.release_queued(conn, cid, max_pending - pending, now,
+                                               ack_timeout)
+    return released
+
+
+def send(conn: sqlite3.Connection, req: SendRequest, now: int,
+         limits: Limits | None = None) -> SendResult:
     """Send one message through the whole pipeline, in one transaction."""
     with write(conn):
-        router = Router(conn)
+        router = Router(conn, limits)
+        check_capacity(router, 1)
         plan = plan_message(router, req, now)
         return _deduplicated(router, plan, req.dedupe_key, now) or persist(router, plan, now)
 
@@ -505,7 +564,7 @@ def _direct_channel(router: Router, sender: str, recipient: str, now: int) -> st
 
 
 def send_direct(conn: sqlite3.Connection, req: SendRequest, to: Sequence[str],
-                now: int) -> list[SendResult | CommError]:
+                now: int, limits: Limits | None = None) -> list[SendResult | CommError]:
     """One direct message per recipient, in order; one failing does not stop the others."""
     if not to:
         raise ValidationFailed("to: name at least one recipient", field="to")
@@ -516,7 +575,8 @@ def send_direct(conn: sqlite3.Connection, req: SendRequest, to: Sequence[str],
             raise ValidationFailed(f"to: {r!r} is the sender", field="to", value=r)
     results: list[SendResult | CommError] = []
     with write(conn):
-        router = Router(conn)
+        router = Router(conn, limits)
+        check_capacity(router, len(to))
         for i, recipient in enumerate(to):
             conn.execute(f"SAVEPOINT r{i}")
             try:
@@ -538,8 +598,8 @@ _BATCH_KEYS = {"channel", "to", "from", "sender", "content", "type", "priority",
                "correlation_id", "dedupe_key", "metadata", "delay"}
 
 
-def batch_request(item: Any, line: int) -> tuple[SendRequest, str | None]:
-    """One JSON Lines object -> (request, direct recipient or None)."""
+def batch_request(item: Any, line: int) -> tuple[SendRequest, str | None, int]:
+    """One JSON Lines object -> (request, direct recipient or None, line)."""
     where = f"line {line}"
     if not isinstance(item, dict):
         raise ValidationFailed(f"{where}: each line must be a JSON object", field="line",
@@ -565,41 +625,54 @@ def batch_request(item: Any, line: int) -> tuple[SendRequest, str | None]:
         try:
             delay = parse_duration(delay, "delay")
         except ValidationFailed as exc:
-            exc.message = f"{where}: {exc.message}"
-            exc.extra["line"] = line
-            raise
+            raise _at_line(exc, line) from None
     req = SendRequest(
         sender=sender, content=item.get("content", ""), channel=item.get("channel"),
         type=item.get("type", "text"), priority=item.get("priority", "normal"),
         topic=item.get("topic"), correlation_id=item.get("correlation_id"),
         dedupe_key=item.get("dedupe_key"), metadata=item.get("metadata"), delay_ms=delay,
     )
-    return req, item.get("to")
+    return req, item.get("to"), line
 
 
-def send_batch(conn: sqlite3.Connection, items: Iterable[tuple[SendRequest, str | None]],
-               now: int) -> list[SendResult]:
-    """Many messages in one transaction: all are sent, or none (the first error is raised)."""
+def _at_line(exc: CommError, line: int) -> CommError:
+    """Name the batch line an error came from (once)."""
+    if "line" not in exc.extra:
+        exc.message = f"line {line}: {exc.message}"
+        exc.extra["line"] = line
+    return exc
+
+
+def send_batch(conn: sqlite3.Connection, items: Sequence[tuple[SendRequest, str | None, int]],
+               now: int, limits: Limits | None = None) -> list[SendResult]:
+    """Many messages in one transaction: all are sent, or none (the first error is raised,
+    naming its line). Items are (request, direct recipient or None, line number)."""
     results: list[SendResult] = []
     messages: list[tuple[Any, ...]] = []
     deliveries: list[tuple[Any, ...]] = []
     with write(conn):
-        router = Router(conn)
+        router = Router(conn, limits)
+        check_capacity(router, len(items))
         next_id = queries.last_message_id(conn) + 1
-        for line, (req, to) in enumerate(items, start=1):
-            if to is not None:
-                model.agent_id(req.sender, "sender")
-                model.agent_id(to, "to")
-                req = replace(req, channel=_direct_channel(router, req.sender, to, now))
-            plan = plan_message(router, req, now, f"line {line}")
+        for req, to, line in items:
+            try:
+                if to is not None:
+                    model.agent_id(req.sender, "sender")
+                    model.agent_id(to, "to")
+                    req = replace(req, channel=_direct_channel(router, req.sender, to, now))
+                plan = plan_message(router, req, now)
+            except CommError as exc:
+                raise _at_line(exc, line) from None
             dup = _deduplicated(router, plan, req.dedupe_key, now)
             if dup is not None:
                 results.append(dup)
                 continue
             _exactly_once(router, plan, now)
             messages.append((next_id, *plan.row))
-            deliveries.extend(_delivery_rows(plan, next_id, now))
-            result = _result(plan, next_id, now)
+            rows = _delivery_rows(router, plan, next_id, now)
+            deliveries.extend(rows)
+            result = _result(plan, next_id, now,
+                             bool(rows) and rows[0][3] == DeliveryState.UNREAD.value)
             if req.dedupe_key is not None:
                 router.dedupe[(plan.channel.id, req.dedupe_key)] = result
             results.append(result)
@@ -655,6 +728,7 @@ def receive(conn: sqlite3.Connection, agent: str, f: MessageFilter, now: int, *,
         msgs, total = queries.inbox(conn, agent, f)
         if not peek and msgs:
             queries.mark_read(conn, agent, [m.id for m in msgs], now)
+            release(conn, now)
             for m in msgs:
                 m.delivery.state = DeliveryState.READ  # type: ignore[union-attr]
                 m.delivery.read_at = now  # type: ignore[union-attr]

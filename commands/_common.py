@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from acomm_cli import clock, model, pipeline
+from acomm_cli import clock, model, pipeline, render
 from acomm_cli.config import Settings
 from acomm_cli.errors import UsageError
 from acomm_cli.model import MessageFilter
@@ -36,8 +36,18 @@ def store(ctx: typer.Context, *, write: bool) -> Iterator[sqlite3.Connection]:
                             flush=s.value("store.flush"), now=clock.now_ms())
     try:
         yield conn
+        if write:
+            warning = pipeline.capacity_warning(conn, limits(ctx))
+            if warning:
+                render.note(f"warning: {warning}")
     finally:
         conn.close()
+
+
+def limits(ctx: typer.Context) -> model.Limits:
+    s = settings(ctx)
+    return model.Limits(max_active_messages=s.value("limits.max_active_messages"),
+                        max_store_bytes=s.value("limits.max_store_bytes"))
 
 
 def identity(value: str | None, flag: str = "--as") -> str:

@@ -9,7 +9,8 @@ from acomm_cli.commands._common import AsAgent, identity, output, store
 
 from acomm_cli import clock, pipeline, render
 
-app = typer.Typer(help="Create and manage channels.", no_args_is_help=True)
+app = typer.Typer(help="Create and manage channels.", no_args_is_help=True,
+                  add_completion=False)
 
 Name = Annotated[str, typer.Argument(help="Channel name.")]
 

@@ -9,7 +9,8 @@ from acomm_cli.commands._common import output, store
 
 from acomm_cli import clock, delivery, render
 
-app = typer.Typer(help="Inspect and recover dead letters.", no_args_is_help=True)
+app = typer.Typer(help="Inspect and recover dead letters.", no_args_is_help=True,
+                  add_completion=False)
 
 Msg = Annotated[int, typer.Argument(metavar="MSG", help="The message id.")]
 Recipient = Annotated[str | None, typer.Option(help="Only this recipient's dead letter.")]

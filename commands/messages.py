@@ -26,7 +26,7 @@ from acomm_cli.commands._common import (
 
 from acomm_cli import clock, pipeline, render
 
-app = typer.Typer()
+app = typer.Typer(add_completion=False)
 
 
 @app.command()

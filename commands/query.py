@@ -6,14 +6,14 @@ import signal
 from typing import Annotated
 
 import typer
-from acomm_cli.commands._common import AsAgent, identity, output, store
+from acomm_cli.commands._common import AsAgent, identity, limits, output, store
 from acomm_cli.commands.send import _body
 
 from acomm_cli import clock, delivery, render
 from acomm_cli.errors import Timeout
 from acomm_cli.model import SendRequest
 
-app = typer.Typer()
+app = typer.Typer(add_completion=False)
 
 
 @app.command()
@@ -43,7 +43,7 @@ def query(
                       topic=topic)
     out = output(ctx)
     with store(ctx, write=True) as conn:
-        result = delivery.query(conn, req, now, timeout_ms)
+        result = delivery.query(conn, req, now, timeout_ms, limits(ctx))
         if wait is None:
             render.ok(out, render.send_doc(result), result.correlation_id)
             return

@@ -29,7 +29,7 @@ from acomm_cli.commands._common import (
 from acomm_cli import clock, delivery, render
 from acomm_cli.errors import Timeout
 
-app = typer.Typer()
+app = typer.Typer(add_completion=False)
 
 
 @app.command()

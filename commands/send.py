@@ -7,13 +7,13 @@ import sys
 from typing import Annotated
 
 import typer
-from acomm_cli.commands._common import identity, output, store
+from acomm_cli.commands._common import identity, limits, output, store
 
 from acomm_cli import clock, pipeline, render
 from acomm_cli.errors import UsageError, ValidationFailed
 from acomm_cli.model import SendRequest
 
-app = typer.Typer()
+app = typer.Typer(add_completion=False)
 
 Sender = Annotated[str | None, typer.Option(
     "--as", "--from", "--sender", envvar="ACOMM_AGENT", show_envvar=True,
@@ -60,7 +60,7 @@ def _schedule(delay: str | None, deliver_at: str | None, now: int) -> tuple[int 
             clock.parse_time(deliver_at, "deliver_at", now) if deliver_at is not None else None)
 
 
-def _read_batch(source: str) -> list[tuple[SendRequest, str | None]]:
+def _read_batch(source: str) -> list[tuple[SendRequest, str | None, int]]:
     try:
         fh = sys.stdin if source == "-" else open(source, encoding="utf-8")  # noqa: SIM115
     except OSError as exc:
@@ -113,7 +113,7 @@ def send(
                              "or --to", field="batch")
         items = _read_batch(batch)
         with store(ctx, write=True) as conn:
-            results = pipeline.send_batch(conn, items, now)
+            results = pipeline.send_batch(conn, items, now, limits(ctx))
         render.batch_results(out, results)
         return
     sender = identity(as_)
@@ -132,9 +132,10 @@ def send(
     )
     with store(ctx, write=True) as conn:
         if to is not None:
-            results = pipeline.send_direct(conn, req, [a.strip() for a in to.split(",")], now)
+            results = pipeline.send_direct(conn, req, [a.strip() for a in to.split(",")], now,
+                                           limits(ctx))
         else:
-            results = [pipeline.send(conn, req, now)]
+            results = [pipeline.send(conn, req, now, limits(ctx))]
     if to is None:
         render.send_results(out, results)  # type: ignore[arg-type]
         return
@@ -172,5 +173,5 @@ def publish(
         metadata=_metadata(meta), delay_ms=delay_ms, deliver_at=at,
     )
     with store(ctx, write=True) as conn:
-        result = pipeline.send(conn, req, now)
+        result = pipeline.send(conn, req, now, limits(ctx))
     render.send_results(output(ctx), [result])

@@ -9,7 +9,7 @@ from acomm_cli.commands._common import AsAgent, identity, output, store
 
 from acomm_cli import clock, pipeline, render
 
-app = typer.Typer()
+app = typer.Typer(add_completion=False)
 
 Channel = Annotated[str, typer.Argument(help="A pubsub channel.")]
 Pattern = Annotated[str, typer.Argument(help="Topic pattern: * is one segment, # (last) any.")]

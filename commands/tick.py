@@ -12,7 +12,7 @@ from acomm_cli.commands._common import output, store
 
 from acomm_cli import clock, delivery, render
 
-app = typer.Typer()
+app = typer.Typer(add_completion=False)
 
 
 @app.command()

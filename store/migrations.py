@@ -111,6 +111,9 @@ def m001_initial(conn: sqlite3.Connection, now_ms: int) -> None:
         CREATE INDEX deliveries_channel_state ON deliveries(channel_id, state);
         CREATE INDEX deliveries_timer ON deliveries(next_timer_at)
             WHERE next_timer_at IS NOT NULL;
+        -- messages not yet done with: what limits.max_active_messages and max_pending count
+        CREATE INDEX deliveries_active ON deliveries(channel_id, message_id)
+            WHERE state IN ('queued', 'waiting', 'unread') OR (tracked = 1 AND state = 'read');
         CREATE TABLE dead_letters (
             message_id INTEGER NOT NULL REFERENCES messages(id),
             recipient TEXT NOT NULL,

@@ -235,6 +235,74 @@ def next_timer_of(conn: sqlite3.Connection, agent: str) -> int | None:
     ).fetchone()[0]
 
 
+# ---------------------------------------------------------------- backpressure
+
+_ACTIVE = "(state IN ('queued', 'waiting', 'unread') OR (tracked = 1 AND state = 'read'))"
+_PENDING = "(state = 'unread' OR (tracked = 1 AND state IN ('read', 'waiting')))"
+
+
+def active_messages(conn: sqlite3.Connection, at_least: int) -> int:
+    """Messages with a delivery not yet terminal, counted exactly only when the id range of
+    active messages is wide enough to matter (ids are monotonic, so this is usually O(log n))."""
+    low = conn.execute(
+        f"SELECT min(message_id) FROM deliveries INDEXED BY deliveries_active WHERE {_ACTIVE}"
+    ).fetchone()[0]
+    if low is None:
+        return 0
+    if last_message_id(conn) - low + 1 < at_least:
+        return 0  # an upper bound below the limit: no need to count
+    return conn.execute(
+        f"SELECT count(DISTINCT message_id) FROM deliveries INDEXED BY deliveries_active"
+        f" WHERE {_ACTIVE}"
+    ).fetchone()[0]
+
+
+def channel_backlog(conn: sqlite3.Connection, channel_id: int) -> tuple[int, int]:
+    """(pending messages, queued messages) of a channel."""
+    return conn.execute(
+        f"SELECT count(DISTINCT CASE WHEN {_PENDING} THEN message_id END),"
+        " count(DISTINCT CASE WHEN state = 'queued' THEN message_id END)"
+        f" FROM deliveries INDEXED BY deliveries_active WHERE channel_id = ? AND {_ACTIVE}",
+        (channel_id,),
+    ).fetchone()
+
+
+def channels_with_queued(conn: sqlite3.Connection) -> list[tuple[int, int, int]]:
+    """(channel_id, max_pending, ack_timeout_ms) of channels holding queued deliveries."""
+    limited = conn.execute(
+        "SELECT id, max_pending, ack_timeout_ms FROM channels WHERE max_pending > 0").fetchall()
+    return [row for row in limited if conn.execute(
+        "SELECT 1 FROM deliveries INDEXED BY deliveries_active WHERE channel_id = ?"
+        f" AND state = 'queued' AND {_ACTIVE} LIMIT 1", (row[0],)).fetchone()]
+
+
+def release_queued(conn: sqlite3.Connection, channel_id: int, count: int, now: int,
+                   ack_timeout_ms: int) -> int:
+    """Deliver the `count` oldest queued messages of a channel; returns deliveries released."""
+    return conn.execute(
+        "UPDATE deliveries SET state = 'unread', delivered_at = ?,"
+        " next_timer_at = CASE WHEN tracked THEN ? END"
+        " WHERE state = 'queued' AND channel_id = ? AND message_id IN (SELECT DISTINCT"
+        " message_id FROM deliveries INDEXED BY deliveries_active WHERE channel_id = ?"
+        f" AND state = 'queued' AND {_ACTIVE} ORDER BY message_id LIMIT ?)",
+        (now, now + ack_timeout_ms, channel_id, channel_id, count),
+    ).rowcount
+
+
+def store_bytes(conn: sqlite3.Connection) -> int:
+    """Database plus WAL, in bytes."""
+    import os
+
+    path = conn.execute("PRAGMA database_list").fetchone()[2]
+    total = 0
+    for p in (path, path + "-wal"):
+        try:
+            total += os.stat(p).st_size
+        except OSError:
+            pass
+    return total
+
+
 # ---------------------------------------------------------------- acknowledgements
 
 

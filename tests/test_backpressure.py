@@ -1,0 +1,159 @@
+"""Backpressure at its exact boundaries (DESIGN.md §4), crash safety and concurrent writers."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import time
+
+import pytest
+from conftest import ACOMM, assert_invariants, run, snapshot
+
+from acomm_cli import pipeline
+from acomm_cli.model import Limits
+from acomm_cli.store import queries
+
+
+@pytest.fixture
+def team(cli, store):
+    cli.ok("channel", "create", "team", "--as", "a")
+    cli.ok("channel", "join", "team", "b")
+    return store
+
+
+def test_max_active_messages_at_its_boundary(cli, team, monkeypatch):
+    monkeypatch.setenv("ACOMM_MAX_ACTIVE_MESSAGES", "3")
+    ids = [int(cli.ok("send", "team", f"m{i}", "--as", "a").stdout) for i in range(3)]
+    before = snapshot(team)
+    r = cli("send", "team", "one too many", "--as", "a", "--json")
+    assert r.exit_code == 6 and r.error["code"] == "store_full"
+    assert r.error["field"] == "limits.max_active_messages"
+    assert snapshot(team) == before
+    # a batch that would cross the limit is refused whole, too
+    r = cli("send", "--batch", "-", input='{"channel": "team", "from": "a", "content": "x"}\n')
+    assert r.exit_code == 6
+    cli.ok("receive", "--as", "b", "--limit", "1")  # read on an untracked channel: terminal
+    cli.ok("send", "team", "room again", "--as", "a")
+    assert len(ids) == 3
+
+
+def test_acked_messages_free_active_slots(cli, store, monkeypatch):
+    monkeypatch.setenv("ACOMM_MAX_ACTIVE_MESSAGES", "1")
+    cli.ok("channel", "create", "w", "--as", "a", "--delivery", "at-least-once")
+    cli.ok("channel", "join", "w", "b")
+    mid = int(cli.ok("send", "w", "job", "--as", "a").stdout)
+    cli.ok("receive", "--as", "b")  # read but not acked: still active
+    assert cli("send", "w", "next", "--as", "a").exit_code == 6
+    cli.ok("ack", mid, "--as", "b")
+    # the acknowledgement is itself a message to `a`, active until `a` reads it
+    assert cli("send", "w", "next", "--as", "a").exit_code == 6
+    cli.ok("receive", "--as", "a")
+    assert cli("send", "w", "next", "--as", "a").exit_code == 0
+
+
+def test_max_pending_queues_and_releases_oldest_first(cli, store):
+    cli.ok("channel", "create", "q", "--as", "a", "--max-pending", "2")
+    cli.ok("channel", "join", "q", "b")
+    ids = [int(cli.ok("send", "q", f"m{i}", "--as", "a").stdout) for i in range(4)]
+    states = [cli.ok("show", i, "--json").json()["deliveries"][0]["state"] for i in ids]
+    assert states == ["unread", "unread", "queued", "queued"]
+    first = cli.ok("receive", "--as", "b", "--limit", "1", "--json").json()["messages"]
+    assert [m["id"] for m in first] == [ids[0]]  # reading one makes room for one
+    assert cli.ok("show", ids[2], "--json").json()["deliveries"][0]["state"] == "unread"
+    assert cli.ok("show", ids[3], "--json").json()["deliveries"][0]["state"] == "queued"
+    rest = cli.ok("receive", "--as", "b", "--json").json()["messages"]
+    assert [m["id"] for m in rest] == [ids[1], ids[2]]
+    assert [m["id"] for m in cli.ok("receive", "--as", "b", "--json").json()["messages"]] == [
+        ids[3]]
+    assert_invariants(store, set(ids))
+
+
+def test_max_pending_on_tracked_channels_releases_on_ack(cli, store):
+    cli.ok("channel", "create", "q", "--as", "a", "--max-pending", "1", "--delivery",
+           "at-least-once")
+    cli.ok("channel", "join", "q", "b")
+    one = int(cli.ok("send", "q", "one", "--as", "a").stdout)
+    two = int(cli.ok("send", "q", "two", "--as", "a").stdout)
+    cli.ok("receive", "--as", "b")
+    assert cli.ok("show", two, "--json").json()["deliveries"][0]["state"] == "queued"
+    cli.ok("ack", one, "--as", "b")
+    assert cli.ok("show", two, "--json").json()["deliveries"][0]["state"] == "unread"
+
+
+def test_max_store_bytes_reserve_at_its_boundary(cli, team, monkeypatch):
+    reserve = Limits().reserve_bytes
+    conn = sqlite3.connect(team)
+    size = queries.store_bytes(conn)
+    conn.close()
+    before = snapshot(team)
+    monkeypatch.setenv("ACOMM_MAX_STORE_BYTES", str(size + reserve))
+    r = cli("send", "team", "x", "--as", "a", "--json")
+    assert r.exit_code == 6 and r.error["code"] == "store_capacity"
+    assert snapshot(team) == before
+    monkeypatch.setenv("ACOMM_MAX_STORE_BYTES", str(size + reserve + 1))
+    assert cli("send", "team", "x", "--as", "a").exit_code == 0
+
+
+def test_capacity_warning_above_ninety_percent(conn):
+    size = queries.store_bytes(conn)
+    assert pipeline.capacity_warning(conn, Limits(max_store_bytes=int(size / 0.95))) is not None
+    assert pipeline.capacity_warning(conn, Limits(max_store_bytes=int(size / 0.85))) is None
+
+
+def test_sigkill_during_a_large_batch_leaves_none_or_all(store, tmp_path):
+    assert run("channel", "create", "bulk", "--as", "a").returncode == 0
+    assert run("channel", "join", "bulk", "b").returncode == 0
+    batch = tmp_path / "big.jsonl"
+    with open(batch, "w") as fh:
+        for i in range(200_000):
+            fh.write(json.dumps({"channel": "bulk", "from": "a", "content": f"m{i}"}) + "\n")
+    env = {**os.environ, "ACOMM_MAX_ACTIVE_MESSAGES": "0"}
+    proc = subprocess.Popen([ACOMM, "send", "--batch", str(batch)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, env=env)
+    # kill it once it holds the write lock, i.e. in the middle of its transaction
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        if os.path.exists(str(store) + "-wal") and os.path.getsize(str(store) + "-wal") > 4096:
+            break
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    c = sqlite3.connect(store)
+    assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    n = c.execute("SELECT count(*) FROM messages WHERE channel_id != 1").fetchone()[0]
+    d = c.execute("SELECT count(*) FROM deliveries").fetchone()[0]
+    c.close()
+    assert (n, d) in ((0, 0), (200_000, 200_000))
+    assert_invariants(store)
+
+
+def test_four_senders_and_a_ticker_lose_nothing(store):
+    assert run("channel", "create", "busy", "--as", "a", "--delivery", "at-least-once",
+               "--ack-timeout", "50ms", "--retry-backoff", "10ms").returncode == 0
+    for who in ("b", "c", "d"):
+        assert run("channel", "join", "busy", who).returncode == 0
+    script = (
+        "import subprocess, sys\n"
+        "ids = []\n"
+        "for i in range(40):\n"
+        "    r = subprocess.run([sys.argv[1], 'send', 'busy', f'{sys.argv[2]}-{i}', '--as', 'a'],"
+        " capture_output=True, text=True)\n"
+        "    assert r.returncode == 0, r.stderr\n"
+        "    ids.append(r.stdout.strip())\n"
+        "print(' '.join(ids))\n"
+    )
+    senders = [subprocess.Popen(["python3", "-c", script, ACOMM, f"s{k}"], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True) for k in range(4)]
+    ticker = subprocess.Popen([ACOMM, "tick", "--every", "20ms"], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+    outs = [s.communicate(timeout=300) for s in senders]
+    ticker.terminate()
+    _, tick_err = ticker.communicate(timeout=30)
+    assert all(s.returncode == 0 for s in senders), [e for _, e in outs]
+    assert "locked" not in tick_err and ticker.returncode == 0
+    sent = {int(i) for out, _ in outs for i in out.split()}
+    assert len(sent) == 160
+    assert_invariants(store, sent)

@@ -40,6 +40,9 @@ def store(ctx: typer.Context, *, write: bool) -> Iterator[sqlite3.Connection]:
             warning = pipeline.capacity_warning(conn, limits(ctx))
             if warning:
                 render.note(f"warning: {warning}")
+            if s.value("store.flush") == "batch":
+                pipeline.batch_checkpoint(conn, s.value("store.batch_messages"),
+                                          s.value("store.batch_interval"), clock.now_ms())
     finally:
         conn.close()
 

@@ -163,3 +163,26 @@ def _register_functions(conn: sqlite3.Connection) -> None:
 
     conn.create_function("topic_match", 2, lambda p, t: matches(t, p), deterministic=True)
     conn.create_function("regexp", 2, _regexp, deterministic=True)
+
+
+def maybe_checkpoint(conn: sqlite3.Connection, batch_messages: int, batch_interval_ms: int,
+                     now_ms: int) -> bool:
+    """`store.flush: batch`: checkpoint the WAL after about `batch_messages` commits or once
+    `batch_interval_ms` has passed since the last checkpoint.
+
+    Every command is its own process, so commits are not counted in memory: the WAL's size
+    stands in for them (a small message's commit writes about two pages), and the database
+    file's modification time marks the last checkpoint. Costs two stat() calls per command."""
+    path = conn.execute("PRAGMA database_list").fetchone()[2]
+    try:
+        wal = os.stat(path + "-wal").st_size
+        db = os.stat(path)
+    except OSError:
+        return False
+    if wal == 0:
+        return False
+    page = conn.execute("PRAGMA page_size").fetchone()[0]
+    if wal < 2 * page * batch_messages and now_ms - db.st_mtime * 1000 < batch_interval_ms:
+        return False
+    conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+    return True

@@ -157,3 +157,39 @@ def test_four_senders_and_a_ticker_lose_nothing(store):
     sent = {int(i) for out, _ in outs for i in out.split()}
     assert len(sent) == 160
     assert_invariants(store, sent)
+
+
+def test_flush_policies_map_onto_sqlite(cli, team, monkeypatch):
+    def pragma(name: str) -> int:
+        from acomm_cli import pipeline as p
+
+        c = p.connect(team, create=False, flush=flush)
+        try:
+            return c.execute(f"PRAGMA {name}").fetchone()[0]
+        finally:
+            c.close()
+
+    for flush, sync, auto in (("immediate", 2, 1000), ("batch", 1, 1000), ("manual", 1, 0)):
+        assert (pragma("synchronous"), pragma("wal_autocheckpoint")) == (sync, auto), flush
+
+
+def test_batch_flush_checkpoints_after_the_interval(cli, team, monkeypatch):
+    """While another process holds the store open (the last connection to close checkpoints
+    anyway), `batch` leaves commits in the WAL until the interval has passed."""
+    from freezegun import freeze_time
+
+    monkeypatch.setenv("ACOMM_BATCH_INTERVAL", "1h")
+    holder = sqlite3.connect(team)
+    holder.execute("SELECT count(*) FROM messages").fetchone()
+    try:
+        start = os.stat(team).st_mtime_ns
+        stamp = time.gmtime(start / 1e9 + 10)
+        with freeze_time(time.strftime("%Y-%m-%d %H:%M:%S", stamp)):
+            cli.ok("send", "team", "x", "--as", "a")
+        assert os.stat(team).st_mtime_ns == start  # inside the interval: only in the WAL
+        assert os.path.getsize(str(team) + "-wal") > 0
+        with freeze_time(time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(start / 1e9 + 7200))):
+            cli.ok("send", "team", "y", "--as", "a")
+        assert os.stat(team).st_mtime_ns != start  # checkpointed into the database file
+    finally:
+        holder.close()

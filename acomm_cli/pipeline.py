@@ -44,7 +44,6 @@ from acomm_cli.model import (
     SendResult,
 )
 from acomm_cli.store import open_store, queries, write
-from acomm_cli.store.connection import maybe_checkpoint as batch_checkpoint
 from acomm_cli.topics import SubscriptionIndex, validate_pattern, validate_topic
 
 # ---------------------------------------------------------------- opening a store

@@ -1,0 +1,519 @@
+"""The benchmarks of issue 2 ("Speed"), each a ratio against a baseline run alongside it."""
+
+from __future__ import annotations
+
+import os
+import random
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from time import perf_counter
+
+import stores
+from harness import (
+    ACOMM,
+    OUT,
+    PYTHON,
+    WORK,
+    Result,
+    Sample,
+    interleave,
+    median,
+    profile,
+    rotate,
+    spread,
+    synchronous_name,
+    timed,
+)
+
+from acomm_cli import clock, pipeline
+from acomm_cli.model import MessageFilter, SendRequest
+from acomm_cli.topics import SubscriptionIndex, matches
+
+
+@dataclass(frozen=True)
+class Sizes:
+    process_runs: int
+    big_messages: int
+    inproc_rounds: int
+    inproc_per_round: int
+    batch_messages: int
+    batch_repeats: int
+    subscriptions: int
+    route_topics: int
+    verify_topics: int
+    route_rounds: int
+    receive_runs: int
+
+
+FULL = Sizes(process_runs=30, big_messages=1_000_000, inproc_rounds=10, inproc_per_round=500,
+             batch_messages=100_000, batch_repeats=5, subscriptions=10_000, route_topics=200,
+             verify_topics=2_000, route_rounds=5, receive_runs=200)
+QUICK = Sizes(process_runs=8, big_messages=100_000, inproc_rounds=6, inproc_per_round=200,
+              batch_messages=10_000, batch_repeats=3, subscriptions=10_000, route_topics=100,
+              verify_topics=400, route_rounds=3, receive_runs=40)
+
+
+@dataclass
+class Context:
+    sizes: Sizes
+    profile: bool = False
+    big_copy: Path | None = None  # the working copy of the large store, shared by 2 and 6
+
+    def big(self) -> Path:
+        if self.big_copy is None:
+            self.big_copy = stores.work_copy(self.sizes.big_messages)
+        return self.big_copy
+
+    def show_profile(self, label: str, text: str) -> None:
+        if self.profile:
+            print(f"\n--- profile: {label}\n{text}", file=sys.stderr)
+
+
+# ---------------------------------------------------------------- 1 and 2: `acomm send` processes
+
+
+ENV_NOTE = ("processes run without ACOMM_* variables and with bytecode caching on "
+            "(PYTHONPYCACHEPREFIX=bench/out/pycache), as for an installed acomm")
+
+
+def _env() -> dict[str, str]:
+    """The environment of timed processes: no ACOMM_* settings, and bytecode caching on (into
+    bench/out/pycache), as for an installed acomm; without it (PYTHONDONTWRITEBYTECODE=1 and an
+    editable install) every process would compile acomm's modules from source again."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("ACOMM_") and k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(OUT / "pycache")
+    env["NO_COLOR"] = "1"
+    return env
+
+
+def _send_command(store: Path) -> list[str]:
+    return [str(ACOMM), "--store", str(store), "send", "team", "hello from the benchmark",
+            "--as", "alice"]
+
+
+def _process(cmd: list[str]) -> Sample:
+    env = _env()
+
+    def run() -> float:
+        t0 = perf_counter()
+        done = subprocess.run(cmd, env=env, cwd=WORK, capture_output=True, text=True)
+        elapsed = perf_counter() - t0
+        if done.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd[:4])}... exited {done.returncode}: "
+                               f"{done.stderr.strip()[:300]}")
+        return elapsed
+
+    return run
+
+
+def _process_profile(ctx: Context, label: str, cmd: list[str]) -> None:
+    if not ctx.profile:
+        return
+    done = subprocess.run([str(PYTHON), "-m", "cProfile", "-s", "cumtime", *cmd], env=_env(),
+                          cwd=WORK, capture_output=True, text=True)
+    ctx.show_profile(label, "\n".join(done.stdout.splitlines()[:45]))
+    done = subprocess.run([str(PYTHON), "-X", "importtime", *cmd], env=_env(), cwd=WORK,
+                          capture_output=True, text=True)
+    rows = [ln for ln in done.stderr.splitlines() if ln.startswith("import time:")][1:]
+    rows.sort(key=lambda ln: int(ln.split("|")[1]), reverse=True)
+    ctx.show_profile(label + " (imports by cumulative us)", "\n".join(rows[:25]))
+
+
+def send_process(ctx: Context) -> list[Result]:
+    store = stores.group_store(WORK / "send-process.acomm")
+    raw = WORK / "send-process-raw.db"
+    stores.remove(raw)
+    conn = pipeline.connect(store, create=False)
+    sync = synchronous_name(conn)
+    conn.close()
+    init = sqlite3.connect(raw)
+    init.execute("PRAGMA journal_mode = WAL")
+    init.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, body TEXT NOT NULL)")
+    init.commit()
+    init.close()
+    script = (
+        f"import sqlite3; c = sqlite3.connect({str(raw)!r}); "
+        f"c.execute('PRAGMA journal_mode = WAL'); c.execute('PRAGMA synchronous = {sync}'); "
+        "c.execute('INSERT INTO t (body) VALUES (?)', ('hello from the benchmark',)); "
+        "c.commit()"
+    )
+    cmd = _send_command(store)
+    n = ctx.sizes.process_runs
+    measured, baseline = interleave(_process(cmd), _process([str(PYTHON), "-c", script]), n,
+                                    warmup=2)
+    _process_profile(ctx, "acomm send", cmd)
+    return [Result(
+        "send_process", "`acomm send` process (group channel)", "time", median(measured),
+        median(baseline), 4.0,
+        baseline_title="`python -c` import sqlite3, open WAL db, 1 INSERT, commit",
+        details=[f"acomm send: {spread(measured)}", f"python -c sqlite3: {spread(baseline)}",
+                 f"`{' '.join(cmd[:1] + ['--store', 'STORE'] + cmd[3:])}`; baseline "
+                 f"`{PYTHON} -c \"{script.replace(str(raw), 'RAW.db')}\"`; "
+                 f"{n} runs each, interleaved, after 2 warm-up runs each; " + ENV_NOTE],
+    )]
+
+
+def send_big_store(ctx: Context) -> list[Result]:
+    n_big = ctx.sizes.big_messages
+    big = ctx.big()
+    empty = stores.group_store(WORK / "send-empty.acomm")
+    n = ctx.sizes.process_runs
+    on_big, on_empty = interleave(_process(_send_command(big)), _process(_send_command(empty)),
+                                  n, warmup=2)
+    return [Result(
+        "send_big_store", f"`acomm send` process, store of {n_big:,} messages", "time",
+        median(on_big), median(on_empty), 1.3,
+        baseline_title="the same `acomm send` on an empty store",
+        details=[f"{n_big:,}-message store: {spread(on_big)}",
+                 f"empty store: {spread(on_empty)}",
+                 f"{n} runs each, interleaved, after 2 warm-up runs each; " + ENV_NOTE,
+                 "Large store: " + stores.LAYOUT],
+    )]
+
+
+# ---------------------------------------------------------------- 3: in-process send
+
+
+def send_inproc(ctx: Context) -> list[Result]:
+    s = ctx.sizes
+    product = pipeline.connect(stores.direct_store(WORK / "send-inproc.acomm"), create=False)
+    raw = pipeline.connect(stores.direct_store(WORK / "send-inproc-raw.acomm"), create=False)
+    pair = pipeline.connect(stores.direct_store(WORK / "send-inproc-pair.acomm"), create=False)
+    sync = synchronous_name(product)
+    channel_id = raw.execute("SELECT id FROM channels WHERE name = 'dm'").fetchone()[0]
+    sql = ("INSERT INTO messages (channel_id, sender, type, content, priority, created_at)"
+           " VALUES (?, ?, 'text', ?, 1, ?)")
+    delivery = ("INSERT INTO deliveries (message_id, recipient, channel_id, state, rank, tracked,"
+                " delivered_at) VALUES (?, 'bob', ?, 'unread', 0, 0, ?)")
+    body = "hello from the benchmark"
+    k = s.inproc_per_round
+
+    def product_round() -> float:
+        now = clock.now_ms()
+        req = SendRequest(sender="alice", content=body, channel="dm")
+        t0 = perf_counter()
+        for _ in range(k):
+            pipeline.send(product, req, now)
+        return perf_counter() - t0
+
+    def raw_round() -> float:
+        now = clock.now_ms()
+        t0 = perf_counter()
+        for _ in range(k):
+            raw.execute(sql, (channel_id, "alice", body, now))  # autocommit: insert + commit
+        return perf_counter() - t0
+
+    def pair_round() -> float:  # diagnostic: the rows one send writes, without the pipeline
+        now = clock.now_ms()
+        t0 = perf_counter()
+        for _ in range(k):
+            pair.execute("BEGIN IMMEDIATE")
+            mid = pair.execute(sql, (channel_id, "alice", body, now)).lastrowid
+            pair.execute(delivery, (mid, channel_id, now))
+            pair.execute("COMMIT")
+        return perf_counter() - t0
+
+    try:
+        if raw.in_transaction:
+            raise RuntimeError("raw connection unexpectedly inside a transaction")
+        t_product, t_raw, t_pair = rotate([product_round, raw_round, pair_round],
+                                          s.inproc_rounds)
+        ctx.show_profile("pipeline.send x1000", profile(lambda: [
+            pipeline.send(product, SendRequest(sender="alice", content=body, channel="dm"),
+                          clock.now_ms()) for _ in range(1000)]))
+    finally:
+        for conn in (product, raw, pair):
+            conn.close()
+    rates_p = [k / t for t in t_product]
+    rates_r = [k / t for t in t_raw]
+    rates_2 = [k / t for t in t_pair]
+
+    def per_s(x: float) -> str:
+        return f"{x:,.0f}/s"
+
+    return [Result(
+        "send_inproc", "in-process `pipeline.send`, direct channel", "rate", median(rates_p),
+        median(rates_r), 0.5, unit="msg/s",
+        baseline_title=f"raw single-row INSERT + commit into `messages` (WAL, synchronous={sync})",
+        details=[f"pipeline.send: {spread(rates_p, per_s)} rounds of {k}",
+                 f"raw insert+commit: {spread(rates_r, per_s)} rounds of {k}",
+                 f"(not a target) raw message + delivery row in one BEGIN IMMEDIATE transaction, "
+                 f"what one send writes: {spread(rates_2, per_s)} = "
+                 f"{median(rates_2) / median(rates_r):.0%} of the baseline",
+                 "all on fresh stores opened with pipeline.connect (same pragmas); the raw "
+                 "insert is an autocommit statement into the real `messages` table; rounds "
+                 "interleaved"],
+    )]
+
+
+# ---------------------------------------------------------------- 4: send --batch
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> list[str]:
+    return [r[1] for r in conn.execute(f"PRAGMA table_info({table})")]
+
+
+def send_batch(ctx: Context) -> list[Result]:
+    s = ctx.sizes
+    n = s.batch_messages
+    template = stores.group_store(WORK / "batch-template.acomm")
+    items = [pipeline.batch_request(
+        {"channel": "team", "from": ("alice", "bob", "carol")[i % 3],
+         "content": f"batch message {i} with a little payload"}, i + 1) for i in range(n)]
+    rows: dict[str, tuple[list[str], list[tuple]]] = {}
+
+    def product_run() -> float:
+        conn = pipeline.connect(stores.copy_store(template, WORK / "batch.acomm"), create=False)
+        try:
+            now = clock.now_ms()
+            t0 = perf_counter()
+            results = pipeline.send_batch(conn, items, now)
+            elapsed = perf_counter() - t0
+            if len(results) != n:
+                raise RuntimeError(f"send_batch returned {len(results)} results, not {n}")
+            if not rows:
+                for table in ("messages", "deliveries"):
+                    cols = _columns(conn, table)
+                    rows[table] = (cols, conn.execute(
+                        f"SELECT {', '.join(cols)} FROM {table}").fetchall())
+            return elapsed
+        finally:
+            conn.close()
+
+    def raw_run() -> float:
+        conn = pipeline.connect(stores.copy_store(template, WORK / "batch-raw.acomm"),
+                                create=False)
+        try:
+            t0 = perf_counter()
+            conn.execute("BEGIN IMMEDIATE")
+            for table, (cols, data) in rows.items():
+                marks = ", ".join("?" * len(cols))
+                conn.executemany(f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({marks})",
+                                 data)
+            conn.commit()
+            return perf_counter() - t0
+        finally:
+            conn.close()
+
+    product_run()  # also captures the rows the raw baseline inserts
+    t_product, t_raw = interleave(product_run, raw_run, s.batch_repeats, warmup=0)
+    if ctx.profile:
+        conn = pipeline.connect(stores.copy_store(template, WORK / "batch.acomm"), create=False)
+        ctx.show_profile(f"pipeline.send_batch of {n:,}",
+                         profile(lambda: pipeline.send_batch(conn, items, clock.now_ms())))
+        conn.close()
+    deliveries = len(rows["deliveries"][1])
+
+    def per_s(x: float) -> str:
+        return f"{x:,.0f} msg/s"
+
+    rate_p = [n / t for t in t_product]
+    rate_r = [n / t for t in t_raw]
+    return [Result(
+        "send_batch", f"`pipeline.send_batch` of {n:,} messages", "rate", median(rate_p),
+        median(rate_r), 0.3, unit="msg/s",
+        baseline_title="raw `executemany` of the same rows (messages + deliveries), one "
+                       "transaction",
+        details=[f"send_batch: {spread(rate_p, per_s)}", f"raw executemany: "
+                 f"{spread(rate_r, per_s)}",
+                 f"{n:,} messages on group channel `team` ({deliveries:,} delivery rows), items "
+                 "built beforehand with pipeline.batch_request; each run on a fresh copy of the "
+                 "same empty store, interleaved after one warm-up of send_batch"],
+    )]
+
+
+# ---------------------------------------------------------------- 5: topic routing
+
+WORDS = [
+    ["build", "deploy", "test", "agent", "task", "review", "ci", "release", "alert", "metric",
+     "log", "user", "repo", "issue", "doc", "plan", "cache", "db", "queue", "net"],
+    [f"svc{i}" for i in range(40)] + ["frontend", "backend", "api", "worker", "web", "infra"],
+    ["started", "finished", "failed", "retried", "queued", "cancelled", "created", "updated",
+     "deleted", "opened", "closed", "merged", "passed", "skipped", "timeout"],
+    ["eu", "us", "ap", "dev", "prod", "stage", "canary", "blue", "green", "local"],
+]
+
+
+def _topic(rng: random.Random) -> str:
+    n = rng.choice((2, 3, 3, 3, 4))
+    return ".".join(rng.choice(WORDS[i]) for i in range(n))
+
+
+def _pattern(rng: random.Random, kind: str) -> str:
+    segs = _topic(rng).split(".")
+    if kind == "exact":
+        return ".".join(segs)
+    if kind == "star":
+        starred = [s if rng.random() >= 0.3 else "*" for s in segs]
+        if "*" not in starred:
+            starred[rng.randrange(len(starred))] = "*"
+        return ".".join(starred)
+    prefix = segs[:rng.choice((1, 1, 2, 2, 3))] if rng.random() >= 0.02 else []
+    prefix = [s if rng.random() >= 0.1 else "*" for s in prefix]
+    return ".".join([*prefix, "#"])
+
+
+def subscriptions(n: int, seed: int = 2) -> list[tuple[str, str]]:
+    """n (agent, pattern) pairs: 40% exact, 35% with `*`, 25% ending in `#`."""
+    rng = random.Random(seed)
+    agents = [f"agent{i:04d}" for i in range(n // 4)]
+    out: set[tuple[str, str]] = set()
+    while len(out) < n:
+        r = rng.random()
+        kind = "exact" if r < 0.40 else "star" if r < 0.75 else "multi"
+        out.add((rng.choice(agents), _pattern(rng, kind)))
+    return sorted(out)
+
+
+def route(ctx: Context) -> list[Result]:
+    s = ctx.sizes
+    subs = subscriptions(s.subscriptions)
+    t0 = perf_counter()
+    index = SubscriptionIndex(subs)
+    build = perf_counter() - t0
+    rng = random.Random(7)
+    topics = [_topic(rng) for _ in range(s.verify_topics - 50)]
+    topics += [f"unknown.topic{i}" for i in range(25)] + [f"build.svc1.x{i}.y.z" for i in range(25)]
+
+    def brute(topic: str) -> set[str]:
+        return {agent for agent, pattern in subs if matches(topic, pattern)}
+
+    hits = 0
+    for topic in topics:
+        want = brute(topic)
+        got = index.route(topic)
+        assert got == want, f"route({topic!r}) differs from testing every pattern: " \
+                            f"{sorted(got ^ want)[:5]}"
+        hits += len(want)
+    timed_topics = topics[:s.route_topics]
+
+    def run_index() -> None:
+        for topic in timed_topics:
+            index.route(topic)
+
+    def run_brute() -> None:
+        for topic in timed_topics:
+            brute(topic)
+
+    t_index, t_brute = interleave(timed(run_index), timed(run_brute), s.route_rounds)
+    per = len(timed_topics)
+    kinds = {"exact": 0, "*": 0, "#": 0}
+    for _, p in subs:
+        kinds["#" if p.endswith("#") else "*" if "*" in p else "exact"] += 1
+    return [Result(
+        "route", f"route 1 topic, {len(subs):,} subscriptions (SubscriptionIndex.route)",
+        "speedup", median(t_index) / per, median(t_brute) / per, 20.0,
+        baseline_title="`topics.matches` against every subscription",
+        details=[f"index: {spread([t / per for t in t_index])} per topic",
+                 f"every pattern: {spread([t / per for t in t_brute])} per topic",
+                 f"subscriptions: {kinds['exact']:,} exact, {kinds['*']:,} with `*`, "
+                 f"{kinds['#']:,} ending in `#`, {len(subs) // 4:,} agents; index built in "
+                 f"{build * 1e3:.1f} ms",
+                 f"identical agent sets asserted for {len(topics):,} topics ({hits:,} matches, "
+                 f"{hits / len(topics):.1f} agents per topic on average); timed over "
+                 f"{per:,} topics x {s.route_rounds} rounds, interleaved"],
+    )]
+
+
+# ---------------------------------------------------------------- 6: receive
+
+RAW_INBOX = (
+    "SELECT m.id, m.channel_id, m.sender, m.type, m.content, m.topic, m.priority,"
+    " m.correlation_id, m.dedupe_key, m.metadata, m.created_at, m.deliver_at, d.recipient,"
+    " d.state, d.retry_count, d.delivered_at, d.read_at, d.ack_status, d.acked_at,"
+    " d.next_timer_at FROM deliveries d JOIN messages m ON m.id = d.message_id"
+    " WHERE d.recipient = ? AND d.state = 'unread' ORDER BY d.rank DESC, d.message_id"
+    " LIMIT ?"
+)
+
+
+def receive(ctx: Context) -> list[Result]:
+    s = ctx.sizes
+    n_big = s.big_messages
+    conn = pipeline.connect(ctx.big(), create=False)
+    agent = stores.READER
+    limit = stores.UNREAD_FOR_READER
+    flt = MessageFilter(limit=limit)
+    try:
+        expected = [r[0] for r in conn.execute(RAW_INBOX, (agent, limit))]
+        if len(expected) != limit:
+            raise RuntimeError(f"{agent} has {len(expected)} unread messages, not {limit}")
+        plan = " / ".join(r[-1] for r in conn.execute("EXPLAIN QUERY PLAN " + RAW_INBOX,
+                                                     (agent, limit)))
+
+        def raw() -> list:
+            return conn.execute(RAW_INBOX, (agent, limit)).fetchall()
+
+        def peek() -> object:
+            res = pipeline.receive(conn, agent, flt, clock.now_ms(), peek=True)
+            if [m.id for m in res.messages] != expected:
+                raise RuntimeError("receive --peek returned other messages than the raw SELECT")
+            return res
+
+        marks = ",".join("?" * limit)
+        unmark = (f"UPDATE deliveries SET state = 'unread', read_at = NULL WHERE recipient = ?"
+                  f" AND message_id IN ({marks})")
+
+        def read() -> float:
+            t0 = perf_counter()
+            res = pipeline.receive(conn, agent, flt, clock.now_ms())
+            elapsed = perf_counter() - t0
+            if [m.id for m in res.messages] != expected:
+                raise RuntimeError("receive returned other messages than the raw SELECT")
+            conn.execute(unmark, (agent, *expected))  # untimed: make them unread again
+            return elapsed
+
+        mark = ("UPDATE deliveries SET state = 'read', read_at = ? WHERE recipient = ?"
+                f" AND state = 'unread' AND message_id IN ({marks})")
+
+        def raw_write() -> float:  # diagnostic: the same read and mark-read, without Python
+            t0 = perf_counter()
+            conn.execute("BEGIN IMMEDIATE")
+            ids = [r[0] for r in conn.execute(RAW_INBOX, (agent, limit))]
+            conn.execute(mark, (clock.now_ms(), agent, *ids))
+            conn.execute("COMMIT")
+            elapsed = perf_counter() - t0
+            conn.execute(unmark, (agent, *expected))
+            return elapsed
+
+        t_peek, t_raw1 = interleave(timed(peek), timed(raw), s.receive_runs, warmup=3)
+        t_read, t_raw2, t_write = rotate([read, timed(raw), raw_write], s.receive_runs,
+                                         warmup=3)
+        ctx.show_profile("pipeline.receive --peek x200", profile(
+            lambda: [pipeline.receive(conn, agent, flt, clock.now_ms(), peek=True)
+                     for _ in range(200)]))
+    finally:
+        conn.close()
+    common = (f"the newest {limit} deliveries of `{agent}` are its only unread ones, in a store "
+              f"of {n_big:,} messages; raw SELECT plan: {plan}")
+    return [
+        Result("receive_peek", f"`pipeline.receive --peek` of {limit}, {n_big:,}-message store",
+               "time", median(t_peek), median(t_raw1), 3.0,
+               baseline_title="raw indexed SELECT ... JOIN messages of the same rows",
+               details=[f"receive --peek: {spread(t_peek)}", f"raw SELECT: {spread(t_raw1)}",
+                        common]),
+        Result("receive", f"`pipeline.receive` (marks read) of {limit}, {n_big:,}-message store",
+               "time", median(t_read), median(t_raw2), 3.0,
+               baseline_title="raw indexed SELECT ... JOIN messages of the same rows",
+               details=[f"receive: {spread(t_read)}", f"raw SELECT: {spread(t_raw2)}",
+                        f"(not a target) raw SELECT + UPDATE marking them read + COMMIT: "
+                        f"{spread(t_write)} = {median(t_write) / median(t_raw2):.2f}x the "
+                        "baseline",
+                        "each timed receive marks the 100 read and commits; they are marked "
+                        "unread again, untimed, before the next run; runs interleaved"]),
+    ]
+
+
+CASES: dict[str, Callable[[Context], list[Result]]] = {
+    "send_process": send_process,
+    "send_big_store": send_big_store,
+    "send_inproc": send_inproc,
+    "send_batch": send_batch,
+    "route": route,
+    "receive": receive,
+}

@@ -135,10 +135,28 @@ def main(argv: list[str] | None = None) -> int:
                         *(shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))])
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(markdown(results, command, info, started, seconds, args.quick) + "\n",
-                       encoding="utf-8")
+        out.write_text(markdown(results, command, info, started, seconds, args.quick) + "\n"
+                       + _kept_sections(out), encoding="utf-8")
         print(f"\nwrote {out}")
     return 0 if all(r.ok for r in results) else 1
+
+
+# Sections that other bench scripts (delivery.py, ops.py) write into the same file.
+KEPT = ("## Delivery (issue 3)", "## Store operations (issue 4)")
+
+
+def _kept_sections(out: Path) -> str:
+    if not out.exists():
+        return ""
+    text = out.read_text(encoding="utf-8")
+    kept = []
+    for title in KEPT:
+        start = text.find(title)
+        if start != -1:
+            end = min([i for i in (text.find(t, start + 1) for t in KEPT) if i > start]
+                      + [len(text)])
+            kept.append("\n" + text[start:end].rstrip("\n") + "\n")
+    return "".join(kept)
 
 
 if __name__ == "__main__":

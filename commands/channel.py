@@ -76,7 +76,7 @@ def join(
     """
     with store(ctx, write=True) as conn:
         ch = pipeline.join_channel(conn, name, agent, role, clock.now_ms())
-    render.channel(output(ctx), ch, id_only=True)
+    render.ok(output(ctx), render.channel_doc(ch))
 
 
 @app.command()
@@ -91,7 +91,7 @@ def leave(
     """
     with store(ctx, write=True) as conn:
         ch = pipeline.leave_channel(conn, name, agent, clock.now_ms())
-    render.channel(output(ctx), ch, id_only=True)
+    render.ok(output(ctx), render.channel_doc(ch))
 
 
 @app.command("list")

@@ -79,8 +79,11 @@ def m001_initial(conn: sqlite3.Connection, now_ms: int) -> None:
             expires_at INTEGER,
             -- federation (spec 002): set for messages that came from another node
             origin_node TEXT,
-            global_id TEXT UNIQUE
+            global_id TEXT
         );
+        -- partial: local messages (NULL) cost nothing on insert
+        CREATE UNIQUE INDEX messages_global_id ON messages(global_id)
+            WHERE global_id IS NOT NULL;
         CREATE INDEX messages_channel ON messages(channel_id, id);
         CREATE INDEX messages_created ON messages(created_at);
         CREATE INDEX messages_sender ON messages(sender);
@@ -108,11 +111,10 @@ def m001_initial(conn: sqlite3.Connection, now_ms: int) -> None:
             PRIMARY KEY (message_id, recipient)
         ) WITHOUT ROWID;
         CREATE INDEX deliveries_inbox ON deliveries(recipient, state, rank DESC, message_id);
-        CREATE INDEX deliveries_channel_state ON deliveries(channel_id, state);
         CREATE INDEX deliveries_timer ON deliveries(next_timer_at)
             WHERE next_timer_at IS NOT NULL;
         -- messages not yet done with: what limits.max_active_messages and max_pending count
-        CREATE INDEX deliveries_active ON deliveries(channel_id, message_id)
+        CREATE INDEX deliveries_active ON deliveries(message_id)
             WHERE state IN ('queued', 'waiting', 'unread') OR (tracked = 1 AND state = 'read');
         CREATE TABLE dead_letters (
             message_id INTEGER NOT NULL REFERENCES messages(id),

@@ -262,8 +262,8 @@ def channel_backlog(conn: sqlite3.Connection, channel_id: int) -> tuple[int, int
     return conn.execute(
         f"SELECT count(DISTINCT CASE WHEN {_PENDING} THEN message_id END),"
         " count(DISTINCT CASE WHEN state = 'queued' THEN message_id END)"
-        f" FROM deliveries INDEXED BY deliveries_active WHERE channel_id = ? AND {_ACTIVE}",
-        (channel_id,),
+        " FROM deliveries WHERE channel_id = ? AND state IN ('queued', 'waiting', 'unread',"
+        " 'read')", (channel_id,),
     ).fetchone()
 
 
@@ -272,8 +272,8 @@ def channels_with_queued(conn: sqlite3.Connection) -> list[tuple[int, int, int]]
     limited = conn.execute(
         "SELECT id, max_pending, ack_timeout_ms FROM channels WHERE max_pending > 0").fetchall()
     return [row for row in limited if conn.execute(
-        "SELECT 1 FROM deliveries INDEXED BY deliveries_active WHERE channel_id = ?"
-        f" AND state = 'queued' AND {_ACTIVE} LIMIT 1", (row[0],)).fetchone()]
+        "SELECT 1 FROM deliveries WHERE channel_id = ? AND state = 'queued' LIMIT 1",
+        (row[0],)).fetchone()]
 
 
 def release_queued(conn: sqlite3.Connection, channel_id: int, count: int, now: int,
@@ -283,8 +283,8 @@ def release_queued(conn: sqlite3.Connection, channel_id: int, count: int, now: i
         "UPDATE deliveries SET state = 'unread', delivered_at = ?,"
         " next_timer_at = CASE WHEN tracked THEN ? END"
         " WHERE state = 'queued' AND channel_id = ? AND message_id IN (SELECT DISTINCT"
-        " message_id FROM deliveries INDEXED BY deliveries_active WHERE channel_id = ?"
-        f" AND state = 'queued' AND {_ACTIVE} ORDER BY message_id LIMIT ?)",
+        " message_id FROM deliveries WHERE channel_id = ? AND state = 'queued'"
+        " ORDER BY message_id LIMIT ?)",
         (now, now + ack_timeout_ms, channel_id, channel_id, count),
     ).rowcount
 
@@ -479,17 +479,23 @@ _SORT = {"created": "m.created_at {o}, m.id {o}", "priority": "m.priority {o}, m
          "id": "m.id {o}"}
 
 
+# Plain dict lookups: calling an Enum by value costs about a microsecond a row.
+_TYPES = {t.value: t for t in MessageType}
+_PRIORITIES = {int(p): p for p in Priority}
+_STATES = {s.value: s for s in DeliveryState}
+
+
 def _message(row: Sequence[Any]) -> Message:
     return Message(
-        id=row[0], channel=row[1], channel_id=row[2], sender=row[3], type=MessageType(row[4]),
-        content=row[5], topic=row[6], priority=Priority(row[7]), correlation_id=row[8],
+        id=row[0], channel=row[1], channel_id=row[2], sender=row[3], type=_TYPES[row[4]],
+        content=row[5], topic=row[6], priority=_PRIORITIES[row[7]], correlation_id=row[8],
         dedupe_key=row[9], metadata=json.loads(row[10]) if row[10] else {}, created_at=row[11],
         deliver_at=row[12],
     )
 
 
 def _delivery(row: Sequence[Any]) -> Delivery:
-    return Delivery(recipient=row[0], state=DeliveryState(row[1]), retry_count=row[2],
+    return Delivery(recipient=row[0], state=_STATES[row[1]], retry_count=row[2],
                     delivered_at=row[3], read_at=row[4], ack_status=row[5], acked_at=row[6],
                     next_timer_at=row[7])
 
@@ -533,6 +539,18 @@ def _order(f: MessageFilter, default: str) -> str:
     return _SORT[f.sort].format(o="ASC" if (f.order or "desc") == "asc" else "DESC")
 
 
+def _total(conn: sqlite3.Connection, body: str, params: list[Any], rows: list[Any],
+           f: MessageFilter) -> int:
+    """total_count: a page fetched with one row to spare shows whether more exist, so the
+    count query runs only when they do (or when an offset hides the rows before the page)."""
+    if len(rows) <= f.limit and (f.offset == 0 or rows):
+        total = f.offset + len(rows)
+    else:
+        total = conn.execute(f"SELECT count(*) {body}", params).fetchone()[0]
+    del rows[f.limit:]
+    return total
+
+
 def inbox(conn: sqlite3.Connection, agent: str, f: MessageFilter,
           states: Sequence[str] = ("unread",)) -> tuple[list[Message], int]:
     """An agent's deliveries in `states` with their messages, FIFO (by rank first)."""
@@ -548,12 +566,9 @@ def inbox(conn: sqlite3.Connection, agent: str, f: MessageFilter,
     rows = conn.execute(
         f"SELECT {_MSG_COLS}, d.recipient, d.state, d.retry_count, d.delivered_at, d.read_at,"
         f" d.ack_status, d.acked_at, d.next_timer_at {body} ORDER BY {order} LIMIT ? OFFSET ?",
-        (*params, f.limit, f.offset),
+        (*params, f.limit + 1, f.offset),
     ).fetchall()
-    if f.offset == 0 and len(rows) < f.limit:
-        total = len(rows)  # the page holds everything: no second scan needed
-    else:
-        total = conn.execute(f"SELECT count(*) {body}", params).fetchone()[0]
+    total = _total(conn, body, params, rows, f)
     out = []
     for r in rows:
         msg = _message(r)
@@ -570,12 +585,9 @@ def history(conn: sqlite3.Connection, f: MessageFilter) -> tuple[list[Message], 
         body += " WHERE " + " AND ".join(where)
     rows = conn.execute(
         f"SELECT {_MSG_COLS} {body} ORDER BY {_order(f, 'm.id DESC')} LIMIT ? OFFSET ?",
-        (*params, f.limit, f.offset),
+        (*params, f.limit + 1, f.offset),
     ).fetchall()
-    if f.offset == 0 and len(rows) < f.limit:
-        total = len(rows)
-    else:
-        total = conn.execute(f"SELECT count(*) {body}", params).fetchone()[0]
+    total = _total(conn, body, params, rows, f)
     msgs = [_message(r) for r in rows]
     attach_deliveries(conn, msgs)
     return msgs, total

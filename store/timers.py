@@ -161,10 +161,10 @@ def has_due(conn: sqlite3.Connection, now: int, recipient: str | None) -> bool:
     if recipient is None:
         row = conn.execute("SELECT 1 FROM deliveries WHERE next_timer_at <= ? LIMIT 1",
                            (now,)).fetchone()
-    else:
+    else:  # due timers are few (ticks clear them): walk those, not the agent's inbox
         row = conn.execute(
-            "SELECT 1 FROM deliveries WHERE recipient = ? AND state IN ('unread', 'read',"
-            " 'waiting') AND next_timer_at <= ? LIMIT 1", (recipient, now)).fetchone()
+            "SELECT 1 FROM deliveries INDEXED BY deliveries_timer WHERE next_timer_at IS NOT"
+            " NULL AND next_timer_at <= ? AND recipient = ? LIMIT 1", (now, recipient)).fetchone()
     if row:
         return True
     if recipient is None:

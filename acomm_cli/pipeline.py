@@ -44,6 +44,7 @@ from acomm_cli.model import (
     SendResult,
 )
 from acomm_cli.store import open_store, queries, write
+from acomm_cli.store.connection import maybe_checkpoint
 from acomm_cli.topics import SubscriptionIndex, validate_pattern, validate_topic
 
 # ---------------------------------------------------------------- opening a store
@@ -70,6 +71,12 @@ def init_store(path: Path, now: int, config_text: str | None = None) -> bool:
             with os.fdopen(fd, "w") as fh:
                 fh.write(config_text)
     return not existed
+
+
+def batch_checkpoint(conn: sqlite3.Connection, batch_messages: int, batch_interval_ms: int,
+                     now: int) -> bool:
+    """`store.flush: batch`, applied after each writing command."""
+    return maybe_checkpoint(conn, batch_messages, batch_interval_ms, now)
 
 
 @dataclass(frozen=True)

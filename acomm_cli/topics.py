@@ -60,61 +60,64 @@ def matches(topic: str, pattern: str) -> bool:
     return all(ps == "*" or ps == ts for ps, ts in zip(p, t, strict=True))
 
 
+class _Node:
+    __slots__ = ("children", "end", "rest")
+
+    def __init__(self) -> None:
+        self.children: dict[str, _Node] = {}
+        self.end: set[str] = set()   # agents whose pattern ends at this node
+        self.rest: set[str] = set()  # agents whose pattern ends with `#` after this node
+
+
 class SubscriptionIndex:
     """Routes a topic to subscribers without testing every pattern.
 
-    Exact patterns are a dict lookup. `*` patterns are grouped by segment count and keyed on
-    their first literal segment, so only same-length patterns sharing it (or starting with `*`)
-    are compared. `#` patterns are keyed on their literal prefix, so only prefixes of the topic
-    are looked up; the few `#` patterns with `*` in their prefix are grouped by prefix length.
+    Exact patterns are one dict lookup. Wildcard patterns live in a trie of segments: routing
+    walks only the branches a topic can take (its own segment and `*` at each level), and a
+    `#` collects every agent below it, so the cost follows the topic, not the pattern count.
     """
 
     def __init__(self, subscriptions: Iterable[tuple[str, str]] = ()) -> None:
         self._exact: dict[str, set[str]] = defaultdict(set)
-        # segment count -> first literal segment (or "*") -> [(segments, agent)]
-        self._star: dict[int, dict[str, list[tuple[list[str], str]]]] = defaultdict(
-            lambda: defaultdict(list))
-        self._multi: dict[tuple[str, ...], set[str]] = defaultdict(set)
-        self._multi_star: dict[int, list[tuple[list[str], str]]] = defaultdict(list)
+        self._root = _Node()
+        self._wild = False
         for agent, pattern in subscriptions:
             self.add(agent, pattern)
 
     def add(self, agent: str, pattern: str) -> None:
-        segs = pattern.split(".")
-        if segs[-1] == "#":
-            prefix = segs[:-1]
-            if "*" in prefix:
-                self._multi_star[len(prefix)].append((prefix, agent))
-            else:
-                self._multi[tuple(prefix)].add(agent)
-        elif "*" in segs:
-            self._star[len(segs)][segs[0]].append((segs, agent))
-        else:
+        if "*" not in pattern and "#" not in pattern:
             self._exact[pattern].add(agent)
+            return
+        self._wild = True
+        node = self._root
+        segs = pattern.split(".")
+        hash_tail = segs[-1] == "#"
+        for seg in segs[:-1] if hash_tail else segs:
+            child = node.children.get(seg)
+            if child is None:
+                child = node.children[seg] = _Node()
+            node = child
+        (node.rest if hash_tail else node.end).add(agent)
 
     def route(self, topic: str) -> set[str]:
         """Every agent with at least one pattern matching `topic` (each once)."""
         found: set[str] = set(self._exact.get(topic, ()))
+        if not self._wild:
+            return found
         t = topic.split(".")
         n = len(t)
-        by_first = self._star.get(n)
-        if by_first:
-            for key in (t[0], "*"):
-                for segs, agent in by_first.get(key, ()):
-                    if agent not in found and all(
-                        p == "*" or p == s for p, s in zip(segs, t, strict=True)
-                    ):
-                        found.add(agent)
-        if self._multi:
-            for k in range(n + 1):
-                agents = self._multi.get(tuple(t[:k]))
-                if agents:
-                    found.update(agents)
-        for k, entries in self._multi_star.items():
-            if k <= n:
-                for prefix, agent in entries:
-                    if agent not in found and all(
-                        p == "*" or p == s for p, s in zip(prefix, t, strict=False)
-                    ):
-                        found.add(agent)
+        stack = [(self._root, 0)]
+        while stack:
+            node, i = stack.pop()
+            if node.rest:
+                found |= node.rest  # `#` matches the remaining n - i >= 0 segments
+            if i == n:
+                found |= node.end
+                continue
+            child = node.children.get(t[i])
+            if child is not None:
+                stack.append((child, i + 1))
+            star = node.children.get("*")
+            if star is not None:
+                stack.append((star, i + 1))
         return found

@@ -48,7 +48,7 @@ def _hoist_globals(args: list[str]) -> list[str]:
 # acomm_cli.commands. Modules are imported on demand instead of mounted with add_typer, which
 # would build every command's parser on every call (about 20 ms per process).
 COMMANDS = {
-    "init": "init", "status": "init",
+    "init": "init", "status": "init", "config": "config",
     "channel": "channel",
     "send": "send", "publish": "send",
     "subscribe": "subscribe", "unsubscribe": "subscribe", "subscriptions": "subscribe",
@@ -58,8 +58,11 @@ COMMANDS = {
     "messages": "messages", "show": "messages",
     "deadletter": "deadletter",
     "tick": "tick",
+    "flush": "compact", "compact": "compact",
+    "stats": "stats",
+    "doctor": "doctor",
 }
-GROUPS = {"channel", "deadletter"}  # named groups; the others are top-level verbs
+GROUPS = {"channel", "deadletter", "config"}  # named groups; the others are top-level verbs
 ALIASES = {"dead-letters": "deadletter"}
 
 

@@ -278,3 +278,101 @@ def thread(out: Output, correlation_id: str, msgs: Sequence[Message]) -> None:
         return
     _table(out, f"thread {correlation_id}", ["id", "from", "type", "created", "content"],
            [(m.id, m.sender, m.type.value, iso(m.created_at), m.content) for m in msgs])
+
+
+# ---------------------------------------------------------------- store operations
+
+
+def stats_doc(s: Any) -> dict[str, Any]:
+    return {
+        "agents": [{"agent": a.agent, "total": a.total, "unread": a.unread,
+                    "awaiting_ack": a.awaiting_ack,
+                    "oldest_unread_age_sec": a.oldest_unread_age_sec,
+                    "dead_letters": a.dead_letters} for a in s.agents],
+        "channels": [{"channel": c.channel, "pending": c.pending, "queued": c.queued,
+                      "dead_letters": c.dead_letters} for c in s.channels],
+        "store": {"path": s.store.path, "bytes": s.store.bytes, "wal_bytes": s.store.wal_bytes,
+                  "messages": s.store.messages},
+    }
+
+
+def stats(out: Output, s: Any) -> None:
+    """Tables on a terminal; piped, one tab-separated line per agent, channel and the store,
+    each led by its kind (`agent`, `channel`, `store`) so that awk can pick them apart."""
+    doc = stats_doc(s)
+    if out.json:
+        _dump(doc)
+        return
+    agents = [tuple(a.values()) for a in doc["agents"]]
+    channels = [tuple(c.values()) for c in doc["channels"]]
+    st = doc["store"]
+    if not out.tty:
+        _table(out, None, (), [("agent", *a) for a in agents] + [("channel", *c) for c in channels]
+               + [("store", st["path"], st["bytes"], st["wal_bytes"], st["messages"])])
+        return
+    _table(out, "agents", ["agent", "total", "unread", "awaiting ack", "oldest unread (s)",
+                           "dead letters"], agents)
+    _table(out, "channels", ["channel", "pending", "queued", "dead letters"], channels)
+    _pairs(out, [("store", st["path"]), ("bytes", f"{st['bytes']:,}"),
+                 ("wal bytes", f"{st['wal_bytes']:,}"), ("messages", f"{st['messages']:,}")])
+
+
+def doctor(out: Output, h: Any) -> None:
+    findings = [{"check": f.check, "count": f.count, "detail": f.detail} for f in h.findings]
+    if out.json:
+        _dump({"healthy": h.healthy, "schema_version": h.schema_version,
+               "expected_schema_version": h.expected_schema_version,
+               "integrity": h.integrity, "findings": findings})
+        return
+    if h.healthy:
+        sys.stdout.write(f"healthy: integrity {h.integrity}, schema version {h.schema_version},"
+                         " every invariant holds\n")
+        return
+    _table(out, "problems", ["check", "count", "detail"],
+           [(f["check"], f["count"], f["detail"]) for f in findings])
+
+
+def _kv_line(doc: dict[str, Any]) -> None:
+    sys.stdout.write(" ".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}"
+                              for k, v in doc.items()) + "\n")
+
+
+def compact(out: Output, r: Any) -> None:
+    doc = {"removed_messages": r.removed_messages, "removed_deliveries": r.removed_deliveries,
+           "removed_dead_letters": r.removed_dead_letters,
+           "removed_exactly_once": r.removed_exactly_once, "bytes_before": r.bytes_before,
+           "bytes_after": r.bytes_after, "reclaimed_bytes": r.reclaimed_bytes,
+           "free_bytes": r.free_bytes, "vacuumed": r.vacuumed, "dry_run": r.dry_run}
+    if out.json:
+        _dump(doc)
+        return
+    _kv_line(doc)
+    if r.dry_run:
+        note("dry run: nothing was removed")
+    elif not r.vacuumed and r.free_bytes and out.tty:
+        note(f"{r.free_bytes:,} bytes are free inside the file for new messages; "
+             "`acomm compact --vacuum` gives them back to the file system")
+
+
+def flush_result(out: Output, r: Any) -> None:
+    doc = {"busy": r.busy, "wal_frames": r.wal_frames,
+           "checkpointed_frames": r.checkpointed_frames, "wal_bytes_before": r.wal_bytes_before,
+           "wal_bytes_after": r.wal_bytes_after}
+    if out.json:
+        _dump(doc)
+    else:
+        _kv_line(doc)
+    if r.busy:
+        note("another process is reading the store: the WAL was not fully checkpointed; "
+             "run `acomm flush` again later")
+
+
+def config_report(out: Output, r: Any) -> None:
+    if out.json:
+        _dump({"settings": [{"key": e.key, "value": e.value, "source": e.source}
+                            for e in r.settings],
+               "store": {"path": r.store.value, "source": r.store.source},
+               "config_file": {"path": r.config_file.value, "source": r.config_file.source}})
+        return
+    _table(out, "configuration", ["key", "value", "source"],
+           [(e.key, e.value, e.source) for e in (r.store, r.config_file, *r.settings)])

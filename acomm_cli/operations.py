@@ -1,0 +1,372 @@
+"""Running a store: statistics, the health check, compaction, checkpoints, configuration.
+
+The rules of what each number means live here; SQL lives in `acomm_cli.store.maintenance`.
+Every function takes an open connection (and `now`, in ms, where time matters).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from acomm_cli import config, model
+from acomm_cli.errors import InvalidState, StoreUnavailable, ValidationFailed
+from acomm_cli.store import maintenance, write
+from acomm_cli.store.migrations import MIGRATIONS
+
+# ---------------------------------------------------------------- statistics
+
+
+@dataclass
+class AgentStats:
+    agent: str
+    total: int = 0  # deliveries to this agent, in any state
+    unread: int = 0  # what `receive` would hand over: unread, on channels not closed
+    awaiting_ack: int = 0  # ack-tracked deliveries still unread, read or waiting
+    oldest_unread_age_sec: int = 0
+    dead_letters: int = 0
+    oldest_unread_at: int | None = field(default=None, repr=False)
+
+
+@dataclass
+class ChannelStats:
+    channel: str
+    pending: int = 0  # deliveries unread, or ack-tracked and read or waiting for a retry
+    queued: int = 0  # deliveries held back by max_pending
+    dead_letters: int = 0
+
+
+@dataclass(frozen=True)
+class StoreStats:
+    path: str
+    bytes: int
+    wal_bytes: int
+    messages: int
+
+
+@dataclass(frozen=True)
+class Stats:
+    agents: list[AgentStats]
+    channels: list[ChannelStats]
+    store: StoreStats
+
+
+_TRACKABLE = ("unread", "read", "waiting")
+
+
+def _is_pending(state: str, tracked: int) -> bool:
+    return state == "unread" or (bool(tracked) and state in ("read", "waiting"))
+
+
+def stats(conn: sqlite3.Connection, now: int, agent: str | None = None) -> Stats:
+    """Per-agent and per-channel counts of the store as it stands (due timers are applied by
+    `tick` or the recipient's next `receive`, not here: statistics never write).
+
+    With `agent`: that agent only (a row of zeros if it never received anything), and the
+    channels it takes part in."""
+    if agent is not None:
+        model.agent_id(agent, "as")
+    with maintenance.snapshot(conn):  # every count from the same moment
+        return _stats(conn, now, agent)
+
+
+def _stats(conn: sqlite3.Connection, now: int, agent: str | None) -> Stats:
+    every = maintenance.channel_list(conn)
+    closed = {cid for cid, _name, state in every if state == model.ChannelState.CLOSED.value}
+    shown = every if agent is None else maintenance.channel_list(conn, agent)
+    channels = {cid: ChannelStats(name) for cid, name, _state in shown}
+    agents: dict[str, AgentStats] = {}
+    if agent is not None:
+        agents[agent] = AgentStats(agent)
+    for recipient, total in maintenance.delivery_totals(conn, agent):
+        agents.setdefault(recipient, AgentStats(recipient)).total = total
+    for recipient, cid, state, tracked, n, oldest in maintenance.active_breakdown(conn, agent):
+        a = agents.setdefault(recipient, AgentStats(recipient))
+        if state == "unread" and cid not in closed:
+            a.unread += n
+            if oldest is not None and (a.oldest_unread_at is None or oldest < a.oldest_unread_at):
+                a.oldest_unread_at = oldest
+        if tracked and state in _TRACKABLE:
+            a.awaiting_ack += n
+        if agent is None and cid in channels:
+            _count_channel(channels[cid], state, tracked, n)
+    if agent is not None:
+        for cid, state, tracked, n in maintenance.channel_breakdown(conn, agent):
+            if cid in channels:
+                _count_channel(channels[cid], state, tracked, n)
+    for recipient, cid, n in maintenance.dead_letter_counts(conn):
+        if recipient in agents:
+            agents[recipient].dead_letters += n
+        if cid in channels:
+            channels[cid].dead_letters += n
+    for a in agents.values():
+        if a.oldest_unread_at is not None:
+            a.oldest_unread_age_sec = max(0, (now - a.oldest_unread_at) // 1000)
+    size, wal = maintenance.file_sizes(conn)
+    return Stats(
+        agents=sorted(agents.values(), key=lambda a: a.agent),
+        channels=sorted(channels.values(), key=lambda c: c.channel),
+        store=StoreStats(path=maintenance.db_path(conn), bytes=size, wal_bytes=wal,
+                         messages=maintenance.message_count(conn)),
+    )
+
+
+def _count_channel(ch: ChannelStats, state: str, tracked: int, n: int) -> None:
+    if _is_pending(state, tracked):
+        ch.pending += n
+    elif state == "queued":
+        ch.queued += n
+
+
+# ---------------------------------------------------------------- doctor
+
+
+@dataclass(frozen=True)
+class Finding:
+    check: str
+    count: int
+    detail: str
+
+
+@dataclass(frozen=True)
+class Health:
+    schema_version: int
+    expected_schema_version: int
+    integrity: str  # "ok", or "failed" (the problems are a finding)
+    findings: list[Finding]
+
+    @property
+    def healthy(self) -> bool:
+        return not self.findings
+
+
+_STATE_LIST = ", ".join(maintenance.STATES)
+_INVARIANTS = {
+    "delivery_state": ("deliveries in a state other than " + _STATE_LIST,
+                       "message {0} to {1}: {2!r}"),
+    "tracked_flag": ("deliveries whose tracked flag is neither 0 nor 1",
+                     "message {0} to {1}: {2!r}"),
+    "tracked_timer": ("ack-tracked unread, read or waiting deliveries without a timer",
+                      "message {0} to {1} ({2})"),
+    "waiting_timer": ("waiting deliveries with no time to wake", "message {0} to {1}"),
+    "terminal_timer": ("acked or dead deliveries that still have a timer",
+                       "message {0} to {1} ({2})"),
+    "dead_letter_delivery": ("dead letters whose delivery is missing or not dead",
+                             "message {0} to {1} (delivery {2})"),
+    "message_channel": ("messages on a channel that does not exist",
+                        "message {0} on channel {1}"),
+    "delivery_message": ("deliveries of a missing message, or on another channel than "
+                         "their message", "message {0} to {1} (channel {2})"),
+    "message_sequence": ("message ids above the AUTOINCREMENT sequence (ids could be reused)",
+                         "highest id {0}, sequence {1}"),
+}
+
+
+def doctor(conn: sqlite3.Connection, *, quick: bool = False) -> Health:
+    """The file's integrity, its schema version, and every delivery invariant, all seen at
+    one moment (a read transaction: writers carry on meanwhile)."""
+    with maintenance.snapshot(conn):
+        return _doctor(conn, quick)
+
+
+def _doctor(conn: sqlite3.Connection, quick: bool) -> Health:
+    findings: list[Finding] = []
+    problems = [line for text in maintenance.integrity_check(conn, quick)
+                for line in text.splitlines() if line.strip() and not line.startswith("***")]
+    if problems:
+        findings.append(Finding("integrity", len(problems), "; ".join(problems[:5])))
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    expected = len(MIGRATIONS)
+    if version != expected:
+        findings.append(Finding("schema_version", 1,
+                                f"schema version {version}, this acomm writes {expected}"))
+    recorded = maintenance.recorded_migrations(conn)
+    wanted = [fn.__name__ for fn in MIGRATIONS[:version]]
+    if recorded != wanted:
+        missing = [n for n in wanted if n not in recorded]
+        extra = [n for n in recorded if n not in wanted]
+        findings.append(Finding(
+            "migrations", len(missing) + len(extra) or 1,
+            f"recorded {', '.join(recorded) or 'none'}; missing {', '.join(missing) or 'none'};"
+            f" unknown {', '.join(extra) or 'none'}"))
+    orphans = maintenance.foreign_key_violations(conn)
+    if orphans:
+        by_table: dict[tuple[str, str], int] = {}
+        for table, _rowid, parent in orphans:
+            by_table[(table, parent)] = by_table.get((table, parent), 0) + 1
+        findings.append(Finding("foreign_keys", len(orphans), "; ".join(
+            f"{n} {table} rows point at missing {parent}" for (table, parent), n
+            in sorted(by_table.items()))))
+    for check, (what, sample) in _INVARIANTS.items():
+        n, rows = maintenance.invariant_violations(conn, check)
+        if n:
+            shown = ", ".join(sample.format(*r) for r in rows)
+            findings.append(Finding(check, n, f"{n} {what}: {shown}"
+                                    + (", ..." if n > len(rows) else "")))
+    return Health(schema_version=version, expected_schema_version=expected,
+                  integrity="failed" if problems else "ok", findings=findings)
+
+
+def require_healthy(health: Health) -> None:
+    """Exit 5 (`invalid_state`) naming the failed checks when there is any finding."""
+    if not health.healthy:
+        names = ", ".join(f.check for f in health.findings)
+        raise InvalidState(f"the store has {len(health.findings)} problem(s): {names}",
+                           field="doctor", checks=[f.check for f in health.findings])
+
+
+# ---------------------------------------------------------------- compaction
+
+
+@dataclass(frozen=True)
+class CompactResult:
+    removed_messages: int
+    removed_deliveries: int
+    removed_dead_letters: int
+    removed_exactly_once: int
+    bytes_before: int
+    bytes_after: int
+    free_bytes: int  # pages inside the file that new writes reuse (VACUUM gives them back)
+    vacuumed: bool
+    dry_run: bool
+
+    @property
+    def reclaimed_bytes(self) -> int:
+        return max(0, self.bytes_before - self.bytes_after)
+
+
+_ALL_DEAD_LETTERS = -(2**63)  # a cut-off no dead letter is older than: keep every one
+
+
+def compact(conn: sqlite3.Connection, now: int, *, older_than_ms: int = 0,
+            dead_letters_older_than_ms: int | None = None, vacuum: bool = False,
+            dry_run: bool = False) -> CompactResult:
+    """Remove messages whose deliveries are all terminal and that were created before
+    `now - older_than_ms`, with their deliveries, in one transaction.
+
+    Terminal: acked; read and not ack-tracked; dead once its dead letter is gone (dead letters
+    older than `dead_letters_older_than_ms` are purged first, when given). A message with no
+    delivery at all is terminal too. Never removed: a message with an unread, queued or
+    waiting delivery, an unacknowledged tracked one, a kept dead letter, or a dedupe key still
+    inside its channel's window. Expired exactly-once records go as well. `vacuum` then
+    rewrites the file to give the space back; `dry_run` only counts."""
+    for name, value in (("older_than", older_than_ms),
+                        ("dead_letters_older_than", dead_letters_older_than_ms)):
+        if value is not None and value < 0:
+            raise ValidationFailed(f"{name}: must not be negative", field=name, value=value)
+    created_before = now - older_than_ms
+    dl_cutoff = (_ALL_DEAD_LETTERS if dead_letters_older_than_ms is None
+                 else now - dead_letters_older_than_ms)
+    size, wal = maintenance.file_sizes(conn)
+    before = size + wal
+    if dry_run:
+        with maintenance.snapshot(conn):
+            dead = (maintenance.count_dead_letters_before(conn, dl_cutoff)
+                    if dead_letters_older_than_ms is not None else 0)
+            messages = maintenance.select_compactable(conn, created_before, dl_cutoff, now)
+            deliveries = maintenance.selected_deliveries(conn)
+            once = maintenance.count_expired_exactly_once(conn, now)
+    else:
+        with write(conn):
+            dead = (maintenance.delete_dead_letters_before(conn, dl_cutoff)
+                    if dead_letters_older_than_ms is not None else 0)
+            maintenance.select_compactable(conn, created_before, dl_cutoff, now)
+            messages, deliveries = maintenance.delete_selected(conn)
+            once = maintenance.delete_expired_exactly_once(conn, now)
+    vacuumed = vacuum and not dry_run
+    if vacuumed:
+        try:
+            maintenance.vacuum(conn)
+        except sqlite3.OperationalError as exc:
+            raise StoreUnavailable(
+                f"removed {messages} messages and {deliveries} deliveries, but VACUUM could "
+                f"not run ({exc}); run `acomm compact --vacuum` again when the store is idle",
+                removed_messages=messages, removed_deliveries=deliveries) from None
+        maintenance.checkpoint(conn)
+    size, wal = maintenance.file_sizes(conn)
+    return CompactResult(
+        removed_messages=messages, removed_deliveries=deliveries, removed_dead_letters=dead,
+        removed_exactly_once=once, bytes_before=before, bytes_after=size + wal,
+        free_bytes=maintenance.free_bytes(conn), vacuumed=vacuumed, dry_run=dry_run)
+
+
+# ---------------------------------------------------------------- flush
+
+
+@dataclass(frozen=True)
+class FlushResult:
+    busy: bool  # a reader kept the WAL from being fully checkpointed
+    wal_frames: int
+    checkpointed_frames: int  # pages copied into the database file
+    wal_bytes_before: int
+    wal_bytes_after: int
+
+
+def flush(conn: sqlite3.Connection) -> FlushResult:
+    """Checkpoint the WAL into the database file and truncate it."""
+    _, before = maintenance.file_sizes(conn)
+    busy, frames, moved = maintenance.checkpoint(conn)
+    _, after = maintenance.file_sizes(conn)
+    return FlushResult(busy=bool(busy), wal_frames=frames, checkpointed_frames=moved,
+                       wal_bytes_before=before, wal_bytes_after=after)
+
+
+# ---------------------------------------------------------------- configuration
+
+
+@dataclass(frozen=True)
+class ConfigEntry:
+    key: str
+    value: Any
+    source: str
+
+
+@dataclass(frozen=True)
+class ConfigReport:
+    settings: list[ConfigEntry]
+    store: ConfigEntry
+    config_file: ConfigEntry
+
+
+def _store_entry(settings: config.Settings) -> tuple[config.Settings, ConfigEntry]:
+    if settings.store:
+        return settings, ConfigEntry("store", str(Path(settings.store).expanduser()),
+                                     "flag (--store)")
+    if os.environ.get("ACOMM_STORE"):
+        return settings, ConfigEntry("store", str(Path(os.environ["ACOMM_STORE"]).expanduser()),
+                                     "environment (ACOMM_STORE)")
+    try:
+        path, _ = settings.store_path(create=False)
+        return settings, ConfigEntry("store", str(path), "found (nearest .acomm/ upwards)")
+    except StoreUnavailable:
+        # No store yet: name where one would be made, and look for a config file there
+        # without announcing a store that nobody is creating.
+        path = Path.cwd() / config.STORE_DIR / config.STORE_FILE
+        return (replace(settings, store=str(path), _cache={}),
+                ConfigEntry("store", str(path), "default (not created yet)"))
+
+
+def _config_entry(settings: config.Settings, located: config.Settings) -> ConfigEntry:
+    if settings.config:
+        return ConfigEntry("config", str(Path(settings.config).expanduser()), "flag (--config)")
+    if os.environ.get("ACOMM_CONFIG"):
+        return ConfigEntry("config", str(Path(os.environ["ACOMM_CONFIG"]).expanduser()),
+                           "environment (ACOMM_CONFIG)")
+    path = config.config_file(located)
+    if path is None:
+        return ConfigEntry("config", None, "none (no config.yaml beside the store)")
+    return ConfigEntry("config", str(path), "beside the store")
+
+
+def show_config(settings: config.Settings) -> ConfigReport:
+    """Every setting's effective value and where it came from (flag > environment > file >
+    default); a bad file is refused (exit 3 naming the key), as every command would."""
+    located, store = _store_entry(settings)
+    cfg = _config_entry(settings, located)
+    values = config.load(located)
+    return ConfigReport(
+        settings=[ConfigEntry(key, *values[key]) for key in config.KEYS],
+        store=store, config_file=cfg)

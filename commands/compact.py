@@ -1,0 +1,61 @@
+"""`acomm compact` and `acomm flush`: space and durability."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from acomm_cli.commands._common import output, store
+
+from acomm_cli import clock, operations, render
+
+app = typer.Typer(add_completion=False)
+
+
+@app.command()
+def compact(
+    ctx: typer.Context,
+    older_than: Annotated[str | None, typer.Option(
+        help="Only messages created longer ago than this (e.g. 7d; default: any age).",
+        show_default=False)] = None,
+    dead_letters_older_than: Annotated[str | None, typer.Option(
+        help="Also purge dead letters older than this, which lets their messages go.",
+        show_default=False)] = None,
+    vacuum: Annotated[bool, typer.Option(
+        "--vacuum", help="Then rewrite the file to give the freed space back (slow on big "
+        "stores; needs as much free disk as the store).")] = False,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Count what would go; change nothing.")] = False,
+) -> None:
+    """Remove messages that are done with, and their deliveries, in one transaction.
+
+    A message goes when every delivery is terminal (acked; read and not ack-tracked; dead with
+    its dead letter gone) or it has none. Never removed: anything unread, queued, waiting or
+    awaiting an ack, a message with a dead letter, or one whose dedupe key is still inside
+    its channel's dedupe window. Message ids are never reused.
+
+    Example: acomm compact --older-than 30d --dead-letters-older-than 90d --vacuum
+    """
+    now = clock.now_ms()
+    older = clock.parse_duration(older_than, "older_than") if older_than is not None else 0
+    dead = (clock.parse_duration(dead_letters_older_than, "dead_letters_older_than")
+            if dead_letters_older_than is not None else None)
+    with store(ctx, write=False) as conn:
+        result = operations.compact(conn, now, older_than_ms=older,
+                                    dead_letters_older_than_ms=dead, vacuum=vacuum,
+                                    dry_run=dry_run)
+    render.compact(output(ctx), result)
+
+
+@app.command()
+def flush(ctx: typer.Context) -> None:
+    """Checkpoint the WAL into the database file and truncate it.
+
+    Reports the frames (pages) in the WAL, how many were copied, and the WAL's size before and
+    after. With `store.flush: manual` nothing else checkpoints.
+
+    Example: acomm flush --json
+    """
+    with store(ctx, write=False) as conn:
+        result = operations.flush(conn)
+    render.flush_result(output(ctx), result)

@@ -1,0 +1,28 @@
+"""`acomm config show`: the effective configuration and where each value came from."""
+
+from __future__ import annotations
+
+import typer
+from acomm_cli.commands._common import output, settings
+
+from acomm_cli import operations, render
+
+app = typer.Typer(help="Inspect the configuration.", no_args_is_help=True,
+                  add_completion=False)
+
+
+@app.command()
+def show(ctx: typer.Context) -> None:
+    """Print every setting's effective value and its source (flag > environment > config
+    file > default), with the store and config file in use.
+
+    A config file with an unknown key or a bad value is refused (exit 3, naming the key).
+
+    Example: ACOMM_FLUSH=immediate acomm config show
+    """
+    render.config_report(output(ctx), operations.show_config(settings(ctx)))
+
+
+@app.callback()
+def config() -> None:
+    """Inspect the configuration."""

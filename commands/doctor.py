@@ -1,0 +1,34 @@
+"""`acomm doctor`: integrity check, schema version and the delivery invariants."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from acomm_cli.commands._common import output, store
+
+from acomm_cli import operations, render
+
+app = typer.Typer(add_completion=False)
+
+
+@app.command()
+def doctor(
+    ctx: typer.Context,
+    quick: Annotated[bool, typer.Option(
+        "--quick", help="PRAGMA quick_check instead of the full integrity_check (faster on "
+        "big stores; skips index consistency).")] = False,
+) -> None:
+    """Check the store: SQLite's integrity check, the schema version and its migrations, and
+    that every delivery is queued, waiting, unread, read, acked or dead with the timers and
+    dead letters its state needs.
+
+    Exit status: 0 when healthy; 5 (invalid_state) with the list of findings on stdout when
+    anything is wrong; 7 when the store cannot be opened at all.
+
+    Example: acomm doctor || acomm doctor --json | jq .findings
+    """
+    with store(ctx, write=False) as conn:
+        health = operations.doctor(conn, quick=quick)
+    render.doctor(output(ctx), health)
+    operations.require_healthy(health)

@@ -1,0 +1,32 @@
+"""`acomm stats`: per-agent and per-channel counts, oldest unread age, store size."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from acomm_cli.commands._common import output, store
+
+from acomm_cli import clock, operations, render
+
+app = typer.Typer(add_completion=False)
+
+
+@app.command()
+def stats(
+    ctx: typer.Context,
+    as_: Annotated[str | None, typer.Option(
+        "--as", help="Only this agent, and the channels it takes part in (not read from "
+        "$ACOMM_AGENT: without --as every agent is shown).")] = None,
+) -> None:
+    """Count deliveries per agent (total, unread, awaiting ack, oldest unread age in seconds,
+    dead letters) and per channel (pending, queued, dead letters), with the store's size.
+
+    Unread is what `receive` would return: unread deliveries on channels not closed. The
+    counts are of the store as it stands; `tick` applies timers that are due.
+
+    Example: acomm stats --json | jq '.agents[] | select(.unread > 0)'
+    """
+    with store(ctx, write=False) as conn:
+        result = operations.stats(conn, clock.now_ms(), agent=as_)
+    render.stats(output(ctx), result)

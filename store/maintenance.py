@@ -1,0 +1,283 @@
+"""SQL of the store's upkeep: statistics, health checks, compaction and checkpoints.
+
+Every statement is set-based and leans on the schema's indexes; `acomm_cli.operations` holds
+the rules that decide what these numbers mean.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+STATES = ("queued", "waiting", "unread", "read", "acked", "dead")
+
+# Deliveries not yet done with. Written exactly as the WHERE clause of the partial index
+# `deliveries_active`, so that `INDEXED BY deliveries_active` can use it.
+ACTIVE = "(state IN ('queued', 'waiting', 'unread') OR (tracked = 1 AND state = 'read'))"
+_ACTIVE_INDEX = "deliveries_active"
+
+
+def _through_active(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...] = ()
+                    ) -> sqlite3.Cursor:
+    """Run `sql` (its `{src}` naming the deliveries table) through the partial index of active
+    deliveries; a store without that index falls back to one scan of the table."""
+    try:
+        return conn.execute(sql.format(src=f"deliveries INDEXED BY {_ACTIVE_INDEX}"), params)
+    except sqlite3.OperationalError as exc:
+        if "no such index" not in str(exc) and "no query solution" not in str(exc):
+            raise
+        return conn.execute(sql.format(src="deliveries"), params)
+
+
+@contextmanager
+def snapshot(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """A read transaction (one consistent view, no write lock), always rolled back: scratch
+    rows written to temp tables inside it vanish with it."""
+    conn.execute("BEGIN")
+    try:
+        yield conn
+    finally:
+        conn.rollback()
+
+
+# ---------------------------------------------------------------- files
+
+
+def db_path(conn: sqlite3.Connection) -> str:
+    for _seq, name, file in conn.execute("PRAGMA database_list"):
+        if name == "main":
+            return file
+    return ""
+
+
+def file_sizes(conn: sqlite3.Connection) -> tuple[int, int]:
+    """(database file bytes, WAL file bytes)."""
+    path = db_path(conn)
+    sizes = []
+    for p in (path, path + "-wal"):
+        try:
+            sizes.append(os.stat(p).st_size)
+        except OSError:
+            sizes.append(0)
+    return sizes[0], sizes[1]
+
+
+def free_bytes(conn: sqlite3.Connection) -> int:
+    """Bytes of free pages inside the database file (reused before the file grows)."""
+    page = conn.execute("PRAGMA page_size").fetchone()[0]
+    return page * conn.execute("PRAGMA freelist_count").fetchone()[0]
+
+
+# ---------------------------------------------------------------- statistics
+
+
+def message_count(conn: sqlite3.Connection) -> int:
+    return conn.execute("SELECT count(*) FROM messages").fetchone()[0]
+
+
+def channel_list(conn: sqlite3.Connection, agent: str | None = None
+                 ) -> list[tuple[int, str, str]]:
+    """(id, name, state) of every channel, or of those `agent` takes part in."""
+    if agent is None:
+        return conn.execute("SELECT id, name, state FROM channels ORDER BY name").fetchall()
+    return conn.execute(
+        "SELECT c.id, c.name, c.state FROM participants p JOIN channels c ON c.id = p.channel_id"
+        " WHERE p.agent = ? ORDER BY c.name", (agent,)).fetchall()
+
+
+def delivery_totals(conn: sqlite3.Connection, agent: str | None = None
+                    ) -> list[tuple[str, int]]:
+    """(recipient, deliveries) per recipient: one walk of the covering index deliveries_inbox."""
+    if agent is None:
+        return conn.execute(
+            "SELECT recipient, count(*) FROM deliveries GROUP BY recipient").fetchall()
+    return conn.execute("SELECT recipient, count(*) FROM deliveries WHERE recipient = ?"
+                        " GROUP BY recipient", (agent,)).fetchall()
+
+
+def active_breakdown(conn: sqlite3.Connection, agent: str | None = None
+                     ) -> list[tuple[str, int, str, int, int, int | None]]:
+    """(recipient, channel_id, state, tracked, deliveries, oldest delivered_at) over the
+    deliveries not yet done with; only those rows are read (the partial index)."""
+    cols = ("SELECT recipient, channel_id, state, tracked, count(*), min(delivered_at)"
+            " FROM {src} WHERE ")
+    group = " GROUP BY recipient, channel_id, state, tracked"
+    if agent is None:
+        return _through_active(conn, cols + ACTIVE + group).fetchall()
+    return conn.execute(
+        cols.format(src="deliveries") + "recipient = ? AND state IN ('queued', 'waiting',"
+        f" 'unread', 'read') AND {ACTIVE}" + group, (agent,)).fetchall()
+
+
+def channel_breakdown(conn: sqlite3.Connection, agent: str
+                      ) -> list[tuple[int, str, int, int]]:
+    """(channel_id, state, tracked, deliveries) over the not-done deliveries of the channels
+    `agent` takes part in (the partial index again: only those rows are read)."""
+    return _through_active(
+        conn, "SELECT channel_id, state, tracked, count(*) FROM {src} WHERE " + ACTIVE
+        + " AND channel_id IN (SELECT channel_id FROM participants WHERE agent = ?)"
+        " GROUP BY channel_id, state, tracked", (agent,)).fetchall()
+
+
+def dead_letter_counts(conn: sqlite3.Connection) -> list[tuple[str, int, int]]:
+    """(recipient, channel_id, dead letters)."""
+    return conn.execute("SELECT recipient, channel_id, count(*) FROM dead_letters"
+                        " GROUP BY recipient, channel_id").fetchall()
+
+
+# ---------------------------------------------------------------- health
+
+
+def integrity_check(conn: sqlite3.Connection, quick: bool = False) -> list[str]:
+    """The problems SQLite finds in the file (empty when it says `ok`)."""
+    pragma = "quick_check" if quick else "integrity_check"
+    rows = [r[0] for r in conn.execute(f"PRAGMA {pragma}")]
+    return [] if rows == ["ok"] else rows
+
+
+def recorded_migrations(conn: sqlite3.Connection) -> list[str]:
+    return [r[0] for r in conn.execute("SELECT name FROM _acomm_migrations ORDER BY rowid")]
+
+
+def foreign_key_violations(conn: sqlite3.Connection) -> list[tuple[str, int | None, str]]:
+    """(table, rowid, parent table) of every row pointing at a row that is not there."""
+    return [(r[0], r[1], r[2]) for r in conn.execute("PRAGMA foreign_key_check")]
+
+
+_LIST = ", ".join(f"'{s}'" for s in STATES)
+
+# check name -> (SQL counting the offending rows, SQL listing a few of them)
+INVARIANTS: dict[str, tuple[str, str]] = {
+    "delivery_state": (
+        f"FROM deliveries WHERE state NOT IN ({_LIST})",
+        "message_id, recipient, state"),
+    "tracked_flag": (
+        "FROM deliveries WHERE tracked NOT IN (0, 1)",
+        "message_id, recipient, tracked"),
+    "tracked_timer": (
+        "FROM deliveries WHERE tracked = 1 AND state IN ('unread', 'read', 'waiting')"
+        " AND next_timer_at IS NULL",
+        "message_id, recipient, state"),
+    "waiting_timer": (
+        "FROM deliveries WHERE state = 'waiting' AND next_timer_at IS NULL",
+        "message_id, recipient, state"),
+    "terminal_timer": (
+        "FROM deliveries WHERE state IN ('acked', 'dead') AND next_timer_at IS NOT NULL",
+        "message_id, recipient, state"),
+    "dead_letter_delivery": (
+        "FROM dead_letters dl LEFT JOIN deliveries d ON d.message_id = dl.message_id"
+        " AND d.recipient = dl.recipient WHERE d.state IS NOT 'dead'",
+        "dl.message_id, dl.recipient, d.state"),
+    "message_channel": (
+        "FROM messages m WHERE NOT EXISTS (SELECT 1 FROM channels c WHERE c.id = m.channel_id)",
+        "m.id, m.channel_id, NULL"),
+    "delivery_message": (
+        "FROM deliveries d WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = d.message_id)"
+        " OR d.channel_id IS NOT (SELECT m.channel_id FROM messages m WHERE m.id = d.message_id)",
+        "d.message_id, d.recipient, d.channel_id"),
+    "message_sequence": (
+        "FROM (SELECT max(id) AS top FROM messages) WHERE top > coalesce((SELECT seq FROM"
+        " sqlite_sequence WHERE name = 'messages'), 0)",
+        "top, (SELECT seq FROM sqlite_sequence WHERE name = 'messages'), NULL"),
+}
+
+
+def invariant_violations(conn: sqlite3.Connection, name: str, sample: int = 5
+                         ) -> tuple[int, list[tuple[Any, ...]]]:
+    """How many rows break the named invariant, and the first few of them."""
+    body, cols = INVARIANTS[name]
+    n = conn.execute(f"SELECT count(*) {body}").fetchone()[0]
+    rows = conn.execute(f"SELECT {cols} {body} LIMIT ?", (sample,)).fetchall() if n else []
+    return n, rows
+
+
+# ---------------------------------------------------------------- compaction
+
+
+def select_compactable(conn: sqlite3.Connection, created_before: int, dead_letters_kept_from: int,
+                       now: int) -> int:
+    """Fill temp.compact_ids with every message created before `created_before` whose
+    deliveries are all terminal (or that has none), and return how many.
+
+    Kept: a message with a delivery not yet done with (read from the partial index of active
+    deliveries, without touching the table), with a delivery in a state acomm does not know,
+    or with a dead delivery whose dead letter stays (dead-lettered at or after
+    `dead_letters_kept_from`); and one whose dedupe key is still inside its channel's dedupe
+    window at `now`, so that a retried send stays deduplicated."""
+    for table in ("compact_ids", "compact_keep"):
+        conn.execute(f"CREATE TEMP TABLE IF NOT EXISTS {table} (id INTEGER PRIMARY KEY)")
+        conn.execute(f"DELETE FROM temp.{table}")
+    _through_active(conn, "INSERT OR IGNORE INTO temp.compact_keep SELECT message_id"
+                          " FROM {src} WHERE " + ACTIVE)
+    conn.execute(
+        "INSERT OR IGNORE INTO temp.compact_keep SELECT message_id FROM deliveries"
+        f" WHERE state NOT IN ({_LIST})")
+    conn.execute(
+        "INSERT OR IGNORE INTO temp.compact_keep SELECT message_id FROM dead_letters"
+        " WHERE dead_lettered_at >= ?", (dead_letters_kept_from,))
+    conn.execute(
+        "INSERT OR IGNORE INTO temp.compact_keep SELECT m.id FROM messages m"
+        " JOIN channels c ON c.id = m.channel_id WHERE m.dedupe_key IS NOT NULL"
+        " AND m.created_at >= ? - c.dedupe_window_ms", (now,))
+    n = conn.execute(
+        "INSERT INTO temp.compact_ids SELECT id FROM messages WHERE created_at < ?"
+        " AND id NOT IN (SELECT id FROM temp.compact_keep)", (created_before,)).rowcount
+    conn.execute("DELETE FROM temp.compact_keep")
+    return n
+
+
+def selected_deliveries(conn: sqlite3.Connection) -> int:
+    return conn.execute("SELECT count(*) FROM deliveries WHERE message_id IN"
+                        " (SELECT id FROM temp.compact_ids)").fetchone()[0]
+
+
+def delete_selected(conn: sqlite3.Connection) -> tuple[int, int]:
+    """Delete the selected messages and their deliveries; returns (messages, deliveries).
+    Message ids stay taken: AUTOINCREMENT keeps the highest in sqlite_sequence."""
+    deliveries = conn.execute("DELETE FROM deliveries WHERE message_id IN"
+                              " (SELECT id FROM temp.compact_ids)").rowcount
+    messages = conn.execute("DELETE FROM messages WHERE id IN"
+                            " (SELECT id FROM temp.compact_ids)").rowcount
+    conn.execute("DELETE FROM temp.compact_ids")
+    return messages, deliveries
+
+
+def count_dead_letters_before(conn: sqlite3.Connection, before: int) -> int:
+    return conn.execute("SELECT count(*) FROM dead_letters WHERE dead_lettered_at < ?",
+                        (before,)).fetchone()[0]
+
+
+def delete_dead_letters_before(conn: sqlite3.Connection, before: int) -> int:
+    return conn.execute("DELETE FROM dead_letters WHERE dead_lettered_at < ?",
+                        (before,)).rowcount
+
+
+def count_expired_exactly_once(conn: sqlite3.Connection, now: int) -> int:
+    return conn.execute("SELECT count(*) FROM exactly_once WHERE expires_at <= ?",
+                        (now,)).fetchone()[0]
+
+
+def delete_expired_exactly_once(conn: sqlite3.Connection, now: int) -> int:
+    return conn.execute("DELETE FROM exactly_once WHERE expires_at <= ?", (now,)).rowcount
+
+
+def vacuum(conn: sqlite3.Connection) -> None:
+    """Rewrite the file without its free pages (outside any transaction)."""
+    conn.execute("VACUUM")
+
+
+# ---------------------------------------------------------------- checkpoints
+
+
+def checkpoint(conn: sqlite3.Connection) -> tuple[int, int, int]:
+    """Move the WAL into the database file and truncate it.
+
+    Returns (busy, frames in the WAL, frames moved): a passive checkpoint counts and copies
+    what it can, then a truncating one waits (up to the busy timeout) for readers to finish."""
+    _, log, done = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+    busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    log, done = max(log, 0), max(done, 0)
+    return busy, log, done if busy else log

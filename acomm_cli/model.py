@@ -193,6 +193,8 @@ class ChannelConfig:
     priority_ordering: bool = False
     max_pending: int = 0
     dedupe_window_ms: int = 86_400_000
+    retention_count: int = 0
+    retention_age_ms: int = 0
 
 
 @dataclass(frozen=True)

@@ -113,7 +113,7 @@ def channel_config(base: ChannelConfig | None = None, **overrides: Any) -> Chann
     if "delivery" in given:
         given["delivery"] = model.delivery_mode(given["delivery"])
     for key in ("max_message_size", "ack_timeout_ms", "max_retries", "retry_backoff_ms",
-                "max_pending", "dedupe_window_ms"):
+                "max_pending", "dedupe_window_ms", "retention_count", "retention_age_ms"):
         if key in given and given[key] < 0:
             raise ValidationFailed(f"{key}: {given[key]} must not be negative", field=key,
                                    value=given[key])

@@ -99,6 +99,7 @@ def channel_doc(c: Channel) -> dict[str, Any]:
             "retry_backoff_ms": cfg.retry_backoff_ms, "retry_jitter": cfg.retry_jitter,
             "echo": cfg.echo, "priority_ordering": cfg.priority_ordering,
             "max_pending": cfg.max_pending, "dedupe_window_ms": cfg.dedupe_window_ms,
+            "retention_count": cfg.retention_count, "retention_age_ms": cfg.retention_age_ms,
         },
         "participants": [{"agent": p.agent, "role": p.role.value} for p in c.participants],
     }

@@ -35,6 +35,10 @@ def create(
         "--priority-ordering/--no-priority-ordering", help="Receive by priority first.")] = None,
     max_pending: Annotated[int | None, typer.Option(help="0 = unlimited.")] = None,
     dedupe_window: Annotated[str | None, typer.Option(help="e.g. 24h.")] = None,
+    retention_count: Annotated[int | None, typer.Option(
+        help="`compact` keeps at most this many finished messages (0 = no limit).")] = None,
+    retention_age: Annotated[str | None, typer.Option(
+        help="`compact` removes finished messages older than this, e.g. 7d.")] = None,
     if_not_exists: Annotated[bool, typer.Option(
         "--if-not-exists", help="Succeed if it exists with the same type.")] = False,
 ) -> None:
@@ -56,6 +60,9 @@ def create(
         max_pending=max_pending,
         dedupe_window_ms=clock.parse_duration(dedupe_window, "dedupe_window")
         if dedupe_window is not None else None,
+        retention_count=retention_count,
+        retention_age_ms=clock.parse_duration(retention_age, "retention_age")
+        if retention_age is not None else None,
     )
     with store(ctx, write=True) as conn:
         ch = pipeline.create_channel(conn, name, type_, owner, cfg, clock.now_ms(),

@@ -222,11 +222,21 @@ def select_compactable(conn: sqlite3.Connection, created_before: int, dead_lette
         "INSERT OR IGNORE INTO temp.compact_keep SELECT m.id FROM messages m"
         " JOIN channels c ON c.id = m.channel_id WHERE m.dedupe_key IS NOT NULL"
         " AND m.created_at >= ? - c.dedupe_window_ms", (now,))
-    n = conn.execute(
+    conn.execute(
         "INSERT INTO temp.compact_ids SELECT id FROM messages WHERE created_at < ?"
-        " AND id NOT IN (SELECT id FROM temp.compact_keep)", (created_before,)).rowcount
+        " AND id NOT IN (SELECT id FROM temp.compact_keep)", (created_before,))
+    for cid, count, age in conn.execute(
+            "SELECT id, retention_count, retention_age_ms FROM channels"
+            " WHERE retention_count > 0 OR retention_age_ms > 0").fetchall():
+        # per-channel retention: beyond the newest `count`, or older than `age`
+        cut = conn.execute("SELECT id FROM messages WHERE channel_id = ? ORDER BY id DESC"
+                           " LIMIT 1 OFFSET ?", (cid, count - 1)).fetchone() if count else None
+        conn.execute(
+            "INSERT OR IGNORE INTO temp.compact_ids SELECT id FROM messages WHERE channel_id = ?"
+            " AND (id < ? OR created_at < ?) AND id NOT IN (SELECT id FROM temp.compact_keep)",
+            (cid, cut[0] if cut else -1, now - age if age else -1))
     conn.execute("DELETE FROM temp.compact_keep")
-    return n
+    return conn.execute("SELECT count(*) FROM temp.compact_ids").fetchone()[0]
 
 
 def selected_deliveries(conn: sqlite3.Connection) -> int:

@@ -45,6 +45,9 @@ def m001_initial(conn: sqlite3.Connection, now_ms: int) -> None:
             priority_ordering INTEGER NOT NULL,
             max_pending INTEGER NOT NULL,
             dedupe_window_ms INTEGER NOT NULL,
+            -- compact removes finished messages beyond the newest N / older than this (0: off)
+            retention_count INTEGER NOT NULL DEFAULT 0,
+            retention_age_ms INTEGER NOT NULL DEFAULT 0,
             direct_pair TEXT UNIQUE
         );
         CREATE TABLE participants (

@@ -49,7 +49,7 @@ def counts(conn: sqlite3.Connection) -> dict[str, int]:
 _CHANNEL_COLS = (
     "id, name, type, owner, state, created_at, delivery, max_message_size, ack_timeout_ms,"
     " max_retries, retry_backoff_ms, retry_jitter, echo, priority_ordering, max_pending,"
-    " dedupe_window_ms"
+    " dedupe_window_ms, retention_count, retention_age_ms"
 )
 
 
@@ -58,6 +58,7 @@ def _channel(row: Sequence[Any], participants: tuple[Participant, ...]) -> Chann
         delivery=DeliveryMode(row[6]), max_message_size=row[7], ack_timeout_ms=row[8],
         max_retries=row[9], retry_backoff_ms=row[10], retry_jitter=row[11], echo=bool(row[12]),
         priority_ordering=bool(row[13]), max_pending=row[14], dedupe_window_ms=row[15],
+        retention_count=row[16], retention_age_ms=row[17],
     )
     return Channel(id=row[0], name=row[1], type=ChannelType(row[2]), owner=row[3],
                    state=ChannelState(row[4]), config=cfg, created_at=row[5],
@@ -104,11 +105,12 @@ def insert_channel(conn: sqlite3.Connection, name: str, type_: str, owner: str,
     cur = conn.execute(
         "INSERT INTO channels (name, type, owner, state, created_at, delivery, max_message_size,"
         " ack_timeout_ms, max_retries, retry_backoff_ms, retry_jitter, echo, priority_ordering,"
-        " max_pending, dedupe_window_ms, direct_pair)"
-        " VALUES (?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " max_pending, dedupe_window_ms, retention_count, retention_age_ms, direct_pair)"
+        " VALUES (?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (name, type_, owner, now, cfg.delivery.value, cfg.max_message_size, cfg.ack_timeout_ms,
          cfg.max_retries, cfg.retry_backoff_ms, cfg.retry_jitter, int(cfg.echo),
-         int(cfg.priority_ordering), cfg.max_pending, cfg.dedupe_window_ms, direct_pair),
+         int(cfg.priority_ordering), cfg.max_pending, cfg.dedupe_window_ms,
+         cfg.retention_count, cfg.retention_age_ms, direct_pair),
     )
     return cur.lastrowid  # type: ignore[return-value]
 

@@ -252,3 +252,30 @@ def test_flush_checkpoints_the_wal(cli, store):
         reader.close()
         conn.close()
     assert cli.ok("flush").stdout.startswith("busy=false wal_frames=")
+
+
+def test_channel_retention_removes_only_finished_messages_beyond_it(cli, store):
+    """Per-channel retention applies even to messages newer than --older-than."""
+    from freezegun import freeze_time
+
+    cli.ok("channel", "create", "short", "--as", "a", "--retention-count", "2")
+    cli.ok("channel", "create", "aged", "--as", "a", "--retention-age", "1h")
+    cli.ok("channel", "create", "keep", "--as", "a")
+    for ch in ("short", "aged", "keep"):
+        cli.ok("channel", "join", ch, "b")
+    doc = cli.ok("channel", "show", "short", "--json").json()
+    assert doc["config"]["retention_count"] == 2
+    with freeze_time("2026-01-01 00:00:00") as clock:
+        ids = {ch: [int(cli.ok("send", ch, f"{ch}{i}", "--as", "a").stdout) for i in range(4)]
+               for ch in ("short", "aged", "keep")}
+        unread_short = int(cli.ok("send", "short", "still unread", "--as", "a").stdout)
+        cli.ok("receive", "--as", "b", "--limit", "12")  # all but the last one are read
+        clock.tick(7200)
+        out = cli.ok("compact", "--older-than", "30d", "--json").json()
+    left = {m["id"] for m in cli.ok("messages", "--limit", "100", "--json").json()["messages"]}
+    # short keeps its newest two (one of them unread); aged loses all four finished ones
+    assert set(ids["short"][:3]).isdisjoint(left) and ids["short"][3] in left
+    assert unread_short in left
+    assert set(ids["aged"]).isdisjoint(left)
+    assert set(ids["keep"]) <= left
+    assert out["removed_messages"] == 7

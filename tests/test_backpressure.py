@@ -128,6 +128,9 @@ def test_sigkill_during_a_large_batch_leaves_none_or_all(store, tmp_path):
     c.close()
     assert (n, d) in ((0, 0), (200_000, 200_000))
     assert_invariants(store)
+    doctor = run("doctor", "--json")
+    assert doctor.returncode == 0, doctor.stdout + doctor.stderr
+    assert json.loads(doctor.stdout)["healthy"] is True
 
 
 def test_four_senders_and_a_ticker_lose_nothing(store):

@@ -241,6 +241,9 @@ class CompactResult:
 _ALL_DEAD_LETTERS = -(2**63)  # a cut-off no dead letter is older than: keep every one
 
 
+COMPACT_CHUNK = 20_000  # message ids per transaction
+
+
 def compact(conn: sqlite3.Connection, now: int, *, older_than_ms: int = 0,
             dead_letters_older_than_ms: int | None = None, vacuum: bool = False,
             dry_run: bool = False) -> CompactResult:
@@ -273,9 +276,19 @@ def compact(conn: sqlite3.Connection, now: int, *, older_than_ms: int = 0,
         with write(conn):
             dead = (maintenance.delete_dead_letters_before(conn, dl_cutoff)
                     if dead_letters_older_than_ms is not None else 0)
-            maintenance.select_compactable(conn, created_before, dl_cutoff, now)
-            messages, deliveries = maintenance.delete_selected(conn)
             once = maintenance.delete_expired_exactly_once(conn, now)
+            lo, hi = maintenance.message_id_bounds(conn)
+        messages = deliveries = 0
+        # One transaction per chunk of ids: senders wait for a chunk, never for the whole
+        # compaction (which on a large store outlasts their busy timeout). Each chunk leaves
+        # a consistent store, and running compact again finishes what a killed one started.
+        for start in range(lo, hi + 1, COMPACT_CHUNK):
+            with write(conn):
+                maintenance.select_compactable(conn, created_before, dl_cutoff, now, start,
+                                               start + COMPACT_CHUNK - 1)
+                m, d = maintenance.delete_selected(conn)
+            messages += m
+            deliveries += d
     vacuumed = vacuum and not dry_run
     if vacuumed:
         try:

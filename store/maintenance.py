@@ -197,8 +197,13 @@ def invariant_violations(conn: sqlite3.Connection, name: str, sample: int = 5
 # ---------------------------------------------------------------- compaction
 
 
+def message_id_bounds(conn: sqlite3.Connection) -> tuple[int, int]:
+    lo, hi = conn.execute("SELECT min(id), max(id) FROM messages").fetchone()
+    return (lo or 0, hi or -1)
+
+
 def select_compactable(conn: sqlite3.Connection, created_before: int, dead_letters_kept_from: int,
-                       now: int) -> int:
+                       now: int, lo: int = 0, hi: int = 2**62) -> int:
     """Fill temp.compact_ids with every message created before `created_before` whose
     deliveries are all terminal (or that has none), and return how many.
 
@@ -206,25 +211,29 @@ def select_compactable(conn: sqlite3.Connection, created_before: int, dead_lette
     deliveries, without touching the table), with a delivery in a state acomm does not know,
     or with a dead delivery whose dead letter stays (dead-lettered at or after
     `dead_letters_kept_from`); and one whose dedupe key is still inside its channel's dedupe
-    window at `now`, so that a retried send stays deduplicated."""
+    window at `now`, so that a retried send stays deduplicated. Only ids in [lo, hi] are
+    considered, so that compaction can go in chunks."""
     for table in ("compact_ids", "compact_keep"):
         conn.execute(f"CREATE TEMP TABLE IF NOT EXISTS {table} (id INTEGER PRIMARY KEY)")
         conn.execute(f"DELETE FROM temp.{table}")
     _through_active(conn, "INSERT OR IGNORE INTO temp.compact_keep SELECT message_id"
-                          " FROM {src} WHERE " + ACTIVE)
+                          " FROM {src} WHERE message_id BETWEEN ? AND ? AND " + ACTIVE, (lo, hi))
     conn.execute(
         "INSERT OR IGNORE INTO temp.compact_keep SELECT message_id FROM deliveries"
-        f" WHERE state NOT IN ({_LIST})")
+        f" WHERE message_id BETWEEN ? AND ? AND state NOT IN ({_LIST})", (lo, hi))
     conn.execute(
         "INSERT OR IGNORE INTO temp.compact_keep SELECT message_id FROM dead_letters"
-        " WHERE dead_lettered_at >= ?", (dead_letters_kept_from,))
+        " WHERE message_id BETWEEN ? AND ? AND dead_lettered_at >= ?",
+        (lo, hi, dead_letters_kept_from))
     conn.execute(
         "INSERT OR IGNORE INTO temp.compact_keep SELECT m.id FROM messages m"
-        " JOIN channels c ON c.id = m.channel_id WHERE m.dedupe_key IS NOT NULL"
-        " AND m.created_at >= ? - c.dedupe_window_ms", (now,))
+        " JOIN channels c ON c.id = m.channel_id WHERE m.id BETWEEN ? AND ?"
+        " AND m.dedupe_key IS NOT NULL AND m.created_at >= ? - c.dedupe_window_ms",
+        (lo, hi, now))
     conn.execute(
-        "INSERT INTO temp.compact_ids SELECT id FROM messages WHERE created_at < ?"
-        " AND id NOT IN (SELECT id FROM temp.compact_keep)", (created_before,))
+        "INSERT INTO temp.compact_ids SELECT id FROM messages WHERE id BETWEEN ? AND ?"
+        " AND created_at < ? AND id NOT IN (SELECT id FROM temp.compact_keep)",
+        (lo, hi, created_before))
     for cid, count, age in conn.execute(
             "SELECT id, retention_count, retention_age_ms FROM channels"
             " WHERE retention_count > 0 OR retention_age_ms > 0").fetchall():
@@ -233,8 +242,9 @@ def select_compactable(conn: sqlite3.Connection, created_before: int, dead_lette
                            " LIMIT 1 OFFSET ?", (cid, count - 1)).fetchone() if count else None
         conn.execute(
             "INSERT OR IGNORE INTO temp.compact_ids SELECT id FROM messages WHERE channel_id = ?"
-            " AND (id < ? OR created_at < ?) AND id NOT IN (SELECT id FROM temp.compact_keep)",
-            (cid, cut[0] if cut else -1, now - age if age else -1))
+            " AND id BETWEEN ? AND ? AND (id < ? OR created_at < ?)"
+            " AND id NOT IN (SELECT id FROM temp.compact_keep)",
+            (cid, lo, hi, cut[0] if cut else -1, now - age if age else -1))
     conn.execute("DELETE FROM temp.compact_keep")
     return conn.execute("SELECT count(*) FROM temp.compact_ids").fetchone()[0]
 

@@ -279,3 +279,18 @@ def test_channel_retention_removes_only_finished_messages_beyond_it(cli, store):
     assert set(ids["aged"]).isdisjoint(left)
     assert set(ids["keep"]) <= left
     assert out["removed_messages"] == 7
+
+
+def test_chunked_compaction_removes_the_same_as_one_pass(cli, store, monkeypatch):
+    from acomm_cli import operations
+
+    monkeypatch.setattr(operations, "COMPACT_CHUNK", 3)  # many chunks over a few messages
+    cli.ok("channel", "create", "c", "--as", "a")
+    cli.ok("channel", "join", "c", "b")
+    read = [int(cli.ok("send", "c", f"m{i}", "--as", "a").stdout) for i in range(7)]
+    cli.ok("receive", "--as", "b")
+    unread = int(cli.ok("send", "c", "later", "--as", "a").stdout)
+    out = cli.ok("compact", "--json").json()
+    left = {m["id"] for m in cli.ok("messages", "--json").json()["messages"]}
+    assert out["removed_messages"] == 7 and out["removed_deliveries"] == 7
+    assert unread in left and left.isdisjoint(read)

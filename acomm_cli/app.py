@@ -14,7 +14,13 @@ from typer.core import TyperGroup
 
 from acomm_cli import __version__, render
 from acomm_cli.config import Settings
-from acomm_cli.errors import CommError, Internal, StoreUnavailable, UsageError
+from acomm_cli.errors import (
+    CommError,
+    Internal,
+    StoreUnavailable,
+    UsageError,
+    ValidationFailed,
+)
 
 # Global options may also be written after the subcommand (`acomm send ... --json`).
 _GLOBAL_FLAGS = {"--json", "--no-color"}
@@ -61,6 +67,7 @@ COMMANDS = {
     "flush": "compact", "compact": "compact",
     "stats": "stats",
     "doctor": "doctor",
+    "export": "export", "audit": "audit",
 }
 GROUPS = {"channel", "deadletter", "config"}  # named groups; the others are top-level verbs
 ALIASES = {"dead-letters": "deadletter"}
@@ -103,6 +110,9 @@ class AcommGroup(TyperGroup):
         except CommError as exc:
             render.error(exc, as_json)
             sys.exit(exc.exit_status)
+        except OverflowError as exc:  # a number past SQLite's 64-bit integers
+            render.error(ValidationFailed(f"a number is out of range ({exc})"), as_json)
+            sys.exit(ValidationFailed.exit_status)
         except sqlite3.DatabaseError as exc:
             err = StoreUnavailable(f"store error: {exc}")
             render.error(err, as_json)

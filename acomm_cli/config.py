@@ -32,6 +32,8 @@ KEYS: dict[str, tuple[Any, Any, str]] = {
                                    "ACOMM_MAX_ACTIVE_MESSAGES"),
     "limits.max_store_bytes": (2 * 1024**3, lambda v, k: parse_size(v, k),
                                "ACOMM_MAX_STORE_BYTES"),
+    # `acomm audit`: where Spark runs (local[*], local[N], spark://host:7077, yarn, k8s://...)
+    "spark.master": ("local[*]", lambda v, k: _nonempty(v, k), "ACOMM_SPARK_MASTER"),
 }
 
 
@@ -40,6 +42,13 @@ def _choice(value: Any, key: str, allowed: tuple[str, ...]) -> str:
         raise ValidationFailed(f"{key}: {value!r} is not one of {', '.join(allowed)}",
                                field=key, value=str(value))
     return value
+
+
+def _nonempty(value: Any, key: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValidationFailed(f"{key}: {value!r} must be a non-empty string", field=key,
+                               value=str(value))
+    return value.strip()
 
 
 def _positive_int(value: Any, key: str) -> int:
@@ -170,4 +179,8 @@ DEFAULT_CONFIG = """\
 #   max_active_messages: 100000
 #   # Database plus WAL; within 100 MiB of it, sends fail with store_capacity.
 #   max_store_bytes: 2GiB
+# spark:
+#   # Where `acomm audit` runs its Spark job: local[*] (every core here), local[2],
+#   # spark://host:7077 (a cluster; exports and --out must be on storage every node reads).
+#   master: local[*]
 """

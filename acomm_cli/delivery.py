@@ -170,9 +170,12 @@ def ack(conn: sqlite3.Connection, message_id: int, agent: str, status: str, note
         if got is None:
             raise NotParticipant(f"{agent!r} is not a recipient of message {message_id}",
                                  field="agent", value=agent)
-        state, previous, _ = got
+        state, previous, delivered_at = got
         if previous == st.value:
             return AckResult(message_id, agent, st.value, False, None)
+        if delivered_at is None:
+            raise InvalidState(f"message {message_id} has not been delivered to {agent!r} yet "
+                               f"(it is {state})", field="message", value=message_id)
         _check_forward(message_id, state, previous, st)
         queries.set_ack(conn, message_id, agent, st.value, note, now)
         release(conn, now)

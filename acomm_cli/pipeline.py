@@ -319,7 +319,7 @@ class Router:
         return sorted(found)
 
 
-_ACK_EXEMPT = (MessageType.RESPONSE, MessageType.ACKNOWLEDGMENT)
+_ACK_EXEMPT = (MessageType.RESPONSE.value, MessageType.ACKNOWLEDGMENT.value)
 
 
 def plan_message(router: Router, req: SendRequest, now: int, *,
@@ -361,14 +361,19 @@ def _plan_checked(router: Router, req: SendRequest, now: int, only_to: str | Non
     if ch.state != ChannelState.ACTIVE and not (internal and ch.state != ChannelState.CLOSED):
         raise InvalidState(f"channel {ch.name!r} is {ch.state.value}; sends need it active",
                            field="channel", value=ch.name, state=ch.state.value)
+    if ch.name == model.SYSTEM_CHANNEL:
+        raise Forbidden(f"only acomm publishes on {ch.name!r}; subscribe to read it",
+                        field="channel", value=ch.name)
     role = ch.role_of(sender)
     if role is None:
         raise NotParticipant(f"{sender!r} is not a participant of {ch.name!r}", field="sender",
                              value=sender)
-    if role == Role.OBSERVER:
+    # An acknowledgement is part of receiving, so observers may send one; a reply routed
+    # back to the asker (only_to) is not a broadcast, so members may answer the owner.
+    if role == Role.OBSERVER and not internal:
         raise Forbidden(f"{sender!r} observes {ch.name!r} and cannot send to it", field="sender",
                         value=sender)
-    if ch.type == ChannelType.BROADCAST and role != Role.OWNER:
+    if ch.type == ChannelType.BROADCAST and role != Role.OWNER and only_to is None:
         raise Forbidden(f"only the owner ({ch.owner}) sends on broadcast channel {ch.name!r}",
                         field="sender", value=sender)
     size = len(req.content.encode("utf-8"))
@@ -399,7 +404,7 @@ def _plan_checked(router: Router, req: SendRequest, now: int, only_to: str | Non
         recipients = [only_to] if only_to != sender or ch.config.echo else []
     else:
         recipients = router.recipients(ch, sender, req.topic)
-    tracked = ch.config.delivery != DeliveryMode.AT_MOST_ONCE and mtype not in _ACK_EXEMPT
+    tracked = ch.config.delivery != DeliveryMode.AT_MOST_ONCE and mtype.value not in _ACK_EXEMPT
     row = [ch.id, sender, mtype.value, req.content, req.topic, int(prio), corr, req.dedupe_key,
            json.dumps(metadata, separators=(",", ":")) if metadata else None, now, deliver_at,
            req.expires_at]
@@ -446,7 +451,7 @@ def _delivery_rows(router: Router, plan: _Plan, message_id: int,
     ch = plan.channel
     if plan.deliver_at is not None and plan.deliver_at > now:
         state, delivered, timer = DeliveryState.WAITING.value, None, plan.deliver_at
-    elif plan.recipients and _held_back(router, ch):
+    elif plan.recipients and plan.row[2] not in _ACK_EXEMPT and _held_back(router, ch):
         state, delivered, timer = DeliveryState.QUEUED.value, None, None
     else:
         state, delivered = DeliveryState.UNREAD.value, now
@@ -576,10 +581,12 @@ def send_direct(conn: sqlite3.Connection, req: SendRequest, to: Sequence[str],
     if not to:
         raise ValidationFailed("to: name at least one recipient", field="to")
     model.agent_id(req.sender, "sender")
-    for r in to:
+    for i, r in enumerate(to):
         model.agent_id(r, "to")
         if r == req.sender:
             raise ValidationFailed(f"to: {r!r} is the sender", field="to", value=r)
+        if r in to[:i]:
+            raise ValidationFailed(f"to: {r!r} is named twice", field="to", value=r)
     results: list[SendResult | CommError] = []
     with write(conn):
         router = Router(conn, limits)
@@ -622,9 +629,16 @@ def batch_request(item: Any, line: int) -> tuple[SendRequest, str | None, int]:
         raise ValidationFailed(f"{where}: give exactly one of 'channel' and 'to'",
                                field="channel", line=line)
     for key in ("channel", "to", "from", "sender", "content", "topic", "correlation_id",
-                "dedupe_key"):
+                "dedupe_key", "type"):
         if key in item and not isinstance(item[key], str):
             raise ValidationFailed(f"{where}: {key} must be a string", field=key, line=line)
+    for key, kinds in (("priority", (str, int)), ("delay", (str, int)), ("metadata", (dict,))):
+        value = item.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, kinds)):
+            raise ValidationFailed(f"{where}: {key} has the wrong type ({type(value).__name__})",
+                                   field=key, line=line)
+    if item.get("to") is not None and item.get("to") == sender:
+        raise ValidationFailed(f"{where}: to: {sender!r} is the sender", field="to", line=line)
     delay = item.get("delay")
     if delay is not None:
         from acomm_cli.clock import parse_duration

@@ -377,3 +377,106 @@ def config_report(out: Output, r: Any) -> None:
         return
     _table(out, "configuration", ["key", "value", "source"],
            [(e.key, e.value, e.source) for e in (r.store, r.config_file, *r.settings)])
+
+
+# ---------------------------------------------------------------- export and audit
+
+
+class progress:  # noqa: N801 - used as `with render.progress(out, label) as start:`
+    """A progress bar on stderr when it is a terminal (and output is not JSON).
+
+    `with progress(out, label) as start:` gives None without a terminal, else `start(total)`,
+    which returns `advance(n)`."""
+
+    def __init__(self, out: Output, label: str) -> None:
+        self.out, self.label, self.bar = out, label, None
+
+    def __enter__(self) -> Any:
+        if self.out.json or not sys.stderr.isatty():
+            return None
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+        self.bar = Progress("[progress.description]{task.description}", BarColumn(),
+                            MofNCompleteColumn(), TimeRemainingColumn(),
+                            console=self.out.console(stderr=True), transient=True)
+        self.bar.__enter__()
+        return self._start
+
+    def _start(self, total: int) -> Any:
+        task = self.bar.add_task(self.label, total=total)
+        return lambda n: self.bar.advance(task, n)
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
+
+
+def export_result(out: Output, r: Any) -> None:
+    for text in r.notes:
+        note(text)
+    doc = {"out": r.out, "format": r.format, "datasets": r.datasets,
+           "id_range": list(r.id_range) if r.id_range else None,
+           "files": [{"path": f["path"], "rows": f["rows"], "bytes": f["bytes"],
+                      "sha256": f["sha256"]} for f in r.files],
+           "incremental": r.incremental, "manifest": f"{r.out}/manifest.json"}
+    if out.json:
+        _dump(doc)
+        return
+    span = (f"messages {r.id_range[0]}..{r.id_range[1]}" if r.id_range
+            else "no new messages")
+    rows = ", ".join(f"{k}={v}" for k, v in r.datasets.items())
+    sys.stdout.write(f"{r.out}\t{span}\t{rows}\t{len(r.files)} files\n")
+
+
+def audit_summary_doc(s: Any) -> dict[str, Any]:
+    return s.summary
+
+
+def audit_summary(out: Output, s: Any) -> None:
+    """The audit's findings: rich tables on a terminal, plain tab-separated blocks when piped,
+    or the summary as one JSON document."""
+    doc = s.summary
+    if out.json:
+        _dump(doc)
+        return
+    t = doc["totals"]
+    _pairs(out, [("exports", ", ".join(f"{e['path']} ({e['store_id']})"
+                                        for e in doc["exports"])),
+                 ("messages", f"{t['messages']:,}"), ("deliveries", f"{t['deliveries']:,}"),
+                 ("dead letters", f"{t['dead_letters']:,}"), ("channels", t["channels"]),
+                 ("tables", doc["out"]),
+                 ("spark", f"{doc['spark']['master']} (Spark {doc['spark']['version']}), "
+                           f"start-up {doc['spark']['startup_s']:.1f} s, "
+                           f"work {doc['spark']['work_s']:.1f} s")])
+    ms = _ms
+    _table(out, "volume per channel (messages by type)", ["store", "channel", "days",
+                                                          "messages", "by type"],
+           [(v["store_id"][:8], v["channel"], v["days"], v["messages"],
+             " ".join(f"{k}={n}" for k, n in sorted(v["by_type"].items())))
+            for v in doc["volume"]])
+    _table(out, "latency per channel (ms)", ["store", "channel", "read", "read p50", "p95",
+                                             "p99", "acked", "ack p50", "p95", "p99"],
+           [(c["store_id"][:8], c["channel"], c["read"], ms(c["read_p50_ms"]),
+             ms(c["read_p95_ms"]), ms(c["read_p99_ms"]), c["acked"], ms(c["ack_p50_ms"]),
+             ms(c["ack_p95_ms"]), ms(c["ack_p99_ms"])) for c in doc["latency"]["channels"]])
+    _table(out, "latency per agent (ms)", ["agent", "read", "read p50", "p95", "p99", "acked",
+                                           "ack p50", "p95", "p99"],
+           [(a["agent"], a["read"], ms(a["read_p50_ms"]), ms(a["read_p95_ms"]),
+             ms(a["read_p99_ms"]), a["acked"], ms(a["ack_p50_ms"]), ms(a["ack_p95_ms"]),
+             ms(a["ack_p99_ms"])) for a in doc["latency"]["agents"]])
+    _table(out, "retries, late acks and backlog per ack-tracked channel",
+           ["store", "channel", "tracked", "retried", "retries", "retry rate", "late acks",
+            "backlog", "oldest (s)"],
+           [(r["store_id"][:8], r["channel"], r["tracked"], r["retried"], r["retries"],
+             f"{r['retry_rate']:.1%}", r["late_acks"], r["backlog"],
+             "" if r["backlog_oldest_age_ms"] is None
+             else f"{r['backlog_oldest_age_ms'] / 1000:.0f}") for r in doc["reliability"]])
+    _table(out, "dead letters by reason", ["reason", "dead letters"],
+           sorted(doc["dead_letters_by_reason"].items()))
+    checks = doc["checks"]
+    _table(out, "checks (must be 0)", ["check", "count", "result"],
+           [(k, v, "ok" if v == 0 else "FAILED") for k, v in checks.items()])
+
+
+def _ms(v: float | None) -> str:
+    return "" if v is None else f"{v:,.0f}"

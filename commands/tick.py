@@ -11,6 +11,7 @@ import typer
 from acomm_cli.commands._common import output, store
 
 from acomm_cli import clock, delivery, render
+from acomm_cli.errors import ValidationFailed
 
 app = typer.Typer(add_completion=False)
 
@@ -33,6 +34,9 @@ def tick(
             render.tick(out, asdict(delivery.tick(conn, clock.now_ms())))
             return
         interval = clock.parse_duration(every, "every") / 1000
+        if interval < 0.1:
+            raise ValidationFailed(f"every: {every!r} is too short (at least 100ms)",
+                                   field="every", value=every)
         stopped: list[int] = []
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, lambda signum, _frame: stopped.append(signum))

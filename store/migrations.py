@@ -158,3 +158,18 @@ def m001_initial(conn: sqlite3.Connection, now_ms: int) -> None:
         " 'acomm', 'owner', ?)",
         (now_ms,),
     )
+
+
+@migration
+def m002_export_watermark(conn: sqlite3.Connection, now_ms: int) -> None:
+    # `acomm export --incremental`: per output path, the highest message id exported there.
+    _script(
+        conn,
+        """
+        CREATE TABLE exports (
+            target TEXT PRIMARY KEY,
+            last_message_id INTEGER NOT NULL,
+            exported_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        """
+    )

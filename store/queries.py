@@ -217,10 +217,11 @@ def delivery_recipients(conn: sqlite3.Connection, message_id: int) -> list[str]:
 
 def pending_deliveries_of(conn: sqlite3.Connection, channel_id: int,
                           agent: str) -> list[tuple[int, int]]:
-    """(message_id, retry_count) of an agent's not-yet-read deliveries on a channel."""
+    """(message_id, retry_count) of an agent's unfinished deliveries on a channel: not yet
+    read, or read but still waiting for its acknowledgement."""
     return conn.execute(
         "SELECT message_id, retry_count FROM deliveries WHERE channel_id = ? AND recipient = ?"
-        " AND state IN ('unread', 'waiting', 'queued')",
+        " AND (state IN ('unread', 'waiting', 'queued') OR (tracked = 1 AND state = 'read'))",
         (channel_id, agent),
     ).fetchall()
 
@@ -309,10 +310,10 @@ def store_bytes(conn: sqlite3.Connection) -> int:
 
 
 def delivery_of(conn: sqlite3.Connection, message_id: int,
-                recipient: str) -> tuple[str, str | None, int] | None:
-    """(state, ack_status, channel_id) of one delivery."""
+                recipient: str) -> tuple[str, str | None, int | None] | None:
+    """(state, ack_status, delivered_at) of one delivery."""
     return conn.execute(
-        "SELECT state, ack_status, channel_id FROM deliveries WHERE message_id = ?"
+        "SELECT state, ack_status, delivered_at FROM deliveries WHERE message_id = ?"
         " AND recipient = ?", (message_id, recipient),
     ).fetchone()
 
@@ -332,7 +333,8 @@ def correlated_deliveries(conn: sqlite3.Connection, correlation_id: str, type_: 
     """(message_id, state, ack_status) of a recipient's deliveries of correlated messages."""
     return conn.execute(
         "SELECT d.message_id, d.state, d.ack_status FROM messages m JOIN deliveries d"
-        " ON d.message_id = m.id WHERE m.correlation_id = ? AND m.type = ? AND d.recipient = ?",
+        " ON d.message_id = m.id WHERE m.correlation_id = ? AND m.type = ? AND d.recipient = ?"
+        " AND d.delivered_at IS NOT NULL",
         (correlation_id, type_, recipient),
     ).fetchall()
 
@@ -535,10 +537,11 @@ def _filter_sql(f: MessageFilter) -> tuple[list[str], list[Any]]:
     return where, params
 
 
-def _order(f: MessageFilter, default: str) -> str:
-    if f.sort is None:
-        return default
-    return _SORT[f.sort].format(o="ASC" if (f.order or "desc") == "asc" else "DESC")
+def _order(f: MessageFilter, default: str, direction: str) -> str:
+    """ORDER BY for a filter: `default` (with `{o}`) unless --sort is given; --order alone
+    flips the command's own direction (receive: oldest first; messages: newest first)."""
+    o = "ASC" if (f.order or direction) == "asc" else "DESC"
+    return (default if f.sort is None else _SORT[f.sort]).format(o=o)
 
 
 def _total(conn: sqlite3.Connection, body: str, params: list[Any], rows: list[Any],
@@ -562,9 +565,7 @@ def inbox(conn: sqlite3.Connection, agent: str, f: MessageFilter,
     params[:0] = [agent, *states]
     body = (" FROM deliveries d JOIN messages m ON m.id = d.message_id"
             " JOIN channels c ON c.id = m.channel_id WHERE " + " AND ".join(where))
-    order = _order(f, "d.rank DESC, d.message_id ASC")
-    if f.sort is None and f.order == "desc":
-        order = "d.rank DESC, d.message_id DESC"
+    order = _order(f, "d.rank DESC, d.message_id {o}", "asc")
     rows = conn.execute(
         f"SELECT {_MSG_COLS}, d.recipient, d.state, d.retry_count, d.delivered_at, d.read_at,"
         f" d.ack_status, d.acked_at, d.next_timer_at {body} ORDER BY {order} LIMIT ? OFFSET ?",
@@ -586,7 +587,7 @@ def history(conn: sqlite3.Connection, f: MessageFilter) -> tuple[list[Message], 
     if where:
         body += " WHERE " + " AND ".join(where)
     rows = conn.execute(
-        f"SELECT {_MSG_COLS} {body} ORDER BY {_order(f, 'm.id DESC')} LIMIT ? OFFSET ?",
+        f"SELECT {_MSG_COLS} {body} ORDER BY {_order(f, 'm.id {o}', 'desc')} LIMIT ? OFFSET ?",
         (*params, f.limit + 1, f.offset),
     ).fetchall()
     total = _total(conn, body, params, rows, f)

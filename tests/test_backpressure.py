@@ -150,7 +150,7 @@ def test_four_senders_and_a_ticker_lose_nothing(store):
     )
     senders = [subprocess.Popen(["python3", "-c", script, ACOMM, f"s{k}"], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True) for k in range(4)]
-    ticker = subprocess.Popen([ACOMM, "tick", "--every", "20ms"], stdout=subprocess.DEVNULL,
+    ticker = subprocess.Popen([ACOMM, "tick", "--every", "100ms"], stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, text=True)
     outs = [s.communicate(timeout=300) for s in senders]
     ticker.terminate()

@@ -1,0 +1,434 @@
+"""`acomm export`: the store's history as hive-partitioned Parquet (or JSON Lines) datasets plus
+a manifest, the input of `acomm audit` (docs/EXPORT.md describes every column).
+
+Rules:
+- Messages are exported by id range, in chunks of CHUNK ids; deliveries and dead letters go with
+  their message (same chunk, same partition), as they stand at export time. `channels/` is a
+  snapshot, rewritten by every export.
+- Partitions: `date=YYYY-MM-DD`, the UTC day the message (for channels: the channel) was
+  created.
+- File names are deterministic per id range (`part-<first id>-<last id>-<batch>`), and the
+  manifest records which id ranges the directory holds: an export never writes an id that is
+  already there, so exporting the same range twice never duplicates a row. Files not listed in
+  the manifest (left by an interrupted export) are removed before writing.
+- `--incremental` starts after the watermark kept in the store for that output (the table
+  `exports`), which every export to it raises.
+- Memory is bounded: rows are read with fetchmany(BATCH) and written a batch at a time.
+
+pyarrow is imported inside the functions that need it (start-up time is a feature).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from acomm_cli import __version__
+from acomm_cli.clock import iso
+from acomm_cli.errors import InvalidState, ValidationFailed
+from acomm_cli.store import export as sql
+from acomm_cli.store import queries, write
+from acomm_cli.store.maintenance import snapshot
+
+DATASETS = ("messages", "deliveries", "dead_letters", "channels")
+FORMATS = ("parquet", "jsonl")
+MANIFEST = "manifest.json"
+MANIFEST_VERSION = 1
+CHUNK = 50_000  # message ids per chunk
+BATCH = 100_000  # rows per fetchmany (and at most per file)
+DAY_MS = 86_400_000
+NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"  # what Spark and pyarrow read as a null date
+PRIORITY_NAMES = ("low", "normal", "high", "urgent", "critical")
+
+Progress = Callable[[int], None]  # called with the number of message ids just exported
+
+
+@dataclass
+class ExportResult:
+    out: str
+    format: str
+    incremental: bool
+    datasets: dict[str, int]  # rows written by this run
+    id_range: tuple[int, int] | None  # message ids this run covered
+    files: list[dict[str, Any]]  # files written by this run
+    manifest: dict[str, Any] = field(repr=False)
+    notes: list[str] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------- schemas
+
+
+def _schemas() -> dict[str, Any]:
+    import pyarrow as pa
+
+    ts = pa.timestamp("ms", tz="UTC")
+    s, i64, i32 = pa.string(), pa.int64(), pa.int32()
+    return {
+        "messages": pa.schema([
+            ("id", i64), ("channel_id", i64), ("channel", s), ("sender", s), ("type", s),
+            ("content", s), ("topic", s), ("priority", pa.int8()), ("priority_name", s),
+            ("correlation_id", s), ("dedupe_key", s), ("metadata", s), ("created_at", ts),
+            ("deliver_at", ts), ("expires_at", ts), ("origin_node", s), ("global_id", s),
+        ]),
+        "deliveries": pa.schema([
+            ("message_id", i64), ("recipient", s), ("channel_id", i64), ("channel", s),
+            ("state", s), ("tracked", pa.bool_()), ("retry_count", i32), ("created_at", ts),
+            ("delivered_at", ts), ("read_at", ts), ("ack_status", s), ("acked_at", ts),
+            ("ack_note", s), ("next_timer_at", ts), ("last_error", s), ("exported_at", ts),
+        ]),
+        "dead_letters": pa.schema([
+            ("message_id", i64), ("recipient", s), ("channel_id", i64), ("channel", s),
+            ("reason", s), ("retry_count", i32), ("last_error", s), ("created_at", ts),
+            ("dead_lettered_at", ts), ("exported_at", ts),
+        ]),
+        "channels": pa.schema([
+            ("id", i64), ("name", s), ("type", s), ("owner", s), ("state", s),
+            ("created_at", ts), ("delivery", s), ("max_message_size", i64),
+            ("ack_timeout_ms", i64), ("max_retries", i32), ("retry_backoff_ms", i64),
+            ("retry_jitter", pa.float64()), ("echo", pa.bool_()),
+            ("priority_ordering", pa.bool_()), ("max_pending", i64), ("dedupe_window_ms", i64),
+            ("retention_count", i64), ("retention_age_ms", i64), ("exported_at", ts),
+        ]),
+    }
+
+
+_COLUMNS = {"messages": sql.MESSAGE_COLUMNS, "deliveries": sql.DELIVERY_COLUMNS,
+            "dead_letters": sql.DEAD_LETTER_COLUMNS, "channels": sql.CHANNEL_COLUMNS}
+_DATE_COLUMN = {"messages": "created_at", "deliveries": "created_at",
+                "dead_letters": "created_at", "channels": "created_at"}
+
+
+def _table(dataset: str, rows: list[tuple[Any, ...]], schema: Any, now: int) -> Any:
+    """Rows from SQLite -> a pyarrow table of the dataset's schema (column by column)."""
+    import pyarrow as pa
+
+    names = _COLUMNS[dataset]
+    columns = list(zip(*rows, strict=True)) if rows else [() for _ in names]
+    arrays: dict[str, Any] = {}
+    for name, values in zip(names, columns, strict=True):
+        typ = schema.field(name).type
+        if pa.types.is_boolean(typ):
+            arrays[name] = pa.array(values, pa.int8()).cast(pa.bool_())
+        else:
+            arrays[name] = pa.array(values, typ)
+    if dataset == "messages":
+        arrays["priority_name"] = pa.array(PRIORITY_NAMES).take(arrays["priority"])
+    if "exported_at" in schema.names:
+        arrays["exported_at"] = pa.array([now] * len(rows), pa.timestamp("ms", tz="UTC"))
+    return pa.table([arrays[n] for n in schema.names], schema=schema)
+
+
+def _by_day(table: Any, column: str) -> Iterator[tuple[str, Any]]:
+    """Split a table by the UTC day of `column`: (partition value, rows of that day)."""
+    import pyarrow.compute as pc
+
+    ms = table.column(column).cast("int64")
+    days = pc.floor(pc.divide(ms.cast("float64"), float(DAY_MS))).cast("int64")
+    for day in pc.unique(days).to_pylist():
+        if day is None:
+            yield NULL_PARTITION, table.filter(pc.is_null(days))
+        else:
+            part = datetime.fromtimestamp(day * 86_400, UTC).strftime("%Y-%m-%d")
+            yield part, table.filter(pc.equal(days, day))
+
+
+# ---------------------------------------------------------------- files
+
+
+class _Output:
+    """The output directory, on any file system pyarrow knows (local paths, file://, s3://,
+    hdfs://, ...): every file is built in memory, hashed, then written in one go."""
+
+    def __init__(self, out: str) -> None:
+        from pyarrow import fs
+
+        if "://" in out:
+            self.target = out.rstrip("/")
+            self.fs, self.root = fs.FileSystem.from_uri(self.target)
+        else:
+            p = Path(out).expanduser().resolve()
+            if p.exists() and not p.is_dir():
+                raise ValidationFailed(f"out: {p} exists and is not a directory", field="out",
+                                       value=str(p))
+            self.target = str(p)
+            self.fs, self.root = fs.LocalFileSystem(), str(p)
+        self.fs.create_dir(self.root, recursive=True)
+
+    def path(self, rel: str) -> str:
+        return f"{self.root}/{rel}"
+
+    def read_manifest(self) -> dict[str, Any] | None:
+        from pyarrow import fs
+
+        info = self.fs.get_file_info(self.path(MANIFEST))
+        if info.type == fs.FileType.NotFound:
+            return None
+        with self.fs.open_input_stream(self.path(MANIFEST)) as fh:
+            try:
+                return json.loads(fh.read().decode("utf-8"))
+            except ValueError as exc:
+                raise InvalidState(f"{self.target}/{MANIFEST} is not valid JSON ({exc}); "
+                                   "export to a new directory", field="out") from None
+
+    def put(self, rel: str, data: Any) -> tuple[int, str]:
+        """Write bytes (or a pyarrow Buffer) to `rel`; returns (size, sha256)."""
+        digest = hashlib.sha256(memoryview(data)).hexdigest()
+        parent = rel.rpartition("/")[0]
+        if parent:
+            self.fs.create_dir(self.path(parent), recursive=True)
+        with self.fs.open_output_stream(self.path(rel)) as fh:
+            fh.write(data)
+        return len(memoryview(data)), digest
+
+    def remove(self, rel: str) -> None:
+        try:
+            self.fs.delete_file(self.path(rel))
+        except FileNotFoundError:
+            pass
+
+    def data_files(self) -> list[str]:
+        """Relative paths of every part file under the dataset directories."""
+        from pyarrow import fs
+
+        found = []
+        for dataset in DATASETS:
+            sel = fs.FileSelector(self.path(dataset), recursive=True, allow_not_found=True)
+            for info in self.fs.get_file_info(sel):
+                if info.type == fs.FileType.File and info.base_name.startswith("part-"):
+                    found.append(info.path[len(self.root) + 1:])
+        return found
+
+
+def _encode(table: Any, fmt: str) -> Any:
+    if fmt == "parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        sink = pa.BufferOutputStream()
+        pq.write_table(table, sink)
+        return sink.getvalue()
+    return _jsonl(table)
+
+
+def _jsonl(table: Any) -> bytes:
+    """JSON Lines: timestamps as ISO 8601 strings with milliseconds and `Z`."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    cols = []
+    for name in table.column_names:
+        col = table.column(name)
+        if pa.types.is_timestamp(col.type):
+            col = pc.strftime(col, format="%Y-%m-%dT%H:%M:%SZ")
+        cols.append(col)
+    plain = pa.table(cols, names=table.column_names)
+    return "".join(json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n"
+                   for row in plain.to_pylist()).encode("utf-8")
+
+
+# ---------------------------------------------------------------- id ranges
+
+
+def _merge(ranges: list[list[int]]) -> list[list[int]]:
+    out: list[list[int]] = []
+    for lo, hi in sorted(ranges):
+        if out and lo <= out[-1][1] + 1:
+            out[-1][1] = max(out[-1][1], hi)
+        else:
+            out.append([lo, hi])
+    return out
+
+
+def _missing(lo: int, hi: int, covered: list[list[int]]) -> list[tuple[int, int]]:
+    """The parts of lo..hi that no covered range holds yet."""
+    gaps, at = [], lo
+    for c_lo, c_hi in _merge(covered):
+        if c_hi < at or c_lo > hi:
+            continue
+        if c_lo > at:
+            gaps.append((at, c_lo - 1))
+        at = max(at, c_hi + 1)
+    if at <= hi:
+        gaps.append((at, hi))
+    return gaps
+
+
+def _chunks(ranges: list[tuple[int, int]], size: int) -> Iterator[tuple[int, int]]:
+    for lo, hi in ranges:
+        for start in range(lo, hi + 1, size):
+            yield start, min(hi, start + size - 1)
+
+
+# ---------------------------------------------------------------- export
+
+
+def export(conn: sqlite3.Connection, out: str, now: int, *, since: int | None = None,
+           until: int | None = None, incremental: bool = False, fmt: str = "parquet",
+           progress: Callable[[int], Progress] | None = None, chunk: int = CHUNK,
+           batch: int = BATCH) -> ExportResult:
+    """Export messages created in [since, until) (all by default) not yet in `out`.
+
+    `progress`, if given, is called once with the number of message ids to go and returns the
+    callback that is then told of each chunk done."""
+    if fmt not in FORMATS:
+        raise ValidationFailed(f"format: {fmt!r} is not one of {', '.join(FORMATS)}",
+                               field="format", value=fmt)
+    if since is not None and until is not None and since >= until:
+        raise ValidationFailed("since: --since must be earlier than --until", field="since")
+    dest = _Output(out)
+    store_id = queries.meta(conn, "store_id")
+    schema_version = queries.schema_version(conn)
+    old = dest.read_manifest()
+    notes: list[str] = []
+    if old is not None:
+        if old.get("store", {}).get("store_id") != store_id:
+            raise InvalidState(
+                f"{dest.target} holds an export of store {old.get('store', {}).get('store_id')}"
+                f", not of this store ({store_id}); export each store to its own directory",
+                field="out", value=dest.target)
+        if old.get("format") != fmt:
+            raise InvalidState(f"{dest.target} holds a {old.get('format')} export; export "
+                               f"--format {fmt} to another directory", field="format",
+                               value=fmt)
+    listed = {f["path"] for f in old["files"]} if old else set()
+    for stray in dest.data_files():  # left behind by an export that did not finish
+        if stray not in listed:
+            dest.remove(stray)
+    covered: list[list[int]] = [list(r) for r in old["ranges"]] if old else []
+    floor = None
+    if incremental:
+        floor = sql.watermark(conn, dest.target)
+        if floor is not None and old is None:
+            notes.append(f"{dest.target} has no {MANIFEST}: exporting from the first message "
+                         f"again (the store's watermark was message {floor})")
+            floor = None
+    schemas = _schemas()
+    written: list[dict[str, Any]] = []
+    rows = dict.fromkeys(DATASETS, 0)
+    with snapshot(conn):  # one consistent view of every dataset
+        bounds = sql.id_bounds(conn, since, until) if since is not None or until is not None \
+            else sql.id_bounds_all(conn)
+        todo: list[tuple[int, int]] = []
+        if bounds is not None:
+            lo, hi = bounds
+            if floor is not None:
+                lo = max(lo, floor + 1)
+            if lo <= hi:
+                todo = _missing(lo, hi, covered)
+        total = sum(h - lo_ + 1 for lo_, h in todo)
+        tick = progress(total) if progress else None
+        for lo, hi in _chunks(todo, chunk):
+            for dataset in ("messages", "deliveries", "dead_letters"):
+                cur = sql.rows_between(conn, dataset, lo, hi)
+                n = 0
+                while batch_rows := cur.fetchmany(batch):
+                    table = _table(dataset, batch_rows, schemas[dataset], now)
+                    for day, part in _by_day(table, _DATE_COLUMN[dataset]):
+                        rel = (f"{dataset}/date={day}/part-{lo:012d}-{hi:012d}-{n:04d}."
+                               f"{fmt}")
+                        written.append(_file(dest, rel, dataset, part, fmt, (lo, hi), now))
+                    rows[dataset] += table.num_rows
+                    n += 1
+            if tick:
+                tick(hi - lo + 1)
+        channel_table = _table("channels", sql.channel_rows(conn), schemas["channels"], now)
+    channel_files = [_file(dest, f"channels/date={day}/part-channels.{fmt}", "channels", part,
+                           fmt, None, now)
+                     for day, part in _by_day(channel_table, "created_at")]
+    rows["channels"] = channel_table.num_rows
+    new_paths = {f["path"] for f in channel_files}
+    old_files = old["files"] if old else []
+    for f in old_files:  # the channel snapshot replaces the previous one
+        if f["dataset"] == "channels" and f["path"] not in new_paths:
+            dest.remove(f["path"])
+    kept = [f for f in old_files if f["dataset"] != "channels"]
+    done = [[lo, hi] for lo, hi in todo]
+    manifest = _manifest(old, dest, conn, store_id, schema_version, fmt, now,
+                         kept + written + channel_files, covered + done,
+                         {"at": iso(now), "incremental": incremental, "since": iso(since),
+                          "until": iso(until),
+                          "id_range": [todo[0][0], todo[-1][1]] if todo else None,
+                          "rows": rows})
+    dest.put(MANIFEST, (json.dumps(manifest, indent=2) + "\n").encode("utf-8"))
+    if todo:
+        with write(conn):
+            sql.set_watermark(conn, dest.target, todo[-1][1], now)
+    return ExportResult(out=dest.target, format=fmt, incremental=incremental, datasets=rows,
+                        id_range=(todo[0][0], todo[-1][1]) if todo else None,
+                        files=written + channel_files, manifest=manifest, notes=notes)
+
+
+def _file(dest: _Output, rel: str, dataset: str, table: Any, fmt: str,
+          id_range: tuple[int, int] | None, now: int) -> dict[str, Any]:
+    size, digest = dest.put(rel, _encode(table, fmt))
+    return {"path": rel, "dataset": dataset, "rows": table.num_rows, "bytes": size,
+            "sha256": digest, "id_range": list(id_range) if id_range else None,
+            "exported_at": iso(now)}
+
+
+def _manifest(old: dict[str, Any] | None, dest: _Output, conn: sqlite3.Connection,
+              store_id: str | None, schema_version: int, fmt: str, now: int,
+              files: list[dict[str, Any]], ranges: list[list[int]],
+              run: dict[str, Any]) -> dict[str, Any]:
+    from acomm_cli.store.maintenance import db_path
+
+    files = sorted(files, key=lambda f: f["path"])
+    merged = _merge(ranges)
+    totals = dict.fromkeys(DATASETS, 0)
+    for f in files:
+        totals[f["dataset"]] += f["rows"]
+    return {
+        "manifest_version": MANIFEST_VERSION,
+        "acomm_version": __version__,
+        "created_at": old["created_at"] if old else iso(now),
+        "exported_at": iso(now),
+        "exported_at_ms": now,
+        "store": {"path": db_path(conn), "store_id": store_id,
+                  "schema_version": schema_version},
+        "out": dest.target,
+        "format": fmt,
+        "partitioning": "hive, date=YYYY-MM-DD: the UTC day the message (for channels, the "
+                        "channel) was created",
+        "timestamps": "timestamp[ms, UTC]" if fmt == "parquet" else "ISO 8601 strings, UTC",
+        "datasets": list(DATASETS),
+        "rows": totals,
+        "id_range": [merged[0][0], merged[-1][1]] if merged else None,
+        "ranges": merged,
+        "files": files,
+        "exports": [*(old["exports"] if old else []), run],
+    }
+
+
+def read_manifest(path: str) -> tuple[str, dict[str, Any]]:
+    """(normalised location, manifest) of an export directory; NotFound when it has none."""
+    from pyarrow import fs
+
+    from acomm_cli.errors import NotFound
+
+    if "://" in path:
+        base = path.rstrip("/")
+        filesystem, root = fs.FileSystem.from_uri(base)
+    else:
+        base = root = str(Path(path).expanduser().resolve())
+        filesystem = fs.LocalFileSystem()
+    where = f"{root}/{MANIFEST}"
+    if filesystem.get_file_info(where).type != fs.FileType.File:
+        raise NotFound(f"{base} is not an acomm export (no {MANIFEST}); make one with "
+                       "`acomm export`", field="export", value=base)
+    with filesystem.open_input_stream(where) as fh:
+        try:
+            doc = json.loads(fh.read().decode("utf-8"))
+        except ValueError as exc:
+            raise InvalidState(f"{base}/{MANIFEST} is not valid JSON ({exc})",
+                               field="export", value=base) from None
+    if doc.get("manifest_version") != MANIFEST_VERSION:
+        raise InvalidState(f"{base}/{MANIFEST} has manifest version "
+                           f"{doc.get('manifest_version')!r}; this acomm reads "
+                           f"{MANIFEST_VERSION}", field="export", value=base)
+    return base, doc

@@ -1,0 +1,50 @@
+"""`acomm export`: partitioned datasets plus a manifest, the input of `acomm audit`."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from acomm_cli.commands._common import output, store
+
+from acomm_cli import clock, render
+
+app = typer.Typer(add_completion=False)
+
+
+@app.command()
+def export(
+    ctx: typer.Context,
+    out: Annotated[str, typer.Argument(help="Output directory (a local path, or a URI such as "
+                                       "s3://bucket/prefix or hdfs://... that pyarrow can "
+                                       "write and Spark read).", show_default=False)],
+    since: Annotated[str | None, typer.Option(
+        help="Only messages created at or after this (ISO 8601, epoch ms, or e.g. -1d).",
+        show_default=False)] = None,
+    until: Annotated[str | None, typer.Option(
+        help="Only messages created before this.", show_default=False)] = None,
+    incremental: Annotated[bool, typer.Option(
+        "--incremental", help="Continue after the last message exported to OUT (the "
+        "watermark kept in the store).")] = False,
+    format_: Annotated[str, typer.Option("--format", help="parquet or jsonl.")] = "parquet",
+) -> None:
+    """Export messages, deliveries, dead letters and channels as datasets partitioned by UTC
+    day (date=YYYY-MM-DD), plus OUT/manifest.json (store id, schema version, row counts, id
+    range, every file with its size and sha256).
+
+    Deliveries and dead letters are exported with their message, as they stand at export time.
+    An export never writes a message id OUT already holds, so running it twice over the same
+    range adds nothing. Columns: docs/EXPORT.md.
+
+    Example (nightly, from cron): acomm export /data/acomm-export --incremental
+    """
+    from acomm_cli import export as rules
+
+    now = clock.now_ms()
+    lo = clock.parse_time(since, "since", now) if since else None
+    hi = clock.parse_time(until, "until", now) if until else None
+    o = output(ctx)
+    with store(ctx, write=False) as conn, render.progress(o, "exporting") as start:
+        result = rules.export(conn, out, now, since=lo, until=hi, incremental=incremental,
+                              fmt=format_, progress=start)
+    render.export_result(o, result)

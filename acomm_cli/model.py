@@ -181,6 +181,20 @@ def dedupe_key(value: str) -> str:
     return value
 
 
+def metadata_pairs(pairs: list[str] | None) -> dict[str, str] | None:
+    """`--meta k=v` options -> a metadata object."""
+    if not pairs:
+        return None
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ValidationFailed(f"metadata: {pair!r} is not key=value", field="metadata",
+                                   value=pair)
+        out[key] = value
+    return out
+
+
 @dataclass(frozen=True)
 class ChannelConfig:
     delivery: DeliveryMode = DeliveryMode.AT_MOST_ONCE

@@ -14,7 +14,7 @@ from typing import Any
 
 from acomm_cli import config, model
 from acomm_cli.errors import InvalidState, StoreUnavailable, ValidationFailed
-from acomm_cli.store import maintenance, write
+from acomm_cli.store import maintenance, queries, write
 from acomm_cli.store.migrations import MIGRATIONS
 
 # ---------------------------------------------------------------- statistics
@@ -178,7 +178,7 @@ def _doctor(conn: sqlite3.Connection, quick: bool) -> Health:
                 for line in text.splitlines() if line.strip() and not line.startswith("***")]
     if problems:
         findings.append(Finding("integrity", len(problems), "; ".join(problems[:5])))
-    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    version = queries.schema_version(conn)
     expected = len(MIGRATIONS)
     if version != expected:
         findings.append(Finding("schema_version", 1,

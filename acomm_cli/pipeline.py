@@ -43,7 +43,7 @@ from acomm_cli.model import (
     SendRequest,
     SendResult,
 )
-from acomm_cli.store import open_store, queries, write
+from acomm_cli.store import open_store, queries, savepoint, write
 from acomm_cli.store.connection import maybe_checkpoint
 from acomm_cli.topics import SubscriptionIndex, validate_pattern, validate_topic
 
@@ -591,20 +591,18 @@ def send_direct(conn: sqlite3.Connection, req: SendRequest, to: Sequence[str],
     with write(conn):
         router = Router(conn, limits)
         check_capacity(router, len(to))
-        for i, recipient in enumerate(to):
-            conn.execute(f"SAVEPOINT r{i}")
+        for recipient in to:
             try:
-                name = _direct_channel(router, req.sender, recipient, now)
-                plan = plan_message(router, replace(req, channel=name), now)
-                res = _deduplicated(router, plan, req.dedupe_key, now) or persist(
-                    router, plan, now)
+                with savepoint(conn, "recipient"):
+                    name = _direct_channel(router, req.sender, recipient, now)
+                    plan = plan_message(router, replace(req, channel=name), now)
+                    res = _deduplicated(router, plan, req.dedupe_key, now) or persist(
+                        router, plan, now)
             except CommError as exc:
-                conn.execute(f"ROLLBACK TO r{i}")
                 router.channels.pop(direct_pair(req.sender, recipient)[0], None)
                 results.append(exc)
             else:
                 results.append(res)
-            conn.execute(f"RELEASE r{i}")
     return results
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Annotated
@@ -51,6 +52,17 @@ def limits(ctx: typer.Context) -> model.Limits:
     s = settings(ctx)
     return model.Limits(max_active_messages=s.value("limits.max_active_messages"),
                         max_store_bytes=s.value("limits.max_store_bytes"))
+
+
+def read_body(body: str | None) -> str:
+    """The body argument, or standard input when it is omitted or `-` (never a terminal:
+    waiting on one would look like a hang)."""
+    if body is not None and body != "-":
+        return body
+    if sys.stdin is None or sys.stdin.isatty():
+        raise UsageError("no message body: give it as an argument or pipe it on stdin",
+                         field="body")
+    return sys.stdin.read()
 
 
 def identity(value: str | None, flag: str = "--as") -> str:

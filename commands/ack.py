@@ -6,9 +6,9 @@ from dataclasses import asdict
 from typing import Annotated
 
 import typer
-from acomm_cli.commands._common import AsAgent, identity, output, store
 
 from acomm_cli import clock, delivery, render
+from acomm_cli.commands._common import AsAgent, identity, output, store
 
 app = typer.Typer(add_completion=False)
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from acomm_cli.commands._common import AsAgent, identity, output, store
 
 from acomm_cli import clock, pipeline, render
+from acomm_cli.commands._common import AsAgent, identity, output, store
 
 app = typer.Typer(help="Create and manage channels.", no_args_is_help=True,
                   add_completion=False)

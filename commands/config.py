@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import typer
-from acomm_cli.commands._common import output, settings
 
 from acomm_cli import operations, render
+from acomm_cli.commands._common import output, settings
 
 app = typer.Typer(help="Inspect the configuration.", no_args_is_help=True,
                   add_completion=False)

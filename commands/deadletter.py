@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from acomm_cli.commands._common import output, store
 
 from acomm_cli import clock, delivery, render
+from acomm_cli.commands._common import output, store
 
 app = typer.Typer(help="Inspect and recover dead letters.", no_args_is_help=True,
                   add_completion=False)

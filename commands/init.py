@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from acomm_cli.commands._common import output, settings, store
 
 from acomm_cli import clock, pipeline, render
+from acomm_cli.commands._common import output, settings, store
 from acomm_cli.config import DEFAULT_CONFIG, STORE_DIR, STORE_FILE
 
 app = typer.Typer(add_completion=False)

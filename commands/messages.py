@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
+
+from acomm_cli import clock, pipeline, render
 from acomm_cli.commands._common import (
     ChannelOpt,
     From,
@@ -23,8 +25,6 @@ from acomm_cli.commands._common import (
     output,
     store,
 )
-
-from acomm_cli import clock, pipeline, render
 
 app = typer.Typer(add_completion=False)
 

@@ -6,10 +6,9 @@ import signal
 from typing import Annotated
 
 import typer
-from acomm_cli.commands._common import AsAgent, identity, limits, output, store
-from acomm_cli.commands.send import _body
 
 from acomm_cli import clock, delivery, render
+from acomm_cli.commands._common import AsAgent, identity, limits, output, read_body, store
 from acomm_cli.errors import Timeout
 from acomm_cli.model import SendRequest
 
@@ -39,7 +38,7 @@ def query(
     agent = identity(as_)
     now = clock.now_ms()
     timeout_ms = clock.parse_duration(timeout, "timeout") if timeout is not None else None
-    req = SendRequest(sender=agent, content=_body(body), channel=channel, priority=priority,
+    req = SendRequest(sender=agent, content=read_body(body), channel=channel, priority=priority,
                       topic=topic)
     out = output(ctx)
     with store(ctx, write=True) as conn:
@@ -77,7 +76,7 @@ def respond(
     """
     agent = identity(as_)
     with store(ctx, write=True) as conn:
-        result = delivery.respond(conn, correlation_id, _body(body), agent, clock.now_ms(),
+        result = delivery.respond(conn, correlation_id, read_body(body), agent, clock.now_ms(),
                                   priority)
     render.send_results(output(ctx), [result])
 

@@ -6,6 +6,8 @@ import signal
 from typing import Annotated
 
 import typer
+
+from acomm_cli import clock, delivery, render
 from acomm_cli.commands._common import (
     ChannelOpt,
     From,
@@ -25,8 +27,6 @@ from acomm_cli.commands._common import (
     output,
     store,
 )
-
-from acomm_cli import clock, delivery, render
 from acomm_cli.errors import Timeout
 
 app = typer.Typer(add_completion=False)

@@ -7,9 +7,9 @@ import sys
 from typing import Annotated
 
 import typer
-from acomm_cli.commands._common import identity, limits, output, store
 
-from acomm_cli import clock, pipeline, render
+from acomm_cli import clock, model, pipeline, render
+from acomm_cli.commands._common import identity, limits, output, read_body, store
 from acomm_cli.errors import UsageError, ValidationFailed
 from acomm_cli.model import SendRequest
 
@@ -29,28 +29,6 @@ Meta = Annotated[list[str] | None, typer.Option("--meta", help="k=v metadata (re
 Delay = Annotated[str | None, typer.Option(help="Deliver after this long, e.g. 30s.")]
 DeliverAt = Annotated[str | None, typer.Option(help="Deliver at this time (ISO 8601).")]
 
-
-def _body(body: str | None) -> str:
-    """The body argument, or standard input when it is omitted or `-`."""
-    if body is not None and body != "-":
-        return body
-    if sys.stdin is None or sys.stdin.isatty():
-        raise UsageError("no message body: give it as an argument or pipe it on stdin",
-                         field="body")
-    return sys.stdin.read()
-
-
-def _metadata(pairs: list[str] | None) -> dict[str, str] | None:
-    if not pairs:
-        return None
-    out = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise ValidationFailed(f"metadata: {pair!r} is not key=value", field="metadata",
-                                   value=pair)
-        out[key] = value
-    return out
 
 
 def _schedule(delay: str | None, deliver_at: str | None, now: int) -> tuple[int | None, int | None]:
@@ -126,9 +104,9 @@ def send(
         raise UsageError("name a channel, or use --to AGENT or --batch FILE", field="channel")
     delay_ms, at = _schedule(delay, deliver_at, now)
     req = SendRequest(
-        sender=sender, content=_body(body), channel=channel, type=type_, priority=priority,
+        sender=sender, content=read_body(body), channel=channel, type=type_, priority=priority,
         topic=topic, correlation_id=correlation_id, dedupe_key=dedupe_key,
-        metadata=_metadata(meta), delay_ms=delay_ms, deliver_at=at,
+        metadata=model.metadata_pairs(meta), delay_ms=delay_ms, deliver_at=at,
     )
     with store(ctx, write=True) as conn:
         if to is not None:
@@ -168,9 +146,9 @@ def publish(
     now = clock.now_ms()
     delay_ms, at = _schedule(delay, deliver_at, now)
     req = SendRequest(
-        sender=identity(as_), content=_body(body), channel=channel, type=type_,
+        sender=identity(as_), content=read_body(body), channel=channel, type=type_,
         priority=priority, topic=topic, correlation_id=correlation_id, dedupe_key=dedupe_key,
-        metadata=_metadata(meta), delay_ms=delay_ms, deliver_at=at,
+        metadata=model.metadata_pairs(meta), delay_ms=delay_ms, deliver_at=at,
     )
     with store(ctx, write=True) as conn:
         result = pipeline.send(conn, req, now, limits(ctx))

@@ -8,9 +8,9 @@ from dataclasses import asdict
 from typing import Annotated
 
 import typer
-from acomm_cli.commands._common import output, store
 
 from acomm_cli import clock, delivery, render
+from acomm_cli.commands._common import output, store
 from acomm_cli.errors import ValidationFailed
 
 app = typer.Typer(add_completion=False)

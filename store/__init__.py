@@ -3,6 +3,6 @@
 Installed as `acomm_cli.store`. Knows nothing of the command line.
 """
 
-from acomm_cli.store.connection import open_store, write
+from acomm_cli.store.connection import open_store, savepoint, write
 
-__all__ = ["open_store", "write"]
+__all__ = ["open_store", "savepoint", "write"]

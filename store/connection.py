@@ -8,9 +8,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from acomm_cli.store.migrations import MIGRATIONS
-
 from acomm_cli.errors import CommError, StoreUnavailable
+from acomm_cli.store.migrations import MIGRATIONS
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 SYNCHRONOUS = {"immediate": "FULL", "batch": "NORMAL", "manual": "NORMAL"}
@@ -56,6 +55,19 @@ def write(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     except sqlite3.OperationalError as exc:
         conn.rollback()
         raise _unavailable(exc) from None
+
+
+@contextmanager
+def savepoint(conn: sqlite3.Connection, name: str) -> Iterator[None]:
+    """A nested transaction: on an exception only its own work is undone, then re-raised."""
+    conn.execute(f"SAVEPOINT {name}")
+    try:
+        yield
+    except BaseException:
+        conn.execute(f"ROLLBACK TO {name}")
+        conn.execute(f"RELEASE {name}")
+        raise
+    conn.execute(f"RELEASE {name}")
 
 
 def _unavailable(exc: sqlite3.Error) -> CommError:

@@ -10,11 +10,11 @@ import subprocess
 import time
 
 import pytest
-from acomm_cli.store import queries
 from conftest import ACOMM, assert_invariants, run, snapshot
 
 from acomm_cli import pipeline
 from acomm_cli.model import Limits
+from acomm_cli.store import queries
 
 
 @pytest.fixture

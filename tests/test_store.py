@@ -13,11 +13,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from acomm_cli.store.migrations import MIGRATIONS
 from conftest import ACOMM, query
 from freezegun import freeze_time
 
 from acomm_cli import pipeline
+from acomm_cli.store.migrations import MIGRATIONS
 
 
 def _mode(p: Path) -> int:

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 import typer
 from typer._click.core import Command, Context
+from typer._click.exceptions import NoArgsIsHelpError
 from typer._click.exceptions import UsageError as ClickUsageError
 from typer.core import TyperGroup
 
@@ -102,6 +103,10 @@ class AcommGroup(TyperGroup):
         except typer.Abort:
             print("acomm: aborted", file=sys.stderr)
             sys.exit(130)
+        except NoArgsIsHelpError as exc:  # `acomm` or `acomm channel` alone: show the help
+            if exc.format_message().strip():
+                print(exc.format_message(), file=sys.stderr)
+            sys.exit(2)
         except ClickUsageError as exc:
             hint = f" (see `acomm {exc.ctx.command_path.partition(' ')[2]} --help`)".replace(
                 "  ", " ") if exc.ctx else ""

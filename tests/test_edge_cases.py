@@ -83,3 +83,10 @@ def test_small_fixes(cli, store):
     r = cli("publish", "_system", "_system.message.deadletter", "{}", "--as", "acomm")
     assert r.exit_code == 5
     assert cli("tick", "--every", "0s").exit_code == 3
+
+
+def test_no_subcommand_shows_help_without_an_empty_error(cli, store):
+    r = cli()
+    assert r.exit_code == 2 and r.stderr.startswith("Usage: acomm")
+    r = cli("deadletter")
+    assert r.exit_code == 2 and "acomm: error" not in r.stderr

@@ -14,11 +14,11 @@ import sys
 from pathlib import Path
 from time import perf_counter
 
-from acomm_cli.store import migrations
 from harness import OUT, WORK
 
 from acomm_cli import clock, pipeline
 from acomm_cli.model import ChannelConfig, SendRequest
+from acomm_cli.store import migrations
 
 # Bump when the layout below changes, so that cached stores are rebuilt.
 BUILD_VERSION = 2

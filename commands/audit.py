@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from acomm_cli.commands._common import output, settings
 
 from acomm_cli import render
+from acomm_cli.commands._common import output, settings
 from acomm_cli.errors import UsageError
 
 app = typer.Typer(add_completion=False)

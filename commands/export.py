@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from acomm_cli.commands._common import output, store
 
 from acomm_cli import clock, render
+from acomm_cli.commands._common import output, store
 
 app = typer.Typer(add_completion=False)
 

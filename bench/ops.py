@@ -311,8 +311,8 @@ def report(n: int, st: dict, plans: list[str], cp: dict, reps: int) -> str:
         "```", *plans, "```", "",
         "### compact", "",
         f"- Store: {cp['layout']}",
-        f"- `operations.compact(conn, now)` (one transaction per chunk of 20,000 ids; selects the terminal messages "
-        f"into a temp table, keeping those with an active delivery read from the partial "
+        "- `operations.compact(conn, now)` (one transaction per chunk of 20,000 ids; selects"
+        f" the terminal messages into a temp table, keeping those with an active delivery read from the partial "
         f"index, then two set-based DELETEs): {spread(cp['mine'])}. Removed "
         f"{r.removed_messages:,} messages and {r.removed_deliveries:,} deliveries, kept "
         f"{cp['kept']:,}.",

@@ -312,8 +312,8 @@ def report(n: int, st: dict, plans: list[str], cp: dict, reps: int) -> str:
         "### compact", "",
         f"- Store: {cp['layout']}",
         "- `operations.compact(conn, now)` (one transaction per chunk of 20,000 ids; selects"
-        f" the terminal messages into a temp table, keeping those with an active delivery read from the partial "
-        f"index, then two set-based DELETEs): {spread(cp['mine'])}. Removed "
+        " the terminal messages into a temp table, keeping those with an active delivery read"
+        f" from the partial index, then two set-based DELETEs): {spread(cp['mine'])}. Removed "
         f"{r.removed_messages:,} messages and {r.removed_deliveries:,} deliveries, kept "
         f"{cp['kept']:,}.",
         f"- Baseline: on a copy of the same store, `BEGIN IMMEDIATE; DELETE FROM deliveries "

@@ -9,6 +9,7 @@ pyspark is imported only inside these functions: `acomm send` never pays for it.
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import re
@@ -54,11 +55,17 @@ SCHEMAS = {
 }
 
 
-class SparkUnavailable(CommError):
+class SparkError(CommError):
+    """A Spark job failed (an unreadable export file, a lost cluster). Exit 1."""
+
+    code = "spark_error"
+    exit_status = 1
+
+
+class SparkUnavailable(SparkError):
     """Spark cannot run here: no Java 17+, or the JVM did not start. Exit 1."""
 
     code = "spark_unavailable"
-    exit_status = 1
 
 
 @dataclass
@@ -147,7 +154,16 @@ def start_spark(master: str, conf: dict[str, str] | None = None) -> Any:
         os.close(saved)
         os.close(fd)
     spark.sparkContext.setLogLevel("ERROR")
+    atexit.register(shutil.rmtree, logdir, True)  # kept only when the start failed
     return spark
+
+
+def _active_session() -> Any:
+    """The session already running in this process (an embedding program's, or a test's)."""
+    java_version()
+    from pyspark.sql import SparkSession
+
+    return SparkSession.getActiveSession()
 
 
 # ---------------------------------------------------------------- reading the exports
@@ -325,6 +341,8 @@ def run(exports: list[str], *, out: str | None = None, master: str = "local[*]",
     if "://" not in out:
         out = str(Path(out).expanduser().resolve())
     t0 = time.perf_counter()
+    if spark is None:
+        spark = _active_session()
     own = spark is None
     if own:
         spark = start_spark(master, conf)
@@ -346,6 +364,14 @@ def run(exports: list[str], *, out: str | None = None, master: str = "local[*]",
             df.unpersist()
         spark.catalog.clearCache()
         return AuditResult(summary, tables)
+    except Exception as exc:
+        if type(exc).__module__.split(".")[0] not in ("pyspark", "py4j"):
+            raise
+        java = getattr(exc, "java_exception", None)  # py4j: the Java exception itself
+        text = str(java.toString()) if java is not None else str(exc)
+        first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+        raise SparkError(f"the Spark job failed: {type(exc).__name__}: {first[:500]}",
+                         master=master) from None
     finally:
         if own:
             spark.stop()

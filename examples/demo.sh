@@ -13,6 +13,7 @@
 #   4. send --batch: several messages (channel, direct, pubsub) in one all-or-none transaction
 #   5. safe retries with --dedupe-key, and exit codes a script can branch on
 #   6. the history with `acomm messages`
+#   7. an export of the store (partitioned Parquet) and the Spark audit over it (needs Java 17+)
 #
 # Run it with `make demo`, or `bash examples/demo.sh` with acomm on PATH.
 # "| format" in the output stands for a few lines of Python (FORMAT_PY below) that print
@@ -198,4 +199,16 @@ show_raw "acomm messages --channel ci-events --topic 'deploy.#' | cut -f1,3,6,9"
 acomm messages --channel ci-events --topic 'deploy.#' | cut -f1,3,6,9
 section "Store"
 run acomm status
+
+# --- 7. export and audit -----------------------------------------------------------------
+
+section "7. Export the store as Parquet, and audit it on Spark (local[*])"
+say "export: datasets partitioned by UTC day, plus manifest.json (row counts, sha256 of each file)"
+run acomm export "$demo_dir/export"
+say "audit: Spark SQL over the export (tables written as Parquet to $demo_dir/audit/)"
+if command -v java >/dev/null 2>&1 || [[ -n ${JAVA_HOME:-} ]]; then
+    run acomm audit "$demo_dir/export"
+else
+    say "(skipped: acomm audit runs Apache Spark, which needs Java 17+; none is installed)"
+fi
 printf '\nDemo finished.\n'

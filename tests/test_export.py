@@ -1,0 +1,231 @@
+"""`acomm export`: datasets read back with pyarrow and checked against the store."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import UTC
+from pathlib import Path
+
+import pyarrow.compute  # noqa: F401 - imported before freezegun fakes datetime
+import pyarrow.dataset as ds
+import pyarrow.fs  # noqa: F401
+import pyarrow.parquet  # noqa: F401
+import pytest
+from audit_traffic import DAY1, DAY2, NOW, day1, day2
+from conftest import query
+from freezegun import freeze_time
+
+from acomm_cli.clock import iso
+
+
+def _ms(dt) -> int:
+    """A datetime (naive ones are UTC) -> epoch milliseconds."""
+    return int((dt if dt.tzinfo else dt.replace(tzinfo=UTC)).timestamp() * 1000)
+
+
+def read(out: Path, dataset: str, fmt: str = "parquet"):
+    return ds.dataset(out / dataset, format="parquet" if fmt == "parquet" else "json",
+                      partitioning="hive").to_table()
+
+
+@pytest.fixture
+def traffic(cli, store):
+    with freeze_time(DAY1) as clock:
+        t = day1(cli, clock)
+        day2(cli, clock, t)
+        yield t, clock
+
+
+def test_export_matches_the_store(cli, store, traffic, tmp_path):
+    t, _clock = traffic
+    out = tmp_path / "export"
+    doc = cli.ok("export", out, "--json").json()
+    n_messages = query(store, "SELECT count(*) FROM messages")[0][0]
+    n_deliveries = query(store, "SELECT count(*) FROM deliveries")[0][0]
+    assert doc["datasets"] == {"messages": n_messages, "deliveries": n_deliveries,
+                               "dead_letters": 1, "channels": 4}
+    assert doc["id_range"] == [1, n_messages]
+    assert doc["incremental"] is False
+    assert doc["out"] == str(out)
+
+    messages = read(out, "messages")
+    assert sorted(messages.column("id").to_pylist()) == list(range(1, n_messages + 1))
+    by_id = {r["id"]: r for r in messages.to_pylist()}
+    assert by_id[t.dead]["priority_name"] == "high" and by_id[t.dead]["channel"] == "work"
+    assert by_id[t.acked]["type"] == "command" and by_id[t.acked]["correlation_id"]
+    assert by_id[t.chat[0]]["content"] == "hello 0"
+    assert _ms(by_id[t.chat[0]]["created_at"]) == _ms(DAY1)
+    # hive partitions: the UTC day each message was created
+    days = {r["id"]: r["date"] for r in messages.select(["id", "date"]).to_pylist()}
+    assert str(days[t.chat[0]]) == "2026-01-01" and str(days[t.late]) == "2026-01-02"
+    assert {p.name for p in (out / "messages").iterdir()} == {"date=2026-01-01",
+                                                              "date=2026-01-02"}
+
+    deliveries = read(out, "deliveries").to_pylist()
+    assert len(deliveries) == n_deliveries
+    rows = {(d["message_id"], d["recipient"]): d for d in deliveries}
+    store_rows = query(store, "SELECT message_id, recipient, state, retry_count, delivered_at,"
+                              " read_at, ack_status, acked_at FROM deliveries")
+    for mid, rcpt, state, retries, delivered, read_at, ack_status, acked in store_rows:
+        d = rows[(mid, rcpt)]
+        assert (d["state"], d["retry_count"], d["ack_status"]) == (state, retries, ack_status)
+        for col, want in (("delivered_at", delivered), ("read_at", read_at),
+                          ("acked_at", acked)):
+            assert (None if d[col] is None else _ms(d[col])) == want, (mid, rcpt, col)
+        assert _ms(d["exported_at"]) == _ms(NOW)
+    assert rows[(t.chat[0], "bob")]["state"] == "read"
+    assert _ms(rows[(t.chat[0], "bob")]["read_at"]) - _ms(DAY1) == 5000
+    assert rows[(t.late, "executor")]["ack_status"] == "completed"
+    assert rows[(t.dead, "executor")]["state"] == "dead"
+    assert rows[(t.dead, "executor")]["tracked"] is True
+
+    dead = read(out, "dead_letters").to_pylist()
+    assert [(d["message_id"], d["recipient"], d["reason"], d["retry_count"]) for d in dead] \
+        == [(t.dead, "executor", "max_retries_exceeded", 1)]
+    channels = {c["name"]: c for c in read(out, "channels").to_pylist()}
+    assert set(channels) == {"_system", "chat", "work", "once"}
+    assert channels["work"]["ack_timeout_ms"] == 60_000
+    assert channels["work"]["delivery"] == "at-least-once"
+    assert channels["once"]["delivery"] == "exactly-once"
+
+
+def test_manifest_lists_every_file_with_size_and_sha256(cli, store, traffic, tmp_path):
+    out = tmp_path / "export"
+    cli.ok("export", out)
+    man = json.loads((out / "manifest.json").read_text())
+    store_id = query(store, "SELECT value FROM store_meta WHERE key = 'store_id'")[0][0]
+    assert man["store"] == {"path": str(store), "store_id": store_id,
+                            "schema_version": query(store, "PRAGMA user_version")[0][0]}
+    assert man["acomm_version"] and man["format"] == "parquet"
+    assert man["exported_at"] == iso(_ms(NOW))
+    n_messages = query(store, "SELECT count(*) FROM messages")[0][0]
+    assert man["id_range"] == [1, n_messages] and man["ranges"] == [[1, n_messages]]
+    assert man["rows"]["messages"] == n_messages and man["rows"]["dead_letters"] == 1
+    on_disk = sorted(str(p.relative_to(out)) for p in out.rglob("part-*"))
+    assert sorted(f["path"] for f in man["files"]) == on_disk
+    for f in man["files"]:
+        data = (out / f["path"]).read_bytes()
+        assert f["bytes"] == len(data)
+        assert f["sha256"] == hashlib.sha256(data).hexdigest()
+    per_dataset = {}
+    for f in man["files"]:
+        per_dataset[f["dataset"]] = per_dataset.get(f["dataset"], 0) + f["rows"]
+    assert per_dataset == man["rows"]
+
+
+def test_incremental_twice_adds_only_new_rows(cli, store, tmp_path):
+    out = tmp_path / "export"
+    with freeze_time(DAY1) as clock:
+        t = day1(cli, clock)
+        first = cli.ok("export", out, "--incremental", "--json").json()
+        day1_messages = query(store, "SELECT count(*) FROM messages")[0][0]
+        assert first["id_range"] == [1, day1_messages]
+        assert query(store, "SELECT target, last_message_id FROM exports") == [
+            (str(out), day1_messages)]
+        day2(cli, clock, t)
+        second = cli.ok("export", out, "--incremental", "--json").json()
+        total = query(store, "SELECT count(*) FROM messages")[0][0]
+        assert second["id_range"] == [day1_messages + 1, total]
+        assert second["datasets"]["messages"] == total - day1_messages
+        again = cli.ok("export", out, "--incremental", "--json").json()
+        assert again["id_range"] is None and again["datasets"]["messages"] == 0
+    ids = read(out, "messages").column("id").to_pylist()
+    assert sorted(ids) == list(range(1, total + 1))  # every message once
+    new_deliveries = query(store, "SELECT count(*) FROM deliveries WHERE message_id > ?",
+                           day1_messages)[0][0]
+    assert second["datasets"]["deliveries"] == new_deliveries
+    man = json.loads((out / "manifest.json").read_text())
+    assert man["ranges"] == [[1, total]]
+    assert [e["incremental"] for e in man["exports"]] == [True, True, True]
+
+
+def test_exporting_the_same_range_twice_never_duplicates(cli, store, traffic, tmp_path):
+    out = tmp_path / "export"
+    cli.ok("export", out)
+    files = {p: p.read_bytes() for p in out.rglob("part-*") if "channels" not in str(p)}
+    doc = cli.ok("export", out, "--json").json()
+    assert doc["datasets"]["messages"] == 0 and doc["id_range"] is None
+    assert {p: p.read_bytes() for p in out.rglob("part-*") if "channels" not in str(p)} == files
+    n = query(store, "SELECT count(*) FROM deliveries")[0][0]
+    assert read(out, "deliveries").num_rows == n
+    assert read(out, "channels").num_rows == 4  # the snapshot is replaced, not appended
+
+
+def test_since_until_select_a_window_and_a_later_full_export_fills_the_rest(
+        cli, store, traffic, tmp_path):
+    out = tmp_path / "export"
+    doc = cli.ok("export", out, "--since", "2026-01-02T00:00:00Z", "--json").json()
+    day2_ids = [r[0] for r in query(store, "SELECT id FROM messages WHERE created_at >= ?",
+                                    _ms(DAY2))]
+    assert doc["id_range"] == [min(day2_ids), max(day2_ids)]
+    assert {p.name for p in (out / "messages").iterdir()} == {"date=2026-01-02"}
+    doc = cli.ok("export", out, "--until", "2026-01-02T00:00:00Z", "--json").json()
+    assert doc["id_range"] == [1, min(day2_ids) - 1]
+    total = query(store, "SELECT count(*) FROM messages")[0][0]
+    assert sorted(read(out, "messages").column("id").to_pylist()) == list(range(1, total + 1))
+    assert cli.ok("export", out, "--json").json()["datasets"]["messages"] == 0
+
+
+def test_jsonl_format(cli, store, traffic, tmp_path):
+    t, _ = traffic
+    out = tmp_path / "jsonl"
+    doc = cli.ok("export", out, "--format", "jsonl", "--json").json()
+    assert all(f["path"].endswith(".jsonl") for f in doc["files"])
+    lines = [json.loads(line) for p in sorted((out / "deliveries").rglob("*.jsonl"))
+             for line in p.read_text().splitlines()]
+    assert len(lines) == query(store, "SELECT count(*) FROM deliveries")[0][0]
+    bob = next(r for r in lines if r["message_id"] == t.chat[0] and r["recipient"] == "bob")
+    assert bob["read_at"] == "2026-01-01T10:00:05.000Z" and bob["state"] == "read"
+    assert json.loads((out / "manifest.json").read_text())["format"] == "jsonl"
+    r = cli("export", out, "--json")  # a parquet export into a jsonl directory is refused
+    assert r.exit_code == 5 and r.error["field"] == "format"
+
+
+def test_stray_files_from_an_interrupted_export_are_removed(cli, store, traffic, tmp_path):
+    out = tmp_path / "export"
+    cli.ok("export", out, "--until", "2026-01-02T00:00:00Z")
+    stray = out / "messages" / "date=2026-01-02" / "part-000000000099-000000000120-0000.parquet"
+    stray.parent.mkdir(parents=True, exist_ok=True)
+    stray.write_bytes(b"half written")
+    cli.ok("export", out)
+    assert not stray.exists()
+    total = query(store, "SELECT count(*) FROM messages")[0][0]
+    assert read(out, "messages").num_rows == total
+
+
+def test_an_export_of_another_store_is_refused(cli, store, traffic, tmp_path):
+    out = tmp_path / "export"
+    cli.ok("export", out)
+    other = tmp_path / "other" / "store.acomm"
+    cli.ok("--store", other, "init")
+    r = cli("--store", other, "export", out, "--json")
+    assert r.exit_code == 5 and "export each store to its own directory" in r.error["message"]
+
+
+def test_incremental_without_a_manifest_starts_again(cli, store, traffic, tmp_path):
+    out = tmp_path / "export"
+    cli.ok("export", out, "--incremental")
+    (out / "manifest.json").unlink()
+    r = cli.ok("export", out, "--incremental", "--json")
+    assert r.json()["id_range"][0] == 1
+    assert "no manifest.json" in r.stderr
+
+
+def test_empty_store_exports_channels_only(cli, store, tmp_path):
+    out = tmp_path / "export"
+    doc = cli.ok("export", out, "--json").json()
+    assert doc["datasets"] == {"messages": 0, "deliveries": 0, "dead_letters": 0,
+                               "channels": 1}
+    assert doc["id_range"] is None
+    plain = cli.ok("export", out).stdout
+    assert plain.startswith(str(out)) and "no new messages" in plain
+
+
+def test_bad_options(cli, store, tmp_path):
+    assert cli("export", tmp_path / "x", "--format", "csv").exit_code == 3
+    assert cli("export", tmp_path / "x", "--since", "2026-01-02", "--until",
+               "2026-01-01").exit_code == 3
+    f = tmp_path / "file"
+    f.write_text("")
+    assert cli("export", f).exit_code == 3

@@ -69,8 +69,10 @@ COMMANDS = {
     "stats": "stats",
     "doctor": "doctor",
     "export": "export", "audit": "audit",
+    "bridge": "bridge",
 }
-GROUPS = {"channel", "deadletter", "config"}  # named groups; the others are top-level verbs
+# named groups; the others are top-level verbs
+GROUPS = {"channel", "deadletter", "config", "bridge"}
 ALIASES = {"dead-letters": "deadletter"}
 
 

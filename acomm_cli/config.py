@@ -34,7 +34,23 @@ KEYS: dict[str, tuple[Any, Any, str]] = {
                                "ACOMM_MAX_STORE_BYTES"),
     # `acomm audit`: where Spark runs (local[*], local[N], spark://host:7077, yarn, k8s://...)
     "spark.master": ("local[*]", lambda v, k: _nonempty(v, k), "ACOMM_SPARK_MASTER"),
+    # The mailbox bridge (spec 003): off while none of the three directories is set.
+    "bridge.inbox_dir": (None, lambda v, k: _directory(v, k), "ACOMM_BRIDGE_INBOX_DIR"),
+    "bridge.outbox_dir": (None, lambda v, k: _directory(v, k), "ACOMM_BRIDGE_OUTBOX_DIR"),
+    "bridge.teams_dir": (None, lambda v, k: _directory(v, k), "ACOMM_BRIDGE_TEAMS_DIR"),
+    "bridge.read_ttl": (24 * 3600 * 1000, lambda v, k: parse_duration(v, k)
+                        if isinstance(v, str) else int(v), "ACOMM_BRIDGE_READ_TTL"),
 }
+
+
+def _directory(value: Any, key: str) -> str | None:
+    """A bridge directory (~ expanded), or None (empty = off)."""
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise ValidationFailed(f"{key}: {value!r} must be a directory path", field=key,
+                               value=str(value))
+    return str(Path(value).expanduser())
 
 
 def _choice(value: Any, key: str, allowed: tuple[str, ...]) -> str:
@@ -113,8 +129,8 @@ def config_file(settings: Settings) -> Path | None:
         if not p.exists():
             raise ValidationFailed(f"config: {p} does not exist", field="config", value=str(p))
         return p
-    try:
-        store, _ = settings.store_path(create=True)
+    try:  # looking for a config file never announces (or creates) a store
+        store, _ = settings.store_path(create=False)
     except StoreUnavailable:
         return None
     p = store.parent / CONFIG_FILE
@@ -183,4 +199,13 @@ DEFAULT_CONFIG = """\
 #   # Where `acomm audit` runs its Spark job: local[*] (every core here), local[2],
 #   # spark://host:7077 (a cluster; exports and --out must be on storage every node reads).
 #   master: local[*]
+# bridge:
+#   # Mirror each unread delivery as {inbox_dir}/{agent}/{message_id}.json (spec 003).
+#   inbox_dir: ~/.claude/inbox
+#   # Response files agents write: {outbox_dir}/{agent}/*.json, ingested by `acomm tick`.
+#   outbox_dir: ~/.claude/outbox
+#   # Claude Code team inboxes for agent@team: {teams_dir}/{team}/inboxes/{agent}.json.
+#   teams_dir: ~/.claude/teams
+#   # Read team inbox entries older than this are pruned; unread ones never are.
+#   read_ttl: 24h
 """

@@ -14,6 +14,7 @@ from typing import Any
 
 from acomm_cli import config, model
 from acomm_cli.errors import InvalidState, StoreUnavailable, ValidationFailed
+from acomm_cli.store import bridge as bridge_queries
 from acomm_cli.store import maintenance, queries, write
 from acomm_cli.store.migrations import MIGRATIONS
 
@@ -48,10 +49,22 @@ class StoreStats:
 
 
 @dataclass(frozen=True)
+class QueueStats:
+    """Mailbox bridge inbox files still there for an agent (spec 003 FR-3.12)."""
+
+    agent: str
+    pending_files: int
+    oldest_file_age_sec: int
+
+
+@dataclass(frozen=True)
 class Stats:
     agents: list[AgentStats]
     channels: list[ChannelStats]
     store: StoreStats
+    queues: list[QueueStats] = field(default_factory=list)  # only agents with files pending
+    mirror_backlog: int = 0  # mirror writes that failed and wait for a retry
+    bad_files: int = 0  # response files left in place because they are not valid
 
 
 _TRACKABLE = ("unread", "read", "waiting")
@@ -106,11 +119,17 @@ def _stats(conn: sqlite3.Connection, now: int, agent: str | None) -> Stats:
         if a.oldest_unread_at is not None:
             a.oldest_unread_age_sec = max(0, (now - a.oldest_unread_at) // 1000)
     size, wal = maintenance.file_sizes(conn)
+    # Mirror files as the store recorded them: the bridge keeps one exactly while its
+    # delivery is unread, so no directory is read here (stats needs no bridge settings).
+    queues = [QueueStats(a, n, max(0, (now - oldest) // 1000))
+              for a, n, oldest in bridge_queries.queues(conn) if agent in (None, a)]
     return Stats(
         agents=sorted(agents.values(), key=lambda a: a.agent),
         channels=sorted(channels.values(), key=lambda c: c.channel),
         store=StoreStats(path=maintenance.db_path(conn), bytes=size, wal_bytes=wal,
                          messages=maintenance.message_count(conn)),
+        queues=queues, mirror_backlog=bridge_queries.failed(conn, 0)[0],
+        bad_files=len(bridge_queries.bad_files(conn)),
     )
 
 
@@ -137,6 +156,9 @@ class Health:
     expected_schema_version: int
     integrity: str  # "ok", or "failed" (the problems are a finding)
     findings: list[Finding]
+    # Mailbox bridge trouble (failed mirror writes, bad response files): reported, but not
+    # store problems, so they do not make the store unhealthy.
+    notices: list[Finding] = field(default_factory=list)
 
     @property
     def healthy(self) -> bool:
@@ -207,7 +229,22 @@ def _doctor(conn: sqlite3.Connection, quick: bool) -> Health:
             findings.append(Finding(check, n, f"{n} {what}: {shown}"
                                     + (", ..." if n > len(rows) else "")))
     return Health(schema_version=version, expected_schema_version=expected,
-                  integrity="failed" if problems else "ok", findings=findings)
+                  integrity="failed" if problems else "ok", findings=findings,
+                  notices=_bridge_notices(conn))
+
+
+def _bridge_notices(conn: sqlite3.Connection) -> list[Finding]:
+    notices: list[Finding] = []
+    n, rows = bridge_queries.failed(conn)
+    if n:
+        shown = "; ".join(f"message {m} to {r} ({k}, {a} attempts): {e}" for m, r, k, a, e in rows)
+        notices.append(Finding("bridge_mirrors", n, f"{n} mirror writes failed, retried by "
+                               f"tick: {shown}" + ("; ..." if n > len(rows) else "")))
+    bad = bridge_queries.bad_files(conn)
+    if bad:
+        notices.append(Finding("bridge_bad_files", len(bad), "; ".join(
+            f"{p}: {reason}" for p, reason in bad[:5]) + ("; ..." if len(bad) > 5 else "")))
+    return notices
 
 
 def require_healthy(health: Health) -> None:

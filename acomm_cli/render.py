@@ -428,55 +428,146 @@ def export_result(out: Output, r: Any) -> None:
     sys.stdout.write(f"{r.out}\t{span}\t{rows}\t{len(r.files)} files\n")
 
 
-def audit_summary_doc(s: Any) -> dict[str, Any]:
-    return s.summary
-
-
 def audit_summary(out: Output, s: Any) -> None:
-    """The audit's findings: rich tables on a terminal, plain tab-separated blocks when piped,
-    or the summary as one JSON document."""
+    """The audit's findings: rich tables on a terminal; piped, one tab-separated line per row,
+    each led by its kind (`total`, `volume`, `latency_channel`, `latency_agent`,
+    `reliability`, `dead_letters`, `check`) so that awk can pick them apart; or, with --json,
+    the summary as one JSON document."""
     doc = s.summary
     if out.json:
         _dump(doc)
         return
-    t = doc["totals"]
+    tty = out.tty
+
+    def ms(v: float | None) -> Any:
+        return "" if v is None else (f"{v:,.0f}" if tty else int(v))
+
+    t, sp = doc["totals"], doc["spark"]
+    blocks = [
+        ("volume", "volume per channel (messages by type)",
+         ["store", "channel", "days", "messages", "by type"],
+         [(v["store_id"][:8], v["channel"], v["days"], v["messages"],
+           " ".join(f"{k}={n}" for k, n in sorted(v["by_type"].items())))
+          for v in doc["volume"]]),
+        ("latency_channel", "latency per channel (ms)",
+         ["store", "channel", "read", "read p50", "p95", "p99", "acked", "ack p50", "p95",
+          "p99"],
+         [(c["store_id"][:8], c["channel"], c["read"], ms(c["read_p50_ms"]),
+           ms(c["read_p95_ms"]), ms(c["read_p99_ms"]), c["acked"], ms(c["ack_p50_ms"]),
+           ms(c["ack_p95_ms"]), ms(c["ack_p99_ms"])) for c in doc["latency"]["channels"]]),
+        ("latency_agent", "latency per agent (ms)",
+         ["agent", "read", "read p50", "p95", "p99", "acked", "ack p50", "p95", "p99"],
+         [(a["agent"], a["read"], ms(a["read_p50_ms"]), ms(a["read_p95_ms"]),
+           ms(a["read_p99_ms"]), a["acked"], ms(a["ack_p50_ms"]), ms(a["ack_p95_ms"]),
+           ms(a["ack_p99_ms"])) for a in doc["latency"]["agents"]]),
+        ("reliability", "ack-tracked channels: retries, late acks, unacknowledged backlog",
+         ["store", "channel", "tracked", "retried", "retries", "retry rate", "late acks",
+          "backlog", "oldest (s)"],
+         [(r["store_id"][:8], r["channel"], r["tracked"], r["retried"], r["retries"],
+           f"{r['retry_rate']:.1%}" if tty else f"{r['retry_rate']:.4f}", r["late_acks"],
+           r["backlog"], "" if r["backlog_oldest_age_ms"] is None
+           else round(r["backlog_oldest_age_ms"] / 1000)) for r in doc["reliability"]]),
+        ("dead_letters", "dead letters by reason", ["reason", "dead letters"],
+         sorted(doc["dead_letters_by_reason"].items())),
+        ("check", "checks (must be 0)", ["check", "count", "result"],
+         [(k, v, "ok" if v == 0 else "FAILED") for k, v in doc["checks"].items()]),
+    ]
+    if not tty:
+        lines = [("total", k, v) for k, v in t.items()]
+        lines += [("spark", sp["master"], sp["version"], sp["startup_s"], sp["work_s"]),
+                  ("tables", doc["out"])]
+        lines += [(kind, *row) for kind, _title, _headers, rows in blocks for row in rows]
+        _table(out, None, (), lines)
+        return
     _pairs(out, [("exports", ", ".join(f"{e['path']} ({e['store_id']})"
                                         for e in doc["exports"])),
                  ("messages", f"{t['messages']:,}"), ("deliveries", f"{t['deliveries']:,}"),
                  ("dead letters", f"{t['dead_letters']:,}"), ("channels", t["channels"]),
                  ("tables", doc["out"]),
-                 ("spark", f"{doc['spark']['master']} (Spark {doc['spark']['version']}), "
-                           f"start-up {doc['spark']['startup_s']:.1f} s, "
-                           f"work {doc['spark']['work_s']:.1f} s")])
-    ms = _ms
-    _table(out, "volume per channel (messages by type)", ["store", "channel", "days",
-                                                          "messages", "by type"],
-           [(v["store_id"][:8], v["channel"], v["days"], v["messages"],
-             " ".join(f"{k}={n}" for k, n in sorted(v["by_type"].items())))
-            for v in doc["volume"]])
-    _table(out, "latency per channel (ms)", ["store", "channel", "read", "read p50", "p95",
-                                             "p99", "acked", "ack p50", "p95", "p99"],
-           [(c["store_id"][:8], c["channel"], c["read"], ms(c["read_p50_ms"]),
-             ms(c["read_p95_ms"]), ms(c["read_p99_ms"]), c["acked"], ms(c["ack_p50_ms"]),
-             ms(c["ack_p95_ms"]), ms(c["ack_p99_ms"])) for c in doc["latency"]["channels"]])
-    _table(out, "latency per agent (ms)", ["agent", "read", "read p50", "p95", "p99", "acked",
-                                           "ack p50", "p95", "p99"],
-           [(a["agent"], a["read"], ms(a["read_p50_ms"]), ms(a["read_p95_ms"]),
-             ms(a["read_p99_ms"]), a["acked"], ms(a["ack_p50_ms"]), ms(a["ack_p95_ms"]),
-             ms(a["ack_p99_ms"])) for a in doc["latency"]["agents"]])
-    _table(out, "retries, late acks and backlog per ack-tracked channel",
-           ["store", "channel", "tracked", "retried", "retries", "retry rate", "late acks",
-            "backlog", "oldest (s)"],
-           [(r["store_id"][:8], r["channel"], r["tracked"], r["retried"], r["retries"],
-             f"{r['retry_rate']:.1%}", r["late_acks"], r["backlog"],
-             "" if r["backlog_oldest_age_ms"] is None
-             else f"{r['backlog_oldest_age_ms'] / 1000:.0f}") for r in doc["reliability"]])
-    _table(out, "dead letters by reason", ["reason", "dead letters"],
-           sorted(doc["dead_letters_by_reason"].items()))
-    checks = doc["checks"]
-    _table(out, "checks (must be 0)", ["check", "count", "result"],
-           [(k, v, "ok" if v == 0 else "FAILED") for k, v in checks.items()])
+                 ("spark", f"{sp['master']} (Spark {sp['version']}), start-up "
+                           f"{sp['startup_s']:.1f} s, work {sp['work_s']:.1f} s")])
+    for _kind, title, headers, rows in blocks:
+        _table(out, title, headers, rows)
 
 
-def _ms(v: float | None) -> str:
-    return "" if v is None else f"{v:,.0f}"
+# ---------------------------------------------------------------- mailbox bridge (issue 6)
+
+
+def bridge_notes(r: Any) -> None:
+    """Diagnostics of a bridge sync on stderr: each bad response file once, failed mirrors."""
+    for path, reason in r.bad_files:
+        note(f"bridge: response file {path} left in place: {reason}")
+    if r.failed:
+        note(f"warning: mailbox bridge: {r.failed} mirror write(s) failed; `acomm tick` "
+             "retries them (see `acomm doctor`)")
+
+
+def bridge_sync(out: Output, r: Any) -> None:
+    if out.json:
+        _dump(r.doc())
+    else:
+        _kv_line(r.doc())
+
+
+def bridge_tick(out: Output, doc: dict[str, Any]) -> None:
+    """`tick`, whose JSON may carry a `bridge` object; plain output flattens it."""
+    if out.json or "bridge" not in doc:
+        tick(out, doc)
+        return
+    flat = {k: v for k, v in doc.items() if k != "bridge"}
+    tick(out, {**flat, **{f"bridge_{k}": v for k, v in doc["bridge"].items()}})
+
+
+_stats_doc_core = stats_doc
+_stats_core = stats
+_doctor_core = doctor
+
+
+def _stats_doc_bridge(s: Any) -> dict[str, Any]:
+    doc = _stats_doc_core(s)
+    doc["queues"] = [{"agent": q.agent, "pending_files": q.pending_files,
+                      "oldest_file_age_sec": q.oldest_file_age_sec} for q in s.queues]
+    doc["bridge"] = {"mirror_backlog": s.mirror_backlog, "bad_files": s.bad_files}
+    return doc
+
+
+def _stats_bridge(out: Output, s: Any) -> None:
+    """`stats`, plus the bridge's inbox files per agent (`queue` lines when piped)."""
+    _stats_core(out, s)
+    if out.json:
+        return
+    rows = [(q.agent, q.pending_files, q.oldest_file_age_sec) for q in s.queues]
+    if not out.tty:
+        extra = [("queue", *r) for r in rows]
+        if s.mirror_backlog or s.bad_files:
+            extra.append(("bridge", s.mirror_backlog, s.bad_files))
+        if extra:
+            _table(out, None, (), extra)
+        return
+    if rows:
+        _table(out, "inbox files", ["agent", "pending files", "oldest file (s)"], rows)
+    if s.mirror_backlog or s.bad_files:
+        _pairs(out, [("mirror backlog", s.mirror_backlog), ("bad response files", s.bad_files)])
+
+
+def _doctor_bridge(out: Output, h: Any) -> None:
+    """`doctor`, plus bridge notices (not store problems: they leave the store healthy)."""
+    notices = [{"check": f.check, "count": f.count, "detail": f.detail} for f in h.notices]
+    if out.json:
+        doc = {"healthy": h.healthy, "schema_version": h.schema_version,
+               "expected_schema_version": h.expected_schema_version,
+               "integrity": h.integrity,
+               "findings": [{"check": f.check, "count": f.count, "detail": f.detail}
+                            for f in h.findings]}
+        _dump({**doc, "notices": notices} if notices else doc)  # only when there are any
+        return
+    _doctor_core(out, h)
+    if notices:
+        _table(out, "mailbox bridge (not store problems)", ["check", "count", "detail"],
+               [(n["check"], n["count"], n["detail"]) for n in notices])
+
+
+# The bridge extends these documents without touching the functions above.
+stats_doc = _stats_doc_bridge
+stats = _stats_bridge
+doctor = _doctor_bridge

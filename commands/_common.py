@@ -28,15 +28,27 @@ def output(ctx: typer.Context) -> Output:
 
 
 @contextmanager
-def store(ctx: typer.Context, *, write: bool) -> Iterator[sqlite3.Connection]:
-    """Open the resolved store; commands that write may create it."""
+def store(ctx: typer.Context, *, write: bool,
+          bridge_hook: bool = True) -> Iterator[sqlite3.Connection]:
+    """Open the resolved store; commands that write may create it. After a writing command,
+    a configured mailbox bridge mirrors what the command touched (tick and `bridge sync` run
+    the full reconciliation themselves: they pass bridge_hook=False)."""
     s = settings(ctx)
     path, missing = s.store_path(create=write)
     conn = pipeline.connect(path, create=write and missing,
                             busy_timeout_ms=s.value("store.busy_timeout"),
                             flush=s.value("store.flush"), now=clock.now_ms())
     try:
+        mirror = write and bridge_hook and any(
+            s.value(f"bridge.{k}") for k in ("inbox_dir", "outbox_dir", "teams_dir"))
+        before = None
+        if mirror:
+            from acomm_cli import bridge
+
+            before = bridge.watermark(conn)
         yield conn
+        if mirror:
+            _bridge_after_write(conn, s, before)
         if write:
             warning = pipeline.capacity_warning(conn, limits(ctx))
             if warning:
@@ -46,6 +58,19 @@ def store(ctx: typer.Context, *, write: bool) -> Iterator[sqlite3.Connection]:
                                           s.value("store.batch_interval"), clock.now_ms())
     finally:
         conn.close()
+
+
+def _bridge_after_write(conn: sqlite3.Connection, s: Settings, before: int | None) -> None:
+    """Mirror after the commit; a failure here never fails the command (tick retries)."""
+    from acomm_cli import bridge
+
+    try:
+        result = bridge.sync(conn, bridge.config(s.value), clock.now_ms(),
+                             after_message_id=before, full=False)
+    except Exception as exc:  # noqa: BLE001 - the command itself succeeded and committed
+        render.note(f"warning: mailbox bridge: {exc}; `acomm tick` will retry")
+        return
+    render.bridge_notes(result)
 
 
 def limits(ctx: typer.Context) -> model.Limits:

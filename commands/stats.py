@@ -22,6 +22,10 @@ def stats(
     """Count deliveries per agent (total, unread, awaiting ack, oldest unread age in seconds,
     dead letters) and per channel (pending, queued, dead letters), with the store's size.
 
+    With the mailbox bridge, `queues` lists the agents with inbox files still pending (count
+    and oldest file's age), and `bridge` the failed mirror writes awaiting a retry and the bad
+    response files.
+
     Unread is what `receive` would return: unread deliveries on channels not closed. The
     counts are of the store as it stands; `tick` applies timers that are due.
 

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import signal
+import sqlite3
 import time
 from dataclasses import asdict
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from acomm_cli import clock, delivery, render
-from acomm_cli.commands._common import output, store
+from acomm_cli import bridge, clock, delivery, render
+from acomm_cli.commands._common import output, settings, store
 from acomm_cli.errors import ValidationFailed
 
 app = typer.Typer(add_completion=False)
@@ -29,9 +30,24 @@ def tick(
     Example (crontab): * * * * * acomm --store /srv/agents.acomm tick
     """
     out = output(ctx)
-    with store(ctx, write=True) as conn:
+    cfg = bridge.config(settings(ctx).value)
+
+    def once(conn: sqlite3.Connection) -> tuple[dict[str, Any], int]:
+        """Advance the timers, then reconcile a configured mailbox bridge."""
+        now = clock.now_ms()
+        result = delivery.tick(conn, now)
+        doc: dict[str, Any] = asdict(result)
+        total = result.total
+        if cfg.configured:
+            synced = bridge.sync(conn, cfg, now)
+            render.bridge_notes(synced)
+            doc["bridge"] = synced.doc()
+            total += sum(doc["bridge"].values())
+        return doc, total
+
+    with store(ctx, write=True, bridge_hook=False) as conn:
         if every is None:
-            render.tick(out, asdict(delivery.tick(conn, clock.now_ms())))
+            render.bridge_tick(out, once(conn)[0])
             return
         interval = clock.parse_duration(every, "every") / 1000
         if interval < 0.1:
@@ -42,9 +58,9 @@ def tick(
             signal.signal(sig, lambda signum, _frame: stopped.append(signum))
         end = time.monotonic() + max_seconds if max_seconds is not None else float("inf")
         while not stopped and time.monotonic() < end:
-            result = delivery.tick(conn, clock.now_ms())
-            if result.total or out.json:
-                render.tick(out, asdict(result))
+            doc, total = once(conn)
+            if total or out.json:
+                render.bridge_tick(out, doc)
             wake = min(time.monotonic() + interval, end)
             while not stopped and time.monotonic() < wake:
                 time.sleep(min(0.1, max(0.0, wake - time.monotonic())))

@@ -173,3 +173,57 @@ def m002_export_watermark(conn: sqlite3.Connection, now_ms: int) -> None:
         ) WITHOUT ROWID;
         """
     )
+
+
+@migration
+def m003_bridge(conn: sqlite3.Connection, now_ms: int) -> None:
+    # The mailbox bridge (issue 6): per (message, recipient, kind) the state of its mirror
+    # file (written; stale = to be taken away; failed, with the error and the next attempt;
+    # a row goes once its mirror is taken away), and response files found bad, each
+    # reported once until its size or modification time changes.
+    _script(
+        conn,
+        """
+        CREATE TABLE bridge_mirrors (
+            message_id INTEGER NOT NULL,
+            recipient TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            state TEXT NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            error TEXT,
+            next_attempt_at INTEGER,
+            updated_at INTEGER NOT NULL,
+            PRIMARY KEY (message_id, recipient, kind)
+        ) WITHOUT ROWID;
+        CREATE INDEX bridge_mirrors_state ON bridge_mirrors(state, kind, recipient);
+        -- every agent@team acomm has mirrored to: their native inboxes get pruned
+        CREATE TABLE bridge_team_inboxes (
+            recipient TEXT PRIMARY KEY
+        ) WITHOUT ROWID;
+        CREATE TABLE bridge_bad_files (
+            path TEXT PRIMARY KEY,
+            mtime_ns INTEGER NOT NULL,
+            size INTEGER NOT NULL,
+            reason TEXT NOT NULL,
+            reported_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        """
+    )
+    # A delivery that stops being unread marks its written mirror 'stale' (to be taken away)
+    # and forgets a failed one, so the bridge finds them without a scan. Without a bridge
+    # the table is empty and this costs two primary-key probes. (One statement: _script
+    # would split the trigger body at its semicolons.)
+    conn.execute(
+        """
+        CREATE TRIGGER bridge_mirrors_read AFTER UPDATE OF state ON deliveries
+        WHEN old.state = 'unread' AND new.state != 'unread'
+        BEGIN
+            UPDATE bridge_mirrors SET state = 'stale'
+            WHERE message_id = new.message_id AND recipient = new.recipient
+            AND state = 'written';
+            DELETE FROM bridge_mirrors
+            WHERE message_id = new.message_id AND recipient = new.recipient
+            AND state = 'failed';
+        END
+        """
+    )

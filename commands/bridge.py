@@ -1,0 +1,52 @@
+"""`acomm bridge sync`: reconcile the mailbox bridge's directories with the store."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from acomm_cli import bridge, clock, render
+from acomm_cli.commands._common import output, settings, store
+from acomm_cli.errors import UsageError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="The mailbox bridge: inbox files, team inboxes, response files.")
+
+
+@app.command()
+def sync(
+    ctx: typer.Context,
+    inbox_dir: Annotated[str | None, typer.Option(
+        help="Mirror unread deliveries as INBOX_DIR/AGENT/ID.json (default: bridge.inbox_dir).",
+        show_default=False)] = None,
+    outbox_dir: Annotated[str | None, typer.Option(
+        help="Ingest response files OUTBOX_DIR/AGENT/*.json (default: bridge.outbox_dir).",
+        show_default=False)] = None,
+    teams_dir: Annotated[str | None, typer.Option(
+        help="Claude Code team inboxes TEAMS_DIR/TEAM/inboxes/AGENT.json for agent@team "
+        "(default: bridge.teams_dir).", show_default=False)] = None,
+) -> None:
+    """Write missing mirror files, take away those of deliveries no longer unread, mark read
+    what agents read through their files, prune read team entries older than
+    bridge.read_ttl, and ingest response files (each deleted once its message is committed;
+    a bad one stays and is reported once). `acomm tick` does the same when the bridge is
+    configured, and every writing command mirrors what it sent.
+
+    Example: acomm bridge sync --inbox-dir ~/.claude/inbox --outbox-dir ~/.claude/outbox
+    """
+    cfg = bridge.config(settings(ctx).value, inbox_dir=inbox_dir, outbox_dir=outbox_dir,
+                        teams_dir=teams_dir)
+    if not cfg.configured:
+        raise UsageError("the mailbox bridge is not configured: give --inbox-dir, "
+                         "--outbox-dir or --teams-dir, or set bridge.* in config.yaml",
+                         field="inbox_dir")
+    with store(ctx, write=True, bridge_hook=False) as conn:
+        result = bridge.sync(conn, cfg, clock.now_ms())
+    render.bridge_notes(result)
+    render.bridge_sync(output(ctx), result)
+
+
+@app.callback()
+def bridge_group() -> None:
+    """The mailbox bridge: inbox files, team inboxes, response files."""

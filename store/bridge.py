@@ -73,8 +73,28 @@ def forget(conn: sqlite3.Connection, rows: Iterable[Sequence[Any]]) -> None:
         "DELETE FROM bridge_mirrors WHERE message_id = ? AND recipient = ? AND kind = ?", rows)
 
 
+# A delivery that stops being unread marks its written mirror 'stale' (to be taken away) and
+# forgets a failed one, so the bridge finds them without a scan. Created with the first mirror
+# row, in the same transaction, rather than by a migration: on a store without a bridge the
+# trigger would still cost two probes per delivery marked read (about a third of `receive`'s
+# UPDATE of 100 rows).
+_READ_TRIGGER = """
+    CREATE TRIGGER IF NOT EXISTS bridge_mirrors_read AFTER UPDATE OF state ON deliveries
+    WHEN old.state = 'unread' AND new.state != 'unread'
+    BEGIN
+        UPDATE bridge_mirrors SET state = 'stale'
+        WHERE message_id = new.message_id AND recipient = new.recipient
+        AND state = 'written';
+        DELETE FROM bridge_mirrors
+        WHERE message_id = new.message_id AND recipient = new.recipient
+        AND state = 'failed';
+    END
+"""
+
+
 def record(conn: sqlite3.Connection, rows: Iterable[Sequence[Any]]) -> None:
     """Rows of (message_id, recipient, kind, state, attempts, error, next_attempt_at, now)."""
+    conn.execute(_READ_TRIGGER)
     conn.executemany(
         "INSERT INTO bridge_mirrors (message_id, recipient, kind, state, attempts, error,"
         " next_attempt_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"

@@ -209,21 +209,5 @@ def m003_bridge(conn: sqlite3.Connection, now_ms: int) -> None:
         ) WITHOUT ROWID;
         """
     )
-    # A delivery that stops being unread marks its written mirror 'stale' (to be taken away)
-    # and forgets a failed one, so the bridge finds them without a scan. Without a bridge
-    # the table is empty and this costs two primary-key probes. (One statement: _script
-    # would split the trigger body at its semicolons.)
-    conn.execute(
-        """
-        CREATE TRIGGER bridge_mirrors_read AFTER UPDATE OF state ON deliveries
-        WHEN old.state = 'unread' AND new.state != 'unread'
-        BEGIN
-            UPDATE bridge_mirrors SET state = 'stale'
-            WHERE message_id = new.message_id AND recipient = new.recipient
-            AND state = 'written';
-            DELETE FROM bridge_mirrors
-            WHERE message_id = new.message_id AND recipient = new.recipient
-            AND state = 'failed';
-        END
-        """
-    )
+    # The trigger that marks mirrors stale is created by the bridge on first use
+    # (store/bridge.py, record): stores without a bridge never pay for it.

@@ -15,6 +15,13 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 SYNCHRONOUS = {"immediate": "FULL", "batch": "NORMAL", "manual": "NORMAL"}
 
 
+class StoreConnection(sqlite3.Connection):
+    """A connection that remembers its file: the capacity check stats it on every send, and
+    asking SQLite (`PRAGMA database_list`) each time cost a statement."""
+
+    path: str = ""
+
+
 def _check_header(path: Path) -> None:
     try:
         with open(path, "rb") as fh:
@@ -104,7 +111,8 @@ def open_store(
         raise StoreUnavailable(f"no store at {p} (create one with `acomm init`)", path=str(p))
     try:
         conn = sqlite3.connect(p, isolation_level=None, timeout=busy_timeout_ms / 1000,
-                               check_same_thread=False)
+                               check_same_thread=False, factory=StoreConnection)
+        conn.path = str(p.absolute())
     except sqlite3.Error as exc:
         raise StoreUnavailable(f"cannot open store {p}: {exc}", path=str(p)) from None
     try:
@@ -185,7 +193,7 @@ def maybe_checkpoint(conn: sqlite3.Connection, batch_messages: int, batch_interv
     Every command is its own process, so commits are not counted in memory: the WAL's size
     stands in for them (a small message's commit writes about two pages), and the database
     file's modification time marks the last checkpoint. Costs two stat() calls per command."""
-    path = conn.execute("PRAGMA database_list").fetchone()[2]
+    path = getattr(conn, "path", None) or conn.execute("PRAGMA database_list").fetchone()[2]
     try:
         wal = os.stat(path + "-wal").st_size
         db = os.stat(path)

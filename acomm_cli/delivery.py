@@ -233,12 +233,7 @@ def respond(conn: sqlite3.Connection, correlation_id: str, content: str, agent: 
             sender=agent, content=content, channel=ch.name,  # type: ignore[union-attr]
             type=MessageType.RESPONSE.value, correlation_id=correlation_id, priority=priority,
         ), now, only_to=asker)
-        result = persist(router, plan, now)
-        for mid, state, status in queries.correlated_deliveries(
-                conn, correlation_id, MessageType.QUERY.value, agent):
-            if state != DeliveryState.DEAD.value and status != AckStatus.COMPLETED.value:
-                queries.set_ack(conn, mid, agent, AckStatus.COMPLETED.value, None, now)
-        return result
+        return persist(router, plan, now)  # which also acknowledges the query
 
 
 def await_response(conn: sqlite3.Connection, correlation_id: str, agent: str, wait_s: float,

@@ -28,6 +28,8 @@ from acomm_cli.errors import (
     ValidationFailed,
 )
 from acomm_cli.model import (
+    ACK_ORDER,
+    AckStatus,
     Channel,
     ChannelConfig,
     ChannelState,
@@ -281,6 +283,9 @@ class _Plan:
     tracked: bool
     rank: int
     suppressed: tuple[str, ...] = ()  # exactly-once: already handed this message
+    # a response or acknowledgement: the ack status it records on the sender's own
+    # deliveries of the query or command it answers (any ack stops their timers)
+    acks: AckStatus | None = None
 
 
 class Router:
@@ -292,7 +297,8 @@ class Router:
         self.backlog: dict[int, list[int]] = {}  # channel id -> [pending, queued] messages
         self.channels: dict[str, Channel] = {}
         self.indexes: dict[int, SubscriptionIndex] = {}
-        self.correlated: dict[tuple[str, str], int] = {}  # (corr, type) -> channel id, in batch
+        # (corr, type) -> (channel id, sender) of queries and commands sent in this batch
+        self.correlated: dict[tuple[str, str], tuple[int, str]] = {}
         self.dedupe: dict[tuple[int, str], SendResult] = {}
 
     def channel(self, name: str) -> Channel:
@@ -387,19 +393,29 @@ def _plan_checked(router: Router, req: SendRequest, now: int, only_to: str | Non
         raise ValidationFailed(f"topic: a message on pubsub channel {ch.name!r} needs a topic",
                                field="topic")
     corr = req.correlation_id
+    acks = None
     if mtype in (MessageType.RESPONSE, MessageType.ACKNOWLEDGMENT) and not internal:
         wanted = MessageType.QUERY if mtype == MessageType.RESPONSE else MessageType.COMMAND
-        if corr is None or not _correlated(router, corr, wanted):
+        origin = _correlated(router, corr, wanted) if corr is not None else None
+        if origin is None:
             raise ValidationFailed(
                 f"correlation_id: a {mtype.value} needs the correlation id of an existing "
                 f"{wanted.value}" + (f"; {corr!r} matches none" if corr else ""),
                 field="correlation_id", value=corr,
             )
+        if origin[0] != ch.id:
+            raise ValidationFailed(
+                f"channel: a {mtype.value} travels on the channel of its {wanted.value}, not "
+                f"{ch.name!r}", field="channel", value=ch.name)
+        # However it is sent (`respond`, `send --type response`, a batch line), an answer
+        # goes to the asker only and acknowledges the answerer's own delivery.
+        only_to = origin[1] if only_to is None else only_to
+        acks = AckStatus.COMPLETED if mtype == MessageType.RESPONSE else AckStatus.RECEIVED
     elif corr is None and (mtype in (MessageType.COMMAND, MessageType.QUERY)
                            or ch.config.delivery == DeliveryMode.EXACTLY_ONCE):
         corr = os.urandom(16).hex()  # exactly-once deduplicates by correlation id
     if corr is not None and mtype in (MessageType.COMMAND, MessageType.QUERY):
-        router.correlated[(corr, mtype.value)] = ch.id
+        router.correlated[(corr, mtype.value)] = (ch.id, sender)
     if only_to is not None:
         recipients = [only_to] if only_to != sender or ch.config.echo else []
     else:
@@ -409,7 +425,7 @@ def _plan_checked(router: Router, req: SendRequest, now: int, only_to: str | Non
            json.dumps(metadata, separators=(",", ":")) if metadata else None, now, deliver_at,
            req.expires_at]
     return _Plan(ch, row, recipients, corr, deliver_at, tracked,
-                 int(prio) if ch.config.priority_ordering else 0)
+                 int(prio) if ch.config.priority_ordering else 0, acks=acks)
 
 
 def _exactly_once(router: Router, plan: _Plan, now: int) -> None:
@@ -427,10 +443,27 @@ def _exactly_once(router: Router, plan: _Plan, now: int) -> None:
                                 now + 2 * cfg.ack_timeout_ms)
 
 
-def _correlated(router: Router, corr: str, wanted: MessageType) -> bool:
-    if (corr, wanted.value) in router.correlated:
-        return True
-    return queries.has_correlated(router.conn, corr, wanted.value) is not None
+def _correlated(router: Router, corr: str, wanted: MessageType) -> tuple[int, str] | None:
+    """(channel id, sender) of the first query or command with this correlation id."""
+    seen = router.correlated.get((corr, wanted.value))
+    if seen is not None:
+        return seen
+    found = queries.first_of_type(router.conn, corr, wanted.value)
+    return (found[1], found[2]) if found else None
+
+
+def _acknowledge_origin(router: Router, plan: _Plan, now: int) -> None:
+    """An answer acknowledges its sender's deliveries of what it answers (forward only)."""
+    status = plan.acks
+    assert status is not None and plan.correlation_id is not None
+    wanted = (MessageType.QUERY if plan.row[2] == MessageType.RESPONSE.value
+              else MessageType.COMMAND)
+    for mid, state, previous in queries.correlated_deliveries(
+            router.conn, plan.correlation_id, wanted.value, plan.row[1]):
+        if state == DeliveryState.DEAD.value or (
+                previous is not None and ACK_ORDER[AckStatus(previous)] >= ACK_ORDER[status]):
+            continue
+        queries.set_ack(router.conn, mid, plan.row[1], status.value, None, now)
 
 
 def _held_back(router: Router, ch: Channel) -> bool:
@@ -498,6 +531,8 @@ def persist(router: Router, plan: _Plan, now: int) -> SendResult:
     rows = _delivery_rows(router, plan, mid, now)
     queries.insert_deliveries(router.conn, rows)
     result = _result(plan, mid, now, bool(rows) and rows[0][3] == DeliveryState.UNREAD.value)
+    if plan.acks is not None:
+        _acknowledge_origin(router, plan, now)
     if plan.row[7] is not None:
         router.dedupe[(plan.channel.id, plan.row[7])] = result
     return result
@@ -669,6 +704,7 @@ def send_batch(conn: sqlite3.Connection, items: Sequence[tuple[SendRequest, str 
     results: list[SendResult] = []
     messages: list[tuple[Any, ...]] = []
     deliveries: list[tuple[Any, ...]] = []
+    answers: list[_Plan] = []  # responses and acks: they acknowledge once all rows are in
     with write(conn):
         router = Router(conn, limits)
         check_capacity(router, len(items))
@@ -695,9 +731,13 @@ def send_batch(conn: sqlite3.Connection, items: Sequence[tuple[SendRequest, str 
             if req.dedupe_key is not None:
                 router.dedupe[(plan.channel.id, req.dedupe_key)] = result
             results.append(result)
+            if plan.acks is not None:
+                answers.append(plan)
             next_id += 1
         queries.insert_messages(conn, messages)
         queries.insert_deliveries(conn, deliveries)
+        for plan in answers:
+            _acknowledge_origin(router, plan, now)
     return results
 
 

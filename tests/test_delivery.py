@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 
 import pytest
-from conftest import assert_invariants
+from conftest import assert_invariants, snapshot
 from freezegun import freeze_time
 
 T0 = "2026-01-01 00:00:00"
@@ -296,3 +297,135 @@ def test_two_ticks_never_process_a_timer_twice(cli, work):
         second = cli.ok("tick", "--json").json()
     assert first["dead_lettered"] == 1 and second["dead_lettered"] == 0
     assert sqlite3.connect(work).execute("SELECT count(*) FROM dead_letters").fetchone()[0] == 1
+
+
+# ---------------------------------------------------------------- answers sent with plain `send`
+
+
+@pytest.fixture
+def team(cli, store):
+    """An at-least-once group: lead asks, dev and ops receive."""
+    cli.ok("channel", "create", "team", "--as", "lead", "--delivery", "at-least-once")
+    cli.ok("channel", "join", "team", "dev")
+    cli.ok("channel", "join", "team", "ops")
+    return store
+
+
+def test_a_response_sent_with_send_goes_to_the_asker_and_acknowledges(cli, team):
+    with freeze_time(T0) as clock:
+        q = cli.ok("query", "team", "status?", "--as", "lead", "--json").json()
+        r = cli.ok("send", "team", "all green", "--type", "response", "--correlation-id",
+                   q["correlation_id"], "--as", "dev", "--json").json()
+        assert r["recipients"] == ["lead"]  # not every member: the asker only
+        d = _delivery(cli, q["id"], "dev")
+        assert (d["state"], d["ack_status"]) == ("acked", "completed")
+        clock.tick(1000)
+        cli.ok("tick")
+        assert _delivery(cli, q["id"], "dev")["state"] == "acked"
+        assert _delivery(cli, q["id"], "ops")["state"] == "dead"  # ops never answered
+        dead = cli.ok("deadletter", "list", "--json").json()["dead_letters"]
+        assert [(x["message_id"], x["recipient"]) for x in dead] == [(q["id"], "ops")]
+    assert_invariants(team, {q["id"], r["id"]})
+
+
+def test_an_acknowledgment_sent_with_send_stops_the_timer_forward_only(cli, team):
+    with freeze_time(T0) as clock:
+        c = cli.ok("send", "team", "deploy", "--type", "command", "--as", "lead",
+                   "--json").json()
+        cli.ok("ack", c["id"], "--as", "ops", "--status", "in_progress")
+        for agent in ("dev", "ops"):
+            a = cli.ok("send", "team", "got it", "--type", "ack", "--correlation-id",
+                       c["correlation_id"], "--as", agent, "--json").json()
+            assert a["recipients"] == ["lead"]
+        assert _delivery(cli, c["id"], "dev")["ack_status"] == "received"
+        assert _delivery(cli, c["id"], "ops")["ack_status"] == "in_progress"  # not backwards
+        clock.tick(1000)
+        assert cli.ok("tick", "--json").json()["dead_lettered"] == 0
+
+
+def test_a_response_on_another_channel_is_refused_and_changes_nothing(cli, team):
+    cli.ok("channel", "create", "other", "--as", "dev")
+    q = cli.ok("query", "team", "status?", "--as", "lead", "--json").json()
+    before = snapshot(team)
+    r = cli("send", "other", "green", "--type", "response", "--correlation-id",
+            q["correlation_id"], "--as", "dev", "--json")
+    assert r.exit_code == 3 and r.error["field"] == "channel"
+    assert "'other'" in r.error["message"]
+    assert snapshot(team) == before
+
+
+def test_a_batch_answer_to_a_query_in_the_same_batch_acknowledges_it(cli, team):
+    lines = [
+        {"channel": "team", "from": "lead", "content": "q", "type": "query",
+         "correlation_id": "q-1"},
+        {"channel": "team", "from": "dev", "content": "a", "type": "response",
+         "correlation_id": "q-1"},
+    ]
+    ids = cli.ok("send", "--batch", "-",
+                 input="\n".join(json.dumps(x) for x in lines)).stdout.split()
+    assert _delivery(cli, int(ids[0]), "dev")["state"] == "acked"
+    assert cli.ok("show", ids[1], "--json").json()["deliveries"][0]["recipient"] == "lead"
+
+
+# ---------------------------------------------------------------- timer corner cases
+
+
+def test_an_ack_while_waiting_for_redelivery_stops_the_timer(cli, work):
+    with freeze_time(T0) as clock:
+        mid = _send_command(cli)
+        clock.tick(31.5)  # deadline 1 at 30 s, redelivered at 31 s; deadline 2 at 61 s
+        cli.ok("tick")
+        clock.move_to("2026-01-01 00:01:02")  # 62 s: retry 2 waits for its back-off (63 s)
+        cli.ok("tick")
+        assert _delivery(cli, mid, "executor")["state"] == "waiting"
+        cli.ok("ack", mid, "--as", "executor")
+        clock.tick(1000)
+        assert cli.ok("tick", "--json").json()["redelivered"] == 0
+        d = _delivery(cli, mid, "executor")
+        assert (d["state"], d["retry_count"], d["next_timer_at"]) == ("acked", 2, None)
+
+
+def test_retry_jitter_stays_within_its_fraction(cli, store):
+    cli.ok("channel", "create", "j", "--as", "p", "--delivery", "at-least-once",
+           "--ack-timeout", "10s", "--retry-backoff", "10s", "--retry-jitter", "0.5",
+           "--max-retries", "1")
+    cli.ok("channel", "join", "j", "w")
+    with freeze_time(T0) as clock:
+        ids = [int(cli.ok("send", "j", f"m{i}", "--as", "p").stdout) for i in range(40)]
+        clock.tick(10)  # every deadline 1 is due: redelivery in [10 s, 15 s) from it
+        cli.ok("tick")
+        waits = [_delivery(cli, i, "w")["next_timer_at"] for i in ids]
+    offsets = {int(w[17:19]) * 1000 + int(w[20:23]) - 20_000 for w in waits}  # ms past 20 s
+    assert all(0 <= o < 5000 for o in offsets), offsets
+    assert len(offsets) > 1  # jitter actually varies
+
+
+def test_exactly_once_suppression_holds_until_twice_the_ack_timeout(cli, store):
+    cli.ok("channel", "create", "once", "--as", "p", "--delivery", "exactly-once",
+           "--ack-timeout", "10s")
+    cli.ok("channel", "join", "once", "w")
+    with freeze_time(T0) as clock:
+        cli.ok("send", "once", "x", "--correlation-id", "job-1", "--as", "p")
+        clock.tick(19.999)
+        cli.ok("tick")
+        again = cli.ok("send", "once", "x", "--correlation-id", "job-1", "--as", "p",
+                       "--json").json()
+        assert again["recipients"] == []
+
+
+def test_replay_revalidates_channel_and_recipient(cli, work):
+    with freeze_time(T0) as clock:
+        mid = _send_command(cli)
+        clock.tick(500)
+        cli.ok("tick")
+        cli.ok("channel", "leave", "work", "executor")
+        before = snapshot(work)
+        r = cli("deadletter", "replay", mid, "--json")
+        assert r.exit_code == 5 and r.error["code"] == "not_participant"
+        assert snapshot(work) == before
+        cli.ok("channel", "join", "work", "executor")
+        cli.ok("channel", "close", "work")
+        before = snapshot(work)
+        r = cli("deadletter", "replay", mid, "--json")
+        assert r.exit_code == 5 and r.error["code"] == "invalid_state"
+        assert snapshot(work) == before

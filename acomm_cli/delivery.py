@@ -115,9 +115,16 @@ def _wait_change(conn: sqlite3.Connection, version: int, until: float, wake_at_m
     return queries.data_version(conn)
 
 
+def check_wait(wait_s: float) -> None:
+    if not wait_s >= 0:  # also NaN
+        raise ValidationFailed(f"wait: {wait_s:g} seconds must not be negative", field="wait",
+                               value=wait_s)
+
+
 def receive_wait(conn: sqlite3.Connection, agent: str, f: MessageFilter, wait_s: float, *,
                  peek: bool = False, stop: Callable[[], bool] = lambda: False) -> QueryResult:
     """Receive, blocking up to `wait_s` seconds for something to arrive."""
+    check_wait(wait_s)
     until = time.monotonic() + wait_s
     while True:
         version = queries.data_version(conn)
@@ -204,10 +211,14 @@ def _check_forward(message_id: int, state: str, previous: str | None, st: AckSta
 
 
 def query(conn: sqlite3.Connection, req: SendRequest, now: int,
-          timeout_ms: int | None = None, limits: model.Limits | None = None) -> SendResult:
-    """Send a query; with a timeout, deliveries not read by then expire (dead letters)."""
+          timeout_ms: int | None = None, limits: model.Limits | None = None,
+          wait_s: float | None = None) -> SendResult:
+    """Send a query; with a timeout, deliveries not read by then expire (dead letters).
+    `wait_s` is checked here, before anything is sent, for `query --wait`."""
     from acomm_cli.pipeline import send
 
+    if wait_s is not None:
+        check_wait(wait_s)
     if timeout_ms is not None and timeout_ms <= 0:
         raise ValidationFailed("timeout: must be longer than 0", field="timeout",
                                value=timeout_ms)
@@ -282,14 +293,19 @@ def list_dead_letters(conn: sqlite3.Connection, *, message_id: int | None = None
                       offset: int = 0) -> tuple[list[DeadLetter], int]:
     if limit < 0 or offset < 0:
         raise ValidationFailed("limit: --limit and --offset must not be negative", field="limit")
+    if reason is not None and reason not in model.DEAD_LETTER_REASONS:
+        raise ValidationFailed(f"reason: {reason!r} is not one of "
+                               f"{', '.join(model.DEAD_LETTER_REASONS)}", field="reason",
+                               value=reason)
     rows, total = queries.dead_letters(conn, message_id=message_id, recipient=recipient,
                                        channel=channel, reason=reason, limit=limit,
                                        offset=offset)
     return [DeadLetter(*r) for r in rows], total
 
 
-def _dead_of(conn: sqlite3.Connection, message_id: int,
-             recipient: str | None) -> list[DeadLetter]:
+def dead_letters_of(conn: sqlite3.Connection, message_id: int,
+                    recipient: str | None) -> list[DeadLetter]:
+    """A message's dead letters (one recipient's, if named); NotFound when there are none."""
     found, _ = list_dead_letters(conn, message_id=message_id, recipient=recipient,
                                  limit=1_000_000)
     if not found:
@@ -303,7 +319,7 @@ def replay(conn: sqlite3.Connection, message_id: int, recipient: str | None,
            now: int) -> list[DeadLetter]:
     """Redeliver the same message id with a fresh retry budget, after re-validating."""
     with write(conn):
-        replayed = _dead_of(conn, message_id, recipient)
+        replayed = dead_letters_of(conn, message_id, recipient)
         for dl in replayed:
             ch = queries.channel_by_name(conn, dl.channel)
             if ch is None or ch.state == ChannelState.CLOSED:
@@ -320,7 +336,7 @@ def replay(conn: sqlite3.Connection, message_id: int, recipient: str | None,
 
 def discard(conn: sqlite3.Connection, message_id: int, recipient: str | None) -> int:
     with write(conn):
-        _dead_of(conn, message_id, recipient)
+        dead_letters_of(conn, message_id, recipient)
         return queries.delete_dead_letters(conn, message_id, recipient)
 
 

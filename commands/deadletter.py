@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from acomm_cli import clock, delivery, render
+from acomm_cli import clock, delivery, model, render
 from acomm_cli.commands._common import output, store
 
 app = typer.Typer(help="Inspect and recover dead letters.", no_args_is_help=True,
@@ -22,7 +22,7 @@ def list_(
     channel: Annotated[str | None, typer.Option("--channel", "-c")] = None,
     recipient: Recipient = None,
     reason: Annotated[str | None, typer.Option(
-        help="max_retries_exceeded, expired or recipient_left.")] = None,
+        help=f"{', '.join(model.DEAD_LETTER_REASONS)}.")] = None,
     limit: Annotated[int, typer.Option()] = 100,
     offset: Annotated[int, typer.Option()] = 0,
 ) -> None:
@@ -43,14 +43,8 @@ def show(ctx: typer.Context, message_id: Msg, recipient: Recipient = None) -> No
     Example: acomm deadletter show 42
     """
     with store(ctx, write=False) as conn:
-        items, total = delivery.list_dead_letters(conn, message_id=message_id,
-                                                  recipient=recipient)
-    if not items:
-        from acomm_cli.errors import NotFound
-
-        raise NotFound(f"message {message_id} has no dead letter", field="message",
-                       value=message_id)
-    render.dead_letters(output(ctx), items, total)
+        items = delivery.dead_letters_of(conn, message_id, recipient)
+    render.dead_letters(output(ctx), items, len(items))
 
 
 @app.command()

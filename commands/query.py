@@ -42,7 +42,7 @@ def query(
                       topic=topic)
     out = output(ctx)
     with store(ctx, write=True) as conn:
-        result = delivery.query(conn, req, now, timeout_ms, limits(ctx))
+        result = delivery.query(conn, req, now, timeout_ms, limits(ctx), wait)
         if wait is None:
             render.ok(out, render.send_doc(result), result.correlation_id)
             return

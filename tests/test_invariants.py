@@ -3,9 +3,12 @@ message has vanished; two tick processes never process one timer twice."""
 
 from __future__ import annotations
 
+import os
 import random
 import sqlite3
 import subprocess
+import time
+from pathlib import Path
 
 import pytest
 from conftest import ACOMM, assert_invariants, run
@@ -71,6 +74,22 @@ def test_random_sequences_keep_the_invariants(conn, store, seed):
     assert live == 0, "every tracked delivery ends acknowledged or dead once time runs out"
 
 
+def _wait_until_blocked(procs: list[subprocess.Popen], store) -> None:
+    """Until every process has the store open (it then blocks on the held write lock)."""
+    target = os.path.realpath(store)
+    deadline = time.monotonic() + 30
+    for p in procs:
+        while True:
+            fds = Path(f"/proc/{p.pid}/fd")
+            try:
+                if any(os.path.realpath(f) == target for f in fds.iterdir()):
+                    break
+            except OSError:
+                pass  # a descriptor closed while we looked; look again
+            assert p.poll() is None and time.monotonic() < deadline, "tick did not open the store"
+            time.sleep(0.01)
+
+
 def test_two_tick_processes_never_process_a_timer_twice(store):
     assert run("channel", "create", "w", "--as", "p", "--delivery", "at-least-once",
                "--max-retries", "0", "--ack-timeout", "1ms").returncode == 0
@@ -80,8 +99,14 @@ def test_two_tick_processes_never_process_a_timer_twice(store):
         for i in range(200):
             fh.write(f'{{"channel": "w", "from": "p", "content": "m{i}"}}\n')
     assert run("send", "--batch", store.parent / "batch.jsonl").returncode == 0
+    # Hold the write lock while both start, so both wait on it and then race for the timers.
+    lock = sqlite3.connect(store, isolation_level=None)
+    lock.execute("BEGIN IMMEDIATE")
     procs = [subprocess.Popen([ACOMM, "tick", "--json"], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    _wait_until_blocked(procs, store)
+    lock.execute("COMMIT")
+    lock.close()
     outs = [p.communicate(timeout=60) for p in procs]
     assert all(p.returncode == 0 for p in procs), [e for _, e in outs]
     import json

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import query, snapshot
 
-from acomm_cli import clock, pipeline
+from acomm_cli import clock, delivery, pipeline
 from acomm_cli.config import DEFAULT_CONFIG
 from acomm_cli.model import SendRequest
 
@@ -43,6 +43,7 @@ def _build_world(path: Path) -> None:
         for type_, corr in (("query", "q-1"), ("command", "c-1"), ("text", None)):
             pipeline.send(conn, SendRequest(sender="alice", content=f"a {type_}", channel="team",
                                             type=type_, correlation_id=corr), now)
+        delivery.ack(conn, 2, "bob", "completed", None, now)  # bob finished command 2
     finally:
         conn.close()
 
@@ -240,6 +241,31 @@ CASES = [
          "_system"),
     Case("publish-non-participant", ("publish", "ci", "build.x", "hi", "--as", "mallory"), 5,
          "not_participant", "sender", "mallory"),
+    # ---- the delivery commands (issue 3)
+    V("corr-too-long", *SEND, *AS, "--correlation-id", LONG, field="correlation_id"),
+    V("dedupe-key-empty", *SEND, *AS, "--dedupe-key", "", field="dedupe_key"),
+    V("dedupe-key-257", *SEND, *AS, "--dedupe-key", "k" * 257, field="dedupe_key"),
+    V("query-timeout-zero", "query", "team", "hi", *AS, "--timeout", "0s", field="timeout"),
+    V("query-timeout-word", "query", "team", "hi", *AS, "--timeout", "soon", field="timeout"),
+    V("query-wait-negative", "query", "team", "hi", *AS, "--wait", "-1", field="wait"),
+    V("receive-wait-negative", "receive", "--as", "bob", "--wait", "-1", field="wait"),
+    V("ack-status", "ack", "2", "--as", "bob", "--status", "done", field="status"),
+    V("ack-agent", "ack", "2", "--as", "..x", field="agent"),
+    V("respond-corr-chars", "respond", "bad corr", "hi", "--as", "bob",
+      field="correlation_id"),
+    V("thread-corr-chars", "thread", "bad corr", field="correlation_id"),
+    V("purge-older-than", "deadletter", "purge", "--older-than", "soon", field="older_than"),
+    V("deadletter-reason", "deadletter", "list", "--reason", "bogus", field="reason"),
+    V("tick-every-short", "tick", "--every", "10ms", field="every"),
+    V("tick-every-word", "tick", "--every", "often", field="every"),
+    Case("ack-unknown", ("ack", "999", "--as", "bob"), 4, "not_found", "message", "999"),
+    Case("ack-not-recipient", ("ack", "2", "--as", "mallory"), 5, "not_participant", "agent",
+         "mallory"),
+    Case("ack-backwards", ("ack", "2", "--as", "bob", "--status", "received"), 5,
+         "invalid_state", "status", "received"),
+    Case("respond-unknown", ("respond", "q-404", "hi", "--as", "bob"), 4, "not_found",
+         "correlation_id", "q-404"),
+    Case("replay-unknown", ("deadletter", "replay", "2"), 4, "not_found", "message", "2"),
     # ---- usage (2): no silent default identity
     Case("send-no-as", ("send", "team", "hi"), 2, "usage", "as", "--as"),
     Case("publish-no-as", ("publish", "ci", "build.x", "hi"), 2, "usage", "as", "--as"),

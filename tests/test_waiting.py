@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import selectors
 import shutil
+import signal
 import subprocess
 import time
 
@@ -13,6 +15,30 @@ from conftest import ACOMM, run
 
 needs_faketime = pytest.mark.skipif(shutil.which("faketime") is None,
                                     reason="faketime is not installed (make test installs it)")
+
+
+_PENDING: dict[int, bytes] = {}  # bytes read past the last newline, per process
+
+
+def readline(proc: subprocess.Popen, timeout: float = 30) -> str:
+    """The next line of a child's stdout, failing (not hanging) when none comes in time.
+    Reads the descriptor itself: a buffered reader would hide lines from select()."""
+    fd = proc.stdout.fileno()  # type: ignore[union-attr]
+    buf = _PENDING.pop(proc.pid, b"")
+    deadline = time.monotonic() + timeout
+    with selectors.DefaultSelector() as sel:
+        sel.register(fd, selectors.EVENT_READ)
+        while b"\n" not in buf:
+            left = deadline - time.monotonic()
+            if left <= 0 or not sel.select(left):
+                raise AssertionError(f"no line from {proc.args} within {timeout}s: {buf!r}")
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                raise AssertionError(f"{proc.args} closed its output: {buf!r}")
+            buf += chunk
+    line, _, rest = buf.partition(b"\n")
+    _PENDING[proc.pid] = rest
+    return line.decode() + "\n"
 
 
 @pytest.fixture
@@ -43,7 +69,7 @@ def test_follow_prints_messages_sent_by_another_process(team):
     try:
         for body in ("one", "two"):
             assert run("send", "team", body, "--as", "alice").returncode == 0
-        lines = [json.loads(follower.stdout.readline()) for _ in range(2)]
+        lines = [json.loads(readline(follower)) for _ in range(2)]
     finally:
         follower.terminate()
         follower.wait(timeout=10)
@@ -70,13 +96,22 @@ def test_query_wait_without_answer_exits_124(team):
     assert r.returncode == 124
 
 
-def test_tick_every_stops_cleanly_on_sigterm(team):
-    worker = subprocess.Popen([ACOMM, "tick", "--every", "100ms"], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
-    time.sleep(0.5)
-    worker.terminate()
-    worker.wait(timeout=10)
-    assert worker.returncode == 0
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_tick_every_works_and_stops_cleanly_on_a_signal(team, sig):
+    mid = run("send", "team", "later", "--as", "alice", "--delay", "300ms").stdout.strip()
+    worker = subprocess.Popen([ACOMM, "tick", "--every", "100ms", "--json"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        delivered = 0
+        while not delivered:  # one JSON document per tick; the handlers are in place by now
+            delivered = json.loads(readline(worker))["scheduled_delivered"]
+        assert delivered == 1
+    finally:
+        worker.send_signal(sig)
+        _, err = worker.communicate(timeout=10)
+    assert worker.returncode == 0, err
+    show = json.loads(run("show", mid, "--json").stdout)
+    assert show["deliveries"][0]["state"] == "unread"
 
 
 @needs_faketime

@@ -58,10 +58,11 @@ def schedule_retries(conn: sqlite3.Connection, now: int, recipient: str | None) 
 
 def restart_read_exactly_once(conn: sqlite3.Connection, now: int, recipient: str | None) -> int:
     """Exactly-once: a message already read is never handed out again; the retry only
-    restarts its ack timer (at the time the redelivery would have happened)."""
+    restarts its ack timer (at the time the redelivery would have happened). delivered_at
+    stays: nothing was handed out, and an audit reads a delivery after the read as a
+    violation."""
     cur = conn.execute(
         "UPDATE deliveries AS d SET retry_count = d.retry_count + 1,"
-        f" delivered_at = d.next_timer_at + {_BACKOFF},"
         f" next_timer_at = d.next_timer_at + {_BACKOFF} + c.ack_timeout_ms"
         + _DEADLINE + f" AND d.retry_count < c.max_retries AND {_EXACTLY_ONCE_READ}"
         + _who(recipient),

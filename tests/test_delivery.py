@@ -214,6 +214,9 @@ def test_exactly_once_never_hands_a_read_message_out_twice_across_restarts(cli, 
             assert cli.ok("receive", "--as", "w", "--json").json()["messages"] == []
         d = _delivery(cli, mid, "w")
         assert d["state"] == "read" and d["retry_count"] == 3
+        # nothing was handed out again: delivered_at is still the first delivery, before the
+        # read (an audit counts a delivery after the read as an exactly-once violation)
+        assert d["delivered_at"] == "2026-01-01T00:00:00.000Z" <= d["read_at"]
         clock.tick(40)
         cli.ok("tick")
         assert _delivery(cli, mid, "w")["state"] == "dead"

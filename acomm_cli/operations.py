@@ -12,10 +12,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from acomm_cli import config, model
+from acomm_cli import config, delivery, model
 from acomm_cli.errors import InvalidState, StoreUnavailable, ValidationFailed
 from acomm_cli.store import bridge as bridge_queries
-from acomm_cli.store import maintenance, queries, write
+from acomm_cli.store import maintenance, queries, timers, write
 from acomm_cli.store.migrations import MIGRATIONS
 
 # ---------------------------------------------------------------- statistics
@@ -75,14 +75,17 @@ def _is_pending(state: str, tracked: int) -> bool:
 
 
 def stats(conn: sqlite3.Connection, now: int, agent: str | None = None) -> Stats:
-    """Per-agent and per-channel counts of the store as it stands (due timers are applied by
-    `tick` or the recipient's next `receive`, not here: statistics never write).
+    """Per-agent and per-channel counts, with the timers due at `now` applied first, as the
+    next `receive` or `tick` would; that work is rolled back: statistics never write.
 
     With `agent`: that agent only (a row of zeros if it never received anything), and the
     channels it takes part in."""
     if agent is not None:
         model.agent_id(agent, "as")
-    with maintenance.snapshot(conn):  # every count from the same moment
+    due = timers.has_due(conn, now, None)
+    with maintenance.snapshot(conn, scratch=due) as writable:  # every count from one moment
+        if due and writable:
+            delivery.advance(conn, now)
         return _stats(conn, now, agent)
 
 

@@ -26,8 +26,9 @@ def stats(
     and oldest file's age), and `bridge` the failed mirror writes awaiting a retry and the bad
     response files.
 
-    Unread is what `receive` would return: unread deliveries on channels not closed. The
-    counts are of the store as it stands; `tick` applies timers that are due.
+    Unread is what `receive` would return: unread deliveries on channels not closed, counted
+    after the timers already due (retries, scheduled sends), as the next `receive` or `tick`
+    would apply them. stats itself never changes the store.
 
     Example: acomm stats --json | jq '.agents[] | select(.unread > 0)'
     """

@@ -33,12 +33,22 @@ def _through_active(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...] 
 
 
 @contextmanager
-def snapshot(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """A read transaction (one consistent view, no write lock), always rolled back: scratch
-    rows written to temp tables inside it vanish with it."""
-    conn.execute("BEGIN")
+def snapshot(conn: sqlite3.Connection, *, scratch: bool = False) -> Iterator[bool]:
+    """A read transaction (one consistent view), always rolled back: scratch rows written
+    inside it vanish with it. With `scratch`, it takes the write lock first so that it may
+    write rows it then throws away; yields whether it could (not on a read-only file)."""
+    writable = False
+    if scratch:
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            writable = True
+        except sqlite3.OperationalError as exc:
+            if "readonly" not in str(exc):
+                raise
+    if not writable:
+        conn.execute("BEGIN")
     try:
-        yield conn
+        yield writable
     finally:
         conn.rollback()
 

@@ -56,6 +56,25 @@ def test_unread_agrees_with_receive_for_every_agent(cli, busy):
         assert a["unread"] == got["total_count"], a["agent"]
 
 
+def test_unread_agrees_with_receive_when_timers_are_due_and_stats_writes_nothing(cli, store):
+    from conftest import snapshot
+
+    with freeze_time(every_state.T0) as frozen:
+        cli.ok("channel", "create", "w", "--as", "p", "--delivery", "at-least-once",
+               "--ack-timeout", "10s")
+        cli.ok("channel", "join", "w", "e")
+        cli.ok("send", "w", "retry me", "--as", "p")
+        cli.ok("send", "w", "later", "--as", "p", "--delay", "5s")
+        cli.ok("receive", "--as", "e")  # reads the first; the second is waiting
+        frozen.tick(timedelta(seconds=12))  # the delay is over; the ack deadline too
+        before = snapshot(store)
+        doc = cli.ok("stats", "--as", "e", "--json").json()
+        assert snapshot(store) == before  # the timers were applied and rolled back
+        # receive would redeliver after the back-off (11 s) and deliver the delayed one
+        got = cli.ok("receive", "--as", "e", "--peek", "--json").json()
+        assert doc["agents"][0]["unread"] == got["total_count"] == 2
+
+
 def test_unread_follows_receive_and_ack(cli, busy):
     ids, frozen = busy
     cli.ok("receive", "--as", "bob")

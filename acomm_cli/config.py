@@ -14,6 +14,7 @@ from typing import Any
 
 from acomm_cli.clock import parse_duration, parse_size
 from acomm_cli.errors import StoreUnavailable, ValidationFailed
+from acomm_cli.model import Limits
 
 STORE_DIR = ".acomm"
 STORE_FILE = "store.acomm"
@@ -21,16 +22,14 @@ CONFIG_FILE = "config.yaml"
 
 # key -> (default, parser, environment variable)
 KEYS: dict[str, tuple[Any, Any, str]] = {
-    "store.busy_timeout": (5000, lambda v, k: parse_duration(v, k) if isinstance(v, str)
-                           else int(v), "ACOMM_BUSY_TIMEOUT"),
+    "store.busy_timeout": (5000, lambda v, k: _ms(v, k), "ACOMM_BUSY_TIMEOUT"),
     "store.flush": ("batch", lambda v, k: _choice(v, k, ("immediate", "batch", "manual")),
                     "ACOMM_FLUSH"),
     "store.batch_messages": (100, lambda v, k: _positive_int(v, k), "ACOMM_BATCH_MESSAGES"),
-    "store.batch_interval": (5000, lambda v, k: parse_duration(v, k) if isinstance(v, str)
-                             else int(v), "ACOMM_BATCH_INTERVAL"),
+    "store.batch_interval": (5000, lambda v, k: _ms(v, k), "ACOMM_BATCH_INTERVAL"),
     "limits.max_active_messages": (100_000, lambda v, k: _positive_int(v, k),
                                    "ACOMM_MAX_ACTIVE_MESSAGES"),
-    "limits.max_store_bytes": (2 * 1024**3, lambda v, k: parse_size(v, k),
+    "limits.max_store_bytes": (2 * 1024**3, lambda v, k: _store_bytes(v, k),
                                "ACOMM_MAX_STORE_BYTES"),
     # `acomm audit`: where Spark runs (local[*], local[N], spark://host:7077, yarn, k8s://...)
     "spark.master": ("local[*]", lambda v, k: _nonempty(v, k), "ACOMM_SPARK_MASTER"),
@@ -38,8 +37,8 @@ KEYS: dict[str, tuple[Any, Any, str]] = {
     "bridge.inbox_dir": (None, lambda v, k: _directory(v, k), "ACOMM_BRIDGE_INBOX_DIR"),
     "bridge.outbox_dir": (None, lambda v, k: _directory(v, k), "ACOMM_BRIDGE_OUTBOX_DIR"),
     "bridge.teams_dir": (None, lambda v, k: _directory(v, k), "ACOMM_BRIDGE_TEAMS_DIR"),
-    "bridge.read_ttl": (24 * 3600 * 1000, lambda v, k: parse_duration(v, k)
-                        if isinstance(v, str) else int(v), "ACOMM_BRIDGE_READ_TTL"),
+    "bridge.read_ttl": (24 * 3600 * 1000, lambda v, k: _ms(v, k, positive=True),
+                        "ACOMM_BRIDGE_READ_TTL"),
 }
 
 
@@ -68,13 +67,41 @@ def _nonempty(value: Any, key: str) -> str:
 
 
 def _positive_int(value: Any, key: str) -> int:
-    try:
-        n = int(value)
-    except (TypeError, ValueError):
-        n = -1
-    if n < 0 or isinstance(value, bool):
+    """A whole number >= 0, given as one or as digits (never a bool or a fraction)."""
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
         raise ValidationFailed(f"{key}: {value!r} is not a whole number >= 0", field=key,
                                value=str(value))
+    return value
+
+
+def _ms(value: Any, key: str, *, positive: bool = False) -> int:
+    """A duration: `500ms`, `30s`, `5m`..., or a whole number of milliseconds (in the file
+    and in the environment alike)."""
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if isinstance(value, str):
+        value = parse_duration(value, key)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0 or (
+            positive and value == 0):
+        raise ValidationFailed(
+            f"{key}: {value!r} is not a duration{' above 0' if positive else ''} (use e.g. "
+            "500ms, 30s, 5m, or milliseconds)", field=key, value=str(value))
+    return value
+
+
+def _store_bytes(value: Any, key: str) -> int:
+    """0 (no limit) or a size above the reserve that sends stop short of."""
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise ValidationFailed(f"{key}: {value!r} is not a size (use bytes or e.g. 2GiB)",
+                               field=key, value=str(value))
+    n = parse_size(value, key)
+    reserve = Limits().reserve_bytes
+    if n < 0 or 0 < n <= reserve:
+        raise ValidationFailed(
+            f"{key}: {value!r} must be 0 (no limit) or more than the {reserve // 1024**2} MiB "
+            "that sends keep in reserve", field=key, value=str(value))
     return n
 
 
@@ -146,11 +173,17 @@ def load(settings: Settings) -> dict[str, tuple[Any, str]]:
     out: dict[str, tuple[Any, str]] = {}
     for key, (default, parse, env) in KEYS.items():
         if env in os.environ:
-            out[key] = (parse(os.environ[env], key), f"environment ({env})")
+            given, source = os.environ[env], f"environment ({env})"
         elif key in raw:
-            out[key] = (parse(raw[key], key), f"file ({path})")
+            given, source = raw[key], f"file ({path})"
         else:
             out[key] = (default, "default")
+            continue
+        try:
+            out[key] = (parse(given, key), source)
+        except (TypeError, ValueError, AttributeError):  # a list or mapping where a value goes
+            raise ValidationFailed(f"{key}: {given!r} is not a valid value ({source})",
+                                   field=key, value=str(given)) from None
     return out
 
 
@@ -168,6 +201,8 @@ def _read_yaml(path: Path) -> dict[str, Any]:
         raise ValidationFailed(f"config: {path} must hold a mapping", field="config")
     flat: dict[str, Any] = {}
     for section, body in doc.items():
+        if body is None and any(k.startswith(f"{section}.") for k in KEYS):
+            continue  # `store:` with every setting below it commented out
         if not isinstance(body, dict):
             raise ValidationFailed(f"config: unknown key {section!r} in {path}", field=str(section))
         for k, v in body.items():
@@ -181,6 +216,7 @@ def _read_yaml(path: Path) -> dict[str, Any]:
 DEFAULT_CONFIG = """\
 # acomm configuration. Precedence: command-line flag > environment > this file > default.
 # Every setting below shows its default; uncomment a line (and its section) to change it.
+# Durations take a unit (500ms, 30s, 5m, 2h, 7d); a bare number is milliseconds.
 #
 # store:
 #   # How long a command waits for another process's write lock before giving up (exit 7).

@@ -86,11 +86,35 @@ def test_an_unknown_key_is_exit_3_naming_it(cli, store, text, key):
     ("store:\n  flush: sometimes\n", "store.flush"),
     ("store:\n  busy_timeout: forever\n", "store.busy_timeout"),
     ("limits:\n  max_store_bytes: lots\n", "limits.max_store_bytes"),
+    ("store:\n  busy_timeout: [1]\n", "store.busy_timeout"),
+    ("store:\n  busy_timeout: -5\n", "store.busy_timeout"),
+    ("store:\n  batch_interval: -1\n", "store.batch_interval"),
+    ("store:\n  batch_messages: 1.7\n", "store.batch_messages"),
+    ("limits:\n  max_active_messages: 1.7\n", "limits.max_active_messages"),
+    ("limits:\n  max_active_messages: true\n", "limits.max_active_messages"),
+    ("limits:\n  max_active_messages: {a: 1}\n", "limits.max_active_messages"),
+    ("limits:\n  max_store_bytes: 50MiB\n", "limits.max_store_bytes"),
+    ("limits:\n  max_store_bytes: [1]\n", "limits.max_store_bytes"),
+    ("bridge:\n  read_ttl: true\n", "bridge.read_ttl"),
+    ("bridge:\n  read_ttl: 0s\n", "bridge.read_ttl"),
+    ("bridge:\n  inbox_dir: 5\n", "bridge.inbox_dir"),
+    ("spark:\n  master: ''\n", "spark.master"),
 ])
 def test_a_bad_value_is_exit_3_naming_the_key(cli, store, text, key):
     (store.parent / "config.yaml").write_text(text)
     r = cli("config", "show", "--json")
-    assert r.exit_code == 3 and r.error["field"] == key
+    assert r.exit_code == 3 and r.error["field"] == key, r.stderr
+    assert r.error["code"] == "validation_failed" and key in r.error["message"]
+
+
+def test_empty_sections_and_millisecond_numbers_are_accepted(cli, store):
+    (store.parent / "config.yaml").write_text(
+        "store:\nlimits:\n  max_store_bytes: 0\nbridge:\n  read_ttl: 1500\n")
+    got = _settings(cli("config", "show", "--json", strict=True,
+                        env={"ACOMM_BUSY_TIMEOUT": "2500"}).json())
+    assert got["store.busy_timeout"][0] == 2500  # milliseconds, as in the file
+    assert got["limits.max_store_bytes"][0] == 0  # no limit
+    assert got["bridge.read_ttl"][0] == 1500
 
 
 def test_a_bad_environment_value_is_exit_3(cli, store):

@@ -13,6 +13,11 @@ Rules:
   the manifest (left by an interrupted export) are removed before writing.
 - `--incremental` starts after the watermark kept in the store for that output (the table
   `exports`), which every export to it raises.
+- A chunk written while some of its deliveries could still change (unread, awaiting an ack,
+  waiting for a retry, queued) is listed in the manifest as `unsettled` and written again,
+  whole, by every later export to the directory until it is settled: so late reads, acks,
+  retries and dead letters reach the audit, and the files of that range are replaced, never
+  added to.
 - Memory is bounded: rows are read with fetchmany(BATCH) and written a batch at a time.
 
 pyarrow is imported inside the functions that need it (start-up time is a feature).
@@ -59,6 +64,7 @@ class ExportResult:
     files: list[dict[str, Any]]  # files written by this run
     manifest: dict[str, Any] = field(repr=False)
     notes: list[str] = field(default_factory=list)
+    refreshed: list[tuple[int, int]] = field(default_factory=list)  # unsettled, rewritten
 
 
 # ---------------------------------------------------------------- schemas
@@ -259,6 +265,21 @@ def _missing(lo: int, hi: int, covered: list[list[int]]) -> list[tuple[int, int]
     return gaps
 
 
+def _subtract(covered: list[list[int]], holes: list[tuple[int, int]]) -> list[list[int]]:
+    """`covered` without the id ranges in `holes`."""
+    out: list[list[int]] = []
+    for lo, hi in _merge(covered):
+        for h_lo, h_hi in sorted(holes):
+            if h_hi < lo or h_lo > hi:
+                continue
+            if h_lo > lo:
+                out.append([lo, h_lo - 1])
+            lo = max(lo, h_hi + 1)
+        if lo <= hi:
+            out.append([lo, hi])
+    return out
+
+
 def _chunks(ranges: list[tuple[int, int]], size: int) -> Iterator[tuple[int, int]]:
     for lo, hi in ranges:
         for start in range(lo, hi + 1, size):
@@ -301,6 +322,9 @@ def export(conn: sqlite3.Connection, out: str, now: int, *, since: int | None = 
         if stray not in listed:
             dest.remove(stray)
     covered: list[list[int]] = [list(r) for r in old["ranges"]] if old else []
+    refresh = [tuple(r) for r in old.get("unsettled", [])] if old else []
+    if refresh:  # exported while still in flight: written again below, whole
+        covered = _subtract(covered, refresh)
     floor = None
     if incremental:
         floor = sql.watermark(conn, dest.target)
@@ -320,10 +344,13 @@ def export(conn: sqlite3.Connection, out: str, now: int, *, since: int | None = 
             if floor is not None:
                 lo = max(lo, floor + 1)
             if lo <= hi:
-                todo = _missing(lo, hi, covered)
-        total = sum(h - lo_ + 1 for lo_, h in todo)
+                todo = _missing(lo, hi, _merge(covered + [list(r) for r in refresh]))
+        # refreshed ranges keep their old boundaries, so their file names stay the same
+        work = sorted([*refresh, *_chunks(todo, chunk)])
+        total = sum(h - lo_ + 1 for lo_, h in work)
         tick = progress(total) if progress else None
-        for lo, hi in _chunks(todo, chunk):
+        in_flight: list[list[int]] = []
+        for lo, hi in work:
             for dataset in ("messages", "deliveries", "dead_letters"):
                 cur = sql.rows_between(conn, dataset, lo, hi)
                 n = 0
@@ -335,6 +362,8 @@ def export(conn: sqlite3.Connection, out: str, now: int, *, since: int | None = 
                         written.append(_file(dest, rel, dataset, part, fmt, (lo, hi), now))
                     rows[dataset] += table.num_rows
                     n += 1
+            if sql.unsettled(conn, lo, hi):
+                in_flight.append([lo, hi])
             if tick:
                 tick(hi - lo + 1)
         channel_table = _table("channels", sql.channel_rows(conn), schemas["channels"], now)
@@ -342,26 +371,32 @@ def export(conn: sqlite3.Connection, out: str, now: int, *, since: int | None = 
                            fmt, None, now)
                      for day, part in _by_day(channel_table, "created_at")]
     rows["channels"] = channel_table.num_rows
-    new_paths = {f["path"] for f in channel_files}
+    new_paths = {f["path"] for f in written + channel_files}
     old_files = old["files"] if old else []
-    for f in old_files:  # the channel snapshot replaces the previous one
-        if f["dataset"] == "channels" and f["path"] not in new_paths:
-            dest.remove(f["path"])
-    kept = [f for f in old_files if f["dataset"] != "channels"]
-    done = [[lo, hi] for lo, hi in todo]
+    redone = set(refresh)
+    # the channel snapshot and the refreshed ranges replace what was there before; the old
+    # files go only once the new manifest no longer lists them
+    replaced = [f for f in old_files if f["dataset"] == "channels"
+                or (f.get("id_range") and tuple(f["id_range"]) in redone)]
+    kept = [f for f in old_files if f not in replaced]
+    done = [[lo, hi] for lo, hi in work]
     manifest = _manifest(old, dest, conn, store_id, schema_version, fmt, now,
-                         kept + written + channel_files, covered + done,
+                         kept + written + channel_files, covered + done, in_flight,
                          {"at": iso(now), "incremental": incremental, "since": iso(since),
                           "until": iso(until),
                           "id_range": [todo[0][0], todo[-1][1]] if todo else None,
-                          "rows": rows})
+                          "refreshed": [list(r) for r in refresh], "rows": rows})
     dest.put(MANIFEST, (json.dumps(manifest, indent=2) + "\n").encode("utf-8"))
-    if todo:
+    for f in replaced:
+        if f["path"] not in new_paths:
+            dest.remove(f["path"])
+    if work:
         with write(conn):
-            sql.set_watermark(conn, dest.target, todo[-1][1], now)
+            sql.set_watermark(conn, dest.target, work[-1][1], now)
     return ExportResult(out=dest.target, format=fmt, incremental=incremental, datasets=rows,
                         id_range=(todo[0][0], todo[-1][1]) if todo else None,
-                        files=written + channel_files, manifest=manifest, notes=notes)
+                        files=written + channel_files, manifest=manifest, notes=notes,
+                        refreshed=list(refresh))
 
 
 def _file(dest: _Output, rel: str, dataset: str, table: Any, fmt: str,
@@ -375,7 +410,7 @@ def _file(dest: _Output, rel: str, dataset: str, table: Any, fmt: str,
 def _manifest(old: dict[str, Any] | None, dest: _Output, conn: sqlite3.Connection,
               store_id: str | None, schema_version: int, fmt: str, now: int,
               files: list[dict[str, Any]], ranges: list[list[int]],
-              run: dict[str, Any]) -> dict[str, Any]:
+              unsettled: list[list[int]], run: dict[str, Any]) -> dict[str, Any]:
     from acomm_cli.store.maintenance import db_path
 
     files = sorted(files, key=lambda f: f["path"])
@@ -400,6 +435,8 @@ def _manifest(old: dict[str, Any] | None, dest: _Output, conn: sqlite3.Connectio
         "rows": totals,
         "id_range": [merged[0][0], merged[-1][1]] if merged else None,
         "ranges": merged,
+        # id ranges written while deliveries were still in flight: the next export rewrites them
+        "unsettled": sorted(unsettled),
         "files": files,
         "exports": [*(old["exports"] if old else []), run],
     }

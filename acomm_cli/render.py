@@ -416,6 +416,7 @@ def export_result(out: Output, r: Any) -> None:
         note(text)
     doc = {"out": r.out, "format": r.format, "datasets": r.datasets,
            "id_range": list(r.id_range) if r.id_range else None,
+           "refreshed": [list(x) for x in r.refreshed],
            "files": [{"path": f["path"], "rows": f["rows"], "bytes": f["bytes"],
                       "sha256": f["sha256"]} for f in r.files],
            "incremental": r.incremental, "manifest": f"{r.out}/manifest.json"}
@@ -424,6 +425,8 @@ def export_result(out: Output, r: Any) -> None:
         return
     span = (f"messages {r.id_range[0]}..{r.id_range[1]}" if r.id_range
             else "no new messages")
+    if r.refreshed:
+        span += f" (and {len(r.refreshed)} range(s) still in flight rewritten)"
     rows = ", ".join(f"{k}={v}" for k, v in r.datasets.items())
     sys.stdout.write(f"{r.out}\t{span}\t{rows}\t{len(r.files)} files\n")
 

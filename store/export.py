@@ -78,6 +78,15 @@ def rows_between(conn: sqlite3.Connection, dataset: str, lo: int, hi: int) -> sq
     return conn.execute(_BY_DATASET[dataset], (lo, hi))
 
 
+def unsettled(conn: sqlite3.Connection, lo: int, hi: int) -> bool:
+    """Whether any delivery of messages lo..hi may still change on its own: queued, waiting,
+    unread, or read and awaiting an acknowledgement (the partial index of active ones)."""
+    return conn.execute(
+        "SELECT 1 FROM deliveries INDEXED BY deliveries_active WHERE message_id BETWEEN ? AND ?"
+        " AND (state IN ('queued', 'waiting', 'unread') OR (tracked = 1 AND state = 'read'))"
+        " LIMIT 1", (lo, hi)).fetchone() is not None
+
+
 def channel_rows(conn: sqlite3.Connection) -> list[tuple[Any, ...]]:
     return conn.execute(_CHANNELS).fetchall()
 

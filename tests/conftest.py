@@ -61,7 +61,8 @@ class Cli:
             raise r.exception
         res = Result(r.exit_code, r.stdout, r.stderr)
         if strict and res.exit_code != 0:
-            raise AssertionError(f"acomm {' '.join(args)} exited {res.exit_code}: {res.stderr}")
+            shown = " ".join(map(str, args))
+            raise AssertionError(f"acomm {shown} exited {res.exit_code}: {res.stderr}")
         return res
 
     def ok(self, *args: str, input: str | None = None) -> Result:

@@ -124,29 +124,53 @@ def test_incremental_twice_adds_only_new_rows(cli, store, tmp_path):
         assert query(store, "SELECT target, last_message_id FROM exports") == [
             (str(out), day1_messages)]
         day2(cli, clock, t)
+        # carol never reads the chat: day 1 is still in flight, and is written again
+        assert json.loads((out / "manifest.json").read_text())["unsettled"] == [
+            [1, day1_messages]]
         second = cli.ok("export", out, "--incremental", "--json").json()
         total = query(store, "SELECT count(*) FROM messages")[0][0]
         assert second["id_range"] == [day1_messages + 1, total]
-        assert second["datasets"]["messages"] == total - day1_messages
+        assert second["refreshed"] == [[1, day1_messages]]
+        assert second["datasets"]["messages"] == total  # the new ones, and day 1 again
+        in_flight = json.loads((out / "manifest.json").read_text())["unsettled"]
+        assert in_flight == [[1, day1_messages], [day1_messages + 1, total]]
+        cli.ok("receive", "--as", "carol")
+        cli.ok("receive", "--as", "bob")
+        cli.ok("receive", "--as", "planner")
+        cli.ok("receive", "--as", "executor")  # the backlog's last deadline passed: dead
+        third = cli.ok("export", out, "--incremental", "--json").json()
+        assert third["refreshed"] == in_flight
+        total += 1  # the dead letter's notification on _system is a new message
+        assert third["id_range"] == [total, total]
         again = cli.ok("export", out, "--incremental", "--json").json()
-        assert again["id_range"] is None and again["datasets"]["messages"] == 0
+        assert again["id_range"] is None and again["refreshed"] == []
+        assert again["datasets"]["messages"] == 0
     ids = read(out, "messages").column("id").to_pylist()
     assert sorted(ids) == list(range(1, total + 1))  # every message once
-    new_deliveries = query(store, "SELECT count(*) FROM deliveries WHERE message_id > ?",
-                           day1_messages)[0][0]
-    assert second["datasets"]["deliveries"] == new_deliveries
+    deliveries = read(out, "deliveries")
+    assert deliveries.num_rows == query(store, "SELECT count(*) FROM deliveries")[0][0]
+    states = dict(zip(zip(deliveries.column("message_id").to_pylist(),
+                          deliveries.column("recipient").to_pylist(), strict=True),
+                      deliveries.column("state").to_pylist(), strict=True))
+    assert states[(t.backlog, "executor")] == "dead"  # dead-lettered after its first export
+    assert states[(t.chat[0], "carol")] == "read"
+    assert t.backlog in read(out, "dead_letters").column("message_id").to_pylist()
     man = json.loads((out / "manifest.json").read_text())
-    assert man["ranges"] == [[1, total]]
-    assert [e["incremental"] for e in man["exports"]] == [True, True, True]
+    assert man["ranges"] == [[1, total]] and man["unsettled"] == []
+    assert sorted(f["path"] for f in man["files"]) == sorted(
+        str(p.relative_to(out)) for p in out.rglob("part-*"))
+    assert [e["incremental"] for e in man["exports"]] == [True] * 4
 
 
 def test_exporting_the_same_range_twice_never_duplicates(cli, store, traffic, tmp_path):
     out = tmp_path / "export"
     cli.ok("export", out)
-    files = {p: p.read_bytes() for p in out.rglob("part-*") if "channels" not in str(p)}
+    in_flight = json.loads((out / "manifest.json").read_text())["unsettled"]
+    assert in_flight  # the traffic leaves a backlog: its range is written again, in place
+    files = {p for p in out.rglob("part-*") if "channels" not in str(p)}
     doc = cli.ok("export", out, "--json").json()
-    assert doc["datasets"]["messages"] == 0 and doc["id_range"] is None
-    assert {p: p.read_bytes() for p in out.rglob("part-*") if "channels" not in str(p)} == files
+    assert doc["id_range"] is None and doc["refreshed"] == in_flight
+    assert {p for p in out.rglob("part-*") if "channels" not in str(p)} == files
     n = query(store, "SELECT count(*) FROM deliveries")[0][0]
     assert read(out, "deliveries").num_rows == n
     assert read(out, "channels").num_rows == 4  # the snapshot is replaced, not appended
@@ -164,7 +188,9 @@ def test_since_until_select_a_window_and_a_later_full_export_fills_the_rest(
     assert doc["id_range"] == [1, min(day2_ids) - 1]
     total = query(store, "SELECT count(*) FROM messages")[0][0]
     assert sorted(read(out, "messages").column("id").to_pylist()) == list(range(1, total + 1))
-    assert cli.ok("export", out, "--json").json()["datasets"]["messages"] == 0
+    again = cli.ok("export", out, "--json").json()
+    assert again["id_range"] is None
+    assert sorted(read(out, "messages").column("id").to_pylist()) == list(range(1, total + 1))
 
 
 def test_jsonl_format(cli, store, traffic, tmp_path):

@@ -13,6 +13,7 @@ from acomm_cli.store.migrations import MIGRATIONS
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 SYNCHRONOUS = {"immediate": "FULL", "batch": "NORMAL", "manual": "NORMAL"}
+PAGES_PER_COMMIT = 8  # WAL frames of one small send, measured (each a page + 24-byte header)
 
 
 class StoreConnection(sqlite3.Connection):
@@ -144,6 +145,11 @@ def _prepare(conn: sqlite3.Connection, p: Path, busy_ms: int, flush: str, now_ms
     if flush != "batch":
         conn.execute("PRAGMA wal_autocheckpoint = 0" if flush == "manual" else
                      "PRAGMA wal_autocheckpoint = 1000")
+    else:
+        # `batch` reads the WAL's size as its count of commits since the last checkpoint
+        # (maybe_checkpoint): so when a writer starts the WAL over, it cuts the file back
+        # instead of reusing it at its old size.
+        conn.execute("PRAGMA journal_size_limit = 0")
     if version < len(MIGRATIONS):
         _migrate(conn, now_ms)
 
@@ -191,7 +197,8 @@ def maybe_checkpoint(conn: sqlite3.Connection, batch_messages: int, batch_interv
     `batch_interval_ms` has passed since the last checkpoint.
 
     Every command is its own process, so commits are not counted in memory: the WAL's size
-    stands in for them (a small message's commit writes about two pages), and the database
+    stands in for them (a one-recipient send writes 8 pages: the message and its three
+    indexes, sqlite_sequence, the delivery and its two indexes), and the database
     file's modification time marks the last checkpoint. Costs two stat() calls per command."""
     path = getattr(conn, "path", None) or conn.execute("PRAGMA database_list").fetchone()[2]
     try:
@@ -202,7 +209,8 @@ def maybe_checkpoint(conn: sqlite3.Connection, batch_messages: int, batch_interv
     if wal == 0:
         return False
     page = conn.execute("PRAGMA page_size").fetchone()[0]
-    if wal < 2 * page * batch_messages and now_ms - db.st_mtime * 1000 < batch_interval_ms:
+    if (wal < PAGES_PER_COMMIT * (page + 24) * batch_messages
+            and now_ms - db.st_mtime * 1000 < batch_interval_ms):
         return False
     conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
     return True

@@ -35,9 +35,9 @@ def test_max_active_messages_at_its_boundary(cli, team, monkeypatch):
     # a batch that would cross the limit is refused whole, too
     r = cli("send", "--batch", "-", input='{"channel": "team", "from": "a", "content": "x"}\n')
     assert r.exit_code == 6
+    assert snapshot(team) == before
     cli.ok("receive", "--as", "b", "--limit", "1")  # read on an untracked channel: terminal
-    cli.ok("send", "team", "room again", "--as", "a")
-    assert len(ids) == 3
+    assert int(cli.ok("send", "team", "room again", "--as", "a").stdout) == ids[-1] + 1
 
 
 def test_acked_messages_free_active_slots(cli, store, monkeypatch):
@@ -121,6 +121,7 @@ def test_sigkill_during_a_large_batch_leaves_none_or_all(store, tmp_path):
         time.sleep(0.01)
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL, "the batch finished before it could be killed"
     c = sqlite3.connect(store)
     assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     n = c.execute("SELECT count(*) FROM messages WHERE channel_id != 1").fetchone()[0]
@@ -194,5 +195,30 @@ def test_batch_flush_checkpoints_after_the_interval(cli, team, monkeypatch):
         with freeze_time(time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(start / 1e9 + 7200))):
             cli.ok("send", "team", "y", "--as", "a")
         assert os.stat(team).st_mtime_ns != start  # checkpointed into the database file
+    finally:
+        holder.close()
+
+
+def test_batch_flush_checkpoints_after_batch_messages_commits(cli, team, monkeypatch):
+    """`batch`: with a long interval, the WAL is checkpointed once it holds about
+    batch_messages commits (two pages each), and not before."""
+    monkeypatch.setenv("ACOMM_BATCH_INTERVAL", "1h")
+    monkeypatch.setenv("ACOMM_BATCH_MESSAGES", "3")
+    holder = sqlite3.connect(team)  # keeps the store open: closing would checkpoint anyway
+    holder.execute("SELECT count(*) FROM messages").fetchone()
+    try:
+        cli.ok("flush")
+        start = os.stat(team).st_mtime_ns
+        checkpointed_after = None
+        for n in range(1, 20):
+            cli.ok("send", "team", f"m{n}", "--as", "a")
+            if os.stat(team).st_mtime_ns != start:
+                checkpointed_after = n
+                break
+        assert checkpointed_after in (2, 3, 4), checkpointed_after  # about 3 sends' pages
+        # after a checkpoint the count starts over: the next send does not checkpoint again
+        checkpointed = os.stat(team).st_mtime_ns
+        cli.ok("send", "team", "after", "--as", "a")
+        assert os.stat(team).st_mtime_ns == checkpointed
     finally:
         holder.close()

@@ -70,11 +70,6 @@ class StoreCapacity(CommError):
     exit_status = 6
 
 
-class ChannelFull(CommError):
-    code = "channel_full"
-    exit_status = 6
-
-
 class StoreUnavailable(CommError):
     code = "store_unavailable"
     exit_status = 7

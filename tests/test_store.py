@@ -401,3 +401,51 @@ def test_two_acomm_processes_in_shell_loops(cli, store):
         assert "locked" not in err.lower()
         assert len(out.split()) == 10
     assert query(store, "SELECT count(*) FROM messages") == [(20,)]
+
+
+def _store_at_version(path, version: int) -> None:
+    """A store built by an older acomm: only the first `version` migrations."""
+    c = sqlite3.connect(path, isolation_level=None)
+    c.execute("PRAGMA journal_mode = WAL")
+    c.execute("BEGIN IMMEDIATE")
+    c.execute("CREATE TABLE _acomm_migrations (name TEXT PRIMARY KEY, applied_at INTEGER "
+              "NOT NULL)")
+    for fn in MIGRATIONS[:version]:
+        fn(c, 1000)
+        c.execute("INSERT INTO _acomm_migrations VALUES (?, 1000)", (fn.__name__,))
+    c.execute(f"PRAGMA user_version = {version}")
+    c.execute("COMMIT")
+    c.close()
+
+
+def _schema(path) -> list[tuple]:
+    return sorted(query(path, "SELECT type, name, tbl_name, sql FROM sqlite_master"
+                              " WHERE name NOT LIKE 'sqlite_%'"))
+
+
+@pytest.mark.parametrize("version", range(1, len(MIGRATIONS)))
+def test_older_stores_are_upgraded_to_the_fresh_schema_keeping_their_data(
+        cli, isolated_env, tmp_path, version):
+    isolated_env.parent.mkdir(mode=0o700)
+    _store_at_version(isolated_env, version)
+    # data written by the older acomm, through the tables m001 created
+    raw = sqlite3.connect(isolated_env)
+    raw.execute("INSERT INTO channels (name, type, owner, state, created_at, delivery,"
+                " max_message_size, ack_timeout_ms, max_retries, retry_backoff_ms, retry_jitter,"
+                " echo, priority_ordering, max_pending, dedupe_window_ms) VALUES ('old', 'group',"
+                " 'alice', 'active', 1000, 'at-most-once', 1048576, 30000, 3, 1000, 0, 0, 0, 0,"
+                " 86400000)")
+    raw.execute("INSERT INTO participants VALUES ((SELECT id FROM channels WHERE name = 'old'),"
+                " 'alice', 'owner', 1000)")
+    raw.commit()
+    raw.close()
+    cli.ok("channel", "join", "old", "bob")  # the first command upgrades the store
+    cli.ok("send", "old", "after the upgrade", "--as", "alice")
+    assert [m["content"] for m in cli.ok("receive", "--as", "bob", "--json").json()[
+        "messages"]] == ["after the upgrade"]
+    fresh = tmp_path / "fresh" / "store.acomm"
+    pipeline.init_store(fresh, 1000)
+    assert _schema(isolated_env) == _schema(fresh)
+    assert query(isolated_env, "PRAGMA user_version") == [(len(MIGRATIONS),)]
+    names = [r[0] for r in query(isolated_env, "SELECT name FROM _acomm_migrations ORDER BY name")]
+    assert names == [fn.__name__ for fn in MIGRATIONS]

@@ -133,3 +133,25 @@ def test_retry_schedule_through_the_command_line_with_faketime(store):
     assert redelivered == [(0, 0), (1, 0), (1, 0), (1, 0), (0, 1)]
     dl = json.loads(run("deadletter", "list", "--json").stdout)["dead_letters"]
     assert dl[0]["reason"] == "max_retries_exceeded"
+
+
+@needs_faketime
+def test_exactly_once_across_real_process_restarts(store):
+    """Each step a separate process at a faked time: the read is remembered in the store."""
+    def at(offset: str, *args: str) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "FAKETIME_DONT_RESET": "1"}
+        return subprocess.run(["faketime", "-f", f"@2026-01-01 {offset}", ACOMM, *args],
+                              capture_output=True, text=True, env=env, timeout=60)
+
+    assert at("00:00:00", "channel", "create", "once", "--as", "p", "--delivery",
+              "exactly-once").returncode == 0
+    assert at("00:00:00", "channel", "join", "once", "w").returncode == 0
+    mid = at("00:00:00", "send", "once", "charge card", "--type", "command", "--as",
+             "p").stdout.strip()
+    assert at("00:00:05", "receive", "--as", "w", "--body").stdout == "charge card\n"
+    for offset in ("00:00:40", "00:01:20", "00:02:00"):  # past each ack deadline
+        assert at(offset, "tick").returncode == 0
+        got = at(offset, "receive", "--as", "w", "--json")
+        assert json.loads(got.stdout)["messages"] == []
+    d = json.loads(at("00:02:00", "show", mid, "--json").stdout)["deliveries"][0]
+    assert (d["state"], d["retry_count"]) == ("read", 3)

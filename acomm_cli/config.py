@@ -15,6 +15,7 @@ from typing import Any
 from acomm_cli.clock import parse_duration, parse_size
 from acomm_cli.errors import StoreUnavailable, ValidationFailed
 
+AGENTS = "agents"  # the `agents:` section: agent name -> AgentSpec (see acomm_cli.agents)
 STORE_DIR = ".acomm"
 STORE_FILE = "store.acomm"
 CONFIG_FILE = "config.yaml"
@@ -151,6 +152,12 @@ def load(settings: Settings) -> dict[str, tuple[Any, str]]:
             out[key] = (parse(raw[key], key), f"file ({path})")
         else:
             out[key] = (default, "default")
+    out[AGENTS] = ({}, "default")
+    if raw.get(AGENTS):  # agent dispatch (issue 7): only from the file, parsed only when there
+        from acomm_cli.agents import parse_agents
+
+        assert path is not None
+        out[AGENTS] = (parse_agents(raw[AGENTS], path.parent), f"file ({path})")
     return out
 
 
@@ -168,6 +175,9 @@ def _read_yaml(path: Path) -> dict[str, Any]:
         raise ValidationFailed(f"config: {path} must hold a mapping", field="config")
     flat: dict[str, Any] = {}
     for section, body in doc.items():
+        if section == AGENTS:  # a mapping of agent names, validated by acomm_cli.agents
+            flat[AGENTS] = body
+            continue
         if not isinstance(body, dict):
             raise ValidationFailed(f"config: unknown key {section!r} in {path}", field=str(section))
         for k, v in body.items():
@@ -208,4 +218,14 @@ DEFAULT_CONFIG = """\
 #   teams_dir: ~/.claude/teams
 #   # Read team inbox entries older than this are pruned; unread ones never are.
 #   read_ttl: 24h
+# agents:
+#   # `acomm tick` (or `acomm dispatch`) runs an agent's command on each unread message to
+#   # it that matches its rules: the message as JSON on stdin; exit 0 = accepted, 3 = ignored,
+#   # anything else = failed (retried after backoff x 2^(attempt-1), then dead-lettered).
+#   reviewer:
+#     run: "./agents/review.sh"          # a shell command line, or a list of arguments
+#     on: {types: [command, query], topics: ["review.#"], channels: [code]}
+#     timeout: 10m
+#     max_attempts: 3
+#     backoff: 30s
 """

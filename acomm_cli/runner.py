@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import signal
 import subprocess
 import tempfile
@@ -59,7 +60,7 @@ def run_command(run: str | tuple[str, ...], stdin: bytes, env: Mapping[str, str]
                               start_error=getattr(exc, "strerror", None) or str(exc))
         timed_out = False
         try:
-            code: int | None = proc.wait(timeout=timeout_s)
+            code: int | None = _wait(proc, timeout_s)
         except subprocess.TimeoutExpired:
             timed_out, code = True, None
             _kill_group(proc)
@@ -67,6 +68,21 @@ def run_command(run: str | tuple[str, ...], stdin: bytes, env: Mapping[str, str]
             _kill_group(proc)
             raise
         return RunOutcome(code, _head(fout), _tail(ferr), elapsed(), timed_out=timed_out)
+
+
+def _wait(proc: subprocess.Popen[bytes], timeout_s: float) -> int:
+    """Popen.wait with a timeout polls (sleeps of up to 50 ms; about 1 ms a run for a quick
+    command); a pidfd wakes the moment the command exits (Linux 5.3+)."""
+    try:
+        fd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):
+        return proc.wait(timeout=timeout_s)
+    try:
+        if not select.select([fd], [], [], timeout_s)[0]:
+            raise subprocess.TimeoutExpired(proc.args, timeout_s)
+    finally:
+        os.close(fd)
+    return proc.wait()
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:

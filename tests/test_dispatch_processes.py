@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import ACOMM, run
+from conftest import ACOMM, VENV_BIN, run
 from test_dispatch import agent_script, configure, receipts
 
 needs_faketime = pytest.mark.skipif(shutil.which("faketime") is None,
@@ -152,3 +152,17 @@ def test_the_lease_holds_until_timeout_plus_grace(cli, team, tmp_path):
         assert not gone(orphan)
     finally:
         os.kill(orphan, signal.SIGKILL)
+
+
+def test_the_example_pipeline_runs_on_ticks_alone(tmp_path):
+    """examples/pipeline.sh (part of `make demo`) checks its own outcome and exits non-zero
+    when the receipts or the answer are not what it shows."""
+    script = Path(__file__).parent.parent / "examples" / "pipeline.sh"
+    env = {**os.environ, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ['PATH']}",
+           "TMPDIR": str(tmp_path)}
+    p = subprocess.run(["bash", str(script)], capture_output=True, text=True, env=env,
+                       timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "triage so far: 2 reports forwarded to the fixer, 1 ignored" in p.stdout
+    assert "fixer failed on message" in p.stdout  # the retried failure is shown
+    assert list(tmp_path.iterdir()) == []  # its temporary store is gone

@@ -199,7 +199,7 @@ def _one(conn: sqlite3.Connection, spec: AgentSpec, mid: int, at: Callable[[], i
     """Claim, run and settle one delivery: (its receipt, whether it was dead-lettered). No
     receipt when it was no longer due, or was dead-lettered without a run (its last run's
     lease ran out on the last attempt)."""
-    got = _claim(conn, spec, mid, at(), rand)
+    got = _claim(conn, spec, mid, at())
     if isinstance(got, Receipt):
         return got, False
     if not isinstance(got, _Claim):
@@ -219,14 +219,18 @@ def _one(conn: sqlite3.Connection, spec: AgentSpec, mid: int, at: Callable[[], i
     return _settle(conn, got, outcome, at(), rand)
 
 
-def _claim(conn: sqlite3.Connection, spec: AgentSpec, mid: int, now: int,
-           rand: Callable[[], float]) -> _Claim | Receipt | bool:
+def _claim(conn: sqlite3.Connection, spec: AgentSpec, mid: int,
+           now: int) -> _Claim | Receipt | bool:
+    """Claim a due delivery for a run, inside one write transaction: a compare-and-set on
+    its claim row. A duplicate is settled here and then (its receipt); a run whose lease ran
+    out is recorded as failed first (True: that was its last attempt, it is dead-lettered);
+    False: no longer unread, or claimed by another dispatcher meanwhile."""
     agent = spec.name
     with write(conn):
         got = store.delivery_of(conn, mid, agent)
         if got is None or got[0] != "unread":
             return False
-        _state, tracked, _ack, channel_id = got
+        channel_id = got[3]
         prev = store.claim_of(conn, mid, agent)
         attempts, orphan = 0, None
         if prev is not None:

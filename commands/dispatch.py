@@ -25,13 +25,12 @@ def dispatch(
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", help="List what would run; run nothing, change nothing.")] = False,
 ) -> None:
-    """Run each configured agent's command on its due messages, and record a receipt per run.
-
-    For every unread message to an agent of `agents:` in config.yaml whose trigger rules
-    match (most urgent first, then oldest), the agent's command runs with the message as JSON
-    on stdin. Exit 0: accepted (the message is read; a query's stdout is the answer; an
-    ack-tracked message is acknowledged). Exit 3: ignored (stdout gives the reason). Anything
-    else, a timeout or a failure to start: failed, retried after backoff x 2^(attempt-1),
+    """Run each configured agent's command on its due messages, with a receipt per run: for
+    every unread message to an agent of `agents:` in config.yaml whose trigger rules match
+    (most urgent first, then oldest), the command runs with the message as JSON on stdin.
+    Exit 0 is accepted (the message is read; a query's stdout is the answer; an ack-tracked
+    message is acknowledged), exit 3 ignored (stdout gives the reason), anything else, a
+    timeout or a failure to start is failed: retried after backoff x 2^(attempt-1), and
     dead-lettered (dispatch_failed) after max_attempts. `acomm tick` does the same.
 
     Example: acomm dispatch --agent reviewer --max 10

@@ -65,6 +65,7 @@ COMMANDS = {
     "messages": "messages", "show": "messages",
     "deadletter": "deadletter",
     "tick": "tick",
+    "dispatch": "dispatch", "receipts": "dispatch",
     "flush": "compact", "compact": "compact",
     "stats": "stats",
     "doctor": "doctor",

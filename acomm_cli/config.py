@@ -16,6 +16,7 @@ from acomm_cli.clock import parse_duration, parse_size
 from acomm_cli.errors import StoreUnavailable, ValidationFailed
 from acomm_cli.model import Limits
 
+AGENTS = "agents"  # the `agents:` section: agent name -> AgentSpec (see acomm_cli.agents)
 STORE_DIR = ".acomm"
 STORE_FILE = "store.acomm"
 CONFIG_FILE = "config.yaml"
@@ -184,6 +185,12 @@ def load(settings: Settings) -> dict[str, tuple[Any, str]]:
         except (TypeError, ValueError, AttributeError):  # a list or mapping where a value goes
             raise ValidationFailed(f"{key}: {given!r} is not a valid value ({source})",
                                    field=key, value=str(given)) from None
+    out[AGENTS] = ({}, "default")
+    if raw.get(AGENTS):  # agent dispatch (issue 7): only from the file, parsed only when there
+        from acomm_cli.agents import parse_agents
+
+        assert path is not None
+        out[AGENTS] = (parse_agents(raw[AGENTS], path.parent), f"file ({path})")
     return out
 
 
@@ -201,6 +208,9 @@ def _read_yaml(path: Path) -> dict[str, Any]:
         raise ValidationFailed(f"config: {path} must hold a mapping", field="config")
     flat: dict[str, Any] = {}
     for section, body in doc.items():
+        if section == AGENTS:  # a mapping of agent names, validated by acomm_cli.agents
+            flat[AGENTS] = body
+            continue
         if body is None and any(k.startswith(f"{section}.") for k in KEYS):
             continue  # `store:` with every setting below it commented out
         if not isinstance(body, dict):
@@ -244,4 +254,14 @@ DEFAULT_CONFIG = """\
 #   teams_dir: ~/.claude/teams
 #   # Read team inbox entries older than this are pruned; unread ones never are.
 #   read_ttl: 24h
+# agents:
+#   # `acomm tick` (or `acomm dispatch`) runs an agent's command on each unread message to
+#   # it that matches its rules: the message as JSON on stdin; exit 0 = accepted, 3 = ignored,
+#   # anything else = failed (retried after backoff x 2^(attempt-1), then dead-lettered).
+#   reviewer:
+#     run: "./agents/review.sh"          # a shell command line, or a list of arguments
+#     on: {types: [command, query], topics: ["review.#"], channels: [code]}
+#     timeout: 10m
+#     max_attempts: 3
+#     backoff: 30s
 """

@@ -169,31 +169,37 @@ def ack(conn: sqlite3.Connection, message_id: int, agent: str, status: str, note
     model.agent_id(agent)
     st = model.ack_status(status)
     with write(conn):
-        msg = queries.message_by_id(conn, message_id)
-        if msg is None:
-            raise NotFound(f"message {message_id} does not exist", field="message",
-                           value=message_id)
-        got = queries.delivery_of(conn, message_id, agent)
-        if got is None:
-            raise NotParticipant(f"{agent!r} is not a recipient of message {message_id}",
-                                 field="agent", value=agent)
-        state, previous, delivered_at = got
-        if previous == st.value:
-            return AckResult(message_id, agent, st.value, False, None)
-        if delivered_at is None:
-            raise InvalidState(f"message {message_id} has not been delivered to {agent!r} yet "
-                               f"(it is {state})", field="message", value=message_id)
-        _check_forward(message_id, state, previous, st)
-        queries.set_ack(conn, message_id, agent, st.value, note, now)
-        release(conn, now)
-        router = Router(conn)
-        plan = plan_message(router, SendRequest(
-            sender=agent, content=note or st.value, channel=msg.channel,
-            type=MessageType.ACKNOWLEDGMENT.value, correlation_id=msg.correlation_id,
-            metadata={"ack_for": str(message_id), "status": st.value},
-        ), now, only_to=msg.sender, internal=True)
-        ack_id = persist(router, plan, now).id if plan.recipients else None
-        return AckResult(message_id, agent, st.value, True, ack_id)
+        return record_ack(conn, message_id, agent, st, note, now)
+
+
+def record_ack(conn: sqlite3.Connection, message_id: int, agent: str, st: AckStatus,
+               note: str | None, now: int) -> AckResult:
+    """`ack` inside the caller's transaction (agent dispatch acks as part of a receipt)."""
+    msg = queries.message_by_id(conn, message_id)
+    if msg is None:
+        raise NotFound(f"message {message_id} does not exist", field="message",
+                       value=message_id)
+    got = queries.delivery_of(conn, message_id, agent)
+    if got is None:
+        raise NotParticipant(f"{agent!r} is not a recipient of message {message_id}",
+                             field="agent", value=agent)
+    state, previous, delivered_at = got
+    if previous == st.value:
+        return AckResult(message_id, agent, st.value, False, None)
+    if delivered_at is None:
+        raise InvalidState(f"message {message_id} has not been delivered to {agent!r} yet "
+                           f"(it is {state})", field="message", value=message_id)
+    _check_forward(message_id, state, previous, st)
+    queries.set_ack(conn, message_id, agent, st.value, note, now)
+    release(conn, now)
+    router = Router(conn)
+    plan = plan_message(router, SendRequest(
+        sender=agent, content=note or st.value, channel=msg.channel,
+        type=MessageType.ACKNOWLEDGMENT.value, correlation_id=msg.correlation_id,
+        metadata={"ack_for": str(message_id), "status": st.value},
+    ), now, only_to=msg.sender, internal=True)
+    ack_id = persist(router, plan, now).id if plan.recipients else None
+    return AckResult(message_id, agent, st.value, True, ack_id)
 
 
 def _check_forward(message_id: int, state: str, previous: str | None, st: AckStatus) -> None:
@@ -233,18 +239,24 @@ def respond(conn: sqlite3.Connection, correlation_id: str, content: str, agent: 
     model.agent_id(agent, "sender")
     model.correlation_id(correlation_id)
     with write(conn):
-        found = queries.first_of_type(conn, correlation_id, MessageType.QUERY.value)
-        if found is None:
-            raise NotFound(f"no query has correlation id {correlation_id!r}",
-                           field="correlation_id", value=correlation_id)
-        _, channel_id, asker = found
-        ch = queries.channel_by_id(conn, channel_id)
-        router = Router(conn)
-        plan = plan_message(router, SendRequest(
-            sender=agent, content=content, channel=ch.name,  # type: ignore[union-attr]
-            type=MessageType.RESPONSE.value, correlation_id=correlation_id, priority=priority,
-        ), now, only_to=asker)
-        return persist(router, plan, now)  # which also acknowledges the query
+        return record_response(conn, correlation_id, content, agent, now, priority)
+
+
+def record_response(conn: sqlite3.Connection, correlation_id: str, content: str, agent: str,
+                    now: int, priority: str | int = "normal") -> SendResult:
+    """`respond` inside the caller's transaction (agent dispatch answers with a receipt)."""
+    found = queries.first_of_type(conn, correlation_id, MessageType.QUERY.value)
+    if found is None:
+        raise NotFound(f"no query has correlation id {correlation_id!r}",
+                       field="correlation_id", value=correlation_id)
+    _, channel_id, asker = found
+    ch = queries.channel_by_id(conn, channel_id)
+    router = Router(conn)
+    plan = plan_message(router, SendRequest(
+        sender=agent, content=content, channel=ch.name,  # type: ignore[union-attr]
+        type=MessageType.RESPONSE.value, correlation_id=correlation_id, priority=priority,
+    ), now, only_to=asker)
+    return persist(router, plan, now)  # which also acknowledges the query
 
 
 def await_response(conn: sqlite3.Connection, correlation_id: str, agent: str, wait_s: float,

@@ -77,7 +77,7 @@ MESSAGE_STATUSES = ("sent", "delivered", "acknowledged", "dead_letter")
 SYSTEM_CHANNEL = "_system"
 SYSTEM_AGENT = "acomm"
 DEADLETTER_TOPIC = "_system.message.deadletter"
-DEAD_LETTER_REASONS = ("max_retries_exceeded", "expired", "recipient_left")
+DEAD_LETTER_REASONS = ("max_retries_exceeded", "expired", "recipient_left", "dispatch_failed")
 
 _CHANNEL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 _AGENT_ID = re.compile(r"^[A-Za-z0-9_@][A-Za-z0-9._@-]{0,127}$")

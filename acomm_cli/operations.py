@@ -382,6 +382,8 @@ class ConfigReport:
     settings: list[ConfigEntry]
     store: ConfigEntry
     config_file: ConfigEntry
+    agents: list[ConfigEntry] = field(default_factory=list)  # one row per agent setting
+    agents_doc: dict[str, Any] = field(default_factory=dict)  # agent -> settings, source
 
 
 def _store_entry(settings: config.Settings) -> tuple[config.Settings, ConfigEntry]:
@@ -420,6 +422,11 @@ def show_config(settings: config.Settings) -> ConfigReport:
     located, store = _store_entry(settings)
     cfg = _config_entry(settings, located)
     values = config.load(located)
+    specs, source = values[config.AGENTS]
+    docs = {name: spec.doc() for name, spec in specs.items()}
     return ConfigReport(
         settings=[ConfigEntry(key, *values[key]) for key in config.KEYS],
-        store=store, config_file=cfg)
+        store=store, config_file=cfg,
+        agents=[ConfigEntry(f"agents.{name}.{k}", v, source)
+                for name, doc in docs.items() for k, v in doc.items()],
+        agents_doc={name: {**doc, "source": source} for name, doc in docs.items()})

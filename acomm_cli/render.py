@@ -373,10 +373,12 @@ def config_report(out: Output, r: Any) -> None:
         _dump({"settings": [{"key": e.key, "value": e.value, "source": e.source}
                             for e in r.settings],
                "store": {"path": r.store.value, "source": r.store.source},
-               "config_file": {"path": r.config_file.value, "source": r.config_file.source}})
+               "config_file": {"path": r.config_file.value, "source": r.config_file.source},
+               "agents": r.agents_doc})
         return
     _table(out, "configuration", ["key", "value", "source"],
-           [(e.key, e.value, e.source) for e in (r.store, r.config_file, *r.settings)])
+           [(e.key, json.dumps(e.value) if isinstance(e.value, (dict, list)) else e.value,
+             e.source) for e in (r.store, r.config_file, *r.settings, *r.agents)])
 
 
 # ---------------------------------------------------------------- export and audit
@@ -513,12 +515,79 @@ def bridge_sync(out: Output, r: Any) -> None:
 
 
 def bridge_tick(out: Output, doc: dict[str, Any]) -> None:
-    """`tick`, whose JSON may carry a `bridge` object; plain output flattens it."""
-    if out.json or "bridge" not in doc:
+    """`tick`, whose JSON may carry `bridge` and `dispatch` objects; plain output flattens
+    them (`bridge_written=1`, `dispatch_accepted=2`)."""
+    nested = [k for k, v in doc.items() if isinstance(v, dict)]
+    if out.json or not nested:
         tick(out, doc)
         return
-    flat = {k: v for k, v in doc.items() if k != "bridge"}
-    tick(out, {**flat, **{f"bridge_{k}": v for k, v in doc["bridge"].items()}})
+    flat = {k: v for k, v in doc.items() if k not in nested}
+    for k in nested:
+        flat.update({f"{k}_{n}": v for n, v in doc[k].items()})
+    tick(out, flat)
+
+
+# ---------------------------------------------------------------- agent dispatch (issue 7)
+
+
+def message_json(m: Message) -> str:
+    """The document an agent's command reads on stdin: what `receive --json` prints for it."""
+    return json.dumps(message_doc(m), ensure_ascii=False)
+
+
+def receipt_doc(r: Any) -> dict[str, Any]:
+    return {"run_id": r.run_id, "message_id": r.message_id, "agent": r.agent,
+            "status": r.status, "reason": r.reason, "exit_code": r.exit_code,
+            "started_at": iso(r.started_at), "finished_at": iso(r.finished_at),
+            "attempt": r.attempt, "next_retry_at": iso(r.next_retry_at)}
+
+
+def _receipt_rows(out: Output, items: Sequence[Any]) -> None:
+    _table(out, "receipts", ["run", "message", "agent", "status", "exit", "attempt", "started",
+                             "next retry", "reason"],
+           [(r.run_id, r.message_id, r.agent, r.status, r.exit_code, r.attempt,
+             iso(r.started_at), iso(r.next_retry_at), r.reason) for r in items])
+
+
+def receipts(out: Output, items: Sequence[Any], total: int) -> None:
+    if out.json:
+        _dump({"receipts": [receipt_doc(r) for r in items], "total_count": total})
+        return
+    _receipt_rows(out, items)
+    if out.tty and total > len(items):
+        note(f"showing {len(items)} of {total}; use --offset/--limit")
+
+
+def dispatch_result(out: Output, r: Any) -> None:
+    """`acomm dispatch`: the receipts of this pass (with --dry-run, what would run)."""
+    if out.json:
+        doc: dict[str, Any] = {"now": iso(r.now), "dry_run": r.dry_run, **r.counts(),
+                               "receipts": [receipt_doc(x) for x in r.receipts]}
+        if r.dry_run:
+            doc["due"] = [{"message_id": d.message_id, "agent": d.agent, "channel": d.channel,
+                           "type": d.type, "priority": d.priority, "attempt": d.attempt}
+                          for d in r.due]
+        _dump(doc)
+        return
+    if r.dry_run:
+        _table(out, "would run", ["message", "agent", "channel", "type", "priority", "attempt"],
+               [(d.message_id, d.agent, d.channel, d.type, d.priority, d.attempt)
+                for d in r.due])
+        return
+    _receipt_rows(out, r.receipts)
+    if r.dead_lettered:
+        note(f"{r.dead_lettered} delivery(ies) dead-lettered (dispatch_failed); see "
+             "`acomm deadletter list --reason dispatch_failed`")
+
+
+def dispatch_notes(r: Any) -> None:
+    """`tick`'s diagnostics on stderr (cron mails them): each failed run, once."""
+    for x in r.receipts:
+        if x.status == "failed":
+            then = (f"; retry at {iso(x.next_retry_at)}" if x.next_retry_at is not None
+                    else "")
+            note(f"dispatch: {x.agent} failed on message {x.message_id} (attempt {x.attempt}, "
+                 f"{x.run_id}): {x.reason}{then}")
 
 
 _stats_doc_core = stats_doc

@@ -141,10 +141,10 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if all(r.ok for r in results) else 1
 
 
-# Sections that other bench scripts (delivery.py, ops.py) write into the same file.
+# Sections that other bench scripts (delivery.py, ops.py, ...) write into the same file.
 KEPT = ("## Why two targets of issue 2 are missed", "## Delivery (issue 3)",
         "## Store operations (issue 4)", "## Export and audit (issue 5)",
-        "## Mailbox bridge (issue 6)")
+        "## Mailbox bridge (issue 6)", "## Agent dispatch (issue 7)")
 
 
 def _kept_sections(out: Path) -> str:

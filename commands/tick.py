@@ -6,12 +6,14 @@ import signal
 import sqlite3
 import time
 from dataclasses import asdict
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from acomm_cli import bridge, clock, delivery, render
 from acomm_cli.commands._common import output, settings, store
+from acomm_cli.config import AGENTS
 from acomm_cli.errors import ValidationFailed
 
 app = typer.Typer(add_completion=False)
@@ -24,16 +26,21 @@ def tick(
         help="Keep running, ticking at this interval (e.g. 1s) until SIGINT/SIGTERM.")] = None,
     max_seconds: Annotated[float | None, typer.Option(
         help="With --every: stop after this many seconds.")] = None,
+    no_dispatch: Annotated[bool, typer.Option(
+        "--no-dispatch", help="Do not run configured agents (see `acomm dispatch`).")] = False,
 ) -> None:
-    """Deliver scheduled messages, retry unacknowledged ones, dead-letter the hopeless.
+    """Deliver scheduled messages, retry unacknowledged ones, dead-letter the hopeless, and
+    run configured agents on their due messages (`acomm dispatch`).
 
     Example (crontab): * * * * * acomm --store /srv/agents.acomm tick
     """
     out = output(ctx)
-    cfg = bridge.config(settings(ctx).value)
+    s = settings(ctx)
+    cfg = bridge.config(s.value)
+    agents = {} if no_dispatch else s.value(AGENTS)
 
     def once(conn: sqlite3.Connection) -> tuple[dict[str, Any], int]:
-        """Advance the timers, then reconcile a configured mailbox bridge."""
+        """Advance the timers, then reconcile a configured mailbox bridge, then dispatch."""
         now = clock.now_ms()
         result = delivery.tick(conn, now)
         doc: dict[str, Any] = asdict(result)
@@ -43,6 +50,17 @@ def tick(
             render.bridge_notes(synced)
             doc["bridge"] = synced.doc()
             total += sum(doc["bridge"].values())
+        if agents:  # dispatch code is loaded only when agents are configured
+            from acomm_cli import dispatch
+
+            path, _ = s.store_path(create=False)
+            ran = dispatch.dispatch(
+                conn, agents, now, store_path=str(Path(path).resolve()),
+                encode=render.message_json,
+                config_path=str(Path(s.config).expanduser().resolve()) if s.config else None)
+            render.dispatch_notes(ran)
+            doc["dispatch"] = ran.counts()
+            total += len(ran.receipts) + ran.dead_lettered
         return doc, total
 
     with store(ctx, write=True, bridge_hook=False) as conn:

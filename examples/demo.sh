@@ -13,7 +13,9 @@
 #   4. send --batch: several messages (channel, direct, pubsub) in one all-or-none transaction
 #   5. safe retries with --dedupe-key, and exit codes a script can branch on
 #   6. the history with `acomm messages`
-#   7. an export of the store (partitioned Parquet) and the Spark audit over it (needs Java 17+)
+#   7. agent dispatch: three agent scripts hand work to each other, driven by `acomm tick`
+#      alone (examples/pipeline.sh, on a store of its own)
+#   8. an export of the store (partitioned Parquet) and the Spark audit over it (needs Java 17+)
 #
 # Run it with `make demo`, or `bash examples/demo.sh` with acomm on PATH.
 # "| format" in the output stands for a few lines of Python (FORMAT_PY below) that print
@@ -200,9 +202,15 @@ acomm messages --channel ci-events --topic 'deploy.#' | cut -f1,3,6,9
 section "Store"
 run acomm status
 
-# --- 7. export and audit -----------------------------------------------------------------
+# --- 7. agent dispatch ------------------------------------------------------------------
 
-section "7. Export the store as Parquet, and audit it on Spark (local[*])"
+section "7. Agent dispatch: triage -> fixer -> reviewer, driven by nothing but acomm tick"
+say "(examples/pipeline.sh, on a store of its own; agents in config.yaml run on their messages)"
+bash "$(dirname "${BASH_SOURCE[0]}")/pipeline.sh"
+
+# --- 8. export and audit -----------------------------------------------------------------
+
+section "8. Export the store as Parquet, and audit it on Spark (local[*])"
 say "export: datasets partitioned by UTC day, plus manifest.json (row counts, sha256 of each file)"
 run acomm export "$demo_dir/export"
 say "audit: Spark SQL over the export (tables written as Parquet to $demo_dir/audit/)"

@@ -271,6 +271,9 @@ def delete_selected(conn: sqlite3.Connection) -> tuple[int, int]:
                               " (SELECT id FROM temp.compact_ids)").rowcount
     messages = conn.execute("DELETE FROM messages WHERE id IN"
                             " (SELECT id FROM temp.compact_ids)").rowcount
+    for table in ("dispatch_claims", "dispatch_receipts"):  # agent dispatch goes with them
+        conn.execute(f"DELETE FROM {table} WHERE message_id IN"
+                     " (SELECT id FROM temp.compact_ids)")
     conn.execute("DELETE FROM temp.compact_ids")
     return messages, deliveries
 

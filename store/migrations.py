@@ -211,3 +211,49 @@ def m003_bridge(conn: sqlite3.Connection, now_ms: int) -> None:
     )
     # The trigger that marks mirrors stale is created by the bridge on first use
     # (store/bridge.py, record): stores without a bridge never pay for it.
+
+
+@migration
+def m004_dispatch(conn: sqlite3.Connection, now_ms: int) -> None:
+    # Agent dispatch (issue 7). dispatch_claims: per (message, agent) the state of its
+    # dispatch round: `running` (held by a lease until lease_until), `retry` (failed, due
+    # again at next_retry_at), `done` (accepted or ignored) or `dead` (dead-lettered). A
+    # delivery that becomes unread again after done or dead (a redelivery, a replay) starts
+    # a new round. dispatch_receipts: one row per run, the history `acomm receipts` lists.
+    # No foreign keys: compaction removes both with their messages.
+    _script(
+        conn,
+        """
+        CREATE TABLE dispatch_claims (
+            message_id INTEGER NOT NULL,
+            agent TEXT NOT NULL,
+            state TEXT NOT NULL,
+            run_id TEXT NOT NULL,
+            attempts INTEGER NOT NULL,
+            lease_until INTEGER,
+            next_retry_at INTEGER,
+            PRIMARY KEY (message_id, agent)
+        ) WITHOUT ROWID;
+        CREATE TABLE dispatch_receipts (
+            -- the order runs started in (several may start in one millisecond)
+            seq INTEGER PRIMARY KEY,
+            run_id TEXT NOT NULL UNIQUE,
+            message_id INTEGER NOT NULL,
+            agent TEXT NOT NULL,
+            status TEXT NOT NULL,
+            reason TEXT,
+            exit_code INTEGER,
+            started_at INTEGER NOT NULL,
+            finished_at INTEGER,
+            attempt INTEGER NOT NULL,
+            next_retry_at INTEGER,
+            -- the message's dedupe key: a key this agent handled inside the window is a
+            -- duplicate
+            dedupe_key TEXT
+        );
+        CREATE INDEX dispatch_receipts_message ON dispatch_receipts(message_id, agent);
+        CREATE INDEX dispatch_receipts_agent ON dispatch_receipts(agent, seq);
+        CREATE INDEX dispatch_receipts_dedupe ON dispatch_receipts(agent, dedupe_key)
+            WHERE dedupe_key IS NOT NULL;
+        """
+    )

@@ -1,0 +1,223 @@
+"""Agents of the config file (`agents:` in config.yaml): their command and trigger rules.
+
+Parsed and validated whenever the config file is loaded (a bad entry is exit 3 naming its key,
+like every other setting), but this module is imported only when the file has an `agents:`
+section. The rules are pure: `Rules.match` looks at a message's fields and nothing else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from acomm_cli import model
+from acomm_cli.clock import parse_duration
+from acomm_cli.errors import CommError, ValidationFailed
+from acomm_cli.topics import matches, validate_pattern
+
+DEFAULT_TIMEOUT_MS = 10 * 60_000
+DEFAULT_MAX_ATTEMPTS = 3
+DEFAULT_BACKOFF_MS = 30_000
+DEFAULT_JITTER = 0.1
+
+AGENT_KEYS = ("run", "on", "timeout", "max_attempts", "backoff", "jitter", "cwd")
+RULE_KEYS = ("types", "topics", "channels", "from", "metadata")
+
+
+@dataclass(frozen=True)
+class Rules:
+    """Trigger rules: every condition given must hold; within a list, any value will do.
+    An omitted condition matches everything; an empty `on` matches every message."""
+
+    types: tuple[str, ...] = ()
+    topics: tuple[str, ...] = ()
+    channels: tuple[str, ...] = ()
+    senders: tuple[str, ...] = ()
+    metadata: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def match(self, *, type_: str, topic: str | None, channel: str, sender: str,
+              metadata: dict[str, Any]) -> bool:
+        if self.types and type_ not in self.types:
+            return False
+        if self.channels and channel not in self.channels:
+            return False
+        if self.senders and sender not in self.senders:
+            return False
+        if self.topics and (topic is None or not any(matches(topic, p) for p in self.topics)):
+            return False
+        for key, allowed in self.metadata:
+            if key not in metadata or _scalar(metadata[key]) not in allowed:
+                return False
+        return True
+
+    def doc(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name, values in (("types", self.types), ("topics", self.topics),
+                             ("channels", self.channels), ("from", self.senders)):
+            if values:
+                out[name] = list(values)
+        if self.metadata:
+            out["metadata"] = {k: list(v) for k, v in self.metadata}
+        return out
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    name: str
+    run: str | tuple[str, ...]  # a string runs through /bin/sh; a list runs as it is
+    rules: Rules = field(default_factory=Rules)
+    timeout_ms: int = DEFAULT_TIMEOUT_MS
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS
+    backoff_ms: int = DEFAULT_BACKOFF_MS
+    jitter: float = DEFAULT_JITTER
+    cwd: str | None = None
+
+    def doc(self) -> dict[str, Any]:
+        return {"run": self.run if isinstance(self.run, str) else list(self.run),
+                "on": self.rules.doc(), "timeout_ms": self.timeout_ms,
+                "max_attempts": self.max_attempts, "backoff_ms": self.backoff_ms,
+                "jitter": self.jitter, "cwd": self.cwd}
+
+
+def _scalar(value: Any) -> str:
+    """Metadata values compare as text (`--meta k=v` stores strings; YAML may say 5 or true)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _bad(key: str, value: Any, why: str) -> ValidationFailed:
+    return ValidationFailed(f"{key}: {value!r} {why}", field=key, value=str(value))
+
+
+def _renamed(exc: CommError, key: str, value: Any) -> ValidationFailed:
+    """A validator's error, re-labelled with the config key it came from."""
+    return ValidationFailed(f"{key}: {exc.message}", field=key, value=str(value))
+
+
+def _strings(key: str, value: Any) -> list[str]:
+    items = value if isinstance(value, list) else [value]
+    if not items or not all(isinstance(v, str) and v for v in items):
+        raise _bad(key, value, "must be a non-empty string or a list of them")
+    return items
+
+
+def _duration(key: str, value: Any, *, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise _bad(key, value, "is not a duration (use e.g. 500ms, 30s, 5m, 2h)")
+    ms = parse_duration(value, key)
+    if ms < minimum:
+        raise _bad(key, value, f"must be at least {minimum} ms")
+    return ms
+
+
+def _rules(key: str, raw: Any) -> Rules:
+    if raw is None:
+        return Rules()
+    if not isinstance(raw, dict):
+        raise _bad(key, raw, "must be a mapping of types, topics, channels, from, metadata")
+    for k in raw:
+        if k not in RULE_KEYS:
+            raise ValidationFailed(f"config: unknown key '{key}.{k}' (trigger rules are "
+                                   f"{', '.join(RULE_KEYS)})", field=f"{key}.{k}")
+    out: dict[str, Any] = {}
+    if "types" in raw:
+        try:
+            out["types"] = tuple(model.message_type(t).value
+                                 for t in _strings(f"{key}.types", raw["types"]))
+        except ValidationFailed as exc:
+            raise _renamed(exc, f"{key}.types", raw["types"]) from None
+    if "topics" in raw:
+        topics = _strings(f"{key}.topics", raw["topics"])
+        for p in topics:
+            try:
+                validate_pattern(p)
+            except ValidationFailed as exc:
+                raise _renamed(exc, f"{key}.topics", p) from None
+        out["topics"] = tuple(topics)
+    if "channels" in raw:
+        channels = _strings(f"{key}.channels", raw["channels"])
+        for c in channels:
+            try:
+                model.channel_name(c, allow_reserved=True)
+            except ValidationFailed as exc:
+                raise _renamed(exc, f"{key}.channels", c) from None
+        out["channels"] = tuple(channels)
+    if "from" in raw:
+        senders = _strings(f"{key}.from", raw["from"])
+        for s in senders:
+            model.agent_id(s, f"{key}.from")
+        out["senders"] = tuple(senders)
+    if "metadata" in raw:
+        meta = raw["metadata"]
+        if not isinstance(meta, dict) or not meta:
+            raise _bad(f"{key}.metadata", meta, "must map metadata keys to a value or a list "
+                       "of values")
+        pairs = []
+        for mk, mv in meta.items():
+            values = mv if isinstance(mv, list) else [mv]
+            if not values or not all(isinstance(v, (str, int, float, bool)) for v in values):
+                raise _bad(f"{key}.metadata.{mk}", mv, "must be a value or a list of values")
+            pairs.append((str(mk), tuple(_scalar(v) for v in values)))
+        out["metadata"] = tuple(pairs)
+    return Rules(**out)
+
+
+def parse_agent(name: Any, raw: Any, base: Path | None) -> AgentSpec:
+    """One `agents.NAME` entry; `base` (the config file's directory) anchors a relative cwd."""
+    key = f"agents.{name}"
+    try:
+        model.agent_id(name, key)
+    except ValidationFailed as exc:
+        raise _renamed(exc, key, name) from None
+    if not isinstance(raw, dict):
+        raise _bad(key, raw, "must be a mapping with at least `run`")
+    # YAML 1.1 reads a bare `on:` key as the boolean true (and `off:` as false)
+    raw = {("on" if k is True else "off" if k is False else k): v for k, v in raw.items()}
+    for k in raw:
+        if k not in AGENT_KEYS:
+            raise ValidationFailed(f"config: unknown key '{key}.{k}' (an agent has "
+                                   f"{', '.join(AGENT_KEYS)})", field=f"{key}.{k}")
+    if "run" not in raw:
+        raise ValidationFailed(f"{key}.run: every agent needs a command to run",
+                               field=f"{key}.run")
+    run = raw["run"]
+    if isinstance(run, list):
+        if not run or not all(isinstance(a, str) for a in run) or not run[0]:
+            raise _bad(f"{key}.run", run, "must be a command line or a non-empty list of "
+                       "arguments")
+        run = tuple(run)
+    elif not isinstance(run, str) or not run.strip():
+        raise _bad(f"{key}.run", run, "must be a command line or a non-empty list of arguments")
+    spec: dict[str, Any] = {"name": name, "run": run, "rules": _rules(f"{key}.on", raw.get("on"))}
+    if "timeout" in raw:
+        spec["timeout_ms"] = _duration(f"{key}.timeout", raw["timeout"], minimum=1)
+    if "backoff" in raw:
+        spec["backoff_ms"] = _duration(f"{key}.backoff", raw["backoff"], minimum=0)
+    if "max_attempts" in raw:
+        n = raw["max_attempts"]
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise _bad(f"{key}.max_attempts", n, "must be a whole number >= 1")
+        spec["max_attempts"] = n
+    if "jitter" in raw:
+        j = raw["jitter"]
+        if isinstance(j, bool) or not isinstance(j, (int, float)) or not 0 <= j <= 1:
+            raise _bad(f"{key}.jitter", j, "must be a fraction from 0 to 1")
+        spec["jitter"] = float(j)
+    if "cwd" in raw:
+        cwd = raw["cwd"]
+        if not isinstance(cwd, str) or not cwd:
+            raise _bad(f"{key}.cwd", cwd, "must be a directory path")
+        p = Path(cwd).expanduser()
+        spec["cwd"] = str(p if p.is_absolute() or base is None else base / p)
+    return AgentSpec(**spec)
+
+
+def parse_agents(raw: Any, base: Path | None) -> dict[str, AgentSpec]:
+    """The whole `agents:` mapping (None or empty: no agents)."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise _bad("agents", raw, "must map agent names to their settings")
+    return {str(name): parse_agent(name, body, base) for name, body in raw.items()}

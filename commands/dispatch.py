@@ -1,0 +1,71 @@
+"""`acomm dispatch` and `acomm receipts`: run configured agents on their messages (issue 7)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from acomm_cli import clock, render
+from acomm_cli import dispatch as engine
+from acomm_cli.commands._common import output, settings, store
+from acomm_cli.config import AGENTS
+from acomm_cli.errors import UsageError
+
+app = typer.Typer(add_completion=False)
+
+
+@app.command()
+def dispatch(
+    ctx: typer.Context,
+    agent: Annotated[str | None, typer.Option(
+        help="Only this configured agent.", show_default=False)] = None,
+    max_: Annotated[int, typer.Option("--max", help="At most this many deliveries.")] = 100,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="List what would run; run nothing, change nothing.")] = False,
+) -> None:
+    """Run each configured agent's command on its due messages, with a receipt per run: for
+    every unread message to an agent of `agents:` in config.yaml whose trigger rules match
+    (most urgent first, then oldest), the command runs with the message as JSON on stdin.
+    Exit 0 is accepted (the message is read; a query's stdout is the answer; an ack-tracked
+    message is acknowledged), exit 3 ignored (stdout gives the reason), anything else, a
+    timeout or a failure to start is failed: retried after backoff x 2^(attempt-1), and
+    dead-lettered (dispatch_failed) after max_attempts. `acomm tick` does the same.
+
+    Example: acomm dispatch --agent reviewer --max 10
+    """
+    s = settings(ctx)
+    agents = s.value(AGENTS)
+    if not agents:
+        raise UsageError("no agents are configured: add an `agents:` section to config.yaml "
+                         "(see `acomm config show`)", field="agents")
+    with store(ctx, write=not dry_run) as conn:
+        path, _ = s.store_path(create=False)
+        result = engine.dispatch(
+            conn, agents, clock.now_ms(), store_path=str(Path(path).resolve()),
+            encode=render.message_json, only=agent, max_runs=max_, dry_run=dry_run,
+            config_path=str(Path(s.config).expanduser().resolve()) if s.config else None)
+    render.dispatch_result(output(ctx), result)
+
+
+@app.command()
+def receipts(
+    ctx: typer.Context,
+    agent: Annotated[str | None, typer.Option(help="Only this agent's runs.",
+                                              show_default=False)] = None,
+    message: Annotated[int | None, typer.Option(help="Only runs on this message id.",
+                                                show_default=False)] = None,
+    status: Annotated[str | None, typer.Option(
+        help="running, accepted, ignored or failed.", show_default=False)] = None,
+    limit: Annotated[int, typer.Option(help="At most this many.")] = 100,
+    offset: Annotated[int, typer.Option(help="Skip this many first.")] = 0,
+) -> None:
+    """List agent dispatch receipts (one per run), newest first.
+
+    Example: acomm receipts --agent reviewer --json
+    """
+    with store(ctx, write=False) as conn:
+        items, total = engine.list_receipts(conn, agent=agent, message_id=message,
+                                            status=status, limit=limit, offset=offset)
+    render.receipts(output(ctx), items, total)

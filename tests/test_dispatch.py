@@ -1,0 +1,553 @@
+"""Agent dispatch (issue 7, spec 004): configured agents' commands run on their messages, with
+receipts, retries, dead letters, trigger rules and dedupe keys. The agents are real small
+shell scripts; the store is a real file; time moves with freezegun."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from conftest import ACOMM, query, snapshot
+from freezegun import freeze_time
+
+from acomm_cli import dispatch
+from acomm_cli.agents import AgentSpec, Rules, parse_agents
+from acomm_cli.runner import RunOutcome
+
+T0 = "2026-01-01T00:00:00Z"
+T0_MS = 1767225600000
+
+
+def agent_script(tmp_path: Path, name: str, body: str) -> str:
+    """An executable /bin/sh script in tmp_path/agents; `$ACOMM` is the acomm under test."""
+    d = tmp_path / "agents"
+    d.mkdir(exist_ok=True)
+    p = d / name
+    p.write_text(f"#!/bin/sh\nACOMM={ACOMM}\nWORK={tmp_path}\n{body}")
+    p.chmod(0o755)
+    return str(p)
+
+
+def configure(store: Path, **agents: dict) -> None:
+    """config.yaml beside the store (JSON is YAML)."""
+    (store.parent / "config.yaml").write_text(json.dumps({"agents": agents}))
+
+
+def receipts(cli, *args: str) -> list[dict]:
+    return cli.ok("receipts", "--json", *args).json()["receipts"]
+
+
+def state(store: Path, mid: int, who: str) -> str:
+    return query(store, "SELECT state FROM deliveries WHERE message_id = ? AND recipient = ?",
+                 mid, who)[0][0]
+
+
+@pytest.fixture
+def team(cli, store):
+    cli.ok("channel", "create", "team", "--as", "alice")
+    cli.ok("channel", "join", "team", "bob")
+    return store
+
+
+# ---------------------------------------------------------------- outcomes
+
+
+def test_success_reads_the_message_and_hands_the_command_everything(cli, team, tmp_path):
+    """Exit 0: accepted, read. stdin is what `receive --json` prints for the message; the
+    environment names store, agent, message, correlation id, channel and run; the store is
+    not locked while the command runs (it sends a message itself)."""
+    run = agent_script(tmp_path, "record.sh", """
+cat > "$WORK/stdin.json"
+env | grep '^ACOMM_' | sort > "$WORK/env.txt"
+"$ACOMM" send team "bob is on it" >/dev/null || exit 9
+echo "done with $ACOMM_MESSAGE_ID"
+""")
+    configure(team, bob={"run": run})
+    mid = int(cli.ok("send", "team", "review PR 7", "--type", "command", "--as", "alice",
+                     "--meta", "pr=7").stdout)
+    expected = cli.ok("receive", "--as", "bob", "--peek", "--json").json()["messages"][0]
+    doc = cli.ok("dispatch", "--json").json()
+    assert (doc["accepted"], doc["failed"], doc["dead_lettered"]) == (1, 0, 0)
+    [r] = doc["receipts"]
+    assert (r["message_id"], r["agent"], r["status"], r["exit_code"], r["attempt"]) == (
+        mid, "bob", "accepted", 0, 1)
+    assert r["reason"] == f"done with {mid}" and r["next_retry_at"] is None
+    assert r["run_id"].startswith("run_") and r["finished_at"] >= r["started_at"]
+    assert json.loads((tmp_path / "stdin.json").read_text()) == expected
+    env = dict(line.split("=", 1) for line in (tmp_path / "env.txt").read_text().splitlines())
+    assert env["ACOMM_STORE"] == str(team.resolve())
+    assert (env["ACOMM_AGENT"], env["ACOMM_MESSAGE_ID"], env["ACOMM_CHANNEL"]) == (
+        "bob", str(mid), "team")
+    assert env["ACOMM_CORRELATION_ID"] == expected["correlation_id"]
+    assert env["ACOMM_RUN_ID"] == r["run_id"]
+    assert state(team, mid, "bob") == "read"
+    assert cli.ok("receive", "--as", "alice", "--body").stdout == "bob is on it\n"
+    assert receipts(cli) == [r]
+    # done: the next pass finds nothing
+    assert cli.ok("dispatch", "--json").json()["receipts"] == []
+
+
+def test_exit_3_is_ignored_with_the_reason_from_stdout(cli, team, tmp_path):
+    configure(team, bob={"run": agent_script(tmp_path, "no.sh", "echo 'not my area'\nexit 3")})
+    mid = int(cli.ok("send", "team", "fix the printer", "--as", "alice").stdout)
+    [r] = cli.ok("dispatch", "--json").json()["receipts"]
+    assert (r["status"], r["reason"], r["exit_code"]) == ("ignored", "not my area", 3)
+    assert state(team, mid, "bob") == "read"
+
+
+def test_a_run_list_runs_without_a_shell_and_a_missing_program_fails_to_start(cli, team,
+                                                                              tmp_path):
+    configure(team, bob={"run": ["/bin/echo", "$HOME; not expanded"]},
+              carol={"run": [str(tmp_path / "nowhere")], "max_attempts": 1})
+    cli.ok("channel", "join", "team", "carol")
+    cli.ok("send", "team", "hi", "--as", "alice")
+    got = {r["agent"]: r for r in cli.ok("dispatch", "--json").json()["receipts"]}
+    assert got["bob"]["reason"] == "$HOME; not expanded"
+    assert got["carol"]["status"] == "failed"
+    assert got["carol"]["reason"].startswith("could not start: No such file")
+
+
+def test_failure_then_success_on_retry(cli, team, tmp_path):
+    """Exit 1: failed with the end of stderr, due again after backoff x 2^(attempt-1); not
+    before; the next run succeeds (attempt 2)."""
+    run = agent_script(tmp_path, "flaky.sh", """
+if [ ! -e "$WORK/failed-once" ]; then
+  touch "$WORK/failed-once"; echo "lots of noise" >&2; echo "database is down" >&2; exit 1
+fi
+echo fine""")
+    configure(team, bob={"run": run, "backoff": "30s", "jitter": 0, "max_attempts": 3})
+    with freeze_time(T0) as frozen:
+        mid = int(cli.ok("send", "team", "migrate", "--type", "command", "--as", "alice").stdout)
+        r = cli.ok("tick")
+        assert "dispatch_failed=1" in r.stdout
+        assert f"bob failed on message {mid} (attempt 1" in r.stderr
+        assert "retry at 2026-01-01T00:00:30.000Z" in r.stderr
+        [first] = receipts(cli)
+        assert (first["status"], first["exit_code"], first["attempt"]) == ("failed", 1, 1)
+        assert first["reason"] == "exit 1: lots of noise\ndatabase is down"
+        assert first["next_retry_at"] == "2026-01-01T00:00:30.000Z"
+        assert state(team, mid, "bob") == "unread"  # still waiting for its agent
+        frozen.move_to("2026-01-01T00:00:29.999Z")
+        assert "dispatch_accepted=0 dispatch_ignored=0 dispatch_failed=0" in cli.ok(
+            "tick").stdout
+        frozen.move_to("2026-01-01T00:00:30Z")
+        assert cli.ok("dispatch", "--dry-run", "--json").json()["due"] == [
+            {"message_id": mid, "agent": "bob", "channel": "team", "type": "command",
+             "priority": "normal", "attempt": 2}]
+        assert "dispatch_accepted=1" in cli.ok("tick").stdout
+    second, _ = receipts(cli)
+    assert (second["status"], second["attempt"], second["reason"]) == ("accepted", 2, "fine")
+    assert receipts(cli, "--message", str(mid), "--status", "failed") == [first]
+    assert state(team, mid, "bob") == "read"
+
+
+def test_backoff_doubles_with_jitter_on_top():
+    spec = AgentSpec("a", "true", backoff_ms=30_000, jitter=0.1)
+    assert [dispatch.retry_delay_ms(spec, n, 0.0) for n in (1, 2, 3, 4)] == [
+        30_000, 60_000, 120_000, 240_000]
+    assert dispatch.retry_delay_ms(spec, 2, 0.5) == 63_000
+    assert dispatch.retry_delay_ms(spec, 2, 0.999999) < 66_000
+
+
+@pytest.mark.parametrize("outcome,expected", [
+    (RunOutcome(0, " ok \n", "", 5), ("accepted", "ok")),
+    (RunOutcome(0, "", "warning", 5), ("accepted", None)),
+    (RunOutcome(3, "", "", 5), ("ignored", "ignored")),
+    (RunOutcome(2, "", "bad input", 5), ("failed", "exit 2: bad input")),
+    (RunOutcome(-9, "", "", 5), ("failed", "killed by signal 9")),
+    (RunOutcome(None, "", "", 5, timed_out=True), ("failed", "timed out after 1.5s")),
+    (RunOutcome(None, "", "", 0, start_error="Permission denied"),
+     ("failed", "could not start: Permission denied")),
+])
+def test_exit_status_to_receipt(outcome, expected):
+    assert dispatch.classify(outcome, 1500) == expected
+
+
+def test_dead_letter_after_max_attempts_then_replay_gets_a_fresh_budget(cli, team, tmp_path):
+    run = agent_script(tmp_path, "broken.sh", """
+if [ -e "$WORK/fixed" ]; then echo repaired; exit 0; fi
+echo "cannot reach the API" >&2; exit 2""")
+    configure(team, bob={"run": run, "max_attempts": 2, "backoff": "0s"})
+    cli.ok("subscribe", "_system", "_system.message.#", "--as", "ops")
+    mid = int(cli.ok("send", "team", "sync", "--as", "alice").stdout)
+    assert cli.ok("dispatch", "--json").json()["failed"] == 1
+    doc = cli.ok("dispatch", "--json").json()
+    assert (doc["failed"], doc["dead_lettered"]) == (1, 1)
+    last = doc["receipts"][0]
+    assert (last["attempt"], last["next_retry_at"]) == (2, None)
+    assert last["reason"] == "exit 2: cannot reach the API; dead-lettered (dispatch_failed)"
+    [dl] = cli.ok("deadletter", "list", "--json").json()["dead_letters"]
+    assert (dl["message_id"], dl["recipient"], dl["reason"], dl["retry_count"]) == (
+        mid, "bob", "dispatch_failed", 1)
+    assert "cannot reach the API" in dl["last_error"]
+    [note] = cli.ok("receive", "--as", "ops", "--json").json()["messages"]
+    assert json.loads(note["content"]) == {"message_id": mid, "recipient": "bob",
+                                           "channel": "team", "reason": "dispatch_failed",
+                                           "retry_count": 1}
+    assert state(team, mid, "bob") == "dead"
+    assert cli.ok("dispatch", "--json").json()["receipts"] == []  # dead: nothing runs
+    (tmp_path / "fixed").touch()
+    cli.ok("deadletter", "replay", str(mid), "--recipient", "bob")
+    [again] = cli.ok("dispatch", "--json").json()["receipts"]
+    assert (again["status"], again["attempt"]) == ("accepted", 1)
+    assert [r["status"] for r in receipts(cli, "--agent", "bob")] == [
+        "accepted", "failed", "failed"]
+
+
+# ---------------------------------------------------------------- queries and acks
+
+
+def test_a_query_is_answered_by_stdout(cli, team, tmp_path):
+    run = agent_script(tmp_path, "oracle.sh", """
+python3 -c 'import json, sys; print("answer to: " + json.load(sys.stdin)["content"])'
+""")
+    configure(team, bob={"run": run, "on": {"types": ["query"]}})
+    corr = cli.ok("query", "team", "what is 6 x 7?", "--as", "alice").stdout.strip()
+    cli.ok("dispatch")
+    thread = cli.ok("thread", corr, "--json").json()["messages"]
+    assert [(m["sender"], m["type"], m["content"]) for m in thread] == [
+        ("alice", "query", "what is 6 x 7?"), ("bob", "response", "answer to: what is 6 x 7?")]
+    [answer] = cli.ok("receive", "--as", "alice", "--json").json()["messages"]
+    assert answer["correlation_id"] == corr
+
+
+def test_a_query_with_empty_stdout_gets_no_answer(cli, team, tmp_path):
+    configure(team, bob={"run": agent_script(tmp_path, "quiet.sh", "cat >/dev/null")})
+    corr = cli.ok("query", "team", "anyone?", "--as", "alice").stdout.strip()
+    [r] = cli.ok("dispatch", "--json").json()["receipts"]
+    assert r["status"] == "accepted"
+    assert [m["type"] for m in cli.ok("thread", corr, "--json").json()["messages"]] == ["query"]
+
+
+def test_an_ack_tracked_message_is_acknowledged_with_stdout_as_note(cli, store, tmp_path):
+    cli.ok("channel", "create", "jobs", "--as", "alice", "--delivery", "at-least-once")
+    cli.ok("channel", "join", "jobs", "bob")
+    cli.ok("channel", "join", "jobs", "carol")
+    configure(store, bob={"run": agent_script(tmp_path, "ok.sh", "printf '  deployed 1.4 \\n\\n'")},
+              carol={"run": agent_script(tmp_path, "meh.sh", "echo 'not mine'; exit 3")})
+    mid = int(cli.ok("send", "jobs", "deploy", "--type", "command", "--as", "alice").stdout)
+    cli.ok("dispatch")
+    acks = {m["sender"]: m for m in cli.ok("receive", "--as", "alice", "--json").json()[
+        "messages"]}
+    assert acks["bob"]["type"] == "acknowledgment"
+    assert acks["bob"]["content"] == "deployed 1.4"
+    assert acks["bob"]["metadata"] == {"ack_for": str(mid), "status": "completed"}
+    assert acks["carol"]["content"] == "ignored: not mine"
+    doc = cli.ok("show", str(mid), "--json").json()
+    assert {d["recipient"]: (d["state"], d["ack_status"]) for d in doc["deliveries"]} == {
+        "bob": ("acked", "completed"), "carol": ("acked", "completed")}
+    assert doc["status"] == "acknowledged"  # no redelivery: the ack timer is stopped
+
+
+def test_a_response_too_large_for_the_channel_is_a_failure(cli, store, tmp_path):
+    cli.ok("channel", "create", "small", "--as", "alice", "--max-message-size", "10")
+    cli.ok("channel", "join", "small", "bob")
+    configure(store, bob={"run": agent_script(tmp_path, "long.sh", "echo 'far too long an answer'"),
+                          "max_attempts": 1})
+    corr = cli.ok("query", "small", "hm?", "--as", "alice").stdout.strip()
+    [r] = cli.ok("dispatch", "--json").json()["receipts"]
+    assert r["status"] == "failed" and r["exit_code"] == 0
+    assert r["reason"].startswith("accepted, but content")
+    assert [m["type"] for m in cli.ok("thread", corr, "--json").json()["messages"]] == ["query"]
+    assert cli.ok("deadletter", "list", "--json").json()["total_count"] == 1
+
+
+# ---------------------------------------------------------------- rules
+
+
+def test_spec_004_decision_table_replies_and_mentions_trigger_likes_never(cli, store,
+                                                                          tmp_path):
+    """The example of the README: events as messages with metadata; the agent's rules let
+    replies and mentions to agents through, never likes, never humans as targets."""
+    cli.ok("channel", "create", "forum", "--type", "pubsub", "--as", "web")
+    cli.ok("subscribe", "forum", "comment.#", "--as", "responder")
+    cli.ok("subscribe", "forum", "mention.#", "--as", "responder")
+    cli.ok("subscribe", "forum", "like.#", "--as", "responder")
+    (store.parent / "config.yaml").write_text(f"""
+agents:
+  responder:
+    run: "{agent_script(tmp_path, 'respond.sh', 'echo "$ACOMM_MESSAGE_ID" >> "$WORK/ran"')}"
+    on:
+      channels: [forum]
+      metadata:
+        event_type: [comment.replied, mention.created]
+        target_user_type: agent
+""")
+    events = [("comment.replied", "comment.replied", "agent"),
+              ("comment.replied", "comment.replied", "human"),
+              ("mention.created", "mention.created", "agent"),
+              ("like.created", "like.created", "agent")]
+    ids = [int(cli.ok("publish", "forum", topic, "event", "--as", "web",
+                      "--meta", f"event_type={etype}", "--meta",
+                      f"target_user_type={target}").stdout)
+           for topic, etype, target in events]
+    cli.ok("tick")
+    assert (tmp_path / "ran").read_text().split() == [str(ids[0]), str(ids[2])]
+    # the others stay in the inbox as plain notifications
+    assert [m["id"] for m in cli.ok("receive", "--as", "responder", "--json").json()[
+        "messages"]] == [ids[1], ids[3]]
+
+
+def _msg(**kw):
+    base = {"type_": "text", "topic": None, "channel": "team", "sender": "alice",
+            "metadata": {}}
+    return {**base, **kw}
+
+
+@pytest.mark.parametrize("on,message,hit", [
+    ({}, _msg(), True),
+    ({"types": ["command", "query"]}, _msg(type_="command"), True),
+    ({"types": ["command", "query"]}, _msg(type_="text"), False),
+    ({"types": "ack"}, _msg(type_="acknowledgment"), True),
+    ({"topics": ["review.#"]}, _msg(topic="review.code.py"), True),
+    ({"topics": ["review.#"]}, _msg(topic="build.done"), False),
+    ({"topics": ["review.#"]}, _msg(topic=None), False),
+    ({"topics": ["*.failure", "deploy"]}, _msg(topic="lint.failure"), True),
+    ({"channels": ["code"]}, _msg(channel="team"), False),
+    ({"from": ["alice"]}, _msg(), True),
+    ({"from": ["carol"]}, _msg(), False),
+    ({"metadata": {"n": 5, "ok": True}}, _msg(metadata={"n": "5", "ok": "true"}), True),
+    ({"metadata": {"n": [5, 6]}}, _msg(metadata={"n": 7}), False),
+    ({"metadata": {"n": 5}}, _msg(metadata={}), False),
+    ({"types": ["command"], "channels": ["team"]}, _msg(type_="command"), True),
+    ({"types": ["command"], "channels": ["code"]}, _msg(type_="command"), False),
+])
+def test_rules_every_condition_must_hold_any_value_will_do(on, message, hit):
+    spec = parse_agents({"a": {"run": "true", "on": on}}, None)["a"]
+    assert spec.rules.match(**message) is hit
+
+
+def test_rules_pick_per_agent_and_non_matching_messages_stay_unread(cli, team, tmp_path):
+    cli.ok("channel", "join", "team", "carol")
+    rec = agent_script(tmp_path, "rec.sh", 'echo "$ACOMM_AGENT $ACOMM_MESSAGE_ID" >> "$WORK/ran"')
+    configure(team, bob={"run": rec, "on": {"types": ["command"]}},
+              carol={"run": rec, "on": {"types": ["query"]}})
+    text = int(cli.ok("send", "team", "chat", "--as", "alice").stdout)
+    cmd = int(cli.ok("send", "team", "do", "--type", "command", "--as", "alice").stdout)
+    cli.ok("dispatch")
+    assert (tmp_path / "ran").read_text().splitlines() == [f"bob {cmd}"]
+    assert state(team, text, "bob") == "unread" and state(team, cmd, "carol") == "unread"
+    (tmp_path / "ran").unlink()
+    assert cli.ok("dispatch", "--agent", "bob", "--json").json()["receipts"] == []
+
+
+def test_a_message_from_the_agent_itself_never_triggers_it(cli, store, tmp_path):
+    cli.ok("channel", "create", "loud", "--as", "bob", "--echo")
+    cli.ok("channel", "join", "loud", "alice")
+    configure(store, bob={"run": agent_script(tmp_path, "x.sh", "touch \"$WORK/ran\"")})
+    mid = int(cli.ok("send", "loud", "note to self", "--as", "bob").stdout)
+    assert state(store, mid, "bob") == "unread"  # echo: bob has a delivery of his own
+    assert cli.ok("dispatch", "--dry-run", "--json").json()["due"] == []
+    assert cli.ok("dispatch", "--json").json()["receipts"] == []
+    assert not (tmp_path / "ran").exists()
+
+
+def test_most_urgent_first_then_oldest_and_max(cli, team, tmp_path):
+    configure(team, bob={"run": agent_script(tmp_path, "r.sh",
+                                             'echo "$ACOMM_MESSAGE_ID" >> "$WORK/ran"')})
+    low = int(cli.ok("send", "team", "a", "--as", "alice", "--priority", "low").stdout)
+    n1 = int(cli.ok("send", "team", "b", "--as", "alice").stdout)
+    urgent = int(cli.ok("send", "team", "c", "--as", "alice", "--priority", "urgent").stdout)
+    n2 = int(cli.ok("send", "team", "d", "--as", "alice").stdout)
+    due = cli.ok("dispatch", "--dry-run", "--json").json()["due"]
+    assert [d["message_id"] for d in due] == [urgent, n1, n2, low]
+    assert len(cli.ok("dispatch", "--max", "3", "--json").json()["receipts"]) == 3
+    assert cli.ok("dispatch", "--max", "3", "--json").json()["receipts"][0]["message_id"] == low
+    assert (tmp_path / "ran").read_text().split() == [str(urgent), str(n1), str(n2), str(low)]
+
+
+# ---------------------------------------------------------------- dedupe keys
+
+
+def test_a_dedupe_key_already_handled_is_ignored_as_duplicate(cli, team, tmp_path):
+    cli.ok("channel", "create", "other", "--as", "alice")
+    cli.ok("channel", "join", "other", "bob")
+    configure(team, bob={"run": agent_script(tmp_path, "r.sh",
+                                             'echo "$ACOMM_MESSAGE_ID" >> "$WORK/ran"')})
+    with freeze_time(T0) as frozen:
+        first = int(cli.ok("send", "team", "reply 8801", "--as", "alice",
+                           "--dedupe-key", "reply:8801:5").stdout)
+        cli.ok("dispatch")
+        # the same event through another channel: the send is not deduplicated, the agent is
+        second = int(cli.ok("send", "other", "reply 8801", "--as", "alice",
+                            "--dedupe-key", "reply:8801:5").stdout)
+        [dup] = cli.ok("dispatch", "--json").json()["receipts"]
+        assert (dup["message_id"], dup["status"], dup["reason"], dup["exit_code"]) == (
+            second, "ignored", "duplicate", None)
+        assert state(team, second, "bob") == "read"
+        # outside the channel's dedupe window (24 h) the key counts as new
+        frozen.tick(24 * 3600 + 1)
+        third = int(cli.ok("send", "other", "reply 8801", "--as", "alice",
+                           "--dedupe-key", "reply:8801:5").stdout)
+        [new] = cli.ok("dispatch", "--json").json()["receipts"]
+        assert (new["message_id"], new["status"]) == (third, "accepted")
+    assert (tmp_path / "ran").read_text().split() == [str(first), str(third)]
+
+
+# ---------------------------------------------------------------- the commands
+
+
+def test_tick_dispatches_when_agents_are_configured_and_not_with_no_dispatch(cli, team,
+                                                                            tmp_path):
+    assert "dispatch" not in cli.ok("tick", "--json").json()  # no agents: nothing to say
+    configure(team, bob={"run": agent_script(tmp_path, "ok.sh", "true")})
+    cli.ok("send", "team", "x", "--as", "alice")
+    assert "dispatch" not in cli.ok("tick", "--no-dispatch", "--json").json()
+    assert receipts(cli) == []
+    assert cli.ok("tick", "--json").json()["dispatch"] == {
+        "accepted": 1, "ignored": 0, "failed": 0, "dead_lettered": 0}
+
+
+def test_dispatch_needs_agents_and_a_known_agent(cli, team, tmp_path):
+    r = cli("dispatch", "--json")
+    assert r.exit_code == 2 and r.error["field"] == "agents"
+    configure(team, bob={"run": "true"})
+    r = cli("dispatch", "--agent", "zed", "--json")
+    assert r.exit_code == 4 and r.error["field"] == "agent"
+    assert cli("dispatch", "--max", "-1").exit_code == 3
+    assert cli("receipts", "--status", "weird").exit_code == 3
+
+
+def test_dry_run_changes_nothing(cli, team, tmp_path):
+    configure(team, bob={"run": agent_script(tmp_path, "x.sh", "touch \"$WORK/ran\"")})
+    mid = cli.ok("send", "team", "x", "--as", "alice").stdout.strip()
+    before = snapshot(team)
+    assert cli.ok("dispatch", "--dry-run").stdout == f"{mid}\tbob\tteam\ttext\tnormal\t1\n"
+    assert snapshot(team) == before
+    assert not (tmp_path / "ran").exists()
+
+
+def test_receipts_plain_lines_and_filters(cli, team, tmp_path):
+    cli.ok("channel", "join", "team", "carol")
+    configure(team, bob={"run": "echo yes"}, carol={"run": "echo no; exit 3"})
+    mid = int(cli.ok("send", "team", "x", "--as", "alice").stdout)
+    cli.ok("dispatch")
+    lines = [line.split("\t") for line in cli.ok("receipts").stdout.splitlines()]
+    assert sorted((c[1], c[2], c[3], c[4], c[5], c[8]) for c in lines) == [
+        (str(mid), "bob", "accepted", "0", "1", "yes"),
+        (str(mid), "carol", "ignored", "3", "1", "no")]
+    assert [r["agent"] for r in receipts(cli, "--agent", "carol")] == ["carol"]
+    assert receipts(cli, "--message", str(mid + 1)) == []
+    doc = cli.ok("receipts", "--json", "--limit", "1").json()
+    assert (len(doc["receipts"]), doc["total_count"]) == (1, 2)
+
+
+def test_compaction_takes_receipts_with_their_messages(cli, team, tmp_path):
+    configure(team, bob={"run": "true"})
+    cli.ok("send", "team", "x", "--as", "alice")
+    cli.ok("dispatch")
+    assert len(receipts(cli)) == 1
+    cli.ok("compact")
+    assert receipts(cli) == []
+    assert query(team, "SELECT count(*) FROM dispatch_claims") == [(0,)]
+
+
+# ---------------------------------------------------------------- configuration
+
+
+def test_config_show_lists_agents(cli, store, tmp_path):
+    (store.parent / "config.yaml").write_text("""
+agents:
+  reviewer:
+    run: "./agents/review.sh"
+    on: {types: [command, query], topics: ["review.#"], channels: [code]}
+    timeout: 10m
+    max_attempts: 5
+    backoff: 30s
+    cwd: work
+""")
+    doc = cli.ok("config", "show", "--json").json()
+    src = f"file ({store.parent / 'config.yaml'})"
+    assert doc["agents"] == {"reviewer": {
+        "run": "./agents/review.sh",
+        "on": {"types": ["command", "query"], "topics": ["review.#"], "channels": ["code"]},
+        "timeout_ms": 600_000, "max_attempts": 5, "backoff_ms": 30_000, "jitter": 0.1,
+        "cwd": str(store.parent / "work"), "source": src}}
+    plain = cli.ok("config", "show").stdout
+    assert "agents.reviewer.run\t./agents/review.sh\t" in plain
+    assert 'agents.reviewer.on\t{"types": ["command", "query"]' in plain
+
+
+@pytest.mark.parametrize("agents,key", [
+    ({"bob": {"run": "x", "tiemout": "1s"}}, "agents.bob.tiemout"),
+    ({"bob": {"on": {}}}, "agents.bob.run"),
+    ({"bob": {"run": ""}}, "agents.bob.run"),
+    ({"bob": {"run": []}}, "agents.bob.run"),
+    ({"bob": {"run": "x", "timeout": "soon"}}, "agents.bob.timeout"),
+    ({"bob": {"run": "x", "timeout": "0s"}}, "agents.bob.timeout"),
+    ({"bob": {"run": "x", "max_attempts": 0}}, "agents.bob.max_attempts"),
+    ({"bob": {"run": "x", "backoff": True}}, "agents.bob.backoff"),
+    ({"bob": {"run": "x", "jitter": 2}}, "agents.bob.jitter"),
+    ({"bob": {"run": "x", "on": {"type": ["command"]}}}, "agents.bob.on.type"),
+    ({"bob": {"run": "x", "on": {"types": ["commands"]}}}, "agents.bob.on.types"),
+    ({"bob": {"run": "x", "on": {"topics": ["a..b"]}}}, "agents.bob.on.topics"),
+    ({"bob": {"run": "x", "on": {"channels": ["no spaces"]}}}, "agents.bob.on.channels"),
+    ({"bob": {"run": "x", "on": {"metadata": {"k": {"x": 1}}}}}, "agents.bob.on.metadata.k"),
+    ({"bob": {"run": "x", "on": ["command"]}}, "agents.bob.on"),
+    ({"-bob": {"run": "x"}}, "agents.-bob"),
+    ({"bob": "x"}, "agents.bob"),
+])
+def test_a_bad_agent_setting_is_exit_3_naming_the_key(cli, store, agents, key):
+    configure(store, **agents)
+    for args in (("config", "show"), ("dispatch",), ("tick",), ("send", "x", "y", "--as", "a")):
+        r = cli(*args, "--json")
+        assert r.exit_code == 3, (args, r.stderr)
+        assert r.error["field"] == key, r.error
+
+
+def test_yaml_reads_a_bare_on_key(cli, store):
+    (store.parent / "config.yaml").write_text("agents:\n  bob:\n    run: x\n    on:\n"
+                                              "      types: [query]\n")
+    assert cli.ok("config", "show", "--json").json()["agents"]["bob"]["on"] == {
+        "types": ["query"]}
+
+
+def test_rules_default_to_everything():
+    spec = parse_agents({"a": {"run": "x"}}, None)["a"]
+    assert spec.rules == Rules()
+    assert (spec.timeout_ms, spec.max_attempts, spec.backoff_ms, spec.jitter) == (
+        600_000, 3, 30_000, 0.1)
+
+
+def test_sending_with_agents_configured_loads_no_dispatch_code(team):
+    configure(team, bob={"run": "true"})
+    import subprocess
+    import sys
+
+    probe = ("import sys\nsys.argv = ['acomm', 'send', 'team', 'hi', '--as', 'alice']\n"
+             "from acomm_cli.app import main\ntry:\n    main()\nexcept SystemExit:\n    pass\n"
+             "print(sorted(m for m in sys.modules if m in ('acomm_cli.dispatch',"
+             " 'acomm_cli.runner', 'acomm_cli.store.dispatch')), file=sys.stderr)")
+    p = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                       timeout=60, env=os.environ)
+    assert p.stdout.strip().isdigit(), p.stderr
+    assert p.stderr.strip().splitlines()[-1] == "[]"
+
+
+def test_a_store_from_before_dispatch_is_upgraded(cli, isolated_env, tmp_path, monkeypatch):
+    """A store written before m004 (made with the older migrations) gains the dispatch tables
+    on open, keeps its messages, and ends with the same schema as a fresh store."""
+    from acomm_cli import pipeline
+    from acomm_cli.store import connection
+    from acomm_cli.store.migrations import MIGRATIONS
+
+    old = MIGRATIONS[:MIGRATIONS.index(next(m for m in MIGRATIONS
+                                            if m.__name__ == "m004_dispatch"))]
+    with monkeypatch.context() as m:
+        m.setattr(connection, "MIGRATIONS", old)
+        pipeline.init_store(isolated_env, 0)
+        conn = pipeline.connect(isolated_env, create=False)
+        pipeline.create_channel(conn, "team", "group", "alice", pipeline.channel_config(), 0)
+        pipeline.join_channel(conn, "team", "bob", "member", 0)
+        conn.close()
+    assert query(isolated_env, "PRAGMA user_version") == [(len(old),)]
+    mid = int(cli.ok("send", "team", "from the old days", "--as", "alice").stdout)
+    configure(isolated_env, bob={"run": "true"})
+    [r] = cli.ok("dispatch", "--json").json()["receipts"]
+    assert (r["message_id"], r["status"]) == (mid, "accepted")
+    fresh = tmp_path / "fresh.acomm"
+    pipeline.init_store(fresh, 0)
+    schema = "SELECT type, name, sql FROM sqlite_master ORDER BY name"
+    assert query(isolated_env, schema) == query(fresh, schema)

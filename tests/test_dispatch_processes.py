@@ -1,0 +1,168 @@
+"""Agent dispatch across real processes: a timeout kills the command's process group, two
+overlapping dispatchers never run one delivery twice, and a dispatcher killed mid-run leaves a
+lease that runs out, after which the delivery is retried (time moved with faketime)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import ACOMM, VENV_BIN, run
+from test_dispatch import agent_script, configure, receipts
+
+needs_faketime = pytest.mark.skipif(shutil.which("faketime") is None,
+                                    reason="faketime is not installed (make test installs it)")
+
+
+def wait_for(what: Callable[[], bool], within: float = 30.0) -> None:
+    """Wait for another process to get somewhere (an event, not a measured time)."""
+    end = time.monotonic() + within
+    while not what():
+        assert time.monotonic() < end, "the other process never got there"
+        time.sleep(0.02)
+
+
+def gone(pid: int) -> bool:
+    """The process has exited (a zombie waiting for init to reap it counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except FileNotFoundError:
+        return True
+
+
+def lines(p: Path) -> list[str]:
+    return p.read_text().splitlines() if p.exists() else []
+
+
+def dispatcher(verb: str = "dispatch") -> subprocess.Popen[str]:
+    return subprocess.Popen([ACOMM, verb, "--json"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+@pytest.fixture
+def team(cli, store):
+    cli.ok("channel", "create", "team", "--as", "alice")
+    cli.ok("channel", "join", "team", "bob")
+    return store
+
+
+def test_a_timeout_kills_the_whole_process_group(cli, team, tmp_path):
+    run_ = agent_script(tmp_path, "slow.sh", """
+echo "starting a long job" >&2
+sleep 300 &
+echo $! > "$WORK/child.pid"
+wait""")
+    configure(team, bob={"run": run_, "timeout": "300ms", "max_attempts": 2})
+    mid = int(cli.ok("send", "team", "x", "--as", "alice").stdout)
+    [r] = cli.ok("dispatch", "--json").json()["receipts"]
+    assert (r["message_id"], r["status"], r["exit_code"]) == (mid, "failed", None)
+    assert r["reason"] == "timed out after 0.3s: starting a long job"
+    assert r["next_retry_at"] is not None
+    child = int((tmp_path / "child.pid").read_text())
+    wait_for(lambda: gone(child))  # the background child was in the group: killed too
+
+
+def test_overlapping_ticks_run_each_delivery_once(cli, team, tmp_path):
+    """Two ticks at once (cron started the next before the last finished): each claims a
+    different delivery while the other's command runs (the store is not locked meanwhile),
+    and neither runs a delivery the other claimed."""
+    run_ = agent_script(tmp_path, "hold.sh", """
+echo "$ACOMM_MESSAGE_ID $ACOMM_RUN_ID" >> "$WORK/runs"
+while [ ! -e "$WORK/release" ]; do sleep 0.02; done
+echo done""")
+    configure(team, bob={"run": run_})
+    first = int(cli.ok("send", "team", "a", "--as", "alice", "--priority", "high").stdout)
+    second = int(cli.ok("send", "team", "b", "--as", "alice").stdout)
+    runs = tmp_path / "runs"
+    p1 = dispatcher("tick")
+    wait_for(lambda: len(lines(runs)) == 1)
+    p2 = dispatcher("tick")
+    wait_for(lambda: len(lines(runs)) == 2)
+    # a third one, while both commands run, finds nothing it may take
+    assert json.loads(run("dispatch", "--json").stdout)["receipts"] == []
+    (tmp_path / "release").touch()
+    out1, out2 = (json.loads(p.communicate(timeout=60)[0]) for p in (p1, p2))
+    assert (p1.returncode, p2.returncode) == (0, 0)
+    assert out1["dispatch"]["accepted"] == out2["dispatch"]["accepted"] == 1
+    assert [int(line.split()[0]) for line in lines(runs)] == [first, second]
+    got = receipts(cli)
+    assert sorted((r["message_id"], r["status"]) for r in got) == [
+        (first, "accepted"), (second, "accepted")]
+    assert sorted(r["run_id"] for r in got) == sorted(line.split()[1] for line in lines(runs))
+
+
+@needs_faketime
+def test_a_dispatcher_killed_mid_run_leaves_a_lease_that_expires(cli, team, tmp_path):
+    """SIGKILL the dispatcher while its command runs: the delivery stays claimed until the
+    lease (timeout + 30 s) runs out; then the next dispatcher records the lost run as failed,
+    kills what is left of it, and runs the command again."""
+    run_ = agent_script(tmp_path, "once.sh", """
+if [ -e "$WORK/started" ]; then echo "second time lucky"; exit 0; fi
+echo $$ > "$WORK/started"
+exec sleep 300""")
+    configure(team, bob={"run": run_, "timeout": "60s"})
+    mid = int(cli.ok("send", "team", "x", "--as", "alice").stdout)
+    p = dispatcher()
+    wait_for(lambda: (tmp_path / "started").exists() and
+             (tmp_path / "started").read_text().strip() != "")
+    orphan = int((tmp_path / "started").read_text())
+    p.send_signal(signal.SIGKILL)
+    p.communicate(timeout=60)
+    assert not gone(orphan)  # the command outlived its dispatcher
+    [held] = receipts(cli)
+    assert (held["status"], held["attempt"], held["finished_at"]) == ("running", 1, None)
+    # the lease still holds: nothing runs
+    assert json.loads(run("dispatch", "--json").stdout)["receipts"] == []
+    later = subprocess.run(["faketime", "-f", "+91s", ACOMM, "dispatch", "--json"],
+                           capture_output=True, text=True, timeout=60, env=os.environ)
+    assert later.returncode == 0, later.stderr
+    [again] = json.loads(later.stdout)["receipts"]
+    assert (again["message_id"], again["status"], again["attempt"], again["reason"]) == (
+        mid, "accepted", 2, "second time lucky")
+    wait_for(lambda: gone(orphan))
+    second, first = receipts(cli)
+    assert second == again
+    assert (first["run_id"], first["status"]) == (held["run_id"], "failed")
+    assert first["reason"].startswith("lease expired")
+
+
+@needs_faketime
+def test_the_lease_holds_until_timeout_plus_grace(cli, team, tmp_path):
+    run_ = agent_script(tmp_path, "stuck.sh", "echo $$ > \"$WORK/started\"\nexec sleep 300")
+    configure(team, bob={"run": run_, "timeout": "60s"})
+    cli.ok("send", "team", "x", "--as", "alice")
+    p = dispatcher()
+    wait_for(lambda: (tmp_path / "started").exists() and
+             (tmp_path / "started").read_text().strip() != "")
+    orphan = int((tmp_path / "started").read_text())
+    p.send_signal(signal.SIGKILL)
+    p.communicate(timeout=60)
+    try:
+        early = subprocess.run(["faketime", "-f", "+80s", ACOMM, "dispatch", "--json"],
+                               capture_output=True, text=True, timeout=60, env=os.environ)
+        assert json.loads(early.stdout)["receipts"] == []
+        assert not gone(orphan)
+    finally:
+        os.kill(orphan, signal.SIGKILL)
+
+
+def test_the_example_pipeline_runs_on_ticks_alone(tmp_path):
+    """examples/pipeline.sh (part of `make demo`) checks its own outcome and exits non-zero
+    when the receipts or the answer are not what it shows."""
+    script = Path(__file__).parent.parent / "examples" / "pipeline.sh"
+    env = {**os.environ, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ['PATH']}",
+           "TMPDIR": str(tmp_path)}
+    p = subprocess.run(["bash", str(script)], capture_output=True, text=True, env=env,
+                       timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "triage so far: 2 reports forwarded to the fixer, 1 ignored" in p.stdout
+    assert "fixer failed on message" in p.stdout  # the retried failure is shown
+    assert list(tmp_path.iterdir()) == []  # its temporary store is gone

@@ -3,18 +3,14 @@
 from __future__ import annotations
 
 import signal
-import sqlite3
-import time
-from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from acomm_cli import bridge, clock, delivery, render
+from acomm_cli import bridge, clock, render, worker
 from acomm_cli.commands._common import output, settings, store
 from acomm_cli.config import AGENTS
-from acomm_cli.errors import ValidationFailed
 
 app = typer.Typer(add_completion=False)
 
@@ -36,49 +32,23 @@ def tick(
     """
     out = output(ctx)
     s = settings(ctx)
-    cfg = bridge.config(s.value)
-    agents = {} if no_dispatch else s.value(AGENTS)
-
-    def once(conn: sqlite3.Connection) -> tuple[dict[str, Any], int]:
-        """Advance the timers, then reconcile a configured mailbox bridge, then dispatch."""
-        now = clock.now_ms()
-        result = delivery.tick(conn, now)
-        doc: dict[str, Any] = asdict(result)
-        total = result.total
-        if cfg.configured:
-            synced = bridge.sync(conn, cfg, now)
-            render.bridge_notes(synced)
-            doc["bridge"] = synced.doc()
-            total += sum(doc["bridge"].values())
-        if agents:  # dispatch code is loaded only when agents are configured
-            from acomm_cli import dispatch
-
-            path, _ = s.store_path(create=False)
-            ran = dispatch.dispatch(
-                conn, agents, now, store_path=str(Path(path).resolve()),
-                encode=render.message_json,
-                config_path=str(Path(s.config).expanduser().resolve()) if s.config else None)
-            render.dispatch_notes(ran)
-            doc["dispatch"] = ran.counts()
-            total += len(ran.receipts) + ran.dead_lettered
-        return doc, total
-
+    every_s = worker.interval(every) if every is not None else None
+    path, _ = s.store_path(create=True)
+    setup = worker.TickSetup(
+        bridge=bridge.config(s.value), agents={} if no_dispatch else s.value(AGENTS),
+        store_path=str(Path(path).resolve()), encode=render.message_json,
+        config_path=str(Path(s.config).expanduser().resolve()) if s.config else None,
+        on_bridge=render.bridge_notes, on_dispatch=render.dispatch_notes)
     with store(ctx, write=True, bridge_hook=False) as conn:
-        if every is None:
-            render.bridge_tick(out, once(conn)[0])
+        if every_s is None:
+            render.bridge_tick(out, worker.tick_once(conn, setup, clock.now_ms())[0])
             return
-        interval = clock.parse_duration(every, "every") / 1000
-        if interval < 0.1:
-            raise ValidationFailed(f"every: {every!r} is too short (at least 100ms)",
-                                   field="every", value=every)
         stopped: list[int] = []
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, lambda signum, _frame: stopped.append(signum))
-        end = time.monotonic() + max_seconds if max_seconds is not None else float("inf")
-        while not stopped and time.monotonic() < end:
-            doc, total = once(conn)
+
+        def report(doc: dict[str, Any], total: int) -> None:
             if total or out.json:
                 render.bridge_tick(out, doc)
-            wake = min(time.monotonic() + interval, end)
-            while not stopped and time.monotonic() < wake:
-                time.sleep(min(0.1, max(0.0, wake - time.monotonic())))
+
+        worker.run_every(conn, setup, every_s, max_seconds, lambda: bool(stopped), report)

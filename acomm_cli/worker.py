@@ -1,0 +1,72 @@
+"""`acomm tick`'s work: one pass (timers, then the mailbox bridge, then agent dispatch), and
+the `--every` loop that repeats it until a signal stops it.
+
+What to print is the caller's: results go to callbacks, so this module knows nothing of the
+terminal."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from acomm_cli import bridge, clock, delivery
+from acomm_cli.errors import ValidationFailed
+
+MIN_INTERVAL_S = 0.1  # a tighter loop would mostly compete with the writers it serves
+
+
+@dataclass(frozen=True)
+class TickSetup:
+    """What a pass needs beyond the store: the bridge, the agents, and how to report."""
+
+    bridge: bridge.BridgeConfig
+    agents: dict[str, Any] = field(default_factory=dict)
+    store_path: str = ""
+    config_path: str | None = None
+    encode: Callable[[Any], str] | None = None  # a message -> the JSON an agent reads
+    on_bridge: Callable[[Any], None] = lambda _result: None
+    on_dispatch: Callable[[Any], None] = lambda _result: None
+
+
+def tick_once(conn: Any, setup: TickSetup, now: int) -> tuple[dict[str, Any], int]:
+    """One pass at `now`: the document `tick --json` prints, and how much it did."""
+    result = delivery.tick(conn, now)
+    doc: dict[str, Any] = asdict(result)
+    total = result.total
+    if setup.bridge.configured:
+        synced = bridge.sync(conn, setup.bridge, now)
+        setup.on_bridge(synced)
+        doc["bridge"] = synced.doc()
+        total += sum(doc["bridge"].values())
+    if setup.agents:  # dispatch code is loaded only when agents are configured
+        from acomm_cli import dispatch
+
+        ran = dispatch.dispatch(conn, setup.agents, now, store_path=setup.store_path,
+                                encode=setup.encode, config_path=setup.config_path)
+        setup.on_dispatch(ran)
+        doc["dispatch"] = ran.counts()
+        total += len(ran.receipts) + ran.dead_lettered
+    return doc, total
+
+
+def interval(every: str) -> float:
+    """`--every` in seconds, at least MIN_INTERVAL_S."""
+    seconds = clock.parse_duration(every, "every") / 1000
+    if seconds < MIN_INTERVAL_S:
+        raise ValidationFailed(f"every: {every!r} is too short (at least 100ms)",
+                               field="every", value=every)
+    return seconds
+
+
+def run_every(conn: Any, setup: TickSetup, every_s: float, max_seconds: float | None,
+              stop: Callable[[], bool], report: Callable[[dict[str, Any], int], None]) -> None:
+    """Tick every `every_s` seconds until `stop()` (or `max_seconds` have passed), handing
+    each pass's document and amount of work to `report`."""
+    end = time.monotonic() + max_seconds if max_seconds is not None else float("inf")
+    while not stop() and time.monotonic() < end:
+        report(*tick_once(conn, setup, clock.now_ms()))
+        wake = min(time.monotonic() + every_s, end)
+        while not stop() and time.monotonic() < wake:  # short naps: a signal stops it soon
+            time.sleep(min(0.1, max(0.0, wake - time.monotonic())))

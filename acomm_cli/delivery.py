@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 
 from acomm_cli import clock, deadletters, model
 from acomm_cli.errors import InvalidState, NotFound, NotParticipant, ValidationFailed
+from acomm_cli.inbox import receive
 from acomm_cli.model import (
     ACK_ORDER,
     AckStatus,
@@ -26,7 +27,7 @@ from acomm_cli.model import (
     SendRequest,
     SendResult,
 )
-from acomm_cli.pipeline import Router, persist, plan_message, receive, release
+from acomm_cli.pipeline import Router, persist, plan_message, release
 from acomm_cli.store import queries, timers, write
 
 # ---------------------------------------------------------------- timers

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -37,10 +36,7 @@ from acomm_cli.model import (
     DeliveryMode,
     DeliveryState,
     Limits,
-    Message,
-    MessageFilter,
     MessageType,
-    QueryResult,
     Role,
     SendRequest,
     SendResult,
@@ -739,73 +735,3 @@ def send_batch(conn: sqlite3.Connection, items: Sequence[tuple[SendRequest, str 
         for plan in answers:
             _acknowledge_origin(router, plan, now)
     return results
-
-
-# ---------------------------------------------------------------- receive and history
-
-
-def _check_filter(f: MessageFilter) -> None:
-    if f.limit < 0 or f.offset < 0:
-        raise ValidationFailed("limit: --limit and --offset must not be negative", field="limit")
-    if f.topic is not None:
-        validate_pattern(f.topic)
-    if f.grep is not None:
-        try:
-            re.compile(f.grep)
-        except re.error as exc:
-            raise ValidationFailed(f"grep: {f.grep!r} is not a valid regular expression: {exc}",
-                                   field="grep", value=f.grep) from None
-    if f.sender is not None:
-        model.agent_id(f.sender, "from")
-    for s in f.status:
-        if s not in model.MESSAGE_STATUSES:
-            raise ValidationFailed(
-                f"status: {s!r} is not one of {', '.join(model.MESSAGE_STATUSES)}",
-                field="status", value=s)
-    if f.sort is not None and f.sort not in ("created", "priority", "id"):
-        raise ValidationFailed(f"sort: {f.sort!r} is not one of created, priority, id",
-                               field="sort", value=f.sort)
-    if f.order is not None and f.order not in ("asc", "desc"):
-        raise ValidationFailed(f"order: {f.order!r} is not one of asc, desc", field="order",
-                               value=f.order)
-
-
-def receive(conn: sqlite3.Connection, agent: str, f: MessageFilter, now: int, *,
-            peek: bool = False) -> QueryResult:
-    """An agent's unread messages, oldest first; marks the returned ones read unless `peek`."""
-    model.agent_id(agent, "recipient")
-    _check_filter(f)
-    with write(conn):
-        if f.channel is not None:
-            ch = _channel(conn, f.channel)
-            if ch.state == ChannelState.CLOSED:
-                raise InvalidState(f"channel {ch.name!r} is closed", field="channel",
-                                   value=ch.name)
-            if ch.role_of(agent) is None:
-                raise NotParticipant(f"{agent!r} is not a participant of {ch.name!r}",
-                                     field="recipient", value=agent)
-        msgs, total = queries.inbox(conn, agent, f)
-        if not peek and msgs:
-            queries.mark_read(conn, agent, [m.id for m in msgs], now)
-            release(conn, now)
-            for m in msgs:
-                m.delivery.state = DeliveryState.READ  # type: ignore[union-attr]
-                m.delivery.read_at = now  # type: ignore[union-attr]
-    return QueryResult(msgs, total, f.offset)
-
-
-def history(conn: sqlite3.Connection, f: MessageFilter) -> QueryResult:
-    """Every message matching the filter, newest first; reads only."""
-    _check_filter(f)
-    if f.channel is not None:
-        _channel(conn, f.channel)
-    msgs, total = queries.history(conn, f)
-    return QueryResult(msgs, total, f.offset)
-
-
-def show(conn: sqlite3.Connection, message_id: int) -> Message:
-    msg = queries.message_by_id(conn, message_id)
-    if msg is None:
-        raise NotFound(f"message {message_id} does not exist", field="message",
-                       value=message_id)
-    return msg

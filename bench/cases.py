@@ -29,7 +29,7 @@ from harness import (
     timed,
 )
 
-from acomm_cli import clock, pipeline
+from acomm_cli import clock, inbox, pipeline
 from acomm_cli.model import MessageFilter, SendRequest
 from acomm_cli.topics import SubscriptionIndex, matches
 
@@ -450,7 +450,7 @@ def receive(ctx: Context) -> list[Result]:
             return conn.execute(RAW_INBOX, (agent, limit)).fetchall()
 
         def peek() -> object:
-            res = pipeline.receive(conn, agent, flt, clock.now_ms(), peek=True)
+            res = inbox.receive(conn, agent, flt, clock.now_ms(), peek=True)
             if [m.id for m in res.messages] != expected:
                 raise RuntimeError("receive --peek returned other messages than the raw SELECT")
             return res
@@ -461,7 +461,7 @@ def receive(ctx: Context) -> list[Result]:
 
         def read() -> float:
             t0 = perf_counter()
-            res = pipeline.receive(conn, agent, flt, clock.now_ms())
+            res = inbox.receive(conn, agent, flt, clock.now_ms())
             elapsed = perf_counter() - t0
             if [m.id for m in res.messages] != expected:
                 raise RuntimeError("receive returned other messages than the raw SELECT")
@@ -484,20 +484,20 @@ def receive(ctx: Context) -> list[Result]:
         t_peek, t_raw1 = interleave(timed(peek), timed(raw), s.receive_runs, warmup=3)
         t_read, t_raw2, t_write = rotate([read, timed(raw), raw_write], s.receive_runs,
                                          warmup=3)
-        ctx.show_profile("pipeline.receive --peek x200", profile(
-            lambda: [pipeline.receive(conn, agent, flt, clock.now_ms(), peek=True)
+        ctx.show_profile("inbox.receive --peek x200", profile(
+            lambda: [inbox.receive(conn, agent, flt, clock.now_ms(), peek=True)
                      for _ in range(200)]))
     finally:
         conn.close()
     common = (f"the newest {limit} deliveries of `{agent}` are its only unread ones, in a store "
               f"of {n_big:,} messages; raw SELECT plan: {plan}")
     return [
-        Result("receive_peek", f"`pipeline.receive --peek` of {limit}, {n_big:,}-message store",
+        Result("receive_peek", f"`inbox.receive --peek` of {limit}, {n_big:,}-message store",
                "time", median(t_peek), median(t_raw1), 3.0,
                baseline_title="raw indexed SELECT ... JOIN messages of the same rows",
                details=[f"receive --peek: {spread(t_peek)}", f"raw SELECT: {spread(t_raw1)}",
                         common]),
-        Result("receive", f"`pipeline.receive` (marks read) of {limit}, {n_big:,}-message store",
+        Result("receive", f"`inbox.receive` (marks read) of {limit}, {n_big:,}-message store",
                "time", median(t_read), median(t_raw2), 3.0,
                baseline_title="raw indexed SELECT ... JOIN messages of the same rows",
                details=[f"receive: {spread(t_read)}", f"raw SELECT: {spread(t_raw2)}",

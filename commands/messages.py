@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from acomm_cli import clock, pipeline, render
+from acomm_cli import clock, inbox, render
 from acomm_cli.commands._common import (
     ChannelOpt,
     From,
@@ -55,7 +55,7 @@ def messages(
                      topic=topic, status=status, grep=grep, priority_min=priority_min,
                      sort=sort, order=order, limit=limit, offset=offset, now=clock.now_ms())
     with store(ctx, write=False) as conn:
-        result = pipeline.history(conn, f)
+        result = inbox.history(conn, f)
     render.messages(output(ctx), result, jsonl=jsonl)
 
 
@@ -67,5 +67,5 @@ def show(ctx: typer.Context,
     Example: acomm show 42 --json
     """
     with store(ctx, write=False) as conn:
-        msg = pipeline.show(conn, message_id)
+        msg = inbox.show(conn, message_id)
     render.message(output(ctx), msg)

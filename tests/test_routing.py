@@ -9,7 +9,7 @@ import pytest
 from conftest import query, snapshot
 from freezegun import freeze_time
 
-from acomm_cli import pipeline
+from acomm_cli import inbox, pipeline
 from acomm_cli.errors import Forbidden, InvalidState, NotParticipant, ValidationFailed
 from acomm_cli.model import DEADLETTER_TOPIC, MessageFilter, SendRequest
 
@@ -30,7 +30,7 @@ def _send(conn, channel, sender, content="hello", **kw):
 
 
 def _states(conn, message_id) -> dict[str, str]:
-    return {d.recipient: d.state.value for d in pipeline.show(conn, message_id).deliveries}
+    return {d.recipient: d.state.value for d in inbox.show(conn, message_id).deliveries}
 
 
 def _count(conn) -> int:
@@ -38,7 +38,7 @@ def _count(conn) -> int:
 
 
 def _inbox(conn, agent, **kw) -> list[str]:
-    res = pipeline.receive(conn, agent, MessageFilter(**kw), NOW + 1)
+    res = inbox.receive(conn, agent, MessageFilter(**kw), NOW + 1)
     return [m.content for m in res.messages]
 
 
@@ -153,7 +153,7 @@ def test_send_without_recipients_is_stored_as_sent(conn):
     _channel(conn, "ci", "pubsub", owner="ci")
     r = _send(conn, "ci", "ci", topic="nobody.listens")
     assert (r.recipients, r.status) == ((), "sent")
-    assert pipeline.show(conn, r.id).status == "sent"
+    assert inbox.show(conn, r.id).status == "sent"
 
 
 # ---------------------------------------------------------------- leaving
@@ -171,14 +171,14 @@ def test_leaving_dead_letters_pending_deliveries_and_announces_them(conn):
 
     assert _states(conn, first.id) == {"bob": "read", "carol": "unread"}
     assert _states(conn, second.id) == {"bob": "dead", "carol": "unread"}
-    assert pipeline.show(conn, second.id).status == "dead_letter"
+    assert inbox.show(conn, second.id).status == "dead_letter"
     assert conn.execute(
         "SELECT message_id, recipient, reason, retry_count, dead_lettered_at FROM dead_letters"
     ).fetchall() == [(second.id, "bob", "recipient_left", 0, NOW + 5)]
     assert "bob" not in {p.agent for p in pipeline.get_channel(conn, "team").participants}
 
     for agent in ("watcher", "auditor"):
-        got = pipeline.receive(conn, agent, MessageFilter(), NOW + 6).messages
+        got = inbox.receive(conn, agent, MessageFilter(), NOW + 6).messages
         assert len(got) == 1, agent
         note = got[0]
         assert (note.channel, note.sender, note.type.value, note.topic) == (

@@ -1,0 +1,81 @@
+"""Reading messages: an agent's inbox (`receive`, which marks what it returns read) and the
+history (`messages`, `show`, which change nothing)."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+
+from acomm_cli import model
+from acomm_cli.errors import InvalidState, NotFound, NotParticipant, ValidationFailed
+from acomm_cli.model import ChannelState, DeliveryState, Message, MessageFilter, QueryResult
+from acomm_cli.pipeline import get_channel, release
+from acomm_cli.store import queries, write
+from acomm_cli.topics import validate_pattern
+
+
+def check_filter(f: MessageFilter) -> None:
+    if f.limit < 0 or f.offset < 0:
+        raise ValidationFailed("limit: --limit and --offset must not be negative", field="limit")
+    if f.topic is not None:
+        validate_pattern(f.topic)
+    if f.grep is not None:
+        try:
+            re.compile(f.grep)
+        except re.error as exc:
+            raise ValidationFailed(f"grep: {f.grep!r} is not a valid regular expression: {exc}",
+                                   field="grep", value=f.grep) from None
+    if f.sender is not None:
+        model.agent_id(f.sender, "from")
+    for s in f.status:
+        if s not in model.MESSAGE_STATUSES:
+            raise ValidationFailed(
+                f"status: {s!r} is not one of {', '.join(model.MESSAGE_STATUSES)}",
+                field="status", value=s)
+    if f.sort is not None and f.sort not in ("created", "priority", "id"):
+        raise ValidationFailed(f"sort: {f.sort!r} is not one of created, priority, id",
+                               field="sort", value=f.sort)
+    if f.order is not None and f.order not in ("asc", "desc"):
+        raise ValidationFailed(f"order: {f.order!r} is not one of asc, desc", field="order",
+                               value=f.order)
+
+
+def receive(conn: sqlite3.Connection, agent: str, f: MessageFilter, now: int, *,
+            peek: bool = False) -> QueryResult:
+    """An agent's unread messages, oldest first; marks the returned ones read unless `peek`."""
+    model.agent_id(agent, "recipient")
+    check_filter(f)
+    with write(conn):
+        if f.channel is not None:
+            ch = get_channel(conn, f.channel)
+            if ch.state == ChannelState.CLOSED:
+                raise InvalidState(f"channel {ch.name!r} is closed", field="channel",
+                                   value=ch.name)
+            if ch.role_of(agent) is None:
+                raise NotParticipant(f"{agent!r} is not a participant of {ch.name!r}",
+                                     field="recipient", value=agent)
+        msgs, total = queries.inbox(conn, agent, f)
+        if not peek and msgs:
+            queries.mark_read(conn, agent, [m.id for m in msgs], now)
+            release(conn, now)
+            for m in msgs:
+                m.delivery.state = DeliveryState.READ  # type: ignore[union-attr]
+                m.delivery.read_at = now  # type: ignore[union-attr]
+    return QueryResult(msgs, total, f.offset)
+
+
+def history(conn: sqlite3.Connection, f: MessageFilter) -> QueryResult:
+    """Every message matching the filter, newest first; reads only."""
+    check_filter(f)
+    if f.channel is not None:
+        get_channel(conn, f.channel)
+    msgs, total = queries.history(conn, f)
+    return QueryResult(msgs, total, f.offset)
+
+
+def show(conn: sqlite3.Connection, message_id: int) -> Message:
+    msg = queries.message_by_id(conn, message_id)
+    if msg is None:
+        raise NotFound(f"message {message_id} does not exist", field="message",
+                       value=message_id)
+    return msg

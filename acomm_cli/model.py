@@ -246,7 +246,7 @@ class Channel:
         return None
 
 
-@dataclass
+@dataclass(slots=True)  # slots: a receive of 100 builds 200 of these objects
 class Delivery:
     recipient: str
     state: DeliveryState
@@ -258,7 +258,7 @@ class Delivery:
     next_timer_at: int | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class Message:
     id: int
     channel: str

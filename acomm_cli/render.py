@@ -42,6 +42,15 @@ def flush() -> None:
     sys.stdout.flush()
 
 
+def text(doc: str) -> None:
+    """Text that is itself the result (a completion script, a list of names)."""
+    sys.stdout.write(doc)
+
+
+def help(text: str) -> None:  # noqa: A001 - the command's --help, on stderr
+    sys.stderr.write(text.rstrip("\n") + "\n\n")
+
+
 def note(text: str) -> None:
     print(f"acomm: {text}", file=sys.stderr)
 

@@ -28,7 +28,8 @@ def query(
     wait: Annotated[float | None, typer.Option(
         help="Wait this many seconds for the first response and print it (exit 124 if none).")]
     = None,
-    priority: Annotated[str, typer.Option("--priority", "-p")] = "normal",
+    priority: Annotated[str, typer.Option(
+        "--priority", "-p", help="low, normal, high, urgent, critical or 0-4.")] = "normal",
     topic: Annotated[str | None, typer.Option(help="Topic (needed on pubsub channels).")] = None,
 ) -> None:
     """Ask a question; prints its correlation id (or, with --wait, the first answer).
@@ -68,9 +69,10 @@ def respond(
     body: Annotated[str | None, typer.Argument(help="The answer; '-' or omitted: stdin.",
                                                show_default=False)] = None,
     as_: AsAgent = None,
-    priority: Annotated[str, typer.Option("--priority", "-p")] = "normal",
+    priority: Annotated[str, typer.Option(
+        "--priority", "-p", help="low, normal, high, urgent, critical or 0-4.")] = "normal",
 ) -> None:
-    """Answer a query (to its sender, on its channel); counts as your ack; prints the id.
+    """Answer a query, to its asker; counts as your ack; prints the id.
 
     Example: acomm respond "$corr" "20 connections" --as researcher
     """

@@ -25,7 +25,7 @@ def tick(
     max_seconds: Annotated[float | None, typer.Option(
         help="With --every: stop after this many seconds.")] = None,
 ) -> None:
-    """Deliver scheduled messages, retry unacknowledged ones, dead-letter the hopeless.
+    """Deliver scheduled messages, retry unacknowledged ones, dead-letter the rest.
 
     Example (crontab): * * * * * acomm --store /srv/agents.acomm tick
     """

@@ -10,7 +10,7 @@ import json
 import os
 import re
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -663,9 +663,12 @@ def _at_line(exc: CommError, line: int) -> CommError:
 
 
 def send_batch(conn: sqlite3.Connection, items: Sequence[tuple[SendRequest, str | None, int]],
-               now: int, limits: Limits | None = None) -> list[SendResult]:
+               now: int, limits: Limits | None = None,
+               progress: Callable[[int], Callable[[int], None]] | None = None,
+               ) -> list[SendResult]:
     """Many messages in one transaction: all are sent, or none (the first error is raised,
-    naming its line). Items are (request, direct recipient or None, line number)."""
+    naming its line). Items are (request, direct recipient or None, line number).
+    `progress(total)` (a bar on a terminal) hears every 500 items planned."""
     results: list[SendResult] = []
     messages: list[tuple[Any, ...]] = []
     deliveries: list[tuple[Any, ...]] = []
@@ -673,7 +676,10 @@ def send_batch(conn: sqlite3.Connection, items: Sequence[tuple[SendRequest, str 
         router = Router(conn, limits)
         check_capacity(router, len(items))
         next_id = queries.last_message_id(conn) + 1
-        for req, to, line in items:
+        step = progress(len(items)) if progress is not None and len(items) >= 500 else None
+        for n, (req, to, line) in enumerate(items, start=1):
+            if step is not None and n % 500 == 0:
+                step(500)
             try:
                 if to is not None:
                     model.agent_id(req.sender, "sender")
@@ -698,6 +704,8 @@ def send_batch(conn: sqlite3.Connection, items: Sequence[tuple[SendRequest, str 
             next_id += 1
         queries.insert_messages(conn, messages)
         queries.insert_deliveries(conn, deliveries)
+        if step is not None:
+            step(len(items) % 500)
     return results
 
 

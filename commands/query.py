@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
-import signal
 from typing import Annotated
 
 import typer
 
 from acomm_cli import clock, delivery, render
-from acomm_cli.commands._common import AsAgent, identity, limits, output, read_body, store
+from acomm_cli.commands._common import (
+    AsAgent,
+    identity,
+    limits,
+    output,
+    read_body,
+    stop_on_signals,
+    store,
+)
 from acomm_cli.errors import Timeout
 from acomm_cli.model import SendRequest
 
@@ -47,19 +54,12 @@ def query(
         if wait is None:
             render.ok(out, render.send_doc(result), result.correlation_id)
             return
-        stop = _stop_on_signals()
+        stop = stop_on_signals()
         answer = delivery.await_response(conn, result.correlation_id, agent, wait, stop)
     if answer is None:
         raise Timeout(f"no response to {result.correlation_id} within {wait:g}s",
                       correlation_id=result.correlation_id)
     render.ok(out, render.message_doc(answer), answer.content.rstrip("\n"))
-
-
-def _stop_on_signals():  # noqa: ANN202
-    stopped = []
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stopped.append(True))
-    return lambda: bool(stopped)
 
 
 @app.command()

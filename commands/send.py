@@ -102,8 +102,8 @@ def send(
             raise UsageError("--batch takes everything from its file; give no channel, body "
                              "or --to", field="batch")
         items = _read_batch(batch)
-        with store(ctx, write=True) as conn:
-            results = pipeline.send_batch(conn, items, now, limits(ctx))
+        with store(ctx, write=True) as conn, render.progress(out, "sending") as progress:
+            results = pipeline.send_batch(conn, items, now, limits(ctx), progress)
         render.batch_results(out, results)
         return
     sender = identity(as_)

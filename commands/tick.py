@@ -35,7 +35,8 @@ def tick(
     def once(conn: sqlite3.Connection) -> tuple[dict[str, Any], int]:
         """Advance the timers, then reconcile a configured mailbox bridge."""
         now = clock.now_ms()
-        result = delivery.tick(conn, now)
+        with render.progress(out, "ticking") as progress:
+            result = delivery.tick(conn, now, progress)
         doc: dict[str, Any] = asdict(result)
         total = result.total
         if cfg.configured:

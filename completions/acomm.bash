@@ -41,7 +41,7 @@ _acomm_options() {
         'query') echo "$global --as --timeout --wait -p --priority --topic" ;;
         'respond') echo "$global --as -p --priority" ;;
         'thread') echo "$global" ;;
-        'messages') echo "$global -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset --jsonl" ;;
+        'messages') echo "$global -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset --jsonl -f --follow" ;;
         'show') echo "$global" ;;
         'deadletter') echo "$global" ;;
         'deadletter list') echo "$global -c --channel --recipient --reason --limit --offset" ;;

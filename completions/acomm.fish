@@ -290,7 +290,7 @@ complete -c acomm -n '__acomm_is \'receive\'' -l peek -d 'Leave them unread'
 complete -c acomm -n '__acomm_is \'receive\'' -l body -d 'Print only the bodies'
 complete -c acomm -n '__acomm_is \'receive\'' -l jsonl -d 'One JSON object per line'
 complete -c acomm -n '__acomm_is \'receive\'' -l wait -r -f -d 'Block up to this many seconds until something arrives (exit 124 if...'
-complete -c acomm -n '__acomm_is \'receive\'' -s f -l follow -d 'Keep printing messages as they arrive, until interrupted'
+complete -c acomm -n '__acomm_is \'receive\'' -s f -l follow -d 'Keep printing messages as they arrive, until interrupted (rich on a...'
 complete -c acomm -n '__acomm_at \'receive\' 0' -f -a '(__acomm_words channels)'
 
 # acomm ack
@@ -327,6 +327,7 @@ complete -c acomm -n '__acomm_is \'messages\'' -l order -r -f -a 'asc desc' -d '
 complete -c acomm -n '__acomm_is \'messages\'' -l limit -r -f -d 'At most this many messages'
 complete -c acomm -n '__acomm_is \'messages\'' -l offset -r -f -d 'Skip this many first'
 complete -c acomm -n '__acomm_is \'messages\'' -l jsonl -d 'One JSON object per line'
+complete -c acomm -n '__acomm_is \'messages\'' -s f -l follow -d 'Print the newest --limit matches oldest first, then each new one as...'
 
 # acomm show
 

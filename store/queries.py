@@ -545,6 +545,9 @@ def _filter_sql(f: MessageFilter) -> tuple[list[str], list[Any]]:
     if f.status:
         where.append(f"{_STATUS_SQL} IN ({','.join('?' * len(f.status))})")
         params.extend(f.status)
+    if f.after_id is not None:
+        where.append("m.id > ?")
+        params.append(f.after_id)
     return where, params
 
 

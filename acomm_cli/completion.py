@@ -364,10 +364,18 @@ def _fish_value(kind: str) -> str:
 
 
 def _fish_option(cond: str, p: Param, names: Iterable[str]) -> str:
+    """The option's line(s): its values first, then its description on a line of its own
+    (fish would otherwise repeat the option's description beside every value)."""
     flags = "".join(f" -s {n[1:]}" if len(n) == 2 else f" -l {n[2:]}" for n in names)
-    value = (" -r" + _fish_value(_kind(p))) if p.takes_value else ""
     desc = f" -d {_fq(_first_line(p.help))}" if p.help else ""
-    return f"complete -c acomm{cond}{flags}{value}{desc}"
+    if not p.takes_value:
+        return f"complete -c acomm{cond}{flags}{desc}"
+    kind = _kind(p)
+    values = _fish_value(kind)
+    line = f"complete -c acomm{cond}{flags} -r{' -F' if kind == FILE else ' -f'}{desc}"
+    if kind == "value":
+        return line
+    return f"complete -c acomm{cond}{flags} -r{values}\n{line}"
 
 
 def fish(root: Cmd) -> str:

@@ -136,7 +136,9 @@ end
 complete -c acomm -f
 
 # Global options, accepted after any subcommand too.
+complete -c acomm -l file -l store -r -F
 complete -c acomm -l file -l store -r -F -d 'The store file (default: $ACOMM_STORE, then the nearest .acomm/stor...'
+complete -c acomm -l config -r -F
 complete -c acomm -l config -r -F -d 'Config file (default: $ACOMM_CONFIG, then config.yaml beside the st...'
 complete -c acomm -l json -d 'Print one JSON document'
 complete -c acomm -l no-color -d 'No colour'
@@ -193,9 +195,12 @@ complete -c acomm -f -n '__acomm_is \'channel\'' -a 'drain' -d 'Stop new sends w
 complete -c acomm -f -n '__acomm_is \'channel\'' -a 'close' -d 'Close for good: no sends or receives; history stays'
 
 # acomm channel create
-complete -c acomm -n '__acomm_is \'channel create\'' -s t -l type -r -f -a 'direct group broadcast pubsub' -d 'direct, group, broadcast or pubsub'
-complete -c acomm -n '__acomm_is \'channel create\'' -l as -r -f -a '(__acomm_words agents)' -d 'The acting agent'
-complete -c acomm -n '__acomm_is \'channel create\'' -l delivery -r -f -a 'at-most-once at-least-once exactly-once' -d 'at-most-once, at-least-once or exactly-once'
+complete -c acomm -n '__acomm_is \'channel create\'' -s t -l type -r -f -a 'direct group broadcast pubsub'
+complete -c acomm -n '__acomm_is \'channel create\'' -s t -l type -r -f -d 'direct, group, broadcast or pubsub'
+complete -c acomm -n '__acomm_is \'channel create\'' -l as -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'channel create\'' -l as -r -f -d 'The acting agent'
+complete -c acomm -n '__acomm_is \'channel create\'' -l delivery -r -f -a 'at-most-once at-least-once exactly-once'
+complete -c acomm -n '__acomm_is \'channel create\'' -l delivery -r -f -d 'at-most-once, at-least-once or exactly-once'
 complete -c acomm -n '__acomm_is \'channel create\'' -l max-message-size -r -f -d 'e.g'
 complete -c acomm -n '__acomm_is \'channel create\'' -l ack-timeout -r -f -d 'e.g'
 complete -c acomm -n '__acomm_is \'channel create\'' -l max-retries -r -f -d 'Redeliveries before a dead letter'
@@ -210,7 +215,8 @@ complete -c acomm -n '__acomm_is \'channel create\'' -l retention-age -r -f -d '
 complete -c acomm -n '__acomm_is \'channel create\'' -l if-not-exists -d 'Succeed if it exists with the same type'
 
 # acomm channel join
-complete -c acomm -n '__acomm_is \'channel join\'' -l role -r -f -a 'member observer' -d 'member or observer'
+complete -c acomm -n '__acomm_is \'channel join\'' -l role -r -f -a 'member observer'
+complete -c acomm -n '__acomm_is \'channel join\'' -l role -r -f -d 'member or observer'
 complete -c acomm -n '__acomm_at \'channel join\' 0' -f -a '(__acomm_words channels)'
 complete -c acomm -n '__acomm_at \'channel join\' 1' -f -a '(__acomm_words agents)'
 
@@ -236,11 +242,16 @@ complete -c acomm -n '__acomm_at \'channel drain\' 0' -f -a '(__acomm_words chan
 complete -c acomm -n '__acomm_at \'channel close\' 0' -f -a '(__acomm_words channels)'
 
 # acomm send
-complete -c acomm -n '__acomm_is \'send\'' -l as -l from -l sender -r -f -a '(__acomm_words agents)' -d 'The sending agent'
-complete -c acomm -n '__acomm_is \'send\'' -l to -r -f -a '(__acomm_words agents)' -d 'Direct message to these agents (comma-separated) instead of a channel'
+complete -c acomm -n '__acomm_is \'send\'' -l as -l from -l sender -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'send\'' -l as -l from -l sender -r -f -d 'The sending agent'
+complete -c acomm -n '__acomm_is \'send\'' -l to -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'send\'' -l to -r -f -d 'Direct message to these agents (comma-separated) instead of a channel'
+complete -c acomm -n '__acomm_is \'send\'' -l batch -r -F
 complete -c acomm -n '__acomm_is \'send\'' -l batch -r -F -d 'Send every JSON Lines object of FILE (\'-\' for stdin) in one transac...'
-complete -c acomm -n '__acomm_is \'send\'' -s t -l type -r -f -a 'text command query response acknowledgment notification broadcast error' -d 'text, command, query, response, acknowledgment (ack), notification,...'
-complete -c acomm -n '__acomm_is \'send\'' -s p -l priority -r -f -a 'low normal high urgent critical' -d 'low, normal, high, urgent, critical or 0-4'
+complete -c acomm -n '__acomm_is \'send\'' -s t -l type -r -f -a 'text command query response acknowledgment notification broadcast error'
+complete -c acomm -n '__acomm_is \'send\'' -s t -l type -r -f -d 'text, command, query, response, acknowledgment (ack), notification,...'
+complete -c acomm -n '__acomm_is \'send\'' -s p -l priority -r -f -a 'low normal high urgent critical'
+complete -c acomm -n '__acomm_is \'send\'' -s p -l priority -r -f -d 'low, normal, high, urgent, critical or 0-4'
 complete -c acomm -n '__acomm_is \'send\'' -l topic -r -f -d 'Topic (needed on pubsub channels)'
 complete -c acomm -n '__acomm_is \'send\'' -l correlation-id -r -f -d 'Thread / request id'
 complete -c acomm -n '__acomm_is \'send\'' -l dedupe-key -r -f -d 'Idempotency key: a repeat inside the channel\'s window sends nothing...'
@@ -250,9 +261,12 @@ complete -c acomm -n '__acomm_is \'send\'' -l deliver-at -r -f -d 'Deliver at th
 complete -c acomm -n '__acomm_at \'send\' 0' -f -a '(__acomm_words channels)'
 
 # acomm publish
-complete -c acomm -n '__acomm_is \'publish\'' -l as -l from -l sender -r -f -a '(__acomm_words agents)' -d 'The sending agent'
-complete -c acomm -n '__acomm_is \'publish\'' -s t -l type -r -f -a 'text command query response acknowledgment notification broadcast error' -d 'text, command, query, response, acknowledgment (ack), notification,...'
-complete -c acomm -n '__acomm_is \'publish\'' -s p -l priority -r -f -a 'low normal high urgent critical' -d 'low, normal, high, urgent, critical or 0-4'
+complete -c acomm -n '__acomm_is \'publish\'' -l as -l from -l sender -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'publish\'' -l as -l from -l sender -r -f -d 'The sending agent'
+complete -c acomm -n '__acomm_is \'publish\'' -s t -l type -r -f -a 'text command query response acknowledgment notification broadcast error'
+complete -c acomm -n '__acomm_is \'publish\'' -s t -l type -r -f -d 'text, command, query, response, acknowledgment (ack), notification,...'
+complete -c acomm -n '__acomm_is \'publish\'' -s p -l priority -r -f -a 'low normal high urgent critical'
+complete -c acomm -n '__acomm_is \'publish\'' -s p -l priority -r -f -d 'low, normal, high, urgent, critical or 0-4'
 complete -c acomm -n '__acomm_is \'publish\'' -l correlation-id -r -f -d 'Thread / request id'
 complete -c acomm -n '__acomm_is \'publish\'' -l dedupe-key -r -f -d 'Idempotency key: a repeat inside the channel\'s window sends nothing...'
 complete -c acomm -n '__acomm_is \'publish\'' -l meta -r -f -d 'k=v metadata (repeatable)'
@@ -261,29 +275,39 @@ complete -c acomm -n '__acomm_is \'publish\'' -l deliver-at -r -f -d 'Deliver at
 complete -c acomm -n '__acomm_at \'publish\' 0' -f -a '(__acomm_words channels)'
 
 # acomm subscribe
-complete -c acomm -n '__acomm_is \'subscribe\'' -l as -r -f -a '(__acomm_words agents)' -d 'The acting agent'
+complete -c acomm -n '__acomm_is \'subscribe\'' -l as -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'subscribe\'' -l as -r -f -d 'The acting agent'
 complete -c acomm -n '__acomm_at \'subscribe\' 0' -f -a '(__acomm_words channels)'
 
 # acomm unsubscribe
-complete -c acomm -n '__acomm_is \'unsubscribe\'' -l as -r -f -a '(__acomm_words agents)' -d 'The acting agent'
+complete -c acomm -n '__acomm_is \'unsubscribe\'' -l as -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'unsubscribe\'' -l as -r -f -d 'The acting agent'
 complete -c acomm -n '__acomm_at \'unsubscribe\' 0' -f -a '(__acomm_words channels)'
 
 # acomm subscriptions
 complete -c acomm -n '__acomm_at \'subscriptions\' 0' -f -a '(__acomm_words channels)'
 
 # acomm receive
-complete -c acomm -n '__acomm_is \'receive\'' -l as -l recipient -r -f -a '(__acomm_words agents)' -d 'The receiving agent'
-complete -c acomm -n '__acomm_is \'receive\'' -s c -l channel -r -f -a '(__acomm_words channels)' -d 'Only this channel'
+complete -c acomm -n '__acomm_is \'receive\'' -l as -l recipient -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'receive\'' -l as -l recipient -r -f -d 'The receiving agent'
+complete -c acomm -n '__acomm_is \'receive\'' -s c -l channel -r -f -a '(__acomm_words channels)'
+complete -c acomm -n '__acomm_is \'receive\'' -s c -l channel -r -f -d 'Only this channel'
 complete -c acomm -n '__acomm_is \'receive\'' -l since -r -f -d 'From this time (ISO 8601 or relative, e.g'
 complete -c acomm -n '__acomm_is \'receive\'' -l until -r -f -d 'Up to this time (ISO 8601 or relative)'
-complete -c acomm -n '__acomm_is \'receive\'' -s t -l type -r -f -a 'text command query response acknowledgment notification broadcast error' -d 'Message type (repeatable)'
-complete -c acomm -n '__acomm_is \'receive\'' -l from -r -f -a '(__acomm_words agents)' -d 'Only messages from this agent'
+complete -c acomm -n '__acomm_is \'receive\'' -s t -l type -r -f -a 'text command query response acknowledgment notification broadcast error'
+complete -c acomm -n '__acomm_is \'receive\'' -s t -l type -r -f -d 'Message type (repeatable)'
+complete -c acomm -n '__acomm_is \'receive\'' -l from -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'receive\'' -l from -r -f -d 'Only messages from this agent'
 complete -c acomm -n '__acomm_is \'receive\'' -l topic -r -f -d 'Topic pattern (* one segment, # any)'
-complete -c acomm -n '__acomm_is \'receive\'' -l status -r -f -a 'sent delivered acknowledged dead_letter' -d 'Message status: sent, delivered, acknowledged, dead_letter (repeata...'
+complete -c acomm -n '__acomm_is \'receive\'' -l status -r -f -a 'sent delivered acknowledged dead_letter'
+complete -c acomm -n '__acomm_is \'receive\'' -l status -r -f -d 'Message status: sent, delivered, acknowledged, dead_letter (repeata...'
 complete -c acomm -n '__acomm_is \'receive\'' -l grep -r -f -d 'Regular expression the content must match'
-complete -c acomm -n '__acomm_is \'receive\'' -l priority-min -r -f -a 'low normal high urgent critical' -d 'Lowest priority (name or 0-4)'
-complete -c acomm -n '__acomm_is \'receive\'' -l sort -r -f -a 'created priority id' -d 'created, priority or id'
-complete -c acomm -n '__acomm_is \'receive\'' -l order -r -f -a 'asc desc' -d 'asc or desc'
+complete -c acomm -n '__acomm_is \'receive\'' -l priority-min -r -f -a 'low normal high urgent critical'
+complete -c acomm -n '__acomm_is \'receive\'' -l priority-min -r -f -d 'Lowest priority (name or 0-4)'
+complete -c acomm -n '__acomm_is \'receive\'' -l sort -r -f -a 'created priority id'
+complete -c acomm -n '__acomm_is \'receive\'' -l sort -r -f -d 'created, priority or id'
+complete -c acomm -n '__acomm_is \'receive\'' -l order -r -f -a 'asc desc'
+complete -c acomm -n '__acomm_is \'receive\'' -l order -r -f -d 'asc or desc'
 complete -c acomm -n '__acomm_is \'receive\'' -l limit -r -f -d 'At most this many messages'
 complete -c acomm -n '__acomm_is \'receive\'' -l offset -r -f -d 'Skip this many first'
 complete -c acomm -n '__acomm_is \'receive\'' -l peek -d 'Leave them unread'
@@ -294,36 +318,49 @@ complete -c acomm -n '__acomm_is \'receive\'' -s f -l follow -d 'Keep printing m
 complete -c acomm -n '__acomm_at \'receive\' 0' -f -a '(__acomm_words channels)'
 
 # acomm ack
-complete -c acomm -n '__acomm_is \'ack\'' -l as -r -f -a '(__acomm_words agents)' -d 'The acting agent'
-complete -c acomm -n '__acomm_is \'ack\'' -l status -r -f -a 'received in_progress completed failed' -d 'received, in_progress, completed or failed (forward only)'
+complete -c acomm -n '__acomm_is \'ack\'' -l as -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'ack\'' -l as -r -f -d 'The acting agent'
+complete -c acomm -n '__acomm_is \'ack\'' -l status -r -f -a 'received in_progress completed failed'
+complete -c acomm -n '__acomm_is \'ack\'' -l status -r -f -d 'received, in_progress, completed or failed (forward only)'
 complete -c acomm -n '__acomm_is \'ack\'' -l note -r -f -d 'Details for the sender'
 
 # acomm query
-complete -c acomm -n '__acomm_is \'query\'' -l as -r -f -a '(__acomm_words agents)' -d 'The acting agent'
+complete -c acomm -n '__acomm_is \'query\'' -l as -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'query\'' -l as -r -f -d 'The acting agent'
 complete -c acomm -n '__acomm_is \'query\'' -l timeout -r -f -d 'Recipients that have not read it by then get it dead-lettered (expi...'
 complete -c acomm -n '__acomm_is \'query\'' -l wait -r -f -d 'Wait this many seconds for the first response and print it (exit 12...'
-complete -c acomm -n '__acomm_is \'query\'' -s p -l priority -r -f -a 'low normal high urgent critical' -d 'low, normal, high, urgent, critical or 0-4'
+complete -c acomm -n '__acomm_is \'query\'' -s p -l priority -r -f -a 'low normal high urgent critical'
+complete -c acomm -n '__acomm_is \'query\'' -s p -l priority -r -f -d 'low, normal, high, urgent, critical or 0-4'
 complete -c acomm -n '__acomm_is \'query\'' -l topic -r -f -d 'Topic (needed on pubsub channels)'
 complete -c acomm -n '__acomm_at \'query\' 0' -f -a '(__acomm_words channels)'
 
 # acomm respond
-complete -c acomm -n '__acomm_is \'respond\'' -l as -r -f -a '(__acomm_words agents)' -d 'The acting agent'
-complete -c acomm -n '__acomm_is \'respond\'' -s p -l priority -r -f -a 'low normal high urgent critical' -d 'low, normal, high, urgent, critical or 0-4'
+complete -c acomm -n '__acomm_is \'respond\'' -l as -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'respond\'' -l as -r -f -d 'The acting agent'
+complete -c acomm -n '__acomm_is \'respond\'' -s p -l priority -r -f -a 'low normal high urgent critical'
+complete -c acomm -n '__acomm_is \'respond\'' -s p -l priority -r -f -d 'low, normal, high, urgent, critical or 0-4'
 
 # acomm thread
 
 # acomm messages
-complete -c acomm -n '__acomm_is \'messages\'' -s c -l channel -r -f -a '(__acomm_words channels)' -d 'Only this channel'
+complete -c acomm -n '__acomm_is \'messages\'' -s c -l channel -r -f -a '(__acomm_words channels)'
+complete -c acomm -n '__acomm_is \'messages\'' -s c -l channel -r -f -d 'Only this channel'
 complete -c acomm -n '__acomm_is \'messages\'' -l since -r -f -d 'From this time (ISO 8601 or relative, e.g'
 complete -c acomm -n '__acomm_is \'messages\'' -l until -r -f -d 'Up to this time (ISO 8601 or relative)'
-complete -c acomm -n '__acomm_is \'messages\'' -s t -l type -r -f -a 'text command query response acknowledgment notification broadcast error' -d 'Message type (repeatable)'
-complete -c acomm -n '__acomm_is \'messages\'' -l from -r -f -a '(__acomm_words agents)' -d 'Only messages from this agent'
+complete -c acomm -n '__acomm_is \'messages\'' -s t -l type -r -f -a 'text command query response acknowledgment notification broadcast error'
+complete -c acomm -n '__acomm_is \'messages\'' -s t -l type -r -f -d 'Message type (repeatable)'
+complete -c acomm -n '__acomm_is \'messages\'' -l from -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'messages\'' -l from -r -f -d 'Only messages from this agent'
 complete -c acomm -n '__acomm_is \'messages\'' -l topic -r -f -d 'Topic pattern (* one segment, # any)'
-complete -c acomm -n '__acomm_is \'messages\'' -l status -r -f -a 'sent delivered acknowledged dead_letter' -d 'Message status: sent, delivered, acknowledged, dead_letter (repeata...'
+complete -c acomm -n '__acomm_is \'messages\'' -l status -r -f -a 'sent delivered acknowledged dead_letter'
+complete -c acomm -n '__acomm_is \'messages\'' -l status -r -f -d 'Message status: sent, delivered, acknowledged, dead_letter (repeata...'
 complete -c acomm -n '__acomm_is \'messages\'' -l grep -r -f -d 'Regular expression the content must match'
-complete -c acomm -n '__acomm_is \'messages\'' -l priority-min -r -f -a 'low normal high urgent critical' -d 'Lowest priority (name or 0-4)'
-complete -c acomm -n '__acomm_is \'messages\'' -l sort -r -f -a 'created priority id' -d 'created, priority or id'
-complete -c acomm -n '__acomm_is \'messages\'' -l order -r -f -a 'asc desc' -d 'asc or desc'
+complete -c acomm -n '__acomm_is \'messages\'' -l priority-min -r -f -a 'low normal high urgent critical'
+complete -c acomm -n '__acomm_is \'messages\'' -l priority-min -r -f -d 'Lowest priority (name or 0-4)'
+complete -c acomm -n '__acomm_is \'messages\'' -l sort -r -f -a 'created priority id'
+complete -c acomm -n '__acomm_is \'messages\'' -l sort -r -f -d 'created, priority or id'
+complete -c acomm -n '__acomm_is \'messages\'' -l order -r -f -a 'asc desc'
+complete -c acomm -n '__acomm_is \'messages\'' -l order -r -f -d 'asc or desc'
 complete -c acomm -n '__acomm_is \'messages\'' -l limit -r -f -d 'At most this many messages'
 complete -c acomm -n '__acomm_is \'messages\'' -l offset -r -f -d 'Skip this many first'
 complete -c acomm -n '__acomm_is \'messages\'' -l jsonl -d 'One JSON object per line'
@@ -339,20 +376,26 @@ complete -c acomm -f -n '__acomm_is \'deadletter\'' -a 'discard' -d 'Remove a de
 complete -c acomm -f -n '__acomm_is \'deadletter\'' -a 'purge' -d 'Remove dead letters older than a duration'
 
 # acomm deadletter list
-complete -c acomm -n '__acomm_is \'deadletter list\'' -s c -l channel -r -f -a '(__acomm_words channels)' -d 'Only this channel'
-complete -c acomm -n '__acomm_is \'deadletter list\'' -l recipient -r -f -a '(__acomm_words agents)' -d 'Only this recipient\'s dead letter'
-complete -c acomm -n '__acomm_is \'deadletter list\'' -l reason -r -f -a 'max_retries_exceeded expired recipient_left' -d 'max_retries_exceeded, expired or recipient_left'
+complete -c acomm -n '__acomm_is \'deadletter list\'' -s c -l channel -r -f -a '(__acomm_words channels)'
+complete -c acomm -n '__acomm_is \'deadletter list\'' -s c -l channel -r -f -d 'Only this channel'
+complete -c acomm -n '__acomm_is \'deadletter list\'' -l recipient -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'deadletter list\'' -l recipient -r -f -d 'Only this recipient\'s dead letter'
+complete -c acomm -n '__acomm_is \'deadletter list\'' -l reason -r -f -a 'max_retries_exceeded expired recipient_left'
+complete -c acomm -n '__acomm_is \'deadletter list\'' -l reason -r -f -d 'max_retries_exceeded, expired or recipient_left'
 complete -c acomm -n '__acomm_is \'deadletter list\'' -l limit -r -f -d 'At most this many'
 complete -c acomm -n '__acomm_is \'deadletter list\'' -l offset -r -f -d 'Skip this many first'
 
 # acomm deadletter show
-complete -c acomm -n '__acomm_is \'deadletter show\'' -l recipient -r -f -a '(__acomm_words agents)' -d 'Only this recipient\'s dead letter'
+complete -c acomm -n '__acomm_is \'deadletter show\'' -l recipient -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'deadletter show\'' -l recipient -r -f -d 'Only this recipient\'s dead letter'
 
 # acomm deadletter replay
-complete -c acomm -n '__acomm_is \'deadletter replay\'' -l recipient -r -f -a '(__acomm_words agents)' -d 'Only this recipient\'s dead letter'
+complete -c acomm -n '__acomm_is \'deadletter replay\'' -l recipient -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'deadletter replay\'' -l recipient -r -f -d 'Only this recipient\'s dead letter'
 
 # acomm deadletter discard
-complete -c acomm -n '__acomm_is \'deadletter discard\'' -l recipient -r -f -a '(__acomm_words agents)' -d 'Only this recipient\'s dead letter'
+complete -c acomm -n '__acomm_is \'deadletter discard\'' -l recipient -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'deadletter discard\'' -l recipient -r -f -d 'Only this recipient\'s dead letter'
 
 # acomm deadletter purge
 complete -c acomm -n '__acomm_is \'deadletter purge\'' -l older-than -r -f -d 'e.g'
@@ -370,7 +413,8 @@ complete -c acomm -n '__acomm_is \'compact\'' -l vacuum -d 'Then rewrite the fil
 complete -c acomm -n '__acomm_is \'compact\'' -l dry-run -d 'Count what would go; change nothing'
 
 # acomm stats
-complete -c acomm -n '__acomm_is \'stats\'' -l as -r -f -a '(__acomm_words agents)' -d 'Only this agent, and the channels it takes part in (not read from $...'
+complete -c acomm -n '__acomm_is \'stats\'' -l as -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'stats\'' -l as -r -f -d 'Only this agent, and the channels it takes part in (not read from $...'
 
 # acomm doctor
 complete -c acomm -n '__acomm_is \'doctor\'' -l quick -d 'PRAGMA quick_check instead of the full integrity_check (faster on b...'
@@ -381,12 +425,14 @@ complete -c acomm -n '__acomm_is \'doctor\'' -l quick -d 'PRAGMA quick_check ins
 complete -c acomm -n '__acomm_is \'export\'' -l since -r -f -d 'Only messages created at or after this (ISO 8601, epoch ms, or e.g'
 complete -c acomm -n '__acomm_is \'export\'' -l until -r -f -d 'Only messages created before this'
 complete -c acomm -n '__acomm_is \'export\'' -l incremental -d 'Continue after the last message exported to OUT (the watermark kept...'
-complete -c acomm -n '__acomm_is \'export\'' -l format -r -f -a 'parquet jsonl' -d 'parquet or jsonl'
+complete -c acomm -n '__acomm_is \'export\'' -l format -r -f -a 'parquet jsonl'
+complete -c acomm -n '__acomm_is \'export\'' -l format -r -f -d 'parquet or jsonl'
 complete -c acomm -n '__acomm_at \'export\' 0' -f -a '(__fish_complete_directories (commandline -ct) "")'
 
 # acomm audit
 complete -c acomm -n '__acomm_is \'audit\'' -l master -r -f -d 'Spark master: local[*] (default), local[2], spark://host:7077, yarn, '
-complete -c acomm -n '__acomm_is \'audit\'' -l out -r -f -a '(__fish_complete_directories (commandline -ct) "")' -d 'Where the result tables go, as Parquet (default: audit/ next to the...'
+complete -c acomm -n '__acomm_is \'audit\'' -l out -r -f -a '(__fish_complete_directories (commandline -ct) "")'
+complete -c acomm -n '__acomm_is \'audit\'' -l out -r -f -d 'Where the result tables go, as Parquet (default: audit/ next to the...'
 complete -c acomm -n '__acomm_is \'audit\'' -l conf -r -f -d 'Extra Spark setting KEY=VALUE (repeatable), e.g'
 complete -c acomm -n '__acomm_at \'audit\' 0+' -f -a '(__fish_complete_directories (commandline -ct) "")'
 
@@ -394,6 +440,9 @@ complete -c acomm -n '__acomm_at \'audit\' 0+' -f -a '(__fish_complete_directori
 complete -c acomm -f -n '__acomm_is \'bridge\'' -a 'sync' -d 'Reconcile the mailbox bridge\'s directories with the store, once'
 
 # acomm bridge sync
-complete -c acomm -n '__acomm_is \'bridge sync\'' -l inbox-dir -r -f -a '(__fish_complete_directories (commandline -ct) "")' -d 'Mirror unread deliveries as INBOX_DIR/AGENT/ID.json (default: bridg...'
-complete -c acomm -n '__acomm_is \'bridge sync\'' -l outbox-dir -r -f -a '(__fish_complete_directories (commandline -ct) "")' -d 'Ingest response files OUTBOX_DIR/AGENT/*.json (default: bridge.outb...'
-complete -c acomm -n '__acomm_is \'bridge sync\'' -l teams-dir -r -f -a '(__fish_complete_directories (commandline -ct) "")' -d 'Claude Code team inboxes TEAMS_DIR/TEAM/inboxes/AGENT.json for agen...'
+complete -c acomm -n '__acomm_is \'bridge sync\'' -l inbox-dir -r -f -a '(__fish_complete_directories (commandline -ct) "")'
+complete -c acomm -n '__acomm_is \'bridge sync\'' -l inbox-dir -r -f -d 'Mirror unread deliveries as INBOX_DIR/AGENT/ID.json (default: bridg...'
+complete -c acomm -n '__acomm_is \'bridge sync\'' -l outbox-dir -r -f -a '(__fish_complete_directories (commandline -ct) "")'
+complete -c acomm -n '__acomm_is \'bridge sync\'' -l outbox-dir -r -f -d 'Ingest response files OUTBOX_DIR/AGENT/*.json (default: bridge.outb...'
+complete -c acomm -n '__acomm_is \'bridge sync\'' -l teams-dir -r -f -a '(__fish_complete_directories (commandline -ct) "")'
+complete -c acomm -n '__acomm_is \'bridge sync\'' -l teams-dir -r -f -d 'Claude Code team inboxes TEAMS_DIR/TEAM/inboxes/AGENT.json for agen...'

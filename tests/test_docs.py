@@ -128,3 +128,10 @@ def test_man_reads_the_pages_as_a_user_would():
     assert p.returncode == 0, p.stderr
     assert "acomm channel create [OPTIONS] NAME" in p.stdout
     assert "--delivery TEXT" in p.stdout  # hyphens stay ASCII hyphens: copy-pasteable
+
+
+def test_version_prints_the_version(cli):
+    from acomm_cli import __version__
+
+    r = cli("--version")
+    assert r.exit_code == 0 and r.stdout == f"acomm {__version__}\n"

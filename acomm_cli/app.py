@@ -69,12 +69,25 @@ COMMANDS = {
     "flush": "compact", "compact": "compact",
     "stats": "stats",
     "doctor": "doctor",
+    "completions": "completions", "__complete": "completions",  # __complete: hidden
     "export": "export", "audit": "audit",
     "bridge": "bridge",
 }
 # named groups; the others are top-level verbs
 GROUPS = {"channel", "deadletter", "config", "bridge"}
 ALIASES = {"dead-letters": "deadletter"}
+
+
+def _plain_help(cmd: Command) -> Command:
+    """Every --help in click's plain layout, as the root's: the same on every command, honest
+    about --no-color (no rich panels), and exactly what docs/cli.md quotes. The listing of a
+    group shows each command's whole first paragraph rather than cutting it at ~45 columns."""
+    cmd.rich_markup_mode = None  # type: ignore[attr-defined]
+    if cmd.short_help is None and cmd.help:
+        cmd.short_help = cmd.help.split("\n\n", 1)[0].replace("\n", " ").strip()
+    for sub in getattr(cmd, "commands", {}).values():
+        _plain_help(sub)
+    return cmd
 
 
 class AcommGroup(TyperGroup):
@@ -90,7 +103,7 @@ class AcommGroup(TyperGroup):
         if module is None:
             return None
         mod = importlib.import_module(f"{__package__}.commands.{module}")
-        built = typer.main.get_command(mod.app)
+        built = _plain_help(typer.main.get_command(mod.app))
         if name in GROUPS:
             built.name = name
             return built
@@ -138,7 +151,9 @@ class AcommGroup(TyperGroup):
 app = typer.Typer(
     cls=AcommGroup,
     name="acomm",
-    help="A durable message engine for AI agents, driven from the shell.",
+    help="A durable message engine for AI agents, driven from the shell.\n\n"
+    "Global options may also follow the subcommand.\n\n"
+    'Example: id=$(acomm send team "hello" --as alice) && acomm show "$id"',
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -170,6 +185,8 @@ def main_options(
     """A durable message engine for AI agents, driven from the shell.
 
     Global options may also follow the subcommand.
+
+    Example: id=$(acomm send team "hello" --as alice) && acomm show "$id"
     """
     ctx.obj = Settings(store=store, config=config, json=json_,
                        color=False if no_color else None)

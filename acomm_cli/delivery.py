@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 from acomm_cli import clock, deadletters, model
 from acomm_cli.errors import InvalidState, NotFound, NotParticipant, ValidationFailed
-from acomm_cli.inbox import receive
+from acomm_cli.inbox import history, receive
 from acomm_cli.model import (
     ACK_ORDER,
     AckStatus,
@@ -29,6 +29,7 @@ from acomm_cli.model import (
 )
 from acomm_cli.pipeline import Router, persist, plan_message, release
 from acomm_cli.store import queries, timers, write
+from acomm_cli.store.maintenance import snapshot
 
 # ---------------------------------------------------------------- timers
 
@@ -51,11 +52,16 @@ class TickResult:
 
 
 _MAX_PASSES = 10_000  # each pass moves every due timer one step; a catch-up needs a handful
+LARGE_TICK = 1_000  # due timers worth a progress bar: smaller ticks end before one draws
+
+Progress = Callable[[int], Callable[[int], None]]  # start(total) -> advance(n)
 
 
-def advance(conn: sqlite3.Connection, now: int, recipient: str | None = None) -> TickResult:
+def advance(conn: sqlite3.Connection, now: int, recipient: str | None = None,
+            on_pass: Callable[[int], None] | None = None) -> TickResult:
     """Apply every timer due at `now` (only `recipient`'s, if given), inside the caller's
-    transaction, repeating until nothing is due so that a late run catches up completely."""
+    transaction, repeating until nothing is due so that a late run catches up completely.
+    `on_pass(n)` hears how many timers each pass moved."""
     result = TickResult(now=now)
     timers.stage_clear(conn)
     for _ in range(_MAX_PASSES):
@@ -71,6 +77,8 @@ def advance(conn: sqlite3.Connection, now: int, recipient: str | None = None) ->
         result.retried += retried
         result.expired += expired
         result.dead_lettered += dead
+        if on_pass is not None:
+            on_pass(scheduled + redelivered + retried + dead)
         if not (scheduled + redelivered + retried + dead):
             break
     result.released = release(conn, now)
@@ -79,10 +87,15 @@ def advance(conn: sqlite3.Connection, now: int, recipient: str | None = None) ->
     return result
 
 
-def tick(conn: sqlite3.Connection, now: int) -> TickResult:
-    """Advance every due timer in the store, in one transaction (two ticks never overlap)."""
+def tick(conn: sqlite3.Connection, now: int, progress: Progress | None = None) -> TickResult:
+    """Advance every due timer in the store, in one transaction (two ticks never overlap).
+    With `progress`, a large tick reports the timers it moves."""
     with write(conn):
-        return advance(conn, now)
+        on_pass = None
+        if progress is not None:
+            due = timers.count_due(conn, now)
+            on_pass = progress(due) if due >= LARGE_TICK else None
+        return advance(conn, now, on_pass=on_pass)
 
 
 def receive_due(conn: sqlite3.Connection, agent: str, f: MessageFilter, now: int, *,
@@ -150,6 +163,30 @@ def follow(conn: sqlite3.Connection, agent: str, f: MessageFilter, *, peek: bool
             if len(result.messages) >= f.limit and not peek:
                 continue  # more may be waiting already
         _wait_change(conn, version, float("inf"), queries.next_timer_of(conn, agent), stop)
+
+
+def follow_history(conn: sqlite3.Connection, f: MessageFilter, *,
+                   stop: Callable[[], bool] = lambda: False) -> Iterator[QueryResult]:
+    """`messages --follow`: the newest `f.limit` messages matching `f`, oldest first, then
+    each message committed later, as it is committed. Reads only.
+
+    Ids grow in commit order (a writer assigns them under the write lock), so "later" is
+    simply a higher id; the first page and the highest id come from one snapshot, so a
+    message committed meanwhile is printed exactly once."""
+    with snapshot(conn):
+        first = history(conn, replace(f, sort="id", order="desc"))
+        last = queries.last_message_id(conn)
+    yield QueryResult(first.messages[::-1], len(first.messages))
+    page = replace(f, sort="id", order="asc", offset=0)
+    while not stop():
+        version = queries.data_version(conn)
+        got = history(conn, replace(page, after_id=last))
+        if got.messages:
+            last = got.messages[-1].id
+            yield got
+            if got.has_more:
+                continue  # more are committed already
+        _wait_change(conn, version, float("inf"), None, stop)
 
 
 # ---------------------------------------------------------------- acknowledgements

@@ -338,6 +338,7 @@ class MessageFilter:
     order: str | None = None     # asc | desc
     limit: int = 100
     offset: int = 0
+    after_id: int | None = None  # only messages with a higher id (`messages --follow`)
 
 
 @dataclass

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -286,7 +287,8 @@ COMPACT_CHUNK = 20_000  # message ids per transaction
 
 def compact(conn: sqlite3.Connection, now: int, *, older_than_ms: int = 0,
             dead_letters_older_than_ms: int | None = None, vacuum: bool = False,
-            dry_run: bool = False) -> CompactResult:
+            dry_run: bool = False,
+            progress: Callable[[int], Callable[[int], None]] | None = None) -> CompactResult:
     """Remove messages whose deliveries are all terminal and that were created before
     `now - older_than_ms`, with their deliveries, in one transaction.
 
@@ -319,16 +321,20 @@ def compact(conn: sqlite3.Connection, now: int, *, older_than_ms: int = 0,
             once = maintenance.delete_expired_exactly_once(conn, now)
             lo, hi = maintenance.message_id_bounds(conn)
         messages = deliveries = 0
+        chunks = range(lo, hi + 1, COMPACT_CHUNK)
+        step = progress(len(chunks)) if progress is not None and len(chunks) > 1 else None
         # One transaction per chunk of ids: senders wait for a chunk, never for the whole
         # compaction (which on a large store outlasts their busy timeout). Each chunk leaves
         # a consistent store, and running compact again finishes what a killed one started.
-        for start in range(lo, hi + 1, COMPACT_CHUNK):
+        for start in chunks:
             with write(conn):
                 maintenance.select_compactable(conn, created_before, dl_cutoff, now, start,
                                                start + COMPACT_CHUNK - 1)
                 m, d = maintenance.delete_selected(conn)
             messages += m
             deliveries += d
+            if step is not None:
+                step(1)
     vacuumed = vacuum and not dry_run
     if vacuumed:
         try:

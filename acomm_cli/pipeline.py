@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -694,9 +694,12 @@ def _at_line(exc: CommError, line: int) -> CommError:
 
 
 def send_batch(conn: sqlite3.Connection, items: Sequence[tuple[SendRequest, str | None, int]],
-               now: int, limits: Limits | None = None) -> list[SendResult]:
+               now: int, limits: Limits | None = None,
+               progress: Callable[[int], Callable[[int], None]] | None = None,
+               ) -> list[SendResult]:
     """Many messages in one transaction: all are sent, or none (the first error is raised,
-    naming its line). Items are (request, direct recipient or None, line number)."""
+    naming its line). Items are (request, direct recipient or None, line number).
+    `progress(total)` (a bar on a terminal) hears every 500 items planned."""
     results: list[SendResult] = []
     messages: list[tuple[Any, ...]] = []
     deliveries: list[tuple[Any, ...]] = []
@@ -705,7 +708,10 @@ def send_batch(conn: sqlite3.Connection, items: Sequence[tuple[SendRequest, str 
         router = Router(conn, limits)
         check_capacity(router, len(items))
         next_id = queries.last_message_id(conn) + 1
-        for req, to, line in items:
+        step = progress(len(items)) if progress is not None and len(items) >= 500 else None
+        for n, (req, to, line) in enumerate(items, start=1):
+            if step is not None and n % 500 == 0:
+                step(500)
             try:
                 if to is not None:
                     model.agent_id(req.sender, "sender")
@@ -734,4 +740,6 @@ def send_batch(conn: sqlite3.Connection, items: Sequence[tuple[SendRequest, str 
         queries.insert_deliveries(conn, deliveries)
         for plan in answers:
             _acknowledge_origin(router, plan, now)
+        if step is not None:
+            step(len(items) % 500)
     return results

@@ -21,17 +21,36 @@ from acomm_cli.model import Channel, Delivery, Message, QueryResult, SendResult
 @dataclass(frozen=True)
 class Output:
     json: bool = False
-    color: bool | None = None  # None: the terminal and NO_COLOR decide
+    color: bool | None = None  # False: --no-color; None: the environment decides
 
     @property
     def tty(self) -> bool:
+        """Whether people read stdout: rich views there, plain lines for programs."""
         return sys.stdout.isatty()
+
+    def colour(self, stderr: bool = False) -> bool:
+        """--no-color, then NO_COLOR (set and not empty: no-color.org), then FORCE_COLOR
+        (likewise: force-color.org), then TERM=dumb, then whether the stream is a terminal.
+        Colour never changes the layout: piped output stays plain text whatever FORCE_COLOR
+        says (CI systems often set it globally, and scripts parse that output)."""
+        if self.color is False or os.environ.get("NO_COLOR"):
+            return False
+        if os.environ.get("FORCE_COLOR"):
+            return True
+        if os.environ.get("TERM") == "dumb":
+            return False
+        return (sys.stderr if stderr else sys.stdout).isatty()
 
     def console(self, stderr: bool = False):  # noqa: ANN201 - rich is imported lazily
         from rich.console import Console
 
-        no_color = self.color is False or (self.color is None and "NO_COLOR" in os.environ)
-        return Console(stderr=stderr, no_color=no_color, highlight=False)
+        if not self.colour(stderr):  # no escape sequences at all, not even bold
+            return Console(stderr=stderr, color_system=None, highlight=False)
+        console = Console(stderr=stderr, force_terminal=True, highlight=False)
+        if console.color_system is None:  # FORCE_COLOR on a terminal rich thinks is dumb
+            console = Console(stderr=stderr, force_terminal=True, color_system="standard",
+                              highlight=False)
+        return console
 
 
 def _dump(doc: Any) -> None:
@@ -40,6 +59,15 @@ def _dump(doc: Any) -> None:
 
 def flush() -> None:
     sys.stdout.flush()
+
+
+def text(doc: str) -> None:
+    """Text that is itself the result (a completion script, a list of names)."""
+    sys.stdout.write(doc)
+
+
+def help(text: str) -> None:  # noqa: A001 - the command's --help, on stderr
+    sys.stderr.write(text.rstrip("\n") + "\n\n")
 
 
 def note(text: str) -> None:
@@ -221,9 +249,31 @@ def messages(out: Output, result: QueryResult, *, body: bool = False,
             note(f"showing {len(result.messages)} of {result.total_count}; use --offset/--limit")
 
 
+def follow(out: Output, batch: QueryResult, *, body: bool = False,
+           jsonl: bool = False) -> None:
+    """One batch of a --follow stream, printed at once: JSON Lines when piped (or with
+    --json / --jsonl), bodies with --body, else each message as a rich view."""
+    if body or jsonl or out.json or not out.tty:
+        messages(out, batch, body=body, jsonl=not body)
+    elif batch.messages:
+        from acomm_cli import render_views
+
+        console = out.console()
+        for m in batch.messages:
+            console.print(render_views.follow_item(m))
+    flush()
+
+
 def message(out: Output, m: Message) -> None:
+    """One message: its JSON document; a rich panel on a terminal; `key: value` lines, the
+    deliveries and the content when piped (scripts read those: unchanged)."""
     if out.json:
         _dump(message_doc(m))
+        return
+    if out.tty:
+        from acomm_cli import render_views
+
+        out.console().print(render_views.message_panel(m))
         return
     doc = message_doc(m)
     _pairs(out, [(k, json.dumps(v) if isinstance(v, dict) else v)
@@ -276,6 +326,11 @@ def dead_letters(out: Output, items: Sequence[Any], total: int) -> None:
 def thread(out: Output, correlation_id: str, msgs: Sequence[Message]) -> None:
     if out.json:
         _dump({"correlation_id": correlation_id, "messages": [message_doc(m) for m in msgs]})
+        return
+    if out.tty:  # a panel per message, with every recipient's delivery state
+        from acomm_cli import render_views
+
+        out.console().print(render_views.thread_panels(correlation_id, msgs))
         return
     _table(out, f"thread {correlation_id}", ["id", "from", "type", "created", "content"],
            [(m.id, m.sender, m.type.value, iso(m.created_at), m.content) for m in msgs])
@@ -394,8 +449,8 @@ class progress:  # noqa: N801 - used as `with render.progress(out, label) as sta
         self.out, self.label, self.bar = out, label, None
 
     def __enter__(self) -> Any:
-        if self.out.json or not sys.stderr.isatty():
-            return None
+        if self.out.json or not sys.stderr.isatty() or os.environ.get("TERM") == "dumb":
+            return None  # a dumb terminal cannot redraw a bar in place
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
         self.bar = Progress("[progress.description]{task.description}", BarColumn(),
@@ -406,7 +461,14 @@ class progress:  # noqa: N801 - used as `with render.progress(out, label) as sta
 
     def _start(self, total: int) -> Any:
         task = self.bar.add_task(self.label, total=total)
-        return lambda n: self.bar.advance(task, n)
+        done = [0]
+
+        def advance(n: int) -> None:  # never past the total (a catch-up tick can exceed it)
+            n = max(0, min(n, total - done[0]))
+            done[0] += n
+            self.bar.advance(task, n)
+
+        return advance
 
     def __exit__(self, *exc: Any) -> None:
         if self.bar is not None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -28,11 +29,14 @@ class TickSetup:
     encode: Callable[[Any], str] | None = None  # a message -> the JSON an agent reads
     on_bridge: Callable[[Any], None] = lambda _result: None
     on_dispatch: Callable[[Any], None] = lambda _result: None
+    # a context manager giving a progress starter (delivery.Progress) or None
+    progress: Callable[[], AbstractContextManager[Any]] = nullcontext
 
 
 def tick_once(conn: Any, setup: TickSetup, now: int) -> tuple[dict[str, Any], int]:
     """One pass at `now`: the document `tick --json` prints, and how much it did."""
-    result = delivery.tick(conn, now)
+    with setup.progress() as progress:
+        result = delivery.tick(conn, now, progress)
     doc: dict[str, Any] = asdict(result)
     total = result.total
     if setup.bridge.configured:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import signal
 import sqlite3
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Annotated
 
 import typer
+from typer._click.globals import get_current_context
 
 from acomm_cli import clock, model, pipeline, render
 from acomm_cli.config import Settings
@@ -80,14 +82,30 @@ def limits(ctx: typer.Context) -> model.Limits:
 
 
 def read_body(body: str | None) -> str:
-    """The body argument, or standard input when it is omitted or `-` (never a terminal:
-    waiting on one would look like a hang)."""
+    """The body argument, or standard input when it is omitted or `-`."""
     if body is not None and body != "-":
         return body
-    if sys.stdin is None or sys.stdin.isatty():
-        raise UsageError("no message body: give it as an argument or pipe it on stdin",
-                         field="body")
+    refuse_terminal_stdin("no message body: give it as an argument or pipe it on stdin", "body")
     return sys.stdin.read()
+
+
+def refuse_terminal_stdin(message: str, field: str) -> None:
+    """Refuse to read from a terminal: waiting on one would look like a hang. The command's
+    help goes to stderr first (not with --json, whose stderr is one JSON document)."""
+    if sys.stdin is not None and not sys.stdin.isatty():
+        return
+    ctx = get_current_context(silent=True)
+    if ctx is not None and not settings(ctx).json:
+        render.help(ctx.get_help())
+    raise UsageError(message, field=field)
+
+
+def stop_on_signals() -> Callable[[], bool]:
+    """For commands that wait: SIGINT and SIGTERM end the wait cleanly (exit 0)."""
+    stopped: list[int] = []
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda signum, _frame: stopped.append(signum))
+    return lambda: bool(stopped)
 
 
 def identity(value: str | None, flag: str = "--as") -> str:

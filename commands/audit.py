@@ -30,11 +30,12 @@ def audit(
         "--conf", help="Extra Spark setting KEY=VALUE (repeatable), e.g. "
         "spark.ui.enabled=true or spark.executor.memory=4g.", show_default=False)] = None,
 ) -> None:
-    """Audit exports on Apache Spark: volume per channel and day by type and priority;
-    created->read and delivered->acked latency p50/p95/p99 per channel and per agent; retries;
-    dead letters by reason; acks later than the channel's ack timeout; the unacknowledged
-    backlog and its age at export time; exactly-once violations and messages not accounted
-    for (both must be 0).
+    """Audit exports on Apache Spark: volume, latency, retries, dead letters, checks.
+
+    Volume per channel and day by type and priority; created->read and delivered->acked latency
+    p50/p95/p99 per channel and per agent; retries; dead letters by reason; acks later than the
+    channel's ack timeout; the unacknowledged backlog and its age at export time; exactly-once
+    violations and messages not accounted for (both must be 0).
 
     Writes each table as Parquet under --out and prints a summary (--json: as JSON). Needs
     Java 17+ (exit 1, spark_unavailable, without it). Exit 5 (invalid_state) when a check

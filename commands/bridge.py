@@ -11,7 +11,8 @@ from acomm_cli.commands._common import output, settings, store
 from acomm_cli.errors import UsageError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
-                  help="The mailbox bridge: inbox files, team inboxes, response files.")
+                  help="The mailbox bridge: inbox files, team inboxes, response files."
+                  "\n\nExample: acomm bridge sync --inbox-dir ~/.claude/inbox")
 
 
 @app.command()
@@ -27,9 +28,11 @@ def sync(
         help="Claude Code team inboxes TEAMS_DIR/TEAM/inboxes/AGENT.json for agent@team "
         "(default: bridge.teams_dir).", show_default=False)] = None,
 ) -> None:
-    """Write missing mirror files, take away those of deliveries no longer unread, mark read
+    """Reconcile the mailbox bridge's directories with the store, once.
+
+    Writes missing mirror files, takes away those of deliveries no longer unread, marks read
     what agents read through their files, prune read team entries older than
-    bridge.read_ttl, and ingest response files (each deleted once its message is committed;
+    bridge.read_ttl, and ingests response files (each deleted once its message is committed;
     a bad one stays and is reported once). `acomm tick` does the same when the bridge is
     configured, and every writing command mirrors what it sent.
 

@@ -9,7 +9,8 @@ import typer
 from acomm_cli import clock, pipeline, render
 from acomm_cli.commands._common import AsAgent, identity, output, store
 
-app = typer.Typer(help="Create and manage channels.", no_args_is_help=True,
+app = typer.Typer(help="Create and manage channels.\n\nExample: acomm channel create team "
+                  "--type group --as planner", no_args_is_help=True,
                   add_completion=False)
 
 Name = Annotated[str, typer.Argument(help="Channel name.")]
@@ -26,7 +27,8 @@ def create(
         help="at-most-once, at-least-once or exactly-once.")] = None,
     max_message_size: Annotated[str | None, typer.Option(help="e.g. 65536 or 1MiB.")] = None,
     ack_timeout: Annotated[str | None, typer.Option(help="e.g. 30s.")] = None,
-    max_retries: Annotated[int | None, typer.Option()] = None,
+    max_retries: Annotated[int | None, typer.Option(
+        help="Redeliveries before a dead letter.")] = None,
     retry_backoff: Annotated[str | None, typer.Option(help="Base back-off, e.g. 1000ms.")] = None,
     retry_jitter: Annotated[float | None, typer.Option(help="A fraction, e.g. 0.1.")] = None,
     echo: Annotated[bool | None, typer.Option("--echo/--no-echo",
@@ -92,7 +94,7 @@ def leave(
     name: Name,
     agent: Annotated[str, typer.Argument(help="The agent leaving.")],
 ) -> None:
-    """Remove an agent; what still waited for it there is dead-lettered (recipient_left).
+    """Remove an agent; what still waited for it is dead-lettered (recipient_left).
 
     Example: acomm channel leave team reviewer
     """

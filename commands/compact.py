@@ -40,11 +40,12 @@ def compact(
     older = clock.parse_duration(older_than, "older_than") if older_than is not None else 0
     dead = (clock.parse_duration(dead_letters_older_than, "dead_letters_older_than")
             if dead_letters_older_than is not None else None)
-    with store(ctx, write=False) as conn:
+    out = output(ctx)
+    with store(ctx, write=False) as conn, render.progress(out, "compacting") as progress:
         result = operations.compact(conn, now, older_than_ms=older,
                                     dead_letters_older_than_ms=dead, vacuum=vacuum,
-                                    dry_run=dry_run)
-    render.compact(output(ctx), result)
+                                    dry_run=dry_run, progress=progress)
+    render.compact(out, result)
 
 
 @app.command()

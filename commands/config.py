@@ -7,14 +7,16 @@ import typer
 from acomm_cli import operations, render
 from acomm_cli.commands._common import output, settings
 
-app = typer.Typer(help="Inspect the configuration.", no_args_is_help=True,
-                  add_completion=False)
+app = typer.Typer(help="Inspect the configuration.\n\nExample: acomm config show --json",
+                  no_args_is_help=True, add_completion=False)
 
 
 @app.command()
 def show(ctx: typer.Context) -> None:
-    """Print every setting's effective value and its source (flag > environment > config
-    file > default), with the store and config file in use.
+    """Print every setting's effective value and where it came from.
+
+    Sources: flag > environment > config file > default; the store and config file in use
+    are listed too.
 
     A config file with an unknown key or a bad value is refused (exit 3, naming the key).
 

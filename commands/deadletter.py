@@ -9,7 +9,8 @@ import typer
 from acomm_cli import clock, delivery, model, render
 from acomm_cli.commands._common import output, store
 
-app = typer.Typer(help="Inspect and recover dead letters.", no_args_is_help=True,
+app = typer.Typer(help="Inspect and recover dead letters.\n\nExample: acomm deadletter "
+                  "list --json", no_args_is_help=True,
                   add_completion=False)
 
 Msg = Annotated[int, typer.Argument(metavar="MSG", help="The message id.")]
@@ -19,12 +20,13 @@ Recipient = Annotated[str | None, typer.Option(help="Only this recipient's dead 
 @app.command("list")
 def list_(
     ctx: typer.Context,
-    channel: Annotated[str | None, typer.Option("--channel", "-c")] = None,
+    channel: Annotated[str | None, typer.Option("--channel", "-c", help="Only this channel.")]
+    = None,
     recipient: Recipient = None,
     reason: Annotated[str | None, typer.Option(
         help=f"{', '.join(model.DEAD_LETTER_REASONS)}.")] = None,
-    limit: Annotated[int, typer.Option()] = 100,
-    offset: Annotated[int, typer.Option()] = 0,
+    limit: Annotated[int, typer.Option(help="At most this many.")] = 100,
+    offset: Annotated[int, typer.Option(help="Skip this many first.")] = 0,
 ) -> None:
     """List dead letters, oldest first.
 

@@ -19,7 +19,9 @@ def doctor(
         "--quick", help="PRAGMA quick_check instead of the full integrity_check (faster on "
         "big stores; skips index consistency).")] = False,
 ) -> None:
-    """Check the store: SQLite's integrity check, the schema version and its migrations, and
+    """Check the store's integrity, schema and delivery invariants.
+
+    Runs SQLite's integrity check, checks the schema version and its migrations, and
     that every delivery is queued, waiting, unread, read, acked or dead with the timers and
     dead letters its state needs.
 

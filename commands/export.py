@@ -28,7 +28,9 @@ def export(
         "watermark kept in the store).")] = False,
     format_: Annotated[str, typer.Option("--format", help="parquet or jsonl.")] = "parquet",
 ) -> None:
-    """Export messages, deliveries, dead letters and channels as datasets partitioned by UTC
+    """Export the history as Parquet (or JSON Lines) datasets, the input of `audit`.
+
+    Messages, deliveries, dead letters and channels go to datasets partitioned by UTC
     day (date=YYYY-MM-DD), plus OUT/manifest.json (store id, schema version, row counts, id
     range, every file with its size and sha256).
 

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from acomm_cli import clock, inbox, render
+from acomm_cli import clock, delivery, inbox, render
 from acomm_cli.commands._common import (
     ChannelOpt,
     From,
@@ -23,8 +23,10 @@ from acomm_cli.commands._common import (
     Until,
     build_filter,
     output,
+    stop_on_signals,
     store,
 )
+from acomm_cli.errors import UsageError
 
 app = typer.Typer(add_completion=False)
 
@@ -46,17 +48,31 @@ def messages(
     limit: Limit = 100,
     offset: Offset = 0,
     jsonl: Annotated[bool, typer.Option("--jsonl", help="One JSON object per line.")] = False,
+    follow: Annotated[bool, typer.Option(
+        "--follow", "-f", help="Print the newest --limit matches oldest first, then each new "
+        "one as it is committed, until interrupted (rich on a terminal, JSON Lines when "
+        "piped).")] = False,
 ) -> None:
     """Message history, newest first (changes nothing).
 
     Example: acomm messages --type command --since -1h --json
+
+    Example (watch a channel): acomm messages --channel team --follow
     """
+    if follow and (sort is not None or order is not None):
+        raise UsageError("--follow prints messages in the order they are committed; drop "
+                         "--sort and --order", field="follow")
     f = build_filter(channel=channel, since=since, until=until, types=type_, sender=from_,
                      topic=topic, status=status, grep=grep, priority_min=priority_min,
                      sort=sort, order=order, limit=limit, offset=offset, now=clock.now_ms())
+    out = output(ctx)
     with store(ctx, write=False) as conn:
+        if follow:
+            for batch in delivery.follow_history(conn, f, stop=stop_on_signals()):
+                render.follow(out, batch, jsonl=jsonl)
+            return
         result = inbox.history(conn, f)
-    render.messages(output(ctx), result, jsonl=jsonl)
+    render.messages(out, result, jsonl=jsonl)
 
 
 @app.command()

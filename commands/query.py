@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
-import signal
 from typing import Annotated
 
 import typer
 
 from acomm_cli import clock, delivery, render
-from acomm_cli.commands._common import AsAgent, identity, limits, output, read_body, store
+from acomm_cli.commands._common import (
+    AsAgent,
+    identity,
+    limits,
+    output,
+    read_body,
+    stop_on_signals,
+    store,
+)
 from acomm_cli.errors import Timeout
 from acomm_cli.model import SendRequest
 
@@ -28,7 +35,8 @@ def query(
     wait: Annotated[float | None, typer.Option(
         help="Wait this many seconds for the first response and print it (exit 124 if none).")]
     = None,
-    priority: Annotated[str, typer.Option("--priority", "-p")] = "normal",
+    priority: Annotated[str, typer.Option(
+        "--priority", "-p", help="low, normal, high, urgent, critical or 0-4.")] = "normal",
     topic: Annotated[str | None, typer.Option(help="Topic (needed on pubsub channels).")] = None,
 ) -> None:
     """Ask a question; prints its correlation id (or, with --wait, the first answer).
@@ -46,19 +54,12 @@ def query(
         if wait is None:
             render.ok(out, render.send_doc(result), result.correlation_id)
             return
-        stop = _stop_on_signals()
+        stop = stop_on_signals()
         answer = delivery.await_response(conn, result.correlation_id, agent, wait, stop)
     if answer is None:
         raise Timeout(f"no response to {result.correlation_id} within {wait:g}s",
                       correlation_id=result.correlation_id)
     render.ok(out, render.message_doc(answer), answer.content.rstrip("\n"))
-
-
-def _stop_on_signals():  # noqa: ANN202
-    stopped = []
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stopped.append(True))
-    return lambda: bool(stopped)
 
 
 @app.command()
@@ -68,9 +69,10 @@ def respond(
     body: Annotated[str | None, typer.Argument(help="The answer; '-' or omitted: stdin.",
                                                show_default=False)] = None,
     as_: AsAgent = None,
-    priority: Annotated[str, typer.Option("--priority", "-p")] = "normal",
+    priority: Annotated[str, typer.Option(
+        "--priority", "-p", help="low, normal, high, urgent, critical or 0-4.")] = "normal",
 ) -> None:
-    """Answer a query (to its sender, on its channel); counts as your ack; prints the id.
+    """Answer a query, to its asker; counts as your ack; prints the id.
 
     Example: acomm respond "$corr" "20 connections" --as researcher
     """

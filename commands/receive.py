@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import signal
 from typing import Annotated
 
 import typer
@@ -25,6 +24,7 @@ from acomm_cli.commands._common import (
     build_filter,
     identity,
     output,
+    stop_on_signals,
     store,
 )
 from acomm_cli.errors import Timeout
@@ -60,7 +60,8 @@ def receive(
         help="Block up to this many seconds until something arrives (exit 124 if nothing).")]
     = None,
     follow: Annotated[bool, typer.Option(
-        "--follow", "-f", help="Keep printing messages as they arrive, until interrupted.")]
+        "--follow", "-f", help="Keep printing messages as they arrive, until interrupted "
+        "(rich on a terminal, JSON Lines when piped).")]
     = False,
 ) -> None:
     """Unread messages for an agent, oldest first; marks them read unless --peek.
@@ -75,14 +76,9 @@ def receive(
                      offset=offset, now=now)
     out = output(ctx)
     with store(ctx, write=True) as conn:
-        if follow:
-            stopped: list[int] = []
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                signal.signal(sig, lambda signum, _frame: stopped.append(signum))
-            stream = jsonl or out.json or not out.tty  # JSON Lines when piped
-            for batch in delivery.follow(conn, agent, f, peek=peek, stop=lambda: bool(stopped)):
-                render.messages(out, batch, body=body, jsonl=stream and not body)
-                render.flush()
+        if follow:  # rich on a terminal, JSON Lines when piped
+            for batch in delivery.follow(conn, agent, f, peek=peek, stop=stop_on_signals()):
+                render.follow(out, batch, body=body, jsonl=jsonl)
             return
         if wait is not None:
             result = delivery.receive_wait(conn, agent, f, wait, peek=peek)

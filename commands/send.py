@@ -9,7 +9,14 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock, model, pipeline, render
-from acomm_cli.commands._common import identity, limits, output, read_body, store
+from acomm_cli.commands._common import (
+    identity,
+    limits,
+    output,
+    read_body,
+    refuse_terminal_stdin,
+    store,
+)
 from acomm_cli.errors import UsageError, ValidationFailed
 from acomm_cli.model import SendRequest
 
@@ -39,6 +46,9 @@ def _schedule(delay: str | None, deliver_at: str | None, now: int) -> tuple[int 
 
 
 def _read_batch(source: str) -> list[tuple[SendRequest, str | None, int]]:
+    if source == "-":
+        refuse_terminal_stdin("no batch on stdin: pipe JSON Lines in, or give a file",
+                              "batch")
     try:
         fh = sys.stdin if source == "-" else open(source, encoding="utf-8")  # noqa: SIM115
     except OSError as exc:
@@ -81,7 +91,9 @@ def send(
 ) -> None:
     """Send a message; prints its id.
 
-    Examples: acomm send team "hello" --as alice;  echo hi | acomm send --to bob --as alice
+    Example: acomm send team "hello" --as alice
+
+    Example (body on stdin, direct message): echo hi | acomm send --to bob --as alice
     """
     out = output(ctx)
     now = clock.now_ms()
@@ -90,8 +102,8 @@ def send(
             raise UsageError("--batch takes everything from its file; give no channel, body "
                              "or --to", field="batch")
         items = _read_batch(batch)
-        with store(ctx, write=True) as conn:
-            results = pipeline.send_batch(conn, items, now, limits(ctx))
+        with store(ctx, write=True) as conn, render.progress(out, "sending") as progress:
+            results = pipeline.send_batch(conn, items, now, limits(ctx), progress)
         render.batch_results(out, results)
         return
     sender = identity(as_)

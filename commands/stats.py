@@ -19,7 +19,9 @@ def stats(
         "--as", help="Only this agent, and the channels it takes part in (not read from "
         "$ACOMM_AGENT: without --as every agent is shown).")] = None,
 ) -> None:
-    """Count deliveries per agent (total, unread, awaiting ack, oldest unread age in seconds,
+    """Counts per agent and per channel, oldest unread age, and the store's size.
+
+    Deliveries per agent (total, unread, awaiting ack, oldest unread age in seconds,
     dead letters) and per channel (pending, queued, dead letters), with the store's size.
 
     With the mailbox bridge, `queues` lists the agents with inbox files still pending (count

@@ -25,8 +25,9 @@ def tick(
     no_dispatch: Annotated[bool, typer.Option(
         "--no-dispatch", help="Do not run configured agents (see `acomm dispatch`).")] = False,
 ) -> None:
-    """Deliver scheduled messages, retry unacknowledged ones, dead-letter the hopeless, and
-    run configured agents on their due messages (`acomm dispatch`).
+    """Deliver scheduled messages, retry unacked ones, dead-letter the rest, dispatch.
+
+    Runs configured agents on their due messages too (see `acomm dispatch`).
 
     Example (crontab): * * * * * acomm --store /srv/agents.acomm tick
     """
@@ -38,7 +39,8 @@ def tick(
         bridge=bridge.config(s.value), agents={} if no_dispatch else s.value(AGENTS),
         store_path=str(Path(path).resolve()), encode=render.message_json,
         config_path=str(Path(s.config).expanduser().resolve()) if s.config else None,
-        on_bridge=render.bridge_notes, on_dispatch=render.dispatch_notes)
+        on_bridge=render.bridge_notes, on_dispatch=render.dispatch_notes,
+        progress=lambda: render.progress(out, "ticking"))
     with store(ctx, write=True, bridge_hook=False) as conn:
         if every_s is None:
             render.bridge_tick(out, worker.tick_once(conn, setup, clock.now_ms())[0])

@@ -107,6 +107,17 @@ def list_channels(conn: sqlite3.Connection) -> list[Channel]:
     return [_channel(r, tuple(members.get(r[0], ()))) for r in rows]
 
 
+def channel_names(conn: sqlite3.Connection) -> list[str]:
+    """Names a user may type (shell completion): every channel but the implicit direct ones."""
+    return [r[0] for r in conn.execute(
+        "SELECT name FROM channels WHERE direct_pair IS NULL ORDER BY name")]
+
+
+def agent_ids(conn: sqlite3.Connection) -> list[str]:
+    """Every agent that takes part in a channel (shell completion); the index serves it."""
+    return [r[0] for r in conn.execute("SELECT DISTINCT agent FROM participants ORDER BY agent")]
+
+
 def insert_channel(conn: sqlite3.Connection, name: str, type_: str, owner: str,
                    cfg: ChannelConfig, now: int, direct_pair: str | None = None) -> int:
     cur = conn.execute(
@@ -542,6 +553,9 @@ def _filter_sql(f: MessageFilter) -> tuple[list[str], list[Any]]:
     if f.status:
         where.append(f"{_STATUS_SQL} IN ({','.join('?' * len(f.status))})")
         params.extend(f.status)
+    if f.after_id is not None:
+        where.append("m.id > ?")
+        params.append(f.after_id)
     return where, params
 
 

@@ -157,6 +157,12 @@ def expire_exactly_once(conn: sqlite3.Connection, now: int) -> int:
     return conn.execute("DELETE FROM exactly_once WHERE expires_at <= ?", (now,)).rowcount
 
 
+def count_due(conn: sqlite3.Connection, now: int) -> int:
+    """Deliveries whose timer is due (the size of a tick, for its progress bar)."""
+    return conn.execute("SELECT count(*) FROM deliveries WHERE next_timer_at <= ?",
+                        (now,)).fetchone()[0]
+
+
 def has_due(conn: sqlite3.Connection, now: int, recipient: str | None) -> bool:
     """Cheap check: is any timer of this recipient (or anyone) due?"""
     if recipient is None:

@@ -58,6 +58,7 @@ def team(cli, store):
     ["publish", "ci", "build.x", "done", "--as", "ci"],
     ["receive", "--as", "bob", "--peek"],
     ["send", "team", "", "--as", "alice"],  # a refused send renders its error cheaply too
+    ["__complete", "agents"],  # what the shell completion scripts run on a TAB
 ])
 def test_running_a_command_loads_no_heavy_module(team, argv):
     before = query(team, "SELECT count(*) FROM messages")[0][0]

@@ -151,6 +151,7 @@ COMMANDS = [
     ("receive", "--as", "bob"),
     ("messages",),
     ("show", "1"),
+    ("__complete", "channels"),  # shell completion never touches a bad store either
 ]
 
 

@@ -1,0 +1,185 @@
+"""The command tree as data, read from the Typer app.
+
+The man pages, docs/cli.md and the shell completion scripts are all generated from this one
+walk over `app.COMMANDS`, so commands added later are documented and completed without
+touching the generators. Imported only by `acomm completions` and `python -m acomm_cli.docgen`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from typer._click.core import Command, Context
+from typer.core import TyperArgument, TyperGroup
+
+from acomm_cli import model
+
+HELP_WIDTH = 80  # --help as the generated docs quote it, whatever the terminal's width
+
+# Completion kinds of values: dynamic ones are looked up in the store (`acomm __complete`).
+CHANNEL, AGENT, FILE, DIR, CHOICE = "channel", "agent", "file", "dir", "choice"
+
+# Kinds by the parameter's Python name, so that later commands which reuse the shared options
+# (--as, --channel, ...) complete like the others without further work.
+_KINDS = {
+    "as_": AGENT, "from_": AGENT, "sender": AGENT, "recipient": AGENT, "agent": AGENT,
+    "to": AGENT,
+    "channel": CHANNEL, "channel_arg": CHANNEL,
+    "store": FILE, "config": FILE, "batch": FILE,
+    "directory": DIR, "exports": DIR, "out": DIR, "inbox_dir": DIR, "outbox_dir": DIR,
+    "teams_dir": DIR,
+}
+_CHOICES: dict[str, tuple[str, ...]] = {
+    "priority": tuple(p.name.lower() for p in model.Priority),
+    "priority_min": tuple(p.name.lower() for p in model.Priority),
+    "delivery": tuple(m.value for m in model.DeliveryMode),
+    "type_": tuple(t.value for t in model.MessageType),
+    "status": model.MESSAGE_STATUSES,
+    "role": (model.Role.MEMBER.value, model.Role.OBSERVER.value),
+    "reason": ("max_retries_exceeded", "expired", "recipient_left"),
+    "sort": ("created", "priority", "id"),
+    "order": ("asc", "desc"),
+    "format_": ("parquet", "jsonl"),
+}
+# Where the same name means something else.
+_PATH_CHOICES: dict[tuple[str, ...], dict[str, tuple[str, ...]]] = {
+    ("channel", "create"): {"type_": tuple(t.value for t in model.ChannelType)},
+    ("ack",): {"status": tuple(s.value for s in model.AckStatus)},
+}
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str                    # the Python name
+    opts: tuple[str, ...]        # ("-t", "--type"), or ("NAME",) for an argument
+    secondary: tuple[str, ...]   # ("--no-echo",)
+    argument: bool
+    takes_value: bool
+    metavar: str                 # NAME, TEXT, INT, ... ("" for flags)
+    help: str
+    default: str | None
+    envvar: str | None
+    required: bool
+    multiple: bool               # a repeatable option, or an argument taking several values
+    kind: str | None             # completion kind, see above
+    choices: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Cmd:
+    path: tuple[str, ...]        # () for acomm itself
+    summary: str
+    description: tuple[str, ...]             # paragraphs after the summary, no examples
+    examples: tuple[tuple[str, str], ...]    # (caption, command line)
+    params: tuple[Param, ...]
+    subcommands: tuple[Cmd, ...]
+    usage: str
+    help_text: str               # `acomm PATH --help`, plain, HELP_WIDTH columns
+
+    @property
+    def name(self) -> str:
+        return " ".join(("acomm", *self.path))
+
+    @property
+    def options(self) -> tuple[Param, ...]:
+        return tuple(p for p in self.params if not p.argument)
+
+    @property
+    def arguments(self) -> tuple[Param, ...]:
+        return tuple(p for p in self.params if p.argument)
+
+    def walk(self) -> Iterator[Cmd]:
+        yield self
+        for sub in self.subcommands:
+            yield from sub.walk()
+
+
+_EXAMPLE = re.compile(r"^Examples?(?:\s*\(([^)]*)\))?:\s*(.*)$", re.DOTALL)
+
+
+def split_help(text: str | None) -> tuple[str, tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """A docstring as (summary, other paragraphs, examples): paragraphs are separated by blank
+    lines; the first is the summary; each `Example: CMD` or `Example (caption): CMD` one is an
+    example. Click's markers (\\b, and everything after \\f) are dropped."""
+    text = (text or "").split("\f", 1)[0]
+    paras = [" ".join(line.strip() for line in p.strip().splitlines() if line.strip() != "\b")
+             for p in re.split(r"\n\s*\n", text.strip())]
+    paras = [p for p in paras if p]
+    if not paras:
+        return "", (), ()
+    rest, examples = [], []
+    for p in paras[1:]:
+        m = _EXAMPLE.match(p)
+        if m:
+            examples.append(((m.group(1) or "").strip(), m.group(2).strip()))
+        else:
+            rest.append(p)
+    return paras[0], tuple(rest), tuple(examples)
+
+
+def _param(p: Any, ctx: Context, path: tuple[str, ...]) -> Param:
+    argument = isinstance(p, TyperArgument)
+    kind = _KINDS.get(p.name)
+    if path[:1] == ("channel",) and p.name == "name" and path[-1] != "create":
+        kind = CHANNEL  # every channel verb but create names an existing channel
+    choices = _PATH_CHOICES.get(path, {}).get(p.name) or _CHOICES.get(p.name, ())
+    if choices:
+        kind = CHOICE
+    is_flag = bool(getattr(p, "is_flag", False))
+    if argument:
+        metavar = (p.metavar or p.name).strip("[]").upper()
+        if metavar.endswith("_ARG"):
+            metavar = metavar[:-4]
+        opts: tuple[str, ...] = (metavar,)
+    else:
+        metavar = "" if is_flag else _type_metavar(p)
+        opts = tuple(sorted(p.opts, key=lambda o: (o.startswith("--"), o)))
+    default = None
+    if not is_flag and not argument and p.default is not None and p.show_default is not False:
+        default = str(p.default)
+    envvar = p.envvar if isinstance(p.envvar, str) else None
+    multiple = bool(getattr(p, "multiple", False)) or p.nargs == -1
+    return Param(name=p.name, opts=opts, secondary=tuple(getattr(p, "secondary_opts", ())),
+                 argument=argument, takes_value=not is_flag, metavar=metavar,
+                 help=" ".join((getattr(p, "help", None) or "").split()), default=default,
+                 envvar=envvar, required=p.required, multiple=multiple,
+                 kind=None if is_flag else kind, choices=choices)
+
+
+def _type_metavar(p: Any) -> str:
+    name = getattr(p.type, "name", "text").upper()
+    return {"STR": "TEXT", "STRING": "TEXT", "INTEGER": "INT"}.get(name, name)
+
+
+def _cmd(cmd: Command, ctx: Context, path: tuple[str, ...]) -> Cmd:
+    summary, description, examples = split_help(cmd.help)
+    subs: list[Cmd] = []
+    if isinstance(cmd, TyperGroup):
+        for name in cmd.list_commands(ctx):
+            sub = cmd.get_command(ctx, name)
+            if sub is None or sub.hidden:
+                continue
+            sub_ctx = Context(sub, info_name=name, parent=ctx, terminal_width=HELP_WIDTH,
+                              max_content_width=HELP_WIDTH)
+            subs.append(_cmd(sub, sub_ctx, (*path, name)))
+    params = tuple(_param(p, ctx, path) for p in cmd.get_params(ctx)
+                   if not getattr(p, "hidden", False) and p.name != "help")
+    return Cmd(path=path, summary=summary, description=description, examples=examples,
+               params=params, subcommands=tuple(subs),
+               usage=" ".join(cmd.collect_usage_pieces(ctx)),
+               help_text=cmd.get_help(ctx).rstrip() + "\n")
+
+
+def tree() -> Cmd:
+    """The whole registered command tree, in `--help` order, hidden commands left out."""
+    import typer
+
+    from acomm_cli.app import app
+
+    root = typer.main.get_command(app)
+    ctx = Context(root, info_name="acomm", terminal_width=HELP_WIDTH,
+                  max_content_width=HELP_WIDTH)
+    return _cmd(root, ctx, ())

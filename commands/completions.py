@@ -1,0 +1,47 @@
+"""`acomm completions SHELL`, and the hidden `acomm __complete` the scripts call for values."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from acomm_cli import render
+from acomm_cli.commands._common import store
+
+app = typer.Typer(add_completion=False)
+
+
+@app.command()
+def completions(
+    shell: Annotated[str, typer.Argument(metavar="SHELL", help="bash, zsh or fish.")],
+) -> None:
+    """Print the completion script for a shell: bash, zsh or fish.
+
+    Name the shell explicitly (guessing it from the parent process fails in containers and
+    CI). Commands and options complete without running acomm; channel names and agent ids
+    are looked up in the store the command line would use. The same scripts are in
+    completions/ and installed under share/ (see README.md).
+
+    Example: echo 'eval "$(acomm completions bash)"' >> ~/.bashrc
+
+    Example (zsh): acomm completions zsh > ~/.zfunc/_acomm
+
+    Example (fish): acomm completions fish > ~/.config/fish/completions/acomm.fish
+    """
+    from acomm_cli import completion
+
+    render.text(completion.script(shell))
+
+
+@app.command("__complete", hidden=True)
+def complete(
+    ctx: typer.Context,
+    kind: Annotated[str, typer.Argument(help="channels or agents.")],
+) -> None:
+    """Channel names or agent ids, one a line, for the completion scripts (read-only)."""
+    from acomm_cli import completion
+
+    with store(ctx, write=False) as conn:
+        words = completion.words(conn, kind)
+    render.text("".join(f"{w}\n" for w in words))

@@ -1,0 +1,286 @@
+# bash completion for acomm                                     -*- shell-script -*-
+# Generated from acomm's command tree by `make docs` (python -m acomm_cli.docgen); do not edit.
+# Load it with `source completions/acomm.bash`, or `eval "$(acomm completions bash)"`
+# in ~/.bashrc; bash-completion also finds it installed as
+# $PREFIX/share/bash-completion/completions/acomm.
+
+_acomm_subcommands() {
+    case $1 in
+        '') echo 'init status config channel send publish subscribe unsubscribe subscriptions receive ack query respond thread messages show deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge' ;;
+        'config') echo 'show' ;;
+        'channel') echo 'create join leave list show pause resume drain close' ;;
+        'deadletter') echo 'list show replay discard purge' ;;
+        'bridge') echo 'sync' ;;
+    esac
+}
+
+_acomm_options() {
+    local global='--file --store --config --json --no-color --version -h --help'
+    case $1 in
+        'init') echo "$global" ;;
+        'status') echo "$global" ;;
+        'config') echo "$global" ;;
+        'config show') echo "$global" ;;
+        'channel') echo "$global" ;;
+        'channel create') echo "$global -t --type --as --delivery --max-message-size --ack-timeout --max-retries --retry-backoff --retry-jitter --echo --no-echo --priority-ordering --no-priority-ordering --max-pending --dedupe-window --retention-count --retention-age --if-not-exists" ;;
+        'channel join') echo "$global --role" ;;
+        'channel leave') echo "$global" ;;
+        'channel list') echo "$global" ;;
+        'channel show') echo "$global" ;;
+        'channel pause') echo "$global" ;;
+        'channel resume') echo "$global" ;;
+        'channel drain') echo "$global" ;;
+        'channel close') echo "$global" ;;
+        'send') echo "$global --as --from --sender --to --batch -t --type -p --priority --topic --correlation-id --dedupe-key --meta --delay --deliver-at" ;;
+        'publish') echo "$global --as --from --sender -t --type -p --priority --correlation-id --dedupe-key --meta --delay --deliver-at" ;;
+        'subscribe') echo "$global --as" ;;
+        'unsubscribe') echo "$global --as" ;;
+        'subscriptions') echo "$global" ;;
+        'receive') echo "$global --as --recipient -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset --peek --body --jsonl --wait -f --follow" ;;
+        'ack') echo "$global --as --status --note" ;;
+        'query') echo "$global --as --timeout --wait -p --priority --topic" ;;
+        'respond') echo "$global --as -p --priority" ;;
+        'thread') echo "$global" ;;
+        'messages') echo "$global -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset --jsonl -f --follow" ;;
+        'show') echo "$global" ;;
+        'deadletter') echo "$global" ;;
+        'deadletter list') echo "$global -c --channel --recipient --reason --limit --offset" ;;
+        'deadletter show') echo "$global --recipient" ;;
+        'deadletter replay') echo "$global --recipient" ;;
+        'deadletter discard') echo "$global --recipient" ;;
+        'deadletter purge') echo "$global --older-than" ;;
+        'tick') echo "$global --every --max-seconds --no-dispatch" ;;
+        'dispatch') echo "$global --agent --max --dry-run" ;;
+        'receipts') echo "$global --agent --message --status --limit --offset" ;;
+        'flush') echo "$global" ;;
+        'compact') echo "$global --older-than --dead-letters-older-than --vacuum --dry-run" ;;
+        'stats') echo "$global --as" ;;
+        'doctor') echo "$global --quick" ;;
+        'completions') echo "$global" ;;
+        'export') echo "$global --since --until --incremental --format" ;;
+        'audit') echo "$global --master --out --conf" ;;
+        'bridge') echo "$global" ;;
+        'bridge sync') echo "$global --inbox-dir --outbox-dir --teams-dir" ;;
+        *) echo "$global" ;;
+    esac
+}
+
+# The kind of value an option takes; fails for flags.
+_acomm_value_kind() {
+    case "$1 $2" in
+        *" --file"|*" --store") echo 'file' ;;
+        *" --config") echo 'file' ;;
+        'channel create -t'|'channel create --type') echo 'choice:direct group broadcast pubsub' ;;
+        'channel create --as') echo 'agent' ;;
+        'channel create --delivery') echo 'choice:at-most-once at-least-once exactly-once' ;;
+        'channel create --max-message-size') echo 'value' ;;
+        'channel create --ack-timeout') echo 'value' ;;
+        'channel create --max-retries') echo 'value' ;;
+        'channel create --retry-backoff') echo 'value' ;;
+        'channel create --retry-jitter') echo 'value' ;;
+        'channel create --max-pending') echo 'value' ;;
+        'channel create --dedupe-window') echo 'value' ;;
+        'channel create --retention-count') echo 'value' ;;
+        'channel create --retention-age') echo 'value' ;;
+        'channel join --role') echo 'choice:member observer' ;;
+        'send --as'|'send --from'|'send --sender') echo 'agent' ;;
+        'send --to') echo 'agent' ;;
+        'send --batch') echo 'file' ;;
+        'send -t'|'send --type') echo 'choice:text command query response acknowledgment notification broadcast error' ;;
+        'send -p'|'send --priority') echo 'choice:low normal high urgent critical' ;;
+        'send --topic') echo 'value' ;;
+        'send --correlation-id') echo 'value' ;;
+        'send --dedupe-key') echo 'value' ;;
+        'send --meta') echo 'value' ;;
+        'send --delay') echo 'value' ;;
+        'send --deliver-at') echo 'value' ;;
+        'publish --as'|'publish --from'|'publish --sender') echo 'agent' ;;
+        'publish -t'|'publish --type') echo 'choice:text command query response acknowledgment notification broadcast error' ;;
+        'publish -p'|'publish --priority') echo 'choice:low normal high urgent critical' ;;
+        'publish --correlation-id') echo 'value' ;;
+        'publish --dedupe-key') echo 'value' ;;
+        'publish --meta') echo 'value' ;;
+        'publish --delay') echo 'value' ;;
+        'publish --deliver-at') echo 'value' ;;
+        'subscribe --as') echo 'agent' ;;
+        'unsubscribe --as') echo 'agent' ;;
+        'receive --as'|'receive --recipient') echo 'agent' ;;
+        'receive -c'|'receive --channel') echo 'channel' ;;
+        'receive --since') echo 'value' ;;
+        'receive --until') echo 'value' ;;
+        'receive -t'|'receive --type') echo 'choice:text command query response acknowledgment notification broadcast error' ;;
+        'receive --from') echo 'agent' ;;
+        'receive --topic') echo 'value' ;;
+        'receive --status') echo 'choice:sent delivered acknowledged dead_letter' ;;
+        'receive --grep') echo 'value' ;;
+        'receive --priority-min') echo 'choice:low normal high urgent critical' ;;
+        'receive --sort') echo 'choice:created priority id' ;;
+        'receive --order') echo 'choice:asc desc' ;;
+        'receive --limit') echo 'value' ;;
+        'receive --offset') echo 'value' ;;
+        'receive --wait') echo 'value' ;;
+        'ack --as') echo 'agent' ;;
+        'ack --status') echo 'choice:received in_progress completed failed' ;;
+        'ack --note') echo 'value' ;;
+        'query --as') echo 'agent' ;;
+        'query --timeout') echo 'value' ;;
+        'query --wait') echo 'value' ;;
+        'query -p'|'query --priority') echo 'choice:low normal high urgent critical' ;;
+        'query --topic') echo 'value' ;;
+        'respond --as') echo 'agent' ;;
+        'respond -p'|'respond --priority') echo 'choice:low normal high urgent critical' ;;
+        'messages -c'|'messages --channel') echo 'channel' ;;
+        'messages --since') echo 'value' ;;
+        'messages --until') echo 'value' ;;
+        'messages -t'|'messages --type') echo 'choice:text command query response acknowledgment notification broadcast error' ;;
+        'messages --from') echo 'agent' ;;
+        'messages --topic') echo 'value' ;;
+        'messages --status') echo 'choice:sent delivered acknowledged dead_letter' ;;
+        'messages --grep') echo 'value' ;;
+        'messages --priority-min') echo 'choice:low normal high urgent critical' ;;
+        'messages --sort') echo 'choice:created priority id' ;;
+        'messages --order') echo 'choice:asc desc' ;;
+        'messages --limit') echo 'value' ;;
+        'messages --offset') echo 'value' ;;
+        'deadletter list -c'|'deadletter list --channel') echo 'channel' ;;
+        'deadletter list --recipient') echo 'agent' ;;
+        'deadletter list --reason') echo 'choice:max_retries_exceeded expired recipient_left' ;;
+        'deadletter list --limit') echo 'value' ;;
+        'deadletter list --offset') echo 'value' ;;
+        'deadletter show --recipient') echo 'agent' ;;
+        'deadletter replay --recipient') echo 'agent' ;;
+        'deadletter discard --recipient') echo 'agent' ;;
+        'deadletter purge --older-than') echo 'value' ;;
+        'tick --every') echo 'value' ;;
+        'tick --max-seconds') echo 'value' ;;
+        'dispatch --agent') echo 'agent' ;;
+        'dispatch --max') echo 'value' ;;
+        'receipts --agent') echo 'agent' ;;
+        'receipts --message') echo 'value' ;;
+        'receipts --status') echo 'choice:sent delivered acknowledged dead_letter' ;;
+        'receipts --limit') echo 'value' ;;
+        'receipts --offset') echo 'value' ;;
+        'compact --older-than') echo 'value' ;;
+        'compact --dead-letters-older-than') echo 'value' ;;
+        'stats --as') echo 'agent' ;;
+        'export --since') echo 'value' ;;
+        'export --until') echo 'value' ;;
+        'export --format') echo 'choice:parquet jsonl' ;;
+        'audit --master') echo 'value' ;;
+        'audit --out') echo 'dir' ;;
+        'audit --conf') echo 'value' ;;
+        'bridge sync --inbox-dir') echo 'dir' ;;
+        'bridge sync --outbox-dir') echo 'dir' ;;
+        'bridge sync --teams-dir') echo 'dir' ;;
+        *) return 1 ;;
+    esac
+}
+
+# The kind of the Nth (from 0) argument of a command.
+_acomm_positional() {
+    case "$1 $2" in
+        'init 0') echo 'dir' ;;
+        'channel create 0') echo 'value' ;;
+        'channel join 0') echo 'channel' ;;
+        'channel join 1') echo 'agent' ;;
+        'channel leave 0') echo 'channel' ;;
+        'channel leave 1') echo 'agent' ;;
+        'channel show 0') echo 'channel' ;;
+        'channel pause 0') echo 'channel' ;;
+        'channel resume 0') echo 'channel' ;;
+        'channel drain 0') echo 'channel' ;;
+        'channel close 0') echo 'channel' ;;
+        'send 0') echo 'channel' ;;
+        'send 1') echo 'value' ;;
+        'publish 0') echo 'channel' ;;
+        'publish 1') echo 'value' ;;
+        'publish 2') echo 'value' ;;
+        'subscribe 0') echo 'channel' ;;
+        'subscribe 1') echo 'value' ;;
+        'unsubscribe 0') echo 'channel' ;;
+        'unsubscribe 1') echo 'value' ;;
+        'subscriptions 0') echo 'channel' ;;
+        'receive 0') echo 'channel' ;;
+        'ack 0') echo 'value' ;;
+        'query 0') echo 'channel' ;;
+        'query 1') echo 'value' ;;
+        'respond 0') echo 'value' ;;
+        'respond 1') echo 'value' ;;
+        'thread 0') echo 'value' ;;
+        'show 0') echo 'value' ;;
+        'deadletter show 0') echo 'value' ;;
+        'deadletter replay 0') echo 'value' ;;
+        'deadletter discard 0') echo 'value' ;;
+        'completions 0') echo 'value' ;;
+        'export 0') echo 'dir' ;;
+        'audit '*) echo 'dir' ;;
+        *) return 1 ;;
+    esac
+}
+
+# Channel names and agent ids from the store (with the line's --store, if any).
+_acomm_words() {
+    command acomm "${_acomm_store[@]}" __complete "$1" 2>/dev/null
+}
+
+_acomm_complete_kind() {
+    local kind=$1 cur=$2
+    case $kind in
+        channel|agent)
+            mapfile -t COMPREPLY < <(compgen -W "$(_acomm_words "${kind}s")" -- "$cur") ;;
+        file) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur") ;;
+        dir) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -d -- "$cur") ;;
+        choice:*) mapfile -t COMPREPLY < <(compgen -W "${kind#choice:}" -- "$cur") ;;
+    esac
+}
+
+_acomm() {
+    local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
+    local path="" npos=0 i w kind subs
+    local -a _acomm_store=()
+    COMPREPLY=()
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        w=${COMP_WORDS[i]}
+        case $w in
+            dead-letters) w=deadletter ;;
+        esac
+        if [[ $w == -* ]]; then
+            if [[ ${COMP_WORDS[i+1]} == = ]]; then  # --opt=value, split by COMP_WORDBREAKS
+                [[ $w == --store || $w == --file ]] && _acomm_store=(--store "${COMP_WORDS[i+2]}")
+                ((i += 2))
+            elif _acomm_value_kind "$path" "$w" >/dev/null; then
+                [[ $w == --store || $w == --file ]] && _acomm_store=(--store "${COMP_WORDS[i+1]}")
+                ((i++))
+            fi
+            continue
+        fi
+        subs=" $(_acomm_subcommands "$path") "
+        if [[ $npos == 0 && $subs == *" $w "* ]]; then
+            path=${path:+$path }$w
+        else
+            ((npos++))
+        fi
+    done
+    if [[ $prev == = && $COMP_CWORD -ge 2 ]]; then
+        prev=${COMP_WORDS[COMP_CWORD-2]}
+    fi
+    if [[ $prev == -* ]] && kind=$(_acomm_value_kind "$path" "$prev"); then
+        _acomm_complete_kind "$kind" "$cur"
+        return 0
+    fi
+    if [[ $cur == -* ]]; then
+        mapfile -t COMPREPLY < <(compgen -W "$(_acomm_options "$path")" -- "$cur")
+        return 0
+    fi
+    subs=$(_acomm_subcommands "$path")
+    if [[ -n $subs ]]; then
+        mapfile -t COMPREPLY < <(compgen -W "$subs" -- "$cur")
+        return 0
+    fi
+    if kind=$(_acomm_positional "$path" "$npos"); then
+        _acomm_complete_kind "$kind" "$cur"
+    fi
+    return 0
+}
+
+complete -F _acomm acomm

@@ -1,0 +1,470 @@
+# fish completion for acomm.
+# Generated from acomm's command tree by `make docs` (python -m acomm_cli.docgen); do not edit.
+# Install it as ~/.config/fish/completions/acomm.fish, or load it with
+# `acomm completions fish | source`.
+
+function __acomm_subcommands
+    switch "$argv[1]"
+        case ''
+            echo init status config channel send publish subscribe unsubscribe subscriptions receive ack query respond thread messages show deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge
+        case 'config'
+            echo show
+        case 'channel'
+            echo create join leave list show pause resume drain close
+        case 'deadletter'
+            echo list show replay discard purge
+        case 'bridge'
+            echo sync
+    end
+end
+
+# Options that take a value (their value is not an argument).
+function __acomm_valued
+    echo --file --store --config
+    switch "$argv[1]"
+        case 'channel create'
+            echo -t --type --as --delivery --max-message-size --ack-timeout --max-retries --retry-backoff --retry-jitter --max-pending --dedupe-window --retention-count --retention-age
+        case 'channel join'
+            echo --role
+        case 'send'
+            echo --as --from --sender --to --batch -t --type -p --priority --topic --correlation-id --dedupe-key --meta --delay --deliver-at
+        case 'publish'
+            echo --as --from --sender -t --type -p --priority --correlation-id --dedupe-key --meta --delay --deliver-at
+        case 'subscribe'
+            echo --as
+        case 'unsubscribe'
+            echo --as
+        case 'receive'
+            echo --as --recipient -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset --wait
+        case 'ack'
+            echo --as --status --note
+        case 'query'
+            echo --as --timeout --wait -p --priority --topic
+        case 'respond'
+            echo --as -p --priority
+        case 'messages'
+            echo -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset
+        case 'deadletter list'
+            echo -c --channel --recipient --reason --limit --offset
+        case 'deadletter show'
+            echo --recipient
+        case 'deadletter replay'
+            echo --recipient
+        case 'deadletter discard'
+            echo --recipient
+        case 'deadletter purge'
+            echo --older-than
+        case 'tick'
+            echo --every --max-seconds
+        case 'dispatch'
+            echo --agent --max
+        case 'receipts'
+            echo --agent --message --status --limit --offset
+        case 'compact'
+            echo --older-than --dead-letters-older-than
+        case 'stats'
+            echo --as
+        case 'export'
+            echo --since --until --format
+        case 'audit'
+            echo --master --out --conf
+        case 'bridge sync'
+            echo --inbox-dir --outbox-dir --teams-dir
+    end
+end
+
+# The command path and argument count of the command line being completed.
+function __acomm_state
+    set -l tokens (commandline -opc)
+    set -e tokens[1]
+    set -l path
+    set -l npos 0
+    set -l skip 0
+    for w in $tokens
+        if test $skip = 1
+            set skip 0
+            continue
+        end
+        switch $w
+            case dead-letters
+                set w deadletter
+        end
+        if string match -q -- '-*' $w
+            if not string match -q -- '*=*' $w
+                and contains -- $w (string split ' ' -- (__acomm_valued (string join ' ' -- $path)))
+                set skip 1
+            end
+            continue
+        end
+        set -l subs (string split ' ' -- (__acomm_subcommands (string join ' ' -- $path)))
+        if test $npos = 0; and contains -- $w $subs
+            set -a path $w
+        else
+            set npos (math $npos + 1)
+        end
+    end
+    echo (string join ' ' -- $path)
+    echo $npos
+end
+
+function __acomm_is --description 'is the command line at this command path?'
+    set -l state (__acomm_state)
+    test "$state[1]" = "$argv[1]"
+end
+
+function __acomm_at --description 'is the next argument of this command the Nth (N+: or later)?'
+    set -l state (__acomm_state)
+    test "$state[1]" = "$argv[1]"; or return 1
+    if string match -q -- '*+' $argv[2]
+        test $state[2] -ge (string trim -r -c + -- $argv[2])
+    else
+        test $state[2] -eq $argv[2]
+    end
+end
+
+# Channel names and agent ids from the store (a --store given on the line is passed on).
+function __acomm_words
+    set -l tokens (commandline -opc)
+    set -l store
+    for i in (seq (count $tokens))
+        switch $tokens[$i]
+            case --store --file
+                set store --store $tokens[(math $i + 1)]
+            case '--store=*' '--file=*'
+                set store --store (string replace -r '^[^=]*=' '' -- $tokens[$i])
+        end
+    end
+    command acomm $store __complete $argv[1] 2>/dev/null
+end
+
+complete -c acomm -f
+
+# Global options, accepted after any subcommand too.
+complete -c acomm -l file -l store -r -F
+complete -c acomm -l file -l store -r -F -d 'The store file (default: $ACOMM_STORE, then the nearest .acomm/stor...'
+complete -c acomm -l config -r -F
+complete -c acomm -l config -r -F -d 'Config file (default: $ACOMM_CONFIG, then config.yaml beside the st...'
+complete -c acomm -l json -d 'Print one JSON document'
+complete -c acomm -l no-color -d 'No colour'
+complete -c acomm -l version -d 'Print the version'
+complete -c acomm -s h -l help -d 'Show help'
+
+# acomm
+complete -c acomm -f -n '__acomm_is \'\'' -a 'init' -d 'Create a store and a commented config.yaml beside it'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'status' -d 'Show the store\'s path, schema version, counts, size and flush policy'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'config' -d 'Inspect the configuration'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'channel' -d 'Create and manage channels'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'send' -d 'Send a message; prints its id'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'publish' -d 'Publish on a pubsub channel to every matching subscription; prints...'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'subscribe' -d 'Receive messages whose topic matches PATTERN (joins the channel if...'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'unsubscribe' -d 'Remove a subscription'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'subscriptions' -d 'List a pubsub channel\'s subscriptions'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'receive' -d 'Unread messages for an agent, oldest first; marks them read unless...'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'ack' -d 'Acknowledge a message: stops its retries and tells the sender'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'query' -d 'Ask a question; prints its correlation id (or, with --wait, the fir...'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'respond' -d 'Answer a query, to its asker; counts as your ack; prints the id'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'thread' -d 'A query (or command) and everything correlated with it, in order'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'messages' -d 'Message history, newest first (changes nothing)'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'show' -d 'One message with the delivery state of every recipient'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'deadletter' -d 'Inspect and recover dead letters'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'tick' -d 'Deliver scheduled messages, retry unacked ones, dead-letter the res...'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'dispatch' -d 'Run each configured agent\'s command on its due messages, with a rec...'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'receipts' -d 'List agent dispatch receipts (one per run), newest first'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'flush' -d 'Checkpoint the WAL into the database file and truncate it'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'compact' -d 'Remove messages that are done with, and their deliveries, in one tr...'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'stats' -d 'Counts per agent and per channel, oldest unread age, and the store\'...'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'doctor' -d 'Check the store\'s integrity, schema and delivery invariants'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'completions' -d 'Print the completion script for a shell: bash, zsh or fish'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'export' -d 'Export the history as Parquet (or JSON Lines) datasets, the input o...'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'audit' -d 'Audit exports on Apache Spark: volume, latency, retries, dead lette...'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'bridge' -d 'The mailbox bridge: inbox files, team inboxes, response files'
+
+# acomm init
+complete -c acomm -n '__acomm_at \'init\' 0' -f -a '(__fish_complete_directories (commandline -ct) "")'
+
+# acomm status
+
+# acomm config
+complete -c acomm -f -n '__acomm_is \'config\'' -a 'show' -d 'Print every setting\'s effective value and where it came from'
+
+# acomm config show
+
+# acomm channel
+complete -c acomm -f -n '__acomm_is \'channel\'' -a 'create' -d 'Create a channel owned by --as; prints its id'
+complete -c acomm -f -n '__acomm_is \'channel\'' -a 'join' -d 'Add an agent to a channel (joining twice changes nothing)'
+complete -c acomm -f -n '__acomm_is \'channel\'' -a 'leave' -d 'Remove an agent; what still waited for it is dead-lettered (recipie...'
+complete -c acomm -f -n '__acomm_is \'channel\'' -a 'list' -d 'List channels'
+complete -c acomm -f -n '__acomm_is \'channel\'' -a 'show' -d 'Show a channel: type, state, owner, configuration, participants'
+complete -c acomm -f -n '__acomm_is \'channel\'' -a 'pause' -d 'Pause sends (recipients can still read)'
+complete -c acomm -f -n '__acomm_is \'channel\'' -a 'resume' -d 'Make a paused or draining channel active again'
+complete -c acomm -f -n '__acomm_is \'channel\'' -a 'drain' -d 'Stop new sends while recipients read what is left'
+complete -c acomm -f -n '__acomm_is \'channel\'' -a 'close' -d 'Close for good: no sends or receives; history stays'
+
+# acomm channel create
+complete -c acomm -n '__acomm_is \'channel create\'' -s t -l type -r -f -a 'direct group broadcast pubsub'
+complete -c acomm -n '__acomm_is \'channel create\'' -s t -l type -r -f -d 'direct, group, broadcast or pubsub'
+complete -c acomm -n '__acomm_is \'channel create\'' -l as -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'channel create\'' -l as -r -f -d 'The acting agent'
+complete -c acomm -n '__acomm_is \'channel create\'' -l delivery -r -f -a 'at-most-once at-least-once exactly-once'
+complete -c acomm -n '__acomm_is \'channel create\'' -l delivery -r -f -d 'at-most-once, at-least-once or exactly-once'
+complete -c acomm -n '__acomm_is \'channel create\'' -l max-message-size -r -f -d 'e.g'
+complete -c acomm -n '__acomm_is \'channel create\'' -l ack-timeout -r -f -d 'e.g'
+complete -c acomm -n '__acomm_is \'channel create\'' -l max-retries -r -f -d 'Redeliveries before a dead letter'
+complete -c acomm -n '__acomm_is \'channel create\'' -l retry-backoff -r -f -d 'Base back-off, e.g'
+complete -c acomm -n '__acomm_is \'channel create\'' -l retry-jitter -r -f -d 'A fraction, e.g'
+complete -c acomm -n '__acomm_is \'channel create\'' -l echo -l no-echo -d 'Senders receive their own messages'
+complete -c acomm -n '__acomm_is \'channel create\'' -l priority-ordering -l no-priority-ordering -d 'Receive by priority first'
+complete -c acomm -n '__acomm_is \'channel create\'' -l max-pending -r -f -d '0 = unlimited'
+complete -c acomm -n '__acomm_is \'channel create\'' -l dedupe-window -r -f -d 'e.g'
+complete -c acomm -n '__acomm_is \'channel create\'' -l retention-count -r -f -d '`compact` keeps at most this many finished messages (0 = no limit)'
+complete -c acomm -n '__acomm_is \'channel create\'' -l retention-age -r -f -d '`compact` removes finished messages older than this, e.g'
+complete -c acomm -n '__acomm_is \'channel create\'' -l if-not-exists -d 'Succeed if it exists with the same type'
+
+# acomm channel join
+complete -c acomm -n '__acomm_is \'channel join\'' -l role -r -f -a 'member observer'
+complete -c acomm -n '__acomm_is \'channel join\'' -l role -r -f -d 'member or observer'
+complete -c acomm -n '__acomm_at \'channel join\' 0' -f -a '(__acomm_words channels)'
+complete -c acomm -n '__acomm_at \'channel join\' 1' -f -a '(__acomm_words agents)'
+
+# acomm channel leave
+complete -c acomm -n '__acomm_at \'channel leave\' 0' -f -a '(__acomm_words channels)'
+complete -c acomm -n '__acomm_at \'channel leave\' 1' -f -a '(__acomm_words agents)'
+
+# acomm channel list
+
+# acomm channel show
+complete -c acomm -n '__acomm_at \'channel show\' 0' -f -a '(__acomm_words channels)'
+
+# acomm channel pause
+complete -c acomm -n '__acomm_at \'channel pause\' 0' -f -a '(__acomm_words channels)'
+
+# acomm channel resume
+complete -c acomm -n '__acomm_at \'channel resume\' 0' -f -a '(__acomm_words channels)'
+
+# acomm channel drain
+complete -c acomm -n '__acomm_at \'channel drain\' 0' -f -a '(__acomm_words channels)'
+
+# acomm channel close
+complete -c acomm -n '__acomm_at \'channel close\' 0' -f -a '(__acomm_words channels)'
+
+# acomm send
+complete -c acomm -n '__acomm_is \'send\'' -l as -l from -l sender -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'send\'' -l as -l from -l sender -r -f -d 'The sending agent'
+complete -c acomm -n '__acomm_is \'send\'' -l to -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'send\'' -l to -r -f -d 'Direct message to these agents (comma-separated) instead of a channel'
+complete -c acomm -n '__acomm_is \'send\'' -l batch -r -F
+complete -c acomm -n '__acomm_is \'send\'' -l batch -r -F -d 'Send every JSON Lines object of FILE (\'-\' for stdin) in one transac...'
+complete -c acomm -n '__acomm_is \'send\'' -s t -l type -r -f -a 'text command query response acknowledgment notification broadcast error'
+complete -c acomm -n '__acomm_is \'send\'' -s t -l type -r -f -d 'text, command, query, response, acknowledgment (ack), notification,...'
+complete -c acomm -n '__acomm_is \'send\'' -s p -l priority -r -f -a 'low normal high urgent critical'
+complete -c acomm -n '__acomm_is \'send\'' -s p -l priority -r -f -d 'low, normal, high, urgent, critical or 0-4'
+complete -c acomm -n '__acomm_is \'send\'' -l topic -r -f -d 'Topic (needed on pubsub channels)'
+complete -c acomm -n '__acomm_is \'send\'' -l correlation-id -r -f -d 'Thread / request id'
+complete -c acomm -n '__acomm_is \'send\'' -l dedupe-key -r -f -d 'Idempotency key: a repeat inside the channel\'s window sends nothing...'
+complete -c acomm -n '__acomm_is \'send\'' -l meta -r -f -d 'k=v metadata (repeatable)'
+complete -c acomm -n '__acomm_is \'send\'' -l delay -r -f -d 'Deliver after this long, e.g'
+complete -c acomm -n '__acomm_is \'send\'' -l deliver-at -r -f -d 'Deliver at this time (ISO 8601)'
+complete -c acomm -n '__acomm_at \'send\' 0' -f -a '(__acomm_words channels)'
+
+# acomm publish
+complete -c acomm -n '__acomm_is \'publish\'' -l as -l from -l sender -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'publish\'' -l as -l from -l sender -r -f -d 'The sending agent'
+complete -c acomm -n '__acomm_is \'publish\'' -s t -l type -r -f -a 'text command query response acknowledgment notification broadcast error'
+complete -c acomm -n '__acomm_is \'publish\'' -s t -l type -r -f -d 'text, command, query, response, acknowledgment (ack), notification,...'
+complete -c acomm -n '__acomm_is \'publish\'' -s p -l priority -r -f -a 'low normal high urgent critical'
+complete -c acomm -n '__acomm_is \'publish\'' -s p -l priority -r -f -d 'low, normal, high, urgent, critical or 0-4'
+complete -c acomm -n '__acomm_is \'publish\'' -l correlation-id -r -f -d 'Thread / request id'
+complete -c acomm -n '__acomm_is \'publish\'' -l dedupe-key -r -f -d 'Idempotency key: a repeat inside the channel\'s window sends nothing...'
+complete -c acomm -n '__acomm_is \'publish\'' -l meta -r -f -d 'k=v metadata (repeatable)'
+complete -c acomm -n '__acomm_is \'publish\'' -l delay -r -f -d 'Deliver after this long, e.g'
+complete -c acomm -n '__acomm_is \'publish\'' -l deliver-at -r -f -d 'Deliver at this time (ISO 8601)'
+complete -c acomm -n '__acomm_at \'publish\' 0' -f -a '(__acomm_words channels)'
+
+# acomm subscribe
+complete -c acomm -n '__acomm_is \'subscribe\'' -l as -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'subscribe\'' -l as -r -f -d 'The acting agent'
+complete -c acomm -n '__acomm_at \'subscribe\' 0' -f -a '(__acomm_words channels)'
+
+# acomm unsubscribe
+complete -c acomm -n '__acomm_is \'unsubscribe\'' -l as -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'unsubscribe\'' -l as -r -f -d 'The acting agent'
+complete -c acomm -n '__acomm_at \'unsubscribe\' 0' -f -a '(__acomm_words channels)'
+
+# acomm subscriptions
+complete -c acomm -n '__acomm_at \'subscriptions\' 0' -f -a '(__acomm_words channels)'
+
+# acomm receive
+complete -c acomm -n '__acomm_is \'receive\'' -l as -l recipient -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'receive\'' -l as -l recipient -r -f -d 'The receiving agent'
+complete -c acomm -n '__acomm_is \'receive\'' -s c -l channel -r -f -a '(__acomm_words channels)'
+complete -c acomm -n '__acomm_is \'receive\'' -s c -l channel -r -f -d 'Only this channel'
+complete -c acomm -n '__acomm_is \'receive\'' -l since -r -f -d 'From this time (ISO 8601 or relative, e.g'
+complete -c acomm -n '__acomm_is \'receive\'' -l until -r -f -d 'Up to this time (ISO 8601 or relative)'
+complete -c acomm -n '__acomm_is \'receive\'' -s t -l type -r -f -a 'text command query response acknowledgment notification broadcast error'
+complete -c acomm -n '__acomm_is \'receive\'' -s t -l type -r -f -d 'Message type (repeatable)'
+complete -c acomm -n '__acomm_is \'receive\'' -l from -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'receive\'' -l from -r -f -d 'Only messages from this agent'
+complete -c acomm -n '__acomm_is \'receive\'' -l topic -r -f -d 'Topic pattern (* one segment, # any)'
+complete -c acomm -n '__acomm_is \'receive\'' -l status -r -f -a 'sent delivered acknowledged dead_letter'
+complete -c acomm -n '__acomm_is \'receive\'' -l status -r -f -d 'Message status: sent, delivered, acknowledged, dead_letter (repeata...'
+complete -c acomm -n '__acomm_is \'receive\'' -l grep -r -f -d 'Regular expression the content must match'
+complete -c acomm -n '__acomm_is \'receive\'' -l priority-min -r -f -a 'low normal high urgent critical'
+complete -c acomm -n '__acomm_is \'receive\'' -l priority-min -r -f -d 'Lowest priority (name or 0-4)'
+complete -c acomm -n '__acomm_is \'receive\'' -l sort -r -f -a 'created priority id'
+complete -c acomm -n '__acomm_is \'receive\'' -l sort -r -f -d 'created, priority or id'
+complete -c acomm -n '__acomm_is \'receive\'' -l order -r -f -a 'asc desc'
+complete -c acomm -n '__acomm_is \'receive\'' -l order -r -f -d 'asc or desc'
+complete -c acomm -n '__acomm_is \'receive\'' -l limit -r -f -d 'At most this many messages'
+complete -c acomm -n '__acomm_is \'receive\'' -l offset -r -f -d 'Skip this many first'
+complete -c acomm -n '__acomm_is \'receive\'' -l peek -d 'Leave them unread'
+complete -c acomm -n '__acomm_is \'receive\'' -l body -d 'Print only the bodies'
+complete -c acomm -n '__acomm_is \'receive\'' -l jsonl -d 'One JSON object per line'
+complete -c acomm -n '__acomm_is \'receive\'' -l wait -r -f -d 'Block up to this many seconds until something arrives (exit 124 if...'
+complete -c acomm -n '__acomm_is \'receive\'' -s f -l follow -d 'Keep printing messages as they arrive, until interrupted (rich on a...'
+complete -c acomm -n '__acomm_at \'receive\' 0' -f -a '(__acomm_words channels)'
+
+# acomm ack
+complete -c acomm -n '__acomm_is \'ack\'' -l as -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'ack\'' -l as -r -f -d 'The acting agent'
+complete -c acomm -n '__acomm_is \'ack\'' -l status -r -f -a 'received in_progress completed failed'
+complete -c acomm -n '__acomm_is \'ack\'' -l status -r -f -d 'received, in_progress, completed or failed (forward only)'
+complete -c acomm -n '__acomm_is \'ack\'' -l note -r -f -d 'Details for the sender'
+
+# acomm query
+complete -c acomm -n '__acomm_is \'query\'' -l as -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'query\'' -l as -r -f -d 'The acting agent'
+complete -c acomm -n '__acomm_is \'query\'' -l timeout -r -f -d 'Recipients that have not read it by then get it dead-lettered (expi...'
+complete -c acomm -n '__acomm_is \'query\'' -l wait -r -f -d 'Wait this many seconds for the first response and print it (exit 12...'
+complete -c acomm -n '__acomm_is \'query\'' -s p -l priority -r -f -a 'low normal high urgent critical'
+complete -c acomm -n '__acomm_is \'query\'' -s p -l priority -r -f -d 'low, normal, high, urgent, critical or 0-4'
+complete -c acomm -n '__acomm_is \'query\'' -l topic -r -f -d 'Topic (needed on pubsub channels)'
+complete -c acomm -n '__acomm_at \'query\' 0' -f -a '(__acomm_words channels)'
+
+# acomm respond
+complete -c acomm -n '__acomm_is \'respond\'' -l as -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'respond\'' -l as -r -f -d 'The acting agent'
+complete -c acomm -n '__acomm_is \'respond\'' -s p -l priority -r -f -a 'low normal high urgent critical'
+complete -c acomm -n '__acomm_is \'respond\'' -s p -l priority -r -f -d 'low, normal, high, urgent, critical or 0-4'
+
+# acomm thread
+
+# acomm messages
+complete -c acomm -n '__acomm_is \'messages\'' -s c -l channel -r -f -a '(__acomm_words channels)'
+complete -c acomm -n '__acomm_is \'messages\'' -s c -l channel -r -f -d 'Only this channel'
+complete -c acomm -n '__acomm_is \'messages\'' -l since -r -f -d 'From this time (ISO 8601 or relative, e.g'
+complete -c acomm -n '__acomm_is \'messages\'' -l until -r -f -d 'Up to this time (ISO 8601 or relative)'
+complete -c acomm -n '__acomm_is \'messages\'' -s t -l type -r -f -a 'text command query response acknowledgment notification broadcast error'
+complete -c acomm -n '__acomm_is \'messages\'' -s t -l type -r -f -d 'Message type (repeatable)'
+complete -c acomm -n '__acomm_is \'messages\'' -l from -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'messages\'' -l from -r -f -d 'Only messages from this agent'
+complete -c acomm -n '__acomm_is \'messages\'' -l topic -r -f -d 'Topic pattern (* one segment, # any)'
+complete -c acomm -n '__acomm_is \'messages\'' -l status -r -f -a 'sent delivered acknowledged dead_letter'
+complete -c acomm -n '__acomm_is \'messages\'' -l status -r -f -d 'Message status: sent, delivered, acknowledged, dead_letter (repeata...'
+complete -c acomm -n '__acomm_is \'messages\'' -l grep -r -f -d 'Regular expression the content must match'
+complete -c acomm -n '__acomm_is \'messages\'' -l priority-min -r -f -a 'low normal high urgent critical'
+complete -c acomm -n '__acomm_is \'messages\'' -l priority-min -r -f -d 'Lowest priority (name or 0-4)'
+complete -c acomm -n '__acomm_is \'messages\'' -l sort -r -f -a 'created priority id'
+complete -c acomm -n '__acomm_is \'messages\'' -l sort -r -f -d 'created, priority or id'
+complete -c acomm -n '__acomm_is \'messages\'' -l order -r -f -a 'asc desc'
+complete -c acomm -n '__acomm_is \'messages\'' -l order -r -f -d 'asc or desc'
+complete -c acomm -n '__acomm_is \'messages\'' -l limit -r -f -d 'At most this many messages'
+complete -c acomm -n '__acomm_is \'messages\'' -l offset -r -f -d 'Skip this many first'
+complete -c acomm -n '__acomm_is \'messages\'' -l jsonl -d 'One JSON object per line'
+complete -c acomm -n '__acomm_is \'messages\'' -s f -l follow -d 'Print the newest --limit matches oldest first, then each new one as...'
+
+# acomm show
+
+# acomm deadletter
+complete -c acomm -f -n '__acomm_is \'deadletter\'' -a 'list' -d 'List dead letters, oldest first'
+complete -c acomm -f -n '__acomm_is \'deadletter\'' -a 'show' -d 'Show a message\'s dead letters'
+complete -c acomm -f -n '__acomm_is \'deadletter\'' -a 'replay' -d 'Deliver a dead letter again (same id, fresh retry budget)'
+complete -c acomm -f -n '__acomm_is \'deadletter\'' -a 'discard' -d 'Remove a dead letter for good'
+complete -c acomm -f -n '__acomm_is \'deadletter\'' -a 'purge' -d 'Remove dead letters older than a duration'
+
+# acomm deadletter list
+complete -c acomm -n '__acomm_is \'deadletter list\'' -s c -l channel -r -f -a '(__acomm_words channels)'
+complete -c acomm -n '__acomm_is \'deadletter list\'' -s c -l channel -r -f -d 'Only this channel'
+complete -c acomm -n '__acomm_is \'deadletter list\'' -l recipient -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'deadletter list\'' -l recipient -r -f -d 'Only this recipient\'s dead letter'
+complete -c acomm -n '__acomm_is \'deadletter list\'' -l reason -r -f -a 'max_retries_exceeded expired recipient_left'
+complete -c acomm -n '__acomm_is \'deadletter list\'' -l reason -r -f -d 'max_retries_exceeded, expired, recipient_left, dispatch_failed'
+complete -c acomm -n '__acomm_is \'deadletter list\'' -l limit -r -f -d 'At most this many'
+complete -c acomm -n '__acomm_is \'deadletter list\'' -l offset -r -f -d 'Skip this many first'
+
+# acomm deadletter show
+complete -c acomm -n '__acomm_is \'deadletter show\'' -l recipient -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'deadletter show\'' -l recipient -r -f -d 'Only this recipient\'s dead letter'
+
+# acomm deadletter replay
+complete -c acomm -n '__acomm_is \'deadletter replay\'' -l recipient -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'deadletter replay\'' -l recipient -r -f -d 'Only this recipient\'s dead letter'
+
+# acomm deadletter discard
+complete -c acomm -n '__acomm_is \'deadletter discard\'' -l recipient -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'deadletter discard\'' -l recipient -r -f -d 'Only this recipient\'s dead letter'
+
+# acomm deadletter purge
+complete -c acomm -n '__acomm_is \'deadletter purge\'' -l older-than -r -f -d 'e.g'
+
+# acomm tick
+complete -c acomm -n '__acomm_is \'tick\'' -l every -r -f -d 'Keep running, ticking at this interval (e.g'
+complete -c acomm -n '__acomm_is \'tick\'' -l max-seconds -r -f -d 'With --every: stop after this many seconds'
+complete -c acomm -n '__acomm_is \'tick\'' -l no-dispatch -d 'Do not run configured agents (see `acomm dispatch`)'
+
+# acomm dispatch
+complete -c acomm -n '__acomm_is \'dispatch\'' -l agent -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'dispatch\'' -l agent -r -f -d 'Only this configured agent'
+complete -c acomm -n '__acomm_is \'dispatch\'' -l max -r -f -d 'At most this many deliveries'
+complete -c acomm -n '__acomm_is \'dispatch\'' -l dry-run -d 'List what would run; run nothing, change nothing'
+
+# acomm receipts
+complete -c acomm -n '__acomm_is \'receipts\'' -l agent -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'receipts\'' -l agent -r -f -d 'Only this agent\'s runs'
+complete -c acomm -n '__acomm_is \'receipts\'' -l message -r -f -d 'Only runs on this message id'
+complete -c acomm -n '__acomm_is \'receipts\'' -l status -r -f -a 'sent delivered acknowledged dead_letter'
+complete -c acomm -n '__acomm_is \'receipts\'' -l status -r -f -d 'running, accepted, ignored or failed'
+complete -c acomm -n '__acomm_is \'receipts\'' -l limit -r -f -d 'At most this many'
+complete -c acomm -n '__acomm_is \'receipts\'' -l offset -r -f -d 'Skip this many first'
+
+# acomm flush
+
+# acomm compact
+complete -c acomm -n '__acomm_is \'compact\'' -l older-than -r -f -d 'Only messages created longer ago than this (e.g'
+complete -c acomm -n '__acomm_is \'compact\'' -l dead-letters-older-than -r -f -d 'Also purge dead letters older than this, which lets their messages go'
+complete -c acomm -n '__acomm_is \'compact\'' -l vacuum -d 'Then rewrite the file to give the freed space back (slow on big sto...'
+complete -c acomm -n '__acomm_is \'compact\'' -l dry-run -d 'Count what would go; change nothing'
+
+# acomm stats
+complete -c acomm -n '__acomm_is \'stats\'' -l as -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'stats\'' -l as -r -f -d 'Only this agent, and the channels it takes part in (not read from $...'
+
+# acomm doctor
+complete -c acomm -n '__acomm_is \'doctor\'' -l quick -d 'PRAGMA quick_check instead of the full integrity_check (faster on b...'
+
+# acomm completions
+
+# acomm export
+complete -c acomm -n '__acomm_is \'export\'' -l since -r -f -d 'Only messages created at or after this (ISO 8601, epoch ms, or e.g'
+complete -c acomm -n '__acomm_is \'export\'' -l until -r -f -d 'Only messages created before this'
+complete -c acomm -n '__acomm_is \'export\'' -l incremental -d 'Continue after the last message exported to OUT (the watermark kept...'
+complete -c acomm -n '__acomm_is \'export\'' -l format -r -f -a 'parquet jsonl'
+complete -c acomm -n '__acomm_is \'export\'' -l format -r -f -d 'parquet or jsonl'
+complete -c acomm -n '__acomm_at \'export\' 0' -f -a '(__fish_complete_directories (commandline -ct) "")'
+
+# acomm audit
+complete -c acomm -n '__acomm_is \'audit\'' -l master -r -f -d 'Spark master: local[*] (default), local[2], spark://host:7077, yarn, '
+complete -c acomm -n '__acomm_is \'audit\'' -l out -r -f -a '(__fish_complete_directories (commandline -ct) "")'
+complete -c acomm -n '__acomm_is \'audit\'' -l out -r -f -d 'Where the result tables go, as Parquet (default: audit/ next to the...'
+complete -c acomm -n '__acomm_is \'audit\'' -l conf -r -f -d 'Extra Spark setting KEY=VALUE (repeatable), e.g'
+complete -c acomm -n '__acomm_at \'audit\' 0+' -f -a '(__fish_complete_directories (commandline -ct) "")'
+
+# acomm bridge
+complete -c acomm -f -n '__acomm_is \'bridge\'' -a 'sync' -d 'Reconcile the mailbox bridge\'s directories with the store, once'
+
+# acomm bridge sync
+complete -c acomm -n '__acomm_is \'bridge sync\'' -l inbox-dir -r -f -a '(__fish_complete_directories (commandline -ct) "")'
+complete -c acomm -n '__acomm_is \'bridge sync\'' -l inbox-dir -r -f -d 'Mirror unread deliveries as INBOX_DIR/AGENT/ID.json (default: bridg...'
+complete -c acomm -n '__acomm_is \'bridge sync\'' -l outbox-dir -r -f -a '(__fish_complete_directories (commandline -ct) "")'
+complete -c acomm -n '__acomm_is \'bridge sync\'' -l outbox-dir -r -f -d 'Ingest response files OUTBOX_DIR/AGENT/*.json (default: bridge.outb...'
+complete -c acomm -n '__acomm_is \'bridge sync\'' -l teams-dir -r -f -a '(__fish_complete_directories (commandline -ct) "")'
+complete -c acomm -n '__acomm_is \'bridge sync\'' -l teams-dir -r -f -d 'Claude Code team inboxes TEAMS_DIR/TEAM/inboxes/AGENT.json for agen...'

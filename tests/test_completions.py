@@ -1,0 +1,175 @@
+"""Shell completion: the scripts load in bash, zsh and fish, complete commands, options and
+values, and look channel names and agent ids up in the store through `acomm __complete`."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import VENV_BIN
+
+REPO = Path(__file__).resolve().parent.parent
+SCRIPTS = {"bash": REPO / "completions" / "acomm.bash", "zsh": REPO / "completions" / "_acomm",
+           "fish": REPO / "completions" / "acomm.fish"}
+
+
+def needs(shell: str):  # noqa: ANN201
+    return pytest.mark.skipif(shutil.which(shell) is None,
+                              reason=f"{shell} is not installed (make test installs it with "
+                                     "apt-get when it can)")
+
+
+@pytest.fixture
+def team(cli, store):
+    cli.ok("channel", "create", "team", "--as", "alice")
+    cli.ok("channel", "join", "team", "bob")
+    cli.ok("channel", "create", "ci-events", "--type", "pubsub", "--as", "ci")
+    cli.ok("send", "--to", "carol", "hi", "--as", "alice")  # an implicit direct channel
+    return store
+
+
+def _shell(argv: list[str], script: str, cwd: Path) -> str:
+    env = {**os.environ, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ['PATH']}"}
+    p = subprocess.run([*argv, script], capture_output=True, text=True, timeout=60, env=env,
+                       cwd=cwd)
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+# ---------------------------------------------------------------- the hidden word source
+
+
+def test_complete_lists_channels_and_agents_a_user_may_type(cli, team):
+    assert cli.ok("__complete", "channels").stdout == "_system\nci-events\nteam\n"
+    assert cli.ok("__complete", "agents").stdout == "alice\nbob\ncarol\nci\n"
+
+
+def test_complete_without_a_store_prints_nothing_on_stdout(cli, isolated_env):
+    r = cli("__complete", "channels")
+    assert r.exit_code == 7 and r.stdout == ""
+    assert not isolated_env.exists()  # it never creates one
+
+
+def test_complete_refuses_an_unknown_kind(cli, team):
+    r = cli("__complete", "topics")
+    assert r.exit_code == 2 and "kind" in r.stderr
+
+
+def test_completions_prints_the_checked_in_scripts(cli):
+    for shell, path in SCRIPTS.items():
+        assert cli.ok("completions", shell).stdout == path.read_text(), shell
+
+
+def test_completions_needs_a_known_shell(cli):
+    r = cli("completions", "tcsh")
+    assert r.exit_code == 2 and "bash, zsh, fish" in r.stderr
+    assert cli("completions").exit_code == 2
+
+
+# ---------------------------------------------------------------- bash
+
+BASH_PROBE = """
+source {script}
+t() {{ COMP_WORDS=("$@"); COMP_CWORD=$(( ${{#COMP_WORDS[@]}} - 1 )); COMPREPLY=(); _acomm
+      (( ${{#COMPREPLY[@]}} )) && printf '%s|' "${{COMPREPLY[@]}}"; echo; }}
+"""
+
+
+@needs("bash")
+def test_bash_script_loads():
+    out = _shell(["bash", "-c"], f"source {SCRIPTS['bash']}; complete -p acomm", REPO)
+    assert out.strip() == "complete -F _acomm acomm"
+
+
+@needs("bash")
+def test_bash_completes_commands_options_and_store_values(team, tmp_path):
+    (tmp_path / "exports").mkdir()
+    cases = {
+        "acomm ch": "channel|",
+        "acomm channel s": "show|",
+        "acomm dead-letters p": "purge|",          # an alias
+        "acomm channel show ''": "_system|ci-events|team|",
+        "acomm channel create ''": "",              # a new name: nothing to offer
+        "acomm send t": "team|",
+        "acomm send team hi --as ''": "alice|bob|carol|ci|",
+        "acomm --json send --type c": "command|",
+        "acomm channel create x --type p": "pubsub|",
+        "acomm receive --prio": "--priority-min|",
+        "acomm receive --channel ''": "_system|ci-events|team|",
+        "acomm ack 1 --status in": "in_progress|",
+        "acomm audit ex": "exports|",
+        "acomm --store /nowhere/store.acomm send ''": "",  # the line's --store is used
+    }
+    script = BASH_PROBE.format(script=SCRIPTS["bash"]) + "".join(
+        f"t {line}\n" for line in cases)
+    got = _shell(["bash", "-c"], script, tmp_path).splitlines()
+    assert dict(zip(cases, got, strict=True)) == cases
+
+
+# ---------------------------------------------------------------- zsh
+
+# _describe, compadd and _files only work inside a completion widget: stand-ins print what
+# they are given, so the walk over the command line is checked as the user's zsh runs it.
+ZSH_PROBE = """
+compdef() {{ : }}
+source {script}
+_describe() {{ print -r -- "${{(j:|:)${{reply[@]%%:*}}}}|" }}
+compadd() {{ local -a w; w=("$@"); [[ $w[1] == -a ]] && w=(${{(P)w[2]}});
+            [[ $w[1] == -- ]] && shift w; print -r -- "${{(j:|:)w}}${{w:+|}}" }}
+_files() {{ print -r -- "files $*" }}
+_call_program() {{ shift; eval "$*" }}
+t() {{ words=("$@"); CURRENT=$#; _acomm }}
+"""
+
+
+@needs("zsh")
+def test_zsh_script_registers_with_compinit(tmp_path):
+    out = _shell(["zsh", "-f", "-c"],
+                 f"fpath=({SCRIPTS['zsh'].parent} $fpath); autoload -Uz compinit; "
+                 f"compinit -u -d {tmp_path}/zcompdump; print -r -- $_comps[acomm]", REPO)
+    assert out.strip() == "_acomm"
+
+
+@needs("zsh")
+def test_zsh_completes_commands_options_and_store_values(team, tmp_path):
+    cases = {
+        "acomm ch": "init|status|config|channel|send|publish|subscribe|unsubscribe|"
+                    "subscriptions|receive|ack|query|respond|thread|messages|show|deadletter|"
+                    "tick|flush|compact|stats|doctor|completions|export|audit|bridge|",
+        "acomm channel s": "create|join|leave|list|show|pause|resume|drain|close|",
+        "acomm channel show ''": "_system|ci-events|team|",
+        "acomm send team hi --as ''": "alice|bob|carol|ci|",
+        "acomm send --priority ''": "low|normal|high|urgent|critical|",
+        "acomm audit ''": "files -/",
+        "acomm --store=/nowhere/store.acomm send ''": "",
+    }
+    script = ZSH_PROBE.format(script=SCRIPTS["zsh"]) + "".join(f"t {line}\n" for line in cases)
+    got = _shell(["zsh", "-f", "-c"], script, tmp_path).splitlines()
+    assert dict(zip(cases, got, strict=True)) == cases
+
+
+# ---------------------------------------------------------------- fish
+
+
+@needs("fish")
+def test_fish_completes_commands_options_and_store_values(team, tmp_path):
+    (tmp_path / "exports").mkdir()
+    cases = {
+        "acomm chan": ["channel"],
+        "acomm channel sh": ["show"],
+        "acomm channel show ": ["_system", "ci-events", "team"],
+        "acomm send ": ["_system", "ci-events", "team"],
+        "acomm send team hi --as ": ["alice", "bob", "carol", "ci"],
+        "acomm receive --prio": ["--priority-min"],
+        "acomm dead-letters pu": ["purge"],
+        "acomm audit ex": ["exports/"],
+    }
+    script = f"source {SCRIPTS['fish']}\n" + "".join(
+        f"complete -C {line!r}; echo ---\n" for line in cases)
+    out = _shell(["fish", "--no-config", "-c"], script, tmp_path)
+    got = [sorted(c.split("\t")[0] for c in block.strip().splitlines())
+           for block in out.split("---\n")[:-1]]
+    assert dict(zip(cases, got, strict=True)) == {k: sorted(v) for k, v in cases.items()}

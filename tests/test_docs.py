@@ -1,0 +1,137 @@
+"""Generated documentation: man pages, completion scripts and docs/cli.md never drift from the
+app, every command's --help has a one-line summary and an example, and the man pages render."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from acomm_cli import clitree, docgen
+from acomm_cli.commands import send as send_module
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def tree() -> clitree.Cmd:
+    return clitree.tree()
+
+
+@pytest.fixture(scope="module")
+def generated(tree, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("generated")
+    docgen.write(out, docgen.render_all(tree))
+    return out
+
+
+def test_checked_in_files_match_a_fresh_render(generated):
+    fresh = sorted(p.relative_to(generated) for p in generated.rglob("*") if p.is_file())
+    assert fresh, "the generator wrote nothing"
+    differ = [str(rel) for rel in fresh
+              if not (REPO / rel).is_file() or (REPO / rel).read_bytes()
+              != (generated / rel).read_bytes()]
+    stale = [str(p.relative_to(REPO)) for p in (REPO / "man").glob("*.1")
+             if not (generated / p.relative_to(REPO)).exists()]
+    assert not differ + stale, (
+        f"out of date: {', '.join(differ + stale)}; run `{docgen.REFRESH}` and commit the result")
+
+
+def test_every_command_has_a_page_and_a_reference_section(tree, generated):
+    cli_md = (generated / "docs" / "cli.md").read_text()
+    for cmd in tree.walk():
+        assert f"\n## {cmd.name}\n" in cli_md
+    for cmd in tree.subcommands:
+        page = generated / "man" / f"acomm-{cmd.path[0]}.1"
+        assert page.is_file(), cmd.name
+        for leaf in cmd.walk():
+            assert f"{leaf.name}".replace("-", "\\-") in page.read_text()
+
+
+def test_a_changed_help_string_is_caught(monkeypatch):
+    assert docgen.drift(REPO) == []
+    monkeypatch.setattr(send_module.send, "__doc__",
+                        send_module.send.__doc__.replace("Send a message", "Post a message"))
+    changed = docgen.drift(REPO)
+    assert {"docs/cli.md", "man/acomm-send.1", "man/acomm.1"} <= set(changed)
+    # ... and the check names the command that refreshes them
+    assert docgen.main(["--check", str(REPO)]) == 1
+
+
+def test_the_check_names_the_command_to_run(tmp_path, capsys):
+    assert docgen.main(["--check", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "out of date: docs/cli.md" in err and "run `make docs`" in err
+
+
+def test_stale_pages_of_removed_commands_are_reported_and_removed(tmp_path):
+    files = docgen.render_all()
+    docgen.write(tmp_path, files)
+    (tmp_path / "man" / "acomm-gone.1").write_text(".TH GONE 1\n")
+    assert docgen.drift(tmp_path, files) == ["man/acomm-gone.1"]
+    assert docgen.write(tmp_path, files) == ["man/acomm-gone.1"]
+    assert docgen.drift(tmp_path, files) == []
+
+
+def test_every_help_has_a_one_line_summary_and_an_example(cli, tree):
+    for cmd in tree.walk():
+        r = cli(*cmd.path, "--help")
+        assert r.exit_code == 0, (cmd.name, r.stderr)
+        lines = r.stdout.splitlines()
+        assert lines[0].startswith(f"Usage: {cmd.name}"), cmd.name
+        # the summary is the first paragraph and fits on one line of --help
+        assert lines[1] == "" and lines[2] == f"  {cmd.summary}", cmd.name
+        assert lines[3] == "", f"{cmd.name}: the summary takes more than one line"
+        assert len(lines[2]) <= 80, cmd.name
+        assert cmd.examples, f"{cmd.name} has no `Example:` paragraph"
+        assert "Example" in r.stdout and cmd.examples[0][1].split()[0] in r.stdout, cmd.name
+
+
+def test_every_option_is_explained(tree):
+    missing = [f"{c.name} {p.opts[-1]}" for c in tree.walk() for p in c.params if not p.help]
+    assert missing == []
+
+
+def test_hidden_commands_are_left_out(cli, tree):
+    assert "__complete" not in cli("--help").stdout
+    assert all("__complete" not in c.name for c in tree.walk())
+
+
+def test_help_is_plain_text_without_colour(cli):
+    r = cli("channel", "create", "--help", env={"FORCE_COLOR": "1"})
+    assert "\x1b[" not in r.stdout and "╭" not in r.stdout
+    assert "Example: acomm channel create" in r.stdout
+
+
+@pytest.mark.skipif(shutil.which("groff") is None,
+                    reason="groff is not installed (make test installs groff-base)")
+def test_man_pages_render_without_warnings():
+    pages = sorted((REPO / "man").glob("*.1"))
+    assert len(pages) > 10
+    for page in pages:
+        p = subprocess.run(["groff", "-man", "-Tutf8", "-ww", str(page)], capture_output=True,
+                           text=True, timeout=60)
+        assert p.returncode == 0 and p.stderr == "", (page.name, p.stderr)
+        text = re.sub(".\b", "", p.stdout)  # overstruck bold and underline
+        assert "NAME" in text and "SYNOPSIS" in text, page.name
+
+
+@pytest.mark.skipif(shutil.which("man") is None, reason="man is not installed")
+def test_man_reads_the_pages_as_a_user_would():
+    p = subprocess.run(["man", "-l", str(REPO / "man" / "acomm-channel.1")],
+                       capture_output=True, text=True, timeout=60,
+                       env={"PATH": "/usr/bin:/bin", "MANPAGER": "cat", "MANWIDTH": "80",
+                            "LANG": "C.UTF-8"})
+    assert p.returncode == 0, p.stderr
+    assert "acomm channel create [OPTIONS] NAME" in p.stdout
+    assert "--delivery TEXT" in p.stdout  # hyphens stay ASCII hyphens: copy-pasteable
+
+
+def test_version_prints_the_version(cli):
+    from acomm_cli import __version__
+
+    r = cli("--version")
+    assert r.exit_code == 0 and r.stdout == f"acomm {__version__}\n"

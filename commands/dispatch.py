@@ -25,8 +25,9 @@ def dispatch(
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", help="List what would run; run nothing, change nothing.")] = False,
 ) -> None:
-    """Run each configured agent's command on its due messages, with a receipt per run: for
-    every unread message to an agent of `agents:` in config.yaml whose trigger rules match
+    """Run configured agents' commands on their due messages, one receipt per run.
+
+    For every unread message to an agent of `agents:` in config.yaml whose trigger rules match
     (most urgent first, then oldest), the command runs with the message as JSON on stdin.
     Exit 0 is accepted (the message is read; a query's stdout is the answer; an ack-tracked
     message is acknowledged), exit 3 ignored (stdout gives the reason), anything else, a

@@ -25,7 +25,7 @@ def tick(
     no_dispatch: Annotated[bool, typer.Option(
         "--no-dispatch", help="Do not run configured agents (see `acomm dispatch`).")] = False,
 ) -> None:
-    """Deliver scheduled messages, retry unacked ones, dead-letter the rest, dispatch.
+    """Advance timers: deliver, retry, dead-letter; then run configured agents.
 
     Runs configured agents on their due messages too (see `acomm dispatch`).
 

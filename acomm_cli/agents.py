@@ -1,8 +1,8 @@
 """Agents of the config file (`agents:` in config.yaml): their command and trigger rules.
 
-Parsed and validated whenever the config file is loaded (a bad entry is exit 3 naming its key,
-like every other setting), but this module is imported only when the file has an `agents:`
-section. The rules are pure: `Rules.match` looks at a message's fields and nothing else.
+Parsed and validated only by the commands that use agents (tick, dispatch, config show: a bad
+entry is exit 3 naming its key, like every other setting); other commands never import this
+module. The rules are pure: `Rules.match` looks at a message's fields and nothing else.
 """
 
 from __future__ import annotations
@@ -92,8 +92,12 @@ def _bad(key: str, value: Any, why: str) -> ValidationFailed:
 
 
 def _renamed(exc: CommError, key: str, value: Any) -> ValidationFailed:
-    """A validator's error, re-labelled with the config key it came from."""
-    return ValidationFailed(f"{key}: {exc.message}", field=key, value=str(value))
+    """A validator's error, re-labelled with the config key it came from (in place of the
+    field name the validator put first, e.g. `type:`, so that no key is said twice)."""
+    message = exc.message
+    if exc.field and message.startswith(f"{exc.field}: "):
+        message = message[len(exc.field) + 2:]
+    return ValidationFailed(f"{key}: {message}", field=key, value=str(value))
 
 
 def _strings(key: str, value: Any) -> list[str]:

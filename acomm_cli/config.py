@@ -7,6 +7,7 @@ file actually exists.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -123,6 +124,10 @@ class Settings:
         return self._cache["path"]
 
     def value(self, key: str) -> Any:
+        if key == AGENTS:  # parsed and validated only by the commands that use agents
+            if "agents" not in self._cache:
+                self._cache["agents"] = load_agents(self)
+            return self._cache["agents"][0]
         values = self._cache.get("values")
         if values is None:
             values = self._cache["values"] = load(self)
@@ -166,11 +171,10 @@ def config_file(settings: Settings) -> Path | None:
 
 
 def load(settings: Settings) -> dict[str, tuple[Any, str]]:
-    """Every known key -> (value, where it came from)."""
-    raw: dict[str, Any] = {}
+    """Every known key (the flat settings; agents: see load_agents) -> (value, where it came
+    from)."""
     path = config_file(settings)
-    if path is not None:
-        raw = _read_yaml(path)
+    raw = _raw(settings, path, agents=False)
     out: dict[str, tuple[Any, str]] = {}
     for key, (default, parse, env) in KEYS.items():
         if env in os.environ:
@@ -185,19 +189,60 @@ def load(settings: Settings) -> dict[str, tuple[Any, str]]:
         except (TypeError, ValueError, AttributeError):  # a list or mapping where a value goes
             raise ValidationFailed(f"{key}: {given!r} is not a valid value ({source})",
                                    field=key, value=str(given)) from None
-    out[AGENTS] = ({}, "default")
-    if raw.get(AGENTS):  # agent dispatch (issue 7): only from the file, parsed only when there
-        from acomm_cli.agents import parse_agents
-
-        assert path is not None
-        out[AGENTS] = (parse_agents(raw[AGENTS], path.parent), f"file ({path})")
     return out
 
 
-def _read_yaml(path: Path) -> dict[str, Any]:
+def load_agents(settings: Settings) -> tuple[dict[str, Any], str]:
+    """The `agents:` section (agent dispatch, issue 7): name -> AgentSpec, and where it came
+    from. Only from the file; parsed and validated only here, i.e. only by the commands that
+    use agents (tick, dispatch, config show): `send` does not pay for it."""
+    path = config_file(settings)
+    raw = _raw(settings, path, agents=True)
+    if not raw.get(AGENTS):
+        return {}, "default"
+    from acomm_cli.agents import parse_agents
+
+    assert path is not None
+    return parse_agents(raw[AGENTS], path.parent), f"file ({path})"
+
+
+def _raw(settings: Settings, path: Path | None, *, agents: bool) -> dict[str, Any]:
+    """The file read once per command (tick reads both the settings and the agents)."""
+    if path is None:
+        return {}
+    cached = settings._cache.get("raw")
+    if cached is None:
+        cached = _read_yaml(path, agents=agents)
+        if cached is None:  # not parsed: nothing but agents, and agents were not asked for
+            return {}
+        settings._cache["raw"] = cached
+    return cached
+
+
+_AGENTS_LINE = re.compile(r"agents[ \t]*:[ \t]*(#.*)?")
+
+
+def _agents_only(lines: list[str]) -> bool:
+    """The file holds nothing but an `agents:` section, in block style: its first line of
+    content is `agents:` at the margin and every other line at the margin is blank or a
+    comment (anything indented belongs to that section). Then no other setting is in it,
+    and reading those needs no YAML parser. Anything else (flow style, `---`, a directive)
+    is left to the parser."""
+    content = [line for line in lines if line.strip() and not line.lstrip().startswith("#")]
+    return bool(content) and all(
+        _AGENTS_LINE.fullmatch(line.rstrip()) if not line[0].isspace() else i > 0
+        for i, line in enumerate(content))
+
+
+def _read_yaml(path: Path, *, agents: bool) -> dict[str, Any] | None:
+    """The file's settings as flat keys, and its `agents:` section as it is (not validated
+    here). agents=False: a file with nothing but agents is not parsed (None)."""
     text = path.read_text()
-    if all(not line.strip() or line.lstrip().startswith("#") for line in text.splitlines()):
+    lines = text.splitlines()
+    if all(not line.strip() or line.lstrip().startswith("#") for line in lines):
         return {}  # only comments (as `acomm init` writes it): no need to load a YAML parser
+    if not agents and _agents_only(lines):
+        return None
     import yaml
 
     try:

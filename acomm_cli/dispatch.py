@@ -2,15 +2,16 @@
 the unread messages to it that match its trigger rules, and keep a receipt of every run.
 
 One delivery at a time: claim it (a short write transaction: compare-and-set on the claim
-row, with a lease), run the command with the store unlocked, then record the outcome in a
+row, with a lease; an ack-tracked delivery is acknowledged `in_progress`, which stops the
+channel's ack timer), run the command with the store unlocked, then record the outcome in a
 second transaction. Exit 0 is `accepted` (the delivery is read; a query's stdout is the
 answer; an ack-tracked message is acknowledged `completed`), exit 3 is `ignored`, anything
 else is `failed`: retried after backoff x 2^(attempt-1) plus jitter, dead-lettered with reason
 `dispatch_failed` after `max_attempts`. A dispatcher that dies mid-run leaves its lease to
-run out; the next one records that run as failed and takes over.
+run out; the next pass records that run as failed, kills what is left of it, and retries.
 
-Times: the caller passes `now` for the start of the pass; later times add the time the
-commands took (a monotonic clock), so tests can pass any `now`.
+Times: the caller passes `now` for the start of the pass; later times are read from
+acomm_cli.clock as the pass goes on (never before `now`).
 """
 
 from __future__ import annotations
@@ -19,14 +20,13 @@ import json
 import os
 import random
 import sqlite3
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from acomm_cli import deadletters, delivery, runner
+from acomm_cli import clock, deadletters, delivery, runner
 from acomm_cli.agents import AgentSpec
-from acomm_cli.errors import CommError, NotFound, ValidationFailed
+from acomm_cli.errors import CommError, NotFound, UsageError, ValidationFailed
 from acomm_cli.model import AckStatus, Message, MessageType, Priority
 from acomm_cli.pipeline import release
 from acomm_cli.store import dispatch as store
@@ -39,7 +39,9 @@ REASON_MAX = 1000  # characters of a reason kept in a receipt
 EXIT_IGNORED = 3  # like acomm's own "validation failed": the agent declines the message
 DEAD_REASON = "dispatch_failed"  # one of model.DEAD_LETTER_REASONS
 LEASE_EXPIRED = "lease expired: the dispatcher stopped before the command finished"
+INTERRUPTED = "interrupted: the dispatcher was stopped (not counted as an attempt)"
 STATUSES = ("running", "accepted", "ignored", "failed")
+ACTIONS = ("run", "duplicate", "dead_letter")  # what a pass does with a due delivery
 
 
 @dataclass(frozen=True)
@@ -58,7 +60,8 @@ class Receipt:
 
 @dataclass(frozen=True)
 class Due:
-    """A delivery `dispatch --dry-run` would hand to its agent."""
+    """A delivery a pass would take, and what it would do with it: run the command, settle
+    it as a `duplicate` without running anything, or `dead_letter` it (out of attempts)."""
 
     message_id: int
     agent: str
@@ -66,6 +69,7 @@ class Due:
     type: str
     priority: str
     attempt: int
+    action: str = "run"
 
 
 @dataclass
@@ -75,10 +79,18 @@ class DispatchResult:
     receipts: list[Receipt] = field(default_factory=list)
     due: list[Due] = field(default_factory=list)
     dead_lettered: int = 0
+    stopped: bool = False  # a stop was requested: the pass ended early
 
     def counts(self) -> dict[str, int]:
         by = {s: sum(r.status == s for r in self.receipts) for s in STATUSES[1:]}
         return {**by, "dead_lettered": self.dead_lettered}
+
+
+@dataclass(frozen=True)
+class ReceiptPage:
+    receipts: list[Receipt]
+    total_count: int
+    has_more: bool
 
 
 # ---------------------------------------------------------------- the rules, pure
@@ -97,17 +109,19 @@ def _clip(text: str) -> str:
 def classify(outcome: runner.RunOutcome, timeout_ms: int) -> tuple[str, str | None]:
     """(status, reason) of a finished run."""
     if outcome.interrupted:
-        return "failed", "interrupted: the dispatcher was stopped"
+        return "failed", INTERRUPTED
     if outcome.start_error is not None:
         return "failed", _clip(f"could not start: {outcome.start_error}")
     said = f": {outcome.stderr}" if outcome.stderr else ""
     if outcome.timed_out:
         return "failed", _clip(f"timed out after {timeout_ms / 1000:g}s{said}")
     code = outcome.exit_code
+    cut = (f" [stdout cut at {runner.STDOUT_CAP} bytes: {outcome.stdout_dropped} more were "
+           "not kept]" if outcome.stdout_dropped else "")
     if code == 0:
-        return "accepted", _clip(outcome.stdout.strip()) or None
+        return "accepted", (_clip(outcome.stdout.strip()) + cut) or None
     if code == EXIT_IGNORED:
-        return "ignored", _clip(outcome.stdout.strip()) or "ignored"
+        return "ignored", (_clip(outcome.stdout.strip()) or "ignored") + cut
     if code is not None and code < 0:
         return "failed", _clip(f"killed by signal {-code}{said}")
     return "failed", _clip(f"exit {code}{said}")
@@ -119,22 +133,76 @@ def new_run_id(now: int) -> str:
     return f"run_{day}_{os.urandom(6).hex()}"
 
 
+def _ours(state: str, ack_status: str | None, claim_state: str | None) -> bool:
+    """Is the delivery still dispatch's to handle? Unread, or acknowledged `in_progress` by
+    dispatch itself (a claim is running or waiting for its retry). Read by `receive`,
+    acknowledged otherwise, or dead-lettered, it is not."""
+    return state == "unread" or (state == "acked" and ack_status == AckStatus.IN_PROGRESS.value
+                                 and claim_state in ("running", "retry"))
+
+
+def _gone(conn: sqlite3.Connection, mid: int, agent: str,
+          got: tuple[str, int, str | None, int] | None) -> str:
+    """What became of a delivery that is no longer dispatch's, for a receipt's reason."""
+    if got is None:
+        return "the message is gone"
+    state, _, ack_status, _ = got
+    if state == "dead":
+        why = store.dead_letter_reason(conn, mid, agent)
+        return f"the message was dead-lettered meanwhile ({why})"
+    if state == "acked":
+        return f"the message was acknowledged meanwhile ({ack_status})"
+    return f"the message was {state} meanwhile (e.g. taken by `acomm receive`)"
+
+
+def _verdict(conn: sqlite3.Connection, spec: AgentSpec, mid: int, claim_state: str | None,
+             claim_attempts: int | None, dedupe_key: str | None, channel_id: int,
+             now: int) -> tuple[str, int]:
+    """What a pass does with a due delivery (one of ACTIONS, or "skip": leave it due), and
+    how many attempts it has had this round."""
+    attempts = (claim_attempts or 0) if claim_state in ("retry", "running") else 0
+    if attempts >= spec.max_attempts:
+        return "dead_letter", attempts
+    if dedupe_key is not None:
+        # a run of another message with this key is in progress: its outcome decides
+        # whether this one is a duplicate, so wait for it
+        if store.running_key(conn, spec.name, dedupe_key, mid, now):
+            return "skip", attempts
+        if _duplicate(conn, spec.name, dedupe_key, mid, channel_id, now):
+            return "duplicate", attempts
+    return "run", attempts
+
+
+def _duplicate(conn: sqlite3.Connection, agent: str, dedupe_key: str, mid: int,
+               channel_id: int, now: int) -> bool:
+    """This agent already handled the message's dedupe key inside the channel's window."""
+    ch = queries.channel_by_id(conn, channel_id)
+    window = ch.config.dedupe_window_ms if ch else 0
+    return store.handled_key(conn, agent, dedupe_key, now - window, mid) is not None
+
+
 def select(conn: sqlite3.Connection, agents: Mapping[str, AgentSpec], now: int,
            limit: int) -> list[Due]:
-    """Due unread deliveries whose agent's rules match, most urgent first, then oldest. A
-    message from the agent itself never triggers it; the others stay unread, for `receive`."""
+    """Due deliveries whose agent's rules match, most urgent first, then oldest, with what a
+    pass would do with each. A message from the agent itself never triggers it; the others
+    stay unread, for `receive`. Types, channels and senders are matched in SQL, so that a
+    backlog of messages no rule wants costs little; topics and metadata here."""
     out: list[Due] = []
     if limit <= 0:
         return out
-    for mid, agent, channel, sender, type_, topic, meta, prio, cstate, cattempts in \
-            store.candidates(conn, list(agents), now):
+    rules = [(name, s.rules.types, s.rules.channels, s.rules.senders)
+             for name, s in agents.items()]
+    for (mid, agent, channel, sender, type_, topic, meta, prio, cstate, cattempts, key,
+         channel_id) in store.candidates(conn, rules, now):
         spec = agents[agent]
-        if sender == agent or not spec.rules.match(
-                type_=type_, topic=topic, channel=channel, sender=sender,
-                metadata=json.loads(meta) if meta else {}):
+        if not spec.rules.match(type_=type_, topic=topic, channel=channel, sender=sender,
+                                metadata=json.loads(meta) if meta else {}):
             continue
-        attempt = cattempts + 1 if cstate in ("retry", "running") else 1
-        out.append(Due(mid, agent, channel, type_, Priority(prio).name.lower(), attempt))
+        action, attempts = _verdict(conn, spec, mid, cstate, cattempts, key, channel_id, now)
+        if action == "skip":
+            continue
+        out.append(Due(mid, agent, channel, type_, Priority(prio).name.lower(),
+                       attempts if action == "dead_letter" else attempts + 1, action))
         if len(out) >= limit:
             break
     return out
@@ -149,140 +217,215 @@ class _Claim:
     run_id: str
     attempt: int
     message: Message
-    orphan: str | None  # the run whose lease ran out: its leftover processes get killed
+
+
+@dataclass
+class _Taken:
+    """What claiming a delivery came to."""
+
+    claim: _Claim | None = None  # a run to do
+    receipt: Receipt | None = None  # settled without a run (a duplicate)
+    dead: bool = False  # dead-lettered without a run (out of attempts)
+    orphans: list[str] = field(default_factory=list)  # runs whose leftovers to kill
 
 
 def dispatch(conn: sqlite3.Connection, agents: Mapping[str, AgentSpec], now: int, *,
              store_path: str, encode: Callable[[Message], str], only: str | None = None,
              max_runs: int = 100, dry_run: bool = False, config_path: str | None = None,
-             rand: Callable[[], float] | None = None) -> DispatchResult:
-    """One pass: up to `max_runs` due deliveries, selected when the pass starts (work the
-    commands send on is for the next pass). `encode` turns a message into the JSON document
-    the command reads on stdin (rendering is not this layer's business)."""
-    if max_runs < 0:
-        raise ValidationFailed(f"max: {max_runs} must not be negative", field="max",
-                               value=max_runs)
-    if only is not None:
-        if only not in agents:
-            raise NotFound(f"agent {only!r} is not configured (see `agents:` in config.yaml)",
-                           field="agent", value=only)
-        agents = {only: agents[only]}
+             rand: Callable[[], float] | None = None,
+             stop: Callable[[], bool] | None = None) -> DispatchResult:
+    """One pass: first the runs whose lease ran out (whatever became of their delivery), then
+    up to `max_runs` due deliveries, selected when the pass starts (work the commands send on
+    is for the next pass). `encode` turns a message into the JSON document the command reads
+    on stdin (rendering is not this layer's business). `stop` (e.g. acomm_cli.stopping.Stop)
+    ends the pass early: the running command is killed and its run recorded as interrupted,
+    and no further delivery is taken."""
+    every, agents = agents, chosen(agents, only, max_runs)
     result = DispatchResult(now=now, dry_run=dry_run)
-    due = select(conn, agents, now, max_runs)
     if dry_run:
-        result.due = due
+        result.due = select(conn, agents, now, max_runs)
         return result
-    started = time.monotonic()
+    stop = stop or (lambda: False)
     rand = rand or random.random
 
-    def at() -> int:  # looked up on each call: freezegun controls it in tests
-        return now + int((time.monotonic() - started) * 1000)
+    def at() -> int:
+        return max(now, clock.now_ms())
 
+    result.dead_lettered += sweep(conn, every, now, only=only)
+    due = select(conn, agents, now, max_runs)
     # the command may call acomm itself: same store, and the same config file if one was given
     base_env = {**os.environ, "ACOMM_STORE": store_path}
     if config_path is not None:
         base_env["ACOMM_CONFIG"] = config_path
     for d in due:
-        receipt, dead = _one(conn, agents[d.agent], d.message_id, at, base_env, encode, rand)
+        if stop():
+            break
+        receipt, dead = _one(conn, agents[d.agent], d.message_id, at, base_env, encode, rand,
+                             stop)
         if receipt is not None:
             result.receipts.append(receipt)
         result.dead_lettered += dead
+    result.stopped = stop()
     return result
+
+
+def chosen(agents: Mapping[str, AgentSpec], only: str | None,
+           max_runs: int = 0) -> Mapping[str, AgentSpec]:
+    """The agents a pass serves (all, or `only`), or why there is no pass to make: a usage
+    error without any agent configured (like `bridge sync` without a bridge), not_found for
+    an `only` that is not configured. Commands call it before opening the store."""
+    if not agents:
+        raise UsageError("no agents are configured: add an `agents:` section to config.yaml "
+                         "(see `acomm config show`)", field="agents")
+    if max_runs < 0:
+        raise ValidationFailed(f"max: {max_runs} must not be negative", field="max",
+                               value=max_runs)
+    if only is None:
+        return agents
+    if only not in agents:
+        raise NotFound(f"agent {only!r} is not configured (see `agents:` in config.yaml)",
+                       field="agent", value=only)
+    return {only: agents[only]}
+
+
+def sweep(conn: sqlite3.Connection, agents: Mapping[str, AgentSpec], now: int, *,
+          only: str | None = None) -> int:
+    """Settle every run whose lease ran out, whatever became of its delivery (read by
+    `receive`, replayed, its agent no longer configured): the receipt says `failed` (lease
+    expired), the delivery is retried or dead-lettered as usual while it is still
+    dispatch's, and what is left of the run is killed. Returns how many were dead-lettered."""
+    orphans, dead = [], 0
+    with write(conn):
+        for mid, agent, run_id, attempts in store.expired_claims(conn, now, only):
+            got = store.delivery_of(conn, mid, agent)
+            dead += _expire(conn, agents.get(agent), mid, agent, run_id, attempts, got,
+                            now) == "dead"
+            orphans.append(run_id)
+    for run_id in orphans:
+        runner.kill_orphans(run_id)
+    return dead
 
 
 _DEAD_NOTE = "; dead-lettered (dispatch_failed)"
 
 
+def _expire(conn: sqlite3.Connection, spec: AgentSpec | None, mid: int, agent: str,
+            run_id: str, attempts: int, got: tuple[str, int, str | None, int] | None,
+            now: int) -> str:
+    """Record a run whose lease ran out as failed (it counts as an attempt: a message that
+    kills its dispatcher is dead-lettered in the end), and settle its claim: "retry" (due at
+    once), "dead" (that was its last attempt), or "done" (the delivery is no longer
+    dispatch's). The caller kills what is left of the run."""
+    if got is None or not _ours(got[0], got[2], "running"):
+        note = f"; not retried: {_gone(conn, mid, agent, got)}"
+        store.finish_receipt(conn, run_id, "failed", LEASE_EXPIRED + note, None, now, None)
+        store.settle_claim(conn, mid, agent, run_id,
+                           "dead" if got is not None and got[0] == "dead" else "done", None)
+        return "done"
+    if spec is not None and attempts >= spec.max_attempts:
+        store.finish_receipt(conn, run_id, "failed", LEASE_EXPIRED + _DEAD_NOTE, None, now,
+                             None)
+        _dead_letter(conn, spec, mid, run_id, got[3], attempts, LEASE_EXPIRED, now)
+        return "dead"
+    # due again at once (also when the agent is no longer configured: it runs if it returns)
+    store.finish_receipt(conn, run_id, "failed", LEASE_EXPIRED, None, now, now)
+    store.settle_claim(conn, mid, agent, run_id, "retry", now)
+    return "retry"
+
+
 def _one(conn: sqlite3.Connection, spec: AgentSpec, mid: int, at: Callable[[], int],
          base_env: Mapping[str, str], encode: Callable[[Message], str],
-         rand: Callable[[], float]) -> tuple[Receipt | None, bool]:
+         rand: Callable[[], float], stop: Callable[[], bool]) -> tuple[Receipt | None, bool]:
     """Claim, run and settle one delivery: (its receipt, whether it was dead-lettered). No
-    receipt when it was no longer due, or was dead-lettered without a run (its last run's
-    lease ran out on the last attempt)."""
-    got = _claim(conn, spec, mid, at())
-    if isinstance(got, Receipt):
-        return got, False
-    if not isinstance(got, _Claim):
-        return None, got
-    if got.orphan is not None:
-        runner.kill_orphans(got.orphan)
-    msg = got.message
+    receipt when it was no longer due, or was dead-lettered without a run."""
+    taken = _claim(conn, spec, mid, at())
+    for run_id in taken.orphans:
+        runner.kill_orphans(run_id)
+    if taken.claim is None:
+        return taken.receipt, taken.dead
+    c = taken.claim
+    msg = c.message
     env = {**base_env, "ACOMM_AGENT": spec.name, "ACOMM_MESSAGE_ID": str(msg.id),
            "ACOMM_CORRELATION_ID": msg.correlation_id or "", "ACOMM_CHANNEL": msg.channel,
-           "ACOMM_RUN_ID": got.run_id, "ACOMM_ATTEMPT": str(got.attempt)}
+           "ACOMM_RUN_ID": c.run_id, "ACOMM_ATTEMPT": str(c.attempt)}
     try:
         outcome = runner.run_command(spec.run, encode(msg).encode(), env,
-                                     spec.timeout_ms / 1000, spec.cwd)
-    except KeyboardInterrupt:  # the command was killed; record that, and stop the pass
-        _settle(conn, got, runner.RunOutcome(None, "", "", 0, interrupted=True), at(), rand)
+                                     spec.timeout_ms / 1000, spec.cwd, stop=stop)
+    except KeyboardInterrupt:  # no stop handler installed: the command was killed all the same
+        _settle(conn, c, runner.RunOutcome(None, "", "", 0, interrupted=True), at(), rand)
         raise
-    return _settle(conn, got, outcome, at(), rand)
+    return _settle(conn, c, outcome, at(), rand)
 
 
-def _claim(conn: sqlite3.Connection, spec: AgentSpec, mid: int,
-           now: int) -> _Claim | Receipt | bool:
+def _claim(conn: sqlite3.Connection, spec: AgentSpec, mid: int, now: int) -> _Taken:
     """Claim a due delivery for a run, inside one write transaction: a compare-and-set on
-    its claim row. A duplicate is settled here and then (its receipt); a run whose lease ran
-    out is recorded as failed first (True: that was its last attempt, it is dead-lettered);
-    False: no longer unread, or claimed by another dispatcher meanwhile."""
+    its claim row. A duplicate is settled here and then; a run whose lease ran out meanwhile
+    is recorded as failed first (and its leftovers are to be killed)."""
     agent = spec.name
+    taken = _Taken()
     with write(conn):
         got = store.delivery_of(conn, mid, agent)
-        if got is None or got[0] != "unread":
-            return False
-        channel_id = got[3]
         prev = store.claim_of(conn, mid, agent)
-        attempts, orphan = 0, None
-        if prev is not None:
-            pstate, prun, pattempts, lease_until, retry_at = prev
-            if pstate == "running" and lease_until is not None and lease_until <= now:
-                orphan, attempts = prun, pattempts
-                dead = attempts >= spec.max_attempts
-                store.finish_receipt(conn, prun, "failed", LEASE_EXPIRED + (
-                    _DEAD_NOTE if dead else ""), None, now, None if dead else now)
-                if dead:
-                    _dead_letter(conn, spec, mid, prun, channel_id, attempts, LEASE_EXPIRED,
-                                 now)
-                    return True
-            elif pstate == "retry" and retry_at is not None and retry_at <= now:
-                attempts = pattempts
-                if attempts >= spec.max_attempts:  # max_attempts was lowered meanwhile
-                    _dead_letter(conn, spec, mid, prun, channel_id, attempts,
-                                 f"failed {attempts} times (max_attempts {spec.max_attempts})",
-                                 now)
-                    return True
-            elif pstate not in ("done", "dead"):
-                return False  # held by a live lease, or waiting for its retry time
+        if got is None or not _ours(got[0], got[2], prev[0] if prev else None):
+            return taken
+        state, tracked, ack_status, channel_id = got
+        if prev is not None and prev[0] == "running":
+            if prev[3] is None or prev[3] > now:
+                return taken  # held by a live lease
+            taken.orphans.append(prev[1])
+            if _expire(conn, spec, mid, agent, prev[1], prev[2], got, now) == "dead":
+                taken.dead = True
+                return taken
+            prev = store.claim_of(conn, mid, agent)
+        elif prev is not None and prev[0] == "retry" and (prev[4] or 0) > now:
+            return taken  # waiting for its retry time
         msg = queries.message_by_id(conn, mid)
         if msg is None:
-            return False
+            return taken
+        action, attempts = _verdict(conn, spec, mid, prev[0] if prev else None,
+                                    prev[2] if prev else None, msg.dedupe_key, channel_id,
+                                    now)
+        if action == "skip":
+            return taken
+        if action == "dead_letter":  # max_attempts was lowered meanwhile
+            _dead_letter(conn, spec, mid, prev[1], channel_id, attempts,  # type: ignore[index]
+                         f"failed {attempts} times (max_attempts {spec.max_attempts})", now)
+            taken.dead = True
+            return taken
         msg.delivery = next(d for d in msg.deliveries if d.recipient == agent)
         msg.deliveries = []
         run_id = new_run_id(now)
-        if msg.dedupe_key is not None and _duplicate(conn, agent, msg, channel_id, now):
+        if action == "duplicate":
             store.insert_receipt(conn, run_id, mid, agent, "ignored", attempts + 1, now,
                                  msg.dedupe_key, reason="duplicate", finished_at=now)
-            _apply(conn, msg, agent, "ignored", "", "duplicate", now)
+            _apply(conn, msg, agent, "ignored", "", "duplicate", 0, now)
             store.mark_done(conn, mid, agent, run_id)
-            return _receipt(conn, run_id)
+            taken.receipt = _receipt(conn, run_id)
+            return taken
         lease = now + spec.timeout_ms + LEASE_GRACE_MS
         claimed = (store.insert_claim(conn, mid, agent, run_id, attempts + 1, lease)
                    if prev is None else
                    store.take_claim(conn, mid, agent, prev[1], run_id, attempts + 1, lease, now))
         if not claimed:
-            return False
+            return taken
         store.insert_receipt(conn, run_id, mid, agent, "running", attempts + 1, now,
                              msg.dedupe_key)
-        return _Claim(spec, run_id, attempts + 1, msg, orphan)
+        if tracked and ack_status is None:
+            _acknowledge_in_progress(conn, mid, agent, now)
+        taken.claim = _Claim(spec, run_id, attempts + 1, msg)
+        return taken
 
 
-def _duplicate(conn: sqlite3.Connection, agent: str, msg: Message, channel_id: int,
-               now: int) -> bool:
-    """This agent already handled the message's dedupe key inside the channel's window."""
-    ch = queries.channel_by_id(conn, channel_id)
-    window = ch.config.dedupe_window_ms if ch else 0
-    return store.handled_key(conn, agent, msg.dedupe_key, now - window,  # type: ignore[arg-type]
-                             msg.id) is not None
+def _acknowledge_in_progress(conn: sqlite3.Connection, mid: int, agent: str, now: int) -> None:
+    """What an agent working on an ack-tracked message would say: `in_progress`. Any ack
+    stops the channel's ack timer, which would otherwise redeliver or dead-letter the message
+    (max_retries_exceeded) while its command runs or waits for a dispatch retry; from here
+    on dispatch alone decides (accepted or ignored: `completed`; out of attempts: dead)."""
+    try:
+        with savepoint(conn, "in_progress"):
+            delivery.record_ack(conn, mid, agent, AckStatus.IN_PROGRESS, None, now)
+    except CommError:  # e.g. no room for the ack message: run anyway; settling copes
+        pass
 
 
 def _settle(conn: sqlite3.Connection, c: _Claim, outcome: runner.RunOutcome, now: int,
@@ -297,47 +440,72 @@ def _settle(conn: sqlite3.Connection, c: _Claim, outcome: runner.RunOutcome, now
             store.finish_receipt(conn, c.run_id, "failed", LEASE_EXPIRED, outcome.exit_code,
                                  now, None)
             return _receipt(conn, c.run_id), False
+        got = store.delivery_of(conn, msg.id, agent)
+        if got is None or got[0] == "dead":
+            # dead-lettered meanwhile (an expired query...): nothing of the outcome applies
+            ran = status + (f" ({reason})" if reason else "")
+            store.finish_receipt(conn, c.run_id, "failed", _clip(
+                f"{_gone(conn, msg.id, agent, got)}; the command's outcome was not applied: "
+                f"{ran}"), outcome.exit_code, now, None)
+            store.settle_claim(conn, msg.id, agent, c.run_id, "dead", None)
+            return _receipt(conn, c.run_id), False
+        ours = _ours(got[0], got[2], "running")
         if status != "failed":
             try:
                 with savepoint(conn, "outcome"):
-                    _apply(conn, msg, agent, status, outcome.stdout, reason, now)
+                    _apply(conn, msg, agent, status, outcome.stdout, reason,
+                           outcome.stdout_dropped, now)
             except CommError as exc:  # e.g. an answer too large for the channel
                 status, reason = "failed", _clip(f"{status}, but {exc.message}")
         next_retry, dead = None, False
-        if status == "failed":
-            if c.attempt >= spec.max_attempts:
-                dead = True
-                reason = _clip(reason or "") + _DEAD_NOTE
-                _dead_letter(conn, spec, msg.id, c.run_id, msg.channel_id, c.attempt,
-                             reason, now)
-            else:
-                next_retry = now + retry_delay_ms(spec, c.attempt, rand())
-                store.settle_claim(conn, msg.id, agent, c.run_id, "retry", next_retry)
-        else:
+        if status != "failed":
             store.settle_claim(conn, msg.id, agent, c.run_id, "done", None)
+        elif not ours:
+            # e.g. the command ran `acomm receive` itself, then failed: nothing left to retry
+            reason = _clip(reason or "") + f"; not retried: {_gone(conn, msg.id, agent, got)}"
+            store.settle_claim(conn, msg.id, agent, c.run_id, "done", None)
+        elif outcome.interrupted:  # the dispatcher's stop, not the command's failure
+            next_retry = now
+            store.settle_claim(conn, msg.id, agent, c.run_id, "retry", now,
+                               attempts=c.attempt - 1)
+        elif c.attempt >= spec.max_attempts:
+            dead = True
+            reason = _clip(reason or "") + _DEAD_NOTE
+            _dead_letter(conn, spec, msg.id, c.run_id, msg.channel_id, c.attempt, reason, now)
+        else:
+            next_retry = now + retry_delay_ms(spec, c.attempt, rand())
+            store.settle_claim(conn, msg.id, agent, c.run_id, "retry", next_retry)
         store.finish_receipt(conn, c.run_id, status, reason, outcome.exit_code, now,
                              next_retry)
         return _receipt(conn, c.run_id), dead
 
 
 def _apply(conn: sqlite3.Connection, msg: Message, agent: str, status: str, stdout: str,
-           reason: str | None, now: int) -> None:
+           reason: str | None, dropped: int, now: int) -> None:
     """An accepted or ignored message: read; a query's answer sent; an ack-tracked message
     acknowledged `completed` (an ignored one with the note `ignored: REASON`, so that the
-    channel does not redeliver it and the sender learns why)."""
+    channel does not redeliver it and the sender learns why). `dropped`: bytes of stdout
+    past the runner's cap; such an answer or note is refused rather than sent cut short."""
     got = store.delivery_of(conn, msg.id, agent)
     if got is None or got[0] == "dead":
-        return  # dead-lettered meanwhile (an expired query): nothing left to settle
+        return  # dead-lettered meanwhile: nothing left to settle (the caller says so)
     state, tracked, ack_status, _ = got
     if state == "unread":
         queries.mark_read(conn, agent, [msg.id], now)
         release(conn, now)
     text = stdout.strip()
-    if (status == "accepted" and text and msg.type == MessageType.QUERY
-            and msg.correlation_id is not None):
-        delivery.record_response(conn, msg.correlation_id, stdout.rstrip(), agent, now)
+    answers = (status == "accepted" and text and msg.type == MessageType.QUERY
+               and msg.correlation_id is not None)
+    notes = tracked and ack_status not in (AckStatus.COMPLETED.value, AckStatus.FAILED.value)
+    if dropped and (answers or (notes and status == "accepted")):
+        raise ValidationFailed(
+            f"stdout: {runner.STDOUT_CAP + dropped} bytes is more than the "
+            f"{runner.STDOUT_CAP} kept; it is not sent cut short", field="stdout")
+    if answers:
+        delivery.record_response(conn, msg.correlation_id, stdout.rstrip(),  # type: ignore[arg-type]
+                                 agent, now)
         return
-    if tracked and ack_status not in (AckStatus.COMPLETED.value, AckStatus.FAILED.value):
+    if notes:
         note = (text or None) if status == "accepted" else f"ignored: {reason}"
         delivery.record_ack(conn, msg.id, agent, AckStatus.COMPLETED, note, now)
 
@@ -360,7 +528,7 @@ def _receipt(conn: sqlite3.Connection, run_id: str) -> Receipt:
 
 def list_receipts(conn: sqlite3.Connection, *, agent: str | None = None,
                   message_id: int | None = None, status: str | None = None,
-                  limit: int = 100, offset: int = 0) -> tuple[list[Receipt], int]:
+                  limit: int = 100, offset: int = 0) -> ReceiptPage:
     """Receipts, newest first."""
     if limit < 0 or offset < 0:
         raise ValidationFailed("limit: --limit and --offset must not be negative", field="limit")
@@ -369,4 +537,4 @@ def list_receipts(conn: sqlite3.Connection, *, agent: str | None = None,
                                field="status", value=status)
     rows, total = store.receipts(conn, agent=agent, message_id=message_id, status=status,
                                  limit=limit, offset=offset)
-    return [Receipt(*r) for r in rows], total
+    return ReceiptPage([Receipt(*r) for r in rows], total, offset + len(rows) < total)

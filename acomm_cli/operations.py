@@ -428,7 +428,7 @@ def show_config(settings: config.Settings) -> ConfigReport:
     located, store = _store_entry(settings)
     cfg = _config_entry(settings, located)
     values = config.load(located)
-    specs, source = values[config.AGENTS]
+    specs, source = config.load_agents(located)
     docs = {name: spec.doc() for name, spec in specs.items()}
     return ConfigReport(
         settings=[ConfigEntry(key, *values[key]) for key in config.KEYS],

@@ -611,13 +611,14 @@ def _receipt_rows(out: Output, items: Sequence[Any]) -> None:
              iso(r.started_at), iso(r.next_retry_at), r.reason) for r in items])
 
 
-def receipts(out: Output, items: Sequence[Any], total: int) -> None:
+def receipts(out: Output, page: Any) -> None:
     if out.json:
-        _dump({"receipts": [receipt_doc(r) for r in items], "total_count": total})
+        _dump({"receipts": [receipt_doc(r) for r in page.receipts],
+               "total_count": page.total_count, "has_more": page.has_more})
         return
-    _receipt_rows(out, items)
-    if out.tty and total > len(items):
-        note(f"showing {len(items)} of {total}; use --offset/--limit")
+    _receipt_rows(out, page.receipts)
+    if out.tty and page.has_more:
+        note(f"showing {len(page.receipts)} of {page.total_count}; use --offset/--limit")
 
 
 def dispatch_result(out: Output, r: Any) -> None:
@@ -627,13 +628,14 @@ def dispatch_result(out: Output, r: Any) -> None:
                                "receipts": [receipt_doc(x) for x in r.receipts]}
         if r.dry_run:
             doc["due"] = [{"message_id": d.message_id, "agent": d.agent, "channel": d.channel,
-                           "type": d.type, "priority": d.priority, "attempt": d.attempt}
-                          for d in r.due]
+                           "type": d.type, "priority": d.priority, "attempt": d.attempt,
+                           "action": d.action} for d in r.due]
         _dump(doc)
         return
     if r.dry_run:
-        _table(out, "would run", ["message", "agent", "channel", "type", "priority", "attempt"],
-               [(d.message_id, d.agent, d.channel, d.type, d.priority, d.attempt)
+        _table(out, "due", ["message", "agent", "channel", "type", "priority", "attempt",
+                            "action"],
+               [(d.message_id, d.agent, d.channel, d.type, d.priority, d.attempt, d.action)
                 for d in r.due])
         return
     _receipt_rows(out, r.receipts)

@@ -1,9 +1,14 @@
-"""Running an agent's command for dispatch: its own process group, files for its streams,
-a timeout that kills the whole group, and the clean-up of a crashed dispatcher's orphans.
+"""Running an agent's command for dispatch: its own process group, a timeout or a stop
+request (SIGINT/SIGTERM) that kills the whole group, output kept up to a cap, and the clean-up
+of a crashed dispatcher's orphans.
 
-Standard input, output and error are anonymous temporary files, not pipes: a command that
-never reads its input cannot block, a background child that keeps the output open cannot
-keep the dispatcher waiting past the command's exit, and output is read up to a cap.
+Standard input is an anonymous temporary file (a command that never reads it cannot block).
+Standard output and error are pipes that the dispatcher drains while it waits: it keeps the
+first STDOUT_CAP bytes of stdout and the end of stderr and throws the rest away, so a command
+that prints without end costs neither memory nor disk (temporary files would have filled
+TMPDIR). The wait ends when the command's own process exits (a pidfd): a background child
+that keeps the pipes open does not hold the dispatcher, and once the pipes are closed its
+further writes fail (EPIPE).
 """
 
 from __future__ import annotations
@@ -15,24 +20,50 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import IO
 
 STDOUT_CAP = 4 * 1024 * 1024  # bytes of output kept (a response is at most 1 MiB by default)
 STDERR_TAIL = 2000  # characters of the end of standard error kept for a failure's reason
 TERM_GRACE_S = 2.0  # after SIGTERM, this long before SIGKILL
+_CHUNK = 64 * 1024
+_POLL_S = 0.05  # without a pidfd (not Linux 5.3+), how often the command's exit is checked
 
 
 @dataclass(frozen=True)
 class RunOutcome:
-    exit_code: int | None  # None: timed out or did not start; negative: killed by a signal
+    exit_code: int | None  # None: timed out, stopped or did not start; negative: a signal
     stdout: str
     stderr: str  # the end of it
     elapsed_ms: int
     timed_out: bool = False
     start_error: str | None = None
-    interrupted: bool = False  # the dispatcher was stopped (SIGINT) and killed the command
+    interrupted: bool = False  # the dispatcher was asked to stop and killed the command
+    stdout_dropped: int = 0  # bytes of stdout past STDOUT_CAP, not kept
+
+
+class _Head:
+    """The first `cap` bytes, and how many came after them."""
+
+    def __init__(self, cap: int) -> None:
+        self.data, self.cap, self.dropped = bytearray(), cap, 0
+
+    def feed(self, chunk: bytes) -> None:
+        room = self.cap - len(self.data)
+        self.data += chunk[:max(room, 0)]
+        self.dropped += max(len(chunk) - max(room, 0), 0)
+
+
+class _Tail:
+    """The last `keep` bytes."""
+
+    def __init__(self, keep: int) -> None:
+        self.data, self.keep = bytearray(), keep
+
+    def feed(self, chunk: bytes) -> None:
+        self.data += chunk
+        if len(self.data) > 2 * self.keep:
+            del self.data[:-self.keep]
 
 
 def argv(run: str | tuple[str, ...]) -> list[str]:
@@ -41,48 +72,105 @@ def argv(run: str | tuple[str, ...]) -> list[str]:
 
 
 def run_command(run: str | tuple[str, ...], stdin: bytes, env: Mapping[str, str],
-                timeout_s: float, cwd: str | None = None) -> RunOutcome:
+                timeout_s: float, cwd: str | None = None,
+                stop: Callable[[], bool] | None = None) -> RunOutcome:
+    """Run to its end, its timeout, or a stop request. `stop` may have a `fileno()` that
+    becomes readable on the request (acomm_cli.stopping.Stop): the wait then wakes at once."""
     started = time.monotonic()
 
     def elapsed() -> int:
         return int((time.monotonic() - started) * 1000)
 
-    with tempfile.TemporaryFile() as fin, tempfile.TemporaryFile() as fout, \
-            tempfile.TemporaryFile() as ferr:
+    with tempfile.TemporaryFile() as fin:
         fin.write(stdin)
         fin.seek(0)
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
         try:
-            proc = subprocess.Popen(argv(run), stdin=fin, stdout=fout, stderr=ferr,
+            proc = subprocess.Popen(argv(run), stdin=fin, stdout=out_w, stderr=err_w,
                                     env=dict(env), cwd=cwd, start_new_session=True,
                                     close_fds=True)
         except (OSError, ValueError) as exc:
+            for fd in (out_r, err_r):
+                os.close(fd)
             return RunOutcome(None, "", "", elapsed(),
                               start_error=getattr(exc, "strerror", None) or str(exc))
-        timed_out = False
+        finally:
+            os.close(out_w)
+            os.close(err_w)
+        head, tail = _Head(STDOUT_CAP), _Tail(4 * STDERR_TAIL)
+        sinks: dict[int, _Head | _Tail] = {out_r: head, err_r: tail}
         try:
-            code: int | None = _wait(proc, timeout_s)
-        except subprocess.TimeoutExpired:
-            timed_out, code = True, None
-            _kill_group(proc)
+            for fd in sinks:
+                os.set_blocking(fd, False)
+            ended = _pump(proc, sinks, timeout_s, stop)
+            if ended != "exited":
+                _kill_group(proc)
+            _drain(sinks)
         except BaseException:  # interrupted: never leave the command running unwatched
             _kill_group(proc)
             raise
-        return RunOutcome(code, _head(fout), _tail(ferr), elapsed(), timed_out=timed_out)
+        finally:
+            for fd in (out_r, err_r):
+                os.close(fd)
+        code = proc.returncode if ended == "exited" else None
+        return RunOutcome(code, head.data.decode("utf-8", errors="replace"),
+                          _text_tail(tail.data), elapsed(), timed_out=ended == "timeout",
+                          interrupted=ended == "stopped", stdout_dropped=head.dropped)
 
 
-def _wait(proc: subprocess.Popen[bytes], timeout_s: float) -> int:
-    """Popen.wait with a timeout polls (sleeps of up to 50 ms; about 1 ms a run for a quick
-    command); a pidfd wakes the moment the command exits (Linux 5.3+)."""
+def _pump(proc: subprocess.Popen[bytes], sinks: dict[int, _Head | _Tail], timeout_s: float,
+          stop: Callable[[], bool] | None) -> str:
+    """Drain the pipes until the command exits ("exited"), its time is up ("timeout") or a
+    stop is requested ("stopped"). Popen.wait with a timeout polls (sleeps of up to 50 ms,
+    about 1 ms a run for a quick command); a pidfd wakes the moment the command exits."""
+    deadline = time.monotonic() + timeout_s
     try:
-        fd = os.pidfd_open(proc.pid)
+        pidfd: int | None = os.pidfd_open(proc.pid)
     except (AttributeError, OSError):
-        return proc.wait(timeout=timeout_s)
+        pidfd = None
+    stop_fd = getattr(stop, "fileno", None)
+    extra = [fd for fd in (pidfd, stop_fd() if stop_fd else None) if fd is not None]
     try:
-        if not select.select([fd], [], [], timeout_s)[0]:
-            raise subprocess.TimeoutExpired(proc.args, timeout_s)
+        while True:
+            if stop is not None and stop():
+                return "stopped"
+            if pidfd is None and proc.poll() is not None:
+                return "exited"
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return "timeout"
+            wait = remaining if pidfd is not None else min(remaining, _POLL_S)
+            ready = select.select([*sinks, *extra], [], [], wait)[0]
+            for fd in ready:
+                if fd in sinks:
+                    chunk = _read(fd)
+                    if chunk == b"":  # end of file: every writer closed it
+                        sinks.pop(fd)
+                    elif chunk:
+                        sinks[fd].feed(chunk)
+            if pidfd is not None and pidfd in ready:
+                proc.wait()
+                return "exited"
     finally:
-        os.close(fd)
-    return proc.wait()
+        if pidfd is not None:
+            os.close(pidfd)
+
+
+def _read(fd: int) -> bytes | None:
+    """A chunk, b"" at end of file, None when nothing is there just now."""
+    try:
+        return os.read(fd, _CHUNK)
+    except BlockingIOError:
+        return None
+
+
+def _drain(sinks: dict[int, _Head | _Tail]) -> None:
+    """What is left in the pipes (the command has exited or been killed): read what is there,
+    without waiting for a background child that may still hold them open."""
+    for fd, sink in sinks.items():
+        while chunk := _read(fd):
+            sink.feed(chunk)
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
@@ -98,15 +186,8 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     proc.wait()
 
 
-def _head(f: IO[bytes]) -> str:
-    f.seek(0)
-    return f.read(STDOUT_CAP).decode("utf-8", errors="replace")
-
-
-def _tail(f: IO[bytes]) -> str:
-    size = f.seek(0, os.SEEK_END)
-    f.seek(max(0, size - 4 * STDERR_TAIL))
-    text = f.read().decode("utf-8", errors="replace").strip()
+def _text_tail(data: bytearray) -> str:
+    text = bytes(data).decode("utf-8", errors="replace").strip()
     return text[-STDERR_TAIL:]
 
 

@@ -33,8 +33,11 @@ class TickSetup:
     progress: Callable[[], AbstractContextManager[Any]] = nullcontext
 
 
-def tick_once(conn: Any, setup: TickSetup, now: int) -> tuple[dict[str, Any], int]:
-    """One pass at `now`: the document `tick --json` prints, and how much it did."""
+def tick_once(conn: Any, setup: TickSetup, now: int,
+              stop: Callable[[], bool] | None = None) -> tuple[dict[str, Any], int]:
+    """One pass at `now`: the document `tick --json` prints, and how much it did. `stop`
+    (SIGINT/SIGTERM, see acomm_cli.stopping) ends dispatch early: the running command is
+    killed and recorded as interrupted, and no further delivery is taken."""
     with setup.progress() as progress:
         result = delivery.tick(conn, now, progress)
     doc: dict[str, Any] = asdict(result)
@@ -44,11 +47,12 @@ def tick_once(conn: Any, setup: TickSetup, now: int) -> tuple[dict[str, Any], in
         setup.on_bridge(synced)
         doc["bridge"] = synced.doc()
         total += sum(doc["bridge"].values())
-    if setup.agents:  # dispatch code is loaded only when agents are configured
+    if setup.agents and not (stop and stop()):  # dispatch code: only with agents configured
         from acomm_cli import dispatch
 
         ran = dispatch.dispatch(conn, setup.agents, now, store_path=setup.store_path,
-                                encode=setup.encode, config_path=setup.config_path)
+                                encode=setup.encode, config_path=setup.config_path,
+                                stop=stop)
         setup.on_dispatch(ran)
         doc["dispatch"] = ran.counts()
         total += len(ran.receipts) + ran.dead_lettered
@@ -70,7 +74,7 @@ def run_every(conn: Any, setup: TickSetup, every_s: float, max_seconds: float | 
     each pass's document and amount of work to `report`."""
     end = time.monotonic() + max_seconds if max_seconds is not None else float("inf")
     while not stop() and time.monotonic() < end:
-        report(*tick_once(conn, setup, clock.now_ms()))
+        report(*tick_once(conn, setup, clock.now_ms(), stop))
         wake = min(time.monotonic() + every_s, end)
         while not stop() and time.monotonic() < wake:  # short naps: a signal stops it soon
             time.sleep(min(0.1, max(0.0, wake - time.monotonic())))

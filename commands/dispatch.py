@@ -7,11 +7,10 @@ from typing import Annotated
 
 import typer
 
-from acomm_cli import clock, render
+from acomm_cli import clock, render, stopping
 from acomm_cli import dispatch as engine
 from acomm_cli.commands._common import output, settings, store
 from acomm_cli.config import AGENTS
-from acomm_cli.errors import UsageError
 
 app = typer.Typer(add_completion=False)
 
@@ -23,7 +22,8 @@ def dispatch(
         help="Only this configured agent.", show_default=False)] = None,
     max_: Annotated[int, typer.Option("--max", help="At most this many deliveries.")] = 100,
     dry_run: Annotated[bool, typer.Option(
-        "--dry-run", help="List what would run; run nothing, change nothing.")] = False,
+        "--dry-run", help="List what would run (or be settled without a run); change "
+        "nothing.")] = False,
 ) -> None:
     """Run configured agents' commands on their due messages, one receipt per run.
 
@@ -34,20 +34,25 @@ def dispatch(
     timeout or a failure to start is failed: retried after backoff x 2^(attempt-1), and
     dead-lettered (dispatch_failed) after max_attempts. `acomm tick` does the same.
 
+    SIGINT or SIGTERM kills the running command, records its run as failed (interrupted,
+    retried at the next pass) and ends the pass; the exit status is then 128 + the signal.
+
     Example: acomm dispatch --agent reviewer --max 10
     """
     s = settings(ctx)
     agents = s.value(AGENTS)
-    if not agents:
-        raise UsageError("no agents are configured: add an `agents:` section to config.yaml "
-                         "(see `acomm config show`)", field="agents")
-    with store(ctx, write=not dry_run) as conn:
+    engine.chosen(agents, agent, max_)  # refused before the store is opened
+    with store(ctx, write=not dry_run) as conn, stopping.on_signals() as stop:
         path, _ = s.store_path(create=False)
         result = engine.dispatch(
             conn, agents, clock.now_ms(), store_path=str(Path(path).resolve()),
             encode=render.message_json, only=agent, max_runs=max_, dry_run=dry_run,
-            config_path=str(Path(s.config).expanduser().resolve()) if s.config else None)
+            config_path=str(Path(s.config).expanduser().resolve()) if s.config else None,
+            stop=stop)
+        signum = stop.signum
     render.dispatch_result(output(ctx), result)
+    if signum is not None:
+        raise typer.Exit(128 + signum)
 
 
 @app.command()
@@ -67,6 +72,6 @@ def receipts(
     Example: acomm receipts --agent reviewer --json
     """
     with store(ctx, write=False) as conn:
-        items, total = engine.list_receipts(conn, agent=agent, message_id=message,
-                                            status=status, limit=limit, offset=offset)
-    render.receipts(output(ctx), items, total)
+        page = engine.list_receipts(conn, agent=agent, message_id=message, status=status,
+                                    limit=limit, offset=offset)
+    render.receipts(output(ctx), page)

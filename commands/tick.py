@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import signal
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from acomm_cli import bridge, clock, render, worker
+from acomm_cli import bridge, clock, render, stopping, worker
 from acomm_cli.commands._common import output, settings, store
 from acomm_cli.config import AGENTS
 
@@ -27,7 +26,9 @@ def tick(
 ) -> None:
     """Advance timers: deliver, retry, dead-letter; then run configured agents.
 
-    Runs configured agents on their due messages too (see `acomm dispatch`).
+    Runs configured agents on their due messages too (see `acomm dispatch`). SIGINT or
+    SIGTERM kills a running agent command (its run is retried later) and stops: --every
+    exits 0, a single pass 128 + the signal.
 
     Example (crontab): * * * * * acomm --store /srv/agents.acomm tick
     """
@@ -41,16 +42,16 @@ def tick(
         config_path=str(Path(s.config).expanduser().resolve()) if s.config else None,
         on_bridge=render.bridge_notes, on_dispatch=render.dispatch_notes,
         progress=lambda: render.progress(out, "ticking"))
-    with store(ctx, write=True, bridge_hook=False) as conn:
+    with store(ctx, write=True, bridge_hook=False) as conn, stopping.on_signals() as stop:
         if every_s is None:
-            render.bridge_tick(out, worker.tick_once(conn, setup, clock.now_ms())[0])
-            return
-        stopped: list[int] = []
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(sig, lambda signum, _frame: stopped.append(signum))
+            render.bridge_tick(out, worker.tick_once(conn, setup, clock.now_ms(), stop)[0])
+            signum = stop.signum
+        else:
+            def report(doc: dict[str, Any], total: int) -> None:
+                if total or out.json:
+                    render.bridge_tick(out, doc)
 
-        def report(doc: dict[str, Any], total: int) -> None:
-            if total or out.json:
-                render.bridge_tick(out, doc)
-
-        worker.run_every(conn, setup, every_s, max_seconds, lambda: bool(stopped), report)
+            worker.run_every(conn, setup, every_s, max_seconds, stop, report)
+            signum = None  # a signal is how a worker is meant to stop
+    if signum is not None:  # a single pass cut short: say so, as a killed program would
+        raise typer.Exit(128 + signum)

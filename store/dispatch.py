@@ -13,25 +13,86 @@ _DUE = ("(cl.message_id IS NULL OR cl.state IN ('done', 'dead')"
         " OR (cl.state = 'running' AND cl.lease_until <= :now))")
 
 
-def candidates(conn: sqlite3.Connection, agents: Sequence[str],
+Rule = tuple[str, Sequence[str], Sequence[str], Sequence[str]]  # agent, types, channels, from
+
+_CANDIDATE_COLS = (
+    "SELECT d.message_id, d.recipient, c.name, m.sender, m.type, m.topic, m.metadata,"
+    " m.priority, cl.state, cl.attempts, m.dedupe_key, d.channel_id FROM ")
+_CANDIDATE_JOINS = (
+    " JOIN messages m ON m.id = d.message_id JOIN channels c ON c.id = d.channel_id")
+
+
+def _rules_sql(rules: Sequence[Rule]) -> tuple[str, list[Any]]:
+    """The part of the trigger rules SQL can check (types, channels, senders; topics and
+    metadata are left to acomm_cli.agents.Rules), one alternative per agent, and never a
+    message from the agent itself."""
+    alternatives, params = [], []
+    for agent, types, channels, senders in rules:
+        terms = ["d.recipient = ?"]
+        params.append(agent)
+        for col, values in (("m.type", types), ("c.name", channels), ("m.sender", senders)):
+            if values:
+                terms.append(f"{col} IN ({','.join('?' * len(values))})")
+                params.extend(values)
+        alternatives.append("(" + " AND ".join(terms) + ")")
+    agents = [r[0] for r in rules]
+    where = (f"d.recipient IN ({','.join('?' * len(agents))}) AND m.sender != d.recipient"
+             f" AND c.state != 'closed' AND ({' OR '.join(alternatives)})")
+    return where, [*agents, *params]
+
+
+def candidates(conn: sqlite3.Connection, rules: Sequence[Rule],
                now: int) -> list[tuple[Any, ...]]:
-    """Unread deliveries to `agents` on channels not closed whose claim (if any) is due, most
-    urgent first, then oldest: (message_id, agent, channel, sender, type, topic, metadata,
-    priority, claim state, claim attempts). Only the columns the trigger rules look at."""
-    if not agents:
+    """Deliveries to the rules' agents that dispatch may take, on channels not closed, whose
+    claim (if any) is due, most urgent first, then oldest: unread ones, and ack-tracked ones
+    that dispatch itself acknowledged `in_progress` and is retrying. Rows: (message_id,
+    agent, channel, sender, type, topic, metadata, priority, claim state, claim attempts,
+    dedupe key, channel id)."""
+    if not rules:
         return []
-    marks = ",".join("?" * len(agents))
+    where, params = _rules_sql(rules)
+    due = _DUE.replace(":now", "?")
     return conn.execute(
-        "SELECT d.message_id, d.recipient, c.name, m.sender, m.type, m.topic, m.metadata,"
-        " m.priority, cl.state, cl.attempts FROM deliveries d"
-        " JOIN messages m ON m.id = d.message_id JOIN channels c ON c.id = d.channel_id"
+        _CANDIDATE_COLS + "deliveries d" + _CANDIDATE_JOINS +
         " LEFT JOIN dispatch_claims cl ON cl.message_id = d.message_id"
-        " AND cl.agent = d.recipient"
-        f" WHERE d.recipient IN ({marks}) AND d.state = 'unread' AND c.state != 'closed'"
-        f" AND {_DUE.replace(':now', '?')}"
-        " ORDER BY m.priority DESC, d.message_id, d.recipient",
-        (*agents, now, now),
+        f" AND cl.agent = d.recipient WHERE d.state = 'unread' AND {where} AND {due}"
+        " UNION ALL " +
+        _CANDIDATE_COLS + "dispatch_claims cl JOIN deliveries d ON d.message_id = cl.message_id"
+        " AND d.recipient = cl.agent" + _CANDIDATE_JOINS +
+        " WHERE cl.state IN ('retry', 'running') AND d.state = 'acked'"
+        f" AND d.ack_status = 'in_progress' AND {where} AND {due}"
+        " ORDER BY 8 DESC, 1, 2",
+        (*params, now, now, *params, now, now),
     ).fetchall()
+
+
+def expired_claims(conn: sqlite3.Connection, now: int,
+                   agent: str | None = None) -> list[tuple[int, str, str, int]]:
+    """Runs whose lease ran out, whatever their delivery's state: (message_id, agent, run_id,
+    attempts)."""
+    sql = ("SELECT message_id, agent, run_id, attempts FROM dispatch_claims"
+           " WHERE state = 'running' AND lease_until <= ?")
+    if agent is None:
+        return conn.execute(sql + " ORDER BY message_id, agent", (now,)).fetchall()
+    return conn.execute(sql + " AND agent = ? ORDER BY message_id", (now, agent)).fetchall()
+
+
+def running_key(conn: sqlite3.Connection, agent: str, dedupe_key: str, message_id: int,
+                now: int) -> bool:
+    """Another message with this dedupe key whose run for this agent holds a live lease."""
+    return conn.execute(
+        "SELECT 1 FROM dispatch_receipts r JOIN dispatch_claims cl ON cl.run_id = r.run_id"
+        " AND cl.message_id = r.message_id AND cl.agent = r.agent"
+        " WHERE r.agent = ? AND r.dedupe_key = ? AND r.message_id != ? AND r.status = 'running'"
+        " AND cl.state = 'running' AND cl.lease_until > ? LIMIT 1",
+        (agent, dedupe_key, message_id, now),
+    ).fetchone() is not None
+
+
+def dead_letter_reason(conn: sqlite3.Connection, message_id: int, agent: str) -> str | None:
+    row = conn.execute("SELECT reason FROM dead_letters WHERE message_id = ? AND recipient = ?",
+                       (message_id, agent)).fetchone()
+    return row[0] if row else None
 
 
 def claim_of(conn: sqlite3.Connection, message_id: int,
@@ -76,13 +137,14 @@ def take_claim(conn: sqlite3.Connection, message_id: int, agent: str, previous_r
 
 
 def settle_claim(conn: sqlite3.Connection, message_id: int, agent: str, run_id: str,
-                 state: str, next_retry_at: int | None) -> bool:
-    """End a run's hold: done, dead, or retry at a time. False if the claim is no longer
-    this run's (its lease ran out and another dispatcher took it over)."""
+                 state: str, next_retry_at: int | None, attempts: int | None = None) -> bool:
+    """End a run's hold: done, dead, or retry at a time (`attempts` given: the count the run
+    leaves behind, when it did not count). False if the claim is no longer this run's (its
+    lease ran out and another dispatcher took it over)."""
     return conn.execute(
-        "UPDATE dispatch_claims SET state = ?, lease_until = NULL, next_retry_at = ?"
-        " WHERE message_id = ? AND agent = ? AND run_id = ?",
-        (state, next_retry_at, message_id, agent, run_id),
+        "UPDATE dispatch_claims SET state = ?, lease_until = NULL, next_retry_at = ?,"
+        " attempts = coalesce(?, attempts) WHERE message_id = ? AND agent = ? AND run_id = ?",
+        (state, next_retry_at, attempts, message_id, agent, run_id),
     ).rowcount == 1
 
 

@@ -234,6 +234,8 @@ def m004_dispatch(conn: sqlite3.Connection, now_ms: int) -> None:
             next_retry_at INTEGER,
             PRIMARY KEY (message_id, agent)
         ) WITHOUT ROWID;
+        -- the runs in progress or waiting for a retry: leases run out, retries fall due
+        CREATE INDEX dispatch_claims_state ON dispatch_claims(state, lease_until);
         CREATE TABLE dispatch_receipts (
             -- the order runs started in (several may start in one millisecond)
             seq INTEGER PRIMARY KEY,

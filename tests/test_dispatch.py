@@ -135,7 +135,7 @@ echo fine""")
         frozen.move_to("2026-01-01T00:00:30Z")
         assert cli.ok("dispatch", "--dry-run", "--json").json()["due"] == [
             {"message_id": mid, "agent": "bob", "channel": "team", "type": "command",
-             "priority": "normal", "attempt": 2}]
+             "priority": "normal", "attempt": 2, "action": "run"}]
         assert "dispatch_accepted=1" in cli.ok("tick").stdout
     second, _ = receipts(cli)
     assert (second["status"], second["attempt"], second["reason"]) == ("accepted", 2, "fine")
@@ -414,7 +414,7 @@ def test_dry_run_changes_nothing(cli, team, tmp_path):
     configure(team, bob={"run": agent_script(tmp_path, "x.sh", "touch \"$WORK/ran\"")})
     mid = cli.ok("send", "team", "x", "--as", "alice").stdout.strip()
     before = snapshot(team)
-    assert cli.ok("dispatch", "--dry-run").stdout == f"{mid}\tbob\tteam\ttext\tnormal\t1\n"
+    assert cli.ok("dispatch", "--dry-run").stdout == f"{mid}\tbob\tteam\ttext\tnormal\t1\trun\n"
     assert snapshot(team) == before
     assert not (tmp_path / "ran").exists()
 
@@ -490,11 +490,30 @@ agents:
     ({"bob": "x"}, "agents.bob"),
 ])
 def test_a_bad_agent_setting_is_exit_3_naming_the_key(cli, store, agents, key):
+    """Refused by the commands that use agents; the others do not even read them."""
+    cli.ok("channel", "create", "x", "--as", "a")
     configure(store, **agents)
-    for args in (("config", "show"), ("dispatch",), ("tick",), ("send", "x", "y", "--as", "a")):
+    for args in (("config", "show"), ("dispatch",), ("tick",)):
         r = cli(*args, "--json")
         assert r.exit_code == 3, (args, r.stderr)
         assert r.error["field"] == key, r.error
+        assert key in r.error["message"]
+        assert f"{key}: {key}" not in r.error["message"]  # the key is said once
+    cli.ok("send", "x", "y", "--as", "a")
+
+
+@pytest.mark.parametrize("agents,message", [
+    ({"-bob": {"run": "x"}}, "agents.-bob: '-bob' is not a valid agent id"),
+    ({"bob": {"run": "x", "on": {"types": ["commands"]}}},
+     "agents.bob.on.types: 'commands' is not one of text,"),
+    ({"bob": {"run": "x", "on": {"topics": ["a..b"]}}}, "agents.bob.on.topics: 'a..b' must be"),
+])
+def test_a_bad_agent_setting_names_its_key_once(agents, message):
+    from acomm_cli.errors import ValidationFailed
+
+    with pytest.raises(ValidationFailed) as got:
+        parse_agents(agents, None)
+    assert got.value.message.startswith(message), got.value.message
 
 
 def test_yaml_reads_a_bare_on_key(cli, store):

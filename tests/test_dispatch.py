@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -530,19 +531,57 @@ def test_rules_default_to_everything():
         600_000, 3, 30_000, 0.1)
 
 
-def test_sending_with_agents_configured_loads_no_dispatch_code(team):
-    configure(team, bob={"run": "true"})
+AGENTS_ONLY = """# agents, and nothing else
+agents:
+  bob:
+    run: ./agents/review.sh   # a comment
+    on: {types: [command]}
+"""
+
+
+@pytest.mark.parametrize("text,parsed", [
+    (AGENTS_ONLY, False),
+    # a mistake in an agent: only the commands that use agents see it
+    (AGENTS_ONLY.replace("on:", "tiemout: 1s\n    on:"), False),
+    # other settings too: the file is parsed (YAML), the agents still are not
+    ("store:\n  busy_timeout: 4s\n" + AGENTS_ONLY.replace("on:", "tiemout: 1s\n    on:"), True),
+    # JSON is YAML: parsed
+    (json.dumps({"agents": {"bob": {"run": "true"}}}), True),
+])
+def test_sending_with_agents_configured_loads_neither_agents_nor_dispatch(team, text, parsed):
+    """`send` pays nothing for agents: no dispatch code, no agent validation, and no YAML
+    parser at all when the file holds nothing but `agents:`."""
+    (team.parent / "config.yaml").write_text(text)
     import subprocess
     import sys
 
     probe = ("import sys\nsys.argv = ['acomm', 'send', 'team', 'hi', '--as', 'alice']\n"
              "from acomm_cli.app import main\ntry:\n    main()\nexcept SystemExit:\n    pass\n"
-             "print(sorted(m for m in sys.modules if m in ('acomm_cli.dispatch',"
-             " 'acomm_cli.runner', 'acomm_cli.store.dispatch')), file=sys.stderr)")
+             "print(sorted(m for m in sys.modules if m in ('acomm_cli.dispatch', 'yaml',"
+             " 'acomm_cli.agents', 'acomm_cli.runner', 'acomm_cli.store.dispatch')),"
+             " file=sys.stderr)")
     p = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                        timeout=60, env=os.environ)
     assert p.stdout.strip().isdigit(), p.stderr
-    assert p.stderr.strip().splitlines()[-1] == "[]"
+    assert p.stderr.strip().splitlines()[-1] == ("['yaml']" if parsed else "[]")
+
+
+def test_a_file_of_agents_alone_still_gives_every_other_setting_its_default(cli, store):
+    (store.parent / "config.yaml").write_text(AGENTS_ONLY)
+    doc = cli.ok("config", "show", "--json").json()
+    assert {s["key"]: s["source"] for s in doc["settings"]}["store.busy_timeout"] == "default"
+    assert doc["agents"]["bob"]["on"] == {"types": ["command"]}
+
+
+@pytest.mark.parametrize("text", [
+    "agents:\n  bob: {run: x}\nstore:\n  busy_timeout: 1s\n",  # another section after
+    "  store:\n    busy_timeout: 1s\n",  # an indented document
+    "agents: {}\nstore: {busy_timeout: 1s}\n",
+])
+def test_a_file_with_more_than_agents_is_read_whole(cli, store, text):
+    (store.parent / "config.yaml").write_text(text)
+    doc = cli.ok("config", "show", "--json").json()
+    assert {s["key"]: s["value"] for s in doc["settings"]}["store.busy_timeout"] == 1000
 
 
 def test_a_store_from_before_dispatch_is_upgraded(cli, isolated_env, tmp_path, monkeypatch):
@@ -570,3 +609,221 @@ def test_a_store_from_before_dispatch_is_upgraded(cli, isolated_env, tmp_path, m
     pipeline.init_store(fresh, 0)
     schema = "SELECT type, name, sql FROM sqlite_master ORDER BY name"
     assert query(isolated_env, schema) == query(fresh, schema)
+
+
+# ---------------------------------------------------------------- the channel's ack timers
+
+
+def deliveries(cli, mid: int) -> dict[str, tuple[str, str | None]]:
+    doc = cli.ok("show", str(mid), "--json").json()
+    return {d["recipient"]: (d["state"], d["ack_status"]) for d in doc["deliveries"]}
+
+
+def test_a_claimed_tracked_delivery_is_in_progress_and_the_ack_timer_leaves_it_alone(
+        cli, store, tmp_path):
+    """On an at-least-once channel the claim acknowledges `in_progress` (what an agent at work
+    would say): the channel's ack timer, which would redeliver and then dead-letter the
+    message (max_retries_exceeded) while dispatch waits for its own retry, stops. Dispatch
+    alone decides: the retry runs and acknowledges `completed`."""
+    cli.ok("channel", "create", "jobs", "--as", "alice", "--delivery", "at-least-once",
+           "--ack-timeout", "10s", "--max-retries", "1", "--retry-backoff", "1s")
+    cli.ok("channel", "join", "jobs", "bob")
+    run = agent_script(tmp_path, "flaky.sh", """
+if [ ! -e "$WORK/failed-once" ]; then touch "$WORK/failed-once"; echo "not yet" >&2; exit 1; fi
+echo deployed""")
+    configure(store, bob={"run": run, "backoff": "1h", "jitter": 0})
+    with freeze_time(T0) as frozen:
+        mid = int(cli.ok("send", "jobs", "deploy", "--type", "command", "--as", "alice").stdout)
+        [first] = cli.ok("dispatch", "--json").json()["receipts"]
+        assert first["status"] == "failed"
+        assert deliveries(cli, mid)["bob"] == ("acked", "in_progress")
+        # far past the channel's ack timeout and every redelivery: the timers do nothing
+        frozen.tick(30 * 60)
+        assert cli.ok("tick", "--no-dispatch", "--json").json()["dead_lettered"] == 0
+        assert deliveries(cli, mid)["bob"] == ("acked", "in_progress")
+        assert cli.ok("deadletter", "list", "--json").json()["total_count"] == 0
+        frozen.tick(31 * 60)
+        [second] = cli.ok("dispatch", "--json").json()["receipts"]
+    assert (second["status"], second["attempt"], second["reason"]) == ("accepted", 2, "deployed")
+    assert deliveries(cli, mid)["bob"] == ("acked", "completed")
+    acks = cli.ok("receive", "--as", "alice", "--json").json()["messages"]
+    assert [(m["metadata"]["status"], m["content"]) for m in acks] == [
+        ("in_progress", "in_progress"), ("completed", "deployed")]
+
+
+def test_the_ack_timer_does_not_fire_while_the_command_runs(cli, store, tmp_path):
+    """The command itself runs the channel's timers an hour later (faketime): the delivery
+    is neither redelivered nor dead-lettered under it, and the run is accepted."""
+    if shutil.which("faketime") is None:
+        pytest.skip("faketime is not installed (make test installs it)")
+    cli.ok("channel", "create", "jobs", "--as", "alice", "--delivery", "at-least-once",
+           "--ack-timeout", "1s", "--max-retries", "0")
+    cli.ok("channel", "join", "jobs", "bob")
+    run = agent_script(tmp_path, "slow.sh", """
+faketime -f +1h "$ACOMM" tick --no-dispatch --json > "$WORK/tick.json" || exit 9
+echo done""")
+    configure(store, bob={"run": run})
+    mid = int(cli.ok("send", "jobs", "deploy", "--type", "command", "--as", "alice").stdout)
+    [r] = cli.ok("dispatch", "--json").json()["receipts"]
+    assert json.loads((tmp_path / "tick.json").read_text())["dead_lettered"] == 0
+    assert (r["status"], r["reason"]) == ("accepted", "done")
+    assert deliveries(cli, mid)["bob"] == ("acked", "completed")
+    assert cli.ok("deadletter", "list", "--json").json()["total_count"] == 0
+
+
+def test_a_delivery_dead_lettered_while_its_command_ran_is_not_recorded_accepted(cli, team,
+                                                                                 tmp_path):
+    """A query expires (not tracked: nothing stops its expiry) while the agent works on it:
+    the receipt says so, failed, rather than `accepted` with nothing applied."""
+    if shutil.which("faketime") is None:
+        pytest.skip("faketime is not installed (make test installs it)")
+    run = agent_script(tmp_path, "late.sh", """
+faketime -f +1h "$ACOMM" tick --no-dispatch >/dev/null || exit 9
+echo "the answer, too late" """)
+    configure(team, bob={"run": run, "on": {"types": ["query"]}})
+    corr = cli.ok("query", "team", "quick?", "--as", "alice", "--timeout", "1m").stdout.strip()
+    mid = cli.ok("thread", corr, "--json").json()["messages"][0]["id"]
+    [r] = cli.ok("dispatch", "--json").json()["receipts"]
+    assert (r["status"], r["exit_code"], r["next_retry_at"]) == ("failed", 0, None)
+    assert r["reason"] == ("the message was dead-lettered meanwhile (expired); the command's "
+                           "outcome was not applied: accepted (the answer, too late)")
+    assert [m["type"] for m in cli.ok("thread", corr, "--json").json()["messages"]] == ["query"]
+    assert state(team, mid, "bob") == "dead"
+    assert cli.ok("dispatch", "--json").json()["receipts"] == []
+
+
+# ---------------------------------------------------------------- a command that reads itself
+
+
+def test_a_failed_command_that_took_the_message_itself_is_not_retried(cli, team, tmp_path):
+    """The command ran `acomm receive` (the delivery is read), then failed: nothing is left to
+    retry, so the claim is done, with no retry time, and the receipt says why."""
+    run = agent_script(tmp_path, "reader.sh", """
+"$ACOMM" receive --as "$ACOMM_AGENT" >/dev/null
+echo "crashed after reading" >&2
+exit 1""")
+    configure(team, bob={"run": run, "backoff": "1s", "max_attempts": 2})
+    with freeze_time(T0) as frozen:
+        mid = int(cli.ok("send", "team", "x", "--as", "alice").stdout)
+        [r] = cli.ok("dispatch", "--json").json()["receipts"]
+        assert (r["status"], r["next_retry_at"]) == ("failed", None)
+        assert r["reason"] == ("exit 1: crashed after reading; not retried: the message was "
+                               "read meanwhile (e.g. taken by `acomm receive`)")
+        frozen.tick(3600)
+        doc = cli.ok("dispatch", "--json").json()
+    assert (doc["receipts"], doc["dead_lettered"]) == ([], 0)
+    assert state(team, mid, "bob") == "read"
+    assert query(team, "SELECT state, next_retry_at FROM dispatch_claims") == [("done", None)]
+
+
+# ---------------------------------------------------------------- output
+
+
+def test_output_past_the_cap_is_not_kept_and_the_receipt_says_so(cli, store, tmp_path,
+                                                                  monkeypatch):
+    """What a command prints past the cap is thrown away as it comes (not stored anywhere):
+    a plain message is still accepted, with a note; a query's answer is not sent cut short."""
+    from acomm_cli import runner
+
+    monkeypatch.setattr(runner, "STDOUT_CAP", 1000)
+    cli.ok("channel", "create", "big", "--as", "alice", "--max-message-size", "1MiB")
+    cli.ok("channel", "join", "big", "bob")
+    loud = agent_script(tmp_path, "loud.sh", "cat >/dev/null; head -c 300000 /dev/zero | "
+                                             "tr '\\\\0' x; echo")
+    configure(store, bob={"run": loud, "max_attempts": 1})
+    cli.ok("send", "big", "talk", "--as", "alice")
+    [r] = cli.ok("dispatch", "--json").json()["receipts"]
+    assert r["status"] == "accepted"
+    assert r["reason"].endswith("[stdout cut at 1000 bytes: 299001 more were not kept]")
+    corr = cli.ok("query", "big", "a long answer?", "--as", "alice").stdout.strip()
+    [r] = cli.ok("dispatch", "--json").json()["receipts"]
+    assert (r["status"], r["exit_code"]) == ("failed", 0)
+    assert "accepted, but stdout: 300001 bytes is more than the 1000 kept" in r["reason"]
+    assert [m["type"] for m in cli.ok("thread", corr, "--json").json()["messages"]] == ["query"]
+
+
+def test_the_runner_keeps_the_head_of_stdout_and_the_tail_of_stderr():
+    from acomm_cli import runner
+
+    out = runner.run_command(
+        "head -c 6000000 /dev/zero | tr '\\0' a; head -c 6000000 /dev/zero | tr '\\0' b >&2;"
+        " echo ' the end' >&2; exit 4", b"", {"PATH": os.environ["PATH"]}, 60)
+    assert out.exit_code == 4
+    assert out.stdout == "a" * runner.STDOUT_CAP
+    assert out.stdout_dropped == 6_000_000 - runner.STDOUT_CAP
+    assert out.stderr.endswith("bbb the end") and len(out.stderr) == runner.STDERR_TAIL
+
+
+# ---------------------------------------------------------------- smaller things
+
+
+def test_dry_run_says_what_a_run_would_do_with_each_delivery(cli, team, tmp_path):
+    """A duplicate is settled without a run; a delivery out of attempts is dead-lettered."""
+    cli.ok("channel", "create", "other", "--as", "alice")
+    cli.ok("channel", "join", "other", "bob")
+    configure(team, bob={"run": agent_script(tmp_path, "ok.sh", "true")})
+    with freeze_time(T0):
+        cli.ok("send", "team", "first", "--as", "alice", "--dedupe-key", "k1")
+        cli.ok("dispatch")
+        dup = int(cli.ok("send", "other", "again", "--as", "alice", "--dedupe-key",
+                         "k1").stdout)
+        failing = agent_script(tmp_path, "no.sh", "exit 1")
+        configure(team, bob={"run": failing, "max_attempts": 2, "backoff": "0s",
+                             "on": {"channels": ["team"]}})
+        bad = int(cli.ok("send", "team", "doomed", "--as", "alice").stdout)
+        cli.ok("dispatch")
+        configure(team, bob={"run": failing, "max_attempts": 1, "backoff": "0s"})
+        due = cli.ok("dispatch", "--dry-run", "--json").json()["due"]
+        assert [(d["message_id"], d["action"], d["attempt"]) for d in due] == [
+            (dup, "duplicate", 1), (bad, "dead_letter", 1)]
+        doc = cli.ok("dispatch", "--json").json()
+    assert [(r["message_id"], r["status"], r["reason"]) for r in doc["receipts"]] == [
+        (dup, "ignored", "duplicate")]
+    assert doc["dead_lettered"] == 1
+
+
+def test_receipts_json_says_whether_there_are_more(cli, team):
+    configure(team, bob={"run": "true"})
+    for n in range(3):
+        cli.ok("send", "team", f"m{n}", "--as", "alice")
+    cli.ok("dispatch")
+    doc = cli.ok("receipts", "--json", "--limit", "2").json()
+    assert (len(doc["receipts"]), doc["total_count"], doc["has_more"]) == (2, 3, True)
+    doc = cli.ok("receipts", "--json", "--limit", "2", "--offset", "1").json()
+    assert (len(doc["receipts"]), doc["has_more"]) == (2, False)
+
+
+def test_no_agents_is_the_pipelines_usage_error(conn):
+    from acomm_cli.errors import UsageError
+
+    with pytest.raises(UsageError) as got:
+        dispatch.dispatch(conn, {}, 0, store_path="x", encode=str)
+    assert got.value.field == "agents"
+
+
+def test_receipt_times_come_from_the_clock(cli, team, conn):
+    """Times after the pass's start are read from acomm_cli.clock (freezegun here), never
+    before the start the caller gave."""
+    cli.ok("send", "team", "x", "--as", "alice")
+    agents = parse_agents({"bob": {"run": "true"}}, None)
+    with freeze_time(T0):
+        result = dispatch.dispatch(conn, agents, T0_MS - 5000, store_path=str(team),
+                                   encode=lambda m: "{}")
+    [r] = result.receipts
+    assert (r.started_at, r.finished_at) == (T0_MS, T0_MS)
+
+
+def test_the_candidate_query_leaves_out_what_the_rules_exclude(cli, team, conn):
+    """Types, channels and senders are matched in SQL (a large backlog of messages no rule
+    wants costs little); self-messages never come back."""
+    from acomm_cli.store import dispatch as store
+
+    cli.ok("channel", "join", "team", "carol")
+    text = int(cli.ok("send", "team", "chat", "--as", "alice").stdout)
+    cmd = int(cli.ok("send", "team", "do", "--type", "command", "--as", "alice").stdout)
+    by_carol = int(cli.ok("send", "team", "do", "--type", "command", "--as", "carol").stdout)
+    rows = store.candidates(conn, [("bob", ("command",), ("team",), ("alice",))], T0_MS)
+    assert [(r[0], r[1]) for r in rows] == [(cmd, "bob")]
+    rows = store.candidates(conn, [("bob", (), (), ()), ("carol", ("command",), (), ())], T0_MS)
+    assert sorted((r[0], r[1]) for r in rows) == [
+        (text, "bob"), (cmd, "bob"), (cmd, "carol"), (by_carol, "bob")]

@@ -166,3 +166,152 @@ def test_the_example_pipeline_runs_on_ticks_alone(tmp_path):
     assert "triage so far: 2 reports forwarded to the fixer, 1 ignored" in p.stdout
     assert "fixer failed on message" in p.stdout  # the retried failure is shown
     assert list(tmp_path.iterdir()) == []  # its temporary store is gone
+
+
+def start_and_kill_dispatcher(tmp_path: Path) -> int:
+    """Start `acomm dispatch`, wait for its command to start (it writes its pid to
+    $WORK/started), SIGKILL the dispatcher; returns the command's pid, left running."""
+    p = dispatcher()
+    started = tmp_path / "started"
+    wait_for(lambda: started.exists() and started.read_text().strip() != "")
+    p.send_signal(signal.SIGKILL)
+    p.communicate(timeout=60)
+    orphan = int(started.read_text())
+    assert not gone(orphan)
+    return orphan
+
+
+def faketime_dispatch(offset: str = "+91s") -> dict:
+    later = subprocess.run(["faketime", "-f", offset, ACOMM, "dispatch", "--json"],
+                           capture_output=True, text=True, timeout=60, env=os.environ)
+    assert later.returncode == 0, later.stderr
+    return json.loads(later.stdout)
+
+
+@needs_faketime
+def test_a_lease_that_runs_out_on_the_last_attempt_kills_the_orphan_too(cli, team, tmp_path):
+    run_ = agent_script(tmp_path, "stuck.sh", "echo $$ > \"$WORK/started\"\nexec sleep 300")
+    configure(team, bob={"run": run_, "timeout": "60s", "max_attempts": 1})
+    mid = int(cli.ok("send", "team", "x", "--as", "alice").stdout)
+    orphan = start_and_kill_dispatcher(tmp_path)
+    doc = faketime_dispatch()
+    assert (doc["receipts"], doc["dead_lettered"]) == ([], 1)
+    wait_for(lambda: gone(orphan))
+    [r] = receipts(cli)
+    assert r["status"] == "failed" and r["next_retry_at"] is None
+    assert r["reason"] == ("lease expired: the dispatcher stopped before the command finished;"
+                           " dead-lettered (dispatch_failed)")
+    [dl] = cli.ok("deadletter", "list", "--json").json()["dead_letters"]
+    assert (dl["message_id"], dl["reason"]) == (mid, "dispatch_failed")
+
+
+@needs_faketime
+@pytest.mark.parametrize("meanwhile", ["receive", "unconfigure"])
+def test_a_lost_run_is_settled_whatever_became_of_its_delivery(cli, team, tmp_path,
+                                                               meanwhile):
+    """After the crash the delivery was taken by `receive`, or the agent was removed from
+    the config: the next pass still records the lost run (not `running` forever) and kills
+    what is left of it."""
+    run_ = agent_script(tmp_path, "stuck.sh", "echo $$ > \"$WORK/started\"\nexec sleep 300")
+    configure(team, bob={"run": run_, "timeout": "60s"})
+    cli.ok("send", "team", "x", "--as", "alice")
+    orphan = start_and_kill_dispatcher(tmp_path)
+    if meanwhile == "receive":
+        cli.ok("receive", "--as", "bob")
+    else:
+        cli.ok("channel", "join", "team", "carol")
+        configure(team, carol={"run": "true", "on": {"types": ["command"]}})
+    assert faketime_dispatch()["receipts"] == []
+    wait_for(lambda: gone(orphan))
+    [r] = receipts(cli)
+    assert r["status"] == "failed" and r["finished_at"] is not None
+    assert r["reason"].startswith("lease expired")
+    if meanwhile == "receive":
+        assert r["reason"].endswith("; not retried: the message was read meanwhile (e.g. "
+                                    "taken by `acomm receive`)")
+        assert r["next_retry_at"] is None
+    else:  # still unread: due again if the agent comes back
+        assert r["next_retry_at"] is not None
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_kills_the_command_records_the_run_and_ends_the_pass(cli, team, tmp_path, sig):
+    """`timeout 2 acomm dispatch` (SIGTERM) or Ctrl-C (SIGINT): the command's process group is
+    killed, its run is recorded as failed (interrupted; not an attempt, due again at once),
+    no further delivery is taken, and the exit status is 128 + the signal."""
+    run_ = agent_script(tmp_path, "stuck.sh", """
+echo "$ACOMM_MESSAGE_ID" >> "$WORK/ran"
+if [ -e "$WORK/started" ]; then echo fine; exit 0; fi
+sleep 300 &
+echo $! > "$WORK/started"
+wait""")
+    configure(team, bob={"run": run_, "max_attempts": 1})
+    first = int(cli.ok("send", "team", "a", "--as", "alice", "--priority", "high").stdout)
+    second = int(cli.ok("send", "team", "b", "--as", "alice").stdout)
+    p = dispatcher()
+    started = tmp_path / "started"
+    wait_for(lambda: started.exists() and started.read_text().strip() != "")
+    child = int(started.read_text())
+    p.send_signal(sig)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 128 + sig, err
+    wait_for(lambda: gone(child))
+    [r] = json.loads(out)["receipts"]
+    assert (r["message_id"], r["status"], r["attempt"]) == (first, "failed", 1)
+    assert r["reason"] == "interrupted: the dispatcher was stopped (not counted as an attempt)"
+    assert r["next_retry_at"] is not None and r["finished_at"] is not None
+    assert lines(tmp_path / "ran") == [str(first)]  # the second was not taken
+    # max_attempts 1, yet the interrupted run did not use it up: both run now
+    doc = json.loads(run("dispatch", "--json").stdout)
+    assert [(x["message_id"], x["status"], x["attempt"]) for x in doc["receipts"]] == [
+        (first, "accepted", 1), (second, "accepted", 1)]
+
+
+def test_tick_every_stops_at_a_signal_without_finishing_the_pass(cli, team, tmp_path):
+    run_ = agent_script(tmp_path, "stuck.sh", """
+echo "$ACOMM_MESSAGE_ID" >> "$WORK/ran"
+echo $$ > "$WORK/started"
+exec sleep 300""")
+    configure(team, bob={"run": run_})
+    first = int(cli.ok("send", "team", "a", "--as", "alice", "--priority", "high").stdout)
+    cli.ok("send", "team", "b", "--as", "alice")
+    p = subprocess.Popen([ACOMM, "tick", "--every", "1s", "--json"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    started = tmp_path / "started"
+    wait_for(lambda: started.exists() and started.read_text().strip() != "")
+    child = int(started.read_text())
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 0, err
+    wait_for(lambda: gone(child))
+    assert json.loads(out.splitlines()[-1])["dispatch"]["failed"] == 1
+    assert lines(tmp_path / "ran") == [str(first)]
+    [r] = receipts(cli)
+    assert (r["message_id"], r["status"]) == (first, "failed")
+    assert r["reason"].startswith("interrupted")
+
+
+def test_a_dedupe_key_in_flight_holds_back_its_twin(cli, team, tmp_path):
+    """Two messages with one dedupe key, two dispatchers: while the first one's command runs,
+    the other dispatcher leaves the twin alone (it does not know yet whether the key will be
+    consumed); once the first is accepted, the twin is a duplicate."""
+    cli.ok("channel", "create", "other", "--as", "alice")
+    cli.ok("channel", "join", "other", "bob")
+    run_ = agent_script(tmp_path, "hold.sh", """
+echo "$ACOMM_MESSAGE_ID" >> "$WORK/runs"
+while [ ! -e "$WORK/release" ]; do sleep 0.02; done
+echo done""")
+    configure(team, bob={"run": run_})
+    first = int(cli.ok("send", "team", "a", "--as", "alice", "--dedupe-key", "k").stdout)
+    p = dispatcher()
+    runs = tmp_path / "runs"
+    wait_for(lambda: len(lines(runs)) == 1)
+    twin = int(cli.ok("send", "other", "a", "--as", "alice", "--dedupe-key", "k").stdout)
+    assert json.loads(run("dispatch", "--json").stdout)["receipts"] == []
+    assert cli.ok("dispatch", "--dry-run", "--json").json()["due"] == []
+    (tmp_path / "release").touch()
+    [r] = json.loads(p.communicate(timeout=60)[0])["receipts"]
+    assert (r["message_id"], r["status"]) == (first, "accepted")
+    [dup] = json.loads(run("dispatch", "--json").stdout)["receipts"]
+    assert (dup["message_id"], dup["status"], dup["reason"]) == (twin, "ignored", "duplicate")
+    assert lines(runs) == [str(first)]

@@ -26,6 +26,7 @@ class TickSetup:
     agents: dict[str, Any] = field(default_factory=dict)
     store_path: str = ""
     config_path: str | None = None
+    max_runs: int = 100  # deliveries dispatched per pass at most
     encode: Callable[[Any], str] | None = None  # a message -> the JSON an agent reads
     on_bridge: Callable[[Any], None] = lambda _result: None
     on_dispatch: Callable[[Any], None] = lambda _result: None
@@ -52,11 +53,18 @@ def tick_once(conn: Any, setup: TickSetup, now: int,
 
         ran = dispatch.dispatch(conn, setup.agents, now, store_path=setup.store_path,
                                 encode=setup.encode, config_path=setup.config_path,
-                                stop=stop)
+                                max_runs=setup.max_runs, stop=stop)
         setup.on_dispatch(ran)
         doc["dispatch"] = ran.counts()
         total += len(ran.receipts) + ran.dead_lettered
     return doc, total
+
+
+def max_runs(n: int) -> int:
+    """`tick --max`, checked before anything is ticked."""
+    if n < 0:
+        raise ValidationFailed(f"max: {n} must not be negative", field="max", value=n)
+    return n
 
 
 def interval(every: str) -> float:

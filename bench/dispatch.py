@@ -9,6 +9,8 @@
   medians, per message, is acomm's overhead (claim, receipt, settle: two write transactions,
   the message read, the temporary files, the environment).
 - tick: a real `acomm tick` process dispatching N messages, end to end.
+- backlog: a real `acomm tick` over 50,000 unread messages that no rule wants, against
+  `tick --no-dispatch`: what such a backlog costs every tick.
 
 No target in the issue; this records what dispatch costs so that a change can be compared.
 This script owns the section "## Agent dispatch (issue 7)" of docs/BENCHMARKS.md.
@@ -101,7 +103,38 @@ def bench_tick(n: int) -> dict[str, float]:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def section(inproc: dict[str, float], tick: dict[str, float], n: int, rounds: int) -> str:
+def bench_backlog(n: int, rounds: int) -> dict[str, float]:
+    """A real `acomm tick` over N unread messages that no rule wants (text messages; the
+    agent takes commands), against `tick --no-dispatch` on the same store: medians."""
+    work = Path(tempfile.mkdtemp(prefix="acomm-dispatch-"))
+    try:
+        path = work / "store.acomm"
+        pipeline.init_store(path, 0)
+        conn = pipeline.connect(path, create=False)
+        pipeline.create_channel(conn, "team", "group", "lead", pipeline.channel_config(), 0)
+        pipeline.join_channel(conn, "team", "worker", "member", 0)
+        for start in range(0, n, 5000):
+            pipeline.send_batch(conn, [(SendRequest(sender="lead", content=f"chat {i}",
+                                                    channel="team"), None, i)
+                                       for i in range(start, min(n, start + 5000))], 1)
+        conn.close()
+        (work / "config.yaml").write_text(json.dumps(
+            {"agents": {"worker": {"run": [TRUE], "on": {"types": ["command"]}}}}))
+        env = {**os.environ, "ACOMM_STORE": str(path)}
+        times: dict[str, list[float]] = {"dispatch": [], "none": []}
+        for _ in range(rounds):
+            for key, extra in (("dispatch", []), ("none", ["--no-dispatch"])):
+                t = perf_counter()
+                subprocess.run([ACOMM, "tick", *extra], env=env, check=True,
+                               capture_output=True)
+                times[key].append(perf_counter() - t)
+        return {k: median(v) for k, v in times.items()}
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def section(inproc: dict[str, float], tick: dict[str, float], n: int, rounds: int,
+            backlog: dict[str, float], backlog_n: int) -> str:
     m = machine()
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     added = inproc["ours_ms"] - inproc["bare_ms"]
@@ -114,16 +147,24 @@ def section(inproc: dict[str, float], tick: dict[str, float], n: int, rounds: in
         f"| dispatch per message, added to running the command | {added:.2f} ms "
         f"| {inproc['bare_ms']:.2f} ms bare `subprocess.run` ({inproc['ours_ms']:.2f} ms "
         "dispatched) | - | - |",
-        f"| `acomm tick` dispatching {n} messages | {tick['seconds']:.2f} s | - | - | - |", "",
+        f"| `acomm tick` dispatching {n} messages | {tick['seconds']:.2f} s | - | - | - |",
+        f"| `acomm tick` over {backlog_n} unread messages no rule wants | "
+        f"{backlog['dispatch']:.2f} s | {backlog['none']:.2f} s with `--no-dispatch` | - "
+        "| - |", "",
         f"- per message: in process, {rounds} rounds of {n} unread messages to one agent "
         f"whose command is `{TRUE}` (no shell), alternating which side goes first, medians "
         "compared. Dispatched: per message a claim transaction (compare-and-set on the claim "
         "row, a `running` receipt), the message read and encoded as the `receive --json` "
-        "document, three anonymous temporary files for the streams, the command in its own "
+        "document, a temporary file for stdin and two drained pipes for stdout and stderr, the "
+        "command in its own "
         "session, and a settle transaction (delivery read, claim done, receipt). Bare: "
         "`subprocess.run` with the same stdin size, through a pipe.",
         f"- tick: one real process, {tick['accepted']:.0f} of {n} accepted, including "
         "Python start-up and the timers' pass.",
+        f"- backlog: {backlog_n} unread text messages to an agent whose rule takes only "
+        "commands, medians of "
+        f"{rounds} real `tick` processes each way. The rule's types, channels and senders "
+        "are matched in SQL, so the messages it does not want never reach Python.",
         "",
     ])
 
@@ -144,10 +185,12 @@ def main() -> int:
     ap.add_argument("--no-write", action="store_true")
     ap.add_argument("--messages", type=int, default=100)  # one tick: --max 100
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--backlog", type=int, default=50_000)
     args = ap.parse_args()
     inproc = bench_inproc(args.messages, args.rounds)
     tick = bench_tick(args.messages)
-    text = section(inproc, tick, args.messages, args.rounds)
+    backlog = bench_backlog(args.backlog, args.rounds)
+    text = section(inproc, tick, args.messages, args.rounds, backlog, args.backlog)
     print(text)
     if not args.no_write:
         write_section(text)

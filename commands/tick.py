@@ -23,6 +23,8 @@ def tick(
         help="With --every: stop after this many seconds.")] = None,
     no_dispatch: Annotated[bool, typer.Option(
         "--no-dispatch", help="Do not run configured agents (see `acomm dispatch`).")] = False,
+    max_: Annotated[int, typer.Option(
+        "--max", help="Dispatch at most this many deliveries per pass.")] = 100,
 ) -> None:
     """Advance timers: deliver, retry, dead-letter; then run configured agents.
 
@@ -40,7 +42,8 @@ def tick(
         bridge=bridge.config(s.value), agents={} if no_dispatch else s.value(AGENTS),
         store_path=str(Path(path).resolve()), encode=render.message_json,
         config_path=str(Path(s.config).expanduser().resolve()) if s.config else None,
-        on_bridge=render.bridge_notes, on_dispatch=render.dispatch_notes,
+        max_runs=worker.max_runs(max_), on_bridge=render.bridge_notes,
+        on_dispatch=render.dispatch_notes,
         progress=lambda: render.progress(out, "ticking"))
     with store(ctx, write=True, bridge_hook=False) as conn, stopping.on_signals() as stop:
         if every_s is None:

@@ -49,7 +49,7 @@ _acomm_options() {
         'deadletter replay') echo "$global --recipient" ;;
         'deadletter discard') echo "$global --recipient" ;;
         'deadletter purge') echo "$global --older-than" ;;
-        'tick') echo "$global --every --max-seconds --no-dispatch" ;;
+        'tick') echo "$global --every --max-seconds --no-dispatch --max" ;;
         'dispatch') echo "$global --agent --max --dry-run" ;;
         'receipts') echo "$global --agent --message --status --limit --offset" ;;
         'flush') echo "$global" ;;
@@ -153,6 +153,7 @@ _acomm_value_kind() {
         'deadletter purge --older-than') echo 'value' ;;
         'tick --every') echo 'value' ;;
         'tick --max-seconds') echo 'value' ;;
+        'tick --max') echo 'value' ;;
         'dispatch --agent') echo 'agent' ;;
         'dispatch --max') echo 'value' ;;
         'receipts --agent') echo 'agent' ;;

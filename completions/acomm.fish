@@ -55,7 +55,7 @@ function __acomm_valued
         case 'deadletter purge'
             echo --older-than
         case 'tick'
-            echo --every --max-seconds
+            echo --every --max-seconds --max
         case 'dispatch'
             echo --agent --max
         case 'receipts'
@@ -410,12 +410,13 @@ complete -c acomm -n '__acomm_is \'deadletter purge\'' -l older-than -r -f -d 'e
 complete -c acomm -n '__acomm_is \'tick\'' -l every -r -f -d 'Keep running, ticking at this interval (e.g'
 complete -c acomm -n '__acomm_is \'tick\'' -l max-seconds -r -f -d 'With --every: stop after this many seconds'
 complete -c acomm -n '__acomm_is \'tick\'' -l no-dispatch -d 'Do not run configured agents (see `acomm dispatch`)'
+complete -c acomm -n '__acomm_is \'tick\'' -l max -r -f -d 'Dispatch at most this many deliveries per pass'
 
 # acomm dispatch
 complete -c acomm -n '__acomm_is \'dispatch\'' -l agent -r -f -a '(__acomm_words agents)'
 complete -c acomm -n '__acomm_is \'dispatch\'' -l agent -r -f -d 'Only this configured agent'
 complete -c acomm -n '__acomm_is \'dispatch\'' -l max -r -f -d 'At most this many deliveries'
-complete -c acomm -n '__acomm_is \'dispatch\'' -l dry-run -d 'List what would run; run nothing, change nothing'
+complete -c acomm -n '__acomm_is \'dispatch\'' -l dry-run -d 'List what would run (or be settled without a run); change nothing'
 
 # acomm receipts
 complete -c acomm -n '__acomm_is \'receipts\'' -l agent -r -f -a '(__acomm_words agents)'

@@ -57,7 +57,7 @@ agents:
   fixer:
     run: "$here/agents/fixer.sh"
     on: {types: [command], from: [triage]}
-    backoff: 1s
+    backoff: 0s    # due again at the next tick; in real life e.g. 30s, doubling each time
     jitter: 0
     max_attempts: 3
   reviewer:
@@ -83,7 +83,6 @@ say "cron, minute 1: triage reads the reports (spam ignored, two bugs forwarded)
 tick
 say "minute 2: the fixer works; its first attempt at the crash fails and is retried later"
 tick
-sleep 1.1   # the fixer's back-off (1s here; minutes in real life)
 say "minute 3: the fixer's retry succeeds; the reviewer approves the first patch"
 tick
 say "minute 4: the reviewer approves the second patch"
@@ -93,7 +92,8 @@ printf '$ %s\n' 'corr=$(acomm query intake "status?" --as reporter)'
 corr=$(acomm query intake "status?" --as reporter)
 tick
 
-say "what the reporter got back: acks from triage, notifications from the reviewer, the answer"
+say "what the reporter got back: acks from triage (in_progress as each run starts, then the"
+say "outcome), notifications from the reviewer, the answer"
 printf '$ %s\n' "acomm receive --as reporter --jsonl | format"
 acomm receive --as reporter --jsonl | python3 -c 'import json, sys
 for line in sys.stdin:

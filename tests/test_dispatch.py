@@ -399,6 +399,13 @@ def test_tick_dispatches_when_agents_are_configured_and_not_with_no_dispatch(cli
     assert receipts(cli) == []
     assert cli.ok("tick", "--json").json()["dispatch"] == {
         "accepted": 1, "ignored": 0, "failed": 0, "dead_lettered": 0}
+    for n in range(3):
+        cli.ok("send", "team", f"m{n}", "--as", "alice")
+    before = snapshot(team)
+    assert cli("tick", "--max", "-1", "--json").exit_code == 3
+    assert snapshot(team) == before
+    assert cli.ok("tick", "--max", "2", "--json").json()["dispatch"]["accepted"] == 2
+    assert cli.ok("tick", "--max", "2", "--json").json()["dispatch"]["accepted"] == 1
 
 
 def test_dispatch_needs_agents_and_a_known_agent(cli, team, tmp_path):

@@ -29,9 +29,11 @@ def sync(
 ) -> None:
     """Write missing mirror files, take away those of deliveries no longer unread, mark read
     what agents read through their files, prune read team entries older than
-    bridge.read_ttl, and ingest response files (each deleted once its message is committed;
-    a bad one stays and is reported once). `acomm tick` does the same when the bridge is
-    configured, and every writing command mirrors what it sent.
+    bridge.read_ttl, and ingest response files (each deleted once its message is committed,
+    and never sent twice; a bad one stays and is reported once until it changes; one refused
+    for now, e.g. on a paused channel, is reported once and tried again by every sync).
+    `acomm tick` does the same when the bridge is configured, and every writing command
+    mirrors what it sent or made unread and takes away the mirrors of what it read.
 
     Example: acomm bridge sync --inbox-dir ~/.claude/inbox --outbox-dir ~/.claude/outbox
     """

@@ -571,12 +571,20 @@ def audit_summary(out: Output, s: Any) -> None:
 
 
 def bridge_notes(r: Any) -> None:
-    """Diagnostics of a bridge sync on stderr: each bad response file once, failed mirrors."""
+    """Diagnostics of a bridge sync on stderr: each response file left in place once (bad,
+    refused for now, or committed but not deleted), failed mirror writes and removals."""
     for path, reason in r.bad_files:
         note(f"bridge: response file {path} left in place: {reason}")
+    for path, reason in r.deferred_files:
+        note(f"bridge: response file {path} not ingested yet: {reason}")
+    for path, reason in r.undeleted_files:
+        note(f"bridge: response file {path} {reason}")
     if r.failed:
         note(f"warning: mailbox bridge: {r.failed} mirror write(s) failed; `acomm tick` "
              "retries them (see `acomm doctor`)")
+    if r.remove_failed:
+        note(f"warning: mailbox bridge: {r.remove_failed} mirror removal(s) failed; "
+             "`acomm tick` retries them (see `acomm doctor`)")
 
 
 def bridge_sync(out: Output, r: Any) -> None:
@@ -691,7 +699,8 @@ def _stats_bridge(out: Output, s: Any) -> None:
     if rows:
         _table(out, "inbox files", ["agent", "pending files", "oldest file (s)"], rows)
     if s.mirror_backlog or s.bad_files:
-        _pairs(out, [("mirror backlog", s.mirror_backlog), ("bad response files", s.bad_files)])
+        _pairs(out, [("mirror backlog", s.mirror_backlog),
+                     ("response files left in place", s.bad_files)])
 
 
 def _doctor_bridge(out: Output, h: Any) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib
+import inspect
+import re
 import sqlite3
 import sys
 from typing import Annotated, Any
@@ -78,6 +80,28 @@ GROUPS = {"channel", "deadletter", "config", "bridge"}
 ALIASES = {"dead-letters": "deadletter"}
 
 
+_METAVARS = {"as_": "AGENT", "from_": "AGENT", "to": "AGENT[,AGENT...]", "message_id": "MSG",
+             "type_": "TYPE", "max_": "N", "limit": "N", "offset": "N", "every": "DURATION",
+             "timeout": "DURATION", "delay": "DURATION", "older_than": "DURATION",
+             "batch": "FILE", "out": "DIR", "since": "TIME", "until": "TIME",
+             "deliver_at": "TIME", "channel_arg": "CHANNEL", "ack_timeout": "DURATION",
+             "retry_backoff": "DURATION", "dedupe_window": "DURATION",
+             "retention_age": "DURATION", "dead_letters_older_than": "DURATION",
+             "max_message_size": "SIZE", "retry_jitter": "FRACTION", "max_retries": "N",
+             "max_pending": "N", "retention_count": "N", "correlation_id": "CORR",
+             "meta": "KEY=VALUE", "delivery": "MODE", "max_seconds": "SECONDS",
+             "wait": "SECONDS"}
+
+
+def _unwrapped_examples(text: str) -> str:
+    """Each `Example:` paragraph on one line, kept whole by click (`\b`): a command wrapped
+    at 80 columns would be two commands when copied."""
+    paras = re.split(r"\n\s*\n", inspect.cleandoc(text))
+    return "\n\n".join(
+        "\b\n" + " ".join(line.strip() for line in p.splitlines()) if p.startswith("Example")
+        else p for p in paras)
+
+
 def _plain_help(cmd: Command) -> Command:
     """Every --help in click's plain layout, as the root's: the same on every command, honest
     about --no-color (no rich panels), and exactly what docs/cli.md quotes. The listing of a
@@ -85,6 +109,11 @@ def _plain_help(cmd: Command) -> Command:
     cmd.rich_markup_mode = None  # type: ignore[attr-defined]
     if cmd.short_help is None and cmd.help:
         cmd.short_help = cmd.help.split("\n\n", 1)[0].replace("\n", " ").strip()
+    if cmd.help and "\bExample" not in cmd.help:
+        cmd.help = _unwrapped_examples(cmd.help)
+    for p in cmd.params:  # `--as AGENT` and `NAME`, as the man pages say, not `<str>`/`{name}`
+        if p.metavar is None and not getattr(p, "is_flag", False) and p.name:
+            p.metavar = _METAVARS.get(p.name, p.name.upper().rstrip("_"))
     for sub in getattr(cmd, "commands", {}).values():
         _plain_help(sub)
     return cmd
@@ -172,11 +201,11 @@ def _version(value: bool) -> None:
 def main_options(
     ctx: typer.Context,
     store: Annotated[str | None, typer.Option(
-        "--store", "--file", help="The store file (default: $ACOMM_STORE, then the nearest "
-        ".acomm/store.acomm).", show_default=False)] = None,
+        "--store", "--file", metavar="PATH", help="The store file (default: $ACOMM_STORE, "
+        "then the nearest .acomm/store.acomm).", show_default=False)] = None,
     config: Annotated[str | None, typer.Option(
-        help="Config file (default: $ACOMM_CONFIG, then config.yaml beside the store).",
-        show_default=False)] = None,
+        metavar="PATH", show_default=False,
+        help="Config file (default: $ACOMM_CONFIG, then config.yaml beside the store).")] = None,
     json_: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
     no_color: Annotated[bool, typer.Option("--no-color", help="No colour.")] = False,
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,

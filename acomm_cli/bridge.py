@@ -2,10 +2,11 @@
 Code team inboxes, and ingest agents' response files.
 
 The store stays the source of truth. `sync` reconciles the files with it, idempotently:
-mirrors are written after the store committed (a failed write never undoes a send; it is
-recorded and retried), a mirror exists exactly while its delivery is unread, a deleted inbox
-file or a team entry set `read: true` marks the delivery read, and a response file becomes a
-message through the normal pipeline and is deleted only once that message is committed.
+mirrors are written after the store committed (a failed write or removal never undoes a
+command; it is recorded and retried), a mirror exists exactly while its delivery is unread, a
+deleted inbox file or a team entry set `read: true` marks the delivery read, and a response
+file becomes a message through the normal pipeline, recorded as ingested in the same
+transaction, and is deleted only once that message is committed (never sent twice).
 
 Paths: an agent id becomes a path component only after `model.agent_id` validated it; every
 directory under a bridge root must be a real directory (lstat), and files are opened with
@@ -27,7 +28,7 @@ from typing import Any
 
 from acomm_cli import model, pipeline
 from acomm_cli.clock import iso
-from acomm_cli.errors import CommError, NotFound, ValidationFailed
+from acomm_cli.errors import CommError, NotFound, UsageError, ValidationFailed
 from acomm_cli.model import SendRequest
 from acomm_cli.store import bridge as q
 from acomm_cli.store import queries, write
@@ -53,15 +54,23 @@ class SyncResult:
     written: int = 0  # mirror files written or team entries appended
     failed: int = 0  # mirror writes that failed this time (recorded, retried later)
     removed: int = 0  # mirrors taken away because their delivery is no longer unread
+    remove_failed: int = 0  # mirror removals that failed this time (kept, retried later)
     marked_read: int = 0  # deliveries the agent read through its files
     pruned: int = 0  # read team entries older than bridge.read_ttl
     ingested: int = 0  # response files turned into messages or acks
-    bad_files: list[tuple[str, str]] = field(default_factory=list)  # newly reported
+    # Response files newly reported (each once, until it changes): bad (stays until fixed),
+    # deferred (refused for now, e.g. a paused channel: tried again by every sync), and
+    # undeleted (committed, but deleting the file failed: only its deletion is retried).
+    bad_files: list[tuple[str, str]] = field(default_factory=list)
+    deferred_files: list[tuple[str, str]] = field(default_factory=list)
+    undeleted_files: list[tuple[str, str]] = field(default_factory=list)
 
     def doc(self) -> dict[str, int]:
         return {"written": self.written, "failed": self.failed, "removed": self.removed,
-                "marked_read": self.marked_read, "pruned": self.pruned,
-                "ingested": self.ingested, "bad_files": len(self.bad_files)}
+                "remove_failed": self.remove_failed, "marked_read": self.marked_read,
+                "pruned": self.pruned, "ingested": self.ingested,
+                "bad_files": len(self.bad_files), "deferred_files": len(self.deferred_files),
+                "undeleted_files": len(self.undeleted_files)}
 
 
 def config(value: Any, **flags: str | None) -> BridgeConfig:
@@ -96,9 +105,12 @@ def _real_dir(path: Path, create: bool) -> Path:
 
 
 def _under(root: Path, parts: Iterable[str], *, create: bool) -> Path:
-    """root/part/...: every part a plain name, every level a real directory."""
+    """root/part/...: every part a plain name, every level a real directory (the root itself
+    may be a link to one). A missing level without `create` raises FileNotFoundError."""
     if not os.path.isdir(root):
         if not create:
+            if not os.path.lexists(root):
+                raise FileNotFoundError(f"{root} does not exist")
             raise UnsafePath(f"{root} is not a directory")
         os.makedirs(root, mode=0o700, exist_ok=True)
     path = root
@@ -170,10 +182,15 @@ def sync(conn: sqlite3.Connection, cfg: BridgeConfig, now: int, *,
     `full=False` (after a writing command): mirror the messages above `after_message_id` and
     take away mirrors of deliveries no longer unread. `full=True` (tick, `bridge sync`): also
     ingest response files, notice what agents read through their files, prune old team
-    entries and retry failed mirrors."""
+    entries and retry failed mirrors.
+
+    Either way the deliveries the triggers queued as made unread by an update (a queue
+    released, a redelivery, a replay) are mirrored, and failed removals that are due are
+    retried, so right after any command a file exists exactly while its delivery is unread."""
     result = SyncResult()
     if not cfg.configured:
         return result
+    _ensure_triggers(conn)
     if full and cfg.outbox_dir is not None:
         _ingest(conn, cfg.outbox_dir, now, result)
     if full:
@@ -188,17 +205,52 @@ def watermark(conn: sqlite3.Connection) -> int:
     return queries.last_message_id(conn)
 
 
-def _failure(prev_attempts: int | None, exc: BaseException, now: int) -> tuple[Any, ...]:
+def prepare(conn: sqlite3.Connection) -> int:
+    """Before a writing command, with the bridge configured: make sure the triggers exist
+    (so whatever the command makes unread or read is queued for the after-write sync), and
+    return the watermark."""
+    _ensure_triggers(conn)
+    return watermark(conn)
+
+
+def _ensure_triggers(conn: sqlite3.Connection) -> None:
+    # Created on first use, not by the migration: stores without a bridge never pay for
+    # them (see store/bridge.py). Checking costs one read of the schema table.
+    if not q.has_triggers(conn):
+        with write(conn):
+            q.create_triggers(conn)
+
+
+def _failure(prev_attempts: int | None, exc: BaseException, now: int,
+             state: str = "failed", doing: str = "") -> tuple[Any, ...]:
     attempts = (prev_attempts or 0) + 1
     delay = min(RETRY_MAX_MS, 1000 * 2 ** min(attempts - 1, 16))
-    return ("failed", attempts, f"{type(exc).__name__}: {exc}"[:500], now + delay)
+    return (state, attempts, f"{doing}{type(exc).__name__}: {exc}"[:500], now + delay)
+
+
+def _to_write(conn: sqlite3.Connection, kind: str, now: int, team_only: bool,
+              after: int | None, queued: list[tuple[int, str]]) -> list[tuple[Any, ...]]:
+    """Full (`after` None): every unread delivery lacking a mirror. Otherwise those of the
+    messages above the watermark plus those the trigger queued as made unread."""
+    if after is None:
+        return q.to_write(conn, kind, now, team_only=team_only)
+    rows = q.to_write(conn, kind, now, team_only=team_only, min_message_id=after)
+    if queued:
+        seen = {(r[0], r[1]) for r in rows}
+        rows += [r for r in q.to_write(conn, kind, now, team_only=team_only, made_unread=True)
+                 if (r[0], r[1]) not in seen]
+        rows.sort(key=lambda r: (r[0], r[1]))
+    return rows
 
 
 def _mirror(conn: sqlite3.Connection, cfg: BridgeConfig, now: int, result: SyncResult,
             after: int | None) -> None:
+    # Taken before the queries: only rows seen here are drained, so a delivery another
+    # process queues meanwhile stays queued for its own after-write sync.
+    queued = q.made_unread(conn)
     records: list[tuple[Any, ...]] = []
     if cfg.inbox_dir is not None:
-        for row in q.to_write(conn, INBOX, now, team_only=False, min_message_id=after):
+        for row in _to_write(conn, INBOX, now, False, after, queued):
             mid, recipient = row[0], row[1]
             try:
                 model.agent_id(recipient)
@@ -213,7 +265,7 @@ def _mirror(conn: sqlite3.Connection, cfg: BridgeConfig, now: int, result: SyncR
                 result.written += 1
     if cfg.teams_dir is not None:
         by_file: dict[str, list[tuple[Any, ...]]] = {}
-        for row in q.to_write(conn, TEAM, now, team_only=True, min_message_id=after):
+        for row in _to_write(conn, TEAM, now, True, after, queued):
             by_file.setdefault(row[1], []).append(row)
         for recipient, rows in by_file.items():
             try:
@@ -226,43 +278,63 @@ def _mirror(conn: sqlite3.Connection, cfg: BridgeConfig, now: int, result: SyncR
             else:
                 records += [(r[0], recipient, TEAM, "written", 0, None, None, now) for r in rows]
                 result.written += len(rows)
-    if records:
+    if records or queued:
         with write(conn):
             q.record(conn, records)
             q.add_team_recipients(conn, {r[1] for r in records if r[2] == TEAM})
+            q.drain_unread(conn, queued)
 
 
 def _remove(conn: sqlite3.Connection, cfg: BridgeConfig, now: int, result: SyncResult,
             full: bool) -> None:
     """Mirrors of deliveries no longer unread: the inbox file goes, the team entry is set
-    read, and the mirror's row is forgotten (a redelivery writes it again)."""
-    rows = q.to_remove(conn, full=full)
+    read, and the mirror's row is forgotten (a redelivery writes it again). A removal that
+    fails keeps its row `stale`, with the error, and is retried after a back-off."""
+    rows = q.to_remove(conn, now, full=full)
     if not rows:
         return
-    team_reads: dict[str, list[int]] = {}
-    for mid, recipient, kind, state in rows:
-        if state == "failed":  # never written: nothing to take away
+    done: list[tuple[int, str, str]] = []
+    dropped: list[tuple[int, str, str]] = []
+    kept: list[tuple[Any, ...]] = []
+    team_reads: dict[str, list[tuple[int, int]]] = {}
+    for mid, recipient, kind, state, attempts in rows:
+        if state == "failed":
+            dropped.append((mid, recipient, kind))  # never written: nothing to take away
+        elif (kind == INBOX and cfg.inbox_dir is None) or (
+                kind == TEAM and cfg.teams_dir is None):
+            done.append((mid, recipient, kind))  # that directory is no longer configured
+        elif kind == TEAM:
+            team_reads.setdefault(recipient, []).append((mid, attempts))
+        elif cfg.inbox_dir is not None:
+            try:
+                model.agent_id(recipient)
+                d = _under(cfg.inbox_dir, [recipient], create=False)
+                os.unlink(d / f"{mid}.json")
+            except FileNotFoundError:
+                pass  # the file or its directory is gone already: nothing to take away
+            except (OSError, UnsafePath, ValidationFailed) as exc:
+                kept.append((mid, recipient, kind,
+                             *_failure(attempts, exc, now, "stale", "removing: "), now))
+                continue
+            done.append((mid, recipient, kind))
+    teams_dir = cfg.teams_dir  # not None whenever team_reads has rows (see above)
+    for recipient, items in team_reads.items() if teams_dir is not None else ():
+        try:
+            _team_update(teams_dir, recipient, now, cfg.read_ttl_ms,
+                         read={str(mid) for mid, _ in items})
+        except FileNotFoundError:
+            pass  # no native inbox any more: no entry to set read
+        except (OSError, UnsafePath, ValidationFailed, ValueError) as exc:
+            kept += [(mid, recipient, TEAM,
+                      *_failure(attempts, exc, now, "stale", "setting read: "), now)
+                     for mid, attempts in items]
             continue
-        if kind == INBOX:
-            if cfg.inbox_dir is not None:
-                try:
-                    model.agent_id(recipient)
-                    d = _under(cfg.inbox_dir, [recipient], create=False)
-                    with contextlib.suppress(FileNotFoundError):
-                        os.unlink(d / f"{mid}.json")
-                except (OSError, UnsafePath, ValidationFailed):
-                    pass  # the directory went away or is not ours to touch: nothing to remove
-            result.removed += 1
-        else:
-            team_reads.setdefault(recipient, []).append(mid)
-    if cfg.teams_dir is not None:
-        for recipient, mids in team_reads.items():
-            with contextlib.suppress(OSError, UnsafePath, ValidationFailed, ValueError):
-                _team_update(cfg.teams_dir, recipient, now, cfg.read_ttl_ms,
-                             read={str(mid) for mid in mids})
-            result.removed += len(mids)
+        done += [(mid, recipient, TEAM) for mid, _ in items]
+    result.removed += len(done)
+    result.remove_failed += len(kept)
     with write(conn):
-        q.forget(conn, [(mid, recipient, kind) for mid, recipient, kind, _ in rows])
+        q.forget(conn, done + dropped)
+        q.record(conn, kept)
 
 
 def _team_update(teams_dir: Path, recipient: str, now: int, ttl_ms: int, *,
@@ -382,12 +454,27 @@ _RESPONSE_KEYS = {"content", "to", "channel", "reply_to", "correlation_id", "typ
 _ACK_KEYS = {"ack", "status", "note"}
 
 
+# The file itself is wrong: it stays until it changes. Every other refusal depends on the
+# store's state (a paused channel, an agent not yet a participant, a full store, a lock held
+# too long, an ack before the delivery ...) and is tried again by every sync.
+_PERMANENT = (UnsafePath, ValidationFailed, NotFound, UsageError)
+
+
 def _ingest(conn: sqlite3.Connection, outbox: Path, now: int, result: SyncResult) -> None:
     try:
         root = _under(outbox, [], create=False)
         agents = sorted(os.scandir(root), key=lambda e: e.name)
     except (OSError, UnsafePath):
         return
+    # Rows of files gone since go first: a new file of the same name is then never taken for
+    # one already ingested or reported.
+    known_bad = set(q.bad_paths(conn))
+    known_done = set(q.ingested_paths(conn))
+    gone = [p for p in known_bad | known_done if not os.path.lexists(p)]
+    if gone:
+        with write(conn):
+            q.forget_bad(conn, gone)
+            q.forget_ingested(conn, gone)
     done: list[str] = []
     for agent_dir in agents:
         if agent_dir.name.startswith(".") or not agent_dir.is_dir(follow_symlinks=False):
@@ -402,22 +489,27 @@ def _ingest(conn: sqlite3.Connection, outbox: Path, now: int, result: SyncResult
         for entry in files:
             if _ingest_file(conn, agent_dir.name, Path(entry.path), now, result):
                 done.append(entry.path)
-    known = {p for p, _ in q.bad_files(conn)}
-    gone = [p for p in known if not os.path.lexists(p)] + [p for p in done if p in known]
-    if gone:
+    if done:  # deleted: their rows can go (kept until now, a crash re-deletes, never re-sends)
         with write(conn):
-            q.forget_bad(conn, gone)
+            q.forget_ingested(conn, done)
+            q.forget_bad(conn, [p for p in done if p in known_bad])
 
 
 def _ingest_file(conn: sqlite3.Connection, agent: str, path: Path, now: int,
                  result: SyncResult) -> bool:
+    """One response file; True once it is deleted because its message is committed."""
     try:
         st = os.lstat(path)
     except FileNotFoundError:
         return False
     key = (st.st_mtime_ns, st.st_size)
-    if q.bad_file(conn, str(path)) == key:
-        return False  # reported already, unchanged since
+    where = str(path)
+    seen = q.ingested(conn, where)
+    if seen is not None and seen[:2] == key:  # committed before (a crash, a failed deletion)
+        return _delete(conn, path, st, seen[2], seen[3] is not None, result)
+    bad = q.bad_file(conn, where)
+    if bad is not None and not bad[2] and bad[:2] == key:
+        return False  # bad, reported already, unchanged since
     try:
         if not stat.S_ISREG(st.st_mode):
             raise UnsafePath("not a regular file (a symbolic link?)")
@@ -428,22 +520,61 @@ def _ingest_file(conn: sqlite3.Connection, agent: str, path: Path, now: int,
             doc = json.loads(raw)
         except (ValueError, UnicodeDecodeError) as exc:
             raise ValidationFailed(f"not valid JSON ({exc})") from None
-        apply_response(conn, agent, doc, now, dedupe=f"bridge:{path.name}:{st.st_mtime_ns}")
-    except (CommError, UnsafePath, OSError) as exc:
+        with write(conn):  # the message and the record that this file made it, together
+            mid = apply_response(conn, agent, doc, now)
+            q.record_ingested(conn, where, *key, mid, now)
+            if bad is not None:  # reported before (refused for now, or an older version)
+                q.forget_bad(conn, [where])
+    except _PERMANENT as exc:
         reason = exc.message if isinstance(exc, CommError) else str(exc)
         with write(conn):
-            q.record_bad(conn, str(path), st.st_mtime_ns, st.st_size, reason, now)
-        result.bad_files.append((str(path), reason))
+            q.record_bad(conn, where, *key, reason, now, retry=False)
+        result.bad_files.append((where, reason))
         return False
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(path)  # only now: its message is committed
+    except (CommError, OSError) as exc:
+        reason = "retried by every sync: " + (
+            exc.message if isinstance(exc, CommError) else f"{type(exc).__name__}: {exc}")
+        fresh = bad is None or not bad[2] or bad[:2] != key
+        if fresh or (bad is not None and bad[3] != reason):  # keep the latest reason
+            with write(conn):
+                q.record_bad(conn, where, *key, reason, now, retry=True)
+        if fresh:
+            result.deferred_files.append((where, reason))
+        return False
     result.ingested += 1
+    return _delete(conn, path, st, mid, False, result)
+
+
+def _delete(conn: sqlite3.Connection, path: Path, st: os.stat_result, mid: int | None,
+            reported: bool, result: SyncResult) -> bool:
+    """Delete a file whose message is committed. A file replaced meanwhile (another inode,
+    size or time) is not ours to delete: the next sync takes it as a new one. A failed
+    deletion is recorded, reported once, and retried by every sync; the file is never sent
+    again."""
+    try:
+        now_st = os.lstat(path)
+        if (now_st.st_ino, now_st.st_mtime_ns, now_st.st_size) != (
+                st.st_ino, st.st_mtime_ns, st.st_size):
+            return False
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        if not reported:
+            made = f"message {mid}" if mid is not None else "no new message"
+            reason = (f"ingested ({made}) but not deleted, retried by every sync: "
+                      f"{type(exc).__name__}: {exc}")
+            with write(conn):
+                q.ingested_not_deleted(conn, str(path), reason)
+            result.undeleted_files.append((str(path), reason))
+        return False
     return True
 
 
-def apply_response(conn: sqlite3.Connection, agent: str, doc: Any, now: int,
-                   dedupe: str | None = None) -> int | None:
-    """One response file's object, from `agent`, through the pipeline; the new message id."""
+def apply_response(conn: sqlite3.Connection, agent: str, doc: Any, now: int) -> int | None:
+    """One response file's object, from `agent`, through the pipeline; the new message id
+    (None for an ack that changed nothing). Called inside the caller's transaction: the
+    pipeline's own transactions nest in it as savepoints."""
     from acomm_cli import delivery  # only ticks ingest: sends need not import it
 
     if not isinstance(doc, dict):
@@ -479,8 +610,7 @@ def apply_response(conn: sqlite3.Connection, agent: str, doc: Any, now: int,
     prio = doc.get("priority", "normal")
     req = SendRequest(sender=agent, content=content, type=doc.get("type", "text"),
                       priority=prio, topic=doc.get("topic"),
-                      correlation_id=doc.get("correlation_id"), metadata=doc.get("metadata"),
-                      dedupe_key=dedupe)
+                      correlation_id=doc.get("correlation_id"), metadata=doc.get("metadata"))
     if "to" in doc:
         res = pipeline.send_direct(conn, req, [doc["to"]], now)[0]
         if isinstance(res, CommError):

@@ -32,6 +32,7 @@ _KINDS = {
     "directory": DIR, "exports": DIR, "out": DIR, "inbox_dir": DIR, "outbox_dir": DIR,
     "teams_dir": DIR,
 }
+SHELLS = ("bash", "zsh", "fish")  # what `acomm completions SHELL` writes scripts for
 _CHOICES: dict[str, tuple[str, ...]] = {
     "priority": tuple(p.name.lower() for p in model.Priority),
     "priority_min": tuple(p.name.lower() for p in model.Priority),
@@ -39,7 +40,8 @@ _CHOICES: dict[str, tuple[str, ...]] = {
     "type_": tuple(t.value for t in model.MessageType),
     "status": model.MESSAGE_STATUSES,
     "role": (model.Role.MEMBER.value, model.Role.OBSERVER.value),
-    "reason": ("max_retries_exceeded", "expired", "recipient_left"),
+    "reason": model.DEAD_LETTER_REASONS,
+    "shell": SHELLS,
     "sort": ("created", "priority", "id"),
     "order": ("asc", "desc"),
     "format_": ("parquet", "jsonl"),

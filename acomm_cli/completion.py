@@ -17,7 +17,7 @@ from acomm_cli.errors import UsageError
 from acomm_cli.model import SYSTEM_AGENT
 from acomm_cli.store import queries
 
-SHELLS = ("bash", "zsh", "fish")
+SHELLS = clitree.SHELLS
 WORDS = {"channels": queries.channel_names, "agents": queries.agent_ids}
 FILES = {"bash": "acomm.bash", "zsh": "_acomm", "fish": "acomm.fish"}
 

@@ -57,7 +57,7 @@ def receive(conn: sqlite3.Connection, agent: str, f: MessageFilter, now: int, *,
         msgs, total = queries.inbox(conn, agent, f)
         if not peek and msgs:
             queries.mark_read(conn, agent, [m.id for m in msgs], now)
-            release(conn, now)
+            release(conn, now, sorted({m.channel_id for m in msgs}))
             for m in msgs:
                 m.delivery.state = DeliveryState.READ  # type: ignore[union-attr]
                 m.delivery.read_at = now  # type: ignore[union-attr]

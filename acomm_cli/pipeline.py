@@ -564,10 +564,11 @@ def capacity_warning(conn: sqlite3.Connection, limits: Limits) -> str | None:
     return None
 
 
-def release(conn: sqlite3.Connection, now: int) -> int:
-    """Let queued deliveries through, oldest first, where max_pending has room again."""
+def release(conn: sqlite3.Connection, now: int, channel_ids: Sequence[int] | None = None) -> int:
+    """Let queued deliveries through, oldest first, where max_pending has room again (only
+    on `channel_ids`, when the caller knows which channels it made room on)."""
     released = 0
-    for cid, max_pending, ack_timeout in queries.channels_with_queued(conn):
+    for cid, max_pending, ack_timeout in queries.channels_with_queued(conn, channel_ids):
         pending, _ = queries.channel_backlog(conn, cid)
         if pending < max_pending:
             released += queries.release_queued(conn, cid, max_pending - pending, now,

@@ -44,12 +44,15 @@ class Output:
     def console(self, stderr: bool = False):  # noqa: ANN201 - rich is imported lazily
         from rich.console import Console
 
+        # markup and emoji off: message content is shown as sent, never read as `[bold]` or
+        # `:smile:` (views style with Text objects instead)
+        plain = {"highlight": False, "markup": False, "emoji": False}
         if not self.colour(stderr):  # no escape sequences at all, not even bold
-            return Console(stderr=stderr, color_system=None, highlight=False)
-        console = Console(stderr=stderr, force_terminal=True, highlight=False)
+            return Console(stderr=stderr, color_system=None, **plain)
+        console = Console(stderr=stderr, force_terminal=True, **plain)
         if console.color_system is None:  # FORCE_COLOR on a terminal rich thinks is dumb
             console = Console(stderr=stderr, force_terminal=True, color_system="standard",
-                              highlight=False)
+                              **plain)
         return console
 
 
@@ -451,15 +454,22 @@ class progress:  # noqa: N801 - used as `with render.progress(out, label) as sta
     def __enter__(self) -> Any:
         if self.out.json or not sys.stderr.isatty() or os.environ.get("TERM") == "dumb":
             return None  # a dumb terminal cannot redraw a bar in place
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
-
-        self.bar = Progress("[progress.description]{task.description}", BarColumn(),
-                            MofNCompleteColumn(), TimeRemainingColumn(),
-                            console=self.out.console(stderr=True), transient=True)
-        self.bar.__enter__()
-        return self._start
+        return self._start  # rich is loaded, and the bar drawn, only once there is work
 
     def _start(self, total: int) -> Any:
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeRemainingColumn,
+        )
+
+        if self.bar is None:
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(),
+                                MofNCompleteColumn(), TimeRemainingColumn(),
+                                console=self.out.console(stderr=True), transient=True)
+            self.bar.__enter__()
         task = self.bar.add_task(self.label, total=total)
         done = [0]
 
@@ -561,12 +571,20 @@ def audit_summary(out: Output, s: Any) -> None:
 
 
 def bridge_notes(r: Any) -> None:
-    """Diagnostics of a bridge sync on stderr: each bad response file once, failed mirrors."""
+    """Diagnostics of a bridge sync on stderr: each response file left in place once (bad,
+    refused for now, or committed but not deleted), failed mirror writes and removals."""
     for path, reason in r.bad_files:
         note(f"bridge: response file {path} left in place: {reason}")
+    for path, reason in r.deferred_files:
+        note(f"bridge: response file {path} not ingested yet: {reason}")
+    for path, reason in r.undeleted_files:
+        note(f"bridge: response file {path} {reason}")
     if r.failed:
         note(f"warning: mailbox bridge: {r.failed} mirror write(s) failed; `acomm tick` "
              "retries them (see `acomm doctor`)")
+    if r.remove_failed:
+        note(f"warning: mailbox bridge: {r.remove_failed} mirror removal(s) failed; "
+             "`acomm tick` retries them (see `acomm doctor`)")
 
 
 def bridge_sync(out: Output, r: Any) -> None:
@@ -683,7 +701,8 @@ def _stats_bridge(out: Output, s: Any) -> None:
     if rows:
         _table(out, "inbox files", ["agent", "pending files", "oldest file (s)"], rows)
     if s.mirror_backlog or s.bad_files:
-        _pairs(out, [("mirror backlog", s.mirror_backlog), ("bad response files", s.bad_files)])
+        _pairs(out, [("mirror backlog", s.mirror_backlog),
+                     ("response files left in place", s.bad_files)])
 
 
 def _doctor_bridge(out: Output, h: Any) -> None:

@@ -6,9 +6,11 @@
 - send: what mirroring adds per delivery to a send. In process, on a store that already holds
   5,000 mirrored unread deliveries, each round sends a message (to 1 recipient, and to a group
   of 10 agents of one team) with and without the after-write mirror of `acomm send`
-  (`bridge.sync(full=False)`: inbox file, and a team inbox append for agent@team), both
+  (`bridge.prepare` before, `bridge.sync(full=False)` after: inbox file, and a team inbox
+  append for agent@team, plus the check of the deliveries made unread), both
   measured, alternating; the difference per delivery is the figure (target <= 2 ms). As a
   cross-check, real `acomm send` processes with and without the bridge configured.
+- idle hook: the after-write hook's fixed cost per command with nothing to mirror.
 - tick: `acomm tick` (a real process) ingesting 1,000 response files from 10 agents, each a
   direct message to another agent, with the inbox mirror on (so each new message is also
   mirrored in the same tick); target < 2 s.
@@ -29,13 +31,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from time import perf_counter
 
-from harness import ROOT, machine, median
+from harness import DOC, machine, median, write_section
 
 from acomm_cli import bridge, pipeline
 from acomm_cli.model import SendRequest
 
 SECTION = "## Mailbox bridge (issue 6)"
-DOC = ROOT / "docs" / "BENCHMARKS.md"
 ACOMM = str(Path(sys.executable).parent / "acomm")
 
 
@@ -75,7 +76,7 @@ def bench_send(rounds: int) -> dict[str, object]:
                               now)
                 plain.append(perf_counter() - t)
                 t = perf_counter()
-                before = bridge.watermark(conn)
+                before = bridge.prepare(conn)  # what the hook does before the command
                 pipeline.send(conn, SendRequest(sender="lead", content="y", channel=channel),
                               now)
                 bridge.sync(conn, cfg, now, after_message_id=before, full=False)
@@ -107,6 +108,25 @@ def bench_send(rounds: int) -> dict[str, object]:
         shutil.rmtree(work, ignore_errors=True)
 
 
+def bench_idle_hook(rounds: int) -> dict[str, float]:
+    """The hook's fixed cost per writing command when there is nothing to mirror: the
+    triggers' check and watermark before, the queries for deliveries made unread, stale
+    mirrors and messages above the watermark after (5,000 mirrored unread deliveries)."""
+    work = Path(tempfile.mkdtemp(prefix="acomm-bridge-"))
+    try:
+        conn, cfg = _store(work, 500)
+        times = []
+        for r in range(rounds):
+            t = perf_counter()
+            before = bridge.prepare(conn)
+            bridge.sync(conn, cfg, 10_000 + r, after_message_id=before, full=False)
+            times.append(perf_counter() - t)
+        conn.close()  # type: ignore[attr-defined]
+        return {"ms": median(times) * 1000}
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def bench_tick(files: int) -> dict[str, object]:
     work = Path(tempfile.mkdtemp(prefix="acomm-bridge-"))
     try:
@@ -133,7 +153,8 @@ def bench_tick(files: int) -> dict[str, object]:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def section(send: dict[str, object], tick: dict[str, object], files: int, rounds: int) -> str:
+def section(send: dict[str, object], tick: dict[str, object], files: int, rounds: int,
+            idle: dict[str, float]) -> str:
     m = machine()
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     rows = []
@@ -145,6 +166,8 @@ def section(send: dict[str, object], tick: dict[str, object], files: int, rounds
                     f"| {s['plain_ms']:.2f} ms send without bridge "
                     f"({s['mirrored_ms']:.2f} ms with) | <= 2 ms "
                     f"| {'PASS' if added <= 2 else 'FAIL'} |")
+    rows.append(f"| after-write hook with nothing to mirror, per command | {idle['ms']:.3f} ms "
+                "| - | - | - |")
     p = send["process"]  # type: ignore[index]
     rows.append(f"| `acomm send` process, with bridge | {p['mirrored']:.1f} ms "
                 f"| {p['plain']:.1f} ms without | - | - |")
@@ -160,9 +183,10 @@ def section(send: dict[str, object], tick: dict[str, object], files: int, rounds
         *rows, "",
         f"- send: in process, {rounds} rounds per case (the 1-recipient case on a store "
         "already holding 5,000 mirrored unread deliveries); each round times "
-        "`pipeline.send` alone and `pipeline.send` followed by the after-write mirror every "
-        "writing command runs "
-        "(`bridge.sync(full=False)`: an inbox file per recipient, written to a temporary "
+        "`pipeline.send` alone and `pipeline.send` with the mirror every writing command "
+        "runs (`bridge.prepare` before it: the triggers' check and the watermark; "
+        "`bridge.sync(full=False)` after it: the deliveries made unread since (none here), "
+        "taking away stale mirrors, and an inbox file per recipient, written to a temporary "
         "file and renamed, plus, for agent@team, an append to the team inbox under its lock, "
         "one locked read-modify-write per file), medians compared. The 10 recipients share "
         "one team but each has its own native inbox file; the second case starts from empty "
@@ -173,23 +197,18 @@ def section(send: dict[str, object], tick: dict[str, object], files: int, rounds
         "inbox lock, read, temporary file); on this virtual machine's ext4 the figures of "
         "that case vary between runs from about 0.9 to 2.2 ms, so it sits at the target "
         "rather than safely under it. The process rows "
-        "are medians of real `acomm send` runs to 1 recipient, alternating.",
+        "are medians of real `acomm send` runs to 1 recipient, alternating. The machine is "
+        "shared with other workers: under their load the team cases have also been seen at "
+        "up to 3 ms for the same code; the hook's fixed cost (the row with nothing to "
+        "mirror, median of 2,000 calls) is what the code adds on every command besides the "
+        "file writes.",
         f"- tick: {tick['ingested']} of {files} files ingested (a direct message each, through "
-        f"the pipeline, one transaction per file, deleted after its commit), {tick['written']} "
+        "the pipeline, one transaction per file holding its message and the record that the "
+        "file was ingested, the file deleted after its commit, the records forgotten in one "
+        f"transaction at the end), {tick['written']} "
         f"mirror files written in the same tick, {tick['left']} files left in the outbox.",
         "",
     ])
-
-
-def write_section(text: str) -> None:
-    doc = DOC.read_text(encoding="utf-8") if DOC.exists() else "# Benchmarks\n"
-    start = doc.find(SECTION)
-    if start == -1:
-        doc = doc.rstrip("\n") + "\n\n" + text
-    else:
-        end = doc.find("\n## ", start + len(SECTION))
-        doc = doc[:start] + text.rstrip("\n") + "\n" + (doc[end:] if end != -1 else "")
-    DOC.write_text(doc.rstrip("\n") + "\n", encoding="utf-8")
 
 
 def main() -> int:
@@ -199,11 +218,12 @@ def main() -> int:
     ap.add_argument("--files", type=int, default=1000)
     args = ap.parse_args()
     send = bench_send(args.rounds)
+    idle = bench_idle_hook(2000)
     tick = bench_tick(args.files)
-    text = section(send, tick, args.files, args.rounds)
+    text = section(send, tick, args.files, args.rounds, idle)
     print(text)
     if not args.no_write:
-        write_section(text)
+        write_section(SECTION, text)
         print(f"wrote {DOC}")
     return 0
 

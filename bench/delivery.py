@@ -20,6 +20,8 @@ import time
 import tracemalloc
 from pathlib import Path
 
+from harness import write_section
+
 from acomm_cli import delivery, pipeline
 from acomm_cli.model import ChannelConfig, DeliveryMode, Limits, SendRequest
 
@@ -110,17 +112,6 @@ def bench_wakeup(rounds: int) -> dict[str, float]:
             "idle_cpu_fraction": statistics.median(idle_cpu)}
 
 
-def write_section(out: Path, body: str) -> None:
-    text = out.read_text() if out.exists() else "# Benchmarks\n"
-    if SECTION in text:
-        start = text.index(SECTION)
-        end = text.find("\n## ", start + len(SECTION))
-        text = text[:start] + body + (text[end + 1:] if end != -1 else "")
-    else:
-        text = text.rstrip("\n") + "\n\n" + body
-    out.write_text(text)
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--timers", type=int, default=100_000)
@@ -159,7 +150,7 @@ def main() -> None:
         "of timers. `receive --wait` polls `PRAGMA data_version` (a shared-memory read) every",
         "50 ms, which is what bounds the wake-up latency and keeps the idle cost near zero.", "",
     ])
-    write_section(args.out, body)
+    write_section(SECTION, body, args.out)
     print(f"\nwrote {args.out}")
 
 

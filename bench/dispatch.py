@@ -29,14 +29,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from time import perf_counter
 
-from harness import ROOT, machine, median
+from harness import DOC, machine, median, write_section
 
 from acomm_cli import dispatch, pipeline, render
 from acomm_cli.agents import parse_agents
 from acomm_cli.model import SendRequest
 
 SECTION = "## Agent dispatch (issue 7)"
-DOC = ROOT / "docs" / "BENCHMARKS.md"
 ACOMM = str(Path(sys.executable).parent / "acomm")
 TRUE = shutil.which("true") or "/bin/true"
 
@@ -169,17 +168,6 @@ def section(inproc: dict[str, float], tick: dict[str, float], n: int, rounds: in
     ])
 
 
-def write_section(text: str) -> None:
-    doc = DOC.read_text(encoding="utf-8") if DOC.exists() else "# Benchmarks\n"
-    start = doc.find(SECTION)
-    if start == -1:
-        doc = doc.rstrip("\n") + "\n\n" + text
-    else:
-        end = doc.find("\n## ", start + len(SECTION))
-        doc = doc[:start] + text.rstrip("\n") + "\n" + (doc[end:] if end != -1 else "")
-    DOC.write_text(doc.rstrip("\n") + "\n", encoding="utf-8")
-
-
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--no-write", action="store_true")
@@ -193,7 +181,7 @@ def main() -> int:
     text = section(inproc, tick, args.messages, args.rounds, backlog, args.backlog)
     print(text)
     if not args.no_write:
-        write_section(text)
+        write_section(SECTION, text)
         print(f"wrote {DOC}")
     return 0
 

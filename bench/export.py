@@ -32,13 +32,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from time import perf_counter
 
-from harness import ACOMM, OUT, PYTHON, ROOT, WORK, machine, median
+from harness import ACOMM, DOC, OUT, PYTHON, WORK, machine, median, write_section
 from stores import remove, schema_key
 
 from acomm_cli import pipeline
 
 SECTION = "## Export and audit (issue 5)"
-DOC = ROOT / "docs" / "BENCHMARKS.md"
 BUILD_VERSION = 2
 AGENTS = 100
 CHANNELS = 10
@@ -285,17 +284,6 @@ def _version(dist: str) -> str:
     return version(dist)
 
 
-def write_section(text: str) -> None:
-    doc = DOC.read_text(encoding="utf-8") if DOC.exists() else "# Benchmarks\n"
-    start = doc.find(SECTION)
-    if start == -1:
-        doc = doc.rstrip("\n") + "\n\n" + text
-    else:
-        end = doc.find("\n## ", start + len(SECTION))
-        doc = doc[:start] + text.rstrip("\n") + "\n" + ("" if end == -1 else doc[end:])
-    DOC.write_text(doc.rstrip("\n") + "\n", encoding="utf-8")
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench/export.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=lambda s: [int(x) for x in s.split(",")],
@@ -321,7 +309,7 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(text)
     if not args.no_write:
-        write_section(text)
+        write_section(SECTION, text)
         print(f"wrote {DOC}")
     big = exports[-1]
     ok = big["export"] / big["bare"] <= 1.5 and big["rss"] < 600

@@ -190,3 +190,19 @@ def machine() -> dict[str, str]:
         "typer": version("typer"),
         "load average at start": load,
     }
+
+
+DOC = ROOT / "docs" / "BENCHMARKS.md"
+
+
+def write_section(section: str, text: str, doc: Path = DOC) -> None:
+    """Replace (or append) the section headed `section` of docs/BENCHMARKS.md with `text`:
+    every bench script writes its own section and keeps the others."""
+    old = doc.read_text(encoding="utf-8") if doc.exists() else "# Benchmarks\n"
+    start = old.find(section)
+    if start == -1:
+        new = old.rstrip("\n") + "\n\n" + text
+    else:
+        end = old.find("\n## ", start + len(section))
+        new = old[:start] + text.rstrip("\n") + "\n" + ("" if end == -1 else old[end:])
+    doc.write_text(new.rstrip("\n") + "\n", encoding="utf-8")

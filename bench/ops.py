@@ -28,13 +28,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from time import perf_counter
 
-from harness import OUT, ROOT, WORK, duration, machine, median, spread
+from harness import DOC, OUT, WORK, duration, machine, median, spread, write_section
 from stores import remove, schema_key
 
 from acomm_cli import clock, operations, pipeline
 
 SECTION = "## Store operations (issue 4)"
-DOC = ROOT / "docs" / "BENCHMARKS.md"
 BUILD_VERSION = 2
 AGENTS = 1000
 GROUPS = 10
@@ -326,18 +325,6 @@ def report(n: int, st: dict, plans: list[str], cp: dict, reps: int) -> str:
     return "\n".join(lines)
 
 
-def write_section(text: str) -> None:
-    old = DOC.read_text() if DOC.exists() else ""
-    if SECTION in old:
-        head, _, rest = old.partition(SECTION)
-        nxt = rest.find("\n## ")
-        tail = rest[nxt + 1:] if nxt >= 0 else ""
-        new = head + text + ("\n" + tail if tail else "")
-    else:
-        new = (old.rstrip("\n") + "\n\n" if old else "") + text
-    DOC.write_text(new)
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="100,000 messages; prints only")
@@ -355,7 +342,7 @@ def main() -> int:
           f"ratio {median(cp['mine']) / median(cp['base']):.2f}x")
     text = report(n, st, plans, cp, reps)
     if not (args.quick or args.no_write):
-        write_section(text)
+        write_section(SECTION, text)
         print(f"wrote the section {SECTION!r} of {DOC}")
     ok = median(st["times"]) < 1 and median(cp["mine"]) / median(cp["base"]) <= 3
     return 0 if ok else 1

@@ -47,7 +47,7 @@ def store(ctx: typer.Context, *, write: bool,
         if mirror:
             from acomm_cli import bridge
 
-            before = bridge.watermark(conn)
+            before = bridge.prepare(conn)  # the watermark; the bridge's triggers exist
         yield conn
         if mirror:
             _bridge_after_write(conn, s, before)

@@ -31,10 +31,12 @@ def sync(
     """Reconcile the mailbox bridge's directories with the store, once.
 
     Writes missing mirror files, takes away those of deliveries no longer unread, marks read
-    what agents read through their files, prune read team entries older than
-    bridge.read_ttl, and ingests response files (each deleted once its message is committed;
-    a bad one stays and is reported once). `acomm tick` does the same when the bridge is
-    configured, and every writing command mirrors what it sent.
+    what agents read through their files, prunes read team entries older than
+    bridge.read_ttl, and ingests response files (each deleted once its message is committed,
+    and never sent twice; a bad one stays and is reported once until it changes; one refused
+    for now, e.g. on a paused channel, is reported once and tried again by every sync).
+    `acomm tick` does the same when the bridge is configured, and every writing command
+    mirrors what it sent or made unread and takes away the mirrors of what it read.
 
     Example: acomm bridge sync --inbox-dir ~/.claude/inbox --outbox-dir ~/.claude/outbox
     """

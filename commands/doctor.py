@@ -25,9 +25,10 @@ def doctor(
     that every delivery is queued, waiting, unread, read, acked or dead with the timers and
     dead letters its state needs.
 
-    Mailbox bridge trouble (mirror writes that failed and wait for a retry, response files
-    left in place because they are bad) is listed under `notices`: it is not store
-    corruption, so it does not change the exit status.
+    Mailbox bridge trouble (mirror writes or removals that failed and wait for a retry,
+    response files left in place: bad, refused for now, or ingested but not deleted) is
+    listed under `notices`: it is not store corruption, so it does not change the exit
+    status.
 
     Exit status: 0 when healthy; 5 (invalid_state) with the list of findings on stdout when
     anything is wrong; 7 when the store cannot be opened at all.

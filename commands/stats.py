@@ -25,8 +25,9 @@ def stats(
     dead letters) and per channel (pending, queued, dead letters), with the store's size.
 
     With the mailbox bridge, `queues` lists the agents with inbox files still pending (count
-    and oldest file's age), and `bridge` the failed mirror writes awaiting a retry and the bad
-    response files.
+    and oldest file's age), and `bridge` the failed mirror writes and removals awaiting a retry
+    (`mirror_backlog`) and the response files left in place (`bad_files`: bad, refused for
+    now, or ingested but not deleted yet).
 
     Unread is what `receive` would return: unread deliveries on channels not closed, counted
     after the timers already due (retries, scheduled sends), as the next `receive` or `tick`

@@ -144,7 +144,7 @@ _acomm_value_kind() {
         'messages --offset') echo 'value' ;;
         'deadletter list -c'|'deadletter list --channel') echo 'channel' ;;
         'deadletter list --recipient') echo 'agent' ;;
-        'deadletter list --reason') echo 'choice:max_retries_exceeded expired recipient_left' ;;
+        'deadletter list --reason') echo 'choice:max_retries_exceeded expired recipient_left dispatch_failed' ;;
         'deadletter list --limit') echo 'value' ;;
         'deadletter list --offset') echo 'value' ;;
         'deadletter show --recipient') echo 'agent' ;;
@@ -212,7 +212,7 @@ _acomm_positional() {
         'deadletter show 0') echo 'value' ;;
         'deadletter replay 0') echo 'value' ;;
         'deadletter discard 0') echo 'value' ;;
-        'completions 0') echo 'value' ;;
+        'completions 0') echo 'choice:bash zsh fish' ;;
         'export 0') echo 'dir' ;;
         'audit '*) echo 'dir' ;;
         *) return 1 ;;

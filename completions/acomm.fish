@@ -386,7 +386,7 @@ complete -c acomm -n '__acomm_is \'deadletter list\'' -s c -l channel -r -f -a '
 complete -c acomm -n '__acomm_is \'deadletter list\'' -s c -l channel -r -f -d 'Only this channel'
 complete -c acomm -n '__acomm_is \'deadletter list\'' -l recipient -r -f -a '(__acomm_words agents)'
 complete -c acomm -n '__acomm_is \'deadletter list\'' -l recipient -r -f -d 'Only this recipient\'s dead letter'
-complete -c acomm -n '__acomm_is \'deadletter list\'' -l reason -r -f -a 'max_retries_exceeded expired recipient_left'
+complete -c acomm -n '__acomm_is \'deadletter list\'' -l reason -r -f -a 'max_retries_exceeded expired recipient_left dispatch_failed'
 complete -c acomm -n '__acomm_is \'deadletter list\'' -l reason -r -f -d 'max_retries_exceeded, expired, recipient_left, dispatch_failed'
 complete -c acomm -n '__acomm_is \'deadletter list\'' -l limit -r -f -d 'At most this many'
 complete -c acomm -n '__acomm_is \'deadletter list\'' -l offset -r -f -d 'Skip this many first'
@@ -443,6 +443,7 @@ complete -c acomm -n '__acomm_is \'stats\'' -l as -r -f -d 'Only this agent, and
 complete -c acomm -n '__acomm_is \'doctor\'' -l quick -d 'PRAGMA quick_check instead of the full integrity_check (faster on b...'
 
 # acomm completions
+complete -c acomm -n '__acomm_at \'completions\' 0' -f -a 'bash zsh fish'
 
 # acomm export
 complete -c acomm -n '__acomm_is \'export\'' -l since -r -f -d 'Only messages created at or after this (ISO 8601, epoch ms, or e.g'

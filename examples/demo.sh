@@ -38,19 +38,8 @@ fi
 
 # --- helpers -----------------------------------------------------------------------------
 
-section() { printf '\n=== %s\n' "$*"; }
-say()     { printf '    # %s\n' "$*"; }
-
-# Print a command the way you would type it, then run it.
-show() {
-    local a words=()
-    for a in "$@"; do
-        if [[ $a =~ ^[A-Za-z0-9._,=/:@+-]+$ ]]; then words+=("$a"); else words+=("'$a'"); fi
-    done
-    printf '$ %s\n' "${words[*]}"
-}
-run() { show "$@"; "$@"; }
-show_raw() { printf '$ %s\n' "$*"; }   # a command line written out by hand
+# shellcheck source=examples/show.sh
+source "$(dirname "${BASH_SOURCE[0]}")/show.sh"
 
 # Read one field of a JSON document on stdin (no jq needed); lists print comma-separated.
 field() {

@@ -28,16 +28,8 @@ else
     trap 'rm -rf "$work"' EXIT
 fi
 
-say() { printf '    # %s\n' "$*"; }
-# Print a command the way you would type it, then run it.
-show() {
-    local a words=()
-    for a in "$@"; do
-        if [[ $a =~ ^[A-Za-z0-9._,=/:@+-]+$ ]]; then words+=("$a"); else words+=("'$a'"); fi
-    done
-    printf '$ %s\n' "${words[*]}"
-}
-run() { show "$@"; "$@"; }
+# shellcheck source=examples/show.sh
+source "$here/show.sh"
 # One cron tick: the counters that are not 0, then what it said on stderr (failed runs).
 tick() {
     show acomm tick

@@ -48,7 +48,15 @@ def _create_file(path: Path) -> None:
 
 @contextmanager
 def write(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """One command, one transaction: BEGIN IMMEDIATE, then commit or roll back."""
+    """One command, one transaction: BEGIN IMMEDIATE, then commit or roll back.
+
+    Inside a transaction already, it is a savepoint of that transaction, so a caller can
+    commit its own rows with a pipeline operation's (the mailbox bridge records a response
+    file as ingested in the transaction of its message)."""
+    if conn.in_transaction:
+        with savepoint(conn, "nested_write"):
+            yield conn
+        return
     try:
         conn.execute("BEGIN IMMEDIATE")
     except sqlite3.OperationalError as exc:

@@ -178,9 +178,12 @@ def m002_export_watermark(conn: sqlite3.Connection, now_ms: int) -> None:
 @migration
 def m003_bridge(conn: sqlite3.Connection, now_ms: int) -> None:
     # The mailbox bridge (issue 6): per (message, recipient, kind) the state of its mirror
-    # file (written; stale = to be taken away; failed, with the error and the next attempt;
-    # a row goes once its mirror is taken away), and response files found bad, each
-    # reported once until its size or modification time changes.
+    # file (written; stale = to be taken away, with the error, attempts and next attempt
+    # when taking it away failed; failed, with the error and the next attempt; a row goes
+    # once its mirror is taken away), deliveries made unread again since the bridge last
+    # looked, response files left in place (bad: reported once until their size or
+    # modification time changes; retry: refused for now, tried again by every sync), and
+    # response files committed as messages but not deleted yet.
     _script(
         conn,
         """
@@ -200,17 +203,37 @@ def m003_bridge(conn: sqlite3.Connection, now_ms: int) -> None:
         CREATE TABLE bridge_team_inboxes (
             recipient TEXT PRIMARY KEY
         ) WITHOUT ROWID;
+        -- deliveries that became unread by an update (a queue released, a redelivery, a
+        -- replay), filled by a trigger and drained by the next sync (a row also goes when
+        -- its delivery stops being unread, so it never holds more rows than unread deliveries)
+        CREATE TABLE bridge_unread (
+            message_id INTEGER NOT NULL,
+            recipient TEXT NOT NULL,
+            PRIMARY KEY (message_id, recipient)
+        ) WITHOUT ROWID;
         CREATE TABLE bridge_bad_files (
             path TEXT PRIMARY KEY,
             mtime_ns INTEGER NOT NULL,
             size INTEGER NOT NULL,
             reason TEXT NOT NULL,
-            reported_at INTEGER NOT NULL
+            reported_at INTEGER NOT NULL,
+            retry INTEGER NOT NULL DEFAULT 0
+        ) WITHOUT ROWID;
+        -- a response file committed as a message (in the same transaction) until it is
+        -- deleted: seen again after a crash or a failed deletion, it is only deleted
+        CREATE TABLE bridge_ingested (
+            path TEXT PRIMARY KEY,
+            mtime_ns INTEGER NOT NULL,
+            size INTEGER NOT NULL,
+            message_id INTEGER,
+            error TEXT,
+            ingested_at INTEGER NOT NULL
         ) WITHOUT ROWID;
         """
     )
-    # The trigger that marks mirrors stale is created by the bridge on first use
-    # (store/bridge.py, record): stores without a bridge never pay for it.
+    # The triggers that fill bridge_mirrors' stale state and bridge_unread are created by
+    # the bridge on first use (store/bridge.py, create_triggers): stores without a bridge
+    # never pay for them.
 
 
 @migration

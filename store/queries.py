@@ -289,10 +289,16 @@ def channel_backlog(conn: sqlite3.Connection, channel_id: int) -> tuple[int, int
     ).fetchone()
 
 
-def channels_with_queued(conn: sqlite3.Connection) -> list[tuple[int, int, int]]:
-    """(channel_id, max_pending, ack_timeout_ms) of channels holding queued deliveries."""
-    limited = conn.execute(
-        "SELECT id, max_pending, ack_timeout_ms FROM channels WHERE max_pending > 0").fetchall()
+def channels_with_queued(conn: sqlite3.Connection,
+                         among: Sequence[int] | None = None) -> list[tuple[int, int, int]]:
+    """(channel_id, max_pending, ack_timeout_ms) of channels holding queued deliveries (of
+    those `among`, if given)."""
+    sql = "SELECT id, max_pending, ack_timeout_ms FROM channels WHERE max_pending > 0"
+    if among is not None:
+        if not among:
+            return []
+        sql += f" AND id IN ({','.join('?' * len(among))})"
+    limited = conn.execute(sql, tuple(among or ())).fetchall()
     return [row for row in limited if conn.execute(
         "SELECT 1 FROM deliveries WHERE channel_id = ? AND state = 'queued' LIMIT 1",
         (row[0],)).fetchone()]

@@ -280,11 +280,19 @@ def test_a_bad_response_file_stays_and_is_reported_once(cli, store, team, dirs):
     assert r.exit_code == 0
     assert r.stderr.count("left in place") == 2 and str(bad) in r.stderr
     assert bad.read_text() == "{not json" and invalid.exists()
-    assert "left in place" not in cli.ok("tick").stdout + cli("tick").stderr
+    for _ in range(2):  # unchanged: not reported again, by any later tick
+        r = cli("tick", "--json")
+        assert r.exit_code == 0 and r.stderr == "" and r.json()["bridge"]["bad_files"] == 0
     assert cli.ok("stats", "--json").json()["bridge"]["bad_files"] == 2
     doc = cli.ok("doctor", "--json").json()
     assert doc["healthy"] is True and doc["notices"][0]["check"] == "bridge_bad_files"
     assert cli("doctor").exit_code == 0
+    # changed but still bad: reported again, once, with the new reason
+    invalid.write_text(json.dumps({"to": "carol", "content": "x", "colour": "red"}))
+    r = cli("tick")
+    assert r.stderr.count("left in place") == 1 and str(invalid) in r.stderr
+    assert "unknown field 'colour'" in r.stderr
+    assert "left in place" not in cli("tick").stderr
     bad.write_text('{"to": "carol", "content": "fixed now"}')
     os.utime(bad, ns=(1, 1))
     r = cli("tick", "--json")
@@ -401,3 +409,389 @@ def test_a_deleted_inbox_directory_is_rewritten_not_taken_as_read(cli, store, te
     assert (doc["marked_read"], doc["written"]) == (0, 1)
     assert (dirs["inbox"] / "bob" / f"{mid}.json").exists()
     assert _state(store, mid, "bob") == "unread"
+
+
+# ---------------------------------------------------------------- every way of sending
+
+
+def test_every_way_of_sending_is_mirrored(cli, store, team, dirs):
+    """FR-3.1 positive path: every command that sends (`send --batch`, `publish`, `query`,
+    `respond`, as well as `send`) goes through the one pipeline, and its deliveries get their
+    inbox files. Negative path: no way of sending skips the mirror, so an agent polling its
+    directory never misses an unread delivery (FR-3.13: one copy per recipient)."""
+    cli.ok("channel", "create", "ci", "--type", "pubsub", "--as", "ci")
+    cli.ok("subscribe", "ci", "build.*", "--as", "bob")
+    batch = cli.ok("send", "--batch", "-", input=(
+        '{"channel": "team", "from": "alice", "content": "b1"}\n'
+        '{"to": "carol", "from": "alice", "content": "b2"}\n')).stdout.split()
+    pub = cli.ok("publish", "ci", "build.ok", "green", "--as", "ci").stdout.strip()
+    asked = cli.ok("query", "team", "status?", "--as", "alice", "--json").json()
+    answer = cli.ok("respond", asked["correlation_id"], "fine", "--as", "bob").stdout.strip()
+    for who, mid in (("bob", batch[0]), ("carol", batch[1]), ("bob", pub),
+                     ("alice", answer)):
+        assert (dirs["inbox"] / who / f"{mid}.json").exists(), (who, mid)
+    assert json.loads((dirs["inbox"] / "bob" / f"{pub}.json").read_text())["topic"] == "build.ok"
+    _assert_files_match_unread(store, dirs)
+
+
+def _assert_files_match_unread(store: Path, dirs: dict[str, Path]) -> None:
+    """The invariant: an inbox file exists exactly while its delivery is unread."""
+    unread = set(query(store, "SELECT recipient, message_id FROM deliveries"
+                              " WHERE state = 'unread'"))
+    files = {(p.parent.name, int(p.stem)) for p in dirs["inbox"].glob("*/*.json")}
+    assert files == unread
+
+
+def test_the_record_carries_read_false_and_default_metadata(cli, store, team, dirs):
+    """FR-3.2 positive path: each mirrored record has its id, sender, recipient (session_id),
+    content, type, an ISO 8601 timestamp, metadata defaulting to {} (or as given) and, in a
+    native inbox, `read: false`. Negative path: a record is never mirrored read while its
+    delivery is unread, and unread ones are never pruned (FR-3.8)."""
+    cli.ok("channel", "join", "team", "w@crew")
+    plain = int(cli.ok("send", "team", "go", "--as", "alice", "--type", "command").stdout)
+    meta = int(cli.ok("send", "team", "again", "--as", "alice", "--meta", "k=v").stdout)
+    docs = [json.loads((dirs["inbox"] / "w@crew" / f"{m}.json").read_text())
+            for m in (plain, meta)]
+    assert [(d["id"], d["from"], d["session_id"], d["message_type"], d["metadata"])
+            for d in docs] == [(plain, "alice", "w@crew", "command", {}),
+                               (meta, "alice", "w@crew", "text", {"k": "v"})]
+    assert all(d["timestamp"].endswith("Z") and "T" in d["timestamp"] for d in docs)
+    with freeze_time("2030-01-01T00:00:00Z"):  # years later, still unread: nothing pruned
+        cli.ok("tick")
+    entries = json.loads((dirs["teams"] / "crew" / "inboxes" / "w.json").read_text())
+    assert [(e["messageId"], e["read"]) for e in entries] == [(str(plain), False),
+                                                              (str(meta), False)]
+
+
+def test_mailbox_statistics_per_agent(cli, store, team, dirs):
+    """FR-3.11 positive path: `stats` gives per agent the total, the unread count and the
+    oldest unread message's age (0 with nothing unread). Negative path: reading them does not
+    queue behind writers: `stats` answers while another process holds the write lock."""
+    import sqlite3
+
+    with freeze_time("2025-01-01T00:00:00Z"):
+        cli.ok("send", "team", "one", "--as", "alice")
+        cli.ok("send", "team", "two", "--as", "alice")
+        cli.ok("send", "--to", "carol", "three", "--as", "alice")
+    with freeze_time("2025-01-01T00:02:22Z"):
+        cli.ok("receive", "--as", "carol")
+        writer = sqlite3.connect(store)
+        try:
+            writer.execute("BEGIN IMMEDIATE")  # a writer in the middle of its transaction
+            agents = {a["agent"]: a for a in cli.ok("stats", "--json").json()["agents"]}
+        finally:
+            writer.rollback()
+            writer.close()
+    assert {k: agents["bob"][k] for k in ("total", "unread", "oldest_unread_age_sec")} == {
+        "total": 2, "unread": 2, "oldest_unread_age_sec": 142}
+    assert {k: agents["carol"][k] for k in ("total", "unread", "oldest_unread_age_sec")} == {
+        "total": 1, "unread": 0, "oldest_unread_age_sec": 0}
+
+
+# ---------------------------------------------------------------- unread again
+
+
+def test_deliveries_made_unread_by_other_commands_get_their_files_at_once(cli, store, dirs):
+    """FR-3.3: a delivery made unread by a command other than a new send (a queue released
+    by `receive` or `ack`, a redelivery applied by `receive`, `deadletter replay`) has its
+    inbox file right after that command, without waiting for a tick."""
+    cli.ok("channel", "create", "q", "--as", "alice", "--max-pending", "1")
+    cli.ok("channel", "join", "q", "bob")
+    first = int(cli.ok("send", "q", "one", "--as", "alice").stdout)
+    queued = int(cli.ok("send", "q", "two", "--as", "alice").stdout)
+    assert _state(store, queued, "bob") == "queued"
+    assert not (dirs["inbox"] / "bob" / f"{queued}.json").exists()
+    cli.ok("receive", "--as", "bob", "--limit", "1")  # reads one, releases the other
+    assert not (dirs["inbox"] / "bob" / f"{first}.json").exists()
+    assert (dirs["inbox"] / "bob" / f"{queued}.json").exists()
+    _assert_files_match_unread(store, dirs)
+
+    cli.ok("channel", "create", "jobs", "--as", "alice", "--delivery", "at-least-once",
+           "--max-pending", "1", "--ack-timeout", "10s", "--retry-backoff", "1s",
+           "--max-retries", "1")
+    cli.ok("channel", "join", "jobs", "carol")
+    with freeze_time("2025-01-01T00:00:00Z"):
+        job = int(cli.ok("send", "jobs", "build", "--as", "alice").stdout)
+        held = int(cli.ok("send", "jobs", "test", "--as", "alice").stdout)
+        cli.ok("receive", "--as", "carol")
+        cli.ok("ack", str(job), "--as", "carol", "--status", "completed")  # releases `held`
+        assert (dirs["inbox"] / "carol" / f"{held}.json").exists()
+        _assert_files_match_unread(store, dirs)
+        cli.ok("receive", "--as", "carol")
+    with freeze_time("2025-01-01T00:00:12Z"):  # ack deadline and back-off passed
+        cli.ok("receive", "--as", "carol", "--peek")  # applies the redelivery, reads nothing
+        assert _state(store, held, "carol") == "unread"
+        assert (dirs["inbox"] / "carol" / f"{held}.json").exists()
+        _assert_files_match_unread(store, dirs)
+        cli.ok("receive", "--as", "carol")
+    with freeze_time("2025-01-01T00:00:30Z"):
+        cli.ok("tick")  # no retry left: dead-lettered
+        assert _state(store, held, "carol") == "dead"
+        _assert_files_match_unread(store, dirs)
+        cli.ok("deadletter", "replay", str(held), "--recipient", "carol")
+        assert (dirs["inbox"] / "carol" / f"{held}.json").exists()
+        _assert_files_match_unread(store, dirs)
+    assert query(store, "SELECT count(*) FROM bridge_unread") == [(0,)]
+
+
+def test_the_unread_queue_stays_bounded_without_a_bridge_process(cli, store, dirs,
+                                                                 monkeypatch):
+    """Commands run without the bridge configured (its triggers exist in the store) queue
+    deliveries made unread, but a queued row leaves once its delivery is read: the table
+    never holds more rows than there are unread deliveries; a configured sync drains it."""
+    cli.ok("channel", "create", "q", "--as", "alice", "--max-pending", "1")
+    cli.ok("channel", "join", "q", "bob")
+    cli.ok("send", "q", "first", "--as", "alice")  # creates the bridge's triggers
+    for name in ("INBOX", "OUTBOX", "TEAMS"):
+        monkeypatch.delenv(f"ACOMM_BRIDGE_{name}_DIR")
+    for i in range(5):
+        cli.ok("send", "q", f"m{i}", "--as", "alice")
+    for _ in range(5):
+        cli.ok("receive", "--as", "bob", "--limit", "1")  # each releases the next one
+        unread = query(store, "SELECT count(*) FROM deliveries WHERE state = 'unread'")[0][0]
+        queued = query(store, "SELECT count(*) FROM bridge_unread")[0][0]
+        assert queued <= unread == 1
+    monkeypatch.setenv("ACOMM_BRIDGE_INBOX_DIR", str(dirs["inbox"]))
+    cli.ok("tick")
+    assert query(store, "SELECT count(*) FROM bridge_unread") == [(0,)]
+    _assert_files_match_unread(store, dirs)
+
+
+# ---------------------------------------------------------------- response files, more kinds
+
+
+def test_reply_to_a_query_and_a_topic_on_a_pubsub_channel(cli, store, team, dirs):
+    """FR-3.9: `reply_to` a query becomes its response (to the asker, with its correlation id,
+    acknowledging the query); a response file with a `topic` publishes on a pubsub channel to
+    the matching subscriptions."""
+    asked = cli.ok("query", "team", "status?", "--as", "alice", "--json").json()
+    cli.ok("channel", "create", "ci", "--type", "pubsub", "--as", "ci")
+    cli.ok("subscribe", "ci", "build.#", "--as", "carol")
+    cli.ok("subscribe", "ci", "deploy.#", "--as", "dave")
+    cli.ok("subscribe", "ci", "alerts.#", "--as", "bob")  # a participant may publish
+    _outbox(dirs, "bob", "a.json", {"reply_to": asked["id"], "content": "all green"})
+    _outbox(dirs, "bob", "b.json", {"channel": "ci", "topic": "build.bob.ok",
+                                    "content": "built"})
+    assert cli.ok("tick", "--json").json()["bridge"]["ingested"] == 2
+    msgs = {m["content"]: m for m in cli.ok("messages", "--from", "bob", "--json").json()[
+        "messages"]}
+    answer = msgs["all green"]
+    assert (answer["type"], answer["correlation_id"]) == ("response", asked["correlation_id"])
+    assert [d["recipient"] for d in answer["deliveries"]] == ["alice"]
+    built = msgs["built"]
+    assert built["topic"] == "build.bob.ok"
+    assert [d["recipient"] for d in built["deliveries"]] == ["carol"]
+    assert (dirs["inbox"] / "carol" / f"{built['id']}.json").exists()
+    assert not (dirs["inbox"] / "bob" / f"{asked['id']}.json").exists()  # answered: acked
+    _assert_files_match_unread(store, dirs)
+
+
+@pytest.mark.parametrize("refusal", ["paused channel", "not a participant"])
+def test_a_response_file_refused_for_now_is_retried_until_it_goes_through(
+        cli, store, team, dirs, refusal):
+    """FR-3.9: a file refused because of the store's state (a paused channel, a sender not
+    yet in the channel) is not bad: it stays, is reported once with that reason, and every
+    tick tries it again; once the state changes it is ingested and the report goes."""
+    if refusal == "paused channel":
+        cli.ok("channel", "pause", "team")
+        agent, fix = "bob", ("channel", "resume", "team")
+    else:
+        agent, fix = "carol", ("channel", "join", "team", "carol")
+    f = _outbox(dirs, agent, "r.json", {"channel": "team", "content": "later"})
+    r = cli("tick", "--json")
+    assert r.exit_code == 0 and r.json()["bridge"]["deferred_files"] == 1
+    assert r.stderr.count("not ingested yet") == 1 and str(f) in r.stderr
+    assert "retried by every sync" in r.stderr and "left in place" not in r.stderr
+    for _ in range(2):
+        r = cli("tick", "--json")
+        assert r.stderr == "" and r.json()["bridge"]["deferred_files"] == 0 and f.exists()
+    assert cli.ok("stats", "--json").json()["bridge"]["bad_files"] == 1
+    notice = cli.ok("doctor", "--json").json()["notices"][0]
+    assert notice["check"] == "bridge_bad_files" and "retried by every sync" in notice["detail"]
+    cli.ok(*fix)
+    r = cli("tick", "--json")
+    assert r.json()["bridge"]["ingested"] == 1 and r.stderr == "" and not f.exists()
+    assert cli.ok("stats", "--json").json()["bridge"]["bad_files"] == 0
+    assert [m["content"] for m in cli.ok("messages", "--from", agent, "--json").json()[
+        "messages"]] == ["later"]
+
+
+# ---------------------------------------------------------------- permissions (real ones)
+
+
+class Unprivileged:
+    """`acomm` run as the unprivileged user `nobody`, on a store and bridge directories of
+    its own: the tests run as root, for whom directory permissions block nothing, so a
+    read-only directory only means something to another user (setpriv drops the privileges).
+    `at` runs a command at a fixed time (faketime), as in tests/test_waiting.py."""
+
+    def __init__(self, base: Path, prefix: list[str]) -> None:
+        self.base, self.prefix = base, prefix
+        self.dirs = {k: base / k for k in ("inbox", "outbox", "teams")}
+        self.store = base / "store" / "store.acomm"
+        self.env = {**os.environ, "ACOMM_STORE": str(self.store),
+                    **{f"ACOMM_BRIDGE_{k.upper()}_DIR": str(v) for k, v in self.dirs.items()}}
+
+    def at(self, when: str, *args: str) -> subprocess.CompletedProcess[str]:
+        clock = ["faketime", "-f", f"@2026-01-01 {when}"]
+        return subprocess.run([*clock, *self.prefix, ACOMM, *map(str, args)],
+                              capture_output=True, text=True, timeout=60, cwd=self.base,
+                              env={**self.env, "FAKETIME_DONT_RESET": "1"})
+
+    def ok(self, when: str, *args: str) -> subprocess.CompletedProcess[str]:
+        r = self.at(when, *args)
+        assert r.returncode == 0, (args, r.stderr)
+        return r
+
+    def own(self, path: Path) -> None:
+        """Hand a path made by the test (as root) over to the unprivileged user."""
+        if self.prefix:
+            os.chown(path, 65534, 65534)
+
+
+@pytest.fixture
+def nobody():
+    import shutil
+    import tempfile
+
+    if shutil.which("faketime") is None:
+        pytest.skip("faketime is not installed (make test installs it)")
+    prefix: list[str] = []
+    if os.geteuid() == 0:  # permissions would not apply: drop to nobody
+        if shutil.which("setpriv") is None:
+            pytest.skip("running as root without setpriv: a read-only directory blocks "
+                        "nothing for root, and privileges cannot be dropped")
+        prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    base = Path(tempfile.mkdtemp(prefix="acomm-nobody-"))  # not under root's private tmp
+    try:
+        os.chmod(base, 0o755)
+        u = Unprivileged(base, prefix)
+        u.own(base)
+        probe = u.at("00:00:00", "init")
+        if probe.returncode != 0:
+            pytest.skip(f"acomm cannot run as an unprivileged user here: {probe.stderr}")
+        yield u
+    finally:
+        for d in base.rglob("*"):
+            if d.is_dir() and not d.is_symlink():
+                os.chmod(d, 0o755)
+        shutil.rmtree(base)
+
+
+def _mkdirs(u: Unprivileged, *paths: Path) -> None:
+    for p in paths:
+        p.mkdir(parents=True, exist_ok=True)
+        for level in [p, *p.parents]:
+            if level == u.base:
+                break
+            u.own(level)
+
+
+def test_a_read_only_inbox_directory_fails_the_mirror_until_writable(nobody):
+    """FR-3.3/FR-3.10 negative path with a real permission error: the inbox directory is
+    read-only, so the mirror write fails; the send succeeds, the failure is recorded and
+    shown as backlog, and a tick after the directory became writable writes the file."""
+    u = nobody
+    _mkdirs(u, u.dirs["inbox"])
+    os.chmod(u.dirs["inbox"], 0o555)
+    u.ok("00:00:00", "channel", "create", "team", "--as", "alice")
+    u.ok("00:00:00", "channel", "join", "team", "bob")
+    r = u.ok("00:00:00", "send", "team", "go", "--as", "alice")
+    mid = int(r.stdout)
+    assert "mirror write(s) failed" in r.stderr
+    assert list(u.dirs["inbox"].iterdir()) == []
+    assert json.loads(u.ok("00:00:01", "stats", "--json").stdout)["bridge"][
+        "mirror_backlog"] == 1
+    notice = json.loads(u.ok("00:00:01", "doctor", "--json").stdout)["notices"][0]
+    assert notice["check"] == "bridge_mirrors" and "Permission" in notice["detail"]
+    u.ok("00:00:05", "tick")  # still read-only: still failing, still recorded
+    assert list(u.dirs["inbox"].iterdir()) == []
+    os.chmod(u.dirs["inbox"], 0o755)
+    assert json.loads(u.ok("00:02:00", "tick", "--json").stdout)["bridge"]["written"] == 1
+    assert (u.dirs["inbox"] / "bob" / f"{mid}.json").exists()
+    assert json.loads(u.ok("00:02:01", "stats", "--json").stdout)["bridge"][
+        "mirror_backlog"] == 0
+
+
+@pytest.mark.parametrize("kind", ["inbox", "team"])
+def test_a_failed_mirror_removal_is_kept_and_retried(nobody, kind):
+    """A mirror that cannot be taken away (its directory became read-only) stays tracked:
+    reported, shown as backlog, and taken away by a later tick once possible, so the file
+    does not outlive its unread delivery for good."""
+    u = nobody
+    agent = "bob" if kind == "inbox" else "w@crew"
+    u.ok("00:00:00", "channel", "create", "team", "--as", "alice")
+    u.ok("00:00:00", "channel", "join", "team", agent)
+    mid = int(u.ok("00:00:00", "send", "team", "go", "--as", "alice").stdout)
+    inbox_file = u.dirs["inbox"] / agent / f"{mid}.json"
+    team_file = u.dirs["teams"] / "crew" / "inboxes" / "w.json"
+    locked = inbox_file.parent if kind == "inbox" else team_file.parent
+    assert inbox_file.exists() and (kind == "inbox" or team_file.exists())
+    os.chmod(locked, 0o555)
+    r = u.ok("00:00:10", "receive", "--as", agent)
+    assert "mirror removal(s) failed" in r.stderr
+
+    def still_there() -> bool:
+        if kind == "inbox":
+            return inbox_file.exists()
+        return json.loads(team_file.read_text())[0]["read"] is False
+
+    assert still_there()
+    assert json.loads(u.ok("00:00:11", "stats", "--json").stdout)["bridge"][
+        "mirror_backlog"] == 1
+    detail = json.loads(u.ok("00:00:11", "doctor", "--json").stdout)["notices"][0]["detail"]
+    assert ("removing: " if kind == "inbox" else "setting read: ") in detail
+    u.ok("00:00:20", "tick")
+    assert still_there()
+    os.chmod(locked, 0o755)
+    doc = json.loads(u.ok("00:02:00", "tick", "--json").stdout)["bridge"]
+    assert doc["removed"] >= 1 and doc["remove_failed"] == 0
+    assert not still_there()
+    assert json.loads(u.ok("00:02:01", "stats", "--json").stdout)["bridge"][
+        "mirror_backlog"] == 0
+
+
+def test_a_response_file_that_cannot_be_deleted_is_never_sent_twice(nobody):
+    """FR-3.9: every kind of response file (send, channel, reply, respond, ack) is committed
+    with the record that it was ingested; its directory being read-only, the deletion fails:
+    `tick` (and `tick --every`) carries on, reports it once, and later ticks only retry the
+    deletion, never the send (as after a crash between the commit and the deletion)."""
+    u = nobody
+    u.ok("00:00:00", "channel", "create", "jobs", "--as", "alice", "--delivery",
+         "at-least-once")
+    u.ok("00:00:00", "channel", "join", "jobs", "bob")
+    job = int(u.ok("00:00:00", "send", "jobs", "build", "--as", "alice").stdout)
+    chat = int(u.ok("00:00:00", "send", "jobs", "hello", "--type", "notification",
+                    "--as", "alice").stdout)
+    asked = json.loads(u.ok("00:00:00", "query", "jobs", "status?", "--as", "alice",
+                            "--json").stdout)
+    outbox = u.dirs["outbox"] / "bob"
+    _mkdirs(u, outbox)
+    files = {"1.json": {"to": "carol", "content": "direct"},
+             "2.json": {"channel": "jobs", "content": "to all"},
+             "3.json": {"reply_to": chat, "content": "hi back"},
+             "4.json": {"correlation_id": asked["correlation_id"], "content": "green"},
+             "5.json": {"ack": job, "status": "completed", "note": "done"}}
+    for name, body in files.items():
+        (outbox / name).write_text(json.dumps(body))
+    os.chmod(outbox, 0o555)
+
+    def sent() -> list[str]:
+        out = json.loads(u.ok("00:00:30", "messages", "--from", "bob", "--json").stdout)
+        return sorted(m["content"] for m in out["messages"])
+
+    r = u.at("00:00:10", "tick", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["bridge"]["ingested"] == 5
+    assert r.stderr.count("but not deleted") == 5
+    assert sent() == ["direct", "done", "green", "hi back", "to all"]
+    assert json.loads(u.ok("00:00:30", "stats", "--json").stdout)["bridge"]["bad_files"] == 5
+    r = u.at("00:00:20", "tick", "--every", "100ms", "--max-seconds", "0.5", "--json")
+    assert r.returncode == 0 and r.stderr == ""
+    assert sent() == ["direct", "done", "green", "hi back", "to all"]  # nothing sent again
+    assert sorted(p.name for p in outbox.iterdir()) == sorted(files)
+    os.chmod(outbox, 0o755)
+    doc = json.loads(u.ok("00:00:40", "tick", "--json").stdout)["bridge"]
+    assert doc["ingested"] == 0 and list(outbox.iterdir()) == []
+    assert sent() == ["direct", "done", "green", "hi back", "to all"]
+    assert json.loads(u.ok("00:00:50", "stats", "--json").stdout)["bridge"]["bad_files"] == 0

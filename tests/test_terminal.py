@@ -57,6 +57,8 @@ def on_terminal(*args: str, env: dict[str, str] | None = None, stdout_tty: bool 
         elif p.poll() is not None and not (stdout_tty or stderr_tty or stdin_tty):
             break
     os.close(master)
+    if p.poll() is None and time.monotonic() >= deadline:
+        p.kill()  # do not leave a hung child behind the failure
     piped_out = p.stdout.read().decode() if p.stdout else ""
     piped_err = p.stderr.read().decode() if p.stderr else ""
     code = p.wait(timeout=timeout)
@@ -181,6 +183,20 @@ def test_progress_reports_chunks_of_compaction_and_passes_of_a_large_tick(conn, 
 # ---------------------------------------------------------------- help, not a hang
 
 
+@pytest.mark.parametrize("view", [("messages",), ("receive", "--as", "bob", "--peek"),
+                                  ("show", "{id}"), ("deadletter", "list")])
+def test_content_is_shown_as_sent_never_read_as_markup(cli, team, view):
+    odd = "[/nope] [bold]B[/bold] :smile: [link=x]y[/link]"
+    mid = cli.ok("send", "team", odd, "--as", "alice").stdout.strip()
+    if view[0] == "deadletter":  # a dead letter shows its content too
+        cli.ok("channel", "leave", "team", "carol")
+    code, out, err = on_terminal(*(a.format(id=mid) for a in view), env={"COLUMNS": "200"})
+    assert code == 0, err
+    flat = " ".join(out.split())  # a table may wrap the cell
+    for piece in ("[/nope]", "[bold]B[/bold]", ":smile:", "[link=x]y[/link]"):
+        assert piece in flat, (view, out)
+
+
 def test_a_body_read_from_a_terminal_prints_help_instead_of_hanging(team):
     before = snapshot(team)
     for args in (["send", "team", "--as", "alice"], ["publish", "team", "x.y", "--as", "a"],
@@ -288,3 +304,9 @@ def test_the_follow_view_updates_in_a_real_terminal(team, tmp_path):
         assert "follow-ended" in screen_shows("follow-ended")
     finally:
         subprocess.run(["tmux", "-S", sock, "kill-server"], capture_output=True, timeout=30)
+
+
+def test_small_work_on_a_terminal_draws_nothing_on_stderr(team):
+    """The progress bar (and rich) appear only when there is enough work for one."""
+    code, _out, err = on_terminal("tick", stdout_tty=False, stderr_tty=True)
+    assert code == 0 and err == "", repr(err)

@@ -54,10 +54,11 @@ def receive(conn: sqlite3.Connection, agent: str, f: MessageFilter, now: int, *,
             if ch.role_of(agent) is None:
                 raise NotParticipant(f"{agent!r} is not a participant of {ch.name!r}",
                                      field="recipient", value=agent)
-        msgs, total = queries.inbox(conn, agent, f)
+        msgs, total, limited = queries.inbox(conn, agent, f)
         if not peek and msgs:
             queries.mark_read(conn, agent, [m.id for m in msgs], now)
-            release(conn, now, sorted({m.channel_id for m in msgs}))
+            if limited:  # only a channel with max_pending can hold queued messages
+                release(conn, now, sorted(limited))
             for m in msgs:
                 m.delivery.state = DeliveryState.READ  # type: ignore[union-attr]
                 m.delivery.read_at = now  # type: ignore[union-attr]

@@ -479,8 +479,11 @@ def mark_read(conn: sqlite3.Connection, agent: str, message_ids: Sequence[int], 
     if not message_ids:
         return 0
     marks = ",".join("?" * len(message_ids))
+    # `+state`: look the rows up by their primary key (message, recipient) rather than walk
+    # the agent's unread entries in the inbox index, which this same UPDATE rewrites (about
+    # 15% of marking 100 read)
     cur = conn.execute(
-        f"UPDATE deliveries SET state = 'read', read_at = ? WHERE recipient = ? AND state ="
+        f"UPDATE deliveries SET state = 'read', read_at = ? WHERE recipient = ? AND +state ="
         f" 'unread' AND message_id IN ({marks})",
         (now, agent, *message_ids),
     )
@@ -585,8 +588,9 @@ def _total(conn: sqlite3.Connection, body: str, params: list[Any], rows: list[An
 
 
 def inbox(conn: sqlite3.Connection, agent: str, f: MessageFilter,
-          states: Sequence[str] = ("unread",)) -> tuple[list[Message], int]:
-    """An agent's deliveries in `states` with their messages, FIFO (by rank first)."""
+          states: Sequence[str] = ("unread",)) -> tuple[list[Message], int, set[int]]:
+    """An agent's deliveries in `states` with their messages, FIFO (by rank first), the total,
+    and which of their channels limit pending messages (reading may release queued ones)."""
     where, params = _filter_sql(f)
     where[:0] = ["d.recipient = ?", f"d.state IN ({','.join('?' * len(states))})",
                  "c.state != 'closed'"]
@@ -596,16 +600,20 @@ def inbox(conn: sqlite3.Connection, agent: str, f: MessageFilter,
     order = _order(f, "d.rank DESC, d.message_id {o}", "asc")
     rows = conn.execute(
         f"SELECT {_MSG_COLS}, d.recipient, d.state, d.retry_count, d.delivered_at, d.read_at,"
-        f" d.ack_status, d.acked_at, d.next_timer_at {body} ORDER BY {order} LIMIT ? OFFSET ?",
+        f" d.ack_status, d.acked_at, d.next_timer_at, c.max_pending {body} ORDER BY {order}"
+        " LIMIT ? OFFSET ?",
         (*params, f.limit + 1, f.offset),
     ).fetchall()
     total = _total(conn, body, params, rows, f)
     out = []
+    limited = set()
     for r in rows:
         msg = _message(r)
-        msg.delivery = _delivery(r[13:])
+        msg.delivery = Delivery(r[13], _STATES[r[14]], r[15], r[16], r[17], r[18], r[19], r[20])
         out.append(msg)
-    return out, total
+        if r[21]:
+            limited.add(r[2])
+    return out, total, limited
 
 
 def history(conn: sqlite3.Connection, f: MessageFilter) -> tuple[list[Message], int]:

@@ -435,9 +435,8 @@ RAW_INBOX = (
 def receive(ctx: Context) -> list[Result]:
     s = ctx.sizes
     n_big = s.big_messages
-    # a copy of its own, as built: the `acomm send` processes of send_big_store leave the
-    # shared copy in another state (measured: receive and its baseline ~10% apart from a
-    # fresh copy's), and `--only receive` must measure what a full run does
+    # a copy of its own, as built: the `acomm send` processes of send_big_store change the
+    # shared copy, and `--only receive` must measure what a full run does
     conn = pipeline.connect(stores.work_copy(n_big, "big-receive.acomm"), create=False)
     agent = stores.READER
     limit = stores.UNREAD_FOR_READER
@@ -509,9 +508,8 @@ def receive(ctx: Context) -> list[Result]:
                         "baseline",
                         "each timed receive marks the 100 read and commits; they are marked "
                         "unread again, untimed, before the next run; runs interleaved",
-                        "on a fresh copy of the store as built (on the copy that send_big_store's "
-                        "acomm processes had just written to, receive measured about 10% slower "
-                        "with the raw SELECT unchanged: about 3.2x)"]),
+                        "on a fresh copy of the store as built, not the one send_big_store's "
+                        "processes wrote to"]),
     ]
 
 

@@ -142,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 # Sections that other bench scripts (delivery.py, ops.py, ...) write into the same file.
-KEPT = ("## Why two targets of issue 2 are missed", "## Delivery (issue 3)",
+KEPT = ("## Why one target of issue 2 is missed", "## Delivery (issue 3)",
         "## Store operations (issue 4)", "## Export and audit (issue 5)",
         "## Mailbox bridge (issue 6)", "## Agent dispatch (issue 7)")
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import signal
 import sqlite3
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Annotated
 
@@ -98,14 +97,6 @@ def refuse_terminal_stdin(message: str, field: str) -> None:
     if ctx is not None and not settings(ctx).json:
         render.help(ctx.get_help())
     raise UsageError(message, field=field)
-
-
-def stop_on_signals() -> Callable[[], bool]:
-    """For commands that wait: SIGINT and SIGTERM end the wait cleanly (exit 0)."""
-    stopped: list[int] = []
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda signum, _frame: stopped.append(signum))
-    return lambda: bool(stopped)
 
 
 def identity(value: str | None, flag: str = "--as") -> str:

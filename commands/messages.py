@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from acomm_cli import clock, delivery, inbox, render
+from acomm_cli import clock, delivery, inbox, render, stopping
 from acomm_cli.commands._common import (
     ChannelOpt,
     From,
@@ -23,7 +23,6 @@ from acomm_cli.commands._common import (
     Until,
     build_filter,
     output,
-    stop_on_signals,
     store,
 )
 from acomm_cli.errors import UsageError
@@ -68,8 +67,9 @@ def messages(
     out = output(ctx)
     with store(ctx, write=False) as conn:
         if follow:
-            for batch in delivery.follow_history(conn, f, stop=stop_on_signals()):
-                render.follow(out, batch, jsonl=jsonl)
+            with stopping.on_signals() as stop:
+                for batch in delivery.follow_history(conn, f, stop=stop):
+                    render.follow(out, batch, jsonl=jsonl)
             return
         result = inbox.history(conn, f)
     render.messages(out, result, jsonl=jsonl)

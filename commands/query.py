@@ -6,14 +6,13 @@ from typing import Annotated
 
 import typer
 
-from acomm_cli import clock, delivery, render
+from acomm_cli import clock, delivery, render, stopping
 from acomm_cli.commands._common import (
     AsAgent,
     identity,
     limits,
     output,
     read_body,
-    stop_on_signals,
     store,
 )
 from acomm_cli.errors import Timeout
@@ -54,8 +53,8 @@ def query(
         if wait is None:
             render.ok(out, render.send_doc(result), result.correlation_id)
             return
-        stop = stop_on_signals()
-        answer = delivery.await_response(conn, result.correlation_id, agent, wait, stop)
+        with stopping.on_signals() as stop:
+            answer = delivery.await_response(conn, result.correlation_id, agent, wait, stop)
     if answer is None:
         raise Timeout(f"no response to {result.correlation_id} within {wait:g}s",
                       correlation_id=result.correlation_id)

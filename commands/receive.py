@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from acomm_cli import clock, delivery, render
+from acomm_cli import clock, delivery, render, stopping
 from acomm_cli.commands._common import (
     ChannelOpt,
     From,
@@ -24,7 +24,6 @@ from acomm_cli.commands._common import (
     build_filter,
     identity,
     output,
-    stop_on_signals,
     store,
 )
 from acomm_cli.errors import Timeout
@@ -77,8 +76,9 @@ def receive(
     out = output(ctx)
     with store(ctx, write=True) as conn:
         if follow:  # rich on a terminal, JSON Lines when piped
-            for batch in delivery.follow(conn, agent, f, peek=peek, stop=stop_on_signals()):
-                render.follow(out, batch, body=body, jsonl=jsonl)
+            with stopping.on_signals() as stop:
+                for batch in delivery.follow(conn, agent, f, peek=peek, stop=stop):
+                    render.follow(out, batch, body=body, jsonl=jsonl)
             return
         if wait is not None:
             result = delivery.receive_wait(conn, agent, f, wait, peek=peek)

@@ -231,6 +231,15 @@ def ok(out: Output, doc: dict[str, Any], text: str | None = None) -> None:
         sys.stdout.write(text + "\n")
 
 
+def change(out: Output, doc: dict[str, Any], changed: bool, already: str,
+           text: str | None = None) -> None:
+    """A state change that may have been a no-op: `changed` in JSON; without --json, a note
+    on stderr saying it was `already` so (stdout stays what it always was)."""
+    if not changed and not out.json:
+        note(f"note: {already}")
+    ok(out, {**doc, "changed": changed}, text)
+
+
 def messages(out: Output, result: QueryResult, *, body: bool = False,
              jsonl: bool = False) -> None:
     if jsonl:

@@ -671,6 +671,12 @@ def dispatch_result(out: Output, r: Any) -> None:
              "`acomm deadletter list --reason dispatch_failed`")
 
 
+def tick_retry(exc: CommError, in_s: float) -> None:
+    """A `tick --every` pass that failed and will be tried again (cron mails stderr)."""
+    when = f"in {round(in_s, 1):g}s" if in_s >= 0.05 else "now"
+    note(f"note: tick: {exc.message}; trying again {when}")
+
+
 def dispatch_notes(r: Any) -> None:
     """`tick`'s diagnostics on stderr (cron mails them): each failed run, once."""
     for x in r.receipts:

@@ -10,6 +10,9 @@ class CommError(Exception):
 
     code = "internal"
     exit_status = 1
+    # True where the same work may well succeed a little later (a lock, a full store others
+    # are draining): a `tick --every` worker notes it and carries on instead of dying
+    transient = False
 
     def __init__(self, message: str, *, field: str | None = None, **extra: Any) -> None:
         super().__init__(message)
@@ -63,16 +66,25 @@ class Duplicate(CommError):
 class StoreFull(CommError):
     code = "store_full"
     exit_status = 6
+    transient = True
 
 
 class StoreCapacity(CommError):
     code = "store_capacity"
     exit_status = 6
+    transient = True
 
 
 class StoreUnavailable(CommError):
     code = "store_unavailable"
     exit_status = 7
+
+
+class StoreLocked(StoreUnavailable):
+    """Locked by another process past the busy timeout: the same code and status as any
+    unavailable store, but worth trying again (a corrupt or newer store is not)."""
+
+    transient = True
 
 
 class Timeout(CommError):

@@ -246,6 +246,15 @@ class Channel:
         return None
 
 
+@dataclass(frozen=True)
+class ChannelChange:
+    """A join, leave or state change: the channel after it, and whether anything changed
+    (False when the channel or agent was already so: a repeat is a no-op scripts may retry)."""
+
+    channel: Channel
+    changed: bool
+
+
 @dataclass(slots=True)  # slots: a receive of 100 builds 200 of these objects
 class Delivery:
     recipient: str

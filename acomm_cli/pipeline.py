@@ -30,6 +30,7 @@ from acomm_cli.model import (
     ACK_ORDER,
     AckStatus,
     Channel,
+    ChannelChange,
     ChannelConfig,
     ChannelState,
     ChannelType,
@@ -162,7 +163,9 @@ def list_channels(conn: sqlite3.Connection) -> list[Channel]:
     return queries.list_channels(conn)
 
 
-def join_channel(conn: sqlite3.Connection, name: str, agent: str, role: str, now: int) -> Channel:
+def join_channel(conn: sqlite3.Connection, name: str, agent: str, role: str,
+                 now: int) -> ChannelChange:
+    """Join; joining twice is a no-op (`changed` False, the first role kept)."""
     model.agent_id(agent)
     r = model.role(role)
     if r == Role.OWNER:
@@ -171,8 +174,9 @@ def join_channel(conn: sqlite3.Connection, name: str, agent: str, role: str, now
     with write(conn):
         ch = _channel(conn, name)
         _check_joinable(ch, agent)
-        queries.insert_participant(conn, ch.id, agent, r.value, now)  # joining twice: no-op
-        return queries.channel_by_id(conn, ch.id)  # type: ignore[return-value]
+        if not queries.insert_participant(conn, ch.id, agent, r.value, now):
+            return ChannelChange(ch, changed=False)
+        return ChannelChange(queries.channel_by_id(conn, ch.id), changed=True)  # type: ignore[arg-type]
 
 
 def _check_joinable(ch: Channel, agent: str) -> None:
@@ -185,15 +189,16 @@ def _check_joinable(ch: Channel, agent: str) -> None:
         )
 
 
-def leave_channel(conn: sqlite3.Connection, name: str, agent: str, now: int) -> Channel:
-    """Leave a channel; what was still waiting for the agent there is dead-lettered."""
+def leave_channel(conn: sqlite3.Connection, name: str, agent: str,
+                  now: int) -> ChannelChange:
+    """Leave a channel; what was still waiting for the agent there is dead-lettered. An agent
+    that is not a participant is out already: a no-op (`changed` False)."""
     model.agent_id(agent)
     with write(conn):
         ch = _channel(conn, name)
         role = ch.role_of(agent)
         if role is None:
-            raise NotParticipant(f"{agent!r} is not a participant of {name!r}", field="agent",
-                                 value=agent)
+            return ChannelChange(ch, changed=False)
         if role == Role.OWNER:
             raise InvalidState(f"{agent!r} owns {name!r} and cannot leave it (close it instead)",
                                field="agent", value=agent)
@@ -202,7 +207,7 @@ def leave_channel(conn: sqlite3.Connection, name: str, agent: str, now: int) -> 
         deadletters.dead_letter(conn, [(mid, agent, ch.id, n) for mid, n in pending],
                                 "recipient_left", f"{agent} left {name}", now)
         release(conn, now)
-        return queries.channel_by_id(conn, ch.id)  # type: ignore[return-value]
+        return ChannelChange(queries.channel_by_id(conn, ch.id), changed=True)  # type: ignore[arg-type]
 
 
 _TRANSITIONS = {
@@ -214,17 +219,22 @@ _TRANSITIONS = {
 }
 
 
-def change_channel_state(conn: sqlite3.Connection, name: str, action: str) -> Channel:
+def change_channel_state(conn: sqlite3.Connection, name: str, action: str) -> ChannelChange:
+    """pause, resume, drain or close. A channel already in the target state is left alone
+    (`changed` False); a transition the states do not allow (e.g. resuming a closed
+    channel) is a conflict."""
     allowed, target = _TRANSITIONS[action]
     with write(conn):
         ch = _channel(conn, name)
         if name == model.SYSTEM_CHANNEL:
             raise Forbidden(f"channel {name!r} belongs to acomm", field="channel", value=name)
+        if ch.state == target:
+            return ChannelChange(ch, changed=False)
         if ch.state not in allowed:
             raise InvalidState(f"cannot {action} channel {name!r}: it is {ch.state.value}",
                                field="channel", value=name, state=ch.state.value)
         queries.set_channel_state(conn, ch.id, target.value)
-        return replace(ch, state=target)
+        return ChannelChange(replace(ch, state=target), changed=True)
 
 
 # ---------------------------------------------------------------- subscriptions
@@ -242,14 +252,12 @@ def subscribe(conn: sqlite3.Connection, name: str, pattern: str, agent: str, now
         return queries.insert_subscription(conn, ch.id, agent, pattern, now)
 
 
-def unsubscribe(conn: sqlite3.Connection, name: str, pattern: str, agent: str) -> None:
+def unsubscribe(conn: sqlite3.Connection, name: str, pattern: str, agent: str) -> bool:
+    """Remove a subscription; False (a no-op) when there was none."""
     model.agent_id(agent)
     validate_pattern(pattern)
     with write(conn):
-        ch = _pubsub(conn, name)
-        if not queries.delete_subscription(conn, ch.id, agent, pattern):
-            raise NotFound(f"{agent!r} has no subscription {pattern!r} on {name!r}",
-                           field="pattern", value=pattern)
+        return queries.delete_subscription(conn, _pubsub(conn, name).id, agent, pattern)
 
 
 def list_subscriptions(conn: sqlite3.Connection, name: str) -> list[tuple[str, str]]:

@@ -231,6 +231,15 @@ def ok(out: Output, doc: dict[str, Any], text: str | None = None) -> None:
         sys.stdout.write(text + "\n")
 
 
+def change(out: Output, doc: dict[str, Any], changed: bool, already: str,
+           text: str | None = None) -> None:
+    """A state change that may have been a no-op: `changed` in JSON; without --json, a note
+    on stderr saying it was `already` so (stdout stays what it always was)."""
+    if not changed and not out.json:
+        note(f"note: {already}")
+    ok(out, {**doc, "changed": changed}, text)
+
+
 def messages(out: Output, result: QueryResult, *, body: bool = False,
              jsonl: bool = False) -> None:
     if jsonl:
@@ -660,6 +669,12 @@ def dispatch_result(out: Output, r: Any) -> None:
     if r.dead_lettered:
         note(f"{r.dead_lettered} delivery(ies) dead-lettered (dispatch_failed); see "
              "`acomm deadletter list --reason dispatch_failed`")
+
+
+def tick_retry(exc: CommError, in_s: float) -> None:
+    """A `tick --every` pass that failed and will be tried again (cron mails stderr)."""
+    when = f"in {round(in_s, 1):g}s" if in_s >= 0.05 else "now"
+    note(f"note: tick: {exc.message}; trying again {when}")
 
 
 def dispatch_notes(r: Any) -> None:

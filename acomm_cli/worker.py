@@ -6,14 +6,15 @@ terminal."""
 
 from __future__ import annotations
 
+import select
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from acomm_cli import bridge, clock, delivery
-from acomm_cli.errors import ValidationFailed
+from acomm_cli.errors import CommError, ValidationFailed
 
 MIN_INTERVAL_S = 0.1  # a tighter loop would mostly compete with the writers it serves
 
@@ -76,13 +77,63 @@ def interval(every: str) -> float:
     return seconds
 
 
+class Stoppable(Protocol):
+    """What `run_every` waits on: true once a stop was requested, and a file descriptor that
+    becomes readable then (acomm_cli.stopping.Stop)."""
+
+    def __call__(self) -> bool: ...
+
+    def fileno(self) -> int: ...
+
+
+def wait_for_stop(stop: Stoppable, timeout_s: float) -> bool:
+    """Sleep up to `timeout_s` seconds, waking at once when a stop is requested (its pipe
+    becomes readable); True if stopped."""
+    if stop():
+        return True
+    readable, _, _ = select.select([stop.fileno()], [], [], max(0.0, timeout_s))
+    return bool(readable) or stop()
+
+
+# a pass that failed with an error a later pass may cure, and the seconds until that pass
+OnError = Callable[[CommError, float], None]
+
+
 def run_every(conn: Any, setup: TickSetup, every_s: float, max_seconds: float | None,
-              stop: Callable[[], bool], report: Callable[[dict[str, Any], int], None]) -> None:
+              stop: Stoppable, report: Callable[[dict[str, Any], int], None],
+              on_error: OnError) -> CommError | None:
     """Tick every `every_s` seconds until `stop()` (or `max_seconds` have passed), handing
-    each pass's document and amount of work to `report`."""
-    end = time.monotonic() + max_seconds if max_seconds is not None else float("inf")
-    while not stop() and time.monotonic() < end:
-        report(*tick_once(conn, setup, clock.now_ms(), stop))
-        wake = min(time.monotonic() + every_s, end)
-        while not stop() and time.monotonic() < wake:  # short naps: a signal stops it soon
-            time.sleep(min(0.1, max(0.0, wake - time.monotonic())))
+    each pass's document and amount of work to `report`. A pass that fails with a transient
+    error (a lock past the busy timeout, a full store) goes to `on_error` and the loop
+    carries on; what the pass had not committed was rolled back with its transaction.
+    Returns that error when the last pass failed so, None when it succeeded."""
+    return repeat(lambda: report(*tick_once(conn, setup, clock.now_ms(), stop)), every_s,
+                  max_seconds, stop, on_error=on_error,
+                  wait=lambda timeout_s: wait_for_stop(stop, timeout_s))
+
+
+def repeat(one_pass: Callable[[], None], every_s: float, max_seconds: float | None,
+           stop: Callable[[], bool], *, on_error: OnError, wait: Callable[[float], bool],
+           monotonic: Callable[[], float] = time.monotonic) -> CommError | None:
+    """The schedule of `run_every`, with time and waiting passed in. Passes start every
+    `every_s` seconds counted from when the previous one started (one that took 0.7 s of
+    1 s waits 0.3 s); one that overran starts the next at once, and the schedule goes on
+    from there, so the lateness never adds up. `wait(seconds)` returns True when stopped."""
+    start = monotonic()
+    end = start + max_seconds if max_seconds is not None else float("inf")
+    last: CommError | None = None
+    while not stop() and start < end:
+        try:
+            one_pass()
+            last = None
+        except CommError as exc:
+            if not exc.transient:
+                raise
+            last = exc
+        now = monotonic()
+        start = max(start + every_s, now)
+        if last is not None:
+            on_error(last, start - now)
+        if stop() or (min(start, end) > now and wait(min(start, end) - now)):
+            break
+    return last

@@ -84,8 +84,9 @@ def join(
     Example: acomm channel join team reviewer --role observer
     """
     with store(ctx, write=True) as conn:
-        ch = pipeline.join_channel(conn, name, agent, role, clock.now_ms())
-    render.ok(output(ctx), render.channel_doc(ch))
+        r = pipeline.join_channel(conn, name, agent, role, clock.now_ms())
+    render.change(output(ctx), render.channel_doc(r.channel), r.changed,
+                  f"{agent} is already in channel {name} (as {r.channel.role_of(agent)})")
 
 
 @app.command()
@@ -96,11 +97,14 @@ def leave(
 ) -> None:
     """Remove an agent; what still waited for it is dead-lettered (recipient_left).
 
+    An agent that is not in the channel is out already: exit 0, "changed": false.
+
     Example: acomm channel leave team reviewer
     """
     with store(ctx, write=True) as conn:
-        ch = pipeline.leave_channel(conn, name, agent, clock.now_ms())
-    render.ok(output(ctx), render.channel_doc(ch))
+        r = pipeline.leave_channel(conn, name, agent, clock.now_ms())
+    render.change(output(ctx), render.channel_doc(r.channel), r.changed,
+                  f"{agent} is not in channel {name}; nothing to leave")
 
 
 @app.command("list")
@@ -128,8 +132,11 @@ def show(ctx: typer.Context, name: Name) -> None:
 def _state_command(action: str, doc: str) -> None:
     def command(ctx: typer.Context, name: Name) -> None:
         with store(ctx, write=True) as conn:
-            ch = pipeline.change_channel_state(conn, name, action)
-        render.ok(output(ctx), render.channel_doc(ch), f"{ch.name}\t{ch.state.value}")
+            r = pipeline.change_channel_state(conn, name, action)
+        ch = r.channel
+        render.change(output(ctx), render.channel_doc(ch), r.changed,
+                      f"channel {ch.name} is already {ch.state.value}",
+                      f"{ch.name}\t{ch.state.value}")
 
     command.__doc__ = doc
     app.command(action)(command)

@@ -24,22 +24,26 @@ def subscribe(ctx: typer.Context, channel: Channel, pattern: Pattern, as_: AsAge
     agent = identity(as_)
     with store(ctx, write=True) as conn:
         created = pipeline.subscribe(conn, channel, pattern, agent, clock.now_ms())
-    render.ok(output(ctx), {"channel": channel, "agent": agent, "pattern": pattern,
-                            "created": created})
+    render.change(output(ctx), {"channel": channel, "agent": agent, "pattern": pattern,
+                                "created": created}, created,
+                  f"{agent} is already subscribed to {pattern!r} on {channel}")
 
 
 @app.command()
 def unsubscribe(ctx: typer.Context, channel: Channel, pattern: Pattern,
                 as_: AsAgent = None) -> None:
-    """Remove a subscription.
+    """Remove a subscription (repeating it changes nothing).
+
+    A pattern the agent has not subscribed is a no-op: exit 0, "changed": false.
 
     Example: acomm unsubscribe ci 'build.*.success' --as deployer
     """
     agent = identity(as_)
     with store(ctx, write=True) as conn:
-        pipeline.unsubscribe(conn, channel, pattern, agent)
-    render.ok(output(ctx), {"channel": channel, "agent": agent, "pattern": pattern,
-                            "removed": True})
+        removed = pipeline.unsubscribe(conn, channel, pattern, agent)
+    render.change(output(ctx), {"channel": channel, "agent": agent, "pattern": pattern,
+                                "removed": removed}, removed,
+                  f"{agent} has no subscription {pattern!r} on {channel}; nothing to remove")
 
 
 @app.command()

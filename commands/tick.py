@@ -30,7 +30,9 @@ def tick(
 
     Runs configured agents on their due messages too (see `acomm dispatch`). SIGINT or
     SIGTERM kills a running agent command (its run is retried later) and stops: --every
-    exits 0, a single pass 128 + the signal.
+    exits 0, a single pass 128 + the signal. With --every, a pass that finds the store
+    locked (or full) is noted on stderr and tried again at the next interval; stopped while
+    the last pass had failed so, it exits with that error's status.
 
     Example (crontab): * * * * * acomm --store /srv/agents.acomm tick
     """
@@ -45,6 +47,7 @@ def tick(
         max_runs=worker.max_runs(max_), on_bridge=render.bridge_notes,
         on_dispatch=render.dispatch_notes,
         progress=lambda: render.progress(out, "ticking"))
+    failed = None  # with --every: the transient error of the last pass, if it failed
     with store(ctx, write=True, bridge_hook=False) as conn, stopping.on_signals() as stop:
         if every_s is None:
             render.bridge_tick(out, worker.tick_once(conn, setup, clock.now_ms(), stop)[0])
@@ -54,7 +57,10 @@ def tick(
                 if total or out.json:
                     render.bridge_tick(out, doc)
 
-            worker.run_every(conn, setup, every_s, max_seconds, stop, report)
+            failed = worker.run_every(conn, setup, every_s, max_seconds, stop, report,
+                                      render.tick_retry)
             signum = None  # a signal is how a worker is meant to stop
+    if failed is not None:  # stopped while the store was locked: say so, as a single pass would
+        raise failed
     if signum is not None:  # a single pass cut short: say so, as a killed program would
         raise typer.Exit(128 + signum)

@@ -157,7 +157,7 @@ complete -c acomm -f -n '__acomm_is \'\'' -a 'channel' -d 'Create and manage cha
 complete -c acomm -f -n '__acomm_is \'\'' -a 'send' -d 'Send a message; prints its id'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'publish' -d 'Publish on a pubsub channel to every matching subscription; prints...'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'subscribe' -d 'Receive messages whose topic matches PATTERN (joins the channel if...'
-complete -c acomm -f -n '__acomm_is \'\'' -a 'unsubscribe' -d 'Remove a subscription'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'unsubscribe' -d 'Remove a subscription (repeating it changes nothing)'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'subscriptions' -d 'List a pubsub channel\'s subscriptions'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'receive' -d 'Unread messages for an agent, oldest first; marks them read unless...'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'ack' -d 'Acknowledge a message: stops its retries and tells the sender'

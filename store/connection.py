@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from acomm_cli.errors import CommError, StoreUnavailable
+from acomm_cli.errors import CommError, StoreLocked, StoreUnavailable
 from acomm_cli.store.migrations import MIGRATIONS
 
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -89,7 +89,7 @@ def savepoint(conn: sqlite3.Connection, name: str) -> Iterator[None]:
 def _unavailable(exc: sqlite3.Error) -> CommError:
     text = str(exc)
     if "locked" in text or "busy" in text:
-        return StoreUnavailable(
+        return StoreLocked(
             f"store is locked by another process past the busy timeout ({text})")
     return StoreUnavailable(f"store is unusable: {text}")
 

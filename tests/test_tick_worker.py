@@ -1,0 +1,252 @@
+"""`tick --every` as a worker (issue 12, defect 7): a pass that meets a locked store says so and
+the loop carries on; passes start on a schedule counted from when the previous one started;
+SIGINT/SIGTERM wake the wait at once (it waits on the stop pipe instead of napping)."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import sqlite3
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from conftest import ACOMM, query
+
+from acomm_cli import worker
+from acomm_cli.errors import Duplicate, StoreLocked, StoreUnavailable
+
+WITHIN = 30.0  # every wait on another process is bounded by this (a loaded machine is slow)
+
+
+class Lines:
+    """A stream of another process's lines, read by a thread so that waits stay bounded."""
+
+    def __init__(self, stream) -> None:
+        self.seen: list[str] = []
+        self._q: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=self._pump, args=(stream,), daemon=True).start()
+
+    def _pump(self, stream) -> None:
+        for line in stream:
+            self._q.put(line)
+
+    def until(self, what: Callable[[str], bool], within: float = WITHIN) -> str:
+        """The first line (from now on) for which `what` holds."""
+        end = time.monotonic() + within
+        while True:
+            try:
+                line = self._q.get(timeout=max(0.0, end - time.monotonic()))
+            except queue.Empty:
+                raise AssertionError(f"no such line within {within}s; saw {self.seen}") from None
+            self.seen.append(line)
+            if what(line):
+                return line
+
+
+@pytest.fixture
+def team(cli, store) -> Path:
+    cli.ok("channel", "create", "team", "--as", "alice")
+    cli.ok("channel", "join", "team", "bob")
+    return store
+
+
+class WriteLock:
+    """The store's write lock, taken by this process (as a long writer would) until released."""
+
+    def __init__(self, path: Path) -> None:
+        self.conn = sqlite3.connect(path, isolation_level=None, timeout=WITHIN)
+
+    def take(self) -> None:
+        self.conn.execute("BEGIN IMMEDIATE")
+
+    def release(self) -> None:
+        if self.conn.in_transaction:
+            self.conn.execute("ROLLBACK")
+
+
+@pytest.fixture
+def lock(team: Path) -> Iterator[WriteLock]:
+    held = WriteLock(team)
+    yield held
+    held.release()
+    held.conn.close()
+
+
+def ticker(*args: str, busy_timeout: str = "100ms") -> subprocess.Popen[str]:
+    env = {**os.environ, "ACOMM_BUSY_TIMEOUT": busy_timeout}
+    return subprocess.Popen([ACOMM, "tick", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+
+
+@pytest.fixture
+def procs() -> Iterator[list[subprocess.Popen[str]]]:
+    started: list[subprocess.Popen[str]] = []
+    yield started
+    for p in started:
+        if p.poll() is None:
+            p.kill()
+        p.communicate(timeout=WITHIN)
+
+
+NOTE = "acomm: note: tick: store is locked by another process past the busy timeout"
+
+
+def test_a_locked_pass_is_noted_and_the_loop_carries_on(cli, team, lock, procs):
+    # due for delivery at once, but nobody can write while the lock is held
+    mid = int(cli.ok("send", "team", "later", "--as", "alice", "--delay", "100ms").stdout)
+    lock.take()
+    p = ticker("--every", "200ms", "--json")
+    procs.append(p)
+    out, err = Lines(p.stdout), Lines(p.stderr)
+    for _ in range(2):  # more than one pass has met the lock, and the worker is still there
+        err.until(lambda line: line.startswith(NOTE) and "; trying again " in line)
+    assert p.poll() is None
+    assert query(team, "SELECT state FROM deliveries WHERE message_id = ?", mid) == [("waiting",)]
+    lock.release()  # the long writer is done
+    doc = json.loads(out.until(lambda line: json.loads(line)["scheduled_delivered"] == 1))
+    assert doc["scheduled_delivered"] == 1
+    assert query(team, "SELECT state FROM deliveries WHERE message_id = ?", mid) == [("unread",)]
+    p.send_signal(signal.SIGTERM)
+    assert p.wait(timeout=WITHIN) == 0  # the last pass succeeded
+    assert not any(line.startswith("{") for line in err.seen)  # no error document
+
+
+def test_stopped_while_still_locked_it_exits_with_the_lock_error(team, lock, procs):
+    lock.take()
+    p = ticker("--every", "200ms")
+    procs.append(p)
+    err = Lines(p.stderr)
+    err.until(lambda line: line.startswith(NOTE))
+    p.send_signal(signal.SIGINT)
+    assert p.wait(timeout=WITHIN) == 7
+    err.until(lambda line: line.startswith("acomm: error: store_unavailable: store is locked"))
+
+
+def _waiting_in(pid: int) -> str:
+    with open(f"/proc/{pid}/wchan") as fh:
+        return fh.read()
+
+
+def test_the_wait_sleeps_on_the_stop_pipe_and_a_signal_ends_it_at_once(team, procs):
+    """Between passes the worker blocks in select() on the stop pipe (not in a loop of short
+    naps), so SIGTERM during an hour's wait ends it at once."""
+    p = ticker("--every", "1h", "--json")
+    procs.append(p)
+    Lines(p.stdout).until(lambda line: "scheduled_delivered" in line)  # the first pass is done
+    try:
+        _waiting_in(p.pid)
+    except OSError as exc:
+        pytest.skip(f"/proc/PID/wchan is not readable here: {exc}")
+    end = time.monotonic() + WITHIN
+    while not any(w in _waiting_in(p.pid) for w in ("poll", "select")):
+        assert time.monotonic() < end, f"never waiting on the pipe: {_waiting_in(p.pid)!r}"
+        time.sleep(0.02)
+    start = time.monotonic()
+    p.send_signal(signal.SIGTERM)
+    assert p.wait(timeout=WITHIN) == 0
+    assert time.monotonic() - start < 5  # generous on a loaded machine; not the hour
+
+
+# ---------------------------------------------------------------- the schedule, in process
+
+
+class FakeTime:
+    """A monotonic clock that only passes work and waits move."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+        self.waits: list[float] = []
+        self.starts: list[float] = []
+
+    def wait(self, seconds: float) -> bool:
+        self.waits.append(round(seconds, 6))
+        self.now += seconds
+        return False
+
+
+def schedule(durations: list[float], every_s: float = 1.0, failures: dict[int, Exception] | None
+             = None, max_seconds: float | None = None) -> tuple[FakeTime, list, object]:
+    t = FakeTime()
+    notes: list[tuple[str, float]] = []
+    passes = iter(range(len(durations)))
+    stopped = [False]
+
+    def one_pass() -> None:
+        i = next(passes)
+        t.starts.append(round(t.now, 6))
+        t.now += durations[i]
+        if i == len(durations) - 1:
+            stopped[0] = True
+        if failures and i in failures:
+            raise failures[i]
+
+    last = worker.repeat(one_pass, every_s, max_seconds, lambda: stopped[0],
+                         on_error=lambda exc, in_s: notes.append((exc.code, round(in_s, 6))),
+                         wait=t.wait, monotonic=lambda: t.now)
+    return t, notes, last
+
+
+def test_passes_start_every_interval_counted_from_the_previous_start():
+    t, _, last = schedule([0.7, 0.2, 0.0, 0.5])
+    assert t.waits == [0.3, 0.8, 1.0]
+    assert t.starts == [100.0, 101.0, 102.0, 103.0]
+    assert last is None
+
+
+def test_an_overrun_starts_the_next_pass_at_once_without_drift_adding_up():
+    t, _, _ = schedule([2.5, 0.25, 0.5, 0.0])
+    assert t.waits == [0.75, 0.5]  # none after the overrun; then back on a 1 s beat
+    assert t.starts == [100.0, 102.5, 103.5, 104.5]
+
+
+def test_max_seconds_ends_the_schedule_between_passes():
+    t, _, _ = schedule([0.1] * 10, max_seconds=2.5)
+    assert t.starts == [100.0, 101.0, 102.0]
+    assert t.waits == [0.9, 0.9, 0.4]
+
+
+def test_transient_failures_are_reported_with_the_time_to_the_next_pass():
+    locked = StoreLocked("store is locked by another process past the busy timeout")
+    t, notes, last = schedule([0.2, 1.5, 0.1, 0.1], failures={0: locked, 1: locked})
+    assert notes == [("store_unavailable", 0.8), ("store_unavailable", 0.0)]
+    assert t.starts == [100.0, 101.0, 102.5, 103.5]
+    assert last is None  # the last pass succeeded
+
+
+def test_the_last_failure_is_returned_when_the_loop_ends_on_it():
+    locked = StoreLocked("locked")
+    _, _, last = schedule([0.1, 0.1], failures={1: locked})
+    assert last is locked
+
+
+@pytest.mark.parametrize("exc", [StoreUnavailable("corrupt"), Duplicate("no")])
+def test_errors_a_later_pass_cannot_cure_end_the_loop(exc):
+    with pytest.raises(type(exc)):
+        schedule([0.1, 0.1, 0.1], failures={0: exc})
+
+
+def test_a_stop_during_the_wait_ends_the_loop():
+    t = FakeTime()
+    runs: list[float] = []
+    last = worker.repeat(lambda: runs.append(t.now), 1.0, None, lambda: False,
+                         on_error=lambda exc, s: None, wait=lambda s: True,
+                         monotonic=lambda: t.now)
+    assert (runs, last) == ([100.0], None)
+
+
+def test_wait_for_stop_wakes_when_the_pipe_is_written():
+    from acomm_cli.stopping import Stop
+
+    stop = Stop()
+    try:
+        assert worker.wait_for_stop(stop, 0) is False
+        threading.Timer(0.05, stop.request).start()
+        assert worker.wait_for_stop(stop, WITHIN) is True
+    finally:
+        stop.close()

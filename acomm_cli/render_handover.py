@@ -10,9 +10,11 @@ flush and before the commit hands the messages out again: at least once, never z
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import sys
 from collections.abc import Callable, Iterator
+from typing import TextIO
 
 from acomm_cli import render
 from acomm_cli.errors import OutputFailed
@@ -43,10 +45,13 @@ def handing_over(count: int, stall_s: float | None = None) -> Iterator[None]:
     stream = sys.stdout
     if stream is None or stream.closed:
         raise failed("stdout is closed")
+    buffered = _buffered(stream)
+    if buffered is not None:
+        sys.stdout = buffered
     cancel = _alarm(stall_s)
     try:
         yield
-        stream.flush()
+        sys.stdout.flush()
     except _Stalled:
         _silence_stdout()  # or exiting would flush into the stalled pipe and block for ever
         raise failed(f"the reader did not take it within {stall_s:g}s, the busy timeout; "
@@ -59,6 +64,20 @@ def handing_over(count: int, stall_s: float | None = None) -> Iterator[None]:
         raise failed(why) from None
     finally:
         cancel()
+        sys.stdout = stream
+
+
+def _buffered(stream: TextIO) -> TextIO | None:
+    """A buffered stand-in for an unbuffered stdout (python -u, PYTHONUNBUFFERED): there a
+    write is one write(2) whose short count TextIOWrapper ignores, so a reader closing the
+    pipe in the middle of a large write would go unnoticed and its messages count as read.
+    A BufferedWriter writes until all is out or raises. None when stdout is buffered already
+    or not a file at all (tests capture it)."""
+    raw = getattr(stream, "buffer", None)
+    if not isinstance(raw, io.FileIO):
+        return None
+    return io.TextIOWrapper(io.BufferedWriter(io.FileIO(raw.fileno(), "w", closefd=False)),
+                            encoding=stream.encoding, errors=stream.errors)
 
 
 def _alarm(seconds: float | None) -> Callable[[], None]:

@@ -22,8 +22,13 @@ from acomm_cli.model import Message, QueryResult
 from acomm_cli.render import Output
 
 
-class _Stalled(Exception):
-    """The reader took none of the output for too long (raised from SIGALRM)."""
+class _Stalled(OutputFailed):
+    """The reader did not take the output in time (raised from SIGALRM). An OutputFailed
+    itself, so that an alarm landing just after the flush still exits 141 and rolls back."""
+
+    def __init__(self) -> None:
+        super().__init__("could not write to stdout (the reader did not take it within the "
+                         "busy timeout); none were marked read")
 
 
 def _plural(n: int) -> str:

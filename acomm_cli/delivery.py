@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 from acomm_cli import clock, deadletters, model
 from acomm_cli.errors import InvalidState, NotFound, NotParticipant, ValidationFailed
-from acomm_cli.inbox import history, receive
+from acomm_cli.inbox import Emit, history, read_inbox
 from acomm_cli.model import (
     ACK_ORDER,
     AckStatus,
@@ -99,13 +99,22 @@ def tick(conn: sqlite3.Connection, now: int, progress: Progress | None = None) -
 
 
 def receive_due(conn: sqlite3.Connection, agent: str, f: MessageFilter, now: int, *,
-                peek: bool = False) -> QueryResult:
-    """`receive`, after applying the agent's own due timers: redelivery needs no tick."""
+                peek: bool = False, emit: Emit | None = None) -> QueryResult:
+    """`receive`, after applying the agent's own due timers: redelivery needs no tick.
+    `emit` as in `inbox.receive`: the output leaves before the read marks commit."""
+    result, emitted = _read_due(conn, agent, f, now, peek, emit)
+    if emit is not None and not emitted:
+        emit(result)
+    return result
+
+
+def _read_due(conn: sqlite3.Connection, agent: str, f: MessageFilter, now: int, peek: bool,
+              emit: Emit | None) -> tuple[QueryResult, bool]:
     model.agent_id(agent, "recipient")
     if timers.has_due(conn, now, agent):
         with write(conn):
             advance(conn, now, agent)
-    return receive(conn, agent, f, now, peek=peek)
+    return read_inbox(conn, agent, f, now, peek=peek, emit=emit)
 
 
 # ---------------------------------------------------------------- waiting
@@ -136,32 +145,41 @@ def check_wait(wait_s: float) -> None:
 
 
 def receive_wait(conn: sqlite3.Connection, agent: str, f: MessageFilter, wait_s: float, *,
-                 peek: bool = False, stop: Callable[[], bool] = lambda: False) -> QueryResult:
-    """Receive, blocking up to `wait_s` seconds for something to arrive."""
+                 peek: bool = False, stop: Callable[[], bool] = lambda: False,
+                 emit: Emit | None = None) -> QueryResult:
+    """Receive, blocking up to `wait_s` seconds for something to arrive. `emit` hears the one
+    result it ends with (inside the transaction that marks it read, if any)."""
     check_wait(wait_s)
     until = time.monotonic() + wait_s
     while True:
         version = queries.data_version(conn)
-        result = receive_due(conn, agent, f, clock.now_ms(), peek=peek)
+        result, emitted = _read_due(conn, agent, f, clock.now_ms(), peek, emit)
         if result.messages or time.monotonic() >= until or stop():
+            if emit is not None and not emitted:
+                emit(result)
             return result
         _wait_change(conn, version, until, queries.next_timer_of(conn, agent), stop)
 
 
-def follow(conn: sqlite3.Connection, agent: str, f: MessageFilter, *, peek: bool = False,
-           stop: Callable[[], bool] = lambda: False) -> Iterator[QueryResult]:
-    """Yield each new batch of messages as it arrives, until `stop()`."""
+def follow(conn: sqlite3.Connection, agent: str, f: MessageFilter, emit: Emit, *,
+           peek: bool = False, stop: Callable[[], bool] = lambda: False) -> None:
+    """Hand each new batch of messages to `emit` as it arrives, until `stop()`: each batch
+    inside the transaction that marks it read, so a batch whose output fails stays unread."""
     seen: set[int] = set()
+
+    def batch(result: QueryResult) -> None:
+        emit(QueryResult(result.messages, len(result.messages)))
+
     while not stop():
         version = queries.data_version(conn)
-        result = receive_due(conn, agent, f, clock.now_ms(), peek=peek)
-        fresh = [m for m in result.messages if m.id not in seen]
-        if peek:
+        result, _ = _read_due(conn, agent, f, clock.now_ms(), peek, batch)
+        if peek:  # nothing was marked, so nothing emitted: show what is new to this follow
+            fresh = [m for m in result.messages if m.id not in seen]
             seen.update(m.id for m in fresh)
-        if fresh:
-            yield QueryResult(fresh, len(fresh))
-            if len(result.messages) >= f.limit and not peek:
-                continue  # more may be waiting already
+            if fresh:
+                emit(QueryResult(fresh, len(fresh)))
+        elif len(result.messages) >= f.limit:
+            continue  # more may be waiting already
         _wait_change(conn, version, float("inf"), queries.next_timer_of(conn, agent), stop)
 
 
@@ -298,8 +316,11 @@ def record_response(conn: sqlite3.Connection, correlation_id: str, content: str,
 
 
 def await_response(conn: sqlite3.Connection, correlation_id: str, agent: str, wait_s: float,
-                   stop: Callable[[], bool] = lambda: False) -> Message | None:
-    """Block up to `wait_s` for the first unread response to the asker; marks it read."""
+                   stop: Callable[[], bool] = lambda: False,
+                   emit: Callable[[Message], None] | None = None) -> Message | None:
+    """Block up to `wait_s` for the first unread response to the asker; marks it read. With
+    `emit`, the response is handed to it before the read mark commits (as `inbox.receive`):
+    if the output fails, the response stays unread."""
     until = time.monotonic() + wait_s
     while True:
         version = queries.data_version(conn)
@@ -307,6 +328,8 @@ def await_response(conn: sqlite3.Connection, correlation_id: str, agent: str, wa
             msg = queries.unread_response(conn, correlation_id, agent)
             if msg is not None:
                 queries.mark_read(conn, agent, [msg.id], clock.now_ms())
+                if emit is not None:
+                    emit(msg)  # holds the write lock while it prints: see inbox.read_inbox
                 return msg
         if time.monotonic() >= until or stop():
             return None

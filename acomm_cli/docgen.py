@@ -32,6 +32,8 @@ _EXIT_MEANINGS = {
     6: "capacity",
     7: "store unavailable: locked past the busy timeout, corrupt, newer schema, no store",
     124: "--wait ended with nothing",
+    141: "receive (or query --wait) could not write its output: a closed pipe, a closed or "
+         "failing stdout, or a reader that stalled; what it was handed stays unread",
 }
 _ENVIRONMENT = [
     ("ACOMM_STORE", "The store file, unless --store is given."),

@@ -92,6 +92,15 @@ class Timeout(CommError):
     exit_status = 124
 
 
+class OutputFailed(CommError):
+    """stdout could not take a receive's output (a closed pipe, EIO, ENOSPC, a closed stdout,
+    a reader that stalled): the messages stay unread. 141 is what shells report for a process
+    killed by SIGPIPE, so `set -o pipefail` scripts see the failure."""
+
+    code = "output_failed"
+    exit_status = 141
+
+
 class Internal(CommError):
     code = "internal"
     exit_status = 1

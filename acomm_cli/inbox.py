@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from collections.abc import Callable
 
 from acomm_cli import model
 from acomm_cli.errors import InvalidState, NotFound, NotParticipant, ValidationFailed
@@ -40,11 +41,33 @@ def check_filter(f: MessageFilter) -> None:
                                value=f.order)
 
 
+Emit = Callable[[QueryResult], None]
+"""Where a reading command's output goes: it writes and flushes the batch, raising if it
+could not (the command passes a renderer; the engine never imports one)."""
+
+
 def receive(conn: sqlite3.Connection, agent: str, f: MessageFilter, now: int, *,
-            peek: bool = False) -> QueryResult:
-    """An agent's unread messages, oldest first; marks the returned ones read unless `peek`."""
+            peek: bool = False, emit: Emit | None = None) -> QueryResult:
+    """An agent's unread messages, oldest first; marks the returned ones read unless `peek`.
+
+    With `emit`, the result is handed to it exactly once: inside the transaction, after the
+    read marks and before the commit, when anything is marked read, so that a message counts
+    as read only once its output has left the process (if `emit` raises, the marks roll back
+    and nothing is lost); after the transaction otherwise (peek, or nothing to read)."""
+    result, emitted = read_inbox(conn, agent, f, now, peek=peek, emit=emit)
+    if emit is not None and not emitted:
+        emit(result)
+    return result
+
+
+def read_inbox(conn: sqlite3.Connection, agent: str, f: MessageFilter, now: int, *,
+               peek: bool = False, emit: Emit | None = None) -> tuple[QueryResult, bool]:
+    """`receive` that calls `emit` only where it must: inside the transaction that marks
+    messages read. Returns the result and whether `emit` was called (a wait calls it itself
+    once it stops waiting; a follow skips empty passes)."""
     model.agent_id(agent, "recipient")
     check_filter(f)
+    emitted = False
     with write(conn):
         if f.channel is not None:
             ch = get_channel(conn, f.channel)
@@ -55,6 +78,7 @@ def receive(conn: sqlite3.Connection, agent: str, f: MessageFilter, now: int, *,
                 raise NotParticipant(f"{agent!r} is not a participant of {ch.name!r}",
                                      field="recipient", value=agent)
         msgs, total, limited = queries.inbox(conn, agent, f)
+        result = QueryResult(msgs, total, f.offset)
         if not peek and msgs:
             queries.mark_read(conn, agent, [m.id for m in msgs], now)
             if limited:  # only a channel with max_pending can hold queued messages
@@ -62,7 +86,15 @@ def receive(conn: sqlite3.Connection, agent: str, f: MessageFilter, now: int, *,
             for m in msgs:
                 m.delivery.state = DeliveryState.READ  # type: ignore[union-attr]
                 m.delivery.read_at = now  # type: ignore[union-attr]
-    return QueryResult(msgs, total, f.offset)
+            if emit is not None:
+                # The output goes out while this transaction holds the write lock: other
+                # writers wait for it (up to their busy_timeout), readers do not (WAL). The
+                # command bounds how long a stalled reader may hold it (render.handing_over).
+                # A kill after the output and before the commit hands these messages out
+                # again: at least once to the reader, never zero times.
+                emit(result)
+                emitted = True
+    return result, emitted
 
 
 def history(conn: sqlite3.Connection, f: MessageFilter) -> QueryResult:

@@ -80,6 +80,12 @@ def limits(ctx: typer.Context) -> model.Limits:
                         max_store_bytes=s.value("limits.max_store_bytes"))
 
 
+def stall_s(ctx: typer.Context) -> float:
+    """How long a reader may take to accept output printed under the write lock: the busy
+    timeout, which is as long as other writers wait for that lock."""
+    return settings(ctx).value("store.busy_timeout") / 1000
+
+
 def read_body(body: str | None) -> str:
     """The body argument, or standard input when it is omitted or `-`."""
     if body is not None and body != "-":

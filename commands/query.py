@@ -6,13 +6,14 @@ from typing import Annotated
 
 import typer
 
-from acomm_cli import clock, delivery, render, stopping
+from acomm_cli import clock, delivery, render, render_handover, stopping
 from acomm_cli.commands._common import (
     AsAgent,
     identity,
     limits,
     output,
     read_body,
+    stall_s,
     store,
 )
 from acomm_cli.errors import Timeout
@@ -53,12 +54,13 @@ def query(
         if wait is None:
             render.ok(out, render.send_doc(result), result.correlation_id)
             return
+        emit = render_handover.answer_output(out, stall_s(ctx))
         with stopping.on_signals() as stop:
-            answer = delivery.await_response(conn, result.correlation_id, agent, wait, stop)
+            answer = delivery.await_response(conn, result.correlation_id, agent, wait, stop,
+                                             emit)
     if answer is None:
         raise Timeout(f"no response to {result.correlation_id} within {wait:g}s",
                       correlation_id=result.correlation_id)
-    render.ok(out, render.message_doc(answer), answer.content.rstrip("\n"))
 
 
 @app.command()

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from acomm_cli import clock, delivery, render, stopping
+from acomm_cli import clock, delivery, render_handover, stopping
 from acomm_cli.commands._common import (
     ChannelOpt,
     From,
@@ -24,6 +24,7 @@ from acomm_cli.commands._common import (
     build_filter,
     identity,
     output,
+    stall_s,
     store,
 )
 from acomm_cli.errors import Timeout
@@ -73,17 +74,16 @@ def receive(
                      sender=from_, topic=topic, status=status, grep=grep,
                      priority_min=priority_min, sort=sort, order=order, limit=limit,
                      offset=offset, now=now)
-    out = output(ctx)
+    emit = render_handover.inbox_output(output(ctx), body=body, jsonl=jsonl, follow=follow,
+                                        peek=peek, stall_s=stall_s(ctx))
     with store(ctx, write=True) as conn:
         if follow:  # rich on a terminal, JSON Lines when piped
             with stopping.on_signals() as stop:
-                for batch in delivery.follow(conn, agent, f, peek=peek, stop=stop):
-                    render.follow(out, batch, body=body, jsonl=jsonl)
+                delivery.follow(conn, agent, f, emit, peek=peek, stop=stop)
             return
         if wait is not None:
-            result = delivery.receive_wait(conn, agent, f, wait, peek=peek)
+            result = delivery.receive_wait(conn, agent, f, wait, peek=peek, emit=emit)
         else:
-            result = delivery.receive_due(conn, agent, f, now, peek=peek)
-    render.messages(out, result, body=body, jsonl=jsonl)
+            result = delivery.receive_due(conn, agent, f, now, peek=peek, emit=emit)
     if wait is not None and not result.messages:
         raise Timeout(f"nothing arrived for {agent} within {wait:g}s")

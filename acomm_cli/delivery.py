@@ -100,9 +100,11 @@ def tick(conn: sqlite3.Connection, now: int, progress: Progress | None = None) -
 
 def receive_due(conn: sqlite3.Connection, agent: str, f: MessageFilter, now: int, *,
                 peek: bool = False) -> QueryResult:
-    """`receive`, after applying the agent's own due timers: redelivery needs no tick."""
+    """`receive`, after applying the agent's own due timers: redelivery needs no tick. On a
+    store opened read-only (`--peek` on a read-only mount or a full disk) the timers wait for
+    the next writer, and the messages are shown as they stand."""
     model.agent_id(agent, "recipient")
-    if timers.has_due(conn, now, agent):
+    if not getattr(conn, "read_only", False) and timers.has_due(conn, now, agent):
         with write(conn):
             advance(conn, now, agent)
     return receive(conn, agent, f, now, peek=peek)

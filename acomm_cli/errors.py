@@ -70,9 +70,21 @@ class StoreCapacity(CommError):
     exit_status = 6
 
 
+class DiskFull(CommError):
+    """The filesystem holding the store has no space left: not corruption, and nothing was
+    written (SQLite rolled the transaction back)."""
+
+    code = "disk_full"
+    exit_status = 6
+
+
 class StoreUnavailable(CommError):
     code = "store_unavailable"
     exit_status = 7
+
+
+class StoreReadOnly(StoreUnavailable):
+    """A write on a store that this process may only read (read-only mount, permissions)."""
 
 
 class Timeout(CommError):

@@ -74,7 +74,7 @@ def receive(
                      priority_min=priority_min, sort=sort, order=order, limit=limit,
                      offset=offset, now=now)
     out = output(ctx)
-    with store(ctx, write=True) as conn:
+    with store(ctx, write=True, read_fallback=peek) as conn:
         if follow:  # rich on a terminal, JSON Lines when piped
             with stopping.on_signals() as stop:
                 for batch in delivery.follow(conn, agent, f, peek=peek, stop=stop):

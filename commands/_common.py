@@ -62,7 +62,12 @@ def store(ctx: typer.Context, *, write: bool, create: bool = False, bridge_hook:
             from acomm_cli import bridge
 
             before = bridge.prepare(conn)  # the watermark; the bridge's triggers exist
-        yield conn
+        try:
+            yield conn
+        except sqlite3.DatabaseError as exc:  # a damaged page met mid-command: name the store
+            from acomm_cli.store.connection import store_error
+
+            raise store_error(exc, path) from None
         if mirror:
             _bridge_after_write(conn, s, before)
         if after:

@@ -31,11 +31,12 @@ def output(ctx: typer.Context) -> Output:
 @contextmanager
 def store(ctx: typer.Context, *, write: bool, create: bool = False, bridge_hook: bool = True,
           hooks: bool = True, read_fallback: bool = False) -> Iterator[sqlite3.Connection]:
-    """Open the resolved store: read-only unless the command writes. Only `create` commands
-    (init, channel create, send --to) may create a missing store: anywhere else a mistyped
-    path is an error, not an empty new store. `read_fallback`: a command that writes only
-    incidentally (`receive --peek` applying due timers) reads a read-only or full store
-    read-only instead of failing.
+    """Open the resolved store. Only `create` commands (init, channel create, send --to) may
+    create a missing store: anywhere else a mistyped path is an error, not an empty new
+    store. A reading command (and, with `read_fallback`, one that writes only incidentally:
+    `receive --peek` applying due timers) that meets a read-only store or a full disk opens
+    it read-only instead of failing. Not read-only from the start: only a writable
+    connection removes the -wal/-shm files SQLite makes, so readers would leave them behind.
 
     After a writing command, a configured mailbox bridge mirrors what the command touched
     (tick and `bridge sync` run the full reconciliation themselves: bridge_hook=False), and
@@ -48,9 +49,9 @@ def store(ctx: typer.Context, *, write: bool, create: bool = False, bridge_hook:
     options = {"busy_timeout_ms": s.value("store.busy_timeout"),
                "flush": s.value("store.flush"), "now": clock.now_ms()}
     try:
-        conn = pipeline.connect(path, create=create and missing, read_only=not write, **options)
+        conn = pipeline.connect(path, create=create and missing, **options)
     except (StoreReadOnly, DiskFull):
-        if not (write and read_fallback):
+        if write and not read_fallback:
             raise
         conn = pipeline.connect(path, create=False, read_only=True, **options)
     after = write and hooks and not getattr(conn, "read_only", False)

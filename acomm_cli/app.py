@@ -20,7 +20,6 @@ from acomm_cli.config import Settings
 from acomm_cli.errors import (
     CommError,
     Internal,
-    StoreUnavailable,
     UsageError,
     ValidationFailed,
 )
@@ -163,8 +162,10 @@ class AcommGroup(TyperGroup):
         except OverflowError as exc:  # a number past SQLite's 64-bit integers
             render.error(ValidationFailed(f"a number is out of range ({exc})"), as_json)
             sys.exit(ValidationFailed.exit_status)
-        except sqlite3.DatabaseError as exc:
-            err = StoreUnavailable(f"store error: {exc}")
+        except sqlite3.DatabaseError as exc:  # not met on opening or in store.write
+            from acomm_cli.store.connection import store_error
+
+            err = store_error(exc, None)
             render.error(err, as_json)
             sys.exit(err.exit_status)
         except KeyboardInterrupt:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -118,7 +117,9 @@ class Settings:
     _cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def store_path(self, *, create: bool) -> tuple[Path, bool]:
-        """The store to use and whether it still has to be created."""
+        """The store to use and whether it still has to be created. `create`: the command may
+        create one (init, channel create, send --to), so the default location is an answer
+        even when nothing was found there."""
         if "path" not in self._cache:
             self._cache["path"] = resolve_store(self.store, create=create)
         return self._cache["path"]
@@ -148,10 +149,9 @@ def resolve_store(explicit: str | None, *, create: bool) -> tuple[Path, bool]:
     default = here / STORE_DIR / STORE_FILE
     if not create:
         raise StoreUnavailable(
-            "no store found (looked for .acomm/store.acomm here and above); create one with "
-            "`acomm init`, or pass --store / set ACOMM_STORE"
+            "no store found (looked for .acomm/store.acomm here and above); `acomm init` "
+            "creates one, or pass --store / set ACOMM_STORE"
         )
-    print(f"acomm: note: creating a new store at {default}", file=sys.stderr)
     return default, True
 
 
@@ -237,7 +237,11 @@ def _agents_only(lines: list[str]) -> bool:
 def _read_yaml(path: Path, *, agents: bool) -> dict[str, Any] | None:
     """The file's settings as flat keys, and its `agents:` section as it is (not validated
     here). agents=False: a file with nothing but agents is not parsed (None)."""
-    text = path.read_text()
+    try:
+        text = path.read_text()
+    except OSError as exc:  # e.g. another user's 0600 file beside a store shared read-only
+        raise ValidationFailed(f"config: cannot read {path}: {exc.strerror}", field="config",
+                               value=str(path)) from None
     lines = text.splitlines()
     if all(not line.strip() or line.lstrip().startswith("#") for line in lines):
         return {}  # only comments (as `acomm init` writes it): no need to load a YAML parser

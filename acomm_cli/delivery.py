@@ -110,8 +110,10 @@ def receive_due(conn: sqlite3.Connection, agent: str, f: MessageFilter, now: int
 
 def _read_due(conn: sqlite3.Connection, agent: str, f: MessageFilter, now: int, peek: bool,
               emit: Emit | None) -> tuple[QueryResult, bool]:
+    """On a store opened read-only (`--peek` on a read-only mount or a full disk) the due
+    timers wait for the next writer, and the messages are shown as they stand."""
     model.agent_id(agent, "recipient")
-    if timers.has_due(conn, now, agent):
+    if not getattr(conn, "read_only", False) and timers.has_due(conn, now, agent):
         with write(conn):
             advance(conn, now, agent)
     return read_inbox(conn, agent, f, now, peek=peek, emit=emit)

@@ -75,6 +75,15 @@ class StoreCapacity(CommError):
     transient = True
 
 
+class DiskFull(CommError):
+    """The filesystem holding the store has no space left: not corruption, and nothing was
+    written (SQLite rolled the transaction back)."""
+
+    code = "disk_full"
+    exit_status = 6
+    transient = True  # `tick --every` tries again: space may be freed meanwhile
+
+
 class StoreUnavailable(CommError):
     code = "store_unavailable"
     exit_status = 7
@@ -85,6 +94,10 @@ class StoreLocked(StoreUnavailable):
     unavailable store, but worth trying again (a corrupt or newer store is not)."""
 
     transient = True
+
+
+class StoreReadOnly(StoreUnavailable):
+    """A write on a store that this process may only read (read-only mount, permissions)."""
 
 
 class Timeout(CommError):

@@ -163,6 +163,7 @@ class Health:
     # Mailbox bridge trouble (failed mirror writes, bad response files): reported, but not
     # store problems, so they do not make the store unhealthy.
     notices: list[Finding] = field(default_factory=list)
+    integrity_check: list[str] = field(default_factory=list)  # SQLite's rows, when not ok
 
     @property
     def healthy(self) -> bool:
@@ -204,13 +205,25 @@ def _doctor(conn: sqlite3.Connection, quick: bool) -> Health:
                 for line in text.splitlines() if line.strip() and not line.startswith("***")]
     if problems:
         findings.append(Finding("integrity", len(problems), "; ".join(problems[:5])))
-    version = queries.schema_version(conn)
+
+    def checked(name: str, check: Callable[[], Any], default: Any) -> Any:
+        """With a damaged page, a later check may read it: that is one more finding, and the
+        integrity rows are still reported (exit 5), not a `malformed` refusal (exit 7)."""
+        if not problems:
+            return check()
+        try:
+            return check()
+        except sqlite3.DatabaseError as exc:
+            findings.append(Finding(name, 1, f"could not run on the damaged store: {exc}"))
+            return default
+
+    version = checked("schema_version", lambda: queries.schema_version(conn), len(MIGRATIONS))
     expected = len(MIGRATIONS)
     if version != expected:
         findings.append(Finding("schema_version", 1,
                                 f"schema version {version}, this acomm writes {expected}"))
-    recorded = maintenance.recorded_migrations(conn)
     wanted = [fn.__name__ for fn in MIGRATIONS[:version]]
+    recorded = checked("migrations", lambda: maintenance.recorded_migrations(conn), wanted)
     if recorded != wanted:
         missing = [n for n in wanted if n not in recorded]
         extra = [n for n in recorded if n not in wanted]
@@ -218,7 +231,7 @@ def _doctor(conn: sqlite3.Connection, quick: bool) -> Health:
             "migrations", len(missing) + len(extra) or 1,
             f"recorded {', '.join(recorded) or 'none'}; missing {', '.join(missing) or 'none'};"
             f" unknown {', '.join(extra) or 'none'}"))
-    orphans = maintenance.foreign_key_violations(conn)
+    orphans = checked("foreign_keys", lambda: maintenance.foreign_key_violations(conn), [])
     if orphans:
         by_table: dict[tuple[str, str], int] = {}
         for table, _rowid, parent in orphans:
@@ -227,14 +240,16 @@ def _doctor(conn: sqlite3.Connection, quick: bool) -> Health:
             f"{n} {table} rows point at missing {parent}" for (table, parent), n
             in sorted(by_table.items()))))
     for check, (what, sample) in _INVARIANTS.items():
-        n, rows = maintenance.invariant_violations(conn, check)
+        n, rows = checked(check, lambda c=check: maintenance.invariant_violations(conn, c),
+                          (0, []))
         if n:
             shown = ", ".join(sample.format(*r) for r in rows)
             findings.append(Finding(check, n, f"{n} {what}: {shown}"
                                     + (", ..." if n > len(rows) else "")))
     return Health(schema_version=version, expected_schema_version=expected,
                   integrity="failed" if problems else "ok", findings=findings,
-                  notices=_bridge_notices(conn))
+                  notices=checked("bridge", lambda: _bridge_notices(conn), []),
+                  integrity_check=problems)
 
 
 def _bridge_notices(conn: sqlite3.Connection) -> list[Finding]:

@@ -50,10 +50,11 @@ from acomm_cli.topics import SubscriptionIndex, validate_pattern, validate_topic
 
 
 def connect(path: Path, *, create: bool, busy_timeout_ms: int = 5000, flush: str = "batch",
-            now: int = 0) -> sqlite3.Connection:
-    """Open the store at `path`, creating and migrating it when asked."""
-    return open_store(path, create=create, busy_timeout_ms=busy_timeout_ms, flush=flush,
-                      now_ms=now)
+            now: int = 0, read_only: bool = False) -> sqlite3.Connection:
+    """Open the store at `path`, creating and migrating it when asked; `read_only` for the
+    commands that only read (they then work on a read-only mount or a full disk)."""
+    return open_store(path, create=create, read_only=read_only, busy_timeout_ms=busy_timeout_ms,
+                      flush=flush, now_ms=now)
 
 
 def init_store(path: Path, now: int, config_text: str | None = None) -> bool:

@@ -729,6 +729,8 @@ def _doctor_bridge(out: Output, h: Any) -> None:
                "integrity": h.integrity,
                "findings": [{"check": f.check, "count": f.count, "detail": f.detail}
                             for f in h.findings]}
+        if h.integrity_check:  # SQLite's own report of a damaged file, as it gave it
+            doc["integrity_check"] = h.integrity_check
         _dump({**doc, "notices": notices} if notices else doc)  # only when there are any
         return
     _doctor_core(out, h)

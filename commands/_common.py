@@ -13,7 +13,7 @@ from typer._click.globals import get_current_context
 
 from acomm_cli import clock, model, pipeline, render
 from acomm_cli.config import Settings
-from acomm_cli.errors import UsageError
+from acomm_cli.errors import DiskFull, StoreReadOnly, UsageError
 from acomm_cli.model import MessageFilter
 from acomm_cli.render import Output
 
@@ -29,28 +29,49 @@ def output(ctx: typer.Context) -> Output:
 
 
 @contextmanager
-def store(ctx: typer.Context, *, write: bool,
-          bridge_hook: bool = True) -> Iterator[sqlite3.Connection]:
-    """Open the resolved store; commands that write may create it. After a writing command,
-    a configured mailbox bridge mirrors what the command touched (tick and `bridge sync` run
-    the full reconciliation themselves: they pass bridge_hook=False)."""
+def store(ctx: typer.Context, *, write: bool, create: bool = False, bridge_hook: bool = True,
+          hooks: bool = True, read_fallback: bool = False) -> Iterator[sqlite3.Connection]:
+    """Open the resolved store. Only `create` commands (init, channel create, send --to) may
+    create a missing store: anywhere else a mistyped path is an error, not an empty new
+    store. A reading command (and, with `read_fallback`, one that writes only incidentally:
+    `receive --peek` applying due timers) that meets a read-only store or a full disk opens
+    it read-only instead of failing. Not read-only from the start: only a writable
+    connection removes the -wal/-shm files SQLite makes, so readers would leave them behind.
+
+    After a writing command, a configured mailbox bridge mirrors what the command touched
+    (tick and `bridge sync` run the full reconciliation themselves: bridge_hook=False), and
+    the capacity warning and the batch checkpoint follow; maintenance commands that write
+    (compact, flush, export's watermark) pass hooks=False."""
     s = settings(ctx)
-    path, missing = s.store_path(create=write)
-    conn = pipeline.connect(path, create=write and missing,
-                            busy_timeout_ms=s.value("store.busy_timeout"),
-                            flush=s.value("store.flush"), now=clock.now_ms())
+    path, missing = s.store_path(create=create)
+    if missing and create:
+        render.note(f"note: creating a new store at {path}")
+    options = {"busy_timeout_ms": s.value("store.busy_timeout"),
+               "flush": s.value("store.flush"), "now": clock.now_ms()}
     try:
-        mirror = write and bridge_hook and any(
+        conn = pipeline.connect(path, create=create and missing, **options)
+    except (StoreReadOnly, DiskFull):
+        if write and not read_fallback:
+            raise
+        conn = pipeline.connect(path, create=False, read_only=True, **options)
+    after = write and hooks and not getattr(conn, "read_only", False)
+    try:
+        mirror = after and bridge_hook and any(
             s.value(f"bridge.{k}") for k in ("inbox_dir", "outbox_dir", "teams_dir"))
         before = None
         if mirror:
             from acomm_cli import bridge
 
             before = bridge.prepare(conn)  # the watermark; the bridge's triggers exist
-        yield conn
+        try:
+            yield conn
+        except sqlite3.DatabaseError as exc:  # a damaged page met mid-command: name the store
+            from acomm_cli.store.connection import store_error
+
+            raise store_error(exc, path) from None
         if mirror:
             _bridge_after_write(conn, s, before)
-        if write:
+        if after:
             warning = pipeline.capacity_warning(conn, limits(ctx))
             if warning:
                 render.note(f"warning: {warning}")

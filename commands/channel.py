@@ -66,7 +66,7 @@ def create(
         retention_age_ms=clock.parse_duration(retention_age, "retention_age")
         if retention_age is not None else None,
     )
-    with store(ctx, write=True) as conn:
+    with store(ctx, write=True, create=True) as conn:
         ch = pipeline.create_channel(conn, name, type_, owner, cfg, clock.now_ms(),
                                      if_not_exists=if_not_exists)
     render.channel(output(ctx), ch, id_only=True)

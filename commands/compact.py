@@ -41,7 +41,8 @@ def compact(
     dead = (clock.parse_duration(dead_letters_older_than, "dead_letters_older_than")
             if dead_letters_older_than is not None else None)
     out = output(ctx)
-    with store(ctx, write=False) as conn, render.progress(out, "compacting") as progress:
+    with store(ctx, write=not dry_run, hooks=False) as conn, \
+            render.progress(out, "compacting") as progress:
         result = operations.compact(conn, now, older_than_ms=older,
                                     dead_letters_older_than_ms=dead, vacuum=vacuum,
                                     dry_run=dry_run, progress=progress)
@@ -57,6 +58,6 @@ def flush(ctx: typer.Context) -> None:
 
     Example: acomm flush --json
     """
-    with store(ctx, write=False) as conn:
+    with store(ctx, write=True, hooks=False) as conn:
         result = operations.flush(conn)
     render.flush_result(output(ctx), result)

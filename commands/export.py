@@ -46,7 +46,7 @@ def export(
     lo = clock.parse_time(since, "since", now) if since else None
     hi = clock.parse_time(until, "until", now) if until else None
     o = output(ctx)
-    with store(ctx, write=False) as conn, render.progress(o, "exporting") as start:
+    with store(ctx, write=True, hooks=False) as conn, render.progress(o, "exporting") as start:
         result = rules.export(conn, out, now, since=lo, until=hi, incremental=incremental,
                               fmt=format_, progress=start)
     render.export_result(o, result)

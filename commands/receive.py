@@ -76,7 +76,7 @@ def receive(
                      offset=offset, now=now)
     emit = render_handover.inbox_output(output(ctx), body=body, jsonl=jsonl, follow=follow,
                                         peek=peek, stall_s=stall_s(ctx))
-    with store(ctx, write=True) as conn:
+    with store(ctx, write=True, read_fallback=peek) as conn:
         if follow:  # rich on a terminal, JSON Lines when piped
             with stopping.on_signals() as stop:
                 delivery.follow(conn, agent, f, emit, peek=peek, stop=stop)

@@ -120,7 +120,7 @@ def send(
         topic=topic, correlation_id=correlation_id, dedupe_key=dedupe_key,
         metadata=model.metadata_pairs(meta), delay_ms=delay_ms, deliver_at=at,
     )
-    with store(ctx, write=True) as conn:
+    with store(ctx, write=True, create=to is not None) as conn:  # --to: direct channels
         if to is not None:
             results = pipeline.send_direct(conn, req, [a.strip() for a in to.split(",")], now,
                                            limits(ctx))

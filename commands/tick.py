@@ -39,7 +39,7 @@ def tick(
     out = output(ctx)
     s = settings(ctx)
     every_s = worker.interval(every) if every is not None else None
-    path, _ = s.store_path(create=True)
+    path, _ = s.store_path(create=False)
     setup = worker.TickSetup(
         bridge=bridge.config(s.value), agents={} if no_dispatch else s.value(AGENTS),
         store_path=str(Path(path).resolve()), encode=render.message_json,

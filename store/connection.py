@@ -8,12 +8,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from acomm_cli.errors import CommError, StoreLocked, StoreUnavailable
+from acomm_cli.errors import CommError, DiskFull, StoreLocked, StoreReadOnly, StoreUnavailable
 from acomm_cli.store.migrations import MIGRATIONS
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 SYNCHRONOUS = {"immediate": "FULL", "batch": "NORMAL", "manual": "NORMAL"}
 PAGES_PER_COMMIT = 8  # WAL frames of one small send, measured (each a page + 24-byte header)
+NEARLY_FULL = 1024**2  # an I/O error with less free space than this is a full disk
 
 
 class StoreConnection(sqlite3.Connection):
@@ -21,6 +22,7 @@ class StoreConnection(sqlite3.Connection):
     asking SQLite (`PRAGMA database_list`) each time cost a statement."""
 
     path: str = ""
+    read_only: bool = False  # opened with mode=ro or immutable=1: writes are refused
 
 
 def _check_header(path: Path) -> None:
@@ -57,12 +59,18 @@ def write(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         with savepoint(conn, "nested_write"):
             yield conn
         return
+    path = getattr(conn, "path", None)
     try:
         conn.execute("BEGIN IMMEDIATE")
     except sqlite3.OperationalError as exc:
-        raise _unavailable(exc) from None
+        raise store_error(exc, path) from None
     try:
         yield conn
+    except sqlite3.OperationalError as exc:
+        conn.rollback()
+        if _code(exc) in _STORAGE_CODES:  # the disk, not the command: say which
+            raise store_error(exc, path) from None
+        raise
     except BaseException:
         conn.rollback()
         raise
@@ -70,7 +78,7 @@ def write(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         conn.commit()
     except sqlite3.OperationalError as exc:
         conn.rollback()
-        raise _unavailable(exc) from None
+        raise store_error(exc, path) from None
 
 
 @contextmanager
@@ -86,18 +94,74 @@ def savepoint(conn: sqlite3.Connection, name: str) -> Iterator[None]:
     conn.execute(f"RELEASE {name}")
 
 
-def _unavailable(exc: sqlite3.Error) -> CommError:
-    text = str(exc)
-    if "locked" in text or "busy" in text:
+_STORAGE_CODES = ("SQLITE_FULL", "SQLITE_IOERR", "SQLITE_READONLY", "SQLITE_CANTOPEN",
+                  "SQLITE_BUSY", "SQLITE_LOCKED")
+
+
+def _code(exc: sqlite3.Error) -> str:
+    """SQLite's primary result code name (SQLITE_IOERR for SQLITE_IOERR_SHMSIZE)."""
+    name = getattr(exc, "sqlite_errorname", None) or ""
+    for code in _STORAGE_CODES + ("SQLITE_CORRUPT", "SQLITE_NOTADB"):
+        if name.startswith(code):
+            return code
+    return name
+
+
+def free_bytes(path: str | os.PathLike[str]) -> int | None:
+    """Space left for this process on the filesystem holding `path` (None: unknown)."""
+    try:
+        st = os.statvfs(Path(path).absolute().parent)
+    except OSError:
+        return None
+    return st.f_bavail * st.f_frsize
+
+
+def _read_only_fs(path: str | os.PathLike[str]) -> bool:
+    """The store's file or directory cannot be written by this process (a read-only mount,
+    or permissions): SQLite then fails to create its -wal/-shm files, or refuses writes."""
+    p = Path(path).absolute()
+    try:
+        if os.statvfs(p.parent).f_flag & os.ST_RDONLY:
+            return True
+    except OSError:
+        return False
+    return not os.access(p.parent, os.W_OK) or (p.exists() and not os.access(p, os.W_OK))
+
+
+def store_error(exc: sqlite3.Error, path: str | os.PathLike[str] | None) -> CommError:
+    """What an error from SQLite means for the user. Only the error path pays for the
+    statvfs/access calls that tell a full disk or a read-only store from a damaged one."""
+    text, code = str(exc), _code(exc)
+    where = f"store {path}" if path else "store"
+    if code in ("SQLITE_BUSY", "SQLITE_LOCKED") or "locked" in text:
         return StoreLocked(
-            f"store is locked by another process past the busy timeout ({text})")
-    return StoreUnavailable(f"store is unusable: {text}")
+            f"{where} is locked by another process past the busy timeout ({text})")
+    if code in ("SQLITE_FULL", "SQLITE_IOERR"):
+        free = free_bytes(path) if path else None
+        if code == "SQLITE_FULL" or (free is not None and free < NEARLY_FULL):
+            return DiskFull(
+                f"the disk holding the {where} is full ({text}; {free} bytes free); nothing "
+                "was written: free some space and retry",
+                **({"path": str(path), "free_bytes": free} if path else {}))
+    if code == "SQLITE_READONLY" or (code in ("SQLITE_CANTOPEN", "SQLITE_IOERR") and path
+                                     and _read_only_fs(path)):
+        return StoreReadOnly(f"{where} is read-only ({text}); nothing was written",
+                             **({"path": str(path)} if path else {}))
+    if code in ("SQLITE_CORRUPT", "SQLITE_NOTADB"):
+        return StoreUnavailable(f"{where} is corrupt or unreadable: {text}",
+                                **({"path": str(path)} if path else {}))
+    if code == "SQLITE_IOERR":
+        return StoreUnavailable(f"{where} cannot be read or written: {text}",
+                                **({"path": str(path)} if path else {}))
+    return StoreUnavailable(f"{where} is unusable: {text}",
+                            **({"path": str(path)} if path else {}))
 
 
 def open_store(
     path: str | os.PathLike[str],
     *,
     create: bool = False,
+    read_only: bool = False,
     busy_timeout_ms: int = 5000,
     flush: str = "batch",
     now_ms: int = 0,
@@ -105,7 +169,8 @@ def open_store(
     """Open (or create) a store and bring its schema up to date.
 
     A file that is not SQLite, is corrupt, belongs to something else, or was written by a newer
-    acomm is refused with StoreUnavailable (exit 7) and left exactly as it was.
+    acomm is refused with StoreUnavailable (exit 7) and left exactly as it was. `read_only`
+    opens it with SQLite's mode=ro, so a reading command never writes (see open_read_only).
     """
     p = Path(path)
     exists = p.exists()
@@ -117,27 +182,86 @@ def open_store(
     elif create:
         _create_file(p)
     else:
-        raise StoreUnavailable(f"no store at {p} (create one with `acomm init`)", path=str(p))
-    try:
-        conn = sqlite3.connect(p, isolation_level=None, timeout=busy_timeout_ms / 1000,
-                               check_same_thread=False, factory=StoreConnection)
-        conn.path = str(p.absolute())
-    except sqlite3.Error as exc:
-        raise StoreUnavailable(f"cannot open store {p}: {exc}", path=str(p)) from None
+        raise StoreUnavailable(f"no store at {p} (acomm init creates one)", path=str(p))
+    if read_only:
+        return open_read_only(p, busy_timeout_ms, flush, now_ms)
+    conn = _connect(p, str(p), busy_timeout_ms, uri=False)
     try:
         _prepare(conn, p, busy_timeout_ms, flush, now_ms)
     except sqlite3.DatabaseError as exc:
         conn.close()
-        raise StoreUnavailable(f"store {p} is corrupt or unreadable: {exc}", path=str(p)) from None
+        raise store_error(exc, p) from None
     except BaseException:
         conn.close()
         raise
     return conn
 
 
-def _prepare(conn: sqlite3.Connection, p: Path, busy_ms: int, flush: str, now_ms: int) -> None:
+def _connect(p: Path, target: str, busy_timeout_ms: int, *, uri: bool) -> StoreConnection:
+    try:
+        conn = sqlite3.connect(target, uri=uri, isolation_level=None,
+                               timeout=busy_timeout_ms / 1000, check_same_thread=False,
+                               factory=StoreConnection)
+    except sqlite3.Error as exc:
+        raise store_error(exc, p) from None
+    conn.path = str(p.absolute())
+    conn.read_only = uri
+    return conn
+
+
+def open_read_only(p: Path, busy_timeout_ms: int, flush: str, now_ms: int) -> sqlite3.Connection:
+    """A connection that cannot write: reads work on a read-only mount and on a full disk.
+
+    First mode=ro (it shares the WAL and its index with writers). When SQLite cannot make
+    or size the -shm index (a read-only directory, a full disk) and the WAL holds nothing,
+    the file itself is the whole store: it is opened immutable=1 (no locks, no -shm). A
+    store whose schema is older than this acomm is migrated by a writable open first."""
+    base = p.absolute().as_uri()
+    try:
+        conn, version = _open_checked(p, f"{base}?mode=ro", busy_timeout_ms)
+    except sqlite3.DatabaseError as exc:
+        if _code(exc) not in ("SQLITE_CANTOPEN", "SQLITE_IOERR", "SQLITE_FULL",
+                              "SQLITE_READONLY") or _wal_bytes(p) != 0:
+            raise store_error(exc, p) from None
+        try:
+            conn, version = _open_checked(p, f"{base}?immutable=1", busy_timeout_ms)
+        except sqlite3.DatabaseError as exc2:
+            raise store_error(exc2, p) from None
+    if version < len(MIGRATIONS):
+        conn.close()
+        return _migrated(p, busy_timeout_ms, flush, now_ms, version)
+    return conn
+
+
+def _open_checked(p: Path, uri: str, busy_ms: int) -> tuple[sqlite3.Connection, int]:
+    conn = _connect(p, uri, busy_ms, uri=True)
+    try:
+        return conn, _check_version(conn, p, busy_ms)
+    except BaseException:
+        conn.close()
+        raise
+
+
+def _wal_bytes(p: Path) -> int:
+    try:
+        return os.stat(f"{p}-wal").st_size
+    except FileNotFoundError:
+        return 0
+
+
+def _migrated(p: Path, busy_ms: int, flush: str, now_ms: int, version: int) -> sqlite3.Connection:
+    """An older store, opened for reading: bring it up to date as any writer would."""
+    try:
+        return open_store(p, busy_timeout_ms=busy_ms, flush=flush, now_ms=now_ms)
+    except StoreReadOnly as exc:
+        raise StoreReadOnly(
+            f"store {p} has schema version {version} and needs upgrading to "
+            f"{len(MIGRATIONS)}, but it is read-only ({exc.message})", path=str(p)) from None
+
+
+def _check_version(conn: sqlite3.Connection, p: Path, busy_ms: int) -> int:
+    """The schema version, refusing stores newer than this acomm or not acomm's at all."""
     conn.execute(f"PRAGMA busy_timeout = {int(busy_ms)}")
-    _register_functions(conn)
     version = conn.execute("PRAGMA user_version").fetchone()[0]
     if version > len(MIGRATIONS):
         raise StoreUnavailable(
@@ -148,6 +272,12 @@ def _prepare(conn: sqlite3.Connection, p: Path, busy_ms: int, flush: str, now_ms
     if version == 0 and conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
         raise StoreUnavailable(f"{p} is a SQLite database but not an acomm store; refusing to "
                                "touch it", path=str(p))
+    _register_functions(conn)
+    return version
+
+
+def _prepare(conn: sqlite3.Connection, p: Path, busy_ms: int, flush: str, now_ms: int) -> None:
+    version = _check_version(conn, p, busy_ms)
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute(f"PRAGMA synchronous = {SYNCHRONOUS.get(flush, 'NORMAL')}")
     if flush != "batch":
@@ -220,5 +350,8 @@ def maybe_checkpoint(conn: sqlite3.Connection, batch_messages: int, batch_interv
     if (wal < PAGES_PER_COMMIT * (page + 24) * batch_messages
             and now_ms - db.st_mtime * 1000 < batch_interval_ms):
         return False
-    conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+    try:
+        conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+    except sqlite3.OperationalError:
+        return False  # a full disk: the command has committed to the WAL; a later one retries
     return True

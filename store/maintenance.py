@@ -144,8 +144,28 @@ def dead_letter_counts(conn: sqlite3.Connection) -> list[tuple[str, int, int]]:
 def integrity_check(conn: sqlite3.Connection, quick: bool = False) -> list[str]:
     """The problems SQLite finds in the file (empty when it says `ok`)."""
     pragma = "quick_check" if quick else "integrity_check"
-    rows = [r[0] for r in conn.execute(f"PRAGMA {pragma}")]
+    try:
+        rows = [r[0] for r in conn.execute(f"PRAGMA {pragma}")]
+    except sqlite3.DatabaseError as exc:
+        if "malformed" not in str(exc):
+            raise
+        # SQLite reports the damaged pages in its first row, then stops with SQLITE_CORRUPT
+        # when it reads them again (checking the indexes); Python's cursor reads a row ahead
+        # and so loses that report. The first row alone is asked for again.
+        rows = [r[0] for r in conn.execute(f"SELECT * FROM pragma_{pragma} LIMIT 1")]
+        rows = [_name_pages(conn, r) for r in rows if r != "ok"] + [f"check stopped: {exc}"]
     return [] if rows == ["ok"] else rows
+
+
+def _name_pages(conn: sqlite3.Connection, text: str) -> str:
+    """`On tree page 16 cell 3: ...` -> `On tree page 16 (index messages_sender) cell 3: ...`
+    for the root pages of tables and indexes (what SQLite says itself when it gets that far)."""
+    import re
+
+    names = {page: f"{kind} {name}" for kind, name, page in conn.execute(
+        "SELECT type, name, rootpage FROM sqlite_master WHERE rootpage > 0")}
+    return re.sub(r"(tree page (\d+))", lambda m: f"{m[1]} ({names[int(m[2])]})"
+                  if int(m[2]) in names else m[1], text)
 
 
 def recorded_migrations(conn: sqlite3.Connection) -> list[str]:

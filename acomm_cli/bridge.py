@@ -583,10 +583,8 @@ def apply_response(conn: sqlite3.Connection, agent: str, doc: Any, now: int) -> 
         unknown = sorted(set(doc) - _ACK_KEYS)
         if unknown:
             raise ValidationFailed(f"unknown field {unknown[0]!r}", field=unknown[0])
-        mid = doc["ack"]
-        if isinstance(mid, str) and mid.isdigit():
-            mid = int(mid)
-        if not isinstance(mid, int) or isinstance(mid, bool):
+        mid = model.whole_number(doc["ack"])  # an int, or ASCII digits
+        if mid is None:
             raise ValidationFailed("ack: must be a message id", field="ack")
         note = doc.get("note")
         if note is not None and not isinstance(note, str):
@@ -625,9 +623,8 @@ def apply_response(conn: sqlite3.Connection, agent: str, doc: Any, now: int) -> 
 
 
 def _reply(conn: sqlite3.Connection, req: SendRequest, reply_to: Any, now: int) -> int:
-    if isinstance(reply_to, str) and reply_to.isdigit():
-        reply_to = int(reply_to)
-    if not isinstance(reply_to, int) or isinstance(reply_to, bool):
+    reply_to = model.whole_number(reply_to)  # an int, or ASCII digits
+    if reply_to is None:
         raise ValidationFailed("reply_to: must be a message id", field="reply_to")
     original = queries.message_by_id(conn, reply_to)
     if original is None:

@@ -15,7 +15,7 @@ from typing import Any
 
 from acomm_cli.clock import parse_duration, parse_size
 from acomm_cli.errors import StoreUnavailable, ValidationFailed
-from acomm_cli.model import Limits
+from acomm_cli.model import Limits, whole_number
 
 AGENTS = "agents"  # the `agents:` section: agent name -> AgentSpec (see acomm_cli.agents)
 STORE_DIR = ".acomm"
@@ -69,9 +69,9 @@ def _nonempty(value: Any, key: str) -> str:
 
 
 def _positive_int(value: Any, key: str) -> int:
-    """A whole number >= 0, given as one or as digits (never a bool or a fraction)."""
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value)
+    """A whole number >= 0, given as one or as ASCII digits (never a bool or a fraction)."""
+    n = whole_number(value)
+    value = value if n is None else n
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
         raise ValidationFailed(f"{key}: {value!r} is not a whole number >= 0", field=key,
                                value=str(value))
@@ -81,8 +81,8 @@ def _positive_int(value: Any, key: str) -> int:
 def _ms(value: Any, key: str, *, positive: bool = False) -> int:
     """A duration: `500ms`, `30s`, `5m`..., or a whole number of milliseconds (in the file
     and in the environment alike)."""
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value)
+    n = whole_number(value)
+    value = value if n is None else n
     if isinstance(value, str):
         value = parse_duration(value, key)
     if not isinstance(value, int) or isinstance(value, bool) or value < 0 or (
@@ -237,7 +237,12 @@ def _agents_only(lines: list[str]) -> bool:
 def _read_yaml(path: Path, *, agents: bool) -> dict[str, Any] | None:
     """The file's settings as flat keys, and its `agents:` section as it is (not validated
     here). agents=False: a file with nothing but agents is not parsed (None)."""
-    text = path.read_text()
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValidationFailed(
+            f"config: {path} is not valid UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset "
+            f"{exc.start})", field="config", value=str(path)) from None
     lines = text.splitlines()
     if all(not line.strip() or line.lstrip().startswith("#") for line in lines):
         return {}  # only comments (as `acomm init` writes it): no need to load a YAML parser
@@ -249,6 +254,9 @@ def _read_yaml(path: Path, *, agents: bool) -> dict[str, Any] | None:
         doc = yaml.safe_load(text) or {}
     except yaml.YAMLError as exc:
         raise ValidationFailed(f"config: {path} is not valid YAML: {exc}", field="config") from None
+    except RecursionError:  # PyYAML's composer recurses once per level of nesting
+        raise ValidationFailed(f"config: {path} is nested too deeply to be a config file",
+                               field="config", value=str(path)) from None
     if not isinstance(doc, dict):
         raise ValidationFailed(f"config: {path} must hold a mapping", field="config")
     flat: dict[str, Any] = {}

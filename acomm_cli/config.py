@@ -252,8 +252,12 @@ def _read_yaml(path: Path, *, agents: bool) -> dict[str, Any] | None:
 
     try:
         doc = yaml.safe_load(text) or {}
-    except yaml.YAMLError as exc:
-        raise ValidationFailed(f"config: {path} is not valid YAML: {exc}", field="config") from None
+    except yaml.YAMLError as exc:  # PyYAML's own text spans lines; an error is one line
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        what = " ".join(str(getattr(exc, "problem", None) or exc).split())
+        raise ValidationFailed(f"config: {path} is not valid YAML: {what}{where}",
+                               field="config") from None
     except RecursionError:  # PyYAML's composer recurses once per level of nesting
         raise ValidationFailed(f"config: {path} is nested too deeply to be a config file",
                                field="config", value=str(path)) from None

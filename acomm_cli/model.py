@@ -172,7 +172,8 @@ def priority(value: str | int) -> Priority:
     if n is not None:
         if 0 <= n <= 4:
             return Priority(n)
-    elif isinstance(value, str) and value.upper() in Priority.__members__:
+    elif isinstance(value, str) and value.isascii() and value.upper() in Priority.__members__:
+        # isascii: "hıgh".upper() is "HIGH" (a dotless i); names are ASCII
         return Priority[value.upper()]
     raise ValidationFailed(
         f"priority: {value!r} is not 0-4 or one of low, normal, high, urgent, critical",

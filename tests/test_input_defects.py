@@ -151,6 +151,16 @@ def test_a_deeply_nested_config_file_is_refused_naming_the_file(store, team, tmp
     assert snapshot(store) == before
 
 
+@pytest.mark.parametrize("text", ["store: [1, 2\n", "store:\n\tflush: batch\n"])
+def test_a_config_file_that_is_not_yaml_is_one_line_of_error(store, team, tmp_path, text):
+    cfg = tmp_path / "broken.yaml"
+    cfg.write_text(text)
+    r = run_bytes("--config", str(cfg), "send", "team", "hi", "--as", "alice")
+    assert r.returncode == 3, r.stderr
+    assert one_line(r.stderr).startswith(f"acomm: error: validation_failed: config: {cfg} is "
+                                         "not valid YAML: ")
+
+
 def test_a_config_file_that_is_not_utf8_is_refused_naming_the_file(store, team, tmp_path):
     cfg = tmp_path / "bad.yaml"
     cfg.write_bytes(b"store:\n  flush: \xff\n")
@@ -166,6 +176,7 @@ def test_a_config_file_that_is_not_utf8_is_refused_naming_the_file(store, team, 
 @pytest.mark.parametrize(("args", "status"), [
     (("send", "team", "hi", "--as", "alice", "--priority", "\uff11"), 3),
     (("send", "team", "hi", "--as", "alice", "--priority", "\u0663"), 3),  # Arabic-Indic 3
+    (("send", "team", "hi", "--as", "alice", "--priority", "h\u0131gh"), 3),  # upper(): HIGH
     (("send", "team", "hi", "--as", "alice", "--delay", "\uff11s"), 3),
     (("send", "team", "hi", "--as", "alice", "--deliver-at", "\uff11\uff17\uff10\uff10"), 3),
     (("receive", "--as", "bob", "--limit", "\uff11"), 2),
@@ -204,3 +215,13 @@ def test_only_ascii_digits_in_batch_lines_and_config(cli, store, team, monkeypat
     assert snapshot(store) == before
     monkeypatch.setenv("ACOMM_BUSY_TIMEOUT", " 5000 ")  # ASCII digits still are numbers
     cli.ok("send", "team", "x", "--as", "alice", "--priority", " 2")
+
+
+@pytest.mark.parametrize("value", ["\x85", "a\u2028b", "\u2029"])
+def test_a_json_error_quoting_a_line_separator_stays_one_line(cli, store, team, value):
+    """Found by tests/test_malformed_inputs.py: with ensure_ascii=False, U+0085, U+2028 and
+    U+2029 went out raw, and readers that split lines on them saw two lines."""
+    r = cli("--json", "send", "team", "hi", "--as", "alice", "--delay", value)
+    assert r.exit_code == 3
+    assert len(r.stderr.splitlines()) == 1, r.stderr
+    assert json.loads(r.stderr)["error"]["value"] == value

@@ -13,6 +13,7 @@ import typer
 from typer._click.core import Command, Context
 from typer._click.exceptions import NoArgsIsHelpError
 from typer._click.exceptions import UsageError as ClickUsageError
+from typer._click.types import FloatParamType, IntParamType
 from typer.core import TyperGroup
 
 from acomm_cli import __version__, render
@@ -118,6 +119,41 @@ def _plain_help(cmd: Command) -> Command:
     return cmd
 
 
+class _AsciiInt(IntParamType):
+    """click's INT calls int(), which also takes "１", "٣" or "1_000": ASCII digits only."""
+
+    _OK = re.compile(r"\s*[+-]?[0-9]+\s*", re.ASCII)
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        if isinstance(value, str) and not self._OK.fullmatch(value):
+            self.fail(f"{value!r} is not a whole number (ASCII digits)", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+class _AsciiFloat(FloatParamType):
+    """click's FLOAT calls float(), which also takes "１.５": ASCII only."""
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        if isinstance(value, str) and not value.isascii():
+            self.fail(f"{value!r} is not a number (ASCII digits)", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+_ASCII_INT, _ASCII_FLOAT = _AsciiInt(), _AsciiFloat()
+
+
+def _ascii_numbers(cmd: Command) -> Command:
+    """Every number option and argument of every command parses ASCII digits only."""
+    for p in cmd.params:
+        if isinstance(p.type, IntParamType) and not isinstance(p.type, _AsciiInt):
+            p.type = _ASCII_INT
+        elif isinstance(p.type, FloatParamType) and not isinstance(p.type, _AsciiFloat):
+            p.type = _ASCII_FLOAT
+    for sub in getattr(cmd, "commands", {}).values():
+        _ascii_numbers(sub)
+    return cmd
+
+
 class AcommGroup(TyperGroup):
     """Holds the only `except` of the program: every error is rendered here, once."""
 
@@ -131,7 +167,7 @@ class AcommGroup(TyperGroup):
         if module is None:
             return None
         mod = importlib.import_module(f"{__package__}.commands.{module}")
-        built = _plain_help(typer.main.get_command(mod.app))
+        built = _ascii_numbers(_plain_help(typer.main.get_command(mod.app)))
         if name in GROUPS:
             built.name = name
             return built

@@ -128,11 +128,28 @@ def _write_atomic(directory: Path, name: str, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())  # the data is on disk before the name points at it
         os.replace(tmp, final)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+    _fsync_dir(directory)  # and the rename itself survives a power loss
+
+
+def _fsync_dir(directory: Path) -> None:
+    """Make a rename in `directory` durable (a no-op where directories cannot be opened)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # some filesystems refuse fsync on a directory; the file is synced
+        pass
+    finally:
+        os.close(fd)
 
 
 def _read_nofollow(path: Path) -> bytes | None:
@@ -583,10 +600,8 @@ def apply_response(conn: sqlite3.Connection, agent: str, doc: Any, now: int) -> 
         unknown = sorted(set(doc) - _ACK_KEYS)
         if unknown:
             raise ValidationFailed(f"unknown field {unknown[0]!r}", field=unknown[0])
-        mid = doc["ack"]
-        if isinstance(mid, str) and mid.isdigit():
-            mid = int(mid)
-        if not isinstance(mid, int) or isinstance(mid, bool):
+        mid = model.whole_number(doc["ack"])  # an int, or ASCII digits
+        if mid is None:
             raise ValidationFailed("ack: must be a message id", field="ack")
         note = doc.get("note")
         if note is not None and not isinstance(note, str):
@@ -625,9 +640,8 @@ def apply_response(conn: sqlite3.Connection, agent: str, doc: Any, now: int) -> 
 
 
 def _reply(conn: sqlite3.Connection, req: SendRequest, reply_to: Any, now: int) -> int:
-    if isinstance(reply_to, str) and reply_to.isdigit():
-        reply_to = int(reply_to)
-    if not isinstance(reply_to, int) or isinstance(reply_to, bool):
+    reply_to = model.whole_number(reply_to)  # an int, or ASCII digits
+    if reply_to is None:
         raise ValidationFailed("reply_to: must be a message id", field="reply_to")
     original = queries.message_by_id(conn, reply_to)
     if original is None:

@@ -11,14 +11,18 @@ import time
 from datetime import UTC, datetime
 
 from acomm_cli.errors import ValidationFailed
+from acomm_cli.model import utf8
 
 _UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)?\s*$")
+# re.ASCII: `\d` would also take "１" or "٣", and `\s` a non-breaking space; fullmatch: `$`
+# would accept a trailing newline.
+_DURATION = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)?\s*", re.ASCII)
 _SIZE_UNITS = {
     "": 1, "b": 1, "k": 1000, "kb": 1000, "m": 1000**2, "mb": 1000**2, "g": 1000**3, "gb": 1000**3,
     "kib": 1024, "mib": 1024**2, "gib": 1024**3,
 }
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
+_SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", re.ASCII)
+_EPOCH_MS = re.compile(r"[0-9]+")
 
 
 def now_ms() -> int:
@@ -38,7 +42,8 @@ def parse_duration(value: str | int, field: str) -> int:
     """`500ms`, `30s`, `5m`, `2h`, `7d` (a bare number is seconds) -> milliseconds."""
     if isinstance(value, int):
         return value * 1000
-    m = _DURATION.match(value)
+    utf8(value, field)
+    m = _DURATION.fullmatch(value) if isinstance(value, str) else None
     if not m:
         raise ValidationFailed(
             f"{field}: {value!r} is not a duration (use e.g. 500ms, 30s, 5m, 2h, 7d)",
@@ -51,7 +56,8 @@ def parse_size(value: str | int, field: str) -> int:
     """Bytes, or a number with a unit such as `64KiB`, `1MiB`, `2GB`."""
     if isinstance(value, int):
         return value
-    m = _SIZE.match(value)
+    utf8(value, field)
+    m = _SIZE.fullmatch(value) if isinstance(value, str) else None
     unit = m.group(2).lower() if m else None
     if not m or unit not in _SIZE_UNITS:
         raise ValidationFailed(
@@ -63,12 +69,18 @@ def parse_size(value: str | int, field: str) -> int:
 
 def parse_time(value: str, field: str, now: int) -> int:
     """An ISO 8601 time, epoch milliseconds, or a relative offset such as `-1h` / `+30s`."""
+    utf8(value, field)
     v = value.strip()
-    if v[:1] in "+-" and len(v) > 1 and _DURATION.match(v[1:]):
+    if v[:1] in "+-" and len(v) > 1 and _DURATION.fullmatch(v[1:]):
         delta = parse_duration(v[1:], field)
         return now + delta if v[0] == "+" else now - delta
-    if v.isdigit():
+    if _EPOCH_MS.fullmatch(v):
         return int(v)
+    if not v.isascii():  # fromisoformat takes "２０２６-..." too: ISO 8601 is ASCII
+        raise ValidationFailed(
+            f"{field}: {value!r} is not a time (use ISO 8601 or a relative offset such as -1h)",
+            field=field, value=value,
+        )
     try:
         dt = datetime.fromisoformat(v.replace("Z", "+00:00"))
     except ValueError:

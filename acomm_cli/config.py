@@ -14,7 +14,7 @@ from typing import Any
 
 from acomm_cli.clock import parse_duration, parse_size
 from acomm_cli.errors import StoreUnavailable, ValidationFailed
-from acomm_cli.model import Limits
+from acomm_cli.model import Limits, whole_number
 
 AGENTS = "agents"  # the `agents:` section: agent name -> AgentSpec (see acomm_cli.agents)
 STORE_DIR = ".acomm"
@@ -68,9 +68,9 @@ def _nonempty(value: Any, key: str) -> str:
 
 
 def _positive_int(value: Any, key: str) -> int:
-    """A whole number >= 0, given as one or as digits (never a bool or a fraction)."""
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value)
+    """A whole number >= 0, given as one or as ASCII digits (never a bool or a fraction)."""
+    n = whole_number(value)
+    value = value if n is None else n
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
         raise ValidationFailed(f"{key}: {value!r} is not a whole number >= 0", field=key,
                                value=str(value))
@@ -80,8 +80,8 @@ def _positive_int(value: Any, key: str) -> int:
 def _ms(value: Any, key: str, *, positive: bool = False) -> int:
     """A duration: `500ms`, `30s`, `5m`..., or a whole number of milliseconds (in the file
     and in the environment alike)."""
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value)
+    n = whole_number(value)
+    value = value if n is None else n
     if isinstance(value, str):
         value = parse_duration(value, key)
     if not isinstance(value, int) or isinstance(value, bool) or value < 0 or (
@@ -238,10 +238,14 @@ def _read_yaml(path: Path, *, agents: bool) -> dict[str, Any] | None:
     """The file's settings as flat keys, and its `agents:` section as it is (not validated
     here). agents=False: a file with nothing but agents is not parsed (None)."""
     try:
-        text = path.read_text()
+        text = path.read_bytes().decode("utf-8")
     except OSError as exc:  # e.g. another user's 0600 file beside a store shared read-only
         raise ValidationFailed(f"config: cannot read {path}: {exc.strerror}", field="config",
                                value=str(path)) from None
+    except UnicodeDecodeError as exc:
+        raise ValidationFailed(
+            f"config: {path} is not valid UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset "
+            f"{exc.start})", field="config", value=str(path)) from None
     lines = text.splitlines()
     if all(not line.strip() or line.lstrip().startswith("#") for line in lines):
         return {}  # only comments (as `acomm init` writes it): no need to load a YAML parser
@@ -251,8 +255,15 @@ def _read_yaml(path: Path, *, agents: bool) -> dict[str, Any] | None:
 
     try:
         doc = yaml.safe_load(text) or {}
-    except yaml.YAMLError as exc:
-        raise ValidationFailed(f"config: {path} is not valid YAML: {exc}", field="config") from None
+    except yaml.YAMLError as exc:  # PyYAML's own text spans lines; an error is one line
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        what = " ".join(str(getattr(exc, "problem", None) or exc).split())
+        raise ValidationFailed(f"config: {path} is not valid YAML: {what}{where}",
+                               field="config") from None
+    except RecursionError:  # PyYAML's composer recurses once per level of nesting
+        raise ValidationFailed(f"config: {path} is nested too deeply to be a config file",
+                               field="config", value=str(path)) from None
     if not isinstance(doc, dict):
         raise ValidationFailed(f"config: {path} must hold a mapping", field="config")
     flat: dict[str, Any] = {}

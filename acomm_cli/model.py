@@ -79,13 +79,61 @@ SYSTEM_AGENT = "acomm"
 DEADLETTER_TOPIC = "_system.message.deadletter"
 DEAD_LETTER_REASONS = ("max_retries_exceeded", "expired", "recipient_left", "dispatch_failed")
 
-_CHANNEL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
-_AGENT_ID = re.compile(r"^[A-Za-z0-9_@][A-Za-z0-9._@-]{0,127}$")
-_CORRELATION = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
-_DEDUPE_KEY = re.compile(r"^[^\x00-\x1f]{1,256}$")
+# Matched with fullmatch: `$` would also accept a trailing newline (`"team\n"`).
+_CHANNEL_NAME = re.compile(r"[A-Za-z0-9_-]{1,128}")
+_AGENT_ID = re.compile(r"[A-Za-z0-9_@][A-Za-z0-9._@-]{0,127}")
+_CORRELATION = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+_DEDUPE_KEY = re.compile(r"[^\x00-\x1f]{1,256}")
+_WHOLE_NUMBER = re.compile(r"[0-9]+")  # ASCII only: int() would also take "１" or "٣"
+
+
+def utf8(value: Any, field_name: str) -> Any:
+    """Refuse text that was not valid UTF-8 where it came from. Undecodable bytes on argv or
+    stdin arrive as lone surrogates (surrogateescape), as do `\\udcff` escapes in JSON; SQLite
+    cannot store them, so they are bad input (exit 3), never an internal error. Anything else
+    passes unchanged (its own validator judges it)."""
+    if isinstance(value, str) and not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            code = ord(value[exc.start])
+            what = (f"byte 0x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF
+                    else f"lone surrogate U+{code:04X}")
+            raise ValidationFailed(
+                f"{field_name}: not valid UTF-8 ({what} at character {exc.start})",
+                field=field_name, value_length=len(value)) from None
+    return value
+
+
+def utf8_json(value: Any, field_name: str) -> None:
+    """Every key and string inside a JSON value is valid UTF-8 (a batch line's `metadata`
+    may nest objects and lists)."""
+    stack = [value]
+    while stack:  # a loop, not recursion: json.loads already bounded the depth
+        v = stack.pop()
+        if isinstance(v, dict):
+            for k, item in v.items():
+                utf8(k, field_name)
+                stack.append(item)
+        elif isinstance(v, list):
+            stack.extend(v)
+        else:
+            utf8(v, field_name)
+
+
+def whole_number(value: Any) -> int | None:
+    """`value` as an int when it is one (not a bool) or a string of ASCII digits, else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and _WHOLE_NUMBER.fullmatch(value.strip(" \t\r\n")):
+        return int(value)
+    return None
 
 
 def _enum_value(enum: type, value: str, field_name: str) -> Any:
+    utf8(value, field_name)
     try:
         return enum(value)
     except ValueError:
@@ -118,12 +166,14 @@ def message_type(value: str) -> MessageType:
 
 
 def priority(value: str | int) -> Priority:
-    """A priority by name (`high`) or number (`2`)."""
-    if isinstance(value, int) or (isinstance(value, str) and value.strip().isdigit()):
-        n = int(value)
+    """A priority by name (`high`) or number (`2`, ASCII digits only)."""
+    utf8(value, "priority")
+    n = whole_number(value)
+    if n is not None:
         if 0 <= n <= 4:
             return Priority(n)
-    elif isinstance(value, str) and value.upper() in Priority.__members__:
+    elif isinstance(value, str) and value.isascii() and value.upper() in Priority.__members__:
+        # isascii: "hıgh".upper() is "HIGH" (a dotless i); names are ASCII
         return Priority[value.upper()]
     raise ValidationFailed(
         f"priority: {value!r} is not 0-4 or one of low, normal, high, urgent, critical",
@@ -132,7 +182,8 @@ def priority(value: str | int) -> Priority:
 
 
 def channel_name(name: str, *, allow_reserved: bool = False) -> str:
-    if not isinstance(name, str) or not _CHANNEL_NAME.match(name):
+    utf8(name, "channel")
+    if not isinstance(name, str) or not _CHANNEL_NAME.fullmatch(name):
         raise ValidationFailed(
             f"channel: {name!r} must be 1-128 characters of A-Z a-z 0-9 _ -",
             field="channel", value=name,
@@ -147,9 +198,10 @@ def channel_name(name: str, *, allow_reserved: bool = False) -> str:
 
 def agent_id(value: str, field_name: str = "agent") -> str:
     """Validate an agent id: `worker` or `worker@my-team`."""
+    utf8(value, field_name)
     ok = (
         isinstance(value, str)
-        and _AGENT_ID.match(value) is not None
+        and _AGENT_ID.fullmatch(value) is not None
         and ".." not in value
         and value.count("@") <= 1
         and not value.startswith("@")
@@ -165,7 +217,8 @@ def agent_id(value: str, field_name: str = "agent") -> str:
 
 
 def correlation_id(value: str) -> str:
-    if not _CORRELATION.match(value):
+    utf8(value, "correlation_id")
+    if not _CORRELATION.fullmatch(value):
         raise ValidationFailed(
             f"correlation_id: {value!r} must be 1-128 characters of A-Z a-z 0-9 . _ : -",
             field="correlation_id", value=value,
@@ -174,7 +227,8 @@ def correlation_id(value: str) -> str:
 
 
 def dedupe_key(value: str) -> str:
-    if not _DEDUPE_KEY.match(value):
+    utf8(value, "dedupe_key")
+    if not _DEDUPE_KEY.fullmatch(value):
         raise ValidationFailed(
             f"dedupe_key: {value!r} must be 1-256 printable characters",
             field="dedupe_key", value=value,
@@ -188,6 +242,7 @@ def metadata_pairs(pairs: list[str] | None) -> dict[str, str] | None:
         return None
     out = {}
     for pair in pairs:
+        utf8(pair, "metadata")
         key, sep, value = pair.partition("=")
         if not sep or not key:
             raise ValidationFailed(f"metadata: {pair!r} is not key=value", field="metadata",

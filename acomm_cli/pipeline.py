@@ -130,6 +130,7 @@ def channel_config(base: ChannelConfig | None = None, **overrides: Any) -> Chann
 
 
 def _channel(conn: sqlite3.Connection, name: str) -> Channel:
+    model.utf8(name, "channel")
     ch = queries.channel_by_name(conn, name)
     if ch is None:
         raise NotFound(f"channel {name!r} does not exist", field="channel", value=name)
@@ -343,13 +344,17 @@ def plan_message(router: Router, req: SendRequest, now: int, *,
     return _plan_checked(router, req, now, only_to, internal)
 
 
-def _plan_checked(router: Router, req: SendRequest, now: int, only_to: str | None,
-                  internal: bool) -> _Plan:
+def check_request(req: SendRequest, now: int) -> tuple[str, MessageType, model.Priority,
+                                                      dict[str, Any], int | None]:
+    """The checks that do not depend on the channel: (sender, type, priority, metadata,
+    deliver_at). `send --to a,b` runs them once, so a bad body is one error, not one per
+    recipient."""
     sender = model.agent_id(req.sender, "sender")
     mtype = model.message_type(req.type) if isinstance(req.type, str) else req.type
     prio = model.priority(req.priority)
     if not isinstance(req.content, str) or req.content == "":
         raise ValidationFailed("content: must not be empty", field="content", value_length=0)
+    model.utf8(req.content, "content")
     if req.correlation_id is not None:
         model.correlation_id(req.correlation_id)
     if req.dedupe_key is not None:
@@ -360,12 +365,19 @@ def _plan_checked(router: Router, req: SendRequest, now: int, only_to: str | Non
     if not isinstance(metadata, dict):
         raise ValidationFailed("metadata: must be an object of key/value pairs",
                                field="metadata")
+    model.utf8_json(metadata, "metadata")
     deliver_at = req.deliver_at
     if req.delay_ms is not None:
         if req.delay_ms < 0:
             raise ValidationFailed(f"delay: {req.delay_ms} ms must not be negative",
                                    field="delay", value=req.delay_ms)
         deliver_at = now + req.delay_ms
+    return sender, mtype, prio, metadata, deliver_at
+
+
+def _plan_checked(router: Router, req: SendRequest, now: int, only_to: str | None,
+                  internal: bool) -> _Plan:
+    sender, mtype, prio, metadata, deliver_at = check_request(req, now)
     if req.channel is None:
         raise ValidationFailed("channel: a channel (or --to) is required", field="channel")
     ch = router.channel(req.channel)
@@ -621,7 +633,7 @@ def send_direct(conn: sqlite3.Connection, req: SendRequest, to: Sequence[str],
     """One direct message per recipient, in order; one failing does not stop the others."""
     if not to:
         raise ValidationFailed("to: name at least one recipient", field="to")
-    model.agent_id(req.sender, "sender")
+    check_request(req, now)
     for i, r in enumerate(to):
         model.agent_id(r, "to")
         if r == req.sender:

@@ -77,9 +77,15 @@ def note(text: str) -> None:
     print(f"acomm: {text}", file=sys.stderr)
 
 
+# Line breaks to readers that split on more than "\n" (Python's splitlines, JavaScript):
+# escaped so that an error stays one line whatever value it quotes.
+_LINE_BREAKS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
 def error(exc: CommError, as_json: bool) -> None:
     if as_json:
-        print(json.dumps({"error": exc.to_dict()}, ensure_ascii=False), file=sys.stderr)
+        doc = json.dumps({"error": exc.to_dict()}, ensure_ascii=False)
+        print(doc.translate(_LINE_BREAKS), file=sys.stderr)
     else:
         print(f"acomm: error: {exc.code}: {exc.message}", file=sys.stderr)
 

@@ -11,13 +11,15 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from acomm_cli.errors import ValidationFailed
+from acomm_cli.model import utf8
 
-_SEGMENT = re.compile(r"^[A-Za-z0-9_-]+$")
+_SEGMENT = re.compile(r"[A-Za-z0-9_-]+")  # fullmatch: `$` would let "build\n" through
 
 
 def validate_topic(topic: str, *, allow_system: bool = False) -> str:
+    utf8(topic, "topic")
     segs = topic.split(".") if isinstance(topic, str) else []
-    if not (1 <= len(topic or "") <= 256) or not all(_SEGMENT.match(s) for s in segs):
+    if not (1 <= len(topic or "") <= 256) or not all(_SEGMENT.fullmatch(s) for s in segs):
         raise ValidationFailed(
             f"topic: {topic!r} must be 1-256 characters of '.'-separated segments of "
             "A-Z a-z 0-9 _ - with no empty segment",
@@ -32,9 +34,10 @@ def validate_topic(topic: str, *, allow_system: bool = False) -> str:
 
 
 def validate_pattern(pattern: str) -> str:
+    utf8(pattern, "pattern")
     segs = pattern.split(".") if isinstance(pattern, str) else []
     ok = 1 <= len(pattern or "") <= 256 and all(
-        _SEGMENT.match(s) or s == "*" or (s == "#" and i == len(segs) - 1)
+        _SEGMENT.fullmatch(s) or s == "*" or (s == "#" and i == len(segs) - 1)
         for i, s in enumerate(segs)
     )
     if not ok:

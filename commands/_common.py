@@ -112,7 +112,17 @@ def read_body(body: str | None) -> str:
     if body is not None and body != "-":
         return body
     refuse_terminal_stdin("no message body: give it as an argument or pipe it on stdin", "body")
-    return sys.stdin.read()
+    return read_stdin()
+
+
+def read_stdin() -> str:
+    """All of standard input as text. Bytes that are not UTF-8 become lone surrogates, as
+    they do on argv, whatever the locale: the engine refuses them naming the field (exit 3)
+    instead of a decoding error escaping here."""
+    raw = getattr(sys.stdin, "buffer", None)
+    if raw is None:  # a text-only stream (some test harnesses): already decoded
+        return sys.stdin.read()
+    return raw.read().decode("utf-8", "surrogateescape")
 
 
 def refuse_terminal_stdin(message: str, field: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 from typing import Annotated
@@ -49,8 +50,14 @@ def _read_batch(source: str) -> list[tuple[SendRequest, str | None, int]]:
     if source == "-":
         refuse_terminal_stdin("no batch on stdin: pipe JSON Lines in, or give a file",
                               "batch")
+    # Bytes that are not UTF-8 become lone surrogates, refused by the engine naming the line.
     try:
-        fh = sys.stdin if source == "-" else open(source, encoding="utf-8")  # noqa: SIM115
+        if source != "-":
+            fh = open(source, encoding="utf-8", errors="surrogateescape")  # noqa: SIM115
+        elif hasattr(sys.stdin, "buffer"):
+            fh = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="surrogateescape")
+        else:
+            fh = sys.stdin
     except OSError as exc:
         raise ValidationFailed(f"batch: cannot read {source}: {exc.strerror}", field="batch",
                                value=source) from None
@@ -63,6 +70,9 @@ def _read_batch(source: str) -> list[tuple[SendRequest, str | None, int]]:
                 obj = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise ValidationFailed(f"line {n}: not valid JSON ({exc.msg})", field="line",
+                                       line=n) from None
+            except RecursionError:
+                raise ValidationFailed(f"line {n}: nested too deeply", field="line",
                                        line=n) from None
             items.append(pipeline.batch_request(obj, n))
     return items

@@ -15,11 +15,29 @@ def migration(fn: Migration) -> Migration:
     return fn
 
 
+def statements(sql: str) -> list[str]:
+    """Split a script into whole statements. A `;` ends a statement only where SQLite says
+    the statement is complete (`sqlite3.complete_statement`), so a trigger body
+    (`BEGIN ...; ...; END;`) or a `;` inside a string literal or comment stays in one piece.
+    A trailing fragment that never completes is kept too, so SQLite reports its error."""
+    out: list[str] = []
+    current = ""
+    for piece in sql.split(";"):
+        current += piece + ";"
+        if sqlite3.complete_statement(current):
+            if current.strip(" \t\r\n;"):
+                out.append(current.strip())
+            current = ""
+    rest = current[:-1]  # the last piece got a ';' it never had
+    if rest.strip():
+        out.append(rest.strip())
+    return out
+
+
 def _script(conn: sqlite3.Connection, sql: str) -> None:
     """Run DDL statement by statement: executescript() would commit the open transaction."""
-    for statement in sql.split(";"):
-        if statement.strip():
-            conn.execute(statement)
+    for statement in statements(sql):
+        conn.execute(statement)
 
 
 @migration

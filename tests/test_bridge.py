@@ -795,3 +795,38 @@ def test_a_response_file_that_cannot_be_deleted_is_never_sent_twice(nobody):
     assert doc["ingested"] == 0 and list(outbox.iterdir()) == []
     assert sent() == ["direct", "done", "green", "hi back", "to all"]
     assert json.loads(u.ok("00:00:50", "stats", "--json").stdout)["bridge"]["bad_files"] == 0
+
+
+# ------------------------------------ fsync before os.replace (issue 12, defect 10)
+
+
+def test_mirror_files_and_team_inboxes_are_synced_before_they_are_renamed(
+        cli, store, team, dirs, monkeypatch):
+    """A power loss right after os.replace must not leave an empty file: the temporary file
+    is fsynced before the rename and its directory after it. The store stays real; only the
+    two system calls are watched (their order is the point)."""
+    cli.ok("channel", "join", "team", "carol@crew")
+    calls: list[tuple[str, str]] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd: int) -> None:
+        calls.append(("fsync", os.readlink(f"/proc/self/fd/{fd}")))
+        real_fsync(fd)
+
+    def replace(src: str | Path, dst: str | Path) -> None:
+        calls.append(("replace", os.path.realpath(src)))
+        calls.append(("replaced", os.path.realpath(dst)))
+        real_replace(src, dst)
+
+    with monkeypatch.context() as m:
+        m.setattr(os, "fsync", fsync)
+        m.setattr(os, "replace", replace)
+        mid = int(cli.ok("send", "team", "hello", "--as", "alice").stdout)
+    renamed = [(i, calls[i][1], calls[i + 1][1]) for i, c in enumerate(calls)
+               if c[0] == "replace"]
+    finals = {Path(dst) for _, _, dst in renamed}
+    assert dirs["inbox"].resolve() / "bob" / f"{mid}.json" in finals
+    assert dirs["teams"].resolve() / "crew" / "inboxes" / "carol.json" in finals
+    for i, src, dst in renamed:
+        assert ("fsync", src) in calls[:i], f"{src} renamed to {dst} before it was synced"
+        assert ("fsync", str(Path(dst).parent)) in calls[i:], f"{Path(dst).parent} not synced"

@@ -17,6 +17,7 @@ from conftest import ACOMM, query
 from freezegun import freeze_time
 
 from acomm_cli import pipeline
+from acomm_cli.store import migrations
 from acomm_cli.store.migrations import MIGRATIONS
 
 
@@ -450,3 +451,35 @@ def test_older_stores_are_upgraded_to_the_fresh_schema_keeping_their_data(
     assert query(isolated_env, "PRAGMA user_version") == [(len(MIGRATIONS),)]
     names = [r[0] for r in query(isolated_env, "SELECT name FROM _acomm_migrations ORDER BY name")]
     assert names == [fn.__name__ for fn in MIGRATIONS]
+
+
+# ------------------------------------ migrations split DDL whole (issue 12, defect 10)
+
+
+def test_a_trigger_body_stays_one_statement(tmp_path: Path):
+    """The old splitter cut at every ';', so the first trigger body broke the migration."""
+    conn = sqlite3.connect(tmp_path / "t.db", isolation_level=None)
+    conn.execute("BEGIN")
+    migrations._script(conn, """
+        CREATE TABLE t (x TEXT);  -- a comment; with a semicolon
+        CREATE TABLE log (y TEXT);
+        CREATE TRIGGER t_log AFTER INSERT ON t BEGIN
+            INSERT INTO log VALUES ('a;b');
+            INSERT INTO log VALUES (new.x);
+        END;
+        CREATE INDEX log_y ON log(y)
+    """)
+    conn.execute("COMMIT")
+    conn.execute("INSERT INTO t VALUES ('z')")
+    assert conn.execute("SELECT y FROM log ORDER BY rowid").fetchall() == [("a;b",), ("z",)]
+    assert conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'").fetchall() == [
+        ("log_y",)]
+    conn.close()
+
+
+def test_an_unfinished_statement_still_reaches_sqlite(tmp_path: Path):
+    conn = sqlite3.connect(tmp_path / "t.db", isolation_level=None)
+    with pytest.raises(sqlite3.OperationalError):
+        migrations._script(conn, "CREATE TABLE t (x); CREATE TRIGGER u AFTER INSERT ON t "
+                                 "BEGIN SELECT 1;")
+    conn.close()

@@ -154,6 +154,11 @@ def _ascii_numbers(cmd: Command) -> Command:
     return cmd
 
 
+class _ReaderGone(Exception):
+    """stdout's reader went away (`acomm messages | head`): not an OSError, so that Typer's
+    own EPIPE handler (exit 1) lets it through to ours."""
+
+
 class AcommGroup(TyperGroup):
     """Holds the only `except` of the program: every error is rendered here, once."""
 
@@ -173,6 +178,12 @@ class AcommGroup(TyperGroup):
             return built
         return built.commands[name] if isinstance(built, TyperGroup) else built
 
+    def invoke(self, ctx: Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            raise _ReaderGone() from None
+
     def main(self, args: Any = None, prog_name: Any = None, complete_var: Any = None,
              standalone_mode: bool = True, **extra: Any) -> Any:
         argv = list(sys.argv[1:] if args is None else args)
@@ -180,6 +191,7 @@ class AcommGroup(TyperGroup):
         try:
             rv = super().main(_hoist_globals(argv), prog_name or "acomm", complete_var,
                               standalone_mode=False, **extra)
+            sys.stdout.flush()  # here, where a reader that went away is still ours to report
         except typer.Abort:
             print("acomm: aborted", file=sys.stderr)
             sys.exit(130)
@@ -206,7 +218,12 @@ class AcommGroup(TyperGroup):
             sys.exit(err.exit_status)
         except KeyboardInterrupt:
             sys.exit(130)
-        except BrokenPipeError:
+        except (BrokenPipeError, _ReaderGone):
+            # The reader took what it wanted (`| head`): printing changed nothing in the store
+            # (receive, which marks what it prints read, fails with output_failed instead).
+            from acomm_cli.render_handover import silence_stdout
+
+            silence_stdout()
             sys.exit(0)
         except Exception as exc:  # a bug: say so plainly, exit 1
             render.error(Internal(f"{type(exc).__name__}: {exc}"), as_json)

@@ -58,11 +58,11 @@ def handing_over(count: int, stall_s: float | None = None) -> Iterator[None]:
         yield
         sys.stdout.flush()
     except _Stalled:
-        _silence_stdout()  # or exiting would flush into the stalled pipe and block for ever
+        silence_stdout()  # or exiting would flush into the stalled pipe and block for ever
         raise failed(f"the reader did not take it within {stall_s:g}s, the busy timeout; "
                      "the store was locked meanwhile") from None
     except (OSError, ValueError) as exc:  # ValueError: a stream closed under us
-        _silence_stdout()
+        silence_stdout()
         why = ("the reader closed the pipe" if isinstance(exc, BrokenPipeError)
                else "stdout is closed" if isinstance(exc, ValueError)
                else exc.strerror or str(exc))
@@ -107,7 +107,7 @@ def _alarm(seconds: float | None) -> Callable[[], None]:
     return cancel
 
 
-def _silence_stdout() -> None:
+def silence_stdout() -> None:
     """Point stdout at /dev/null once it failed, so that Python's flush at exit neither
     complains ("Exception ignored ... BrokenPipeError") nor blocks (Python docs, signal:
     "Note on SIGPIPE")."""

@@ -82,6 +82,19 @@ def test_the_issue_example_head_n_1(loaded, tmp_path):
     assert "output_failed" in err
 
 
+@pytest.mark.parametrize("unbuffered", [False, True], ids=["buffered", "unbuffered"])
+@pytest.mark.parametrize("cmd", ["messages --limit 1000", "messages --json --limit 1000",
+                                 "receive g --as b --peek --jsonl --limit 1000"])
+def test_a_listing_whose_reader_leaves_early_exits_0_quietly(loaded, tmp_path, cmd, unbuffered):
+    """Commands that only read (`messages | head`) lose nothing when the reader leaves: exit 0
+    and no noise, as a shell user expects (Typer alone made it exit 1)."""
+    before = snapshot(loaded)
+    status, err, out = pipeline(f"{ACOMM} {cmd}", "head -c 100", tmp_path, unbuffered)
+    assert len(out) == 100
+    assert (status, err) == (0, "")
+    assert snapshot(loaded) == before
+
+
 @pytest.mark.parametrize("redirect, why", [(">&-", "stdout is closed"),
                                            (">/dev/full", "No space left on device")])
 def test_a_closed_or_full_stdout_loses_nothing(loaded, redirect, why):

@@ -16,14 +16,10 @@ from typer._click.exceptions import UsageError as ClickUsageError
 from typer._click.types import FloatParamType, IntParamType
 from typer.core import TyperGroup
 
-from acomm_cli import __version__, render
-from acomm_cli.config import Settings
-from acomm_cli.errors import (
-    CommError,
-    Internal,
-    UsageError,
-    ValidationFailed,
-)
+from acomm_cli import __version__
+from acomm_cli.cli import render
+from acomm_cli.cli.config import Settings
+from acomm_cli.errors import CommError, Internal, UsageError, ValidationFailed
 
 # Global options may also be written after the subcommand (`acomm send ... --json`).
 _GLOBAL_FLAGS = {"--json", "--no-color"}
@@ -221,7 +217,7 @@ class AcommGroup(TyperGroup):
         except (BrokenPipeError, _ReaderGone):
             # The reader took what it wanted (`| head`): printing changed nothing in the store
             # (receive, which marks what it prints read, fails with output_failed instead).
-            from acomm_cli.render_handover import silence_stdout
+            from acomm_cli.cli.handover import silence_stdout
 
             silence_stdout()
             sys.exit(0)

@@ -13,7 +13,9 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
-from acomm_cli import bridge, clock, delivery
+from acomm_cli import clock
+from acomm_cli.bridge import sync as bridge
+from acomm_cli.engine import delivery
 from acomm_cli.errors import CommError, ValidationFailed
 
 MIN_INTERVAL_S = 0.1  # a tighter loop would mostly compete with the writers it serves
@@ -38,7 +40,7 @@ class TickSetup:
 def tick_once(conn: Any, setup: TickSetup, now: int,
               stop: Callable[[], bool] | None = None) -> tuple[dict[str, Any], int]:
     """One pass at `now`: the document `tick --json` prints, and how much it did. `stop`
-    (SIGINT/SIGTERM, see acomm_cli.stopping) ends dispatch early: the running command is
+    (SIGINT/SIGTERM, see acomm_cli.cli.stopping) ends dispatch early: the running command is
     killed and recorded as interrupted, and no further delivery is taken."""
     with setup.progress() as progress:
         result = delivery.tick(conn, now, progress)
@@ -50,7 +52,7 @@ def tick_once(conn: Any, setup: TickSetup, now: int,
         doc["bridge"] = synced.doc()
         total += sum(doc["bridge"].values())
     if setup.agents and not (stop and stop()):  # dispatch code: only with agents configured
-        from acomm_cli import dispatch
+        from acomm_cli.dispatch import dispatcher as dispatch
 
         ran = dispatch.dispatch(conn, setup.agents, now, store_path=setup.store_path,
                                 encode=setup.encode, config_path=setup.config_path,
@@ -79,7 +81,7 @@ def interval(every: str) -> float:
 
 class Stoppable(Protocol):
     """What `run_every` waits on: true once a stop was requested, and a file descriptor that
-    becomes readable then (acomm_cli.stopping.Stop)."""
+    becomes readable then (acomm_cli.cli.stopping.Stop)."""
 
     def __call__(self) -> bool: ...
 

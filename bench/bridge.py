@@ -33,7 +33,8 @@ from time import perf_counter
 
 from harness import DOC, machine, median, write_section
 
-from acomm_cli import bridge, pipeline
+from acomm_cli.bridge import sync as bridge
+from acomm_cli.engine import channels, operations, sending
 from acomm_cli.model import SendRequest
 
 SECTION = "## Mailbox bridge (issue 6)"
@@ -42,16 +43,16 @@ ACOMM = str(Path(sys.executable).parent / "acomm")
 
 def _store(work: Path, backlog: int) -> tuple[object, bridge.BridgeConfig]:
     path = work / "store.acomm"
-    pipeline.init_store(path, 0)
-    conn = pipeline.connect(path, create=False)
+    operations.init_store(path, 0)
+    conn = operations.connect(path, create=False)
     cfg = bridge.BridgeConfig(inbox_dir=work / "inbox", teams_dir=work / "teams")
-    pipeline.create_channel(conn, "crew", "group", "lead", pipeline.channel_config(), 0)
+    channels.create_channel(conn, "crew", "group", "lead", channels.channel_config(), 0)
     for i in range(10):
-        pipeline.join_channel(conn, "crew", f"w{i}@crew", "member", 0)
-    pipeline.create_channel(conn, "pair", "group", "lead", pipeline.channel_config(), 0)
-    pipeline.join_channel(conn, "pair", "solo", "member", 0)
+        channels.join_channel(conn, "crew", f"w{i}@crew", "member", 0)
+    channels.create_channel(conn, "pair", "group", "lead", channels.channel_config(), 0)
+    channels.join_channel(conn, "pair", "solo", "member", 0)
     for i in range(backlog):  # mirrored unread deliveries: 10 per message
-        pipeline.send(conn, SendRequest(sender="lead", content=f"old {i}", channel="crew"), i)
+        sending.send(conn, SendRequest(sender="lead", content=f"old {i}", channel="crew"), i)
     bridge.sync(conn, cfg, 1000)
     return conn, cfg
 
@@ -72,12 +73,12 @@ def bench_send(rounds: int) -> dict[str, object]:
             for r in range(rounds):
                 now = 10_000 + r
                 t = perf_counter()
-                pipeline.send(conn, SendRequest(sender="lead", content="x", channel=channel),
+                sending.send(conn, SendRequest(sender="lead", content="x", channel=channel),
                               now)
                 plain.append(perf_counter() - t)
                 t = perf_counter()
                 before = bridge.prepare(conn)  # what the hook does before the command
-                pipeline.send(conn, SendRequest(sender="lead", content="y", channel=channel),
+                sending.send(conn, SendRequest(sender="lead", content="y", channel=channel),
                               now)
                 bridge.sync(conn, cfg, now, after_message_id=before, full=False)
                 mirrored.append(perf_counter() - t)
@@ -131,7 +132,7 @@ def bench_tick(files: int) -> dict[str, object]:
     work = Path(tempfile.mkdtemp(prefix="acomm-bridge-"))
     try:
         path = work / "store.acomm"
-        pipeline.init_store(path, 0)
+        operations.init_store(path, 0)
         outbox = work / "outbox"
         for i in range(files):
             d = outbox / f"agent{i % 10}"
@@ -183,7 +184,7 @@ def section(send: dict[str, object], tick: dict[str, object], files: int, rounds
         *rows, "",
         f"- send: in process, {rounds} rounds per case (the 1-recipient case on a store "
         "already holding 5,000 mirrored unread deliveries); each round times "
-        "`pipeline.send` alone and `pipeline.send` with the mirror every writing command "
+        "`sending.send` alone and `sending.send` with the mirror every writing command "
         "runs (`bridge.prepare` before it: the triggers' check and the watermark; "
         "`bridge.sync(full=False)` after it: the deliveries made unread since (none here), "
         "taking away stale mirrors, and an inbox file per recipient, written to a temporary "

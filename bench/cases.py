@@ -29,7 +29,8 @@ from harness import (
     timed,
 )
 
-from acomm_cli import clock, inbox, pipeline
+from acomm_cli import clock
+from acomm_cli.engine import inbox, operations, sending
 from acomm_cli.model import MessageFilter, SendRequest
 from acomm_cli.topics import SubscriptionIndex, matches
 
@@ -128,7 +129,7 @@ def send_process(ctx: Context) -> list[Result]:
     store = stores.group_store(WORK / "send-process.acomm")
     raw = WORK / "send-process-raw.db"
     stores.remove(raw)
-    conn = pipeline.connect(store, create=False)
+    conn = operations.connect(store, create=False)
     sync = synchronous_name(conn)
     conn.close()
     init = sqlite3.connect(raw)
@@ -181,9 +182,9 @@ def send_big_store(ctx: Context) -> list[Result]:
 
 def send_inproc(ctx: Context) -> list[Result]:
     s = ctx.sizes
-    product = pipeline.connect(stores.direct_store(WORK / "send-inproc.acomm"), create=False)
-    raw = pipeline.connect(stores.direct_store(WORK / "send-inproc-raw.acomm"), create=False)
-    pair = pipeline.connect(stores.direct_store(WORK / "send-inproc-pair.acomm"), create=False)
+    product = operations.connect(stores.direct_store(WORK / "send-inproc.acomm"), create=False)
+    raw = operations.connect(stores.direct_store(WORK / "send-inproc-raw.acomm"), create=False)
+    pair = operations.connect(stores.direct_store(WORK / "send-inproc-pair.acomm"), create=False)
     sync = synchronous_name(product)
     channel_id = raw.execute("SELECT id FROM channels WHERE name = 'dm'").fetchone()[0]
     sql = ("INSERT INTO messages (channel_id, sender, type, content, priority, created_at)"
@@ -198,7 +199,7 @@ def send_inproc(ctx: Context) -> list[Result]:
         req = SendRequest(sender="alice", content=body, channel="dm")
         t0 = perf_counter()
         for _ in range(k):
-            pipeline.send(product, req, now)
+            sending.send(product, req, now)
         return perf_counter() - t0
 
     def raw_round() -> float:
@@ -223,8 +224,8 @@ def send_inproc(ctx: Context) -> list[Result]:
             raise RuntimeError("raw connection unexpectedly inside a transaction")
         t_product, t_raw, t_pair = rotate([product_round, raw_round, pair_round],
                                           s.inproc_rounds)
-        ctx.show_profile("pipeline.send x1000", profile(lambda: [
-            pipeline.send(product, SendRequest(sender="alice", content=body, channel="dm"),
+        ctx.show_profile("sending.send x1000", profile(lambda: [
+            sending.send(product, SendRequest(sender="alice", content=body, channel="dm"),
                           clock.now_ms()) for _ in range(1000)]))
     finally:
         for conn in (product, raw, pair):
@@ -237,15 +238,15 @@ def send_inproc(ctx: Context) -> list[Result]:
         return f"{x:,.0f}/s"
 
     return [Result(
-        "send_inproc", "in-process `pipeline.send`, direct channel", "rate", median(rates_p),
+        "send_inproc", "in-process `sending.send`, direct channel", "rate", median(rates_p),
         median(rates_r), 0.5, unit="msg/s",
         baseline_title=f"raw single-row INSERT + commit into `messages` (WAL, synchronous={sync})",
-        details=[f"pipeline.send: {spread(rates_p, per_s)} rounds of {k}",
+        details=[f"sending.send: {spread(rates_p, per_s)} rounds of {k}",
                  f"raw insert+commit: {spread(rates_r, per_s)} rounds of {k}",
                  f"(not a target) raw message + delivery row in one BEGIN IMMEDIATE transaction, "
                  f"what one send writes: {spread(rates_2, per_s)} = "
                  f"{median(rates_2) / median(rates_r):.0%} of the baseline",
-                 "all on fresh stores opened with pipeline.connect (same pragmas); the raw "
+                 "all on fresh stores opened with operations.connect (same pragmas); the raw "
                  "insert is an autocommit statement into the real `messages` table; rounds "
                  "interleaved"],
     )]
@@ -262,17 +263,17 @@ def send_batch(ctx: Context) -> list[Result]:
     s = ctx.sizes
     n = s.batch_messages
     template = stores.group_store(WORK / "batch-template.acomm")
-    items = [pipeline.batch_request(
+    items = [sending.batch_request(
         {"channel": "team", "from": ("alice", "bob", "carol")[i % 3],
          "content": f"batch message {i} with a little payload"}, i + 1) for i in range(n)]
     rows: dict[str, tuple[list[str], list[tuple]]] = {}
 
     def product_run() -> float:
-        conn = pipeline.connect(stores.copy_store(template, WORK / "batch.acomm"), create=False)
+        conn = operations.connect(stores.copy_store(template, WORK / "batch.acomm"), create=False)
         try:
             now = clock.now_ms()
             t0 = perf_counter()
-            results = pipeline.send_batch(conn, items, now)
+            results = sending.send_batch(conn, items, now)
             elapsed = perf_counter() - t0
             if len(results) != n:
                 raise RuntimeError(f"send_batch returned {len(results)} results, not {n}")
@@ -286,7 +287,7 @@ def send_batch(ctx: Context) -> list[Result]:
             conn.close()
 
     def raw_run() -> float:
-        conn = pipeline.connect(stores.copy_store(template, WORK / "batch-raw.acomm"),
+        conn = operations.connect(stores.copy_store(template, WORK / "batch-raw.acomm"),
                                 create=False)
         try:
             t0 = perf_counter()
@@ -303,9 +304,9 @@ def send_batch(ctx: Context) -> list[Result]:
     product_run()  # also captures the rows the raw baseline inserts
     t_product, t_raw = interleave(product_run, raw_run, s.batch_repeats, warmup=0)
     if ctx.profile:
-        conn = pipeline.connect(stores.copy_store(template, WORK / "batch.acomm"), create=False)
-        ctx.show_profile(f"pipeline.send_batch of {n:,}",
-                         profile(lambda: pipeline.send_batch(conn, items, clock.now_ms())))
+        conn = operations.connect(stores.copy_store(template, WORK / "batch.acomm"), create=False)
+        ctx.show_profile(f"sending.send_batch of {n:,}",
+                         profile(lambda: sending.send_batch(conn, items, clock.now_ms())))
         conn.close()
     deliveries = len(rows["deliveries"][1])
 
@@ -315,14 +316,14 @@ def send_batch(ctx: Context) -> list[Result]:
     rate_p = [n / t for t in t_product]
     rate_r = [n / t for t in t_raw]
     return [Result(
-        "send_batch", f"`pipeline.send_batch` of {n:,} messages", "rate", median(rate_p),
+        "send_batch", f"`sending.send_batch` of {n:,} messages", "rate", median(rate_p),
         median(rate_r), 0.3, unit="msg/s",
         baseline_title="raw `executemany` of the same rows (messages + deliveries), one "
                        "transaction",
         details=[f"send_batch: {spread(rate_p, per_s)}", f"raw executemany: "
                  f"{spread(rate_r, per_s)}",
                  f"{n:,} messages on group channel `team` ({deliveries:,} delivery rows), items "
-                 "built beforehand with pipeline.batch_request; each run on a fresh copy of the "
+                 "built beforehand with sending.batch_request; each run on a fresh copy of the "
                  "same empty store, interleaved after one warm-up of send_batch"],
     )]
 
@@ -437,7 +438,7 @@ def receive(ctx: Context) -> list[Result]:
     n_big = s.big_messages
     # a copy of its own, as built: the `acomm send` processes of send_big_store change the
     # shared copy, and `--only receive` must measure what a full run does
-    conn = pipeline.connect(stores.work_copy(n_big, "big-receive.acomm"), create=False)
+    conn = operations.connect(stores.work_copy(n_big, "big-receive.acomm"), create=False)
     agent = stores.READER
     limit = stores.UNREAD_FOR_READER
     flt = MessageFilter(limit=limit)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from harness import write_section
 
-from acomm_cli import delivery, pipeline
+from acomm_cli.engine import channels, delivery, operations, sending
 from acomm_cli.model import ChannelConfig, DeliveryMode, Limits, SendRequest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,13 +33,13 @@ SECTION = "## Delivery (issue 3)"
 
 def build_timer_store(path: Path, n: int) -> None:
     """n tracked deliveries whose first ack deadline is T0 + 30 s."""
-    conn = pipeline.connect(path, create=True, now=T0)
+    conn = operations.connect(path, create=True, now=T0)
     cfg = ChannelConfig(delivery=DeliveryMode.AT_LEAST_ONCE)
-    pipeline.create_channel(conn, "work", "group", "planner", cfg, T0)
-    pipeline.join_channel(conn, "work", "executor", "member", T0)
+    channels.create_channel(conn, "work", "group", "planner", cfg, T0)
+    channels.join_channel(conn, "work", "executor", "member", T0)
     items = [(SendRequest(sender="planner", content=f"job {i}", channel="work"), None, i)
              for i in range(n)]
-    pipeline.send_batch(conn, items, T0, Limits(max_active_messages=0))
+    sending.send_batch(conn, items, T0, Limits(max_active_messages=0))
     conn.close()
 
 
@@ -55,7 +55,7 @@ def bench_tick(n: int, repeats: int) -> dict[str, float]:
             for suffix in ("", "-wal", "-shm"):
                 Path(str(copy) + suffix).unlink(missing_ok=True)
             shutil.copy(master, copy)
-            conn = pipeline.connect(copy, create=False)
+            conn = operations.connect(copy, create=False)
             if kind == "tick":
                 tracemalloc.start()
                 t = time.perf_counter()
@@ -87,9 +87,9 @@ def _cpu_seconds(pid: int) -> float:
 def bench_wakeup(rounds: int) -> dict[str, float]:
     work = Path(tempfile.mkdtemp(prefix="acomm-bench-"))
     store = work / "wait.acomm"
-    conn = pipeline.connect(store, create=True)
-    pipeline.create_channel(conn, "team", "group", "alice", ChannelConfig(), T0)
-    pipeline.join_channel(conn, "team", "bob", "member", T0)
+    conn = operations.connect(store, create=True)
+    channels.create_channel(conn, "team", "group", "alice", ChannelConfig(), T0)
+    channels.join_channel(conn, "team", "bob", "member", T0)
     env = {**os.environ, "ACOMM_STORE": str(store)}
     wakeups, idle_cpu = [], []
     for i in range(rounds):
@@ -99,7 +99,7 @@ def bench_wakeup(rounds: int) -> dict[str, float]:
         idle_from, cpu_from = time.monotonic(), _cpu_seconds(waiter.pid)
         time.sleep(1.0)
         idle_cpu.append((_cpu_seconds(waiter.pid) - cpu_from) / (time.monotonic() - idle_from))
-        pipeline.send(conn, SendRequest(sender="alice", content=f"ping {i}", channel="team"),
+        sending.send(conn, SendRequest(sender="alice", content=f"ping {i}", channel="team"),
                       int(time.time() * 1000))
         committed = time.perf_counter()  # send() returns after its COMMIT
         line = waiter.stdout.readline()  # type: ignore[union-attr]

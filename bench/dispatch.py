@@ -31,8 +31,10 @@ from time import perf_counter
 
 from harness import DOC, machine, median, write_section
 
-from acomm_cli import dispatch, pipeline, render
-from acomm_cli.agents import parse_agents
+from acomm_cli.cli import render
+from acomm_cli.dispatch import dispatcher as dispatch
+from acomm_cli.dispatch.agents import parse_agents
+from acomm_cli.engine import channels, operations, sending
 from acomm_cli.model import SendRequest
 
 SECTION = "## Agent dispatch (issue 7)"
@@ -42,11 +44,11 @@ TRUE = shutil.which("true") or "/bin/true"
 
 def _store(work: Path, n: int) -> Path:
     path = work / "store.acomm"
-    pipeline.init_store(path, 0)
-    conn = pipeline.connect(path, create=False)
-    pipeline.create_channel(conn, "team", "group", "lead", pipeline.channel_config(), 0)
-    pipeline.join_channel(conn, "team", "worker", "member", 0)
-    pipeline.send_batch(conn, [(SendRequest(sender="lead", content=f"job {i}", channel="team",
+    operations.init_store(path, 0)
+    conn = operations.connect(path, create=False)
+    channels.create_channel(conn, "team", "group", "lead", channels.channel_config(), 0)
+    channels.join_channel(conn, "team", "worker", "member", 0)
+    sending.send_batch(conn, [(SendRequest(sender="lead", content=f"job {i}", channel="team",
                                             type="command"), None, i) for i in range(n)], 1)
     conn.close()
     return path
@@ -60,7 +62,7 @@ def bench_inproc(n: int, rounds: int) -> dict[str, float]:
         work = Path(tempfile.mkdtemp(prefix="acomm-dispatch-"))
         try:
             path = _store(work, n)
-            conn = pipeline.connect(path, create=False)
+            conn = operations.connect(path, create=False)
 
             def run_ours() -> float:
                 t = perf_counter()
@@ -108,12 +110,12 @@ def bench_backlog(n: int, rounds: int) -> dict[str, float]:
     work = Path(tempfile.mkdtemp(prefix="acomm-dispatch-"))
     try:
         path = work / "store.acomm"
-        pipeline.init_store(path, 0)
-        conn = pipeline.connect(path, create=False)
-        pipeline.create_channel(conn, "team", "group", "lead", pipeline.channel_config(), 0)
-        pipeline.join_channel(conn, "team", "worker", "member", 0)
+        operations.init_store(path, 0)
+        conn = operations.connect(path, create=False)
+        channels.create_channel(conn, "team", "group", "lead", channels.channel_config(), 0)
+        channels.join_channel(conn, "team", "worker", "member", 0)
         for start in range(0, n, 5000):
-            pipeline.send_batch(conn, [(SendRequest(sender="lead", content=f"chat {i}",
+            sending.send_batch(conn, [(SendRequest(sender="lead", content=f"chat {i}",
                                                     channel="team"), None, i)
                                        for i in range(start, min(n, start + 5000))], 1)
         conn.close()

@@ -1,6 +1,6 @@
 """Stores for the benchmarks: small fresh ones, and a large one built once and cached.
 
-The large store is built with the real pipeline (`pipeline.send_batch` in chunks) so it has the
+The large store is built with the real pipeline (`sending.send_batch` in chunks) so it has the
 real schema, indexes and delivery rows; it is cached under bench/out/ keyed by its size, the
 schema version and a hash of the migrations, and copied before a benchmark writes to it.
 """
@@ -16,7 +16,8 @@ from time import perf_counter
 
 from harness import OUT, WORK
 
-from acomm_cli import clock, pipeline
+from acomm_cli import clock
+from acomm_cli.engine import channels, operations, sending
 from acomm_cli.model import ChannelConfig, SendRequest
 from acomm_cli.store import migrations
 
@@ -51,11 +52,11 @@ def group_store(path: Path) -> Path:
     remove(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     now = clock.now_ms()
-    conn = pipeline.connect(path, create=True, now=now)
+    conn = operations.connect(path, create=True, now=now)
     try:
-        pipeline.create_channel(conn, "team", "group", "alice", ChannelConfig(), now)
+        channels.create_channel(conn, "team", "group", "alice", ChannelConfig(), now)
         for agent in ("bob", "carol"):
-            pipeline.join_channel(conn, "team", agent, "member", now)
+            channels.join_channel(conn, "team", agent, "member", now)
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         conn.close()
@@ -67,10 +68,10 @@ def direct_store(path: Path) -> Path:
     remove(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     now = clock.now_ms()
-    conn = pipeline.connect(path, create=True, now=now)
+    conn = operations.connect(path, create=True, now=now)
     try:
-        pipeline.create_channel(conn, "dm", "direct", "alice", ChannelConfig(), now)
-        pipeline.join_channel(conn, "dm", "bob", "member", now)
+        channels.create_channel(conn, "dm", "direct", "alice", ChannelConfig(), now)
+        channels.join_channel(conn, "dm", "bob", "member", now)
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         conn.close()
@@ -103,19 +104,19 @@ def _build(path: Path, n: int) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     start = perf_counter()
     now = clock.now_ms() - n  # one millisecond per message, ending about now
-    conn = pipeline.connect(path, create=True, now=now)
+    conn = operations.connect(path, create=True, now=now)
     try:
         conn.execute("PRAGMA cache_size = -262144")  # 256 MiB for the build only
-        pipeline.create_channel(conn, "team", "group", "alice", ChannelConfig(), now)
+        channels.create_channel(conn, "team", "group", "alice", ChannelConfig(), now)
         for agent in ("bob", "carol"):
-            pipeline.join_channel(conn, "team", agent, "member", now)
-        pipeline.create_channel(conn, "ops", "group", "a00", ChannelConfig(), now)
+            channels.join_channel(conn, "team", agent, "member", now)
+        channels.create_channel(conn, "ops", "group", "a00", ChannelConfig(), now)
         for agent in ("a01", READER):
-            pipeline.join_channel(conn, "ops", agent, "member", now)
+            channels.join_channel(conn, "ops", agent, "member", now)
         for lo in range(0, n, CHUNK):
             hi = min(n, lo + CHUNK)
             items = [(*_item(i), i + 1) for i in range(lo, hi)]
-            results = pipeline.send_batch(conn, items, now + lo)
+            results = sending.send_batch(conn, items, now + lo)
             first = results[0].id
             conn.execute("UPDATE deliveries SET state = 'read', read_at = delivered_at"
                          " WHERE message_id >= ? AND state = 'unread'", (first,))

@@ -11,11 +11,13 @@ from typing import Annotated
 import typer
 from typer._click.globals import get_current_context
 
-from acomm_cli import clock, model, pipeline, render
-from acomm_cli.config import Settings
+from acomm_cli import clock, model
+from acomm_cli.cli import render
+from acomm_cli.cli.config import Settings
+from acomm_cli.cli.render import Output
+from acomm_cli.engine import operations, sending
 from acomm_cli.errors import DiskFull, StoreReadOnly, UsageError
 from acomm_cli.model import MessageFilter
-from acomm_cli.render import Output
 
 
 def settings(ctx: typer.Context) -> Settings:
@@ -49,18 +51,18 @@ def store(ctx: typer.Context, *, write: bool, create: bool = False, bridge_hook:
     options = {"busy_timeout_ms": s.value("store.busy_timeout"),
                "flush": s.value("store.flush"), "now": clock.now_ms()}
     try:
-        conn = pipeline.connect(path, create=create and missing, **options)
+        conn = operations.connect(path, create=create and missing, **options)
     except (StoreReadOnly, DiskFull):
         if write and not read_fallback:
             raise
-        conn = pipeline.connect(path, create=False, read_only=True, **options)
+        conn = operations.connect(path, create=False, read_only=True, **options)
     after = write and hooks and not getattr(conn, "read_only", False)
     try:
         mirror = after and bridge_hook and any(
             s.value(f"bridge.{k}") for k in ("inbox_dir", "outbox_dir", "teams_dir"))
         before = None
         if mirror:
-            from acomm_cli import bridge
+            from acomm_cli.bridge import sync as bridge
 
             before = bridge.prepare(conn)  # the watermark; the bridge's triggers exist
         try:
@@ -72,11 +74,11 @@ def store(ctx: typer.Context, *, write: bool, create: bool = False, bridge_hook:
         if mirror:
             _bridge_after_write(conn, s, before)
         if after:
-            warning = pipeline.capacity_warning(conn, limits(ctx))
+            warning = sending.capacity_warning(conn, limits(ctx))
             if warning:
                 render.note(f"warning: {warning}")
             if s.value("store.flush") == "batch":
-                pipeline.batch_checkpoint(conn, s.value("store.batch_messages"),
+                operations.batch_checkpoint(conn, s.value("store.batch_messages"),
                                           s.value("store.batch_interval"), clock.now_ms())
     finally:
         conn.close()
@@ -84,12 +86,12 @@ def store(ctx: typer.Context, *, write: bool, create: bool = False, bridge_hook:
 
 def _bridge_after_write(conn: sqlite3.Connection, s: Settings, before: int | None) -> None:
     """Mirror after the commit; a failure here never fails the command (tick retries)."""
-    from acomm_cli import bridge
+    from acomm_cli.bridge import sync as bridge
 
     try:
         result = bridge.sync(conn, bridge.config(s.value), clock.now_ms(),
                              after_message_id=before, full=False)
-    except Exception as exc:  # noqa: BLE001 - the command itself succeeded and committed
+    except Exception as exc:  # the command itself succeeded and committed
         render.note(f"warning: mailbox bridge: {exc}; `acomm tick` will retry")
         return
     render.bridge_notes(result)

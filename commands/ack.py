@@ -7,8 +7,10 @@ from typing import Annotated
 
 import typer
 
-from acomm_cli import clock, delivery, render
+from acomm_cli import clock
+from acomm_cli.cli import render
 from acomm_cli.commands._common import AsAgent, identity, output, store
+from acomm_cli.engine import delivery
 
 app = typer.Typer(add_completion=False)
 

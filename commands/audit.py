@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from acomm_cli import render
+from acomm_cli.cli import render
 from acomm_cli.commands._common import output, settings
 from acomm_cli.errors import UsageError
 
@@ -43,7 +43,7 @@ def audit(
 
     Example: acomm audit /data/export-a /data/export-b --master spark://head:7077 --out /data/audit
     """
-    from acomm_cli import audit as rules
+    from acomm_cli.analytics import audit as rules
 
     extra = {}
     for item in conf or ():

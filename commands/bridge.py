@@ -6,7 +6,9 @@ from typing import Annotated
 
 import typer
 
-from acomm_cli import bridge, clock, render
+from acomm_cli import clock
+from acomm_cli.bridge import sync as bridge
+from acomm_cli.cli import render
 from acomm_cli.commands._common import output, settings, store
 from acomm_cli.errors import UsageError
 

@@ -6,8 +6,10 @@ from typing import Annotated
 
 import typer
 
-from acomm_cli import clock, pipeline, render
+from acomm_cli import clock
+from acomm_cli.cli import render
 from acomm_cli.commands._common import AsAgent, identity, output, store
+from acomm_cli.engine import channels
 
 app = typer.Typer(help="Create and manage channels.\n\nExample: acomm channel create team "
                   "--type group --as planner", no_args_is_help=True,
@@ -49,7 +51,7 @@ def create(
     Example: acomm channel create builds --type pubsub --as ci
     """
     owner = identity(as_)
-    cfg = pipeline.channel_config(
+    cfg = channels.channel_config(
         delivery=delivery,
         max_message_size=clock.parse_size(max_message_size, "max_message_size")
         if max_message_size is not None else None,
@@ -67,7 +69,7 @@ def create(
         if retention_age is not None else None,
     )
     with store(ctx, write=True, create=True) as conn:
-        ch = pipeline.create_channel(conn, name, type_, owner, cfg, clock.now_ms(),
+        ch = channels.create_channel(conn, name, type_, owner, cfg, clock.now_ms(),
                                      if_not_exists=if_not_exists)
     render.channel(output(ctx), ch, id_only=True)
 
@@ -84,7 +86,7 @@ def join(
     Example: acomm channel join team reviewer --role observer
     """
     with store(ctx, write=True) as conn:
-        r = pipeline.join_channel(conn, name, agent, role, clock.now_ms())
+        r = channels.join_channel(conn, name, agent, role, clock.now_ms())
     render.change(output(ctx), render.channel_doc(r.channel), r.changed,
                   f"{agent} is already in channel {name} (as {r.channel.role_of(agent)})")
 
@@ -102,7 +104,7 @@ def leave(
     Example: acomm channel leave team reviewer
     """
     with store(ctx, write=True) as conn:
-        r = pipeline.leave_channel(conn, name, agent, clock.now_ms())
+        r = channels.leave_channel(conn, name, agent, clock.now_ms())
     render.change(output(ctx), render.channel_doc(r.channel), r.changed,
                   f"{agent} is not in channel {name}; nothing to leave")
 
@@ -114,7 +116,7 @@ def list_(ctx: typer.Context) -> None:
     Example: acomm channel list --json
     """
     with store(ctx, write=False) as conn:
-        cs = pipeline.list_channels(conn)
+        cs = channels.list_channels(conn)
     render.channels(output(ctx), cs)
 
 
@@ -125,14 +127,14 @@ def show(ctx: typer.Context, name: Name) -> None:
     Example: acomm channel show team
     """
     with store(ctx, write=False) as conn:
-        ch = pipeline.get_channel(conn, name)
+        ch = channels.get_channel(conn, name)
     render.channel(output(ctx), ch)
 
 
 def _state_command(action: str, doc: str) -> None:
     def command(ctx: typer.Context, name: Name) -> None:
         with store(ctx, write=True) as conn:
-            r = pipeline.change_channel_state(conn, name, action)
+            r = channels.change_channel_state(conn, name, action)
         ch = r.channel
         render.change(output(ctx), render.channel_doc(ch), r.changed,
                       f"channel {ch.name} is already {ch.state.value}",

@@ -6,8 +6,10 @@ from typing import Annotated
 
 import typer
 
-from acomm_cli import clock, operations, render
+from acomm_cli import clock
+from acomm_cli.cli import render
 from acomm_cli.commands._common import output, store
+from acomm_cli.engine import operations
 
 app = typer.Typer(add_completion=False)
 

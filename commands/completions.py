@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from acomm_cli import render
+from acomm_cli.cli import render
 from acomm_cli.commands._common import store
 
 app = typer.Typer(add_completion=False)
@@ -29,7 +29,7 @@ def completions(
 
     Example (fish): acomm completions fish > ~/.config/fish/completions/acomm.fish
     """
-    from acomm_cli import completion
+    from acomm_cli.shell import completion
 
     render.text(completion.script(shell))
 
@@ -40,7 +40,7 @@ def complete(
     kind: Annotated[str, typer.Argument(help="channels or agents.")],
 ) -> None:
     """Channel names or agent ids, one a line, for the completion scripts (read-only)."""
-    from acomm_cli import completion
+    from acomm_cli.shell import completion
 
     with store(ctx, write=False) as conn:
         words = completion.words(conn, kind)

@@ -6,8 +6,10 @@ from typing import Annotated
 
 import typer
 
-from acomm_cli import clock, delivery, model, render
+from acomm_cli import clock, model
+from acomm_cli.cli import render
 from acomm_cli.commands._common import output, store
+from acomm_cli.engine import delivery
 
 app = typer.Typer(help="Inspect and recover dead letters.\n\nExample: acomm deadletter "
                   "list --json", no_args_is_help=True,

@@ -7,10 +7,11 @@ from typing import Annotated
 
 import typer
 
-from acomm_cli import clock, render, stopping
-from acomm_cli import dispatch as engine
+from acomm_cli import clock
+from acomm_cli.cli import render, stopping
+from acomm_cli.cli.config import AGENTS
 from acomm_cli.commands._common import output, settings, store
-from acomm_cli.config import AGENTS
+from acomm_cli.dispatch import dispatcher as engine
 
 app = typer.Typer(add_completion=False)
 

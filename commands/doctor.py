@@ -6,8 +6,9 @@ from typing import Annotated
 
 import typer
 
-from acomm_cli import operations, render
+from acomm_cli.cli import render
 from acomm_cli.commands._common import output, store
+from acomm_cli.engine import operations
 
 app = typer.Typer(add_completion=False)
 

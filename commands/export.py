@@ -6,7 +6,8 @@ from typing import Annotated
 
 import typer
 
-from acomm_cli import clock, render
+from acomm_cli import clock
+from acomm_cli.cli import render
 from acomm_cli.commands._common import output, store
 
 app = typer.Typer(add_completion=False)
@@ -40,7 +41,7 @@ def export(
 
     Example (nightly, from cron): acomm export /data/acomm-export --incremental
     """
-    from acomm_cli import export as rules
+    from acomm_cli.analytics import export as rules
 
     now = clock.now_ms()
     lo = clock.parse_time(since, "since", now) if since else None

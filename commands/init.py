@@ -9,9 +9,11 @@ from typing import Annotated
 
 import typer
 
-from acomm_cli import clock, pipeline, render
+from acomm_cli import clock
+from acomm_cli.cli import render
+from acomm_cli.cli.config import DEFAULT_CONFIG, STORE_DIR, STORE_FILE
 from acomm_cli.commands._common import output, settings, store
-from acomm_cli.config import DEFAULT_CONFIG, STORE_DIR, STORE_FILE
+from acomm_cli.engine import operations
 
 app = typer.Typer(add_completion=False)
 
@@ -32,7 +34,7 @@ def init(
         path = (directory or Path.cwd()) / STORE_DIR / STORE_FILE
     else:
         path = Path(explicit).expanduser()
-    created = pipeline.init_store(path, clock.now_ms(), DEFAULT_CONFIG)
+    created = operations.init_store(path, clock.now_ms(), DEFAULT_CONFIG)
     if not created:
         render.note(f"a store already exists at {path}; left as it was")
     render.ok(output(ctx), {"path": str(path), "created": created}, str(path))
@@ -47,5 +49,5 @@ def status(ctx: typer.Context) -> None:
     s = settings(ctx)
     with store(ctx, write=False) as conn:
         path, _ = s.store_path(create=False)
-        result = pipeline.status(conn, path, s.value("store.flush"))
+        result = operations.status(conn, path, s.value("store.flush"))
     render.status(output(ctx), asdict(result))

@@ -6,7 +6,8 @@ from typing import Annotated
 
 import typer
 
-from acomm_cli import clock, delivery, inbox, render, stopping
+from acomm_cli import clock
+from acomm_cli.cli import render, stopping
 from acomm_cli.commands._common import (
     ChannelOpt,
     From,
@@ -25,6 +26,7 @@ from acomm_cli.commands._common import (
     output,
     store,
 )
+from acomm_cli.engine import delivery, inbox
 from acomm_cli.errors import UsageError
 
 app = typer.Typer(add_completion=False)

@@ -6,16 +6,11 @@ from typing import Annotated
 
 import typer
 
-from acomm_cli import clock, delivery, render, render_handover, stopping
-from acomm_cli.commands._common import (
-    AsAgent,
-    identity,
-    limits,
-    output,
-    read_body,
-    stall_s,
-    store,
-)
+from acomm_cli import clock
+from acomm_cli.cli import handover as render_handover
+from acomm_cli.cli import render, stopping
+from acomm_cli.commands._common import AsAgent, identity, limits, output, read_body, stall_s, store
+from acomm_cli.engine import delivery
 from acomm_cli.errors import Timeout
 from acomm_cli.model import SendRequest
 

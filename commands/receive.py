@@ -6,7 +6,9 @@ from typing import Annotated
 
 import typer
 
-from acomm_cli import clock, delivery, render_handover, stopping
+from acomm_cli import clock
+from acomm_cli.cli import handover as render_handover
+from acomm_cli.cli import stopping
 from acomm_cli.commands._common import (
     ChannelOpt,
     From,
@@ -27,6 +29,7 @@ from acomm_cli.commands._common import (
     stall_s,
     store,
 )
+from acomm_cli.engine import delivery
 from acomm_cli.errors import Timeout
 
 app = typer.Typer(add_completion=False)

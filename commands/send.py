@@ -9,7 +9,8 @@ from typing import Annotated
 
 import typer
 
-from acomm_cli import clock, model, pipeline, render
+from acomm_cli import clock, model
+from acomm_cli.cli import render
 from acomm_cli.commands._common import (
     identity,
     limits,
@@ -18,6 +19,7 @@ from acomm_cli.commands._common import (
     refuse_terminal_stdin,
     store,
 )
+from acomm_cli.engine import sending
 from acomm_cli.errors import UsageError, ValidationFailed
 from acomm_cli.model import SendRequest
 
@@ -53,7 +55,7 @@ def _read_batch(source: str) -> list[tuple[SendRequest, str | None, int]]:
     # Bytes that are not UTF-8 become lone surrogates, refused by the engine naming the line.
     try:
         if source != "-":
-            fh = open(source, encoding="utf-8", errors="surrogateescape")  # noqa: SIM115
+            fh = open(source, encoding="utf-8", errors="surrogateescape")
         elif hasattr(sys.stdin, "buffer"):
             fh = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="surrogateescape")
         else:
@@ -74,7 +76,7 @@ def _read_batch(source: str) -> list[tuple[SendRequest, str | None, int]]:
             except RecursionError:
                 raise ValidationFailed(f"line {n}: nested too deeply", field="line",
                                        line=n) from None
-            items.append(pipeline.batch_request(obj, n))
+            items.append(sending.batch_request(obj, n))
     return items
 
 
@@ -113,7 +115,7 @@ def send(
                              "or --to", field="batch")
         items = _read_batch(batch)
         with store(ctx, write=True) as conn, render.progress(out, "sending") as progress:
-            results = pipeline.send_batch(conn, items, now, limits(ctx), progress)
+            results = sending.send_batch(conn, items, now, limits(ctx), progress)
         render.batch_results(out, results)
         return
     sender = identity(as_)
@@ -132,10 +134,10 @@ def send(
     )
     with store(ctx, write=True, create=to is not None) as conn:  # --to: direct channels
         if to is not None:
-            results = pipeline.send_direct(conn, req, [a.strip() for a in to.split(",")], now,
+            results = sending.send_direct(conn, req, [a.strip() for a in to.split(",")], now,
                                            limits(ctx))
         else:
-            results = [pipeline.send(conn, req, now, limits(ctx))]
+            results = [sending.send(conn, req, now, limits(ctx))]
     if to is None:
         render.send_results(out, results)  # type: ignore[arg-type]
         return
@@ -173,5 +175,5 @@ def publish(
         metadata=model.metadata_pairs(meta), delay_ms=delay_ms, deliver_at=at,
     )
     with store(ctx, write=True) as conn:
-        result = pipeline.send(conn, req, now, limits(ctx))
+        result = sending.send(conn, req, now, limits(ctx))
     render.send_results(output(ctx), [result])

@@ -6,8 +6,10 @@ from typing import Annotated
 
 import typer
 
-from acomm_cli import clock, pipeline, render
+from acomm_cli import clock
+from acomm_cli.cli import render
 from acomm_cli.commands._common import AsAgent, identity, output, store
+from acomm_cli.engine import channels
 
 app = typer.Typer(add_completion=False)
 
@@ -23,7 +25,7 @@ def subscribe(ctx: typer.Context, channel: Channel, pattern: Pattern, as_: AsAge
     """
     agent = identity(as_)
     with store(ctx, write=True) as conn:
-        created = pipeline.subscribe(conn, channel, pattern, agent, clock.now_ms())
+        created = channels.subscribe(conn, channel, pattern, agent, clock.now_ms())
     render.change(output(ctx), {"channel": channel, "agent": agent, "pattern": pattern,
                                 "created": created}, created,
                   f"{agent} is already subscribed to {pattern!r} on {channel}")
@@ -40,7 +42,7 @@ def unsubscribe(ctx: typer.Context, channel: Channel, pattern: Pattern,
     """
     agent = identity(as_)
     with store(ctx, write=True) as conn:
-        removed = pipeline.unsubscribe(conn, channel, pattern, agent)
+        removed = channels.unsubscribe(conn, channel, pattern, agent)
     render.change(output(ctx), {"channel": channel, "agent": agent, "pattern": pattern,
                                 "removed": removed}, removed,
                   f"{agent} has no subscription {pattern!r} on {channel}; nothing to remove")
@@ -53,5 +55,5 @@ def subscriptions(ctx: typer.Context, channel: Channel) -> None:
     Example: acomm subscriptions ci
     """
     with store(ctx, write=False) as conn:
-        subs = pipeline.list_subscriptions(conn, channel)
+        subs = channels.list_subscriptions(conn, channel)
     render.subscriptions(output(ctx), channel, subs)

@@ -7,9 +7,11 @@ from typing import Annotated, Any
 
 import typer
 
-from acomm_cli import bridge, clock, render, stopping, worker
+from acomm_cli import clock, worker
+from acomm_cli.bridge import sync as bridge
+from acomm_cli.cli import render, stopping
+from acomm_cli.cli.config import AGENTS
 from acomm_cli.commands._common import output, settings, store
-from acomm_cli.config import AGENTS
 
 app = typer.Typer(add_completion=False)
 

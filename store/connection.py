@@ -310,7 +310,7 @@ def _regexp(pattern: str, value: str | None) -> bool:
     return value is not None and _compiled(pattern).search(value) is not None
 
 
-def _compiled(pattern: str):  # noqa: ANN202 - a tiny cache of compiled patterns
+def _compiled(pattern: str):
     import re
 
     cached = _PATTERNS.get(pattern)

@@ -24,7 +24,7 @@ _CANDIDATE_JOINS = (
 
 def _rules_sql(rules: Sequence[Rule]) -> tuple[str, list[Any]]:
     """The part of the trigger rules SQL can check (types, channels, senders; topics and
-    metadata are left to acomm_cli.agents.Rules), one alternative per agent, and never a
+    metadata are left to acomm_cli.dispatch.agents.Rules), one alternative per agent, and never a
     message from the agent itself."""
     alternatives, params = [], []
     for agent, types, channels, senders in rules:

@@ -2,7 +2,7 @@
 
 Every dataset is read by a range of message ids (`BETWEEN ? AND ?`), which walks the primary
 key of `messages`, `deliveries` and `dead_letters` in order, so a chunk costs the same
-wherever it sits in a store of any size. `acomm_cli.export` decides what the rows mean.
+wherever it sits in a store of any size. `acomm_cli.analytics.export` decides what the rows mean.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """SQL of the store's upkeep: statistics, health checks, compaction and checkpoints.
 
-Every statement is set-based and leans on the schema's indexes; `acomm_cli.operations` holds
+Every statement is set-based and leans on the schema's indexes; `acomm_cli.engine.operations` holds
 the rules that decide what these numbers mean.
 """
 

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from acomm_cli import pipeline
 from acomm_cli.app import app
+from acomm_cli.engine import operations
 
 VENV_BIN = Path(sys.executable).parent
 ACOMM = shutil.which("acomm", path=str(VENV_BIN)) or "acomm"
@@ -84,7 +84,7 @@ def store(isolated_env: Path, cli: Cli) -> Path:
 @pytest.fixture
 def conn(store: Path):
     """An open connection to the fresh store, for driving the pipeline directly."""
-    c = pipeline.connect(store, create=False)
+    c = operations.connect(store, create=False)
     yield c
     c.close()
 

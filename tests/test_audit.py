@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import shutil
 
-import pyarrow.compute  # noqa: F401 - imported before freezegun fakes datetime
+import pyarrow.compute  # imported before freezegun fakes datetime
 import pyarrow.fs  # noqa: F401
 import pyarrow.parquet as pq
 import pytest
@@ -16,7 +16,8 @@ from audit_traffic import BACKLOG_AGE_MS, DAY1, day1, day2
 from conftest import query, run
 from freezegun import freeze_time
 
-from acomm_cli import audit, render
+from acomm_cli.analytics import audit
+from acomm_cli.cli import render
 from acomm_cli.errors import InvalidState
 
 

@@ -12,7 +12,7 @@ import time
 import pytest
 from conftest import ACOMM, assert_invariants, run, snapshot
 
-from acomm_cli import pipeline
+from acomm_cli.engine import sending
 from acomm_cli.model import Limits
 from acomm_cli.store import queries
 
@@ -99,8 +99,8 @@ def test_max_store_bytes_reserve_at_its_boundary(cli, team, monkeypatch):
 
 def test_capacity_warning_above_ninety_percent(conn):
     size = queries.store_bytes(conn)
-    assert pipeline.capacity_warning(conn, Limits(max_store_bytes=int(size / 0.95))) is not None
-    assert pipeline.capacity_warning(conn, Limits(max_store_bytes=int(size / 0.85))) is None
+    assert sending.capacity_warning(conn, Limits(max_store_bytes=int(size / 0.95))) is not None
+    assert sending.capacity_warning(conn, Limits(max_store_bytes=int(size / 0.85))) is None
 
 
 def test_sigkill_during_a_large_batch_leaves_none_or_all(store, tmp_path):
@@ -165,9 +165,9 @@ def test_four_senders_and_a_ticker_lose_nothing(store):
 
 def test_flush_policies_map_onto_sqlite(cli, team, monkeypatch):
     def pragma(name: str) -> int:
-        from acomm_cli import pipeline as p
+        from acomm_cli.engine import operations
 
-        c = p.connect(team, create=False, flush=flush)
+        c = operations.connect(team, create=False, flush=flush)
         try:
             return c.execute(f"PRAGMA {name}").fetchone()[0]
         finally:

@@ -11,7 +11,8 @@ import pytest
 from conftest import assert_invariants, query, snapshot
 from freezegun import freeze_time
 
-from acomm_cli import clock, operations, pipeline
+from acomm_cli import clock
+from acomm_cli.engine import operations, sending
 from acomm_cli.model import SendRequest
 
 
@@ -184,7 +185,7 @@ def test_a_hand_made_queued_delivery_is_kept(cli, store):
 
 def test_in_process_with_a_given_now(cli, store, busy):
     ids, _ = busy
-    conn = pipeline.connect(store, create=False)
+    conn = operations.connect(store, create=False)
     try:
         now = clock.now_ms()
         dry = operations.compact(conn, now, older_than_ms=300_000, dry_run=True)
@@ -231,12 +232,12 @@ def test_human_output_is_one_line_of_counts(cli, store):
 
 def test_flush_checkpoints_the_wal(cli, store):
     cli.ok("channel", "create", "chat", "--as", "alice")
-    conn = pipeline.connect(store, create=False, flush="manual")  # no automatic checkpoint
+    conn = operations.connect(store, create=False, flush="manual")  # no automatic checkpoint
     reader = sqlite3.connect(store)  # keeps the WAL from being removed at close
     reader.execute("SELECT 1").fetchall()
     try:
         for i in range(20):
-            pipeline.send(conn, SendRequest(sender="alice", content=f"m{i}", channel="chat"),
+            sending.send(conn, SendRequest(sender="alice", content=f"m{i}", channel="chat"),
                           clock.now_ms())
         wal = store.with_name(store.name + "-wal")
         assert wal.stat().st_size > 0
@@ -282,7 +283,7 @@ def test_channel_retention_removes_only_finished_messages_beyond_it(cli, store):
 
 
 def test_chunked_compaction_removes_the_same_as_one_pass(cli, store, monkeypatch):
-    from acomm_cli import operations
+    from acomm_cli.engine import operations
 
     monkeypatch.setattr(operations, "COMPACT_CHUNK", 3)  # many chunks over a few messages
     cli.ok("channel", "create", "c", "--as", "a")

@@ -16,7 +16,7 @@ SCRIPTS = {"bash": REPO / "completions" / "acomm.bash", "zsh": REPO / "completio
            "fish": REPO / "completions" / "acomm.fish"}
 
 
-def needs(shell: str):  # noqa: ANN201
+def needs(shell: str):
     return pytest.mark.skipif(shutil.which(shell) is None,
                               reason=f"{shell} is not installed (make test installs it with "
                                      "apt-get when it can)")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from acomm_cli.config import KEYS
+from acomm_cli.cli.config import KEYS
 
 
 def _settings(doc: dict) -> dict[str, tuple]:

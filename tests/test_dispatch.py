@@ -12,9 +12,9 @@ import pytest
 from conftest import ACOMM, query, snapshot
 from freezegun import freeze_time
 
-from acomm_cli import dispatch
-from acomm_cli.agents import AgentSpec, Rules, parse_agents
-from acomm_cli.runner import RunOutcome
+from acomm_cli.dispatch import dispatcher as dispatch
+from acomm_cli.dispatch.agents import AgentSpec, Rules, parse_agents
+from acomm_cli.dispatch.runner import RunOutcome
 
 T0 = "2026-01-01T00:00:00Z"
 T0_MS = 1767225600000
@@ -563,8 +563,9 @@ def test_sending_with_agents_configured_loads_neither_agents_nor_dispatch(team, 
 
     probe = ("import sys\nsys.argv = ['acomm', 'send', 'team', 'hi', '--as', 'alice']\n"
              "from acomm_cli.app import main\ntry:\n    main()\nexcept SystemExit:\n    pass\n"
-             "print(sorted(m for m in sys.modules if m in ('acomm_cli.dispatch', 'yaml',"
-             " 'acomm_cli.agents', 'acomm_cli.runner', 'acomm_cli.store.dispatch')),"
+             "print(sorted(m for m in sys.modules if m in ('acomm_cli.dispatch.dispatcher',"
+             " 'yaml', 'acomm_cli.dispatch.agents', 'acomm_cli.dispatch.runner',"
+             " 'acomm_cli.store.dispatch')),"
              " file=sys.stderr)")
     p = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                        timeout=60, env=os.environ)
@@ -593,7 +594,7 @@ def test_a_file_with_more_than_agents_is_read_whole(cli, store, text):
 def test_a_store_from_before_dispatch_is_upgraded(cli, isolated_env, tmp_path, monkeypatch):
     """A store written before m004 (made with the older migrations) gains the dispatch tables
     on open, keeps its messages, and ends with the same schema as a fresh store."""
-    from acomm_cli import pipeline
+    from acomm_cli.engine import channels, operations
     from acomm_cli.store import connection
     from acomm_cli.store.migrations import MIGRATIONS
 
@@ -601,10 +602,10 @@ def test_a_store_from_before_dispatch_is_upgraded(cli, isolated_env, tmp_path, m
                                             if m.__name__ == "m004_dispatch"))]
     with monkeypatch.context() as m:
         m.setattr(connection, "MIGRATIONS", old)
-        pipeline.init_store(isolated_env, 0)
-        conn = pipeline.connect(isolated_env, create=False)
-        pipeline.create_channel(conn, "team", "group", "alice", pipeline.channel_config(), 0)
-        pipeline.join_channel(conn, "team", "bob", "member", 0)
+        operations.init_store(isolated_env, 0)
+        conn = operations.connect(isolated_env, create=False)
+        channels.create_channel(conn, "team", "group", "alice", channels.channel_config(), 0)
+        channels.join_channel(conn, "team", "bob", "member", 0)
         conn.close()
     assert query(isolated_env, "PRAGMA user_version") == [(len(old),)]
     mid = int(cli.ok("send", "team", "from the old days", "--as", "alice").stdout)
@@ -612,7 +613,7 @@ def test_a_store_from_before_dispatch_is_upgraded(cli, isolated_env, tmp_path, m
     [r] = cli.ok("dispatch", "--json").json()["receipts"]
     assert (r["message_id"], r["status"]) == (mid, "accepted")
     fresh = tmp_path / "fresh.acomm"
-    pipeline.init_store(fresh, 0)
+    operations.init_store(fresh, 0)
     schema = "SELECT type, name, sql FROM sqlite_master ORDER BY name"
     assert query(isolated_env, schema) == query(fresh, schema)
 

@@ -133,7 +133,7 @@ def test_output_past_the_cap_is_not_kept_and_the_receipt_says_so(cli, store, tmp
                                                                   monkeypatch):
     """What a command prints past the cap is thrown away as it comes (not stored anywhere):
     a plain message is still accepted, with a note; a query's answer is not sent cut short."""
-    from acomm_cli import runner
+    from acomm_cli.dispatch import runner
 
     monkeypatch.setattr(runner, "STDOUT_CAP", 1000)
     cli.ok("channel", "create", "big", "--as", "alice", "--max-message-size", "1MiB")
@@ -153,7 +153,7 @@ def test_output_past_the_cap_is_not_kept_and_the_receipt_says_so(cli, store, tmp
 
 
 def test_the_runner_keeps_the_head_of_stdout_and_the_tail_of_stderr():
-    from acomm_cli import runner
+    from acomm_cli.dispatch import runner
 
     out = runner.run_command(
         "head -c 6000000 /dev/zero | tr '\\0' a; head -c 6000000 /dev/zero | tr '\\0' b >&2;"

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from acomm_cli import clitree, docgen
 from acomm_cli.commands import send as send_module
+from acomm_cli.shell import clitree, docgen
 
 REPO = Path(__file__).resolve().parent.parent
 

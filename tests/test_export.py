@@ -7,9 +7,9 @@ import json
 from datetime import UTC
 from pathlib import Path
 
-import pyarrow.compute  # noqa: F401 - imported before freezegun fakes datetime
+import pyarrow.compute  # imported before freezegun fakes datetime
 import pyarrow.dataset as ds
-import pyarrow.fs  # noqa: F401
+import pyarrow.fs
 import pyarrow.parquet  # noqa: F401
 import pytest
 from audit_traffic import DAY1, DAY2, NOW, day1, day2
@@ -260,10 +260,10 @@ def test_bad_options(cli, store, tmp_path):
 def test_small_chunks_and_batches_give_the_same_rows(store, traffic, tmp_path):
     """Memory stays bounded by reading in chunks of ids and batches of rows: however small
     they are, the rows written are the store's, each once, and refreshing works per chunk."""
-    from acomm_cli import export as exporter
-    from acomm_cli import pipeline
+    from acomm_cli.analytics import export as exporter
+    from acomm_cli.engine import operations
 
-    conn = pipeline.connect(store, create=False)
+    conn = operations.connect(store, create=False)
     try:
         out = str(tmp_path / "small")
         res = exporter.export(conn, out, _ms(NOW), chunk=3, batch=2)

@@ -14,7 +14,7 @@ import pytest
 from conftest import ACOMM, assert_invariants, run
 from freezegun import freeze_time
 
-from acomm_cli import delivery, pipeline
+from acomm_cli.engine import channels, delivery, sending
 from acomm_cli.errors import CommError
 from acomm_cli.model import ChannelConfig, DeliveryMode, MessageFilter, SendRequest
 
@@ -29,9 +29,9 @@ def test_random_sequences_keep_the_invariants(conn, store, seed):
                        ("amo", DeliveryMode.AT_MOST_ONCE)):
         cfg = ChannelConfig(delivery=mode, ack_timeout_ms=5000, max_retries=2,
                             retry_backoff_ms=500, retry_jitter=0.2)
-        pipeline.create_channel(conn, name, "group", "a", cfg, now)
+        channels.create_channel(conn, name, "group", "a", cfg, now)
         for agent in AGENTS[1:]:
-            pipeline.join_channel(conn, name, agent, "member", now)
+            channels.join_channel(conn, name, agent, "member", now)
     sent: set[int] = set()
     for _ in range(150):
         now += rng.choice([0, 100, 2000, 7000, 30000])
@@ -40,7 +40,7 @@ def test_random_sequences_keep_the_invariants(conn, store, seed):
         agent = rng.choice(AGENTS)
         try:
             if op < 0.35:
-                r = pipeline.send(conn, SendRequest(
+                r = sending.send(conn, SendRequest(
                     sender=agent, content="x", channel=channel,
                     type=rng.choice(["text", "command"]),
                     delay_ms=rng.choice([None, None, 3000])), now)
@@ -59,9 +59,9 @@ def test_random_sequences_keep_the_invariants(conn, store, seed):
                 if dead:
                     delivery.replay(conn, dead[0].message_id, dead[0].recipient, now)
             elif op < 0.96 and agent != "a":
-                pipeline.leave_channel(conn, channel, agent, now)
+                channels.leave_channel(conn, channel, agent, now)
             else:
-                pipeline.join_channel(conn, channel, agent, "member", now)
+                channels.join_channel(conn, channel, agent, "member", now)
         except CommError:
             pass  # refusals are fine; what matters is the state they leave
         assert_invariants(store, sent)

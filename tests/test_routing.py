@@ -9,7 +9,7 @@ import pytest
 from conftest import query, snapshot
 from freezegun import freeze_time
 
-from acomm_cli import inbox, pipeline
+from acomm_cli.engine import channels, inbox, sending
 from acomm_cli.errors import Forbidden, InvalidState, NotParticipant, ValidationFailed
 from acomm_cli.model import DEADLETTER_TOPIC, MessageFilter, SendRequest
 
@@ -17,15 +17,15 @@ NOW = 1_700_000_000_000
 
 
 def _channel(conn, name, type_, owner="alice", members=(), observers=(), **cfg):
-    pipeline.create_channel(conn, name, type_, owner, pipeline.channel_config(**cfg), NOW)
+    channels.create_channel(conn, name, type_, owner, channels.channel_config(**cfg), NOW)
     for m in members:
-        pipeline.join_channel(conn, name, m, "member", NOW)
+        channels.join_channel(conn, name, m, "member", NOW)
     for o in observers:
-        pipeline.join_channel(conn, name, o, "observer", NOW)
+        channels.join_channel(conn, name, o, "observer", NOW)
 
 
 def _send(conn, channel, sender, content="hello", **kw):
-    return pipeline.send(conn, SendRequest(sender=sender, content=content, channel=channel,
+    return sending.send(conn, SendRequest(sender=sender, content=content, channel=channel,
                                            **kw), NOW)
 
 
@@ -58,9 +58,9 @@ def test_direct_goes_to_the_other_participant_only(conn):
 def test_direct_refuses_a_third_participant(conn):
     _channel(conn, "dm", "direct", members=("bob",))
     with pytest.raises(InvalidState):
-        pipeline.join_channel(conn, "dm", "carol", "member", NOW)
-    pipeline.join_channel(conn, "dm", "bob", "member", NOW)  # already in: a no-op
-    assert [p.agent for p in pipeline.get_channel(conn, "dm").participants] == ["alice", "bob"]
+        channels.join_channel(conn, "dm", "carol", "member", NOW)
+    channels.join_channel(conn, "dm", "bob", "member", NOW)  # already in: a no-op
+    assert [p.agent for p in channels.get_channel(conn, "dm").participants] == ["alice", "bob"]
 
 
 def test_group_goes_to_everyone_but_the_sender(conn):
@@ -112,20 +112,20 @@ def test_strangers_cannot_send(conn):
 
 def test_pubsub_goes_to_matching_subscriptions_only(conn):
     _channel(conn, "ci", "pubsub", owner="ci", members=("carol",))  # carol: no subscription
-    pipeline.subscribe(conn, "ci", "build.#", "bob", NOW)
-    pipeline.subscribe(conn, "ci", "deploy.#", "dave", NOW)
-    pipeline.subscribe(conn, "ci", "*.frontend.*", "erin", NOW)
+    channels.subscribe(conn, "ci", "build.#", "bob", NOW)
+    channels.subscribe(conn, "ci", "deploy.#", "dave", NOW)
+    channels.subscribe(conn, "ci", "*.frontend.*", "erin", NOW)
     r = _send(conn, "ci", "ci", topic="build.frontend.ok")
     assert r.recipients == ("bob", "erin")
     assert set(_states(conn, r.id)) == {"bob", "erin"}
-    roles = {p.agent: p.role.value for p in pipeline.get_channel(conn, "ci").participants}
+    roles = {p.agent: p.role.value for p in channels.get_channel(conn, "ci").participants}
     assert roles == {"ci": "owner", "carol": "member", "bob": "member", "dave": "member",
                      "erin": "member"}  # subscribing made them participants
 
 
 def test_pubsub_needs_a_topic(conn):
     _channel(conn, "ci", "pubsub", owner="ci")
-    pipeline.subscribe(conn, "ci", "#", "bob", NOW)
+    channels.subscribe(conn, "ci", "#", "bob", NOW)
     with pytest.raises(ValidationFailed) as exc:
         _send(conn, "ci", "ci")
     assert exc.value.field == "topic"
@@ -135,15 +135,15 @@ def test_pubsub_needs_a_topic(conn):
 @pytest.mark.parametrize(("echo", "expected"), [(False, ("bob",)), (True, ("bob", "ci"))])
 def test_pubsub_sender_receives_its_own_only_with_echo(conn, echo, expected):
     _channel(conn, "ci", "pubsub", owner="ci", echo=echo)
-    pipeline.subscribe(conn, "ci", "build.#", "ci", NOW)
-    pipeline.subscribe(conn, "ci", "build.#", "bob", NOW)
+    channels.subscribe(conn, "ci", "build.#", "ci", NOW)
+    channels.subscribe(conn, "ci", "build.#", "bob", NOW)
     assert _send(conn, "ci", "ci", topic="build.x").recipients == expected
 
 
 def test_pubsub_once_per_subscriber(conn):
     _channel(conn, "ci", "pubsub", owner="ci")
     for p in ("build.#", "build.*.success", "#", "build.frontend.success"):
-        pipeline.subscribe(conn, "ci", p, "bob", NOW)
+        channels.subscribe(conn, "ci", p, "bob", NOW)
     r = _send(conn, "ci", "ci", topic="build.frontend.success")
     assert r.recipients == ("bob",)
     assert _inbox(conn, "bob") == ["hello"]
@@ -161,13 +161,13 @@ def test_send_without_recipients_is_stored_as_sent(conn):
 
 def test_leaving_dead_letters_pending_deliveries_and_announces_them(conn):
     _channel(conn, "team", "group", members=("bob", "carol"))
-    pipeline.subscribe(conn, "_system", DEADLETTER_TOPIC, "watcher", NOW)
-    pipeline.subscribe(conn, "_system", "_system.#", "auditor", NOW)
+    channels.subscribe(conn, "_system", DEADLETTER_TOPIC, "watcher", NOW)
+    channels.subscribe(conn, "_system", "_system.#", "auditor", NOW)
     first = _send(conn, "team", "alice", "read before leaving")
     assert _inbox(conn, "bob", limit=1) == ["read before leaving"]
     second = _send(conn, "team", "alice", "never read")
 
-    pipeline.leave_channel(conn, "team", "bob", NOW + 5)
+    channels.leave_channel(conn, "team", "bob", NOW + 5)
 
     assert _states(conn, first.id) == {"bob": "read", "carol": "unread"}
     assert _states(conn, second.id) == {"bob": "dead", "carol": "unread"}
@@ -175,7 +175,7 @@ def test_leaving_dead_letters_pending_deliveries_and_announces_them(conn):
     assert conn.execute(
         "SELECT message_id, recipient, reason, retry_count, dead_lettered_at FROM dead_letters"
     ).fetchall() == [(second.id, "bob", "recipient_left", 0, NOW + 5)]
-    assert "bob" not in {p.agent for p in pipeline.get_channel(conn, "team").participants}
+    assert "bob" not in {p.agent for p in channels.get_channel(conn, "team").participants}
 
     for agent in ("watcher", "auditor"):
         got = inbox.receive(conn, agent, MessageFilter(), NOW + 6).messages
@@ -190,9 +190,9 @@ def test_leaving_dead_letters_pending_deliveries_and_announces_them(conn):
 
 def test_leaving_pubsub_drops_the_subscriptions(conn):
     _channel(conn, "ci", "pubsub", owner="ci")
-    pipeline.subscribe(conn, "ci", "build.#", "bob", NOW)
-    pipeline.leave_channel(conn, "ci", "bob", NOW)
-    assert pipeline.list_subscriptions(conn, "ci") == []
+    channels.subscribe(conn, "ci", "build.#", "bob", NOW)
+    channels.leave_channel(conn, "ci", "bob", NOW)
+    assert channels.list_subscriptions(conn, "ci") == []
     assert _send(conn, "ci", "ci", topic="build.x").recipients == ()
 
 
@@ -246,7 +246,7 @@ def test_send_to_reads_the_body_from_stdin(cli, store):
 
 def test_send_to_reports_each_failure_in_place(cli, store, conn):
     cli.ok("send", "--to", "bob", "first", "--as", "alice")
-    pipeline.change_channel_state(conn, pipeline.direct_pair("alice", "bob")[0], "close")
+    channels.change_channel_state(conn, sending.direct_pair("alice", "bob")[0], "close")
     r = cli("send", "--to", "bob,carol", "second", "--as", "alice", "--json")
     assert r.exit_code == 5, r.stderr
     bad, good = r.json()["results"]

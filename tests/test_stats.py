@@ -9,7 +9,8 @@ import every_state
 import pytest
 from freezegun import freeze_time
 
-from acomm_cli import clock, operations, pipeline
+from acomm_cli import clock
+from acomm_cli.engine import operations
 
 
 @pytest.fixture
@@ -153,7 +154,7 @@ def test_piped_output_is_one_tab_separated_line_per_row(cli, busy):
 def test_in_process_equals_the_command_line(cli, busy):
     doc = cli.ok("stats", "--json").json()
     path = doc["store"]["path"]
-    conn = pipeline.connect(path, create=False)
+    conn = operations.connect(path, create=False)
     try:
         got = operations.stats(conn, clock.now_ms())
     finally:

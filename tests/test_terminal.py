@@ -147,20 +147,21 @@ def test_a_large_batch_shows_a_progress_bar_on_a_terminal_only(team, tmp_path):
 
 def test_progress_reports_chunks_of_compaction_and_passes_of_a_large_tick(conn, monkeypatch):
     """The pipeline side of the bars: totals and steps (the bar itself is rich's)."""
-    from acomm_cli import delivery, model, operations, pipeline
+    from acomm_cli import model
+    from acomm_cli.engine import channels, delivery, operations, sending
     from acomm_cli.model import SendRequest
 
     now = 1_700_000_000_000
-    pipeline.create_channel(conn, "w", "group", "a",
-                            pipeline.channel_config(delivery="at-least-once",
+    channels.create_channel(conn, "w", "group", "a",
+                            channels.channel_config(delivery="at-least-once",
                                                     ack_timeout_ms=1000, max_retries=1),
                             now)
-    pipeline.join_channel(conn, "w", "b", "member", now)
+    channels.join_channel(conn, "w", "b", "member", now)
     for i in range(6):
-        pipeline.send(conn, SendRequest(sender="a", content=f"m{i}", channel="w"), now)
+        sending.send(conn, SendRequest(sender="a", content=f"m{i}", channel="w"), now)
     seen: list[tuple[str, int]] = []
 
-    def progress(total: int):  # noqa: ANN202
+    def progress(total: int):
         seen.append(("total", total))
         return lambda n: seen.append(("step", n))
 

@@ -244,7 +244,7 @@ def test_a_stop_during_the_wait_ends_the_loop():
 
 
 def test_wait_for_stop_wakes_when_the_pipe_is_written():
-    from acomm_cli.stopping import Stop
+    from acomm_cli.cli.stopping import Stop
 
     stop = Stop()
     try:

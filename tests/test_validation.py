@@ -10,38 +10,39 @@ from pathlib import Path
 import pytest
 from conftest import query, snapshot
 
-from acomm_cli import clock, delivery, pipeline
-from acomm_cli.config import DEFAULT_CONFIG
+from acomm_cli import clock
+from acomm_cli.cli.config import DEFAULT_CONFIG
+from acomm_cli.engine import channels, delivery, operations, sending
 from acomm_cli.model import SendRequest
 
 
 def _build_world(path: Path) -> None:
     """Channels of every type and state, built once through the pipeline and copied per test."""
     now = clock.now_ms()
-    pipeline.init_store(path, now, DEFAULT_CONFIG)
-    conn = pipeline.connect(path, create=False)
+    operations.init_store(path, now, DEFAULT_CONFIG)
+    conn = operations.connect(path, create=False)
     try:
-        cfg = pipeline.channel_config
+        cfg = channels.channel_config
 
         def channel(name, type_, owner="alice", members=("bob",), **config):
-            pipeline.create_channel(conn, name, type_, owner, cfg(**config), now)
+            channels.create_channel(conn, name, type_, owner, cfg(**config), now)
             for m in members:
-                pipeline.join_channel(conn, name, m, "member", now)
+                channels.join_channel(conn, name, m, "member", now)
 
         channel("team", "group")
-        pipeline.join_channel(conn, "team", "olga", "observer", now)
+        channels.join_channel(conn, "team", "olga", "observer", now)
         channel("news", "broadcast")
-        pipeline.join_channel(conn, "news", "olga", "observer", now)
+        channels.join_channel(conn, "news", "olga", "observer", now)
         channel("ci", "pubsub", owner="ci", members=())
-        pipeline.subscribe(conn, "ci", "build.#", "bob", now)
+        channels.subscribe(conn, "ci", "build.#", "bob", now)
         channel("dm", "direct")
         channel("small", "group", max_message_size=16)
         channel("paused", "group")
-        pipeline.change_channel_state(conn, "paused", "pause")
+        channels.change_channel_state(conn, "paused", "pause")
         channel("closed", "group")
-        pipeline.change_channel_state(conn, "closed", "close")
+        channels.change_channel_state(conn, "closed", "close")
         for type_, corr in (("query", "q-1"), ("command", "c-1"), ("text", None)):
-            pipeline.send(conn, SendRequest(sender="alice", content=f"a {type_}", channel="team",
+            sending.send(conn, SendRequest(sender="alice", content=f"a {type_}", channel="team",
                                             type=type_, correlation_id=corr), now)
         delivery.ack(conn, 2, "bob", "completed", None, now)  # bob finished command 2
     finally:
@@ -75,7 +76,7 @@ class Case:
     value_length: int | None = None
 
 
-def V(id, *args, field, mention=None, **kw):  # noqa: N802 - reads like a table
+def V(id, *args, field, mention=None, **kw):  # upper case: reads like a table
     return Case(id, args, 3, "validation_failed", field, mention, **kw)
 
 

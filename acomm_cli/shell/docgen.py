@@ -1,7 +1,7 @@
 """Generate man/, completions/ and docs/cli.md from the command tree, or check them.
 
-    python -m acomm_cli.docgen [DIR]          write them under DIR (default: here)
-    python -m acomm_cli.docgen --check [DIR]  list what differs from a fresh render; exit 1
+    python -m acomm_cli.shell.docgen [DIR]          write them under DIR (default: here)
+    python -m acomm_cli.shell.docgen --check [DIR]  list what differs from a fresh render; exit 1
 
 `make docs` runs the first; tests/test_docs.py does the second, so the checked-in copies can
 never drift from the code's --help. Commands registered later in `app.COMMANDS` are picked up
@@ -14,11 +14,12 @@ import re
 import sys
 from pathlib import Path
 
-from acomm_cli import __version__, clitree, completion, errors
-from acomm_cli.clitree import Cmd, Param
+from acomm_cli import __version__, errors
+from acomm_cli.shell import clitree, completion
+from acomm_cli.shell.clitree import Cmd, Param
 
 REFRESH = "make docs"  # the command that regenerates everything, named by every failure
-NOTICE = ("Generated from acomm's command tree by `make docs` (python -m acomm_cli.docgen); "
+NOTICE = ("Generated from acomm's command tree by `make docs` (python -m acomm_cli.shell.docgen); "
           "do not edit.")
 
 _EXIT_MEANINGS = {
@@ -207,7 +208,7 @@ def man_command(cmd: Cmd) -> str:
 
 
 def man_root(root: Cmd) -> str:
-    from acomm_cli.config import KEYS
+    from acomm_cli.cli.config import KEYS
 
     out = _header("acomm", root.summary)
     out += [".SH SYNOPSIS", ".B acomm", "[\\fIGLOBAL OPTIONS\\fR] \\fICOMMAND\\fR "

@@ -16,7 +16,7 @@ from acomm_cli.clock import parse_duration, parse_size
 from acomm_cli.errors import StoreUnavailable, ValidationFailed
 from acomm_cli.model import Limits, whole_number
 
-AGENTS = "agents"  # the `agents:` section: agent name -> AgentSpec (see acomm_cli.agents)
+AGENTS = "agents"  # the `agents:` section: agent name -> AgentSpec (see acomm_cli.dispatch.agents)
 STORE_DIR = ".acomm"
 STORE_FILE = "store.acomm"
 CONFIG_FILE = "config.yaml"
@@ -200,7 +200,7 @@ def load_agents(settings: Settings) -> tuple[dict[str, Any], str]:
     raw = _raw(settings, path, agents=True)
     if not raw.get(AGENTS):
         return {}, "default"
-    from acomm_cli.agents import parse_agents
+    from acomm_cli.dispatch.agents import parse_agents
 
     assert path is not None
     return parse_agents(raw[AGENTS], path.parent), f"file ({path})"
@@ -268,7 +268,7 @@ def _read_yaml(path: Path, *, agents: bool) -> dict[str, Any] | None:
         raise ValidationFailed(f"config: {path} must hold a mapping", field="config")
     flat: dict[str, Any] = {}
     for section, body in doc.items():
-        if section == AGENTS:  # a mapping of agent names, validated by acomm_cli.agents
+        if section == AGENTS:  # a mapping of agent names, validated by acomm_cli.dispatch.agents
             flat[AGENTS] = body
             continue
         if body is None and any(k.startswith(f"{section}.") for k in KEYS):

@@ -1,4 +1,5 @@
-"""Running a store: statistics, the health check, compaction, checkpoints, configuration.
+"""Running a store: opening and creating it, status, statistics, the health check,
+compaction, checkpoints.
 
 The rules of what each number means live here; SQL lives in `acomm_cli.store.maintenance`.
 Every function takes an open connection (and `now`, in ms, where time matters).
@@ -9,15 +10,75 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from acomm_cli import config, delivery, model
+from acomm_cli import model
+from acomm_cli.engine import delivery
 from acomm_cli.errors import InvalidState, StoreUnavailable, ValidationFailed
 from acomm_cli.store import bridge as bridge_queries
-from acomm_cli.store import maintenance, queries, timers, write
+from acomm_cli.store import maintenance, open_store, queries, timers, write
+from acomm_cli.store.connection import maybe_checkpoint
 from acomm_cli.store.migrations import MIGRATIONS
+
+# ---------------------------------------------------------------- opening a store
+
+
+def connect(path: Path, *, create: bool, busy_timeout_ms: int = 5000, flush: str = "batch",
+            now: int = 0, read_only: bool = False) -> sqlite3.Connection:
+    """Open the store at `path`, creating and migrating it when asked; `read_only` for the
+    commands that only read (they then work on a read-only mount or a full disk)."""
+    return open_store(path, create=create, read_only=read_only, busy_timeout_ms=busy_timeout_ms,
+                      flush=flush, now_ms=now)
+
+
+def init_store(path: Path, now: int, config_text: str | None = None) -> bool:
+    """Create a store (and a commented config file beside it, if none is there).
+
+    Returns False when a store was already there: initialising twice is harmless."""
+    existed = path.exists()
+    conn = connect(path, create=True, now=now)
+    conn.close()
+    if config_text is not None:
+        cfg = path.parent / "config.yaml"
+        if not cfg.exists():
+            fd = os.open(cfg, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+            with os.fdopen(fd, "w") as fh:
+                fh.write(config_text)
+    return not existed
+
+
+def batch_checkpoint(conn: sqlite3.Connection, batch_messages: int, batch_interval_ms: int,
+                     now: int) -> bool:
+    """`store.flush: batch`, applied after each writing command."""
+    return maybe_checkpoint(conn, batch_messages, batch_interval_ms, now)
+
+
+@dataclass(frozen=True)
+class StoreStatus:
+    path: str
+    store_id: str | None
+    schema_version: int
+    channels: int
+    messages: int
+    unread: int
+    dead_letters: int
+    bytes: int
+    wal_bytes: int
+    flush: str
+
+
+def status(conn: sqlite3.Connection, path: Path, flush: str) -> StoreStatus:
+    c = queries.counts(conn)
+    wal = Path(str(path) + "-wal")
+    return StoreStatus(
+        path=str(path.resolve()), store_id=queries.meta(conn, "store_id"),
+        schema_version=queries.schema_version(conn), bytes=path.stat().st_size,
+        wal_bytes=wal.stat().st_size if wal.exists() else 0, flush=flush, **c,
+    )
+
+
 
 # ---------------------------------------------------------------- statistics
 
@@ -386,68 +447,3 @@ def flush(conn: sqlite3.Connection) -> FlushResult:
     _, after = maintenance.file_sizes(conn)
     return FlushResult(busy=bool(busy), wal_frames=frames, checkpointed_frames=moved,
                        wal_bytes_before=before, wal_bytes_after=after)
-
-
-# ---------------------------------------------------------------- configuration
-
-
-@dataclass(frozen=True)
-class ConfigEntry:
-    key: str
-    value: Any
-    source: str
-
-
-@dataclass(frozen=True)
-class ConfigReport:
-    settings: list[ConfigEntry]
-    store: ConfigEntry
-    config_file: ConfigEntry
-    agents: list[ConfigEntry] = field(default_factory=list)  # one row per agent setting
-    agents_doc: dict[str, Any] = field(default_factory=dict)  # agent -> settings, source
-
-
-def _store_entry(settings: config.Settings) -> tuple[config.Settings, ConfigEntry]:
-    if settings.store:
-        return settings, ConfigEntry("store", str(Path(settings.store).expanduser()),
-                                     "flag (--store)")
-    if os.environ.get("ACOMM_STORE"):
-        return settings, ConfigEntry("store", str(Path(os.environ["ACOMM_STORE"]).expanduser()),
-                                     "environment (ACOMM_STORE)")
-    try:
-        path, _ = settings.store_path(create=False)
-        return settings, ConfigEntry("store", str(path), "found (nearest .acomm/ upwards)")
-    except StoreUnavailable:
-        # No store yet: name where one would be made, and look for a config file there
-        # without announcing a store that nobody is creating.
-        path = Path.cwd() / config.STORE_DIR / config.STORE_FILE
-        return (replace(settings, store=str(path), _cache={}),
-                ConfigEntry("store", str(path), "default (not created yet)"))
-
-
-def _config_entry(settings: config.Settings, located: config.Settings) -> ConfigEntry:
-    if settings.config:
-        return ConfigEntry("config", str(Path(settings.config).expanduser()), "flag (--config)")
-    if os.environ.get("ACOMM_CONFIG"):
-        return ConfigEntry("config", str(Path(os.environ["ACOMM_CONFIG"]).expanduser()),
-                           "environment (ACOMM_CONFIG)")
-    path = config.config_file(located)
-    if path is None:
-        return ConfigEntry("config", None, "none (no config.yaml beside the store)")
-    return ConfigEntry("config", str(path), "beside the store")
-
-
-def show_config(settings: config.Settings) -> ConfigReport:
-    """Every setting's effective value and where it came from (flag > environment > file >
-    default); a bad file is refused (exit 3 naming the key), as every command would."""
-    located, store = _store_entry(settings)
-    cfg = _config_entry(settings, located)
-    values = config.load(located)
-    specs, source = config.load_agents(located)
-    docs = {name: spec.doc() for name, spec in specs.items()}
-    return ConfigReport(
-        settings=[ConfigEntry(key, *values[key]) for key in config.KEYS],
-        store=store, config_file=cfg,
-        agents=[ConfigEntry(f"agents.{name}.{k}", v, source)
-                for name, doc in docs.items() for k, v in doc.items()],
-        agents_doc={name: {**doc, "source": source} for name, doc in docs.items()})

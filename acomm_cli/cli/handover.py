@@ -16,10 +16,10 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import TextIO
 
-from acomm_cli import render
+from acomm_cli.cli import render
+from acomm_cli.cli.render import Output
 from acomm_cli.errors import OutputFailed
 from acomm_cli.model import Message, QueryResult
-from acomm_cli.render import Output
 
 
 class _Stalled(OutputFailed):

@@ -8,9 +8,9 @@ import sqlite3
 from collections.abc import Callable
 
 from acomm_cli import model
+from acomm_cli.engine.channels import get_channel, release
 from acomm_cli.errors import InvalidState, NotFound, NotParticipant, ValidationFailed
 from acomm_cli.model import ChannelState, DeliveryState, Message, MessageFilter, QueryResult
-from acomm_cli.pipeline import get_channel, release
 from acomm_cli.store import queries, write
 from acomm_cli.topics import validate_pattern
 

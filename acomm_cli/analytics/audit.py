@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from acomm_cli.analytics.export import read_manifest
 from acomm_cli.errors import CommError, ValidationFailed
-from acomm_cli.export import read_manifest
 
 JAVA_MIN = 17
 LOCAL_SHUFFLE_PARTITIONS = 8

@@ -24,11 +24,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from acomm_cli import clock, deadletters, delivery, runner
-from acomm_cli.agents import AgentSpec
+from acomm_cli import clock
+from acomm_cli.dispatch import runner
+from acomm_cli.dispatch.agents import AgentSpec
+from acomm_cli.engine import deadletters, delivery
+from acomm_cli.engine.channels import release
 from acomm_cli.errors import CommError, NotFound, UsageError, ValidationFailed
 from acomm_cli.model import AckStatus, Message, MessageType, Priority
-from acomm_cli.pipeline import release
 from acomm_cli.store import dispatch as store
 from acomm_cli.store import queries, savepoint, write
 
@@ -237,7 +239,7 @@ def dispatch(conn: sqlite3.Connection, agents: Mapping[str, AgentSpec], now: int
     """One pass: first the runs whose lease ran out (whatever became of their delivery), then
     up to `max_runs` due deliveries, selected when the pass starts (work the commands send on
     is for the next pass). `encode` turns a message into the JSON document the command reads
-    on stdin (rendering is not this layer's business). `stop` (e.g. acomm_cli.stopping.Stop)
+    on stdin (rendering is not this layer's business). `stop` (e.g. acomm_cli.cli.stopping.Stop)
     ends the pass early: the running command is killed and its run recorded as interrupted,
     and no further delivery is taken."""
     every, agents = agents, chosen(agents, only, max_runs)

@@ -12,9 +12,12 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
-from acomm_cli import clock, deadletters, model
+from acomm_cli import clock, model
+from acomm_cli.engine import deadletters
+from acomm_cli.engine.channels import release
+from acomm_cli.engine.inbox import Emit, history, read_inbox
+from acomm_cli.engine.sending import Router, persist, plan_message
 from acomm_cli.errors import InvalidState, NotFound, NotParticipant, ValidationFailed
-from acomm_cli.inbox import Emit, history, read_inbox
 from acomm_cli.model import (
     ACK_ORDER,
     AckStatus,
@@ -27,7 +30,6 @@ from acomm_cli.model import (
     SendRequest,
     SendResult,
 )
-from acomm_cli.pipeline import Router, persist, plan_message, release
 from acomm_cli.store import queries, timers, write
 from acomm_cli.store.maintenance import snapshot
 
@@ -279,7 +281,7 @@ def query(conn: sqlite3.Connection, req: SendRequest, now: int,
           wait_s: float | None = None) -> SendResult:
     """Send a query; with a timeout, deliveries not read by then expire (dead letters).
     `wait_s` is checked here, before anything is sent, for `query --wait`."""
-    from acomm_cli.pipeline import send
+    from acomm_cli.engine.sending import send
 
     if wait_s is not None:
         check_wait(wait_s)

@@ -41,7 +41,7 @@ class Output:
             return False
         return (sys.stderr if stderr else sys.stdout).isatty()
 
-    def console(self, stderr: bool = False):  # noqa: ANN201 - rich is imported lazily
+    def console(self, stderr: bool = False):
         from rich.console import Console
 
         # markup and emoji off: message content is shown as sent, never read as `[bold]` or
@@ -69,7 +69,7 @@ def text(doc: str) -> None:
     sys.stdout.write(doc)
 
 
-def help(text: str) -> None:  # noqa: A001 - the command's --help, on stderr
+def help(text: str) -> None:  # shadows the builtin: the command's --help, on stderr
     sys.stderr.write(text.rstrip("\n") + "\n\n")
 
 
@@ -274,7 +274,7 @@ def follow(out: Output, batch: QueryResult, *, body: bool = False,
     if body or jsonl or out.json or not out.tty:
         messages(out, batch, body=body, jsonl=not body)
     elif batch.messages:
-        from acomm_cli import render_views
+        from acomm_cli.cli import views as render_views
 
         console = out.console()
         for m in batch.messages:
@@ -289,7 +289,7 @@ def message(out: Output, m: Message) -> None:
         _dump(message_doc(m))
         return
     if out.tty:
-        from acomm_cli import render_views
+        from acomm_cli.cli import views as render_views
 
         out.console().print(render_views.message_panel(m))
         return
@@ -346,7 +346,7 @@ def thread(out: Output, correlation_id: str, msgs: Sequence[Message]) -> None:
         _dump({"correlation_id": correlation_id, "messages": [message_doc(m) for m in msgs]})
         return
     if out.tty:  # a panel per message, with every recipient's delivery state
-        from acomm_cli import render_views
+        from acomm_cli.cli import views as render_views
 
         out.console().print(render_views.thread_panels(correlation_id, msgs))
         return
@@ -457,7 +457,7 @@ def config_report(out: Output, r: Any) -> None:
 # ---------------------------------------------------------------- export and audit
 
 
-class progress:  # noqa: N801 - used as `with render.progress(out, label) as start:`
+class progress:  # lower case: used as `with render.progress(out, label) as start:`
     """A progress bar on stderr when it is a terminal (and output is not JSON).
 
     `with progress(out, label) as start:` gives None without a terminal, else `start(total)`,

@@ -26,8 +26,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from acomm_cli import model, pipeline
+from acomm_cli import model
 from acomm_cli.clock import iso
+from acomm_cli.engine import channels, sending
 from acomm_cli.errors import CommError, NotFound, UsageError, ValidationFailed
 from acomm_cli.model import SendRequest
 from acomm_cli.store import bridge as q
@@ -461,7 +462,7 @@ def _agent_reads(conn: sqlite3.Connection, cfg: BridgeConfig, now: int,
         with write(conn):
             for agent, mids in read.items():
                 result.marked_read += queries.mark_read(conn, agent, sorted(set(mids)), now)
-            pipeline.release(conn, now)
+            channels.release(conn, now)
 
 
 # ---------------------------------------------------------------- response files
@@ -592,7 +593,7 @@ def apply_response(conn: sqlite3.Connection, agent: str, doc: Any, now: int) -> 
     """One response file's object, from `agent`, through the pipeline; the new message id
     (None for an ack that changed nothing). Called inside the caller's transaction: the
     pipeline's own transactions nest in it as savepoints."""
-    from acomm_cli import delivery  # only ticks ingest: sends need not import it
+    from acomm_cli.engine import delivery
 
     if not isinstance(doc, dict):
         raise ValidationFailed("a response file must hold a JSON object")
@@ -627,12 +628,12 @@ def apply_response(conn: sqlite3.Connection, agent: str, doc: Any, now: int) -> 
                       priority=prio, topic=doc.get("topic"),
                       correlation_id=doc.get("correlation_id"), metadata=doc.get("metadata"))
     if "to" in doc:
-        res = pipeline.send_direct(conn, req, [doc["to"]], now)[0]
+        res = sending.send_direct(conn, req, [doc["to"]], now)[0]
         if isinstance(res, CommError):
             raise res
         return res.id
     if "channel" in doc:
-        return pipeline.send(conn, SendRequest(**{**req.__dict__, "channel": doc["channel"]}),
+        return sending.send(conn, SendRequest(**{**req.__dict__, "channel": doc["channel"]}),
                              now).id
     if "reply_to" not in doc:
         return delivery.respond(conn, doc["correlation_id"], content, agent, now, prio).id
@@ -647,16 +648,16 @@ def _reply(conn: sqlite3.Connection, req: SendRequest, reply_to: Any, now: int) 
     if original is None:
         raise NotFound(f"message {reply_to} does not exist", field="reply_to", value=reply_to)
     if original.type == model.MessageType.QUERY and original.correlation_id:
-        from acomm_cli import delivery
+        from acomm_cli.engine import delivery
 
         return delivery.respond(conn, original.correlation_id, req.content, req.sender, now,
                                 req.priority).id
     meta = {**(req.metadata or {}), "reply_to": str(reply_to)}
     with write(conn):
-        router = pipeline.Router(conn)
-        plan = pipeline.plan_message(router, SendRequest(**{
+        router = sending.Router(conn)
+        plan = sending.plan_message(router, SendRequest(**{
             **req.__dict__, "channel": original.channel, "metadata": meta, "dedupe_key": None,
             "correlation_id": req.correlation_id or original.correlation_id,
         }), now, only_to=original.sender)
-        return pipeline.persist(router, plan, now).id
+        return sending.persist(router, plan, now).id
 

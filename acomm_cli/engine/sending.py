@@ -1,8 +1,5 @@
-"""The engine: channels, send (validate -> id -> route -> persist -> deliver), receive, history.
-
-Every public function takes an open connection and `now` (ms) and runs as one transaction.
-This module holds the business rules; SQL lives in `acomm_cli.store.queries`.
-"""
+"""Sending: validate -> assign id and time -> route -> persist -> deliver, in one
+transaction (DESIGN.md §4); direct messages and batches. SQL lives in the store."""
 
 from __future__ import annotations
 
@@ -11,16 +8,14 @@ import os
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
-from acomm_cli import deadletters, model
+from acomm_cli import model
+from acomm_cli.engine.channels import get_channel
 from acomm_cli.errors import (
     CommError,
-    Duplicate,
     Forbidden,
     InvalidState,
-    NotFound,
     NotParticipant,
     StoreCapacity,
     StoreFull,
@@ -30,7 +25,6 @@ from acomm_cli.model import (
     ACK_ORDER,
     AckStatus,
     Channel,
-    ChannelChange,
     ChannelConfig,
     ChannelState,
     ChannelType,
@@ -42,237 +36,8 @@ from acomm_cli.model import (
     SendRequest,
     SendResult,
 )
-from acomm_cli.store import open_store, queries, savepoint, write
-from acomm_cli.store.connection import maybe_checkpoint
-from acomm_cli.topics import SubscriptionIndex, validate_pattern, validate_topic
-
-# ---------------------------------------------------------------- opening a store
-
-
-def connect(path: Path, *, create: bool, busy_timeout_ms: int = 5000, flush: str = "batch",
-            now: int = 0, read_only: bool = False) -> sqlite3.Connection:
-    """Open the store at `path`, creating and migrating it when asked; `read_only` for the
-    commands that only read (they then work on a read-only mount or a full disk)."""
-    return open_store(path, create=create, read_only=read_only, busy_timeout_ms=busy_timeout_ms,
-                      flush=flush, now_ms=now)
-
-
-def init_store(path: Path, now: int, config_text: str | None = None) -> bool:
-    """Create a store (and a commented config file beside it, if none is there).
-
-    Returns False when a store was already there: initialising twice is harmless."""
-    existed = path.exists()
-    conn = connect(path, create=True, now=now)
-    conn.close()
-    if config_text is not None:
-        cfg = path.parent / "config.yaml"
-        if not cfg.exists():
-            fd = os.open(cfg, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
-            with os.fdopen(fd, "w") as fh:
-                fh.write(config_text)
-    return not existed
-
-
-def batch_checkpoint(conn: sqlite3.Connection, batch_messages: int, batch_interval_ms: int,
-                     now: int) -> bool:
-    """`store.flush: batch`, applied after each writing command."""
-    return maybe_checkpoint(conn, batch_messages, batch_interval_ms, now)
-
-
-@dataclass(frozen=True)
-class StoreStatus:
-    path: str
-    store_id: str | None
-    schema_version: int
-    channels: int
-    messages: int
-    unread: int
-    dead_letters: int
-    bytes: int
-    wal_bytes: int
-    flush: str
-
-
-def status(conn: sqlite3.Connection, path: Path, flush: str) -> StoreStatus:
-    c = queries.counts(conn)
-    wal = Path(str(path) + "-wal")
-    return StoreStatus(
-        path=str(path.resolve()), store_id=queries.meta(conn, "store_id"),
-        schema_version=queries.schema_version(conn), bytes=path.stat().st_size,
-        wal_bytes=wal.stat().st_size if wal.exists() else 0, flush=flush, **c,
-    )
-
-
-# ---------------------------------------------------------------- channels
-
-
-def channel_config(base: ChannelConfig | None = None, **overrides: Any) -> ChannelConfig:
-    """Validate channel settings given on the command line (None = keep the default)."""
-    cfg = base or ChannelConfig()
-    given = {k: v for k, v in overrides.items() if v is not None}
-    if "delivery" in given:
-        given["delivery"] = model.delivery_mode(given["delivery"])
-    for key in ("max_message_size", "ack_timeout_ms", "max_retries", "retry_backoff_ms",
-                "max_pending", "dedupe_window_ms", "retention_count", "retention_age_ms"):
-        if key in given and given[key] < 0:
-            raise ValidationFailed(f"{key}: {given[key]} must not be negative", field=key,
-                                   value=given[key])
-    if given.get("max_message_size") == 0:
-        raise ValidationFailed("max_message_size: must be at least 1 byte",
-                               field="max_message_size", value=0)
-    if given.get("ack_timeout_ms") == 0:
-        raise ValidationFailed("ack_timeout: must be longer than 0", field="ack_timeout", value=0)
-    jitter = given.get("retry_jitter")
-    if jitter is not None and not 0 <= jitter <= 1:
-        raise ValidationFailed(f"retry_jitter: {jitter} must be a fraction from 0 to 1",
-                               field="retry_jitter", value=jitter)
-    return replace(cfg, **given)
-
-
-def _channel(conn: sqlite3.Connection, name: str) -> Channel:
-    model.utf8(name, "channel")
-    ch = queries.channel_by_name(conn, name)
-    if ch is None:
-        raise NotFound(f"channel {name!r} does not exist", field="channel", value=name)
-    return ch
-
-
-def create_channel(conn: sqlite3.Connection, name: str, type_: str, owner: str,
-                   cfg: ChannelConfig, now: int, *, if_not_exists: bool = False) -> Channel:
-    model.channel_name(name)
-    ctype = model.channel_type(type_)
-    model.agent_id(owner, "owner")
-    with write(conn):
-        existing = queries.channel_by_name(conn, name)
-        if existing is not None:
-            if if_not_exists and existing.type == ctype:
-                return existing
-            raise Duplicate(
-                f"channel {name!r} already exists (type {existing.type.value})"
-                + ("" if not if_not_exists else f", not {ctype.value}"),
-                field="channel", value=name,
-            )
-        cid = queries.insert_channel(conn, name, ctype.value, owner, cfg, now)
-        queries.insert_participant(conn, cid, owner, Role.OWNER.value, now)
-        return queries.channel_by_id(conn, cid)  # type: ignore[return-value]
-
-
-def get_channel(conn: sqlite3.Connection, name: str) -> Channel:
-    return _channel(conn, name)
-
-
-def list_channels(conn: sqlite3.Connection) -> list[Channel]:
-    return queries.list_channels(conn)
-
-
-def join_channel(conn: sqlite3.Connection, name: str, agent: str, role: str,
-                 now: int) -> ChannelChange:
-    """Join; joining twice is a no-op (`changed` False, the first role kept)."""
-    model.agent_id(agent)
-    r = model.role(role)
-    if r == Role.OWNER:
-        raise ValidationFailed("role: a channel has one owner, set when it is created",
-                               field="role", value=role)
-    with write(conn):
-        ch = _channel(conn, name)
-        _check_joinable(ch, agent)
-        if not queries.insert_participant(conn, ch.id, agent, r.value, now):
-            return ChannelChange(ch, changed=False)
-        return ChannelChange(queries.channel_by_id(conn, ch.id), changed=True)  # type: ignore[arg-type]
-
-
-def _check_joinable(ch: Channel, agent: str) -> None:
-    if ch.state == ChannelState.CLOSED:
-        raise InvalidState(f"channel {ch.name!r} is closed", field="channel", value=ch.name)
-    if ch.type == ChannelType.DIRECT and ch.role_of(agent) is None and len(ch.participants) >= 2:
-        raise InvalidState(
-            f"channel {ch.name!r} is direct and already has two participants",
-            field="channel", value=ch.name,
-        )
-
-
-def leave_channel(conn: sqlite3.Connection, name: str, agent: str,
-                  now: int) -> ChannelChange:
-    """Leave a channel; what was still waiting for the agent there is dead-lettered. An agent
-    that is not a participant is out already: a no-op (`changed` False)."""
-    model.agent_id(agent)
-    with write(conn):
-        ch = _channel(conn, name)
-        role = ch.role_of(agent)
-        if role is None:
-            return ChannelChange(ch, changed=False)
-        if role == Role.OWNER:
-            raise InvalidState(f"{agent!r} owns {name!r} and cannot leave it (close it instead)",
-                               field="agent", value=agent)
-        queries.delete_participant(conn, ch.id, agent)
-        pending = queries.pending_deliveries_of(conn, ch.id, agent)
-        deadletters.dead_letter(conn, [(mid, agent, ch.id, n) for mid, n in pending],
-                                "recipient_left", f"{agent} left {name}", now)
-        release(conn, now)
-        return ChannelChange(queries.channel_by_id(conn, ch.id), changed=True)  # type: ignore[arg-type]
-
-
-_TRANSITIONS = {
-    "pause": ({ChannelState.ACTIVE}, ChannelState.PAUSED),
-    "resume": ({ChannelState.PAUSED, ChannelState.DRAINING}, ChannelState.ACTIVE),
-    "drain": ({ChannelState.ACTIVE, ChannelState.PAUSED}, ChannelState.DRAINING),
-    "close": ({ChannelState.ACTIVE, ChannelState.PAUSED, ChannelState.DRAINING},
-              ChannelState.CLOSED),
-}
-
-
-def change_channel_state(conn: sqlite3.Connection, name: str, action: str) -> ChannelChange:
-    """pause, resume, drain or close. A channel already in the target state is left alone
-    (`changed` False); a transition the states do not allow (e.g. resuming a closed
-    channel) is a conflict."""
-    allowed, target = _TRANSITIONS[action]
-    with write(conn):
-        ch = _channel(conn, name)
-        if name == model.SYSTEM_CHANNEL:
-            raise Forbidden(f"channel {name!r} belongs to acomm", field="channel", value=name)
-        if ch.state == target:
-            return ChannelChange(ch, changed=False)
-        if ch.state not in allowed:
-            raise InvalidState(f"cannot {action} channel {name!r}: it is {ch.state.value}",
-                               field="channel", value=name, state=ch.state.value)
-        queries.set_channel_state(conn, ch.id, target.value)
-        return ChannelChange(replace(ch, state=target), changed=True)
-
-
-# ---------------------------------------------------------------- subscriptions
-
-
-def subscribe(conn: sqlite3.Connection, name: str, pattern: str, agent: str, now: int) -> bool:
-    """Subscribe (joining as a member if needed); False when the subscription existed."""
-    model.agent_id(agent)
-    validate_pattern(pattern)
-    with write(conn):
-        ch = _pubsub(conn, name)
-        if ch.role_of(agent) is None:
-            _check_joinable(ch, agent)
-            queries.insert_participant(conn, ch.id, agent, Role.MEMBER.value, now)
-        return queries.insert_subscription(conn, ch.id, agent, pattern, now)
-
-
-def unsubscribe(conn: sqlite3.Connection, name: str, pattern: str, agent: str) -> bool:
-    """Remove a subscription; False (a no-op) when there was none."""
-    model.agent_id(agent)
-    validate_pattern(pattern)
-    with write(conn):
-        return queries.delete_subscription(conn, _pubsub(conn, name).id, agent, pattern)
-
-
-def list_subscriptions(conn: sqlite3.Connection, name: str) -> list[tuple[str, str]]:
-    return queries.subscriptions(conn, _pubsub(conn, name).id)
-
-
-def _pubsub(conn: sqlite3.Connection, name: str) -> Channel:
-    ch = _channel(conn, name)
-    if ch.type != ChannelType.PUBSUB:
-        raise InvalidState(f"channel {name!r} is {ch.type.value}, not pubsub", field="channel",
-                           value=name)
-    return ch
-
+from acomm_cli.store import queries, savepoint, write
+from acomm_cli.topics import SubscriptionIndex, validate_topic
 
 # ---------------------------------------------------------------- send
 
@@ -310,7 +75,7 @@ class Router:
     def channel(self, name: str) -> Channel:
         ch = self.channels.get(name)
         if ch is None:
-            ch = self.channels[name] = _channel(self.conn, name)
+            ch = self.channels[name] = get_channel(self.conn, name)
         return ch
 
     def recipients(self, ch: Channel, sender: str, topic: str | None) -> list[str]:
@@ -583,18 +348,6 @@ def capacity_warning(conn: sqlite3.Connection, limits: Limits) -> str | None:
         return (f"store is {size} bytes, {100 * size / limits.max_store_bytes:.0f}% of "
                 f"limits.max_store_bytes ({limits.max_store_bytes}); compact it soon")
     return None
-
-
-def release(conn: sqlite3.Connection, now: int, channel_ids: Sequence[int] | None = None) -> int:
-    """Let queued deliveries through, oldest first, where max_pending has room again (only
-    on `channel_ids`, when the caller knows which channels it made room on)."""
-    released = 0
-    for cid, max_pending, ack_timeout in queries.channels_with_queued(conn, channel_ids):
-        pending, _ = queries.channel_backlog(conn, cid)
-        if pending < max_pending:
-            released += queries.release_queued(conn, cid, max_pending - pending, now,
-                                               ack_timeout)
-    return released
 
 
 def send(conn: sqlite3.Connection, req: SendRequest, now: int,

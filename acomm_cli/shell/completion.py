@@ -11,17 +11,17 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 
-from acomm_cli import clitree
-from acomm_cli.clitree import AGENT, CHANNEL, CHOICE, DIR, FILE, Cmd, Param
 from acomm_cli.errors import UsageError
 from acomm_cli.model import SYSTEM_AGENT
+from acomm_cli.shell import clitree
+from acomm_cli.shell.clitree import AGENT, CHANNEL, CHOICE, DIR, FILE, Cmd, Param
 from acomm_cli.store import queries
 
 SHELLS = clitree.SHELLS
 WORDS = {"channels": queries.channel_names, "agents": queries.agent_ids}
 FILES = {"bash": "acomm.bash", "zsh": "_acomm", "fish": "acomm.fish"}
 
-_HEADER = ("Generated from acomm's command tree by `make docs` (python -m acomm_cli.docgen); "
+_HEADER = ("Generated from acomm's command tree by `make docs` (python -m acomm_cli.shell.docgen); "
            "do not edit.")
 
 

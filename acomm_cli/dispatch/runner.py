@@ -75,7 +75,7 @@ def run_command(run: str | tuple[str, ...], stdin: bytes, env: Mapping[str, str]
                 timeout_s: float, cwd: str | None = None,
                 stop: Callable[[], bool] | None = None) -> RunOutcome:
     """Run to its end, its timeout, or a stop request. `stop` may have a `fileno()` that
-    becomes readable on the request (acomm_cli.stopping.Stop): the wait then wakes at once."""
+    becomes readable on the request (acomm_cli.cli.stopping.Stop): the wait then wakes at once."""
     started = time.monotonic()
 
     def elapsed() -> int:

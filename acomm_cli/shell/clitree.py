@@ -2,7 +2,8 @@
 
 The man pages, docs/cli.md and the shell completion scripts are all generated from this one
 walk over `app.COMMANDS`, so commands added later are documented and completed without
-touching the generators. Imported only by `acomm completions` and `python -m acomm_cli.docgen`.
+touching the generators. Imported only by `acomm completions` and
+`python -m acomm_cli.shell.docgen`.
 """
 
 from __future__ import annotations

@@ -1,0 +1,5 @@
+"""`python -m acomm_cli`: the same program as the `acomm` command."""
+
+from acomm_cli.app import main
+
+main()

@@ -1,0 +1,73 @@
+"""`acomm config show`: every setting's effective value and where it came from."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from acomm_cli.cli import config
+from acomm_cli.errors import StoreUnavailable
+
+
+@dataclass(frozen=True)
+class ConfigEntry:
+    key: str
+    value: Any
+    source: str
+
+
+@dataclass(frozen=True)
+class ConfigReport:
+    settings: list[ConfigEntry]
+    store: ConfigEntry
+    config_file: ConfigEntry
+    agents: list[ConfigEntry] = field(default_factory=list)  # one row per agent setting
+    agents_doc: dict[str, Any] = field(default_factory=dict)  # agent -> settings, source
+
+
+def _store_entry(settings: config.Settings) -> tuple[config.Settings, ConfigEntry]:
+    if settings.store:
+        return settings, ConfigEntry("store", str(Path(settings.store).expanduser()),
+                                     "flag (--store)")
+    if os.environ.get("ACOMM_STORE"):
+        return settings, ConfigEntry("store", str(Path(os.environ["ACOMM_STORE"]).expanduser()),
+                                     "environment (ACOMM_STORE)")
+    try:
+        path, _ = settings.store_path(create=False)
+        return settings, ConfigEntry("store", str(path), "found (nearest .acomm/ upwards)")
+    except StoreUnavailable:
+        # No store yet: name where one would be made, and look for a config file there
+        # without announcing a store that nobody is creating.
+        path = Path.cwd() / config.STORE_DIR / config.STORE_FILE
+        return (replace(settings, store=str(path), _cache={}),
+                ConfigEntry("store", str(path), "default (not created yet)"))
+
+
+def _config_entry(settings: config.Settings, located: config.Settings) -> ConfigEntry:
+    if settings.config:
+        return ConfigEntry("config", str(Path(settings.config).expanduser()), "flag (--config)")
+    if os.environ.get("ACOMM_CONFIG"):
+        return ConfigEntry("config", str(Path(os.environ["ACOMM_CONFIG"]).expanduser()),
+                           "environment (ACOMM_CONFIG)")
+    path = config.config_file(located)
+    if path is None:
+        return ConfigEntry("config", None, "none (no config.yaml beside the store)")
+    return ConfigEntry("config", str(path), "beside the store")
+
+
+def show_config(settings: config.Settings) -> ConfigReport:
+    """Every setting's effective value and where it came from (flag > environment > file >
+    default); a bad file is refused (exit 3 naming the key), as every command would."""
+    located, store = _store_entry(settings)
+    cfg = _config_entry(settings, located)
+    values = config.load(located)
+    specs, source = config.load_agents(located)
+    docs = {name: spec.doc() for name, spec in specs.items()}
+    return ConfigReport(
+        settings=[ConfigEntry(key, *values[key]) for key in config.KEYS],
+        store=store, config_file=cfg,
+        agents=[ConfigEntry(f"agents.{name}.{k}", v, source)
+                for name, doc in docs.items() for k, v in doc.items()],
+        agents_doc={name: {**doc, "source": source} for name, doc in docs.items()})

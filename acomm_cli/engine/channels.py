@@ -1,0 +1,211 @@
+"""Channels: creation, settings, membership, states, pubsub subscriptions, and the
+release of deliveries held back by `max_pending`. One transaction per function."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from acomm_cli import model
+from acomm_cli.engine import deadletters
+from acomm_cli.errors import (
+    Duplicate,
+    Forbidden,
+    InvalidState,
+    NotFound,
+    ValidationFailed,
+)
+from acomm_cli.model import (
+    Channel,
+    ChannelChange,
+    ChannelConfig,
+    ChannelState,
+    ChannelType,
+    Role,
+)
+from acomm_cli.store import queries, write
+from acomm_cli.topics import validate_pattern
+
+# ---------------------------------------------------------------- channels
+
+
+def channel_config(base: ChannelConfig | None = None, **overrides: Any) -> ChannelConfig:
+    """Validate channel settings given on the command line (None = keep the default)."""
+    cfg = base or ChannelConfig()
+    given = {k: v for k, v in overrides.items() if v is not None}
+    if "delivery" in given:
+        given["delivery"] = model.delivery_mode(given["delivery"])
+    for key in ("max_message_size", "ack_timeout_ms", "max_retries", "retry_backoff_ms",
+                "max_pending", "dedupe_window_ms", "retention_count", "retention_age_ms"):
+        if key in given and given[key] < 0:
+            raise ValidationFailed(f"{key}: {given[key]} must not be negative", field=key,
+                                   value=given[key])
+    if given.get("max_message_size") == 0:
+        raise ValidationFailed("max_message_size: must be at least 1 byte",
+                               field="max_message_size", value=0)
+    if given.get("ack_timeout_ms") == 0:
+        raise ValidationFailed("ack_timeout: must be longer than 0", field="ack_timeout", value=0)
+    jitter = given.get("retry_jitter")
+    if jitter is not None and not 0 <= jitter <= 1:
+        raise ValidationFailed(f"retry_jitter: {jitter} must be a fraction from 0 to 1",
+                               field="retry_jitter", value=jitter)
+    return replace(cfg, **given)
+
+
+def _channel(conn: sqlite3.Connection, name: str) -> Channel:
+    model.utf8(name, "channel")
+    ch = queries.channel_by_name(conn, name)
+    if ch is None:
+        raise NotFound(f"channel {name!r} does not exist", field="channel", value=name)
+    return ch
+
+
+def create_channel(conn: sqlite3.Connection, name: str, type_: str, owner: str,
+                   cfg: ChannelConfig, now: int, *, if_not_exists: bool = False) -> Channel:
+    model.channel_name(name)
+    ctype = model.channel_type(type_)
+    model.agent_id(owner, "owner")
+    with write(conn):
+        existing = queries.channel_by_name(conn, name)
+        if existing is not None:
+            if if_not_exists and existing.type == ctype:
+                return existing
+            raise Duplicate(
+                f"channel {name!r} already exists (type {existing.type.value})"
+                + ("" if not if_not_exists else f", not {ctype.value}"),
+                field="channel", value=name,
+            )
+        cid = queries.insert_channel(conn, name, ctype.value, owner, cfg, now)
+        queries.insert_participant(conn, cid, owner, Role.OWNER.value, now)
+        return queries.channel_by_id(conn, cid)  # type: ignore[return-value]
+
+
+def get_channel(conn: sqlite3.Connection, name: str) -> Channel:
+    return _channel(conn, name)
+
+
+def list_channels(conn: sqlite3.Connection) -> list[Channel]:
+    return queries.list_channels(conn)
+
+
+def join_channel(conn: sqlite3.Connection, name: str, agent: str, role: str,
+                 now: int) -> ChannelChange:
+    """Join; joining twice is a no-op (`changed` False, the first role kept)."""
+    model.agent_id(agent)
+    r = model.role(role)
+    if r == Role.OWNER:
+        raise ValidationFailed("role: a channel has one owner, set when it is created",
+                               field="role", value=role)
+    with write(conn):
+        ch = _channel(conn, name)
+        _check_joinable(ch, agent)
+        if not queries.insert_participant(conn, ch.id, agent, r.value, now):
+            return ChannelChange(ch, changed=False)
+        return ChannelChange(queries.channel_by_id(conn, ch.id), changed=True)  # type: ignore[arg-type]
+
+
+def _check_joinable(ch: Channel, agent: str) -> None:
+    if ch.state == ChannelState.CLOSED:
+        raise InvalidState(f"channel {ch.name!r} is closed", field="channel", value=ch.name)
+    if ch.type == ChannelType.DIRECT and ch.role_of(agent) is None and len(ch.participants) >= 2:
+        raise InvalidState(
+            f"channel {ch.name!r} is direct and already has two participants",
+            field="channel", value=ch.name,
+        )
+
+
+def leave_channel(conn: sqlite3.Connection, name: str, agent: str,
+                  now: int) -> ChannelChange:
+    """Leave a channel; what was still waiting for the agent there is dead-lettered. An agent
+    that is not a participant is out already: a no-op (`changed` False)."""
+    model.agent_id(agent)
+    with write(conn):
+        ch = _channel(conn, name)
+        role = ch.role_of(agent)
+        if role is None:
+            return ChannelChange(ch, changed=False)
+        if role == Role.OWNER:
+            raise InvalidState(f"{agent!r} owns {name!r} and cannot leave it (close it instead)",
+                               field="agent", value=agent)
+        queries.delete_participant(conn, ch.id, agent)
+        pending = queries.pending_deliveries_of(conn, ch.id, agent)
+        deadletters.dead_letter(conn, [(mid, agent, ch.id, n) for mid, n in pending],
+                                "recipient_left", f"{agent} left {name}", now)
+        release(conn, now)
+        return ChannelChange(queries.channel_by_id(conn, ch.id), changed=True)  # type: ignore[arg-type]
+
+
+_TRANSITIONS = {
+    "pause": ({ChannelState.ACTIVE}, ChannelState.PAUSED),
+    "resume": ({ChannelState.PAUSED, ChannelState.DRAINING}, ChannelState.ACTIVE),
+    "drain": ({ChannelState.ACTIVE, ChannelState.PAUSED}, ChannelState.DRAINING),
+    "close": ({ChannelState.ACTIVE, ChannelState.PAUSED, ChannelState.DRAINING},
+              ChannelState.CLOSED),
+}
+
+
+def change_channel_state(conn: sqlite3.Connection, name: str, action: str) -> ChannelChange:
+    """pause, resume, drain or close. A channel already in the target state is left alone
+    (`changed` False); a transition the states do not allow (e.g. resuming a closed
+    channel) is a conflict."""
+    allowed, target = _TRANSITIONS[action]
+    with write(conn):
+        ch = _channel(conn, name)
+        if name == model.SYSTEM_CHANNEL:
+            raise Forbidden(f"channel {name!r} belongs to acomm", field="channel", value=name)
+        if ch.state == target:
+            return ChannelChange(ch, changed=False)
+        if ch.state not in allowed:
+            raise InvalidState(f"cannot {action} channel {name!r}: it is {ch.state.value}",
+                               field="channel", value=name, state=ch.state.value)
+        queries.set_channel_state(conn, ch.id, target.value)
+        return ChannelChange(replace(ch, state=target), changed=True)
+
+
+# ---------------------------------------------------------------- subscriptions
+
+
+def subscribe(conn: sqlite3.Connection, name: str, pattern: str, agent: str, now: int) -> bool:
+    """Subscribe (joining as a member if needed); False when the subscription existed."""
+    model.agent_id(agent)
+    validate_pattern(pattern)
+    with write(conn):
+        ch = _pubsub(conn, name)
+        if ch.role_of(agent) is None:
+            _check_joinable(ch, agent)
+            queries.insert_participant(conn, ch.id, agent, Role.MEMBER.value, now)
+        return queries.insert_subscription(conn, ch.id, agent, pattern, now)
+
+
+def unsubscribe(conn: sqlite3.Connection, name: str, pattern: str, agent: str) -> bool:
+    """Remove a subscription; False (a no-op) when there was none."""
+    model.agent_id(agent)
+    validate_pattern(pattern)
+    with write(conn):
+        return queries.delete_subscription(conn, _pubsub(conn, name).id, agent, pattern)
+
+
+def list_subscriptions(conn: sqlite3.Connection, name: str) -> list[tuple[str, str]]:
+    return queries.subscriptions(conn, _pubsub(conn, name).id)
+
+
+def _pubsub(conn: sqlite3.Connection, name: str) -> Channel:
+    ch = _channel(conn, name)
+    if ch.type != ChannelType.PUBSUB:
+        raise InvalidState(f"channel {name!r} is {ch.type.value}, not pubsub", field="channel",
+                           value=name)
+    return ch
+
+
+def release(conn: sqlite3.Connection, now: int, channel_ids: Sequence[int] | None = None) -> int:
+    """Let queued deliveries through, oldest first, where max_pending has room again (only
+    on `channel_ids`, when the caller knows which channels it made room on)."""
+    released = 0
+    for cid, max_pending, ack_timeout in queries.channels_with_queued(conn, channel_ids):
+        pending, _ = queries.channel_backlog(conn, cid)
+        if pending < max_pending:
+            released += queries.release_queued(conn, cid, max_pending - pending, now,
+                                               ack_timeout)
+    return released

@@ -1,0 +1,92 @@
+"""The layers of docs/ARCHITECTURE.md are enforced by a tool, not by review: import-linter's
+contracts in pyproject.toml, run by `make lint` on the installed layout (store/ and commands/
+inside acomm_cli/, as setuptools installs them)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
+
+
+def staged(tmp_path: Path) -> Path:
+    """The package as installed, in tmp_path."""
+    root = tmp_path / "stage"
+    ignore = shutil.ignore_patterns("__pycache__")
+    shutil.copytree(REPO / "acomm_cli", root / "acomm_cli", ignore=ignore)
+    shutil.copytree(REPO / "store", root / "acomm_cli" / "store", ignore=ignore)
+    shutil.copytree(REPO / "commands", root / "acomm_cli" / "commands", ignore=ignore)
+    return root
+
+
+def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
+    if not LINT_IMPORTS.exists():
+        pytest.skip("import-linter is not installed (pip install -e '.[test]')")
+    return subprocess.run([str(LINT_IMPORTS), "--config", str(REPO / "pyproject.toml"),
+                           "--no-cache"], cwd=root, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(root)})
+
+
+def add_import(module: Path, line: str) -> None:
+    text = module.read_text()
+    anchor = "from __future__ import annotations\n"
+    module.write_text(text.replace(anchor, anchor + "\n" + line + "\n", 1))
+
+
+def test_the_tree_keeps_its_layers(tmp_path):
+    r = lint_imports(staged(tmp_path))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "0 broken" in r.stdout
+
+
+def test_the_engine_importing_the_command_line_fails(tmp_path):
+    root = staged(tmp_path)
+    add_import(root / "acomm_cli" / "engine" / "sending.py", "from acomm_cli.cli import render")
+    r = lint_imports(root)
+    assert r.returncode != 0
+    assert "acomm_cli.engine.sending -> acomm_cli.cli.render" in r.stdout
+
+
+def test_the_store_importing_the_engine_fails(tmp_path):
+    root = staged(tmp_path)
+    add_import(root / "acomm_cli" / "store" / "queries.py", "import acomm_cli.engine.channels")
+    r = lint_imports(root)
+    assert r.returncode != 0
+    assert "acomm_cli.store.queries -> acomm_cli.engine.channels" in r.stdout
+
+
+def test_the_engine_importing_typer_fails(tmp_path):
+    root = staged(tmp_path)
+    add_import(root / "acomm_cli" / "engine" / "inbox.py", "import typer")
+    r = lint_imports(root)
+    assert r.returncode != 0
+    assert "acomm_cli.engine.inbox -> typer" in r.stdout
+
+
+def test_two_subsystems_importing_each_other_fails(tmp_path):
+    root = staged(tmp_path)
+    add_import(root / "acomm_cli" / "bridge" / "sync.py", "from acomm_cli.dispatch import agents")
+    r = lint_imports(root)
+    assert r.returncode != 0
+    assert "acomm_cli.bridge.sync -> acomm_cli.dispatch.agents" in r.stdout
+
+
+def test_the_top_level_stays_small_and_every_subpackage_says_what_it_holds():
+    top = sorted(p.name for p in (REPO / "acomm_cli").glob("*.py"))
+    assert len(top) <= 8, top
+    for init in (REPO / "acomm_cli").glob("*/__init__.py"):
+        doc = init.read_text().strip()
+        assert doc.startswith('"""') and len(doc) > 60, f"{init} says nothing of its package"
+
+
+def test_python_dash_m_runs_the_program():
+    r = subprocess.run([sys.executable, "-m", "acomm_cli", "--version"], capture_output=True,
+                       text=True, timeout=60)
+    assert (r.returncode, r.stdout.split()[0]) == (0, "acomm")

@@ -1,4 +1,20 @@
-"""Schema migrations: an append-only list. A shipped function is never edited, only followed."""
+"""Schema migrations: an append-only list. A shipped function is never edited, only followed.
+
+The next one is a function appended at the end, its DDL written as SQLite's own SQL:
+
+    @migration
+    def m005_what_it_does(conn: sqlite3.Connection, now_ms: int) -> None:
+        # why the tables exist, what a row means
+        _script(conn, '''
+            CREATE TABLE things (id TEXT PRIMARY KEY, ...) WITHOUT ROWID;
+            CREATE INDEX things_due ON things(due_at) WHERE due_at IS NOT NULL;
+            ALTER TABLE messages ADD COLUMN thing_id TEXT;
+        ''')
+
+It runs inside the `BEGIN IMMEDIATE` of whichever command first opens an older store (`acomm
+send` too), holding the write lock: it imports nothing, sqlite-utils included (docs/DECISIONS.md
+says why).
+"""
 
 from __future__ import annotations
 

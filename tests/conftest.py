@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlite_utils import Database
 from typer.testing import CliRunner
 
 from acomm_cli.app import app
@@ -97,16 +98,14 @@ def run(*args: str, input: str | None = None, env: dict[str, str] | None = None,
                           text=True, env=full_env, timeout=timeout)
 
 
-def snapshot(path: Path) -> dict[str, list[tuple[Any, ...]]]:
-    """Every row of every table: to prove a refused command changed nothing."""
-    c = sqlite3.connect(path)
+def snapshot(path: Path) -> dict[str, list[dict[str, Any]]]:
+    """Every row of every table, keyed by column: to prove a refused command changed nothing
+    (a failed comparison names the table and the columns that moved)."""
+    db = Database(path, recursive_triggers=False, execute_plugins=False)
     try:
-        tables = [r[0] for r in c.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
-        return {t: sorted(c.execute(f'SELECT * FROM "{t}"').fetchall(), key=repr)
-                for t in tables}
+        return {t.name: sorted(t.rows, key=repr) for t in db.tables}
     finally:
-        c.close()
+        db.close()
 
 
 def query(path: Path, sql: str, *params: Any) -> list[tuple[Any, ...]]:

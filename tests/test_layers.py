@@ -78,6 +78,19 @@ def test_two_subsystems_importing_each_other_fails(tmp_path):
     assert "acomm_cli.bridge.sync -> acomm_cli.dispatch.agents" in r.stdout
 
 
+def test_importing_sqlite_utils_anywhere_fails_even_inside_a_function(tmp_path):
+    """sqlite-utils is a test dependency only (docs/DECISIONS.md): not even a cold command
+    such as doctor may load it on demand."""
+    root = staged(tmp_path)
+    module = root / "acomm_cli" / "commands" / "doctor.py"
+    text = module.read_text()
+    assert "\ndef doctor(" in text
+    module.write_text(text.replace("\ndef doctor(", "\ndef _schema():\n"
+                                   "    import sqlite_utils\n\n\ndef doctor(", 1))
+    r = lint_imports(root)
+    assert r.returncode != 0
+    assert "acomm_cli.commands.doctor -> sqlite_utils" in r.stdout
+
 def test_the_top_level_stays_small_and_every_subpackage_says_what_it_holds():
     top = sorted(p.name for p in (REPO / "acomm_cli").glob("*.py"))
     assert len(top) <= 8, top

@@ -72,3 +72,22 @@ def test_running_a_command_loads_no_heavy_module(team, argv):
         assert code == 0, p.stderr
         if argv[0] in ("send", "publish"):
             assert query(team, "SELECT count(*) FROM messages")[0][0] == before + 1
+
+
+@pytest.mark.parametrize("argv", [
+    ["receive", "--as", "bob"],
+    ["ack", "{mid}", "--as", "bob", "--status", "completed"],
+    ["tick"],
+])
+def test_the_other_hot_commands_load_no_heavy_module(cli, team, argv):
+    """receive, ack and tick run as often as send does (sqlite_utils is a test dependency
+    only: docs/DECISIONS.md)."""
+    mid = cli.ok("send", "team", "to be read and acked", "--as", "alice").stdout.strip()
+    if argv[0] == "ack":
+        cli.ok("receive", "--as", "bob")
+    loaded, p = _probe(RUN_MAIN.format(argv=[a.format(mid=mid) for a in argv]))
+    assert loaded == []
+    assert int(p.stderr.strip().splitlines()[-1]) == 0, p.stderr
+    if argv[0] == "ack":
+        assert query(team, "SELECT ack_status FROM deliveries WHERE message_id = ?"
+                     " AND recipient = 'bob'", int(mid)) == [("completed",)]

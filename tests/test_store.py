@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ACOMM, query
+from conftest import ACOMM, query, snapshot
 from freezegun import freeze_time
 
 from acomm_cli.engine import channels, operations
@@ -451,6 +451,23 @@ def test_older_stores_are_upgraded_to_the_fresh_schema_keeping_their_data(
     assert query(isolated_env, "PRAGMA user_version") == [(len(MIGRATIONS),)]
     names = [r[0] for r in query(isolated_env, "SELECT name FROM _acomm_migrations ORDER BY name")]
     assert names == [fn.__name__ for fn in MIGRATIONS]
+
+
+def test_snapshot_sees_every_table_and_any_changed_value(cli, store):
+    """The helper that proves a refused command changed nothing: WITHOUT ROWID tables
+    included, values keyed by column."""
+    cli.ok("channel", "create", "team", "--as", "alice")
+    before = snapshot(store)
+    assert set(before) >= {"channels", "deliveries", "store_meta", "_acomm_migrations"}
+    assert [c["owner"] for c in before["channels"] if c["name"] == "team"] == ["alice"]
+    raw = sqlite3.connect(store)
+    raw.execute("UPDATE store_meta SET value = 'changed' WHERE key = 'created_at'")
+    raw.commit()
+    raw.close()
+    after = snapshot(store)
+    assert after["store_meta"] != before["store_meta"]
+    assert {t: r for t, r in after.items() if t != "store_meta"} == {
+        t: r for t, r in before.items() if t != "store_meta"}
 
 
 # ------------------------------------ migrations split DDL whole (issue 12, defect 10)

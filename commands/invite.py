@@ -27,9 +27,9 @@ def create(
         metavar="KEY", help="The joining node's public key (PASERK k4.public...): it must "
         "prove it holds the key.")] = None,
 ) -> None:
-    """Create a single-use invite; prints {invite_id, invite_token, expires_at}.
+    """Create a single-use invite for another node to join this one.
 
-    The token is shown this once: the store keeps only its SHA-256.
+    Prints {invite_id, invite_token, expires_at}. The token is shown this once: the store keeps only its SHA-256.
 
     Example: acomm invite create --expect mbp-jane --ttl 10m --json
     """
@@ -44,7 +44,9 @@ def create(
 
 @app.command("list")
 def list_(ctx: typer.Context) -> None:
-    """List invites and their state (pending, used, expired, revoked), never their tokens.
+    """List invites and their state, never their tokens.
+
+    States: pending, used, expired, revoked.
 
     Example: acomm invite list --json
     """

@@ -21,9 +21,9 @@ def init(
                                      "characters of A-Z a-z 0-9 . _ -, starting with a "
                                      "letter or a digit.")],
 ) -> None:
-    """Give this store its node id and an Ed25519 key pair; prints {node_id, public_key}.
+    """Make this store a node: its id and an Ed25519 key pair.
 
-    The public key is PASERK (k4.public.<base64url>). The same id again changes nothing and
+    Prints {node_id, public_key}; the public key is PASERK (k4.public.<base64url>). The same id again changes nothing and
     prints the same key; another id is refused (exit 5).
 
     Example: acomm node init --id vps-jane --json

@@ -29,7 +29,8 @@ def create(
 ) -> None:
     """Create a single-use invite for another node to join this one.
 
-    Prints {invite_id, invite_token, expires_at}. The token is shown this once: the store keeps only its SHA-256.
+    Prints {invite_id, invite_token, expires_at}. The token is shown this once: the
+    store keeps only its SHA-256.
 
     Example: acomm invite create --expect mbp-jane --ttl 10m --json
     """

@@ -23,8 +23,9 @@ def init(
 ) -> None:
     """Make this store a node: its id and an Ed25519 key pair.
 
-    Prints {node_id, public_key}; the public key is PASERK (k4.public.<base64url>). The same id again changes nothing and
-    prints the same key; another id is refused (exit 5).
+    Prints {node_id, public_key}; the public key is PASERK (k4.public.<base64url>).
+    The same id again changes nothing and prints the same key; another id is refused
+    (exit 5).
 
     Example: acomm node init --id vps-jane --json
     """

@@ -177,7 +177,8 @@ def authenticate_ticket(conn: sqlite3.Connection, token: str | None, node_header
     claims = _verified(gateway, token)
     if claims is None:
         return refusal(401, "invalid_ticket", "the ticket is not valid")
-    if _ms(claims["exp"]) <= now_ms:
+    expires = _ms(claims["exp"])
+    if expires is None or expires <= now_ms:
         return refusal(401, "expired_ticket", "the ticket has expired")
     if node_header != claims["sub"]:
         return refusal(403, "node_mismatch", "the ticket is for another node")
@@ -211,15 +212,16 @@ def _verified(gateway: identity.Node, token: str | None) -> dict[str, Any] | Non
         return None
     try:
         public = Key.from_asymmetric_key_params(4, x=gateway.public_key)
-        claims = json.loads(pyseto.decode(public, token).payload)
+        payload = pyseto.decode(public, token).payload
+        claims = json.loads(payload) if isinstance(payload, bytes) else None
     except (pyseto.PysetoError, ValueError, TypeError):
         return None
-    ok = (isinstance(claims, dict) and claims.get("aud") == AUDIENCE
-          and claims.get("iss") == gateway.node_id
-          and all(isinstance(claims.get(k), str) for k in ("sub", "jti", "exp")))
-    if not ok or _ms(claims["exp"]) is None:
+    if not isinstance(claims, dict):
         return None
-    return claims
+    ok = (claims.get("aud") == AUDIENCE and claims.get("iss") == gateway.node_id
+          and all(isinstance(claims.get(k), str) for k in ("sub", "jti", "exp"))
+          and _ms(claims["exp"]) is not None)
+    return claims if ok else None
 
 
 def _sign(private_key: bytes, claims: dict[str, Any]) -> str:
@@ -231,7 +233,7 @@ def _sign(private_key: bytes, claims: dict[str, Any]) -> str:
     return pyseto.encode(secret, json.dumps(claims, separators=(",", ":")).encode()).decode()
 
 
-def _ms(value: str) -> Any:
+def _ms(value: Any) -> int | None:
     try:
         return round(datetime.fromisoformat(value).timestamp() * 1000)
     except (ValueError, TypeError):

@@ -70,9 +70,10 @@ COMMANDS = {
     "completions": "completions", "__complete": "completions",  # __complete: hidden
     "export": "export", "audit": "audit",
     "bridge": "bridge",
+    "node": "node", "invite": "invite",
 }
 # named groups; the others are top-level verbs
-GROUPS = {"channel", "deadletter", "config", "bridge"}
+GROUPS = {"channel", "deadletter", "config", "bridge", "node", "invite"}
 ALIASES = {"dead-letters": "deadletter"}
 
 

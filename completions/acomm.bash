@@ -6,11 +6,13 @@
 
 _acomm_subcommands() {
     case $1 in
-        '') echo 'init status config channel send publish subscribe unsubscribe subscriptions receive ack query respond thread messages show deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge' ;;
+        '') echo 'init status config channel send publish subscribe unsubscribe subscriptions receive ack query respond thread messages show deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite' ;;
         'config') echo 'show' ;;
         'channel') echo 'create join leave list show pause resume drain close' ;;
         'deadletter') echo 'list show replay discard purge' ;;
         'bridge') echo 'sync' ;;
+        'node') echo 'init' ;;
+        'invite') echo 'create list revoke' ;;
     esac
 }
 
@@ -61,6 +63,12 @@ _acomm_options() {
         'audit') echo "$global --master --out --conf" ;;
         'bridge') echo "$global" ;;
         'bridge sync') echo "$global --inbox-dir --outbox-dir --teams-dir" ;;
+        'node') echo "$global" ;;
+        'node init') echo "$global --id" ;;
+        'invite') echo "$global" ;;
+        'invite create') echo "$global --expect --ttl --pin-key" ;;
+        'invite list') echo "$global" ;;
+        'invite revoke') echo "$global" ;;
         *) echo "$global" ;;
     esac
 }
@@ -173,6 +181,10 @@ _acomm_value_kind() {
         'bridge sync --inbox-dir') echo 'dir' ;;
         'bridge sync --outbox-dir') echo 'dir' ;;
         'bridge sync --teams-dir') echo 'dir' ;;
+        'node init --id') echo 'value' ;;
+        'invite create --expect') echo 'value' ;;
+        'invite create --ttl') echo 'value' ;;
+        'invite create --pin-key') echo 'value' ;;
         *) return 1 ;;
     esac
 }
@@ -215,6 +227,7 @@ _acomm_positional() {
         'completions 0') echo 'choice:bash zsh fish' ;;
         'export 0') echo 'dir' ;;
         'audit '*) echo 'dir' ;;
+        'invite revoke 0') echo 'value' ;;
         *) return 1 ;;
     esac
 }

@@ -6,7 +6,7 @@
 function __acomm_subcommands
     switch "$argv[1]"
         case ''
-            echo init status config channel send publish subscribe unsubscribe subscriptions receive ack query respond thread messages show deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge
+            echo init status config channel send publish subscribe unsubscribe subscriptions receive ack query respond thread messages show deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite
         case 'config'
             echo show
         case 'channel'
@@ -15,6 +15,10 @@ function __acomm_subcommands
             echo list show replay discard purge
         case 'bridge'
             echo sync
+        case 'node'
+            echo init
+        case 'invite'
+            echo create list revoke
     end
 end
 
@@ -70,6 +74,10 @@ function __acomm_valued
             echo --master --out --conf
         case 'bridge sync'
             echo --inbox-dir --outbox-dir --teams-dir
+        case 'node init'
+            echo --id
+        case 'invite create'
+            echo --expect --ttl --pin-key
     end
 end
 
@@ -178,6 +186,8 @@ complete -c acomm -f -n '__acomm_is \'\'' -a 'completions' -d 'Print the complet
 complete -c acomm -f -n '__acomm_is \'\'' -a 'export' -d 'Export the history as Parquet (or JSON Lines) datasets, the input o...'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'audit' -d 'Audit exports on Apache Spark: volume, latency, retries, dead lette...'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'bridge' -d 'The mailbox bridge: inbox files, team inboxes, response files'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'node' -d 'This store\'s federation node identity'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'invite' -d 'Invite other nodes to join this one (a seed)'
 
 # acomm init
 complete -c acomm -n '__acomm_at \'init\' 0' -f -a '(__fish_complete_directories (commandline -ct) "")'
@@ -470,3 +480,23 @@ complete -c acomm -n '__acomm_is \'bridge sync\'' -l outbox-dir -r -f -a '(__fis
 complete -c acomm -n '__acomm_is \'bridge sync\'' -l outbox-dir -r -f -d 'Ingest response files OUTBOX_DIR/AGENT/*.json (default: bridge.outb...'
 complete -c acomm -n '__acomm_is \'bridge sync\'' -l teams-dir -r -f -a '(__fish_complete_directories (commandline -ct) "")'
 complete -c acomm -n '__acomm_is \'bridge sync\'' -l teams-dir -r -f -d 'Claude Code team inboxes TEAMS_DIR/TEAM/inboxes/AGENT.json for agen...'
+
+# acomm node
+complete -c acomm -f -n '__acomm_is \'node\'' -a 'init' -d 'Make this store a node: its id and an Ed25519 key pair'
+
+# acomm node init
+complete -c acomm -n '__acomm_is \'node init\'' -l id -r -f -d 'The node id: 1-64 characters of A-Z a-z 0-9 '
+
+# acomm invite
+complete -c acomm -f -n '__acomm_is \'invite\'' -a 'create' -d 'Create a single-use invite for another node to join this one'
+complete -c acomm -f -n '__acomm_is \'invite\'' -a 'list' -d 'List invites and their state, never their tokens'
+complete -c acomm -f -n '__acomm_is \'invite\'' -a 'revoke' -d 'Revoke an invite that was not used yet; its token is refused from n...'
+
+# acomm invite create
+complete -c acomm -n '__acomm_is \'invite create\'' -l expect -r -f -d 'Only this node id may use the invite'
+complete -c acomm -n '__acomm_is \'invite create\'' -l ttl -r -f -d 'How long the invite stays valid (at most 7d)'
+complete -c acomm -n '__acomm_is \'invite create\'' -l pin-key -r -f -d 'The joining node\'s public key (PASERK k4.public...): it must prove...'
+
+# acomm invite list
+
+# acomm invite revoke

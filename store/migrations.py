@@ -316,3 +316,135 @@ def m004_dispatch(conn: sqlite3.Connection, now_ms: int) -> None:
             WHERE dedupe_key IS NOT NULL;
         """
     )
+
+
+@migration
+def m005_federation(conn: sqlite3.Connection, now_ms: int) -> None:
+    # Federation (spec 002, DESIGN.md §7). Every table is empty on a store that is not a
+    # node, and nothing on the send path reads or writes them: a plain store pays nothing.
+    # messages.global_id / origin_node and their unique index exist since m001 (the durable
+    # receiver dedupe).
+    _script(
+        conn,
+        """
+        -- this store's node identity: one row at most (`acomm node init --id NODE`); the
+        -- Ed25519 private key (its 32-byte seed) lives in the store file, which is 0600
+        CREATE TABLE fed_node (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            node_id TEXT NOT NULL,
+            public_key BLOB NOT NULL,
+            private_key BLOB NOT NULL,
+            created_at INTEGER NOT NULL
+        );
+        -- this node's outbox: append-only (the triggers below), seq = the cursor position
+        -- peers read from; a retry is the same event_id with attempt + 1
+        CREATE TABLE fed_outbox (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            event_id TEXT NOT NULL,
+            attempt INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            to_node TEXT,
+            envelope TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            UNIQUE (event_id, attempt)
+        );
+        CREATE TRIGGER fed_outbox_no_update BEFORE UPDATE ON fed_outbox
+        BEGIN SELECT RAISE(ABORT, 'fed_outbox is append-only'); END;
+        CREATE TRIGGER fed_outbox_no_delete BEFORE DELETE ON fed_outbox
+        BEGIN SELECT RAISE(ABORT, 'fed_outbox is append-only'); END;
+        -- how far this node has read each peer's outbox (the last seq taken)
+        CREATE TABLE fed_cursors (
+            source_node TEXT PRIMARY KEY,
+            position INTEGER NOT NULL DEFAULT 0,
+            head INTEGER,
+            pulled_at INTEGER,
+            last_error TEXT
+        ) WITHOUT ROWID;
+        -- every event read from a peer, once: the receiver's dedupe of acks, replies and
+        -- signals (messages are also deduped by messages.global_id)
+        CREATE TABLE fed_inbound (
+            event_id TEXT PRIMARY KEY,
+            source_node TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            attempt INTEGER NOT NULL,
+            message_id INTEGER,
+            received_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE INDEX fed_inbound_message ON fed_inbound(message_id)
+            WHERE message_id IS NOT NULL;
+        -- the sender's state of each event it emitted: emitted, accepted, processed,
+        -- replied, dead_letter, incident; next_timer_at drives retries and the SLA
+        CREATE TABLE fed_sent (
+            event_id TEXT PRIMARY KEY,
+            message_id INTEGER,
+            to_node TEXT NOT NULL,
+            to_agent TEXT,
+            route_decision TEXT NOT NULL,
+            state TEXT NOT NULL,
+            attempt INTEGER NOT NULL,
+            next_timer_at INTEGER,
+            created_at INTEGER NOT NULL,
+            accepted_at INTEGER,
+            processed_at INTEGER,
+            incident_at INTEGER
+        ) WITHOUT ROWID;
+        CREATE INDEX fed_sent_message ON fed_sent(message_id) WHERE message_id IS NOT NULL;
+        CREATE INDEX fed_sent_timer ON fed_sent(next_timer_at) WHERE next_timer_at IS NOT NULL;
+        -- this node's copy of the state room: one row per entry of one of its maps
+        -- (nodes, agents, routing, cursors, invites, ...), the value as JSON
+        CREATE TABLE fed_room (
+            map TEXT NOT NULL,
+            key TEXT NOT NULL,
+            value TEXT NOT NULL,
+            updated_at INTEGER NOT NULL,
+            PRIMARY KEY (map, key)
+        ) WITHOUT ROWID;
+        -- changes short commands queue for the gateway to apply to the room (value NULL:
+        -- delete the entry); applied_at is set once the room has them
+        CREATE TABLE fed_room_changes (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            map TEXT NOT NULL,
+            key TEXT NOT NULL,
+            value TEXT,
+            queued_at INTEGER NOT NULL,
+            applied_at INTEGER
+        );
+        CREATE INDEX fed_room_changes_pending ON fed_room_changes(seq) WHERE applied_at IS NULL;
+        -- on a seed: invites (only the SHA-256 of the token), the nonces and tickets seen by
+        -- the exchange (the replay guard), and the nodes that joined with a key (rejoin by
+        -- node proof)
+        CREATE TABLE fed_invites (
+            invite_id TEXT PRIMARY KEY,
+            token_sha256 TEXT NOT NULL UNIQUE,
+            expected_node TEXT,
+            pinned_key BLOB,
+            created_at INTEGER NOT NULL,
+            expires_at INTEGER NOT NULL,
+            used_at INTEGER,
+            used_by TEXT,
+            revoked_at INTEGER
+        ) WITHOUT ROWID;
+        CREATE TABLE fed_nonces (
+            nonce TEXT PRIMARY KEY,
+            node_id TEXT NOT NULL,
+            seen_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE TABLE fed_tickets (
+            jti TEXT PRIMARY KEY,
+            invite_id TEXT,
+            node_id TEXT NOT NULL,
+            public_key BLOB,
+            issued_at INTEGER NOT NULL,
+            expires_at INTEGER NOT NULL,
+            used_at INTEGER
+        ) WITHOUT ROWID;
+        CREATE INDEX fed_tickets_invite ON fed_tickets(invite_id) WHERE invite_id IS NOT NULL;
+        CREATE TABLE fed_members (
+            node_id TEXT PRIMARY KEY,
+            public_key BLOB NOT NULL,
+            joined_at INTEGER NOT NULL,
+            last_auth_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        """
+    )

@@ -91,3 +91,26 @@ def test_the_other_hot_commands_load_no_heavy_module(cli, team, argv):
     if argv[0] == "ack":
         assert query(team, "SELECT ack_status FROM deliveries WHERE message_id = ?"
                      " AND recipient = 'bob'", int(mid)) == [("completed",)]
+
+
+FEDERATION = ("pycrdt", "pycrdt_websocket", "pycrdt_store", "uvicorn", "starlette", "pyseto",
+              "cryptography", "acomm_cli")
+
+
+@pytest.mark.parametrize("argv", [
+    ["send", "team", "hello", "--as", "alice"],
+    ["receive", "--as", "bob"],
+    ["ack", "1", "--as", "bob"],
+    ["tick"],
+])
+def test_a_store_that_is_not_a_node_loads_no_federation_module(cli, team, argv):
+    """The acomm[federation] extra is installed here, yet a plain store never imports it."""
+    cli.ok("send", "team", "first", "--as", "alice")  # message 1, for `ack`
+    p = subprocess.run([sys.executable, "-c", PROBE.format(
+        body=RUN_MAIN.format(argv=argv), heavy=FEDERATION)],
+        capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    loaded = json.loads(p.stdout.splitlines()[-1])
+    assert [m for m in loaded if not m.startswith("acomm_cli")] == []
+    assert "acomm_cli.federation" not in loaded
+    assert int(p.stderr.strip().splitlines()[-1]) == 0, p.stderr

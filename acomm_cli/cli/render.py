@@ -749,3 +749,13 @@ def _doctor_bridge(out: Output, h: Any) -> None:
 stats_doc = _stats_doc_bridge
 stats = _stats_bridge
 doctor = _doctor_bridge
+
+
+def invites(out: Output, docs: Sequence[dict[str, Any]]) -> None:
+    """`invite list`: invites without their tokens."""
+    if out.json:
+        _dump({"invites": list(docs)})
+        return
+    _table(out, "invites", ["invite", "state", "expected node", "expires", "used by"],
+           [(d["invite_id"], d["state"], d["expected_node"], d["expires_at"], d["used_by"])
+            for d in docs])

@@ -1,0 +1,74 @@
+"""`acomm invite ...`: invites on a seed node (create, list, revoke)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from acomm_cli import clock
+from acomm_cli.cli import render
+from acomm_cli.commands._common import output, store
+
+app = typer.Typer(help="Invite other nodes to join this one (a seed).\n\nExample: acomm "
+                  "invite create --expect mbp-jane --ttl 10m --json", no_args_is_help=True,
+                  add_completion=False)
+
+
+@app.command()
+def create(
+    ctx: typer.Context,
+    expect: Annotated[str | None, typer.Option(
+        metavar="NODE", help="Only this node id may use the invite.")] = None,
+    ttl: Annotated[str, typer.Option(metavar="DURATION",
+                                     help="How long the invite stays valid (at most 7d).")]
+    = "10m",
+    pin_key: Annotated[str | None, typer.Option(
+        metavar="KEY", help="The joining node's public key (PASERK k4.public...): it must "
+        "prove it holds the key.")] = None,
+) -> None:
+    """Create a single-use invite for another node to join this one.
+
+    Prints {invite_id, invite_token, expires_at}. The token is shown this once: the
+    store keeps only its SHA-256.
+
+    Example: acomm invite create --expect mbp-jane --ttl 10m --json
+    """
+    from acomm_cli.federation import invites
+
+    ttl_ms = clock.parse_duration(ttl, "ttl")
+    with store(ctx, write=True) as conn:
+        doc = invites.create(conn, expect=expect, ttl_ms=ttl_ms, pin_key=pin_key,
+                             now_ms=clock.now_ms())
+    render.status(output(ctx), doc)
+
+
+@app.command("list")
+def list_(ctx: typer.Context) -> None:
+    """List invites and their state, never their tokens.
+
+    States: pending, used, expired, revoked.
+
+    Example: acomm invite list --json
+    """
+    from acomm_cli.federation import invites
+
+    with store(ctx, write=False) as conn:
+        docs = invites.list_invites(conn, clock.now_ms())
+    render.invites(output(ctx), docs)
+
+
+@app.command()
+def revoke(
+    ctx: typer.Context,
+    invite_id: Annotated[str, typer.Argument(metavar="ID", help="The invite id.")],
+) -> None:
+    """Revoke an invite that was not used yet; its token is refused from now on.
+
+    Example: acomm invite revoke inv-3f2a9c0d1e4b5a67
+    """
+    from acomm_cli.federation import invites
+
+    with store(ctx, write=True) as conn:
+        doc, changed = invites.revoke(conn, invite_id, clock.now_ms())
+    render.change(output(ctx), doc, changed, f"invite {invite_id} was already revoked")

@@ -1,0 +1,43 @@
+"""`acomm node init`: make this store a federation node (spec 002)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from acomm_cli import clock
+from acomm_cli.cli import render
+from acomm_cli.commands._common import output, store
+
+app = typer.Typer(help="This store's federation node identity.\n\nExample: acomm node init "
+                  "--id vps-jane", no_args_is_help=True, add_completion=False)
+
+
+@app.command()
+def init(
+    ctx: typer.Context,
+    id_: Annotated[str, typer.Option("--id", metavar="NODE", help="The node id: 1-64 "
+                                     "characters of A-Z a-z 0-9 . _ -, starting with a "
+                                     "letter or a digit.")],
+) -> None:
+    """Make this store a node: its id and an Ed25519 key pair.
+
+    Prints {node_id, public_key}; the public key is PASERK (k4.public.<base64url>).
+    The same id again changes nothing and prints the same key; another id is refused
+    (exit 5).
+
+    Example: acomm node init --id vps-jane --json
+    """
+    from acomm_cli.federation import identity
+
+    with store(ctx, write=True, create=True) as conn:
+        node, created = identity.init_node(conn, id_, clock.now_ms())
+    if not created:
+        render.note(f"note: this store is already node {node.node_id}; nothing changed")
+    render.status(output(ctx), {"node_id": node.node_id, "public_key": node.public_paserk})
+
+
+@app.callback()
+def node_group() -> None:
+    """This store's federation node identity."""

@@ -46,36 +46,22 @@ def test_the_tree_keeps_its_layers(tmp_path):
     assert "0 broken" in r.stdout
 
 
-def test_the_engine_importing_the_command_line_fails(tmp_path):
+@pytest.mark.parametrize("module, line, broken", [
+    ("engine/sending.py", "from acomm_cli.cli import render",
+     "acomm_cli.engine.sending -> acomm_cli.cli.render"),
+    ("store/queries.py", "import acomm_cli.engine.channels",
+     "acomm_cli.store.queries -> acomm_cli.engine.channels"),
+    ("engine/inbox.py", "import typer", "acomm_cli.engine.inbox -> typer"),
+    ("bridge/sync.py", "from acomm_cli.dispatch import agents",
+     "acomm_cli.bridge.sync -> acomm_cli.dispatch.agents"),
+], ids=["engine-imports-cli", "store-imports-engine", "engine-imports-typer",
+        "subsystems-import-each-other"])
+def test_an_import_against_the_layers_fails(tmp_path, module, line, broken):
     root = staged(tmp_path)
-    add_import(root / "acomm_cli" / "engine" / "sending.py", "from acomm_cli.cli import render")
+    add_import(root / "acomm_cli" / module, line)
     r = lint_imports(root)
     assert r.returncode != 0
-    assert "acomm_cli.engine.sending -> acomm_cli.cli.render" in r.stdout
-
-
-def test_the_store_importing_the_engine_fails(tmp_path):
-    root = staged(tmp_path)
-    add_import(root / "acomm_cli" / "store" / "queries.py", "import acomm_cli.engine.channels")
-    r = lint_imports(root)
-    assert r.returncode != 0
-    assert "acomm_cli.store.queries -> acomm_cli.engine.channels" in r.stdout
-
-
-def test_the_engine_importing_typer_fails(tmp_path):
-    root = staged(tmp_path)
-    add_import(root / "acomm_cli" / "engine" / "inbox.py", "import typer")
-    r = lint_imports(root)
-    assert r.returncode != 0
-    assert "acomm_cli.engine.inbox -> typer" in r.stdout
-
-
-def test_two_subsystems_importing_each_other_fails(tmp_path):
-    root = staged(tmp_path)
-    add_import(root / "acomm_cli" / "bridge" / "sync.py", "from acomm_cli.dispatch import agents")
-    r = lint_imports(root)
-    assert r.returncode != 0
-    assert "acomm_cli.bridge.sync -> acomm_cli.dispatch.agents" in r.stdout
+    assert broken in r.stdout
 
 
 def test_importing_sqlite_utils_anywhere_fails_even_inside_a_function(tmp_path):
@@ -90,6 +76,7 @@ def test_importing_sqlite_utils_anywhere_fails_even_inside_a_function(tmp_path):
     r = lint_imports(root)
     assert r.returncode != 0
     assert "acomm_cli.commands.doctor -> sqlite_utils" in r.stdout
+
 
 def test_the_top_level_stays_small_and_every_subpackage_says_what_it_holds():
     top = sorted(p.name for p in (REPO / "acomm_cli").glob("*.py"))

@@ -71,9 +71,11 @@ COMMANDS = {
     "export": "export", "audit": "audit",
     "bridge": "bridge",
     "node": "node", "invite": "invite",
+    "agent": "agent", "peers": "peers", "fed": "fed",
 }
 # named groups; the others are top-level verbs
-GROUPS = {"channel", "deadletter", "config", "bridge", "node", "invite"}
+GROUPS = {"channel", "deadletter", "config", "bridge", "node", "invite", "agent", "peers",
+          "fed"}
 ALIASES = {"dead-letters": "deadletter"}
 
 

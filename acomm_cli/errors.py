@@ -58,6 +58,24 @@ class Forbidden(CommError):
     exit_status = 5
 
 
+class NoOwner(CommError):
+    """Federation: the recipient has no owner node (or it is unknown here)."""
+
+    code = "no_owner"
+    exit_status = 5
+
+
+class OwnerOffline(NoOwner):
+    """Federation: the owner node is offline and no fallback node is online."""
+
+    code = "owner_offline"
+
+
+class UnknownNode(CommError):
+    code = "unknown_node"
+    exit_status = 4
+
+
 class Duplicate(CommError):
     code = "duplicate"
     exit_status = 5
@@ -98,6 +116,12 @@ class StoreLocked(StoreUnavailable):
 
 class StoreReadOnly(StoreUnavailable):
     """A write on a store that this process may only read (read-only mount, permissions)."""
+
+
+class PeerUnreachable(StoreUnavailable):
+    """Federation: a peer's outbox could not be read (an explicit `fed pull --peer`)."""
+
+    code = "peer_unreachable"
 
 
 class Timeout(CommError):

@@ -275,6 +275,9 @@ class Limits:
     max_store_bytes: int = 2 * 1024**3
     reserve_bytes: int = 100 * 1024**2  # refuse sends this close to max_store_bytes
     warn_fraction: float = 0.9
+    # federation: a node is online while its lastSeenAt is this recent (routing on send)
+    fed_offline_after_ms: int = 30_000
+    fed_ack_timeout_ms: int = 30_000  # the first retry of an event not yet accepted
 
 
 @dataclass(frozen=True)
@@ -385,6 +388,10 @@ class SendResult:
     created_at: int
     correlation_id: str | None
     deduplicated: bool = False
+    # federation: a message to an agent owned by another node (DESIGN.md §7)
+    global_id: str | None = None
+    to_node: str | None = None
+    route_decision: str | None = None
 
 
 @dataclass

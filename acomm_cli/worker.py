@@ -35,6 +35,8 @@ class TickSetup:
     on_dispatch: Callable[[Any], None] = lambda _result: None
     # a context manager giving a progress starter (delivery.Progress) or None
     progress: Callable[[], AbstractContextManager[Any]] = nullcontext
+    # settings lookup (key -> value) for federation's timers; used only on a node
+    settings: Callable[[str], Any] | None = None
 
 
 def tick_once(conn: Any, setup: TickSetup, now: int,
@@ -46,6 +48,8 @@ def tick_once(conn: Any, setup: TickSetup, now: int,
         result = delivery.tick(conn, now, progress)
     doc: dict[str, Any] = asdict(result)
     total = result.total
+    if setup.settings is not None:
+        total += _federation(conn, setup.settings, now, doc)
     if setup.bridge.configured:
         synced = bridge.sync(conn, setup.bridge, now)
         setup.on_bridge(synced)
@@ -61,6 +65,21 @@ def tick_once(conn: Any, setup: TickSetup, now: int,
         doc["dispatch"] = ran.counts()
         total += len(ran.receipts) + ran.dead_lettered
     return doc, total
+
+
+def _federation(conn: Any, settings: Callable[[str], Any], now: int,
+                doc: dict[str, Any]) -> int:
+    """Federation's timers, on a node only: a plain store pays one indexed read and imports
+    no federation module."""
+    from acomm_cli.store.federation import node_id
+
+    if node_id(conn) is None:
+        return 0
+    from acomm_cli.federation import timers as fed_timers
+
+    counts = fed_timers.tick(conn, now, fed_timers.FedConfig.from_settings(settings))
+    doc.update(counts)
+    return sum(counts.values())
 
 
 def max_runs(n: int) -> int:

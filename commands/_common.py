@@ -100,7 +100,9 @@ def _bridge_after_write(conn: sqlite3.Connection, s: Settings, before: int | Non
 def limits(ctx: typer.Context) -> model.Limits:
     s = settings(ctx)
     return model.Limits(max_active_messages=s.value("limits.max_active_messages"),
-                        max_store_bytes=s.value("limits.max_store_bytes"))
+                        max_store_bytes=s.value("limits.max_store_bytes"),
+                        fed_offline_after_ms=s.value("federation.offline_after"),
+                        fed_ack_timeout_ms=s.value("federation.ack_timeout"))
 
 
 def stall_s(ctx: typer.Context) -> float:

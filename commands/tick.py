@@ -48,7 +48,7 @@ def tick(
         config_path=str(Path(s.config).expanduser().resolve()) if s.config else None,
         max_runs=worker.max_runs(max_), on_bridge=render.bridge_notes,
         on_dispatch=render.dispatch_notes,
-        progress=lambda: render.progress(out, "ticking"))
+        progress=lambda: render.progress(out, "ticking"), settings=s.value)
     failed = None  # with --every: the transient error of the last pass, if it failed
     with store(ctx, write=True, bridge_hook=False) as conn, stopping.on_signals() as stop:
         if every_s is None:

@@ -6,13 +6,16 @@
 
 _acomm_subcommands() {
     case $1 in
-        '') echo 'init status config channel send publish subscribe unsubscribe subscriptions receive ack query respond thread messages show deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite' ;;
+        '') echo 'init status config channel send publish subscribe unsubscribe subscriptions receive ack query respond thread messages show deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed' ;;
         'config') echo 'show' ;;
         'channel') echo 'create join leave list show pause resume drain close' ;;
         'deadletter') echo 'list show replay discard purge' ;;
         'bridge') echo 'sync' ;;
         'node') echo 'init' ;;
         'invite') echo 'create list revoke' ;;
+        'agent') echo 'own disown where' ;;
+        'peers') echo 'add' ;;
+        'fed') echo 'pull' ;;
     esac
 }
 
@@ -69,6 +72,14 @@ _acomm_options() {
         'invite create') echo "$global --expect --ttl --pin-key" ;;
         'invite list') echo "$global" ;;
         'invite revoke') echo "$global" ;;
+        'agent') echo "$global" ;;
+        'agent own') echo "$global --fallback" ;;
+        'agent disown') echo "$global" ;;
+        'agent where') echo "$global" ;;
+        'peers') echo "$global" ;;
+        'peers add') echo "$global --url" ;;
+        'fed') echo "$global" ;;
+        'fed pull') echo "$global --peer --max-pages" ;;
         *) echo "$global" ;;
     esac
 }
@@ -185,6 +196,10 @@ _acomm_value_kind() {
         'invite create --expect') echo 'value' ;;
         'invite create --ttl') echo 'value' ;;
         'invite create --pin-key') echo 'value' ;;
+        'agent own --fallback') echo 'value' ;;
+        'peers add --url') echo 'value' ;;
+        'fed pull --peer') echo 'value' ;;
+        'fed pull --max-pages') echo 'value' ;;
         *) return 1 ;;
     esac
 }
@@ -228,6 +243,10 @@ _acomm_positional() {
         'export 0') echo 'dir' ;;
         'audit '*) echo 'dir' ;;
         'invite revoke 0') echo 'value' ;;
+        'agent own 0') echo 'agent' ;;
+        'agent disown 0') echo 'agent' ;;
+        'agent where 0') echo 'agent' ;;
+        'peers add 0') echo 'value' ;;
         *) return 1 ;;
     esac
 }

@@ -6,7 +6,7 @@
 function __acomm_subcommands
     switch "$argv[1]"
         case ''
-            echo init status config channel send publish subscribe unsubscribe subscriptions receive ack query respond thread messages show deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite
+            echo init status config channel send publish subscribe unsubscribe subscriptions receive ack query respond thread messages show deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed
         case 'config'
             echo show
         case 'channel'
@@ -19,6 +19,12 @@ function __acomm_subcommands
             echo init
         case 'invite'
             echo create list revoke
+        case 'agent'
+            echo own disown where
+        case 'peers'
+            echo add
+        case 'fed'
+            echo pull
     end
 end
 
@@ -78,6 +84,12 @@ function __acomm_valued
             echo --id
         case 'invite create'
             echo --expect --ttl --pin-key
+        case 'agent own'
+            echo --fallback
+        case 'peers add'
+            echo --url
+        case 'fed pull'
+            echo --peer --max-pages
     end
 end
 
@@ -188,6 +200,9 @@ complete -c acomm -f -n '__acomm_is \'\'' -a 'audit' -d 'Audit exports on Apache
 complete -c acomm -f -n '__acomm_is \'\'' -a 'bridge' -d 'The mailbox bridge: inbox files, team inboxes, response files'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'node' -d 'This store\'s federation node identity'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'invite' -d 'Invite other nodes to join this one (a seed)'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'agent' -d 'Which node owns an agent (federation)'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'peers' -d 'The other federation nodes this node knows'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'fed' -d 'Federation: exchange with the other nodes'
 
 # acomm init
 complete -c acomm -n '__acomm_at \'init\' 0' -f -a '(__fish_complete_directories (commandline -ct) "")'
@@ -500,3 +515,31 @@ complete -c acomm -n '__acomm_is \'invite create\'' -l pin-key -r -f -d 'The joi
 # acomm invite list
 
 # acomm invite revoke
+
+# acomm agent
+complete -c acomm -f -n '__acomm_is \'agent\'' -a 'own' -d 'This node owns AGENT: other nodes route its messages here'
+complete -c acomm -f -n '__acomm_is \'agent\'' -a 'disown' -d 'This node gives AGENT up (only its owner may)'
+complete -c acomm -f -n '__acomm_is \'agent\'' -a 'where' -d 'Where a message to AGENT would go now'
+
+# acomm agent own
+complete -c acomm -n '__acomm_is \'agent own\'' -l fallback -r -f -d 'A node that takes the agent\'s messages while this one is offline (r...'
+complete -c acomm -n '__acomm_at \'agent own\' 0' -f -a '(__acomm_words agents)'
+
+# acomm agent disown
+complete -c acomm -n '__acomm_at \'agent disown\' 0' -f -a '(__acomm_words agents)'
+
+# acomm agent where
+complete -c acomm -n '__acomm_at \'agent where\' 0' -f -a '(__acomm_words agents)'
+
+# acomm peers
+complete -c acomm -f -n '__acomm_is \'peers\'' -a 'add' -d 'Register a peer node in this node\'s copy of the room by hand'
+
+# acomm peers add
+complete -c acomm -n '__acomm_is \'peers add\'' -l url -r -f -d 'How to reach it: store:PATH for a store on this machine'
+
+# acomm fed
+complete -c acomm -f -n '__acomm_is \'fed\'' -a 'pull' -d 'Read the peers\' outboxes after this node\'s cursors and deliver'
+
+# acomm fed pull
+complete -c acomm -n '__acomm_is \'fed pull\'' -l peer -r -f -d 'Only this peer (an unreachable one is then exit 7)'
+complete -c acomm -n '__acomm_is \'fed pull\'' -l max-pages -r -f -d 'Pages read per peer at most'

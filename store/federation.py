@@ -1,10 +1,12 @@
 """SQL of federation (spec 002): the node identity, and on a seed invites, nonces, tickets and
-the nodes that joined. The outbox, cursors, inbound events, the sender's state and the room
-copy have their tables (migration m005) but no statements yet: the gateway and `fed pull`
-bring them. Nothing here runs on a store that is not a node."""
+the nodes that joined; the room copy and its queued changes, the outbox, the cursors, the
+inbound events and the sender's state of each event (routing, `fed pull`, acks, timers).
+Nothing here runs on a store that is not a node, except `node_id` on the rare path of a
+direct message to an agent that has no direct channel yet."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from typing import Any
 
@@ -138,3 +140,174 @@ def upsert_member(conn: sqlite3.Connection, node_id: str, public_key: bytes,
 
 def touch_member(conn: sqlite3.Connection, node_id: str, now_ms: int) -> None:
     conn.execute("UPDATE fed_members SET last_auth_at = ? WHERE node_id = ?", (now_ms, node_id))
+
+
+def node_id(conn: sqlite3.Connection) -> str | None:
+    """This store's node id, or None on a plain store (one indexed read of an empty or
+    one-row table)."""
+    row = conn.execute("SELECT node_id FROM fed_node WHERE id = 1").fetchone()
+    return None if row is None else str(row[0])
+
+
+# ---------------------------------------------------------------- the room copy
+
+def room_get(conn: sqlite3.Connection, map_: str, key: str) -> str | None:
+    row = conn.execute("SELECT value FROM fed_room WHERE map = ? AND key = ?",
+                       (map_, key)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def room_map(conn: sqlite3.Connection, map_: str) -> list[tuple[str, str]]:
+    return conn.execute("SELECT key, value FROM fed_room WHERE map = ? ORDER BY key",
+                        (map_,)).fetchall()
+
+
+def room_put(conn: sqlite3.Connection, map_: str, key: str, value: str | None, now_ms: int,
+             *, queue: bool) -> None:
+    """Write the local copy (value None: delete the entry) and, with `queue`, queue the
+    change for the gateway to apply to the room."""
+    if value is None:
+        conn.execute("DELETE FROM fed_room WHERE map = ? AND key = ?", (map_, key))
+    else:
+        conn.execute("INSERT INTO fed_room (map, key, value, updated_at) VALUES (?, ?, ?, ?)"
+                     " ON CONFLICT (map, key) DO UPDATE SET value = excluded.value,"
+                     " updated_at = excluded.updated_at", (map_, key, value, now_ms))
+    if queue:
+        conn.execute("INSERT INTO fed_room_changes (map, key, value, queued_at)"
+                     " VALUES (?, ?, ?, ?)", (map_, key, value, now_ms))
+
+
+def local_participant(conn: sqlite3.Connection, agent: str) -> bool:
+    """A participant of a local channel (federation's own `_fed:` channels excepted)."""
+    return conn.execute(
+        "SELECT 1 FROM participants p JOIN channels c ON c.id = p.channel_id"
+        " WHERE p.agent = ? AND c.name NOT LIKE '\\_fed:%' ESCAPE '\\' LIMIT 1",
+        (agent,)).fetchone() is not None
+
+
+# ---------------------------------------------------------------- the outbox
+
+def append_outbox(conn: sqlite3.Connection, event_id: str, attempt: int, kind: str,
+                  to_node: str | None, envelope_without_seq: dict[str, Any],
+                  now_ms: int) -> int:
+    """Append one event; its envelope gets the seq SQLite assigns. Returns the seq."""
+    seq = int(conn.execute("SELECT coalesce(max(seq), 0) + 1 FROM fed_outbox").fetchone()[0])
+    envelope = dict(envelope_without_seq, seq=seq)
+    conn.execute("INSERT INTO fed_outbox (seq, event_id, attempt, kind, to_node, envelope,"
+                 " created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                 (seq, event_id, attempt, kind, to_node,
+                  json.dumps(envelope, separators=(",", ":")), now_ms))
+    return seq
+
+
+def outbox_page(conn: sqlite3.Connection, after_seq: int,
+                limit: int) -> tuple[list[dict[str, Any]], int]:
+    """(envelopes after `after_seq`, at most `limit`, in seq order; the outbox head)."""
+    rows = conn.execute("SELECT envelope FROM fed_outbox WHERE seq > ? ORDER BY seq LIMIT ?",
+                        (after_seq, limit)).fetchall()
+    head = conn.execute("SELECT coalesce(max(seq), 0) FROM fed_outbox").fetchone()[0]
+    return [json.loads(r[0]) for r in rows], int(head)
+
+
+def outbox_event(conn: sqlite3.Connection, event_id: str) -> dict[str, Any] | None:
+    """The latest attempt of an event in our outbox."""
+    row = conn.execute("SELECT envelope FROM fed_outbox WHERE event_id = ?"
+                       " ORDER BY attempt DESC LIMIT 1", (event_id,)).fetchone()
+    return None if row is None else dict(json.loads(row[0]))
+
+
+# ---------------------------------------------------------------- cursors and inbound
+
+def cursor(conn: sqlite3.Connection, source: str) -> tuple[int, int | None, int | None]:
+    """(position, head, pulled_at) of a peer's outbox; (0, None, None) before any pull."""
+    row = conn.execute("SELECT position, head, pulled_at FROM fed_cursors"
+                       " WHERE source_node = ?", (source,)).fetchone()
+    return (0, None, None) if row is None else (int(row[0]), row[1], row[2])
+
+
+def set_cursor(conn: sqlite3.Connection, source: str, position: int, head: int | None,
+               now_ms: int, error: str | None = None) -> None:
+    conn.execute("INSERT INTO fed_cursors (source_node, position, head, pulled_at, last_error)"
+                 " VALUES (?, ?, ?, ?, ?) ON CONFLICT (source_node) DO UPDATE SET"
+                 " position = excluded.position, head = coalesce(excluded.head, head),"
+                 " pulled_at = excluded.pulled_at, last_error = excluded.last_error",
+                 (source, position, head, now_ms, error))
+
+
+def cursor_error(conn: sqlite3.Connection, source: str, error: str, now_ms: int) -> None:
+    position = cursor(conn, source)[0]
+    set_cursor(conn, source, position, None, now_ms, error)
+
+
+def record_inbound(conn: sqlite3.Connection, event_id: str, source: str, seq: int, kind: str,
+                   attempt: int, now_ms: int) -> bool:
+    """Record an event read from a peer; False when it was read before (a duplicate)."""
+    cur = conn.execute("INSERT OR IGNORE INTO fed_inbound (event_id, source_node, seq, kind,"
+                       " attempt, received_at) VALUES (?, ?, ?, ?, ?, ?)",
+                       (event_id, source, seq, kind, attempt, now_ms))
+    return cur.rowcount == 1
+
+
+def set_inbound_message(conn: sqlite3.Connection, event_id: str, message_id: int) -> None:
+    conn.execute("UPDATE fed_inbound SET message_id = ? WHERE event_id = ?",
+                 (message_id, event_id))
+
+
+def inbound_of_message(conn: sqlite3.Connection, message_id: int) -> tuple[str, str] | None:
+    """(event_id, source_node) of an inbound message."""
+    row = conn.execute("SELECT event_id, source_node FROM fed_inbound WHERE message_id = ?",
+                       (message_id,)).fetchone()
+    return None if row is None else (str(row[0]), str(row[1]))
+
+
+# ---------------------------------------------------------------- the sender's state
+
+_SENT_COLUMNS = ("event_id, message_id, to_node, to_agent, route_decision, state, attempt,"
+                 " next_timer_at, created_at, accepted_at, processed_at, incident_at")
+
+
+def insert_sent(conn: sqlite3.Connection, event_id: str, message_id: int | None, to_node: str,
+                to_agent: str | None, decision: str, state: str, next_timer_at: int | None,
+                now_ms: int) -> None:
+    conn.execute(f"INSERT INTO fed_sent ({_SENT_COLUMNS}) VALUES"
+                 " (?, ?, ?, ?, ?, ?, 1, ?, ?, NULL, NULL, NULL)",
+                 (event_id, message_id, to_node, to_agent, decision, state, next_timer_at,
+                  now_ms))
+
+
+def sent(conn: sqlite3.Connection, event_id: str) -> tuple[Any, ...] | None:
+    row: tuple[Any, ...] | None = conn.execute(
+        f"SELECT {_SENT_COLUMNS} FROM fed_sent WHERE event_id = ?", (event_id,)).fetchone()
+    return row
+
+
+def sent_of_message(conn: sqlite3.Connection, message_id: int) -> tuple[Any, ...] | None:
+    row: tuple[Any, ...] | None = conn.execute(
+        f"SELECT {_SENT_COLUMNS} FROM fed_sent WHERE message_id = ?", (message_id,)).fetchone()
+    return row
+
+
+def update_sent(conn: sqlite3.Connection, event_id: str, **fields: Any) -> None:
+    names = ", ".join(f"{k} = ?" for k in fields)
+    conn.execute(f"UPDATE fed_sent SET {names} WHERE event_id = ?",
+                 (*fields.values(), event_id))
+
+
+def due_sent(conn: sqlite3.Connection, now_ms: int) -> list[tuple[Any, ...]]:
+    return conn.execute(f"SELECT {_SENT_COLUMNS} FROM fed_sent WHERE next_timer_at <= ?"
+                        " ORDER BY next_timer_at, event_id", (now_ms,)).fetchall()
+
+
+def outbox_head(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("SELECT coalesce(max(seq), 0) FROM fed_outbox").fetchone()[0])
+
+
+def set_message_global_id(conn: sqlite3.Connection, message_id: int, global_id: str,
+                          origin_node: str | None) -> None:
+    conn.execute("UPDATE messages SET global_id = ?, origin_node = ? WHERE id = ?",
+                 (global_id, origin_node, message_id))
+
+
+def global_id_of(conn: sqlite3.Connection, message_id: int) -> str | None:
+    row = conn.execute("SELECT global_id FROM messages WHERE id = ?", (message_id,)).fetchone()
+    return None if row is None else row[0]

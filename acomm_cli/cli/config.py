@@ -40,7 +40,29 @@ KEYS: dict[str, tuple[Any, Any, str]] = {
     "bridge.teams_dir": (None, lambda v, k: _directory(v, k), "ACOMM_BRIDGE_TEAMS_DIR"),
     "bridge.read_ttl": (24 * 3600 * 1000, lambda v, k: _ms(v, k, positive=True),
                         "ACOMM_BRIDGE_READ_TTL"),
+    # Federation (spec 002, DESIGN.md §7): read only on a store that is a node.
+    "federation.ack_timeout": (30_000, lambda v, k: _ms(v, k, positive=True),
+                               "ACOMM_FED_ACK_TIMEOUT"),
+    "federation.max_attempts": (5, lambda v, k: _positive_int(v, k), "ACOMM_FED_MAX_ATTEMPTS"),
+    "federation.retry_backoff": (1000, lambda v, k: _ms(v, k), "ACOMM_FED_RETRY_BACKOFF"),
+    "federation.retry_jitter": (0.1, lambda v, k: _fraction(v, k), "ACOMM_FED_RETRY_JITTER"),
+    "federation.sla": (600_000, lambda v, k: _ms(v, k, positive=True), "ACOMM_FED_SLA"),
+    "federation.offline_after": (30_000, lambda v, k: _ms(v, k, positive=True),
+                                 "ACOMM_FED_OFFLINE_AFTER"),
+    "federation.pull_pages": (10, lambda v, k: _positive_int(v, k), "ACOMM_FED_PULL_PAGES"),
 }
+
+
+def _fraction(value: Any, key: str) -> float:
+    """A number from 0 to 1 (a jitter)."""
+    try:
+        n = float(value) if not isinstance(value, bool) else -1.0
+    except (TypeError, ValueError):
+        n = -1.0
+    if not 0 <= n <= 1:
+        raise ValidationFailed(f"{key}: {value!r} is not a number from 0 to 1", field=key,
+                               value=str(value))
+    return n
 
 
 def _directory(value: Any, key: str) -> str | None:

@@ -252,6 +252,12 @@ def record_ack(conn: sqlite3.Connection, message_id: int, agent: str, st: AckSta
     _check_forward(message_id, state, previous, st)
     queries.set_ack(conn, message_id, agent, st.value, note, now)
     release(conn, now)
+    if msg.channel.startswith("_fed:"):  # from another node: the ack travels as an event
+        from acomm_cli.engine import remote
+
+        if st in (AckStatus.COMPLETED, AckStatus.FAILED):
+            remote.processed(conn, message_id, agent, st.value, now)
+        return AckResult(message_id, agent, st.value, True, None)
     router = Router(conn)
     plan = plan_message(router, SendRequest(
         sender=agent, content=note or st.value, channel=msg.channel,

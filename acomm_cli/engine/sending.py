@@ -71,6 +71,10 @@ class Router:
         # (corr, type) -> (channel id, sender) of queries and commands sent in this batch
         self.correlated: dict[tuple[str, str], tuple[int, str]] = {}
         self.dedupe: dict[tuple[int, str], SendResult] = {}
+        # federation: this store's node id ("" until asked: only a direct message to an
+        # agent without a direct channel here asks), and remote routes found by agent
+        self.node: str | None = ""
+        self.remote: dict[str, Any] = {}
 
     def channel(self, name: str) -> Channel:
         ch = self.channels.get(name)
@@ -306,8 +310,15 @@ def _status_of(conn: sqlite3.Connection, message_id: int) -> str:
     return msg.status if msg else "sent"
 
 
-def persist(router: Router, plan: _Plan, now: int) -> SendResult:
-    """Stages 2, 4 and 5 for one message: id and time, persist, deliver."""
+def persist(router: Router, plan: _Plan, now: int, *, federated: bool = False) -> SendResult:
+    """Stages 2, 4 and 5 for one message: id and time, persist, deliver.
+
+    On a `_fed:` channel (a node's exchange with an agent of another node) the remote agent
+    gets no local delivery; an answer there also owes the other node a reply (remote.py).
+    `federated`: the caller (remote.send_remote) does the federation part itself."""
+    fed = plan.channel.name.startswith("_fed:") and not federated
+    if fed:
+        plan.recipients = [r for r in plan.recipients if r == plan.row[1]]
     _exactly_once(router, plan, now)
     mid = queries.insert_message(router.conn, (None, *plan.row))
     rows = _delivery_rows(router, plan, mid, now)
@@ -317,6 +328,10 @@ def persist(router: Router, plan: _Plan, now: int) -> SendResult:
         _acknowledge_origin(router, plan, now)
     if plan.row[7] is not None:
         router.dedupe[(plan.channel.id, plan.row[7])] = result
+    if fed:
+        from acomm_cli.engine import remote
+
+        remote.answered(router, plan, mid, now)
     return result
 
 
@@ -366,11 +381,17 @@ def direct_pair(a: str, b: str) -> tuple[str, str]:
     return f"_dm:{x}:{y}", f"{x}\x00{y}"
 
 
-def _direct_channel(router: Router, sender: str, recipient: str, now: int) -> str:
+def _direct_channel(router: Router, sender: str, recipient: str, now: int) -> str | None:
+    """The direct channel of two agents, created on first use; None when the store is a
+    federation node and the recipient is routed to another node (or is unroutable): then
+    router.remote[recipient] holds the route. Only a pair without a channel yet asks
+    whether the store is a node: a plain store's sends run no extra statement."""
     name, pair = direct_pair(sender, recipient)
     if name in router.channels:
         return name
     ch = queries.channel_by_pair(router.conn, pair)
+    if ch is None and _routed_away(router, recipient, now):
+        return None
     if ch is None:
         cid = queries.insert_channel(router.conn, name, ChannelType.DIRECT.value, sender,
                                      ChannelConfig(), now, direct_pair=pair)
@@ -379,6 +400,23 @@ def _direct_channel(router: Router, sender: str, recipient: str, now: int) -> st
         ch = queries.channel_by_id(router.conn, cid)
     router.channels[name] = ch  # type: ignore[assignment]
     return name
+
+
+def _routed_away(router: Router, recipient: str, now: int) -> bool:
+    if router.node == "":
+        from acomm_cli.store.federation import node_id
+
+        router.node = node_id(router.conn)
+    if router.node is None:
+        return False
+    from acomm_cli.engine import remote
+
+    rt = remote.route(router.conn, router.node, recipient, now,
+                      router.limits.fed_offline_after_ms)
+    if rt.decision == "local":
+        return False
+    router.remote[recipient] = rt
+    return True
 
 
 def send_direct(conn: sqlite3.Connection, req: SendRequest, to: Sequence[str],
@@ -401,6 +439,14 @@ def send_direct(conn: sqlite3.Connection, req: SendRequest, to: Sequence[str],
             try:
                 with savepoint(conn, "recipient"):
                     name = _direct_channel(router, req.sender, recipient, now)
+                    if name is None:  # federation: an agent routed to another node
+                        from acomm_cli.engine import remote
+
+                        res = remote.send_remote(
+                            router, req, recipient, router.remote[recipient],
+                            router.node or "", now, router.limits.fed_ack_timeout_ms)
+                        results.append(res)
+                        continue
                     plan = plan_message(router, replace(req, channel=name), now)
                     res = _deduplicated(router, plan, req.dedupe_key, now) or persist(
                         router, plan, now)
@@ -491,7 +537,12 @@ def send_batch(conn: sqlite3.Connection, items: Sequence[tuple[SendRequest, str 
                 if to is not None:
                     model.agent_id(req.sender, "sender")
                     model.agent_id(to, "to")
-                    req = replace(req, channel=_direct_channel(router, req.sender, to, now))
+                    name = _direct_channel(router, req.sender, to, now)
+                    if name is None:
+                        raise InvalidState(
+                            f"to: {to!r} is routed to another node; a batch sends only to "
+                            "local agents (use `send --to`)", field="to", value=to)
+                    req = replace(req, channel=name)
                 plan = plan_message(router, req, now)
             except CommError as exc:
                 raise _at_line(exc, line) from None

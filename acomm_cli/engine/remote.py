@@ -1,0 +1,242 @@
+"""Federation's rules inside the engine (spec 002, DESIGN.md §7): routing a direct message to
+an agent owned by another node, the envelope of an outbox event, and the acks and replies a
+local agent's turn owes a message that came from another node.
+
+Imported only on a node's paths: by `sending` when a direct message names an agent that has
+no direct channel here and the store turns out to be a node, by `sending.persist` and
+`delivery.record_ack` for a message on a `_fed:` channel (which only a node has). A plain
+store never loads it. Messages exchanged with another node live on `_fed:<local>:<remote>`
+channels: the local agent's copy of a sent message (no local delivery), and the messages that
+came in (delivered to the local agent)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import uuid
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from acomm_cli import clock
+from acomm_cli.engine import deadletters
+from acomm_cli.errors import CommError, NoOwner, OwnerOffline
+from acomm_cli.model import ChannelConfig, ChannelType, MessageType, Role, SendRequest, SendResult
+from acomm_cli.store import federation as sql
+from acomm_cli.store import queries
+
+if TYPE_CHECKING:
+    from acomm_cli.engine.sending import Router, _Plan
+
+FED_PREFIX = "_fed:"
+POLICY_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Route:
+    decision: str  # local, owner, fallback; or no_owner / owner_offline (unroutable)
+    to_node: str | None
+    owner: str | None = None
+    fallbacks: tuple[str, ...] = ()
+
+
+def uuid7(now_ms: int) -> str:
+    """A UUIDv7: 48 bits of milliseconds, then random bits (RFC 9562)."""
+    rand = int.from_bytes(os.urandom(10), "big")
+    value = ((now_ms & (2**48 - 1)) << 80) | (0x7 << 76) | (((rand >> 64) & 0xFFF) << 64) \
+        | (0b10 << 62) | (rand & (2**62 - 1))
+    return str(uuid.UUID(int=value))
+
+
+# ---------------------------------------------------------------- the room copy
+
+
+def room_value(conn: sqlite3.Connection, map_: str, key: str) -> dict[str, Any]:
+    import json
+
+    raw = sql.room_get(conn, map_, key)
+    if raw is None:
+        return {}
+    value = json.loads(raw)
+    return value if isinstance(value, dict) else {}
+
+
+def last_seen(conn: sqlite3.Connection, node: str) -> int | None:
+    seen = room_value(conn, "nodes", node).get("lastSeenAt")
+    if not isinstance(seen, str):
+        return None
+    try:
+        return int(datetime.fromisoformat(seen).timestamp() * 1000)
+    except ValueError:
+        return None
+
+
+def online(conn: sqlite3.Connection, self_node: str, node: str, now: int,
+           offline_after_ms: int) -> bool:
+    """This node is always online to itself; another while its lastSeenAt is recent."""
+    if node == self_node:
+        return True
+    seen = last_seen(conn, node)
+    return seen is not None and now - seen <= offline_after_ms
+
+
+def route(conn: sqlite3.Connection, self_node: str, agent: str, now: int,
+          offline_after_ms: int) -> Route:
+    """Agent-first routing (DESIGN.md §7 "Details fixed")."""
+    owner = room_value(conn, "agents", agent).get("ownerNodeId")
+    fallbacks = tuple(n for n in room_value(conn, "routing", agent).get("fallbackOwners", [])
+                      if isinstance(n, str))
+    if not isinstance(owner, str):
+        if sql.local_participant(conn, agent):
+            return Route("local", None)
+        return Route("no_owner", None)
+    if owner == self_node:
+        return Route("local", None, owner, fallbacks)
+    if online(conn, self_node, owner, now, offline_after_ms):
+        return Route("owner", owner, owner, fallbacks)
+    for node in fallbacks:
+        if online(conn, self_node, node, now, offline_after_ms):
+            decision = "local" if node == self_node else "fallback"
+            return Route(decision, None if node == self_node else node, owner, fallbacks)
+    return Route("owner_offline", owner, owner, fallbacks)
+
+
+# ---------------------------------------------------------------- the outbox
+
+
+def envelope(event_id: str, self_node: str, kind: str, *, source_agent: str | None,
+             to_agent: str | None, to_node: str | None, corr: str | None, payload: Any,
+             attempt: int, decision: str | None, now: int) -> dict[str, Any]:
+    return {
+        "eventId": event_id, "sourceNodeId": self_node, "sourceAgentId": source_agent,
+        "toAgentId": to_agent, "toNodeId": to_node, "corrId": corr, "kind": kind,
+        "createdAt": clock.iso(now), "payload": payload,
+        "trace": {"attempt": attempt, "routeDecision": decision,
+                  "policyVersion": POLICY_VERSION},
+    }
+
+
+def emit(conn: sqlite3.Connection, self_node: str, kind: str, *, to_node: str | None,
+         now: int, event_id: str | None = None, attempt: int = 1, **fields: Any) -> str:
+    """Append one event to this node's outbox; returns its eventId."""
+    event_id = event_id or uuid7(now)
+    env = envelope(event_id, self_node, kind, to_node=to_node, attempt=attempt, now=now,
+                   **fields)
+    sql.append_outbox(conn, event_id, attempt, kind, to_node, env, now)
+    return event_id
+
+
+def fed_channel(router: Router, local: str, remote: str, now: int) -> str:
+    """The `_fed:<local>:<remote>` channel of a local agent and a remote one."""
+    name = f"{FED_PREFIX}{local}:{remote}"
+    if name in router.channels:
+        return name
+    ch = queries.channel_by_name(router.conn, name)
+    if ch is None:
+        cid = queries.insert_channel(router.conn, name, ChannelType.DIRECT.value, local,
+                                     ChannelConfig(), now)
+        queries.insert_participant(router.conn, cid, local, Role.OWNER.value, now)
+        queries.insert_participant(router.conn, cid, remote, Role.MEMBER.value, now)
+        ch = queries.channel_by_id(router.conn, cid)
+    router.channels[name] = ch  # type: ignore[assignment]
+    return name
+
+
+def message_payload(plan: _Plan) -> dict[str, Any]:
+    import json
+
+    row = plan.row  # channel_id, sender, type, content, topic, priority, corr, dedupe, meta...
+    return {"type": row[2], "content": row[3], "topic": row[4], "priority": row[5],
+            "metadata": json.loads(row[8]) if row[8] else {}}
+
+
+def send_remote(router: Router, req: SendRequest, recipient: str, rt: Route, self_node: str,
+                now: int, ack_timeout_ms: int = 30_000) -> SendResult | CommError:
+    """A direct message to an agent routed to another node (or unroutable): the sender's
+    copy on its `_fed:` channel, and in the same transaction an outbox event (a `message`,
+    or a `dead_letter` with a local dead letter). Errors are returned, not raised, so the
+    dead letter commits with the rest of the send."""
+    from acomm_cli.engine.sending import persist, plan_message
+
+    conn = router.conn
+    name = fed_channel(router, req.sender, recipient, now)
+    plan = plan_message(router, replace(req, channel=name), now)
+    event_id = uuid7(now)
+    if plan.row[2] == MessageType.RESPONSE.value:  # `send --to ASKER --type response`
+        res = persist(router, plan, now)  # persist's hook emits the reply
+        return replace(res, status="emitted", to_node=rt.to_node, route_decision=rt.decision,
+                       global_id=sql.global_id_of(conn, res.id))
+    if rt.decision in ("no_owner", "owner_offline"):
+        plan.recipients = [recipient]
+        res = persist(router, plan, now, federated=True)
+        sql.set_message_global_id(conn, res.id, event_id, None)
+        reason = "no_owner"
+        why = (f"{recipient!r} has no owner node" if rt.decision == "no_owner" else
+               f"{recipient!r}'s owner {rt.owner!r} is offline and no fallback node is online")
+        deadletters.dead_letter(conn, [(res.id, recipient, plan.channel.id, 0)], reason, why,
+                                now)
+        emit(conn, self_node, "dead_letter", to_node=rt.to_node, now=now, event_id=event_id,
+             source_agent=req.sender, to_agent=recipient, corr=plan.correlation_id,
+             payload={"reason": reason, "detail": why}, decision=None)
+        sql.insert_sent(conn, event_id, res.id, rt.to_node or "", recipient, rt.decision,
+                        "dead_letter", None, now)
+        error = NoOwner if rt.decision == "no_owner" else OwnerOffline
+        return error(why, field="to", value=recipient, message_id=res.id, global_id=event_id)
+    plan.recipients = []
+    res = persist(router, plan, now, federated=True)
+    assert rt.to_node is not None
+    sql.set_message_global_id(conn, res.id, event_id, None)
+    emit(conn, self_node, "message", to_node=rt.to_node, now=now, event_id=event_id,
+         source_agent=req.sender, to_agent=recipient, corr=plan.correlation_id,
+         payload=message_payload(plan), decision=rt.decision)
+    sql.insert_sent(conn, event_id, res.id, rt.to_node, recipient, rt.decision, "emitted",
+                    now + ack_timeout_ms, now)
+    return replace(res, recipients=(recipient,), status="emitted", global_id=event_id,
+                   to_node=rt.to_node, route_decision=rt.decision)
+
+
+# ---------------------------------------------------------------- a local agent's turn
+
+
+def _inbound(conn: sqlite3.Connection, message_id: int) -> tuple[str, str] | None:
+    return sql.inbound_of_message(conn, message_id)
+
+
+def processed(conn: sqlite3.Connection, message_id: int, agent: str, outcome: str,
+              now: int) -> bool:
+    """A local agent finished its turn on a message from another node (its `ack completed |
+    failed`, or its dispatch receipt): `ack processed` in our outbox. False when the message
+    did not come from another node."""
+    found = _inbound(conn, message_id)
+    self_node = sql.node_id(conn)
+    if found is None or self_node is None:
+        return False
+    event_id, source = found
+    emit(conn, self_node, "ack", to_node=source, now=now, source_agent=agent, to_agent=None,
+         corr=None, payload={"ackOf": event_id, "status": "processed", "outcome": outcome},
+         decision=None)
+    return True
+
+
+def answered(router: Router, plan: _Plan, response_id: int, now: int) -> None:
+    """A local agent answered (a response) on a `_fed:` channel: a `reply` event for the
+    query that came from another node, and `ack processed` for it."""
+    if plan.row[2] != MessageType.RESPONSE.value or plan.correlation_id is None:
+        return
+    conn = router.conn
+    found = queries.first_of_type(conn, plan.correlation_id, MessageType.QUERY.value)
+    if found is None:
+        return
+    origin = _inbound(conn, found[0])
+    self_node = sql.node_id(conn)
+    if origin is None or self_node is None:
+        return
+    query_event, source = origin
+    reply_id = emit(conn, self_node, "reply", to_node=source, now=now,
+                    source_agent=plan.row[1], to_agent=found[2], corr=plan.correlation_id,
+                    payload={"replyTo": query_event, "content": plan.row[3]}, decision=None)
+    sql.set_message_global_id(conn, response_id, reply_id, None)
+    emit(conn, self_node, "ack", to_node=source, now=now, source_agent=plan.row[1],
+         to_agent=None, corr=plan.correlation_id,
+         payload={"ackOf": query_event, "status": "processed", "outcome": "completed"},
+         decision=None)

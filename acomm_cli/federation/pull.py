@@ -1,0 +1,170 @@
+"""`acomm fed pull`: read peers' outboxes after our cursor and, in ONE transaction per page,
+advance the cursor, record the inbound events (unique on eventId: a re-read is a duplicate,
+never a second delivery), deliver messages into local deliveries, append `ack accepted` for
+each, and apply acks, replies and dead letters to the sender's state (DESIGN.md §7)."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, field
+from typing import Any
+
+from acomm_cli.engine import remote
+from acomm_cli.engine.sending import Router, persist, plan_message
+from acomm_cli.errors import CommError, PeerUnreachable
+from acomm_cli.federation import identity, room
+from acomm_cli.federation.transport import StoreTransport, Transport, Unreachable
+from acomm_cli.model import MessageType, SendRequest
+from acomm_cli.store import federation as sql
+from acomm_cli.store.connection import write
+
+PAGE_SIZE = 200
+
+
+@dataclass
+class PullResult:
+    read: int = 0
+    delivered: int = 0
+    duplicates: int = 0
+    acks: int = 0
+    replies: int = 0
+    dead_lettered: int = 0
+    unreachable: list[str] = field(default_factory=list)
+
+    def doc(self) -> dict[str, Any]:
+        return {"read": self.read, "delivered": self.delivered, "duplicates": self.duplicates,
+                "acks": self.acks, "replies": self.replies,
+                "dead_lettered": self.dead_lettered, "unreachable": self.unreachable}
+
+
+def transport_for(conn: sqlite3.Connection, nodes: list[str]) -> StoreTransport:
+    return StoreTransport({n: room.url_of(conn, n) for n in nodes})
+
+
+def pull(conn: sqlite3.Connection, now: int, *, peer: str | None = None,
+         max_pages: int = 10, sla_ms: int = 600_000,
+         transport: Transport | None = None, page_size: int = PAGE_SIZE) -> PullResult:
+    """Pull every peer (or one: then an unreachable peer is exit 7), at most `max_pages`
+    pages each."""
+    me = identity.require(conn)
+    with write(conn):
+        room.heartbeat(conn, me, now)
+    nodes = [peer] if peer is not None else room.peer_ids(conn, me.node_id)
+    if peer is not None:
+        identity.node_id(peer, "peer")
+        room.url_of(conn, peer)  # exit 4 for a node not in the room copy
+    tr = transport or transport_for(conn, nodes)
+    result = PullResult()
+    for node in nodes:
+        try:
+            _pull_peer(conn, me.node_id, node, tr, now, max_pages, page_size, sla_ms, result)
+        except Unreachable as exc:
+            with write(conn):
+                sql.cursor_error(conn, node, str(exc), now)
+            if peer is not None:
+                raise PeerUnreachable(str(exc), field="peer", value=node) from None
+            result.unreachable.append(node)
+    return result
+
+
+def _pull_peer(conn: sqlite3.Connection, me: str, node: str, tr: Transport, now: int,
+               max_pages: int, page_size: int, sla_ms: int, result: PullResult) -> None:
+    for n in range(max(max_pages, 1)):
+        position = sql.cursor(conn, node)[0]
+        page = tr.read(node, position, page_size)
+        with write(conn):
+            if n == 0 and page.room:
+                room.merge_peer_entries(conn, me, node, page.room, now)
+            last = position
+            for env in page.events:
+                last = max(last, int(env["seq"]))
+                _apply(conn, me, node, env, now, sla_ms, result)
+            sql.set_cursor(conn, node, last, page.head, now)
+        if not page.events or last >= page.head:
+            return
+
+
+def _apply(conn: sqlite3.Connection, me: str, source: str, env: dict[str, Any], now: int,
+           sla_ms: int, result: PullResult) -> None:
+    result.read += 1
+    event_id, kind = str(env["eventId"]), str(env["kind"])
+    attempt = int((env.get("trace") or {}).get("attempt") or 1)
+    if not sql.record_inbound(conn, event_id, source, int(env["seq"]), kind, attempt, now):
+        result.duplicates += 1
+        return
+    if env.get("toNodeId") not in (None, me):
+        return  # addressed to another node: recorded, nothing to do here
+    if kind == "message":
+        _deliver(conn, me, source, env, now)
+        result.delivered += 1
+    elif kind == "ack":
+        _ack(conn, env.get("payload") or {}, now, sla_ms)
+        result.acks += 1
+    elif kind == "reply":
+        if _reply(conn, source, env, now):
+            result.replies += 1
+    elif kind == "dead_letter":
+        result.dead_lettered += 1
+
+
+def _deliver(conn: sqlite3.Connection, me: str, source: str, env: dict[str, Any],
+             now: int) -> None:
+    """An inbound message: an ordinary local message on `_fed:<local>:<remote>` with
+    global_id = eventId and origin_node = the source node; then `ack accepted`."""
+    payload = env.get("payload") or {}
+    local, sender = str(env["toAgentId"]), str(env["sourceAgentId"])
+    router = Router(conn)
+    name = remote.fed_channel(router, local, sender, now)
+    mtype = payload.get("type") or MessageType.TEXT.value
+    try:
+        plan = plan_message(router, SendRequest(
+            sender=sender, content=payload.get("content") or "", channel=name, type=mtype,
+            priority=payload.get("priority", "normal"), topic=payload.get("topic"),
+            correlation_id=env.get("corrId"), metadata=payload.get("metadata") or None,
+        ), now, only_to=local, internal=True)
+    except CommError:
+        plan = None
+    if plan is not None:
+        res = persist(router, plan, now, federated=True)
+        sql.set_message_global_id(conn, res.id, str(env["eventId"]), source)
+        sql.set_inbound_message(conn, str(env["eventId"]), res.id)
+    remote.emit(conn, me, "ack", to_node=source, now=now, source_agent=local, to_agent=None,
+                corr=env.get("corrId"),
+                payload={"ackOf": env["eventId"], "status": "accepted"}, decision=None)
+
+
+def _ack(conn: sqlite3.Connection, payload: dict[str, Any], now: int, sla_ms: int) -> None:
+    row = sql.sent(conn, str(payload.get("ackOf")))
+    if row is None:
+        return
+    event_id, state = row[0], row[5]
+    if payload.get("status") == "accepted" and state == "emitted":
+        sql.update_sent(conn, event_id, state="accepted", accepted_at=now,
+                        next_timer_at=now + sla_ms)
+    elif payload.get("status") == "processed" and state in ("emitted", "accepted", "incident"):
+        sql.update_sent(conn, event_id, state="processed", processed_at=now,
+                        accepted_at=row[9] or now, next_timer_at=None)
+
+
+def _reply(conn: sqlite3.Connection, source: str, env: dict[str, Any], now: int) -> bool:
+    """A reply: a `response` message in the asker's inbox, with the query's correlation id."""
+    payload = env.get("payload") or {}
+    row = sql.sent(conn, str(payload.get("replyTo")))
+    if row is None or row[1] is None:
+        return False
+    from acomm_cli.store import queries
+
+    query = queries.message_by_id(conn, int(row[1]))
+    if query is None:
+        return False
+    router = Router(conn)
+    plan = plan_message(router, SendRequest(
+        sender=str(env["sourceAgentId"]), content=payload.get("content") or "(empty reply)",
+        channel=query.channel, type=MessageType.RESPONSE.value,
+        correlation_id=query.correlation_id), now, only_to=query.sender, internal=True)
+    res = persist(router, plan, now, federated=True)
+    sql.set_message_global_id(conn, res.id, str(env["eventId"]), source)
+    sql.set_inbound_message(conn, str(env["eventId"]), res.id)
+    sql.update_sent(conn, row[0], state="replied", processed_at=now,
+                    accepted_at=row[9] or now, next_timer_at=None)
+    return True

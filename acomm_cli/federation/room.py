@@ -1,0 +1,162 @@
+"""This node's copy of the state room (`fed_room`): agent ownership and fallbacks, the nodes
+and how to reach them, heartbeats. Commands write the local copy AND queue the change
+(`fed_room_changes`) for the gateway to apply to the room; until a gateway runs, `peers add`
+registers a peer by hand and `fed pull` copies a peer's own entries from its store
+(StoreTransport), which is how ownership made on B becomes visible on A."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any
+
+from acomm_cli import clock, model
+from acomm_cli.engine import remote
+from acomm_cli.errors import NotFound, ValidationFailed
+from acomm_cli.federation import identity
+from acomm_cli.store import federation as sql
+from acomm_cli.store.connection import write
+
+
+def _dump(value: dict[str, Any]) -> str:
+    return json.dumps(value, separators=(",", ":"), sort_keys=True)
+
+
+def own(conn: sqlite3.Connection, agent: str, fallbacks: list[str], now: int,
+        offline_after_ms: int) -> dict[str, Any]:
+    """`agent own AGENT [--fallback NODE]...`: this node owns the agent."""
+    model.agent_id(agent, "agent")
+    for n in fallbacks:
+        identity.node_id(n, "fallback")
+    with write(conn):
+        me = identity.require(conn).node_id
+        if me in fallbacks:
+            raise ValidationFailed("fallback: the owner cannot be its own fallback",
+                                   field="fallback", value=me)
+        sql.room_put(conn, "agents", agent, _dump({"ownerNodeId": me}), now, queue=True)
+        sql.room_put(conn, "routing", agent,
+                     _dump({"fallbackOwners": fallbacks}) if fallbacks else None, now,
+                     queue=True)
+        return where_doc(conn, me, agent, now, offline_after_ms)
+
+
+def disown(conn: sqlite3.Connection, agent: str, now: int,
+           offline_after_ms: int) -> dict[str, Any]:
+    """`agent disown AGENT`: only the owner gives an agent up (exit 5 otherwise)."""
+    from acomm_cli.errors import InvalidState
+
+    model.agent_id(agent, "agent")
+    with write(conn):
+        me = identity.require(conn).node_id
+        owner = remote.room_value(conn, "agents", agent).get("ownerNodeId")
+        if owner is not None and owner != me:
+            raise InvalidState(f"{agent!r} is owned by node {owner!r}, not this one",
+                               field="agent", value=agent, owner_node=owner)
+        if owner is not None:
+            sql.room_put(conn, "agents", agent, None, now, queue=True)
+            sql.room_put(conn, "routing", agent, None, now, queue=True)
+        return where_doc(conn, me, agent, now, offline_after_ms)
+
+
+def where(conn: sqlite3.Connection, agent: str, now: int,
+          offline_after_ms: int) -> dict[str, Any]:
+    model.agent_id(agent, "agent")
+    me = identity.require(conn).node_id
+    return where_doc(conn, me, agent, now, offline_after_ms)
+
+
+def where_doc(conn: sqlite3.Connection, me: str, agent: str, now: int,
+              offline_after_ms: int) -> dict[str, Any]:
+    """{agent, owner_node, fallback_nodes, online, route}: route is local, owner, fallback,
+    no_owner or owner_offline, as a send would decide now."""
+    rt = remote.route(conn, me, agent, now, offline_after_ms)
+    owner = remote.room_value(conn, "agents", agent).get("ownerNodeId")
+    fallbacks = remote.room_value(conn, "routing", agent).get("fallbackOwners", [])
+    return {"agent": agent, "owner_node": owner, "fallback_nodes": fallbacks,
+            "online": None if owner is None else remote.online(conn, me, owner, now,
+                                                              offline_after_ms),
+            "route": rt.decision}
+
+
+# ---------------------------------------------------------------- nodes
+
+
+def node_entry(conn: sqlite3.Connection, node: str) -> dict[str, Any]:
+    return remote.room_value(conn, "nodes", node)
+
+
+def heartbeat(conn: sqlite3.Connection, me: identity.Node, now: int) -> None:
+    """Refresh this node's own `nodes.<self>` entry (lastSeenAt) in its copy, inside the
+    caller's transaction; the gateway's heartbeats into the room replace this."""
+    entry = node_entry(conn, me.node_id)
+    entry.update(lastSeenAt=clock.iso(now), publicKey=me.public_paserk)
+    sql.room_put(conn, "nodes", me.node_id, _dump(entry), now, queue=True)
+
+
+def add_peer(conn: sqlite3.Connection, node: str, url: str, now: int) -> dict[str, Any]:
+    """`peers add NODE --url URL`: register a peer in the room copy by hand (the stand-in
+    until the gateway syncs the room). `store:PATH` urls are read by StoreTransport."""
+    identity.node_id(node, "node")
+    if not isinstance(url, str) or not url.strip():
+        raise ValidationFailed("url: must not be empty", field="url")
+    if url.startswith("store:"):
+        from pathlib import Path
+
+        url = "store:" + str(Path(url[len("store:"):]).expanduser().absolute())
+    with write(conn):
+        me = identity.require(conn).node_id
+        if node == me:
+            raise ValidationFailed("node: that is this node", field="node", value=node)
+        entry = node_entry(conn, node)
+        entry["url"] = url
+        sql.room_put(conn, "nodes", node, _dump(entry), now, queue=False)
+    return {"node": node, "url": url}
+
+
+def peer_ids(conn: sqlite3.Connection, me: str) -> list[str]:
+    return [k for k, _ in sql.room_map(conn, "nodes") if k != me]
+
+
+def peers(conn: sqlite3.Connection, now: int, offline_after_ms: int) -> dict[str, Any]:
+    """`peers`: {peers: [{node, url, online, last_seen_at, cursor, head, lag}]}."""
+    me = identity.require(conn).node_id
+    out = []
+    for node in peer_ids(conn, me):
+        entry = node_entry(conn, node)
+        position, head, _ = sql.cursor(conn, node)
+        seen = remote.last_seen(conn, node)
+        out.append({"node": node, "url": entry.get("url"),
+                    "online": remote.online(conn, me, node, now, offline_after_ms),
+                    "last_seen_at": clock.iso(seen), "cursor": position, "head": head,
+                    "lag": None if head is None else max(head - position, 0)})
+    return {"peers": out}
+
+
+def url_of(conn: sqlite3.Connection, node: str) -> str:
+    entry = node_entry(conn, node)
+    if not entry:
+        raise NotFound(f"no node {node!r} in this node's copy of the room", field="peer",
+                       value=node)
+    return str(entry.get("url") or "")
+
+
+def merge_peer_entries(conn: sqlite3.Connection, me: str, peer: str,
+                       entries: list[tuple[str, str, str]], now: int) -> None:
+    """Copy what a peer says about itself (its node entry, the agents it owns and their
+    routing) into our copy; read from its store by StoreTransport. Never queued: the room
+    already has them once a gateway runs. Our own url for the peer is kept."""
+    owned = {k for m, k, v in entries if m == "agents"
+             and json.loads(v).get("ownerNodeId") == peer}
+    for map_, key, value in entries:
+        if map_ == "nodes" and key == peer:
+            entry = json.loads(value)
+            entry["url"] = node_entry(conn, peer).get("url") or entry.get("url")
+            sql.room_put(conn, "nodes", peer, _dump(entry), now, queue=False)
+        elif map_ in ("agents", "routing") and key in owned:
+            sql.room_put(conn, map_, key, value, now, queue=False)
+    # agents the peer gave up: drop our copy of its ownership
+    for key, value in sql.room_map(conn, "agents"):
+        if json.loads(value).get("ownerNodeId") == peer and key not in owned:
+            sql.room_put(conn, "agents", key, None, now, queue=False)
+            sql.room_put(conn, "routing", key, None, now, queue=False)
+    del me

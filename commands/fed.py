@@ -1,0 +1,41 @@
+"""`acomm fed pull`: read peers' outboxes and deliver what they hold for this node."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from acomm_cli import clock
+from acomm_cli.cli import render
+from acomm_cli.commands._common import output, settings, store
+
+app = typer.Typer(help="Federation: exchange with the other nodes.\n\nExample: acomm fed "
+                  "pull --json", no_args_is_help=True, add_completion=False)
+
+
+@app.command()
+def pull(
+    ctx: typer.Context,
+    peer: Annotated[str | None, typer.Option(metavar="NODE", help="Only this peer (an "
+                                             "unreachable one is then exit 7).")] = None,
+    max_pages: Annotated[int, typer.Option(min=1, help="Pages read per peer at most.")] = 10,
+) -> None:
+    """Read the peers' outboxes after this node's cursors and deliver.
+
+    One transaction per page: cursor, inbound record, delivery, `ack accepted`.
+    Prints {read, delivered, duplicates, acks, replies, dead_lettered, unreachable}.
+
+    Example: acomm fed pull --peer node-b --json
+    """
+    from acomm_cli.federation import pull as fed_pull
+
+    with store(ctx, write=True) as conn:
+        result = fed_pull.pull(conn, clock.now_ms(), peer=peer, max_pages=max_pages,
+                               sla_ms=settings(ctx).value("federation.sla"))
+    render.status(output(ctx), result.doc())
+
+
+@app.callback()
+def fed_group() -> None:
+    """Federation: exchange with the other nodes."""

@@ -1,0 +1,50 @@
+"""`acomm peers` and `acomm peers add`: the other nodes in this node's copy of the room."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from acomm_cli import clock
+from acomm_cli.cli import render
+from acomm_cli.commands._common import output, settings, store
+
+app = typer.Typer(help="The other federation nodes this node knows.\n\nExample: acomm peers "
+                  "--json", invoke_without_command=True, add_completion=False)
+
+
+@app.callback(invoke_without_command=True)
+def peers(ctx: typer.Context) -> None:
+    """List the other nodes: {peers: [{node, url, online, last_seen_at, cursor, head, lag}]}.
+
+    Example: acomm peers --json
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    from acomm_cli.federation import room
+
+    with store(ctx, write=False) as conn:
+        doc = room.peers(conn, clock.now_ms(), settings(ctx).value("federation.offline_after"))
+    render.status(output(ctx), doc)
+
+
+@app.command()
+def add(
+    ctx: typer.Context,
+    node: Annotated[str, typer.Argument(metavar="NODE", help="The peer's node id.")],
+    url: Annotated[str, typer.Option(metavar="URL", help="How to reach it: store:PATH for "
+                                     "a store on this machine.")],
+) -> None:
+    """Register a peer node in this node's copy of the room by hand.
+
+    The stand-in until the gateway syncs the room: `fed pull` reads a store:PATH
+    peer's outbox straight from its file. Prints {node, url}.
+
+    Example: acomm peers add node-b --url store:../b/.acomm/store.acomm
+    """
+    from acomm_cli.federation import room
+
+    with store(ctx, write=True) as conn:
+        doc = room.add_peer(conn, node, url, clock.now_ms())
+    render.status(output(ctx), doc)

@@ -7,6 +7,7 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from acomm_cli.errors import CommError, DiskFull, StoreLocked, StoreReadOnly, StoreUnavailable
 from acomm_cli.store.migrations import MIGRATIONS
@@ -139,10 +140,10 @@ def store_error(exc: sqlite3.Error, path: str | os.PathLike[str] | None) -> Comm
     if code in ("SQLITE_FULL", "SQLITE_IOERR"):
         free = free_bytes(path) if path else None
         if code == "SQLITE_FULL" or (free is not None and free < NEARLY_FULL):
+            where_free: dict[str, Any] = {"path": str(path), "free_bytes": free} if path else {}
             return DiskFull(
                 f"the disk holding the {where} is full ({text}; {free} bytes free); nothing "
-                "was written: free some space and retry",
-                **({"path": str(path), "free_bytes": free} if path else {}))
+                "was written: free some space and retry", **where_free)
     if code == "SQLITE_READONLY" or (code in ("SQLITE_CANTOPEN", "SQLITE_IOERR") and path
                                      and _read_only_fs(path)):
         return StoreReadOnly(f"{where} is read-only ({text}); nothing was written",

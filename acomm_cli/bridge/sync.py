@@ -336,10 +336,11 @@ def _remove(conn: sqlite3.Connection, cfg: BridgeConfig, now: int, result: SyncR
                 continue
             done.append((mid, recipient, kind))
     teams_dir = cfg.teams_dir  # not None whenever team_reads has rows (see above)
-    for recipient, items in team_reads.items() if teams_dir is not None else ():
+    for recipient, items in team_reads.items():
         try:
-            _team_update(teams_dir, recipient, now, cfg.read_ttl_ms,
-                         read={str(mid) for mid, _ in items})
+            if teams_dir is not None:
+                _team_update(teams_dir, recipient, now, cfg.read_ttl_ms,
+                             read={str(mid) for mid, _ in items})
         except FileNotFoundError:
             pass  # no native inbox any more: no entry to set read
         except (OSError, UnsafePath, ValidationFailed, ValueError) as exc:

@@ -133,15 +133,14 @@ def send(
         topic=topic, correlation_id=correlation_id, dedupe_key=dedupe_key,
         metadata=model.metadata_pairs(meta), delay_ms=delay_ms, deliver_at=at,
     )
-    with store(ctx, write=True, create=to is not None) as conn:  # --to: direct channels
-        if to is None:
-            sent = sending.send(conn, req, now, limits(ctx))
-        else:
-            direct = sending.send_direct(conn, req, [a.strip() for a in to.split(",")], now,
-                                         limits(ctx))
     if to is None:
+        with store(ctx, write=True) as conn:
+            sent = sending.send(conn, req, now, limits(ctx))
         render.send_results(out, [sent])
         return
+    with store(ctx, write=True, create=True) as conn:  # a direct channel may be created
+        direct = sending.send_direct(conn, req, [a.strip() for a in to.split(",")], now,
+                                     limits(ctx))
     render.direct_results(out, direct)
     failed = [r for r in direct if isinstance(r, CommError)]
     if failed:

@@ -7,10 +7,13 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acomm_cli.errors import CommError, DiskFull, StoreLocked, StoreReadOnly, StoreUnavailable
 from acomm_cli.store.migrations import MIGRATIONS
+
+if TYPE_CHECKING:
+    import re
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 SYNCHRONOUS = {"immediate": "FULL", "batch": "NORMAL", "manual": "NORMAL"}
@@ -311,7 +314,7 @@ def _regexp(pattern: str, value: str | None) -> bool:
     return value is not None and _compiled(pattern).search(value) is not None
 
 
-def _compiled(pattern: str):
+def _compiled(pattern: str) -> re.Pattern[str]:
     import re
 
     cached = _PATTERNS.get(pattern)
@@ -320,7 +323,7 @@ def _compiled(pattern: str):
     return cached
 
 
-_PATTERNS: dict = {}
+_PATTERNS: dict[str, re.Pattern[str]] = {}
 
 
 def _register_functions(conn: sqlite3.Connection) -> None:

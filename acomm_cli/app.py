@@ -7,14 +7,15 @@ import inspect
 import re
 import sqlite3
 import sys
+from collections.abc import Sequence
 from typing import Annotated, Any
 
 import typer
-from typer._click.core import Command, Context
+from typer._click.core import Command, Context, Parameter
 from typer._click.exceptions import NoArgsIsHelpError
 from typer._click.exceptions import UsageError as ClickUsageError
 from typer._click.types import FloatParamType, IntParamType
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from acomm_cli import __version__
 from acomm_cli.cli import render
@@ -105,7 +106,8 @@ def _plain_help(cmd: Command) -> Command:
     """Every --help in click's plain layout, as the root's: the same on every command, honest
     about --no-color (no rich panels), and exactly what docs/cli.md quotes. The listing of a
     group shows each command's whole first paragraph rather than cutting it at ~45 columns."""
-    cmd.rich_markup_mode = None  # type: ignore[attr-defined]
+    if isinstance(cmd, TyperCommand | TyperGroup):
+        cmd.rich_markup_mode = None
     if cmd.short_help is None and cmd.help:
         cmd.short_help = cmd.help.split("\n\n", 1)[0].replace("\n", " ").strip()
     if cmd.help and "\bExample" not in cmd.help:
@@ -123,7 +125,7 @@ class _AsciiInt(IntParamType):
 
     _OK = re.compile(r"\s*[+-]?[0-9]+\s*", re.ASCII)
 
-    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+    def convert(self, value: Any, param: Parameter | None, ctx: Context | None) -> Any:
         if isinstance(value, str) and not self._OK.fullmatch(value):
             self.fail(f"{value!r} is not a whole number (ASCII digits)", param, ctx)
         return super().convert(value, param, ctx)
@@ -132,7 +134,7 @@ class _AsciiInt(IntParamType):
 class _AsciiFloat(FloatParamType):
     """click's FLOAT calls float(), which also takes "１.５": ASCII only."""
 
-    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+    def convert(self, value: Any, param: Parameter | None, ctx: Context | None) -> Any:
         if isinstance(value, str) and not value.isascii():
             self.fail(f"{value!r} is not a number (ASCII digits)", param, ctx)
         return super().convert(value, param, ctx)
@@ -183,13 +185,15 @@ class AcommGroup(TyperGroup):
         except BrokenPipeError:
             raise _ReaderGone() from None
 
-    def main(self, args: Any = None, prog_name: Any = None, complete_var: Any = None,
-             standalone_mode: bool = True, **extra: Any) -> Any:
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True,
+             windows_expand_args: bool = True, **extra: Any) -> Any:
         argv = list(sys.argv[1:] if args is None else args)
         as_json = "--json" in argv[: argv.index("--")] if "--" in argv else "--json" in argv
         try:
             rv = super().main(_hoist_globals(argv), prog_name or "acomm", complete_var,
-                              standalone_mode=False, **extra)
+                              standalone_mode=False, windows_expand_args=windows_expand_args,
+                              **extra)
             sys.stdout.flush()  # here, where a reader that went away is still ours to report
         except typer.Abort:
             print("acomm: aborted", file=sys.stderr)

@@ -38,6 +38,11 @@ class ValidationFailed(CommError):
     exit_status = 3
 
 
+class UnsafePath(ValidationFailed):
+    """A mailbox bridge path that is not a real directory or file where one is expected (a
+    symbolic link, a file for a directory): the bridge leaves it alone and says so."""
+
+
 class NotFound(CommError):
     code = "not_found"
     exit_status = 4
@@ -136,6 +141,19 @@ class OutputFailed(CommError):
 
     code = "output_failed"
     exit_status = 141
+
+
+class SparkError(CommError):
+    """`acomm audit`: a Spark job failed (an unreadable export file, a lost cluster)."""
+
+    code = "spark_error"
+    exit_status = 1
+
+
+class SparkUnavailable(SparkError):
+    """`acomm audit`: Spark cannot run here (no Java 17+, or the JVM did not start)."""
+
+    code = "spark_unavailable"
 
 
 class Internal(CommError):

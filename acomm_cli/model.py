@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from enum import IntEnum, StrEnum
-from typing import Any
+from typing import Any, TypeVar
 
 from acomm_cli.errors import ValidationFailed
 
@@ -86,8 +86,11 @@ _CORRELATION = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 _DEDUPE_KEY = re.compile(r"[^\x00-\x1f]{1,256}")
 _WHOLE_NUMBER = re.compile(r"[0-9]+")  # ASCII only: int() would also take "１" or "٣"
 
+_T = TypeVar("_T")
+_E = TypeVar("_E", bound=StrEnum)
 
-def utf8(value: Any, field_name: str) -> Any:
+
+def utf8(value: _T, field_name: str) -> _T:
     """Refuse text that was not valid UTF-8 where it came from. Undecodable bytes on argv or
     stdin arrive as lone surrogates (surrogateescape), as do `\\udcff` escapes in JSON; SQLite
     cannot store them, so they are bad input (exit 3), never an internal error. Anything else
@@ -132,7 +135,7 @@ def whole_number(value: Any) -> int | None:
     return None
 
 
-def _enum_value(enum: type, value: str, field_name: str) -> Any:
+def _enum_value(enum: type[_E], value: str, field_name: str) -> _E:
     utf8(value, field_name)
     try:
         return enum(value)

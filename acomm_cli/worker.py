@@ -7,16 +7,23 @@ terminal."""
 from __future__ import annotations
 
 import select
+import sqlite3
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from acomm_cli import clock
 from acomm_cli.bridge import sync as bridge
+from acomm_cli.bridge.sync import SyncResult
 from acomm_cli.engine import delivery
 from acomm_cli.errors import CommError, ValidationFailed
+from acomm_cli.model import Message
+
+if TYPE_CHECKING:  # dispatch code loads only when agents are configured
+    from acomm_cli.dispatch.agents import AgentSpec
+    from acomm_cli.dispatch.dispatcher import DispatchResult
 
 MIN_INTERVAL_S = 0.1  # a tighter loop would mostly compete with the writers it serves
 
@@ -26,20 +33,20 @@ class TickSetup:
     """What a pass needs beyond the store: the bridge, the agents, and how to report."""
 
     bridge: bridge.BridgeConfig
-    agents: dict[str, Any] = field(default_factory=dict)
+    encode: Callable[[Message], str]  # a message -> the JSON an agent's command reads
+    agents: dict[str, AgentSpec] = field(default_factory=dict)
     store_path: str = ""
     config_path: str | None = None
     max_runs: int = 100  # deliveries dispatched per pass at most
-    encode: Callable[[Any], str] | None = None  # a message -> the JSON an agent reads
-    on_bridge: Callable[[Any], None] = lambda _result: None
-    on_dispatch: Callable[[Any], None] = lambda _result: None
-    # a context manager giving a progress starter (delivery.Progress) or None
-    progress: Callable[[], AbstractContextManager[Any]] = nullcontext
+    on_bridge: Callable[[SyncResult], None] = lambda _result: None
+    on_dispatch: Callable[[DispatchResult], None] = lambda _result: None
+    # a context manager giving a progress starter, or None
+    progress: Callable[[], AbstractContextManager[delivery.Progress | None]] = nullcontext
     # settings lookup (key -> value) for federation's timers; used only on a node
     settings: Callable[[str], Any] | None = None
 
 
-def tick_once(conn: Any, setup: TickSetup, now: int,
+def tick_once(conn: sqlite3.Connection, setup: TickSetup, now: int,
               stop: Callable[[], bool] | None = None) -> tuple[dict[str, Any], int]:
     """One pass at `now`: the document `tick --json` prints, and how much it did. `stop`
     (SIGINT/SIGTERM, see acomm_cli.cli.stopping) ends dispatch early: the running command is
@@ -120,7 +127,7 @@ def wait_for_stop(stop: Stoppable, timeout_s: float) -> bool:
 OnError = Callable[[CommError, float], None]
 
 
-def run_every(conn: Any, setup: TickSetup, every_s: float, max_seconds: float | None,
+def run_every(conn: sqlite3.Connection, setup: TickSetup, every_s: float, max_seconds: float | None,
               stop: Stoppable, report: Callable[[dict[str, Any], int], None],
               on_error: OnError) -> CommError | None:
     """Tick every `every_s` seconds until `stop()` (or `max_seconds` have passed), handing

@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from typing import Annotated
 
 import typer
+from typer._click.core import Context
 from typer._click.globals import get_current_context
 
 from acomm_cli import clock, model
@@ -20,7 +21,8 @@ from acomm_cli.errors import DiskFull, StoreReadOnly, UsageError
 from acomm_cli.model import MessageFilter
 
 
-def settings(ctx: typer.Context) -> Settings:
+def settings(ctx: Context) -> Settings:
+    """The root's settings (any click context will do: `get_current_context` gives one)."""
     obj = ctx.find_root().obj
     return obj if isinstance(obj, Settings) else Settings()
 

@@ -49,10 +49,11 @@ def query(
         if wait is None:
             render.ok(out, render.send_doc(result), result.correlation_id)
             return
+        asked = result.correlation_id
+        assert asked is not None  # send gives every query a correlation id
         emit = render_handover.answer_output(out, stall_s(ctx))
         with stopping.on_signals() as stop:
-            answer = delivery.await_response(conn, result.correlation_id, agent, wait, stop,
-                                             emit)
+            answer = delivery.await_response(conn, asked, agent, wait, stop, emit)
     if answer is None:
         raise Timeout(f"no response to {result.correlation_id} within {wait:g}s",
                       correlation_id=result.correlation_id)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import json
 import sys
-from typing import Annotated
+from typing import Annotated, TextIO
 
 import typer
 
@@ -20,7 +20,7 @@ from acomm_cli.commands._common import (
     store,
 )
 from acomm_cli.engine import sending
-from acomm_cli.errors import UsageError, ValidationFailed
+from acomm_cli.errors import CommError, UsageError, ValidationFailed
 from acomm_cli.model import SendRequest
 
 app = typer.Typer(add_completion=False)
@@ -53,6 +53,7 @@ def _read_batch(source: str) -> list[tuple[SendRequest, str | None, int]]:
         refuse_terminal_stdin("no batch on stdin: pipe JSON Lines in, or give a file",
                               "batch")
     # Bytes that are not UTF-8 become lone surrogates, refused by the engine naming the line.
+    fh: TextIO
     try:
         if source != "-":
             fh = open(source, encoding="utf-8", errors="surrogateescape")
@@ -132,19 +133,18 @@ def send(
         topic=topic, correlation_id=correlation_id, dedupe_key=dedupe_key,
         metadata=model.metadata_pairs(meta), delay_ms=delay_ms, deliver_at=at,
     )
-    with store(ctx, write=True, create=to is not None) as conn:  # --to: direct channels
-        if to is not None:
-            results = sending.send_direct(conn, req, [a.strip() for a in to.split(",")], now,
-                                           limits(ctx))
-        else:
-            results = [sending.send(conn, req, now, limits(ctx))]
     if to is None:
-        render.send_results(out, results)  # type: ignore[arg-type]
+        with store(ctx, write=True) as conn:
+            sent = sending.send(conn, req, now, limits(ctx))
+        render.send_results(out, [sent])
         return
-    render.direct_results(out, results)
-    failed = [r for r in results if isinstance(r, Exception)]
+    with store(ctx, write=True, create=True) as conn:  # a direct channel may be created
+        direct = sending.send_direct(conn, req, [a.strip() for a in to.split(",")], now,
+                                     limits(ctx))
+    render.direct_results(out, direct)
+    failed = [r for r in direct if isinstance(r, CommError)]
     if failed:
-        raise typer.Exit(failed[0].exit_status)  # type: ignore[attr-defined]
+        raise typer.Exit(failed[0].exit_status)
 
 
 @app.command()

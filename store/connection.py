@@ -7,9 +7,13 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from acomm_cli.errors import CommError, DiskFull, StoreLocked, StoreReadOnly, StoreUnavailable
 from acomm_cli.store.migrations import MIGRATIONS
+
+if TYPE_CHECKING:
+    import re
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 SYNCHRONOUS = {"immediate": "FULL", "batch": "NORMAL", "manual": "NORMAL"}
@@ -139,10 +143,10 @@ def store_error(exc: sqlite3.Error, path: str | os.PathLike[str] | None) -> Comm
     if code in ("SQLITE_FULL", "SQLITE_IOERR"):
         free = free_bytes(path) if path else None
         if code == "SQLITE_FULL" or (free is not None and free < NEARLY_FULL):
+            where_free: dict[str, Any] = {"path": str(path), "free_bytes": free} if path else {}
             return DiskFull(
                 f"the disk holding the {where} is full ({text}; {free} bytes free); nothing "
-                "was written: free some space and retry",
-                **({"path": str(path), "free_bytes": free} if path else {}))
+                "was written: free some space and retry", **where_free)
     if code == "SQLITE_READONLY" or (code in ("SQLITE_CANTOPEN", "SQLITE_IOERR") and path
                                      and _read_only_fs(path)):
         return StoreReadOnly(f"{where} is read-only ({text}); nothing was written",
@@ -310,7 +314,7 @@ def _regexp(pattern: str, value: str | None) -> bool:
     return value is not None and _compiled(pattern).search(value) is not None
 
 
-def _compiled(pattern: str):
+def _compiled(pattern: str) -> re.Pattern[str]:
     import re
 
     cached = _PATTERNS.get(pattern)
@@ -319,7 +323,7 @@ def _compiled(pattern: str):
     return cached
 
 
-_PATTERNS: dict = {}
+_PATTERNS: dict[str, re.Pattern[str]] = {}
 
 
 def _register_functions(conn: sqlite3.Connection) -> None:

@@ -130,7 +130,7 @@ def insert_channel(conn: sqlite3.Connection, name: str, type_: str, owner: str,
          int(cfg.priority_ordering), cfg.max_pending, cfg.dedupe_window_ms,
          cfg.retention_count, cfg.retention_age_ms, direct_pair),
     )
-    return cur.lastrowid  # type: ignore[return-value]
+    return _inserted(cur)
 
 
 def set_channel_state(conn: sqlite3.Connection, channel_id: int, state: str) -> None:
@@ -191,9 +191,17 @@ DELIVERY_INSERT = (
 )
 
 
+def _inserted(cur: sqlite3.Cursor) -> int:
+    """The rowid the INSERT just run on `cur` assigned (sqlite3 types it `int | None`: None
+    only before any INSERT)."""
+    rowid = cur.lastrowid
+    assert rowid is not None
+    return rowid
+
+
 def insert_message(conn: sqlite3.Connection, row: tuple[Any, ...]) -> int:
     """Insert one message row (id None = assign); returns its id."""
-    return conn.execute(MESSAGE_INSERT, row).lastrowid  # type: ignore[return-value]
+    return _inserted(conn.execute(MESSAGE_INSERT, row))
 
 
 def insert_messages(conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]]) -> None:

@@ -20,10 +20,13 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acomm_cli.analytics.export import read_manifest
-from acomm_cli.errors import CommError, ValidationFailed
+from acomm_cli.errors import SparkError, SparkUnavailable, ValidationFailed
+
+if TYPE_CHECKING:  # annotations only: pyspark loads inside the functions that use it
+    from pyspark.sql import DataFrame, SparkSession
 
 JAVA_MIN = 17
 LOCAL_SHUFFLE_PARTITIONS = 8
@@ -53,19 +56,6 @@ SCHEMAS = {
         "priority_ordering BOOLEAN, max_pending BIGINT, dedupe_window_ms BIGINT, "
         f"retention_count BIGINT, retention_age_ms BIGINT, exported_at {_TS}, date DATE"),
 }
-
-
-class SparkError(CommError):
-    """A Spark job failed (an unreadable export file, a lost cluster). Exit 1."""
-
-    code = "spark_error"
-    exit_status = 1
-
-
-class SparkUnavailable(SparkError):
-    """Spark cannot run here: no Java 17+, or the JVM did not start. Exit 1."""
-
-    code = "spark_unavailable"
 
 
 @dataclass
@@ -110,7 +100,7 @@ def java_version() -> tuple[str, int]:
     return java, major
 
 
-def start_spark(master: str, conf: dict[str, str] | None = None) -> Any:
+def start_spark(master: str, conf: dict[str, str] | None = None) -> SparkSession:
     """A SparkSession with the UI and console progress off, log level ERROR, and every line
     the JVM prints on its own (start-up notices, warnings) sent to a log file instead of the
     user's terminal. Raises SparkUnavailable when Java is missing or the JVM fails."""
@@ -158,7 +148,7 @@ def start_spark(master: str, conf: dict[str, str] | None = None) -> Any:
     return spark
 
 
-def _active_session() -> Any:
+def _active_session() -> SparkSession | None:
     """The session already running in this process (an embedding program's, or a test's)."""
     java_version()
     from pyspark.sql import SparkSession
@@ -173,7 +163,8 @@ def _spark_path(base: str, rel: str) -> str:
     return f"{base}/{rel}"
 
 
-def _dataset(spark: Any, base: str, manifest: dict[str, Any], dataset: str) -> Any:
+def _dataset(spark: SparkSession, base: str, manifest: dict[str, Any],
+             dataset: str) -> DataFrame:
     """One dataset of one export: exactly the files its manifest lists, tagged with the
     store id."""
     from pyspark.sql import functions as F
@@ -189,7 +180,7 @@ def _dataset(spark: Any, base: str, manifest: dict[str, Any], dataset: str) -> A
     return df.withColumn("store_id", F.lit(manifest["store"]["store_id"]))
 
 
-def _load(spark: Any, exports: list[tuple[str, dict[str, Any]]]) -> None:
+def _load(spark: SparkSession, exports: list[tuple[str, dict[str, Any]]]) -> None:
     """Temp views messages, deliveries, dead_letters, channels over every export (union)."""
     for dataset in SCHEMAS:
         frames = [_dataset(spark, base, man, dataset) for base, man in exports]
@@ -329,7 +320,7 @@ def default_out(first_export: str) -> str:
 
 
 def run(exports: list[str], *, out: str | None = None, master: str = "local[*]",
-        conf: dict[str, str] | None = None, spark: Any = None) -> AuditResult:
+        conf: dict[str, str] | None = None, spark: SparkSession | None = None) -> AuditResult:
     """Audit `exports` (read together) and write every table under `out` as Parquet.
 
     With `spark`, that session is used (and left running); else one is started on `master`
@@ -344,7 +335,7 @@ def run(exports: list[str], *, out: str | None = None, master: str = "local[*]",
     if spark is None:
         spark = _active_session()
     own = spark is None
-    if own:
+    if spark is None:
         spark = start_spark(master, conf)
     t1 = time.perf_counter()
     try:
@@ -377,14 +368,14 @@ def run(exports: list[str], *, out: str | None = None, master: str = "local[*]",
             spark.stop()
 
 
-def _rows(df: Any, order: str | None = None) -> list[dict[str, Any]]:
+def _rows(df: DataFrame, order: str | None = None) -> list[dict[str, Any]]:
     if order:
         df = df.orderBy(*order.split(","))
     return [r.asDict(recursive=True) for r in df.collect()]
 
 
-def _summary(spark: Any, frames: dict[str, Any], loaded: list[tuple[str, dict[str, Any]]],
-             out: str) -> dict[str, Any]:
+def _summary(spark: SparkSession, frames: dict[str, DataFrame],
+             loaded: list[tuple[str, dict[str, Any]]], out: str) -> dict[str, Any]:
     totals = spark.sql("""
         SELECT (SELECT count(*) FROM messages) AS messages,
                (SELECT count(*) FROM deliveries) AS deliveries,

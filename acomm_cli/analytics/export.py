@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acomm_cli import __version__
 from acomm_cli.clock import iso
@@ -40,6 +40,9 @@ from acomm_cli.errors import InvalidState, ValidationFailed
 from acomm_cli.store import export as sql
 from acomm_cli.store import queries, write
 from acomm_cli.store.maintenance import snapshot
+
+if TYPE_CHECKING:  # annotations only: pyarrow loads inside the functions that use it
+    import pyarrow as pa
 
 DATASETS = ("messages", "deliveries", "dead_letters", "channels")
 FORMATS = ("parquet", "jsonl")
@@ -70,7 +73,7 @@ class ExportResult:
 # ---------------------------------------------------------------- schemas
 
 
-def _schemas() -> dict[str, Any]:
+def _schemas() -> dict[str, pa.Schema]:
     import pyarrow as pa
 
     ts = pa.timestamp("ms", tz="UTC")
@@ -110,7 +113,7 @@ _DATE_COLUMN = {"messages": "created_at", "deliveries": "created_at",
                 "dead_letters": "created_at", "channels": "created_at"}
 
 
-def _table(dataset: str, rows: list[tuple[Any, ...]], schema: Any, now: int) -> Any:
+def _table(dataset: str, rows: list[tuple[Any, ...]], schema: pa.Schema, now: int) -> pa.Table:
     """Rows from SQLite -> a pyarrow table of the dataset's schema (column by column)."""
     import pyarrow as pa
 
@@ -130,7 +133,7 @@ def _table(dataset: str, rows: list[tuple[Any, ...]], schema: Any, now: int) -> 
     return pa.table([arrays[n] for n in schema.names], schema=schema)
 
 
-def _by_day(table: Any, column: str) -> Iterator[tuple[str, Any]]:
+def _by_day(table: pa.Table, column: str) -> Iterator[tuple[str, pa.Table]]:
     """Split a table by the UTC day of `column`: (partition value, rows of that day)."""
     import pyarrow.compute as pc
 
@@ -182,7 +185,7 @@ class _Output:
                 raise InvalidState(f"{self.target}/{MANIFEST} is not valid JSON ({exc}); "
                                    "export to a new directory", field="out") from None
 
-    def put(self, rel: str, data: Any) -> tuple[int, str]:
+    def put(self, rel: str, data: bytes | pa.Buffer) -> tuple[int, str]:
         """Write bytes (or a pyarrow Buffer) to `rel`; returns (size, sha256)."""
         digest = hashlib.sha256(memoryview(data)).hexdigest()
         parent = rel.rpartition("/")[0]
@@ -211,7 +214,7 @@ class _Output:
         return found
 
 
-def _encode(table: Any, fmt: str) -> Any:
+def _encode(table: pa.Table, fmt: str) -> bytes | pa.Buffer:
     if fmt == "parquet":
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -222,7 +225,7 @@ def _encode(table: Any, fmt: str) -> Any:
     return _jsonl(table)
 
 
-def _jsonl(table: Any) -> bytes:
+def _jsonl(table: pa.Table) -> bytes:
     """JSON Lines: timestamps as ISO 8601 strings with milliseconds and `Z`."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -399,7 +402,7 @@ def export(conn: sqlite3.Connection, out: str, now: int, *, since: int | None = 
                         refreshed=list(refresh))
 
 
-def _file(dest: _Output, rel: str, dataset: str, table: Any, fmt: str,
+def _file(dest: _Output, rel: str, dataset: str, table: pa.Table, fmt: str,
           id_range: tuple[int, int] | None, now: int) -> dict[str, Any]:
     size, digest = dest.put(rel, _encode(table, fmt))
     return {"path": rel, "dataset": dataset, "rows": table.num_rows, "bytes": size,

@@ -20,7 +20,7 @@ import json
 import os
 import sqlite3
 import stat
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -29,7 +29,7 @@ from typing import Any
 from acomm_cli import model
 from acomm_cli.clock import iso
 from acomm_cli.engine import channels, sending
-from acomm_cli.errors import CommError, NotFound, UsageError, ValidationFailed
+from acomm_cli.errors import CommError, NotFound, UnsafePath, UsageError, ValidationFailed
 from acomm_cli.model import SendRequest
 from acomm_cli.store import bridge as q
 from acomm_cli.store import queries, write
@@ -74,18 +74,15 @@ class SyncResult:
                 "undeleted_files": len(self.undeleted_files)}
 
 
-def config(value: Any, **flags: str | None) -> BridgeConfig:
-    """The bridge settings: `value(key)` reads a setting; a flag given here wins."""
+def config(value: Callable[[str], Any], **flags: str | None) -> BridgeConfig:
+    """The bridge settings: `value(key)` reads a setting (`Settings.value`, already parsed and
+    checked); a flag given here wins."""
     def pick(name: str) -> Path | None:
         chosen = flags.get(name) or value(f"bridge.{name}")
         return Path(chosen).expanduser() if chosen else None
 
     return BridgeConfig(inbox_dir=pick("inbox_dir"), outbox_dir=pick("outbox_dir"),
                         teams_dir=pick("teams_dir"), read_ttl_ms=value("bridge.read_ttl"))
-
-
-class UnsafePath(Exception):
-    """A bridge path that is not a real directory or file where one is expected."""
 
 
 # ---------------------------------------------------------------- safe paths
@@ -336,10 +333,11 @@ def _remove(conn: sqlite3.Connection, cfg: BridgeConfig, now: int, result: SyncR
                 continue
             done.append((mid, recipient, kind))
     teams_dir = cfg.teams_dir  # not None whenever team_reads has rows (see above)
-    for recipient, items in team_reads.items() if teams_dir is not None else ():
+    for recipient, items in team_reads.items():
         try:
-            _team_update(teams_dir, recipient, now, cfg.read_ttl_ms,
-                         read={str(mid) for mid, _ in items})
+            if teams_dir is not None:
+                _team_update(teams_dir, recipient, now, cfg.read_ttl_ms,
+                             read={str(mid) for mid, _ in items})
         except FileNotFoundError:
             pass  # no native inbox any more: no entry to set read
         except (OSError, UnsafePath, ValidationFailed, ValueError) as exc:

@@ -9,13 +9,27 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from functools import partial
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
 
 from acomm_cli.clock import iso
 from acomm_cli.errors import CommError
 from acomm_cli.model import Channel, Delivery, Message, QueryResult, SendResult
+
+if TYPE_CHECKING:  # for the annotations only: none of these loads on a command's path
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from acomm_cli.analytics.audit import AuditResult
+    from acomm_cli.analytics.export import ExportResult
+    from acomm_cli.bridge.sync import SyncResult
+    from acomm_cli.cli.config_report import ConfigReport
+    from acomm_cli.dispatch.dispatcher import DispatchResult, Receipt, ReceiptPage
+    from acomm_cli.engine.delivery import DeadLetter
+    from acomm_cli.engine.operations import CompactResult, FlushResult, Health, Stats
 
 
 @dataclass(frozen=True)
@@ -41,18 +55,17 @@ class Output:
             return False
         return (sys.stderr if stderr else sys.stdout).isatty()
 
-    def console(self, stderr: bool = False):
+    def console(self, stderr: bool = False) -> Console:
         from rich.console import Console
 
         # markup and emoji off: message content is shown as sent, never read as `[bold]` or
         # `:smile:` (views style with Text objects instead)
-        plain = {"highlight": False, "markup": False, "emoji": False}
+        plain = partial(Console, stderr=stderr, highlight=False, markup=False, emoji=False)
         if not self.colour(stderr):  # no escape sequences at all, not even bold
-            return Console(stderr=stderr, color_system=None, **plain)
-        console = Console(stderr=stderr, force_terminal=True, **plain)
+            return plain(color_system=None)
+        console = plain(force_terminal=True)
         if console.color_system is None:  # FORCE_COLOR on a terminal rich thinks is dumb
-            console = Console(stderr=stderr, force_terminal=True, color_system="standard",
-                              **plain)
+            console = plain(force_terminal=True, color_system="standard")
         return console
 
 
@@ -328,13 +341,13 @@ def tick(out: Output, doc: dict[str, Any]) -> None:
         sys.stdout.write(" ".join(f"{k}={v}" for k, v in doc.items() if k != "now") + "\n")
 
 
-def dead_letter_doc(d: Any) -> dict[str, Any]:
+def dead_letter_doc(d: DeadLetter) -> dict[str, Any]:
     return {"message_id": d.message_id, "recipient": d.recipient, "channel": d.channel,
             "reason": d.reason, "retry_count": d.retry_count, "last_error": d.last_error,
             "dead_lettered_at": iso(d.dead_lettered_at), "content": d.content}
 
 
-def dead_letters(out: Output, items: Sequence[Any], total: int) -> None:
+def dead_letters(out: Output, items: Sequence[DeadLetter], total: int) -> None:
     if out.json:
         _dump({"dead_letters": [dead_letter_doc(d) for d in items], "total_count": total})
         return
@@ -360,7 +373,7 @@ def thread(out: Output, correlation_id: str, msgs: Sequence[Message]) -> None:
 # ---------------------------------------------------------------- store operations
 
 
-def stats_doc(s: Any) -> dict[str, Any]:
+def stats_doc(s: Stats) -> dict[str, Any]:
     return {
         "agents": [{"agent": a.agent, "total": a.total, "unread": a.unread,
                     "awaiting_ack": a.awaiting_ack,
@@ -370,12 +383,17 @@ def stats_doc(s: Any) -> dict[str, Any]:
                       "dead_letters": c.dead_letters} for c in s.channels],
         "store": {"path": s.store.path, "bytes": s.store.bytes, "wal_bytes": s.store.wal_bytes,
                   "messages": s.store.messages},
+        # the mailbox bridge: agents with inbox files still pending, and its own backlog
+        "queues": [{"agent": q.agent, "pending_files": q.pending_files,
+                    "oldest_file_age_sec": q.oldest_file_age_sec} for q in s.queues],
+        "bridge": {"mirror_backlog": s.mirror_backlog, "bad_files": s.bad_files},
     }
 
 
-def stats(out: Output, s: Any) -> None:
-    """Tables on a terminal; piped, one tab-separated line per agent, channel and the store,
-    each led by its kind (`agent`, `channel`, `store`) so that awk can pick them apart."""
+def stats(out: Output, s: Stats) -> None:
+    """Tables on a terminal; piped, one tab-separated line per agent, channel, the store, each
+    agent with inbox files pending and the bridge's backlog, each led by its kind (`agent`,
+    `channel`, `store`, `queue`, `bridge`) so that awk can pick them apart."""
     doc = stats_doc(s)
     if out.json:
         _dump(doc)
@@ -383,30 +401,51 @@ def stats(out: Output, s: Any) -> None:
     agents = [tuple(a.values()) for a in doc["agents"]]
     channels = [tuple(c.values()) for c in doc["channels"]]
     st = doc["store"]
+    queues = [(q.agent, q.pending_files, q.oldest_file_age_sec) for q in s.queues]
+    bridge = s.mirror_backlog or s.bad_files
     if not out.tty:
         _table(out, None, (), [("agent", *a) for a in agents] + [("channel", *c) for c in channels]
-               + [("store", st["path"], st["bytes"], st["wal_bytes"], st["messages"])])
+               + [("store", st["path"], st["bytes"], st["wal_bytes"], st["messages"])]
+               + [("queue", *q) for q in queues]
+               + ([("bridge", s.mirror_backlog, s.bad_files)] if bridge else []))
         return
     _table(out, "agents", ["agent", "total", "unread", "awaiting ack", "oldest unread (s)",
                            "dead letters"], agents)
     _table(out, "channels", ["channel", "pending", "queued", "dead letters"], channels)
     _pairs(out, [("store", st["path"]), ("bytes", f"{st['bytes']:,}"),
                  ("wal bytes", f"{st['wal_bytes']:,}"), ("messages", f"{st['messages']:,}")])
+    if queues:
+        _table(out, "inbox files", ["agent", "pending files", "oldest file (s)"], queues)
+    if bridge:
+        _pairs(out, [("mirror backlog", s.mirror_backlog),
+                     ("response files left in place", s.bad_files)])
 
 
-def doctor(out: Output, h: Any) -> None:
+def doctor(out: Output, h: Health) -> None:
+    """The store's problems (exit 5 follows when there are any), and the mailbox bridge's
+    notices, which are not store problems: they leave the store healthy."""
     findings = [{"check": f.check, "count": f.count, "detail": f.detail} for f in h.findings]
+    notices = [{"check": f.check, "count": f.count, "detail": f.detail} for f in h.notices]
     if out.json:
-        _dump({"healthy": h.healthy, "schema_version": h.schema_version,
-               "expected_schema_version": h.expected_schema_version,
-               "integrity": h.integrity, "findings": findings})
+        doc: dict[str, Any] = {
+            "healthy": h.healthy, "schema_version": h.schema_version,
+            "expected_schema_version": h.expected_schema_version, "integrity": h.integrity,
+            "findings": findings}
+        if h.integrity_check:  # SQLite's own report of a damaged file, as it gave it
+            doc["integrity_check"] = h.integrity_check
+        if notices:  # only when there are any
+            doc["notices"] = notices
+        _dump(doc)
         return
     if h.healthy:
         sys.stdout.write(f"healthy: integrity {h.integrity}, schema version {h.schema_version},"
                          " every invariant holds\n")
-        return
-    _table(out, "problems", ["check", "count", "detail"],
-           [(f["check"], f["count"], f["detail"]) for f in findings])
+    else:
+        _table(out, "problems", ["check", "count", "detail"],
+               [(f["check"], f["count"], f["detail"]) for f in findings])
+    if notices:
+        _table(out, "mailbox bridge (not store problems)", ["check", "count", "detail"],
+               [(n["check"], n["count"], n["detail"]) for n in notices])
 
 
 def _kv_line(doc: dict[str, Any]) -> None:
@@ -414,7 +453,7 @@ def _kv_line(doc: dict[str, Any]) -> None:
                               for k, v in doc.items()) + "\n")
 
 
-def compact(out: Output, r: Any) -> None:
+def compact(out: Output, r: CompactResult) -> None:
     doc = {"removed_messages": r.removed_messages, "removed_deliveries": r.removed_deliveries,
            "removed_dead_letters": r.removed_dead_letters,
            "removed_exactly_once": r.removed_exactly_once, "bytes_before": r.bytes_before,
@@ -431,7 +470,7 @@ def compact(out: Output, r: Any) -> None:
              "`acomm compact --vacuum` gives them back to the file system")
 
 
-def flush_result(out: Output, r: Any) -> None:
+def flush_result(out: Output, r: FlushResult) -> None:
     doc = {"busy": r.busy, "wal_frames": r.wal_frames,
            "checkpointed_frames": r.checkpointed_frames, "wal_bytes_before": r.wal_bytes_before,
            "wal_bytes_after": r.wal_bytes_after}
@@ -444,7 +483,7 @@ def flush_result(out: Output, r: Any) -> None:
              "run `acomm flush` again later")
 
 
-def config_report(out: Output, r: Any) -> None:
+def config_report(out: Output, r: ConfigReport) -> None:
     if out.json:
         _dump({"settings": [{"key": e.key, "value": e.value, "source": e.source}
                             for e in r.settings],
@@ -467,14 +506,15 @@ class progress:  # lower case: used as `with render.progress(out, label) as star
     which returns `advance(n)`."""
 
     def __init__(self, out: Output, label: str) -> None:
-        self.out, self.label, self.bar = out, label, None
+        self.out, self.label = out, label
+        self.bar: Progress | None = None
 
-    def __enter__(self) -> Any:
+    def __enter__(self) -> Callable[[int], Callable[[int], None]] | None:
         if self.out.json or not sys.stderr.isatty() or os.environ.get("TERM") == "dumb":
             return None  # a dumb terminal cannot redraw a bar in place
         return self._start  # rich is loaded, and the bar drawn, only once there is work
 
-    def _start(self, total: int) -> Any:
+    def _start(self, total: int) -> Callable[[int], None]:
         from rich.progress import (
             BarColumn,
             MofNCompleteColumn,
@@ -483,27 +523,29 @@ class progress:  # lower case: used as `with render.progress(out, label) as star
             TimeRemainingColumn,
         )
 
-        if self.bar is None:
-            self.bar = Progress(TextColumn("{task.description}"), BarColumn(),
-                                MofNCompleteColumn(), TimeRemainingColumn(),
-                                console=self.out.console(stderr=True), transient=True)
-            self.bar.__enter__()
-        task = self.bar.add_task(self.label, total=total)
+        bar = self.bar
+        if bar is None:
+            bar = self.bar = Progress(TextColumn("{task.description}"), BarColumn(),
+                                      MofNCompleteColumn(), TimeRemainingColumn(),
+                                      console=self.out.console(stderr=True), transient=True)
+            bar.__enter__()
+        task = bar.add_task(self.label, total=total)
         done = [0]
 
         def advance(n: int) -> None:  # never past the total (a catch-up tick can exceed it)
             n = max(0, min(n, total - done[0]))
             done[0] += n
-            self.bar.advance(task, n)
+            bar.advance(task, n)
 
         return advance
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
         if self.bar is not None:
-            self.bar.__exit__(*exc)
+            self.bar.__exit__(exc_type, exc, tb)
 
 
-def export_result(out: Output, r: Any) -> None:
+def export_result(out: Output, r: ExportResult) -> None:
     for text in r.notes:
         note(text)
     doc = {"out": r.out, "format": r.format, "datasets": r.datasets,
@@ -523,7 +565,7 @@ def export_result(out: Output, r: Any) -> None:
     sys.stdout.write(f"{r.out}\t{span}\t{rows}\t{len(r.files)} files\n")
 
 
-def audit_summary(out: Output, s: Any) -> None:
+def audit_summary(out: Output, s: AuditResult) -> None:
     """The audit's findings: rich tables on a terminal; piped, one tab-separated line per row,
     each led by its kind (`total`, `volume`, `latency_channel`, `latency_agent`,
     `reliability`, `dead_letters`, `check`) so that awk can pick them apart; or, with --json,
@@ -538,7 +580,8 @@ def audit_summary(out: Output, s: Any) -> None:
         return "" if v is None else (f"{v:,.0f}" if tty else int(v))
 
     t, sp = doc["totals"], doc["spark"]
-    blocks = [
+    # (kind, title, headers, rows) per table
+    blocks: list[tuple[str, str, list[str], list[tuple[Any, ...]]]] = [
         ("volume", "volume per channel (messages by type)",
          ["store", "channel", "days", "messages", "by type"],
          [(v["store_id"][:8], v["channel"], v["days"], v["messages"],
@@ -568,7 +611,7 @@ def audit_summary(out: Output, s: Any) -> None:
          [(k, v, "ok" if v == 0 else "FAILED") for k, v in doc["checks"].items()]),
     ]
     if not tty:
-        lines = [("total", k, v) for k, v in t.items()]
+        lines: list[tuple[Any, ...]] = [("total", k, v) for k, v in t.items()]
         lines += [("spark", sp["master"], sp["version"], sp["startup_s"], sp["work_s"]),
                   ("tables", doc["out"])]
         lines += [(kind, *row) for kind, _title, _headers, rows in blocks for row in rows]
@@ -588,7 +631,7 @@ def audit_summary(out: Output, s: Any) -> None:
 # ---------------------------------------------------------------- mailbox bridge (issue 6)
 
 
-def bridge_notes(r: Any) -> None:
+def bridge_notes(r: SyncResult) -> None:
     """Diagnostics of a bridge sync on stderr: each response file left in place once (bad,
     refused for now, or committed but not deleted), failed mirror writes and removals."""
     for path, reason in r.bad_files:
@@ -605,7 +648,7 @@ def bridge_notes(r: Any) -> None:
              "`acomm tick` retries them (see `acomm doctor`)")
 
 
-def bridge_sync(out: Output, r: Any) -> None:
+def bridge_sync(out: Output, r: SyncResult) -> None:
     if out.json:
         _dump(r.doc())
     else:
@@ -633,21 +676,21 @@ def message_json(m: Message) -> str:
     return json.dumps(message_doc(m), ensure_ascii=False)
 
 
-def receipt_doc(r: Any) -> dict[str, Any]:
+def receipt_doc(r: Receipt) -> dict[str, Any]:
     return {"run_id": r.run_id, "message_id": r.message_id, "agent": r.agent,
             "status": r.status, "reason": r.reason, "exit_code": r.exit_code,
             "started_at": iso(r.started_at), "finished_at": iso(r.finished_at),
             "attempt": r.attempt, "next_retry_at": iso(r.next_retry_at)}
 
 
-def _receipt_rows(out: Output, items: Sequence[Any]) -> None:
+def _receipt_rows(out: Output, items: Sequence[Receipt]) -> None:
     _table(out, "receipts", ["run", "message", "agent", "status", "exit", "attempt", "started",
                              "next retry", "reason"],
            [(r.run_id, r.message_id, r.agent, r.status, r.exit_code, r.attempt,
              iso(r.started_at), iso(r.next_retry_at), r.reason) for r in items])
 
 
-def receipts(out: Output, page: Any) -> None:
+def receipts(out: Output, page: ReceiptPage) -> None:
     if out.json:
         _dump({"receipts": [receipt_doc(r) for r in page.receipts],
                "total_count": page.total_count, "has_more": page.has_more})
@@ -657,7 +700,7 @@ def receipts(out: Output, page: Any) -> None:
         note(f"showing {len(page.receipts)} of {page.total_count}; use --offset/--limit")
 
 
-def dispatch_result(out: Output, r: Any) -> None:
+def dispatch_result(out: Output, r: DispatchResult) -> None:
     """`acomm dispatch`: the receipts of this pass (with --dry-run, what would run)."""
     if out.json:
         doc: dict[str, Any] = {"now": iso(r.now), "dry_run": r.dry_run, **r.counts(),
@@ -686,7 +729,7 @@ def tick_retry(exc: CommError, in_s: float) -> None:
     note(f"note: tick: {exc.message}; trying again {when}")
 
 
-def dispatch_notes(r: Any) -> None:
+def dispatch_notes(r: DispatchResult) -> None:
     """`tick`'s diagnostics on stderr (cron mails them): each failed run, once."""
     for x in r.receipts:
         if x.status == "failed":
@@ -694,64 +737,6 @@ def dispatch_notes(r: Any) -> None:
                     else "")
             note(f"dispatch: {x.agent} failed on message {x.message_id} (attempt {x.attempt}, "
                  f"{x.run_id}): {x.reason}{then}")
-
-
-_stats_doc_core = stats_doc
-_stats_core = stats
-_doctor_core = doctor
-
-
-def _stats_doc_bridge(s: Any) -> dict[str, Any]:
-    doc = _stats_doc_core(s)
-    doc["queues"] = [{"agent": q.agent, "pending_files": q.pending_files,
-                      "oldest_file_age_sec": q.oldest_file_age_sec} for q in s.queues]
-    doc["bridge"] = {"mirror_backlog": s.mirror_backlog, "bad_files": s.bad_files}
-    return doc
-
-
-def _stats_bridge(out: Output, s: Any) -> None:
-    """`stats`, plus the bridge's inbox files per agent (`queue` lines when piped)."""
-    _stats_core(out, s)
-    if out.json:
-        return
-    rows = [(q.agent, q.pending_files, q.oldest_file_age_sec) for q in s.queues]
-    if not out.tty:
-        extra = [("queue", *r) for r in rows]
-        if s.mirror_backlog or s.bad_files:
-            extra.append(("bridge", s.mirror_backlog, s.bad_files))
-        if extra:
-            _table(out, None, (), extra)
-        return
-    if rows:
-        _table(out, "inbox files", ["agent", "pending files", "oldest file (s)"], rows)
-    if s.mirror_backlog or s.bad_files:
-        _pairs(out, [("mirror backlog", s.mirror_backlog),
-                     ("response files left in place", s.bad_files)])
-
-
-def _doctor_bridge(out: Output, h: Any) -> None:
-    """`doctor`, plus bridge notices (not store problems: they leave the store healthy)."""
-    notices = [{"check": f.check, "count": f.count, "detail": f.detail} for f in h.notices]
-    if out.json:
-        doc = {"healthy": h.healthy, "schema_version": h.schema_version,
-               "expected_schema_version": h.expected_schema_version,
-               "integrity": h.integrity,
-               "findings": [{"check": f.check, "count": f.count, "detail": f.detail}
-                            for f in h.findings]}
-        if h.integrity_check:  # SQLite's own report of a damaged file, as it gave it
-            doc["integrity_check"] = h.integrity_check
-        _dump({**doc, "notices": notices} if notices else doc)  # only when there are any
-        return
-    _doctor_core(out, h)
-    if notices:
-        _table(out, "mailbox bridge (not store problems)", ["check", "count", "detail"],
-               [(n["check"], n["count"], n["detail"]) for n in notices])
-
-
-# The bridge extends these documents without touching the functions above.
-stats_doc = _stats_doc_bridge
-stats = _stats_bridge
-doctor = _doctor_bridge
 
 
 def invites(out: Output, docs: Sequence[dict[str, Any]]) -> None:

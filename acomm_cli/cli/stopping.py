@@ -12,8 +12,12 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from types import FrameType
+from typing import Any
+
+# What signal.signal takes and returns (typeshed's private `_HANDLER`)
+_Handler = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
 
 
 class Stop:
@@ -48,7 +52,7 @@ def on_signals() -> Iterator[Stop]:
     """SIGINT and SIGTERM request a stop while the block runs; the previous handlers come back
     after it (in-process callers, tests among them, keep their own Ctrl-C)."""
     stop = Stop()
-    previous: dict[int, object] = {}
+    previous: dict[signal.Signals, _Handler] = {}
     try:
         for sig in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(ValueError):  # not the main thread: no handler, no stop
@@ -56,5 +60,5 @@ def on_signals() -> Iterator[Stop]:
         yield stop
     finally:
         for sig, handler in previous.items():
-            signal.signal(sig, handler)  # type: ignore[arg-type]
+            signal.signal(sig, handler)
         stop.close()

@@ -390,7 +390,8 @@ def _claim(conn: sqlite3.Connection, spec: AgentSpec, mid: int, now: int) -> _Ta
         if action == "skip":
             return taken
         if action == "dead_letter":  # max_attempts was lowered meanwhile
-            _dead_letter(conn, spec, mid, prev[1], channel_id, attempts,  # type: ignore[index]
+            assert prev is not None  # attempts are counted only on a claim
+            _dead_letter(conn, spec, mid, prev[1], channel_id, attempts,
                          f"failed {attempts} times (max_attempts {spec.max_attempts})", now)
             taken.dead = True
             return taken
@@ -496,16 +497,16 @@ def _apply(conn: sqlite3.Connection, msg: Message, agent: str, status: str, stdo
         queries.mark_read(conn, agent, [msg.id], now)
         release(conn, now)
     text = stdout.strip()
-    answers = (status == "accepted" and text and msg.type == MessageType.QUERY
-               and msg.correlation_id is not None)
+    # the query this output answers (an accepted run's stdout is the response)
+    answers = (msg.correlation_id if status == "accepted" and text
+               and msg.type == MessageType.QUERY else None)
     notes = tracked and ack_status not in (AckStatus.COMPLETED.value, AckStatus.FAILED.value)
-    if dropped and (answers or (notes and status == "accepted")):
+    if dropped and (answers is not None or (notes and status == "accepted")):
         raise ValidationFailed(
             f"stdout: {runner.STDOUT_CAP + dropped} bytes is more than the "
             f"{runner.STDOUT_CAP} kept; it is not sent cut short", field="stdout")
-    if answers:
-        delivery.record_response(conn, msg.correlation_id, stdout.rstrip(),  # type: ignore[arg-type]
-                                 agent, now)
+    if answers is not None:
+        delivery.record_response(conn, answers, stdout.rstrip(), agent, now)
         return
     if notes:
         note = (text or None) if status == "accepted" else f"ignored: {reason}"
@@ -522,7 +523,9 @@ def _dead_letter(conn: sqlite3.Connection, spec: AgentSpec, mid: int, run_id: st
 
 
 def _receipt(conn: sqlite3.Connection, run_id: str) -> Receipt:
-    return Receipt(*store.receipt(conn, run_id))  # type: ignore[misc]
+    row = store.receipt(conn, run_id)
+    assert row is not None  # written just before, in the same transaction
+    return Receipt(*row)
 
 
 # ---------------------------------------------------------------- receipts

@@ -62,6 +62,16 @@ def _channel(conn: sqlite3.Connection, name: str) -> Channel:
     return ch
 
 
+def channel_by_id(conn: sqlite3.Connection, channel_id: int) -> Channel:
+    """A channel the caller knows exists: just written, or named by a row read in the same
+    transaction (channels are never deleted)."""
+    ch = queries.channel_by_id(conn, channel_id)
+    if ch is None:
+        raise NotFound(f"channel {channel_id} does not exist", field="channel",
+                       value=channel_id)
+    return ch
+
+
 def create_channel(conn: sqlite3.Connection, name: str, type_: str, owner: str,
                    cfg: ChannelConfig, now: int, *, if_not_exists: bool = False) -> Channel:
     model.channel_name(name)
@@ -79,7 +89,7 @@ def create_channel(conn: sqlite3.Connection, name: str, type_: str, owner: str,
             )
         cid = queries.insert_channel(conn, name, ctype.value, owner, cfg, now)
         queries.insert_participant(conn, cid, owner, Role.OWNER.value, now)
-        return queries.channel_by_id(conn, cid)  # type: ignore[return-value]
+        return channel_by_id(conn, cid)
 
 
 def get_channel(conn: sqlite3.Connection, name: str) -> Channel:
@@ -103,7 +113,7 @@ def join_channel(conn: sqlite3.Connection, name: str, agent: str, role: str,
         _check_joinable(ch, agent)
         if not queries.insert_participant(conn, ch.id, agent, r.value, now):
             return ChannelChange(ch, changed=False)
-        return ChannelChange(queries.channel_by_id(conn, ch.id), changed=True)  # type: ignore[arg-type]
+        return ChannelChange(channel_by_id(conn, ch.id), changed=True)
 
 
 def _check_joinable(ch: Channel, agent: str) -> None:
@@ -134,7 +144,7 @@ def leave_channel(conn: sqlite3.Connection, name: str, agent: str,
         deadletters.dead_letter(conn, [(mid, agent, ch.id, n) for mid, n in pending],
                                 "recipient_left", f"{agent} left {name}", now)
         release(conn, now)
-        return ChannelChange(queries.channel_by_id(conn, ch.id), changed=True)  # type: ignore[arg-type]
+        return ChannelChange(channel_by_id(conn, ch.id), changed=True)
 
 
 _TRANSITIONS = {

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 from acomm_cli import clock, model
 from acomm_cli.engine import deadletters
-from acomm_cli.engine.channels import release
+from acomm_cli.engine.channels import channel_by_id, release
 from acomm_cli.engine.inbox import Emit, history, read_inbox
 from acomm_cli.engine.sending import Router, persist, plan_message
 from acomm_cli.errors import InvalidState, NotFound, NotParticipant, ValidationFailed
@@ -316,10 +316,10 @@ def record_response(conn: sqlite3.Connection, correlation_id: str, content: str,
         raise NotFound(f"no query has correlation id {correlation_id!r}",
                        field="correlation_id", value=correlation_id)
     _, channel_id, asker = found
-    ch = queries.channel_by_id(conn, channel_id)
+    ch = channel_by_id(conn, channel_id)
     router = Router(conn)
     plan = plan_message(router, SendRequest(
-        sender=agent, content=content, channel=ch.name,  # type: ignore[union-attr]
+        sender=agent, content=content, channel=ch.name,
         type=MessageType.RESPONSE.value, correlation_id=correlation_id, priority=priority,
     ), now, only_to=asker)
     return persist(router, plan, now)  # which also acknowledges the query

@@ -84,8 +84,9 @@ def read_inbox(conn: sqlite3.Connection, agent: str, f: MessageFilter, now: int,
             if limited:  # only a channel with max_pending can hold queued messages
                 release(conn, now, sorted(limited))
             for m in msgs:
-                m.delivery.state = DeliveryState.READ  # type: ignore[union-attr]
-                m.delivery.read_at = now  # type: ignore[union-attr]
+                assert m.delivery is not None  # an inbox row carries the reader's delivery
+                m.delivery.state = DeliveryState.READ
+                m.delivery.read_at = now
             if emit is not None:
                 # The output goes out while this transaction holds the write lock: other
                 # writers wait for it (up to their busy_timeout), readers do not (WAL). The

@@ -11,8 +11,9 @@ import os
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from acomm_cli import model
 from acomm_cli.engine import delivery
@@ -21,6 +22,8 @@ from acomm_cli.store import bridge as bridge_queries
 from acomm_cli.store import maintenance, open_store, queries, timers, write
 from acomm_cli.store.connection import maybe_checkpoint
 from acomm_cli.store.migrations import MIGRATIONS
+
+_T = TypeVar("_T")
 
 # ---------------------------------------------------------------- opening a store
 
@@ -267,7 +270,7 @@ def _doctor(conn: sqlite3.Connection, quick: bool) -> Health:
     if problems:
         findings.append(Finding("integrity", len(problems), "; ".join(problems[:5])))
 
-    def checked(name: str, check: Callable[[], Any], default: Any) -> Any:
+    def checked(name: str, check: Callable[[], _T], default: _T) -> _T:
         """With a damaged page, a later check may read it: that is one more finding, and the
         integrity rows are still reported (exit 5), not a `malformed` refusal (exit 7)."""
         if not problems:
@@ -292,7 +295,8 @@ def _doctor(conn: sqlite3.Connection, quick: bool) -> Health:
             "migrations", len(missing) + len(extra) or 1,
             f"recorded {', '.join(recorded) or 'none'}; missing {', '.join(missing) or 'none'};"
             f" unknown {', '.join(extra) or 'none'}"))
-    orphans = checked("foreign_keys", lambda: maintenance.foreign_key_violations(conn), [])
+    orphans: list[tuple[str, int | None, str]] = checked(
+        "foreign_keys", lambda: maintenance.foreign_key_violations(conn), [])
     if orphans:
         by_table: dict[tuple[str, str], int] = {}
         for table, _rowid, parent in orphans:
@@ -300,9 +304,10 @@ def _doctor(conn: sqlite3.Connection, quick: bool) -> Health:
         findings.append(Finding("foreign_keys", len(orphans), "; ".join(
             f"{n} {table} rows point at missing {parent}" for (table, parent), n
             in sorted(by_table.items()))))
+    none_found: tuple[int, list[tuple[Any, ...]]] = (0, [])
     for check, (what, sample) in _INVARIANTS.items():
-        n, rows = checked(check, lambda c=check: maintenance.invariant_violations(conn, c),
-                          (0, []))
+        n, rows = checked(check, partial(maintenance.invariant_violations, conn, check),
+                          none_found)
         if n:
             shown = ", ".join(sample.format(*r) for r in rows)
             findings.append(Finding(check, n, f"{n} {what}: {shown}"

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from acomm_cli import model
-from acomm_cli.engine.channels import get_channel
+from acomm_cli.engine.channels import channel_by_id, get_channel
 from acomm_cli.errors import (
     CommError,
     Forbidden,
@@ -88,7 +88,8 @@ class Router:
             if index is None:
                 index = self.indexes[ch.id] = SubscriptionIndex(
                     queries.subscriptions(self.conn, ch.id))
-            found = index.route(topic)  # type: ignore[arg-type]
+            # plan_message refuses a topicless pubsub message before it is routed
+            found = index.route(topic) if topic is not None else set()
         elif ch.type == ChannelType.BROADCAST:
             found = {p.agent for p in ch.participants if p.role != Role.OWNER}
         else:  # direct and group: everyone but the sender
@@ -397,8 +398,8 @@ def _direct_channel(router: Router, sender: str, recipient: str, now: int) -> st
                                      ChannelConfig(), now, direct_pair=pair)
         queries.insert_participant(router.conn, cid, sender, Role.OWNER.value, now)
         queries.insert_participant(router.conn, cid, recipient, Role.MEMBER.value, now)
-        ch = queries.channel_by_id(router.conn, cid)
-    router.channels[name] = ch  # type: ignore[assignment]
+        ch = channel_by_id(router.conn, cid)
+    router.channels[name] = ch
     return name
 
 

@@ -123,8 +123,8 @@ def bash(root: Cmd) -> str:
             + _sq(" ".join(n for p in root.options for n in _names(p)) + " -h --help"),
             "    case $1 in"]
     for c in cmds[1:]:
-        names = "".join(f" {n}" for p in c.options for n in _names(p))
-        out.append(f"        {_sq(_key(c))}) echo \"$global{names}\" ;;")
+        own = "".join(f" {n}" for p in c.options for n in _names(p))
+        out.append(f"        {_sq(_key(c))}) echo \"$global{own}\" ;;")
     out += ["        *) echo \"$global\" ;;", "    esac", "}", "",
             "# The kind of value an option takes; fails for flags.",
             "_acomm_value_kind() {", "    case \"$1 $2\" in"]

@@ -24,7 +24,7 @@ NOTICE = ("Generated from acomm's command tree by `make docs` (python -m acomm_c
 
 _EXIT_MEANINGS = {
     0: "success",
-    1: "internal error (a bug)",
+    1: "internal error (a bug); for audit, Spark failed or cannot run",
     2: "usage error",
     3: "validation failed; the message names the field",
     4: "not found",
@@ -244,7 +244,7 @@ def man_root(root: Cmd) -> str:
     for cls in _error_classes():
         codes.setdefault(cls.exit_status, []).append(cls.code)
     for status, meaning in _EXIT_MEANINGS.items():
-        names = sorted(set(codes.get(status, ())) - {"internal"} if status != 1 else ())
+        names = sorted(set(codes.get(status, ())) - {"internal"})
         suffix = f" ({', '.join(names)})" if names else ""
         out += [".TP", f"\\fB{status}\\fR", _line(_roff(meaning + suffix))]
     out += [".SH SEE ALSO",

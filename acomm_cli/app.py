@@ -11,14 +11,14 @@ from collections.abc import Sequence
 from typing import Annotated, Any
 
 import typer
-from typer._click.core import Command, Context, Parameter
+from typer._click.core import Command, Context
 from typer._click.exceptions import NoArgsIsHelpError
 from typer._click.exceptions import UsageError as ClickUsageError
 from typer._click.types import FloatParamType, IntParamType
 from typer.core import TyperCommand, TyperGroup
 
 from acomm_cli import __version__
-from acomm_cli.cli import render
+from acomm_cli.cli import params, render
 from acomm_cli.cli.config import Settings
 from acomm_cli.errors import CommError, Internal, UsageError, ValidationFailed
 
@@ -80,19 +80,6 @@ GROUPS = {"channel", "deadletter", "config", "bridge", "node", "invite", "agent"
 ALIASES = {"dead-letters": "deadletter"}
 
 
-_METAVARS = {"as_": "AGENT", "from_": "AGENT", "to": "AGENT[,AGENT...]", "message_id": "MSG",
-             "type_": "TYPE", "max_": "N", "limit": "N", "offset": "N", "every": "DURATION",
-             "timeout": "DURATION", "delay": "DURATION", "older_than": "DURATION",
-             "batch": "FILE", "out": "DIR", "since": "TIME", "until": "TIME",
-             "deliver_at": "TIME", "channel_arg": "CHANNEL", "ack_timeout": "DURATION",
-             "retry_backoff": "DURATION", "dedupe_window": "DURATION",
-             "retention_age": "DURATION", "dead_letters_older_than": "DURATION",
-             "max_message_size": "SIZE", "retry_jitter": "FRACTION", "max_retries": "N",
-             "max_pending": "N", "retention_count": "N", "correlation_id": "CORR",
-             "meta": "KEY=VALUE", "delivery": "MODE", "max_seconds": "SECONDS",
-             "wait": "SECONDS"}
-
-
 def _unwrapped_examples(text: str) -> str:
     """Each `Example:` paragraph on one line, kept whole by click (`\b`): a command wrapped
     at 80 columns would be two commands when copied."""
@@ -112,43 +99,24 @@ def _plain_help(cmd: Command) -> Command:
         cmd.short_help = cmd.help.split("\n\n", 1)[0].replace("\n", " ").strip()
     if cmd.help and "\bExample" not in cmd.help:
         cmd.help = _unwrapped_examples(cmd.help)
-    for p in cmd.params:  # `--as AGENT` and `NAME`, as the man pages say, not `<str>`/`{name}`
+    for p in cmd.params:  # `--as AGENT` (the option's type says) and `NAME`, not `<str>`/`{name}`
         if p.metavar is None and not getattr(p, "is_flag", False) and p.name:
-            p.metavar = _METAVARS.get(p.name, p.name.upper().rstrip("_"))
+            typed = getattr(p.type, "metavar", None) if p.param_type_name == "option" else None
+            p.metavar = typed or p.name.upper().rstrip("_")
     for sub in getattr(cmd, "commands", {}).values():
         _plain_help(sub)
     return cmd
 
 
-class _AsciiInt(IntParamType):
-    """click's INT calls int(), which also takes "１", "٣" or "1_000": ASCII digits only."""
-
-    _OK = re.compile(r"\s*[+-]?[0-9]+\s*", re.ASCII)
-
-    def convert(self, value: Any, param: Parameter | None, ctx: Context | None) -> Any:
-        if isinstance(value, str) and not self._OK.fullmatch(value):
-            self.fail(f"{value!r} is not a whole number (ASCII digits)", param, ctx)
-        return super().convert(value, param, ctx)
-
-
-class _AsciiFloat(FloatParamType):
-    """click's FLOAT calls float(), which also takes "１.５": ASCII only."""
-
-    def convert(self, value: Any, param: Parameter | None, ctx: Context | None) -> Any:
-        if isinstance(value, str) and not value.isascii():
-            self.fail(f"{value!r} is not a number (ASCII digits)", param, ctx)
-        return super().convert(value, param, ctx)
-
-
-_ASCII_INT, _ASCII_FLOAT = _AsciiInt(), _AsciiFloat()
+_ASCII_INT, _ASCII_FLOAT = params.Whole(), params.Number()
 
 
 def _ascii_numbers(cmd: Command) -> Command:
     """Every number option and argument of every command parses ASCII digits only."""
     for p in cmd.params:
-        if isinstance(p.type, IntParamType) and not isinstance(p.type, _AsciiInt):
+        if isinstance(p.type, IntParamType) and not isinstance(p.type, params.Whole):
             p.type = _ASCII_INT
-        elif isinstance(p.type, FloatParamType) and not isinstance(p.type, _AsciiFloat):
+        elif isinstance(p.type, FloatParamType) and not isinstance(p.type, params.Number):
             p.type = _ASCII_FLOAT
     for sub in getattr(cmd, "commands", {}).values():
         _ascii_numbers(sub)
@@ -258,10 +226,11 @@ def _version(value: bool) -> None:
 def main_options(
     ctx: typer.Context,
     store: Annotated[str | None, typer.Option(
-        "--store", "--file", metavar="PATH", help="The store file (default: $ACOMM_STORE, "
-        "then the nearest .acomm/store.acomm).", show_default=False)] = None,
+        "--store", "--file", click_type=params.FILE, metavar="PATH", show_default=False,
+        help="The store file (default: $ACOMM_STORE, then the nearest .acomm/store.acomm).")
+    ] = None,
     config: Annotated[str | None, typer.Option(
-        metavar="PATH", show_default=False,
+        click_type=params.FILE, metavar="PATH", show_default=False,
         help="Config file (default: $ACOMM_CONFIG, then config.yaml beside the store).")] = None,
     json_: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
     no_color: Annotated[bool, typer.Option("--no-color", help="No colour.")] = False,

@@ -13,7 +13,7 @@ from typer._click.core import Context
 from typer._click.globals import get_current_context
 
 from acomm_cli import clock, model
-from acomm_cli.cli import render
+from acomm_cli.cli import params, render
 from acomm_cli.cli.config import Settings
 from acomm_cli.cli.render import Output
 from acomm_cli.engine import operations, sending
@@ -151,23 +151,31 @@ def identity(value: str | None, flag: str = "--as") -> str:
 
 
 AsAgent = Annotated[str | None, typer.Option(
-    "--as", envvar="ACOMM_AGENT", show_envvar=True, help="The acting agent.")]
+    "--as", click_type=params.AGENT, envvar="ACOMM_AGENT", show_envvar=True,
+    help="The acting agent.")]
 
 # Filters shared by `receive` and `messages`.
-ChannelOpt = Annotated[str | None, typer.Option("--channel", "-c", help="Only this channel.")]
-Since = Annotated[str | None, typer.Option(help="From this time (ISO 8601 or relative, e.g. -1h).")]
-Until = Annotated[str | None, typer.Option(help="Up to this time (ISO 8601 or relative).")]
-Types = Annotated[list[str] | None, typer.Option("--type", "-t", help="Message type (repeatable).")]
-From = Annotated[str | None, typer.Option("--from", help="Only messages from this agent.")]
+ChannelOpt = Annotated[str | None, typer.Option(
+    "--channel", "-c", click_type=params.CHANNEL, help="Only this channel.")]
+Since = Annotated[str | None, typer.Option(
+    click_type=params.TIME, help="From this time (ISO 8601 or relative, e.g. -1h).")]
+Until = Annotated[str | None, typer.Option(
+    click_type=params.TIME, help="Up to this time (ISO 8601 or relative).")]
+Types = Annotated[list[str] | None, typer.Option(
+    "--type", "-t", click_type=params.MESSAGE_TYPE, help="Message type (repeatable).")]
+From = Annotated[str | None, typer.Option(
+    "--from", click_type=params.AGENT, help="Only messages from this agent.")]
 Topic = Annotated[str | None, typer.Option(help="Topic pattern (* one segment, # any).")]
 Status = Annotated[list[str] | None, typer.Option(
+    click_type=params.MESSAGE_STATUS,
     help="Message status: sent, delivered, acknowledged, dead_letter (repeatable).")]
 Grep = Annotated[str | None, typer.Option(help="Regular expression the content must match.")]
-PriorityMin = Annotated[str | None, typer.Option(help="Lowest priority (name or 0-4).")]
-Sort = Annotated[str | None, typer.Option(help="created, priority or id.")]
-Order = Annotated[str | None, typer.Option(help="asc or desc.")]
-Limit = Annotated[int, typer.Option(help="At most this many messages.")]
-Offset = Annotated[int, typer.Option(help="Skip this many first.")]
+PriorityMin = Annotated[str | None, typer.Option(
+    click_type=params.PRIORITY, help="Lowest priority (name or 0-4).")]
+Sort = Annotated[str | None, typer.Option(click_type=params.SORT, help="created, priority or id.")]
+Order = Annotated[str | None, typer.Option(click_type=params.ORDER, help="asc or desc.")]
+Limit = Annotated[int, typer.Option(click_type=params.COUNT, help="At most this many messages.")]
+Offset = Annotated[int, typer.Option(click_type=params.COUNT, help="Skip this many first.")]
 
 
 def build_filter(*, channel: str | None, since: str | None, until: str | None,

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import render
+from acomm_cli.cli import params, render
 from acomm_cli.commands._common import AsAgent, identity, output, store
 from acomm_cli.engine import delivery
 
@@ -21,6 +21,7 @@ def ack(
     message_id: Annotated[int, typer.Argument(metavar="MSG", help="The message id.")],
     as_: AsAgent = None,
     status: Annotated[str, typer.Option(
+        click_type=params.ACK_STATUS,
         help="received, in_progress, completed or failed (forward only).")] = "completed",
     note: Annotated[str | None, typer.Option(help="Details for the sender.")] = None,
 ) -> None:

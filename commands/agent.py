@@ -7,13 +7,13 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import render
+from acomm_cli.cli import params, render
 from acomm_cli.commands._common import output, settings, store
 
 app = typer.Typer(help="Which node owns an agent (federation).\n\nExample: acomm agent own "
                   "bob --fallback node-b --json", no_args_is_help=True, add_completion=False)
 
-Agent = Annotated[str, typer.Argument(metavar="AGENT", help="The agent id.")]
+Agent = Annotated[str, typer.Argument(click_type=params.AGENT, help="The agent id.")]
 
 
 def _offline_after(ctx: typer.Context) -> int:

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from acomm_cli.cli import render
+from acomm_cli.cli import params, render
 from acomm_cli.commands._common import output, settings
 from acomm_cli.errors import UsageError
 
@@ -17,6 +17,7 @@ app = typer.Typer(add_completion=False)
 def audit(
     ctx: typer.Context,
     exports: Annotated[list[str], typer.Argument(
+        click_type=params.DIR,
         help="Export directories (made by `acomm export`); several are audited together.",
         show_default=False)],
     master: Annotated[str | None, typer.Option(
@@ -24,6 +25,7 @@ def audit(
         "(default: $ACOMM_SPARK_MASTER, then spark.master in config.yaml).",
         show_default=False)] = None,
     out: Annotated[str | None, typer.Option(
+        click_type=params.DIR,
         help="Where the result tables go, as Parquet (default: audit/ next to the first "
         "export). On a cluster, storage every node can write.", show_default=False)] = None,
     conf: Annotated[list[str] | None, typer.Option(

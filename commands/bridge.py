@@ -8,7 +8,7 @@ import typer
 
 from acomm_cli import clock
 from acomm_cli.bridge import sync as bridge
-from acomm_cli.cli import render
+from acomm_cli.cli import params, render
 from acomm_cli.commands._common import output, settings, store
 from acomm_cli.errors import UsageError
 
@@ -21,12 +21,15 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
 def sync(
     ctx: typer.Context,
     inbox_dir: Annotated[str | None, typer.Option(
+        click_type=params.DIR, metavar="INBOX_DIR",
         help="Mirror unread deliveries as INBOX_DIR/AGENT/ID.json (default: bridge.inbox_dir).",
         show_default=False)] = None,
     outbox_dir: Annotated[str | None, typer.Option(
+        click_type=params.DIR, metavar="OUTBOX_DIR",
         help="Ingest response files OUTBOX_DIR/AGENT/*.json (default: bridge.outbox_dir).",
         show_default=False)] = None,
     teams_dir: Annotated[str | None, typer.Option(
+        click_type=params.DIR, metavar="TEAMS_DIR",
         help="Claude Code team inboxes TEAMS_DIR/TEAM/inboxes/AGENT.json for agent@team "
         "(default: bridge.teams_dir).", show_default=False)] = None,
 ) -> None:

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import render
+from acomm_cli.cli import params, render
 from acomm_cli.commands._common import AsAgent, identity, output, store
 from acomm_cli.engine import channels
 
@@ -15,33 +15,44 @@ app = typer.Typer(help="Create and manage channels.\n\nExample: acomm channel cr
                   "--type group --as planner", no_args_is_help=True,
                   add_completion=False)
 
-Name = Annotated[str, typer.Argument(help="Channel name.")]
+NewName = Annotated[str, typer.Argument(help="Channel name.")]
+Name = Annotated[str, typer.Argument(click_type=params.CHANNEL, help="Channel name.")]
 
 
 @app.command()
 def create(
     ctx: typer.Context,
-    name: Name,
-    type_: Annotated[str, typer.Option("--type", "-t",
-                                       help="direct, group, broadcast or pubsub.")] = "group",
+    name: NewName,
+    type_: Annotated[str, typer.Option(
+        "--type", "-t", click_type=params.CHANNEL_TYPE,
+        help="direct, group, broadcast or pubsub.")] = "group",
     as_: AsAgent = None,
     delivery: Annotated[str | None, typer.Option(
+        click_type=params.DELIVERY_MODE,
         help="at-most-once, at-least-once or exactly-once.")] = None,
-    max_message_size: Annotated[str | None, typer.Option(help="e.g. 65536 or 1MiB.")] = None,
-    ack_timeout: Annotated[str | None, typer.Option(help="e.g. 30s.")] = None,
+    max_message_size: Annotated[str | None, typer.Option(
+        click_type=params.SIZE, help="e.g. 65536 or 1MiB.")] = None,
+    ack_timeout: Annotated[str | None, typer.Option(
+        click_type=params.DURATION, help="e.g. 30s.")] = None,
     max_retries: Annotated[int | None, typer.Option(
-        help="Redeliveries before a dead letter.")] = None,
-    retry_backoff: Annotated[str | None, typer.Option(help="Base back-off, e.g. 1000ms.")] = None,
-    retry_jitter: Annotated[float | None, typer.Option(help="A fraction, e.g. 0.1.")] = None,
+        click_type=params.COUNT, help="Redeliveries before a dead letter.")] = None,
+    retry_backoff: Annotated[str | None, typer.Option(
+        click_type=params.DURATION, help="Base back-off, e.g. 1000ms.")] = None,
+    retry_jitter: Annotated[float | None, typer.Option(
+        click_type=params.FRACTION, help="A fraction, e.g. 0.1.")] = None,
     echo: Annotated[bool | None, typer.Option("--echo/--no-echo",
                                               help="Senders receive their own messages.")] = None,
     priority_ordering: Annotated[bool | None, typer.Option(
         "--priority-ordering/--no-priority-ordering", help="Receive by priority first.")] = None,
-    max_pending: Annotated[int | None, typer.Option(help="0 = unlimited.")] = None,
-    dedupe_window: Annotated[str | None, typer.Option(help="e.g. 24h.")] = None,
+    max_pending: Annotated[int | None, typer.Option(
+        click_type=params.COUNT, help="0 = unlimited.")] = None,
+    dedupe_window: Annotated[str | None, typer.Option(
+        click_type=params.DURATION, help="e.g. 24h.")] = None,
     retention_count: Annotated[int | None, typer.Option(
+        click_type=params.COUNT,
         help="`compact` keeps at most this many finished messages (0 = no limit).")] = None,
     retention_age: Annotated[str | None, typer.Option(
+        click_type=params.DURATION,
         help="`compact` removes finished messages older than this, e.g. 7d.")] = None,
     if_not_exists: Annotated[bool, typer.Option(
         "--if-not-exists", help="Succeed if it exists with the same type.")] = False,
@@ -78,8 +89,9 @@ def create(
 def join(
     ctx: typer.Context,
     name: Name,
-    agent: Annotated[str, typer.Argument(help="The agent joining.")],
-    role: Annotated[str, typer.Option(help="member or observer.")] = "member",
+    agent: Annotated[str, typer.Argument(click_type=params.AGENT, help="The agent joining.")],
+    role: Annotated[str, typer.Option(click_type=params.ROLE, help="member or observer.")]
+    = "member",
 ) -> None:
     """Add an agent to a channel (joining twice changes nothing).
 
@@ -95,7 +107,7 @@ def join(
 def leave(
     ctx: typer.Context,
     name: Name,
-    agent: Annotated[str, typer.Argument(help="The agent leaving.")],
+    agent: Annotated[str, typer.Argument(click_type=params.AGENT, help="The agent leaving.")],
 ) -> None:
     """Remove an agent; what still waited for it is dead-lettered (recipient_left).
 

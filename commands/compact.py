@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import render
+from acomm_cli.cli import params, render
 from acomm_cli.commands._common import output, store
 from acomm_cli.engine import operations
 
@@ -18,9 +18,11 @@ app = typer.Typer(add_completion=False)
 def compact(
     ctx: typer.Context,
     older_than: Annotated[str | None, typer.Option(
+        click_type=params.DURATION,
         help="Only messages created longer ago than this (e.g. 7d; default: any age).",
         show_default=False)] = None,
     dead_letters_older_than: Annotated[str | None, typer.Option(
+        click_type=params.DURATION,
         help="Also purge dead letters older than this, which lets their messages go.",
         show_default=False)] = None,
     vacuum: Annotated[bool, typer.Option(

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from acomm_cli.cli import render
+from acomm_cli.cli import params, render
 from acomm_cli.commands._common import store
 
 app = typer.Typer(add_completion=False)
@@ -14,7 +14,8 @@ app = typer.Typer(add_completion=False)
 
 @app.command()
 def completions(
-    shell: Annotated[str, typer.Argument(metavar="SHELL", help="bash, zsh or fish.")],
+    shell: Annotated[str, typer.Argument(
+        click_type=params.SHELL, metavar="SHELL", help="bash, zsh or fish.")],
 ) -> None:
     """Print the completion script for a shell: bash, zsh or fish.
 

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock, model
-from acomm_cli.cli import render
+from acomm_cli.cli import params, render
 from acomm_cli.commands._common import output, store
 from acomm_cli.engine import delivery
 
@@ -16,19 +16,22 @@ app = typer.Typer(help="Inspect and recover dead letters.\n\nExample: acomm dead
                   add_completion=False)
 
 Msg = Annotated[int, typer.Argument(metavar="MSG", help="The message id.")]
-Recipient = Annotated[str | None, typer.Option(help="Only this recipient's dead letter.")]
+Recipient = Annotated[str | None, typer.Option(
+    click_type=params.AGENT, help="Only this recipient's dead letter.")]
 
 
 @app.command("list")
 def list_(
     ctx: typer.Context,
-    channel: Annotated[str | None, typer.Option("--channel", "-c", help="Only this channel.")]
-    = None,
+    channel: Annotated[str | None, typer.Option(
+        "--channel", "-c", click_type=params.CHANNEL, help="Only this channel.")] = None,
     recipient: Recipient = None,
     reason: Annotated[str | None, typer.Option(
+        click_type=params.DEAD_LETTER_REASON,
         help=f"{', '.join(model.DEAD_LETTER_REASONS)}.")] = None,
-    limit: Annotated[int, typer.Option(help="At most this many.")] = 100,
-    offset: Annotated[int, typer.Option(help="Skip this many first.")] = 0,
+    limit: Annotated[int, typer.Option(click_type=params.COUNT, help="At most this many.")] = 100,
+    offset: Annotated[int, typer.Option(click_type=params.COUNT, help="Skip this many first.")]
+    = 0,
 ) -> None:
     """List dead letters, oldest first.
 
@@ -76,7 +79,7 @@ def discard(ctx: typer.Context, message_id: Msg, recipient: Recipient = None) ->
 @app.command()
 def purge(
     ctx: typer.Context,
-    older_than: Annotated[str, typer.Option(help="e.g. 7d.")],
+    older_than: Annotated[str, typer.Option(click_type=params.DURATION, help="e.g. 7d.")],
 ) -> None:
     """Remove dead letters older than a duration.
 

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import render, stopping
+from acomm_cli.cli import params, render, stopping
 from acomm_cli.cli.config import AGENTS
 from acomm_cli.commands._common import output, settings, store
 from acomm_cli.dispatch import dispatcher as engine
@@ -20,8 +20,9 @@ app = typer.Typer(add_completion=False)
 def dispatch(
     ctx: typer.Context,
     agent: Annotated[str | None, typer.Option(
-        help="Only this configured agent.", show_default=False)] = None,
-    max_: Annotated[int, typer.Option("--max", help="At most this many deliveries.")] = 100,
+        click_type=params.AGENT, help="Only this configured agent.", show_default=False)] = None,
+    max_: Annotated[int, typer.Option(
+        "--max", click_type=params.COUNT, help="At most this many deliveries.")] = 100,
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", help="List what would run (or be settled without a run); change "
         "nothing.")] = False,
@@ -59,14 +60,16 @@ def dispatch(
 @app.command()
 def receipts(
     ctx: typer.Context,
-    agent: Annotated[str | None, typer.Option(help="Only this agent's runs.",
-                                              show_default=False)] = None,
+    agent: Annotated[str | None, typer.Option(
+        click_type=params.AGENT, help="Only this agent's runs.", show_default=False)] = None,
     message: Annotated[int | None, typer.Option(help="Only runs on this message id.",
                                                 show_default=False)] = None,
     status: Annotated[str | None, typer.Option(
+        click_type=params.choice(engine.STATUSES, "STATUS"),
         help="running, accepted, ignored or failed.", show_default=False)] = None,
-    limit: Annotated[int, typer.Option(help="At most this many.")] = 100,
-    offset: Annotated[int, typer.Option(help="Skip this many first.")] = 0,
+    limit: Annotated[int, typer.Option(click_type=params.COUNT, help="At most this many.")] = 100,
+    offset: Annotated[int, typer.Option(click_type=params.COUNT, help="Skip this many first.")]
+    = 0,
 ) -> None:
     """List agent dispatch receipts (one per run), newest first.
 

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import render
+from acomm_cli.cli import params, render
 from acomm_cli.commands._common import output, store
 
 app = typer.Typer(add_completion=False)
@@ -16,18 +16,22 @@ app = typer.Typer(add_completion=False)
 @app.command()
 def export(
     ctx: typer.Context,
-    out: Annotated[str, typer.Argument(help="Output directory (a local path, or a URI such as "
-                                       "s3://bucket/prefix or hdfs://... that pyarrow can "
-                                       "write and Spark read).", show_default=False)],
+    out: Annotated[str, typer.Argument(
+        click_type=params.DIR, metavar="DIR", show_default=False,
+        help="Output directory (a local path, or a URI such as s3://bucket/prefix or hdfs://... "
+        "that pyarrow can write and Spark read).")],
     since: Annotated[str | None, typer.Option(
+        click_type=params.TIME,
         help="Only messages created at or after this (ISO 8601, epoch ms, or e.g. -1d).",
         show_default=False)] = None,
     until: Annotated[str | None, typer.Option(
+        click_type=params.TIME,
         help="Only messages created before this.", show_default=False)] = None,
     incremental: Annotated[bool, typer.Option(
         "--incremental", help="Continue after the last message exported to OUT (the "
         "watermark kept in the store).")] = False,
-    format_: Annotated[str, typer.Option("--format", help="parquet or jsonl.")] = "parquet",
+    format_: Annotated[str, typer.Option(
+        "--format", click_type=params.EXPORT_FORMAT, help="parquet or jsonl.")] = "parquet",
 ) -> None:
     """Export the history as Parquet (or JSON Lines) datasets, the input of `audit`.
 

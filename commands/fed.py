@@ -19,7 +19,8 @@ def pull(
     ctx: typer.Context,
     peer: Annotated[str | None, typer.Option(metavar="NODE", help="Only this peer (an "
                                              "unreachable one is then exit 7).")] = None,
-    max_pages: Annotated[int, typer.Option(min=1, help="Pages read per peer at most.")] = 10,
+    max_pages: Annotated[int, typer.Option(min=1, metavar="N",
+                                           help="Pages read per peer at most.")] = 10,
 ) -> None:
     """Read the peers' outboxes after this node's cursors and deliver.
 

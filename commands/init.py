@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import render
+from acomm_cli.cli import params, render
 from acomm_cli.cli.config import DEFAULT_CONFIG, STORE_DIR, STORE_FILE
 from acomm_cli.commands._common import output, settings, store
 from acomm_cli.engine import operations
@@ -22,6 +22,7 @@ app = typer.Typer(add_completion=False)
 def init(
     ctx: typer.Context,
     directory: Annotated[Path | None, typer.Argument(
+        click_type=params.DIR,
         help="Project directory; the store goes in DIR/.acomm/ (default: here).")] = None,
 ) -> None:
     """Create a store and a commented config.yaml beside it.

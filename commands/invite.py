@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import render
+from acomm_cli.cli import params, render
 from acomm_cli.commands._common import output, store
 
 app = typer.Typer(help="Invite other nodes to join this one (a seed).\n\nExample: acomm "
@@ -20,7 +20,7 @@ def create(
     ctx: typer.Context,
     expect: Annotated[str | None, typer.Option(
         metavar="NODE", help="Only this node id may use the invite.")] = None,
-    ttl: Annotated[str, typer.Option(metavar="DURATION",
+    ttl: Annotated[str, typer.Option(click_type=params.DURATION,
                                      help="How long the invite stays valid (at most 7d).")]
     = "10m",
     pin_key: Annotated[str | None, typer.Option(

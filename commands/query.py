@@ -8,7 +8,7 @@ import typer
 
 from acomm_cli import clock
 from acomm_cli.cli import handover as render_handover
-from acomm_cli.cli import render, stopping
+from acomm_cli.cli import params, render, stopping
 from acomm_cli.commands._common import AsAgent, identity, limits, output, read_body, stall_s, store
 from acomm_cli.engine import delivery
 from acomm_cli.errors import Timeout
@@ -20,18 +20,21 @@ app = typer.Typer(add_completion=False)
 @app.command()
 def query(
     ctx: typer.Context,
-    channel: Annotated[str, typer.Argument(help="Channel name.")],
+    channel: Annotated[str, typer.Argument(click_type=params.CHANNEL, help="Channel name.")],
     body: Annotated[str | None, typer.Argument(help="The question; '-' or omitted: stdin.",
                                                show_default=False)] = None,
     as_: AsAgent = None,
     timeout: Annotated[str | None, typer.Option(
+        click_type=params.DURATION,
         help="Recipients that have not read it by then get it dead-lettered (expired).")]
     = None,
     wait: Annotated[float | None, typer.Option(
+        click_type=params.SECONDS,
         help="Wait this many seconds for the first response and print it (exit 124 if none).")]
     = None,
     priority: Annotated[str, typer.Option(
-        "--priority", "-p", help="low, normal, high, urgent, critical or 0-4.")] = "normal",
+        "--priority", "-p", click_type=params.PRIORITY,
+        help="low, normal, high, urgent, critical or 0-4.")] = "normal",
     topic: Annotated[str | None, typer.Option(help="Topic (needed on pubsub channels).")] = None,
 ) -> None:
     """Ask a question; prints its correlation id (or, with --wait, the first answer).
@@ -67,7 +70,8 @@ def respond(
                                                show_default=False)] = None,
     as_: AsAgent = None,
     priority: Annotated[str, typer.Option(
-        "--priority", "-p", help="low, normal, high, urgent, critical or 0-4.")] = "normal",
+        "--priority", "-p", click_type=params.PRIORITY,
+        help="low, normal, high, urgent, critical or 0-4.")] = "normal",
 ) -> None:
     """Answer a query, to its asker; counts as your ack; prints the id.
 

@@ -8,7 +8,7 @@ import typer
 
 from acomm_cli import clock
 from acomm_cli.cli import handover as render_handover
-from acomm_cli.cli import stopping
+from acomm_cli.cli import params, stopping
 from acomm_cli.commands._common import (
     ChannelOpt,
     From,
@@ -38,10 +38,10 @@ app = typer.Typer(add_completion=False)
 @app.command()
 def receive(
     ctx: typer.Context,
-    channel_arg: Annotated[str | None, typer.Argument(metavar="[CHANNEL]",
-                                                      help="Only this channel.")] = None,
+    channel_arg: Annotated[str | None, typer.Argument(
+        click_type=params.CHANNEL, metavar="[CHANNEL]", help="Only this channel.")] = None,
     as_: Annotated[str | None, typer.Option(
-        "--as", "--recipient", envvar="ACOMM_AGENT", show_envvar=True,
+        "--as", "--recipient", click_type=params.AGENT, envvar="ACOMM_AGENT", show_envvar=True,
         help="The receiving agent.")] = None,
     channel: ChannelOpt = None,
     since: Since = None,
@@ -60,6 +60,7 @@ def receive(
     body: Annotated[bool, typer.Option("--body", help="Print only the bodies.")] = False,
     jsonl: Annotated[bool, typer.Option("--jsonl", help="One JSON object per line.")] = False,
     wait: Annotated[float | None, typer.Option(
+        click_type=params.SECONDS,
         help="Block up to this many seconds until something arrives (exit 124 if nothing).")]
     = None,
     follow: Annotated[bool, typer.Option(

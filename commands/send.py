@@ -10,7 +10,7 @@ from typing import Annotated, TextIO
 import typer
 
 from acomm_cli import clock, model
-from acomm_cli.cli import render
+from acomm_cli.cli import params, render
 from acomm_cli.commands._common import (
     identity,
     limits,
@@ -26,18 +26,23 @@ from acomm_cli.model import SendRequest
 app = typer.Typer(add_completion=False)
 
 Sender = Annotated[str | None, typer.Option(
-    "--as", "--from", "--sender", envvar="ACOMM_AGENT", show_envvar=True,
+    "--as", "--from", "--sender", click_type=params.AGENT, envvar="ACOMM_AGENT", show_envvar=True,
     help="The sending agent.")]
-Type = Annotated[str, typer.Option("--type", "-t", help="text, command, query, response, "
-                                   "acknowledgment (ack), notification, broadcast, error.")]
-Priority = Annotated[str, typer.Option("--priority", "-p",
-                                       help="low, normal, high, urgent, critical or 0-4.")]
-Correlation = Annotated[str | None, typer.Option(help="Thread / request id.")]
+Type = Annotated[str, typer.Option(
+    "--type", "-t", click_type=params.MESSAGE_TYPE,
+    help="text, command, query, response, acknowledgment (ack), notification, broadcast, error.")]
+Priority = Annotated[str, typer.Option(
+    "--priority", "-p", click_type=params.PRIORITY,
+    help="low, normal, high, urgent, critical or 0-4.")]
+Correlation = Annotated[str | None, typer.Option(metavar="CORR", help="Thread / request id.")]
 DedupeKey = Annotated[str | None, typer.Option(
     help="Idempotency key: a repeat inside the channel's window sends nothing again.")]
-Meta = Annotated[list[str] | None, typer.Option("--meta", help="k=v metadata (repeatable).")]
-Delay = Annotated[str | None, typer.Option(help="Deliver after this long, e.g. 30s.")]
-DeliverAt = Annotated[str | None, typer.Option(help="Deliver at this time (ISO 8601).")]
+Meta = Annotated[list[str] | None, typer.Option(
+    "--meta", metavar="KEY=VALUE", help="k=v metadata (repeatable).")]
+Delay = Annotated[str | None, typer.Option(
+    click_type=params.DURATION, help="Deliver after this long, e.g. 30s.")]
+DeliverAt = Annotated[str | None, typer.Option(
+    click_type=params.TIME, help="Deliver at this time (ISO 8601).")]
 
 
 
@@ -84,14 +89,16 @@ def _read_batch(source: str) -> list[tuple[SendRequest, str | None, int]]:
 @app.command()
 def send(
     ctx: typer.Context,
-    channel: Annotated[str | None, typer.Argument(help="Channel name.", show_default=False)]
-    = None,
+    channel: Annotated[str | None, typer.Argument(
+        click_type=params.CHANNEL, help="Channel name.", show_default=False)] = None,
     body: Annotated[str | None, typer.Argument(help="Message body; '-' or omitted: stdin.",
                                                show_default=False)] = None,
     as_: Sender = None,
     to: Annotated[str | None, typer.Option(
+        click_type=params.AGENTS,
         help="Direct message to these agents (comma-separated) instead of a channel.")] = None,
     batch: Annotated[str | None, typer.Option(
+        click_type=params.FILE,
         help="Send every JSON Lines object of FILE ('-' for stdin) in one transaction.")] = None,
     type_: Type = "text",
     priority: Priority = "normal",
@@ -150,7 +157,7 @@ def send(
 @app.command()
 def publish(
     ctx: typer.Context,
-    channel: Annotated[str, typer.Argument(help="A pubsub channel.")],
+    channel: Annotated[str, typer.Argument(click_type=params.CHANNEL, help="A pubsub channel.")],
     topic: Annotated[str, typer.Argument(help="Topic, e.g. build.frontend.success.")],
     body: Annotated[str | None, typer.Argument(help="Message body; '-' or omitted: stdin.",
                                                show_default=False)] = None,

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import render
+from acomm_cli.cli import params, render
 from acomm_cli.commands._common import output, store
 from acomm_cli.engine import operations
 
@@ -18,7 +18,8 @@ app = typer.Typer(add_completion=False)
 def stats(
     ctx: typer.Context,
     as_: Annotated[str | None, typer.Option(
-        "--as", help="Only this agent, and the channels it takes part in (not read from "
+        "--as", click_type=params.AGENT,
+        help="Only this agent, and the channels it takes part in (not read from "
         "$ACOMM_AGENT: without --as every agent is shown).")] = None,
 ) -> None:
     """Counts per agent and per channel, oldest unread age, and the store's size.

@@ -7,13 +7,13 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import render
+from acomm_cli.cli import params, render
 from acomm_cli.commands._common import AsAgent, identity, output, store
 from acomm_cli.engine import channels
 
 app = typer.Typer(add_completion=False)
 
-Channel = Annotated[str, typer.Argument(help="A pubsub channel.")]
+Channel = Annotated[str, typer.Argument(click_type=params.CHANNEL, help="A pubsub channel.")]
 Pattern = Annotated[str, typer.Argument(help="Topic pattern: * is one segment, # (last) any.")]
 
 

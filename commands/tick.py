@@ -9,7 +9,7 @@ import typer
 
 from acomm_cli import clock, worker
 from acomm_cli.bridge import sync as bridge
-from acomm_cli.cli import render, stopping
+from acomm_cli.cli import params, render, stopping
 from acomm_cli.cli.config import AGENTS
 from acomm_cli.commands._common import output, settings, store
 
@@ -20,13 +20,15 @@ app = typer.Typer(add_completion=False)
 def tick(
     ctx: typer.Context,
     every: Annotated[str | None, typer.Option(
+        click_type=params.DURATION,
         help="Keep running, ticking at this interval (e.g. 1s) until SIGINT/SIGTERM.")] = None,
     max_seconds: Annotated[float | None, typer.Option(
-        help="With --every: stop after this many seconds.")] = None,
+        click_type=params.SECONDS, help="With --every: stop after this many seconds.")] = None,
     no_dispatch: Annotated[bool, typer.Option(
         "--no-dispatch", help="Do not run configured agents (see `acomm dispatch`).")] = False,
     max_: Annotated[int, typer.Option(
-        "--max", help="Dispatch at most this many deliveries per pass.")] = 100,
+        "--max", click_type=params.COUNT,
+        help="Dispatch at most this many deliveries per pass.")] = 100,
 ) -> None:
     """Advance timers: deliver, retry, dead-letter; then run configured agents.
 

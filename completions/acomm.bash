@@ -177,7 +177,7 @@ _acomm_value_kind() {
         'dispatch --max') echo 'value' ;;
         'receipts --agent') echo 'agent' ;;
         'receipts --message') echo 'value' ;;
-        'receipts --status') echo 'choice:sent delivered acknowledged dead_letter' ;;
+        'receipts --status') echo 'choice:running accepted ignored failed' ;;
         'receipts --limit') echo 'value' ;;
         'receipts --offset') echo 'value' ;;
         'compact --older-than') echo 'value' ;;

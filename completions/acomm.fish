@@ -447,7 +447,7 @@ complete -c acomm -n '__acomm_is \'dispatch\'' -l dry-run -d 'List what would ru
 complete -c acomm -n '__acomm_is \'receipts\'' -l agent -r -f -a '(__acomm_words agents)'
 complete -c acomm -n '__acomm_is \'receipts\'' -l agent -r -f -d 'Only this agent\'s runs'
 complete -c acomm -n '__acomm_is \'receipts\'' -l message -r -f -d 'Only runs on this message id'
-complete -c acomm -n '__acomm_is \'receipts\'' -l status -r -f -a 'sent delivered acknowledged dead_letter'
+complete -c acomm -n '__acomm_is \'receipts\'' -l status -r -f -a 'running accepted ignored failed'
 complete -c acomm -n '__acomm_is \'receipts\'' -l status -r -f -d 'running, accepted, ignored or failed'
 complete -c acomm -n '__acomm_is \'receipts\'' -l limit -r -f -d 'At most this many'
 complete -c acomm -n '__acomm_is \'receipts\'' -l offset -r -f -d 'Skip this many first'

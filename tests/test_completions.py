@@ -69,6 +69,31 @@ def test_completions_needs_a_known_shell(cli):
     assert cli("completions").exit_code == 2
 
 
+def test_what_a_value_completes_to_comes_from_its_declared_type():
+    """The same option name takes different values in different commands: each option's
+    click type says which (acomm_cli/cli/params.py), not a table keyed by name."""
+    from acomm_cli import model
+    from acomm_cli.dispatch.dispatcher import STATUSES
+    from acomm_cli.shell import clitree
+
+    cmds = {c.path: c for c in clitree.tree().walk()}
+
+    def param(path: tuple[str, ...], name: str) -> clitree.Param:
+        return next(p for p in cmds[path].params if p.name == name)
+
+    assert param(("receipts",), "status").choices == STATUSES
+    assert param(("messages",), "status").choices == model.MESSAGE_STATUSES
+    assert param(("ack",), "status").choices == tuple(s.value for s in model.AckStatus)
+    assert param(("channel", "create"), "type_").choices == tuple(model.ChannelType)
+    assert param(("send",), "type_").choices == tuple(model.MessageType)
+    assert param(("channel", "create"), "name").kind is None  # a new channel's name
+    for verb in ("join", "leave", "show", "pause", "resume", "drain", "close"):
+        assert param(("channel", verb), "name").kind == "channel", verb
+    assert param(("channel", "join"), "agent").kind == "agent"
+    assert param(("deadletter", "list"), "recipient").kind == "agent"
+    assert param((), "store").kind == "file" and param(("audit",), "exports").kind == "dir"
+
+
 # ---------------------------------------------------------------- bash
 
 BASH_PROBE = """

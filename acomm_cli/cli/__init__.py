@@ -1,2 +1,2 @@
 """Command-line machinery the commands share: settings and config, rendering, views,
-signal handling. May import everything below it (worker, subsystems, engine, core)."""
+option types, signal handling. May import everything below it (worker, subsystems, engine, core)."""

@@ -16,43 +16,9 @@ from typing import Any
 from typer._click.core import Command, Context
 from typer.core import TyperArgument, TyperGroup
 
-from acomm_cli import model
+from acomm_cli.cli.params import Value
 
 HELP_WIDTH = 80  # --help as the generated docs quote it, whatever the terminal's width
-
-# Completion kinds of values: dynamic ones are looked up in the store (`acomm __complete`).
-CHANNEL, AGENT, FILE, DIR, CHOICE = "channel", "agent", "file", "dir", "choice"
-
-# Kinds by the parameter's Python name, so that later commands which reuse the shared options
-# (--as, --channel, ...) complete like the others without further work.
-_KINDS = {
-    "as_": AGENT, "from_": AGENT, "sender": AGENT, "recipient": AGENT, "agent": AGENT,
-    "to": AGENT,
-    "channel": CHANNEL, "channel_arg": CHANNEL,
-    "store": FILE, "config": FILE, "batch": FILE,
-    "directory": DIR, "exports": DIR, "out": DIR, "inbox_dir": DIR, "outbox_dir": DIR,
-    "teams_dir": DIR,
-}
-SHELLS = ("bash", "zsh", "fish")  # what `acomm completions SHELL` writes scripts for
-_CHOICES: dict[str, tuple[str, ...]] = {
-    "priority": tuple(p.name.lower() for p in model.Priority),
-    "priority_min": tuple(p.name.lower() for p in model.Priority),
-    "delivery": tuple(m.value for m in model.DeliveryMode),
-    "type_": tuple(t.value for t in model.MessageType),
-    "status": model.MESSAGE_STATUSES,
-    "role": (model.Role.MEMBER.value, model.Role.OBSERVER.value),
-    "reason": model.DEAD_LETTER_REASONS,
-    "shell": SHELLS,
-    "sort": ("created", "priority", "id"),
-    "order": ("asc", "desc"),
-    "format_": ("parquet", "jsonl"),
-}
-# Where the same name means something else.
-_PATH_CHOICES: dict[tuple[str, ...], dict[str, tuple[str, ...]]] = {
-    ("channel", "create"): {"type_": tuple(t.value for t in model.ChannelType)},
-    ("ack",): {"status": tuple(s.value for s in model.AckStatus)},
-}
-
 
 @dataclass(frozen=True)
 class Param:
@@ -67,7 +33,7 @@ class Param:
     envvar: str | None
     required: bool
     multiple: bool               # a repeatable option, or an argument taking several values
-    kind: str | None             # completion kind, see above
+    kind: str | None             # how a shell completes it (a params.Kind), from its type
     choices: tuple[str, ...] = ()
 
 
@@ -123,14 +89,10 @@ def split_help(text: str | None) -> tuple[str, tuple[str, ...], tuple[tuple[str,
     return paras[0], tuple(rest), tuple(examples)
 
 
-def _param(p: Any, ctx: Context, path: tuple[str, ...]) -> Param:
+def _param(p: Any) -> Param:
     argument = isinstance(p, TyperArgument)
-    kind = _KINDS.get(p.name)
-    if path[:1] == ("channel",) and p.name == "name" and path[-1] != "create":
-        kind = CHANNEL  # every channel verb but create names an existing channel
-    choices = _PATH_CHOICES.get(path, {}).get(p.name) or _CHOICES.get(p.name, ())
-    if choices:
-        kind = CHOICE
+    typed = p.type if isinstance(p.type, Value) else None  # the declared kind of value
+    kind, choices = (typed.kind, typed.choices) if typed else (None, ())
     is_flag = bool(getattr(p, "is_flag", False))
     if argument:
         metavar = (p.metavar or p.name).strip("[]").upper()
@@ -168,7 +130,7 @@ def _cmd(cmd: Command, ctx: Context, path: tuple[str, ...]) -> Cmd:
             sub_ctx = Context(sub, info_name=name, parent=ctx, terminal_width=HELP_WIDTH,
                               max_content_width=HELP_WIDTH)
             subs.append(_cmd(sub, sub_ctx, (*path, name)))
-    params = tuple(_param(p, ctx, path) for p in cmd.get_params(ctx)
+    params = tuple(_param(p) for p in cmd.get_params(ctx)
                    if not getattr(p, "hidden", False) and p.name != "help")
     return Cmd(path=path, summary=summary, description=description, examples=examples,
                params=params, subcommands=tuple(subs),

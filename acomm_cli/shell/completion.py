@@ -11,13 +11,14 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 
+from acomm_cli.cli.params import SHELLS, Kind
 from acomm_cli.errors import UsageError
 from acomm_cli.model import SYSTEM_AGENT
 from acomm_cli.shell import clitree
-from acomm_cli.shell.clitree import AGENT, CHANNEL, CHOICE, DIR, FILE, Cmd, Param
+from acomm_cli.shell.clitree import Cmd, Param
 from acomm_cli.store import queries
 
-SHELLS = clitree.SHELLS
+AGENT, CHANNEL, CHOICE, DIR, FILE = Kind.AGENT, Kind.CHANNEL, Kind.CHOICE, Kind.DIR, Kind.FILE
 WORDS = {"channels": queries.channel_names, "agents": queries.agent_ids}
 FILES = {"bash": "acomm.bash", "zsh": "_acomm", "fish": "acomm.fish"}
 

@@ -129,7 +129,7 @@ def test_man_reads_the_pages_as_a_user_would():
                             "LANG": "C.UTF-8"})
     assert p.returncode == 0, p.stderr
     assert "acomm channel create [OPTIONS] NAME" in p.stdout
-    assert "--delivery TEXT" in p.stdout  # hyphens stay ASCII hyphens: copy-pasteable
+    assert "--delivery MODE" in p.stdout  # hyphens stay ASCII hyphens: copy-pasteable
 
 
 def test_version_prints_the_version(cli):

@@ -100,7 +100,8 @@ def _param(p: Any) -> Param:
             metavar = metavar[:-4]
         opts: tuple[str, ...] = (metavar,)
     else:
-        metavar = "" if is_flag else _type_metavar(p)
+        # what --help shows (app._plain_help sets it from the type): man pages say the same
+        metavar = "" if is_flag else (p.metavar or _type_metavar(p))
         opts = tuple(sorted(p.opts, key=lambda o: (o.startswith("--"), o)))
     default = None
     if not is_flag and not argument and p.default is not None and p.show_default is not False:

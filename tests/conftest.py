@@ -8,10 +8,12 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import freezegun
 import pytest
 from typer.testing import CliRunner
 
@@ -20,6 +22,9 @@ from acomm_cli.engine import operations
 
 VENV_BIN = Path(sys.executable).parent
 ACOMM = shutil.which("acomm", path=str(VENV_BIN)) or "acomm"
+
+# pytest's own clock stays real under freeze_time, so `--durations` reports true times.
+freezegun.configure(extend_ignore_list=["_pytest.timing"])
 
 
 @pytest.fixture(autouse=True)
@@ -79,6 +84,38 @@ def store(isolated_env: Path, cli: Cli) -> Path:
     """A fresh store, made by `acomm init` as a user would."""
     cli.ok("init")
     return isolated_env
+
+
+MakeChannel = Callable[..., Path]
+
+
+@pytest.fixture
+def make_channel(cli: Cli, store: Path) -> MakeChannel:
+    """`make_channel(name, owner, *members, **flags)`: `acomm channel create NAME --as OWNER`,
+    then `acomm channel join NAME MEMBER` for each member; returns the store's path.
+
+    Flags are `channel create` options by parameter name: `type="pubsub"`,
+    `delivery="at-least-once"`, `ack_timeout="10s"`, `max_pending=3`; `True`/`False` give
+    `--flag`/`--no-flag` (`echo=True`)."""
+    def make(name: str, owner: str, *members: str, **flags: Any) -> Path:
+        args = ["channel", "create", name, "--as", owner]
+        for key, value in flags.items():
+            option = key.replace("_", "-")
+            if isinstance(value, bool):
+                args.append(f"--{option}" if value else f"--no-{option}")
+            else:
+                args += [f"--{option}", str(value)]
+        cli.ok(*args)
+        for member in members:
+            cli.ok("channel", "join", name, member)
+        return store
+    return make
+
+
+@pytest.fixture
+def team(make_channel: MakeChannel) -> Path:
+    """The usual group: alice's `team`, which bob has joined; returns the store's path."""
+    return make_channel("team", "alice", "bob")
 
 
 @pytest.fixture

@@ -47,13 +47,6 @@ def dispatcher(verb: str = "dispatch") -> subprocess.Popen[str]:
                             stderr=subprocess.PIPE, text=True)
 
 
-@pytest.fixture
-def team(cli, store):
-    cli.ok("channel", "create", "team", "--as", "alice")
-    cli.ok("channel", "join", "team", "bob")
-    return store
-
-
 def test_a_timeout_kills_the_whole_process_group(cli, team, tmp_path):
     run_ = agent_script(tmp_path, "slow.sh", """
 echo "starting a long job" >&2

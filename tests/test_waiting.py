@@ -41,13 +41,6 @@ def readline(proc: subprocess.Popen, timeout: float = 30) -> str:
     return line.decode() + "\n"
 
 
-@pytest.fixture
-def team(store):
-    assert run("channel", "create", "team", "--as", "alice").returncode == 0
-    assert run("channel", "join", "team", "bob").returncode == 0
-    return store
-
-
 def test_receive_wait_times_out_with_exit_124(team):
     r = run("receive", "--as", "bob", "--wait", "0.3")
     assert r.returncode == 124 and "nothing arrived" in r.stderr

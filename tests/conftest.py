@@ -8,6 +8,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -132,6 +133,15 @@ def run(*args: str, input: str | None = None, env: dict[str, str] | None = None,
     full_env = {**os.environ, **(env or {})}
     return subprocess.run([ACOMM, *map(str, args)], input=input, capture_output=True,
                           text=True, env=full_env, timeout=timeout)
+
+
+def wait_for(what: Callable[[], bool], within: float = 30.0) -> None:
+    """Until another process gets somewhere (an event, not a measured time), polled within a
+    bounded deadline."""
+    end = time.monotonic() + within
+    while not what():
+        assert time.monotonic() < end, "the other process never got there"
+        time.sleep(0.02)
 
 
 def snapshot(path: Path) -> dict[str, list[tuple[Any, ...]]]:

@@ -135,15 +135,6 @@ def run(*args: str, input: str | None = None, env: dict[str, str] | None = None,
                           text=True, env=full_env, timeout=timeout)
 
 
-def wait_for(what: Callable[[], bool], within: float = 30.0) -> None:
-    """Until another process gets somewhere (an event, not a measured time), polled within a
-    bounded deadline."""
-    end = time.monotonic() + within
-    while not what():
-        assert time.monotonic() < end, "the other process never got there"
-        time.sleep(0.02)
-
-
 def snapshot(path: Path) -> dict[str, list[tuple[Any, ...]]]:
     """Every row of every table: to prove a refused command changed nothing."""
     c = sqlite3.connect(path)
@@ -163,6 +154,15 @@ def query(path: Path, sql: str, *params: Any) -> list[tuple[Any, ...]]:
         return c.execute(sql, params).fetchall()
     finally:
         c.close()
+
+
+def wait_for(what: Callable[[], bool], within: float = 30.0) -> None:
+    """Until another process gets somewhere (an event, not a measured time), polled within a
+    bounded deadline."""
+    end = time.monotonic() + within
+    while not what():
+        assert time.monotonic() < end, "the other process never got there"
+        time.sleep(0.02)
 
 
 STATES = {"queued", "waiting", "unread", "read", "acked", "dead"}

@@ -16,7 +16,7 @@ from acomm_cli.shell import clitree, docgen
 REPO = Path(__file__).resolve().parent.parent
 
 TREE = clitree.tree()
-COMMANDS = list(TREE.walk())  # every command, the root first: each test below names the one
+COMMANDS = list(TREE.walk())  # the root first; a test run per command is named by it
 by_command = pytest.mark.parametrize("cmd", COMMANDS, ids=[c.name for c in COMMANDS])
 MAN_PAGES = ["acomm.1", *(f"acomm-{c.path[0]}.1" for c in TREE.subcommands)]
 

@@ -8,10 +8,13 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import freezegun
 import pytest
 from sqlite_utils import Database
 from typer.testing import CliRunner
@@ -21,6 +24,9 @@ from acomm_cli.engine import operations
 
 VENV_BIN = Path(sys.executable).parent
 ACOMM = shutil.which("acomm", path=str(VENV_BIN)) or "acomm"
+
+# pytest's own clock stays real under freeze_time, so `--durations` reports true times.
+freezegun.configure(extend_ignore_list=["_pytest.timing"])
 
 
 @pytest.fixture(autouse=True)
@@ -82,6 +88,38 @@ def store(isolated_env: Path, cli: Cli) -> Path:
     return isolated_env
 
 
+MakeChannel = Callable[..., Path]
+
+
+@pytest.fixture
+def make_channel(cli: Cli, store: Path) -> MakeChannel:
+    """`make_channel(name, owner, *members, **flags)`: `acomm channel create NAME --as OWNER`,
+    then `acomm channel join NAME MEMBER` for each member; returns the store's path.
+
+    Flags are `channel create` options by parameter name: `type="pubsub"`,
+    `delivery="at-least-once"`, `ack_timeout="10s"`, `max_pending=3`; `True`/`False` give
+    `--flag`/`--no-flag` (`echo=True`)."""
+    def make(name: str, owner: str, *members: str, **flags: Any) -> Path:
+        args = ["channel", "create", name, "--as", owner]
+        for key, value in flags.items():
+            option = key.replace("_", "-")
+            if isinstance(value, bool):
+                args.append(f"--{option}" if value else f"--no-{option}")
+            else:
+                args += [f"--{option}", str(value)]
+        cli.ok(*args)
+        for member in members:
+            cli.ok("channel", "join", name, member)
+        return store
+    return make
+
+
+@pytest.fixture
+def team(make_channel: MakeChannel) -> Path:
+    """The usual group: alice's `team`, which bob has joined; returns the store's path."""
+    return make_channel("team", "alice", "bob")
+
+
 @pytest.fixture
 def conn(store: Path):
     """An open connection to the fresh store, for driving the pipeline directly."""
@@ -115,6 +153,15 @@ def query(path: Path, sql: str, *params: Any) -> list[tuple[Any, ...]]:
         return c.execute(sql, params).fetchall()
     finally:
         c.close()
+
+
+def wait_for(what: Callable[[], bool], within: float = 30.0) -> None:
+    """Until another process gets somewhere (an event, not a measured time), polled within a
+    bounded deadline."""
+    end = time.monotonic() + within
+    while not what():
+        assert time.monotonic() < end, "the other process never got there"
+        time.sleep(0.02)
 
 
 STATES = {"queued", "waiting", "unread", "read", "acked", "dead"}

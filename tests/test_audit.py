@@ -22,7 +22,7 @@ from acomm_cli.errors import InvalidState
 
 
 @pytest.fixture(scope="session")
-def spark():
+def spark_session():
     try:
         audit.java_version()
     except audit.SparkUnavailable as exc:
@@ -30,6 +30,13 @@ def spark():
     session = audit.start_spark("local[2]")
     yield session
     session.stop()
+
+
+@pytest.fixture
+def spark(request):
+    """The local Spark session, for tests marked `spark` (which `-m "not spark"` leaves out)."""
+    assert request.node.get_closest_marker("spark"), f"{request.node.name}: mark it spark"
+    return request.getfixturevalue("spark_session")
 
 
 @pytest.fixture
@@ -46,6 +53,7 @@ def _by(rows, **key):
     return next(r for r in rows if all(r[k] == v for k, v in key.items()))
 
 
+@pytest.mark.spark
 def test_audit_reports_the_numbers_the_traffic_set_up(spark, store, exported, tmp_path,
                                                       capsys):
     t, out = exported
@@ -103,6 +111,7 @@ def test_audit_reports_the_numbers_the_traffic_set_up(spark, store, exported, tm
     assert json.loads(capsys.readouterr().out) == json.loads(json.dumps(s, default=str))
 
 
+@pytest.mark.spark
 def test_two_stores_audited_together_and_broken_exports_fail_the_checks(
         spark, cli, store, exported, tmp_path):
     _, out = exported
@@ -165,6 +174,7 @@ def test_missing_java_is_a_clear_error(cli, exported, tmp_path, monkeypatch):
     assert r.error["code"] == "spark_unavailable" and "Java 17" in r.error["message"]
 
 
+@pytest.mark.spark
 def test_spark_noise_never_reaches_the_terminal(spark, exported, tmp_path):
     """A real process with its own JVM: stderr stays empty, stdout holds the JSON summary."""
     _, out = exported

@@ -18,10 +18,8 @@ from acomm_cli.store import queries
 
 
 @pytest.fixture
-def team(cli, store):
-    cli.ok("channel", "create", "team", "--as", "a")
-    cli.ok("channel", "join", "team", "b")
-    return store
+def team(make_channel):
+    return make_channel("team", "a", "b")
 
 
 def test_max_active_messages_at_its_boundary(cli, team, monkeypatch):

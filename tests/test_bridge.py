@@ -23,12 +23,6 @@ def dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
     return d
 
 
-@pytest.fixture
-def team(cli, store):
-    cli.ok("channel", "create", "team", "--as", "alice")
-    cli.ok("channel", "join", "team", "bob")
-
-
 def _state(store: Path, mid: int, who: str) -> str:
     return query(store, "SELECT state FROM deliveries WHERE message_id = ? AND recipient = ?",
                  mid, who)[0][0]

@@ -23,10 +23,9 @@ def needs(shell: str):
 
 
 @pytest.fixture
-def team(cli, store):
-    cli.ok("channel", "create", "team", "--as", "alice")
-    cli.ok("channel", "join", "team", "bob")
-    cli.ok("channel", "create", "ci-events", "--type", "pubsub", "--as", "ci")
+def team(cli, make_channel):
+    make_channel("team", "alice", "bob")
+    store = make_channel("ci-events", "ci", type="pubsub")
     cli.ok("send", "--to", "carol", "hi", "--as", "alice")  # an implicit direct channel
     return store
 

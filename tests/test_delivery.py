@@ -306,12 +306,9 @@ def test_two_ticks_never_process_a_timer_twice(cli, work):
 
 
 @pytest.fixture
-def team(cli, store):
+def team(make_channel):
     """An at-least-once group: lead asks, dev and ops receive."""
-    cli.ok("channel", "create", "team", "--as", "lead", "--delivery", "at-least-once")
-    cli.ok("channel", "join", "team", "dev")
-    cli.ok("channel", "join", "team", "ops")
-    return store
+    return make_channel("team", "lead", "dev", "ops", delivery="at-least-once")
 
 
 def test_a_response_sent_with_send_goes_to_the_asker_and_acknowledges(cli, team):

@@ -44,13 +44,6 @@ def state(store: Path, mid: int, who: str) -> str:
                  mid, who)[0][0]
 
 
-@pytest.fixture
-def team(cli, store):
-    cli.ok("channel", "create", "team", "--as", "alice")
-    cli.ok("channel", "join", "team", "bob")
-    return store
-
-
 # ---------------------------------------------------------------- outcomes
 
 

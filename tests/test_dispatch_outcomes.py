@@ -13,14 +13,6 @@ from conftest import query
 from freezegun import freeze_time
 from test_dispatch import T0, agent_script, configure, state
 
-
-@pytest.fixture
-def team(cli, store):
-    cli.ok("channel", "create", "team", "--as", "alice")
-    cli.ok("channel", "join", "team", "bob")
-    return store
-
-
 # ---------------------------------------------------------------- the channel's ack timers
 
 

@@ -9,24 +9,14 @@ import os
 import shutil
 import signal
 import subprocess
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import ACOMM, VENV_BIN, run
+from conftest import ACOMM, VENV_BIN, run, wait_for
 from test_dispatch import agent_script, configure, receipts
 
 needs_faketime = pytest.mark.skipif(shutil.which("faketime") is None,
                                     reason="faketime is not installed (make test installs it)")
-
-
-def wait_for(what: Callable[[], bool], within: float = 30.0) -> None:
-    """Wait for another process to get somewhere (an event, not a measured time)."""
-    end = time.monotonic() + within
-    while not what():
-        assert time.monotonic() < end, "the other process never got there"
-        time.sleep(0.02)
 
 
 def gone(pid: int) -> bool:
@@ -45,13 +35,6 @@ def lines(p: Path) -> list[str]:
 def dispatcher(verb: str = "dispatch") -> subprocess.Popen[str]:
     return subprocess.Popen([ACOMM, verb, "--json"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
-
-
-@pytest.fixture
-def team(cli, store):
-    cli.ok("channel", "create", "team", "--as", "alice")
-    cli.ok("channel", "join", "team", "bob")
-    return store
 
 
 def test_a_timeout_kills_the_whole_process_group(cli, team, tmp_path):

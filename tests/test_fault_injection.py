@@ -48,10 +48,8 @@ def kill(p: subprocess.Popen, delay: float) -> None:
 
 
 @pytest.fixture
-def team(cli, store):
-    cli.ok("channel", "create", "g", "--as", "a")
-    cli.ok("channel", "join", "g", "b")
-    return store
+def team(make_channel):
+    return make_channel("g", "a", "b")
 
 
 def states(store: Path, who: str = "b") -> dict[int, str]:

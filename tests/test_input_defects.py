@@ -12,10 +12,9 @@ from conftest import ACOMM, query, snapshot
 
 
 @pytest.fixture
-def team(cli, store):
-    cli.ok("channel", "create", "team", "--as", "alice")
-    cli.ok("channel", "join", "team", "bob")
-    cli.ok("channel", "create", "news", "--type", "pubsub", "--as", "alice")
+def team(make_channel):
+    make_channel("team", "alice", "bob")
+    return make_channel("news", "alice", type="pubsub")
 
 
 def run_bytes(*args: str | bytes, stdin: bytes = b"", env: dict[str, str] | None = None,

@@ -9,11 +9,10 @@ import json
 import os
 import subprocess
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import ACOMM, query, run, snapshot
+from conftest import ACOMM, query, run, snapshot, wait_for
 
 N = 500
 BODY = "x" * 900  # 500 of these are far more than a pipe buffer (64 KiB) in every form
@@ -148,13 +147,6 @@ class Lines:
             self.buf += chunk
         *got, self.buf = self.buf.split(b"\n", n)
         return got
-
-
-def wait_for(what: Callable[[], bool], within: float = 30.0) -> None:
-    end = time.monotonic() + within
-    while not what():
-        assert time.monotonic() < end, "the other process never got there"
-        time.sleep(0.02)
 
 
 def test_query_wait_leaves_the_response_unread_when_stdout_is_closed(cli, store):

@@ -16,11 +16,8 @@ T0_MS = 1714564800000
 
 
 @pytest.fixture
-def team(cli, store):
-    cli.ok("channel", "create", "team", "--as", "alice")
-    cli.ok("channel", "join", "team", "bob")
-    cli.ok("channel", "join", "team", "carol")
-    return store
+def team(make_channel):
+    return make_channel("team", "alice", "bob", "carol")
 
 
 def _send(cli, channel, body, sender="alice", *extra) -> int:

@@ -268,10 +268,10 @@ def test_send_to_with_a_bad_recipient_sends_nothing(cli, store):
 
 
 @pytest.fixture
-def team(cli, store):
-    cli.ok("channel", "create", "team", "--as", "alice")
-    cli.ok("channel", "join", "team", "bob")
-    cli.ok("channel", "create", "ci", "--type", "pubsub", "--as", "ci")
+def team(cli, make_channel):
+    """alice's `team` with bob, and a pubsub `ci` on which bob follows build.#."""
+    make_channel("team", "alice", "bob")
+    store = make_channel("ci", "ci", type="pubsub")
     cli.ok("subscribe", "ci", "build.#", "--as", "bob")
     return store
 

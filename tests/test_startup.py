@@ -43,10 +43,9 @@ def test_importing_the_app_loads_no_heavy_module():
 
 
 @pytest.fixture
-def team(cli, store):
-    cli.ok("channel", "create", "team", "--as", "alice")
-    cli.ok("channel", "join", "team", "bob")
-    cli.ok("channel", "create", "ci", "--type", "pubsub", "--as", "ci")
+def team(cli, make_channel):
+    make_channel("team", "alice", "bob")
+    store = make_channel("ci", "ci", type="pubsub")
     cli.ok("subscribe", "ci", "#", "--as", "bob")
     return store
 

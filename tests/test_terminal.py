@@ -68,10 +68,8 @@ def on_terminal(*args: str, env: dict[str, str] | None = None, stdout_tty: bool 
 
 
 @pytest.fixture
-def team(cli, store):
-    cli.ok("channel", "create", "team", "--as", "alice", "--delivery", "at-least-once")
-    cli.ok("channel", "join", "team", "bob")
-    cli.ok("channel", "join", "team", "carol")
+def team(cli, make_channel):
+    store = make_channel("team", "alice", "bob", "carol", delivery="at-least-once")
     cli.ok("send", "team", "deploy 1.4", "--as", "alice", "--type", "command")
     cli.ok("receive", "--as", "bob")
     cli.ok("ack", "1", "--as", "bob", "--status", "completed")

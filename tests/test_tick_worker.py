@@ -49,13 +49,6 @@ class Lines:
                 return line
 
 
-@pytest.fixture
-def team(cli, store) -> Path:
-    cli.ok("channel", "create", "team", "--as", "alice")
-    cli.ok("channel", "join", "team", "bob")
-    return store
-
-
 class WriteLock:
     """The store's write lock, taken by this process (as a long writer would) until released."""
 

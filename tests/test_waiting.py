@@ -8,6 +8,7 @@ import selectors
 import shutil
 import signal
 import subprocess
+import sys
 import time
 
 import pytest
@@ -17,14 +18,14 @@ needs_faketime = pytest.mark.skipif(shutil.which("faketime") is None,
                                     reason="faketime is not installed (make test installs it)")
 
 
-_PENDING: dict[int, bytes] = {}  # bytes read past the last newline, per process
+_PENDING: dict[int, bytes] = {}  # bytes read past the last newline, per descriptor
 
 
-def readline(proc: subprocess.Popen, timeout: float = 30) -> str:
-    """The next line of a child's stdout, failing (not hanging) when none comes in time.
-    Reads the descriptor itself: a buffered reader would hide lines from select()."""
-    fd = proc.stdout.fileno()  # type: ignore[union-attr]
-    buf = _PENDING.pop(proc.pid, b"")
+def readline(proc: subprocess.Popen, timeout: float = 30, stream: str = "stdout") -> str:
+    """The next line of a child's stdout (or stderr), failing (not hanging) when none comes in
+    time. Reads the descriptor itself: a buffered reader would hide lines from select()."""
+    fd = getattr(proc, stream).fileno()
+    buf = _PENDING.pop(fd, b"")
     deadline = time.monotonic() + timeout
     with selectors.DefaultSelector() as sel:
         sel.register(fd, selectors.EVENT_READ)
@@ -37,15 +38,8 @@ def readline(proc: subprocess.Popen, timeout: float = 30) -> str:
                 raise AssertionError(f"{proc.args} closed its output: {buf!r}")
             buf += chunk
     line, _, rest = buf.partition(b"\n")
-    _PENDING[proc.pid] = rest
+    _PENDING[fd] = rest
     return line.decode() + "\n"
-
-
-@pytest.fixture
-def team(store):
-    assert run("channel", "create", "team", "--as", "alice").returncode == 0
-    assert run("channel", "join", "team", "bob").returncode == 0
-    return store
 
 
 def test_receive_wait_times_out_with_exit_124(team):
@@ -53,10 +47,31 @@ def test_receive_wait_times_out_with_exit_124(team):
     assert r.returncode == 124 and "nothing arrived" in r.stderr
 
 
+# `acomm ARGV...` that says "waiting" on stderr when it first sleeps until another process
+# commits (its read found nothing): the readiness signal for a test that sends only then.
+ANNOUNCING_ACOMM = """
+import os, sys
+from acomm_cli.app import main
+from acomm_cli.engine import delivery
+
+wait_change = delivery._wait_change
+
+def announce_then_wait(*args, **kwargs):
+    delivery._wait_change = wait_change
+    os.write(2, b"waiting\\n")
+    return wait_change(*args, **kwargs)
+
+delivery._wait_change = announce_then_wait
+sys.argv = ["acomm", *sys.argv[1:]]
+main()
+"""
+
+
 def test_receive_wait_wakes_when_another_process_sends(team):
-    waiter = subprocess.Popen([ACOMM, "receive", "--as", "bob", "--wait", "20", "--body"],
+    waiter = subprocess.Popen([sys.executable, "-c", ANNOUNCING_ACOMM, "receive", "--as", "bob",
+                               "--wait", "20", "--body"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(0.5)  # let it start waiting; the assertion below does not depend on timing
+    assert readline(waiter, stream="stderr") == "waiting\n"  # its read found nothing
     assert run("send", "team", "wake up", "--as", "alice").returncode == 0
     out, err = waiter.communicate(timeout=20)
     assert waiter.returncode == 0, err

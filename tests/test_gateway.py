@@ -303,3 +303,26 @@ def test_the_outbox_refuses_unsigned_and_unknown_readers(make):
     headers["X-Acomm-Timestamp"] = str(int(headers["X-Acomm-Timestamp"]) - 600_000)
     r = httpx.get(str(seed.url) + target, headers=headers, timeout=10)
     refused((r.status_code, r.json()), 401, "expired_signature")
+
+
+def test_a_locked_store_is_noted_and_the_gateway_carries_on(make):
+    seed = make("seed")
+    seed.start("--seed", port=free_port())
+    lock = sqlite3.connect(seed.path, timeout=5, isolation_level=None)
+    try:
+        lock.execute("BEGIN IMMEDIATE")  # the gateway's mirror passes now meet a locked store
+        time.sleep(3.0)
+        assert seed.proc is not None and seed.proc.poll() is None
+    finally:
+        lock.execute("ROLLBACK")
+        lock.close()
+    seed.ok("agent", "own", "alice")  # queued, then applied to the room and mirrored back
+    wait_until("the queue applied", lambda: seed.run("agent", "where", "alice").returncode
+               == 0 and not _pending(seed))
+    assert "note:" in seed.log() and "Traceback" not in seed.log()
+
+
+def _pending(n: Node) -> int:
+    with sqlite3.connect(n.path) as c:
+        return int(c.execute("SELECT count(*) FROM fed_room_changes WHERE applied_at IS NULL"
+                             ).fetchone()[0])

@@ -72,11 +72,11 @@ COMMANDS = {
     "export": "export", "audit": "audit",
     "bridge": "bridge",
     "node": "node", "invite": "invite",
-    "agent": "agent", "peers": "peers", "fed": "fed",
+    "agent": "agent", "peers": "peers", "fed": "fed", "gateway": "gateway",
 }
 # named groups; the others are top-level verbs
 GROUPS = {"channel", "deadletter", "config", "bridge", "node", "invite", "agent", "peers",
-          "fed"}
+          "fed", "gateway"}
 ALIASES = {"dead-letters": "deadletter"}
 
 

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import render
+from acomm_cli.cli import params, render
 from acomm_cli.commands._common import output, settings, store
 
 app = typer.Typer(help="Federation: exchange with the other nodes.\n\nExample: acomm fed "
@@ -21,6 +21,9 @@ def pull(
                                              "unreachable one is then exit 7).")] = None,
     max_pages: Annotated[int, typer.Option(min=1, metavar="N",
                                            help="Pages read per peer at most.")] = 10,
+    wait: Annotated[str, typer.Option(click_type=params.DURATION, help="Long-poll an http peer "
+                                      "that has nothing new, up to this long (at most "
+                                      "30s).")] = "0s",
 ) -> None:
     """Read the peers' outboxes after this node's cursors and deliver.
 
@@ -31,9 +34,11 @@ def pull(
     """
     from acomm_cli.federation import pull as fed_pull
 
+    wait_ms = clock.parse_duration(wait, "wait")
     with store(ctx, write=True) as conn:
         result = fed_pull.pull(conn, clock.now_ms(), peer=peer, max_pages=max_pages,
-                               sla_ms=settings(ctx).value("federation.sla"))
+                               sla_ms=settings(ctx).value("federation.sla"),
+                               wait_s=wait_ms / 1000)
     render.status(output(ctx), result.doc())
 
 

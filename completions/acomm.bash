@@ -6,7 +6,7 @@
 
 _acomm_subcommands() {
     case $1 in
-        '') echo 'init status config channel send publish subscribe unsubscribe subscriptions receive ack query respond thread messages show deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed' ;;
+        '') echo 'init status config channel send publish subscribe unsubscribe subscriptions receive ack query respond thread messages show deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway' ;;
         'config') echo 'show' ;;
         'channel') echo 'create join leave list show pause resume drain close' ;;
         'deadletter') echo 'list show replay discard purge' ;;
@@ -16,6 +16,7 @@ _acomm_subcommands() {
         'agent') echo 'own disown where' ;;
         'peers') echo 'add' ;;
         'fed') echo 'pull' ;;
+        'gateway') echo 'serve status' ;;
     esac
 }
 
@@ -79,7 +80,10 @@ _acomm_options() {
         'peers') echo "$global" ;;
         'peers add') echo "$global --url" ;;
         'fed') echo "$global" ;;
-        'fed pull') echo "$global --peer --max-pages" ;;
+        'fed pull') echo "$global --peer --max-pages --wait" ;;
+        'gateway') echo "$global" ;;
+        'gateway serve') echo "$global --listen --seed --join --invite --public-url --pull-every" ;;
+        'gateway status') echo "$global" ;;
         *) echo "$global" ;;
     esac
 }
@@ -200,6 +204,12 @@ _acomm_value_kind() {
         'peers add --url') echo 'value' ;;
         'fed pull --peer') echo 'value' ;;
         'fed pull --max-pages') echo 'value' ;;
+        'fed pull --wait') echo 'value' ;;
+        'gateway serve --listen') echo 'value' ;;
+        'gateway serve --join') echo 'value' ;;
+        'gateway serve --invite') echo 'value' ;;
+        'gateway serve --public-url') echo 'value' ;;
+        'gateway serve --pull-every') echo 'value' ;;
         *) return 1 ;;
     esac
 }

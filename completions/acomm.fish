@@ -6,7 +6,7 @@
 function __acomm_subcommands
     switch "$argv[1]"
         case ''
-            echo init status config channel send publish subscribe unsubscribe subscriptions receive ack query respond thread messages show deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed
+            echo init status config channel send publish subscribe unsubscribe subscriptions receive ack query respond thread messages show deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway
         case 'config'
             echo show
         case 'channel'
@@ -25,6 +25,8 @@ function __acomm_subcommands
             echo add
         case 'fed'
             echo pull
+        case 'gateway'
+            echo serve status
     end
 end
 
@@ -89,7 +91,9 @@ function __acomm_valued
         case 'peers add'
             echo --url
         case 'fed pull'
-            echo --peer --max-pages
+            echo --peer --max-pages --wait
+        case 'gateway serve'
+            echo --listen --join --invite --public-url --pull-every
     end
 end
 
@@ -203,6 +207,7 @@ complete -c acomm -f -n '__acomm_is \'\'' -a 'invite' -d 'Invite other nodes to 
 complete -c acomm -f -n '__acomm_is \'\'' -a 'agent' -d 'Which node owns an agent (federation)'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'peers' -d 'The other federation nodes this node knows'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'fed' -d 'Federation: exchange with the other nodes'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'gateway' -d 'This node\'s gateway: the exchange, the state room, the outbox'
 
 # acomm init
 complete -c acomm -n '__acomm_at \'init\' 0' -f -a '(__fish_complete_directories (commandline -ct) "")'
@@ -543,3 +548,18 @@ complete -c acomm -f -n '__acomm_is \'fed\'' -a 'pull' -d 'Read the peers\' outb
 # acomm fed pull
 complete -c acomm -n '__acomm_is \'fed pull\'' -l peer -r -f -d 'Only this peer (an unreachable one is then exit 7)'
 complete -c acomm -n '__acomm_is \'fed pull\'' -l max-pages -r -f -d 'Pages read per peer at most'
+complete -c acomm -n '__acomm_is \'fed pull\'' -l wait -r -f -d 'Long-poll an http peer that has nothing new, up to this long (at mo...'
+
+# acomm gateway
+complete -c acomm -f -n '__acomm_is \'gateway\'' -a 'serve' -d 'Run the gateway until SIGINT or SIGTERM'
+complete -c acomm -f -n '__acomm_is \'gateway\'' -a 'status' -d 'Show this node\'s gateway: {node_id, listen, room_synced, peers, out...'
+
+# acomm gateway serve
+complete -c acomm -n '__acomm_is \'gateway serve\'' -l listen -r -f -d 'Where to listen (port 0: any free port; `gateway status` shows it)'
+complete -c acomm -n '__acomm_is \'gateway serve\'' -l seed -d 'Host the state room and keep it across restarts'
+complete -c acomm -n '__acomm_is \'gateway serve\'' -l join -r -f -d 'The seed gateway\'s url to join (http://HOST:PORT)'
+complete -c acomm -n '__acomm_is \'gateway serve\'' -l invite -r -f -d 'The invite token for a first join; without it, rejoin by node proof'
+complete -c acomm -n '__acomm_is \'gateway serve\'' -l public-url -r -f -d 'How peers reach this gateway (default: http://HOST:PORT of --listen)'
+complete -c acomm -n '__acomm_is \'gateway serve\'' -l pull-every -r -f -d 'Also pull the peers\' outboxes this often (default: never; `fed pull...'
+
+# acomm gateway status

@@ -311,3 +311,17 @@ def set_message_global_id(conn: sqlite3.Connection, message_id: int, global_id: 
 def global_id_of(conn: sqlite3.Connection, message_id: int) -> str | None:
     row = conn.execute("SELECT global_id FROM messages WHERE id = ?", (message_id,)).fetchone()
     return None if row is None else row[0]
+
+
+# ---------------------------------------------------------------- the gateway's room sync
+
+def pending_room_changes(conn: sqlite3.Connection,
+                         limit: int = 500) -> list[tuple[int, str, str, str | None]]:
+    """(seq, map, key, value) of the changes queued for the room, oldest first."""
+    return conn.execute("SELECT seq, map, key, value FROM fed_room_changes"
+                        " WHERE applied_at IS NULL ORDER BY seq LIMIT ?", (limit,)).fetchall()
+
+
+def mark_room_changes_applied(conn: sqlite3.Connection, up_to_seq: int, now_ms: int) -> None:
+    conn.execute("UPDATE fed_room_changes SET applied_at = ? WHERE applied_at IS NULL"
+                 " AND seq <= ?", (now_ms, up_to_seq))

@@ -151,3 +151,32 @@ def verify_proof(public_key: bytes, node: str, nonce: str, proof: Any) -> bool:
     except (ValueError, InvalidSignature):
         return False
     return True
+
+
+REQUEST_CONTEXT = b"acomm-signed-request:v1\n"
+
+
+def request_message(node: str, target: str, timestamp_ms: int) -> bytes:
+    """What a signed HTTP read signs: a fixed context, the caller's node id, the request's
+    path and query exactly as sent, and its timestamp in ms."""
+    return REQUEST_CONTEXT + f"{node}\n{target}\n{timestamp_ms}".encode()
+
+
+def sign_request(private_key: bytes, node: str, target: str, timestamp_ms: int) -> str:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    key = Ed25519PrivateKey.from_private_bytes(private_key)
+    return b64url(key.sign(request_message(node, target, timestamp_ms)))
+
+
+def verify_request(public_key: bytes, node: str, target: str, timestamp_ms: int,
+                   signature: Any) -> bool:
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    try:
+        Ed25519PublicKey.from_public_bytes(public_key).verify(
+            unb64url(signature), request_message(node, target, timestamp_ms))
+    except (ValueError, InvalidSignature):
+        return False
+    return True

@@ -13,7 +13,7 @@ from acomm_cli.engine import remote
 from acomm_cli.engine.sending import Router, persist, plan_message
 from acomm_cli.errors import CommError, PeerUnreachable
 from acomm_cli.federation import identity, room
-from acomm_cli.federation.transport import StoreTransport, Transport, Unreachable
+from acomm_cli.federation.transport import Transport, Unreachable
 from acomm_cli.model import MessageType, SendRequest
 from acomm_cli.store import federation as sql
 from acomm_cli.store.connection import write
@@ -37,15 +37,20 @@ class PullResult:
                 "dead_lettered": self.dead_lettered, "unreachable": self.unreachable}
 
 
-def transport_for(conn: sqlite3.Connection, nodes: list[str]) -> StoreTransport:
-    return StoreTransport({n: room.url_of(conn, n) for n in nodes})
+def transport_for(conn: sqlite3.Connection, nodes: list[str], me: identity.Node,
+                  wait_s: float = 0.0) -> Transport:
+    """Each peer by its url: `store:PATH` StoreTransport, `http(s)://` HttpTransport."""
+    from acomm_cli.federation.http_transport import for_urls
+
+    return for_urls({n: room.url_of(conn, n) for n in nodes}, me, wait_s)
 
 
 def pull(conn: sqlite3.Connection, now: int, *, peer: str | None = None,
          max_pages: int = 10, sla_ms: int = 600_000,
-         transport: Transport | None = None, page_size: int = PAGE_SIZE) -> PullResult:
+         transport: Transport | None = None, page_size: int = PAGE_SIZE,
+         wait_s: float = 0.0) -> PullResult:
     """Pull every peer (or one: then an unreachable peer is exit 7), at most `max_pages`
-    pages each."""
+    pages each; an http peer with nothing new is long-polled up to `wait_s`."""
     me = identity.require(conn)
     with write(conn):
         room.heartbeat(conn, me, now)
@@ -53,7 +58,7 @@ def pull(conn: sqlite3.Connection, now: int, *, peer: str | None = None,
     if peer is not None:
         identity.node_id(peer, "peer")
         room.url_of(conn, peer)  # exit 4 for a node not in the room copy
-    tr = transport or transport_for(conn, nodes)
+    tr = transport or transport_for(conn, nodes, me, wait_s)
     result = PullResult()
     for node in nodes:
         try:

@@ -1,0 +1,375 @@
+"""`acomm gateway serve`: the node's one long-running process (DESIGN.md §7). A Starlette
+app served by uvicorn:
+
+- `POST /ansible/auth/exchange`: handshake.exchange on this store, its status and body;
+- `/ansible/yjs/control` (WebSocket): the state room (pycrdt-websocket's YRoom); the ticket
+  (`Authorization: Bearer`) and the caller's node (`X-Acomm-Node`) are checked BEFORE the
+  upgrade is accepted; a refusal is an HTTP error with a JSON body and no Yjs byte
+  (Starlette's send_denial_response, uvicorn's "websocket.http.response" extension);
+- `GET /acomm/outbox?after=SEQ&limit=N&wait=S`: this node's outbox, for signed reads by known
+  members, long-polled up to 30 s.
+
+The seed's room document persists with pycrdt-store (a SQLite file beside the store, loaded
+into the document BEFORE the room starts). Every gateway mirrors the room into `fed_room`
+and the queued changes into the room (roomsync.Mirror) and heartbeats `nodes.<self>`; a
+joining gateway also connects its document to the seed's room (roomsync.join). SQLite calls
+run on the event loop's thread with a short busy timeout: a locked store is noted and the
+pass retried, never fatal. starlette, uvicorn and pycrdt are imported inside `serve`."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from acomm_cli import clock
+from acomm_cli.errors import CommError, InvalidState
+from acomm_cli.federation import gwstate, handshake, identity, roomsync
+from acomm_cli.federation.http_transport import MAX_WAIT_S, OUTBOX_PATH
+from acomm_cli.store import federation as sql
+
+log = logging.getLogger("acomm.gateway")
+SYNC_EVERY_S = 0.5
+HEARTBEAT_EVERY_S = 5.0
+SIGNATURE_SKEW_MS = 60_000
+MAX_BODY = 64 * 1024
+
+
+@dataclass(frozen=True)
+class Options:
+    store_path: Path
+    host: str
+    port: int
+    seed: bool = False
+    join: str | None = None
+    invite: str | None = None
+    public_url: str | None = None
+    pull_every_ms: int | None = None
+    busy_timeout_ms: int = 1000
+    sla_ms: int = 600_000
+    pull_pages: int = 10
+
+
+def parse_listen(value: str) -> tuple[str, int]:
+    from acomm_cli.errors import ValidationFailed
+
+    host, sep, port = value.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValidationFailed("listen: HOST:PORT, e.g. 127.0.0.1:8765 (port 0: any free "
+                               "port)", field="listen", value=value)
+    return host.strip("[]"), int(port)
+
+
+def room_store_path(store_path: Path) -> Path:
+    return Path(str(store_path) + ".room.db")
+
+
+class Gateway:
+    """The app's state: this node, its store connection, the room and the mirror."""
+
+    def __init__(self, opts: Options, me: identity.Node, listen: str, public_url: str) -> None:
+        self.opts, self.me, self.listen, self.public_url = opts, me, listen, public_url
+        self.conn: sqlite3.Connection | None = None
+        self.room: Any = None
+        self.mirror: roomsync.Mirror | None = None
+        self.join_state = roomsync.JoinState(opts.invite)
+        self.room_synced = False
+        self._noted: str | None = None
+
+    def db(self) -> sqlite3.Connection:
+        if self.conn is None:
+            from acomm_cli.engine import operations
+
+            self.conn = operations.connect(self.opts.store_path, create=False,
+                                           busy_timeout_ms=self.opts.busy_timeout_ms)
+        return self.conn
+
+    def note(self, what: str, exc: BaseException) -> None:
+        text = f"note: {what}: {exc}"
+        if text != self._noted:  # once per distinct trouble, not every half second
+            log.warning(text)
+            self._noted = text
+
+    def publish_state(self) -> None:
+        gwstate.write_state(self.opts.store_path, {
+            "pid": os.getpid(), "node_id": self.me.node_id, "listen": self.listen,
+            "public_url": self.public_url, "seed": self.opts.seed, "join": self.opts.join,
+            "room_synced": self.room_synced, "updated_at": clock.iso(clock.now_ms())})
+
+    # ------------------------------------------------------------ the room mirror
+
+    async def sync_loop(self) -> None:
+        import anyio
+
+        last_beat = 0.0
+        while True:
+            beat = time.monotonic() - last_beat >= HEARTBEAT_EVERY_S
+            try:
+                assert self.mirror is not None
+                self.mirror.sync(self.db(), clock.now_ms(), heartbeat=beat)
+                self._noted = None
+                if beat:
+                    last_beat = time.monotonic()
+                synced = self.opts.join is None or self.join_state.synced
+                if synced != self.room_synced or beat:
+                    self.room_synced = synced
+                    self.publish_state()
+            except (sqlite3.Error, CommError) as exc:
+                self.note("the room could not be mirrored into the store now", exc)
+            except Exception:  # a bug here must not take the room down: said, retried
+                log.exception("error: mirroring the room")
+            await anyio.sleep(SYNC_EVERY_S)
+
+    async def pull_loop(self) -> None:
+        import anyio
+
+        assert self.opts.pull_every_ms is not None
+        while True:
+            await anyio.sleep(self.opts.pull_every_ms / 1000)
+            try:
+                await anyio.to_thread.run_sync(self._pull_once)
+            except (sqlite3.Error, CommError) as exc:
+                self.note("pull", exc)
+
+    def _pull_once(self) -> None:
+        from acomm_cli.engine import operations
+        from acomm_cli.federation import pull as fed_pull
+
+        conn = operations.connect(self.opts.store_path, create=False,
+                                  busy_timeout_ms=self.opts.busy_timeout_ms)
+        try:
+            result = fed_pull.pull(conn, clock.now_ms(), max_pages=self.opts.pull_pages,
+                                   sla_ms=self.opts.sla_ms)
+        finally:
+            conn.close()
+        if result.unreachable:
+            log.warning("note: unreachable peers: %s", ", ".join(result.unreachable))
+
+    # ------------------------------------------------------------ the routes
+
+    async def exchange(self, request: Any) -> Any:
+        from starlette.responses import JSONResponse
+
+        body = await request.body()
+        if len(body) > MAX_BODY:
+            return JSONResponse(*_swap(handshake.refusal(413, "invalid_request",
+                                                         "the request is too large")))
+        try:
+            status, doc = handshake.exchange(self.db(), body, clock.now_ms())
+        except (sqlite3.Error, CommError) as exc:
+            self.note("exchange", exc)
+            status, doc = _unavailable()
+        return JSONResponse(doc, status_code=status)
+
+    async def room_socket(self, websocket: Any) -> None:
+        from starlette.responses import JSONResponse
+
+        auth = websocket.headers.get("authorization") or ""
+        token = auth[7:].strip() if auth[:7].lower() == "bearer " else None
+        try:
+            status, claims = handshake.authenticate_ticket(
+                self.db(), token, websocket.headers.get("x-acomm-node"), clock.now_ms())
+        except (sqlite3.Error, CommError) as exc:
+            self.note("room authentication", exc)
+            status, claims = _unavailable()
+        if status != 200:
+            await websocket.send_denial_response(JSONResponse(claims, status_code=status))
+            return
+        await websocket.accept()
+        await self.room.serve(_Channel(websocket, roomsync.ROOM_PATH))
+
+    async def outbox(self, request: Any) -> Any:
+        import anyio
+        from starlette.responses import JSONResponse
+
+        scope = request.scope
+        target = scope["raw_path"].decode("latin-1")
+        if scope.get("query_string"):
+            target += "?" + scope["query_string"].decode("latin-1")
+        refusal = self._check_signature(request.headers, target)
+        params = _outbox_params(request.query_params) if refusal is None else None
+        if params is None:
+            refusal = refusal or handshake.refusal(
+                400, "invalid_request", "after >= 0, 1 <= limit <= 1000, "
+                f"0 <= wait <= {MAX_WAIT_S:g} (seconds)")
+            return JSONResponse(refusal[1], status_code=refusal[0])
+        after, limit, wait_s = params
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                events, head = sql.outbox_page(self.db(), after, limit)
+            except (sqlite3.Error, CommError) as exc:
+                self.note("outbox read", exc)
+                return JSONResponse(_unavailable()[1], status_code=503)
+            if events or time.monotonic() >= deadline:
+                return JSONResponse({"node": self.me.node_id, "events": events, "head": head})
+            await anyio.sleep(0.2)
+
+    def _check_signature(self, headers: Any, target: str) -> handshake.Reply | None:
+        """None when a known member signed this request recently; a refusal otherwise. An
+        unknown node and a bad signature look alike (401 invalid_signature)."""
+        bad = handshake.refusal(401, "invalid_signature", "the request is not signed by a "
+                                "member node")
+        node, ts, sig = (headers.get(h) for h in ("x-acomm-node", "x-acomm-timestamp",
+                                                   "x-acomm-signature"))
+        try:
+            identity.node_id(node)
+            stamp = int(ts or "")
+        except (CommError, ValueError):
+            return bad
+        if abs(int(time.time() * 1000) - stamp) > SIGNATURE_SKEW_MS:
+            return handshake.refusal(401, "expired_signature", "the request's timestamp is "
+                                     "too far from this gateway's clock")
+        key = self._member_key(str(node))
+        if key is None or not identity.verify_request(key, str(node), target, stamp, sig):
+            return bad
+        return None
+
+    def _member_key(self, node: str) -> bytes | None:
+        """A node's key: recorded at its join (on the seed), else announced in the room,
+        where only ticket holders write."""
+        conn = self.db()
+        key = sql.member_key(conn, node)
+        if key is not None:
+            return key
+        raw = sql.room_get(conn, "nodes", node)
+        try:
+            return identity.parse_public_key(json.loads(raw)["publicKey"]) if raw else None
+        except (CommError, ValueError, KeyError, TypeError):
+            return None
+
+
+def _swap(reply: handshake.Reply) -> tuple[dict[str, Any], int]:
+    return reply[1], reply[0]
+
+
+def _unavailable() -> handshake.Reply:
+    return handshake.refusal(503, "store_unavailable", "the node's store is busy; retry")
+
+
+def _outbox_params(q: Any) -> tuple[int, int, float] | None:
+    """(after, limit, wait_s), or None when one is out of bounds."""
+    try:
+        after = int(q.get("after", "0"))
+        limit = int(q.get("limit", "200"))
+        wait_s = float(q.get("wait", "0"))
+    except ValueError:
+        return None
+    if after < 0 or not 1 <= limit <= 1000 or not 0 <= wait_s <= MAX_WAIT_S:
+        return None
+    return after, limit, wait_s
+
+
+class _Channel:
+    """A Starlette WebSocket as a pycrdt Channel (bytes in, bytes out)."""
+
+    def __init__(self, websocket: Any, path: str) -> None:
+        self._ws, self._path = websocket, path
+
+    @property
+    def path(self) -> str:
+        return self._path
+
+    def __aiter__(self) -> _Channel:
+        return self
+
+    async def __anext__(self) -> bytes:
+        message = await self._ws.receive()
+        if message["type"] == "websocket.disconnect":
+            raise StopAsyncIteration
+        return bytes(message.get("bytes") or b"")
+
+    async def send(self, message: bytes) -> None:
+        await self._ws.send_bytes(message)
+
+    async def recv(self) -> bytes:
+        return await self.__anext__()
+
+
+def serve(opts: Options) -> None:
+    """Run the gateway until SIGINT/SIGTERM (uvicorn's handling), then close the room and
+    its store and remove the state file."""
+    from contextlib import asynccontextmanager
+
+    import anyio
+    import uvicorn
+    from pycrdt import Doc
+    from pycrdt.store import SQLiteYStore, YDocNotFound
+    from pycrdt.websocket import YRoom
+    from starlette.applications import Starlette
+    from starlette.routing import Route, WebSocketRoute
+
+    from acomm_cli.engine import operations
+
+    conn = operations.connect(opts.store_path, create=False)
+    try:
+        me = identity.require(conn)
+    finally:
+        conn.close()
+    if opts.join is not None and not opts.join.startswith(("http://", "https://")):
+        raise InvalidState("join: the seed's url must be http(s)://HOST:PORT", field="join")
+    sock = socket.socket(socket.AF_INET6 if ":" in opts.host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((opts.host, opts.port))
+    port = sock.getsockname()[1]
+    listen = f"{opts.host}:{port}"
+    gw = Gateway(opts, me, listen, opts.public_url or f"http://{listen}")
+
+    @asynccontextmanager
+    async def lifespan(app: Any) -> Any:
+        doc: Any = Doc()
+        ystore = None
+        async with anyio.create_task_group() as tg:
+            if opts.seed:
+                # pycrdt-store names its file by a class attribute; the argument is the
+                # document's name within it
+                ystore = type("RoomStore", (SQLiteYStore,), {
+                    "db_path": str(room_store_path(opts.store_path))})("control", log=log)
+                await tg.start(ystore.start)
+                try:
+                    await ystore.apply_updates(doc)  # BEFORE the room starts
+                except YDocNotFound:
+                    pass
+            gw.mirror = roomsync.Mirror(doc, me, gw.public_url)
+            gw.room = YRoom(ready=True, ystore=ystore, ydoc=doc, log=log)
+            await tg.start(gw.room.start)
+            tg.start_soon(gw.sync_loop)
+            if opts.join is not None:
+                tg.start_soon(roomsync.join, opts.join, me, doc, gw.join_state, lambda: None)
+            if opts.pull_every_ms:
+                tg.start_soon(gw.pull_loop)
+            log.warning("gateway %s listening on %s (%s)", me.node_id, listen,
+                        "seed" if opts.seed else f"joined to {opts.join}" if opts.join
+                        else "serving its outbox")
+            try:
+                yield
+            finally:
+                with anyio.CancelScope(shield=True):
+                    try:
+                        gw.mirror.sync(gw.db(), clock.now_ms(), heartbeat=False)
+                    except (sqlite3.Error, CommError) as exc:
+                        gw.note("the last mirror pass", exc)
+                    await anyio.sleep(0.2)  # let the room's last writes reach its store
+                    await gw.room.stop()
+                    if ystore is not None:
+                        await ystore.stop()
+                tg.cancel_scope.cancel()
+        if gw.conn is not None:
+            gw.conn.close()
+        gwstate.clear_state(opts.store_path)
+
+    app = Starlette(routes=[
+        Route("/ansible/auth/exchange", gw.exchange, methods=["POST"]),
+        WebSocketRoute(roomsync.ROOM_PATH, gw.room_socket),
+        Route(OUTBOX_PATH, gw.outbox, methods=["GET"]),
+    ], lifespan=lifespan)
+    logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    config = uvicorn.Config(app, log_level="warning", lifespan="on",
+                            timeout_graceful_shutdown=5)
+    uvicorn.Server(config).run(sockets=[sock])

@@ -1,0 +1,225 @@
+"""The gateway's half of the state room: the Yjs document <-> this node's SQLite copy.
+
+`Mirror` keeps `fed_room` (what short commands read) in step with the room document: the
+changes commands queued (`fed_room_changes`) go into the document, the document's entries
+(its `nodes`, `agents` and `routing` maps, values as JSON text) come back into `fed_room`,
+and the gateway's heartbeat refreshes `nodes.<self>`. One write transaction per pass.
+
+`join` is a joining gateway's client: it trades its invite (or, once it has joined, a node
+proof) for a ticket at the seed's exchange, then speaks the Yjs sync protocol over a
+WebSocket (httpx-ws) with that ticket, reconnecting with a fresh proof when the seed goes
+away. pycrdt and httpx are imported inside: this module loads only in `gateway serve`."""
+
+from __future__ import annotations
+
+import json
+import logging
+import secrets
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+from acomm_cli import clock
+from acomm_cli.federation import identity
+from acomm_cli.store import federation as sql
+from acomm_cli.store.connection import write
+
+MAPS = ("nodes", "agents", "routing")
+ROOM_PATH = "/ansible/yjs/control"
+EXCHANGE_PATH = "/ansible/auth/exchange"
+log = logging.getLogger("acomm.gateway")
+
+
+def _dump(value: dict[str, Any]) -> str:
+    return json.dumps(value, separators=(",", ":"), sort_keys=True)
+
+
+class Mirror:
+    """The room document and this node's copy of it."""
+
+    def __init__(self, doc: Any, me: identity.Node, public_url: str) -> None:
+        from pycrdt import Map
+
+        self.doc, self.me, self.public_url = doc, me, public_url
+        self.maps = {name: doc.get(name, type=Map) for name in MAPS}
+        self.dirty: set[tuple[str, str]] = set()
+        self.full = True  # the first pass copies every entry
+        for name, ymap in self.maps.items():
+            ymap.observe(partial(self._changed, name))
+
+    def _changed(self, name: str, event: Any, *_: Any) -> None:  # (event[, transaction])
+        self.dirty.update((name, key) for key in event.keys)
+
+    def sync(self, conn: sqlite3.Connection, now: int, *, heartbeat: bool) -> int:
+        """One pass: queued changes into the room, the heartbeat, the room into fed_room.
+        Returns how many queued changes were applied. A failed pass (a locked store) is
+        redone whole by the next: applying a queued change twice sets the same value."""
+        was_full = self.full
+        try:
+            return self._sync(conn, now, heartbeat)
+        except BaseException:
+            self.full = was_full
+            raise
+
+    def _sync(self, conn: sqlite3.Connection, now: int, heartbeat: bool) -> int:
+        with write(conn):
+            changes = sql.pending_room_changes(conn)
+            for _, map_, key, value in changes:
+                ymap = self.maps.get(map_)
+                if ymap is None:
+                    continue  # a map the room does not carry: dropped, not retried
+                if value is None:
+                    if key in ymap:
+                        del ymap[key]
+                elif ymap.get(key) != value:
+                    ymap[key] = value
+            if changes:
+                sql.mark_room_changes_applied(conn, changes[-1][0], now)
+            if heartbeat:
+                self._heartbeat(now)
+            keys = set(self.dirty)
+            if self.full:
+                keys |= {(m, k) for m, ymap in self.maps.items() for k in ymap.keys()}
+            for map_, key in sorted(keys):
+                value = self.maps[map_].get(key)
+                sql.room_put(conn, map_, key, value if isinstance(value, str) else None, now,
+                             queue=False)
+        self.full = False
+        self.dirty -= keys
+        return len(changes)
+
+    def _heartbeat(self, now: int) -> None:
+        nodes = self.maps["nodes"]
+        raw = nodes.get(self.me.node_id)
+        entry = json.loads(raw) if isinstance(raw, str) else {}
+        entry.update(lastSeenAt=clock.iso(now), url=self.public_url,
+                     publicKey=self.me.public_paserk)
+        nodes[self.me.node_id] = _dump(entry)
+
+
+@dataclass
+class JoinState:
+    """What the joining side knows: whether it has joined (then it rejoins by proof), and
+    whether its document is in sync with the seed's room now."""
+
+    invite: str | None
+    joined: bool = False
+    synced: bool = False
+    last_error: str | None = field(default=None)
+
+
+class Refused(Exception):
+    """The seed answered with an HTTP refusal: (status, code)."""
+
+    def __init__(self, status: int, code: str) -> None:
+        super().__init__(f"{status} {code}")
+        self.status, self.code = status, code
+
+
+async def exchange(client: Any, base: str, me: identity.Node, invite: str | None) -> str:
+    """POST the exchange: an invite (with this node's key and proof, so that the seed records
+    the key for later rejoins) or a node proof alone. Returns the wsTicket."""
+    nonce = secrets.token_urlsafe(18)
+    body: dict[str, Any] = {"nodeId": me.node_id, "nonce": nonce,
+                            "nodeProof": identity.sign_proof(me.private_key, me.node_id, nonce),
+                            "publicKey": me.public_paserk}
+    if invite is not None:
+        body["inviteToken"] = invite
+    r = await client.post(base + EXCHANGE_PATH, json=body)
+    if r.status_code != 200:
+        raise Refused(r.status_code, _code(r))
+    return str(r.json()["wsTicket"])
+
+
+def _code(response: Any) -> str:
+    try:
+        return str(response.json()["error"]["code"])
+    except Exception:  # not JSON, or (a refused upgrade) a body that was never read
+        return "http_error"
+
+
+async def join(base: str, me: identity.Node, doc: Any, state: JoinState,
+               on_synced: Callable[[], None], retry_max_s: float = 15.0) -> None:
+    """Keep this node's document connected to the seed's room, forever (cancelled at
+    shutdown). A seed that is down or refusing is noted and retried with back-off."""
+    import anyio
+    import httpx
+
+    delay = 1.0
+    base = base.rstrip("/")
+    async with httpx.AsyncClient(timeout=10.0) as client:
+        while True:
+            try:
+                await _session(client, base, me, doc, state, on_synced)
+                delay = 1.0
+            except Refused as exc:
+                state.last_error = str(exc)
+                if state.invite is not None and exc.code in ("token_already_used",
+                                                             "invalid_token"):
+                    state.invite = None  # perhaps joined before: try the node proof
+                log.warning("note: the seed refused this node: %s", exc)
+            except Exception as exc:  # the seed going away is the normal case
+                # (a closed socket, a reset, a restart; from the session's task group, as a
+                # group): noted, retried with back-off
+                leaf = _leaf(exc)
+                state.last_error = f"{type(leaf).__name__}: {leaf}"
+                log.warning("note: lost the seed's room at %s (%s); retrying", base,
+                            state.last_error)
+            state.synced = False
+            await anyio.sleep(delay)
+            delay = min(delay * 2, retry_max_s)
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+async def _session(client: Any, base: str, me: identity.Node, doc: Any, state: JoinState,
+                   on_synced: Callable[[], None]) -> None:
+    """One connection: exchange, upgrade with the ticket, sync until the socket closes."""
+    import anyio
+    from httpx_ws import WebSocketUpgradeError, aconnect_ws
+    from pycrdt import (
+        YMessageType,
+        YSyncMessageType,
+        create_sync_message,
+        create_update_message,
+        handle_sync_message,
+    )
+
+    ticket = await exchange(client, base, me, None if state.joined else state.invite)
+    headers = {"Authorization": f"Bearer {ticket}", "X-Acomm-Node": me.node_id}
+    ws: Any
+    try:
+        async with aconnect_ws(base + ROOM_PATH, client, headers=headers,
+                               keepalive_ping_interval_seconds=10,
+                               keepalive_ping_timeout_seconds=10) as ws:
+            state.joined, state.invite, state.last_error = True, None, None
+
+            async def send_updates() -> None:
+                async with doc.events() as events:
+                    await ws.send_bytes(create_sync_message(doc))
+                    async for event in events:
+                        await ws.send_bytes(create_update_message(event.update))
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(send_updates)
+                try:
+                    while True:
+                        message = bytes(await ws.receive_bytes())
+                        if not message or message[0] != YMessageType.SYNC:
+                            continue  # awareness: not used by acomm
+                        reply = handle_sync_message(message[1:], doc)
+                        if message[1] == YSyncMessageType.SYNC_STEP2 and not state.synced:
+                            state.synced = True
+                            on_synced()
+                        if reply is not None:
+                            await ws.send_bytes(reply)
+                finally:
+                    tg.cancel_scope.cancel()
+    except WebSocketUpgradeError as exc:
+        raise Refused(exc.response.status_code, _code(exc.response)) from None

@@ -1,0 +1,82 @@
+"""`acomm gateway serve` and `acomm gateway status`: the node's long-running gateway."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from acomm_cli import clock
+from acomm_cli.cli import render
+from acomm_cli.commands._common import output, settings, store
+
+app = typer.Typer(help="This node's gateway: the exchange, the state room, the outbox.\n\n"
+                  "Example: acomm gateway serve --listen 0.0.0.0:8765 --seed",
+                  no_args_is_help=True, add_completion=False)
+
+
+@app.command()
+def serve(
+    ctx: typer.Context,
+    listen: Annotated[str, typer.Option(metavar="HOST:PORT", help="Where to listen (port 0: "
+                                        "any free port; `gateway status` shows it).")],
+    seed: Annotated[bool, typer.Option("--seed", help="Host the state room and keep it "
+                                       "across restarts.")] = False,
+    join: Annotated[str | None, typer.Option(metavar="URL", help="The seed gateway's url "
+                                             "to join (http://HOST:PORT).")] = None,
+    invite: Annotated[str | None, typer.Option(metavar="TOKEN", help="The invite token for "
+                                               "a first join; without it, rejoin by node "
+                                               "proof.")] = None,
+    public_url: Annotated[str | None, typer.Option(metavar="URL", help="How peers reach "
+                                                   "this gateway (default: "
+                                                   "http://HOST:PORT of --listen).")] = None,
+    pull_every: Annotated[str | None, typer.Option(metavar="DURATION", help="Also pull the "
+                                                   "peers' outboxes this often (default: "
+                                                   "never; `fed pull` and `tick` do).")] = None,
+) -> None:
+    """Run the gateway until SIGINT or SIGTERM.
+
+    Serves POST /ansible/auth/exchange, the room at /ansible/yjs/control
+    (WebSocket, ticket checked before the upgrade) and GET /acomm/outbox (signed
+    reads by member nodes); mirrors the room into this store and heartbeats.
+
+    Example: acomm gateway serve --listen 0.0.0.0:8766 --join http://seed:8765 --invite TOKEN
+    """
+    from acomm_cli.errors import ValidationFailed
+    from acomm_cli.federation import gateway
+
+    if invite is not None and join is None:
+        raise ValidationFailed("invite: only with --join URL", field="invite")
+    if seed and join is not None:
+        raise ValidationFailed("seed: a seed hosts the room; it does not --join one",
+                               field="seed")
+    host, port = gateway.parse_listen(listen)
+    s = settings(ctx)
+    path, _ = s.store_path(create=False)
+    every = clock.parse_duration(pull_every, "pull_every") if pull_every else None
+    gateway.serve(gateway.Options(
+        store_path=path, host=host, port=port, seed=seed, join=join, invite=invite,
+        public_url=public_url, pull_every_ms=every, sla_ms=s.value("federation.sla"),
+        pull_pages=s.value("federation.pull_pages")))
+
+
+@app.command()
+def status(ctx: typer.Context) -> None:
+    """Show this node's gateway: {node_id, listen, room_synced, peers, outbox_head}.
+
+    listen is null and room_synced false when no gateway runs for this store.
+
+    Example: acomm gateway status --json
+    """
+    from acomm_cli.federation import gwstate
+
+    s = settings(ctx)
+    path, _ = s.store_path(create=False)
+    with store(ctx, write=False) as conn:
+        doc = gwstate.status(conn, path)
+    render.status(output(ctx), doc)
+
+
+@app.callback()
+def gateway_group() -> None:
+    """This node's gateway: the exchange, the state room, the outbox."""

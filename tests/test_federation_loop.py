@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ACOMM
+from conftest import ACOMM, VENV_BIN
 from test_dispatch import agent_script
 from test_gateway import Node, free_port, invite, wait_until, where
 
@@ -228,3 +228,18 @@ def test_unaccepted_retried_then_max_attempts_dead_letter(make):
     assert sql(a, "SELECT state FROM fed_sent") == [("dead_letter",)]
     assert sql(a, "SELECT recipient, reason FROM dead_letters") == \
         [("bob", "federation_max_attempts")]
+
+
+def test_the_demo_federation_act_runs_and_cleans_up(tmp_path):
+    """examples/federation.sh (part of `make demo`) checks its own outcome (alice gets
+    oracle's answer with the query's correlation id) and exits non-zero otherwise; its
+    gateways are stopped and its temporary directory removed."""
+    script = Path(__file__).parent.parent / "examples" / "federation.sh"
+    env = {**os.environ, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ['PATH']}",
+           "TMPDIR": str(tmp_path)}
+    p = subprocess.run(["bash", str(script)], capture_output=True, text=True, env=env,
+                       timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "node-b's gateway stopped" in p.stdout and "node-a's gateway stopped" in p.stdout
+    assert "\tresponse\t" in p.stdout and "\t42" in p.stdout
+    assert list(tmp_path.iterdir()) == []

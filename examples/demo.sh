@@ -16,6 +16,9 @@
 #   7. agent dispatch: three agent scripts hand work to each other, driven by `acomm tick`
 #      alone (examples/pipeline.sh, on a store of its own)
 #   8. an export of the store (partitioned Parquet) and the Spark audit over it (needs Java 17+)
+#   9. federation: two nodes on 127.0.0.1 (a seed and a node joining it by invite), a query
+#      on one answered by an agent the other owns, then both gateways stopped
+#      (examples/federation.sh, on stores of its own)
 #
 # Run it with `make demo`, or `bash examples/demo.sh` with acomm on PATH.
 # "| format" in the output stands for a few lines of Python (FORMAT_PY below) that print
@@ -208,4 +211,10 @@ if command -v java >/dev/null 2>&1 || [[ -n ${JAVA_HOME:-} ]]; then
 else
     say "(skipped: acomm audit runs Apache Spark, which needs Java 17+; none is installed)"
 fi
+
+# --- 9. federation -----------------------------------------------------------------------
+
+section "9. Federation: two nodes, a query on node-a answered by an agent node-b owns"
+say "(examples/federation.sh, two stores and two gateways of its own on 127.0.0.1)"
+bash "$(dirname "${BASH_SOURCE[0]}")/federation.sh"
 printf '\nDemo finished.\n'

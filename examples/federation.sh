@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# acomm federation: two nodes on 127.0.0.1, each its own store and its own gateway, deliver to
+# each other's agents (spec 002, DESIGN.md §7).
+#
+#   node-a   the seed: its gateway holds the state room; alice asks a question here
+#   node-b   joins node-a's room with an invite; it owns the agent `oracle`
+#            (examples/agents/oracle.sh, run by `acomm tick` on node-b; its stdout answers)
+#
+# The query goes from node-a's outbox to node-b (`fed pull` / `tick` there), is accepted,
+# answered by oracle's turn, and the answer comes back to alice's inbox on node-a as a
+# `response` with the query's correlation id. Both gateways are then stopped (SIGTERM).
+# Every wait has a deadline; nothing sleeps for a fixed time to synchronise.
+# `make demo` runs this (examples/demo.sh calls it); alone: `bash examples/federation.sh` with
+# acomm (and its `federation` extra) on PATH. ACOMM_DEMO_KEEP=1 keeps the stores.
+set -euo pipefail
+
+if ! command -v acomm >/dev/null 2>&1; then
+    echo "federation: acomm is not on PATH; run 'make demo' or activate .venv" >&2
+    exit 1
+fi
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+work="$(mktemp -d "${TMPDIR:-/tmp}/acomm-federation.XXXXXX")"
+unset ACOMM_STORE ACOMM_AGENT ACOMM_CONFIG  # every command names its store and its agent
+pids=()
+cleanup() {
+    local pid
+    for pid in "${pids[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
+    if [[ "${ACOMM_DEMO_KEEP:-0}" == 1 ]]; then
+        echo; echo "stores kept: $work/a/store.acomm and $work/b/store.acomm"
+    else
+        rm -rf "$work"
+    fi
+}
+trap cleanup EXIT
+cd "$work"
+mkdir a b
+A=a/store.acomm
+B=b/store.acomm
+
+# shellcheck source=examples/show.sh
+source "$here/show.sh"
+json() { python3 -c "import json, sys; d = json.load(sys.stdin); print($1)"; }
+
+# wait_for WHAT SECONDS COMMAND...: run COMMAND until it succeeds, at most SECONDS.
+wait_for() {
+    local what=$1 deadline=$((SECONDS + $2))
+    shift 2
+    until "$@" >/dev/null 2>&1; do
+        if ((SECONDS >= deadline)); then
+            echo "federation: timed out waiting for $what" >&2
+            tail -n 20 a/gateway.log b/gateway.log >&2 || true
+            exit 1
+        fi
+        sleep 0.2
+    done
+}
+synced() {  # the gateway of store $1 listens and has its room
+    acomm --store "$1" --json gateway status | json 'd["listen"] and d["room_synced"] or exit(1)'
+}
+owner_seen() {  # node-a's copy of the room says node-b owns oracle
+    acomm --store "$A" --json agent where oracle | json 'd["owner_node"] == "node-b" or exit(1)'
+}
+oracle_ran() {  # a tick on node-b pulls node-a's outbox, then runs oracle on what came in
+    acomm --store "$B" tick >/dev/null
+    acomm --store "$B" --json receipts --agent oracle | json 'd["receipts"] or exit(1)'
+}
+answer_back() {  # node-a pulls node-b's outbox until alice has the answer
+    acomm --store "$A" fed pull >/dev/null
+    acomm --store "$A" --json receive --as alice --peek | json 'd["messages"] or exit(1)'
+}
+# stop NAME PID: SIGTERM, then wait (bounded) until the gateway has exited
+stop() {
+    local deadline=$((SECONDS + 15))
+    kill -TERM "$2"
+    while kill -0 "$2" 2>/dev/null; do
+        if ((SECONDS >= deadline)); then kill -KILL "$2"; break; fi
+        sleep 0.1
+    done
+    wait "$2" 2>/dev/null || true
+    say "$1's gateway stopped"
+}
+
+section "1. Two nodes: each store gets a node identity (an Ed25519 key of its own)"
+run acomm --store "$A" node init --id node-a
+run acomm --store "$B" node init --id node-b
+
+section "2. node-a's gateway is the seed: it holds the state room (a free port on 127.0.0.1)"
+show_raw "acomm --store $A gateway serve --seed --listen 127.0.0.1:0 &"
+acomm --store "$A" gateway serve --seed --listen 127.0.0.1:0 >a/gateway.log 2>&1 &
+pids+=($!)
+pid_a=$!
+wait_for "node-a's gateway" 20 synced "$A"
+run acomm --store "$A" gateway status
+seed_url="http://$(acomm --store "$A" --json gateway status | json 'd["listen"]')"
+
+section "3. node-b joins with a one-time invite for node-b (only its hash is kept on the seed)"
+show_raw "token=\$(acomm --store $A --json invite create --expect node-b --ttl 10m | ...)"
+token=$(acomm --store "$A" --json invite create --expect node-b --ttl 10m \
+    | json 'd["invite_token"]')
+show_raw "acomm --store $B gateway serve --join $seed_url --invite \$token --listen 127.0.0.1:0 &"
+acomm --store "$B" gateway serve --join "$seed_url" --invite "$token" \
+    --listen 127.0.0.1:0 >b/gateway.log 2>&1 &
+pids+=($!)
+pid_b=$!
+wait_for "node-b's gateway to join" 20 synced "$B"
+run acomm --store "$B" gateway status
+run acomm --store "$A" peers
+
+section "4. node-b owns the agent oracle (a dispatch agent in its config.yaml); node-a sees it"
+cat > b/config.yaml <<YAML
+agents:
+  oracle:
+    run: $here/agents/oracle.sh
+YAML
+say "b/config.yaml beside node-b's store:"
+sed 's/^/    /' b/config.yaml
+run acomm --store "$B" agent own oracle
+wait_for "node-a to see oracle's owner" 20 owner_seen
+run acomm --store "$A" agent where oracle
+
+section "5. alice on node-a asks oracle a question: it goes to node-a's outbox for node-b"
+run acomm --store "$A" send --to oracle --type query --correlation-id q-1 \
+    "What is the meaning of life?" --as alice
+
+section "6. node-b: tick pulls node-a's outbox (and acks it accepted), then runs oracle"
+wait_for "oracle's turn on node-b" 20 oracle_ran
+run acomm --store "$B" receipts --agent oracle
+
+section "7. node-a: fed pull reads node-b's outbox: accepted, the reply, processed"
+wait_for "the answer on node-a" 20 answer_back
+acomm --store "$A" --json receive --as alice --peek | json '[(m["type"], m["correlation_id"],
+    m["content"]) for m in d["messages"]] == [("response", "q-1", "42")] or exit(1)' >/dev/null || {
+    echo "federation: alice did not get oracle's answer to q-1" >&2
+    exit 1
+}
+run acomm --store "$A" receive --as alice
+
+section "8. Both gateways stopped cleanly (SIGTERM, waited for)"
+stop node-b "$pid_b"
+stop node-a "$pid_a"
+pids=()
+run acomm --store "$A" gateway status

@@ -77,7 +77,8 @@ MESSAGE_STATUSES = ("sent", "delivered", "acknowledged", "dead_letter")
 SYSTEM_CHANNEL = "_system"
 SYSTEM_AGENT = "acomm"
 DEADLETTER_TOPIC = "_system.message.deadletter"
-DEAD_LETTER_REASONS = ("max_retries_exceeded", "expired", "recipient_left", "dispatch_failed")
+DEAD_LETTER_REASONS = ("max_retries_exceeded", "expired", "recipient_left", "dispatch_failed",
+                       "no_owner", "owner_offline", "federation_max_attempts")  # the last three: §7
 
 # Matched with fullmatch: `$` would also accept a trailing newline (`"team\n"`).
 _CHANNEL_NAME = re.compile(r"[A-Za-z0-9_-]{1,128}")

@@ -167,7 +167,7 @@ _acomm_value_kind() {
         'messages --offset') echo 'value' ;;
         'deadletter list -c'|'deadletter list --channel') echo 'channel' ;;
         'deadletter list --recipient') echo 'agent' ;;
-        'deadletter list --reason') echo 'choice:max_retries_exceeded expired recipient_left dispatch_failed' ;;
+        'deadletter list --reason') echo 'choice:max_retries_exceeded expired recipient_left dispatch_failed no_owner owner_offline federation_max_attempts' ;;
         'deadletter list --limit') echo 'value' ;;
         'deadletter list --offset') echo 'value' ;;
         'deadletter show --recipient') echo 'agent' ;;

@@ -208,7 +208,7 @@ def test_no_owner_and_owner_offline_go_to_the_fallback_or_dead_letter(make):
     assert json.loads(r.stdout)["results"][0]["error"]["code"] == "owner_offline"
     assert sql(a, "SELECT d.recipient, d.reason, m.content FROM dead_letters d JOIN messages m"
                   " ON m.id = d.message_id ORDER BY m.id") == [
-        ("ghost", "no_owner", "anyone?"), ("bob", "no_owner", "nobody home")]
+        ("ghost", "no_owner", "anyone?"), ("bob", "owner_offline", "nobody home")]
 
 
 @needs_faketime

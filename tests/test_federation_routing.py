@@ -144,7 +144,8 @@ def test_owner_offline_goes_to_the_fallback_or_dead_letters(nodes):
     r2 = a("send", "--to", "bob", "hi again", "--as", "alice")
     assert r2.exit_code == 5
     assert json.loads(r2.stdout)["results"][0]["error"]["code"] == "owner_offline"
-    assert a.sql("SELECT reason FROM dead_letters") == [("no_owner",)]
+    assert a.sql("SELECT reason FROM dead_letters") == [("owner_offline",)]
+    assert a.ok("deadletter", "list", "--reason", "owner_offline")["total_count"] == 1
 
 
 def test_pull_of_an_unreachable_peer(nodes, tmp_path):

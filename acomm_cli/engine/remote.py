@@ -170,7 +170,7 @@ def send_remote(router: Router, req: SendRequest, recipient: str, rt: Route, sel
         plan.recipients = [recipient]
         res = persist(router, plan, now, federated=True)
         sql.set_message_global_id(conn, res.id, event_id, None)
-        reason = "no_owner"
+        reason = rt.decision  # no_owner or owner_offline (DESIGN.md §7: "same reason")
         why = (f"{recipient!r} has no owner node" if rt.decision == "no_owner" else
                f"{recipient!r}'s owner {rt.owner!r} is offline and no fallback node is online")
         deadletters.dead_letter(conn, [(res.id, recipient, plan.channel.id, 0)], reason, why,

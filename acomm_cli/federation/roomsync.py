@@ -110,7 +110,7 @@ class JoinState:
     last_error: str | None = field(default=None)
 
 
-class Refused(Exception):
+class _Refused(Exception):
     """The seed answered with an HTTP refusal: (status, code)."""
 
     def __init__(self, status: int, code: str) -> None:
@@ -129,7 +129,7 @@ async def exchange(client: Any, base: str, me: identity.Node, invite: str | None
         body["inviteToken"] = invite
     r = await client.post(base + EXCHANGE_PATH, json=body)
     if r.status_code != 200:
-        raise Refused(r.status_code, _code(r))
+        raise _Refused(r.status_code, _code(r))
     return str(r.json()["wsTicket"])
 
 
@@ -154,7 +154,7 @@ async def join(base: str, me: identity.Node, doc: Any, state: JoinState,
             try:
                 await _session(client, base, me, doc, state, on_synced)
                 delay = 1.0
-            except Refused as exc:
+            except _Refused as exc:
                 state.last_error = str(exc)
                 if state.invite is not None and exc.code in ("token_already_used",
                                                              "invalid_token"):
@@ -222,4 +222,4 @@ async def _session(client: Any, base: str, me: identity.Node, doc: Any, state: J
                 finally:
                     tg.cancel_scope.cancel()
     except WebSocketUpgradeError as exc:
-        raise Refused(exc.response.status_code, _code(exc.response)) from None
+        raise _Refused(exc.response.status_code, _code(exc.response)) from None

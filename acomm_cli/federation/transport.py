@@ -14,11 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from acomm_cli.errors import PeerUnreachable
 from acomm_cli.store import federation as sql
 
 
-class Unreachable(Exception):
-    """The peer's outbox cannot be read now (its store is missing, locked, not a node...)."""
+class Unreachable(PeerUnreachable):
+    """The peer's outbox cannot be read now (its store is missing, locked, not a node...):
+    `peer_unreachable`, counted by `fed pull` and `tick`, exit 7 for `fed pull --peer`."""
 
 
 @dataclass(frozen=True)

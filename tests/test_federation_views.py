@@ -127,3 +127,73 @@ def test_a_plain_store_message_has_null_ids_and_no_federation_view(cli, store):
     assert "federation" not in doc
     piped = cli.ok("show", str(mid)).stdout
     assert "global_id" not in piped and "federation" not in piped
+
+
+# ---------------------------------------------------------------- a dispatch receipt
+
+
+@pytest.fixture
+def dispatching(cli, tmp_path):
+    """na and nb in directories of their own (each its config.yaml); bob on nb is an agent
+    dispatch runs: it answers a query with its stdout, and acknowledges anything else."""
+    from test_dispatch import agent_script, configure
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    a = Node(cli, tmp_path / "a" / "na.acomm", "na")
+    b = Node(cli, tmp_path / "b" / "nb.acomm", "nb")
+    for n in (a, b):
+        n.ok("node", "init", "--id", n.id)
+    a.ok("peers", "add", "nb", "--url", f"store:{b.path}")
+    b.ok("peers", "add", "na", "--url", f"store:{a.path}")
+    b.ok("agent", "own", "bob")
+    b.ok("fed", "pull")
+    a.ok("fed", "pull")
+    configure(b.path, bob={"run": agent_script(tmp_path, "bob.sh", """
+echo "$ACOMM_MESSAGE_ID" >> "$WORK/runs"
+echo "done"
+""")})
+    return a, b, tmp_path / "runs"
+
+
+def test_a_dispatch_receipt_appends_ack_processed(dispatching):
+    a, b, runs = dispatching
+    sent = a.ok("send", "--to", "bob", "build it", "--type", "command",
+                "--as", "alice")["results"][0]
+    doc = b.ok("tick")  # pulls, then dispatch runs bob on the message from na
+    assert doc["fed_pulled"] >= 1 and doc["dispatch"]["accepted"] == 1
+    [mid] = b.sql("SELECT id FROM messages WHERE global_id = ?", sent["global_id"])[0]
+    assert runs.read_text().split() == [str(mid)]
+    assert b.sql("SELECT count(*) FROM fed_outbox WHERE kind = 'ack' AND json_extract("
+                 "envelope, '$.payload.status') = 'processed'") == [(1,)]
+    assert _fed(b, mid)["state"] == "processed"
+    assert a.ok("fed", "pull")["acks"] == 2  # accepted, then processed
+    view = _fed(a, sent["id"])
+    assert view["state"] == "processed" and view["processed_at"]
+    assert b.ok("tick")["dispatch"]["accepted"] == 0  # one turn only
+    assert runs.read_text().split() == [str(mid)]
+
+
+def test_a_dispatched_answer_to_a_query_is_a_reply(dispatching):
+    a, b, _ = dispatching
+    q = a.ok("send", "--to", "bob", "status?", "--type", "query", "--correlation-id", "c5",
+             "--as", "alice")["results"][0]
+    b.ok("tick")
+    assert a.ok("fed", "pull")["replies"] == 1
+    assert _fed(a, q["id"])["state"] == "replied"
+    [answer] = a.ok("receive", "--as", "alice")["messages"]
+    assert (answer["type"], answer["content"], answer["correlation_id"],
+            answer["origin_node"]) == ("response", "done", "c5", "nb")
+
+
+def test_a_dispatch_that_dead_letters_tells_the_sender_failed(dispatching, tmp_path):
+    from test_dispatch import agent_script, configure
+
+    a, b, _ = dispatching
+    configure(b.path, bob={"run": agent_script(tmp_path, "no.sh", "exit 1"), "max_attempts": 1})
+    sent = a.ok("send", "--to", "bob", "break", "--as", "alice")["results"][0]
+    b.ok("tick")
+    assert b.sql("SELECT json_extract(envelope, '$.payload.outcome') FROM fed_outbox WHERE"
+                 " json_extract(envelope, '$.payload.status') = 'processed'") == [("failed",)]
+    a.ok("fed", "pull")
+    assert _fed(a, sent["id"])["state"] == "processed"

@@ -218,6 +218,15 @@ def processed(conn: sqlite3.Connection, message_id: int, agent: str, outcome: st
     return True
 
 
+def turn_ended(conn: sqlite3.Connection, message_id: int, agent: str, outcome: str,
+               now: int) -> None:
+    """A dispatch receipt ended the agent's turn on a message from another node: `ack
+    processed`, unless the turn already sent it (an ack, a response)."""
+    found = _inbound(conn, message_id)
+    if found is not None and not sql.answers_of(conn, found[0]):
+        processed(conn, message_id, agent, outcome, now)
+
+
 def answered(router: Router, plan: _Plan, response_id: int, now: int) -> None:
     """A local agent answered (a response) on a `_fed:` channel: a `reply` event for the
     query that came from another node, and `ack processed` for it."""

@@ -344,8 +344,11 @@ class Message:
     metadata: dict[str, Any]
     created_at: int
     deliver_at: int | None
+    global_id: str | None = None  # federation: the eventId, on both nodes (None: local only)
+    origin_node: str | None = None  # federation: the node the message was first sent on
     deliveries: list[Delivery] = field(default_factory=list)
     delivery: Delivery | None = None  # set in receive results: the receiving agent's own
+    federation: dict[str, Any] | None = None  # set by `show` for a federated message
 
     @property
     def status(self) -> str:

@@ -253,6 +253,26 @@ def set_inbound_message(conn: sqlite3.Connection, event_id: str, message_id: int
                  (message_id, event_id))
 
 
+def inbound_row_of_message(conn: sqlite3.Connection,
+                           message_id: int) -> tuple[Any, ...] | None:
+    """(event_id, source_node, attempt, received_at) of an inbound message."""
+    row: tuple[Any, ...] | None = conn.execute(
+        "SELECT event_id, source_node, attempt, received_at FROM fed_inbound"
+        " WHERE message_id = ?", (message_id,)).fetchone()
+    return row
+
+
+def answers_of(conn: sqlite3.Connection, event_id: str) -> list[tuple[str, int]]:
+    """(kind, created_at) of the `reply` and `ack processed` events in our outbox that
+    answer an inbound event, first attempts only, oldest first (`show` reads them)."""
+    return conn.execute(
+        "SELECT kind, created_at FROM fed_outbox WHERE attempt = 1 AND ("
+        " (kind = 'reply' AND json_extract(envelope, '$.payload.replyTo') = ?) OR"
+        " (kind = 'ack' AND json_extract(envelope, '$.payload.ackOf') = ?"
+        "  AND json_extract(envelope, '$.payload.status') = 'processed')) ORDER BY seq",
+        (event_id, event_id)).fetchall()
+
+
 def inbound_of_message(conn: sqlite3.Connection, message_id: int) -> tuple[str, str] | None:
     """(event_id, source_node) of an inbound message."""
     row = conn.execute("SELECT event_id, source_node FROM fed_inbound WHERE message_id = ?",

@@ -502,7 +502,8 @@ def mark_read(conn: sqlite3.Connection, agent: str, message_ids: Sequence[int], 
 
 _MSG_COLS = (
     "m.id, c.name, m.channel_id, m.sender, m.type, m.content, m.topic, m.priority,"
-    " m.correlation_id, m.dedupe_key, m.metadata, m.created_at, m.deliver_at"
+    " m.correlation_id, m.dedupe_key, m.metadata, m.created_at, m.deliver_at, m.global_id,"
+    " m.origin_node"
 )
 _DELIVERY_COLS = ("recipient, state, retry_count, delivered_at, read_at, ack_status, acked_at,"
                   " next_timer_at")
@@ -529,10 +530,10 @@ _STATES = {s.value: s for s in DeliveryState}
 # of what `receive` costs beyond SQLite, and keywords take twice as long.
 def _message(row: Sequence[Any]) -> Message:
     # id, channel, channel_id, sender, type, content, topic, priority, correlation_id,
-    # dedupe_key, metadata, created_at, deliver_at
+    # dedupe_key, metadata, created_at, deliver_at, global_id, origin_node
     return Message(row[0], row[1], row[2], row[3], _TYPES[row[4]], row[5], row[6],
                    _PRIORITIES[row[7]], row[8], row[9], json.loads(row[10]) if row[10] else {},
-                   row[11], row[12])
+                   row[11], row[12], row[13], row[14])
 
 
 def _delivery(row: Sequence[Any]) -> Delivery:
@@ -617,9 +618,9 @@ def inbox(conn: sqlite3.Connection, agent: str, f: MessageFilter,
     limited = set()
     for r in rows:
         msg = _message(r)
-        msg.delivery = Delivery(r[13], _STATES[r[14]], r[15], r[16], r[17], r[18], r[19], r[20])
+        msg.delivery = Delivery(r[15], _STATES[r[16]], r[17], r[18], r[19], r[20], r[21], r[22])
         out.append(msg)
-        if r[21]:
+        if r[23]:
             limited.add(r[2])
     return out, total, limited
 

@@ -122,7 +122,10 @@ def message_doc(m: Message) -> dict[str, Any]:
         "priority": m.priority.name.lower(), "correlation_id": m.correlation_id,
         "dedupe_key": m.dedupe_key, "metadata": m.metadata, "status": m.status,
         "created_at": iso(m.created_at), "deliver_at": iso(m.deliver_at),
+        "global_id": m.global_id, "origin_node": m.origin_node,
     }
+    if m.federation is not None:
+        doc["federation"] = m.federation
     if m.delivery is not None:
         doc["delivery"] = delivery_doc(m.delivery)
     else:
@@ -298,6 +301,11 @@ def follow(out: Output, batch: QueryResult, *, body: bool = False,
     flush()
 
 
+# shown in the piped `key: value` lines of `show` only for a federated message: a local
+# message's lines stay what scripts always read
+_FEDERATION_KEYS = ("global_id", "origin_node", "federation")
+
+
 def message(out: Output, m: Message) -> None:
     """One message: its JSON document; a rich panel on a terminal; `key: value` lines, the
     deliveries and the content when piped (scripts read those: unchanged)."""
@@ -311,7 +319,8 @@ def message(out: Output, m: Message) -> None:
         return
     doc = message_doc(m)
     _pairs(out, [(k, json.dumps(v) if isinstance(v, dict) else v)
-                 for k, v in doc.items() if k not in ("deliveries", "content")])
+                 for k, v in doc.items() if k not in ("deliveries", "content")
+                 and (v is not None or k not in _FEDERATION_KEYS)])
     sys.stdout.write("deliveries:\n")
     for d in m.deliveries:
         extra = f" ack={d.ack_status}" if d.ack_status else ""

@@ -475,6 +475,7 @@ def _settle(conn: sqlite3.Connection, c: _Claim, outcome: runner.RunOutcome, now
             dead = True
             reason = _clip(reason or "") + _DEAD_NOTE
             _dead_letter(conn, spec, msg.id, c.run_id, msg.channel_id, c.attempt, reason, now)
+            _federated_turn(conn, msg, agent, "failed", now)
         else:
             next_retry = now + retry_delay_ms(spec, c.attempt, rand())
             store.settle_claim(conn, msg.id, agent, c.run_id, "retry", next_retry)
@@ -511,6 +512,17 @@ def _apply(conn: sqlite3.Connection, msg: Message, agent: str, status: str, stdo
     if notes:
         note = (text or None) if status == "accepted" else f"ignored: {reason}"
         delivery.record_ack(conn, msg.id, agent, AckStatus.COMPLETED, note, now)
+    _federated_turn(conn, msg, agent, "completed" if status == "accepted" else "ignored", now)
+
+
+def _federated_turn(conn: sqlite3.Connection, msg: Message, agent: str, outcome: str,
+                    now: int) -> None:
+    """A message from another node: the receipt ends the agent's turn, so the sender's node
+    gets `ack processed`, once (an ack-tracked message's ack or an answer already sent it)."""
+    if msg.channel.startswith("_fed:"):
+        from acomm_cli.engine import remote
+
+        remote.turn_ended(conn, msg.id, agent, outcome, now)
 
 
 def _dead_letter(conn: sqlite3.Connection, spec: AgentSpec, mid: int, run_id: str,

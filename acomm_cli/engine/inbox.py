@@ -112,4 +112,8 @@ def show(conn: sqlite3.Connection, message_id: int) -> Message:
     if msg is None:
         raise NotFound(f"message {message_id} does not exist", field="message",
                        value=message_id)
+    if msg.global_id is not None:  # only a node has federated messages
+        from acomm_cli.engine import remote
+
+        msg.federation = remote.view(conn, msg.id, msg.global_id)
     return msg

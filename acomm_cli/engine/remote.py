@@ -169,7 +169,7 @@ def send_remote(router: Router, req: SendRequest, recipient: str, rt: Route, sel
     if rt.decision in ("no_owner", "owner_offline"):
         plan.recipients = [recipient]
         res = persist(router, plan, now, federated=True)
-        sql.set_message_global_id(conn, res.id, event_id, None)
+        sql.set_message_global_id(conn, res.id, event_id, self_node)
         reason = rt.decision  # no_owner or owner_offline (DESIGN.md §7: "same reason")
         why = (f"{recipient!r} has no owner node" if rt.decision == "no_owner" else
                f"{recipient!r}'s owner {rt.owner!r} is offline and no fallback node is online")
@@ -185,7 +185,7 @@ def send_remote(router: Router, req: SendRequest, recipient: str, rt: Route, sel
     plan.recipients = []
     res = persist(router, plan, now, federated=True)
     assert rt.to_node is not None
-    sql.set_message_global_id(conn, res.id, event_id, None)
+    sql.set_message_global_id(conn, res.id, event_id, self_node)
     emit(conn, self_node, "message", to_node=rt.to_node, now=now, event_id=event_id,
          source_agent=req.sender, to_agent=recipient, corr=plan.correlation_id,
          payload=message_payload(plan), decision=rt.decision)
@@ -218,6 +218,15 @@ def processed(conn: sqlite3.Connection, message_id: int, agent: str, outcome: st
     return True
 
 
+def turn_ended(conn: sqlite3.Connection, message_id: int, agent: str, outcome: str,
+               now: int) -> None:
+    """A dispatch receipt ended the agent's turn on a message from another node: `ack
+    processed`, unless the turn already sent it (an ack, a response)."""
+    found = _inbound(conn, message_id)
+    if found is not None and not sql.answers_of(conn, found[0]):
+        processed(conn, message_id, agent, outcome, now)
+
+
 def answered(router: Router, plan: _Plan, response_id: int, now: int) -> None:
     """A local agent answered (a response) on a `_fed:` channel: a `reply` event for the
     query that came from another node, and `ack processed` for it."""
@@ -235,8 +244,39 @@ def answered(router: Router, plan: _Plan, response_id: int, now: int) -> None:
     reply_id = emit(conn, self_node, "reply", to_node=source, now=now,
                     source_agent=plan.row[1], to_agent=found[2], corr=plan.correlation_id,
                     payload={"replyTo": query_event, "content": plan.row[3]}, decision=None)
-    sql.set_message_global_id(conn, response_id, reply_id, None)
+    sql.set_message_global_id(conn, response_id, reply_id, self_node)
     emit(conn, self_node, "ack", to_node=source, now=now, source_agent=plan.row[1],
          to_agent=None, corr=plan.correlation_id,
          payload={"ackOf": query_event, "status": "processed", "outcome": "completed"},
          decision=None)
+
+
+# ---------------------------------------------------------------- what `show` says
+
+
+def view(conn: sqlite3.Connection, message_id: int, global_id: str) -> dict[str, Any]:
+    """The federation view of a federated message (DESIGN.md §7): on the sender's node, its
+    event's state (`emitted`, `accepted`, `processed`, `replied`, `dead_letter`, `incident`);
+    on the receiving node, the inbound event (accepted when it was pulled; processed or
+    replied once the local agent's turn appended that to our outbox)."""
+    inbound = sql.inbound_row_of_message(conn, message_id)
+    if inbound is not None:
+        event_id, source, attempt, received_at = inbound
+        answers = dict(reversed(sql.answers_of(conn, event_id)))  # kind -> first created_at
+        state = "replied" if "reply" in answers else "processed" if answers else "accepted"
+        done = answers.get("reply", answers.get("ack"))
+        return {"direction": "inbound", "event_id": event_id, "state": state,
+                "attempt": attempt, "origin_node": source, "to_node": sql.node_id(conn),
+                "accepted_at": clock.iso(received_at), "processed_at": clock.iso(done)}
+    row = sql.sent_of_message(conn, message_id)
+    if row is not None:
+        _, _, to_node, to_agent, decision, state, attempt = row[:7]
+        return {"direction": "outbound", "event_id": global_id, "state": state,
+                "attempt": attempt, "to_node": to_node or None, "to_agent": to_agent,
+                "route_decision": decision, "accepted_at": clock.iso(row[9]),
+                "processed_at": clock.iso(row[10]), "incident_at": clock.iso(row[11])}
+    env = sql.outbox_event(conn, global_id) or {}  # a reply we emitted: no sender's state
+    return {"direction": "outbound", "event_id": global_id, "state": "emitted",
+            "attempt": (env.get("trace") or {}).get("attempt"), "to_node": env.get("toNodeId"),
+            "to_agent": env.get("toAgentId"), "route_decision": None, "accepted_at": None,
+            "processed_at": None, "incident_at": None}

@@ -34,7 +34,7 @@ from time import perf_counter
 from harness import DOC, machine, median, write_section
 
 from acomm_cli.bridge import sync as bridge
-from acomm_cli.engine import channels, operations, sending
+from acomm_cli.engine import channels, opening, sending
 from acomm_cli.model import SendRequest
 
 SECTION = "## Mailbox bridge (issue 6)"
@@ -43,8 +43,8 @@ ACOMM = str(Path(sys.executable).parent / "acomm")
 
 def _store(work: Path, backlog: int) -> tuple[object, bridge.BridgeConfig]:
     path = work / "store.acomm"
-    operations.init_store(path, 0)
-    conn = operations.connect(path, create=False)
+    opening.init_store(path, 0)
+    conn = opening.connect(path, create=False)
     cfg = bridge.BridgeConfig(inbox_dir=work / "inbox", teams_dir=work / "teams")
     channels.create_channel(conn, "crew", "group", "lead", channels.channel_config(), 0)
     for i in range(10):
@@ -132,7 +132,7 @@ def bench_tick(files: int) -> dict[str, object]:
     work = Path(tempfile.mkdtemp(prefix="acomm-bridge-"))
     try:
         path = work / "store.acomm"
-        operations.init_store(path, 0)
+        opening.init_store(path, 0)
         outbox = work / "outbox"
         for i in range(files):
             d = outbox / f"agent{i % 10}"

@@ -30,7 +30,7 @@ from harness import (
 )
 
 from acomm_cli import clock
-from acomm_cli.engine import inbox, operations, sending
+from acomm_cli.engine import inbox, opening, sending
 from acomm_cli.model import MessageFilter, SendRequest
 from acomm_cli.topics import SubscriptionIndex, matches
 
@@ -129,7 +129,7 @@ def send_process(ctx: Context) -> list[Result]:
     store = stores.group_store(WORK / "send-process.acomm")
     raw = WORK / "send-process-raw.db"
     stores.remove(raw)
-    conn = operations.connect(store, create=False)
+    conn = opening.connect(store, create=False)
     sync = synchronous_name(conn)
     conn.close()
     init = sqlite3.connect(raw)
@@ -182,9 +182,9 @@ def send_big_store(ctx: Context) -> list[Result]:
 
 def send_inproc(ctx: Context) -> list[Result]:
     s = ctx.sizes
-    product = operations.connect(stores.direct_store(WORK / "send-inproc.acomm"), create=False)
-    raw = operations.connect(stores.direct_store(WORK / "send-inproc-raw.acomm"), create=False)
-    pair = operations.connect(stores.direct_store(WORK / "send-inproc-pair.acomm"), create=False)
+    product = opening.connect(stores.direct_store(WORK / "send-inproc.acomm"), create=False)
+    raw = opening.connect(stores.direct_store(WORK / "send-inproc-raw.acomm"), create=False)
+    pair = opening.connect(stores.direct_store(WORK / "send-inproc-pair.acomm"), create=False)
     sync = synchronous_name(product)
     channel_id = raw.execute("SELECT id FROM channels WHERE name = 'dm'").fetchone()[0]
     sql = ("INSERT INTO messages (channel_id, sender, type, content, priority, created_at)"
@@ -246,7 +246,7 @@ def send_inproc(ctx: Context) -> list[Result]:
                  f"(not a target) raw message + delivery row in one BEGIN IMMEDIATE transaction, "
                  f"what one send writes: {spread(rates_2, per_s)} = "
                  f"{median(rates_2) / median(rates_r):.0%} of the baseline",
-                 "all on fresh stores opened with operations.connect (same pragmas); the raw "
+                 "all on fresh stores opened with opening.connect (same pragmas); the raw "
                  "insert is an autocommit statement into the real `messages` table; rounds "
                  "interleaved"],
     )]
@@ -269,7 +269,7 @@ def send_batch(ctx: Context) -> list[Result]:
     rows: dict[str, tuple[list[str], list[tuple]]] = {}
 
     def product_run() -> float:
-        conn = operations.connect(stores.copy_store(template, WORK / "batch.acomm"), create=False)
+        conn = opening.connect(stores.copy_store(template, WORK / "batch.acomm"), create=False)
         try:
             now = clock.now_ms()
             t0 = perf_counter()
@@ -287,7 +287,7 @@ def send_batch(ctx: Context) -> list[Result]:
             conn.close()
 
     def raw_run() -> float:
-        conn = operations.connect(stores.copy_store(template, WORK / "batch-raw.acomm"),
+        conn = opening.connect(stores.copy_store(template, WORK / "batch-raw.acomm"),
                                 create=False)
         try:
             t0 = perf_counter()
@@ -304,7 +304,7 @@ def send_batch(ctx: Context) -> list[Result]:
     product_run()  # also captures the rows the raw baseline inserts
     t_product, t_raw = interleave(product_run, raw_run, s.batch_repeats, warmup=0)
     if ctx.profile:
-        conn = operations.connect(stores.copy_store(template, WORK / "batch.acomm"), create=False)
+        conn = opening.connect(stores.copy_store(template, WORK / "batch.acomm"), create=False)
         ctx.show_profile(f"sending.send_batch of {n:,}",
                          profile(lambda: sending.send_batch(conn, items, clock.now_ms())))
         conn.close()
@@ -438,7 +438,7 @@ def receive(ctx: Context) -> list[Result]:
     n_big = s.big_messages
     # a copy of its own, as built: the `acomm send` processes of send_big_store change the
     # shared copy, and `--only receive` must measure what a full run does
-    conn = operations.connect(stores.work_copy(n_big, "big-receive.acomm"), create=False)
+    conn = opening.connect(stores.work_copy(n_big, "big-receive.acomm"), create=False)
     agent = stores.READER
     limit = stores.UNREAD_FOR_READER
     flt = MessageFilter(limit=limit)

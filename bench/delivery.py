@@ -22,7 +22,7 @@ from pathlib import Path
 
 from harness import write_section
 
-from acomm_cli.engine import channels, delivery, operations, sending
+from acomm_cli.engine import channels, delivery, opening, sending
 from acomm_cli.model import ChannelConfig, DeliveryMode, Limits, SendRequest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,7 +33,7 @@ SECTION = "## Delivery (issue 3)"
 
 def build_timer_store(path: Path, n: int) -> None:
     """n tracked deliveries whose first ack deadline is T0 + 30 s."""
-    conn = operations.connect(path, create=True, now=T0)
+    conn = opening.connect(path, create=True, now=T0)
     cfg = ChannelConfig(delivery=DeliveryMode.AT_LEAST_ONCE)
     channels.create_channel(conn, "work", "group", "planner", cfg, T0)
     channels.join_channel(conn, "work", "executor", "member", T0)
@@ -55,7 +55,7 @@ def bench_tick(n: int, repeats: int) -> dict[str, float]:
             for suffix in ("", "-wal", "-shm"):
                 Path(str(copy) + suffix).unlink(missing_ok=True)
             shutil.copy(master, copy)
-            conn = operations.connect(copy, create=False)
+            conn = opening.connect(copy, create=False)
             if kind == "tick":
                 tracemalloc.start()
                 t = time.perf_counter()
@@ -87,7 +87,7 @@ def _cpu_seconds(pid: int) -> float:
 def bench_wakeup(rounds: int) -> dict[str, float]:
     work = Path(tempfile.mkdtemp(prefix="acomm-bench-"))
     store = work / "wait.acomm"
-    conn = operations.connect(store, create=True)
+    conn = opening.connect(store, create=True)
     channels.create_channel(conn, "team", "group", "alice", ChannelConfig(), T0)
     channels.join_channel(conn, "team", "bob", "member", T0)
     env = {**os.environ, "ACOMM_STORE": str(store)}

@@ -34,7 +34,7 @@ from harness import DOC, machine, median, write_section
 from acomm_cli.cli import render
 from acomm_cli.dispatch import dispatcher as dispatch
 from acomm_cli.dispatch.agents import parse_agents
-from acomm_cli.engine import channels, operations, sending
+from acomm_cli.engine import channels, opening, sending
 from acomm_cli.model import SendRequest
 
 SECTION = "## Agent dispatch (issue 7)"
@@ -44,8 +44,8 @@ TRUE = shutil.which("true") or "/bin/true"
 
 def _store(work: Path, n: int) -> Path:
     path = work / "store.acomm"
-    operations.init_store(path, 0)
-    conn = operations.connect(path, create=False)
+    opening.init_store(path, 0)
+    conn = opening.connect(path, create=False)
     channels.create_channel(conn, "team", "group", "lead", channels.channel_config(), 0)
     channels.join_channel(conn, "team", "worker", "member", 0)
     sending.send_batch(conn, [(SendRequest(sender="lead", content=f"job {i}", channel="team",
@@ -62,7 +62,7 @@ def bench_inproc(n: int, rounds: int) -> dict[str, float]:
         work = Path(tempfile.mkdtemp(prefix="acomm-dispatch-"))
         try:
             path = _store(work, n)
-            conn = operations.connect(path, create=False)
+            conn = opening.connect(path, create=False)
 
             def run_ours() -> float:
                 t = perf_counter()
@@ -110,8 +110,8 @@ def bench_backlog(n: int, rounds: int) -> dict[str, float]:
     work = Path(tempfile.mkdtemp(prefix="acomm-dispatch-"))
     try:
         path = work / "store.acomm"
-        operations.init_store(path, 0)
-        conn = operations.connect(path, create=False)
+        opening.init_store(path, 0)
+        conn = opening.connect(path, create=False)
         channels.create_channel(conn, "team", "group", "lead", channels.channel_config(), 0)
         channels.join_channel(conn, "team", "worker", "member", 0)
         for start in range(0, n, 5000):

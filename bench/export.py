@@ -14,7 +14,7 @@
   tables), as the command reports them; the work should grow no worse than linearly from
   100,000 to 1,000,000 messages.
 
-Stores are written straight into the real schema (made by `operations.connect`) with
+Stores are written straight into the real schema (made by `opening.connect`) with
 executemany and cached under bench/out/ keyed by size and schema. This script owns the section
 "## Export and audit (issue 5)" of docs/BENCHMARKS.md and replaces only that section.
 """
@@ -35,7 +35,7 @@ from time import perf_counter
 from harness import ACOMM, DOC, OUT, PYTHON, WORK, machine, median, write_section
 from stores import remove, schema_key
 
-from acomm_cli.engine import operations
+from acomm_cli.engine import opening
 
 SECTION = "## Export and audit (issue 5)"
 BUILD_VERSION = 2
@@ -76,7 +76,7 @@ LAYOUT = (
 def build(path: Path, n: int) -> None:
     remove(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    conn = operations.connect(path, create=True, now=START_MS)
+    conn = opening.connect(path, create=True, now=START_MS)
     span = DAYS * 86_400_000
     backlog_from = n - n // 100
     try:

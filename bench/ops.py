@@ -11,7 +11,7 @@
   ones) against a raw `DELETE` of the same rows from a copy of the same store; target within
   3x.
 
-The stores are written straight into the real schema (made by `operations.connect`) with
+The stores are written straight into the real schema (made by `opening.connect`) with
 executemany, cached under bench/out/ keyed by size and schema, and copied before a write.
 This script owns the section "## Store operations (issue 4)" of docs/BENCHMARKS.md and
 replaces only that section, so `bench/run.py` and this script can each be rerun alone.
@@ -32,7 +32,7 @@ from harness import DOC, OUT, WORK, duration, machine, median, spread, write_sec
 from stores import remove, schema_key
 
 from acomm_cli import clock
-from acomm_cli.engine import delivery, operations
+from acomm_cli.engine import delivery, opening, operations
 
 SECTION = "## Store operations (issue 4)"
 BUILD_VERSION = 2
@@ -79,13 +79,13 @@ def layout(n: int, active: int, dead_letters: bool) -> str:
 
 def build(path: Path, n: int, active: int, dead_letters: bool) -> None:
     """Write the store with executemany; the schema and the `_system` channel come from
-    `operations.connect`, exactly as `acomm init` makes them."""
+    `opening.connect`, exactly as `acomm init` makes them."""
     remove(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     start = perf_counter()
     now = clock.now_ms()
     t0 = now - n * 100  # one message every 100 ms, ending now
-    conn = operations.connect(path, create=True, now=t0)
+    conn = opening.connect(path, create=True, now=t0)
     rng = random.Random(4)
     try:
         conn.execute("PRAGMA cache_size = -524288")
@@ -186,7 +186,7 @@ def bench_stats(n: int, reps: int) -> tuple[dict[str, object], list[str]]:
     # hours; stats applies due timers (rolled back) before counting, so it is timed once like
     # that, then after one `tick` (what cron keeps doing), which is the case the target is for.
     path = copy(cached("stats", n, 100_000 * n // 1_000_000, True), "ops-stats.acomm")
-    conn = operations.connect(path, create=False)
+    conn = opening.connect(path, create=False)
     statements: list[str] = []
     try:
         t = perf_counter()
@@ -238,7 +238,7 @@ def bench_compact(n: int, reps: int) -> dict[str, object]:
 
     def ours() -> tuple[float, object]:
         path = copy(src, "ops-compact.acomm")
-        conn = operations.connect(path, create=False)
+        conn = opening.connect(path, create=False)
         try:
             t = perf_counter()
             r = operations.compact(conn, clock.now_ms())

@@ -17,7 +17,7 @@ from time import perf_counter
 from harness import OUT, WORK
 
 from acomm_cli import clock
-from acomm_cli.engine import channels, operations, sending
+from acomm_cli.engine import channels, opening, sending
 from acomm_cli.model import ChannelConfig, SendRequest
 from acomm_cli.store import migrations
 
@@ -52,7 +52,7 @@ def group_store(path: Path) -> Path:
     remove(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     now = clock.now_ms()
-    conn = operations.connect(path, create=True, now=now)
+    conn = opening.connect(path, create=True, now=now)
     try:
         channels.create_channel(conn, "team", "group", "alice", ChannelConfig(), now)
         for agent in ("bob", "carol"):
@@ -68,7 +68,7 @@ def direct_store(path: Path) -> Path:
     remove(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     now = clock.now_ms()
-    conn = operations.connect(path, create=True, now=now)
+    conn = opening.connect(path, create=True, now=now)
     try:
         channels.create_channel(conn, "dm", "direct", "alice", ChannelConfig(), now)
         channels.join_channel(conn, "dm", "bob", "member", now)
@@ -104,7 +104,7 @@ def _build(path: Path, n: int) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     start = perf_counter()
     now = clock.now_ms() - n  # one millisecond per message, ending about now
-    conn = operations.connect(path, create=True, now=now)
+    conn = opening.connect(path, create=True, now=now)
     try:
         conn.execute("PRAGMA cache_size = -262144")  # 256 MiB for the build only
         channels.create_channel(conn, "team", "group", "alice", ChannelConfig(), now)

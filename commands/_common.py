@@ -16,7 +16,7 @@ from acomm_cli import clock, model
 from acomm_cli.cli import params, render
 from acomm_cli.cli.config import Settings
 from acomm_cli.cli.render import Output
-from acomm_cli.engine import operations, sending
+from acomm_cli.engine import opening, sending
 from acomm_cli.errors import DiskFull, StoreReadOnly, UsageError
 from acomm_cli.model import MessageFilter
 
@@ -53,11 +53,11 @@ def store(ctx: typer.Context, *, write: bool, create: bool = False, bridge_hook:
     options = {"busy_timeout_ms": s.value("store.busy_timeout"),
                "flush": s.value("store.flush"), "now": clock.now_ms()}
     try:
-        conn = operations.connect(path, create=create and missing, **options)
+        conn = opening.connect(path, create=create and missing, **options)
     except (StoreReadOnly, DiskFull):
         if write and not read_fallback:
             raise
-        conn = operations.connect(path, create=False, read_only=True, **options)
+        conn = opening.connect(path, create=False, read_only=True, **options)
     after = write and hooks and not getattr(conn, "read_only", False)
     try:
         mirror = after and bridge_hook and any(
@@ -80,7 +80,7 @@ def store(ctx: typer.Context, *, write: bool, create: bool = False, bridge_hook:
             if warning:
                 render.note(f"warning: {warning}")
             if s.value("store.flush") == "batch":
-                operations.batch_checkpoint(conn, s.value("store.batch_messages"),
+                opening.batch_checkpoint(conn, s.value("store.batch_messages"),
                                           s.value("store.batch_interval"), clock.now_ms())
     finally:
         conn.close()

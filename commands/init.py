@@ -13,7 +13,7 @@ from acomm_cli import clock
 from acomm_cli.cli import params, render
 from acomm_cli.cli.config import DEFAULT_CONFIG, STORE_DIR, STORE_FILE
 from acomm_cli.commands._common import output, settings, store
-from acomm_cli.engine import operations
+from acomm_cli.engine import opening
 
 app = typer.Typer(add_completion=False)
 
@@ -35,7 +35,7 @@ def init(
         path = (directory or Path.cwd()) / STORE_DIR / STORE_FILE
     else:
         path = Path(explicit).expanduser()
-    created = operations.init_store(path, clock.now_ms(), DEFAULT_CONFIG)
+    created = opening.init_store(path, clock.now_ms(), DEFAULT_CONFIG)
     if not created:
         render.note(f"a store already exists at {path}; left as it was")
     render.ok(output(ctx), {"path": str(path), "created": created}, str(path))
@@ -50,5 +50,5 @@ def status(ctx: typer.Context) -> None:
     s = settings(ctx)
     with store(ctx, write=False) as conn:
         path, _ = s.store_path(create=False)
-        result = operations.status(conn, path, s.value("store.flush"))
+        result = opening.status(conn, path, s.value("store.flush"))
     render.status(output(ctx), asdict(result))

@@ -20,7 +20,7 @@ from sqlite_utils import Database
 from typer.testing import CliRunner
 
 from acomm_cli.app import app
-from acomm_cli.engine import operations
+from acomm_cli.engine import opening
 
 VENV_BIN = Path(sys.executable).parent
 ACOMM = shutil.which("acomm", path=str(VENV_BIN)) or "acomm"
@@ -123,7 +123,7 @@ def team(make_channel: MakeChannel) -> Path:
 @pytest.fixture
 def conn(store: Path):
     """An open connection to the fresh store, for driving the pipeline directly."""
-    c = operations.connect(store, create=False)
+    c = opening.connect(store, create=False)
     yield c
     c.close()
 

@@ -163,9 +163,9 @@ def test_four_senders_and_a_ticker_lose_nothing(store):
 
 def test_flush_policies_map_onto_sqlite(cli, team, monkeypatch):
     def pragma(name: str) -> int:
-        from acomm_cli.engine import operations
+        from acomm_cli.engine import opening
 
-        c = operations.connect(team, create=False, flush=flush)
+        c = opening.connect(team, create=False, flush=flush)
         try:
             return c.execute(f"PRAGMA {name}").fetchone()[0]
         finally:

@@ -12,7 +12,7 @@ from conftest import assert_invariants, query, snapshot
 from freezegun import freeze_time
 
 from acomm_cli import clock
-from acomm_cli.engine import operations, sending
+from acomm_cli.engine import opening, operations, sending
 from acomm_cli.model import SendRequest
 
 
@@ -185,7 +185,7 @@ def test_a_hand_made_queued_delivery_is_kept(cli, store):
 
 def test_in_process_with_a_given_now(cli, store, busy):
     ids, _ = busy
-    conn = operations.connect(store, create=False)
+    conn = opening.connect(store, create=False)
     try:
         now = clock.now_ms()
         dry = operations.compact(conn, now, older_than_ms=300_000, dry_run=True)
@@ -232,7 +232,7 @@ def test_human_output_is_one_line_of_counts(cli, store):
 
 def test_flush_checkpoints_the_wal(cli, store):
     cli.ok("channel", "create", "chat", "--as", "alice")
-    conn = operations.connect(store, create=False, flush="manual")  # no automatic checkpoint
+    conn = opening.connect(store, create=False, flush="manual")  # no automatic checkpoint
     reader = sqlite3.connect(store)  # keeps the WAL from being removed at close
     reader.execute("SELECT 1").fetchall()
     try:

@@ -587,7 +587,7 @@ def test_a_file_with_more_than_agents_is_read_whole(cli, store, text):
 def test_a_store_from_before_dispatch_is_upgraded(cli, isolated_env, tmp_path, monkeypatch):
     """A store written before m004 (made with the older migrations) gains the dispatch tables
     on open, keeps its messages, and ends with the same schema as a fresh store."""
-    from acomm_cli.engine import channels, operations
+    from acomm_cli.engine import channels, opening
     from acomm_cli.store import connection
     from acomm_cli.store.migrations import MIGRATIONS
 
@@ -595,8 +595,8 @@ def test_a_store_from_before_dispatch_is_upgraded(cli, isolated_env, tmp_path, m
                                             if m.__name__ == "m004_dispatch"))]
     with monkeypatch.context() as m:
         m.setattr(connection, "MIGRATIONS", old)
-        operations.init_store(isolated_env, 0)
-        conn = operations.connect(isolated_env, create=False)
+        opening.init_store(isolated_env, 0)
+        conn = opening.connect(isolated_env, create=False)
         channels.create_channel(conn, "team", "group", "alice", channels.channel_config(), 0)
         channels.join_channel(conn, "team", "bob", "member", 0)
         conn.close()
@@ -606,7 +606,7 @@ def test_a_store_from_before_dispatch_is_upgraded(cli, isolated_env, tmp_path, m
     [r] = cli.ok("dispatch", "--json").json()["receipts"]
     assert (r["message_id"], r["status"]) == (mid, "accepted")
     fresh = tmp_path / "fresh.acomm"
-    operations.init_store(fresh, 0)
+    opening.init_store(fresh, 0)
     schema = "SELECT type, name, sql FROM sqlite_master ORDER BY name"
     assert query(isolated_env, schema) == query(fresh, schema)
 

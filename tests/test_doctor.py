@@ -9,7 +9,7 @@ import every_state
 import pytest
 from freezegun import freeze_time
 
-from acomm_cli.engine import operations
+from acomm_cli.engine import opening, operations
 
 
 @pytest.fixture
@@ -119,7 +119,7 @@ def test_an_unreadable_store_is_exit_7(cli, isolated_env):
 
 
 def test_in_process(cli, store, busy):
-    conn = operations.connect(store, create=False)
+    conn = opening.connect(store, create=False)
     try:
         assert operations.doctor(conn).healthy
         conn.execute("UPDATE deliveries SET next_timer_at = NULL WHERE message_id = 14")

@@ -261,9 +261,9 @@ def test_small_chunks_and_batches_give_the_same_rows(store, traffic, tmp_path):
     """Memory stays bounded by reading in chunks of ids and batches of rows: however small
     they are, the rows written are the store's, each once, and refreshing works per chunk."""
     from acomm_cli.analytics import export as exporter
-    from acomm_cli.engine import operations
+    from acomm_cli.engine import opening
 
-    conn = operations.connect(store, create=False)
+    conn = opening.connect(store, create=False)
     try:
         out = str(tmp_path / "small")
         res = exporter.export(conn, out, _ms(NOW), chunk=3, batch=2)

@@ -22,7 +22,7 @@ import httpx
 import pytest
 from conftest import ACOMM
 
-from acomm_cli.engine import operations
+from acomm_cli.engine import opening
 from acomm_cli.federation import handshake, identity
 
 WAIT_S = 20.0
@@ -96,7 +96,7 @@ class Node:
             return ""
 
     def node(self) -> identity.Node:
-        conn = operations.connect(self.path, create=False)
+        conn = opening.connect(self.path, create=False)
         try:
             return identity.require(conn)
         finally:

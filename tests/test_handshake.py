@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from conftest import query
 
-from acomm_cli.engine import operations
+from acomm_cli.engine import opening
 from acomm_cli.federation import handshake, identity, invites
 
 T0 = 1_900_000_000_000  # ms
@@ -20,7 +20,7 @@ MIN = 60_000
 
 @pytest.fixture
 def seed(tmp_path):
-    c = operations.connect(tmp_path / "seed" / "s.acomm", create=True)
+    c = opening.connect(tmp_path / "seed" / "s.acomm", create=True)
     identity.init_node(c, "seed", T0)
     yield c
     c.close()
@@ -28,7 +28,7 @@ def seed(tmp_path):
 
 @pytest.fixture
 def joiner(tmp_path) -> identity.Node:
-    c = operations.connect(tmp_path / "b" / "b.acomm", create=True)
+    c = opening.connect(tmp_path / "b" / "b.acomm", create=True)
     node, _ = identity.init_node(c, "node-b", T0)
     c.close()
     return node
@@ -122,7 +122,7 @@ def test_step3_node_mismatch(seed):
 def test_step4_pinned_key_needs_a_valid_proof(seed, joiner, tmp_path):
     inv = invite(seed, pin_key=joiner.public_paserk)
     refused(handshake.exchange(seed, request(inv["invite_token"]), T0), 401, "invalid_proof")
-    c = operations.connect(tmp_path / "x" / "x.acomm", create=True)
+    c = opening.connect(tmp_path / "x" / "x.acomm", create=True)
     impostor, _ = identity.init_node(c, "node-b", T0)
     c.close()
     refused(handshake.exchange(seed, request(inv["invite_token"], key=impostor), T0), 401,
@@ -171,7 +171,7 @@ def mint(seed, node: str = "node-b") -> str:
 
 
 def test_forged_ticket(seed, tmp_path):
-    other = operations.connect(tmp_path / "o" / "o.acomm", create=True)
+    other = opening.connect(tmp_path / "o" / "o.acomm", create=True)
     identity.init_node(other, "seed", T0)  # the same name, another key
     forged = mint(other)
     other.close()
@@ -227,7 +227,7 @@ def test_rejoin_by_node_proof(seed, joiner):
 
 def test_rejoin_with_a_forged_proof(seed, joiner, tmp_path):
     join(seed, joiner)
-    c = operations.connect(tmp_path / "x" / "x.acomm", create=True)
+    c = opening.connect(tmp_path / "x" / "x.acomm", create=True)
     impostor, _ = identity.init_node(c, "node-b", T0)
     c.close()
     req = request(None)

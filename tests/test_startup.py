@@ -113,3 +113,18 @@ def test_a_store_that_is_not_a_node_loads_no_federation_module(cli, team, argv):
     assert [m for m in loaded if not m.startswith("acomm_cli")] == []
     assert "acomm_cli.federation" not in loaded
     assert int(p.stderr.strip().splitlines()[-1]) == 0, p.stderr
+
+
+def test_send_loads_only_the_engine_it_uses(team):
+    """`acomm send` opens a store and sends: the read side, the timers, statistics, doctor and
+    compaction stay out of its process (pulling them in made it ~10% slower: DECISIONS.md,
+    "The package in subpackages")."""
+    p = subprocess.run([sys.executable, "-c", "import json, sys\n"
+                        + RUN_MAIN.format(argv=["send", "team", "hi", "--as", "alice"])
+                        + "print(json.dumps(sorted(m for m in sys.modules"
+                        " if m.startswith('acomm_cli.engine.'))))"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout.splitlines()[-1]) == [
+        "acomm_cli.engine.channels", "acomm_cli.engine.deadletters", "acomm_cli.engine.opening",
+        "acomm_cli.engine.sending"]

@@ -10,7 +10,7 @@ import pytest
 from freezegun import freeze_time
 
 from acomm_cli import clock
-from acomm_cli.engine import operations
+from acomm_cli.engine import opening, operations
 
 
 @pytest.fixture
@@ -154,7 +154,7 @@ def test_piped_output_is_one_tab_separated_line_per_row(cli, busy):
 def test_in_process_equals_the_command_line(cli, busy):
     doc = cli.ok("stats", "--json").json()
     path = doc["store"]["path"]
-    conn = operations.connect(path, create=False)
+    conn = opening.connect(path, create=False)
     try:
         got = operations.stats(conn, clock.now_ms())
     finally:

@@ -16,7 +16,7 @@ import pytest
 from conftest import ACOMM, query, snapshot
 from freezegun import freeze_time
 
-from acomm_cli.engine import channels, operations
+from acomm_cli.engine import channels, opening
 from acomm_cli.store import migrations
 from acomm_cli.store.migrations import MIGRATIONS
 
@@ -65,7 +65,7 @@ def test_store_files_stay_owner_only_after_use(cli, store):
     cli.ok("channel", "create", "team", "--as", "alice")
     cli.ok("channel", "join", "team", "bob")
     cli.ok("send", "team", "hi", "--as", "alice")
-    conn = operations.connect(store, create=False)  # hold it open so -wal and -shm exist
+    conn = opening.connect(store, create=False)  # hold it open so -wal and -shm exist
     try:
         conn.execute("SELECT count(*) FROM messages").fetchone()
         for f in store.parent.iterdir():
@@ -96,7 +96,7 @@ def test_status_counts_what_was_sent(cli, store):
 
 def test_wal_mode_and_pragmas(cli, store):
     assert query(store, "PRAGMA journal_mode") == [("wal",)]
-    conn = operations.connect(store, create=False)
+    conn = opening.connect(store, create=False)
     try:
         assert conn.execute("PRAGMA busy_timeout").fetchone()[0] == 5000
         assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
@@ -168,8 +168,8 @@ def _header_then_garbage(path: Path) -> None:
 
 def _garbled_pages(path: Path) -> None:
     """A real acomm store whose pages after the first were overwritten."""
-    operations.init_store(path, 0)
-    conn = operations.connect(path, create=False)
+    opening.init_store(path, 0)
+    conn = opening.connect(path, create=False)
     channels.create_channel(conn, "team", "group", "alice", channels.channel_config(), 0)
     conn.close()
     data = bytearray(path.read_bytes())
@@ -192,7 +192,7 @@ def _empty_file(path: Path) -> None:
 
 
 def _newer_schema(path: Path) -> None:
-    operations.init_store(path, 0)
+    opening.init_store(path, 0)
     c = sqlite3.connect(path)
     c.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 1}")
     c.close()
@@ -446,7 +446,7 @@ def test_older_stores_are_upgraded_to_the_fresh_schema_keeping_their_data(
     assert [m["content"] for m in cli.ok("receive", "--as", "bob", "--json").json()[
         "messages"]] == ["after the upgrade"]
     fresh = tmp_path / "fresh" / "store.acomm"
-    operations.init_store(fresh, 1000)
+    opening.init_store(fresh, 1000)
     assert _schema(isolated_env) == _schema(fresh)
     assert query(isolated_env, "PRAGMA user_version") == [(len(MIGRATIONS),)]
     names = [r[0] for r in query(isolated_env, "SELECT name FROM _acomm_migrations ORDER BY name")]

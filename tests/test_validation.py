@@ -12,15 +12,15 @@ from conftest import query, snapshot
 
 from acomm_cli import clock
 from acomm_cli.cli.config import DEFAULT_CONFIG
-from acomm_cli.engine import channels, delivery, operations, sending
+from acomm_cli.engine import channels, delivery, opening, sending
 from acomm_cli.model import SendRequest
 
 
 def _build_world(path: Path) -> None:
     """Channels of every type and state, built once through the pipeline and copied per test."""
     now = clock.now_ms()
-    operations.init_store(path, now, DEFAULT_CONFIG)
-    conn = operations.connect(path, create=False)
+    opening.init_store(path, now, DEFAULT_CONFIG)
+    conn = opening.connect(path, create=False)
     try:
         cfg = channels.channel_config
 

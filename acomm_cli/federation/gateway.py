@@ -84,9 +84,9 @@ class Gateway:
 
     def db(self) -> sqlite3.Connection:
         if self.conn is None:
-            from acomm_cli.engine import operations
+            from acomm_cli.engine import opening
 
-            self.conn = operations.connect(self.opts.store_path, create=False,
+            self.conn = opening.connect(self.opts.store_path, create=False,
                                            busy_timeout_ms=self.opts.busy_timeout_ms)
         return self.conn
 
@@ -138,10 +138,10 @@ class Gateway:
                 self.note("pull", exc)
 
     def _pull_once(self) -> None:
-        from acomm_cli.engine import operations
+        from acomm_cli.engine import opening
         from acomm_cli.federation import pull as fed_pull
 
-        conn = operations.connect(self.opts.store_path, create=False,
+        conn = opening.connect(self.opts.store_path, create=False,
                                   busy_timeout_ms=self.opts.busy_timeout_ms)
         try:
             result = fed_pull.pull(conn, clock.now_ms(), max_pages=self.opts.pull_pages,
@@ -305,9 +305,9 @@ def serve(opts: Options) -> None:
     from starlette.applications import Starlette
     from starlette.routing import Route, WebSocketRoute
 
-    from acomm_cli.engine import operations
+    from acomm_cli.engine import opening
 
-    conn = operations.connect(opts.store_path, create=False)
+    conn = opening.connect(opts.store_path, create=False)
     try:
         me = identity.require(conn)
     finally:

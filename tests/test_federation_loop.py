@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from conftest import ACOMM, VENV_BIN
 from test_dispatch import agent_script
-from test_gateway import Node, free_port, invite, wait_until, where
+from test_gateway import Node, free_port, gateway_nodes, invite, wait_until, where
 
 needs_faketime = pytest.mark.skipif(shutil.which("faketime") is None,
                                     reason="faketime is not installed (make test installs it)")
@@ -47,20 +47,9 @@ def ok_env(n: Node, env: dict[str, str], *args: str, prefix: tuple[str, ...] = (
 
 
 @pytest.fixture
-def make(tmp_path) -> Iterator[Callable[[str], Node]]:
-    made: list[Node] = []
-
-    def _make(node_id: str) -> Node:
-        n = Node(tmp_path / node_id / "store.acomm", node_id)
-        n.ok("node", "init", "--id", node_id)
-        made.append(n)
-        return n
-
-    yield _make
-    for n in made:
-        if n.proc is not None and n.proc.poll() is None:
-            os.kill(n.proc.pid, signal.SIGKILL)
-            n.proc.wait(timeout=10)
+def make(tmp_path: Path) -> Iterator[Callable[[str], Node]]:
+    with gateway_nodes(tmp_path) as maker:
+        yield maker
 
 
 def cluster(make: Callable[[str], Node], *joiners: str) -> tuple[Node, list[Node], int]:

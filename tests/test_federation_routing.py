@@ -28,6 +28,21 @@ class Node:
             return c.execute(statement, params).fetchall()
 
 
+def linked_pair(cli, tmp_path) -> tuple[Node, Node]:
+    """Nodes na and nb that know each other's store (StoreTransport); nb owns bob, and a
+    pull each way has told na so."""
+    a = Node(cli, tmp_path / "na.acomm", "na")
+    b = Node(cli, tmp_path / "nb.acomm", "nb")
+    for n in (a, b):
+        n.ok("node", "init", "--id", n.id)
+    a.ok("peers", "add", "nb", "--url", f"store:{b.path}")
+    b.ok("peers", "add", "na", "--url", f"store:{a.path}")
+    b.ok("agent", "own", "bob")
+    b.ok("fed", "pull")
+    a.ok("fed", "pull")
+    return a, b
+
+
 @pytest.fixture
 def nodes(cli, tmp_path):
     made = {}

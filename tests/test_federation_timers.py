@@ -8,22 +8,13 @@ import json
 
 import pytest
 from freezegun import freeze_time
-from test_federation_routing import Node
+from test_federation_routing import linked_pair
 
 
 @pytest.fixture
 def pair(cli, tmp_path):
-    a = Node(cli, tmp_path / "na.acomm", "na")
-    b = Node(cli, tmp_path / "nb.acomm", "nb")
     with freeze_time("2030-01-01T00:00:00Z"):
-        for n in (a, b):
-            n.ok("node", "init", "--id", n.id)
-        a.ok("peers", "add", "nb", "--url", f"store:{b.path}")
-        b.ok("peers", "add", "na", "--url", f"store:{a.path}")
-        b.ok("agent", "own", "bob")
-        b.ok("fed", "pull")
-        a.ok("fed", "pull")
-    return a, b
+        return linked_pair(cli, tmp_path)
 
 
 def test_retries_then_max_attempts_dead_letter(pair):

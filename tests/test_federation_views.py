@@ -6,21 +6,12 @@ and every message's JSON carries `global_id` and `origin_node` (null for local o
 from __future__ import annotations
 
 import pytest
-from test_federation_routing import Node
+from test_federation_routing import Node, linked_pair
 
 
 @pytest.fixture
 def pair(cli, tmp_path):
-    a = Node(cli, tmp_path / "na.acomm", "na")
-    b = Node(cli, tmp_path / "nb.acomm", "nb")
-    for n in (a, b):
-        n.ok("node", "init", "--id", n.id)
-    a.ok("peers", "add", "nb", "--url", f"store:{b.path}")
-    b.ok("peers", "add", "na", "--url", f"store:{a.path}")
-    b.ok("agent", "own", "bob")
-    b.ok("fed", "pull")
-    a.ok("fed", "pull")
-    return a, b
+    return linked_pair(cli, tmp_path)
 
 
 def _fed(node: Node, mid: int) -> dict:

@@ -6,6 +6,7 @@ room, `fed pull` over HttpTransport, and a gateway SIGKILLed in the middle of a 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -103,8 +104,10 @@ class Node:
             conn.close()
 
 
-@pytest.fixture
-def make(tmp_path) -> Iterator[Callable[[str], Node]]:
+@contextlib.contextmanager
+def gateway_nodes(tmp_path: Path) -> Iterator[Callable[[str], Node]]:
+    """A maker of nodes (each its own store, `node init` done); every gateway one of them
+    started is killed on the way out, also when the test failed."""
     made: list[Node] = []
 
     def _make(node_id: str) -> Node:
@@ -113,11 +116,19 @@ def make(tmp_path) -> Iterator[Callable[[str], Node]]:
         made.append(n)
         return n
 
-    yield _make
-    for n in made:
-        if n.proc is not None and n.proc.poll() is None:
-            os.kill(n.proc.pid, signal.SIGKILL)
-            n.proc.wait(timeout=10)
+    try:
+        yield _make
+    finally:
+        for n in made:
+            if n.proc is not None and n.proc.poll() is None:
+                os.kill(n.proc.pid, signal.SIGKILL)
+                n.proc.wait(timeout=10)
+
+
+@pytest.fixture
+def make(tmp_path: Path) -> Iterator[Callable[[str], Node]]:
+    with gateway_nodes(tmp_path) as maker:
+        yield maker
 
 
 def invite(seed: Node, *args: str) -> str:

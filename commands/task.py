@@ -31,7 +31,9 @@ def create(
         "--eta-required", help="The owner must accept with an ETA (--eta).")] = False,
     as_: AsAgent = None,
 ) -> None:
-    """Delegate a task to AGENT: a command message on your direct channel; prints its id.
+    """Delegate a task to an agent; prints its id.
+
+    The task travels as a command message on your direct channel with --to AGENT.
 
     Example: acomm task create --to builder "run the tests" --eta-required --as lead
     """
@@ -57,7 +59,9 @@ def accept(
     = None,
     as_: AsAgent = None,
 ) -> None:
-    """Take a task on (its owner only), with an ETA; acknowledges it in_progress.
+    """Take a task on (its owner only), with an ETA.
+
+    Acknowledges the task's message in_progress, the ETA in the acknowledgement.
 
     Example: acomm task accept 7 --eta 10m --plan "unit tests first" --as builder
     """

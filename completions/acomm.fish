@@ -394,8 +394,8 @@ complete -c acomm -n '__acomm_is \'respond\'' -s p -l priority -r -f -d 'low, no
 # acomm thread
 
 # acomm task
-complete -c acomm -f -n '__acomm_is \'task\'' -a 'create' -d 'Delegate a task to AGENT: a command message on your direct channel;...'
-complete -c acomm -f -n '__acomm_is \'task\'' -a 'accept' -d 'Take a task on (its owner only), with an ETA; acknowledges it in_pr...'
+complete -c acomm -f -n '__acomm_is \'task\'' -a 'create' -d 'Delegate a task to an agent; prints its id'
+complete -c acomm -f -n '__acomm_is \'task\'' -a 'accept' -d 'Take a task on (its owner only), with an ETA'
 complete -c acomm -f -n '__acomm_is \'task\'' -a 'update' -d 'Report progress on an accepted task (its owner only)'
 complete -c acomm -f -n '__acomm_is \'task\'' -a 'complete' -d 'Finish a task (its owner only): the result goes to the creator as a...'
 complete -c acomm -f -n '__acomm_is \'task\'' -a 'fail' -d 'Give a task up, or decline it (its owner only); acknowledges it failed'

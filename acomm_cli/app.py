@@ -61,6 +61,7 @@ COMMANDS = {
     "receive": "receive",
     "ack": "ack",
     "query": "query", "respond": "query", "thread": "query",
+    "task": "task",
     "messages": "messages", "show": "messages",
     "deadletter": "deadletter",
     "tick": "tick",
@@ -76,7 +77,7 @@ COMMANDS = {
 }
 # named groups; the others are top-level verbs
 GROUPS = {"channel", "deadletter", "config", "bridge", "node", "invite", "agent", "peers",
-          "fed", "gateway"}
+          "fed", "gateway", "task"}
 ALIASES = {"dead-letters": "deadletter"}
 
 

@@ -73,6 +73,9 @@ class AckStatus(StrEnum):
 
 ACK_ORDER = {AckStatus.RECEIVED: 0, AckStatus.IN_PROGRESS: 1, AckStatus.COMPLETED: 2,
              AckStatus.FAILED: 2}
+# tasks (issue 15): their states and kinds; the rules are acomm_cli/engine/tasks.py's
+TASK_STATES = ("created", "accepted", "updated", "completed", "failed", "overdue", "incident")
+TASK_TYPES = ("task", "skill_distribution")
 MESSAGE_STATUSES = ("sent", "delivered", "acknowledged", "dead_letter")
 SYSTEM_CHANNEL = "_system"
 SYSTEM_AGENT = "acomm"
@@ -84,6 +87,7 @@ DEAD_LETTER_REASONS = ("max_retries_exceeded", "expired", "recipient_left", "dis
 _CHANNEL_NAME = re.compile(r"[A-Za-z0-9_-]{1,128}")
 _AGENT_ID = re.compile(r"[A-Za-z0-9_@][A-Za-z0-9._@-]{0,127}")
 _CORRELATION = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+_CAPABILITY_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
 _DEDUPE_KEY = re.compile(r"[^\x00-\x1f]{1,256}")
 _WHOLE_NUMBER = re.compile(r"[0-9]+")  # ASCII only: int() would also take "１" or "٣"
 
@@ -227,6 +231,16 @@ def correlation_id(value: str) -> str:
             f"correlation_id: {value!r} must be 1-128 characters of A-Z a-z 0-9 . _ : -",
             field="correlation_id", value=value,
         )
+    return value
+
+
+def capability_id(value: str) -> str:
+    """A capability id (spec 002 §9): `code-review`, `deploy.staging`."""
+    utf8(value, "capability")
+    if not isinstance(value, str) or not _CAPABILITY_ID.fullmatch(value) or ".." in value:
+        raise ValidationFailed(
+            f"capability: {value!r} must be 1-128 characters of A-Z a-z 0-9 . _ -, not "
+            "starting with '.' or '-', no '..'", field="capability", value=value)
     return value
 
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from acomm_cli import clock
 from acomm_cli.bridge import sync as bridge
 from acomm_cli.bridge.sync import SyncResult
-from acomm_cli.engine import delivery
+from acomm_cli.engine import delivery, tasks
 from acomm_cli.errors import CommError, ValidationFailed
 from acomm_cli.model import Message
 
@@ -55,6 +55,8 @@ def tick_once(conn: sqlite3.Connection, setup: TickSetup, now: int,
         result = delivery.tick(conn, now, progress)
     doc: dict[str, Any] = asdict(result)
     total = result.total
+    doc["tasks_overdue"] = overdue = tasks.tick(conn, now)
+    total += overdue
     if setup.settings is not None:
         total += _federation(conn, setup.settings, now, doc)
     if setup.bridge.configured:

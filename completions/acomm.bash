@@ -6,9 +6,10 @@
 
 _acomm_subcommands() {
     case $1 in
-        '') echo 'init status config channel send publish subscribe unsubscribe subscriptions receive ack query respond thread messages show deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway' ;;
+        '') echo 'init status config channel send publish subscribe unsubscribe subscriptions receive ack query respond thread task messages show deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway' ;;
         'config') echo 'show' ;;
         'channel') echo 'create join leave list show pause resume drain close' ;;
+        'task') echo 'create accept update complete fail list show' ;;
         'deadletter') echo 'list show replay discard purge' ;;
         'bridge') echo 'sync' ;;
         'node') echo 'init' ;;
@@ -47,6 +48,14 @@ _acomm_options() {
         'query') echo "$global --as --timeout --wait -p --priority --topic" ;;
         'respond') echo "$global --as -p --priority" ;;
         'thread') echo "$global" ;;
+        'task') echo "$global" ;;
+        'task create') echo "$global --to --capability --eta-required --as" ;;
+        'task accept') echo "$global --eta --plan --as" ;;
+        'task update') echo "$global --progress --note --as" ;;
+        'task complete') echo "$global --as" ;;
+        'task fail') echo "$global --reason --as" ;;
+        'task list') echo "$global --as --state --limit --offset" ;;
+        'task show') echo "$global" ;;
         'messages') echo "$global -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset --jsonl -f --follow" ;;
         'show') echo "$global" ;;
         'deadletter') echo "$global" ;;
@@ -152,6 +161,22 @@ _acomm_value_kind() {
         'query --topic') echo 'value' ;;
         'respond --as') echo 'agent' ;;
         'respond -p'|'respond --priority') echo 'choice:low normal high urgent critical' ;;
+        'task create --to') echo 'agent' ;;
+        'task create --capability') echo 'value' ;;
+        'task create --as') echo 'agent' ;;
+        'task accept --eta') echo 'value' ;;
+        'task accept --plan') echo 'value' ;;
+        'task accept --as') echo 'agent' ;;
+        'task update --progress') echo 'value' ;;
+        'task update --note') echo 'value' ;;
+        'task update --as') echo 'agent' ;;
+        'task complete --as') echo 'agent' ;;
+        'task fail --reason') echo 'value' ;;
+        'task fail --as') echo 'agent' ;;
+        'task list --as') echo 'agent' ;;
+        'task list --state') echo 'choice:created accepted updated completed failed overdue incident' ;;
+        'task list --limit') echo 'value' ;;
+        'task list --offset') echo 'value' ;;
         'messages -c'|'messages --channel') echo 'channel' ;;
         'messages --since') echo 'value' ;;
         'messages --until') echo 'value' ;;
@@ -245,6 +270,13 @@ _acomm_positional() {
         'respond 0') echo 'value' ;;
         'respond 1') echo 'value' ;;
         'thread 0') echo 'value' ;;
+        'task create 0') echo 'value' ;;
+        'task accept 0') echo 'value' ;;
+        'task update 0') echo 'value' ;;
+        'task complete 0') echo 'value' ;;
+        'task complete 1') echo 'value' ;;
+        'task fail 0') echo 'value' ;;
+        'task show 0') echo 'value' ;;
         'show 0') echo 'value' ;;
         'deadletter show 0') echo 'value' ;;
         'deadletter replay 0') echo 'value' ;;

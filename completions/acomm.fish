@@ -6,11 +6,13 @@
 function __acomm_subcommands
     switch "$argv[1]"
         case ''
-            echo init status config channel send publish subscribe unsubscribe subscriptions receive ack query respond thread messages show deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway
+            echo init status config channel send publish subscribe unsubscribe subscriptions receive ack query respond thread task messages show deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway
         case 'config'
             echo show
         case 'channel'
             echo create join leave list show pause resume drain close
+        case 'task'
+            echo create accept update complete fail list show
         case 'deadletter'
             echo list show replay discard purge
         case 'bridge'
@@ -54,6 +56,18 @@ function __acomm_valued
             echo --as --timeout --wait -p --priority --topic
         case 'respond'
             echo --as -p --priority
+        case 'task create'
+            echo --to --capability --as
+        case 'task accept'
+            echo --eta --plan --as
+        case 'task update'
+            echo --progress --note --as
+        case 'task complete'
+            echo --as
+        case 'task fail'
+            echo --reason --as
+        case 'task list'
+            echo --as --state --limit --offset
         case 'messages'
             echo -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset
         case 'deadletter list'
@@ -188,6 +202,7 @@ complete -c acomm -f -n '__acomm_is \'\'' -a 'ack' -d 'Acknowledge a message: st
 complete -c acomm -f -n '__acomm_is \'\'' -a 'query' -d 'Ask a question; prints its correlation id (or, with --wait, the fir...'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'respond' -d 'Answer a query, to its asker; counts as your ack; prints the id'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'thread' -d 'A query (or command) and everything correlated with it, in order'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'task' -d 'Tasks: work one agent delegates to another, with an ETA and progress'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'messages' -d 'Message history, newest first (changes nothing)'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'show' -d 'One message with the delivery state of every recipient'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'deadletter' -d 'Inspect and recover dead letters'
@@ -377,6 +392,54 @@ complete -c acomm -n '__acomm_is \'respond\'' -s p -l priority -r -f -a 'low nor
 complete -c acomm -n '__acomm_is \'respond\'' -s p -l priority -r -f -d 'low, normal, high, urgent, critical or 0-4'
 
 # acomm thread
+
+# acomm task
+complete -c acomm -f -n '__acomm_is \'task\'' -a 'create' -d 'Delegate a task to an agent; prints its id'
+complete -c acomm -f -n '__acomm_is \'task\'' -a 'accept' -d 'Take a task on (its owner only), with an ETA'
+complete -c acomm -f -n '__acomm_is \'task\'' -a 'update' -d 'Report progress on an accepted task (its owner only)'
+complete -c acomm -f -n '__acomm_is \'task\'' -a 'complete' -d 'Finish a task (its owner only): the result goes to the creator as a...'
+complete -c acomm -f -n '__acomm_is \'task\'' -a 'fail' -d 'Give a task up, or decline it (its owner only); acknowledges it failed'
+complete -c acomm -f -n '__acomm_is \'task\'' -a 'list' -d 'Tasks, newest first'
+complete -c acomm -f -n '__acomm_is \'task\'' -a 'show' -d 'One task and its history'
+
+# acomm task create
+complete -c acomm -n '__acomm_is \'task create\'' -l to -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'task create\'' -l to -r -f -d 'The agent that owns the task'
+complete -c acomm -n '__acomm_is \'task create\'' -l capability -r -f -d 'The capability asked for (recorded as given for now)'
+complete -c acomm -n '__acomm_is \'task create\'' -l eta-required -d 'The owner must accept with an ETA (--eta)'
+complete -c acomm -n '__acomm_is \'task create\'' -l as -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'task create\'' -l as -r -f -d 'The acting agent'
+
+# acomm task accept
+complete -c acomm -n '__acomm_is \'task accept\'' -l eta -r -f -d 'When it will be done: a duration from now (10m, 2h) or an ISO 8601...'
+complete -c acomm -n '__acomm_is \'task accept\'' -l plan -r -f -d 'How, in a sentence, for the creator'
+complete -c acomm -n '__acomm_is \'task accept\'' -l as -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'task accept\'' -l as -r -f -d 'The acting agent'
+
+# acomm task update
+complete -c acomm -n '__acomm_is \'task update\'' -l progress -r -f -d 'Percent done, 0-100'
+complete -c acomm -n '__acomm_is \'task update\'' -l note -r -f -d 'What happened, for the creator'
+complete -c acomm -n '__acomm_is \'task update\'' -l as -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'task update\'' -l as -r -f -d 'The acting agent'
+
+# acomm task complete
+complete -c acomm -n '__acomm_is \'task complete\'' -l as -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'task complete\'' -l as -r -f -d 'The acting agent'
+
+# acomm task fail
+complete -c acomm -n '__acomm_is \'task fail\'' -l reason -r -f -d 'Why, for the creator (required)'
+complete -c acomm -n '__acomm_is \'task fail\'' -l as -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'task fail\'' -l as -r -f -d 'The acting agent'
+
+# acomm task list
+complete -c acomm -n '__acomm_is \'task list\'' -l as -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'task list\'' -l as -r -f -d 'Only tasks this agent created or owns (not read from ACOMM_AGENT)'
+complete -c acomm -n '__acomm_is \'task list\'' -l state -r -f -a 'created accepted updated completed failed overdue incident'
+complete -c acomm -n '__acomm_is \'task list\'' -l state -r -f -d 'Only tasks in this state'
+complete -c acomm -n '__acomm_is \'task list\'' -l limit -r -f -d 'At most this many tasks'
+complete -c acomm -n '__acomm_is \'task list\'' -l offset -r -f -d 'Skip this many first'
+
+# acomm task show
 
 # acomm messages
 complete -c acomm -n '__acomm_is \'messages\'' -s c -l channel -r -f -a '(__acomm_words channels)'

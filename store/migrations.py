@@ -448,3 +448,75 @@ def m005_federation(conn: sqlite3.Connection, now_ms: int) -> None:
         ) WITHOUT ROWID;
         """
     )
+
+
+@migration
+def m006_tasks(conn: sqlite3.Connection, now_ms: int) -> None:
+    # Tasks (issue 15, spec 002 §5, §6, §9): work one agent delegates to another. A task is
+    # carried by a `command` message to its owner (its direct channel, or `_fed:` across
+    # nodes): tasks.id IS that message's id on this store, so `task show 7` and `show 7` are
+    # the same thing. The row is the task's current state; task_events is its history, one
+    # row per event, each with a UUIDv7 event_id that is also the outbox eventId when the
+    # event travels to another node (the receiver records it under the same id, once).
+    # No foreign keys: compaction may remove the carrying message, never the task.
+    _script(
+        conn,
+        """
+        CREATE TABLE tasks (
+            id INTEGER PRIMARY KEY,
+            correlation_id TEXT NOT NULL,
+            channel_id INTEGER NOT NULL,
+            -- task | skill_distribution (the capability fan-out)
+            task_type TEXT NOT NULL,
+            -- the capability asked for (free text until the catalog exists); NULL: none
+            capability_id TEXT,
+            creator TEXT NOT NULL,
+            owner TEXT NOT NULL,
+            -- created, accepted, updated, completed, failed, overdue, incident
+            state TEXT NOT NULL,
+            eta_required INTEGER NOT NULL DEFAULT 0,
+            eta_at INTEGER,
+            progress INTEGER NOT NULL DEFAULT 0,
+            plan TEXT,
+            -- the last note, the completion's body or the failure's reason
+            note TEXT,
+            -- the response (complete) or acknowledgement (fail) that ended it
+            result_message_id INTEGER,
+            created_at INTEGER NOT NULL,
+            accepted_at INTEGER,
+            updated_at INTEGER NOT NULL,
+            finished_at INTEGER,
+            -- federation: the task_create eventId on both nodes (NULL: local only), the node
+            -- it was created on, and the node of the other side (NULL: this store)
+            global_id TEXT,
+            origin_node TEXT,
+            peer_node TEXT
+        );
+        CREATE UNIQUE INDEX tasks_global_id ON tasks(global_id) WHERE global_id IS NOT NULL;
+        CREATE INDEX tasks_owner ON tasks(owner, state);
+        CREATE INDEX tasks_creator ON tasks(creator, state);
+        CREATE INDEX tasks_capability ON tasks(capability_id) WHERE capability_id IS NOT NULL;
+        -- the overdue timer: open tasks with an ETA (tick marks them once it passes)
+        CREATE INDEX tasks_due ON tasks(eta_at)
+            WHERE eta_at IS NOT NULL AND state IN ('created', 'accepted', 'updated');
+        CREATE TABLE task_events (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            event_id TEXT NOT NULL UNIQUE,
+            task_id INTEGER NOT NULL,
+            -- created, accepted, updated, completed, failed, overdue, incident
+            event TEXT NOT NULL,
+            agent TEXT,
+            at INTEGER NOT NULL,
+            progress INTEGER,
+            note TEXT,
+            eta_at INTEGER,
+            -- the message this event sent (an acknowledgement, a response), if any
+            message_id INTEGER,
+            -- the node the event happened on (NULL: this store)
+            origin_node TEXT,
+            -- more fields as a JSON object (an incident's class, skill versions, ...)
+            detail TEXT
+        );
+        CREATE INDEX task_events_task ON task_events(task_id, seq);
+        """
+    )

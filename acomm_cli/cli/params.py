@@ -103,6 +103,7 @@ DIR = Value("DIR", Kind.DIR)
 # Parsed by acomm_cli.clock and the engine.
 DURATION = Value("DURATION")     # 30s, 1500ms, 24h, 7d
 TIME = Value("TIME")             # ISO 8601, or relative to now: -1h
+ETA = Value("DURATION|TIME")     # a task's ETA: 10m from now, or when
 SIZE = Value("SIZE")             # 65536, 1MiB
 
 # Numbers.
@@ -117,6 +118,7 @@ CHANNEL_TYPE = choice((t.value for t in model.ChannelType), "TYPE")
 DELIVERY_MODE = choice((m.value for m in model.DeliveryMode), "MODE")
 PRIORITY = choice((p.name.lower() for p in model.Priority), "PRIORITY")
 MESSAGE_STATUS = choice(model.MESSAGE_STATUSES, "STATUS")
+TASK_STATE = choice(model.TASK_STATES, "STATE")
 ACK_STATUS = choice((s.value for s in model.AckStatus), "STATUS")
 DEAD_LETTER_REASON = choice(model.DEAD_LETTER_REASONS, "REASON")
 ROLE = choice((model.Role.MEMBER.value, model.Role.OBSERVER.value), "ROLE")  # not owner

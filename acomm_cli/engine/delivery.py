@@ -233,8 +233,10 @@ def ack(conn: sqlite3.Connection, message_id: int, agent: str, status: str, note
 
 
 def record_ack(conn: sqlite3.Connection, message_id: int, agent: str, st: AckStatus,
-               note: str | None, now: int) -> AckResult:
-    """`ack` inside the caller's transaction (agent dispatch acks as part of a receipt)."""
+               note: str | None, now: int, extra: dict[str, str] | None = None) -> AckResult:
+    """`ack` inside the caller's transaction (agent dispatch acks as part of a receipt).
+    `extra`: more metadata for the acknowledgement message (a task's accept carries its
+    `eta_at` there, spec 002 §6)."""
     msg = queries.message_by_id(conn, message_id)
     if msg is None:
         raise NotFound(f"message {message_id} does not exist", field="message",
@@ -262,7 +264,7 @@ def record_ack(conn: sqlite3.Connection, message_id: int, agent: str, st: AckSta
     plan = plan_message(router, SendRequest(
         sender=agent, content=note or st.value, channel=msg.channel,
         type=MessageType.ACKNOWLEDGMENT.value, correlation_id=msg.correlation_id,
-        metadata={"ack_for": str(message_id), "status": st.value},
+        metadata={**(extra or {}), "ack_for": str(message_id), "status": st.value},
     ), now, only_to=msg.sender, internal=True)
     ack_id = persist(router, plan, now).id if plan.recipients else None
     return AckResult(message_id, agent, st.value, True, ack_id)

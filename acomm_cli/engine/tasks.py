@@ -1,0 +1,462 @@
+"""Tasks (issue 15, spec 002 §5, §6): work one agent delegates to another, with an ETA,
+progress, and an end (completed or failed).
+
+A task is carried by a `command` message from its creator to its owner on their direct channel
+(docs/DECISIONS.md, "Tasks ride on command messages"): the owner finds it in `receive`, spec-004
+dispatch can run it, and the task's id is that message's id. The owner's answers are ordinary
+traffic on that channel: accepting acknowledges the delivery `in_progress` with the ETA in the
+acknowledgement's metadata (spec 002 §6's "ack accepted carrying etaAt"), completing sends a
+`response` with the result (which, like a response to a query, counts as the owner's ack
+`completed`), failing acknowledges `failed` with the reason. Progress updates write only the
+task's history.
+
+The row in `tasks` is the current state; `task_events` the history. Every change goes through
+`record()`, which checks the transition, writes one history row under a UUIDv7 event id, and
+is idempotent by that id: the federation helper records a peer's `task_*` event by calling it
+with the event's own id (a re-read changes nothing). States:
+
+    created -> accepted -> (updated)* -> completed | failed
+    created -> failed (the owner declines)
+    created | accepted | updated -> overdue (tick, once the ETA passes; updates keep it overdue)
+    any open state -> incident (reserved for the capability review, issue 15)
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass, field
+from typing import Any
+
+from acomm_cli import clock, model
+from acomm_cli.engine import delivery
+from acomm_cli.engine.channels import channel_by_id
+from acomm_cli.engine.sending import Router, persist, plan_message, send_direct
+from acomm_cli.errors import CommError, Forbidden, InvalidState, NotFound, ValidationFailed
+from acomm_cli.model import ACK_ORDER, AckStatus, DeliveryState, Limits, MessageType, SendRequest
+from acomm_cli.store import queries, write
+from acomm_cli.store import tasks as sql
+
+TASK_TYPES = model.TASK_TYPES
+STATES = model.TASK_STATES
+TERMINAL = ("completed", "failed")
+# the events only the task's owner may cause
+OWNER_EVENTS = ("accepted", "updated", "completed", "failed")
+# event -> the states it may follow
+_FOLLOWS: dict[str, tuple[str, ...]] = {
+    "accepted": ("created",),
+    "updated": ("accepted", "updated", "overdue", "incident"),
+    "completed": ("accepted", "updated", "overdue", "incident"),
+    "failed": ("created", "accepted", "updated", "overdue", "incident"),
+    "overdue": ("created", "accepted", "updated"),
+    "incident": STATES,  # on a finished task: recorded, the state stays
+}
+EVENTS = ("created", *_FOLLOWS)
+
+
+@dataclass(frozen=True)
+class TaskEvent:
+    event_id: str
+    task_id: int
+    event: str
+    agent: str | None
+    at: int
+    progress: int | None = None
+    note: str | None = None
+    eta_at: int | None = None
+    message_id: int | None = None
+    origin_node: str | None = None  # None: it happened on this store
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Task:
+    id: int  # the id of the command message that carries it, on this store
+    correlation_id: str
+    channel_id: int
+    task_type: str
+    capability: str | None
+    creator: str
+    owner: str
+    state: str
+    eta_required: bool
+    eta_at: int | None
+    progress: int
+    plan: str | None
+    note: str | None
+    result_message_id: int | None
+    created_at: int
+    accepted_at: int | None
+    updated_at: int
+    finished_at: int | None
+    global_id: str | None
+    origin_node: str | None
+    peer_node: str | None
+    history: tuple[TaskEvent, ...] = ()
+
+
+def _task(row: tuple[Any, ...], history: tuple[TaskEvent, ...] = ()) -> Task:
+    (tid, corr, channel_id, task_type, capability, creator, owner, state, eta_required,
+     eta_at, progress, plan, note, result_id, created, accepted, updated, finished,
+     global_id, origin, peer) = row
+    return Task(tid, corr, channel_id, task_type, capability, creator, owner, state,
+                bool(eta_required), eta_at, progress, plan, note, result_id, created, accepted,
+                updated, finished, global_id, origin, peer, history)
+
+
+def _event(row: tuple[Any, ...]) -> TaskEvent:
+    (_seq, event_id, task_id, event, agent, at, progress, note, eta_at, message_id, origin,
+     detail) = row
+    return TaskEvent(event_id, task_id, event, agent, at, progress, note, eta_at, message_id,
+                     origin, json.loads(detail) if detail else {})
+
+
+# ---------------------------------------------------------------- reading
+
+
+def load(conn: sqlite3.Connection, task_id: int, *, history: bool = False) -> Task:
+    """One task (with its history); NotFound (exit 4) for an unknown id."""
+    row = sql.task_row(conn, task_id)
+    if row is None:
+        raise NotFound(f"task {task_id} does not exist", field="task", value=task_id)
+    events = tuple(_event(e) for e in sql.events_of(conn, task_id)) if history else ()
+    return _task(row, events)
+
+
+def by_global_id(conn: sqlite3.Connection, global_id: str) -> Task | None:
+    """The task a federated event names (its task_create eventId), or None."""
+    row = sql.task_by_global_id(conn, global_id)
+    return _task(row) if row is not None else None
+
+
+def show(conn: sqlite3.Connection, task_id: int, now: int) -> Task:
+    """`task show`: after marking what is overdue by now (as `receive` applies due timers)."""
+    _catch_up(conn, now)
+    return load(conn, task_id, history=True)
+
+
+def list_tasks(conn: sqlite3.Connection, now: int, *, agent: str | None = None,
+               state: str | None = None, task_type: str | None = None, limit: int = 100,
+               offset: int = 0) -> tuple[list[Task], int]:
+    """`task list`: newest first; `agent` is on either side (creator or owner)."""
+    if agent is not None:
+        model.agent_id(agent, "as")
+    if state is not None and state not in STATES:
+        raise ValidationFailed(f"state: {state!r} is not one of {', '.join(STATES)}",
+                               field="state", value=state)
+    if task_type is not None and task_type not in TASK_TYPES:
+        raise ValidationFailed(f"type: {task_type!r} is not one of {', '.join(TASK_TYPES)}",
+                               field="type", value=task_type)
+    if limit < 0 or offset < 0:
+        raise ValidationFailed("limit: --limit and --offset must not be negative", field="limit")
+    _catch_up(conn, now)
+    rows, total = sql.task_rows(conn, agent=agent, state=state, task_type=task_type,
+                                limit=limit, offset=offset)
+    return [_task(r) for r in rows], total
+
+
+def counts(conn: sqlite3.Connection) -> dict[str, int]:
+    """Tasks by state (`stats`)."""
+    return dict(sql.counts_by_state(conn))
+
+
+# ---------------------------------------------------------------- the one way a task changes
+
+
+def record(conn: sqlite3.Connection, task: Task, event: str, *, agent: str | None, at: int,
+           progress: int | None = None, note: str | None = None, eta_at: int | None = None,
+           message_id: int | None = None, event_id: str | None = None,
+           origin_node: str | None = None, detail: dict[str, Any] | None = None) -> bool:
+    """Apply one event to `task` inside the caller's transaction: check who may cause it and
+    that it may follow the task's state, write its history row, move the task. Idempotent by
+    `event_id` (a peer's event is recorded under its own eventId): an event already recorded
+    changes nothing and returns False. A fresh local event gets a new UUIDv7 id.
+
+    FEDERATION HOOK: an inbound `task_accept|task_update|task_complete|task_failed` is
+    `record(conn, by_global_id(conn, env.corrId), "accepted", agent=env.sourceAgentId,
+    at=createdAt, eta_at=payload.etaAt, event_id=env.eventId, origin_node=sourceNodeId)`;
+    a local event to send on is any row whose origin_node is NULL (see `history`)."""
+    if event_id is not None and sql.event_seen(conn, event_id):
+        return False
+    new_state = _next_state(task, event, agent)
+    sql.insert_event(conn, {
+        "event_id": event_id or _event_id(at), "task_id": task.id, "event": event,
+        "agent": agent, "at": at, "progress": progress, "note": note, "eta_at": eta_at,
+        "message_id": message_id, "origin_node": origin_node,
+        "detail": json.dumps(detail, separators=(",", ":")) if detail else None})
+    changes: dict[str, Any] = {"state": new_state, "updated_at": at}
+    if event == "accepted":
+        changes.update(accepted_at=at, eta_at=eta_at, plan=note)
+    elif event == "updated":
+        if progress is not None:
+            changes["progress"] = progress
+        if note is not None:
+            changes["note"] = note
+    elif event in TERMINAL:
+        changes.update(finished_at=at, note=note, result_message_id=message_id)
+        if event == "completed":
+            changes["progress"] = 100
+    sql.update_task(conn, task.id, changes)
+    return True
+
+
+def _next_state(task: Task, event: str, agent: str | None) -> str:
+    if event not in _FOLLOWS:
+        raise ValidationFailed(f"event: {event!r} is not one of {', '.join(_FOLLOWS)}",
+                               field="event", value=event)
+    if event in OWNER_EVENTS and agent != task.owner:
+        verb = {"accepted": "accept", "updated": "update", "completed": "complete",
+                "failed": "fail"}[event]
+        raise Forbidden(f"task {task.id} belongs to {task.owner!r}; only its owner may {verb} "
+                        "it", field="as", value=agent, owner=task.owner)
+    if task.state not in _FOLLOWS[event]:
+        raise InvalidState(_refusal(task, event), field="task", value=task.id, state=task.state)
+    if event == "updated" and task.state in ("overdue", "incident"):
+        return task.state  # progress does not take back a passed ETA or an open incident
+    if event == "incident" and task.state in TERMINAL:
+        return task.state
+    return event
+
+
+def _refusal(task: Task, event: str) -> str:
+    t = f"task {task.id}"
+    if event == "accepted":
+        return f"{t} was already accepted (it is {task.state})" if task.state != "created" \
+            else f"{t} cannot be accepted"
+    if task.state in TERMINAL:
+        return f"{t} is {task.state}; it takes no more changes"
+    if task.state == "created":
+        return f"{t} has not been accepted yet; accept it first (task accept {task.id} --eta D)"
+    return f"{t} is {task.state}; it cannot become {event}"
+
+
+def _event_id(now: int) -> str:
+    from acomm_cli.engine.remote import uuid7  # the one UUIDv7 (outbox events use it too)
+
+    return uuid7(now)
+
+
+# ---------------------------------------------------------------- the lifecycle
+
+
+def create(conn: sqlite3.Connection, creator: str, owner: str, content: str, now: int, *,
+           capability: str | None = None, eta_required: bool = False,
+           task_type: str = "task", limits: Limits | None = None) -> Task:
+    """`task create`: a command message to `owner` and its task, in one transaction."""
+    model.agent_id(creator, "as")
+    model.agent_id(owner, "to")
+    if capability is not None:
+        model.capability_id(capability)
+    if task_type not in TASK_TYPES:
+        raise ValidationFailed(f"type: {task_type!r} is not one of {', '.join(TASK_TYPES)}",
+                               field="type", value=task_type)
+    meta: dict[str, Any] = {"task_type": task_type, "eta_required": eta_required}
+    if capability is not None:
+        meta["capability"] = capability
+    # CAPABILITY HOOK: with a capability, look it up in the catalog here: unknown or
+    # unpublished -> refuse (exit 5, a routing miss for the review); published -> the
+    # task goes to its owner (and `owner` may then be optional), its default ETA applies.
+    req = SendRequest(sender=creator, content=content, type=MessageType.COMMAND.value,
+                      metadata=meta)
+    with write(conn):
+        [sent] = send_direct(conn, req, [owner], now, limits)
+        if isinstance(sent, CommError):
+            raise sent
+        if sent.global_id is not None:
+            # FEDERATION HOOK: the owner lives on another node. The message went out as a
+            # plain `message` event; the federation helper emits `task_create` instead and
+            # records the task here with global_id = the eventId, peer_node = to_node.
+            raise InvalidState(f"to: {owner!r} is owned by node {sent.to_node!r}; tasks do "
+                               "not cross nodes yet", field="to", value=owner)
+        assert sent.correlation_id is not None  # every command gets one
+        task = record_created(conn, task_id=sent.id, correlation_id=sent.correlation_id,
+                              channel_id=sent.channel_id, creator=creator, owner=owner,
+                              at=now, task_type=task_type, capability=capability,
+                              eta_required=eta_required)
+        return load(conn, task.id, history=True)
+
+
+def record_created(conn: sqlite3.Connection, *, task_id: int, correlation_id: str,
+                   channel_id: int, creator: str, owner: str, at: int, task_type: str = "task",
+                   capability: str | None = None, eta_required: bool = False,
+                   eta_at: int | None = None, event_id: str | None = None,
+                   global_id: str | None = None, origin_node: str | None = None,
+                   peer_node: str | None = None) -> Task:
+    """A new task for message `task_id`, inside the caller's transaction (the message is
+    already stored). FEDERATION HOOK: an inbound `task_create`, once its message is stored
+    on this node, is this call with the event's id, global_id and origin node. Idempotent
+    by `global_id` / `event_id`: the task already recorded is returned unchanged.
+    CAPABILITY HOOK: `task_type="skill_distribution"` for the fan-out; `eta_at` for a
+    capability's default ETA (the overdue timer then runs from creation)."""
+    if global_id is not None:
+        seen = by_global_id(conn, global_id)
+        if seen is not None:
+            return seen
+    sql.insert_task(conn, {
+        "id": task_id, "correlation_id": correlation_id, "channel_id": channel_id,
+        "task_type": task_type, "capability_id": capability, "creator": creator,
+        "owner": owner, "state": "created", "eta_required": int(eta_required),
+        "eta_at": eta_at, "created_at": at, "updated_at": at, "global_id": global_id,
+        "origin_node": origin_node, "peer_node": peer_node})
+    sql.insert_event(conn, {
+        "event_id": event_id or global_id or _event_id(at), "task_id": task_id,
+        "event": "created", "agent": creator, "at": at, "eta_at": eta_at,
+        "message_id": task_id, "origin_node": origin_node})
+    return load(conn, task_id)
+
+
+def parse_eta(value: str, now: int) -> int:
+    """`--eta`: a duration from now (`10m`, `2h`) or a time (ISO 8601), in the future."""
+    model.utf8(value, "eta")
+    try:
+        eta_at = now + clock.parse_duration(value, "eta")
+    except ValidationFailed:
+        try:
+            eta_at = clock.parse_time(value, "eta", now)
+        except ValidationFailed:
+            raise ValidationFailed(f"eta: {value!r} is neither a duration (10m, 2h) nor a "
+                                   "time (ISO 8601)", field="eta", value=value) from None
+    if eta_at <= now:
+        raise ValidationFailed(f"eta: {value!r} is not in the future", field="eta", value=value)
+    return eta_at
+
+
+def accept(conn: sqlite3.Connection, task_id: int, agent: str, now: int, *,
+           eta: str | None = None, plan: str | None = None) -> Task:
+    """`task accept`: the owner takes the task on, with an ETA (required by
+    `--eta-required`); acknowledges the delivery `in_progress` carrying `eta_at`."""
+    model.agent_id(agent, "as")
+    eta_at = parse_eta(eta, now) if eta is not None else None
+    if plan is not None:
+        _text(plan, "plan")
+    with write(conn):
+        task = load(conn, task_id)
+        _next_state(task, "accepted", agent)  # the refusals first, before the ETA rule
+        if task.eta_required and eta_at is None:
+            raise ValidationFailed(f"eta: task {task_id} requires an ETA (task accept "
+                                   f"{task_id} --eta 10m)", field="eta")
+        meta = {"task_id": str(task_id), "task_event": "accepted"}
+        if eta_at is not None:
+            meta["eta_at"] = clock.iso(eta_at) or ""
+        mid = _ack(conn, task, agent, AckStatus.IN_PROGRESS, plan or "accepted", now, meta)
+        record(conn, task, "accepted", agent=agent, at=now, eta_at=eta_at, note=plan,
+               message_id=mid)
+        return load(conn, task_id, history=True)
+
+
+def update(conn: sqlite3.Connection, task_id: int, agent: str, now: int, *,
+           progress: int | None = None, note: str | None = None) -> Task:
+    """`task update`: progress (0-100) and/or a note, in the history only."""
+    model.agent_id(agent, "as")
+    if progress is None and note is None:
+        raise ValidationFailed("progress: give --progress N (0-100) or --note TEXT",
+                               field="progress")
+    if progress is not None and (isinstance(progress, bool) or not isinstance(progress, int)
+                                 or not 0 <= progress <= 100):
+        raise ValidationFailed(f"progress: {progress!r} is not a whole number from 0 to 100",
+                               field="progress", value=progress)
+    if note is not None:
+        _text(note, "note")
+    with write(conn):
+        task = load(conn, task_id)
+        record(conn, task, "updated", agent=agent, at=now, progress=progress, note=note)
+        return load(conn, task_id, history=True)
+
+
+def complete(conn: sqlite3.Connection, task_id: int, agent: str, now: int, *,
+             content: str | None = None) -> Task:
+    """`task complete`: a `response` to the creator with the result (the owner's ack
+    `completed`, as a response to a query is)."""
+    model.agent_id(agent, "as")
+    if content is not None:
+        _text(content, "body")
+    with write(conn):
+        task = load(conn, task_id)
+        _next_state(task, "completed", agent)
+        mid = _respond(conn, task, agent, content or f"task {task_id} completed", now)
+        record(conn, task, "completed", agent=agent, at=now, note=content, message_id=mid)
+        return load(conn, task_id, history=True)
+
+
+def fail(conn: sqlite3.Connection, task_id: int, agent: str, now: int, *, reason: str) -> Task:
+    """`task fail`: the owner gives up (or declines); acknowledges `failed` with the reason."""
+    model.agent_id(agent, "as")
+    _text(reason, "reason")
+    with write(conn):
+        task = load(conn, task_id)
+        _next_state(task, "failed", agent)
+        mid = _ack(conn, task, agent, AckStatus.FAILED, reason, now,
+                   {"task_id": str(task_id), "task_event": "failed"})
+        record(conn, task, "failed", agent=agent, at=now, note=reason, message_id=mid)
+        return load(conn, task_id, history=True)
+
+
+def _text(value: str, name: str) -> None:
+    model.utf8(value, name)
+    if not value.strip():
+        raise ValidationFailed(f"{name}: must not be empty", field=name, value_length=0)
+
+
+def _ack(conn: sqlite3.Connection, task: Task, agent: str, status: AckStatus, note: str,
+         now: int, meta: dict[str, str]) -> int | None:
+    """Acknowledge the owner's delivery of the task's message (which tells the creator);
+    the id of the acknowledgement sent, if any. The task is the authority: a delivery the
+    owner already acknowledged as far by hand (`acomm ack`), a dead or not yet delivered
+    one, or a message compacted away is left as it is."""
+    got = queries.delivery_of(conn, task.id, agent)
+    if got is None:
+        return None
+    state, previous, delivered_at = got
+    if state == DeliveryState.DEAD.value or delivered_at is None or (
+            previous is not None and ACK_ORDER[AckStatus(previous)] >= ACK_ORDER[status]):
+        return None
+    return delivery.record_ack(conn, task.id, agent, status, note, now, meta).ack_message_id
+
+
+def _respond(conn: sqlite3.Connection, task: Task, agent: str, content: str, now: int) -> int:
+    """The result as a `response` to the creator on the task's channel, with the task's
+    correlation id; it settles the owner's delivery as `completed` (forward only)."""
+    router = Router(conn)
+    ch = channel_by_id(conn, task.channel_id)
+    # internal: a response correlated to a command, not a query (only tasks send one)
+    plan = plan_message(router, SendRequest(
+        sender=agent, content=content, channel=ch.name, type=MessageType.RESPONSE.value,
+        correlation_id=task.correlation_id,
+        metadata={"task_id": str(task.id), "task_event": "completed"},
+    ), now, only_to=task.creator, internal=True)
+    mid = persist(router, plan, now).id
+    got = queries.delivery_of(conn, task.id, agent)
+    if got is not None and got[0] != DeliveryState.DEAD.value and got[2] is not None and (
+            got[1] is None
+            or ACK_ORDER[AckStatus(got[1])] < ACK_ORDER[AckStatus.COMPLETED]):
+        queries.set_ack(conn, task.id, agent, AckStatus.COMPLETED.value, None, now)
+    return mid
+
+
+# ---------------------------------------------------------------- the overdue timer
+
+
+def mark_overdue(conn: sqlite3.Connection, now: int) -> int:
+    """Open tasks whose ETA passed by `now` become overdue, inside the caller's
+    transaction. The event is dated at the ETA, not at `now`: a late tick writes the same
+    history as a punctual one."""
+    marked = 0
+    for task_id, eta_at in sql.due(conn, now):
+        marked += record(conn, load(conn, task_id), "overdue", agent=None, at=eta_at,
+                         eta_at=eta_at)
+    return marked
+
+
+def tick(conn: sqlite3.Connection, now: int) -> int:
+    """tick's part: mark overdue tasks in one transaction (none due: no write at all)."""
+    if not sql.has_due(conn, now):
+        return 0
+    with write(conn):
+        return mark_overdue(conn, now)
+
+
+def _catch_up(conn: sqlite3.Connection, now: int) -> None:
+    """Readers (`task show|list`) see overdue tasks as such without waiting for a tick; on
+    a store opened read-only they wait for the next writer."""
+    if not getattr(conn, "read_only", False) and sql.has_due(conn, now):
+        tick(conn, now)

@@ -1,0 +1,174 @@
+"""`acomm task create|accept|update|complete|fail|list|show`: delegated work (issue 15)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from acomm_cli import clock
+from acomm_cli.cli import params, render
+from acomm_cli.commands._common import AsAgent, identity, limits, output, read_body, store
+from acomm_cli.engine import tasks
+
+app = typer.Typer(help="Tasks: work one agent delegates to another, with an ETA and progress."
+                  "\n\nExample: acomm task create --to builder \"run the tests\" --as lead",
+                  no_args_is_help=True, add_completion=False)
+
+TaskId = Annotated[int, typer.Argument(metavar="ID", help="The task id (its message's id).")]
+
+
+@app.command()
+def create(
+    ctx: typer.Context,
+    body: Annotated[str | None, typer.Argument(
+        help="What to do; '-' or omitted: stdin.", show_default=False)] = None,
+    to: Annotated[str | None, typer.Option(
+        "--to", click_type=params.AGENT, help="The agent that owns the task.")] = None,
+    capability: Annotated[str | None, typer.Option(
+        help="The capability asked for (recorded as given for now).")] = None,
+    eta_required: Annotated[bool, typer.Option(
+        "--eta-required", help="The owner must accept with an ETA (--eta).")] = False,
+    as_: AsAgent = None,
+) -> None:
+    """Delegate a task to an agent; prints its id.
+
+    The task travels as a command message on your direct channel with --to AGENT.
+
+    Example: acomm task create --to builder "run the tests" --eta-required --as lead
+    """
+    agent = identity(as_)
+    if not to:
+        raise typer.BadParameter("say who owns the task with --to AGENT", param_hint="--to")
+    content = read_body(body)
+    with store(ctx, write=True, create=True) as conn:
+        task = tasks.create(conn, agent, to, content, clock.now_ms(), capability=capability,
+                            eta_required=eta_required, limits=limits(ctx))
+    render.task_created(output(ctx), task)
+
+
+@app.command()
+def accept(
+    ctx: typer.Context,
+    task_id: TaskId,
+    eta: Annotated[str | None, typer.Option(
+        click_type=params.ETA,
+        help="When it will be done: a duration from now (10m, 2h) or an ISO 8601 time.")]
+    = None,
+    plan: Annotated[str | None, typer.Option(help="How, in a sentence, for the creator.")]
+    = None,
+    as_: AsAgent = None,
+) -> None:
+    """Take a task on (its owner only), with an ETA.
+
+    Acknowledges the task's message in_progress, the ETA in the acknowledgement.
+
+    Example: acomm task accept 7 --eta 10m --plan "unit tests first" --as builder
+    """
+    agent = identity(as_)
+    with store(ctx, write=True) as conn:
+        task = tasks.accept(conn, task_id, agent, clock.now_ms(), eta=eta, plan=plan)
+    render.task(output(ctx), task)
+
+
+@app.command()
+def update(
+    ctx: typer.Context,
+    task_id: TaskId,
+    progress: Annotated[int | None, typer.Option(
+        click_type=params.COUNT, help="Percent done, 0-100.")] = None,
+    note: Annotated[str | None, typer.Option(help="What happened, for the creator.")] = None,
+    as_: AsAgent = None,
+) -> None:
+    """Report progress on an accepted task (its owner only).
+
+    Example: acomm task update 7 --progress 40 --note "half the suites pass" --as builder
+    """
+    agent = identity(as_)
+    with store(ctx, write=True) as conn:
+        task = tasks.update(conn, task_id, agent, clock.now_ms(), progress=progress, note=note)
+    render.task(output(ctx), task)
+
+
+@app.command()
+def complete(
+    ctx: typer.Context,
+    task_id: TaskId,
+    body: Annotated[str | None, typer.Argument(
+        help="The result, sent to the creator as a response; '-': stdin.",
+        show_default=False)] = None,
+    as_: AsAgent = None,
+) -> None:
+    """Finish a task (its owner only): the result goes to the creator as a response.
+
+    Example: acomm task complete 7 "all 412 tests pass" --as builder
+    """
+    agent = identity(as_)
+    content = read_body(body) if body == "-" else body
+    with store(ctx, write=True) as conn:
+        task = tasks.complete(conn, task_id, agent, clock.now_ms(), content=content)
+    render.task(output(ctx), task)
+
+
+@app.command()
+def fail(
+    ctx: typer.Context,
+    task_id: TaskId,
+    reason: Annotated[str | None, typer.Option(help="Why, for the creator (required).")]
+    = None,
+    as_: AsAgent = None,
+) -> None:
+    """Give a task up, or decline it (its owner only); acknowledges it failed.
+
+    Example: acomm task fail 7 --reason "the build machine is down" --as builder
+    """
+    agent = identity(as_)
+    if reason is None:
+        raise typer.BadParameter("say why with --reason TEXT", param_hint="--reason")
+    with store(ctx, write=True) as conn:
+        task = tasks.fail(conn, task_id, agent, clock.now_ms(), reason=reason)
+    render.task(output(ctx), task)
+
+
+@app.command("list")
+def list_(
+    ctx: typer.Context,
+    as_: Annotated[str | None, typer.Option(
+        "--as", click_type=params.AGENT,
+        help="Only tasks this agent created or owns (not read from ACOMM_AGENT).")] = None,
+    state: Annotated[str | None, typer.Option(
+        click_type=params.TASK_STATE, help="Only tasks in this state.")] = None,
+    limit: Annotated[int, typer.Option(
+        click_type=params.COUNT, help="At most this many tasks.")] = 100,
+    offset: Annotated[int, typer.Option(
+        click_type=params.COUNT, help="Skip this many first.")] = 0,
+) -> None:
+    """Tasks, newest first.
+
+    Prints {tasks: [...], total_count, has_more} with --json.
+
+    Example: acomm task list --as builder --state accepted --json
+    """
+    with store(ctx, write=False, read_fallback=True) as conn:
+        found, total = tasks.list_tasks(conn, clock.now_ms(), agent=as_, state=state,
+                                        limit=limit, offset=offset)
+    render.tasks(output(ctx), found, total, offset)
+
+
+@app.command()
+def show(ctx: typer.Context, task_id: TaskId) -> None:
+    """One task and its history.
+
+    Prints {id, capability, from, to, state, eta_at, progress, history: [{at, event, by,
+    progress, note, eta_at, ...}], ...} with --json.
+
+    Example: acomm task show 7 --json
+    """
+    with store(ctx, write=False, read_fallback=True) as conn:
+        task = tasks.show(conn, task_id, clock.now_ms())
+    render.task(output(ctx), task)
+
+
+@app.callback()
+def task_group() -> None:
+    """Tasks: work one agent delegates to another, with an ETA and progress."""

@@ -241,3 +241,36 @@ def test_an_unroutable_owner_is_refused_with_a_dead_letter(pair, setup, code):
     assert a.sql("SELECT count(*) FROM tasks") == [(0,)]
     assert a.sql("SELECT recipient, reason FROM dead_letters") == [(to, code)]
     assert a.sql("SELECT kind FROM fed_outbox WHERE kind = 'dead_letter'") == [("dead_letter",)]
+
+
+# ---------------------------------------------------------------- over real gateways
+
+
+def test_a_task_over_real_gateways(tmp_path):
+    """create -> accept with an ETA -> update -> complete between two `gateway serve`
+    processes (HTTP outboxes, the room over WebSocket); every wait bounded."""
+    from test_federation_loop import cluster
+    from test_gateway import gateway_nodes, wait_until, where
+
+    with gateway_nodes(tmp_path) as make:
+        a, [b], _ = cluster(make, "nb")
+        b.ok("agent", "own", "bob")
+        wait_until("bob owned by nb, seen on na", lambda: where(a, "bob") == "nb")
+        made = a.ok("task", "create", "--to", "bob", "ship it", "--eta-required",
+                    "--as", "alice")
+        gid = made["global_id"]
+        assert (made["state"], made["peer_node"]) == ("created", "nb")
+        wait_until("the task on nb", lambda: b.ok("fed", "pull")["tasks"] == 1)
+        acc = b.ok("task", "accept", gid, "--eta", "10m", "--as", "bob")
+        b.ok("task", "update", gid, "--progress", "60", "--note", "halfway", "--as", "bob")
+        wait_until("accepted and updated on na",
+                   lambda: a.ok("fed", "pull") and a.ok("task", "show", gid)["progress"] == 60)
+        theirs = a.ok("task", "show", gid)
+        assert (theirs["state"], theirs["eta_at"]) == ("updated", acc["eta_at"])
+        b.ok("task", "complete", gid, "shipped", "--as", "bob")
+        wait_until("completed on na", lambda: a.ok("fed", "pull")
+                   and a.ok("task", "show", gid)["state"] == "completed")
+        theirs, mine = a.ok("task", "show", gid), b.ok("task", "show", gid)
+        assert same(theirs) == same(mine)
+        assert [x["content"] for x in a.ok("receive", "--as", "alice")["messages"]
+                if x["type"] == "response"] == ["shipped"]

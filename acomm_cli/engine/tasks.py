@@ -12,7 +12,7 @@ task's history.
 
 The row in `tasks` is the current state; `task_events` the history. Every change goes through
 `record()`, which checks the transition, writes one history row under a UUIDv7 event id, and
-is idempotent by that id: the federation helper records a peer's `task_*` event by calling it
+is idempotent by that id: engine/taskfed.py records a peer's `task_*` event by calling it
 with the event's own id (a re-read changes nothing). States:
 
     created -> accepted -> (updated)* -> completed | failed
@@ -300,9 +300,9 @@ def record_created(conn: sqlite3.Connection, *, task_id: int, correlation_id: st
                    global_id: str | None = None, origin_node: str | None = None,
                    peer_node: str | None = None) -> Task:
     """A new task for message `task_id`, inside the caller's transaction (the message is
-    already stored). FEDERATION HOOK: an inbound `task_create`, once its message is stored
-    on this node, is this call with the event's id, global_id and origin node. Idempotent
-    by `global_id` / `event_id`: the task already recorded is returned unchanged.
+    already stored). Between nodes, an inbound `task_create` stored here is this call
+    (taskfed.created) with the event's id, global_id and origin node. Idempotent by
+    `global_id` / `event_id`: the task already recorded is returned unchanged.
     CAPABILITY HOOK: `task_type="skill_distribution"` for the fan-out; `eta_at` for a
     capability's default ETA (the overdue timer then runs from creation)."""
     if global_id is not None:

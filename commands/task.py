@@ -15,7 +15,8 @@ app = typer.Typer(help="Tasks: work one agent delegates to another, with an ETA 
                   "\n\nExample: acomm task create --to builder \"run the tests\" --as lead",
                   no_args_is_help=True, add_completion=False)
 
-TaskId = Annotated[int, typer.Argument(metavar="ID", help="The task id (its message's id).")]
+TaskId = Annotated[str, typer.Argument(
+    metavar="ID", help="The task id (its message's id here), or its global id.")]
 
 
 @app.command()
@@ -67,7 +68,8 @@ def accept(
     """
     agent = identity(as_)
     with store(ctx, write=True) as conn:
-        task = tasks.accept(conn, task_id, agent, clock.now_ms(), eta=eta, plan=plan)
+        task = tasks.accept(conn, task_id, agent, clock.now_ms(), eta=eta, plan=plan,
+                             limits=limits(ctx))
     render.task(output(ctx), task)
 
 
@@ -86,7 +88,8 @@ def update(
     """
     agent = identity(as_)
     with store(ctx, write=True) as conn:
-        task = tasks.update(conn, task_id, agent, clock.now_ms(), progress=progress, note=note)
+        task = tasks.update(conn, task_id, agent, clock.now_ms(), progress=progress, note=note,
+                             limits=limits(ctx))
     render.task(output(ctx), task)
 
 
@@ -106,7 +109,8 @@ def complete(
     agent = identity(as_)
     content = read_body(body) if body == "-" else body
     with store(ctx, write=True) as conn:
-        task = tasks.complete(conn, task_id, agent, clock.now_ms(), content=content)
+        task = tasks.complete(conn, task_id, agent, clock.now_ms(), content=content,
+                               limits=limits(ctx))
     render.task(output(ctx), task)
 
 
@@ -126,7 +130,8 @@ def fail(
     if reason is None:
         raise typer.BadParameter("say why with --reason TEXT", param_hint="--reason")
     with store(ctx, write=True) as conn:
-        task = tasks.fail(conn, task_id, agent, clock.now_ms(), reason=reason)
+        task = tasks.fail(conn, task_id, agent, clock.now_ms(), reason=reason,
+                           limits=limits(ctx))
     render.task(output(ctx), task)
 
 

@@ -8,7 +8,9 @@
 #
 # The query goes from node-a's outbox to node-b (`fed pull` / `tick` there), is accepted,
 # answered by oracle's turn, and the answer comes back to alice's inbox on node-a as a
-# `response` with the query's correlation id. Both gateways are then stopped (SIGTERM).
+# `response` with the query's correlation id. Then alice delegates a task to builder, another
+# agent node-b owns: builder accepts it there with an ETA, reports progress and completes
+# it, and `task show` on both nodes agrees. Both gateways are then stopped (SIGTERM).
 # Every wait has a deadline; nothing sleeps for a fixed time to synchronise.
 # `make demo` runs this (examples/demo.sh calls it); alone: `bash examples/federation.sh` with
 # acomm (and its `federation` extra) on PATH. ACOMM_DEMO_KEEP=1 keeps the stores.
@@ -67,6 +69,17 @@ oracle_ran() {  # a tick on node-b pulls node-a's outbox, then runs oracle on wh
 answer_back() {  # node-a pulls node-b's outbox until alice has the answer
     acomm --store "$A" fed pull >/dev/null
     acomm --store "$A" --json receive --as alice --peek | json 'd["messages"] or exit(1)'
+}
+owner_seen_builder() {
+    acomm --store "$A" --json agent where builder | json 'd["owner_node"] == "node-b" or exit(1)'
+}
+task_on_b() {  # node-b pulls node-a's outbox until it has the task
+    acomm --store "$B" fed pull >/dev/null
+    acomm --store "$B" --json task show "$task" >/dev/null
+}
+task_on_a() {  # task_on_a CHECK: node-a pulls node-b's outbox until its copy passes CHECK
+    acomm --store "$A" fed pull >/dev/null
+    acomm --store "$A" --json task show "$task" | json "d$1 or exit(1)"
 }
 # stop NAME PID: SIGTERM, then wait (bounded) until the gateway has exited
 stop() {
@@ -135,7 +148,47 @@ acomm --store "$A" --json receive --as alice --peek | json '[(m["type"], m["corr
 }
 run acomm --store "$A" receive --as alice
 
-section "8. Both gateways stopped cleanly (SIGTERM, waited for)"
+section "8. alice delegates a task to builder, an agent node-b owns, with an ETA required"
+run acomm --store "$B" agent own builder
+wait_for "node-a to see builder's owner" 20 owner_seen_builder
+show acomm --store "$A" --json task create --to builder --eta-required \
+    "Run the release checks" --as alice
+task=$(acomm --store "$A" --json task create --to builder --eta-required \
+    "Run the release checks" --as alice | json 'd["global_id"]')
+say "task $task: a task_create event in node-a's outbox (one id on both nodes)"
+wait_for "the task on node-b" 20 task_on_b
+
+section "9. builder on node-b accepts it with an ETA and reports progress"
+run acomm --store "$B" task accept "$task" --eta 10m --plan "unit tests, then the build" \
+    --as builder
+run acomm --store "$B" task update "$task" --progress 40 --note "unit tests pass" --as builder
+wait_for "the progress on node-a" 20 task_on_a '["state"] == "updated" and d["progress"] == 40'
+say "node-a, after fed pull: the ETA and the progress came back"
+run acomm --store "$A" task show "$task"
+
+section "10. builder completes it; task show on both nodes agrees; alice has the result"
+run acomm --store "$B" task complete "$task" "all release checks pass" --as builder
+wait_for "the completion on node-a" 20 task_on_a '["state"] == "completed"'
+say "node-a:"
+run acomm --store "$A" task show "$task"
+say "node-b:"
+run acomm --store "$B" task show "$task"
+alike="$(python3 - "$A" "$B" "$task" <<'PY'
+import json, subprocess, sys
+def doc(store):
+    out = subprocess.run(["acomm", "--store", store, "--json", "task", "show", sys.argv[3]],
+                         check=True, capture_output=True, text=True).stdout
+    d = json.loads(out)
+    return (d["state"], d["eta_at"], d["progress"],
+            [(e["event"], e["at"], e["event_id"]) for e in d["history"]])
+print(doc(sys.argv[1]) == doc(sys.argv[2]))
+PY
+)"
+[[ "$alike" == True ]] || { echo "federation: the two nodes' task show differ" >&2; exit 1; }
+say "the same state, ETA, progress and history on both nodes"
+run acomm --store "$A" receive --as alice
+
+section "11. Both gateways stopped cleanly (SIGTERM, waited for)"
 stop node-b "$pid_b"
 stop node-a "$pid_a"
 pids=()

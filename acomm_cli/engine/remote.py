@@ -151,10 +151,12 @@ def message_payload(plan: _Plan) -> dict[str, Any]:
 
 
 def send_remote(router: Router, req: SendRequest, recipient: str, rt: Route, self_node: str,
-                now: int, ack_timeout_ms: int = 30_000) -> SendResult | CommError:
+                now: int, ack_timeout_ms: int = 30_000,
+                kind: str = "message") -> SendResult | CommError:
     """A direct message to an agent routed to another node (or unroutable): the sender's
     copy on its `_fed:` channel, and in the same transaction an outbox event (a `message`,
-    or a `dead_letter` with a local dead letter). Errors are returned, not raised, so the
+    or `kind`: `task_create` for a task's command; or a `dead_letter` with a local dead
+    letter). Errors are returned, not raised, so the
     dead letter commits with the rest of the send."""
     from acomm_cli.engine.sending import persist, plan_message
 
@@ -186,7 +188,7 @@ def send_remote(router: Router, req: SendRequest, recipient: str, rt: Route, sel
     res = persist(router, plan, now, federated=True)
     assert rt.to_node is not None
     sql.set_message_global_id(conn, res.id, event_id, self_node)
-    emit(conn, self_node, "message", to_node=rt.to_node, now=now, event_id=event_id,
+    emit(conn, self_node, kind, to_node=rt.to_node, now=now, event_id=event_id,
          source_agent=req.sender, to_agent=recipient, corr=plan.correlation_id,
          payload=message_payload(plan), decision=rt.decision)
     sql.insert_sent(conn, event_id, res.id, rt.to_node, recipient, rt.decision, "emitted",

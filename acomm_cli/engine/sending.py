@@ -421,8 +421,11 @@ def _routed_away(router: Router, recipient: str, now: int) -> bool:
 
 
 def send_direct(conn: sqlite3.Connection, req: SendRequest, to: Sequence[str],
-                now: int, limits: Limits | None = None) -> list[SendResult | CommError]:
-    """One direct message per recipient, in order; one failing does not stop the others."""
+                now: int, limits: Limits | None = None,
+                remote_kind: str = "message") -> list[SendResult | CommError]:
+    """One direct message per recipient, in order; one failing does not stop the others.
+    `remote_kind`: the outbox event for a recipient on another node (`task_create` for a
+    task's command message)."""
     if not to:
         raise ValidationFailed("to: name at least one recipient", field="to")
     check_request(req, now)
@@ -445,7 +448,8 @@ def send_direct(conn: sqlite3.Connection, req: SendRequest, to: Sequence[str],
 
                         res = remote.send_remote(
                             router, req, recipient, router.remote[recipient],
-                            router.node or "", now, router.limits.fed_ack_timeout_ms)
+                            router.node or "", now, router.limits.fed_ack_timeout_ms,
+                            kind=remote_kind)
                         results.append(res)
                         continue
                     plan = plan_message(router, replace(req, channel=name), now)

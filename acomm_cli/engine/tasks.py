@@ -12,7 +12,7 @@ task's history.
 
 The row in `tasks` is the current state; `task_events` the history. Every change goes through
 `record()`, which checks the transition, writes one history row under a UUIDv7 event id, and
-is idempotent by that id: the federation helper records a peer's `task_*` event by calling it
+is idempotent by that id: engine/taskfed.py records a peer's `task_*` event by calling it
 with the event's own id (a re-read changes nothing). States:
 
     created -> accepted -> (updated)* -> completed | failed
@@ -114,12 +114,17 @@ def _event(row: tuple[Any, ...]) -> TaskEvent:
 # ---------------------------------------------------------------- reading
 
 
-def load(conn: sqlite3.Connection, task_id: int, *, history: bool = False) -> Task:
-    """One task (with its history); NotFound (exit 4) for an unknown id."""
-    row = sql.task_row(conn, task_id)
+def load(conn: sqlite3.Connection, task_id: int | str, *, history: bool = False) -> Task:
+    """One task (with its history) by its id here or its global id (the same on both nodes
+    of a task that crossed nodes); NotFound (exit 4) for an unknown one."""
+    row = None
+    if isinstance(task_id, int) or task_id.isdigit():
+        row = sql.task_row(conn, int(task_id))
+    else:
+        row = sql.task_by_global_id(conn, task_id)
     if row is None:
         raise NotFound(f"task {task_id} does not exist", field="task", value=task_id)
-    events = tuple(_event(e) for e in sql.events_of(conn, task_id)) if history else ()
+    events = tuple(_event(e) for e in sql.events_of(conn, row[0])) if history else ()
     return _task(row, events)
 
 
@@ -129,7 +134,7 @@ def by_global_id(conn: sqlite3.Connection, global_id: str) -> Task | None:
     return _task(row) if row is not None else None
 
 
-def show(conn: sqlite3.Connection, task_id: int, now: int) -> Task:
+def show(conn: sqlite3.Connection, task_id: int | str, now: int) -> Task:
     """`task show`: after marking what is overdue by now (as `receive` applies due timers)."""
     _catch_up(conn, now)
     return load(conn, task_id, history=True)
@@ -166,21 +171,28 @@ def counts(conn: sqlite3.Connection) -> dict[str, int]:
 def record(conn: sqlite3.Connection, task: Task, event: str, *, agent: str | None, at: int,
            progress: int | None = None, note: str | None = None, eta_at: int | None = None,
            message_id: int | None = None, event_id: str | None = None,
-           origin_node: str | None = None, detail: dict[str, Any] | None = None) -> bool:
+           origin_node: str | None = None, detail: dict[str, Any] | None = None,
+           ack_timeout_ms: int = 30_000) -> bool:
     """Apply one event to `task` inside the caller's transaction: check who may cause it and
     that it may follow the task's state, write its history row, move the task. Idempotent by
     `event_id` (a peer's event is recorded under its own eventId): an event already recorded
     changes nothing and returns False. A fresh local event gets a new UUIDv7 id.
 
-    FEDERATION HOOK: an inbound `task_accept|task_update|task_complete|task_failed` is
-    `record(conn, by_global_id(conn, env.corrId), "accepted", agent=env.sourceAgentId,
-    at=createdAt, eta_at=payload.etaAt, event_id=env.eventId, origin_node=sourceNodeId)`;
-    a local event to send on is any row whose origin_node is NULL (see `history`)."""
+    Between nodes (engine/taskfed.py): an inbound `task_*` event is recorded here with the
+    peer's eventId and node; an owner's event of a task created on another node is sent
+    there (its history row's event_id is the outbox eventId); on the creator's node the
+    owner's events come only from the owner's node."""
     if event_id is not None and sql.event_seen(conn, event_id):
         return False
     new_state = _next_state(task, event, agent)
+    remote_owner = task.peer_node is not None and task.origin_node is None
+    if origin_node is None and remote_owner and event in OWNER_EVENTS:
+        raise Forbidden(f"task {task.id} belongs to {task.owner!r} on node {task.peer_node!r};"
+                        " only that node may change it", field="as", value=agent,
+                        owner=task.owner, owner_node=task.peer_node)
+    event_id = event_id or _event_id(at)
     sql.insert_event(conn, {
-        "event_id": event_id or _event_id(at), "task_id": task.id, "event": event,
+        "event_id": event_id, "task_id": task.id, "event": event,
         "agent": agent, "at": at, "progress": progress, "note": note, "eta_at": eta_at,
         "message_id": message_id, "origin_node": origin_node,
         "detail": json.dumps(detail, separators=(",", ":")) if detail else None})
@@ -197,6 +209,11 @@ def record(conn: sqlite3.Connection, task: Task, event: str, *, agent: str | Non
         if event == "completed":
             changes["progress"] = 100
     sql.update_task(conn, task.id, changes)
+    if origin_node is None and task.peer_node is not None and event in OWNER_EVENTS:
+        from acomm_cli.engine import taskfed
+
+        taskfed.emit_event(conn, task, event, event_id, at=at, progress=progress, note=note,
+                           eta_at=eta_at, ack_timeout_ms=ack_timeout_ms)
     return True
 
 
@@ -259,21 +276,21 @@ def create(conn: sqlite3.Connection, creator: str, owner: str, content: str, now
     req = SendRequest(sender=creator, content=content, type=MessageType.COMMAND.value,
                       metadata=meta)
     with write(conn):
-        [sent] = send_direct(conn, req, [owner], now, limits)
+        [sent] = send_direct(conn, req, [owner], now, limits, remote_kind="task_create")
         if isinstance(sent, CommError):
-            raise sent
-        if sent.global_id is not None:
-            # FEDERATION HOOK: the owner lives on another node. The message went out as a
-            # plain `message` event; the federation helper emits `task_create` instead and
-            # records the task here with global_id = the eventId, peer_node = to_node.
-            raise InvalidState(f"to: {owner!r} is owned by node {sent.to_node!r}; tasks do "
-                               "not cross nodes yet", field="to", value=owner)
-        assert sent.correlation_id is not None  # every command gets one
-        task = record_created(conn, task_id=sent.id, correlation_id=sent.correlation_id,
-                              channel_id=sent.channel_id, creator=creator, owner=owner,
-                              at=now, task_type=task_type, capability=capability,
-                              eta_required=eta_required)
-        return load(conn, task.id, history=True)
+            if sent.extra.get("global_id") is None:
+                raise sent
+            unroutable = sent  # no_owner / owner_offline: the dead letter commits, no task
+        else:
+            assert sent.correlation_id is not None  # every command gets one
+            # an owner on another node: the message went out as `task_create` (taskfed.py)
+            task = record_created(conn, task_id=sent.id, correlation_id=sent.correlation_id,
+                                  channel_id=sent.channel_id, creator=creator, owner=owner,
+                                  at=now, task_type=task_type, capability=capability,
+                                  eta_required=eta_required, global_id=sent.global_id,
+                                  peer_node=sent.to_node)
+            return load(conn, task.id, history=True)
+    raise unroutable
 
 
 def record_created(conn: sqlite3.Connection, *, task_id: int, correlation_id: str,
@@ -283,13 +300,13 @@ def record_created(conn: sqlite3.Connection, *, task_id: int, correlation_id: st
                    global_id: str | None = None, origin_node: str | None = None,
                    peer_node: str | None = None) -> Task:
     """A new task for message `task_id`, inside the caller's transaction (the message is
-    already stored). FEDERATION HOOK: an inbound `task_create`, once its message is stored
-    on this node, is this call with the event's id, global_id and origin node. Idempotent
-    by `global_id` / `event_id`: the task already recorded is returned unchanged.
+    already stored). Between nodes, an inbound `task_create` stored here is this call
+    (taskfed.created) with the event's id, global_id and origin node. Idempotent by
+    `global_id` / `event_id`: the task already recorded is returned unchanged.
     CAPABILITY HOOK: `task_type="skill_distribution"` for the fan-out; `eta_at` for a
     capability's default ETA (the overdue timer then runs from creation)."""
     if global_id is not None:
-        seen = by_global_id(conn, global_id)
+        seen = by_global_id(conn, global_id)  # a re-read task_create
         if seen is not None:
             return seen
     sql.insert_task(conn, {
@@ -321,8 +338,8 @@ def parse_eta(value: str, now: int) -> int:
     return eta_at
 
 
-def accept(conn: sqlite3.Connection, task_id: int, agent: str, now: int, *,
-           eta: str | None = None, plan: str | None = None) -> Task:
+def accept(conn: sqlite3.Connection, task_id: int | str, agent: str, now: int, *,
+           eta: str | None = None, plan: str | None = None, limits: Limits | None = None) -> Task:
     """`task accept`: the owner takes the task on, with an ETA (required by
     `--eta-required`); acknowledges the delivery `in_progress` carrying `eta_at`."""
     model.agent_id(agent, "as")
@@ -330,7 +347,9 @@ def accept(conn: sqlite3.Connection, task_id: int, agent: str, now: int, *,
     if plan is not None:
         _text(plan, "plan")
     with write(conn):
+        catch_up(conn, now)
         task = load(conn, task_id)
+        task_id = task.id
         _next_state(task, "accepted", agent)  # the refusals first, before the ETA rule
         if task.eta_required and eta_at is None:
             raise ValidationFailed(f"eta: task {task_id} requires an ETA (task accept "
@@ -340,12 +359,13 @@ def accept(conn: sqlite3.Connection, task_id: int, agent: str, now: int, *,
             meta["eta_at"] = clock.iso(eta_at) or ""
         mid = _ack(conn, task, agent, AckStatus.IN_PROGRESS, plan or "accepted", now, meta)
         record(conn, task, "accepted", agent=agent, at=now, eta_at=eta_at, note=plan,
-               message_id=mid)
+               message_id=mid, ack_timeout_ms=_ack_timeout(limits))
         return load(conn, task_id, history=True)
 
 
-def update(conn: sqlite3.Connection, task_id: int, agent: str, now: int, *,
-           progress: int | None = None, note: str | None = None) -> Task:
+def update(conn: sqlite3.Connection, task_id: int | str, agent: str, now: int, *,
+           progress: int | None = None, note: str | None = None,
+           limits: Limits | None = None) -> Task:
     """`task update`: progress (0-100) and/or a note, in the history only."""
     model.agent_id(agent, "as")
     if progress is None and note is None:
@@ -358,37 +378,52 @@ def update(conn: sqlite3.Connection, task_id: int, agent: str, now: int, *,
     if note is not None:
         _text(note, "note")
     with write(conn):
+        catch_up(conn, now)
         task = load(conn, task_id)
-        record(conn, task, "updated", agent=agent, at=now, progress=progress, note=note)
+        task_id = task.id
+        record(conn, task, "updated", agent=agent, at=now, progress=progress, note=note,
+               ack_timeout_ms=_ack_timeout(limits))
         return load(conn, task_id, history=True)
 
 
-def complete(conn: sqlite3.Connection, task_id: int, agent: str, now: int, *,
-             content: str | None = None) -> Task:
+def complete(conn: sqlite3.Connection, task_id: int | str, agent: str, now: int, *,
+             content: str | None = None, limits: Limits | None = None) -> Task:
     """`task complete`: a `response` to the creator with the result (the owner's ack
     `completed`, as a response to a query is)."""
     model.agent_id(agent, "as")
     if content is not None:
         _text(content, "body")
     with write(conn):
+        catch_up(conn, now)
         task = load(conn, task_id)
+        task_id = task.id
         _next_state(task, "completed", agent)
         mid = _respond(conn, task, agent, content or f"task {task_id} completed", now)
-        record(conn, task, "completed", agent=agent, at=now, note=content, message_id=mid)
+        record(conn, task, "completed", agent=agent, at=now, note=content, message_id=mid,
+               ack_timeout_ms=_ack_timeout(limits))
         return load(conn, task_id, history=True)
 
 
-def fail(conn: sqlite3.Connection, task_id: int, agent: str, now: int, *, reason: str) -> Task:
+def fail(conn: sqlite3.Connection, task_id: int | str, agent: str, now: int, *, reason: str,
+         limits: Limits | None = None) -> Task:
     """`task fail`: the owner gives up (or declines); acknowledges `failed` with the reason."""
     model.agent_id(agent, "as")
     _text(reason, "reason")
     with write(conn):
+        catch_up(conn, now)
         task = load(conn, task_id)
+        task_id = task.id
         _next_state(task, "failed", agent)
         mid = _ack(conn, task, agent, AckStatus.FAILED, reason, now,
                    {"task_id": str(task_id), "task_event": "failed"})
-        record(conn, task, "failed", agent=agent, at=now, note=reason, message_id=mid)
+        record(conn, task, "failed", agent=agent, at=now, note=reason, message_id=mid,
+               ack_timeout_ms=_ack_timeout(limits))
         return load(conn, task_id, history=True)
+
+
+def _ack_timeout(limits: Limits | None) -> int:
+    """The first retry of a task event sent to another node (federation.ack_timeout)."""
+    return (limits or Limits()).fed_ack_timeout_ms
 
 
 def _text(value: str, name: str) -> None:
@@ -442,9 +477,22 @@ def mark_overdue(conn: sqlite3.Connection, now: int) -> int:
     history as a punctual one."""
     marked = 0
     for task_id, eta_at in sql.due(conn, now):
-        marked += record(conn, load(conn, task_id), "overdue", agent=None, at=eta_at,
-                         eta_at=eta_at)
+        task = load(conn, task_id)
+        event_id = None
+        if task.global_id is not None:  # both nodes mark it alike (engine/taskfed.py)
+            from acomm_cli.engine.taskfed import overdue_event_id
+
+            event_id = overdue_event_id(task.global_id)
+        marked += record(conn, task, "overdue", agent=None, at=eta_at, eta_at=eta_at,
+                         event_id=event_id)
     return marked
+
+
+def catch_up(conn: sqlite3.Connection, now: int) -> None:
+    """Inside a transaction: mark what is overdue by `now` before an event at `now`, so
+    the history reads in time order whoever ticked first (both nodes of a task agree)."""
+    if sql.has_due(conn, now):
+        mark_overdue(conn, now)
 
 
 def tick(conn: sqlite3.Connection, now: int) -> int:

@@ -9,7 +9,7 @@ import sqlite3
 from dataclasses import dataclass, field
 from typing import Any
 
-from acomm_cli.engine import remote
+from acomm_cli.engine import remote, taskfed
 from acomm_cli.engine.sending import Router, persist, plan_message
 from acomm_cli.errors import CommError, PeerUnreachable
 from acomm_cli.federation import identity, room
@@ -29,12 +29,14 @@ class PullResult:
     acks: int = 0
     replies: int = 0
     dead_lettered: int = 0
+    tasks: int = 0
     unreachable: list[str] = field(default_factory=list)
 
     def doc(self) -> dict[str, Any]:
         return {"read": self.read, "delivered": self.delivered, "duplicates": self.duplicates,
                 "acks": self.acks, "replies": self.replies,
-                "dead_lettered": self.dead_lettered, "unreachable": self.unreachable}
+                "dead_lettered": self.dead_lettered, "tasks": self.tasks,
+                "unreachable": self.unreachable}
 
 
 def transport_for(conn: sqlite3.Connection, nodes: list[str], me: identity.Node,
@@ -102,6 +104,14 @@ def _apply(conn: sqlite3.Connection, me: str, source: str, env: dict[str, Any], 
     if kind == "message":
         _deliver(conn, me, source, env, now)
         result.delivered += 1
+    elif kind == "task_create":  # the task's command message, then the owner's copy
+        got = _deliver(conn, me, source, env, now)
+        result.delivered += 1
+        if got is not None and taskfed.created(conn, source, env, *got, now):
+            result.tasks += 1
+    elif kind in taskfed.EVENTS:
+        if taskfed.applied(conn, me, source, env, now):
+            result.tasks += 1
     elif kind == "ack":
         _ack(conn, env.get("payload") or {}, now, sla_ms)
         result.acks += 1
@@ -113,9 +123,10 @@ def _apply(conn: sqlite3.Connection, me: str, source: str, env: dict[str, Any], 
 
 
 def _deliver(conn: sqlite3.Connection, me: str, source: str, env: dict[str, Any],
-             now: int) -> None:
+             now: int) -> tuple[int, int] | None:
     """An inbound message: an ordinary local message on `_fed:<local>:<remote>` with
-    global_id = eventId and origin_node = the source node; then `ack accepted`."""
+    global_id = eventId and origin_node = the source node; then `ack accepted`. Returns
+    (message id, channel id) when it was stored."""
     payload = env.get("payload") or {}
     local, sender = str(env["toAgentId"]), str(env["sourceAgentId"])
     router = Router(conn)
@@ -129,13 +140,16 @@ def _deliver(conn: sqlite3.Connection, me: str, source: str, env: dict[str, Any]
         ), now, only_to=local, internal=True)
     except CommError:
         plan = None
+    stored = None
     if plan is not None:
         res = persist(router, plan, now, federated=True)
         sql.set_message_global_id(conn, res.id, str(env["eventId"]), source)
         sql.set_inbound_message(conn, str(env["eventId"]), res.id)
+        stored = (res.id, res.channel_id)
     remote.emit(conn, me, "ack", to_node=source, now=now, source_agent=local, to_agent=None,
                 corr=env.get("corrId"),
                 payload={"ackOf": env["eventId"], "status": "accepted"}, decision=None)
+    return stored
 
 
 def _ack(conn: sqlite3.Connection, payload: dict[str, Any], now: int, sla_ms: int) -> None:

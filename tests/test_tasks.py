@@ -256,10 +256,11 @@ def test_the_installed_program_under_faketime(tmp_path, store):
     assert [event for event, _ in rows] == [
         "created", "accepted", "updated", "overdue", "completed"]
     at_ms = dict(rows)
-    # faketime's clock runs on from where it was set: each command within a second of it
+    # faketime's clock runs on from where it was set, and a loaded machine may take seconds
+    # to start a process: each event is dated within a few seconds after its faked time
     for event, offset in [("created", 0), ("accepted", 10), ("updated", 20),
                           ("completed", 360)]:
-        assert 0 <= at_ms[event] - (T0_MS + offset * 1000) < 1000, event
+        assert 0 <= at_ms[event] - (T0_MS + offset * 1000) < 8000, event
     assert at_ms["overdue"] == at_ms["accepted"] + 60_000  # the ETA, not the tick
 
 

@@ -194,7 +194,9 @@ def record(conn: sqlite3.Connection, task: Task, event: str, *, agent: str | Non
         "detail": json.dumps(detail, separators=(",", ":")) if detail else None})
     changes: dict[str, Any] = {"state": new_state, "updated_at": at}
     if event == "accepted":
-        changes.update(accepted_at=at, eta_at=eta_at, plan=note)
+        # no ETA given: the one the task was created with (a capability's default) stands
+        changes.update(accepted_at=at, eta_at=task.eta_at if eta_at is None else eta_at,
+                       plan=note)
     elif event == "updated":
         if progress is not None:
             changes["progress"] = progress

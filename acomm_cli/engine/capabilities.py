@@ -163,11 +163,11 @@ def show(conn: sqlite3.Connection, cap_id: str) -> dict[str, Any]:
     (from the answers to the distribution tasks; the latest per agent)."""
     cap = find(conn, cap_id)
     if cap is None:
-        entry = _room_entry(conn, model.capability_id(cap_id))
-        if not entry:
+        remote = _room_entry(conn, model.capability_id(cap_id))
+        if not remote:
             raise NotFound(f"capability {cap_id!r} does not exist", field="capability",
                            value=cap_id)
-        return _room_doc(cap_id, entry)
+        return _room_doc(cap_id, remote)
     out = doc(cap)
     out["schema"] = json.loads(cap.schema)
     installs: dict[str, dict[str, Any]] = {}

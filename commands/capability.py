@@ -57,8 +57,10 @@ def publish(
     eta: Annotated[str, typer.Option(
         click_type=params.DURATION, help="The default ETA of its tasks.")] = "10m",
 ) -> None:
-    """Publish a capability: routing to its owner, and a skill_distribution task to every
-    other active agent.
+    """Publish a capability: tasks for it go to its owner.
+
+    Every other active agent gets a skill_distribution task to install the delegation
+    skill, answered with task complete ID '{"status":"installed","version":"1.2","at":TIME}'.
 
     Example: acomm capability publish code-review --owner reviewer
     --delegation-skill skills/review-request@1.2 --executor-skill skills/review-exec@1.0
@@ -111,8 +113,10 @@ def list_(
 
 @app.command()
 def show(ctx: typer.Context, cap_id: CapId) -> None:
-    """One capability: its contract, owner, skill versions, and who installed which
-    delegation-skill version.
+    """One capability: its contract, and who installed which delegation skill.
+
+    Prints the contract, its owner and skill versions, and installs: [{agent, task_id,
+    requested_version, status, version, at}] with --json.
 
     Example: acomm capability show code-review --json
     """

@@ -457,10 +457,10 @@ complete -c acomm -n '__acomm_is \'task list\'' -l offset -r -f -d 'Skip this ma
 
 # acomm capability
 complete -c acomm -f -n '__acomm_is \'capability\'' -a 'host' -d 'Register that AGENT hosts an executor skill (what publish checks)'
-complete -c acomm -f -n '__acomm_is \'capability\'' -a 'publish' -d 'Publish a capability: routing to its owner, and a skill_distributio...'
+complete -c acomm -f -n '__acomm_is \'capability\'' -a 'publish' -d 'Publish a capability: tasks for it go to its owner'
 complete -c acomm -f -n '__acomm_is \'capability\'' -a 'unpublish' -d 'Unpublish a capability: tasks for it are refused (exit 5) from now on'
 complete -c acomm -f -n '__acomm_is \'capability\'' -a 'list' -d 'The catalog: this store\'s capabilities, then (on a node) the room\'s'
-complete -c acomm -f -n '__acomm_is \'capability\'' -a 'show' -d 'One capability: its contract, owner, skill versions, and who instal...'
+complete -c acomm -f -n '__acomm_is \'capability\'' -a 'show' -d 'One capability: its contract, and who installed which delegation skill'
 
 # acomm capability host
 complete -c acomm -n '__acomm_is \'capability host\'' -l remove -d 'The agent no longer hosts the skill'

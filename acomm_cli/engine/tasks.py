@@ -339,7 +339,7 @@ def record_created(conn: sqlite3.Connection, *, task_id: int, correlation_id: st
     already stored). FEDERATION HOOK: an inbound `task_create`, once its message is stored
     on this node, is this call with the event's id, global_id and origin node. Idempotent
     by `global_id` / `event_id`: the task already recorded is returned unchanged.
-    CAPABILITY HOOK: `task_type="skill_distribution"` for the fan-out; `eta_at` for a
+    Capabilities use `task_type="skill_distribution"` for the fan-out and `eta_at` for a
     capability's default ETA (the overdue timer then runs from creation)."""
     if global_id is not None:
         seen = by_global_id(conn, global_id)

@@ -71,8 +71,8 @@ def test_create_sends_the_owner_a_command_and_both_sides_see_the_task(cli, store
     assert doc["correlation_id"] == inbox[0]["correlation_id"]
     assert doc["history"] == [{
         "at": "2026-03-01T12:00:00.000Z", "event": "created", "by": "alice", "progress": None,
-        "note": None, "eta_at": "2026-03-01T13:00:00.000Z", "event_id": doc["history"][0]["event_id"],
-        "message_id": tid, "origin_node": None}]
+        "note": None, "eta_at": "2026-03-01T13:00:00.000Z",
+        "event_id": doc["history"][0]["event_id"], "message_id": tid, "origin_node": None}]
     for who in ("alice", "bob"):  # creator and owner alike
         listed = cli.ok("task", "list", "--as", who, "--json").json()
         assert [t["id"] for t in listed["tasks"]] == [tid] and listed["total_count"] == 1

@@ -61,7 +61,7 @@ COMMANDS = {
     "receive": "receive",
     "ack": "ack",
     "query": "query", "respond": "query", "thread": "query",
-    "task": "task",
+    "task": "task", "capability": "capability", "incident": "incident",
     "messages": "messages", "show": "messages",
     "deadletter": "deadletter",
     "tick": "tick",
@@ -77,7 +77,7 @@ COMMANDS = {
 }
 # named groups; the others are top-level verbs
 GROUPS = {"channel", "deadletter", "config", "bridge", "node", "invite", "agent", "peers",
-          "fed", "gateway", "task"}
+          "fed", "gateway", "task", "capability", "incident"}
 ALIASES = {"dead-letters": "deadletter"}
 
 

@@ -76,6 +76,21 @@ class OwnerOffline(NoOwner):
     code = "owner_offline"
 
 
+class NoCapability(CommError):
+    """Capabilities: a task for a capability that is unknown, unpublished, or given to an
+    agent that is not its owner (a routing miss, counted for the review)."""
+
+    code = "no_capability"
+    exit_status = 5
+
+
+class OutputMismatch(ValidationFailed):
+    """Capabilities: a task's result does not match its capability's contract schema (the
+    completion is refused and a review incident opened)."""
+
+    code = "output_mismatch"
+
+
 class UnknownNode(CommError):
     code = "unknown_node"
     exit_status = 4

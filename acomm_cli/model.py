@@ -296,6 +296,9 @@ class Limits:
     # federation: a node is online while its lastSeenAt is this recent (routing on send)
     fed_offline_after_ms: int = 30_000
     fed_ack_timeout_ms: int = 30_000  # the first retry of an event not yet accepted
+    # capabilities: this many routing misses within the window open a review incident
+    cap_miss_threshold: int = 3
+    cap_miss_window_ms: int = 3_600_000
 
 
 @dataclass(frozen=True)

@@ -104,7 +104,9 @@ def limits(ctx: typer.Context) -> model.Limits:
     return model.Limits(max_active_messages=s.value("limits.max_active_messages"),
                         max_store_bytes=s.value("limits.max_store_bytes"),
                         fed_offline_after_ms=s.value("federation.offline_after"),
-                        fed_ack_timeout_ms=s.value("federation.ack_timeout"))
+                        fed_ack_timeout_ms=s.value("federation.ack_timeout"),
+                        cap_miss_threshold=s.value("capabilities.miss_threshold"),
+                        cap_miss_window_ms=s.value("capabilities.miss_window"))
 
 
 def stall_s(ctx: typer.Context) -> float:

@@ -25,22 +25,27 @@ def create(
     body: Annotated[str | None, typer.Argument(
         help="What to do; '-' or omitted: stdin.", show_default=False)] = None,
     to: Annotated[str | None, typer.Option(
-        "--to", click_type=params.AGENT, help="The agent that owns the task.")] = None,
+        "--to", click_type=params.AGENT,
+        help="The agent that owns the task (with --capability: its owner, or omitted).")]
+    = None,
     capability: Annotated[str | None, typer.Option(
-        help="The capability asked for (recorded as given for now).")] = None,
+        help="A published capability: the task goes to its owner, with its default ETA.")]
+    = None,
     eta_required: Annotated[bool, typer.Option(
         "--eta-required", help="The owner must accept with an ETA (--eta).")] = False,
     as_: AsAgent = None,
 ) -> None:
     """Delegate a task to an agent; prints its id.
 
-    The task travels as a command message on your direct channel with --to AGENT.
+    The task travels as a command message on your direct channel with --to AGENT, or
+    with the owner of --capability ID (unknown or unpublished: exit 5).
 
     Example: acomm task create --to builder "run the tests" --eta-required --as lead
     """
     agent = identity(as_)
-    if not to:
-        raise typer.BadParameter("say who owns the task with --to AGENT", param_hint="--to")
+    if not to and not capability:
+        raise typer.BadParameter("say who owns the task with --to AGENT (or --capability ID)",
+                                 param_hint="--to")
     content = read_body(body)
     with store(ctx, write=True, create=True) as conn:
         task = tasks.create(conn, agent, to, content, clock.now_ms(), capability=capability,

@@ -6,10 +6,12 @@
 
 _acomm_subcommands() {
     case $1 in
-        '') echo 'init status config channel send publish subscribe unsubscribe subscriptions receive ack query respond thread task messages show deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway' ;;
+        '') echo 'init status config channel send publish subscribe unsubscribe subscriptions receive ack query respond thread task capability incident messages show deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway' ;;
         'config') echo 'show' ;;
         'channel') echo 'create join leave list show pause resume drain close' ;;
         'task') echo 'create accept update complete fail list show' ;;
+        'capability') echo 'host publish unpublish list show' ;;
+        'incident') echo 'list show resolve' ;;
         'deadletter') echo 'list show replay discard purge' ;;
         'bridge') echo 'sync' ;;
         'node') echo 'init' ;;
@@ -56,6 +58,16 @@ _acomm_options() {
         'task fail') echo "$global --reason --as" ;;
         'task list') echo "$global --as --state --limit --offset" ;;
         'task show') echo "$global" ;;
+        'capability') echo "$global" ;;
+        'capability host') echo "$global --remove" ;;
+        'capability publish') echo "$global --owner --delegation-skill --executor-skill --schema --eta" ;;
+        'capability unpublish') echo "$global" ;;
+        'capability list') echo "$global --state" ;;
+        'capability show') echo "$global" ;;
+        'incident') echo "$global" ;;
+        'incident list') echo "$global --state --capability" ;;
+        'incident show') echo "$global" ;;
+        'incident resolve') echo "$global --note --as" ;;
         'messages') echo "$global -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset --jsonl -f --follow" ;;
         'show') echo "$global" ;;
         'deadletter') echo "$global" ;;
@@ -177,6 +189,16 @@ _acomm_value_kind() {
         'task list --state') echo 'choice:created accepted updated completed failed overdue incident' ;;
         'task list --limit') echo 'value' ;;
         'task list --offset') echo 'value' ;;
+        'capability publish --owner') echo 'agent' ;;
+        'capability publish --delegation-skill') echo 'value' ;;
+        'capability publish --executor-skill') echo 'value' ;;
+        'capability publish --schema') echo 'value' ;;
+        'capability publish --eta') echo 'value' ;;
+        'capability list --state') echo 'choice:published unpublished' ;;
+        'incident list --state') echo 'choice:open resolved' ;;
+        'incident list --capability') echo 'value' ;;
+        'incident resolve --note') echo 'value' ;;
+        'incident resolve --as') echo 'agent' ;;
         'messages -c'|'messages --channel') echo 'channel' ;;
         'messages --since') echo 'value' ;;
         'messages --until') echo 'value' ;;
@@ -277,6 +299,13 @@ _acomm_positional() {
         'task complete 1') echo 'value' ;;
         'task fail 0') echo 'value' ;;
         'task show 0') echo 'value' ;;
+        'capability host 0') echo 'agent' ;;
+        'capability host 1') echo 'value' ;;
+        'capability publish 0') echo 'value' ;;
+        'capability unpublish 0') echo 'value' ;;
+        'capability show 0') echo 'value' ;;
+        'incident show 0') echo 'value' ;;
+        'incident resolve 0') echo 'value' ;;
         'show 0') echo 'value' ;;
         'deadletter show 0') echo 'value' ;;
         'deadletter replay 0') echo 'value' ;;

@@ -6,13 +6,17 @@
 function __acomm_subcommands
     switch "$argv[1]"
         case ''
-            echo init status config channel send publish subscribe unsubscribe subscriptions receive ack query respond thread task messages show deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway
+            echo init status config channel send publish subscribe unsubscribe subscriptions receive ack query respond thread task capability incident messages show deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway
         case 'config'
             echo show
         case 'channel'
             echo create join leave list show pause resume drain close
         case 'task'
             echo create accept update complete fail list show
+        case 'capability'
+            echo host publish unpublish list show
+        case 'incident'
+            echo list show resolve
         case 'deadletter'
             echo list show replay discard purge
         case 'bridge'
@@ -68,6 +72,14 @@ function __acomm_valued
             echo --reason --as
         case 'task list'
             echo --as --state --limit --offset
+        case 'capability publish'
+            echo --owner --delegation-skill --executor-skill --schema --eta
+        case 'capability list'
+            echo --state
+        case 'incident list'
+            echo --state --capability
+        case 'incident resolve'
+            echo --note --as
         case 'messages'
             echo -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset
         case 'deadletter list'
@@ -203,6 +215,8 @@ complete -c acomm -f -n '__acomm_is \'\'' -a 'query' -d 'Ask a question; prints 
 complete -c acomm -f -n '__acomm_is \'\'' -a 'respond' -d 'Answer a query, to its asker; counts as your ack; prints the id'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'thread' -d 'A query (or command) and everything correlated with it, in order'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'task' -d 'Tasks: work one agent delegates to another, with an ETA and progress'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'capability' -d 'Capabilities: what an agent can be asked to do, under a contract'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'incident' -d 'Review incidents: misfires of published capabilities'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'messages' -d 'Message history, newest first (changes nothing)'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'show' -d 'One message with the delivery state of every recipient'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'deadletter' -d 'Inspect and recover dead letters'
@@ -404,8 +418,8 @@ complete -c acomm -f -n '__acomm_is \'task\'' -a 'show' -d 'One task and its his
 
 # acomm task create
 complete -c acomm -n '__acomm_is \'task create\'' -l to -r -f -a '(__acomm_words agents)'
-complete -c acomm -n '__acomm_is \'task create\'' -l to -r -f -d 'The agent that owns the task'
-complete -c acomm -n '__acomm_is \'task create\'' -l capability -r -f -d 'The capability asked for (recorded as given for now)'
+complete -c acomm -n '__acomm_is \'task create\'' -l to -r -f -d 'The agent that owns the task (with --capability: its owner, or omit...'
+complete -c acomm -n '__acomm_is \'task create\'' -l capability -r -f -d 'A published capability: the task goes to its owner, with its defaul...'
 complete -c acomm -n '__acomm_is \'task create\'' -l eta-required -d 'The owner must accept with an ETA (--eta)'
 complete -c acomm -n '__acomm_is \'task create\'' -l as -r -f -a '(__acomm_words agents)'
 complete -c acomm -n '__acomm_is \'task create\'' -l as -r -f -d 'The acting agent'
@@ -440,6 +454,50 @@ complete -c acomm -n '__acomm_is \'task list\'' -l limit -r -f -d 'At most this 
 complete -c acomm -n '__acomm_is \'task list\'' -l offset -r -f -d 'Skip this many first'
 
 # acomm task show
+
+# acomm capability
+complete -c acomm -f -n '__acomm_is \'capability\'' -a 'host' -d 'Register that AGENT hosts an executor skill (what publish checks)'
+complete -c acomm -f -n '__acomm_is \'capability\'' -a 'publish' -d 'Publish a capability: tasks for it go to its owner'
+complete -c acomm -f -n '__acomm_is \'capability\'' -a 'unpublish' -d 'Unpublish a capability: tasks for it are refused (exit 5) from now on'
+complete -c acomm -f -n '__acomm_is \'capability\'' -a 'list' -d 'The catalog: this store\'s capabilities, then (on a node) the room\'s'
+complete -c acomm -f -n '__acomm_is \'capability\'' -a 'show' -d 'One capability: its contract, and who installed which delegation skill'
+
+# acomm capability host
+complete -c acomm -n '__acomm_is \'capability host\'' -l remove -d 'The agent no longer hosts the skill'
+complete -c acomm -n '__acomm_at \'capability host\' 0' -f -a '(__acomm_words agents)'
+
+# acomm capability publish
+complete -c acomm -n '__acomm_is \'capability publish\'' -l owner -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'capability publish\'' -l owner -r -f -d 'The agent that executes it (required)'
+complete -c acomm -n '__acomm_is \'capability publish\'' -l delegation-skill -r -f -d 'The skill requesters install to delegate (required)'
+complete -c acomm -n '__acomm_is \'capability publish\'' -l executor-skill -r -f -d 'The skill the owner runs; the owner must host it (required)'
+complete -c acomm -n '__acomm_is \'capability publish\'' -l schema -r -f -d 'The output contract, a JSON Schema file (required)'
+complete -c acomm -n '__acomm_is \'capability publish\'' -l eta -r -f -d 'The default ETA of its tasks'
+
+# acomm capability unpublish
+
+# acomm capability list
+complete -c acomm -n '__acomm_is \'capability list\'' -l state -r -f -a 'published unpublished'
+complete -c acomm -n '__acomm_is \'capability list\'' -l state -r -f -d 'Only capabilities in this state'
+
+# acomm capability show
+
+# acomm incident
+complete -c acomm -f -n '__acomm_is \'incident\'' -a 'list' -d 'Incidents, oldest first'
+complete -c acomm -f -n '__acomm_is \'incident\'' -a 'show' -d 'One incident'
+complete -c acomm -f -n '__acomm_is \'incident\'' -a 'resolve' -d 'Mark an incident resolved (resolving it again changes nothing)'
+
+# acomm incident list
+complete -c acomm -n '__acomm_is \'incident list\'' -l state -r -f -a 'open resolved'
+complete -c acomm -n '__acomm_is \'incident list\'' -l state -r -f -d 'Only incidents in this state'
+complete -c acomm -n '__acomm_is \'incident list\'' -l capability -r -f -d 'Only incidents of this capability'
+
+# acomm incident show
+
+# acomm incident resolve
+complete -c acomm -n '__acomm_is \'incident resolve\'' -l note -r -f -d 'What was done about it'
+complete -c acomm -n '__acomm_is \'incident resolve\'' -l as -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'incident resolve\'' -l as -r -f -d 'Who resolved it (recorded)'
 
 # acomm messages
 complete -c acomm -n '__acomm_is \'messages\'' -s c -l channel -r -f -a '(__acomm_words channels)'

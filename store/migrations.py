@@ -520,3 +520,73 @@ def m006_tasks(conn: sqlite3.Connection, now_ms: int) -> None:
         CREATE INDEX task_events_task ON task_events(task_id, seq);
         """
     )
+
+
+@migration
+def m009_capabilities(conn: sqlite3.Connection, now_ms: int) -> None:
+    # Capabilities (issue 15, spec 002 §9): what an agent can be asked to do, under a contract
+    # (a JSON Schema for the output, a default ETA) and a pair of skills: the delegation skill
+    # requesters install, the executor skill the owner hosts. Named m009 to leave m007/m008
+    # to the parts of issue 15 built beside it; the list position is what orders migrations.
+    # A row stays after unpublish (state `unpublished`): routing misses and incidents still
+    # name its skill versions.
+    _script(
+        conn,
+        """
+        CREATE TABLE agent_skills (
+            agent TEXT NOT NULL,
+            ref TEXT NOT NULL,
+            version TEXT NOT NULL,
+            added_at INTEGER NOT NULL,
+            PRIMARY KEY (agent, ref)
+        ) WITHOUT ROWID;
+        CREATE TABLE capabilities (
+            id TEXT PRIMARY KEY,
+            owner TEXT NOT NULL,
+            delegation_ref TEXT NOT NULL,
+            delegation_version TEXT NOT NULL,
+            executor_ref TEXT NOT NULL,
+            executor_version TEXT NOT NULL,
+            -- the output contract, a JSON Schema document as JSON text, and its sha256
+            schema TEXT NOT NULL,
+            schema_sha256 TEXT NOT NULL,
+            eta_ms INTEGER NOT NULL,
+            -- published | unpublished
+            state TEXT NOT NULL,
+            published_at INTEGER NOT NULL,
+            unpublished_at INTEGER
+        ) WITHOUT ROWID;
+        CREATE TABLE routing_misses (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            capability_id TEXT NOT NULL,
+            agent TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            at INTEGER NOT NULL
+        );
+        CREATE INDEX routing_misses_capability ON routing_misses(capability_id, at);
+        CREATE TABLE incidents (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            capability_id TEXT NOT NULL,
+            delegation_skill TEXT NOT NULL,
+            executor_skill TEXT NOT NULL,
+            -- eta_breach | execution_error | output_mismatch | routing_miss
+            failure_class TEXT NOT NULL,
+            -- JSON: the correlation ids (tasks) or miss samples behind it
+            sample_corr_ids TEXT NOT NULL,
+            samples TEXT,
+            task_id INTEGER,
+            -- what makes it one occurrence (class:task id, or class:capability:first miss):
+            -- a second tick or a replayed event finds it and writes nothing
+            occurrence TEXT NOT NULL UNIQUE,
+            created_at INTEGER NOT NULL,
+            -- open | resolved
+            state TEXT NOT NULL,
+            resolved_at INTEGER,
+            resolved_by TEXT,
+            note TEXT,
+            -- the _system notification that published it
+            message_id INTEGER
+        );
+        CREATE INDEX incidents_state ON incidents(state, id);
+        """
+    )

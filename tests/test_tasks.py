@@ -51,7 +51,12 @@ def started(cli: Cli, store: Path) -> int:
 # ---------------------------------------------------------------- the lifecycle
 
 
-def test_create_sends_the_owner_a_command_and_both_sides_see_the_task(cli, store):
+def test_create_sends_the_owner_a_command_and_both_sides_see_the_task(cli, store, tmp_path):
+    (tmp_path / "s.json").write_text("{}")  # a capability must be published (issue 15)
+    cli.ok("capability", "host", "bob", "skills/run@1")
+    cli.ok("capability", "publish", "test-runner", "--owner", "bob", "--delegation-skill",
+           "skills/ask@1", "--executor-skill", "skills/run@1", "--schema",
+           str(tmp_path / "s.json"), "--eta", "1h")
     with freeze_time(T0):
         tid = _create(cli, "run the tests", "--capability", "test-runner")
     inbox = cli.ok("receive", "--as", "bob", "--json").json()["messages"]
@@ -62,12 +67,12 @@ def test_create_sends_the_owner_a_command_and_both_sides_see_the_task(cli, store
     assert {k: doc[k] for k in ("id", "capability", "from", "to", "state", "eta_at",
                                 "progress")} == {
         "id": tid, "capability": "test-runner", "from": "alice", "to": "bob",
-        "state": "created", "eta_at": None, "progress": 0}
+        "state": "created", "eta_at": "2026-03-01T13:00:00.000Z", "progress": 0}
     assert doc["correlation_id"] == inbox[0]["correlation_id"]
     assert doc["history"] == [{
         "at": "2026-03-01T12:00:00.000Z", "event": "created", "by": "alice", "progress": None,
-        "note": None, "eta_at": None, "event_id": doc["history"][0]["event_id"],
-        "message_id": tid, "origin_node": None}]
+        "note": None, "eta_at": "2026-03-01T13:00:00.000Z",
+        "event_id": doc["history"][0]["event_id"], "message_id": tid, "origin_node": None}]
     for who in ("alice", "bob"):  # creator and owner alike
         listed = cli.ok("task", "list", "--as", who, "--json").json()
         assert [t["id"] for t in listed["tasks"]] == [tid] and listed["total_count"] == 1

@@ -48,7 +48,7 @@ def create(a, second: int = 1, *extra: str) -> dict:
 
 def test_create_crosses_nodes_and_the_owner_records_it(pair):
     a, b = pair
-    made = create(a, 1, "--eta-required", "--capability", "tests.run")
+    made = create(a, 1, "--eta-required")
     gid = made["global_id"]
     assert made["state"] == "created" and made["peer_node"] == "nb" and gid
     assert a.sql("SELECT kind, to_node FROM fed_outbox WHERE event_id = ?", gid) == \
@@ -59,7 +59,7 @@ def test_create_crosses_nodes_and_the_owner_records_it(pair):
     mine = b.ok("task", "show", gid)
     assert (mine["from"], mine["to"], mine["state"], mine["origin_node"]) == \
         ("alice", "bob", "created", "na")
-    assert mine["eta_required"] is True and mine["capability"] == "tests.run"
+    assert mine["eta_required"] is True and mine["capability"] is None
     inbox = b.ok("receive", "--as", "bob")["messages"]
     assert [(m["type"], m["content"], m["id"]) for m in inbox] == \
         [("command", "run the tests", mine["id"])]

@@ -50,6 +50,11 @@ KEYS: dict[str, tuple[Any, Any, str]] = {
     "federation.offline_after": (30_000, lambda v, k: _ms(v, k, positive=True),
                                  "ACOMM_FED_OFFLINE_AFTER"),
     "federation.pull_pages": (10, lambda v, k: _positive_int(v, k), "ACOMM_FED_PULL_PAGES"),
+    # capabilities (spec 002 §9): N routing misses within the window open a review incident
+    "capabilities.miss_threshold": (3, lambda v, k: _positive_int(v, k),
+                                    "ACOMM_CAP_MISS_THRESHOLD"),
+    "capabilities.miss_window": (3_600_000, lambda v, k: _ms(v, k, positive=True),
+                                 "ACOMM_CAP_MISS_WINDOW"),
 }
 
 

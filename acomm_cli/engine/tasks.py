@@ -32,7 +32,15 @@ from acomm_cli import clock, model
 from acomm_cli.engine import delivery
 from acomm_cli.engine.channels import channel_by_id
 from acomm_cli.engine.sending import Router, persist, plan_message, send_direct
-from acomm_cli.errors import CommError, Forbidden, InvalidState, NotFound, ValidationFailed
+from acomm_cli.errors import (
+    CommError,
+    Forbidden,
+    InvalidState,
+    NoCapability,
+    NotFound,
+    OutputMismatch,
+    ValidationFailed,
+)
 from acomm_cli.model import ACK_ORDER, AckStatus, DeliveryState, Limits, MessageType, SendRequest
 from acomm_cli.store import queries, write
 from acomm_cli.store import tasks as sql
@@ -198,7 +206,9 @@ def record(conn: sqlite3.Connection, task: Task, event: str, *, agent: str | Non
         "detail": json.dumps(detail, separators=(",", ":")) if detail else None})
     changes: dict[str, Any] = {"state": new_state, "updated_at": at}
     if event == "accepted":
-        changes.update(accepted_at=at, eta_at=eta_at, plan=note)
+        # no ETA given: the one the task was created with (a capability's default) stands
+        changes.update(accepted_at=at, eta_at=task.eta_at if eta_at is None else eta_at,
+                       plan=note)
     elif event == "updated":
         if progress is not None:
             changes["progress"] = progress
@@ -214,6 +224,11 @@ def record(conn: sqlite3.Connection, task: Task, event: str, *, agent: str | Non
 
         taskfed.emit_event(conn, task, event, event_id, at=at, progress=progress, note=note,
                            eta_at=eta_at, ack_timeout_ms=ack_timeout_ms)
+    if event in ("overdue", "failed") and task.capability is not None \
+            and task.task_type == "task":
+        from acomm_cli.engine import incidents  # the misfire review (spec 002 §9)
+
+        incidents.review_task(conn, task, event, at)
     return True
 
 
@@ -256,41 +271,81 @@ def _event_id(now: int) -> str:
 # ---------------------------------------------------------------- the lifecycle
 
 
-def create(conn: sqlite3.Connection, creator: str, owner: str, content: str, now: int, *,
-           capability: str | None = None, eta_required: bool = False,
-           task_type: str = "task", limits: Limits | None = None) -> Task:
-    """`task create`: a command message to `owner` and its task, in one transaction."""
+def create(conn: sqlite3.Connection, creator: str, owner: str | None, content: str, now: int,
+           *, capability: str | None = None, eta_required: bool = False,
+           task_type: str = "task", limits: Limits | None = None,
+           extra_meta: dict[str, Any] | None = None) -> Task:
+    """`task create`: a command message to `owner` and its task, in one transaction. With a
+    capability (a plain task), the catalog routes it: `owner` may be None (its owner), and a
+    miss (unknown, unpublished, not its owner) is refused with exit 5 and counted for the
+    review in a transaction of its own (engine/incidents.routing_miss)."""
     model.agent_id(creator, "as")
-    model.agent_id(owner, "to")
+    if owner is not None:
+        model.agent_id(owner, "to")
     if capability is not None:
         model.capability_id(capability)
+    elif owner is None:
+        raise ValidationFailed("to: say who owns the task with --to AGENT (or --capability "
+                               "ID)", field="to")
     if task_type not in TASK_TYPES:
         raise ValidationFailed(f"type: {task_type!r} is not one of {', '.join(TASK_TYPES)}",
                                field="type", value=task_type)
-    meta: dict[str, Any] = {"task_type": task_type, "eta_required": eta_required}
+    meta: dict[str, Any] = {**(extra_meta or {}), "task_type": task_type,
+                            "eta_required": eta_required}
     if capability is not None:
         meta["capability"] = capability
-    # CAPABILITY HOOK: with a capability, look it up in the catalog here: unknown or
-    # unpublished -> refuse (exit 5, a routing miss for the review); published -> the
-    # task goes to its owner (and `owner` may then be optional), its default ETA applies.
+    try:
+        with write(conn):
+            eta_at = None
+            if capability is not None and task_type == "task":
+                from acomm_cli.engine import capabilities
+
+                owner, eta_ms = capabilities.route(conn, capability, owner)
+                eta_at = None if eta_ms is None else now + eta_ms
+            assert owner is not None
+            made = _create(conn, creator, owner, content, now, meta, limits,
+                           task_type=task_type, capability=capability,
+                           eta_required=eta_required, eta_at=eta_at)
+        if isinstance(made, CommError):
+            raise made  # no_owner / owner_offline: its dead letter is committed, no task
+        return made
+    except NoCapability as miss:
+        _routing_miss(conn, str(capability), creator, str(miss.extra.get("reason")), now,
+                      limits or Limits())
+        raise
+
+
+def _create(conn: sqlite3.Connection, creator: str, owner: str, content: str, now: int,
+            meta: dict[str, Any], limits: Limits | None, *, task_type: str,
+            capability: str | None, eta_required: bool,
+            eta_at: int | None) -> Task | CommError:
     req = SendRequest(sender=creator, content=content, type=MessageType.COMMAND.value,
                       metadata=meta)
-    with write(conn):
-        [sent] = send_direct(conn, req, [owner], now, limits, remote_kind="task_create")
-        if isinstance(sent, CommError):
-            if sent.extra.get("global_id") is None:
-                raise sent
-            unroutable = sent  # no_owner / owner_offline: the dead letter commits, no task
-        else:
-            assert sent.correlation_id is not None  # every command gets one
-            # an owner on another node: the message went out as `task_create` (taskfed.py)
-            task = record_created(conn, task_id=sent.id, correlation_id=sent.correlation_id,
-                                  channel_id=sent.channel_id, creator=creator, owner=owner,
-                                  at=now, task_type=task_type, capability=capability,
-                                  eta_required=eta_required, global_id=sent.global_id,
-                                  peer_node=sent.to_node)
-            return load(conn, task.id, history=True)
-    raise unroutable
+    [sent] = send_direct(conn, req, [owner], now, limits, remote_kind="task_create")
+    if isinstance(sent, CommError):
+        if sent.extra.get("global_id") is None:
+            raise sent
+        return sent  # unroutable between nodes: the caller commits the dead letter
+    assert sent.correlation_id is not None  # every command gets one
+    # an owner on another node: the message went out as `task_create` (taskfed.py)
+    task = record_created(conn, task_id=sent.id, correlation_id=sent.correlation_id,
+                          channel_id=sent.channel_id, creator=creator, owner=owner,
+                          at=now, task_type=task_type, capability=capability,
+                          eta_required=eta_required, eta_at=eta_at, global_id=sent.global_id,
+                          peer_node=sent.to_node)
+    return load(conn, task.id, history=True)
+
+
+def _routing_miss(conn: sqlite3.Connection, capability: str, creator: str, reason: str,
+                  now: int, lim: Limits) -> None:
+    """Count a refused route for the review, unless we are inside a caller's transaction
+    (its rollback would take the count back anyway)."""
+    if conn.in_transaction:
+        return
+    from acomm_cli.engine import incidents
+
+    incidents.routing_miss(conn, capability, creator, reason, now,
+                           threshold=lim.cap_miss_threshold, window_ms=lim.cap_miss_window_ms)
 
 
 def record_created(conn: sqlite3.Connection, *, task_id: int, correlation_id: str,
@@ -303,7 +358,7 @@ def record_created(conn: sqlite3.Connection, *, task_id: int, correlation_id: st
     already stored). Between nodes, an inbound `task_create` stored here is this call
     (taskfed.created) with the event's id, global_id and origin node. Idempotent by
     `global_id` / `event_id`: the task already recorded is returned unchanged.
-    CAPABILITY HOOK: `task_type="skill_distribution"` for the fan-out; `eta_at` for a
+    Capabilities use `task_type="skill_distribution"` for the fan-out and `eta_at` for a
     capability's default ETA (the overdue timer then runs from creation)."""
     if global_id is not None:
         seen = by_global_id(conn, global_id)  # a re-read task_create
@@ -393,15 +448,32 @@ def complete(conn: sqlite3.Connection, task_id: int | str, agent: str, now: int,
     model.agent_id(agent, "as")
     if content is not None:
         _text(content, "body")
-    with write(conn):
-        catch_up(conn, now)
-        task = load(conn, task_id)
-        task_id = task.id
-        _next_state(task, "completed", agent)
-        mid = _respond(conn, task, agent, content or f"task {task_id} completed", now)
-        record(conn, task, "completed", agent=agent, at=now, note=content, message_id=mid,
-               ack_timeout_ms=_ack_timeout(limits))
-        return load(conn, task_id, history=True)
+    resolved = task_id  # a global id names the local task once loaded
+    try:
+        with write(conn):
+            catch_up(conn, now)
+            task = load(conn, task_id)
+            resolved = task.id
+            _next_state(task, "completed", agent)
+            if task.capability is not None:
+                from acomm_cli.engine import capabilities
+
+                capabilities.check_output(conn, task, content)
+            return _complete(conn, task, agent, now, content, _ack_timeout(limits))
+    except OutputMismatch as exc:
+        from acomm_cli.engine import incidents
+
+        incidents.output_mismatch(conn, int(resolved), exc.message, now)
+        raise
+
+
+def _complete(conn: sqlite3.Connection, task: Task, agent: str, now: int,
+              content: str | None, ack_timeout_ms: int) -> Task:
+    """Inside complete's transaction, once the result passed its contract."""
+    mid = _respond(conn, task, agent, content or f"task {task.id} completed", now)
+    record(conn, task, "completed", agent=agent, at=now, note=content, message_id=mid,
+           ack_timeout_ms=ack_timeout_ms)
+    return load(conn, task.id, history=True)
 
 
 def fail(conn: sqlite3.Connection, task_id: int | str, agent: str, now: int, *, reason: str,

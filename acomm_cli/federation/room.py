@@ -140,11 +140,15 @@ def url_of(conn: sqlite3.Connection, node: str) -> str:
     return str(entry.get("url") or "")
 
 
+_CAP_MAPS = ("capabilities.catalog", "capabilities.index")  # engine/capabilities.py writes them
+
+
 def merge_peer_entries(conn: sqlite3.Connection, me: str, peer: str,
                        entries: list[tuple[str, str, str]], now: int) -> None:
     """Copy what a peer says about itself (its node entry, the agents it owns and their
-    routing) into our copy; read from its store by StoreTransport. Never queued: the room
-    already has them once a gateway runs. Our own url for the peer is kept."""
+    routing, the capabilities it publishes) into our copy; read from its store by
+    StoreTransport. Never queued: the room already has them once a gateway runs. Our own
+    url for the peer is kept."""
     owned = {k for m, k, v in entries if m == "agents"
              and json.loads(v).get("ownerNodeId") == peer}
     for map_, key, value in entries:
@@ -154,6 +158,15 @@ def merge_peer_entries(conn: sqlite3.Connection, me: str, peer: str,
             sql.room_put(conn, "nodes", peer, _dump(entry), now, queue=False)
         elif map_ in ("agents", "routing") and key in owned:
             sql.room_put(conn, map_, key, value, now, queue=False)
+        elif map_ in _CAP_MAPS and json.loads(value).get("ownerNodeId") == peer:
+            sql.room_put(conn, map_, key, value, now, queue=False)
+    # capabilities the peer unpublished: drop our copy of its catalog and index entries
+    for map_ in _CAP_MAPS:
+        theirs = {k for m, k, v in entries if m == map_
+                  and json.loads(v).get("ownerNodeId") == peer}
+        for key, value in sql.room_map(conn, map_):
+            if json.loads(value).get("ownerNodeId") == peer and key not in theirs:
+                sql.room_put(conn, map_, key, None, now, queue=False)
     # agents the peer gave up: drop our copy of its ownership
     for key, value in sql.room_map(conn, "agents"):
         if json.loads(value).get("ownerNodeId") == peer and key not in owned:

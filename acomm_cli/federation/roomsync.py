@@ -2,8 +2,9 @@
 
 `Mirror` keeps `fed_room` (what short commands read) in step with the room document: the
 changes commands queued (`fed_room_changes`) go into the document, the document's entries
-(its `nodes`, `agents` and `routing` maps, values as JSON text) come back into `fed_room`,
-and the gateway's heartbeat refreshes `nodes.<self>`. One write transaction per pass.
+(its `nodes`, `agents`, `routing` and `capabilities.*` maps, values as JSON text) come back
+into `fed_room`, and the gateway's heartbeat refreshes `nodes.<self>`. One write transaction
+per pass.
 
 `join` is a joining gateway's client: it trades its invite (or, once it has joined, a node
 proof) for a ticket at the seed's exchange, then speaks the Yjs sync protocol over a
@@ -26,7 +27,9 @@ from acomm_cli.federation import identity
 from acomm_cli.store import federation as sql
 from acomm_cli.store.connection import write
 
-MAPS = ("nodes", "agents", "routing")
+# capabilities.*: spec 002 §9's catalog (capability id -> its metadata, not its schema) and
+# index (agent -> the capabilities it executes), written by engine/capabilities.py
+MAPS = ("nodes", "agents", "routing", "capabilities.catalog", "capabilities.index")
 ROOM_PATH = "/ansible/yjs/control"
 EXCHANGE_PATH = "/ansible/auth/exchange"
 log = logging.getLogger("acomm.gateway")

@@ -65,7 +65,8 @@ class StoreTransport:
             if sql.node_id(conn) != source_node:
                 raise Unreachable(f"the store at {path} is not node {source_node!r}")
             events, head = sql.outbox_page(conn, after_seq, limit)
-            room = [(m, k, v) for m in ("nodes", "agents", "routing")
+            room = [(m, k, v) for m in ("nodes", "agents", "routing", "capabilities.catalog",
+                                        "capabilities.index")
                     for k, v in sql.room_map(conn, m)]
             conn.execute("COMMIT")
         except sqlite3.Error as exc:

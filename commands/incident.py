@@ -1,0 +1,74 @@
+"""`acomm incident list|show|resolve`: capability review incidents (issue 15, spec 002 §9)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from acomm_cli import clock
+from acomm_cli.cli import params, render, render_caps
+from acomm_cli.commands._common import output, store
+from acomm_cli.engine import incidents
+
+app = typer.Typer(help="Review incidents: misfires of published capabilities."
+                  "\n\nExample: acomm incident list --state open --json",
+                  no_args_is_help=True, add_completion=False)
+
+IncidentId = Annotated[int, typer.Argument(metavar="ID", help="The incident id.")]
+
+
+@app.command("list")
+def list_(
+    ctx: typer.Context,
+    state: Annotated[str | None, typer.Option(
+        click_type=params.INCIDENT_STATE, help="Only incidents in this state.")] = None,
+    capability: Annotated[str | None, typer.Option(
+        help="Only incidents of this capability.")] = None,
+) -> None:
+    """Incidents, oldest first.
+
+    Prints {incidents: [{id, capability_id, delegation_skill, executor_skill,
+    failure_class, sample_corr_ids, created_at, state, ...}]} with --json.
+
+    Example: acomm incident list --state open --json
+    """
+    with store(ctx, write=False, read_fallback=True) as conn:
+        found = incidents.list_incidents(conn, state=state, capability=capability)
+    render_caps.incidents(output(ctx), [i.doc() for i in found])
+
+
+@app.command()
+def show(ctx: typer.Context, incident_id: IncidentId) -> None:
+    """One incident.
+
+    Example: acomm incident show 1 --json
+    """
+    with store(ctx, write=False, read_fallback=True) as conn:
+        found = incidents.load(conn, incident_id)
+    render_caps.incident(output(ctx), found.doc())
+
+
+@app.command()
+def resolve(
+    ctx: typer.Context,
+    incident_id: IncidentId,
+    note: Annotated[str | None, typer.Option(help="What was done about it.")] = None,
+    as_: Annotated[str | None, typer.Option(
+        "--as", click_type=params.AGENT, envvar="ACOMM_AGENT",
+        help="Who resolved it (recorded).")] = None,
+) -> None:
+    """Mark an incident resolved (resolving it again changes nothing).
+
+    Example: acomm incident resolve 1 --note "schema 1.1 allows empty findings"
+    """
+    with store(ctx, write=True) as conn:
+        found, changed = incidents.resolve(conn, incident_id, clock.now_ms(), agent=as_,
+                                           note=note)
+    render.change(output(ctx), found.doc(), changed, f"incident {incident_id} is already "
+                  "resolved", None)
+
+
+@app.callback()
+def incident_group() -> None:
+    """Review incidents: misfires of published capabilities."""

@@ -73,10 +73,11 @@ COMMANDS = {
     "bridge": "bridge",
     "node": "node", "invite": "invite",
     "agent": "agent", "peers": "peers", "fed": "fed", "gateway": "gateway",
+    "token": "token",
 }
 # named groups; the others are top-level verbs
 GROUPS = {"channel", "deadletter", "config", "bridge", "node", "invite", "agent", "peers",
-          "fed", "gateway"}
+          "fed", "gateway", "token"}
 ALIASES = {"dead-letters": "deadletter"}
 
 

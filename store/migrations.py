@@ -448,3 +448,26 @@ def m005_federation(conn: sqlite3.Connection, now_ms: int) -> None:
         ) WITHOUT ROWID;
         """
     )
+
+
+@migration
+def m007_agent_tokens(conn: sqlite3.Connection, now_ms: int) -> None:
+    # External agents (spec 002 §12, issue 15): scoped session tokens with which an agent
+    # that is not a transport peer sends and receives through this node's gateway (`acomm
+    # token create`). Only the SHA-256 of a token is kept; scopes is a comma-separated
+    # subset of send,receive; a revoked or expired token is refused, its row kept for
+    # `token list`.
+    _script(
+        conn,
+        """
+        CREATE TABLE agent_tokens (
+            token_id TEXT PRIMARY KEY,
+            token_sha256 TEXT NOT NULL UNIQUE,
+            agent TEXT NOT NULL,
+            scopes TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            expires_at INTEGER NOT NULL,
+            revoked_at INTEGER
+        ) WITHOUT ROWID;
+        """
+    )

@@ -756,3 +756,13 @@ def invites(out: Output, docs: Sequence[dict[str, Any]]) -> None:
     _table(out, "invites", ["invite", "state", "expected node", "expires", "used by"],
            [(d["invite_id"], d["state"], d["expected_node"], d["expires_at"], d["used_by"])
             for d in docs])
+
+
+def tokens(out: Output, docs: Sequence[dict[str, Any]]) -> None:
+    """`token list`: session tokens without their secrets."""
+    if out.json:
+        _dump({"tokens": list(docs)})
+        return
+    _table(out, "session tokens", ["token", "agent", "scopes", "state", "expires"],
+           [(d["token_id"], d["agent"], ",".join(d["scopes"]), d["state"], d["expires_at"])
+            for d in docs])

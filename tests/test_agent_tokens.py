@@ -301,9 +301,13 @@ def test_bad_requests_name_the_field(gw):
     for verb, body, status, field in cases:
         r = bob.post(verb, body)
         assert (r.status_code, r.json()["error"].get("field")) == (status, field), (verb, r.text)
-    r = httpx.post(f"{bob.url}/agent/v1/send", content=b"[1, 2",
-                   headers={"Authorization": f"Bearer {bob.token}"}, timeout=10)
+    auth = {"Authorization": f"Bearer {bob.token}"}
+    r = httpx.post(f"{bob.url}/agent/v1/send", content=b"[1, 2", headers=auth, timeout=10)
     assert (r.status_code, r.json()["error"]["field"]) == (400, "body")
+    # a lone surrogate (not UTF-8) is refused like on the command line, in valid JSON
+    r = httpx.post(f"{bob.url}/agent/v1/send", headers=auth, timeout=10,
+                   content=b'{"channel": "team", "body": "\\ud800"}')
+    assert r.status_code == 400 and r.json()["error"]["code"] == "validation_failed"
     assert na.ok("messages")["total_count"] == 0
 
 

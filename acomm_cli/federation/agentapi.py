@@ -78,6 +78,22 @@ def http_status(exc: CommError) -> int:
     return {2: 400, 3: 400, 4: 404, 5: 409, 6: 507, 7: 503}.get(exc.exit_status, 500)
 
 
+def json_bytes(doc: Any) -> bytes:
+    """UTF-8 JSON; a lone surrogate (bytes that were not UTF-8 on the way in) escaped."""
+    try:
+        return json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(doc, separators=(",", ":")).encode("ascii")
+
+
+def _response(status: int, doc: Any) -> Any:
+    from starlette.responses import Response
+
+    headers = {"Retry-After": "1"} if status == 503 else None
+    return Response(json_bytes(doc), status_code=status, headers=headers,
+                    media_type="application/json")
+
+
 def _bearer(request: Any) -> str | None:
     auth = request.headers.get("authorization") or ""
     return auth[7:].strip() if auth[:7].lower() == "bearer " else None
@@ -176,7 +192,6 @@ class AgentApi:
 
     async def _handle(self, request: Any, scope: str, work: Work) -> Any:
         import anyio
-        from starlette.responses import JSONResponse
 
         raw = await request.body()
         if len(raw) > MAX_BODY:
@@ -185,8 +200,7 @@ class AgentApi:
         else:
             status, doc = await anyio.to_thread.run_sync(self._call, _bearer(request), scope,
                                                          raw, work)
-        headers = {"Retry-After": "1"} if status == 503 else None
-        return JSONResponse(doc, status_code=status, headers=headers)
+        return _response(status, doc)
 
     # ------------------------------------------------------------ send, respond, ack
 
@@ -250,7 +264,6 @@ class AgentApi:
         """Checks and parses first (a refusal is an ordinary JSON response), then hands the
         connection to _Inbox, which writes the messages inside their read transaction."""
         import anyio
-        from starlette.responses import JSONResponse
 
         raw = await request.body()
         parsed: dict[str, Any] = {}
@@ -264,8 +277,7 @@ class AgentApi:
                        await anyio.to_thread.run_sync(self._call, _bearer(request),
                                                       "receive", raw, check, ("agent", "as")))
         if status != 200:
-            headers = {"Retry-After": "1"} if status == 503 else None
-            return JSONResponse(doc, status_code=status, headers=headers)
+            return _response(status, doc)
         return _Inbox(self, request, parsed)
 
     def read_once(self, agent: str, f: MessageFilter, peek: bool, final: bool,
@@ -293,8 +305,7 @@ class AgentApi:
     def _inbox_body(self, result: QueryResult) -> bytes:
         doc = {"messages": [self.encoders.message(m) for m in result.messages],
                "total_count": result.total_count, "has_more": result.has_more}
-        return json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode(
-            "utf-8", "surrogateescape")
+        return json_bytes(doc)
 
 
 class _Inbox:
@@ -337,7 +348,7 @@ class _Inbox:
                                or http_status(exc) == 503
                                else (http_status(exc), {"error": exc.to_dict()}))
                 try:
-                    await write(status, json.dumps(doc).encode(), retry=status == 503)
+                    await write(status, json_bytes(doc), retry=status == 503)
                 except _Dropped:
                     pass
                 return

@@ -52,25 +52,27 @@ def parse_scopes(value: str | list[str] | None) -> tuple[str, ...]:
     return tuple(s for s in SCOPES if s in wanted)
 
 
-def owner_elsewhere(conn: sqlite3.Connection, self_node: str, agent: str) -> str | None:
-    """The other node that owns `agent` in the room, or None."""
+def _owner(conn: sqlite3.Connection, agent: str) -> str | None:
     from acomm_cli.engine import remote
 
     owner = remote.room_value(conn, "agents", agent).get("ownerNodeId")
-    return owner if isinstance(owner, str) and owner != self_node else None
+    return owner if isinstance(owner, str) else None
+
+
+def owner_elsewhere(conn: sqlite3.Connection, self_node: str, agent: str) -> str | None:
+    """The other node that owns `agent` in the room, or None."""
+    owner = _owner(conn, agent)
+    return owner if owner is not None and owner != self_node else None
 
 
 def check_local(conn: sqlite3.Connection, self_node: str, agent: str) -> None:
     """Refuse an agent this node does not host: exit 5 when another node owns it, exit 4
     when nothing here knows it."""
-    other = owner_elsewhere(conn, self_node, agent)
-    if other is not None:
-        raise InvalidState(f"agent: {agent!r} is owned by node {other!r}; a token is made "
+    owner = _owner(conn, agent)
+    if owner is not None and owner != self_node:
+        raise InvalidState(f"agent: {agent!r} is owned by node {owner!r}; a token is made "
                            "on the node that hosts the agent", field="agent", value=agent)
-    from acomm_cli.engine import remote
-
-    owned = remote.room_value(conn, "agents", agent).get("ownerNodeId") == self_node
-    if not owned and not fed_sql.local_participant(conn, agent):
+    if owner is None and not fed_sql.local_participant(conn, agent):
         raise NotFound(f"agent: {agent!r} is not hosted by this node (own it with `acomm "
                        "agent own`, or add it to a local channel)", field="agent",
                        value=agent)

@@ -74,10 +74,11 @@ COMMANDS = {
     "bridge": "bridge",
     "node": "node", "invite": "invite",
     "agent": "agent", "peers": "peers", "fed": "fed", "gateway": "gateway",
+    "token": "token",
 }
 # named groups; the others are top-level verbs
 GROUPS = {"channel", "deadletter", "config", "bridge", "node", "invite", "agent", "peers",
-          "fed", "gateway", "task", "capability", "incident"}
+          "fed", "gateway", "task", "capability", "incident", "token"}
 ALIASES = {"dead-letters": "deadletter"}
 
 

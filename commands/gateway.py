@@ -8,7 +8,7 @@ import typer
 
 from acomm_cli import clock
 from acomm_cli.cli import render
-from acomm_cli.commands._common import output, settings, store
+from acomm_cli.commands._common import limits, output, settings, store
 
 app = typer.Typer(help="This node's gateway: the exchange, the state room, the outbox.\n\n"
                   "Example: acomm gateway serve --listen 0.0.0.0:8765 --seed",
@@ -37,13 +37,15 @@ def serve(
     """Run the gateway until SIGINT or SIGTERM.
 
     Serves POST /ansible/auth/exchange, the room at /ansible/yjs/control
-    (WebSocket, ticket checked before the upgrade) and GET /acomm/outbox (signed
-    reads by member nodes); mirrors the room into this store and heartbeats.
+    (WebSocket, ticket checked before the upgrade), GET /acomm/outbox (signed
+    reads by member nodes) and the agent endpoints /agent/v1/send, respond,
+    receive and ack (external agents with an `acomm token`); mirrors the room
+    into this store and heartbeats.
 
     Example: acomm gateway serve --listen 0.0.0.0:8766 --join http://seed:8765 --invite TOKEN
     """
     from acomm_cli.errors import ValidationFailed
-    from acomm_cli.federation import gateway
+    from acomm_cli.federation import agentapi, gateway
 
     if invite is not None and join is None:
         raise ValidationFailed("invite: only with --join URL", field="invite")
@@ -57,7 +59,8 @@ def serve(
     gateway.serve(gateway.Options(
         store_path=path, host=host, port=port, seed=seed, join=join, invite=invite,
         public_url=public_url, pull_every_ms=every, sla_ms=s.value("federation.sla"),
-        pull_pages=s.value("federation.pull_pages")))
+        pull_pages=s.value("federation.pull_pages"), limits=limits(ctx),
+        encoders=agentapi.Encoders(message=render.message_doc, send=render.send_doc)))
 
 
 @app.command()

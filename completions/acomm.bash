@@ -6,7 +6,7 @@
 
 _acomm_subcommands() {
     case $1 in
-        '') echo 'init status config channel send publish subscribe unsubscribe subscriptions receive ack query respond thread task capability incident messages show deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway' ;;
+        '') echo 'init status config channel send publish subscribe unsubscribe subscriptions receive ack query respond thread task capability incident messages show deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway token' ;;
         'config') echo 'show' ;;
         'channel') echo 'create join leave list show pause resume drain close' ;;
         'task') echo 'create accept update complete fail list show' ;;
@@ -20,6 +20,7 @@ _acomm_subcommands() {
         'peers') echo 'add' ;;
         'fed') echo 'pull' ;;
         'gateway') echo 'serve status' ;;
+        'token') echo 'create list revoke' ;;
     esac
 }
 
@@ -105,6 +106,10 @@ _acomm_options() {
         'gateway') echo "$global" ;;
         'gateway serve') echo "$global --listen --seed --join --invite --public-url --pull-every" ;;
         'gateway status') echo "$global" ;;
+        'token') echo "$global" ;;
+        'token create') echo "$global --agent --ttl --scope" ;;
+        'token list') echo "$global" ;;
+        'token revoke') echo "$global" ;;
         *) echo "$global" ;;
     esac
 }
@@ -257,6 +262,9 @@ _acomm_value_kind() {
         'gateway serve --invite') echo 'value' ;;
         'gateway serve --public-url') echo 'value' ;;
         'gateway serve --pull-every') echo 'value' ;;
+        'token create --agent') echo 'agent' ;;
+        'token create --ttl') echo 'value' ;;
+        'token create --scope') echo 'value' ;;
         *) return 1 ;;
     esac
 }
@@ -318,6 +326,7 @@ _acomm_positional() {
         'agent disown 0') echo 'agent' ;;
         'agent where 0') echo 'agent' ;;
         'peers add 0') echo 'value' ;;
+        'token revoke 0') echo 'value' ;;
         *) return 1 ;;
     esac
 }

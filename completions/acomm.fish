@@ -6,7 +6,7 @@
 function __acomm_subcommands
     switch "$argv[1]"
         case ''
-            echo init status config channel send publish subscribe unsubscribe subscriptions receive ack query respond thread task capability incident messages show deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway
+            echo init status config channel send publish subscribe unsubscribe subscriptions receive ack query respond thread task capability incident messages show deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway token
         case 'config'
             echo show
         case 'channel'
@@ -33,6 +33,8 @@ function __acomm_subcommands
             echo pull
         case 'gateway'
             echo serve status
+        case 'token'
+            echo create list revoke
     end
 end
 
@@ -120,6 +122,8 @@ function __acomm_valued
             echo --peer --max-pages --wait
         case 'gateway serve'
             echo --listen --join --invite --public-url --pull-every
+        case 'token create'
+            echo --agent --ttl --scope
     end
 end
 
@@ -237,6 +241,7 @@ complete -c acomm -f -n '__acomm_is \'\'' -a 'agent' -d 'Which node owns an agen
 complete -c acomm -f -n '__acomm_is \'\'' -a 'peers' -d 'The other federation nodes this node knows'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'fed' -d 'Federation: exchange with the other nodes'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'gateway' -d 'This node\'s gateway: the exchange, the state room, the outbox'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'token' -d 'Session tokens for external agents at this node\'s gateway'
 
 # acomm init
 complete -c acomm -n '__acomm_at \'init\' 0' -f -a '(__fish_complete_directories (commandline -ct) "")'
@@ -684,3 +689,18 @@ complete -c acomm -n '__acomm_is \'gateway serve\'' -l public-url -r -f -d 'How 
 complete -c acomm -n '__acomm_is \'gateway serve\'' -l pull-every -r -f -d 'Also pull the peers\' outboxes this often (default: never; `fed pull...'
 
 # acomm gateway status
+
+# acomm token
+complete -c acomm -f -n '__acomm_is \'token\'' -a 'create' -d 'Create a session token for an agent hosted by this node'
+complete -c acomm -f -n '__acomm_is \'token\'' -a 'list' -d 'List session tokens and their state, never the tokens themselves'
+complete -c acomm -f -n '__acomm_is \'token\'' -a 'revoke' -d 'Revoke a session token: the gateway refuses it from its next reques...'
+
+# acomm token create
+complete -c acomm -n '__acomm_is \'token create\'' -l agent -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'token create\'' -l agent -r -f -d 'The agent the token acts as (hosted here)'
+complete -c acomm -n '__acomm_is \'token create\'' -l ttl -r -f -d 'How long the token stays valid (at most 30d)'
+complete -c acomm -n '__acomm_is \'token create\'' -l scope -r -f -d 'What it may do, comma-separated: send (send, respond), receive (rec...'
+
+# acomm token list
+
+# acomm token revoke

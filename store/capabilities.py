@@ -1,4 +1,4 @@
-"""SQL for capabilities, hosted skills, routing misses and review incidents (m009). The rules
+"""SQL for capabilities, hosted skills, routing misses and review incidents (m008_capabilities). The rules
 are the engine's (acomm_cli/engine/capabilities.py, incidents.py)."""
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -27,6 +28,30 @@ class StoreConnection(sqlite3.Connection):
 
     path: str = ""
     read_only: bool = False  # opened with mode=ro or immutable=1: writes are refused
+    _live: bool = False
+
+    def close(self) -> None:
+        super().close()
+        if self._live:
+            self._live = False
+            with _LIVE_LOCK:
+                _LIVE[self.path] -= 1
+
+
+# Connections of this process open on each store (absolute path -> count). Closing ANY file
+# descriptor of a file drops every POSIX lock the process holds on it, SQLite's included
+# (sqlite.org/howtocorrupt.html, 2.2): the header check's open() and close() next to a live
+# connection (a gateway opens one per request beside its own) dropped that connection's
+# shared lock, and another process closing the store then checkpointed and deleted the WAL
+# under it -- a corrupt store. A store with a live connection here was checked when that
+# connection opened, so it is not opened again outside SQLite.
+_LIVE: dict[str, int] = {}
+_LIVE_LOCK = threading.Lock()
+
+
+def _open_here(p: Path) -> bool:
+    with _LIVE_LOCK:
+        return _LIVE.get(str(p.absolute()), 0) > 0
 
 
 def _check_header(path: Path) -> None:
@@ -179,7 +204,8 @@ def open_store(
     p = Path(path)
     exists = p.exists()
     if exists and p.stat().st_size > 0:
-        _check_header(p)
+        if not _open_here(p):
+            _check_header(p)
     elif exists:
         raise StoreUnavailable(f"{p} is an empty file, not an acomm store; refusing to touch it",
                                path=str(p))
@@ -210,6 +236,9 @@ def _connect(p: Path, target: str, busy_timeout_ms: int, *, uri: bool) -> StoreC
         raise store_error(exc, p) from None
     conn.path = str(p.absolute())
     conn.read_only = uri
+    with _LIVE_LOCK:
+        _LIVE[conn.path] = _LIVE.get(conn.path, 0) + 1
+    conn._live = True
     return conn
 
 

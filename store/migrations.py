@@ -523,11 +523,34 @@ def m006_tasks(conn: sqlite3.Connection, now_ms: int) -> None:
 
 
 @migration
-def m009_capabilities(conn: sqlite3.Connection, now_ms: int) -> None:
+def m007_agent_tokens(conn: sqlite3.Connection, now_ms: int) -> None:
+    # External agents (spec 002 §12, issue 15): scoped session tokens with which an agent
+    # that is not a transport peer sends and receives through this node's gateway (`acomm
+    # token create`). Only the SHA-256 of a token is kept; scopes is a comma-separated
+    # subset of send,receive; a revoked or expired token is refused, its row kept for
+    # `token list`.
+    _script(
+        conn,
+        """
+        CREATE TABLE agent_tokens (
+            token_id TEXT PRIMARY KEY,
+            token_sha256 TEXT NOT NULL UNIQUE,
+            agent TEXT NOT NULL,
+            scopes TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            expires_at INTEGER NOT NULL,
+            revoked_at INTEGER
+        ) WITHOUT ROWID;
+        """
+    )
+
+
+@migration
+def m008_capabilities(conn: sqlite3.Connection, now_ms: int) -> None:
     # Capabilities (issue 15, spec 002 §9): what an agent can be asked to do, under a contract
     # (a JSON Schema for the output, a default ETA) and a pair of skills: the delegation skill
-    # requesters install, the executor skill the owner hosts. Named m009 to leave m007/m008
-    # to the parts of issue 15 built beside it; the list position is what orders migrations.
+    # requesters install, the executor skill the owner hosts. The list position is what
+    # orders migrations (built as m009 beside m007; renamed at the merge to follow it).
     # A row stays after unpublish (state `unpublished`): routing misses and incidents still
     # name its skill versions.
     _script(

@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 from conftest import ACOMM, query, run, snapshot
 
+from acomm_cli.engine import opening
+
 # ---------------------------------------------------------------- a missing store
 
 NOT_CREATING = [
@@ -351,3 +353,24 @@ def test_doctor_on_an_unreadable_schema_still_refuses(cli, isolated_env):
     r = cli("doctor", "--json")
     assert r.exit_code == 7, r.stderr
     assert r.error["code"] == "store_unavailable"
+
+
+def test_a_second_connection_in_one_process_keeps_the_first_ones_locks(tmp_path):
+    """Opening a store next to a live connection of the same process (a gateway opens one
+    per request beside its own) must not read the file outside SQLite: closing that file
+    descriptor dropped the live connection's shared lock, and the next process to close the
+    store then checkpointed and deleted the WAL under it (a corrupt store within minutes)."""
+    store = tmp_path / "s.acomm"
+    assert run("--store", str(store), "init").returncode == 0
+    first = opening.connect(store, create=False)
+    try:
+        first.execute("SELECT count(*) FROM messages").fetchone()  # holds the shared lock
+        opening.connect(store, create=False).close()
+        r = run("--store", str(store), "send", "--to", "bob", "hi", "--as", "alice")
+        assert r.returncode == 0, r.stderr
+        # the other process closed its connection: with our lock intact, it was not the
+        # last one, so the WAL (and its index) are still there for us
+        assert Path(f"{store}-wal").exists() and Path(f"{store}-shm").exists()
+        assert first.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+    finally:
+        first.close()

@@ -814,3 +814,13 @@ def tasks(out: Output, items: Sequence[Task], total: int, offset: int = 0) -> No
     _table(out, "tasks", ["id", "from", "to", "state", "progress", "eta", "capability"],
            [(t.id, t.creator, t.owner, t.state, t.progress, iso(t.eta_at), t.capability)
             for t in items])
+
+
+def tokens(out: Output, docs: Sequence[dict[str, Any]]) -> None:
+    """`token list`: session tokens without their secrets."""
+    if out.json:
+        _dump({"tokens": list(docs)})
+        return
+    _table(out, "session tokens", ["token", "agent", "scopes", "state", "expires"],
+           [(d["token_id"], d["agent"], ",".join(d["scopes"]), d["state"], d["expires_at"])
+            for d in docs])

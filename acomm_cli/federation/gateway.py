@@ -7,7 +7,9 @@ app served by uvicorn:
   upgrade is accepted; a refusal is an HTTP error with a JSON body and no Yjs byte
   (Starlette's send_denial_response, uvicorn's "websocket.http.response" extension);
 - `GET /acomm/outbox?after=SEQ&limit=N&wait=S`: this node's outbox, for signed reads by known
-  members, long-polled up to 30 s.
+  members, long-polled up to 30 s;
+- `/agent/v1/...` (agentapi.py): external agents with a session token, as their agent only;
+  such a token opens neither the room (it is no ticket) nor the outbox (no node signature).
 
 The seed's room document persists with pycrdt-store (a SQLite file beside the store, loaded
 into the document BEFORE the room starts). Every gateway mirrors the room into `fed_room`
@@ -28,9 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from acomm_cli import clock
+from acomm_cli import clock, model
 from acomm_cli.errors import CommError, InvalidState
-from acomm_cli.federation import gwstate, handshake, identity, roomsync
+from acomm_cli.federation import agentapi, gwstate, handshake, identity, roomsync
 from acomm_cli.federation.http_transport import MAX_WAIT_S, OUTBOX_PATH
 from acomm_cli.store import federation as sql
 
@@ -54,6 +56,8 @@ class Options:
     busy_timeout_ms: int = 1000
     sla_ms: int = 600_000
     pull_pages: int = 10
+    limits: model.Limits | None = None  # the agent endpoints' sends, as `acomm send`'s
+    encoders: agentapi.Encoders | None = None  # without them, no agent endpoints
 
 
 def parse_listen(value: str) -> tuple[str, int]:
@@ -364,10 +368,13 @@ def serve(opts: Options) -> None:
             gw.conn.close()
         gwstate.clear_state(opts.store_path)
 
+    agents = [] if opts.encoders is None else agentapi.AgentApi(
+        opts.store_path, me.node_id, opts.busy_timeout_ms, opts.limits, opts.encoders).routes()
     app = Starlette(routes=[
         Route("/ansible/auth/exchange", gw.exchange, methods=["POST"]),
         WebSocketRoute(roomsync.ROOM_PATH, gw.room_socket),
         Route(OUTBOX_PATH, gw.outbox, methods=["GET"]),
+        *agents,
     ], lifespan=lifespan)
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     config = uvicorn.Config(app, log_level="warning", lifespan="on",

@@ -1,0 +1,77 @@
+"""`acomm token ...`: scoped session tokens for external agents (create, list, revoke)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from acomm_cli import clock
+from acomm_cli.cli import params, render
+from acomm_cli.commands._common import output, store
+
+app = typer.Typer(help="Session tokens for external agents at this node's gateway.\n\n"
+                  "An external agent sends and receives through the gateway's /agent/v1 "
+                  "endpoints as the token's agent only.\n\nExample: acomm token create "
+                  "--agent bob --ttl 1h --json", no_args_is_help=True, add_completion=False)
+
+
+@app.command()
+def create(
+    ctx: typer.Context,
+    agent: Annotated[str, typer.Option(click_type=params.AGENT,
+                                       help="The agent the token acts as (hosted here).")],
+    ttl: Annotated[str, typer.Option(click_type=params.DURATION,
+                                     help="How long the token stays valid (at most 30d).")]
+    = "1h",
+    scope: Annotated[str, typer.Option(metavar="SCOPES", help="What it may do, "
+                                       "comma-separated: send (send, respond), receive "
+                                       "(receive, ack).")] = "send,receive",
+) -> None:
+    """Create a session token for an agent hosted by this node.
+
+    Prints {token_id, token, agent, expires_at, scopes}. The token is shown this
+    once: the store keeps only its SHA-256. Give it to the agent, which sends
+    `Authorization: Bearer TOKEN` to /agent/v1/... on this node's gateway.
+
+    Example: acomm token create --agent bob --ttl 1h --scope send,receive --json
+    """
+    from acomm_cli.federation import tokens
+
+    ttl_ms = clock.parse_duration(ttl, "ttl")
+    scopes = tokens.parse_scopes(scope)
+    with store(ctx, write=True) as conn:
+        doc = tokens.create(conn, agent=agent, ttl_ms=ttl_ms, scopes=scopes,
+                            now_ms=clock.now_ms())
+    render.status(output(ctx), doc)
+
+
+@app.command("list")
+def list_(ctx: typer.Context) -> None:
+    """List session tokens and their state, never the tokens themselves.
+
+    States: active, expired, revoked.
+
+    Example: acomm token list --json
+    """
+    from acomm_cli.federation import tokens
+
+    with store(ctx, write=False) as conn:
+        docs = tokens.list_tokens(conn, clock.now_ms())
+    render.tokens(output(ctx), docs)
+
+
+@app.command()
+def revoke(
+    ctx: typer.Context,
+    token_id: Annotated[str, typer.Argument(metavar="ID", help="The token id (tok-...).")],
+) -> None:
+    """Revoke a session token: the gateway refuses it from its next request on.
+
+    Example: acomm token revoke tok-3f2a9c0d1e4b5a67
+    """
+    from acomm_cli.federation import tokens
+
+    with store(ctx, write=True) as conn:
+        doc, changed = tokens.revoke(conn, token_id, clock.now_ms())
+    render.change(output(ctx), doc, changed, f"token {token_id} was already revoked")

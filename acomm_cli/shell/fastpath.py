@@ -78,9 +78,9 @@ def _read(spec: list[dict[str, Any]], args: list[str], *, root: bool) -> tuple[d
                     raise _Typer()
                 given[p["name"]] = True
             else:
-                if not eq:
+                if not eq:  # the next word, whatever it looks like (click's rule)
                     i += 1
-                    if i == len(args) or (args[i].startswith("-") and args[i] != "-"):
+                    if i == len(args):
                         raise _Typer()
                     attached = args[i]
                 value = _convert(p, attached)

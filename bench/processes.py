@@ -89,7 +89,7 @@ def send_process(ctx: Context) -> list[Result]:
     t_reg, t_base, t_edit, t_ebase = rotate([
         _process(regular), _process([str(bin_ / "python"), "-c", script]),
         _process(editable), _process([str(PYTHON), "-c", script])], n, warmup=2)
-    _process_profile(ctx, "acomm send (regular install)", regular)
+    _process_profile(ctx, "acomm send (editable: --profile runs .venv's python)", editable)
     shown = f"`acomm --store STORE {' '.join(editable[3:])}`"
     baseline = f"`python -c \"{script.replace(str(raw), 'RAW.db')}\"`"
     note = (f"{n} runs each, the four rotated, after 2 warm-up runs each; " + ENV_NOTE)
@@ -174,7 +174,8 @@ def receive_process(ctx: Context) -> list[Result]:
         _unread_again(store, _process(cmd)),
         _unread_again(raw, _process([str(bin_ / "python"), "-c", script])),
         _unread_again(store, _process([str(ACOMM), *cmd[1:]]))], n, warmup=2)
-    _process_profile(ctx, "acomm receive (regular install)", cmd)
+    _process_profile(ctx, "acomm receive (editable: --profile runs .venv's python)",
+                     [str(ACOMM), *cmd[1:]])
     return [Result(
         "receive_process", f"`acomm receive --json` process, {UNREAD} unread, regular install",
         "time", median(t_acomm), median(t_base), 2.5,

@@ -19,6 +19,7 @@ from typer.core import TyperCommand, TyperGroup
 from acomm_cli import __version__
 from acomm_cli.cli import outcome, params, render
 from acomm_cli.cli.config import Settings
+from acomm_cli.cli.outcome import _ReaderGone
 from acomm_cli.errors import UsageError
 
 # The registered command tree, in the order `--help` lists it: command -> module of
@@ -117,7 +118,7 @@ class AcommGroup(TyperGroup):
         try:
             return super().invoke(ctx)
         except BrokenPipeError:
-            raise outcome.ReaderGone() from None
+            raise _ReaderGone() from None
 
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True,

@@ -43,7 +43,7 @@ def wants_json(argv: list[str]) -> bool:
     return "--json" in (argv[: argv.index("--")] if "--" in argv else argv)
 
 
-class ReaderGone(Exception):
+class _ReaderGone(Exception):
     """stdout's reader went away (`acomm messages | head`): not an OSError, so that Typer's
     own EPIPE handler (exit 1) lets it through to ours."""
 
@@ -65,7 +65,7 @@ def failed(exc: BaseException, as_json: bool) -> int:
         return err.exit_status
     if isinstance(exc, KeyboardInterrupt):
         return 130
-    if isinstance(exc, BrokenPipeError | ReaderGone):
+    if isinstance(exc, BrokenPipeError | _ReaderGone):
         # The reader took what it wanted (`| head`): printing changed nothing in the store
         # (receive, which marks what it prints read, fails with output_failed instead).
         from acomm_cli.cli.handover import silence_stdout

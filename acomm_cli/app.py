@@ -5,7 +5,6 @@ from __future__ import annotations
 import importlib
 import inspect
 import re
-import sqlite3
 import sys
 from collections.abc import Sequence
 from typing import Annotated, Any
@@ -18,37 +17,10 @@ from typer._click.types import FloatParamType, IntParamType
 from typer.core import TyperCommand, TyperGroup
 
 from acomm_cli import __version__
-from acomm_cli.cli import params, render
+from acomm_cli.cli import outcome, params, render
 from acomm_cli.cli.config import Settings
-from acomm_cli.errors import CommError, Internal, UsageError, ValidationFailed
-
-# Global options may also be written after the subcommand (`acomm send ... --json`).
-_GLOBAL_FLAGS = {"--json", "--no-color"}
-_GLOBAL_VALUES = {"--store", "--file", "--config"}
-
-
-def _hoist_globals(args: list[str]) -> list[str]:
-    front: list[str] = []
-    rest: list[str] = []
-    i = 0
-    while i < len(args):
-        a = args[i]
-        if a == "--":
-            rest.extend(args[i:])
-            break
-        name = a.split("=", 1)[0]
-        if a in _GLOBAL_FLAGS:
-            front.append(a)
-        elif name in _GLOBAL_VALUES and "=" in a:
-            front.append(a)
-        elif a in _GLOBAL_VALUES and i + 1 < len(args):
-            front.extend(args[i:i + 2])
-            i += 1
-        else:
-            rest.append(a)
-        i += 1
-    return front + rest
-
+from acomm_cli.cli.outcome import _ReaderGone
+from acomm_cli.errors import UsageError
 
 # The registered command tree, in the order `--help` lists it: command -> module of
 # acomm_cli.commands. Modules are imported on demand instead of mounted with add_typer, which
@@ -125,11 +97,6 @@ def _ascii_numbers(cmd: Command) -> Command:
     return cmd
 
 
-class _ReaderGone(Exception):
-    """stdout's reader went away (`acomm messages | head`): not an OSError, so that Typer's
-    own EPIPE handler (exit 1) lets it through to ours."""
-
-
 class AcommGroup(TyperGroup):
     """Holds the only `except` of the program: every error is rendered here, once."""
 
@@ -159,9 +126,9 @@ class AcommGroup(TyperGroup):
              complete_var: str | None = None, standalone_mode: bool = True,
              windows_expand_args: bool = True, **extra: Any) -> Any:
         argv = list(sys.argv[1:] if args is None else args)
-        as_json = "--json" in argv[: argv.index("--")] if "--" in argv else "--json" in argv
+        as_json = outcome.wants_json(argv)
         try:
-            rv = super().main(_hoist_globals(argv), prog_name or "acomm", complete_var,
+            rv = super().main(outcome.hoist_globals(argv), prog_name or "acomm", complete_var,
                               standalone_mode=False, windows_expand_args=windows_expand_args,
                               **extra)
             sys.stdout.flush()  # here, where a reader that went away is still ours to report
@@ -177,30 +144,8 @@ class AcommGroup(TyperGroup):
                 "  ", " ") if exc.ctx else ""
             render.error(UsageError(exc.format_message() + hint), as_json)
             sys.exit(2)
-        except CommError as exc:
-            render.error(exc, as_json)
-            sys.exit(exc.exit_status)
-        except OverflowError as exc:  # a number past SQLite's 64-bit integers
-            render.error(ValidationFailed(f"a number is out of range ({exc})"), as_json)
-            sys.exit(ValidationFailed.exit_status)
-        except sqlite3.DatabaseError as exc:  # not met on opening or in store.write
-            from acomm_cli.store.connection import store_error
-
-            err = store_error(exc, None)
-            render.error(err, as_json)
-            sys.exit(err.exit_status)
-        except KeyboardInterrupt:
-            sys.exit(130)
-        except (BrokenPipeError, _ReaderGone):
-            # The reader took what it wanted (`| head`): printing changed nothing in the store
-            # (receive, which marks what it prints read, fails with output_failed instead).
-            from acomm_cli.cli.handover import silence_stdout
-
-            silence_stdout()
-            sys.exit(0)
-        except Exception as exc:  # a bug: say so plainly, exit 1
-            render.error(Internal(f"{type(exc).__name__}: {exc}"), as_json)
-            sys.exit(1)
+        except (Exception, KeyboardInterrupt) as exc:  # shared with the fast path
+            sys.exit(outcome.failed(exc, as_json))
         sys.exit(rv if isinstance(rv, int) else 0)
 
 
@@ -245,8 +190,7 @@ def main_options(
 
     Example: id=$(acomm send team "hello" --as alice) && acomm show "$id"
     """
-    ctx.obj = Settings(store=store, config=config, json=json_,
-                       color=False if no_color else None)
+    ctx.obj = Settings.from_options(store=store, config=config, json_=json_, no_color=no_color)
 
 
 

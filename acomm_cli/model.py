@@ -271,6 +271,8 @@ def metadata_pairs(pairs: list[str] | None) -> dict[str, str] | None:
 
 @dataclass(frozen=True)
 class ChannelConfig:
+    """A channel's configuration (DESIGN.md §3), as stored with it."""
+
     delivery: DeliveryMode = DeliveryMode.AT_MOST_ONCE
     max_message_size: int = 1_048_576
     ack_timeout_ms: int = 30_000
@@ -303,12 +305,16 @@ class Limits:
 
 @dataclass(frozen=True)
 class Participant:
+    """An agent on a channel and its role there."""
+
     agent: str
     role: Role
 
 
 @dataclass(frozen=True)
 class Channel:
+    """A channel as the engine reads it: its config and participants."""
+
     id: int
     name: str
     type: ChannelType
@@ -336,6 +342,8 @@ class ChannelChange:
 
 @dataclass(slots=True)  # slots: a receive of 100 builds 200 of these objects
 class Delivery:
+    """One recipient's copy of a message: its state, timers and ack."""
+
     recipient: str
     state: DeliveryState
     retry_count: int = 0
@@ -348,6 +356,8 @@ class Delivery:
 
 @dataclass(slots=True)
 class Message:
+    """A message with its deliveries, as receive, history and show return it."""
+
     id: int
     channel: str
     channel_id: int
@@ -404,6 +414,8 @@ class SendRequest:
 
 @dataclass(frozen=True)
 class SendResult:
+    """What one send stored: the message id and who it was delivered to."""
+
     id: int
     channel: str
     channel_id: int
@@ -420,6 +432,8 @@ class SendResult:
 
 @dataclass
 class MessageFilter:
+    """The filters `receive` and `messages` share."""
+
     channel: str | None = None
     since: int | None = None
     until: int | None = None
@@ -438,6 +452,8 @@ class MessageFilter:
 
 @dataclass
 class QueryResult:
+    """A page of messages and whether more match."""
+
     messages: list[Message]
     total_count: int
     offset: int = 0

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from time import perf_counter
 
+import processes
 import stores
 from harness import (
     ACOMM,
@@ -123,40 +124,6 @@ def _process_profile(ctx: Context, label: str, cmd: list[str]) -> None:
     rows = [ln for ln in done.stderr.splitlines() if ln.startswith("import time:")][1:]
     rows.sort(key=lambda ln: int(ln.split("|")[1]), reverse=True)
     ctx.show_profile(label + " (imports by cumulative us)", "\n".join(rows[:25]))
-
-
-def send_process(ctx: Context) -> list[Result]:
-    store = stores.group_store(WORK / "send-process.acomm")
-    raw = WORK / "send-process-raw.db"
-    stores.remove(raw)
-    conn = opening.connect(store, create=False)
-    sync = synchronous_name(conn)
-    conn.close()
-    init = sqlite3.connect(raw)
-    init.execute("PRAGMA journal_mode = WAL")
-    init.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, body TEXT NOT NULL)")
-    init.commit()
-    init.close()
-    script = (
-        f"import sqlite3; c = sqlite3.connect({str(raw)!r}); "
-        f"c.execute('PRAGMA journal_mode = WAL'); c.execute('PRAGMA synchronous = {sync}'); "
-        "c.execute('INSERT INTO t (body) VALUES (?)', ('hello from the benchmark',)); "
-        "c.commit()"
-    )
-    cmd = _send_command(store)
-    n = ctx.sizes.process_runs
-    measured, baseline = interleave(_process(cmd), _process([str(PYTHON), "-c", script]), n,
-                                    warmup=2)
-    _process_profile(ctx, "acomm send", cmd)
-    return [Result(
-        "send_process", "`acomm send` process (group channel)", "time", median(measured),
-        median(baseline), 4.0,
-        baseline_title="`python -c` import sqlite3, open WAL db, 1 INSERT, commit",
-        details=[f"acomm send: {spread(measured)}", f"python -c sqlite3: {spread(baseline)}",
-                 f"`{' '.join(cmd[:1] + ['--store', 'STORE'] + cmd[3:])}`; baseline "
-                 f"`{PYTHON} -c \"{script.replace(str(raw), 'RAW.db')}\"`; "
-                 f"{n} runs each, interleaved, after 2 warm-up runs each; " + ENV_NOTE],
-    )]
 
 
 def send_big_store(ctx: Context) -> list[Result]:
@@ -515,7 +482,8 @@ def receive(ctx: Context) -> list[Result]:
 
 
 CASES: dict[str, Callable[[Context], list[Result]]] = {
-    "send_process": send_process,
+    "send_process": processes.send_process,
+    "receive_process": processes.receive_process,
     "send_big_store": send_big_store,
     "send_inproc": send_inproc,
     "send_batch": send_batch,

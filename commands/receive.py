@@ -1,4 +1,5 @@
-"""`acomm receive`: an agent's unread messages."""
+"""`acomm receive`: an agent's unread messages (options and help; `receive_run` does the
+work)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,8 @@ from typing import Annotated
 
 import typer
 
-from acomm_cli import clock
-from acomm_cli.cli import handover as render_handover
-from acomm_cli.cli import params, stopping
+from acomm_cli.cli import params
+from acomm_cli.commands import receive_run
 from acomm_cli.commands._common import (
     ChannelOpt,
     From,
@@ -23,19 +23,14 @@ from acomm_cli.commands._common import (
     Topic,
     Types,
     Until,
-    build_filter,
-    identity,
-    output,
-    stall_s,
-    store,
+    runs,
 )
-from acomm_cli.engine import delivery
-from acomm_cli.errors import Timeout
 
 app = typer.Typer(add_completion=False)
 
 
 @app.command()
+@runs(receive_run.receive)
 def receive(
     ctx: typer.Context,
     channel_arg: Annotated[str | None, typer.Argument(
@@ -72,22 +67,3 @@ def receive(
 
     Example: acomm receive --as executor --json
     """
-    agent = identity(as_, "--as")
-    now = clock.now_ms()
-    f = build_filter(channel=channel_arg or channel, since=since, until=until, types=type_,
-                     sender=from_, topic=topic, status=status, grep=grep,
-                     priority_min=priority_min, sort=sort, order=order, limit=limit,
-                     offset=offset, now=now)
-    emit = render_handover.inbox_output(output(ctx), body=body, jsonl=jsonl, follow=follow,
-                                        peek=peek, stall_s=stall_s(ctx))
-    with store(ctx, write=True, read_fallback=peek) as conn:
-        if follow:  # rich on a terminal, JSON Lines when piped
-            with stopping.on_signals() as stop:
-                delivery.follow(conn, agent, f, emit, peek=peek, stop=stop)
-            return
-        if wait is not None:
-            result = delivery.receive_wait(conn, agent, f, wait, peek=peek, emit=emit)
-        else:
-            result = delivery.receive_due(conn, agent, f, now, peek=peek, emit=emit)
-    if wait is not None and not result.messages:
-        raise Timeout(f"nothing arrived for {agent} within {wait:g}s")

@@ -128,3 +128,38 @@ def test_send_loads_only_the_engine_it_uses(team):
     assert json.loads(p.stdout.splitlines()[-1]) == [
         "acomm_cli.engine.channels", "acomm_cli.engine.deadletters", "acomm_cli.engine.opening",
         "acomm_cli.engine.sending"]
+
+
+RUN_ACOMM = RUN_MAIN.replace("from acomm_cli.app import main",
+                             "from acomm_cli.shell.fastpath import main")
+TYPER = ("typer", "click")
+
+
+def _probe_typer(argv: list[str]) -> tuple[list[str], subprocess.CompletedProcess[str]]:
+    p = subprocess.run([sys.executable, "-c", PROBE.format(
+        body=RUN_ACOMM.format(argv=argv), heavy=HEAVY + TYPER)],
+        capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout.splitlines()[-1]), p
+
+
+@pytest.mark.parametrize("argv", [
+    ["send", "team", "hello from a script", "--as", "alice"],
+    ["send", "team", "hello", "--as", "alice", "--json", "--priority", "high", "--meta", "k=v"],
+    ["send", "--to", "carol", "hi", "--as", "alice"],
+    ["send", "team", "", "--as", "alice"],  # a refusal too
+    ["publish", "ci", "build.x", "done", "--as", "ci"],
+    ["receive", "--as", "bob", "--json"],
+])
+def test_the_acomm_command_runs_the_hot_commands_without_typer(team, argv):
+    """What the `acomm` program runs (shell/fastpath.py): typer and click are half of a
+    send's start-up, so the hot commands' plain calls never import them."""
+    loaded, p = _probe_typer(argv)
+    assert loaded == []
+    assert int(p.stderr.strip().splitlines()[-1]) == (3 if argv[2:3] == [""] else 0), p.stderr
+
+
+def test_the_acomm_command_hands_anything_else_to_typer(team):
+    loaded, p = _probe_typer(["send", "--help"])
+    assert "typer" in loaded
+    assert "Usage: acomm send" in p.stdout

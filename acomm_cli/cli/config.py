@@ -143,6 +143,12 @@ class Settings:
     color: bool | None = None  # None: decide from the terminal and NO_COLOR
     _cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
+    @classmethod
+    def from_options(cls, *, store: str | None, config: str | None, json_: bool,
+                     no_color: bool) -> Settings:
+        """The settings the root's global options give (the Typer root and the fast path)."""
+        return cls(store=store, config=config, json=json_, color=False if no_color else None)
+
     def store_path(self, *, create: bool) -> tuple[Path, bool]:
         """The store to use and whether it still has to be created. `create`: the command may
         create one (init, channel create, send --to), so the default location is an answer

@@ -35,6 +35,8 @@ if TYPE_CHECKING:  # for the annotations only: none of these loads on a command'
 
 @dataclass(frozen=True)
 class Output:
+    """How a command prints: JSON or text, and whether in colour."""
+
     json: bool = False
     color: bool | None = None  # False: --no-color; None: the environment decides
 

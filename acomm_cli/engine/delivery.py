@@ -38,6 +38,8 @@ from acomm_cli.store.maintenance import snapshot
 
 @dataclass
 class TickResult:
+    """What one tick applied, by kind of timer."""
+
     now: int
     retried: int = 0
     redelivered: int = 0
@@ -216,6 +218,8 @@ def follow_history(conn: sqlite3.Connection, f: MessageFilter, *,
 
 @dataclass(frozen=True)
 class AckResult:
+    """The outcome of one ack."""
+
     message_id: int
     agent: str
     status: str
@@ -362,6 +366,8 @@ def thread(conn: sqlite3.Connection, correlation_id: str) -> list[Message]:
 
 @dataclass(frozen=True)
 class DeadLetter:
+    """A dead-lettered delivery, as `deadletter list` shows it."""
+
     message_id: int
     recipient: str
     channel: str

@@ -44,6 +44,8 @@ def batch_checkpoint(conn: sqlite3.Connection, batch_messages: int, batch_interv
 
 @dataclass(frozen=True)
 class StoreStatus:
+    """What `acomm status` reports about a store."""
+
     path: str
     store_id: str | None
     schema_version: int

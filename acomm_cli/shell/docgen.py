@@ -1,4 +1,5 @@
-"""Generate man/, completions/ and docs/cli.md from the command tree, or check them.
+"""Generate man/, completions/, docs/cli.md and shell/fastpath_tree.py from the command
+tree, or check them.
 
     python -m acomm_cli.shell.docgen [DIR]          write them under DIR (default: here)
     python -m acomm_cli.shell.docgen --check [DIR]  list what differs from a fresh render; exit 1
@@ -15,7 +16,7 @@ import sys
 from pathlib import Path
 
 from acomm_cli import __version__, errors
-from acomm_cli.shell import clitree, completion
+from acomm_cli.shell import clitree, completion, fasttree
 from acomm_cli.shell.clitree import Cmd, Param
 
 REFRESH = "make docs"  # the command that regenerates everything, named by every failure
@@ -57,6 +58,7 @@ def render_all(root: Cmd | None = None) -> dict[str, str]:
     files = {f"completions/{name}": completion.script(shell, root)
              for shell, name in completion.FILES.items()}
     files["man/acomm.1"] = man_root(root)
+    files[fasttree.PATH] = fasttree.render()
     for cmd in root.subcommands:
         files[f"man/{_page(cmd)}.1"] = man_command(cmd)
     files["docs/cli.md"] = markdown(root)

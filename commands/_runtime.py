@@ -1,0 +1,161 @@
+"""What command bodies need at run time, without typer or click: the settings, the output,
+the store, identity, the message body. `acomm_cli.shell.fastpath` runs the hot commands' bodies
+(`send_run`, `receive_run`) on these alone; `_common` gives the same helpers to the Typer
+commands from a click context."""
+
+from __future__ import annotations
+
+import sqlite3
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from acomm_cli import clock, model
+from acomm_cli.cli import render
+from acomm_cli.cli.config import Settings
+from acomm_cli.cli.invocation import Invocation
+from acomm_cli.cli.render import Output
+from acomm_cli.engine import opening, sending
+from acomm_cli.errors import DiskFull, StoreReadOnly, UsageError
+from acomm_cli.model import MessageFilter
+
+
+def output(s: Settings) -> Output:
+    return Output(json=s.json, color=s.color)
+
+
+@contextmanager
+def store(s: Settings, *, write: bool, create: bool = False, bridge_hook: bool = True,
+          hooks: bool = True, read_fallback: bool = False) -> Iterator[sqlite3.Connection]:
+    """Open the resolved store. Only `create` commands (init, channel create, send --to) may
+    create a missing store: anywhere else a mistyped path is an error, not an empty new
+    store. A reading command (and, with `read_fallback`, one that writes only incidentally:
+    `receive --peek` applying due timers) that meets a read-only store or a full disk opens
+    it read-only instead of failing. Not read-only from the start: only a writable
+    connection removes the -wal/-shm files SQLite makes, so readers would leave them behind.
+
+    After a writing command, a configured mailbox bridge mirrors what the command touched
+    (tick and `bridge sync` run the full reconciliation themselves: bridge_hook=False), and
+    the capacity warning and the batch checkpoint follow; maintenance commands that write
+    (compact, flush, export's watermark) pass hooks=False."""
+    path, missing = s.store_path(create=create)
+    if missing and create:
+        render.note(f"note: creating a new store at {path}")
+    options = {"busy_timeout_ms": s.value("store.busy_timeout"),
+               "flush": s.value("store.flush"), "now": clock.now_ms()}
+    try:
+        conn = opening.connect(path, create=create and missing, **options)
+    except (StoreReadOnly, DiskFull):
+        if write and not read_fallback:
+            raise
+        conn = opening.connect(path, create=False, read_only=True, **options)
+    after = write and hooks and not getattr(conn, "read_only", False)
+    try:
+        mirror = after and bridge_hook and any(
+            s.value(f"bridge.{k}") for k in ("inbox_dir", "outbox_dir", "teams_dir"))
+        before = None
+        if mirror:
+            from acomm_cli.bridge import sync as bridge
+
+            before = bridge.prepare(conn)  # the watermark; the bridge's triggers exist
+        try:
+            yield conn
+        except sqlite3.DatabaseError as exc:  # a damaged page met mid-command: name the store
+            from acomm_cli.store.connection import store_error
+
+            raise store_error(exc, path) from None
+        if mirror:
+            _bridge_after_write(conn, s, before)
+        if after:
+            warning = sending.capacity_warning(conn, limits(s))
+            if warning:
+                render.note(f"warning: {warning}")
+            if s.value("store.flush") == "batch":
+                opening.batch_checkpoint(conn, s.value("store.batch_messages"),
+                                          s.value("store.batch_interval"), clock.now_ms())
+    finally:
+        conn.close()
+
+
+def _bridge_after_write(conn: sqlite3.Connection, s: Settings, before: int | None) -> None:
+    """Mirror after the commit; a failure here never fails the command (tick retries)."""
+    from acomm_cli.bridge import sync as bridge
+
+    try:
+        result = bridge.sync(conn, bridge.config(s.value), clock.now_ms(),
+                             after_message_id=before, full=False)
+    except Exception as exc:  # the command itself succeeded and committed
+        render.note(f"warning: mailbox bridge: {exc}; `acomm tick` will retry")
+        return
+    render.bridge_notes(result)
+
+
+def limits(s: Settings) -> model.Limits:
+    return model.Limits(max_active_messages=s.value("limits.max_active_messages"),
+                        max_store_bytes=s.value("limits.max_store_bytes"),
+                        fed_offline_after_ms=s.value("federation.offline_after"),
+                        fed_ack_timeout_ms=s.value("federation.ack_timeout"),
+                        cap_miss_threshold=s.value("capabilities.miss_threshold"),
+                        cap_miss_window_ms=s.value("capabilities.miss_window"))
+
+
+def stall_s(s: Settings) -> float:
+    """How long a reader may take to accept output printed under the write lock: the busy
+    timeout, which is as long as other writers wait for that lock."""
+    return s.value("store.busy_timeout") / 1000
+
+
+def read_body(inv: Invocation, body: str | None) -> str:
+    """The body argument, or standard input when it is omitted or `-`."""
+    if body is not None and body != "-":
+        return body
+    refuse_terminal_stdin(inv, "no message body: give it as an argument or pipe it on stdin",
+                          "body")
+    return read_stdin()
+
+
+def read_stdin() -> str:
+    """All of standard input as text. Bytes that are not UTF-8 become lone surrogates, as
+    they do on argv, whatever the locale: the engine refuses them naming the field (exit 3)
+    instead of a decoding error escaping here."""
+    raw = getattr(sys.stdin, "buffer", None)
+    if raw is None:  # a text-only stream (some test harnesses): already decoded
+        return sys.stdin.read()
+    return raw.read().decode("utf-8", "surrogateescape")
+
+
+def refuse_terminal_stdin(inv: Invocation, message: str, field: str) -> None:
+    """Refuse to read from a terminal: waiting on one would look like a hang. The command's
+    help goes to stderr first (not with --json, whose stderr is one JSON document)."""
+    if sys.stdin is not None and not sys.stdin.isatty():
+        return
+    if not inv.settings.json:
+        text = inv.help_text()
+        if text is not None:
+            render.help(text)
+    raise UsageError(message, field=field)
+
+
+def identity(value: str | None, flag: str = "--as") -> str:
+    """The acting agent: no silent default, so a missing one is a usage error."""
+    if not value:
+        raise UsageError(f"say who is acting with {flag} AGENT (or set ACOMM_AGENT)",
+                         field=flag.lstrip("-"))
+    return value
+
+
+def build_filter(*, channel: str | None, since: str | None, until: str | None,
+                 types: list[str] | None, sender: str | None, topic: str | None,
+                 status: list[str] | None, grep: str | None, priority_min: str | None,
+                 sort: str | None, order: str | None, limit: int, offset: int,
+                 now: int) -> MessageFilter:
+    """The filter options `receive` and `messages` share."""
+    return MessageFilter(
+        channel=channel,
+        since=clock.parse_time(since, "since", now) if since else None,
+        until=clock.parse_time(until, "until", now) if until else None,
+        types=tuple(model.message_type(t) for t in types or ()),
+        sender=sender, topic=topic, status=tuple(status or ()), grep=grep,
+        priority_min=model.priority(priority_min) if priority_min is not None else None,
+        sort=sort, order=order, limit=limit, offset=offset,
+    )

@@ -1,0 +1,46 @@
+"""What `acomm receive` does, without typer: `commands/receive.py` declares it (options,
+help) and runs this; the fast path (`acomm_cli.shell.fastpath`) runs it directly."""
+
+from __future__ import annotations
+
+from acomm_cli import clock
+from acomm_cli.cli import handover as render_handover
+from acomm_cli.cli import stopping
+from acomm_cli.cli.invocation import Invocation
+from acomm_cli.commands._runtime import (
+    build_filter,
+    identity,
+    output,
+    stall_s,
+    store,
+)
+from acomm_cli.engine import delivery
+from acomm_cli.errors import Timeout
+
+
+def receive(inv: Invocation, *, channel_arg: str | None, as_: str | None, channel: str | None,
+            since: str | None, until: str | None, type_: list[str] | None, from_: str | None,
+            topic: str | None, status: list[str] | None, grep: str | None,
+            priority_min: str | None, sort: str | None, order: str | None, limit: int,
+            offset: int, peek: bool, body: bool, jsonl: bool, wait: float | None,
+            follow: bool) -> None:
+    s = inv.settings
+    agent = identity(as_, "--as")
+    now = clock.now_ms()
+    f = build_filter(channel=channel_arg or channel, since=since, until=until, types=type_,
+                     sender=from_, topic=topic, status=status, grep=grep,
+                     priority_min=priority_min, sort=sort, order=order, limit=limit,
+                     offset=offset, now=now)
+    emit = render_handover.inbox_output(output(s), body=body, jsonl=jsonl, follow=follow,
+                                        peek=peek, stall_s=stall_s(s))
+    with store(s, write=True, read_fallback=peek) as conn:
+        if follow:  # rich on a terminal, JSON Lines when piped
+            with stopping.on_signals() as stop:
+                delivery.follow(conn, agent, f, emit, peek=peek, stop=stop)
+            return
+        if wait is not None:
+            result = delivery.receive_wait(conn, agent, f, wait, peek=peek, emit=emit)
+        else:
+            result = delivery.receive_due(conn, agent, f, now, peek=peek, emit=emit)
+    if wait is not None and not result.messages:
+        raise Timeout(f"nothing arrived for {agent} within {wait:g}s")

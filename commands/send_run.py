@@ -1,0 +1,123 @@
+"""What `acomm send` and `acomm publish` do, without typer: `commands/send.py` declares them
+(options, help) and runs these; the fast path (`acomm_cli.shell.fastpath`) runs them directly."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from typing import TextIO
+
+from acomm_cli import clock, model
+from acomm_cli.cli import render
+from acomm_cli.cli.invocation import Invocation
+from acomm_cli.commands._runtime import (
+    identity,
+    limits,
+    output,
+    read_body,
+    refuse_terminal_stdin,
+    store,
+)
+from acomm_cli.engine import sending
+from acomm_cli.errors import CommError, UsageError, ValidationFailed
+from acomm_cli.model import SendRequest
+
+
+def _schedule(delay: str | None, deliver_at: str | None, now: int) -> tuple[int | None, int | None]:
+    if delay is not None and deliver_at is not None:
+        raise UsageError("give --delay or --deliver-at, not both", field="delay")
+    return (clock.parse_duration(delay, "delay") if delay is not None else None,
+            clock.parse_time(deliver_at, "deliver_at", now) if deliver_at is not None else None)
+
+
+def _read_batch(inv: Invocation, source: str) -> list[tuple[SendRequest, str | None, int]]:
+    if source == "-":
+        refuse_terminal_stdin(inv, "no batch on stdin: pipe JSON Lines in, or give a file",
+                              "batch")
+    # Bytes that are not UTF-8 become lone surrogates, refused by the engine naming the line.
+    fh: TextIO
+    try:
+        if source != "-":
+            fh = open(source, encoding="utf-8", errors="surrogateescape")
+        elif hasattr(sys.stdin, "buffer"):
+            fh = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="surrogateescape")
+        else:
+            fh = sys.stdin
+    except OSError as exc:
+        raise ValidationFailed(f"batch: cannot read {source}: {exc.strerror}", field="batch",
+                               value=source) from None
+    items = []
+    with fh:
+        for n, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValidationFailed(f"line {n}: not valid JSON ({exc.msg})", field="line",
+                                       line=n) from None
+            except RecursionError:
+                raise ValidationFailed(f"line {n}: nested too deeply", field="line",
+                                       line=n) from None
+            items.append(sending.batch_request(obj, n))
+    return items
+
+
+def send(inv: Invocation, *, channel: str | None, body: str | None, as_: str | None,
+         to: str | None, batch: str | None, type_: str, priority: str, topic: str | None,
+         correlation_id: str | None, dedupe_key: str | None, meta: list[str] | None,
+         delay: str | None, deliver_at: str | None) -> int | None:
+    s = inv.settings
+    out = output(s)
+    now = clock.now_ms()
+    if batch is not None:
+        if channel is not None or body is not None or to is not None:
+            raise UsageError("--batch takes everything from its file; give no channel, body "
+                             "or --to", field="batch")
+        items = _read_batch(inv, batch)
+        with store(s, write=True) as conn, render.progress(out, "sending") as progress:
+            results = sending.send_batch(conn, items, now, limits(s), progress)
+        render.batch_results(out, results)
+        return None
+    sender = identity(as_)
+    if to is not None:
+        if channel is not None and body is not None:
+            raise UsageError("with --to, give only the body (no channel)", field="to")
+        body = channel if body is None else body
+        channel = None
+    elif channel is None:
+        raise UsageError("name a channel, or use --to AGENT or --batch FILE", field="channel")
+    delay_ms, at = _schedule(delay, deliver_at, now)
+    req = SendRequest(
+        sender=sender, content=read_body(inv, body), channel=channel, type=type_,
+        priority=priority, topic=topic, correlation_id=correlation_id, dedupe_key=dedupe_key,
+        metadata=model.metadata_pairs(meta), delay_ms=delay_ms, deliver_at=at,
+    )
+    if to is None:
+        with store(s, write=True) as conn:
+            sent = sending.send(conn, req, now, limits(s))
+        render.send_results(out, [sent])
+        return None
+    with store(s, write=True, create=True) as conn:  # a direct channel may be created
+        direct = sending.send_direct(conn, req, [a.strip() for a in to.split(",")], now,
+                                     limits(s))
+    render.direct_results(out, direct)
+    failed = [r for r in direct if isinstance(r, CommError)]
+    return failed[0].exit_status if failed else None
+
+
+def publish(inv: Invocation, *, channel: str, topic: str, body: str | None, as_: str | None,
+            type_: str, priority: str, correlation_id: str | None, dedupe_key: str | None,
+            meta: list[str] | None, delay: str | None, deliver_at: str | None) -> None:
+    s = inv.settings
+    now = clock.now_ms()
+    delay_ms, at = _schedule(delay, deliver_at, now)
+    req = SendRequest(
+        sender=identity(as_), content=read_body(inv, body), channel=channel, type=type_,
+        priority=priority, topic=topic, correlation_id=correlation_id, dedupe_key=dedupe_key,
+        metadata=model.metadata_pairs(meta), delay_ms=delay_ms, deliver_at=at,
+    )
+    with store(s, write=True) as conn:
+        result = sending.send(conn, req, now, limits(s))
+    render.send_results(output(s), [result])

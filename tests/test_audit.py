@@ -62,9 +62,10 @@ def test_audit_reports_the_numbers_the_traffic_set_up(spark, store, exported, tm
     assert s["totals"] == {
         "messages": query(store, "SELECT count(*) FROM messages")[0][0],
         "deliveries": query(store, "SELECT count(*) FROM deliveries")[0][0],
-        "dead_letters": 1, "channels": 4}
+        "dead_letters": 1, "channels": 4, "receipts": 0, "federated_messages": 0}
     assert s["dead_letters_by_reason"] == {"max_retries_exceeded": 1}
-    assert s["checks"] == {"exactly_once_violations": 0, "unaccounted": 0}
+    assert s["checks"] == {"exactly_once_violations": 0, "unaccounted": 0,
+                           "federation_unmatched": 0}
 
     chat = _by(s["latency"]["channels"], channel="chat")
     assert (chat["deliveries"], chat["read"], chat["acked"]) == (6, 3, 0)
@@ -129,7 +130,8 @@ def test_two_stores_audited_together_and_broken_exports_fail_the_checks(
     assert s["dead_letters_by_reason"] == {"max_retries_exceeded": 2}
     assert s["totals"]["channels"] == 8
     assert {v["store_id"] for v in s["volume"] if v["channel"] == "chat"} == ids
-    assert s["checks"] == {"exactly_once_violations": 0, "unaccounted": 0}
+    assert s["checks"] == {"exactly_once_violations": 0, "unaccounted": 0,
+                           "federation_unmatched": 0}
 
     # Break the second export: list its deliveries twice (a duplicate exactly-once delivery)
     # and drop its messages (deliveries and dead letters of missing messages).
@@ -183,7 +185,8 @@ def test_spark_noise_never_reaches_the_terminal(spark, exported, tmp_path):
     assert p.returncode == 0, p.stderr
     assert p.stderr == ""
     doc = json.loads(p.stdout)
-    assert doc["checks"] == {"exactly_once_violations": 0, "unaccounted": 0}
+    assert doc["checks"] == {"exactly_once_violations": 0, "unaccounted": 0,
+                             "federation_unmatched": 0}
     assert doc["dead_letters_by_reason"] == {"max_retries_exceeded": 1}
     assert doc["out"] == str(tmp_path / "b") and doc["tables"]["volume"].startswith(doc["out"])
     assert doc["spark"]["master"] == "local[1]" and doc["spark"]["startup_s"] > 0

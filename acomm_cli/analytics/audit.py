@@ -139,12 +139,12 @@ def _load(spark: SparkSession, exports: Loaded) -> None:
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    for d in DATASET_TABLE:
-        frames = [_dataset(spark, base, man, d.name) for base, man in exports]
+    for ds in DATASET_TABLE:
+        frames = [_dataset(spark, base, man, ds.name) for base, man in exports]
         df = frames[0]
         for other in frames[1:]:
             df = df.unionByName(other)
-        df.createOrReplaceTempView(f"raw_{d.name}")
+        df.createOrReplaceTempView(f"raw_{ds.name}")
     sm = spark.table("raw_messages")
     sm.createOrReplaceTempView("store_messages")
     # a federated message lives in the sender's and the receiver's export under one

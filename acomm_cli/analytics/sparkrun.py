@@ -104,17 +104,22 @@ def java_reason(exc: BaseException) -> str:
 
 
 def log_reason(log: Path) -> str | None:
-    """The last ERROR line Spark wrote to its log (e.g. "All masters are unresponsive! Giving
-    up."), without its time stamp and logger."""
+    """Why Spark gave up, from its log: the reason of the first ERROR line that gives one
+    (e.g. "All masters are unresponsive! Giving up.", "Master removed our application:
+    FAILED"), else the exception the JVM died of, else the first ERROR line's message."""
     try:
         lines = log.read_text(errors="replace").splitlines()
     except OSError:
         return None
-    for line in reversed(lines):
-        m = re.match(r"^\S+ \S+ ERROR (\S+): (.+)$", line)
-        if m:
-            return m.group(2).strip()
-    return None
+    errors = [m.group(1).strip() for line in lines
+              if (m := re.match(r"^\S+ \S+ ERROR \S+: (.+)$", line))]
+    for message in errors:
+        if "Reason: " in message:
+            return message.split("Reason: ", 1)[1]
+    for line in lines:  # the JVM died before logging (spark-submit refused its arguments)
+        if m := re.match(r'^Exception in thread "[^"]*" \S+?: (.+)$', line):
+            return m.group(1).strip()
+    return errors[0] if errors else None
 
 
 def start_spark(master: str, conf: dict[str, str] | None = None, *,

@@ -1,7 +1,7 @@
 """`acomm audit` on local Spark: the exact numbers the traffic of audit_traffic.py set up.
 
-Every Spark test shares one session (started once, local[2]); only the test of a quiet
-terminal starts its own, in a subprocess, as a user would."""
+Every Spark test shares one session (conftest's `spark`, started once, local[2]); only the
+test of a quiet terminal starts its own, in a subprocess, as a user would."""
 
 from __future__ import annotations
 
@@ -19,24 +19,6 @@ from freezegun import freeze_time
 from acomm_cli.analytics import audit
 from acomm_cli.cli import render
 from acomm_cli.errors import InvalidState
-
-
-@pytest.fixture(scope="session")
-def spark_session():
-    try:
-        audit.java_version()
-    except audit.SparkUnavailable as exc:
-        pytest.skip(f"no Java 17+: {exc.message}")
-    session = audit.start_spark("local[2]")
-    yield session
-    session.stop()
-
-
-@pytest.fixture
-def spark(request):
-    """The local Spark session, for tests marked `spark` (which `-m "not spark"` leaves out)."""
-    assert request.node.get_closest_marker("spark"), f"{request.node.name}: mark it spark"
-    return request.getfixturevalue("spark_session")
 
 
 @pytest.fixture

@@ -97,12 +97,17 @@ def refuse_repeats(loaded: Loaded) -> None:
         store_id = man.get("store", {}).get("store_id")
         for other_base, other in seen.get(store_id, []):
             both = _overlap(man.get("ranges") or [], other.get("ranges") or [])
-            if base == other_base or both:
-                what = (f"messages {both[0]}..{both[1]}" if both else "the same directory")
+            if base == other_base:
+                raise ValidationFailed(
+                    f"export: {base} is given twice (the same directory): the audit would "
+                    "count it twice; give each export once", field="export", value=base,
+                    store_id=store_id)
+            if both:
                 raise ValidationFailed(
                     f"export: {other_base} and {base} are exports of the same store "
-                    f"({store_id}) holding {what}: the audit would count them twice; give each "
-                    "export once", field="export", value=base, store_id=store_id)
+                    f"({store_id}) both holding messages {both[0]}..{both[1]}: the audit "
+                    "would count them twice; give each export once", field="export",
+                    value=base, store_id=store_id)
         seen.setdefault(store_id, []).append((base, man))
 
 
@@ -221,9 +226,11 @@ def run(exports: list[str], *, out: str | None = None, master: str = "local[*]",
         raise ValidationFailed(f"executor_wait: {executor_wait:g} is not a positive number of "
                                "seconds", field="executor_wait", value=executor_wait)
     # local manifests first: a wrong path or a repeat is refused before Spark starts
-    local: dict[str, tuple[str, dict[str, Any]]] = {
-        e: read_manifest(e) for e in exports if "://" not in e}
-    refuse_repeats(list(local.values()))
+    local: dict[str, tuple[str, dict[str, Any]]] = {}
+    for e in exports:
+        if "://" not in e:
+            local[e] = read_manifest(e)
+    refuse_repeats([local[e] for e in exports if e in local])
     out = out or default_out(local[exports[0]][0] if exports[0] in local else exports[0])
     if "://" not in out:
         out = str(Path(out).expanduser().resolve())

@@ -325,8 +325,9 @@ def export(conn: sqlite3.Connection, out: str, now: int, *, since: int | None = 
         total = sum(h - lo_ + 1 for lo_, h in work)
         tick = progress(total) if progress else None
         in_flight: list[list[int]] = []
+        chunked = [d for d in CHUNKED if sql.may_have_rows(conn, d)]
         for lo, hi in work:
-            for dataset in CHUNKED:
+            for dataset in chunked:
                 cur = sql.rows_between(conn, dataset, lo, hi)
                 n = 0
                 while batch_rows := cur.fetchmany(batch):

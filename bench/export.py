@@ -12,7 +12,8 @@
 - audit: `acomm audit --master local[2] --json` over that export (a real process); the wall
   time split into Spark start-up (JVM and session) and work (reading, every query, writing the
   tables), as the command reports them; the work should grow no worse than linearly from
-  100,000 to 1,000,000 messages.
+  100,000 to 1,000,000 messages. With --cluster (issue 16), the same audit of the same export
+  on a standalone master and one worker (2 cores) started on loopback from pyspark's jars.
 
 Stores are written straight into the real schema (made by `opening.connect`) with
 executemany and cached under bench/out/ keyed by size and schema. This script owns the section
@@ -184,13 +185,15 @@ def measure_export(n: int, runs: int) -> dict:
             "files": len(doc["files"]), "bytes": size, "out": last}
 
 
-def _run_with_rusage(argv: list[str]) -> tuple[float, float, str]:
+def _run_with_rusage(argv: list[str], env: dict[str, str] | None = None
+                     ) -> tuple[float, float, str]:
     """Wall time, peak RSS (MB, from os.wait4) and stdout of one process."""
     t = perf_counter()
     out_path = WORK / "stdout.txt"
     with open(out_path, "w") as fh:
         p = subprocess.Popen(argv, stdout=fh, stderr=subprocess.PIPE,
-                             env={k: v for k, v in os.environ.items() if k != "ACOMM_STORE"})
+                             env={**{k: v for k, v in os.environ.items() if k != "ACOMM_STORE"},
+                                  **(env or {})})
         _, status, usage = os.wait4(p.pid, 0)
     wall = perf_counter() - t
     err = p.stderr.read().decode() if p.stderr else ""
@@ -199,14 +202,17 @@ def _run_with_rusage(argv: list[str]) -> tuple[float, float, str]:
     return wall, usage.ru_maxrss / 1024, out_path.read_text()
 
 
-def measure_audit(export_dir: Path, n: int) -> dict:
+def measure_audit(export_dir: Path, n: int, master: str = "local[2]",
+                  env: dict[str, str] | None = None) -> dict:
     out = WORK / f"audit-{n}"
     shutil.rmtree(out, ignore_errors=True)
+    extra = [] if master.startswith("local") else ["--conf", "spark.executor.memory=1g"]
     wall, mem, stdout = _run_with_rusage(
-        [str(ACOMM), "audit", str(export_dir), "--master", "local[2]", "--out", str(out),
-         "--json"])
+        [str(ACOMM), "audit", str(export_dir), "--master", master, "--out", str(out),
+         "--json", *extra], env)
     doc = json.loads(stdout)
-    return {"n": n, "wall": wall, "startup": doc["spark"]["startup_s"],
+    return {"n": n, "master": master, "wall": wall, "startup": doc["spark"]["startup_s"],
+            "partitions": doc["spark"]["shuffle_partitions"],
             "work": doc["spark"]["work_s"], "rss": mem, "checks": doc["checks"],
             "totals": doc["totals"]}
 
@@ -231,11 +237,21 @@ def report(exports: list[dict], audits: list[dict], runs: int, started: datetime
     lines.append(f"| export peak memory ({big['n']:,} messages) | {big['rss']:.0f} MB | "
                  f"600 MB (absolute) | {big['rss'] / 600:.2f}x | < 600 MB | "
                  f"{'PASS' if big['rss'] < 600 else 'FAIL'} |")
+    local = [a for a in audits if a["master"] == "local[2]"]
     for a in audits:
-        lines.append(f"| audit local[2] ({a['n']:,} messages): start-up / work | "
-                     f"{a['startup']:.1f} s / {a['work']:.1f} s | - | - | - | - |")
-    if len(audits) >= 2:
-        small, large = audits[0], audits[-1]
+        where = "local[2]" if a["master"] == "local[2]" else "loopback cluster"
+        lines.append(f"| audit {where} ({a['n']:,} messages): wall (start-up / work) | "
+                     f"{a['wall']:.1f} s ({a['startup']:.1f} s / {a['work']:.1f} s) | - | - | "
+                     f"- | - |")
+    for a in audits:
+        if a["master"] != "local[2]":
+            base = next((b for b in local if b["n"] == a["n"]), None)
+            if base:
+                lines.append(f"| audit wall, cluster vs local[2] ({a['n']:,} messages) | "
+                             f"{a['wall']:.1f} s | {base['wall']:.1f} s | "
+                             f"{a['wall'] / base['wall']:.2f}x | - | - |")
+    if len(local) >= 2:
+        small, large = local[0], local[-1]
         growth = large["work"] / small["work"]
         scale = large["n"] / small["n"]
         lines.append(f"| audit work growth {small['n']:,} -> {large['n']:,} | {growth:.2f}x | "
@@ -261,12 +277,20 @@ def report(exports: list[dict], audits: list[dict], runs: int, started: datetime
     for a in audits:
         lines.append(
             f"- {a['n']:,} messages ({a['totals']['deliveries']:,} deliveries): `acomm audit "
-            f"--master local[2] --json` wall {a['wall']:.1f} s = Spark start-up "
+            f"--master {a['master'] if a['master'] == 'local[2]' else 'spark://127.0.0.1:PORT'}"
+            f" --json` ({a['partitions']} shuffle partitions) wall {a['wall']:.1f} s = Spark "
+            "start-up "
             f"{a['startup']:.1f} s (JVM and session) + work {a['work']:.1f} s (reading the "
             f"export, {len(QUERY_NAMES)} queries, writing each table as Parquet, collecting the "
             f"summary) + Python start-up and imports; peak RSS of the Python process "
             f"{a['rss']:.0f} MB (the JVM is a child of it). Checks: {a['checks']}.")
-    if len(audits) >= 2:
+    if any(a["master"] != "local[2]" for a in audits):
+        lines.append("- Cluster: a standalone master and one worker (2 cores, 2 GB) started on "
+                     "loopback from pyspark's jars (bench/sparkcluster.py), executors of 1 GB; "
+                     "the same machine as local[2], so it measures the cluster's overhead "
+                     "(executor JVMs, task scheduling over RPC, shuffle through the block "
+                     "manager), not more hardware.")
+    if len(local) >= 2:
         lines.append("- The work at the smaller size is mostly fixed cost (planning and code "
                      "generation of every query, JIT warm-up of a fresh JVM, one Parquet write "
                      "per table), so it grows far less than the data.")
@@ -274,8 +298,9 @@ def report(exports: list[dict], audits: list[dict], runs: int, started: datetime
     return "\n".join(lines)
 
 
-QUERY_NAMES = ("volume", "latency_by_channel", "latency_by_agent", "reliability", "retries",
-               "dead_letters", "late_acks", "backlog", "exactly_once_violations", "unaccounted")
+from acomm_cli.analytics.auditsql import QUERIES  # noqa: E402
+
+QUERY_NAMES = tuple(QUERIES)
 
 
 def _version(dist: str) -> str:
@@ -291,6 +316,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=3, help="export runs per size")
     parser.add_argument("--no-write", action="store_true", help="print only")
     parser.add_argument("--no-audit", action="store_true", help="skip the Spark audit")
+    parser.add_argument("--cluster", action="store_true",
+                        help="also audit on a loopback standalone cluster (issue 16)")
     args = parser.parse_args(argv)
     WORK.mkdir(parents=True, exist_ok=True)
     started = datetime.now(UTC)
@@ -305,6 +332,14 @@ def main(argv: list[str] | None = None) -> int:
             audits.append(a)
             print(f"audit {n:,}: start-up {a['startup']:.1f} s, work {a['work']:.1f} s, "
                   f"wall {a['wall']:.1f} s, checks {a['checks']}", flush=True)
+            if args.cluster:
+                from sparkcluster import cluster
+
+                with cluster() as (master, env):
+                    c = measure_audit(e["out"], n, master, env)
+                audits.append(c)
+                print(f"audit {n:,} on the cluster: start-up {c['startup']:.1f} s, work "
+                      f"{c['work']:.1f} s, wall {c['wall']:.1f} s", flush=True)
     text = report(exports, audits, args.runs, started)
     print()
     print(text)

@@ -28,6 +28,10 @@ def audit(
         click_type=params.DIR,
         help="Where the result tables go, as Parquet (default: audit/ next to the first "
         "export). On a cluster, storage every node can write.", show_default=False)] = None,
+    executor_wait: Annotated[str, typer.Option(
+        click_type=params.DURATION,
+        help="On a cluster, how long to wait for the first executor before giving up "
+        "with what was asked for and what the workers offer.")] = "60s",
     conf: Annotated[list[str] | None, typer.Option(
         "--conf", help="Extra Spark setting KEY=VALUE (repeatable), e.g. "
         "spark.ui.enabled=true or spark.executor.memory=4g.", show_default=False)] = None,
@@ -39,12 +43,18 @@ def audit(
     channel's ack timeout; the unacknowledged backlog and its age at export time; exactly-once
     violations and messages not accounted for (both must be 0).
 
+    Dispatch receipts by agent and status. Exports of several federated nodes are audited
+    together: a message is counted once by its global_id; latency per node pair; a message
+    on one side only is a failed check.
+
     Writes each table as Parquet under --out and prints a summary (--json: as JSON). Needs
-    Java 17+ (exit 1, spark_unavailable, without it). Exit 5 (invalid_state) when a check
-    that must be 0 is not.
+    Java 17+; exit 1 (spark_unavailable) without it, when the master does not answer, or when
+    no executor starts within --executor-wait. Exit 3 when an export is given twice or Spark
+    cannot read a URI. Exit 5 (invalid_state) when a check that must be 0 is not.
 
     Example: acomm audit /data/export-a /data/export-b --master spark://head:7077 --out /data/audit
     """
+    from acomm_cli import clock
     from acomm_cli.analytics import audit as rules
 
     extra = {}
@@ -54,6 +64,7 @@ def audit(
             raise UsageError(f"--conf {item!r}: use KEY=VALUE", field="conf")
         extra[key.strip()] = value
     chosen = master or settings(ctx).value("spark.master")
-    result = rules.run(exports, out=out, master=chosen, conf=extra)
+    wait_s = clock.parse_duration(executor_wait, "executor_wait") / 1000
+    result = rules.run(exports, out=out, master=chosen, conf=extra, executor_wait=wait_s)
     render.audit_summary(output(ctx), result)
     rules.require_clean(result)

@@ -86,7 +86,7 @@ _acomm_options() {
         'doctor') echo "$global --quick" ;;
         'completions') echo "$global" ;;
         'export') echo "$global --since --until --incremental --format" ;;
-        'audit') echo "$global --master --out --conf" ;;
+        'audit') echo "$global --master --out --executor-wait --conf" ;;
         'bridge') echo "$global" ;;
         'bridge sync') echo "$global --inbox-dir --outbox-dir --teams-dir" ;;
         'node') echo "$global" ;;
@@ -244,6 +244,7 @@ _acomm_value_kind() {
         'export --format') echo 'choice:parquet jsonl' ;;
         'audit --master') echo 'value' ;;
         'audit --out') echo 'dir' ;;
+        'audit --executor-wait') echo 'value' ;;
         'audit --conf') echo 'value' ;;
         'bridge sync --inbox-dir') echo 'dir' ;;
         'bridge sync --outbox-dir') echo 'dir' ;;

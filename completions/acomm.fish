@@ -107,7 +107,7 @@ function __acomm_valued
         case 'export'
             echo --since --until --format
         case 'audit'
-            echo --master --out --conf
+            echo --master --out --executor-wait --conf
         case 'bridge sync'
             echo --inbox-dir --outbox-dir --teams-dir
         case 'node init'
@@ -613,6 +613,7 @@ complete -c acomm -n '__acomm_at \'export\' 0' -f -a '(__fish_complete_directori
 complete -c acomm -n '__acomm_is \'audit\'' -l master -r -f -d 'Spark master: local[*] (default), local[2], spark://host:7077, yarn, '
 complete -c acomm -n '__acomm_is \'audit\'' -l out -r -f -a '(__fish_complete_directories (commandline -ct) "")'
 complete -c acomm -n '__acomm_is \'audit\'' -l out -r -f -d 'Where the result tables go, as Parquet (default: audit/ next to the...'
+complete -c acomm -n '__acomm_is \'audit\'' -l executor-wait -r -f -d 'On a cluster, how long to wait for the first executor before giving...'
 complete -c acomm -n '__acomm_is \'audit\'' -l conf -r -f -d 'Extra Spark setting KEY=VALUE (repeatable), e.g'
 complete -c acomm -n '__acomm_at \'audit\' 0+' -f -a '(__fish_complete_directories (commandline -ct) "")'
 

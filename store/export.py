@@ -19,6 +19,10 @@ DELIVERY_COLUMNS = ("message_id", "recipient", "channel_id", "channel", "state",
                     "acked_at", "ack_note", "next_timer_at", "last_error")
 DEAD_LETTER_COLUMNS = ("message_id", "recipient", "channel_id", "channel", "reason",
                        "retry_count", "last_error", "created_at", "dead_lettered_at")
+RECEIPT_COLUMNS = ("seq", "run_id", "message_id", "agent", "status", "reason", "exit_code",
+                   "attempt", "created_at", "started_at", "finished_at", "next_retry_at")
+FEDERATION_COLUMNS = ("message_id", "global_id", "kind", "to_node", "state", "attempt",
+                      "created_at", "accepted_at", "processed_at")
 CHANNEL_COLUMNS = ("id", "name", "type", "owner", "state", "created_at", "delivery",
                    "max_message_size", "ack_timeout_ms", "max_retries", "retry_backoff_ms",
                    "retry_jitter", "echo", "priority_ordering", "max_pending",
@@ -46,6 +50,23 @@ _DEAD_LETTERS = (
     " LEFT JOIN messages m ON m.id = dl.message_id LEFT JOIN channels c ON c.id = dl.channel_id"
     " WHERE dl.message_id BETWEEN ? AND ? ORDER BY dl.message_id, dl.recipient"
 )
+# One row per dispatch run (`acomm receipts`), with its message's creation time.
+_RECEIPTS = (
+    "SELECT r.seq, r.run_id, r.message_id, r.agent, r.status, r.reason, r.exit_code, r.attempt,"
+    " m.created_at, r.started_at, r.finished_at, r.next_retry_at FROM dispatch_receipts r"
+    " INDEXED BY dispatch_receipts_message LEFT JOIN messages m ON m.id = r.message_id"
+    " WHERE r.message_id BETWEEN ? AND ? ORDER BY r.message_id, r.seq"
+)
+# The messages this node emitted to another node (a `message` or a `reply` event, its first
+# attempt in the outbox) and, for a message, the sender's state of it (fed_sent): when its
+# `accepted` ack came back bounds the clock skew between the two nodes.
+_FEDERATION = (
+    "SELECT m.id, m.global_id, o.kind, o.to_node, s.state, coalesce(s.attempt, o.attempt),"
+    " m.created_at, s.accepted_at, s.processed_at FROM messages m"
+    " JOIN fed_outbox o ON o.event_id = m.global_id AND o.attempt = 1"
+    " LEFT JOIN fed_sent s ON s.event_id = m.global_id"
+    " WHERE m.id BETWEEN ? AND ? AND m.global_id IS NOT NULL ORDER BY m.id"
+)
 _CHANNELS = f"SELECT {', '.join(CHANNEL_COLUMNS)} FROM channels ORDER BY id"
 
 
@@ -69,7 +90,24 @@ def id_bounds_all(conn: sqlite3.Connection) -> tuple[int, int] | None:
     return None if lo is None else (lo, hi)
 
 
-_BY_DATASET = {"messages": _MESSAGES, "deliveries": _DELIVERIES, "dead_letters": _DEAD_LETTERS}
+# The SELECT of each dataset read by message id range, and its columns in order.
+_BY_DATASET = {"messages": _MESSAGES, "deliveries": _DELIVERIES, "dead_letters": _DEAD_LETTERS,
+               "receipts": _RECEIPTS, "federation": _FEDERATION}
+COLUMNS = {"messages": MESSAGE_COLUMNS, "deliveries": DELIVERY_COLUMNS,
+           "dead_letters": DEAD_LETTER_COLUMNS, "receipts": RECEIPT_COLUMNS,
+           "federation": FEDERATION_COLUMNS, "channels": CHANNEL_COLUMNS}
+
+
+# A dataset whose rows need a table that is empty in most stores: when it is, the export
+# skips that dataset's SELECT for every chunk (the federation one walks the messages).
+_GUARDS = {"receipts": "SELECT EXISTS (SELECT 1 FROM dispatch_receipts)",
+           "federation": "SELECT EXISTS (SELECT 1 FROM fed_outbox)"}
+
+
+def may_have_rows(conn: sqlite3.Connection, dataset: str) -> bool:
+    """False when `dataset` certainly has no rows in this store (one indexed read)."""
+    guard = _GUARDS.get(dataset)
+    return guard is None or conn.execute(guard).fetchone()[0] == 1
 
 
 def rows_between(conn: sqlite3.Connection, dataset: str, lo: int, hi: int) -> sqlite3.Cursor:
@@ -79,12 +117,18 @@ def rows_between(conn: sqlite3.Connection, dataset: str, lo: int, hi: int) -> sq
 
 
 def unsettled(conn: sqlite3.Connection, lo: int, hi: int) -> bool:
-    """Whether any delivery of messages lo..hi may still change on its own: queued, waiting,
-    unread, or read and awaiting an acknowledgement (the partial index of active ones)."""
+    """Whether anything exported for messages lo..hi may still change on its own: a delivery
+    queued, waiting, unread, or read and awaiting an acknowledgement (the partial index of
+    active ones); a dispatch run in progress or due again (its receipt, or the next one, is
+    still to be written); a message emitted to another node and not yet accepted there."""
     return conn.execute(
-        "SELECT 1 FROM deliveries INDEXED BY deliveries_active WHERE message_id BETWEEN ? AND ?"
-        " AND (state IN ('queued', 'waiting', 'unread') OR (tracked = 1 AND state = 'read'))"
-        " LIMIT 1", (lo, hi)).fetchone() is not None
+        "SELECT EXISTS (SELECT 1 FROM deliveries INDEXED BY deliveries_active"
+        " WHERE message_id BETWEEN ?1 AND ?2"
+        " AND (state IN ('queued', 'waiting', 'unread') OR (tracked = 1 AND state = 'read')))"
+        " OR EXISTS (SELECT 1 FROM dispatch_claims WHERE message_id BETWEEN ?1 AND ?2"
+        " AND state IN ('running', 'retry'))"
+        " OR EXISTS (SELECT 1 FROM fed_sent INDEXED BY fed_sent_message"
+        " WHERE message_id BETWEEN ?1 AND ?2 AND state = 'emitted')", (lo, hi)).fetchone()[0] == 1
 
 
 def channel_rows(conn: sqlite3.Connection) -> list[tuple[Any, ...]]:

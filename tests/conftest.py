@@ -191,3 +191,24 @@ def assert_invariants(path: Path, sent_ids: set[int] | None = None) -> None:
             assert sent_ids <= have, sent_ids - have
     finally:
         c.close()
+
+
+@pytest.fixture(scope="session")
+def spark_session():
+    """One local[2] Spark session for every in-process audit test (a JVM is slow to start)."""
+    from acomm_cli.analytics import audit
+
+    try:
+        audit.java_version()
+    except audit.SparkUnavailable as exc:
+        pytest.skip(f"no Java 17+: {exc.message}")
+    session = audit.start_spark("local[2]")
+    yield session
+    session.stop()
+
+
+@pytest.fixture
+def spark(request):
+    """The local Spark session, for tests marked `spark` (which `-m "not spark"` leaves out)."""
+    assert request.node.get_closest_marker("spark"), f"{request.node.name}: mark it spark"
+    return request.getfixturevalue("spark_session")

@@ -1,7 +1,7 @@
 """`acomm audit` on local Spark: the exact numbers the traffic of audit_traffic.py set up.
 
-Every Spark test shares one session (started once, local[2]); only the test of a quiet
-terminal starts its own, in a subprocess, as a user would."""
+Every Spark test shares one session (conftest's `spark`, started once, local[2]); only the
+test of a quiet terminal starts its own, in a subprocess, as a user would."""
 
 from __future__ import annotations
 
@@ -19,24 +19,6 @@ from freezegun import freeze_time
 from acomm_cli.analytics import audit
 from acomm_cli.cli import render
 from acomm_cli.errors import InvalidState
-
-
-@pytest.fixture(scope="session")
-def spark_session():
-    try:
-        audit.java_version()
-    except audit.SparkUnavailable as exc:
-        pytest.skip(f"no Java 17+: {exc.message}")
-    session = audit.start_spark("local[2]")
-    yield session
-    session.stop()
-
-
-@pytest.fixture
-def spark(request):
-    """The local Spark session, for tests marked `spark` (which `-m "not spark"` leaves out)."""
-    assert request.node.get_closest_marker("spark"), f"{request.node.name}: mark it spark"
-    return request.getfixturevalue("spark_session")
 
 
 @pytest.fixture
@@ -62,9 +44,10 @@ def test_audit_reports_the_numbers_the_traffic_set_up(spark, store, exported, tm
     assert s["totals"] == {
         "messages": query(store, "SELECT count(*) FROM messages")[0][0],
         "deliveries": query(store, "SELECT count(*) FROM deliveries")[0][0],
-        "dead_letters": 1, "channels": 4}
+        "dead_letters": 1, "channels": 4, "receipts": 0, "federated_messages": 0}
     assert s["dead_letters_by_reason"] == {"max_retries_exceeded": 1}
-    assert s["checks"] == {"exactly_once_violations": 0, "unaccounted": 0}
+    assert s["checks"] == {"exactly_once_violations": 0, "unaccounted": 0,
+                           "federation_unmatched": 0}
 
     chat = _by(s["latency"]["channels"], channel="chat")
     assert (chat["deliveries"], chat["read"], chat["acked"]) == (6, 3, 0)
@@ -129,7 +112,8 @@ def test_two_stores_audited_together_and_broken_exports_fail_the_checks(
     assert s["dead_letters_by_reason"] == {"max_retries_exceeded": 2}
     assert s["totals"]["channels"] == 8
     assert {v["store_id"] for v in s["volume"] if v["channel"] == "chat"} == ids
-    assert s["checks"] == {"exactly_once_violations": 0, "unaccounted": 0}
+    assert s["checks"] == {"exactly_once_violations": 0, "unaccounted": 0,
+                           "federation_unmatched": 0}
 
     # Break the second export: list its deliveries twice (a duplicate exactly-once delivery)
     # and drop its messages (deliveries and dead letters of missing messages).
@@ -183,7 +167,8 @@ def test_spark_noise_never_reaches_the_terminal(spark, exported, tmp_path):
     assert p.returncode == 0, p.stderr
     assert p.stderr == ""
     doc = json.loads(p.stdout)
-    assert doc["checks"] == {"exactly_once_violations": 0, "unaccounted": 0}
+    assert doc["checks"] == {"exactly_once_violations": 0, "unaccounted": 0,
+                             "federation_unmatched": 0}
     assert doc["dead_letters_by_reason"] == {"max_retries_exceeded": 1}
     assert doc["out"] == str(tmp_path / "b") and doc["tables"]["volume"].startswith(doc["out"])
     assert doc["spark"]["master"] == "local[1]" and doc["spark"]["startup_s"] > 0

@@ -44,7 +44,8 @@ def test_export_matches_the_store(cli, store, traffic, tmp_path):
     n_messages = query(store, "SELECT count(*) FROM messages")[0][0]
     n_deliveries = query(store, "SELECT count(*) FROM deliveries")[0][0]
     assert doc["datasets"] == {"messages": n_messages, "deliveries": n_deliveries,
-                               "dead_letters": 1, "channels": 4}
+                               "dead_letters": 1, "receipts": 0,
+                               "federation": 0, "channels": 4}
     assert doc["id_range"] == [1, n_messages]
     assert doc["incremental"] is False
     assert doc["out"] == str(out)
@@ -96,7 +97,8 @@ def test_manifest_lists_every_file_with_size_and_sha256(cli, store, traffic, tmp
     man = json.loads((out / "manifest.json").read_text())
     store_id = query(store, "SELECT value FROM store_meta WHERE key = 'store_id'")[0][0]
     assert man["store"] == {"path": str(store), "store_id": store_id,
-                            "schema_version": query(store, "PRAGMA user_version")[0][0]}
+                            "schema_version": query(store, "PRAGMA user_version")[0][0],
+                            "node_id": None}
     assert man["acomm_version"] and man["format"] == "parquet"
     assert man["exported_at"] == iso(_ms(NOW))
     n_messages = query(store, "SELECT count(*) FROM messages")[0][0]
@@ -108,7 +110,7 @@ def test_manifest_lists_every_file_with_size_and_sha256(cli, store, traffic, tmp
         data = (out / f["path"]).read_bytes()
         assert f["bytes"] == len(data)
         assert f["sha256"] == hashlib.sha256(data).hexdigest()
-    per_dataset = {}
+    per_dataset = dict.fromkeys(man["datasets"], 0)
     for f in man["files"]:
         per_dataset[f["dataset"]] = per_dataset.get(f["dataset"], 0) + f["rows"]
     assert per_dataset == man["rows"]
@@ -242,6 +244,7 @@ def test_empty_store_exports_channels_only(cli, store, tmp_path):
     out = tmp_path / "export"
     doc = cli.ok("export", out, "--json").json()
     assert doc["datasets"] == {"messages": 0, "deliveries": 0, "dead_letters": 0,
+                               "receipts": 0, "federation": 0,
                                "channels": 1}
     assert doc["id_range"] is None
     plain = cli.ok("export", out).stdout

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from acomm_cli import __version__
+from acomm_cli.analytics.datasets import CHUNKED, DATASET_TABLE, DATASETS
 from acomm_cli.clock import iso
 from acomm_cli.errors import InvalidState, ValidationFailed
 from acomm_cli.store import export as sql
@@ -44,7 +45,6 @@ from acomm_cli.store.maintenance import snapshot
 if TYPE_CHECKING:  # annotations only: pyarrow loads inside the functions that use it
     import pyarrow as pa
 
-DATASETS = ("messages", "deliveries", "dead_letters", "channels")
 FORMATS = ("parquet", "jsonl")
 MANIFEST = "manifest.json"
 MANIFEST_VERSION = 1
@@ -76,41 +76,13 @@ class ExportResult:
 def _schemas() -> dict[str, pa.Schema]:
     import pyarrow as pa
 
-    ts = pa.timestamp("ms", tz="UTC")
-    s, i64, i32 = pa.string(), pa.int64(), pa.int32()
-    return {
-        "messages": pa.schema([
-            ("id", i64), ("channel_id", i64), ("channel", s), ("sender", s), ("type", s),
-            ("content", s), ("topic", s), ("priority", pa.int8()), ("priority_name", s),
-            ("correlation_id", s), ("dedupe_key", s), ("metadata", s), ("created_at", ts),
-            ("deliver_at", ts), ("expires_at", ts), ("origin_node", s), ("global_id", s),
-        ]),
-        "deliveries": pa.schema([
-            ("message_id", i64), ("recipient", s), ("channel_id", i64), ("channel", s),
-            ("state", s), ("tracked", pa.bool_()), ("retry_count", i32), ("created_at", ts),
-            ("delivered_at", ts), ("read_at", ts), ("ack_status", s), ("acked_at", ts),
-            ("ack_note", s), ("next_timer_at", ts), ("last_error", s), ("exported_at", ts),
-        ]),
-        "dead_letters": pa.schema([
-            ("message_id", i64), ("recipient", s), ("channel_id", i64), ("channel", s),
-            ("reason", s), ("retry_count", i32), ("last_error", s), ("created_at", ts),
-            ("dead_lettered_at", ts), ("exported_at", ts),
-        ]),
-        "channels": pa.schema([
-            ("id", i64), ("name", s), ("type", s), ("owner", s), ("state", s),
-            ("created_at", ts), ("delivery", s), ("max_message_size", i64),
-            ("ack_timeout_ms", i64), ("max_retries", i32), ("retry_backoff_ms", i64),
-            ("retry_jitter", pa.float64()), ("echo", pa.bool_()),
-            ("priority_ordering", pa.bool_()), ("max_pending", i64), ("dedupe_window_ms", i64),
-            ("retention_count", i64), ("retention_age_ms", i64), ("exported_at", ts),
-        ]),
-    }
+    types = {"int64": pa.int64(), "int32": pa.int32(), "int8": pa.int8(), "string": pa.string(),
+             "bool": pa.bool_(), "float64": pa.float64(),
+             "timestamp": pa.timestamp("ms", tz="UTC")}
+    return {d.name: pa.schema([(n, types[t]) for n, t in d.columns]) for d in DATASET_TABLE}
 
 
-_COLUMNS = {"messages": sql.MESSAGE_COLUMNS, "deliveries": sql.DELIVERY_COLUMNS,
-            "dead_letters": sql.DEAD_LETTER_COLUMNS, "channels": sql.CHANNEL_COLUMNS}
-_DATE_COLUMN = {"messages": "created_at", "deliveries": "created_at",
-                "dead_letters": "created_at", "channels": "created_at"}
+_COLUMNS = sql.COLUMNS  # what each dataset's SELECT returns, in order
 
 
 def _table(dataset: str, rows: list[tuple[Any, ...]], schema: pa.Schema, now: int) -> pa.Table:
@@ -353,13 +325,14 @@ def export(conn: sqlite3.Connection, out: str, now: int, *, since: int | None = 
         total = sum(h - lo_ + 1 for lo_, h in work)
         tick = progress(total) if progress else None
         in_flight: list[list[int]] = []
+        chunked = [d for d in CHUNKED if sql.may_have_rows(conn, d)]
         for lo, hi in work:
-            for dataset in ("messages", "deliveries", "dead_letters"):
+            for dataset in chunked:
                 cur = sql.rows_between(conn, dataset, lo, hi)
                 n = 0
                 while batch_rows := cur.fetchmany(batch):
                     table = _table(dataset, batch_rows, schemas[dataset], now)
-                    for day, part in _by_day(table, _DATE_COLUMN[dataset]):
+                    for day, part in _by_day(table, "created_at"):
                         rel = (f"{dataset}/date={day}/part-{lo:012d}-{hi:012d}-{n:04d}."
                                f"{fmt}")
                         written.append(_file(dest, rel, dataset, part, fmt, (lo, hi), now))
@@ -414,6 +387,7 @@ def _manifest(old: dict[str, Any] | None, dest: _Output, conn: sqlite3.Connectio
               store_id: str | None, schema_version: int, fmt: str, now: int,
               files: list[dict[str, Any]], ranges: list[list[int]],
               unsettled: list[list[int]], run: dict[str, Any]) -> dict[str, Any]:
+    from acomm_cli.store import federation as fed
     from acomm_cli.store.maintenance import db_path
 
     files = sorted(files, key=lambda f: f["path"])
@@ -428,7 +402,7 @@ def _manifest(old: dict[str, Any] | None, dest: _Output, conn: sqlite3.Connectio
         "exported_at": iso(now),
         "exported_at_ms": now,
         "store": {"path": db_path(conn), "store_id": store_id,
-                  "schema_version": schema_version},
+                  "schema_version": schema_version, "node_id": fed.node_id(conn)},
         "out": dest.target,
         "format": fmt,
         "partitioning": "hive, date=YYYY-MM-DD: the UTC day the message (for channels, the "
@@ -462,13 +436,19 @@ def read_manifest(path: str) -> tuple[str, dict[str, Any]]:
         raise NotFound(f"{base} is not an acomm export (no {MANIFEST}); make one with "
                        "`acomm export`", field="export", value=base)
     with filesystem.open_input_stream(where) as fh:
-        try:
-            doc = json.loads(fh.read().decode("utf-8"))
-        except ValueError as exc:
-            raise InvalidState(f"{base}/{MANIFEST} is not valid JSON ({exc})",
-                               field="export", value=base) from None
-    if doc.get("manifest_version") != MANIFEST_VERSION:
-        raise InvalidState(f"{base}/{MANIFEST} has manifest version "
-                           f"{doc.get('manifest_version')!r}; this acomm reads "
+        return base, parse_manifest(base, fh.read())
+
+
+def parse_manifest(base: str, data: bytes | str) -> dict[str, Any]:
+    """The manifest of the export at `base` from its bytes, checked: valid JSON of a version
+    this acomm reads."""
+    try:
+        doc = json.loads(data)
+    except ValueError as exc:
+        raise InvalidState(f"{base}/{MANIFEST} is not valid JSON ({exc})",
+                           field="export", value=base) from None
+    if not isinstance(doc, dict) or doc.get("manifest_version") != MANIFEST_VERSION:
+        got = doc.get("manifest_version") if isinstance(doc, dict) else None
+        raise InvalidState(f"{base}/{MANIFEST} has manifest version {got!r}; this acomm reads "
                            f"{MANIFEST_VERSION}", field="export", value=base)
-    return base, doc
+    return dict(doc)

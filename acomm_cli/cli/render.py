@@ -580,7 +580,8 @@ def export_result(out: Output, r: ExportResult) -> None:
 def audit_summary(out: Output, s: AuditResult) -> None:
     """The audit's findings: rich tables on a terminal; piped, one tab-separated line per row,
     each led by its kind (`total`, `volume`, `latency_channel`, `latency_agent`,
-    `reliability`, `dead_letters`, `check`) so that awk can pick them apart; or, with --json,
+    `reliability`, `dead_letters`, `receipts`, `federation`, `check`) so that awk can pick
+    them apart; or, with --json,
     the summary as one JSON document."""
     doc = s.summary
     if out.json:
@@ -619,6 +620,16 @@ def audit_summary(out: Output, s: AuditResult) -> None:
            else round(r["backlog_oldest_age_ms"] / 1000)) for r in doc["reliability"]]),
         ("dead_letters", "dead letters by reason", ["reason", "dead letters"],
          sorted(doc["dead_letters_by_reason"].items())),
+        ("receipts", "dispatch runs per agent", ["agent", "runs", "by status"],
+         [(a["agent"], a["runs"], " ".join(f"{k}={n}" for k, n in sorted(a["by_status"].items())))
+          for a in doc["receipts"]["agents"]]),
+        ("federation", "federated messages per node pair (ms; two clocks)",
+         ["from", "to", "messages", "read", "p50", "p95", "p99", "clock offset", "skew bound"],
+         [(f["from_node"], f["to_node"], f["messages"], f["read"], ms(f["latency_p50_ms"]),
+           ms(f["latency_p95_ms"]), ms(f["latency_p99_ms"]),
+           "" if f["clock_offset_min_ms"] is None
+           else f"{f['clock_offset_min_ms']}..{f['clock_offset_max_ms']}",
+           ms(f["skew_bound_ms"])) for f in doc["federation"]["latency"]]),
         ("check", "checks (must be 0)", ["check", "count", "result"],
          [(k, v, "ok" if v == 0 else "FAILED") for k, v in doc["checks"].items()]),
     ]

@@ -1,0 +1,156 @@
+"""The audit's tables as Spark SQL over the views `acomm_cli.analytics.audit` makes:
+`messages` (one row per message: a federated one once, by global_id), `store_messages`
+(every store's own rows), `deliveries` (with their channel's ack timeout and latencies),
+`dead_letters`, `channels`, `receipts`, and for federation `fed_sent` (messages a node emitted,
+with the peer and the accepted ack), `fed_received` (messages a node received from a peer)
+and `audited_nodes`. docs/EXPORT.md defines every number."""
+
+from __future__ import annotations
+
+ACTIVE_STATES = ("queued", "waiting", "unread", "read")  # a tracked delivery not yet done
+STATES = ("queued", "waiting", "unread", "read", "acked", "dead")  # DESIGN.md §4
+
+_Q = "array(0.5, 0.95, 0.99)"
+_LATENCY = f"""
+    count(*) AS deliveries,
+    count(read_at) AS read,
+    percentile_approx(read_latency_ms, {_Q}) AS rq,
+    count(acked_at) AS acked,
+    percentile_approx(ack_latency_ms, {_Q}) AS aq"""
+_SPLIT = """
+    rq[0] AS read_p50_ms, rq[1] AS read_p95_ms, rq[2] AS read_p99_ms,
+    aq[0] AS ack_p50_ms, aq[1] AS ack_p95_ms, aq[2] AS ack_p99_ms"""
+_ACTIVE = "state IN ({})".format(", ".join(f"'{s}'" for s in ACTIVE_STATES))
+_STATES = ", ".join(f"'{s}'" for s in STATES)
+
+QUERIES: dict[str, str] = {
+    # messages per channel and UTC day, by type and priority
+    "volume": """
+        SELECT store_id, channel, to_date(created_at) AS date, type, priority_name AS priority,
+               count(*) AS messages
+        FROM messages GROUP BY store_id, channel, to_date(created_at), type, priority_name""",
+    # created -> read and delivered -> acked, per channel and per agent (recipient)
+    "latency_by_channel": f"""
+        SELECT store_id, channel, deliveries, read, acked, {_SPLIT} FROM (
+            SELECT store_id, channel, {_LATENCY} FROM deliveries GROUP BY store_id, channel)""",
+    "latency_by_agent": f"""
+        SELECT agent, deliveries, read, acked, {_SPLIT} FROM (
+            SELECT recipient AS agent, {_LATENCY} FROM deliveries GROUP BY recipient)""",
+    # ack-tracked deliveries per channel: retries, late acks, the unacknowledged backlog
+    "reliability": f"""
+        SELECT store_id, channel, first(ack_timeout_ms) AS ack_timeout_ms,
+               count(*) AS tracked,
+               count_if(retry_count > 0) AS retried,
+               CAST(sum(retry_count) AS BIGINT) AS retries,
+               count_if(retry_count > 0) / count(*) AS retry_rate,
+               count(acked_at) AS acked,
+               count_if(ack_latency_ms > ack_timeout_ms) AS late_acks,
+               count_if({_ACTIVE}) AS backlog,
+               max(CASE WHEN {_ACTIVE} THEN unix_millis(exported_at) - unix_millis(created_at)
+                   END) AS backlog_oldest_age_ms,
+               avg(CASE WHEN {_ACTIVE} THEN unix_millis(exported_at) - unix_millis(created_at)
+                   END) AS backlog_mean_age_ms
+        FROM deliveries WHERE tracked GROUP BY store_id, channel""",
+    # how many deliveries were retried how often
+    "retries": """
+        SELECT store_id, channel, retry_count, count(*) AS deliveries
+        FROM deliveries WHERE tracked GROUP BY store_id, channel, retry_count""",
+    "dead_letters": """
+        SELECT store_id, channel, reason, count(*) AS dead_letters,
+               CAST(sum(retry_count) AS BIGINT) AS retries
+        FROM dead_letters GROUP BY store_id, channel, reason""",
+    # every ack later than its channel's ack timeout after the (last) delivery
+    "late_acks": """
+        SELECT store_id, channel, message_id, recipient, delivered_at, acked_at, ack_status,
+               ack_latency_ms, ack_timeout_ms, retry_count
+        FROM deliveries WHERE tracked AND ack_latency_ms > ack_timeout_ms""",
+    # ack-tracked deliveries not yet acked nor dead, with their age at export time
+    "backlog": f"""
+        SELECT store_id, channel, recipient, state, count(*) AS deliveries,
+               max(unix_millis(exported_at) - unix_millis(created_at)) AS oldest_age_ms
+        FROM deliveries WHERE tracked AND {_ACTIVE}
+        GROUP BY store_id, channel, recipient, state""",
+    # must be empty (docs/EXPORT.md): on exactly-once channels, the same message twice to a
+    # recipient; a second message of the same sender, type and correlation id delivered to
+    # the same recipient within 2 x ack_timeout; or a read message handed out again
+    "exactly_once_violations": """
+        WITH once AS (
+            SELECT d.store_id, d.channel, d.message_id, d.recipient, d.read_at,
+                   d.delivered_at, d.ack_timeout_ms, m.correlation_id, m.sender, m.type,
+                   m.created_at
+            FROM deliveries d
+            JOIN store_messages m ON m.store_id = d.store_id AND m.id = d.message_id
+            WHERE d.delivery_mode = 'exactly-once')
+        SELECT store_id, channel, message_id, recipient, 'duplicate_delivery' AS kind,
+               CAST(NULL AS BIGINT) AS first_message_id
+        FROM deliveries WHERE delivery_mode = 'exactly-once'
+        GROUP BY store_id, channel, message_id, recipient HAVING count(*) > 1
+        UNION ALL
+        SELECT b.store_id, b.channel, b.message_id, b.recipient, 'repeated_correlation',
+               a.message_id
+        FROM once a JOIN once b ON a.store_id = b.store_id AND a.recipient = b.recipient
+             AND a.correlation_id = b.correlation_id AND a.sender = b.sender
+             AND a.type = b.type AND a.message_id < b.message_id
+        WHERE unix_millis(b.created_at) - unix_millis(a.created_at) < 2 * a.ack_timeout_ms
+        UNION ALL
+        SELECT store_id, channel, message_id, recipient, 'redelivered_after_read', NULL
+        FROM once WHERE read_at IS NOT NULL AND delivered_at > read_at""",
+    # must be empty: deliveries in no documented state, deliveries or dead letters whose
+    # message is missing, dead letters whose delivery is missing or not dead
+    "unaccounted": f"""
+        SELECT store_id, message_id, recipient, 'unknown_state' AS problem, state AS detail
+        FROM deliveries WHERE state IS NULL OR state NOT IN ({_STATES})
+        UNION ALL
+        SELECT d.store_id, d.message_id, d.recipient, 'delivery_without_message', NULL
+        FROM deliveries d LEFT ANTI JOIN store_messages m
+             ON m.store_id = d.store_id AND m.id = d.message_id
+        UNION ALL
+        SELECT x.store_id, x.message_id, x.recipient, 'dead_letter_without_message', NULL
+        FROM dead_letters x LEFT ANTI JOIN store_messages m
+             ON m.store_id = x.store_id AND m.id = x.message_id
+        UNION ALL
+        SELECT x.store_id, x.message_id, x.recipient, 'dead_letter_without_dead_delivery',
+               d.state
+        FROM dead_letters x LEFT JOIN deliveries d ON d.store_id = x.store_id
+             AND d.message_id = x.message_id AND d.recipient = x.recipient
+        WHERE d.state IS NULL OR d.state != 'dead'""",
+    # dispatch runs (receipts) per agent and status, with how long they ran
+    "receipts": f"""
+        SELECT store_id, agent, status, runs, retried_runs, dq[0] AS run_p50_ms,
+               dq[1] AS run_p95_ms, dq[2] AS run_p99_ms FROM (
+            SELECT store_id, agent, status, count(*) AS runs,
+                   count_if(attempt > 1) AS retried_runs,
+                   percentile_approx(unix_millis(finished_at) - unix_millis(started_at), {_Q})
+                       AS dq
+            FROM receipts GROUP BY store_id, agent, status)""",
+    # per node pair, a federated message's latency: the receiver's read time minus the
+    # sender's creation time (two clocks); the `accepted` ack bounds how far apart they are
+    "federation_latency": f"""
+        WITH pairs AS (
+            SELECT s.from_node, r.to_node, s.global_id, s.sent_ms, s.accepted_ms,
+                   r.received_ms, unix_millis(d.read_at) AS read_ms
+            FROM fed_sent s JOIN fed_received r ON r.global_id = s.global_id
+            LEFT JOIN deliveries d ON d.store_id = r.store_id AND d.message_id = r.id
+            WHERE s.kind = 'message')
+        SELECT from_node, to_node, messages, read, lq[0] AS latency_p50_ms,
+               lq[1] AS latency_p95_ms, lq[2] AS latency_p99_ms, clock_offset_min_ms,
+               clock_offset_max_ms, clock_offset_max_ms - clock_offset_min_ms AS skew_bound_ms
+        FROM (
+            SELECT from_node, to_node, count(DISTINCT global_id) AS messages,
+                   count(read_ms) AS read,
+                   percentile_approx(read_ms - sent_ms, {_Q}) AS lq,
+                   max(received_ms - accepted_ms) AS clock_offset_min_ms,
+                   min(received_ms - sent_ms) AS clock_offset_max_ms
+            FROM pairs GROUP BY from_node, to_node)""",
+    # must be empty: a federated message (or reply) on one side only, between two nodes
+    # whose exports are both audited (a sent one dead-lettered never arrives: not counted)
+    "federation_unmatched": """
+        SELECT s.store_id, s.global_id, s.from_node, s.to_node, 'not_received' AS problem
+        FROM fed_sent s LEFT ANTI JOIN fed_received r ON r.global_id = s.global_id
+        WHERE s.to_node IN (SELECT node FROM audited_nodes)
+              AND coalesce(s.state, '') != 'dead_letter' AND s.kind IN ('message', 'reply')
+        UNION ALL
+        SELECT r.store_id, r.global_id, r.from_node, r.to_node, 'not_sent'
+        FROM fed_received r LEFT ANTI JOIN fed_sent s ON s.global_id = r.global_id
+        WHERE r.from_node IN (SELECT node FROM audited_nodes)""",
+}

@@ -1,0 +1,72 @@
+"""The one table of exported datasets: what `acomm export` writes and `acomm audit` reads.
+
+To add a dataset: a row in DATASET_TABLE here, and its SELECT (by message id range, columns
+in the same order) in acomm_cli.store.export. The export writes it with every chunk, the
+manifest lists it, and the audit makes a view `raw_<name>` of it (an empty one for an older
+export that does not have it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """One exported dataset: its columns in file order, as (name, type) with the type one of
+    TYPES. Every column but COMPUTED comes from the store, in the order of its SELECT in
+    acomm_cli.store.export; every file also gets the `date` partition. `snapshot`: written
+    whole by every export (channels) instead of by message id range with the messages."""
+
+    name: str
+    columns: tuple[tuple[str, str], ...]
+    snapshot: bool = False
+
+
+_ID, _S, _TS = "int64", "string", "timestamp"
+COMPUTED = ("priority_name", "exported_at")  # made by the export, not read from the store
+
+# Every dataset an export writes and an audit reads: to add one, add a row here and its
+# SELECT (and column names) in acomm_cli.store.export; `acomm audit` picks it up as a view.
+DATASET_TABLE: tuple[Dataset, ...] = (
+    Dataset("messages", (
+        ("id", _ID), ("channel_id", _ID), ("channel", _S), ("sender", _S), ("type", _S),
+        ("content", _S), ("topic", _S), ("priority", "int8"), ("priority_name", _S),
+        ("correlation_id", _S), ("dedupe_key", _S), ("metadata", _S), ("created_at", _TS),
+        ("deliver_at", _TS), ("expires_at", _TS), ("origin_node", _S), ("global_id", _S))),
+    Dataset("deliveries", (
+        ("message_id", _ID), ("recipient", _S), ("channel_id", _ID), ("channel", _S),
+        ("state", _S), ("tracked", "bool"), ("retry_count", "int32"), ("created_at", _TS),
+        ("delivered_at", _TS), ("read_at", _TS), ("ack_status", _S), ("acked_at", _TS),
+        ("ack_note", _S), ("next_timer_at", _TS), ("last_error", _S), ("exported_at", _TS))),
+    Dataset("dead_letters", (
+        ("message_id", _ID), ("recipient", _S), ("channel_id", _ID), ("channel", _S),
+        ("reason", _S), ("retry_count", "int32"), ("last_error", _S), ("created_at", _TS),
+        ("dead_lettered_at", _TS), ("exported_at", _TS))),
+    Dataset("receipts", (
+        ("seq", _ID), ("run_id", _S), ("message_id", _ID), ("agent", _S), ("status", _S),
+        ("reason", _S), ("exit_code", "int32"), ("attempt", "int32"), ("created_at", _TS),
+        ("started_at", _TS), ("finished_at", _TS), ("next_retry_at", _TS),
+        ("exported_at", _TS))),
+    Dataset("federation", (
+        ("message_id", _ID), ("global_id", _S), ("kind", _S), ("to_node", _S), ("state", _S),
+        ("attempt", "int32"), ("created_at", _TS), ("accepted_at", _TS),
+        ("processed_at", _TS), ("exported_at", _TS))),
+    Dataset("channels", (
+        ("id", _ID), ("name", _S), ("type", _S), ("owner", _S), ("state", _S),
+        ("created_at", _TS), ("delivery", _S), ("max_message_size", _ID),
+        ("ack_timeout_ms", _ID), ("max_retries", "int32"), ("retry_backoff_ms", _ID),
+        ("retry_jitter", "float64"), ("echo", "bool"), ("priority_ordering", "bool"),
+        ("max_pending", _ID), ("dedupe_window_ms", _ID), ("retention_count", _ID),
+        ("retention_age_ms", _ID), ("exported_at", _TS)), snapshot=True),
+)
+DATASETS = tuple(d.name for d in DATASET_TABLE)
+CHUNKED = tuple(d.name for d in DATASET_TABLE if not d.snapshot)
+TYPES = {"int64": "BIGINT", "int32": "INT", "int8": "TINYINT", "string": "STRING",
+         "bool": "BOOLEAN", "float64": "DOUBLE", "timestamp": "TIMESTAMP"}  # -> Spark SQL
+
+
+def spark_schema(dataset: str) -> str:
+    """The Spark DDL schema of a dataset's files, `date` (the partition) included."""
+    d = next(d for d in DATASET_TABLE if d.name == dataset)
+    return ", ".join(f"{n} {TYPES[t]}" for n, t in d.columns) + ", date DATE"

@@ -30,7 +30,7 @@ from acomm_cli.commands._common import (
     store,
 )
 from acomm_cli.engine import delivery
-from acomm_cli.errors import Timeout
+from acomm_cli.errors import Timeout, ValidationFailed
 
 app = typer.Typer(add_completion=False)
 
@@ -63,6 +63,11 @@ def receive(
         click_type=params.SECONDS,
         help="Block up to this many seconds until something arrives (exit 124 if nothing).")]
     = None,
+    ack: Annotated[str | None, typer.Option(
+        "--ack", click_type=params.ACK_STATUS,
+        help="Also acknowledge what is received with this status, in the same transaction "
+        "(received, in_progress, completed or failed); the output leaves before it commits.")]
+    = None,
     follow: Annotated[bool, typer.Option(
         "--follow", "-f", help="Keep printing messages as they arrive, until interrupted "
         "(rich on a terminal, JSON Lines when piped).")]
@@ -70,9 +75,15 @@ def receive(
 ) -> None:
     """Unread messages for an agent, oldest first; marks them read unless --peek.
 
+    With --ack STATUS, what is received is also acknowledged, in the same transaction.
+
     Example: acomm receive --as executor --json
     """
     agent = identity(as_, "--as")
+    if ack is not None and (peek or follow):
+        other = "--peek" if peek else "--follow"
+        raise ValidationFailed(f"ack: --ack acknowledges what it reads; it cannot go with "
+                               f"{other}", field="ack", value=ack)
     now = clock.now_ms()
     f = build_filter(channel=channel_arg or channel, since=since, until=until, types=type_,
                      sender=from_, topic=topic, status=status, grep=grep,
@@ -85,7 +96,11 @@ def receive(
             with stopping.on_signals() as stop:
                 delivery.follow(conn, agent, f, emit, peek=peek, stop=stop)
             return
-        if wait is not None:
+        if ack is not None:
+            from acomm_cli.engine import acking
+
+            result = acking.receive_ack(conn, agent, f, ack, now, emit=emit, wait_s=wait)
+        elif wait is not None:
             result = delivery.receive_wait(conn, agent, f, wait, peek=peek, emit=emit)
         else:
             result = delivery.receive_due(conn, agent, f, now, peek=peek, emit=emit)

@@ -351,6 +351,32 @@ def delivery_of(conn: sqlite3.Connection, message_id: int,
     ).fetchone()
 
 
+def ack_target(conn: sqlite3.Connection, message_id: int, recipient: str,
+               ) -> tuple[str, str, str | None, str | None, str | None, int | None] | None:
+    """What an ack needs, in one statement: (channel name, sender, correlation id) of the
+    message and (state, ack_status, delivered_at) of the recipient's delivery (None when the
+    recipient has none); None when the message does not exist."""
+    return conn.execute(
+        "SELECT c.name, m.sender, m.correlation_id, d.state, d.ack_status, d.delivered_at"
+        " FROM messages m JOIN channels c ON c.id = m.channel_id LEFT JOIN deliveries d"
+        " ON d.message_id = m.id AND d.recipient = ? WHERE m.id = ?",
+        (recipient, message_id),
+    ).fetchone()
+
+
+def ack_unread(conn: sqlite3.Connection, recipient: str, message_ids: Sequence[int],
+               status: str, note: str | None, now: int) -> int:
+    """`receive --ack`: unread deliveries read and acknowledged in one statement."""
+    marks = ",".join("?" * len(message_ids))
+    return conn.execute(
+        "UPDATE deliveries SET state = 'acked', ack_status = ?, ack_note = coalesce(?, ack_note),"
+        " acked_at = ?,"
+        " next_timer_at = NULL, read_at = ? WHERE recipient = ? AND +state = 'unread'"
+        f" AND message_id IN ({marks})",
+        (status, note, now, now, recipient, *message_ids),
+    ).rowcount
+
+
 def set_ack(conn: sqlite3.Connection, message_id: int, recipient: str, status: str,
             note: str | None, now: int) -> None:
     conn.execute(

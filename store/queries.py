@@ -622,6 +622,13 @@ def _total(conn: sqlite3.Connection, body: str, params: list[Any], rows: list[An
     return total
 
 
+def _unfiltered(f: MessageFilter) -> bool:
+    """No condition on the message or its channel: only the agent and the states."""
+    return (f.channel is None and f.since is None and f.until is None and not f.types
+            and f.sender is None and f.topic is None and f.grep is None
+            and f.priority_min is None and not f.status and f.after_id is None)
+
+
 def inbox(conn: sqlite3.Connection, agent: str, f: MessageFilter,
           states: Sequence[str] = ("unread",)) -> tuple[list[Message], int, set[int]]:
     """An agent's deliveries in `states` with their messages, FIFO (by rank first), the total,
@@ -639,6 +646,15 @@ def inbox(conn: sqlite3.Connection, agent: str, f: MessageFilter,
         " LIMIT ? OFFSET ?",
         (*params, f.limit + 1, f.offset),
     ).fetchall()
+    if (len(rows) > f.limit or (f.offset and not rows)) and _unfiltered(f) and not \
+            conn.execute("SELECT 1 FROM channels WHERE state = 'closed' LIMIT 1").fetchone():
+        # The count behind total_count, on the inbox index alone (about 4x cheaper than
+        # with the joins, which looked up every message of the backlog on every receive):
+        # with no filter on the messages and no closed channel, the agent and the states are
+        # all it counts.
+        body = (" FROM deliveries d WHERE d.recipient = ? AND d.state IN"
+                f" ({','.join('?' * len(states))})")
+        params = [agent, *states]
     total = _total(conn, body, params, rows, f)
     out = []
     limited = set()

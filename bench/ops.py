@@ -182,27 +182,39 @@ def copy(src: Path, name: str) -> Path:
 
 
 def bench_stats(n: int, reps: int) -> tuple[dict[str, object], list[str]]:
-    # A copy: the store was built with its newest timers due now, as if no tick had run for
-    # hours; stats applies due timers (rolled back) before counting, so it is timed once like
-    # that, then after one `tick` (what cron keeps doing), which is the case the target is for.
-    path = copy(cached("stats", n, 100_000 * n // 1_000_000, True), "ops-stats.acomm")
-    conn = opening.connect(path, create=False)
+    # Two copies of the store, built with its newest timers due now, as if no tick had run
+    # for hours: one is ticked once (what cron keeps doing: the target of issue 4 is for that
+    # case), the other is left overdue. stats counts overdue timers without applying them
+    # (issue 17: at most 2x the time after the tick), so neither copy changes between runs
+    # and the two are timed alternately.
+    src = cached("stats", n, 100_000 * n // 1_000_000, True)
+    conn = opening.connect(copy(src, "ops-stats.acomm"), create=False)
+    over = opening.connect(copy(src, "ops-stats-overdue.acomm"), create=False)
     statements: list[str] = []
     try:
-        t = perf_counter()
-        operations.stats(conn, clock.now_ms())
-        overdue = perf_counter() - t
-        ticked = delivery.tick(conn, clock.now_ms())
+        now = clock.now_ms()
+        due_rows = conn.execute("SELECT count(*) FROM deliveries WHERE next_timer_at <= ?",
+                                (now,)).fetchone()[0]
+        projected = operations.stats(conn, now)
+        ticked = delivery.tick(conn, now)
+        after = operations.stats(conn, now)
+        agrees = (after.agents, after.channels, after.store.messages) == (
+            projected.agents, projected.channels, projected.store.messages)
         conn.set_trace_callback(statements.append)
         first_t = perf_counter()
         result = operations.stats(conn, clock.now_ms())
         first = perf_counter() - first_t
         conn.set_trace_callback(None)
-        times = []
-        for _ in range(reps):
-            t = perf_counter()
-            operations.stats(conn, clock.now_ms())
-            times.append(perf_counter() - t)
+        times: list[float] = []
+        overdue_times: list[float] = []
+        before = None
+        for i in range(reps):
+            for which in ((conn, over) if i % 2 else (over, conn)):
+                t = perf_counter()
+                got = operations.stats(which, clock.now_ms())
+                (overdue_times if which is over else times).append(perf_counter() - t)
+                if which is over:
+                    before = got
         plans = []
         for sql in statements:
             if not sql.lstrip().upper().startswith("SELECT"):
@@ -219,9 +231,12 @@ def bench_stats(n: int, reps: int) -> tuple[dict[str, object], list[str]]:
             " OR (tracked = 1 AND state = 'read')").fetchone()[0]
     finally:
         conn.close()
+        over.close()
     unread = sum(a.unread for a in result.agents)
     return {
-        "overdue": overdue, "ticked": ticked.total,
+        "overdue": overdue_times, "ticked": ticked.total, "due_rows": due_rows,
+        "agrees": agrees, "overdue_unread": sum(a.unread for a in before.agents) if before
+        else 0,
         "first": first, "times": times, "agents": len(result.agents),
         "channels": len(result.channels), "unread": unread, "deliveries": deliveries,
         "active": active, "messages": result.store.messages, "bytes": result.store.bytes,
@@ -285,6 +300,7 @@ def bench_compact(n: int, reps: int) -> dict[str, object]:
 
 def report(n: int, st: dict, plans: list[str], cp: dict, reps: int) -> str:
     s_med = median(st["times"])
+    o_med = median(st["overdue"])
     c_med, b_med = median(cp["mine"]), median(cp["base"])
     ratio = c_med / b_med
     r = cp["result"]
@@ -300,6 +316,9 @@ def report(n: int, st: dict, plans: list[str], cp: dict, reps: int) -> str:
         "|---|---|---|---|---|---|",
         f"| stats ({n:,} messages, {AGENTS:,} agents) | {duration(s_med)} | 1 s (absolute) | "
         f"{s_med:.2f}x | < 1 s | {verdict[s_med < 1]} |",
+        f"| stats with {st['due_rows']:,} deliveries overdue (no tick for hours) | "
+        f"{duration(o_med)} | {duration(s_med)} (after a tick) | {o_med / s_med:.2f}x | "
+        f"<= 2x | {verdict[o_med <= 2 * s_med]} |",
         f"| compact ({n:,} terminal messages) | {duration(c_med)} | {duration(b_med)} (raw "
         f"DELETE) | {ratio:.2f}x | <= 3x | {verdict[ratio <= 3]} |",
         "",
@@ -310,9 +329,14 @@ def report(n: int, st: dict, plans: list[str], cp: dict, reps: int) -> str:
         f"runs after opening the store), after one `tick`: {spread(st['times'])}; the first "
         f"call {duration(st['first'])}. Result: {st['agents']:,} agents, {st['channels']:,} "
         f"channels, {st['unread']:,} unread.",
-        f"- Before that tick, with {st['ticked']:,} timers overdue (a store no tick has run on "
-        f"for hours): {duration(st['overdue'])}, since stats first applies the due timers, as "
-        "`receive` would, in a transaction it rolls back.",
+        f"- Before that tick, with {st['due_rows']:,} deliveries overdue (a store no tick has "
+        f"run on for hours; the tick then made {st['ticked']:,} moves): {spread(st['overdue'])}."
+        " stats counts the due timers as the tick will apply them without applying them "
+        "(engine/projection.py follows each due delivery through the tick's steps in Python; "
+        "the breakdown of the deliveries not yet done with sets the due ones apart); the "
+        "result equals stats after the tick: "
+        f"{'yes' if st['agrees'] else 'NO'}. Before issue 17 stats applied them in a "
+        "transaction it rolled back: 8.17 s against 268 ms after the tick (30x).",
         "- How: totals per agent walk the covering index `deliveries_inbox` once (it is "
         "ordered by recipient, so GROUP BY needs no sort); everything else (unread, awaiting "
         "ack, oldest unread, pending, queued) reads only the deliveries not yet done with, "
@@ -356,7 +380,8 @@ def main() -> int:
     if not (args.quick or args.no_write):
         write_section(SECTION, text)
         print(f"wrote the section {SECTION!r} of {DOC}")
-    ok = median(st["times"]) < 1 and median(cp["mine"]) / median(cp["base"]) <= 3
+    ok = (median(st["times"]) < 1 and median(st["overdue"]) <= 2 * median(st["times"])
+          and st["agrees"] and median(cp["mine"]) / median(cp["base"]) <= 3)
     return 0 if ok else 1
 
 

@@ -1,4 +1,4 @@
-"""`acomm ack`: acknowledge a message."""
+"""`acomm ack`: acknowledge messages."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import typer
 from acomm_cli import clock
 from acomm_cli.cli import params, render
 from acomm_cli.commands._common import AsAgent, identity, output, store
-from acomm_cli.engine import delivery
+from acomm_cli.engine import acking, delivery
 
 app = typer.Typer(add_completion=False)
 
@@ -18,18 +18,29 @@ app = typer.Typer(add_completion=False)
 @app.command()
 def ack(
     ctx: typer.Context,
-    message_id: Annotated[int, typer.Argument(metavar="MSG", help="The message id.")],
+    message_ids: Annotated[list[int], typer.Argument(
+        metavar="MSG...", help="The message id; several are acknowledged in one transaction "
+        "(all or none).")],
     as_: AsAgent = None,
     status: Annotated[str, typer.Option(
         click_type=params.ACK_STATUS,
         help="received, in_progress, completed or failed (forward only).")] = "completed",
     note: Annotated[str | None, typer.Option(help="Details for the sender.")] = None,
 ) -> None:
-    """Acknowledge a message: stops its retries and tells the sender.
+    """Acknowledge messages: stops their retries and tells each sender.
+
+    Several ids are one transaction: if any cannot be acknowledged, its error is reported and
+    none is. JSON: one object for one id, a list in the order given for several.
 
     Example: acomm ack 42 --as executor --status completed --note "deployed"
     """
     agent = identity(as_)
     with store(ctx, write=True) as conn:
-        result = delivery.ack(conn, message_id, agent, status, note, clock.now_ms())
-    render.ack(output(ctx), asdict(result))
+        if len(message_ids) == 1:  # one id keeps its one JSON object
+            results = [delivery.ack(conn, message_ids[0], agent, status, note, clock.now_ms())]
+        else:
+            results = acking.ack_many(conn, message_ids, agent, status, note, clock.now_ms())
+    if len(results) == 1:
+        render.ack(output(ctx), asdict(results[0]))
+    else:
+        render.acks(output(ctx), [asdict(r) for r in results])

@@ -58,12 +58,19 @@ def receive(
         click_type=params.SECONDS,
         help="Block up to this many seconds until something arrives (exit 124 if nothing).")]
     = None,
+    ack: Annotated[str | None, typer.Option(
+        "--ack", click_type=params.ACK_STATUS,
+        help="Also acknowledge what is received with this status, in the same transaction "
+        "(received, in_progress, completed or failed); the output leaves before it commits.")]
+    = None,
     follow: Annotated[bool, typer.Option(
         "--follow", "-f", help="Keep printing messages as they arrive, until interrupted "
         "(rich on a terminal, JSON Lines when piped).")]
     = False,
 ) -> None:
     """Unread messages for an agent, oldest first; marks them read unless --peek.
+
+    With --ack STATUS, what is received is also acknowledged, in the same transaction.
 
     Example: acomm receive --as executor --json
     """

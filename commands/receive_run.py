@@ -15,7 +15,7 @@ from acomm_cli.commands._runtime import (
     store,
 )
 from acomm_cli.engine import delivery
-from acomm_cli.errors import Timeout
+from acomm_cli.errors import Timeout, ValidationFailed
 
 
 def receive(inv: Invocation, *, channel_arg: str | None, as_: str | None, channel: str | None,
@@ -23,9 +23,13 @@ def receive(inv: Invocation, *, channel_arg: str | None, as_: str | None, channe
             topic: str | None, status: list[str] | None, grep: str | None,
             priority_min: str | None, sort: str | None, order: str | None, limit: int,
             offset: int, peek: bool, body: bool, jsonl: bool, wait: float | None,
-            follow: bool) -> None:
+            ack: str | None, follow: bool) -> None:
     s = inv.settings
     agent = identity(as_, "--as")
+    if ack is not None and (peek or follow):
+        other = "--peek" if peek else "--follow"
+        raise ValidationFailed(f"ack: --ack acknowledges what it reads; it cannot go with "
+                               f"{other}", field="ack", value=ack)
     now = clock.now_ms()
     f = build_filter(channel=channel_arg or channel, since=since, until=until, types=type_,
                      sender=from_, topic=topic, status=status, grep=grep,
@@ -38,7 +42,11 @@ def receive(inv: Invocation, *, channel_arg: str | None, as_: str | None, channe
             with stopping.on_signals() as stop:
                 delivery.follow(conn, agent, f, emit, peek=peek, stop=stop)
             return
-        if wait is not None:
+        if ack is not None:
+            from acomm_cli.engine import acking
+
+            result = acking.receive_ack(conn, agent, f, ack, now, emit=emit, wait_s=wait)
+        elif wait is not None:
             result = delivery.receive_wait(conn, agent, f, wait, peek=peek, emit=emit)
         else:
             result = delivery.receive_due(conn, agent, f, now, peek=peek, emit=emit)

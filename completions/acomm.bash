@@ -46,7 +46,7 @@ _acomm_options() {
         'subscribe') echo "$global --as" ;;
         'unsubscribe') echo "$global --as" ;;
         'subscriptions') echo "$global" ;;
-        'receive') echo "$global --as --recipient -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset --peek --body --jsonl --wait -f --follow" ;;
+        'receive') echo "$global --as --recipient -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset --peek --body --jsonl --wait --ack -f --follow" ;;
         'ack') echo "$global --as --status --note" ;;
         'query') echo "$global --as --timeout --wait -p --priority --topic" ;;
         'respond') echo "$global --as -p --priority" ;;
@@ -168,6 +168,7 @@ _acomm_value_kind() {
         'receive --limit') echo 'value' ;;
         'receive --offset') echo 'value' ;;
         'receive --wait') echo 'value' ;;
+        'receive --ack') echo 'choice:received in_progress completed failed' ;;
         'ack --as') echo 'agent' ;;
         'ack --status') echo 'choice:received in_progress completed failed' ;;
         'ack --note') echo 'value' ;;
@@ -295,7 +296,7 @@ _acomm_positional() {
         'unsubscribe 1') echo 'value' ;;
         'subscriptions 0') echo 'channel' ;;
         'receive 0') echo 'channel' ;;
-        'ack 0') echo 'value' ;;
+        'ack '*) echo 'value' ;;
         'query 0') echo 'channel' ;;
         'query 1') echo 'value' ;;
         'respond 0') echo 'value' ;;

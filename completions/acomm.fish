@@ -55,7 +55,7 @@ function __acomm_valued
         case 'unsubscribe'
             echo --as
         case 'receive'
-            echo --as --recipient -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset --wait
+            echo --as --recipient -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset --wait --ack
         case 'ack'
             echo --as --status --note
         case 'query'
@@ -214,7 +214,7 @@ complete -c acomm -f -n '__acomm_is \'\'' -a 'subscribe' -d 'Receive messages wh
 complete -c acomm -f -n '__acomm_is \'\'' -a 'unsubscribe' -d 'Remove a subscription (repeating it changes nothing)'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'subscriptions' -d 'List a pubsub channel\'s subscriptions'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'receive' -d 'Unread messages for an agent, oldest first; marks them read unless...'
-complete -c acomm -f -n '__acomm_is \'\'' -a 'ack' -d 'Acknowledge a message: stops its retries and tells the sender'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'ack' -d 'Acknowledge messages: stops their retries and tells each sender'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'query' -d 'Ask a question; prints its correlation id (or, with --wait, the fir...'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'respond' -d 'Answer a query, to its asker; counts as your ack; prints the id'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'thread' -d 'A query (or command) and everything correlated with it, in order'
@@ -384,6 +384,8 @@ complete -c acomm -n '__acomm_is \'receive\'' -l peek -d 'Leave them unread'
 complete -c acomm -n '__acomm_is \'receive\'' -l body -d 'Print only the bodies'
 complete -c acomm -n '__acomm_is \'receive\'' -l jsonl -d 'One JSON object per line'
 complete -c acomm -n '__acomm_is \'receive\'' -l wait -r -f -d 'Block up to this many seconds until something arrives (exit 124 if...'
+complete -c acomm -n '__acomm_is \'receive\'' -l ack -r -f -a 'received in_progress completed failed'
+complete -c acomm -n '__acomm_is \'receive\'' -l ack -r -f -d 'Also acknowledge what is received with this status, in the same tra...'
 complete -c acomm -n '__acomm_is \'receive\'' -s f -l follow -d 'Keep printing messages as they arrive, until interrupted (rich on a...'
 complete -c acomm -n '__acomm_at \'receive\' 0' -f -a '(__acomm_words channels)'
 

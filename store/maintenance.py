@@ -6,6 +6,7 @@ the rules that decide what these numbers mean.
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 from collections.abc import Iterator
@@ -108,18 +109,68 @@ def delivery_totals(conn: sqlite3.Connection, agent: str | None = None
                         " GROUP BY recipient", (agent,)).fetchall()
 
 
-def active_breakdown(conn: sqlite3.Connection, agent: str | None = None
-                     ) -> list[tuple[str, int, str, int, int, int | None]]:
-    """(recipient, channel_id, state, tracked, deliveries, oldest delivered_at) over the
-    deliveries not yet done with; only those rows are read (the partial index)."""
-    cols = ("SELECT recipient, channel_id, state, tracked, count(*), min(delivered_at)"
-            " FROM {src} WHERE ")
-    group = " GROUP BY recipient, channel_id, state, tracked"
+def active_breakdown(conn: sqlite3.Connection, agent: str | None = None,
+                     due: tuple[int, str] | None = None
+                     ) -> list[tuple[str, int, str, int, int, int | None, int]]:
+    """(recipient, channel_id, state, tracked, deliveries, oldest delivered_at, due) over the
+    deliveries not yet done with; only those rows are read (the partial index).
+
+    `due` = (now, JSON list of message ids whose expiry is due): rows a tick would move (a
+    timer due by now, or a message that expired) are grouped apart with due = 1, so that
+    statistics count them as the tick would leave them instead (engine/projection.py)."""
+    flag, pre = "0", list[Any]()
+    if due is not None:
+        flag = "coalesce(next_timer_at <= ?, 0)"
+        pre.append(due[0])
+        if due[1] != "[]":  # no json_each per row when nothing expired
+            flag = f"({flag} OR message_id IN (SELECT value FROM json_each(?)))"
+            pre.append(due[1])
+    cols = ("SELECT recipient, channel_id, state, tracked, count(*), min(delivered_at),"
+            f" {flag} AS due FROM {{src}} WHERE ")
+    group = " GROUP BY recipient, channel_id, state, tracked, due"
     if agent is None:
-        return _through_active(conn, cols + ACTIVE + group).fetchall()
+        return _through_active(conn, cols + ACTIVE + group, tuple(pre)).fetchall()
     return conn.execute(
         cols.format(src="deliveries") + "recipient = ? AND state IN ('queued', 'waiting',"
-        f" 'unread', 'read') AND {ACTIVE}" + group, (agent,)).fetchall()
+        f" 'unread', 'read') AND {ACTIVE}" + group, (*pre, agent)).fetchall()
+
+
+def expiring(conn: sqlite3.Connection, now: int) -> list[tuple[int, int]]:
+    """(message id, expires_at) of messages expired by `now` with a delivery not yet done with
+    (the ones a tick may dead-letter as `expired`)."""
+    return conn.execute(
+        "SELECT m.id, m.expires_at FROM messages m WHERE m.expires_at IS NOT NULL"
+        " AND m.expires_at <= ? AND EXISTS (SELECT 1 FROM deliveries d WHERE d.message_id = m.id"
+        " AND (d.state IN ('queued', 'waiting', 'unread') OR (d.tracked = 1 AND d.state ="
+        " 'read')))",
+        (now,)).fetchall()
+
+
+_DUE_COLS = ("message_id, recipient, channel_id, state, tracked, retry_count,"
+             " read_at IS NOT NULL, delivered_at, next_timer_at")
+
+
+def due_deliveries(conn: sqlite3.Connection, now: int, expired: list[int]
+                   ) -> list[tuple[Any, ...]]:
+    """The deliveries a tick at `now` would look at: timer due (through the timer index), or
+    not done with on an expired message. Columns as _DUE_COLS."""
+    rows = conn.execute(
+        f"SELECT {_DUE_COLS} FROM deliveries INDEXED BY deliveries_timer"
+        " WHERE next_timer_at IS NOT NULL AND next_timer_at <= ?", (now,)).fetchall()
+    if expired:
+        rows += conn.execute(
+            f"SELECT {_DUE_COLS} FROM deliveries WHERE message_id IN (SELECT value FROM"
+            f" json_each(?)) AND {ACTIVE} AND NOT (next_timer_at IS NOT NULL AND"
+            " next_timer_at <= ?)", (json.dumps(expired), now)).fetchall()
+    return rows
+
+
+def timer_settings(conn: sqlite3.Connection) -> dict[int, tuple[int, int, int, float, bool]]:
+    """channel id -> (ack_timeout_ms, max_retries, retry_backoff_ms, retry_jitter,
+    exactly-once)."""
+    return {r[0]: (r[1], r[2], r[3], r[4], r[5] == "exactly-once") for r in conn.execute(
+        "SELECT id, ack_timeout_ms, max_retries, retry_backoff_ms, retry_jitter, delivery"
+        " FROM channels")}
 
 
 def channel_breakdown(conn: sqlite3.Connection, agent: str

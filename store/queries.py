@@ -351,6 +351,32 @@ def delivery_of(conn: sqlite3.Connection, message_id: int,
     ).fetchone()
 
 
+def ack_target(conn: sqlite3.Connection, message_id: int, recipient: str,
+               ) -> tuple[str, str, str | None, str | None, str | None, int | None] | None:
+    """What an ack needs, in one statement: (channel name, sender, correlation id) of the
+    message and (state, ack_status, delivered_at) of the recipient's delivery (None when the
+    recipient has none); None when the message does not exist."""
+    return conn.execute(
+        "SELECT c.name, m.sender, m.correlation_id, d.state, d.ack_status, d.delivered_at"
+        " FROM messages m JOIN channels c ON c.id = m.channel_id LEFT JOIN deliveries d"
+        " ON d.message_id = m.id AND d.recipient = ? WHERE m.id = ?",
+        (recipient, message_id),
+    ).fetchone()
+
+
+def ack_unread(conn: sqlite3.Connection, recipient: str, message_ids: Sequence[int],
+               status: str, note: str | None, now: int) -> int:
+    """`receive --ack`: unread deliveries read and acknowledged in one statement."""
+    marks = ",".join("?" * len(message_ids))
+    return conn.execute(
+        "UPDATE deliveries SET state = 'acked', ack_status = ?, ack_note = coalesce(?, ack_note),"
+        " acked_at = ?,"
+        " next_timer_at = NULL, read_at = ? WHERE recipient = ? AND +state = 'unread'"
+        f" AND message_id IN ({marks})",
+        (status, note, now, now, recipient, *message_ids),
+    ).rowcount
+
+
 def set_ack(conn: sqlite3.Connection, message_id: int, recipient: str, status: str,
             note: str | None, now: int) -> None:
     conn.execute(
@@ -596,6 +622,13 @@ def _total(conn: sqlite3.Connection, body: str, params: list[Any], rows: list[An
     return total
 
 
+def _unfiltered(f: MessageFilter) -> bool:
+    """No condition on the message or its channel: only the agent and the states."""
+    return (f.channel is None and f.since is None and f.until is None and not f.types
+            and f.sender is None and f.topic is None and f.grep is None
+            and f.priority_min is None and not f.status and f.after_id is None)
+
+
 def inbox(conn: sqlite3.Connection, agent: str, f: MessageFilter,
           states: Sequence[str] = ("unread",)) -> tuple[list[Message], int, set[int]]:
     """An agent's deliveries in `states` with their messages, FIFO (by rank first), the total,
@@ -613,6 +646,15 @@ def inbox(conn: sqlite3.Connection, agent: str, f: MessageFilter,
         " LIMIT ? OFFSET ?",
         (*params, f.limit + 1, f.offset),
     ).fetchall()
+    if (len(rows) > f.limit or (f.offset and not rows)) and _unfiltered(f) and not \
+            conn.execute("SELECT 1 FROM channels WHERE state = 'closed' LIMIT 1").fetchone():
+        # The count behind total_count, on the inbox index alone (about 4x cheaper than
+        # with the joins, which looked up every message of the backlog on every receive):
+        # with no filter on the messages and no closed channel, the agent and the states are
+        # all it counts.
+        body = (" FROM deliveries d WHERE d.recipient = ? AND d.state IN"
+                f" ({','.join('?' * len(states))})")
+        params = [agent, *states]
     total = _total(conn, body, params, rows, f)
     out = []
     limited = set()

@@ -346,6 +346,15 @@ def ack(out: Output, doc: dict[str, Any]) -> None:
              "nothing changed")
 
 
+def acks(out: Output, docs: list[dict[str, Any]]) -> None:
+    """`ack` of several ids: a JSON list in their order; in text, a note per no-op."""
+    if out.json:
+        _dump(docs)
+        return
+    for doc in docs:
+        ack(out, doc)
+
+
 def tick(out: Output, doc: dict[str, Any]) -> None:
     if out.json:
         _dump({**doc, "now": iso(doc["now"])})

@@ -150,16 +150,22 @@ def check_wait(wait_s: float) -> None:
                                value=wait_s)
 
 
+Read = Callable[[sqlite3.Connection, str, MessageFilter, int, bool, Emit | None],
+               tuple[QueryResult, bool]]
+
+
 def receive_wait(conn: sqlite3.Connection, agent: str, f: MessageFilter, wait_s: float, *,
                  peek: bool = False, stop: Callable[[], bool] = lambda: False,
-                 emit: Emit | None = None) -> QueryResult:
+                 emit: Emit | None = None, read: Read | None = None) -> QueryResult:
     """Receive, blocking up to `wait_s` seconds for something to arrive. `emit` hears the one
-    result it ends with (inside the transaction that marks it read, if any)."""
+    result it ends with (inside the transaction that marks it read, if any). `read` replaces
+    the read itself (`receive --ack` reads and acknowledges)."""
+    read = read or _read_due
     check_wait(wait_s)
     until = time.monotonic() + wait_s
     while True:
         version = queries.data_version(conn)
-        result, emitted = _read_due(conn, agent, f, clock.now_ms(), peek, emit)
+        result, emitted = read(conn, agent, f, clock.now_ms(), peek, emit)
         if result.messages or time.monotonic() >= until or stop():
             if emit is not None and not emitted:
                 emit(result)
@@ -237,19 +243,20 @@ def ack(conn: sqlite3.Connection, message_id: int, agent: str, status: str, note
 
 
 def record_ack(conn: sqlite3.Connection, message_id: int, agent: str, st: AckStatus,
-               note: str | None, now: int, extra: dict[str, str] | None = None) -> AckResult:
-    """`ack` inside the caller's transaction (agent dispatch acks as part of a receipt).
-    `extra`: more metadata for the acknowledgement message (a task's accept carries its
-    `eta_at` there, spec 002 §6)."""
-    msg = queries.message_by_id(conn, message_id)
-    if msg is None:
+               note: str | None, now: int, router: Router | None = None,
+               extra: dict[str, str] | None = None) -> AckResult:
+    """`ack` inside the caller's transaction (agent dispatch acks as part of a receipt;
+    `ack 4 5 6` passes one `router` for all, so their channel is read once). `extra`: more
+    metadata for the acknowledgement message (a task's accept carries its `eta_at` there,
+    spec 002 §6)."""
+    got = queries.ack_target(conn, message_id, agent)
+    if got is None:
         raise NotFound(f"message {message_id} does not exist", field="message",
                        value=message_id)
-    got = queries.delivery_of(conn, message_id, agent)
-    if got is None:
+    channel, sender, corr, state, previous, delivered_at = got
+    if state is None:
         raise NotParticipant(f"{agent!r} is not a recipient of message {message_id}",
                              field="agent", value=agent)
-    state, previous, delivered_at = got
     if previous == st.value:
         return AckResult(message_id, agent, st.value, False, None)
     if delivered_at is None:
@@ -257,21 +264,32 @@ def record_ack(conn: sqlite3.Connection, message_id: int, agent: str, st: AckSta
                            f"(it is {state})", field="message", value=message_id)
     _check_forward(message_id, state, previous, st)
     queries.set_ack(conn, message_id, agent, st.value, note, now)
-    release(conn, now)
-    if msg.channel.startswith("_fed:"):  # from another node: the ack travels as an event
+    router = router or Router(conn)
+    ch = router.channel(channel)
+    if ch.config.max_pending > 0:  # only a channel that limits pending ones queues any
+        release(conn, now, [ch.id])
+    ack_id = tell_sender(router, message_id, channel, sender, corr, agent, st, note, now,
+                         extra)
+    return AckResult(message_id, agent, st.value, True, ack_id)
+
+
+def tell_sender(router: Router, message_id: int, channel: str, sender: str, corr: str | None,
+                agent: str, st: AckStatus, note: str | None, now: int,
+                extra: dict[str, str] | None = None) -> int | None:
+    """The acknowledgement message back to the sender (its id; None when it has no
+    recipient); from another node, the ack travels as an event instead."""
+    if channel.startswith("_fed:"):
         from acomm_cli.engine import remote
 
         if st in (AckStatus.COMPLETED, AckStatus.FAILED):
-            remote.processed(conn, message_id, agent, st.value, now)
-        return AckResult(message_id, agent, st.value, True, None)
-    router = Router(conn)
+            remote.processed(router.conn, message_id, agent, st.value, now)
+        return None
     plan = plan_message(router, SendRequest(
-        sender=agent, content=note or st.value, channel=msg.channel,
-        type=MessageType.ACKNOWLEDGMENT.value, correlation_id=msg.correlation_id,
+        sender=agent, content=note or st.value, channel=channel,
+        type=MessageType.ACKNOWLEDGMENT.value, correlation_id=corr,
         metadata={**(extra or {}), "ack_for": str(message_id), "status": st.value},
-    ), now, only_to=msg.sender, internal=True)
-    ack_id = persist(router, plan, now).id if plan.recipients else None
-    return AckResult(message_id, agent, st.value, True, ack_id)
+    ), now, only_to=sender, internal=True)
+    return persist(router, plan, now).id if plan.recipients else None
 
 
 def _check_forward(message_id: int, state: str, previous: str | None, st: AckStatus) -> None:

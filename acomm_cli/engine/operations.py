@@ -13,7 +13,7 @@ from functools import partial
 from typing import Any, TypeVar
 
 from acomm_cli import model
-from acomm_cli.engine import delivery
+from acomm_cli.engine import delivery, projection
 from acomm_cli.errors import InvalidState, StoreUnavailable, ValidationFailed
 from acomm_cli.store import bridge as bridge_queries
 from acomm_cli.store import maintenance, queries, timers, write
@@ -78,21 +78,32 @@ def _is_pending(state: str, tracked: int) -> bool:
 
 
 def stats(conn: sqlite3.Connection, now: int, agent: str | None = None) -> Stats:
-    """Per-agent and per-channel counts, with the timers due at `now` applied first, as the
-    next `receive` or `tick` would; that work is rolled back: statistics never write.
+    """Per-agent and per-channel counts as the next `receive` or `tick` would leave them:
+    the timers due at `now` are counted as applied, without writing anything.
+
+    They are projected (engine/projection.py: each due delivery followed through the tick's
+    steps) rather than applied and rolled back, which on a store no tick had run on for hours
+    cost a whole tick. A channel with max_pending that holds queued deliveries still has
+    them applied in a transaction that is rolled back (releasing depends on the channel's
+    counts); on a read-only store that case counts the deliveries as they stand.
 
     With `agent`: that agent only (a row of zeros if it never received anything), and the
     channels it takes part in."""
     if agent is not None:
         model.agent_id(agent, "as")
-    due = timers.has_due(conn, now, None)
-    with maintenance.snapshot(conn, scratch=due) as writable:  # every count from one moment
-        if due and writable:
+    with maintenance.snapshot(conn) as _:  # every count from one moment
+        due = timers.has_due(conn, now, None)
+        proj = projection.project(conn, now) if due else None
+        if not due or proj is not None:
+            return _stats(conn, now, agent, proj)
+    with maintenance.snapshot(conn, scratch=True) as writable:
+        if writable and timers.has_due(conn, now, None):
             delivery.advance(conn, now)
-        return _stats(conn, now, agent)
+        return _stats(conn, now, agent, None)
 
 
-def _stats(conn: sqlite3.Connection, now: int, agent: str | None) -> Stats:
+def _stats(conn: sqlite3.Connection, now: int, agent: str | None,
+           proj: projection.Projection | None) -> Stats:
     every = maintenance.channel_list(conn)
     closed = {cid for cid, _name, state in every if state == model.ChannelState.CLOSED.value}
     shown = every if agent is None else maintenance.channel_list(conn, agent)
@@ -102,7 +113,15 @@ def _stats(conn: sqlite3.Connection, now: int, agent: str | None) -> Stats:
         agents[agent] = AgentStats(agent)
     for recipient, total in maintenance.delivery_totals(conn, agent):
         agents.setdefault(recipient, AgentStats(recipient)).total = total
-    for recipient, cid, state, tracked, n, oldest in maintenance.active_breakdown(conn, agent):
+    rows = [r[:6] for r in maintenance.active_breakdown(
+        conn, agent, proj.due if proj is not None else None) if not r[6]]
+    if proj is not None:  # the due deliveries, as the tick leaves them
+        for recipient, _cid, _state, _tracked, _at in proj.notifications():
+            if agent in (None, recipient):
+                agents.setdefault(recipient, AgentStats(recipient)).total += 1
+        rows += [(r, c, st, t, 1, at) for r, c, st, t, at in proj.after + proj.notifications()
+                 if agent in (None, r)]
+    for recipient, cid, state, tracked, n, oldest in rows:
         a = agents.setdefault(recipient, AgentStats(recipient))
         if state == "unread" and cid not in closed:
             a.unread += n
@@ -116,11 +135,23 @@ def _stats(conn: sqlite3.Connection, now: int, agent: str | None) -> Stats:
         for cid, state, tracked, n in maintenance.channel_breakdown(conn, agent):
             if cid in channels:
                 _count_channel(channels[cid], state, tracked, n)
+        if proj is not None:  # every recipient's due deliveries on the agent's channels
+            for _r, cid, state, tracked, _at in proj.before:
+                if cid in channels:
+                    _count_channel(channels[cid], state, tracked, -1)
+            for _r, cid, state, tracked, _at in proj.after + proj.notifications():
+                if cid in channels:
+                    _count_channel(channels[cid], state, tracked, 1)
     for recipient, cid, n in maintenance.dead_letter_counts(conn):
         if recipient in agents:
             agents[recipient].dead_letters += n
         if cid in channels:
             channels[cid].dead_letters += n
+    for recipient, cid in proj.dead if proj is not None else ():
+        if recipient in agents:
+            agents[recipient].dead_letters += 1
+        if cid in channels:
+            channels[cid].dead_letters += 1
     for a in agents.values():
         if a.oldest_unread_at is not None:
             a.oldest_unread_age_sec = max(0, (now - a.oldest_unread_at) // 1000)
@@ -129,11 +160,12 @@ def _stats(conn: sqlite3.Connection, now: int, agent: str | None) -> Stats:
     # delivery is unread, so no directory is read here (stats needs no bridge settings).
     queues = [QueueStats(a, n, max(0, (now - oldest) // 1000))
               for a, n, oldest in bridge_queries.queues(conn) if agent in (None, a)]
+    messages = maintenance.message_count(conn) + (len(proj.dead) if proj is not None else 0)
     return Stats(
         agents=sorted(agents.values(), key=lambda a: a.agent),
         channels=sorted(channels.values(), key=lambda c: c.channel),
         store=StoreStats(path=maintenance.db_path(conn), bytes=size, wal_bytes=wal,
-                         messages=maintenance.message_count(conn)),
+                         messages=messages),
         queues=queues, mirror_backlog=bridge_queries.failed(conn, 0)[0],
         bad_files=len(bridge_queries.bad_files(conn)),
     )

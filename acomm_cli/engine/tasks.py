@@ -517,7 +517,7 @@ def _ack(conn: sqlite3.Connection, task: Task, agent: str, status: AckStatus, no
     if state == DeliveryState.DEAD.value or delivered_at is None or (
             previous is not None and ACK_ORDER[AckStatus(previous)] >= ACK_ORDER[status]):
         return None
-    return delivery.record_ack(conn, task.id, agent, status, note, now, meta).ack_message_id
+    return delivery.record_ack(conn, task.id, agent, status, note, now, extra=meta).ack_message_id
 
 
 def _respond(conn: sqlite3.Connection, task: Task, agent: str, content: str, now: int) -> int:

@@ -69,6 +69,7 @@ COMMANDS = {
             {'name': 'body', 'argument': False, 'opts': ['--body'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
             {'name': 'jsonl', 'argument': False, 'opts': ['--jsonl'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
             {'name': 'wait', 'argument': False, 'opts': ['--wait'], 'flag': False, 'kind': 'float', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'ack', 'argument': False, 'opts': ['--ack'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
             {'name': 'follow', 'argument': False, 'opts': ['--follow', '-f'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
         ],
     },

@@ -1,5 +1,5 @@
-"""SQL for capabilities, hosted skills, routing misses and review incidents (m008_capabilities). The rules
-are the engine's (acomm_cli/engine/capabilities.py, incidents.py)."""
+"""SQL for capabilities, hosted skills, routing misses and review incidents
+(m008_capabilities). The rules are the engine's (acomm_cli/engine/capabilities.py, incidents.py)."""
 
 from __future__ import annotations
 

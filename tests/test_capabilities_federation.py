@@ -1,0 +1,127 @@
+"""Capabilities across nodes (issue 15, spec 002 §9): a capability published on node B
+reaches node A through the room; the distribution fan-out asks agents of both nodes; routing
+by capability goes to the owner's node; misfires are reviewed once, on the owner's node.
+Nodes read each other's store files (StoreTransport); time moves with freezegun."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from freezegun import freeze_time
+from test_federation_routing import linked_pair
+
+from tests.capfixtures import SCHEMA
+
+T0 = "2030-01-01T00:00:00Z"
+PUBLISH = ["--owner", "bob", "--delegation-skill", "skills/review-request@1.2",
+           "--executor-skill", "skills/review-exec@1.0", "--eta", "10m"]
+
+
+def at(second: int) -> str:
+    return f"2030-01-01T00:{second // 60:02d}:{second % 60:02d}Z"
+
+
+def converge(a, b, when: str) -> None:
+    with freeze_time(when):
+        b.ok("fed", "pull")
+        a.ok("fed", "pull")
+
+
+@pytest.fixture
+def pair(cli, tmp_path):
+    """na owns alice and dave, nb owns bob (the capability's owner) and
+    carol; both nodes know all of it."""
+    with freeze_time(T0):
+        a, b = linked_pair(cli, tmp_path)
+        a.ok("agent", "own", "alice")
+        a.ok("agent", "own", "dave")
+        b.ok("agent", "own", "carol")
+        b.ok("capability", "host", "bob", "skills/review-exec@1.0")
+    converge(a, b, at(1))
+    return a, b
+
+
+def publish(b, tmp_path, second: int = 2, *extra: str) -> dict:
+    path = tmp_path / "review.json"
+    path.write_text(json.dumps(SCHEMA))
+    with freeze_time(at(second)):
+        return b.ok("capability", "publish", "review", *PUBLISH, "--schema", str(path),
+                    *extra)
+
+
+def installed(version: str, second: int) -> str:
+    return json.dumps({"status": "installed", "version": version, "at": at(second)})
+
+
+# ---------------------------------------------------------------- the distribution fan-out
+
+
+def test_a_capability_published_on_b_reaches_a_through_the_room(pair, tmp_path):
+    a, b = pair
+    publish(b, tmp_path)
+    assert a.ok("capability", "list")["capabilities"] == []  # not pulled yet
+    converge(a, b, at(3))
+    [theirs] = a.ok("capability", "list")["capabilities"]
+    assert (theirs["id"], theirs["owner"], theirs["node"], theirs["state"]) == \
+        ("review", "bob", "nb", "published")
+    assert theirs["delegation_skill"] == {"ref": "skills/review-request", "version": "1.2"}
+    assert theirs["schema_sha256"] == b.ok("capability", "show", "review")["schema_sha256"]
+    index = a.sql("SELECT value FROM fed_room WHERE map = 'capabilities.index' AND key = 'bob'")
+    assert json.loads(index[0][0]) == {"capabilities": ["review"], "ownerNodeId": "nb"}
+
+
+def test_the_fan_out_asks_every_agent_of_both_nodes_and_show_lists_their_installs(
+        pair, tmp_path):
+    a, b = pair
+    doc = publish(b, tmp_path)
+    assert [d["agent"] for d in doc["distribution"]] == ["alice", "carol", "dave"]
+    assert doc["skipped"] == []
+    # alice and dave (on na) got theirs as task_create events, carol's is local to nb
+    sent = {json.loads(e)["toAgentId"] for (e,) in b.sql(
+        "SELECT envelope FROM fed_outbox WHERE kind = 'task_create'")}
+    assert sent == {"alice", "dave"}
+    converge(a, b, at(3))
+    mine = a.ok("task", "list")["tasks"]
+    assert sorted((t["to"], t["from"], t["capability"], t["peer_node"]) for t in mine) == \
+        [("alice", "bob", "review", "nb"), ("dave", "bob", "review", "nb")]
+    inbox = a.ok("receive", "--as", "alice")["messages"]
+    assert [(m["type"], m["metadata"]["task_type"], m["metadata"]["skill_version"])
+            for m in inbox] == [("command", "skill_distribution", "1.2")]
+    gid = {t["to"]: t["global_id"] for t in mine}
+    local = {d["agent"]: str(d["task_id"]) for d in doc["distribution"]}
+    with freeze_time(at(4)):
+        a.ok("task", "accept", gid["alice"], "--as", "alice")
+        a.ok("task", "complete", gid["alice"], installed("1.2", 4), "--as", "alice")
+        a.ok("task", "accept", gid["dave"], "--as", "dave")
+        a.ok("task", "complete", gid["dave"],
+             json.dumps({"status": "failed", "at": at(4)}), "--as", "dave")
+        b.ok("task", "accept", local["carol"], "--as", "carol")
+        b.ok("task", "complete", local["carol"], installed("1.2", 4), "--as", "carol")
+    converge(a, b, at(5))
+    shown = b.ok("capability", "show", "review")
+    assert [(i["agent"], i["task_state"], i["status"], i["version"], i["at"],
+             i["requested_version"]) for i in shown["installs"]] == [
+        ("alice", "completed", "installed", "1.2", "2030-01-01T00:00:04Z", "1.2"),
+        ("carol", "completed", "installed", "1.2", "2030-01-01T00:00:04Z", "1.2"),
+        ("dave", "completed", "failed", None, "2030-01-01T00:00:04Z", "1.2")]
+    text = b.cli("--store", str(b.path), "capability", "show", "review").stdout
+    assert "alice" in text and "installed" in text
+    # both copies of a distribution task agree
+    for agent in ("alice", "dave"):
+        assert a.ok("task", "show", gid[agent])["state"] == \
+            b.ok("task", "show", gid[agent])["state"] == "completed"
+
+
+def test_a_bad_install_answer_is_refused_on_the_answering_node(pair, tmp_path):
+    a, b = pair
+    publish(b, tmp_path)
+    converge(a, b, at(3))
+    [task] = [t for t in a.ok("task", "list")["tasks"]
+              if t["to"] == "alice"]
+    with freeze_time(at(4)):
+        a.ok("task", "accept", task["global_id"], "--as", "alice")
+        r = a("task", "complete", task["global_id"], '{"status": "maybe"}', "--as", "alice")
+    assert r.exit_code == 3 and r.error["field"] == "status"
+    assert a.sql("SELECT count(*) FROM fed_outbox WHERE kind = 'task_complete'") == [(0,)]
+    assert a.sql("SELECT count(*) FROM incidents") == [(0,)]

@@ -125,3 +125,58 @@ def test_a_bad_install_answer_is_refused_on_the_answering_node(pair, tmp_path):
     assert r.exit_code == 3 and r.error["field"] == "status"
     assert a.sql("SELECT count(*) FROM fed_outbox WHERE kind = 'task_complete'") == [(0,)]
     assert a.sql("SELECT count(*) FROM incidents") == [(0,)]
+
+
+# ---------------------------------------------------------------- routing by capability
+
+
+def create(a, second: int, *extra: str):
+    with freeze_time(at(second)):
+        return a("task", "create", "--capability", "review", "review PR 7", "--as", "alice",
+                 *extra)
+
+
+def test_a_task_for_a_capability_on_b_goes_to_its_owner_there(pair, tmp_path):
+    a, b = pair
+    publish(b, tmp_path)
+    converge(a, b, at(3))
+    r = create(a, 4)
+    assert r.exit_code == 0, r.stderr
+    made = r.json()
+    assert (made["to"], made["peer_node"], made["capability"]) == ("bob", "nb", "review")
+    assert made["eta_at"] == "2030-01-01T00:10:04.000Z"  # the catalog's 10m, from the room
+    converge(a, b, at(5))
+    mine = b.ok("task", "show", made["global_id"])
+    assert (mine["from"], mine["to"], mine["capability"], mine["eta_at"]) == \
+        ("alice", "bob", "review", made["eta_at"])
+    [cmd] = [m for m in b.ok("receive", "--as", "bob")["messages"] if m["type"] == "command"
+             and m["metadata"]["task_type"] == "task"]
+    assert cmd["content"] == "review PR 7" and cmd["metadata"]["capability"] == "review"
+    # --to the owner is fine, --to anyone else is a routing miss (counted on na)
+    assert create(a, 6, "--to", "bob").exit_code == 0
+    r = create(a, 7, "--to", "dave")
+    assert r.exit_code == 5 and r.error["code"] == "no_capability" and r.error["field"] == "to"
+
+
+def test_unpublish_on_b_removes_routing_eligibility_on_a_once_the_room_syncs(pair, tmp_path):
+    a, b = pair
+    publish(b, tmp_path)
+    converge(a, b, at(3))
+    with freeze_time(at(4)):
+        b.ok("capability", "unpublish", "review")
+    assert create(a, 5).exit_code == 0  # na has not heard yet: still routed to bob
+    converge(a, b, at(6))
+    assert a.ok("capability", "list")["capabilities"] == []
+    assert a.sql("SELECT count(*) FROM fed_room WHERE map LIKE 'capabilities.%'") == [(0,)]
+    tasks_before = a.sql("SELECT count(*) FROM tasks")
+    r = create(a, 7)
+    assert r.exit_code == 5 and r.error["code"] == "no_capability"
+    assert r.error["field"] == "capability" and r.error["reason"] == "unknown"
+    assert a.sql("SELECT count(*) FROM tasks") == tasks_before
+    # counted where it was refused; na never had the capability: never an incident
+    assert a.sql("SELECT capability_id, agent, reason FROM routing_misses") == \
+        [("review", "alice", "unknown")]
+    for second in range(8, 14):
+        create(a, second)
+    assert a.sql("SELECT count(*) FROM incidents") == [(0,)]
+    assert b.sql("SELECT count(*) FROM incidents") == [(0,)]

@@ -78,14 +78,33 @@ def created(conn: sqlite3.Connection, source: str, env: dict[str, Any], message_
     meta = (env.get("payload") or {}).get("metadata") or {}
     capability = meta.get("capability")
     task_type = meta.get("task_type") if meta.get("task_type") in tasks.TASK_TYPES else "task"
+    at = _ms(env.get("createdAt"), now) or now
     tasks.record_created(
         conn, task_id=message_id, correlation_id=str(env.get("corrId") or env["eventId"]),
         channel_id=channel_id, creator=str(env["sourceAgentId"]), owner=str(env["toAgentId"]),
-        at=_ms(env.get("createdAt"), now) or now, task_type=str(task_type),
+        at=at, task_type=str(task_type),
         capability=capability if isinstance(capability, str) else None,
         eta_required=bool(meta.get("eta_required")), event_id=str(env["eventId"]),
-        global_id=str(env["eventId"]), origin_node=source, peer_node=source)
+        global_id=str(env["eventId"]), origin_node=source, peer_node=source,
+        eta_at=_eta(conn, meta, str(task_type), at))
     return True
+
+
+def _eta(conn: sqlite3.Connection, meta: dict[str, Any], task_type: str,
+         at: int) -> int | None:
+    """A capability task's default ETA: the one the creator's node computed from the room's
+    catalog (`eta_at` in the command's metadata: both copies then turn overdue at the same
+    instant), else this node's catalog from the task's creation."""
+    if meta.get("eta_at") is not None:
+        return _ms(meta.get("eta_at"), at)
+    capability = meta.get("capability")
+    if task_type != "task" or not isinstance(capability, str):
+        return None
+    from acomm_cli.engine import capabilities
+
+    cap = capabilities.find(conn, capability)
+    return at + cap.eta_ms if cap is not None and cap.state == "published" else None
+
 
 
 def applied(conn: sqlite3.Connection, me: str, source: str, env: dict[str, Any],

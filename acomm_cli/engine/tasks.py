@@ -301,7 +301,10 @@ def create(conn: sqlite3.Connection, creator: str, owner: str | None, content: s
                 from acomm_cli.engine import capabilities
 
                 owner, eta_ms = capabilities.route(conn, capability, owner)
-                eta_at = None if eta_ms is None else now + eta_ms
+                if eta_ms is not None:
+                    eta_at = now + eta_ms
+                    # the owner's node records the same ETA (engine/taskfed.created)
+                    meta["eta_at"] = clock.iso(eta_at)
             assert owner is not None
             made = _create(conn, creator, owner, content, now, meta, limits,
                            task_type=task_type, capability=capability,

@@ -180,3 +180,85 @@ def test_unpublish_on_b_removes_routing_eligibility_on_a_once_the_room_syncs(pai
         create(a, second)
     assert a.sql("SELECT count(*) FROM incidents") == [(0,)]
     assert b.sql("SELECT count(*) FROM incidents") == [(0,)]
+
+
+# ---------------------------------------------------------------- misfires across nodes
+
+
+def routed(a, b, tmp_path) -> str:
+    """A `review` task from alice on na to bob on nb, accepted; its global id."""
+    publish(b, tmp_path)
+    converge(a, b, at(3))
+    gid = create(a, 4).json()["global_id"]
+    converge(a, b, at(5))
+    with freeze_time(at(6)):
+        b.ok("task", "accept", gid, "--as", "bob")
+    converge(a, b, at(7))
+    return gid
+
+
+def one_incident_on_b(a, b, gid: str, failure_class: str) -> dict:
+    """Exactly one incident, on the catalog owner's node, none on the creator's; both
+    copies of the task record the same `incident` event."""
+    assert a.sql("SELECT count(*) FROM incidents") == [(0,)]
+    [incident] = b.ok("incident", "list")["incidents"]
+    assert (incident["capability_id"], incident["failure_class"], incident["state"]) == \
+        ("review", failure_class, "open")
+    theirs, mine = a.ok("task", "show", gid), b.ok("task", "show", gid)
+    assert incident["task_id"] == mine["id"]
+    assert incident["sample_corr_ids"] == [mine["correlation_id"]]
+    marks = [[(e["event"], e["event_id"], e["at"], e.get("failure_class")) for e in d["history"]
+              if e["event"] == "incident"] for d in (theirs, mine)]
+    assert marks[0] == marks[1] and len(marks[0]) == 1
+    assert marks[0][0][3] == failure_class
+    review = b.sql("SELECT count(*) FROM messages WHERE topic = '_system.capability.review'")
+    assert review == [(1,)]
+    return incident
+
+
+def test_an_overdue_task_opens_one_incident_on_the_owners_node(pair, tmp_path):
+    a, b = pair
+    gid = routed(a, b, tmp_path)
+    with freeze_time("2030-01-01T00:11:00Z"):  # past the 10m ETA: both nodes tick
+        assert a.ok("tick")["tasks_overdue"] == 1
+        assert b.ok("tick")["tasks_overdue"] == 1
+        a.ok("tick")
+        b.ok("tick")
+    converge(a, b, "2030-01-01T00:11:05Z")
+    converge(a, b, "2030-01-01T00:11:10Z")
+    one_incident_on_b(a, b, gid, "eta_breach")
+    theirs, mine = a.ok("task", "show", gid), b.ok("task", "show", gid)
+    assert theirs["state"] == mine["state"] == "incident"
+    assert [e["event"] for e in theirs["history"]] == [e["event"] for e in mine["history"]] \
+        == ["created", "accepted", "overdue", "incident"]
+
+
+def test_a_failed_task_opens_one_incident_on_the_owners_node(pair, tmp_path):
+    a, b = pair
+    gid = routed(a, b, tmp_path)
+    with freeze_time(at(8)):
+        b.ok("task", "fail", gid, "--reason", "the linter crashed", "--as", "bob")
+    converge(a, b, at(9))
+    converge(a, b, at(10))
+    one_incident_on_b(a, b, gid, "execution_error")
+    assert a.ok("task", "show", gid)["state"] == b.ok("task", "show", gid)["state"] == "failed"
+
+
+def test_an_output_failing_the_schema_is_checked_on_b_and_opens_one_incident(pair, tmp_path):
+    a, b = pair
+    gid = routed(a, b, tmp_path)
+    with freeze_time(at(8)):
+        r = b("task", "complete", gid, '{"verdict": "maybe"}', "--as", "bob")
+        assert r.exit_code == 3 and r.error["code"] == "output_mismatch"
+        again = b("task", "complete", gid, "not json", "--as", "bob")
+        assert again.exit_code == 3
+    assert b.sql("SELECT count(*) FROM fed_outbox WHERE kind = 'task_complete'") == [(0,)]
+    converge(a, b, at(9))
+    converge(a, b, at(10))
+    one_incident_on_b(a, b, gid, "output_mismatch")
+    assert a.ok("task", "show", gid)["state"] == "incident"
+    with freeze_time(at(11)):  # a result within the contract still completes it
+        b.ok("task", "complete", gid, '{"verdict": "ok"}', "--as", "bob")
+    converge(a, b, at(12))
+    assert a.ok("task", "show", gid)["state"] == "completed"
+    assert b.sql("SELECT count(*) FROM incidents") == [(1,)]

@@ -318,9 +318,10 @@ def _fan_out(conn: sqlite3.Connection, cap: Capability, now: int, limits: Limits
              me: str | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """One `skill_distribution` task from the owner to each active agent but the owner:
     the agents taking part in a channel here and, on a node, the agents the room says other
-    nodes own. A target a task cannot reach under `skipped` with the reason (an agent whose node is offline: no_owner /
-    owner_offline, with its dead letter); the others' tasks stand. An agent on another
-    node gets its task as a `task_create` event, as `task create --to` would send it."""
+    nodes own. An agent on another node gets its task as a `task_create` event, as `task
+    create --to` would send it. A target a task cannot reach (its node offline:
+    owner_offline, with its dead letter) is listed under `skipped` with the reason; the
+    others' tasks stand."""
     targets = set(sql.active_agents(conn, model.SYSTEM_CHANNEL, model.SYSTEM_AGENT))
     if me is not None:
         targets |= {k for k, _ in fed_sql.room_map(conn, "agents")}
@@ -353,6 +354,7 @@ def route(conn: sqlite3.Connection, cap_id: str, to: str | None) -> tuple[str, i
     NoCapability (exit 5, a routing miss) for an unknown or unpublished capability, or a
     `--to` that is not its owner."""
     cap = find(conn, cap_id)
+    eta: int | None
     if cap is not None and cap.state == "published":
         owner, eta = cap.owner, cap.eta_ms
     elif cap is not None:

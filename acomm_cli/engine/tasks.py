@@ -219,11 +219,13 @@ def record(conn: sqlite3.Connection, task: Task, event: str, *, agent: str | Non
         if event == "completed":
             changes["progress"] = 100
     sql.update_task(conn, task.id, changes)
-    if origin_node is None and task.peer_node is not None and event in OWNER_EVENTS:
+    if origin_node is None and task.peer_node is not None:
         from acomm_cli.engine import taskfed
 
-        taskfed.emit_event(conn, task, event, event_id, at=at, progress=progress, note=note,
-                           eta_at=eta_at, ack_timeout_ms=ack_timeout_ms)
+        if taskfed.sends(task, event):
+            taskfed.emit_event(conn, task, event, event_id, at=at, progress=progress,
+                               note=note, eta_at=eta_at, ack_timeout_ms=ack_timeout_ms,
+                               detail=detail)
     if event in ("overdue", "failed") and task.capability is not None \
             and task.task_type == "task":
         from acomm_cli.engine import incidents  # the misfire review (spec 002 §9)

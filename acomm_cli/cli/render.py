@@ -396,6 +396,8 @@ def stats_doc(s: Stats) -> dict[str, Any]:
         "queues": [{"agent": q.agent, "pending_files": q.pending_files,
                     "oldest_file_age_sec": q.oldest_file_age_sec} for q in s.queues],
         "bridge": {"mirror_backlog": s.mirror_backlog, "bad_files": s.bad_files},
+        # issue 15: tasks by state (either side, with --as) and review incidents (store-wide)
+        "tasks": s.tasks, "incidents": s.incidents,
     }
 
 
@@ -412,11 +414,16 @@ def stats(out: Output, s: Stats) -> None:
     st = doc["store"]
     queues = [(q.agent, q.pending_files, q.oldest_file_age_sec) for q in s.queues]
     bridge = s.mirror_backlog or s.bad_files
+    work = [(k, n) for k, n in s.tasks.items() if n]  # lines only for a store with tasks
+    incidents = any(s.incidents.values())
     if not out.tty:
         _table(out, None, (), [("agent", *a) for a in agents] + [("channel", *c) for c in channels]
                + [("store", st["path"], st["bytes"], st["wal_bytes"], st["messages"])]
                + [("queue", *q) for q in queues]
-               + ([("bridge", s.mirror_backlog, s.bad_files)] if bridge else []))
+               + ([("bridge", s.mirror_backlog, s.bad_files)] if bridge else [])
+               + [("task", k, n) for k, n in work]
+               + ([("incidents", s.incidents["open"], s.incidents["resolved"])]
+                  if incidents else []))
         return
     _table(out, "agents", ["agent", "total", "unread", "awaiting ack", "oldest unread (s)",
                            "dead letters"], agents)
@@ -428,6 +435,9 @@ def stats(out: Output, s: Stats) -> None:
     if bridge:
         _pairs(out, [("mirror backlog", s.mirror_backlog),
                      ("response files left in place", s.bad_files)])
+    if work or incidents:
+        _pairs(out, [("tasks", ", ".join(f"{k} {n}" for k, n in work) or "none"),
+                     ("open incidents", s.incidents["open"])])
 
 
 def doctor(out: Output, h: Health) -> None:

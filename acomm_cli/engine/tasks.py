@@ -168,9 +168,9 @@ def list_tasks(conn: sqlite3.Connection, now: int, *, agent: str | None = None,
     return [_task(r) for r in rows], total
 
 
-def counts(conn: sqlite3.Connection) -> dict[str, int]:
-    """Tasks by state (`stats`)."""
-    return dict(sql.counts_by_state(conn))
+def counts(conn: sqlite3.Connection, agent: str | None = None) -> dict[str, int]:
+    """Tasks by state, every state named (`stats`); `agent`: on either side."""
+    return {**dict.fromkeys(STATES, 0), **dict(sql.counts_by_state(conn, agent))}
 
 
 # ---------------------------------------------------------------- the one way a task changes

@@ -262,3 +262,42 @@ def test_an_output_failing_the_schema_is_checked_on_b_and_opens_one_incident(pai
     converge(a, b, at(12))
     assert a.ok("task", "show", gid)["state"] == "completed"
     assert b.sql("SELECT count(*) FROM incidents") == [(1,)]
+
+
+# ---------------------------------------------------------------- over real gateways
+
+
+def test_fan_out_and_routing_over_real_gateways(tmp_path):
+    """A capability published on nb reaches na through the room over WebSocket; alice on na
+    answers her distribution task, nb's capability show lists it, and a task for the
+    capability created on na is executed on nb. Every wait bounded."""
+    from test_federation_loop import cluster
+    from test_gateway import gateway_nodes, wait_until, where
+
+    with gateway_nodes(tmp_path) as make:
+        a, [b], _ = cluster(make, "nb")
+        a.ok("agent", "own", "alice")
+        b.ok("agent", "own", "bob")
+        wait_until("bob seen on na", lambda: where(a, "bob") == "nb")
+        wait_until("alice seen on nb", lambda: where(b, "alice") == "na")
+        schema = tmp_path / "review.json"
+        schema.write_text(json.dumps(SCHEMA))
+        b.ok("capability", "host", "bob", "skills/review-exec@1.0")
+        doc = b.ok("capability", "publish", "review", *PUBLISH, "--schema", str(schema))
+        assert [d["agent"] for d in doc["distribution"]] == ["alice"]
+        wait_until("review in na's catalog", lambda: [
+            c["id"] for c in a.ok("capability", "list")["capabilities"]] == ["review"])
+        wait_until("alice's distribution task on na", lambda: a.ok("fed", "pull")
+                   and a.ok("task", "list", "--as", "alice")["tasks"])
+        [install] = a.ok("task", "list", "--as", "alice")["tasks"]
+        a.ok("task", "accept", install["global_id"], "--as", "alice")
+        a.ok("task", "complete", install["global_id"],
+             json.dumps({"status": "installed", "version": "1.2", "at": T0}), "--as", "alice")
+        wait_until("alice's install on nb", lambda: b.ok("fed", "pull") and [
+            i["status"] for i in b.ok("capability", "show", "review")["installs"]]
+            == ["installed"])
+        made = a.ok("task", "create", "--capability", "review", "review PR 9", "--as", "alice")
+        assert (made["to"], made["peer_node"]) == ("bob", "nb")
+        wait_until("the task on nb", lambda: b.ok("fed", "pull")["tasks"] == 1)
+        mine = b.ok("task", "show", made["global_id"])
+        assert (mine["capability"], mine["eta_at"]) == ("review", made["eta_at"])

@@ -22,7 +22,7 @@ def stats(
         help="Only this agent, and the channels it takes part in (not read from "
         "$ACOMM_AGENT: without --as every agent is shown).")] = None,
 ) -> None:
-    """Counts per agent and per channel, oldest unread age, and the store's size.
+    """Counts per agent and channel, tasks, incidents, and the store's size.
 
     Deliveries per agent (total, unread, awaiting ack, oldest unread age in seconds,
     dead letters) and per channel (pending, queued, dead letters), with the store's size.
@@ -32,9 +32,13 @@ def stats(
     (`mirror_backlog`) and the response files left in place (`bad_files`: bad, refused for
     now, or ingested but not deleted yet).
 
+    `tasks` counts tasks by state (every state named; with --as, the tasks the agent created
+    or owns) and `incidents` the capability review incidents, open and resolved (store-wide).
+
     Unread is what `receive` would return: unread deliveries on channels not closed, counted
     after the timers already due (retries, scheduled sends), as the next `receive` or `tick`
-    would apply them. stats itself never changes the store.
+    would apply them (and tasks past their ETA as overdue, with their incidents). stats
+    itself never changes the store.
 
     Example: acomm stats --json | jq '.agents[] | select(.unread > 0)'
     """

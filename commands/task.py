@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import params, render
+from acomm_cli.cli import params, render_tasks
 from acomm_cli.commands._common import AsAgent, identity, limits, output, read_body, store
 from acomm_cli.engine import tasks
 
@@ -50,7 +50,7 @@ def create(
     with store(ctx, write=True, create=True) as conn:
         task = tasks.create(conn, agent, to, content, clock.now_ms(), capability=capability,
                             eta_required=eta_required, limits=limits(ctx))
-    render.task_created(output(ctx), task)
+    render_tasks.task_created(output(ctx), task)
 
 
 @app.command()
@@ -75,7 +75,7 @@ def accept(
     with store(ctx, write=True) as conn:
         task = tasks.accept(conn, task_id, agent, clock.now_ms(), eta=eta, plan=plan,
                              limits=limits(ctx))
-    render.task(output(ctx), task)
+    render_tasks.task(output(ctx), task)
 
 
 @app.command()
@@ -95,7 +95,7 @@ def update(
     with store(ctx, write=True) as conn:
         task = tasks.update(conn, task_id, agent, clock.now_ms(), progress=progress, note=note,
                              limits=limits(ctx))
-    render.task(output(ctx), task)
+    render_tasks.task(output(ctx), task)
 
 
 @app.command()
@@ -116,7 +116,7 @@ def complete(
     with store(ctx, write=True) as conn:
         task = tasks.complete(conn, task_id, agent, clock.now_ms(), content=content,
                                limits=limits(ctx))
-    render.task(output(ctx), task)
+    render_tasks.task(output(ctx), task)
 
 
 @app.command()
@@ -137,7 +137,7 @@ def fail(
     with store(ctx, write=True) as conn:
         task = tasks.fail(conn, task_id, agent, clock.now_ms(), reason=reason,
                            limits=limits(ctx))
-    render.task(output(ctx), task)
+    render_tasks.task(output(ctx), task)
 
 
 @app.command("list")
@@ -162,7 +162,7 @@ def list_(
     with store(ctx, write=False, read_fallback=True) as conn:
         found, total = tasks.list_tasks(conn, clock.now_ms(), agent=as_, state=state,
                                         limit=limit, offset=offset)
-    render.tasks(output(ctx), found, total, offset)
+    render_tasks.tasks(output(ctx), found, total, offset)
 
 
 @app.command()
@@ -176,7 +176,7 @@ def show(ctx: typer.Context, task_id: TaskId) -> None:
     """
     with store(ctx, write=False, read_fallback=True) as conn:
         task = tasks.show(conn, task_id, clock.now_ms())
-    render.task(output(ctx), task)
+    render_tasks.task(output(ctx), task)
 
 
 @app.callback()

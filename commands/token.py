@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import params, render
+from acomm_cli.cli import params, render, render_tasks
 from acomm_cli.commands._common import output, store
 
 app = typer.Typer(help="Session tokens for external agents at this node's gateway.\n\n"
@@ -58,7 +58,7 @@ def list_(ctx: typer.Context) -> None:
 
     with store(ctx, write=False) as conn:
         docs = tokens.list_tokens(conn, clock.now_ms())
-    render.tokens(output(ctx), docs)
+    render_tasks.tokens(output(ctx), docs)
 
 
 @app.command()

@@ -229,7 +229,7 @@ complete -c acomm -f -n '__acomm_is \'\'' -a 'dispatch' -d 'Run configured agent
 complete -c acomm -f -n '__acomm_is \'\'' -a 'receipts' -d 'List agent dispatch receipts (one per run), newest first'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'flush' -d 'Checkpoint the WAL into the database file and truncate it'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'compact' -d 'Remove messages that are done with, and their deliveries, in one tr...'
-complete -c acomm -f -n '__acomm_is \'\'' -a 'stats' -d 'Counts per agent and per channel, oldest unread age, and the store\'...'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'stats' -d 'Counts per agent and channel, tasks, incidents, and the store\'s size'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'doctor' -d 'Check the store\'s integrity, schema and delivery invariants'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'completions' -d 'Print the completion script for a shell: bash, zsh or fish'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'export' -d 'Export the history as Parquet (or JSON Lines) datasets, the input o...'

@@ -17,7 +17,8 @@
 #      alone (examples/pipeline.sh, on a store of its own)
 #   8. an export of the store (partitioned Parquet) and the Spark audit over it (needs Java 17+)
 #   9. federation: two nodes on 127.0.0.1 (a seed and a node joining it by invite), a query
-#      on one answered by an agent the other owns, then both gateways stopped
+#      on one answered by an agent the other owns, a capability published on one and a task
+#      delegated through it from the other, then both gateways stopped
 #      (examples/federation.sh, on stores of its own)
 #
 # Run it with `make demo`, or `bash examples/demo.sh` with acomm on PATH.

@@ -8,9 +8,12 @@
 #
 # The query goes from node-a's outbox to node-b (`fed pull` / `tick` there), is accepted,
 # answered by oracle's turn, and the answer comes back to alice's inbox on node-a as a
-# `response` with the query's correlation id. Then alice delegates a task to builder, another
-# agent node-b owns: builder accepts it there with an ETA, reports progress and completes
-# it, and `task show` on both nodes agrees. Both gateways are then stopped (SIGTERM).
+# `response` with the query's correlation id. Then builder, another agent node-b owns,
+# publishes a capability (spec 002 §9): node-a sees it in the room's catalog, alice on node-a
+# answers its skill-distribution task, and alice delegates a task through the capability:
+# it goes to builder on node-b, who accepts it with an ETA, reports progress and completes
+# it within the capability's output schema; `task show` on both nodes agrees. Both gateways
+# are then stopped (SIGTERM).
 # Every wait has a deadline; nothing sleeps for a fixed time to synchronise.
 # `make demo` runs this (examples/demo.sh calls it); alone: `bash examples/federation.sh` with
 # acomm (and its `federation` extra) on PATH. ACOMM_DEMO_KEEP=1 keeps the stores.
@@ -72,6 +75,23 @@ answer_back() {  # node-a pulls node-b's outbox until alice has the answer
 }
 owner_seen_builder() {
     acomm --store "$A" --json agent where builder | json 'd["owner_node"] == "node-b" or exit(1)'
+}
+owner_seen_alice() {  # node-b's copy of the room says node-a owns alice
+    acomm --store "$B" --json agent where alice | json 'd["owner_node"] == "node-a" or exit(1)'
+}
+capability_on_a() {  # node-a's copy of the room's catalog has release-checks
+    acomm --store "$A" --json capability list \
+        | json '[c["id"] for c in d["capabilities"]] == ["release-checks"] or exit(1)'
+}
+install_task_on_a() {  # node-a pulls until alice has her skill_distribution task; prints it
+    acomm --store "$A" fed pull >/dev/null
+    acomm --store "$A" --json task list --as alice | json '[t["global_id"] for t in d["tasks"]
+        if t["task_type"] == "skill_distribution"][0]'
+}
+installed_on_b() {  # node-b pulls until capability show lists alice's install
+    acomm --store "$B" fed pull >/dev/null
+    acomm --store "$B" --json capability show release-checks | json '[i["status"]
+        for i in d["installs"] if i["agent"] == "alice"] == ["installed"] or exit(1)'
 }
 task_on_b() {  # node-b pulls node-a's outbox until it has the task
     acomm --store "$B" fed pull >/dev/null
@@ -148,17 +168,47 @@ acomm --store "$A" --json receive --as alice --peek | json '[(m["type"], m["corr
 }
 run acomm --store "$A" receive --as alice
 
-section "8. alice delegates a task to builder, an agent node-b owns, with an ETA required"
+section "8. builder on node-b publishes a capability; node-a sees it in the room's catalog"
+run acomm --store "$A" agent own alice
 run acomm --store "$B" agent own builder
 wait_for "node-a to see builder's owner" 20 owner_seen_builder
-show acomm --store "$A" --json task create --to builder --eta-required \
+wait_for "node-b to see alice's owner" 20 owner_seen_alice
+cat > b/release.json <<'JSON'
+{"type": "object", "required": ["verdict"],
+ "properties": {"verdict": {"enum": ["pass", "fail"]}, "checks": {"type": "integer"}}}
+JSON
+say "the output contract, b/release.json (a JSON Schema):"
+sed 's/^/    /' b/release.json
+run acomm --store "$B" capability host builder skills/release-exec@1.0
+run acomm --store "$B" capability publish release-checks --owner builder \
+    --delegation-skill skills/release-request@1.0 --executor-skill skills/release-exec@1.0 \
+    --schema b/release.json --eta 15m
+wait_for "the capability in node-a's catalog" 20 capability_on_a
+run acomm --store "$A" capability list
+
+section "9. The fan-out reached alice on node-a: she installs the delegation skill"
+install=""
+deadline=$((SECONDS + 20))
+until install=$(install_task_on_a 2>/dev/null); do
+    ((SECONDS < deadline)) || { echo "federation: no distribution task for alice" >&2; exit 1; }
+    sleep 0.2
+done
+run acomm --store "$A" task accept "$install" --as alice
+run acomm --store "$A" task complete "$install" \
+    "{\"status\": \"installed\", \"version\": \"1.0\", \"at\": \"$(date -u +%FT%TZ)\"}" --as alice
+wait_for "alice's install on node-b" 20 installed_on_b
+say "node-b: who installed which version (oracle has not answered)"
+run acomm --store "$B" capability show release-checks
+
+section "10. alice delegates a task through the capability, with an ETA required"
+show acomm --store "$A" --json task create --capability release-checks --eta-required \
     "Run the release checks" --as alice
-task=$(acomm --store "$A" --json task create --to builder --eta-required \
+task=$(acomm --store "$A" --json task create --capability release-checks --eta-required \
     "Run the release checks" --as alice | json 'd["global_id"]')
-say "task $task: a task_create event in node-a's outbox (one id on both nodes)"
+say "task $task: routed to builder on node-b (the catalog's owner), a task_create event"
 wait_for "the task on node-b" 20 task_on_b
 
-section "9. builder on node-b accepts it with an ETA and reports progress"
+section "11. builder on node-b accepts it with an ETA and reports progress"
 run acomm --store "$B" task accept "$task" --eta 10m --plan "unit tests, then the build" \
     --as builder
 run acomm --store "$B" task update "$task" --progress 40 --note "unit tests pass" --as builder
@@ -166,8 +216,8 @@ wait_for "the progress on node-a" 20 task_on_a '["state"] == "updated" and d["pr
 say "node-a, after fed pull: the ETA and the progress came back"
 run acomm --store "$A" task show "$task"
 
-section "10. builder completes it; task show on both nodes agrees; alice has the result"
-run acomm --store "$B" task complete "$task" "all release checks pass" --as builder
+section "12. builder completes it within the schema; both nodes agree; alice has the result"
+run acomm --store "$B" task complete "$task" '{"verdict": "pass", "checks": 12}' --as builder
 wait_for "the completion on node-a" 20 task_on_a '["state"] == "completed"'
 say "node-a:"
 run acomm --store "$A" task show "$task"
@@ -188,7 +238,7 @@ PY
 say "the same state, ETA, progress and history on both nodes"
 run acomm --store "$A" receive --as alice
 
-section "11. Both gateways stopped cleanly (SIGTERM, waited for)"
+section "13. Both gateways stopped cleanly (SIGTERM, waited for)"
 stop node-b "$pid_b"
 stop node-a "$pid_a"
 pids=()

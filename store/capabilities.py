@@ -157,6 +157,11 @@ def incident_row(conn: sqlite3.Connection, incident_id: int) -> tuple[Any, ...] 
     return row
 
 
+def incident_counts(conn: sqlite3.Connection) -> list[tuple[str, int]]:
+    """(state, count) of review incidents."""
+    return conn.execute("SELECT state, count(*) FROM incidents GROUP BY state").fetchall()
+
+
 def incident_rows(conn: sqlite3.Connection, state: str | None,
                   cap_id: str | None) -> list[tuple[Any, ...]]:
     where, params = [], []

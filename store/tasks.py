@@ -88,6 +88,11 @@ def has_due(conn: sqlite3.Connection, now: int) -> bool:
                         (now,)).fetchone() is not None
 
 
-def counts_by_state(conn: sqlite3.Connection) -> list[tuple[str, int]]:
-    return conn.execute("SELECT state, count(*) FROM tasks GROUP BY state ORDER BY state"
-                        ).fetchall()
+def counts_by_state(conn: sqlite3.Connection,
+                    agent: str | None = None) -> list[tuple[str, int]]:
+    """(state, count) of tasks, or of the tasks `agent` created or owns."""
+    if agent is None:
+        return conn.execute("SELECT state, count(*) FROM tasks GROUP BY state ORDER BY state"
+                            ).fetchall()
+    return conn.execute("SELECT state, count(*) FROM tasks WHERE creator = ?1 OR owner = ?1"
+                        " GROUP BY state ORDER BY state", (agent,)).fetchall()

@@ -172,3 +172,37 @@ def test_same_numbers_without_the_partial_index(cli, busy):
     c.close()
     after = cli.ok("stats", "--json").json()
     assert after["agents"] == before["agents"] and after["channels"] == before["channels"]
+
+
+# ---------------------------------------------------------------- tasks and incidents (issue 15)
+
+
+def test_tasks_by_state_and_open_incidents(cli, store, tmp_path):
+    from tests.capfixtures import published
+    from tests.conftest import snapshot
+
+    with freeze_time("2030-01-01T00:00:00Z") as frozen:
+        empty = cli.ok("stats", "--json").json()
+        assert empty["tasks"] == {s: 0 for s in ("created", "accepted", "updated", "completed",
+                                                  "failed", "overdue", "incident")}
+        assert empty["incidents"] == {"open": 0, "resolved": 0}
+        published(cli, tmp_path, "carol")  # distribution tasks for alice and carol
+        first = cli.ok("task", "create", "--capability", "review", "PR 1", "--as", "alice",
+                       "--json").json()["id"]
+        second = cli.ok("task", "create", "--to", "bob", "PR 2", "--as", "alice",
+                        "--json").json()["id"]
+        cli.ok("task", "accept", str(second), "--eta", "1h", "--as", "bob")
+        frozen.tick(timedelta(minutes=11))  # `review`'s 10m ETA passed, no tick ran
+        before = snapshot(store)
+        doc = cli.ok("stats", "--json").json()
+        assert snapshot(store) == before  # stats counts the overdue task, writes nothing
+        assert {k: n for k, n in doc["tasks"].items() if n} == \
+            {"created": 2, "accepted": 1, "incident": 1}
+        assert doc["incidents"] == {"open": 1, "resolved": 0}
+        assert cli.ok("task", "show", str(first), "--json").json()["state"] == "incident"
+        cli.ok("incident", "resolve", "1", "--as", "alice")
+        doc = cli.ok("stats", "--json", "--as", "bob").json()
+        assert {k: n for k, n in doc["tasks"].items() if n} == {"accepted": 1}
+        assert doc["incidents"] == {"open": 0, "resolved": 1}
+        lines = cli.ok("stats").stdout.splitlines()
+        assert "task\tincident\t1" in lines and "incidents\t0\t1" in lines

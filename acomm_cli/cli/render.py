@@ -30,7 +30,6 @@ if TYPE_CHECKING:  # for the annotations only: none of these loads on a command'
     from acomm_cli.dispatch.dispatcher import DispatchResult, Receipt, ReceiptPage
     from acomm_cli.engine.delivery import DeadLetter
     from acomm_cli.engine.operations import CompactResult, FlushResult, Health, Stats
-    from acomm_cli.engine.tasks import Task, TaskEvent
 
 
 @dataclass(frozen=True)
@@ -408,6 +407,8 @@ def stats_doc(s: Stats) -> dict[str, Any]:
         "queues": [{"agent": q.agent, "pending_files": q.pending_files,
                     "oldest_file_age_sec": q.oldest_file_age_sec} for q in s.queues],
         "bridge": {"mirror_backlog": s.mirror_backlog, "bad_files": s.bad_files},
+        # issue 15: tasks by state (either side, with --as) and review incidents (store-wide)
+        "tasks": s.tasks, "incidents": s.incidents,
     }
 
 
@@ -424,11 +425,16 @@ def stats(out: Output, s: Stats) -> None:
     st = doc["store"]
     queues = [(q.agent, q.pending_files, q.oldest_file_age_sec) for q in s.queues]
     bridge = s.mirror_backlog or s.bad_files
+    work = [(k, n) for k, n in s.tasks.items() if n]  # lines only for a store with tasks
+    incidents = any(s.incidents.values())
     if not out.tty:
         _table(out, None, (), [("agent", *a) for a in agents] + [("channel", *c) for c in channels]
                + [("store", st["path"], st["bytes"], st["wal_bytes"], st["messages"])]
                + [("queue", *q) for q in queues]
-               + ([("bridge", s.mirror_backlog, s.bad_files)] if bridge else []))
+               + ([("bridge", s.mirror_backlog, s.bad_files)] if bridge else [])
+               + [("task", k, n) for k, n in work]
+               + ([("incidents", s.incidents["open"], s.incidents["resolved"])]
+                  if incidents else []))
         return
     _table(out, "agents", ["agent", "total", "unread", "awaiting ack", "oldest unread (s)",
                            "dead letters"], agents)
@@ -440,6 +446,9 @@ def stats(out: Output, s: Stats) -> None:
     if bridge:
         _pairs(out, [("mirror backlog", s.mirror_backlog),
                      ("response files left in place", s.bad_files)])
+    if work or incidents:
+        _pairs(out, [("tasks", ", ".join(f"{k} {n}" for k, n in work) or "none"),
+                     ("open incidents", s.incidents["open"])])
 
 
 def doctor(out: Output, h: Health) -> None:
@@ -778,71 +787,4 @@ def invites(out: Output, docs: Sequence[dict[str, Any]]) -> None:
         return
     _table(out, "invites", ["invite", "state", "expected node", "expires", "used by"],
            [(d["invite_id"], d["state"], d["expected_node"], d["expires_at"], d["used_by"])
-            for d in docs])
-
-
-# ---------------------------------------------------------------- tasks (issue 15)
-
-
-def task_event_doc(e: TaskEvent) -> dict[str, Any]:
-    return {"at": iso(e.at), "event": e.event, "by": e.agent, "progress": e.progress,
-            "note": e.note, "eta_at": iso(e.eta_at), "event_id": e.event_id,
-            "message_id": e.message_id, "origin_node": e.origin_node, **e.detail}
-
-
-def task_doc(t: Task) -> dict[str, Any]:
-    """`task show --json`: {id, capability, from, to, state, eta_at, progress, history} and
-    more fields (a contract like DESIGN.md §5: none renamed, more may come)."""
-    doc: dict[str, Any] = {"id": t.id, "capability": t.capability, "from": t.creator, "to": t.owner,
-           "state": t.state, "eta_at": iso(t.eta_at), "progress": t.progress,
-           "task_type": t.task_type, "correlation_id": t.correlation_id,
-           "eta_required": t.eta_required, "plan": t.plan, "note": t.note,
-           "result_message_id": t.result_message_id, "created_at": iso(t.created_at),
-           "accepted_at": iso(t.accepted_at), "updated_at": iso(t.updated_at),
-           "finished_at": iso(t.finished_at), "global_id": t.global_id,
-           "origin_node": t.origin_node, "peer_node": t.peer_node}
-    if t.history:
-        doc["history"] = [task_event_doc(e) for e in t.history]
-    return doc
-
-
-def task_created(out: Output, t: Task) -> None:
-    if out.json:
-        _dump(task_doc(t))
-    else:
-        sys.stdout.write(f"{t.id}\n")
-
-
-def task(out: Output, t: Task) -> None:
-    """One task: `key: value` lines, then its history one event a line."""
-    if out.json:
-        _dump(task_doc(t))
-        return
-    doc = task_doc(t)
-    history = doc.pop("history", [])
-    _pairs(out, [(k, v) for k, v in doc.items() if v is not None])
-    if history:
-        sys.stdout.write("history:\n")
-        _table(out, None, ["at", "event", "by", "progress", "eta", "note"],
-               [(e["at"], e["event"], e["by"], e["progress"], e["eta_at"], e["note"])
-                for e in history])
-
-
-def tasks(out: Output, items: Sequence[Task], total: int, offset: int = 0) -> None:
-    if out.json:
-        _dump({"tasks": [task_doc(t) for t in items], "total_count": total,
-               "has_more": total > offset + len(items)})
-        return
-    _table(out, "tasks", ["id", "from", "to", "state", "progress", "eta", "capability"],
-           [(t.id, t.creator, t.owner, t.state, t.progress, iso(t.eta_at), t.capability)
-            for t in items])
-
-
-def tokens(out: Output, docs: Sequence[dict[str, Any]]) -> None:
-    """`token list`: session tokens without their secrets."""
-    if out.json:
-        _dump({"tokens": list(docs)})
-        return
-    _table(out, "session tokens", ["token", "agent", "scopes", "state", "expires"],
-           [(d["token_id"], d["agent"], ",".join(d["scopes"]), d["state"], d["expires_at"])
             for d in docs])

@@ -318,8 +318,10 @@ def _fan_out(conn: sqlite3.Connection, cap: Capability, now: int, limits: Limits
              me: str | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """One `skill_distribution` task from the owner to each active agent but the owner:
     the agents taking part in a channel here and, on a node, the agents the room says other
-    nodes own. A target a task cannot reach yet (another node, before tasks cross nodes)
-    is listed under `skipped` with the reason; the others' tasks stand."""
+    nodes own. An agent on another node gets its task as a `task_create` event, as `task
+    create --to` would send it. A target a task cannot reach (its node offline:
+    owner_offline, with its dead letter) is listed under `skipped` with the reason; the
+    others' tasks stand."""
     targets = set(sql.active_agents(conn, model.SYSTEM_CHANNEL, model.SYSTEM_AGENT))
     if me is not None:
         targets |= {k for k, _ in fed_sql.room_map(conn, "agents")}
@@ -347,11 +349,12 @@ def _fan_out(conn: sqlite3.Connection, cap: Capability, now: int, limits: Limits
 
 
 def route(conn: sqlite3.Connection, cap_id: str, to: str | None) -> tuple[str, int | None]:
-    """The owner a task for `cap_id` goes to, and the capability's default ETA (None when
-    the capability is known only from the room: the owner's node applies its own). Raises
+    """The owner a task for `cap_id` goes to, and the capability's default ETA (from the
+    room's catalog entry for a capability published on another node). Raises
     NoCapability (exit 5, a routing miss) for an unknown or unpublished capability, or a
     `--to` that is not its owner."""
     cap = find(conn, cap_id)
+    eta: int | None
     if cap is not None and cap.state == "published":
         owner, eta = cap.owner, cap.eta_ms
     elif cap is not None:
@@ -362,7 +365,9 @@ def route(conn: sqlite3.Connection, cap_id: str, to: str | None) -> tuple[str, i
         if found is None:
             raise NoCapability(f"capability: {cap_id!r} is not published here or in the room",
                                field="capability", value=cap_id, reason="unknown")
-        owner, eta = found, None
+        eta_ms = _room_entry(conn, cap_id).get("etaMs")
+        owner = found
+        eta = eta_ms if isinstance(eta_ms, int) and eta_ms > 0 else None
     if to is not None and to != owner:
         raise NoCapability(f"to: capability {cap_id!r} is executed by {owner!r}, not {to!r} "
                            "(omit --to to route it)", field="to", value=to, owner=owner,

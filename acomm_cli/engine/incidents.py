@@ -122,9 +122,12 @@ def _mark_task(conn: sqlite3.Connection, task_id: int, incident_id: int, failure
 def review_task(conn: sqlite3.Connection, task: tasks.Task, event: str, at: int) -> None:
     """After `task` became overdue or failed (tasks.record calls this, in its transaction):
     an eta_breach or execution_error incident if it is a task for a capability published
-    here (its owner's store; a requester's node leaves the review to it)."""
+    here (its owner's store; a requester's node leaves the review to it). The creator's
+    copy of a task owned on another node never reviews: the owner's node does, once."""
     if task.capability is None or task.task_type != "task" or event not in _BY_EVENT:
         return
+    if task.peer_node is not None and task.origin_node is None:
+        return  # created here, executed on task.peer_node: reviewed there
     cap = capabilities.find(conn, task.capability)
     if cap is None:
         return

@@ -16,7 +16,9 @@ from acomm_cli import model
 from acomm_cli.engine import delivery, projection
 from acomm_cli.errors import InvalidState, StoreUnavailable, ValidationFailed
 from acomm_cli.store import bridge as bridge_queries
+from acomm_cli.store import capabilities as cap_queries
 from acomm_cli.store import maintenance, queries, timers, write
+from acomm_cli.store import tasks as task_queries
 from acomm_cli.store.migrations import MIGRATIONS
 
 _T = TypeVar("_T")
@@ -68,6 +70,8 @@ class Stats:
     queues: list[QueueStats] = field(default_factory=list)  # only agents with files pending
     mirror_backlog: int = 0  # mirror writes that failed and wait for a retry
     bad_files: int = 0  # response files left in place because they are not valid
+    tasks: dict[str, int] = field(default_factory=dict)  # by state, every state named
+    incidents: dict[str, int] = field(default_factory=dict)  # review incidents: open, resolved
 
 
 _TRACKABLE = ("unread", "read", "waiting")
@@ -93,12 +97,18 @@ def stats(conn: sqlite3.Connection, now: int, agent: str | None = None) -> Stats
         model.agent_id(agent, "as")
     with maintenance.snapshot(conn) as _:  # every count from one moment
         due = timers.has_due(conn, now, None)
-        proj = projection.project(conn, now) if due else None
-        if not due or proj is not None:
+        # overdue tasks (and the incidents they open) are applied in a scratch transaction
+        tasks_due = task_queries.has_due(conn, now)
+        proj = projection.project(conn, now) if due and not tasks_due else None
+        if not tasks_due and (not due or proj is not None):
             return _stats(conn, now, agent, proj)
     with maintenance.snapshot(conn, scratch=True) as writable:
         if writable and timers.has_due(conn, now, None):
             delivery.advance(conn, now)
+        if writable and task_queries.has_due(conn, now):
+            from acomm_cli.engine import tasks
+
+            tasks.mark_overdue(conn, now)
         return _stats(conn, now, agent, None)
 
 
@@ -168,6 +178,9 @@ def _stats(conn: sqlite3.Connection, now: int, agent: str | None,
                          messages=messages),
         queues=queues, mirror_backlog=bridge_queries.failed(conn, 0)[0],
         bad_files=len(bridge_queries.bad_files(conn)),
+        tasks={**dict.fromkeys(model.TASK_STATES, 0),
+               **dict(task_queries.counts_by_state(conn, agent))},
+        incidents={"open": 0, "resolved": 0, **dict(cap_queries.incident_counts(conn))},
     )
 
 

@@ -26,9 +26,10 @@ from acomm_cli.store import federation as fsql
 if TYPE_CHECKING:
     from acomm_cli.engine.tasks import Task
 
-# history event -> outbox kind (DESIGN.md §7)
+# history event -> outbox kind (DESIGN.md §7; `task_incident` is ours: the owner's node
+# tells the creator's copy of the review incident it opened, docs/DECISIONS.md)
 KINDS = {"accepted": "task_accept", "updated": "task_update", "completed": "task_complete",
-         "failed": "task_failed"}
+         "failed": "task_failed", "incident": "task_incident"}
 EVENTS = {kind: event for event, kind in KINDS.items()}
 TASK_KINDS = ("task_create", *EVENTS)
 
@@ -39,9 +40,18 @@ def overdue_event_id(global_id: str) -> str:
     return str(uuid.uuid5(uuid.NAMESPACE_URL, f"acomm:task:{global_id}:overdue"))
 
 
+def sends(task: Task, event: str) -> bool:
+    """Whether this node sends `event` of `task` to the other node: the owner's events of a
+    task created elsewhere, and the review's `incident` on the owner's node (the creator's
+    copy never reviews)."""
+    if task.peer_node is None:
+        return False
+    return event in KINDS and (event != "incident" or task.origin_node is not None)
+
+
 def emit_event(conn: sqlite3.Connection, task: Task, event: str, event_id: str, *, at: int,
                progress: int | None, note: str | None, eta_at: int | None,
-               ack_timeout_ms: int) -> None:
+               ack_timeout_ms: int, detail: dict[str, Any] | None = None) -> None:
     """The owner's node sends one of its task's events to the creator's node, in the
     transaction that recorded it, and keeps the sender's state (retries, dead letter)."""
     me = fsql.node_id(conn)
@@ -53,6 +63,8 @@ def emit_event(conn: sqlite3.Connection, task: Task, event: str, event_id: str, 
         payload["note"] = note
     if eta_at is not None:
         payload["etaAt"] = clock.iso(eta_at)
+    if detail:
+        payload["detail"] = detail
     remote.emit(conn, me, KINDS[event], to_node=task.peer_node, now=at, event_id=event_id,
                 source_agent=task.owner, to_agent=task.creator, corr=task.correlation_id,
                 payload=payload, decision="owner")
@@ -78,14 +90,33 @@ def created(conn: sqlite3.Connection, source: str, env: dict[str, Any], message_
     meta = (env.get("payload") or {}).get("metadata") or {}
     capability = meta.get("capability")
     task_type = meta.get("task_type") if meta.get("task_type") in tasks.TASK_TYPES else "task"
+    at = _ms(env.get("createdAt"), now) or now
     tasks.record_created(
         conn, task_id=message_id, correlation_id=str(env.get("corrId") or env["eventId"]),
         channel_id=channel_id, creator=str(env["sourceAgentId"]), owner=str(env["toAgentId"]),
-        at=_ms(env.get("createdAt"), now) or now, task_type=str(task_type),
+        at=at, task_type=str(task_type),
         capability=capability if isinstance(capability, str) else None,
         eta_required=bool(meta.get("eta_required")), event_id=str(env["eventId"]),
-        global_id=str(env["eventId"]), origin_node=source, peer_node=source)
+        global_id=str(env["eventId"]), origin_node=source, peer_node=source,
+        eta_at=_eta(conn, meta, str(task_type), at))
     return True
+
+
+def _eta(conn: sqlite3.Connection, meta: dict[str, Any], task_type: str,
+         at: int) -> int | None:
+    """A capability task's default ETA: the one the creator's node computed from the room's
+    catalog (`eta_at` in the command's metadata: both copies then turn overdue at the same
+    instant), else this node's catalog from the task's creation."""
+    if meta.get("eta_at") is not None:
+        return _ms(meta.get("eta_at"), at)
+    capability = meta.get("capability")
+    if task_type != "task" or not isinstance(capability, str):
+        return None
+    from acomm_cli.engine import capabilities
+
+    cap = capabilities.find(conn, capability)
+    return at + cap.eta_ms if cap is not None and cap.state == "published" else None
+
 
 
 def applied(conn: sqlite3.Connection, me: str, source: str, env: dict[str, Any],
@@ -108,15 +139,18 @@ def applied(conn: sqlite3.Connection, me: str, source: str, env: dict[str, Any],
         eta_at = _ms(payload.get("etaAt"), now)
         progress = payload.get("progress")
         note = payload.get("note")
+        detail = payload.get("detail") if event == "incident" else None
         tasks.catch_up(conn, at)  # an ETA passed before this event: overdue first, as there
         task = tasks.load(conn, task.id)
         try:
             with _savepoint(conn):
                 mid = _tell_creator(conn, task, event, note, eta_at, now)
-                tasks.record(conn, task, event, agent=str(env["sourceAgentId"]), at=at,
+                tasks.record(conn, task, event, at=at,
+                             agent=None if event == "incident" else str(env["sourceAgentId"]),
                              progress=progress if isinstance(progress, int) else None,
                              note=note if isinstance(note, str) else None, eta_at=eta_at,
-                             message_id=mid, event_id=event_id, origin_node=source)
+                             message_id=mid, event_id=event_id, origin_node=source,
+                             detail=detail if isinstance(detail, dict) else None)
         except CommError:
             ok = False  # out of order or already final: the owner's node stays the authority
         if event in ("accepted", "completed", "failed") and task.global_id is not None:
@@ -150,8 +184,8 @@ def _tell_creator(conn: sqlite3.Connection, task: Task, event: str, note: Any,
     from acomm_cli.engine.sending import Router, persist, plan_message
     from acomm_cli.model import MessageType, SendRequest
 
-    if event == "updated":
-        return None
+    if event in ("updated", "incident"):
+        return None  # history only (an incident is the owner's node's to review)
     text = note if isinstance(note, str) and note else None
     meta = {"task_id": str(task.id), "task_event": event}
     if event == "completed":

@@ -168,9 +168,9 @@ def list_tasks(conn: sqlite3.Connection, now: int, *, agent: str | None = None,
     return [_task(r) for r in rows], total
 
 
-def counts(conn: sqlite3.Connection) -> dict[str, int]:
-    """Tasks by state (`stats`)."""
-    return dict(sql.counts_by_state(conn))
+def counts(conn: sqlite3.Connection, agent: str | None = None) -> dict[str, int]:
+    """Tasks by state, every state named (`stats`); `agent`: on either side."""
+    return {**dict.fromkeys(STATES, 0), **dict(sql.counts_by_state(conn, agent))}
 
 
 # ---------------------------------------------------------------- the one way a task changes
@@ -219,11 +219,13 @@ def record(conn: sqlite3.Connection, task: Task, event: str, *, agent: str | Non
         if event == "completed":
             changes["progress"] = 100
     sql.update_task(conn, task.id, changes)
-    if origin_node is None and task.peer_node is not None and event in OWNER_EVENTS:
+    if origin_node is None and task.peer_node is not None:
         from acomm_cli.engine import taskfed
 
-        taskfed.emit_event(conn, task, event, event_id, at=at, progress=progress, note=note,
-                           eta_at=eta_at, ack_timeout_ms=ack_timeout_ms)
+        if taskfed.sends(task, event):
+            taskfed.emit_event(conn, task, event, event_id, at=at, progress=progress,
+                               note=note, eta_at=eta_at, ack_timeout_ms=ack_timeout_ms,
+                               detail=detail)
     if event in ("overdue", "failed") and task.capability is not None \
             and task.task_type == "task":
         from acomm_cli.engine import incidents  # the misfire review (spec 002 §9)
@@ -301,7 +303,10 @@ def create(conn: sqlite3.Connection, creator: str, owner: str | None, content: s
                 from acomm_cli.engine import capabilities
 
                 owner, eta_ms = capabilities.route(conn, capability, owner)
-                eta_at = None if eta_ms is None else now + eta_ms
+                if eta_ms is not None:
+                    eta_at = now + eta_ms
+                    # the owner's node records the same ETA (engine/taskfed.created)
+                    meta["eta_at"] = clock.iso(eta_at)
             assert owner is not None
             made = _create(conn, creator, owner, content, now, meta, limits,
                            task_type=task_type, capability=capability,

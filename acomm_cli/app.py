@@ -59,7 +59,7 @@ COMMANDS = {
     "send": "send", "publish": "send",
     "subscribe": "subscribe", "unsubscribe": "subscribe", "subscriptions": "subscribe",
     "receive": "receive",
-    "ack": "ack",
+    "ack": "ack", "nack": "nack", "extend": "nack",
     "query": "query", "respond": "query", "thread": "query",
     "task": "task",
     "messages": "messages", "show": "messages",

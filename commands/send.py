@@ -43,6 +43,10 @@ Delay = Annotated[str | None, typer.Option(
     click_type=params.DURATION, help="Deliver after this long, e.g. 30s.")]
 DeliverAt = Annotated[str | None, typer.Option(
     click_type=params.TIME, help="Deliver at this time (ISO 8601).")]
+Ttl = Annotated[str | None, typer.Option(
+    click_type=params.DURATION,
+    help="Time to live: not read within this (from delivery), the message is dead-lettered "
+    "`expired`, e.g. 10m (default: the channel's --message-ttl).")]
 
 
 
@@ -108,6 +112,7 @@ def send(
     meta: Meta = None,
     delay: Delay = None,
     deliver_at: DeliverAt = None,
+    ttl: Ttl = None,
 ) -> None:
     """Send a message; prints its id.
 
@@ -139,6 +144,7 @@ def send(
         sender=sender, content=read_body(body), channel=channel, type=type_, priority=priority,
         topic=topic, correlation_id=correlation_id, dedupe_key=dedupe_key,
         metadata=model.metadata_pairs(meta), delay_ms=delay_ms, deliver_at=at,
+        ttl_ms=clock.parse_duration(ttl, "ttl") if ttl is not None else None,
     )
     if to is None:
         with store(ctx, write=True) as conn:
@@ -169,6 +175,7 @@ def publish(
     meta: Meta = None,
     delay: Delay = None,
     deliver_at: DeliverAt = None,
+    ttl: Ttl = None,
 ) -> None:
     """Publish on a pubsub channel to every matching subscription; prints the id.
 
@@ -180,6 +187,7 @@ def publish(
         sender=identity(as_), content=read_body(body), channel=channel, type=type_,
         priority=priority, topic=topic, correlation_id=correlation_id, dedupe_key=dedupe_key,
         metadata=model.metadata_pairs(meta), delay_ms=delay_ms, deliver_at=at,
+        ttl_ms=clock.parse_duration(ttl, "ttl") if ttl is not None else None,
     )
     with store(ctx, write=True) as conn:
         result = sending.send(conn, req, now, limits(ctx))

@@ -2,7 +2,8 @@
 
 Timers follow DESIGN.md §4: t0 = delivery; deadline k = (re)delivery + ack_timeout; at deadline
 k <= max_retries the delivery waits retry_backoff * 2^(k-1) and is redelivered; past that it is
-dead-lettered. All times derive from scheduled times, so one late tick equals many punctual ones.
+dead-lettered. A received/in_progress ack's lease (leases.py) ending is such a deadline. All
+times derive from scheduled times, so one late tick equals many punctual ones.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
 from acomm_cli import clock, model
-from acomm_cli.engine import deadletters
+from acomm_cli.engine import deadletters, leases
 from acomm_cli.engine.channels import channel_by_id, release
 from acomm_cli.engine.inbox import Emit, history, read_inbox
 from acomm_cli.engine.sending import Router, persist, plan_message
@@ -46,11 +47,12 @@ class TickResult:
     released: int = 0  # deliveries held by max_pending and let through
     expired: int = 0
     dedupe_expired: int = 0
+    lease_expired: int = 0  # held deliveries whose lease ran out (retried or dead-lettered)
 
     @property
     def total(self) -> int:
         return (self.retried + self.redelivered + self.dead_lettered + self.scheduled_delivered
-                + self.released + self.expired + self.dedupe_expired)
+                + self.released + self.expired + self.dedupe_expired + self.lease_expired)
 
 
 _MAX_PASSES = 10_000  # each pass moves every due timer one step; a catch-up needs a handful
@@ -71,17 +73,20 @@ def advance(conn: sqlite3.Connection, now: int, recipient: str | None = None,
         redelivered = timers.deliver_waiting(conn, now, recipient, retried=True)
         retried = timers.schedule_retries(conn, now, recipient)
         retried += timers.restart_read_exactly_once(conn, now, recipient)
+        lapsed = timers.expire_leases(conn, now, recipient)
         expired = timers.stage_expired(conn, now, recipient)
         exhausted = timers.stage_exhausted(conn, now, recipient)
-        dead = deadletters.apply(conn) if expired + exhausted else 0
+        lapsed_dead = timers.stage_lease_exhausted(conn, now, recipient)
+        dead = deadletters.apply(conn) if expired + exhausted + lapsed_dead else 0
         result.scheduled_delivered += scheduled
         result.redelivered += redelivered
-        result.retried += retried
+        result.retried += retried + lapsed
+        result.lease_expired += lapsed + lapsed_dead
         result.expired += expired
         result.dead_lettered += dead
         if on_pass is not None:
-            on_pass(scheduled + redelivered + retried + dead)
-        if not (scheduled + redelivered + retried + dead):
+            on_pass(scheduled + redelivered + retried + lapsed + dead)
+        if not (scheduled + redelivered + retried + lapsed + dead):
             break
     result.released = release(conn, now)
     if recipient is None:
@@ -221,6 +226,8 @@ class AckResult:
     status: str
     changed: bool
     ack_message_id: int | None
+    lease_until: int | None = None  # a received/in_progress ack holds the delivery till then
+    requeued: bool = False  # a `failed` ack on a --retry-failed channel: given back
 
 
 def ack(conn: sqlite3.Connection, message_id: int, agent: str, status: str, note: str | None,
@@ -233,33 +240,39 @@ def ack(conn: sqlite3.Connection, message_id: int, agent: str, status: str, note
 
 
 def record_ack(conn: sqlite3.Connection, message_id: int, agent: str, st: AckStatus,
-               note: str | None, now: int, extra: dict[str, str] | None = None) -> AckResult:
+               note: str | None, now: int, extra: dict[str, str] | None = None, *,
+               lease: bool = True) -> AckResult:
     """`ack` inside the caller's transaction (agent dispatch acks as part of a receipt).
     `extra`: more metadata for the acknowledgement message (a task's accept carries its
-    `eta_at` there, spec 002 §6)."""
+    `eta_at` there, spec 002 §6). `lease`: a received/in_progress ack holds the delivery
+    for the channel's lease (leases.py); False for callers that hold it by their own timer
+    (dispatch's claim, a task's ETA)."""
     msg = queries.message_by_id(conn, message_id)
     if msg is None:
         raise NotFound(f"message {message_id} does not exist", field="message",
                        value=message_id)
-    got = queries.delivery_of(conn, message_id, agent)
-    if got is None:
-        raise NotParticipant(f"{agent!r} is not a recipient of message {message_id}",
-                             field="agent", value=agent)
-    state, previous, delivered_at = got
-    if previous == st.value:
-        return AckResult(message_id, agent, st.value, False, None)
+    v = leases.view(conn, message_id, agent)
+    state, previous, delivered_at = v.state, v.ack_status, v.delivered_at
+    if previous == st.value:  # a repeat changes nothing, but renews a lease
+        until = leases.renew(conn, v, st, now) if lease else None
+        return AckResult(message_id, agent, st.value, False, None, until)
     if delivered_at is None:
         raise InvalidState(f"message {message_id} has not been delivered to {agent!r} yet "
                            f"(it is {state})", field="message", value=message_id)
     _check_forward(message_id, state, previous, st)
-    queries.set_ack(conn, message_id, agent, st.value, note, now)
+    if st == AckStatus.FAILED and (given := leases.retry_failed(conn, v, note, now)):
+        release(conn, now)
+        return AckResult(message_id, agent, st.value, True, None, None,
+                         requeued=given.outcome == "requeued")
+    until = leases.lease_until(v, st, now) if lease else None
+    queries.set_ack(conn, message_id, agent, st.value, note, now, until)
     release(conn, now)
     if msg.channel.startswith("_fed:"):  # from another node: the ack travels as an event
         from acomm_cli.engine import remote
 
         if st in (AckStatus.COMPLETED, AckStatus.FAILED):
             remote.processed(conn, message_id, agent, st.value, now)
-        return AckResult(message_id, agent, st.value, True, None)
+        return AckResult(message_id, agent, st.value, True, None, until)
     router = Router(conn)
     plan = plan_message(router, SendRequest(
         sender=agent, content=note or st.value, channel=msg.channel,
@@ -267,7 +280,7 @@ def record_ack(conn: sqlite3.Connection, message_id: int, agent: str, st: AckSta
         metadata={**(extra or {}), "ack_for": str(message_id), "status": st.value},
     ), now, only_to=msg.sender, internal=True)
     ack_id = persist(router, plan, now).id if plan.recipients else None
-    return AckResult(message_id, agent, st.value, True, ack_id)
+    return AckResult(message_id, agent, st.value, True, ack_id, until)
 
 
 def _check_forward(message_id: int, state: str, previous: str | None, st: AckStatus) -> None:

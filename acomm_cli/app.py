@@ -31,7 +31,7 @@ COMMANDS = {
     "send": "send", "publish": "send",
     "subscribe": "subscribe", "unsubscribe": "subscribe", "subscriptions": "subscribe",
     "receive": "receive",
-    "ack": "ack",
+    "ack": "ack", "nack": "nack", "extend": "nack",
     "query": "query", "respond": "query", "thread": "query",
     "task": "task", "capability": "capability", "incident": "incident",
     "messages": "messages", "show": "messages",

@@ -76,12 +76,14 @@ ACK_ORDER = {AckStatus.RECEIVED: 0, AckStatus.IN_PROGRESS: 1, AckStatus.COMPLETE
 # tasks (issue 15): their states and kinds; the rules are acomm_cli/engine/tasks.py's
 TASK_STATES = ("created", "accepted", "updated", "completed", "failed", "overdue", "incident")
 TASK_TYPES = ("task", "skill_distribution")
-MESSAGE_STATUSES = ("sent", "delivered", "acknowledged", "dead_letter")
+# `in_progress` (issue 18) is a filter only: messages a recipient holds with an in_progress ack
+MESSAGE_STATUSES = ("sent", "delivered", "acknowledged", "dead_letter", "in_progress")
 SYSTEM_CHANNEL = "_system"
 SYSTEM_AGENT = "acomm"
 DEADLETTER_TOPIC = "_system.message.deadletter"
 DEAD_LETTER_REASONS = ("max_retries_exceeded", "expired", "recipient_left", "dispatch_failed",
-                       "no_owner", "owner_offline", "federation_max_attempts")  # the last three: §7
+                       "no_owner", "owner_offline", "federation_max_attempts",  # these three: §7
+                       "nacked")  # `acomm nack` without --requeue (issue 18)
 
 # Matched with fullmatch: `$` would also accept a trailing newline (`"team\n"`).
 _CHANNEL_NAME = re.compile(r"[A-Za-z0-9_-]{1,128}")
@@ -285,6 +287,13 @@ class ChannelConfig:
     dedupe_window_ms: int = 86_400_000
     retention_count: int = 0
     retention_age_ms: int = 0
+    lease_ms: int = 0  # how long a received/in_progress ack holds a delivery; 0 = ack_timeout
+    message_ttl_ms: int = 0  # the default time to live of a message sent here; 0 = none
+    retry_failed: bool = False  # a `failed` ack gives the delivery back for a retry
+
+    @property
+    def effective_lease_ms(self) -> int:
+        return self.lease_ms or self.ack_timeout_ms
 
 
 @dataclass(frozen=True)
@@ -410,6 +419,8 @@ class SendRequest:
     delay_ms: int | None = None
     deliver_at: int | None = None
     expires_at: int | None = None
+    # time to live (issue 18): not read by then (from delivery), dead-lettered `expired`
+    ttl_ms: int | None = None
 
 
 @dataclass(frozen=True)

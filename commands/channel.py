@@ -54,6 +54,18 @@ def create(
     retention_age: Annotated[str | None, typer.Option(
         click_type=params.DURATION,
         help="`compact` removes finished messages older than this, e.g. 7d.")] = None,
+    lease: Annotated[str | None, typer.Option(
+        click_type=params.DURATION,
+        help="How long a received or in_progress ack holds a delivery before it is "
+        "redelivered (default: the ack timeout), e.g. 5m.")] = None,
+    message_ttl: Annotated[str | None, typer.Option(
+        click_type=params.DURATION,
+        help="Messages not read within this are dead-lettered `expired` (send --ttl "
+        "overrides), e.g. 10m.")] = None,
+    retry_failed: Annotated[bool | None, typer.Option(
+        "--retry-failed/--no-retry-failed",
+        help="A `failed` ack gives the delivery back for a retry (up to --max-retries).")
+    ] = None,
     if_not_exists: Annotated[bool, typer.Option(
         "--if-not-exists", help="Succeed if it exists with the same type.")] = False,
 ) -> None:
@@ -78,6 +90,10 @@ def create(
         retention_count=retention_count,
         retention_age_ms=clock.parse_duration(retention_age, "retention_age")
         if retention_age is not None else None,
+        lease_ms=clock.parse_duration(lease, "lease") if lease is not None else None,
+        message_ttl_ms=clock.parse_duration(message_ttl, "message_ttl")
+        if message_ttl is not None else None,
+        retry_failed=retry_failed,
     )
     with store(ctx, write=True, create=True) as conn:
         ch = channels.create_channel(conn, name, type_, owner, cfg, clock.now_ms(),

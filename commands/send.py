@@ -30,6 +30,10 @@ Delay = Annotated[str | None, typer.Option(
     click_type=params.DURATION, help="Deliver after this long, e.g. 30s.")]
 DeliverAt = Annotated[str | None, typer.Option(
     click_type=params.TIME, help="Deliver at this time (ISO 8601).")]
+Ttl = Annotated[str | None, typer.Option(
+    click_type=params.DURATION,
+    help="Time to live: not read within this (from delivery), the message is dead-lettered "
+    "`expired`, e.g. 10m (default: the channel's --message-ttl).")]
 
 
 @app.command()
@@ -55,6 +59,7 @@ def send(
     meta: Meta = None,
     delay: Delay = None,
     deliver_at: DeliverAt = None,
+    ttl: Ttl = None,
 ) -> None:
     """Send a message; prints its id.
 
@@ -80,6 +85,7 @@ def publish(
     meta: Meta = None,
     delay: Delay = None,
     deliver_at: DeliverAt = None,
+    ttl: Ttl = None,
 ) -> None:
     """Publish on a pubsub channel to every matching subscription; prints the id.
 

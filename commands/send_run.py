@@ -67,7 +67,7 @@ def _read_batch(inv: Invocation, source: str) -> list[tuple[SendRequest, str | N
 def send(inv: Invocation, *, channel: str | None, body: str | None, as_: str | None,
          to: str | None, batch: str | None, type_: str, priority: str, topic: str | None,
          correlation_id: str | None, dedupe_key: str | None, meta: list[str] | None,
-         delay: str | None, deliver_at: str | None) -> int | None:
+         delay: str | None, deliver_at: str | None, ttl: str | None) -> int | None:
     s = inv.settings
     out = output(s)
     now = clock.now_ms()
@@ -93,6 +93,7 @@ def send(inv: Invocation, *, channel: str | None, body: str | None, as_: str | N
         sender=sender, content=read_body(inv, body), channel=channel, type=type_,
         priority=priority, topic=topic, correlation_id=correlation_id, dedupe_key=dedupe_key,
         metadata=model.metadata_pairs(meta), delay_ms=delay_ms, deliver_at=at,
+        ttl_ms=clock.parse_duration(ttl, "ttl") if ttl is not None else None,
     )
     if to is None:
         with store(s, write=True) as conn:
@@ -109,7 +110,8 @@ def send(inv: Invocation, *, channel: str | None, body: str | None, as_: str | N
 
 def publish(inv: Invocation, *, channel: str, topic: str, body: str | None, as_: str | None,
             type_: str, priority: str, correlation_id: str | None, dedupe_key: str | None,
-            meta: list[str] | None, delay: str | None, deliver_at: str | None) -> None:
+            meta: list[str] | None, delay: str | None, deliver_at: str | None,
+            ttl: str | None) -> None:
     s = inv.settings
     now = clock.now_ms()
     delay_ms, at = _schedule(delay, deliver_at, now)
@@ -117,6 +119,7 @@ def publish(inv: Invocation, *, channel: str, topic: str, body: str | None, as_:
         sender=identity(as_), content=read_body(inv, body), channel=channel, type=type_,
         priority=priority, topic=topic, correlation_id=correlation_id, dedupe_key=dedupe_key,
         metadata=model.metadata_pairs(meta), delay_ms=delay_ms, deliver_at=at,
+        ttl_ms=clock.parse_duration(ttl, "ttl") if ttl is not None else None,
     )
     with store(s, write=True) as conn:
         result = sending.send(conn, req, now, limits(s))

@@ -6,7 +6,7 @@
 
 _acomm_subcommands() {
     case $1 in
-        '') echo 'init status config channel send publish subscribe unsubscribe subscriptions receive ack query respond thread task capability incident messages show deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway token' ;;
+        '') echo 'init status config channel send publish subscribe unsubscribe subscriptions receive ack nack extend query respond thread task capability incident messages show deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway token' ;;
         'config') echo 'show' ;;
         'channel') echo 'create join leave list show pause resume drain close' ;;
         'task') echo 'create accept update complete fail list show' ;;
@@ -32,7 +32,7 @@ _acomm_options() {
         'config') echo "$global" ;;
         'config show') echo "$global" ;;
         'channel') echo "$global" ;;
-        'channel create') echo "$global -t --type --as --delivery --max-message-size --ack-timeout --max-retries --retry-backoff --retry-jitter --echo --no-echo --priority-ordering --no-priority-ordering --max-pending --dedupe-window --retention-count --retention-age --if-not-exists" ;;
+        'channel create') echo "$global -t --type --as --delivery --max-message-size --ack-timeout --max-retries --retry-backoff --retry-jitter --echo --no-echo --priority-ordering --no-priority-ordering --max-pending --dedupe-window --retention-count --retention-age --lease --message-ttl --retry-failed --no-retry-failed --if-not-exists" ;;
         'channel join') echo "$global --role" ;;
         'channel leave') echo "$global" ;;
         'channel list') echo "$global" ;;
@@ -41,13 +41,15 @@ _acomm_options() {
         'channel resume') echo "$global" ;;
         'channel drain') echo "$global" ;;
         'channel close') echo "$global" ;;
-        'send') echo "$global --as --from --sender --to --batch -t --type -p --priority --topic --correlation-id --dedupe-key --meta --delay --deliver-at" ;;
-        'publish') echo "$global --as --from --sender -t --type -p --priority --correlation-id --dedupe-key --meta --delay --deliver-at" ;;
+        'send') echo "$global --as --from --sender --to --batch -t --type -p --priority --topic --correlation-id --dedupe-key --meta --delay --deliver-at --ttl" ;;
+        'publish') echo "$global --as --from --sender -t --type -p --priority --correlation-id --dedupe-key --meta --delay --deliver-at --ttl" ;;
         'subscribe') echo "$global --as" ;;
         'unsubscribe') echo "$global --as" ;;
         'subscriptions') echo "$global" ;;
         'receive') echo "$global --as --recipient -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset --peek --body --jsonl --wait --ack -f --follow" ;;
         'ack') echo "$global --as --status --note" ;;
+        'nack') echo "$global --as --requeue --delay --reason" ;;
+        'extend') echo "$global --by --as" ;;
         'query') echo "$global --as --timeout --wait -p --priority --topic" ;;
         'respond') echo "$global --as -p --priority" ;;
         'thread') echo "$global" ;;
@@ -131,6 +133,8 @@ _acomm_value_kind() {
         'channel create --dedupe-window') echo 'value' ;;
         'channel create --retention-count') echo 'value' ;;
         'channel create --retention-age') echo 'value' ;;
+        'channel create --lease') echo 'value' ;;
+        'channel create --message-ttl') echo 'value' ;;
         'channel join --role') echo 'choice:member observer' ;;
         'send --as'|'send --from'|'send --sender') echo 'agent' ;;
         'send --to') echo 'agent' ;;
@@ -143,6 +147,7 @@ _acomm_value_kind() {
         'send --meta') echo 'value' ;;
         'send --delay') echo 'value' ;;
         'send --deliver-at') echo 'value' ;;
+        'send --ttl') echo 'value' ;;
         'publish --as'|'publish --from'|'publish --sender') echo 'agent' ;;
         'publish -t'|'publish --type') echo 'choice:text command query response acknowledgment notification broadcast error' ;;
         'publish -p'|'publish --priority') echo 'choice:low normal high urgent critical' ;;
@@ -151,6 +156,7 @@ _acomm_value_kind() {
         'publish --meta') echo 'value' ;;
         'publish --delay') echo 'value' ;;
         'publish --deliver-at') echo 'value' ;;
+        'publish --ttl') echo 'value' ;;
         'subscribe --as') echo 'agent' ;;
         'unsubscribe --as') echo 'agent' ;;
         'receive --as'|'receive --recipient') echo 'agent' ;;
@@ -160,7 +166,7 @@ _acomm_value_kind() {
         'receive -t'|'receive --type') echo 'choice:text command query response acknowledgment notification broadcast error' ;;
         'receive --from') echo 'agent' ;;
         'receive --topic') echo 'value' ;;
-        'receive --status') echo 'choice:sent delivered acknowledged dead_letter' ;;
+        'receive --status') echo 'choice:sent delivered acknowledged dead_letter in_progress' ;;
         'receive --grep') echo 'value' ;;
         'receive --priority-min') echo 'choice:low normal high urgent critical' ;;
         'receive --sort') echo 'choice:created priority id' ;;
@@ -172,6 +178,11 @@ _acomm_value_kind() {
         'ack --as') echo 'agent' ;;
         'ack --status') echo 'choice:received in_progress completed failed' ;;
         'ack --note') echo 'value' ;;
+        'nack --as') echo 'agent' ;;
+        'nack --delay') echo 'value' ;;
+        'nack --reason') echo 'value' ;;
+        'extend --by') echo 'value' ;;
+        'extend --as') echo 'agent' ;;
         'query --as') echo 'agent' ;;
         'query --timeout') echo 'value' ;;
         'query --wait') echo 'value' ;;
@@ -211,7 +222,7 @@ _acomm_value_kind() {
         'messages -t'|'messages --type') echo 'choice:text command query response acknowledgment notification broadcast error' ;;
         'messages --from') echo 'agent' ;;
         'messages --topic') echo 'value' ;;
-        'messages --status') echo 'choice:sent delivered acknowledged dead_letter' ;;
+        'messages --status') echo 'choice:sent delivered acknowledged dead_letter in_progress' ;;
         'messages --grep') echo 'value' ;;
         'messages --priority-min') echo 'choice:low normal high urgent critical' ;;
         'messages --sort') echo 'choice:created priority id' ;;
@@ -220,7 +231,7 @@ _acomm_value_kind() {
         'messages --offset') echo 'value' ;;
         'deadletter list -c'|'deadletter list --channel') echo 'channel' ;;
         'deadletter list --recipient') echo 'agent' ;;
-        'deadletter list --reason') echo 'choice:max_retries_exceeded expired recipient_left dispatch_failed no_owner owner_offline federation_max_attempts' ;;
+        'deadletter list --reason') echo 'choice:max_retries_exceeded expired recipient_left dispatch_failed no_owner owner_offline federation_max_attempts nacked' ;;
         'deadletter list --limit') echo 'value' ;;
         'deadletter list --offset') echo 'value' ;;
         'deadletter show --recipient') echo 'agent' ;;
@@ -297,6 +308,8 @@ _acomm_positional() {
         'subscriptions 0') echo 'channel' ;;
         'receive 0') echo 'channel' ;;
         'ack '*) echo 'value' ;;
+        'nack 0') echo 'value' ;;
+        'extend 0') echo 'value' ;;
         'query 0') echo 'channel' ;;
         'query 1') echo 'value' ;;
         'respond 0') echo 'value' ;;

@@ -6,7 +6,7 @@
 function __acomm_subcommands
     switch "$argv[1]"
         case ''
-            echo init status config channel send publish subscribe unsubscribe subscriptions receive ack query respond thread task capability incident messages show deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway token
+            echo init status config channel send publish subscribe unsubscribe subscriptions receive ack nack extend query respond thread task capability incident messages show deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway token
         case 'config'
             echo show
         case 'channel'
@@ -43,13 +43,13 @@ function __acomm_valued
     echo --file --store --config
     switch "$argv[1]"
         case 'channel create'
-            echo -t --type --as --delivery --max-message-size --ack-timeout --max-retries --retry-backoff --retry-jitter --max-pending --dedupe-window --retention-count --retention-age
+            echo -t --type --as --delivery --max-message-size --ack-timeout --max-retries --retry-backoff --retry-jitter --max-pending --dedupe-window --retention-count --retention-age --lease --message-ttl
         case 'channel join'
             echo --role
         case 'send'
-            echo --as --from --sender --to --batch -t --type -p --priority --topic --correlation-id --dedupe-key --meta --delay --deliver-at
+            echo --as --from --sender --to --batch -t --type -p --priority --topic --correlation-id --dedupe-key --meta --delay --deliver-at --ttl
         case 'publish'
-            echo --as --from --sender -t --type -p --priority --correlation-id --dedupe-key --meta --delay --deliver-at
+            echo --as --from --sender -t --type -p --priority --correlation-id --dedupe-key --meta --delay --deliver-at --ttl
         case 'subscribe'
             echo --as
         case 'unsubscribe'
@@ -58,6 +58,10 @@ function __acomm_valued
             echo --as --recipient -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset --wait --ack
         case 'ack'
             echo --as --status --note
+        case 'nack'
+            echo --as --delay --reason
+        case 'extend'
+            echo --by --as
         case 'query'
             echo --as --timeout --wait -p --priority --topic
         case 'respond'
@@ -215,6 +219,8 @@ complete -c acomm -f -n '__acomm_is \'\'' -a 'unsubscribe' -d 'Remove a subscrip
 complete -c acomm -f -n '__acomm_is \'\'' -a 'subscriptions' -d 'List a pubsub channel\'s subscriptions'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'receive' -d 'Unread messages for an agent, oldest first; marks them read unless...'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'ack' -d 'Acknowledge messages: stops their retries and tells each sender'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'nack' -d 'Give a message back: requeue it, or dead-letter it now'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'extend' -d 'Renew the lease on a message you hold; prints when it ends'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'query' -d 'Ask a question; prints its correlation id (or, with --wait, the fir...'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'respond' -d 'Answer a query, to its asker; counts as your ack; prints the id'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'thread' -d 'A query (or command) and everything correlated with it, in order'
@@ -282,6 +288,9 @@ complete -c acomm -n '__acomm_is \'channel create\'' -l max-pending -r -f -d '0 
 complete -c acomm -n '__acomm_is \'channel create\'' -l dedupe-window -r -f -d 'e.g'
 complete -c acomm -n '__acomm_is \'channel create\'' -l retention-count -r -f -d '`compact` keeps at most this many finished messages (0 = no limit)'
 complete -c acomm -n '__acomm_is \'channel create\'' -l retention-age -r -f -d '`compact` removes finished messages older than this, e.g'
+complete -c acomm -n '__acomm_is \'channel create\'' -l lease -r -f -d 'How long a received or in_progress ack holds a delivery before it i...'
+complete -c acomm -n '__acomm_is \'channel create\'' -l message-ttl -r -f -d 'Messages not read within this are dead-lettered `expired` (send --t...'
+complete -c acomm -n '__acomm_is \'channel create\'' -l retry-failed -l no-retry-failed -d 'A `failed` ack gives the delivery back for a retry (up to --max-ret...'
 complete -c acomm -n '__acomm_is \'channel create\'' -l if-not-exists -d 'Succeed if it exists with the same type'
 
 # acomm channel join
@@ -328,6 +337,7 @@ complete -c acomm -n '__acomm_is \'send\'' -l dedupe-key -r -f -d 'Idempotency k
 complete -c acomm -n '__acomm_is \'send\'' -l meta -r -f -d 'k=v metadata (repeatable)'
 complete -c acomm -n '__acomm_is \'send\'' -l delay -r -f -d 'Deliver after this long, e.g'
 complete -c acomm -n '__acomm_is \'send\'' -l deliver-at -r -f -d 'Deliver at this time (ISO 8601)'
+complete -c acomm -n '__acomm_is \'send\'' -l ttl -r -f -d 'Time to live: not read within this (from delivery), the message is...'
 complete -c acomm -n '__acomm_at \'send\' 0' -f -a '(__acomm_words channels)'
 
 # acomm publish
@@ -342,6 +352,7 @@ complete -c acomm -n '__acomm_is \'publish\'' -l dedupe-key -r -f -d 'Idempotenc
 complete -c acomm -n '__acomm_is \'publish\'' -l meta -r -f -d 'k=v metadata (repeatable)'
 complete -c acomm -n '__acomm_is \'publish\'' -l delay -r -f -d 'Deliver after this long, e.g'
 complete -c acomm -n '__acomm_is \'publish\'' -l deliver-at -r -f -d 'Deliver at this time (ISO 8601)'
+complete -c acomm -n '__acomm_is \'publish\'' -l ttl -r -f -d 'Time to live: not read within this (from delivery), the message is...'
 complete -c acomm -n '__acomm_at \'publish\' 0' -f -a '(__acomm_words channels)'
 
 # acomm subscribe
@@ -369,7 +380,7 @@ complete -c acomm -n '__acomm_is \'receive\'' -s t -l type -r -f -d 'Message typ
 complete -c acomm -n '__acomm_is \'receive\'' -l from -r -f -a '(__acomm_words agents)'
 complete -c acomm -n '__acomm_is \'receive\'' -l from -r -f -d 'Only messages from this agent'
 complete -c acomm -n '__acomm_is \'receive\'' -l topic -r -f -d 'Topic pattern (* one segment, # any)'
-complete -c acomm -n '__acomm_is \'receive\'' -l status -r -f -a 'sent delivered acknowledged dead_letter'
+complete -c acomm -n '__acomm_is \'receive\'' -l status -r -f -a 'sent delivered acknowledged dead_letter in_progress'
 complete -c acomm -n '__acomm_is \'receive\'' -l status -r -f -d 'Message status: sent, delivered, acknowledged, dead_letter (repeata...'
 complete -c acomm -n '__acomm_is \'receive\'' -l grep -r -f -d 'Regular expression the content must match'
 complete -c acomm -n '__acomm_is \'receive\'' -l priority-min -r -f -a 'low normal high urgent critical'
@@ -395,6 +406,18 @@ complete -c acomm -n '__acomm_is \'ack\'' -l as -r -f -d 'The acting agent'
 complete -c acomm -n '__acomm_is \'ack\'' -l status -r -f -a 'received in_progress completed failed'
 complete -c acomm -n '__acomm_is \'ack\'' -l status -r -f -d 'received, in_progress, completed or failed (forward only)'
 complete -c acomm -n '__acomm_is \'ack\'' -l note -r -f -d 'Details for the sender'
+
+# acomm nack
+complete -c acomm -n '__acomm_is \'nack\'' -l as -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'nack\'' -l as -r -f -d 'The acting agent'
+complete -c acomm -n '__acomm_is \'nack\'' -l requeue -d 'Give it back to be delivered again (counts as a retry; past --max-r...'
+complete -c acomm -n '__acomm_is \'nack\'' -l delay -r -f -d 'Deliver it again after this long, e.g'
+complete -c acomm -n '__acomm_is \'nack\'' -l reason -r -f -d 'Why: kept as the delivery\'s last_error (and the dead letter\'s)'
+
+# acomm extend
+complete -c acomm -n '__acomm_is \'extend\'' -l by -r -f -d 'Hold it this long from now (a lease never shrinks), e.g'
+complete -c acomm -n '__acomm_is \'extend\'' -l as -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'extend\'' -l as -r -f -d 'The acting agent'
 
 # acomm query
 complete -c acomm -n '__acomm_is \'query\'' -l as -r -f -a '(__acomm_words agents)'
@@ -516,7 +539,7 @@ complete -c acomm -n '__acomm_is \'messages\'' -s t -l type -r -f -d 'Message ty
 complete -c acomm -n '__acomm_is \'messages\'' -l from -r -f -a '(__acomm_words agents)'
 complete -c acomm -n '__acomm_is \'messages\'' -l from -r -f -d 'Only messages from this agent'
 complete -c acomm -n '__acomm_is \'messages\'' -l topic -r -f -d 'Topic pattern (* one segment, # any)'
-complete -c acomm -n '__acomm_is \'messages\'' -l status -r -f -a 'sent delivered acknowledged dead_letter'
+complete -c acomm -n '__acomm_is \'messages\'' -l status -r -f -a 'sent delivered acknowledged dead_letter in_progress'
 complete -c acomm -n '__acomm_is \'messages\'' -l status -r -f -d 'Message status: sent, delivered, acknowledged, dead_letter (repeata...'
 complete -c acomm -n '__acomm_is \'messages\'' -l grep -r -f -d 'Regular expression the content must match'
 complete -c acomm -n '__acomm_is \'messages\'' -l priority-min -r -f -a 'low normal high urgent critical'
@@ -544,7 +567,7 @@ complete -c acomm -n '__acomm_is \'deadletter list\'' -s c -l channel -r -f -a '
 complete -c acomm -n '__acomm_is \'deadletter list\'' -s c -l channel -r -f -d 'Only this channel'
 complete -c acomm -n '__acomm_is \'deadletter list\'' -l recipient -r -f -a '(__acomm_words agents)'
 complete -c acomm -n '__acomm_is \'deadletter list\'' -l recipient -r -f -d 'Only this recipient\'s dead letter'
-complete -c acomm -n '__acomm_is \'deadletter list\'' -l reason -r -f -a 'max_retries_exceeded expired recipient_left dispatch_failed no_owner owner_offline federation_max_attempts'
+complete -c acomm -n '__acomm_is \'deadletter list\'' -l reason -r -f -a 'max_retries_exceeded expired recipient_left dispatch_failed no_owner owner_offline federation_max_attempts nacked'
 complete -c acomm -n '__acomm_is \'deadletter list\'' -l reason -r -f -d 'max_retries_exceeded, expired, recipient_left, dispatch_failed, no_...'
 complete -c acomm -n '__acomm_is \'deadletter list\'' -l limit -r -f -d 'At most this many'
 complete -c acomm -n '__acomm_is \'deadletter list\'' -l offset -r -f -d 'Skip this many first'

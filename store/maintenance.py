@@ -150,6 +150,13 @@ _DUE_COLS = ("message_id, recipient, channel_id, state, tracked, retry_count,"
              " read_at IS NOT NULL, delivered_at, next_timer_at")
 
 
+def lease_due(conn: sqlite3.Connection, now: int) -> bool:
+    """Is a received/in_progress lease (an `acked` delivery with a timer) due by `now`?"""
+    return conn.execute(
+        "SELECT 1 FROM deliveries INDEXED BY deliveries_timer WHERE next_timer_at IS NOT NULL"
+        " AND next_timer_at <= ? AND state = 'acked' LIMIT 1", (now,)).fetchone() is not None
+
+
 def due_deliveries(conn: sqlite3.Connection, now: int, expired: list[int]
                    ) -> list[tuple[Any, ...]]:
     """The deliveries a tick at `now` would look at: timer due (through the timer index), or
@@ -187,6 +194,22 @@ def dead_letter_counts(conn: sqlite3.Connection) -> list[tuple[str, int, int]]:
     """(recipient, channel_id, dead letters)."""
     return conn.execute("SELECT recipient, channel_id, count(*) FROM dead_letters"
                         " GROUP BY recipient, channel_id").fetchall()
+
+
+def lease_counts(conn: sqlite3.Connection, agent: str | None = None
+                 ) -> list[tuple[str, int, int, int]]:
+    """(recipient, channel_id, deliveries held in_progress, leases run out): two walks of
+    small partial indexes (issue 18)."""
+    who = " AND recipient = ?" if agent is not None else ""
+    args = (agent, agent) if agent is not None else ()
+    return conn.execute(
+        "SELECT recipient, channel_id, sum(held), sum(lapsed) FROM ("
+        " SELECT recipient, channel_id, 1 AS held, 0 AS lapsed FROM deliveries"
+        " INDEXED BY deliveries_in_progress WHERE state = 'acked'"
+        f" AND ack_status = 'in_progress'{who}"
+        " UNION ALL SELECT recipient, channel_id, 0, lease_expired FROM deliveries"
+        f" INDEXED BY deliveries_lease_expired WHERE lease_expired > 0{who})"
+        " GROUP BY recipient, channel_id", args).fetchall()
 
 
 # ---------------------------------------------------------------- health
@@ -245,8 +268,10 @@ INVARIANTS: dict[str, tuple[str, str]] = {
     "waiting_timer": (
         "FROM deliveries WHERE state = 'waiting' AND next_timer_at IS NULL",
         "message_id, recipient, state"),
+    # a received/in_progress ack's timer is its lease (issue 18): not terminal yet
     "terminal_timer": (
-        "FROM deliveries WHERE state IN ('acked', 'dead') AND next_timer_at IS NOT NULL",
+        "FROM deliveries WHERE state IN ('acked', 'dead') AND next_timer_at IS NOT NULL"
+        " AND NOT (state = 'acked' AND ack_status IN ('received', 'in_progress'))",
         "message_id, recipient, state"),
     "dead_letter_delivery": (
         "FROM dead_letters dl LEFT JOIN deliveries d ON d.message_id = dl.message_id"
@@ -302,6 +327,11 @@ def select_compactable(conn: sqlite3.Connection, created_before: int, dead_lette
     conn.execute(
         "INSERT OR IGNORE INTO temp.compact_keep SELECT message_id FROM deliveries"
         f" WHERE message_id BETWEEN ? AND ? AND state NOT IN ({_LIST})", (lo, hi))
+    # held under a lease (issue 18): acked, but its lease may still give it back
+    conn.execute(
+        "INSERT OR IGNORE INTO temp.compact_keep SELECT message_id FROM deliveries"
+        " INDEXED BY deliveries_timer WHERE next_timer_at IS NOT NULL"
+        " AND message_id BETWEEN ? AND ?", (lo, hi))
     conn.execute(
         "INSERT OR IGNORE INTO temp.compact_keep SELECT message_id FROM dead_letters"
         " WHERE message_id BETWEEN ? AND ? AND dead_lettered_at >= ?",

@@ -613,3 +613,39 @@ def m008_capabilities(conn: sqlite3.Connection, now_ms: int) -> None:
         CREATE INDEX incidents_state ON incidents(state, id);
         """
     )
+
+
+@migration
+def m009_leases(conn: sqlite3.Connection, now_ms: int) -> None:
+    # Issue 18: consumers that do real work. A `received` or `in_progress` ack on an
+    # ack-tracked delivery holds it for a lease (the delivery stays `acked`, its
+    # next_timer_at is the lease's end); a lease that runs out re-arms the retry timer.
+    # channels.lease_ms: 0 = the channel's ack timeout. message_ttl_ms: 0 = no default TTL
+    # (messages.expires_at, from m001, is each message's own end). retry_failed: a `failed`
+    # ack gives the delivery back for a retry instead of ending it.
+    # deliveries.lease_expired: how many times this delivery's lease ran out (stats).
+    _script(
+        conn,
+        """
+        ALTER TABLE channels ADD COLUMN lease_ms INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE channels ADD COLUMN message_ttl_ms INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE channels ADD COLUMN retry_failed INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE deliveries ADD COLUMN lease_expired INTEGER NOT NULL DEFAULT 0;
+        -- held work (stats `in_progress`, messages --status in_progress): few rows
+        CREATE INDEX deliveries_in_progress ON deliveries(recipient, channel_id)
+            WHERE state = 'acked' AND ack_status = 'in_progress';
+        CREATE INDEX deliveries_lease_expired ON deliveries(recipient, channel_id)
+            WHERE lease_expired > 0;
+        """
+    )
+    # Work parked before the upgrade (the bug this fixes) is held from now on for one ack
+    # timeout; deliveries dispatch holds by its claim, and tasks (their ETA), are left alone.
+    conn.execute(
+        "UPDATE deliveries SET next_timer_at = ? + (SELECT c.ack_timeout_ms FROM channels c"
+        " WHERE c.id = deliveries.channel_id) WHERE state = 'acked' AND tracked = 1"
+        " AND ack_status IN ('received', 'in_progress') AND next_timer_at IS NULL"
+        " AND NOT EXISTS (SELECT 1 FROM dispatch_claims cl WHERE cl.message_id ="
+        " deliveries.message_id AND cl.agent = deliveries.recipient"
+        " AND cl.state IN ('running', 'retry'))"
+        " AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.id = deliveries.message_id)",
+        (now_ms,))

@@ -49,7 +49,8 @@ def counts(conn: sqlite3.Connection) -> dict[str, int]:
 _CHANNEL_COLS = (
     "id, name, type, owner, state, created_at, delivery, max_message_size, ack_timeout_ms,"
     " max_retries, retry_backoff_ms, retry_jitter, echo, priority_ordering, max_pending,"
-    " dedupe_window_ms, retention_count, retention_age_ms"
+    " dedupe_window_ms, retention_count, retention_age_ms, lease_ms, message_ttl_ms,"
+    " retry_failed"
 )
 
 
@@ -65,7 +66,8 @@ def _channel(row: Sequence[Any], participants: tuple[Participant, ...]) -> Chann
         delivery=_MODES[row[6]], max_message_size=row[7], ack_timeout_ms=row[8],
         max_retries=row[9], retry_backoff_ms=row[10], retry_jitter=row[11], echo=bool(row[12]),
         priority_ordering=bool(row[13]), max_pending=row[14], dedupe_window_ms=row[15],
-        retention_count=row[16], retention_age_ms=row[17],
+        retention_count=row[16], retention_age_ms=row[17], lease_ms=row[18],
+        message_ttl_ms=row[19], retry_failed=bool(row[20]),
     )
     return Channel(id=row[0], name=row[1], type=_CH_TYPES[row[2]], owner=row[3],
                    state=_CH_STATES[row[4]], config=cfg, created_at=row[5],
@@ -123,12 +125,14 @@ def insert_channel(conn: sqlite3.Connection, name: str, type_: str, owner: str,
     cur = conn.execute(
         "INSERT INTO channels (name, type, owner, state, created_at, delivery, max_message_size,"
         " ack_timeout_ms, max_retries, retry_backoff_ms, retry_jitter, echo, priority_ordering,"
-        " max_pending, dedupe_window_ms, retention_count, retention_age_ms, direct_pair)"
-        " VALUES (?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " max_pending, dedupe_window_ms, retention_count, retention_age_ms, direct_pair,"
+        " lease_ms, message_ttl_ms, retry_failed)"
+        " VALUES (?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (name, type_, owner, now, cfg.delivery.value, cfg.max_message_size, cfg.ack_timeout_ms,
          cfg.max_retries, cfg.retry_backoff_ms, cfg.retry_jitter, int(cfg.echo),
          int(cfg.priority_ordering), cfg.max_pending, cfg.dedupe_window_ms,
-         cfg.retention_count, cfg.retention_age_ms, direct_pair),
+         cfg.retention_count, cfg.retention_age_ms, direct_pair, cfg.lease_ms,
+         cfg.message_ttl_ms, int(cfg.retry_failed)),
     )
     return _inserted(cur)
 
@@ -378,12 +382,13 @@ def ack_unread(conn: sqlite3.Connection, recipient: str, message_ids: Sequence[i
 
 
 def set_ack(conn: sqlite3.Connection, message_id: int, recipient: str, status: str,
-            note: str | None, now: int) -> None:
+            note: str | None, now: int, lease_until: int | None = None) -> None:
+    """`lease_until`: the end of the lease a received/in_progress ack holds (None: none)."""
     conn.execute(
         "UPDATE deliveries SET state = 'acked', ack_status = ?, ack_note = coalesce(?, ack_note),"
-        " acked_at = ?, next_timer_at = NULL, read_at = coalesce(read_at, ?)"
+        " acked_at = ?, next_timer_at = ?, read_at = coalesce(read_at, ?)"
         " WHERE message_id = ? AND recipient = ?",
-        (status, note, now, now, message_id, recipient),
+        (status, note, now, lease_until, now, message_id, recipient),
     )
 
 
@@ -542,6 +547,9 @@ _STATUS_SQL = (
     " WHEN EXISTS (SELECT 1 FROM deliveries x WHERE x.message_id = m.id AND x.state IN"
     " ('unread', 'read', 'acked')) THEN 'delivered' ELSE 'sent' END)"
 )
+# `--status in_progress`: a recipient holds the message with an in_progress ack (issue 18)
+_HELD_SQL = ("m.id IN (SELECT x.message_id FROM deliveries x INDEXED BY deliveries_in_progress"
+             " WHERE x.state = 'acked' AND x.ack_status = 'in_progress')")
 _SORT = {"created": "m.created_at {o}, m.id {o}", "priority": "m.priority {o}, m.id {o}",
          "id": "m.id {o}"}
 
@@ -594,9 +602,13 @@ def _filter_sql(f: MessageFilter) -> tuple[list[str], list[Any]]:
     if f.priority_min is not None:
         where.append("m.priority >= ?")
         params.append(int(f.priority_min))
+    derived = [s for s in f.status if s != "in_progress"]
     if f.status:
-        where.append(f"{_STATUS_SQL} IN ({','.join('?' * len(f.status))})")
-        params.extend(f.status)
+        held = _HELD_SQL if len(derived) < len(f.status) else None
+        alternatives = ([f"{_STATUS_SQL} IN ({','.join('?' * len(derived))})"] if derived
+                        else []) + ([held] if held else [])
+        where.append("(" + " OR ".join(alternatives) + ")")
+        params.extend(derived)
     if f.after_id is not None:
         where.append("m.id > ?")
         params.append(f.after_id)

@@ -71,6 +71,88 @@ def restart_read_exactly_once(conn: sqlite3.Connection, now: int, recipient: str
     return cur.rowcount
 
 
+# ---------------------------------------------------------------- leases (issue 18)
+# A `received` or `in_progress` ack on a tracked delivery holds it until next_timer_at, the
+# lease's end. A lease that runs out is a missing ack at that time: the same back-off, the
+# same retry budget, counted in retry_count (and in lease_expired).
+
+_LEASE_DUE = (
+    " FROM channels c WHERE c.id = d.channel_id AND d.tracked = 1 AND d.state = 'acked'"
+    " AND d.ack_status IN ('received', 'in_progress') AND d.next_timer_at <= :now"
+)
+_LOST = ("'the ' || d.ack_status || ' lease ran out at delivery ' || (d.retry_count + 1)")
+
+
+def expire_leases(conn: sqlite3.Connection, now: int, recipient: str | None) -> int:
+    """Leases run out with budget left: wait out the back-off, then redeliver (exactly-once:
+    the message was read, so only its ack timer restarts, as for a missing ack)."""
+    args = {"now": now, "recipient": recipient}
+    n = conn.execute(
+        "UPDATE deliveries AS d SET state = 'waiting', retry_count = d.retry_count + 1,"
+        f" next_timer_at = d.next_timer_at + {_BACKOFF}"
+        f" + CAST({_BACKOFF} * c.retry_jitter * (abs(random()) % 1000000) / 1000000.0"
+        " AS INTEGER), ack_status = NULL, acked_at = NULL, lease_expired = d.lease_expired + 1,"
+        f" last_error = {_LOST}"
+        + _LEASE_DUE + " AND d.retry_count < c.max_retries AND c.delivery != 'exactly-once'"
+        + _who(recipient), args).rowcount
+    n += conn.execute(
+        "UPDATE deliveries AS d SET state = 'read', retry_count = d.retry_count + 1,"
+        f" next_timer_at = d.next_timer_at + {_BACKOFF} + c.ack_timeout_ms,"
+        " ack_status = NULL, acked_at = NULL, lease_expired = d.lease_expired + 1,"
+        f" last_error = {_LOST}"
+        + _LEASE_DUE + " AND d.retry_count < c.max_retries AND c.delivery = 'exactly-once'"
+        + _who(recipient), args).rowcount
+    return n
+
+
+def stage_lease_exhausted(conn: sqlite3.Connection, now: int, recipient: str | None) -> int:
+    """Leases run out with no budget left: counted, then staged as max_retries_exceeded."""
+    args = {"now": now, "recipient": recipient}
+    where = _LEASE_DUE + " AND d.retry_count >= c.max_retries" + _who(recipient)
+    conn.execute("UPDATE deliveries AS d SET lease_expired = d.lease_expired + 1" + where
+                 + " AND NOT EXISTS (SELECT 1 FROM temp.dying x WHERE x.message_id ="
+                 " d.message_id AND x.recipient = d.recipient)", args)
+    return conn.execute(
+        "INSERT OR IGNORE INTO temp.dying SELECT d.message_id, d.recipient, d.channel_id,"
+        " 'max_retries_exceeded', c.max_retries, 'the ' || d.ack_status || ' lease ran out"
+        " after ' || (c.max_retries + 1) || ' deliveries', d.next_timer_at FROM deliveries d,"
+        + where[len(" FROM "):], args).rowcount
+
+
+def lease_view(conn: sqlite3.Connection, message_id: int,
+               recipient: str) -> tuple[Any, ...] | None:
+    """One delivery with what its lease and retries depend on: (state, ack_status,
+    delivered_at, tracked, retry_count, next_timer_at, channel_id, channel name, channel type,
+    delivery mode, ack_timeout_ms, lease_ms, max_retries, retry_backoff_ms, retry_failed)."""
+    return conn.execute(
+        "SELECT d.state, d.ack_status, d.delivered_at, d.tracked, d.retry_count,"
+        " d.next_timer_at, d.channel_id, c.name, c.type, c.delivery, c.ack_timeout_ms,"
+        " c.lease_ms, c.max_retries, c.retry_backoff_ms, c.retry_failed"
+        " FROM deliveries d JOIN channels c ON c.id = d.channel_id"
+        " WHERE d.message_id = ? AND d.recipient = ?", (message_id, recipient)).fetchone()
+
+
+def hold(conn: sqlite3.Connection, message_id: int, recipient: str, until: int) -> None:
+    """Renew a held delivery's lease (a repeated received/in_progress ack, `extend`)."""
+    conn.execute("UPDATE deliveries SET next_timer_at = ? WHERE message_id = ? AND"
+                 " recipient = ?", (until, message_id, recipient))
+
+
+def give_back(conn: sqlite3.Connection, message_id: int, recipient: str, at: int, now: int,
+              ack_timeout_ms: int, note: str | None) -> None:
+    """A delivery handed back by its recipient (`nack --requeue`, a retried `failed` ack):
+    one more attempt, unread again at `at` (now, or waiting until then), its ack cleared."""
+    conn.execute(
+        "UPDATE deliveries SET retry_count = retry_count + 1, ack_status = NULL,"
+        " acked_at = NULL, last_error = :note,"
+        " state = CASE WHEN :at > :now THEN 'waiting' ELSE 'unread' END,"
+        " delivered_at = CASE WHEN :at > :now THEN delivered_at ELSE :now END,"
+        " next_timer_at = CASE WHEN :at > :now THEN :at WHEN tracked THEN :now + :timeout END"
+        " WHERE message_id = :mid AND recipient = :who",
+        {"note": note, "at": at, "now": now, "timeout": ack_timeout_ms, "mid": message_id,
+         "who": recipient})
+
+
 # ---------------------------------------------------------------- dead letters
 # Deliveries about to die are first staged in a temporary table, so that the dead-letter rows,
 # the delivery states and the `_system` notifications are written from the same set.

@@ -83,14 +83,16 @@ def test_receive_ack_prints_exactly_what_it_acks(cli, tracked):
     assert got == [1, 2, 3]
     assert all(m["delivery"]["state"] == "acked" and m["delivery"]["ack_status"] == "received"
                for m in out["messages"])
+    # a `received` ack holds each delivery for the channel's lease (issue 18; by default
+    # the ack timeout), in the same transaction as the read
+    [(lease,)] = query(tracked, "SELECT ack_timeout_ms FROM channels WHERE name = 'team'")
     assert query(tracked, "SELECT message_id, state, ack_status, read_at IS NOT NULL,"
-                 " next_timer_at FROM deliveries WHERE recipient = 'bob' ORDER BY"
-                 " message_id") == [(1, "acked", "received", 1, None),
-                                    (2, "acked", "received", 1, None),
-                                    (3, "acked", "received", 1, None),
-                                    (4, "unread", None, 0, query(
-                                        tracked, "SELECT next_timer_at FROM deliveries"
-                                        " WHERE message_id = 4")[0][0])]
+                 " next_timer_at - acked_at FROM deliveries WHERE recipient = 'bob'"
+                 " AND message_id < 4 ORDER BY message_id") == [
+                     (1, "acked", "received", 1, lease), (2, "acked", "received", 1, lease),
+                     (3, "acked", "received", 1, lease)]
+    assert query(tracked, "SELECT state, ack_status, read_at FROM deliveries"
+                 " WHERE recipient = 'bob' AND message_id = 4") == [("unread", None, None)]
     assert acks_to_alice(tracked) == [(str(i), "received") for i in got]
     # forward from there as usual; nothing left to receive-and-ack but message 4
     cli.ok("ack", "1", "2", "--as", "bob", "--status", "completed")

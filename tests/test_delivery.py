@@ -66,17 +66,20 @@ def test_one_late_tick_gives_the_same_final_state(cli, work, tmp_path):
 
 
 @pytest.mark.parametrize("ack_at", [5, 31, 45, 100])
-def test_an_ack_at_any_point_stops_the_timer(cli, work, ack_at):
+@pytest.mark.parametrize("status", ["completed", "failed"])
+def test_a_final_ack_at_any_point_stops_the_timer(cli, work, ack_at, status):
+    """completed and failed end the delivery; received and in_progress only hold it for a
+    lease (issue 18: tests/test_leases.py)."""
     with freeze_time(T0) as clock:
         mid = _send_command(cli)
         clock.tick(ack_at)
         cli.ok("tick")
-        cli.ok("ack", mid, "--as", "executor", "--status", "received")
+        cli.ok("ack", mid, "--as", "executor", "--status", status)
         clock.tick(1000)
         out = cli.ok("tick", "--json").json()
         assert out["redelivered"] == 0 and out["dead_lettered"] == 0
         d = _delivery(cli, mid, "executor")
-        assert d["state"] == "acked" and d["ack_status"] == "received"
+        assert d["state"] == "acked" and d["ack_status"] == status
         assert d["next_timer_at"] is None
     assert_invariants(work, {mid})
 
@@ -339,6 +342,9 @@ def test_an_acknowledgment_sent_with_send_stops_the_timer_forward_only(cli, team
             assert a["recipients"] == ["lead"]
         assert _delivery(cli, c["id"], "dev")["ack_status"] == "received"
         assert _delivery(cli, c["id"], "ops")["ack_status"] == "in_progress"  # not backwards
+        # both hold their delivery for a lease (the ack timeout): acked by then, nothing more
+        cli.ok("ack", c["id"], "--as", "dev", "--status", "completed")
+        cli.ok("ack", c["id"], "--as", "ops", "--status", "completed")
         clock.tick(1000)
         assert cli.ok("tick", "--json").json()["dead_lettered"] == 0
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -587,7 +588,7 @@ def test_a_file_with_more_than_agents_is_read_whole(cli, store, text):
 def test_a_store_from_before_dispatch_is_upgraded(cli, isolated_env, tmp_path, monkeypatch):
     """A store written before m004 (made with the older migrations) gains the dispatch tables
     on open, keeps its messages, and ends with the same schema as a fresh store."""
-    from acomm_cli.engine import channels, opening
+    from acomm_cli.engine import opening
     from acomm_cli.store import connection
     from acomm_cli.store.migrations import MIGRATIONS
 
@@ -596,10 +597,17 @@ def test_a_store_from_before_dispatch_is_upgraded(cli, isolated_env, tmp_path, m
     with monkeypatch.context() as m:
         m.setattr(connection, "MIGRATIONS", old)
         opening.init_store(isolated_env, 0)
-        conn = opening.connect(isolated_env, create=False)
-        channels.create_channel(conn, "team", "group", "alice", channels.channel_config(), 0)
-        channels.join_channel(conn, "team", "bob", "member", 0)
-        conn.close()
+    # the channel as the code of that time wrote it (today's also writes later columns)
+    with sqlite3.connect(isolated_env) as conn:
+        conn.execute(
+            "INSERT INTO channels (name, type, owner, state, created_at, delivery,"
+            " max_message_size, ack_timeout_ms, max_retries, retry_backoff_ms, retry_jitter,"
+            " echo, priority_ordering, max_pending, dedupe_window_ms) VALUES ('team', 'group',"
+            " 'alice', 'active', 0, 'at-most-once', 1048576, 30000, 3, 1000, 0, 0, 0, 0,"
+            " 86400000)")
+        conn.executemany("INSERT INTO participants SELECT id, ?, ?, 0 FROM channels"
+                         " WHERE name = 'team'", [("alice", "owner"), ("bob", "member")])
+    conn.close()
     assert query(isolated_env, "PRAGMA user_version") == [(len(old),)]
     mid = int(cli.ok("send", "team", "from the old days", "--as", "alice").stdout)
     configure(isolated_env, bob={"run": "true"})

@@ -32,12 +32,12 @@ def test_every_number_of_a_store_with_every_state(cli, busy):
     # once (acked), doom (3 dead, one dead letter discarded)
     assert _by(doc["agents"], "agent", "executor") == {
         "agent": "executor", "total": 10, "unread": 2, "awaiting_ack": 3,
-        "oldest_unread_age_sec": 600, "dead_letters": 2}
+        "oldest_unread_age_sec": 600, "dead_letters": 2, "in_progress": 0, "lease_expired": 0}
     # bob: chat (2 read, 1 unread, 1 waiting) and one unread on the closed channel `shut`,
     # which receive does not hand over, so it is not counted as unread
     assert _by(doc["agents"], "agent", "bob") == {
         "agent": "bob", "total": 5, "unread": 1, "awaiting_ack": 0,
-        "oldest_unread_age_sec": 600, "dead_letters": 0}
+        "oldest_unread_age_sec": 600, "dead_letters": 0, "in_progress": 0, "lease_expired": 0}
     # planner: the three acknowledgment messages routed back to it
     assert _by(doc["agents"], "agent", "planner")["unread"] == 3
     channels = {c["channel"]: (c["pending"], c["queued"], c["dead_letters"])
@@ -81,7 +81,8 @@ def test_unread_follows_receive_and_ack(cli, busy):
     cli.ok("receive", "--as", "bob")
     bob = cli.ok("stats", "--as", "bob", "--json").json()["agents"]
     assert bob == [{"agent": "bob", "total": 5, "unread": 0, "awaiting_ack": 0,
-                    "oldest_unread_age_sec": 0, "dead_letters": 0}]
+                    "oldest_unread_age_sec": 0, "dead_letters": 0,
+                    "in_progress": 0, "lease_expired": 0}]
     cli.ok("receive", "--as", "executor", "work")
     for mid in (ids.read_tracked, ids.unread_tracked):
         cli.ok("ack", mid, "--as", "executor")
@@ -120,7 +121,8 @@ def test_as_shows_one_agent_and_its_channels(cli, busy):
 def test_as_an_agent_with_nothing_is_a_row_of_zeros(cli, busy):
     doc = cli.ok("stats", "--as", "nobody", "--json").json()
     assert doc["agents"] == [{"agent": "nobody", "total": 0, "unread": 0, "awaiting_ack": 0,
-                              "oldest_unread_age_sec": 0, "dead_letters": 0}]
+                              "oldest_unread_age_sec": 0, "dead_letters": 0,
+                    "in_progress": 0, "lease_expired": 0}]
     assert doc["channels"] == []
 
 
@@ -133,7 +135,7 @@ def test_an_empty_store(cli, store):
     doc = cli.ok("stats", "--json").json()
     assert doc["agents"] == []
     assert doc["channels"] == [{"channel": "_system", "pending": 0, "queued": 0,
-                                "dead_letters": 0}]
+                                "dead_letters": 0, "in_progress": 0, "lease_expired": 0}]
     assert doc["store"]["path"] == str(store) and doc["store"]["messages"] == 0
 
 
@@ -147,8 +149,9 @@ def test_piped_output_is_one_tab_separated_line_per_row(cli, busy):
     lines = cli.ok("stats").stdout.splitlines()
     kinds = [line.split("\t")[0] for line in lines]
     assert kinds == ["agent"] * 3 + ["channel"] * 8 + ["store"]
-    assert lines[1].split("\t") == ["agent", "executor", "10", "2", "3", "600", "2"]
-    assert "channel\theld\t1\t1\t0" in lines
+    assert lines[1].split("\t") == ["agent", "executor", "10", "2", "3", "600", "2", "0",
+                                        "0"]
+    assert "channel\theld\t1\t1\t0\t0\t0" in lines
 
 
 def test_in_process_equals_the_command_line(cli, busy):
@@ -160,7 +163,8 @@ def test_in_process_equals_the_command_line(cli, busy):
     finally:
         conn.close()
     assert [(a.agent, a.total, a.unread, a.awaiting_ack, a.oldest_unread_age_sec,
-             a.dead_letters) for a in got.agents] == [tuple(a.values()) for a in doc["agents"]]
+             a.dead_letters, a.in_progress, a.lease_expired)
+            for a in got.agents] == [tuple(a.values()) for a in doc["agents"]]
 
 
 def test_same_numbers_without_the_partial_index(cli, busy):

@@ -158,6 +158,10 @@ def channel_doc(c: Channel) -> dict[str, Any]:
             "echo": cfg.echo, "priority_ordering": cfg.priority_ordering,
             "max_pending": cfg.max_pending, "dedupe_window_ms": cfg.dedupe_window_ms,
             "retention_count": cfg.retention_count, "retention_age_ms": cfg.retention_age_ms,
+            # issue 18: the lease a received/in_progress ack holds (the ack timeout unless
+            # set), the default time to live (0: none), whether a failed ack is retried
+            "lease_ms": cfg.effective_lease_ms, "message_ttl_ms": cfg.message_ttl_ms,
+            "retry_failed": cfg.retry_failed,
         },
         "participants": [{"agent": p.agent, "role": p.role.value} for p in c.participants],
     }
@@ -338,11 +342,35 @@ def status(out: Output, doc: dict[str, Any]) -> None:
 
 
 def ack(out: Output, doc: dict[str, Any]) -> None:
+    until = doc.get("lease_until")
     if out.json:
-        _dump(doc)
+        _dump({**doc, "lease_until": iso(until) if until is not None else None})
+    elif doc.get("requeued"):
+        note(f"message {doc['message_id']} failed; the channel retries failures, so it is "
+             f"given back to {doc['agent']}")
     elif not doc["changed"]:
-        note(f"message {doc['message_id']} already {doc['status']} by {doc['agent']}; "
-             "nothing changed")
+        note(f"message {doc['message_id']} already {doc['status']} by {doc['agent']}"
+             + (f"; lease renewed until {iso(until)}" if until is not None
+                else "; nothing changed"))
+
+
+def extend(out: Output, doc: dict[str, Any]) -> None:
+    """`extend`: the lease's new end (bare on stdout without --json)."""
+    if out.json:
+        _dump({**doc, "lease_until": iso(doc["lease_until"])})
+    else:
+        sys.stdout.write(f"{iso(doc['lease_until'])}\n")
+
+
+def nack(out: Output, doc: dict[str, Any]) -> None:
+    """`nack`: requeued (and when) or dead-lettered; one word and a time on stdout."""
+    at = doc.get("redeliver_at")
+    if out.json:
+        _dump({**doc, "redeliver_at": iso(at) if at is not None else None})
+    elif doc["outcome"] == "requeued":
+        sys.stdout.write(f"requeued {iso(at)}\n")
+    else:
+        sys.stdout.write(f"dead_lettered {doc['reason']}\n")
 
 
 def acks(out: Output, docs: list[dict[str, Any]]) -> None:
@@ -398,9 +426,11 @@ def stats_doc(s: Stats) -> dict[str, Any]:
         "agents": [{"agent": a.agent, "total": a.total, "unread": a.unread,
                     "awaiting_ack": a.awaiting_ack,
                     "oldest_unread_age_sec": a.oldest_unread_age_sec,
-                    "dead_letters": a.dead_letters} for a in s.agents],
+                    "dead_letters": a.dead_letters, "in_progress": a.in_progress,
+                    "lease_expired": a.lease_expired} for a in s.agents],
         "channels": [{"channel": c.channel, "pending": c.pending, "queued": c.queued,
-                      "dead_letters": c.dead_letters} for c in s.channels],
+                      "dead_letters": c.dead_letters, "in_progress": c.in_progress,
+                      "lease_expired": c.lease_expired} for c in s.channels],
         "store": {"path": s.store.path, "bytes": s.store.bytes, "wal_bytes": s.store.wal_bytes,
                   "messages": s.store.messages},
         # the mailbox bridge: agents with inbox files still pending, and its own backlog
@@ -437,8 +467,9 @@ def stats(out: Output, s: Stats) -> None:
                   if incidents else []))
         return
     _table(out, "agents", ["agent", "total", "unread", "awaiting ack", "oldest unread (s)",
-                           "dead letters"], agents)
-    _table(out, "channels", ["channel", "pending", "queued", "dead letters"], channels)
+                           "dead letters", "in progress", "leases run out"], agents)
+    _table(out, "channels", ["channel", "pending", "queued", "dead letters", "in progress",
+                             "leases run out"], channels)
     _pairs(out, [("store", st["path"]), ("bytes", f"{st['bytes']:,}"),
                  ("wal bytes", f"{st['wal_bytes']:,}"), ("messages", f"{st['messages']:,}")])
     if queues:

@@ -426,7 +426,9 @@ def _acknowledge_in_progress(conn: sqlite3.Connection, mid: int, agent: str, now
     on dispatch alone decides (accepted or ignored: `completed`; out of attempts: dead)."""
     try:
         with savepoint(conn, "in_progress"):
-            delivery.record_ack(conn, mid, agent, AckStatus.IN_PROGRESS, None, now)
+            # dispatch's own claim lease holds it, not the channel's (issue 18)
+            delivery.record_ack(conn, mid, agent, AckStatus.IN_PROGRESS, None, now,
+                                lease=False)
     except CommError:  # e.g. no room for the ack message: run anyway; settling copes
         pass
 

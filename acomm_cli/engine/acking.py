@@ -7,6 +7,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from acomm_cli import model
+from acomm_cli.engine import leases
 from acomm_cli.engine.channels import release
 from acomm_cli.engine.delivery import (
     AckResult,
@@ -97,6 +98,8 @@ def acknowledge_unread(conn: sqlite3.Connection, agent: str, result: QueryResult
         d = m.delivery
         assert d is not None  # an inbox row carries the reader's delivery
         d.state, d.read_at, d.ack_status, d.acked_at = DeliveryState.ACKED, now, st.value, now
-        d.next_timer_at = None
+        # received/in_progress hold the delivery for the channel's lease (issue 18)
+        d.next_timer_at = (leases.renew(conn, leases.view(conn, m.id, agent), st, now)
+                           if st.value in leases.HOLDING else None)
     if limited:
         release(conn, now, sorted(limited))

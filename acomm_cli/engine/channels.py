@@ -47,11 +47,20 @@ def channel_config(base: ChannelConfig | None = None, **overrides: Any) -> Chann
                                field="max_message_size", value=0)
     if given.get("ack_timeout_ms") == 0:
         raise ValidationFailed("ack_timeout: must be longer than 0", field="ack_timeout", value=0)
+    for key, name in (("lease_ms", "lease"), ("message_ttl_ms", "message_ttl")):
+        if key in given and given[key] <= 0:  # omit them for the defaults
+            raise ValidationFailed(f"{name}: {given[key]} ms must be longer than 0", field=name,
+                                   value=given[key])
     jitter = given.get("retry_jitter")
     if jitter is not None and not 0 <= jitter <= 1:
         raise ValidationFailed(f"retry_jitter: {jitter} must be a fraction from 0 to 1",
                                field="retry_jitter", value=jitter)
-    return replace(cfg, **given)
+    cfg = replace(cfg, **given)
+    if cfg.retry_failed and cfg.delivery == model.DeliveryMode.EXACTLY_ONCE:
+        raise ValidationFailed("retry_failed: an exactly-once channel never hands a message "
+                               "out twice, so it cannot retry failures", field="retry_failed",
+                               value=True)
+    return cfg
 
 
 def _channel(conn: sqlite3.Connection, name: str) -> Channel:

@@ -2,7 +2,8 @@
 
 Timers follow DESIGN.md §4: t0 = delivery; deadline k = (re)delivery + ack_timeout; at deadline
 k <= max_retries the delivery waits retry_backoff * 2^(k-1) and is redelivered; past that it is
-dead-lettered. All times derive from scheduled times, so one late tick equals many punctual ones.
+dead-lettered. A received/in_progress ack's lease (leases.py) ending is such a deadline. All
+times derive from scheduled times, so one late tick equals many punctual ones.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
 from acomm_cli import clock, model
-from acomm_cli.engine import deadletters
+from acomm_cli.engine import deadletters, leases
 from acomm_cli.engine.channels import channel_by_id, release
 from acomm_cli.engine.inbox import Emit, history, read_inbox
 from acomm_cli.engine.sending import Router, persist, plan_message
@@ -48,11 +49,12 @@ class TickResult:
     released: int = 0  # deliveries held by max_pending and let through
     expired: int = 0
     dedupe_expired: int = 0
+    lease_expired: int = 0  # held deliveries whose lease ran out (retried or dead-lettered)
 
     @property
     def total(self) -> int:
         return (self.retried + self.redelivered + self.dead_lettered + self.scheduled_delivered
-                + self.released + self.expired + self.dedupe_expired)
+                + self.released + self.expired + self.dedupe_expired + self.lease_expired)
 
 
 _MAX_PASSES = 10_000  # each pass moves every due timer one step; a catch-up needs a handful
@@ -73,17 +75,20 @@ def advance(conn: sqlite3.Connection, now: int, recipient: str | None = None,
         redelivered = timers.deliver_waiting(conn, now, recipient, retried=True)
         retried = timers.schedule_retries(conn, now, recipient)
         retried += timers.restart_read_exactly_once(conn, now, recipient)
+        lapsed = timers.expire_leases(conn, now, recipient)
         expired = timers.stage_expired(conn, now, recipient)
         exhausted = timers.stage_exhausted(conn, now, recipient)
-        dead = deadletters.apply(conn) if expired + exhausted else 0
+        lapsed_dead = timers.stage_lease_exhausted(conn, now, recipient)
+        dead = deadletters.apply(conn) if expired + exhausted + lapsed_dead else 0
         result.scheduled_delivered += scheduled
         result.redelivered += redelivered
-        result.retried += retried
+        result.retried += retried + lapsed
+        result.lease_expired += lapsed + lapsed_dead
         result.expired += expired
         result.dead_lettered += dead
         if on_pass is not None:
-            on_pass(scheduled + redelivered + retried + dead)
-        if not (scheduled + redelivered + retried + dead):
+            on_pass(scheduled + redelivered + retried + lapsed + dead)
+        if not (scheduled + redelivered + retried + lapsed + dead):
             break
     result.released = release(conn, now)
     if recipient is None:
@@ -231,6 +236,8 @@ class AckResult:
     status: str
     changed: bool
     ack_message_id: int | None
+    lease_until: int | None = None  # a received/in_progress ack holds the delivery till then
+    requeued: bool = False  # a `failed` ack on a --retry-failed channel: given back
 
 
 def ack(conn: sqlite3.Connection, message_id: int, agent: str, status: str, note: str | None,
@@ -244,33 +251,39 @@ def ack(conn: sqlite3.Connection, message_id: int, agent: str, status: str, note
 
 def record_ack(conn: sqlite3.Connection, message_id: int, agent: str, st: AckStatus,
                note: str | None, now: int, router: Router | None = None,
-               extra: dict[str, str] | None = None) -> AckResult:
+               extra: dict[str, str] | None = None, *, lease: bool = True) -> AckResult:
     """`ack` inside the caller's transaction (agent dispatch acks as part of a receipt;
     `ack 4 5 6` passes one `router` for all, so their channel is read once). `extra`: more
     metadata for the acknowledgement message (a task's accept carries its `eta_at` there,
-    spec 002 §6)."""
-    got = queries.ack_target(conn, message_id, agent)
-    if got is None:
+    spec 002 §6). `lease`: a received/in_progress ack holds the delivery for the channel's
+    lease (leases.py); False for callers that hold it by their own timer (dispatch's claim,
+    a task's ETA)."""
+    msg = queries.message_by_id(conn, message_id)
+    if msg is None:
         raise NotFound(f"message {message_id} does not exist", field="message",
                        value=message_id)
-    channel, sender, corr, state, previous, delivered_at = got
-    if state is None:
-        raise NotParticipant(f"{agent!r} is not a recipient of message {message_id}",
-                             field="agent", value=agent)
-    if previous == st.value:
-        return AckResult(message_id, agent, st.value, False, None)
+    v = leases.view(conn, message_id, agent)
+    state, previous, delivered_at = v.state, v.ack_status, v.delivered_at
+    if previous == st.value:  # a repeat changes nothing, but renews a lease
+        until = leases.renew(conn, v, st, now) if lease else None
+        return AckResult(message_id, agent, st.value, False, None, until)
     if delivered_at is None:
         raise InvalidState(f"message {message_id} has not been delivered to {agent!r} yet "
                            f"(it is {state})", field="message", value=message_id)
     _check_forward(message_id, state, previous, st)
-    queries.set_ack(conn, message_id, agent, st.value, note, now)
+    if st == AckStatus.FAILED and (given := leases.retry_failed(conn, v, note, now)):
+        release(conn, now, [v.channel_id])
+        return AckResult(message_id, agent, st.value, True, None, None,
+                         requeued=given.outcome == "requeued")
+    until = leases.lease_until(v, st, now) if lease else None
+    queries.set_ack(conn, message_id, agent, st.value, note, now, until)
     router = router or Router(conn)
-    ch = router.channel(channel)
+    ch = router.channel(v.channel)
     if ch.config.max_pending > 0:  # only a channel that limits pending ones queues any
         release(conn, now, [ch.id])
-    ack_id = tell_sender(router, message_id, channel, sender, corr, agent, st, note, now,
-                         extra)
-    return AckResult(message_id, agent, st.value, True, ack_id)
+    ack_id = tell_sender(router, message_id, v.channel, msg.sender, msg.correlation_id, agent,
+                         st, note, now, extra)
+    return AckResult(message_id, agent, st.value, True, ack_id, until)
 
 
 def tell_sender(router: Router, message_id: int, channel: str, sender: str, corr: str | None,

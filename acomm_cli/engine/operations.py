@@ -34,6 +34,8 @@ class AgentStats:
     awaiting_ack: int = 0  # ack-tracked deliveries still unread, read or waiting
     oldest_unread_age_sec: int = 0
     dead_letters: int = 0
+    in_progress: int = 0  # held work: deliveries acknowledged in_progress, not yet finished
+    lease_expired: int = 0  # times a lease on this agent's deliveries ran out (issue 18)
     oldest_unread_at: int | None = field(default=None, repr=False)
 
 
@@ -43,6 +45,8 @@ class ChannelStats:
     pending: int = 0  # deliveries unread, or ack-tracked and read or waiting for a retry
     queued: int = 0  # deliveries held back by max_pending
     dead_letters: int = 0
+    in_progress: int = 0
+    lease_expired: int = 0
 
 
 @dataclass(frozen=True)
@@ -162,6 +166,13 @@ def _stats(conn: sqlite3.Connection, now: int, agent: str | None,
             agents[recipient].dead_letters += 1
         if cid in channels:
             channels[cid].dead_letters += 1
+    for recipient, cid, held, lapsed in maintenance.lease_counts(conn, agent):
+        a = agents.setdefault(recipient, AgentStats(recipient))
+        a.in_progress += held
+        a.lease_expired += lapsed
+        if cid in channels and (agent is None or recipient == agent):
+            channels[cid].in_progress += held
+            channels[cid].lease_expired += lapsed
     for a in agents.values():
         if a.oldest_unread_at is not None:
             a.oldest_unread_age_sec = max(0, (now - a.oldest_unread_at) // 1000)

@@ -142,6 +142,9 @@ def check_request(req: SendRequest, now: int) -> tuple[str, MessageType, model.P
             raise ValidationFailed(f"delay: {req.delay_ms} ms must not be negative",
                                    field="delay", value=req.delay_ms)
         deliver_at = now + req.delay_ms
+    if req.ttl_ms is not None and req.ttl_ms <= 0:
+        raise ValidationFailed(f"ttl: {req.ttl_ms} ms must be longer than 0", field="ttl",
+                               value=req.ttl_ms)
     return sender, mtype, prio, metadata, deliver_at
 
 
@@ -208,9 +211,14 @@ def _plan_checked(router: Router, req: SendRequest, now: int, only_to: str | Non
     else:
         recipients = router.recipients(ch, sender, req.topic)
     tracked = ch.config.delivery != DeliveryMode.AT_MOST_ONCE and mtype.value not in _ACK_EXEMPT
+    expires_at = req.expires_at
+    ttl = req.ttl_ms if req.ttl_ms is not None else (
+        None if internal else ch.config.message_ttl_ms or None)
+    if expires_at is None and ttl is not None:  # counted from when it may be delivered
+        expires_at = max(deliver_at or now, now) + ttl
     row = [ch.id, sender, mtype.value, req.content, req.topic, int(prio), corr, req.dedupe_key,
            json.dumps(metadata, separators=(",", ":")) if metadata else None, now, deliver_at,
-           req.expires_at]
+           expires_at]
     return _Plan(ch, row, recipients, corr, deliver_at, tracked,
                  int(prio) if ch.config.priority_ordering else 0, acks=acks)
 
@@ -245,12 +253,16 @@ def _acknowledge_origin(router: Router, plan: _Plan, now: int) -> None:
     assert status is not None and plan.correlation_id is not None
     wanted = (MessageType.QUERY if plan.row[2] == MessageType.RESPONSE.value
               else MessageType.COMMAND)
+    cfg = plan.channel.config  # the command's channel: an answer travels on it
+    # a `received` ack holds an ack-tracked delivery for the channel's lease (issue 18)
+    until = (now + cfg.effective_lease_ms if status == AckStatus.RECEIVED
+             and cfg.delivery != DeliveryMode.AT_MOST_ONCE else None)
     for mid, state, previous in queries.correlated_deliveries(
             router.conn, plan.correlation_id, wanted.value, plan.row[1]):
         if state == DeliveryState.DEAD.value or (
                 previous is not None and ACK_ORDER[AckStatus(previous)] >= ACK_ORDER[status]):
             continue
-        queries.set_ack(router.conn, mid, plan.row[1], status.value, None, now)
+        queries.set_ack(router.conn, mid, plan.row[1], status.value, None, now, until)
 
 
 def _held_back(router: Router, ch: Channel) -> bool:
@@ -464,7 +476,7 @@ def send_direct(conn: sqlite3.Connection, req: SendRequest, to: Sequence[str],
 
 
 _BATCH_KEYS = {"channel", "to", "from", "sender", "content", "type", "priority", "topic",
-               "correlation_id", "dedupe_key", "metadata", "delay"}
+               "correlation_id", "dedupe_key", "metadata", "delay", "ttl"}
 
 
 def batch_request(item: Any, line: int) -> tuple[SendRequest, str | None, int]:
@@ -487,19 +499,21 @@ def batch_request(item: Any, line: int) -> tuple[SendRequest, str | None, int]:
                 "dedupe_key", "type"):
         if key in item and not isinstance(item[key], str):
             raise ValidationFailed(f"{where}: {key} must be a string", field=key, line=line)
-    for key, kinds in (("priority", (str, int)), ("delay", (str, int)), ("metadata", (dict,))):
+    for key, kinds in (("priority", (str, int)), ("delay", (str, int)), ("ttl", (str, int)),
+                       ("metadata", (dict,))):
         value = item.get(key)
         if value is not None and (isinstance(value, bool) or not isinstance(value, kinds)):
             raise ValidationFailed(f"{where}: {key} has the wrong type ({type(value).__name__})",
                                    field=key, line=line)
     if item.get("to") is not None and item.get("to") == sender:
         raise ValidationFailed(f"{where}: to: {sender!r} is the sender", field="to", line=line)
-    delay = item.get("delay")
-    if delay is not None:
+    delay, ttl = item.get("delay"), item.get("ttl")
+    if delay is not None or ttl is not None:
         from acomm_cli.clock import parse_duration
 
         try:
-            delay = parse_duration(delay, "delay")
+            delay = parse_duration(delay, "delay") if delay is not None else None
+            ttl = parse_duration(ttl, "ttl") if ttl is not None else None
         except ValidationFailed as exc:
             raise _at_line(exc, line) from None
     req = SendRequest(
@@ -507,6 +521,7 @@ def batch_request(item: Any, line: int) -> tuple[SendRequest, str | None, int]:
         type=item.get("type", "text"), priority=item.get("priority", "normal"),
         topic=item.get("topic"), correlation_id=item.get("correlation_id"),
         dedupe_key=item.get("dedupe_key"), metadata=item.get("metadata"), delay_ms=delay,
+        ttl_ms=ttl,
     )
     return req, item.get("to"), line
 

@@ -522,7 +522,9 @@ def _ack(conn: sqlite3.Connection, task: Task, agent: str, status: AckStatus, no
     if state == DeliveryState.DEAD.value or delivered_at is None or (
             previous is not None and ACK_ORDER[AckStatus(previous)] >= ACK_ORDER[status]):
         return None
-    return delivery.record_ack(conn, task.id, agent, status, note, now, extra=meta).ack_message_id
+    # the task's ETA and overdue timer watch an accepted task, not a channel lease (issue 18)
+    return delivery.record_ack(conn, task.id, agent, status, note, now, extra=meta,
+                               lease=False).ack_message_id
 
 
 def _respond(conn: sqlite3.Connection, task: Task, agent: str, content: str, now: int) -> int:

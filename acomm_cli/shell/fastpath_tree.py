@@ -29,6 +29,7 @@ COMMANDS = {
             {'name': 'meta', 'argument': False, 'opts': ['--meta'], 'flag': False, 'kind': 'str', 'multiple': True, 'default': None, 'required': False, 'envvar': None, 'typer_only': None},
             {'name': 'delay', 'argument': False, 'opts': ['--delay'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
             {'name': 'deliver_at', 'argument': False, 'opts': ['--deliver-at'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'ttl', 'argument': False, 'opts': ['--ttl'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
         ],
     },
     'publish': {
@@ -45,6 +46,7 @@ COMMANDS = {
             {'name': 'meta', 'argument': False, 'opts': ['--meta'], 'flag': False, 'kind': 'str', 'multiple': True, 'default': None, 'required': False, 'envvar': None, 'typer_only': None},
             {'name': 'delay', 'argument': False, 'opts': ['--delay'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
             {'name': 'deliver_at', 'argument': False, 'opts': ['--deliver-at'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'ttl', 'argument': False, 'opts': ['--ttl'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
         ],
     },
     'receive': {

@@ -1,0 +1,64 @@
+"""`acomm nack` and `acomm extend`: give a delivery back, or hold it longer (issue 18)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Annotated
+
+import typer
+
+from acomm_cli import clock
+from acomm_cli.cli import params, render
+from acomm_cli.commands._common import AsAgent, identity, output, store
+from acomm_cli.engine import leases
+
+app = typer.Typer(add_completion=False)
+
+MessageId = Annotated[int, typer.Argument(metavar="MSG", help="The message id.")]
+
+
+@app.command()
+def nack(
+    ctx: typer.Context,
+    message_id: MessageId,
+    as_: AsAgent = None,
+    requeue: Annotated[bool, typer.Option(
+        "--requeue", help="Give it back to be delivered again (counts as a retry; past "
+        "--max-retries it is dead-lettered). Without it: dead-lettered now, reason "
+        "`nacked`.")] = False,
+    delay: Annotated[str | None, typer.Option(
+        click_type=params.DURATION,
+        help="Deliver it again after this long, e.g. 30s (implies --requeue).")] = None,
+    reason: Annotated[str | None, typer.Option(
+        help="Why: kept as the delivery's last_error (and the dead letter's).")] = None,
+) -> None:
+    """Give a message back: requeue it, or dead-letter it now.
+
+    Example: acomm nack 42 --as worker --requeue --delay 30s --reason "database busy"
+    """
+    agent = identity(as_)
+    delay_ms = clock.parse_duration(delay, "delay") if delay is not None else None
+    with store(ctx, write=True) as conn:
+        result = leases.nack(conn, message_id, agent, requeue=requeue, delay_ms=delay_ms,
+                             reason=reason, now=clock.now_ms())
+    render.nack(output(ctx), asdict(result))
+
+
+@app.command()
+def extend(
+    ctx: typer.Context,
+    message_id: MessageId,
+    by: Annotated[str, typer.Option(
+        click_type=params.DURATION,
+        help="Hold it this long from now (a lease never shrinks), e.g. 5m.")],
+    as_: AsAgent = None,
+) -> None:
+    """Renew the lease on a message you hold; prints when it ends.
+
+    Example: acomm extend 42 --by 5m --as worker
+    """
+    agent = identity(as_)
+    with store(ctx, write=True) as conn:
+        result = leases.extend(conn, message_id, agent, clock.parse_duration(by, "by"),
+                               clock.now_ms())
+    render.extend(output(ctx), asdict(result))

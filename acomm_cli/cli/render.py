@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # for the annotations only: none of these loads on a command'
     from acomm_cli.bridge.sync import SyncResult
     from acomm_cli.cli.config_report import ConfigReport
     from acomm_cli.dispatch.dispatcher import DispatchResult, Receipt, ReceiptPage
+    from acomm_cli.engine.deadletters import Redrive
     from acomm_cli.engine.delivery import DeadLetter
     from acomm_cli.engine.operations import CompactResult, FlushResult, Health, Stats
     from acomm_cli.engine.tasks import Task, TaskEvent
@@ -365,6 +366,22 @@ def dead_letters(out: Output, items: Sequence[DeadLetter], total: int) -> None:
                                  "dead since", "content"],
            [(d.message_id, d.recipient, d.channel, d.reason, d.retry_count,
              iso(d.dead_lettered_at), d.content) for d in items])
+
+
+def redrive(out: Output, result: Redrive) -> None:
+    """`deadletter replay --all`: the count on stdout (JSON: `replayed`, or `would_replay`
+    for a dry run, with the message ids); each dead letter left dead is a note on stderr."""
+    count = "would_replay" if result.dry_run else "replayed"
+    skipped = [{"message_id": s.message_id, "recipient": s.recipient, "channel": s.channel,
+                "code": s.code, "message": s.message} for s in result.skipped]
+    if out.json:
+        _dump({count: len(result.replayed), "ids": result.ids,
+               "deliveries": [{"message_id": m, "recipient": r} for m, r in result.replayed],
+               "skipped": skipped})
+        return
+    for s in result.skipped:
+        note(f"skipped message {s.message_id} to {s.recipient}: {s.code}: {s.message}")
+    sys.stdout.write(f"{len(result.replayed)}\n")
 
 
 def thread(out: Output, correlation_id: str, msgs: Sequence[Message]) -> None:

@@ -140,6 +140,7 @@ def send_doc(r: SendResult) -> dict[str, Any]:
         "id": r.id, "channel": r.channel, "channel_id": r.channel_id,
         "recipients": list(r.recipients), "status": r.status, "created_at": iso(r.created_at),
         "correlation_id": r.correlation_id, "deduplicated": r.deduplicated,
+        "suppressed": list(r.suppressed),
     }
     if r.global_id is not None:  # routed to another node (federation)
         doc.update(global_id=r.global_id, to_node=r.to_node, route_decision=r.route_decision)

@@ -686,6 +686,8 @@ def bridge_sync(out: Output, r: SyncResult) -> None:
 def bridge_tick(out: Output, doc: dict[str, Any]) -> None:
     """`tick`, whose JSON may carry `bridge` and `dispatch` objects; plain output flattens
     them (`bridge_written=1`, `dispatch_accepted=2`)."""
+    if not out.json:  # said on stderr (the error `tick` exits with), not in the counts
+        doc = {k: v for k, v in doc.items() if k != "dispatch_error"}
     nested = [k for k, v in doc.items() if isinstance(v, dict)]
     if out.json or not nested:
         tick(out, doc)
@@ -755,6 +757,11 @@ def tick_retry(exc: CommError, in_s: float) -> None:
     """A `tick --every` pass that failed and will be tried again (cron mails stderr)."""
     when = f"in {round(in_s, 1):g}s" if in_s >= 0.05 else "now"
     note(f"note: tick: {exc.message}; trying again {when}")
+
+
+def dispatch_off(exc: CommError) -> None:
+    """`tick --every` with a bad `agents:` section: the timers run, the agents do not."""
+    note(f"note: tick: dispatch is off, the timers still run: {exc.code}: {exc.message}")
 
 
 def dispatch_notes(r: DispatchResult) -> None:

@@ -439,6 +439,9 @@ class SendResult:
     global_id: str | None = None
     to_node: str | None = None
     route_decision: str | None = None
+    # deduplicated: the recipients this send was not handed to because they had it already
+    # (exactly-once: the same correlation id; a dedupe key: the first message's recipients)
+    suppressed: tuple[str, ...] = ()
 
 
 @dataclass

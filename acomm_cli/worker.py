@@ -44,6 +44,8 @@ class TickSetup:
     progress: Callable[[], AbstractContextManager[delivery.Progress | None]] = nullcontext
     # settings lookup (key -> value) for federation's timers; used only on a node
     settings: Callable[[str], Any] | None = None
+    # why dispatch is off: a bad `agents:` section stops the agents, never the timers
+    dispatch_error: CommError | None = None
 
 
 def tick_once(conn: sqlite3.Connection, setup: TickSetup, now: int,
@@ -64,6 +66,8 @@ def tick_once(conn: sqlite3.Connection, setup: TickSetup, now: int,
         setup.on_bridge(synced)
         doc["bridge"] = synced.doc()
         total += sum(doc["bridge"].values())
+    if setup.dispatch_error is not None:
+        doc["dispatch_error"] = setup.dispatch_error.to_dict()
     if setup.agents and not (stop and stop()):  # dispatch code: only with agents configured
         from acomm_cli.dispatch import dispatcher as dispatch
 
@@ -89,6 +93,18 @@ def _federation(conn: Any, settings: Callable[[str], Any], now: int,
     counts = fed_timers.tick(conn, now, fed_timers.FedConfig.from_settings(settings))
     doc.update(counts)
     return sum(counts.values())
+
+
+def load_agents(load: Callable[[], dict[str, AgentSpec]]) -> tuple[dict[str, AgentSpec],
+                                                                    CommError | None]:
+    """The configured agents, or none and why: a bad `agents:` section (a typo such as
+    `types: [comand]`) must not stall every timer of the store (retries, dead letters,
+    scheduled sends, the bridge), so `tick` runs them anyway, reports the error and exits
+    with its status at the end (DECISIONS.md, issue 18)."""
+    try:
+        return load(), None
+    except ValidationFailed as exc:
+        return {}, exc
 
 
 def max_runs(n: int) -> int:

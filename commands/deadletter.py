@@ -9,7 +9,8 @@ import typer
 from acomm_cli import clock, model
 from acomm_cli.cli import params, render
 from acomm_cli.commands._common import output, store
-from acomm_cli.engine import delivery
+from acomm_cli.engine import deadletters, delivery
+from acomm_cli.errors import UsageError
 
 app = typer.Typer(help="Inspect and recover dead letters.\n\nExample: acomm deadletter "
                   "list --json", no_args_is_help=True,
@@ -55,14 +56,57 @@ def show(ctx: typer.Context, message_id: Msg, recipient: Recipient = None) -> No
 
 
 @app.command()
-def replay(ctx: typer.Context, message_id: Msg, recipient: Recipient = None) -> None:
-    """Deliver a dead letter again (same id, fresh retry budget).
+def replay(
+    ctx: typer.Context,
+    message_id: Annotated[int | None, typer.Argument(
+        metavar="[MSG]", help="The message id (or --all).", show_default=False)] = None,
+    recipient: Recipient = None,
+    all_: Annotated[bool, typer.Option(
+        "--all", help="Every dead letter the filters match, in one transaction.")] = False,
+    channel: Annotated[str | None, typer.Option(
+        "--channel", "-c", click_type=params.CHANNEL, help="With --all: only this channel.")]
+    = None,
+    reason: Annotated[str | None, typer.Option(
+        click_type=params.DEAD_LETTER_REASON, help="With --all: only this reason.")] = None,
+    since: Annotated[str | None, typer.Option(
+        click_type=params.TIME,
+        help="With --all: dead-lettered at or after this time (ISO 8601 or e.g. -1h).")]
+    = None,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="With --all: count what would be replayed, change nothing.")]
+    = False,
+) -> None:
+    """Deliver dead letters again (same id, fresh retry budget).
 
-    Example: acomm deadletter replay 42 --recipient executor
+    One message's (MSG), or with --all every dead letter the filters match (redrive), in
+    one transaction; --all prints how many (with --json: replayed or would_replay, ids,
+    deliveries, skipped). A dead letter whose channel is closed or whose recipient left is
+    skipped with a note. Nothing matched prints 0 and exits 0.
+
+    Example: acomm deadletter replay --all --reason dispatch_failed --since -1h
     """
+    if all_ and message_id is not None:
+        raise UsageError("message: give a message id or --all, not both", field="message",
+                         value=message_id)
+    if not all_:
+        if message_id is None:
+            raise UsageError("message: give a message id, or --all to replay every dead "
+                             "letter the filters match", field="message")
+        for name, given in (("channel", channel), ("reason", reason), ("since", since),
+                            ("dry_run", dry_run or None)):
+            if given is not None:
+                flag = "--" + name.replace("_", "-")
+                raise UsageError(f"{name}: {flag} goes with --all", field=name)
+        with store(ctx, write=True) as conn:
+            items = delivery.replay(conn, message_id, recipient, clock.now_ms())
+        render.dead_letters(output(ctx), items, len(items))
+        return
+    now = clock.now_ms()
+    lo = clock.parse_time(since, "since", now) if since is not None else None
     with store(ctx, write=True) as conn:
-        items = delivery.replay(conn, message_id, recipient, clock.now_ms())
-    render.dead_letters(output(ctx), items, len(items))
+        result = deadletters.redrive(conn, channel=channel, recipient=recipient,
+                                     reason=reason, since=lo, now=now, dry_run=dry_run)
+    render.redrive(output(ctx), result)
 
 
 @app.command()

@@ -38,20 +38,27 @@ def tick(
     locked (or full) is noted on stderr and tried again at the next interval; stopped while
     the last pass had failed so, it exits with that error's status.
 
+    A bad `agents:` section in config.yaml turns dispatch off but not the timers: tick still
+    advances them, reports the error (dispatch_error in --json, and on stderr) and exits 3.
+
     Example (crontab): * * * * * acomm --store /srv/agents.acomm tick
     """
     out = output(ctx)
     s = settings(ctx)
     every_s = worker.interval(every) if every is not None else None
     path, _ = s.store_path(create=False)
+    bridge_config = bridge.config(s.value)  # a bad file or setting: nothing is ticked
+    agents, bad_agents = worker.load_agents(lambda: {} if no_dispatch else s.value(AGENTS))
     setup = worker.TickSetup(
-        bridge=bridge.config(s.value), agents={} if no_dispatch else s.value(AGENTS),
+        bridge=bridge_config, agents=agents, dispatch_error=bad_agents,
         store_path=str(Path(path).resolve()), encode=render.message_json,
         config_path=str(Path(s.config).expanduser().resolve()) if s.config else None,
         max_runs=worker.max_runs(max_), on_bridge=render.bridge_notes,
         on_dispatch=render.dispatch_notes,
         progress=lambda: render.progress(out, "ticking"), settings=s.value)
     failed = None  # with --every: the transient error of the last pass, if it failed
+    if bad_agents is not None and every_s is not None:  # a worker: say so now, not at its end
+        render.dispatch_off(bad_agents)
     with store(ctx, write=True, bridge_hook=False) as conn, stopping.on_signals() as stop:
         if every_s is None:
             render.bridge_tick(out, worker.tick_once(conn, setup, clock.now_ms(), stop)[0])
@@ -68,3 +75,5 @@ def tick(
         raise failed
     if signum is not None:  # a single pass cut short: say so, as a killed program would
         raise typer.Exit(128 + signum)
+    if bad_agents is not None:  # the timers ran; the agents did not: exit with the error
+        raise bad_agents

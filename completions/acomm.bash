@@ -76,7 +76,7 @@ _acomm_options() {
         'deadletter') echo "$global" ;;
         'deadletter list') echo "$global -c --channel --recipient --reason --limit --offset" ;;
         'deadletter show') echo "$global --recipient" ;;
-        'deadletter replay') echo "$global --recipient" ;;
+        'deadletter replay') echo "$global --recipient --all -c --channel --reason --since --dry-run" ;;
         'deadletter discard') echo "$global --recipient" ;;
         'deadletter purge') echo "$global --older-than" ;;
         'tick') echo "$global --every --max-seconds --no-dispatch --max" ;;
@@ -236,6 +236,9 @@ _acomm_value_kind() {
         'deadletter list --offset') echo 'value' ;;
         'deadletter show --recipient') echo 'agent' ;;
         'deadletter replay --recipient') echo 'agent' ;;
+        'deadletter replay -c'|'deadletter replay --channel') echo 'channel' ;;
+        'deadletter replay --reason') echo 'choice:max_retries_exceeded expired recipient_left dispatch_failed no_owner owner_offline federation_max_attempts nacked' ;;
+        'deadletter replay --since') echo 'value' ;;
         'deadletter discard --recipient') echo 'agent' ;;
         'deadletter purge --older-than') echo 'value' ;;
         'tick --every') echo 'value' ;;

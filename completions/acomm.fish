@@ -93,7 +93,7 @@ function __acomm_valued
         case 'deadletter show'
             echo --recipient
         case 'deadletter replay'
-            echo --recipient
+            echo --recipient -c --channel --reason --since
         case 'deadletter discard'
             echo --recipient
         case 'deadletter purge'
@@ -558,7 +558,7 @@ complete -c acomm -n '__acomm_is \'messages\'' -s f -l follow -d 'Print the newe
 # acomm deadletter
 complete -c acomm -f -n '__acomm_is \'deadletter\'' -a 'list' -d 'List dead letters, oldest first'
 complete -c acomm -f -n '__acomm_is \'deadletter\'' -a 'show' -d 'Show a message\'s dead letters'
-complete -c acomm -f -n '__acomm_is \'deadletter\'' -a 'replay' -d 'Deliver a dead letter again (same id, fresh retry budget)'
+complete -c acomm -f -n '__acomm_is \'deadletter\'' -a 'replay' -d 'Deliver dead letters again (same id, fresh retry budget)'
 complete -c acomm -f -n '__acomm_is \'deadletter\'' -a 'discard' -d 'Remove a dead letter for good'
 complete -c acomm -f -n '__acomm_is \'deadletter\'' -a 'purge' -d 'Remove dead letters older than a duration'
 
@@ -579,6 +579,13 @@ complete -c acomm -n '__acomm_is \'deadletter show\'' -l recipient -r -f -d 'Onl
 # acomm deadletter replay
 complete -c acomm -n '__acomm_is \'deadletter replay\'' -l recipient -r -f -a '(__acomm_words agents)'
 complete -c acomm -n '__acomm_is \'deadletter replay\'' -l recipient -r -f -d 'Only this recipient\'s dead letter'
+complete -c acomm -n '__acomm_is \'deadletter replay\'' -l all -d 'Every dead letter the filters match, in one transaction'
+complete -c acomm -n '__acomm_is \'deadletter replay\'' -s c -l channel -r -f -a '(__acomm_words channels)'
+complete -c acomm -n '__acomm_is \'deadletter replay\'' -s c -l channel -r -f -d 'With --all: only this channel'
+complete -c acomm -n '__acomm_is \'deadletter replay\'' -l reason -r -f -a 'max_retries_exceeded expired recipient_left dispatch_failed no_owner owner_offline federation_max_attempts nacked'
+complete -c acomm -n '__acomm_is \'deadletter replay\'' -l reason -r -f -d 'With --all: only this reason'
+complete -c acomm -n '__acomm_is \'deadletter replay\'' -l since -r -f -d 'With --all: dead-lettered at or after this time (ISO 8601 or e.g'
+complete -c acomm -n '__acomm_is \'deadletter replay\'' -l dry-run -d 'With --all: count what would be replayed, change nothing'
 
 # acomm deadletter discard
 complete -c acomm -n '__acomm_is \'deadletter discard\'' -l recipient -r -f -a '(__acomm_words agents)'

@@ -13,7 +13,9 @@ _DUE = ("(cl.message_id IS NULL OR cl.state IN ('done', 'dead')"
         " OR (cl.state = 'running' AND cl.lease_until <= :now))")
 
 
-Rule = tuple[str, Sequence[str], Sequence[str], Sequence[str]]  # agent, types, channels, from
+# agent, types, channels, senders, and whether every message to the agent is a candidate
+# (`unmatched: ignore`: those the rules do not let through are settled as ignored)
+Rule = tuple[str, Sequence[str], Sequence[str], Sequence[str], bool]
 
 _CANDIDATE_COLS = (
     "SELECT d.message_id, d.recipient, c.name, m.sender, m.type, m.topic, m.metadata,"
@@ -25,18 +27,21 @@ _CANDIDATE_JOINS = (
 def _rules_sql(rules: Sequence[Rule]) -> tuple[str, list[Any]]:
     """The part of the trigger rules SQL can check (types, channels, senders; topics and
     metadata are left to acomm_cli.dispatch.agents.Rules), one alternative per agent, and never a
-    message from the agent itself."""
+    message from the agent itself; an agent that takes everything: every message to it."""
     alternatives, params = [], []
-    for agent, types, channels, senders in rules:
+    for agent, types, channels, senders, everything in rules:
         terms = ["d.recipient = ?"]
         params.append(agent)
-        for col, values in (("m.type", types), ("c.name", channels), ("m.sender", senders)):
-            if values:
-                terms.append(f"{col} IN ({','.join('?' * len(values))})")
-                params.extend(values)
+        if not everything:
+            terms.append("m.sender != d.recipient")
+            for col, values in (("m.type", types), ("c.name", channels),
+                                ("m.sender", senders)):
+                if values:
+                    terms.append(f"{col} IN ({','.join('?' * len(values))})")
+                    params.extend(values)
         alternatives.append("(" + " AND ".join(terms) + ")")
     agents = [r[0] for r in rules]
-    where = (f"d.recipient IN ({','.join('?' * len(agents))}) AND m.sender != d.recipient"
+    where = (f"d.recipient IN ({','.join('?' * len(agents))})"
              f" AND c.state != 'closed' AND ({' OR '.join(alternatives)})")
     return where, [*agents, *params]
 

@@ -502,6 +502,33 @@ def purge_dead_letters(conn: sqlite3.Connection, before: int) -> int:
                         (before,)).rowcount
 
 
+def renew_expiry(conn: sqlite3.Connection, message_id: int, now: int) -> None:
+    """A replayed message whose expiry has passed: the lifetime it was sent with, again,
+    counted from now (else it would expire again at once)."""
+    conn.execute("UPDATE messages SET expires_at = ? + (expires_at - created_at)"
+                 " WHERE id = ? AND expires_at IS NOT NULL AND expires_at <= ?",
+                 (now, message_id, now))
+
+
+def dead_letters_matching(conn: sqlite3.Connection, *, channel_id: int | None,
+                          recipient: str | None, reason: str | None,
+                          since: int | None) -> list[tuple[int, str, str]]:
+    """(message_id, recipient, channel name) of the dead letters a redrive takes, oldest
+    first: every filter given must hold (`since`: dead-lettered at or after it)."""
+    where, params = [], []
+    for cond, val in (("dl.channel_id = ?", channel_id), ("dl.recipient = ?", recipient),
+                      ("dl.reason = ?", reason), ("dl.dead_lettered_at >= ?", since)):
+        if val is not None:
+            where.append(cond)
+            params.append(val)
+    sql = ("SELECT dl.message_id, dl.recipient, c.name FROM dead_letters dl"
+           " JOIN channels c ON c.id = dl.channel_id")
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    return conn.execute(sql + " ORDER BY dl.dead_lettered_at, dl.message_id, dl.recipient",
+                        params).fetchall()
+
+
 def redeliver(conn: sqlite3.Connection, message_id: int, recipient: str, now: int,
               ack_timeout_ms: int) -> None:
     """A replayed dead letter: unread again, with a fresh retry budget."""

@@ -279,9 +279,12 @@ agents:
            for topic, etype, target in events]
     cli.ok("tick")
     assert (tmp_path / "ran").read_text().split() == [str(ids[0]), str(ids[2])]
-    # the others stay in the inbox as plain notifications
-    assert [m["id"] for m in cli.ok("receive", "--as", "responder", "--json").json()[
-        "messages"]] == [ids[1], ids[3]]
+    # the others are read with an `ignored` receipt, reason `filtered` (`unmatched: ignore`,
+    # the default; test_dispatch_unmatched.py has `keep`)
+    assert cli.ok("receive", "--as", "responder", "--json").json()["messages"] == []
+    ignored = receipts(cli, "--status", "ignored")
+    assert sorted((r["message_id"], r["reason"]) for r in ignored) == [
+        (ids[1], "filtered"), (ids[3], "filtered")]
 
 
 def _msg(**kw):
@@ -313,11 +316,12 @@ def test_rules_every_condition_must_hold_any_value_will_do(on, message, hit):
     assert spec.rules.match(**message) is hit
 
 
-def test_rules_pick_per_agent_and_non_matching_messages_stay_unread(cli, team, tmp_path):
+def test_rules_pick_per_agent_and_with_keep_non_matching_messages_stay_unread(cli, team,
+                                                                               tmp_path):
     cli.ok("channel", "join", "team", "carol")
     rec = agent_script(tmp_path, "rec.sh", 'echo "$ACOMM_AGENT $ACOMM_MESSAGE_ID" >> "$WORK/ran"')
-    configure(team, bob={"run": rec, "on": {"types": ["command"]}},
-              carol={"run": rec, "on": {"types": ["query"]}})
+    configure(team, bob={"run": rec, "on": {"types": ["command"]}, "unmatched": "keep"},
+              carol={"run": rec, "on": {"types": ["query"]}, "unmatched": "keep"})
     text = int(cli.ok("send", "team", "chat", "--as", "alice").stdout)
     cmd = int(cli.ok("send", "team", "do", "--type", "command", "--as", "alice").stdout)
     cli.ok("dispatch")
@@ -333,9 +337,20 @@ def test_a_message_from_the_agent_itself_never_triggers_it(cli, store, tmp_path)
     configure(store, bob={"run": agent_script(tmp_path, "x.sh", "touch \"$WORK/ran\"")})
     mid = int(cli.ok("send", "loud", "note to self", "--as", "bob").stdout)
     assert state(store, mid, "bob") == "unread"  # echo: bob has a delivery of his own
+    # `unmatched: ignore` (the default): read with an ignored receipt, the command never runs
+    [due] = cli.ok("dispatch", "--dry-run", "--json").json()["due"]
+    assert (due["message_id"], due["action"]) == (mid, "ignore")
+    [r] = cli.ok("dispatch", "--json").json()["receipts"]
+    assert (r["message_id"], r["status"], r["reason"], r["exit_code"]) == (
+        mid, "ignored", "filtered", None)
+    assert not (tmp_path / "ran").exists() and state(store, mid, "bob") == "read"
+    # `unmatched: keep`: left unread, for `receive`
+    configure(store, bob={"run": agent_script(tmp_path, "x.sh", "touch \"$WORK/ran\""),
+                          "unmatched": "keep"})
+    mid = int(cli.ok("send", "loud", "another", "--as", "bob").stdout)
     assert cli.ok("dispatch", "--dry-run", "--json").json()["due"] == []
     assert cli.ok("dispatch", "--json").json()["receipts"] == []
-    assert not (tmp_path / "ran").exists()
+    assert not (tmp_path / "ran").exists() and state(store, mid, "bob") == "unread"
 
 
 def test_most_urgent_first_then_oldest_and_max(cli, team, tmp_path):
@@ -465,7 +480,7 @@ agents:
         "run": "./agents/review.sh",
         "on": {"types": ["command", "query"], "topics": ["review.#"], "channels": ["code"]},
         "timeout_ms": 600_000, "max_attempts": 5, "backoff_ms": 30_000, "jitter": 0.1,
-        "cwd": str(store.parent / "work"), "source": src}}
+        "cwd": str(store.parent / "work"), "unmatched": "ignore", "source": src}}
     plain = cli.ok("config", "show").stdout
     assert "agents.reviewer.run\t./agents/review.sh\t" in plain
     assert 'agents.reviewer.on\t{"types": ["command", "query"]' in plain
@@ -634,7 +649,7 @@ def test_dry_run_says_what_a_run_would_do_with_each_delivery(cli, team, tmp_path
                          "k1").stdout)
         failing = agent_script(tmp_path, "no.sh", "exit 1")
         configure(team, bob={"run": failing, "max_attempts": 2, "backoff": "0s",
-                             "on": {"channels": ["team"]}})
+                             "on": {"channels": ["team"]}, "unmatched": "keep"})
         bad = int(cli.ok("send", "team", "doomed", "--as", "alice").stdout)
         cli.ok("dispatch")
         configure(team, bob={"run": failing, "max_attempts": 1, "backoff": "0s"})
@@ -687,8 +702,12 @@ def test_the_candidate_query_leaves_out_what_the_rules_exclude(cli, team, conn):
     text = int(cli.ok("send", "team", "chat", "--as", "alice").stdout)
     cmd = int(cli.ok("send", "team", "do", "--type", "command", "--as", "alice").stdout)
     by_carol = int(cli.ok("send", "team", "do", "--type", "command", "--as", "carol").stdout)
-    rows = store.candidates(conn, [("bob", ("command",), ("team",), ("alice",))], T0_MS)
+    rows = store.candidates(conn, [("bob", ("command",), ("team",), ("alice",), False)], T0_MS)
     assert [(r[0], r[1]) for r in rows] == [(cmd, "bob")]
-    rows = store.candidates(conn, [("bob", (), (), ()), ("carol", ("command",), (), ())], T0_MS)
+    rows = store.candidates(conn, [("bob", (), (), (), False),
+                                   ("carol", ("command",), (), (), False)], T0_MS)
     assert sorted((r[0], r[1]) for r in rows) == [
         (text, "bob"), (cmd, "bob"), (cmd, "carol"), (by_carol, "bob")]
+    # `unmatched: ignore`: every message to the agent is a candidate (to be settled)
+    rows = store.candidates(conn, [("carol", ("command",), (), (), True)], T0_MS)
+    assert sorted((r[0], r[1]) for r in rows) == [(text, "carol"), (cmd, "carol")]

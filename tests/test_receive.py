@@ -257,7 +257,7 @@ MESSAGE_FIELDS = {"id", "channel", "channel_id", "sender", "type", "content", "t
 DELIVERY_FIELDS = {"recipient", "state", "retry_count", "delivered_at", "read_at",
                    "ack_status", "acked_at", "next_timer_at"}
 SEND_FIELDS = {"id", "channel", "channel_id", "recipients", "status", "created_at",
-               "correlation_id", "deduplicated"}
+               "correlation_id", "deduplicated", "suppressed"}
 CONFIG_FIELDS = {"delivery", "max_message_size", "ack_timeout_ms", "max_retries",
                  "retry_backoff_ms", "retry_jitter", "echo", "priority_ordering", "max_pending",
                  "dedupe_window_ms"}

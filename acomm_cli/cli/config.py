@@ -357,4 +357,8 @@ DEFAULT_CONFIG = """\
 #     timeout: 10m
 #     max_attempts: 3
 #     backoff: 30s
+#     cwd: ..                            # where it runs (relative to this file's directory,
+#                                        # the default); a relative `run:` resolves there
+#     unmatched: ignore                  # messages no rule lets through: read, receipt
+#                                        # `ignored` (reason `filtered`); keep: left unread
 """

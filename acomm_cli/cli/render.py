@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # for the annotations only: none of these loads on a command'
     from acomm_cli.bridge.sync import SyncResult
     from acomm_cli.cli.config_report import ConfigReport
     from acomm_cli.dispatch.dispatcher import DispatchResult, Receipt, ReceiptPage
+    from acomm_cli.engine.deadletters import Redrive
     from acomm_cli.engine.delivery import DeadLetter
     from acomm_cli.engine.operations import CompactResult, FlushResult, Health, Stats
 
@@ -140,6 +141,7 @@ def send_doc(r: SendResult) -> dict[str, Any]:
         "id": r.id, "channel": r.channel, "channel_id": r.channel_id,
         "recipients": list(r.recipients), "status": r.status, "created_at": iso(r.created_at),
         "correlation_id": r.correlation_id, "deduplicated": r.deduplicated,
+        "suppressed": list(r.suppressed),
     }
     if r.global_id is not None:  # routed to another node (federation)
         doc.update(global_id=r.global_id, to_node=r.to_node, route_decision=r.route_decision)
@@ -403,6 +405,22 @@ def dead_letters(out: Output, items: Sequence[DeadLetter], total: int) -> None:
                                  "dead since", "content"],
            [(d.message_id, d.recipient, d.channel, d.reason, d.retry_count,
              iso(d.dead_lettered_at), d.content) for d in items])
+
+
+def redrive(out: Output, result: Redrive) -> None:
+    """`deadletter replay --all`: the count on stdout (JSON: `replayed`, or `would_replay`
+    for a dry run, with the message ids); each dead letter left dead is a note on stderr."""
+    count = "would_replay" if result.dry_run else "replayed"
+    skipped = [{"message_id": s.message_id, "recipient": s.recipient, "channel": s.channel,
+                "code": s.code, "message": s.message} for s in result.skipped]
+    if out.json:
+        _dump({count: len(result.replayed), "ids": result.ids,
+               "deliveries": [{"message_id": m, "recipient": r} for m, r in result.replayed],
+               "skipped": skipped})
+        return
+    for s in result.skipped:
+        note(f"skipped message {s.message_id} to {s.recipient}: {s.code}: {s.message}")
+    sys.stdout.write(f"{len(result.replayed)}\n")
 
 
 def thread(out: Output, correlation_id: str, msgs: Sequence[Message]) -> None:
@@ -730,6 +748,8 @@ def bridge_sync(out: Output, r: SyncResult) -> None:
 def bridge_tick(out: Output, doc: dict[str, Any]) -> None:
     """`tick`, whose JSON may carry `bridge` and `dispatch` objects; plain output flattens
     them (`bridge_written=1`, `dispatch_accepted=2`)."""
+    if not out.json:  # said on stderr (the error `tick` exits with), not in the counts
+        doc = {k: v for k, v in doc.items() if k != "dispatch_error"}
     nested = [k for k, v in doc.items() if isinstance(v, dict)]
     if out.json or not nested:
         tick(out, doc)
@@ -799,6 +819,11 @@ def tick_retry(exc: CommError, in_s: float) -> None:
     """A `tick --every` pass that failed and will be tried again (cron mails stderr)."""
     when = f"in {round(in_s, 1):g}s" if in_s >= 0.05 else "now"
     note(f"note: tick: {exc.message}; trying again {when}")
+
+
+def dispatch_off(exc: CommError) -> None:
+    """`tick --every` with a bad `agents:` section: the timers run, the agents do not."""
+    note(f"note: tick: dispatch is off, the timers still run: {exc.code}: {exc.message}")
 
 
 def dispatch_notes(r: DispatchResult) -> None:

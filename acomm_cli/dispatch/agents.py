@@ -7,6 +7,7 @@ module. The rules are pure: `Rules.match` looks at a message's fields and nothin
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,10 @@ DEFAULT_MAX_ATTEMPTS = 3
 DEFAULT_BACKOFF_MS = 30_000
 DEFAULT_JITTER = 0.1
 
-AGENT_KEYS = ("run", "on", "timeout", "max_attempts", "backoff", "jitter", "cwd")
+AGENT_KEYS = ("run", "on", "timeout", "max_attempts", "backoff", "jitter", "cwd", "unmatched")
+# what becomes of a message to the agent that its rules do not let through (issue 18):
+# `ignore` reads it with an `ignored` receipt (reason `filtered`); `keep` leaves it unread
+UNMATCHED = ("ignore", "keep")
 RULE_KEYS = ("types", "topics", "channels", "from", "metadata")
 
 
@@ -72,12 +76,13 @@ class AgentSpec:
     backoff_ms: int = DEFAULT_BACKOFF_MS
     jitter: float = DEFAULT_JITTER
     cwd: str | None = None
+    unmatched: str = "ignore"  # one of UNMATCHED
 
     def doc(self) -> dict[str, Any]:
         return {"run": self.run if isinstance(self.run, str) else list(self.run),
                 "on": self.rules.doc(), "timeout_ms": self.timeout_ms,
                 "max_attempts": self.max_attempts, "backoff_ms": self.backoff_ms,
-                "jitter": self.jitter, "cwd": self.cwd}
+                "jitter": self.jitter, "cwd": self.cwd, "unmatched": self.unmatched}
 
 
 def _scalar(value: Any) -> str:
@@ -169,8 +174,11 @@ def _rules(key: str, raw: Any) -> Rules:
 
 
 def parse_agent(name: Any, raw: Any, base: Path | None) -> AgentSpec:
-    """One `agents.NAME` entry; `base` (the config file's directory) anchors a relative cwd."""
+    """One `agents.NAME` entry; `base` (the config file's directory) is the default working
+    directory and anchors a relative cwd."""
     key = f"agents.{name}"
+    if base is not None:
+        base = Path(os.path.abspath(base))
     try:
         model.agent_id(name, key)
     except ValidationFailed as exc:
@@ -209,12 +217,22 @@ def parse_agent(name: Any, raw: Any, base: Path | None) -> AgentSpec:
         if isinstance(j, bool) or not isinstance(j, (int, float)) or not 0 <= j <= 1:
             raise _bad(f"{key}.jitter", j, "must be a fraction from 0 to 1")
         spec["jitter"] = float(j)
+    if "unmatched" in raw:
+        u = raw["unmatched"]
+        if u not in UNMATCHED:
+            raise _bad(f"{key}.unmatched", u, f"must be one of {', '.join(UNMATCHED)}")
+        spec["unmatched"] = u
+    # the working directory, where a relative `run:` path resolves: the config file's
+    # directory unless `cwd:` says otherwise (itself relative to that directory), never
+    # wherever acomm happens to run (cron runs it in $HOME)
     if "cwd" in raw:
         cwd = raw["cwd"]
         if not isinstance(cwd, str) or not cwd:
             raise _bad(f"{key}.cwd", cwd, "must be a directory path")
         p = Path(cwd).expanduser()
-        spec["cwd"] = str(p if p.is_absolute() or base is None else base / p)
+        spec["cwd"] = os.path.normpath(p if p.is_absolute() or base is None else base / p)
+    elif base is not None:
+        spec["cwd"] = str(base)
     return AgentSpec(**spec)
 
 

@@ -43,7 +43,10 @@ DEAD_REASON = "dispatch_failed"  # one of model.DEAD_LETTER_REASONS
 LEASE_EXPIRED = "lease expired: the dispatcher stopped before the command finished"
 INTERRUPTED = "interrupted: the dispatcher was stopped (not counted as an attempt)"
 STATUSES = ("running", "accepted", "ignored", "failed")
-ACTIONS = ("run", "duplicate", "dead_letter")  # what a pass does with a due delivery
+# what a pass does with a due delivery; `ignore`: no rule lets it through (`unmatched: ignore`)
+ACTIONS = ("run", "duplicate", "dead_letter", "ignore")
+FILTERED = "filtered"  # the reason of an ignored receipt for a message no rule let through
+IGNORE_MAX = 1000  # unmatched deliveries settled per pass (they cost no run)
 
 
 @dataclass(frozen=True)
@@ -185,27 +188,36 @@ def _duplicate(conn: sqlite3.Connection, agent: str, dedupe_key: str, mid: int,
 
 def select(conn: sqlite3.Connection, agents: Mapping[str, AgentSpec], now: int,
            limit: int) -> list[Due]:
-    """Due deliveries whose agent's rules match, most urgent first, then oldest, with what a
-    pass would do with each. A message from the agent itself never triggers it; the others
-    stay unread, for `receive`. Types, channels and senders are matched in SQL, so that a
-    backlog of messages no rule wants costs little; topics and metadata here."""
+    """Due deliveries to the agents, most urgent first, then oldest, with what a pass would
+    do with each: up to `limit` whose rules match, and (`unmatched: ignore`) up to
+    IGNORE_MAX that no rule lets through, to be read with an `ignored` receipt. A message
+    from the agent itself never triggers it. With `unmatched: keep` the others stay unread,
+    for `receive`, and types, channels and senders are matched in SQL, so that a backlog of
+    messages no rule wants costs little; topics and metadata here."""
     out: list[Due] = []
     if limit <= 0:
         return out
-    rules = [(name, s.rules.types, s.rules.channels, s.rules.senders)
+    rules = [(name, s.rules.types, s.rules.channels, s.rules.senders, s.unmatched == "ignore")
              for name, s in agents.items()]
+    runs = ignored = 0
     for (mid, agent, channel, sender, type_, topic, meta, prio, cstate, cattempts, key,
          channel_id) in store.candidates(conn, rules, now):
         spec = agents[agent]
-        if not spec.rules.match(type_=type_, topic=topic, channel=channel, sender=sender,
-                                metadata=json.loads(meta) if meta else {}):
+        if sender == agent or not spec.rules.match(
+                type_=type_, topic=topic, channel=channel, sender=sender,
+                metadata=json.loads(meta) if meta else {}):
+            if spec.unmatched == "ignore" and ignored < IGNORE_MAX:
+                out.append(Due(mid, agent, channel, type_, Priority(prio).name.lower(), 1,
+                               "ignore"))
+                ignored += 1
             continue
         action, attempts = _verdict(conn, spec, mid, cstate, cattempts, key, channel_id, now)
         if action == "skip":
             continue
         out.append(Due(mid, agent, channel, type_, Priority(prio).name.lower(),
                        attempts if action == "dead_letter" else attempts + 1, action))
-        if len(out) >= limit:
+        runs += 1
+        if runs >= limit:
             break
     return out
 
@@ -255,6 +267,8 @@ def dispatch(conn: sqlite3.Connection, agents: Mapping[str, AgentSpec], now: int
 
     result.dead_lettered += sweep(conn, every, now, only=only)
     due = select(conn, agents, now, max_runs)
+    result.receipts += ignore(conn, agents, [d for d in due if d.action == "ignore"], at())
+    due = [d for d in due if d.action != "ignore"]
     # the command may call acomm itself: same store, and the same config file if one was given
     base_env = {**os.environ, "ACOMM_STORE": store_path}
     if config_path is not None:
@@ -333,6 +347,35 @@ def _expire(conn: sqlite3.Connection, spec: AgentSpec | None, mid: int, agent: s
     store.finish_receipt(conn, run_id, "failed", LEASE_EXPIRED, None, now, now)
     store.settle_claim(conn, mid, agent, run_id, "retry", now)
     return "retry"
+
+
+def ignore(conn: sqlite3.Connection, agents: Mapping[str, AgentSpec], due: list[Due],
+           now: int) -> list[Receipt]:
+    """Messages no rule lets through, to agents with `unmatched: ignore`: read, with an
+    `ignored` receipt (reason `filtered`) and no run, all in one transaction, as an agent
+    that declined them would leave them (an ack-tracked one is acknowledged `completed`,
+    note `ignored: filtered`). One taken meanwhile (by `receive`, or a claim) is left be."""
+    out: list[Receipt] = []
+    if not due:
+        return out
+    with write(conn):
+        for d in due:
+            got = store.delivery_of(conn, d.message_id, d.agent)
+            prev = store.claim_of(conn, d.message_id, d.agent)
+            if got is None or not _ours(got[0], got[2], prev[0] if prev else None):
+                continue
+            if prev is not None and prev[0] == "running" and (prev[3] is None or prev[3] > now):
+                continue  # held by a live lease (its rules changed while it ran)
+            msg = queries.message_by_id(conn, d.message_id)
+            if msg is None:
+                continue
+            run_id = new_run_id(now)
+            store.insert_receipt(conn, run_id, msg.id, d.agent, "ignored", d.attempt, now,
+                                 msg.dedupe_key, reason=FILTERED, finished_at=now)
+            _apply(conn, msg, d.agent, "ignored", "", FILTERED, 0, now)
+            store.mark_done(conn, msg.id, d.agent, run_id)
+            out.append(_receipt(conn, run_id))
+    return out
 
 
 def _one(conn: sqlite3.Connection, spec: AgentSpec, mid: int, at: Callable[[], int],

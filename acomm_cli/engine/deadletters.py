@@ -1,14 +1,17 @@
-"""Dead-lettering: the dead-letter rows, the delivery states and the `_system` notifications,
-written together from one staged set (see `acomm_cli.store.timers`)."""
+"""Dead letters: dying (the dead-letter rows, the delivery states and the `_system`
+notifications, written together from one staged set, see `acomm_cli.store.timers`) and coming
+back (`replay` of one message, `redrive` of every dead letter a filter matches)."""
 
 from __future__ import annotations
 
 import json
 import sqlite3
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from acomm_cli import model
-from acomm_cli.store import queries, timers
+from acomm_cli.errors import CommError, InvalidState, NotFound, NotParticipant, ValidationFailed
+from acomm_cli.store import queries, timers, write
 from acomm_cli.topics import SubscriptionIndex
 
 
@@ -34,3 +37,97 @@ def dead_letter(conn: sqlite3.Connection, items: Sequence[tuple[int, str, int, i
     timers.stage_clear(conn)
     timers.stage_rows(conn, [(m, r, c, reason, n, last_error, now) for m, r, c, n in items])
     return apply(conn)
+
+
+# ---------------------------------------------------------------- replay and redrive
+
+
+def refusal(conn: sqlite3.Connection, channel: str, recipient: str) -> CommError | None:
+    """Why a dead letter on `channel` to `recipient` cannot be delivered again (re-validated
+    as a send would be: the channel still open, the recipient still a participant), or None."""
+    ch = queries.channel_by_name(conn, channel)
+    if ch is None or ch.state == model.ChannelState.CLOSED:
+        return InvalidState(f"channel {channel!r} is closed; cannot replay", field="channel",
+                            value=channel)
+    if ch.role_of(recipient) is None:
+        return NotParticipant(f"{recipient!r} is no longer a participant of {channel!r}",
+                              field="recipient", value=recipient)
+    return None
+
+
+def redeliver(conn: sqlite3.Connection, message_id: int, channel: str, recipient: str,
+              now: int) -> None:
+    """The same message id, unread again with a fresh retry budget (and, if it had
+    expired, a fresh lifetime: an `expired` dead letter would otherwise die again at the
+    next tick); its dead letter goes."""
+    ch = queries.channel_by_name(conn, channel)
+    assert ch is not None  # checked by `refusal` in the same transaction
+    queries.renew_expiry(conn, message_id, now)
+    queries.redeliver(conn, message_id, recipient, now, ch.config.ack_timeout_ms)
+    queries.delete_dead_letters(conn, message_id, recipient)
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A dead letter a redrive matched but left dead, and why (an error's code and text)."""
+
+    message_id: int
+    recipient: str
+    channel: str
+    code: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Redrive:
+    """What `deadletter replay --all` did (or, dry, would do): the dead letters delivered
+    again as (message_id, recipient), oldest first, and those it had to leave dead."""
+
+    dry_run: bool
+    replayed: list[tuple[int, str]] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+
+    @property
+    def ids(self) -> list[int]:
+        """The distinct message ids replayed (a message may die for several recipients)."""
+        return sorted({m for m, _ in self.replayed})
+
+
+def redrive(conn: sqlite3.Connection, *, channel: str | None = None,
+            recipient: str | None = None, reason: str | None = None,
+            since: int | None = None, now: int, dry_run: bool = False) -> Redrive:
+    """Replay every dead letter matching the filters (all given must hold), in ONE
+    transaction: all of them are unread again, or (on an error) none. A dead letter that
+    cannot be delivered any more (its channel closed, its recipient gone) is skipped and
+    reported, not an error: one stale row must not hold up the rest. Nothing matched is a
+    count of 0, not an error; a malformed filter is (validation_failed, naming it), and so
+    is a channel that does not exist (not_found, as `messages --channel` says)."""
+    if reason is not None and reason not in model.DEAD_LETTER_REASONS:
+        raise ValidationFailed(f"reason: {reason!r} is not one of "
+                               f"{', '.join(model.DEAD_LETTER_REASONS)}", field="reason",
+                               value=reason)
+    if recipient is not None:
+        model.agent_id(recipient, "recipient")
+    channel_id = None
+    if channel is not None:
+        model.channel_name(channel, allow_reserved=True)
+        ch = queries.channel_by_name(conn, channel)
+        if ch is None:
+            raise NotFound(f"channel {channel!r} does not exist", field="channel",
+                           value=channel)
+        channel_id = ch.id
+    result = Redrive(dry_run)
+    with write(conn):
+        refusals: dict[tuple[str, str], CommError | None] = {}
+        for mid, who, ch_name in queries.dead_letters_matching(
+                conn, channel_id=channel_id, recipient=recipient, reason=reason, since=since):
+            if (ch_name, who) not in refusals:
+                refusals[ch_name, who] = refusal(conn, ch_name, who)
+            err = refusals[ch_name, who]
+            if err is not None:
+                result.skipped.append(Skipped(mid, who, ch_name, err.code, err.message))
+                continue
+            if not dry_run:
+                redeliver(conn, mid, ch_name, who, now)
+            result.replayed.append((mid, who))
+    return result

@@ -18,11 +18,10 @@ from acomm_cli.engine import deadletters, leases
 from acomm_cli.engine.channels import channel_by_id, release
 from acomm_cli.engine.inbox import Emit, history, read_inbox
 from acomm_cli.engine.sending import Router, persist, plan_message
-from acomm_cli.errors import InvalidState, NotFound, NotParticipant, ValidationFailed
+from acomm_cli.errors import InvalidState, NotFound, ValidationFailed
 from acomm_cli.model import (
     ACK_ORDER,
     AckStatus,
-    ChannelState,
     DeliveryState,
     Message,
     MessageFilter,
@@ -443,16 +442,10 @@ def replay(conn: sqlite3.Connection, message_id: int, recipient: str | None,
     with write(conn):
         replayed = dead_letters_of(conn, message_id, recipient)
         for dl in replayed:
-            ch = queries.channel_by_name(conn, dl.channel)
-            if ch is None or ch.state == ChannelState.CLOSED:
-                raise InvalidState(f"channel {dl.channel!r} is closed; cannot replay",
-                                   field="channel", value=dl.channel)
-            if ch.role_of(dl.recipient) is None:
-                raise NotParticipant(
-                    f"{dl.recipient!r} is no longer a participant of {dl.channel!r}",
-                    field="recipient", value=dl.recipient)
-            queries.redeliver(conn, message_id, dl.recipient, now, ch.config.ack_timeout_ms)
-            queries.delete_dead_letters(conn, message_id, dl.recipient)
+            refused = deadletters.refusal(conn, dl.channel, dl.recipient)
+            if refused is not None:
+                raise refused
+            deadletters.redeliver(conn, message_id, dl.channel, dl.recipient, now)
         return replayed
 
 

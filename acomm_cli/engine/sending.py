@@ -293,11 +293,14 @@ def _delivery_rows(router: Router, plan: _Plan, message_id: int,
 
 
 def _result(plan: _Plan, message_id: int, now: int, delivered: bool) -> SendResult:
+    """An exactly-once resend suppressed for some recipients says so (`deduplicated`, and
+    whom in `suppressed`): else it would look like a message nobody was there to get."""
     return SendResult(
         id=message_id, channel=plan.channel.name, channel_id=plan.channel.id,
         recipients=tuple(plan.recipients),
         status="delivered" if plan.recipients and delivered else "sent",
         created_at=now, correlation_id=plan.correlation_id,
+        deduplicated=bool(plan.suppressed), suppressed=plan.suppressed,
     )
 
 
@@ -307,15 +310,15 @@ def _deduplicated(router: Router, plan: _Plan, key: str | None, now: int) -> Sen
     ch = plan.channel
     seen = router.dedupe.get((ch.id, key))
     if seen is not None:
-        return replace(seen, deduplicated=True)
+        return replace(seen, deduplicated=True, suppressed=seen.recipients)
     found = queries.find_dedupe(router.conn, ch.id, key, now - ch.config.dedupe_window_ms)
     if found is None:
         return None
     mid, created, corr = found
-    return SendResult(id=mid, channel=ch.name, channel_id=ch.id,
-                      recipients=tuple(queries.delivery_recipients(router.conn, mid)),
+    recipients = tuple(queries.delivery_recipients(router.conn, mid))
+    return SendResult(id=mid, channel=ch.name, channel_id=ch.id, recipients=recipients,
                       status=_status_of(router.conn, mid), created_at=created,
-                      correlation_id=corr, deduplicated=True)
+                      correlation_id=corr, deduplicated=True, suppressed=recipients)
 
 
 def _status_of(conn: sqlite3.Connection, message_id: int) -> str:

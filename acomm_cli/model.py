@@ -15,6 +15,7 @@ class ChannelType(StrEnum):
     GROUP = "group"
     BROADCAST = "broadcast"
     PUBSUB = "pubsub"
+    QUEUE = "queue"  # each message to exactly one member: the first receive that claims it
 
 
 class ChannelState(StrEnum):
@@ -78,6 +79,9 @@ TASK_STATES = ("created", "accepted", "updated", "completed", "failed", "overdue
 TASK_TYPES = ("task", "skill_distribution")
 MESSAGE_STATUSES = ("sent", "delivered", "acknowledged", "dead_letter")
 SYSTEM_CHANNEL = "_system"
+# The recipient of a queue message nobody has claimed yet: the queue itself. Not a valid agent
+# id, so no agent can be it (docs/DECISIONS.md, "Work queues").
+QUEUE_RECIPIENT = "*"
 SYSTEM_AGENT = "acomm"
 DEADLETTER_TOPIC = "_system.message.deadletter"
 DEAD_LETTER_REASONS = ("max_retries_exceeded", "expired", "recipient_left", "dispatch_failed",

@@ -390,7 +390,9 @@ def stats_doc(s: Stats) -> dict[str, Any]:
                     "oldest_unread_age_sec": a.oldest_unread_age_sec,
                     "dead_letters": a.dead_letters} for a in s.agents],
         "channels": [{"channel": c.channel, "pending": c.pending, "queued": c.queued,
-                      "dead_letters": c.dead_letters} for c in s.channels],
+                      "dead_letters": c.dead_letters,
+                      **({} if c.unclaimed is None else {"unclaimed": c.unclaimed})}
+                     for c in s.channels],
         "store": {"path": s.store.path, "bytes": s.store.bytes, "wal_bytes": s.store.wal_bytes,
                   "messages": s.store.messages},
         # the mailbox bridge: agents with inbox files still pending, and its own backlog
@@ -421,7 +423,10 @@ def stats(out: Output, s: Stats) -> None:
         return
     _table(out, "agents", ["agent", "total", "unread", "awaiting ack", "oldest unread (s)",
                            "dead letters"], agents)
-    _table(out, "channels", ["channel", "pending", "queued", "dead letters"], channels)
+    queue = any(c.unclaimed is not None for c in s.channels)  # a work queue: one more column
+    _table(out, "channels", ["channel", "pending", "queued", "dead letters"]
+           + (["unclaimed"] if queue else []),
+           [c + ("",) * (queue and len(c) == 4) for c in channels])
     _pairs(out, [("store", st["path"]), ("bytes", f"{st['bytes']:,}"),
                  ("wal bytes", f"{st['wal_bytes']:,}"), ("messages", f"{st['messages']:,}")])
     if queues:

@@ -22,6 +22,7 @@ from acomm_cli.model import (
     ACK_ORDER,
     AckStatus,
     ChannelState,
+    ChannelType,
     DeliveryState,
     Message,
     MessageFilter,
@@ -31,6 +32,7 @@ from acomm_cli.model import (
     SendResult,
 )
 from acomm_cli.store import queries, timers, write
+from acomm_cli.store import queues as store_queues
 from acomm_cli.store.maintenance import snapshot
 
 # ---------------------------------------------------------------- timers
@@ -242,6 +244,11 @@ def record_ack(conn: sqlite3.Connection, message_id: int, agent: str, st: AckSta
         raise NotFound(f"message {message_id} does not exist", field="message",
                        value=message_id)
     got = queries.delivery_of(conn, message_id, agent)
+    if got is None and _queued_elsewhere(conn, msg, agent):
+        raise InvalidState(f"{agent!r} does not hold message {message_id}: it is in queue "
+                           f"{msg.channel!r} and another claim (or none) has it; a claim not "
+                           "acked in time goes back to the queue", field="message",
+                           value=message_id)
     if got is None:
         raise NotParticipant(f"{agent!r} is not a recipient of message {message_id}",
                              field="agent", value=agent)
@@ -268,6 +275,13 @@ def record_ack(conn: sqlite3.Connection, message_id: int, agent: str, st: AckSta
     ), now, only_to=msg.sender, internal=True)
     ack_id = persist(router, plan, now).id if plan.recipients else None
     return AckResult(message_id, agent, st.value, True, ack_id)
+
+
+def _queued_elsewhere(conn: sqlite3.Connection, msg: Message, agent: str) -> bool:
+    """A work-queue message and one of its workers (the ack of an expired claim)."""
+    ch = queries.channel_by_id(conn, msg.channel_id)
+    return (ch is not None and ch.type == ChannelType.QUEUE and bool(msg.deliveries)
+            and ch.role_of(agent) is not None)
 
 
 def _check_forward(message_id: int, state: str, previous: str | None, st: AckStatus) -> None:
@@ -410,11 +424,14 @@ def replay(conn: sqlite3.Connection, message_id: int, recipient: str | None,
             if ch is None or ch.state == ChannelState.CLOSED:
                 raise InvalidState(f"channel {dl.channel!r} is closed; cannot replay",
                                    field="channel", value=dl.channel)
-            if ch.role_of(dl.recipient) is None:
+            queue = ch.type == ChannelType.QUEUE  # back in the queue, for any member
+            if not queue and ch.role_of(dl.recipient) is None:
                 raise NotParticipant(
                     f"{dl.recipient!r} is no longer a participant of {dl.channel!r}",
                     field="recipient", value=dl.recipient)
             queries.redeliver(conn, message_id, dl.recipient, now, ch.config.ack_timeout_ms)
+            if queue:
+                store_queues.back_to_queue(conn, message_id, dl.recipient)
             queries.delete_dead_letters(conn, message_id, dl.recipient)
         return replayed
 

@@ -17,6 +17,7 @@ from acomm_cli.engine import delivery
 from acomm_cli.errors import InvalidState, StoreUnavailable, ValidationFailed
 from acomm_cli.store import bridge as bridge_queries
 from acomm_cli.store import maintenance, queries, timers, write
+from acomm_cli.store import queues as store_queues
 from acomm_cli.store.migrations import MIGRATIONS
 
 _T = TypeVar("_T")
@@ -41,6 +42,9 @@ class ChannelStats:
     pending: int = 0  # deliveries unread, or ack-tracked and read or waiting for a retry
     queued: int = 0  # deliveries held back by max_pending
     dead_letters: int = 0
+    # a work queue's messages ready for a worker to claim (counted in `pending` too); None
+    # on other channel types, whose JSON has no such key
+    unclaimed: int | None = None
 
 
 @dataclass(frozen=True)
@@ -101,8 +105,14 @@ def _stats(conn: sqlite3.Connection, now: int, agent: str | None) -> Stats:
     if agent is not None:
         agents[agent] = AgentStats(agent)
     for recipient, total in maintenance.delivery_totals(conn, agent):
+        if recipient == model.QUEUE_RECIPIENT:
+            continue
         agents.setdefault(recipient, AgentStats(recipient)).total = total
     for recipient, cid, state, tracked, n, oldest in maintenance.active_breakdown(conn, agent):
+        if recipient == model.QUEUE_RECIPIENT:  # a queue's own row: no agent holds it yet
+            if agent is None and cid in channels:
+                _count_channel(channels[cid], state, tracked, n)
+            continue
         a = agents.setdefault(recipient, AgentStats(recipient))
         if state == "unread" and cid not in closed:
             a.unread += n
@@ -116,6 +126,10 @@ def _stats(conn: sqlite3.Connection, now: int, agent: str | None) -> Stats:
         for cid, state, tracked, n in maintenance.channel_breakdown(conn, agent):
             if cid in channels:
                 _count_channel(channels[cid], state, tracked, n)
+    shown_queues = [cid for cid in store_queues.queue_ids(conn) if cid in channels]
+    depth = store_queues.depth(conn, shown_queues)
+    for cid in shown_queues:
+        channels[cid].unclaimed = depth.get(cid, 0)
     for recipient, cid, n in maintenance.dead_letter_counts(conn):
         if recipient in agents:
             agents[recipient].dead_letters += n

@@ -189,7 +189,9 @@ INVARIANTS: dict[str, tuple[str, str]] = {
         "message_id, recipient, tracked"),
     "tracked_timer": (
         "FROM deliveries WHERE tracked = 1 AND state IN ('unread', 'read', 'waiting')"
-        " AND next_timer_at IS NULL",
+        " AND next_timer_at IS NULL"
+        # a work queue's unclaimed message: its timer starts when a worker claims it
+        " AND NOT (recipient = '*' AND state = 'unread')",
         "message_id, recipient, state"),
     "waiting_timer": (
         "FROM deliveries WHERE state = 'waiting' AND next_timer_at IS NULL",

@@ -144,7 +144,8 @@ def main(argv: list[str] | None = None) -> int:
 # Sections that other bench scripts (delivery.py, ops.py, ...) write into the same file.
 KEPT = ("## Why one target of issue 2 is missed", "## Delivery (issue 3)",
         "## Store operations (issue 4)", "## Export and audit (issue 5)",
-        "## Mailbox bridge (issue 6)", "## Agent dispatch (issue 7)")
+        "## Mailbox bridge (issue 6)", "## Agent dispatch (issue 7)",
+        "## Work queues (issue 18)")
 
 
 def _kept_sections(out: Path) -> str:

@@ -15,6 +15,7 @@ class ChannelType(StrEnum):
     GROUP = "group"
     BROADCAST = "broadcast"
     PUBSUB = "pubsub"
+    QUEUE = "queue"  # each message to exactly one member: the first receive that claims it
 
 
 class ChannelState(StrEnum):
@@ -79,6 +80,9 @@ TASK_TYPES = ("task", "skill_distribution")
 # `in_progress` (issue 18) is a filter only: messages a recipient holds with an in_progress ack
 MESSAGE_STATUSES = ("sent", "delivered", "acknowledged", "dead_letter", "in_progress")
 SYSTEM_CHANNEL = "_system"
+# The recipient of a queue message nobody has claimed yet: the queue itself. Not a valid agent
+# id, so no agent can be it (docs/DECISIONS.md, "Work queues").
+QUEUE_RECIPIENT = "*"
 SYSTEM_AGENT = "acomm"
 DEADLETTER_TOPIC = "_system.message.deadletter"
 DEAD_LETTER_REASONS = ("max_retries_exceeded", "expired", "recipient_left", "dispatch_failed",

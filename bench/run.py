@@ -146,7 +146,7 @@ KEPT = ("## Why one target of issue 2 is missed", "## Delivery (issue 3)",
         "## Store operations (issue 4)", "## Export and audit (issue 5)",
         "## Mailbox bridge (issue 6)", "## Agent dispatch (issue 7)",
         "## The package in subpackages (issue 13)", "## Federation (issue 14)",
-        "## Start-up (issue 17)", "## Per-message rates (issue 17)")
+        "## Start-up (issue 17)", "## Per-message rates (issue 17)", "## Work queues (issue 18)")
 
 
 def _kept_sections(out: Path) -> str:

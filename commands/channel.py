@@ -25,7 +25,8 @@ def create(
     name: NewName,
     type_: Annotated[str, typer.Option(
         "--type", "-t", click_type=params.CHANNEL_TYPE,
-        help="direct, group, broadcast or pubsub.")] = "group",
+        help="direct, group, broadcast, pubsub or queue (each message to one member: the "
+        "first receive claims it).")] = "group",
     as_: AsAgent = None,
     delivery: Annotated[str | None, typer.Option(
         click_type=params.DELIVERY_MODE,

@@ -121,7 +121,7 @@ _acomm_value_kind() {
     case "$1 $2" in
         *" --file"|*" --store") echo 'file' ;;
         *" --config") echo 'file' ;;
-        'channel create -t'|'channel create --type') echo 'choice:direct group broadcast pubsub' ;;
+        'channel create -t'|'channel create --type') echo 'choice:direct group broadcast pubsub queue' ;;
         'channel create --as') echo 'agent' ;;
         'channel create --delivery') echo 'choice:at-most-once at-least-once exactly-once' ;;
         'channel create --max-message-size') echo 'value' ;;

@@ -271,8 +271,8 @@ complete -c acomm -f -n '__acomm_is \'channel\'' -a 'drain' -d 'Stop new sends w
 complete -c acomm -f -n '__acomm_is \'channel\'' -a 'close' -d 'Close for good: no sends or receives; history stays'
 
 # acomm channel create
-complete -c acomm -n '__acomm_is \'channel create\'' -s t -l type -r -f -a 'direct group broadcast pubsub'
-complete -c acomm -n '__acomm_is \'channel create\'' -s t -l type -r -f -d 'direct, group, broadcast or pubsub'
+complete -c acomm -n '__acomm_is \'channel create\'' -s t -l type -r -f -a 'direct group broadcast pubsub queue'
+complete -c acomm -n '__acomm_is \'channel create\'' -s t -l type -r -f -d 'direct, group, broadcast, pubsub or queue (each message to one memb...'
 complete -c acomm -n '__acomm_is \'channel create\'' -l as -r -f -a '(__acomm_words agents)'
 complete -c acomm -n '__acomm_is \'channel create\'' -l as -r -f -d 'The acting agent'
 complete -c acomm -n '__acomm_is \'channel create\'' -l delivery -r -f -a 'at-most-once at-least-once exactly-once'

@@ -157,6 +157,11 @@ def lease_due(conn: sqlite3.Connection, now: int) -> bool:
         " AND next_timer_at <= ? AND state = 'acked' LIMIT 1", (now,)).fetchone() is not None
 
 
+def has_queues(conn: sqlite3.Connection) -> bool:
+    return conn.execute("SELECT 1 FROM channels WHERE type = 'queue' LIMIT 1").fetchone() \
+        is not None
+
+
 def due_deliveries(conn: sqlite3.Connection, now: int, expired: list[int]
                    ) -> list[tuple[Any, ...]]:
     """The deliveries a tick at `now` would look at: timer due (through the timer index), or
@@ -263,7 +268,9 @@ INVARIANTS: dict[str, tuple[str, str]] = {
         "message_id, recipient, tracked"),
     "tracked_timer": (
         "FROM deliveries WHERE tracked = 1 AND state IN ('unread', 'read', 'waiting')"
-        " AND next_timer_at IS NULL",
+        " AND next_timer_at IS NULL"
+        # a work queue's unclaimed message: its timer starts when a worker claims it
+        " AND NOT (recipient = '*' AND state = 'unread')",
         "message_id, recipient, state"),
     "waiting_timer": (
         "FROM deliveries WHERE state = 'waiting' AND next_timer_at IS NULL",

@@ -649,3 +649,16 @@ def m009_leases(conn: sqlite3.Connection, now_ms: int) -> None:
         " AND cl.state IN ('running', 'retry'))"
         " AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.id = deliveries.message_id)",
         (now_ms,))
+
+
+@migration
+def m010_queues(conn: sqlite3.Connection, now_ms: int) -> None:
+    # Work queues (channel type `queue`): a queue message has ONE delivery row, whose
+    # recipient is '*' (the queue) until a member's `receive` claims it by rewriting the
+    # recipient (a compare-and-set on recipient = '*'). This index holds exactly the claimable
+    # rows, in claim order (priority rank first when the channel orders by it, then oldest), so
+    # a claim reads the head of one channel's queue and nothing else.
+    _script(conn, """
+        CREATE INDEX deliveries_queue ON deliveries(channel_id, rank DESC, message_id)
+            WHERE recipient = '*' AND state = 'unread';
+    """)

@@ -321,7 +321,7 @@ def release_queued(conn: sqlite3.Connection, channel_id: int, count: int, now: i
     """Deliver the `count` oldest queued messages of a channel; returns deliveries released."""
     return conn.execute(
         "UPDATE deliveries SET state = 'unread', delivered_at = ?,"
-        " next_timer_at = CASE WHEN tracked THEN ? END"
+        " next_timer_at = CASE WHEN tracked AND recipient != '*' THEN ? END"  # queue: at claim
         " WHERE state = 'queued' AND channel_id = ? AND message_id IN (SELECT DISTINCT"
         " message_id FROM deliveries WHERE channel_id = ? AND state = 'queued'"
         " ORDER BY message_id LIMIT ?)",

@@ -11,7 +11,11 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Any
 
-_WHO = " AND d.recipient = :recipient"
+# A recipient's own timers, and those of the queues it works on (an expired claim of a
+# crashed worker, a queued message's back-off): any worker's `receive` moves its queues on.
+_WHO = (" AND (d.recipient = :recipient OR d.channel_id IN (SELECT p.channel_id FROM"
+        " participants p JOIN channels q ON q.id = p.channel_id WHERE p.agent = :recipient"
+        " AND p.role != 'observer' AND q.type = 'queue'))")
 
 
 def _who(recipient: str | None) -> str:
@@ -25,7 +29,8 @@ def deliver_waiting(conn: sqlite3.Connection, now: int, recipient: str | None,
     `retried` picks redeliveries after back-off (retry_count > 0) or first scheduled sends."""
     cur = conn.execute(
         "UPDATE deliveries AS d SET state = 'unread', delivered_at = d.next_timer_at,"
-        " next_timer_at = CASE WHEN d.tracked THEN d.next_timer_at + c.ack_timeout_ms END"
+        " next_timer_at = CASE WHEN d.tracked AND d.recipient != '*'"
+        " THEN d.next_timer_at + c.ack_timeout_ms END"  # a queue's timer starts at the claim
         " FROM channels c WHERE c.id = d.channel_id AND d.state = 'waiting'"
         f" AND d.next_timer_at <= :now AND d.retry_count {'>' if retried else '='} 0"
         + _who(recipient),
@@ -43,9 +48,13 @@ _EXACTLY_ONCE_READ = "(c.delivery = 'exactly-once' AND d.read_at IS NOT NULL)"
 
 
 def schedule_retries(conn: sqlite3.Connection, now: int, recipient: str | None) -> int:
-    """Ack deadlines passed with budget left: wait out the back-off, then redeliver."""
+    """Ack deadlines passed with budget left: wait out the back-off, then redeliver. On a
+    queue the claim ends: the message goes back to the queue ('*'), for any worker."""
     cur = conn.execute(
         "UPDATE deliveries AS d SET state = 'waiting', retry_count = d.retry_count + 1,"
+        " recipient = CASE WHEN c.type = 'queue' THEN '*' ELSE d.recipient END,"
+        " read_at = CASE WHEN c.type = 'queue' THEN NULL ELSE d.read_at END,"
+        " ack_status = CASE WHEN c.type = 'queue' THEN NULL ELSE d.ack_status END,"
         f" next_timer_at = d.next_timer_at + {_BACKOFF}"
         f" + CAST({_BACKOFF} * c.retry_jitter * (abs(random()) % 1000000) / 1000000.0"
         " AS INTEGER)"
@@ -252,8 +261,9 @@ def has_due(conn: sqlite3.Connection, now: int, recipient: str | None) -> bool:
                            (now,)).fetchone()
     else:  # due timers are few (ticks clear them): walk those, not the agent's inbox
         row = conn.execute(
-            "SELECT 1 FROM deliveries INDEXED BY deliveries_timer WHERE next_timer_at IS NOT"
-            " NULL AND next_timer_at <= ? AND recipient = ? LIMIT 1", (now, recipient)).fetchone()
+            "SELECT 1 FROM deliveries d INDEXED BY deliveries_timer WHERE next_timer_at IS NOT"
+            " NULL AND next_timer_at <= :now" + _WHO + " LIMIT 1",
+            {"now": now, "recipient": recipient}).fetchone()
     if row:
         return True
     if recipient is None:

@@ -448,7 +448,9 @@ def stats_doc(s: Stats) -> dict[str, Any]:
                     "lease_expired": a.lease_expired} for a in s.agents],
         "channels": [{"channel": c.channel, "pending": c.pending, "queued": c.queued,
                       "dead_letters": c.dead_letters, "in_progress": c.in_progress,
-                      "lease_expired": c.lease_expired} for c in s.channels],
+                      "lease_expired": c.lease_expired,
+                      **({} if c.unclaimed is None else {"unclaimed": c.unclaimed})}
+                     for c in s.channels],
         "store": {"path": s.store.path, "bytes": s.store.bytes, "wal_bytes": s.store.wal_bytes,
                   "messages": s.store.messages},
         # the mailbox bridge: agents with inbox files still pending, and its own backlog
@@ -486,8 +488,10 @@ def stats(out: Output, s: Stats) -> None:
         return
     _table(out, "agents", ["agent", "total", "unread", "awaiting ack", "oldest unread (s)",
                            "dead letters", "in progress", "leases run out"], agents)
+    queue = any(c.unclaimed is not None for c in s.channels)  # a work queue: one more column
     _table(out, "channels", ["channel", "pending", "queued", "dead letters", "in progress",
-                             "leases run out"], channels)
+                             "leases run out"] + (["unclaimed"] if queue else []),
+           [c + ("",) * (queue and len(c) == 6) for c in channels])
     _pairs(out, [("store", st["path"]), ("bytes", f"{st['bytes']:,}"),
                  ("wal bytes", f"{st['wal_bytes']:,}"), ("messages", f"{st['messages']:,}")])
     if queues:

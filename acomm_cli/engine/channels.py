@@ -86,6 +86,10 @@ def create_channel(conn: sqlite3.Connection, name: str, type_: str, owner: str,
     model.channel_name(name)
     ctype = model.channel_type(type_)
     model.agent_id(owner, "owner")
+    if ctype == ChannelType.QUEUE:  # imported here: `acomm send` loads no queue module
+        from acomm_cli.engine import queues
+
+        queues.check_config(ctype, cfg)
     with write(conn):
         existing = queries.channel_by_name(conn, name)
         if existing is not None:
@@ -149,6 +153,10 @@ def leave_channel(conn: sqlite3.Connection, name: str, agent: str,
             raise InvalidState(f"{agent!r} owns {name!r} and cannot leave it (close it instead)",
                                field="agent", value=agent)
         queries.delete_participant(conn, ch.id, agent)
+        if ch.type == ChannelType.QUEUE:
+            from acomm_cli.engine import queues
+
+            queues.give_back(conn, ch.id, agent)
         pending = queries.pending_deliveries_of(conn, ch.id, agent)
         deadletters.dead_letter(conn, [(mid, agent, ch.id, n) for mid, n in pending],
                                 "recipient_left", f"{agent} left {name}", now)

@@ -49,7 +49,8 @@ def refusal(conn: sqlite3.Connection, channel: str, recipient: str) -> CommError
     if ch is None or ch.state == model.ChannelState.CLOSED:
         return InvalidState(f"channel {channel!r} is closed; cannot replay", field="channel",
                             value=channel)
-    if ch.role_of(recipient) is None:
+    # a queue's dead letter goes back to the queue, for any member (issue 18)
+    if ch.type != model.ChannelType.QUEUE and ch.role_of(recipient) is None:
         return NotParticipant(f"{recipient!r} is no longer a participant of {channel!r}",
                               field="recipient", value=recipient)
     return None
@@ -64,6 +65,10 @@ def redeliver(conn: sqlite3.Connection, message_id: int, channel: str, recipient
     assert ch is not None  # checked by `refusal` in the same transaction
     queries.renew_expiry(conn, message_id, now)
     queries.redeliver(conn, message_id, recipient, now, ch.config.ack_timeout_ms)
+    if ch.type == model.ChannelType.QUEUE:
+        from acomm_cli.store import queues as store_queues
+
+        store_queues.back_to_queue(conn, message_id, recipient)
     queries.delete_dead_letters(conn, message_id, recipient)
 
 

@@ -18,10 +18,11 @@ from acomm_cli.engine import deadletters, leases
 from acomm_cli.engine.channels import channel_by_id, release
 from acomm_cli.engine.inbox import Emit, history, read_inbox
 from acomm_cli.engine.sending import Router, persist, plan_message
-from acomm_cli.errors import InvalidState, NotFound, ValidationFailed
+from acomm_cli.errors import InvalidState, NotFound, NotParticipant, ValidationFailed
 from acomm_cli.model import (
     ACK_ORDER,
     AckStatus,
+    ChannelType,
     DeliveryState,
     Message,
     MessageFilter,
@@ -261,7 +262,15 @@ def record_ack(conn: sqlite3.Connection, message_id: int, agent: str, st: AckSta
     if msg is None:
         raise NotFound(f"message {message_id} does not exist", field="message",
                        value=message_id)
-    v = leases.view(conn, message_id, agent)
+    try:
+        v = leases.view(conn, message_id, agent)
+    except NotParticipant:
+        if _queued_elsewhere(conn, msg, agent):
+            raise InvalidState(f"{agent!r} does not hold message {message_id}: it is in queue "
+                               f"{msg.channel!r} and another claim (or none) has it; a claim "
+                               "not acked in time goes back to the queue", field="message",
+                               value=message_id) from None
+        raise
     state, previous, delivered_at = v.state, v.ack_status, v.delivered_at
     if previous == st.value:  # a repeat changes nothing, but renews a lease
         until = leases.renew(conn, v, st, now) if lease else None
@@ -302,6 +311,13 @@ def tell_sender(router: Router, message_id: int, channel: str, sender: str, corr
         metadata={**(extra or {}), "ack_for": str(message_id), "status": st.value},
     ), now, only_to=sender, internal=True)
     return persist(router, plan, now).id if plan.recipients else None
+
+
+def _queued_elsewhere(conn: sqlite3.Connection, msg: Message, agent: str) -> bool:
+    """A work-queue message and one of its workers (the ack of an expired claim)."""
+    ch = queries.channel_by_id(conn, msg.channel_id)
+    return (ch is not None and ch.type == ChannelType.QUEUE and bool(msg.deliveries)
+            and ch.role_of(agent) is not None)
 
 
 def _check_forward(message_id: int, state: str, previous: str | None, st: AckStatus) -> None:

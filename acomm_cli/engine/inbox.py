@@ -8,6 +8,7 @@ import sqlite3
 from collections.abc import Callable
 
 from acomm_cli import model
+from acomm_cli.engine import queues
 from acomm_cli.engine.channels import get_channel, release
 from acomm_cli.errors import InvalidState, NotFound, NotParticipant, ValidationFailed
 from acomm_cli.model import ChannelState, DeliveryState, Message, MessageFilter, QueryResult
@@ -77,6 +78,8 @@ def read_inbox(conn: sqlite3.Connection, agent: str, f: MessageFilter, now: int,
             if ch.role_of(agent) is None:
                 raise NotParticipant(f"{agent!r} is not a participant of {ch.name!r}",
                                      field="recipient", value=agent)
+        if not peek:  # a work queue's messages become the agent's by claiming them
+            queues.claim(conn, agent, f, now)
         msgs, total, limited = queries.inbox(conn, agent, f)
         result = QueryResult(msgs, total, f.offset)
         if not peek and msgs:

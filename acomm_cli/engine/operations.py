@@ -18,6 +18,7 @@ from acomm_cli.errors import InvalidState, StoreUnavailable, ValidationFailed
 from acomm_cli.store import bridge as bridge_queries
 from acomm_cli.store import capabilities as cap_queries
 from acomm_cli.store import maintenance, queries, timers, write
+from acomm_cli.store import queues as store_queues
 from acomm_cli.store import tasks as task_queries
 from acomm_cli.store.migrations import MIGRATIONS
 
@@ -47,6 +48,9 @@ class ChannelStats:
     dead_letters: int = 0
     in_progress: int = 0
     lease_expired: int = 0
+    # a work queue's messages ready for a worker to claim (counted in `pending` too); None
+    # on other channel types, whose JSON has no such key
+    unclaimed: int | None = None
 
 
 @dataclass(frozen=True)
@@ -126,6 +130,8 @@ def _stats(conn: sqlite3.Connection, now: int, agent: str | None,
     if agent is not None:
         agents[agent] = AgentStats(agent)
     for recipient, total in maintenance.delivery_totals(conn, agent):
+        if recipient == model.QUEUE_RECIPIENT:
+            continue
         agents.setdefault(recipient, AgentStats(recipient)).total = total
     rows = [r[:6] for r in maintenance.active_breakdown(
         conn, agent, proj.due if proj is not None else None) if not r[6]]
@@ -136,6 +142,10 @@ def _stats(conn: sqlite3.Connection, now: int, agent: str | None,
         rows += [(r, c, st, t, 1, at) for r, c, st, t, at in proj.after + proj.notifications()
                  if agent in (None, r)]
     for recipient, cid, state, tracked, n, oldest in rows:
+        if recipient == model.QUEUE_RECIPIENT:  # a queue's own row: no agent holds it yet
+            if agent is None and cid in channels:
+                _count_channel(channels[cid], state, tracked, n)
+            continue
         a = agents.setdefault(recipient, AgentStats(recipient))
         if state == "unread" and cid not in closed:
             a.unread += n
@@ -156,6 +166,10 @@ def _stats(conn: sqlite3.Connection, now: int, agent: str | None,
             for _r, cid, state, tracked, _at in proj.after + proj.notifications():
                 if cid in channels:
                     _count_channel(channels[cid], state, tracked, 1)
+    shown_queues = [cid for cid in store_queues.queue_ids(conn) if cid in channels]
+    depth = store_queues.depth(conn, shown_queues)
+    for cid in shown_queues:
+        channels[cid].unclaimed = depth.get(cid, 0)
     for recipient, cid, n in maintenance.dead_letter_counts(conn):
         if recipient in agents:
             agents[recipient].dead_letters += n

@@ -57,8 +57,10 @@ class Projection:
 def project(conn: sqlite3.Connection, now: int) -> Projection | None:
     """The due deliveries before and after a tick at `now`; None when a channel with
     max_pending holds queued deliveries (releasing them is counted by applying), or when a
-    lease is due (issue 18: the projection does not follow a lease's end; applying does)."""
-    if queries.channels_with_queued(conn) or maintenance.lease_due(conn, now):
+    lease is due, or the store has work queues (issue 18: the projection follows neither a
+    lease's end nor a claim going back to its queue; applying does)."""
+    if (queries.channels_with_queued(conn) or maintenance.lease_due(conn, now)
+            or maintenance.has_queues(conn)):
         return None
     expiring = dict(maintenance.expiring(conn, now))
     proj = Projection(now, sorted(expiring))

@@ -90,6 +90,8 @@ class Router:
                     queries.subscriptions(self.conn, ch.id))
             # plan_message refuses a topicless pubsub message before it is routed
             found = index.route(topic) if topic is not None else set()
+        elif ch.type == ChannelType.QUEUE:  # one row for the queue; a receive claims it
+            return [model.QUEUE_RECIPIENT]
         elif ch.type == ChannelType.BROADCAST:
             found = {p.agent for p in ch.participants if p.role != Role.OWNER}
         else:  # direct and group: everyone but the sender
@@ -288,6 +290,8 @@ def _delivery_rows(router: Router, plan: _Plan, message_id: int,
     else:
         state, delivered = DeliveryState.UNREAD.value, now
         timer = now + ch.config.ack_timeout_ms if plan.tracked else None
+        if ch.type == ChannelType.QUEUE and plan.recipients == [model.QUEUE_RECIPIENT]:
+            timer = None  # the ack timer starts when a worker claims it
     return [(message_id, r, ch.id, state, plan.rank, int(plan.tracked), delivered, timer)
             for r in plan.recipients]
 

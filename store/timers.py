@@ -98,6 +98,9 @@ def expire_leases(conn: sqlite3.Connection, now: int, recipient: str | None) -> 
     args = {"now": now, "recipient": recipient}
     n = conn.execute(
         "UPDATE deliveries AS d SET state = 'waiting', retry_count = d.retry_count + 1,"
+        # on a work queue the claim ends: back to the queue, for any worker
+        " recipient = CASE WHEN c.type = 'queue' THEN '*' ELSE d.recipient END,"
+        " read_at = CASE WHEN c.type = 'queue' THEN NULL ELSE d.read_at END,"
         f" next_timer_at = d.next_timer_at + {_BACKOFF}"
         f" + CAST({_BACKOFF} * c.retry_jitter * (abs(random()) % 1000000) / 1000000.0"
         " AS INTEGER), ack_status = NULL, acked_at = NULL, lease_expired = d.lease_expired + 1,"
@@ -148,18 +151,23 @@ def hold(conn: sqlite3.Connection, message_id: int, recipient: str, until: int) 
 
 
 def give_back(conn: sqlite3.Connection, message_id: int, recipient: str, at: int, now: int,
-              ack_timeout_ms: int, note: str | None) -> None:
+              ack_timeout_ms: int, note: str | None, *, queue: bool = False) -> None:
     """A delivery handed back by its recipient (`nack --requeue`, a retried `failed` ack):
-    one more attempt, unread again at `at` (now, or waiting until then), its ack cleared."""
+    one more attempt, unread again at `at` (now, or waiting until then), its ack cleared. On
+    a work queue it goes back to the queue ('*'), for any worker, its timer starting at the
+    next claim."""
     conn.execute(
         "UPDATE deliveries SET retry_count = retry_count + 1, ack_status = NULL,"
         " acked_at = NULL, last_error = :note,"
+        " recipient = CASE WHEN :queue THEN '*' ELSE recipient END,"
+        " read_at = CASE WHEN :queue THEN NULL ELSE read_at END,"
         " state = CASE WHEN :at > :now THEN 'waiting' ELSE 'unread' END,"
         " delivered_at = CASE WHEN :at > :now THEN delivered_at ELSE :now END,"
-        " next_timer_at = CASE WHEN :at > :now THEN :at WHEN tracked THEN :now + :timeout END"
+        " next_timer_at = CASE WHEN :at > :now THEN :at"
+        " WHEN tracked AND NOT :queue THEN :now + :timeout END"
         " WHERE message_id = :mid AND recipient = :who",
         {"note": note, "at": at, "now": now, "timeout": ack_timeout_ms, "mid": message_id,
-         "who": recipient})
+         "who": recipient, "queue": int(queue)})
 
 
 # ---------------------------------------------------------------- dead letters

@@ -254,3 +254,24 @@ def test_workers_killed_at_random_lose_nothing_on_an_at_least_once_queue(
     claims = Counter((e["id"], e["retry"]) for e in got)
     assert max(claims.values()) == 1, [k for k, v in claims.items() if v > 1]
     assert_invariants(store, sent)
+
+
+def test_a_lapsed_lease_or_a_nack_gives_the_claim_back_to_the_queue(cli, make_channel):
+    """Leases and nack (issue 18) on a work queue: work a worker held and lost, or gave back,
+    returns to the queue for ANY worker, not to the worker that held it."""
+    store = _jobs(cli, make_channel, "w1", "w2", delivery="at-least-once",
+                  ack_timeout="30s", lease="1m", max_retries=3, retry_backoff="1s")
+    with freeze_time(T0) as clock:
+        held = _send(cli, "long job")
+        assert [m["id"] for m in _receive(cli, "w1")] == [held]
+        cli.ok("ack", str(held), "--as", "w1", "--status", "in_progress")
+        clock.tick(59)
+        assert _receive(cli, "w2") == []  # still held by w1's lease
+        clock.tick(3)  # the lease ran out at 60 s; back in the queue after the 1 s back-off
+        cli.ok("tick")
+        got = _receive(cli, "w2")
+        assert [(m["id"], m["delivery"]["recipient"]) for m in got] == [(held, "w2")]
+        cli.ok("nack", str(held), "--as", "w2", "--requeue", "--reason", "busy")
+        again = _receive(cli, "w1")
+        assert [(m["id"], m["delivery"]["retry_count"]) for m in again] == [(held, 2)]
+    assert_invariants(store)

@@ -200,18 +200,16 @@ def _where(v: View) -> str:
 
 def give_back(conn: sqlite3.Connection, v: View, at: int, now: int,
               note: str) -> NackResult:
-    """One more attempt at `at` for the same recipient, or a dead letter past max_retries.
-
-    Hook for work queues (issue 18's `queue` channel type): there a message given back
-    returns to the queue, for whichever member claims it next, instead of to `v.agent`;
-    the queue's code takes this branch on `v.channel_type`."""
+    """One more attempt at `at` for the same recipient (on a work queue: back to the queue,
+    for whichever member claims it next), or a dead letter past max_retries."""
     if v.retry_count >= v.max_retries:
         last = f"{note} (given back after {v.retry_count + 1} deliveries)"
         deadletters.dead_letter(conn, [(v.message_id, v.agent, v.channel_id, v.max_retries)],
                                 "max_retries_exceeded", last, now)
         return NackResult(v.message_id, v.agent, "dead_lettered", None, v.max_retries,
                           "max_retries_exceeded")
-    timers.give_back(conn, v.message_id, v.agent, at, now, v.ack_timeout_ms, note)
+    timers.give_back(conn, v.message_id, v.agent, at, now, v.ack_timeout_ms, note,
+                     queue=v.channel_type == model.ChannelType.QUEUE.value)
     return NackResult(v.message_id, v.agent, "requeued", max(at, now), v.retry_count + 1, None)
 
 

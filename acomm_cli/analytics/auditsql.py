@@ -2,9 +2,9 @@
 `messages` (one row per message: a federated one once, by global_id), `store_messages`
 (every store's own rows), `deliveries` (with their channel's ack timeout and latencies),
 `dead_letters`, `channels`, `receipts`, `tasks` (one row per task: a federated one once, by
-global_id; with `duration_ms` and `lateness_ms`), `incidents`, and for federation `fed_sent` (messages a node emitted,
-with the peer and the accepted ack), `fed_received` (messages a node received from a peer)
-and `audited_nodes`. docs/EXPORT.md defines every number."""
+global_id; with `duration_ms` and `lateness_ms`), `incidents`, and for federation `fed_sent`
+(messages a node emitted, with the peer and the accepted ack), `fed_received` (messages a
+node received from a peer) and `audited_nodes`. docs/EXPORT.md defines every number."""
 
 from __future__ import annotations
 

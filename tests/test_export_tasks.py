@@ -152,3 +152,18 @@ def test_only_open_tasks_keep_a_settled_range_in_flight(cli, store, tmp_path):
             assert not sql.unsettled(conn, 1, hi)
         finally:
             conn.close()
+
+
+def test_tasks_in_json_lines(cli, store, tasks, tmp_path):
+    t, _clock = tasks
+    out = tmp_path / "jsonl"
+    cli.ok("export", out, "--format", "jsonl")
+    rows = [json.loads(line) for p in sorted((out / "tasks").rglob("part-*.jsonl"))
+            for line in p.read_text().splitlines()]
+    by_id = {r["id"]: r for r in rows}
+    assert len(by_id) == 6 and by_id[t.late]["finished_at"] == "2026-03-01T12:08:00.000Z"
+    assert by_id[t.late]["eta_required"] is False
+    incidents = [json.loads(line) for p in (out / "incidents").rglob("part-*.jsonl")
+                 for line in p.read_text().splitlines()]
+    assert sorted(i["failure_class"] for i in incidents) == [
+        "eta_breach", "eta_breach", "execution_error", "output_mismatch"]

@@ -43,9 +43,11 @@ def audit(
     channel's ack timeout; the unacknowledged backlog and its age at export time; exactly-once
     violations and messages not accounted for (both must be 0).
 
-    Dispatch receipts by agent and status. Exports of several federated nodes are audited
-    together: a message is counted once by its global_id; latency per node pair; a message
-    on one side only is a failed check.
+    Dispatch receipts by agent and status. Tasks by capability: completed, failed, overdue,
+    and p50/p90 of their duration and of their lateness against the ETA; review incidents by
+    failure class and capability, open and resolved. Exports of several federated nodes are
+    audited together: a message (a task) is counted once by its global_id; latency per node
+    pair; a message on one side only is a failed check.
 
     Writes each table as Parquet under --out and prints a summary (--json: as JSON). Needs
     Java 17+; exit 1 (spark_unavailable) without it, when the master does not answer, or when

@@ -1,8 +1,9 @@
 """SQL of `acomm export`: bounded reads by message id range, and the export watermark.
 
-Every dataset is read by a range of message ids (`BETWEEN ? AND ?`), which walks the primary
-key of `messages`, `deliveries` and `dead_letters` in order, so a chunk costs the same
-wherever it sits in a store of any size. `acomm_cli.analytics.export` decides what the rows mean.
+Every dataset but the snapshots (channels, incidents) is read by a range of message ids
+(`BETWEEN ? AND ?`), which walks the primary key of `messages`, `deliveries`, `dead_letters`
+and `tasks` (whose ids are their messages') in order, so a chunk costs the same wherever it
+sits in a store of any size. `acomm_cli.analytics.export` decides what the rows mean.
 """
 
 from __future__ import annotations
@@ -23,6 +24,16 @@ RECEIPT_COLUMNS = ("seq", "run_id", "message_id", "agent", "status", "reason", "
                    "attempt", "created_at", "started_at", "finished_at", "next_retry_at")
 FEDERATION_COLUMNS = ("message_id", "global_id", "kind", "to_node", "state", "attempt",
                       "created_at", "accepted_at", "processed_at")
+TASK_COLUMNS = ("id", "correlation_id", "channel_id", "channel", "task_type", "capability_id",
+                "creator", "owner", "state", "eta_required", "eta_at", "progress", "plan",
+                "note", "result_message_id", "created_at", "accepted_at", "updated_at",
+                "finished_at", "global_id", "origin_node", "peer_node")
+TASK_EVENT_COLUMNS = ("seq", "event_id", "task_id", "event", "agent", "at", "progress", "note",
+                      "eta_at", "message_id", "origin_node", "detail", "created_at")
+INCIDENT_COLUMNS = ("id", "capability_id", "delegation_skill", "executor_skill",
+                    "failure_class", "sample_corr_ids", "samples", "task_id", "task_global_id",
+                    "occurrence", "created_at", "state", "resolved_at", "resolved_by", "note",
+                    "message_id")
 CHANNEL_COLUMNS = ("id", "name", "type", "owner", "state", "created_at", "delivery",
                    "max_message_size", "ack_timeout_ms", "max_retries", "retry_backoff_ms",
                    "retry_jitter", "echo", "priority_ordering", "max_pending",
@@ -67,6 +78,30 @@ _FEDERATION = (
     " LEFT JOIN fed_sent s ON s.event_id = m.global_id"
     " WHERE m.id BETWEEN ? AND ? AND m.global_id IS NOT NULL ORDER BY m.id"
 )
+# Tasks by id (= the carrying message's id on this store, so a task goes with its message's
+# chunk even once compaction removed the message) and their history, which carries the
+# task's creation time (its partition).
+_TASKS = (
+    "SELECT t.id, t.correlation_id, t.channel_id, c.name, t.task_type, t.capability_id,"
+    " t.creator, t.owner, t.state, t.eta_required, t.eta_at, t.progress, t.plan, t.note,"
+    " t.result_message_id, t.created_at, t.accepted_at, t.updated_at, t.finished_at,"
+    " t.global_id, t.origin_node, t.peer_node FROM tasks t"
+    " LEFT JOIN channels c ON c.id = t.channel_id WHERE t.id BETWEEN ? AND ? ORDER BY t.id"
+)
+_TASK_EVENTS = (
+    "SELECT e.seq, e.event_id, e.task_id, e.event, e.agent, e.at, e.progress, e.note,"
+    " e.eta_at, e.message_id, e.origin_node, e.detail, t.created_at FROM task_events e"
+    " INDEXED BY task_events_task LEFT JOIN tasks t ON t.id = e.task_id"
+    " WHERE e.task_id BETWEEN ? AND ? ORDER BY e.task_id, e.seq"
+)
+# Review incidents, whole (a snapshot: their state changes when resolved), with the global
+# id of their task so that a task can be followed across nodes.
+_INCIDENTS = (
+    "SELECT i.id, i.capability_id, i.delegation_skill, i.executor_skill, i.failure_class,"
+    " i.sample_corr_ids, i.samples, i.task_id, t.global_id, i.occurrence, i.created_at,"
+    " i.state, i.resolved_at, i.resolved_by, i.note, i.message_id FROM incidents i"
+    " LEFT JOIN tasks t ON t.id = i.task_id ORDER BY i.id"
+)
 _CHANNELS = f"SELECT {', '.join(CHANNEL_COLUMNS)} FROM channels ORDER BY id"
 
 
@@ -85,23 +120,31 @@ def id_bounds(conn: sqlite3.Connection, since: int | None = None,
 
 
 def id_bounds_all(conn: sqlite3.Connection) -> tuple[int, int] | None:
-    """(lowest, highest) message id over the whole store (the primary key's two ends)."""
-    lo, hi = conn.execute("SELECT min(id), max(id) FROM messages").fetchone()
+    """(lowest, highest) message id over the whole store (the primary keys' two ends): of
+    the messages, and of the tasks, whose ids are their messages' and outlive them."""
+    lo, hi = conn.execute(
+        "SELECT min(lo), max(hi) FROM (SELECT min(id) AS lo, max(id) AS hi FROM messages"
+        " UNION ALL SELECT min(id), max(id) FROM tasks)").fetchone()
     return None if lo is None else (lo, hi)
 
 
 # The SELECT of each dataset read by message id range, and its columns in order.
 _BY_DATASET = {"messages": _MESSAGES, "deliveries": _DELIVERIES, "dead_letters": _DEAD_LETTERS,
-               "receipts": _RECEIPTS, "federation": _FEDERATION}
+               "receipts": _RECEIPTS, "federation": _FEDERATION, "tasks": _TASKS,
+               "task_events": _TASK_EVENTS}
 COLUMNS = {"messages": MESSAGE_COLUMNS, "deliveries": DELIVERY_COLUMNS,
            "dead_letters": DEAD_LETTER_COLUMNS, "receipts": RECEIPT_COLUMNS,
-           "federation": FEDERATION_COLUMNS, "channels": CHANNEL_COLUMNS}
+           "federation": FEDERATION_COLUMNS, "tasks": TASK_COLUMNS,
+           "task_events": TASK_EVENT_COLUMNS, "channels": CHANNEL_COLUMNS,
+           "incidents": INCIDENT_COLUMNS}
 
 
 # A dataset whose rows need a table that is empty in most stores: when it is, the export
 # skips that dataset's SELECT for every chunk (the federation one walks the messages).
 _GUARDS = {"receipts": "SELECT EXISTS (SELECT 1 FROM dispatch_receipts)",
-           "federation": "SELECT EXISTS (SELECT 1 FROM fed_outbox)"}
+           "federation": "SELECT EXISTS (SELECT 1 FROM fed_outbox)",
+           "tasks": "SELECT EXISTS (SELECT 1 FROM tasks)",
+           "task_events": "SELECT EXISTS (SELECT 1 FROM tasks)"}
 
 
 def may_have_rows(conn: sqlite3.Connection, dataset: str) -> bool:
@@ -120,7 +163,8 @@ def unsettled(conn: sqlite3.Connection, lo: int, hi: int) -> bool:
     """Whether anything exported for messages lo..hi may still change on its own: a delivery
     queued, waiting, unread, or read and awaiting an acknowledgement (the partial index of
     active ones); a dispatch run in progress or due again (its receipt, or the next one, is
-    still to be written); a message emitted to another node and not yet accepted there."""
+    still to be written); a message emitted to another node and not yet accepted there; a
+    task still open (not completed nor failed: its state and history will move)."""
     return conn.execute(
         "SELECT EXISTS (SELECT 1 FROM deliveries INDEXED BY deliveries_active"
         " WHERE message_id BETWEEN ?1 AND ?2"
@@ -128,11 +172,17 @@ def unsettled(conn: sqlite3.Connection, lo: int, hi: int) -> bool:
         " OR EXISTS (SELECT 1 FROM dispatch_claims WHERE message_id BETWEEN ?1 AND ?2"
         " AND state IN ('running', 'retry'))"
         " OR EXISTS (SELECT 1 FROM fed_sent INDEXED BY fed_sent_message"
-        " WHERE message_id BETWEEN ?1 AND ?2 AND state = 'emitted')", (lo, hi)).fetchone()[0] == 1
+        " WHERE message_id BETWEEN ?1 AND ?2 AND state = 'emitted')"
+        " OR EXISTS (SELECT 1 FROM tasks WHERE id BETWEEN ?1 AND ?2"
+        " AND state NOT IN ('completed', 'failed'))", (lo, hi)).fetchone()[0] == 1
 
 
-def channel_rows(conn: sqlite3.Connection) -> list[tuple[Any, ...]]:
-    return conn.execute(_CHANNELS).fetchall()
+_SNAPSHOTS = {"channels": _CHANNELS, "incidents": _INCIDENTS}
+
+
+def snapshot_rows(conn: sqlite3.Connection, dataset: str) -> list[tuple[Any, ...]]:
+    """Every row of a snapshot dataset (channels, incidents: tables of modest size)."""
+    return conn.execute(_SNAPSHOTS[dataset]).fetchall()
 
 
 def watermark(conn: sqlite3.Connection, target: str) -> int | None:

@@ -44,7 +44,8 @@ def test_audit_reports_the_numbers_the_traffic_set_up(spark, store, exported, tm
     assert s["totals"] == {
         "messages": query(store, "SELECT count(*) FROM messages")[0][0],
         "deliveries": query(store, "SELECT count(*) FROM deliveries")[0][0],
-        "dead_letters": 1, "channels": 4, "receipts": 0, "federated_messages": 0}
+        "dead_letters": 1, "channels": 4, "receipts": 0, "federated_messages": 0,
+        "tasks": 0, "incidents": 0}
     assert s["dead_letters_by_reason"] == {"max_retries_exceeded": 1}
     assert s["checks"] == {"exactly_once_violations": 0, "unaccounted": 0,
                            "federation_unmatched": 0}

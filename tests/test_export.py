@@ -45,7 +45,8 @@ def test_export_matches_the_store(cli, store, traffic, tmp_path):
     n_deliveries = query(store, "SELECT count(*) FROM deliveries")[0][0]
     assert doc["datasets"] == {"messages": n_messages, "deliveries": n_deliveries,
                                "dead_letters": 1, "receipts": 0,
-                               "federation": 0, "channels": 4}
+                               "federation": 0, "tasks": 0, "task_events": 0,
+                               "channels": 4, "incidents": 0}
     assert doc["id_range"] == [1, n_messages]
     assert doc["incremental"] is False
     assert doc["out"] == str(out)
@@ -244,8 +245,8 @@ def test_empty_store_exports_channels_only(cli, store, tmp_path):
     out = tmp_path / "export"
     doc = cli.ok("export", out, "--json").json()
     assert doc["datasets"] == {"messages": 0, "deliveries": 0, "dead_letters": 0,
-                               "receipts": 0, "federation": 0,
-                               "channels": 1}
+                               "receipts": 0, "federation": 0, "tasks": 0,
+                               "task_events": 0, "channels": 1, "incidents": 0}
     assert doc["id_range"] is None
     plain = cli.ok("export", out).stdout
     assert plain.startswith(str(out)) and "no new messages" in plain

@@ -165,6 +165,23 @@ def _load(spark: SparkSession, exports: Loaded) -> None:
     spark.sql("""
         SELECT *, row_number() OVER (PARTITION BY store_id, id ORDER BY exported_at DESC) AS rn
         FROM raw_channels""").where("rn = 1").drop("rn").createOrReplaceTempView("channels")
+    # tasks: a federated task lives on both nodes under one global_id: counted once, as the
+    # copy that knows most (a final state first, then the latest change, then the owner's
+    # node's copy: origin_node set); durations against creation and against the ETA (ms)
+    spark.sql("""
+        SELECT *, unix_millis(finished_at) - unix_millis(created_at) AS duration_ms,
+               unix_millis(finished_at) - unix_millis(eta_at) AS lateness_ms
+        FROM (SELECT *, row_number() OVER (
+                  PARTITION BY coalesce(global_id, concat_ws(':', store_id, CAST(id AS STRING)))
+                  ORDER BY CASE WHEN state IN ('completed', 'failed') THEN 0 ELSE 1 END,
+                           updated_at DESC, CASE WHEN origin_node IS NULL THEN 1 ELSE 0 END,
+                           store_id) AS rn
+              FROM raw_tasks)
+        WHERE rn = 1""").drop("rn").createOrReplaceTempView("tasks")
+    # incidents: a snapshot per export, like channels (each store's own: no global id)
+    spark.sql("""
+        SELECT *, row_number() OVER (PARTITION BY store_id, id ORDER BY exported_at DESC) AS rn
+        FROM raw_incidents""").where("rn = 1").drop("rn").createOrReplaceTempView("incidents")
     # deliveries with their channel's ack timeout and delivery mode, and both latencies (ms)
     d = spark.sql("""
         SELECT d.*, c.ack_timeout_ms, c.delivery AS delivery_mode,

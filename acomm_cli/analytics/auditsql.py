@@ -1,9 +1,10 @@
 """The audit's tables as Spark SQL over the views `acomm_cli.analytics.audit` makes:
 `messages` (one row per message: a federated one once, by global_id), `store_messages`
 (every store's own rows), `deliveries` (with their channel's ack timeout and latencies),
-`dead_letters`, `channels`, `receipts`, and for federation `fed_sent` (messages a node emitted,
-with the peer and the accepted ack), `fed_received` (messages a node received from a peer)
-and `audited_nodes`. docs/EXPORT.md defines every number."""
+`dead_letters`, `channels`, `receipts`, `tasks` (one row per task: a federated one once, by
+global_id; with `duration_ms` and `lateness_ms`), `incidents`, and for federation `fed_sent`
+(messages a node emitted, with the peer and the accepted ack), `fed_received` (messages a
+node received from a peer) and `audited_nodes`. docs/EXPORT.md defines every number."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ ACTIVE_STATES = ("queued", "waiting", "unread", "read")  # a tracked delivery no
 STATES = ("queued", "waiting", "unread", "read", "acked", "dead")  # DESIGN.md §4
 
 _Q = "array(0.5, 0.95, 0.99)"
+_Q90 = "array(0.5, 0.9)"
+_FINAL = "('completed', 'failed')"  # a task's final states; every other one is open
 _LATENCY = f"""
     count(*) AS deliveries,
     count(read_at) AS read,
@@ -123,6 +126,29 @@ QUERIES: dict[str, str] = {
                    percentile_approx(unix_millis(finished_at) - unix_millis(started_at), {_Q})
                        AS dq
             FROM receipts GROUP BY store_id, agent, status)""",
+    # tasks by capability (and type: a capability's skill_distribution tasks apart): how
+    # many ended how, how many missed their ETA (it passed before they ended, or before the
+    # export while open: what tick marks overdue), and how long the finished ones took,
+    # from creation and against their ETA (negative: early)
+    "task_latency": f"""
+        SELECT capability, task_type, tasks, open, completed, failed, overdue,
+               dq[0] AS duration_p50_ms, dq[1] AS duration_p90_ms,
+               lq[0] AS lateness_p50_ms, lq[1] AS lateness_p90_ms FROM (
+            SELECT capability_id AS capability, task_type, count(*) AS tasks,
+                   count_if(state NOT IN {_FINAL}) AS open,
+                   count_if(state = 'completed') AS completed,
+                   count_if(state = 'failed') AS failed,
+                   count_if(eta_at <= coalesce(finished_at, exported_at)) AS overdue,
+                   percentile_approx(duration_ms, {_Q90}) AS dq,
+                   percentile_approx(lateness_ms, {_Q90}) AS lq
+            FROM tasks GROUP BY capability_id, task_type)""",
+    # review incidents by failure class and capability: open, resolved, time to resolve
+    "incidents": """
+        SELECT failure_class, capability_id AS capability, count(*) AS incidents,
+               count_if(state = 'open') AS open, count_if(state = 'resolved') AS resolved,
+               percentile_approx(unix_millis(resolved_at) - unix_millis(created_at), 0.5)
+                   AS resolve_p50_ms
+        FROM incidents GROUP BY failure_class, capability_id""",
     # per node pair, a federated message's latency: the receiver's read time minus the
     # sender's creation time (two clocks); the `accepted` ack bounds how far apart they are
     "federation_latency": f"""

@@ -30,7 +30,9 @@ def summarize(spark: SparkSession, frames: dict[str, DataFrame],
                (SELECT count(*) FROM dead_letters) AS dead_letters,
                (SELECT count(*) FROM channels) AS channels,
                (SELECT count(*) FROM receipts) AS receipts,
-               (SELECT count(DISTINCT global_id) FROM messages) AS federated_messages
+               (SELECT count(DISTINCT global_id) FROM messages) AS federated_messages,
+               (SELECT count(*) FROM tasks) AS tasks,
+               (SELECT count(*) FROM incidents) AS incidents
         """).collect()[0].asDict()
     volume: dict[tuple[str, str], dict[str, Any]] = {}
     days: dict[tuple[str, str], set[Any]] = {}
@@ -73,6 +75,8 @@ def summarize(spark: SparkSession, frames: dict[str, DataFrame],
         "federation": {
             "nodes": sorted({m["store"].get("node_id") for _, m in loaded} - {None}),
             "latency": _rows(frames["federation_latency"], "from_node,to_node")},
+        "tasks": _tasks(frames["task_latency"]),
+        "incidents": _incidents(frames["incidents"]),
         "checks": {"exactly_once_violations": frames["exactly_once_violations"].count(),
                    "unaccounted": frames["unaccounted"].count(),
                    "federation_unmatched": frames["federation_unmatched"].count()},
@@ -92,6 +96,24 @@ def _receipts(df: DataFrame) -> dict[str, Any]:
         a["by_status"][r["status"]] = a["by_status"].get(r["status"], 0) + r["runs"]
     return {"runs": sum(by_status.values()), "by_status": by_status,
             "agents": list(agents.values())}
+
+
+def _tasks(df: DataFrame) -> dict[str, Any]:
+    """Tasks in all (each once) and per capability and type, with their latencies."""
+    rows = _rows(df, "capability,task_type")
+    keys = ("tasks", "open", "completed", "failed", "overdue")
+    return {**{k: sum(r[k] for r in rows) for k in keys}, "by_capability": rows}
+
+
+def _incidents(df: DataFrame) -> dict[str, Any]:
+    """Review incidents in all, per failure class, and per class and capability."""
+    rows = _rows(df, "failure_class,capability")
+    by_class: dict[str, int] = {}
+    for r in rows:
+        by_class[r["failure_class"]] = by_class.get(r["failure_class"], 0) + r["incidents"]
+    return {"incidents": sum(by_class.values()), "open": sum(r["open"] for r in rows),
+            "resolved": sum(r["resolved"] for r in rows), "by_class": by_class,
+            "by_capability": rows}
 
 
 def require_clean(result: AuditResult) -> None:

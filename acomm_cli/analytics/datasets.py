@@ -1,9 +1,9 @@
 """The one table of exported datasets: what `acomm export` writes and `acomm audit` reads.
 
-To add a dataset: a row in DATASET_TABLE here, and its SELECT (by message id range, columns
-in the same order) in acomm_cli.store.export. The export writes it with every chunk, the
-manifest lists it, and the audit makes a view `raw_<name>` of it (an empty one for an older
-export that does not have it).
+To add a dataset: a row in DATASET_TABLE here, and its SELECT (by message id range, or the
+whole table for a snapshot; columns in the same order) in acomm_cli.store.export. The export
+writes it with every chunk (or whole, every time), the manifest lists it, and the audit
+makes a view `raw_<name>` of it (an empty one for an older export that does not have it).
 """
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ from dataclasses import dataclass
 class Dataset:
     """One exported dataset: its columns in file order, as (name, type) with the type one of
     TYPES. Every column but COMPUTED comes from the store, in the order of its SELECT in
-    acomm_cli.store.export; every file also gets the `date` partition. `snapshot`: written
-    whole by every export (channels) instead of by message id range with the messages."""
+    acomm_cli.store.export; every file also gets the `date` partition (the UTC day of its
+    `created_at`). `snapshot`: written whole by every export (channels, incidents) instead
+    of by message id range with the messages."""
 
     name: str
     columns: tuple[tuple[str, str], ...]
@@ -52,6 +53,20 @@ DATASET_TABLE: tuple[Dataset, ...] = (
         ("message_id", _ID), ("global_id", _S), ("kind", _S), ("to_node", _S), ("state", _S),
         ("attempt", "int32"), ("created_at", _TS), ("accepted_at", _TS),
         ("processed_at", _TS), ("exported_at", _TS))),
+    # tasks ride with the message that carries them (tasks.id is its id on this store): the
+    # task's current state, and its history partitioned with it (created_at: the task's)
+    Dataset("tasks", (
+        ("id", _ID), ("correlation_id", _S), ("channel_id", _ID), ("channel", _S),
+        ("task_type", _S), ("capability_id", _S), ("creator", _S), ("owner", _S),
+        ("state", _S), ("eta_required", "bool"), ("eta_at", _TS), ("progress", "int32"),
+        ("plan", _S), ("note", _S), ("result_message_id", _ID), ("created_at", _TS),
+        ("accepted_at", _TS), ("updated_at", _TS), ("finished_at", _TS), ("global_id", _S),
+        ("origin_node", _S), ("peer_node", _S), ("exported_at", _TS))),
+    Dataset("task_events", (
+        ("seq", _ID), ("event_id", _S), ("task_id", _ID), ("event", _S), ("agent", _S),
+        ("at", _TS), ("progress", "int32"), ("note", _S), ("eta_at", _TS),
+        ("message_id", _ID), ("origin_node", _S), ("detail", _S), ("created_at", _TS),
+        ("exported_at", _TS))),
     Dataset("channels", (
         ("id", _ID), ("name", _S), ("type", _S), ("owner", _S), ("state", _S),
         ("created_at", _TS), ("delivery", _S), ("max_message_size", _ID),
@@ -59,9 +74,18 @@ DATASET_TABLE: tuple[Dataset, ...] = (
         ("retry_jitter", "float64"), ("echo", "bool"), ("priority_ordering", "bool"),
         ("max_pending", _ID), ("dedupe_window_ms", _ID), ("retention_count", _ID),
         ("retention_age_ms", _ID), ("exported_at", _TS)), snapshot=True),
+    # review incidents have ids of their own and change when resolved: a snapshot, like
+    # channels (docs/DECISIONS.md)
+    Dataset("incidents", (
+        ("id", _ID), ("capability_id", _S), ("delegation_skill", _S), ("executor_skill", _S),
+        ("failure_class", _S), ("sample_corr_ids", _S), ("samples", _S), ("task_id", _ID),
+        ("task_global_id", _S), ("occurrence", _S), ("created_at", _TS), ("state", _S),
+        ("resolved_at", _TS), ("resolved_by", _S), ("note", _S), ("message_id", _ID),
+        ("exported_at", _TS)), snapshot=True),
 )
 DATASETS = tuple(d.name for d in DATASET_TABLE)
 CHUNKED = tuple(d.name for d in DATASET_TABLE if not d.snapshot)
+SNAPSHOTS = tuple(d.name for d in DATASET_TABLE if d.snapshot)
 TYPES = {"int64": "BIGINT", "int32": "INT", "int8": "TINYINT", "string": "STRING",
          "bool": "BOOLEAN", "float64": "DOUBLE", "timestamp": "TIMESTAMP"}  # -> Spark SQL
 

@@ -2,11 +2,11 @@
 a manifest, the input of `acomm audit` (docs/EXPORT.md describes every column).
 
 Rules:
-- Messages are exported by id range, in chunks of CHUNK ids; deliveries and dead letters go with
-  their message (same chunk, same partition), as they stand at export time. `channels/` is a
-  snapshot, rewritten by every export.
-- Partitions: `date=YYYY-MM-DD`, the UTC day the message (for channels: the channel) was
-  created.
+- Messages are exported by id range, in chunks of CHUNK ids; deliveries, dead letters and
+  tasks (with their history) go with their message (same chunk, same partition), as they
+  stand at export time. `channels/` and `incidents/` are snapshots, rewritten by every export.
+- Partitions: `date=YYYY-MM-DD`, the UTC day the message (for tasks and their history: the
+  task; for channels and incidents: the channel, the incident) was created.
 - File names are deterministic per id range (`part-<first id>-<last id>-<batch>`), and the
   manifest records which id ranges the directory holds: an export never writes an id that is
   already there, so exporting the same range twice never duplicates a row. Files not listed in
@@ -14,10 +14,10 @@ Rules:
 - `--incremental` starts after the watermark kept in the store for that output (the table
   `exports`), which every export to it raises.
 - A chunk written while some of its deliveries could still change (unread, awaiting an ack,
-  waiting for a retry, queued) is listed in the manifest as `unsettled` and written again,
-  whole, by every later export to the directory until it is settled: so late reads, acks,
-  retries and dead letters reach the audit, and the files of that range are replaced, never
-  added to.
+  waiting for a retry, queued), or while one of its tasks is open, is listed in the manifest
+  as `unsettled` and written again, whole, by every later export to the directory until it is
+  settled: so late reads, acks, retries, dead letters and task outcomes reach the audit, and
+  the files of that range are replaced, never added to.
 - Memory is bounded: rows are read with fetchmany(BATCH) and written a batch at a time.
 
 pyarrow is imported inside the functions that need it (start-up time is a feature).
@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from acomm_cli import __version__
-from acomm_cli.analytics.datasets import CHUNKED, DATASET_TABLE, DATASETS
+from acomm_cli.analytics.datasets import CHUNKED, DATASET_TABLE, DATASETS, SNAPSHOTS
 from acomm_cli.clock import iso
 from acomm_cli.errors import InvalidState, ValidationFailed
 from acomm_cli.store import export as sql
@@ -342,22 +342,24 @@ def export(conn: sqlite3.Connection, out: str, now: int, *, since: int | None = 
                 in_flight.append([lo, hi])
             if tick:
                 tick(hi - lo + 1)
-        channel_table = _table("channels", sql.channel_rows(conn), schemas["channels"], now)
-    channel_files = [_file(dest, f"channels/date={day}/part-channels.{fmt}", "channels", part,
-                           fmt, None, now)
-                     for day, part in _by_day(channel_table, "created_at")]
-    rows["channels"] = channel_table.num_rows
-    new_paths = {f["path"] for f in written + channel_files}
+        whole = {name: _table(name, sql.snapshot_rows(conn, name), schemas[name], now)
+                 for name in SNAPSHOTS}
+    snapshot_files = []  # every snapshot dataset's files (channels, incidents)
+    for name, table in whole.items():
+        snapshot_files += [_file(dest, f"{name}/date={day}/part-{name}.{fmt}", name, part, fmt,
+                                None, now) for day, part in _by_day(table, "created_at")]
+        rows[name] = table.num_rows
+    new_paths = {f["path"] for f in written + snapshot_files}
     old_files = old["files"] if old else []
     redone = set(refresh)
-    # the channel snapshot and the refreshed ranges replace what was there before; the old
+    # the snapshots and the refreshed ranges replace what was there before; the old
     # files go only once the new manifest no longer lists them
-    replaced = [f for f in old_files if f["dataset"] == "channels"
+    replaced = [f for f in old_files if f["dataset"] in SNAPSHOTS
                 or (f.get("id_range") and tuple(f["id_range"]) in redone)]
     kept = [f for f in old_files if f not in replaced]
     done = [[lo, hi] for lo, hi in work]
     manifest = _manifest(old, dest, conn, store_id, schema_version, fmt, now,
-                         kept + written + channel_files, covered + done, in_flight,
+                         kept + written + snapshot_files, covered + done, in_flight,
                          {"at": iso(now), "incremental": incremental, "since": iso(since),
                           "until": iso(until),
                           "id_range": [todo[0][0], todo[-1][1]] if todo else None,
@@ -371,7 +373,7 @@ def export(conn: sqlite3.Connection, out: str, now: int, *, since: int | None = 
             sql.set_watermark(conn, dest.target, work[-1][1], now)
     return ExportResult(out=dest.target, format=fmt, incremental=incremental, datasets=rows,
                         id_range=(todo[0][0], todo[-1][1]) if todo else None,
-                        files=written + channel_files, manifest=manifest, notes=notes,
+                        files=written + snapshot_files, manifest=manifest, notes=notes,
                         refreshed=list(refresh))
 
 
@@ -405,8 +407,9 @@ def _manifest(old: dict[str, Any] | None, dest: _Output, conn: sqlite3.Connectio
                   "schema_version": schema_version, "node_id": fed.node_id(conn)},
         "out": dest.target,
         "format": fmt,
-        "partitioning": "hive, date=YYYY-MM-DD: the UTC day the message (for channels, the "
-                        "channel) was created",
+        "partitioning": "hive, date=YYYY-MM-DD: the UTC day the message (for tasks and "
+                        "their history, the task; for channels and incidents, the channel "
+                        "or the incident) was created",
         "timestamps": "timestamp[ms, UTC]" if fmt == "parquet" else "ISO 8601 strings, UTC",
         "datasets": list(DATASETS),
         "rows": totals,

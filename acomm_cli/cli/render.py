@@ -651,9 +651,8 @@ def export_result(out: Output, r: ExportResult) -> None:
 def audit_summary(out: Output, s: AuditResult) -> None:
     """The audit's findings: rich tables on a terminal; piped, one tab-separated line per row,
     each led by its kind (`total`, `volume`, `latency_channel`, `latency_agent`,
-    `reliability`, `dead_letters`, `receipts`, `federation`, `check`) so that awk can pick
-    them apart; or, with --json,
-    the summary as one JSON document."""
+    `reliability`, `dead_letters`, `receipts`, `federation`, `tasks`, `incidents`, `check`)
+    so that awk can pick them apart; or, with --json, the summary as one JSON document."""
     doc = s.summary
     if out.json:
         _dump(doc)
@@ -701,6 +700,17 @@ def audit_summary(out: Output, s: AuditResult) -> None:
            "" if f["clock_offset_min_ms"] is None
            else f"{f['clock_offset_min_ms']}..{f['clock_offset_max_ms']}",
            ms(f["skew_bound_ms"])) for f in doc["federation"]["latency"]]),
+        ("tasks", "tasks per capability (ms; lateness: finished - ETA)",
+         ["capability", "type", "tasks", "open", "completed", "failed", "overdue",
+          "p50", "p90", "late p50", "late p90"],
+         [(r["capability"] or "", r["task_type"], r["tasks"], r["open"], r["completed"],
+           r["failed"], r["overdue"], ms(r["duration_p50_ms"]), ms(r["duration_p90_ms"]),
+           ms(r["lateness_p50_ms"]), ms(r["lateness_p90_ms"]))
+          for r in doc["tasks"]["by_capability"]]),
+        ("incidents", "review incidents by failure class",
+         ["class", "capability", "incidents", "open", "resolved", "resolve p50"],
+         [(r["failure_class"], r["capability"], r["incidents"], r["open"], r["resolved"],
+           ms(r["resolve_p50_ms"])) for r in doc["incidents"]["by_capability"]]),
         ("check", "checks (must be 0)", ["check", "count", "result"],
          [(k, v, "ok" if v == 0 else "FAILED") for k, v in doc["checks"].items()]),
     ]

@@ -1,6 +1,6 @@
 """A work-queue worker as a user would write it, for tests/test_queues.py: run `acomm receive
 --json --limit N --as W` until it hands over nothing, log every message it got (one JSON line:
-id, retry_count, claim time) and, with --ack, `acomm ack` each one. `--prefix` runs every
+id, retry_count, claim time) and, with --ack, `acomm ack` them all at once. `--prefix` runs every
 acomm under another program (faketime)."""
 
 from __future__ import annotations
@@ -34,9 +34,8 @@ with open(a.log, "a", encoding="utf-8") as log:
             log.write(json.dumps({"id": m["id"], "retry": d["retry_count"],
                                   "at": d["delivered_at"], "agent": a.agent}) + "\n")
         log.flush()
-        if a.ack:
-            for m in msgs:
-                done = subprocess.run([*cmd, "ack", str(m["id"]), "--as", a.agent],
-                                      capture_output=True, text=True, check=False)
-                if done.returncode != 0:
-                    sys.exit(f"ack failed: {done.stderr}")
+        if a.ack:  # what it got, in one `acomm ack ID...` (one transaction, issue 17)
+            done = subprocess.run([*cmd, "ack", *(str(m["id"]) for m in msgs), "--as", a.agent],
+                                  capture_output=True, text=True, check=False)
+            if done.returncode != 0:
+                sys.exit(f"ack failed: {done.stderr}")

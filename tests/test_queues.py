@@ -224,14 +224,14 @@ def test_workers_killed_at_random_lose_nothing_on_an_at_least_once_queue(
     claim generation (retry_count) of a message was ever held by two workers."""
     store = _jobs(cli, make_channel, "w1", "w2", "w3", "w4", delivery="at-least-once",
                   ack_timeout="30m", max_retries=5)
-    n = int(os.environ.get("ACOMM_QUEUE_TEST_ACKED", "80"))
+    n = int(os.environ.get("ACOMM_QUEUE_TEST_ACKED", "2000"))
     sent = _fill(store, tmp_path, n)
     rng = random.Random(os.environ.get("ACOMM_QUEUE_TEST_SEED", "18"))
     logs = {f"w{k}": tmp_path / f"w{k}.log" for k in range(1, 5)}
-    procs = {w: _worker(w, log, ack=True, limit=5) for w, log in logs.items()}
+    procs = {w: _worker(w, log, ack=True, limit=25) for w, log in logs.items()}
     victims = rng.sample(sorted(procs), 2)
     for w in victims:  # killed once it has claimed a random number of messages
-        at = rng.randint(1, 12)
+        at = rng.randint(1, 300)
         wait_for(lambda w=w, at=at: len(_logged(logs[w])) >= at
                  or procs[w].poll() is not None, within=120)
         os.killpg(procs[w].pid, signal.SIGKILL)
@@ -242,7 +242,7 @@ def test_workers_killed_at_random_lose_nothing_on_an_at_least_once_queue(
     r = subprocess.run([*later.split(), ACOMM, "tick", "--json"], capture_output=True,
                        text=True, check=False)
     assert r.returncode == 0, r.stderr
-    _finish([_worker(w, logs[w], ack=True, limit=5, prefix=later) for w in survivors])
+    _finish([_worker(w, logs[w], ack=True, limit=25, prefix=later) for w in survivors])
     states = query(store, "SELECT d.state, d.ack_status, count(*) FROM deliveries d JOIN"
                    " messages m ON m.id = d.message_id WHERE m.type = 'text' AND"
                    " d.channel_id = (SELECT id FROM channels WHERE name = 'queue')"

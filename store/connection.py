@@ -8,13 +8,14 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from acomm_cli.errors import CommError, DiskFull, StoreLocked, StoreReadOnly, StoreUnavailable
 from acomm_cli.store.migrations import MIGRATIONS
 
+TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
 if TYPE_CHECKING:
     import re
+    from typing import Any
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 SYNCHRONOUS = {"immediate": "FULL", "batch": "NORMAL", "manual": "NORMAL"}

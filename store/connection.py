@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import _thread  # threading's Lock, without importing threading (issue 17)
 import os
 import sqlite3
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -47,7 +47,7 @@ class StoreConnection(sqlite3.Connection):
 # under it -- a corrupt store. A store with a live connection here was checked when that
 # connection opened, so it is not opened again outside SQLite.
 _LIVE: dict[str, int] = {}
-_LIVE_LOCK = threading.Lock()
+_LIVE_LOCK = _thread.allocate_lock()
 
 
 def _open_here(p: Path) -> bool:

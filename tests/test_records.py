@@ -86,7 +86,7 @@ def test_defaults_factories_and_refusals():
     p = Pair(1)
     assert p.right == [] and p.right is not Pair(1).right and Pair.note == "n"
     assert repr(p).endswith("<locals>.Pair(left=1, right=[], note='n')")
-    with pytest.raises(records.FrozenInstanceError, match="cannot assign to field 'left'"):
+    with pytest.raises(records._FrozenInstance, match="cannot assign to field 'left'"):
         p.left = 2  # type: ignore[misc]
     with pytest.raises(TypeError):
         Pair()  # type: ignore[call-arg]

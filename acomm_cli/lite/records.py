@@ -31,8 +31,9 @@ _MISSING: Any = object()
 _MUTABLE = (list, dict, set)
 
 
-class FrozenInstanceError(AttributeError):
-    """An assignment to a field of a frozen instance (dataclasses' exception of that name)."""
+class _FrozenInstance(AttributeError):
+    """An assignment to a field of a frozen instance (dataclasses' FrozenInstanceError): a
+    programming error, never one of the error tree's."""
 
 
 class Field:
@@ -165,7 +166,7 @@ def _hash(names: tuple[str, ...]) -> Callable[[Any], int]:
 
 def _refuse() -> Callable[..., None]:
     def refuse(self: Any, name: str, *value: Any) -> None:
-        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+        raise _FrozenInstance(f"cannot assign to field {name!r}")
     return refuse
 
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
+if TYPE_CHECKING:
+    from typing import Any
+
 
 
 class CommError(Exception):

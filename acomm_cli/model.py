@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from enum import IntEnum, StrEnum
-from typing import Any, TypeVar
 
 from acomm_cli.errors import ValidationFailed
+
+TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
+if TYPE_CHECKING:
+    from dataclasses import dataclass, field
+    from typing import Any, TypeVar
+else:  # the same classes, without importing dataclasses (issue 17)
+    from acomm_cli.lite.records import dataclass, field
 
 
 class ChannelType(StrEnum):
@@ -97,8 +102,9 @@ _CAPABILITY_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
 _DEDUPE_KEY = re.compile(r"[^\x00-\x1f]{1,256}")
 _WHOLE_NUMBER = re.compile(r"[0-9]+")  # ASCII only: int() would also take "１" or "٣"
 
-_T = TypeVar("_T")
-_E = TypeVar("_E", bound=StrEnum)
+if TYPE_CHECKING:
+    _T = TypeVar("_T")
+    _E = TypeVar("_E", bound=StrEnum)
 
 
 def utf8(value: _T, field_name: str) -> _T:

@@ -11,7 +11,7 @@ import sqlite3
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from acomm_cli import clock
@@ -19,6 +19,7 @@ from acomm_cli.bridge import sync as bridge
 from acomm_cli.bridge.sync import SyncResult
 from acomm_cli.engine import delivery, tasks
 from acomm_cli.errors import CommError, ValidationFailed
+from acomm_cli.lite.records import asdict  # the engine's results are records (issue 17)
 from acomm_cli.model import Message
 
 if TYPE_CHECKING:  # dispatch code loads only when agents are configured

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated
 
@@ -14,6 +13,7 @@ from acomm_cli.cli import params, render
 from acomm_cli.cli.config import DEFAULT_CONFIG, STORE_DIR, STORE_FILE
 from acomm_cli.commands._common import output, settings, store
 from acomm_cli.engine import opening
+from acomm_cli.lite.records import asdict  # the engine's results are records (issue 17)
 
 app = typer.Typer(add_completion=False)
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Annotated
 
 import typer
@@ -11,6 +10,7 @@ from acomm_cli import clock
 from acomm_cli.cli import params, render
 from acomm_cli.commands._common import AsAgent, identity, output, store
 from acomm_cli.engine import leases
+from acomm_cli.lite.records import asdict  # the engine's results are records (issue 17)
 
 app = typer.Typer(add_completion=False)
 

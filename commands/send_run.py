@@ -6,7 +6,6 @@ from __future__ import annotations
 import io
 import json
 import sys
-from typing import TextIO
 
 from acomm_cli import clock, model
 from acomm_cli.cli import render
@@ -22,6 +21,10 @@ from acomm_cli.commands._runtime import (
 from acomm_cli.engine import sending
 from acomm_cli.errors import CommError, UsageError, ValidationFailed
 from acomm_cli.model import SendRequest
+
+TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
+if TYPE_CHECKING:
+    from typing import TextIO
 
 
 def _schedule(delay: str | None, deliver_at: str | None, now: int) -> tuple[int | None, int | None]:

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
+import _thread  # threading's Lock, without importing threading (issue 17)
 import os
 import sqlite3
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from acomm_cli.errors import CommError, DiskFull, StoreLocked, StoreReadOnly, StoreUnavailable
 from acomm_cli.store.migrations import MIGRATIONS
 
+TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
 if TYPE_CHECKING:
     import re
+    from typing import Any
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 SYNCHRONOUS = {"immediate": "FULL", "batch": "NORMAL", "manual": "NORMAL"}
@@ -46,7 +47,7 @@ class StoreConnection(sqlite3.Connection):
 # under it -- a corrupt store. A store with a live connection here was checked when that
 # connection opened, so it is not opened again outside SQLite.
 _LIVE: dict[str, int] = {}
-_LIVE_LOCK = threading.Lock()
+_LIVE_LOCK = _thread.allocate_lock()
 
 
 def _open_here(p: Path) -> bool:

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import Any
+
+TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def node(conn: sqlite3.Connection) -> tuple[Any, ...] | None:

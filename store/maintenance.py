@@ -11,7 +11,10 @@ import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+
+TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 STATES = ("queued", "waiting", "unread", "read", "acked", "dead")
 
@@ -118,7 +121,8 @@ def active_breakdown(conn: sqlite3.Connection, agent: str | None = None,
     `due` = (now, JSON list of message ids whose expiry is due): rows a tick would move (a
     timer due by now, or a message that expired) are grouped apart with due = 1, so that
     statistics count them as the tick would leave them instead (engine/projection.py)."""
-    flag, pre = "0", list[Any]()
+    flag = "0"
+    pre: list[int | str] = []
     if due is not None:
         flag = "coalesce(next_timer_at <= ?, 0)"
         pre.append(due[0])

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from acomm_cli.model import (
     Channel,
@@ -22,6 +21,10 @@ from acomm_cli.model import (
     Priority,
     Role,
 )
+
+TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 # ---------------------------------------------------------------- meta
 

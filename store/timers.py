@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable
-from typing import Any
+
+TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 # A recipient's own timers, and those of the queues it works on (an expired claim of a
 # crashed worker, a queued message's back-off): any worker's `receive` moves its queues on.

@@ -133,11 +133,14 @@ def test_send_loads_only_the_engine_it_uses(team):
 RUN_ACOMM = RUN_MAIN.replace("from acomm_cli.app import main",
                              "from acomm_cli.shell.fastpath import main")
 TYPER = ("typer", "click")
+# what acomm_cli.lite.records and TYPE_CHECKING = False keep out of the hot commands (issue 17:
+# about a fifth of a send; DECISIONS.md). pathlib stays: the editable finder loads it anyway.
+SLOW_STDLIB = ("typing", "dataclasses", "inspect", "ast", "dis", "tokenize")
 
 
 def _probe_typer(argv: list[str]) -> tuple[list[str], subprocess.CompletedProcess[str]]:
     p = subprocess.run([sys.executable, "-c", PROBE.format(
-        body=RUN_ACOMM.format(argv=argv), heavy=HEAVY + TYPER)],
+        body=RUN_ACOMM.format(argv=argv), heavy=HEAVY + TYPER + SLOW_STDLIB)],
         capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     return json.loads(p.stdout.splitlines()[-1]), p
@@ -153,7 +156,8 @@ def _probe_typer(argv: list[str]) -> tuple[list[str], subprocess.CompletedProces
 ])
 def test_the_acomm_command_runs_the_hot_commands_without_typer(team, argv):
     """What the `acomm` program runs (shell/fastpath.py): typer and click are half of a
-    send's start-up, so the hot commands' plain calls never import them."""
+    send's start-up, so the hot commands' plain calls never import them, nor `dataclasses`
+    and `typing` (acomm_cli/lite/records.py)."""
     loaded, p = _probe_typer(argv)
     assert loaded == []
     assert int(p.stderr.strip().splitlines()[-1]) == (3 if argv[2:3] == [""] else 0), p.stderr

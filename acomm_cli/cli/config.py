@@ -8,13 +8,18 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from acomm_cli.clock import parse_duration, parse_size
 from acomm_cli.errors import StoreUnavailable, ValidationFailed
 from acomm_cli.model import Limits, whole_number
+
+TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
+if TYPE_CHECKING:
+    from dataclasses import dataclass, field
+    from typing import Any
+else:  # the same classes, without importing dataclasses (issue 17)
+    from acomm_cli.lite.records import dataclass, field
 
 AGENTS = "agents"  # the `agents:` section: agent name -> AgentSpec (see acomm_cli.dispatch.agents)
 STORE_DIR = ".acomm"

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from acomm_cli.cli import config
 from acomm_cli.errors import StoreUnavailable
+from acomm_cli.lite.records import replace  # the hot path's classes are records (issue 17)
 
 
 @dataclass(frozen=True)

@@ -14,12 +14,15 @@ import io
 import os
 import sys
 from collections.abc import Callable, Iterator
-from typing import TextIO
 
 from acomm_cli.cli import render
 from acomm_cli.cli.render import Output
 from acomm_cli.errors import OutputFailed
 from acomm_cli.model import Message, QueryResult
+
+TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
+if TYPE_CHECKING:
+    from typing import TextIO
 
 
 class _Stalled(OutputFailed):

@@ -10,14 +10,19 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from functools import partial
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
 
 from acomm_cli.clock import iso
 from acomm_cli.errors import CommError
 from acomm_cli.model import Channel, Delivery, Message, QueryResult, SendResult
+
+TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
+if TYPE_CHECKING:
+    from dataclasses import dataclass
+    from typing import Any
+else:  # the same classes, without importing dataclasses (issue 17)
+    from acomm_cli.lite.records import dataclass
 
 if TYPE_CHECKING:  # for the annotations only: none of these loads on a command's path
     from rich.console import Console

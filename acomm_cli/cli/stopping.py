@@ -14,10 +14,13 @@ import os
 import signal
 from collections.abc import Callable, Iterator
 from types import FrameType
-from typing import Any
 
-# What signal.signal takes and returns (typeshed's private `_HANDLER`)
-_Handler = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
+TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
+if TYPE_CHECKING:
+    from typing import Any
+
+    # What signal.signal takes and returns (typeshed's private `_HANDLER`)
+    _Handler = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
 
 
 class Stop:

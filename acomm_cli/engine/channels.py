@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import replace
-from typing import Any
 
 from acomm_cli import model
 from acomm_cli.engine import deadletters
@@ -27,6 +25,13 @@ from acomm_cli.model import (
 )
 from acomm_cli.store import queries, write
 from acomm_cli.topics import validate_pattern
+
+TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
+if TYPE_CHECKING:
+    from dataclasses import replace
+    from typing import Any
+else:  # the same classes, without importing dataclasses (issue 17)
+    from acomm_cli.lite.records import replace
 
 # ---------------------------------------------------------------- channels
 

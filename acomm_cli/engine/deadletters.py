@@ -7,12 +7,17 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 from acomm_cli import model
 from acomm_cli.errors import CommError, InvalidState, NotFound, NotParticipant, ValidationFailed
 from acomm_cli.store import queries, timers, write
 from acomm_cli.topics import SubscriptionIndex
+
+TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
+if TYPE_CHECKING:
+    from dataclasses import dataclass, field
+else:  # the same classes, without importing dataclasses (every send loads this module)
+    from acomm_cli.lite.records import dataclass, field
 
 
 def system_route(conn: sqlite3.Connection) -> tuple[int, str]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
 
 from acomm_cli import clock, model
 from acomm_cli.engine import deadletters, leases
@@ -33,6 +32,12 @@ from acomm_cli.model import (
 )
 from acomm_cli.store import queries, timers, write
 from acomm_cli.store.maintenance import snapshot
+
+TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
+if TYPE_CHECKING:
+    from dataclasses import dataclass, replace
+else:  # the same classes, without importing dataclasses (issue 17)
+    from acomm_cli.lite.records import dataclass, replace
 
 # ---------------------------------------------------------------- timers
 

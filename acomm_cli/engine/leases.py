@@ -18,7 +18,6 @@ delivery while it works, gives it back, or has it retried.
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
 
 from acomm_cli import model
 from acomm_cli.engine import deadletters
@@ -26,6 +25,12 @@ from acomm_cli.engine.channels import release
 from acomm_cli.errors import InvalidState, NotFound, NotParticipant, ValidationFailed
 from acomm_cli.model import AckStatus, DeliveryMode, DeliveryState
 from acomm_cli.store import queries, timers, write
+
+TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
+if TYPE_CHECKING:
+    from dataclasses import dataclass
+else:  # the same classes, without importing dataclasses (receive and ack load this module)
+    from acomm_cli.lite.records import dataclass
 
 HOLDING = (AckStatus.RECEIVED.value, AckStatus.IN_PROGRESS.value)
 NACKED = "nacked"  # one of model.DEAD_LETTER_REASONS

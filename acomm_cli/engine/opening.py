@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from dataclasses import dataclass
 from pathlib import Path
 
 from acomm_cli.store import open_store, queries
 from acomm_cli.store.connection import maybe_checkpoint
+
+TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
+if TYPE_CHECKING:
+    from dataclasses import dataclass
+else:  # the same classes, without importing dataclasses (issue 17)
+    from acomm_cli.lite.records import dataclass
 
 
 def connect(path: Path, *, create: bool, busy_timeout_ms: int = 5000, flush: str = "batch",

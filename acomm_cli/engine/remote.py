@@ -14,13 +14,14 @@ from __future__ import annotations
 import os
 import sqlite3
 import uuid
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from acomm_cli import clock
 from acomm_cli.engine import deadletters
 from acomm_cli.errors import CommError, NoOwner, OwnerOffline
+from acomm_cli.lite.records import replace  # the hot path's classes are records (issue 17)
 from acomm_cli.model import ChannelConfig, ChannelType, MessageType, Role, SendRequest, SendResult
 from acomm_cli.store import federation as sql
 from acomm_cli.store import queries

@@ -7,8 +7,6 @@ import json
 import os
 import sqlite3
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
-from typing import Any
 
 from acomm_cli import model
 from acomm_cli.engine.channels import channel_by_id, get_channel
@@ -38,6 +36,13 @@ from acomm_cli.model import (
 )
 from acomm_cli.store import queries, savepoint, write
 from acomm_cli.topics import SubscriptionIndex, validate_topic
+
+TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
+if TYPE_CHECKING:
+    from dataclasses import dataclass, replace
+    from typing import Any
+else:  # the same classes, without importing dataclasses (issue 17)
+    from acomm_cli.lite.records import dataclass, replace
 
 # ---------------------------------------------------------------- send
 

@@ -31,13 +31,14 @@ import json
 import sqlite3
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from acomm_cli import clock, model
 from acomm_cli.errors import CommError, Forbidden, ValidationFailed
 from acomm_cli.federation import tokens
+from acomm_cli.lite.records import asdict  # the engine's results are records (issue 17)
 from acomm_cli.model import Message, MessageFilter, QueryResult, SendRequest, SendResult
 
 PREFIX = "/agent/v1"

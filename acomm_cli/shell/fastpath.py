@@ -17,14 +17,17 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from typing import Any
 
 from acomm_cli.cli import outcome
 from acomm_cli.cli.config import Settings
 from acomm_cli.cli.invocation import Invocation
 from acomm_cli.shell import fastpath_tree
 
-Plan = tuple[str, dict[str, Any], dict[str, Any]]  # body, the root's values, the command's
+TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
+if TYPE_CHECKING:
+    from typing import Any
+
+    Plan = tuple[str, dict[str, Any], dict[str, Any]]  # body, the root's values, the command's
 # the generated tree is plain data (fastpath_tree imports nothing, not even typing)
 _ROOT: list[dict[str, Any]] = fastpath_tree.ROOT
 _COMMANDS: dict[str, dict[str, Any]] = fastpath_tree.COMMANDS

@@ -37,6 +37,7 @@ from acomm_cli.model import (
     SendResult,
 )
 from acomm_cli.store import queries, savepoint, write
+from acomm_cli.store.connection import StoreConnection
 from acomm_cli.topics import SubscriptionIndex, validate_topic
 
 # ---------------------------------------------------------------- send
@@ -59,6 +60,16 @@ class _Plan:
     acks: AckStatus | None = None
 
 
+class _ChannelCache:
+    """Channels (and a pubsub channel's subscription index) as read under one token."""
+
+    __slots__ = ("token", "channels")
+
+    def __init__(self, token: int) -> None:
+        self.token = token
+        self.channels: dict[str, tuple[Channel, SubscriptionIndex | None]] = {}
+
+
 class Router:
     """Per-transaction cache of channels and subscription indexes (a batch reuses them)."""
 
@@ -75,6 +86,32 @@ class Router:
         # agent without a direct channel here asks), and remote routes found by agent
         self.node: str | None = ""
         self.remote: dict[str, Any] = {}
+
+    def prime(self, name: str, token: int) -> None:
+        """Look `name` up through the connection's channel cache (`send`'s path): entries
+        are kept while the channels token read in this transaction is the one they were
+        read under. Called right after that read, before this transaction writes anything,
+        so what it caches is what the token stands for; the token changes with every
+        change to channels, participants or subscriptions, in any process (m011)."""
+        conn = self.conn
+        cache = getattr(conn, "channel_cache", None)
+        if not isinstance(cache, _ChannelCache) or cache.token != token:
+            cache = _ChannelCache(token)
+            if isinstance(conn, StoreConnection):
+                conn.channel_cache = cache
+        hit = cache.channels.get(name)
+        if hit is None:
+            try:
+                ch = get_channel(conn, name)
+            except CommError:  # plan_message raises it, after the checks that come first
+                return
+            index = (SubscriptionIndex(queries.subscriptions(conn, ch.id))
+                     if ch.type == ChannelType.PUBSUB else None)
+            hit = cache.channels[name] = (ch, index)
+        ch, index = hit
+        self.channels[name] = ch
+        if index is not None:
+            self.indexes[ch.id] = index
 
     def channel(self, name: str) -> Channel:
         ch = self.channels.get(name)
@@ -355,8 +392,9 @@ def persist(router: Router, plan: _Plan, now: int, *, federated: bool = False) -
     return result
 
 
-def check_capacity(router: Router, adding: int) -> None:
-    """Backpressure before accepting `adding` messages: store size, then active messages."""
+def check_capacity(router: Router, adding: int) -> int | None:
+    """Backpressure before accepting `adding` messages: store size, then active messages.
+    Returns the channels token when the count read it (same statement), else None."""
     lim = router.limits
     if lim.max_store_bytes:
         size = queries.store_bytes(router.conn)
@@ -365,13 +403,15 @@ def check_capacity(router: Router, adding: int) -> None:
                 f"store is {size} bytes, within {lim.reserve_bytes} bytes of its limit "
                 f"({lim.max_store_bytes}); compact it (`acomm compact`) or raise "
                 "limits.max_store_bytes", field="limits.max_store_bytes", bytes=size)
-    if lim.max_active_messages:
-        active = queries.active_messages(router.conn, lim.max_active_messages - adding + 1)
-        if active + adding > lim.max_active_messages:
-            raise StoreFull(
-                f"{active} messages are still being delivered; accepting {adding} more would "
-                f"pass limits.max_active_messages ({lim.max_active_messages})",
-                field="limits.max_active_messages", active=active)
+    if not lim.max_active_messages:
+        return None
+    active, token = queries.active_messages(router.conn, lim.max_active_messages - adding + 1)
+    if active + adding > lim.max_active_messages:
+        raise StoreFull(
+            f"{active} messages are still being delivered; accepting {adding} more would "
+            f"pass limits.max_active_messages ({lim.max_active_messages})",
+            field="limits.max_active_messages", active=active)
+    return token
 
 
 def capacity_warning(conn: sqlite3.Connection, limits: Limits) -> str | None:
@@ -390,7 +430,9 @@ def send(conn: sqlite3.Connection, req: SendRequest, now: int,
     """Send one message through the whole pipeline, in one transaction."""
     with write(conn):
         router = Router(conn, limits)
-        check_capacity(router, 1)
+        token = check_capacity(router, 1)
+        if req.channel is not None:  # else plan_message refuses the request
+            router.prime(req.channel, queries.channels_token(conn) if token is None else token)
         plan = plan_message(router, req, now)
         return _deduplicated(router, plan, req.dedupe_key, now) or persist(router, plan, now)
 

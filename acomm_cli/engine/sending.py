@@ -70,12 +70,15 @@ class _ChannelCache:
         self.channels: dict[str, tuple[Channel, SubscriptionIndex | None]] = {}
 
 
+_LIMITS = Limits()  # frozen: one default for every Router
+
+
 class Router:
     """Per-transaction cache of channels and subscription indexes (a batch reuses them)."""
 
     def __init__(self, conn: sqlite3.Connection, limits: Limits | None = None) -> None:
         self.conn = conn
-        self.limits = limits or Limits()
+        self.limits = limits or _LIMITS
         self.backlog: dict[int, list[int]] = {}  # channel id -> [pending, queued] messages
         self.channels: dict[str, Channel] = {}
         self.indexes: dict[int, SubscriptionIndex] = {}
@@ -153,14 +156,30 @@ def plan_message(router: Router, req: SendRequest, now: int, *,
     return _plan_checked(router, req, now, only_to, internal)
 
 
+_VALID_SENDERS: set[str] = set()  # agent ids model.agent_id accepted (bounded)
+_TYPES = {t.value: t for t in MessageType}
+_PRIORITIES = {**{p.name.lower(): p for p in model.Priority},
+               **{str(p.value): p for p in model.Priority}}
+
+
 def check_request(req: SendRequest, now: int) -> tuple[str, MessageType, model.Priority,
                                                       dict[str, Any], int | None]:
     """The checks that do not depend on the channel: (sender, type, priority, metadata,
     deliver_at). `send --to a,b` runs them once, so a bad body is one error, not one per
     recipient."""
-    sender = model.agent_id(req.sender, "sender")
-    mtype = model.message_type(req.type) if isinstance(req.type, str) else req.type
-    prio = model.priority(req.priority)
+    sender = req.sender
+    if type(sender) is not str or sender not in _VALID_SENDERS:
+        model.agent_id(sender, "sender")
+        if len(_VALID_SENDERS) >= 1024:
+            _VALID_SENDERS.clear()
+        _VALID_SENDERS.add(sender)
+    # the common values by dict lookup (issue 17: a send's Python time); the rest, and every
+    # error, through model's validators
+    t = req.type
+    mtype = (_TYPES.get(t) if type(t) is str else None) or (
+        model.message_type(t) if isinstance(t, str) else t)
+    prio = (type(req.priority) is str and _PRIORITIES.get(req.priority)) or model.priority(
+        req.priority)
     if not isinstance(req.content, str) or req.content == "":
         raise ValidationFailed("content: must not be empty", field="content", value_length=0)
     model.utf8(req.content, "content")

@@ -208,12 +208,28 @@ def insert_message(conn: sqlite3.Connection, row: tuple[Any, ...]) -> int:
     return _inserted(conn.execute(MESSAGE_INSERT, row))
 
 
+_NEW_MESSAGE_INSERT = (
+    "INSERT INTO messages (channel_id, sender, type, content, topic, priority,"
+    " correlation_id, dedupe_key, metadata, created_at, deliver_at, expires_at)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def insert_new_message(conn: sqlite3.Connection, row: Sequence[Any]) -> int:
+    """insert_message for a row without its id (SQLite assigns it): a send's row as planned,
+    with no tuple built around it."""
+    return _inserted(conn.execute(_NEW_MESSAGE_INSERT, row))
+
+
 def insert_messages(conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]]) -> None:
     conn.executemany(MESSAGE_INSERT, rows)
 
 
-def insert_deliveries(conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]]) -> None:
-    conn.executemany(DELIVERY_INSERT, rows)
+def insert_deliveries(conn: sqlite3.Connection, rows: Sequence[tuple[Any, ...]]) -> None:
+    if len(rows) == 1:  # a direct send's one row: execute() is cheaper than executemany()
+        conn.execute(DELIVERY_INSERT, rows[0])
+    else:
+        conn.executemany(DELIVERY_INSERT, rows)
 
 
 def last_message_id(conn: sqlite3.Connection) -> int:

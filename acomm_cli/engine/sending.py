@@ -396,7 +396,7 @@ def persist(router: Router, plan: _Plan, now: int, *, federated: bool = False) -
     if fed:
         plan.recipients = [r for r in plan.recipients if r == plan.row[1]]
     _exactly_once(router, plan, now)
-    mid = queries.insert_message(router.conn, (None, *plan.row))
+    mid = queries.insert_new_message(router.conn, plan.row)
     rows = _delivery_rows(router, plan, mid, now)
     queries.insert_deliveries(router.conn, rows)
     result = _result(plan, mid, now, bool(rows) and rows[0][3] == DeliveryState.UNREAD.value)

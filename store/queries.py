@@ -313,8 +313,8 @@ _TOKEN = "(SELECT token FROM channels_version WHERE id = 1)"
 
 
 def channels_token(conn: sqlite3.Connection) -> int:
-    """A random value that every change to channels, participants or subscriptions replaces
-    (m011's triggers): equal tokens mean the same channels."""
+    """A counter every change to channels, participants or subscriptions adds one to
+    (m011's triggers): equal committed tokens mean the same channels."""
     return conn.execute(f"SELECT {_TOKEN}").fetchone()[0]
 
 

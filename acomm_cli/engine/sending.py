@@ -93,9 +93,10 @@ class Router:
     def prime(self, name: str, token: int) -> None:
         """Look `name` up through the connection's channel cache (`send`'s path): entries
         are kept while the channels token read in this transaction is the one they were
-        read under. Called right after that read, before this transaction writes anything,
-        so what it caches is what the token stands for; the token changes with every
-        change to channels, participants or subscriptions, in any process (m011)."""
+        read under. Called right after that read, at the start of a transaction `send`
+        opened itself (so the token is a committed value, and no write of this transaction
+        came before): what it caches is what the token stands for. The token grows with
+        every change to channels, participants or subscriptions, in any process (m011)."""
         conn = self.conn
         cache = getattr(conn, "channel_cache", None)
         if not isinstance(cache, _ChannelCache) or cache.token != token:
@@ -453,10 +454,11 @@ def capacity_warning(conn: sqlite3.Connection, limits: Limits) -> str | None:
 def send(conn: sqlite3.Connection, req: SendRequest, now: int,
          limits: Limits | None = None) -> SendResult:
     """Send one message through the whole pipeline, in one transaction."""
+    shared = not conn.in_transaction  # a token read now is a committed one (m011)
     with write(conn):
         router = Router(conn, limits)
         token = check_capacity(router, 1)
-        if req.channel is not None:  # else plan_message refuses the request
+        if shared and req.channel is not None:  # else plan_message reads (or refuses) it
             router.prime(req.channel, queries.channels_token(conn) if token is None else token)
         plan = plan_message(router, req, now)
         return _deduplicated(router, plan, req.dedupe_key, now) or persist(router, plan, now)

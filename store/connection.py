@@ -30,6 +30,9 @@ class StoreConnection(sqlite3.Connection):
     path: str = ""
     read_only: bool = False  # opened with mode=ro or immutable=1: writes are refused
     _live: bool = False
+    # engine/sending.py's cache of the channels sends read, valid under one channels token
+    # (m011): it lives as long as the connection, across transactions
+    channel_cache: object = None
 
     def close(self) -> None:
         super().close()

@@ -662,3 +662,25 @@ def m010_queues(conn: sqlite3.Connection, now_ms: int) -> None:
         CREATE INDEX deliveries_queue ON deliveries(channel_id, rank DESC, message_id)
             WHERE recipient = '*' AND state = 'unread';
     """)
+
+
+@migration
+def m011_channels_version(conn: sqlite3.Connection, now_ms: int) -> None:
+    # Issue 17: a send reads its channel and participants from a per-connection cache, valid
+    # while this counter is what the cache was filled under. Every change to channels,
+    # participants or subscriptions, by any process or command, adds one. A counter (not a
+    # random value, so two stores that lived the same commands are alike, row for row): the
+    # engine caches only under a value read at the start of a transaction of its own, i.e. a
+    # committed one, and committed values never repeat. One row.
+    _script(conn, """
+        CREATE TABLE channels_version (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            token INTEGER NOT NULL
+        );
+        INSERT INTO channels_version VALUES (1, 0);
+    """)
+    for table in ("channels", "participants", "subscriptions"):
+        for event in ("INSERT", "UPDATE", "DELETE"):
+            conn.execute(
+                f"CREATE TRIGGER {table}_version_{event.lower()} AFTER {event} ON {table}"
+                " BEGIN UPDATE channels_version SET token = token + 1 WHERE id = 1; END")

@@ -211,12 +211,28 @@ def insert_message(conn: sqlite3.Connection, row: tuple[Any, ...]) -> int:
     return _inserted(conn.execute(MESSAGE_INSERT, row))
 
 
+_NEW_MESSAGE_INSERT = (
+    "INSERT INTO messages (channel_id, sender, type, content, topic, priority,"
+    " correlation_id, dedupe_key, metadata, created_at, deliver_at, expires_at)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def insert_new_message(conn: sqlite3.Connection, row: Sequence[Any]) -> int:
+    """insert_message for a row without its id (SQLite assigns it): a send's row as planned,
+    with no tuple built around it."""
+    return _inserted(conn.execute(_NEW_MESSAGE_INSERT, row))
+
+
 def insert_messages(conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]]) -> None:
     conn.executemany(MESSAGE_INSERT, rows)
 
 
-def insert_deliveries(conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]]) -> None:
-    conn.executemany(DELIVERY_INSERT, rows)
+def insert_deliveries(conn: sqlite3.Connection, rows: Sequence[tuple[Any, ...]]) -> None:
+    if len(rows) == 1:  # a direct send's one row: execute() is cheaper than executemany()
+        conn.execute(DELIVERY_INSERT, rows[0])
+    else:
+        conn.executemany(DELIVERY_INSERT, rows)
 
 
 def last_message_id(conn: sqlite3.Connection) -> int:
@@ -277,21 +293,32 @@ _ACTIVE = "(state IN ('queued', 'waiting', 'unread') OR (tracked = 1 AND state =
 _PENDING = "(state = 'unread' OR (tracked = 1 AND state IN ('read', 'waiting')))"
 
 
-def active_messages(conn: sqlite3.Connection, at_least: int) -> int:
-    """Messages with a delivery not yet terminal, counted exactly only when the id range of
-    active messages is wide enough to matter (ids are monotonic, so this is usually O(log n))."""
-    low, last = conn.execute(
+def active_messages(conn: sqlite3.Connection, at_least: int) -> tuple[int, int]:
+    """(messages with a delivery not yet terminal, the channels token): the count is exact
+    only when the id range of active messages is wide enough to matter (ids are monotonic,
+    so this is usually O(log n)). The token (channels_token) comes in the same statement: a
+    send validates its channel cache with it at no extra statement."""
+    low, last, token = conn.execute(
         f"SELECT (SELECT min(message_id) FROM deliveries INDEXED BY deliveries_active WHERE"
-        f" {_ACTIVE}), (SELECT seq FROM sqlite_sequence WHERE name = 'messages')"
+        f" {_ACTIVE}), (SELECT seq FROM sqlite_sequence WHERE name = 'messages'), {_TOKEN}"
     ).fetchone()
     if low is None:
-        return 0
+        return 0, token
     if last - low + 1 < at_least:
-        return 0  # an upper bound below the limit: no need to count
+        return 0, token  # an upper bound below the limit: no need to count
     return conn.execute(
         f"SELECT count(DISTINCT message_id) FROM deliveries INDEXED BY deliveries_active"
         f" WHERE {_ACTIVE}"
-    ).fetchone()[0]
+    ).fetchone()[0], token
+
+
+_TOKEN = "(SELECT token FROM channels_version WHERE id = 1)"
+
+
+def channels_token(conn: sqlite3.Connection) -> int:
+    """A counter every change to channels, participants or subscriptions adds one to
+    (m011's triggers): equal committed tokens mean the same channels."""
+    return conn.execute(f"SELECT {_TOKEN}").fetchone()[0]
 
 
 def channel_backlog(conn: sqlite3.Connection, channel_id: int) -> tuple[int, int]:

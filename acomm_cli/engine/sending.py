@@ -35,6 +35,7 @@ from acomm_cli.model import (
     SendResult,
 )
 from acomm_cli.store import queries, savepoint, write
+from acomm_cli.store.connection import StoreConnection
 from acomm_cli.topics import SubscriptionIndex, validate_topic
 
 TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
@@ -64,12 +65,25 @@ class _Plan:
     acks: AckStatus | None = None
 
 
+class _ChannelCache:
+    """Channels (and a pubsub channel's subscription index) as read under one token."""
+
+    __slots__ = ("token", "channels")
+
+    def __init__(self, token: int) -> None:
+        self.token = token
+        self.channels: dict[str, tuple[Channel, SubscriptionIndex | None]] = {}
+
+
+_LIMITS = Limits()  # frozen: one default for every Router
+
+
 class Router:
     """Per-transaction cache of channels and subscription indexes (a batch reuses them)."""
 
     def __init__(self, conn: sqlite3.Connection, limits: Limits | None = None) -> None:
         self.conn = conn
-        self.limits = limits or Limits()
+        self.limits = limits or _LIMITS
         self.backlog: dict[int, list[int]] = {}  # channel id -> [pending, queued] messages
         self.channels: dict[str, Channel] = {}
         self.indexes: dict[int, SubscriptionIndex] = {}
@@ -80,6 +94,33 @@ class Router:
         # agent without a direct channel here asks), and remote routes found by agent
         self.node: str | None = ""
         self.remote: dict[str, Any] = {}
+
+    def prime(self, name: str, token: int) -> None:
+        """Look `name` up through the connection's channel cache (`send`'s path): entries
+        are kept while the channels token read in this transaction is the one they were
+        read under. Called right after that read, at the start of a transaction `send`
+        opened itself (so the token is a committed value, and no write of this transaction
+        came before): what it caches is what the token stands for. The token grows with
+        every change to channels, participants or subscriptions, in any process (m011)."""
+        conn = self.conn
+        cache = getattr(conn, "channel_cache", None)
+        if not isinstance(cache, _ChannelCache) or cache.token != token:
+            cache = _ChannelCache(token)
+            if isinstance(conn, StoreConnection):
+                conn.channel_cache = cache
+        hit = cache.channels.get(name)
+        if hit is None:
+            try:
+                ch = get_channel(conn, name)
+            except CommError:  # plan_message raises it, after the checks that come first
+                return
+            index = (SubscriptionIndex(queries.subscriptions(conn, ch.id))
+                     if ch.type == ChannelType.PUBSUB else None)
+            hit = cache.channels[name] = (ch, index)
+        ch, index = hit
+        self.channels[name] = ch
+        if index is not None:
+            self.indexes[ch.id] = index
 
     def channel(self, name: str) -> Channel:
         ch = self.channels.get(name)
@@ -109,6 +150,12 @@ class Router:
 
 
 _ACK_EXEMPT = (MessageType.RESPONSE.value, MessageType.ACKNOWLEDGMENT.value)
+# Enum members as module constants on the per-message path: reading `Enum.MEMBER` costs
+# about 0.1 us, `.value` more (issue 17: a send's Python time).
+_ANSWERS = (MessageType.RESPONSE, MessageType.ACKNOWLEDGMENT)
+_ASKS = (MessageType.COMMAND, MessageType.QUERY)
+_ACTIVE = ChannelState.ACTIVE
+_UNREAD = DeliveryState.UNREAD.value
 
 
 def plan_message(router: Router, req: SendRequest, now: int, *,
@@ -121,14 +168,30 @@ def plan_message(router: Router, req: SendRequest, now: int, *,
     return _plan_checked(router, req, now, only_to, internal)
 
 
+_VALID_SENDERS: set[str] = set()  # agent ids model.agent_id accepted (bounded)
+_TYPES = {t.value: t for t in MessageType}
+_PRIORITIES = {**{p.name.lower(): p for p in model.Priority},
+               **{str(p.value): p for p in model.Priority}}
+
+
 def check_request(req: SendRequest, now: int) -> tuple[str, MessageType, model.Priority,
                                                       dict[str, Any], int | None]:
     """The checks that do not depend on the channel: (sender, type, priority, metadata,
     deliver_at). `send --to a,b` runs them once, so a bad body is one error, not one per
     recipient."""
-    sender = model.agent_id(req.sender, "sender")
-    mtype = model.message_type(req.type) if isinstance(req.type, str) else req.type
-    prio = model.priority(req.priority)
+    sender = req.sender
+    if type(sender) is not str or sender not in _VALID_SENDERS:
+        model.agent_id(sender, "sender")
+        if len(_VALID_SENDERS) >= 1024:
+            _VALID_SENDERS.clear()
+        _VALID_SENDERS.add(sender)
+    # the common values by dict lookup (issue 17: a send's Python time); the rest, and every
+    # error, through model's validators
+    t = req.type
+    mtype = (_TYPES.get(t) if type(t) is str else None) or (
+        model.message_type(t) if isinstance(t, str) else t)
+    prio = (type(req.priority) is str and _PRIORITIES.get(req.priority)) or model.priority(
+        req.priority)
     if not isinstance(req.content, str) or req.content == "":
         raise ValidationFailed("content: must not be empty", field="content", value_length=0)
     model.utf8(req.content, "content")
@@ -161,7 +224,7 @@ def _plan_checked(router: Router, req: SendRequest, now: int, only_to: str | Non
     if req.channel is None:
         raise ValidationFailed("channel: a channel (or --to) is required", field="channel")
     ch = router.channel(req.channel)
-    if ch.state != ChannelState.ACTIVE and not (internal and ch.state != ChannelState.CLOSED):
+    if ch.state != _ACTIVE and not (internal and ch.state != ChannelState.CLOSED):
         raise InvalidState(f"channel {ch.name!r} is {ch.state.value}; sends need it active",
                            field="channel", value=ch.name, state=ch.state.value)
     if ch.name == model.SYSTEM_CHANNEL:
@@ -191,7 +254,7 @@ def _plan_checked(router: Router, req: SendRequest, now: int, only_to: str | Non
                                field="topic")
     corr = req.correlation_id
     acks = None
-    if mtype in (MessageType.RESPONSE, MessageType.ACKNOWLEDGMENT) and not internal:
+    if mtype in _ANSWERS and not internal:
         wanted = MessageType.QUERY if mtype == MessageType.RESPONSE else MessageType.COMMAND
         origin = _correlated(router, corr, wanted) if corr is not None else None
         if origin is None:
@@ -208,16 +271,16 @@ def _plan_checked(router: Router, req: SendRequest, now: int, only_to: str | Non
         # goes to the asker only and acknowledges the answerer's own delivery.
         only_to = origin[1] if only_to is None else only_to
         acks = AckStatus.COMPLETED if mtype == MessageType.RESPONSE else AckStatus.RECEIVED
-    elif corr is None and (mtype in (MessageType.COMMAND, MessageType.QUERY)
+    elif corr is None and (mtype in _ASKS
                            or ch.config.delivery == DeliveryMode.EXACTLY_ONCE):
         corr = os.urandom(16).hex()  # exactly-once deduplicates by correlation id
-    if corr is not None and mtype in (MessageType.COMMAND, MessageType.QUERY):
+    if corr is not None and mtype in _ASKS:
         router.correlated[(corr, mtype.value)] = (ch.id, sender)
     if only_to is not None:
         recipients = [only_to] if only_to != sender or ch.config.echo else []
     else:
         recipients = router.recipients(ch, sender, req.topic)
-    tracked = ch.config.delivery != DeliveryMode.AT_MOST_ONCE and mtype.value not in _ACK_EXEMPT
+    tracked = ch.config.delivery != DeliveryMode.AT_MOST_ONCE and mtype not in _ANSWERS
     expires_at = req.expires_at
     ttl = req.ttl_ms if req.ttl_ms is not None else (
         None if internal else ch.config.message_ttl_ms or None)
@@ -293,7 +356,7 @@ def _delivery_rows(router: Router, plan: _Plan, message_id: int,
     elif plan.recipients and plan.row[2] not in _ACK_EXEMPT and _held_back(router, ch):
         state, delivered, timer = DeliveryState.QUEUED.value, None, None
     else:
-        state, delivered = DeliveryState.UNREAD.value, now
+        state, delivered = _UNREAD, now
         timer = now + ch.config.ack_timeout_ms if plan.tracked else None
         if ch.type == ChannelType.QUEUE and plan.recipients == [model.QUEUE_RECIPIENT]:
             timer = None  # the ack timer starts when a worker claims it
@@ -345,10 +408,10 @@ def persist(router: Router, plan: _Plan, now: int, *, federated: bool = False) -
     if fed:
         plan.recipients = [r for r in plan.recipients if r == plan.row[1]]
     _exactly_once(router, plan, now)
-    mid = queries.insert_message(router.conn, (None, *plan.row))
+    mid = queries.insert_new_message(router.conn, plan.row)
     rows = _delivery_rows(router, plan, mid, now)
     queries.insert_deliveries(router.conn, rows)
-    result = _result(plan, mid, now, bool(rows) and rows[0][3] == DeliveryState.UNREAD.value)
+    result = _result(plan, mid, now, bool(rows) and rows[0][3] == _UNREAD)
     if plan.acks is not None:
         _acknowledge_origin(router, plan, now)
     if plan.row[7] is not None:
@@ -360,8 +423,9 @@ def persist(router: Router, plan: _Plan, now: int, *, federated: bool = False) -
     return result
 
 
-def check_capacity(router: Router, adding: int) -> None:
-    """Backpressure before accepting `adding` messages: store size, then active messages."""
+def check_capacity(router: Router, adding: int) -> int | None:
+    """Backpressure before accepting `adding` messages: store size, then active messages.
+    Returns the channels token when the count read it (same statement), else None."""
     lim = router.limits
     if lim.max_store_bytes:
         size = queries.store_bytes(router.conn)
@@ -370,13 +434,15 @@ def check_capacity(router: Router, adding: int) -> None:
                 f"store is {size} bytes, within {lim.reserve_bytes} bytes of its limit "
                 f"({lim.max_store_bytes}); compact it (`acomm compact`) or raise "
                 "limits.max_store_bytes", field="limits.max_store_bytes", bytes=size)
-    if lim.max_active_messages:
-        active = queries.active_messages(router.conn, lim.max_active_messages - adding + 1)
-        if active + adding > lim.max_active_messages:
-            raise StoreFull(
-                f"{active} messages are still being delivered; accepting {adding} more would "
-                f"pass limits.max_active_messages ({lim.max_active_messages})",
-                field="limits.max_active_messages", active=active)
+    if not lim.max_active_messages:
+        return None
+    active, token = queries.active_messages(router.conn, lim.max_active_messages - adding + 1)
+    if active + adding > lim.max_active_messages:
+        raise StoreFull(
+            f"{active} messages are still being delivered; accepting {adding} more would "
+            f"pass limits.max_active_messages ({lim.max_active_messages})",
+            field="limits.max_active_messages", active=active)
+    return token
 
 
 def capacity_warning(conn: sqlite3.Connection, limits: Limits) -> str | None:
@@ -393,9 +459,12 @@ def capacity_warning(conn: sqlite3.Connection, limits: Limits) -> str | None:
 def send(conn: sqlite3.Connection, req: SendRequest, now: int,
          limits: Limits | None = None) -> SendResult:
     """Send one message through the whole pipeline, in one transaction."""
+    shared = not conn.in_transaction  # a token read now is a committed one (m011)
     with write(conn):
         router = Router(conn, limits)
-        check_capacity(router, 1)
+        token = check_capacity(router, 1)
+        if shared and req.channel is not None:  # else plan_message reads (or refuses) it
+            router.prime(req.channel, queries.channels_token(conn) if token is None else token)
         plan = plan_message(router, req, now)
         return _deduplicated(router, plan, req.dedupe_key, now) or persist(router, plan, now)
 

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from acomm_cli.cli import params, render
+from acomm_cli.cli import params, render_analytics
 from acomm_cli.commands._common import output, settings
 from acomm_cli.errors import UsageError
 
@@ -68,5 +68,5 @@ def audit(
     chosen = master or settings(ctx).value("spark.master")
     wait_s = clock.parse_duration(executor_wait, "executor_wait") / 1000
     result = rules.run(exports, out=out, master=chosen, conf=extra, executor_wait=wait_s)
-    render.audit_summary(output(ctx), result)
+    render_analytics.audit_summary(output(ctx), result)
     rules.require_clean(result)

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import params, render
+from acomm_cli.cli import params, render, render_analytics
 from acomm_cli.commands._common import output, store
 
 app = typer.Typer(add_completion=False)
@@ -57,4 +57,4 @@ def export(
     with store(ctx, write=True, hooks=False) as conn, render.progress(o, "exporting") as start:
         result = rules.export(conn, out, now, since=lo, until=hi, incremental=incremental,
                               fmt=format_, progress=start)
-    render.export_result(o, result)
+    render_analytics.export_result(o, result)

@@ -17,7 +17,7 @@ from conftest import query, run
 from freezegun import freeze_time
 
 from acomm_cli.analytics import audit
-from acomm_cli.cli import render
+from acomm_cli.cli import render, render_analytics
 from acomm_cli.errors import InvalidState
 
 
@@ -84,14 +84,14 @@ def test_audit_reports_the_numbers_the_traffic_set_up(spark, store, exported, tm
         "max_retries_exceeded"
 
     # piped: one tab-separated line per row, led by its kind; --json: the summary
-    render.audit_summary(render.Output(), result)
+    render_analytics.audit_summary(render.Output(), result)
     lines = capsys.readouterr().out.splitlines()
     assert "dead_letters\tmax_retries_exceeded\t1" in lines
     assert "check\tunaccounted\t0\tok" in lines
     assert f"total\tmessages\t{s['totals']['messages']}" in lines
     assert any(line.startswith("latency_channel\t") and "\tchat\t3\t5000\t" in line
                for line in lines)
-    render.audit_summary(render.Output(json=True), result)
+    render_analytics.audit_summary(render.Output(json=True), result)
     assert json.loads(capsys.readouterr().out) == json.loads(json.dumps(s, default=str))
 
 

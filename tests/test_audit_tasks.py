@@ -15,7 +15,7 @@ from task_traffic import T0, build
 from test_federation_routing import linked_pair
 
 from acomm_cli.analytics import audit
-from acomm_cli.cli import render
+from acomm_cli.cli import render, render_analytics
 
 TASK_KEYS = ("tasks", "open", "completed", "failed", "overdue", "duration_p50_ms",
              "duration_p90_ms", "lateness_p50_ms", "lateness_p90_ms")
@@ -67,13 +67,13 @@ def test_task_latency_and_incidents_have_the_numbers_the_traffic_set_up(spark, e
     assert pq.read_table(result.tables["incidents"]).num_rows == 3
 
     # piped: a `tasks` and an `incidents` line per row; --json: the summary
-    render.audit_summary(render.Output(), result)
+    render_analytics.audit_summary(render.Output(), result)
     lines = capsys.readouterr().out.splitlines()
     assert "tasks	review	task	5	2	2	1	2	240000	480000	-360000	180000" in lines
     assert "tasks		task	1	0	1	0	0	30000	30000	-30000	-30000" in lines
     assert "incidents	execution_error	review	1	0	1	60000" in lines
     assert "total	tasks	6" in lines and "total	incidents	4" in lines
-    render.audit_summary(render.Output(json=True), result)
+    render_analytics.audit_summary(render.Output(json=True), result)
     assert json.loads(capsys.readouterr().out) == json.loads(json.dumps(s, default=str))
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from acomm_cli import model
 from acomm_cli.bridge import responses
 from acomm_cli.bridge.paths import read_nofollow, under
-from acomm_cli.bridge.settings import SyncResult
+from acomm_cli.bridge.settings import BridgeConfig, SyncResult
 from acomm_cli.errors import CommError, NotFound, UnsafePath, UsageError, ValidationFailed
 from acomm_cli.store import bridge as q
 from acomm_cli.store import write
@@ -26,7 +26,10 @@ from acomm_cli.store import write
 _PERMANENT = (UnsafePath, ValidationFailed, NotFound, UsageError)
 
 
-def ingest(conn: sqlite3.Connection, outbox: Path, now: int, result: SyncResult) -> None:
+def ingest(conn: sqlite3.Connection, cfg: BridgeConfig, now: int, result: SyncResult) -> None:
+    outbox = cfg.outbox_dir
+    if outbox is None:
+        return
     try:
         root = under(outbox, [], create=False)
         agents = sorted(os.scandir(root), key=lambda e: e.name)
@@ -53,7 +56,8 @@ def ingest(conn: sqlite3.Connection, outbox: Path, now: int, result: SyncResult)
         except (OSError, ValidationFailed):
             continue
         for entry in files:
-            if _ingest_file(conn, agent_dir.name, Path(entry.path), now, result):
+            if _ingest_file(conn, agent_dir.name, Path(entry.path), now, result,
+                            cfg.default_channel):
                 done.append(entry.path)
     if done:  # deleted: their rows can go (kept until now, a crash re-deletes, never re-sends)
         with write(conn):
@@ -62,7 +66,7 @@ def ingest(conn: sqlite3.Connection, outbox: Path, now: int, result: SyncResult)
 
 
 def _ingest_file(conn: sqlite3.Connection, agent: str, path: Path, now: int,
-                 result: SyncResult) -> bool:
+                 result: SyncResult, default_channel: str | None) -> bool:
     """One response file; True once it is deleted because its message is committed."""
     try:
         st = os.lstat(path)
@@ -87,7 +91,7 @@ def _ingest_file(conn: sqlite3.Connection, agent: str, path: Path, now: int,
         except (ValueError, UnicodeDecodeError) as exc:
             raise ValidationFailed(f"not valid JSON ({exc})") from None
         with write(conn):  # the message and the record that this file made it, together
-            mid = responses.apply(conn, agent, doc, now)
+            mid = responses.apply(conn, agent, doc, now, default_channel)
             q.record_ingested(conn, where, *key, mid, now)
             if bad is not None:  # reported before (refused for now, or an older version)
                 q.forget_bad(conn, [where])

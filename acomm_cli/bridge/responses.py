@@ -1,8 +1,14 @@
-"""What a response file's object asks for: an ack, or a message (direct, to a channel, a reply
-to a message, a response to a query), through the engine's own pipeline."""
+"""What a response file's object asks for, through the engine's own pipeline.
+
+acomm's schema (spec 003 FR-3.9, DECISIONS.md "Issue 19: any object in an outbox"): `ack`
+acknowledges; `to`, `channel`, `reply_to` or `correlation_id` name a target, and then every
+field must be one of acomm's. Any other JSON object is forwarded as it is: its JSON text is
+the content of a message to `bridge.default_channel` when that is set, else of a reply to the
+latest message the agent received (a response, when that message is a query)."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from typing import Any
 
@@ -10,14 +16,17 @@ from acomm_cli import model
 from acomm_cli.engine import sending
 from acomm_cli.errors import CommError, NotFound, ValidationFailed
 from acomm_cli.model import SendRequest
+from acomm_cli.store import bridge as q
 from acomm_cli.store import queries, write
 
 _RESPONSE_KEYS = {"content", "to", "channel", "reply_to", "correlation_id", "type", "topic",
                   "priority", "metadata"}
 _ACK_KEYS = {"ack", "status", "note"}
+_TARGET_KEYS = ("to", "channel", "reply_to", "correlation_id")
 
 
-def apply(conn: sqlite3.Connection, agent: str, doc: Any, now: int) -> int | None:
+def apply(conn: sqlite3.Connection, agent: str, doc: Any, now: int,
+          default_channel: str | None = None) -> int | None:
     """One response file's object, from `agent`, through the pipeline; the new message id
     (None for an ack that changed nothing). Called inside the caller's transaction: the
     pipeline's own transactions nest in it as savepoints."""
@@ -37,6 +46,8 @@ def apply(conn: sqlite3.Connection, agent: str, doc: Any, now: int) -> int | Non
             raise ValidationFailed("note: must be a string", field="note")
         return delivery.ack(conn, mid, agent, str(doc.get("status", "completed")), note,
                             now).ack_message_id
+    if not any(k in doc for k in _TARGET_KEYS):
+        return _forward(conn, agent, doc, now, default_channel)
     unknown = sorted(set(doc) - _RESPONSE_KEYS)
     if unknown:
         raise ValidationFailed(f"unknown field {unknown[0]!r}", field=unknown[0])
@@ -47,9 +58,6 @@ def apply(conn: sqlite3.Connection, agent: str, doc: Any, now: int) -> int | Non
     if len(targets) > 1:
         raise ValidationFailed("give only one of 'to', 'channel' and 'reply_to'",
                                field=targets[1])
-    if not targets and "correlation_id" not in doc:
-        raise ValidationFailed("name a target: 'to', 'channel', 'reply_to' or "
-                               "'correlation_id'", field="to")
     content = doc.get("content", "")
     prio = doc.get("priority", "normal")
     req = SendRequest(sender=agent, content=content, type=doc.get("type", "text"),
@@ -66,6 +74,25 @@ def apply(conn: sqlite3.Connection, agent: str, doc: Any, now: int) -> int | Non
     if "reply_to" not in doc:
         return delivery.respond(conn, doc["correlation_id"], content, agent, now, prio).id
     return _reply(conn, req, doc["reply_to"], now)
+
+
+def _forward(conn: sqlite3.Connection, agent: str, doc: dict[str, Any], now: int,
+             default_channel: str | None) -> int:
+    """An object naming no target (FR-3.9: any object is forwarded): its JSON text, as the
+    agent, to the default channel, else in reply to the latest message the agent received.
+    With neither, the file is bad: it stays until it names a target (or is touched after
+    bridge.default_channel is set), rather than answering a message that arrives later."""
+    req = SendRequest(sender=agent, content=json.dumps(doc, ensure_ascii=False))
+    if default_channel is not None:
+        return sending.send(conn, SendRequest(**{**req.__dict__, "channel": default_channel}),
+                            now).id
+    latest = q.latest_received(conn, agent)
+    if latest is None:
+        raise ValidationFailed(
+            f"no target: the object names none ('to', 'channel', 'reply_to' or "
+            f"'correlation_id'), {agent} has received no message to reply to, and "
+            "bridge.default_channel is not set", field="to")
+    return _reply(conn, req, latest, now)
 
 
 def _reply(conn: sqlite3.Connection, req: SendRequest, reply_to: Any, now: int) -> int:

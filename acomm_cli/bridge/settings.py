@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from acomm_cli import model
+
 
 @dataclass(frozen=True)
 class BridgeConfig:
@@ -14,6 +16,8 @@ class BridgeConfig:
     outbox_dir: Path | None = None
     teams_dir: Path | None = None
     read_ttl_ms: int = 24 * 3600 * 1000
+    # where a response object naming no target goes; None: a reply to the agent's latest message
+    default_channel: str | None = None
 
     @property
     def configured(self) -> bool:
@@ -51,6 +55,10 @@ def config(value: Callable[[str], Any], **flags: str | None) -> BridgeConfig:
         chosen = flags.get(name) or value(f"bridge.{name}")
         return Path(chosen).expanduser() if chosen else None
 
+    channel = flags.get("default_channel")
+    if channel:  # the setting is checked where it is read; a flag here
+        model.channel_name(channel)
     return BridgeConfig(inbox_dir=pick("inbox_dir"), outbox_dir=pick("outbox_dir"),
-                        teams_dir=pick("teams_dir"), read_ttl_ms=value("bridge.read_ttl"))
+                        teams_dir=pick("teams_dir"), read_ttl_ms=value("bridge.read_ttl"),
+                        default_channel=channel or value("bridge.default_channel"))
 

@@ -15,10 +15,14 @@ The parts: `settings` (the configuration, what a sync did), `paths` (safe paths 
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sqlite3
 
 from acomm_cli.bridge import mirror as mirrors
+from acomm_cli.bridge.paths import under
 from acomm_cli.bridge.settings import BridgeConfig, SyncResult, config
+from acomm_cli.errors import UnsafePath
 from acomm_cli.store import bridge as q
 from acomm_cli.store import queries, write
 
@@ -41,15 +45,27 @@ def sync(conn: sqlite3.Connection, cfg: BridgeConfig, now: int, *,
     if not cfg.configured:
         return result
     _ensure_triggers(conn)
+    _make_dirs(cfg)
     if full and cfg.outbox_dir is not None:
         from acomm_cli.bridge import ingest  # only a full sync reads response files
 
-        ingest.ingest(conn, cfg.outbox_dir, now, result)
+        ingest.ingest(conn, cfg, now, result)
     if full:
         mirrors.agent_reads(conn, cfg, now, result)
     mirrors.remove(conn, cfg, now, result, full)
     mirrors.mirror(conn, cfg, now, result, None if full else after_message_id)
     return result
+
+
+def _make_dirs(cfg: BridgeConfig) -> None:
+    """FR-3.10: the inbox and outbox roots exist once the bridge runs, before any mirror is
+    written or response file looked for (each agent's own directory is made with its first
+    mirror; an agent makes its outbox directory). A root that cannot be made is left to the
+    parts that use it: a mirror write fails and is recorded, ingestion finds nothing."""
+    for root in (cfg.inbox_dir, cfg.outbox_dir):
+        if root is not None and not os.path.isdir(root):
+            with contextlib.suppress(OSError, UnsafePath):
+                under(root, [], create=True)
 
 
 def watermark(conn: sqlite3.Connection) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -21,10 +22,11 @@ def team_entry(row: tuple[Any, ...]) -> dict[str, Any]:
 
 
 def update(teams_dir: Path, recipient: str, now: int, ttl_ms: int, *,
-                 add: list[dict[str, Any]] | None = None, read: set[str] | None = None,
-                 prune: bool = False) -> tuple[set[str], int]:
-    """Under `{name}.lock`: append `add` (or make an existing entry of the same messageId
-    unread again), set `read: true` on entries of `read`, prune read entries past the TTL.
+           add: list[dict[str, Any]] | None = None, read: set[str] | None = None,
+           prune: bool = False) -> tuple[set[str], int]:
+    """Under the lock of the inboxes directory: append `add` (or make an existing entry of the
+    same messageId unread again), set `read: true` on entries of `read`, prune read entries
+    past the TTL.
     Returns (messageIds the file shows read, entries pruned). Every other entry and field
     stays as it was; a file that is not a JSON array is never overwritten (ValueError)."""
     import fcntl
@@ -32,9 +34,12 @@ def update(teams_dir: Path, recipient: str, now: int, ttl_ms: int, *,
     model.agent_id(recipient)
     name, team = split_team(recipient)
     d = under(teams_dir, [team, "inboxes"], create=add is not None)
-    lock = os.open(d / f"{name}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    # The lock is the directory's own (flock on its descriptor): no lock file is left beside
+    # the inboxes. Not the inbox file, which the atomic rename below replaces by a new inode.
+    lock = os.open(d, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     try:
         fcntl.flock(lock, fcntl.LOCK_EX)
+        _drop_legacy_lock(d / f"{name}.lock")
         raw = read_nofollow(d / f"{name}.json")
         entries: Any = [] if raw is None or not raw.strip() else json.loads(raw)
         if not isinstance(entries, list):
@@ -74,6 +79,17 @@ def update(teams_dir: Path, recipient: str, now: int, ttl_ms: int, *,
         return seen_read, pruned
     finally:
         os.close(lock)
+
+
+def _drop_legacy_lock(path: Path) -> None:
+    """Versions before issue 19 locked `{name}.lock`, an empty file they left behind: remove
+    it (only an empty regular file: anything else is not one of ours)."""
+    try:
+        st = os.lstat(path)
+        if stat.S_ISREG(st.st_mode) and st.st_size == 0:
+            os.unlink(path)
+    except OSError:
+        pass  # absent (the usual case), or not ours to remove
 
 
 def _expired(entry: Any, now: int, ttl_ms: int) -> bool:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from acomm_cli.clock import parse_duration, parse_size
 from acomm_cli.errors import StoreUnavailable, ValidationFailed
-from acomm_cli.model import Limits, whole_number
+from acomm_cli.model import Limits, channel_name, whole_number
 
 TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
 if TYPE_CHECKING:
@@ -45,6 +45,9 @@ KEYS: dict[str, tuple[Any, Any, str]] = {
     "bridge.teams_dir": (None, lambda v, k: _directory(v, k), "ACOMM_BRIDGE_TEAMS_DIR"),
     "bridge.read_ttl": (24 * 3600 * 1000, lambda v, k: _ms(v, k, positive=True),
                         "ACOMM_BRIDGE_READ_TTL"),
+    # where a response object that names no target goes (None: a reply to the agent's latest)
+    "bridge.default_channel": (None, lambda v, k: _channel(v, k),
+                               "ACOMM_BRIDGE_DEFAULT_CHANNEL"),
     # Federation (spec 002, DESIGN.md §7): read only on a store that is a node.
     "federation.ack_timeout": (30_000, lambda v, k: _ms(v, k, positive=True),
                                "ACOMM_FED_ACK_TIMEOUT"),
@@ -83,6 +86,20 @@ def _directory(value: Any, key: str) -> str | None:
         raise ValidationFailed(f"{key}: {value!r} must be a directory path", field=key,
                                value=str(value))
     return str(Path(value).expanduser())
+
+
+def _channel(value: Any, key: str) -> str | None:
+    """A channel name, or None (empty = none)."""
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise ValidationFailed(f"{key}: {value!r} must be a channel name", field=key,
+                               value=str(value))
+    try:
+        return channel_name(value)
+    except ValidationFailed as exc:
+        raise ValidationFailed(f"{key}: {exc.message.removeprefix('channel: ')}", field=key,
+                               value=value) from None
 
 
 def _choice(value: Any, key: str, allowed: tuple[str, ...]) -> str:

@@ -32,21 +32,30 @@ def sync(
         click_type=params.DIR, metavar="TEAMS_DIR",
         help="Claude Code team inboxes TEAMS_DIR/TEAM/inboxes/AGENT.json for agent@team "
         "(default: bridge.teams_dir).", show_default=False)] = None,
+    default_channel: Annotated[str | None, typer.Option(
+        click_type=params.CHANNEL, metavar="CHANNEL",
+        help="Send response objects that name no target to CHANNEL (default: "
+        "bridge.default_channel; unset, each is a reply to the agent's latest message).",
+        show_default=False)] = None,
 ) -> None:
     """Reconcile the mailbox bridge's directories with the store, once.
 
     Writes missing mirror files, takes away those of deliveries no longer unread, marks read
     what agents read through their files, prunes read team entries older than
     bridge.read_ttl, and ingests response files (each deleted once its message is committed,
-    and never sent twice; a bad one stays and is reported once until it changes; one refused
-    for now, e.g. on a paused channel, is reported once and tried again by every sync).
+    and never sent twice; a bad one, e.g. not a JSON object, stays and is reported once until
+    it changes; one refused for now, e.g. on a paused channel, is reported once and tried
+    again by every sync). A response object naming a target (to, channel, reply_to,
+    correlation_id) or an ack is read with acomm's fields; any other JSON object is sent as
+    its JSON text to --default-channel or, without one, in reply to the agent's latest
+    message. Creates the inbox and outbox directories if they are missing.
     `acomm tick` does the same when the bridge is configured, and every writing command
     mirrors what it sent or made unread and takes away the mirrors of what it read.
 
     Example: acomm bridge sync --inbox-dir ~/.claude/inbox --outbox-dir ~/.claude/outbox
     """
     cfg = bridge.config(settings(ctx).value, inbox_dir=inbox_dir, outbox_dir=outbox_dir,
-                        teams_dir=teams_dir)
+                        teams_dir=teams_dir, default_channel=default_channel)
     if not cfg.configured:
         raise UsageError("the mailbox bridge is not configured: give --inbox-dir, "
                          "--outbox-dir or --teams-dir, or set bridge.* in config.yaml",

@@ -22,7 +22,7 @@ def completions(
     Name the shell explicitly (guessing it from the parent process fails in containers and
     CI). Commands and options complete without running acomm; channel names and agent ids
     are looked up in the store the command line would use. The same scripts are in
-    completions/ and installed under share/ (see README.md).
+    completions/ and installed under share/ (see docs/INSTALL.md).
 
     Example: echo 'eval "$(acomm completions bash)"' >> ~/.bashrc
 

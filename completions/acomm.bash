@@ -90,7 +90,7 @@ _acomm_options() {
         'export') echo "$global --since --until --incremental --format" ;;
         'audit') echo "$global --master --out --executor-wait --conf" ;;
         'bridge') echo "$global" ;;
-        'bridge sync') echo "$global --inbox-dir --outbox-dir --teams-dir" ;;
+        'bridge sync') echo "$global --inbox-dir --outbox-dir --teams-dir --default-channel" ;;
         'node') echo "$global" ;;
         'node init') echo "$global --id" ;;
         'invite') echo "$global" ;;
@@ -264,6 +264,7 @@ _acomm_value_kind() {
         'bridge sync --inbox-dir') echo 'dir' ;;
         'bridge sync --outbox-dir') echo 'dir' ;;
         'bridge sync --teams-dir') echo 'dir' ;;
+        'bridge sync --default-channel') echo 'channel' ;;
         'node init --id') echo 'value' ;;
         'invite create --expect') echo 'value' ;;
         'invite create --ttl') echo 'value' ;;

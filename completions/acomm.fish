@@ -113,7 +113,7 @@ function __acomm_valued
         case 'audit'
             echo --master --out --executor-wait --conf
         case 'bridge sync'
-            echo --inbox-dir --outbox-dir --teams-dir
+            echo --inbox-dir --outbox-dir --teams-dir --default-channel
         case 'node init'
             echo --id
         case 'invite create'
@@ -659,6 +659,8 @@ complete -c acomm -n '__acomm_is \'bridge sync\'' -l outbox-dir -r -f -a '(__fis
 complete -c acomm -n '__acomm_is \'bridge sync\'' -l outbox-dir -r -f -d 'Ingest response files OUTBOX_DIR/AGENT/*.json (default: bridge.outb...'
 complete -c acomm -n '__acomm_is \'bridge sync\'' -l teams-dir -r -f -a '(__fish_complete_directories (commandline -ct) "")'
 complete -c acomm -n '__acomm_is \'bridge sync\'' -l teams-dir -r -f -d 'Claude Code team inboxes TEAMS_DIR/TEAM/inboxes/AGENT.json for agen...'
+complete -c acomm -n '__acomm_is \'bridge sync\'' -l default-channel -r -f -a '(__acomm_words channels)'
+complete -c acomm -n '__acomm_is \'bridge sync\'' -l default-channel -r -f -d 'Send response objects that name no target to CHANNEL (default: brid...'
 
 # acomm node
 complete -c acomm -f -n '__acomm_is \'node\'' -a 'init' -d 'Make this store a node: its id and an Ed25519 key pair'

@@ -231,3 +231,13 @@ def ingested_paths(conn: sqlite3.Connection) -> list[str]:
 
 def forget_ingested(conn: sqlite3.Connection, paths: Iterable[str]) -> None:
     conn.executemany("DELETE FROM bridge_ingested WHERE path = ?", [(p,) for p in paths])
+
+
+def latest_received(conn: sqlite3.Connection, agent: str) -> int | None:
+    """The newest message delivered to `agent` that it can have seen (not held back, not
+    scheduled), not its own (an echo) and not an acknowledgment of one of its messages."""
+    row = conn.execute(
+        "SELECT max(d.message_id) FROM deliveries d JOIN messages m ON m.id = d.message_id"
+        " WHERE d.recipient = ? AND d.state NOT IN ('queued', 'waiting') AND m.sender != ?"
+        " AND m.type != 'acknowledgment'", (agent, agent)).fetchone()
+    return None if row is None else row[0]

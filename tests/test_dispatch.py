@@ -253,7 +253,7 @@ def test_a_response_too_large_for_the_channel_is_a_failure(cli, store, tmp_path)
 
 def test_spec_004_decision_table_replies_and_mentions_trigger_likes_never(cli, store,
                                                                           tmp_path):
-    """The example of the README: events as messages with metadata; the agent's rules let
+    """The example of docs/DISPATCH.md: events as messages with metadata; the agent's rules let
     replies and mentions to agents through, never likes, never humans as targets."""
     cli.ok("channel", "create", "forum", "--type", "pubsub", "--as", "web")
     cli.ok("subscribe", "forum", "comment.#", "--as", "responder")

@@ -19,7 +19,7 @@ from conftest import ACOMM, query, snapshot
 from freezegun import freeze_time
 from test_dispatch import T0, agent_script, configure, receipts, state
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+DISPATCH_DOC = Path(__file__).resolve().parent.parent / "docs" / "DISPATCH.md"
 
 
 def _faketime() -> None:
@@ -179,13 +179,13 @@ def _cron(store: Path, home: Path, *args: str) -> subprocess.CompletedProcess[st
 
 
 def _readme_agents() -> list[dict]:
-    """The `agents:` examples of the README, as YAML."""
-    blocks = re.findall(r"```yaml\n(agents:\n.*?)```", README.read_text(), re.S)
-    assert blocks, "the README has an agents: example"
+    """The `agents:` examples of docs/DISPATCH.md (once the README's), as YAML."""
+    blocks = re.findall(r"```yaml\n(agents:\n.*?)```", DISPATCH_DOC.read_text(), re.S)
+    assert blocks, "docs/DISPATCH.md has an agents: example"
     return [yaml.safe_load(b)["agents"] for b in blocks]
 
 
-# what each README agent needs to be triggered: (setup commands, the triggering send)
+# what each documented agent needs to be triggered: (setup commands, the triggering send)
 _TRIGGERS = {
     "reviewer": ([("channel", "create", "code", "--as", "alice"),
                   ("channel", "join", "code", "reviewer")],
@@ -201,7 +201,7 @@ _TRIGGERS = {
 
 @pytest.mark.parametrize("example", range(len(_readme_agents())))
 def test_the_readme_agents_work_under_cron(cli, tmp_path, example):
-    """Each README example, as it is written, in a project whose store is the default
+    """Each docs/DISPATCH.md example, as it is written, in a project whose store is the default
     `.acomm/store.acomm`: its relative `run:` resolves against config.yaml's directory (or
     `cwd:`, relative to it), not against cron's working directory, $HOME."""
     agents = _readme_agents()[example]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from acomm_cli.clock import parse_duration, parse_size
 from acomm_cli.errors import StoreUnavailable, ValidationFailed
-from acomm_cli.model import Limits, whole_number
+from acomm_cli.model import Limits, channel_name, whole_number
 
 TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
 if TYPE_CHECKING:
@@ -45,6 +45,9 @@ KEYS: dict[str, tuple[Any, Any, str]] = {
     "bridge.teams_dir": (None, lambda v, k: _directory(v, k), "ACOMM_BRIDGE_TEAMS_DIR"),
     "bridge.read_ttl": (24 * 3600 * 1000, lambda v, k: _ms(v, k, positive=True),
                         "ACOMM_BRIDGE_READ_TTL"),
+    # where a response object that names no target goes (None: a reply to the agent's latest)
+    "bridge.default_channel": (None, lambda v, k: _channel(v, k),
+                               "ACOMM_BRIDGE_DEFAULT_CHANNEL"),
     # Federation (spec 002, DESIGN.md §7): read only on a store that is a node.
     "federation.ack_timeout": (30_000, lambda v, k: _ms(v, k, positive=True),
                                "ACOMM_FED_ACK_TIMEOUT"),
@@ -83,6 +86,20 @@ def _directory(value: Any, key: str) -> str | None:
         raise ValidationFailed(f"{key}: {value!r} must be a directory path", field=key,
                                value=str(value))
     return str(Path(value).expanduser())
+
+
+def _channel(value: Any, key: str) -> str | None:
+    """A channel name, or None (empty = none)."""
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise ValidationFailed(f"{key}: {value!r} must be a channel name", field=key,
+                               value=str(value))
+    try:
+        return channel_name(value)
+    except ValidationFailed as exc:
+        raise ValidationFailed(f"{key}: {exc.message.removeprefix('channel: ')}", field=key,
+                               value=value) from None
 
 
 def _choice(value: Any, key: str, allowed: tuple[str, ...]) -> str:
@@ -323,7 +340,9 @@ def _read_yaml(path: Path, *, agents: bool) -> dict[str, Any] | None:
 
 DEFAULT_CONFIG = """\
 # acomm configuration. Precedence: command-line flag > environment > this file > default.
-# Every setting below shows its default; uncomment a line (and its section) to change it.
+# Uncomment a line (and its section) to change it. A line shows the setting's default, unless
+# it says "example": those settings have no default (the mailbox bridge is off until one of
+# its directories is set; no agent is dispatched until one is declared).
 # Durations take a unit (500ms, 30s, 5m, 2h, 7d); a bare number is milliseconds.
 #
 # store:
@@ -344,26 +363,34 @@ DEFAULT_CONFIG = """\
 #   # spark://host:7077 (a cluster; exports and --out must be on storage every node reads).
 #   master: local[*]
 # bridge:
-#   # Mirror each unread delivery as {inbox_dir}/{agent}/{message_id}.json (spec 003).
-#   inbox_dir: ~/.claude/inbox
-#   # Response files agents write: {outbox_dir}/{agent}/*.json, ingested by `acomm tick`.
-#   outbox_dir: ~/.claude/outbox
-#   # Claude Code team inboxes for agent@team: {teams_dir}/{team}/inboxes/{agent}.json.
-#   teams_dir: ~/.claude/teams
+#   # The mailbox bridge (spec 003): mirror each unread delivery as
+#   # {inbox_dir}/{agent}/{message_id}.json; ingest the response files agents write,
+#   # {outbox_dir}/{agent}/*.json, at each `acomm tick`; append to Claude Code team inboxes
+#   # {teams_dir}/{team}/inboxes/{agent}.json for agent@team recipients.
+#   inbox_dir: ~/.claude/inbox           # example (no default: off until set)
+#   outbox_dir: ~/.claude/outbox         # example (no default: off until set)
+#   teams_dir: ~/.claude/teams           # example (no default: off until set)
+#   # Where a response object that names no target goes (unset: a reply to the latest
+#   # message its agent received).
+#   default_channel: results             # example (no default)
 #   # Read team inbox entries older than this are pruned; unread ones never are.
 #   read_ttl: 24h
 # agents:
 #   # `acomm tick` (or `acomm dispatch`) runs an agent's command on each unread message to
 #   # it that matches its rules: the message as JSON on stdin; exit 0 = accepted, 3 = ignored,
 #   # anything else = failed (retried after backoff x 2^(attempt-1), then dead-lettered).
-#   reviewer:
-#     run: "./agents/review.sh"          # a shell command line, or a list of arguments
-#     on: {types: [command, query], topics: ["review.#"], channels: [code]}
+#   reviewer:                            # example: an agent's name
+#     run: "./agents/review.sh"          # example: a shell command line, or a list of
+#                                        # arguments
+#     on: {types: [command, query], topics: ["review.#"], channels: [code]}   # example
+#                                        # (no rules: every message)
+#     cwd: ..                            # example: where it runs, relative to this file's
+#                                        # directory (by default that directory itself); a
+#                                        # relative `run:` resolves there
 #     timeout: 10m
 #     max_attempts: 3
 #     backoff: 30s
-#     cwd: ..                            # where it runs (relative to this file's directory,
-#                                        # the default); a relative `run:` resolves there
+#     jitter: 0.1
 #     unmatched: ignore                  # messages no rule lets through: read, receipt
 #                                        # `ignored` (reason `filtered`); keep: left unread
 """

@@ -1,0 +1,196 @@
+"""Mirrors: each unread delivery as an inbox file and, for agent@team, a team inbox entry
+(spec 003 FR-3.3, FR-3.4); taking them away once the delivery is no longer unread; and what
+agents read through their files (a deleted inbox file, a team entry set `read: true`).
+
+Mirrors are written after the store committed: a failed write or removal never undoes a
+command; it is recorded in `bridge_mirrors` and retried with a back-off."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from acomm_cli import model
+from acomm_cli.bridge import teams
+from acomm_cli.bridge.paths import under, write_atomic
+from acomm_cli.bridge.settings import BridgeConfig, SyncResult
+from acomm_cli.clock import iso
+from acomm_cli.engine import channels
+from acomm_cli.errors import UnsafePath, ValidationFailed
+from acomm_cli.store import bridge as q
+from acomm_cli.store import queries, write
+
+INBOX, TEAM = "inbox", "team"
+RETRY_MAX_MS = 60_000  # a failed mirror is retried after 1 s, 2 s, 4 s ... at most a minute
+
+
+def inbox_doc(row: tuple[Any, ...]) -> dict[str, Any]:
+    """The fields of spec 003 FR-3.3, plus channel, topic, correlation_id and priority."""
+    mid, recipient, channel, sender, mtype, content, topic, prio, corr, meta, created = row[:11]
+    return {
+        "type": "message", "from": sender, "content": content, "message_type": mtype,
+        "metadata": json.loads(meta) if meta else {}, "id": mid, "session_id": recipient,
+        "timestamp": iso(created), "channel": channel, "topic": topic,
+        "correlation_id": corr, "priority": model.Priority(prio).name.lower(),
+    }
+
+
+def _failure(prev_attempts: int | None, exc: BaseException, now: int,
+             state: str = "failed", doing: str = "") -> tuple[Any, ...]:
+    attempts = (prev_attempts or 0) + 1
+    delay = min(RETRY_MAX_MS, 1000 * 2 ** min(attempts - 1, 16))
+    return (state, attempts, f"{doing}{type(exc).__name__}: {exc}"[:500], now + delay)
+
+
+def _to_write(conn: sqlite3.Connection, kind: str, now: int, team_only: bool,
+              after: int | None, queued: list[tuple[int, str]]) -> list[tuple[Any, ...]]:
+    """Full (`after` None): every unread delivery lacking a mirror. Otherwise those of the
+    messages above the watermark plus those the trigger queued as made unread."""
+    if after is None:
+        return q.to_write(conn, kind, now, team_only=team_only)
+    rows = q.to_write(conn, kind, now, team_only=team_only, min_message_id=after)
+    if queued:
+        seen = {(r[0], r[1]) for r in rows}
+        rows += [r for r in q.to_write(conn, kind, now, team_only=team_only, made_unread=True)
+                 if (r[0], r[1]) not in seen]
+        rows.sort(key=lambda r: (r[0], r[1]))
+    return rows
+
+
+def mirror(conn: sqlite3.Connection, cfg: BridgeConfig, now: int, result: SyncResult,
+            after: int | None) -> None:
+    # Taken before the queries: only rows seen here are drained, so a delivery another
+    # process queues meanwhile stays queued for its own after-write sync.
+    queued = q.made_unread(conn)
+    records: list[tuple[Any, ...]] = []
+    if cfg.inbox_dir is not None:
+        for row in _to_write(conn, INBOX, now, False, after, queued):
+            mid, recipient = row[0], row[1]
+            try:
+                model.agent_id(recipient)
+                d = under(cfg.inbox_dir, [recipient], create=True)
+                write_atomic(d, f"{mid}.json",
+                              json.dumps(inbox_doc(row), ensure_ascii=False).encode())
+            except (OSError, UnsafePath, ValidationFailed) as exc:
+                records.append((mid, recipient, INBOX, *_failure(row[13], exc, now), now))
+                result.failed += 1
+            else:
+                records.append((mid, recipient, INBOX, "written", 0, None, None, now))
+                result.written += 1
+    if cfg.teams_dir is not None:
+        by_file: dict[str, list[tuple[Any, ...]]] = {}
+        for row in _to_write(conn, TEAM, now, True, after, queued):
+            by_file.setdefault(row[1], []).append(row)
+        for recipient, rows in by_file.items():
+            try:
+                teams.update(cfg.teams_dir, recipient, now, cfg.read_ttl_ms,
+                             add=[teams.team_entry(r) for r in rows])
+            except (OSError, UnsafePath, ValidationFailed, ValueError) as exc:
+                records += [(r[0], recipient, TEAM, *_failure(r[13], exc, now), now)
+                            for r in rows]
+                result.failed += len(rows)
+            else:
+                records += [(r[0], recipient, TEAM, "written", 0, None, None, now) for r in rows]
+                result.written += len(rows)
+    if records or queued:
+        with write(conn):
+            q.record(conn, records)
+            q.add_team_recipients(conn, {r[1] for r in records if r[2] == TEAM})
+            q.drain_unread(conn, queued)
+
+
+def remove(conn: sqlite3.Connection, cfg: BridgeConfig, now: int, result: SyncResult,
+            full: bool) -> None:
+    """Mirrors of deliveries no longer unread: the inbox file goes, the team entry is set
+    read, and the mirror's row is forgotten (a redelivery writes it again). A removal that
+    fails keeps its row `stale`, with the error, and is retried after a back-off."""
+    rows = q.to_remove(conn, now, full=full)
+    if not rows:
+        return
+    done: list[tuple[int, str, str]] = []
+    dropped: list[tuple[int, str, str]] = []
+    kept: list[tuple[Any, ...]] = []
+    team_reads: dict[str, list[tuple[int, int]]] = {}
+    for mid, recipient, kind, state, attempts in rows:
+        if state == "failed":
+            dropped.append((mid, recipient, kind))  # never written: nothing to take away
+        elif (kind == INBOX and cfg.inbox_dir is None) or (
+                kind == TEAM and cfg.teams_dir is None):
+            done.append((mid, recipient, kind))  # that directory is no longer configured
+        elif kind == TEAM:
+            team_reads.setdefault(recipient, []).append((mid, attempts))
+        elif cfg.inbox_dir is not None:
+            try:
+                model.agent_id(recipient)
+                d = under(cfg.inbox_dir, [recipient], create=False)
+                os.unlink(d / f"{mid}.json")
+            except FileNotFoundError:
+                pass  # the file or its directory is gone already: nothing to take away
+            except (OSError, UnsafePath, ValidationFailed) as exc:
+                kept.append((mid, recipient, kind,
+                             *_failure(attempts, exc, now, "stale", "removing: "), now))
+                continue
+            done.append((mid, recipient, kind))
+    teams_dir = cfg.teams_dir  # not None whenever team_reads has rows (see above)
+    for recipient, items in team_reads.items():
+        try:
+            if teams_dir is not None:
+                teams.update(teams_dir, recipient, now, cfg.read_ttl_ms,
+                             read={str(mid) for mid, _ in items})
+        except FileNotFoundError:
+            pass  # no native inbox any more: no entry to set read
+        except (OSError, UnsafePath, ValidationFailed, ValueError) as exc:
+            kept += [(mid, recipient, TEAM,
+                      *_failure(attempts, exc, now, "stale", "setting read: "), now)
+                     for mid, attempts in items]
+            continue
+        done += [(mid, recipient, TEAM) for mid, _ in items]
+    result.removed += len(done)
+    result.remove_failed += len(kept)
+    with write(conn):
+        q.forget(conn, done + dropped)
+        q.record(conn, kept)
+
+
+def agent_reads(conn: sqlite3.Connection, cfg: BridgeConfig, now: int,
+                 result: SyncResult) -> None:
+    """What agents read through their files: a deleted inbox file, a team entry `read: true`."""
+    read: dict[str, list[int]] = {}
+    if cfg.inbox_dir is not None:
+        dirs: dict[str, Path | None] = {}
+        lost: list[tuple[int, str, str]] = []
+        for mid, recipient in q.written(conn, INBOX):
+            if recipient not in dirs:
+                try:
+                    model.agent_id(recipient)
+                    dirs[recipient] = under(cfg.inbox_dir, [recipient], create=False)
+                except (OSError, UnsafePath, ValidationFailed):
+                    dirs[recipient] = None  # the directory is gone or unsafe: do not guess
+            d = dirs[recipient]
+            if d is None:
+                lost.append((mid, recipient, INBOX))  # forget it: rewritten below
+            elif not os.path.lexists(d / f"{mid}.json"):
+                read.setdefault(recipient, []).append(mid)
+        if lost:
+            with write(conn):
+                q.forget(conn, lost)
+    if cfg.teams_dir is not None:
+        by_agent: dict[str, list[int]] = {r: [] for r in q.team_recipients(conn)}
+        for mid, recipient in q.written(conn, TEAM):
+            by_agent.setdefault(recipient, []).append(mid)
+        for recipient, mids in by_agent.items():
+            try:
+                seen, pruned = teams.update(cfg.teams_dir, recipient, now, cfg.read_ttl_ms,
+                                            prune=True)
+            except (OSError, UnsafePath, ValidationFailed, ValueError):
+                continue
+            result.pruned += pruned
+            read.setdefault(recipient, []).extend(m for m in mids if str(m) in seen)
+    if read:
+        with write(conn):
+            for agent, mids in read.items():
+                result.marked_read += queries.mark_read(conn, agent, sorted(set(mids)), now)
+            channels.release(conn, now)

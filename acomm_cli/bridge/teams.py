@@ -1,0 +1,105 @@
+"""Claude Code's native team inboxes (spec 003 FR-3.4): {teams_dir}/{team}/inboxes/{name}.json,
+a JSON array acomm appends to, sets entries read in, and prunes."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from acomm_cli import model
+from acomm_cli.bridge.paths import read_nofollow, split_team, under, write_atomic
+from acomm_cli.clock import iso
+
+
+def team_entry(row: tuple[Any, ...]) -> dict[str, Any]:
+    """A Claude Code native team inbox entry (spec 003 FR-3.4)."""
+    return {"from": row[3], "text": row[5], "timestamp": iso(row[10]), "read": False,
+            "messageId": str(row[0])}
+
+
+def update(teams_dir: Path, recipient: str, now: int, ttl_ms: int, *,
+           add: list[dict[str, Any]] | None = None, read: set[str] | None = None,
+           prune: bool = False) -> tuple[set[str], int]:
+    """Under the lock of the inboxes directory: append `add` (or make an existing entry of the
+    same messageId unread again), set `read: true` on entries of `read`, prune read entries
+    past the TTL.
+    Returns (messageIds the file shows read, entries pruned). Every other entry and field
+    stays as it was; a file that is not a JSON array is never overwritten (ValueError)."""
+    import fcntl
+
+    model.agent_id(recipient)
+    name, team = split_team(recipient)
+    d = under(teams_dir, [team, "inboxes"], create=add is not None)
+    # The lock is the directory's own (flock on its descriptor): no lock file is left beside
+    # the inboxes. Not the inbox file, which the atomic rename below replaces by a new inode.
+    lock = os.open(d, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        _drop_legacy_lock(d / f"{name}.lock")
+        raw = read_nofollow(d / f"{name}.json")
+        entries: Any = [] if raw is None or not raw.strip() else json.loads(raw)
+        if not isinstance(entries, list):
+            raise ValueError(f"{d / (name + '.json')} is not a JSON array")
+        changed = False  # an existing entry changed: the array is written out again
+        appended: list[dict[str, Any]] = []
+        index = {e.get("messageId"): e for e in entries if type(e) is dict}
+        for entry in add or ():
+            existing = index.get(entry["messageId"])
+            if existing is None:
+                appended.append(entry)
+                index[entry["messageId"]] = entry
+            elif existing.get("read") is not False:
+                existing["read"] = False
+                changed = True
+        for mid in read or ():
+            e = index.get(mid)
+            if e is not None and e.get("read") is not True:
+                e["read"] = True
+                changed = True
+        seen_read = ({k for k, e in index.items() if type(k) is str and e.get("read") is True}
+                     if prune else set())
+        pruned = 0
+        if prune:
+            kept = [e for e in entries if not _expired(e, now, ttl_ms)]
+            pruned = len(entries) - len(kept)
+            if pruned:
+                entries, changed = kept, True
+        if changed:
+            write_atomic(d, f"{name}.json",
+                          json.dumps(entries + appended, ensure_ascii=False).encode())
+        elif appended:  # only appends: the existing bytes stay exactly as they were
+            body = raw.rstrip() if raw is not None and raw.strip() else b"[]"
+            extra = ", ".join(json.dumps(e, ensure_ascii=False) for e in appended).encode()
+            write_atomic(d, f"{name}.json",
+                          body[:-1].rstrip() + (b", " if entries else b"") + extra + b"]")
+        return seen_read, pruned
+    finally:
+        os.close(lock)
+
+
+def _drop_legacy_lock(path: Path) -> None:
+    """Versions before issue 19 locked `{name}.lock`, an empty file they left behind: remove
+    it (only an empty regular file: anything else is not one of ours)."""
+    try:
+        st = os.lstat(path)
+        if stat.S_ISREG(st.st_mode) and st.st_size == 0:
+            os.unlink(path)
+    except OSError:
+        pass  # absent (the usual case), or not ours to remove
+
+
+def _expired(entry: Any, now: int, ttl_ms: int) -> bool:
+    """Read, and older than the TTL (spec 003 FR-3.8); unread entries never expire."""
+    if not isinstance(entry, dict) or entry.get("read") is not True:
+        return False
+    try:
+        ts = datetime.fromisoformat(str(entry.get("timestamp")))
+    except ValueError:
+        return False
+    if ts.tzinfo is None:
+        return False
+    return now - int(ts.timestamp() * 1000) > ttl_ms

@@ -16,7 +16,6 @@ from typing import Any
 
 import anyio
 import pytest
-
 from conftest import ACOMM, run, snapshot
 
 mcp = pytest.importorskip("mcp", reason="the mcp extra is not installed")

@@ -37,6 +37,7 @@ from mcp_types import (
     ToolAnnotations,
     UnsubscribeRequestParams,
 )
+
 from acomm_cli import __version__
 from acomm_cli.errors import CommError, Forbidden, StoreUnavailable, ValidationFailed
 from acomm_cli.mcpserver.tools import Toolbox
@@ -128,7 +129,8 @@ class ArgumentCheck:
             return await call_next(ctx)
         if self.schemas is None:
             self.schemas = {t.name: t.input_schema for t in await self.server.list_tools()}
-        schema = self.schemas.get(ctx.params.get("name"))
+        name = ctx.params.get("name")
+        schema = self.schemas.get(name) if isinstance(name, str) else None
         if schema is None:  # an unknown tool: the SDK's own error
             return await call_next(ctx)
         problem = check_arguments(self.agent, schema, ctx.params.get("arguments") or {})

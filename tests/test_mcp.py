@@ -98,6 +98,23 @@ def test_every_tool_over_stdio_against_a_shell_on_the_same_store(shared):
             assert (acked["message_id"], acked["agent"], acked["status"]) == \
                 (mid, "bob", "completed")
 
+            # receive with ack: read and acknowledged in one transaction; ack of several
+            first = sh("send", "jobs", "one", "--as", "alice")["id"]
+            both = await call(c, "receive", channel="jobs", ack="in_progress")
+            assert [m["id"] for m in both["messages"]] == [first]
+            assert sh("show", str(first))["deliveries"][0]["ack_status"] == "in_progress"
+            second = sh("send", "jobs", "two", "--as", "alice")["id"]
+            await call(c, "receive", channel="jobs")
+            done = await call(c, "ack", message_id=[first, second])
+            assert [(d["message_id"], d["status"]) for d in done] == \
+                [(first, "completed"), (second, "completed")]
+
+            # a scheduled send with metadata: not delivered before its time
+            later = await call(c, "send", channel="team", body="later", delay="1h",
+                               metadata={"k": "v"})
+            shown = sh("show", str(later["id"]))
+            assert (shown["metadata"], shown["deliver_at"] is not None) == ({"k": "v"}, True)
+
             # nack: dead-letter now; deadletters lists it; replay delivers it again
             job = sh("send", "jobs", "do it", "--as", "alice")["id"]
             await call(c, "receive", channel="jobs")
@@ -233,6 +250,7 @@ def test_errors_carry_the_code_and_change_nothing(shared):
     anyio.run(main)
 
 
+@pytest.mark.filterwarnings("ignore:resources/subscribe is removed")
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 def test_the_inbox_change_is_notified(shared, mode):
     """`legacy`: resources/subscribe (protocol <= 2025-11-25, what Claude Code speaks);
@@ -332,3 +350,23 @@ def test_streamable_http_with_and_without_the_token(shared):
     finally:
         proc.terminate()
         proc.wait(timeout=DEADLINE_S)
+
+
+def test_the_argument_check_names_the_field():
+    """The check the server runs before the SDK sees a call, on a tool's schema."""
+    from acomm_cli.mcpserver.server import check_arguments
+
+    schema = {"type": "object", "required": ["body"],
+              "properties": {"body": {"type": "string"},
+                             "wait_seconds": {"anyOf": [{"type": "number"}, {"type": "null"}]}}}
+    assert check_arguments("bob", schema, {"body": "hi", "wait_seconds": None}) is None
+    err = check_arguments("bob", schema, {"body": "hi", "wait_seconds": "soon"})
+    assert err is not None and (err.code, err.field) == ("validation_failed", "wait_seconds")
+    assert "number" in err.message
+    err = check_arguments("bob", schema, {})
+    assert err is not None and (err.code, err.field, err.message) == \
+        ("validation_failed", "body", "body: required")
+    err = check_arguments("bob", schema, {"body": "hi", "sender": "alice"})
+    assert err is not None and (err.code, err.field) == ("forbidden", "sender")
+    err = check_arguments("bob", schema, ["hi"])
+    assert err is not None and err.field == "arguments"

@@ -20,7 +20,7 @@ import hmac
 import json
 import logging
 import sqlite3
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any
@@ -125,7 +125,7 @@ class ArgumentCheck:
         self.schemas: dict[str, dict[str, Any]] | None = None
 
     async def __call__(self, ctx: Any, call_next: Any) -> Any:
-        if ctx.method != "tools/call" or not isinstance(ctx.params, dict):
+        if ctx.method != "tools/call" or not isinstance(ctx.params, Mapping):
             return await call_next(ctx)
         if self.schemas is None:
             self.schemas = {t.name: t.input_schema for t in await self.server.list_tools()}

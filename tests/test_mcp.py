@@ -330,27 +330,33 @@ def _http_server(token: str | None) -> tuple[subprocess.Popen[str], str]:
     raise AssertionError("acomm mcp --http did not start")
 
 
-def test_streamable_http_with_and_without_the_token(shared):
+@pytest.mark.parametrize("token", [None, "s3cret"])
+def test_streamable_http_with_and_without_the_token(shared, token):
+    """With a token, a request without it (or with another) is 401; without one, loopback
+    serves anyone on the machine."""
     import httpx2
     from mcp.client.streamable_http import streamable_http_client
 
-    proc, url = _http_server("s3cret")
+    proc, url = _http_server(token)
     try:
-        assert httpx2.post(url, json={}).status_code == 401
-        bad = httpx2.post(url, json={}, headers={"Authorization": "Bearer wrong"})
-        assert (bad.status_code, bad.json()["error"]["code"]) == (401, "invalid_token")
+        if token is not None:
+            assert httpx2.post(url, json={}).status_code == 401
+            bad = httpx2.post(url, json={}, headers={"Authorization": "Bearer wrong"})
+            assert (bad.status_code, bad.json()["error"]["code"]) == (401, "invalid_token")
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
 
         async def main() -> None:
-            async with httpx2.AsyncClient(headers={"Authorization": "Bearer s3cret"}) as http:
+            async with httpx2.AsyncClient(headers=headers) as http:
                 async with Client(streamable_http_client(url, http_client=http)) as c:
                     sent = await call(c, "send", channel="team", body="over http")
+                    err = await refused(c, "send", channel="team", body="x", sender="alice")
+                    assert err["code"] == "forbidden"
             assert sh("show", str(sent["id"]))["sender"] == "bob"
 
         anyio.run(main)
     finally:
         proc.terminate()
         proc.wait(timeout=DEADLINE_S)
-
 
 def test_the_argument_check_names_the_field():
     """The check the server runs before the SDK sees a call, on a tool's schema."""

@@ -163,14 +163,20 @@ class Notifier:
     async def announce(self) -> None:
         for session in list(self.sessions):
             try:
-                await session.send_resource_updated(INBOX)
-            except Exception:  # a client gone away: forget it, keep the others
+                with anyio.fail_after(5):  # a client that stopped reading: forget it
+                    await session.send_resource_updated(INBOX)
+            except Exception:  # gone away (or stuck): keep notifying the others
                 self.sessions.remove(session)
-        if self.server is not None:
+        if self.server is not None:  # the 2026-07-28 listen streams (SDK's own bus)
             await self.server._subscriptions.publish(ResourceUpdated(uri=INBOX))
 
     async def watch(self) -> None:
-        """Poll the inbox until cancelled; a store error is logged and retried."""
+        """The watch in a thread of its own, which owns its connection (SQLite's
+        `data_version` is per connection) and may wait on a busy store without holding up
+        the event loop; it ends with the server (`box.stop`)."""
+        await anyio.to_thread.run_sync(self._watch, abandon_on_cancel=True)
+
+    def _watch(self) -> None:
         from acomm_cli.engine import opening
 
         o = self.box.options
@@ -178,15 +184,16 @@ class Notifier:
                                flush=o.flush)
         try:
             watch = InboxWatch(conn, self.box.agent)
-            while True:
-                await anyio.sleep(POLL_S)
+            while not self.box.stop.wait(POLL_S):
                 try:
                     changed = watch.changed()
-                except (CommError, sqlite3.Error) as exc:
+                except (CommError, sqlite3.Error) as exc:  # busy, or briefly unreadable
                     log.warning("acomm mcp: watching the inbox: %s", exc)
                     continue
                 if changed:
-                    await self.announce()
+                    anyio.from_thread.run(self.announce)
+        except RuntimeError:  # the event loop ended while announcing (RunFinishedError)
+            pass
         finally:
             conn.close()
 

@@ -6,7 +6,7 @@
 function __acomm_subcommands
     switch "$argv[1]"
         case ''
-            echo init status config channel send publish subscribe unsubscribe subscriptions receive ack nack extend query respond thread task capability incident messages show deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway token
+            echo init status config channel send publish subscribe unsubscribe subscriptions receive ack nack extend query respond thread task capability incident messages show deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway token mcp
         case 'config'
             echo show
         case 'channel'
@@ -128,6 +128,8 @@ function __acomm_valued
             echo --listen --join --invite --public-url --pull-every
         case 'token create'
             echo --agent --ttl --scope
+        case 'mcp'
+            echo --as --print-config --http --token
     end
 end
 
@@ -248,6 +250,7 @@ complete -c acomm -f -n '__acomm_is \'\'' -a 'peers' -d 'The other federation no
 complete -c acomm -f -n '__acomm_is \'\'' -a 'fed' -d 'Federation: exchange with the other nodes'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'gateway' -d 'This node\'s gateway: the exchange, the state room, the outbox'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'token' -d 'Session tokens for external agents at this node\'s gateway'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'mcp' -d 'Serve the store to an MCP client (Claude Code, Codex...) as one agent'
 
 # acomm init
 complete -c acomm -n '__acomm_at \'init\' 0' -f -a '(__fish_complete_directories (commandline -ct) "")'
@@ -739,3 +742,11 @@ complete -c acomm -n '__acomm_is \'token create\'' -l scope -r -f -d 'What it ma
 # acomm token list
 
 # acomm token revoke
+
+# acomm mcp
+complete -c acomm -n '__acomm_is \'mcp\'' -l as -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'mcp\'' -l as -r -f -d 'The acting agent'
+complete -c acomm -n '__acomm_is \'mcp\'' -l print-config -r -f -a 'claude json'
+complete -c acomm -n '__acomm_is \'mcp\'' -l print-config -r -f -d 'Print how to register this server and exit: `claude` (the `claude m...'
+complete -c acomm -n '__acomm_is \'mcp\'' -l http -r -f -d 'Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (por...'
+complete -c acomm -n '__acomm_is \'mcp\'' -l token -r -f -d 'With --http: require `Authorization: Bearer TOKEN` (needed on a hos...'

@@ -115,6 +115,25 @@ def test_a_store_that_is_not_a_node_loads_no_federation_module(cli, team, argv):
     assert int(p.stderr.strip().splitlines()[-1]) == 0, p.stderr
 
 
+MCP = ("mcp", "mcp_types", "pydantic", "anyio", "acomm_cli")
+
+
+@pytest.mark.parametrize("argv", [
+    ["send", "team", "hello", "--as", "alice"],
+    ["receive", "--as", "bob"],
+])
+def test_the_hot_commands_never_load_the_mcp_sdk(cli, team, argv):
+    """acomm[mcp] is installed here; only `acomm mcp` imports it (issue 21)."""
+    p = subprocess.run([sys.executable, "-c", PROBE.format(
+        body=RUN_MAIN.format(argv=argv), heavy=MCP)],
+        capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    loaded = json.loads(p.stdout.splitlines()[-1])
+    assert [m for m in loaded if not m.startswith("acomm_cli")] == []
+    assert "acomm_cli.mcpserver" not in loaded
+    assert int(p.stderr.strip().splitlines()[-1]) == 0, p.stderr
+
+
 def test_send_loads_only_the_engine_it_uses(team):
     """`acomm send` opens a store and sends: the read side, the timers, statistics, doctor and
     compaction stay out of its process (pulling them in made it ~10% slower: DECISIONS.md,

@@ -346,10 +346,16 @@ def status(out: Output, doc: dict[str, Any]) -> None:
         _pairs(out, list(doc.items()))
 
 
+def ack_doc(doc: dict[str, Any]) -> dict[str, Any]:
+    """An ack's JSON: its record with the lease's end as a time."""
+    until = doc.get("lease_until")
+    return {**doc, "lease_until": iso(until) if until is not None else None}
+
+
 def ack(out: Output, doc: dict[str, Any]) -> None:
     until = doc.get("lease_until")
     if out.json:
-        _dump({**doc, "lease_until": iso(until) if until is not None else None})
+        _dump(ack_doc(doc))
     elif doc.get("requeued"):
         note(f"message {doc['message_id']} failed; the channel retries failures, so it is "
              f"given back to {doc['agent']}")
@@ -367,11 +373,17 @@ def extend(out: Output, doc: dict[str, Any]) -> None:
         sys.stdout.write(f"{iso(doc['lease_until'])}\n")
 
 
+def nack_doc(doc: dict[str, Any]) -> dict[str, Any]:
+    """A nack's JSON: its record with the redelivery as a time."""
+    at = doc.get("redeliver_at")
+    return {**doc, "redeliver_at": iso(at) if at is not None else None}
+
+
 def nack(out: Output, doc: dict[str, Any]) -> None:
     """`nack`: requeued (and when) or dead-lettered; one word and a time on stdout."""
     at = doc.get("redeliver_at")
     if out.json:
-        _dump({**doc, "redeliver_at": iso(at) if at is not None else None})
+        _dump(nack_doc(doc))
     elif doc["outcome"] == "requeued":
         sys.stdout.write(f"requeued {iso(at)}\n")
     else:

@@ -1,0 +1,330 @@
+"""The work behind each MCP tool and resource, without the SDK: what the matching command does
+(the same engine function, one transaction per call), as the command's `--json` document.
+
+The agent is fixed when the server starts (`acomm mcp --as AGENT`): no method takes an
+identity, and server.py refuses any argument that names one. Every failure is a CommError,
+which server.py turns into a tool error carrying its code and message; the engine checks the
+input before it writes, so a refused call leaves the store as it was."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from acomm_cli import clock, model
+from acomm_cli.errors import CommError, Timeout, ValidationFailed
+from acomm_cli.lite.records import asdict  # the engine's results are records (issue 17)
+from acomm_cli.model import Message, MessageFilter, QueryResult, SendRequest
+
+MAX_WAIT_S = 60.0  # a tool call holds the client's turn: longer waits are refused
+MAX_LIMIT = 1000
+
+Doc = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Encoders:
+    """The command line's JSON documents (cli/render.py), passed in by the command: shaping
+    output is not this layer's business (as federation's agentapi and dispatch's `encode`)."""
+
+    message: Callable[[Message], Doc]
+    send: Callable[[Any], Doc]
+    channel: Callable[[Any], Doc]
+    dead_letter: Callable[[Any], Doc]
+    stats: Callable[[Any], Doc]
+    ack: Callable[[Doc], Doc]
+    nack: Callable[[Doc], Doc]
+
+
+@dataclass(frozen=True)
+class StoreOptions:
+    """How each call opens the store: the resolved settings of the command line."""
+
+    path: Path
+    busy_timeout_ms: int = 5000
+    flush: str = "batch"
+    batch_messages: int = 100
+    batch_interval_ms: int = 1000
+    limits: model.Limits | None = None
+
+
+def _bounded_wait(wait_seconds: float | None) -> float | None:
+    if wait_seconds is None:
+        return None
+    if not 0 <= wait_seconds <= MAX_WAIT_S:  # also NaN
+        raise ValidationFailed(f"wait_seconds: {wait_seconds:g} is not between 0 and "
+                               f"{MAX_WAIT_S:g}", field="wait_seconds", value=wait_seconds)
+    return wait_seconds
+
+
+def _limit(limit: int) -> int:
+    if not 1 <= limit <= MAX_LIMIT:
+        raise ValidationFailed(f"limit: {limit} is not between 1 and {MAX_LIMIT}", field="limit",
+                               value=limit)
+    return limit
+
+
+def _duration(value: str | None, field: str) -> int | None:
+    return clock.parse_duration(value, field) if value is not None else None
+
+
+class Toolbox:
+    """The tools of one agent over one store. Each call opens its own connection (the SDK
+    runs calls in worker threads), and `stop` ends any wait when the server shuts down."""
+
+    def __init__(self, options: StoreOptions, agent: str, encoders: Encoders) -> None:
+        model.agent_id(agent)
+        self.options, self.agent, self.enc = options, agent, encoders
+        self.stop = threading.Event()
+
+    @contextmanager
+    def _store(self, *, write: bool) -> Iterator[sqlite3.Connection]:
+        from acomm_cli.engine import opening
+
+        o = self.options
+        conn = opening.connect(o.path, create=False, busy_timeout_ms=o.busy_timeout_ms,
+                               flush=o.flush, now=clock.now_ms())
+        try:
+            yield conn
+            if write and o.flush == "batch":  # as every writing command does after itself
+                opening.batch_checkpoint(conn, o.batch_messages, o.batch_interval_ms,
+                                          clock.now_ms())
+        finally:
+            conn.close()
+
+    def _messages(self, result: QueryResult) -> Doc:
+        return {"messages": [self.enc.message(m) for m in result.messages],
+                "total_count": result.total_count, "has_more": result.has_more}
+
+    def check_store(self) -> None:
+        """Fail at start, not on the first call, when the store is missing or unreadable."""
+        with self._store(write=False):
+            pass
+
+    # ------------------------------------------------------------ sending
+
+    def send(self, *, body: str, channel: str | None = None, to: str | None = None,
+             type: str = "text", priority: str = "normal", topic: str | None = None,
+             correlation_id: str | None = None, dedupe_key: str | None = None,
+             metadata: dict[str, str] | None = None, delay: str | None = None,
+             ttl: str | None = None) -> tuple[Doc, bool]:
+        """`acomm send CHANNEL` or `send --to A,B`: (document, whether any recipient failed)."""
+        from acomm_cli.engine import sending
+
+        if (channel is None) == (to is None):
+            raise ValidationFailed("channel: give exactly one of channel and to", field="channel")
+        now = clock.now_ms()
+        req = SendRequest(sender=self.agent, content=body, channel=channel, type=type,
+                          priority=priority, topic=topic, correlation_id=correlation_id,
+                          dedupe_key=dedupe_key, metadata=metadata,
+                          delay_ms=_duration(delay, "delay"), ttl_ms=_duration(ttl, "ttl"))
+        with self._store(write=True) as conn:
+            if to is None:
+                return self.enc.send(sending.send(conn, req, now, self.options.limits)), False
+            results = sending.send_direct(conn, req, [a.strip() for a in to.split(",")], now,
+                                          self.options.limits)
+        if len(results) == 1 and isinstance(results[0], CommError):
+            raise results[0]
+        docs = [{"error": r.to_dict()} if isinstance(r, CommError) else self.enc.send(r)
+                for r in results]
+        return {"results": docs}, any(isinstance(r, CommError) for r in results)
+
+    def publish(self, *, channel: str, topic: str, body: str, **options: Any) -> Doc:
+        doc, _ = self.send(channel=channel, topic=topic, body=body, **options)
+        return doc
+
+    def query(self, *, channel: str, body: str, timeout: str | None = None,
+              wait_seconds: float | None = None, priority: str = "normal",
+              topic: str | None = None) -> Doc:
+        """Without a wait, the query's send document (its correlation_id); with one, the
+        first answer (marked read), or a `timeout` error naming the correlation id."""
+        from acomm_cli.engine import delivery
+
+        wait = _bounded_wait(wait_seconds)
+        req = SendRequest(sender=self.agent, content=body, channel=channel, priority=priority,
+                          topic=topic)
+        with self._store(write=True) as conn:
+            sent = delivery.query(conn, req, clock.now_ms(), _duration(timeout, "timeout"),
+                                  self.options.limits, wait)
+            if wait is None:
+                return self.enc.send(sent)
+            asked = sent.correlation_id
+            assert asked is not None  # send gives every query a correlation id
+            answer = delivery.await_response(conn, asked, self.agent, wait, self.stop.is_set)
+        if answer is None:
+            raise Timeout(f"no response to {asked} within {wait:g}s", correlation_id=asked)
+        return self.enc.message(answer)
+
+    def respond(self, *, correlation_id: str, body: str, priority: str = "normal") -> Doc:
+        from acomm_cli.engine import delivery
+
+        with self._store(write=True) as conn:
+            return self.enc.send(delivery.respond(conn, correlation_id, body, self.agent,
+                                                  clock.now_ms(), priority))
+
+    # ------------------------------------------------------------ the inbox
+
+    def receive(self, *, peek: bool = False, wait_seconds: float | None = None,
+                ack: str | None = None, limit: int = 100, **filters: Any) -> Doc:
+        """`acomm receive --json`: marks what it returns read (unless `peek`). A wait that
+        ends with nothing returns an empty list: not an error (DECISIONS.md, issue 21)."""
+        from acomm_cli.engine import acking, delivery
+
+        wait = _bounded_wait(wait_seconds)
+        if ack is not None and peek:
+            raise ValidationFailed("ack: ack acknowledges what it reads; it cannot go with "
+                                   "peek", field="ack", value=ack)
+        f = self._filter(limit=_limit(limit), **filters)
+        with self._store(write=True) as conn:
+            if ack is not None:
+                result = acking.receive_ack(conn, self.agent, f, ack, clock.now_ms(),
+                                            wait_s=wait)
+            elif wait:
+                result = delivery.receive_wait(conn, self.agent, f, wait, peek=peek,
+                                               stop=self.stop.is_set)
+            else:
+                result = delivery.receive_due(conn, self.agent, f, clock.now_ms(), peek=peek)
+        return self._messages(result)
+
+    def ack(self, *, message_id: int | list[int], status: str = "completed",
+            note: str | None = None) -> Doc | list[Doc]:
+        """One id: one document; several: a list in their order, all or none (as `ack`)."""
+        from acomm_cli.engine import acking, delivery
+
+        now = clock.now_ms()
+        with self._store(write=True) as conn:
+            if isinstance(message_id, int):
+                return self.enc.ack(asdict(delivery.ack(conn, message_id, self.agent, status,
+                                                        note, now)))
+            if not message_id:
+                raise ValidationFailed("message_id: give at least one id", field="message_id")
+            results = acking.ack_many(conn, message_id, self.agent, status, note, now)
+        return [self.enc.ack(asdict(r)) for r in results]
+
+    def nack(self, *, message_id: int, requeue: bool = False, delay: str | None = None,
+             reason: str | None = None) -> Doc:
+        from acomm_cli.engine import leases
+
+        with self._store(write=True) as conn:
+            result = leases.nack(conn, message_id, self.agent, requeue=requeue,
+                                 delay_ms=_duration(delay, "delay"), reason=reason,
+                                 now=clock.now_ms())
+        return self.enc.nack(asdict(result))
+
+    # ------------------------------------------------------------ reading (changes nothing)
+
+    def thread(self, *, correlation_id: str) -> Doc:
+        from acomm_cli.engine import delivery
+
+        with self._store(write=False) as conn:
+            msgs = delivery.thread(conn, correlation_id)
+        return {"correlation_id": correlation_id, "messages": [self.enc.message(m) for m in msgs]}
+
+    def messages(self, *, limit: int = 100, offset: int = 0, sort: str | None = None,
+                 order: str | None = None, **filters: Any) -> Doc:
+        from acomm_cli.engine import inbox
+
+        f = self._filter(limit=_limit(limit), offset=offset, sort=sort, order=order, **filters)
+        with self._store(write=False) as conn:
+            return self._messages(inbox.history(conn, f))
+
+    def show(self, *, message_id: int) -> Doc:
+        from acomm_cli.engine import inbox
+
+        with self._store(write=False) as conn:
+            return self.enc.message(inbox.show(conn, message_id))
+
+    def channels(self) -> Doc:
+        from acomm_cli.engine import channels
+
+        with self._store(write=False) as conn:
+            return {"channels": [self.enc.channel(c) for c in channels.list_channels(conn)]}
+
+    def stats(self, *, mine: bool = False) -> Doc:
+        from acomm_cli.engine import operations
+
+        with self._store(write=False) as conn:
+            return self.enc.stats(operations.stats(conn, clock.now_ms(),
+                                                   agent=self.agent if mine else None))
+
+    # ------------------------------------------------------------ subscriptions
+
+    def subscribe(self, *, channel: str, pattern: str) -> Doc:
+        from acomm_cli.engine import channels
+
+        with self._store(write=True) as conn:
+            created = channels.subscribe(conn, channel, pattern, self.agent, clock.now_ms())
+        return {"channel": channel, "agent": self.agent, "pattern": pattern,
+                "created": created, "changed": created}
+
+    def unsubscribe(self, *, channel: str, pattern: str) -> Doc:
+        from acomm_cli.engine import channels
+
+        with self._store(write=True) as conn:
+            removed = channels.unsubscribe(conn, channel, pattern, self.agent)
+        return {"channel": channel, "agent": self.agent, "pattern": pattern,
+                "removed": removed, "changed": removed}
+
+    # ------------------------------------------------------------ dead letters
+
+    def deadletters(self, *, channel: str | None = None, recipient: str | None = None,
+                    reason: str | None = None, message_id: int | None = None,
+                    limit: int = 100, offset: int = 0) -> Doc:
+        from acomm_cli.engine import delivery
+
+        with self._store(write=False) as conn:
+            items, total = delivery.list_dead_letters(
+                conn, message_id=message_id, channel=channel, recipient=recipient,
+                reason=reason, limit=_limit(limit), offset=offset)
+        return {"dead_letters": [self.enc.dead_letter(d) for d in items], "total_count": total}
+
+    def replay(self, *, message_id: int, recipient: str | None = None) -> Doc:
+        """`acomm deadletter replay MSG`: the same id again, with a fresh retry budget."""
+        from acomm_cli.engine import delivery
+
+        with self._store(write=True) as conn:
+            items = delivery.replay(conn, message_id, recipient, clock.now_ms())
+        return {"dead_letters": [self.enc.dead_letter(d) for d in items],
+                "total_count": len(items)}
+
+    # ------------------------------------------------------------ resources
+
+    def inbox(self) -> Doc:
+        """acomm://inbox: the agent's unread messages as `receive --peek` shows them."""
+        return self.receive(peek=True)
+
+    def channel_history(self, name: str) -> Doc:
+        """acomm://channel/{name}: the newest 100 messages on it (`messages --channel`)."""
+        from acomm_cli.engine import channels
+
+        with self._store(write=False) as conn:
+            channels.get_channel(conn, name)  # an unknown channel is not_found, not empty
+        return self.messages(channel=name)
+
+    # ------------------------------------------------------------ helpers
+
+    @staticmethod
+    def _filter(*, channel: str | None = None, from_agent: str | None = None,
+                type: list[str] | None = None, topic: str | None = None,
+                status: list[str] | None = None, grep: str | None = None,
+                priority_min: str | None = None, since: str | None = None,
+                until: str | None = None, sort: str | None = None, order: str | None = None,
+                limit: int = 100, offset: int = 0) -> MessageFilter:
+        """The filters `receive` and `messages` share, read as the command line reads them."""
+        now = clock.now_ms()
+        if offset < 0:
+            raise ValidationFailed(f"offset: {offset} must not be negative", field="offset",
+                                   value=offset)
+        return MessageFilter(
+            channel=channel, sender=from_agent, topic=topic, grep=grep,
+            types=tuple(model.message_type(t) for t in type or ()),
+            status=tuple(status or ()),
+            priority_min=model.priority(priority_min) if priority_min is not None else None,
+            since=clock.parse_time(since, "since", now) if since else None,
+            until=clock.parse_time(until, "until", now) if until else None,
+            sort=sort, order=order, limit=limit, offset=offset)

@@ -92,7 +92,11 @@ def update_channel(conn: sqlite3.Connection, name: str, now: int, *, by: str,
         if not changes:
             return Update(ch, {}, in_flight, 0)
         queries.update_channel_config(conn, ch.id, {k: new for k, (_, new) in changes.items()})
-        released = release(conn, now, [ch.id]) if "max_pending" in changes else 0
+        released = 0
+        if "max_pending" in changes:  # room for what it held back? (0: no limit any more)
+            released = (release(conn, now, [ch.id]) if cfg.max_pending else
+                        queries.release_queued(conn, ch.id, queries.channel_backlog(
+                            conn, ch.id)[1], now, cfg.ack_timeout_ms))
         return Update(channel_by_id(conn, ch.id), changes, in_flight, released)
 
 

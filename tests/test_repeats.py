@@ -80,7 +80,7 @@ def test_leaving_twice_dead_letters_once(cli, world):
     cli.ok("send", "team", "for bob", "--as", "alice")
     cli.ok("channel", "leave", "team", "--as", "alice", "bob")
     assert len(cli.ok("deadletter", "list", "--json").json()["dead_letters"]) == 1
-    assert cli("channel", "leave", "team", "--as", "alice", "bob", "--json").json()["changed"] is False
+    assert cli("channel", "leave", "team", "bob", *AS, "--json").json()["changed"] is False
     assert len(cli.ok("deadletter", "list", "--json").json()["dead_letters"]) == 1
 
 
@@ -106,7 +106,8 @@ def test_a_missing_channel_is_still_not_found(cli, world, args):
 
 
 @pytest.mark.parametrize("args", [
-    ("channel", "resume", "team", "--as", "alice"), ("channel", "pause", "team", "--as", "alice"), ("channel", "drain", "team", "--as", "alice"),
+    ("channel", "resume", "team", *AS), ("channel", "pause", "team", *AS),
+    ("channel", "drain", "team", *AS),
 ])
 def test_leaving_the_closed_state_is_still_a_conflict(cli, world, args):
     cli.ok("channel", "close", "team", "--as", "alice")

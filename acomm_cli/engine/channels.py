@@ -79,7 +79,7 @@ def _channel(conn: sqlite3.Connection, name: str) -> Channel:
 
 def channel_by_id(conn: sqlite3.Connection, channel_id: int) -> Channel:
     """A channel the caller knows exists: just written, or named by a row read in the same
-    transaction (channels are never deleted)."""
+    transaction (rows are never deleted: `channel delete` closes and renames them)."""
     ch = queries.channel_by_id(conn, channel_id)
     if ch is None:
         raise NotFound(f"channel {channel_id} does not exist", field="channel",

@@ -234,7 +234,7 @@ def admin(
                                          help="Take the admin rights back.")] = False,
     as_: AsAgent = None,
 ) -> None:
-    """Make a participant an admin (or, with --revoke, no longer one), by the owner.
+    """Make a participant an admin, or no longer one (the owner only).
 
     An admin may pause, resume, drain and close the channel, change its settings, and add
     and remove members; only the owner makes admins and deletes the channel. Leaving the
@@ -270,9 +270,9 @@ def update(
     message_ttl: MessageTtl = None,
     retry_failed: RetryFailed = None,
 ) -> None:
-    """Change a channel's settings, by its owner or an admin (others exit 5, forbidden).
+    """Change a channel's settings (its owner or an admin only).
 
-    The new settings apply to messages sent and deliveries made from now on: deliveries in
+    Anyone else exits 5 (forbidden). The new settings apply to messages sent and deliveries made from now on: deliveries in
     flight keep the deadlines and expiry they have (their later retries use the new retry
     settings). A larger --max-pending lets queued deliveries through at once. The delivery
     mode and the type are fixed: create another channel to change them. Prints each change
@@ -302,9 +302,9 @@ def delete(
         "delete.")] = False,
     as_: AsAgent = None,
 ) -> None:
-    """Delete a channel, by its owner (others exit 5, forbidden); its name is free again.
+    """Delete a channel (its owner only); its name is free again.
 
-    With deliveries still in flight (queued, scheduled, unread, or read and owed an ack) it
+    Anyone else exits 5 (forbidden). With deliveries still in flight (queued, scheduled, unread, or read and owed an ack) it
     refuses (exit 5, invalid_state, with the count) unless --force, which dead-letters them
     (reason channel_deleted) in the same transaction. The history stays, closed, as channel
     `_deleted:ID:NAME` (messages --channel, deadletter list). Prints

@@ -285,9 +285,9 @@ complete -c acomm -f -n '__acomm_is \'channel\'' -a 'pause' -d 'Pause sends (rec
 complete -c acomm -f -n '__acomm_is \'channel\'' -a 'resume' -d 'Make a paused or draining channel active again'
 complete -c acomm -f -n '__acomm_is \'channel\'' -a 'drain' -d 'Stop new sends while recipients read what is left'
 complete -c acomm -f -n '__acomm_is \'channel\'' -a 'close' -d 'Close for good: no sends or receives; history stays'
-complete -c acomm -f -n '__acomm_is \'channel\'' -a 'admin' -d 'Make a participant an admin (or, with --revoke, no longer one), by...'
-complete -c acomm -f -n '__acomm_is \'channel\'' -a 'update' -d 'Change a channel\'s settings, by its owner or an admin (others exit...'
-complete -c acomm -f -n '__acomm_is \'channel\'' -a 'delete' -d 'Delete a channel, by its owner (others exit 5, forbidden); its name...'
+complete -c acomm -f -n '__acomm_is \'channel\'' -a 'admin' -d 'Make a participant an admin, or no longer one (the owner only)'
+complete -c acomm -f -n '__acomm_is \'channel\'' -a 'update' -d 'Change a channel\'s settings (its owner or an admin only)'
+complete -c acomm -f -n '__acomm_is \'channel\'' -a 'delete' -d 'Delete a channel (its owner only); its name is free again'
 
 # acomm channel create
 complete -c acomm -n '__acomm_is \'channel create\'' -s t -l type -r -f -a 'direct group broadcast pubsub queue'

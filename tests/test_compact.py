@@ -263,7 +263,7 @@ def test_channel_retention_removes_only_finished_messages_beyond_it(cli, store):
     cli.ok("channel", "create", "aged", "--as", "a", "--retention-age", "1h")
     cli.ok("channel", "create", "keep", "--as", "a")
     for ch in ("short", "aged", "keep"):
-        cli.ok("channel", "join", ch, "b")
+        cli.ok("channel", "join", ch, "b", "--as", "a")
     doc = cli.ok("channel", "show", "short", "--json").json()
     assert doc["config"]["retention_count"] == 2
     with freeze_time("2026-01-01 00:00:00") as clock:

@@ -362,8 +362,9 @@ def test_channel_show_json_contract(cli, store):
                              "echo": True, "priority_ordering": False, "max_pending": 3,
                              "dedupe_window_ms": 86_400_000}
     assert sorted(doc["participants"], key=lambda p: p["agent"]) == [
-        {"agent": "alice", "role": "owner"}, {"agent": "bob", "role": "member"},
-        {"agent": "olga", "role": "observer"}]
+        {"agent": "alice", "role": "owner", "admin": False},
+        {"agent": "bob", "role": "member", "admin": False},
+        {"agent": "olga", "role": "observer", "admin": False}]
     listed = cli.ok("channel", "list", "--json").json()
     assert set(listed) >= {"channels"}
     assert {c["name"] for c in listed["channels"]} >= {"_system", "ops"}

@@ -23,7 +23,7 @@ def _build(cli, frozen) -> None:
     cli.ok("channel", "create", "shut", "--as", "alice", "--delivery", "at-least-once",
            "--ack-timeout", "3s", "--max-retries", "0")
     for ch in ("work", "once", "plain", "shut"):
-        cli.ok("channel", "join", ch, "bob")
+        cli.ok("channel", "join", ch, "bob", "--as", "alice")
     cli.ok("channel", "join", "work", "--as", "alice", "carol")
     cli.ok("subscribe", "_system", "_system.message.deadletter", "--as", "watcher")
     for i in range(6):

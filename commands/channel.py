@@ -272,11 +272,12 @@ def update(
 ) -> None:
     """Change a channel's settings (its owner or an admin only).
 
-    Anyone else exits 5 (forbidden). The new settings apply to messages sent and deliveries made from now on: deliveries in
-    flight keep the deadlines and expiry they have (their later retries use the new retry
-    settings). A larger --max-pending lets queued deliveries through at once. The delivery
-    mode and the type are fixed: create another channel to change them. Prints each change
-    as `channel<TAB>setting<TAB>from<TAB>to`.
+    Anyone else exits 5 (forbidden). The new settings apply to messages sent and
+    deliveries made from now on: deliveries in flight keep the deadlines and expiry they
+    have (their later retries use the new retry settings). A larger --max-pending lets
+    queued deliveries through at once. The delivery mode and the type are fixed: create
+    another channel to change them. Prints each change as
+    `channel<TAB>setting<TAB>from<TAB>to`.
 
     Example: acomm channel update team --ack-timeout 2m --max-pending 100 --as planner
     """
@@ -304,11 +305,11 @@ def delete(
 ) -> None:
     """Delete a channel (its owner only); its name is free again.
 
-    Anyone else exits 5 (forbidden). With deliveries still in flight (queued, scheduled, unread, or read and owed an ack) it
-    refuses (exit 5, invalid_state, with the count) unless --force, which dead-letters them
-    (reason channel_deleted) in the same transaction. The history stays, closed, as channel
-    `_deleted:ID:NAME` (messages --channel, deadletter list). Prints
-    `name<TAB>deleted<TAB>kept_as<TAB>dead_lettered`.
+    Anyone else exits 5 (forbidden). With deliveries still in flight (queued, scheduled,
+    unread, or read and owed an ack) it refuses (exit 5, invalid_state, with the count)
+    unless --force, which dead-letters them (reason channel_deleted) in the same
+    transaction. The history stays, closed, as channel `_deleted:ID:NAME` (messages
+    --channel, deadletter list). Prints `name<TAB>deleted<TAB>kept_as<TAB>dead_lettered`.
 
     Example: acomm channel delete team --force --as planner
     """

@@ -166,7 +166,8 @@ def test_zsh_completes_commands_options_and_store_values(team, tmp_path):
     cases = {
         # every command but the hidden ones, in order
         "acomm ch": "".join(f"{name}|" for name in COMMANDS if not name.startswith("_")),
-        "acomm channel s": "create|join|leave|list|show|pause|resume|drain|close|admin|update|delete|",
+        "acomm channel s": "create|join|leave|list|show|pause|resume|drain|close|admin|update"
+                           "|delete|",
         "acomm channel show ''": "_system|ci-events|team|",
         "acomm send team hi --as ''": "alice|bob|carol|ci|",
         "acomm send --priority ''": "low|normal|high|urgent|critical|",

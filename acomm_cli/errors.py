@@ -62,6 +62,10 @@ class NotParticipant(CommError):
 
 
 class Forbidden(CommError):
+    """Refused for who is asking: an observer sending, anyone but the owner sending on a
+    broadcast channel, an agent that is neither a channel's owner nor one of its admins
+    changing its state, settings or members (issue 19), a channel acomm made."""
+
     code = "forbidden"
     exit_status = 5
 

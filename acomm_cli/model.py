@@ -92,7 +92,11 @@ SYSTEM_AGENT = "acomm"
 DEADLETTER_TOPIC = "_system.message.deadletter"
 DEAD_LETTER_REASONS = ("max_retries_exceeded", "expired", "recipient_left", "dispatch_failed",
                        "no_owner", "owner_offline", "federation_max_attempts",  # these three: §7
-                       "nacked")  # `acomm nack` without --requeue (issue 18)
+                       "nacked",  # `acomm nack` without --requeue (issue 18)
+                       "channel_deleted")  # `channel delete --force` (issue 19)
+# A deleted channel keeps its history under this prefix and its id (`_deleted:7:team`), closed,
+# so its name is free again (issue 19: docs/DECISIONS.md)
+DELETED_PREFIX = "_deleted:"
 
 # Matched with fullmatch: `$` would also accept a trailing newline (`"team\n"`).
 _CHANNEL_NAME = re.compile(r"[A-Za-z0-9_-]{1,128}")
@@ -324,10 +328,12 @@ class Limits:
 
 @dataclass(frozen=True)
 class Participant:
-    """An agent on a channel and its role there."""
+    """An agent on a channel, its role there, and whether the owner made it an admin (it may
+    then change the channel's state, settings and membership: issue 19)."""
 
     agent: str
     role: Role
+    admin: bool = False
 
 
 @dataclass(frozen=True)
@@ -348,6 +354,11 @@ class Channel:
             if p.agent == agent:
                 return p.role
         return None
+
+    def is_admin(self, agent: str) -> bool:
+        """The owner, or a participant the owner made an admin."""
+        return agent == self.owner or any(p.agent == agent and p.admin
+                                          for p in self.participants)
 
 
 @dataclass(frozen=True)

@@ -48,9 +48,9 @@ def _store(work: Path, backlog: int) -> tuple[object, bridge.BridgeConfig]:
     cfg = bridge.BridgeConfig(inbox_dir=work / "inbox", teams_dir=work / "teams")
     channels.create_channel(conn, "crew", "group", "lead", channels.channel_config(), 0)
     for i in range(10):
-        channels.join_channel(conn, "crew", f"w{i}@crew", "member", 0)
+        channels.join_channel(conn, "crew", f"w{i}@crew", "member", 0, by="lead")
     channels.create_channel(conn, "pair", "group", "lead", channels.channel_config(), 0)
-    channels.join_channel(conn, "pair", "solo", "member", 0)
+    channels.join_channel(conn, "pair", "solo", "member", 0, by="lead")
     for i in range(backlog):  # mirrored unread deliveries: 10 per message
         sending.send(conn, SendRequest(sender="lead", content=f"old {i}", channel="crew"), i)
     bridge.sync(conn, cfg, 1000)

@@ -45,7 +45,7 @@ def tracked_store(path: Path) -> Path:
     try:
         channels.create_channel(conn, "dm", "direct", "alice",
                                 ChannelConfig(delivery=DeliveryMode.AT_LEAST_ONCE), now)
-        channels.join_channel(conn, "dm", "bob", "member", now)
+        channels.join_channel(conn, "dm", "bob", "member", now, by="alice")
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         conn.close()

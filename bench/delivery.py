@@ -36,7 +36,7 @@ def build_timer_store(path: Path, n: int) -> None:
     conn = opening.connect(path, create=True, now=T0)
     cfg = ChannelConfig(delivery=DeliveryMode.AT_LEAST_ONCE)
     channels.create_channel(conn, "work", "group", "planner", cfg, T0)
-    channels.join_channel(conn, "work", "executor", "member", T0)
+    channels.join_channel(conn, "work", "executor", "member", T0, by="planner")
     items = [(SendRequest(sender="planner", content=f"job {i}", channel="work"), None, i)
              for i in range(n)]
     sending.send_batch(conn, items, T0, Limits(max_active_messages=0))
@@ -89,7 +89,7 @@ def bench_wakeup(rounds: int) -> dict[str, float]:
     store = work / "wait.acomm"
     conn = opening.connect(store, create=True)
     channels.create_channel(conn, "team", "group", "alice", ChannelConfig(), T0)
-    channels.join_channel(conn, "team", "bob", "member", T0)
+    channels.join_channel(conn, "team", "bob", "member", T0, by="alice")
     env = {**os.environ, "ACOMM_STORE": str(store)}
     wakeups, idle_cpu = [], []
     for i in range(rounds):

@@ -47,7 +47,7 @@ def _store(work: Path, n: int) -> Path:
     opening.init_store(path, 0)
     conn = opening.connect(path, create=False)
     channels.create_channel(conn, "team", "group", "lead", channels.channel_config(), 0)
-    channels.join_channel(conn, "team", "worker", "member", 0)
+    channels.join_channel(conn, "team", "worker", "member", 0, by="lead")
     sending.send_batch(conn, [(SendRequest(sender="lead", content=f"job {i}", channel="team",
                                             type="command"), None, i) for i in range(n)], 1)
     conn.close()
@@ -113,7 +113,7 @@ def bench_backlog(n: int, rounds: int) -> dict[str, float]:
         opening.init_store(path, 0)
         conn = opening.connect(path, create=False)
         channels.create_channel(conn, "team", "group", "lead", channels.channel_config(), 0)
-        channels.join_channel(conn, "team", "worker", "member", 0)
+        channels.join_channel(conn, "team", "worker", "member", 0, by="lead")
         for start in range(0, n, 5000):
             sending.send_batch(conn, [(SendRequest(sender="lead", content=f"chat {i}",
                                                     channel="team"), None, i)

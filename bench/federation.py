@@ -71,7 +71,7 @@ def pair(work: Path) -> tuple[Path, Path]:
 def plain(work: Path, name: str = "plain.acomm") -> Path:
     p = work / name
     acomm(p, "channel", "create", "team", "--as", "alice")
-    acomm(p, "channel", "join", "team", "bob")
+    acomm(p, "channel", "join", "team", "bob", "--as", "alice")
     return p
 
 
@@ -197,7 +197,7 @@ def bench_startup(work: Path, rounds: int) -> dict[str, float]:
     d.mkdir()
     a, _ = pair(d)
     acomm(a, "channel", "create", "team", "--as", "alice")
-    acomm(a, "channel", "join", "team", "carol")
+    acomm(a, "channel", "join", "team", "carol", "--as", "alice")
     p = plain(d)
 
     def run(store: Path, *args: str) -> float:

@@ -46,7 +46,7 @@ def _acomm_store(path: Path, n: int, workers: int) -> None:
     cfg = channels.channel_config(delivery="at-least-once", ack_timeout_ms=600_000)
     channels.create_channel(conn, "queue", "queue", "boss", cfg, now)
     for k in range(workers):
-        channels.join_channel(conn, "queue", f"w{k}", "member", now)
+        channels.join_channel(conn, "queue", f"w{k}", "member", now, by="boss")
     for i in range(n):
         sending.send(conn, SendRequest(sender="boss", content=f"job {i}", channel="queue"), now)
     conn.close()

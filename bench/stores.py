@@ -56,7 +56,7 @@ def group_store(path: Path) -> Path:
     try:
         channels.create_channel(conn, "team", "group", "alice", ChannelConfig(), now)
         for agent in ("bob", "carol"):
-            channels.join_channel(conn, "team", agent, "member", now)
+            channels.join_channel(conn, "team", agent, "member", now, by="alice")
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         conn.close()
@@ -71,7 +71,7 @@ def direct_store(path: Path) -> Path:
     conn = opening.connect(path, create=True, now=now)
     try:
         channels.create_channel(conn, "dm", "direct", "alice", ChannelConfig(), now)
-        channels.join_channel(conn, "dm", "bob", "member", now)
+        channels.join_channel(conn, "dm", "bob", "member", now, by="alice")
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         conn.close()
@@ -109,10 +109,10 @@ def _build(path: Path, n: int) -> None:
         conn.execute("PRAGMA cache_size = -262144")  # 256 MiB for the build only
         channels.create_channel(conn, "team", "group", "alice", ChannelConfig(), now)
         for agent in ("bob", "carol"):
-            channels.join_channel(conn, "team", agent, "member", now)
+            channels.join_channel(conn, "team", agent, "member", now, by="alice")
         channels.create_channel(conn, "ops", "group", "a00", ChannelConfig(), now)
         for agent in ("a01", READER):
-            channels.join_channel(conn, "ops", agent, "member", now)
+            channels.join_channel(conn, "ops", agent, "member", now, by="a00")
         for lo in range(0, n, CHUNK):
             hi = min(n, lo + CHUNK)
             items = [(*_item(i), i + 1) for i in range(lo, hi)]

@@ -1,15 +1,16 @@
-"""`acomm channel ...`: create, join, leave, list, show, pause, resume, drain, close."""
+"""`acomm channel ...`: create, join, leave, list, show, pause, resume, drain, close, and
+(issue 19) admin, update, delete."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import params, render
+from acomm_cli.cli import params, render, render_channels
 from acomm_cli.commands._common import AsAgent, identity, output, store
-from acomm_cli.engine import channels
+from acomm_cli.engine import channel_admin, channels
 
 app = typer.Typer(help="Create and manage channels.\n\nExample: acomm channel create team "
                   "--type group --as planner", no_args_is_help=True,
@@ -17,6 +18,71 @@ app = typer.Typer(help="Create and manage channels.\n\nExample: acomm channel cr
 
 NewName = Annotated[str, typer.Argument(help="Channel name.")]
 Name = Annotated[str, typer.Argument(click_type=params.CHANNEL, help="Channel name.")]
+
+
+# The settings `create` takes and (all but --delivery) `update` changes.
+MaxMessageSize = Annotated[str | None, typer.Option(
+    click_type=params.SIZE, help="e.g. 65536 or 1MiB.")]
+AckTimeout = Annotated[str | None, typer.Option(click_type=params.DURATION, help="e.g. 30s.")]
+MaxRetries = Annotated[int | None, typer.Option(
+    click_type=params.COUNT, help="Redeliveries before a dead letter.")]
+RetryBackoff = Annotated[str | None, typer.Option(
+    click_type=params.DURATION, help="Base back-off, e.g. 1000ms.")]
+RetryJitter = Annotated[float | None, typer.Option(
+    click_type=params.FRACTION, help="A fraction, e.g. 0.1.")]
+Echo = Annotated[bool | None, typer.Option("--echo/--no-echo",
+                                           help="Senders receive their own messages.")]
+PriorityOrdering = Annotated[bool | None, typer.Option(
+    "--priority-ordering/--no-priority-ordering", help="Receive by priority first.")]
+MaxPending = Annotated[int | None, typer.Option(click_type=params.COUNT,
+                                                help="0 = unlimited.")]
+DedupeWindow = Annotated[str | None, typer.Option(click_type=params.DURATION, help="e.g. 24h.")]
+RetentionCount = Annotated[int | None, typer.Option(
+    click_type=params.COUNT,
+    help="`compact` keeps at most this many finished messages (0 = no limit).")]
+RetentionAge = Annotated[str | None, typer.Option(
+    click_type=params.DURATION,
+    help="`compact` removes finished messages older than this, e.g. 7d.")]
+Lease = Annotated[str | None, typer.Option(
+    click_type=params.DURATION,
+    help="How long a received or in_progress ack holds a delivery before it is "
+    "redelivered (default: the ack timeout), e.g. 5m.")]
+MessageTtl = Annotated[str | None, typer.Option(
+    click_type=params.DURATION,
+    help="Messages not read within this are dead-lettered `expired` (send --ttl "
+    "overrides), e.g. 10m.")]
+RetryFailed = Annotated[bool | None, typer.Option(
+    "--retry-failed/--no-retry-failed",
+    help="A `failed` ack gives the delivery back for a retry (up to --max-retries).")]
+
+
+def _duration(value: str | None, name: str) -> int | None:
+    return clock.parse_duration(value, name) if value is not None else None
+
+
+def _settings(*, max_message_size: str | None, ack_timeout: str | None,
+              max_retries: int | None, retry_backoff: str | None, retry_jitter: float | None,
+              echo: bool | None, priority_ordering: bool | None, max_pending: int | None,
+              dedupe_window: str | None, retention_count: int | None,
+              retention_age: str | None, lease: str | None, message_ttl: str | None,
+              retry_failed: bool | None) -> dict[str, Any]:
+    """The options as ChannelConfig fields (None: not given)."""
+    return {
+        "max_message_size": clock.parse_size(max_message_size, "max_message_size")
+        if max_message_size is not None else None,
+        "ack_timeout_ms": _duration(ack_timeout, "ack_timeout"),
+        "max_retries": max_retries,
+        "retry_backoff_ms": _duration(retry_backoff, "retry_backoff"),
+        "retry_jitter": retry_jitter, "echo": echo, "priority_ordering": priority_ordering,
+        "max_pending": max_pending,
+        "dedupe_window_ms": _duration(dedupe_window, "dedupe_window"),
+        "retention_count": retention_count,
+        "retention_age_ms": _duration(retention_age, "retention_age"),
+        "lease_ms": _duration(lease, "lease"),
+        "message_ttl_ms": _duration(message_ttl, "message_ttl"),
+        "retry_failed": retry_failed,
+    }
+
 
 
 @app.command()
@@ -31,42 +97,20 @@ def create(
     delivery: Annotated[str | None, typer.Option(
         click_type=params.DELIVERY_MODE,
         help="at-most-once, at-least-once or exactly-once.")] = None,
-    max_message_size: Annotated[str | None, typer.Option(
-        click_type=params.SIZE, help="e.g. 65536 or 1MiB.")] = None,
-    ack_timeout: Annotated[str | None, typer.Option(
-        click_type=params.DURATION, help="e.g. 30s.")] = None,
-    max_retries: Annotated[int | None, typer.Option(
-        click_type=params.COUNT, help="Redeliveries before a dead letter.")] = None,
-    retry_backoff: Annotated[str | None, typer.Option(
-        click_type=params.DURATION, help="Base back-off, e.g. 1000ms.")] = None,
-    retry_jitter: Annotated[float | None, typer.Option(
-        click_type=params.FRACTION, help="A fraction, e.g. 0.1.")] = None,
-    echo: Annotated[bool | None, typer.Option("--echo/--no-echo",
-                                              help="Senders receive their own messages.")] = None,
-    priority_ordering: Annotated[bool | None, typer.Option(
-        "--priority-ordering/--no-priority-ordering", help="Receive by priority first.")] = None,
-    max_pending: Annotated[int | None, typer.Option(
-        click_type=params.COUNT, help="0 = unlimited.")] = None,
-    dedupe_window: Annotated[str | None, typer.Option(
-        click_type=params.DURATION, help="e.g. 24h.")] = None,
-    retention_count: Annotated[int | None, typer.Option(
-        click_type=params.COUNT,
-        help="`compact` keeps at most this many finished messages (0 = no limit).")] = None,
-    retention_age: Annotated[str | None, typer.Option(
-        click_type=params.DURATION,
-        help="`compact` removes finished messages older than this, e.g. 7d.")] = None,
-    lease: Annotated[str | None, typer.Option(
-        click_type=params.DURATION,
-        help="How long a received or in_progress ack holds a delivery before it is "
-        "redelivered (default: the ack timeout), e.g. 5m.")] = None,
-    message_ttl: Annotated[str | None, typer.Option(
-        click_type=params.DURATION,
-        help="Messages not read within this are dead-lettered `expired` (send --ttl "
-        "overrides), e.g. 10m.")] = None,
-    retry_failed: Annotated[bool | None, typer.Option(
-        "--retry-failed/--no-retry-failed",
-        help="A `failed` ack gives the delivery back for a retry (up to --max-retries).")
-    ] = None,
+    max_message_size: MaxMessageSize = None,
+    ack_timeout: AckTimeout = None,
+    max_retries: MaxRetries = None,
+    retry_backoff: RetryBackoff = None,
+    retry_jitter: RetryJitter = None,
+    echo: Echo = None,
+    priority_ordering: PriorityOrdering = None,
+    max_pending: MaxPending = None,
+    dedupe_window: DedupeWindow = None,
+    retention_count: RetentionCount = None,
+    retention_age: RetentionAge = None,
+    lease: Lease = None,
+    message_ttl: MessageTtl = None,
+    retry_failed: RetryFailed = None,
     if_not_exists: Annotated[bool, typer.Option(
         "--if-not-exists", help="Succeed if it exists with the same type.")] = False,
 ) -> None:
@@ -75,27 +119,13 @@ def create(
     Example: acomm channel create builds --type pubsub --as ci
     """
     owner = identity(as_)
-    cfg = channels.channel_config(
-        delivery=delivery,
-        max_message_size=clock.parse_size(max_message_size, "max_message_size")
-        if max_message_size is not None else None,
-        ack_timeout_ms=clock.parse_duration(ack_timeout, "ack_timeout")
-        if ack_timeout is not None else None,
-        max_retries=max_retries,
-        retry_backoff_ms=clock.parse_duration(retry_backoff, "retry_backoff")
-        if retry_backoff is not None else None,
-        retry_jitter=retry_jitter, echo=echo, priority_ordering=priority_ordering,
-        max_pending=max_pending,
-        dedupe_window_ms=clock.parse_duration(dedupe_window, "dedupe_window")
-        if dedupe_window is not None else None,
-        retention_count=retention_count,
-        retention_age_ms=clock.parse_duration(retention_age, "retention_age")
-        if retention_age is not None else None,
-        lease_ms=clock.parse_duration(lease, "lease") if lease is not None else None,
-        message_ttl_ms=clock.parse_duration(message_ttl, "message_ttl")
-        if message_ttl is not None else None,
-        retry_failed=retry_failed,
-    )
+    cfg = channels.channel_config(delivery=delivery, **_settings(
+        max_message_size=max_message_size, ack_timeout=ack_timeout, max_retries=max_retries,
+        retry_backoff=retry_backoff, retry_jitter=retry_jitter, echo=echo,
+        priority_ordering=priority_ordering, max_pending=max_pending,
+        dedupe_window=dedupe_window, retention_count=retention_count,
+        retention_age=retention_age, lease=lease, message_ttl=message_ttl,
+        retry_failed=retry_failed))
     with store(ctx, write=True, create=True) as conn:
         ch = channels.create_channel(conn, name, type_, owner, cfg, clock.now_ms(),
                                      if_not_exists=if_not_exists)
@@ -109,13 +139,18 @@ def join(
     agent: Annotated[str, typer.Argument(click_type=params.AGENT, help="The agent joining.")],
     role: Annotated[str, typer.Option(click_type=params.ROLE, help="member or observer.")]
     = "member",
+    as_: AsAgent = None,
 ) -> None:
     """Add an agent to a channel (joining twice changes nothing).
 
-    Example: acomm channel join team reviewer --role observer
+    Only the channel's owner or an admin may add agents (itself included); others exit 5
+    (forbidden).
+
+    Example: acomm channel join team reviewer --role observer --as planner
     """
+    by = identity(as_)
     with store(ctx, write=True) as conn:
-        r = channels.join_channel(conn, name, agent, role, clock.now_ms())
+        r = channels.join_channel(conn, name, agent, role, clock.now_ms(), by=by)
     render.change(output(ctx), render.channel_doc(r.channel), r.changed,
                   f"{agent} is already in channel {name} (as {r.channel.role_of(agent)})")
 
@@ -125,15 +160,19 @@ def leave(
     ctx: typer.Context,
     name: Name,
     agent: Annotated[str, typer.Argument(click_type=params.AGENT, help="The agent leaving.")],
+    as_: AsAgent = None,
 ) -> None:
     """Remove an agent; what still waited for it is dead-lettered (recipient_left).
 
-    An agent that is not in the channel is out already: exit 0, "changed": false.
+    Any agent may leave (--as itself); removing another takes the owner or an admin, and
+    removing an admin the owner (others exit 5, forbidden). An agent that is not in the
+    channel is out already: exit 0, "changed": false.
 
-    Example: acomm channel leave team reviewer
+    Example: acomm channel leave team reviewer --as planner
     """
+    by = identity(as_)
     with store(ctx, write=True) as conn:
-        r = channels.leave_channel(conn, name, agent, clock.now_ms())
+        r = channels.leave_channel(conn, name, agent, clock.now_ms(), by=by)
     render.change(output(ctx), render.channel_doc(r.channel), r.changed,
                   f"{agent} is not in channel {name}; nothing to leave")
 
@@ -161,9 +200,10 @@ def show(ctx: typer.Context, name: Name) -> None:
 
 
 def _state_command(action: str, doc: str) -> None:
-    def command(ctx: typer.Context, name: Name) -> None:
+    def command(ctx: typer.Context, name: Name, as_: AsAgent = None) -> None:
+        by = identity(as_)
         with store(ctx, write=True) as conn:
-            r = channels.change_channel_state(conn, name, action)
+            r = channels.change_channel_state(conn, name, action, by=by)
         ch = r.channel
         render.change(output(ctx), render.channel_doc(ch), r.changed,
                       f"channel {ch.name} is already {ch.state.value}",
@@ -173,11 +213,107 @@ def _state_command(action: str, doc: str) -> None:
     app.command(action)(command)
 
 
-_state_command("pause", "Pause sends (recipients can still read).\n\nExample: acomm channel "
-                        "pause team")
-_state_command("resume", "Make a paused or draining channel active again.\n\nExample: acomm "
-                         "channel resume team")
-_state_command("drain", "Stop new sends while recipients read what is left.\n\nExample: acomm "
-                        "channel drain team")
-_state_command("close", "Close for good: no sends or receives; history stays.\n\nExample: "
-                        "acomm channel close team")
+_BY_ADMIN = "\n\nBy the channel's owner or an admin (others exit 5, forbidden)."
+_state_command("pause", "Pause sends (recipients can still read)." + _BY_ADMIN
+               + "\n\nExample: acomm channel pause team --as planner")
+_state_command("resume", "Make a paused or draining channel active again." + _BY_ADMIN
+               + "\n\nExample: acomm channel resume team --as planner")
+_state_command("drain", "Stop new sends while recipients read what is left." + _BY_ADMIN
+               + "\n\nExample: acomm channel drain team --as planner")
+_state_command("close", "Close for good: no sends or receives; history stays." + _BY_ADMIN
+               + "\n\nExample: acomm channel close team --as planner")
+
+
+@app.command()
+def admin(
+    ctx: typer.Context,
+    name: Name,
+    agent: Annotated[str, typer.Argument(click_type=params.AGENT,
+                                         help="A participant of the channel.")],
+    revoke: Annotated[bool, typer.Option("--revoke",
+                                         help="Take the admin rights back.")] = False,
+    as_: AsAgent = None,
+) -> None:
+    """Make a participant an admin, or no longer one (the owner only).
+
+    An admin may pause, resume, drain and close the channel, change its settings, and add
+    and remove members; only the owner makes admins and deletes the channel. Leaving the
+    channel ends the grant; a repeat changes nothing.
+
+    Example: acomm channel admin team reviewer --as planner
+    """
+    by = identity(as_)
+    with store(ctx, write=True) as conn:
+        r = channel_admin.set_admin(conn, name, agent, by=by, admin=not revoke)
+    render.change(output(ctx), render.channel_doc(r.channel), r.changed,
+                  f"{agent} is {'not' if revoke else 'already'} an admin of channel {name}",
+                  f"{name}\t{agent}\t{'member' if revoke else 'admin'}")
+
+
+@app.command()
+def update(
+    ctx: typer.Context,
+    name: Name,
+    as_: AsAgent = None,
+    max_message_size: MaxMessageSize = None,
+    ack_timeout: AckTimeout = None,
+    max_retries: MaxRetries = None,
+    retry_backoff: RetryBackoff = None,
+    retry_jitter: RetryJitter = None,
+    echo: Echo = None,
+    priority_ordering: PriorityOrdering = None,
+    max_pending: MaxPending = None,
+    dedupe_window: DedupeWindow = None,
+    retention_count: RetentionCount = None,
+    retention_age: RetentionAge = None,
+    lease: Lease = None,
+    message_ttl: MessageTtl = None,
+    retry_failed: RetryFailed = None,
+) -> None:
+    """Change a channel's settings (its owner or an admin only).
+
+    Anyone else exits 5 (forbidden). The new settings apply to messages sent and
+    deliveries made from now on: deliveries in flight keep the deadlines and expiry they
+    have (their later retries use the new retry settings). A larger --max-pending lets
+    queued deliveries through at once. The delivery mode and the type are fixed: create
+    another channel to change them. Prints each change as
+    `channel<TAB>setting<TAB>from<TAB>to`.
+
+    Example: acomm channel update team --ack-timeout 2m --max-pending 100 --as planner
+    """
+    by = identity(as_)
+    settings = _settings(
+        max_message_size=max_message_size, ack_timeout=ack_timeout, max_retries=max_retries,
+        retry_backoff=retry_backoff, retry_jitter=retry_jitter, echo=echo,
+        priority_ordering=priority_ordering, max_pending=max_pending,
+        dedupe_window=dedupe_window, retention_count=retention_count,
+        retention_age=retention_age, lease=lease, message_ttl=message_ttl,
+        retry_failed=retry_failed)
+    with store(ctx, write=True) as conn:
+        u = channel_admin.update_channel(conn, name, clock.now_ms(), by=by, **settings)
+    render_channels.update(output(ctx), u)
+
+
+@app.command()
+def delete(
+    ctx: typer.Context,
+    name: Name,
+    force: Annotated[bool, typer.Option(
+        "--force", help="Dead-letter what is still in flight (reason channel_deleted) and "
+        "delete.")] = False,
+    as_: AsAgent = None,
+) -> None:
+    """Delete a channel (its owner only); its name is free again.
+
+    Anyone else exits 5 (forbidden). With deliveries still in flight (queued, scheduled,
+    unread, or read and owed an ack) it refuses (exit 5, invalid_state, with the count)
+    unless --force, which dead-letters them (reason channel_deleted) in the same
+    transaction. The history stays, closed, as channel `_deleted:ID:NAME` (messages
+    --channel, deadletter list). Prints `name<TAB>deleted<TAB>kept_as<TAB>dead_lettered`.
+
+    Example: acomm channel delete team --force --as planner
+    """
+    by = identity(as_)
+    with store(ctx, write=True) as conn:
+        d = channel_admin.delete_channel(conn, name, clock.now_ms(), by=by, force=force)
+    render_channels.deletion(output(ctx), d)

@@ -10,7 +10,7 @@ function __acomm_subcommands
         case 'config'
             echo show
         case 'channel'
-            echo create join leave list show pause resume drain close
+            echo create join leave list show pause resume drain close admin update delete
         case 'task'
             echo create accept update complete fail list show
         case 'capability'
@@ -45,7 +45,23 @@ function __acomm_valued
         case 'channel create'
             echo -t --type --as --delivery --max-message-size --ack-timeout --max-retries --retry-backoff --retry-jitter --max-pending --dedupe-window --retention-count --retention-age --lease --message-ttl
         case 'channel join'
-            echo --role
+            echo --role --as
+        case 'channel leave'
+            echo --as
+        case 'channel pause'
+            echo --as
+        case 'channel resume'
+            echo --as
+        case 'channel drain'
+            echo --as
+        case 'channel close'
+            echo --as
+        case 'channel admin'
+            echo --as
+        case 'channel update'
+            echo --as --max-message-size --ack-timeout --max-retries --retry-backoff --retry-jitter --max-pending --dedupe-window --retention-count --retention-age --lease --message-ttl
+        case 'channel delete'
+            echo --as
         case 'send'
             echo --as --from --sender --to --batch -t --type -p --priority --topic --correlation-id --dedupe-key --meta --delay --deliver-at --ttl
         case 'publish'
@@ -272,6 +288,9 @@ complete -c acomm -f -n '__acomm_is \'channel\'' -a 'pause' -d 'Pause sends (rec
 complete -c acomm -f -n '__acomm_is \'channel\'' -a 'resume' -d 'Make a paused or draining channel active again'
 complete -c acomm -f -n '__acomm_is \'channel\'' -a 'drain' -d 'Stop new sends while recipients read what is left'
 complete -c acomm -f -n '__acomm_is \'channel\'' -a 'close' -d 'Close for good: no sends or receives; history stays'
+complete -c acomm -f -n '__acomm_is \'channel\'' -a 'admin' -d 'Make a participant an admin, or no longer one (the owner only)'
+complete -c acomm -f -n '__acomm_is \'channel\'' -a 'update' -d 'Change a channel\'s settings (its owner or an admin only)'
+complete -c acomm -f -n '__acomm_is \'channel\'' -a 'delete' -d 'Delete a channel (its owner only); its name is free again'
 
 # acomm channel create
 complete -c acomm -n '__acomm_is \'channel create\'' -s t -l type -r -f -a 'direct group broadcast pubsub queue'
@@ -299,10 +318,14 @@ complete -c acomm -n '__acomm_is \'channel create\'' -l if-not-exists -d 'Succee
 # acomm channel join
 complete -c acomm -n '__acomm_is \'channel join\'' -l role -r -f -a 'member observer'
 complete -c acomm -n '__acomm_is \'channel join\'' -l role -r -f -d 'member or observer'
+complete -c acomm -n '__acomm_is \'channel join\'' -l as -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'channel join\'' -l as -r -f -d 'The acting agent'
 complete -c acomm -n '__acomm_at \'channel join\' 0' -f -a '(__acomm_words channels)'
 complete -c acomm -n '__acomm_at \'channel join\' 1' -f -a '(__acomm_words agents)'
 
 # acomm channel leave
+complete -c acomm -n '__acomm_is \'channel leave\'' -l as -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'channel leave\'' -l as -r -f -d 'The acting agent'
 complete -c acomm -n '__acomm_at \'channel leave\' 0' -f -a '(__acomm_words channels)'
 complete -c acomm -n '__acomm_at \'channel leave\' 1' -f -a '(__acomm_words agents)'
 
@@ -312,16 +335,56 @@ complete -c acomm -n '__acomm_at \'channel leave\' 1' -f -a '(__acomm_words agen
 complete -c acomm -n '__acomm_at \'channel show\' 0' -f -a '(__acomm_words channels)'
 
 # acomm channel pause
+complete -c acomm -n '__acomm_is \'channel pause\'' -l as -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'channel pause\'' -l as -r -f -d 'The acting agent'
 complete -c acomm -n '__acomm_at \'channel pause\' 0' -f -a '(__acomm_words channels)'
 
 # acomm channel resume
+complete -c acomm -n '__acomm_is \'channel resume\'' -l as -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'channel resume\'' -l as -r -f -d 'The acting agent'
 complete -c acomm -n '__acomm_at \'channel resume\' 0' -f -a '(__acomm_words channels)'
 
 # acomm channel drain
+complete -c acomm -n '__acomm_is \'channel drain\'' -l as -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'channel drain\'' -l as -r -f -d 'The acting agent'
 complete -c acomm -n '__acomm_at \'channel drain\' 0' -f -a '(__acomm_words channels)'
 
 # acomm channel close
+complete -c acomm -n '__acomm_is \'channel close\'' -l as -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'channel close\'' -l as -r -f -d 'The acting agent'
 complete -c acomm -n '__acomm_at \'channel close\' 0' -f -a '(__acomm_words channels)'
+
+# acomm channel admin
+complete -c acomm -n '__acomm_is \'channel admin\'' -l revoke -d 'Take the admin rights back'
+complete -c acomm -n '__acomm_is \'channel admin\'' -l as -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'channel admin\'' -l as -r -f -d 'The acting agent'
+complete -c acomm -n '__acomm_at \'channel admin\' 0' -f -a '(__acomm_words channels)'
+complete -c acomm -n '__acomm_at \'channel admin\' 1' -f -a '(__acomm_words agents)'
+
+# acomm channel update
+complete -c acomm -n '__acomm_is \'channel update\'' -l as -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'channel update\'' -l as -r -f -d 'The acting agent'
+complete -c acomm -n '__acomm_is \'channel update\'' -l max-message-size -r -f -d 'e.g'
+complete -c acomm -n '__acomm_is \'channel update\'' -l ack-timeout -r -f -d 'e.g'
+complete -c acomm -n '__acomm_is \'channel update\'' -l max-retries -r -f -d 'Redeliveries before a dead letter'
+complete -c acomm -n '__acomm_is \'channel update\'' -l retry-backoff -r -f -d 'Base back-off, e.g'
+complete -c acomm -n '__acomm_is \'channel update\'' -l retry-jitter -r -f -d 'A fraction, e.g'
+complete -c acomm -n '__acomm_is \'channel update\'' -l echo -l no-echo -d 'Senders receive their own messages'
+complete -c acomm -n '__acomm_is \'channel update\'' -l priority-ordering -l no-priority-ordering -d 'Receive by priority first'
+complete -c acomm -n '__acomm_is \'channel update\'' -l max-pending -r -f -d '0 = unlimited'
+complete -c acomm -n '__acomm_is \'channel update\'' -l dedupe-window -r -f -d 'e.g'
+complete -c acomm -n '__acomm_is \'channel update\'' -l retention-count -r -f -d '`compact` keeps at most this many finished messages (0 = no limit)'
+complete -c acomm -n '__acomm_is \'channel update\'' -l retention-age -r -f -d '`compact` removes finished messages older than this, e.g'
+complete -c acomm -n '__acomm_is \'channel update\'' -l lease -r -f -d 'How long a received or in_progress ack holds a delivery before it i...'
+complete -c acomm -n '__acomm_is \'channel update\'' -l message-ttl -r -f -d 'Messages not read within this are dead-lettered `expired` (send --t...'
+complete -c acomm -n '__acomm_is \'channel update\'' -l retry-failed -l no-retry-failed -d 'A `failed` ack gives the delivery back for a retry (up to --max-ret...'
+complete -c acomm -n '__acomm_at \'channel update\' 0' -f -a '(__acomm_words channels)'
+
+# acomm channel delete
+complete -c acomm -n '__acomm_is \'channel delete\'' -l force -d 'Dead-letter what is still in flight (reason channel_deleted) and de...'
+complete -c acomm -n '__acomm_is \'channel delete\'' -l as -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'channel delete\'' -l as -r -f -d 'The acting agent'
+complete -c acomm -n '__acomm_at \'channel delete\' 0' -f -a '(__acomm_words channels)'
 
 # acomm send
 complete -c acomm -n '__acomm_is \'send\'' -l as -l from -l sender -r -f -a '(__acomm_words agents)'
@@ -570,7 +633,7 @@ complete -c acomm -n '__acomm_is \'deadletter list\'' -s c -l channel -r -f -a '
 complete -c acomm -n '__acomm_is \'deadletter list\'' -s c -l channel -r -f -d 'Only this channel'
 complete -c acomm -n '__acomm_is \'deadletter list\'' -l recipient -r -f -a '(__acomm_words agents)'
 complete -c acomm -n '__acomm_is \'deadletter list\'' -l recipient -r -f -d 'Only this recipient\'s dead letter'
-complete -c acomm -n '__acomm_is \'deadletter list\'' -l reason -r -f -a 'max_retries_exceeded expired recipient_left dispatch_failed no_owner owner_offline federation_max_attempts nacked'
+complete -c acomm -n '__acomm_is \'deadletter list\'' -l reason -r -f -a 'max_retries_exceeded expired recipient_left dispatch_failed no_owner owner_offline federation_max_attempts nacked channel_deleted'
 complete -c acomm -n '__acomm_is \'deadletter list\'' -l reason -r -f -d 'max_retries_exceeded, expired, recipient_left, dispatch_failed, no_...'
 complete -c acomm -n '__acomm_is \'deadletter list\'' -l limit -r -f -d 'At most this many'
 complete -c acomm -n '__acomm_is \'deadletter list\'' -l offset -r -f -d 'Skip this many first'
@@ -585,7 +648,7 @@ complete -c acomm -n '__acomm_is \'deadletter replay\'' -l recipient -r -f -d 'O
 complete -c acomm -n '__acomm_is \'deadletter replay\'' -l all -d 'Every dead letter the filters match, in one transaction'
 complete -c acomm -n '__acomm_is \'deadletter replay\'' -s c -l channel -r -f -a '(__acomm_words channels)'
 complete -c acomm -n '__acomm_is \'deadletter replay\'' -s c -l channel -r -f -d 'With --all: only this channel'
-complete -c acomm -n '__acomm_is \'deadletter replay\'' -l reason -r -f -a 'max_retries_exceeded expired recipient_left dispatch_failed no_owner owner_offline federation_max_attempts nacked'
+complete -c acomm -n '__acomm_is \'deadletter replay\'' -l reason -r -f -a 'max_retries_exceeded expired recipient_left dispatch_failed no_owner owner_offline federation_max_attempts nacked channel_deleted'
 complete -c acomm -n '__acomm_is \'deadletter replay\'' -l reason -r -f -d 'With --all: only this reason'
 complete -c acomm -n '__acomm_is \'deadletter replay\'' -l since -r -f -d 'With --all: dead-lettered at or after this time (ISO 8601 or e.g'
 complete -c acomm -n '__acomm_is \'deadletter replay\'' -l dry-run -d 'With --all: count what would be replayed, change nothing'

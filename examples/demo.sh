@@ -113,8 +113,8 @@ inbox planner
 section "2. Group channel 'release' for all three (priority ordering, metadata)"
 run acomm channel create release --type group --priority-ordering --as planner
 say "channel create prints the new channel's id, send the new message's id"
-run acomm channel join release executor
-run acomm channel join release ci
+run acomm channel join release executor --as planner
+run acomm channel join release ci --as planner
 show_raw 'acomm channel show release | grep participants'
 acomm channel show release | grep participants
 run acomm send release "Goal today: release 1.4 to staging" --meta release=1.4 --as planner

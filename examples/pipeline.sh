@@ -62,7 +62,7 @@ sed 's/^/    /' "$work/.acomm/config.yaml"
 
 say "channels: intake (acks come back to the reporter), code (pub/sub, the reviewer listens)"
 acomm channel create intake --type group --delivery at-least-once --as reporter >/dev/null
-acomm channel join intake triage
+acomm channel join intake triage --as reporter
 acomm channel create code --type pubsub --as fixer >/dev/null
 acomm subscribe code 'review.#' --as reviewer
 

@@ -684,3 +684,16 @@ def m011_channels_version(conn: sqlite3.Connection, now_ms: int) -> None:
             conn.execute(
                 f"CREATE TRIGGER {table}_version_{event.lower()} AFTER {event} ON {table}"
                 " BEGIN UPDATE channels_version SET token = token + 1 WHERE id = 1; END")
+
+
+@migration
+def m013_channel_admins(conn: sqlite3.Connection, now_ms: int) -> None:
+    # Issue 19: only a channel's owner, or a participant the owner made an admin, may change
+    # its state, settings or membership. The owner is `channels.owner` (set by `channel create`
+    # since m001, so every existing channel has one: its creator); an admin is a participant
+    # with this flag, granted and revoked by `channel admin`. A flag on the participant (not a
+    # table of its own) so that leaving ends the grant, and a send's channel read stays one
+    # query. Existing rows: no admins (0).
+    _script(conn, """
+        ALTER TABLE participants ADD COLUMN admin INTEGER NOT NULL DEFAULT 0;
+    """)

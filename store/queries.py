@@ -79,10 +79,10 @@ def _channel(row: Sequence[Any], participants: tuple[Participant, ...]) -> Chann
 
 def participants(conn: sqlite3.Connection, channel_id: int) -> tuple[Participant, ...]:
     rows = conn.execute(
-        "SELECT agent, role FROM participants WHERE channel_id = ? ORDER BY joined_at, agent",
-        (channel_id,),
+        "SELECT agent, role, admin FROM participants WHERE channel_id = ?"
+        " ORDER BY joined_at, agent", (channel_id,),
     ).fetchall()
-    return tuple(Participant(a, _ROLES[r]) for a, r in rows)
+    return tuple(Participant(a, _ROLES[r], bool(adm)) for a, r, adm in rows)
 
 
 def channel_by_name(conn: sqlite3.Connection, name: str) -> Channel | None:
@@ -102,20 +102,26 @@ def channel_by_pair(conn: sqlite3.Connection, pair: str) -> Channel | None:
     return _channel(row, participants(conn, row[0])) if row else None
 
 
+_NOT_DELETED = r"name NOT LIKE '\_deleted:%' ESCAPE '\'"
+
+
 def list_channels(conn: sqlite3.Connection) -> list[Channel]:
-    rows = conn.execute(f"SELECT {_CHANNEL_COLS} FROM channels ORDER BY id").fetchall()
+    """Every channel but the deleted ones (their history stays, under `_deleted:ID:NAME`)."""
+    rows = conn.execute(f"SELECT {_CHANNEL_COLS} FROM channels WHERE {_NOT_DELETED}"
+                        " ORDER BY id").fetchall()
     members: dict[int, list[Participant]] = {}
-    for cid, agent, role in conn.execute(
-        "SELECT channel_id, agent, role FROM participants ORDER BY joined_at, agent"
+    for cid, agent, role, admin in conn.execute(
+        "SELECT channel_id, agent, role, admin FROM participants ORDER BY joined_at, agent"
     ):
-        members.setdefault(cid, []).append(Participant(agent, _ROLES[role]))
+        members.setdefault(cid, []).append(Participant(agent, _ROLES[role], bool(admin)))
     return [_channel(r, tuple(members.get(r[0], ()))) for r in rows]
 
 
 def channel_names(conn: sqlite3.Connection) -> list[str]:
     """Names a user may type (shell completion): every channel but the implicit direct ones."""
     return [r[0] for r in conn.execute(
-        "SELECT name FROM channels WHERE direct_pair IS NULL ORDER BY name")]
+        f"SELECT name FROM channels WHERE direct_pair IS NULL AND {_NOT_DELETED}"
+        " ORDER BY name")]
 
 
 def agent_ids(conn: sqlite3.Connection) -> list[str]:
@@ -146,9 +152,52 @@ def set_channel_state(conn: sqlite3.Connection, channel_id: int, state: str) -> 
 
 def insert_participant(conn: sqlite3.Connection, channel_id: int, agent: str, role: str,
                        now: int) -> bool:
-    cur = conn.execute("INSERT OR IGNORE INTO participants VALUES (?, ?, ?, ?)",
-                       (channel_id, agent, role, now))
+    cur = conn.execute("INSERT OR IGNORE INTO participants (channel_id, agent, role, joined_at)"
+                       " VALUES (?, ?, ?, ?)", (channel_id, agent, role, now))
     return cur.rowcount == 1
+
+
+def set_admin(conn: sqlite3.Connection, channel_id: int, agent: str, admin: bool) -> bool:
+    """Grant or revoke a participant's admin flag; False when it already was so."""
+    cur = conn.execute("UPDATE participants SET admin = ? WHERE channel_id = ? AND agent = ?"
+                       " AND admin != ?", (int(admin), channel_id, agent, int(admin)))
+    return cur.rowcount == 1
+
+
+# The settings `channel update` may change: ChannelConfig fields = channels columns.
+UPDATABLE = ("max_message_size", "ack_timeout_ms", "max_retries", "retry_backoff_ms",
+             "retry_jitter", "echo", "priority_ordering", "max_pending", "dedupe_window_ms",
+             "retention_count", "retention_age_ms", "lease_ms", "message_ttl_ms",
+             "retry_failed")
+
+
+def update_channel_config(conn: sqlite3.Connection, channel_id: int,
+                          values: dict[str, Any]) -> None:
+    """Write new settings (keys from UPDATABLE only: they become column names)."""
+    cols = [k for k in values if k in UPDATABLE]
+    assert len(cols) == len(values), f"not updatable: {set(values) - set(cols)}"
+    if cols:
+        conn.execute(f"UPDATE channels SET {', '.join(f'{c} = ?' for c in cols)} WHERE id = ?",
+                     (*(int(v) if isinstance(v, bool) else v for v in values.values()),
+                      channel_id))
+
+
+def retire_channel(conn: sqlite3.Connection, channel_id: int, new_name: str) -> None:
+    """`channel delete`: closed for good under a reserved name, its own free again."""
+    conn.execute("UPDATE channels SET name = ?, state = 'closed', direct_pair = NULL"
+                 " WHERE id = ?", (new_name, channel_id))
+
+
+def in_flight(conn: sqlite3.Connection, channel_id: int) -> list[tuple[int, str, int]]:
+    """(message_id, recipient, retry_count) of a channel's deliveries not yet finished:
+    queued, waiting (scheduled or backing off), unread, or read and still owed an ack (as
+    `pending_deliveries_of`, for every recipient)."""
+    return conn.execute(
+        "SELECT message_id, recipient, retry_count FROM deliveries WHERE channel_id = ?"
+        " AND (state IN ('unread', 'waiting', 'queued') OR (tracked = 1 AND state = 'read'))"
+        " ORDER BY message_id, recipient",
+        (channel_id,),
+    ).fetchall()
 
 
 def delete_participant(conn: sqlite3.Connection, channel_id: int, agent: str) -> bool:

@@ -35,13 +35,13 @@ def day1(cli, clock, env=None) -> Traffic:
     t = Traffic()
     clock.move_to(DAY1)
     ok("channel", "create", "chat", "--as", "alice")
-    ok("channel", "join", "chat", "bob")
-    ok("channel", "join", "chat", "carol")
+    ok("channel", "join", "chat", "--as", "alice", "bob")
+    ok("channel", "join", "chat", "--as", "alice", "carol")
     ok("channel", "create", "work", "--as", "planner", "--delivery", "at-least-once",
        "--ack-timeout", "60s", "--max-retries", "1", "--retry-backoff", "1s")
-    ok("channel", "join", "work", "executor")
+    ok("channel", "join", "work", "--as", "planner", "executor")
     ok("channel", "create", "once", "--as", "planner", "--delivery", "exactly-once")
-    ok("channel", "join", "once", "executor")
+    ok("channel", "join", "once", "--as", "planner", "executor")
 
     t.chat = [_send(cli, env, "chat", f"hello {i}", "alice") for i in range(3)]
     t.acked = _send(cli, env, "work", "deploy", "planner", "--type", "command")

@@ -94,7 +94,7 @@ MakeChannel = Callable[..., Path]
 @pytest.fixture
 def make_channel(cli: Cli, store: Path) -> MakeChannel:
     """`make_channel(name, owner, *members, **flags)`: `acomm channel create NAME --as OWNER`,
-    then `acomm channel join NAME MEMBER` for each member; returns the store's path.
+    then `acomm channel join NAME MEMBER --as OWNER` for each member; returns the store's path.
 
     Flags are `channel create` options by parameter name: `type="pubsub"`,
     `delivery="at-least-once"`, `ack_timeout="10s"`, `max_pending=3`; `True`/`False` give
@@ -109,7 +109,7 @@ def make_channel(cli: Cli, store: Path) -> MakeChannel:
                 args += [f"--{option}", str(value)]
         cli.ok(*args)
         for member in members:
-            cli.ok("channel", "join", name, member)
+            cli.ok("channel", "join", name, member, "--as", owner)
         return store
     return make
 

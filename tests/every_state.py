@@ -49,20 +49,20 @@ def build(cli, clock) -> Ids:
     # receiver's due timers); `doom` dead-letters at its first deadline.
     cli.ok("channel", "create", "work", "--as", "planner", "--delivery", "at-least-once",
            "--ack-timeout", "1d")
-    cli.ok("channel", "join", "work", "executor")
+    cli.ok("channel", "join", "work", "--as", "planner", "executor")
     cli.ok("channel", "create", "doom", "--as", "planner", "--delivery", "at-least-once",
            "--ack-timeout", "1m", "--max-retries", "0")
-    cli.ok("channel", "join", "doom", "executor")
+    cli.ok("channel", "join", "doom", "--as", "planner", "executor")
     cli.ok("channel", "create", "chat", "--as", "alice")
-    cli.ok("channel", "join", "chat", "bob")
+    cli.ok("channel", "join", "chat", "--as", "alice", "bob")
     cli.ok("channel", "create", "held", "--as", "planner", "--delivery", "at-least-once",
            "--ack-timeout", "1d", "--max-pending", "1")
-    cli.ok("channel", "join", "held", "executor")
+    cli.ok("channel", "join", "held", "--as", "planner", "executor")
     cli.ok("channel", "create", "news", "--type", "pubsub", "--as", "alice")
     cli.ok("channel", "create", "once", "--as", "planner", "--delivery", "exactly-once")
-    cli.ok("channel", "join", "once", "executor")
+    cli.ok("channel", "join", "once", "--as", "planner", "executor")
     cli.ok("channel", "create", "shut", "--as", "alice")
-    cli.ok("channel", "join", "shut", "bob")
+    cli.ok("channel", "join", "shut", "--as", "alice", "bob")
 
     dead_discarded = send(cli, "doom", "doomed 1", "planner")
     dead_old_letter = send(cli, "doom", "doomed 2", "planner")
@@ -99,7 +99,7 @@ def build(cli, clock) -> Ids:
     cli.ok("ack", once, "--as", "executor")
 
     closed_unread = send(cli, "shut", "never read", "alice")
-    cli.ok("channel", "close", "shut")
+    cli.ok("channel", "close", "shut", "--as", "alice")
 
     at(clock, NOW - timedelta(minutes=1))
     recent_acked = send(cli, "work", "just done", "planner")

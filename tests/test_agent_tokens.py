@@ -29,7 +29,7 @@ def node(cli, isolated_env):
     """This test's store as node `na`, with a channel `team` of alice and bob."""
     cli.ok("node", "init", "--id", "na")
     cli.ok("channel", "create", "team", "--as", "alice")
-    cli.ok("channel", "join", "team", "bob")
+    cli.ok("channel", "join", "team", "bob", "--as", "alice")
     return isolated_env
 
 
@@ -132,7 +132,7 @@ def gw(make) -> tuple[Node, Agent]:
     agent of the shell, both in channel `team`."""
     na = make("na")
     na.ok("channel", "create", "team", "--as", "alice")
-    na.ok("channel", "join", "team", "bob")
+    na.ok("channel", "join", "team", "bob", "--as", "alice")
     token = na.ok("token", "create", "--agent", "bob", "--ttl", "1h")["token"]
     na.start()
     assert na.url is not None

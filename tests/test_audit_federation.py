@@ -113,7 +113,7 @@ def test_dispatch_receipts_are_exported_and_audited_by_status_and_agent(spark, c
     for name, code in (("ok.sh", 0), ("no.sh", 1)):
         (agents / name).write_text(f"#!/bin/sh\ncat >/dev/null\nexit {code}\n")
         (agents / name).chmod(0o755)
-    cli.ok("channel", "join", "team", "carol")
+    cli.ok("channel", "join", "team", "--as", "alice", "carol")
     (team.parent / "config.yaml").write_text(json.dumps({"agents": {
         "bob": {"run": str(agents / "ok.sh")}, "carol": {"run": str(agents / "no.sh")}}}))
     for i in range(2):

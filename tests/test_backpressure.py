@@ -41,7 +41,7 @@ def test_max_active_messages_at_its_boundary(cli, team, monkeypatch):
 def test_acked_messages_free_active_slots(cli, store, monkeypatch):
     monkeypatch.setenv("ACOMM_MAX_ACTIVE_MESSAGES", "1")
     cli.ok("channel", "create", "w", "--as", "a", "--delivery", "at-least-once")
-    cli.ok("channel", "join", "w", "b")
+    cli.ok("channel", "join", "w", "--as", "a", "b")
     mid = int(cli.ok("send", "w", "job", "--as", "a").stdout)
     cli.ok("receive", "--as", "b")  # read but not acked: still active
     assert cli("send", "w", "next", "--as", "a").exit_code == 6
@@ -54,7 +54,7 @@ def test_acked_messages_free_active_slots(cli, store, monkeypatch):
 
 def test_max_pending_queues_and_releases_oldest_first(cli, store):
     cli.ok("channel", "create", "q", "--as", "a", "--max-pending", "2")
-    cli.ok("channel", "join", "q", "b")
+    cli.ok("channel", "join", "q", "--as", "a", "b")
     ids = [int(cli.ok("send", "q", f"m{i}", "--as", "a").stdout) for i in range(4)]
     states = [cli.ok("show", i, "--json").json()["deliveries"][0]["state"] for i in ids]
     assert states == ["unread", "unread", "queued", "queued"]
@@ -72,7 +72,7 @@ def test_max_pending_queues_and_releases_oldest_first(cli, store):
 def test_max_pending_on_tracked_channels_releases_on_ack(cli, store):
     cli.ok("channel", "create", "q", "--as", "a", "--max-pending", "1", "--delivery",
            "at-least-once")
-    cli.ok("channel", "join", "q", "b")
+    cli.ok("channel", "join", "q", "--as", "a", "b")
     one = int(cli.ok("send", "q", "one", "--as", "a").stdout)
     two = int(cli.ok("send", "q", "two", "--as", "a").stdout)
     cli.ok("receive", "--as", "b")
@@ -103,7 +103,7 @@ def test_capacity_warning_above_ninety_percent(conn):
 
 def test_sigkill_during_a_large_batch_leaves_none_or_all(store, tmp_path):
     assert run("channel", "create", "bulk", "--as", "a").returncode == 0
-    assert run("channel", "join", "bulk", "b").returncode == 0
+    assert run("channel", "join", "bulk", "--as", "a", "b").returncode == 0
     batch = tmp_path / "big.jsonl"
     with open(batch, "w") as fh:
         for i in range(200_000):
@@ -136,7 +136,7 @@ def test_four_senders_and_a_ticker_lose_nothing(store):
     assert run("channel", "create", "busy", "--as", "a", "--delivery", "at-least-once",
                "--ack-timeout", "50ms", "--retry-backoff", "10ms").returncode == 0
     for who in ("b", "c", "d"):
-        assert run("channel", "join", "busy", who).returncode == 0
+        assert run("channel", "join", "busy", "--as", "a", who).returncode == 0
     script = (
         "import subprocess, sys\n"
         "ids = []\n"

@@ -61,7 +61,7 @@ def test_mirror_file_exists_while_unread_and_goes_on_receive(cli, store, team, d
 def test_ack_takes_the_file_away(cli, store, dirs):
     """FR-3.3: acknowledging (acomm marks the delivery done) removes the mirror too."""
     cli.ok("channel", "create", "jobs", "--as", "alice", "--delivery", "at-least-once")
-    cli.ok("channel", "join", "jobs", "bob")
+    cli.ok("channel", "join", "jobs", "--as", "alice", "bob")
     mid = int(cli.ok("send", "jobs", "build", "--as", "alice").stdout)
     f = dirs["inbox"] / "bob" / f"{mid}.json"
     assert f.exists()
@@ -157,8 +157,8 @@ def test_team_inbox_concurrent_writers_keep_everything(cli, store, dirs, monkeyp
 def test_team_entry_read_true_marks_read_and_receive_sets_it(cli, store, team, dirs):
     """FR-3.4 read state both ways: `read: true` in the native file marks the delivery read on
     the next tick; acomm reading a delivery sets its entry `read: true`."""
-    cli.ok("channel", "join", "team", "w1@crew")
-    cli.ok("channel", "join", "team", "w2@crew")
+    cli.ok("channel", "join", "team", "--as", "alice", "w1@crew")
+    cli.ok("channel", "join", "team", "--as", "alice", "w2@crew")
     mid = int(cli.ok("send", "team", "go", "--as", "alice").stdout)
     f1 = dirs["teams"] / "crew" / "inboxes" / "w1.json"
     entries = json.loads(f1.read_text())
@@ -180,7 +180,7 @@ def test_malformed_team_inbox_is_never_overwritten_and_is_retried(cli, store, te
     inbox.mkdir(parents=True)
     bad = b'[{"from": "x", "text": "half'
     (inbox / "w.json").write_bytes(bad)
-    cli.ok("channel", "join", "team", "w@crew")
+    cli.ok("channel", "join", "team", "--as", "alice", "w@crew")
     with freeze_time("2025-01-01T00:00:00Z"):
         r = cli("send", "team", "go", "--as", "alice")
         assert r.exit_code == 0 and "mirror write(s) failed" in r.stderr
@@ -207,7 +207,7 @@ def test_malformed_team_inbox_is_never_overwritten_and_is_retried(cli, store, te
 def test_read_entries_past_the_ttl_are_pruned_unread_never(cli, store, team, dirs):
     """FR-3.8: read entries older than bridge.read_ttl (24 h) go; unread ones stay whatever
     their age; younger read ones stay."""
-    cli.ok("channel", "join", "team", "w@crew")
+    cli.ok("channel", "join", "team", "--as", "alice", "w@crew")
     inbox = dirs["teams"] / "crew" / "inboxes"
     inbox.mkdir(parents=True)
     (inbox / "w.json").write_text(json.dumps([
@@ -235,7 +235,7 @@ def test_response_files_become_messages_replies_and_acks(cli, store, team, dirs)
     """FR-3.9 positive path: each response file goes through the pipeline (as the agent of
     its directory) and is deleted once its message is committed."""
     cli.ok("channel", "create", "jobs", "--as", "alice", "--delivery", "at-least-once")
-    cli.ok("channel", "join", "jobs", "bob")
+    cli.ok("channel", "join", "jobs", "--as", "alice", "bob")
     job = int(cli.ok("send", "jobs", "build it", "--as", "alice").stdout)
     qid = cli.ok("query", "team", "status?", "--as", "alice", "--json").json()
     files = [
@@ -314,7 +314,7 @@ def test_symlinks_and_dotdot_are_refused(cli, store, team, dirs, tmp_path):
     inbox = dirs["teams"] / "crew" / "inboxes"
     inbox.mkdir(parents=True)
     (inbox / "w.json").symlink_to(secret)
-    cli.ok("channel", "join", "team", "w@crew")
+    cli.ok("channel", "join", "team", "--as", "alice", "w@crew")
     cli.ok("send", "team", "again", "--as", "alice")
     assert secret.read_text() == "[]" and (inbox / "w.json").is_symlink()
     # a response file that is a link is not ingested, and its target stays
@@ -357,7 +357,7 @@ def test_a_redelivered_message_is_mirrored_again(cli, store, dirs):
     file back (and its team entry unread again, not a second entry)."""
     cli.ok("channel", "create", "jobs", "--as", "alice", "--delivery", "at-least-once",
            "--ack-timeout", "10s", "--retry-backoff", "1s")
-    cli.ok("channel", "join", "jobs", "w@crew")
+    cli.ok("channel", "join", "jobs", "--as", "alice", "w@crew")
     with freeze_time("2025-01-01T00:00:00Z"):
         mid = int(cli.ok("send", "jobs", "build", "--as", "alice").stdout)
         cli.ok("receive", "--as", "w@crew")
@@ -386,7 +386,7 @@ def test_bridge_settings_from_the_config_file(cli, store, team, tmp_path):
 def test_a_team_name_that_is_not_a_plain_name_is_never_a_path(cli, store, team, dirs):
     """Agent ids are validated before they become paths; a team part such as `.x` (a hidden
     directory) is refused as a path component: the mirror fails, the send does not."""
-    cli.ok("channel", "join", "team", "w@.x")
+    cli.ok("channel", "join", "team", "--as", "alice", "w@.x")
     r = cli("send", "team", "go", "--as", "alice")
     assert r.exit_code == 0 and "failed" in r.stderr
     assert not (dirs["teams"] / ".x").exists()
@@ -441,7 +441,7 @@ def test_the_record_carries_read_false_and_default_metadata(cli, store, team, di
     content, type, an ISO 8601 timestamp, metadata defaulting to {} (or as given) and, in a
     native inbox, `read: false`. Negative path: a record is never mirrored read while its
     delivery is unread, and unread ones are never pruned (FR-3.8)."""
-    cli.ok("channel", "join", "team", "w@crew")
+    cli.ok("channel", "join", "team", "--as", "alice", "w@crew")
     plain = int(cli.ok("send", "team", "go", "--as", "alice", "--type", "command").stdout)
     meta = int(cli.ok("send", "team", "again", "--as", "alice", "--meta", "k=v").stdout)
     docs = [json.loads((dirs["inbox"] / "w@crew" / f"{m}.json").read_text())
@@ -490,7 +490,7 @@ def test_deliveries_made_unread_by_other_commands_get_their_files_at_once(cli, s
     by `receive` or `ack`, a redelivery applied by `receive`, `deadletter replay`) has its
     inbox file right after that command, without waiting for a tick."""
     cli.ok("channel", "create", "q", "--as", "alice", "--max-pending", "1")
-    cli.ok("channel", "join", "q", "bob")
+    cli.ok("channel", "join", "q", "--as", "alice", "bob")
     first = int(cli.ok("send", "q", "one", "--as", "alice").stdout)
     queued = int(cli.ok("send", "q", "two", "--as", "alice").stdout)
     assert _state(store, queued, "bob") == "queued"
@@ -503,7 +503,7 @@ def test_deliveries_made_unread_by_other_commands_get_their_files_at_once(cli, s
     cli.ok("channel", "create", "jobs", "--as", "alice", "--delivery", "at-least-once",
            "--max-pending", "1", "--ack-timeout", "10s", "--retry-backoff", "1s",
            "--max-retries", "1")
-    cli.ok("channel", "join", "jobs", "carol")
+    cli.ok("channel", "join", "jobs", "--as", "alice", "carol")
     with freeze_time("2025-01-01T00:00:00Z"):
         job = int(cli.ok("send", "jobs", "build", "--as", "alice").stdout)
         held = int(cli.ok("send", "jobs", "test", "--as", "alice").stdout)
@@ -534,7 +534,7 @@ def test_the_unread_queue_stays_bounded_without_a_bridge_process(cli, store, dir
     deliveries made unread, but a queued row leaves once its delivery is read: the table
     never holds more rows than there are unread deliveries; a configured sync drains it."""
     cli.ok("channel", "create", "q", "--as", "alice", "--max-pending", "1")
-    cli.ok("channel", "join", "q", "bob")
+    cli.ok("channel", "join", "q", "--as", "alice", "bob")
     cli.ok("send", "q", "first", "--as", "alice")  # creates the bridge's triggers
     for name in ("INBOX", "OUTBOX", "TEAMS"):
         monkeypatch.delenv(f"ACOMM_BRIDGE_{name}_DIR")
@@ -587,10 +587,10 @@ def test_a_response_file_refused_for_now_is_retried_until_it_goes_through(
     yet in the channel) is not bad: it stays, is reported once with that reason, and every
     tick tries it again; once the state changes it is ingested and the report goes."""
     if refusal == "paused channel":
-        cli.ok("channel", "pause", "team")
-        agent, fix = "bob", ("channel", "resume", "team")
+        cli.ok("channel", "pause", "team", "--as", "alice")
+        agent, fix = "bob", ("channel", "resume", "team", "--as", "alice")
     else:
-        agent, fix = "carol", ("channel", "join", "team", "carol")
+        agent, fix = "carol", ("channel", "join", "team", "--as", "alice", "carol")
     f = _outbox(dirs, agent, "r.json", {"channel": "team", "content": "later"})
     r = cli("tick", "--json")
     assert r.exit_code == 0 and r.json()["bridge"]["deferred_files"] == 1
@@ -689,7 +689,7 @@ def test_a_read_only_inbox_directory_fails_the_mirror_until_writable(nobody):
     _mkdirs(u, u.dirs["inbox"])
     os.chmod(u.dirs["inbox"], 0o555)
     u.ok("00:00:00", "channel", "create", "team", "--as", "alice")
-    u.ok("00:00:00", "channel", "join", "team", "bob")
+    u.ok("00:00:00", "channel", "join", "team", "--as", "alice", "bob")
     r = u.ok("00:00:00", "send", "team", "go", "--as", "alice")
     mid = int(r.stdout)
     assert "mirror write(s) failed" in r.stderr
@@ -715,7 +715,7 @@ def test_a_failed_mirror_removal_is_kept_and_retried(nobody, kind):
     u = nobody
     agent = "bob" if kind == "inbox" else "w@crew"
     u.ok("00:00:00", "channel", "create", "team", "--as", "alice")
-    u.ok("00:00:00", "channel", "join", "team", agent)
+    u.ok("00:00:00", "channel", "join", "team", "--as", "alice", agent)
     mid = int(u.ok("00:00:00", "send", "team", "go", "--as", "alice").stdout)
     inbox_file = u.dirs["inbox"] / agent / f"{mid}.json"
     team_file = u.dirs["teams"] / "crew" / "inboxes" / "w.json"
@@ -753,7 +753,7 @@ def test_a_response_file_that_cannot_be_deleted_is_never_sent_twice(nobody):
     u = nobody
     u.ok("00:00:00", "channel", "create", "jobs", "--as", "alice", "--delivery",
          "at-least-once")
-    u.ok("00:00:00", "channel", "join", "jobs", "bob")
+    u.ok("00:00:00", "channel", "join", "jobs", "--as", "alice", "bob")
     job = int(u.ok("00:00:00", "send", "jobs", "build", "--as", "alice").stdout)
     chat = int(u.ok("00:00:00", "send", "jobs", "hello", "--type", "notification",
                     "--as", "alice").stdout)
@@ -799,7 +799,7 @@ def test_mirror_files_and_team_inboxes_are_synced_before_they_are_renamed(
     """A power loss right after os.replace must not leave an empty file: the temporary file
     is fsynced before the rename and its directory after it. The store stays real; only the
     two system calls are watched (their order is the point)."""
-    cli.ok("channel", "join", "team", "carol@crew")
+    cli.ok("channel", "join", "team", "--as", "alice", "carol@crew")
     calls: list[tuple[str, str]] = []
     real_fsync, real_replace = os.fsync, os.replace
 

@@ -28,7 +28,7 @@ def pair(store):
     a = opening.connect(store, create=False)
     b = opening.connect(store, create=False)
     channels.create_channel(b, "team", "group", "alice", channels.channel_config(), NOW)
-    channels.join_channel(b, "team", "bob", "member", NOW)
+    channels.join_channel(b, "team", "bob", "member", NOW, by="alice")
     yield a, b
     a.close()
     b.close()
@@ -37,12 +37,12 @@ def pair(store):
 def test_a_membership_change_on_another_connection_is_honoured_by_the_next_send(pair):
     a, b = pair
     assert _send(a).recipients == ("bob",)  # `a` has cached team now
-    channels.join_channel(b, "team", "carol", "member", NOW)
+    channels.join_channel(b, "team", "carol", "member", NOW, by="alice")
     assert _send(a).recipients == ("bob", "carol")
-    channels.leave_channel(b, "team", "bob", NOW)
+    channels.leave_channel(b, "team", "bob", NOW, by="bob")
     assert _send(a).recipients == ("carol",)
-    channels.leave_channel(b, "team", "carol", NOW)
-    channels.join_channel(b, "team", "dave", "observer", NOW)
+    channels.leave_channel(b, "team", "carol", NOW, by="carol")
+    channels.join_channel(b, "team", "dave", "observer", NOW, by="alice")
     with pytest.raises(NotParticipant):  # dave joined, as an observer: he may not send
         _send(a, sender="bob")
 
@@ -50,17 +50,17 @@ def test_a_membership_change_on_another_connection_is_honoured_by_the_next_send(
 def test_a_state_change_on_another_connection_is_honoured_by_the_next_send(pair):
     a, b = pair
     _send(a)
-    channels.change_channel_state(b, "team", "pause")
+    channels.change_channel_state(b, "team", "pause", by="alice")
     with pytest.raises(InvalidState):
         _send(a)
-    channels.change_channel_state(b, "team", "resume")
+    channels.change_channel_state(b, "team", "resume", by="alice")
     assert _send(a).recipients == ("bob",)
 
 
 def test_a_subscription_on_another_connection_routes_the_next_pubsub_send(pair):
     a, b = pair
     channels.create_channel(b, "events", "pubsub", "alice", channels.channel_config(), NOW)
-    channels.join_channel(b, "events", "bob", "member", NOW)
+    channels.join_channel(b, "events", "bob", "member", NOW, by="alice")
     assert _send(a, "events", topic="build.done").recipients == ()
     channels.subscribe(b, "events", "build.*", "bob", NOW)
     assert _send(a, "events", topic="build.done").recipients == ("bob",)
@@ -71,7 +71,7 @@ def test_a_subscription_on_another_connection_routes_the_next_pubsub_send(pair):
 def test_a_change_made_by_another_process_is_honoured_by_the_next_send(pair, store):
     a, _ = pair
     _send(a)
-    r = run("channel", "join", "team", "carol")
+    r = run("channel", "join", "team", "carol", "--as", "alice")
     assert r.returncode == 0, r.stderr
     assert _send(a).recipients == ("bob", "carol")
 
@@ -84,9 +84,9 @@ def test_a_rolled_back_change_on_the_same_connection_is_not_remembered(pair):
     a, b = pair
     _send(a)
     with pytest.raises(RuntimeError), write(a):
-        channels.join_channel(a, "team", "carol", "member", NOW)
+        channels.join_channel(a, "team", "carol", "member", NOW, by="alice")
         assert _send(a).recipients == ("bob", "carol")
         raise RuntimeError("roll it all back")
-    channels.join_channel(b, "team", "erin", "member", NOW)
+    channels.join_channel(b, "team", "erin", "member", NOW, by="alice")
     assert _send(a).recipients == ("bob", "erin")
     assert _send(a).recipients == ("bob", "erin")

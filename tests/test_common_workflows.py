@@ -9,7 +9,7 @@ from freezegun import freeze_time
 def test_one_to_one_task_delegation(cli, store):
     cli.ok("channel", "create", "planner-executor", "--type", "direct", "--as", "agent-planner",
            "--delivery", "at-least-once")
-    cli.ok("channel", "join", "planner-executor", "agent-executor")
+    cli.ok("channel", "join", "planner-executor", "--as", "agent-planner", "agent-executor")
     mid = int(cli.ok("send", "planner-executor", "Deploy the authentication service to staging",
                      "--type", "command", "--as", "agent-planner").stdout)
     got = cli.ok("receive", "planner-executor", "--as", "agent-executor", "--json").json()
@@ -28,8 +28,8 @@ def test_one_to_one_task_delegation(cli, store):
 
 def test_threaded_conversation(cli, store):
     cli.ok("channel", "create", "discussion", "--type", "group", "--as", "agent-lead")
-    cli.ok("channel", "join", "discussion", "agent-researcher")
-    cli.ok("channel", "join", "discussion", "agent-reviewer")
+    cli.ok("channel", "join", "discussion", "--as", "agent-lead", "agent-researcher")
+    cli.ok("channel", "join", "discussion", "--as", "agent-lead", "agent-reviewer")
     corr = cli.ok("query", "discussion", "What is the recommended connection pool size for "
                   "10K concurrent users?", "--as", "agent-lead",
                   "--timeout", "30s").stdout.strip()
@@ -53,7 +53,7 @@ def test_threaded_conversation(cli, store):
 
 def test_response_counts_as_the_responders_ack(cli, store):
     cli.ok("channel", "create", "ask", "--as", "lead", "--delivery", "at-least-once")
-    cli.ok("channel", "join", "ask", "helper")
+    cli.ok("channel", "join", "ask", "--as", "lead", "helper")
     with freeze_time("2026-01-01 00:00:00") as clock:
         corr = cli.ok("query", "ask", "status?", "--as", "lead").stdout.strip()
         qid = cli.ok("thread", corr, "--json").json()["messages"][0]["id"]
@@ -75,7 +75,7 @@ def test_respond_and_thread_errors(cli, store):
 def test_querying_message_history(cli, store):
     cli.ok("channel", "create", "ops", "--as", "boss", "--delivery", "at-least-once",
            "--max-retries", "0", "--ack-timeout", "5s")
-    cli.ok("channel", "join", "ops", "worker")
+    cli.ok("channel", "join", "ops", "--as", "boss", "worker")
     with freeze_time("2026-01-01 00:00:00") as clock:
         old = int(cli.ok("send", "ops", "old command", "--type", "command", "--as",
                          "boss").stdout)

@@ -137,7 +137,7 @@ def test_message_ids_are_never_reused_after_compaction(cli, store):
 
 def test_vacuum_gives_the_space_back(cli, store):
     cli.ok("channel", "create", "chat", "--as", "alice")
-    cli.ok("channel", "join", "chat", "bob")
+    cli.ok("channel", "join", "chat", "--as", "alice", "bob")
     body = "x" * 4000
     batch = "".join(json.dumps({"channel": "chat", "from": "alice", "content": body}) + "\n"
                     for _ in range(300))
@@ -156,7 +156,7 @@ def test_vacuum_gives_the_space_back(cli, store):
 
 def test_an_unknown_delivery_state_is_kept(cli, store):
     cli.ok("channel", "create", "chat", "--as", "alice")
-    cli.ok("channel", "join", "chat", "bob")
+    cli.ok("channel", "join", "chat", "--as", "alice", "bob")
     mid = int(cli.ok("send", "chat", "hi", "--as", "alice").stdout)
     cli.ok("receive", "--as", "bob")
     c = sqlite3.connect(store)
@@ -170,8 +170,8 @@ def test_an_unknown_delivery_state_is_kept(cli, store):
 def test_a_hand_made_queued_delivery_is_kept(cli, store):
     """A queued delivery written straight into the store, next to a terminal one."""
     cli.ok("channel", "create", "chat", "--as", "alice")
-    cli.ok("channel", "join", "chat", "bob")
-    cli.ok("channel", "join", "chat", "carol")
+    cli.ok("channel", "join", "chat", "--as", "alice", "bob")
+    cli.ok("channel", "join", "chat", "--as", "alice", "carol")
     mid = int(cli.ok("send", "chat", "hi", "--as", "alice").stdout)
     cli.ok("receive", "--as", "bob")
     c = sqlite3.connect(store)
@@ -263,7 +263,7 @@ def test_channel_retention_removes_only_finished_messages_beyond_it(cli, store):
     cli.ok("channel", "create", "aged", "--as", "a", "--retention-age", "1h")
     cli.ok("channel", "create", "keep", "--as", "a")
     for ch in ("short", "aged", "keep"):
-        cli.ok("channel", "join", ch, "b")
+        cli.ok("channel", "join", ch, "b", "--as", "a")
     doc = cli.ok("channel", "show", "short", "--json").json()
     assert doc["config"]["retention_count"] == 2
     with freeze_time("2026-01-01 00:00:00") as clock:
@@ -287,7 +287,7 @@ def test_chunked_compaction_removes_the_same_as_one_pass(cli, store, monkeypatch
 
     monkeypatch.setattr(operations, "COMPACT_CHUNK", 3)  # many chunks over a few messages
     cli.ok("channel", "create", "c", "--as", "a")
-    cli.ok("channel", "join", "c", "b")
+    cli.ok("channel", "join", "c", "--as", "a", "b")
     read = [int(cli.ok("send", "c", f"m{i}", "--as", "a").stdout) for i in range(7)]
     cli.ok("receive", "--as", "b")
     unread = int(cli.ok("send", "c", "later", "--as", "a").stdout)

@@ -86,9 +86,11 @@ def test_what_a_value_completes_to_comes_from_its_declared_type():
     assert param(("channel", "create"), "type_").choices == tuple(model.ChannelType)
     assert param(("send",), "type_").choices == tuple(model.MessageType)
     assert param(("channel", "create"), "name").kind is None  # a new channel's name
-    for verb in ("join", "leave", "show", "pause", "resume", "drain", "close"):
+    for verb in ("join", "leave", "show", "pause", "resume", "drain", "close", "admin",
+                 "update", "delete"):
         assert param(("channel", verb), "name").kind == "channel", verb
     assert param(("channel", "join"), "agent").kind == "agent"
+    assert param(("channel", "admin"), "agent").kind == "agent"
     assert param(("deadletter", "list"), "recipient").kind == "agent"
     assert param((), "store").kind == "file" and param(("audit",), "exports").kind == "dir"
 
@@ -164,7 +166,8 @@ def test_zsh_completes_commands_options_and_store_values(team, tmp_path):
     cases = {
         # every command but the hidden ones, in order
         "acomm ch": "".join(f"{name}|" for name in COMMANDS if not name.startswith("_")),
-        "acomm channel s": "create|join|leave|list|show|pause|resume|drain|close|",
+        "acomm channel s": "create|join|leave|list|show|pause|resume|drain|close|admin|update"
+                           "|delete|",
         "acomm channel show ''": "_system|ci-events|team|",
         "acomm send team hi --as ''": "alice|bob|carol|ci|",
         "acomm send --priority ''": "low|normal|high|urgent|critical|",

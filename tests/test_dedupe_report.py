@@ -19,8 +19,8 @@ def _send(cli, *args: str) -> dict:
 def test_an_exactly_once_resend_says_it_was_deduplicated_and_for_whom(cli, store):
     cli.ok("channel", "create", "once", "--as", "p", "--delivery", "exactly-once",
            "--ack-timeout", "10s")
-    cli.ok("channel", "join", "once", "w")
-    cli.ok("channel", "join", "once", "v")
+    cli.ok("channel", "join", "once", "--as", "p", "w")
+    cli.ok("channel", "join", "once", "--as", "p", "v")
     with freeze_time(T0) as clock:
         first = _send(cli)
         assert (first["recipients"], first["deduplicated"], first["suppressed"]) == (
@@ -37,7 +37,7 @@ def test_an_exactly_once_resend_says_it_was_deduplicated_and_for_whom(cli, store
         assert (alone["recipients"], alone["deduplicated"], alone["suppressed"]) == (
             [], False, [])
         # a newcomer gets it; those who had it are named
-        cli.ok("channel", "join", "once", "u")
+        cli.ok("channel", "join", "once", "--as", "p", "u")
         mixed = _send(cli)
         assert (mixed["recipients"], mixed["deduplicated"], mixed["suppressed"]) == (
             ["u"], True, ["v", "w"])
@@ -53,7 +53,7 @@ def test_an_exactly_once_resend_says_it_was_deduplicated_and_for_whom(cli, store
 
 def test_a_batch_and_a_dedupe_key_report_the_same_way(cli, store, tmp_path):
     cli.ok("channel", "create", "once", "--as", "p", "--delivery", "exactly-once")
-    cli.ok("channel", "join", "once", "w")
+    cli.ok("channel", "join", "once", "--as", "p", "w")
     line = {"channel": "once", "from": "p", "content": "x", "correlation_id": "job-2"}
     batch = tmp_path / "b.jsonl"
     batch.write_text(json.dumps(line) + "\n" + json.dumps(line) + "\n")

@@ -21,7 +21,7 @@ def _delivery(cli, mid: int, agent: str) -> dict:
 def work(cli, store):
     """An at-least-once channel with default timers: planner -> executor."""
     cli.ok("channel", "create", "work", "--as", "planner", "--delivery", "at-least-once")
-    cli.ok("channel", "join", "work", "executor")
+    cli.ok("channel", "join", "work", "--as", "planner", "executor")
     return store
 
 
@@ -97,7 +97,7 @@ def test_ack_is_forward_only_and_repeating_is_a_no_op(cli, work):
 
 
 def test_ack_routes_an_acknowledgment_to_the_original_sender_only(cli, work):
-    cli.ok("channel", "join", "work", "watcher")
+    cli.ok("channel", "join", "work", "--as", "planner", "watcher")
     mid = _send_command(cli)
     cli.ok("receive", "--as", "watcher")  # watcher reads the command; it must not get the ack
     cli.ok("ack", mid, "--as", "executor", "--note", "Deployed. Health check passing.")
@@ -111,7 +111,7 @@ def test_ack_routes_an_acknowledgment_to_the_original_sender_only(cli, work):
 
 def test_ack_errors(cli, work):
     mid = _send_command(cli)
-    cli.ok("channel", "join", "work", "outsider")
+    cli.ok("channel", "join", "work", "--as", "planner", "outsider")
     before = sqlite3.connect(work).execute("SELECT count(*) FROM messages").fetchone()
     r = cli("ack", 999, "--as", "executor", "--json")
     assert r.exit_code == 4 and r.error["code"] == "not_found"
@@ -125,8 +125,8 @@ def test_ack_errors(cli, work):
 
 def test_group_recipients_have_their_own_timers(cli, store):
     cli.ok("channel", "create", "crew", "--as", "lead", "--delivery", "at-least-once")
-    cli.ok("channel", "join", "crew", "a")
-    cli.ok("channel", "join", "crew", "b")
+    cli.ok("channel", "join", "crew", "--as", "lead", "a")
+    cli.ok("channel", "join", "crew", "--as", "lead", "b")
     with freeze_time(T0) as clock:
         mid = int(cli.ok("send", "crew", "status?", "--type", "command", "--as", "lead").stdout)
         clock.tick(10)
@@ -207,7 +207,7 @@ def test_discard_and_purge(cli, work):
 
 def test_exactly_once_never_hands_a_read_message_out_twice_across_restarts(cli, store):
     cli.ok("channel", "create", "once", "--as", "p", "--delivery", "exactly-once")
-    cli.ok("channel", "join", "once", "w")
+    cli.ok("channel", "join", "once", "--as", "p", "w")
     with freeze_time(T0) as clock:
         mid = int(cli.ok("send", "once", "charge card", "--type", "command", "--as", "p").stdout)
         assert len(cli.ok("receive", "--as", "w", "--json").json()["messages"]) == 1
@@ -229,7 +229,7 @@ def test_exactly_once_never_hands_a_read_message_out_twice_across_restarts(cli, 
 def test_exactly_once_suppresses_a_resent_correlation_id(cli, store):
     cli.ok("channel", "create", "once", "--as", "p", "--delivery", "exactly-once",
            "--ack-timeout", "10s")
-    cli.ok("channel", "join", "once", "w")
+    cli.ok("channel", "join", "once", "--as", "p", "w")
     with freeze_time(T0) as clock:
         a = cli.ok("send", "once", "x", "--correlation-id", "job-1", "--as", "p",
                    "--json").json()
@@ -246,7 +246,7 @@ def test_exactly_once_suppresses_a_resent_correlation_id(cli, store):
 
 def test_dedupe_key_returns_the_first_id_inside_the_window(cli, store):
     cli.ok("channel", "create", "jobs", "--as", "p", "--dedupe-window", "1h")
-    cli.ok("channel", "join", "jobs", "w")
+    cli.ok("channel", "join", "jobs", "--as", "p", "w")
     with freeze_time(T0) as clock:
         first = cli.ok("send", "jobs", "build", "--dedupe-key", "k1", "--as", "p",
                        "--json").json()
@@ -263,7 +263,7 @@ def test_dedupe_key_returns_the_first_id_inside_the_window(cli, store):
 
 def test_scheduled_sends_wait_until_due(cli, store):
     cli.ok("channel", "create", "later", "--as", "p")
-    cli.ok("channel", "join", "later", "w")
+    cli.ok("channel", "join", "later", "--as", "p", "w")
     with freeze_time(T0) as clock:
         delayed = int(cli.ok("send", "later", "soon", "--delay", "30s", "--as", "p").stdout)
         at = int(cli.ok("send", "later", "at noon", "--deliver-at", "2026-01-01T12:00:00Z",
@@ -282,8 +282,8 @@ def test_scheduled_sends_wait_until_due(cli, store):
 
 def test_query_timeout_expires_unread_deliveries(cli, store):
     cli.ok("channel", "create", "q", "--as", "asker")
-    cli.ok("channel", "join", "q", "slow")
-    cli.ok("channel", "join", "q", "fast")
+    cli.ok("channel", "join", "q", "--as", "asker", "slow")
+    cli.ok("channel", "join", "q", "--as", "asker", "fast")
     with freeze_time(T0) as clock:
         corr = cli.ok("query", "q", "anyone?", "--as", "asker", "--timeout", "1m").stdout.strip()
         cli.ok("receive", "--as", "fast")
@@ -395,7 +395,7 @@ def test_retry_jitter_stays_within_its_fraction(cli, store):
     cli.ok("channel", "create", "j", "--as", "p", "--delivery", "at-least-once",
            "--ack-timeout", "10s", "--retry-backoff", "10s", "--retry-jitter", "0.5",
            "--max-retries", "1")
-    cli.ok("channel", "join", "j", "w")
+    cli.ok("channel", "join", "j", "--as", "p", "w")
     with freeze_time(T0) as clock:
         ids = [int(cli.ok("send", "j", f"m{i}", "--as", "p").stdout) for i in range(40)]
         clock.tick(10)  # every deadline 1 is due: redelivery in [10 s, 15 s) from it
@@ -409,7 +409,7 @@ def test_retry_jitter_stays_within_its_fraction(cli, store):
 def test_exactly_once_suppression_holds_until_twice_the_ack_timeout(cli, store):
     cli.ok("channel", "create", "once", "--as", "p", "--delivery", "exactly-once",
            "--ack-timeout", "10s")
-    cli.ok("channel", "join", "once", "w")
+    cli.ok("channel", "join", "once", "--as", "p", "w")
     with freeze_time(T0) as clock:
         cli.ok("send", "once", "x", "--correlation-id", "job-1", "--as", "p")
         clock.tick(19.999)
@@ -424,13 +424,13 @@ def test_replay_revalidates_channel_and_recipient(cli, work):
         mid = _send_command(cli)
         clock.tick(500)
         cli.ok("tick")
-        cli.ok("channel", "leave", "work", "executor")
+        cli.ok("channel", "leave", "work", "--as", "planner", "executor")
         before = snapshot(work)
         r = cli("deadletter", "replay", mid, "--json")
         assert r.exit_code == 5 and r.error["code"] == "not_participant"
         assert snapshot(work) == before
-        cli.ok("channel", "join", "work", "executor")
-        cli.ok("channel", "close", "work")
+        cli.ok("channel", "join", "work", "--as", "planner", "executor")
+        cli.ok("channel", "close", "work", "--as", "planner")
         before = snapshot(work)
         r = cli("deadletter", "replay", mid, "--json")
         assert r.exit_code == 5 and r.error["code"] == "invalid_state"

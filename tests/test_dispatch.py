@@ -95,7 +95,7 @@ def test_a_run_list_runs_without_a_shell_and_a_missing_program_fails_to_start(cl
                                                                               tmp_path):
     configure(team, bob={"run": ["/bin/echo", "$HOME; not expanded"]},
               carol={"run": [str(tmp_path / "nowhere")], "max_attempts": 1})
-    cli.ok("channel", "join", "team", "carol")
+    cli.ok("channel", "join", "team", "--as", "alice", "carol")
     cli.ok("send", "team", "hi", "--as", "alice")
     got = {r["agent"]: r for r in cli.ok("dispatch", "--json").json()["receipts"]}
     assert got["bob"]["reason"] == "$HOME; not expanded"
@@ -217,8 +217,8 @@ def test_a_query_with_empty_stdout_gets_no_answer(cli, team, tmp_path):
 
 def test_an_ack_tracked_message_is_acknowledged_with_stdout_as_note(cli, store, tmp_path):
     cli.ok("channel", "create", "jobs", "--as", "alice", "--delivery", "at-least-once")
-    cli.ok("channel", "join", "jobs", "bob")
-    cli.ok("channel", "join", "jobs", "carol")
+    cli.ok("channel", "join", "jobs", "--as", "alice", "bob")
+    cli.ok("channel", "join", "jobs", "--as", "alice", "carol")
     configure(store, bob={"run": agent_script(tmp_path, "ok.sh", "printf '  deployed 1.4 \\n\\n'")},
               carol={"run": agent_script(tmp_path, "meh.sh", "echo 'not mine'; exit 3")})
     mid = int(cli.ok("send", "jobs", "deploy", "--type", "command", "--as", "alice").stdout)
@@ -237,7 +237,7 @@ def test_an_ack_tracked_message_is_acknowledged_with_stdout_as_note(cli, store, 
 
 def test_a_response_too_large_for_the_channel_is_a_failure(cli, store, tmp_path):
     cli.ok("channel", "create", "small", "--as", "alice", "--max-message-size", "10")
-    cli.ok("channel", "join", "small", "bob")
+    cli.ok("channel", "join", "small", "--as", "alice", "bob")
     configure(store, bob={"run": agent_script(tmp_path, "long.sh", "echo 'far too long an answer'"),
                           "max_attempts": 1})
     corr = cli.ok("query", "small", "hm?", "--as", "alice").stdout.strip()
@@ -318,7 +318,7 @@ def test_rules_every_condition_must_hold_any_value_will_do(on, message, hit):
 
 def test_rules_pick_per_agent_and_with_keep_non_matching_messages_stay_unread(cli, team,
                                                                                tmp_path):
-    cli.ok("channel", "join", "team", "carol")
+    cli.ok("channel", "join", "team", "--as", "alice", "carol")
     rec = agent_script(tmp_path, "rec.sh", 'echo "$ACOMM_AGENT $ACOMM_MESSAGE_ID" >> "$WORK/ran"')
     configure(team, bob={"run": rec, "on": {"types": ["command"]}, "unmatched": "keep"},
               carol={"run": rec, "on": {"types": ["query"]}, "unmatched": "keep"})
@@ -333,7 +333,7 @@ def test_rules_pick_per_agent_and_with_keep_non_matching_messages_stay_unread(cl
 
 def test_a_message_from_the_agent_itself_never_triggers_it(cli, store, tmp_path):
     cli.ok("channel", "create", "loud", "--as", "bob", "--echo")
-    cli.ok("channel", "join", "loud", "alice")
+    cli.ok("channel", "join", "loud", "--as", "bob", "alice")
     configure(store, bob={"run": agent_script(tmp_path, "x.sh", "touch \"$WORK/ran\"")})
     mid = int(cli.ok("send", "loud", "note to self", "--as", "bob").stdout)
     assert state(store, mid, "bob") == "unread"  # echo: bob has a delivery of his own
@@ -372,7 +372,7 @@ def test_most_urgent_first_then_oldest_and_max(cli, team, tmp_path):
 
 def test_a_dedupe_key_already_handled_is_ignored_as_duplicate(cli, team, tmp_path):
     cli.ok("channel", "create", "other", "--as", "alice")
-    cli.ok("channel", "join", "other", "bob")
+    cli.ok("channel", "join", "other", "--as", "alice", "bob")
     configure(team, bob={"run": agent_script(tmp_path, "r.sh",
                                              'echo "$ACOMM_MESSAGE_ID" >> "$WORK/ran"')})
     with freeze_time(T0) as frozen:
@@ -436,7 +436,7 @@ def test_dry_run_changes_nothing(cli, team, tmp_path):
 
 
 def test_receipts_plain_lines_and_filters(cli, team, tmp_path):
-    cli.ok("channel", "join", "team", "carol")
+    cli.ok("channel", "join", "team", "--as", "alice", "carol")
     configure(team, bob={"run": "echo yes"}, carol={"run": "echo no; exit 3"})
     mid = int(cli.ok("send", "team", "x", "--as", "alice").stdout)
     cli.ok("dispatch")
@@ -640,7 +640,7 @@ def test_a_store_from_before_dispatch_is_upgraded(cli, isolated_env, tmp_path, m
 def test_dry_run_says_what_a_run_would_do_with_each_delivery(cli, team, tmp_path):
     """A duplicate is settled without a run; a delivery out of attempts is dead-lettered."""
     cli.ok("channel", "create", "other", "--as", "alice")
-    cli.ok("channel", "join", "other", "bob")
+    cli.ok("channel", "join", "other", "--as", "alice", "bob")
     configure(team, bob={"run": agent_script(tmp_path, "ok.sh", "true")})
     with freeze_time(T0):
         cli.ok("send", "team", "first", "--as", "alice", "--dedupe-key", "k1")
@@ -698,7 +698,7 @@ def test_the_candidate_query_leaves_out_what_the_rules_exclude(cli, team, conn):
     wants costs little); self-messages never come back."""
     from acomm_cli.store import dispatch as store
 
-    cli.ok("channel", "join", "team", "carol")
+    cli.ok("channel", "join", "team", "--as", "alice", "carol")
     text = int(cli.ok("send", "team", "chat", "--as", "alice").stdout)
     cmd = int(cli.ok("send", "team", "do", "--type", "command", "--as", "alice").stdout)
     by_carol = int(cli.ok("send", "team", "do", "--type", "command", "--as", "carol").stdout)

@@ -38,7 +38,7 @@ def test_unmatched_messages_are_read_with_an_ignored_receipt_by_default(cli, sto
     dead-letters it and the sender learns why. A matching one runs as before."""
     cli.ok("channel", "create", "jobs", "--as", "alice", "--delivery", "at-least-once",
            "--ack-timeout", "10s", "--max-retries", "0")
-    cli.ok("channel", "join", "jobs", "bob")
+    cli.ok("channel", "join", "jobs", "--as", "alice", "bob")
     rec = agent_script(tmp_path, "rec.sh", 'echo "$ACOMM_MESSAGE_ID" >> "$WORK/ran"')
     configure(store, bob={"run": rec, "on": {"types": ["command"]}})
     with freeze_time(T0) as clock:
@@ -109,9 +109,9 @@ def test_a_bad_agents_section_stops_dispatch_but_not_the_timers(cli, store, tmp_
     _faketime()
     cli.ok("channel", "create", "jobs", "--as", "alice", "--delivery", "at-least-once",
            "--ack-timeout", "10s", "--max-retries", "0")
-    cli.ok("channel", "join", "jobs", "bob")
+    cli.ok("channel", "join", "jobs", "--as", "alice", "bob")
     cli.ok("channel", "create", "news", "--as", "alice")  # not ack-tracked
-    cli.ok("channel", "join", "news", "bob")
+    cli.ok("channel", "join", "news", "--as", "alice", "bob")
     inbox = tmp_path / "inbox"
     ran = tmp_path / "ran"
     (store.parent / "config.yaml").write_text(f"""
@@ -188,7 +188,7 @@ def _readme_agents() -> list[dict]:
 # what each documented agent needs to be triggered: (setup commands, the triggering send)
 _TRIGGERS = {
     "reviewer": ([("channel", "create", "code", "--as", "alice"),
-                  ("channel", "join", "code", "reviewer")],
+                  ("channel", "join", "code", "--as", "alice", "reviewer")],
                  ("send", "code", "review PR 7", "--type", "command", "--topic",
                   "review.pr", "--as", "alice")),
     "responder": ([("channel", "create", "forum", "--type", "pubsub", "--as", "web"),
@@ -242,7 +242,7 @@ def test_run_resolves_against_the_config_directory_and_cwd_overrides(cli, store,
         (d / "rec.sh").chmod(0o755)
     cli.ok("channel", "create", "team", "--as", "alice")
     for who in ("a", "b", "c"):
-        cli.ok("channel", "join", "team", who)
+        cli.ok("channel", "join", "team", "--as", "alice", who)
     configure(store, a={"run": "./bin/rec.sh"}, b={"run": ["bin/rec.sh"]},
               c={"run": "bin/rec.sh", "cwd": "../elsewhere"})
     cli.ok("send", "team", "hello", "--as", "alice")

@@ -29,7 +29,7 @@ def test_a_claimed_tracked_delivery_is_in_progress_and_the_ack_timer_leaves_it_a
     alone decides: the retry runs and acknowledges `completed`."""
     cli.ok("channel", "create", "jobs", "--as", "alice", "--delivery", "at-least-once",
            "--ack-timeout", "10s", "--max-retries", "1", "--retry-backoff", "1s")
-    cli.ok("channel", "join", "jobs", "bob")
+    cli.ok("channel", "join", "jobs", "--as", "alice", "bob")
     run = agent_script(tmp_path, "flaky.sh", """
 if [ ! -e "$WORK/failed-once" ]; then touch "$WORK/failed-once"; echo "not yet" >&2; exit 1; fi
 echo deployed""")
@@ -60,7 +60,7 @@ def test_the_ack_timer_does_not_fire_while_the_command_runs(cli, store, tmp_path
         pytest.skip("faketime is not installed (make test installs it)")
     cli.ok("channel", "create", "jobs", "--as", "alice", "--delivery", "at-least-once",
            "--ack-timeout", "1s", "--max-retries", "0")
-    cli.ok("channel", "join", "jobs", "bob")
+    cli.ok("channel", "join", "jobs", "--as", "alice", "bob")
     run = agent_script(tmp_path, "slow.sh", """
 faketime -f +1h "$ACOMM" tick --no-dispatch --json > "$WORK/tick.json" || exit 9
 echo done""")
@@ -129,7 +129,7 @@ def test_output_past_the_cap_is_not_kept_and_the_receipt_says_so(cli, store, tmp
 
     monkeypatch.setattr(runner, "STDOUT_CAP", 1000)
     cli.ok("channel", "create", "big", "--as", "alice", "--max-message-size", "1MiB")
-    cli.ok("channel", "join", "big", "bob")
+    cli.ok("channel", "join", "big", "--as", "alice", "bob")
     loud = agent_script(tmp_path, "loud.sh", "cat >/dev/null; head -c 300000 /dev/zero | "
                                              "tr '\\\\0' x; echo")
     configure(store, bob={"run": loud, "max_attempts": 1})

@@ -202,7 +202,7 @@ def test_a_lost_run_is_settled_whatever_became_of_its_delivery(cli, team, tmp_pa
     if meanwhile == "receive":
         cli.ok("receive", "--as", "bob")
     else:
-        cli.ok("channel", "join", "team", "carol")
+        cli.ok("channel", "join", "team", "--as", "alice", "carol")
         configure(team, carol={"run": "true", "on": {"types": ["command"]}})
     assert faketime_dispatch()["receipts"] == []
     wait_for(lambda: gone(orphan))
@@ -279,7 +279,7 @@ def test_a_dedupe_key_in_flight_holds_back_its_twin(cli, team, tmp_path):
     the other dispatcher leaves the twin alone (it does not know yet whether the key will be
     consumed); once the first is accepted, the twin is a duplicate."""
     cli.ok("channel", "create", "other", "--as", "alice")
-    cli.ok("channel", "join", "other", "bob")
+    cli.ok("channel", "join", "other", "--as", "alice", "bob")
     run_ = agent_script(tmp_path, "hold.sh", """
 echo "$ACOMM_MESSAGE_ID" >> "$WORK/runs"
 while [ ! -e "$WORK/release" ]; do sleep 0.02; done

@@ -10,8 +10,8 @@ from freezegun import freeze_time
 def test_members_and_observers_can_ack_broadcasts(cli, store):
     cli.ok("channel", "create", "bc", "--type", "broadcast", "--as", "boss", "--delivery",
            "at-least-once")
-    cli.ok("channel", "join", "bc", "w1")
-    cli.ok("channel", "join", "bc", "obs", "--role", "observer")
+    cli.ok("channel", "join", "bc", "--as", "boss", "w1")
+    cli.ok("channel", "join", "bc", "--as", "boss", "obs", "--role", "observer")
     mid = int(cli.ok("send", "bc", "do it", "--as", "boss").stdout)
     cli.ok("ack", mid, "--as", "w1")
     cli.ok("ack", mid, "--as", "obs")
@@ -24,11 +24,11 @@ def test_members_and_observers_can_ack_broadcasts(cli, store):
 
 def test_leaving_ends_read_but_unacknowledged_deliveries(cli, store):
     cli.ok("channel", "create", "g", "--as", "a", "--delivery", "at-least-once")
-    cli.ok("channel", "join", "g", "b")
+    cli.ok("channel", "join", "g", "--as", "a", "b")
     with freeze_time("2026-01-01 00:00:00") as clock:
         mid = int(cli.ok("send", "g", "m1", "--as", "a").stdout)
         cli.ok("receive", "--as", "b")
-        cli.ok("channel", "leave", "g", "b")
+        cli.ok("channel", "leave", "g", "--as", "a", "b")
         clock.tick(60)
         assert cli.ok("tick", "--json").json()["redelivered"] == 0
     dl = cli.ok("deadletter", "list", "--json").json()["dead_letters"]
@@ -38,7 +38,7 @@ def test_leaving_ends_read_but_unacknowledged_deliveries(cli, store):
 def test_replies_and_acks_are_never_queued_and_undelivered_messages_not_acked(cli, store):
     cli.ok("channel", "create", "g", "--as", "a", "--max-pending", "1", "--delivery",
            "at-least-once")
-    cli.ok("channel", "join", "g", "b")
+    cli.ok("channel", "join", "g", "--as", "a", "b")
     first = int(cli.ok("send", "g", "m1", "--as", "a").stdout)
     queued = int(cli.ok("send", "g", "m2", "--as", "a").stdout)
     r = cli("ack", queued, "--as", "b", "--json")
@@ -67,7 +67,7 @@ def test_batch_rejects_wrong_types_with_exit_3(cli, store, line):
 
 def test_sort_direction_defaults_per_command(cli, store):
     cli.ok("channel", "create", "g", "--as", "a")
-    cli.ok("channel", "join", "g", "b")
+    cli.ok("channel", "join", "g", "--as", "a", "b")
     ids = [int(cli.ok("send", "g", f"m{i}", "--as", "a").stdout) for i in range(3)]
     got = cli.ok("receive", "--as", "b", "--sort", "created", "--limit", "1", "--json").json()
     assert [m["id"] for m in got["messages"]] == [ids[0]]  # FIFO even with --sort

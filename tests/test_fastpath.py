@@ -100,7 +100,7 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     d = tmp_path_factory.mktemp("fastpath-base")
     store = d / "store.acomm"
     for argv in (["init"], ["channel", "create", "team", "--as", "alice"],
-                 ["channel", "join", "team", "bob"],
+                 ["channel", "join", "team", "--as", "alice", "bob"],
                  ["channel", "create", "ci", "--type", "pubsub", "--as", "ci"],
                  ["subscribe", "ci", "#", "--as", "bob"],
                  ["send", "team", "one", "--as", "alice"],

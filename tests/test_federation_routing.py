@@ -138,7 +138,7 @@ def test_no_owner_is_exit_5_and_a_dead_letter(nodes):
 def test_a_local_participant_routes_locally_on_a_node(nodes):
     a, _, _ = nodes
     a.ok("channel", "create", "team", "--as", "alice")
-    a.ok("channel", "join", "team", "dave")
+    a.ok("channel", "join", "team", "--as", "alice", "dave")
     r = a.ok("send", "--to", "dave", "hi", "--as", "alice")["results"][0]
     assert r["status"] == "delivered" and "global_id" not in r
 

@@ -87,7 +87,7 @@ def _ids(doc: dict) -> dict[str, tuple]:
 def test_every_message_document_carries_global_id_and_origin_node(pair):
     a, b = pair
     a.ok("channel", "create", "team", "--as", "alice")
-    a.ok("channel", "join", "team", "carol")
+    a.ok("channel", "join", "team", "--as", "alice", "carol")
     a.ok("send", "team", "local", "--as", "alice")
     sent = a.ok("send", "--to", "bob", "remote", "--type", "query", "--correlation-id", "c9",
                 "--as", "alice")["results"][0]
@@ -111,7 +111,7 @@ def test_every_message_document_carries_global_id_and_origin_node(pair):
 
 def test_a_plain_store_message_has_null_ids_and_no_federation_view(cli, store):
     cli.ok("channel", "create", "team", "--as", "alice")
-    cli.ok("channel", "join", "team", "bob")
+    cli.ok("channel", "join", "team", "--as", "alice", "bob")
     mid = cli.ok("send", "team", "hi", "--as", "alice", "--json").json()["id"]
     doc = cli.ok("show", str(mid), "--json").json()
     assert (doc["global_id"], doc["origin_node"]) == (None, None)

@@ -121,7 +121,7 @@ def test_nul_in_a_name_is_refused(cli, store, team, args, field):
 
 @pytest.mark.parametrize(("args", "field"), [
     (("channel", "create", "team2\n", "--as", "alice"), "channel"),
-    (("channel", "join", "team", "carol\n"), "agent"),
+    (("channel", "join", "team", "--as", "alice", "carol\n"), "agent"),
     (("send", "team", "hi", "--as", "alice\n"), "sender"),
     (("send", "team", "hi", "--as", "alice", "--topic", "a.b\n"), "topic"),
     (("subscribe", "news", "a.b\n", "--as", "bob"), "pattern"),

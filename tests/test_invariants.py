@@ -31,7 +31,7 @@ def test_random_sequences_keep_the_invariants(conn, store, seed):
                             retry_backoff_ms=500, retry_jitter=0.2)
         channels.create_channel(conn, name, "group", "a", cfg, now)
         for agent in AGENTS[1:]:
-            channels.join_channel(conn, name, agent, "member", now)
+            channels.join_channel(conn, name, agent, "member", now, by="a")
     sent: set[int] = set()
     for _ in range(150):
         now += rng.choice([0, 100, 2000, 7000, 30000])
@@ -59,9 +59,9 @@ def test_random_sequences_keep_the_invariants(conn, store, seed):
                 if dead:
                     delivery.replay(conn, dead[0].message_id, dead[0].recipient, now)
             elif op < 0.96 and agent != "a":
-                channels.leave_channel(conn, channel, agent, now)
-            else:
-                channels.join_channel(conn, channel, agent, "member", now)
+                channels.leave_channel(conn, channel, agent, now, by=agent)
+            else:  # the owner adds it back
+                channels.join_channel(conn, channel, agent, "member", now, by="a")
         except CommError:
             pass  # refusals are fine; what matters is the state they leave
         assert_invariants(store, sent)
@@ -94,7 +94,7 @@ def test_two_tick_processes_never_process_a_timer_twice(store):
     assert run("channel", "create", "w", "--as", "p", "--delivery", "at-least-once",
                "--max-retries", "0", "--ack-timeout", "1ms").returncode == 0
     for i in range(20):
-        assert run("channel", "join", "w", f"r{i}").returncode == 0
+        assert run("channel", "join", "w", "--as", "p", f"r{i}").returncode == 0
     with open(store.parent / "batch.jsonl", "w") as fh:
         for i in range(200):
             fh.write(f'{{"channel": "w", "from": "p", "content": "m{i}"}}\n')

@@ -41,11 +41,11 @@ def fuzz(n: int) -> Any:
 def world(cli, store):
     """Channels every case may aim at: a group, a pubsub and one with a tiny size limit."""
     cli.ok("channel", "create", "team", "--as", "alice")
-    cli.ok("channel", "join", "team", "bob")
+    cli.ok("channel", "join", "team", "--as", "alice", "bob")
     cli.ok("channel", "create", "news", "--type", "pubsub", "--as", "alice")
     cli.ok("subscribe", "news", "build.#", "--as", "bob")
     cli.ok("channel", "create", "small", "--as", "alice", "--max-message-size", str(SMALL))
-    cli.ok("channel", "join", "small", "bob")
+    cli.ok("channel", "join", "small", "--as", "alice", "bob")
     cli.ok("send", "team", "first", "--as", "alice")
     return store
 
@@ -174,7 +174,7 @@ def test_bad_channel_names(cli, world, name):
 @fuzz(30)
 @given(agent=agent_ids)
 def test_bad_agent_ids(cli, world, agent):
-    refused(cli, world, ["channel", "join", "team", agent])
+    refused(cli, world, ["channel", "join", "team", "--as", "alice", agent])
     refused(cli, world, ["send", "team", "hi", "--as", agent])
     if not all(agent_ok(a.strip()) for a in agent.split(",")):  # --to takes a list
         refused(cli, world, ["send", "--to", agent, "hi", "--as", "alice"])

@@ -34,7 +34,7 @@ NOT_CREATING = [
     ("tick",),
     ("tick", "--every", "1s", "--max-seconds", "5"),
     ("channel", "list"),
-    ("channel", "join", "team", "b"),
+    ("channel", "join", "team", "--as", "a", "b"),
     ("subscribe", "ci", "build.#", "--as", "b"),
     ("subscriptions", "ci"),
     ("deadletter", "list"),
@@ -127,7 +127,7 @@ def _fill(store: Path, *, messages: int = 5) -> list[int]:
     assert run("init", env=env).returncode == 0
     assert run("channel", "create", "team", "--type", "group", "--as", "a",
                env=env).returncode == 0
-    assert run("channel", "join", "team", "b", env=env).returncode == 0
+    assert run("channel", "join", "team", "--as", "a", "b", env=env).returncode == 0
     ids = []
     for i in range(messages):
         done = run("send", "team", f"m{i}", "--as", "a", env=env)

@@ -75,10 +75,10 @@ def test_who_claims(cli, make_channel):
     not; --peek claims nothing; an unclaimed message waits with no member at all."""
     _jobs(cli, make_channel)
     mid = _send(cli, "waits for a worker")
-    cli.ok("channel", "join", "queue", "watcher", "--role", "observer")
+    cli.ok("channel", "join", "queue", "--as", "boss", "watcher", "--role", "observer")
     assert _receive(cli, "watcher") == []
     assert _receive(cli, "boss") == []  # its own message
-    cli.ok("channel", "join", "queue", "w1")
+    cli.ok("channel", "join", "queue", "--as", "boss", "w1")
     peek = cli.ok("receive", "--as", "w1", "--peek", "--json").json()
     assert peek["messages"] == []
     assert [m["id"] for m in _receive(cli, "w1")] == [mid]
@@ -121,7 +121,7 @@ def test_an_unacked_claim_returns_to_the_queue_for_any_worker_then_dead_letters(
             {"channel": "queue", "pending": 0, "queued": 0, "dead_letters": 1, "in_progress": 0,
              "lease_expired": 0, "unclaimed": 0}]
         # replayed: back in the queue, for any member (w2 left meanwhile)
-        cli.ok("channel", "leave", "queue", "w2")
+        cli.ok("channel", "leave", "queue", "--as", "boss", "w2")
         cli.ok("deadletter", "replay", str(mid))
         assert cli.ok("stats", "--json").json()["channels"][1]["unclaimed"] == 1
         got = _receive(cli, "w1")
@@ -148,7 +148,7 @@ def test_a_worker_leaving_gives_its_claims_back(cli, make_channel):
     store = _jobs(cli, make_channel, "w1", "w2", delivery="at-least-once")
     mid = _send(cli, "job")
     assert [m["id"] for m in _receive(cli, "w1")] == [mid]
-    cli.ok("channel", "leave", "queue", "w1")
+    cli.ok("channel", "leave", "queue", "--as", "boss", "w1")
     assert cli.ok("deadletter", "list", "--json").json()["total_count"] == 0
     assert [m["id"] for m in _receive(cli, "w2")] == [mid]
     assert_invariants(store, {mid})

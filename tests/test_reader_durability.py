@@ -22,7 +22,7 @@ BODY = "x" * 900  # 500 of these are far more than a pipe buffer (64 KiB) in eve
 def loaded(cli, store, tmp_path: Path) -> Path:
     """Channel g (a owner, b member) with N messages unread for b."""
     cli.ok("channel", "create", "g", "--as", "a")
-    cli.ok("channel", "join", "g", "b")
+    cli.ok("channel", "join", "g", "--as", "a", "b")
     batch = tmp_path / "batch.jsonl"
     batch.write_text("".join(json.dumps({"channel": "g", "from": "a",
                                          "content": f"m{i} {BODY}"}) + "\n"
@@ -151,7 +151,7 @@ class Lines:
 
 def test_query_wait_leaves_the_response_unread_when_stdout_is_closed(cli, store):
     cli.ok("channel", "create", "team", "--as", "alice")
-    cli.ok("channel", "join", "team", "bob")
+    cli.ok("channel", "join", "team", "--as", "alice", "bob")
     asker = subprocess.Popen([ACOMM, "query", "team", "ready?", "--as", "alice", "--wait", "30"],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:

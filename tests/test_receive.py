@@ -85,7 +85,7 @@ def test_receive_nothing_prints_nothing(cli, team):
 
 def test_channel_filter_option_and_positional(cli, team):
     cli.ok("channel", "create", "other", "--as", "alice")
-    cli.ok("channel", "join", "other", "bob")
+    cli.ok("channel", "join", "other", "--as", "alice", "bob")
     _send(cli, "team", "in team")
     _send(cli, "other", "in other")
     assert _contents(_recv(cli, "--peek", "--channel", "other")) == ["in other"]
@@ -204,7 +204,7 @@ def test_filtered_out_messages_stay_unread(cli, team):
 
 def test_priority_ordering_channel_returns_higher_priority_first(cli, team):
     cli.ok("channel", "create", "ops", "--as", "alice", "--priority-ordering")
-    cli.ok("channel", "join", "ops", "bob")
+    cli.ok("channel", "join", "ops", "--as", "alice", "bob")
     for body, p in (("low", "low"), ("crit-1", "critical"), ("normal", "normal"),
                     ("crit-2", "critical"), ("high", "high")):
         _send(cli, "ops", body, "alice", "--priority", p)
@@ -349,8 +349,8 @@ def test_send_prints_the_bare_id(cli, team):
 def test_channel_show_json_contract(cli, store):
     cid = int(cli.ok("channel", "create", "ops", "--as", "alice", "--type", "broadcast",
                      "--delivery", "at-least-once", "--echo", "--max-pending", "3").stdout)
-    cli.ok("channel", "join", "ops", "bob")
-    cli.ok("channel", "join", "ops", "olga", "--role", "observer")
+    cli.ok("channel", "join", "ops", "--as", "alice", "bob")
+    cli.ok("channel", "join", "ops", "--as", "alice", "olga", "--role", "observer")
     doc = cli.ok("channel", "show", "ops", "--json").json()
     assert {"id", "name", "type", "owner", "state", "config", "participants"} <= set(doc)
     assert (doc["id"], doc["name"], doc["type"], doc["owner"], doc["state"]) == (
@@ -362,8 +362,9 @@ def test_channel_show_json_contract(cli, store):
                              "echo": True, "priority_ordering": False, "max_pending": 3,
                              "dedupe_window_ms": 86_400_000}
     assert sorted(doc["participants"], key=lambda p: p["agent"]) == [
-        {"agent": "alice", "role": "owner"}, {"agent": "bob", "role": "member"},
-        {"agent": "olga", "role": "observer"}]
+        {"agent": "alice", "role": "owner", "admin": False},
+        {"agent": "bob", "role": "member", "admin": False},
+        {"agent": "olga", "role": "observer", "admin": False}]
     listed = cli.ok("channel", "list", "--json").json()
     assert set(listed) >= {"channels"}
     assert {c["name"] for c in listed["channels"]} >= {"_system", "ops"}

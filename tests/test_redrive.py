@@ -18,7 +18,7 @@ def dead(cli, store):
     for ch in ("work", "ops"):
         cli.ok("channel", "create", ch, "--as", "planner", "--delivery", "at-least-once",
                "--ack-timeout", "1s", "--max-retries", "0")
-        cli.ok("channel", "join", ch, "executor")
+        cli.ok("channel", "join", ch, "executor", "--as", "planner")
     ids = {}
     with freeze_time(T0) as clock:
         ids["work1"] = _command(cli, "work")   # dies at 00:00:01
@@ -107,7 +107,7 @@ def test_a_dead_letter_that_cannot_come_back_is_skipped_and_the_rest_replayed(cl
                                                                               dead):
     """One stale row (its channel closed) must not hold up a redrive: it stays dead, the
     JSON and a note on stderr say why, and the others are replayed."""
-    cli.ok("channel", "close", "ops")
+    cli.ok("channel", "close", "ops", "--as", "planner")
     r = cli.ok("deadletter", "replay", "--all", "--json")
     doc = r.json()
     assert doc["replayed"] == 3 and dead["ops1"] not in doc["ids"]

@@ -8,22 +8,24 @@ from __future__ import annotations
 import pytest
 from conftest import snapshot
 
+AS = ("--as", "alice")
+
 
 @pytest.fixture
 def world(cli, store):
     cli.ok("channel", "create", "team", "--as", "alice")
-    cli.ok("channel", "join", "team", "bob")
+    cli.ok("channel", "join", "team", "--as", "alice", "bob")
     cli.ok("channel", "create", "ci", "--type", "pubsub", "--as", "ci")
     return store
 
 
 # (verb, arguments) of each state change, done once before the repeat where it needs to be
 REPEATS = {
-    "pause": ("channel", "pause", "team"),
-    "drain": ("channel", "drain", "team"),
-    "close": ("channel", "close", "team"),
-    "join": ("channel", "join", "team", "carol"),
-    "leave": ("channel", "leave", "team", "bob"),
+    "pause": ("channel", "pause", "team", "--as", "alice"),
+    "drain": ("channel", "drain", "team", "--as", "alice"),
+    "close": ("channel", "close", "team", "--as", "alice"),
+    "join": ("channel", "join", "team", "--as", "alice", "carol"),
+    "leave": ("channel", "leave", "team", "--as", "alice", "bob"),
     "subscribe": ("subscribe", "ci", "build.#", "--as", "bob"),
     "unsubscribe": ("unsubscribe", "ci", "build.#", "--as", "bob"),
 }
@@ -51,10 +53,10 @@ def test_repeating_a_change_is_a_no_op_that_says_so(cli, world, verb):
 
 def test_resume_of_an_active_channel_is_a_no_op(cli, world):
     before = snapshot(world)
-    r = cli("channel", "resume", "team", "--json")
+    r = cli("channel", "resume", "team", "--as", "alice", "--json")
     assert r.exit_code == 0, r.stderr
     assert (r.json()["state"], r.json()["changed"]) == ("active", False)
-    plain = cli("channel", "resume", "team")
+    plain = cli("channel", "resume", "team", "--as", "alice")
     assert plain.exit_code == 0
     assert plain.stdout == "team\tactive\n"  # stdout's contract is unchanged
     assert plain.stderr == "acomm: note: channel team is already active\n"
@@ -62,13 +64,13 @@ def test_resume_of_an_active_channel_is_a_no_op(cli, world):
 
 
 def test_notes_name_what_was_already_so(cli, world):
-    cli.ok("channel", "close", "team")
-    assert cli("channel", "close", "team").stderr == (
+    cli.ok("channel", "close", "team", "--as", "alice")
+    assert cli("channel", "close", "team", "--as", "alice").stderr == (
         "acomm: note: channel team is already closed\n")
-    assert cli("channel", "leave", "ci", "mallory").stderr == (
+    assert cli("channel", "leave", "ci", "--as", "ci", "mallory").stderr == (
         "acomm: note: mallory is not in channel ci; nothing to leave\n")
-    cli.ok("channel", "join", "ci", "dave", "--role", "observer")
-    assert cli("channel", "join", "ci", "dave").stderr == (
+    cli.ok("channel", "join", "ci", "--as", "ci", "dave", "--role", "observer")
+    assert cli("channel", "join", "ci", "--as", "ci", "dave").stderr == (
         "acomm: note: dave is already in channel ci (as observer)\n")
     assert cli("unsubscribe", "ci", "x.*", "--as", "dave").stderr == (
         "acomm: note: dave has no subscription 'x.*' on ci; nothing to remove\n")
@@ -76,9 +78,9 @@ def test_notes_name_what_was_already_so(cli, world):
 
 def test_leaving_twice_dead_letters_once(cli, world):
     cli.ok("send", "team", "for bob", "--as", "alice")
-    cli.ok("channel", "leave", "team", "bob")
+    cli.ok("channel", "leave", "team", "--as", "alice", "bob")
     assert len(cli.ok("deadletter", "list", "--json").json()["dead_letters"]) == 1
-    assert cli("channel", "leave", "team", "bob", "--json").json()["changed"] is False
+    assert cli("channel", "leave", "team", "bob", *AS, "--json").json()["changed"] is False
     assert len(cli.ok("deadletter", "list", "--json").json()["dead_letters"]) == 1
 
 
@@ -89,9 +91,10 @@ def test_unsubscribe_of_a_missing_pattern_says_nothing_was_removed(cli, world):
 
 
 @pytest.mark.parametrize("args", [
-    ("channel", "close", "nope"), ("channel", "resume", "nope"), ("channel", "pause", "nope"),
-    ("channel", "drain", "nope"), ("channel", "leave", "nope", "bob"),
-    ("channel", "join", "nope", "bob"), ("unsubscribe", "nope", "a.#", "--as", "bob"),
+    ("channel", "close", "nope", *AS), ("channel", "resume", "nope", *AS),
+    ("channel", "pause", "nope", *AS), ("channel", "drain", "nope", *AS),
+    ("channel", "leave", "nope", "bob", *AS), ("channel", "join", "nope", "bob", *AS),
+    ("unsubscribe", "nope", "a.#", "--as", "bob"),
     ("subscribe", "nope", "a.#", "--as", "bob"),
 ])
 def test_a_missing_channel_is_still_not_found(cli, world, args):
@@ -103,10 +106,11 @@ def test_a_missing_channel_is_still_not_found(cli, world, args):
 
 
 @pytest.mark.parametrize("args", [
-    ("channel", "resume", "team"), ("channel", "pause", "team"), ("channel", "drain", "team"),
+    ("channel", "resume", "team", *AS), ("channel", "pause", "team", *AS),
+    ("channel", "drain", "team", *AS),
 ])
 def test_leaving_the_closed_state_is_still_a_conflict(cli, world, args):
-    cli.ok("channel", "close", "team")
+    cli.ok("channel", "close", "team", "--as", "alice")
     before = snapshot(world)
     r = cli(*args, "--json")
     assert r.exit_code == 5
@@ -115,5 +119,5 @@ def test_leaving_the_closed_state_is_still_a_conflict(cli, world, args):
 
 
 def test_the_owner_still_cannot_leave(cli, world):
-    r = cli("channel", "leave", "team", "alice", "--json")
+    r = cli("channel", "leave", "team", "--as", "alice", "alice", "--json")
     assert (r.exit_code, r.error["code"]) == (5, "invalid_state")

@@ -19,9 +19,9 @@ NOW = 1_700_000_000_000
 def _channel(conn, name, type_, owner="alice", members=(), observers=(), **cfg):
     channels.create_channel(conn, name, type_, owner, channels.channel_config(**cfg), NOW)
     for m in members:
-        channels.join_channel(conn, name, m, "member", NOW)
+        channels.join_channel(conn, name, m, "member", NOW, by=owner)
     for o in observers:
-        channels.join_channel(conn, name, o, "observer", NOW)
+        channels.join_channel(conn, name, o, "observer", NOW, by=owner)
 
 
 def _send(conn, channel, sender, content="hello", **kw):
@@ -58,8 +58,8 @@ def test_direct_goes_to_the_other_participant_only(conn):
 def test_direct_refuses_a_third_participant(conn):
     _channel(conn, "dm", "direct", members=("bob",))
     with pytest.raises(InvalidState):
-        channels.join_channel(conn, "dm", "carol", "member", NOW)
-    channels.join_channel(conn, "dm", "bob", "member", NOW)  # already in: a no-op
+        channels.join_channel(conn, "dm", "carol", "member", NOW, by="alice")
+    channels.join_channel(conn, "dm", "bob", "member", NOW, by="alice")  # already in: a no-op
     assert [p.agent for p in channels.get_channel(conn, "dm").participants] == ["alice", "bob"]
 
 
@@ -167,7 +167,7 @@ def test_leaving_dead_letters_pending_deliveries_and_announces_them(conn):
     assert _inbox(conn, "bob", limit=1) == ["read before leaving"]
     second = _send(conn, "team", "alice", "never read")
 
-    channels.leave_channel(conn, "team", "bob", NOW + 5)
+    channels.leave_channel(conn, "team", "bob", NOW + 5, by="bob")
 
     assert _states(conn, first.id) == {"bob": "read", "carol": "unread"}
     assert _states(conn, second.id) == {"bob": "dead", "carol": "unread"}
@@ -191,17 +191,17 @@ def test_leaving_dead_letters_pending_deliveries_and_announces_them(conn):
 def test_leaving_pubsub_drops_the_subscriptions(conn):
     _channel(conn, "ci", "pubsub", owner="ci")
     channels.subscribe(conn, "ci", "build.#", "bob", NOW)
-    channels.leave_channel(conn, "ci", "bob", NOW)
+    channels.leave_channel(conn, "ci", "bob", NOW, by="bob")
     assert channels.list_subscriptions(conn, "ci") == []
     assert _send(conn, "ci", "ci", topic="build.x").recipients == ()
 
 
 def test_leaving_through_the_cli_notifies_system_subscribers(cli, store):
     cli.ok("channel", "create", "team", "--as", "alice")
-    cli.ok("channel", "join", "team", "bob")
+    cli.ok("channel", "join", "team", "--as", "alice", "bob")
     cli.ok("subscribe", "_system", "_system.message.deadletter", "--as", "watcher")
     mid = int(cli.ok("send", "team", "pending", "--as", "alice").stdout)
-    cli.ok("channel", "leave", "team", "bob")
+    cli.ok("channel", "leave", "team", "--as", "alice", "bob")
     got = cli.ok("receive", "--as", "watcher", "--json").json()["messages"]
     assert [m["topic"] for m in got] == ["_system.message.deadletter"]
     assert json.loads(got[0]["content"])["message_id"] == mid
@@ -246,7 +246,8 @@ def test_send_to_reads_the_body_from_stdin(cli, store):
 
 def test_send_to_reports_each_failure_in_place(cli, store, conn):
     cli.ok("send", "--to", "bob", "first", "--as", "alice")
-    channels.change_channel_state(conn, sending.direct_pair("alice", "bob")[0], "close")
+    channels.change_channel_state(conn, sending.direct_pair("alice", "bob")[0], "close",
+                                  by="alice")
     r = cli("send", "--to", "bob,carol", "second", "--as", "alice", "--json")
     assert r.exit_code == 5, r.stderr
     bad, good = r.json()["results"]

@@ -63,7 +63,7 @@ def test_unread_agrees_with_receive_when_timers_are_due_and_stats_writes_nothing
     with freeze_time(every_state.T0) as frozen:
         cli.ok("channel", "create", "w", "--as", "p", "--delivery", "at-least-once",
                "--ack-timeout", "10s")
-        cli.ok("channel", "join", "w", "e")
+        cli.ok("channel", "join", "w", "--as", "p", "e")
         cli.ok("send", "w", "retry me", "--as", "p")
         cli.ok("send", "w", "later", "--as", "p", "--delay", "5s")
         cli.ok("receive", "--as", "e")  # reads the first; the second is waiting
@@ -96,7 +96,7 @@ def test_unread_follows_receive_and_ack(cli, busy):
 def test_oldest_unread_age_moves_with_the_clock(cli, store):
     with freeze_time(every_state.T0) as frozen:
         cli.ok("channel", "create", "chat", "--as", "alice")
-        cli.ok("channel", "join", "chat", "bob")
+        cli.ok("channel", "join", "chat", "--as", "alice", "bob")
         cli.ok("send", "chat", "first", "--as", "alice")
         frozen.tick(timedelta(seconds=30))
         cli.ok("send", "chat", "second", "--as", "alice")

@@ -23,8 +23,8 @@ def _build(cli, frozen) -> None:
     cli.ok("channel", "create", "shut", "--as", "alice", "--delivery", "at-least-once",
            "--ack-timeout", "3s", "--max-retries", "0")
     for ch in ("work", "once", "plain", "shut"):
-        cli.ok("channel", "join", ch, "bob")
-    cli.ok("channel", "join", "work", "carol")
+        cli.ok("channel", "join", ch, "bob", "--as", "alice")
+    cli.ok("channel", "join", "work", "--as", "alice", "carol")
     cli.ok("subscribe", "_system", "_system.message.deadletter", "--as", "watcher")
     for i in range(6):
         cli.ok("send", "work", f"w{i}", "--as", "alice")
@@ -38,7 +38,7 @@ def _build(cli, frozen) -> None:
     cli.ok("send", "plain", "now", "--as", "alice")
     cli.ok("query", "work", "anyone?", "--as", "alice", "--timeout", "15s")
     cli.ok("send", "shut", "s1", "--as", "alice")
-    cli.ok("channel", "close", "shut")
+    cli.ok("channel", "close", "shut", "--as", "alice")
     cli.ok("ack", "1", "--as", "carol")
     frozen.tick(timedelta(seconds=1))
 
@@ -85,7 +85,7 @@ def test_a_queue_held_by_max_pending_is_still_counted_exactly(cli, store):
     with freeze_time(T0) as frozen:
         cli.ok("channel", "create", "narrow", "--as", "alice", "--delivery", "at-least-once",
                "--ack-timeout", "5s", "--max-retries", "0", "--max-pending", "1")
-        cli.ok("channel", "join", "narrow", "bob")
+        cli.ok("channel", "join", "narrow", "--as", "alice", "bob")
         for i in range(3):
             cli.ok("send", "narrow", f"n{i}", "--as", "alice")
         frozen.tick(timedelta(seconds=30))

@@ -63,7 +63,7 @@ def test_init_twice_leaves_the_store_alone(cli, store):
 
 def test_store_files_stay_owner_only_after_use(cli, store):
     cli.ok("channel", "create", "team", "--as", "alice")
-    cli.ok("channel", "join", "team", "bob")
+    cli.ok("channel", "join", "team", "--as", "alice", "bob")
     cli.ok("send", "team", "hi", "--as", "alice")
     conn = opening.connect(store, create=False)  # hold it open so -wal and -shm exist
     try:
@@ -87,7 +87,7 @@ def test_status_shows_path_and_schema_version(cli, store):
 
 def test_status_counts_what_was_sent(cli, store):
     cli.ok("channel", "create", "team", "--as", "alice")
-    cli.ok("channel", "join", "team", "bob")
+    cli.ok("channel", "join", "team", "--as", "alice", "bob")
     cli.ok("send", "team", "one", "--as", "alice")
     cli.ok("send", "team", "two", "--as", "alice")
     doc = cli.ok("status", "--json").json()
@@ -121,7 +121,7 @@ def test_system_channel_is_in_every_store(cli, store):
 
 def test_timestamps_are_milliseconds_from_the_clock(cli, store):
     cli.ok("channel", "create", "team", "--as", "alice")
-    cli.ok("channel", "join", "team", "bob")
+    cli.ok("channel", "join", "team", "--as", "alice", "bob")
     with freeze_time("2024-05-01T12:00:00.123Z"):
         mid = cli.ok("send", "team", "hi", "--as", "alice").stdout.strip()
     assert query(store, "SELECT created_at FROM messages WHERE id = ?", int(mid)) == [
@@ -133,7 +133,7 @@ def test_timestamps_are_milliseconds_from_the_clock(cli, store):
 
 def test_message_ids_increase_and_are_never_reused(cli, store):
     cli.ok("channel", "create", "team", "--as", "alice")
-    cli.ok("channel", "join", "team", "bob")
+    cli.ok("channel", "join", "team", "--as", "alice", "bob")
     ids = [int(cli.ok("send", "team", f"m{i}", "--as", "alice").stdout) for i in range(5)]
     assert ids == sorted(ids) and len(set(ids)) == 5
     # a refused batch does not burn ids either way; the next id is still above every old one
@@ -249,7 +249,7 @@ def test_bad_store_is_refused_by_a_separate_process(isolated_env):
 
 def test_lock_held_past_busy_timeout_is_exit_7_and_writes_nothing(cli, store):
     cli.ok("channel", "create", "team", "--as", "alice")
-    cli.ok("channel", "join", "team", "bob")
+    cli.ok("channel", "join", "team", "--as", "alice", "bob")
     holder = sqlite3.connect(store, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")
     try:
@@ -363,8 +363,8 @@ sys.exit(1 if failed else 0)
 
 def _team(cli) -> None:
     cli.ok("channel", "create", "team", "--as", "alice")
-    cli.ok("channel", "join", "team", "bob")
-    cli.ok("channel", "join", "team", "carol")
+    cli.ok("channel", "join", "team", "--as", "alice", "bob")
+    cli.ok("channel", "join", "team", "--as", "alice", "carol")
 
 
 def test_two_processes_sending_at_once_lose_nothing(cli, store):
@@ -441,7 +441,7 @@ def test_older_stores_are_upgraded_to_the_fresh_schema_keeping_their_data(
                 " 'alice', 'owner', 1000)")
     raw.commit()
     raw.close()
-    cli.ok("channel", "join", "old", "bob")  # the first command upgrades the store
+    cli.ok("channel", "join", "old", "bob", "--as", "alice")  # the first command upgrades the store
     cli.ok("send", "old", "after the upgrade", "--as", "alice")
     assert [m["content"] for m in cli.ok("receive", "--as", "bob", "--json").json()[
         "messages"]] == ["after the upgrade"]

@@ -154,7 +154,7 @@ def test_progress_reports_chunks_of_compaction_and_passes_of_a_large_tick(conn, 
                             channels.channel_config(delivery="at-least-once",
                                                     ack_timeout_ms=1000, max_retries=1),
                             now)
-    channels.join_channel(conn, "w", "b", "member", now)
+    channels.join_channel(conn, "w", "b", "member", now, by="a")
     for i in range(6):
         sending.send(conn, SendRequest(sender="a", content=f"m{i}", channel="w"), now)
     seen: list[tuple[str, int]] = []
@@ -188,7 +188,7 @@ def test_content_is_shown_as_sent_never_read_as_markup(cli, team, view):
     odd = "[/nope] [bold]B[/bold] :smile: [link=x]y[/link]"
     mid = cli.ok("send", "team", odd, "--as", "alice").stdout.strip()
     if view[0] == "deadletter":  # a dead letter shows its content too
-        cli.ok("channel", "leave", "team", "carol")
+        cli.ok("channel", "leave", "team", "--as", "alice", "carol")
     code, out, err = on_terminal(*(a.format(id=mid) for a in view), env={"COLUMNS": "200"})
     assert code == 0, err
     flat = " ".join(out.split())  # a table may wrap the cell

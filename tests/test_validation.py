@@ -27,20 +27,20 @@ def _build_world(path: Path) -> None:
         def channel(name, type_, owner="alice", members=("bob",), **config):
             channels.create_channel(conn, name, type_, owner, cfg(**config), now)
             for m in members:
-                channels.join_channel(conn, name, m, "member", now)
+                channels.join_channel(conn, name, m, "member", now, by=owner)
 
         channel("team", "group")
-        channels.join_channel(conn, "team", "olga", "observer", now)
+        channels.join_channel(conn, "team", "olga", "observer", now, by="alice")
         channel("news", "broadcast")
-        channels.join_channel(conn, "news", "olga", "observer", now)
+        channels.join_channel(conn, "news", "olga", "observer", now, by="alice")
         channel("ci", "pubsub", owner="ci", members=())
         channels.subscribe(conn, "ci", "build.#", "bob", now)
         channel("dm", "direct")
         channel("small", "group", max_message_size=16)
         channel("paused", "group")
-        channels.change_channel_state(conn, "paused", "pause")
+        channels.change_channel_state(conn, "paused", "pause", by="alice")
         channel("closed", "group")
-        channels.change_channel_state(conn, "closed", "close")
+        channels.change_channel_state(conn, "closed", "close", by="alice")
         for type_, corr in (("query", "q-1"), ("command", "c-1"), ("text", None)):
             sending.send(conn, SendRequest(sender="alice", content=f"a {type_}", channel="team",
                                             type=type_, correlation_id=corr), now)
@@ -102,12 +102,13 @@ CASES = [
     V("owner-two-at", "channel", "create", "new", "--as", "a@b@c", field="owner"),
     V("owner-129", "channel", "create", "new", "--as", LONG, field="owner"),
     V("owner-space", "channel", "create", "new", "--as", "al ice", field="owner"),
-    V("join-leading-dot", "channel", "join", "team", ".carol", field="agent"),
-    V("join-leading-dash", "channel", "join", "team", "--json", "--", "-carol", field="agent"),
-    V("join-double-dot", "channel", "join", "team", "ca..rol", field="agent"),
-    V("join-two-at", "channel", "join", "team", "carol@x@y", field="agent"),
-    V("join-129", "channel", "join", "team", LONG, field="agent"),
-    V("join-slash", "channel", "join", "team", "carol/x", field="agent"),
+    V("join-leading-dot", "channel", "join", "team", "--as", "alice", ".carol", field="agent"),
+    V("join-leading-dash", "channel", "join", "team", *AS, "--json", "--", "-carol",
+      field="agent"),
+    V("join-double-dot", "channel", "join", "team", "--as", "alice", "ca..rol", field="agent"),
+    V("join-two-at", "channel", "join", "team", "--as", "alice", "carol@x@y", field="agent"),
+    V("join-129", "channel", "join", "team", "--as", "alice", LONG, field="agent"),
+    V("join-slash", "channel", "join", "team", "--as", "alice", "carol/x", field="agent"),
     V("sender-leading-dot", *SEND, "--as", ".alice", field="sender"),
     V("sender-leading-dash", *SEND, "--as=-alice", field="sender"),
     V("sender-double-dot", *SEND, "--as", "a..lice", field="sender"),
@@ -122,8 +123,8 @@ CASES = [
     V("from-filter-bad", "messages", "--from", "..x", field="from"),
     # ---- channel types, roles, config
     V("channel-type", "channel", "create", "new", "--type", "mesh", *AS, field="type"),
-    V("role", "channel", "join", "team", "carol", "--role", "king", field="role"),
-    V("role-owner", "channel", "join", "team", "carol", "--role", "owner", field="role"),
+    V("role", "channel", "join", "team", "--as", "alice", "carol", "--role", "king", field="role"),
+    V("role-owner", "channel", "join", "team", *AS, "carol", "--role", "owner", field="role"),
     V("delivery-mode", "channel", "create", "new", "--delivery", "twice", *AS,
       field="delivery"),
     V("duration-ack-timeout", "channel", "create", "new", "--ack-timeout", "soon", *AS,
@@ -189,8 +190,9 @@ CASES = [
     # ---- not found (4)
     Case("send-no-channel", ("send", "nope", "hi", *AS), 4, "not_found", "channel", "nope"),
     Case("show-channel", ("channel", "show", "nope"), 4, "not_found", "channel", "nope"),
-    Case("join-channel", ("channel", "join", "nope", "bob"), 4, "not_found", "channel", "nope"),
-    Case("pause-channel", ("channel", "pause", "nope"), 4, "not_found", "channel", "nope"),
+    Case("join-channel", ("channel", "join", "nope", "bob", *AS), 4, "not_found", "channel",
+         "nope"),
+    Case("pause-channel", ("channel", "pause", "nope", *AS), 4, "not_found", "channel", "nope"),
     Case("show-message", ("show", "9999"), 4, "not_found", "message", "9999"),
     Case("subscribe-channel", ("subscribe", "nope", "a.#", "--as", "bob"), 4, "not_found",
          "channel", "nope"),
@@ -217,25 +219,25 @@ CASES = [
          "closed"),
     Case("closed-receive", ("receive", "closed", "--as", "bob"), 5, "invalid_state",
          "channel", "closed"),
-    Case("closed-join", ("channel", "join", "closed", "carol"), 5, "invalid_state", "channel",
+    Case("closed-join", ("channel", "join", "closed", "carol", *AS), 5, "invalid_state", "channel",
          "closed"),
     Case("duplicate-channel", ("channel", "create", "team", *AS), 5, "duplicate", "channel",
          "team"),
     Case("duplicate-other-type", ("channel", "create", "team", "--type", "broadcast",
                                   "--if-not-exists", *AS), 5, "duplicate", "channel", "team"),
-    Case("direct-third", ("channel", "join", "dm", "carol"), 5, "invalid_state", "channel",
+    Case("direct-third", ("channel", "join", "dm", "carol", *AS), 5, "invalid_state", "channel",
          "dm"),
     # repeating a state change is a no-op (tests/test_repeats.py); a transition the states
     # do not allow is still a conflict
-    Case("resume-closed", ("channel", "resume", "closed"), 5, "invalid_state", "channel",
+    Case("resume-closed", ("channel", "resume", "closed", *AS), 5, "invalid_state", "channel",
          "closed"),
-    Case("pause-closed", ("channel", "pause", "closed"), 5, "invalid_state", "channel",
+    Case("pause-closed", ("channel", "pause", "closed", *AS), 5, "invalid_state", "channel",
          "closed"),
-    Case("leave-owner", ("channel", "leave", "team", "alice"), 5, "invalid_state", "agent",
+    Case("leave-owner", ("channel", "leave", "team", "alice", *AS), 5, "invalid_state", "agent",
          "alice"),
     Case("subscribe-group", ("subscribe", "team", "a.#", "--as", "bob"), 5, "invalid_state",
          "channel", "team"),
-    Case("pause-system", ("channel", "pause", "_system"), 5, "forbidden", "channel",
+    Case("pause-system", ("channel", "pause", "_system", *AS), 5, "forbidden", "channel",
          "_system"),
     Case("publish-non-participant", ("publish", "ci", "build.x", "hi", "--as", "mallory"), 5,
          "not_participant", "sender", "mallory"),
@@ -308,7 +310,7 @@ def test_bad_input(cli, world, case: Case):
 @pytest.mark.parametrize("agent", ["a" * 128, "worker@my-team", "a.b", "a_b-c.d@team-1", "_x",
                                    "A9"])
 def test_valid_agent_ids_are_accepted(cli, world, agent):
-    cli.ok("channel", "join", "team", agent)
+    cli.ok("channel", "join", "team", "--as", "alice", agent)
     r = cli.ok("send", "team", "hi", "--as", agent, "--json").json()
     assert r["id"] > 0
     assert agent not in r["recipients"]
@@ -393,7 +395,7 @@ def test_create_if_not_exists_with_same_type_changes_nothing(cli, world):
 
 def test_joining_twice_is_a_no_op(cli, world):
     before = snapshot(world)
-    cli.ok("channel", "join", "team", "bob")
+    cli.ok("channel", "join", "team", "--as", "alice", "bob")
     assert snapshot(world) == before
 
 
@@ -405,12 +407,12 @@ def test_agent_from_environment_is_the_identity(cli, world):
 
 def test_paused_and_draining_channels_still_let_recipients_read(cli, world):
     cli.ok("send", "team", "before the pause", "--as", "alice")
-    cli.ok("channel", "pause", "team")
+    cli.ok("channel", "pause", "team", "--as", "alice")
     got = cli.ok("receive", "team", "--as", "bob", "--json").json()
     assert "before the pause" in [m["content"] for m in got["messages"]]
-    cli.ok("channel", "resume", "team")
+    cli.ok("channel", "resume", "team", "--as", "alice")
     cli.ok("send", "team", "then drained", "--as", "alice")
-    cli.ok("channel", "drain", "team")
+    cli.ok("channel", "drain", "team", "--as", "alice")
     assert cli("send", "team", "no", "--as", "alice").exit_code == 5
     got = cli.ok("receive", "team", "--as", "bob", "--body").stdout
     assert got == "then drained\n"
@@ -418,7 +420,7 @@ def test_paused_and_draining_channels_still_let_recipients_read(cli, world):
 
 def test_closed_channel_history_stays_queryable(cli, world):
     cli.ok("send", "team", "kept", "--as", "alice")
-    cli.ok("channel", "close", "team")
+    cli.ok("channel", "close", "team", "--as", "alice")
     got = cli.ok("messages", "--channel", "team", "--json").json()
     assert got["messages"][0]["content"] == "kept"
 

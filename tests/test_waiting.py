@@ -138,7 +138,7 @@ def test_retry_schedule_through_the_command_line_with_faketime(store):
 
     assert at("00:00:00", "channel", "create", "w", "--as", "p", "--delivery",
               "at-least-once").returncode == 0
-    assert at("00:00:00", "channel", "join", "w", "e").returncode == 0
+    assert at("00:00:00", "channel", "join", "w", "--as", "p", "e").returncode == 0
     sent = at("00:00:00", "send", "w", "go", "--type", "command", "--as", "p")
     assert sent.returncode == 0, sent.stderr
     redelivered = []
@@ -160,7 +160,7 @@ def test_exactly_once_across_real_process_restarts(store):
 
     assert at("00:00:00", "channel", "create", "once", "--as", "p", "--delivery",
               "exactly-once").returncode == 0
-    assert at("00:00:00", "channel", "join", "once", "w").returncode == 0
+    assert at("00:00:00", "channel", "join", "once", "--as", "p", "w").returncode == 0
     mid = at("00:00:00", "send", "once", "charge card", "--type", "command", "--as",
              "p").stdout.strip()
     assert at("00:00:05", "receive", "--as", "w", "--body").stdout == "charge card\n"

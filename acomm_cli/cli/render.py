@@ -168,7 +168,8 @@ def channel_doc(c: Channel) -> dict[str, Any]:
             "lease_ms": cfg.effective_lease_ms, "message_ttl_ms": cfg.message_ttl_ms,
             "retry_failed": cfg.retry_failed,
         },
-        "participants": [{"agent": p.agent, "role": p.role.value} for p in c.participants],
+        "participants": [{"agent": p.agent, "role": p.role.value, "admin": p.admin}
+                         for p in c.participants],
     }
 
 
@@ -238,8 +239,9 @@ def channel(out: Output, c: Channel, *, id_only: bool = False) -> None:
         _pairs(out, [("id", c.id), ("name", c.name), ("type", c.type.value),
                      ("owner", c.owner), ("state", c.state.value),
                      *cfg.items(),
-                     ("participants", ", ".join(f"{p.agent} ({p.role.value})"
-                                                for p in c.participants))])
+                     ("participants", ", ".join(
+                         f"{p.agent} ({p.role.value}{', admin' if p.admin else ''})"
+                         for p in c.participants))])
 
 
 def channels(out: Output, cs: Sequence[Channel]) -> None:

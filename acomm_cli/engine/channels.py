@@ -1,5 +1,6 @@
-"""Channels: creation, settings, membership, states, pubsub subscriptions, and the
-release of deliveries held back by `max_pending`. One transaction per function."""
+"""Channels: creation, membership, states, pubsub subscriptions, who may change them, and the
+release of deliveries held back by `max_pending`. One transaction per function. Changing the
+settings, admins, and deleting are in `channel_admin.py`."""
 
 from __future__ import annotations
 
@@ -78,7 +79,7 @@ def _channel(conn: sqlite3.Connection, name: str) -> Channel:
 
 def channel_by_id(conn: sqlite3.Connection, channel_id: int) -> Channel:
     """A channel the caller knows exists: just written, or named by a row read in the same
-    transaction (channels are never deleted)."""
+    transaction (rows are never deleted: `channel delete` closes and renames them)."""
     ch = queries.channel_by_id(conn, channel_id)
     if ch is None:
         raise NotFound(f"channel {channel_id} does not exist", field="channel",
@@ -110,6 +111,19 @@ def create_channel(conn: sqlite3.Connection, name: str, type_: str, owner: str,
         return channel_by_id(conn, cid)
 
 
+def authorize(ch: Channel, actor: str, action: str, *, owner_only: bool = False) -> None:
+    """Only the owner (or, unless `owner_only`, an admin the owner made) may change a
+    channel's state, settings or membership (issue 19). `--as` is who the caller says it is:
+    this keeps cooperating agents from changing each other's channels by mistake, it does not
+    authenticate them (tokens do that on the gateway)."""
+    model.agent_id(actor, "as")
+    if actor == ch.owner or (not owner_only and ch.is_admin(actor)):
+        return
+    who = f"its owner {ch.owner!r}" + ("" if owner_only else " or an admin")
+    raise Forbidden(f"{actor!r} may not {action} channel {ch.name!r}: only {who} may",
+                    field="as", value=actor, channel=ch.name, owner=ch.owner)
+
+
 def get_channel(conn: sqlite3.Connection, name: str) -> Channel:
     return _channel(conn, name)
 
@@ -119,8 +133,9 @@ def list_channels(conn: sqlite3.Connection) -> list[Channel]:
 
 
 def join_channel(conn: sqlite3.Connection, name: str, agent: str, role: str,
-                 now: int) -> ChannelChange:
-    """Join; joining twice is a no-op (`changed` False, the first role kept)."""
+                 now: int, *, by: str) -> ChannelChange:
+    """`by` adds `agent` (itself included): the owner's or an admin's call. Joining twice is
+    a no-op (`changed` False, the first role kept)."""
     model.agent_id(agent)
     r = model.role(role)
     if r == Role.OWNER:
@@ -128,6 +143,7 @@ def join_channel(conn: sqlite3.Connection, name: str, agent: str, role: str,
                                field="role", value=role)
     with write(conn):
         ch = _channel(conn, name)
+        authorize(ch, by, f"add {agent!r} to")
         _check_joinable(ch, agent)
         if not queries.insert_participant(conn, ch.id, agent, r.value, now):
             return ChannelChange(ch, changed=False)
@@ -145,12 +161,17 @@ def _check_joinable(ch: Channel, agent: str) -> None:
 
 
 def leave_channel(conn: sqlite3.Connection, name: str, agent: str,
-                  now: int) -> ChannelChange:
+                  now: int, *, by: str) -> ChannelChange:
     """Leave a channel; what was still waiting for the agent there is dead-lettered. An agent
-    that is not a participant is out already: a no-op (`changed` False)."""
+    that is not a participant is out already: a no-op (`changed` False). Any agent may leave
+    (`by` itself); the owner or an admin may remove others, but only the owner an admin."""
     model.agent_id(agent)
+    model.agent_id(by, "as")
     with write(conn):
         ch = _channel(conn, name)
+        if by != agent:
+            authorize(ch, by, f"remove {agent!r} from",
+                      owner_only=ch.is_admin(agent) and agent != ch.owner)
         role = ch.role_of(agent)
         if role is None:
             return ChannelChange(ch, changed=False)
@@ -178,15 +199,17 @@ _TRANSITIONS = {
 }
 
 
-def change_channel_state(conn: sqlite3.Connection, name: str, action: str) -> ChannelChange:
-    """pause, resume, drain or close. A channel already in the target state is left alone
-    (`changed` False); a transition the states do not allow (e.g. resuming a closed
-    channel) is a conflict."""
+def change_channel_state(conn: sqlite3.Connection, name: str, action: str, *,
+                         by: str) -> ChannelChange:
+    """pause, resume, drain or close, by the owner or an admin. A channel already in the
+    target state is left alone (`changed` False); a transition the states do not allow (e.g.
+    resuming a closed channel) is a conflict."""
     allowed, target = _TRANSITIONS[action]
     with write(conn):
         ch = _channel(conn, name)
         if name == model.SYSTEM_CHANNEL:
             raise Forbidden(f"channel {name!r} belongs to acomm", field="channel", value=name)
+        authorize(ch, by, action)
         if ch.state == target:
             return ChannelChange(ch, changed=False)
         if ch.state not in allowed:

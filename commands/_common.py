@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import sqlite3
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -14,6 +15,7 @@ from typer._click.globals import get_current_context
 
 from acomm_cli import model
 from acomm_cli.cli import params
+from acomm_cli.cli.columns import Columns, describe
 from acomm_cli.cli.config import Settings
 from acomm_cli.cli.invocation import Invocation
 from acomm_cli.cli.render import Output
@@ -78,6 +80,19 @@ def runs(body: Callable[..., int | None]) -> Callable[[Callable[..., None]], Cal
 
         command.__acomm_body__ = f"{body.__module__}:{body.__qualname__}"  # type: ignore[attr-defined]
         return command
+    return declare
+
+
+def listing(columns: Columns) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """`@listing(columns.X)` under `@app.command()` (above `@runs`): the command prints rows,
+    so it takes the output options (--json, --jsonl, --csv, --tsv, --no-headers: global,
+    declared once on the root, app.py), and its --help ends with its columns, from the same
+    list its renderer writes the header row from. A command without it refuses the row
+    formats (app.py; the fast path hands such a line to Typer)."""
+    def declare(fn: Callable[..., Any]) -> Callable[..., Any]:
+        fn.__doc__ = inspect.cleandoc(fn.__doc__ or "") + "\n\n" + describe(columns)
+        fn.__acomm_columns__ = columns  # type: ignore[attr-defined]
+        return fn
     return declare
 
 

@@ -6,14 +6,15 @@ from typing import Annotated
 
 import typer
 
-from acomm_cli.cli import params, render_analytics
-from acomm_cli.commands._common import output, settings
+from acomm_cli.cli import columns, params, render_analytics
+from acomm_cli.commands._common import listing, output, settings
 from acomm_cli.errors import UsageError
 
 app = typer.Typer(add_completion=False)
 
 
 @app.command()
+@listing(columns.AUDIT)
 def audit(
     ctx: typer.Context,
     exports: Annotated[list[str], typer.Argument(

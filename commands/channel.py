@@ -7,8 +7,8 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import params, render
-from acomm_cli.commands._common import AsAgent, identity, output, store
+from acomm_cli.cli import columns, params, render
+from acomm_cli.commands._common import AsAgent, identity, listing, output, store
 from acomm_cli.engine import channels
 
 app = typer.Typer(help="Create and manage channels.\n\nExample: acomm channel create team "
@@ -139,6 +139,7 @@ def leave(
 
 
 @app.command("list")
+@listing(columns.CHANNELS)
 def list_(ctx: typer.Context) -> None:
     """List channels.
 

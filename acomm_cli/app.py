@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import re
@@ -11,7 +12,7 @@ from collections.abc import Sequence
 from typing import Annotated, Any
 
 import typer
-from typer._click.core import Command, Context
+from typer._click.core import Command, Context, Parameter
 from typer._click.exceptions import NoArgsIsHelpError
 from typer._click.exceptions import UsageError as ClickUsageError
 from typer._click.types import FloatParamType, IntParamType
@@ -64,6 +65,15 @@ def _unwrapped_examples(text: str) -> str:
         else p for p in paras)
 
 
+def _argument_metavar(p: Parameter, ctx: Context, *, usage: bool = False) -> str:
+    """An argument in a usage line as POSIX writes it: `NAME` when required, `[NAME]` when
+    not, `NAME...` when it takes several (Typer's own writes a required one `{NAME}`)."""
+    var = p.metavar or (p.name or "").upper()
+    if p.nargs != 1 and not var.rstrip("]").endswith("..."):
+        var += "..."
+    return f"[{var}]" if usage and not p.required and not var.startswith("[") else var
+
+
 def _plain_help(cmd: Command) -> Command:
     """Every --help in click's plain layout, as the root's: the same on every command, honest
     about --no-color (no rich panels), and exactly what docs/cli.md quotes. The listing of a
@@ -78,6 +88,8 @@ def _plain_help(cmd: Command) -> Command:
         if p.metavar is None and not getattr(p, "is_flag", False) and p.name:
             typed = getattr(p.type, "metavar", None) if p.param_type_name == "option" else None
             p.metavar = typed or p.name.upper().rstrip("_")
+        if p.param_type_name == "argument":
+            p.make_metavar = functools.partial(_argument_metavar, p)  # type: ignore[method-assign]
     for sub in getattr(cmd, "commands", {}).values():
         _plain_help(sub)
     return cmd
@@ -99,6 +111,7 @@ def _listings_only(cmd: Command, path: str) -> Command:
     if callback is None or getattr(callback, "__acomm_columns__", None):
         return cmd
 
+    @functools.wraps(callback)  # keeps `__acomm_body__` (the fast path's tree reads it)
     def guarded(*args: Any, **kwargs: Any) -> Any:
         from typer._click.globals import get_current_context
 

@@ -93,7 +93,7 @@ def _say_where(s: Settings, path: object) -> None:
            else "found from the current directory")
     render.verbose(f"store {path} ({how})")
     found = config_file(s)
-    render.verbose(f"config {found}" if found is not None else "config: none (defaults)")
+    render.verbose(f"config {found}" if found is not None else "config none (the defaults)")
 
 
 def _bridge_after_write(conn: sqlite3.Connection, s: Settings, before: int | None) -> None:

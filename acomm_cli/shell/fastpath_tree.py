@@ -19,6 +19,44 @@ ROOT = [
 
 # command -> the body that runs it (module:function) and its parameters, in order
 COMMANDS = {
+    'send': {
+        'body': 'acomm_cli.commands.send_run:send',
+        'listing': False,
+        'params': [
+            {'name': 'channel', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'body', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'as_', 'argument': False, 'opts': ['--as', '--from', '--sender'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'typer_only': False},
+            {'name': 'to', 'argument': False, 'opts': ['--to'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'batch', 'argument': False, 'opts': ['--batch'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'type_', 'argument': False, 'opts': ['--type', '-t'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': 'text', 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'priority', 'argument': False, 'opts': ['--priority', '-p'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': 'normal', 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'topic', 'argument': False, 'opts': ['--topic'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'correlation_id', 'argument': False, 'opts': ['--correlation-id'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'dedupe_key', 'argument': False, 'opts': ['--dedupe-key'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'meta', 'argument': False, 'opts': ['--meta'], 'flag': False, 'kind': 'str', 'multiple': True, 'default': None, 'required': False, 'envvar': None, 'typer_only': None},
+            {'name': 'delay', 'argument': False, 'opts': ['--delay'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'deliver_at', 'argument': False, 'opts': ['--deliver-at'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'ttl', 'argument': False, 'opts': ['--ttl'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+        ],
+    },
+    'publish': {
+        'body': 'acomm_cli.commands.send_run:publish',
+        'listing': False,
+        'params': [
+            {'name': 'channel', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'topic', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'body', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'as_', 'argument': False, 'opts': ['--as', '--from', '--sender'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'typer_only': False},
+            {'name': 'type_', 'argument': False, 'opts': ['--type', '-t'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': 'notification', 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'priority', 'argument': False, 'opts': ['--priority', '-p'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': 'normal', 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'correlation_id', 'argument': False, 'opts': ['--correlation-id'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'dedupe_key', 'argument': False, 'opts': ['--dedupe-key'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'meta', 'argument': False, 'opts': ['--meta'], 'flag': False, 'kind': 'str', 'multiple': True, 'default': None, 'required': False, 'envvar': None, 'typer_only': None},
+            {'name': 'delay', 'argument': False, 'opts': ['--delay'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'deliver_at', 'argument': False, 'opts': ['--deliver-at'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'ttl', 'argument': False, 'opts': ['--ttl'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+        ],
+    },
     'receive': {
         'body': 'acomm_cli.commands.receive_run:receive',
         'listing': True,

@@ -11,7 +11,8 @@ from acomm_cli.cli import columns, render
 from acomm_cli.commands._common import listing, output, settings, store
 
 app = typer.Typer(help="The other federation nodes this node knows.\n\nExample: acomm peers "
-                  "--json", invoke_without_command=True, add_completion=False)
+                  "--json\n\n" + columns.describe(columns.PEERS),  # the group's help is shown
+                  invoke_without_command=True, add_completion=False)
 
 
 @app.callback(invoke_without_command=True)

@@ -191,3 +191,41 @@ def test_peers_is_a_listing_too(cli, store):
     assert cli.ok("peers", "--json").json()["peers"][0]["node"] == "nb"  # as it was
     r = cli("peers", "add", "nc", "--url", "store:x", "--csv")  # the verb prints no rows
     assert r.exit_code == 2 and "acomm peers add" in r.stderr
+
+
+def test_follow_writes_the_header_row_once(cli, team):
+    """`messages --follow --csv`: the header, the history, then each new message as a row."""
+    import os
+    import select
+    import signal
+    import subprocess
+    import time
+
+    from conftest import ACOMM
+
+    cli.ok("send", "team", "before", "--as", "alice")
+    follower = subprocess.Popen([ACOMM, "messages", "--follow", "--channel", "team", "--csv"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    fd, buf = follower.stdout.fileno(), b""
+
+    def line() -> str:
+        nonlocal buf
+        deadline = time.monotonic() + 20
+        while b"\n" not in buf:
+            ready, _, _ = select.select([fd], [], [], max(0, deadline - time.monotonic()))
+            assert ready, "nothing printed in time"
+            data = os.read(fd, 65536)
+            assert data, "the follower exited"
+            buf += data
+        first, buf = buf.split(b"\n", 1)
+        return first.decode()
+
+    try:
+        assert line() == ",".join(_documented(cli, ["messages"]))
+        assert line().split(",")[8] == "before"
+        assert run("send", "team", "after", "--as", "bob").returncode == 0
+        assert line().split(",")[8] == "after"  # a row, no second header
+    finally:
+        follower.send_signal(signal.SIGINT)
+        follower.wait(timeout=10)
+    assert follower.returncode == 0

@@ -168,6 +168,7 @@ def test_usage_lines_name_arguments_without_braces_and_say_which_take_several(cl
     assert "Usage: acomm show [OPTIONS] MSG" in cli.ok("show", "--help").stdout
     assert "--batch FILE" in cli.ok("send", "--help").stdout
     assert "--conf KEY=VALUE" in cli.ok("audit", "--help").stdout
+    assert _documented(cli, ["audit"]) == ["kind", "subject", "metric", "value"]
 
 
 def test_send_without_arguments_asks_for_the_channel_first(cli, store):

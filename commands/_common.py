@@ -115,7 +115,8 @@ Topic = Annotated[str | None, typer.Option(help="Topic pattern (* one segment, #
 Status = Annotated[list[str] | None, typer.Option(
     click_type=params.MESSAGE_STATUS,
     help="Message status: sent, delivered, acknowledged, dead_letter (repeatable).")]
-Grep = Annotated[str | None, typer.Option(help="Regular expression the content must match.")]
+Grep = Annotated[str | None, typer.Option(
+    metavar="REGEX", help="Regular expression the content must match.")]
 PriorityMin = Annotated[str | None, typer.Option(
     click_type=params.PRIORITY, help="Lowest priority (name or 0-4).")]
 Sort = Annotated[str | None, typer.Option(click_type=params.SORT, help="created, priority or id.")]

@@ -63,7 +63,7 @@ def receipts(
     ctx: typer.Context,
     agent: Annotated[str | None, typer.Option(
         click_type=params.AGENT, help="Only this agent's runs.", show_default=False)] = None,
-    message: Annotated[int | None, typer.Option(help="Only runs on this message id.",
+    message: Annotated[int | None, typer.Option(metavar="MSG", help="Only runs on this message id.",
                                                 show_default=False)] = None,
     status: Annotated[str | None, typer.Option(
         click_type=params.choice(engine.STATUSES, "STATUS"),

@@ -189,6 +189,7 @@ def test_peers_is_a_listing_too(cli, store):
     rows = list(csv.reader(io.StringIO(cli.ok("peers", "--csv").stdout)))
     assert rows[0] == _documented(cli, ["peers"])
     assert rows[1][0] == "nb" and rows[1][1].endswith("elsewhere.acomm")
+    assert rows[1][2] == "false"  # online: JSON's spelling
     assert cli.ok("peers", "--json").json()["peers"][0]["node"] == "nb"  # as it was
     r = cli("peers", "add", "nc", "--url", "store:x", "--csv")  # the verb prints no rows
     assert r.exit_code == 2 and "acomm peers add" in r.stderr

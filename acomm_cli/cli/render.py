@@ -208,7 +208,8 @@ def _table(out: Output, title: str | None, headers: Sequence[str],
                             else "excel-tab", lineterminator="\n")
         if out.headers and headers:
             writer.writerow(headers)
-        writer.writerows([["" if v is None else v for v in row] for row in rows])
+        writer.writerows([["" if v is None else str(v).lower() if isinstance(v, bool) else v
+                           for v in row] for row in rows])  # JSON's true/false
         return
     rows = [["" if v is None else str(v) for v in row] for row in rows]
     if not out.tty:

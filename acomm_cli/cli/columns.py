@@ -36,7 +36,7 @@ MESSAGES: Columns = (
     ("id", "message id"), ("channel", "channel name"), ("from", "sender"),
     ("type", "text, command, query, response..."), ("priority", "low ... critical"),
     ("topic", "topic (pubsub)"), ("created_at", f"when it was sent {_TIME}"),
-    ("status", "the delivery's state for the reader (receive), else the message's status"),
+    ("status", "receive: the delivery's state; messages: the message's status"),
     ("content", "the body (tabs and newlines escaped in plain piped lines)"))
 
 THREAD: Columns = (
@@ -50,7 +50,7 @@ DEAD_LETTERS: Columns = (
     ("content", "the body"))
 
 STATS: Columns = (
-    ("kind", "agent, channel, queue (inbox files) or task (tasks by state)"),
+    ("kind", "agent, channel, queue (inbox files) or task (by state)"),
     ("name", "the agent, channel or task state"), ("total", "messages (agent); tasks (task)"),
     ("unread", "unread deliveries"), ("awaiting_ack", "read, not yet acknowledged"),
     ("oldest_unread_age_sec", "age of the oldest unread delivery"),
@@ -104,7 +104,6 @@ PEERS: Columns = (
     ("head", "its newest event"), ("lag", "events not yet pulled"))
 
 AUDIT: Columns = (
-    ("kind", "total, spark, volume, latency_channel, latency_agent, reliability, "
-     "dead_letters, receipts, federation, tasks, incidents, check"),
+    ("kind", "total, spark, volume, latency_channel, latency_agent, ..."),
     ("subject", "what the row is about (store/channel, agent, node pair...)"),
     ("metric", "the measure (read_p50_ms, messages, ...)"), ("value", "its value"))

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import re
 import sys
+import time
 from collections.abc import Sequence
 from typing import Annotated, Any
 
 import typer
-from typer._click.core import Command, Context
+from typer._click.core import Command, Context, Parameter
 from typer._click.exceptions import NoArgsIsHelpError
 from typer._click.exceptions import UsageError as ClickUsageError
 from typer._click.types import FloatParamType, IntParamType
@@ -64,6 +66,15 @@ def _unwrapped_examples(text: str) -> str:
         else p for p in paras)
 
 
+def _argument_metavar(p: Parameter, ctx: Context, *, usage: bool = False) -> str:
+    """An argument in a usage line as POSIX writes it: `NAME` when required, `[NAME]` when
+    not, `NAME...` when it takes several (Typer's own writes a required one `{NAME}`)."""
+    var = p.metavar or (p.name or "").upper()
+    if p.nargs != 1 and not var.rstrip("]").endswith("..."):
+        var += "..."
+    return f"[{var}]" if usage and not p.required and not var.startswith("[") else var
+
+
 def _plain_help(cmd: Command) -> Command:
     """Every --help in click's plain layout, as the root's: the same on every command, honest
     about --no-color (no rich panels), and exactly what docs/cli.md quotes. The listing of a
@@ -78,12 +89,42 @@ def _plain_help(cmd: Command) -> Command:
         if p.metavar is None and not getattr(p, "is_flag", False) and p.name:
             typed = getattr(p.type, "metavar", None) if p.param_type_name == "option" else None
             p.metavar = typed or p.name.upper().rstrip("_")
+        if p.param_type_name == "argument":
+            p.make_metavar = functools.partial(_argument_metavar, p)  # type: ignore[method-assign]
     for sub in getattr(cmd, "commands", {}).values():
         _plain_help(sub)
     return cmd
 
 
 _ASCII_INT, _ASCII_FLOAT = params.Whole(), params.Number()
+
+
+def _listings_only(cmd: Command, path: str) -> Command:
+    """The row formats (--jsonl, --csv, --tsv) for the commands that print rows (those
+    declared with `@listing`, commands/_common.py): any other command refuses them (exit 2)
+    rather than ignore them. Group callbacks are left alone (`peers` itself is a listing)."""
+    subs = getattr(cmd, "commands", None)
+    if subs:
+        for name, sub in subs.items():
+            _listings_only(sub, f"{path} {name}")
+        return cmd
+    callback = cmd.callback
+    if callback is None or getattr(callback, "__acomm_columns__", None):
+        return cmd
+
+    @functools.wraps(callback)  # keeps `__acomm_body__` (the fast path's tree reads it)
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        from typer._click.globals import get_current_context
+
+        obj = get_current_context().find_root().obj
+        table = getattr(obj, "table", None)
+        if table is not None:
+            raise UsageError(f"--{table} is for listings; `acomm {path}` prints no rows "
+                             "(--json gives its document)", field="format", value=table)
+        return callback(*args, **kwargs)
+
+    cmd.callback = guarded
+    return cmd
 
 
 def _ascii_numbers(cmd: Command) -> Command:
@@ -113,9 +154,11 @@ class AcommGroup(TyperGroup):
         mod = importlib.import_module(f"{__package__}.commands.{module}")
         built = _ascii_numbers(_plain_help(typer.main.get_command(mod.app)))
         if name in GROUPS:
+            _listings_only(built, name)
             built.name = name
             return built
-        return built.commands[name] if isinstance(built, TyperGroup) else built
+        leaf = built.commands[name] if isinstance(built, TyperGroup) else built
+        return _listings_only(leaf, name)
 
     def invoke(self, ctx: Context) -> Any:
         try:
@@ -128,6 +171,15 @@ class AcommGroup(TyperGroup):
              windows_expand_args: bool = True, **extra: Any) -> Any:
         argv = list(sys.argv[1:] if args is None else args)
         as_json = outcome.wants_json(argv)
+        render.loudness(quiet=False, verbose=False)  # until the root's options say
+        started = time.perf_counter()
+        try:
+            self._main(argv, as_json, prog_name, complete_var, windows_expand_args, **extra)
+        finally:
+            render.verbose(f"done in {(time.perf_counter() - started) * 1000:.1f} ms")
+
+    def _main(self, argv: list[str], as_json: bool, prog_name: str | None,
+              complete_var: str | None, windows_expand_args: bool, **extra: Any) -> None:
         try:
             rv = super().main(outcome.hoist_globals(argv), prog_name or "acomm", complete_var,
                               standalone_mode=False, windows_expand_args=windows_expand_args,
@@ -181,6 +233,20 @@ def main_options(
         click_type=params.FILE, metavar="PATH", show_default=False,
         help="Config file (default: $ACOMM_CONFIG, then config.yaml beside the store).")] = None,
     json_: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
+    jsonl: Annotated[bool, typer.Option(
+        "--jsonl", help="A listing: one JSON object a row.")] = False,
+    csv: Annotated[bool, typer.Option(
+        "--csv", help="A listing: comma-separated values, with a header row.")] = False,
+    tsv: Annotated[bool, typer.Option(
+        "--tsv", help="A listing: tab-separated values, with a header row.")] = False,
+    no_headers: Annotated[bool, typer.Option(
+        "--no-headers", help="--csv or --tsv without the header row.")] = False,
+    quiet: Annotated[bool, typer.Option(
+        "--quiet", "-q", help="No `acomm: note:` lines on stderr (warnings and errors stay).")]
+    = False,
+    verbose: Annotated[bool, typer.Option(
+        "--verbose", "-v", help="Also say on stderr which store and config file were used, "
+        "and how long the command took.")] = False,
     no_color: Annotated[bool, typer.Option("--no-color", help="No colour.")] = False,
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
                                           help="Print the version.")] = False,
@@ -191,7 +257,10 @@ def main_options(
 
     Example: id=$(acomm send team "hello" --as alice) && acomm show "$id"
     """
-    ctx.obj = Settings.from_options(store=store, config=config, json_=json_, no_color=no_color)
+    ctx.obj = Settings.from_options(store=store, config=config, json_=json_, no_color=no_color,
+                                    jsonl=jsonl, csv=csv, tsv=tsv, no_headers=no_headers,
+                                    quiet=quiet, verbose=verbose)
+    render.loudness(quiet=quiet, verbose=verbose)
 
 
 

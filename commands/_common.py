@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import sqlite3
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -14,6 +15,7 @@ from typer._click.globals import get_current_context
 
 from acomm_cli import model
 from acomm_cli.cli import params
+from acomm_cli.cli.columns import Columns, describe
 from acomm_cli.cli.config import Settings
 from acomm_cli.cli.invocation import Invocation
 from acomm_cli.cli.render import Output
@@ -81,6 +83,19 @@ def runs(body: Callable[..., int | None]) -> Callable[[Callable[..., None]], Cal
     return declare
 
 
+def listing(columns: Columns) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """`@listing(columns.X)` under `@app.command()` (above `@runs`): the command prints rows,
+    so it takes the output options (--json, --jsonl, --csv, --tsv, --no-headers: global,
+    declared once on the root, app.py), and its --help ends with its columns, from the same
+    list its renderer writes the header row from. A command without it refuses the row
+    formats (app.py; the fast path hands such a line to Typer)."""
+    def declare(fn: Callable[..., Any]) -> Callable[..., Any]:
+        fn.__doc__ = inspect.cleandoc(fn.__doc__ or "") + "\n\n" + describe(columns)
+        fn.__acomm_columns__ = columns  # type: ignore[attr-defined]
+        return fn
+    return declare
+
+
 AsAgent = Annotated[str | None, typer.Option(
     "--as", click_type=params.AGENT, envvar="ACOMM_AGENT", show_envvar=True,
     help="The acting agent.")]
@@ -100,7 +115,8 @@ Topic = Annotated[str | None, typer.Option(help="Topic pattern (* one segment, #
 Status = Annotated[list[str] | None, typer.Option(
     click_type=params.MESSAGE_STATUS,
     help="Message status: sent, delivered, acknowledged, dead_letter (repeatable).")]
-Grep = Annotated[str | None, typer.Option(help="Regular expression the content must match.")]
+Grep = Annotated[str | None, typer.Option(
+    metavar="REGEX", help="Regular expression the content must match.")]
 PriorityMin = Annotated[str | None, typer.Option(
     click_type=params.PRIORITY, help="Lowest priority (name or 0-4).")]
 Sort = Annotated[str | None, typer.Option(click_type=params.SORT, help="created, priority or id.")]

@@ -5,8 +5,10 @@ commands from a click context."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -21,7 +23,7 @@ from acomm_cli.model import MessageFilter
 
 
 def output(s: Settings) -> Output:
-    return Output(json=s.json, color=s.color)
+    return Output(json=s.json, color=s.color, table=s.table, headers=s.headers)
 
 
 @contextmanager
@@ -43,12 +45,18 @@ def store(s: Settings, *, write: bool, create: bool = False, bridge_hook: bool =
         render.note(f"note: creating a new store at {path}")
     options = {"busy_timeout_ms": s.value("store.busy_timeout"),
                "flush": s.value("store.flush"), "now": clock.now_ms()}
+    if s.verbose:
+        _say_where(s, path)
+    started = time.perf_counter()
     try:
         conn = opening.connect(path, create=create and missing, **options)
     except (StoreReadOnly, DiskFull):
         if write and not read_fallback:
             raise
         conn = opening.connect(path, create=False, read_only=True, **options)
+    if s.verbose:
+        render.verbose(f"store opened in {(time.perf_counter() - started) * 1000:.1f} ms"
+                       + (" (read-only)" if getattr(conn, "read_only", False) else ""))
     after = write and hooks and not getattr(conn, "read_only", False)
     try:
         mirror = after and bridge_hook and any(
@@ -75,6 +83,17 @@ def store(s: Settings, *, write: bool, create: bool = False, bridge_hook: bool =
                                           s.value("store.batch_interval"), clock.now_ms())
     finally:
         conn.close()
+
+
+def _say_where(s: Settings, path: object) -> None:
+    """-v: the store and the config file this command resolved, and how."""
+    from acomm_cli.cli.config import config_file
+
+    how = ("--store" if s.store else "$ACOMM_STORE" if os.environ.get("ACOMM_STORE")
+           else "found from the current directory")
+    render.verbose(f"store {path} ({how})")
+    found = config_file(s)
+    render.verbose(f"config {found}" if found is not None else "config none (the defaults)")
 
 
 def _bridge_after_write(conn: sqlite3.Connection, s: Settings, before: int | None) -> None:

@@ -6,14 +6,15 @@ from typing import Annotated
 
 import typer
 
-from acomm_cli.cli import params, render_analytics
-from acomm_cli.commands._common import output, settings
+from acomm_cli.cli import columns, params, render_analytics
+from acomm_cli.commands._common import listing, output, settings
 from acomm_cli.errors import UsageError
 
 app = typer.Typer(add_completion=False)
 
 
 @app.command()
+@listing(columns.AUDIT)
 def audit(
     ctx: typer.Context,
     exports: Annotated[list[str], typer.Argument(
@@ -33,7 +34,7 @@ def audit(
         help="On a cluster, how long to wait for the first executor before giving up "
         "with what was asked for and what the workers offer.")] = "60s",
     conf: Annotated[list[str] | None, typer.Option(
-        "--conf", help="Extra Spark setting KEY=VALUE (repeatable), e.g. "
+        "--conf", metavar="KEY=VALUE", help="Extra Spark setting KEY=VALUE (repeatable), e.g. "
         "spark.ui.enabled=true or spark.executor.memory=4g.", show_default=False)] = None,
 ) -> None:
     """Audit exports on Apache Spark: volume, latency, retries, dead letters, checks.

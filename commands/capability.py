@@ -9,8 +9,8 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import params, render_caps
-from acomm_cli.commands._common import limits, output, store
+from acomm_cli.cli import columns, params, render_caps
+from acomm_cli.commands._common import limits, listing, output, store
 from acomm_cli.engine import capabilities
 from acomm_cli.errors import ValidationFailed
 
@@ -95,6 +95,7 @@ def unpublish(ctx: typer.Context, cap_id: CapId) -> None:
 
 
 @app.command("list")
+@listing(columns.CAPABILITIES)
 def list_(
     ctx: typer.Context,
     state: Annotated[str | None, typer.Option(

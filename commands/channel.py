@@ -8,8 +8,8 @@ from typing import Annotated, Any
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import params, render, render_channels
-from acomm_cli.commands._common import AsAgent, identity, output, store
+from acomm_cli.cli import columns, params, render, render_channels
+from acomm_cli.commands._common import AsAgent, identity, listing, output, store
 from acomm_cli.engine import channel_admin, channels
 
 app = typer.Typer(help="Create and manage channels.\n\nExample: acomm channel create team "
@@ -178,6 +178,7 @@ def leave(
 
 
 @app.command("list")
+@listing(columns.CHANNELS)
 def list_(ctx: typer.Context) -> None:
     """List channels.
 

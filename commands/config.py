@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import typer
 
-from acomm_cli.cli import config_report, render
-from acomm_cli.commands._common import output, settings
+from acomm_cli.cli import columns, config_report, render
+from acomm_cli.commands._common import listing, output, settings
 
 app = typer.Typer(help="Inspect the configuration.\n\nExample: acomm config show --json",
                   no_args_is_help=True, add_completion=False)
 
 
 @app.command()
+@listing(columns.CONFIG)
 def show(ctx: typer.Context) -> None:
     """Print every setting's effective value and where it came from.
 

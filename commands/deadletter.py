@@ -7,8 +7,8 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock, model
-from acomm_cli.cli import params, render
-from acomm_cli.commands._common import output, store
+from acomm_cli.cli import columns, params, render
+from acomm_cli.commands._common import listing, output, store
 from acomm_cli.engine import deadletters, delivery
 from acomm_cli.errors import UsageError
 
@@ -22,6 +22,7 @@ Recipient = Annotated[str | None, typer.Option(
 
 
 @app.command("list")
+@listing(columns.DEAD_LETTERS)
 def list_(
     ctx: typer.Context,
     channel: Annotated[str | None, typer.Option(

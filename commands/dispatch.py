@@ -8,9 +8,9 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import params, render, stopping
+from acomm_cli.cli import columns, params, render, stopping
 from acomm_cli.cli.config import AGENTS
-from acomm_cli.commands._common import output, settings, store
+from acomm_cli.commands._common import listing, output, settings, store
 from acomm_cli.dispatch import dispatcher as engine
 
 app = typer.Typer(add_completion=False)
@@ -58,11 +58,12 @@ def dispatch(
 
 
 @app.command()
+@listing(columns.RECEIPTS)
 def receipts(
     ctx: typer.Context,
     agent: Annotated[str | None, typer.Option(
         click_type=params.AGENT, help="Only this agent's runs.", show_default=False)] = None,
-    message: Annotated[int | None, typer.Option(help="Only runs on this message id.",
+    message: Annotated[int | None, typer.Option(metavar="MSG", help="Only runs on this message id.",
                                                 show_default=False)] = None,
     status: Annotated[str | None, typer.Option(
         click_type=params.choice(engine.STATUSES, "STATUS"),

@@ -6,14 +6,15 @@ from typing import Annotated
 
 import typer
 
-from acomm_cli.cli import render
-from acomm_cli.commands._common import output, store
+from acomm_cli.cli import columns, render
+from acomm_cli.commands._common import listing, output, store
 from acomm_cli.engine import operations
 
 app = typer.Typer(add_completion=False)
 
 
 @app.command()
+@listing(columns.FINDINGS)
 def doctor(
     ctx: typer.Context,
     quick: Annotated[bool, typer.Option(

@@ -7,8 +7,8 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import params, render, render_caps
-from acomm_cli.commands._common import output, store
+from acomm_cli.cli import columns, params, render, render_caps
+from acomm_cli.commands._common import listing, output, store
 from acomm_cli.engine import incidents
 
 app = typer.Typer(help="Review incidents: misfires of published capabilities."
@@ -19,6 +19,7 @@ IncidentId = Annotated[int, typer.Argument(metavar="ID", help="The incident id."
 
 
 @app.command("list")
+@listing(columns.INCIDENTS)
 def list_(
     ctx: typer.Context,
     state: Annotated[str | None, typer.Option(

@@ -22,7 +22,7 @@ app = typer.Typer(add_completion=False)
 def init(
     ctx: typer.Context,
     directory: Annotated[Path | None, typer.Argument(
-        click_type=params.DIR,
+        click_type=params.DIR, metavar="DIR",
         help="Project directory; the store goes in DIR/.acomm/ (default: here).")] = None,
 ) -> None:
     """Create a store and a commented config.yaml beside it.

@@ -7,8 +7,8 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import params, render
-from acomm_cli.commands._common import output, store
+from acomm_cli.cli import columns, params, render
+from acomm_cli.commands._common import listing, output, store
 
 app = typer.Typer(help="Invite other nodes to join this one (a seed).\n\nExample: acomm "
                   "invite create --expect mbp-jane --ttl 10m --json", no_args_is_help=True,
@@ -44,6 +44,7 @@ def create(
 
 
 @app.command("list")
+@listing(columns.INVITES)
 def list_(ctx: typer.Context) -> None:
     """List invites and their state, never their tokens.
 

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import render, stopping
+from acomm_cli.cli import columns, render, stopping
 from acomm_cli.commands._common import (
     ChannelOpt,
     From,
@@ -23,6 +23,7 @@ from acomm_cli.commands._common import (
     Types,
     Until,
     build_filter,
+    listing,
     output,
     store,
 )
@@ -33,6 +34,7 @@ app = typer.Typer(add_completion=False)
 
 
 @app.command()
+@listing(columns.MESSAGES)
 def messages(
     ctx: typer.Context,
     channel: ChannelOpt = None,
@@ -48,7 +50,6 @@ def messages(
     order: Order = None,
     limit: Limit = 100,
     offset: Offset = 0,
-    jsonl: Annotated[bool, typer.Option("--jsonl", help="One JSON object per line.")] = False,
     follow: Annotated[bool, typer.Option(
         "--follow", "-f", help="Print the newest --limit matches oldest first, then each new "
         "one as it is committed, until interrupted (rich on a terminal, JSON Lines when "
@@ -71,10 +72,11 @@ def messages(
         if follow:
             with stopping.on_signals() as stop:
                 for batch in delivery.follow_history(conn, f, stop=stop):
-                    render.follow(out, batch, jsonl=jsonl)
+                    render.follow(out, batch)
+                    out = render.headed(out)
             return
         result = inbox.history(conn, f)
-    render.messages(out, result, jsonl=jsonl)
+    render.messages(out, result)
 
 
 @app.command()

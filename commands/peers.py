@@ -7,14 +7,16 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import render
-from acomm_cli.commands._common import output, settings, store
+from acomm_cli.cli import columns, render
+from acomm_cli.commands._common import listing, output, settings, store
 
 app = typer.Typer(help="The other federation nodes this node knows.\n\nExample: acomm peers "
-                  "--json", invoke_without_command=True, add_completion=False)
+                  "--json\n\n" + columns.describe(columns.PEERS),  # the group's help is shown
+                  invoke_without_command=True, add_completion=False)
 
 
 @app.callback(invoke_without_command=True)
+@listing(columns.PEERS)
 def peers(ctx: typer.Context) -> None:
     """List the other nodes: {peers: [{node, url, online, last_seen_at, cursor, head, lag}]}.
 
@@ -26,7 +28,7 @@ def peers(ctx: typer.Context) -> None:
 
     with store(ctx, write=False) as conn:
         doc = room.peers(conn, clock.now_ms(), settings(ctx).value("federation.offline_after"))
-    render.status(output(ctx), doc)
+    render.peers(output(ctx), doc)
 
 
 @app.command()

@@ -7,9 +7,18 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
+from acomm_cli.cli import columns, params, render, stopping
 from acomm_cli.cli import handover as render_handover
-from acomm_cli.cli import params, render, stopping
-from acomm_cli.commands._common import AsAgent, identity, limits, output, read_body, stall_s, store
+from acomm_cli.commands._common import (
+    AsAgent,
+    identity,
+    limits,
+    listing,
+    output,
+    read_body,
+    stall_s,
+    store,
+)
 from acomm_cli.engine import delivery
 from acomm_cli.errors import Timeout
 from acomm_cli.model import SendRequest
@@ -85,6 +94,7 @@ def respond(
 
 
 @app.command()
+@listing(columns.THREAD)
 def thread(
     ctx: typer.Context,
     correlation_id: Annotated[str, typer.Argument(metavar="CORR", help="Correlation id.")],

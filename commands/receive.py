@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from acomm_cli.cli import params
+from acomm_cli.cli import columns, params
 from acomm_cli.commands import receive_run
 from acomm_cli.commands._common import (
     ChannelOpt,
@@ -23,6 +23,7 @@ from acomm_cli.commands._common import (
     Topic,
     Types,
     Until,
+    listing,
     runs,
 )
 
@@ -30,6 +31,7 @@ app = typer.Typer(add_completion=False)
 
 
 @app.command()
+@listing(columns.MESSAGES)
 @runs(receive_run.receive)
 def receive(
     ctx: typer.Context,
@@ -53,7 +55,6 @@ def receive(
     offset: Offset = 0,
     peek: Annotated[bool, typer.Option("--peek", help="Leave them unread.")] = False,
     body: Annotated[bool, typer.Option("--body", help="Print only the bodies.")] = False,
-    jsonl: Annotated[bool, typer.Option("--jsonl", help="One JSON object per line.")] = False,
     wait: Annotated[float | None, typer.Option(
         click_type=params.SECONDS,
         help="Block up to this many seconds until something arrives (exit 124 if nothing).")]

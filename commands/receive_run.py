@@ -22,7 +22,7 @@ def receive(inv: Invocation, *, channel_arg: str | None, as_: str | None, channe
             since: str | None, until: str | None, type_: list[str] | None, from_: str | None,
             topic: str | None, status: list[str] | None, grep: str | None,
             priority_min: str | None, sort: str | None, order: str | None, limit: int,
-            offset: int, peek: bool, body: bool, jsonl: bool, wait: float | None,
+            offset: int, peek: bool, body: bool, wait: float | None,
             ack: str | None, follow: bool) -> None:
     s = inv.settings
     agent = identity(as_, "--as")
@@ -35,7 +35,7 @@ def receive(inv: Invocation, *, channel_arg: str | None, as_: str | None, channe
                      sender=from_, topic=topic, status=status, grep=grep,
                      priority_min=priority_min, sort=sort, order=order, limit=limit,
                      offset=offset, now=now)
-    emit = render_handover.inbox_output(output(s), body=body, jsonl=jsonl, follow=follow,
+    emit = render_handover.inbox_output(output(s), body=body, follow=follow,
                                         peek=peek, stall_s=stall_s(s))
     with store(s, write=True, read_fallback=peek) as conn:
         if follow:  # rich on a terminal, JSON Lines when piped

@@ -23,6 +23,7 @@ Priority = Annotated[str, typer.Option(
     help="low, normal, high, urgent, critical or 0-4.")]
 Correlation = Annotated[str | None, typer.Option(metavar="CORR", help="Thread / request id.")]
 DedupeKey = Annotated[str | None, typer.Option(
+    metavar="KEY",
     help="Idempotency key: a repeat inside the channel's window sends nothing again.")]
 Meta = Annotated[list[str] | None, typer.Option(
     "--meta", metavar="KEY=VALUE", help="k=v metadata (repeatable).")]

@@ -83,14 +83,14 @@ def send(inv: Invocation, *, channel: str | None, body: str | None, as_: str | N
             results = sending.send_batch(conn, items, now, limits(s), progress)
         render.batch_results(out, results)
         return None
-    sender = identity(as_)
     if to is not None:
         if channel is not None and body is not None:
             raise UsageError("with --to, give only the body (no channel)", field="to")
         body = channel if body is None else body
         channel = None
-    elif channel is None:
+    elif channel is None:  # said before a missing --as: the channel comes first in the line
         raise UsageError("name a channel, or use --to AGENT or --batch FILE", field="channel")
+    sender = identity(as_)
     delay_ms, at = _schedule(delay, deliver_at, now)
     req = SendRequest(
         sender=sender, content=read_body(inv, body), channel=channel, type=type_,

@@ -7,14 +7,15 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import params, render
-from acomm_cli.commands._common import output, store
+from acomm_cli.cli import columns, params, render
+from acomm_cli.commands._common import listing, output, store
 from acomm_cli.engine import operations
 
 app = typer.Typer(add_completion=False)
 
 
 @app.command()
+@listing(columns.STATS)
 def stats(
     ctx: typer.Context,
     as_: Annotated[str | None, typer.Option(

@@ -7,8 +7,8 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import params, render
-from acomm_cli.commands._common import AsAgent, identity, output, store
+from acomm_cli.cli import columns, params, render
+from acomm_cli.commands._common import AsAgent, identity, listing, output, store
 from acomm_cli.engine import channels
 
 app = typer.Typer(add_completion=False)
@@ -49,6 +49,7 @@ def unsubscribe(ctx: typer.Context, channel: Channel, pattern: Pattern,
 
 
 @app.command()
+@listing(columns.SUBSCRIPTIONS)
 def subscriptions(ctx: typer.Context, channel: Channel) -> None:
     """List a pubsub channel's subscriptions.
 

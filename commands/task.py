@@ -7,8 +7,8 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import params, render_tasks
-from acomm_cli.commands._common import AsAgent, identity, limits, output, read_body, store
+from acomm_cli.cli import columns, params, render_tasks
+from acomm_cli.commands._common import AsAgent, identity, limits, listing, output, read_body, store
 from acomm_cli.engine import tasks
 
 app = typer.Typer(help="Tasks: work one agent delegates to another, with an ETA and progress."
@@ -141,6 +141,7 @@ def fail(
 
 
 @app.command("list")
+@listing(columns.TASKS)
 def list_(
     ctx: typer.Context,
     as_: Annotated[str | None, typer.Option(

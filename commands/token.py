@@ -7,8 +7,8 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import params, render, render_tasks
-from acomm_cli.commands._common import output, store
+from acomm_cli.cli import columns, params, render, render_tasks
+from acomm_cli.commands._common import listing, output, store
 
 app = typer.Typer(help="Session tokens for external agents at this node's gateway.\n\n"
                   "An external agent sends and receives through the gateway's /agent/v1 "
@@ -47,6 +47,7 @@ def create(
 
 
 @app.command("list")
+@listing(columns.TOKENS)
 def list_(ctx: typer.Context) -> None:
     """List session tokens and their state, never the tokens themselves.
 

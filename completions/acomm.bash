@@ -25,7 +25,7 @@ _acomm_subcommands() {
 }
 
 _acomm_options() {
-    local global='--file --store --config --json --no-color --version -h --help'
+    local global='--file --store --config --json --jsonl --csv --tsv --no-headers -q --quiet -v --verbose --no-color --version -h --help'
     case $1 in
         'init') echo "$global" ;;
         'status') echo "$global" ;;
@@ -49,7 +49,7 @@ _acomm_options() {
         'subscribe') echo "$global --as" ;;
         'unsubscribe') echo "$global --as" ;;
         'subscriptions') echo "$global" ;;
-        'receive') echo "$global --as --recipient -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset --peek --body --jsonl --wait --ack -f --follow" ;;
+        'receive') echo "$global --as --recipient -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset --peek --body --wait --ack -f --follow" ;;
         'ack') echo "$global --as --status --note" ;;
         'nack') echo "$global --as --requeue --delay --reason" ;;
         'extend') echo "$global --by --as" ;;
@@ -74,7 +74,7 @@ _acomm_options() {
         'incident list') echo "$global --state --capability" ;;
         'incident show') echo "$global" ;;
         'incident resolve') echo "$global --note --as" ;;
-        'messages') echo "$global -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset --jsonl -f --follow" ;;
+        'messages') echo "$global -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset -f --follow" ;;
         'show') echo "$global" ;;
         'deadletter') echo "$global" ;;
         'deadletter list') echo "$global -c --channel --recipient --reason --limit --offset" ;;

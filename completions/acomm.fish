@@ -221,6 +221,12 @@ complete -c acomm -l file -l store -r -F -d 'The store file (default: $ACOMM_STO
 complete -c acomm -l config -r -F
 complete -c acomm -l config -r -F -d 'Config file (default: $ACOMM_CONFIG, then config.yaml beside the st...'
 complete -c acomm -l json -d 'Print one JSON document'
+complete -c acomm -l jsonl -d 'A listing: one JSON object a row'
+complete -c acomm -l csv -d 'A listing: comma-separated values, with a header row'
+complete -c acomm -l tsv -d 'A listing: tab-separated values, with a header row'
+complete -c acomm -l no-headers -d '--csv or --tsv without the header row'
+complete -c acomm -s q -l quiet -d 'No `acomm: note:` lines on stderr (warnings and errors stay)'
+complete -c acomm -s v -l verbose -d 'Also say on stderr which store and config file were used, and how l...'
 complete -c acomm -l no-color -d 'No colour'
 complete -c acomm -l version -d 'Print the version'
 complete -c acomm -s h -l help -d 'Show help'
@@ -459,7 +465,6 @@ complete -c acomm -n '__acomm_is \'receive\'' -l limit -r -f -d 'At most this ma
 complete -c acomm -n '__acomm_is \'receive\'' -l offset -r -f -d 'Skip this many first'
 complete -c acomm -n '__acomm_is \'receive\'' -l peek -d 'Leave them unread'
 complete -c acomm -n '__acomm_is \'receive\'' -l body -d 'Print only the bodies'
-complete -c acomm -n '__acomm_is \'receive\'' -l jsonl -d 'One JSON object per line'
 complete -c acomm -n '__acomm_is \'receive\'' -l wait -r -f -d 'Block up to this many seconds until something arrives (exit 124 if...'
 complete -c acomm -n '__acomm_is \'receive\'' -l ack -r -f -a 'received in_progress completed failed'
 complete -c acomm -n '__acomm_is \'receive\'' -l ack -r -f -d 'Also acknowledge what is received with this status, in the same tra...'
@@ -616,7 +621,6 @@ complete -c acomm -n '__acomm_is \'messages\'' -l order -r -f -a 'asc desc'
 complete -c acomm -n '__acomm_is \'messages\'' -l order -r -f -d 'asc or desc'
 complete -c acomm -n '__acomm_is \'messages\'' -l limit -r -f -d 'At most this many messages'
 complete -c acomm -n '__acomm_is \'messages\'' -l offset -r -f -d 'Skip this many first'
-complete -c acomm -n '__acomm_is \'messages\'' -l jsonl -d 'One JSON object per line'
 complete -c acomm -n '__acomm_is \'messages\'' -s f -l follow -d 'Print the newest --limit matches oldest first, then each new one as...'
 
 # acomm show

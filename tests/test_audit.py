@@ -5,6 +5,8 @@ test of a quiet terminal starts its own, in a subprocess, as a user would."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import shutil
 
@@ -93,6 +95,14 @@ def test_audit_reports_the_numbers_the_traffic_set_up(spark, store, exported, tm
                for line in lines)
     render_analytics.audit_summary(render.Output(json=True), result)
     assert json.loads(capsys.readouterr().out) == json.loads(json.dumps(s, default=str))
+    # --csv (issue 19): long rows kind, subject, metric, value under a header row
+    render_analytics.audit_summary(render.Output(table="csv"), result)
+    rows = list(csv.reader(io.StringIO(capsys.readouterr().out)))
+    assert rows[0] == ["kind", "subject", "metric", "value"]
+    assert ["dead_letters", "max_retries_exceeded", "dead_letters", "1"] in rows
+    assert ["check", "unaccounted", "count", "0"] in rows
+    assert any(r[0] == "latency_channel" and r[1].endswith("/chat") and r[2] == "read_p50_ms"
+               and float(r[3]) == 5000 for r in rows)
 
 
 @pytest.mark.spark

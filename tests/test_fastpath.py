@@ -87,6 +87,22 @@ CASES = [
     (["receive", "--as", "bob", "--limit", "１"], None, HANDED_OVER),
     (["receive", "--as", "bob", "--wait", "½"], None, HANDED_OVER),
     (["receive", "--as", "bob", "-fj"], None, HANDED_OVER),
+    # issue 19: -q/-v and the output options (global: before or after the command)
+    (["-q", "send", "team", "hi", "--as", "alice"], None, FAST),
+    (["send", "nowhere", "hi", "--as", "alice", "--quiet"], None, FAST),  # the error stays
+    (["send", "--to", "bob,carol", "hi", "--as", "alice", "-q"], None, FAST),
+    (["publish", "ci", "build.x", "done", "--as", "ci", "-q"], None, FAST),
+    (["-q", "-v", "send", "team", "hi", "--as", "alice"], None, FAST),  # exit 2
+    (["send"], None, FAST),  # the missing channel is said before the missing --as
+    (["send", "team", "hi", "--as", "alice", "--csv"], None, HANDED_OVER),  # no rows: exit 2
+    (["publish", "ci", "build.x", "done", "--as", "ci", "--jsonl"], None, HANDED_OVER),
+    (["receive", "--as", "bob", "--csv"], None, FAST),
+    (["receive", "--as", "bob", "--tsv", "--no-headers"], None, FAST),
+    (["--jsonl", "receive", "--as", "bob", "--peek"], None, FAST),
+    (["receive", "--as", "bob", "--csv", "--ack", "completed"], None, FAST),
+    (["receive", "--as", "bob", "--json", "--csv"], None, FAST),  # exit 2, naming both
+    (["receive", "--as", "bob", "--no-headers"], None, FAST),  # exit 2
+    (["receive", "--as", "bob", "-qv"], None, HANDED_OVER),  # clustered: click's
     # not fast commands: always Typer
     (["ack", "1", "--as", "bob"], None, HANDED_OVER),
     (["channel", "list", "--json"], None, HANDED_OVER),
@@ -166,3 +182,23 @@ def test_the_tree_is_what_the_typer_app_says():
         body = getattr(importlib.import_module(module), function)
         names = list(inspect.signature(body).parameters)[1:]
         assert names == [p["name"] for p in cmd["params"]], name
+
+
+@pytest.mark.parametrize("argv", [["-v", "send", "team", "hi", "--as", "alice"],
+                                  ["receive", "--as", "bob", "--verbose", "--csv"]])
+def test_verbose_says_the_same_on_both_paths_but_the_times(argv, base, tmp_path):
+    """-v: the store, how it was found, the config file and timings, on stderr; the times
+    differ from run to run, the rest does not."""
+    import re
+
+    typer = _run(TYPER, argv, None, tmp_path / "typer", base)
+    quick = _run([ACOMM], argv, None, tmp_path / "fast", base)
+    def timeless(err: str, where: Path) -> str:
+        return re.sub(r"\d+\.\d ms", "T ms", err.replace(str(where), "DIR"))
+    assert quick[:2] == typer[:2]
+    assert timeless(quick[2], tmp_path / "fast") == timeless(typer[2], tmp_path / "typer")
+    lines = timeless(quick[2], tmp_path / "fast").splitlines()
+    assert lines[0] == "acomm: verbose: store DIR/store.acomm ($ACOMM_STORE)"
+    assert lines[1] == "acomm: verbose: config DIR/config.yaml"
+    assert lines[2].startswith("acomm: verbose: store opened in T ms")
+    assert lines[-1] == "acomm: verbose: done in T ms"

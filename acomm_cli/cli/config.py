@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 from acomm_cli.clock import parse_duration, parse_size
-from acomm_cli.errors import StoreUnavailable, ValidationFailed
+from acomm_cli.errors import StoreUnavailable, UsageError, ValidationFailed
 from acomm_cli.model import Limits, channel_name, whole_number
 
 TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
@@ -163,13 +163,32 @@ class Settings:
     config: str | None = None
     json: bool = False
     color: bool | None = None  # None: decide from the terminal and NO_COLOR
+    table: str | None = None  # a listing's rows as "jsonl", "csv" or "tsv" (docs/output.md)
+    headers: bool = True  # --no-headers: --csv/--tsv without their header row
+    quiet: bool = False  # -q: no `acomm: note:` lines
+    verbose: bool = False  # -v: the store, the config file and timings on stderr
     _cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def from_options(cls, *, store: str | None, config: str | None, json_: bool,
-                     no_color: bool) -> Settings:
-        """The settings the root's global options give (the Typer root and the fast path)."""
-        return cls(store=store, config=config, json=json_, color=False if no_color else None)
+                     no_color: bool, jsonl: bool = False, csv: bool = False, tsv: bool = False,
+                     no_headers: bool = False, quiet: bool = False,
+                     verbose: bool = False) -> Settings:
+        """The settings the root's global options give (the Typer root and the fast path).
+        The output formats exclude each other: two of them is a usage error naming both."""
+        given = [name for name, on in (("--json", json_), ("--jsonl", jsonl), ("--csv", csv),
+                                       ("--tsv", tsv)) if on]
+        if len(given) > 1:
+            raise UsageError(f"{given[0]} and {given[1]} are different output formats: give "
+                             "one", field="format", value=" ".join(given))
+        if no_headers and not (csv or tsv):
+            raise UsageError("--no-headers drops the header row of --csv or --tsv: give one "
+                             "of them", field="no_headers")
+        if quiet and verbose:
+            raise UsageError("-q/--quiet and -v/--verbose: give one", field="quiet")
+        table = "jsonl" if jsonl else "csv" if csv else "tsv" if tsv else None
+        return cls(store=store, config=config, json=json_, color=False if no_color else None,
+                   table=table, headers=not no_headers, quiet=quiet, verbose=verbose)
 
     def store_path(self, *, create: bool) -> tuple[Path, bool]:
         """The store to use and whether it still has to be created. `create`: the command may

@@ -123,18 +123,20 @@ def silence_stdout() -> None:
     os.close(devnull)
 
 
-def inbox_output(out: Output, *, body: bool, jsonl: bool, follow: bool, peek: bool,
+def inbox_output(out: Output, *, body: bool, follow: bool, peek: bool,
                  stall_s: float | None) -> Callable[[QueryResult], None]:
     """What `receive` hands its results to (the engine calls it, see inbox.receive). With
     --peek nothing is marked read, so output fails as any read-only command's does."""
     show = render.follow if follow else render.messages
+    now = [out]  # --follow --csv: the header row with the first batch only
 
     def emit(batch: QueryResult) -> None:
         if peek:
-            show(out, batch, body=body, jsonl=jsonl)
-            return
-        with handing_over(len(batch.messages), stall_s):
-            show(out, batch, body=body, jsonl=jsonl)
+            show(now[0], batch, body=body)
+        else:
+            with handing_over(len(batch.messages), stall_s):
+                show(now[0], batch, body=body)
+        now[0] = render.headed(out)
 
     return emit
 

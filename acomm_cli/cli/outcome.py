@@ -10,7 +10,8 @@ from acomm_cli.cli import render
 from acomm_cli.errors import CommError, Internal, ValidationFailed
 
 # Global options may also be written after the subcommand (`acomm send ... --json`).
-GLOBAL_FLAGS = {"--json", "--no-color"}
+GLOBAL_FLAGS = {"--json", "--no-color", "--jsonl", "--csv", "--tsv", "--no-headers",
+                "-q", "--quiet", "-v", "--verbose"}
 GLOBAL_VALUES = {"--store", "--file", "--config"}
 
 

@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from types import TracebackType
 
+from acomm_cli.cli import columns as cols
+from acomm_cli.cli.columns import Columns, column_names
 from acomm_cli.clock import iso
 from acomm_cli.errors import CommError
 from acomm_cli.model import Channel, Delivery, Message, QueryResult, SendResult
@@ -42,6 +44,8 @@ class Output:
 
     json: bool = False
     color: bool | None = None  # False: --no-color; None: the environment decides
+    table: str | None = None  # a listing's rows: "jsonl", "csv" or "tsv" (docs/output.md)
+    headers: bool = True  # the header row of --csv/--tsv
 
     @property
     def tty(self) -> bool:
@@ -92,8 +96,26 @@ def help(text: str) -> None:  # shadows the builtin: the command's --help, on st
     sys.stderr.write(text.rstrip("\n") + "\n\n")
 
 
+# -1: -q/--quiet, 1: -v/--verbose; set once per command by `loudness` (the root's options)
+_LOUDNESS = [0]
+
+
+def loudness(*, quiet: bool, verbose: bool) -> None:
+    """-q silences the notes (warnings and errors still print); -v adds `verbose:` lines."""
+    _LOUDNESS[0] = -1 if quiet else 1 if verbose else 0
+
+
 def note(text: str) -> None:
+    """A diagnostic on stderr: `acomm: note: ...` (or `acomm: warning: ...`, never silenced)."""
+    if _LOUDNESS[0] < 0 and not text.startswith("warning:"):
+        return
     print(f"acomm: {text}", file=sys.stderr)
+
+
+def verbose(text: str) -> None:
+    """What -v/--verbose adds on stderr: where the store and config are, and timings."""
+    if _LOUDNESS[0] > 0:
+        print(f"acomm: verbose: {text}", file=sys.stderr)
 
 
 # Line breaks to readers that split on more than "\n" (Python's splitlines, JavaScript):
@@ -178,7 +200,18 @@ def channel_doc(c: Channel) -> dict[str, Any]:
 
 def _table(out: Output, title: str | None, headers: Sequence[str],
            rows: Iterable[Sequence[Any]]) -> None:
-    """A rich table on a terminal; tab-separated lines (no header) when piped."""
+    """A rich table on a terminal; tab-separated lines (no header) when piped; with --csv or
+    --tsv, a header row (unless --no-headers) and the rows, quoted as the csv module does."""
+    if out.table in ("csv", "tsv"):
+        import csv
+
+        writer = csv.writer(sys.stdout, dialect="excel" if out.table == "csv"
+                            else "excel-tab", lineterminator="\n")
+        if out.headers and headers:
+            writer.writerow(headers)
+        writer.writerows([["" if v is None else str(v).lower() if isinstance(v, bool) else v
+                           for v in row] for row in rows])  # JSON's true/false
+        return
     rows = [["" if v is None else str(v) for v in row] for row in rows]
     if not out.tty:
         for row in rows:
@@ -189,10 +222,24 @@ def _table(out: Output, title: str | None, headers: Sequence[str],
 
     table = Table(title=title, show_edge=False, header_style="bold")
     for h in headers:
-        table.add_column(h, overflow="fold")
+        table.add_column(h.replace("_", " "), overflow="fold")
     for row in rows:
         table.add_row(*row)
     out.console().print(table)
+
+
+def listing(out: Output, title: str | None, columns: Columns, rows: Iterable[Sequence[Any]],
+            docs: Iterable[dict[str, Any]] | None = None) -> None:
+    """A listing's rows, in the format the output options chose: with --jsonl one JSON
+    object a line (`docs`: the items of its --json document; else each row keyed by its
+    columns), else `_table` (rich, plain lines, --csv, --tsv). --json is the caller's."""
+    names = column_names(columns)
+    if out.table == "jsonl":
+        for doc in docs if docs is not None else (dict(zip(names, r, strict=True))
+                                                   for r in rows):
+            _dump(doc)
+        return
+    _table(out, title, names, rows)
 
 
 def _pairs(out: Output, pairs: Sequence[tuple[str, Any]]) -> None:
@@ -248,9 +295,9 @@ def channels(out: Output, cs: Sequence[Channel]) -> None:
     if out.json:
         _dump({"channels": [channel_doc(c) for c in cs]})
         return
-    _table(out, "channels", ["id", "name", "type", "state", "owner", "delivery", "participants"],
-           [(c.id, c.name, c.type.value, c.state.value, c.owner, c.config.delivery.value,
-             len(c.participants)) for c in cs])
+    listing(out, "channels", cols.CHANNELS,
+            [(c.id, c.name, c.type.value, c.state.value, c.owner, c.config.delivery.value,
+              len(c.participants)) for c in cs], (channel_doc(c) for c in cs))
 
 
 def subscriptions(out: Output, channel_name: str, subs: Sequence[tuple[str, str]]) -> None:
@@ -258,7 +305,8 @@ def subscriptions(out: Output, channel_name: str, subs: Sequence[tuple[str, str]
         _dump({"channel": channel_name,
                "subscriptions": [{"agent": a, "pattern": p} for a, p in subs]})
         return
-    _table(out, f"subscriptions on {channel_name}", ["agent", "pattern"], subs)
+    listing(out, f"subscriptions on {channel_name}", cols.SUBSCRIPTIONS, subs,
+            ({"channel": channel_name, "agent": a, "pattern": p} for a, p in subs))
 
 
 def ok(out: Output, doc: dict[str, Any], text: str | None = None) -> None:
@@ -280,7 +328,7 @@ def change(out: Output, doc: dict[str, Any], changed: bool, already: str,
 
 def messages(out: Output, result: QueryResult, *, body: bool = False,
              jsonl: bool = False) -> None:
-    if jsonl:
+    if jsonl or out.table == "jsonl":
         for m in result.messages:
             _dump(message_doc(m))
     elif out.json:
@@ -290,11 +338,10 @@ def messages(out: Output, result: QueryResult, *, body: bool = False,
         for m in result.messages:
             sys.stdout.write(m.content + ("" if m.content.endswith("\n") else "\n"))
     else:
-        _table(out, None, ["id", "channel", "from", "type", "priority", "topic", "created",
-                           "status", "content"],
-               [(m.id, m.channel, m.sender, m.type.value, m.priority.name.lower(), m.topic,
-                 iso(m.created_at), m.delivery.state.value if m.delivery else m.status,
-                 m.content) for m in result.messages])
+        listing(out, None, cols.MESSAGES,
+                [(m.id, m.channel, m.sender, m.type.value, m.priority.name.lower(), m.topic,
+                  iso(m.created_at), m.delivery.state.value if m.delivery else m.status,
+                  m.content) for m in result.messages])
         if out.tty and result.has_more:
             note(f"showing {len(result.messages)} of {result.total_count}; use --offset/--limit")
 
@@ -303,7 +350,9 @@ def follow(out: Output, batch: QueryResult, *, body: bool = False,
            jsonl: bool = False) -> None:
     """One batch of a --follow stream, printed at once: JSON Lines when piped (or with
     --json / --jsonl), bodies with --body, else each message as a rich view."""
-    if body or jsonl or out.json or not out.tty:
+    if out.table in ("csv", "tsv") and not body:  # rows (the caller: the header once)
+        messages(out, batch)
+    elif body or jsonl or out.json or out.table or not out.tty:
         messages(out, batch, body=body, jsonl=not body)
     elif batch.messages:
         from acomm_cli.cli import views as render_views
@@ -312,6 +361,11 @@ def follow(out: Output, batch: QueryResult, *, body: bool = False,
         for m in batch.messages:
             console.print(render_views.follow_item(m))
     flush()
+
+
+def headed(out: Output) -> Output:
+    """The output for a stream's next batches: the --csv/--tsv header row only once."""
+    return Output(json=out.json, color=out.color, table=out.table, headers=False)
 
 
 # shown in the piped `key: value` lines of `show` only for a federated message: a local
@@ -418,10 +472,10 @@ def dead_letters(out: Output, items: Sequence[DeadLetter], total: int) -> None:
     if out.json:
         _dump({"dead_letters": [dead_letter_doc(d) for d in items], "total_count": total})
         return
-    _table(out, "dead letters", ["message", "recipient", "channel", "reason", "retries",
-                                 "dead since", "content"],
-           [(d.message_id, d.recipient, d.channel, d.reason, d.retry_count,
-             iso(d.dead_lettered_at), d.content) for d in items])
+    listing(out, "dead letters", cols.DEAD_LETTERS,
+            [(d.message_id, d.recipient, d.channel, d.reason, d.retry_count,
+              iso(d.dead_lettered_at), d.content) for d in items],
+            (dead_letter_doc(d) for d in items))
 
 
 def redrive(out: Output, result: Redrive) -> None:
@@ -444,13 +498,14 @@ def thread(out: Output, correlation_id: str, msgs: Sequence[Message]) -> None:
     if out.json:
         _dump({"correlation_id": correlation_id, "messages": [message_doc(m) for m in msgs]})
         return
-    if out.tty:  # a panel per message, with every recipient's delivery state
+    if out.tty and out.table is None:  # a panel per message, with every delivery's state
         from acomm_cli.cli import views as render_views
 
         out.console().print(render_views.thread_panels(correlation_id, msgs))
         return
-    _table(out, f"thread {correlation_id}", ["id", "from", "type", "created", "content"],
-           [(m.id, m.sender, m.type.value, iso(m.created_at), m.content) for m in msgs])
+    listing(out, f"thread {correlation_id}", cols.THREAD,
+            [(m.id, m.sender, m.type.value, iso(m.created_at), m.content) for m in msgs],
+            (message_doc(m) for m in msgs))
 
 
 # ---------------------------------------------------------------- store operations
@@ -494,6 +549,15 @@ def stats(out: Output, s: Stats) -> None:
     bridge = s.mirror_backlog or s.bad_files
     work = [(k, n) for k, n in s.tasks.items() if n]  # lines only for a store with tasks
     incidents = any(s.incidents.values())
+    if out.table is not None:  # one row per agent, channel, inbox queue, task state
+        blank = (None,) * 5
+        listing(out, None, cols.STATS,
+                [("agent", *a, *blank) for a in agents]
+                + [("channel", c[0], None, None, None, None, c[3], c[4], c[5], c[1], c[2],
+                    c[6] if len(c) > 6 else None, None, None) for c in channels]
+                + [("queue", q[0], *(None,) * 10, q[1], q[2]) for q in queues]
+                + [("task", k, n, *(None,) * 11) for k, n in work])
+        return
     if not out.tty:
         _table(out, None, (), [("agent", *a) for a in agents] + [("channel", *c) for c in channels]
                + [("store", st["path"], st["bytes"], st["wal_bytes"], st["messages"])]
@@ -536,6 +600,10 @@ def doctor(out: Output, h: Health) -> None:
         if notices:  # only when there are any
             doc["notices"] = notices
         _dump(doc)
+        return
+    if out.table is not None:
+        listing(out, None, cols.FINDINGS,
+                [(f["check"], f["count"], f["detail"]) for f in findings + notices])
         return
     if h.healthy:
         sys.stdout.write(f"healthy: integrity {h.integrity}, schema version {h.schema_version},"
@@ -591,9 +659,9 @@ def config_report(out: Output, r: ConfigReport) -> None:
                "config_file": {"path": r.config_file.value, "source": r.config_file.source},
                "agents": r.agents_doc})
         return
-    _table(out, "configuration", ["key", "value", "source"],
-           [(e.key, json.dumps(e.value) if isinstance(e.value, (dict, list)) else e.value,
-             e.source) for e in (r.store, r.config_file, *r.settings, *r.agents)])
+    listing(out, "configuration", cols.CONFIG,
+            [(e.key, json.dumps(e.value) if isinstance(e.value, (dict, list)) else e.value,
+              e.source) for e in (r.store, r.config_file, *r.settings, *r.agents)])
 
 
 # ---------------------------------------------------------------- export and audit
@@ -703,10 +771,10 @@ def receipt_doc(r: Receipt) -> dict[str, Any]:
 
 
 def _receipt_rows(out: Output, items: Sequence[Receipt]) -> None:
-    _table(out, "receipts", ["run", "message", "agent", "status", "exit", "attempt", "started",
-                             "next retry", "reason"],
-           [(r.run_id, r.message_id, r.agent, r.status, r.exit_code, r.attempt,
-             iso(r.started_at), iso(r.next_retry_at), r.reason) for r in items])
+    listing(out, "receipts", cols.RECEIPTS,
+            [(r.run_id, r.message_id, r.agent, r.status, r.exit_code, r.attempt,
+              iso(r.started_at), iso(r.next_retry_at), r.reason) for r in items],
+            (receipt_doc(r) for r in items))
 
 
 def receipts(out: Output, page: ReceiptPage) -> None:
@@ -768,6 +836,16 @@ def invites(out: Output, docs: Sequence[dict[str, Any]]) -> None:
     if out.json:
         _dump({"invites": list(docs)})
         return
-    _table(out, "invites", ["invite", "state", "expected node", "expires", "used by"],
-           [(d["invite_id"], d["state"], d["expected_node"], d["expires_at"], d["used_by"])
-            for d in docs])
+    listing(out, "invites", cols.INVITES,
+            [(d["invite_id"], d["state"], d["expected_node"], d["expires_at"], d["used_by"])
+             for d in docs], docs)
+
+
+def peers(out: Output, doc: dict[str, Any]) -> None:
+    """`peers`: the other nodes (the JSON document as it was; a table otherwise)."""
+    if out.json:
+        _dump(doc)
+        return
+    listing(out, "peers", cols.PEERS,
+            [tuple(p.get(name) for name in column_names(cols.PEERS)) for p in doc["peers"]],
+            doc["peers"])

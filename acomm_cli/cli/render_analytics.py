@@ -6,7 +6,8 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
-from acomm_cli.cli.render import Output, _dump, _pairs, _table, note
+from acomm_cli.cli import columns as cols
+from acomm_cli.cli.render import Output, _dump, _pairs, _table, listing, note
 
 if TYPE_CHECKING:
     from acomm_cli.analytics.audit import AuditResult
@@ -33,6 +34,39 @@ def export_result(out: Output, r: ExportResult) -> None:
     sys.stdout.write(f"{r.out}\t{span}\t{rows}\t{len(r.files)} files\n")
 
 
+# the fields that say what a row of the summary is about (`subject`, joined with "/")
+_SUBJECT = ("store_id", "channel", "agent", "from_node", "to_node", "capability", "task_type",
+            "failure_class")
+
+
+def _audit_rows(doc: dict[str, Any]) -> list[tuple[Any, ...]]:
+    """The summary as long rows (kind, subject, metric, value) for --csv, --tsv and --jsonl:
+    one shape for every table of the audit, so that a script filters instead of parsing."""
+    rows: list[tuple[Any, ...]] = [("total", "", k, v) for k, v in doc["totals"].items()]
+    rows += [("spark", doc["spark"]["master"], k, v) for k, v in doc["spark"].items()
+             if k != "master"]
+    sections = [("volume", doc["volume"]), ("latency_channel", doc["latency"]["channels"]),
+                ("latency_agent", doc["latency"]["agents"]), ("reliability", doc["reliability"]),
+                ("receipts", doc["receipts"]["agents"]),
+                ("federation", doc["federation"]["latency"]),
+                ("tasks", doc["tasks"]["by_capability"]),
+                ("incidents", doc["incidents"]["by_capability"])]
+    for kind, items in sections:
+        for item in items:
+            subject = "/".join(str(item[k]) for k in _SUBJECT if item.get(k) not in (None, ""))
+            for k, v in item.items():
+                if k in _SUBJECT:
+                    continue
+                if isinstance(v, dict):
+                    rows += [(kind, subject, f"{k}.{n}", x) for n, x in sorted(v.items())]
+                else:
+                    rows.append((kind, subject, k, v))
+    rows += [("dead_letters", reason, "dead_letters", n)
+             for reason, n in sorted(doc["dead_letters_by_reason"].items())]
+    rows += [("check", k, "count", v) for k, v in doc["checks"].items()]
+    return rows
+
+
 def audit_summary(out: Output, s: AuditResult) -> None:
     """The audit's findings: rich tables on a terminal; piped, one tab-separated line per row,
     each led by its kind (`total`, `volume`, `latency_channel`, `latency_agent`,
@@ -41,6 +75,9 @@ def audit_summary(out: Output, s: AuditResult) -> None:
     doc = s.summary
     if out.json:
         _dump(doc)
+        return
+    if out.table is not None:
+        listing(out, None, cols.AUDIT, _audit_rows(doc))
         return
     tty = out.tty
 

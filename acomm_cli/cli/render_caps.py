@@ -8,7 +8,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from acomm_cli.cli.render import Output, _dump, _pairs, _table, change, note
+from acomm_cli.cli import columns as cols
+from acomm_cli.cli.render import Output, _dump, _pairs, _table, change, listing, note
 
 
 def _skill(s: dict[str, Any]) -> str:
@@ -40,17 +41,16 @@ def capability(out: Output, doc: dict[str, Any]) -> None:
         _table(out, None, ["agent", "task"], [(d["agent"], d["task_id"])
                                                for d in doc["distribution"]])
     for s in doc.get("skipped") or ():
-        sys.stderr.write(f"note: no distribution task for {s['agent']}: {s['reason']}\n")
+        note(f"note: no distribution task for {s['agent']}: {s['reason']}")
 
 
 def capabilities(out: Output, docs: Sequence[dict[str, Any]]) -> None:
     if out.json:
         _dump({"capabilities": list(docs)})
         return
-    _table(out, "capabilities", ["id", "owner", "state", "delegation", "executor", "eta_ms",
-                                 "node"],
-           [(d["id"], d["owner"], d["state"], _skill(d["delegation_skill"]),
-             _skill(d["executor_skill"]), d["eta_ms"], d["node"]) for d in docs])
+    listing(out, "capabilities", cols.CAPABILITIES,
+            [(d["id"], d["owner"], d["state"], _skill(d["delegation_skill"]),
+              _skill(d["executor_skill"]), d["eta_ms"], d["node"]) for d in docs], docs)
 
 
 def skills(out: Output, doc: dict[str, Any]) -> None:
@@ -73,6 +73,6 @@ def incidents(out: Output, docs: Sequence[dict[str, Any]]) -> None:
     if out.json:
         _dump({"incidents": list(docs)})
         return
-    _table(out, "incidents", ["id", "capability", "class", "state", "task", "created"],
-           [(d["id"], d["capability_id"], d["failure_class"], d["state"], d["task_id"],
-             d["created_at"]) for d in docs])
+    listing(out, "incidents", cols.INCIDENTS,
+            [(d["id"], d["capability_id"], d["failure_class"], d["state"], d["task_id"],
+              d["created_at"]) for d in docs], docs)

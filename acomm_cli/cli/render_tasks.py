@@ -8,7 +8,8 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from acomm_cli.cli.render import Output, _dump, _pairs, _table
+from acomm_cli.cli import columns as cols
+from acomm_cli.cli.render import Output, _dump, _pairs, _table, listing
 from acomm_cli.clock import iso
 
 if TYPE_CHECKING:
@@ -65,9 +66,9 @@ def tasks(out: Output, items: Sequence[Task], total: int, offset: int = 0) -> No
         _dump({"tasks": [task_doc(t) for t in items], "total_count": total,
                "has_more": total > offset + len(items)})
         return
-    _table(out, "tasks", ["id", "from", "to", "state", "progress", "eta", "capability"],
-           [(t.id, t.creator, t.owner, t.state, t.progress, iso(t.eta_at), t.capability)
-            for t in items])
+    listing(out, "tasks", cols.TASKS,
+            [(t.id, t.creator, t.owner, t.state, t.progress, iso(t.eta_at), t.capability)
+             for t in items], (task_doc(t) for t in items))
 
 
 def tokens(out: Output, docs: Sequence[dict[str, Any]]) -> None:
@@ -75,6 +76,6 @@ def tokens(out: Output, docs: Sequence[dict[str, Any]]) -> None:
     if out.json:
         _dump({"tokens": list(docs)})
         return
-    _table(out, "session tokens", ["token", "agent", "scopes", "state", "expires"],
-           [(d["token_id"], d["agent"], ",".join(d["scopes"]), d["state"], d["expires_at"])
-            for d in docs])
+    listing(out, "session tokens", cols.TOKENS,
+            [(d["token_id"], d["agent"], ",".join(d["scopes"]), d["state"], d["expires_at"])
+             for d in docs], docs)

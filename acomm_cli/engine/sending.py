@@ -153,6 +153,11 @@ _ACK_EXEMPT = (MessageType.RESPONSE.value, MessageType.ACKNOWLEDGMENT.value)
 # Enum members as module constants on the per-message path: reading `Enum.MEMBER` costs
 # about 0.1 us, `.value` more (issue 17: a send's Python time).
 _ANSWERS = (MessageType.RESPONSE, MessageType.ACKNOWLEDGMENT)
+
+
+def _a(word: str) -> str:
+    """The word with its article: "a response", "an acknowledgment"."""
+    return f"{'an' if word[:1] in 'aeiou' else 'a'} {word}"
 _ASKS = (MessageType.COMMAND, MessageType.QUERY)
 _ACTIVE = ChannelState.ACTIVE
 _UNREAD = DeliveryState.UNREAD.value
@@ -259,13 +264,13 @@ def _plan_checked(router: Router, req: SendRequest, now: int, only_to: str | Non
         origin = _correlated(router, corr, wanted) if corr is not None else None
         if origin is None:
             raise ValidationFailed(
-                f"correlation_id: a {mtype.value} needs the correlation id of an existing "
+                f"correlation_id: {_a(mtype.value)} needs the correlation id of an existing "
                 f"{wanted.value}" + (f"; {corr!r} matches none" if corr else ""),
                 field="correlation_id", value=corr,
             )
         if origin[0] != ch.id:
             raise ValidationFailed(
-                f"channel: a {mtype.value} travels on the channel of its {wanted.value}, not "
+                f"channel: {_a(mtype.value)} travels on the channel of its {wanted.value}, not "
                 f"{ch.name!r}", field="channel", value=ch.name)
         # However it is sent (`respond`, `send --type response`, a batch line), an answer
         # goes to the asker only and acknowledges the answerer's own delivery.

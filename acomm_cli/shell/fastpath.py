@@ -17,8 +17,9 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import time
 
-from acomm_cli.cli import outcome
+from acomm_cli.cli import outcome, render
 from acomm_cli.cli.config import Settings
 from acomm_cli.cli.invocation import Invocation
 from acomm_cli.shell import fastpath_tree
@@ -135,6 +136,8 @@ def plan(argv: list[str]) -> Plan | None:
         cmd = _COMMANDS.get(rest[0])
         if cmd is None:
             return None
+        if not cmd["listing"] and any(root[k] for k in ("jsonl", "csv", "tsv")):
+            return None  # Typer refuses a row format on a command that prints no rows
         values, _ = _read(cmd["params"], rest[1:], root=False)
     except _Typer:
         return None
@@ -160,14 +163,17 @@ def main() -> None:
     ref, root, values = found
     module, _, function = ref.partition(":")
     root.pop("version", None)
-    inv = Invocation(Settings.from_options(**root), help=_needs_typer)
     as_json = outcome.wants_json(argv)
+    started = time.perf_counter()
     try:
+        inv = Invocation(Settings.from_options(**root), help=_needs_typer)
+        render.loudness(quiet=root["quiet"], verbose=root["verbose"])
         body = getattr(importlib.import_module(module), function)
         code = body(inv, **values)
         sys.stdout.flush()
     except _Typer:  # raised before the body wrote anything (see _runtime.Invocation)
         return _typer()
     except (Exception, KeyboardInterrupt) as exc:
-        sys.exit(outcome.failed(exc, as_json))
+        code = outcome.failed(exc, as_json)
+    render.verbose(f"done in {(time.perf_counter() - started) * 1000:.1f} ms")
     sys.exit(code or 0)

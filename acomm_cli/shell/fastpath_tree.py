@@ -7,6 +7,12 @@ ROOT = [
     {'name': 'store', 'argument': False, 'opts': ['--store', '--file'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
     {'name': 'config', 'argument': False, 'opts': ['--config'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
     {'name': 'json_', 'argument': False, 'opts': ['--json'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
+    {'name': 'jsonl', 'argument': False, 'opts': ['--jsonl'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
+    {'name': 'csv', 'argument': False, 'opts': ['--csv'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
+    {'name': 'tsv', 'argument': False, 'opts': ['--tsv'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
+    {'name': 'no_headers', 'argument': False, 'opts': ['--no-headers'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
+    {'name': 'quiet', 'argument': False, 'opts': ['--quiet', '-q'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
+    {'name': 'verbose', 'argument': False, 'opts': ['--verbose', '-v'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
     {'name': 'no_color', 'argument': False, 'opts': ['--no-color'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
     {'name': 'version', 'argument': False, 'opts': ['--version'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': True},
 ]
@@ -15,6 +21,7 @@ ROOT = [
 COMMANDS = {
     'send': {
         'body': 'acomm_cli.commands.send_run:send',
+        'listing': False,
         'params': [
             {'name': 'channel', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
             {'name': 'body', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
@@ -34,6 +41,7 @@ COMMANDS = {
     },
     'publish': {
         'body': 'acomm_cli.commands.send_run:publish',
+        'listing': False,
         'params': [
             {'name': 'channel', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
             {'name': 'topic', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
@@ -51,6 +59,7 @@ COMMANDS = {
     },
     'receive': {
         'body': 'acomm_cli.commands.receive_run:receive',
+        'listing': True,
         'params': [
             {'name': 'channel_arg', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
             {'name': 'as_', 'argument': False, 'opts': ['--as', '--recipient'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'typer_only': False},
@@ -69,7 +78,6 @@ COMMANDS = {
             {'name': 'offset', 'argument': False, 'opts': ['--offset'], 'flag': False, 'kind': 'int', 'multiple': False, 'default': 0, 'required': False, 'envvar': None, 'typer_only': False},
             {'name': 'peek', 'argument': False, 'opts': ['--peek'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
             {'name': 'body', 'argument': False, 'opts': ['--body'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
-            {'name': 'jsonl', 'argument': False, 'opts': ['--jsonl'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
             {'name': 'wait', 'argument': False, 'opts': ['--wait'], 'flag': False, 'kind': 'float', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
             {'name': 'ack', 'argument': False, 'opts': ['--ack'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
             {'name': 'follow', 'argument': False, 'opts': ['--follow', '-f'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},

@@ -80,6 +80,7 @@ def tree() -> dict[str, Any]:
             continue
         commands[name] = {
             "body": body,
+            "listing": bool(getattr(cmd.callback, "__acomm_columns__", None)),
             "params": [_param(p) for p in cmd.params],
         }
     return {
@@ -100,6 +101,7 @@ def render(doc: dict[str, Any] | None = None) -> str:
            "COMMANDS = {\n"]
     for name, cmd in doc["commands"].items():
         out += [f"    {name!r}: {{\n", f"        'body': {cmd['body']!r},\n",
+                f"        'listing': {cmd['listing']!r},\n",
                 "        'params': [\n", _params(cmd["params"], "            "), "        ],\n",
                 "    },\n"]
     out.append("}\n")

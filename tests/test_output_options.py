@@ -132,10 +132,10 @@ def test_json_output_of_a_listing_is_unchanged(cli, busy):
 
 
 def test_quiet_silences_notes_but_not_errors(cli, busy):
-    noisy = cli.ok("channel", "join", "team", "bob")
+    noisy = cli.ok("channel", "join", "team", "bob", "--as", "alice")
     assert "acomm: note:" in noisy.stderr
-    assert cli.ok("-q", "channel", "join", "team", "bob").stderr == ""
-    assert cli.ok("channel", "join", "team", "bob", "--quiet").stderr == ""
+    assert cli.ok("-q", "channel", "join", "team", "bob", "--as", "alice").stderr == ""
+    assert cli.ok("channel", "join", "team", "bob", "--as", "alice", "--quiet").stderr == ""
     r = cli("-q", "send", "nowhere", "hi", "--as", "alice")
     assert r.exit_code == 4 and "acomm: error:" in r.stderr
 

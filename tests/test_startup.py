@@ -126,8 +126,7 @@ def test_send_loads_only_the_engine_it_uses(team):
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout.splitlines()[-1]) == [
-        "acomm_cli.engine.channels", "acomm_cli.engine.deadletters", "acomm_cli.engine.opening",
-        "acomm_cli.engine.sending"]
+        "acomm_cli.engine.channels", "acomm_cli.engine.opening", "acomm_cli.engine.sending"]
 
 
 RUN_ACOMM = RUN_MAIN.replace("from acomm_cli.app import main",

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from enum import IntEnum, StrEnum
-
 from acomm_cli.errors import ValidationFailed
 
 TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
 if TYPE_CHECKING:
     from dataclasses import dataclass, field
+    from enum import IntEnum, StrEnum
     from typing import Any, TypeVar
-else:  # the same classes, without importing dataclasses (issue 17)
+else:  # the same classes, without importing dataclasses or enum (issue 17)
+    from acomm_cli.lite.enums import IntEnum, StrEnum
     from acomm_cli.lite.records import dataclass, field
 
 

@@ -6,8 +6,6 @@ import _thread  # threading's Lock, without importing threading (issue 17)
 import errno
 import os
 import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 from acomm_cli.errors import CommError, DiskFull, StoreLocked, StoreReadOnly, StoreUnavailable
 from acomm_cli.lite import paths
@@ -84,50 +82,75 @@ def _create_file(path: str) -> None:
     os.close(fd)
 
 
-@contextmanager
-def write(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+class _Write:
+    """`write(conn)`: a class, not a @contextmanager generator: contextlib stays out of
+    `acomm send` and each transaction costs one object (issue 17)."""
+
+    __slots__ = ("conn", "nested")
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.nested: _Savepoint | None = None
+
+    def __enter__(self) -> sqlite3.Connection:
+        conn = self.conn
+        if conn.in_transaction:
+            self.nested = _Savepoint(conn, "nested_write")
+            self.nested.__enter__()
+            return conn
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise store_error(exc, getattr(conn, "path", None)) from None
+        return conn
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: object) -> None:
+        if self.nested is not None:
+            self.nested.__exit__(kind, exc, tb)
+            return
+        conn = self.conn
+        if exc is None:
+            try:
+                conn.commit()
+            except sqlite3.OperationalError as error:
+                conn.rollback()
+                raise store_error(error, getattr(conn, "path", None)) from None
+            return
+        conn.rollback()
+        if isinstance(exc, sqlite3.OperationalError) and _code(exc) in _STORAGE_CODES:
+            # the disk, not the command: say which
+            raise store_error(exc, getattr(conn, "path", None)) from None
+
+
+def write(conn: sqlite3.Connection) -> _Write:
     """One command, one transaction: BEGIN IMMEDIATE, then commit or roll back.
 
     Inside a transaction already, it is a savepoint of that transaction, so a caller can
     commit its own rows with a pipeline operation's (the mailbox bridge records a response
     file as ingested in the transaction of its message)."""
-    if conn.in_transaction:
-        with savepoint(conn, "nested_write"):
-            yield conn
-        return
-    path = getattr(conn, "path", None)
-    try:
-        conn.execute("BEGIN IMMEDIATE")
-    except sqlite3.OperationalError as exc:
-        raise store_error(exc, path) from None
-    try:
-        yield conn
-    except sqlite3.OperationalError as exc:
-        conn.rollback()
-        if _code(exc) in _STORAGE_CODES:  # the disk, not the command: say which
-            raise store_error(exc, path) from None
-        raise
-    except BaseException:
-        conn.rollback()
-        raise
-    try:
-        conn.commit()
-    except sqlite3.OperationalError as exc:
-        conn.rollback()
-        raise store_error(exc, path) from None
+    return _Write(conn)
 
 
-@contextmanager
-def savepoint(conn: sqlite3.Connection, name: str) -> Iterator[None]:
+class _Savepoint:
+    __slots__ = ("conn", "name")
+
+    def __init__(self, conn: sqlite3.Connection, name: str) -> None:
+        self.conn, self.name = conn, name
+
+    def __enter__(self) -> None:
+        self.conn.execute(f"SAVEPOINT {self.name}")
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: object) -> None:
+        if exc is not None:
+            self.conn.execute(f"ROLLBACK TO {self.name}")
+        self.conn.execute(f"RELEASE {self.name}")
+
+
+def savepoint(conn: sqlite3.Connection, name: str) -> _Savepoint:
     """A nested transaction: on an exception only its own work is undone, then re-raised."""
-    conn.execute(f"SAVEPOINT {name}")
-    try:
-        yield
-    except BaseException:
-        conn.execute(f"ROLLBACK TO {name}")
-        conn.execute(f"RELEASE {name}")
-        raise
-    conn.execute(f"RELEASE {name}")
+    return _Savepoint(conn, name)
 
 
 _STORAGE_CODES = ("SQLITE_FULL", "SQLITE_IOERR", "SQLITE_READONLY", "SQLITE_CANTOPEN",

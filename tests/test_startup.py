@@ -134,7 +134,8 @@ RUN_ACOMM = RUN_MAIN.replace("from acomm_cli.app import main",
                              "from acomm_cli.shell.fastpath import main")
 TYPER = ("typer", "click")
 # what acomm_cli.lite.records and TYPE_CHECKING = False keep out of the hot commands (issue 17:
-# about a fifth of a send; DECISIONS.md). pathlib stays: the editable finder loads it anyway.
+# about a fifth of a send; DECISIONS.md). pathlib, re, json... are checked below, on an
+# installed layout: the editable finder loads pathlib before acomm runs.
 SLOW_STDLIB = ("typing", "dataclasses", "inspect", "ast", "dis", "tokenize")
 
 

@@ -6,23 +6,32 @@ process) and libfaketime (for subprocesses) control it.
 
 from __future__ import annotations
 
-import re
 import time
 from datetime import UTC, datetime
 
 from acomm_cli.errors import ValidationFailed
 from acomm_cli.model import utf8
 
+TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
+if TYPE_CHECKING:
+    import re
+
 _UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
 # re.ASCII: `\d` would also take "１" or "٣", and `\s` a non-breaking space; fullmatch: `$`
-# would accept a trailing newline.
-_DURATION = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)?\s*", re.ASCII)
+# would accept a trailing newline. `re` is imported on first use, not by `acomm send`
+# (issue 17); its own cache keeps the compiled patterns.
+_DURATION = r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)?\s*"
 _SIZE_UNITS = {
     "": 1, "b": 1, "k": 1000, "kb": 1000, "m": 1000**2, "mb": 1000**2, "g": 1000**3, "gb": 1000**3,
     "kib": 1024, "mib": 1024**2, "gib": 1024**3,
 }
-_SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", re.ASCII)
-_EPOCH_MS = re.compile(r"[0-9]+")
+_SIZE = r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*"
+
+
+def _fullmatch(pattern: str, value: str) -> re.Match[str] | None:
+    import re
+
+    return re.fullmatch(pattern, value, re.ASCII)
 
 
 def now_ms() -> int:
@@ -43,7 +52,7 @@ def parse_duration(value: str | int, field: str) -> int:
     if isinstance(value, int):
         return value * 1000
     utf8(value, field)
-    m = _DURATION.fullmatch(value) if isinstance(value, str) else None
+    m = _fullmatch(_DURATION, value) if isinstance(value, str) else None
     if not m:
         raise ValidationFailed(
             f"{field}: {value!r} is not a duration (use e.g. 500ms, 30s, 5m, 2h, 7d)",
@@ -57,7 +66,7 @@ def parse_size(value: str | int, field: str) -> int:
     if isinstance(value, int):
         return value
     utf8(value, field)
-    m = _SIZE.fullmatch(value) if isinstance(value, str) else None
+    m = _fullmatch(_SIZE, value) if isinstance(value, str) else None
     unit = m.group(2).lower() if m else None
     if not m or unit not in _SIZE_UNITS:
         raise ValidationFailed(
@@ -71,10 +80,10 @@ def parse_time(value: str, field: str, now: int) -> int:
     """An ISO 8601 time, epoch milliseconds, or a relative offset such as `-1h` / `+30s`."""
     utf8(value, field)
     v = value.strip()
-    if v[:1] in "+-" and len(v) > 1 and _DURATION.fullmatch(v[1:]):
+    if v[:1] in "+-" and len(v) > 1 and _fullmatch(_DURATION, v[1:]):
         delta = parse_duration(v[1:], field)
         return now + delta if v[0] == "+" else now - delta
-    if _EPOCH_MS.fullmatch(v):
+    if v.isascii() and v.isdigit():  # [0-9]+
         return int(v)
     if not v.isascii():  # fromisoformat takes "２０２６-..." too: ISO 8601 is ASCII
         raise ValidationFailed(

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import re
-from enum import IntEnum, StrEnum
-
 from acomm_cli.errors import ValidationFailed
 
 TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
 if TYPE_CHECKING:
     from dataclasses import dataclass, field
+    from enum import IntEnum, StrEnum
     from typing import Any, TypeVar
-else:  # the same classes, without importing dataclasses (issue 17)
+else:  # the same classes, without importing dataclasses or enum (issue 17)
+    from acomm_cli.lite.enums import IntEnum, StrEnum
     from acomm_cli.lite.records import dataclass, field
 
 
@@ -98,13 +97,31 @@ DEAD_LETTER_REASONS = ("max_retries_exceeded", "expired", "recipient_left", "dis
 # so its name is free again (issue 19: docs/DECISIONS.md)
 DELETED_PREFIX = "_deleted:"
 
-# Matched with fullmatch: `$` would also accept a trailing newline (`"team\n"`).
-_CHANNEL_NAME = re.compile(r"[A-Za-z0-9_-]{1,128}")
-_AGENT_ID = re.compile(r"[A-Za-z0-9_@][A-Za-z0-9._@-]{0,127}")
-_CORRELATION = re.compile(r"[A-Za-z0-9._:-]{1,128}")
-_CAPABILITY_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
-_DEDUPE_KEY = re.compile(r"[^\x00-\x1f]{1,256}")
-_WHOLE_NUMBER = re.compile(r"[0-9]+")  # ASCII only: int() would also take "１" or "٣"
+# The names' characters as sets, checked without `re` (importing it cost about 2 ms of an
+# `acomm send` process: issue 17, docs/BENCHMARKS.md); each set is the regex it replaced, as
+# a whole-string match. tests/test_lite_names.py checks both agree.
+_ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+_WORD = _ALNUM | {"_", "-"}
+_CHANNEL_CHARS = _WORD                              # [A-Za-z0-9_-]{1,128}
+_AGENT_FIRST = _ALNUM | {"_", "@"}                  # [A-Za-z0-9_@][A-Za-z0-9._@-]{0,127}
+_AGENT_CHARS = _WORD | {".", "@"}
+_CORRELATION_CHARS = _WORD | {".", ":"}             # [A-Za-z0-9._:-]{1,128}
+_CAPABILITY_FIRST = _ALNUM | {"_"}                  # [A-Za-z0-9_][A-Za-z0-9._-]{0,127}
+_CAPABILITY_CHARS = _WORD | {"."}
+_CONTROL = frozenset(map(chr, range(0x20)))         # a dedupe key: [^\x00-\x1f]{1,256}
+
+
+def _made_of(value: str, chars: frozenset[str], most: int) -> bool:
+    """`value` is 1 to `most` characters, each one of `chars` (TypeError for a non-str, as
+    the regex's fullmatch raised)."""
+    if not isinstance(value, str):
+        raise TypeError(f"expected string, got {type(value).__name__}")
+    return 0 < len(value) <= most and chars.issuperset(value)
+
+
+def _ascii_digits(value: str) -> bool:
+    """[0-9]+: ASCII only (int() would also take "１" or "٣")."""
+    return value.isascii() and value.isdigit()
 
 if TYPE_CHECKING:
     _T = TypeVar("_T")
@@ -151,7 +168,7 @@ def whole_number(value: Any) -> int | None:
         return None
     if isinstance(value, int):
         return value
-    if isinstance(value, str) and _WHOLE_NUMBER.fullmatch(value.strip(" \t\r\n")):
+    if isinstance(value, str) and _ascii_digits(value.strip(" \t\r\n")):
         return int(value)
     return None
 
@@ -207,7 +224,7 @@ def priority(value: str | int) -> Priority:
 
 def channel_name(name: str, *, allow_reserved: bool = False) -> str:
     utf8(name, "channel")
-    if not isinstance(name, str) or not _CHANNEL_NAME.fullmatch(name):
+    if not isinstance(name, str) or not _made_of(name, _CHANNEL_CHARS, 128):
         raise ValidationFailed(
             f"channel: {name!r} must be 1-128 characters of A-Z a-z 0-9 _ -",
             field="channel", value=name,
@@ -225,7 +242,7 @@ def agent_id(value: str, field_name: str = "agent") -> str:
     utf8(value, field_name)
     ok = (
         isinstance(value, str)
-        and _AGENT_ID.fullmatch(value) is not None
+        and _made_of(value, _AGENT_CHARS, 128) and value[0] in _AGENT_FIRST
         and ".." not in value
         and value.count("@") <= 1
         and not value.startswith("@")
@@ -242,7 +259,7 @@ def agent_id(value: str, field_name: str = "agent") -> str:
 
 def correlation_id(value: str) -> str:
     utf8(value, "correlation_id")
-    if not _CORRELATION.fullmatch(value):
+    if not _made_of(value, _CORRELATION_CHARS, 128):
         raise ValidationFailed(
             f"correlation_id: {value!r} must be 1-128 characters of A-Z a-z 0-9 . _ : -",
             field="correlation_id", value=value,
@@ -253,7 +270,8 @@ def correlation_id(value: str) -> str:
 def capability_id(value: str) -> str:
     """A capability id (spec 002 §9): `code-review`, `deploy.staging`."""
     utf8(value, "capability")
-    if not isinstance(value, str) or not _CAPABILITY_ID.fullmatch(value) or ".." in value:
+    if not isinstance(value, str) or not _made_of(value, _CAPABILITY_CHARS, 128) \
+            or value[0] not in _CAPABILITY_FIRST or ".." in value:
         raise ValidationFailed(
             f"capability: {value!r} must be 1-128 characters of A-Z a-z 0-9 . _ -, not "
             "starting with '.' or '-', no '..'", field="capability", value=value)
@@ -262,7 +280,7 @@ def capability_id(value: str) -> str:
 
 def dedupe_key(value: str) -> str:
     utf8(value, "dedupe_key")
-    if not _DEDUPE_KEY.fullmatch(value):
+    if not (isinstance(value, str) and 0 < len(value) <= 256 and _CONTROL.isdisjoint(value)):
         raise ValidationFailed(
             f"dedupe_key: {value!r} must be 1-256 printable characters",
             field="dedupe_key", value=value,

@@ -6,20 +6,25 @@ segment and matches zero or more segments, so `build.#` matches `build`.
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Iterable
 
 from acomm_cli.errors import ValidationFailed
 from acomm_cli.model import utf8
 
-_SEGMENT = re.compile(r"[A-Za-z0-9_-]+")  # fullmatch: `$` would let "build\n" through
+# A segment is [A-Za-z0-9_-]+ (whole), checked as a set of characters, without `re`
+# (issue 17: not imported by `acomm send`)
+_SEGMENT_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+
+
+def _segment(s: str) -> bool:
+    return s != "" and _SEGMENT_CHARS.issuperset(s)
 
 
 def validate_topic(topic: str, *, allow_system: bool = False) -> str:
     utf8(topic, "topic")
     segs = topic.split(".") if isinstance(topic, str) else []
-    if not (1 <= len(topic or "") <= 256) or not all(_SEGMENT.fullmatch(s) for s in segs):
+    if not (1 <= len(topic or "") <= 256) or not all(_segment(s) for s in segs):
         raise ValidationFailed(
             f"topic: {topic!r} must be 1-256 characters of '.'-separated segments of "
             "A-Z a-z 0-9 _ - with no empty segment",
@@ -37,7 +42,7 @@ def validate_pattern(pattern: str) -> str:
     utf8(pattern, "pattern")
     segs = pattern.split(".") if isinstance(pattern, str) else []
     ok = 1 <= len(pattern or "") <= 256 and all(
-        _SEGMENT.fullmatch(s) or s == "*" or (s == "#" and i == len(segs) - 1)
+        _segment(s) or s == "*" or (s == "#" and i == len(segs) - 1)
         for i, s in enumerate(segs)
     )
     if not ok:

@@ -9,8 +9,6 @@ import os
 import sqlite3
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 from acomm_cli import clock, model
 from acomm_cli.cli import render
@@ -26,9 +24,8 @@ def output(s: Settings) -> Output:
     return Output(json=s.json, color=s.color, table=s.table, headers=s.headers)
 
 
-@contextmanager
 def store(s: Settings, *, write: bool, create: bool = False, bridge_hook: bool = True,
-          hooks: bool = True, read_fallback: bool = False) -> Iterator[sqlite3.Connection]:
+          hooks: bool = True, read_fallback: bool = False) -> _Store:
     """Open the resolved store. Only `create` commands (init, channel create, send --to) may
     create a missing store: anywhere else a mistyped path is an error, not an empty new
     store. A reading command (and, with `read_fallback`, one that writes only incidentally:
@@ -40,49 +37,73 @@ def store(s: Settings, *, write: bool, create: bool = False, bridge_hook: bool =
     (tick and `bridge sync` run the full reconciliation themselves: bridge_hook=False), and
     the capacity warning and the batch checkpoint follow; maintenance commands that write
     (compact, flush, export's watermark) pass hooks=False."""
-    path, missing = s.store_path(create=create)
-    if missing and create:
-        render.note(f"note: creating a new store at {path}")
-    options = {"busy_timeout_ms": s.value("store.busy_timeout"),
-               "flush": s.value("store.flush"), "now": clock.now_ms()}
-    if s.verbose:
-        _say_where(s, path)
-    started = time.perf_counter()
-    try:
-        conn = opening.connect(path, create=create and missing, **options)
-    except (StoreReadOnly, DiskFull):
-        if write and not read_fallback:
-            raise
-        conn = opening.connect(path, create=False, read_only=True, **options)
-    if s.verbose:
-        render.verbose(f"store opened in {(time.perf_counter() - started) * 1000:.1f} ms"
-                       + (" (read-only)" if getattr(conn, "read_only", False) else ""))
-    after = write and hooks and not getattr(conn, "read_only", False)
-    try:
-        mirror = after and bridge_hook and any(
-            s.value(f"bridge.{k}") for k in ("inbox_dir", "outbox_dir", "teams_dir"))
-        before = None
-        if mirror:
-            from acomm_cli.bridge import sync as bridge
+    return _Store(s, write, create, bridge_hook, hooks, read_fallback)
 
-            before = bridge.prepare(conn)  # the watermark; the bridge's triggers exist
+
+class _Store:
+    """`store(...)`: a class, not a @contextmanager generator, so that contextlib stays out
+    of `acomm send` (issue 17)."""
+
+    def __init__(self, s: Settings, write: bool, create: bool, bridge_hook: bool, hooks: bool,
+                 read_fallback: bool) -> None:
+        self.s, self.write, self.create = s, write, create
+        self.bridge_hook, self.hooks, self.read_fallback = bridge_hook, hooks, read_fallback
+
+    def __enter__(self) -> sqlite3.Connection:
+        s, write, create = self.s, self.write, self.create
+        path, missing = s.store_path(create=create)
+        if missing and create:
+            render.note(f"note: creating a new store at {path}")
+        options = {"busy_timeout_ms": s.value("store.busy_timeout"),
+                   "flush": s.value("store.flush"), "now": clock.now_ms()}
+        if s.verbose:
+            _say_where(s, path)
+        started = time.perf_counter()
         try:
-            yield conn
-        except sqlite3.DatabaseError as exc:  # a damaged page met mid-command: name the store
-            from acomm_cli.store.connection import store_error
+            conn = opening.connect(path, create=create and missing, **options)
+        except (StoreReadOnly, DiskFull):
+            if write and not self.read_fallback:
+                raise
+            conn = opening.connect(path, create=False, read_only=True, **options)
+        if s.verbose:
+            render.verbose(f"store opened in {(time.perf_counter() - started) * 1000:.1f} ms"
+                           + (" (read-only)" if getattr(conn, "read_only", False) else ""))
+        self.conn, self.path = conn, path
+        self.after = write and self.hooks and not getattr(conn, "read_only", False)
+        try:
+            self.mirror = self.after and self.bridge_hook and any(
+                s.value(f"bridge.{k}") for k in ("inbox_dir", "outbox_dir", "teams_dir"))
+            self.before = None
+            if self.mirror:
+                from acomm_cli.bridge import sync as bridge
 
-            raise store_error(exc, path) from None
-        if mirror:
-            _bridge_after_write(conn, s, before)
-        if after:
-            warning = sending.capacity_warning(conn, limits(s))
-            if warning:
-                render.note(f"warning: {warning}")
-            if s.value("store.flush") == "batch":
-                opening.batch_checkpoint(conn, s.value("store.batch_messages"),
-                                          s.value("store.batch_interval"), clock.now_ms())
-    finally:
-        conn.close()
+                self.before = bridge.prepare(conn)  # the watermark; the bridge's triggers exist
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: object) -> None:
+        conn, s = self.conn, self.s
+        try:
+            if isinstance(exc, sqlite3.DatabaseError):  # a damaged page met mid-command
+                from acomm_cli.store.connection import store_error
+
+                raise store_error(exc, self.path) from None  # name the store
+            if exc is not None:
+                return
+            if self.mirror:
+                _bridge_after_write(conn, s, self.before)
+            if self.after:
+                warning = sending.capacity_warning(conn, limits(s))
+                if warning:
+                    render.note(f"warning: {warning}")
+                if s.value("store.flush") == "batch":
+                    opening.batch_checkpoint(conn, s.value("store.batch_messages"),
+                                             s.value("store.batch_interval"), clock.now_ms())
+        finally:
+            conn.close()
 
 
 def _say_where(s: Settings, path: object) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -57,7 +58,7 @@ def serve(
     path, _ = s.store_path(create=False)
     every = clock.parse_duration(pull_every, "pull_every") if pull_every else None
     gateway.serve(gateway.Options(
-        store_path=path, host=host, port=port, seed=seed, join=join, invite=invite,
+        store_path=Path(path), host=host, port=port, seed=seed, join=join, invite=invite,
         public_url=public_url, pull_every_ms=every, sla_ms=s.value("federation.sla"),
         pull_pages=s.value("federation.pull_pages"), limits=limits(ctx),
         encoders=agentapi.Encoders(message=render.message_doc, send=render.send_doc)))
@@ -76,7 +77,7 @@ def status(ctx: typer.Context) -> None:
     s = settings(ctx)
     path, _ = s.store_path(create=False)
     with store(ctx, write=False) as conn:
-        doc = gwstate.status(conn, path)
+        doc = gwstate.status(conn, Path(path))
     render.status(output(ctx), doc)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -60,7 +61,8 @@ def mcp(
     """
     agent = identity(as_)
     s = settings(ctx)
-    path, _ = s.store_path(create=False)
+    found, _ = s.store_path(create=False)
+    path = Path(found)  # store_path gives a str (issue 17: no pathlib on a send)
     if print_config is not None:
         from acomm_cli.mcpserver import clientconfig
 

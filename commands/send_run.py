@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import io
-import json
 import sys
 
 from acomm_cli import clock, model
@@ -50,6 +49,8 @@ def _read_batch(inv: Invocation, source: str) -> list[tuple[SendRequest, str | N
     except OSError as exc:
         raise ValidationFailed(f"batch: cannot read {source}: {exc.strerror}", field="batch",
                                value=source) from None
+    import json  # only for --batch: a plain send does not import it (issue 17)
+
     items = []
     with fh:
         for n, line in enumerate(fh, start=1):

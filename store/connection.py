@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import _thread  # threading's Lock, without importing threading (issue 17)
+import errno
 import os
 import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
 
 from acomm_cli.errors import CommError, DiskFull, StoreLocked, StoreReadOnly, StoreUnavailable
+from acomm_cli.lite import paths
 from acomm_cli.store.migrations import MIGRATIONS
 
 TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
@@ -53,12 +52,12 @@ _LIVE: dict[str, int] = {}
 _LIVE_LOCK = _thread.allocate_lock()
 
 
-def _open_here(p: Path) -> bool:
+def _open_here(p: str) -> bool:
     with _LIVE_LOCK:
-        return _LIVE.get(str(p.absolute()), 0) > 0
+        return _LIVE.get(paths.absolute(p), 0) > 0
 
 
-def _check_header(path: Path) -> None:
+def _check_header(path: str) -> None:
     try:
         with open(path, "rb") as fh:
             head = fh.read(100)
@@ -72,8 +71,10 @@ def _check_header(path: Path) -> None:
         )
 
 
-def _create_file(path: Path) -> None:
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+def _create_file(path: str) -> None:
+    parent = os.path.dirname(path)
+    if parent:  # its parents with the default mode, itself 0700 (as Path.mkdir(parents=True))
+        os.makedirs(parent, mode=0o700, exist_ok=True)
     try:
         fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
     except FileExistsError:
@@ -81,50 +82,75 @@ def _create_file(path: Path) -> None:
     os.close(fd)
 
 
-@contextmanager
-def write(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+class _Write:
+    """`write(conn)`: a class, not a @contextmanager generator: contextlib stays out of
+    `acomm send` and each transaction costs one object (issue 17)."""
+
+    __slots__ = ("conn", "nested")
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.nested: _Savepoint | None = None
+
+    def __enter__(self) -> sqlite3.Connection:
+        conn = self.conn
+        if conn.in_transaction:
+            self.nested = _Savepoint(conn, "nested_write")
+            self.nested.__enter__()
+            return conn
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise store_error(exc, getattr(conn, "path", None)) from None
+        return conn
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: object) -> None:
+        if self.nested is not None:
+            self.nested.__exit__(kind, exc, tb)
+            return
+        conn = self.conn
+        if exc is None:
+            try:
+                conn.commit()
+            except sqlite3.OperationalError as error:
+                conn.rollback()
+                raise store_error(error, getattr(conn, "path", None)) from None
+            return
+        conn.rollback()
+        if isinstance(exc, sqlite3.OperationalError) and _code(exc) in _STORAGE_CODES:
+            # the disk, not the command: say which
+            raise store_error(exc, getattr(conn, "path", None)) from None
+
+
+def write(conn: sqlite3.Connection) -> _Write:
     """One command, one transaction: BEGIN IMMEDIATE, then commit or roll back.
 
     Inside a transaction already, it is a savepoint of that transaction, so a caller can
     commit its own rows with a pipeline operation's (the mailbox bridge records a response
     file as ingested in the transaction of its message)."""
-    if conn.in_transaction:
-        with savepoint(conn, "nested_write"):
-            yield conn
-        return
-    path = getattr(conn, "path", None)
-    try:
-        conn.execute("BEGIN IMMEDIATE")
-    except sqlite3.OperationalError as exc:
-        raise store_error(exc, path) from None
-    try:
-        yield conn
-    except sqlite3.OperationalError as exc:
-        conn.rollback()
-        if _code(exc) in _STORAGE_CODES:  # the disk, not the command: say which
-            raise store_error(exc, path) from None
-        raise
-    except BaseException:
-        conn.rollback()
-        raise
-    try:
-        conn.commit()
-    except sqlite3.OperationalError as exc:
-        conn.rollback()
-        raise store_error(exc, path) from None
+    return _Write(conn)
 
 
-@contextmanager
-def savepoint(conn: sqlite3.Connection, name: str) -> Iterator[None]:
+class _Savepoint:
+    __slots__ = ("conn", "name")
+
+    def __init__(self, conn: sqlite3.Connection, name: str) -> None:
+        self.conn, self.name = conn, name
+
+    def __enter__(self) -> None:
+        self.conn.execute(f"SAVEPOINT {self.name}")
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: object) -> None:
+        if exc is not None:
+            self.conn.execute(f"ROLLBACK TO {self.name}")
+        self.conn.execute(f"RELEASE {self.name}")
+
+
+def savepoint(conn: sqlite3.Connection, name: str) -> _Savepoint:
     """A nested transaction: on an exception only its own work is undone, then re-raised."""
-    conn.execute(f"SAVEPOINT {name}")
-    try:
-        yield
-    except BaseException:
-        conn.execute(f"ROLLBACK TO {name}")
-        conn.execute(f"RELEASE {name}")
-        raise
-    conn.execute(f"RELEASE {name}")
+    return _Savepoint(conn, name)
 
 
 _STORAGE_CODES = ("SQLITE_FULL", "SQLITE_IOERR", "SQLITE_READONLY", "SQLITE_CANTOPEN",
@@ -143,7 +169,7 @@ def _code(exc: sqlite3.Error) -> str:
 def free_bytes(path: str | os.PathLike[str]) -> int | None:
     """Space left for this process on the filesystem holding `path` (None: unknown)."""
     try:
-        st = os.statvfs(Path(path).absolute().parent)
+        st = os.statvfs(os.path.dirname(paths.absolute(os.fspath(path))))
     except OSError:
         return None
     return st.f_bavail * st.f_frsize
@@ -152,13 +178,14 @@ def free_bytes(path: str | os.PathLike[str]) -> int | None:
 def _read_only_fs(path: str | os.PathLike[str]) -> bool:
     """The store's file or directory cannot be written by this process (a read-only mount,
     or permissions): SQLite then fails to create its -wal/-shm files, or refuses writes."""
-    p = Path(path).absolute()
+    p = paths.absolute(os.fspath(path))
+    parent = os.path.dirname(p)
     try:
-        if os.statvfs(p.parent).f_flag & os.ST_RDONLY:
+        if os.statvfs(parent).f_flag & os.ST_RDONLY:
             return True
     except OSError:
         return False
-    return not os.access(p.parent, os.W_OK) or (p.exists() and not os.access(p, os.W_OK))
+    return not os.access(parent, os.W_OK) or (os.path.exists(p) and not os.access(p, os.W_OK))
 
 
 def store_error(exc: sqlite3.Error, path: str | os.PathLike[str] | None) -> CommError:
@@ -204,10 +231,19 @@ def open_store(
     A file that is not SQLite, is corrupt, belongs to something else, or was written by a newer
     acomm is refused with StoreUnavailable (exit 7) and left exactly as it was. `read_only`
     opens it with SQLite's mode=ro, so a reading command never writes (see open_read_only).
+    The path is a string as pathlib writes it, without importing pathlib (issue 17).
     """
-    p = Path(path)
-    exists = p.exists()
-    if exists and p.stat().st_size > 0:
+    p = paths.pure(os.fspath(path))
+    try:
+        size: int | None = os.stat(p).st_size
+    except OSError as exc:  # the errors Path.exists() takes for "no such file"; others raise
+        if exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP):
+            raise
+        size = None
+    except ValueError:
+        size = None
+    exists = size is not None
+    if exists and size:
         if not _open_here(p):
             _check_header(p)
     elif exists:
@@ -219,7 +255,7 @@ def open_store(
         raise StoreUnavailable(f"no store at {p} (acomm init creates one)", path=str(p))
     if read_only:
         return open_read_only(p, busy_timeout_ms, flush, now_ms)
-    conn = _connect(p, str(p), busy_timeout_ms, uri=False)
+    conn = _connect(p, p, busy_timeout_ms, uri=False)
     try:
         _prepare(conn, p, busy_timeout_ms, flush, now_ms)
     except sqlite3.DatabaseError as exc:
@@ -231,14 +267,14 @@ def open_store(
     return conn
 
 
-def _connect(p: Path, target: str, busy_timeout_ms: int, *, uri: bool) -> StoreConnection:
+def _connect(p: str, target: str, busy_timeout_ms: int, *, uri: bool) -> StoreConnection:
     try:
         conn = sqlite3.connect(target, uri=uri, isolation_level=None,
                                timeout=busy_timeout_ms / 1000, check_same_thread=False,
                                factory=StoreConnection)
     except sqlite3.Error as exc:
         raise store_error(exc, p) from None
-    conn.path = str(p.absolute())
+    conn.path = paths.absolute(p)
     conn.read_only = uri
     with _LIVE_LOCK:
         _LIVE[conn.path] = _LIVE.get(conn.path, 0) + 1
@@ -246,14 +282,16 @@ def _connect(p: Path, target: str, busy_timeout_ms: int, *, uri: bool) -> StoreC
     return conn
 
 
-def open_read_only(p: Path, busy_timeout_ms: int, flush: str, now_ms: int) -> sqlite3.Connection:
+def open_read_only(p: str, busy_timeout_ms: int, flush: str, now_ms: int) -> sqlite3.Connection:
     """A connection that cannot write: reads work on a read-only mount and on a full disk.
 
     First mode=ro (it shares the WAL and its index with writers). When SQLite cannot make
     or size the -shm index (a read-only directory, a full disk) and the WAL holds nothing,
     the file itself is the whole store: it is opened immutable=1 (no locks, no -shm). A
     store whose schema is older than this acomm is migrated by a writable open first."""
-    base = p.absolute().as_uri()
+    from pathlib import Path  # not on the writing path (issue 17)
+
+    base = Path(paths.absolute(p)).as_uri()
     try:
         conn, version = _open_checked(p, f"{base}?mode=ro", busy_timeout_ms)
     except sqlite3.DatabaseError as exc:
@@ -270,7 +308,7 @@ def open_read_only(p: Path, busy_timeout_ms: int, flush: str, now_ms: int) -> sq
     return conn
 
 
-def _open_checked(p: Path, uri: str, busy_ms: int) -> tuple[sqlite3.Connection, int]:
+def _open_checked(p: str, uri: str, busy_ms: int) -> tuple[sqlite3.Connection, int]:
     conn = _connect(p, uri, busy_ms, uri=True)
     try:
         return conn, _check_version(conn, p, busy_ms)
@@ -279,14 +317,14 @@ def _open_checked(p: Path, uri: str, busy_ms: int) -> tuple[sqlite3.Connection, 
         raise
 
 
-def _wal_bytes(p: Path) -> int:
+def _wal_bytes(p: str) -> int:
     try:
         return os.stat(f"{p}-wal").st_size
     except FileNotFoundError:
         return 0
 
 
-def _migrated(p: Path, busy_ms: int, flush: str, now_ms: int, version: int) -> sqlite3.Connection:
+def _migrated(p: str, busy_ms: int, flush: str, now_ms: int, version: int) -> sqlite3.Connection:
     """An older store, opened for reading: bring it up to date as any writer would."""
     try:
         return open_store(p, busy_timeout_ms=busy_ms, flush=flush, now_ms=now_ms)
@@ -296,7 +334,7 @@ def _migrated(p: Path, busy_ms: int, flush: str, now_ms: int, version: int) -> s
             f"{len(MIGRATIONS)}, but it is read-only ({exc.message})", path=str(p)) from None
 
 
-def _check_version(conn: sqlite3.Connection, p: Path, busy_ms: int) -> int:
+def _check_version(conn: sqlite3.Connection, p: str, busy_ms: int) -> int:
     """The schema version, refusing stores newer than this acomm or not acomm's at all."""
     conn.execute(f"PRAGMA busy_timeout = {int(busy_ms)}")
     version = conn.execute("PRAGMA user_version").fetchone()[0]
@@ -313,7 +351,7 @@ def _check_version(conn: sqlite3.Connection, p: Path, busy_ms: int) -> int:
     return version
 
 
-def _prepare(conn: sqlite3.Connection, p: Path, busy_ms: int, flush: str, now_ms: int) -> None:
+def _prepare(conn: sqlite3.Connection, p: str, busy_ms: int, flush: str, now_ms: int) -> None:
     version = _check_version(conn, p, busy_ms)
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute(f"PRAGMA synchronous = {SYNCHRONOUS.get(flush, 'NORMAL')}")

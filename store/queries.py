@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Iterable, Sequence
 
@@ -666,13 +665,21 @@ _PRIORITIES = {int(p): p for p in Priority}
 _STATES = {s.value: s for s in DeliveryState}
 
 
+def _metadata(text: str) -> dict[str, Any]:
+    """Stored metadata read back; `json` is imported only when a row has some (issue 17)."""
+    import json
+
+    metadata: dict[str, Any] = json.loads(text)
+    return metadata
+
+
 # Positional arguments, in the order of _MSG_COLS and _DELIVERY_COLS: building these is most
 # of what `receive` costs beyond SQLite, and keywords take twice as long.
 def _message(row: Sequence[Any]) -> Message:
     # id, channel, channel_id, sender, type, content, topic, priority, correlation_id,
     # dedupe_key, metadata, created_at, deliver_at, global_id, origin_node
     return Message(row[0], row[1], row[2], row[3], _TYPES[row[4]], row[5], row[6],
-                   _PRIORITIES[row[7]], row[8], row[9], json.loads(row[10]) if row[10] else {},
+                   _PRIORITIES[row[7]], row[8], row[9], _metadata(row[10]) if row[10] else {},
                    row[11], row[12], row[13], row[14])
 
 

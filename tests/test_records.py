@@ -101,3 +101,38 @@ def test_defaults_factories_and_refusals():
             a: list[int] = []
     assert records.replace(p, note="m") == Pair(1, [], "m")
     assert {Pair(1, (), "m"): 1}[Pair(1, (), "m")] == 1  # type: ignore[arg-type]
+
+
+def test_the_hot_records_take_their_init_from_records_made():
+    """`make docs` writes the hot classes' `__init__` out (records_made.py, issue 17): built
+    from the .pyc, not compiled at import. tests/test_docs.py keeps the file fresh."""
+    from acomm_cli.lite import records_made
+
+    assert len(records_made.INITS) >= 15
+    for key in records_made.INITS:
+        parts = key.split(".")
+        cls = importlib.import_module(parts[0])
+        for i, part in enumerate(parts[1:], start=2):
+            if not hasattr(cls, part):  # a module not imported yet
+                importlib.import_module(".".join(parts[:i]))
+            cls = getattr(cls, part)
+        assert cls.__init__.__code__.co_filename.endswith("records_made.py"), key
+
+
+def test_a_stale_twin_is_not_used(monkeypatch):
+    from acomm_cli.lite import records_made
+
+    def wrong(_MISSING, _set):  # the names records passes
+        def __init__(self, a):
+            _set(self, "a", "not what the class says")
+        return __init__
+
+    key = f"{__name__}.test_a_stale_twin_is_not_used.<locals>.Fresh"
+    monkeypatch.setitem(records_made.INITS, key, ("def __init__(self, a): ...", wrong))
+
+    @records.dataclass(frozen=True)
+    class Fresh:
+        a: int
+
+    assert Fresh(1).a == 1  # compiled from its own source, not the stale twin's
+    assert not Fresh.__init__.__code__.co_filename.endswith("records_made.py")

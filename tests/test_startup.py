@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
@@ -145,15 +146,15 @@ def test_send_loads_only_the_engine_it_uses(team):
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout.splitlines()[-1]) == [
-        "acomm_cli.engine.channels", "acomm_cli.engine.deadletters", "acomm_cli.engine.opening",
-        "acomm_cli.engine.sending"]
+        "acomm_cli.engine.channels", "acomm_cli.engine.opening", "acomm_cli.engine.sending"]
 
 
 RUN_ACOMM = RUN_MAIN.replace("from acomm_cli.app import main",
                              "from acomm_cli.shell.fastpath import main")
 TYPER = ("typer", "click")
 # what acomm_cli.lite.records and TYPE_CHECKING = False keep out of the hot commands (issue 17:
-# about a fifth of a send; DECISIONS.md). pathlib stays: the editable finder loads it anyway.
+# about a fifth of a send; DECISIONS.md). pathlib, re, json... are checked below, on an
+# installed layout: the editable finder loads pathlib before acomm runs.
 SLOW_STDLIB = ("typing", "dataclasses", "inspect", "ast", "dis", "tokenize")
 
 
@@ -186,3 +187,43 @@ def test_the_acomm_command_hands_anything_else_to_typer(team):
     loaded, p = _probe_typer(["send", "--help"])
     assert "typer" in loaded
     assert "Usage: acomm send" in p.stdout
+
+
+# What a regular install's `acomm send` no longer imports (issue 17, DECISIONS.md "Issue 17,
+# finishing the start-up"): each of these cost 0.5-4 ms of a send. The editable install's
+# finder loads pathlib (and with it re, fnmatch, urllib) before acomm runs, so this is checked
+# on a copy of the installed layout run without site-packages (`python -S`).
+STDLIB_OFF_THE_SEND_PATH = ("pathlib", "re", "json", "enum", "contextlib", "importlib",
+                            "fnmatch", "urllib", "ipaddress", "typing", "dataclasses",
+                            "inspect", "threading")
+
+
+@pytest.fixture(scope="module")
+def installed_layout(tmp_path_factory):
+    """acomm_cli with store/ and commands/ inside it, as setuptools installs them."""
+    import shutil
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parent.parent
+    root = tmp_path_factory.mktemp("layout")
+    skip = shutil.ignore_patterns("__pycache__")
+    shutil.copytree(repo / "acomm_cli", root / "acomm_cli", ignore=skip)
+    shutil.copytree(repo / "store", root / "acomm_cli" / "store", ignore=skip)
+    shutil.copytree(repo / "commands", root / "acomm_cli" / "commands", ignore=skip)
+    return root
+
+
+@pytest.mark.parametrize("argv", [
+    ["send", "team", "hello from a script", "--as", "alice"],
+    ["send", "team", "", "--as", "alice"],  # a refusal renders its error without them too
+    ["publish", "ci", "build.x", "done", "--as", "ci"],
+])
+def test_a_plain_send_imports_none_of_the_slow_stdlib_modules(team, installed_layout, argv):
+    body = RUN_ACOMM.format(argv=["--store", str(team), *argv])
+    p = subprocess.run([sys.executable, "-S", "-c", f"import sys\nsys.path.insert(0, "
+                        f"{str(installed_layout)!r})\n{body}\nprint(sorted(sys.modules))"],
+                       capture_output=True, text=True, timeout=60, cwd=installed_layout)
+    assert p.returncode == 0, p.stderr
+    loaded = {m.split(".")[0] for m in ast.literal_eval(p.stdout.splitlines()[-1])}
+    assert int(p.stderr.strip().splitlines()[-1]) == (3 if argv[2:3] == [""] else 0), p.stderr
+    assert sorted(loaded & set(STDLIB_OFF_THE_SEND_PATH)) == []

@@ -7,11 +7,10 @@ file actually exists.
 from __future__ import annotations
 
 import os
-import re
-from pathlib import Path
 
 from acomm_cli.clock import parse_duration, parse_size
 from acomm_cli.errors import StoreUnavailable, UsageError, ValidationFailed
+from acomm_cli.lite import paths
 from acomm_cli.model import Limits, channel_name, whole_number
 
 TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
@@ -85,7 +84,7 @@ def _directory(value: Any, key: str) -> str | None:
     if not isinstance(value, str):
         raise ValidationFailed(f"{key}: {value!r} must be a directory path", field=key,
                                value=str(value))
-    return str(Path(value).expanduser())
+    return paths.expanduser(value)
 
 
 def _channel(value: Any, key: str) -> str | None:
@@ -190,7 +189,7 @@ class Settings:
         return cls(store=store, config=config, json=json_, color=False if no_color else None,
                    table=table, headers=not no_headers, quiet=quiet, verbose=verbose)
 
-    def store_path(self, *, create: bool) -> tuple[Path, bool]:
+    def store_path(self, *, create: bool) -> tuple[str, bool]:
         """The store to use and whether it still has to be created. `create`: the command may
         create one (init, channel create, send --to), so the default location is an answer
         even when nothing was found there."""
@@ -209,18 +208,23 @@ class Settings:
         return values[key][0]
 
 
-def resolve_store(explicit: str | None, *, create: bool) -> tuple[Path, bool]:
-    """--store > $ACOMM_STORE > nearest .acomm/store.acomm upwards > ./.acomm/store.acomm."""
+def resolve_store(explicit: str | None, *, create: bool) -> tuple[str, bool]:
+    """--store > $ACOMM_STORE > nearest .acomm/store.acomm upwards > ./.acomm/store.acomm.
+    A path string as pathlib would write it, without importing pathlib (issue 17)."""
     chosen = explicit or os.environ.get("ACOMM_STORE")
     if chosen:
-        p = Path(chosen).expanduser()
-        return p, not p.exists()
-    here = Path.cwd()
-    for d in (here, *here.parents):
-        candidate = d / STORE_DIR / STORE_FILE
-        if candidate.exists():
+        p = paths.expanduser(chosen)
+        return p, not os.path.exists(p)
+    here = d = os.getcwd()
+    while True:  # here, then each parent up to the root
+        candidate = os.path.join(d, STORE_DIR, STORE_FILE)
+        if os.path.exists(candidate):
             return candidate, False
-    default = here / STORE_DIR / STORE_FILE
+        up = os.path.dirname(d)
+        if up == d:
+            break
+        d = up
+    default = os.path.join(here, STORE_DIR, STORE_FILE)
     if not create:
         raise StoreUnavailable(
             "no store found (looked for .acomm/store.acomm here and above); `acomm init` "
@@ -229,19 +233,19 @@ def resolve_store(explicit: str | None, *, create: bool) -> tuple[Path, bool]:
     return default, True
 
 
-def config_file(settings: Settings) -> Path | None:
+def config_file(settings: Settings) -> str | None:
     explicit = settings.config or os.environ.get("ACOMM_CONFIG")
     if explicit:
-        p = Path(explicit).expanduser()
-        if not p.exists():
+        p = paths.expanduser(explicit)
+        if not os.path.exists(p):
             raise ValidationFailed(f"config: {p} does not exist", field="config", value=str(p))
         return p
     try:  # looking for a config file never announces (or creates) a store
         store, _ = settings.store_path(create=False)
     except StoreUnavailable:
         return None
-    p = store.parent / CONFIG_FILE
-    return p if p.exists() else None
+    p = paths.sibling(store, CONFIG_FILE)
+    return p if os.path.exists(p) else None
 
 
 def load(settings: Settings) -> dict[str, tuple[Any, str]]:
@@ -277,10 +281,12 @@ def load_agents(settings: Settings) -> tuple[dict[str, Any], str]:
     from acomm_cli.dispatch.agents import parse_agents
 
     assert path is not None
-    return parse_agents(raw[AGENTS], path.parent), f"file ({path})"
+    from pathlib import Path
+
+    return parse_agents(raw[AGENTS], Path(path).parent), f"file ({path})"
 
 
-def _raw(settings: Settings, path: Path | None, *, agents: bool) -> dict[str, Any]:
+def _raw(settings: Settings, path: str | None, *, agents: bool) -> dict[str, Any]:
     """The file read once per command (tick reads both the settings and the agents)."""
     if path is None:
         return {}
@@ -293,7 +299,7 @@ def _raw(settings: Settings, path: Path | None, *, agents: bool) -> dict[str, An
     return cached
 
 
-_AGENTS_LINE = re.compile(r"agents[ \t]*:[ \t]*(#.*)?")
+_AGENTS_LINE = r"agents[ \t]*:[ \t]*(#.*)?"  # `re` imported only when a file is read
 
 
 def _agents_only(lines: list[str]) -> bool:
@@ -302,17 +308,20 @@ def _agents_only(lines: list[str]) -> bool:
     comment (anything indented belongs to that section). Then no other setting is in it,
     and reading those needs no YAML parser. Anything else (flow style, `---`, a directive)
     is left to the parser."""
+    import re
+
     content = [line for line in lines if line.strip() and not line.lstrip().startswith("#")]
     return bool(content) and all(
-        _AGENTS_LINE.fullmatch(line.rstrip()) if not line[0].isspace() else i > 0
+        re.fullmatch(_AGENTS_LINE, line.rstrip()) if not line[0].isspace() else i > 0
         for i, line in enumerate(content))
 
 
-def _read_yaml(path: Path, *, agents: bool) -> dict[str, Any] | None:
+def _read_yaml(path: str, *, agents: bool) -> dict[str, Any] | None:
     """The file's settings as flat keys, and its `agents:` section as it is (not validated
     here). agents=False: a file with nothing but agents is not parsed (None)."""
     try:
-        text = path.read_bytes().decode("utf-8")
+        with open(path, "rb") as fh:
+            text = fh.read().decode("utf-8")
     except OSError as exc:  # e.g. another user's 0600 file beside a store shared read-only
         raise ValidationFailed(f"config: cannot read {path}: {exc.strerror}", field="config",
                                value=str(path)) from None

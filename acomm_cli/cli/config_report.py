@@ -41,9 +41,9 @@ def _store_entry(settings: config.Settings) -> tuple[config.Settings, ConfigEntr
     except StoreUnavailable:
         # No store yet: name where one would be made, and look for a config file there
         # without announcing a store that nobody is creating.
-        path = Path.cwd() / config.STORE_DIR / config.STORE_FILE
-        return (replace(settings, store=str(path), _cache={}),
-                ConfigEntry("store", str(path), "default (not created yet)"))
+        default = Path.cwd() / config.STORE_DIR / config.STORE_FILE
+        return (replace(settings, store=str(default), _cache={}),
+                ConfigEntry("store", str(default), "default (not created yet)"))
 
 
 def _config_entry(settings: config.Settings, located: config.Settings) -> ConfigEntry:

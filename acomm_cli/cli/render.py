@@ -6,7 +6,6 @@ a table, so scripts never pay for it.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
@@ -80,6 +79,8 @@ class Output:
 
 
 def _dump(doc: Any) -> None:
+    import json  # not at the top: `acomm send` prints no JSON unless asked (issue 17)
+
     sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
 
 
@@ -125,6 +126,8 @@ _LINE_BREAKS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": 
 
 def error(exc: CommError, as_json: bool) -> None:
     if as_json:
+        import json  # not at the top: `acomm send` prints no JSON unless asked (issue 17)
+
         doc = json.dumps({"error": exc.to_dict()}, ensure_ascii=False)
         print(doc.translate(_LINE_BREAKS), file=sys.stderr)
     else:
@@ -384,6 +387,8 @@ def message(out: Output, m: Message) -> None:
 
         out.console().print(render_views.message_panel(m))
         return
+    import json  # not at the top: `acomm send` prints no JSON unless asked (issue 17)
+
     doc = message_doc(m)
     _pairs(out, [(k, json.dumps(v) if isinstance(v, dict) else v)
                  for k, v in doc.items() if k not in ("deliveries", "content")
@@ -659,6 +664,8 @@ def config_report(out: Output, r: ConfigReport) -> None:
                "config_file": {"path": r.config_file.value, "source": r.config_file.source},
                "agents": r.agents_doc})
         return
+    import json  # not at the top: `acomm send` prints no JSON unless asked (issue 17)
+
     listing(out, "configuration", cols.CONFIG,
             [(e.key, json.dumps(e.value) if isinstance(e.value, (dict, list)) else e.value,
               e.source) for e in (r.store, r.config_file, *r.settings, *r.agents)])
@@ -760,6 +767,8 @@ def bridge_tick(out: Output, doc: dict[str, Any]) -> None:
 
 def message_json(m: Message) -> str:
     """The document an agent's command reads on stdin: what `receive --json` prints for it."""
+    import json  # not at the top: `acomm send` prints no JSON unless asked (issue 17)
+
     return json.dumps(message_doc(m), ensure_ascii=False)
 
 

@@ -8,7 +8,6 @@ import sqlite3
 from collections.abc import Sequence
 
 from acomm_cli import model
-from acomm_cli.engine import deadletters
 from acomm_cli.errors import (
     Duplicate,
     Forbidden,
@@ -184,6 +183,8 @@ def leave_channel(conn: sqlite3.Connection, name: str, agent: str,
 
             queues.give_back(conn, ch.id, agent)
         pending = queries.pending_deliveries_of(conn, ch.id, agent)
+        from acomm_cli.engine import deadletters  # only on a leave: not on the send path
+
         deadletters.dead_letter(conn, [(mid, agent, ch.id, n) for mid, n in pending],
                                 "recipient_left", f"{agent} left {name}", now)
         release(conn, now)

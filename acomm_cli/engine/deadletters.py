@@ -4,7 +4,6 @@ back (`replay` of one message, `redrive` of every dead letter a filter matches).
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Sequence
 
@@ -25,6 +24,8 @@ def system_route(conn: sqlite3.Connection) -> tuple[int, str]:
     ch = queries.channel_by_name(conn, model.SYSTEM_CHANNEL)
     assert ch is not None, "every store has the _system channel (m001)"
     agents = SubscriptionIndex(queries.subscriptions(conn, ch.id)).route(model.DEADLETTER_TOPIC)
+    import json  # not at the top: `acomm send` imports this module (issue 17)
+
     return ch.id, json.dumps(sorted(agents))
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from pathlib import Path
 
 from acomm_cli.store import open_store, queries
 from acomm_cli.store.connection import maybe_checkpoint
@@ -13,22 +12,26 @@ from acomm_cli.store.connection import maybe_checkpoint
 TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
 if TYPE_CHECKING:
     from dataclasses import dataclass
+    from pathlib import Path
 else:  # the same classes, without importing dataclasses (issue 17)
     from acomm_cli.lite.records import dataclass
 
 
-def connect(path: Path, *, create: bool, busy_timeout_ms: int = 5000, flush: str = "batch",
-            now: int = 0, read_only: bool = False) -> sqlite3.Connection:
+def connect(path: str | os.PathLike[str], *, create: bool, busy_timeout_ms: int = 5000,
+            flush: str = "batch", now: int = 0, read_only: bool = False) -> sqlite3.Connection:
     """Open the store at `path`, creating and migrating it when asked; `read_only` for the
     commands that only read (they then work on a read-only mount or a full disk)."""
     return open_store(path, create=create, read_only=read_only, busy_timeout_ms=busy_timeout_ms,
                       flush=flush, now_ms=now)
 
 
-def init_store(path: Path, now: int, config_text: str | None = None) -> bool:
+def init_store(path: str | Path, now: int, config_text: str | None = None) -> bool:
     """Create a store (and a commented config file beside it, if none is there).
 
     Returns False when a store was already there: initialising twice is harmless."""
+    from pathlib import Path  # not imported by the hot commands (issue 17)
+
+    path = Path(path)
     existed = path.exists()
     conn = connect(path, create=True, now=now)
     conn.close()
@@ -63,7 +66,10 @@ class StoreStatus:
     flush: str
 
 
-def status(conn: sqlite3.Connection, path: Path, flush: str) -> StoreStatus:
+def status(conn: sqlite3.Connection, path: str | Path, flush: str) -> StoreStatus:
+    from pathlib import Path  # not imported by the hot commands (issue 17)
+
+    path = Path(path)
     c = queries.counts(conn)
     wal = Path(str(path) + "-wal")
     return StoreStatus(

@@ -3,7 +3,6 @@ transaction (DESIGN.md §4); direct messages and batches. SQL lives in the store
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 from collections.abc import Callable, Sequence
@@ -163,6 +162,14 @@ _ACTIVE = ChannelState.ACTIVE
 _UNREAD = DeliveryState.UNREAD.value
 
 
+def _json(metadata: dict[str, Any]) -> str:
+    """A message's metadata as stored. `json` (with `re`) is imported only by a send that has
+    metadata (issue 17: not by a plain `acomm send`)."""
+    import json
+
+    return json.dumps(metadata, separators=(",", ":"))
+
+
 def plan_message(router: Router, req: SendRequest, now: int, *,
                  only_to: str | None = None, internal: bool = False) -> _Plan:
     """Stage 1 (validate) and stage 3 (route); raises before anything is written.
@@ -292,8 +299,7 @@ def _plan_checked(router: Router, req: SendRequest, now: int, only_to: str | Non
     if expires_at is None and ttl is not None:  # counted from when it may be delivered
         expires_at = max(deliver_at or now, now) + ttl
     row = [ch.id, sender, mtype.value, req.content, req.topic, int(prio), corr, req.dedupe_key,
-           json.dumps(metadata, separators=(",", ":")) if metadata else None, now, deliver_at,
-           expires_at]
+           _json(metadata) if metadata else None, now, deliver_at, expires_at]
     return _Plan(ch, row, recipients, corr, deliver_at, tracked,
                  int(prio) if ch.config.priority_ordering else 0, acks=acks)
 

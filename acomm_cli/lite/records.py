@@ -109,8 +109,7 @@ def _build(cls: type, frozen: bool, slots: bool) -> type:
         body.append("self.__post_init__()")
     src = (f"def __init__(self, {', '.join(params)}):\n    " + "\n    ".join(body or ["pass"])
            if params else "def __init__(self):\n    " + "\n    ".join(body or ["pass"]))
-    exec(src, ns)
-    init = ns["__init__"]
+    init = _made_init(cls, src, ns)
     shown = tuple(f.name for f in fields if f.repr)
     compared = tuple(f.name for f in fields if f.compare)
     methods: dict[str, Any] = {"__init__": init, "__repr__": _repr(shown),
@@ -141,6 +140,25 @@ def _build(cls: type, frozen: bool, slots: bool) -> type:
     cls.__record_fields__ = tuple(fields)  # type: ignore[attr-defined]
     cls.__record_params__ = {"frozen": frozen, "slots": slots}  # type: ignore[attr-defined]
     return cls
+
+
+def _made_init(cls: type, src: str, ns: dict[str, Any]) -> Any:
+    """The class's `__init__`: made from its precompiled twin in records_made.py (written by
+    `make docs` for the classes the hot commands build) when that was generated from the same
+    source, else compiled here. Compiling cost about 0.2 ms a class, 2-3 ms of a send
+    (issue 17); a stale or missing twin only costs that time again, never a wrong method."""
+    cls.__record_init__ = (src, tuple(sorted(ns)))  # type: ignore[attr-defined]
+    try:
+        from acomm_cli.lite.records_made import INITS
+    except ImportError:  # not generated yet (a fresh checkout before `make docs`)
+        INITS = {}
+    made: Any = INITS.get(f"{cls.__module__}.{cls.__qualname__}")
+    if made is not None and made[0] == src:
+        init = made[1](**ns)
+        init.__module__ = cls.__module__
+        return init
+    exec(src, ns)
+    return ns["__init__"]
 
 
 def _repr(names: tuple[str, ...]) -> Callable[[Any], str]:

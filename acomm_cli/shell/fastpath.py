@@ -14,7 +14,6 @@ lines through both and compares what they print, their exit status and the store
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
 import time
@@ -168,7 +167,9 @@ def main() -> None:
     try:
         inv = Invocation(Settings.from_options(**root), help=_needs_typer)
         render.loudness(quiet=root["quiet"], verbose=root["verbose"])
-        body = getattr(importlib.import_module(module), function)
+        # __import__, not importlib.import_module: importing importlib (and its warnings)
+        # cost half a millisecond of a send (issue 17)
+        body = getattr(__import__(module, fromlist=[function]), function)
         code = body(inv, **values)
         sys.stdout.flush()
     except _Typer:  # raised before the body wrote anything (see _runtime.Invocation)

@@ -32,7 +32,8 @@ def create(
         click_type=params.DELIVERY_MODE,
         help="at-most-once, at-least-once or exactly-once.")] = None,
     max_message_size: Annotated[str | None, typer.Option(
-        click_type=params.SIZE, help="e.g. 65536 or 1MiB.")] = None,
+        click_type=params.SIZE,
+        help="e.g. 65536 or 1MiB; at most 998951424 bytes (SQLite's row limit).")] = None,
     ack_timeout: Annotated[str | None, typer.Option(
         click_type=params.DURATION, help="e.g. 30s.")] = None,
     max_retries: Annotated[int | None, typer.Option(

@@ -390,6 +390,7 @@ class Delivery:
     ack_status: str | None = None
     acked_at: int | None = None
     next_timer_at: int | None = None
+    first_read_at: int | None = None  # read_at is the latest read; this the first (issue 19)
 
 
 @dataclass(slots=True)

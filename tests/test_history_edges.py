@@ -8,6 +8,7 @@ import hashlib
 from pathlib import Path
 
 import pytest
+from freezegun import freeze_time
 from conftest import query
 
 
@@ -63,3 +64,105 @@ def test_a_max_message_size_above_the_store_limit_is_refused(cli, store):
     cli.ok("channel", "create", "big", "--as", "a", "--max-message-size", "998951424")
     doc = cli.ok("channel", "show", "big", "--json").json()
     assert doc["config"]["max_message_size"] == 998_951_424
+
+
+# ---------------------------------------------------------------- read history
+
+
+def _read_twice_then_die(cli, make_channel, clock):
+    """b reads message 1, misses its ack deadline, is handed it again, reads it again, and
+    misses the second deadline too: max_retries 1 makes that a dead letter."""
+    make_channel("w", "a", "b", delivery="at-least-once", ack_timeout="10s", max_retries=1)
+    cli.ok("send", "w", "x", "--as", "a", "--topic", "t.x", "--meta", "k=v",
+           "--correlation-id", "c-1")
+    cli.ok("receive", "--as", "b")                     # t=0: attempt 1, read
+    clock.tick(15)
+    cli.ok("tick")                                     # deadline 10s: back-off 1s, again at 11
+    clock.tick(2)
+    cli.ok("receive", "--as", "b")                     # t=17: attempt 2, read again
+    clock.tick(10)
+    cli.ok("tick")                                     # deadline 21s passed: dead
+
+
+def test_read_at_is_the_latest_read_and_first_read_at_the_first(cli, make_channel):
+    with freeze_time("2026-01-01 00:00:00") as clock:
+        _read_twice_then_die(cli, make_channel, clock)
+    (d,) = cli.ok("show", "1", "--json").json()["deliveries"]
+    assert d["first_read_at"] == "2026-01-01T00:00:00.000Z"
+    assert d["read_at"] == "2026-01-01T00:00:17.000Z"
+    assert query(Path("store/store.acomm"), "SELECT first_read_at, read_at FROM deliveries"
+                 " WHERE message_id = 1") == [(1767225600000, 1767225617000)]
+
+
+def test_acking_a_redelivery_without_reading_it_again_counts_as_its_read(cli, make_channel):
+    """An ack of an unread delivery is its read: read_at moves to the ack, not kept from the
+    first attempt; first_read_at stays."""
+    make_channel("w", "a", "b", delivery="at-least-once", ack_timeout="10s")
+    with freeze_time("2026-01-01 00:00:00") as clock:
+        cli.ok("send", "w", "x", "--as", "a")
+        cli.ok("receive", "--as", "b")
+        clock.tick(15)
+        cli.ok("tick")
+        clock.tick(5)
+        cli.ok("ack", "1", "--as", "b")
+    d = cli.ok("receive", "--as", "b", "--peek", "--json").json()["messages"]
+    assert d == []
+    (d,) = cli.ok("show", "1", "--json").json()["deliveries"]
+    assert (d["first_read_at"], d["read_at"]) == ("2026-01-01T00:00:00.000Z",
+                                                  "2026-01-01T00:00:20.000Z")
+
+
+def test_receive_json_carries_first_read_at(cli, team):
+    cli.ok("send", "team", "x", "--as", "alice")
+    (m,) = cli.ok("receive", "--as", "bob", "--json").json()["messages"]
+    assert m["delivery"]["first_read_at"] == m["delivery"]["read_at"] is not None
+
+
+# ---------------------------------------------------------------- deadletter show
+
+
+def test_deadletter_show_prints_the_whole_record_with_each_attempt(cli, make_channel):
+    with freeze_time("2026-01-01 00:00:00") as clock:
+        _read_twice_then_die(cli, make_channel, clock)
+    doc = cli.ok("deadletter", "show", "1", "--json").json()
+    assert doc["total_count"] == 1
+    (dl,) = doc["dead_letters"]
+    assert {k: dl[k] for k in ("message_id", "recipient", "channel", "reason", "retry_count",
+                               "last_error", "topic", "metadata", "correlation_id", "type",
+                               "sender", "content", "dead_lettered_at")} == {
+        "message_id": 1, "recipient": "b", "channel": "w", "reason": "max_retries_exceeded",
+        "retry_count": 1, "last_error": "no acknowledgement after 2 deliveries",
+        "topic": "t.x", "metadata": {"k": "v"}, "correlation_id": "c-1", "type": "text",
+        "sender": "a", "content": "x", "dead_lettered_at": "2026-01-01T00:00:21.000Z"}
+    assert [(a["attempt"], a["delivered_at"], a["read_at"]) for a in dl["attempts"]] == [
+        (1, "2026-01-01T00:00:00.000Z", "2026-01-01T00:00:00.000Z"),
+        (2, "2026-01-01T00:00:11.000Z", "2026-01-01T00:00:17.000Z")]
+    text = cli.ok("deadletter", "show", "1").stdout
+    for part in ("last_error:", "no acknowledgement after 2 deliveries", "topic:", "t.x",
+                 "metadata:", "k=v", "retry_count:", "attempt 1: delivered "
+                 "2026-01-01T00:00:00.000Z, read 2026-01-01T00:00:00.000Z",
+                 "attempt 2: delivered 2026-01-01T00:00:11.000Z, read 2026-01-01T00:00:17"):
+        assert part in text, (part, text)
+
+
+def test_a_replayed_dead_letter_keeps_its_earlier_attempts(cli, make_channel):
+    with freeze_time("2026-01-01 00:00:00") as clock:
+        _read_twice_then_die(cli, make_channel, clock)
+        clock.tick(100)
+        cli.ok("deadletter", "replay", "1")               # t=127: a fresh budget
+        clock.tick(20)
+        cli.ok("tick")                                    # deadline 137: again at 138
+        clock.tick(30)
+        cli.ok("tick")                                    # deadline 148 passed: dead again
+    (dl,) = cli.ok("deadletter", "show", "1", "--json").json()["dead_letters"]
+    assert [(a["attempt"], a["delivered_at"][11:19], a["read_at"]) for a in dl["attempts"]] == [
+        (1, "00:00:00", "2026-01-01T00:00:00.000Z"), (2, "00:00:11", "2026-01-01T00:00:17.000Z"),
+        (1, "00:02:07", None), (2, "00:02:18", None)]
+
+
+def test_deadletter_show_of_nothing_is_not_found(cli, team):
+    cli.ok("send", "team", "x", "--as", "alice")
+    r = cli("deadletter", "show", "1", "--json")
+    assert r.exit_code == 4 and r.error["field"] == "message" and r.error["value"] == 1
+    r = cli("deadletter", "show", "1", "--recipient", "w@.", "--json")
+    assert r.exit_code == 3 and r.error["value"] == "w@."

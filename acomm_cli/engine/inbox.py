@@ -90,6 +90,8 @@ def read_inbox(conn: sqlite3.Connection, agent: str, f: MessageFilter, now: int,
                 assert m.delivery is not None  # an inbox row carries the reader's delivery
                 m.delivery.state = DeliveryState.READ
                 m.delivery.read_at = now
+                if m.delivery.first_read_at is None:
+                    m.delivery.first_read_at = now
             if emit is not None:
                 # The output goes out while this transaction holds the write lock: other
                 # writers wait for it (up to their busy_timeout), readers do not (WAL). The

@@ -492,6 +492,11 @@ class MessageFilter:
     limit: int = 100
     offset: int = 0
     after_id: int | None = None  # only messages with a higher id (`messages --follow`)
+    # `messages` only (issue 19): the correlation id; a delivery to `recipient` and/or in
+    # one of `state` (both given: that recipient's delivery in one of those states)
+    correlation_id: str | None = None
+    recipient: str | None = None
+    state: tuple[str, ...] = ()
 
 
 @dataclass

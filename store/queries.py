@@ -684,6 +684,18 @@ def _filter_sql(f: MessageFilter) -> tuple[list[str], list[Any]]:
     if f.after_id is not None:
         where.append("m.id > ?")
         params.append(f.after_id)
+    if f.correlation_id is not None:
+        where.append("m.correlation_id = ?")
+        params.append(f.correlation_id)
+    if f.recipient is not None or f.state:
+        cond = ["x.message_id = m.id"]  # on the primary key (message_id, recipient)
+        if f.recipient is not None:
+            cond.append("x.recipient = ?")
+            params.append(f.recipient)
+        if f.state:
+            cond.append(f"x.state IN ({','.join('?' * len(f.state))})")
+            params.extend(f.state)
+        where.append(f"EXISTS (SELECT 1 FROM deliveries x WHERE {' AND '.join(cond)})")
     return where, params
 
 

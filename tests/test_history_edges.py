@@ -166,3 +166,48 @@ def test_deadletter_show_of_nothing_is_not_found(cli, team):
     assert r.exit_code == 4 and r.error["field"] == "message" and r.error["value"] == 1
     r = cli("deadletter", "show", "1", "--recipient", "w@.", "--json")
     assert r.exit_code == 3 and r.error["value"] == "w@."
+
+
+# ---------------------------------------------------------------- messages filters
+
+
+def _ids(r) -> list[int]:
+    return [m["id"] for m in r.json()["messages"]]
+
+
+def test_messages_by_correlation_id_recipient_and_state(cli, make_channel):
+    make_channel("team", "alice", "bob", "carol")
+    q = cli.ok("query", "team", "ready?", "--as", "alice", "--json").json()
+    corr = q["correlation_id"]
+    cli.ok("send", "team", "other", "--as", "alice")                      # 2
+    cli.ok("send", "--to", "carol", "dm", "--as", "bob")                  # 3
+    cli.ok("receive", "--as", "bob")                                      # bob reads 1, 2
+    cli.ok("respond", corr, "yes", "--as", "bob")                         # 4, to alice
+    assert _ids(cli.ok("messages", "--correlation-id", corr, "--json")) == [4, 1]
+    assert _ids(cli.ok("messages", "--recipient", "carol", "--json")) == [3, 2, 1]
+    assert _ids(cli.ok("messages", "--recipient", "alice", "--json")) == [4]
+    assert _ids(cli.ok("messages", "--state", "unread", "--json")) == [4, 3, 2, 1]  # carol
+    assert _ids(cli.ok("messages", "--state", "acked", "--json")) == [1]  # bob's answer
+    assert _ids(cli.ok("messages", "--recipient", "bob", "--state", "read", "--json")) == [2]
+    assert _ids(cli.ok("messages", "--recipient", "bob", "--state", "read", "--state",
+                       "acked", "--json")) == [2, 1]
+    assert _ids(cli.ok("messages", "--recipient", "carol", "--state", "read",
+                       "--json")) == []
+    r = cli.ok("messages", "--recipient", "bob", "--correlation-id", corr, "--json").json()
+    assert (r["total_count"], r["has_more"]) == (1, False)
+
+
+@pytest.mark.parametrize(("args", "field", "value"), [
+    (("--state", "bogus"), "state", "bogus"),
+    (("--state", "read", "--state", "dead_letter"), "state", "dead_letter"),
+    (("--recipient", "w@t."), "recipient", "w@t."),
+    (("--correlation-id", "a b"), "correlation_id", "a b"),
+])
+def test_messages_filters_refuse_bad_values(cli, team, args, field, value):
+    cli.ok("send", "team", "x", "--as", "alice")
+    before = _dump(team)
+    r = cli("messages", *args, "--json")
+    assert r.exit_code == 3, r.stderr
+    assert (r.error["field"], r.error["value"]) == (field, value)
+    assert repr(value) in r.error["message"]
+    assert _dump(team) == before

@@ -16,6 +16,9 @@ from acomm_cli.store import queries, write
 from acomm_cli.topics import validate_pattern
 
 
+_DELIVERY_STATES = tuple(s.value for s in DeliveryState)
+
+
 def check_filter(f: MessageFilter) -> None:
     if f.limit < 0 or f.offset < 0:
         raise ValidationFailed("limit: --limit and --offset must not be negative", field="limit")
@@ -34,6 +37,15 @@ def check_filter(f: MessageFilter) -> None:
             raise ValidationFailed(
                 f"status: {s!r} is not one of {', '.join(model.MESSAGE_STATUSES)}",
                 field="status", value=s)
+    if f.correlation_id is not None:
+        model.correlation_id(f.correlation_id)
+    if f.recipient is not None:
+        model.agent_id(f.recipient, "recipient")
+    for s in f.state:
+        if s not in _DELIVERY_STATES:
+            raise ValidationFailed(
+                f"state: {s!r} is not a delivery state (one of {', '.join(_DELIVERY_STATES)})",
+                field="state", value=s)
     if f.sort is not None and f.sort not in ("created", "priority", "id"):
         raise ValidationFailed(f"sort: {f.sort!r} is not one of created, priority, id",
                                field="sort", value=f.sort)

@@ -5,11 +5,13 @@ stores; every refusal names the field and value, exits as documented and changes
 from __future__ import annotations
 
 import hashlib
+import json
+import subprocess
 from pathlib import Path
 
 import pytest
 from freezegun import freeze_time
-from conftest import query
+from conftest import ACOMM, query, run, snapshot, wait_for
 
 
 def _dump(store: Path) -> str:
@@ -211,3 +213,78 @@ def test_messages_filters_refuse_bad_values(cli, team, args, field, value):
     assert (r.error["field"], r.error["value"]) == (field, value)
     assert repr(value) in r.error["message"]
     assert _dump(team) == before
+
+
+# ---------------------------------------------------------------- receive --follow
+
+
+def _states(store: Path, who: str = "bob") -> list[str]:
+    return [s for (s,) in query(store, "SELECT state FROM deliveries WHERE recipient = ?"
+                                " ORDER BY message_id", who)]
+
+
+def _head_1(*args: str) -> tuple[int, str, bytes]:
+    """`acomm receive ... | head -1` as a shell runs it: acomm's exit status and stderr, and
+    what head printed."""
+    p = subprocess.run(["bash", "-c", f"{ACOMM} receive {' '.join(args)} 2>err | head -1;"
+                        " exit ${PIPESTATUS[0]}"], capture_output=True, timeout=60)
+    return p.returncode, Path("err").read_text(), p.stdout
+
+
+def test_receive_follow_piped_to_head_marks_only_the_line_head_printed(cli, team):
+    """Print before commit, per message: `receive --follow | head -1` takes one message, and
+    the next run the next one; the rest stay unread (issue 19)."""
+    for i in range(5):
+        cli.ok("send", "team", f"m{i}", "--as", "alice")
+    status, err, out = _head_1("--as", "bob", "--follow", "--body")
+    assert out == b"m0\n"
+    # head gone before or at the next write: either way one line on stderr, exit 141
+    assert status == 141 and "output_failed" in err and "marked read" in err
+    assert _states(team) == ["read"] + ["unread"] * 4
+    status, _, out = _head_1("--as", "bob", "--follow", "--jsonl")
+    assert json.loads(out)["content"] == "m1" and status == 141
+    assert _states(team) == ["read"] * 2 + ["unread"] * 3
+
+
+def test_receive_peek_follow_piped_to_head_marks_nothing(cli, team):
+    for i in range(3):
+        cli.ok("send", "team", f"m{i}", "--as", "alice")
+    before = snapshot(team)
+    status, _, out = _head_1("--as", "bob", "--follow", "--peek", "--body")
+    assert out == b"m0\n" and status == 141
+    assert snapshot(team) == before
+
+
+def test_a_follower_holds_no_lock_while_its_reader_has_not_taken_a_message(cli, team):
+    """The message waits in the pipe, unread in the store, while other processes send; it
+    counts as read once the reader takes it."""
+    cli.ok("send", "team", "first", "--as", "alice")
+    f = subprocess.Popen([ACOMM, "receive", "--as", "bob", "--follow", "--body"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        # within the busy timeout: a lock held by the follower would make this exit 7
+        p = run("send", "team", "second", "--as", "alice", env={"ACOMM_BUSY_TIMEOUT": "2000"})
+        assert p.returncode == 0, p.stderr
+        assert _states(team)[0] == "unread"
+        assert f.stdout.readline() == b"first\n"
+        wait_for(lambda: _states(team)[0] == "read")
+        assert f.stdout.readline() == b"second\n"
+        wait_for(lambda: _states(team) == ["read", "read"])
+        f.terminate()
+        assert f.wait(timeout=30) == 0
+    finally:
+        f.kill()
+        f.wait(timeout=30)
+
+
+def test_receive_wait_with_follow_is_refused_naming_both(cli, team):
+    cli.ok("send", "team", "x", "--as", "alice")
+    before = snapshot(team)
+    for args in (("--wait", "5", "--follow"), ("--follow", "--wait", "0")):
+        r = cli("receive", "--as", "bob", *args, "--json")
+        assert r.exit_code == 2, r.stderr
+        assert r.error["field"] == "wait"
+        assert "--wait" in r.error["message"] and "--follow" in r.error["message"]
+        p = run("receive", "--as", "bob", *args)  # the fast path says the same
+        assert p.returncode == 2 and "--wait" in p.stderr and "--follow" in p.stderr
+    assert snapshot(team) == before

@@ -74,10 +74,13 @@ def receive(conn: sqlite3.Connection, agent: str, f: MessageFilter, now: int, *,
 
 
 def read_inbox(conn: sqlite3.Connection, agent: str, f: MessageFilter, now: int, *,
-               peek: bool = False, emit: Emit | None = None) -> tuple[QueryResult, bool]:
+               peek: bool = False, emit: Emit | None = None,
+               mark: bool = True) -> tuple[QueryResult, bool]:
     """`receive` that calls `emit` only where it must: inside the transaction that marks
     messages read. Returns the result and whether `emit` was called (a wait calls it itself
-    once it stops waiting; a follow skips empty passes)."""
+    once it stops waiting; a follow skips empty passes). `mark=False` claims work-queue
+    messages as a receive does but marks nothing read and emits nothing: `receive --follow`
+    marks each message itself once its reader has taken it (delivery.follow)."""
     model.agent_id(agent, "recipient")
     check_filter(f)
     emitted = False
@@ -94,7 +97,7 @@ def read_inbox(conn: sqlite3.Connection, agent: str, f: MessageFilter, now: int,
             queues.claim(conn, agent, f, now)
         msgs, total, limited = queries.inbox(conn, agent, f)
         result = QueryResult(msgs, total, f.offset)
-        if not peek and msgs:
+        if not peek and mark and msgs:
             queries.mark_read(conn, agent, [m.id for m in msgs], now)
             if limited:  # only a channel with max_pending can hold queued messages
                 release(conn, now, sorted(limited))

@@ -51,7 +51,9 @@ def receive(inv: Invocation, *, channel_arg: str | None, as_: str | None, channe
                                                     stop=stop)
                 gone = render_handover.reader_gone
                 delivery.follow(conn, agent, f, emit, peek=peek, stop=stop, gone=gone)
-            if not stop() and gone():
+            # the reader left: as a failed write would say (141), or, with --peek, as any
+            # read-only command's `| head` ends (0: nothing was to be marked read)
+            if not peek and not stop() and gone():
                 raise OutputFailed("stdout: the reader closed the pipe; nothing more was "
                                    "marked read", count=0)
             return

@@ -562,7 +562,7 @@ complete -c acomm -n '__acomm_is \'messages\'' -l state -r -f -d 'Only messages 
 
 # acomm deadletter
 complete -c acomm -f -n '__acomm_is \'deadletter\'' -a 'list' -d 'List dead letters, oldest first'
-complete -c acomm -f -n '__acomm_is \'deadletter\'' -a 'show' -d 'Show a message\'s dead letters, whole: reason, retries, last_error,...'
+complete -c acomm -f -n '__acomm_is \'deadletter\'' -a 'show' -d 'Show a message\'s dead letters whole, with each delivery attempt'
 complete -c acomm -f -n '__acomm_is \'deadletter\'' -a 'replay' -d 'Deliver dead letters again (same id, fresh retry budget)'
 complete -c acomm -f -n '__acomm_is \'deadletter\'' -a 'discard' -d 'Remove a dead letter for good'
 complete -c acomm -f -n '__acomm_is \'deadletter\'' -a 'purge' -d 'Remove dead letters older than a duration'

@@ -49,8 +49,9 @@ def show(ctx: typer.Context, message_id: Msg, recipient: Recipient = None) -> No
     """Show a message's dead letters whole, with each delivery attempt.
 
     Each: reason, retry_count, last_error, the message (type, topic, metadata, content...)
-    and every attempt's delivered_at and read_at. Attempts are recorded from schema m012 on; a store upgraded from an older one lists only
-    the last attempt of a message that died before the upgrade.
+    and every attempt's delivered_at and read_at. Attempts are recorded from schema m012
+    on; a store upgraded from an older one lists only the last attempt of a message that
+    died before the upgrade.
 
     Example: acomm deadletter show 42 --json
     """

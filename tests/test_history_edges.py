@@ -10,8 +10,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from freezegun import freeze_time
 from conftest import ACOMM, query, run, snapshot, wait_for
+from freezegun import freeze_time
 
 
 def _dump(store: Path) -> str:

@@ -198,7 +198,7 @@ def records(conn: sqlite3.Connection, message_id: int,
     queue = (ch := queries.channel_by_name(conn, msg.channel)) is not None and \
         ch.type == model.ChannelType.QUEUE
     out = []
-    for mid, who, channel, reason, retries, last_error, at, _content in rows:
+    for _mid, who, channel, reason, retries, last_error, at, _content in rows:
         mine = [a for a in ended if queue or a.recipient == who]
         mine += [_attempt(d.recipient, d.retry_count + 1, d.delivered_at, d.read_at,
                           d.ack_status) for d in msg.deliveries if d.recipient == who]

@@ -15,7 +15,6 @@ from acomm_cli.model import ChannelState, DeliveryState, Message, MessageFilter,
 from acomm_cli.store import queries, write
 from acomm_cli.topics import validate_pattern
 
-
 _DELIVERY_STATES = tuple(s.value for s in DeliveryState)
 
 

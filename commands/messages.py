@@ -55,7 +55,8 @@ def messages(
         "one as it is committed, until interrupted (rich on a terminal, JSON Lines when "
         "piped).")] = False,
     correlation_id: Annotated[str | None, typer.Option(
-        "--correlation-id", help="Only messages with this correlation id (a query, its "
+        "--correlation-id", metavar="CORR",
+        help="Only messages with this correlation id (a query, its "
         "responses and acknowledgements).")] = None,
     recipient: Annotated[str | None, typer.Option(
         click_type=params.AGENT, help="Only messages delivered to this agent (with --state: "

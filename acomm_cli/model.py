@@ -254,6 +254,16 @@ def agent_id(value: str, field_name: str = "agent") -> str:
             ". _ - @, not starting with '.' or '-', no '..', at most one '@')",
             field=field_name, value=value,
         )
+    # The team of `name@team` names a directory (the bridge's TEAMS_DIR/TEAM/inboxes), so it
+    # follows the channel-name rule: `w@.` or `w@t.` would be accepted here and then fail in
+    # the bridge on every tick (issue 19).
+    team = value.partition("@")[2]
+    if "@" in value and not _made_of(team, _CHANNEL_CHARS, 128):
+        raise ValidationFailed(
+            f"{field_name}: {value!r} is not a valid agent id: its team {team!r} must be 1-128 "
+            "characters of A-Z a-z 0-9 _ - (as a channel name)",
+            field=field_name, value=value,
+        )
     return value
 
 
@@ -301,6 +311,15 @@ def metadata_pairs(pairs: list[str] | None) -> dict[str, str] | None:
                                    value=pair)
         out[key] = value
     return out
+
+
+# The largest max_message_size a channel may have: SQLite stores at most SQLITE_MAX_LENGTH
+# (1,000,000,000 bytes, compiled in; `sqlite3.Connection.getlimit` cannot raise it) in one
+# row, and a message's row holds its content beside the sender, topic, metadata...; 1 MiB of
+# that is left for them. A larger setting would accept messages the store then refuses with
+# "string or blob too big" (issue 19; DECISIONS.md).
+SQLITE_MAX_LENGTH = 1_000_000_000
+MAX_MESSAGE_SIZE_BOUND = SQLITE_MAX_LENGTH - 1024**2
 
 
 @dataclass(frozen=True)
@@ -400,6 +419,7 @@ class Delivery:
     ack_status: str | None = None
     acked_at: int | None = None
     next_timer_at: int | None = None
+    first_read_at: int | None = None  # read_at is the latest read; this the first (issue 19)
 
 
 @dataclass(slots=True)
@@ -501,6 +521,11 @@ class MessageFilter:
     limit: int = 100
     offset: int = 0
     after_id: int | None = None  # only messages with a higher id (`messages --follow`)
+    # `messages` only (issue 19): the correlation id; a delivery to `recipient` and/or in
+    # one of `state` (both given: that recipient's delivery in one of those states)
+    correlation_id: str | None = None
+    recipient: str | None = None
+    state: tuple[str, ...] = ()
 
 
 @dataclass

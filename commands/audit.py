@@ -27,8 +27,10 @@ def audit(
         show_default=False)] = None,
     out: Annotated[str | None, typer.Option(
         click_type=params.DIR,
-        help="Where the result tables go, as Parquet (default: audit/ next to the first "
-        "export). On a cluster, storage every node can write.", show_default=False)] = None,
+        help="Where the result tables go, as Parquet (default: beside the first export, "
+        "named after the exports audited: ./export -> ./export.audit, ./a ./b -> "
+        "./a+b.audit). On a cluster, storage every node can write.",
+        show_default=False)] = None,
     executor_wait: Annotated[str, typer.Option(
         click_type=params.DURATION,
         help="On a cluster, how long to wait for the first executor before giving up "

@@ -22,7 +22,8 @@ Name = Annotated[str, typer.Argument(click_type=params.CHANNEL, help="Channel na
 
 # The settings `create` takes and (all but --delivery) `update` changes.
 MaxMessageSize = Annotated[str | None, typer.Option(
-    click_type=params.SIZE, help="e.g. 65536 or 1MiB.")]
+    click_type=params.SIZE,
+    help="e.g. 65536 or 1MiB; at most 998951424 bytes (SQLite's row limit).")]
 AckTimeout = Annotated[str | None, typer.Option(click_type=params.DURATION, help="e.g. 30s.")]
 MaxRetries = Annotated[int | None, typer.Option(
     click_type=params.COUNT, help="Redeliveries before a dead letter.")]

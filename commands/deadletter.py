@@ -47,13 +47,20 @@ def list_(
 
 @app.command()
 def show(ctx: typer.Context, message_id: Msg, recipient: Recipient = None) -> None:
-    """Show a message's dead letters.
+    """Show a message's dead letters whole, with each delivery attempt.
 
-    Example: acomm deadletter show 42
+    Each: reason, retry_count, last_error, the message (type, topic, metadata, content...)
+    and every attempt's delivered_at and read_at. Attempts are recorded from schema m012
+    on; a store upgraded from an older one lists only the last attempt of a message that
+    died before the upgrade.
+
+    Example: acomm deadletter show 42 --json
     """
+    from acomm_cli.cli import render_history
+
     with store(ctx, write=False) as conn:
-        items = delivery.dead_letters_of(conn, message_id, recipient)
-    render.dead_letters(output(ctx), items, len(items))
+        records = deadletters.records(conn, message_id, recipient)
+    render_history.dead_letter_records(output(ctx), records)
 
 
 @app.command()

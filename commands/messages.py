@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import columns, render, stopping
+from acomm_cli.cli import columns, params, render, stopping
 from acomm_cli.commands._common import (
     ChannelOpt,
     From,
@@ -29,6 +29,7 @@ from acomm_cli.commands._common import (
 )
 from acomm_cli.engine import delivery, inbox
 from acomm_cli.errors import UsageError
+from acomm_cli.lite.records import replace
 
 app = typer.Typer(add_completion=False)
 
@@ -54,6 +55,17 @@ def messages(
         "--follow", "-f", help="Print the newest --limit matches oldest first, then each new "
         "one as it is committed, until interrupted (rich on a terminal, JSON Lines when "
         "piped).")] = False,
+    correlation_id: Annotated[str | None, typer.Option(
+        "--correlation-id", metavar="CORR",
+        help="Only messages with this correlation id (a query, its "
+        "responses and acknowledgements).")] = None,
+    recipient: Annotated[str | None, typer.Option(
+        click_type=params.AGENT, help="Only messages delivered to this agent (with --state: "
+        "whose delivery is in that state).")] = None,
+    state: Annotated[list[str] | None, typer.Option(
+        click_type=params.DELIVERY_STATE,
+        help="Only messages with a delivery in this state: queued, waiting, unread, read, "
+        "acked, dead (repeatable).")] = None,
 ) -> None:
     """Message history, newest first (changes nothing).
 
@@ -67,6 +79,7 @@ def messages(
     f = build_filter(channel=channel, since=since, until=until, types=type_, sender=from_,
                      topic=topic, status=status, grep=grep, priority_min=priority_min,
                      sort=sort, order=order, limit=limit, offset=offset, now=clock.now_ms())
+    f = replace(f, correlation_id=correlation_id, recipient=recipient, state=tuple(state or ()))
     out = output(ctx)
     with store(ctx, write=False) as conn:
         if follow:

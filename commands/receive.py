@@ -66,7 +66,9 @@ def receive(
     = None,
     follow: Annotated[bool, typer.Option(
         "--follow", "-f", help="Keep printing messages as they arrive, until interrupted "
-        "(rich on a terminal, JSON Lines when piped).")]
+        "(rich on a terminal, JSON Lines when piped); each is marked read once the reader "
+        "has taken it, so `| head -1` marks one. With --peek: each new message once, none "
+        "marked read. Not with --wait or --ack.")]
     = False,
 ) -> None:
     """Unread messages for an agent, oldest first; marks them read unless --peek.

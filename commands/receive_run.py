@@ -15,7 +15,7 @@ from acomm_cli.commands._runtime import (
     store,
 )
 from acomm_cli.engine import delivery
-from acomm_cli.errors import Timeout, ValidationFailed
+from acomm_cli.errors import OutputFailed, Timeout, UsageError, ValidationFailed
 
 
 def receive(inv: Invocation, *, channel_arg: str | None, as_: str | None, channel: str | None,
@@ -30,6 +30,12 @@ def receive(inv: Invocation, *, channel_arg: str | None, as_: str | None, channe
         other = "--peek" if peek else "--follow"
         raise ValidationFailed(f"ack: --ack acknowledges what it reads; it cannot go with "
                                f"{other}", field="ack", value=ack)
+    if wait is not None and follow:
+        # --follow already waits, until interrupted; a bound on it would be --wait's exit 124
+        # on a quiet pass, which a follower never wants (issue 19; DECISIONS.md)
+        raise UsageError(f"wait: --wait {wait:g} cannot go with --follow, which waits for new "
+                         "messages until interrupted (use --wait alone to stop after the "
+                         "first batch)", field="wait", value=wait)
     now = clock.now_ms()
     f = build_filter(channel=channel_arg or channel, since=since, until=until, types=type_,
                      sender=from_, topic=topic, status=status, grep=grep,
@@ -40,7 +46,16 @@ def receive(inv: Invocation, *, channel_arg: str | None, as_: str | None, channe
     with store(s, write=True, read_fallback=peek) as conn:
         if follow:  # rich on a terminal, JSON Lines when piped
             with stopping.on_signals() as stop:
-                delivery.follow(conn, agent, f, emit, peek=peek, stop=stop)
+                emit = render_handover.inbox_output(output(s), body=body,
+                                                    follow=True, peek=peek, stall_s=None,
+                                                    stop=stop)
+                gone = render_handover.reader_gone
+                delivery.follow(conn, agent, f, emit, peek=peek, stop=stop, gone=gone)
+            # the reader left: as a failed write would say (141), or, with --peek, as any
+            # read-only command's `| head` ends (0: nothing was to be marked read)
+            if not peek and not stop() and gone():
+                raise OutputFailed("stdout: the reader closed the pipe; nothing more was "
+                                   "marked read", count=0)
             return
         if ack is not None:
             from acomm_cli.engine import acking

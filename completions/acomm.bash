@@ -74,7 +74,7 @@ _acomm_options() {
         'incident list') echo "$global --state --capability" ;;
         'incident show') echo "$global" ;;
         'incident resolve') echo "$global --note --as" ;;
-        'messages') echo "$global -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset -f --follow" ;;
+        'messages') echo "$global -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset -f --follow --correlation-id --recipient --state" ;;
         'show') echo "$global" ;;
         'deadletter') echo "$global" ;;
         'deadletter list') echo "$global -c --channel --recipient --reason --limit --offset" ;;
@@ -253,6 +253,9 @@ _acomm_value_kind() {
         'messages --order') echo 'choice:asc desc' ;;
         'messages --limit') echo 'value' ;;
         'messages --offset') echo 'value' ;;
+        'messages --correlation-id') echo 'value' ;;
+        'messages --recipient') echo 'agent' ;;
+        'messages --state') echo 'choice:queued waiting unread read acked dead' ;;
         'deadletter list -c'|'deadletter list --channel') echo 'channel' ;;
         'deadletter list --recipient') echo 'agent' ;;
         'deadletter list --reason') echo 'choice:max_retries_exceeded expired recipient_left dispatch_failed no_owner owner_offline federation_max_attempts nacked channel_deleted' ;;

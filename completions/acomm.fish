@@ -103,7 +103,7 @@ function __acomm_valued
         case 'incident resolve'
             echo --note --as
         case 'messages'
-            echo -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset
+            echo -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset --correlation-id --recipient --state
         case 'deadletter list'
             echo -c --channel --recipient --reason --limit --offset
         case 'deadletter show'
@@ -622,12 +622,17 @@ complete -c acomm -n '__acomm_is \'messages\'' -l order -r -f -d 'asc or desc'
 complete -c acomm -n '__acomm_is \'messages\'' -l limit -r -f -d 'At most this many messages'
 complete -c acomm -n '__acomm_is \'messages\'' -l offset -r -f -d 'Skip this many first'
 complete -c acomm -n '__acomm_is \'messages\'' -s f -l follow -d 'Print the newest --limit matches oldest first, then each new one as...'
+complete -c acomm -n '__acomm_is \'messages\'' -l correlation-id -r -f -d 'Only messages with this correlation id (a query, its responses and...'
+complete -c acomm -n '__acomm_is \'messages\'' -l recipient -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'messages\'' -l recipient -r -f -d 'Only messages delivered to this agent (with --state: whose delivery...'
+complete -c acomm -n '__acomm_is \'messages\'' -l state -r -f -a 'queued waiting unread read acked dead'
+complete -c acomm -n '__acomm_is \'messages\'' -l state -r -f -d 'Only messages with a delivery in this state: queued, waiting, unrea...'
 
 # acomm show
 
 # acomm deadletter
 complete -c acomm -f -n '__acomm_is \'deadletter\'' -a 'list' -d 'List dead letters, oldest first'
-complete -c acomm -f -n '__acomm_is \'deadletter\'' -a 'show' -d 'Show a message\'s dead letters'
+complete -c acomm -f -n '__acomm_is \'deadletter\'' -a 'show' -d 'Show a message\'s dead letters whole, with each delivery attempt'
 complete -c acomm -f -n '__acomm_is \'deadletter\'' -a 'replay' -d 'Deliver dead letters again (same id, fresh retry budget)'
 complete -c acomm -f -n '__acomm_is \'deadletter\'' -a 'discard' -d 'Remove a dead letter for good'
 complete -c acomm -f -n '__acomm_is \'deadletter\'' -a 'purge' -d 'Remove dead letters older than a duration'
@@ -714,7 +719,7 @@ complete -c acomm -n '__acomm_at \'export\' 0' -f -a '(__fish_complete_directori
 # acomm audit
 complete -c acomm -n '__acomm_is \'audit\'' -l master -r -f -d 'Spark master: local[*] (default), local[2], spark://host:7077, yarn, '
 complete -c acomm -n '__acomm_is \'audit\'' -l out -r -f -a '(__fish_complete_directories (commandline -ct) "")'
-complete -c acomm -n '__acomm_is \'audit\'' -l out -r -f -d 'Where the result tables go, as Parquet (default: audit/ next to the...'
+complete -c acomm -n '__acomm_is \'audit\'' -l out -r -f -d 'Where the result tables go, as Parquet (default: beside the first e...'
 complete -c acomm -n '__acomm_is \'audit\'' -l executor-wait -r -f -d 'On a cluster, how long to wait for the first executor before giving...'
 complete -c acomm -n '__acomm_is \'audit\'' -l conf -r -f -d 'Extra Spark setting KEY=VALUE (repeatable), e.g'
 complete -c acomm -n '__acomm_at \'audit\' 0+' -f -a '(__fish_complete_directories (commandline -ct) "")'

@@ -17,7 +17,7 @@ MESSAGE_COLUMNS = ("id", "channel_id", "channel", "sender", "type", "content", "
                    "deliver_at", "expires_at", "origin_node", "global_id")
 DELIVERY_COLUMNS = ("message_id", "recipient", "channel_id", "channel", "state", "tracked",
                     "retry_count", "created_at", "delivered_at", "read_at", "ack_status",
-                    "acked_at", "ack_note", "next_timer_at", "last_error")
+                    "acked_at", "ack_note", "next_timer_at", "last_error", "first_read_at")
 DEAD_LETTER_COLUMNS = ("message_id", "recipient", "channel_id", "channel", "reason",
                        "retry_count", "last_error", "created_at", "dead_lettered_at")
 RECEIPT_COLUMNS = ("seq", "run_id", "message_id", "agent", "status", "reason", "exit_code",
@@ -51,7 +51,7 @@ _MESSAGES = (
 _DELIVERIES = (
     "SELECT d.message_id, d.recipient, d.channel_id, c.name, d.state, d.tracked,"
     " d.retry_count, m.created_at, d.delivered_at, d.read_at, d.ack_status, d.acked_at,"
-    " d.ack_note, d.next_timer_at, d.last_error FROM deliveries d"
+    " d.ack_note, d.next_timer_at, d.last_error, d.first_read_at FROM deliveries d"
     " LEFT JOIN messages m ON m.id = d.message_id LEFT JOIN channels c ON c.id = d.channel_id"
     " WHERE d.message_id BETWEEN ? AND ? ORDER BY d.message_id, d.recipient"
 )

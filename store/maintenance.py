@@ -383,7 +383,8 @@ def delete_selected(conn: sqlite3.Connection) -> tuple[int, int]:
                               " (SELECT id FROM temp.compact_ids)").rowcount
     messages = conn.execute("DELETE FROM messages WHERE id IN"
                             " (SELECT id FROM temp.compact_ids)").rowcount
-    for table in ("dispatch_claims", "dispatch_receipts"):  # agent dispatch goes with them
+    # agent dispatch and the delivery attempts (m012) go with them
+    for table in ("dispatch_claims", "dispatch_receipts", "delivery_attempts"):
         conn.execute(f"DELETE FROM {table} WHERE message_id IN"
                      " (SELECT id FROM temp.compact_ids)")
     conn.execute("DELETE FROM temp.compact_ids")

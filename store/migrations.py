@@ -687,6 +687,42 @@ def m011_channels_version(conn: sqlite3.Connection, now_ms: int) -> None:
 
 
 @migration
+def m012_first_read_at(conn: sqlite3.Connection, now_ms: int) -> None:
+    # Issue 19: a delivery's read history. deliveries.read_at is the latest read (a
+    # redelivered message read again moves it); first_read_at keeps the first, through
+    # redeliveries and replays. delivery_attempts keeps each attempt that ended (an ack
+    # deadline or lease passed, a give-back, a replay): written by a trigger whenever
+    # retry_count changes, so every path that starts a new attempt records the old one, and
+    # send and receive (which never change retry_count) pay nothing. `deadletter show` lists
+    # them with the current attempt from the delivery row. No foreign keys: compaction
+    # removes them with their messages.
+    _script(conn, """
+        ALTER TABLE deliveries ADD COLUMN first_read_at INTEGER;
+        UPDATE deliveries SET first_read_at = read_at WHERE read_at IS NOT NULL;
+        CREATE TABLE delivery_attempts (
+            seq INTEGER PRIMARY KEY,
+            message_id INTEGER NOT NULL,
+            -- who held it (on a work queue, the worker whose claim ended)
+            recipient TEXT NOT NULL,
+            -- 1 = the first delivery; counts again from 1 after a replay
+            attempt INTEGER NOT NULL,
+            delivered_at INTEGER,
+            read_at INTEGER,
+            ack_status TEXT
+        );
+        CREATE INDEX delivery_attempts_message ON delivery_attempts(message_id, recipient);
+        CREATE TRIGGER deliveries_attempt AFTER UPDATE OF retry_count ON deliveries
+            WHEN new.retry_count != old.retry_count
+        BEGIN
+            INSERT INTO delivery_attempts (message_id, recipient, attempt, delivered_at,
+                                           read_at, ack_status)
+            VALUES (old.message_id, old.recipient, old.retry_count + 1, old.delivered_at,
+                    old.read_at, old.ack_status);
+        END;
+    """)
+
+
+@migration
 def m013_channel_admins(conn: sqlite3.Connection, now_ms: int) -> None:
     # Issue 19: only a channel's owner, or a participant the owner made an admin, may change
     # its state, settings or membership. The owner is `channels.owner` (set by `channel create`

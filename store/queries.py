@@ -453,9 +453,10 @@ def ack_unread(conn: sqlite3.Connection, recipient: str, message_ids: Sequence[i
     return conn.execute(
         "UPDATE deliveries SET state = 'acked', ack_status = ?, ack_note = coalesce(?, ack_note),"
         " acked_at = ?,"
-        " next_timer_at = NULL, read_at = ? WHERE recipient = ? AND +state = 'unread'"
+        " next_timer_at = NULL, read_at = ?, first_read_at = coalesce(first_read_at, ?)"
+        " WHERE recipient = ? AND +state = 'unread'"
         f" AND message_id IN ({marks})",
-        (status, note, now, now, recipient, *message_ids),
+        (status, note, now, now, now, recipient, *message_ids),
     ).rowcount
 
 
@@ -464,9 +465,12 @@ def set_ack(conn: sqlite3.Connection, message_id: int, recipient: str, status: s
     """`lease_until`: the end of the lease a received/in_progress ack holds (None: none)."""
     conn.execute(
         "UPDATE deliveries SET state = 'acked', ack_status = ?, ack_note = coalesce(?, ack_note),"
-        " acked_at = ?, next_timer_at = ?, read_at = coalesce(read_at, ?)"
+        # an ack of a delivery not read yet (a redelivery acked without a second read) is
+        # its read: read_at is the latest read, first_read_at the first (issue 19)
+        " acked_at = ?, next_timer_at = ?, read_at = CASE WHEN state = 'unread' THEN ?"
+        " ELSE coalesce(read_at, ?) END, first_read_at = coalesce(first_read_at, ?)"
         " WHERE message_id = ? AND recipient = ?",
-        (status, note, now, lease_until, now, message_id, recipient),
+        (status, note, now, lease_until, now, now, now, message_id, recipient),
     )
 
 
@@ -566,6 +570,14 @@ def dead_letters(conn: sqlite3.Connection, *, message_id: int | None = None,
     return rows, total
 
 
+def delivery_attempts(conn: sqlite3.Connection, message_id: int) -> list[tuple[Any, ...]]:
+    """A message's ended attempts (m012), oldest first: (recipient, attempt, delivered_at,
+    read_at, ack_status)."""
+    return conn.execute(
+        "SELECT recipient, attempt, delivered_at, read_at, ack_status FROM delivery_attempts"
+        " WHERE message_id = ? ORDER BY seq", (message_id,)).fetchall()
+
+
 def delete_dead_letters(conn: sqlite3.Connection, message_id: int,
                         recipient: str | None) -> int:
     if recipient is None:
@@ -627,9 +639,10 @@ def mark_read(conn: sqlite3.Connection, agent: str, message_ids: Sequence[int], 
     # the agent's unread entries in the inbox index, which this same UPDATE rewrites (about
     # 15% of marking 100 read)
     cur = conn.execute(
-        f"UPDATE deliveries SET state = 'read', read_at = ? WHERE recipient = ? AND +state ="
-        f" 'unread' AND message_id IN ({marks})",
-        (now, agent, *message_ids),
+        f"UPDATE deliveries SET state = 'read', read_at = ?, first_read_at ="
+        f" coalesce(first_read_at, ?) WHERE recipient = ? AND +state = 'unread' AND"
+        f" message_id IN ({marks})",
+        (now, now, agent, *message_ids),
     )
     return cur.rowcount
 
@@ -642,7 +655,7 @@ _MSG_COLS = (
     " m.origin_node"
 )
 _DELIVERY_COLS = ("recipient, state, retry_count, delivered_at, read_at, ack_status, acked_at,"
-                  " next_timer_at")
+                  " next_timer_at, first_read_at")
 _STATUS_SQL = (
     "(CASE WHEN EXISTS (SELECT 1 FROM deliveries x WHERE x.message_id = m.id AND x.state ="
     " 'dead') THEN 'dead_letter'"
@@ -684,8 +697,10 @@ def _message(row: Sequence[Any]) -> Message:
 
 
 def _delivery(row: Sequence[Any]) -> Delivery:
-    # recipient, state, retry_count, delivered_at, read_at, ack_status, acked_at, next_timer_at
-    return Delivery(row[0], _STATES[row[1]], row[2], row[3], row[4], row[5], row[6], row[7])
+    # recipient, state, retry_count, delivered_at, read_at, ack_status, acked_at, next_timer_at,
+    # first_read_at
+    return Delivery(row[0], _STATES[row[1]], row[2], row[3], row[4], row[5], row[6], row[7],
+                    row[8])
 
 
 def _filter_sql(f: MessageFilter) -> tuple[list[str], list[Any]]:
@@ -725,6 +740,18 @@ def _filter_sql(f: MessageFilter) -> tuple[list[str], list[Any]]:
     if f.after_id is not None:
         where.append("m.id > ?")
         params.append(f.after_id)
+    if f.correlation_id is not None:
+        where.append("m.correlation_id = ?")
+        params.append(f.correlation_id)
+    if f.recipient is not None or f.state:
+        cond = ["x.message_id = m.id"]  # on the primary key (message_id, recipient)
+        if f.recipient is not None:
+            cond.append("x.recipient = ?")
+            params.append(f.recipient)
+        if f.state:
+            cond.append(f"x.state IN ({','.join('?' * len(f.state))})")
+            params.extend(f.state)
+        where.append(f"EXISTS (SELECT 1 FROM deliveries x WHERE {' AND '.join(cond)})")
     return where, params
 
 
@@ -767,7 +794,8 @@ def inbox(conn: sqlite3.Connection, agent: str, f: MessageFilter,
     order = _order(f, "d.rank DESC, d.message_id {o}", "asc")
     rows = conn.execute(
         f"SELECT {_MSG_COLS}, d.recipient, d.state, d.retry_count, d.delivered_at, d.read_at,"
-        f" d.ack_status, d.acked_at, d.next_timer_at, c.max_pending {body} ORDER BY {order}"
+        f" d.ack_status, d.acked_at, d.next_timer_at, c.max_pending, d.first_read_at {body}"
+        f" ORDER BY {order}"
         " LIMIT ? OFFSET ?",
         (*params, f.limit + 1, f.offset),
     ).fetchall()
@@ -785,7 +813,8 @@ def inbox(conn: sqlite3.Connection, agent: str, f: MessageFilter,
     limited = set()
     for r in rows:
         msg = _message(r)
-        msg.delivery = Delivery(r[15], _STATES[r[16]], r[17], r[18], r[19], r[20], r[21], r[22])
+        msg.delivery = Delivery(r[15], _STATES[r[16]], r[17], r[18], r[19], r[20], r[21], r[22],
+                                r[24])
         out.append(msg)
         if r[23]:
             limited.add(r[2])

@@ -197,3 +197,35 @@ def test_spark_master_from_the_environment_and_the_config_file(cli, store):
     assert master() == ("spark://head:7077", f"file ({cfg})")
     assert master(ACOMM_SPARK_MASTER="local[3]") == ("local[3]",
                                                      "environment (ACOMM_SPARK_MASTER)")
+
+
+def test_the_default_out_is_named_after_the_exports_so_two_never_collide(tmp_path):
+    """Issue 19: without --out, two exports in one folder used to share `audit/`."""
+    a, b = str(tmp_path / "x" / "a"), str(tmp_path / "x" / "b")
+    assert audit.default_out([a]) == str(tmp_path / "x" / "a.audit")
+    assert audit.default_out([b]) == str(tmp_path / "x" / "b.audit")
+    assert audit.default_out([a, b]) == str(tmp_path / "x" / "a+b.audit")
+    assert audit.default_out([a + "/"]) == audit.default_out([a])
+    assert audit.default_out(["s3a://bucket/exp/a", "s3a://bucket/exp/b/"]) == \
+        "s3a://bucket/exp/a+b.audit"
+    many = [str(tmp_path / "x" / f"export-{i:03}") for i in range(20)]
+    long = audit.default_out(many)
+    assert long.startswith(str(tmp_path / "x" / "export-000+19-more-")) and len(long) < 200
+    assert long != audit.default_out(many[:-1] + [many[0] + "z"])
+
+
+@pytest.mark.spark
+def test_audit_without_out_writes_beside_the_export_under_its_own_name(spark, cli, exported,
+                                                                       tmp_path):
+    """Two exports in one folder, each audited without --out: two table directories, and
+    the README's and the help's `./export.audit/`."""
+    _, out = exported
+    twin = tmp_path / "twin"
+    shutil.copytree(out, twin)
+    one = cli.ok("audit", out, "--json").json()
+    two = cli.ok("audit", twin, "--json").json()
+    assert one["out"] == str(tmp_path / "export.audit")
+    assert two["out"] == str(tmp_path / "twin.audit")
+    assert pq.read_table(one["tables"]["volume"]).num_rows > 0
+    assert pq.read_table(two["tables"]["volume"]).num_rows > 0
+    assert not (tmp_path / "audit").exists()

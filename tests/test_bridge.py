@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import stat
 import subprocess
 from pathlib import Path
@@ -384,13 +385,20 @@ def test_bridge_settings_from_the_config_file(cli, store, team, tmp_path):
 
 
 def test_a_team_name_that_is_not_a_plain_name_is_never_a_path(cli, store, team, dirs):
-    """Agent ids are validated before they become paths; a team part such as `.x` (a hidden
-    directory) is refused as a path component: the mirror fails, the send does not."""
-    cli.ok("channel", "join", "team", "--as", "alice", "w@.x")
+    """Agent ids are validated before they become paths: a team part such as `.x` (a hidden
+    directory) is refused on entry (issue 19), and one already in a store from before that
+    rule is refused as a path component: the mirror fails, the send does not."""
+    r = cli("channel", "join", "team", "w@.x", "--as", "alice", "--json")
+    assert r.exit_code == 3 and r.error["value"] == "w@.x"
+    with sqlite3.connect(store) as db:  # written by an older acomm
+        db.execute("INSERT INTO participants (channel_id, agent, role, joined_at)"
+                   " SELECT id, 'w@.x', 'member', 0 FROM channels WHERE name = 'team'")
+    db.close()
     r = cli("send", "team", "go", "--as", "alice")
     assert r.exit_code == 0 and "failed" in r.stderr
     assert not (dirs["teams"] / ".x").exists()
-    assert cli.ok("stats", "--json").json()["bridge"]["mirror_backlog"] == 1
+    # both of its mirrors (inbox file and team entry) fail: the id is no longer valid at all
+    assert cli.ok("stats", "--json").json()["bridge"]["mirror_backlog"] == 2
 
 
 def test_a_deleted_inbox_directory_is_rewritten_not_taken_as_read(cli, store, team, dirs):

@@ -68,12 +68,12 @@ def test_export_matches_the_store(cli, store, traffic, tmp_path):
     assert len(deliveries) == n_deliveries
     rows = {(d["message_id"], d["recipient"]): d for d in deliveries}
     store_rows = query(store, "SELECT message_id, recipient, state, retry_count, delivered_at,"
-                              " read_at, ack_status, acked_at FROM deliveries")
-    for mid, rcpt, state, retries, delivered, read_at, ack_status, acked in store_rows:
+                              " read_at, ack_status, acked_at, first_read_at FROM deliveries")
+    for mid, rcpt, state, retries, delivered, read_at, ack_status, acked, first in store_rows:
         d = rows[(mid, rcpt)]
         assert (d["state"], d["retry_count"], d["ack_status"]) == (state, retries, ack_status)
         for col, want in (("delivered_at", delivered), ("read_at", read_at),
-                          ("acked_at", acked)):
+                          ("acked_at", acked), ("first_read_at", first)):
             assert (None if d[col] is None else _ms(d[col])) == want, (mid, rcpt, col)
         assert _ms(d["exported_at"]) == _ms(NOW)
     assert rows[(t.chat[0], "bob")]["state"] == "read"

@@ -214,11 +214,24 @@ def _load(spark: SparkSession, exports: Loaded) -> None:
 # ---------------------------------------------------------------- the run
 
 
-def default_out(first_export: str) -> str:
-    """`audit/` next to the first export."""
-    if "://" in first_export:
-        return first_export.rstrip("/").rpartition("/")[0] + "/audit"
-    return str(Path(first_export).expanduser().resolve().parent / "audit")
+def default_out(exports: list[str]) -> str:
+    """Where the tables go without --out: beside the first export, a directory named after
+    every export audited, in order: `./export` -> `./export.audit`, `a b` -> `a+b.audit`.
+    A fixed `audit/` beside the export (before issue 19) made two exports in one folder
+    overwrite each other's tables; only the same exports audited again share a directory
+    (a re-run). A name past 100 characters keeps the first export's name and a hash of all."""
+    names = [e.rstrip("/").rpartition("/")[2] if "://" in e
+             else Path(e).expanduser().resolve().name for e in exports]
+    name = "+".join(names)
+    if len(name) > 100:
+        import hashlib
+
+        digest = hashlib.sha256("\0".join(exports).encode()).hexdigest()[:12]
+        name = f"{names[0][:60]}+{len(names) - 1}-more-{digest}"
+    first = exports[0]
+    if "://" in first:
+        return first.rstrip("/").rpartition("/")[0] + f"/{name}.audit"
+    return str(Path(first).expanduser().resolve().parent / f"{name}.audit")
 
 
 def _active_session() -> SparkSession | None:
@@ -248,7 +261,7 @@ def run(exports: list[str], *, out: str | None = None, master: str = "local[*]",
         if "://" not in e:
             local[e] = read_manifest(e)
     refuse_repeats([local[e] for e in exports if e in local])
-    out = out or default_out(local[exports[0]][0] if exports[0] in local else exports[0])
+    out = out or default_out([local[e][0] if e in local else e for e in exports])
     if "://" not in out:
         out = str(Path(out).expanduser().resolve())
     t0 = time.perf_counter()

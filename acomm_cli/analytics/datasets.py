@@ -39,7 +39,8 @@ DATASET_TABLE: tuple[Dataset, ...] = (
         ("message_id", _ID), ("recipient", _S), ("channel_id", _ID), ("channel", _S),
         ("state", _S), ("tracked", "bool"), ("retry_count", "int32"), ("created_at", _TS),
         ("delivered_at", _TS), ("read_at", _TS), ("ack_status", _S), ("acked_at", _TS),
-        ("ack_note", _S), ("next_timer_at", _TS), ("last_error", _S), ("exported_at", _TS))),
+        ("ack_note", _S), ("next_timer_at", _TS), ("last_error", _S), ("first_read_at", _TS),
+        ("exported_at", _TS))),
     Dataset("dead_letters", (
         ("message_id", _ID), ("recipient", _S), ("channel_id", _ID), ("channel", _S),
         ("reason", _S), ("retry_count", "int32"), ("last_error", _S), ("created_at", _TS),

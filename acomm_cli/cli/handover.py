@@ -124,21 +124,89 @@ def silence_stdout() -> None:
 
 
 def inbox_output(out: Output, *, body: bool, follow: bool, peek: bool,
-                 stall_s: float | None) -> Callable[[QueryResult], None]:
+                 stall_s: float | None,
+                 stop: Callable[[], bool] | None = None) -> Callable[[QueryResult], None]:
     """What `receive` hands its results to (the engine calls it, see inbox.receive). With
-    --peek nothing is marked read, so output fails as any read-only command's does."""
+    --peek nothing is marked read, so output fails as any read-only command's does.
+
+    With --follow (not --peek) the engine calls it outside any transaction, one message at a
+    time, and marks the message read when it returns (delivery.follow): so it also waits
+    until the reader has taken the message (`taken`), or `stop()`. No lock is held, so
+    nothing bounds that wait but the reader."""
     show = render.follow if follow else render.messages
     now = [out]  # --follow --csv: the header row with the first batch only
 
     def emit(batch: QueryResult) -> None:
         if peek:
             show(now[0], batch, body=body)
-        else:
-            with handing_over(len(batch.messages), stall_s):
-                show(now[0], batch, body=body)
+            now[0] = render.headed(out)
+            return
+        with handing_over(len(batch.messages), None if follow else stall_s):
+            show(now[0], batch, body=body)
         now[0] = render.headed(out)
+        if follow:
+            taken(len(batch.messages), stop or (lambda: False))
 
     return emit
+
+
+def taken(count: int, stop: Callable[[], bool]) -> None:
+    """Return once the reader has read everything written to stdout so far, when stdout is a
+    pipe (a terminal or a file takes what is written at once); raise OutputFailed if the
+    reader closes the pipe first, as `head -1` does after its line. Without this, a write
+    lands in the pipe's buffer (64 KiB) whether or not anyone will ever read it, and
+    `receive --follow | head -1` would mark read every message that fitted there.
+    Returns early on `stop()` (the caller then marks nothing)."""
+    import select
+    import stat
+
+    try:
+        fd = sys.stdout.fileno()
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return
+    except (AttributeError, OSError, ValueError):  # not a file (tests capture it), closed
+        return
+    import array
+    import fcntl
+    import termios
+
+    poller = select.poll()
+    poller.register(fd, 0)  # POLLERR (no reader left) and POLLHUP are always reported
+    unread = array.array("i", [0])
+    # No event says "the pipe is empty": look again after 0, 1, 2, 5, 10, then every 20 ms
+    # (a reader at its read(2) takes the message at once; a busy one takes its time)
+    for pause in _pauses():
+        if stop():
+            return
+        closed = any(ev & (select.POLLERR | select.POLLHUP) for _, ev in poller.poll(pause))
+        fcntl.ioctl(fd, termios.FIONREAD, unread, True)  # bytes still in the pipe
+        if unread[0] == 0:  # taken, even if the reader closed the pipe right after
+            return
+        if closed:
+            silence_stdout()
+            raise OutputFailed(f"could not write {_plural(count)} to stdout (the reader closed "
+                               "the pipe); none were marked read", count=count)
+
+
+def reader_gone() -> bool:
+    """stdout is a pipe whose reader has closed it. A follower waiting for new messages asks
+    this between looks at the store, so that `receive --follow | head -1` ends once head has
+    gone, instead of at the next message's write."""
+    import select
+
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # not a file (tests capture it), closed
+        return False
+    poller = select.poll()
+    poller.register(fd, 0)
+    return any(ev & select.POLLERR for _, ev in poller.poll(0))
+
+
+def _pauses() -> Iterator[int]:
+    yield from (0, 1, 2, 5, 10)
+    while True:
+        yield 20
 
 
 def answer_output(out: Output, stall_s: float | None) -> Callable[[Message], None]:

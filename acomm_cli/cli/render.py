@@ -142,7 +142,7 @@ def delivery_doc(d: Delivery) -> dict[str, Any]:
         "recipient": d.recipient, "state": d.state.value, "retry_count": d.retry_count,
         "delivered_at": iso(d.delivered_at), "read_at": iso(d.read_at),
         "ack_status": d.ack_status, "acked_at": iso(d.acked_at),
-        "next_timer_at": iso(d.next_timer_at),
+        "next_timer_at": iso(d.next_timer_at), "first_read_at": iso(d.first_read_at),
     }
 
 

@@ -98,6 +98,8 @@ def acknowledge_unread(conn: sqlite3.Connection, agent: str, result: QueryResult
         d = m.delivery
         assert d is not None  # an inbox row carries the reader's delivery
         d.state, d.read_at, d.ack_status, d.acked_at = DeliveryState.ACKED, now, st.value, now
+        if d.first_read_at is None:
+            d.first_read_at = now
         # received/in_progress hold the delivery for the channel's lease (issue 18)
         d.next_timer_at = (leases.renew(conn, leases.view(conn, m.id, agent), st, now)
                            if st.value in leases.HOLDING else None)

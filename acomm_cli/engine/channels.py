@@ -50,6 +50,13 @@ def channel_config(base: ChannelConfig | None = None, **overrides: Any) -> Chann
     if given.get("max_message_size") == 0:
         raise ValidationFailed("max_message_size: must be at least 1 byte",
                                field="max_message_size", value=0)
+    size = given.get("max_message_size")
+    if size is not None and size > model.MAX_MESSAGE_SIZE_BOUND:
+        raise ValidationFailed(
+            f"max_message_size: {size} bytes ({size / 1024**2:g} MiB) is above the bound of "
+            f"{model.MAX_MESSAGE_SIZE_BOUND} bytes (SQLite stores at most "
+            f"{model.SQLITE_MAX_LENGTH} bytes in one row, content and the rest of the message)",
+            field="max_message_size", value=size, bound=model.MAX_MESSAGE_SIZE_BOUND)
     if given.get("ack_timeout_ms") == 0:
         raise ValidationFailed("ack_timeout: must be longer than 0", field="ack_timeout", value=0)
     for key, name in (("lease_ms", "lease"), ("message_ttl_ms", "message_ttl")):

@@ -142,3 +142,66 @@ def redrive(conn: sqlite3.Connection, *, channel: str | None = None,
                 redeliver(conn, mid, ch_name, who, now)
             result.replayed.append((mid, who))
     return result
+
+
+# ---------------------------------------------------------------- the whole record
+
+
+@dataclass
+class Attempt:
+    """One delivery of a message to a recipient: when it was handed out, read, acked."""
+
+    recipient: str
+    attempt: int  # 1 = the first delivery; from 1 again after a replay
+    delivered_at: int | None
+    read_at: int | None
+    ack_status: str | None
+
+
+@dataclass
+class DeadLetterRecord:
+    """`deadletter show`: a dead letter with its message and every attempt recorded."""
+
+    recipient: str
+    channel: str
+    reason: str
+    retry_count: int
+    last_error: str | None
+    dead_lettered_at: int
+    message: model.Message
+    attempts: list[Attempt] = field(default_factory=list)
+
+
+def _attempt(recipient: str, attempt: int, delivered_at: int | None, read_at: int | None,
+             ack_status: str | None) -> Attempt:
+    """A redelivery keeps the delivery's read_at (the latest read) until it is read again, so
+    a read older than the attempt's delivery belongs to an earlier attempt, not this one."""
+    if read_at is not None and delivered_at is not None and read_at < delivered_at:
+        read_at = None
+    return Attempt(recipient, attempt, delivered_at, read_at, ack_status)
+
+
+def records(conn: sqlite3.Connection, message_id: int,
+            recipient: str | None) -> list[DeadLetterRecord]:
+    """A message's dead letters (one recipient's, if named) with the message itself and each
+    attempt: those that ended (kept by m012's trigger whenever retry_count changed), then the
+    one that died, from the delivery row. On a work queue every worker's claims count."""
+    if recipient is not None:
+        model.agent_id(recipient, "recipient")
+    rows, _ = queries.dead_letters(conn, message_id=message_id, recipient=recipient,
+                                   limit=1_000_000)
+    msg = queries.message_by_id(conn, message_id)
+    if not rows or msg is None:
+        who = f" for {recipient!r}" if recipient else ""
+        raise NotFound(f"message {message_id} has no dead letter{who}", field="message",
+                       value=message_id)
+    ended = [_attempt(*r) for r in queries.delivery_attempts(conn, message_id)]
+    queue = (ch := queries.channel_by_name(conn, msg.channel)) is not None and \
+        ch.type == model.ChannelType.QUEUE
+    out = []
+    for _mid, who, channel, reason, retries, last_error, at, _content in rows:
+        mine = [a for a in ended if queue or a.recipient == who]
+        mine += [_attempt(d.recipient, d.retry_count + 1, d.delivered_at, d.read_at,
+                          d.ack_status) for d in msg.deliveries if d.recipient == who]
+        out.append(DeadLetterRecord(who, channel, reason, retries, last_error, at, msg, mine))
+    return out

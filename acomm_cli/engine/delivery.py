@@ -184,24 +184,65 @@ def receive_wait(conn: sqlite3.Connection, agent: str, f: MessageFilter, wait_s:
 
 
 def follow(conn: sqlite3.Connection, agent: str, f: MessageFilter, emit: Emit, *,
-           peek: bool = False, stop: Callable[[], bool] = lambda: False) -> None:
-    """Hand each new batch of messages to `emit` as it arrives, until `stop()`: each batch
-    inside the transaction that marks it read, so a batch whose output fails stays unread."""
+           peek: bool = False, stop: Callable[[], bool] = lambda: False,
+           gone: Callable[[], bool] = lambda: False) -> None:
+    """Hand each new message to `emit` as it arrives, until `stop()`; with `peek`, each new
+    batch once, marking nothing.
+
+    Print before commit, per message (issue 19): one message is read (a work queue's claimed),
+    handed to `emit`, which returns once its reader has taken it (cli/handover.py: on a pipe,
+    once the pipe is drained) and raises if the output failed, and only then marked read, in
+    a transaction of its own. So `receive --follow | head -1` marks one message read, not the
+    whole backlog, and a reader that closes the pipe leaves every later message unread. No
+    lock is held while a slow reader takes its time; another receive by the same agent in
+    that moment may hand the same message out too (at least once, never zero times).
+
+    `stop()`: a stop was requested (a signal); `gone()`: the reader has left, so there is no
+    one to wait for new messages for."""
+    ended = lambda: stop() or gone()  # noqa: E731
+    if peek:
+        _follow_peek(conn, agent, f, emit, ended)
+        return
+    one = replace(f, limit=1)
+    while not ended():
+        version = queries.data_version(conn)
+        now = clock.now_ms()
+        if not getattr(conn, "read_only", False) and timers.has_due(conn, now, agent):
+            with write(conn):
+                advance(conn, now, agent)
+        result, _ = read_inbox(conn, agent, one, now, mark=False)
+        if not result.messages:
+            _wait_change(conn, version, float("inf"), queries.next_timer_of(conn, agent),
+                         ended)
+            continue
+        m = result.messages[0]
+        assert m.delivery is not None  # an inbox row carries the reader's delivery
+        m.delivery.state, m.delivery.read_at = DeliveryState.READ, now  # as it will be
+        if m.delivery.first_read_at is None:
+            m.delivery.first_read_at = now
+        emit(QueryResult([m], 1))
+        if stop():  # interrupted before the reader took it: it stays unread
+            return
+        with write(conn):
+            now = clock.now_ms()
+            # 0 rows: another receive of this agent marked it meanwhile (it printed it too)
+            if queries.mark_read(conn, agent, [m.id], now) and \
+                    channel_by_id(conn, m.channel_id).config.max_pending > 0:
+                release(conn, now, [m.channel_id])  # a place freed for a queued message
+
+
+def _follow_peek(conn: sqlite3.Connection, agent: str, f: MessageFilter, emit: Emit,
+                 stop: Callable[[], bool]) -> None:
+    """`receive --peek --follow`: what is unread now, then each message new to this follow,
+    as it arrives; nothing is marked read, so nothing waits for the reader."""
     seen: set[int] = set()
-
-    def batch(result: QueryResult) -> None:
-        emit(QueryResult(result.messages, len(result.messages)))
-
     while not stop():
         version = queries.data_version(conn)
-        result, _ = _read_due(conn, agent, f, clock.now_ms(), peek, batch)
-        if peek:  # nothing was marked, so nothing emitted: show what is new to this follow
-            fresh = [m for m in result.messages if m.id not in seen]
-            seen.update(m.id for m in fresh)
-            if fresh:
-                emit(QueryResult(fresh, len(fresh)))
-        elif len(result.messages) >= f.limit:
-            continue  # more may be waiting already
+        result, _ = _read_due(conn, agent, f, clock.now_ms(), True, None)
+        fresh = [m for m in result.messages if m.id not in seen]
+        seen.update(m.id for m in fresh)
+        if fresh:
+            emit(QueryResult(fresh, len(fresh)))
         _wait_change(conn, version, float("inf"), queries.next_timer_of(conn, agent), stop)
 
 

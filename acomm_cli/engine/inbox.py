@@ -15,6 +15,8 @@ from acomm_cli.model import ChannelState, DeliveryState, Message, MessageFilter,
 from acomm_cli.store import queries, write
 from acomm_cli.topics import validate_pattern
 
+_DELIVERY_STATES = tuple(s.value for s in DeliveryState)
+
 
 def check_filter(f: MessageFilter) -> None:
     if f.limit < 0 or f.offset < 0:
@@ -34,6 +36,15 @@ def check_filter(f: MessageFilter) -> None:
             raise ValidationFailed(
                 f"status: {s!r} is not one of {', '.join(model.MESSAGE_STATUSES)}",
                 field="status", value=s)
+    if f.correlation_id is not None:
+        model.correlation_id(f.correlation_id)
+    if f.recipient is not None:
+        model.agent_id(f.recipient, "recipient")
+    for s in f.state:
+        if s not in _DELIVERY_STATES:
+            raise ValidationFailed(
+                f"state: {s!r} is not a delivery state (one of {', '.join(_DELIVERY_STATES)})",
+                field="state", value=s)
     if f.sort is not None and f.sort not in ("created", "priority", "id"):
         raise ValidationFailed(f"sort: {f.sort!r} is not one of created, priority, id",
                                field="sort", value=f.sort)
@@ -62,10 +73,13 @@ def receive(conn: sqlite3.Connection, agent: str, f: MessageFilter, now: int, *,
 
 
 def read_inbox(conn: sqlite3.Connection, agent: str, f: MessageFilter, now: int, *,
-               peek: bool = False, emit: Emit | None = None) -> tuple[QueryResult, bool]:
+               peek: bool = False, emit: Emit | None = None,
+               mark: bool = True) -> tuple[QueryResult, bool]:
     """`receive` that calls `emit` only where it must: inside the transaction that marks
     messages read. Returns the result and whether `emit` was called (a wait calls it itself
-    once it stops waiting; a follow skips empty passes)."""
+    once it stops waiting; a follow skips empty passes). `mark=False` claims work-queue
+    messages as a receive does but marks nothing read and emits nothing: `receive --follow`
+    marks each message itself once its reader has taken it (delivery.follow)."""
     model.agent_id(agent, "recipient")
     check_filter(f)
     emitted = False
@@ -82,7 +96,7 @@ def read_inbox(conn: sqlite3.Connection, agent: str, f: MessageFilter, now: int,
             queues.claim(conn, agent, f, now)
         msgs, total, limited = queries.inbox(conn, agent, f)
         result = QueryResult(msgs, total, f.offset)
-        if not peek and msgs:
+        if not peek and mark and msgs:
             queries.mark_read(conn, agent, [m.id for m in msgs], now)
             if limited:  # only a channel with max_pending can hold queued messages
                 release(conn, now, sorted(limited))
@@ -90,6 +104,8 @@ def read_inbox(conn: sqlite3.Connection, agent: str, f: MessageFilter, now: int,
                 assert m.delivery is not None  # an inbox row carries the reader's delivery
                 m.delivery.state = DeliveryState.READ
                 m.delivery.read_at = now
+                if m.delivery.first_read_at is None:
+                    m.delivery.first_read_at = now
             if emit is not None:
                 # The output goes out while this transaction holds the write lock: other
                 # writers wait for it (up to their busy_timeout), readers do not (WAL). The

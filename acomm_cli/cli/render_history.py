@@ -1,0 +1,57 @@
+"""What `deadletter show` prints (issue 19): the whole dead-letter record, as one JSON
+document or a block of lines per dead letter. Kept beside render.py, on its helpers."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from acomm_cli.cli.render import Output, _dump, _pairs, message_doc
+from acomm_cli.clock import iso
+from acomm_cli.engine.deadletters import Attempt, DeadLetterRecord
+
+# the message's own fields a dead letter shows beside its own (`deadletter list` has fewer)
+_MESSAGE_KEYS = ("channel_id", "sender", "type", "topic", "priority", "correlation_id",
+                 "dedupe_key", "metadata", "created_at", "deliver_at", "content")
+
+
+def attempt_doc(a: Attempt) -> dict[str, Any]:
+    return {"attempt": a.attempt, "recipient": a.recipient, "delivered_at": iso(a.delivered_at),
+            "read_at": iso(a.read_at), "ack_status": a.ack_status}
+
+
+def dead_letter_record_doc(r: DeadLetterRecord) -> dict[str, Any]:
+    """`deadletter list`'s fields for one dead letter, then the message's, then attempts."""
+    msg = message_doc(r.message)
+    doc: dict[str, Any] = {
+        "message_id": r.message.id, "recipient": r.recipient, "channel": r.channel,
+        "reason": r.reason, "retry_count": r.retry_count, "last_error": r.last_error,
+        "dead_lettered_at": iso(r.dead_lettered_at)}
+    doc.update((k, msg[k]) for k in _MESSAGE_KEYS)
+    doc["attempts"] = [attempt_doc(a) for a in r.attempts]
+    return doc
+
+
+def dead_letter_records(out: Output, records: Sequence[DeadLetterRecord]) -> None:
+    """JSON: `{dead_letters: [...], total_count}` as `deadletter list`, each with more
+    fields. Otherwise one `key: value` block per dead letter, a blank line between."""
+    docs = [dead_letter_record_doc(r) for r in records]
+    if out.json:
+        _dump({"dead_letters": docs, "total_count": len(docs)})
+        return
+    for i, doc in enumerate(docs):
+        if i:
+            sys.stdout.write("\n")
+        pairs = [(k, v) for k, v in doc.items() if k not in ("attempts", "metadata")]
+        pairs.insert(pairs.index(("content", doc["content"])),
+                     ("metadata", ", ".join(f"{k}={v}" for k, v in doc["metadata"].items())))
+        pairs.insert(pairs.index(("retry_count", doc["retry_count"])) + 1,
+                     ("attempts", len(doc["attempts"])))
+        _pairs(out, pairs)
+        for a in doc["attempts"]:
+            who = "" if a["recipient"] == doc["recipient"] else f" to {a['recipient']}"
+            read = f", read {a['read_at']}" if a["read_at"] else ", not read"
+            ack = f", ack {a['ack_status']}" if a["ack_status"] else ""
+            sys.stdout.write(f"  attempt {a['attempt']}{who}: delivered "
+                             f"{a['delivered_at'] or '-'}{read}{ack}\n")

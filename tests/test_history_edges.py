@@ -31,7 +31,7 @@ def test_an_agent_id_whose_team_is_not_a_name_is_refused_everywhere(cli, team, b
     """The team of `name@team` follows the channel-name rule (it names a directory in the
     bridge): refused on join, on send, on receive, with exit 3 naming the field and value."""
     before = _dump(team)
-    for args, field in ((("channel", "join", "team", bad), "agent"),
+    for args, field in ((("channel", "join", "team", bad, "--as", "alice"), "agent"),
                         (("send", "team", "hi", "--as", bad), "sender"),
                         (("receive", "--as", bad), "recipient"),
                         (("send", "--to", bad, "hi", "--as", "alice"), None)):
@@ -45,7 +45,7 @@ def test_an_agent_id_whose_team_is_not_a_name_is_refused_everywhere(cli, team, b
 
 
 def test_team_agent_ids_that_are_names_still_work(cli, team):
-    cli.ok("channel", "join", "team", "w@crew-1")
+    cli.ok("channel", "join", "team", "w@crew-1", "--as", "alice")
     cli.ok("send", "team", "hi", "--as", "alice")
     assert cli.ok("receive", "--as", "w@crew-1", "--body").stdout == "hi\n"
 

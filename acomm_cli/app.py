@@ -47,6 +47,7 @@ COMMANDS = {
     "node": "node", "invite": "invite",
     "agent": "agent", "peers": "peers", "fed": "fed", "gateway": "gateway",
     "token": "token",
+    "ui": "ui",
 }
 # named groups; the others are top-level verbs
 GROUPS = {"channel", "deadletter", "config", "bridge", "node", "invite", "agent", "peers",

@@ -103,6 +103,7 @@ class DashboardApp(App[None]):
         self.version = -1
         self.last_full = 0.0
         self.last_charts = float("-inf")
+        self.status_text = ""  # the status line's text (tests read it after the app ends)
         self.refreshes = 0  # how many times the panes were reread (tests: no busy loop)
 
     # ------------------------------------------------------------------ layout
@@ -187,6 +188,7 @@ class DashboardApp(App[None]):
     # ------------------------------------------------------------------ messages to the user
 
     def say(self, text: str, *, error: bool = False) -> None:
+        self.status_text = text
         status = self.query_one("#status", Static)
         status.update(text)
         status.set_class(error, "error")

@@ -133,11 +133,13 @@ class DetailPane(Static):
 
     def __init__(self) -> None:
         super().__init__("Select a message in the feed.", id="detail")
+        self._shown: Any = "Select a message in the feed."
         self.border_title = "Message"
 
     def show(self, d: Detail | None) -> None:
         if d is None:
-            self.update("Select a message in the feed.")
+            self._shown = "Select a message in the feed."
+            self.update(self._shown)
             return
         m = d.message
         head = Text.assemble((f"#{m.id} ", "bold"), f"{m.type.value} on ", (m.channel, "bold"),
@@ -166,7 +168,18 @@ class DetailPane(Static):
                 mark = "▶ " if t.id == m.id else "  "
                 parts.append(Text(f"{mark}#{t.id} {hhmmss(t.created_at)} {t.sender} "
                                   f"{t.type.value}: {one_line(t.content, 50)}"))
-        self.update(Group(*parts))
+        self._shown = Group(*parts)
+        self.update(self._shown)
+
+    def plain(self, width: int = 100) -> str:
+        """What the pane shows, as text (tests)."""
+        import io
+
+        from rich.console import Console
+
+        console = Console(width=width, file=io.StringIO(), record=True)
+        console.print(self._shown)
+        return console.export_text()
 
 
 class PeersPane(Table_):

@@ -1,0 +1,326 @@
+"""`acomm ui` (issue 20), driven headless with Textual's Pilot against real stores: the panes
+show what `stats --json` says, another process's message shows within a second, each action
+leaves the store exactly as its command does, and a read-only session refuses them all."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import run, snapshot
+from textual.widgets import Input
+from uitraffic import NOW, at, build, cells, drive, session
+
+from acomm_cli.ui.app import DashboardApp
+from acomm_cli.ui.panes import AgentsPane, ChannelsPane, DetailPane, FeedPane, PeersPane
+from acomm_cli.ui.screens import ConfirmScreen, FormScreen, HelpScreen
+
+
+@pytest.fixture
+def busy(cli, make_channel) -> dict[str, Any]:
+    return build(cli, make_channel)
+
+
+def _stats(cli) -> dict[str, Any]:
+    with at(NOW):
+        return cli.ok("stats", "--json").json()
+
+
+def test_the_panes_show_the_numbers_stats_json_gives(busy, cli):
+    doc = _stats(cli)
+    app = DashboardApp(session(busy["store"]))
+
+    async def check(pilot):
+        agents = cells(app.query_one(AgentsPane))
+        assert [r[0] for r in agents] == [a["agent"] for a in doc["agents"]]
+        for row, a in zip(agents, doc["agents"], strict=True):
+            assert [int(row[1]), int(row[2]), int(row[3]), int(row[5])] == [
+                a["total"], a["unread"], a["awaiting_ack"], a["dead_letters"]]
+            if a["unread"]:
+                assert row[4] == f"{a['oldest_unread_age_sec'] // 60}m" \
+                    f"{a['oldest_unread_age_sec'] % 60:02d}s"
+        channels = cells(app.query_one(ChannelsPane))
+        assert [(r[0], int(r[3]), int(r[4]), int(r[5])) for r in channels] == [
+            (c["channel"], c["pending"], c["queued"], c["dead_letters"])
+            for c in doc["channels"]]
+        assert {r[0]: (r[1], r[2]) for r in channels}["ci"] == ("pubsub", "active")
+        # unread for over five minutes (the default --stale): highlighted, and counted
+        stale = [a["agent"] for a in doc["agents"]
+                 if a["unread"] and a["oldest_unread_age_sec"] >= 300]
+        assert "bob" in stale
+        assert app.query_one(AgentsPane).border_subtitle == f"{len(stale)} stale"
+        row = app.query_one(AgentsPane).get_row("bob")
+        assert all("red" in str(c.style) for c in row)
+        assert not app.query_one(PeersPane).display  # not a node: no peers pane
+
+    drive(app, check)
+
+
+def test_the_feed_and_the_selected_message_with_its_deliveries_and_thread(busy):
+    app = DashboardApp(session(busy["store"]))
+
+    async def check(pilot):
+        feed = app.query_one(FeedPane)
+        ids = [int(r[0]) for r in cells(feed)]
+        assert ids == sorted(ids, reverse=True) and busy["hello"] in ids
+        answer_row = feed.get_row_index(str(busy["answer"]))
+        await pilot.click(FeedPane, offset=(4, answer_row + 2))  # the mouse selects too
+        await pilot.pause()
+        assert app.selected == busy["answer"]
+        text = app.query_one(DetailPane).plain()
+        assert "all green" in text and f"thread {busy['corr']}" in text
+        assert "status?" in text  # the query it answers, in the thread
+        feed.move_cursor(row=feed.get_row_index(str(busy["doomed"])))
+        await pilot.pause()
+        text = app.query_one(DetailPane).plain()
+        assert "dead letters: bob expired" in text and "carol expired" in text
+
+    drive(app, check)
+
+
+def test_the_feed_filters_as_messages_does(busy, cli):
+    app = DashboardApp(session(busy["store"]))
+
+    async def check(pilot):
+        await pilot.press("slash")
+        form = app.screen
+        assert isinstance(form, FormScreen)
+        form.query_one("#f-channel", Input).value = "team"
+        form.query_one("#f-agent", Input).value = "alice"
+        await pilot.click("#ok")
+        await pilot.pause()
+        shown = [int(r[0]) for r in cells(app.query_one(FeedPane))]
+        expected = [m["id"] for m in cli.ok("messages", "--channel", "team", "--from", "alice",
+                                            "--json").json()["messages"]]
+        assert shown == expected
+        await pilot.press("slash")
+        app.screen.query_one("#f-topic", Input).value = "build.*"  # one segment: no match
+        await pilot.click("#ok")
+        await pilot.pause()
+        assert "topic=build.*" in str(app.query_one(FeedPane).border_subtitle)
+        await pilot.press("slash")
+        app.screen.query_one("#f-type", Input).value = "bogus"
+        await pilot.click("#ok")
+        await pilot.pause()
+        assert "type" in app.status_text  # refused, naming the field
+        assert "topic=build.*" in str(app.query_one(FeedPane).border_subtitle)  # kept
+
+    drive(app, check)
+
+
+def test_a_message_sent_by_another_process_appears_within_a_second(busy):
+    app = DashboardApp(session(busy["store"], now=lambda: int(time.time() * 1000)))
+
+    async def check(pilot):
+        done = run("send", "team", "from elsewhere", "--as", "alice")
+        assert done.returncode == 0, done.stderr
+        mid = int(done.stdout)
+        sent = time.monotonic()
+        while str(mid) not in [r[0] for r in cells(app.query_one(FeedPane))]:
+            assert time.monotonic() - sent < 1.0, "not shown within a second"
+            await pilot.pause(0.05)
+
+    drive(app, check)
+
+
+def test_idle_it_rereads_nothing_between_commits(busy):
+    """No busy loop: with nothing committed the panes are reread only on the slow timer."""
+    app = DashboardApp(session(busy["store"]))
+
+    async def check(pilot):
+        before = app.refreshes
+        for _ in range(8):  # two seconds of timer ticks (POLL_S = 0.25)
+            await pilot.pause(0.25)
+        assert app.refreshes == before
+
+    drive(app, check)
+
+
+def test_help_lists_the_keys(busy):
+    app = DashboardApp(session(busy["store"]))
+
+    async def check(pilot):
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        text = " ".join(str(w.render()) for w in app.screen.query("Static"))
+        for key in ("/", "s", "b", "a", "r", "x", "p / u", "q"):
+            assert key in text
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HelpScreen)
+
+    drive(app, check)
+
+
+# ---------------------------------------------------------------- actions: as the commands
+
+
+def _twin(path: Path, tmp_path: Path) -> Path:
+    """A byte-for-byte copy of the store (SQLite's backup: the WAL included)."""
+    twin = tmp_path / "twin" / "store.acomm"
+    twin.parent.mkdir()
+    src, dst = sqlite3.connect(path), sqlite3.connect(twin)
+    try:
+        src.backup(dst)
+    finally:
+        src.close()
+        dst.close()
+    return twin
+
+
+async def _form(pilot, **values: str) -> None:
+    form = pilot.app.screen
+    assert isinstance(form, FormScreen), form
+    for name, value in values.items():
+        form.query_one(f"#f-{name}", Input).value = value
+    await pilot.click("#ok")
+    await pilot.pause()
+
+
+async def _confirm(pilot, command: str) -> None:
+    screen = pilot.app.screen
+    assert isinstance(screen, ConfirmScreen), screen
+    assert screen.command == command
+    await pilot.press("y")
+    await pilot.pause()
+
+
+def _select(app: DashboardApp, pane: type, key: str) -> None:
+    table = app.query_one(pane)
+    table.move_cursor(row=table.get_row_index(key))
+    table.focus()
+
+
+def _scenarios(b: dict[str, Any]) -> dict[str, tuple[list[str], Any]]:
+    """name -> (the command line, what the dashboard does for it)."""
+    async def do_send(pilot):
+        await pilot.press("s")
+        await _form(pilot, to="team", body="from the dashboard")
+        await _confirm(pilot, "acomm send team 'from the dashboard' --as alice")
+
+    async def do_direct(pilot):
+        await pilot.press("s")
+        await _form(pilot, to="@bob,carol", body="psst")
+        await _confirm(pilot, "acomm send --to bob,carol psst --as alice")
+
+    async def do_broadcast(pilot):
+        _select(pilot.app, ChannelsPane, "team")
+        await pilot.press("b")
+        await _form(pilot, body="all hands")
+        await _confirm(pilot, "acomm send team 'all hands' --as alice --type broadcast")
+
+    async def do_ack(pilot):
+        _select(pilot.app, FeedPane, str(b["deploy"]))
+        await pilot.press("a")
+        await _form(pilot, **{"as": "bob", "note": "done"})
+        await _confirm(pilot, f"acomm ack {b['deploy']} --as bob --status completed "
+                              "--note done")
+
+    async def do_replay(pilot):
+        _select(pilot.app, FeedPane, str(b["doomed"]))
+        await pilot.press("r")
+        await _confirm(pilot, f"acomm deadletter replay {b['doomed']}")
+
+    async def do_discard(pilot):
+        _select(pilot.app, FeedPane, str(b["doomed"]))
+        await pilot.press("x")
+        await _confirm(pilot, f"acomm deadletter discard {b['doomed']}")
+
+    async def do_pause(pilot):
+        _select(pilot.app, ChannelsPane, "ops")
+        await pilot.press("p")
+        await _confirm(pilot, "acomm channel pause ops")
+
+    return {
+        "send": (["send", "team", "from the dashboard", "--as", "alice"], do_send),
+        "direct": (["send", "--to", "bob,carol", "psst", "--as", "alice"], do_direct),
+        "broadcast": (["send", "team", "all hands", "--as", "alice", "--type", "broadcast"],
+                      do_broadcast),
+        "ack": (["ack", str(b["deploy"]), "--as", "bob", "--status", "completed", "--note",
+                 "done"], do_ack),
+        "replay": (["deadletter", "replay", str(b["doomed"])], do_replay),
+        "discard": (["deadletter", "discard", str(b["doomed"])], do_discard),
+        "pause": (["channel", "pause", "ops"], do_pause),
+    }
+
+
+@pytest.mark.parametrize("name", ["send", "direct", "broadcast", "ack", "replay", "discard",
+                                  "pause"])
+def test_each_action_changes_the_store_exactly_as_its_command(busy, cli, tmp_path, name):
+    twin = _twin(busy["store"], tmp_path)
+    argv, scenario = _scenarios(busy)[name]
+    app = DashboardApp(session(busy["store"], agent="alice"))
+    drive(app, scenario)
+    assert "error" not in app.status_text
+    with at(NOW):
+        cli.ok("--store", str(twin), *argv)
+    assert snapshot(busy["store"]) == snapshot(twin)
+
+
+def test_resume_after_pause_and_a_refused_action_names_the_problem(busy, cli, tmp_path):
+    app = DashboardApp(session(busy["store"]))
+
+    async def scenario(pilot):
+        _select(app, ChannelsPane, "ops")
+        await pilot.press("p")
+        await _confirm(pilot, "acomm channel pause ops")
+        assert {r[0]: r[2] for r in cells(app.query_one(ChannelsPane))}["ops"] == "paused"
+        await pilot.press("s")  # no --as given and none filled in: refused, naming `as`
+        await _form(pilot, to="ops", body="x")
+        assert "as" in app.status_text
+        assert not isinstance(app.screen, ConfirmScreen)
+        await pilot.press("s")
+        await _form(pilot, **{"as": "alice", "to": "ops", "body": "x"})
+        await pilot.press("y")  # confirmed, but the engine refuses: the channel is paused
+        await pilot.pause()
+        assert "paused" in app.status_text
+        _select(app, ChannelsPane, "ops")
+        await pilot.press("u")
+        await _confirm(pilot, "acomm channel resume ops")
+        assert {r[0]: r[2] for r in cells(app.query_one(ChannelsPane))}["ops"] == "active"
+
+    before = snapshot(busy["store"])
+    drive(app, scenario)
+    after = snapshot(busy["store"])
+    # paused and resumed (the channels' change counter moved), the send refused
+    assert after.pop("channels_version") != before.pop("channels_version")
+    assert after == before
+
+
+def test_no_cancels_and_changes_nothing(busy):
+    before = snapshot(busy["store"])
+    app = DashboardApp(session(busy["store"], agent="alice"))
+
+    async def scenario(pilot):
+        await pilot.press("s")
+        await _form(pilot, to="team", body="never mind")
+        await pilot.press("n")
+        await pilot.pause()
+        assert "cancelled" in app.status_text
+
+    drive(app, scenario)
+    assert snapshot(busy["store"]) == before
+
+
+# ---------------------------------------------------------------- read-only
+
+
+def test_read_only_refuses_every_action_with_a_visible_message(busy):
+    before = snapshot(busy["store"])
+    app = DashboardApp(session(busy["store"], agent="alice", read_only=True))
+
+    async def scenario(pilot):
+        assert "READ-ONLY" in app.sub_title
+        _select(app, FeedPane, str(busy["doomed"]))
+        for key, what in (("s", "send"), ("b", "broadcast"), ("a", "ack"), ("r", "replay"),
+                          ("x", "discard"), ("p", "pause"), ("u", "resume")):
+            await pilot.press(key)
+            await pilot.pause()
+            assert app.screen is app.screen_stack[0], key  # no form, no confirmation
+            status = app.status_text
+            assert f"read-only: {what} refused" in status
+
+    drive(app, scenario)
+    assert snapshot(busy["store"]) == before

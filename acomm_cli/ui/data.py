@@ -4,7 +4,7 @@ refresh, and the selected message's `Detail`. Knows nothing of Textual."""
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from acomm_cli import model
@@ -100,8 +100,12 @@ def load(conn: sqlite3.Connection, now: int, feed: FeedFilter, *, offline_after_
                                ch.state.value if ch else "?", c.pending, c.queued,
                                c.dead_letters))
     feed_msgs = inbox.history(conn, feed.to_filter()).messages
-    return Dashboard(st, rows, feed_msgs, node=node(conn, now, offline_after_ms),
-                     activity=activity.activity(conn, now) if charts else None)
+    act = activity.activity(conn, now) if charts else None
+    if act is not None:  # the last point is the agents pane's own total: the timers due now
+        # (retries run out, messages expired) counted as applied, as stats counts them
+        act = replace(act, unread_backlog=[*act.unread_backlog[:-1],
+                                           sum(a.unread for a in st.agents)])
+    return Dashboard(st, rows, feed_msgs, node=node(conn, now, offline_after_ms), activity=act)
 
 
 def node(conn: sqlite3.Connection, now: int, offline_after_ms: int) -> Node | None:

@@ -111,9 +111,11 @@ class ChannelsPane(Table_):
 
 
 class FeedPane(Table_):
+    """Newest first; a message with a dead letter is red, one acknowledged by all green."""
+
     def __init__(self) -> None:
-        super().__init__(("id", "time", "channel", "from", "type", "topic", "status",
-                          "content"), id="feed")
+        super().__init__(("id", "time", "channel", "from", "content", "type", "status",
+                          "topic"), id="feed")
         self.border_title = "Feed"
 
     def show(self, msgs: list[Message], described: str) -> None:
@@ -121,10 +123,11 @@ class FeedPane(Table_):
         rows = []
         for m in msgs:
             status = m.status
-            style = {"dead_letter": "bold red", "acknowledged": "green"}.get(status, "")
-            rows.append((str(m.id), (Text(str(m.id), justify="right"), hhmmss(m.created_at),
-                                     m.channel, m.sender, m.type.value, m.topic or "",
-                                     Text(status, style=style), one_line(m.content, 40))))
+            style = {"dead_letter": "red", "acknowledged": "green"}.get(status, "")
+            cells = (str(m.id), hhmmss(m.created_at), m.channel, m.sender,
+                     one_line(m.content, 32), m.type.value, status, one_line(m.topic or "", 30))
+            rows.append((str(m.id), tuple(Text(c, style=style, justify="right" if i == 0
+                                               else "left") for i, c in enumerate(cells))))
         self.refill(rows)
 
 

@@ -4,6 +4,7 @@ leaves the store exactly as its command does, and a read-only session refuses th
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 from pathlib import Path
@@ -324,3 +325,72 @@ def test_read_only_refuses_every_action_with_a_visible_message(busy):
 
     drive(app, scenario)
     assert snapshot(busy["store"]) == before
+
+
+# ---------------------------------------------------------------- a federation node
+
+
+def test_on_a_node_the_peers_pane_shows_what_peers_and_gateway_status_say(cli, tmp_path):
+    def ok(path: Path, *args: str) -> Any:
+        r = cli("--store", str(path), "--json", *args)
+        assert r.exit_code == 0, (args, r.stderr)
+        return r.json() if r.stdout.strip() else None
+
+    a, b = tmp_path / "na.acomm", tmp_path / "nb.acomm"
+    ok(a, "node", "init", "--id", "na")
+    ok(b, "node", "init", "--id", "nb")
+    ok(a, "peers", "add", "nb", "--url", f"store:{b}")
+    ok(b, "peers", "add", "na", "--url", f"store:{a}")
+    ok(b, "agent", "own", "bob")
+    ok(b, "fed", "pull")
+    ok(a, "fed", "pull")
+    ok(a, "send", "--to", "bob", "over there", "--as", "alice")  # a's outbox moves
+    peers = ok(a, "peers")["peers"]
+    head = ok(a, "gateway", "status")["outbox_head"]
+    app = DashboardApp(session(a, now=lambda: int(time.time() * 1000)))
+
+    async def check(pilot):
+        pane = app.query_one(PeersPane)
+        assert pane.display
+        assert pane.border_title == f"Peers of na · outbox head {head}"
+        rows = cells(pane)
+        assert [(r[0], r[1], r[2], r[3], r[4]) for r in rows] == [
+            (p["node"], "online" if p["online"] else "offline", str(p["cursor"]),
+             "-" if p["head"] is None else str(p["head"]),
+             "-" if p["lag"] is None else str(p["lag"])) for p in peers]
+
+    drive(app, check)
+
+
+# ---------------------------------------------------------------- the charts, in the engine
+
+
+def test_activity_counts_messages_per_minute_and_rebuilds_the_backlog(busy):
+    from acomm_cli.engine import activity, opening
+
+    conn = opening.connect(busy["store"], create=False)
+    try:
+        a = activity.activity(conn, NOW)
+    finally:
+        conn.close()
+    assert len(a.messages_per_minute) == len(a.unread_backlog) == 60
+    # all eight messages (two of them the dead-letter notices) in minute 50: T0 is NOW - 10m
+    assert a.messages_per_minute[50] == 8 and sum(a.messages_per_minute) == 8
+    assert a.unread_backlog[:49] == [0] * 49
+    assert a.unread_backlog[49] == 2  # at T0 itself (that minute's end): hello, to bob and carol
+    # at the end of T0's minute: bob's hello, deploy and the answer, alice's copy of the
+    # query and carol's notification are unread; carol read hers; the late one died
+    assert a.unread_backlog[50] == 5
+    assert a.dead_letters_by_reason == {"expired": 2}
+
+
+# ---------------------------------------------------------------- the command
+
+
+def test_acomm_ui_needs_a_terminal_and_checks_its_options(busy):
+    done = run("ui", "--json")
+    assert done.returncode == 2
+    assert "terminal" in json.loads(done.stderr)["error"]["message"]
+    done = run("ui", "--stale", "soon", "--json")
+    assert done.returncode == 3
+    assert json.loads(done.stderr)["error"]["field"] == "stale"

@@ -6,7 +6,7 @@
 
 _acomm_subcommands() {
     case $1 in
-        '') echo 'init status config channel send publish subscribe unsubscribe subscriptions receive ack nack extend query respond thread task capability incident messages show deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway token' ;;
+        '') echo 'init status config channel send publish subscribe unsubscribe subscriptions receive ack nack extend query respond thread task capability incident messages show deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway token ui' ;;
         'config') echo 'show' ;;
         'channel') echo 'create join leave list show pause resume drain close' ;;
         'task') echo 'create accept update complete fail list show' ;;
@@ -112,6 +112,7 @@ _acomm_options() {
         'token create') echo "$global --agent --ttl --scope" ;;
         'token list') echo "$global" ;;
         'token revoke') echo "$global" ;;
+        'ui') echo "$global --as --read-only --stale" ;;
         *) echo "$global" ;;
     esac
 }
@@ -281,6 +282,8 @@ _acomm_value_kind() {
         'token create --agent') echo 'agent' ;;
         'token create --ttl') echo 'value' ;;
         'token create --scope') echo 'value' ;;
+        'ui --as') echo 'agent' ;;
+        'ui --stale') echo 'value' ;;
         *) return 1 ;;
     esac
 }

@@ -6,7 +6,7 @@
 function __acomm_subcommands
     switch "$argv[1]"
         case ''
-            echo init status config channel send publish subscribe unsubscribe subscriptions receive ack nack extend query respond thread task capability incident messages show deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway token
+            echo init status config channel send publish subscribe unsubscribe subscriptions receive ack nack extend query respond thread task capability incident messages show deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway token ui
         case 'config'
             echo show
         case 'channel'
@@ -128,6 +128,8 @@ function __acomm_valued
             echo --listen --join --invite --public-url --pull-every
         case 'token create'
             echo --agent --ttl --scope
+        case 'ui'
+            echo --as --stale
     end
 end
 
@@ -248,6 +250,7 @@ complete -c acomm -f -n '__acomm_is \'\'' -a 'peers' -d 'The other federation no
 complete -c acomm -f -n '__acomm_is \'\'' -a 'fed' -d 'Federation: exchange with the other nodes'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'gateway' -d 'This node\'s gateway: the exchange, the state room, the outbox'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'token' -d 'Session tokens for external agents at this node\'s gateway'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'ui' -d 'A live dashboard of the store in the terminal (Textual; the `ui` ex...'
 
 # acomm init
 complete -c acomm -n '__acomm_at \'init\' 0' -f -a '(__fish_complete_directories (commandline -ct) "")'
@@ -737,3 +740,9 @@ complete -c acomm -n '__acomm_is \'token create\'' -l scope -r -f -d 'What it ma
 # acomm token list
 
 # acomm token revoke
+
+# acomm ui
+complete -c acomm -n '__acomm_is \'ui\'' -l as -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'ui\'' -l as -r -f -d 'The acting agent'
+complete -c acomm -n '__acomm_is \'ui\'' -l read-only -d 'Show, never change: every action is refused (automatic on a store t...'
+complete -c acomm -n '__acomm_is \'ui\'' -l stale -r -f -d 'Highlight an agent whose oldest unread message is older than this'

@@ -290,6 +290,20 @@ def test_resume_after_pause_and_a_refused_action_names_the_problem(busy, cli, tm
     assert after == before
 
 
+def test_the_send_form_is_typed_into_from_the_keyboard_alone(busy):
+    app = DashboardApp(session(busy["store"], agent="alice"))
+
+    async def scenario(pilot):
+        await pilot.press("s")  # the cursor waits in the first empty field: to
+        await pilot.press(*"team", "enter", "enter", "enter")  # to; type text; no topic
+        await pilot.press(*"qs", "space", *"ux")  # q, s, u, x are text here, not keys
+        await pilot.press("enter")
+        await _confirm(pilot, "acomm send team 'qs ux' --as alice")
+        assert app.status_text.startswith("sent message ")
+
+    drive(app, scenario)
+
+
 def test_no_cancels_and_changes_nothing(busy):
     before = snapshot(busy["store"])
     app = DashboardApp(session(busy["store"], agent="alice"))

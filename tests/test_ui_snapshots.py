@@ -66,3 +66,7 @@ def test_the_confirmation_of_a_send(dashboard, snap_compare):
 
 def test_read_only_refusing(dashboard, snap_compare):
     assert snap_compare(dashboard(read_only=True), terminal_size=SIZE, press=["s"])
+
+
+def test_the_send_form(dashboard, snap_compare):
+    assert snap_compare(dashboard(agent="alice"), terminal_size=SIZE, press=["s", *"team"])

@@ -76,6 +76,8 @@ class DashboardApp(App[None]):
     #dialog .buttons { height: auto; margin-top: 1; }
     #dialog Button { margin-right: 2; }
     #command { color: $text-muted; }
+    #dialog .field { margin-top: 1; color: $text-muted; }
+    #dialog Input { background: $boost; }
     """
     BINDINGS = [
         Binding("question_mark", "help", "help"),
@@ -234,7 +236,10 @@ class DashboardApp(App[None]):
         return True
 
     def _selected_channel(self) -> str:
-        return self.query_one(ChannelsPane).selected_key() or ""
+        """The channel under the channels pane's cursor, proposed as a target (`_system`,
+        the first row until one moves, belongs to acomm: not proposed)."""
+        name = self.query_one(ChannelsPane).selected_key() or ""
+        return "" if name.startswith("_") else name
 
     def action_send(self) -> None:
         if self._guard("send"):

@@ -84,8 +84,8 @@ class FormScreen(ModalScreen[dict[str, str] | None]):
         with Vertical(id="dialog"):
             yield Label(self.title_text, classes="title")
             for name, label, value in self.fields:
-                yield Label(label)
-                yield Input(value=value, id=f"f-{name}")
+                yield Label(label, classes="field")
+                yield Input(value=value, id=f"f-{name}", compact=True)
             with Horizontal(classes="buttons"):
                 yield Button("OK (enter)", id="ok", variant="primary")
                 yield Button("Cancel (esc)", id="cancel")

@@ -48,6 +48,7 @@ class Table_(DataTable[Any]):
     def __init__(self, columns: Sequence[str], **kwargs: Any) -> None:
         super().__init__(cursor_type="row", zebra_stripes=False, **kwargs)
         self._columns = columns
+        self._shown_rows: list[Any] = []
 
     def on_mount(self) -> None:
         self.add_columns(*self._columns)
@@ -62,6 +63,13 @@ class Table_(DataTable[Any]):
         return None if key.value is None else str(key.value)
 
     def refill(self, rows: list[tuple[str, tuple[Any, ...]]]) -> None:
+        """Replace the rows, unless they are the same as shown (a rebuilt table costs a
+        layout: the slow refresh, most of the time, changes nothing)."""
+        shown = [(k, tuple((str(getattr(c, "plain", c)), str(getattr(c, "style", "")))
+                           for c in cells)) for k, cells in rows]
+        if shown == self._shown_rows:
+            return
+        self._shown_rows = shown
         keep = self.selected_key()
         self.clear()
         for key, cells in rows:
@@ -137,12 +145,12 @@ class DetailPane(Static):
     def __init__(self) -> None:
         super().__init__("Select a message in the feed.", id="detail")
         self._shown: Any = "Select a message in the feed."
+        self._key: Any = None
         self.border_title = "Message"
 
     def show(self, d: Detail | None) -> None:
         if d is None:
-            self._shown = "Select a message in the feed."
-            self.update(self._shown)
+            self._show("Select a message in the feed.", None)
             return
         m = d.message
         head = Text.assemble((f"#{m.id} ", "bold"), f"{m.type.value} on ", (m.channel, "bold"),
@@ -171,8 +179,15 @@ class DetailPane(Static):
                 mark = "▶ " if t.id == m.id else "  "
                 parts.append(Text(f"{mark}#{t.id} {hhmmss(t.created_at)} {t.sender} "
                                   f"{t.type.value}: {one_line(t.content, 50)}"))
-        self._shown = Group(*parts)
-        self.update(self._shown)
+        self._show(Group(*parts), d)
+
+    def _show(self, shown: Any, key: Any) -> None:
+        """Redraw only when the message or what it shows changed."""
+        if key == self._key:
+            return
+        self._key = key
+        self._shown = shown
+        self.update(shown)
 
     def plain(self, width: int = 100) -> str:
         """What the pane shows, as text (tests)."""
@@ -209,6 +224,8 @@ class PeersPane(Table_):
 class ChartsPane(Vertical):
     """Messages per minute and the unread backlog over the last hour; dead letters by reason."""
 
+    _shown: Any = None  # the Activity drawn (redrawn only when it changes)
+
     def compose(self) -> ComposeResult:
         yield Label("messages / min (last hour)", id="traffic-label")
         yield Sparkline([0], summary_function=max, id="traffic")
@@ -221,8 +238,9 @@ class ChartsPane(Vertical):
 
     def show(self, d: Dashboard) -> None:
         a = d.activity
-        if a is None:
+        if a is None or a == self._shown:
             return
+        self._shown = a
         self.query_one("#traffic", Sparkline).data = a.messages_per_minute
         self.query_one("#backlog", Sparkline).data = a.unread_backlog
         self.query_one("#traffic-label", Label).update(

@@ -234,6 +234,11 @@ def _scenarios(b: dict[str, Any]) -> dict[str, tuple[list[str], Any]]:
         await pilot.press("p")
         await _confirm(pilot, "acomm channel pause ops")
 
+    async def do_resume(pilot):  # ops was paused before the twin was made
+        _select(pilot.app, ChannelsPane, "ops")
+        await pilot.press("u")
+        await _confirm(pilot, "acomm channel resume ops")
+
     return {
         "send": (["send", "team", "from the dashboard", "--as", "alice"], do_send),
         "direct": (["send", "--to", "bob,carol", "psst", "--as", "alice"], do_direct),
@@ -244,12 +249,16 @@ def _scenarios(b: dict[str, Any]) -> dict[str, tuple[list[str], Any]]:
         "replay": (["deadletter", "replay", str(b["doomed"])], do_replay),
         "discard": (["deadletter", "discard", str(b["doomed"])], do_discard),
         "pause": (["channel", "pause", "ops"], do_pause),
+        "resume": (["channel", "resume", "ops"], do_resume),
     }
 
 
 @pytest.mark.parametrize("name", ["send", "direct", "broadcast", "ack", "replay", "discard",
-                                  "pause"])
+                                  "pause", "resume"])
 def test_each_action_changes_the_store_exactly_as_its_command(busy, cli, tmp_path, name):
+    if name == "resume":
+        with at(NOW):
+            cli.ok("channel", "pause", "ops")
     twin = _twin(busy["store"], tmp_path)
     argv, scenario = _scenarios(busy)[name]
     app = DashboardApp(session(busy["store"], agent="alice"))

@@ -4,6 +4,7 @@ leaves the store exactly as its command does, and a read-only session refuses th
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
 import time
@@ -417,3 +418,40 @@ def test_acomm_ui_needs_a_terminal_and_checks_its_options(busy):
     done = run("ui", "--stale", "soon", "--json")
     assert done.returncode == 3
     assert json.loads(done.stderr)["error"]["field"] == "stale"
+
+
+def test_a_store_that_cannot_be_written_opens_read_only_by_itself(busy, tmp_path):
+    """A read-only bind mount (as tests/test_opening.py makes one; skipped where mounting is
+    not permitted): the command's own opening makes the session read-only."""
+    from test_opening import _mount, _umount
+
+    from acomm_cli.cli.config import Settings
+    from acomm_cli.commands.ui import open_session
+
+    src = busy["store"].parent
+    mnt = tmp_path / "ro"
+    mnt.mkdir()
+    _mount("--bind", str(src), str(mnt))
+    try:
+        _mount("-o", "remount,ro,bind", str(mnt))
+        before = snapshot(busy["store"])
+        with open_session(Settings(store=str(mnt / busy["store"].name)), agent="alice",
+                          read_only=False, stale_after_ms=300_000) as s:
+            assert s.read_only
+            app = DashboardApp(s)
+
+            async def scenario(pilot):
+                assert "READ-ONLY" in app.sub_title
+                assert cells(app.query_one(AgentsPane))  # it reads
+                await pilot.press("s")
+                assert "read-only: send refused" in app.status_text
+
+            async def main() -> None:
+                async with app.run_test(size=(120, 40)) as pilot:
+                    await pilot.pause()
+                    await scenario(pilot)
+
+            asyncio.run(main())
+        assert snapshot(busy["store"]) == before
+    finally:
+        _umount(mnt)

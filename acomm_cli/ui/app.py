@@ -154,8 +154,11 @@ class DashboardApp(App[None]):
         try:
             d = data.load(s.conn, s.now(), self.feed_filter,
                           offline_after_ms=s.offline_after_ms, charts=charts)
-        except CommError as exc:  # a damaged store, a filter the engine refuses...
+        except CommError as exc:  # a filter the engine refuses, a store gone...
             self.say(f"error: {exc}", error=True)
+            return
+        except sqlite3.Error as exc:  # locked past the busy timeout, damaged: say, go on
+            self.say(f"error: the store: {exc}", error=True)
             return
         if d.activity is None and self.dashboard is not None:
             d.activity = self.dashboard.activity
@@ -334,6 +337,8 @@ class DashboardApp(App[None]):
                 summary = action.run()
             except CommError as exc:
                 self.fail(exc)
+            except sqlite3.Error as exc:  # rolled back: nothing changed
+                self.say(f"error: the store: {exc}; nothing changed", error=True)
             else:
                 self.say(summary)
             self.reload(charts=True)

@@ -71,6 +71,7 @@ class DashboardApp(App[None]):
     ModalScreen { align: center middle; }
     #dialog { width: 80; height: auto; border: thick $accent; background: $surface;
               padding: 1 2; }
+    #dialog.wide { width: 96; }
     #dialog .title { text-style: bold; margin-bottom: 1; }
     #dialog .note { color: $text-muted; margin-top: 1; }
     #dialog .buttons { height: auto; margin-top: 1; }

@@ -15,7 +15,7 @@ KEYS = [
     ("↑ ↓ / click", "move in a table; the feed's row is the selected message"),
     ("/", "filter the feed: channel, from, type, topic pattern, status"),
     ("s", "send a message (to a channel, or @agent[,agent] directly)"),
-    ("b", "team broadcast: a broadcast message to every member of a channel"),
+    ("b", "team broadcast: to every member of a channel"),
     ("a", "acknowledge the selected message"),
     ("r", "replay the selected message's dead letters"),
     ("x", "discard the selected message's dead letters"),
@@ -29,12 +29,12 @@ class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q,question_mark", "dismiss", "close")]
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="dialog"):
+        with Vertical(id="dialog", classes="wide"):
             yield Label("acomm ui · keys", classes="title")
             yield Static("\n".join(f"{k:<16} {what}" for k, what in KEYS))
-            yield Label("Every action asks for confirmation first and goes through the same "
-                        "engine function as its command. With --read-only (or on a read-only "
-                        "store) actions are refused.", classes="note")
+            yield Static("Every action asks for confirmation first and goes through the same "
+                         "engine function as its command. With --read-only (or on a read-only "
+                         "store) actions are refused.", classes="note")
             yield Button("Close", id="close")
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
@@ -53,7 +53,7 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Label(self.question, classes="title")
+            yield Static(self.question, classes="title", markup=False)
             yield Static(f"same as: {self.command}", id="command", markup=False)
             with Horizontal(classes="buttons"):
                 yield Button("Yes (y)", id="yes", variant="primary")

@@ -128,15 +128,25 @@ def test_a_message_sent_by_another_process_appears_within_a_second(busy):
     drive(app, check)
 
 
-def test_idle_it_rereads_nothing_between_commits(busy):
-    """No busy loop: with nothing committed the panes are reread only on the slow timer."""
+def test_idle_it_rereads_nothing_between_commits(busy, monkeypatch):
+    """No busy loop: with nothing committed (and the slow refresh out of the way) the timer
+    only reads data_version; a commit by another connection is what rereads the panes."""
+    from acomm_cli.ui import app as ui_app
+
+    monkeypatch.setattr(ui_app, "FULL_S", 3600.0)
     app = DashboardApp(session(busy["store"]))
 
     async def check(pilot):
         before = app.refreshes
-        for _ in range(8):  # two seconds of timer ticks (POLL_S = 0.25)
+        for _ in range(8):  # eight timer ticks or more (POLL_S = 0.25)
             await pilot.pause(0.25)
         assert app.refreshes == before
+        done = run("send", "team", "wake up", "--as", "alice")
+        assert done.returncode == 0, done.stderr
+        end = time.monotonic() + 10
+        while app.refreshes == before:
+            assert time.monotonic() < end, "the commit was never noticed"
+            await pilot.pause(0.05)
 
     drive(app, check)
 

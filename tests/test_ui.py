@@ -151,6 +151,25 @@ def test_idle_it_rereads_nothing_between_commits(busy, monkeypatch):
     drive(app, check)
 
 
+def test_a_commit_while_a_form_is_open_updates_the_panes_under_it(busy):
+    app = DashboardApp(session(busy["store"], agent="alice", now=lambda: int(time.time() * 1000)))
+
+    async def check(pilot):
+        await pilot.press("s")
+        assert isinstance(app.screen, FormScreen)
+        before = app.refreshes
+        done = run("send", "team", "meanwhile", "--as", "bob")
+        assert done.returncode == 0, done.stderr
+        end = time.monotonic() + 10
+        while app.refreshes == before:
+            assert time.monotonic() < end, "the commit was never noticed"
+            await pilot.pause(0.05)
+        assert isinstance(app.screen, FormScreen)  # still typing
+        assert done.stdout.strip() in [r[0] for r in cells(app.query_one(FeedPane))]
+
+    drive(app, check)
+
+
 def test_help_lists_the_keys(busy):
     app = DashboardApp(session(busy["store"]))
 

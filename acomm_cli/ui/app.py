@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.widgets import DataTable, Footer, Header, Static
 
 from acomm_cli import clock
@@ -172,7 +173,10 @@ class DashboardApp(App[None]):
         self.show_detail()
 
     def show_detail(self) -> None:
-        feed = self.query_one(FeedPane)
+        try:
+            feed = self.query_one(FeedPane)
+        except NoMatches:  # shutting down: the panes are gone
+            return
         key = feed.selected_key()
         self.selected = int(key) if key is not None else None
         detail = None
@@ -184,7 +188,8 @@ class DashboardApp(App[None]):
         self.query_one(DetailPane).show(detail)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        if isinstance(event.data_table, FeedPane):
+        # is_attached: a highlight still queued while the app shuts down finds no panes
+        if isinstance(event.data_table, FeedPane) and event.data_table.is_attached:
             self.show_detail()
 
     def action_reload(self) -> None:

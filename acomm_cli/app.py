@@ -50,6 +50,7 @@ COMMANDS = {
     "agent": "agent", "peers": "peers", "fed": "fed", "gateway": "gateway",
     "token": "token",
     "mcp": "mcp",
+    "ui": "ui",
 }
 # named groups; the others are top-level verbs
 GROUPS = {"channel", "deadletter", "config", "bridge", "node", "invite", "agent", "peers",

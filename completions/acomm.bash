@@ -6,7 +6,7 @@
 
 _acomm_subcommands() {
     case $1 in
-        '') echo 'init status config channel send publish subscribe unsubscribe subscriptions receive ack nack extend query respond thread task capability incident messages show deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway token mcp' ;;
+        '') echo 'init status config channel send publish subscribe unsubscribe subscriptions receive ack nack extend query respond thread task capability incident messages show deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway token mcp ui' ;;
         'config') echo 'show' ;;
         'channel') echo 'create join leave list show pause resume drain close admin update delete' ;;
         'task') echo 'create accept update complete fail list show' ;;
@@ -116,6 +116,7 @@ _acomm_options() {
         'token list') echo "$global" ;;
         'token revoke') echo "$global" ;;
         'mcp') echo "$global --as --print-config --http --token" ;;
+        'ui') echo "$global --as --read-only --stale" ;;
         *) echo "$global" ;;
     esac
 }
@@ -313,6 +314,8 @@ _acomm_value_kind() {
         'mcp --print-config') echo 'choice:claude json' ;;
         'mcp --http') echo 'value' ;;
         'mcp --token') echo 'value' ;;
+        'ui --as') echo 'agent' ;;
+        'ui --stale') echo 'value' ;;
         *) return 1 ;;
     esac
 }

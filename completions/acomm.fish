@@ -6,7 +6,7 @@
 function __acomm_subcommands
     switch "$argv[1]"
         case ''
-            echo init status config channel send publish subscribe unsubscribe subscriptions receive ack nack extend query respond thread task capability incident messages show deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway token mcp
+            echo init status config channel send publish subscribe unsubscribe subscriptions receive ack nack extend query respond thread task capability incident messages show deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway token mcp ui
         case 'config'
             echo show
         case 'channel'
@@ -146,6 +146,8 @@ function __acomm_valued
             echo --agent --ttl --scope
         case 'mcp'
             echo --as --print-config --http --token
+        case 'ui'
+            echo --as --stale
     end
 end
 
@@ -273,6 +275,7 @@ complete -c acomm -f -n '__acomm_is \'\'' -a 'fed' -d 'Federation: exchange with
 complete -c acomm -f -n '__acomm_is \'\'' -a 'gateway' -d 'This node\'s gateway: the exchange, the state room, the outbox'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'token' -d 'Session tokens for external agents at this node\'s gateway'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'mcp' -d 'Serve the store to an MCP client (Claude Code, Codex...) as one agent'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'ui' -d 'A live dashboard of the store in the terminal (Textual; the `ui` ex...'
 
 # acomm init
 complete -c acomm -n '__acomm_at \'init\' 0' -f -a '(__fish_complete_directories (commandline -ct) "")'
@@ -822,3 +825,9 @@ complete -c acomm -n '__acomm_is \'mcp\'' -l print-config -r -f -a 'claude json'
 complete -c acomm -n '__acomm_is \'mcp\'' -l print-config -r -f -d 'Print how to register this server and exit: `claude` (the `claude m...'
 complete -c acomm -n '__acomm_is \'mcp\'' -l http -r -f -d 'Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (por...'
 complete -c acomm -n '__acomm_is \'mcp\'' -l token -r -f -d 'With --http: require `Authorization: Bearer TOKEN` (needed on a hos...'
+
+# acomm ui
+complete -c acomm -n '__acomm_is \'ui\'' -l as -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'ui\'' -l as -r -f -d 'The acting agent'
+complete -c acomm -n '__acomm_is \'ui\'' -l read-only -d 'Show, never change: every action is refused (automatic on a store t...'
+complete -c acomm -n '__acomm_is \'ui\'' -l stale -r -f -d 'Highlight an agent whose oldest unread message is older than this'

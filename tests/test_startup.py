@@ -10,7 +10,8 @@ import sys
 import pytest
 from conftest import query
 
-HEAVY = ("rich", "yaml", "pyarrow", "pyspark", "sqlite_utils", "pydantic", "pandas")
+HEAVY = ("rich", "yaml", "pyarrow", "pyspark", "sqlite_utils", "pydantic", "pandas",
+         "textual")  # textual: `acomm ui` only (issue 20)
 
 PROBE = """
 import json, sys

@@ -1,0 +1,6 @@
+"""`acomm ui` (issue 20): a live dashboard in the terminal, on Textual.
+
+`data.py` and `actions.py` read and act through the engine's functions and know nothing of
+Textual (tests drive them directly); `app.py`, `panes.py` and `screens.py` are the Textual
+application. Only `commands/ui.py` imports this package, and only when `acomm ui` runs:
+`textual` is never loaded by any other command (tests/test_startup.py)."""

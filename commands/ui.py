@@ -1,0 +1,90 @@
+"""`acomm ui`: the live dashboard (issue 20). Textual is imported here, inside the command,
+and nowhere else: no other command pays for it."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from acomm_cli import clock
+from acomm_cli.cli import params
+from acomm_cli.cli.config import Settings
+from acomm_cli.commands import _runtime
+from acomm_cli.commands._common import AsAgent, settings
+from acomm_cli.errors import UsageError
+
+if TYPE_CHECKING:
+    from acomm_cli.ui.app import Session
+
+app = typer.Typer(add_completion=False)
+
+
+@app.command()
+def ui(
+    ctx: typer.Context,
+    as_: AsAgent = None,
+    read_only: Annotated[bool, typer.Option(
+        "--read-only", help="Show, never change: every action is refused (automatic on a "
+        "store that cannot be written).")] = False,
+    stale: Annotated[str, typer.Option(
+        click_type=params.DURATION,
+        help="Highlight an agent whose oldest unread message is older than this.")] = "5m",
+) -> None:
+    """A live dashboard of the store in the terminal (Textual; the `ui` extra).
+
+    Panes: agents (total, unread, awaiting ack, oldest unread, dead letters; stale ones in
+    red), channels (type, state, pending, queued), a live feed of messages (filter with /),
+    the selected message with each recipient's delivery state and its thread, the peers
+    on a federation node, and the last hour's traffic and unread backlog. Updates as other
+    processes commit.
+
+    Actions, each confirmed first and done by the same engine function as its command:
+    send (s), team broadcast (b), ack (a), replay (r) or discard (x) a dead letter, pause
+    (p) or resume (u) a channel; sending and acking act as --as. ? lists the keys, q quits.
+
+    Example: acomm ui --as operator
+
+    Example (auditors): acomm ui --read-only
+    """
+    stale_ms = clock.parse_duration(stale, "stale")
+    if not sys.stdout.isatty() or not sys.stdin.isatty():
+        raise UsageError("acomm ui draws on a terminal: run it in one (stdin and stdout "
+                         "must be terminals)", field="ui")
+    try:
+        from acomm_cli.ui.app import DashboardApp
+    except ImportError as exc:  # textual is the `ui` extra
+        raise UsageError(f"acomm ui needs Textual ({exc.name} is missing): "
+                         "pip install 'acomm[ui]'", field="ui") from None
+    with open_session(settings(ctx), agent=as_, read_only=read_only,
+                      stale_after_ms=stale_ms) as session:
+        DashboardApp(session).run()
+
+
+@contextmanager
+def open_session(s: Settings, *, agent: str | None, read_only: bool,
+                 stale_after_ms: int) -> Iterator[Session]:
+    """The store as every command opens it (a store that cannot be written is opened
+    read-only, and the session is then read-only too), with what a writing command does
+    after each commit."""
+    from acomm_cli.engine import opening, sending
+    from acomm_cli.ui.app import Session
+
+    with _runtime.store(s, write=not read_only, read_fallback=True, hooks=False) as conn:
+        def after_write() -> str | None:
+            """What a writing command does after its commit, the mailbox bridge aside
+            (`tick` mirrors: DECISIONS.md): the batch checkpoint and the capacity warning."""
+            if s.value("store.flush") == "batch":
+                opening.batch_checkpoint(conn, s.value("store.batch_messages"),
+                                         s.value("store.batch_interval"), clock.now_ms())
+            return sending.capacity_warning(conn, _runtime.limits(s))
+
+        path, _ = s.store_path(create=False)
+        yield Session(conn, title=str(path), agent=agent,
+                      read_only=read_only or bool(getattr(conn, "read_only", False)),
+                      limits=_runtime.limits(s),
+                      offline_after_ms=s.value("federation.offline_after"),
+                      stale_after_ms=stale_after_ms, after_write=after_write)

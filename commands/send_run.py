@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import sys
+from typing import Any
 
 from acomm_cli import clock, model
 from acomm_cli.cli import render
@@ -106,6 +107,8 @@ def send(inv: Invocation, *, channel: str | None, body: str | None, as_: str | N
     with store(s, write=True, create=True) as conn:  # a direct channel may be created
         direct = sending.send_direct(conn, req, [a.strip() for a in to.split(",")], now,
                                      limits(s))
+        if any(getattr(r, "status", None) == "emitted" for r in direct):
+            _publish_now(conn)
     render.direct_results(out, direct)
     failed = [r for r in direct if isinstance(r, CommError)]
     return failed[0].exit_status if failed else None
@@ -127,3 +130,21 @@ def publish(inv: Invocation, *, channel: str, topic: str, body: str | None, as_:
     with store(s, write=True) as conn:
         result = sending.send(conn, req, now, limits(s))
     render.send_results(output(s), [result])
+
+
+def _publish_now(conn: Any) -> None:
+    """A NATS node publishes a remote send at once, after its commit (issue 22). The row is
+    safe in the outbox already: a NATS server that is down is a note, and `tick`, `fed pull`
+    or `gateway serve --push` publish it later. A plain store never gets here."""
+    from acomm_cli.federation import nats_transport as nt
+    from acomm_cli.store import federation as fsql
+
+    if not fsql.has_nats(conn):
+        return
+    link = nt.link_for(conn)
+    try:
+        nt.publish(conn, link, str(fsql.node_id(conn)))
+    except nt.Unreachable as exc:
+        render.note(f"note: {exc}; the message waits in the outbox")
+    finally:
+        link.close()

@@ -684,3 +684,23 @@ def m011_channels_version(conn: sqlite3.Connection, now_ms: int) -> None:
             conn.execute(
                 f"CREATE TRIGGER {table}_version_{event.lower()} AFTER {event} ON {table}"
                 " BEGIN UPDATE channels_version SET token = token + 1 WHERE id = 1; END")
+
+
+@migration
+def m014_nats_outbox(conn: sqlite3.Connection, now_ms: int) -> None:
+    # Issue 22: a node whose outbox travels on NATS JetStream. One row: the server url (what
+    # the room advertises as this node's url), the credentials file `node init` was given,
+    # how far the outbox has been published into the stream (outbox seq = stream seq: the
+    # stream is filled in seq order from 1, so a peer's cursor means the same on either
+    # transport), and what `fed migrate --to` recorded when the node switched over.
+    _script(conn, """
+        CREATE TABLE fed_nats (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            url TEXT NOT NULL,
+            creds TEXT,
+            published_seq INTEGER NOT NULL DEFAULT 0,
+            migrated_from TEXT,
+            migrated_head INTEGER,
+            migrated_at INTEGER
+        );
+    """)

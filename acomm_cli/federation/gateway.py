@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from acomm_cli import clock, model
-from acomm_cli.errors import CommError, InvalidState
+from acomm_cli.errors import CommError, InvalidState, PeerUnreachable
 from acomm_cli.federation import agentapi, gwstate, handshake, identity, roomsync
 from acomm_cli.federation.http_transport import MAX_WAIT_S, OUTBOX_PATH
 from acomm_cli.store import federation as sql
@@ -53,6 +53,7 @@ class Options:
     invite: str | None = None
     public_url: str | None = None
     pull_every_ms: int | None = None
+    push: bool = False  # a NATS node: publish and read as events come (issue 22)
     busy_timeout_ms: int = 1000
     sla_ms: int = 600_000
     pull_pages: int = 10
@@ -61,8 +62,12 @@ class Options:
 
 
 def parse_listen(value: str) -> tuple[str, int]:
+    """HOST:PORT, or `none`: ("", 0), no listening socket at all (a node behind NAT on
+    NATS JetStream: it only connects out)."""
     from acomm_cli.errors import ValidationFailed
 
+    if value == "none":
+        return "", 0
     host, sep, port = value.rpartition(":")
     if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
         raise ValidationFailed("listen: HOST:PORT, e.g. 127.0.0.1:8765 (port 0: any free "
@@ -77,7 +82,8 @@ def room_store_path(store_path: Path) -> Path:
 class Gateway:
     """The app's state: this node, its store connection, the room and the mirror."""
 
-    def __init__(self, opts: Options, me: identity.Node, listen: str, public_url: str) -> None:
+    def __init__(self, opts: Options, me: identity.Node, listen: str | None,
+                 public_url: str) -> None:
         self.opts, self.me, self.listen, self.public_url = opts, me, listen, public_url
         self.conn: sqlite3.Connection | None = None
         self.room: Any = None
@@ -154,6 +160,69 @@ class Gateway:
             conn.close()
         if result.unreachable:
             log.warning("note: unreachable peers: %s", ", ".join(result.unreachable))
+
+    async def push_loop(self) -> None:
+        """`--push` on a NATS node: one thread publishes this node's outbox as soon as a row
+        lands (a cheap SQLite read every 0.1 s), another long-polls the peers' streams
+        (JetStream answers a waiting pull at once): a send is delivered within a second,
+        no tick needed. Each keeps its NATS link; a server that is down is noted, retried."""
+        import anyio
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._forever, "publish", self._publish_once)
+            tg.start_soon(self._forever, "push", self._push_once)
+
+    async def _forever(self, what: str, once: Any) -> None:
+        import anyio
+
+        from acomm_cli.federation import nats_transport as nt
+
+        conn = link = None
+        try:
+            while True:
+                try:
+                    if conn is None:
+                        from acomm_cli.engine import opening
+
+                        conn = opening.connect(self.opts.store_path, create=False,
+                                               busy_timeout_ms=self.opts.busy_timeout_ms)
+                        link = nt.link_for(conn)
+                    pause = await anyio.to_thread.run_sync(once, conn, link)
+                except (sqlite3.Error, CommError) as exc:
+                    self.note(what, exc)
+                    pause = 1.0
+                await anyio.sleep(pause)
+        finally:
+            if link is not None:
+                link.close()
+            if conn is not None:
+                conn.close()
+
+    def _publish_once(self, conn: sqlite3.Connection, link: Any) -> float:
+        from acomm_cli.federation import nats_transport as nt
+
+        cfg = sql.nats_config(conn)
+        if cfg is not None and int(cfg[2]) < sql.outbox_head(conn):
+            try:
+                nt.publish(conn, link, self.me.node_id)
+                self._noted = None
+            except nt.Unreachable as exc:
+                self.note("publishing the outbox on NATS", exc)
+                return 1.0
+        return 0.1
+
+    def _push_once(self, conn: sqlite3.Connection, link: Any) -> float:
+        from acomm_cli.federation import pull as fed_pull
+
+        me = identity.require(conn)
+        peers = fed_pull.room.peer_ids(conn, me.node_id)
+        tr = fed_pull.transport_for(conn, peers, me, wait_s=1.0, nats_link=link)
+        result = fed_pull.pull(conn, clock.now_ms(), max_pages=self.opts.pull_pages,
+                               sla_ms=self.opts.sla_ms, transport=tr, nats_link=link)
+        if result.unreachable:
+            self.note("push", PeerUnreachable("unreachable: " + ", ".join(result.unreachable)))
+            return 1.0
+        return 0.0 if peers else 1.0
 
     # ------------------------------------------------------------ the routes
 
@@ -314,16 +383,28 @@ def serve(opts: Options) -> None:
     conn = opening.connect(opts.store_path, create=False)
     try:
         me = identity.require(conn)
+        nats = sql.nats_config(conn)
     finally:
         conn.close()
     if opts.join is not None and not opts.join.startswith(("http://", "https://")):
         raise InvalidState("join: the seed's url must be http(s)://HOST:PORT", field="join")
-    sock = socket.socket(socket.AF_INET6 if ":" in opts.host else socket.AF_INET)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((opts.host, opts.port))
-    port = sock.getsockname()[1]
-    listen = f"{opts.host}:{port}"
-    gw = Gateway(opts, me, listen, opts.public_url or f"http://{listen}")
+    if (opts.push or not opts.host) and nats is None:
+        raise InvalidState("push and --listen none need a node on NATS JetStream (acomm "
+                           "node init --transport nats://HOST:PORT)", field="push")
+    if not opts.host and (opts.seed or opts.join is None):
+        raise InvalidState("listen none: only a joining node (--join URL) can go without "
+                           "listening; a seed hosts the room", field="listen")
+    sock = None
+    if opts.host:
+        sock = socket.socket(socket.AF_INET6 if ":" in opts.host else socket.AF_INET)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((opts.host, opts.port))
+        listen = f"{opts.host}:{sock.getsockname()[1]}"
+    else:
+        listen = None
+    # a NATS node's outbox is read from its stream: the room advertises the NATS url
+    gw = Gateway(opts, me, listen, str(nats[0]) if nats is not None
+                 else opts.public_url or f"http://{listen}")
 
     @asynccontextmanager
     async def lifespan(app: Any) -> Any:
@@ -348,7 +429,9 @@ def serve(opts: Options) -> None:
                 tg.start_soon(roomsync.join, opts.join, me, doc, gw.join_state, lambda: None)
             if opts.pull_every_ms:
                 tg.start_soon(gw.pull_loop)
-            log.warning("gateway %s listening on %s (%s)", me.node_id, listen,
+            if opts.push:
+                tg.start_soon(gw.push_loop)
+            log.warning("gateway %s listening on %s (%s)", me.node_id, listen or "nothing",
                         "seed" if opts.seed else f"joined to {opts.join}" if opts.join
                         else "serving its outbox")
             try:
@@ -377,6 +460,22 @@ def serve(opts: Options) -> None:
         *agents,
     ], lifespan=lifespan)
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    if sock is None:
+        anyio.run(_without_listening, lifespan)
+        return
     config = uvicorn.Config(app, log_level="warning", lifespan="on",
                             timeout_graceful_shutdown=5)
     uvicorn.Server(config).run(sockets=[sock])
+
+
+async def _without_listening(lifespan: Any) -> None:
+    """`--listen none`: the room mirror, the join and the push loop, no socket; SIGINT or
+    SIGTERM ends it as uvicorn's would (the lifespan's cleanup runs)."""
+    import signal
+
+    import anyio
+
+    async with lifespan(None):
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async for _ in signals:
+                return

@@ -41,11 +41,13 @@ def init(
     """
     from acomm_cli.federation import identity
 
+    if transport is not None:  # checked before anything is written
+        from acomm_cli.federation import nats_transport
+
+        nats_transport.check(transport, nats_creds)
     with store(ctx, write=True, create=True) as conn:
         node, created = identity.init_node(conn, id_, clock.now_ms())
         if transport is not None:
-            from acomm_cli.federation import nats_transport
-
             nats_transport.configure(conn, transport, nats_creds)
     if not created and transport is None:
         render.note(f"note: this store is already node {node.node_id}; nothing changed")

@@ -124,8 +124,11 @@ class Link:
         async def quiet(*_: Any) -> None:  # nats-py logs every trouble; we report our own
             return None
 
+        # a refused first connection is retried once, 0.2 s later, then NoServersError
+        # (max_reconnect_attempts=0 would mean "forever" in nats-py's server selection)
         opts: dict[str, Any] = {"servers": [self.url], "connect_timeout": 2,
-                                "allow_reconnect": False, "max_reconnect_attempts": 0,
+                                "allow_reconnect": False, "max_reconnect_attempts": 1,
+                                "reconnect_time_wait": 0.2,
                                 "error_cb": quiet, "disconnected_cb": quiet,
                                 "closed_cb": quiet, "name": "acomm"}
         if self.creds:
@@ -317,14 +320,18 @@ def link_for(conn: sqlite3.Connection, peer_url: str | None = None) -> Link:
     return Link(peer_url, creds_file(None))
 
 
-def configure(conn: sqlite3.Connection, url: str, creds: str | None) -> dict[str, Any]:
-    """`node init --transport`: record this node's NATS server (and credentials file). A
-    node whose outbox already went out over HTTP switches with `fed migrate --to` instead,
-    so that the switch is recorded."""
+def check(url: str, creds: str | None) -> None:
     check_url(url)
     if creds is not None and not os.path.isfile(creds):
         raise ValidationFailed(f"nats-creds: no such file: {creds}", field="nats-creds",
                                value=creds)
+
+
+def configure(conn: sqlite3.Connection, url: str, creds: str | None) -> dict[str, Any]:
+    """`node init --transport`: record this node's NATS server (and credentials file). A
+    node whose outbox already went out over HTTP switches with `fed migrate --to` instead,
+    so that the switch is recorded."""
+    check(url, creds)
     if not sql.has_nats(conn) and sql.outbox_head(conn) > 0:
         raise InvalidState("this node's outbox already went out over HTTP: switch with "
                            f"`acomm fed migrate --to {url}`", field="transport", value=url)

@@ -39,11 +39,9 @@ def init(
 
     Example: acomm node init --id vps-jane --json
     """
-    from acomm_cli.federation import identity
+    from acomm_cli.federation import identity, nats_transport
 
     if transport is not None:  # checked before anything is written
-        from acomm_cli.federation import nats_transport
-
         nats_transport.check(transport, nats_creds)
     with store(ctx, write=True, create=True) as conn:
         node, created = identity.init_node(conn, id_, clock.now_ms())

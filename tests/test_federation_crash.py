@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ACOMM, query, run
-from natsserver import needs_nats, nats_server
+from natsserver import nats_server, needs_nats
 from test_fault_injection import kill
 
 from acomm_cli import clock

@@ -5,8 +5,8 @@ invite, ownership seen across nodes, message -> accepted -> agent turn (receive 
 answered with `respond`, a dispatch agent run by `tick`) -> processed / reply over HTTP;
 exactly one delivery and one agent turn after a cursor rewind and after either gateway
 restarts; no owner, owner offline -> the fallback node or a dead letter, and retries then a
-`federation_max_attempts` dead letter with time moved by faketime. Each test runs on both transports: HTTP, and NATS
-JetStream on a real nats-server (issue 22)."""
+`federation_max_attempts` dead letter with time moved by faketime. Each test runs on both
+transports: HTTP, and NATS JetStream on a real nats-server (issue 22)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 from conftest import ACOMM, VENV_BIN
-from natsserver import needs_nats, nats_server
+from natsserver import nats_server, needs_nats
 from test_dispatch import agent_script
 from test_gateway import Node, free_port, gateway_nodes, invite, wait_until, where
 

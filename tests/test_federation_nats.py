@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 from conftest import ACOMM, run
-from natsserver import NatsServer, needs_nats, nats_server
+from natsserver import NatsServer, nats_server, needs_nats
 from test_dispatch import agent_script
-from test_gateway import Node, gateway_nodes, invite, wait_until, where
+from test_gateway import gateway_nodes, invite, wait_until, where
 
 pytestmark = needs_nats
 

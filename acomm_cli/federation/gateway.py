@@ -206,16 +206,17 @@ class Gateway:
             try:
                 nt.publish(conn, link, self.me.node_id)
                 self._noted = None
-            except nt.Unreachable as exc:
+            except PeerUnreachable as exc:
                 self.note("publishing the outbox on NATS", exc)
                 return 1.0
         return 0.1
 
     def _push_once(self, conn: sqlite3.Connection, link: Any) -> float:
         from acomm_cli.federation import pull as fed_pull
+        from acomm_cli.federation import room
 
         me = identity.require(conn)
-        peers = fed_pull.room.peer_ids(conn, me.node_id)
+        peers = room.peer_ids(conn, me.node_id)
         tr = fed_pull.transport_for(conn, peers, me, wait_s=1.0, nats_link=link)
         result = fed_pull.pull(conn, clock.now_ms(), max_pages=self.opts.pull_pages,
                                sla_ms=self.opts.sla_ms, transport=tr, nats_link=link)

@@ -389,3 +389,7 @@ def has_nats(conn: sqlite3.Connection) -> bool:
         return conn.execute("SELECT 1 FROM fed_nats WHERE id = 1").fetchone() is not None
     except sqlite3.OperationalError:
         return False
+
+
+def drop_nats(conn: sqlite3.Connection) -> None:
+    conn.execute("DELETE FROM fed_nats WHERE id = 1")

@@ -191,3 +191,41 @@ def test_nats_never_loaded_by_send_on_a_plain_store(tmp_path):
     r = subprocess.run([venv_python, "-c", code, str(s)], capture_output=True, text=True,
                        timeout=60)
     assert r.stderr.strip().endswith("False"), r.stderr
+
+
+def test_fed_migrate_moves_an_http_outbox_onto_nats_and_cursors_carry_over(tmp_path, server,
+                                                                             monkeypatch):
+    monkeypatch.setenv("ACOMM_FED_OFFLINE_AFTER", "1h")
+    a, b = tmp_path / "na.acomm", tmp_path / "nb.acomm"
+    ok(a, "node", "init", "--id", "na")
+    ok(b, "node", "init", "--id", "nb")
+    ok(a, "peers", "add", "nb", "--url", f"store:{b}")
+    ok(b, "peers", "add", "na", "--url", f"store:{a}")
+    ok(b, "agent", "own", "bob")
+    ok(b, "fed", "pull")
+    ok(a, "fed", "pull")
+    for i in range(3):
+        ok(a, "send", "--to", "bob", f"before {i}", "--as", "alice")
+    assert ok(b, "fed", "pull")["delivered"] == 3
+    ok(a, "send", "--to", "bob", "in between", "--as", "alice")  # not yet read by nb
+    head = sql(a, "SELECT max(seq) FROM fed_outbox")[0][0]
+    # NATS down: exit 7, the node stays on HTTP
+    r = run("--store", str(a), "--json", "fed", "migrate", "--to", "nats://127.0.0.1:1")
+    assert r.returncode == 7, r.stderr
+    assert sql(a, "SELECT count(*) FROM fed_nats") == [(0,)]
+    doc = ok(a, "fed", "migrate", "--to", server.url)
+    assert doc["published"] == head and doc["stream"] == "ACOMM_na"
+    assert doc["cursor_map"] == {"outbox_seq": head, "stream_seq": head}
+    assert sql(a, "SELECT url, published_seq, migrated_head FROM fed_nats") == [
+        (server.url, head, head)]
+    r = run("--store", str(a), "--json", "fed", "migrate", "--to", server.url)
+    assert r.returncode == 5  # already there
+    ok(b, "peers", "add", "na", "--url", server.url)  # what the room says after the restart
+    got = ok(b, "fed", "pull")
+    assert (got["delivered"], got["duplicates"], got["unreachable"]) == (1, 0, [])
+    ok(a, "send", "--to", "bob", "after", "--as", "alice")  # published by the send
+    assert ok(b, "fed", "pull")["delivered"] == 1
+    assert [m["content"] for m in ok(b, "receive", "--as", "bob")["messages"]] == [
+        "before 0", "before 1", "before 2", "in between", "after"]
+    # the acks nb appended reach na over store: (nb stays on HTTP)
+    assert ok(a, "fed", "pull")["acks"] >= 2

@@ -337,3 +337,42 @@ def configure(conn: sqlite3.Connection, url: str, creds: str | None) -> dict[str
                            f"`acomm fed migrate --to {url}`", field="transport", value=url)
     sql.set_nats(conn, url, os.path.abspath(creds) if creds else None)
     return {"transport": url}
+
+
+def migrate(conn: sqlite3.Connection, url: str, creds: str | None,
+            now: int) -> dict[str, Any]:
+    """`fed migrate --to`: move this node's outbox onto NATS JetStream without losing an
+    event. Every outbox row so far goes into the stream in seq order (stream seq = outbox
+    seq), so each peer's cursor carries over unchanged; that mapping is recorded. NATS down:
+    exit 7 and the store is as it was (the node stays on HTTP)."""
+    from acomm_cli.errors import PeerUnreachable
+    from acomm_cli.federation import identity, room
+
+    check(url, creds)
+    me = identity.require(conn).node_id
+    old = sql.nats_config(conn)
+    if old is not None and old[0] == url:
+        raise InvalidState(f"this node's outbox is on {url} already", field="to", value=url)
+    before = room.url_of(conn, me) if old is None else str(old[0])
+    with write(conn):
+        sql.set_nats(conn, url, os.path.abspath(creds) if creds else None)
+    link = Link(url, creds_file(os.path.abspath(creds) if creds else None))
+    try:
+        published = publish(conn, link, me)
+    except (Unreachable, InvalidState) as exc:
+        with write(conn):
+            if old is None:
+                sql.drop_nats(conn)
+            else:
+                sql.set_nats(conn, str(old[0]), old[1])
+        if isinstance(exc, InvalidState):
+            raise
+        raise PeerUnreachable(str(exc), field="to", value=url) from None
+    finally:
+        link.close()
+    head = sql.outbox_head(conn)
+    with write(conn):
+        sql.set_nats_migrated(conn, before or "http", head, now)
+    return {"node_id": me, "from": before or None, "to": url, "stream": stream_name(me),
+            "subject": subject(me), "published": published,
+            "cursor_map": {"outbox_seq": head, "stream_seq": head}}

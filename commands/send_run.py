@@ -136,16 +136,17 @@ def _publish_now(conn: Any) -> None:
     """A NATS node publishes a remote send at once, after its commit (issue 22). The row is
     safe in the outbox already: a NATS server that is down is a note, and `tick`, `fed pull`
     or `gateway serve --push` publish it later. A plain store never gets here."""
-    from acomm_cli.errors import PeerUnreachable
-    from acomm_cli.federation import nats_transport as nt
     from acomm_cli.store import federation as fsql
 
-    if not fsql.has_nats(conn):
+    if not fsql.has_nats(conn):  # one read; nothing more is imported on an HTTP node
         return
+    from acomm_cli.errors import CommError
+    from acomm_cli.federation import nats_transport as nt
+
     link = nt.link_for(conn)
     try:
         nt.publish(conn, link, str(fsql.node_id(conn)))
-    except PeerUnreachable as exc:
+    except CommError as exc:  # the send is committed: its status stays 0
         render.note(f"note: {exc}; the message waits in the outbox")
     finally:
         link.close()

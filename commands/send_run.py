@@ -6,7 +6,6 @@ from __future__ import annotations
 import io
 import json
 import sys
-from typing import Any
 
 from acomm_cli import clock, model
 from acomm_cli.cli import render
@@ -25,6 +24,7 @@ from acomm_cli.model import SendRequest
 
 TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
 if TYPE_CHECKING:
+    import sqlite3
     from typing import TextIO
 
 
@@ -132,7 +132,7 @@ def publish(inv: Invocation, *, channel: str, topic: str, body: str | None, as_:
     render.send_results(output(s), [result])
 
 
-def _publish_now(conn: Any) -> None:
+def _publish_now(conn: sqlite3.Connection) -> None:
     """A NATS node publishes a remote send at once, after its commit (issue 22). The row is
     safe in the outbox already: a NATS server that is down is a note, and `tick`, `fed pull`
     or `gateway serve --push` publish it later. A plain store never gets here."""
@@ -140,7 +140,6 @@ def _publish_now(conn: Any) -> None:
 
     if not fsql.has_nats(conn):  # one read; nothing more is imported on an HTTP node
         return
-    from acomm_cli.errors import CommError
     from acomm_cli.federation import nats_transport as nt
 
     link = nt.link_for(conn)

@@ -147,6 +147,16 @@ def test_a_node_behind_nat_sends_and_receives(tmp_path, server):
         back = wait_until("alice's message", lambda: a.ok("receive", "--as", "alice")
                           ["messages"])
         assert [m["content"] for m in back] == ["and back out"]
+        # NATS goes down under both gateways: they note it and carry on; the send waits in
+        # the outbox and arrives once the server is back
+        server.stop(signal.SIGKILL)
+        r = a.run("send", "--to", "bob", "while NATS was down", "--as", "alice")
+        assert r.returncode == 0 and "waits in the outbox" in r.stderr
+        server.start()
+        late = wait_until("the message sent while NATS was down", lambda: [
+            m["content"] for m in b.ok("receive", "--as", "bob")["messages"]])
+        assert late == ["while NATS was down"]
+        assert a.proc is not None and a.proc.poll() is None
         assert b.stop() in (0, -signal.SIGTERM)  # stops promptly on SIGTERM
         assert "listening on nothing" in b.log()
 

@@ -22,7 +22,8 @@ def init(
                                      "letter or a digit.")],
     transport: Annotated[str | None, typer.Option(
         "--transport", metavar="URL", help="Carry this node's outbox on NATS JetStream: "
-        "nats://HOST:PORT (default: the gateway's HTTP outbox). See docs/FEDERATION_NATS.md."
+        "nats://HOST:PORT (default: `federation.transport` in config, else the gateway's "
+        "HTTP outbox). See docs/FEDERATION_NATS.md."
     )] = None,
     nats_creds: Annotated[str | None, typer.Option(
         "--nats-creds", metavar="FILE", help="A NATS credentials file for --transport "
@@ -39,8 +40,11 @@ def init(
 
     Example: acomm node init --id vps-jane --json
     """
+    from acomm_cli.commands._common import settings
     from acomm_cli.federation import identity, nats_transport
 
+    if transport is None:  # `federation.transport` in config (or $ACOMM_FED_TRANSPORT)
+        transport = settings(ctx).value("federation.transport")
     if transport is not None:  # checked before anything is written
         nats_transport.check(transport, nats_creds)
     with store(ctx, write=True, create=True) as conn:

@@ -239,3 +239,17 @@ def test_fed_migrate_moves_an_http_outbox_onto_nats_and_cursors_carry_over(tmp_p
         "before 0", "before 1", "before 2", "in between", "after"]
     # the acks nb appended reach na over store: (nb stays on HTTP)
     assert ok(a, "fed", "pull")["acks"] >= 2
+
+
+def test_federation_transport_in_config_is_what_node_init_records(tmp_path, server):
+    s = tmp_path / "s.acomm"
+    r = run("--store", str(s), "--json", "node", "init", "--id", "n1",
+            env={"ACOMM_FED_TRANSPORT": server.url})
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["transport"] == server.url
+    assert sql(s, "SELECT url, published_seq FROM fed_nats") == [(server.url, 0)]
+    bad = tmp_path / "b.acomm"
+    r = run("--store", str(bad), "--json", "node", "init", "--id", "n2",
+            env={"ACOMM_FED_TRANSPORT": "http://x:1"})
+    assert r.returncode == 3 and "federation.transport" in r.stderr
+    assert not bad.exists()

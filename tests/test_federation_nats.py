@@ -188,19 +188,22 @@ def test_transport_refusals(tmp_path, server):
     assert r.returncode == 5 and "NATS" in r.stderr
 
 
-def test_nats_never_loaded_by_send_on_a_plain_store(tmp_path):
-    """The start-up rule (tests/test_startup.py) holds on the NATS path's neighbours: a plain
-    store's send and a local send on a NATS node load no nats module."""
-    code = ("import sys, runpy; sys.argv = ['acomm', '--store', sys.argv[1], 'send', 'g', "
-            "'hi', '--as', 'a']\ntry:\n    runpy.run_module('acomm_cli', run_name='__main__')"
-            "\nexcept SystemExit:\n    pass\nprint(any(m == 'nats' or m.startswith('nats.')"
-            " for m in sys.modules), file=sys.stderr)")
+def test_a_local_send_on_a_nats_node_loads_no_nats(tmp_path):
+    """tests/test_startup.py keeps nats-py out of a plain store's commands; on a NATS node a
+    send to a channel (no outbox row) loads neither nats-py nor the federation package."""
+    code = ("import json, sys, runpy; sys.argv = ['acomm', '--store', sys.argv[1], 'send', "
+            "'g', 'hi', '--as', 'a']\ntry:\n    runpy.run_module('acomm_cli', "
+            "run_name='__main__')\nexcept SystemExit:\n    pass\nprint(json.dumps(sorted("
+            "m for m in sys.modules if m.split('.')[0] == 'nats' or "
+            "m.startswith('acomm_cli.federation'))), file=sys.stderr)")
     s = tmp_path / "s.acomm"
+    ok(s, "node", "init", "--id", "n1", "--transport", "nats://127.0.0.1:4222")
     ok(s, "channel", "create", "g", "--as", "a")
     venv_python = str(Path(ACOMM).parent / "python")
     r = subprocess.run([venv_python, "-c", code, str(s)], capture_output=True, text=True,
                        timeout=60)
-    assert r.stderr.strip().endswith("False"), r.stderr
+    assert json.loads(r.stderr.strip().splitlines()[-1]) == [], r.stderr
+    assert sql(s, "SELECT count(*) FROM messages WHERE content = 'hi'") == [(1,)]
 
 
 def test_fed_migrate_moves_an_http_outbox_onto_nats_and_cursors_carry_over(tmp_path, server,

@@ -93,6 +93,24 @@ def pull(conn: sqlite3.Connection, now: int, *, peer: str | None = None,
         identity.node_id(peer, "peer")
         room.url_of(conn, peer)  # exit 4 for a node not in the room copy
     result = PullResult()
+    own_link = None  # one NATS connection for the whole pull (connected on first use)
+    if nats_link is None and sql.has_nats(conn):
+        from acomm_cli.federation import nats_transport as nt
+
+        nats_link = own_link = nt.link_for(conn)
+    try:
+        _pull_all(conn, me, nodes, peer, transport, nats_link, now, max_pages, page_size,
+                  sla_ms, wait_s, result)
+    finally:
+        if own_link is not None:
+            own_link.close()
+    return result
+
+
+def _pull_all(conn: sqlite3.Connection, me: identity.Node, nodes: list[str],
+              peer: str | None, transport: Transport | None, nats_link: Any, now: int,
+              max_pages: int, page_size: int, sla_ms: int, wait_s: float,
+              result: PullResult) -> None:
     publish_own(conn, me.node_id, result, nats_link)
     tr = transport or transport_for(conn, nodes, me, wait_s, nats_link)
     try:
@@ -110,7 +128,6 @@ def pull(conn: sqlite3.Connection, now: int, *, peer: str | None = None,
         if transport is None and hasattr(tr, "close"):
             tr.close()
     publish_own(conn, me.node_id, result, nats_link)  # the acks this pull appended
-    return result
 
 
 def _pull_peer(conn: sqlite3.Connection, me: str, node: str, tr: Transport, now: int,

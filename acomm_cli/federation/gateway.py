@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from acomm_cli import clock, model
-from acomm_cli.errors import CommError, InvalidState, PeerUnreachable
+from acomm_cli.errors import CommError, InvalidState
 from acomm_cli.federation import agentapi, gwstate, handshake, identity, roomsync
 from acomm_cli.federation.http_transport import MAX_WAIT_S, OUTBOX_PATH
 from acomm_cli.store import federation as sql
@@ -160,70 +160,6 @@ class Gateway:
             conn.close()
         if result.unreachable:
             log.warning("note: unreachable peers: %s", ", ".join(result.unreachable))
-
-    async def push_loop(self) -> None:
-        """`--push` on a NATS node: one thread publishes this node's outbox as soon as a row
-        lands (a cheap SQLite read every 0.1 s), another long-polls the peers' streams
-        (JetStream answers a waiting pull at once): a send is delivered within a second,
-        no tick needed. Each keeps its NATS link; a server that is down is noted, retried."""
-        import anyio
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(self._forever, "publish", self._publish_once)
-            tg.start_soon(self._forever, "push", self._push_once)
-
-    async def _forever(self, what: str, once: Any) -> None:
-        import anyio
-
-        from acomm_cli.federation import nats_transport as nt
-
-        conn = link = None
-        try:
-            while True:
-                try:
-                    if conn is None:
-                        from acomm_cli.engine import opening
-
-                        conn = opening.connect(self.opts.store_path, create=False,
-                                               busy_timeout_ms=self.opts.busy_timeout_ms)
-                        link = nt.link_for(conn)
-                    pause = await anyio.to_thread.run_sync(once, conn, link)
-                except (sqlite3.Error, CommError) as exc:
-                    self.note(what, exc)
-                    pause = 1.0
-                await anyio.sleep(pause)
-        finally:
-            if link is not None:
-                link.close()
-            if conn is not None:
-                conn.close()
-
-    def _publish_once(self, conn: sqlite3.Connection, link: Any) -> float:
-        from acomm_cli.federation import nats_transport as nt
-
-        cfg = sql.nats_config(conn)
-        if cfg is not None and int(cfg[2]) < sql.outbox_head(conn):
-            try:
-                nt.publish(conn, link, self.me.node_id)
-                self._noted = None
-            except PeerUnreachable as exc:
-                self.note("publishing the outbox on NATS", exc)
-                return 1.0
-        return 0.1
-
-    def _push_once(self, conn: sqlite3.Connection, link: Any) -> float:
-        from acomm_cli.federation import pull as fed_pull
-        from acomm_cli.federation import room
-
-        me = identity.require(conn)
-        peers = room.peer_ids(conn, me.node_id)
-        tr = fed_pull.transport_for(conn, peers, me, wait_s=1.0, nats_link=link)
-        result = fed_pull.pull(conn, clock.now_ms(), max_pages=self.opts.pull_pages,
-                               sla_ms=self.opts.sla_ms, transport=tr, nats_link=link)
-        if result.unreachable:
-            self.note("push", PeerUnreachable("unreachable: " + ", ".join(result.unreachable)))
-            return 1.0
-        return 0.0 if peers else 1.0
 
     # ------------------------------------------------------------ the routes
 
@@ -431,7 +367,9 @@ def serve(opts: Options) -> None:
             if opts.pull_every_ms:
                 tg.start_soon(gw.pull_loop)
             if opts.push:
-                tg.start_soon(gw.push_loop)
+                from acomm_cli.federation import push
+
+                tg.start_soon(push.loop, gw)
             log.warning("gateway %s listening on %s (%s)", me.node_id, listen or "nothing",
                         "seed" if opts.seed else f"joined to {opts.join}" if opts.join
                         else "serving its outbox")

@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint bench docs clean .faketime .shells
+.PHONY: demo test lint bench docs clean .faketime .shells .nats
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -17,6 +17,12 @@ $(STAMP): pyproject.toml
 	@command -v faketime >/dev/null 2>&1 || { \
 	  SUDO=$$(command -v sudo >/dev/null 2>&1 && [ "$$(id -u)" != 0 ] && echo sudo); \
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq faketime >/dev/null; }
+
+# nats-server runs the NATS JetStream tests (issue 22); from Debian's packages when missing.
+.nats:
+	@command -v nats-server >/dev/null 2>&1 || test -x /usr/sbin/nats-server || { \
+	  SUDO=$$(command -v sudo >/dev/null 2>&1 && [ "$$(id -u)" != 0 ] && echo sudo); \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq nats-server >/dev/null; }
 
 # zsh and fish (completion tests), tmux (the terminal test) and groff (man pages), from Debian's
 # packages when missing. Not fatal: without them those tests are skipped and say why.
@@ -33,7 +39,7 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	@PATH="$(CURDIR)/$(BIN):$$PATH" bash examples/demo.sh
 
-test: lint .faketime .shells
+test: lint .faketime .nats .shells
 	$(BIN)/python -m pytest -q
 
 # ruff, then mypy and import-linter on a copy of the installed layout (store/ and commands/ go

@@ -78,6 +78,11 @@ def tick_once(conn: sqlite3.Connection, setup: TickSetup, now: int,
         setup.on_dispatch(ran)
         doc["dispatch"] = ran.counts()
         total += len(ran.receipts) + ran.dead_lettered
+    if "fed_pulled" in doc:  # a node: what this pass appended (retries, replies) goes out now
+        from acomm_cli.federation import pull as fed_pull
+        from acomm_cli.store.federation import node_id
+
+        fed_pull.publish_own(conn, str(node_id(conn)), fed_pull.PullResult())
     return doc, total
 
 

@@ -17,6 +17,12 @@ the StoreTransport (`peers add NODE --url store:PATH`), not over HTTP.
   on a node, a local one on a plain store), on a node against a plain store, interleaved,
   medians. Target: within 10% (issue 14).
 
+Both transports in one run (issue 22): the same latency and throughput again with the two
+nodes on NATS JetStream (a real `nats-server -js` on a free loopback port, started and killed
+here): `send --to` publishes after its commit, `fed pull` reads through a durable consumer;
+and the push latency of `gateway serve --push` on nb (no tick). Skipped, saying so, where
+nats-server is not installed.
+
 This script owns the section "## Federation (issue 14)" of docs/BENCHMARKS.md.
 """
 
@@ -24,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import shutil
 import sqlite3
@@ -55,17 +62,63 @@ def acomm(store: Path, *args: str, check: bool = True) -> subprocess.CompletedPr
     return r
 
 
+NATS: str | None = None  # the url of the bench's nats-server while the NATS part runs
+
+
 def pair(work: Path) -> tuple[Path, Path]:
-    """Nodes na and nb, each the other's peer; bob owned by nb, seen by na."""
+    """Nodes na and nb, each the other's peer; bob owned by nb, seen by na. With NATS set,
+    both nodes are on NATS JetStream: the room is set up over store: urls, then the peers'
+    urls become the server's (a gateway would advertise it)."""
+    work.mkdir(parents=True, exist_ok=True)
     a, b = work / "na.acomm", work / "nb.acomm"
-    acomm(a, "node", "init", "--id", "na")
-    acomm(b, "node", "init", "--id", "nb")
+    extra = ("--transport", NATS) if NATS else ()
+    acomm(a, "node", "init", "--id", "na", *extra)
+    acomm(b, "node", "init", "--id", "nb", *extra)
     acomm(a, "peers", "add", "nb", "--url", f"store:{b}")
     acomm(b, "peers", "add", "na", "--url", f"store:{a}")
     acomm(b, "agent", "own", "bob")
     acomm(b, "fed", "pull")
     acomm(a, "fed", "pull")
+    if NATS:
+        acomm(a, "peers", "add", "nb", "--url", NATS)
+        acomm(b, "peers", "add", "na", "--url", NATS)
     return a, b
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_nats(work: Path) -> subprocess.Popen[bytes] | None:
+    """A nats-server -js for the NATS rows, or None (said) where it is not installed."""
+    global NATS
+    exe = shutil.which("nats-server") or shutil.which("nats-server", path="/usr/sbin")
+    if exe is None:
+        print("note: nats-server is not installed: the NATS rows are skipped",
+              file=sys.stderr)
+        return None
+    port = free_port()
+    proc = subprocess.Popen([exe, "-js", "-a", "127.0.0.1", "-p", str(port), "-sd",
+                             str(work / "nats-js")], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    import socket
+
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            break
+        except OSError:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                proc.kill()
+                raise RuntimeError("nats-server did not start") from None
+            time.sleep(0.05)
+    NATS = f"nats://127.0.0.1:{port}"
+    return proc
 
 
 def plain(work: Path, name: str = "plain.acomm") -> Path:
@@ -138,12 +191,39 @@ def bench_latency_tick(work: Path, rounds: int) -> dict[str, float]:
     return {"median": median(took), "max": max(took), "min": min(took)}
 
 
+def bench_latency_push(work: Path, rounds: int) -> dict[str, float]:
+    """NATS only: `gateway serve --push` on nb, no tick; a real `send --to bob` on na."""
+    a, b = pair(work / "push")
+    rng = random.Random(22)
+    log = open(work / "push" / "gateway.log", "wb")
+    gw = subprocess.Popen([ACOMM, "--store", str(b), "gateway", "serve", "--listen",
+                           "127.0.0.1:0", "--push"], stdout=log, stderr=log)
+    took: list[float] = []
+    try:
+        time.sleep(2.0)
+        for i in range(rounds):
+            time.sleep(rng.uniform(0, 1))
+            text = f"push ping {i}"
+            t = perf_counter()
+            acomm(a, "send", "--to", "bob", text, "--as", "alice")
+            while not delivered(b, text):
+                if perf_counter() - t > 10:
+                    raise RuntimeError(f"{text!r} not delivered within 10 s")
+                time.sleep(0.005)
+            took.append(perf_counter() - t)
+    finally:
+        gw.terminate()
+        gw.wait(timeout=30)
+        log.close()
+    return {"median": median(took), "max": max(took), "min": min(took)}
+
+
 # ---------------------------------------------------------------- throughput
 
 
 def bench_throughput(work: Path, n: int, rounds: int) -> dict[str, float]:
     d = work / "throughput"
-    d.mkdir()
+    d.mkdir(parents=True)
     a, b = pair(d)
     conn = open_store(a)
     try:
@@ -153,6 +233,8 @@ def bench_throughput(work: Path, n: int, rounds: int) -> dict[str, float]:
                 send_direct(conn, SendRequest(sender="alice", content=f"m{i}"), ["bob"], now)
     finally:
         conn.close()
+    if NATS:  # na's outbox into its stream first (its pull publishes; nothing to read yet)
+        acomm(a, "fed", "pull")
     base = plain(d, "base.acomm")
     batch = d / "batch.jsonl"
     batch.write_text("".join(json.dumps({"to": "bob", "from": "alice", "content": f"m{i}"})
@@ -223,7 +305,8 @@ def ms(x: float) -> str:
 
 
 def section(lat: dict[str, float], tick: dict[str, float], thr: dict[str, float],
-            start: dict[str, float], args: argparse.Namespace) -> str:
+            start: dict[str, float], args: argparse.Namespace,
+            nats: dict[str, dict[str, float]] | None = None) -> str:
     m = machine()
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     r_team = start["node_team"] / start["plain_team"]
@@ -250,6 +333,7 @@ def section(lat: dict[str, float], tick: dict[str, float], thr: dict[str, float]
         f"| `fed pull` of {args.messages} messages | {thr['pull_rate']:,.0f} msg/s "
         f"| {thr['send_rate']:,.0f} msg/s `send --batch` of as many, local | "
         f"{thr['pull_rate'] / thr['send_rate']:.0%} | - | - |",
+        *_nats_rows(nats, lat, thr, args),
         f"| `acomm send` to a channel, on a node | {ms(start['node_team'])} "
         f"| {ms(start['plain_team'])} plain store | {r_team:.2f}x | <= {STARTUP_LIMIT:g}x "
         f"| {verdict(r_team)} |",
@@ -276,8 +360,57 @@ def section(lat: dict[str, float], tick: dict[str, float], thr: dict[str, float]
         "`fed_node` and the room copy, loads `engine/remote.py` (stdlib and the store only) "
         "and appends the outbox event in the send's transaction. Neither imports the "
         "federation package or its libraries.",
+        "- NATS JetStream (issue 22): the same two nodes with `node init --transport "
+        "nats://...` on a local `nats-server -js` (2.9, file storage); `send --to` publishes "
+        "its outbox row after the commit (one JetStream publish, acknowledged), `fed pull` "
+        "reads through a durable pull consumer (AckAll after each page's commit). Push: "
+        "`gateway serve --push` on nb, messages sent at random phases, measured as for the "
+        "tick." if nats else "- NATS JetStream rows: not run (nats-server not installed).",
         "",
     ])
+
+
+def _nats_rows(nats: dict[str, dict[str, float]] | None, lat: dict[str, float],
+               thr: dict[str, float], args: argparse.Namespace) -> list[str]:
+    if not nats:
+        return []
+    nl, push, nt = nats["latency"], nats["push"], nats["throughput"]
+    return [
+        f"| NATS: latency, `send --to` on A then `fed pull` on B | {ms(nl['remote'])} "
+        f"| {ms(lat['remote'])} the same over StoreTransport | "
+        f"{nl['remote'] / lat['remote']:.2f}x | - | - |",
+        f"| NATS: latency, `gateway serve --push` on B (no tick) | {ms(push['median'])} "
+        f"median ({ms(push['min'])} .. {ms(push['max'])}) | - | - | < 1 s after the send "
+        f"| {'PASS' if push['median'] < 1.0 + lat['local'] else 'FAIL'} |",
+        f"| NATS: `fed pull` of {args.messages} messages | {nt['pull_rate']:,.0f} msg/s "
+        f"| {thr['pull_rate']:,.0f} msg/s over StoreTransport | "
+        f"{nt['pull_rate'] / thr['pull_rate']:.0%} | - | - |",
+    ]
+
+
+def bench_nats(work: Path, args: argparse.Namespace) -> dict[str, dict[str, float]] | None:
+    """The NATS rows, each scenario on a fresh server (node ids repeat between them)."""
+    global NATS
+    if not (shutil.which("nats-server") or shutil.which("nats-server", path="/usr/sbin")):
+        print("note: nats-server is not installed: the NATS rows are skipped",
+              file=sys.stderr)
+        return None
+    out: dict[str, dict[str, float]] = {}
+    for name, run in (("latency", lambda d: bench_latency_pull(d, args.rounds)),
+                      ("push", lambda d: bench_latency_push(d, args.tick_rounds)),
+                      ("throughput", lambda d: bench_throughput(
+                          d, args.messages, max(3, args.rounds // 3)))):
+        d = work / f"nats-{name}"
+        d.mkdir()
+        server = start_nats(d)
+        assert server is not None
+        try:
+            out[name] = run(d)
+        finally:
+            NATS = None
+            server.kill()
+            server.wait(timeout=30)
+    return out
 
 
 def main() -> int:
@@ -287,6 +420,9 @@ def main() -> int:
     ap.add_argument("--tick-rounds", type=int, default=15)
     ap.add_argument("--messages", type=int, default=5000)
     args = ap.parse_args()
+    # no gateway carries the room's heartbeats here (and NATS peers carry no room): on a
+    # loaded machine a scenario can outlast the 30 s after which nb counts as offline
+    os.environ["ACOMM_FED_OFFLINE_AFTER"] = "1h"
     work = Path(tempfile.mkdtemp(prefix="acomm-bench-fed-"))
     try:
         (work / "pull").mkdir()
@@ -295,9 +431,10 @@ def main() -> int:
         lat = bench_latency_pull(work, args.rounds)
         tick = bench_latency_tick(work, args.tick_rounds)
         thr = bench_throughput(work, args.messages, max(3, args.rounds // 3))
+        nats = bench_nats(work, args)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    text = section(lat, tick, thr, start, args)
+    text = section(lat, tick, thr, start, args, nats)
     print(text)
     if not args.no_write:
         write_section(SECTION, text)

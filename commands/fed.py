@@ -1,4 +1,5 @@
-"""`acomm fed pull`: read peers' outboxes and deliver what they hold for this node."""
+"""`acomm fed pull`: read peers' outboxes and deliver what they hold for this node;
+`acomm fed migrate --to`: move this node's outbox onto NATS JetStream (issue 22)."""
 
 from __future__ import annotations
 
@@ -40,6 +41,32 @@ def pull(
                                sla_ms=settings(ctx).value("federation.sla"),
                                wait_s=wait_ms / 1000)
     render.status(output(ctx), result.doc())
+
+
+@app.command()
+def migrate(
+    ctx: typer.Context,
+    to: Annotated[str, typer.Option(metavar="URL", help="The NATS server: nats://HOST:PORT "
+                                    "(or tls://...).")],
+    nats_creds: Annotated[str | None, typer.Option(
+        "--nats-creds", metavar="FILE", help="A NATS credentials file ($ACOMM_NATS_CREDS "
+        "wins when set).")] = None,
+) -> None:
+    """Move this node's outbox onto NATS JetStream, losing no event.
+
+    Publishes the whole outbox into the stream ACOMM_<node> in order (stream seq =
+    outbox seq, so every peer's cursor carries over) and records the switch. Restart
+    `gateway serve` afterwards: the room then advertises the NATS url and peers read
+    there. NATS unreachable: exit 7, nothing changed.
+    Prints {node_id, from, to, stream, subject, published, cursor_map}.
+
+    Example: acomm fed migrate --to nats://nats.internal:4222 --json
+    """
+    from acomm_cli.federation import nats_transport
+
+    with store(ctx, write=True) as conn:
+        doc = nats_transport.migrate(conn, to, nats_creds, clock.now_ms())
+    render.status(output(ctx), doc)
 
 
 @app.callback()

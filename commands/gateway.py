@@ -20,7 +20,8 @@ app = typer.Typer(help="This node's gateway: the exchange, the state room, the o
 def serve(
     ctx: typer.Context,
     listen: Annotated[str, typer.Option(metavar="HOST:PORT", help="Where to listen (port 0: "
-                                        "any free port; `gateway status` shows it).")],
+                                        "any free port; `gateway status` shows it); `none`: "
+                                        "no socket, for a NATS node behind NAT.")],
     seed: Annotated[bool, typer.Option("--seed", help="Host the state room and keep it "
                                        "across restarts.")] = False,
     join: Annotated[str | None, typer.Option(metavar="URL", help="The seed gateway's url "
@@ -34,6 +35,9 @@ def serve(
     pull_every: Annotated[str | None, typer.Option(metavar="DURATION", help="Also pull the "
                                                    "peers' outboxes this often (default: "
                                                    "never; `fed pull` and `tick` do).")] = None,
+    push: Annotated[bool, typer.Option("--push", help="On a NATS node: publish the outbox "
+                                       "and read the peers' streams as events come "
+                                       "(within a second), instead of --pull-every.")] = False,
 ) -> None:
     """Run the gateway until SIGINT or SIGTERM.
 
@@ -59,7 +63,7 @@ def serve(
     every = clock.parse_duration(pull_every, "pull_every") if pull_every else None
     gateway.serve(gateway.Options(
         store_path=Path(path), host=host, port=port, seed=seed, join=join, invite=invite,
-        public_url=public_url, pull_every_ms=every, sla_ms=s.value("federation.sla"),
+        public_url=public_url, pull_every_ms=every, push=push, sla_ms=s.value("federation.sla"),
         pull_pages=s.value("federation.pull_pages"), limits=limits(ctx),
         encoders=agentapi.Encoders(message=render.message_doc, send=render.send_doc)))
 

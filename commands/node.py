@@ -20,6 +20,14 @@ def init(
     id_: Annotated[str, typer.Option("--id", metavar="NODE", help="The node id: 1-64 "
                                      "characters of A-Z a-z 0-9 . _ -, starting with a "
                                      "letter or a digit.")],
+    transport: Annotated[str | None, typer.Option(
+        "--transport", metavar="URL", help="Carry this node's outbox on NATS JetStream: "
+        "nats://HOST:PORT (default: `federation.transport` in config, else the gateway's "
+        "HTTP outbox). See docs/FEDERATION_NATS.md."
+    )] = None,
+    nats_creds: Annotated[str | None, typer.Option(
+        "--nats-creds", metavar="FILE", help="A NATS credentials file for --transport "
+        "($ACOMM_NATS_CREDS wins when set).")] = None,
 ) -> None:
     """Make this store a node: its id and an Ed25519 key pair.
 
@@ -27,15 +35,26 @@ def init(
     The same id again changes nothing and prints the same key; another id is refused
     (exit 5).
 
+    With --transport nats://HOST:PORT the node's outbox is a NATS JetStream stream
+    (ACOMM_<node>, subject acomm.<node>.out) and peers read it there.
+
     Example: acomm node init --id vps-jane --json
     """
-    from acomm_cli.federation import identity
+    from acomm_cli.commands._common import settings
+    from acomm_cli.federation import identity, nats_transport
 
+    if transport is None:  # `federation.transport` in config (or $ACOMM_FED_TRANSPORT)
+        transport = settings(ctx).value("federation.transport")
+    if transport is not None:  # checked before anything is written
+        nats_transport.check(transport, nats_creds)
     with store(ctx, write=True, create=True) as conn:
         node, created = identity.init_node(conn, id_, clock.now_ms())
-    if not created:
+        if transport is not None:
+            nats_transport.configure(conn, transport, nats_creds)
+    if not created and transport is None:
         render.note(f"note: this store is already node {node.node_id}; nothing changed")
-    render.status(output(ctx), {"node_id": node.node_id, "public_key": node.public_paserk})
+    doc = {"node_id": node.node_id, "public_key": node.public_paserk}
+    render.status(output(ctx), {**doc, "transport": transport} if transport else doc)
 
 
 @app.callback()

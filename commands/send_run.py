@@ -23,6 +23,7 @@ from acomm_cli.model import SendRequest
 
 TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
 if TYPE_CHECKING:
+    import sqlite3
     from typing import TextIO
 
 
@@ -107,6 +108,8 @@ def send(inv: Invocation, *, channel: str | None, body: str | None, as_: str | N
     with store(s, write=True, create=True) as conn:  # a direct channel may be created
         direct = sending.send_direct(conn, req, [a.strip() for a in to.split(",")], now,
                                      limits(s))
+        if any(getattr(r, "status", None) == "emitted" for r in direct):
+            _publish_now(conn)
     render.direct_results(out, direct)
     failed = [r for r in direct if isinstance(r, CommError)]
     return failed[0].exit_status if failed else None
@@ -128,3 +131,22 @@ def publish(inv: Invocation, *, channel: str, topic: str, body: str | None, as_:
     with store(s, write=True) as conn:
         result = sending.send(conn, req, now, limits(s))
     render.send_results(output(s), [result])
+
+
+def _publish_now(conn: sqlite3.Connection) -> None:
+    """A NATS node publishes a remote send at once, after its commit (issue 22). The row is
+    safe in the outbox already: a NATS server that is down is a note, and `tick`, `fed pull`
+    or `gateway serve --push` publish it later. A plain store never gets here."""
+    from acomm_cli.store import federation as fsql
+
+    if not fsql.has_nats(conn):  # one read; nothing more is imported on an HTTP node
+        return
+    from acomm_cli.federation import nats_transport as nt
+
+    link = nt.link_for(conn)
+    try:
+        nt.publish(conn, link, str(fsql.node_id(conn)))
+    except CommError as exc:  # the send is committed: its status stays 0
+        render.note(f"note: {exc}; the message waits in the outbox")
+    finally:
+        link.close()

@@ -18,7 +18,7 @@ _acomm_subcommands() {
         'invite') echo 'create list revoke' ;;
         'agent') echo 'own disown where' ;;
         'peers') echo 'add' ;;
-        'fed') echo 'pull' ;;
+        'fed') echo 'pull migrate' ;;
         'gateway') echo 'serve status' ;;
         'token') echo 'create list revoke' ;;
     esac
@@ -95,7 +95,7 @@ _acomm_options() {
         'bridge') echo "$global" ;;
         'bridge sync') echo "$global --inbox-dir --outbox-dir --teams-dir --default-channel" ;;
         'node') echo "$global" ;;
-        'node init') echo "$global --id" ;;
+        'node init') echo "$global --id --transport --nats-creds" ;;
         'invite') echo "$global" ;;
         'invite create') echo "$global --expect --ttl --pin-key" ;;
         'invite list') echo "$global" ;;
@@ -108,8 +108,9 @@ _acomm_options() {
         'peers add') echo "$global --url" ;;
         'fed') echo "$global" ;;
         'fed pull') echo "$global --peer --max-pages --wait" ;;
+        'fed migrate') echo "$global --to --nats-creds" ;;
         'gateway') echo "$global" ;;
-        'gateway serve') echo "$global --listen --seed --join --invite --public-url --pull-every" ;;
+        'gateway serve') echo "$global --listen --seed --join --invite --public-url --pull-every --push" ;;
         'gateway status') echo "$global" ;;
         'token') echo "$global" ;;
         'token create') echo "$global --agent --ttl --scope" ;;
@@ -294,6 +295,8 @@ _acomm_value_kind() {
         'bridge sync --teams-dir') echo 'dir' ;;
         'bridge sync --default-channel') echo 'channel' ;;
         'node init --id') echo 'value' ;;
+        'node init --transport') echo 'value' ;;
+        'node init --nats-creds') echo 'value' ;;
         'invite create --expect') echo 'value' ;;
         'invite create --ttl') echo 'value' ;;
         'invite create --pin-key') echo 'value' ;;
@@ -302,6 +305,8 @@ _acomm_value_kind() {
         'fed pull --peer') echo 'value' ;;
         'fed pull --max-pages') echo 'value' ;;
         'fed pull --wait') echo 'value' ;;
+        'fed migrate --to') echo 'value' ;;
+        'fed migrate --nats-creds') echo 'value' ;;
         'gateway serve --listen') echo 'value' ;;
         'gateway serve --join') echo 'value' ;;
         'gateway serve --invite') echo 'value' ;;

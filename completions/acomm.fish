@@ -30,7 +30,7 @@ function __acomm_subcommands
         case 'peers'
             echo add
         case 'fed'
-            echo pull
+            echo pull migrate
         case 'gateway'
             echo serve status
         case 'token'
@@ -131,7 +131,7 @@ function __acomm_valued
         case 'bridge sync'
             echo --inbox-dir --outbox-dir --teams-dir --default-channel
         case 'node init'
-            echo --id
+            echo --id --transport --nats-creds
         case 'invite create'
             echo --expect --ttl --pin-key
         case 'agent own'
@@ -140,6 +140,8 @@ function __acomm_valued
             echo --url
         case 'fed pull'
             echo --peer --max-pages --wait
+        case 'fed migrate'
+            echo --to --nats-creds
         case 'gateway serve'
             echo --listen --join --invite --public-url --pull-every
         case 'token create'
@@ -745,6 +747,8 @@ complete -c acomm -f -n '__acomm_is \'node\'' -a 'init' -d 'Make this store a no
 
 # acomm node init
 complete -c acomm -n '__acomm_is \'node init\'' -l id -r -f -d 'The node id: 1-64 characters of A-Z a-z 0-9 '
+complete -c acomm -n '__acomm_is \'node init\'' -l transport -r -f -d 'Carry this node\'s outbox on NATS JetStream: nats://HOST:PORT (defau...'
+complete -c acomm -n '__acomm_is \'node init\'' -l nats-creds -r -f -d 'A NATS credentials file for --transport ($ACOMM_NATS_CREDS wins whe...'
 
 # acomm invite
 complete -c acomm -f -n '__acomm_is \'invite\'' -a 'create' -d 'Create a single-use invite for another node to join this one'
@@ -783,23 +787,29 @@ complete -c acomm -n '__acomm_is \'peers add\'' -l url -r -f -d 'How to reach it
 
 # acomm fed
 complete -c acomm -f -n '__acomm_is \'fed\'' -a 'pull' -d 'Read the peers\' outboxes after this node\'s cursors and deliver'
+complete -c acomm -f -n '__acomm_is \'fed\'' -a 'migrate' -d 'Move this node\'s outbox onto NATS JetStream, losing no event'
 
 # acomm fed pull
 complete -c acomm -n '__acomm_is \'fed pull\'' -l peer -r -f -d 'Only this peer (an unreachable one is then exit 7)'
 complete -c acomm -n '__acomm_is \'fed pull\'' -l max-pages -r -f -d 'Pages read per peer at most'
 complete -c acomm -n '__acomm_is \'fed pull\'' -l wait -r -f -d 'Long-poll an http peer that has nothing new, up to this long (at mo...'
 
+# acomm fed migrate
+complete -c acomm -n '__acomm_is \'fed migrate\'' -l to -r -f -d 'The NATS server: nats://HOST:PORT (or tls://...)'
+complete -c acomm -n '__acomm_is \'fed migrate\'' -l nats-creds -r -f -d 'A NATS credentials file ($ACOMM_NATS_CREDS wins when set)'
+
 # acomm gateway
 complete -c acomm -f -n '__acomm_is \'gateway\'' -a 'serve' -d 'Run the gateway until SIGINT or SIGTERM'
 complete -c acomm -f -n '__acomm_is \'gateway\'' -a 'status' -d 'Show this node\'s gateway: {node_id, listen, room_synced, peers, out...'
 
 # acomm gateway serve
-complete -c acomm -n '__acomm_is \'gateway serve\'' -l listen -r -f -d 'Where to listen (port 0: any free port; `gateway status` shows it)'
+complete -c acomm -n '__acomm_is \'gateway serve\'' -l listen -r -f -d 'Where to listen (port 0: any free port; `gateway status` shows it);...'
 complete -c acomm -n '__acomm_is \'gateway serve\'' -l seed -d 'Host the state room and keep it across restarts'
 complete -c acomm -n '__acomm_is \'gateway serve\'' -l join -r -f -d 'The seed gateway\'s url to join (http://HOST:PORT)'
 complete -c acomm -n '__acomm_is \'gateway serve\'' -l invite -r -f -d 'The invite token for a first join; without it, rejoin by node proof'
 complete -c acomm -n '__acomm_is \'gateway serve\'' -l public-url -r -f -d 'How peers reach this gateway (default: http://HOST:PORT of --listen)'
 complete -c acomm -n '__acomm_is \'gateway serve\'' -l pull-every -r -f -d 'Also pull the peers\' outboxes this often (default: never; `fed pull...'
+complete -c acomm -n '__acomm_is \'gateway serve\'' -l push -d 'On a NATS node: publish the outbox and read the peers\' streams as e...'
 
 # acomm gateway status
 

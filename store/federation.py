@@ -348,3 +348,48 @@ def pending_room_changes(conn: sqlite3.Connection,
 def mark_room_changes_applied(conn: sqlite3.Connection, up_to_seq: int, now_ms: int) -> None:
     conn.execute("UPDATE fed_room_changes SET applied_at = ? WHERE applied_at IS NULL"
                  " AND seq <= ?", (now_ms, up_to_seq))
+
+
+# ---------------------------------------------------------------- NATS JetStream (issue 22)
+
+def nats_config(conn: sqlite3.Connection) -> tuple[Any, ...] | None:
+    """(url, creds, published_seq, migrated_from, migrated_head, migrated_at) or None."""
+    return conn.execute("SELECT url, creds, published_seq, migrated_from, migrated_head,"
+                        " migrated_at FROM fed_nats WHERE id = 1").fetchone()
+
+
+def set_nats(conn: sqlite3.Connection, url: str, creds: str | None) -> None:
+    conn.execute("INSERT INTO fed_nats (id, url, creds) VALUES (1, ?, ?) ON CONFLICT (id)"
+                 " DO UPDATE SET url = excluded.url, creds = coalesce(excluded.creds, creds)",
+                 (url, creds))
+
+
+def set_nats_migrated(conn: sqlite3.Connection, from_url: str, head: int, now_ms: int) -> None:
+    conn.execute("UPDATE fed_nats SET migrated_from = ?, migrated_head = ?, migrated_at = ?"
+                 " WHERE id = 1", (from_url, head, now_ms))
+
+
+def set_published(conn: sqlite3.Connection, seq: int) -> None:
+    """Only forwards: two publishers racing never move the mark back."""
+    conn.execute("UPDATE fed_nats SET published_seq = max(published_seq, ?) WHERE id = 1",
+                 (seq,))
+
+
+def unpublished(conn: sqlite3.Connection, after_seq: int,
+                limit: int) -> list[tuple[int, str, int, str]]:
+    """(seq, event_id, attempt, envelope JSON) after `after_seq`, in seq order."""
+    return [(int(r[0]), str(r[1]), int(r[2]), str(r[3])) for r in conn.execute(
+        "SELECT seq, event_id, attempt, envelope FROM fed_outbox WHERE seq > ?"
+        " ORDER BY seq LIMIT ?", (after_seq, limit))]
+
+
+def has_nats(conn: sqlite3.Connection) -> bool:
+    """One indexed read; False on a store older than m014 too (it never had NATS)."""
+    try:
+        return conn.execute("SELECT 1 FROM fed_nats WHERE id = 1").fetchone() is not None
+    except sqlite3.OperationalError:
+        return False
+
+
+def drop_nats(conn: sqlite3.Connection) -> None:
+    conn.execute("DELETE FROM fed_nats WHERE id = 1")

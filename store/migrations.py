@@ -733,3 +733,23 @@ def m013_channel_admins(conn: sqlite3.Connection, now_ms: int) -> None:
     _script(conn, """
         ALTER TABLE participants ADD COLUMN admin INTEGER NOT NULL DEFAULT 0;
     """)
+
+
+@migration
+def m014_nats_outbox(conn: sqlite3.Connection, now_ms: int) -> None:
+    # Issue 22: a node whose outbox travels on NATS JetStream. One row: the server url (what
+    # the room advertises as this node's url), the credentials file `node init` was given,
+    # how far the outbox has been published into the stream (outbox seq = stream seq: the
+    # stream is filled in seq order from 1, so a peer's cursor means the same on either
+    # transport), and what `fed migrate --to` recorded when the node switched over.
+    _script(conn, """
+        CREATE TABLE fed_nats (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            url TEXT NOT NULL,
+            creds TEXT,
+            published_seq INTEGER NOT NULL DEFAULT 0,
+            migrated_from TEXT,
+            migrated_head INTEGER,
+            migrated_at INTEGER
+        );
+    """)

@@ -3,13 +3,16 @@ outbox of several pages (before any page commits, between pages, after the last)
 again. Each page is one transaction (cursor, inbound records, deliveries, `ack accepted`), so
 whatever the moment: the cursor and what was recorded agree, a page that committed is never
 redone, one that did not is redone exactly once, every event ends delivered once, and
-`doctor` is clean on both nodes. The peer is read with the StoreTransport (`store:PATH`).
+`doctor` is clean on both nodes. The peer is read with the StoreTransport (`store:PATH`),
+and again on NATS JetStream (issue 22: a real nats-server; the durable consumer may hold
+unacked messages at the kill, and the next pull places it back at the cursor).
 
 Each case is parametrized by its seed, so a failure names the moment that broke it. The delay
 before a kill is the injected fault, not a synchronisation; every wait is bounded."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 import sqlite3
@@ -18,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ACOMM, query, run
+from natsserver import nats_server, needs_nats
 from test_fault_injection import kill
 
 from acomm_cli import clock
@@ -35,17 +39,31 @@ def acomm(path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return r
 
 
-@pytest.fixture
-def loaded(tmp_path):
-    """Nodes na and nb; bob is owned by nb; na's outbox holds N messages to bob."""
+@pytest.fixture(params=["store", pytest.param("nats", marks=needs_nats)])
+def loaded(request, tmp_path):
+    """Nodes na and nb; bob is owned by nb; na's outbox holds N messages to bob (on NATS:
+    published into na's stream; the room is set up over store: urls, then the peers' urls
+    become the NATS server's)."""
+    with contextlib.ExitStack() as stack:
+        server = None
+        if request.param == "nats":
+            server = stack.enter_context(nats_server(tmp_path / "nats"))
+        yield _loaded(tmp_path, server.url if server else None)
+
+
+def _loaded(tmp_path: Path, nats_url: str | None) -> tuple[Path, Path]:
     a, b = tmp_path / "na.acomm", tmp_path / "nb.acomm"
-    acomm(a, "node", "init", "--id", "na")
-    acomm(b, "node", "init", "--id", "nb")
+    extra = ("--transport", nats_url) if nats_url else ()
+    acomm(a, "node", "init", "--id", "na", *extra)
+    acomm(b, "node", "init", "--id", "nb", *extra)
     acomm(a, "peers", "add", "nb", "--url", f"store:{b}")
     acomm(b, "peers", "add", "na", "--url", f"store:{a}")
     acomm(b, "agent", "own", "bob")
     acomm(b, "fed", "pull")
     acomm(a, "fed", "pull")
+    if nats_url:
+        acomm(a, "peers", "add", "nb", "--url", nats_url)
+        acomm(b, "peers", "add", "na", "--url", nats_url)
     conn = open_store(a)
     try:
         now = clock.now_ms()
@@ -58,6 +76,9 @@ def loaded(tmp_path):
         conn.close()
     assert query(a, "SELECT count(*), max(seq) FROM fed_outbox WHERE kind = 'message'") == \
         [(N, N)]
+    if nats_url:  # na publishes its outbox (its next pull does; it reads nothing yet)
+        assert json.loads(acomm(a, "fed", "pull").stdout)["published"] == N
+        assert query(a, "SELECT published_seq FROM fed_nats") == [(N,)]
     return a, b
 
 

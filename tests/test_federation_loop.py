@@ -5,7 +5,8 @@ invite, ownership seen across nodes, message -> accepted -> agent turn (receive 
 answered with `respond`, a dispatch agent run by `tick`) -> processed / reply over HTTP;
 exactly one delivery and one agent turn after a cursor rewind and after either gateway
 restarts; no owner, owner offline -> the fallback node or a dead letter, and retries then a
-`federation_max_attempts` dead letter with time moved by faketime."""
+`federation_max_attempts` dead letter with time moved by faketime. Each test runs on both
+transports: HTTP, and NATS JetStream on a real nats-server (issue 22)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from typing import Any
 
 import pytest
 from conftest import ACOMM, VENV_BIN
+from natsserver import nats_server, needs_nats
 from test_dispatch import agent_script
 from test_gateway import Node, free_port, gateway_nodes, invite, wait_until, where
 
@@ -46,9 +48,16 @@ def ok_env(n: Node, env: dict[str, str], *args: str, prefix: tuple[str, ...] = (
     return json.loads(r.stdout)
 
 
-@pytest.fixture
-def make(tmp_path: Path) -> Iterator[Callable[[str], Node]]:
-    with gateway_nodes(tmp_path) as maker:
+@pytest.fixture(params=["http", pytest.param("nats", marks=needs_nats)])
+def make(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[[str], Node]]:
+    """Nodes on either transport (issue 22): the gateway's HTTP outbox, or NATS JetStream
+    on a real nats-server of the test's own (the gateways then carry only the room)."""
+    if request.param == "http":
+        with gateway_nodes(tmp_path) as maker:
+            yield maker
+        return
+    with nats_server(tmp_path / "nats") as server, \
+            gateway_nodes(tmp_path, ("--transport", server.url)) as maker:
         yield maker
 
 
@@ -83,7 +92,7 @@ def states(a: Node) -> dict[str, str]:
     return dict(sql(a, "SELECT event_id, state FROM fed_sent"))  # type: ignore[arg-type]
 
 
-def test_join_ownership_and_the_full_loop_over_http(make, tmp_path):
+def test_join_ownership_and_the_full_loop(make, tmp_path):
     a, [b], _ = cluster(make, "nb")
     with_carl(b, tmp_path)
     b.ok("agent", "own", "bob")
@@ -146,7 +155,7 @@ def test_exactly_once_after_a_rewind_and_both_gateways_restarted(make, tmp_path)
         sql(b, "UPDATE fed_cursors SET position = 0 WHERE source_node = 'na'")
         sql(a, "UPDATE fed_cursors SET position = 0 WHERE source_node = 'nb'")
         again = b.ok("fed", "pull")
-        assert again["delivered"] == 0 and again["duplicates"] >= 2
+        assert again["delivered"] == 0 and again["duplicates"] >= 2, again
         assert a.ok("fed", "pull")["replies"] == 0
 
     rewind()

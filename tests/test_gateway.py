@@ -105,14 +105,16 @@ class Node:
 
 
 @contextlib.contextmanager
-def gateway_nodes(tmp_path: Path) -> Iterator[Callable[[str], Node]]:
-    """A maker of nodes (each its own store, `node init` done); every gateway one of them
-    started is killed on the way out, also when the test failed."""
+def gateway_nodes(tmp_path: Path,
+                  init_args: tuple[str, ...] = ()) -> Iterator[Callable[[str], Node]]:
+    """A maker of nodes (each its own store, `node init` done, with `init_args`: a NATS
+    transport, say); every gateway one of them started is killed on the way out, also when
+    the test failed."""
     made: list[Node] = []
 
     def _make(node_id: str) -> Node:
         n = Node(tmp_path / node_id / "store.acomm", node_id)
-        n.ok("node", "init", "--id", node_id)
+        n.ok("node", "init", "--id", node_id, *init_args)
         made.append(n)
         return n
 

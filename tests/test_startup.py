@@ -95,7 +95,7 @@ def test_the_other_hot_commands_load_no_heavy_module(cli, team, argv):
 
 
 FEDERATION = ("pycrdt", "pycrdt_websocket", "pycrdt_store", "uvicorn", "starlette", "pyseto",
-              "cryptography", "acomm_cli")
+              "cryptography", "nats", "acomm_cli")
 
 
 @pytest.mark.parametrize("argv", [

@@ -57,12 +57,23 @@ KEYS: dict[str, tuple[Any, Any, str]] = {
     "federation.offline_after": (30_000, lambda v, k: _ms(v, k, positive=True),
                                  "ACOMM_FED_OFFLINE_AFTER"),
     "federation.pull_pages": (10, lambda v, k: _positive_int(v, k), "ACOMM_FED_PULL_PAGES"),
+    # issue 22: the NATS server `node init` records when --transport is not given
+    "federation.transport": (None, lambda v, k: _nats_url(v, k), "ACOMM_FED_TRANSPORT"),
     # capabilities (spec 002 §9): N routing misses within the window open a review incident
     "capabilities.miss_threshold": (3, lambda v, k: _positive_int(v, k),
                                     "ACOMM_CAP_MISS_THRESHOLD"),
     "capabilities.miss_window": (3_600_000, lambda v, k: _ms(v, k, positive=True),
                                  "ACOMM_CAP_MISS_WINDOW"),
 }
+
+
+def _nats_url(value: Any, key: str) -> str:
+    """nats://HOST:PORT or tls://HOST:PORT (issue 22; HTTP is the default, never named)."""
+    text = _nonempty(value, key)
+    if not text.startswith(("nats://", "tls://")) or len(text.split("://", 1)[1]) == 0:
+        raise ValidationFailed(f"{key}: {value!r} is not a NATS url (nats://HOST:PORT)",
+                               field=key, value=str(value))
+    return text
 
 
 def _fraction(value: Any, key: str) -> float:

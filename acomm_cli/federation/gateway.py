@@ -53,6 +53,7 @@ class Options:
     invite: str | None = None
     public_url: str | None = None
     pull_every_ms: int | None = None
+    push: bool = False  # a NATS node: publish and read as events come (issue 22)
     busy_timeout_ms: int = 1000
     sla_ms: int = 600_000
     pull_pages: int = 10
@@ -61,8 +62,12 @@ class Options:
 
 
 def parse_listen(value: str) -> tuple[str, int]:
+    """HOST:PORT, or `none`: ("", 0), no listening socket at all (a node behind NAT on
+    NATS JetStream: it only connects out)."""
     from acomm_cli.errors import ValidationFailed
 
+    if value == "none":
+        return "", 0
     host, sep, port = value.rpartition(":")
     if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
         raise ValidationFailed("listen: HOST:PORT, e.g. 127.0.0.1:8765 (port 0: any free "
@@ -77,7 +82,8 @@ def room_store_path(store_path: Path) -> Path:
 class Gateway:
     """The app's state: this node, its store connection, the room and the mirror."""
 
-    def __init__(self, opts: Options, me: identity.Node, listen: str, public_url: str) -> None:
+    def __init__(self, opts: Options, me: identity.Node, listen: str | None,
+                 public_url: str) -> None:
         self.opts, self.me, self.listen, self.public_url = opts, me, listen, public_url
         self.conn: sqlite3.Connection | None = None
         self.room: Any = None
@@ -314,16 +320,28 @@ def serve(opts: Options) -> None:
     conn = opening.connect(opts.store_path, create=False)
     try:
         me = identity.require(conn)
+        nats = sql.nats_config(conn)
     finally:
         conn.close()
     if opts.join is not None and not opts.join.startswith(("http://", "https://")):
         raise InvalidState("join: the seed's url must be http(s)://HOST:PORT", field="join")
-    sock = socket.socket(socket.AF_INET6 if ":" in opts.host else socket.AF_INET)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((opts.host, opts.port))
-    port = sock.getsockname()[1]
-    listen = f"{opts.host}:{port}"
-    gw = Gateway(opts, me, listen, opts.public_url or f"http://{listen}")
+    if (opts.push or not opts.host) and nats is None:
+        raise InvalidState("push and --listen none need a node on NATS JetStream (acomm "
+                           "node init --transport nats://HOST:PORT)", field="push")
+    if not opts.host and (opts.seed or opts.join is None):
+        raise InvalidState("listen none: only a joining node (--join URL) can go without "
+                           "listening; a seed hosts the room", field="listen")
+    sock = None
+    if opts.host:
+        sock = socket.socket(socket.AF_INET6 if ":" in opts.host else socket.AF_INET)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((opts.host, opts.port))
+        listen = f"{opts.host}:{sock.getsockname()[1]}"
+    else:
+        listen = None
+    # a NATS node's outbox is read from its stream: the room advertises the NATS url
+    gw = Gateway(opts, me, listen, str(nats[0]) if nats is not None
+                 else opts.public_url or f"http://{listen}")
 
     @asynccontextmanager
     async def lifespan(app: Any) -> Any:
@@ -348,7 +366,11 @@ def serve(opts: Options) -> None:
                 tg.start_soon(roomsync.join, opts.join, me, doc, gw.join_state, lambda: None)
             if opts.pull_every_ms:
                 tg.start_soon(gw.pull_loop)
-            log.warning("gateway %s listening on %s (%s)", me.node_id, listen,
+            if opts.push:
+                from acomm_cli.federation import push
+
+                tg.start_soon(push.loop, gw)
+            log.warning("gateway %s listening on %s (%s)", me.node_id, listen or "nothing",
                         "seed" if opts.seed else f"joined to {opts.join}" if opts.join
                         else "serving its outbox")
             try:
@@ -377,6 +399,22 @@ def serve(opts: Options) -> None:
         *agents,
     ], lifespan=lifespan)
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    if sock is None:
+        anyio.run(_without_listening, lifespan)
+        return
     config = uvicorn.Config(app, log_level="warning", lifespan="on",
                             timeout_graceful_shutdown=5)
     uvicorn.Server(config).run(sockets=[sock])
+
+
+async def _without_listening(lifespan: Any) -> None:
+    """`--listen none`: the room mirror, the join and the push loop, no socket; SIGINT or
+    SIGTERM ends it as uvicorn's would (the lifespan's cleanup runs)."""
+    import signal
+
+    import anyio
+
+    async with lifespan(None):
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async for _ in signals:
+                return

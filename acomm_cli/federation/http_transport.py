@@ -78,16 +78,34 @@ class ByUrl:
     """One transport per peer, chosen by the scheme of its url."""
 
     def __init__(self, urls: dict[str, str], me: identity.Node, wait_s: float = 0.0,
-                 busy_timeout_ms: int = 2000) -> None:
-        self.urls = urls
+                 busy_timeout_ms: int = 2000, nats: Any = None, own_link: bool = True) -> None:
+        self.urls, self.own_link = urls, own_link
         self.store = StoreTransport(urls, busy_timeout_ms)
         self.http = HttpTransport(urls, me, wait_s)
+        self.nats = nats  # a NatsTransport when a peer's url is nats:// (issue 22)
+
+    def _for(self, source_node: str) -> Any:
+        url = self.urls.get(source_node) or ""
+        if url.startswith(("nats://", "tls://")):
+            if self.nats is None:
+                raise Unreachable(f"node {source_node!r}: a NATS url and no NATS link")
+            return self.nats
+        return self.http if url.startswith(("http://", "https://")) else self.store
 
     def read(self, source_node: str, after_seq: int, limit: int) -> Page:
-        url = self.urls.get(source_node) or ""
-        tr: Transport = self.http if url.startswith(("http://", "https://")) else self.store
+        tr: Transport = self._for(source_node)
         return tr.read(source_node, after_seq, limit)
 
+    def committed(self, source_node: str, position: int) -> None:
+        """The page is committed: a NATS peer's messages are acked now."""
+        if self.nats is not None and self._for(source_node) is self.nats:
+            self.nats.committed(source_node, position)
 
-def for_urls(urls: dict[str, str], me: identity.Node, wait_s: float = 0.0) -> Transport:
-    return ByUrl(urls, me, wait_s)
+    def close(self) -> None:
+        if self.nats is not None and self.own_link:
+            self.nats.link.close()
+
+
+def for_urls(urls: dict[str, str], me: identity.Node, wait_s: float = 0.0,
+             nats: Any = None, own_link: bool = True) -> Transport:
+    return ByUrl(urls, me, wait_s, nats=nats, own_link=own_link)

@@ -30,29 +30,61 @@ class PullResult:
     replies: int = 0
     dead_lettered: int = 0
     tasks: int = 0
+    published: int = 0  # this node's own outbox rows put on NATS JetStream (issue 22)
     unreachable: list[str] = field(default_factory=list)
 
     def doc(self) -> dict[str, Any]:
         return {"read": self.read, "delivered": self.delivered, "duplicates": self.duplicates,
                 "acks": self.acks, "replies": self.replies,
                 "dead_lettered": self.dead_lettered, "tasks": self.tasks,
+                **({"published": self.published} if self.published else {}),
                 "unreachable": self.unreachable}
 
 
 def transport_for(conn: sqlite3.Connection, nodes: list[str], me: identity.Node,
-                  wait_s: float = 0.0) -> Transport:
-    """Each peer by its url: `store:PATH` StoreTransport, `http(s)://` HttpTransport."""
+                  wait_s: float = 0.0, nats_link: Any = None) -> Transport:
+    """Each peer by its url: `store:PATH` StoreTransport, `http(s)://` HttpTransport,
+    `nats://` NatsTransport (on this node's own NATS link when it has one)."""
     from acomm_cli.federation.http_transport import for_urls
 
-    return for_urls({n: room.url_of(conn, n) for n in nodes}, me, wait_s)
+    urls = {n: room.url_of(conn, n) for n in nodes}
+    nats_url = next((u for u in urls.values() if u.startswith(("nats://", "tls://"))), None)
+    if nats_url is None:
+        return for_urls(urls, me, wait_s)
+    from acomm_cli.federation import nats_transport as nt
+
+    link = nats_link or nt.link_for(conn, nats_url)
+    return for_urls(urls, me, wait_s, nats=nt.NatsTransport(link, me.node_id, wait_s),
+                    own_link=nats_link is None)
+
+
+def publish_own(conn: sqlite3.Connection, me: str, result: PullResult,
+                nats_link: Any = None) -> None:
+    """On a node whose outbox travels on NATS: publish what is not yet in its stream. A NATS
+    server that is down is noted (`unreachable` lists "nats"), never fatal: the rows wait."""
+    cfg = sql.nats_config(conn) if sql.has_nats(conn) else None
+    if cfg is None or int(cfg[2]) >= sql.outbox_head(conn):
+        return  # nothing new since the last publish (a stale mark is fixed by the next one)
+    from acomm_cli.federation import nats_transport as nt
+
+    link = nats_link or nt.link_for(conn)
+    try:
+        result.published += nt.publish(conn, link, me)
+    except Unreachable:
+        if "nats" not in result.unreachable:
+            result.unreachable.append("nats")
+    finally:
+        if nats_link is None:
+            link.close()
 
 
 def pull(conn: sqlite3.Connection, now: int, *, peer: str | None = None,
          max_pages: int = 10, sla_ms: int = 600_000,
          transport: Transport | None = None, page_size: int = PAGE_SIZE,
-         wait_s: float = 0.0) -> PullResult:
+         wait_s: float = 0.0, nats_link: Any = None) -> PullResult:
     """Pull every peer (or one: then an unreachable peer is exit 7), at most `max_pages`
-    pages each; an http peer with nothing new is long-polled up to `wait_s`."""
+    pages each; an http or NATS peer with nothing new is long-polled up to `wait_s`. On a
+    NATS node, first publish its own outbox (`nats_link`: a long-running caller's link)."""
     me = identity.require(conn)
     with write(conn):
         room.heartbeat(conn, me, now)
@@ -60,18 +92,42 @@ def pull(conn: sqlite3.Connection, now: int, *, peer: str | None = None,
     if peer is not None:
         identity.node_id(peer, "peer")
         room.url_of(conn, peer)  # exit 4 for a node not in the room copy
-    tr = transport or transport_for(conn, nodes, me, wait_s)
     result = PullResult()
-    for node in nodes:
-        try:
-            _pull_peer(conn, me.node_id, node, tr, now, max_pages, page_size, sla_ms, result)
-        except Unreachable as exc:
-            with write(conn):
-                sql.cursor_error(conn, node, str(exc), now)
-            if peer is not None:
-                raise PeerUnreachable(str(exc), field="peer", value=node) from None
-            result.unreachable.append(node)
+    own_link = None  # one NATS connection for the whole pull (connected on first use)
+    if nats_link is None and sql.has_nats(conn):
+        from acomm_cli.federation import nats_transport as nt
+
+        nats_link = own_link = nt.link_for(conn)
+    try:
+        _pull_all(conn, me, nodes, peer, transport, nats_link, now, max_pages, page_size,
+                  sla_ms, wait_s, result)
+    finally:
+        if own_link is not None:
+            own_link.close()
     return result
+
+
+def _pull_all(conn: sqlite3.Connection, me: identity.Node, nodes: list[str],
+              peer: str | None, transport: Transport | None, nats_link: Any, now: int,
+              max_pages: int, page_size: int, sla_ms: int, wait_s: float,
+              result: PullResult) -> None:
+    publish_own(conn, me.node_id, result, nats_link)
+    tr = transport or transport_for(conn, nodes, me, wait_s, nats_link)
+    try:
+        for node in nodes:
+            try:
+                _pull_peer(conn, me.node_id, node, tr, now, max_pages, page_size, sla_ms,
+                           result)
+            except Unreachable as exc:
+                with write(conn):
+                    sql.cursor_error(conn, node, str(exc), now)
+                if peer is not None:
+                    raise PeerUnreachable(str(exc), field="peer", value=node) from None
+                result.unreachable.append(node)
+    finally:
+        if transport is None and hasattr(tr, "close"):
+            tr.close()
+    publish_own(conn, me.node_id, result, nats_link)  # the acks this pull appended
 
 
 def _pull_peer(conn: sqlite3.Connection, me: str, node: str, tr: Transport, now: int,
@@ -87,6 +143,9 @@ def _pull_peer(conn: sqlite3.Connection, me: str, node: str, tr: Transport, now:
                 last = max(last, int(env["seq"]))
                 _apply(conn, me, node, env, now, sla_ms, result)
             sql.set_cursor(conn, node, last, page.head, now)
+        committed = getattr(tr, "committed", None)
+        if committed is not None:  # after the commit: JetStream's ack follows SQLite's
+            committed(node, last)
         if not page.events or last >= page.head:
             return
 

@@ -1,0 +1,378 @@
+"""Outboxes on NATS JetStream (issue 22): a second `Transport`, chosen per node by its url
+(`nats://` or `tls://`, recorded by `node init --transport` and advertised in the room).
+
+- Each node's outbox is a stream `ACOMM_<node>` on subject `acomm.<node>.out` (stream names
+  may not contain dots, node ids may: see `escape`). The stream is filled in outbox order
+  from seq 1, so the stream sequence IS the outbox seq and a peer's cursor means the same on
+  HTTP and on NATS (`fed migrate` needs no arithmetic, only a record).
+- Appending stays local (the row in `fed_outbox`, in the transaction that emits it);
+  `publish` drains the rows past `fed_nats.published_seq` in order, each with
+  `Nats-Msg-Id = eventId:attempt`. A crash between the publish and the mark republishes: the
+  duplicate window drops it, and past the window the stream's last seq tells what is there.
+- A reader has one durable pull consumer per peer stream (named after the reader, AckAll).
+  The SQLite cursor stays the truth: `pull` commits the page and the cursor in one
+  transaction and only then calls `committed`, which acks. A consumer that is not exactly
+  at the cursor (a crash before the ack, a lost consumer) is recreated there.
+
+nats-py is imported inside `Link.connect`: `acomm send` never loads it. The client runs on
+its own event loop in a daemon thread so the synchronous puller can call it; every call has
+a deadline, and any trouble (server down, timeout, refusal) is `Unreachable`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+from acomm_cli.errors import InvalidState, ValidationFailed
+from acomm_cli.federation.transport import Page, Unreachable
+from acomm_cli.store import federation as sql
+from acomm_cli.store.connection import write
+
+SCHEMES = ("nats://", "tls://")
+CREDS_ENV = "ACOMM_NATS_CREDS"
+DUPLICATE_WINDOW_S = 120.0
+ACK_WAIT_S = 30.0
+CALL_TIMEOUT_S = 10.0
+PUBLISH_BATCH = 500
+T = TypeVar("T")
+
+
+def is_nats(url: str | None) -> bool:
+    return bool(url) and str(url).startswith(SCHEMES)
+
+
+def check_url(url: str, field: str = "transport") -> str:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if not is_nats(url) or not parts.hostname:
+        raise ValidationFailed(f"{field}: a NATS url, nats://HOST:PORT (or tls://...)",
+                               field=field, value=url)
+    return url
+
+
+def escape(node: str) -> str:
+    """A node id as a stream or consumer name token: `_` -> `__`, `.` -> `_d` (one to one)."""
+    return node.replace("_", "__").replace(".", "_d")
+
+
+def stream_name(node: str) -> str:
+    return "ACOMM_" + escape(node)
+
+
+def subject(node: str) -> str:
+    return f"acomm.{node}.out"
+
+
+def consumer_name(reader: str) -> str:
+    return "acomm_" + escape(reader)
+
+
+def creds_file(stored: str | None) -> str | None:
+    """$ACOMM_NATS_CREDS wins over the file `node init --nats-creds` recorded."""
+    return os.environ.get(CREDS_ENV) or stored or None
+
+
+class Link:
+    """One NATS connection on a private event loop thread, connected lazily and again after
+    any failure; `call` runs a coroutine there with a deadline."""
+
+    def __init__(self, url: str, creds: str | None = None,
+                 timeout_s: float = CALL_TIMEOUT_S) -> None:
+        self.url, self.creds, self.timeout_s = url, creds, timeout_s
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True,
+                                       name="acomm-nats")
+        self.thread.start()
+        self.nc: Any = None
+        self.subs: dict[str, Any] = {}
+
+    def call(self, coro: Coroutine[Any, Any, T], extra_s: float = 0.0) -> T:
+        import concurrent.futures
+
+        fut = asyncio.run_coroutine_threadsafe(self._guard(coro), self.loop)
+        try:
+            return fut.result(self.timeout_s + extra_s)
+        except concurrent.futures.TimeoutError:
+            fut.cancel()
+            self.call_reset()
+            raise Unreachable(f"NATS at {self.url}: no answer in {self.timeout_s:g}s") from None
+
+    async def _guard(self, coro: Coroutine[Any, Any, T]) -> T:
+        import nats.errors
+
+        try:
+            return await coro
+        except (TimeoutError, nats.errors.Error, OSError) as exc:
+            await self._reset()
+            what = str(exc) or type(exc).__name__
+            raise Unreachable(f"NATS at {self.url}: {what}") from None
+
+    async def js(self) -> Any:
+        if self.nc is None or self.nc.is_closed:
+            await self.connect()
+        return self.nc.jetstream(timeout=self.timeout_s)
+
+    async def connect(self) -> None:
+        import nats
+
+        async def quiet(*_: Any) -> None:  # nats-py logs every trouble; we report our own
+            return None
+
+        # a refused first connection is retried once, 0.2 s later, then NoServersError
+        # (max_reconnect_attempts=0 would mean "forever" in nats-py's server selection)
+        opts: dict[str, Any] = {"servers": [self.url], "connect_timeout": 2,
+                                "allow_reconnect": False, "max_reconnect_attempts": 1,
+                                "reconnect_time_wait": 0.2,
+                                "error_cb": quiet, "disconnected_cb": quiet,
+                                "closed_cb": quiet, "name": "acomm"}
+        if self.creds:
+            opts["user_credentials"] = self.creds
+        self.subs = {}
+        self.nc = await nats.connect(**opts)
+
+    async def _reset(self) -> None:
+        nc, self.nc, self.subs = self.nc, None, {}
+        if nc is not None:
+            try:
+                await nc.close()
+            except Exception:  # already gone
+                pass
+
+    def call_reset(self) -> None:
+        try:
+            asyncio.run_coroutine_threadsafe(self._reset(), self.loop).result(2)
+        except Exception:  # the loop is stuck or gone: the thread is a daemon
+            pass
+
+    def close(self) -> None:
+        self.call_reset()
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(2)
+
+
+# ---------------------------------------------------------------- the publisher
+
+async def ensure_stream(js: Any, node: str) -> int:
+    """The node's stream (created when missing); returns its last seq."""
+    from nats.js.errors import NotFoundError
+
+    try:
+        info = await js.stream_info(stream_name(node))
+    except NotFoundError:
+        info = await js.add_stream(name=stream_name(node), subjects=[subject(node)],
+                                   duplicate_window=DUPLICATE_WINDOW_S)
+    return int(info.state.last_seq)
+
+
+def publish(conn: sqlite3.Connection, link: Link, node: str) -> int:
+    """Drain this node's unpublished outbox rows into its stream, in seq order; returns how
+    many were published now. What is unpublished follows from the stream's last seq (the
+    truth, also after a crash between a publish and its mark); the mark `published_seq`
+    moves in its own short transaction per batch."""
+    if sql.nats_config(conn) is None:
+        return 0
+    total = 0
+    while True:
+        head = sql.outbox_head(conn)
+        last = link.call(_stream_last(link, node, head))
+        if last < head:
+            rows = sql.unpublished(conn, last, PUBLISH_BATCH)
+            done = link.call(_publish_rows(link, node, rows, last), extra_s=len(rows) * 0.05)
+            total += done - last
+            last = done
+        with write(conn):
+            sql.set_published(conn, last)
+        if last >= head:
+            return total
+
+
+async def _stream_last(link: Link, node: str, head: int) -> int:
+    last = await ensure_stream(await link.js(), node)
+    if last > head:
+        raise InvalidState(f"stream {stream_name(node)} has {last} events, the outbox "
+                           f"{head}: it belongs to another store of node {node!r}",
+                           field="transport", value=link.url)
+    return last
+
+
+async def _publish_rows(link: Link, node: str, rows: list[tuple[int, str, int, str]],
+                        last: int) -> int:
+    js = await link.js()
+    for seq, event_id, attempt, envelope in rows:
+        ack = await js.publish(subject(node), envelope.encode(), stream=stream_name(node),
+                               headers={"Nats-Msg-Id": f"{event_id}:{attempt}"})
+        if int(ack.seq) != seq:
+            raise InvalidState(f"stream {stream_name(node)} is out of step: outbox seq {seq} "
+                               f"became stream seq {ack.seq}", field="transport",
+                               value=link.url)
+        last = seq
+    return last
+
+
+# ---------------------------------------------------------------- the reader
+
+class NatsTransport:
+    """Read peers' streams through durable pull consumers named after `reader`."""
+
+    def __init__(self, link: Link, reader: str, wait_s: float = 0.0) -> None:
+        self.link, self.reader, self.wait_s = link, reader, max(wait_s, 0.0)
+        self.held: dict[str, list[Any]] = {}
+        self.at: dict[str, int] = {}  # where each peer's consumer stands, as we know it
+
+    def read(self, source_node: str, after_seq: int, limit: int) -> Page:
+        return self.link.call(self._read(source_node, after_seq, limit),
+                              extra_s=self.wait_s)
+
+    def committed(self, source_node: str, position: int) -> None:
+        """The page up to `position` is in SQLite: ack it (AckAll acks what came before)."""
+        msgs = [m for m in self.held.pop(source_node, [])
+                if m.metadata.sequence.stream <= position]
+        if msgs:
+            try:
+                self.link.call(msgs[-1].ack_sync(timeout=5.0))
+                self.at[source_node] = int(msgs[-1].metadata.sequence.stream)
+            except Unreachable:
+                self.at.pop(source_node, None)  # the next read places the consumer again
+
+    async def _read(self, source: str, after: int, limit: int) -> Page:
+        from nats.js.errors import NotFoundError
+
+        js = await self.link.js()
+        try:
+            head = int((await js.stream_info(stream_name(source))).state.last_seq)
+        except NotFoundError:
+            return Page([], 0)  # nothing published yet
+        if head <= after and self.wait_s <= 0:
+            return Page([], head)
+        sub = await self._placed(js, source, after)
+        msgs = await self._fetch(sub, limit, self.wait_s if head <= after else 2.0)
+        msgs = [m for m in msgs if m.metadata.sequence.stream > after]
+        if msgs and msgs[0].metadata.sequence.stream != after + 1:
+            self.at.pop(source, None)  # placed afresh by the next read
+            raise Unreachable(f"stream {stream_name(source)}: the consumer skipped from seq "
+                              f"{after} to {msgs[0].metadata.sequence.stream}")
+        self.held[source] = msgs
+        events = []
+        for m in msgs:
+            env = json.loads(m.data)
+            env["seq"] = int(m.metadata.sequence.stream)
+            events.append(env)
+        if msgs:
+            head = max(head, events[-1]["seq"] + int(msgs[-1].metadata.num_pending))
+        return Page(events, head)
+
+    async def _placed(self, js: Any, source: str, after: int) -> Any:
+        """The durable consumer, placed right after `after`: kept when it has delivered
+        exactly that far with nothing unacked, else recreated there (a crash before an ack,
+        a rewound cursor, a lost consumer). Our own last ack needs no check."""
+        from nats.js import api
+        from nats.js.errors import NotFoundError
+
+        stream, durable = stream_name(source), consumer_name(self.reader)
+        sub = self.link.subs.get(source)
+        if sub is not None and self.at.get(source) == after:
+            return sub
+        try:
+            info = await js.consumer_info(stream, durable)
+            placed = (int(info.delivered.stream_seq) == after
+                      and not int(info.num_ack_pending or 0))
+        except NotFoundError:
+            info, placed = None, False
+        if not placed:
+            if info is not None:
+                await js.delete_consumer(stream, durable)
+            await js.add_consumer(stream, api.ConsumerConfig(
+                durable_name=durable, ack_policy=api.AckPolicy.ALL, ack_wait=ACK_WAIT_S,
+                deliver_policy=api.DeliverPolicy.BY_START_SEQUENCE if after else
+                api.DeliverPolicy.ALL, opt_start_seq=after + 1 if after else None))
+            sub = None
+        if sub is None:
+            sub = await js.pull_subscribe_bind(durable, stream=stream)
+            self.link.subs[source] = sub
+        self.at[source] = after
+        return sub
+
+    @staticmethod
+    async def _fetch(sub: Any, limit: int, wait_s: float) -> list[Any]:
+        import nats.errors
+
+        try:
+            return list(await sub.fetch(max(limit, 1), timeout=max(wait_s, 0.2)))
+        except nats.errors.TimeoutError:
+            return []
+
+
+def link_for(conn: sqlite3.Connection, peer_url: str | None = None) -> Link:
+    """A link to this node's own NATS server when it has one (its credentials), else to the
+    peer's advertised one (with $ACOMM_NATS_CREDS if set)."""
+    cfg = sql.nats_config(conn)
+    if cfg is not None:
+        return Link(str(cfg[0]), creds_file(cfg[1]))
+    if peer_url is None:
+        raise InvalidState("this node has no NATS transport (acomm node init --transport "
+                           "nats://HOST:PORT)", field="transport")
+    return Link(peer_url, creds_file(None))
+
+
+def check(url: str, creds: str | None) -> None:
+    check_url(url)
+    if creds is not None and not os.path.isfile(creds):
+        raise ValidationFailed(f"nats-creds: no such file: {creds}", field="nats-creds",
+                               value=creds)
+
+
+def configure(conn: sqlite3.Connection, url: str, creds: str | None) -> dict[str, Any]:
+    """`node init --transport`: record this node's NATS server (and credentials file). A
+    node whose outbox already went out over HTTP switches with `fed migrate --to` instead,
+    so that the switch is recorded."""
+    check(url, creds)
+    if not sql.has_nats(conn) and sql.outbox_head(conn) > 0:
+        raise InvalidState("this node's outbox already went out over HTTP: switch with "
+                           f"`acomm fed migrate --to {url}`", field="transport", value=url)
+    sql.set_nats(conn, url, os.path.abspath(creds) if creds else None)
+    return {"transport": url}
+
+
+def migrate(conn: sqlite3.Connection, url: str, creds: str | None,
+            now: int) -> dict[str, Any]:
+    """`fed migrate --to`: move this node's outbox onto NATS JetStream without losing an
+    event. Every outbox row so far goes into the stream in seq order (stream seq = outbox
+    seq), so each peer's cursor carries over unchanged; that mapping is recorded. NATS down:
+    exit 7 and the store is as it was (the node stays on HTTP)."""
+    from acomm_cli.errors import PeerUnreachable
+    from acomm_cli.federation import identity, room
+
+    check(url, creds)
+    me = identity.require(conn).node_id
+    old = sql.nats_config(conn)
+    if old is not None and old[0] == url:
+        raise InvalidState(f"this node's outbox is on {url} already", field="to", value=url)
+    before = room.url_of(conn, me) if old is None else str(old[0])
+    with write(conn):
+        sql.set_nats(conn, url, os.path.abspath(creds) if creds else None)
+    link = Link(url, creds_file(os.path.abspath(creds) if creds else None))
+    try:
+        published = publish(conn, link, me)
+    except (Unreachable, InvalidState) as exc:
+        with write(conn):
+            if old is None:
+                sql.drop_nats(conn)
+            else:
+                sql.set_nats(conn, str(old[0]), old[1])
+        if isinstance(exc, InvalidState):
+            raise
+        raise PeerUnreachable(str(exc), field="to", value=url) from None
+    finally:
+        link.close()
+    head = sql.outbox_head(conn)
+    with write(conn):
+        sql.set_nats_migrated(conn, before or "http", head, now)
+    return {"node_id": me, "from": before or None, "to": url, "stream": stream_name(me),
+            "subject": subject(me), "published": published,
+            "cursor_map": {"outbox_seq": head, "stream_seq": head}}

@@ -1,0 +1,77 @@
+"""A real `nats-server -js` for the tests (issue 22): on a free loopback port with a store
+directory under the test's tmp_path, started and killed by PID (also when the test fails),
+restartable on the same port and directory (JetStream's streams survive a restart). Tests
+that need one are skipped, saying why, only where nats-server is not installed (`make test`
+installs it from Debian's packages, like faketime)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+NATS_SERVER = shutil.which("nats-server") or (
+    "/usr/sbin/nats-server" if os.access("/usr/sbin/nats-server", os.X_OK) else None)
+needs_nats = pytest.mark.skipif(
+    NATS_SERVER is None, reason="nats-server is not installed (make test installs it from "
+    "Debian's package nats-server)")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class NatsServer:
+    def __init__(self, directory: Path) -> None:
+        self.dir, self.port = directory, free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"nats://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        assert NATS_SERVER is not None
+        self.dir.mkdir(parents=True, exist_ok=True)
+        log = open(self.dir / "server.log", "ab")
+        self.proc = subprocess.Popen([NATS_SERVER, "-js", "-a", "127.0.0.1", "-p",
+                                      str(self.port), "-sd", str(self.dir / "js")],
+                                     stdout=log, stderr=log)
+        log.close()
+        deadline = time.monotonic() + 20
+        while True:  # bounded: until the port answers
+            if self.proc.poll() is not None:
+                raise AssertionError("nats-server exited: "
+                                     + (self.dir / "server.log").read_text()[-2000:])
+            with contextlib.suppress(OSError), socket.create_connection(
+                    ("127.0.0.1", self.port), timeout=0.5):
+                return
+            if time.monotonic() > deadline:
+                raise AssertionError("nats-server did not listen in 20 s")
+            time.sleep(0.05)
+
+    def stop(self, sig: int = signal.SIGKILL) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            os.kill(self.proc.pid, sig)
+            self.proc.wait(timeout=10)
+        self.proc = None
+
+
+@contextlib.contextmanager
+def nats_server(directory: Path) -> Iterator[NatsServer]:
+    server = NatsServer(directory)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -437,8 +437,8 @@ def test_older_stores_are_upgraded_to_the_fresh_schema_keeping_their_data(
                 " echo, priority_ordering, max_pending, dedupe_window_ms) VALUES ('old', 'group',"
                 " 'alice', 'active', 1000, 'at-most-once', 1048576, 30000, 3, 1000, 0, 0, 0, 0,"
                 " 86400000)")
-    raw.execute("INSERT INTO participants VALUES ((SELECT id FROM channels WHERE name = 'old'),"
-                " 'alice', 'owner', 1000)")
+    raw.execute("INSERT INTO participants (channel_id, agent, role, joined_at) VALUES"
+                " ((SELECT id FROM channels WHERE name = 'old'), 'alice', 'owner', 1000)")
     raw.commit()
     raw.close()
     cli.ok("channel", "join", "old", "bob", "--as", "alice")  # the first command upgrades the store

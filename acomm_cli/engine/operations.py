@@ -133,8 +133,7 @@ def _stats(conn: sqlite3.Connection, now: int, agent: str | None,
         if recipient == model.QUEUE_RECIPIENT:
             continue
         agents.setdefault(recipient, AgentStats(recipient)).total = total
-    rows = [r[:6] for r in maintenance.active_breakdown(
-        conn, agent, proj.due if proj is not None else None) if not r[6]]
+    rows = maintenance.active_breakdown(conn, agent, proj.due if proj is not None else None)
     if proj is not None:  # the due deliveries, as the tick leaves them
         for recipient, _cid, _state, _tracked, _at in proj.notifications():
             if agent in (None, recipient):

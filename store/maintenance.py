@@ -157,13 +157,6 @@ _DUE_COLS = ("message_id, recipient, channel_id, state, tracked, retry_count,"
              " read_at IS NOT NULL, delivered_at, next_timer_at")
 
 
-def lease_due(conn: sqlite3.Connection, now: int) -> bool:
-    """Is a received/in_progress lease (an `acked` delivery with a timer) due by `now`?"""
-    return conn.execute(
-        "SELECT 1 FROM deliveries INDEXED BY deliveries_timer WHERE next_timer_at IS NOT NULL"
-        " AND next_timer_at <= ? AND state = 'acked' LIMIT 1", (now,)).fetchone() is not None
-
-
 def has_queues(conn: sqlite3.Connection) -> bool:
     return conn.execute("SELECT 1 FROM channels WHERE type = 'queue' LIMIT 1").fetchone() \
         is not None

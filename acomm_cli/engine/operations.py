@@ -174,11 +174,11 @@ def _stats(conn: sqlite3.Connection, now: int, agent: str | None,
             agents[recipient].dead_letters += n
         if cid in channels:
             channels[cid].dead_letters += n
-    for recipient, cid in proj.dead if proj is not None else ():
+    for (recipient, cid), n in proj.dead.items() if proj is not None else ():
         if recipient in agents:
-            agents[recipient].dead_letters += 1
+            agents[recipient].dead_letters += n
         if cid in channels:
-            channels[cid].dead_letters += 1
+            channels[cid].dead_letters += n
     for recipient, cid, held, lapsed in maintenance.lease_counts(conn, agent):
         a = agents.setdefault(recipient, AgentStats(recipient))
         a.in_progress += held
@@ -194,7 +194,7 @@ def _stats(conn: sqlite3.Connection, now: int, agent: str | None,
     # delivery is unread, so no directory is read here (stats needs no bridge settings).
     queues = [QueueStats(a, n, max(0, (now - oldest) // 1000))
               for a, n, oldest in bridge_queries.queues(conn) if agent in (None, a)]
-    messages = maintenance.message_count(conn) + (len(proj.dead) if proj is not None else 0)
+    messages = maintenance.message_count(conn) + (proj.deaths if proj is not None else 0)
     return Stats(
         agents=sorted(agents.values(), key=lambda a: a.agent),
         channels=sorted(channels.values(), key=lambda c: c.channel),

@@ -35,11 +35,16 @@ class Projection:
     expired: list[int]  # messages whose expiry is due: their rows are grouped with the due
     before: list[Row] = field(default_factory=list)  # due deliveries as they stand
     after: list[Row] = field(default_factory=list)  # ... as the tick leaves them (not dead)
-    dead: list[tuple[str, int]] = field(default_factory=list)  # (recipient, channel) dying
+    # (recipient, channel) -> deliveries dying there
+    dead: dict[tuple[str, int], int] = field(default_factory=dict)
     # the `_system` notification of each death: its channel, the subscribers, the oldest
     system_channel: int = 0
     subscribers: list[str] = field(default_factory=list)
     first_death: int | None = None
+
+    @property
+    def deaths(self) -> int:
+        return sum(self.dead.values())
 
     @property
     def due(self) -> tuple[int, str]:
@@ -51,7 +56,7 @@ class Projection:
         if not self.dead:
             return []
         return [(a, self.system_channel, "unread", 0, self.first_death)
-                for a in self.subscribers for _ in self.dead]
+                for a in self.subscribers for _ in range(self.deaths)]
 
 
 def project(conn: sqlite3.Connection, now: int) -> Projection | None:
@@ -59,31 +64,37 @@ def project(conn: sqlite3.Connection, now: int) -> Projection | None:
     max_pending holds queued deliveries (releasing them is counted by applying), or when a
     lease is due, or the store has work queues (issue 18: the projection follows neither a
     lease's end nor a claim going back to its queue; applying does)."""
-    if (queries.channels_with_queued(conn) or maintenance.lease_due(conn, now)
-            or maintenance.has_queues(conn)):
+    if queries.channels_with_queued(conn) or maintenance.has_queues(conn):
         return None
     expiring = dict(maintenance.expiring(conn, now))
     proj = Projection(now, sorted(expiring))
     settings = maintenance.timer_settings(conn)
     rng = random.Random()
+    # Deaths are counted per (recipient, channel) rather than listed, and _along's key holds
+    # plain values (the channel id, not its settings tuple, which was hashed again every row).
     paths: dict[tuple[Any, ...], tuple[list[int], list[tuple[str, int | None] | int]]] = {}
+    before, after, dead = proj.before.append, proj.after.append, proj.dead
+    first_death: int | None = None
     for mid, rcpt, cid, state, tracked, rc, read, delivered, timer in \
             maintenance.due_deliveries(conn, now, proj.expired):
-        proj.before.append((rcpt, cid, state, tracked, delivered))
+        if state == "acked":  # a lease is due: seen on the way, not by a second walk
+            return None
+        before((rcpt, cid, state, tracked, delivered))
         cfg = settings[cid]
         if cfg[3] or mid in expiring:  # jitter is drawn per retry; expiry is its own time
             end = _follow(state, tracked, rc, bool(read), delivered, timer, cfg,
                           expiring.get(mid), now, rng)
         else:
-            end = _along(paths, (state, tracked, rc, bool(read), cfg), cfg, delivered, timer,
-                         now)
+            end = _along(paths, (state, tracked, rc, read, cid), cfg, delivered, timer, now)
         if isinstance(end, int):  # dead at that time
-            proj.dead.append((rcpt, cid))
-            if proj.first_death is None or end < proj.first_death:
-                proj.first_death = end
+            where = (rcpt, cid)
+            dead[where] = dead.get(where, 0) + 1
+            if first_death is None or end < first_death:
+                first_death = end
         else:
-            proj.after.append((rcpt, cid, end[0], tracked, end[1]))
-    if proj.dead:
+            after((rcpt, cid, end[0], tracked, end[1]))
+    proj.first_death = first_death
+    if dead:
         proj.system_channel, subs = deadletters.system_route(conn)
         proj.subscribers = json.loads(subs)
     return proj
@@ -101,7 +112,7 @@ def _along(paths: dict[tuple[Any, ...], tuple[list[int], list[tuple[str, int | N
     recorded with its time) and each delivery just finds how far along it `now` is."""
     path = paths.get(key)
     if path is None:
-        path = paths[key] = _path(key[0], key[1], key[2], key[3], cfg)
+        path = paths[key] = _path(key[0], key[1], key[2], bool(key[3]), cfg)
     times, ends = path
     k = bisect_right(times, now - timer)
     if k == 0:

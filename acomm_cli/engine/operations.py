@@ -107,7 +107,8 @@ def stats(conn: sqlite3.Connection, now: int, agent: str | None = None) -> Stats
         due = timers.has_due(conn, now, None)
         # overdue tasks (and the incidents they open) are applied in a scratch transaction
         tasks_due = task_queries.has_due(conn, now)
-        proj = projection.project(conn, now) if due and not tasks_due else None
+        proj = (projection.project(conn, now, before=agent is not None)
+                if due and not tasks_due else None)
         if not tasks_due and (not due or proj is not None):
             return _stats(conn, now, agent, proj)
     with maintenance.snapshot(conn, scratch=True) as writable:

@@ -58,11 +58,12 @@ class Projection:
                 for a in self.subscribers for _ in range(self.deaths)]
 
 
-def project(conn: sqlite3.Connection, now: int) -> Projection | None:
+def project(conn: sqlite3.Connection, now: int, *, before: bool = True) -> Projection | None:
     """The due deliveries before and after a tick at `now`; None when a channel with
     max_pending holds queued deliveries (releasing them is counted by applying), or when a
     lease is due, or the store has work queues (issue 18: the projection follows neither a
-    lease's end nor a claim going back to its queue; applying does)."""
+    lease's end nor a claim going back to its queue; applying does). `before=False` leaves
+    `Projection.before` empty (only the statistics of one agent need it)."""
     if queries.channels_with_queued(conn) or maintenance.has_queues(conn):
         return None
     expiring = dict(maintenance.expiring(conn, now))
@@ -74,7 +75,7 @@ def project(conn: sqlite3.Connection, now: int) -> Projection | None:
     # its settings and, without jitter, its path (_along).
     starts: dict[int, tuple[str, int, int, bool, int, tuple[int, int, int, float, bool],
                             tuple[list[int], list[tuple[str, int | None] | int]] | None]] = {}
-    before, after, dead = proj.before.append, proj.after.append, proj.dead
+    keep, after, dead = proj.before.append, proj.after.append, proj.dead
     first_death: int | None = None
     for mid, rcpt, key, delivered, timer in maintenance.due_deliveries(conn, now, proj.expired):
         start = starts.get(key)
@@ -83,7 +84,8 @@ def project(conn: sqlite3.Connection, now: int) -> Projection | None:
         state, tracked, rc, read, cid, cfg, path = start
         if state == "acked":  # a lease is due: seen on the way, not by a second walk
             return None
-        before((rcpt, cid, state, tracked, delivered))
+        if before:
+            keep((rcpt, cid, state, tracked, delivered))
         end: tuple[str, int | None] | int
         if path is None or mid in expiring:  # jitter is drawn per retry; expiry: its own time
             end = _follow(state, tracked, rc, read, delivered, timer, cfg, expiring.get(mid),

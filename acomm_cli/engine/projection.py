@@ -69,6 +69,8 @@ def project(conn: sqlite3.Connection, now: int, *, before: bool = True) -> Proje
     expiring = dict(maintenance.expiring(conn, now))
     proj = Projection(now, sorted(expiring))
     settings = maintenance.timer_settings(conn)
+    if settings and (max(settings) >= 1 << 32 or max(c[1] for c in settings.values()) >= 1 << 22):
+        return None  # beyond what maintenance._DUE_KEY packs: applied instead
     rng = random.Random()
     # Deaths are counted per (recipient, channel) rather than listed; each row's starting
     # point comes packed in one integer (maintenance._DUE_KEY), unpacked once per key with

@@ -47,7 +47,7 @@ _CHANNEL = (
     " max_pending, dedupe_window_ms) VALUES (?, ?, ?, ?, ?, ?, ?, 1048576, 30000, 3, 1000, 0,"
     " 0, 0, 0, 86400000)"
 )
-_PARTICIPANT = "INSERT INTO participants VALUES (?, ?, ?, ?)"
+_PARTICIPANT = "INSERT INTO participants (channel_id, agent, role, joined_at) VALUES (?, ?, ?, ?)"
 _MESSAGE = (
     "INSERT INTO messages (id, channel_id, sender, type, content, priority, created_at)"
     " VALUES (?, ?, ?, 'text', ?, 1, ?)"

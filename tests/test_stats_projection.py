@@ -97,7 +97,7 @@ def test_a_queue_held_by_max_pending_is_still_counted_exactly(cli, store):
 
 
 def test_the_shared_path_agrees_with_following_each_delivery():
-    """Deliveries that share a starting point walk one precomputed path (projection._along);
+    """Deliveries that share a starting point walk one precomputed path (projection._path, _along);
     it lands where following each one step by step (projection._follow) does."""
     import random
 
@@ -117,6 +117,8 @@ def test_the_shared_path_agrees_with_following_each_delivery():
         now = timer + rng.choice([0, 1, 999, 1000, 1001, 5000, 40_000, 200_000, 10**8])
         want = projection._follow(state, tracked, rc, read, delivered, timer, cfg, None, now,
                                   random.Random())
-        got = projection._along(paths, (state, tracked, rc, read, cfg), cfg, delivered,
-                                timer, now)
+        key = (state, tracked, rc, read, cfg)
+        if key not in paths:
+            paths[key] = projection._path(state, tracked, rc, read, cfg)
+        got = projection._along(paths[key], state, delivered, timer, now)
         assert got == want, (state, tracked, rc, read, cfg, timer, now)

@@ -107,7 +107,8 @@ def stats(conn: sqlite3.Connection, now: int, agent: str | None = None) -> Stats
         due = timers.has_due(conn, now, None)
         # overdue tasks (and the incidents they open) are applied in a scratch transaction
         tasks_due = task_queries.has_due(conn, now)
-        proj = projection.project(conn, now) if due and not tasks_due else None
+        proj = (projection.project(conn, now, before=agent is not None)
+                if due and not tasks_due else None)
         if not tasks_due and (not due or proj is not None):
             return _stats(conn, now, agent, proj)
     with maintenance.snapshot(conn, scratch=True) as writable:
@@ -133,8 +134,7 @@ def _stats(conn: sqlite3.Connection, now: int, agent: str | None,
         if recipient == model.QUEUE_RECIPIENT:
             continue
         agents.setdefault(recipient, AgentStats(recipient)).total = total
-    rows = [r[:6] for r in maintenance.active_breakdown(
-        conn, agent, proj.due if proj is not None else None) if not r[6]]
+    rows = maintenance.active_breakdown(conn, agent, proj.due if proj is not None else None)
     if proj is not None:  # the due deliveries, as the tick leaves them
         for recipient, _cid, _state, _tracked, _at in proj.notifications():
             if agent in (None, recipient):
@@ -175,11 +175,11 @@ def _stats(conn: sqlite3.Connection, now: int, agent: str | None,
             agents[recipient].dead_letters += n
         if cid in channels:
             channels[cid].dead_letters += n
-    for recipient, cid in proj.dead if proj is not None else ():
+    for (recipient, cid), n in proj.dead.items() if proj is not None else ():
         if recipient in agents:
-            agents[recipient].dead_letters += 1
+            agents[recipient].dead_letters += n
         if cid in channels:
-            channels[cid].dead_letters += 1
+            channels[cid].dead_letters += n
     for recipient, cid, held, lapsed in maintenance.lease_counts(conn, agent):
         a = agents.setdefault(recipient, AgentStats(recipient))
         a.in_progress += held
@@ -195,7 +195,7 @@ def _stats(conn: sqlite3.Connection, now: int, agent: str | None,
     # delivery is unread, so no directory is read here (stats needs no bridge settings).
     queues = [QueueStats(a, n, max(0, (now - oldest) // 1000))
               for a, n, oldest in bridge_queries.queues(conn) if agent in (None, a)]
-    messages = maintenance.message_count(conn) + (len(proj.dead) if proj is not None else 0)
+    messages = maintenance.message_count(conn) + (proj.deaths if proj is not None else 0)
     return Stats(
         agents=sorted(agents.values(), key=lambda a: a.agent),
         channels=sorted(channels.values(), key=lambda c: c.channel),

@@ -18,7 +18,6 @@ import random
 import sqlite3
 from bisect import bisect_right
 from dataclasses import dataclass, field
-from typing import Any
 
 from acomm_cli.engine import deadletters
 from acomm_cli.store import maintenance, queries
@@ -35,11 +34,16 @@ class Projection:
     expired: list[int]  # messages whose expiry is due: their rows are grouped with the due
     before: list[Row] = field(default_factory=list)  # due deliveries as they stand
     after: list[Row] = field(default_factory=list)  # ... as the tick leaves them (not dead)
-    dead: list[tuple[str, int]] = field(default_factory=list)  # (recipient, channel) dying
+    # (recipient, channel) -> deliveries dying there
+    dead: dict[tuple[str, int], int] = field(default_factory=dict)
     # the `_system` notification of each death: its channel, the subscribers, the oldest
     system_channel: int = 0
     subscribers: list[str] = field(default_factory=list)
     first_death: int | None = None
+
+    @property
+    def deaths(self) -> int:
+        return sum(self.dead.values())
 
     @property
     def due(self) -> tuple[int, str]:
@@ -51,39 +55,54 @@ class Projection:
         if not self.dead:
             return []
         return [(a, self.system_channel, "unread", 0, self.first_death)
-                for a in self.subscribers for _ in self.dead]
+                for a in self.subscribers for _ in range(self.deaths)]
 
 
-def project(conn: sqlite3.Connection, now: int) -> Projection | None:
+def project(conn: sqlite3.Connection, now: int, *, before: bool = True) -> Projection | None:
     """The due deliveries before and after a tick at `now`; None when a channel with
     max_pending holds queued deliveries (releasing them is counted by applying), or when a
     lease is due, or the store has work queues (issue 18: the projection follows neither a
-    lease's end nor a claim going back to its queue; applying does)."""
-    if (queries.channels_with_queued(conn) or maintenance.lease_due(conn, now)
-            or maintenance.has_queues(conn)):
+    lease's end nor a claim going back to its queue; applying does). `before=False` leaves
+    `Projection.before` empty (only the statistics of one agent need it)."""
+    if queries.channels_with_queued(conn) or maintenance.has_queues(conn):
         return None
     expiring = dict(maintenance.expiring(conn, now))
     proj = Projection(now, sorted(expiring))
     settings = maintenance.timer_settings(conn)
+    if settings and (max(settings) >= 1 << 32 or max(c[1] for c in settings.values()) >= 1 << 22):
+        return None  # beyond what maintenance._DUE_KEY packs: applied instead
     rng = random.Random()
-    paths: dict[tuple[Any, ...], tuple[list[int], list[tuple[str, int | None] | int]]] = {}
-    for mid, rcpt, cid, state, tracked, rc, read, delivered, timer in \
-            maintenance.due_deliveries(conn, now, proj.expired):
-        proj.before.append((rcpt, cid, state, tracked, delivered))
-        cfg = settings[cid]
-        if cfg[3] or mid in expiring:  # jitter is drawn per retry; expiry is its own time
-            end = _follow(state, tracked, rc, bool(read), delivered, timer, cfg,
-                          expiring.get(mid), now, rng)
+    # Deaths are counted per (recipient, channel) rather than listed; each row's starting
+    # point comes packed in one integer (maintenance._DUE_KEY), unpacked once per key with
+    # its settings and, without jitter, its path (_along).
+    starts: dict[int, tuple[str, int, int, bool, int, tuple[int, int, int, float, bool],
+                            tuple[list[int], list[tuple[str, int | None] | int]] | None]] = {}
+    keep, after, dead = proj.before.append, proj.after.append, proj.dead
+    first_death: int | None = None
+    for mid, rcpt, key, delivered, timer in maintenance.due_deliveries(conn, now, proj.expired):
+        start = starts.get(key)
+        if start is None:
+            start = starts[key] = _start(key, settings)
+        state, tracked, rc, read, cid, cfg, path = start
+        if state == "acked":  # a lease is due: seen on the way, not by a second walk
+            return None
+        if before:
+            keep((rcpt, cid, state, tracked, delivered))
+        end: tuple[str, int | None] | int
+        if path is None or mid in expiring:  # jitter is drawn per retry; expiry: its own time
+            end = _follow(state, tracked, rc, read, delivered, timer, cfg, expiring.get(mid),
+                          now, rng)
         else:
-            end = _along(paths, (state, tracked, rc, bool(read), cfg), cfg, delivered, timer,
-                         now)
+            end = _along(path, state, delivered, timer, now)
         if isinstance(end, int):  # dead at that time
-            proj.dead.append((rcpt, cid))
-            if proj.first_death is None or end < proj.first_death:
-                proj.first_death = end
+            where = (rcpt, cid)
+            dead[where] = dead.get(where, 0) + 1
+            if first_death is None or end < first_death:
+                first_death = end
         else:
-            proj.after.append((rcpt, cid, end[0], tracked, end[1]))
-    if proj.dead:
+            after((rcpt, cid, end[0], tracked, end[1]))
+    proj.first_death = first_death
+    if dead:
         proj.system_channel, subs = deadletters.system_route(conn)
         proj.subscribers = json.loads(subs)
     return proj
@@ -92,25 +111,35 @@ def project(conn: sqlite3.Connection, now: int) -> Projection | None:
 _NEVER = 1 << 62
 
 
-def _along(paths: dict[tuple[Any, ...], tuple[list[int], list[tuple[str, int | None] | int]]],
-           key: tuple[Any, ...], cfg: tuple[int, int, int, float, bool],
+def _start(key: int, settings: dict[int, tuple[int, int, int, float, bool]]
+           ) -> tuple[str, int, int, bool, int, tuple[int, int, int, float, bool],
+                      tuple[list[int], list[tuple[str, int | None] | int]] | None]:
+    """A packed starting point (maintenance._DUE_KEY) as (state, tracked, retry count, read,
+    channel, its settings, its shared path or None with jitter)."""
+    cid = key & 0xFFFFFFFF
+    tracked, read = (key >> 32) & 1, bool((key >> 33) & 1)
+    code, rc = (key >> 34) & 7, key >> 40
+    state = maintenance.DUE_STATES[code] if code < len(maintenance.DUE_STATES) else "?"
+    cfg = settings[cid]
+    path = None if cfg[3] else _path(state, tracked, rc, read, cfg)
+    return state, tracked, rc, read, cid, cfg, path
+
+
+def _along(path: tuple[list[int], list[tuple[str, int | None] | int]], state: str,
            delivered: int | None, timer: int, now: int) -> tuple[str, int | None] | int:
     """_follow for the many due deliveries that share a starting point (state, tracked,
     retry count, read, channel) and have no jitter and no expiry: their path depends only on
-    where their timer stands, so it is walked once with the timer at 0 (every step of it
+    where their timer stands, so it is walked once with the timer at 0 (_path: every step
     recorded with its time) and each delivery just finds how far along it `now` is."""
-    path = paths.get(key)
-    if path is None:
-        path = paths[key] = _path(key[0], key[1], key[2], key[3], cfg)
     times, ends = path
     k = bisect_right(times, now - timer)
     if k == 0:
-        return key[0], delivered
+        return state, delivered
     end = ends[k - 1]
     if isinstance(end, int):
         return timer + end
-    state, at = end
-    return state, delivered if at is None else timer + at
+    to, at = end
+    return to, delivered if at is None else timer + at
 
 
 def _path(state: str, tracked: int, rc: int, read: bool, cfg: tuple[int, int, int, float, bool]

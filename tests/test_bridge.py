@@ -636,9 +636,16 @@ class Unprivileged:
 
     def at(self, when: str, *args: str) -> subprocess.CompletedProcess[str]:
         clock = ["faketime", "-f", f"@2026-01-01 {when}"]
-        return subprocess.run([*clock, *self.prefix, ACOMM, *map(str, args)],
-                              capture_output=True, text=True, timeout=60, cwd=self.base,
-                              env={**self.env, "FAKETIME_DONT_RESET": "1"})
+        for _ in range(3):
+            r = subprocess.run([*clock, *self.prefix, ACOMM, *map(str, args)],
+                               capture_output=True, text=True, timeout=60, cwd=self.base,
+                               env={**self.env, "FAKETIME_DONT_RESET": "1"})
+            # libfaketime's constructor exits before acomm starts when the unprivileged child
+            # cannot open the semaphore root's wrapper made (seen once in a few full runs: a
+            # stale name reused): nothing ran, so running it again is the same command
+            if "libfaketime: In ft_shm_init" not in r.stderr:
+                break
+        return r
 
     def ok(self, when: str, *args: str) -> subprocess.CompletedProcess[str]:
         r = self.at(when, *args)

@@ -254,7 +254,8 @@ def _plan_checked(router: Router, req: SendRequest, now: int, only_to: str | Non
     if ch.type == ChannelType.BROADCAST and role != Role.OWNER and only_to is None:
         raise Forbidden(f"only the owner ({ch.owner}) sends on broadcast channel {ch.name!r}",
                         field="sender", value=sender)
-    size = len(req.content.encode("utf-8"))
+    content = req.content  # str.isascii() is O(1): an ASCII body's length is its size
+    size = len(content) if content.isascii() else len(content.encode("utf-8"))
     if size > ch.config.max_message_size:
         raise ValidationFailed(
             f"content: {size} bytes exceeds channel max_message_size "

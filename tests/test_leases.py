@@ -297,6 +297,40 @@ def test_a_failed_ack_on_a_retry_failed_channel_is_retried_then_dead_lettered(
     assert_invariants(store)
 
 
+def test_receive_ack_failed_on_a_retry_failed_channel_retries_as_ack_failed_does(
+        cli, make_channel):
+    """`receive --ack failed` is `receive` then `ack --status failed`: on a --retry-failed
+    channel the message is given back after the back-off, its sender gets no acknowledgement,
+    and past max_retries it is dead-lettered; on a plain channel in the same call the failed
+    ack stays terminal."""
+    store = make_channel("jobs", "boss", "w", delivery="at-least-once", retry_failed=True,
+                         max_retries=1, retry_backoff="10s")
+    mid2 = _send_to(cli, make_channel, "plainjobs")
+    with freeze_time(T0) as clock:
+        mid = int(cli.ok("send", "jobs", "flaky", "--as", "boss").stdout)
+        out = cli.ok("receive", "--as", "w", "--ack", "failed", "--json").json()
+        got = {m["id"]: m["delivery"] for m in out["messages"]}
+        assert set(got) == {mid, mid2}
+        assert (got[mid]["state"], got[mid]["retry_count"], got[mid]["ack_status"]) == (
+            "waiting", 1, None)
+        assert (got[mid2]["state"], got[mid2]["ack_status"]) == ("acked", "failed")
+        for m, state in ((mid, "waiting"), (mid2, "acked")):  # printed as stored
+            d = _d(cli, m)
+            assert (d["state"], d["retry_count"]) == (state, got[m]["retry_count"])
+        assert _d(cli, mid)["next_timer_at"] == got[mid]["next_timer_at"]
+        # the retried message's sender hears nothing; the plain one's gets its `failed` ack
+        acks = query(store, "SELECT json_extract(metadata, '$.ack_for'), json_extract("
+                     "metadata, '$.status') FROM messages WHERE type = 'acknowledgment'")
+        assert acks == [(str(mid2), "failed")]
+        clock.tick(10)
+        cli.ok("tick")
+        out = cli.ok("receive", "--as", "w", "--ack", "failed", "--json").json()
+        assert [(m["id"], m["delivery"]["state"]) for m in out["messages"]] == [(mid, "dead")]
+        [dl] = cli.ok("deadletter", "list", "--json").json()["dead_letters"]
+        assert (dl["message_id"], dl["reason"]) == (mid, "max_retries_exceeded")
+    assert_invariants(store)
+
+
 def _send_to(cli, make_channel, name: str) -> int:
     make_channel(name, "boss", "w", delivery="at-least-once")
     return int(cli.ok("send", name, "x", "--as", "boss").stdout)

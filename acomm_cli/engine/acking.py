@@ -19,7 +19,14 @@ from acomm_cli.engine.delivery import (
 from acomm_cli.engine.inbox import Emit, read_inbox
 from acomm_cli.engine.sending import Router
 from acomm_cli.errors import ValidationFailed
-from acomm_cli.model import AckStatus, DeliveryState, MessageFilter, QueryResult
+from acomm_cli.model import (
+    AckStatus,
+    ChannelType,
+    DeliveryState,
+    Message,
+    MessageFilter,
+    QueryResult,
+)
 from acomm_cli.store import queries, timers, write
 
 
@@ -86,14 +93,21 @@ def acknowledge_unread(conn: sqlite3.Connection, agent: str, result: QueryResult
     """Unread deliveries just read from the inbox: read and acked in one UPDATE, then one
     acknowledgement message each to its sender (what `ack` writes)."""
     msgs = result.messages
-    changed = queries.ack_unread(conn, agent, [m.id for m in msgs], st.value, note, now)
-    assert changed == len(msgs), "the inbox rows were read in this same transaction"
     router = Router(conn)
+    retried: set[int] = set()
+    if st == AckStatus.FAILED:  # as `ack --status failed`: a --retry-failed channel retries
+        retried = {m.id for m in msgs if router.channel(m.channel).config.retry_failed}
+    acked = [m.id for m in msgs if m.id not in retried]
+    changed = queries.ack_unread(conn, agent, acked, st.value, note, now) if acked else 0
+    assert changed == len(acked), "the inbox rows were read in this same transaction"
     limited = set()
     for m in msgs:
         ch = router.channel(m.channel)
-        if ch.config.max_pending > 0:
+        if ch.config.max_pending > 0 or m.id in retried:
             limited.add(ch.id)
+        if m.id in retried:
+            _retry(conn, m, agent, note, now)
+            continue
         tell_sender(router, m.id, m.channel, m.sender, m.correlation_id, agent, st, note, now)
         d = m.delivery
         assert d is not None  # an inbox row carries the reader's delivery
@@ -105,3 +119,29 @@ def acknowledge_unread(conn: sqlite3.Connection, agent: str, result: QueryResult
                            if st.value in leases.HOLDING else None)
     if limited:
         release(conn, now, sorted(limited))
+
+
+def _retry(conn: sqlite3.Connection, m: Message, agent: str, note: str | None,
+           now: int) -> None:
+    """A `failed` ack of an unread delivery on a --retry-failed channel: read, then given back
+    after the back-off (or dead-lettered past max_retries), as `ack --status failed` does
+    after a `receive`; its sender gets no acknowledgement, and the printed delivery says
+    where it went (on a work queue: back to the queue, for any member)."""
+    queries.mark_read(conn, agent, [m.id], now)
+    v = leases.view(conn, m.id, agent)
+    given = leases.retry_failed(conn, v, note, now)
+    assert given is not None  # the caller picked this channel for its retry_failed
+    d = m.delivery
+    assert d is not None  # an inbox row carries the reader's delivery
+    d.read_at, d.ack_status, d.acked_at = now, None, None
+    if d.first_read_at is None:
+        d.first_read_at = now
+    if given.outcome == "dead_lettered":
+        d.state, d.next_timer_at = DeliveryState.DEAD, None
+        return
+    at = given.redeliver_at if given.redeliver_at is not None else now
+    d.retry_count = given.retry_count
+    d.state = DeliveryState.WAITING if at > now else DeliveryState.UNREAD
+    queue = v.channel_type == ChannelType.QUEUE.value
+    d.next_timer_at = (at if at > now else now + v.ack_timeout_ms if v.tracked and not queue
+                       else None)

@@ -253,3 +253,39 @@ def test_an_export_made_before_first_reads_and_attempts_still_audits(spark, cli,
     # on a terminal or a pipe the fallback is said, on stderr
     r = cli("audit", out, "--out", tmp_path / "old")
     assert r.exit_code == 0 and "3 read latencies are to the latest read" in r.stderr
+
+
+@pytest.mark.spark
+def test_a_work_queue_s_attempts_of_every_worker_and_a_replay_are_counted(spark, cli,
+                                                                          make_channel,
+                                                                          tmp_path):
+    """w1's claim lapses, w2's too (dead letter), the dead letter is replayed and w1 acks:
+    three hand-outs to two workers on the one delivery row, although replay set
+    retry_count back to 0 (so `reliability` sees no retry)."""
+    make_channel("q", "boss", "w1", "w2", type="queue", delivery="at-least-once",
+                 ack_timeout="30s", max_retries=1, retry_backoff="1s")
+    out = tmp_path / "export"
+    with freeze_time(T0) as clock:
+        mid = int(cli.ok("send", "q", "job", "--as", "boss").stdout)
+        cli.ok("receive", "--as", "w1")
+        clock.move_to(T0 + timedelta(seconds=31))
+        cli.ok("receive", "--as", "w2")  # w1's claim ended at 30 s: back, claimed by w2
+        clock.move_to(T0 + timedelta(seconds=100))
+        assert cli.ok("tick", "--json").json()["dead_lettered"] == 1
+        cli.ok("deadletter", "replay", mid)
+        clock.move_to(T0 + timedelta(seconds=110))
+        cli.ok("receive", "--as", "w1")
+        cli.ok("ack", mid, "--as", "w1")
+        cli.ok("export", out)
+    attempts = sorted((a["recipient"], a["attempt"], _ms(a["delivered_at"]))
+                      for a in read(out, "delivery_attempts"))
+    assert attempts == [("w1", 1, at(0)), ("w2", 2, at(31))]
+    s = _audit(cli, out, tmp_path / "audit")
+    row = next(r for r in s["attempts"]["channels"] if r["channel"] == "q")
+    assert (row["deliveries"], row["attempts"], row["retried"], row["max_attempts"],
+            row["acked_after_retry"], row["dead"]) == (1, 3, 1, 3, 1, 0)
+    assert next(r for r in s["reliability"] if r["channel"] == "q")["retried"] == 0
+    [one] = pq.read_table(s["tables"]["retried_deliveries"]).to_pylist()
+    assert (one["message_id"], one["recipient"], one["attempts"], one["retry_count"],
+            _ms(one["first_delivered_at"]), _ms(one["last_delivered_at"])) == (
+        mid, "w1", 3, 0, at(0), at(110))

@@ -43,8 +43,8 @@ def export(
     Deliveries, attempts, dead letters and tasks are exported with their message, as they
     stand at export time; channels and incidents whole, every time. An export never writes a
     message id OUT already holds, so running it twice over the same range adds nothing,
-    except a range still in flight (a delivery unread or unacknowledged, a task open), which the next
-    export writes again. Columns: docs/EXPORT.md.
+    except a range still in flight (a delivery unread or unacknowledged, a task open),
+    which the next export writes again. Columns: docs/EXPORT.md.
 
     Example (nightly, from cron): acomm export /data/acomm-export --incremental
     """

@@ -41,8 +41,9 @@ def audit(
 ) -> None:
     """Audit exports on Apache Spark: volume, latency, retries, dead letters, checks.
 
-    Volume per channel and day by type and priority; created->read and delivered->acked latency
-    p50/p95/p99 per channel and per agent; retries; dead letters by reason; acks later than the
+    Volume per channel and day by type and priority; created->first read and delivered->acked
+    latency p50/p95/p99 per channel and per agent; retries; deliveries by attempts (handed out
+    more than once, and how those ended); dead letters by reason; acks later than the
     channel's ack timeout; the unacknowledged backlog and its age at export time; exactly-once
     violations and messages not accounted for (both must be 0).
 

@@ -2,8 +2,9 @@
 
 Every dataset but the snapshots (channels, incidents) is read by a range of message ids
 (`BETWEEN ? AND ?`), which walks the primary key of `messages`, `deliveries`, `dead_letters`
-and `tasks` (whose ids are their messages') in order, so a chunk costs the same wherever it
-sits in a store of any size. `acomm_cli.analytics.export` decides what the rows mean.
+and `tasks` (whose ids are their messages'), or an index led by the message id
+(`delivery_attempts`, `dispatch_receipts`, `task_events`), in order, so a chunk costs the same
+wherever it sits in a store of any size. `acomm_cli.analytics.export` decides what the rows mean.
 """
 
 from __future__ import annotations
@@ -17,13 +18,17 @@ MESSAGE_COLUMNS = ("id", "channel_id", "channel", "sender", "type", "content", "
                    "deliver_at", "expires_at", "origin_node", "global_id")
 DELIVERY_COLUMNS = ("message_id", "recipient", "channel_id", "channel", "state", "tracked",
                     "retry_count", "created_at", "delivered_at", "read_at", "ack_status",
-                    "acked_at", "ack_note", "next_timer_at", "last_error", "first_read_at")
+                    "acked_at", "ack_note", "next_timer_at", "last_error", "first_read_at",
+                    "lease_expired")
 DEAD_LETTER_COLUMNS = ("message_id", "recipient", "channel_id", "channel", "reason",
                        "retry_count", "last_error", "created_at", "dead_lettered_at")
+ATTEMPT_COLUMNS = ("seq", "message_id", "recipient", "channel_id", "channel", "attempt",
+                   "delivered_at", "read_at", "ack_status", "created_at")
 RECEIPT_COLUMNS = ("seq", "run_id", "message_id", "agent", "status", "reason", "exit_code",
                    "attempt", "created_at", "started_at", "finished_at", "next_retry_at")
 FEDERATION_COLUMNS = ("message_id", "global_id", "kind", "to_node", "state", "attempt",
-                      "created_at", "accepted_at", "processed_at")
+                      "created_at", "accepted_at", "processed_at", "to_agent", "route_decision",
+                      "incident_at")
 TASK_COLUMNS = ("id", "correlation_id", "channel_id", "channel", "task_type", "capability_id",
                 "creator", "owner", "state", "eta_required", "eta_at", "progress", "plan",
                 "note", "result_message_id", "created_at", "accepted_at", "updated_at",
@@ -37,7 +42,8 @@ INCIDENT_COLUMNS = ("id", "capability_id", "delegation_skill", "executor_skill",
 CHANNEL_COLUMNS = ("id", "name", "type", "owner", "state", "created_at", "delivery",
                    "max_message_size", "ack_timeout_ms", "max_retries", "retry_backoff_ms",
                    "retry_jitter", "echo", "priority_ordering", "max_pending",
-                   "dedupe_window_ms", "retention_count", "retention_age_ms")
+                   "dedupe_window_ms", "retention_count", "retention_age_ms", "lease_ms",
+                   "message_ttl_ms", "retry_failed")
 
 _MESSAGES = (
     "SELECT m.id, m.channel_id, c.name, m.sender, m.type, m.content, m.topic, m.priority,"
@@ -51,7 +57,8 @@ _MESSAGES = (
 _DELIVERIES = (
     "SELECT d.message_id, d.recipient, d.channel_id, c.name, d.state, d.tracked,"
     " d.retry_count, m.created_at, d.delivered_at, d.read_at, d.ack_status, d.acked_at,"
-    " d.ack_note, d.next_timer_at, d.last_error, d.first_read_at FROM deliveries d"
+    " d.ack_note, d.next_timer_at, d.last_error, d.first_read_at, d.lease_expired"
+    " FROM deliveries d"
     " LEFT JOIN messages m ON m.id = d.message_id LEFT JOIN channels c ON c.id = d.channel_id"
     " WHERE d.message_id BETWEEN ? AND ? ORDER BY d.message_id, d.recipient"
 )
@@ -60,6 +67,16 @@ _DEAD_LETTERS = (
     " dl.last_error, m.created_at, dl.dead_lettered_at FROM dead_letters dl"
     " LEFT JOIN messages m ON m.id = dl.message_id LEFT JOIN channels c ON c.id = dl.channel_id"
     " WHERE dl.message_id BETWEEN ? AND ? ORDER BY dl.message_id, dl.recipient"
+)
+# Every earlier attempt of a delivery (m012's trigger), with its message's channel and
+# creation time: the channel from the message, since on a work queue the attempt's
+# recipient is the worker whose claim ended, not the delivery row's.
+_ATTEMPTS = (
+    "SELECT a.seq, a.message_id, a.recipient, m.channel_id, c.name, a.attempt, a.delivered_at,"
+    " a.read_at, a.ack_status, m.created_at FROM delivery_attempts a"
+    " INDEXED BY delivery_attempts_message LEFT JOIN messages m ON m.id = a.message_id"
+    " LEFT JOIN channels c ON c.id = m.channel_id"
+    " WHERE a.message_id BETWEEN ? AND ? ORDER BY a.message_id, a.seq"
 )
 # One row per dispatch run (`acomm receipts`), with its message's creation time.
 _RECEIPTS = (
@@ -73,7 +90,8 @@ _RECEIPTS = (
 # `accepted` ack came back bounds the clock skew between the two nodes.
 _FEDERATION = (
     "SELECT m.id, m.global_id, o.kind, o.to_node, s.state, coalesce(s.attempt, o.attempt),"
-    " m.created_at, s.accepted_at, s.processed_at FROM messages m"
+    " m.created_at, s.accepted_at, s.processed_at, s.to_agent, s.route_decision,"
+    " s.incident_at FROM messages m"
     " JOIN fed_outbox o ON o.event_id = m.global_id AND o.attempt = 1"
     " LEFT JOIN fed_sent s ON s.event_id = m.global_id"
     " WHERE m.id BETWEEN ? AND ? AND m.global_id IS NOT NULL ORDER BY m.id"
@@ -130,10 +148,12 @@ def id_bounds_all(conn: sqlite3.Connection) -> tuple[int, int] | None:
 
 # The SELECT of each dataset read by message id range, and its columns in order.
 _BY_DATASET = {"messages": _MESSAGES, "deliveries": _DELIVERIES, "dead_letters": _DEAD_LETTERS,
+               "delivery_attempts": _ATTEMPTS,
                "receipts": _RECEIPTS, "federation": _FEDERATION, "tasks": _TASKS,
                "task_events": _TASK_EVENTS}
 COLUMNS = {"messages": MESSAGE_COLUMNS, "deliveries": DELIVERY_COLUMNS,
-           "dead_letters": DEAD_LETTER_COLUMNS, "receipts": RECEIPT_COLUMNS,
+           "dead_letters": DEAD_LETTER_COLUMNS, "delivery_attempts": ATTEMPT_COLUMNS,
+           "receipts": RECEIPT_COLUMNS,
            "federation": FEDERATION_COLUMNS, "tasks": TASK_COLUMNS,
            "task_events": TASK_EVENT_COLUMNS, "channels": CHANNEL_COLUMNS,
            "incidents": INCIDENT_COLUMNS}
@@ -141,7 +161,8 @@ COLUMNS = {"messages": MESSAGE_COLUMNS, "deliveries": DELIVERY_COLUMNS,
 
 # A dataset whose rows need a table that is empty in most stores: when it is, the export
 # skips that dataset's SELECT for every chunk (the federation one walks the messages).
-_GUARDS = {"receipts": "SELECT EXISTS (SELECT 1 FROM dispatch_receipts)",
+_GUARDS = {"delivery_attempts": "SELECT EXISTS (SELECT 1 FROM delivery_attempts)",
+           "receipts": "SELECT EXISTS (SELECT 1 FROM dispatch_receipts)",
            "federation": "SELECT EXISTS (SELECT 1 FROM fed_outbox)",
            "tasks": "SELECT EXISTS (SELECT 1 FROM tasks)",
            "task_events": "SELECT EXISTS (SELECT 1 FROM tasks)"}

@@ -8,6 +8,7 @@ import shutil
 from datetime import datetime, timedelta
 
 import pyarrow.compute  # imported before freezegun fakes datetime
+import pyarrow.dataset as ds
 import pyarrow.fs  # noqa: F401
 import pytest
 from audit_traffic import DAY1, day1, day2
@@ -179,3 +180,17 @@ def test_a_uri_spark_cannot_read_is_refused_with_a_hint(cli, exported, tmp_path)
     assert err["code"] == "validation_failed" and err["field"] == "export"
     assert "S3AFileSystem" in err["message"] and "hadoop-aws" in err["message"]
     assert "every executor" in err["message"]
+
+
+def test_the_federation_dataset_carries_the_senders_routing(two_nodes):
+    """The sender's fed_sent row whole: whom it was for, how it was routed, and when an SLA
+    incident was raised (none here: every message was processed)."""
+    a, _b, sent, ea, _eb = two_nodes
+    rows = ds.dataset(ea / "federation", partitioning="hive").to_table().to_pylist()
+    emitted = sorted((r["message_id"], r["to_node"], r["to_agent"], r["route_decision"],
+                      r["incident_at"]) for r in rows if r["kind"] == "message")
+    assert emitted == sorted(a.sql("SELECT message_id, to_node, to_agent, route_decision,"
+                                   " incident_at FROM fed_sent"))
+    assert len(emitted) == len(sent)
+    assert {(e[1], e[2], e[4]) for e in emitted} == {("nb", "bob", None)}
+    assert all(e[3] for e in emitted)

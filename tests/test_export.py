@@ -44,7 +44,7 @@ def test_export_matches_the_store(cli, store, traffic, tmp_path):
     n_messages = query(store, "SELECT count(*) FROM messages")[0][0]
     n_deliveries = query(store, "SELECT count(*) FROM deliveries")[0][0]
     assert doc["datasets"] == {"messages": n_messages, "deliveries": n_deliveries,
-                               "dead_letters": 1, "receipts": 0,
+                               "dead_letters": 1, "delivery_attempts": 1, "receipts": 0,
                                "federation": 0, "tasks": 0, "task_events": 0,
                                "channels": 4, "incidents": 0}
     assert doc["id_range"] == [1, n_messages]
@@ -245,6 +245,7 @@ def test_empty_store_exports_channels_only(cli, store, tmp_path):
     out = tmp_path / "export"
     doc = cli.ok("export", out, "--json").json()
     assert doc["datasets"] == {"messages": 0, "deliveries": 0, "dead_letters": 0,
+                               "delivery_attempts": 0,
                                "receipts": 0, "federation": 0, "tasks": 0,
                                "task_events": 0, "channels": 1, "incidents": 0}
     assert doc["id_range"] is None

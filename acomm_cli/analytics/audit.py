@@ -182,14 +182,48 @@ def _load(spark: SparkSession, exports: Loaded) -> None:
     spark.sql("""
         SELECT *, row_number() OVER (PARTITION BY store_id, id ORDER BY exported_at DESC) AS rn
         FROM raw_incidents""").where("rn = 1").drop("rn").createOrReplaceTempView("incidents")
-    # deliveries with their channel's ack timeout and delivery mode, and both latencies (ms)
+    # deliveries with their channel's ack timeout, delivery mode and type, and both
+    # latencies (ms): the read one to the FIRST read (read_at is the latest since issue 19:
+    # a redelivery read again moves it); a file exported before first_read_at existed has
+    # only read_at, and says so in `read_fallback`
     d = spark.sql("""
-        SELECT d.*, c.ack_timeout_ms, c.delivery AS delivery_mode,
-               unix_millis(d.read_at) - unix_millis(d.created_at) AS read_latency_ms,
+        SELECT d.*, c.ack_timeout_ms, c.delivery AS delivery_mode, c.type AS channel_type,
+               unix_millis(coalesce(d.first_read_at, d.read_at)) - unix_millis(d.created_at)
+                   AS read_latency_ms,
+               d.first_read_at IS NULL AND d.read_at IS NOT NULL AS read_fallback,
                unix_millis(d.acked_at) - unix_millis(d.delivered_at) AS ack_latency_ms
         FROM raw_deliveries d
         LEFT JOIN channels c ON c.store_id = d.store_id AND c.id = d.channel_id""")
     d.cache().createOrReplaceTempView("deliveries")
+    spark.sql("CREATE OR REPLACE TEMP VIEW delivery_attempts AS"
+              " SELECT * FROM raw_delivery_attempts")
+    # every ack-tracked delivery with its attempts: the times it was handed out, i.e. the
+    # distinct delivered_at of its earlier attempts (m012's rows; on a work queue any
+    # worker's, whose recipient is not the delivery row's) and of the row itself. Distinct:
+    # a retry that never went out (dead while waiting, an exactly-once ack timer restarted)
+    # records an attempt whose delivered_at the row still carries.
+    spark.sql("""
+        WITH tracked AS (SELECT * FROM deliveries WHERE tracked),
+        tries AS (
+            SELECT d.store_id, d.message_id, d.recipient, a.delivered_at, a.read_at,
+                   true AS earlier
+            FROM delivery_attempts a JOIN tracked d ON d.store_id = a.store_id
+                 AND d.message_id = a.message_id
+                 AND (a.recipient = d.recipient OR d.channel_type = 'queue')
+            UNION ALL
+            SELECT store_id, message_id, recipient, delivered_at, NULL, false FROM tracked),
+        per AS (
+            SELECT store_id, message_id, recipient, count(DISTINCT delivered_at) AS attempts,
+                   count_if(earlier) AS earlier,
+                   count_if(earlier AND read_at IS NOT NULL) AS earlier_read,
+                   min(delivered_at) AS first_delivered_at
+            FROM tries GROUP BY store_id, message_id, recipient)
+        SELECT d.store_id, d.channel, d.message_id, d.recipient, d.state, d.retry_count,
+               d.delivered_at, d.acked_at, d.ack_status,
+               coalesce(d.lease_expired, 0) AS lease_expired, p.attempts, p.earlier,
+               p.earlier_read, p.first_delivered_at
+        FROM tracked d JOIN per p ON p.store_id = d.store_id AND p.message_id = d.message_id
+             AND p.recipient = d.recipient""").createOrReplaceTempView("delivery_tries")
     # federation: what each node emitted to a peer, and what it received from one
     spark.sql("""
         CREATE OR REPLACE TEMP VIEW fed_sent AS

@@ -1,8 +1,10 @@
 """The audit's tables as Spark SQL over the views `acomm_cli.analytics.audit` makes:
 `messages` (one row per message: a federated one once, by global_id), `store_messages`
-(every store's own rows), `deliveries` (with their channel's ack timeout and latencies),
-`dead_letters`, `channels`, `receipts`, `tasks` (one row per task: a federated one once, by
-global_id; with `duration_ms` and `lateness_ms`), `incidents`, and for federation `fed_sent`
+(every store's own rows), `deliveries` (with their channel's ack timeout and latencies; the
+read latency to the first read), `dead_letters`, `delivery_attempts` (every earlier attempt
+of a delivery), `delivery_tries` (each ack-tracked delivery with its attempts), `channels`,
+`receipts`, `tasks` (one row per task: a federated one once, by global_id; with
+`duration_ms` and `lateness_ms`), `incidents`, and for federation `fed_sent`
 (messages a node emitted, with the peer and the accepted ack), `fed_received` (messages a
 node received from a peer) and `audited_nodes`. docs/EXPORT.md defines every number."""
 
@@ -16,13 +18,14 @@ _Q90 = "array(0.5, 0.9)"
 _FINAL = "('completed', 'failed')"  # a task's final states; every other one is open
 _LATENCY = f"""
     count(*) AS deliveries,
-    count(read_at) AS read,
+    count(coalesce(first_read_at, read_at)) AS read,
     percentile_approx(read_latency_ms, {_Q}) AS rq,
     count(acked_at) AS acked,
-    percentile_approx(ack_latency_ms, {_Q}) AS aq"""
+    percentile_approx(ack_latency_ms, {_Q}) AS aq,
+    count_if(read_fallback) AS read_fallback"""
 _SPLIT = """
     rq[0] AS read_p50_ms, rq[1] AS read_p95_ms, rq[2] AS read_p99_ms,
-    aq[0] AS ack_p50_ms, aq[1] AS ack_p95_ms, aq[2] AS ack_p99_ms"""
+    aq[0] AS ack_p50_ms, aq[1] AS ack_p95_ms, aq[2] AS ack_p99_ms, read_fallback"""
 _ACTIVE = "state IN ({})".format(", ".join(f"'{s}'" for s in ACTIVE_STATES))
 _STATES = ", ".join(f"'{s}'" for s in STATES)
 
@@ -32,7 +35,8 @@ QUERIES: dict[str, str] = {
         SELECT store_id, channel, to_date(created_at) AS date, type, priority_name AS priority,
                count(*) AS messages
         FROM messages GROUP BY store_id, channel, to_date(created_at), type, priority_name""",
-    # created -> read and delivered -> acked, per channel and per agent (recipient)
+    # created -> first read and delivered -> acked, per channel and per agent (recipient);
+    # read_fallback: reads measured to the latest read (files without first_read_at)
     "latency_by_channel": f"""
         SELECT store_id, channel, deliveries, read, acked, {_SPLIT} FROM (
             SELECT store_id, channel, {_LATENCY} FROM deliveries GROUP BY store_id, channel)""",
@@ -58,6 +62,29 @@ QUERIES: dict[str, str] = {
     "retries": """
         SELECT store_id, channel, retry_count, count(*) AS deliveries
         FROM deliveries WHERE tracked GROUP BY store_id, channel, retry_count""",
+    # ack-tracked deliveries by their attempts (the times each was handed out: m012's
+    # delivery_attempts plus the current one): how many needed more than one and how those
+    # ended; earlier attempts that had been read (seen, then not acked in time, or given back)
+    "attempts": """
+        SELECT store_id, channel, count(*) AS deliveries,
+               CAST(sum(attempts) AS BIGINT) AS attempts,
+               count_if(attempts > 1) AS retried,
+               max(attempts) AS max_attempts,
+               count_if(state = 'acked') AS acked,
+               CAST(coalesce(sum(CASE WHEN state = 'acked' THEN attempts END), 0) AS BIGINT)
+                   AS acked_attempts,
+               count_if(state = 'acked' AND attempts > 1) AS acked_after_retry,
+               count_if(state = 'dead') AS dead,
+               count_if(state = 'dead' AND attempts > 1) AS dead_after_retry,
+               CAST(sum(earlier_read) AS BIGINT) AS earlier_read,
+               CAST(sum(lease_expired) AS BIGINT) AS leases_expired
+        FROM delivery_tries GROUP BY store_id, channel""",
+    # one row per ack-tracked delivery handed out more than once
+    "retried_deliveries": """
+        SELECT store_id, channel, message_id, recipient, state, attempts, retry_count,
+               earlier_read, lease_expired, first_delivered_at,
+               delivered_at AS last_delivered_at, acked_at, ack_status
+        FROM delivery_tries WHERE attempts > 1""",
     "dead_letters": """
         SELECT store_id, channel, reason, count(*) AS dead_letters,
                CAST(sum(retry_count) AS BIGINT) AS retries
@@ -149,12 +176,12 @@ QUERIES: dict[str, str] = {
                percentile_approx(unix_millis(resolved_at) - unix_millis(created_at), 0.5)
                    AS resolve_p50_ms
         FROM incidents GROUP BY failure_class, capability_id""",
-    # per node pair, a federated message's latency: the receiver's read time minus the
+    # per node pair, a federated message's latency: the receiver's (first) read time minus the
     # sender's creation time (two clocks); the `accepted` ack bounds how far apart they are
     "federation_latency": f"""
         WITH pairs AS (
             SELECT s.from_node, r.to_node, s.global_id, s.sent_ms, s.accepted_ms,
-                   r.received_ms, unix_millis(d.read_at) AS read_ms
+                   r.received_ms, unix_millis(coalesce(d.first_read_at, d.read_at)) AS read_ms
             FROM fed_sent s JOIN fed_received r ON r.global_id = s.global_id
             LEFT JOIN deliveries d ON d.store_id = r.store_id AND d.message_id = r.id
             WHERE s.kind = 'message')

@@ -57,7 +57,8 @@ def summarize(spark: SparkSession, frames: dict[str, DataFrame],
     return {
         "exports": [{"path": base, "store_id": m["store"]["store_id"], "format": m["format"],
                      "exported_at": m["exported_at"], "rows": m["rows"],
-                     "id_range": m["id_range"]} for base, m in loaded],
+                     "id_range": m["id_range"],
+                     "dataset_version": m.get("dataset_version", 1)} for base, m in loaded],
         "out": out,
         "totals": totals,
         "volume": sorted(volume.values(), key=lambda v: (v["store_id"], v["channel"] or "")),
@@ -67,6 +68,7 @@ def summarize(spark: SparkSession, frames: dict[str, DataFrame],
         "retries": {"tracked": tracked, "retried": retried,
                     "retries": sum(r["retries"] or 0 for r in reliability),
                     "retry_rate": retried / tracked if tracked else 0.0},
+        "attempts": _attempts(frames["attempts"]),
         "dead_letters_by_reason": by_reason,
         "late_acks": sum(r["late_acks"] for r in reliability),
         "backlog": {"deliveries": sum(r["backlog"] for r in reliability),
@@ -81,6 +83,20 @@ def summarize(spark: SparkSession, frames: dict[str, DataFrame],
                    "unaccounted": frames["unaccounted"].count(),
                    "federation_unmatched": frames["federation_unmatched"].count()},
     }
+
+
+def _attempts(df: DataFrame) -> dict[str, Any]:
+    """Ack-tracked deliveries by attempts, in all and per channel (docs/EXPORT.md)."""
+    rows = _rows(df, "store_id,channel")
+    keys = ("deliveries", "attempts", "retried", "acked", "acked_attempts", "acked_after_retry",
+            "dead", "dead_after_retry", "earlier_read", "leases_expired")
+    total = {k: sum(r[k] or 0 for r in rows) for k in keys}
+    return {**total, "max_attempts": max((r["max_attempts"] or 0 for r in rows), default=0),
+            "attempts_per_delivery": (total["attempts"] / total["deliveries"]
+                                      if total["deliveries"] else None),
+            "attempts_per_acked": (total["acked_attempts"] / total["acked"]
+                                   if total["acked"] else None),
+            "channels": rows}
 
 
 def _receipts(df: DataFrame) -> dict[str, Any]:

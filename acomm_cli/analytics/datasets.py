@@ -25,6 +25,14 @@ class Dataset:
 
 
 _ID, _S, _TS = "int64", "string", "timestamp"
+
+# What the datasets' columns are, in the manifest (`dataset_version`, and per file): 1 (or
+# absent: every export made before the number existed), 2 = + deliveries.lease_expired,
+# channels.lease_ms / message_ttl_ms / retry_failed, federation.to_agent / route_decision /
+# incident_at, and the delivery_attempts dataset. Versions only ever add columns and
+# datasets, so every reader reads every version: a column a file lacks reads as null
+# (docs/EXPORT.md).
+DATASET_VERSION = 2
 COMPUTED = ("priority_name", "exported_at")  # made by the export, not read from the store
 
 # Every dataset an export writes and an audit reads: to add one, add a row here and its
@@ -40,11 +48,17 @@ DATASET_TABLE: tuple[Dataset, ...] = (
         ("state", _S), ("tracked", "bool"), ("retry_count", "int32"), ("created_at", _TS),
         ("delivered_at", _TS), ("read_at", _TS), ("ack_status", _S), ("acked_at", _TS),
         ("ack_note", _S), ("next_timer_at", _TS), ("last_error", _S), ("first_read_at", _TS),
-        ("exported_at", _TS))),
+        ("lease_expired", "int32"), ("exported_at", _TS))),
     Dataset("dead_letters", (
         ("message_id", _ID), ("recipient", _S), ("channel_id", _ID), ("channel", _S),
         ("reason", _S), ("retry_count", "int32"), ("last_error", _S), ("created_at", _TS),
         ("dead_lettered_at", _TS), ("exported_at", _TS))),
+    # every earlier attempt of a delivery (m012's trigger: one row each time retry_count
+    # moved), with its message's channel and creation time (the partition)
+    Dataset("delivery_attempts", (
+        ("seq", _ID), ("message_id", _ID), ("recipient", _S), ("channel_id", _ID),
+        ("channel", _S), ("attempt", "int32"), ("delivered_at", _TS), ("read_at", _TS),
+        ("ack_status", _S), ("created_at", _TS), ("exported_at", _TS))),
     Dataset("receipts", (
         ("seq", _ID), ("run_id", _S), ("message_id", _ID), ("agent", _S), ("status", _S),
         ("reason", _S), ("exit_code", "int32"), ("attempt", "int32"), ("created_at", _TS),
@@ -53,7 +67,8 @@ DATASET_TABLE: tuple[Dataset, ...] = (
     Dataset("federation", (
         ("message_id", _ID), ("global_id", _S), ("kind", _S), ("to_node", _S), ("state", _S),
         ("attempt", "int32"), ("created_at", _TS), ("accepted_at", _TS),
-        ("processed_at", _TS), ("exported_at", _TS))),
+        ("processed_at", _TS), ("to_agent", _S), ("route_decision", _S),
+        ("incident_at", _TS), ("exported_at", _TS))),
     # tasks ride with the message that carries them (tasks.id is its id on this store): the
     # task's current state, and its history partitioned with it (created_at: the task's)
     Dataset("tasks", (
@@ -74,7 +89,8 @@ DATASET_TABLE: tuple[Dataset, ...] = (
         ("ack_timeout_ms", _ID), ("max_retries", "int32"), ("retry_backoff_ms", _ID),
         ("retry_jitter", "float64"), ("echo", "bool"), ("priority_ordering", "bool"),
         ("max_pending", _ID), ("dedupe_window_ms", _ID), ("retention_count", _ID),
-        ("retention_age_ms", _ID), ("exported_at", _TS)), snapshot=True),
+        ("retention_age_ms", _ID), ("lease_ms", _ID), ("message_ttl_ms", _ID),
+        ("retry_failed", "bool"), ("exported_at", _TS)), snapshot=True),
     # review incidents have ids of their own and change when resolved: a snapshot, like
     # channels (docs/DECISIONS.md)
     Dataset("incidents", (

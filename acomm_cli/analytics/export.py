@@ -2,9 +2,10 @@
 a manifest, the input of `acomm audit` (docs/EXPORT.md describes every column).
 
 Rules:
-- Messages are exported by id range, in chunks of CHUNK ids; deliveries, dead letters and
-  tasks (with their history) go with their message (same chunk, same partition), as they
-  stand at export time. `channels/` and `incidents/` are snapshots, rewritten by every export.
+- Messages are exported by id range, in chunks of CHUNK ids; deliveries (and their earlier
+  attempts), dead letters and tasks (with their history) go with their message (same chunk,
+  same partition), as they stand at export time. `channels/` and `incidents/` are
+  snapshots, rewritten by every export.
 - Partitions: `date=YYYY-MM-DD`, the UTC day the message (for tasks and their history: the
   task; for channels and incidents: the channel, the incident) was created.
 - File names are deterministic per id range (`part-<first id>-<last id>-<batch>`), and the
@@ -35,7 +36,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from acomm_cli import __version__
-from acomm_cli.analytics.datasets import CHUNKED, DATASET_TABLE, DATASETS, SNAPSHOTS
+from acomm_cli.analytics.datasets import (
+    CHUNKED,
+    DATASET_TABLE,
+    DATASET_VERSION,
+    DATASETS,
+    SNAPSHOTS,
+)
 from acomm_cli.clock import iso
 from acomm_cli.errors import InvalidState, ValidationFailed
 from acomm_cli.store import export as sql
@@ -382,7 +389,7 @@ def _file(dest: _Output, rel: str, dataset: str, table: pa.Table, fmt: str,
     size, digest = dest.put(rel, _encode(table, fmt))
     return {"path": rel, "dataset": dataset, "rows": table.num_rows, "bytes": size,
             "sha256": digest, "id_range": list(id_range) if id_range else None,
-            "exported_at": iso(now)}
+            "exported_at": iso(now), "dataset_version": DATASET_VERSION}
 
 
 def _manifest(old: dict[str, Any] | None, dest: _Output, conn: sqlite3.Connection,
@@ -399,6 +406,9 @@ def _manifest(old: dict[str, Any] | None, dest: _Output, conn: sqlite3.Connectio
         totals[f["dataset"]] += f["rows"]
     return {
         "manifest_version": MANIFEST_VERSION,
+        # the columns this run wrote (datasets.DATASET_VERSION); each file keeps its own:
+        # a directory may hold files of older runs, whose newer columns read as null
+        "dataset_version": DATASET_VERSION,
         "acomm_version": __version__,
         "created_at": old["created_at"] if old else iso(now),
         "exported_at": iso(now),

@@ -47,6 +47,7 @@ def _audit_rows(doc: dict[str, Any]) -> list[tuple[Any, ...]]:
              if k != "master"]
     sections = [("volume", doc["volume"]), ("latency_channel", doc["latency"]["channels"]),
                 ("latency_agent", doc["latency"]["agents"]), ("reliability", doc["reliability"]),
+                ("attempts", doc["attempts"]["channels"]),
                 ("receipts", doc["receipts"]["agents"]),
                 ("federation", doc["federation"]["latency"]),
                 ("tasks", doc["tasks"]["by_capability"]),
@@ -70,12 +71,18 @@ def _audit_rows(doc: dict[str, Any]) -> list[tuple[Any, ...]]:
 def audit_summary(out: Output, s: AuditResult) -> None:
     """The audit's findings: rich tables on a terminal; piped, one tab-separated line per row,
     each led by its kind (`total`, `volume`, `latency_channel`, `latency_agent`,
-    `reliability`, `dead_letters`, `receipts`, `federation`, `tasks`, `incidents`, `check`)
-    so that awk can pick them apart; or, with --json, the summary as one JSON document."""
+    `reliability`, `attempts`, `dead_letters`, `receipts`, `federation`, `tasks`,
+    `incidents`, `check`) so that awk can pick them apart; or, with --json, the summary as
+    one JSON document."""
     doc = s.summary
     if out.json:
         _dump(doc)
         return
+    fallback = sum(c.get("read_fallback") or 0 for c in doc["latency"]["channels"])
+    if fallback:
+        note(f"note: {fallback} read latencies are to the latest read, not the first: their "
+             "export has no first_read_at (made before acomm kept it; export to a new "
+             "directory for first reads)")
     if out.table is not None:
         listing(out, None, cols.AUDIT, _audit_rows(doc))
         return
@@ -92,13 +99,13 @@ def audit_summary(out: Output, s: AuditResult) -> None:
          [(v["store_id"][:8], v["channel"], v["days"], v["messages"],
            " ".join(f"{k}={n}" for k, n in sorted(v["by_type"].items())))
           for v in doc["volume"]]),
-        ("latency_channel", "latency per channel (ms)",
+        ("latency_channel", "latency per channel (ms; read: created -> first read)",
          ["store", "channel", "read", "read p50", "p95", "p99", "acked", "ack p50", "p95",
           "p99"],
          [(c["store_id"][:8], c["channel"], c["read"], ms(c["read_p50_ms"]),
            ms(c["read_p95_ms"]), ms(c["read_p99_ms"]), c["acked"], ms(c["ack_p50_ms"]),
            ms(c["ack_p95_ms"]), ms(c["ack_p99_ms"])) for c in doc["latency"]["channels"]]),
-        ("latency_agent", "latency per agent (ms)",
+        ("latency_agent", "latency per agent (ms; read: created -> first read)",
          ["agent", "read", "read p50", "p95", "p99", "acked", "ack p50", "p95", "p99"],
          [(a["agent"], a["read"], ms(a["read_p50_ms"]), ms(a["read_p95_ms"]),
            ms(a["read_p99_ms"]), a["acked"], ms(a["ack_p50_ms"]), ms(a["ack_p95_ms"]),
@@ -110,6 +117,12 @@ def audit_summary(out: Output, s: AuditResult) -> None:
            f"{r['retry_rate']:.1%}" if tty else f"{r['retry_rate']:.4f}", r["late_acks"],
            r["backlog"], "" if r["backlog_oldest_age_ms"] is None
            else round(r["backlog_oldest_age_ms"] / 1000)) for r in doc["reliability"]]),
+        ("attempts", "ack-tracked deliveries by attempts (earlier ones: delivery_attempts)",
+         ["store", "channel", "deliveries", "attempts", "retried", "max", "acked after retry",
+          "dead after retry", "earlier read", "leases expired"],
+         [(r["store_id"][:8], r["channel"], r["deliveries"], r["attempts"], r["retried"],
+           r["max_attempts"], r["acked_after_retry"], r["dead_after_retry"],
+           r["earlier_read"], r["leases_expired"]) for r in doc["attempts"]["channels"]]),
         ("dead_letters", "dead letters by reason", ["reason", "dead letters"],
          sorted(doc["dead_letters_by_reason"].items())),
         ("receipts", "dispatch runs per agent", ["agent", "runs", "by status"],

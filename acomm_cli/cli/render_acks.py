@@ -1,12 +1,15 @@
-"""What `ack`, `nack` and `extend` print: the ack's record, the lease's end, a requeue."""
+"""What `ack`, `nack` and `extend` print: their records, the lease's end, a requeue or a death."""
 
 from __future__ import annotations
 
 import sys
-from typing import Any
 
 from acomm_cli.cli.render import Output, _dump, note
 from acomm_cli.clock import iso
+
+TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def ack_doc(doc: dict[str, Any]) -> dict[str, Any]:

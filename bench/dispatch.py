@@ -31,7 +31,7 @@ from time import perf_counter
 
 from harness import DOC, machine, median, write_section
 
-from acomm_cli.cli import render
+from acomm_cli.cli import render_worker
 from acomm_cli.dispatch import dispatcher as dispatch
 from acomm_cli.dispatch.agents import parse_agents
 from acomm_cli.engine import channels, opening, sending
@@ -67,7 +67,7 @@ def bench_inproc(n: int, rounds: int) -> dict[str, float]:
             def run_ours() -> float:
                 t = perf_counter()
                 res = dispatch.dispatch(conn, agents, 10_000, store_path=str(path),  # noqa: B023
-                                        encode=render.message_json, max_runs=n)
+                                        encode=render_worker.message_json, max_runs=n)
                 assert len(res.receipts) == n and res.counts()["accepted"] == n
                 return perf_counter() - t
 

@@ -120,6 +120,7 @@ def _say_where(s: Settings, path: object) -> None:
 def _bridge_after_write(conn: sqlite3.Connection, s: Settings, before: int | None) -> None:
     """Mirror after the commit; a failure here never fails the command (tick retries)."""
     from acomm_cli.bridge import sync as bridge
+    from acomm_cli.cli import render_worker
 
     try:
         result = bridge.sync(conn, bridge.config(s.value), clock.now_ms(),
@@ -127,7 +128,7 @@ def _bridge_after_write(conn: sqlite3.Connection, s: Settings, before: int | Non
     except Exception as exc:  # the command itself succeeded and committed
         render.note(f"warning: mailbox bridge: {exc}; `acomm tick` will retry")
         return
-    render.bridge_notes(result)
+    render_worker.bridge_notes(result)
 
 
 def limits(s: Settings) -> model.Limits:

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import params, render
+from acomm_cli.cli import params, render_acks
 from acomm_cli.commands._common import AsAgent, identity, output, store
 from acomm_cli.engine import acking, delivery
 from acomm_cli.lite.records import asdict  # the engine's results are records (issue 17)
@@ -41,6 +41,6 @@ def ack(
         else:
             results = acking.ack_many(conn, message_ids, agent, status, note, clock.now_ms())
     if len(results) == 1:
-        render.ack(output(ctx), asdict(results[0]))
+        render_acks.ack(output(ctx), asdict(results[0]))
     else:
-        render.acks(output(ctx), [asdict(r) for r in results])
+        render_acks.acks(output(ctx), [asdict(r) for r in results])

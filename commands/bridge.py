@@ -8,7 +8,7 @@ import typer
 
 from acomm_cli import clock
 from acomm_cli.bridge import sync as bridge
-from acomm_cli.cli import params, render
+from acomm_cli.cli import params, render_worker
 from acomm_cli.commands._common import output, settings, store
 from acomm_cli.errors import UsageError
 
@@ -62,8 +62,8 @@ def sync(
                          field="inbox_dir")
     with store(ctx, write=True, bridge_hook=False) as conn:
         result = bridge.sync(conn, cfg, clock.now_ms())
-    render.bridge_notes(result)
-    render.bridge_sync(output(ctx), result)
+    render_worker.bridge_notes(result)
+    render_worker.bridge_sync(output(ctx), result)
 
 
 @app.callback()

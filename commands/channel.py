@@ -130,7 +130,7 @@ def create(
     with store(ctx, write=True, create=True) as conn:
         ch = channels.create_channel(conn, name, type_, owner, cfg, clock.now_ms(),
                                      if_not_exists=if_not_exists)
-    render.channel(output(ctx), ch, id_only=True)
+    render_channels.channel(output(ctx), ch, id_only=True)
 
 
 @app.command()
@@ -152,7 +152,7 @@ def join(
     by = identity(as_)
     with store(ctx, write=True) as conn:
         r = channels.join_channel(conn, name, agent, role, clock.now_ms(), by=by)
-    render.change(output(ctx), render.channel_doc(r.channel), r.changed,
+    render.change(output(ctx), render_channels.channel_doc(r.channel), r.changed,
                   f"{agent} is already in channel {name} (as {r.channel.role_of(agent)})")
 
 
@@ -174,7 +174,7 @@ def leave(
     by = identity(as_)
     with store(ctx, write=True) as conn:
         r = channels.leave_channel(conn, name, agent, clock.now_ms(), by=by)
-    render.change(output(ctx), render.channel_doc(r.channel), r.changed,
+    render.change(output(ctx), render_channels.channel_doc(r.channel), r.changed,
                   f"{agent} is not in channel {name}; nothing to leave")
 
 
@@ -187,7 +187,7 @@ def list_(ctx: typer.Context) -> None:
     """
     with store(ctx, write=False) as conn:
         cs = channels.list_channels(conn)
-    render.channels(output(ctx), cs)
+    render_channels.channels(output(ctx), cs)
 
 
 @app.command()
@@ -198,7 +198,7 @@ def show(ctx: typer.Context, name: Name) -> None:
     """
     with store(ctx, write=False) as conn:
         ch = channels.get_channel(conn, name)
-    render.channel(output(ctx), ch)
+    render_channels.channel(output(ctx), ch)
 
 
 def _state_command(action: str, doc: str) -> None:
@@ -207,7 +207,7 @@ def _state_command(action: str, doc: str) -> None:
         with store(ctx, write=True) as conn:
             r = channels.change_channel_state(conn, name, action, by=by)
         ch = r.channel
-        render.change(output(ctx), render.channel_doc(ch), r.changed,
+        render.change(output(ctx), render_channels.channel_doc(ch), r.changed,
                       f"channel {ch.name} is already {ch.state.value}",
                       f"{ch.name}\t{ch.state.value}")
 
@@ -247,7 +247,7 @@ def admin(
     by = identity(as_)
     with store(ctx, write=True) as conn:
         r = channel_admin.set_admin(conn, name, agent, by=by, admin=not revoke)
-    render.change(output(ctx), render.channel_doc(r.channel), r.changed,
+    render.change(output(ctx), render_channels.channel_doc(r.channel), r.changed,
                   f"{agent} is {'not' if revoke else 'already'} an admin of channel {name}",
                   f"{name}\t{agent}\t{'member' if revoke else 'admin'}")
 

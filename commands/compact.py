@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import params, render
+from acomm_cli.cli import params, render, render_operations
 from acomm_cli.commands._common import output, store
 from acomm_cli.engine import operations
 
@@ -50,7 +50,7 @@ def compact(
         result = operations.compact(conn, now, older_than_ms=older,
                                     dead_letters_older_than_ms=dead, vacuum=vacuum,
                                     dry_run=dry_run, progress=progress)
-    render.compact(out, result)
+    render_operations.compact(out, result)
 
 
 @app.command()
@@ -64,4 +64,4 @@ def flush(ctx: typer.Context) -> None:
     """
     with store(ctx, write=True, hooks=False) as conn:
         result = operations.flush(conn)
-    render.flush_result(output(ctx), result)
+    render_operations.flush_result(output(ctx), result)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from acomm_cli.cli import columns, config_report, render
+from acomm_cli.cli import columns, config_report, render_operations
 from acomm_cli.commands._common import listing, output, settings
 
 app = typer.Typer(help="Inspect the configuration.\n\nExample: acomm config show --json",
@@ -23,7 +23,7 @@ def show(ctx: typer.Context) -> None:
 
     Example: ACOMM_FLUSH=immediate acomm config show
     """
-    render.config_report(output(ctx), config_report.show_config(settings(ctx)))
+    render_operations.config_report(output(ctx), config_report.show_config(settings(ctx)))
 
 
 @app.callback()

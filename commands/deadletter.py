@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock, model
-from acomm_cli.cli import columns, params, render
+from acomm_cli.cli import columns, params, render, render_deadletters
 from acomm_cli.commands._common import listing, output, store
 from acomm_cli.engine import deadletters, delivery
 from acomm_cli.errors import UsageError
@@ -42,7 +42,7 @@ def list_(
     with store(ctx, write=False) as conn:
         items, total = delivery.list_dead_letters(conn, channel=channel, recipient=recipient,
                                                   reason=reason, limit=limit, offset=offset)
-    render.dead_letters(output(ctx), items, total)
+    render_deadletters.dead_letters(output(ctx), items, total)
 
 
 @app.command()
@@ -56,11 +56,9 @@ def show(ctx: typer.Context, message_id: Msg, recipient: Recipient = None) -> No
 
     Example: acomm deadletter show 42 --json
     """
-    from acomm_cli.cli import render_history
-
     with store(ctx, write=False) as conn:
         records = deadletters.records(conn, message_id, recipient)
-    render_history.dead_letter_records(output(ctx), records)
+    render_deadletters.dead_letter_records(output(ctx), records)
 
 
 @app.command()
@@ -107,14 +105,14 @@ def replay(
                 raise UsageError(f"{name}: {flag} goes with --all", field=name)
         with store(ctx, write=True) as conn:
             items = delivery.replay(conn, message_id, recipient, clock.now_ms())
-        render.dead_letters(output(ctx), items, len(items))
+        render_deadletters.dead_letters(output(ctx), items, len(items))
         return
     now = clock.now_ms()
     lo = clock.parse_time(since, "since", now) if since is not None else None
     with store(ctx, write=True) as conn:
         result = deadletters.redrive(conn, channel=channel, recipient=recipient,
                                      reason=reason, since=lo, now=now, dry_run=dry_run)
-    render.redrive(output(ctx), result)
+    render_deadletters.redrive(output(ctx), result)
 
 
 @app.command()

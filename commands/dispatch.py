@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import columns, params, render, stopping
+from acomm_cli.cli import columns, params, render_worker, stopping
 from acomm_cli.cli.config import AGENTS
 from acomm_cli.commands._common import listing, output, settings, store
 from acomm_cli.dispatch import dispatcher as engine
@@ -48,11 +48,11 @@ def dispatch(
         path, _ = s.store_path(create=False)
         result = engine.dispatch(
             conn, agents, clock.now_ms(), store_path=str(Path(path).resolve()),
-            encode=render.message_json, only=agent, max_runs=max_, dry_run=dry_run,
+            encode=render_worker.message_json, only=agent, max_runs=max_, dry_run=dry_run,
             config_path=str(Path(s.config).expanduser().resolve()) if s.config else None,
             stop=stop)
         signum = stop.signum
-    render.dispatch_result(output(ctx), result)
+    render_worker.dispatch_result(output(ctx), result)
     if signum is not None:
         raise typer.Exit(128 + signum)
 
@@ -79,4 +79,4 @@ def receipts(
     with store(ctx, write=False) as conn:
         page = engine.list_receipts(conn, agent=agent, message_id=message, status=status,
                                     limit=limit, offset=offset)
-    render.receipts(output(ctx), page)
+    render_worker.receipts(output(ctx), page)

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from acomm_cli.cli import columns, render
+from acomm_cli.cli import columns, render_operations
 from acomm_cli.commands._common import listing, output, store
 from acomm_cli.engine import operations
 
@@ -39,5 +39,5 @@ def doctor(
     """
     with store(ctx, write=False) as conn:
         health = operations.doctor(conn, quick=quick)
-    render.doctor(output(ctx), health)
+    render_operations.doctor(output(ctx), health)
     operations.require_healthy(health)

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import render
+from acomm_cli.cli import render, render_messages
 from acomm_cli.commands._common import limits, output, settings, store
 
 app = typer.Typer(help="This node's gateway: the exchange, the state room, the outbox.\n\n"
@@ -65,7 +65,8 @@ def serve(
         store_path=Path(path), host=host, port=port, seed=seed, join=join, invite=invite,
         public_url=public_url, pull_every_ms=every, push=push, sla_ms=s.value("federation.sla"),
         pull_pages=s.value("federation.pull_pages"), limits=limits(ctx),
-        encoders=agentapi.Encoders(message=render.message_doc, send=render.send_doc)))
+        encoders=agentapi.Encoders(message=render_messages.message_doc,
+                                   send=render_messages.send_doc)))
 
 
 @app.command()

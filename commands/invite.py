@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import columns, params, render
+from acomm_cli.cli import columns, params, render, render_federation
 from acomm_cli.commands._common import listing, output, store
 
 app = typer.Typer(help="Invite other nodes to join this one (a seed).\n\nExample: acomm "
@@ -56,7 +56,7 @@ def list_(ctx: typer.Context) -> None:
 
     with store(ctx, write=False) as conn:
         docs = invites.list_invites(conn, clock.now_ms())
-    render.invites(output(ctx), docs)
+    render_federation.invites(output(ctx), docs)
 
 
 @app.command()

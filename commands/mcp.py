@@ -103,8 +103,17 @@ def mcp(
 
 
 def _encoders() -> Encoders:
+    from acomm_cli.cli import (
+        render_acks,
+        render_channels,
+        render_deadletters,
+        render_messages,
+        render_operations,
+    )
     from acomm_cli.mcpserver.tools import Encoders
 
-    return Encoders(message=render.message_doc, send=render.send_doc,
-                    channel=render.channel_doc, dead_letter=render.dead_letter_doc,
-                    stats=render.stats_doc, ack=render.ack_doc, nack=render.nack_doc)
+    return Encoders(message=render_messages.message_doc, send=render_messages.send_doc,
+                    channel=render_channels.channel_doc,
+                    dead_letter=render_deadletters.dead_letter_doc,
+                    stats=render_operations.stats_doc, ack=render_acks.ack_doc,
+                    nack=render_acks.nack_doc)

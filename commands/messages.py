@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import columns, params, render, stopping
+from acomm_cli.cli import columns, params, render, render_messages, stopping
 from acomm_cli.commands._common import (
     ChannelOpt,
     From,
@@ -85,11 +85,11 @@ def messages(
         if follow:
             with stopping.on_signals() as stop:
                 for batch in delivery.follow_history(conn, f, stop=stop):
-                    render.follow(out, batch)
+                    render_messages.follow(out, batch)
                     out = render.headed(out)
             return
         result = inbox.history(conn, f)
-    render.messages(out, result)
+    render_messages.messages(out, result)
 
 
 @app.command()
@@ -101,4 +101,4 @@ def show(ctx: typer.Context,
     """
     with store(ctx, write=False) as conn:
         msg = inbox.show(conn, message_id)
-    render.message(output(ctx), msg)
+    render_messages.message(output(ctx), msg)

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import params, render
+from acomm_cli.cli import params, render_acks
 from acomm_cli.commands._common import AsAgent, identity, output, store
 from acomm_cli.engine import leases
 from acomm_cli.lite.records import asdict  # the engine's results are records (issue 17)
@@ -41,7 +41,7 @@ def nack(
     with store(ctx, write=True) as conn:
         result = leases.nack(conn, message_id, agent, requeue=requeue, delay_ms=delay_ms,
                              reason=reason, now=clock.now_ms())
-    render.nack(output(ctx), asdict(result))
+    render_acks.nack(output(ctx), asdict(result))
 
 
 @app.command()
@@ -61,4 +61,4 @@ def extend(
     with store(ctx, write=True) as conn:
         result = leases.extend(conn, message_id, agent, clock.parse_duration(by, "by"),
                                clock.now_ms())
-    render.extend(output(ctx), asdict(result))
+    render_acks.extend(output(ctx), asdict(result))

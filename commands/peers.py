@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import columns, render
+from acomm_cli.cli import columns, render, render_federation
 from acomm_cli.commands._common import listing, output, settings, store
 
 app = typer.Typer(help="The other federation nodes this node knows.\n\nExample: acomm peers "
@@ -28,7 +28,7 @@ def peers(ctx: typer.Context) -> None:
 
     with store(ctx, write=False) as conn:
         doc = room.peers(conn, clock.now_ms(), settings(ctx).value("federation.offline_after"))
-    render.peers(output(ctx), doc)
+    render_federation.peers(output(ctx), doc)
 
 
 @app.command()

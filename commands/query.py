@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import columns, params, render, stopping
+from acomm_cli.cli import columns, params, render, render_messages, stopping
 from acomm_cli.cli import handover as render_handover
 from acomm_cli.commands._common import (
     AsAgent,
@@ -59,7 +59,7 @@ def query(
     with store(ctx, write=True) as conn:
         result = delivery.query(conn, req, now, timeout_ms, limits(ctx), wait)
         if wait is None:
-            render.ok(out, render.send_doc(result), result.correlation_id)
+            render.ok(out, render_messages.send_doc(result), result.correlation_id)
             return
         asked = result.correlation_id
         assert asked is not None  # send gives every query a correlation id
@@ -90,7 +90,7 @@ def respond(
     with store(ctx, write=True) as conn:
         result = delivery.respond(conn, correlation_id, read_body(body), agent, clock.now_ms(),
                                   priority)
-    render.send_results(output(ctx), [result])
+    render_messages.send_results(output(ctx), [result])
 
 
 @app.command()
@@ -105,4 +105,4 @@ def thread(
     """
     with store(ctx, write=False) as conn:
         msgs = delivery.thread(conn, correlation_id)
-    render.thread(output(ctx), correlation_id, msgs)
+    render_messages.thread(output(ctx), correlation_id, msgs)

@@ -7,7 +7,7 @@ import io
 import sys
 
 from acomm_cli import clock, model
-from acomm_cli.cli import render
+from acomm_cli.cli import render, render_messages
 from acomm_cli.cli.invocation import Invocation
 from acomm_cli.commands._runtime import (
     identity,
@@ -83,7 +83,7 @@ def send(inv: Invocation, *, channel: str | None, body: str | None, as_: str | N
         items = _read_batch(inv, batch)
         with store(s, write=True) as conn, render.progress(out, "sending") as progress:
             results = sending.send_batch(conn, items, now, limits(s), progress)
-        render.batch_results(out, results)
+        render_messages.batch_results(out, results)
         return None
     if to is not None:
         if channel is not None and body is not None:
@@ -103,14 +103,14 @@ def send(inv: Invocation, *, channel: str | None, body: str | None, as_: str | N
     if to is None:
         with store(s, write=True) as conn:
             sent = sending.send(conn, req, now, limits(s))
-        render.send_results(out, [sent])
+        render_messages.send_results(out, [sent])
         return None
     with store(s, write=True, create=True) as conn:  # a direct channel may be created
         direct = sending.send_direct(conn, req, [a.strip() for a in to.split(",")], now,
                                      limits(s))
         if any(getattr(r, "status", None) == "emitted" for r in direct):
             _publish_now(conn)
-    render.direct_results(out, direct)
+    render_messages.direct_results(out, direct)
     failed = [r for r in direct if isinstance(r, CommError)]
     return failed[0].exit_status if failed else None
 
@@ -130,7 +130,7 @@ def publish(inv: Invocation, *, channel: str, topic: str, body: str | None, as_:
     )
     with store(s, write=True) as conn:
         result = sending.send(conn, req, now, limits(s))
-    render.send_results(output(s), [result])
+    render_messages.send_results(output(s), [result])
 
 
 def _publish_now(conn: sqlite3.Connection) -> None:

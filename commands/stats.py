@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import columns, params, render
+from acomm_cli.cli import columns, params, render_operations
 from acomm_cli.commands._common import listing, output, store
 from acomm_cli.engine import operations
 
@@ -45,4 +45,4 @@ def stats(
     """
     with store(ctx, write=False) as conn:
         result = operations.stats(conn, clock.now_ms(), agent=as_)
-    render.stats(output(ctx), result)
+    render_operations.stats(output(ctx), result)

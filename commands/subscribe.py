@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import columns, params, render
+from acomm_cli.cli import columns, params, render, render_channels
 from acomm_cli.commands._common import AsAgent, identity, listing, output, store
 from acomm_cli.engine import channels
 
@@ -57,4 +57,4 @@ def subscriptions(ctx: typer.Context, channel: Channel) -> None:
     """
     with store(ctx, write=False) as conn:
         subs = channels.list_subscriptions(conn, channel)
-    render.subscriptions(output(ctx), channel, subs)
+    render_channels.subscriptions(output(ctx), channel, subs)

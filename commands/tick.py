@@ -9,7 +9,7 @@ import typer
 
 from acomm_cli import clock, worker
 from acomm_cli.bridge import sync as bridge
-from acomm_cli.cli import params, render, stopping
+from acomm_cli.cli import params, render, render_worker, stopping
 from acomm_cli.cli.config import AGENTS
 from acomm_cli.commands._common import output, settings, store
 
@@ -51,25 +51,25 @@ def tick(
     agents, bad_agents = worker.load_agents(lambda: {} if no_dispatch else s.value(AGENTS))
     setup = worker.TickSetup(
         bridge=bridge_config, agents=agents, dispatch_error=bad_agents,
-        store_path=str(Path(path).resolve()), encode=render.message_json,
+        store_path=str(Path(path).resolve()), encode=render_worker.message_json,
         config_path=str(Path(s.config).expanduser().resolve()) if s.config else None,
-        max_runs=worker.max_runs(max_), on_bridge=render.bridge_notes,
-        on_dispatch=render.dispatch_notes,
+        max_runs=worker.max_runs(max_), on_bridge=render_worker.bridge_notes,
+        on_dispatch=render_worker.dispatch_notes,
         progress=lambda: render.progress(out, "ticking"), settings=s.value)
     failed = None  # with --every: the transient error of the last pass, if it failed
     if bad_agents is not None and every_s is not None:  # a worker: say so now, not at its end
-        render.dispatch_off(bad_agents)
+        render_worker.dispatch_off(bad_agents)
     with store(ctx, write=True, bridge_hook=False) as conn, stopping.on_signals() as stop:
         if every_s is None:
-            render.bridge_tick(out, worker.tick_once(conn, setup, clock.now_ms(), stop)[0])
+            render_worker.bridge_tick(out, worker.tick_once(conn, setup, clock.now_ms(), stop)[0])
             signum = stop.signum
         else:
             def report(doc: dict[str, Any], total: int) -> None:
                 if total or out.json:
-                    render.bridge_tick(out, doc)
+                    render_worker.bridge_tick(out, doc)
 
             failed = worker.run_every(conn, setup, every_s, max_seconds, stop, report,
-                                      render.tick_retry)
+                                      render_worker.tick_retry)
             signum = None  # a signal is how a worker is meant to stop
     if failed is not None:  # stopped while the store was locked: say so, as a single pass would
         raise failed

@@ -15,7 +15,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 
-from acomm_cli.cli import render
+from acomm_cli.cli import render, render_messages
 from acomm_cli.cli.render import Output
 from acomm_cli.errors import OutputFailed
 from acomm_cli.model import Message, QueryResult
@@ -133,7 +133,7 @@ def inbox_output(out: Output, *, body: bool, follow: bool, peek: bool,
     time, and marks the message read when it returns (delivery.follow): so it also waits
     until the reader has taken the message (`taken`), or `stop()`. No lock is held, so
     nothing bounds that wait but the reader."""
-    show = render.follow if follow else render.messages
+    show = render_messages.follow if follow else render_messages.messages
     now = [out]  # --follow --csv: the header row with the first batch only
 
     def emit(batch: QueryResult) -> None:
@@ -213,6 +213,6 @@ def answer_output(out: Output, stall_s: float | None) -> Callable[[Message], Non
     """What `query --wait` hands its response to, before the read mark commits."""
     def emit(m: Message) -> None:
         with handing_over(1, stall_s):
-            render.ok(out, render.message_doc(m), m.content.rstrip("\n"))
+            render.ok(out, render_messages.message_doc(m), m.content.rstrip("\n"))
 
     return emit

@@ -1,9 +1,9 @@
 """The rich views people read on a terminal: the --follow stream and the panels of `show` and
 `thread`, with delivery states colour-coded.
 
-Part of the rendering layer: only `render.py` imports it, and only once it knows stdout is a
-terminal, so neither rich nor this module costs anything to scripts. It builds renderables;
-`render.py` prints them (split off to keep render.py small).
+Part of the rendering layer: only `render_messages.py` imports it, and only once it knows
+stdout is a terminal, so neither rich nor this module costs anything to scripts. It builds
+renderables; `render_messages.py` prints them (split off to keep the renderers small).
 """
 
 from __future__ import annotations

@@ -1,5 +1,8 @@
-"""What `deadletter show` prints (issue 19): the whole dead-letter record, as one JSON
-document or a block of lines per dead letter. Kept beside render.py, on its helpers."""
+"""What `deadletter` prints: the list, `replay --all`, and `show`'s whole record.
+
+`deadletter show` (issue 19) gives the whole record, as one JSON document or a block of lines
+per dead letter, with the attempts m012's trigger keeps.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +10,49 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from acomm_cli.cli.render import Output, _dump, _pairs, message_doc
+from acomm_cli.cli import columns as cols
+from acomm_cli.cli.render import Output, _dump, _pairs, listing, note
+from acomm_cli.cli.render_messages import message_doc
 from acomm_cli.clock import iso
 from acomm_cli.engine.deadletters import Attempt, DeadLetterRecord
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from acomm_cli.engine.deadletters import Redrive
+    from acomm_cli.engine.delivery import DeadLetter
+
+
+def dead_letter_doc(d: DeadLetter) -> dict[str, Any]:
+    return {"message_id": d.message_id, "recipient": d.recipient, "channel": d.channel,
+            "reason": d.reason, "retry_count": d.retry_count, "last_error": d.last_error,
+            "dead_lettered_at": iso(d.dead_lettered_at), "content": d.content}
+
+
+def dead_letters(out: Output, items: Sequence[DeadLetter], total: int) -> None:
+    if out.json:
+        _dump({"dead_letters": [dead_letter_doc(d) for d in items], "total_count": total})
+        return
+    listing(out, "dead letters", cols.DEAD_LETTERS,
+            [(d.message_id, d.recipient, d.channel, d.reason, d.retry_count,
+              iso(d.dead_lettered_at), d.content) for d in items],
+            (dead_letter_doc(d) for d in items))
+
+
+def redrive(out: Output, result: Redrive) -> None:
+    """`deadletter replay --all`: the count on stdout (JSON: `replayed`, or `would_replay`
+    for a dry run, with the message ids); each dead letter left dead is a note on stderr."""
+    count = "would_replay" if result.dry_run else "replayed"
+    skipped = [{"message_id": s.message_id, "recipient": s.recipient, "channel": s.channel,
+                "code": s.code, "message": s.message} for s in result.skipped]
+    if out.json:
+        _dump({count: len(result.replayed), "ids": result.ids,
+               "deliveries": [{"message_id": m, "recipient": r} for m, r in result.replayed],
+               "skipped": skipped})
+        return
+    for s in result.skipped:
+        note(f"skipped message {s.message_id} to {s.recipient}: {s.code}: {s.message}")
+    sys.stdout.write(f"{len(result.replayed)}\n")
+
 
 # the message's own fields a dead letter shows beside its own (`deadletter list` has fewer)
 _MESSAGE_KEYS = ("channel_id", "sender", "type", "topic", "priority", "correlation_id",

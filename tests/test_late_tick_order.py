@@ -203,3 +203,28 @@ def test_a_queued_message_is_released_when_a_timer_frees_its_place(cli, tmp_path
         cli.ok("send", "work", "queued", "--as", "alice")
 
     _same_history(cli, tmp_path, monkeypatch, build, end=40)
+
+
+def test_a_scheduled_delivery_due_after_its_expiry_never_goes_out(cli, tmp_path, monkeypatch):
+    """`--ttl` counts from delivery, so the command line cannot store this; an engine caller
+    can (an explicit expires_at before deliver_at): expired while waiting, never delivered."""
+    import os
+
+    from acomm_cli import clock
+    from acomm_cli.engine import opening, sending
+    from acomm_cli.model import SendRequest
+
+    def build(cli: Cli) -> None:
+        _channel(cli, "--ack-timeout", "3s", "--max-retries", "2", "--retry-backoff", "1s")
+        conn = opening.connect(Path(os.environ["ACOMM_STORE"]), create=False)
+        try:
+            now = clock.now_ms()
+            sending.send(conn, SendRequest(sender="alice", content="too late", channel="work",
+                                           deliver_at=now + 20_000, expires_at=now + 10_000),
+                         now)
+        finally:
+            conn.close()
+
+    h = _same_history(cli, tmp_path, monkeypatch, build, end=40)
+    assert _dead(h) == [(1, "bob", "expired", 0)]
+    assert h["deliveries"][0][4] is None  # never delivered

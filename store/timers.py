@@ -227,7 +227,9 @@ def stage_expired(conn: sqlite3.Connection, now: int, recipient: str | None) -> 
         " AND d.state IN ('unread', 'waiting', 'queued')"
         # a timer due before the expiry goes first (a redelivery, a retry, retries spent):
         # the timer statements of this pass or the next move it, then it is looked at again
-        " AND NOT ((d.state = 'waiting' OR d.tracked = 1) AND d.next_timer_at < m.expires_at)"
+        # (no timer, as a queue's unclaimed delivery: the expiry is all that is due)
+        " AND NOT ((d.state = 'waiting' OR d.tracked = 1)"
+        " AND coalesce(d.next_timer_at < m.expires_at, 0))"
         + _who(recipient),
         {"now": now, "recipient": recipient},
     )

@@ -228,3 +228,19 @@ def test_a_scheduled_delivery_due_after_its_expiry_never_goes_out(cli, tmp_path,
     h = _same_history(cli, tmp_path, monkeypatch, build, end=40)
     assert _dead(h) == [(1, "bob", "expired", 0)]
     assert h["deliveries"][0][4] is None  # never delivered
+
+
+def test_a_work_queue_message_nobody_claimed_expires(cli, tmp_path, monkeypatch):
+    """A queue's unclaimed delivery ('*') has no timer of its own until a claim: its expiry
+    is all that is due. And a claim not acked in time goes back to the queue, then expires
+    there (before its back-off ends)."""
+    def build(cli: Cli) -> None:
+        cli.ok("channel", "create", "jobs", "--type", "queue", "--as", "alice",
+               "--delivery", "at-least-once", "--ack-timeout", "3s", "--max-retries", "3", "--retry-backoff", "10s")
+        cli.ok("channel", "join", "jobs", "bob", "--as", "alice")
+        cli.ok("send", "jobs", "claimed", "--as", "alice", "--ttl", "8s")
+        cli.ok("send", "jobs", "unclaimed", "--as", "alice", "--ttl", "10s")
+        cli.ok("receive", "jobs", "--as", "bob", "--limit", "1")
+
+    h = _same_history(cli, tmp_path, monkeypatch, build, end=40)
+    assert sorted(r[2] for r in _dead(h)) == ["expired", "expired"]

@@ -236,7 +236,8 @@ def test_a_work_queue_message_nobody_claimed_expires(cli, tmp_path, monkeypatch)
     there (before its back-off ends)."""
     def build(cli: Cli) -> None:
         cli.ok("channel", "create", "jobs", "--type", "queue", "--as", "alice",
-               "--delivery", "at-least-once", "--ack-timeout", "3s", "--max-retries", "3", "--retry-backoff", "10s")
+               "--delivery", "at-least-once", "--ack-timeout", "3s", "--max-retries", "3",
+               "--retry-backoff", "10s")
         cli.ok("channel", "join", "jobs", "bob", "--as", "alice")
         cli.ok("send", "jobs", "claimed", "--as", "alice", "--ttl", "8s")
         cli.ok("send", "jobs", "unclaimed", "--as", "alice", "--ttl", "10s")

@@ -245,3 +245,21 @@ def test_a_work_queue_message_nobody_claimed_expires(cli, tmp_path, monkeypatch)
 
     h = _same_history(cli, tmp_path, monkeypatch, build, end=40)
     assert sorted(r[2] for r in _dead(h)) == ["expired", "expired"]
+
+
+def test_a_late_receive_applies_the_same_order(cli, tmp_path, monkeypatch):
+    """`receive` applies its reader's due timers first (no tick needed): at +40 s it finds
+    the message expired at +10 s, never retried, and hands out nothing."""
+    def build(cli: Cli) -> None:
+        _channel(cli, "--ack-timeout", "30s", "--max-retries", "3", "--retry-backoff", "1s")
+        cli.ok("send", "work", "short-lived", "--as", "alice", "--ttl", "10s")
+
+    punctual, _ = _run(cli, tmp_path / "punctual.acomm", monkeypatch, build,
+                       list(range(1, 40)), 40)
+    monkeypatch.setenv("ACOMM_STORE", str(tmp_path / "receive.acomm"))
+    with freeze_time(T0) as frozen:
+        cli.ok("init")
+        build(cli)
+        frozen.tick(timedelta(seconds=40))
+        assert cli.ok("receive", "work", "--as", "bob", "--json").json()["messages"] == []
+    assert history(tmp_path / "receive.acomm") == punctual

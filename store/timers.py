@@ -25,6 +25,14 @@ def _who(recipient: str | None) -> str:
     return _WHO if recipient is not None else ""
 
 
+# Due-time order (a late tick = punctual ones, DECISIONS.md "late tick: due-time order"): a
+# delivery that can expire (unread, waiting) whose message expired before its timer fell due
+# never sees that timer; the expiry comes first. Ties go to the timer, as in a tick at that
+# very time (its timer statements run before stage_expired).
+_EXPIRED_FIRST = ("EXISTS (SELECT 1 FROM messages m WHERE m.id = d.message_id"
+                  " AND m.expires_at < d.next_timer_at)")
+
+
 def deliver_waiting(conn: sqlite3.Connection, now: int, recipient: str | None,
                     retried: bool) -> int:
     """Waiting deliveries whose time has come become unread; returns how many.
@@ -36,7 +44,7 @@ def deliver_waiting(conn: sqlite3.Connection, now: int, recipient: str | None,
         " THEN d.next_timer_at + c.ack_timeout_ms END"  # a queue's timer starts at the claim
         " FROM channels c WHERE c.id = d.channel_id AND d.state = 'waiting'"
         f" AND d.next_timer_at <= :now AND d.retry_count {'>' if retried else '='} 0"
-        + _who(recipient),
+        f" AND NOT {_EXPIRED_FIRST}" + _who(recipient),
         {"now": now, "recipient": recipient},
     )
     return cur.rowcount
@@ -47,6 +55,9 @@ _DEADLINE = (
     " AND d.state IN ('unread', 'read') AND d.next_timer_at <= :now"
 )
 _BACKOFF = "c.retry_backoff_ms * (1 << d.retry_count)"
+# an unread delivery's deadline after its message's expiry: it expires instead (read ones
+# cannot expire: their deadline retries them, and the retry may then expire)
+_NOT_EXPIRED_FIRST = f" AND NOT (d.state = 'unread' AND {_EXPIRED_FIRST})"
 _EXACTLY_ONCE_READ = "(c.delivery = 'exactly-once' AND d.read_at IS NOT NULL)"
 
 
@@ -62,7 +73,7 @@ def schedule_retries(conn: sqlite3.Connection, now: int, recipient: str | None) 
         f" + CAST({_BACKOFF} * c.retry_jitter * (abs(random()) % 1000000) / 1000000.0"
         " AS INTEGER)"
         + _DEADLINE + f" AND d.retry_count < c.max_retries AND NOT {_EXACTLY_ONCE_READ}"
-        + _who(recipient),
+        + _NOT_EXPIRED_FIRST + _who(recipient),
         {"now": now, "recipient": recipient},
     )
     return cur.rowcount
@@ -77,7 +88,7 @@ def restart_read_exactly_once(conn: sqlite3.Connection, now: int, recipient: str
         "UPDATE deliveries AS d SET retry_count = d.retry_count + 1,"
         f" next_timer_at = d.next_timer_at + {_BACKOFF} + c.ack_timeout_ms"
         + _DEADLINE + f" AND d.retry_count < c.max_retries AND {_EXACTLY_ONCE_READ}"
-        + _who(recipient),
+        + _NOT_EXPIRED_FIRST + _who(recipient),
         {"now": now, "recipient": recipient},
     )
     return cur.rowcount
@@ -213,7 +224,13 @@ def stage_expired(conn: sqlite3.Connection, now: int, recipient: str | None) -> 
         " 'expired', d.retry_count, 'not read before the message expired', m.expires_at"
         " FROM messages m JOIN deliveries d ON d.message_id = m.id"
         " WHERE m.expires_at IS NOT NULL AND m.expires_at <= :now"
-        " AND d.state IN ('unread', 'waiting', 'queued')" + _who(recipient),
+        " AND d.state IN ('unread', 'waiting', 'queued')"
+        # a timer due before the expiry goes first (a redelivery, a retry, retries spent):
+        # the timer statements of this pass or the next move it, then it is looked at again
+        # (no timer, as a queue's unclaimed delivery: the expiry is all that is due)
+        " AND NOT ((d.state = 'waiting' OR d.tracked = 1)"
+        " AND coalesce(d.next_timer_at < m.expires_at, 0))"
+        + _who(recipient),
         {"now": now, "recipient": recipient},
     )
     return cur.rowcount

@@ -14,7 +14,8 @@ T0 = "2026-01-01 00:00:00"
 def dead(cli, store):
     """Dead letters of every kind, at known times: on `work` (planner -> executor, one try,
     1 s to ack) commands die `max_retries_exceeded` 1 s after they are sent; on `ops` too;
-    a query on `work` with a 5 s timeout dies `expired`. Returns {name: message id}."""
+    a query on `work` with a 500 ms timeout dies `expired` (before its ack deadline at 1 s:
+    a late tick applies them in due-time order). Returns {name: message id}."""
     for ch in ("work", "ops"):
         cli.ok("channel", "create", ch, "--as", "planner", "--delivery", "at-least-once",
                "--ack-timeout", "1s", "--max-retries", "0")
@@ -24,7 +25,7 @@ def dead(cli, store):
         ids["work1"] = _command(cli, "work")   # dies at 00:00:01
         ids["ops1"] = _command(cli, "ops")     # dies at 00:00:01
         ids["query"] = cli.ok("query", "work", "status?", "--as", "planner", "--timeout",
-                              "5s", "--json").json()["id"]  # expires at 00:00:05
+                              "500ms", "--json").json()["id"]  # expires at 00:00:00.5
         clock.tick(10)
         cli.ok("tick")
         clock.tick(3600)  # an hour later
@@ -56,7 +57,8 @@ def test_a_dry_run_counts_and_changes_nothing(cli, store, dead):
     assert doc == {"would_replay": 3, "ids": sorted([dead["work1"], dead["query"],
                                                       dead["work2"]]),
                    "deliveries": [{"message_id": m, "recipient": "executor"}
-                                  for m in (dead["work1"], dead["query"], dead["work2"])],
+                                  # in the order they died (the query at +0.5 s)
+                                  for m in (dead["query"], dead["work1"], dead["work2"])],
                    "skipped": []}
     assert cli.ok("deadletter", "replay", "--all", "--dry-run").stdout == "4\n"
     assert snapshot(store) == before
@@ -74,7 +76,7 @@ def test_redrive_by_reason_channel_and_time(cli, store, dead):
                      "--json").json()
         assert (doc["replayed"], doc["ids"]) == (1, [dead["work2"]])
         assert sorted(_dead(cli)) == sorted([dead["work1"], dead["ops1"]])
-        # the expired query came back with a fresh lifetime (5 s from the replay)
+        # the expired query came back with a fresh lifetime (500 ms from the replay)
         # an ISO time works as well
         out = cli.ok("deadletter", "replay", "--all", "--since", "2026-01-01T00:00:00Z",
                      "--reason", "max_retries_exceeded", "--channel", "ops")

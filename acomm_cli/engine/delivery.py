@@ -3,7 +3,9 @@
 Timers follow DESIGN.md §4: t0 = delivery; deadline k = (re)delivery + ack_timeout; at deadline
 k <= max_retries the delivery waits retry_backoff * 2^(k-1) and is redelivered; past that it is
 dead-lettered. A received/in_progress ack's lease (leases.py) ending is such a deadline. All
-times derive from scheduled times, so one late tick equals many punctual ones.
+times derive from scheduled times, and each delivery's timers and its message's expiry apply in
+the order they fell due (store/timers._EXPIRED_FIRST), so one late tick equals many punctual
+ones; releases of max_pending queues are the exception (dated at `now`: DECISIONS.md).
 """
 
 from __future__ import annotations

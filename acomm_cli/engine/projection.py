@@ -185,14 +185,18 @@ def _follow(state: str, tracked: int, rc: int, read: bool, delivered: int | None
     ack_timeout, max_retries, backoff, jitter, exactly_once = cfg
     while True:
         moved = False
+        # a message that expires before a timer falls due never sees that timer (due-time
+        # order, store/timers._EXPIRED_FIRST); read and held deliveries do not expire
+        first = expires is not None and timer is not None and expires < timer
         # deliver_waiting: a scheduled send or a redelivery after its back-off
-        if state == "waiting" and timer is not None and timer <= now:
+        if state == "waiting" and timer is not None and timer <= now and not first:
             state, delivered = "unread", timer
             timer = timer + ack_timeout if tracked else None
             moved = True
         deadline = (tracked and state in ("unread", "read") and timer is not None
                     and timer <= now)
-        if deadline and rc < max_retries:
+        first = expires is not None and timer is not None and expires < timer
+        if deadline and rc < max_retries and not (state == "unread" and first):
             assert timer is not None
             wait = backoff * (1 << rc)
             if exactly_once and read:  # restart_read_exactly_once: only the timer moves
@@ -203,8 +207,11 @@ def _follow(state: str, tracked: int, rc: int, read: bool, delivered: int | None
                 state, timer = "waiting", timer + wait
             rc += 1
             moved = True
-        # stage_expired, then stage_exhausted (an expired delivery is staged first)
-        if expires is not None and expires <= now and state in _EXPIRABLE:
+        # stage_expired, then stage_exhausted (an expired delivery is staged first), unless
+        # its timer falls due before the expiry: that timer moves it first (next loop)
+        earlier = (timer is not None and expires is not None and timer < expires
+                   and (state == "waiting" or bool(tracked)))
+        if expires is not None and expires <= now and state in _EXPIRABLE and not earlier:
             return expires
         if (tracked and state in ("unread", "read") and timer is not None and timer <= now
                 and rc >= max_retries):

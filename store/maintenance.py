@@ -12,15 +12,15 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from acomm_cli.store.queries import ACTIVE
+
 TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
 if TYPE_CHECKING:
     from typing import Any
 
 STATES = ("queued", "waiting", "unread", "read", "acked", "dead")
 
-# Deliveries not yet done with. Written exactly as the WHERE clause of the partial index
-# `deliveries_active`, so that `INDEXED BY deliveries_active` can use it.
-ACTIVE = "(state IN ('queued', 'waiting', 'unread') OR (tracked = 1 AND state = 'read'))"
+# Deliveries not yet done with: written exactly as the partial index's WHERE (queries.ACTIVE).
 _ACTIVE_INDEX = "deliveries_active"
 
 

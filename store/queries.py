@@ -337,7 +337,12 @@ def next_timer_of(conn: sqlite3.Connection, agent: str) -> int | None:
 
 # ---------------------------------------------------------------- backpressure
 
-_ACTIVE = "(state IN ('queued', 'waiting', 'unread') OR (tracked = 1 AND state = 'read'))"
+# Deliveries not yet done with, written exactly as the WHERE clause of the partial index
+# `deliveries_active` (m015), so that `INDEXED BY deliveries_active` can use it. A chain of `=`,
+# not `state IN (...)`: SQLite evaluates an IN list in an index's WHERE through a temporary
+# b-tree built for every row an UPDATE changes (DECISIONS.md "Issue 17, receive's indexes").
+ACTIVE = ("(state = 'queued' OR state = 'waiting' OR state = 'unread'"
+          " OR (tracked = 1 AND state = 'read'))")
 _PENDING = "(state = 'unread' OR (tracked = 1 AND state IN ('read', 'waiting')))"
 
 
@@ -348,7 +353,7 @@ def active_messages(conn: sqlite3.Connection, at_least: int) -> tuple[int, int]:
     send validates its channel cache with it at no extra statement."""
     low, last, token = conn.execute(
         f"SELECT (SELECT min(message_id) FROM deliveries INDEXED BY deliveries_active WHERE"
-        f" {_ACTIVE}), (SELECT seq FROM sqlite_sequence WHERE name = 'messages'), {_TOKEN}"
+        f" {ACTIVE}), (SELECT seq FROM sqlite_sequence WHERE name = 'messages'), {_TOKEN}"
     ).fetchone()
     if low is None:
         return 0, token
@@ -356,7 +361,7 @@ def active_messages(conn: sqlite3.Connection, at_least: int) -> tuple[int, int]:
         return 0, token  # an upper bound below the limit: no need to count
     return conn.execute(
         f"SELECT count(DISTINCT message_id) FROM deliveries INDEXED BY deliveries_active"
-        f" WHERE {_ACTIVE}"
+        f" WHERE {ACTIVE}"
     ).fetchone()[0], token
 
 

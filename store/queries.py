@@ -789,34 +789,24 @@ def _unfiltered(f: MessageFilter) -> bool:
             and f.priority_min is None and not f.status and f.after_id is None)
 
 
-def _states_sql(states: Sequence[str]) -> str:
-    """The delivery states as literals, never parameters: SQLite uses a partial index only for
-    a WHERE that implies the index's own, and `state = ?` implies nothing (m015)."""
-    for s in states:
-        if s not in _STATES:
-            raise ValueError(f"not a delivery state: {s!r}")
-    if len(states) == 1:  # `IN ('x')` is parsed as `= +'x'`, which implies nothing either
-        return f"d.state = '{states[0]}'"
-    return f"d.state IN ({', '.join(repr(str(s)) for s in states)})"
-
-
-def inbox(conn: sqlite3.Connection, agent: str, f: MessageFilter,
-          states: Sequence[str] = ("unread",), *, marked_at: int | None = None,
-          ) -> tuple[list[Message], int, set[int]]:
-    """An agent's deliveries in `states` with their messages, FIFO (by rank first), the total,
+def inbox(conn: sqlite3.Connection, agent: str, f: MessageFilter, *,
+          marked_at: int | None = None) -> tuple[list[Message], int, set[int]]:
+    """An agent's unread deliveries with their messages, FIFO (by rank first), the total,
     and which of their channels limit pending messages (reading may release queued ones).
     `marked_at`: each delivery as `mark_read(..., marked_at)` leaves it (the caller marks
-    them in the same transaction), built so at once rather than changed afterwards."""
+    them in the same transaction), built so at once rather than changed afterwards.
+
+    `d.state = 'unread'` is written out, never bound: SQLite uses the partial index
+    deliveries_agent_active only for a WHERE that implies the index's own (m015)."""
     where, params = _filter_sql(f)
-    in_states = _states_sql(states)
-    where[:0] = ["d.recipient = ?", in_states, "c.state != 'closed'"]
+    where[:0] = ["d.recipient = ?", "d.state = 'unread'", "c.state != 'closed'"]
     params[:0] = [agent]
     body = (" FROM deliveries d JOIN messages m ON m.id = d.message_id"
             " JOIN channels c ON c.id = m.channel_id WHERE " + " AND ".join(where))
     order = _order(f, "d.rank DESC, d.message_id {o}", "asc")
-    rows = conn.execute(
-        f"SELECT {_MSG_COLS}, d.recipient, d.state, d.retry_count, d.delivered_at, d.read_at,"
-        f" d.ack_status, d.acked_at, d.next_timer_at, c.max_pending, d.first_read_at {body}"
+    rows = conn.execute(  # the recipient and state are known: not fetched
+        f"SELECT {_MSG_COLS}, d.retry_count, d.delivered_at, d.read_at, d.ack_status,"
+        f" d.acked_at, d.next_timer_at, c.max_pending, d.first_read_at {body}"
         f" ORDER BY {order}"
         " LIMIT ? OFFSET ?",
         (*params, f.limit + 1, f.offset),
@@ -827,25 +817,30 @@ def inbox(conn: sqlite3.Connection, agent: str, f: MessageFilter,
         # with the joins, which looked up every message of the backlog on every receive):
         # with no filter on the messages and no closed channel, the agent and the states are
         # all it counts.
-        body = f" FROM deliveries d WHERE d.recipient = ? AND {in_states}"
+        body = " FROM deliveries d WHERE d.recipient = ? AND d.state = 'unread'"
         params = [agent]
     total = _total(conn, body, params, rows, f)
     out: list[Message] = []
     add = out.append
     limited = set()
-    # _message and the Delivery inlined, with the names looked up once: this loop is most of
-    # what a receive of 100 spends in Python (issue 17)
-    types, priorities, states_of, read = _TYPES, _PRIORITIES, _STATES, DeliveryState.READ
-    for r in rows:
-        if marked_at is None:
-            d = Delivery(r[15], states_of[r[16]], r[17], r[18], r[19], r[20], r[21], r[22], r[24])
-        else:  # as mark_read's UPDATE leaves it
-            d = Delivery(r[15], read, r[17], r[18], marked_at, r[20], r[21], r[22],
-                         marked_at if r[24] is None else r[24])
-        add(Message(r[0], r[1], r[2], r[3], types[r[4]], r[5], r[6], priorities[r[7]], r[8],
-                    r[9], _metadata(r[10]) if r[10] else {}, r[11], r[12], r[13], r[14], [], d))
-        if r[23]:
-            limited.add(r[2])
+    # _message and the Delivery inlined, the row unpacked at once and the names looked up
+    # once: this loop is most of what a receive of 100 spends in Python (issue 17)
+    types, priorities = _TYPES, _PRIORITIES
+    state = DeliveryState.UNREAD if marked_at is None else DeliveryState.READ
+    for (mid, channel, channel_id, sender, type_, content, topic, priority, correlation,
+         dedupe, metadata, created, deliver_at, global_id, origin, retries, delivered, read_at,
+         ack_status, acked_at, next_timer, max_pending, first_read) in rows:
+        if marked_at is not None:  # as mark_read's UPDATE leaves it
+            read_at = marked_at
+            if first_read is None:
+                first_read = marked_at
+        add(Message(mid, channel, channel_id, sender, types[type_], content, topic,
+                    priorities[priority], correlation, dedupe,
+                    _metadata(metadata) if metadata else {}, created, deliver_at, global_id,
+                    origin, [], Delivery(agent, state, retries, delivered, read_at, ack_status,
+                                         acked_at, next_timer, first_read)))
+        if max_pending:
+            limited.add(channel_id)
     return out, total, limited
 
 

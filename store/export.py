@@ -12,6 +12,8 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+from acomm_cli.store.queries import ACTIVE
+
 # Column names, in the order of the SELECTs below.
 MESSAGE_COLUMNS = ("id", "channel_id", "channel", "sender", "type", "content", "topic",
                    "priority", "correlation_id", "dedupe_key", "metadata", "created_at",
@@ -189,7 +191,7 @@ def unsettled(conn: sqlite3.Connection, lo: int, hi: int) -> bool:
     return conn.execute(
         "SELECT EXISTS (SELECT 1 FROM deliveries INDEXED BY deliveries_active"
         " WHERE message_id BETWEEN ?1 AND ?2"
-        " AND (state IN ('queued', 'waiting', 'unread') OR (tracked = 1 AND state = 'read')))"
+        f" AND {ACTIVE})"
         " OR EXISTS (SELECT 1 FROM dispatch_claims WHERE message_id BETWEEN ?1 AND ?2"
         " AND state IN ('running', 'retry'))"
         " OR EXISTS (SELECT 1 FROM fed_sent INDEXED BY fed_sent_message"

@@ -12,15 +12,15 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from acomm_cli.store.queries import ACTIVE
+
 TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
 if TYPE_CHECKING:
     from typing import Any
 
 STATES = ("queued", "waiting", "unread", "read", "acked", "dead")
 
-# Deliveries not yet done with. Written exactly as the WHERE clause of the partial index
-# `deliveries_active`, so that `INDEXED BY deliveries_active` can use it.
-ACTIVE = "(state IN ('queued', 'waiting', 'unread') OR (tracked = 1 AND state = 'read'))"
+# Deliveries not yet done with: written exactly as the partial index's WHERE (queries.ACTIVE).
 _ACTIVE_INDEX = "deliveries_active"
 
 
@@ -104,7 +104,8 @@ def channel_list(conn: sqlite3.Connection, agent: str | None = None
 
 def delivery_totals(conn: sqlite3.Connection, agent: str | None = None
                     ) -> list[tuple[str, int]]:
-    """(recipient, deliveries) per recipient: one walk of the covering index deliveries_inbox."""
+    """(recipient, deliveries) per recipient: one walk of the index deliveries_inbox (ordered
+    by recipient, so GROUP BY needs no sort)."""
     if agent is None:
         return conn.execute(
             "SELECT recipient, count(*) FROM deliveries GROUP BY recipient").fetchall()
@@ -137,7 +138,7 @@ def active_breakdown(conn: sqlite3.Connection, agent: str | None = None,
     group = keep + " GROUP BY recipient, channel_id, state, tracked"
     if agent is None:
         return _through_active(conn, cols + ACTIVE + group, tuple(pre)).fetchall()
-    return conn.execute(
+    return conn.execute(  # deliveries_agent_active (recipient, state, ...)
         cols.format(src="deliveries") + "recipient = ? AND state IN ('queued', 'waiting',"
         f" 'unread', 'read') AND {ACTIVE}" + group, (agent, *pre)).fetchall()
 

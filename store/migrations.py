@@ -753,3 +753,38 @@ def m014_nats_outbox(conn: sqlite3.Connection, now_ms: int) -> None:
             migrated_at INTEGER
         );
     """)
+
+
+@migration
+def m015_inbox_indexes(conn: sqlite3.Connection, now_ms: int) -> None:
+    # Issue 17 (receive): the indexes of deliveries a mark read (and an ack) must keep, made
+    # cheaper to keep (docs/DECISIONS.md "Issue 17, receive's indexes", measured).
+    # - deliveries_active: `state IN (a, b, c)` in an index's WHERE is evaluated, on every
+    #   row an UPDATE touches, by building a temporary b-tree of the list, twice (old row and
+    #   new): about half of marking 100 messages read. The same set as a chain of `=` ORs
+    #   costs a few comparisons, and a query's `state = 'unread'` now implies it.
+    # - deliveries_queue: `recipient = '*'` made every statement comparing recipient to a
+    #   bound parameter (receive, ack, the timers of one agent) prepare again on each run
+    #   (SQLite checks whether the bound value might be '*' and re-plans when it changes).
+    #   `IS` on this NOT NULL column means the same and is not compared with a parameter.
+    # - deliveries_inbox held `state` in its key, so marking a message read moved its entry
+    #   (a delete and an insert in an index of every delivery ever made). It is now ordered
+    #   by recipient only (totals per agent, any recipient's listing), and the deliveries not
+    #   yet done with have their own (recipient, state, ...) index, under the same WHERE as
+    #   deliveries_active: `receive` reads it, and a mark read only takes the entry out.
+    _script(conn, """
+        DROP INDEX IF EXISTS deliveries_inbox;
+        CREATE INDEX deliveries_inbox ON deliveries(recipient, rank DESC, message_id);
+        DROP INDEX IF EXISTS deliveries_agent_active;
+        CREATE INDEX deliveries_agent_active ON deliveries(recipient, state, rank DESC,
+                                                           message_id)
+            WHERE state = 'queued' OR state = 'waiting' OR state = 'unread'
+                OR (tracked = 1 AND state = 'read');
+        DROP INDEX IF EXISTS deliveries_active;
+        CREATE INDEX deliveries_active ON deliveries(message_id)
+            WHERE state = 'queued' OR state = 'waiting' OR state = 'unread'
+                OR (tracked = 1 AND state = 'read');
+        DROP INDEX IF EXISTS deliveries_queue;
+        CREATE INDEX deliveries_queue ON deliveries(channel_id, rank DESC, message_id)
+            WHERE recipient IS '*' AND state = 'unread';
+    """)

@@ -330,8 +330,8 @@ def pending_deliveries_of(conn: sqlite3.Connection, channel_id: int,
     """(message_id, retry_count) of an agent's unfinished deliveries on a channel: not yet
     read, or read but still waiting for its acknowledgement."""
     return conn.execute(
-        "SELECT message_id, retry_count FROM deliveries WHERE channel_id = ? AND recipient = ?"
-        " AND (state IN ('unread', 'waiting', 'queued') OR (tracked = 1 AND state = 'read'))",
+        f"SELECT message_id, retry_count FROM deliveries WHERE channel_id = ? AND recipient = ?"
+        f" AND {ACTIVE}",
         (channel_id, agent),
     ).fetchall()
 
@@ -350,7 +350,15 @@ def next_timer_of(conn: sqlite3.Connection, agent: str) -> int | None:
 
 # ---------------------------------------------------------------- backpressure
 
-_ACTIVE = "(state IN ('queued', 'waiting', 'unread') OR (tracked = 1 AND state = 'read'))"
+# Deliveries not yet done with, written exactly as the WHERE clause of the partial index
+# `deliveries_active` (m015), so that `INDEXED BY deliveries_active` can use it. A chain of `=`,
+# not `state IN (...)`: SQLite evaluates an IN list in an index's WHERE through a temporary
+# b-tree built for every row an UPDATE changes (DECISIONS.md "Issue 17, receive's indexes").
+ACTIVE = ("(state = 'queued' OR state = 'waiting' OR state = 'unread'"
+          " OR (tracked = 1 AND state = 'read'))")
+# The same, on the alias `d`: what lets a query of an agent's deliveries in several states
+# use deliveries_agent_active (`state IN (...)` alone does not imply the index's WHERE).
+ACTIVE_D = ACTIVE.replace("state", "d.state").replace("tracked", "d.tracked")
 _PENDING = "(state = 'unread' OR (tracked = 1 AND state IN ('read', 'waiting')))"
 
 
@@ -361,7 +369,7 @@ def active_messages(conn: sqlite3.Connection, at_least: int) -> tuple[int, int]:
     send validates its channel cache with it at no extra statement."""
     low, last, token = conn.execute(
         f"SELECT (SELECT min(message_id) FROM deliveries INDEXED BY deliveries_active WHERE"
-        f" {_ACTIVE}), (SELECT seq FROM sqlite_sequence WHERE name = 'messages'), {_TOKEN}"
+        f" {ACTIVE}), (SELECT seq FROM sqlite_sequence WHERE name = 'messages'), {_TOKEN}"
     ).fetchone()
     if low is None:
         return 0, token
@@ -369,7 +377,7 @@ def active_messages(conn: sqlite3.Connection, at_least: int) -> tuple[int, int]:
         return 0, token  # an upper bound below the limit: no need to count
     return conn.execute(
         f"SELECT count(DISTINCT message_id) FROM deliveries INDEXED BY deliveries_active"
-        f" WHERE {_ACTIVE}"
+        f" WHERE {ACTIVE}"
     ).fetchone()[0], token
 
 
@@ -793,20 +801,24 @@ def _unfiltered(f: MessageFilter) -> bool:
             and f.priority_min is None and not f.status and f.after_id is None)
 
 
-def inbox(conn: sqlite3.Connection, agent: str, f: MessageFilter,
-          states: Sequence[str] = ("unread",)) -> tuple[list[Message], int, set[int]]:
-    """An agent's deliveries in `states` with their messages, FIFO (by rank first), the total,
-    and which of their channels limit pending messages (reading may release queued ones)."""
+def inbox(conn: sqlite3.Connection, agent: str, f: MessageFilter, *,
+          marked_at: int | None = None) -> tuple[list[Message], int, set[int]]:
+    """An agent's unread deliveries with their messages, FIFO (by rank first), the total,
+    and which of their channels limit pending messages (reading may release queued ones).
+    `marked_at`: each delivery as `mark_read(..., marked_at)` leaves it (the caller marks
+    them in the same transaction), built so at once rather than changed afterwards.
+
+    `d.state = 'unread'` is written out, never bound: SQLite uses the partial index
+    deliveries_agent_active only for a WHERE that implies the index's own (m015)."""
     where, params = _filter_sql(f)
-    where[:0] = ["d.recipient = ?", f"d.state IN ({','.join('?' * len(states))})",
-                 "c.state != 'closed'"]
-    params[:0] = [agent, *states]
+    where[:0] = ["d.recipient = ?", "d.state = 'unread'", "c.state != 'closed'"]
+    params[:0] = [agent]
     body = (" FROM deliveries d JOIN messages m ON m.id = d.message_id"
             " JOIN channels c ON c.id = m.channel_id WHERE " + " AND ".join(where))
     order = _order(f, "d.rank DESC, d.message_id {o}", "asc")
-    rows = conn.execute(
-        f"SELECT {_MSG_COLS}, d.recipient, d.state, d.retry_count, d.delivered_at, d.read_at,"
-        f" d.ack_status, d.acked_at, d.next_timer_at, c.max_pending, d.first_read_at {body}"
+    rows = conn.execute(  # the recipient and state are known: not fetched
+        f"SELECT {_MSG_COLS}, d.retry_count, d.delivered_at, d.read_at, d.ack_status,"
+        f" d.acked_at, d.next_timer_at, c.max_pending, d.first_read_at {body}"
         f" ORDER BY {order}"
         " LIMIT ? OFFSET ?",
         (*params, f.limit + 1, f.offset),
@@ -817,19 +829,30 @@ def inbox(conn: sqlite3.Connection, agent: str, f: MessageFilter,
         # with the joins, which looked up every message of the backlog on every receive):
         # with no filter on the messages and no closed channel, the agent and the states are
         # all it counts.
-        body = (" FROM deliveries d WHERE d.recipient = ? AND d.state IN"
-                f" ({','.join('?' * len(states))})")
-        params = [agent, *states]
+        body = " FROM deliveries d WHERE d.recipient = ? AND d.state = 'unread'"
+        params = [agent]
     total = _total(conn, body, params, rows, f)
-    out = []
+    out: list[Message] = []
+    add = out.append
     limited = set()
-    for r in rows:
-        msg = _message(r)
-        msg.delivery = Delivery(r[15], _STATES[r[16]], r[17], r[18], r[19], r[20], r[21], r[22],
-                                r[24])
-        out.append(msg)
-        if r[23]:
-            limited.add(r[2])
+    # _message and the Delivery inlined, the row unpacked at once and the names looked up
+    # once: this loop is most of what a receive of 100 spends in Python (issue 17)
+    types, priorities = _TYPES, _PRIORITIES
+    state = DeliveryState.UNREAD if marked_at is None else DeliveryState.READ
+    for (mid, channel, channel_id, sender, type_, content, topic, priority, correlation,
+         dedupe, metadata, created, deliver_at, global_id, origin, retries, delivered, read_at,
+         ack_status, acked_at, next_timer, max_pending, first_read) in rows:
+        if marked_at is not None:  # as mark_read's UPDATE leaves it
+            read_at = marked_at
+            if first_read is None:
+                first_read = marked_at
+        add(Message(mid, channel, channel_id, sender, types[type_], content, topic,
+                    priorities[priority], correlation, dedupe,
+                    _metadata(metadata) if metadata else {}, created, deliver_at, global_id,
+                    origin, [], Delivery(agent, state, retries, delivered, read_at, ack_status,
+                                         acked_at, next_timer, first_read)))
+        if max_pending:
+            limited.add(channel_id)
     return out, total, limited
 
 

@@ -18,6 +18,10 @@ from acomm_cli.model import QUEUE_RECIPIENT, MessageFilter
 from acomm_cli.store import queries
 
 Q = QUEUE_RECIPIENT
+# The claimable rows, written as the WHERE of the partial index deliveries_queue (m015).
+# `IS`, not `=`: an index WHERE comparing recipient to a constant with `=` made SQLite plan
+# again, on every run, each statement comparing recipient to a bound parameter (receive, ack).
+CLAIMABLE = f"recipient IS '{Q}' AND state = 'unread'"
 
 # How long a claim is held before it returns to the queue, from the claim time (:now).
 # Leases (issue 18, m010) replace this with the channel's lease when one is set: the hook is
@@ -59,7 +63,7 @@ def claim(conn: sqlite3.Connection, agent: str, f: MessageFilter, count: int,
         f" WHERE recipient = '{Q}' AND state = 'unread' AND message_id IN ("
         " SELECT d.message_id FROM deliveries d JOIN messages m ON m.id = d.message_id"
         " JOIN channels c ON c.id = d.channel_id"
-        f" WHERE d.recipient = '{Q}' AND d.state = 'unread' AND c.state != 'closed'"
+        f" WHERE d.recipient IS '{Q}' AND d.state = 'unread' AND c.state != 'closed'"
         f" AND d.channel_id IN ({WORKS_ON}) AND (m.sender != :agent OR c.echo){cond}"
         " ORDER BY d.rank DESC, d.message_id LIMIT :count)"
         " RETURNING message_id",
@@ -98,7 +102,7 @@ def depth(conn: sqlite3.Connection, channel_ids: Sequence[int]) -> dict[int, int
         return {}
     rows = conn.execute(
         "SELECT channel_id, count(*) FROM deliveries INDEXED BY deliveries_queue"
-        f" WHERE recipient = '{Q}' AND state = 'unread'"
+        f" WHERE {CLAIMABLE}"
         f" AND channel_id IN ({','.join('?' * len(channel_ids))}) GROUP BY channel_id",
         tuple(channel_ids),
     ).fetchall()

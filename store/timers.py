@@ -10,6 +10,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 
+from acomm_cli.store.queries import ACTIVE_D
+
 TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
 if TYPE_CHECKING:
     from typing import Any
@@ -299,10 +301,12 @@ def has_due(conn: sqlite3.Connection, now: int, recipient: str | None) -> bool:
             "SELECT 1 FROM messages m WHERE m.expires_at IS NOT NULL AND m.expires_at <= ?"
             " AND EXISTS (SELECT 1 FROM deliveries d WHERE d.message_id = m.id AND d.state IN"
             " ('unread', 'waiting', 'queued')) LIMIT 1", (now,)).fetchone()
-    else:  # walk only this agent's pending deliveries (the inbox index), not all history
+    else:  # walk only this agent's pending deliveries (deliveries_agent_active, which the
+        # ACTIVE_D term lets the planner use), not all history
         row = conn.execute(
             "SELECT 1 FROM deliveries d JOIN messages m ON m.id = d.message_id"
             " WHERE d.recipient = ? AND d.state IN ('unread', 'waiting', 'queued')"
+            f" AND {ACTIVE_D}"
             " AND m.expires_at IS NOT NULL AND m.expires_at <= ? LIMIT 1",
             (recipient, now)).fetchone()
     return row is not None

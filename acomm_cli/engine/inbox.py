@@ -94,18 +94,15 @@ def read_inbox(conn: sqlite3.Connection, agent: str, f: MessageFilter, now: int,
                                      field="recipient", value=agent)
         if not peek:  # a work queue's messages become the agent's by claiming them
             queues.claim(conn, agent, f, now)
-        msgs, total, limited = queries.inbox(conn, agent, f)
+        marking = not peek and mark
+        # built as the read marks below leave them (state read, read_at now, first_read_at
+        # kept or now), in the same transaction
+        msgs, total, limited = queries.inbox(conn, agent, f, marked_at=now if marking else None)
         result = QueryResult(msgs, total, f.offset)
-        if not peek and mark and msgs:
+        if marking and msgs:
             queries.mark_read(conn, agent, [m.id for m in msgs], now)
             if limited:  # only a channel with max_pending can hold queued messages
                 release(conn, now, sorted(limited))
-            for m in msgs:
-                assert m.delivery is not None  # an inbox row carries the reader's delivery
-                m.delivery.state = DeliveryState.READ
-                m.delivery.read_at = now
-                if m.delivery.first_read_at is None:
-                    m.delivery.first_read_at = now
             if emit is not None:
                 # The output goes out while this transaction holds the write lock: other
                 # writers wait for it (up to their busy_timeout), readers do not (WAL). The

@@ -106,7 +106,8 @@ def read_inbox(conn: sqlite3.Connection, agent: str, f: MessageFilter, now: int,
             if emit is not None:
                 # The output goes out while this transaction holds the write lock: other
                 # writers wait for it (up to their busy_timeout), readers do not (WAL). The
-                # command bounds how long a stalled reader may hold it (render.handing_over).
+                # command bounds how long a stalled reader may hold it
+                # (cli/handover.handing_over).
                 # A kill after the output and before the commit hands these messages out
                 # again: at least once to the reader, never zero times.
                 emit(result)

@@ -15,7 +15,6 @@ def delivery_of(conn: sqlite3.Connection, message_id: int,
     ).fetchone()
 
 
-
 def ack_target(conn: sqlite3.Connection, message_id: int, recipient: str,
                ) -> tuple[str, str, str | None, str | None, str | None, int | None] | None:
     """What an ack needs, in one statement: (channel name, sender, correlation id) of the
@@ -27,7 +26,6 @@ def ack_target(conn: sqlite3.Connection, message_id: int, recipient: str,
         " ON d.message_id = m.id AND d.recipient = ? WHERE m.id = ?",
         (recipient, message_id),
     ).fetchone()
-
 
 
 def ack_unread(conn: sqlite3.Connection, recipient: str, message_ids: Sequence[int],
@@ -44,7 +42,6 @@ def ack_unread(conn: sqlite3.Connection, recipient: str, message_ids: Sequence[i
     ).rowcount
 
 
-
 def set_ack(conn: sqlite3.Connection, message_id: int, recipient: str, status: str,
             note: str | None, now: int, lease_until: int | None = None) -> None:
     """`lease_until`: the end of the lease a received/in_progress ack holds (None: none)."""
@@ -59,7 +56,6 @@ def set_ack(conn: sqlite3.Connection, message_id: int, recipient: str, status: s
     )
 
 
-
 def correlated_deliveries(conn: sqlite3.Connection, correlation_id: str, type_: str,
                           recipient: str) -> list[tuple[int, str, str | None]]:
     """(message_id, state, ack_status) of a recipient's deliveries of correlated messages."""
@@ -69,7 +65,6 @@ def correlated_deliveries(conn: sqlite3.Connection, correlation_id: str, type_: 
         " AND d.delivered_at IS NOT NULL",
         (correlation_id, type_, recipient),
     ).fetchall()
-
 
 
 def mark_read(conn: sqlite3.Connection, agent: str, message_ids: Sequence[int], now: int) -> int:

@@ -1,5 +1,5 @@
-"""SQL of backpressure: active messages, a channel's pending and queued backlog, releasing
-queued deliveries, the store's size on disk."""
+"""SQL of backpressure: the deliveries not yet done with (ACTIVE), active messages, a
+channel's pending and queued backlog, releasing queued deliveries, the store's size on disk."""
 
 from __future__ import annotations
 
@@ -7,7 +7,18 @@ import sqlite3
 from collections.abc import Sequence
 from os import stat as _stat
 
-from acomm_cli.store.shared import ACTIVE, CHANNELS_TOKEN
+from acomm_cli.store.channels import CHANNELS_TOKEN
+
+# Deliveries not yet done with, written exactly as the WHERE clause of the partial index
+# `deliveries_active` (m015), so that `INDEXED BY deliveries_active` can use it. A chain of `=`,
+# not `state IN (...)`: SQLite evaluates an IN list in an index's WHERE through a temporary
+# b-tree built for every row an UPDATE changes (DECISIONS.md "Issue 17, receive's indexes").
+ACTIVE = ("(state = 'queued' OR state = 'waiting' OR state = 'unread'"
+          " OR (tracked = 1 AND state = 'read'))")
+
+# The same, on the alias `d`: what lets a query of an agent's deliveries in several states
+# use deliveries_agent_active (`state IN (...)` alone does not imply the index's WHERE).
+ACTIVE_D = ACTIVE.replace("state", "d.state").replace("tracked", "d.tracked")
 
 
 def pending_deliveries_of(conn: sqlite3.Connection, channel_id: int,
@@ -21,9 +32,7 @@ def pending_deliveries_of(conn: sqlite3.Connection, channel_id: int,
     ).fetchall()
 
 
-
 _PENDING = "(state = 'unread' OR (tracked = 1 AND state IN ('read', 'waiting')))"
-
 
 
 def active_messages(conn: sqlite3.Connection, at_least: int) -> tuple[int, int]:
@@ -45,7 +54,6 @@ def active_messages(conn: sqlite3.Connection, at_least: int) -> tuple[int, int]:
     ).fetchone()[0], token
 
 
-
 def channel_backlog(conn: sqlite3.Connection, channel_id: int) -> tuple[int, int]:
     """(pending messages, queued messages) of a channel."""
     return conn.execute(
@@ -54,7 +62,6 @@ def channel_backlog(conn: sqlite3.Connection, channel_id: int) -> tuple[int, int
         " FROM deliveries WHERE channel_id = ? AND state IN ('queued', 'waiting', 'unread',"
         " 'read')", (channel_id,),
     ).fetchone()
-
 
 
 def channels_with_queued(conn: sqlite3.Connection,
@@ -72,7 +79,6 @@ def channels_with_queued(conn: sqlite3.Connection,
         (row[0],)).fetchone()]
 
 
-
 def release_queued(conn: sqlite3.Connection, channel_id: int, count: int, now: int,
                    ack_timeout_ms: int) -> int:
     """Deliver the `count` oldest queued messages of a channel; returns deliveries released."""
@@ -84,7 +90,6 @@ def release_queued(conn: sqlite3.Connection, channel_id: int, count: int, now: i
         " ORDER BY message_id LIMIT ?)",
         (now, now + ack_timeout_ms, channel_id, channel_id, count),
     ).rowcount
-
 
 
 def store_bytes(conn: sqlite3.Connection) -> int:

@@ -14,7 +14,7 @@ from acomm_cli.model import (
     Participant,
     Role,
 )
-from acomm_cli.store.shared import CHANNELS_TOKEN, inserted
+from acomm_cli.store.sending import inserted
 
 TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
 if TYPE_CHECKING:
@@ -29,22 +29,17 @@ _CHANNEL_COLS = (
 )
 
 
-
 # Plain dict lookups: calling an Enum by value costs about a microsecond each.
 _MODES = {m.value: m for m in DeliveryMode}
-
 
 
 _CH_TYPES = {t.value: t for t in ChannelType}
 
 
-
 _CH_STATES = {s.value: s for s in ChannelState}
 
 
-
 _ROLES = {r.value: r for r in Role}
-
 
 
 def _channel(row: Sequence[Any], participants: tuple[Participant, ...]) -> Channel:
@@ -60,7 +55,6 @@ def _channel(row: Sequence[Any], participants: tuple[Participant, ...]) -> Chann
                    participants=participants)
 
 
-
 def participants(conn: sqlite3.Connection, channel_id: int) -> tuple[Participant, ...]:
     rows = conn.execute(
         "SELECT agent, role, admin FROM participants WHERE channel_id = ?"
@@ -69,11 +63,9 @@ def participants(conn: sqlite3.Connection, channel_id: int) -> tuple[Participant
     return tuple(Participant(a, _ROLES[r], bool(adm)) for a, r, adm in rows)
 
 
-
 def channel_by_name(conn: sqlite3.Connection, name: str) -> Channel | None:
     row = conn.execute(f"SELECT {_CHANNEL_COLS} FROM channels WHERE name = ?", (name,)).fetchone()
     return _channel(row, participants(conn, row[0])) if row else None
-
 
 
 def channel_by_id(conn: sqlite3.Connection, channel_id: int) -> Channel | None:
@@ -82,16 +74,13 @@ def channel_by_id(conn: sqlite3.Connection, channel_id: int) -> Channel | None:
     return _channel(row, participants(conn, row[0])) if row else None
 
 
-
 def channel_by_pair(conn: sqlite3.Connection, pair: str) -> Channel | None:
     row = conn.execute(f"SELECT {_CHANNEL_COLS} FROM channels WHERE direct_pair = ?",
                        (pair,)).fetchone()
     return _channel(row, participants(conn, row[0])) if row else None
 
 
-
 _NOT_DELETED = r"name NOT LIKE '\_deleted:%' ESCAPE '\'"
-
 
 
 def list_channels(conn: sqlite3.Connection) -> list[Channel]:
@@ -106,7 +95,6 @@ def list_channels(conn: sqlite3.Connection) -> list[Channel]:
     return [_channel(r, tuple(members.get(r[0], ()))) for r in rows]
 
 
-
 def channel_names(conn: sqlite3.Connection) -> list[str]:
     """Names a user may type (shell completion): every channel but the implicit direct ones."""
     return [r[0] for r in conn.execute(
@@ -114,11 +102,9 @@ def channel_names(conn: sqlite3.Connection) -> list[str]:
         " ORDER BY name")]
 
 
-
 def agent_ids(conn: sqlite3.Connection) -> list[str]:
     """Every agent that takes part in a channel (shell completion); the index serves it."""
     return [r[0] for r in conn.execute("SELECT DISTINCT agent FROM participants ORDER BY agent")]
-
 
 
 def insert_channel(conn: sqlite3.Connection, name: str, type_: str, owner: str,
@@ -138,10 +124,8 @@ def insert_channel(conn: sqlite3.Connection, name: str, type_: str, owner: str,
     return inserted(cur)
 
 
-
 def set_channel_state(conn: sqlite3.Connection, channel_id: int, state: str) -> None:
     conn.execute("UPDATE channels SET state = ? WHERE id = ?", (state, channel_id))
-
 
 
 def insert_participant(conn: sqlite3.Connection, channel_id: int, agent: str, role: str,
@@ -151,7 +135,6 @@ def insert_participant(conn: sqlite3.Connection, channel_id: int, agent: str, ro
     return cur.rowcount == 1
 
 
-
 def set_admin(conn: sqlite3.Connection, channel_id: int, agent: str, admin: bool) -> bool:
     """Grant or revoke a participant's admin flag; False when it already was so."""
     cur = conn.execute("UPDATE participants SET admin = ? WHERE channel_id = ? AND agent = ?"
@@ -159,13 +142,11 @@ def set_admin(conn: sqlite3.Connection, channel_id: int, agent: str, admin: bool
     return cur.rowcount == 1
 
 
-
 # The settings `channel update` may change: ChannelConfig fields = channels columns.
 UPDATABLE = ("max_message_size", "ack_timeout_ms", "max_retries", "retry_backoff_ms",
              "retry_jitter", "echo", "priority_ordering", "max_pending", "dedupe_window_ms",
              "retention_count", "retention_age_ms", "lease_ms", "message_ttl_ms",
              "retry_failed")
-
 
 
 def update_channel_config(conn: sqlite3.Connection, channel_id: int,
@@ -179,12 +160,10 @@ def update_channel_config(conn: sqlite3.Connection, channel_id: int,
                       channel_id))
 
 
-
 def retire_channel(conn: sqlite3.Connection, channel_id: int, new_name: str) -> None:
     """`channel delete`: closed for good under a reserved name, its own free again."""
     conn.execute("UPDATE channels SET name = ?, state = 'closed', direct_pair = NULL"
                  " WHERE id = ?", (new_name, channel_id))
-
 
 
 def in_flight(conn: sqlite3.Connection, channel_id: int) -> list[tuple[int, str, int]]:
@@ -199,7 +178,6 @@ def in_flight(conn: sqlite3.Connection, channel_id: int) -> list[tuple[int, str,
     ).fetchall()
 
 
-
 def delete_participant(conn: sqlite3.Connection, channel_id: int, agent: str) -> bool:
     cur = conn.execute("DELETE FROM participants WHERE channel_id = ? AND agent = ?",
                        (channel_id, agent))
@@ -208,13 +186,11 @@ def delete_participant(conn: sqlite3.Connection, channel_id: int, agent: str) ->
     return cur.rowcount == 1
 
 
-
 def insert_subscription(conn: sqlite3.Connection, channel_id: int, agent: str, pattern: str,
                         now: int) -> bool:
     cur = conn.execute("INSERT OR IGNORE INTO subscriptions VALUES (?, ?, ?, ?)",
                        (channel_id, agent, pattern, now))
     return cur.rowcount == 1
-
 
 
 def delete_subscription(conn: sqlite3.Connection, channel_id: int, agent: str,
@@ -226,13 +202,14 @@ def delete_subscription(conn: sqlite3.Connection, channel_id: int, agent: str,
     return cur.rowcount == 1
 
 
-
 def subscriptions(conn: sqlite3.Connection, channel_id: int) -> list[tuple[str, str]]:
     return conn.execute(
         "SELECT agent, pattern FROM subscriptions WHERE channel_id = ? ORDER BY agent, pattern",
         (channel_id,),
     ).fetchall()
 
+
+CHANNELS_TOKEN = "(SELECT token FROM channels_version WHERE id = 1)"
 
 
 def channels_token(conn: sqlite3.Connection) -> int:

@@ -13,10 +13,8 @@ _DL_COLS = ("dl.message_id, dl.recipient, c.name, dl.reason, dl.retry_count, dl.
             " dl.dead_lettered_at, m.content")
 
 
-
 _DL_FROM = (" FROM dead_letters dl JOIN messages m ON m.id = dl.message_id"
             " JOIN channels c ON c.id = dl.channel_id")
-
 
 
 def _dl_where(message_id: int | None, recipient: str | None, channel: str | None,
@@ -28,7 +26,6 @@ def _dl_where(message_id: int | None, recipient: str | None, channel: str | None
             where.append(f"{col} = ?")
             params.append(val)
     return (" WHERE " + " AND ".join(where)) if where else "", params
-
 
 
 def dead_letters(conn: sqlite3.Connection, *, message_id: int | None = None,
@@ -44,14 +41,12 @@ def dead_letters(conn: sqlite3.Connection, *, message_id: int | None = None,
     return rows, total
 
 
-
 def delivery_attempts(conn: sqlite3.Connection, message_id: int) -> list[tuple[Any, ...]]:
     """A message's ended attempts (m012), oldest first: (recipient, attempt, delivered_at,
     read_at, ack_status)."""
     return conn.execute(
         "SELECT recipient, attempt, delivered_at, read_at, ack_status FROM delivery_attempts"
         " WHERE message_id = ? ORDER BY seq", (message_id,)).fetchall()
-
 
 
 def delete_dead_letters(conn: sqlite3.Connection, message_id: int,
@@ -63,11 +58,9 @@ def delete_dead_letters(conn: sqlite3.Connection, message_id: int,
                         (message_id, recipient)).rowcount
 
 
-
 def purge_dead_letters(conn: sqlite3.Connection, before: int) -> int:
     return conn.execute("DELETE FROM dead_letters WHERE dead_lettered_at < ?",
                         (before,)).rowcount
-
 
 
 def renew_expiry(conn: sqlite3.Connection, message_id: int, now: int) -> None:
@@ -76,7 +69,6 @@ def renew_expiry(conn: sqlite3.Connection, message_id: int, now: int) -> None:
     conn.execute("UPDATE messages SET expires_at = ? + (expires_at - created_at)"
                  " WHERE id = ? AND expires_at IS NOT NULL AND expires_at <= ?",
                  (now, message_id, now))
-
 
 
 def dead_letters_matching(conn: sqlite3.Connection, *, channel_id: int | None,
@@ -96,7 +88,6 @@ def dead_letters_matching(conn: sqlite3.Connection, *, channel_id: int | None,
         sql += " WHERE " + " AND ".join(where)
     return conn.execute(sql + " ORDER BY dl.dead_lettered_at, dl.message_id, dl.recipient",
                         params).fetchall()
-
 
 
 def redeliver(conn: sqlite3.Connection, message_id: int, recipient: str, now: int,

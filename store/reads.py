@@ -13,10 +13,6 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-
-
-
-
 _MSG_COLS = (
     "m.id, c.name, m.channel_id, m.sender, m.type, m.content, m.topic, m.priority,"
     " m.correlation_id, m.dedupe_key, m.metadata, m.created_at, m.deliver_at, m.global_id,"
@@ -24,10 +20,8 @@ _MSG_COLS = (
 )
 
 
-
 _DELIVERY_COLS = ("recipient, state, retry_count, delivered_at, read_at, ack_status, acked_at,"
                   " next_timer_at, first_read_at")
-
 
 
 _STATUS_SQL = (
@@ -41,29 +35,23 @@ _STATUS_SQL = (
 )
 
 
-
 # `--status in_progress`: a recipient holds the message with an in_progress ack (issue 18)
 _HELD_SQL = ("m.id IN (SELECT x.message_id FROM deliveries x INDEXED BY deliveries_in_progress"
              " WHERE x.state = 'acked' AND x.ack_status = 'in_progress')")
-
 
 
 _SORT = {"created": "m.created_at {o}, m.id {o}", "priority": "m.priority {o}, m.id {o}",
          "id": "m.id {o}"}
 
 
-
 # Plain dict lookups: calling an Enum by value costs about a microsecond a row.
 _TYPES = {t.value: t for t in MessageType}
-
 
 
 _PRIORITIES = {int(p): p for p in Priority}
 
 
-
 _STATES = {s.value: s for s in DeliveryState}
-
 
 
 def _metadata(text: str) -> dict[str, Any]:
@@ -72,7 +60,6 @@ def _metadata(text: str) -> dict[str, Any]:
 
     metadata: dict[str, Any] = json.loads(text)
     return metadata
-
 
 
 # Positional arguments, in the order of _MSG_COLS and _DELIVERY_COLS: building these is most
@@ -85,13 +72,11 @@ def _message(row: Sequence[Any]) -> Message:
                    row[11], row[12], row[13], row[14])
 
 
-
 def _delivery(row: Sequence[Any]) -> Delivery:
     # recipient, state, retry_count, delivered_at, read_at, ack_status, acked_at, next_timer_at,
     # first_read_at
     return Delivery(row[0], _STATES[row[1]], row[2], row[3], row[4], row[5], row[6], row[7],
                     row[8])
-
 
 
 def _filter_sql(f: MessageFilter) -> tuple[list[str], list[Any]]:
@@ -146,13 +131,11 @@ def _filter_sql(f: MessageFilter) -> tuple[list[str], list[Any]]:
     return where, params
 
 
-
 def _order(f: MessageFilter, default: str, direction: str) -> str:
     """ORDER BY for a filter: `default` (with `{o}`) unless --sort is given; --order alone
     flips the command's own direction (receive: oldest first; messages: newest first)."""
     o = "ASC" if (f.order or direction) == "asc" else "DESC"
     return (default if f.sort is None else _SORT[f.sort]).format(o=o)
-
 
 
 def _total(conn: sqlite3.Connection, body: str, params: list[Any], rows: list[Any],
@@ -167,13 +150,11 @@ def _total(conn: sqlite3.Connection, body: str, params: list[Any], rows: list[An
     return total
 
 
-
 def _unfiltered(f: MessageFilter) -> bool:
     """No condition on the message or its channel: only the agent and the states."""
     return (f.channel is None and f.since is None and f.until is None and not f.types
             and f.sender is None and f.topic is None and f.grep is None
             and f.priority_min is None and not f.status and f.after_id is None)
-
 
 
 def inbox(conn: sqlite3.Connection, agent: str, f: MessageFilter, *,
@@ -231,7 +212,6 @@ def inbox(conn: sqlite3.Connection, agent: str, f: MessageFilter, *,
     return out, total, limited
 
 
-
 def history(conn: sqlite3.Connection, f: MessageFilter) -> tuple[list[Message], int]:
     """Messages matching a filter, newest first by default, with all their deliveries."""
     where, params = _filter_sql(f)
@@ -248,7 +228,6 @@ def history(conn: sqlite3.Connection, f: MessageFilter) -> tuple[list[Message], 
     return msgs, total
 
 
-
 def message_by_id(conn: sqlite3.Connection, message_id: int) -> Message | None:
     row = conn.execute(
         f"SELECT {_MSG_COLS} FROM messages m JOIN channels c ON c.id = m.channel_id"
@@ -259,7 +238,6 @@ def message_by_id(conn: sqlite3.Connection, message_id: int) -> Message | None:
     msg = _message(row)
     attach_deliveries(conn, [msg])
     return msg
-
 
 
 def attach_deliveries(conn: sqlite3.Connection, msgs: list[Message]) -> None:

@@ -6,8 +6,6 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Sequence
 
-from acomm_cli.store.shared import inserted
-
 TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
 if TYPE_CHECKING:
     from typing import Any
@@ -20,18 +18,23 @@ MESSAGE_INSERT = (
 )
 
 
-
 DELIVERY_INSERT = (
     "INSERT INTO deliveries (message_id, recipient, channel_id, state, rank, tracked,"
     " delivered_at, next_timer_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
+def inserted(cur: sqlite3.Cursor) -> int:
+    """The rowid the INSERT just run on `cur` assigned (sqlite3 types it `int | None`: None
+    only before any INSERT)."""
+    rowid = cur.lastrowid
+    assert rowid is not None
+    return rowid
+
 
 def insert_message(conn: sqlite3.Connection, row: tuple[Any, ...]) -> int:
     """Insert one message row (id None = assign); returns its id."""
     return inserted(conn.execute(MESSAGE_INSERT, row))
-
 
 
 _NEW_MESSAGE_INSERT = (
@@ -41,12 +44,10 @@ _NEW_MESSAGE_INSERT = (
 )
 
 
-
 _PLAIN_MESSAGE_INSERT = (
     "INSERT INTO messages (channel_id, sender, type, content, priority, created_at)"
     " VALUES (?, ?, ?, ?, ?, ?)"
 )
-
 
 
 def insert_new_message(conn: sqlite3.Connection, row: Sequence[Any]) -> int:
@@ -57,14 +58,12 @@ def insert_new_message(conn: sqlite3.Connection, row: Sequence[Any]) -> int:
     if row[4] is None and row[6] is None and row[7] is None and row[8] is None \
             and row[10] is None and row[11] is None:
         return inserted(conn.execute(_PLAIN_MESSAGE_INSERT,
-                                      (row[0], row[1], row[2], row[3], row[5], row[9])))
+                                     (row[0], row[1], row[2], row[3], row[5], row[9])))
     return inserted(conn.execute(_NEW_MESSAGE_INSERT, row))
-
 
 
 def insert_messages(conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]]) -> None:
     conn.executemany(MESSAGE_INSERT, rows)
-
 
 
 def insert_deliveries(conn: sqlite3.Connection, rows: Sequence[tuple[Any, ...]]) -> None:
@@ -74,12 +73,10 @@ def insert_deliveries(conn: sqlite3.Connection, rows: Sequence[tuple[Any, ...]])
         conn.executemany(DELIVERY_INSERT, rows)
 
 
-
 def last_message_id(conn: sqlite3.Connection) -> int:
     """The highest id ever assigned (AUTOINCREMENT never reuses one, even after deletes)."""
     row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'messages'").fetchone()
     return row[0] if row else 0
-
 
 
 def find_dedupe(conn: sqlite3.Connection, channel_id: int, key: str,
@@ -91,7 +88,6 @@ def find_dedupe(conn: sqlite3.Connection, channel_id: int, key: str,
     ).fetchone()
 
 
-
 def has_correlated(conn: sqlite3.Connection, correlation_id: str, type_: str) -> int | None:
     """The channel of the first message of `type_` carrying `correlation_id`, if any."""
     row = conn.execute(
@@ -101,11 +97,9 @@ def has_correlated(conn: sqlite3.Connection, correlation_id: str, type_: str) ->
     return row[0] if row else None
 
 
-
 def delivery_recipients(conn: sqlite3.Connection, message_id: int) -> list[str]:
     return [r[0] for r in conn.execute(
         "SELECT recipient FROM deliveries WHERE message_id = ? ORDER BY recipient", (message_id,))]
-
 
 
 def first_of_type(conn: sqlite3.Connection, correlation_id: str,
@@ -115,7 +109,6 @@ def first_of_type(conn: sqlite3.Connection, correlation_id: str,
         "SELECT id, channel_id, sender FROM messages WHERE correlation_id = ? AND type = ?"
         " ORDER BY id LIMIT 1", (correlation_id, type_),
     ).fetchone()
-
 
 
 def exactly_once_seen(conn: sqlite3.Connection, correlation_id: str, sender: str, type_: str,
@@ -128,7 +121,6 @@ def exactly_once_seen(conn: sqlite3.Connection, correlation_id: str, sender: str
         (correlation_id, sender, type_, now, *recipients),
     )
     return {r[0] for r in rows}
-
 
 
 def exactly_once_record(conn: sqlite3.Connection, correlation_id: str, sender: str, type_: str,

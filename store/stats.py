@@ -10,10 +10,8 @@ def meta(conn: sqlite3.Connection, key: str) -> str | None:
     return row[0] if row else None
 
 
-
 def schema_version(conn: sqlite3.Connection) -> int:
     return conn.execute("PRAGMA user_version").fetchone()[0]
-
 
 
 def counts(conn: sqlite3.Connection) -> dict[str, int]:
@@ -23,7 +21,6 @@ def counts(conn: sqlite3.Connection) -> dict[str, int]:
         " (SELECT count(*) FROM dead_letters)"
     ).fetchone()
     return dict(zip(("channels", "messages", "unread", "dead_letters"), one, strict=True))
-
 
 
 def data_version(conn: sqlite3.Connection) -> int:

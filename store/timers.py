@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 
-from acomm_cli.store.shared import ACTIVE_D
+from acomm_cli.store.backlog import ACTIVE_D
 
 TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
 if TYPE_CHECKING:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import sqlite3
 
-from acomm_cli.store import open_store, stats
+from acomm_cli.store import open_store
 from acomm_cli.store.connection import maybe_checkpoint
 
 TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
@@ -68,6 +68,8 @@ class StoreStatus:
 
 def status(conn: sqlite3.Connection, path: str | Path, flush: str) -> StoreStatus:
     from pathlib import Path  # not imported by the hot commands (issue 17)
+
+    from acomm_cli.store import stats  # nor this (`acomm info` only)
 
     path = Path(path)
     c = stats.counts(conn)

@@ -33,8 +33,7 @@ from acomm_cli.model import (
     SendRequest,
     SendResult,
 )
-from acomm_cli.store import acks as ack_queries
-from acomm_cli.store import backlog, channels, reads, savepoint, sending, write
+from acomm_cli.store import backlog, channels, savepoint, sending, write
 from acomm_cli.store.connection import StoreConnection
 from acomm_cli.topics import SubscriptionIndex, validate_topic
 
@@ -332,6 +331,8 @@ def _correlated(router: Router, corr: str, wanted: MessageType) -> tuple[int, st
 
 def _acknowledge_origin(router: Router, plan: _Plan, now: int) -> None:
     """An answer acknowledges its sender's deliveries of what it answers (forward only)."""
+    from acomm_cli.store import acks as ack_queries  # answers only: not a plain send's path
+
     status = plan.acks
     assert status is not None and plan.correlation_id is not None
     wanted = (MessageType.QUERY if plan.row[2] == MessageType.RESPONSE.value
@@ -407,6 +408,8 @@ def _deduplicated(router: Router, plan: _Plan, key: str | None, now: int) -> Sen
 
 
 def _status_of(conn: sqlite3.Connection, message_id: int) -> str:
+    from acomm_cli.store import reads  # a deduplicated send only: not a plain send's path
+
     msg = reads.message_by_id(conn, message_id)
     return msg.status if msg else "sent"
 

@@ -1,5 +1,4 @@
-"""SQL of backpressure: the deliveries not yet done with (ACTIVE), active messages, a
-channel's pending and queued backlog, releasing queued deliveries, the store's size on disk."""
+"""SQL of backpressure: ACTIVE (deliveries not yet done with), backlogs, queued, size."""
 
 from __future__ import annotations
 

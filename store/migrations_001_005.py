@@ -1,6 +1,4 @@
-"""Migrations m001-m005 (the base schema, export, the mailbox bridge, agent dispatch,
-federation): shipped, never edited. `migrations.MIGRATIONS` lists them in order and imports
-this module only to run one (on a store older than them)."""
+"""Shipped migrations m001-m005, never edited; `migrations.MIGRATIONS` imports them to run."""
 
 from __future__ import annotations
 

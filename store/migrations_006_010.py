@@ -1,6 +1,4 @@
-"""Migrations m006-m010 (tasks, agent tokens, capabilities, leases, work queues): shipped,
-never edited. `migrations.MIGRATIONS` lists them in order and imports this module only to
-run one (on a store older than them)."""
+"""Shipped migrations m006-m010, never edited; `migrations.MIGRATIONS` imports them to run."""
 
 from __future__ import annotations
 

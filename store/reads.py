@@ -1,5 +1,4 @@
-"""SQL of reading messages: the inbox, history, threads, one message, with their row
-builders."""
+"""SQL of reading messages: inbox, history, threads, one message, and their row builders."""
 
 from __future__ import annotations
 

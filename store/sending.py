@@ -1,5 +1,4 @@
-"""SQL of a send: the message and delivery inserts, dedupe and correlation lookups,
-exactly-once records."""
+"""SQL of a send: message and delivery inserts, dedupe, correlation, exactly-once."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from acomm_cli.store.queries import ACTIVE
+from acomm_cli.store.backlog import ACTIVE
 
 # Column names, in the order of the SELECTs below.
 MESSAGE_COLUMNS = ("id", "channel_id", "channel", "sender", "type", "content", "topic",

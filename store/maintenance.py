@@ -12,7 +12,7 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from acomm_cli.store.queries import ACTIVE
+from acomm_cli.store.backlog import ACTIVE
 
 TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
 if TYPE_CHECKING:
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 STATES = ("queued", "waiting", "unread", "read", "acked", "dead")
 
-# Deliveries not yet done with: written exactly as the partial index's WHERE (queries.ACTIVE).
+# Deliveries not yet done with: written exactly as the partial index's WHERE (backlog.ACTIVE).
 _ACTIVE_INDEX = "deliveries_active"
 
 

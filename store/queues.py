@@ -15,7 +15,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from acomm_cli.model import QUEUE_RECIPIENT, MessageFilter
-from acomm_cli.store import queries
+from acomm_cli.store import reads
 
 Q = QUEUE_RECIPIENT
 # The claimable rows, written as the WHERE of the partial index deliveries_queue (m015).
@@ -52,7 +52,7 @@ def claim(conn: sqlite3.Connection, agent: str, f: MessageFilter, count: int,
     channels) starting now. Returns the claimed message ids."""
     if count <= 0:
         return []
-    where, params = queries._filter_sql(f)  # the same filter as the inbox
+    where, params = reads._filter_sql(f)  # the same filter as the inbox
     cond = "".join(f" AND {w}" for w in where)
     named = {f"p{i}": v for i, v in enumerate(params)}
     for i in range(len(params)):  # positional -> named, in order
@@ -85,7 +85,7 @@ def unclaim_held(conn: sqlite3.Connection, channel_id: int, agent: str) -> int:
 
 def back_to_queue(conn: sqlite3.Connection, message_id: int, recipient: str) -> None:
     """A replayed dead letter of a queue: back in the queue for any member, not the last
-    holder (queries.redeliver made it unread with a fresh retry budget)."""
+    holder (deadletters.redeliver made it unread with a fresh retry budget)."""
     conn.execute(
         f"UPDATE deliveries SET recipient = '{Q}', next_timer_at = NULL"
         " WHERE message_id = ? AND recipient = ?", (message_id, recipient),

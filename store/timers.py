@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 
-from acomm_cli.store.queries import ACTIVE_D
+from acomm_cli.store.backlog import ACTIVE_D
 
 TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
 if TYPE_CHECKING:
@@ -310,3 +310,11 @@ def has_due(conn: sqlite3.Connection, now: int, recipient: str | None) -> bool:
             " AND m.expires_at IS NOT NULL AND m.expires_at <= ? LIMIT 1",
             (recipient, now)).fetchone()
     return row is not None
+
+
+def next_timer_of(conn: sqlite3.Connection, agent: str) -> int | None:
+    return conn.execute(
+        "SELECT min(next_timer_at) FROM deliveries WHERE recipient = ? AND state = 'waiting'",
+        (agent,),
+    ).fetchone()[0]
+

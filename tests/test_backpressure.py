@@ -14,7 +14,7 @@ from conftest import ACOMM, assert_invariants, run, snapshot
 
 from acomm_cli.engine import sending
 from acomm_cli.model import Limits
-from acomm_cli.store import queries
+from acomm_cli.store import backlog
 
 
 @pytest.fixture
@@ -84,7 +84,7 @@ def test_max_pending_on_tracked_channels_releases_on_ack(cli, store):
 def test_max_store_bytes_reserve_at_its_boundary(cli, team, monkeypatch):
     reserve = Limits().reserve_bytes
     conn = sqlite3.connect(team)
-    size = queries.store_bytes(conn)
+    size = backlog.store_bytes(conn)
     conn.close()
     before = snapshot(team)
     monkeypatch.setenv("ACOMM_MAX_STORE_BYTES", str(size + reserve))
@@ -96,7 +96,7 @@ def test_max_store_bytes_reserve_at_its_boundary(cli, team, monkeypatch):
 
 
 def test_capacity_warning_above_ninety_percent(conn):
-    size = queries.store_bytes(conn)
+    size = backlog.store_bytes(conn)
     assert sending.capacity_warning(conn, Limits(max_store_bytes=int(size / 0.95))) is not None
     assert sending.capacity_warning(conn, Limits(max_store_bytes=int(size / 0.85))) is None
 

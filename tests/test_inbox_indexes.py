@@ -17,7 +17,7 @@ from conftest import query
 from acomm_cli import clock
 from acomm_cli.engine import delivery, inbox, opening, operations
 from acomm_cli.model import MessageFilter
-from acomm_cli.store import queries
+from acomm_cli.store import backlog, timers
 from acomm_cli.store.migrations import MIGRATIONS
 
 ACTIVE_OLD = "state IN ('queued', 'waiting', 'unread') OR (tracked = 1 AND state = 'read')"
@@ -83,8 +83,8 @@ def test_receive_and_ack_keep_their_indexed_plans(cli, store):
         assert [m.content for m in got.messages] == ["m0", "m1"]
         assert got.total_count == 3  # counted on the index, more than the page
         delivery.ack(conn, tracked, "bob", "completed", None, now)
-        queries.next_timer_of(conn, "bob")
-        queries.active_messages(conn, 0)
+        timers.next_timer_of(conn, "bob")
+        backlog.active_messages(conn, 0)
 
     plans = _plans(store, run)
     by_kind = {}
@@ -147,7 +147,7 @@ def test_an_older_store_is_upgraded_and_reads_as_before(cli, store):
                                  f" WHERE {ACTIVE_OLD}"))
     for index in ("deliveries_active", "deliveries_agent_active"):
         assert sorted(query(store, f"SELECT message_id, recipient FROM deliveries INDEXED BY"
-                                   f" {index} WHERE {queries.ACTIVE}")) == active
+                                   f" {index} WHERE {backlog.ACTIVE}")) == active
     assert len(active) == 4  # bob's 3 unread and his read one awaiting its ack
     doc = cli.ok("receive", "--as", "bob", "--json").json()
     assert [m["id"] for m in doc["messages"]] == ids[1:]
@@ -156,7 +156,7 @@ def test_an_older_store_is_upgraded_and_reads_as_before(cli, store):
     cli.ok("ack", str(ids[0]), "--status", "completed", "--as", "bob")
     # bob is done with everything; alice has the acknowledgement
     assert query(store, f"SELECT recipient, state FROM deliveries INDEXED BY"
-                        f" deliveries_agent_active WHERE {queries.ACTIVE}") == [("alice", "unread")]
+                        f" deliveries_agent_active WHERE {backlog.ACTIVE}") == [("alice", "unread")]
     cli.ok("doctor")  # exits 0: every invariant holds
 
 

@@ -49,8 +49,8 @@ def test_the_tree_keeps_its_layers(tmp_path):
 @pytest.mark.parametrize("module, line, broken", [
     ("engine/sending.py", "from acomm_cli.cli import render",
      "acomm_cli.engine.sending -> acomm_cli.cli.render"),
-    ("store/queries.py", "import acomm_cli.engine.channels",
-     "acomm_cli.store.queries -> acomm_cli.engine.channels"),
+    ("store/reads.py", "import acomm_cli.engine.channels",
+     "acomm_cli.store.reads -> acomm_cli.engine.channels"),
     ("engine/inbox.py", "import typer", "acomm_cli.engine.inbox -> typer"),
     ("bridge/sync.py", "from acomm_cli.dispatch import agents",
      "acomm_cli.bridge.sync -> acomm_cli.dispatch.agents"),

@@ -150,6 +150,20 @@ def test_send_loads_only_the_engine_it_uses(team):
         "acomm_cli.engine.channels", "acomm_cli.engine.opening", "acomm_cli.engine.sending"]
 
 
+def test_send_on_a_current_store_loads_the_store_sql_it_uses_and_no_migration_body(team):
+    """The SQL a plain send runs is in three store modules; m001-m010's bodies are imported
+    only to migrate an older store (DECISIONS.md, "store/queries.py and migrations.py split")."""
+    p = subprocess.run([sys.executable, "-c", "import json, sys\n"
+                        + RUN_MAIN.format(argv=["send", "team", "hi", "--as", "alice"])
+                        + "print(json.dumps(sorted(m for m in sys.modules"
+                        " if m.startswith('acomm_cli.store.'))))"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout.splitlines()[-1]) == [
+        "acomm_cli.store.backlog", "acomm_cli.store.channels", "acomm_cli.store.connection",
+        "acomm_cli.store.migrations", "acomm_cli.store.sending"]
+
+
 RUN_ACOMM = RUN_MAIN.replace("from acomm_cli.app import main",
                              "from acomm_cli.shell.fastpath import main")
 TYPER = ("typer", "click")

@@ -46,7 +46,7 @@ from acomm_cli.analytics.datasets import (
 from acomm_cli.clock import iso
 from acomm_cli.errors import InvalidState, ValidationFailed
 from acomm_cli.store import export as sql
-from acomm_cli.store import queries, write
+from acomm_cli.store import stats, write
 from acomm_cli.store.maintenance import snapshot
 
 if TYPE_CHECKING:  # annotations only: pyarrow loads inside the functions that use it
@@ -285,8 +285,8 @@ def export(conn: sqlite3.Connection, out: str, now: int, *, since: int | None = 
     if since is not None and until is not None and since >= until:
         raise ValidationFailed("since: --since must be earlier than --until", field="since")
     dest = _Output(out)
-    store_id = queries.meta(conn, "store_id")
-    schema_version = queries.schema_version(conn)
+    store_id = stats.meta(conn, "store_id")
+    schema_version = stats.schema_version(conn)
     old = dest.read_manifest()
     notes: list[str] = []
     if old is not None:

@@ -20,8 +20,8 @@ from acomm_cli.bridge.settings import BridgeConfig, SyncResult
 from acomm_cli.clock import iso
 from acomm_cli.engine import channels
 from acomm_cli.errors import UnsafePath, ValidationFailed
+from acomm_cli.store import acks, write
 from acomm_cli.store import bridge as q
-from acomm_cli.store import queries, write
 
 INBOX, TEAM = "inbox", "team"
 RETRY_MAX_MS = 60_000  # a failed mirror is retried after 1 s, 2 s, 4 s ... at most a minute
@@ -192,5 +192,5 @@ def agent_reads(conn: sqlite3.Connection, cfg: BridgeConfig, now: int,
     if read:
         with write(conn):
             for agent, mids in read.items():
-                result.marked_read += queries.mark_read(conn, agent, sorted(set(mids)), now)
+                result.marked_read += acks.mark_read(conn, agent, sorted(set(mids)), now)
             channels.release(conn, now)

@@ -17,7 +17,7 @@ from acomm_cli.engine import sending
 from acomm_cli.errors import CommError, NotFound, ValidationFailed
 from acomm_cli.model import SendRequest
 from acomm_cli.store import bridge as q
-from acomm_cli.store import queries, write
+from acomm_cli.store import reads, write
 
 _RESPONSE_KEYS = {"content", "to", "channel", "reply_to", "correlation_id", "type", "topic",
                   "priority", "metadata"}
@@ -99,7 +99,7 @@ def _reply(conn: sqlite3.Connection, req: SendRequest, reply_to: Any, now: int) 
     reply_to = model.whole_number(reply_to)  # an int, or ASCII digits
     if reply_to is None:
         raise ValidationFailed("reply_to: must be a message id", field="reply_to")
-    original = queries.message_by_id(conn, reply_to)
+    original = reads.message_by_id(conn, reply_to)
     if original is None:
         raise NotFound(f"message {reply_to} does not exist", field="reply_to", value=reply_to)
     if original.type == model.MessageType.QUERY and original.correlation_id:

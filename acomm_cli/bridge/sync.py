@@ -24,7 +24,7 @@ from acomm_cli.bridge.paths import under
 from acomm_cli.bridge.settings import BridgeConfig, SyncResult, config
 from acomm_cli.errors import UnsafePath
 from acomm_cli.store import bridge as q
-from acomm_cli.store import queries, write
+from acomm_cli.store import sending, write
 
 __all__ = ["BridgeConfig", "SyncResult", "config", "prepare", "sync", "watermark"]
 
@@ -70,7 +70,7 @@ def _make_dirs(cfg: BridgeConfig) -> None:
 
 def watermark(conn: sqlite3.Connection) -> int:
     """The highest message id so far: a writing command mirrors the messages above it."""
-    return queries.last_message_id(conn)
+    return sending.last_message_id(conn)
 
 
 def prepare(conn: sqlite3.Connection) -> int:

@@ -31,8 +31,8 @@ from acomm_cli.engine import deadletters, delivery
 from acomm_cli.engine.channels import release
 from acomm_cli.errors import CommError, NotFound, UsageError, ValidationFailed
 from acomm_cli.model import AckStatus, Message, MessageType, Priority
+from acomm_cli.store import acks, channels, reads, savepoint, write
 from acomm_cli.store import dispatch as store
-from acomm_cli.store import queries, savepoint, write
 
 # A claim outlives the command's timeout by this much before another dispatcher may take it:
 # time for the kill (runner.TERM_GRACE_S) and for recording the outcome.
@@ -181,7 +181,7 @@ def _verdict(conn: sqlite3.Connection, spec: AgentSpec, mid: int, claim_state: s
 def _duplicate(conn: sqlite3.Connection, agent: str, dedupe_key: str, mid: int,
                channel_id: int, now: int) -> bool:
     """This agent already handled the message's dedupe key inside the channel's window."""
-    ch = queries.channel_by_id(conn, channel_id)
+    ch = channels.channel_by_id(conn, channel_id)
     window = ch.config.dedupe_window_ms if ch else 0
     return store.handled_key(conn, agent, dedupe_key, now - window, mid) is not None
 
@@ -366,7 +366,7 @@ def ignore(conn: sqlite3.Connection, agents: Mapping[str, AgentSpec], due: list[
                 continue
             if prev is not None and prev[0] == "running" and (prev[3] is None or prev[3] > now):
                 continue  # held by a live lease (its rules changed while it ran)
-            msg = queries.message_by_id(conn, d.message_id)
+            msg = reads.message_by_id(conn, d.message_id)
             if msg is None:
                 continue
             run_id = new_run_id(now)
@@ -424,7 +424,7 @@ def _claim(conn: sqlite3.Connection, spec: AgentSpec, mid: int, now: int) -> _Ta
             prev = store.claim_of(conn, mid, agent)
         elif prev is not None and prev[0] == "retry" and (prev[4] or 0) > now:
             return taken  # waiting for its retry time
-        msg = queries.message_by_id(conn, mid)
+        msg = reads.message_by_id(conn, mid)
         if msg is None:
             return taken
         action, attempts = _verdict(conn, spec, mid, prev[0] if prev else None,
@@ -540,7 +540,7 @@ def _apply(conn: sqlite3.Connection, msg: Message, agent: str, status: str, stdo
         return  # dead-lettered meanwhile: nothing left to settle (the caller says so)
     state, tracked, ack_status, _ = got
     if state == "unread":
-        queries.mark_read(conn, agent, [msg.id], now)
+        acks.mark_read(conn, agent, [msg.id], now)
         release(conn, now)
     text = stdout.strip()
     # the query this output answers (an accepted run's stdout is the response)

@@ -27,7 +27,7 @@ from acomm_cli.model import (
     MessageFilter,
     QueryResult,
 )
-from acomm_cli.store import queries, timers, write
+from acomm_cli.store import acks, timers, write
 
 
 def ack_many(conn: sqlite3.Connection, message_ids: Sequence[int], agent: str, status: str,
@@ -98,7 +98,7 @@ def acknowledge_unread(conn: sqlite3.Connection, agent: str, result: QueryResult
     if st == AckStatus.FAILED:  # as `ack --status failed`: a --retry-failed channel retries
         retried = {m.id for m in msgs if router.channel(m.channel).config.retry_failed}
     acked = [m.id for m in msgs if m.id not in retried]
-    changed = queries.ack_unread(conn, agent, acked, st.value, note, now) if acked else 0
+    changed = acks.ack_unread(conn, agent, acked, st.value, note, now) if acked else 0
     assert changed == len(acked), "the inbox rows were read in this same transaction"
     limited = set()
     for m in msgs:
@@ -127,7 +127,7 @@ def _retry(conn: sqlite3.Connection, m: Message, agent: str, note: str | None,
     after the back-off (or dead-lettered past max_retries), as `ack --status failed` does
     after a `receive`; its sender gets no acknowledgement, and the printed delivery says
     where it went (on a work queue: back to the queue, for any member)."""
-    queries.mark_read(conn, agent, [m.id], now)
+    acks.mark_read(conn, agent, [m.id], now)
     v = leases.view(conn, m.id, agent)
     given = leases.retry_failed(conn, v, note, now)
     assert given is not None  # the caller picked this channel for its retry_failed

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from acomm_cli import model
 from acomm_cli.store import activity as sql
-from acomm_cli.store import maintenance, queries
+from acomm_cli.store import maintenance, stats
 
 MINUTE_MS = 60_000
 
@@ -49,4 +49,4 @@ def activity(conn: sqlite3.Connection, now: int, minutes: int = 60) -> Activity:
 
 def data_version(conn: sqlite3.Connection) -> int:
     """SQLite's counter of commits by other connections: what `--follow` polls to wake."""
-    return queries.data_version(conn)
+    return stats.data_version(conn)

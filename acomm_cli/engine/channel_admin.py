@@ -17,7 +17,7 @@ from acomm_cli.engine.channels import authorize, channel_by_id, channel_config, 
 from acomm_cli.engine.channels import get_channel as _channel
 from acomm_cli.errors import Forbidden, InvalidState, NotParticipant, UsageError
 from acomm_cli.model import Channel, ChannelChange
-from acomm_cli.store import queries, write
+from acomm_cli.store import backlog, channels, write
 
 TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ def set_admin(conn: sqlite3.Connection, name: str, agent: str, *, by: str,
             raise NotParticipant(f"{agent!r} is not in channel {name!r}; add it first "
                                  f"(acomm channel join {name} {agent} --as {by})",
                                  field="agent", value=agent, channel=name)
-        if not queries.set_admin(conn, ch.id, agent, admin):
+        if not channels.set_admin(conn, ch.id, agent, admin):
             return ChannelChange(ch, changed=False)
         return ChannelChange(channel_by_id(conn, ch.id), changed=True)
 
@@ -76,7 +76,7 @@ def update_channel(conn: sqlite3.Connection, name: str, now: int, *, by: str,
     exactly-once channel cannot retry failures). The delivery mode and the type are not among
     them: deliveries in flight were made under their promises."""
     given = {k: v for k, v in settings.items() if v is not None}
-    unknown = set(given) - set(queries.UPDATABLE)
+    unknown = set(given) - set(channels.UPDATABLE)
     assert not unknown, f"not updatable: {unknown}"
     if not given:
         raise UsageError("channel update: give at least one setting to change (see --help)",
@@ -88,14 +88,14 @@ def update_channel(conn: sqlite3.Connection, name: str, now: int, *, by: str,
         cfg = channel_config(ch.config, **given)
         changes = {k: (getattr(ch.config, k), getattr(cfg, k)) for k in given
                    if getattr(ch.config, k) != getattr(cfg, k)}
-        in_flight = len(queries.in_flight(conn, ch.id))
+        in_flight = len(channels.in_flight(conn, ch.id))
         if not changes:
             return Update(ch, {}, in_flight, 0)
-        queries.update_channel_config(conn, ch.id, {k: new for k, (_, new) in changes.items()})
+        channels.update_channel_config(conn, ch.id, {k: new for k, (_, new) in changes.items()})
         released = 0
         if "max_pending" in changes:  # room for what it held back? (0: no limit any more)
             released = (release(conn, now, [ch.id]) if cfg.max_pending else
-                        queries.release_queued(conn, ch.id, queries.channel_backlog(
+                        backlog.release_queued(conn, ch.id, backlog.channel_backlog(
                             conn, ch.id)[1], now, cfg.ack_timeout_ms))
         return Update(channel_by_id(conn, ch.id), changes, in_flight, released)
 
@@ -119,7 +119,7 @@ def delete_channel(conn: sqlite3.Connection, name: str, now: int, *, by: str,
         ch = _channel(conn, name)
         _not_reserved(ch, "delete")
         authorize(ch, by, "delete", owner_only=True)
-        pending = queries.in_flight(conn, ch.id)
+        pending = channels.in_flight(conn, ch.id)
         if pending and not force:
             raise InvalidState(
                 f"channel {name!r} has {len(pending)} deliveries in flight; read and ack them,"
@@ -128,5 +128,5 @@ def delete_channel(conn: sqlite3.Connection, name: str, now: int, *, by: str,
         died = deadletters.dead_letter(conn, [(m, r, ch.id, n) for m, r, n in pending],
                                        "channel_deleted", f"{name} deleted by {by}", now)
         kept_as = f"{model.DELETED_PREFIX}{ch.id}:{name}"
-        queries.retire_channel(conn, ch.id, kept_as)
+        channels.retire_channel(conn, ch.id, kept_as)
         return Deletion(ch, kept_as, died)

@@ -23,7 +23,7 @@ from acomm_cli.model import (
     ChannelType,
     Role,
 )
-from acomm_cli.store import queries, write
+from acomm_cli.store import backlog, channels, write
 from acomm_cli.topics import validate_pattern
 
 TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
@@ -77,7 +77,7 @@ def channel_config(base: ChannelConfig | None = None, **overrides: Any) -> Chann
 
 def _channel(conn: sqlite3.Connection, name: str) -> Channel:
     model.utf8(name, "channel")
-    ch = queries.channel_by_name(conn, name)
+    ch = channels.channel_by_name(conn, name)
     if ch is None:
         raise NotFound(f"channel {name!r} does not exist", field="channel", value=name)
     return ch
@@ -86,7 +86,7 @@ def _channel(conn: sqlite3.Connection, name: str) -> Channel:
 def channel_by_id(conn: sqlite3.Connection, channel_id: int) -> Channel:
     """A channel the caller knows exists: just written, or named by a row read in the same
     transaction (rows are never deleted: `channel delete` closes and renames them)."""
-    ch = queries.channel_by_id(conn, channel_id)
+    ch = channels.channel_by_id(conn, channel_id)
     if ch is None:
         raise NotFound(f"channel {channel_id} does not exist", field="channel",
                        value=channel_id)
@@ -103,7 +103,7 @@ def create_channel(conn: sqlite3.Connection, name: str, type_: str, owner: str,
 
         queues.check_config(ctype, cfg)
     with write(conn):
-        existing = queries.channel_by_name(conn, name)
+        existing = channels.channel_by_name(conn, name)
         if existing is not None:
             if if_not_exists and existing.type == ctype:
                 return existing
@@ -112,8 +112,8 @@ def create_channel(conn: sqlite3.Connection, name: str, type_: str, owner: str,
                 + ("" if not if_not_exists else f", not {ctype.value}"),
                 field="channel", value=name,
             )
-        cid = queries.insert_channel(conn, name, ctype.value, owner, cfg, now)
-        queries.insert_participant(conn, cid, owner, Role.OWNER.value, now)
+        cid = channels.insert_channel(conn, name, ctype.value, owner, cfg, now)
+        channels.insert_participant(conn, cid, owner, Role.OWNER.value, now)
         return channel_by_id(conn, cid)
 
 
@@ -135,7 +135,7 @@ def get_channel(conn: sqlite3.Connection, name: str) -> Channel:
 
 
 def list_channels(conn: sqlite3.Connection) -> list[Channel]:
-    return queries.list_channels(conn)
+    return channels.list_channels(conn)
 
 
 def join_channel(conn: sqlite3.Connection, name: str, agent: str, role: str,
@@ -151,7 +151,7 @@ def join_channel(conn: sqlite3.Connection, name: str, agent: str, role: str,
         ch = _channel(conn, name)
         authorize(ch, by, f"add {agent!r} to")
         _check_joinable(ch, agent)
-        if not queries.insert_participant(conn, ch.id, agent, r.value, now):
+        if not channels.insert_participant(conn, ch.id, agent, r.value, now):
             return ChannelChange(ch, changed=False)
         return ChannelChange(channel_by_id(conn, ch.id), changed=True)
 
@@ -184,12 +184,12 @@ def leave_channel(conn: sqlite3.Connection, name: str, agent: str,
         if role == Role.OWNER:
             raise InvalidState(f"{agent!r} owns {name!r} and cannot leave it (close it instead)",
                                field="agent", value=agent)
-        queries.delete_participant(conn, ch.id, agent)
+        channels.delete_participant(conn, ch.id, agent)
         if ch.type == ChannelType.QUEUE:
             from acomm_cli.engine import queues
 
             queues.give_back(conn, ch.id, agent)
-        pending = queries.pending_deliveries_of(conn, ch.id, agent)
+        pending = backlog.pending_deliveries_of(conn, ch.id, agent)
         from acomm_cli.engine import deadletters  # only on a leave: not on the send path
 
         deadletters.dead_letter(conn, [(mid, agent, ch.id, n) for mid, n in pending],
@@ -223,7 +223,7 @@ def change_channel_state(conn: sqlite3.Connection, name: str, action: str, *,
         if ch.state not in allowed:
             raise InvalidState(f"cannot {action} channel {name!r}: it is {ch.state.value}",
                                field="channel", value=name, state=ch.state.value)
-        queries.set_channel_state(conn, ch.id, target.value)
+        channels.set_channel_state(conn, ch.id, target.value)
         return ChannelChange(replace(ch, state=target), changed=True)
 
 
@@ -238,8 +238,8 @@ def subscribe(conn: sqlite3.Connection, name: str, pattern: str, agent: str, now
         ch = _pubsub(conn, name)
         if ch.role_of(agent) is None:
             _check_joinable(ch, agent)
-            queries.insert_participant(conn, ch.id, agent, Role.MEMBER.value, now)
-        return queries.insert_subscription(conn, ch.id, agent, pattern, now)
+            channels.insert_participant(conn, ch.id, agent, Role.MEMBER.value, now)
+        return channels.insert_subscription(conn, ch.id, agent, pattern, now)
 
 
 def unsubscribe(conn: sqlite3.Connection, name: str, pattern: str, agent: str) -> bool:
@@ -247,11 +247,11 @@ def unsubscribe(conn: sqlite3.Connection, name: str, pattern: str, agent: str) -
     model.agent_id(agent)
     validate_pattern(pattern)
     with write(conn):
-        return queries.delete_subscription(conn, _pubsub(conn, name).id, agent, pattern)
+        return channels.delete_subscription(conn, _pubsub(conn, name).id, agent, pattern)
 
 
 def list_subscriptions(conn: sqlite3.Connection, name: str) -> list[tuple[str, str]]:
-    return queries.subscriptions(conn, _pubsub(conn, name).id)
+    return channels.subscriptions(conn, _pubsub(conn, name).id)
 
 
 def _pubsub(conn: sqlite3.Connection, name: str) -> Channel:
@@ -266,9 +266,9 @@ def release(conn: sqlite3.Connection, now: int, channel_ids: Sequence[int] | Non
     """Let queued deliveries through, oldest first, where max_pending has room again (only
     on `channel_ids`, when the caller knows which channels it made room on)."""
     released = 0
-    for cid, max_pending, ack_timeout in queries.channels_with_queued(conn, channel_ids):
-        pending, _ = queries.channel_backlog(conn, cid)
+    for cid, max_pending, ack_timeout in backlog.channels_with_queued(conn, channel_ids):
+        pending, _ = backlog.channel_backlog(conn, cid)
         if pending < max_pending:
-            released += queries.release_queued(conn, cid, max_pending - pending, now,
+            released += backlog.release_queued(conn, cid, max_pending - pending, now,
                                                ack_timeout)
     return released

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from acomm_cli import model
 from acomm_cli.errors import CommError, InvalidState, NotFound, NotParticipant, ValidationFailed
-from acomm_cli.store import queries, timers, write
+from acomm_cli.store import channels, deadletters, reads, timers, write
 from acomm_cli.topics import SubscriptionIndex
 
 TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
@@ -21,9 +21,9 @@ else:  # the same classes, without importing dataclasses (every send loads this 
 
 def system_route(conn: sqlite3.Connection) -> tuple[int, str]:
     """The `_system` channel id and, as JSON, who subscribes to dead-letter notifications."""
-    ch = queries.channel_by_name(conn, model.SYSTEM_CHANNEL)
+    ch = channels.channel_by_name(conn, model.SYSTEM_CHANNEL)
     assert ch is not None, "every store has the _system channel (m001)"
-    agents = SubscriptionIndex(queries.subscriptions(conn, ch.id)).route(model.DEADLETTER_TOPIC)
+    agents = SubscriptionIndex(channels.subscriptions(conn, ch.id)).route(model.DEADLETTER_TOPIC)
     import json  # not at the top: `acomm send` imports this module (issue 17)
 
     return ch.id, json.dumps(sorted(agents))
@@ -51,7 +51,7 @@ def dead_letter(conn: sqlite3.Connection, items: Sequence[tuple[int, str, int, i
 def refusal(conn: sqlite3.Connection, channel: str, recipient: str) -> CommError | None:
     """Why a dead letter on `channel` to `recipient` cannot be delivered again (re-validated
     as a send would be: the channel still open, the recipient still a participant), or None."""
-    ch = queries.channel_by_name(conn, channel)
+    ch = channels.channel_by_name(conn, channel)
     if ch is None or ch.state == model.ChannelState.CLOSED:
         return InvalidState(f"channel {channel!r} is closed; cannot replay", field="channel",
                             value=channel)
@@ -67,15 +67,15 @@ def redeliver(conn: sqlite3.Connection, message_id: int, channel: str, recipient
     """The same message id, unread again with a fresh retry budget (and, if it had
     expired, a fresh lifetime: an `expired` dead letter would otherwise die again at the
     next tick); its dead letter goes."""
-    ch = queries.channel_by_name(conn, channel)
+    ch = channels.channel_by_name(conn, channel)
     assert ch is not None  # checked by `refusal` in the same transaction
-    queries.renew_expiry(conn, message_id, now)
-    queries.redeliver(conn, message_id, recipient, now, ch.config.ack_timeout_ms)
+    deadletters.renew_expiry(conn, message_id, now)
+    deadletters.redeliver(conn, message_id, recipient, now, ch.config.ack_timeout_ms)
     if ch.type == model.ChannelType.QUEUE:
         from acomm_cli.store import queues as store_queues
 
         store_queues.back_to_queue(conn, message_id, recipient)
-    queries.delete_dead_letters(conn, message_id, recipient)
+    deadletters.delete_dead_letters(conn, message_id, recipient)
 
 
 @dataclass(frozen=True)
@@ -122,7 +122,7 @@ def redrive(conn: sqlite3.Connection, *, channel: str | None = None,
     channel_id = None
     if channel is not None:
         model.channel_name(channel, allow_reserved=True)
-        ch = queries.channel_by_name(conn, channel)
+        ch = channels.channel_by_name(conn, channel)
         if ch is None:
             raise NotFound(f"channel {channel!r} does not exist", field="channel",
                            value=channel)
@@ -130,7 +130,7 @@ def redrive(conn: sqlite3.Connection, *, channel: str | None = None,
     result = Redrive(dry_run)
     with write(conn):
         refusals: dict[tuple[str, str], CommError | None] = {}
-        for mid, who, ch_name in queries.dead_letters_matching(
+        for mid, who, ch_name in deadletters.dead_letters_matching(
                 conn, channel_id=channel_id, recipient=recipient, reason=reason, since=since):
             if (ch_name, who) not in refusals:
                 refusals[ch_name, who] = refusal(conn, ch_name, who)
@@ -188,15 +188,15 @@ def records(conn: sqlite3.Connection, message_id: int,
     one that died, from the delivery row. On a work queue every worker's claims count."""
     if recipient is not None:
         model.agent_id(recipient, "recipient")
-    rows, _ = queries.dead_letters(conn, message_id=message_id, recipient=recipient,
+    rows, _ = deadletters.dead_letters(conn, message_id=message_id, recipient=recipient,
                                    limit=1_000_000)
-    msg = queries.message_by_id(conn, message_id)
+    msg = reads.message_by_id(conn, message_id)
     if not rows or msg is None:
         who = f" for {recipient!r}" if recipient else ""
         raise NotFound(f"message {message_id} has no dead letter{who}", field="message",
                        value=message_id)
-    ended = [_attempt(*r) for r in queries.delivery_attempts(conn, message_id)]
-    queue = (ch := queries.channel_by_name(conn, msg.channel)) is not None and \
+    ended = [_attempt(*r) for r in deadletters.delivery_attempts(conn, message_id)]
+    queue = (ch := channels.channel_by_name(conn, msg.channel)) is not None and \
         ch.type == model.ChannelType.QUEUE
     out = []
     for _mid, who, channel, reason, retries, last_error, at, _content in rows:

@@ -32,7 +32,8 @@ from acomm_cli.model import (
     SendRequest,
     SendResult,
 )
-from acomm_cli.store import queries, timers, write
+from acomm_cli.store import acks, channels, reads, sending, stats, timers, write
+from acomm_cli.store import deadletters as dl_queries
 from acomm_cli.store.maintenance import snapshot
 
 TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
@@ -150,10 +151,10 @@ def _wait_change(conn: sqlite3.Connection, version: int, until: float, wake_at_m
         if wake_at_ms is not None and clock.now_ms() >= wake_at_ms:
             break
         time.sleep(min(POLL_S, until - now))
-        v = queries.data_version(conn)
+        v = stats.data_version(conn)
         if v != version:
             return v
-    return queries.data_version(conn)
+    return stats.data_version(conn)
 
 
 def check_wait(wait_s: float) -> None:
@@ -176,13 +177,13 @@ def receive_wait(conn: sqlite3.Connection, agent: str, f: MessageFilter, wait_s:
     check_wait(wait_s)
     until = time.monotonic() + wait_s
     while True:
-        version = queries.data_version(conn)
+        version = stats.data_version(conn)
         result, emitted = read(conn, agent, f, clock.now_ms(), peek, emit)
         if result.messages or time.monotonic() >= until or stop():
             if emit is not None and not emitted:
                 emit(result)
             return result
-        _wait_change(conn, version, until, queries.next_timer_of(conn, agent), stop)
+        _wait_change(conn, version, until, timers.next_timer_of(conn, agent), stop)
 
 
 def follow(conn: sqlite3.Connection, agent: str, f: MessageFilter, emit: Emit, *,
@@ -207,14 +208,14 @@ def follow(conn: sqlite3.Connection, agent: str, f: MessageFilter, emit: Emit, *
         return
     one = replace(f, limit=1)
     while not ended():
-        version = queries.data_version(conn)
+        version = stats.data_version(conn)
         now = clock.now_ms()
         if not getattr(conn, "read_only", False) and timers.has_due(conn, now, agent):
             with write(conn):
                 advance(conn, now, agent)
         result, _ = read_inbox(conn, agent, one, now, mark=False)
         if not result.messages:
-            _wait_change(conn, version, float("inf"), queries.next_timer_of(conn, agent),
+            _wait_change(conn, version, float("inf"), timers.next_timer_of(conn, agent),
                          ended)
             continue
         m = result.messages[0]
@@ -228,7 +229,7 @@ def follow(conn: sqlite3.Connection, agent: str, f: MessageFilter, emit: Emit, *
         with write(conn):
             now = clock.now_ms()
             # 0 rows: another receive of this agent marked it meanwhile (it printed it too)
-            if queries.mark_read(conn, agent, [m.id], now) and \
+            if acks.mark_read(conn, agent, [m.id], now) and \
                     channel_by_id(conn, m.channel_id).config.max_pending > 0:
                 release(conn, now, [m.channel_id])  # a place freed for a queued message
 
@@ -239,13 +240,13 @@ def _follow_peek(conn: sqlite3.Connection, agent: str, f: MessageFilter, emit: E
     as it arrives; nothing is marked read, so nothing waits for the reader."""
     seen: set[int] = set()
     while not stop():
-        version = queries.data_version(conn)
+        version = stats.data_version(conn)
         result, _ = _read_due(conn, agent, f, clock.now_ms(), True, None)
         fresh = [m for m in result.messages if m.id not in seen]
         seen.update(m.id for m in fresh)
         if fresh:
             emit(QueryResult(fresh, len(fresh)))
-        _wait_change(conn, version, float("inf"), queries.next_timer_of(conn, agent), stop)
+        _wait_change(conn, version, float("inf"), timers.next_timer_of(conn, agent), stop)
 
 
 def follow_history(conn: sqlite3.Connection, f: MessageFilter, *,
@@ -258,11 +259,11 @@ def follow_history(conn: sqlite3.Connection, f: MessageFilter, *,
     message committed meanwhile is printed exactly once."""
     with snapshot(conn):
         first = history(conn, replace(f, sort="id", order="desc"))
-        last = queries.last_message_id(conn)
+        last = sending.last_message_id(conn)
     yield QueryResult(first.messages[::-1], len(first.messages))
     page = replace(f, sort="id", order="asc", offset=0)
     while not stop():
-        version = queries.data_version(conn)
+        version = stats.data_version(conn)
         got = history(conn, replace(page, after_id=last))
         if got.messages:
             last = got.messages[-1].id
@@ -306,7 +307,7 @@ def record_ack(conn: sqlite3.Connection, message_id: int, agent: str, st: AckSta
     spec 002 §6). `lease`: a received/in_progress ack holds the delivery for the channel's
     lease (leases.py); False for callers that hold it by their own timer (dispatch's claim,
     a task's ETA)."""
-    msg = queries.message_by_id(conn, message_id)
+    msg = reads.message_by_id(conn, message_id)
     if msg is None:
         raise NotFound(f"message {message_id} does not exist", field="message",
                        value=message_id)
@@ -332,7 +333,7 @@ def record_ack(conn: sqlite3.Connection, message_id: int, agent: str, st: AckSta
         return AckResult(message_id, agent, st.value, True, None, None,
                          requeued=given.outcome == "requeued")
     until = leases.lease_until(v, st, now) if lease else None
-    queries.set_ack(conn, message_id, agent, st.value, note, now, until)
+    acks.set_ack(conn, message_id, agent, st.value, note, now, until)
     router = router or Router(conn)
     ch = router.channel(v.channel)
     if ch.config.max_pending > 0:  # only a channel that limits pending ones queues any
@@ -363,7 +364,7 @@ def tell_sender(router: Router, message_id: int, channel: str, sender: str, corr
 
 def _queued_elsewhere(conn: sqlite3.Connection, msg: Message, agent: str) -> bool:
     """A work-queue message and one of its workers (the ack of an expired claim)."""
-    ch = queries.channel_by_id(conn, msg.channel_id)
+    ch = channels.channel_by_id(conn, msg.channel_id)
     return (ch is not None and ch.type == ChannelType.QUEUE and bool(msg.deliveries)
             and ch.role_of(agent) is not None)
 
@@ -411,7 +412,7 @@ def respond(conn: sqlite3.Connection, correlation_id: str, content: str, agent: 
 def record_response(conn: sqlite3.Connection, correlation_id: str, content: str, agent: str,
                     now: int, priority: str | int = "normal") -> SendResult:
     """`respond` inside the caller's transaction (agent dispatch answers with a receipt)."""
-    found = queries.first_of_type(conn, correlation_id, MessageType.QUERY.value)
+    found = sending.first_of_type(conn, correlation_id, MessageType.QUERY.value)
     if found is None:
         raise NotFound(f"no query has correlation id {correlation_id!r}",
                        field="correlation_id", value=correlation_id)
@@ -433,11 +434,11 @@ def await_response(conn: sqlite3.Connection, correlation_id: str, agent: str, wa
     if the output fails, the response stays unread."""
     until = time.monotonic() + wait_s
     while True:
-        version = queries.data_version(conn)
+        version = stats.data_version(conn)
         with write(conn):
-            msg = queries.unread_response(conn, correlation_id, agent)
+            msg = reads.unread_response(conn, correlation_id, agent)
             if msg is not None:
-                queries.mark_read(conn, agent, [msg.id], clock.now_ms())
+                acks.mark_read(conn, agent, [msg.id], clock.now_ms())
                 if emit is not None:
                     emit(msg)  # holds the write lock while it prints: see inbox.read_inbox
                 return msg
@@ -448,7 +449,7 @@ def await_response(conn: sqlite3.Connection, correlation_id: str, agent: str, wa
 
 def thread(conn: sqlite3.Connection, correlation_id: str) -> list[Message]:
     model.correlation_id(correlation_id)
-    msgs = queries.thread(conn, correlation_id)
+    msgs = reads.thread(conn, correlation_id)
     if not msgs:
         raise NotFound(f"no message has correlation id {correlation_id!r}",
                        field="correlation_id", value=correlation_id)
@@ -482,7 +483,7 @@ def list_dead_letters(conn: sqlite3.Connection, *, message_id: int | None = None
         raise ValidationFailed(f"reason: {reason!r} is not one of "
                                f"{', '.join(model.DEAD_LETTER_REASONS)}", field="reason",
                                value=reason)
-    rows, total = queries.dead_letters(conn, message_id=message_id, recipient=recipient,
+    rows, total = dl_queries.dead_letters(conn, message_id=message_id, recipient=recipient,
                                        channel=channel, reason=reason, limit=limit,
                                        offset=offset)
     return [DeadLetter(*r) for r in rows], total
@@ -516,9 +517,9 @@ def replay(conn: sqlite3.Connection, message_id: int, recipient: str | None,
 def discard(conn: sqlite3.Connection, message_id: int, recipient: str | None) -> int:
     with write(conn):
         dead_letters_of(conn, message_id, recipient)
-        return queries.delete_dead_letters(conn, message_id, recipient)
+        return dl_queries.delete_dead_letters(conn, message_id, recipient)
 
 
 def purge(conn: sqlite3.Connection, older_than_ms: int, now: int) -> int:
     with write(conn):
-        return queries.purge_dead_letters(conn, now - older_than_ms)
+        return dl_queries.purge_dead_letters(conn, now - older_than_ms)

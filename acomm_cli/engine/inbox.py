@@ -12,7 +12,7 @@ from acomm_cli.engine import queues
 from acomm_cli.engine.channels import get_channel, release
 from acomm_cli.errors import InvalidState, NotFound, NotParticipant, ValidationFailed
 from acomm_cli.model import ChannelState, DeliveryState, Message, MessageFilter, QueryResult
-from acomm_cli.store import queries, write
+from acomm_cli.store import acks, reads, write
 from acomm_cli.topics import validate_pattern
 
 _DELIVERY_STATES = tuple(s.value for s in DeliveryState)
@@ -97,10 +97,10 @@ def read_inbox(conn: sqlite3.Connection, agent: str, f: MessageFilter, now: int,
         marking = not peek and mark
         # built as the read marks below leave them (state read, read_at now, first_read_at
         # kept or now), in the same transaction
-        msgs, total, limited = queries.inbox(conn, agent, f, marked_at=now if marking else None)
+        msgs, total, limited = reads.inbox(conn, agent, f, marked_at=now if marking else None)
         result = QueryResult(msgs, total, f.offset)
         if marking and msgs:
-            queries.mark_read(conn, agent, [m.id for m in msgs], now)
+            acks.mark_read(conn, agent, [m.id for m in msgs], now)
             if limited:  # only a channel with max_pending can hold queued messages
                 release(conn, now, sorted(limited))
             if emit is not None:
@@ -120,12 +120,12 @@ def history(conn: sqlite3.Connection, f: MessageFilter) -> QueryResult:
     check_filter(f)
     if f.channel is not None:
         get_channel(conn, f.channel)
-    msgs, total = queries.history(conn, f)
+    msgs, total = reads.history(conn, f)
     return QueryResult(msgs, total, f.offset)
 
 
 def show(conn: sqlite3.Connection, message_id: int) -> Message:
-    msg = queries.message_by_id(conn, message_id)
+    msg = reads.message_by_id(conn, message_id)
     if msg is None:
         raise NotFound(f"message {message_id} does not exist", field="message",
                        value=message_id)

@@ -29,7 +29,7 @@ from acomm_cli import clock, model
 from acomm_cli.engine import capabilities, tasks
 from acomm_cli.errors import NotFound, ValidationFailed
 from acomm_cli.store import capabilities as sql
-from acomm_cli.store import queries, write
+from acomm_cli.store import channels, sending, write
 from acomm_cli.topics import SubscriptionIndex
 
 REVIEW_TOPIC = "_system.capability.review"
@@ -97,14 +97,14 @@ def open_incident(conn: sqlite3.Connection, cap: capabilities.Capability, failur
 def _notify(conn: sqlite3.Connection, incident: Incident, at: int) -> int:
     """The incident on `_system` topic `_system.capability.review` (as federation's SLA
     notifications are published): one message, a delivery per subscriber."""
-    ch = queries.channel_by_name(conn, model.SYSTEM_CHANNEL)
+    ch = channels.channel_by_name(conn, model.SYSTEM_CHANNEL)
     assert ch is not None, "every store has the _system channel (m001)"
     body = json.dumps({k: v for k, v in incident.doc().items() if k != "message_id"},
                       separators=(",", ":"))
-    mid = queries.insert_message(conn, (None, ch.id, model.SYSTEM_AGENT, "notification", body,
+    mid = sending.insert_message(conn, (None, ch.id, model.SYSTEM_AGENT, "notification", body,
                                         REVIEW_TOPIC, 1, None, None, None, at, None, None))
-    agents = SubscriptionIndex(queries.subscriptions(conn, ch.id)).route(REVIEW_TOPIC)
-    queries.insert_deliveries(conn, [(mid, a, ch.id, "unread", 0, 0, at, None)
+    agents = SubscriptionIndex(channels.subscriptions(conn, ch.id)).route(REVIEW_TOPIC)
+    sending.insert_deliveries(conn, [(mid, a, ch.id, "unread", 0, 0, at, None)
                                      for a in sorted(agents)])
     return mid
 

@@ -24,7 +24,7 @@ from acomm_cli.engine import deadletters
 from acomm_cli.engine.channels import release
 from acomm_cli.errors import InvalidState, NotFound, NotParticipant, ValidationFailed
 from acomm_cli.model import AckStatus, DeliveryMode, DeliveryState
-from acomm_cli.store import queries, timers, write
+from acomm_cli.store import reads, timers, write
 
 TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
 if TYPE_CHECKING:
@@ -74,7 +74,7 @@ def view(conn: sqlite3.Connection, message_id: int, agent: str) -> View:
     """The delivery of `message_id` to `agent`: NotFound / NotParticipant when there is none."""
     row = timers.lease_view(conn, message_id, agent)
     if row is None:
-        if queries.message_by_id(conn, message_id) is None:
+        if reads.message_by_id(conn, message_id) is None:
             raise NotFound(f"message {message_id} does not exist", field="message",
                            value=message_id)
         raise NotParticipant(f"{agent!r} is not a recipient of message {message_id}",

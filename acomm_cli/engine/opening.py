@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import sqlite3
 
-from acomm_cli.store import open_store, queries
+from acomm_cli.store import open_store
 from acomm_cli.store.connection import maybe_checkpoint
 
 TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
@@ -69,11 +69,13 @@ class StoreStatus:
 def status(conn: sqlite3.Connection, path: str | Path, flush: str) -> StoreStatus:
     from pathlib import Path  # not imported by the hot commands (issue 17)
 
+    from acomm_cli.store import stats  # nor this (`acomm info` only)
+
     path = Path(path)
-    c = queries.counts(conn)
+    c = stats.counts(conn)
     wal = Path(str(path) + "-wal")
     return StoreStatus(
-        path=str(path.resolve()), store_id=queries.meta(conn, "store_id"),
-        schema_version=queries.schema_version(conn), bytes=path.stat().st_size,
+        path=str(path.resolve()), store_id=stats.meta(conn, "store_id"),
+        schema_version=stats.schema_version(conn), bytes=path.stat().st_size,
         wal_bytes=wal.stat().st_size if wal.exists() else 0, flush=flush, **c,
     )

@@ -17,8 +17,9 @@ from acomm_cli.engine import delivery, projection
 from acomm_cli.errors import InvalidState, StoreUnavailable, ValidationFailed
 from acomm_cli.store import bridge as bridge_queries
 from acomm_cli.store import capabilities as cap_queries
-from acomm_cli.store import maintenance, queries, timers, write
+from acomm_cli.store import maintenance, timers, write
 from acomm_cli.store import queues as store_queues
+from acomm_cli.store import stats as stat_queries
 from acomm_cli.store import tasks as task_queries
 from acomm_cli.store.migrations import MIGRATIONS
 
@@ -289,7 +290,7 @@ def _doctor(conn: sqlite3.Connection, quick: bool) -> Health:
             findings.append(Finding(name, 1, f"could not run on the damaged store: {exc}"))
             return default
 
-    version = checked("schema_version", lambda: queries.schema_version(conn), len(MIGRATIONS))
+    version = checked("schema_version", lambda: stat_queries.schema_version(conn), len(MIGRATIONS))
     expected = len(MIGRATIONS)
     if version != expected:
         findings.append(Finding("schema_version", 1,

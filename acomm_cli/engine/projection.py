@@ -20,7 +20,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 
 from acomm_cli.engine import deadletters
-from acomm_cli.store import maintenance, queries
+from acomm_cli.store import backlog, maintenance
 
 # (recipient, channel_id, state, tracked, delivered_at)
 Row = tuple[str, int, str, int, int | None]
@@ -64,7 +64,7 @@ def project(conn: sqlite3.Connection, now: int, *, before: bool = True) -> Proje
     lease is due, or the store has work queues (issue 18: the projection follows neither a
     lease's end nor a claim going back to its queue; applying does). `before=False` leaves
     `Projection.before` empty (only the statistics of one agent need it)."""
-    if queries.channels_with_queued(conn) or maintenance.has_queues(conn):
+    if backlog.channels_with_queued(conn) or maintenance.has_queues(conn):
         return None
     expiring = dict(maintenance.expiring(conn, now))
     proj = Projection(now, sorted(expiring))

@@ -23,8 +23,8 @@ from acomm_cli.engine import deadletters
 from acomm_cli.errors import CommError, NoOwner, OwnerOffline
 from acomm_cli.lite.records import replace  # the hot path's classes are records (issue 17)
 from acomm_cli.model import ChannelConfig, ChannelType, MessageType, Role, SendRequest, SendResult
+from acomm_cli.store import channels, sending
 from acomm_cli.store import federation as sql
-from acomm_cli.store import queries
 
 if TYPE_CHECKING:
     from acomm_cli.engine.sending import Router, _Plan
@@ -132,13 +132,13 @@ def fed_channel(router: Router, local: str, remote: str, now: int) -> str:
     name = f"{FED_PREFIX}{local}:{remote}"
     if name in router.channels:
         return name
-    ch = queries.channel_by_name(router.conn, name)
+    ch = channels.channel_by_name(router.conn, name)
     if ch is None:
-        cid = queries.insert_channel(router.conn, name, ChannelType.DIRECT.value, local,
+        cid = channels.insert_channel(router.conn, name, ChannelType.DIRECT.value, local,
                                      ChannelConfig(), now)
-        queries.insert_participant(router.conn, cid, local, Role.OWNER.value, now)
-        queries.insert_participant(router.conn, cid, remote, Role.MEMBER.value, now)
-        ch = queries.channel_by_id(router.conn, cid)
+        channels.insert_participant(router.conn, cid, local, Role.OWNER.value, now)
+        channels.insert_participant(router.conn, cid, remote, Role.MEMBER.value, now)
+        ch = channels.channel_by_id(router.conn, cid)
     router.channels[name] = ch  # type: ignore[assignment]
     return name
 
@@ -236,7 +236,7 @@ def answered(router: Router, plan: _Plan, response_id: int, now: int) -> None:
     if plan.row[2] != MessageType.RESPONSE.value or plan.correlation_id is None:
         return
     conn = router.conn
-    found = queries.first_of_type(conn, plan.correlation_id, MessageType.QUERY.value)
+    found = sending.first_of_type(conn, plan.correlation_id, MessageType.QUERY.value)
     if found is None:
         return
     origin = _inbound(conn, found[0])

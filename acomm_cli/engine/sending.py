@@ -33,7 +33,7 @@ from acomm_cli.model import (
     SendRequest,
     SendResult,
 )
-from acomm_cli.store import queries, savepoint, write
+from acomm_cli.store import backlog, channels, savepoint, sending, write
 from acomm_cli.store.connection import StoreConnection
 from acomm_cli.topics import SubscriptionIndex, validate_topic
 
@@ -113,7 +113,7 @@ class Router:
                 ch = get_channel(conn, name)
             except CommError:  # plan_message raises it, after the checks that come first
                 return
-            index = (SubscriptionIndex(queries.subscriptions(conn, ch.id))
+            index = (SubscriptionIndex(channels.subscriptions(conn, ch.id))
                      if ch.type == ChannelType.PUBSUB else None)
             hit = cache.channels[name] = (ch, index)
         ch, index = hit
@@ -132,7 +132,7 @@ class Router:
             index = self.indexes.get(ch.id)
             if index is None:
                 index = self.indexes[ch.id] = SubscriptionIndex(
-                    queries.subscriptions(self.conn, ch.id))
+                    channels.subscriptions(self.conn, ch.id))
             # plan_message refuses a topicless pubsub message before it is routed
             found = index.route(topic) if topic is not None else set()
         elif ch.type == ChannelType.QUEUE:  # one row for the queue; a receive claims it
@@ -313,10 +313,10 @@ def _exactly_once(router: Router, plan: _Plan, now: int) -> None:
         return
     corr, sender, mtype = plan.correlation_id, plan.row[1], plan.row[2]
     assert corr is not None  # exactly-once messages always get one in _plan_checked
-    seen = queries.exactly_once_seen(router.conn, corr, sender, mtype, plan.recipients, now)
+    seen = sending.exactly_once_seen(router.conn, corr, sender, mtype, plan.recipients, now)
     plan.suppressed = tuple(r for r in plan.recipients if r in seen)
     plan.recipients = [r for r in plan.recipients if r not in seen]
-    queries.exactly_once_record(router.conn, corr, sender, mtype, plan.recipients,
+    sending.exactly_once_record(router.conn, corr, sender, mtype, plan.recipients,
                                 now + 2 * cfg.ack_timeout_ms)
 
 
@@ -325,12 +325,14 @@ def _correlated(router: Router, corr: str, wanted: MessageType) -> tuple[int, st
     seen = router.correlated.get((corr, wanted.value))
     if seen is not None:
         return seen
-    found = queries.first_of_type(router.conn, corr, wanted.value)
+    found = sending.first_of_type(router.conn, corr, wanted.value)
     return (found[1], found[2]) if found else None
 
 
 def _acknowledge_origin(router: Router, plan: _Plan, now: int) -> None:
     """An answer acknowledges its sender's deliveries of what it answers (forward only)."""
+    from acomm_cli.store import acks as ack_queries  # answers only: not a plain send's path
+
     status = plan.acks
     assert status is not None and plan.correlation_id is not None
     wanted = (MessageType.QUERY if plan.row[2] == MessageType.RESPONSE.value
@@ -339,12 +341,12 @@ def _acknowledge_origin(router: Router, plan: _Plan, now: int) -> None:
     # a `received` ack holds an ack-tracked delivery for the channel's lease (issue 18)
     until = (now + cfg.effective_lease_ms if status == AckStatus.RECEIVED
              and cfg.delivery != DeliveryMode.AT_MOST_ONCE else None)
-    for mid, state, previous in queries.correlated_deliveries(
+    for mid, state, previous in ack_queries.correlated_deliveries(
             router.conn, plan.correlation_id, wanted.value, plan.row[1]):
         if state == DeliveryState.DEAD.value or (
                 previous is not None and ACK_ORDER[AckStatus(previous)] >= ACK_ORDER[status]):
             continue
-        queries.set_ack(router.conn, mid, plan.row[1], status.value, None, now, until)
+        ack_queries.set_ack(router.conn, mid, plan.row[1], status.value, None, now, until)
 
 
 def _held_back(router: Router, ch: Channel) -> bool:
@@ -354,7 +356,7 @@ def _held_back(router: Router, ch: Channel) -> bool:
         return False
     counts = router.backlog.get(ch.id)
     if counts is None:
-        counts = router.backlog[ch.id] = list(queries.channel_backlog(router.conn, ch.id))
+        counts = router.backlog[ch.id] = list(backlog.channel_backlog(router.conn, ch.id))
     held = counts[1] > 0 or counts[0] >= ch.config.max_pending
     counts[1 if held else 0] += 1
     return held
@@ -395,18 +397,20 @@ def _deduplicated(router: Router, plan: _Plan, key: str | None, now: int) -> Sen
     seen = router.dedupe.get((ch.id, key))
     if seen is not None:
         return replace(seen, deduplicated=True, suppressed=seen.recipients)
-    found = queries.find_dedupe(router.conn, ch.id, key, now - ch.config.dedupe_window_ms)
+    found = sending.find_dedupe(router.conn, ch.id, key, now - ch.config.dedupe_window_ms)
     if found is None:
         return None
     mid, created, corr = found
-    recipients = tuple(queries.delivery_recipients(router.conn, mid))
+    recipients = tuple(sending.delivery_recipients(router.conn, mid))
     return SendResult(id=mid, channel=ch.name, channel_id=ch.id, recipients=recipients,
                       status=_status_of(router.conn, mid), created_at=created,
                       correlation_id=corr, deduplicated=True, suppressed=recipients)
 
 
 def _status_of(conn: sqlite3.Connection, message_id: int) -> str:
-    msg = queries.message_by_id(conn, message_id)
+    from acomm_cli.store import reads  # a deduplicated send only: not a plain send's path
+
+    msg = reads.message_by_id(conn, message_id)
     return msg.status if msg else "sent"
 
 
@@ -420,9 +424,9 @@ def persist(router: Router, plan: _Plan, now: int, *, federated: bool = False) -
     if fed:
         plan.recipients = [r for r in plan.recipients if r == plan.row[1]]
     _exactly_once(router, plan, now)
-    mid = queries.insert_new_message(router.conn, plan.row)
+    mid = sending.insert_new_message(router.conn, plan.row)
     rows = _delivery_rows(router, plan, mid, now)
-    queries.insert_deliveries(router.conn, rows)
+    sending.insert_deliveries(router.conn, rows)
     result = _result(plan, mid, now, bool(rows) and rows[0][3] == _UNREAD)
     if plan.acks is not None:
         _acknowledge_origin(router, plan, now)
@@ -440,7 +444,7 @@ def check_capacity(router: Router, adding: int) -> int | None:
     Returns the channels token when the count read it (same statement), else None."""
     lim = router.limits
     if lim.max_store_bytes:
-        size = queries.store_bytes(router.conn)
+        size = backlog.store_bytes(router.conn)
         if size >= lim.max_store_bytes - lim.reserve_bytes:
             raise StoreCapacity(
                 f"store is {size} bytes, within {lim.reserve_bytes} bytes of its limit "
@@ -448,7 +452,7 @@ def check_capacity(router: Router, adding: int) -> int | None:
                 "limits.max_store_bytes", field="limits.max_store_bytes", bytes=size)
     if not lim.max_active_messages:
         return None
-    active, token = queries.active_messages(router.conn, lim.max_active_messages - adding + 1)
+    active, token = backlog.active_messages(router.conn, lim.max_active_messages - adding + 1)
     if active + adding > lim.max_active_messages:
         raise StoreFull(
             f"{active} messages are still being delivered; accepting {adding} more would "
@@ -461,7 +465,7 @@ def capacity_warning(conn: sqlite3.Connection, limits: Limits) -> str | None:
     """A warning once the store passes 90% of limits.max_store_bytes."""
     if not limits.max_store_bytes:
         return None
-    size = queries.store_bytes(conn)
+    size = backlog.store_bytes(conn)
     if size > limits.warn_fraction * limits.max_store_bytes:
         return (f"store is {size} bytes, {100 * size / limits.max_store_bytes:.0f}% of "
                 f"limits.max_store_bytes ({limits.max_store_bytes}); compact it soon")
@@ -476,7 +480,7 @@ def send(conn: sqlite3.Connection, req: SendRequest, now: int,
         router = Router(conn, limits)
         token = check_capacity(router, 1)
         if shared and req.channel is not None:  # else plan_message reads (or refuses) it
-            router.prime(req.channel, queries.channels_token(conn) if token is None else token)
+            router.prime(req.channel, channels.channels_token(conn) if token is None else token)
         plan = plan_message(router, req, now)
         return _deduplicated(router, plan, req.dedupe_key, now) or persist(router, plan, now)
 
@@ -495,14 +499,14 @@ def _direct_channel(router: Router, sender: str, recipient: str, now: int) -> st
     name, pair = direct_pair(sender, recipient)
     if name in router.channels:
         return name
-    ch = queries.channel_by_pair(router.conn, pair)
+    ch = channels.channel_by_pair(router.conn, pair)
     if ch is None and _routed_away(router, recipient, now):
         return None
     if ch is None:
-        cid = queries.insert_channel(router.conn, name, ChannelType.DIRECT.value, sender,
+        cid = channels.insert_channel(router.conn, name, ChannelType.DIRECT.value, sender,
                                      ChannelConfig(), now, direct_pair=pair)
-        queries.insert_participant(router.conn, cid, sender, Role.OWNER.value, now)
-        queries.insert_participant(router.conn, cid, recipient, Role.MEMBER.value, now)
+        channels.insert_participant(router.conn, cid, sender, Role.OWNER.value, now)
+        channels.insert_participant(router.conn, cid, recipient, Role.MEMBER.value, now)
         ch = channel_by_id(router.conn, cid)
     router.channels[name] = ch
     return name
@@ -641,7 +645,7 @@ def send_batch(conn: sqlite3.Connection, items: Sequence[tuple[SendRequest, str 
     with write(conn):
         router = Router(conn, limits)
         check_capacity(router, len(items))
-        next_id = queries.last_message_id(conn) + 1
+        next_id = sending.last_message_id(conn) + 1
         step = progress(len(items)) if progress is not None and len(items) >= 500 else None
         for n, (req, to, line) in enumerate(items, start=1):
             if step is not None and n % 500 == 0:
@@ -675,8 +679,8 @@ def send_batch(conn: sqlite3.Connection, items: Sequence[tuple[SendRequest, str 
             if plan.acks is not None:
                 answers.append(plan)
             next_id += 1
-        queries.insert_messages(conn, messages)
-        queries.insert_deliveries(conn, deliveries)
+        sending.insert_messages(conn, messages)
+        sending.insert_deliveries(conn, deliveries)
         for plan in answers:
             _acknowledge_origin(router, plan, now)
         if step is not None:

@@ -42,7 +42,7 @@ from acomm_cli.errors import (
     ValidationFailed,
 )
 from acomm_cli.model import ACK_ORDER, AckStatus, DeliveryState, Limits, MessageType, SendRequest
-from acomm_cli.store import queries, write
+from acomm_cli.store import acks, write
 from acomm_cli.store import tasks as sql
 
 TASK_TYPES = model.TASK_TYPES
@@ -515,7 +515,7 @@ def _ack(conn: sqlite3.Connection, task: Task, agent: str, status: AckStatus, no
     the id of the acknowledgement sent, if any. The task is the authority: a delivery the
     owner already acknowledged as far by hand (`acomm ack`), a dead or not yet delivered
     one, or a message compacted away is left as it is."""
-    got = queries.delivery_of(conn, task.id, agent)
+    got = acks.delivery_of(conn, task.id, agent)
     if got is None:
         return None
     state, previous, delivered_at = got
@@ -539,11 +539,11 @@ def _respond(conn: sqlite3.Connection, task: Task, agent: str, content: str, now
         metadata={"task_id": str(task.id), "task_event": "completed"},
     ), now, only_to=task.creator, internal=True)
     mid = persist(router, plan, now).id
-    got = queries.delivery_of(conn, task.id, agent)
+    got = acks.delivery_of(conn, task.id, agent)
     if got is not None and got[0] != DeliveryState.DEAD.value and got[2] is not None and (
             got[1] is None
             or ACK_ORDER[AckStatus(got[1])] < ACK_ORDER[AckStatus.COMPLETED]):
-        queries.set_ack(conn, task.id, agent, AckStatus.COMPLETED.value, None, now)
+        acks.set_ack(conn, task.id, agent, AckStatus.COMPLETED.value, None, now)
     return mid
 
 

@@ -230,9 +230,9 @@ def _reply(conn: sqlite3.Connection, source: str, env: dict[str, Any], now: int)
     row = sql.sent(conn, str(payload.get("replyTo")))
     if row is None or row[1] is None:
         return False
-    from acomm_cli.store import queries
+    from acomm_cli.store import reads
 
-    query = queries.message_by_id(conn, int(row[1]))
+    query = reads.message_by_id(conn, int(row[1]))
     if query is None:
         return False
     router = Router(conn)

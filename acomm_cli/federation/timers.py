@@ -17,8 +17,8 @@ from acomm_cli import clock, model
 from acomm_cli.engine import deadletters, remote
 from acomm_cli.federation import identity
 from acomm_cli.federation import pull as fed_pull
+from acomm_cli.store import channels, reads, sending
 from acomm_cli.store import federation as sql
-from acomm_cli.store import queries
 from acomm_cli.store.connection import write
 from acomm_cli.topics import SubscriptionIndex
 
@@ -91,10 +91,10 @@ def _retry(conn: sqlite3.Connection, event_id: str, attempt: int, next_due: int,
 def _give_up(conn: sqlite3.Connection, me: str, row: tuple[Any, ...], now: int) -> None:
     """max_attempts without `accepted`: a local dead letter and a `dead_letter` event."""
     event_id, message_id, to_node, to_agent, _, _, attempt, due = row[:8]
-    msg = queries.message_by_id(conn, message_id) if message_id is not None else None
+    msg = reads.message_by_id(conn, message_id) if message_id is not None else None
     why = f"not accepted by node {to_node!r} after {attempt} attempts"
     if msg is not None and to_agent is not None:
-        queries.insert_deliveries(conn, [(msg.id, to_agent, msg.channel_id, "unread", 0, 0,
+        sending.insert_deliveries(conn, [(msg.id, to_agent, msg.channel_id, "unread", 0, 0,
                                           msg.created_at, None)])
         deadletters.dead_letter(conn, [(msg.id, to_agent, msg.channel_id, attempt - 1)],
                                 MAX_REASON, why, due)
@@ -111,14 +111,14 @@ def _incident(conn: sqlite3.Connection, row: tuple[Any, ...], due: int) -> None:
     """Accepted but no `processed` or `reply` within the SLA: one notification on `_system`
     topic `_system.federation.sla`, once per event."""
     event_id, message_id, to_node, to_agent = row[:4]
-    ch = queries.channel_by_name(conn, model.SYSTEM_CHANNEL)
+    ch = channels.channel_by_name(conn, model.SYSTEM_CHANNEL)
     assert ch is not None
     body = json.dumps({"event_id": event_id, "message_id": message_id, "to_node": to_node,
                        "to_agent": to_agent, "accepted_at": clock.iso(row[9]),
                        "reason": "federation_sla"}, separators=(",", ":"))
-    mid = queries.insert_message(conn, (None, ch.id, model.SYSTEM_AGENT, "notification", body,
+    mid = sending.insert_message(conn, (None, ch.id, model.SYSTEM_AGENT, "notification", body,
                                         SLA_TOPIC, 1, None, None, None, due, None, None))
-    agents = SubscriptionIndex(queries.subscriptions(conn, ch.id)).route(SLA_TOPIC)
-    queries.insert_deliveries(conn, [(mid, a, ch.id, "unread", 0, 0, due, None)
+    agents = SubscriptionIndex(channels.subscriptions(conn, ch.id)).route(SLA_TOPIC)
+    sending.insert_deliveries(conn, [(mid, a, ch.id, "unread", 0, 0, due, None)
                                      for a in sorted(agents)])
     sql.update_sent(conn, event_id, state="incident", incident_at=due, next_timer_at=None)

@@ -8,7 +8,7 @@ import sqlite3
 
 from acomm_cli import clock
 from acomm_cli.model import MessageFilter
-from acomm_cli.store import queries
+from acomm_cli.store import reads, stats, timers
 from acomm_cli.store.maintenance import snapshot
 
 POLL_S = 0.2  # a shared-memory read; five a second costs nothing and feels immediate
@@ -22,19 +22,19 @@ class InboxWatch:
 
     def __init__(self, conn: sqlite3.Connection, agent: str) -> None:
         self.conn, self.agent = conn, agent
-        self.version = queries.data_version(conn)
+        self.version = stats.data_version(conn)
         self.signature = self._signature()
 
     def _signature(self) -> Signature:
         """The unread count and the first unread ids, in one read snapshot."""
         with snapshot(self.conn):  # one read transaction: the count and the ids agree
-            msgs, total, _ = queries.inbox(self.conn, self.agent, _SIGNATURE)
+            msgs, total, _ = reads.inbox(self.conn, self.agent, _SIGNATURE)
         return total, tuple(m.id for m in msgs)
 
     def _due(self) -> bool:
         """A timer of the agent's has fallen due (a scheduled send, a redelivery): applying
         it is what the next `receive` would do first, and it changes the inbox."""
-        at = queries.next_timer_of(self.conn, self.agent)
+        at = timers.next_timer_of(self.conn, self.agent)
         if at is None or at > clock.now_ms():
             return False
         from acomm_cli.engine import delivery
@@ -45,10 +45,10 @@ class InboxWatch:
 
     def changed(self) -> bool:
         """Whether the unread inbox differs from the last time this said so."""
-        version = queries.data_version(self.conn)
+        version = stats.data_version(self.conn)
         if version == self.version and not self._due():
             return False
-        self.version = queries.data_version(self.conn)
+        self.version = stats.data_version(self.conn)
         signature = self._signature()
         if signature == self.signature:
             return False

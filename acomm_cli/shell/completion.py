@@ -16,10 +16,10 @@ from acomm_cli.errors import UsageError
 from acomm_cli.model import SYSTEM_AGENT
 from acomm_cli.shell import clitree
 from acomm_cli.shell.clitree import Cmd, Param
-from acomm_cli.store import queries
+from acomm_cli.store import channels
 
 AGENT, CHANNEL, CHOICE, DIR, FILE = Kind.AGENT, Kind.CHANNEL, Kind.CHOICE, Kind.DIR, Kind.FILE
-WORDS = {"channels": queries.channel_names, "agents": queries.agent_ids}
+WORDS = {"channels": channels.channel_names, "agents": channels.agent_ids}
 FILES = {"bash": "acomm.bash", "zsh": "_acomm", "fish": "acomm.fish"}
 
 _HEADER = ("Generated from acomm's command tree by `make docs` (python -m acomm_cli.shell.docgen); "

@@ -1,0 +1,84 @@
+"""SQL of a delivery's reading and acknowledgement: mark read, ack, their lookups."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+
+
+def delivery_of(conn: sqlite3.Connection, message_id: int,
+                recipient: str) -> tuple[str, str | None, int | None] | None:
+    """(state, ack_status, delivered_at) of one delivery."""
+    return conn.execute(
+        "SELECT state, ack_status, delivered_at FROM deliveries WHERE message_id = ?"
+        " AND recipient = ?", (message_id, recipient),
+    ).fetchone()
+
+
+def ack_target(conn: sqlite3.Connection, message_id: int, recipient: str,
+               ) -> tuple[str, str, str | None, str | None, str | None, int | None] | None:
+    """What an ack needs, in one statement: (channel name, sender, correlation id) of the
+    message and (state, ack_status, delivered_at) of the recipient's delivery (None when the
+    recipient has none); None when the message does not exist."""
+    return conn.execute(
+        "SELECT c.name, m.sender, m.correlation_id, d.state, d.ack_status, d.delivered_at"
+        " FROM messages m JOIN channels c ON c.id = m.channel_id LEFT JOIN deliveries d"
+        " ON d.message_id = m.id AND d.recipient = ? WHERE m.id = ?",
+        (recipient, message_id),
+    ).fetchone()
+
+
+def ack_unread(conn: sqlite3.Connection, recipient: str, message_ids: Sequence[int],
+               status: str, note: str | None, now: int) -> int:
+    """`receive --ack`: unread deliveries read and acknowledged in one statement."""
+    marks = ",".join("?" * len(message_ids))
+    return conn.execute(
+        "UPDATE deliveries SET state = 'acked', ack_status = ?, ack_note = coalesce(?, ack_note),"
+        " acked_at = ?,"
+        " next_timer_at = NULL, read_at = ?, first_read_at = coalesce(first_read_at, ?)"
+        " WHERE recipient = ? AND +state = 'unread'"
+        f" AND message_id IN ({marks})",
+        (status, note, now, now, now, recipient, *message_ids),
+    ).rowcount
+
+
+def set_ack(conn: sqlite3.Connection, message_id: int, recipient: str, status: str,
+            note: str | None, now: int, lease_until: int | None = None) -> None:
+    """`lease_until`: the end of the lease a received/in_progress ack holds (None: none)."""
+    conn.execute(
+        "UPDATE deliveries SET state = 'acked', ack_status = ?, ack_note = coalesce(?, ack_note),"
+        # an ack of a delivery not read yet (a redelivery acked without a second read) is
+        # its read: read_at is the latest read, first_read_at the first (issue 19)
+        " acked_at = ?, next_timer_at = ?, read_at = CASE WHEN state = 'unread' THEN ?"
+        " ELSE coalesce(read_at, ?) END, first_read_at = coalesce(first_read_at, ?)"
+        " WHERE message_id = ? AND recipient = ?",
+        (status, note, now, lease_until, now, now, now, message_id, recipient),
+    )
+
+
+def correlated_deliveries(conn: sqlite3.Connection, correlation_id: str, type_: str,
+                          recipient: str) -> list[tuple[int, str, str | None]]:
+    """(message_id, state, ack_status) of a recipient's deliveries of correlated messages."""
+    return conn.execute(
+        "SELECT d.message_id, d.state, d.ack_status FROM messages m JOIN deliveries d"
+        " ON d.message_id = m.id WHERE m.correlation_id = ? AND m.type = ? AND d.recipient = ?"
+        " AND d.delivered_at IS NOT NULL",
+        (correlation_id, type_, recipient),
+    ).fetchall()
+
+
+def mark_read(conn: sqlite3.Connection, agent: str, message_ids: Sequence[int], now: int) -> int:
+    if not message_ids:
+        return 0
+    marks = ",".join("?" * len(message_ids))
+    # `+state`: look the rows up by their primary key (message, recipient) rather than walk
+    # the agent's unread entries in the inbox index, which this same UPDATE rewrites (about
+    # 15% of marking 100 read)
+    cur = conn.execute(
+        f"UPDATE deliveries SET state = 'read', read_at = ?, first_read_at ="
+        f" coalesce(first_read_at, ?) WHERE recipient = ? AND +state = 'unread' AND"
+        f" message_id IN ({marks})",
+        (now, now, agent, *message_ids),
+    )
+    return cur.rowcount
+

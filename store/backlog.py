@@ -1,0 +1,105 @@
+"""SQL of backpressure: ACTIVE (deliveries not yet done with), backlogs, queued, size."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from os import stat as _stat
+
+from acomm_cli.store.channels import CHANNELS_TOKEN
+
+# Deliveries not yet done with, written exactly as the WHERE clause of the partial index
+# `deliveries_active` (m015), so that `INDEXED BY deliveries_active` can use it. A chain of `=`,
+# not `state IN (...)`: SQLite evaluates an IN list in an index's WHERE through a temporary
+# b-tree built for every row an UPDATE changes (DECISIONS.md "Issue 17, receive's indexes").
+ACTIVE = ("(state = 'queued' OR state = 'waiting' OR state = 'unread'"
+          " OR (tracked = 1 AND state = 'read'))")
+
+# The same, on the alias `d`: what lets a query of an agent's deliveries in several states
+# use deliveries_agent_active (`state IN (...)` alone does not imply the index's WHERE).
+ACTIVE_D = ACTIVE.replace("state", "d.state").replace("tracked", "d.tracked")
+
+
+def pending_deliveries_of(conn: sqlite3.Connection, channel_id: int,
+                          agent: str) -> list[tuple[int, int]]:
+    """(message_id, retry_count) of an agent's unfinished deliveries on a channel: not yet
+    read, or read but still waiting for its acknowledgement."""
+    return conn.execute(
+        f"SELECT message_id, retry_count FROM deliveries WHERE channel_id = ? AND recipient = ?"
+        f" AND {ACTIVE}",
+        (channel_id, agent),
+    ).fetchall()
+
+
+_PENDING = "(state = 'unread' OR (tracked = 1 AND state IN ('read', 'waiting')))"
+
+
+def active_messages(conn: sqlite3.Connection, at_least: int) -> tuple[int, int]:
+    """(messages with a delivery not yet terminal, the channels token): the count is exact
+    only when the id range of active messages is wide enough to matter (ids are monotonic,
+    so this is usually O(log n)). The token (channels_token) comes in the same statement: a
+    send validates its channel cache with it at no extra statement."""
+    low, last, token = conn.execute(
+        f"SELECT (SELECT min(message_id) FROM deliveries INDEXED BY deliveries_active WHERE"
+        f" {ACTIVE}), (SELECT seq FROM sqlite_sequence WHERE name = 'messages'), {CHANNELS_TOKEN}"
+    ).fetchone()
+    if low is None:
+        return 0, token
+    if last - low + 1 < at_least:
+        return 0, token  # an upper bound below the limit: no need to count
+    return conn.execute(
+        f"SELECT count(DISTINCT message_id) FROM deliveries INDEXED BY deliveries_active"
+        f" WHERE {ACTIVE}"
+    ).fetchone()[0], token
+
+
+def channel_backlog(conn: sqlite3.Connection, channel_id: int) -> tuple[int, int]:
+    """(pending messages, queued messages) of a channel."""
+    return conn.execute(
+        f"SELECT count(DISTINCT CASE WHEN {_PENDING} THEN message_id END),"
+        " count(DISTINCT CASE WHEN state = 'queued' THEN message_id END)"
+        " FROM deliveries WHERE channel_id = ? AND state IN ('queued', 'waiting', 'unread',"
+        " 'read')", (channel_id,),
+    ).fetchone()
+
+
+def channels_with_queued(conn: sqlite3.Connection,
+                         among: Sequence[int] | None = None) -> list[tuple[int, int, int]]:
+    """(channel_id, max_pending, ack_timeout_ms) of channels holding queued deliveries (of
+    those `among`, if given)."""
+    sql = "SELECT id, max_pending, ack_timeout_ms FROM channels WHERE max_pending > 0"
+    if among is not None:
+        if not among:
+            return []
+        sql += f" AND id IN ({','.join('?' * len(among))})"
+    limited = conn.execute(sql, tuple(among or ())).fetchall()
+    return [row for row in limited if conn.execute(
+        "SELECT 1 FROM deliveries WHERE channel_id = ? AND state = 'queued' LIMIT 1",
+        (row[0],)).fetchone()]
+
+
+def release_queued(conn: sqlite3.Connection, channel_id: int, count: int, now: int,
+                   ack_timeout_ms: int) -> int:
+    """Deliver the `count` oldest queued messages of a channel; returns deliveries released."""
+    return conn.execute(
+        "UPDATE deliveries SET state = 'unread', delivered_at = ?,"
+        " next_timer_at = CASE WHEN tracked AND recipient != '*' THEN ? END"  # queue: at claim
+        " WHERE state = 'queued' AND channel_id = ? AND message_id IN (SELECT DISTINCT"
+        " message_id FROM deliveries WHERE channel_id = ? AND state = 'queued'"
+        " ORDER BY message_id LIMIT ?)",
+        (now, now + ack_timeout_ms, channel_id, channel_id, count),
+    ).rowcount
+
+
+def store_bytes(conn: sqlite3.Connection) -> int:
+    """Database plus WAL, in bytes (every send asks: two stat() calls, no loop)."""
+    path = getattr(conn, "path", None) or conn.execute("PRAGMA database_list").fetchone()[2]
+    try:
+        total = _stat(path).st_size
+    except OSError:
+        total = 0
+    try:
+        return total + _stat(path + "-wal").st_size
+    except OSError:
+        return total
+

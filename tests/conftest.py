@@ -25,6 +25,29 @@ from acomm_cli.engine import opening
 VENV_BIN = Path(sys.executable).parent
 ACOMM = shutil.which("acomm", path=str(VENV_BIN)) or "acomm"
 
+
+def sweep_stale_faketime() -> int:
+    """Remove the /dev/shm semaphores and shared memory of `faketime` wrappers that are gone.
+
+    The wrapper names them after its pid and removes them when it exits; one killed outright
+    (the crash tests SIGKILL whole process groups) leaves them behind, and a later wrapper
+    given the same pid (pid_max is often 32768) fails with "sem_open: File exists" before its
+    command runs. Only entries whose process no longer exists are removed."""
+    removed = 0
+    for entry in Path("/dev/shm").glob("*faketime_*"):
+        pid = entry.name.rsplit("_", 1)[-1]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            try:
+                entry.unlink()
+                removed += 1
+            except OSError:
+                pass
+    return removed
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    sweep_stale_faketime()
+
 # pytest's own clock stays real under freeze_time, so `--durations` reports true times.
 freezegun.configure(extend_ignore_list=["_pytest.timing"])
 

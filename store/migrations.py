@@ -30,7 +30,9 @@ def _shipped(module: str, name: str) -> Migration:
     command on a current store loads none of their code (DECISIONS.md, "store/queries.py and
     migrations.py split")."""
     def run(conn: sqlite3.Connection, now_ms: int) -> None:
-        body: Migration = getattr(__import__(f"acomm_cli.store.{module}", fromlist=[name]), name)
+        from importlib import import_module
+
+        body: Migration = getattr(import_module(f"acomm_cli.store.{module}"), name)
         body(conn, now_ms)
 
     run.__name__ = run.__qualname__ = name  # what _acomm_migrations records

@@ -317,4 +317,3 @@ def next_timer_of(conn: sqlite3.Connection, agent: str) -> int | None:
         "SELECT min(next_timer_at) FROM deliveries WHERE recipient = ? AND state = 'waiting'",
         (agent,),
     ).fetchone()[0]
-

@@ -331,6 +331,24 @@ def test_receive_ack_failed_on_a_retry_failed_channel_retries_as_ack_failed_does
     assert_invariants(store)
 
 
+def test_receive_ack_failed_on_a_retry_failed_queue_gives_the_job_back_to_the_queue(
+        cli, make_channel):
+    store = make_channel("jobs", "boss", "w", "v", type="queue", delivery="at-least-once",
+                         retry_failed=True, max_retries=2, retry_backoff="10s")
+    with freeze_time(T0) as clock:
+        mid = int(cli.ok("send", "jobs", "flaky", "--as", "boss").stdout)
+        [m] = cli.ok("receive", "--as", "w", "--ack", "failed", "--json").json()["messages"]
+        d = m["delivery"]
+        assert (m["id"], d["recipient"], d["state"], d["retry_count"]) == (mid, "*",
+                                                                            "waiting", 1)
+        clock.tick(10)
+        cli.ok("tick")
+        # back in the queue after the back-off: any member may claim it
+        [again] = cli.ok("receive", "--as", "v", "--json").json()["messages"]
+        assert again["id"] == mid and again["delivery"]["recipient"] == "v"
+    assert_invariants(store)
+
+
 def _send_to(cli, make_channel, name: str) -> int:
     make_channel(name, "boss", "w", delivery="at-least-once")
     return int(cli.ok("send", name, "x", "--as", "boss").stdout)

@@ -55,6 +55,20 @@ def test_each_message_goes_to_one_worker_oldest_first(cli, make_channel):
     assert [(d["recipient"], d["state"]) for d in shown["deliveries"]] == [("w2", "read")]
 
 
+def test_receive_ack_claims_from_the_queue_as_receive_does(cli, make_channel):
+    """`receive --ack STATUS` is `receive` then `ack`: on a work queue it claims the jobs it
+    prints (it used to read the inbox without claiming, so a queue's worker got nothing)."""
+    store = _jobs(cli, make_channel, "w1", "w2", delivery="at-least-once")
+    ids = [_send(cli, f"job {i}") for i in (1, 2, 3)]
+    out = cli.ok("receive", "--as", "w1", "--limit", "2", "--ack", "completed",
+                 "--json").json()["messages"]
+    assert [(m["id"], m["delivery"]["recipient"], m["delivery"]["state"],
+             m["delivery"]["ack_status"]) for m in out] == [
+        (ids[0], "w1", "acked", "completed"), (ids[1], "w1", "acked", "completed")]
+    assert [m["id"] for m in _receive(cli, "w2", limit=5)] == ids[2:]
+    assert_invariants(store)
+
+
 def test_priority_first_when_the_channel_orders_by_priority(cli, make_channel):
     _jobs(cli, make_channel, "w1", priority_ordering=True)
     low = _send(cli, "low", priority="low")

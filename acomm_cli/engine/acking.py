@@ -19,15 +19,8 @@ from acomm_cli.engine.delivery import (
 from acomm_cli.engine.inbox import Emit, read_inbox
 from acomm_cli.engine.sending import Router
 from acomm_cli.errors import ValidationFailed
-from acomm_cli.model import (
-    AckStatus,
-    ChannelType,
-    DeliveryState,
-    Message,
-    MessageFilter,
-    QueryResult,
-)
-from acomm_cli.store import acks, timers, write
+from acomm_cli.model import AckStatus, DeliveryState, Message, MessageFilter, QueryResult
+from acomm_cli.store import acks, reads, timers, write
 
 
 def ack_many(conn: sqlite3.Connection, message_ids: Sequence[int], agent: str, status: str,
@@ -79,7 +72,8 @@ def _read_acked(conn: sqlite3.Connection, agent: str, f: MessageFilter, now: int
     with write(conn):
         if timers.has_due(conn, now, agent):  # the agent's own timers, as receive applies
             advance(conn, now, agent)
-        result, _ = read_inbox(conn, agent, f, now, peek=True)
+        # claims work-queue messages as receive does, marks nothing: the acks below do
+        result, _ = read_inbox(conn, agent, f, now, mark=False)
         if result.messages:
             acknowledge_unread(conn, agent, result, st, note, now)
             if emit is not None:
@@ -125,23 +119,12 @@ def _retry(conn: sqlite3.Connection, m: Message, agent: str, note: str | None,
            now: int) -> None:
     """A `failed` ack of an unread delivery on a --retry-failed channel: read, then given back
     after the back-off (or dead-lettered past max_retries), as `ack --status failed` does
-    after a `receive`; its sender gets no acknowledgement, and the printed delivery says
-    where it went (on a work queue: back to the queue, for any member)."""
+    after a `receive`; its sender gets no acknowledgement. The printed delivery is the row
+    as the give-back left it (on a work queue: back to the queue, recipient '*')."""
     acks.mark_read(conn, agent, [m.id], now)
-    v = leases.view(conn, m.id, agent)
-    given = leases.retry_failed(conn, v, note, now)
+    given = leases.retry_failed(conn, leases.view(conn, m.id, agent), note, now)
     assert given is not None  # the caller picked this channel for its retry_failed
-    d = m.delivery
-    assert d is not None  # an inbox row carries the reader's delivery
-    d.read_at, d.ack_status, d.acked_at = now, None, None
-    if d.first_read_at is None:
-        d.first_read_at = now
-    if given.outcome == "dead_lettered":
-        d.state, d.next_timer_at = DeliveryState.DEAD, None
-        return
-    at = given.redeliver_at if given.redeliver_at is not None else now
-    d.retry_count = given.retry_count
-    d.state = DeliveryState.WAITING if at > now else DeliveryState.UNREAD
-    queue = v.channel_type == ChannelType.QUEUE.value
-    d.next_timer_at = (at if at > now else now + v.ack_timeout_ms if v.tracked and not queue
-                       else None)
+    stored = reads.message_by_id(conn, m.id)
+    assert stored is not None  # read in this same transaction
+    m.delivery = next(d for d in stored.deliveries
+                      if d.recipient in (agent, model.QUEUE_RECIPIENT))

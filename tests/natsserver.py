@@ -31,6 +31,14 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _readiness(log: Path) -> int:
+    """How many starts this log shows ready ("Server is ready")."""
+    try:
+        return log.read_text(errors="replace").count("Server is ready")
+    except FileNotFoundError:
+        return 0
+
+
 class NatsServer:
     def __init__(self, directory: Path) -> None:
         self.dir, self.port = directory, free_port()
@@ -43,21 +51,21 @@ class NatsServer:
     def start(self) -> None:
         assert NATS_SERVER is not None
         self.dir.mkdir(parents=True, exist_ok=True)
-        log = open(self.dir / "server.log", "ab")
+        log_path = self.dir / "server.log"
+        ready_before = _readiness(log_path)
+        log = open(log_path, "ab")
         self.proc = subprocess.Popen([NATS_SERVER, "-js", "-a", "127.0.0.1", "-p",
                                       str(self.port), "-sd", str(self.dir / "js")],
                                      stdout=log, stderr=log)
         log.close()
         deadline = time.monotonic() + 20
-        while True:  # bounded: until the port answers
+        # bounded: until this start logs that it is ready. The log, not a connect: a loopback
+        # connect to a port nobody listens on yet can connect to itself and take the port.
+        while _readiness(log_path) <= ready_before:
             if self.proc.poll() is not None:
-                raise AssertionError("nats-server exited: "
-                                     + (self.dir / "server.log").read_text()[-2000:])
-            with contextlib.suppress(OSError), socket.create_connection(
-                    ("127.0.0.1", self.port), timeout=0.5):
-                return
+                raise AssertionError("nats-server exited: " + log_path.read_text()[-2000:])
             if time.monotonic() > deadline:
-                raise AssertionError("nats-server did not listen in 20 s")
+                raise AssertionError("nats-server was not ready in 20 s")
             time.sleep(0.05)
 
     def stop(self, sig: int = signal.SIGKILL) -> None:

@@ -5,8 +5,10 @@ cannot host an executor), each within a bound."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -38,6 +40,21 @@ def _status(ui: str) -> dict:
         return json.loads(r.read().decode("utf-8"))
 
 
+def _bound_ports(log: Path, proc: subprocess.Popen, services: tuple[str, ...]) -> dict[str, int]:
+    """The port each service bound, as the master logs it ("Successfully started service
+    'NAME' on port N")."""
+    deadline = time.monotonic() + 120
+    while True:
+        text = log.read_text(errors="replace") if log.exists() else ""
+        found = {m.group(1): int(m.group(2)) for m in re.finditer(
+            r"Successfully started service '(\w+)' on port (\d+)", text)}
+        if all(name in found for name in services):
+            return found
+        assert proc.poll() is None, text
+        assert time.monotonic() < deadline, f"the Spark master never bound {services}: {text}"
+        time.sleep(0.2)
+
+
 def _stop(proc: subprocess.Popen) -> None:
     if proc.poll() is None:
         proc.send_signal(signal.SIGTERM)
@@ -64,7 +81,6 @@ def cluster(tmp_path_factory):
 
     home = Path(pyspark.__file__).parent
     work = tmp_path_factory.mktemp("spark-cluster")
-    port, ui_port, worker_ui = _free_port(), _free_port(), _free_port()
     scala = next(home.glob("jars/spark-core_*.jar")).name.split("_")[1].split("-")[0]
     # SPARK_SCALA_VERSION: the worker's launcher of executors needs it outside a source tree
     env = {**os.environ, "SPARK_HOME": str(home), "SPARK_LOCAL_IP": "127.0.0.1",
@@ -75,26 +91,31 @@ def cluster(tmp_path_factory):
     try:
         procs.append(subprocess.Popen(
             [java, *cp, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-             "--port", str(port), "--webui-port", str(ui_port)],
+             "--port", str(_free_port()), "--webui-port", str(_free_port())],
             env=env, stdout=open(work / "master.log", "w"), stderr=subprocess.STDOUT))
-        master, ui = f"spark://127.0.0.1:{port}", f"http://127.0.0.1:{ui_port}"
+        # the ports the master bound, from its log: Spark moves to the next port when one is
+        # taken, and nothing connects before the master listens (a loopback connect to a port
+        # nobody listens on can connect to itself and take the port)
+        ports = _bound_ports(work / "master.log", procs[0], ("sparkMaster", "MasterUI"))
+        master = f"spark://127.0.0.1:{ports['sparkMaster']}"
+        ui = f"http://127.0.0.1:{ports['MasterUI']}"
         procs.append(subprocess.Popen(
             [java, *cp, "org.apache.spark.deploy.worker.Worker", master, "--host", "127.0.0.1",
              "--cores", "1", "--memory", f"{WORKER_MEMORY_MB}m", "--webui-port",
-             str(worker_ui), "--work-dir", str(work / "worker")],
+             str(_free_port()), "--work-dir", str(work / "worker")],
             env=env, stdout=open(work / "worker.log", "w"), stderr=subprocess.STDOUT))
         deadline = time.monotonic() + 120
         while True:  # the master's JSON status lists the worker once it has registered
             try:
                 if _status(ui).get("aliveworkers", 0) >= 1:
                     break
-            except OSError:
-                pass
+            except (OSError, ValueError, http.client.HTTPException):
+                pass  # not up yet; while its pages attach, /json can answer the HTML page
             assert all(p.poll() is None for p in procs), (work / "master.log").read_text()
             assert time.monotonic() < deadline, "the Spark worker never registered"
             time.sleep(0.5)
         yield Cluster(master, ui, {"SPARK_LOCAL_IP": "127.0.0.1",
-                                   "SPARK_MASTER_WEBUI_PORT": str(ui_port)})
+                                   "SPARK_MASTER_WEBUI_PORT": str(ports["MasterUI"])})
     finally:
         for p in reversed(procs):
             _stop(p)

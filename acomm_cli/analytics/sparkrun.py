@@ -8,6 +8,7 @@ pyspark is imported only inside these functions: `acomm send` never pays for it.
 from __future__ import annotations
 
 import atexit
+import http.client
 import json
 import logging
 import os
@@ -254,7 +255,8 @@ def _offered(master: str) -> dict[str, Any]:
     try:
         with urllib.request.urlopen(f"{ui}/json", timeout=5) as r:
             doc = json.loads(r.read().decode("utf-8"))
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, http.client.HTTPException) as exc:
+        # ValueError: not JSON (a UI still attaching its pages answers /json with HTML)
         return {"text": f"what the workers offer is unknown ({ui}/json: {exc}; set "
                         "SPARK_MASTER_WEBUI_PORT if the master's UI is not on 8080)",
                 "workers": None}

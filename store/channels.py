@@ -166,18 +166,6 @@ def retire_channel(conn: sqlite3.Connection, channel_id: int, new_name: str) -> 
                  " WHERE id = ?", (new_name, channel_id))
 
 
-def in_flight(conn: sqlite3.Connection, channel_id: int) -> list[tuple[int, str, int]]:
-    """(message_id, recipient, retry_count) of a channel's deliveries not yet finished:
-    queued, waiting (scheduled or backing off), unread, or read and still owed an ack (as
-    `pending_deliveries_of`, for every recipient)."""
-    return conn.execute(
-        "SELECT message_id, recipient, retry_count FROM deliveries WHERE channel_id = ?"
-        " AND (state IN ('unread', 'waiting', 'queued') OR (tracked = 1 AND state = 'read'))"
-        " ORDER BY message_id, recipient",
-        (channel_id,),
-    ).fetchall()
-
-
 def delete_participant(conn: sqlite3.Connection, channel_id: int, agent: str) -> bool:
     cur = conn.execute("DELETE FROM participants WHERE channel_id = ? AND agent = ?",
                        (channel_id, agent))

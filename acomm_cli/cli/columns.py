@@ -50,8 +50,11 @@ DEAD_LETTERS: Columns = (
     ("content", "the body"))
 
 STATS: Columns = (
-    ("kind", "agent, channel, queue (inbox files) or task (by state)"),
-    ("name", "the agent, channel or task state"), ("total", "messages (agent); tasks (task)"),
+    ("kind", "agent, channel, queue (inbox files), task (by state), store, bridge or"
+     " incidents"),
+    ("name", "the agent, channel, task state, or the fact (store: path, bytes, wal_bytes,"
+     " messages; bridge: mirror_backlog, bad_files; incidents: open, resolved)"),
+    ("total", "messages (agent); tasks (task); the fact's value (store, bridge, incidents)"),
     ("unread", "unread deliveries"), ("awaiting_ack", "read, not yet acknowledged"),
     ("oldest_unread_age_sec", "age of the oldest unread delivery"),
     ("dead_letters", "dead letters"), ("in_progress", "acknowledged in_progress"),

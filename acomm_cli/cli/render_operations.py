@@ -58,7 +58,8 @@ def stats(out: Output, s: Stats) -> None:
                 + [("channel", c[0], None, None, None, None, c[3], c[4], c[5], c[1], c[2],
                     c[6] if len(c) > 6 else None, None, None) for c in channels]
                 + [("queue", q[0], *(None,) * 10, q[1], q[2]) for q in queues]
-                + [("task", k, n, *(None,) * 11) for k, n in work])
+                + [("task", k, n, *(None,) * 11) for k, n in work]
+                + _fact_rows(doc, [k for k, n in s.tasks.items() if not n]))
         return
     if not out.tty:
         _table(out, None, (), [("agent", *a) for a in agents] + [("channel", *c) for c in channels]
@@ -85,6 +86,22 @@ def stats(out: Output, s: Stats) -> None:
     if work or incidents:
         _pairs(out, [("tasks", ", ".join(f"{k} {n}" for k, n in work) or "none"),
                      ("open incidents", s.incidents["open"])])
+
+
+# The `--json` sections that are one object of facts, with the `kind` of their rows.
+_FACTS = (("store", "store"), ("bridge", "bridge"), ("incidents", "incidents"))
+
+
+def _fact_rows(doc: dict[str, Any], idle_tasks: list[str]) -> list[tuple[Any, ...]]:
+    """The rows --csv/--tsv/--jsonl gained after the table rows (issue 19): every fact of the
+    document's single-object sections as `kind, name, total` (the store's size, the bridge's
+    backlog, the incidents; the path is the store row `path`'s total), and the task states at
+    0, which the rows above leave out (they print only states with tasks, as they always
+    did). Rows are only added: the earlier ones are as they were."""
+    rows: list[tuple[Any, ...]] = [("task", k, 0, *(None,) * 11) for k in idle_tasks]
+    for section, kind in _FACTS:
+        rows += [(kind, name, value, *(None,) * 11) for name, value in doc[section].items()]
+    return rows
 
 
 def doctor(out: Output, h: Health) -> None:

@@ -88,7 +88,7 @@ def update_channel(conn: sqlite3.Connection, name: str, now: int, *, by: str,
         cfg = channel_config(ch.config, **given)
         changes = {k: (getattr(ch.config, k), getattr(cfg, k)) for k in given
                    if getattr(ch.config, k) != getattr(cfg, k)}
-        in_flight = len(channels.in_flight(conn, ch.id))
+        in_flight = len(backlog.in_flight(conn, ch.id))
         if not changes:
             return Update(ch, {}, in_flight, 0)
         channels.update_channel_config(conn, ch.id, {k: new for k, (_, new) in changes.items()})
@@ -119,7 +119,7 @@ def delete_channel(conn: sqlite3.Connection, name: str, now: int, *, by: str,
         ch = _channel(conn, name)
         _not_reserved(ch, "delete")
         authorize(ch, by, "delete", owner_only=True)
-        pending = channels.in_flight(conn, ch.id)
+        pending = backlog.in_flight(conn, ch.id)
         if pending and not force:
             raise InvalidState(
                 f"channel {name!r} has {len(pending)} deliveries in flight; read and ack them,"

@@ -171,13 +171,12 @@ class AcommGroup(TyperGroup):
         group (what `outcome.hoist_globals` needs), from click's own command: the Typer app
         stays the one definition (a literal `--grep -v` is the command's, not a global)."""
         ctx = Context(self, info_name="acomm")
-        cmd: Command | None = self
+        cmd: Command = self
         for word in path:
-            if not isinstance(cmd, TyperGroup):
+            sub = cmd.get_command(ctx, word) if isinstance(cmd, TyperGroup) else None
+            if sub is None:
                 return None
-            cmd = cmd.get_command(ctx, word)
-            if cmd is None:
-                return None
+            cmd = sub
         takes = frozenset(o for p in cmd.params if p.param_type_name == "option"
                           and not getattr(p, "is_flag", False) and not getattr(p, "count", False)
                           for o in (*p.opts, *p.secondary_opts))
@@ -204,7 +203,8 @@ class AcommGroup(TyperGroup):
     def _main(self, argv: list[str], as_json: bool, prog_name: str | None,
               complete_var: str | None, windows_expand_args: bool, **extra: Any) -> None:
         try:
-            rv = super().main(outcome.hoist_globals(argv, self.value_options), prog_name or "acomm", complete_var,
+            hoisted = outcome.hoist_globals(argv, self.value_options)
+            rv = super().main(hoisted, prog_name or "acomm", complete_var,
                               standalone_mode=False, windows_expand_args=windows_expand_args,
                               **extra)
             sys.stdout.flush()  # here, where a reader that went away is still ours to report

@@ -149,6 +149,9 @@ class AcommGroup(TyperGroup):
     def get_command(self, ctx: Context, name: str) -> Command | None:
         """Import only the module of the command being run: start-up time is a feature."""
         name = ALIASES.get(name, name)
+        cache: dict[str, Command] = self.__dict__.setdefault("_built", {})
+        if name in cache:  # built once: to hoist the globals (below), then to run it
+            return cache[name]
         module = COMMANDS.get(name)
         if module is None:
             return None
@@ -157,9 +160,27 @@ class AcommGroup(TyperGroup):
         if name in GROUPS:
             _listings_only(built, name)
             built.name = name
+            cache[name] = built
             return built
         leaf = built.commands[name] if isinstance(built, TyperGroup) else built
-        return _listings_only(leaf, name)
+        cache[name] = _listings_only(leaf, name)
+        return cache[name]
+
+    def value_options(self, path: tuple[str, ...]) -> tuple[frozenset[str], bool] | None:
+        """The options of the command `path` names that take a value, and whether it is a
+        group (what `outcome.hoist_globals` needs), from click's own command: the Typer app
+        stays the one definition (a literal `--grep -v` is the command's, not a global)."""
+        ctx = Context(self, info_name="acomm")
+        cmd: Command = self
+        for word in path:
+            sub = cmd.get_command(ctx, word) if isinstance(cmd, TyperGroup) else None
+            if sub is None:
+                return None
+            cmd = sub
+        takes = frozenset(o for p in cmd.params if p.param_type_name == "option"
+                          and not getattr(p, "is_flag", False) and not getattr(p, "count", False)
+                          for o in (*p.opts, *p.secondary_opts))
+        return takes, isinstance(cmd, TyperGroup)
 
     def invoke(self, ctx: Context) -> Any:
         try:
@@ -171,7 +192,7 @@ class AcommGroup(TyperGroup):
              complete_var: str | None = None, standalone_mode: bool = True,
              windows_expand_args: bool = True, **extra: Any) -> Any:
         argv = list(sys.argv[1:] if args is None else args)
-        as_json = outcome.wants_json(argv)
+        as_json = outcome.wants_json(argv, self.value_options)
         render.loudness(quiet=False, verbose=False)  # until the root's options say
         started = time.perf_counter()
         try:
@@ -182,7 +203,8 @@ class AcommGroup(TyperGroup):
     def _main(self, argv: list[str], as_json: bool, prog_name: str | None,
               complete_var: str | None, windows_expand_args: bool, **extra: Any) -> None:
         try:
-            rv = super().main(outcome.hoist_globals(argv), prog_name or "acomm", complete_var,
+            hoisted = outcome.hoist_globals(argv, self.value_options)
+            rv = super().main(hoisted, prog_name or "acomm", complete_var,
                               standalone_mode=False, windows_expand_args=windows_expand_args,
                               **extra)
             sys.stdout.flush()  # here, where a reader that went away is still ours to report

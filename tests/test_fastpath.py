@@ -56,7 +56,10 @@ CASES = [
     (["send", "team", "hi", "--as", "alice", "--bogus"], None, HANDED_OVER),
     (["send", "team", "hi", "extra", "--as", "alice"], None, HANDED_OVER),
     (["send", "team", "hi", "--as"], None, HANDED_OVER),
-    (["send", "team", "hi", "--as", "--json"], None, HANDED_OVER),  # --json is global
+    (["send", "team", "hi", "--as", "--json"], None, FAST),  # --as's value: refused, exit 3
+    (["send", "team", "hi", "--as", "alice", "--correlation-id", "-q"], None, FAST),
+    (["send", "team", "hi", "--as", "alice", "--dedupe-key", "--json", "-q"], None, FAST),
+    (["send", "team", "hi", "-t", "-v", "--as", "alice", "--json"], None, FAST),  # exit 3
     (["send", "team", "hi", "--topic", "-x", "--as", "alice"], None, FAST),  # a value, as click
     (["send", "team", "hi", "--as", "alice", "--as", "bob"], None, HANDED_OVER),
     (["send", "team", "hi", "-tnotification", "--as", "alice"], None, HANDED_OVER),
@@ -81,6 +84,8 @@ CASES = [
     (["receive", "--as", "bob", "--limit", " 2", "--offset", "+1", "--json"], None, FAST),
     (["receive", "--as", "carol", "--wait", "0", "--json"], None, FAST),  # exit 124
     (["receive", "--as", "bob", "--grep", "(", "--json"], None, FAST),
+    (["receive", "--as", "bob", "--grep", "-v", "--peek"], None, FAST),  # a literal "-v"
+    (["receive", "--as", "bob", "--grep", "--json", "--peek", "--json"], None, FAST),
     (["receive", "--as", "bob", "--sort", "sideways"], None, FAST),
     (["receive", "--json"], None, FAST),  # no agent
     (["receive", "--as", "bob", "--limit", "x"], None, HANDED_OVER),

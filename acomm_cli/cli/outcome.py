@@ -14,11 +14,39 @@ GLOBAL_FLAGS = {"--json", "--no-color", "--jsonl", "--csv", "--tsv", "--no-heade
                 "-q", "--quiet", "-v", "--verbose"}
 GLOBAL_VALUES = {"--store", "--file", "--config"}
 
+TYPE_CHECKING = False  # typing's, without importing typing on `acomm send`'s path
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
-def hoist_globals(args: list[str]) -> list[str]:
-    """The global options moved before the subcommand, where click expects them."""
+    # the command named by these words -> (its options that take a value, whether it is a
+    # group), or None for no such command. Given by the caller from the Typer app (app.py)
+    # or from the tree generated from it (shell/fastpath.py): never a list of its own here.
+    ValueOptions = Callable[[tuple[str, ...]], tuple[frozenset[str], bool] | None]
+
+
+def _takes_value(a: str, takes: frozenset[str]) -> bool:
+    """Whether the word after `a` is `a`'s value, as click reads it: `--opt` taking one, or
+    short options clustered up to one taking a value (`-fg`, whose `-g` takes the next word;
+    `-gX` has its value attached)."""
+    if a in takes:
+        return True
+    if a.startswith("--") or len(a) < 3 or not a.startswith("-"):
+        return False
+    for n, c in enumerate(a[1:], start=2):
+        if "-" + c in takes:
+            return n == len(a)
+    return False
+
+
+def _split(args: list[str], options: ValueOptions) -> tuple[list[str], list[str]]:
+    """The global options (with their values) and the rest, in order. The value of the
+    invoked command's option is the command's whatever it looks like (`--grep -v` searches
+    for "-v"), as click reads it: never a global."""
     front: list[str] = []
     rest: list[str] = []
+    path: list[str] = []
+    takes: frozenset[str] = frozenset()
+    group = True  # the root: its first word names a command
     i = 0
     while i < len(args):
         a = args[i]
@@ -33,15 +61,35 @@ def hoist_globals(args: list[str]) -> list[str]:
         elif a in GLOBAL_VALUES and i + 1 < len(args):
             front.extend(args[i:i + 2])
             i += 1
+        elif _takes_value(a, takes) and i + 1 < len(args):
+            rest.extend(args[i:i + 2])
+            i += 1
         else:
             rest.append(a)
+            if group and not a.startswith("-"):
+                path.append(a)
+                found = options(tuple(path))
+                takes, group = found if found is not None else (frozenset(), False)
         i += 1
+    return front, rest
+
+
+def hoist_globals(args: list[str], options: ValueOptions) -> list[str]:
+    """The global options moved before the subcommand, where click expects them."""
+    front, rest = _split(args, options)
     return front + rest
 
 
-def wants_json(argv: list[str]) -> bool:
-    """Whether errors are JSON: `--json` anywhere before a `--`."""
-    return "--json" in (argv[: argv.index("--")] if "--" in argv else argv)
+def wants_json(argv: list[str], options: ValueOptions) -> bool:
+    """Whether errors are JSON: `--json` given as a global option, before or after the
+    command, and not as an option's value nor after a `--`."""
+    front, _ = _split(argv, options)
+    i = 0
+    while i < len(front):
+        if front[i] == "--json":
+            return True
+        i += 2 if front[i] in GLOBAL_VALUES else 1
+    return False
 
 
 class _ReaderGone(Exception):

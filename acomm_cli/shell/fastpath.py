@@ -125,9 +125,18 @@ def _read(spec: list[dict[str, Any]], args: list[str], *, root: bool) -> tuple[d
     return values, rest
 
 
+def _value_options(path: tuple[str, ...]) -> tuple[frozenset[str], bool] | None:
+    """For `outcome.hoist_globals`: the fast command's options that take a value, from the
+    generated tree. Any other command is Typer's, which hoists again from its own."""
+    cmd = _COMMANDS.get(path[0]) if len(path) == 1 else None
+    if cmd is None:
+        return None
+    return frozenset(o for p in cmd["params"] if not p["flag"] for o in p["opts"]), False
+
+
 def plan(argv: list[str]) -> Plan | None:
     """What to run for this command line, or None when it is Typer's to answer."""
-    args = outcome.hoist_globals(argv)
+    args = outcome.hoist_globals(argv, _value_options)
     if "--" in args:
         return None
     try:
@@ -162,7 +171,7 @@ def main() -> None:
     ref, root, values = found
     module, _, function = ref.partition(":")
     root.pop("version", None)
-    as_json = outcome.wants_json(argv)
+    as_json = bool(root["json_"])  # as read by plan(): not an option's value
     started = time.perf_counter()
     try:
         inv = Invocation(Settings.from_options(**root), help=_needs_typer)

@@ -161,6 +161,10 @@ def test_join_by_invite_and_room_sync(make):
     assert status["node_id"] == "nb" and status["peers"] == ["seed"] and status["room_synced"]
     peers = seed.ok("peers")["peers"]
     assert [(p["node"], p["url"], p["online"]) for p in peers] == [("nb", b.url, True)]
+    # the joiner's nonce carried its time (issue 19): the seed forgets it after its window
+    with sqlite3.connect(seed.path) as c:
+        rows = c.execute("SELECT nonce, expires_at FROM fed_nonces").fetchall()
+    assert rows and all(n.startswith("t") and exp is not None for n, exp in rows)
     # stops cleanly on SIGTERM (uvicorn shuts down, then re-raises the signal: the exit
     # status says SIGTERM), the room closed and the state file gone
     assert b.stop() in (0, -signal.SIGTERM)

@@ -79,15 +79,7 @@ def use_invite(conn: sqlite3.Connection, invite_id: str, node_id: str, now_ms: i
 
 
 # ---------------------------------------------------------------- the replay guard
-
-def nonce_seen(conn: sqlite3.Connection, nonce: str) -> bool:
-    return conn.execute("SELECT 1 FROM fed_nonces WHERE nonce = ?",
-                        (nonce,)).fetchone() is not None
-
-
-def insert_nonce(conn: sqlite3.Connection, nonce: str, node_id: str, now_ms: int) -> None:
-    conn.execute("INSERT INTO fed_nonces (nonce, node_id, seen_at) VALUES (?, ?, ?)",
-                 (nonce, node_id, now_ms))
+# (the nonces' SQL is in store/nonces.py)
 
 
 def live_ticket_for_invite(conn: sqlite3.Connection, invite_id: str, now_ms: int) -> bool:

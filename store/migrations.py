@@ -203,3 +203,23 @@ def m015_inbox_indexes(conn: sqlite3.Connection, now_ms: int) -> None:
         CREATE INDEX deliveries_queue ON deliveries(channel_id, rank DESC, message_id)
             WHERE recipient IS '*' AND state = 'unread';
     """)
+
+
+@migration
+def m016_request_nonces(conn: sqlite3.Connection, now_ms: int) -> None:
+    # Issue 19: the replay guards forget what can no longer be replayed (docs/DECISIONS.md
+    # "Issue 19, nonces"). fed_nonces.expires_at: when a handshake nonce stops mattering
+    # (its own time + the window, for a nonce that carries its time; NULL, kept, for an
+    # older node's nonce, whose signed proof never expires). fed_request_nonces: the
+    # signatures of signed outbox reads already answered, each accepted once within its
+    # 60 s window. No expiry index on it: it holds two minutes of reads, and the gateway's
+    # prune every 5 s scans that much, where an index would cost every read an insert more.
+    _script(conn, """
+        ALTER TABLE fed_nonces ADD COLUMN expires_at INTEGER;
+        CREATE INDEX fed_nonces_expiry ON fed_nonces(expires_at) WHERE expires_at IS NOT NULL;
+        CREATE TABLE fed_request_nonces (
+            signature BLOB PRIMARY KEY,
+            node_id TEXT NOT NULL,
+            expires_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+    """)

@@ -161,6 +161,10 @@ def test_join_by_invite_and_room_sync(make):
     assert status["node_id"] == "nb" and status["peers"] == ["seed"] and status["room_synced"]
     peers = seed.ok("peers")["peers"]
     assert [(p["node"], p["url"], p["online"]) for p in peers] == [("nb", b.url, True)]
+    # the joiner's nonce carried its time (issue 19): the seed forgets it after its window
+    with sqlite3.connect(seed.path) as c:
+        rows = c.execute("SELECT nonce, expires_at FROM fed_nonces").fetchall()
+    assert rows and all(n.startswith("t") and exp is not None for n, exp in rows)
     # stops cleanly on SIGTERM (uvicorn shuts down, then re-raises the signal: the exit
     # status says SIGTERM), the room closed and the state file gone
     assert b.stop() in (0, -signal.SIGTERM)
@@ -316,6 +320,35 @@ def test_the_outbox_refuses_unsigned_and_unknown_readers(make):
     headers["X-Acomm-Timestamp"] = str(int(headers["X-Acomm-Timestamp"]) - 600_000)
     r = httpx.get(str(seed.url) + target, headers=headers, timeout=10)
     refused((r.status_code, r.json()), 401, "expired_signature")
+
+
+def test_a_signed_read_is_answered_once(make):
+    """Issue 19: the identical signed request replayed (or its signature spelt another way
+    in base64) is 401 replayed_request; a request signed afresh is answered."""
+    from acomm_cli.federation.http_transport import outbox_target, signed_headers
+
+    seed = make("seed")
+    seed.start("--seed", port=free_port())
+    me = seed.node()
+    target = outbox_target(0, 10, 0, secrets.token_urlsafe(12))
+    headers = signed_headers(me, target)
+    first = httpx.get(str(seed.url) + target, headers=headers, timeout=10)
+    assert first.status_code == 200 and set(first.json()) == {"node", "events", "head"}
+    again = httpx.get(str(seed.url) + target, headers=headers, timeout=10)
+    refused((again.status_code, again.json()), 401, "replayed_request")
+    assert "already answered" in again.json()["error"]["message"]
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    sig = headers["X-Acomm-Signature"]
+    respelt = {**headers, "X-Acomm-Signature":
+               sig[:-1] + alphabet[alphabet.index(sig[-1]) ^ 1]}  # same 64 bytes
+    assert identity.unb64url(respelt["X-Acomm-Signature"]) == identity.unb64url(sig)
+    r = httpx.get(str(seed.url) + target, headers=respelt, timeout=10)
+    refused((r.status_code, r.json()), 401, "replayed_request")
+    fresh = outbox_target(0, 10, 0, secrets.token_urlsafe(12))
+    r = httpx.get(str(seed.url) + fresh, headers=signed_headers(me, fresh), timeout=10)
+    assert r.status_code == 200
+    with sqlite3.connect(seed.path) as c:
+        assert c.execute("SELECT count(*) FROM fed_request_nonces").fetchone()[0] == 2
 
 
 def test_a_locked_store_is_noted_and_the_gateway_carries_on(make):

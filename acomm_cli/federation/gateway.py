@@ -32,14 +32,14 @@ from typing import Any
 
 from acomm_cli import clock, model
 from acomm_cli.errors import CommError, InvalidState
-from acomm_cli.federation import agentapi, gwstate, handshake, identity, roomsync
+from acomm_cli.federation import agentapi, gwstate, handshake, identity, nonces, roomsync
 from acomm_cli.federation.http_transport import MAX_WAIT_S, OUTBOX_PATH
 from acomm_cli.store import federation as sql
 
 log = logging.getLogger("acomm.gateway")
 SYNC_EVERY_S = 0.5
 HEARTBEAT_EVERY_S = 5.0
-SIGNATURE_SKEW_MS = 60_000
+SIGNATURE_SKEW_MS = nonces.WINDOW_MS
 MAX_BODY = 64 * 1024
 
 
@@ -123,6 +123,8 @@ class Gateway:
             try:
                 assert self.mirror is not None
                 self.mirror.sync(self.db(), clock.now_ms(), heartbeat=beat)
+                if beat:  # the read signatures' one writer is this process: pruned here
+                    nonces.prune(self.db(), clock.now_ms())
                 self._noted = None
                 if beat:
                     last_beat = time.monotonic()
@@ -222,8 +224,9 @@ class Gateway:
             await anyio.sleep(0.2)
 
     def _check_signature(self, headers: Any, target: str) -> handshake.Reply | None:
-        """None when a known member signed this request recently; a refusal otherwise. An
-        unknown node and a bad signature look alike (401 invalid_signature)."""
+        """None when a known member signed this request recently and it was not answered
+        before; a refusal otherwise. An unknown node and a bad signature look alike (401
+        invalid_signature); a replay within the window is 401 replayed_request."""
         bad = handshake.refusal(401, "invalid_signature", "the request is not signed by a "
                                 "member node")
         node, ts, sig = (headers.get(h) for h in ("x-acomm-node", "x-acomm-timestamp",
@@ -239,6 +242,15 @@ class Gateway:
         key = self._member_key(str(node))
         if key is None or not identity.verify_request(key, str(node), target, stamp, sig):
             return bad
+        try:  # accepted once: a replay carries the same signature (Ed25519 is deterministic)
+            first = nonces.first_request(self.db(), identity.unb64url(str(sig)), str(node),
+                                         stamp)
+        except (sqlite3.Error, CommError) as exc:
+            self.note("the read's replay guard", exc)
+            return _unavailable()
+        if not first:
+            return handshake.refusal(401, "replayed_request", "this signed request was "
+                                     "already answered; sign each request afresh")
         return None
 
     def _member_key(self, node: str) -> bytes | None:

@@ -9,8 +9,9 @@ the contract's and strict:
 exchange with an invite: 1 the invite exists and is not revoked (401 invalid_token) and is
 unused (409 token_already_used) -> 2 not expired (401 expired_token) -> 3 its expected node
 matches (403 node_mismatch) -> 4 the node proof verifies when the invite pins a key or the
-node offers one (401 invalid_proof); the replay guard: a nonce seen before, an invite with a
-ticket still live (409 replay_detected) -> 5 mint a single-use, room-scoped ticket (PASETO
+node offers one (401 invalid_proof); the replay guard: a nonce seen before or, when it
+carries its time (nonces.py), outside the 60 s window, an invite with a ticket still live
+(409 replay_detected) -> 5 mint a single-use, room-scoped ticket (PASETO
 v4.public signed by this node's key). Without an invite, a node that joined once with a key
 rejoins by a node proof alone (401 invalid_proof for an unknown node or a bad signature).
 
@@ -31,7 +32,7 @@ from typing import Any
 
 from acomm_cli import clock
 from acomm_cli.errors import ValidationFailed
-from acomm_cli.federation import identity
+from acomm_cli.federation import identity, nonces
 from acomm_cli.federation.invites import token_hash
 from acomm_cli.store import federation as sql
 from acomm_cli.store.connection import write
@@ -67,7 +68,7 @@ def exchange(conn: sqlite3.Connection, request: str | bytes | dict[str, Any],
     gateway = identity.require(conn)
     with write(conn):
         if req.get("inviteToken") is None:
-            result = _rejoin(conn, req)
+            result = _rejoin(conn, req, now_ms)
         else:
             result = _by_invite(conn, req, now_ms)
         if isinstance(result, _Grant):
@@ -130,12 +131,15 @@ def _by_invite(conn: sqlite3.Connection, req: dict[str, Any],
                                                     req.get("nodeProof")):
             return _bad_proof()
     # 4: the replay guard (the jti's is at minting)
-    if sql.nonce_seen(conn, req["nonce"]) or sql.live_ticket_for_invite(conn, row[0], now_ms):
+    why = nonces.handshake_replay(conn, req["nonce"], now_ms)
+    if why is not None:
+        return _replay(why)
+    if sql.live_ticket_for_invite(conn, row[0], now_ms):
         return _replay()
     return _Grant(row[0], key)
 
 
-def _rejoin(conn: sqlite3.Connection, req: dict[str, Any]) -> _Grant | Reply:
+def _rejoin(conn: sqlite3.Connection, req: dict[str, Any], now_ms: int) -> _Grant | Reply:
     """A node that joined once with a key: its proof instead of an invite."""
     if req.get("nodeProof") is None:
         return refusal(401, "invalid_token", "an invite token (or, to rejoin, a node proof) "
@@ -145,8 +149,9 @@ def _rejoin(conn: sqlite3.Connection, req: dict[str, Any]) -> _Grant | Reply:
     if key is None or offered != key or not identity.verify_proof(
             key, req["nodeId"], req["nonce"], req["nodeProof"]):
         return _bad_proof()  # an unknown node and a bad signature look alike
-    if sql.nonce_seen(conn, req["nonce"]):
-        return _replay()
+    why = nonces.handshake_replay(conn, req["nonce"], now_ms)
+    if why is not None:
+        return _replay(why)
     return _Grant(None, None)
 
 
@@ -161,7 +166,7 @@ def _mint(conn: sqlite3.Connection, gateway: identity.Node, req: dict[str, Any],
     claims = {"iss": gateway.node_id, "sub": req["nodeId"], "aud": AUDIENCE, "rooms": rooms,
               "inviteId": grant.invite_id, "jti": jti, "iat": clock.iso(now_ms),
               "exp": clock.iso(expires_at)}
-    sql.insert_nonce(conn, req["nonce"], req["nodeId"], now_ms)
+    nonces.record_handshake(conn, req["nonce"], req["nodeId"], now_ms)
     sql.insert_ticket(conn, jti, grant.invite_id, req["nodeId"], grant.key, now_ms,
                       expires_at)
     return 200, {"wsTicket": _sign(gateway.private_key, claims),
@@ -251,5 +256,5 @@ def _bad_proof() -> Reply:
     return refusal(401, "invalid_proof", "the node proof does not verify")
 
 
-def _replay() -> Reply:
-    return refusal(409, "replay_detected", "this request was seen before")
+def _replay(why: str = "this request was seen before") -> Reply:
+    return refusal(409, "replay_detected", why)

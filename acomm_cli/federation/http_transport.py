@@ -1,6 +1,8 @@
 """`HttpTransport`: read a peer's outbox from its gateway, `GET /acomm/outbox?after=SEQ&
 limit=N&wait=S`, signed with this node's Ed25519 key (identity.sign_request) in three
-headers: X-Acomm-Node, X-Acomm-Timestamp (ms), X-Acomm-Signature. The peer answers
+headers: X-Acomm-Node, X-Acomm-Timestamp (ms), X-Acomm-Signature; the gateway answers each
+signature once (a replay is 401 replayed_request), and a random `nonce` in the query keeps
+two reads of one page apart. The peer answers
 {events, head}; anything else (a refusal, a timeout, a closed connection, a gateway killed in
 the middle of a long poll) is `Unreachable`, and the cursor stays where it was.
 
@@ -9,6 +11,7 @@ httpx is imported inside `read`: nothing here loads before a pull meets an http 
 
 from __future__ import annotations
 
+import secrets
 import time
 from typing import Any
 
@@ -19,9 +22,12 @@ OUTBOX_PATH = "/acomm/outbox"
 MAX_WAIT_S = 30.0
 
 
-def outbox_target(after_seq: int, limit: int, wait_s: float) -> str:
-    """The path and query a read sends and signs, exactly."""
-    return f"{OUTBOX_PATH}?after={int(after_seq)}&limit={int(limit)}&wait={wait_s:g}"
+def outbox_target(after_seq: int, limit: int, wait_s: float, nonce: str | None = None) -> str:
+    """The path and query a read sends and signs, exactly. The nonce makes two reads of the
+    same page in the same millisecond two requests (a gateway answers a signature once);
+    an older gateway ignores it."""
+    target = f"{OUTBOX_PATH}?after={int(after_seq)}&limit={int(limit)}&wait={wait_s:g}"
+    return target if nonce is None else f"{target}&nonce={nonce}"
 
 
 def signed_headers(me: identity.Node, target: str) -> dict[str, str]:
@@ -45,7 +51,7 @@ class HttpTransport:
         base = (self.urls.get(source_node) or "").rstrip("/")
         if not base.startswith(("http://", "https://")):
             raise Unreachable(f"node {source_node!r} has no http(s) url ({base or 'none'})")
-        target = outbox_target(after_seq, limit, self.wait_s)
+        target = outbox_target(after_seq, limit, self.wait_s, secrets.token_urlsafe(12))
         timeout = httpx.Timeout(self.wait_s + 10.0, connect=self.connect_timeout_s)
         try:
             r = httpx.get(base + target, headers=signed_headers(self.me, target),

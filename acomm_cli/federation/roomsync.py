@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import logging
-import secrets
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,7 +22,7 @@ from functools import partial
 from typing import Any
 
 from acomm_cli import clock
-from acomm_cli.federation import identity
+from acomm_cli.federation import identity, nonces
 from acomm_cli.store import federation as sql
 from acomm_cli.store.connection import write
 
@@ -124,7 +123,7 @@ class _Refused(Exception):
 async def exchange(client: Any, base: str, me: identity.Node, invite: str | None) -> str:
     """POST the exchange: an invite (with this node's key and proof, so that the seed records
     the key for later rejoins) or a node proof alone. Returns the wsTicket."""
-    nonce = secrets.token_urlsafe(18)
+    nonce = nonces.stamped_nonce(clock.now_ms())  # its time, signed by the proof
     body: dict[str, Any] = {"nodeId": me.node_id, "nonce": nonce,
                             "nodeProof": identity.sign_proof(me.private_key, me.node_id, nonce),
                             "publicKey": me.public_paserk}

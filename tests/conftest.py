@@ -169,6 +169,32 @@ def snapshot(path: Path) -> dict[str, list[dict[str, Any]]]:
         db.close()
 
 
+# What each migration after m013 did, undone: a test that makes an older store rewinds the
+# later ones with this, then undoes its own (a new migration needs its line here)
+UNDO_MIGRATION = {
+    "m014_nats_outbox": "DROP TABLE fed_nats;",
+    "m015_inbox_indexes": "",  # its re-run drops and rebuilds the indexes it made
+    "m016_request_nonces": """
+        DROP INDEX fed_nonces_expiry;
+        ALTER TABLE fed_nonces DROP COLUMN expires_at;
+        DROP TABLE fed_request_nonces;""",
+}
+
+
+def rewind_migrations(c: sqlite3.Connection, name: str) -> None:
+    """The store as it was before migration `name`, as far as the migrations after it go:
+    their changes undone, `name` and later unrecorded, user_version set to run them again."""
+    from acomm_cli.store.migrations import MIGRATIONS
+
+    names = [fn.__name__ for fn in MIGRATIONS]
+    at = names.index(name)
+    for later in reversed(names[at + 1:]):
+        assert later in UNDO_MIGRATION, f"tests/conftest.py: say how to undo {later}"
+        c.executescript(UNDO_MIGRATION[later])
+    c.executemany("DELETE FROM _acomm_migrations WHERE name = ?", [(n,) for n in names[at:]])
+    c.execute(f"PRAGMA user_version = {at}")
+
+
 def query(path: Path, sql: str, *params: Any) -> list[tuple[Any, ...]]:
     """Read rows straight from the store file, bypassing acomm: what is really there."""
     c = sqlite3.connect(path)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
-from conftest import assert_invariants, query, run, snapshot
+from conftest import assert_invariants, query, rewind_migrations, run, snapshot
 from freezegun import freeze_time
 
 from acomm_cli.store.migrations import MIGRATIONS
@@ -162,11 +162,7 @@ def test_an_older_store_keeps_its_owners_and_has_no_admins(cli, crew):
     """A store from before m013: the creator recorded since m001 is the owner."""
     c = sqlite3.connect(crew)
     c.execute("ALTER TABLE participants DROP COLUMN admin")
-    c.execute("DROP TABLE fed_nats")  # m014's, the one migration after m013
-    at = [fn.__name__ for fn in MIGRATIONS].index("m013_channel_admins")
-    c.executemany("DELETE FROM _acomm_migrations WHERE name = ?",
-                  [(fn.__name__,) for fn in MIGRATIONS[at:]])
-    c.execute(f"PRAGMA user_version = {at}")
+    rewind_migrations(c, "m013_channel_admins")
     c.commit()
     c.close()
     r = cli("channel", "pause", "team", "--as", "bob", "--json")  # upgrades, then refuses

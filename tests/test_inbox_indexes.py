@@ -12,7 +12,7 @@ import re
 import sqlite3
 from pathlib import Path
 
-from conftest import query
+from conftest import query, rewind_migrations
 
 from acomm_cli import clock
 from acomm_cli.engine import delivery, inbox, opening, operations
@@ -122,10 +122,7 @@ def _as_before_m015(store: Path) -> None:
         CREATE INDEX deliveries_queue ON deliveries(channel_id, rank DESC, message_id)
             WHERE recipient = '*' AND state = 'unread';
     """)
-    at = [fn.__name__ for fn in MIGRATIONS].index("m015_inbox_indexes")
-    c.executemany("DELETE FROM _acomm_migrations WHERE name = ?",
-                  [(fn.__name__,) for fn in MIGRATIONS[at:]])
-    c.execute(f"PRAGMA user_version = {at}")
+    rewind_migrations(c, "m015_inbox_indexes")
     c.commit()
     c.close()
 

@@ -10,6 +10,7 @@ import contextlib
 import json
 import os
 import secrets
+import shutil
 import signal
 import socket
 import sqlite3
@@ -372,3 +373,22 @@ def _pending(n: Node) -> int:
     with sqlite3.connect(n.path) as c:
         return int(c.execute("SELECT count(*) FROM fed_room_changes WHERE applied_at IS NULL"
                              ).fetchone()[0])
+
+
+@pytest.mark.skipif(shutil.which("faketime") is None, reason="faketime is not installed")
+def test_a_joiner_whose_clock_is_minutes_off_is_told_so_not_only_replay_detected(make):
+    """Issue 19: the seed refuses a nonce stamped more than 60 s from its clock with 409
+    replay_detected; the joiner's log must carry the seed's reason (its clock), or its
+    operator chases a replay that never happened."""
+    seed, b = make("seed"), make("nb")
+    seed.start("--seed", port=free_port())
+    token = invite(seed, "--expect", "nb")
+    log = Path(str(b.path) + ".log")
+    with open(log, "ab") as out:
+        b.proc = subprocess.Popen(
+            ["faketime", "-f", "+300s", ACOMM, "--store", str(b.path), "gateway", "serve",
+             "--listen", f"127.0.0.1:{free_port()}", "--join", str(seed.url),
+             "--invite", token], stdout=out, stderr=out)
+    text = wait_until("the joiner's refusal", lambda: "replay_detected" in log.read_text()
+                      and log.read_text())
+    assert "clock" in text.split("replay_detected", 1)[1].splitlines()[0], text

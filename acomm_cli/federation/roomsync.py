@@ -115,8 +115,9 @@ class JoinState:
 class _Refused(Exception):
     """The seed answered with an HTTP refusal: (status, code)."""
 
-    def __init__(self, status: int, code: str) -> None:
-        super().__init__(f"{status} {code}")
+    def __init__(self, status: int, code: str, message: str = "") -> None:
+        # the seed's message says why (a clock off by minutes is a replay_detected too)
+        super().__init__(f"{status} {code}" + (f": {message}" if message else ""))
         self.status, self.code = status, code
 
 
@@ -131,7 +132,7 @@ async def exchange(client: Any, base: str, me: identity.Node, invite: str | None
         body["inviteToken"] = invite
     r = await client.post(base + EXCHANGE_PATH, json=body)
     if r.status_code != 200:
-        raise _Refused(r.status_code, _code(r))
+        raise _Refused(r.status_code, _code(r), _message(r))
     return str(r.json()["wsTicket"])
 
 
@@ -140,6 +141,13 @@ def _code(response: Any) -> str:
         return str(response.json()["error"]["code"])
     except Exception:  # not JSON, or (a refused upgrade) a body that was never read
         return "http_error"
+
+
+def _message(response: Any) -> str:
+    try:
+        return str(response.json()["error"]["message"])
+    except Exception:  # not JSON, or no message
+        return ""
 
 
 async def join(base: str, me: identity.Node, doc: Any, state: JoinState,

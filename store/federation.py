@@ -102,6 +102,11 @@ def insert_ticket(conn: sqlite3.Connection, jti: str, invite_id: str | None, nod
                                         expires_at))
 
 
+def prune_tickets(conn: sqlite3.Connection, now_ms: int) -> int:
+    """Forget the tickets past their expiry, used or not (the index on expires_at, m017)."""
+    return conn.execute("DELETE FROM fed_tickets WHERE expires_at < ?", (now_ms,)).rowcount
+
+
 def ticket(conn: sqlite3.Connection, jti: str) -> tuple[Any, ...] | None:
     """(jti, invite_id, node_id, public_key, issued_at, expires_at, used_at) or None."""
     row: tuple[Any, ...] | None = conn.execute(

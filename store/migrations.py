@@ -223,3 +223,13 @@ def m016_request_nonces(conn: sqlite3.Connection, now_ms: int) -> None:
             expires_at INTEGER NOT NULL
         ) WITHOUT ROWID;
     """)
+
+
+@migration
+def m017_ticket_expiry(conn: sqlite3.Connection, now_ms: int) -> None:
+    # Issue 19: the seed's exchange deletes the tickets past their expiry (docs/DECISIONS.md
+    # "Issue 19, tickets"); this index keeps that delete to the rows it removes, as
+    # fed_nonces_expiry does for the nonces pruned in the same transaction.
+    _script(conn, """
+        CREATE INDEX fed_tickets_expiry ON fed_tickets(expires_at);
+    """)

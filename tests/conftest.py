@@ -178,6 +178,7 @@ UNDO_MIGRATION = {
         DROP INDEX fed_nonces_expiry;
         ALTER TABLE fed_nonces DROP COLUMN expires_at;
         DROP TABLE fed_request_nonces;""",
+    "m017_ticket_expiry": "DROP INDEX fed_tickets_expiry;",
 }
 
 

@@ -226,7 +226,8 @@ class Gateway:
     def _check_signature(self, headers: Any, target: str) -> handshake.Reply | None:
         """None when a known member signed this request recently and it was not answered
         before; a refusal otherwise. An unknown node and a bad signature look alike (401
-        invalid_signature); a replay within the window is 401 replayed_request."""
+        invalid_signature); a replay within the window is 401 replayed_request; a store
+        that cannot be read (locked past the busy timeout) is 503 store_unavailable."""
         bad = handshake.refusal(401, "invalid_signature", "the request is not signed by a "
                                 "member node")
         node, ts, sig = (headers.get(h) for h in ("x-acomm-node", "x-acomm-timestamp",
@@ -239,7 +240,11 @@ class Gateway:
         if abs(int(time.time() * 1000) - stamp) > SIGNATURE_SKEW_MS:
             return handshake.refusal(401, "expired_signature", "the request's timestamp is "
                                      "too far from this gateway's clock")
-        key = self._member_key(str(node))
+        try:  # the key is read from the store: busy is 503, as for the replay guard below
+            key = self._member_key(str(node))
+        except (sqlite3.Error, CommError) as exc:
+            self.note("the read's signer key", exc)
+            return _unavailable()
         if key is None or not identity.verify_request(key, str(node), target, stamp, sig):
             return bad
         try:  # accepted once: a replay carries the same signature (Ed25519 is deterministic)

@@ -167,6 +167,9 @@ def _mint(conn: sqlite3.Connection, gateway: identity.Node, req: dict[str, Any],
               "inviteId": grant.invite_id, "jti": jti, "iat": clock.iso(now_ms),
               "exp": clock.iso(expires_at)}
     nonces.record_handshake(conn, req["nonce"], req["nodeId"], now_ms)
+    # a ticket past its expiry is refused by its signed `exp` before its row is read, and no
+    # longer counts as an invite's live ticket: forget those here, where the table grows
+    sql.prune_tickets(conn, now_ms)
     sql.insert_ticket(conn, jti, grant.invite_id, req["nodeId"], grant.key, now_ms,
                       expires_at)
     return 200, {"wsTicket": _sign(gateway.private_key, claims),

@@ -8,32 +8,18 @@ from __future__ import annotations
 import sqlite3
 import time
 
-import pytest
 from freezegun import freeze_time
 
 from acomm_cli import clock
-from acomm_cli.engine import opening
 from acomm_cli.federation import handshake, identity, invites, nonces
+from tests import test_nonces
 from tests.test_nonces import joined, refused, rejoin_request
 
 DAY = "2030-03-17T10:00:00+00:00"
 TTL_S = handshake.TICKET_TTL_MS / 1000
 
 
-@pytest.fixture
-def seed(tmp_path):
-    c = opening.connect(tmp_path / "seed" / "s.acomm", create=True)
-    identity.init_node(c, "seed", clock.now_ms())
-    yield c
-    c.close()
-
-
-@pytest.fixture
-def joiner(tmp_path) -> identity.Node:
-    c = opening.connect(tmp_path / "b" / "b.acomm", create=True)
-    node, _ = identity.init_node(c, "node-b", clock.now_ms())
-    c.close()
-    return node
+seed, joiner = test_nonces.seed, test_nonces.joiner  # the same seed store and joining node
 
 
 def rejoin(seed, node: identity.Node) -> tuple[str, str]:

@@ -56,6 +56,15 @@ def terminal(tmp_path: Path) -> Iterator[Terminal]:
     subprocess.run(["tmux", "-L", t.socket, "kill-server"], capture_output=True, timeout=30)
 
 
+def _state(pid: int) -> str:
+    """The process's state line (a diagnosis for a failure)."""
+    try:
+        return next(line for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+                    if line.startswith("State:"))
+    except (OSError, StopIteration):
+        return "gone"
+
+
 def _cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
@@ -90,6 +99,7 @@ def test_acomm_ui_in_a_real_terminal(cli, make_channel, terminal):
 
     terminal.keys("q")
     end = time.monotonic() + 10
-    while Path(f"/proc/{pid}").exists():
-        assert time.monotonic() < end, "q did not quit"
+    # quit = exited: gone, or a zombie tmux has not reaped yet (seen under load for over 10 s)
+    while _state(pid) not in ("gone", "State:\tZ (zombie)"):
+        assert time.monotonic() < end, f"q did not quit; {_state(pid)}\n{terminal.screen()}"
         time.sleep(0.05)

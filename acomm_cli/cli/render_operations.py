@@ -88,8 +88,8 @@ def stats(out: Output, s: Stats) -> None:
                      ("open incidents", s.incidents["open"])])
 
 
-# The `--json` sections that are one object of facts, with the `kind` of their rows.
-_FACTS = (("store", "store"), ("bridge", "bridge"), ("incidents", "incidents"))
+# The `--json` sections that are one object of facts; each names the `kind` of its rows.
+_FACTS = ("store", "bridge", "incidents")
 
 
 def _fact_rows(doc: dict[str, Any], idle_tasks: list[str]) -> list[tuple[Any, ...]]:
@@ -99,8 +99,8 @@ def _fact_rows(doc: dict[str, Any], idle_tasks: list[str]) -> list[tuple[Any, ..
     0, which the rows above leave out (they print only states with tasks, as they always
     did). Rows are only added: the earlier ones are as they were."""
     rows: list[tuple[Any, ...]] = [("task", k, 0, *(None,) * 11) for k in idle_tasks]
-    for section, kind in _FACTS:
-        rows += [(kind, name, value, *(None,) * 11) for name, value in doc[section].items()]
+    for section in _FACTS:
+        rows += [(section, name, value, *(None,) * 11) for name, value in doc[section].items()]
     return rows
 
 

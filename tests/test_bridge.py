@@ -1,4 +1,4 @@
-"""The mailbox bridge (issue 6, spec 003): inbox mirror files, Claude Code team inboxes,
+"""The mailbox bridge: inbox mirror files, Claude Code team inboxes,
 response files, read state both ways, queue statistics, and path safety. Real directories."""
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from conftest import ACOMM, query, sweep_stale_faketime
 from freezegun import freeze_time
+
+pytestmark = pytest.mark.cli
 
 
 @pytest.fixture
@@ -127,6 +129,7 @@ def test_bridge_sync_flags(cli, store, team, tmp_path):
 # ---------------------------------------------------------------- team inboxes
 
 
+@pytest.mark.process
 def test_team_inbox_concurrent_writers_keep_everything(cli, store, dirs, monkeypatch):
     """FR-3.4: several processes sending to worker@crew at once lose no entry; foreign entries
     and unknown fields stay as they were."""
@@ -386,7 +389,7 @@ def test_bridge_settings_from_the_config_file(cli, store, team, tmp_path):
 
 def test_a_team_name_that_is_not_a_plain_name_is_never_a_path(cli, store, team, dirs):
     """Agent ids are validated before they become paths: a team part such as `.x` (a hidden
-    directory) is refused on entry (issue 19), and one already in a store from before that
+    directory) is refused on entry, and one already in a store from before that
     rule is refused as a path component: the mirror fails, the send does not."""
     r = cli("channel", "join", "team", "w@.x", "--as", "alice", "--json")
     assert r.exit_code == 3 and r.error["value"] == "w@.x"
@@ -700,6 +703,7 @@ def _mkdirs(u: Unprivileged, *paths: Path) -> None:
             u.own(level)
 
 
+@pytest.mark.process
 def test_a_read_only_inbox_directory_fails_the_mirror_until_writable(nobody):
     """FR-3.3/FR-3.10 negative path with a real permission error: the inbox directory is
     read-only, so the mirror write fails; the send succeeds, the failure is recorded and
@@ -726,6 +730,7 @@ def test_a_read_only_inbox_directory_fails_the_mirror_until_writable(nobody):
         "mirror_backlog"] == 0
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("kind", ["inbox", "team"])
 def test_a_failed_mirror_removal_is_kept_and_retried(nobody, kind):
     """A mirror that cannot be taken away (its directory became read-only) stays tracked:
@@ -764,6 +769,7 @@ def test_a_failed_mirror_removal_is_kept_and_retried(nobody, kind):
         "mirror_backlog"] == 0
 
 
+@pytest.mark.process
 def test_a_response_file_that_cannot_be_deleted_is_never_sent_twice(nobody):
     """FR-3.9: every kind of response file (send, channel, reply, respond, ack) is committed
     with the record that it was ingested; its directory being read-only, the deletion fails:
@@ -810,7 +816,7 @@ def test_a_response_file_that_cannot_be_deleted_is_never_sent_twice(nobody):
     assert json.loads(u.ok("00:00:50", "stats", "--json").stdout)["bridge"]["bad_files"] == 0
 
 
-# ------------------------------------ fsync before os.replace (issue 12, defect 10)
+# ------------------------------------ fsync before os.replace: a crash keeps old or new
 
 
 def test_mirror_files_and_team_inboxes_are_synced_before_they_are_renamed(

@@ -1,4 +1,4 @@
-"""The mailbox bridge's outbox and directories (issue 19, spec 003 FR-3.9, FR-3.10): any JSON
+"""The mailbox bridge's outbox and directories: any JSON
 object an agent writes is forwarded; what is not an object stays in place; the inbox and outbox
 directories are made; team inboxes are locked without leaving lock files. Real directories,
 through the command line."""
@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 from conftest import query, snapshot
+
+pytestmark = pytest.mark.cli
 
 
 @pytest.fixture

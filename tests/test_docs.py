@@ -13,6 +13,8 @@ import pytest
 from acomm_cli.commands import send as send_module
 from acomm_cli.shell import clitree, docgen
 
+pytestmark = pytest.mark.process
+
 REPO = Path(__file__).resolve().parent.parent
 
 TREE = clitree.tree()

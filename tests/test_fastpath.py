@@ -18,8 +18,9 @@ from acomm_cli.cli.config import Settings
 from acomm_cli.cli.invocation import Invocation
 from acomm_cli.shell import fastpath, fasttree
 
-pytestmark = pytest.mark.skipif(shutil.which("faketime") is None,
-                                reason="faketime is not installed (make test installs it)")
+pytestmark = [pytest.mark.process,
+              pytest.mark.skipif(shutil.which("faketime") is None,
+                                 reason="faketime is not installed (make test installs it)")]
 
 NOW = ["faketime", "-f", "2026-01-02 12:00:00"]  # frozen: both runs write the same times
 TYPER = [sys.executable, "-c", "import sys; sys.argv[0] = 'acomm'\n"
@@ -92,7 +93,7 @@ CASES = [
     (["receive", "--as", "bob", "--limit", "１"], None, HANDED_OVER),
     (["receive", "--as", "bob", "--wait", "½"], None, HANDED_OVER),
     (["receive", "--as", "bob", "-fj"], None, HANDED_OVER),
-    # issue 19: -q/-v and the output options (global: before or after the command)
+    # -q/-v and the output options (global: before or after the command)
     (["-q", "send", "team", "hi", "--as", "alice"], None, FAST),
     (["send", "nowhere", "hi", "--as", "alice", "--quiet"], None, FAST),  # the error stays
     (["send", "--to", "bob,carol", "hi", "--as", "alice", "-q"], None, FAST),

@@ -18,6 +18,8 @@ from acomm_cli.engine import channels, delivery, sending
 from acomm_cli.errors import CommError
 from acomm_cli.model import ChannelConfig, DeliveryMode, MessageFilter, SendRequest
 
+pytestmark = pytest.mark.process
+
 AGENTS = ["a", "b", "c", "d"]
 
 

@@ -1,4 +1,4 @@
-"""The start-up path's stand-ins for `re` and `pathlib` (issue 17) give exactly what the code
+"""The start-up path's stand-ins for `re` and `pathlib` give exactly what the code
 they replaced gave: the name rules of model.py and topics.py against the regexes they were,
 and acomm_cli/lite/paths.py against pathlib on POSIX."""
 
@@ -16,7 +16,9 @@ from acomm_cli import clock, model, topics
 from acomm_cli.errors import ValidationFailed
 from acomm_cli.lite import paths
 
-# The regexes model.py and topics.py used before issue 17, matched whole.
+pytestmark = pytest.mark.unit
+
+# The regexes model.py and topics.py used before the stand-ins, matched whole.
 CHANNEL = re.compile(r"[A-Za-z0-9_-]{1,128}")
 AGENT = re.compile(r"[A-Za-z0-9_@][A-Za-z0-9._@-]{0,127}")
 CORRELATION = re.compile(r"[A-Za-z0-9._:-]{1,128}")

@@ -1,4 +1,4 @@
-"""Opening stores (issue 12): a missing store is an error (only init, channel create and
+"""Opening stores: a missing store is an error (only init, channel create and
 send --to create one), a full disk is disk_full and not corruption, a read-only store can be
 read, and doctor reports a damaged page instead of refusing the store."""
 
@@ -18,6 +18,8 @@ import pytest
 from conftest import ACOMM, query, run, snapshot
 
 from acomm_cli.engine import opening
+
+pytestmark = pytest.mark.process
 
 # ---------------------------------------------------------------- a missing store
 

@@ -1,4 +1,4 @@
-"""The README's promises (issue 19): a new user goes from a clone to a working two-agent
+"""The README's promises: a new user goes from a clone to a working two-agent
 exchange reading only its first screen; every link of the README and the docs pages leads
 somewhere; the config file `acomm init` writes calls only defaults defaults."""
 
@@ -15,6 +15,8 @@ from conftest import ACOMM
 
 from acomm_cli.cli import config
 from acomm_cli.dispatch import agents
+
+pytestmark = pytest.mark.process
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"

@@ -1,4 +1,4 @@
-"""acomm_cli.lite.records stands in for `dataclasses` on the start-up path (issue 17): each class it
+"""acomm_cli.lite.records stands in for `dataclasses` on the start-up path: each class it
 builds must behave as the dataclass mypy checks it as."""
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ import inspect
 import pytest
 
 from acomm_cli.lite import records
+
+pytestmark = pytest.mark.unit
 
 MODULES = ["acomm_cli.model", "acomm_cli.cli.config", "acomm_cli.cli.render",
            "acomm_cli.engine.opening", "acomm_cli.engine.sending", "acomm_cli.engine.delivery"]
@@ -104,7 +106,7 @@ def test_defaults_factories_and_refusals():
 
 
 def test_the_hot_records_take_their_init_from_records_made():
-    """`make docs` writes the hot classes' `__init__` out (records_made.py, issue 17): built
+    """`make docs` writes the hot classes' `__init__` out (records_made.py): built
     from the .pyc, not compiled at import. tests/test_docs.py keeps the file fresh."""
     from acomm_cli.lite import records_made
 

@@ -1,5 +1,5 @@
-"""`acomm ui` in a real terminal: tmux runs it at 120x40, `capture-pane -p` reads the screen
-(issue 20). Skipped, saying why, where tmux is missing (`make test` installs it)."""
+"""`acomm ui` in a real terminal: tmux runs it at 120x40, `capture-pane -p` reads the screen.
+Skipped, saying why, where tmux is missing (`make test` installs it)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,9 @@ import pytest
 from conftest import ACOMM, run
 from uitraffic import build
 
-pytestmark = pytest.mark.skipif(shutil.which("tmux") is None,
-                                reason="tmux is not installed (make test installs it)")
+pytestmark = [pytest.mark.ui,
+              pytest.mark.skipif(shutil.which("tmux") is None,
+                                 reason="tmux is not installed (make test installs it)")]
 
 
 class Terminal:

@@ -49,6 +49,17 @@ def sweep_stale_faketime() -> int:
     return removed
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Test directories in memory where the machine has a tmpfs: every command's commit and
+    close syncs the store file, and on a disk those syncs were most of a test's time. The
+    suite tests what acomm writes, not that the disk keeps it; PYTEST_DEBUG_TEMPROOT or
+    --basetemp choose another place."""
+    shm = Path("/dev/shm")
+    if (config.option.basetemp is None and "PYTEST_DEBUG_TEMPROOT" not in os.environ
+            and shm.is_dir() and os.access(shm, os.W_OK)):
+        os.environ["PYTEST_DEBUG_TEMPROOT"] = str(shm)
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
     sweep_stale_faketime()
     procs.become_subreaper()  # an orphaned grandchild stays visible to `no_process_outlives`
@@ -85,10 +96,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         for node in item.listchain():
             node.own_markers[:] = [m for m in node.own_markers if m.name not in TIERS]
+    xdist = config.pluginmanager.hasplugin("xdist")
     for item, tier in tiers.items():
         item.add_marker(tier)
-        item.add_marker(pytest.mark.xdist_group(
-            "spark" if tier == "spark" else item.nodeid.split("::", 1)[0]))
+        if xdist:
+            item.add_marker(pytest.mark.xdist_group(
+                "spark" if tier == "spark" else item.nodeid.split("::", 1)[0]))
 
 # pytest's own clock stays real under freeze_time, so `--durations` reports true times.
 freezegun.configure(extend_ignore_list=["_pytest.timing"])

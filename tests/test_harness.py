@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import sqlite3
 import stat
+import subprocess
 from pathlib import Path
 
+import procs
 import pytest
 from conftest import Cli, Template, command_tree, copy_store, snapshot
 from freezegun import freeze_time
@@ -95,3 +98,21 @@ def test_the_session_command_tree_answers_as_one_built_for_each_call(tmp_path: P
     for args, want, got in zip(CALLS, expected, answers, strict=True):
         assert got == want, args
     assert {code for code, _, _ in answers} == {0, 2, 4}  # the refusals were reached
+
+
+@pytest.mark.process
+def test_a_wrappers_orphaned_child_is_seen_and_killed_with_its_group():
+    """What `no_process_outlives` checks after every test: killing a wrapper (faketime, sh)
+    by its pid leaves its child running, re-parented to pytest, and the check names it;
+    stopping the wrapper's process group kills both."""
+    before = procs.descendants()
+    wrapper = procs.spawn(["sh", "-c", "sleep 600 & echo $!; wait"], stdout=subprocess.PIPE,
+                          text=True)
+    assert wrapper.stdout is not None
+    child = int(wrapper.stdout.readline())
+    os.kill(wrapper.pid, signal.SIGKILL)  # the wrapper only, as a pid-kill did
+    wrapper.wait()
+    left = procs.outliving(before, polls=2)
+    assert child in left and "sleep 600" in left[child]
+    procs.stop(wrapper, signal.SIGKILL)
+    assert procs.outliving(before) == {}

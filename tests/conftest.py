@@ -424,7 +424,9 @@ def spark_session():
 
 
 @pytest.fixture
-def spark(request):
-    """The local Spark session, for tests marked `spark` (which `-m "not spark"` leaves out)."""
+def spark(request, spark_session):
+    """The local Spark session, for tests marked `spark` (which `-m "not spark"` leaves out).
+    Asked for by name, not by `getfixturevalue`: a session fixture named so is set up before
+    the test's own fixtures, so its JVM is not counted as the test's (`no_process_outlives`)."""
     assert request.node.get_closest_marker("spark"), f"{request.node.name}: mark it spark"
-    return request.getfixturevalue("spark_session")
+    return spark_session

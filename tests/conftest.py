@@ -68,40 +68,56 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 # ------------------------------------------------------------------------------ test tiers
 # Every test is in exactly one tier (docs/TESTING.md): `make test-fast` runs unit and cli.
 # A file declares its tier with `pytestmark = pytest.mark.TIER`; a test of another tier in
-# it says so on itself (the closest mark wins). A test with none, or two at one level, stops
-# the run: a new file cannot slip out of the tiers.
+# it says so on itself (the closest mark wins). A test with none, or with two at one level,
+# errors, whatever tiers `-m` selects: a new file cannot slip out of the tiers.
 TIERS = ("unit", "cli", "process", "federation", "spark", "ui")
+UNTIERED = pytest.StashKey[str]()
 
 
 def _tier(item: pytest.Item) -> str:
+    """The test's tier, from its closest mark; raises ValueError saying what is wrong."""
     for node in item.listchain()[::-1]:  # the test itself first, then its class, its module
         here = {m.name for m in node.own_markers if m.name in TIERS}
         if len(here) > 1:
-            raise pytest.UsageError(f"{item.nodeid}: marked with {len(here)} tiers at one "
-                                    f"level ({', '.join(sorted(here))}); give it one")
+            raise ValueError(f"{item.nodeid}: marked with {len(here)} tiers at one level "
+                             f"({', '.join(sorted(here))}); give it one")
         if here:
             return here.pop()
-    raise pytest.UsageError(
-        f"{item.nodeid}: no tier; mark the file (`pytestmark = pytest.mark.unit`) or the test "
-        f"with one of {', '.join(TIERS)} (docs/TESTING.md)")
+    raise ValueError(f"{item.nodeid}: no tier; mark the file (`pytestmark = pytest.mark.unit`)"
+                     f" or the test with one of {', '.join(TIERS)} (docs/TESTING.md)")
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` selects on the marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Each test carries its own tier only (a module's mark that a test overrides is taken
-    off it, so `-m cli` does not select the file's `process` test too); under xdist's
-    `--dist loadgroup` a file's tests run in one worker (its module fixtures start once) and
-    all the Spark tests in one worker (one JVM)."""
-    tiers = {item: _tier(item) for item in items}
+    off it, so `-m cli` does not select the file's `process` test too). A test without a
+    valid tier gets every tier, so any selection keeps it, and errors at setup. Under
+    xdist's `--dist loadgroup`, a file's tests run in one worker (its module fixtures start
+    once) and all the Spark tests in one worker (one JVM)."""
+    tiers: dict[pytest.Item, tuple[str, ...]] = {}
+    for item in items:
+        try:
+            tiers[item] = (_tier(item),)
+        except ValueError as exc:
+            item.stash[UNTIERED] = str(exc)
+            tiers[item] = TIERS
     for item in items:
         for node in item.listchain():
             node.own_markers[:] = [m for m in node.own_markers if m.name not in TIERS]
     xdist = config.pluginmanager.hasplugin("xdist")
-    for item, tier in tiers.items():
-        item.add_marker(tier)
+    for item, marks in tiers.items():
+        for tier in marks:
+            item.add_marker(tier)
         if xdist:
             item.add_marker(pytest.mark.xdist_group(
-                "spark" if tier == "spark" else item.nodeid.split("::", 1)[0]))
+                "spark" if marks == ("spark",) else item.nodeid.split("::", 1)[0]))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if UNTIERED in item.stash:
+        pytest.fail(item.stash[UNTIERED], pytrace=False)
+
 
 # pytest's own clock stays real under freeze_time, so `--durations` reports true times.
 freezegun.configure(extend_ignore_list=["_pytest.timing"])

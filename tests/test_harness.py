@@ -10,6 +10,7 @@ import signal
 import sqlite3
 import stat
 import subprocess
+import sys
 from pathlib import Path
 
 import procs
@@ -116,3 +117,64 @@ def test_a_wrappers_orphaned_child_is_seen_and_killed_with_its_group():
     assert child in left and "sleep 600" in left[child]
     procs.stop(wrapper, signal.SIGKILL)
     assert procs.outliving(before) == {}
+
+
+NEW_FILE = '''
+import pytest
+
+pytestmark = pytest.mark.cli
+
+
+def test_in_the_files_tier():
+    pass
+
+
+@pytest.mark.process
+def test_in_a_tier_of_its_own():
+    pass
+'''
+UNTIERED_FILE = '''
+import pytest
+
+
+def test_with_no_tier():
+    pass
+
+
+@pytest.mark.unit
+@pytest.mark.cli
+def test_with_two():
+    pass
+'''
+
+
+@pytest.mark.process
+def test_every_test_has_exactly_one_tier_or_errors_under_any_selection(tmp_path: Path):
+    """This suite's own conftest on a new file: a test's mark overrides its file's, `-m`
+    selects on the one tier each test has, and a test with none or two errors, naming
+    itself, whichever tiers are selected (and with none, as `make test`)."""
+    here = Path(__file__).parent
+    (tmp_path / "tests").mkdir()
+    for name in ("conftest.py", "procs.py"):
+        shutil.copy(here / name, tmp_path / "tests" / name)
+    shutil.copy(here.parent / "pyproject.toml", tmp_path / "pyproject.toml")
+    (tmp_path / "tests" / "test_tiered.py").write_text(NEW_FILE)
+
+    def pytest(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=120)
+
+    fast = pytest("-m", "unit or cli", "-v")
+    assert fast.returncode == 0, fast.stdout
+    assert "::test_in_the_files_tier PASSED" in fast.stdout
+    assert "test_in_a_tier_of_its_own" not in fast.stdout
+    assert "1 passed, 1 deselected" in fast.stdout
+    assert "1 passed, 1 deselected" in pytest("-m", "process").stdout
+
+    (tmp_path / "tests" / "test_untiered.py").write_text(UNTIERED_FILE)
+    for selection in ("unit or cli", "ui", ""):
+        r = pytest(*(("-m", selection) if selection else ()), "tests/test_untiered.py")
+        assert r.returncode == 1, (selection, r.stdout)
+        assert "test_with_no_tier: no tier" in r.stdout
+        assert "test_with_two: marked with 2 tiers at one level (cli, unit)" in r.stdout
+        assert "2 errors" in r.stdout

@@ -15,7 +15,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -56,15 +56,6 @@ def stop(proc: subprocess.Popen[Any], sig: int = signal.SIGTERM,
         code = proc.wait(timeout=10)
     signal_group(proc, signal.SIGKILL)
     return code
-
-
-@contextlib.contextmanager
-def stopped_on_exit(proc: subprocess.Popen[Any]) -> Iterator[subprocess.Popen[Any]]:
-    """`proc`'s group is killed on the way out, also when the test failed."""
-    try:
-        yield proc
-    finally:
-        stop(proc, signal.SIGKILL, timeout=10)
 
 
 def _children(pid: int) -> list[int]:
@@ -113,7 +104,7 @@ def descendants(before: dict[int, str] | None = None) -> dict[int, str]:
     return found
 
 
-def outliving(before: dict[int, str], polls: int = 40) -> dict[int, str]:
+def outliving(before: dict[int, str], polls: int = 100) -> dict[int, str]:
     """What the test started that is still alive, after up to `polls` times 50 ms (a
     process just sent SIGKILL takes a moment to go). Counted in sleeps, not by a clock: the
     test may have left time frozen."""

@@ -49,17 +49,17 @@ LINT := build/lint
 lint: $(STAMP)
 	$(BIN)/ruff check acomm_cli store commands tests bench
 	@rm -rf $(LINT) && mkdir -p $(LINT) && cp -r acomm_cli $(LINT)/ && \
-	  cp -r store $(LINT)/acomm_cli/store && cp -r commands $(LINT)/acomm_cli/commands && \
+	  cp -r store $(LINT)/acomm_cli/store && cp -r commands $(LINT)/acomm_cli/cli/commands && \
 	  find $(LINT) -name __pycache__ -prune -exec rm -rf {} +
 	cd $(LINT) && { $(CURDIR)/$(BIN)/mypy --config-file $(CURDIR)/pyproject.toml \
 	  --cache-dir $(CURDIR)/build/mypy-cache acomm_cli > mypy.out; status=$$?; \
-	  sed -e 's#^acomm_cli/store/#store/#' -e 's#^acomm_cli/commands/#commands/#' mypy.out; \
+	  sed -e 's#^acomm_cli/store/#store/#' -e 's#^acomm_cli/cli/commands/#commands/#' mypy.out; \
 	  exit $$status; }
 	cd $(LINT) && PYTHONPATH=. $(CURDIR)/$(BIN)/lint-imports --config $(CURDIR)/pyproject.toml
 
 # Regenerate man/, completions/ and docs/cli.md from the app (tests fail when they drift).
 docs: $(STAMP)
-	$(BIN)/python -m acomm_cli.shell.docgen .
+	$(BIN)/python -m acomm_cli.cli.docgen .
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py

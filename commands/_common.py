@@ -15,13 +15,13 @@ from typer._click.globals import get_current_context
 
 from acomm_cli import model
 from acomm_cli.cli import params
-from acomm_cli.cli.columns import Columns, describe
+from acomm_cli.cli.commands import _runtime
+from acomm_cli.cli.commands._runtime import build_filter as build_filter  # messages uses it
+from acomm_cli.cli.commands._runtime import identity as identity  # re-exported for the commands
 from acomm_cli.cli.config import Settings
 from acomm_cli.cli.invocation import Invocation
-from acomm_cli.cli.render import Output
-from acomm_cli.commands import _runtime
-from acomm_cli.commands._runtime import build_filter as build_filter  # messages uses it
-from acomm_cli.commands._runtime import identity as identity  # re-exported for the commands
+from acomm_cli.output.columns import Columns, describe
+from acomm_cli.output.render import Output
 
 
 def settings(ctx: Context) -> Settings:
@@ -70,7 +70,7 @@ def runs(body: Callable[..., int | None]) -> Callable[[Callable[..., None]], Cal
     """`@runs(send_run.send)` under `@app.command()`: the decorated function declares the
     command (its signature and docstring are the options and the help) and `body` does the
     work, with the same keyword parameters after an `Invocation`. `make docs` records `body`
-    in `acomm_cli/shell/fastpath_tree.py`, so that the fast path can run it without Typer."""
+    in `acomm_cli/cli/fastpath_tree.py`, so that the fast path can run it without Typer."""
     def declare(declaration: Callable[..., None]) -> Callable[..., None]:
         @functools.wraps(declaration)
         def command(ctx: typer.Context, **values: Any) -> None:

@@ -1,5 +1,5 @@
 """What command bodies need at run time, without typer or click: the settings, the output,
-the store, identity, the message body. `acomm_cli.shell.fastpath` runs the hot commands' bodies
+the store, identity, the message body. `acomm_cli.cli.main` runs the hot commands' bodies
 (`send_run`, `receive_run`) on these alone; `_common` gives the same helpers to the Typer
 commands from a click context."""
 
@@ -11,13 +11,13 @@ import sys
 import time
 
 from acomm_cli import clock, model
-from acomm_cli.cli import render
 from acomm_cli.cli.config import Settings
 from acomm_cli.cli.invocation import Invocation
-from acomm_cli.cli.render import Output
 from acomm_cli.engine import opening, sending
 from acomm_cli.errors import DiskFull, StoreReadOnly, UsageError
 from acomm_cli.model import MessageFilter
+from acomm_cli.output import render
+from acomm_cli.output.render import Output
 
 
 def output(s: Settings) -> Output:
@@ -120,7 +120,7 @@ def _say_where(s: Settings, path: object) -> None:
 def _bridge_after_write(conn: sqlite3.Connection, s: Settings, before: int | None) -> None:
     """Mirror after the commit; a failure here never fails the command (tick retries)."""
     from acomm_cli.bridge import sync as bridge
-    from acomm_cli.cli import render_worker
+    from acomm_cli.output import render_worker
 
     try:
         result = bridge.sync(conn, bridge.config(s.value), clock.now_ms(),

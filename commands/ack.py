@@ -7,10 +7,11 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import params, render_acks
-from acomm_cli.commands._common import AsAgent, identity, output, store
+from acomm_cli.cli import params
+from acomm_cli.cli.commands._common import AsAgent, identity, output, store
 from acomm_cli.engine import acking, delivery
 from acomm_cli.lite.records import asdict  # the engine's results are records (issue 17)
+from acomm_cli.output import render_acks
 
 app = typer.Typer(add_completion=False)
 

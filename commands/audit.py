@@ -6,9 +6,10 @@ from typing import Annotated
 
 import typer
 
-from acomm_cli.cli import columns, params, render_analytics
-from acomm_cli.commands._common import listing, output, settings
+from acomm_cli.cli import params
+from acomm_cli.cli.commands._common import listing, output, settings
 from acomm_cli.errors import UsageError
+from acomm_cli.output import columns, render_analytics
 
 app = typer.Typer(add_completion=False)
 

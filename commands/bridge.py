@@ -8,9 +8,10 @@ import typer
 
 from acomm_cli import clock
 from acomm_cli.bridge import sync as bridge
-from acomm_cli.cli import params, render_worker
-from acomm_cli.commands._common import output, settings, store
+from acomm_cli.cli import params
+from acomm_cli.cli.commands._common import output, settings, store
 from acomm_cli.errors import UsageError
+from acomm_cli.output import render_worker
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="The mailbox bridge: inbox files, team inboxes, response files."

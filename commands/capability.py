@@ -9,10 +9,11 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import columns, params, render_caps
-from acomm_cli.commands._common import limits, listing, output, store
+from acomm_cli.cli import params
+from acomm_cli.cli.commands._common import limits, listing, output, store
 from acomm_cli.engine import capabilities
 from acomm_cli.errors import ValidationFailed
+from acomm_cli.output import columns, render_caps
 
 app = typer.Typer(help="Capabilities: what an agent can be asked to do, under a contract."
                   "\n\nExample: acomm capability list --json",

@@ -8,9 +8,10 @@ from typing import Annotated, Any
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import columns, params, render, render_channels
-from acomm_cli.commands._common import AsAgent, identity, listing, output, store
+from acomm_cli.cli import params
+from acomm_cli.cli.commands._common import AsAgent, identity, listing, output, store
 from acomm_cli.engine import channel_admin, channels
+from acomm_cli.output import columns, render, render_channels
 
 app = typer.Typer(help="Create and manage channels.\n\nExample: acomm channel create team "
                   "--type group --as planner", no_args_is_help=True,

@@ -6,14 +6,16 @@ from typing import Annotated
 
 import typer
 
-from acomm_cli.cli import params, render
-from acomm_cli.commands._common import store
+from acomm_cli.cli import params
+from acomm_cli.cli.commands._common import store
+from acomm_cli.output import render
 
 app = typer.Typer(add_completion=False)
 
 
 @app.command()
 def completions(
+    ctx: typer.Context,
     shell: Annotated[str, typer.Argument(
         click_type=params.SHELL, metavar="SHELL", help="bash, zsh or fish.")],
 ) -> None:
@@ -30,9 +32,11 @@ def completions(
 
     Example (fish): acomm completions fish > ~/.config/fish/completions/acomm.fish
     """
-    from acomm_cli.shell import completion
+    from acomm_cli.cli import clitree, completion
 
-    render.text(completion.script(shell))
+    # the running program's root: the completion machinery sits below the app
+    root = clitree.tree(ctx.find_root().command)
+    render.text(completion.script(shell, root))
 
 
 @app.command("__complete", hidden=True)
@@ -41,7 +45,7 @@ def complete(
     kind: Annotated[str, typer.Argument(help="channels or agents.")],
 ) -> None:
     """Channel names or agent ids, one a line, for the completion scripts (read-only)."""
-    from acomm_cli.shell import completion
+    from acomm_cli.cli import completion
 
     with store(ctx, write=False) as conn:
         words = completion.words(conn, kind)

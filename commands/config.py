@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import typer
 
-from acomm_cli.cli import columns, config_report, render_operations
-from acomm_cli.commands._common import listing, output, settings
+from acomm_cli.cli import config_report
+from acomm_cli.cli.commands._common import listing, output, settings
+from acomm_cli.output import columns, render_operations
 
 app = typer.Typer(help="Inspect the configuration.\n\nExample: acomm config show --json",
                   no_args_is_help=True, add_completion=False)

@@ -7,10 +7,11 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock, model
-from acomm_cli.cli import columns, params, render, render_deadletters
-from acomm_cli.commands._common import listing, output, store
+from acomm_cli.cli import params
+from acomm_cli.cli.commands._common import listing, output, store
 from acomm_cli.engine import deadletters, delivery
 from acomm_cli.errors import UsageError
+from acomm_cli.output import columns, render, render_deadletters
 
 app = typer.Typer(help="Inspect and recover dead letters.\n\nExample: acomm deadletter "
                   "list --json", no_args_is_help=True,

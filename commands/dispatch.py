@@ -8,10 +8,11 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import columns, params, render_worker, stopping
+from acomm_cli.cli import params, stopping
+from acomm_cli.cli.commands._common import listing, output, settings, store
 from acomm_cli.cli.config import AGENTS
-from acomm_cli.commands._common import listing, output, settings, store
 from acomm_cli.dispatch import dispatcher as engine
+from acomm_cli.output import columns, render_worker
 
 app = typer.Typer(add_completion=False)
 

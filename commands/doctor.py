@@ -6,9 +6,9 @@ from typing import Annotated
 
 import typer
 
-from acomm_cli.cli import columns, render_operations
-from acomm_cli.commands._common import listing, output, store
+from acomm_cli.cli.commands._common import listing, output, store
 from acomm_cli.engine import operations
+from acomm_cli.output import columns, render_operations
 
 app = typer.Typer(add_completion=False)
 

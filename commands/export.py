@@ -7,8 +7,9 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import params, render, render_analytics
-from acomm_cli.commands._common import output, store
+from acomm_cli.cli import params
+from acomm_cli.cli.commands._common import output, store
+from acomm_cli.output import render, render_analytics
 
 app = typer.Typer(add_completion=False)
 

@@ -8,8 +8,9 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import params, render
-from acomm_cli.commands._common import output, settings, store
+from acomm_cli.cli import params
+from acomm_cli.cli.commands._common import output, settings, store
+from acomm_cli.output import render
 
 app = typer.Typer(help="Federation: exchange with the other nodes.\n\nExample: acomm fed "
                   "pull --json", no_args_is_help=True, add_completion=False)

@@ -8,8 +8,8 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import render, render_messages
-from acomm_cli.commands._common import limits, output, settings, store
+from acomm_cli.cli.commands._common import limits, output, settings, store
+from acomm_cli.output import render, render_messages
 
 app = typer.Typer(help="This node's gateway: the exchange, the state room, the outbox.\n\n"
                   "Example: acomm gateway serve --listen 0.0.0.0:8765 --seed",

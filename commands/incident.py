@@ -7,9 +7,10 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import columns, params, render, render_caps
-from acomm_cli.commands._common import listing, output, store
+from acomm_cli.cli import params
+from acomm_cli.cli.commands._common import listing, output, store
 from acomm_cli.engine import incidents
+from acomm_cli.output import columns, render, render_caps
 
 app = typer.Typer(help="Review incidents: misfires of published capabilities."
                   "\n\nExample: acomm incident list --state open --json",

@@ -9,11 +9,12 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import params, render
+from acomm_cli.cli import params
+from acomm_cli.cli.commands._common import output, settings, store
 from acomm_cli.cli.config import DEFAULT_CONFIG, STORE_DIR, STORE_FILE
-from acomm_cli.commands._common import output, settings, store
 from acomm_cli.engine import opening
 from acomm_cli.lite.records import asdict  # the engine's results are records (issue 17)
+from acomm_cli.output import render
 
 app = typer.Typer(add_completion=False)
 

@@ -7,8 +7,9 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import columns, params, render, render_federation
-from acomm_cli.commands._common import listing, output, store
+from acomm_cli.cli import params
+from acomm_cli.cli.commands._common import listing, output, store
+from acomm_cli.output import columns, render, render_federation
 
 app = typer.Typer(help="Invite other nodes to join this one (a seed).\n\nExample: acomm "
                   "invite create --expect mbp-jane --ttl 10m --json", no_args_is_help=True,

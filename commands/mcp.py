@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from acomm_cli.cli import params, render
-from acomm_cli.commands._common import AsAgent, identity, limits, settings
+from acomm_cli.cli import params
+from acomm_cli.cli.commands._common import AsAgent, identity, limits, settings
 from acomm_cli.errors import UsageError, ValidationFailed
+from acomm_cli.output import render
 
 if TYPE_CHECKING:
     from acomm_cli.mcpserver.tools import Encoders
@@ -103,14 +104,14 @@ def mcp(
 
 
 def _encoders() -> Encoders:
-    from acomm_cli.cli import (
+    from acomm_cli.mcpserver.tools import Encoders
+    from acomm_cli.output import (
         render_acks,
         render_channels,
         render_deadletters,
         render_messages,
         render_operations,
     )
-    from acomm_cli.mcpserver.tools import Encoders
 
     return Encoders(message=render_messages.message_doc, send=render_messages.send_doc,
                     channel=render_channels.channel_doc,

@@ -7,8 +7,8 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import columns, params, render, render_messages, stopping
-from acomm_cli.commands._common import (
+from acomm_cli.cli import params, stopping
+from acomm_cli.cli.commands._common import (
     ChannelOpt,
     From,
     Grep,
@@ -30,6 +30,7 @@ from acomm_cli.commands._common import (
 from acomm_cli.engine import delivery, inbox
 from acomm_cli.errors import UsageError
 from acomm_cli.lite.records import replace
+from acomm_cli.output import columns, render, render_messages
 
 app = typer.Typer(add_completion=False)
 

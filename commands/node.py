@@ -7,8 +7,8 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import render
-from acomm_cli.commands._common import output, store
+from acomm_cli.cli.commands._common import output, store
+from acomm_cli.output import render
 
 app = typer.Typer(help="This store's federation node identity.\n\nExample: acomm node init "
                   "--id vps-jane", no_args_is_help=True, add_completion=False)
@@ -40,7 +40,7 @@ def init(
 
     Example: acomm node init --id vps-jane --json
     """
-    from acomm_cli.commands._common import settings
+    from acomm_cli.cli.commands._common import settings
     from acomm_cli.federation import identity, nats_transport
 
     if transport is None:  # `federation.transport` in config (or $ACOMM_FED_TRANSPORT)

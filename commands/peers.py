@@ -7,8 +7,8 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import columns, render, render_federation
-from acomm_cli.commands._common import listing, output, settings, store
+from acomm_cli.cli.commands._common import listing, output, settings, store
+from acomm_cli.output import columns, render, render_federation
 
 app = typer.Typer(help="The other federation nodes this node knows.\n\nExample: acomm peers "
                   "--json\n\n" + columns.describe(columns.PEERS),  # the group's help is shown

@@ -7,9 +7,9 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import columns, params, render, render_messages, stopping
 from acomm_cli.cli import handover as render_handover
-from acomm_cli.commands._common import (
+from acomm_cli.cli import params, stopping
+from acomm_cli.cli.commands._common import (
     AsAgent,
     identity,
     limits,
@@ -22,6 +22,7 @@ from acomm_cli.commands._common import (
 from acomm_cli.engine import delivery
 from acomm_cli.errors import Timeout
 from acomm_cli.model import SendRequest
+from acomm_cli.output import columns, render, render_messages
 
 app = typer.Typer(add_completion=False)
 

@@ -7,9 +7,9 @@ from typing import Annotated
 
 import typer
 
-from acomm_cli.cli import columns, params
-from acomm_cli.commands import receive_run
-from acomm_cli.commands._common import (
+from acomm_cli.cli import params
+from acomm_cli.cli.commands import receive_run
+from acomm_cli.cli.commands._common import (
     ChannelOpt,
     From,
     Grep,
@@ -26,6 +26,7 @@ from acomm_cli.commands._common import (
     listing,
     runs,
 )
+from acomm_cli.output import columns
 
 app = typer.Typer(add_completion=False)
 

@@ -1,19 +1,19 @@
 """What `acomm receive` does, without typer: `commands/receive.py` declares it (options,
-help) and runs this; the fast path (`acomm_cli.shell.fastpath`) runs it directly."""
+help) and runs this; the fast path (`acomm_cli.cli.main`) runs it directly."""
 
 from __future__ import annotations
 
 from acomm_cli import clock
 from acomm_cli.cli import handover as render_handover
 from acomm_cli.cli import stopping
-from acomm_cli.cli.invocation import Invocation
-from acomm_cli.commands._runtime import (
+from acomm_cli.cli.commands._runtime import (
     build_filter,
     identity,
     output,
     stall_s,
     store,
 )
+from acomm_cli.cli.invocation import Invocation
 from acomm_cli.engine import delivery
 from acomm_cli.errors import OutputFailed, Timeout, UsageError, ValidationFailed
 

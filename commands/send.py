@@ -7,8 +7,8 @@ from typing import Annotated
 import typer
 
 from acomm_cli.cli import params
-from acomm_cli.commands import send_run
-from acomm_cli.commands._common import runs
+from acomm_cli.cli.commands import send_run
+from acomm_cli.cli.commands._common import runs
 
 app = typer.Typer(add_completion=False)
 

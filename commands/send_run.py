@@ -1,5 +1,5 @@
 """What `acomm send` and `acomm publish` do, without typer: `commands/send.py` declares them
-(options, help) and runs these; the fast path (`acomm_cli.shell.fastpath`) runs them directly."""
+(options, help) and runs these; the fast path (`acomm_cli.cli.main`) runs them directly."""
 
 from __future__ import annotations
 
@@ -7,9 +7,7 @@ import io
 import sys
 
 from acomm_cli import clock, model
-from acomm_cli.cli import render, render_messages
-from acomm_cli.cli.invocation import Invocation
-from acomm_cli.commands._runtime import (
+from acomm_cli.cli.commands._runtime import (
     identity,
     limits,
     output,
@@ -17,9 +15,11 @@ from acomm_cli.commands._runtime import (
     refuse_terminal_stdin,
     store,
 )
+from acomm_cli.cli.invocation import Invocation
 from acomm_cli.engine import sending
 from acomm_cli.errors import CommError, UsageError, ValidationFailed
 from acomm_cli.model import SendRequest
+from acomm_cli.output import render, render_messages
 
 TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
 if TYPE_CHECKING:

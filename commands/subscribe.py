@@ -7,9 +7,10 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import columns, params, render, render_channels
-from acomm_cli.commands._common import AsAgent, identity, listing, output, store
+from acomm_cli.cli import params
+from acomm_cli.cli.commands._common import AsAgent, identity, listing, output, store
 from acomm_cli.engine import channels
+from acomm_cli.output import columns, render, render_channels
 
 app = typer.Typer(add_completion=False)
 

@@ -7,9 +7,18 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import columns, params, render_tasks
-from acomm_cli.commands._common import AsAgent, identity, limits, listing, output, read_body, store
+from acomm_cli.cli import params
+from acomm_cli.cli.commands._common import (
+    AsAgent,
+    identity,
+    limits,
+    listing,
+    output,
+    read_body,
+    store,
+)
 from acomm_cli.engine import tasks
+from acomm_cli.output import columns, render_tasks
 
 app = typer.Typer(help="Tasks: work one agent delegates to another, with an ETA and progress."
                   "\n\nExample: acomm task create --to builder \"run the tests\" --as lead",

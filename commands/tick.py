@@ -9,9 +9,10 @@ import typer
 
 from acomm_cli import clock, worker
 from acomm_cli.bridge import sync as bridge
-from acomm_cli.cli import params, render, render_worker, stopping
+from acomm_cli.cli import params, stopping
+from acomm_cli.cli.commands._common import output, settings, store
 from acomm_cli.cli.config import AGENTS
-from acomm_cli.commands._common import output, settings, store
+from acomm_cli.output import render, render_worker
 
 app = typer.Typer(add_completion=False)
 

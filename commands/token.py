@@ -7,8 +7,9 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import columns, params, render, render_tasks
-from acomm_cli.commands._common import listing, output, store
+from acomm_cli.cli import params
+from acomm_cli.cli.commands._common import listing, output, store
+from acomm_cli.output import columns, render, render_tasks
 
 app = typer.Typer(help="Session tokens for external agents at this node's gateway.\n\n"
                   "An external agent sends and receives through the gateway's /agent/v1 "

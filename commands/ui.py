@@ -12,9 +12,9 @@ import typer
 
 from acomm_cli import clock
 from acomm_cli.cli import params
+from acomm_cli.cli.commands import _runtime
+from acomm_cli.cli.commands._common import AsAgent, settings
 from acomm_cli.cli.config import Settings
-from acomm_cli.commands import _runtime
-from acomm_cli.commands._common import AsAgent, settings
 from acomm_cli.errors import UsageError
 
 if TYPE_CHECKING:

@@ -22,7 +22,7 @@ def staged(tmp_path: Path) -> Path:
     ignore = shutil.ignore_patterns("__pycache__")
     shutil.copytree(REPO / "acomm_cli", root / "acomm_cli", ignore=ignore)
     shutil.copytree(REPO / "store", root / "acomm_cli" / "store", ignore=ignore)
-    shutil.copytree(REPO / "commands", root / "acomm_cli" / "commands", ignore=ignore)
+    shutil.copytree(REPO / "commands", root / "acomm_cli" / "cli" / "commands", ignore=ignore)
     return root
 
 
@@ -47,8 +47,8 @@ def test_the_tree_keeps_its_layers(tmp_path):
 
 
 @pytest.mark.parametrize("module, line, broken", [
-    ("engine/sending.py", "from acomm_cli.cli import render",
-     "acomm_cli.engine.sending -> acomm_cli.cli.render"),
+    ("engine/sending.py", "from acomm_cli.output import render",
+     "acomm_cli.engine.sending -> acomm_cli.output.render"),
     ("store/reads.py", "import acomm_cli.engine.channels",
      "acomm_cli.store.reads -> acomm_cli.engine.channels"),
     ("engine/inbox.py", "import typer", "acomm_cli.engine.inbox -> typer"),
@@ -68,14 +68,14 @@ def test_importing_sqlite_utils_anywhere_fails_even_inside_a_function(tmp_path):
     """sqlite-utils is a test dependency only (docs/DECISIONS.md): not even a cold command
     such as doctor may load it on demand."""
     root = staged(tmp_path)
-    module = root / "acomm_cli" / "commands" / "doctor.py"
+    module = root / "acomm_cli" / "cli" / "commands" / "doctor.py"
     text = module.read_text()
     assert "\ndef doctor(" in text
     module.write_text(text.replace("\ndef doctor(", "\ndef _schema():\n"
                                    "    import sqlite_utils\n\n\ndef doctor(", 1))
     r = lint_imports(root)
     assert r.returncode != 0
-    assert "acomm_cli.commands.doctor -> sqlite_utils" in r.stdout
+    assert "acomm_cli.cli.commands.doctor -> sqlite_utils" in r.stdout
 
 
 def test_the_top_level_stays_small_and_every_subpackage_says_what_it_holds():

@@ -11,7 +11,7 @@ import pytest
 
 from acomm_cli.lite import records
 
-MODULES = ["acomm_cli.model", "acomm_cli.cli.config", "acomm_cli.cli.render",
+MODULES = ["acomm_cli.model", "acomm_cli.cli.config", "acomm_cli.output.render",
            "acomm_cli.engine.opening", "acomm_cli.engine.sending", "acomm_cli.engine.delivery"]
 
 

@@ -22,7 +22,7 @@ print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in heavy)))
 
 RUN_MAIN = """
 sys.argv = ["acomm", *{argv!r}]
-from acomm_cli.app import main
+from acomm_cli.cli.app import main
 code = 0
 try:
     main()
@@ -40,7 +40,7 @@ def _probe(body: str) -> tuple[list[str], subprocess.CompletedProcess[str]]:
 
 
 def test_importing_the_app_loads_no_heavy_module():
-    loaded, _ = _probe("import acomm_cli.app")
+    loaded, _ = _probe("import acomm_cli.cli.app")
     assert loaded == []
 
 
@@ -164,8 +164,8 @@ def test_send_on_a_current_store_loads_the_store_sql_it_uses_and_no_migration_bo
         "acomm_cli.store.migrations", "acomm_cli.store.sending"]
 
 
-RUN_ACOMM = RUN_MAIN.replace("from acomm_cli.app import main",
-                             "from acomm_cli.shell.fastpath import main")
+RUN_ACOMM = RUN_MAIN.replace("from acomm_cli.cli.app import main",
+                             "from acomm_cli.cli.main import main")
 TYPER = ("typer", "click")
 # what acomm_cli.lite.records and TYPE_CHECKING = False keep out of the hot commands (issue 17:
 # about a fifth of a send; DECISIONS.md). pathlib, re, json... are checked below, on an
@@ -190,7 +190,7 @@ def _probe_typer(argv: list[str]) -> tuple[list[str], subprocess.CompletedProces
     ["receive", "--as", "bob", "--json"],
 ])
 def test_the_acomm_command_runs_the_hot_commands_without_typer(team, argv):
-    """What the `acomm` program runs (shell/fastpath.py): typer and click are half of a
+    """What the `acomm` program runs (cli/main.py): typer and click are half of a
     send's start-up, so the hot commands' plain calls never import them, nor `dataclasses`
     and `typing` (acomm_cli/lite/records.py)."""
     loaded, p = _probe_typer(argv)
@@ -224,7 +224,7 @@ def installed_layout(tmp_path_factory):
     skip = shutil.ignore_patterns("__pycache__")
     shutil.copytree(repo / "acomm_cli", root / "acomm_cli", ignore=skip)
     shutil.copytree(repo / "store", root / "acomm_cli" / "store", ignore=skip)
-    shutil.copytree(repo / "commands", root / "acomm_cli" / "commands", ignore=skip)
+    shutil.copytree(repo / "commands", root / "acomm_cli" / "cli" / "commands", ignore=skip)
     return root
 
 

@@ -6,11 +6,11 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from acomm_cli.cli import columns as cols
-from acomm_cli.cli.render import Output, _dump, _kv_line, _table, listing, note
-from acomm_cli.cli.render_messages import message_doc
 from acomm_cli.clock import iso
 from acomm_cli.errors import CommError
+from acomm_cli.output import columns as cols
+from acomm_cli.output.render import Output, _dump, _kv_line, _table, listing, note
+from acomm_cli.output.render_messages import message_doc
 
 if TYPE_CHECKING:
     from acomm_cli.bridge.sync import SyncResult

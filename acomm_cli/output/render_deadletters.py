@@ -10,11 +10,11 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from acomm_cli.cli import columns as cols
-from acomm_cli.cli.render import Output, _dump, _pairs, listing, note
-from acomm_cli.cli.render_messages import message_doc
 from acomm_cli.clock import iso
 from acomm_cli.engine.deadletters import Attempt, DeadLetterRecord
+from acomm_cli.output import columns as cols
+from acomm_cli.output.render import Output, _dump, _pairs, listing, note
+from acomm_cli.output.render_messages import message_doc
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

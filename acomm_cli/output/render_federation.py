@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from acomm_cli.cli import columns as cols
-from acomm_cli.cli.columns import column_names
-from acomm_cli.cli.render import Output, _dump, listing
+from acomm_cli.output import columns as cols
+from acomm_cli.output.columns import column_names
+from acomm_cli.output.render import Output, _dump, listing
 
 
 def invites(out: Output, docs: Sequence[dict[str, Any]]) -> None:

@@ -18,10 +18,10 @@ import os
 import sys
 import time
 
-from acomm_cli.cli import outcome, render
+from acomm_cli.cli import fastpath_tree, outcome
 from acomm_cli.cli.config import Settings
 from acomm_cli.cli.invocation import Invocation
-from acomm_cli.shell import fastpath_tree
+from acomm_cli.output import render
 
 TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
 if TYPE_CHECKING:
@@ -153,7 +153,7 @@ def plan(argv: list[str]) -> Plan | None:
 
 
 def _typer() -> None:
-    from acomm_cli.app import main as typer_main
+    from acomm_cli.cli.app import main as typer_main
 
     typer_main()
 

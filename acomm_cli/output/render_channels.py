@@ -9,9 +9,9 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from acomm_cli.cli import columns as cols
-from acomm_cli.cli.render import Output, _dump, _pairs, listing, note
 from acomm_cli.clock import iso
+from acomm_cli.output import columns as cols
+from acomm_cli.output.render import Output, _dump, _pairs, listing, note
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -8,9 +8,9 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from acomm_cli.cli import columns as cols
-from acomm_cli.cli.render import Output, _dump, _pairs, _table, listing
 from acomm_cli.clock import iso
+from acomm_cli.output import columns as cols
+from acomm_cli.output.render import Output, _dump, _pairs, _table, listing
 
 if TYPE_CHECKING:
     from acomm_cli.engine.tasks import Task, TaskEvent

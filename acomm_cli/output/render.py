@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from types import TracebackType
 
-from acomm_cli.cli.columns import Columns, column_names
 from acomm_cli.errors import CommError
+from acomm_cli.output.columns import Columns, column_names
 
 TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
 if TYPE_CHECKING:

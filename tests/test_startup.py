@@ -207,25 +207,19 @@ def test_the_acomm_command_hands_anything_else_to_typer(team):
 # What a regular install's `acomm send` no longer imports (issue 17, DECISIONS.md "Issue 17,
 # finishing the start-up"): each of these cost 0.5-4 ms of a send. The editable install's
 # finder loads pathlib (and with it re, fnmatch, urllib) before acomm runs, so this is checked
-# on a copy of the installed layout run without site-packages (`python -S`).
+# on the installed layout (the link tree of `make layout`) run without site-packages (`python -S`).
 STDLIB_OFF_THE_SEND_PATH = ("pathlib", "re", "json", "enum", "contextlib", "importlib",
                             "fnmatch", "urllib", "ipaddress", "typing", "dataclasses",
                             "inspect", "threading")
 
 
 @pytest.fixture(scope="module")
-def installed_layout(tmp_path_factory):
-    """acomm_cli with store/ and commands/ inside it, as setuptools installs them."""
-    import shutil
-    from pathlib import Path
+def installed_layout():
+    """acomm_cli with store/ and commands/ inside it, as setuptools installs them (the strict
+    editable link tree of `make layout`)."""
+    from test_layers import installed_layout as layout
 
-    repo = Path(__file__).resolve().parent.parent
-    root = tmp_path_factory.mktemp("layout")
-    skip = shutil.ignore_patterns("__pycache__")
-    shutil.copytree(repo / "acomm_cli", root / "acomm_cli", ignore=skip)
-    shutil.copytree(repo / "store", root / "acomm_cli" / "store", ignore=skip)
-    shutil.copytree(repo / "commands", root / "acomm_cli" / "cli" / "commands", ignore=skip)
-    return root
+    return layout()
 
 
 @pytest.mark.parametrize("argv", [

@@ -7,7 +7,8 @@ from typing import Annotated
 import typer
 
 from acomm_cli.cli import params
-from acomm_cli.cli.commands._common import store
+from acomm_cli.cli.invocation import Invocation
+from acomm_cli.cli.params import takes_invocation
 from acomm_cli.output import render
 
 app = typer.Typer(add_completion=False)
@@ -34,19 +35,20 @@ def completions(
     """
     from acomm_cli.cli import clitree, completion
 
-    # the running program's root: the completion machinery sits below the app
+    # the running program's click root (no settings needed): completion sits below the app
     root = clitree.tree(ctx.find_root().command)
     render.text(completion.script(shell, root))
 
 
 @app.command("__complete", hidden=True)
+@takes_invocation
 def complete(
-    ctx: typer.Context,
+    inv: Invocation,
     kind: Annotated[str, typer.Argument(help="channels or agents.")],
 ) -> None:
     """Channel names or agent ids, one a line, for the completion scripts (read-only)."""
     from acomm_cli.cli import completion
 
-    with store(ctx, write=False) as conn:
+    with inv.store(write=False) as conn:
         words = completion.words(conn, kind)
     render.text("".join(f"{w}\n" for w in words))

@@ -103,7 +103,7 @@ _ASCII_INT, _ASCII_FLOAT = params.Whole(), params.Number()
 
 def _listings_only(cmd: Command, path: str) -> Command:
     """The row formats (--jsonl, --csv, --tsv) for the commands that print rows (those
-    declared with `@listing`, commands/_common.py): any other command refuses them (exit 2)
+    declared with `@listing`, cli/params.py): any other command refuses them (exit 2)
     rather than ignore them. Group callbacks are left alone (`peers` itself is a listing)."""
     subs = getattr(cmd, "commands", None)
     if subs:

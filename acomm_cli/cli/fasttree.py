@@ -2,7 +2,7 @@
 
 `acomm_cli/cli/fastpath_tree.py` (generated, checked in, checked by tests/test_docs.py) holds the
 root's global options and, for every command whose declaration names a body (`@runs(...)` in
-`commands/_common.py`), each parameter as click sees it after `app.py` has prepared the
+`cli/params.py`), each parameter as click sees it after `app.py` has prepared the
 command: its option names, whether it is a flag, how its value converts, its default,
 whether it is required, repeatable or read from an environment variable. Typer stays the one
 definition; this is a copy of what it says, regenerated whenever it changes.

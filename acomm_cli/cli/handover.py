@@ -20,7 +20,7 @@ from acomm_cli.model import Message, QueryResult
 from acomm_cli.output import render, render_messages
 from acomm_cli.output.render import Output
 
-TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
+TYPE_CHECKING = False  # typing's, without importing typing (a send does not load it)
 if TYPE_CHECKING:
     from typing import TextIO
 

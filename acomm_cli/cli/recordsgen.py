@@ -2,7 +2,7 @@
 (acomm_cli/lite/records.py) that the hot commands' processes build, as precompiled source.
 
 A record's `__init__` is generated source; compiling it at import cost about 0.2 ms a class,
-15 classes and 2-3 ms of an `acomm send` (issue 17, docs/BENCHMARKS.md). Written out here, it
+15 classes and 2-3 ms of an `acomm send` (docs/BENCHMARKS.md). Written out here, it
 comes from the module's .pyc instead. records.py uses a twin only when it was generated from
 the same source as the one it would compile, so a stale file costs time, never correctness;
 tests/test_docs.py fails while the file is stale, as for the other generated files.

@@ -1,4 +1,4 @@
-"""What `capability` and `incident` print (issue 15): JSON documents, or lines for people.
+"""What `capability` and `incident` print: JSON documents, or lines for people.
 Kept beside render.py, whose helpers it uses, so that neither grows past a screenful of
 subjects."""
 

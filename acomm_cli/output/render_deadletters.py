@@ -1,6 +1,6 @@
 """What `deadletter` prints: the list, `replay --all`, and `show`'s whole record.
 
-`deadletter show` (issue 19) gives the whole record, as one JSON document or a block of lines
+`deadletter show` gives the whole record, as one JSON document or a block of lines
 per dead letter, with the attempts m012's trigger keeps.
 """
 

@@ -1,4 +1,4 @@
-"""What `invite list` and `peers` print: a node's invites and the other nodes (spec 002)."""
+"""What `invite list` and `peers` print: a node's invites and the other nodes."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ from acomm_cli.model import Delivery, Message, QueryResult, SendResult
 from acomm_cli.output import columns as cols
 from acomm_cli.output.render import Output, _dump, _pairs, error, flush, listing, note
 
-TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
+TYPE_CHECKING = False  # typing's, without importing typing (a send does not load it)
 if TYPE_CHECKING:
     from typing import Any
 
@@ -136,7 +136,7 @@ def message(out: Output, m: Message) -> None:
 
         out.console().print(render_views.message_panel(m))
         return
-    import json  # not at the top: `acomm send` prints no JSON unless asked (issue 17)
+    import json  # not at the top: `acomm send` prints no JSON unless asked
 
     doc = message_doc(m)
     _pairs(out, [(k, json.dumps(v) if isinstance(v, dict) else v)

@@ -25,7 +25,7 @@ def tick(out: Output, doc: dict[str, Any]) -> None:
         sys.stdout.write(" ".join(f"{k}={v}" for k, v in doc.items() if k != "now") + "\n")
 
 
-# ---------------------------------------------------------------- mailbox bridge (issue 6)
+# ---------------------------------------------------------------- mailbox bridge
 
 
 def bridge_notes(r: SyncResult) -> None:
@@ -67,12 +67,12 @@ def bridge_tick(out: Output, doc: dict[str, Any]) -> None:
     tick(out, flat)
 
 
-# ---------------------------------------------------------------- agent dispatch (issue 7)
+# ---------------------------------------------------------------- agent dispatch
 
 
 def message_json(m: Message) -> str:
     """The document an agent's command reads on stdin: what `receive --json` prints for it."""
-    import json  # not at the top: `acomm send` prints no JSON unless asked (issue 17)
+    import json  # not at the top: `acomm send` prints no JSON unless asked
 
     return json.dumps(message_doc(m), ensure_ascii=False)
 

@@ -1,6 +1,6 @@
 """What a response file's object asks for, through the engine's own pipeline.
 
-acomm's schema (spec 003 FR-3.9; DECISIONS.md, "Issue 19 (bridge)"): `ack`
+acomm's schema (DECISIONS.md, "Any JSON object in an outbox is forwarded"): `ack`
 acknowledges; `to`, `channel`, `reply_to` or `correlation_id` name a target, and then every
 field must be one of acomm's. Any other JSON object is forwarded as it is: its JSON text is
 the content of a message to `bridge.default_channel` when that is set, else of a reply to the

@@ -1,4 +1,4 @@
-"""The mailbox bridge (spec 003): mirror unread deliveries as JSON files, append to Claude
+"""The mailbox bridge (docs/BRIDGE.md): mirror unread deliveries as JSON files, append to Claude
 Code team inboxes, and ingest agents' response files.
 
 The store stays the source of truth. `sync` reconciles the files with it, idempotently:

@@ -78,7 +78,7 @@ def apply(conn: sqlite3.Connection, agent: str, doc: Any, now: int,
 
 def _forward(conn: sqlite3.Connection, agent: str, doc: dict[str, Any], now: int,
              default_channel: str | None) -> int:
-    """An object naming no target (FR-3.9: any object is forwarded): its JSON text, as the
+    """An object naming no target (any object is forwarded): its JSON text, as the
     agent, to the default channel, else in reply to the latest message the agent received.
     With neither, the file is bad: it stays until it names a target (or is touched after
     bridge.default_channel is set), rather than answering a message that arrives later."""

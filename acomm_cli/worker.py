@@ -19,7 +19,7 @@ from acomm_cli.bridge import sync as bridge
 from acomm_cli.bridge.sync import SyncResult
 from acomm_cli.engine import delivery, tasks
 from acomm_cli.errors import CommError, ValidationFailed
-from acomm_cli.lite.records import asdict  # the engine's results are records (issue 17)
+from acomm_cli.lite.records import asdict  # the engine's results are records
 from acomm_cli.model import Message
 
 if TYPE_CHECKING:  # dispatch code loads only when agents are configured
@@ -106,7 +106,7 @@ def load_agents(load: Callable[[], dict[str, AgentSpec]]) -> tuple[dict[str, Age
     """The configured agents, or none and why: a bad `agents:` section (a typo such as
     `types: [comand]`) must not stall every timer of the store (retries, dead letters,
     scheduled sends, the bridge), so `tick` runs them anyway, reports the error and exits
-    with its status at the end (DECISIONS.md, issue 18)."""
+    with its status at the end (DECISIONS.md, "`tick --every` survives a locked store")."""
     try:
         return load(), None
     except ValidationFailed as exc:

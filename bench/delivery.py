@@ -1,4 +1,4 @@
-"""Delivery benchmarks (issue 3): `tick` on 100,000 due timers, `receive --wait` wake-up.
+"""Delivery benchmarks: `tick` on 100,000 due timers, `receive --wait` wake-up.
 
     .venv/bin/python bench/delivery.py [--timers 100000] [--wakeups 15] [--out docs/BENCHMARKS.md]
 
@@ -28,7 +28,7 @@ from acomm_cli.model import ChannelConfig, DeliveryMode, Limits, SendRequest
 ROOT = Path(__file__).resolve().parent.parent
 ACOMM = str(Path(sys.executable).parent / "acomm")
 T0 = 1_700_000_000_000
-SECTION = "## Delivery (issue 3)"
+SECTION = "## Delivery"
 
 
 def build_timer_store(path: Path, n: int) -> None:

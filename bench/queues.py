@@ -1,4 +1,4 @@
-"""Work-queue throughput (issue 18): 1, 2 and 4 worker processes draining one queue, against
+"""Work-queue throughput: 1, 2 and 4 worker processes draining one queue, against
 pgmq-style raw SQL on the same machine in the same run.
 
     .venv/bin/python bench/queues.py            # rewrites its section of docs/BENCHMARKS.md
@@ -15,7 +15,7 @@ pgmq-style raw SQL on the same machine in the same run.
 
 Workers start together (a start file), so process start-up is not counted; throughput is N
 over the time from the start to the last worker's end. Both sides check each message was
-handed out exactly once. This script owns the section "## Work queues (issue 18)".
+handed out exactly once. This script owns the section "## Work queues".
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from acomm_cli import clock
 from acomm_cli.engine import channels, delivery, opening, sending
 from acomm_cli.model import MessageFilter, SendRequest
 
-SECTION = "## Work queues (issue 18)"
+SECTION = "## Work queues"
 BATCH = 10
 
 

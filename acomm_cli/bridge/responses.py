@@ -1,6 +1,6 @@
 """What a response file's object asks for, through the engine's own pipeline.
 
-acomm's schema (spec 003 FR-3.9; DECISIONS.md, "Issue 19 (bridge)"): `ack`
+acomm's schema (DECISIONS.md, "Any JSON object in an outbox is forwarded"): `ack`
 acknowledges; `to`, `channel`, `reply_to` or `correlation_id` name a target, and then every
 field must be one of acomm's. Any other JSON object is forwarded as it is: its JSON text is
 the content of a message to `bridge.default_channel` when that is set, else of a reply to the
@@ -78,7 +78,7 @@ def apply(conn: sqlite3.Connection, agent: str, doc: Any, now: int,
 
 def _forward(conn: sqlite3.Connection, agent: str, doc: dict[str, Any], now: int,
              default_channel: str | None) -> int:
-    """An object naming no target (FR-3.9: any object is forwarded): its JSON text, as the
+    """An object naming no target (any object is forwarded): its JSON text, as the
     agent, to the default channel, else in reply to the latest message the agent received.
     With neither, the file is bad: it stays until it names a target (or is touched after
     bridge.default_channel is set), rather than answering a message that arrives later."""

@@ -1,5 +1,6 @@
-"""Agent dispatch (issue 7, spec 004's outbox worker): run each configured agent's command on
-the unread messages to it that match its trigger rules, and keep a receipt of every run.
+"""Agent dispatch (the outbox worker of docs/spec/notification-outbox.txt): run each configured
+agent's command on the unread messages to it that match its trigger rules, and keep a receipt of
+every run.
 
 One delivery at a time: claim it (a short write transaction: compare-and-set on the claim
 row, with a lease; an ack-tracked delivery is acknowledged `in_progress`, which stops the
@@ -469,7 +470,7 @@ def _acknowledge_in_progress(conn: sqlite3.Connection, mid: int, agent: str, now
     on dispatch alone decides (accepted or ignored: `completed`; out of attempts: dead)."""
     try:
         with savepoint(conn, "in_progress"):
-            # dispatch's own claim lease holds it, not the channel's (issue 18)
+            # dispatch's own claim lease holds it, not the channel's
             delivery.record_ack(conn, mid, agent, AckStatus.IN_PROGRESS, None, now,
                                 lease=False)
     except CommError:  # e.g. no room for the ack message: run anyway; settling copes

@@ -1,4 +1,4 @@
-"""The gateway's agent endpoints (spec 002 §12): an external agent, which is not a transport
+"""The gateway's agent endpoints: an external agent, which is not a transport
 peer, sends and receives as ITS agent only, with a scoped session token (tokens.py) in
 `Authorization: Bearer`. Mounted by gateway.py under /agent/v1:
 
@@ -38,7 +38,7 @@ from typing import Any
 from acomm_cli import clock, model
 from acomm_cli.errors import CommError, Forbidden, ValidationFailed
 from acomm_cli.federation import tokens
-from acomm_cli.lite.records import asdict  # the engine's results are records (issue 17)
+from acomm_cli.lite.records import asdict  # the engine's results are records
 from acomm_cli.model import Message, MessageFilter, QueryResult, SendRequest, SendResult
 
 PREFIX = "/agent/v1"
@@ -58,7 +58,7 @@ Work = Callable[[sqlite3.Connection, str, dict[str, Any], int], Any]
 
 @dataclass(frozen=True)
 class Encoders:
-    """The JSON documents of the command line's contract (DESIGN.md §5), passed in by the
+    """The JSON documents of the command line's `--json` output, passed in by the
     command: rendering is not this layer's business (as dispatch's `encode`)."""
 
     message: Callable[[Message], dict[str, Any]]

@@ -135,7 +135,7 @@ class Actions:
 
     def channel_state(self, name: str, action: str, *, agent: str | None) -> Action:
         """`channel pause NAME --as AGENT` or `channel resume NAME --as AGENT`: only the
-        channel's owner or an admin may (issue 19)."""
+        channel's owner or an admin may."""
         self.refuse_if_read_only(action)
         if action not in ("pause", "resume"):
             raise UsageError(f"action: {action!r} is not pause or resume", field="action",

@@ -83,7 +83,7 @@ class Detail:
 
 def is_stale(a: AgentStats, stale_after_ms: int) -> bool:
     """An agent that has left a message unread for longer than the threshold: the sign of a
-    dead or stuck agent (spec 003's queue statistics)."""
+    dead or stuck agent (what queue statistics are for)."""
     return a.unread > 0 and a.oldest_unread_age_sec * 1000 >= stale_after_ms
 
 

@@ -1,10 +1,10 @@
-"""Federation's rules inside the engine (spec 002, DESIGN.md §7): routing a direct message to
+"""Federation's rules inside the engine: routing a direct message to
 an agent owned by another node, the envelope of an outbox event, and the acks and replies a
 local agent's turn owes a message that came from another node.
 
 Imported only on a node's paths: by `sending` when a direct message names an agent that has
 no direct channel here and the store turns out to be a node, by `sending.persist` and
-`delivery.record_ack` for a message on a `_fed:` channel (which only a node has). A plain
+`acking.record_ack` for a message on a `_fed:` channel (which only a node has). A plain
 store never loads it. Messages exchanged with another node live on `_fed:<local>:<remote>`
 channels: the local agent's copy of a sent message (no local delivery), and the messages that
 came in (delivered to the local agent)."""
@@ -78,7 +78,10 @@ def online(conn: sqlite3.Connection, self_node: str, node: str, now: int,
 
 def route(conn: sqlite3.Connection, self_node: str, agent: str, now: int,
           offline_after_ms: int) -> Route:
-    """Agent-first routing (DESIGN.md §7 "Details fixed")."""
+    """Agent-first routing: the agent's owner node from the room, when it is online; else
+    the first online fallback node the room lists for the agent (this node: deliver here);
+    an agent no node owns is local if it takes part in a channel here, else `no_owner`;
+    an owner offline with no fallback online is `owner_offline`."""
     owner = room_value(conn, "agents", agent).get("ownerNodeId")
     fallbacks = tuple(n for n in room_value(conn, "routing", agent).get("fallbackOwners", [])
                       if isinstance(n, str))
@@ -210,7 +213,7 @@ def answered(conn: sqlite3.Connection, row: Sequence[Any], correlation_id: str |
 
 
 def view(conn: sqlite3.Connection, message_id: int, global_id: str) -> dict[str, Any]:
-    """The federation view of a federated message (DESIGN.md §7): on the sender's node, its
+    """The federation view of a federated message: on the sender's node, its
     event's state (`emitted`, `accepted`, `processed`, `replied`, `dead_letter`, `incident`);
     on the receiving node, the inbound event (accepted when it was pulled; processed or
     replied once the local agent's turn appended that to our outbox)."""

@@ -1,5 +1,6 @@
-"""Sending: validate -> assign id and time -> route -> persist -> deliver, in one
-transaction (DESIGN.md §4); direct messages and batches. SQL lives in the store."""
+"""Sending: validate -> assign id and time -> route -> persist -> deliver, in one transaction
+(all or nothing: a failed step writes nothing); direct messages, batches, and a direct
+message to an agent another node owns (`send_remote`). SQL lives in the store."""
 
 from __future__ import annotations
 
@@ -37,13 +38,13 @@ from acomm_cli.store import backlog, channels, savepoint, sending, write
 from acomm_cli.store.connection import StoreConnection
 from acomm_cli.topics import SubscriptionIndex, validate_topic
 
-TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
+TYPE_CHECKING = False  # typing's, without importing typing (a send's start-up time)
 if TYPE_CHECKING:
     from dataclasses import dataclass, replace
     from typing import Any
 
     from acomm_cli.engine.remote import Route
-else:  # the same classes, without importing dataclasses (issue 17)
+else:  # the same classes, without importing dataclasses (a send's start-up time)
     from acomm_cli.lite.records import dataclass, replace
 
 # ---------------------------------------------------------------- send
@@ -152,7 +153,7 @@ class Router:
 
 _ACK_EXEMPT = (MessageType.RESPONSE.value, MessageType.ACKNOWLEDGMENT.value)
 # Enum members as module constants on the per-message path: reading `Enum.MEMBER` costs
-# about 0.1 us, `.value` more (issue 17: a send's Python time).
+# about 0.1 us, `.value` more: a send's Python time.
 _ANSWERS = (MessageType.RESPONSE, MessageType.ACKNOWLEDGMENT)
 
 
@@ -166,7 +167,7 @@ _UNREAD = DeliveryState.UNREAD.value
 
 def _json(metadata: dict[str, Any]) -> str:
     """A message's metadata as stored. `json` (with `re`) is imported only by a send that has
-    metadata (issue 17: not by a plain `acomm send`)."""
+    metadata, not by a plain `acomm send` (start-up time)."""
     import json
 
     return json.dumps(metadata, separators=(",", ":"))
@@ -199,7 +200,7 @@ def check_request(req: SendRequest, now: int) -> tuple[str, MessageType, model.P
         if len(_VALID_SENDERS) >= 1024:
             _VALID_SENDERS.clear()
         _VALID_SENDERS.add(sender)
-    # the common values by dict lookup (issue 17: a send's Python time); the rest, and every
+    # the common values by dict lookup (a send's Python time); the rest, and every
     # error, through model's validators
     t = req.type
     mtype = (_TYPES.get(t) if type(t) is str else None) or (
@@ -340,7 +341,7 @@ def _acknowledge_origin(router: Router, plan: _Plan, now: int) -> None:
     wanted = (MessageType.QUERY if plan.row[2] == MessageType.RESPONSE.value
               else MessageType.COMMAND)
     cfg = plan.channel.config  # the command's channel: an answer travels on it
-    # a `received` ack holds an ack-tracked delivery for the channel's lease (issue 18)
+    # a `received` ack holds an ack-tracked delivery for the channel's lease
     until = (now + cfg.effective_lease_ms if status == AckStatus.RECEIVED
              and cfg.delivery != DeliveryMode.AT_MOST_ONCE else None)
     for mid, state, previous in ack_queries.correlated_deliveries(

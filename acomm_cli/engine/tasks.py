@@ -10,10 +10,11 @@ acknowledgement's metadata (so the creator learns the ETA), completing sends a
 `completed`), failing acknowledges `failed` with the reason. Progress updates write only the
 task's history.
 
-The row in `tasks` is the current state; `task_events` the history. Every change goes through
-`record()`, which checks the transition, writes one history row under a UUIDv7 event id, and
-is idempotent by that id: engine/taskfed.py records a peer's `task_*` event by calling it
-with the event's own id (a re-read changes nothing). States:
+The row in `tasks` is the current state; `task_events` the history (both read as records in
+taskdata.py). Every change goes through `record()`, which checks the transition, writes one
+history row under a UUIDv7 event id, and is idempotent by that id: engine/taskfed.py records
+a peer's `task_*` event by calling it with the event's own id (a re-read changes nothing).
+States:
 
     created -> accepted -> (updated)* -> completed | failed
     created -> failed (the owner declines)
@@ -65,6 +66,9 @@ _FOLLOWS: dict[str, tuple[str, ...]] = {
 }
 EVENTS = ("created", *_FOLLOWS)
 
+
+# ---------------------------------------------------------------- reading (taskdata.py has
+# the records and `load`)
 
 
 def show(conn: sqlite3.Connection, task_id: int | str, now: int) -> Task:

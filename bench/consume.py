@@ -10,7 +10,7 @@ import peers
 from harness import WORK, Result, median, rotate, spread, synchronous_name
 
 from acomm_cli import clock
-from acomm_cli.engine import channels, delivery, opening, sending
+from acomm_cli.engine import channels, opening, sending, timers
 from acomm_cli.model import ChannelConfig, DeliveryMode, MessageFilter, SendRequest
 
 # acomm's receive (limit 1) + ack per message as a share of persist-queue's get + ack, measured
@@ -80,9 +80,9 @@ def receive_ack(ctx: object) -> list[Result]:
     sync = synchronous_name(conn)
 
     def receive_then_ack() -> int:
-        res = delivery.receive_due(conn, "bob", ONE, clock.now_ms())
+        res = timers.receive_due(conn, "bob", ONE, clock.now_ms())
         for m in res.messages:
-            delivery.ack(conn, m.id, "bob", "completed", None, clock.now_ms())
+            acking.ack(conn, m.id, "bob", "completed", None, clock.now_ms())
         return len(res.messages)
 
     samples: dict[str, Callable[[], float]] = {
@@ -98,7 +98,7 @@ def receive_ack(ctx: object) -> list[Result]:
         batch = MessageFilter(limit=100)
 
         def receive_then_ack_all() -> int:  # at-least-once: acked after the work is done
-            res = delivery.receive_due(conn, "bob", batch, clock.now_ms())
+            res = timers.receive_due(conn, "bob", batch, clock.now_ms())
             if res.messages:
                 acking.ack_many(conn, [m.id for m in res.messages], "bob",  # type: ignore
                                 "completed", None, clock.now_ms())

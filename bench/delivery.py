@@ -22,7 +22,7 @@ from pathlib import Path
 
 from harness import write_section
 
-from acomm_cli.engine import channels, delivery, opening, sending
+from acomm_cli.engine import channels, opening, sending, timers
 from acomm_cli.model import ChannelConfig, DeliveryMode, Limits, SendRequest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,7 +59,7 @@ def bench_tick(n: int, repeats: int) -> dict[str, float]:
             if kind == "tick":
                 tracemalloc.start()
                 t = time.perf_counter()
-                result = delivery.tick(conn, due)
+                result = timers.tick(conn, due)
                 tick_s.append(time.perf_counter() - t)
                 peaks.append(tracemalloc.get_traced_memory()[1])
                 tracemalloc.stop()

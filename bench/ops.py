@@ -32,7 +32,7 @@ from harness import DOC, OUT, WORK, duration, machine, median, spread, write_sec
 from stores import remove, schema_key
 
 from acomm_cli import clock
-from acomm_cli.engine import delivery, opening, operations
+from acomm_cli.engine import opening, operations, timers
 
 SECTION = "## Store operations"
 BUILD_VERSION = 2
@@ -196,7 +196,7 @@ def bench_stats(n: int, reps: int) -> tuple[dict[str, object], list[str]]:
         due_rows = conn.execute("SELECT count(*) FROM deliveries WHERE next_timer_at <= ?",
                                 (now,)).fetchone()[0]
         projected = operations.stats(conn, now)
-        ticked = delivery.tick(conn, now)
+        ticked = timers.tick(conn, now)
         after = operations.stats(conn, now)
         agrees = (after.agents, after.channels, after.store.messages) == (
             projected.agents, projected.channels, projected.store.messages)

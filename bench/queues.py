@@ -5,8 +5,8 @@ pgmq-style raw SQL on the same machine in the same run.
     .venv/bin/python bench/queues.py --quick    # 500 messages, prints only
 
 - acomm: an at-least-once `queue` channel of N messages; each worker process opens the store
-  and loops `delivery.receive_due` (the engine of `acomm receive --limit B`: claim, read,
-  commit) then `delivery.ack` per message (one transaction each, as `acomm ack`), until a
+  and loops `timers.receive_due` (the engine of `acomm receive --limit B`: claim, read,
+  commit) then `acking.ack` per message (one transaction each, as `acomm ack`), until a
   receive hands over nothing.
 - raw: one table `q(msg_id, vt, read_ct, message)` in the same WAL mode and synchronous
   setting; a claim is pgmq's `UPDATE ... SET vt = now + 30 s, read_ct = read_ct + 1 WHERE
@@ -32,7 +32,7 @@ from pathlib import Path
 from harness import PYTHON, WORK, machine, synchronous_name, write_section
 
 from acomm_cli import clock
-from acomm_cli.engine import channels, delivery, opening, sending
+from acomm_cli.engine import acking, channels, opening, sending, timers
 from acomm_cli.model import MessageFilter, SendRequest
 
 SECTION = "## Work queues"
@@ -77,11 +77,11 @@ def worker_acomm(store: Path, agent: str, go: Path) -> list[int]:
     got: list[int] = []
     _wait_start(go)
     while True:
-        msgs = delivery.receive_due(conn, agent, f, clock.now_ms()).messages
+        msgs = timers.receive_due(conn, agent, f, clock.now_ms()).messages
         if not msgs:
             return got
         for m in msgs:
-            delivery.ack(conn, m.id, agent, "completed", None, clock.now_ms())
+            acking.ack(conn, m.id, agent, "completed", None, clock.now_ms())
             got.append(m.id)
 
 

@@ -9,7 +9,7 @@ import typer
 from acomm_cli import clock
 from acomm_cli.cli import params, render_acks
 from acomm_cli.commands._common import AsAgent, identity, output, store
-from acomm_cli.engine import acking, delivery
+from acomm_cli.engine import acking
 from acomm_cli.lite.records import asdict  # the engine's results are records (issue 17)
 
 app = typer.Typer(add_completion=False)
@@ -37,7 +37,7 @@ def ack(
     agent = identity(as_)
     with store(ctx, write=True) as conn:
         if len(message_ids) == 1:  # one id keeps its one JSON object
-            results = [delivery.ack(conn, message_ids[0], agent, status, note, clock.now_ms())]
+            results = [acking.ack(conn, message_ids[0], agent, status, note, clock.now_ms())]
         else:
             results = acking.ack_many(conn, message_ids, agent, status, note, clock.now_ms())
     if len(results) == 1:

@@ -9,7 +9,7 @@ import typer
 from acomm_cli import clock, model
 from acomm_cli.cli import columns, params, render, render_deadletters
 from acomm_cli.commands._common import listing, output, store
-from acomm_cli.engine import deadletters, delivery
+from acomm_cli.engine import deadletters
 from acomm_cli.errors import UsageError
 
 app = typer.Typer(help="Inspect and recover dead letters.\n\nExample: acomm deadletter "
@@ -40,7 +40,7 @@ def list_(
     Example: acomm deadletter list --reason max_retries_exceeded --json
     """
     with store(ctx, write=False) as conn:
-        items, total = delivery.list_dead_letters(conn, channel=channel, recipient=recipient,
+        items, total = deadletters.list_dead_letters(conn, channel=channel, recipient=recipient,
                                                   reason=reason, limit=limit, offset=offset)
     render_deadletters.dead_letters(output(ctx), items, total)
 
@@ -104,7 +104,7 @@ def replay(
                 flag = "--" + name.replace("_", "-")
                 raise UsageError(f"{name}: {flag} goes with --all", field=name)
         with store(ctx, write=True) as conn:
-            items = delivery.replay(conn, message_id, recipient, clock.now_ms())
+            items = deadletters.replay(conn, message_id, recipient, clock.now_ms())
         render_deadletters.dead_letters(output(ctx), items, len(items))
         return
     now = clock.now_ms()
@@ -122,7 +122,7 @@ def discard(ctx: typer.Context, message_id: Msg, recipient: Recipient = None) ->
     Example: acomm deadletter discard 42
     """
     with store(ctx, write=True) as conn:
-        n = delivery.discard(conn, message_id, recipient)
+        n = deadletters.discard(conn, message_id, recipient)
     render.ok(output(ctx), {"discarded": n}, str(n))
 
 
@@ -136,6 +136,6 @@ def purge(
     Example: acomm deadletter purge --older-than 7d
     """
     with store(ctx, write=True) as conn:
-        n = delivery.purge(conn, clock.parse_duration(older_than, "older_than"),
+        n = deadletters.purge(conn, clock.parse_duration(older_than, "older_than"),
                            clock.now_ms())
     render.ok(output(ctx), {"purged": n}, str(n))

@@ -27,7 +27,7 @@ from acomm_cli.commands._common import (
     output,
     store,
 )
-from acomm_cli.engine import delivery, inbox
+from acomm_cli.engine import inbox, waiting
 from acomm_cli.errors import UsageError
 from acomm_cli.lite.records import replace
 
@@ -84,7 +84,7 @@ def messages(
     with store(ctx, write=False) as conn:
         if follow:
             with stopping.on_signals() as stop:
-                for batch in delivery.follow_history(conn, f, stop=stop):
+                for batch in waiting.follow_history(conn, f, stop=stop):
                     render_messages.follow(out, batch)
                     out = render.headed(out)
             return

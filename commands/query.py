@@ -19,7 +19,7 @@ from acomm_cli.commands._common import (
     stall_s,
     store,
 )
-from acomm_cli.engine import delivery
+from acomm_cli.engine import queries
 from acomm_cli.errors import Timeout
 from acomm_cli.model import SendRequest
 
@@ -57,7 +57,7 @@ def query(
                       topic=topic)
     out = output(ctx)
     with store(ctx, write=True) as conn:
-        result = delivery.query(conn, req, now, timeout_ms, limits(ctx), wait)
+        result = queries.query(conn, req, now, timeout_ms, limits(ctx), wait)
         if wait is None:
             render.ok(out, render_messages.send_doc(result), result.correlation_id)
             return
@@ -65,7 +65,7 @@ def query(
         assert asked is not None  # send gives every query a correlation id
         emit = render_handover.answer_output(out, stall_s(ctx))
         with stopping.on_signals() as stop:
-            answer = delivery.await_response(conn, asked, agent, wait, stop, emit)
+            answer = queries.await_response(conn, asked, agent, wait, stop, emit)
     if answer is None:
         raise Timeout(f"no response to {result.correlation_id} within {wait:g}s",
                       correlation_id=result.correlation_id)
@@ -88,7 +88,7 @@ def respond(
     """
     agent = identity(as_)
     with store(ctx, write=True) as conn:
-        result = delivery.respond(conn, correlation_id, read_body(body), agent, clock.now_ms(),
+        result = queries.respond(conn, correlation_id, read_body(body), agent, clock.now_ms(),
                                   priority)
     render_messages.send_results(output(ctx), [result])
 
@@ -104,5 +104,5 @@ def thread(
     Example: acomm thread "$corr" --json
     """
     with store(ctx, write=False) as conn:
-        msgs = delivery.thread(conn, correlation_id)
+        msgs = queries.thread(conn, correlation_id)
     render_messages.thread(output(ctx), correlation_id, msgs)

@@ -13,7 +13,7 @@ from acomm_cli.cli.render import Output, _dump, _pairs, _table, listing
 from acomm_cli.clock import iso
 
 if TYPE_CHECKING:
-    from acomm_cli.engine.tasks import Task, TaskEvent
+    from acomm_cli.engine.taskdata import Task, TaskEvent
 
 
 def task_event_doc(e: TaskEvent) -> dict[str, Any]:

@@ -229,7 +229,7 @@ class AgentApi:
 
     def _respond(self, conn: sqlite3.Connection, agent: str, doc: dict[str, Any],
                  now: int) -> Any:
-        from acomm_cli.engine import delivery
+        from acomm_cli.engine import queries
 
         _check_keys(doc, {"correlation_id", "body", "priority", *_IDENTITY_KEYS})
         corr = _str(doc, "correlation_id")
@@ -241,14 +241,14 @@ class AgentApi:
         priority = doc.get("priority", "normal")
         if isinstance(priority, bool) or not isinstance(priority, (str, int)):
             raise ValidationFailed("priority: a name or 0-4", field="priority")
-        return self.encoders.send(delivery.respond(conn, corr, body, agent, now, priority))
+        return self.encoders.send(queries.respond(conn, corr, body, agent, now, priority))
 
     async def ack(self, request: Any) -> Any:
         return await self._handle(request, "receive", self._ack)
 
     def _ack(self, conn: sqlite3.Connection, agent: str, doc: dict[str, Any],
              now: int) -> Any:
-        from acomm_cli.engine import delivery
+        from acomm_cli.engine import acking
 
         _check_keys(doc, {"message_id", "status", "note", *_IDENTITY_KEYS})
         message_id = doc.get("message_id")
@@ -256,7 +256,7 @@ class AgentApi:
             raise ValidationFailed("message_id: an integer is required", field="message_id")
         status = _str(doc, "status", "completed")
         assert status is not None
-        result = delivery.ack(conn, message_id, agent, status, _str(doc, "note"), now)
+        result = acking.ack(conn, message_id, agent, status, _str(doc, "note"), now)
         return asdict(result)
 
     # ------------------------------------------------------------ receive
@@ -286,7 +286,7 @@ class AgentApi:
         """One read of the inbox; True when a response went out (`deliver`, inside the
         transaction that marks the messages read, or after it for a peek). Nothing is
         delivered for an empty inbox until the `final` read."""
-        from acomm_cli.engine import delivery
+        from acomm_cli.engine import timers
 
         sent = False
 
@@ -298,7 +298,7 @@ class AgentApi:
 
         conn = self._connect()
         try:
-            delivery.receive_due(conn, agent, f, clock.now_ms(), peek=peek, emit=emit)
+            timers.receive_due(conn, agent, f, clock.now_ms(), peek=peek, emit=emit)
         finally:
             conn.close()
         return sent

@@ -189,7 +189,7 @@ def _deliver(conn: sqlite3.Connection, me: str, source: str, env: dict[str, Any]
     payload = env.get("payload") or {}
     local, sender = str(env["toAgentId"]), str(env["sourceAgentId"])
     router = Router(conn)
-    name = remote.fed_channel(router, local, sender, now)
+    name = remote.fed_channel(router.conn, router.channels, local, sender, now)
     mtype = payload.get("type") or MessageType.TEXT.value
     try:
         plan = plan_message(router, SendRequest(

@@ -61,7 +61,7 @@ def ok(doc: Any, *, failed: bool = False) -> CallToolResult:
 
 
 def refused(exc: CommError) -> CallToolResult:
-    """A tool error carrying acomm's error document (DESIGN.md §5)."""
+    """A tool error carrying acomm's error document, the one `--json` prints on stderr."""
     return ok({"error": exc.to_dict()}, failed=True)
 
 

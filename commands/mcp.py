@@ -82,8 +82,8 @@ def mcp(
     try:
         from acomm_cli.mcpserver import server, tools
     except ImportError as exc:  # the SDK is an extra
-        raise MissingExtra(f"mcp: needs the MCP SDK ({exc.name}), which the `mcp` extra "
-                           "installs: pip install 'acomm[mcp]'", extra="mcp",
+        raise MissingExtra("mcp: needs the MCP SDK, which the `mcp` extra installs: "
+                           "pip install 'acomm[mcp]'", extra="mcp",
                            install="pip install 'acomm[mcp]'", missing=[exc.name]) from None
 
     box = tools.Toolbox(tools.StoreOptions(

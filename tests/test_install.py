@@ -161,19 +161,19 @@ def test_in_process_export_without_pyarrow_changes_nothing(cli, team, monkeypatc
     assert query(team, "SELECT count(*) FROM messages")[0][0] == 1
 
 
-# Building a fresh environment takes about a minute of a two-core machine's time (about 10 s
-# with pip's cache warm): run on request, as docs/INSTALL.md says.
-@pytest.mark.skipif(not os.environ.get("ACOMM_TEST_INSTALL"),
-                    reason="builds a fresh venv with `pip install .`: set ACOMM_TEST_INSTALL=1")
 def test_a_plain_install_is_small_and_runs_the_messaging_commands(tmp_path):
+    """`pip install .` into a fresh venv (about 15 s with pip's cache warm; skipped, saying
+    why, where pip can reach no index)."""
     src, venv = tmp_path / "src", tmp_path / "venv"
     shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(
         ".venv", "build", "*.egg-info", "__pycache__", ".git", "bench", ".pytest_cache"))
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     pip = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet",
-                          str(src)], capture_output=True, text=True, timeout=900)
+                          "--retries", "1", "--timeout", "20", str(src)],
+                         capture_output=True, text=True, timeout=900)
     if pip.returncode != 0 and re.search(r"No matching distribution|Could not find a version|"
-                                         r"NewConnectionError|Temporary failure", pip.stderr):
+                                         r"NewConnectionError|Temporary failure|timed out|"
+                                         r"Max retries", pip.stderr):
         pytest.skip(f"pip cannot fetch the dependencies here: {pip.stderr.strip()[-300:]}")
     assert pip.returncode == 0, pip.stderr
     size = sum(f.stat().st_size for f in venv.rglob("*") if f.is_file() and not f.is_symlink())

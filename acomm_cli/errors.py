@@ -46,6 +46,13 @@ class UnsafePath(ValidationFailed):
     symbolic link, a file for a directory): the bridge leaves it alone and says so."""
 
 
+class MissingExtra(ValidationFailed):
+    """A command whose libraries are an optional extra that is not installed here: the
+    message names the extra and the exact command that installs it."""
+
+    code = "missing_extra"
+
+
 class NotFound(CommError):
     code = "not_found"
     exit_status = 4

@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
 # it passes to `harness.write_section`).
 KEPT = ("## Delivery", "## Store operations", "## Export and audit",
         "## Mailbox bridge", "## Agent dispatch", "## Federation", "## Start-up",
-        "## Per-message rates", "## Work queues", "## Channel backlog")
+        "## Per-message rates", "## Work queues", "## Channel backlog", "## MCP start-up")
 
 
 def _kept_sections(out: Path) -> str:

@@ -1,4 +1,4 @@
-"""`acomm mcp`: the store as MCP tools and resources for one agent (issue 21, docs/MCP.md)."""
+"""`acomm mcp`: the store as MCP tools and resources for one agent (docs/MCP.md)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import typer
 
 from acomm_cli.cli import params, render
 from acomm_cli.commands._common import AsAgent, identity, limits, settings
-from acomm_cli.errors import UsageError, ValidationFailed
+from acomm_cli.errors import MissingExtra, UsageError
 
 if TYPE_CHECKING:
     from acomm_cli.mcpserver.tools import Encoders
@@ -62,7 +62,7 @@ def mcp(
     agent = identity(as_)
     s = settings(ctx)
     found, _ = s.store_path(create=False)
-    path = Path(found)  # store_path gives a str (issue 17: no pathlib on a send)
+    path = Path(found)  # store_path gives a str (a send does without pathlib)
     if print_config is not None:
         from acomm_cli.mcpserver import clientconfig
 
@@ -82,8 +82,9 @@ def mcp(
     try:
         from acomm_cli.mcpserver import server, tools
     except ImportError as exc:  # the SDK is an extra
-        raise ValidationFailed(f"mcp: the MCP SDK is not installed ({exc.name}): "
-                               "pip install 'acomm[mcp]'", field="mcp") from None
+        raise MissingExtra("mcp: needs the MCP SDK, which the `mcp` extra installs: "
+                           "pip install 'acomm[mcp]'", extra="mcp",
+                           install="pip install 'acomm[mcp]'", missing=[exc.name]) from None
 
     box = tools.Toolbox(tools.StoreOptions(
         path=path, busy_timeout_ms=s.value("store.busy_timeout"),

@@ -18,7 +18,7 @@ from typing import Any
 
 from acomm_cli import clock, model
 from acomm_cli.errors import CommError, Timeout, ValidationFailed
-from acomm_cli.lite.records import asdict  # the engine's results are records (issue 17)
+from acomm_cli.lite.records import asdict  # the engine's results are lite records
 from acomm_cli.model import Message, MessageFilter, QueryResult, SendRequest
 
 MAX_WAIT_S = 60.0  # a tool call holds the client's turn: longer waits are refused
@@ -172,7 +172,7 @@ class Toolbox:
     def receive(self, *, peek: bool = False, wait_seconds: float | None = None,
                 ack: str | None = None, limit: int = 100, **filters: Any) -> Doc:
         """`acomm receive --json`: marks what it returns read (unless `peek`). A wait that
-        ends with nothing returns an empty list: not an error (DECISIONS.md, issue 21)."""
+        ends with nothing returns an empty list: not an error (an empty inbox is an answer)."""
         from acomm_cli.engine import acking, timers, waiting
 
         wait = _bounded_wait(wait_seconds)

@@ -10,7 +10,7 @@ from acomm_cli import clock
 from acomm_cli.cli import params
 from acomm_cli.cli.invocation import Invocation, identity
 from acomm_cli.cli.params import AsAgent, takes_invocation
-from acomm_cli.engine import acking, delivery
+from acomm_cli.engine import acking
 from acomm_cli.lite.records import asdict  # the engine's results are records
 from acomm_cli.output import render_acks
 
@@ -40,7 +40,7 @@ def ack(
     agent = identity(as_)
     with inv.store(write=True) as conn:
         if len(message_ids) == 1:  # one id keeps its one JSON object
-            results = [delivery.ack(conn, message_ids[0], agent, status, note, clock.now_ms())]
+            results = [acking.ack(conn, message_ids[0], agent, status, note, clock.now_ms())]
         else:
             results = acking.ack_many(conn, message_ids, agent, status, note, clock.now_ms())
     if len(results) == 1:

@@ -65,7 +65,9 @@ def audit(
     """
     from acomm_cli import clock
     from acomm_cli.analytics import audit as rules
+    from acomm_cli.analytics import installed
 
+    installed.require("audit")
     extra = {}
     for item in conf or ():
         key, sep, value = item.partition("=")

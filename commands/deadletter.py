@@ -10,7 +10,7 @@ from acomm_cli import clock, model
 from acomm_cli.cli import params
 from acomm_cli.cli.invocation import Invocation
 from acomm_cli.cli.params import listing, takes_invocation
-from acomm_cli.engine import deadletters, delivery
+from acomm_cli.engine import deadletters
 from acomm_cli.errors import UsageError
 from acomm_cli.output import columns, render, render_deadletters
 
@@ -43,7 +43,7 @@ def list_(
     Example: acomm deadletter list --reason max_retries_exceeded --json
     """
     with inv.store(write=False) as conn:
-        items, total = delivery.list_dead_letters(conn, channel=channel, recipient=recipient,
+        items, total = deadletters.list_dead_letters(conn, channel=channel, recipient=recipient,
                                                   reason=reason, limit=limit, offset=offset)
     render_deadletters.dead_letters(inv.output(), items, total)
 
@@ -109,7 +109,7 @@ def replay(
                 flag = "--" + name.replace("_", "-")
                 raise UsageError(f"{name}: {flag} goes with --all", field=name)
         with inv.store(write=True) as conn:
-            items = delivery.replay(conn, message_id, recipient, clock.now_ms())
+            items = deadletters.replay(conn, message_id, recipient, clock.now_ms())
         render_deadletters.dead_letters(inv.output(), items, len(items))
         return
     now = clock.now_ms()
@@ -128,7 +128,7 @@ def discard(inv: Invocation, message_id: Msg, recipient: Recipient = None) -> No
     Example: acomm deadletter discard 42
     """
     with inv.store(write=True) as conn:
-        n = delivery.discard(conn, message_id, recipient)
+        n = deadletters.discard(conn, message_id, recipient)
     render.ok(inv.output(), {"discarded": n}, str(n))
 
 
@@ -143,6 +143,6 @@ def purge(
     Example: acomm deadletter purge --older-than 7d
     """
     with inv.store(write=True) as conn:
-        n = delivery.purge(conn, clock.parse_duration(older_than, "older_than"),
+        n = deadletters.purge(conn, clock.parse_duration(older_than, "older_than"),
                            clock.now_ms())
     render.ok(inv.output(), {"purged": n}, str(n))

@@ -52,7 +52,9 @@ def export(
     Example (nightly, from cron): acomm export /data/acomm-export --incremental
     """
     from acomm_cli.analytics import export as rules
+    from acomm_cli.analytics import installed
 
+    installed.require("export")  # before the store is opened
     now = clock.now_ms()
     lo = clock.parse_time(since, "since", now) if since else None
     hi = clock.parse_time(until, "until", now) if until else None

@@ -13,7 +13,7 @@ import typer
 from acomm_cli.cli import params
 from acomm_cli.cli.invocation import Invocation, identity
 from acomm_cli.cli.params import AsAgent, takes_invocation
-from acomm_cli.errors import UsageError, ValidationFailed
+from acomm_cli.errors import MissingExtra, UsageError
 from acomm_cli.output import render
 
 if TYPE_CHECKING:
@@ -65,7 +65,7 @@ def mcp(
     agent = identity(as_)
     s = inv.settings
     found, _ = s.store_path(create=False)
-    path = Path(found)  # store_path gives a str (no pathlib on a send)
+    path = Path(found)  # store_path gives a str (a send does without pathlib)
     if print_config is not None:
         from acomm_cli.mcpserver import clientconfig
 
@@ -85,8 +85,9 @@ def mcp(
     try:
         from acomm_cli.mcpserver import server, tools
     except ImportError as exc:  # the SDK is an extra
-        raise ValidationFailed(f"mcp: the MCP SDK is not installed ({exc.name}): "
-                               "pip install 'acomm[mcp]'", field="mcp") from None
+        raise MissingExtra("mcp: needs the MCP SDK, which the `mcp` extra installs: "
+                           "pip install 'acomm[mcp]'", extra="mcp",
+                           install="pip install 'acomm[mcp]'", missing=[exc.name]) from None
 
     box = tools.Toolbox(tools.StoreOptions(
         path=path, busy_timeout_ms=s.value("store.busy_timeout"),

@@ -26,7 +26,7 @@ from acomm_cli.cli.params import (
     listing,
     takes_invocation,
 )
-from acomm_cli.engine import delivery, inbox
+from acomm_cli.engine import inbox, waiting
 from acomm_cli.errors import UsageError
 from acomm_cli.lite.records import replace
 from acomm_cli.output import columns, render, render_messages
@@ -85,7 +85,7 @@ def messages(
     with inv.store(write=False) as conn:
         if follow:
             with stopping.on_signals() as stop:
-                for batch in delivery.follow_history(conn, f, stop=stop):
+                for batch in waiting.follow_history(conn, f, stop=stop):
                     render_messages.follow(out, batch)
                     out = render.headed(out)
             return

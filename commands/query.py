@@ -11,7 +11,7 @@ from acomm_cli.cli import handover as render_handover
 from acomm_cli.cli import params, stopping
 from acomm_cli.cli.invocation import Invocation, identity
 from acomm_cli.cli.params import AsAgent, listing, takes_invocation
-from acomm_cli.engine import delivery
+from acomm_cli.engine import queries
 from acomm_cli.errors import Timeout
 from acomm_cli.model import SendRequest
 from acomm_cli.output import columns, render, render_messages
@@ -51,7 +51,7 @@ def query(
                       topic=topic)
     out = inv.output()
     with inv.store(write=True) as conn:
-        result = delivery.query(conn, req, now, timeout_ms, inv.limits(), wait)
+        result = queries.query(conn, req, now, timeout_ms, inv.limits(), wait)
         if wait is None:
             render.ok(out, render_messages.send_doc(result), result.correlation_id)
             return
@@ -59,7 +59,7 @@ def query(
         assert asked is not None  # send gives every query a correlation id
         emit = render_handover.answer_output(out, inv.stall_s())
         with stopping.on_signals() as stop:
-            answer = delivery.await_response(conn, asked, agent, wait, stop, emit)
+            answer = queries.await_response(conn, asked, agent, wait, stop, emit)
     if answer is None:
         raise Timeout(f"no response to {result.correlation_id} within {wait:g}s",
                       correlation_id=result.correlation_id)
@@ -83,7 +83,7 @@ def respond(
     """
     agent = identity(as_)
     with inv.store(write=True) as conn:
-        result = delivery.respond(conn, correlation_id, inv.read_body(body), agent, clock.now_ms(),
+        result = queries.respond(conn, correlation_id, inv.read_body(body), agent, clock.now_ms(),
                                   priority)
     render_messages.send_results(inv.output(), [result])
 
@@ -100,5 +100,5 @@ def thread(
     Example: acomm thread "$corr" --json
     """
     with inv.store(write=False) as conn:
-        msgs = delivery.thread(conn, correlation_id)
+        msgs = queries.thread(conn, correlation_id)
     render_messages.thread(inv.output(), correlation_id, msgs)

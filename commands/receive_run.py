@@ -7,7 +7,7 @@ from acomm_cli import clock
 from acomm_cli.cli import handover as render_handover
 from acomm_cli.cli import stopping
 from acomm_cli.cli.invocation import Invocation, build_filter, identity
-from acomm_cli.engine import delivery
+from acomm_cli.engine import timers, waiting
 from acomm_cli.errors import OutputFailed, Timeout, UsageError, ValidationFailed
 
 
@@ -42,7 +42,7 @@ def receive(inv: Invocation, *, channel_arg: str | None, as_: str | None, channe
                                                     follow=True, peek=peek, stall_s=None,
                                                     stop=stop)
                 gone = render_handover.reader_gone
-                delivery.follow(conn, agent, f, emit, peek=peek, stop=stop, gone=gone)
+                waiting.follow(conn, agent, f, emit, peek=peek, stop=stop, gone=gone)
             # the reader left: as a failed write would say (141), or, with --peek, as any
             # read-only command's `| head` ends (0: nothing was to be marked read)
             if not peek and not stop() and gone():
@@ -54,8 +54,8 @@ def receive(inv: Invocation, *, channel_arg: str | None, as_: str | None, channe
 
             result = acking.receive_ack(conn, agent, f, ack, now, emit=emit, wait_s=wait)
         elif wait is not None:
-            result = delivery.receive_wait(conn, agent, f, wait, peek=peek, emit=emit)
+            result = waiting.receive_wait(conn, agent, f, wait, peek=peek, emit=emit)
         else:
-            result = delivery.receive_due(conn, agent, f, now, peek=peek, emit=emit)
+            result = timers.receive_due(conn, agent, f, now, peek=peek, emit=emit)
     if wait is not None and not result.messages:
         raise Timeout(f"nothing arrived for {agent} within {wait:g}s")

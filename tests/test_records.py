@@ -12,7 +12,8 @@ import pytest
 from acomm_cli.lite import records
 
 MODULES = ["acomm_cli.model", "acomm_cli.cli.config", "acomm_cli.output.render",
-           "acomm_cli.engine.opening", "acomm_cli.engine.sending", "acomm_cli.engine.delivery"]
+           "acomm_cli.engine.opening", "acomm_cli.engine.sending", "acomm_cli.engine.timers",
+           "acomm_cli.engine.acking", "acomm_cli.engine.deadletters"]
 
 
 def _records() -> list[type]:
@@ -61,7 +62,13 @@ def test_each_record_behaves_as_its_dataclass(cls):
     assert (a == cls(**_sample(cls, 2))) == (b == twin(**_sample(cls, 2)))
     assert (cls.__hash__ is None) == (twin.__hash__ is None)
     if cls.__hash__ is not None:
-        assert hash(a) == hash(cls(**_sample(cls, 1)))
+        try:
+            hash(b)
+        except TypeError:  # frozen with a list field: unhashable, as its dataclass is
+            with pytest.raises(TypeError):
+                hash(a)
+        else:
+            assert hash(a) == hash(cls(**_sample(cls, 1)))
     assert hasattr(cls, "__slots__") == hasattr(twin, "__slots__")
     assert cls.__match_args__ == twin.__match_args__
     assert records.asdict(a) == dataclasses.asdict(b)

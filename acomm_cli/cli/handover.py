@@ -130,7 +130,7 @@ def inbox_output(out: Output, *, body: bool, follow: bool, peek: bool,
     --peek nothing is marked read, so output fails as any read-only command's does.
 
     With --follow (not --peek) the engine calls it outside any transaction, one message at a
-    time, and marks the message read when it returns (delivery.follow): so it also waits
+    time, and marks the message read when it returns (waiting.follow): so it also waits
     until the reader has taken the message (`taken`), or `stop()`. No lock is held, so
     nothing bounds that wait but the reader."""
     show = render_messages.follow if follow else render_messages.messages

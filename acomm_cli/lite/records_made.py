@@ -29,50 +29,7 @@ def _make1(_MISSING, _set):  # acomm_cli.engine.deadletters.Attempt
     return __init__
 
 
-def _make2(_MISSING, _f_attempts, _set):  # acomm_cli.engine.deadletters.DeadLetterRecord
-    def __init__(self, recipient, channel, reason, retry_count, last_error, dead_lettered_at, message, attempts=_MISSING):
-        self.recipient = recipient
-        self.channel = channel
-        self.reason = reason
-        self.retry_count = retry_count
-        self.last_error = last_error
-        self.dead_lettered_at = dead_lettered_at
-        self.message = message
-        self.attempts = _f_attempts() if attempts is _MISSING else attempts
-    return __init__
-
-
-def _make3(_MISSING, _f_replayed, _f_skipped, _set):  # acomm_cli.engine.deadletters.Redrive
-    def __init__(self, dry_run, replayed=_MISSING, skipped=_MISSING):
-        _set(self, 'dry_run', dry_run)
-        _set(self, 'replayed', _f_replayed() if replayed is _MISSING else replayed)
-        _set(self, 'skipped', _f_skipped() if skipped is _MISSING else skipped)
-    return __init__
-
-
-def _make4(_MISSING, _set):  # acomm_cli.engine.deadletters.Skipped
-    def __init__(self, message_id, recipient, channel, code, message):
-        _set(self, 'message_id', message_id)
-        _set(self, 'recipient', recipient)
-        _set(self, 'channel', channel)
-        _set(self, 'code', code)
-        _set(self, 'message', message)
-    return __init__
-
-
-def _make5(_MISSING, _d_lease_until, _d_requeued, _set):  # acomm_cli.engine.delivery.AckResult
-    def __init__(self, message_id, agent, status, changed, ack_message_id, lease_until=_d_lease_until, requeued=_d_requeued):
-        _set(self, 'message_id', message_id)
-        _set(self, 'agent', agent)
-        _set(self, 'status', status)
-        _set(self, 'changed', changed)
-        _set(self, 'ack_message_id', ack_message_id)
-        _set(self, 'lease_until', lease_until)
-        _set(self, 'requeued', requeued)
-    return __init__
-
-
-def _make6(_MISSING, _set):  # acomm_cli.engine.delivery.DeadLetter
+def _make2(_MISSING, _set):  # acomm_cli.engine.deadletters.DeadLetter
     def __init__(self, message_id, recipient, channel, reason, retry_count, last_error, dead_lettered_at, content):
         _set(self, 'message_id', message_id)
         _set(self, 'recipient', recipient)
@@ -85,63 +42,38 @@ def _make6(_MISSING, _set):  # acomm_cli.engine.delivery.DeadLetter
     return __init__
 
 
-def _make7(_MISSING, _d_dead_lettered, _d_dedupe_expired, _d_expired, _d_lease_expired, _d_redelivered, _d_released, _d_retried, _d_scheduled_delivered, _set):  # acomm_cli.engine.delivery.TickResult
-    def __init__(self, now, retried=_d_retried, redelivered=_d_redelivered, dead_lettered=_d_dead_lettered, scheduled_delivered=_d_scheduled_delivered, released=_d_released, expired=_d_expired, dedupe_expired=_d_dedupe_expired, lease_expired=_d_lease_expired):
-        self.now = now
-        self.retried = retried
-        self.redelivered = redelivered
-        self.dead_lettered = dead_lettered
-        self.scheduled_delivered = scheduled_delivered
-        self.released = released
-        self.expired = expired
-        self.dedupe_expired = dedupe_expired
-        self.lease_expired = lease_expired
+def _make3(_MISSING, _f_attempts, _set):  # acomm_cli.engine.deadletters.DeadLetterRecord
+    def __init__(self, recipient, channel, reason, retry_count, last_error, dead_lettered_at, message, attempts=_MISSING):
+        self.recipient = recipient
+        self.channel = channel
+        self.reason = reason
+        self.retry_count = retry_count
+        self.last_error = last_error
+        self.dead_lettered_at = dead_lettered_at
+        self.message = message
+        self.attempts = _f_attempts() if attempts is _MISSING else attempts
     return __init__
 
 
-def _make8(_MISSING, _set):  # acomm_cli.engine.leases.ExtendResult
-    def __init__(self, message_id, agent, status, lease_until):
-        _set(self, 'message_id', message_id)
-        _set(self, 'agent', agent)
-        _set(self, 'status', status)
-        _set(self, 'lease_until', lease_until)
+def _make4(_MISSING, _f_replayed, _f_skipped, _set):  # acomm_cli.engine.deadletters.Redrive
+    def __init__(self, dry_run, replayed=_MISSING, skipped=_MISSING):
+        _set(self, 'dry_run', dry_run)
+        _set(self, 'replayed', _f_replayed() if replayed is _MISSING else replayed)
+        _set(self, 'skipped', _f_skipped() if skipped is _MISSING else skipped)
     return __init__
 
 
-def _make9(_MISSING, _set):  # acomm_cli.engine.leases.NackResult
-    def __init__(self, message_id, agent, outcome, redeliver_at, retry_count, reason):
+def _make5(_MISSING, _set):  # acomm_cli.engine.deadletters.Skipped
+    def __init__(self, message_id, recipient, channel, code, message):
         _set(self, 'message_id', message_id)
-        _set(self, 'agent', agent)
-        _set(self, 'outcome', outcome)
-        _set(self, 'redeliver_at', redeliver_at)
-        _set(self, 'retry_count', retry_count)
-        _set(self, 'reason', reason)
-    return __init__
-
-
-def _make10(_MISSING, _set):  # acomm_cli.engine.leases.View
-    def __init__(self, message_id, agent, state, ack_status, delivered_at, tracked, retry_count, next_timer_at, channel_id, channel, channel_type, delivery, ack_timeout_ms, lease_ms, max_retries, retry_backoff_ms, retry_failed):
-        _set(self, 'message_id', message_id)
-        _set(self, 'agent', agent)
-        _set(self, 'state', state)
-        _set(self, 'ack_status', ack_status)
-        _set(self, 'delivered_at', delivered_at)
-        _set(self, 'tracked', tracked)
-        _set(self, 'retry_count', retry_count)
-        _set(self, 'next_timer_at', next_timer_at)
-        _set(self, 'channel_id', channel_id)
+        _set(self, 'recipient', recipient)
         _set(self, 'channel', channel)
-        _set(self, 'channel_type', channel_type)
-        _set(self, 'delivery', delivery)
-        _set(self, 'ack_timeout_ms', ack_timeout_ms)
-        _set(self, 'lease_ms', lease_ms)
-        _set(self, 'max_retries', max_retries)
-        _set(self, 'retry_backoff_ms', retry_backoff_ms)
-        _set(self, 'retry_failed', retry_failed)
+        _set(self, 'code', code)
+        _set(self, 'message', message)
     return __init__
 
 
-def _make11(_MISSING, _set):  # acomm_cli.engine.opening.StoreStatus
+def _make6(_MISSING, _set):  # acomm_cli.engine.opening.StoreStatus
     def __init__(self, path, store_id, schema_version, channels, messages, unread, dead_letters, bytes, wal_bytes, flush):
         _set(self, 'path', path)
         _set(self, 'store_id', store_id)
@@ -156,7 +88,7 @@ def _make11(_MISSING, _set):  # acomm_cli.engine.opening.StoreStatus
     return __init__
 
 
-def _make12(_MISSING, _d_acks, _d_suppressed, _set):  # acomm_cli.engine.sending._Plan
+def _make7(_MISSING, _d_acks, _d_suppressed, _set):  # acomm_cli.engine.sending._Plan
     def __init__(self, channel, row, recipients, correlation_id, deliver_at, tracked, rank, suppressed=_d_suppressed, acks=_d_acks):
         self.channel = channel
         self.row = row
@@ -170,7 +102,21 @@ def _make12(_MISSING, _d_acks, _d_suppressed, _set):  # acomm_cli.engine.sending
     return __init__
 
 
-def _make13(_MISSING, _d_participants, _set):  # acomm_cli.model.Channel
+def _make8(_MISSING, _d_dead_lettered, _d_dedupe_expired, _d_expired, _d_lease_expired, _d_redelivered, _d_released, _d_retried, _d_scheduled_delivered, _set):  # acomm_cli.engine.timers.TickResult
+    def __init__(self, now, retried=_d_retried, redelivered=_d_redelivered, dead_lettered=_d_dead_lettered, scheduled_delivered=_d_scheduled_delivered, released=_d_released, expired=_d_expired, dedupe_expired=_d_dedupe_expired, lease_expired=_d_lease_expired):
+        self.now = now
+        self.retried = retried
+        self.redelivered = redelivered
+        self.dead_lettered = dead_lettered
+        self.scheduled_delivered = scheduled_delivered
+        self.released = released
+        self.expired = expired
+        self.dedupe_expired = dedupe_expired
+        self.lease_expired = lease_expired
+    return __init__
+
+
+def _make9(_MISSING, _d_participants, _set):  # acomm_cli.model.Channel
     def __init__(self, id, name, type, owner, state, config, created_at, participants=_d_participants):
         _set(self, 'id', id)
         _set(self, 'name', name)
@@ -183,14 +129,14 @@ def _make13(_MISSING, _d_participants, _set):  # acomm_cli.model.Channel
     return __init__
 
 
-def _make14(_MISSING, _set):  # acomm_cli.model.ChannelChange
+def _make10(_MISSING, _set):  # acomm_cli.model.ChannelChange
     def __init__(self, channel, changed):
         _set(self, 'channel', channel)
         _set(self, 'changed', changed)
     return __init__
 
 
-def _make15(_MISSING, _d_ack_timeout_ms, _d_dedupe_window_ms, _d_delivery, _d_echo, _d_lease_ms, _d_max_message_size, _d_max_pending, _d_max_retries, _d_message_ttl_ms, _d_priority_ordering, _d_retention_age_ms, _d_retention_count, _d_retry_backoff_ms, _d_retry_failed, _d_retry_jitter, _set):  # acomm_cli.model.ChannelConfig
+def _make11(_MISSING, _d_ack_timeout_ms, _d_dedupe_window_ms, _d_delivery, _d_echo, _d_lease_ms, _d_max_message_size, _d_max_pending, _d_max_retries, _d_message_ttl_ms, _d_priority_ordering, _d_retention_age_ms, _d_retention_count, _d_retry_backoff_ms, _d_retry_failed, _d_retry_jitter, _set):  # acomm_cli.model.ChannelConfig
     def __init__(self, delivery=_d_delivery, max_message_size=_d_max_message_size, ack_timeout_ms=_d_ack_timeout_ms, max_retries=_d_max_retries, retry_backoff_ms=_d_retry_backoff_ms, retry_jitter=_d_retry_jitter, echo=_d_echo, priority_ordering=_d_priority_ordering, max_pending=_d_max_pending, dedupe_window_ms=_d_dedupe_window_ms, retention_count=_d_retention_count, retention_age_ms=_d_retention_age_ms, lease_ms=_d_lease_ms, message_ttl_ms=_d_message_ttl_ms, retry_failed=_d_retry_failed):
         _set(self, 'delivery', delivery)
         _set(self, 'max_message_size', max_message_size)
@@ -210,7 +156,7 @@ def _make15(_MISSING, _d_ack_timeout_ms, _d_dedupe_window_ms, _d_delivery, _d_ec
     return __init__
 
 
-def _make16(_MISSING, _d_ack_status, _d_acked_at, _d_delivered_at, _d_first_read_at, _d_next_timer_at, _d_read_at, _d_retry_count, _set):  # acomm_cli.model.Delivery
+def _make12(_MISSING, _d_ack_status, _d_acked_at, _d_delivered_at, _d_first_read_at, _d_next_timer_at, _d_read_at, _d_retry_count, _set):  # acomm_cli.model.Delivery
     def __init__(self, recipient, state, retry_count=_d_retry_count, delivered_at=_d_delivered_at, read_at=_d_read_at, ack_status=_d_ack_status, acked_at=_d_acked_at, next_timer_at=_d_next_timer_at, first_read_at=_d_first_read_at):
         self.recipient = recipient
         self.state = state
@@ -224,7 +170,7 @@ def _make16(_MISSING, _d_ack_status, _d_acked_at, _d_delivered_at, _d_first_read
     return __init__
 
 
-def _make17(_MISSING, _d_cap_miss_threshold, _d_cap_miss_window_ms, _d_fed_ack_timeout_ms, _d_fed_offline_after_ms, _d_max_active_messages, _d_max_store_bytes, _d_reserve_bytes, _d_warn_fraction, _set):  # acomm_cli.model.Limits
+def _make13(_MISSING, _d_cap_miss_threshold, _d_cap_miss_window_ms, _d_fed_ack_timeout_ms, _d_fed_offline_after_ms, _d_max_active_messages, _d_max_store_bytes, _d_reserve_bytes, _d_warn_fraction, _set):  # acomm_cli.model.Limits
     def __init__(self, max_active_messages=_d_max_active_messages, max_store_bytes=_d_max_store_bytes, reserve_bytes=_d_reserve_bytes, warn_fraction=_d_warn_fraction, fed_offline_after_ms=_d_fed_offline_after_ms, fed_ack_timeout_ms=_d_fed_ack_timeout_ms, cap_miss_threshold=_d_cap_miss_threshold, cap_miss_window_ms=_d_cap_miss_window_ms):
         _set(self, 'max_active_messages', max_active_messages)
         _set(self, 'max_store_bytes', max_store_bytes)
@@ -237,7 +183,7 @@ def _make17(_MISSING, _d_cap_miss_threshold, _d_cap_miss_window_ms, _d_fed_ack_t
     return __init__
 
 
-def _make18(_MISSING, _d_delivery, _d_federation, _d_global_id, _d_origin_node, _f_deliveries, _set):  # acomm_cli.model.Message
+def _make14(_MISSING, _d_delivery, _d_federation, _d_global_id, _d_origin_node, _f_deliveries, _set):  # acomm_cli.model.Message
     def __init__(self, id, channel, channel_id, sender, type, content, topic, priority, correlation_id, dedupe_key, metadata, created_at, deliver_at, global_id=_d_global_id, origin_node=_d_origin_node, deliveries=_MISSING, delivery=_d_delivery, federation=_d_federation):
         self.id = id
         self.channel = channel
@@ -260,7 +206,7 @@ def _make18(_MISSING, _d_delivery, _d_federation, _d_global_id, _d_origin_node, 
     return __init__
 
 
-def _make19(_MISSING, _d_after_id, _d_channel, _d_correlation_id, _d_grep, _d_limit, _d_offset, _d_order, _d_priority_min, _d_recipient, _d_sender, _d_since, _d_sort, _d_state, _d_status, _d_topic, _d_types, _d_until, _set):  # acomm_cli.model.MessageFilter
+def _make15(_MISSING, _d_after_id, _d_channel, _d_correlation_id, _d_grep, _d_limit, _d_offset, _d_order, _d_priority_min, _d_recipient, _d_sender, _d_since, _d_sort, _d_state, _d_status, _d_topic, _d_types, _d_until, _set):  # acomm_cli.model.MessageFilter
     def __init__(self, channel=_d_channel, since=_d_since, until=_d_until, types=_d_types, sender=_d_sender, topic=_d_topic, status=_d_status, grep=_d_grep, priority_min=_d_priority_min, sort=_d_sort, order=_d_order, limit=_d_limit, offset=_d_offset, after_id=_d_after_id, correlation_id=_d_correlation_id, recipient=_d_recipient, state=_d_state):
         self.channel = channel
         self.since = since
@@ -282,7 +228,7 @@ def _make19(_MISSING, _d_after_id, _d_channel, _d_correlation_id, _d_grep, _d_li
     return __init__
 
 
-def _make20(_MISSING, _d_admin, _set):  # acomm_cli.model.Participant
+def _make16(_MISSING, _d_admin, _set):  # acomm_cli.model.Participant
     def __init__(self, agent, role, admin=_d_admin):
         _set(self, 'agent', agent)
         _set(self, 'role', role)
@@ -290,7 +236,7 @@ def _make20(_MISSING, _d_admin, _set):  # acomm_cli.model.Participant
     return __init__
 
 
-def _make21(_MISSING, _d_offset, _set):  # acomm_cli.model.QueryResult
+def _make17(_MISSING, _d_offset, _set):  # acomm_cli.model.QueryResult
     def __init__(self, messages, total_count, offset=_d_offset):
         self.messages = messages
         self.total_count = total_count
@@ -298,7 +244,7 @@ def _make21(_MISSING, _d_offset, _set):  # acomm_cli.model.QueryResult
     return __init__
 
 
-def _make22(_MISSING, _d_channel, _d_correlation_id, _d_dedupe_key, _d_delay_ms, _d_deliver_at, _d_expires_at, _d_metadata, _d_priority, _d_topic, _d_ttl_ms, _d_type, _set):  # acomm_cli.model.SendRequest
+def _make18(_MISSING, _d_channel, _d_correlation_id, _d_dedupe_key, _d_delay_ms, _d_deliver_at, _d_expires_at, _d_metadata, _d_priority, _d_topic, _d_ttl_ms, _d_type, _set):  # acomm_cli.model.SendRequest
     def __init__(self, sender, content, channel=_d_channel, type=_d_type, priority=_d_priority, topic=_d_topic, correlation_id=_d_correlation_id, dedupe_key=_d_dedupe_key, metadata=_d_metadata, delay_ms=_d_delay_ms, deliver_at=_d_deliver_at, expires_at=_d_expires_at, ttl_ms=_d_ttl_ms):
         _set(self, 'sender', sender)
         _set(self, 'content', content)
@@ -316,7 +262,7 @@ def _make22(_MISSING, _d_channel, _d_correlation_id, _d_dedupe_key, _d_delay_ms,
     return __init__
 
 
-def _make23(_MISSING, _d_deduplicated, _d_global_id, _d_route_decision, _d_suppressed, _d_to_node, _set):  # acomm_cli.model.SendResult
+def _make19(_MISSING, _d_deduplicated, _d_global_id, _d_route_decision, _d_suppressed, _d_to_node, _set):  # acomm_cli.model.SendResult
     def __init__(self, id, channel, channel_id, recipients, status, created_at, correlation_id, deduplicated=_d_deduplicated, global_id=_d_global_id, to_node=_d_to_node, route_decision=_d_route_decision, suppressed=_d_suppressed):
         _set(self, 'id', id)
         _set(self, 'channel', channel)
@@ -333,7 +279,7 @@ def _make23(_MISSING, _d_deduplicated, _d_global_id, _d_route_decision, _d_suppr
     return __init__
 
 
-def _make24(_MISSING, _d_color, _d_headers, _d_json, _d_table, _set):  # acomm_cli.output.render.Output
+def _make20(_MISSING, _d_color, _d_headers, _d_json, _d_table, _set):  # acomm_cli.output.render.Output
     def __init__(self, json=_d_json, color=_d_color, table=_d_table, headers=_d_headers):
         _set(self, 'json', json)
         _set(self, 'color', color)
@@ -345,27 +291,23 @@ def _make24(_MISSING, _d_color, _d_headers, _d_json, _d_table, _set):  # acomm_c
 INITS = {
     'acomm_cli.cli.config.Settings': ("def __init__(self, store=_d_store, config=_d_config, json=_d_json, color=_d_color, table=_d_table, headers=_d_headers, quiet=_d_quiet, verbose=_d_verbose, _cache=_MISSING):\n    _set(self, 'store', store)\n    _set(self, 'config', config)\n    _set(self, 'json', json)\n    _set(self, 'color', color)\n    _set(self, 'table', table)\n    _set(self, 'headers', headers)\n    _set(self, 'quiet', quiet)\n    _set(self, 'verbose', verbose)\n    _set(self, '_cache', _f__cache() if _cache is _MISSING else _cache)", _make0),
     'acomm_cli.engine.deadletters.Attempt': ('def __init__(self, recipient, attempt, delivered_at, read_at, ack_status):\n    self.recipient = recipient\n    self.attempt = attempt\n    self.delivered_at = delivered_at\n    self.read_at = read_at\n    self.ack_status = ack_status', _make1),
-    'acomm_cli.engine.deadletters.DeadLetterRecord': ('def __init__(self, recipient, channel, reason, retry_count, last_error, dead_lettered_at, message, attempts=_MISSING):\n    self.recipient = recipient\n    self.channel = channel\n    self.reason = reason\n    self.retry_count = retry_count\n    self.last_error = last_error\n    self.dead_lettered_at = dead_lettered_at\n    self.message = message\n    self.attempts = _f_attempts() if attempts is _MISSING else attempts', _make2),
-    'acomm_cli.engine.deadletters.Redrive': ("def __init__(self, dry_run, replayed=_MISSING, skipped=_MISSING):\n    _set(self, 'dry_run', dry_run)\n    _set(self, 'replayed', _f_replayed() if replayed is _MISSING else replayed)\n    _set(self, 'skipped', _f_skipped() if skipped is _MISSING else skipped)", _make3),
-    'acomm_cli.engine.deadletters.Skipped': ("def __init__(self, message_id, recipient, channel, code, message):\n    _set(self, 'message_id', message_id)\n    _set(self, 'recipient', recipient)\n    _set(self, 'channel', channel)\n    _set(self, 'code', code)\n    _set(self, 'message', message)", _make4),
-    'acomm_cli.engine.delivery.AckResult': ("def __init__(self, message_id, agent, status, changed, ack_message_id, lease_until=_d_lease_until, requeued=_d_requeued):\n    _set(self, 'message_id', message_id)\n    _set(self, 'agent', agent)\n    _set(self, 'status', status)\n    _set(self, 'changed', changed)\n    _set(self, 'ack_message_id', ack_message_id)\n    _set(self, 'lease_until', lease_until)\n    _set(self, 'requeued', requeued)", _make5),
-    'acomm_cli.engine.delivery.DeadLetter': ("def __init__(self, message_id, recipient, channel, reason, retry_count, last_error, dead_lettered_at, content):\n    _set(self, 'message_id', message_id)\n    _set(self, 'recipient', recipient)\n    _set(self, 'channel', channel)\n    _set(self, 'reason', reason)\n    _set(self, 'retry_count', retry_count)\n    _set(self, 'last_error', last_error)\n    _set(self, 'dead_lettered_at', dead_lettered_at)\n    _set(self, 'content', content)", _make6),
-    'acomm_cli.engine.delivery.TickResult': ('def __init__(self, now, retried=_d_retried, redelivered=_d_redelivered, dead_lettered=_d_dead_lettered, scheduled_delivered=_d_scheduled_delivered, released=_d_released, expired=_d_expired, dedupe_expired=_d_dedupe_expired, lease_expired=_d_lease_expired):\n    self.now = now\n    self.retried = retried\n    self.redelivered = redelivered\n    self.dead_lettered = dead_lettered\n    self.scheduled_delivered = scheduled_delivered\n    self.released = released\n    self.expired = expired\n    self.dedupe_expired = dedupe_expired\n    self.lease_expired = lease_expired', _make7),
-    'acomm_cli.engine.leases.ExtendResult': ("def __init__(self, message_id, agent, status, lease_until):\n    _set(self, 'message_id', message_id)\n    _set(self, 'agent', agent)\n    _set(self, 'status', status)\n    _set(self, 'lease_until', lease_until)", _make8),
-    'acomm_cli.engine.leases.NackResult': ("def __init__(self, message_id, agent, outcome, redeliver_at, retry_count, reason):\n    _set(self, 'message_id', message_id)\n    _set(self, 'agent', agent)\n    _set(self, 'outcome', outcome)\n    _set(self, 'redeliver_at', redeliver_at)\n    _set(self, 'retry_count', retry_count)\n    _set(self, 'reason', reason)", _make9),
-    'acomm_cli.engine.leases.View': ("def __init__(self, message_id, agent, state, ack_status, delivered_at, tracked, retry_count, next_timer_at, channel_id, channel, channel_type, delivery, ack_timeout_ms, lease_ms, max_retries, retry_backoff_ms, retry_failed):\n    _set(self, 'message_id', message_id)\n    _set(self, 'agent', agent)\n    _set(self, 'state', state)\n    _set(self, 'ack_status', ack_status)\n    _set(self, 'delivered_at', delivered_at)\n    _set(self, 'tracked', tracked)\n    _set(self, 'retry_count', retry_count)\n    _set(self, 'next_timer_at', next_timer_at)\n    _set(self, 'channel_id', channel_id)\n    _set(self, 'channel', channel)\n    _set(self, 'channel_type', channel_type)\n    _set(self, 'delivery', delivery)\n    _set(self, 'ack_timeout_ms', ack_timeout_ms)\n    _set(self, 'lease_ms', lease_ms)\n    _set(self, 'max_retries', max_retries)\n    _set(self, 'retry_backoff_ms', retry_backoff_ms)\n    _set(self, 'retry_failed', retry_failed)", _make10),
-    'acomm_cli.engine.opening.StoreStatus': ("def __init__(self, path, store_id, schema_version, channels, messages, unread, dead_letters, bytes, wal_bytes, flush):\n    _set(self, 'path', path)\n    _set(self, 'store_id', store_id)\n    _set(self, 'schema_version', schema_version)\n    _set(self, 'channels', channels)\n    _set(self, 'messages', messages)\n    _set(self, 'unread', unread)\n    _set(self, 'dead_letters', dead_letters)\n    _set(self, 'bytes', bytes)\n    _set(self, 'wal_bytes', wal_bytes)\n    _set(self, 'flush', flush)", _make11),
-    'acomm_cli.engine.sending._Plan': ('def __init__(self, channel, row, recipients, correlation_id, deliver_at, tracked, rank, suppressed=_d_suppressed, acks=_d_acks):\n    self.channel = channel\n    self.row = row\n    self.recipients = recipients\n    self.correlation_id = correlation_id\n    self.deliver_at = deliver_at\n    self.tracked = tracked\n    self.rank = rank\n    self.suppressed = suppressed\n    self.acks = acks', _make12),
-    'acomm_cli.model.Channel': ("def __init__(self, id, name, type, owner, state, config, created_at, participants=_d_participants):\n    _set(self, 'id', id)\n    _set(self, 'name', name)\n    _set(self, 'type', type)\n    _set(self, 'owner', owner)\n    _set(self, 'state', state)\n    _set(self, 'config', config)\n    _set(self, 'created_at', created_at)\n    _set(self, 'participants', participants)", _make13),
-    'acomm_cli.model.ChannelChange': ("def __init__(self, channel, changed):\n    _set(self, 'channel', channel)\n    _set(self, 'changed', changed)", _make14),
-    'acomm_cli.model.ChannelConfig': ("def __init__(self, delivery=_d_delivery, max_message_size=_d_max_message_size, ack_timeout_ms=_d_ack_timeout_ms, max_retries=_d_max_retries, retry_backoff_ms=_d_retry_backoff_ms, retry_jitter=_d_retry_jitter, echo=_d_echo, priority_ordering=_d_priority_ordering, max_pending=_d_max_pending, dedupe_window_ms=_d_dedupe_window_ms, retention_count=_d_retention_count, retention_age_ms=_d_retention_age_ms, lease_ms=_d_lease_ms, message_ttl_ms=_d_message_ttl_ms, retry_failed=_d_retry_failed):\n    _set(self, 'delivery', delivery)\n    _set(self, 'max_message_size', max_message_size)\n    _set(self, 'ack_timeout_ms', ack_timeout_ms)\n    _set(self, 'max_retries', max_retries)\n    _set(self, 'retry_backoff_ms', retry_backoff_ms)\n    _set(self, 'retry_jitter', retry_jitter)\n    _set(self, 'echo', echo)\n    _set(self, 'priority_ordering', priority_ordering)\n    _set(self, 'max_pending', max_pending)\n    _set(self, 'dedupe_window_ms', dedupe_window_ms)\n    _set(self, 'retention_count', retention_count)\n    _set(self, 'retention_age_ms', retention_age_ms)\n    _set(self, 'lease_ms', lease_ms)\n    _set(self, 'message_ttl_ms', message_ttl_ms)\n    _set(self, 'retry_failed', retry_failed)", _make15),
-    'acomm_cli.model.Delivery': ('def __init__(self, recipient, state, retry_count=_d_retry_count, delivered_at=_d_delivered_at, read_at=_d_read_at, ack_status=_d_ack_status, acked_at=_d_acked_at, next_timer_at=_d_next_timer_at, first_read_at=_d_first_read_at):\n    self.recipient = recipient\n    self.state = state\n    self.retry_count = retry_count\n    self.delivered_at = delivered_at\n    self.read_at = read_at\n    self.ack_status = ack_status\n    self.acked_at = acked_at\n    self.next_timer_at = next_timer_at\n    self.first_read_at = first_read_at', _make16),
-    'acomm_cli.model.Limits': ("def __init__(self, max_active_messages=_d_max_active_messages, max_store_bytes=_d_max_store_bytes, reserve_bytes=_d_reserve_bytes, warn_fraction=_d_warn_fraction, fed_offline_after_ms=_d_fed_offline_after_ms, fed_ack_timeout_ms=_d_fed_ack_timeout_ms, cap_miss_threshold=_d_cap_miss_threshold, cap_miss_window_ms=_d_cap_miss_window_ms):\n    _set(self, 'max_active_messages', max_active_messages)\n    _set(self, 'max_store_bytes', max_store_bytes)\n    _set(self, 'reserve_bytes', reserve_bytes)\n    _set(self, 'warn_fraction', warn_fraction)\n    _set(self, 'fed_offline_after_ms', fed_offline_after_ms)\n    _set(self, 'fed_ack_timeout_ms', fed_ack_timeout_ms)\n    _set(self, 'cap_miss_threshold', cap_miss_threshold)\n    _set(self, 'cap_miss_window_ms', cap_miss_window_ms)", _make17),
-    'acomm_cli.model.Message': ('def __init__(self, id, channel, channel_id, sender, type, content, topic, priority, correlation_id, dedupe_key, metadata, created_at, deliver_at, global_id=_d_global_id, origin_node=_d_origin_node, deliveries=_MISSING, delivery=_d_delivery, federation=_d_federation):\n    self.id = id\n    self.channel = channel\n    self.channel_id = channel_id\n    self.sender = sender\n    self.type = type\n    self.content = content\n    self.topic = topic\n    self.priority = priority\n    self.correlation_id = correlation_id\n    self.dedupe_key = dedupe_key\n    self.metadata = metadata\n    self.created_at = created_at\n    self.deliver_at = deliver_at\n    self.global_id = global_id\n    self.origin_node = origin_node\n    self.deliveries = _f_deliveries() if deliveries is _MISSING else deliveries\n    self.delivery = delivery\n    self.federation = federation', _make18),
-    'acomm_cli.model.MessageFilter': ('def __init__(self, channel=_d_channel, since=_d_since, until=_d_until, types=_d_types, sender=_d_sender, topic=_d_topic, status=_d_status, grep=_d_grep, priority_min=_d_priority_min, sort=_d_sort, order=_d_order, limit=_d_limit, offset=_d_offset, after_id=_d_after_id, correlation_id=_d_correlation_id, recipient=_d_recipient, state=_d_state):\n    self.channel = channel\n    self.since = since\n    self.until = until\n    self.types = types\n    self.sender = sender\n    self.topic = topic\n    self.status = status\n    self.grep = grep\n    self.priority_min = priority_min\n    self.sort = sort\n    self.order = order\n    self.limit = limit\n    self.offset = offset\n    self.after_id = after_id\n    self.correlation_id = correlation_id\n    self.recipient = recipient\n    self.state = state', _make19),
-    'acomm_cli.model.Participant': ("def __init__(self, agent, role, admin=_d_admin):\n    _set(self, 'agent', agent)\n    _set(self, 'role', role)\n    _set(self, 'admin', admin)", _make20),
-    'acomm_cli.model.QueryResult': ('def __init__(self, messages, total_count, offset=_d_offset):\n    self.messages = messages\n    self.total_count = total_count\n    self.offset = offset', _make21),
-    'acomm_cli.model.SendRequest': ("def __init__(self, sender, content, channel=_d_channel, type=_d_type, priority=_d_priority, topic=_d_topic, correlation_id=_d_correlation_id, dedupe_key=_d_dedupe_key, metadata=_d_metadata, delay_ms=_d_delay_ms, deliver_at=_d_deliver_at, expires_at=_d_expires_at, ttl_ms=_d_ttl_ms):\n    _set(self, 'sender', sender)\n    _set(self, 'content', content)\n    _set(self, 'channel', channel)\n    _set(self, 'type', type)\n    _set(self, 'priority', priority)\n    _set(self, 'topic', topic)\n    _set(self, 'correlation_id', correlation_id)\n    _set(self, 'dedupe_key', dedupe_key)\n    _set(self, 'metadata', metadata)\n    _set(self, 'delay_ms', delay_ms)\n    _set(self, 'deliver_at', deliver_at)\n    _set(self, 'expires_at', expires_at)\n    _set(self, 'ttl_ms', ttl_ms)", _make22),
-    'acomm_cli.model.SendResult': ("def __init__(self, id, channel, channel_id, recipients, status, created_at, correlation_id, deduplicated=_d_deduplicated, global_id=_d_global_id, to_node=_d_to_node, route_decision=_d_route_decision, suppressed=_d_suppressed):\n    _set(self, 'id', id)\n    _set(self, 'channel', channel)\n    _set(self, 'channel_id', channel_id)\n    _set(self, 'recipients', recipients)\n    _set(self, 'status', status)\n    _set(self, 'created_at', created_at)\n    _set(self, 'correlation_id', correlation_id)\n    _set(self, 'deduplicated', deduplicated)\n    _set(self, 'global_id', global_id)\n    _set(self, 'to_node', to_node)\n    _set(self, 'route_decision', route_decision)\n    _set(self, 'suppressed', suppressed)", _make23),
-    'acomm_cli.output.render.Output': ("def __init__(self, json=_d_json, color=_d_color, table=_d_table, headers=_d_headers):\n    _set(self, 'json', json)\n    _set(self, 'color', color)\n    _set(self, 'table', table)\n    _set(self, 'headers', headers)", _make24),
+    'acomm_cli.engine.deadletters.DeadLetter': ("def __init__(self, message_id, recipient, channel, reason, retry_count, last_error, dead_lettered_at, content):\n    _set(self, 'message_id', message_id)\n    _set(self, 'recipient', recipient)\n    _set(self, 'channel', channel)\n    _set(self, 'reason', reason)\n    _set(self, 'retry_count', retry_count)\n    _set(self, 'last_error', last_error)\n    _set(self, 'dead_lettered_at', dead_lettered_at)\n    _set(self, 'content', content)", _make2),
+    'acomm_cli.engine.deadletters.DeadLetterRecord': ('def __init__(self, recipient, channel, reason, retry_count, last_error, dead_lettered_at, message, attempts=_MISSING):\n    self.recipient = recipient\n    self.channel = channel\n    self.reason = reason\n    self.retry_count = retry_count\n    self.last_error = last_error\n    self.dead_lettered_at = dead_lettered_at\n    self.message = message\n    self.attempts = _f_attempts() if attempts is _MISSING else attempts', _make3),
+    'acomm_cli.engine.deadletters.Redrive': ("def __init__(self, dry_run, replayed=_MISSING, skipped=_MISSING):\n    _set(self, 'dry_run', dry_run)\n    _set(self, 'replayed', _f_replayed() if replayed is _MISSING else replayed)\n    _set(self, 'skipped', _f_skipped() if skipped is _MISSING else skipped)", _make4),
+    'acomm_cli.engine.deadletters.Skipped': ("def __init__(self, message_id, recipient, channel, code, message):\n    _set(self, 'message_id', message_id)\n    _set(self, 'recipient', recipient)\n    _set(self, 'channel', channel)\n    _set(self, 'code', code)\n    _set(self, 'message', message)", _make5),
+    'acomm_cli.engine.opening.StoreStatus': ("def __init__(self, path, store_id, schema_version, channels, messages, unread, dead_letters, bytes, wal_bytes, flush):\n    _set(self, 'path', path)\n    _set(self, 'store_id', store_id)\n    _set(self, 'schema_version', schema_version)\n    _set(self, 'channels', channels)\n    _set(self, 'messages', messages)\n    _set(self, 'unread', unread)\n    _set(self, 'dead_letters', dead_letters)\n    _set(self, 'bytes', bytes)\n    _set(self, 'wal_bytes', wal_bytes)\n    _set(self, 'flush', flush)", _make6),
+    'acomm_cli.engine.sending._Plan': ('def __init__(self, channel, row, recipients, correlation_id, deliver_at, tracked, rank, suppressed=_d_suppressed, acks=_d_acks):\n    self.channel = channel\n    self.row = row\n    self.recipients = recipients\n    self.correlation_id = correlation_id\n    self.deliver_at = deliver_at\n    self.tracked = tracked\n    self.rank = rank\n    self.suppressed = suppressed\n    self.acks = acks', _make7),
+    'acomm_cli.engine.timers.TickResult': ('def __init__(self, now, retried=_d_retried, redelivered=_d_redelivered, dead_lettered=_d_dead_lettered, scheduled_delivered=_d_scheduled_delivered, released=_d_released, expired=_d_expired, dedupe_expired=_d_dedupe_expired, lease_expired=_d_lease_expired):\n    self.now = now\n    self.retried = retried\n    self.redelivered = redelivered\n    self.dead_lettered = dead_lettered\n    self.scheduled_delivered = scheduled_delivered\n    self.released = released\n    self.expired = expired\n    self.dedupe_expired = dedupe_expired\n    self.lease_expired = lease_expired', _make8),
+    'acomm_cli.model.Channel': ("def __init__(self, id, name, type, owner, state, config, created_at, participants=_d_participants):\n    _set(self, 'id', id)\n    _set(self, 'name', name)\n    _set(self, 'type', type)\n    _set(self, 'owner', owner)\n    _set(self, 'state', state)\n    _set(self, 'config', config)\n    _set(self, 'created_at', created_at)\n    _set(self, 'participants', participants)", _make9),
+    'acomm_cli.model.ChannelChange': ("def __init__(self, channel, changed):\n    _set(self, 'channel', channel)\n    _set(self, 'changed', changed)", _make10),
+    'acomm_cli.model.ChannelConfig': ("def __init__(self, delivery=_d_delivery, max_message_size=_d_max_message_size, ack_timeout_ms=_d_ack_timeout_ms, max_retries=_d_max_retries, retry_backoff_ms=_d_retry_backoff_ms, retry_jitter=_d_retry_jitter, echo=_d_echo, priority_ordering=_d_priority_ordering, max_pending=_d_max_pending, dedupe_window_ms=_d_dedupe_window_ms, retention_count=_d_retention_count, retention_age_ms=_d_retention_age_ms, lease_ms=_d_lease_ms, message_ttl_ms=_d_message_ttl_ms, retry_failed=_d_retry_failed):\n    _set(self, 'delivery', delivery)\n    _set(self, 'max_message_size', max_message_size)\n    _set(self, 'ack_timeout_ms', ack_timeout_ms)\n    _set(self, 'max_retries', max_retries)\n    _set(self, 'retry_backoff_ms', retry_backoff_ms)\n    _set(self, 'retry_jitter', retry_jitter)\n    _set(self, 'echo', echo)\n    _set(self, 'priority_ordering', priority_ordering)\n    _set(self, 'max_pending', max_pending)\n    _set(self, 'dedupe_window_ms', dedupe_window_ms)\n    _set(self, 'retention_count', retention_count)\n    _set(self, 'retention_age_ms', retention_age_ms)\n    _set(self, 'lease_ms', lease_ms)\n    _set(self, 'message_ttl_ms', message_ttl_ms)\n    _set(self, 'retry_failed', retry_failed)", _make11),
+    'acomm_cli.model.Delivery': ('def __init__(self, recipient, state, retry_count=_d_retry_count, delivered_at=_d_delivered_at, read_at=_d_read_at, ack_status=_d_ack_status, acked_at=_d_acked_at, next_timer_at=_d_next_timer_at, first_read_at=_d_first_read_at):\n    self.recipient = recipient\n    self.state = state\n    self.retry_count = retry_count\n    self.delivered_at = delivered_at\n    self.read_at = read_at\n    self.ack_status = ack_status\n    self.acked_at = acked_at\n    self.next_timer_at = next_timer_at\n    self.first_read_at = first_read_at', _make12),
+    'acomm_cli.model.Limits': ("def __init__(self, max_active_messages=_d_max_active_messages, max_store_bytes=_d_max_store_bytes, reserve_bytes=_d_reserve_bytes, warn_fraction=_d_warn_fraction, fed_offline_after_ms=_d_fed_offline_after_ms, fed_ack_timeout_ms=_d_fed_ack_timeout_ms, cap_miss_threshold=_d_cap_miss_threshold, cap_miss_window_ms=_d_cap_miss_window_ms):\n    _set(self, 'max_active_messages', max_active_messages)\n    _set(self, 'max_store_bytes', max_store_bytes)\n    _set(self, 'reserve_bytes', reserve_bytes)\n    _set(self, 'warn_fraction', warn_fraction)\n    _set(self, 'fed_offline_after_ms', fed_offline_after_ms)\n    _set(self, 'fed_ack_timeout_ms', fed_ack_timeout_ms)\n    _set(self, 'cap_miss_threshold', cap_miss_threshold)\n    _set(self, 'cap_miss_window_ms', cap_miss_window_ms)", _make13),
+    'acomm_cli.model.Message': ('def __init__(self, id, channel, channel_id, sender, type, content, topic, priority, correlation_id, dedupe_key, metadata, created_at, deliver_at, global_id=_d_global_id, origin_node=_d_origin_node, deliveries=_MISSING, delivery=_d_delivery, federation=_d_federation):\n    self.id = id\n    self.channel = channel\n    self.channel_id = channel_id\n    self.sender = sender\n    self.type = type\n    self.content = content\n    self.topic = topic\n    self.priority = priority\n    self.correlation_id = correlation_id\n    self.dedupe_key = dedupe_key\n    self.metadata = metadata\n    self.created_at = created_at\n    self.deliver_at = deliver_at\n    self.global_id = global_id\n    self.origin_node = origin_node\n    self.deliveries = _f_deliveries() if deliveries is _MISSING else deliveries\n    self.delivery = delivery\n    self.federation = federation', _make14),
+    'acomm_cli.model.MessageFilter': ('def __init__(self, channel=_d_channel, since=_d_since, until=_d_until, types=_d_types, sender=_d_sender, topic=_d_topic, status=_d_status, grep=_d_grep, priority_min=_d_priority_min, sort=_d_sort, order=_d_order, limit=_d_limit, offset=_d_offset, after_id=_d_after_id, correlation_id=_d_correlation_id, recipient=_d_recipient, state=_d_state):\n    self.channel = channel\n    self.since = since\n    self.until = until\n    self.types = types\n    self.sender = sender\n    self.topic = topic\n    self.status = status\n    self.grep = grep\n    self.priority_min = priority_min\n    self.sort = sort\n    self.order = order\n    self.limit = limit\n    self.offset = offset\n    self.after_id = after_id\n    self.correlation_id = correlation_id\n    self.recipient = recipient\n    self.state = state', _make15),
+    'acomm_cli.model.Participant': ("def __init__(self, agent, role, admin=_d_admin):\n    _set(self, 'agent', agent)\n    _set(self, 'role', role)\n    _set(self, 'admin', admin)", _make16),
+    'acomm_cli.model.QueryResult': ('def __init__(self, messages, total_count, offset=_d_offset):\n    self.messages = messages\n    self.total_count = total_count\n    self.offset = offset', _make17),
+    'acomm_cli.model.SendRequest': ("def __init__(self, sender, content, channel=_d_channel, type=_d_type, priority=_d_priority, topic=_d_topic, correlation_id=_d_correlation_id, dedupe_key=_d_dedupe_key, metadata=_d_metadata, delay_ms=_d_delay_ms, deliver_at=_d_deliver_at, expires_at=_d_expires_at, ttl_ms=_d_ttl_ms):\n    _set(self, 'sender', sender)\n    _set(self, 'content', content)\n    _set(self, 'channel', channel)\n    _set(self, 'type', type)\n    _set(self, 'priority', priority)\n    _set(self, 'topic', topic)\n    _set(self, 'correlation_id', correlation_id)\n    _set(self, 'dedupe_key', dedupe_key)\n    _set(self, 'metadata', metadata)\n    _set(self, 'delay_ms', delay_ms)\n    _set(self, 'deliver_at', deliver_at)\n    _set(self, 'expires_at', expires_at)\n    _set(self, 'ttl_ms', ttl_ms)", _make18),
+    'acomm_cli.model.SendResult': ("def __init__(self, id, channel, channel_id, recipients, status, created_at, correlation_id, deduplicated=_d_deduplicated, global_id=_d_global_id, to_node=_d_to_node, route_decision=_d_route_decision, suppressed=_d_suppressed):\n    _set(self, 'id', id)\n    _set(self, 'channel', channel)\n    _set(self, 'channel_id', channel_id)\n    _set(self, 'recipients', recipients)\n    _set(self, 'status', status)\n    _set(self, 'created_at', created_at)\n    _set(self, 'correlation_id', correlation_id)\n    _set(self, 'deduplicated', deduplicated)\n    _set(self, 'global_id', global_id)\n    _set(self, 'to_node', to_node)\n    _set(self, 'route_decision', route_decision)\n    _set(self, 'suppressed', suppressed)", _make19),
+    'acomm_cli.output.render.Output': ("def __init__(self, json=_d_json, color=_d_color, table=_d_table, headers=_d_headers):\n    _set(self, 'json', json)\n    _set(self, 'color', color)\n    _set(self, 'table', table)\n    _set(self, 'headers', headers)", _make20),
 }

@@ -18,8 +18,7 @@ from acomm_cli.output.render_messages import message_doc
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from acomm_cli.engine.deadletters import Redrive
-    from acomm_cli.engine.delivery import DeadLetter
+    from acomm_cli.engine.deadletters import DeadLetter, Redrive
 
 
 def dead_letter_doc(d: DeadLetter) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from acomm_cli.output import columns as cols
 from acomm_cli.output.render import Output, _dump, _pairs, _table, listing
 
 if TYPE_CHECKING:
-    from acomm_cli.engine.tasks import Task, TaskEvent
+    from acomm_cli.engine.taskdata import Task, TaskEvent
 
 
 def task_event_doc(e: TaskEvent) -> dict[str, Any]:

@@ -1,9 +1,10 @@
-"""Issue 17's cases, and the two rows it must not regress, in one command; prints only.
+"""The start-up and per-message cases, and the two rows they must not regress, in rounds;
+prints only.
 
-    .venv/bin/python bench/issue17.py               # each case once
-    .venv/bin/python bench/issue17.py --rounds 3    # each case 3 times, cases taken in turn
-    .venv/bin/python bench/issue17.py --compact     # also compact (about 6 minutes a round)
-    .venv/bin/python bench/issue17.py --quick       # small sizes, a smoke test
+    .venv/bin/python bench/rounds.py               # each case once
+    .venv/bin/python bench/rounds.py --rounds 3    # each case 3 times, cases taken in turn
+    .venv/bin/python bench/rounds.py --compact     # also compact (about 6 minutes a round)
+    .venv/bin/python bench/rounds.py --quick       # small sizes, a smoke test
 
 The cases are those of `bench/run.py` (send_process and send_process_editable,
 receive_process, send_inproc, receive_ack, and receive, a no-regression row) and `stats`
@@ -34,7 +35,7 @@ def _load() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="bench/issue17.py", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="bench/rounds.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=1, help="times each case runs (default 1)")
     ap.add_argument("--compact", action="store_true", help="also compact (no-regression row)")
     ap.add_argument("--quick", action="store_true", help="small sizes; indicative only")

@@ -93,7 +93,7 @@ CASES = [
     (["receive", "--as", "bob", "--limit", "１"], None, HANDED_OVER),
     (["receive", "--as", "bob", "--wait", "½"], None, HANDED_OVER),
     (["receive", "--as", "bob", "-fj"], None, HANDED_OVER),
-    # issue 19: -q/-v and the output options (global: before or after the command)
+    # -q/-v and the output options (global: before or after the command)
     (["-q", "send", "team", "hi", "--as", "alice"], None, FAST),
     (["send", "nowhere", "hi", "--as", "alice", "--quiet"], None, FAST),  # the error stays
     (["send", "--to", "bob,carol", "hi", "--as", "alice", "-q"], None, FAST),

@@ -1,4 +1,5 @@
-"""Start-up cost is a feature: `acomm send` must not import heavy modules (DESIGN.md §2)."""
+"""Start-up cost is a feature: `acomm send` runs once per message in shell loops, so it must
+not import heavy modules."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 from conftest import query
 
 HEAVY = ("rich", "yaml", "pyarrow", "pyspark", "sqlite_utils", "pydantic", "pandas",
-         "textual")  # textual: `acomm ui` only (issue 20)
+         "textual")  # textual: `acomm ui` only
 
 PROBE = """
 import json, sys
@@ -125,7 +126,7 @@ MCP = ("mcp", "mcp_types", "pydantic", "anyio", "acomm_cli")
     ["receive", "--as", "bob"],
 ])
 def test_the_hot_commands_never_load_the_mcp_sdk(cli, team, argv):
-    """acomm[mcp] is installed here; only `acomm mcp` imports it (issue 21)."""
+    """acomm[mcp] is installed here; only `acomm mcp` imports it."""
     p = subprocess.run([sys.executable, "-c", PROBE.format(
         body=RUN_MAIN.format(argv=argv), heavy=MCP)],
         capture_output=True, text=True, timeout=60)
@@ -167,8 +168,8 @@ def test_send_on_a_current_store_loads_the_store_sql_it_uses_and_no_migration_bo
 RUN_ACOMM = RUN_MAIN.replace("from acomm_cli.cli.app import main",
                              "from acomm_cli.cli.main import main")
 TYPER = ("typer", "click")
-# what acomm_cli.lite.records and TYPE_CHECKING = False keep out of the hot commands (issue 17:
-# about a fifth of a send; DECISIONS.md). pathlib, re, json... are checked below, on an
+# what acomm_cli.lite.records and TYPE_CHECKING = False keep out of the hot commands (about a
+# fifth of a send). pathlib, re, json... are checked below, on an
 # installed layout: the editable finder loads pathlib before acomm runs.
 SLOW_STDLIB = ("typing", "dataclasses", "inspect", "ast", "dis", "tokenize")
 
@@ -204,10 +205,10 @@ def test_the_acomm_command_hands_anything_else_to_typer(team):
     assert "Usage: acomm send" in p.stdout
 
 
-# What a regular install's `acomm send` no longer imports (issue 17, DECISIONS.md "Issue 17,
-# finishing the start-up"): each of these cost 0.5-4 ms of a send. The editable install's
-# finder loads pathlib (and with it re, fnmatch, urllib) before acomm runs, so this is checked
-# on the installed layout (the link tree of `make layout`) run without site-packages (`python -S`).
+# What a regular install's `acomm send` does not import: each of these cost 0.5-4 ms of a send.
+# The editable install's finder loads pathlib (and with it re, fnmatch, urllib) before acomm
+# runs, so this is checked on the installed layout (the link tree of `make layout`) without
+# site-packages (`python -S`).
 STDLIB_OFF_THE_SEND_PATH = ("pathlib", "re", "json", "enum", "contextlib", "importlib",
                             "fnmatch", "urllib", "ipaddress", "typing", "dataclasses",
                             "inspect", "threading")

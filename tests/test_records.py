@@ -7,13 +7,25 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import inspect
+import re
+from pathlib import Path
 
 import pytest
 
 from acomm_cli.lite import records
 
-MODULES = ["acomm_cli.model", "acomm_cli.cli.config", "acomm_cli.cli.render",
-           "acomm_cli.engine.opening", "acomm_cli.engine.sending", "acomm_cli.engine.delivery"]
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _modules() -> list[str]:
+    """Every module of acomm_cli that builds classes with records.dataclass."""
+    uses = re.compile(r"^\s*from acomm_cli\.lite\.records import [^\n]*\bdataclass\b", re.M)
+    paths = [p.relative_to(ROOT) for p in sorted((ROOT / "acomm_cli").rglob("*.py"))]
+    return [".".join(p.with_suffix("").parts) for p in paths
+            if "lite" not in p.parts and uses.search((ROOT / p).read_text(encoding="utf-8"))]
+
+
+MODULES = _modules()
 
 
 def _records() -> list[type]:
@@ -44,6 +56,7 @@ def _sample(cls: type, salt: int) -> dict[str, object]:
 
 
 def test_the_hot_path_builds_its_classes_with_records():
+    assert "acomm_cli.model" in MODULES and "acomm_cli.engine.sending" in MODULES
     assert len(_records()) >= 18
 
 
@@ -62,7 +75,13 @@ def test_each_record_behaves_as_its_dataclass(cls):
     assert (a == cls(**_sample(cls, 2))) == (b == twin(**_sample(cls, 2)))
     assert (cls.__hash__ is None) == (twin.__hash__ is None)
     if cls.__hash__ is not None:
-        assert hash(a) == hash(cls(**_sample(cls, 1)))
+        try:
+            hash(b)
+        except TypeError:  # a frozen record holding a list: unhashable as its dataclass is
+            with pytest.raises(TypeError):
+                hash(a)
+        else:
+            assert hash(a) == hash(cls(**_sample(cls, 1)))
     assert hasattr(cls, "__slots__") == hasattr(twin, "__slots__")
     assert cls.__match_args__ == twin.__match_args__
     assert records.asdict(a) == dataclasses.asdict(b)

@@ -226,7 +226,8 @@ def markdown(results: dict[str, dict[str, object]], runs: int, importtime_runs: 
              when: datetime, argv: list[str]) -> str:
     m = machine()
     lines = [SECTION, "",
-             f"Run {when:%Y-%m-%d %H:%M} UTC on nproc {m['nproc']}, Python {m['python']}, "
+             f"Run {when:%Y-%m-%d %H:%M} UTC on nproc {m['nproc']}, Python "
+             f"{m['python'].split(' (')[0]}, "
              f"load average at start {m['load average at start']}: "
              f"`.venv/bin/python bench/lite.py {' '.join(argv)}`.", "",
              "What each stand-in in acomm_cli/lite/ saves: the command's median with the "

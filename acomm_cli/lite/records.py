@@ -1,7 +1,7 @@
 """`dataclass`, `field`, `replace` and `asdict` for the start-up path, without `dataclasses`.
 
 Importing `dataclasses` imports `inspect` (with `ast`, `dis`, `tokenize`), and each class it
-builds compiles five or six methods: together 15-19 ms of an `acomm send` or `acomm receive`
+builds compiles five or six methods: together 17-21 ms of an `acomm send` or `acomm receive`
 process (bench/lite.py). The modules on the hot path import these names instead, as
 
     if TYPE_CHECKING:

@@ -208,7 +208,7 @@ def test_the_acomm_command_hands_anything_else_to_typer(team):
 # finishing the start-up"): each of these cost 0.5-4 ms of a send. The editable install's
 # finder loads pathlib (and with it re, fnmatch, urllib) before acomm runs, so this is checked
 # on a copy of the installed layout run without site-packages (`python -S`).
-STDLIB_OFF_THE_SEND_PATH = ("pathlib", "re", "json", "enum", "contextlib", "importlib",
+STDLIB_OFF_THE_SEND_PATH = ("pathlib", "re", "json", "contextlib", "importlib",
                             "fnmatch", "urllib", "ipaddress", "typing", "dataclasses",
                             "inspect", "threading")
 

@@ -165,8 +165,9 @@ def main(argv: list[str] | None = None) -> int:
 # the order the page shows them; each script names its own section (`SECTION` or the title
 # it passes to `harness.write_section`).
 KEPT = ("## Delivery", "## Store operations", "## Export and audit",
-        "## Mailbox bridge", "## Agent dispatch", "## Federation", "## Start-up",
-        "## Per-message rates", "## Work queues", "## Channel backlog", "## MCP start-up")
+        "## Mailbox bridge", "## Agent dispatch", "## Federation", "## Work queues",
+        "## Channel backlog on deliveries_active", "## MCP start-up",
+        "## Start-up cost of acomm_cli/lite/'s stand-ins")
 
 
 def _kept_sections(out: Path) -> str:
@@ -177,7 +178,7 @@ def _kept_sections(out: Path) -> str:
     text = "\n" + out.read_text(encoding="utf-8")
     kept = []
     for title in KEPT:
-        start = text.find("\n" + title)
+        start = text.find("\n" + title + "\n")
         if start != -1:
             end = text.find("\n## ", start + 1)
             kept.append(text[start:len(text) if end == -1 else end].rstrip("\n") + "\n")

@@ -209,7 +209,7 @@ def test_the_acomm_command_hands_anything_else_to_typer(team):
 # The editable install's finder loads pathlib (and with it re, fnmatch, urllib) before acomm
 # runs, so this is checked on the installed layout (the link tree of `make layout`) without
 # site-packages (`python -S`).
-STDLIB_OFF_THE_SEND_PATH = ("pathlib", "re", "json", "enum", "contextlib", "importlib",
+STDLIB_OFF_THE_SEND_PATH = ("pathlib", "re", "json", "contextlib", "importlib",
                             "fnmatch", "urllib", "ipaddress", "typing", "dataclasses",
                             "inspect", "threading")
 

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from acomm_cli import __version__, errors
-from acomm_cli.cli import clitree, completion, fasttree, recordsgen
+from acomm_cli.cli import clitree, completion, fasttree
 from acomm_cli.cli.clitree import Cmd, Param
 
 REFRESH = "make docs"  # the command that regenerates everything, named by every failure
@@ -68,7 +68,6 @@ def render_all(root: Cmd | None = None) -> dict[str, str]:
              for shell, name in completion.FILES.items()}
     files["man/acomm.1"] = man_root(root)
     files[fasttree.PATH] = fasttree.render()
-    files[recordsgen.PATH] = recordsgen.render()
     for cmd in root.subcommands:
         files[f"man/{_page(cmd)}.1"] = man_command(cmd)
     files["docs/cli.md"] = markdown(root)

@@ -114,3 +114,22 @@ def test_python_dash_m_runs_the_program():
     r = subprocess.run([sys.executable, "-m", "acomm_cli", "--version"], capture_output=True,
                        text=True, timeout=60)
     assert (r.returncode, r.stdout.split()[0]) == (0, "acomm")
+
+
+def test_every_command_body_runs_on_an_invocation():
+    """One command style: a command is declared with Typer, and its body takes the same
+    `Invocation` the fast path builds (`@takes_invocation`, or `@runs(body)` for the hot
+    ones), never click's context. `completions` reads the running program's command tree,
+    which only click's context holds."""
+    import importlib
+
+    from acomm_cli.cli.app import COMMANDS
+
+    on_context = []
+    for module in sorted(set(COMMANDS.values())):
+        app = importlib.import_module(f"acomm_cli.cli.commands.{module}").app
+        for info in app.registered_commands:
+            name = info.name or info.callback.__name__
+            if not getattr(info.callback, "__acomm_invocation__", False):
+                on_context.append(f"{module}:{name}")
+    assert on_context == ["completions:completions"]

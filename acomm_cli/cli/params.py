@@ -180,6 +180,7 @@ def _on_invocation(declaration: Callable[..., Any],
     command.__annotations__ = {p.name: p.annotation for p in (context, *rest)
                                if p.annotation is not inspect.Parameter.empty}
     del command.__wrapped__  # Typer reads the signature above, not the declaration's
+    command.__acomm_invocation__ = True  # type: ignore[attr-defined]
     return command
 
 

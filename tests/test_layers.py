@@ -20,8 +20,13 @@ LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
 def installed_layout() -> Path:
     """The package as installed: setuptools' strict editable link tree (symlinks to the
     repository's files), rebuilt by `make layout` when a module is added or removed."""
-    r = subprocess.run(["make", "-s", "layout"], cwd=REPO, capture_output=True, text=True,
-                       timeout=300)
+    import fcntl
+
+    (REPO / "build").mkdir(exist_ok=True)
+    with open(REPO / "build" / ".layout.lock", "w") as lock:  # test processes in parallel
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        r = subprocess.run(["make", "-s", "layout"], cwd=REPO, capture_output=True, text=True,
+                           timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
     root = (REPO / "build" / "layout").resolve()
     assert (root / "acomm_cli" / "store" / "__init__.py").exists()

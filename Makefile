@@ -45,7 +45,9 @@ test: lint .faketime .nats .shells
 # The installed layout for mypy and import-linter: setuptools' strict editable link tree
 # (build/layout -> build/__editable__.acomm-*: symlinks to the repository's files, with store/
 # and commands/ inside acomm_cli/ as pyproject's package-dir maps them), installed into a
-# private prefix, not the venv. Links follow edits; adding, removing or renaming a module
+# private prefix, not the venv: the venv keeps the ordinary editable install, because with a
+# strict one the repository's own acomm_cli/ (first on sys.path for `python -m` run here)
+# would hide store/ and commands/. Links follow edits; adding, removing or renaming a module
 # changes the file list, which rebuilds the tree (about 4 s). tests/test_layers.py runs
 # `make layout` too.
 SOURCES := $(sort $(shell find acomm_cli store commands -name '*.py' 2>/dev/null))

@@ -31,11 +31,11 @@ from time import perf_counter
 
 from harness import DOC, machine, median, write_section
 
-from acomm_cli.cli import render_worker
 from acomm_cli.dispatch import dispatcher as dispatch
 from acomm_cli.dispatch.agents import parse_agents
 from acomm_cli.engine import channels, opening, sending
 from acomm_cli.model import SendRequest
+from acomm_cli.output import render_worker
 
 SECTION = "## Agent dispatch"
 ACOMM = str(Path(sys.executable).parent / "acomm")

@@ -71,7 +71,7 @@ WHAT = {
 }
 
 RUN = ("import sys\nsys.path.insert(0, {layout!r})\n{prelude}"
-       "sys.argv = ['acomm', *{argv!r}]\nfrom acomm_cli.shell.fastpath import main\n"
+       "sys.argv = ['acomm', *{argv!r}]\nfrom {entry} import main\n"
        "sys.exit(main())\n")
 
 
@@ -89,13 +89,21 @@ def layout(ref: str | None, into: Path) -> Path:
     skip = shutil.ignore_patterns("__pycache__")
     shutil.copytree(src / "acomm_cli", root / "acomm_cli", ignore=skip)
     shutil.copytree(src / "store", root / "acomm_cli" / "store", ignore=skip)
-    shutil.copytree(src / "commands", root / "acomm_cli" / "commands", ignore=skip)
+    new = (src / "acomm_cli" / "cli" / "main.py").exists()  # older refs: shell/ and app.py
+    commands = root / "acomm_cli" / "cli" / "commands" if new else root / "acomm_cli" / "commands"
+    shutil.copytree(src / "commands", commands, ignore=skip)
     return root
+
+
+def _entry(root: Path) -> str:
+    """The `acomm` program's module in this layout."""
+    new = (root / "acomm_cli" / "cli" / "main.py").exists()
+    return "acomm_cli.cli.main" if new else "acomm_cli.shell.fastpath"
 
 
 def command(root: Path, argv: list[str], prelude: str, *flags: str) -> list[str]:
     return [str(PYTHON), "-S", *flags, "-c", RUN.format(layout=str(root), prelude=prelude,
-                                                        argv=argv)]
+                                                        argv=argv, entry=_entry(root))]
 
 
 def timed(cmd: list[str], cpu: list[float]) -> float:

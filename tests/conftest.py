@@ -19,7 +19,7 @@ import pytest
 from sqlite_utils import Database
 from typer.testing import CliRunner
 
-from acomm_cli.app import app
+from acomm_cli.cli.app import app
 from acomm_cli.engine import opening
 
 VENV_BIN = Path(sys.executable).parent

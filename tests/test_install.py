@@ -65,7 +65,7 @@ PLAIN = """
 import json, sys
 started = set(sys.modules)  # what site loaded (setuptools' distutils shim, say), not acomm
 sys.argv = ["acomm", *{argv!r}]
-from acomm_cli.app import main
+from acomm_cli.cli.app import main
 try:
     main()
 except SystemExit as exc:

@@ -51,7 +51,7 @@ def test_receive_wait_times_out_with_exit_124(team):
 # commits (its read found nothing): the readiness signal for a test that sends only then.
 ANNOUNCING_ACOMM = """
 import os, sys
-from acomm_cli.app import main
+from acomm_cli.cli.app import main
 from acomm_cli.engine import waiting
 
 wait_change = waiting.wait_change

@@ -15,12 +15,12 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 
-from acomm_cli.cli import render, render_messages
-from acomm_cli.cli.render import Output
 from acomm_cli.errors import OutputFailed
 from acomm_cli.model import Message, QueryResult
+from acomm_cli.output import render, render_messages
+from acomm_cli.output.render import Output
 
-TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
+TYPE_CHECKING = False  # typing's, without importing typing (a send does not load it)
 if TYPE_CHECKING:
     from typing import TextIO
 

@@ -29,7 +29,7 @@ Doc = dict[str, Any]
 
 @dataclass(frozen=True)
 class Encoders:
-    """The command line's JSON documents (cli/render_*.py), passed in by the command: shaping
+    """The command line's JSON documents (output/render_*.py), passed in by the command: shaping
     output is not this layer's business (as federation's agentapi and dispatch's `encode`)."""
 
     message: Callable[[Message], Doc]

@@ -1,6 +1,6 @@
 """The columns of every listing, once: the renderers take their --csv/--tsv header row and
 their terminal table's headings from here, and each listing command's --help lists them (see
-`commands/_common.listing`). A column is (name, what it holds). Light: no imports."""
+`cli/params.listing`). A column is (name, what it holds). Light: no imports."""
 
 from __future__ import annotations
 

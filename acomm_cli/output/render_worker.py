@@ -6,11 +6,11 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from acomm_cli.cli import columns as cols
-from acomm_cli.cli.render import Output, _dump, _kv_line, _table, listing, note
-from acomm_cli.cli.render_messages import message_doc
 from acomm_cli.clock import iso
 from acomm_cli.errors import CommError
+from acomm_cli.output import columns as cols
+from acomm_cli.output.render import Output, _dump, _kv_line, _table, listing, note
+from acomm_cli.output.render_messages import message_doc
 
 if TYPE_CHECKING:
     from acomm_cli.bridge.sync import SyncResult
@@ -25,7 +25,7 @@ def tick(out: Output, doc: dict[str, Any]) -> None:
         sys.stdout.write(" ".join(f"{k}={v}" for k, v in doc.items() if k != "now") + "\n")
 
 
-# ---------------------------------------------------------------- mailbox bridge (issue 6)
+# ---------------------------------------------------------------- mailbox bridge
 
 
 def bridge_notes(r: SyncResult) -> None:
@@ -67,12 +67,12 @@ def bridge_tick(out: Output, doc: dict[str, Any]) -> None:
     tick(out, flat)
 
 
-# ---------------------------------------------------------------- agent dispatch (issue 7)
+# ---------------------------------------------------------------- agent dispatch
 
 
 def message_json(m: Message) -> str:
     """The document an agent's command reads on stdin: what `receive --json` prints for it."""
-    import json  # not at the top: `acomm send` prints no JSON unless asked (issue 17)
+    import json  # not at the top: `acomm send` prints no JSON unless asked
 
     return json.dumps(message_doc(m), ensure_ascii=False)
 

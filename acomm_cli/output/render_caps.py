@@ -1,4 +1,4 @@
-"""What `capability` and `incident` print (issue 15): JSON documents, or lines for people.
+"""What `capability` and `incident` print: JSON documents, or lines for people.
 Kept beside render.py, whose helpers it uses, so that neither grows past a screenful of
 subjects."""
 
@@ -8,8 +8,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from acomm_cli.cli import columns as cols
-from acomm_cli.cli.render import Output, _dump, _pairs, _table, change, listing, note
+from acomm_cli.output import columns as cols
+from acomm_cli.output.render import Output, _dump, _pairs, _table, change, listing, note
 
 
 def _skill(s: dict[str, Any]) -> str:

@@ -1,8 +1,8 @@
-"""Generate man/, completions/, docs/cli.md and shell/fastpath_tree.py from the command
+"""Generate man/, completions/, docs/cli.md and cli/fastpath_tree.py from the command
 tree, or check them.
 
-    python -m acomm_cli.shell.docgen [DIR]          write them under DIR (default: here)
-    python -m acomm_cli.shell.docgen --check [DIR]  list what differs from a fresh render; exit 1
+    python -m acomm_cli.cli.docgen [DIR]          write them under DIR (default: here)
+    python -m acomm_cli.cli.docgen --check [DIR]  list what differs from a fresh render; exit 1
 
 `make docs` runs the first; tests/test_docs.py does the second, so the checked-in copies can
 never drift from the code's --help. Commands registered later in `app.COMMANDS` are picked up
@@ -16,11 +16,11 @@ import sys
 from pathlib import Path
 
 from acomm_cli import __version__, errors
-from acomm_cli.shell import clitree, completion, fasttree
-from acomm_cli.shell.clitree import Cmd, Param
+from acomm_cli.cli import clitree, completion, fasttree
+from acomm_cli.cli.clitree import Cmd, Param
 
 REFRESH = "make docs"  # the command that regenerates everything, named by every failure
-NOTICE = ("Generated from acomm's command tree by `make docs` (python -m acomm_cli.shell.docgen); "
+NOTICE = ("Generated from acomm's command tree by `make docs` (python -m acomm_cli.cli.docgen); "
           "do not edit.")
 
 _EXIT_MEANINGS = {
@@ -52,9 +52,18 @@ _ENVIRONMENT = [
 # ---------------------------------------------------------------- what is generated
 
 
+def tree() -> Cmd:
+    """The app's whole command tree."""
+    import typer
+
+    from acomm_cli.cli.app import app
+
+    return clitree.tree(typer.main.get_command(app))
+
+
 def render_all(root: Cmd | None = None) -> dict[str, str]:
     """Every generated file: path relative to the repository -> content."""
-    root = root or clitree.tree()
+    root = root or tree()
     files = {f"completions/{name}": completion.script(shell, root)
              for shell, name in completion.FILES.items()}
     files["man/acomm.1"] = man_root(root)

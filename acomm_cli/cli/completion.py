@@ -11,18 +11,17 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 
+from acomm_cli.cli.clitree import Cmd, Param
 from acomm_cli.cli.params import SHELLS, Kind
 from acomm_cli.errors import UsageError
 from acomm_cli.model import SYSTEM_AGENT
-from acomm_cli.shell import clitree
-from acomm_cli.shell.clitree import Cmd, Param
 from acomm_cli.store import channels
 
 AGENT, CHANNEL, CHOICE, DIR, FILE = Kind.AGENT, Kind.CHANNEL, Kind.CHOICE, Kind.DIR, Kind.FILE
 WORDS = {"channels": channels.channel_names, "agents": channels.agent_ids}
 FILES = {"bash": "acomm.bash", "zsh": "_acomm", "fish": "acomm.fish"}
 
-_HEADER = ("Generated from acomm's command tree by `make docs` (python -m acomm_cli.shell.docgen); "
+_HEADER = ("Generated from acomm's command tree by `make docs` (python -m acomm_cli.cli.docgen); "
            "do not edit.")
 
 
@@ -34,13 +33,13 @@ def words(conn: sqlite3.Connection, kind: str) -> list[str]:
     return [w for w in WORDS[kind](conn) if w != SYSTEM_AGENT]
 
 
-def script(shell: str, root: Cmd | None = None) -> str:
+def script(shell: str, root: Cmd) -> str:
     """The completion script for `shell`."""
     render = {"bash": bash, "zsh": zsh, "fish": fish}.get(shell)
     if render is None:
         raise UsageError(f"shell: {shell!r} is not one of {', '.join(SHELLS)}", field="shell",
                          value=shell)
-    return render(root or clitree.tree())
+    return render(root)
 
 
 # ---------------------------------------------------------------- what the scripts know
@@ -54,10 +53,8 @@ def _kind(p: Param) -> str:
     return p.kind if p.kind in (CHANNEL, AGENT, FILE, DIR) else "value"
 
 
-def _aliases() -> dict[str, str]:
-    from acomm_cli.app import ALIASES
-
-    return dict(ALIASES)
+def _aliases(root: Cmd) -> dict[str, str]:
+    return dict(root.aliases)
 
 
 def _names(p: Param) -> list[str]:
@@ -140,7 +137,7 @@ def bash(root: Cmd) -> str:
             pat = _sq(f"{_key(c)} ") + "*" if idx.endswith("+") else _sq(f"{_key(c)} {idx}")
             out.append(f"        {pat}) echo {_sq(kind)} ;;")
     out += ["        *) return 1 ;;", "    esac", "}", ""]
-    aliases = "".join(f"            {a}) w={t} ;;\n" for a, t in _aliases().items())
+    aliases = "".join(f"            {a}) w={t} ;;\n" for a, t in _aliases(root).items())
     out.append(_BASH_MAIN.replace("@ALIASES@\n", aliases))
     return "\n".join(out)
 
@@ -260,7 +257,7 @@ def zsh(root: Cmd) -> str:
             pat = _sq(f"{_key(c)} ") + "*" if idx.endswith("+") else _sq(f"{_key(c)} {idx}")
             out.append(f"        ({pat}) REPLY={_sq(kind)} ;;")
     out += ["        (*) return 1 ;;", "    esac", "}", ""]
-    aliases = "".join(f"            ({a}) w={t} ;;\n" for a, t in _aliases().items())
+    aliases = "".join(f"            ({a}) w={t} ;;\n" for a, t in _aliases(root).items())
     out.append(_ZSH_MAIN.replace("@ALIASES@\n", aliases))
     return "\n".join(out)
 
@@ -407,7 +404,7 @@ def fish(root: Cmd) -> str:
         out += [f"        case {_fq(path)}", "            echo " + " ".join(names)]
     out += ["    end", "end", ""]
     aliases = "".join(f"            case {a}\n                set w {t}\n"
-                      for a, t in _aliases().items())
+                      for a, t in _aliases(root).items())
     out.append(_FISH_MAIN.replace("@ALIASES@\n", aliases))
     out.append("# Global options, accepted after any subcommand too.")
     out += [_fish_option("", p, _names(p)) for p in root.options]

@@ -1,7 +1,7 @@
 """The `acomm` process: the hot commands' well-formed calls without Typer, the rest with it.
 
 Importing typer and click and building a command costs about half of an `acomm send`. For
-the commands whose declaration names a body (`@runs(...)`, commands/_common.py), this module
+the commands whose declaration names a body (`@runs(...)`, cli/params.py), this module
 reads the command line against `fastpath_tree` (generated from the Typer app by `make docs`)
 and calls the body itself. It handles only what it can answer exactly as click would: known
 options in their plain forms, values that convert the way the command's types do. Anything
@@ -18,12 +18,11 @@ import os
 import sys
 import time
 
-from acomm_cli.cli import outcome, render
+from acomm_cli.cli import fastpath_tree, outcome
 from acomm_cli.cli.config import Settings
-from acomm_cli.cli.invocation import Invocation
-from acomm_cli.shell import fastpath_tree
+from acomm_cli.output import render
 
-TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
+TYPE_CHECKING = False  # typing's, without importing typing (a send does not load it)
 if TYPE_CHECKING:
     from typing import Any
 
@@ -153,7 +152,7 @@ def plan(argv: list[str]) -> Plan | None:
 
 
 def _typer() -> None:
-    from acomm_cli.app import main as typer_main
+    from acomm_cli.cli.app import main as typer_main
 
     typer_main()
 
@@ -174,14 +173,16 @@ def main() -> None:
     as_json = bool(root["json_"])  # as read by plan(): not an option's value
     started = time.perf_counter()
     try:
+        from acomm_cli.cli.invocation import Invocation  # here: not for a Typer command line
+
         inv = Invocation(Settings.from_options(**root), help=_needs_typer)
         render.loudness(quiet=root["quiet"], verbose=root["verbose"])
         # __import__, not importlib.import_module: importing importlib (and its warnings)
-        # cost half a millisecond of a send (issue 17)
+        # cost half a millisecond of a send
         body = getattr(__import__(module, fromlist=[function]), function)
         code = body(inv, **values)
         sys.stdout.flush()
-    except _Typer:  # raised before the body wrote anything (see _runtime.Invocation)
+    except _Typer:  # raised before the body wrote anything (see Invocation.help_text)
         return _typer()
     except (Exception, KeyboardInterrupt) as exc:
         code = outcome.failed(exc, as_json)

@@ -16,14 +16,14 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from types import TracebackType
 
-from acomm_cli.cli.columns import Columns, column_names
 from acomm_cli.errors import CommError
+from acomm_cli.output.columns import Columns, column_names
 
-TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
+TYPE_CHECKING = False  # typing's, without importing typing (a send does not load it)
 if TYPE_CHECKING:
     from dataclasses import dataclass
     from typing import Any
-else:  # the same classes, without importing dataclasses (issue 17)
+else:  # the same classes, without importing dataclasses
     from acomm_cli.lite.records import dataclass
 
 if TYPE_CHECKING:  # for the annotations only: none of these loads on a command's path
@@ -78,7 +78,7 @@ def headed(out: Output) -> Output:
 
 
 def _dump(doc: Any) -> None:
-    import json  # not at the top: `acomm send` prints no JSON unless asked (issue 17)
+    import json  # not at the top: `acomm send` prints no JSON unless asked
 
     sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
 
@@ -125,7 +125,7 @@ _LINE_BREAKS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": 
 
 def error(exc: CommError, as_json: bool) -> None:
     if as_json:
-        import json  # not at the top: `acomm send` prints no JSON unless asked (issue 17)
+        import json  # not at the top: `acomm send` prints no JSON unless asked
 
         doc = json.dumps({"error": exc.to_dict()}, ensure_ascii=False)
         print(doc.translate(_LINE_BREAKS), file=sys.stderr)

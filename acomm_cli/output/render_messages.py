@@ -5,13 +5,13 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from acomm_cli.cli import columns as cols
-from acomm_cli.cli.render import Output, _dump, _pairs, error, flush, listing, note
 from acomm_cli.clock import iso
 from acomm_cli.errors import CommError
 from acomm_cli.model import Delivery, Message, QueryResult, SendResult
+from acomm_cli.output import columns as cols
+from acomm_cli.output.render import Output, _dump, _pairs, error, flush, listing, note
 
-TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
+TYPE_CHECKING = False  # typing's, without importing typing (a send does not load it)
 if TYPE_CHECKING:
     from typing import Any
 
@@ -112,7 +112,7 @@ def follow(out: Output, batch: QueryResult, *, body: bool = False,
     elif body or jsonl or out.json or out.table or not out.tty:
         messages(out, batch, body=body, jsonl=not body)
     elif batch.messages:
-        from acomm_cli.cli import views as render_views
+        from acomm_cli.output import views as render_views
 
         console = out.console()
         for m in batch.messages:
@@ -132,11 +132,11 @@ def message(out: Output, m: Message) -> None:
         _dump(message_doc(m))
         return
     if out.tty:
-        from acomm_cli.cli import views as render_views
+        from acomm_cli.output import views as render_views
 
         out.console().print(render_views.message_panel(m))
         return
-    import json  # not at the top: `acomm send` prints no JSON unless asked (issue 17)
+    import json  # not at the top: `acomm send` prints no JSON unless asked
 
     doc = message_doc(m)
     _pairs(out, [(k, json.dumps(v) if isinstance(v, dict) else v)
@@ -154,7 +154,7 @@ def thread(out: Output, correlation_id: str, msgs: Sequence[Message]) -> None:
         _dump({"correlation_id": correlation_id, "messages": [message_doc(m) for m in msgs]})
         return
     if out.tty and out.table is None:  # a panel per message, with every delivery's state
-        from acomm_cli.cli import views as render_views
+        from acomm_cli.output import views as render_views
 
         out.console().print(render_views.thread_panels(correlation_id, msgs))
         return

@@ -1,13 +1,13 @@
-"""What `invite list` and `peers` print: a node's invites and the other nodes (spec 002)."""
+"""What `invite list` and `peers` print: a node's invites and the other nodes."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
-from acomm_cli.cli import columns as cols
-from acomm_cli.cli.columns import column_names
-from acomm_cli.cli.render import Output, _dump, listing
+from acomm_cli.output import columns as cols
+from acomm_cli.output.columns import column_names
+from acomm_cli.output.render import Output, _dump, listing
 
 
 def invites(out: Output, docs: Sequence[dict[str, Any]]) -> None:

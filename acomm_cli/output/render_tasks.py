@@ -1,4 +1,4 @@
-"""What `task` and `token` print (issue 15): JSON documents, or lines for people. Kept
+"""What `task` and `token` print: JSON documents, or lines for people. Kept
 beside render.py (whose helpers it uses), as render_caps.py is, so that render.py stays under
 the split point and its other subjects merge cleanly."""
 
@@ -8,9 +8,9 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from acomm_cli.cli import columns as cols
-from acomm_cli.cli.render import Output, _dump, _pairs, _table, listing
 from acomm_cli.clock import iso
+from acomm_cli.output import columns as cols
+from acomm_cli.output.render import Output, _dump, _pairs, _table, listing
 
 if TYPE_CHECKING:
     from acomm_cli.engine.taskdata import Task, TaskEvent
@@ -24,7 +24,7 @@ def task_event_doc(e: TaskEvent) -> dict[str, Any]:
 
 def task_doc(t: Task) -> dict[str, Any]:
     """`task show --json`: {id, capability, from, to, state, eta_at, progress, history} and
-    more fields (a contract like DESIGN.md §5: none renamed, more may come)."""
+    more fields (a contract: none renamed, more may come)."""
     doc: dict[str, Any] = {
         "id": t.id, "capability": t.capability, "from": t.creator, "to": t.owner,
         "state": t.state, "eta_at": iso(t.eta_at), "progress": t.progress,

@@ -1,6 +1,6 @@
 # ruff: noqa: E501
-"""Generated from acomm's Typer app by `make docs` (python -m acomm_cli.shell.docgen); do
-not edit. The command tree `acomm_cli.shell.fastpath` interprets (see shell/fasttree.py)."""
+"""Generated from acomm's Typer app by `make docs` (python -m acomm_cli.cli.docgen); do
+not edit. The command tree `acomm_cli.cli.main` interprets (see cli/fasttree.py)."""
 
 # the global options
 ROOT = [
@@ -20,7 +20,7 @@ ROOT = [
 # command -> the body that runs it (module:function) and its parameters, in order
 COMMANDS = {
     'send': {
-        'body': 'acomm_cli.commands.send_run:send',
+        'body': 'acomm_cli.cli.commands.send_run:send',
         'listing': False,
         'params': [
             {'name': 'channel', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
@@ -40,7 +40,7 @@ COMMANDS = {
         ],
     },
     'publish': {
-        'body': 'acomm_cli.commands.send_run:publish',
+        'body': 'acomm_cli.cli.commands.send_run:publish',
         'listing': False,
         'params': [
             {'name': 'channel', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
@@ -58,7 +58,7 @@ COMMANDS = {
         ],
     },
     'receive': {
-        'body': 'acomm_cli.commands.receive_run:receive',
+        'body': 'acomm_cli.cli.commands.receive_run:receive',
         'listing': True,
         'params': [
             {'name': 'channel_arg', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},

@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
-from acomm_cli.cli import columns as cols
-from acomm_cli.cli.render import Output, _dump, _kv_line, _pairs, _table, listing, note
+from acomm_cli.output import columns as cols
+from acomm_cli.output.render import Output, _dump, _kv_line, _pairs, _table, listing, note
 
 if TYPE_CHECKING:
     from acomm_cli.cli.config_report import ConfigReport
@@ -31,7 +31,7 @@ def stats_doc(s: Stats) -> dict[str, Any]:
         "queues": [{"agent": q.agent, "pending_files": q.pending_files,
                     "oldest_file_age_sec": q.oldest_file_age_sec} for q in s.queues],
         "bridge": {"mirror_backlog": s.mirror_backlog, "bad_files": s.bad_files},
-        # issue 15: tasks by state (either side, with --as) and review incidents (store-wide)
+        # tasks by state (either side, with --as) and review incidents (store-wide)
         "tasks": s.tasks, "incidents": s.incidents,
     }
 
@@ -93,7 +93,7 @@ _FACTS = ("store", "bridge", "incidents")
 
 
 def _fact_rows(doc: dict[str, Any], idle_tasks: list[str]) -> list[tuple[Any, ...]]:
-    """The rows --csv/--tsv/--jsonl gained after the table rows (issue 19): every fact of the
+    """The rows --csv/--tsv/--jsonl gained after the table rows: every fact of the
     document's single-object sections as `kind, name, total` (the store's size, the bridge's
     backlog, the incidents; the path is the store row `path`'s total), and the task states at
     0, which the rows above leave out (they print only states with tasks, as they always
@@ -173,7 +173,7 @@ def config_report(out: Output, r: ConfigReport) -> None:
                "config_file": {"path": r.config_file.value, "source": r.config_file.source},
                "agents": r.agents_doc})
         return
-    import json  # not at the top: `acomm send` prints no JSON unless asked (issue 17)
+    import json  # not at the top: `acomm send` prints no JSON unless asked
 
     listing(out, "configuration", cols.CONFIG,
             [(e.key, json.dumps(e.value) if isinstance(e.value, (dict, list)) else e.value,

@@ -1,6 +1,6 @@
 """What `deadletter` prints: the list, `replay --all`, and `show`'s whole record.
 
-`deadletter show` (issue 19) gives the whole record, as one JSON document or a block of lines
+`deadletter show` gives the whole record, as one JSON document or a block of lines
 per dead letter, with the attempts m012's trigger keeps.
 """
 
@@ -10,11 +10,11 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from acomm_cli.cli import columns as cols
-from acomm_cli.cli.render import Output, _dump, _pairs, listing, note
-from acomm_cli.cli.render_messages import message_doc
 from acomm_cli.clock import iso
 from acomm_cli.engine.deadletters import Attempt, DeadLetterRecord
+from acomm_cli.output import columns as cols
+from acomm_cli.output.render import Output, _dump, _pairs, listing, note
+from acomm_cli.output.render_messages import message_doc
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

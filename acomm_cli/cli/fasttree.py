@@ -1,8 +1,8 @@
 """The compact command tree the fast path reads, derived from the Typer app by `make docs`.
 
-`acomm_cli/shell/fastpath_tree.py` (generated, checked in, checked by tests/test_docs.py) holds the
+`acomm_cli/cli/fastpath_tree.py` (generated, checked in, checked by tests/test_docs.py) holds the
 root's global options and, for every command whose declaration names a body (`@runs(...)` in
-`commands/_common.py`), each parameter as click sees it after `app.py` has prepared the
+`cli/params.py`), each parameter as click sees it after `app.py` has prepared the
 command: its option names, whether it is a flag, how its value converts, its default,
 whether it is required, repeatable or read from an environment variable. Typer stays the one
 definition; this is a copy of what it says, regenerated whenever it changes.
@@ -17,10 +17,10 @@ from typer._click.types import StringParamType
 
 from acomm_cli.cli import params
 
-PATH = "acomm_cli/shell/fastpath_tree.py"
+PATH = "acomm_cli/cli/fastpath_tree.py"
 HEADER = '''# ruff: noqa: E501
-"""Generated from acomm's Typer app by `make docs` (python -m acomm_cli.shell.docgen); do
-not edit. The command tree `acomm_cli.shell.fastpath` interprets (see shell/fasttree.py)."""
+"""Generated from acomm's Typer app by `make docs` (python -m acomm_cli.cli.docgen); do
+not edit. The command tree `acomm_cli.cli.main` interprets (see cli/fasttree.py)."""
 
 '''
 
@@ -65,7 +65,7 @@ def _param(p: Any) -> dict[str, Any]:
 def tree() -> dict[str, Any]:
     import typer
 
-    from acomm_cli.app import COMMANDS, GROUPS, app
+    from acomm_cli.cli.app import COMMANDS, GROUPS, app
 
     root = typer.main.get_command(app)
     ctx = Context(root, info_name="acomm")

@@ -6,8 +6,8 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
-from acomm_cli.cli import columns as cols
-from acomm_cli.cli.render import Output, _dump, _pairs, _table, listing, note
+from acomm_cli.output import columns as cols
+from acomm_cli.output.render import Output, _dump, _pairs, _table, listing, note
 
 if TYPE_CHECKING:
     from acomm_cli.analytics.audit import AuditResult

@@ -9,9 +9,9 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from acomm_cli.cli import columns as cols
-from acomm_cli.cli.render import Output, _dump, _pairs, listing, note
 from acomm_cli.clock import iso
+from acomm_cli.output import columns as cols
+from acomm_cli.output.render import Output, _dump, _pairs, listing, note
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -31,7 +31,7 @@ def channel_doc(c: Channel) -> dict[str, Any]:
             "echo": cfg.echo, "priority_ordering": cfg.priority_ordering,
             "max_pending": cfg.max_pending, "dedupe_window_ms": cfg.dedupe_window_ms,
             "retention_count": cfg.retention_count, "retention_age_ms": cfg.retention_age_ms,
-            # issue 18: the lease a received/in_progress ack holds (the ack timeout unless
+            # the lease a received/in_progress ack holds (the ack timeout unless
             # set), the default time to live (0: none), whether a failed ack is retried
             "lease_ms": cfg.effective_lease_ms, "message_ttl_ms": cfg.message_ttl_ms,
             "retry_failed": cfg.retry_failed,

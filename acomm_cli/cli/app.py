@@ -19,13 +19,14 @@ from typer._click.types import FloatParamType, IntParamType
 from typer.core import TyperCommand, TyperGroup
 
 from acomm_cli import __version__
-from acomm_cli.cli import outcome, params, render
+from acomm_cli.cli import outcome, params
 from acomm_cli.cli.config import Settings
 from acomm_cli.cli.outcome import _ReaderGone
 from acomm_cli.errors import UsageError
+from acomm_cli.output import render
 
 # The registered command tree, in the order `--help` lists it: command -> module of
-# acomm_cli.commands. Modules are imported on demand instead of mounted with add_typer, which
+# acomm_cli.cli.commands. Modules are imported on demand instead of mounted with add_typer, which
 # would build every command's parser on every call (about 20 ms per process).
 COMMANDS = {
     "init": "init", "status": "init", "config": "config",
@@ -102,7 +103,7 @@ _ASCII_INT, _ASCII_FLOAT = params.Whole(), params.Number()
 
 def _listings_only(cmd: Command, path: str) -> Command:
     """The row formats (--jsonl, --csv, --tsv) for the commands that print rows (those
-    declared with `@listing`, commands/_common.py): any other command refuses them (exit 2)
+    declared with `@listing`, cli/params.py): any other command refuses them (exit 2)
     rather than ignore them. Group callbacks are left alone (`peers` itself is a listing)."""
     subs = getattr(cmd, "commands", None)
     if subs:
@@ -142,6 +143,8 @@ def _ascii_numbers(cmd: Command) -> Command:
 
 class AcommGroup(TyperGroup):
     """Holds the only `except` of the program: every error is rendered here, once."""
+
+    aliases = ALIASES  # for the completion scripts, which read the tree, not this module
 
     def list_commands(self, ctx: Context) -> list[str]:
         return list(COMMANDS)  # registration order, not alphabetical

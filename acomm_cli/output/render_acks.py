@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import sys
 
-from acomm_cli.cli.render import Output, _dump, note
 from acomm_cli.clock import iso
+from acomm_cli.output.render import Output, _dump, note
 
-TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
+TYPE_CHECKING = False  # typing's, without importing typing (a send does not load it)
 if TYPE_CHECKING:
     from typing import Any
 

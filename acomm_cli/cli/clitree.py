@@ -1,16 +1,17 @@
-"""The command tree as data, read from the Typer app.
+"""The command tree as data, read from the root click command it is given.
 
 The man pages, docs/cli.md and the shell completion scripts are all generated from this one
-walk over `app.COMMANDS`, so commands added later are documented and completed without
-touching the generators. Imported only by `acomm completions` and
-`python -m acomm_cli.shell.docgen`.
+walk over the registered commands, so commands added later are documented and completed
+without touching the generators. Imported only by `acomm completions` and
+`python -m acomm_cli.cli.docgen`, which pass the root (the one of the running program, or the
+app's): this module sits below the commands and never imports the app.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from typer._click.core import Command, Context
@@ -47,6 +48,7 @@ class Cmd:
     subcommands: tuple[Cmd, ...]
     usage: str
     help_text: str               # `acomm PATH --help`, plain, HELP_WIDTH columns
+    aliases: tuple[tuple[str, str], ...] = ()  # (alias, command), on the root only
 
     @property
     def name(self) -> str:
@@ -139,13 +141,11 @@ def _cmd(cmd: Command, ctx: Context, path: tuple[str, ...]) -> Cmd:
                help_text=cmd.get_help(ctx).rstrip() + "\n")
 
 
-def tree() -> Cmd:
-    """The whole registered command tree, in `--help` order, hidden commands left out."""
-    import typer
-
-    from acomm_cli.app import app
-
-    root = typer.main.get_command(app)
+def tree(root: Command) -> Cmd:
+    """The whole command tree under `root` (the Typer app's group), in `--help` order, hidden
+    commands left out."""
     ctx = Context(root, info_name="acomm", terminal_width=HELP_WIDTH,
                   max_content_width=HELP_WIDTH)
-    return _cmd(root, ctx, ())
+    top = _cmd(root, ctx, ())
+    aliases = tuple(sorted(getattr(root, "aliases", {}).items()))
+    return replace(top, aliases=aliases)

@@ -4,12 +4,12 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-fast lint bench docs clean .faketime .shells .nats
+.PHONY: demo test test-fast lint layout bench docs clean .faketime .shells .nats
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,federation,mcp,ui]'
+	$(BIN)/python -m pip install --quiet -e '.[test,federation,mcp,ui,spark]'
 	@touch $(STAMP)
 
 # faketime drives time in subprocess tests; install it from Debian's packages when missing.
@@ -49,24 +49,41 @@ test: lint .faketime .nats .shells
 test-fast: $(STAMP)
 	$(PYTEST) -m "unit or cli"
 
-# ruff, then mypy and import-linter on a copy of the installed layout (store/ and commands/ go
-# inside acomm_cli/ there, as setuptools installs them: neither tool follows the editable
-# install's finder). mypy's paths are shown as they are in the repository.
-LINT := build/lint
-lint: $(STAMP)
+# The installed layout for mypy and import-linter: setuptools' strict editable link tree
+# (build/layout -> build/__editable__.acomm-*: symlinks to the repository's files, with store/
+# and commands/ inside acomm_cli/ as pyproject's package-dir maps them), installed into a
+# private prefix, not the venv: the venv keeps the ordinary editable install, because with a
+# strict one the repository's own acomm_cli/ (first on sys.path for `python -m` run here)
+# would hide store/ and commands/. Links follow edits; adding, removing or renaming a module
+# changes the file list, which rebuilds the tree (about 4 s). tests/test_layers.py runs
+# `make layout` too.
+SOURCES := $(sort $(shell find acomm_cli store commands -name '*.py' 2>/dev/null))
+build/sources.txt: FORCE
+	@mkdir -p build && printf '%s\n' $(SOURCES) > $@.new && \
+	  { cmp -s $@.new $@ && rm $@.new || mv $@.new $@; }
+build/layout: build/sources.txt pyproject.toml
+	@rm -rf build/editable build/__editable__.acomm-* build/layout
+	$(BIN)/python -m pip install --quiet --no-deps --ignore-installed --prefix build/editable -e . \
+	  --config-settings editable_mode=strict > build/editable.log 2>&1 || \
+	  { cat build/editable.log >&2; exit 1; }
+	@ln -s "$$(cat build/editable/lib/*/site-packages/__editable__.acomm-*.pth)" $@
+	@test -d $@/acomm_cli/store || { echo "make: no link tree at $@" >&2; exit 1; }
+layout: build/layout
+FORCE:
+
+# ruff, then mypy and import-linter on the installed layout (mypy's paths are shown as they
+# are in the repository).
+lint: $(STAMP) build/layout
 	$(BIN)/ruff check acomm_cli store commands tests bench
-	@rm -rf $(LINT) && mkdir -p $(LINT) && cp -r acomm_cli $(LINT)/ && \
-	  cp -r store $(LINT)/acomm_cli/store && cp -r commands $(LINT)/acomm_cli/commands && \
-	  find $(LINT) -name __pycache__ -prune -exec rm -rf {} +
-	cd $(LINT) && { $(CURDIR)/$(BIN)/mypy --config-file $(CURDIR)/pyproject.toml \
-	  --cache-dir $(CURDIR)/build/mypy-cache acomm_cli > mypy.out; status=$$?; \
-	  sed -e 's#^acomm_cli/store/#store/#' -e 's#^acomm_cli/commands/#commands/#' mypy.out; \
-	  exit $$status; }
-	cd $(LINT) && PYTHONPATH=. $(CURDIR)/$(BIN)/lint-imports --config $(CURDIR)/pyproject.toml
+	cd build/layout && { $(CURDIR)/$(BIN)/mypy --config-file $(CURDIR)/pyproject.toml \
+	  --cache-dir $(CURDIR)/build/mypy-cache acomm_cli > $(CURDIR)/build/mypy.out; status=$$?; \
+	  sed -e 's#^acomm_cli/store/#store/#' -e 's#^acomm_cli/cli/commands/#commands/#' \
+	  $(CURDIR)/build/mypy.out; exit $$status; }
+	cd build/layout && PYTHONPATH=. $(CURDIR)/$(BIN)/lint-imports --config $(CURDIR)/pyproject.toml
 
 # Regenerate man/, completions/ and docs/cli.md from the app (tests fail when they drift).
 docs: $(STAMP)
-	$(BIN)/python -m acomm_cli.shell.docgen .
+	$(BIN)/python -m acomm_cli.cli.docgen .
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py

@@ -1,5 +1,5 @@
 """`python -m acomm_cli`: the same program as the `acomm` command."""
 
-from acomm_cli.shell.fastpath import main
+from acomm_cli.cli.main import main
 
 main()

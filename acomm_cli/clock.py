@@ -12,14 +12,14 @@ from datetime import UTC, datetime
 from acomm_cli.errors import ValidationFailed
 from acomm_cli.model import utf8
 
-TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
+TYPE_CHECKING = False  # typing's, without importing typing (a send must not load it)
 if TYPE_CHECKING:
     import re
 
 _UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
 # re.ASCII: `\d` would also take "１" or "٣", and `\s` a non-breaking space; fullmatch: `$`
-# would accept a trailing newline. `re` is imported on first use, not by `acomm send`
-# (issue 17); its own cache keeps the compiled patterns.
+# would accept a trailing newline. `re` is imported on first use, not by `acomm send`;
+# its own cache keeps the compiled patterns.
 _DURATION = r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)?\s*"
 _SIZE_UNITS = {
     "": 1, "b": 1, "k": 1000, "kb": 1000, "m": 1000**2, "mb": 1000**2, "g": 1000**3, "gb": 1000**3,

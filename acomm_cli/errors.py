@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
+TYPE_CHECKING = False  # typing's, without importing typing (a send must not load it)
 if TYPE_CHECKING:
     from typing import Any
 
@@ -46,6 +46,13 @@ class UnsafePath(ValidationFailed):
     symbolic link, a file for a directory): the bridge leaves it alone and says so."""
 
 
+class MissingExtra(ValidationFailed):
+    """A command whose libraries are an optional extra that is not installed here: the
+    message names the extra and the exact command that installs it."""
+
+    code = "missing_extra"
+
+
 class NotFound(CommError):
     code = "not_found"
     exit_status = 4
@@ -64,7 +71,7 @@ class NotParticipant(CommError):
 class Forbidden(CommError):
     """Refused for who is asking: an observer sending, anyone but the owner sending on a
     broadcast channel, an agent that is neither a channel's owner nor one of its admins
-    changing its state, settings or members (issue 19), a channel acomm made."""
+    changing its state, settings or members, a channel acomm made."""
 
     code = "forbidden"
     exit_status = 5

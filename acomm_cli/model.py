@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
+from enum import IntEnum, StrEnum
+
 from acomm_cli.errors import ValidationFailed
 
-TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
+TYPE_CHECKING = False  # typing's, without importing typing: it costs the hot commands' start-up
 if TYPE_CHECKING:
     from dataclasses import dataclass, field
-    from enum import IntEnum, StrEnum
     from typing import Any, TypeVar
-else:  # the same classes, without importing dataclasses or enum (issue 17)
-    from acomm_cli.lite.enums import IntEnum, StrEnum
+else:  # the same classes, without importing dataclasses (acomm_cli/lite/records.py)
     from acomm_cli.lite.records import dataclass, field
 
 
@@ -78,10 +78,10 @@ class AckStatus(StrEnum):
 
 ACK_ORDER = {AckStatus.RECEIVED: 0, AckStatus.IN_PROGRESS: 1, AckStatus.COMPLETED: 2,
              AckStatus.FAILED: 2}
-# tasks (issue 15): their states and kinds; the rules are acomm_cli/engine/tasks.py's
+# tasks: their states and kinds; the rules are acomm_cli/engine/tasks.py's
 TASK_STATES = ("created", "accepted", "updated", "completed", "failed", "overdue", "incident")
 TASK_TYPES = ("task", "skill_distribution")
-# `in_progress` (issue 18) is a filter only: messages a recipient holds with an in_progress ack
+# `in_progress` is a filter only: messages a recipient holds with an in_progress ack
 MESSAGE_STATUSES = ("sent", "delivered", "acknowledged", "dead_letter", "in_progress")
 SYSTEM_CHANNEL = "_system"
 # The recipient of a queue message nobody has claimed yet: the queue itself. Not a valid agent
@@ -90,15 +90,16 @@ QUEUE_RECIPIENT = "*"
 SYSTEM_AGENT = "acomm"
 DEADLETTER_TOPIC = "_system.message.deadletter"
 DEAD_LETTER_REASONS = ("max_retries_exceeded", "expired", "recipient_left", "dispatch_failed",
-                       "no_owner", "owner_offline", "federation_max_attempts",  # these three: §7
-                       "nacked",  # `acomm nack` without --requeue (issue 18)
-                       "channel_deleted")  # `channel delete --force` (issue 19)
+                       # federation's three: a message for an agent another node owns
+                       "no_owner", "owner_offline", "federation_max_attempts",
+                       "nacked",  # `acomm nack` without --requeue
+                       "channel_deleted")  # `channel delete --force`
 # A deleted channel keeps its history under this prefix and its id (`_deleted:7:team`), closed,
-# so its name is free again (issue 19: docs/DECISIONS.md)
+# so its name is free again
 DELETED_PREFIX = "_deleted:"
 
 # The names' characters as sets, checked without `re` (importing it cost about 2 ms of an
-# `acomm send` process: issue 17, docs/BENCHMARKS.md); each set is the regex it replaced, as
+# `acomm send` process); each set is the regex it replaced, as
 # a whole-string match. tests/test_lite_names.py checks both agree.
 _ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 _WORD = _ALNUM | {"_", "-"}
@@ -256,7 +257,7 @@ def agent_id(value: str, field_name: str = "agent") -> str:
         )
     # The team of `name@team` names a directory (the bridge's TEAMS_DIR/TEAM/inboxes), so it
     # follows the channel-name rule: `w@.` or `w@t.` would be accepted here and then fail in
-    # the bridge on every tick (issue 19).
+    # the bridge on every tick.
     team = value.partition("@")[2]
     if "@" in value and not _made_of(team, _CHANNEL_CHARS, 128):
         raise ValidationFailed(
@@ -278,7 +279,7 @@ def correlation_id(value: str) -> str:
 
 
 def capability_id(value: str) -> str:
-    """A capability id (spec 002 §9): `code-review`, `deploy.staging`."""
+    """A capability id, what an agent can do: `code-review`, `deploy.staging`."""
     utf8(value, "capability")
     if not isinstance(value, str) or not _made_of(value, _CAPABILITY_CHARS, 128) \
             or value[0] not in _CAPABILITY_FIRST or ".." in value:
@@ -317,14 +318,14 @@ def metadata_pairs(pairs: list[str] | None) -> dict[str, str] | None:
 # (1,000,000,000 bytes, compiled in; `sqlite3.Connection.getlimit` cannot raise it) in one
 # row, and a message's row holds its content beside the sender, topic, metadata...; 1 MiB of
 # that is left for them. A larger setting would accept messages the store then refuses with
-# "string or blob too big" (issue 19; DECISIONS.md).
+# "string or blob too big".
 SQLITE_MAX_LENGTH = 1_000_000_000
 MAX_MESSAGE_SIZE_BOUND = SQLITE_MAX_LENGTH - 1024**2
 
 
 @dataclass(frozen=True)
 class ChannelConfig:
-    """A channel's configuration (DESIGN.md §3), as stored with it."""
+    """A channel's configuration, as stored with it."""
 
     delivery: DeliveryMode = DeliveryMode.AT_MOST_ONCE
     max_message_size: int = 1_048_576
@@ -349,7 +350,8 @@ class ChannelConfig:
 
 @dataclass(frozen=True)
 class Limits:
-    """Store-wide backpressure (DESIGN.md §4); 0 disables a limit."""
+    """Store-wide backpressure: how much unread or undelivered work a store holds before sends
+    are refused or slowed; 0 disables a limit."""
 
     max_active_messages: int = 100_000
     max_store_bytes: int = 2 * 1024**3
@@ -366,7 +368,7 @@ class Limits:
 @dataclass(frozen=True)
 class Participant:
     """An agent on a channel, its role there, and whether the owner made it an admin (it may
-    then change the channel's state, settings and membership: issue 19)."""
+    then change the channel's state, settings and membership)."""
 
     agent: str
     role: Role
@@ -419,7 +421,7 @@ class Delivery:
     ack_status: str | None = None
     acked_at: int | None = None
     next_timer_at: int | None = None
-    first_read_at: int | None = None  # read_at is the latest read; this the first (issue 19)
+    first_read_at: int | None = None  # read_at is the latest read; this the first
 
 
 @dataclass(slots=True)
@@ -478,7 +480,7 @@ class SendRequest:
     delay_ms: int | None = None
     deliver_at: int | None = None
     expires_at: int | None = None
-    # time to live (issue 18): not read by then (from delivery), dead-lettered `expired`
+    # time to live: not read by then (from delivery), dead-lettered `expired`
     ttl_ms: int | None = None
 
 
@@ -494,7 +496,7 @@ class SendResult:
     created_at: int
     correlation_id: str | None
     deduplicated: bool = False
-    # federation: a message to an agent owned by another node (DESIGN.md §7)
+    # federation: a message to an agent owned by another node
     global_id: str | None = None
     to_node: str | None = None
     route_decision: str | None = None
@@ -521,7 +523,7 @@ class MessageFilter:
     limit: int = 100
     offset: int = 0
     after_id: int | None = None  # only messages with a higher id (`messages --follow`)
-    # `messages` only (issue 19): the correlation id; a delivery to `recipient` and/or in
+    # `messages` only: the correlation id; a delivery to `recipient` and/or in
     # one of `state` (both given: that recipient's delivery in one of those states)
     correlation_id: str | None = None
     recipient: str | None = None

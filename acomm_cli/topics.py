@@ -13,7 +13,7 @@ from acomm_cli.errors import ValidationFailed
 from acomm_cli.model import utf8
 
 # A segment is [A-Za-z0-9_-]+ (whole), checked as a set of characters, without `re`
-# (issue 17: not imported by `acomm send`)
+# (`re` is not imported by `acomm send`)
 _SEGMENT_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 
 
@@ -55,7 +55,8 @@ def validate_pattern(pattern: str) -> str:
 
 
 def matches(topic: str, pattern: str) -> bool:
-    """The reference algorithm (spec 001 "Topic Matching"); the index must agree with it."""
+    """The reference algorithm (docs/spec/message-engine-guide.txt, "Topic Matching"); the
+    index must agree with it."""
     t = topic.split(".")
     p = pattern.split(".")
     if p[-1] == "#":

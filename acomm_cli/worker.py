@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 from acomm_cli import clock
 from acomm_cli.bridge import sync as bridge
 from acomm_cli.bridge.sync import SyncResult
-from acomm_cli.engine import delivery, tasks
+from acomm_cli.engine import tasks, timers
 from acomm_cli.errors import CommError, ValidationFailed
-from acomm_cli.lite.records import asdict  # the engine's results are records (issue 17)
+from acomm_cli.lite.records import asdict  # the engine's results are records
 from acomm_cli.model import Message
 
 if TYPE_CHECKING:  # dispatch code loads only when agents are configured
@@ -42,7 +42,7 @@ class TickSetup:
     on_bridge: Callable[[SyncResult], None] = lambda _result: None
     on_dispatch: Callable[[DispatchResult], None] = lambda _result: None
     # a context manager giving a progress starter, or None
-    progress: Callable[[], AbstractContextManager[delivery.Progress | None]] = nullcontext
+    progress: Callable[[], AbstractContextManager[timers.Progress | None]] = nullcontext
     # settings lookup (key -> value) for federation's timers; used only on a node
     settings: Callable[[str], Any] | None = None
     # why dispatch is off: a bad `agents:` section stops the agents, never the timers
@@ -55,7 +55,7 @@ def tick_once(conn: sqlite3.Connection, setup: TickSetup, now: int,
     (SIGINT/SIGTERM, see acomm_cli.cli.stopping) ends dispatch early: the running command is
     killed and recorded as interrupted, and no further delivery is taken."""
     with setup.progress() as progress:
-        result = delivery.tick(conn, now, progress)
+        result = timers.tick(conn, now, progress)
     doc: dict[str, Any] = asdict(result)
     total = result.total
     doc["tasks_overdue"] = overdue = tasks.tick(conn, now)
@@ -106,7 +106,7 @@ def load_agents(load: Callable[[], dict[str, AgentSpec]]) -> tuple[dict[str, Age
     """The configured agents, or none and why: a bad `agents:` section (a typo such as
     `types: [comand]`) must not stall every timer of the store (retries, dead letters,
     scheduled sends, the bridge), so `tick` runs them anyway, reports the error and exits
-    with its status at the end (DECISIONS.md, issue 18)."""
+    with its status at the end (DECISIONS.md, "`tick --every` survives a locked store")."""
     try:
         return load(), None
     except ValidationFailed as exc:

@@ -1,4 +1,4 @@
-"""A channel's backlog and its deliveries in flight (issue 19): the SQL before it (a scan of
+"""A channel's backlog and its deliveries in flight: the SQL before the partial index (a scan of
 every delivery) against the SQL on the partial index deliveries_active, interleaved.
 
     .venv/bin/python bench/backlog.py                  # the 100,000-message store
@@ -7,7 +7,7 @@ every delivery) against the SQL on the partial index deliveries_active, interlea
 On bench/stores.py's cached store as built (almost every delivery read: few active), then on
 copies where one delivery in ten, and every delivery, is unread (all active: the index's worst
 case, each of its entries looked up in the table). Prints a Markdown table;
-docs/BENCHMARKS.md "Channel backlog on deliveries_active (issue 19)" holds a run.
+docs/BENCHMARKS.md "Channel backlog on deliveries_active" holds a run.
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ from stores import big_store, copy_store
 from acomm_cli.engine import opening
 from acomm_cli.store import backlog
 
-# As they were before issue 19 (tests/test_backlog_indexes.py holds the same text).
+# As they were before they used deliveries_active (tests/test_backlog_indexes.py holds the
+# same text).
 OLD_BACKLOG = (
     "SELECT count(DISTINCT CASE WHEN (state = 'unread' OR (tracked = 1 AND state IN ('read',"
     " 'waiting'))) THEN message_id END), count(DISTINCT CASE WHEN state = 'queued' THEN"

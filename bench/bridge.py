@@ -1,4 +1,4 @@
-"""Benchmarks of the mailbox bridge of issue 6.
+"""Benchmarks of the mailbox bridge.
 
     .venv/bin/python bench/bridge.py            # rewrites its section of docs/BENCHMARKS.md
     .venv/bin/python bench/bridge.py --no-write # prints only
@@ -15,7 +15,7 @@
   direct message to another agent, with the inbox mirror on (so each new message is also
   mirrored in the same tick); target < 2 s.
 
-This script owns the section "## Mailbox bridge (issue 6)" of docs/BENCHMARKS.md.
+This script owns the section "## Mailbox bridge" of docs/BENCHMARKS.md.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from acomm_cli.bridge import sync as bridge
 from acomm_cli.engine import channels, opening, sending
 from acomm_cli.model import SendRequest
 
-SECTION = "## Mailbox bridge (issue 6)"
+SECTION = "## Mailbox bridge"
 ACOMM = str(Path(sys.executable).parent / "acomm")
 
 

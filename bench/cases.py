@@ -1,4 +1,4 @@
-"""The benchmarks of issue 2 ("Speed"), each a ratio against a baseline run alongside it."""
+"""The hot-path benchmarks of `bench/run.py`, each a ratio against a baseline run alongside it."""
 
 from __future__ import annotations
 
@@ -221,12 +221,10 @@ def send_inproc(ctx: Context) -> list[Result]:
                        "row, with the same indexes) in one BEGIN IMMEDIATE transaction",
         details=[f"sending.send: {spread(rates_p, per_s)} rounds of {k}",
                  f"raw message + delivery transaction: {spread(rates_2, per_s)} rounds of {k}",
-                 f"(not a target) raw single-row INSERT + commit into `messages` (issue 2's "
-                 f"baseline): {spread(rates_r, per_s)} rounds of {k}; acomm at "
+                 f"(not a target) raw single-row INSERT + commit into `messages` (the first "
+                 f"baseline of this row): {spread(rates_r, per_s)} rounds of {k}; acomm at "
                  f"{mine / median(rates_r):.0%} of it",
                  *peer_lines, *notes,
-                 "today (main at db52386, before issue 17): 66% of the raw transaction "
-                 "(docs/BENCHMARKS.md of that commit: 3,165/s against 4,771/s)",
                  f"all on fresh stores opened with opening.connect (same pragmas, synchronous="
                  f"{sync}); the peers each on a fresh file of their own, see bench/peers.py; "
                  "rounds rotated"],

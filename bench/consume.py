@@ -1,4 +1,4 @@
-"""Issue 17: an at-least-once consumer, per message, against persist-queue's get + ack."""
+"""An at-least-once consumer, per message, against persist-queue's get + ack (`receive_ack`)."""
 
 from __future__ import annotations
 
@@ -10,14 +10,14 @@ import peers
 from harness import WORK, Result, median, rotate, spread, synchronous_name
 
 from acomm_cli import clock
-from acomm_cli.engine import channels, delivery, opening, sending
+from acomm_cli.engine import channels, opening, sending, timers
 from acomm_cli.model import ChannelConfig, DeliveryMode, MessageFilter, SendRequest
 
 # acomm's receive (limit 1) + ack per message as a share of persist-queue's get + ack, measured
-# on main at db52386 before issue 17's changes (`bench/run.py --only receive_ack`, three runs:
-# 27%, 25%, 22%; about 1,100 messages/s against 4,400). The target is 3x that rate.
+# at db52386, before batch acks existed (`bench/run.py --only receive_ack`, three runs: 27%,
+# 25%, 22%; about 1,100 messages/s against 4,400). The target is 3x that rate.
 TODAY = 0.25
-TODAY_NOTE = ("today (main at db52386, before issue 17, `bench/run.py --only receive_ack`): "
+TODAY_NOTE = ("the reference (db52386, before batch acks, `bench/run.py --only receive_ack`): "
               "receive --limit 1 + ack at 25% of persist-queue's get + ack (three runs 27%, "
               "25%, 22%; 1,036-1,206 msg/s against 4,257-4,693)")
 ONE = MessageFilter(limit=1)
@@ -80,14 +80,14 @@ def receive_ack(ctx: object) -> list[Result]:
     sync = synchronous_name(conn)
 
     def receive_then_ack() -> int:
-        res = delivery.receive_due(conn, "bob", ONE, clock.now_ms())
+        res = timers.receive_due(conn, "bob", ONE, clock.now_ms())
         for m in res.messages:
-            delivery.ack(conn, m.id, "bob", "completed", None, clock.now_ms())
+            acking.ack(conn, m.id, "bob", "completed", None, clock.now_ms())
         return len(res.messages)
 
     samples: dict[str, Callable[[], float]] = {
         SINGLE: _loop(conn, k, receive_then_ack)}
-    acking = _optional("acomm_cli.engine.acking")  # absent before issue 17 (today's run)
+    acking = _optional("acomm_cli.engine.acking")  # absent before batch acks (db52386)
     receive_and_ack = getattr(acking, "receive_ack", None)
     if receive_and_ack is not None:
         def in_one(limit: int) -> Callable[[], int]:
@@ -98,7 +98,7 @@ def receive_ack(ctx: object) -> list[Result]:
         batch = MessageFilter(limit=100)
 
         def receive_then_ack_all() -> int:  # at-least-once: acked after the work is done
-            res = delivery.receive_due(conn, "bob", batch, clock.now_ms())
+            res = timers.receive_due(conn, "bob", batch, clock.now_ms())
             if res.messages:
                 acking.ack_many(conn, [m.id for m in res.messages], "bob",  # type: ignore
                                 "completed", None, clock.now_ms())
@@ -132,8 +132,8 @@ def receive_ack(ctx: object) -> list[Result]:
         f"puts {k} untimed, then times get(block=False) + ack(item) per message",
     ]
     base = rates.get("persist-queue get + ack")
-    # The target row: the at-least-once consumer with issue 17's tools (a batch received, the
-    # work done, then one `ack` of all its ids); before them (today's run) the one-by-one loop.
+    # The target row: the at-least-once consumer with batch acks (a batch received, the work
+    # done, then one `ack` of all its ids); without them (db52386) the one-by-one loop.
     name = BATCHED if BATCHED in rates else SINGLE
     product = rates[name]
     if base is None:
@@ -144,8 +144,8 @@ def receive_ack(ctx: object) -> list[Result]:
         if other != "persist-queue get + ack":
             ratio = median(rates[other]) / median(base)
             details.insert(0, f"{other}: {ratio:.1%} of persist-queue, {ratio / TODAY:.1f}x "
-                              "today's ratio")
-    details.insert(0, f"target: 3 x today's ratio ({TODAY:.0%}) = {3 * TODAY:.0%} of "
+                              "the reference's ratio")
+    details.insert(0, f"target: 3 x the reference's ratio ({TODAY:.0%}) = {3 * TODAY:.0%} of "
                       "persist-queue's rate in the same run")
     return [Result(
         "receive_ack", f"at-least-once consumer per message: {name}", "rate",

@@ -1,4 +1,4 @@
-"""Delivery benchmarks (issue 3): `tick` on 100,000 due timers, `receive --wait` wake-up.
+"""Delivery benchmarks: `tick` on 100,000 due timers, `receive --wait` wake-up.
 
     .venv/bin/python bench/delivery.py [--timers 100000] [--wakeups 15] [--out docs/BENCHMARKS.md]
 
@@ -22,13 +22,13 @@ from pathlib import Path
 
 from harness import write_section
 
-from acomm_cli.engine import channels, delivery, opening, sending
+from acomm_cli.engine import channels, opening, sending, timers
 from acomm_cli.model import ChannelConfig, DeliveryMode, Limits, SendRequest
 
 ROOT = Path(__file__).resolve().parent.parent
 ACOMM = str(Path(sys.executable).parent / "acomm")
 T0 = 1_700_000_000_000
-SECTION = "## Delivery (issue 3)"
+SECTION = "## Delivery"
 
 
 def build_timer_store(path: Path, n: int) -> None:
@@ -59,7 +59,7 @@ def bench_tick(n: int, repeats: int) -> dict[str, float]:
             if kind == "tick":
                 tracemalloc.start()
                 t = time.perf_counter()
-                result = delivery.tick(conn, due)
+                result = timers.tick(conn, due)
                 tick_s.append(time.perf_counter() - t)
                 peaks.append(tracemalloc.get_traced_memory()[1])
                 tracemalloc.stop()

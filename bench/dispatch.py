@@ -1,4 +1,4 @@
-"""Benchmark of agent dispatch (issue 7): what acomm adds to each agent run.
+"""Benchmark of agent dispatch: what acomm adds to each agent run.
 
     .venv/bin/python bench/dispatch.py            # rewrites its section of docs/BENCHMARKS.md
     .venv/bin/python bench/dispatch.py --no-write # prints only
@@ -12,8 +12,8 @@
 - backlog: a real `acomm tick` over 50,000 unread messages that no rule wants, against
   `tick --no-dispatch`: what such a backlog costs every tick.
 
-No target in the issue; this records what dispatch costs so that a change can be compared.
-This script owns the section "## Agent dispatch (issue 7)" of docs/BENCHMARKS.md.
+No target; this records what dispatch costs so that a change can be compared.
+This script owns the section "## Agent dispatch" of docs/BENCHMARKS.md.
 """
 
 from __future__ import annotations
@@ -31,13 +31,13 @@ from time import perf_counter
 
 from harness import DOC, machine, median, write_section
 
-from acomm_cli.cli import render_worker
 from acomm_cli.dispatch import dispatcher as dispatch
 from acomm_cli.dispatch.agents import parse_agents
 from acomm_cli.engine import channels, opening, sending
 from acomm_cli.model import SendRequest
+from acomm_cli.output import render_worker
 
-SECTION = "## Agent dispatch (issue 7)"
+SECTION = "## Agent dispatch"
 ACOMM = str(Path(sys.executable).parent / "acomm")
 TRUE = shutil.which("true") or "/bin/true"
 

@@ -1,4 +1,5 @@
-"""Benchmarks of issue 5: `acomm export` against a bare pyarrow write, and `acomm audit` on Spark.
+"""Benchmarks of export and audit: `acomm export` against a bare pyarrow write, and `acomm
+audit` on Spark.
 
     .venv/bin/python bench/export.py                # 100,000 and 1,000,000 messages; rewrites
                                                     # its section of docs/BENCHMARKS.md
@@ -12,12 +13,12 @@
 - audit: `acomm audit --master local[2] --json` over that export (a real process); the wall
   time split into Spark start-up (JVM and session) and work (reading, every query, writing the
   tables), as the command reports them; the work should grow no worse than linearly from
-  100,000 to 1,000,000 messages. With --cluster (issue 16), the same audit of the same export
+  100,000 to 1,000,000 messages. With --cluster, the same audit of the same export
   on a standalone master and one worker (2 cores) started on loopback from pyspark's jars.
 
 Stores are written straight into the real schema (made by `opening.connect`) with
 executemany and cached under bench/out/ keyed by size and schema. This script owns the section
-"## Export and audit (issue 5)" of docs/BENCHMARKS.md and replaces only that section.
+"## Export and audit" of docs/BENCHMARKS.md and replaces only that section.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from stores import remove, schema_key
 
 from acomm_cli.engine import opening
 
-SECTION = "## Export and audit (issue 5)"
+SECTION = "## Export and audit"
 BUILD_VERSION = 2
 AGENTS = 100
 CHANNELS = 10
@@ -317,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-write", action="store_true", help="print only")
     parser.add_argument("--no-audit", action="store_true", help="skip the Spark audit")
     parser.add_argument("--cluster", action="store_true",
-                        help="also audit on a loopback standalone cluster (issue 16)")
+                        help="also audit on a loopback standalone cluster")
     args = parser.parse_args(argv)
     WORK.mkdir(parents=True, exist_ok=True)
     started = datetime.now(UTC)

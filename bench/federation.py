@@ -1,4 +1,4 @@
-"""Benchmark of federation (issue 14): two nodes on one machine, the peer's outbox read with
+"""Benchmark of federation: two nodes on one machine, the peer's outbox read with
 the StoreTransport (`peers add NODE --url store:PATH`), not over HTTP.
 
     .venv/bin/python bench/federation.py            # rewrites its section of docs/BENCHMARKS.md
@@ -15,15 +15,15 @@ the StoreTransport (`peers add NODE --url store:PATH`), not over HTTP.
   each round, rounds alternate, medians.
 - start-up: real `acomm send` to a channel, and `send --to` an agent (owned by the other node
   on a node, a local one on a plain store), on a node against a plain store, interleaved,
-  medians. Target: within 10% (issue 14).
+  medians. Target: within 10%.
 
-Both transports in one run (issue 22): the same latency and throughput again with the two
+Both transports in one run: the same latency and throughput again with the two
 nodes on NATS JetStream (a real `nats-server -js` on a free loopback port, started and killed
 here): `send --to` publishes after its commit, `fed pull` reads through a durable consumer;
 and the push latency of `gateway serve --push` on nb (no tick). Skipped, saying so, where
 nats-server is not installed.
 
-This script owns the section "## Federation (issue 14)" of docs/BENCHMARKS.md.
+This script owns the section "## Federation" of docs/BENCHMARKS.md.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ from acomm_cli.engine.sending import send_direct
 from acomm_cli.model import SendRequest
 from acomm_cli.store.connection import open_store, write
 
-SECTION = "## Federation (issue 14)"
+SECTION = "## Federation"
 ACOMM = str(Path(sys.executable).parent / "acomm")
 STARTUP_LIMIT = 1.10
 
@@ -360,7 +360,7 @@ def section(lat: dict[str, float], tick: dict[str, float], thr: dict[str, float]
         "`fed_node` and the room copy, loads `engine/remote.py` (stdlib and the store only) "
         "and appends the outbox event in the send's transaction. Neither imports the "
         "federation package or its libraries.",
-        "- NATS JetStream (issue 22): the same two nodes with `node init --transport "
+        "- NATS JetStream: the same two nodes with `node init --transport "
         "nats://...` on a local `nats-server -js` (2.9, file storage); `send --to` publishes "
         "its outbox row after the commit (one JetStream publish, acknowledged), `fed pull` "
         "reads through a durable pull consumer (AckAll after each page's commit). Push: "

@@ -1,4 +1,4 @@
-"""Benchmarks of the store operations of issue 4: `stats` and `compact` on big stores.
+"""Benchmarks of the store operations: `stats` and `compact` on big stores.
 
     .venv/bin/python bench/ops.py            # both; rewrites its section of docs/BENCHMARKS.md
     .venv/bin/python bench/ops.py --quick    # 100,000 messages, prints only
@@ -13,7 +13,7 @@
 
 The stores are written straight into the real schema (made by `opening.connect`) with
 executemany, cached under bench/out/ keyed by size and schema, and copied before a write.
-This script owns the section "## Store operations (issue 4)" of docs/BENCHMARKS.md and
+This script owns the section "## Store operations" of docs/BENCHMARKS.md and
 replaces only that section, so `bench/run.py` and this script can each be rerun alone.
 """
 
@@ -32,9 +32,9 @@ from harness import DOC, OUT, WORK, duration, machine, median, spread, write_sec
 from stores import remove, schema_key
 
 from acomm_cli import clock
-from acomm_cli.engine import delivery, opening, operations
+from acomm_cli.engine import opening, operations, timers
 
-SECTION = "## Store operations (issue 4)"
+SECTION = "## Store operations"
 BUILD_VERSION = 2
 AGENTS = 1000
 GROUPS = 10
@@ -183,9 +183,9 @@ def copy(src: Path, name: str) -> Path:
 
 def bench_stats(n: int, reps: int) -> tuple[dict[str, object], list[str]]:
     # Two copies of the store, built with its newest timers due now, as if no tick had run
-    # for hours: one is ticked once (what cron keeps doing: the target of issue 4 is for that
+    # for hours: one is ticked once (what cron keeps doing: the stats target is for that
     # case), the other is left overdue. stats counts overdue timers without applying them
-    # (issue 17: at most 2x the time after the tick), so neither copy changes between runs
+    # (target: at most 2x the time after the tick), so neither copy changes between runs
     # and the two are timed alternately.
     src = cached("stats", n, 100_000 * n // 1_000_000, True)
     conn = opening.connect(copy(src, "ops-stats.acomm"), create=False)
@@ -196,7 +196,7 @@ def bench_stats(n: int, reps: int) -> tuple[dict[str, object], list[str]]:
         due_rows = conn.execute("SELECT count(*) FROM deliveries WHERE next_timer_at <= ?",
                                 (now,)).fetchone()[0]
         projected = operations.stats(conn, now)
-        ticked = delivery.tick(conn, now)
+        ticked = timers.tick(conn, now)
         after = operations.stats(conn, now)
         agrees = (after.agents, after.channels, after.store.messages) == (
             projected.agents, projected.channels, projected.store.messages)
@@ -335,7 +335,7 @@ def report(n: int, st: dict, plans: list[str], cp: dict, reps: int) -> str:
         "(engine/projection.py follows each due delivery through the tick's steps in Python; "
         "the breakdown of the deliveries not yet done with sets the due ones apart); the "
         "result equals stats after the tick: "
-        f"{'yes' if st['agrees'] else 'NO'}. Before issue 17 stats applied them in a "
+        f"{'yes' if st['agrees'] else 'NO'}. Before the projection, stats applied them in a "
         "transaction it rolled back: 8.17 s against 268 ms after the tick (30x).",
         "- How: totals per agent walk the covering index `deliveries_inbox` once (it is "
         "ordered by recipient, so GROUP BY needs no sort); everything else (unread, awaiting "

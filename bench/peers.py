@@ -1,4 +1,4 @@
-"""Other SQLite-backed queues, run beside acomm in the same invocation (issue 17).
+"""Other SQLite-backed queues, run beside acomm in the same invocation.
 
 persist-queue (`SQLiteAckQueue`), litequeue (`LiteQueue`) and huey's `SqliteStorage` are the
 `bench` extra (`pip install -e '.[bench]'`); a peer that cannot be imported is skipped with a

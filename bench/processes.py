@@ -1,4 +1,4 @@
-"""Start-up benchmarks (issue 17): `acomm send` and `acomm receive` as processes, on a regular
+"""Start-up benchmarks: `acomm send` and `acomm receive` as processes, on a regular
 (non-editable) install of acomm built from this checkout, against bare python+sqlite3
 processes of the same interpreter; the editable install (.venv) is reported beside them.
 

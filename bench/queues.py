@@ -1,12 +1,12 @@
-"""Work-queue throughput (issue 18): 1, 2 and 4 worker processes draining one queue, against
+"""Work-queue throughput: 1, 2 and 4 worker processes draining one queue, against
 pgmq-style raw SQL on the same machine in the same run.
 
     .venv/bin/python bench/queues.py            # rewrites its section of docs/BENCHMARKS.md
     .venv/bin/python bench/queues.py --quick    # 500 messages, prints only
 
 - acomm: an at-least-once `queue` channel of N messages; each worker process opens the store
-  and loops `delivery.receive_due` (the engine of `acomm receive --limit B`: claim, read,
-  commit) then `delivery.ack` per message (one transaction each, as `acomm ack`), until a
+  and loops `timers.receive_due` (the engine of `acomm receive --limit B`: claim, read,
+  commit) then `acking.ack` per message (one transaction each, as `acomm ack`), until a
   receive hands over nothing.
 - raw: one table `q(msg_id, vt, read_ct, message)` in the same WAL mode and synchronous
   setting; a claim is pgmq's `UPDATE ... SET vt = now + 30 s, read_ct = read_ct + 1 WHERE
@@ -15,7 +15,7 @@ pgmq-style raw SQL on the same machine in the same run.
 
 Workers start together (a start file), so process start-up is not counted; throughput is N
 over the time from the start to the last worker's end. Both sides check each message was
-handed out exactly once. This script owns the section "## Work queues (issue 18)".
+handed out exactly once. This script owns the section "## Work queues".
 """
 
 from __future__ import annotations
@@ -32,10 +32,10 @@ from pathlib import Path
 from harness import PYTHON, WORK, machine, synchronous_name, write_section
 
 from acomm_cli import clock
-from acomm_cli.engine import channels, delivery, opening, sending
+from acomm_cli.engine import acking, channels, opening, sending, timers
 from acomm_cli.model import MessageFilter, SendRequest
 
-SECTION = "## Work queues (issue 18)"
+SECTION = "## Work queues"
 BATCH = 10
 
 
@@ -77,11 +77,11 @@ def worker_acomm(store: Path, agent: str, go: Path) -> list[int]:
     got: list[int] = []
     _wait_start(go)
     while True:
-        msgs = delivery.receive_due(conn, agent, f, clock.now_ms()).messages
+        msgs = timers.receive_due(conn, agent, f, clock.now_ms()).messages
         if not msgs:
             return got
         for m in msgs:
-            delivery.ack(conn, m.id, agent, "completed", None, clock.now_ms())
+            acking.ack(conn, m.id, agent, "completed", None, clock.now_ms())
             got.append(m.id)
 
 

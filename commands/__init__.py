@@ -1,2 +1,2 @@
-"""One module per subcommand group, installed as `acomm_cli.commands`. Thin: parse, call one
+"""One module per subcommand group, installed as `acomm_cli.cli.commands`. Thin: parse, call one
 pipeline function, render."""

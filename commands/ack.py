@@ -7,17 +7,20 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import params, render_acks
-from acomm_cli.commands._common import AsAgent, identity, output, store
-from acomm_cli.engine import acking, delivery
-from acomm_cli.lite.records import asdict  # the engine's results are records (issue 17)
+from acomm_cli.cli import params
+from acomm_cli.cli.invocation import Invocation, identity
+from acomm_cli.cli.params import AsAgent, takes_invocation
+from acomm_cli.engine import acking
+from acomm_cli.lite.records import asdict  # the engine's results are records
+from acomm_cli.output import render_acks
 
 app = typer.Typer(add_completion=False)
 
 
 @app.command()
+@takes_invocation
 def ack(
-    ctx: typer.Context,
+    inv: Invocation,
     message_ids: Annotated[list[int], typer.Argument(
         metavar="MSG...", help="The message id; several are acknowledged in one transaction "
         "(all or none).")],
@@ -35,12 +38,12 @@ def ack(
     Example: acomm ack 42 --as executor --status completed --note "deployed"
     """
     agent = identity(as_)
-    with store(ctx, write=True) as conn:
+    with inv.store(write=True) as conn:
         if len(message_ids) == 1:  # one id keeps its one JSON object
-            results = [delivery.ack(conn, message_ids[0], agent, status, note, clock.now_ms())]
+            results = [acking.ack(conn, message_ids[0], agent, status, note, clock.now_ms())]
         else:
             results = acking.ack_many(conn, message_ids, agent, status, note, clock.now_ms())
     if len(results) == 1:
-        render_acks.ack(output(ctx), asdict(results[0]))
+        render_acks.ack(inv.output(), asdict(results[0]))
     else:
-        render_acks.acks(output(ctx), [asdict(r) for r in results])
+        render_acks.acks(inv.output(), [asdict(r) for r in results])

@@ -7,8 +7,10 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import params, render
-from acomm_cli.commands._common import output, settings, store
+from acomm_cli.cli import params
+from acomm_cli.cli.invocation import Invocation
+from acomm_cli.cli.params import takes_invocation
+from acomm_cli.output import render
 
 app = typer.Typer(help="Which node owns an agent (federation).\n\nExample: acomm agent own "
                   "bob --fallback node-b --json", no_args_is_help=True, add_completion=False)
@@ -16,13 +18,14 @@ app = typer.Typer(help="Which node owns an agent (federation).\n\nExample: acomm
 Agent = Annotated[str, typer.Argument(click_type=params.AGENT, help="The agent id.")]
 
 
-def _offline_after(ctx: typer.Context) -> int:
-    return int(settings(ctx).value("federation.offline_after"))
+def _offline_after(inv: Invocation) -> int:
+    return int(inv.settings.value("federation.offline_after"))
 
 
 @app.command()
+@takes_invocation
 def own(
-    ctx: typer.Context,
+    inv: Invocation,
     agent: Agent,
     fallback: Annotated[list[str] | None, typer.Option(
         metavar="NODE", help="A node that takes the agent's messages while this one is "
@@ -37,26 +40,28 @@ def own(
     """
     from acomm_cli.federation import room
 
-    with store(ctx, write=True) as conn:
-        doc = room.own(conn, agent, fallback or [], clock.now_ms(), _offline_after(ctx))
-    render.status(output(ctx), doc)
+    with inv.store(write=True) as conn:
+        doc = room.own(conn, agent, fallback or [], clock.now_ms(), _offline_after(inv))
+    render.status(inv.output(), doc)
 
 
 @app.command()
-def disown(ctx: typer.Context, agent: Agent) -> None:
+@takes_invocation
+def disown(inv: Invocation, agent: Agent) -> None:
     """This node gives AGENT up (only its owner may).
 
     Example: acomm agent disown bob --json
     """
     from acomm_cli.federation import room
 
-    with store(ctx, write=True) as conn:
-        doc = room.disown(conn, agent, clock.now_ms(), _offline_after(ctx))
-    render.status(output(ctx), doc)
+    with inv.store(write=True) as conn:
+        doc = room.disown(conn, agent, clock.now_ms(), _offline_after(inv))
+    render.status(inv.output(), doc)
 
 
 @app.command()
-def where(ctx: typer.Context, agent: Agent) -> None:
+@takes_invocation
+def where(inv: Invocation, agent: Agent) -> None:
     """Where a message to AGENT would go now.
 
     Prints {agent, owner_node, fallback_nodes, online, route}; route is local, owner,
@@ -66,9 +71,9 @@ def where(ctx: typer.Context, agent: Agent) -> None:
     """
     from acomm_cli.federation import room
 
-    with store(ctx, write=False) as conn:
-        doc = room.where(conn, agent, clock.now_ms(), _offline_after(ctx))
-    render.status(output(ctx), doc)
+    with inv.store(write=False) as conn:
+        doc = room.where(conn, agent, clock.now_ms(), _offline_after(inv))
+    render.status(inv.output(), doc)
 
 
 @app.callback()

@@ -6,17 +6,20 @@ from typing import Annotated
 
 import typer
 
-from acomm_cli.cli import columns, params, render_analytics
-from acomm_cli.commands._common import listing, output, settings
+from acomm_cli.cli import params
+from acomm_cli.cli.invocation import Invocation
+from acomm_cli.cli.params import listing, takes_invocation
 from acomm_cli.errors import UsageError
+from acomm_cli.output import columns, render_analytics
 
 app = typer.Typer(add_completion=False)
 
 
 @app.command()
 @listing(columns.AUDIT)
+@takes_invocation
 def audit(
-    ctx: typer.Context,
+    inv: Invocation,
     exports: Annotated[list[str], typer.Argument(
         click_type=params.DIR,
         help="Export directories (made by `acomm export`); several are audited together.",
@@ -62,15 +65,17 @@ def audit(
     """
     from acomm_cli import clock
     from acomm_cli.analytics import audit as rules
+    from acomm_cli.analytics import installed
 
+    installed.require("audit")
     extra = {}
     for item in conf or ():
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise UsageError(f"--conf {item!r}: use KEY=VALUE", field="conf")
         extra[key.strip()] = value
-    chosen = master or settings(ctx).value("spark.master")
+    chosen = master or inv.settings.value("spark.master")
     wait_s = clock.parse_duration(executor_wait, "executor_wait") / 1000
     result = rules.run(exports, out=out, master=chosen, conf=extra, executor_wait=wait_s)
-    render_analytics.audit_summary(output(ctx), result)
+    render_analytics.audit_summary(inv.output(), result)
     rules.require_clean(result)

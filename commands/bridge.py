@@ -8,9 +8,11 @@ import typer
 
 from acomm_cli import clock
 from acomm_cli.bridge import sync as bridge
-from acomm_cli.cli import params, render_worker
-from acomm_cli.commands._common import output, settings, store
+from acomm_cli.cli import params
+from acomm_cli.cli.invocation import Invocation
+from acomm_cli.cli.params import takes_invocation
 from acomm_cli.errors import UsageError
+from acomm_cli.output import render_worker
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="The mailbox bridge: inbox files, team inboxes, response files."
@@ -18,8 +20,9 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
 
 
 @app.command()
+@takes_invocation
 def sync(
-    ctx: typer.Context,
+    inv: Invocation,
     inbox_dir: Annotated[str | None, typer.Option(
         click_type=params.DIR, metavar="INBOX_DIR",
         help="Mirror unread deliveries as INBOX_DIR/AGENT/ID.json (default: bridge.inbox_dir).",
@@ -54,16 +57,16 @@ def sync(
 
     Example: acomm bridge sync --inbox-dir ~/.claude/inbox --outbox-dir ~/.claude/outbox
     """
-    cfg = bridge.config(settings(ctx).value, inbox_dir=inbox_dir, outbox_dir=outbox_dir,
+    cfg = bridge.config(inv.settings.value, inbox_dir=inbox_dir, outbox_dir=outbox_dir,
                         teams_dir=teams_dir, default_channel=default_channel)
     if not cfg.configured:
         raise UsageError("the mailbox bridge is not configured: give --inbox-dir, "
                          "--outbox-dir or --teams-dir, or set bridge.* in config.yaml",
                          field="inbox_dir")
-    with store(ctx, write=True, bridge_hook=False) as conn:
+    with inv.store(write=True, bridge_hook=False) as conn:
         result = bridge.sync(conn, cfg, clock.now_ms())
     render_worker.bridge_notes(result)
-    render_worker.bridge_sync(output(ctx), result)
+    render_worker.bridge_sync(inv.output(), result)
 
 
 @app.callback()

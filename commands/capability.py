@@ -1,5 +1,5 @@
-"""`acomm capability host|publish|unpublish|list|show`: the capability catalog (issue 15,
-spec 002 §9)."""
+"""`acomm capability host|publish|unpublish|list|show`: the capability catalog:
+skills agents host and publish, and routing by capability."""
 
 from __future__ import annotations
 
@@ -9,10 +9,12 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import columns, params, render_caps
-from acomm_cli.commands._common import limits, listing, output, store
+from acomm_cli.cli import params
+from acomm_cli.cli.invocation import Invocation
+from acomm_cli.cli.params import listing, takes_invocation
 from acomm_cli.engine import capabilities
 from acomm_cli.errors import ValidationFailed
+from acomm_cli.output import columns, render_caps
 
 app = typer.Typer(help="Capabilities: what an agent can be asked to do, under a contract."
                   "\n\nExample: acomm capability list --json",
@@ -22,8 +24,9 @@ CapId = Annotated[str, typer.Argument(metavar="ID", help="The capability id (cod
 
 
 @app.command()
+@takes_invocation
 def host(
-    ctx: typer.Context,
+    inv: Invocation,
     agent: Annotated[str, typer.Argument(metavar="AGENT", click_type=params.AGENT,
                                          help="The agent that runs the skill.")],
     skill: Annotated[str, typer.Argument(metavar="REF@VERSION",
@@ -35,14 +38,15 @@ def host(
 
     Example: acomm capability host reviewer skills/review-exec@1.0
     """
-    with store(ctx, write=True, create=True) as conn:
+    with inv.store(write=True, create=True) as conn:
         doc = capabilities.host(conn, agent, skill, clock.now_ms(), remove=remove)
-    render_caps.skills(output(ctx), doc)
+    render_caps.skills(inv.output(), doc)
 
 
 @app.command()
+@takes_invocation
 def publish(
-    ctx: typer.Context,
+    inv: Invocation,
     cap_id: CapId,
     owner: Annotated[str | None, typer.Option(
         click_type=params.AGENT, help="The agent that executes it (required).")] = None,
@@ -76,28 +80,30 @@ def publish(
     except OSError as exc:
         raise ValidationFailed(f"schema: cannot read {str(schema)!r}: {exc.strerror}",
                                field="schema", value=str(schema)) from None
-    with store(ctx, write=True, create=True) as conn:
+    with inv.store(write=True, create=True) as conn:
         doc = capabilities.publish(conn, cap_id, clock.now_ms(), owner=owner,
                                    delegation=delegation_skill, executor=executor_skill,
-                                   schema_text=schema_text, eta=eta, limits=limits(ctx))
-    render_caps.capability(output(ctx), doc)
+                                   schema_text=schema_text, eta=eta, limits=inv.limits())
+    render_caps.capability(inv.output(), doc)
 
 
 @app.command()
-def unpublish(ctx: typer.Context, cap_id: CapId) -> None:
+@takes_invocation
+def unpublish(inv: Invocation, cap_id: CapId) -> None:
     """Unpublish a capability: tasks for it are refused (exit 5) from now on.
 
     Example: acomm capability unpublish code-review
     """
-    with store(ctx, write=True) as conn:
+    with inv.store(write=True) as conn:
         doc = capabilities.unpublish(conn, cap_id, clock.now_ms())
-    render_caps.capability(output(ctx), doc)
+    render_caps.capability(inv.output(), doc)
 
 
 @app.command("list")
 @listing(columns.CAPABILITIES)
+@takes_invocation
 def list_(
-    ctx: typer.Context,
+    inv: Invocation,
     state: Annotated[str | None, typer.Option(
         click_type=params.CAPABILITY_STATE, help="Only capabilities in this state.")] = None,
 ) -> None:
@@ -107,13 +113,14 @@ def list_(
 
     Example: acomm capability list --json
     """
-    with store(ctx, write=False, read_fallback=True) as conn:
+    with inv.store(write=False, read_fallback=True) as conn:
         docs = capabilities.list_caps(conn, state=state)
-    render_caps.capabilities(output(ctx), docs)
+    render_caps.capabilities(inv.output(), docs)
 
 
 @app.command()
-def show(ctx: typer.Context, cap_id: CapId) -> None:
+@takes_invocation
+def show(inv: Invocation, cap_id: CapId) -> None:
     """One capability: its contract, and who installed which delegation skill.
 
     Prints the contract, its owner and skill versions, and installs: [{agent, task_id,
@@ -121,9 +128,9 @@ def show(ctx: typer.Context, cap_id: CapId) -> None:
 
     Example: acomm capability show code-review --json
     """
-    with store(ctx, write=False, read_fallback=True) as conn:
+    with inv.store(write=False, read_fallback=True) as conn:
         doc = capabilities.show(conn, cap_id)
-    render_caps.capability(output(ctx), doc)
+    render_caps.capability(inv.output(), doc)
 
 
 @app.callback()

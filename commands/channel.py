@@ -1,5 +1,5 @@
 """`acomm channel ...`: create, join, leave, list, show, pause, resume, drain, close, and
-(issue 19) admin, update, delete."""
+admin, update, delete."""
 
 from __future__ import annotations
 
@@ -8,9 +8,11 @@ from typing import Annotated, Any
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import columns, params, render, render_channels
-from acomm_cli.commands._common import AsAgent, identity, listing, output, store
+from acomm_cli.cli import params
+from acomm_cli.cli.invocation import Invocation, identity
+from acomm_cli.cli.params import AsAgent, listing, takes_invocation
 from acomm_cli.engine import channel_admin, channels
+from acomm_cli.output import columns, render, render_channels
 
 app = typer.Typer(help="Create and manage channels.\n\nExample: acomm channel create team "
                   "--type group --as planner", no_args_is_help=True,
@@ -87,8 +89,9 @@ def _settings(*, max_message_size: str | None, ack_timeout: str | None,
 
 
 @app.command()
+@takes_invocation
 def create(
-    ctx: typer.Context,
+    inv: Invocation,
     name: NewName,
     type_: Annotated[str, typer.Option(
         "--type", "-t", click_type=params.CHANNEL_TYPE,
@@ -127,15 +130,16 @@ def create(
         dedupe_window=dedupe_window, retention_count=retention_count,
         retention_age=retention_age, lease=lease, message_ttl=message_ttl,
         retry_failed=retry_failed))
-    with store(ctx, write=True, create=True) as conn:
+    with inv.store(write=True, create=True) as conn:
         ch = channels.create_channel(conn, name, type_, owner, cfg, clock.now_ms(),
                                      if_not_exists=if_not_exists)
-    render_channels.channel(output(ctx), ch, id_only=True)
+    render_channels.channel(inv.output(), ch, id_only=True)
 
 
 @app.command()
+@takes_invocation
 def join(
-    ctx: typer.Context,
+    inv: Invocation,
     name: Name,
     agent: Annotated[str, typer.Argument(click_type=params.AGENT, help="The agent joining.")],
     role: Annotated[str, typer.Option(click_type=params.ROLE, help="member or observer.")]
@@ -150,15 +154,16 @@ def join(
     Example: acomm channel join team reviewer --role observer --as planner
     """
     by = identity(as_)
-    with store(ctx, write=True) as conn:
+    with inv.store(write=True) as conn:
         r = channels.join_channel(conn, name, agent, role, clock.now_ms(), by=by)
-    render.change(output(ctx), render_channels.channel_doc(r.channel), r.changed,
+    render.change(inv.output(), render_channels.channel_doc(r.channel), r.changed,
                   f"{agent} is already in channel {name} (as {r.channel.role_of(agent)})")
 
 
 @app.command()
+@takes_invocation
 def leave(
-    ctx: typer.Context,
+    inv: Invocation,
     name: Name,
     agent: Annotated[str, typer.Argument(click_type=params.AGENT, help="The agent leaving.")],
     as_: AsAgent = None,
@@ -172,47 +177,49 @@ def leave(
     Example: acomm channel leave team reviewer --as planner
     """
     by = identity(as_)
-    with store(ctx, write=True) as conn:
+    with inv.store(write=True) as conn:
         r = channels.leave_channel(conn, name, agent, clock.now_ms(), by=by)
-    render.change(output(ctx), render_channels.channel_doc(r.channel), r.changed,
+    render.change(inv.output(), render_channels.channel_doc(r.channel), r.changed,
                   f"{agent} is not in channel {name}; nothing to leave")
 
 
 @app.command("list")
 @listing(columns.CHANNELS)
-def list_(ctx: typer.Context) -> None:
+@takes_invocation
+def list_(inv: Invocation) -> None:
     """List channels.
 
     Example: acomm channel list --json
     """
-    with store(ctx, write=False) as conn:
+    with inv.store(write=False) as conn:
         cs = channels.list_channels(conn)
-    render_channels.channels(output(ctx), cs)
+    render_channels.channels(inv.output(), cs)
 
 
 @app.command()
-def show(ctx: typer.Context, name: Name) -> None:
+@takes_invocation
+def show(inv: Invocation, name: Name) -> None:
     """Show a channel: type, state, owner, configuration, participants.
 
     Example: acomm channel show team
     """
-    with store(ctx, write=False) as conn:
+    with inv.store(write=False) as conn:
         ch = channels.get_channel(conn, name)
-    render_channels.channel(output(ctx), ch)
+    render_channels.channel(inv.output(), ch)
 
 
 def _state_command(action: str, doc: str) -> None:
-    def command(ctx: typer.Context, name: Name, as_: AsAgent = None) -> None:
+    def command(inv: Invocation, name: Name, as_: AsAgent = None) -> None:
         by = identity(as_)
-        with store(ctx, write=True) as conn:
+        with inv.store(write=True) as conn:
             r = channels.change_channel_state(conn, name, action, by=by)
         ch = r.channel
-        render.change(output(ctx), render_channels.channel_doc(ch), r.changed,
+        render.change(inv.output(), render_channels.channel_doc(ch), r.changed,
                       f"channel {ch.name} is already {ch.state.value}",
                       f"{ch.name}\t{ch.state.value}")
 
     command.__doc__ = doc
-    app.command(action)(command)
+    app.command(action)(takes_invocation(command))
 
 
 _BY_ADMIN = "\n\nBy the channel's owner or an admin (others exit 5, forbidden)."
@@ -227,8 +234,9 @@ _state_command("close", "Close for good: no sends or receives; history stays." +
 
 
 @app.command()
+@takes_invocation
 def admin(
-    ctx: typer.Context,
+    inv: Invocation,
     name: Name,
     agent: Annotated[str, typer.Argument(click_type=params.AGENT,
                                          help="A participant of the channel.")],
@@ -245,16 +253,17 @@ def admin(
     Example: acomm channel admin team reviewer --as planner
     """
     by = identity(as_)
-    with store(ctx, write=True) as conn:
+    with inv.store(write=True) as conn:
         r = channel_admin.set_admin(conn, name, agent, by=by, admin=not revoke)
-    render.change(output(ctx), render_channels.channel_doc(r.channel), r.changed,
+    render.change(inv.output(), render_channels.channel_doc(r.channel), r.changed,
                   f"{agent} is {'not' if revoke else 'already'} an admin of channel {name}",
                   f"{name}\t{agent}\t{'member' if revoke else 'admin'}")
 
 
 @app.command()
+@takes_invocation
 def update(
-    ctx: typer.Context,
+    inv: Invocation,
     name: Name,
     as_: AsAgent = None,
     max_message_size: MaxMessageSize = None,
@@ -291,14 +300,15 @@ def update(
         dedupe_window=dedupe_window, retention_count=retention_count,
         retention_age=retention_age, lease=lease, message_ttl=message_ttl,
         retry_failed=retry_failed)
-    with store(ctx, write=True) as conn:
+    with inv.store(write=True) as conn:
         u = channel_admin.update_channel(conn, name, clock.now_ms(), by=by, **settings)
-    render_channels.update(output(ctx), u)
+    render_channels.update(inv.output(), u)
 
 
 @app.command()
+@takes_invocation
 def delete(
-    ctx: typer.Context,
+    inv: Invocation,
     name: Name,
     force: Annotated[bool, typer.Option(
         "--force", help="Dead-letter what is still in flight (reason channel_deleted) and "
@@ -316,6 +326,6 @@ def delete(
     Example: acomm channel delete team --force --as planner
     """
     by = identity(as_)
-    with store(ctx, write=True) as conn:
+    with inv.store(write=True) as conn:
         d = channel_admin.delete_channel(conn, name, clock.now_ms(), by=by, force=force)
-    render_channels.deletion(output(ctx), d)
+    render_channels.deletion(inv.output(), d)

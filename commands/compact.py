@@ -7,16 +7,19 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import params, render, render_operations
-from acomm_cli.commands._common import output, store
+from acomm_cli.cli import params
+from acomm_cli.cli.invocation import Invocation
+from acomm_cli.cli.params import takes_invocation
 from acomm_cli.engine import operations
+from acomm_cli.output import render, render_operations
 
 app = typer.Typer(add_completion=False)
 
 
 @app.command()
+@takes_invocation
 def compact(
-    ctx: typer.Context,
+    inv: Invocation,
     older_than: Annotated[str | None, typer.Option(
         click_type=params.DURATION,
         help="Only messages created longer ago than this (e.g. 7d; default: any age).",
@@ -44,8 +47,8 @@ def compact(
     older = clock.parse_duration(older_than, "older_than") if older_than is not None else 0
     dead = (clock.parse_duration(dead_letters_older_than, "dead_letters_older_than")
             if dead_letters_older_than is not None else None)
-    out = output(ctx)
-    with store(ctx, write=not dry_run, hooks=False) as conn, \
+    out = inv.output()
+    with inv.store(write=not dry_run, hooks=False) as conn, \
             render.progress(out, "compacting") as progress:
         result = operations.compact(conn, now, older_than_ms=older,
                                     dead_letters_older_than_ms=dead, vacuum=vacuum,
@@ -54,7 +57,8 @@ def compact(
 
 
 @app.command()
-def flush(ctx: typer.Context) -> None:
+@takes_invocation
+def flush(inv: Invocation) -> None:
     """Checkpoint the WAL into the database file and truncate it.
 
     Reports the frames (pages) in the WAL, how many were copied, and the WAL's size before and
@@ -62,6 +66,6 @@ def flush(ctx: typer.Context) -> None:
 
     Example: acomm flush --json
     """
-    with store(ctx, write=True, hooks=False) as conn:
+    with inv.store(write=True, hooks=False) as conn:
         result = operations.flush(conn)
-    render_operations.flush_result(output(ctx), result)
+    render_operations.flush_result(inv.output(), result)

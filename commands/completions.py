@@ -6,14 +6,17 @@ from typing import Annotated
 
 import typer
 
-from acomm_cli.cli import params, render
-from acomm_cli.commands._common import store
+from acomm_cli.cli import params
+from acomm_cli.cli.invocation import Invocation
+from acomm_cli.cli.params import takes_invocation
+from acomm_cli.output import render
 
 app = typer.Typer(add_completion=False)
 
 
 @app.command()
 def completions(
+    ctx: typer.Context,
     shell: Annotated[str, typer.Argument(
         click_type=params.SHELL, metavar="SHELL", help="bash, zsh or fish.")],
 ) -> None:
@@ -30,19 +33,22 @@ def completions(
 
     Example (fish): acomm completions fish > ~/.config/fish/completions/acomm.fish
     """
-    from acomm_cli.shell import completion
+    from acomm_cli.cli import clitree, completion
 
-    render.text(completion.script(shell))
+    # the running program's click root (no settings needed): completion sits below the app
+    root = clitree.tree(ctx.find_root().command)
+    render.text(completion.script(shell, root))
 
 
 @app.command("__complete", hidden=True)
+@takes_invocation
 def complete(
-    ctx: typer.Context,
+    inv: Invocation,
     kind: Annotated[str, typer.Argument(help="channels or agents.")],
 ) -> None:
     """Channel names or agent ids, one a line, for the completion scripts (read-only)."""
-    from acomm_cli.shell import completion
+    from acomm_cli.cli import completion
 
-    with store(ctx, write=False) as conn:
+    with inv.store(write=False) as conn:
         words = completion.words(conn, kind)
     render.text("".join(f"{w}\n" for w in words))

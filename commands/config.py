@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import typer
 
-from acomm_cli.cli import columns, config_report, render_operations
-from acomm_cli.commands._common import listing, output, settings
+from acomm_cli.cli import config_report
+from acomm_cli.cli.invocation import Invocation
+from acomm_cli.cli.params import listing, takes_invocation
+from acomm_cli.output import columns, render_operations
 
 app = typer.Typer(help="Inspect the configuration.\n\nExample: acomm config show --json",
                   no_args_is_help=True, add_completion=False)
@@ -13,7 +15,8 @@ app = typer.Typer(help="Inspect the configuration.\n\nExample: acomm config show
 
 @app.command()
 @listing(columns.CONFIG)
-def show(ctx: typer.Context) -> None:
+@takes_invocation
+def show(inv: Invocation) -> None:
     """Print every setting's effective value and where it came from.
 
     Sources: flag > environment > config file > default; the store and config file in use
@@ -23,7 +26,7 @@ def show(ctx: typer.Context) -> None:
 
     Example: ACOMM_FLUSH=immediate acomm config show
     """
-    render_operations.config_report(output(ctx), config_report.show_config(settings(ctx)))
+    render_operations.config_report(inv.output(), config_report.show_config(inv.settings))
 
 
 @app.callback()

@@ -7,10 +7,12 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock, model
-from acomm_cli.cli import columns, params, render, render_deadletters
-from acomm_cli.commands._common import listing, output, store
-from acomm_cli.engine import deadletters, delivery
+from acomm_cli.cli import params
+from acomm_cli.cli.invocation import Invocation
+from acomm_cli.cli.params import listing, takes_invocation
+from acomm_cli.engine import deadletters
 from acomm_cli.errors import UsageError
+from acomm_cli.output import columns, render, render_deadletters
 
 app = typer.Typer(help="Inspect and recover dead letters.\n\nExample: acomm deadletter "
                   "list --json", no_args_is_help=True,
@@ -23,8 +25,9 @@ Recipient = Annotated[str | None, typer.Option(
 
 @app.command("list")
 @listing(columns.DEAD_LETTERS)
+@takes_invocation
 def list_(
-    ctx: typer.Context,
+    inv: Invocation,
     channel: Annotated[str | None, typer.Option(
         "--channel", "-c", click_type=params.CHANNEL, help="Only this channel.")] = None,
     recipient: Recipient = None,
@@ -39,14 +42,15 @@ def list_(
 
     Example: acomm deadletter list --reason max_retries_exceeded --json
     """
-    with store(ctx, write=False) as conn:
-        items, total = delivery.list_dead_letters(conn, channel=channel, recipient=recipient,
+    with inv.store(write=False) as conn:
+        items, total = deadletters.list_dead_letters(conn, channel=channel, recipient=recipient,
                                                   reason=reason, limit=limit, offset=offset)
-    render_deadletters.dead_letters(output(ctx), items, total)
+    render_deadletters.dead_letters(inv.output(), items, total)
 
 
 @app.command()
-def show(ctx: typer.Context, message_id: Msg, recipient: Recipient = None) -> None:
+@takes_invocation
+def show(inv: Invocation, message_id: Msg, recipient: Recipient = None) -> None:
     """Show a message's dead letters whole, with each delivery attempt.
 
     Each: reason, retry_count, last_error, the message (type, topic, metadata, content...)
@@ -56,14 +60,15 @@ def show(ctx: typer.Context, message_id: Msg, recipient: Recipient = None) -> No
 
     Example: acomm deadletter show 42 --json
     """
-    with store(ctx, write=False) as conn:
+    with inv.store(write=False) as conn:
         records = deadletters.records(conn, message_id, recipient)
-    render_deadletters.dead_letter_records(output(ctx), records)
+    render_deadletters.dead_letter_records(inv.output(), records)
 
 
 @app.command()
+@takes_invocation
 def replay(
-    ctx: typer.Context,
+    inv: Invocation,
     message_id: Annotated[int | None, typer.Argument(
         metavar="[MSG]", help="The message id (or --all).", show_default=False)] = None,
     recipient: Recipient = None,
@@ -103,39 +108,41 @@ def replay(
             if given is not None:
                 flag = "--" + name.replace("_", "-")
                 raise UsageError(f"{name}: {flag} goes with --all", field=name)
-        with store(ctx, write=True) as conn:
-            items = delivery.replay(conn, message_id, recipient, clock.now_ms())
-        render_deadletters.dead_letters(output(ctx), items, len(items))
+        with inv.store(write=True) as conn:
+            items = deadletters.replay(conn, message_id, recipient, clock.now_ms())
+        render_deadletters.dead_letters(inv.output(), items, len(items))
         return
     now = clock.now_ms()
     lo = clock.parse_time(since, "since", now) if since is not None else None
-    with store(ctx, write=True) as conn:
+    with inv.store(write=True) as conn:
         result = deadletters.redrive(conn, channel=channel, recipient=recipient,
                                      reason=reason, since=lo, now=now, dry_run=dry_run)
-    render_deadletters.redrive(output(ctx), result)
+    render_deadletters.redrive(inv.output(), result)
 
 
 @app.command()
-def discard(ctx: typer.Context, message_id: Msg, recipient: Recipient = None) -> None:
+@takes_invocation
+def discard(inv: Invocation, message_id: Msg, recipient: Recipient = None) -> None:
     """Remove a dead letter for good.
 
     Example: acomm deadletter discard 42
     """
-    with store(ctx, write=True) as conn:
-        n = delivery.discard(conn, message_id, recipient)
-    render.ok(output(ctx), {"discarded": n}, str(n))
+    with inv.store(write=True) as conn:
+        n = deadletters.discard(conn, message_id, recipient)
+    render.ok(inv.output(), {"discarded": n}, str(n))
 
 
 @app.command()
+@takes_invocation
 def purge(
-    ctx: typer.Context,
+    inv: Invocation,
     older_than: Annotated[str, typer.Option(click_type=params.DURATION, help="e.g. 7d.")],
 ) -> None:
     """Remove dead letters older than a duration.
 
     Example: acomm deadletter purge --older-than 7d
     """
-    with store(ctx, write=True) as conn:
-        n = delivery.purge(conn, clock.parse_duration(older_than, "older_than"),
+    with inv.store(write=True) as conn:
+        n = deadletters.purge(conn, clock.parse_duration(older_than, "older_than"),
                            clock.now_ms())
-    render.ok(output(ctx), {"purged": n}, str(n))
+    render.ok(inv.output(), {"purged": n}, str(n))

@@ -1,4 +1,4 @@
-"""`acomm dispatch` and `acomm receipts`: run configured agents on their messages (issue 7)."""
+"""`acomm dispatch` and `acomm receipts`: run configured agents on their messages."""
 
 from __future__ import annotations
 
@@ -8,17 +8,20 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import columns, params, render_worker, stopping
+from acomm_cli.cli import params, stopping
 from acomm_cli.cli.config import AGENTS
-from acomm_cli.commands._common import listing, output, settings, store
+from acomm_cli.cli.invocation import Invocation
+from acomm_cli.cli.params import listing, takes_invocation
 from acomm_cli.dispatch import dispatcher as engine
+from acomm_cli.output import columns, render_worker
 
 app = typer.Typer(add_completion=False)
 
 
 @app.command()
+@takes_invocation
 def dispatch(
-    ctx: typer.Context,
+    inv: Invocation,
     agent: Annotated[str | None, typer.Option(
         click_type=params.AGENT, help="Only this configured agent.", show_default=False)] = None,
     max_: Annotated[int, typer.Option(
@@ -41,10 +44,10 @@ def dispatch(
 
     Example: acomm dispatch --agent reviewer --max 10
     """
-    s = settings(ctx)
+    s = inv.settings
     agents = s.value(AGENTS)
     engine.chosen(agents, agent, max_)  # refused before the store is opened
-    with store(ctx, write=not dry_run) as conn, stopping.on_signals() as stop:
+    with inv.store(write=not dry_run) as conn, stopping.on_signals() as stop:
         path, _ = s.store_path(create=False)
         result = engine.dispatch(
             conn, agents, clock.now_ms(), store_path=str(Path(path).resolve()),
@@ -52,15 +55,16 @@ def dispatch(
             config_path=str(Path(s.config).expanduser().resolve()) if s.config else None,
             stop=stop)
         signum = stop.signum
-    render_worker.dispatch_result(output(ctx), result)
+    render_worker.dispatch_result(inv.output(), result)
     if signum is not None:
         raise typer.Exit(128 + signum)
 
 
 @app.command()
 @listing(columns.RECEIPTS)
+@takes_invocation
 def receipts(
-    ctx: typer.Context,
+    inv: Invocation,
     agent: Annotated[str | None, typer.Option(
         click_type=params.AGENT, help="Only this agent's runs.", show_default=False)] = None,
     message: Annotated[int | None, typer.Option(metavar="MSG", help="Only runs on this message id.",
@@ -76,7 +80,7 @@ def receipts(
 
     Example: acomm receipts --agent reviewer --json
     """
-    with store(ctx, write=False) as conn:
+    with inv.store(write=False) as conn:
         page = engine.list_receipts(conn, agent=agent, message_id=message, status=status,
                                     limit=limit, offset=offset)
-    render_worker.receipts(output(ctx), page)
+    render_worker.receipts(inv.output(), page)

@@ -6,17 +6,19 @@ from typing import Annotated
 
 import typer
 
-from acomm_cli.cli import columns, render_operations
-from acomm_cli.commands._common import listing, output, store
+from acomm_cli.cli.invocation import Invocation
+from acomm_cli.cli.params import listing, takes_invocation
 from acomm_cli.engine import operations
+from acomm_cli.output import columns, render_operations
 
 app = typer.Typer(add_completion=False)
 
 
 @app.command()
 @listing(columns.FINDINGS)
+@takes_invocation
 def doctor(
-    ctx: typer.Context,
+    inv: Invocation,
     quick: Annotated[bool, typer.Option(
         "--quick", help="PRAGMA quick_check instead of the full integrity_check (faster on "
         "big stores; skips index consistency).")] = False,
@@ -37,7 +39,7 @@ def doctor(
 
     Example: acomm doctor || acomm doctor --json | jq .findings
     """
-    with store(ctx, write=False) as conn:
+    with inv.store(write=False) as conn:
         health = operations.doctor(conn, quick=quick)
-    render_operations.doctor(output(ctx), health)
+    render_operations.doctor(inv.output(), health)
     operations.require_healthy(health)

@@ -1,5 +1,5 @@
 """`acomm fed pull`: read peers' outboxes and deliver what they hold for this node;
-`acomm fed migrate --to`: move this node's outbox onto NATS JetStream (issue 22)."""
+`acomm fed migrate --to`: move this node's outbox onto NATS JetStream."""
 
 from __future__ import annotations
 
@@ -8,16 +8,19 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import params, render
-from acomm_cli.commands._common import output, settings, store
+from acomm_cli.cli import params
+from acomm_cli.cli.invocation import Invocation
+from acomm_cli.cli.params import takes_invocation
+from acomm_cli.output import render
 
 app = typer.Typer(help="Federation: exchange with the other nodes.\n\nExample: acomm fed "
                   "pull --json", no_args_is_help=True, add_completion=False)
 
 
 @app.command()
+@takes_invocation
 def pull(
-    ctx: typer.Context,
+    inv: Invocation,
     peer: Annotated[str | None, typer.Option(metavar="NODE", help="Only this peer (an "
                                              "unreachable one is then exit 7).")] = None,
     max_pages: Annotated[int, typer.Option(min=1, metavar="N",
@@ -36,16 +39,17 @@ def pull(
     from acomm_cli.federation import pull as fed_pull
 
     wait_ms = clock.parse_duration(wait, "wait")
-    with store(ctx, write=True) as conn:
+    with inv.store(write=True) as conn:
         result = fed_pull.pull(conn, clock.now_ms(), peer=peer, max_pages=max_pages,
-                               sla_ms=settings(ctx).value("federation.sla"),
+                               sla_ms=inv.settings.value("federation.sla"),
                                wait_s=wait_ms / 1000)
-    render.status(output(ctx), result.doc())
+    render.status(inv.output(), result.doc())
 
 
 @app.command()
+@takes_invocation
 def migrate(
-    ctx: typer.Context,
+    inv: Invocation,
     to: Annotated[str, typer.Option(metavar="URL", help="The NATS server: nats://HOST:PORT "
                                     "(or tls://...).")],
     nats_creds: Annotated[str | None, typer.Option(
@@ -64,9 +68,9 @@ def migrate(
     """
     from acomm_cli.federation import nats_transport
 
-    with store(ctx, write=True) as conn:
+    with inv.store(write=True) as conn:
         doc = nats_transport.migrate(conn, to, nats_creds, clock.now_ms())
-    render.status(output(ctx), doc)
+    render.status(inv.output(), doc)
 
 
 @app.callback()

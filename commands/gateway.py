@@ -8,8 +8,9 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import render, render_messages
-from acomm_cli.commands._common import limits, output, settings, store
+from acomm_cli.cli.invocation import Invocation
+from acomm_cli.cli.params import takes_invocation
+from acomm_cli.output import render, render_messages
 
 app = typer.Typer(help="This node's gateway: the exchange, the state room, the outbox.\n\n"
                   "Example: acomm gateway serve --listen 0.0.0.0:8765 --seed",
@@ -17,8 +18,9 @@ app = typer.Typer(help="This node's gateway: the exchange, the state room, the o
 
 
 @app.command()
+@takes_invocation
 def serve(
-    ctx: typer.Context,
+    inv: Invocation,
     listen: Annotated[str, typer.Option(metavar="HOST:PORT", help="Where to listen (port 0: "
                                         "any free port; `gateway status` shows it); `none`: "
                                         "no socket, for a NATS node behind NAT.")],
@@ -58,19 +60,20 @@ def serve(
         raise ValidationFailed("seed: a seed hosts the room; it does not --join one",
                                field="seed")
     host, port = gateway.parse_listen(listen)
-    s = settings(ctx)
+    s = inv.settings
     path, _ = s.store_path(create=False)
     every = clock.parse_duration(pull_every, "pull_every") if pull_every else None
     gateway.serve(gateway.Options(
         store_path=Path(path), host=host, port=port, seed=seed, join=join, invite=invite,
         public_url=public_url, pull_every_ms=every, push=push, sla_ms=s.value("federation.sla"),
-        pull_pages=s.value("federation.pull_pages"), limits=limits(ctx),
+        pull_pages=s.value("federation.pull_pages"), limits=inv.limits(),
         encoders=agentapi.Encoders(message=render_messages.message_doc,
                                    send=render_messages.send_doc)))
 
 
 @app.command()
-def status(ctx: typer.Context) -> None:
+@takes_invocation
+def status(inv: Invocation) -> None:
     """Show this node's gateway: {node_id, listen, room_synced, peers, outbox_head}.
 
     listen is null and room_synced false when no gateway runs for this store.
@@ -79,11 +82,11 @@ def status(ctx: typer.Context) -> None:
     """
     from acomm_cli.federation import gwstate
 
-    s = settings(ctx)
+    s = inv.settings
     path, _ = s.store_path(create=False)
-    with store(ctx, write=False) as conn:
+    with inv.store(write=False) as conn:
         doc = gwstate.status(conn, Path(path))
-    render.status(output(ctx), doc)
+    render.status(inv.output(), doc)
 
 
 @app.callback()

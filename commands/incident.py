@@ -1,4 +1,4 @@
-"""`acomm incident list|show|resolve`: capability review incidents (issue 15, spec 002 §9)."""
+"""`acomm incident list|show|resolve`: capability review incidents (routing misses)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,11 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import columns, params, render, render_caps
-from acomm_cli.commands._common import listing, output, store
+from acomm_cli.cli import params
+from acomm_cli.cli.invocation import Invocation
+from acomm_cli.cli.params import listing, takes_invocation
 from acomm_cli.engine import incidents
+from acomm_cli.output import columns, render, render_caps
 
 app = typer.Typer(help="Review incidents: misfires of published capabilities."
                   "\n\nExample: acomm incident list --state open --json",
@@ -20,8 +22,9 @@ IncidentId = Annotated[int, typer.Argument(metavar="ID", help="The incident id."
 
 @app.command("list")
 @listing(columns.INCIDENTS)
+@takes_invocation
 def list_(
-    ctx: typer.Context,
+    inv: Invocation,
     state: Annotated[str | None, typer.Option(
         click_type=params.INCIDENT_STATE, help="Only incidents in this state.")] = None,
     capability: Annotated[str | None, typer.Option(
@@ -34,25 +37,27 @@ def list_(
 
     Example: acomm incident list --state open --json
     """
-    with store(ctx, write=False, read_fallback=True) as conn:
+    with inv.store(write=False, read_fallback=True) as conn:
         found = incidents.list_incidents(conn, state=state, capability=capability)
-    render_caps.incidents(output(ctx), [i.doc() for i in found])
+    render_caps.incidents(inv.output(), [i.doc() for i in found])
 
 
 @app.command()
-def show(ctx: typer.Context, incident_id: IncidentId) -> None:
+@takes_invocation
+def show(inv: Invocation, incident_id: IncidentId) -> None:
     """One incident.
 
     Example: acomm incident show 1 --json
     """
-    with store(ctx, write=False, read_fallback=True) as conn:
+    with inv.store(write=False, read_fallback=True) as conn:
         found = incidents.load(conn, incident_id)
-    render_caps.incident(output(ctx), found.doc())
+    render_caps.incident(inv.output(), found.doc())
 
 
 @app.command()
+@takes_invocation
 def resolve(
-    ctx: typer.Context,
+    inv: Invocation,
     incident_id: IncidentId,
     note: Annotated[str | None, typer.Option(help="What was done about it.")] = None,
     as_: Annotated[str | None, typer.Option(
@@ -63,10 +68,10 @@ def resolve(
 
     Example: acomm incident resolve 1 --note "schema 1.1 allows empty findings"
     """
-    with store(ctx, write=True) as conn:
+    with inv.store(write=True) as conn:
         found, changed = incidents.resolve(conn, incident_id, clock.now_ms(), agent=as_,
                                            note=note)
-    render.change(output(ctx), found.doc(), changed, f"incident {incident_id} is already "
+    render.change(inv.output(), found.doc(), changed, f"incident {incident_id} is already "
                   "resolved", None)
 
 

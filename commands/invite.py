@@ -7,8 +7,10 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import columns, params, render, render_federation
-from acomm_cli.commands._common import listing, output, store
+from acomm_cli.cli import params
+from acomm_cli.cli.invocation import Invocation
+from acomm_cli.cli.params import listing, takes_invocation
+from acomm_cli.output import columns, render, render_federation
 
 app = typer.Typer(help="Invite other nodes to join this one (a seed).\n\nExample: acomm "
                   "invite create --expect mbp-jane --ttl 10m --json", no_args_is_help=True,
@@ -16,8 +18,9 @@ app = typer.Typer(help="Invite other nodes to join this one (a seed).\n\nExample
 
 
 @app.command()
+@takes_invocation
 def create(
-    ctx: typer.Context,
+    inv: Invocation,
     expect: Annotated[str | None, typer.Option(
         metavar="NODE", help="Only this node id may use the invite.")] = None,
     ttl: Annotated[str, typer.Option(click_type=params.DURATION,
@@ -37,15 +40,16 @@ def create(
     from acomm_cli.federation import invites
 
     ttl_ms = clock.parse_duration(ttl, "ttl")
-    with store(ctx, write=True) as conn:
+    with inv.store(write=True) as conn:
         doc = invites.create(conn, expect=expect, ttl_ms=ttl_ms, pin_key=pin_key,
                              now_ms=clock.now_ms())
-    render.status(output(ctx), doc)
+    render.status(inv.output(), doc)
 
 
 @app.command("list")
 @listing(columns.INVITES)
-def list_(ctx: typer.Context) -> None:
+@takes_invocation
+def list_(inv: Invocation) -> None:
     """List invites and their state, never their tokens.
 
     States: pending, used, expired, revoked.
@@ -54,14 +58,15 @@ def list_(ctx: typer.Context) -> None:
     """
     from acomm_cli.federation import invites
 
-    with store(ctx, write=False) as conn:
+    with inv.store(write=False) as conn:
         docs = invites.list_invites(conn, clock.now_ms())
-    render_federation.invites(output(ctx), docs)
+    render_federation.invites(inv.output(), docs)
 
 
 @app.command()
+@takes_invocation
 def revoke(
-    ctx: typer.Context,
+    inv: Invocation,
     invite_id: Annotated[str, typer.Argument(metavar="ID", help="The invite id.")],
 ) -> None:
     """Revoke an invite that was not used yet; its token is refused from now on.
@@ -70,6 +75,6 @@ def revoke(
     """
     from acomm_cli.federation import invites
 
-    with store(ctx, write=True) as conn:
+    with inv.store(write=True) as conn:
         doc, changed = invites.revoke(conn, invite_id, clock.now_ms())
-    render.change(output(ctx), doc, changed, f"invite {invite_id} was already revoked")
+    render.change(inv.output(), doc, changed, f"invite {invite_id} was already revoked")

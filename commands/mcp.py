@@ -1,4 +1,4 @@
-"""`acomm mcp`: the store as MCP tools and resources for one agent (issue 21, docs/MCP.md)."""
+"""`acomm mcp`: the store as MCP tools and resources for one agent (docs/MCP.md)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,11 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from acomm_cli.cli import params, render
-from acomm_cli.commands._common import AsAgent, identity, limits, settings
-from acomm_cli.errors import UsageError, ValidationFailed
+from acomm_cli.cli import params
+from acomm_cli.cli.invocation import Invocation, identity
+from acomm_cli.cli.params import AsAgent, takes_invocation
+from acomm_cli.errors import MissingExtra, UsageError
+from acomm_cli.output import render
 
 if TYPE_CHECKING:
     from acomm_cli.mcpserver.tools import Encoders
@@ -33,8 +35,9 @@ def _loopback(host: str) -> bool:
 
 
 @app.command()
+@takes_invocation
 def mcp(
-    ctx: typer.Context,
+    inv: Invocation,
     as_: AsAgent = None,
     print_config: Annotated[str | None, typer.Option(
         "--print-config", click_type=CONFIG_KIND,
@@ -60,9 +63,9 @@ def mcp(
     Example: acomm mcp --as lead --print-config claude
     """
     agent = identity(as_)
-    s = settings(ctx)
+    s = inv.settings
     found, _ = s.store_path(create=False)
-    path = Path(found)  # store_path gives a str (issue 17: no pathlib on a send)
+    path = Path(found)  # store_path gives a str (a send does without pathlib)
     if print_config is not None:
         from acomm_cli.mcpserver import clientconfig
 
@@ -82,13 +85,14 @@ def mcp(
     try:
         from acomm_cli.mcpserver import server, tools
     except ImportError as exc:  # the SDK is an extra
-        raise ValidationFailed(f"mcp: the MCP SDK is not installed ({exc.name}): "
-                               "pip install 'acomm[mcp]'", field="mcp") from None
+        raise MissingExtra("mcp: needs the MCP SDK, which the `mcp` extra installs: "
+                           "pip install 'acomm[mcp]'", extra="mcp",
+                           install="pip install 'acomm[mcp]'", missing=[exc.name]) from None
 
     box = tools.Toolbox(tools.StoreOptions(
         path=path, busy_timeout_ms=s.value("store.busy_timeout"),
         flush=s.value("store.flush"), batch_messages=s.value("store.batch_messages"),
-        batch_interval_ms=s.value("store.batch_interval"), limits=limits(ctx)),
+        batch_interval_ms=s.value("store.batch_interval"), limits=inv.limits()),
         agent, _encoders())
     box.check_store()
     if host is None or port is None:
@@ -103,14 +107,14 @@ def mcp(
 
 
 def _encoders() -> Encoders:
-    from acomm_cli.cli import (
+    from acomm_cli.mcpserver.tools import Encoders
+    from acomm_cli.output import (
         render_acks,
         render_channels,
         render_deadletters,
         render_messages,
         render_operations,
     )
-    from acomm_cli.mcpserver.tools import Encoders
 
     return Encoders(message=render_messages.message_doc, send=render_messages.send_doc,
                     channel=render_channels.channel_doc,

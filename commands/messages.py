@@ -7,8 +7,9 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import columns, params, render, render_messages, stopping
-from acomm_cli.commands._common import (
+from acomm_cli.cli import params, stopping
+from acomm_cli.cli.invocation import Invocation, build_filter
+from acomm_cli.cli.params import (
     ChannelOpt,
     From,
     Grep,
@@ -22,22 +23,22 @@ from acomm_cli.commands._common import (
     Topic,
     Types,
     Until,
-    build_filter,
     listing,
-    output,
-    store,
+    takes_invocation,
 )
-from acomm_cli.engine import delivery, inbox
+from acomm_cli.engine import inbox, waiting
 from acomm_cli.errors import UsageError
 from acomm_cli.lite.records import replace
+from acomm_cli.output import columns, render, render_messages
 
 app = typer.Typer(add_completion=False)
 
 
 @app.command()
 @listing(columns.MESSAGES)
+@takes_invocation
 def messages(
-    ctx: typer.Context,
+    inv: Invocation,
     channel: ChannelOpt = None,
     since: Since = None,
     until: Until = None,
@@ -80,11 +81,11 @@ def messages(
                      topic=topic, status=status, grep=grep, priority_min=priority_min,
                      sort=sort, order=order, limit=limit, offset=offset, now=clock.now_ms())
     f = replace(f, correlation_id=correlation_id, recipient=recipient, state=tuple(state or ()))
-    out = output(ctx)
-    with store(ctx, write=False) as conn:
+    out = inv.output()
+    with inv.store(write=False) as conn:
         if follow:
             with stopping.on_signals() as stop:
-                for batch in delivery.follow_history(conn, f, stop=stop):
+                for batch in waiting.follow_history(conn, f, stop=stop):
                     render_messages.follow(out, batch)
                     out = render.headed(out)
             return
@@ -93,12 +94,13 @@ def messages(
 
 
 @app.command()
-def show(ctx: typer.Context,
+@takes_invocation
+def show(inv: Invocation,
          message_id: Annotated[int, typer.Argument(metavar="MSG", help="Message id.")]) -> None:
     """One message with the delivery state of every recipient.
 
     Example: acomm show 42 --json
     """
-    with store(ctx, write=False) as conn:
+    with inv.store(write=False) as conn:
         msg = inbox.show(conn, message_id)
-    render_messages.message(output(ctx), msg)
+    render_messages.message(inv.output(), msg)

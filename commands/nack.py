@@ -1,4 +1,4 @@
-"""`acomm nack` and `acomm extend`: give a delivery back, or hold it longer (issue 18)."""
+"""`acomm nack` and `acomm extend`: give a delivery back, or hold it longer."""
 
 from __future__ import annotations
 
@@ -7,10 +7,12 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import params, render_acks
-from acomm_cli.commands._common import AsAgent, identity, output, store
+from acomm_cli.cli import params
+from acomm_cli.cli.invocation import Invocation, identity
+from acomm_cli.cli.params import AsAgent, takes_invocation
 from acomm_cli.engine import leases
-from acomm_cli.lite.records import asdict  # the engine's results are records (issue 17)
+from acomm_cli.lite.records import asdict  # the engine's results are records
+from acomm_cli.output import render_acks
 
 app = typer.Typer(add_completion=False)
 
@@ -18,8 +20,9 @@ MessageId = Annotated[int, typer.Argument(metavar="MSG", help="The message id.")
 
 
 @app.command()
+@takes_invocation
 def nack(
-    ctx: typer.Context,
+    inv: Invocation,
     message_id: MessageId,
     as_: AsAgent = None,
     requeue: Annotated[bool, typer.Option(
@@ -38,15 +41,16 @@ def nack(
     """
     agent = identity(as_)
     delay_ms = clock.parse_duration(delay, "delay") if delay is not None else None
-    with store(ctx, write=True) as conn:
+    with inv.store(write=True) as conn:
         result = leases.nack(conn, message_id, agent, requeue=requeue, delay_ms=delay_ms,
                              reason=reason, now=clock.now_ms())
-    render_acks.nack(output(ctx), asdict(result))
+    render_acks.nack(inv.output(), asdict(result))
 
 
 @app.command()
+@takes_invocation
 def extend(
-    ctx: typer.Context,
+    inv: Invocation,
     message_id: MessageId,
     by: Annotated[str, typer.Option(
         click_type=params.DURATION,
@@ -58,7 +62,7 @@ def extend(
     Example: acomm extend 42 --by 5m --as worker
     """
     agent = identity(as_)
-    with store(ctx, write=True) as conn:
+    with inv.store(write=True) as conn:
         result = leases.extend(conn, message_id, agent, clock.parse_duration(by, "by"),
                                clock.now_ms())
-    render_acks.extend(output(ctx), asdict(result))
+    render_acks.extend(inv.output(), asdict(result))

@@ -1,4 +1,4 @@
-"""`acomm node init`: make this store a federation node (spec 002)."""
+"""`acomm node init`: make this store a federation node (docs/FEDERATION.md)."""
 
 from __future__ import annotations
 
@@ -7,16 +7,18 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import render
-from acomm_cli.commands._common import output, store
+from acomm_cli.cli.invocation import Invocation
+from acomm_cli.cli.params import takes_invocation
+from acomm_cli.output import render
 
 app = typer.Typer(help="This store's federation node identity.\n\nExample: acomm node init "
                   "--id vps-jane", no_args_is_help=True, add_completion=False)
 
 
 @app.command()
+@takes_invocation
 def init(
-    ctx: typer.Context,
+    inv: Invocation,
     id_: Annotated[str, typer.Option("--id", metavar="NODE", help="The node id: 1-64 "
                                      "characters of A-Z a-z 0-9 . _ -, starting with a "
                                      "letter or a digit.")],
@@ -40,21 +42,20 @@ def init(
 
     Example: acomm node init --id vps-jane --json
     """
-    from acomm_cli.commands._common import settings
     from acomm_cli.federation import identity, nats_transport
 
     if transport is None:  # `federation.transport` in config (or $ACOMM_FED_TRANSPORT)
-        transport = settings(ctx).value("federation.transport")
+        transport = inv.settings.value("federation.transport")
     if transport is not None:  # checked before anything is written
         nats_transport.check(transport, nats_creds)
-    with store(ctx, write=True, create=True) as conn:
+    with inv.store(write=True, create=True) as conn:
         node, created = identity.init_node(conn, id_, clock.now_ms())
         if transport is not None:
             nats_transport.configure(conn, transport, nats_creds)
     if not created and transport is None:
         render.note(f"note: this store is already node {node.node_id}; nothing changed")
     doc = {"node_id": node.node_id, "public_key": node.public_paserk}
-    render.status(output(ctx), {**doc, "transport": transport} if transport else doc)
+    render.status(inv.output(), {**doc, "transport": transport} if transport else doc)
 
 
 @app.callback()

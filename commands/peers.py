@@ -7,8 +7,9 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import columns, render, render_federation
-from acomm_cli.commands._common import listing, output, settings, store
+from acomm_cli.cli.invocation import Invocation
+from acomm_cli.cli.params import invocation, listing, takes_invocation
+from acomm_cli.output import columns, render, render_federation
 
 app = typer.Typer(help="The other federation nodes this node knows.\n\nExample: acomm peers "
                   "--json\n\n" + columns.describe(columns.PEERS),  # the group's help is shown
@@ -22,18 +23,22 @@ def peers(ctx: typer.Context) -> None:
 
     Example: acomm peers --json
     """
-    if ctx.invoked_subcommand is not None:
-        return
+    if ctx.invoked_subcommand is None:  # `acomm peers` alone lists them
+        _list(invocation(ctx))
+
+
+def _list(inv: Invocation) -> None:
     from acomm_cli.federation import room
 
-    with store(ctx, write=False) as conn:
-        doc = room.peers(conn, clock.now_ms(), settings(ctx).value("federation.offline_after"))
-    render_federation.peers(output(ctx), doc)
+    with inv.store(write=False) as conn:
+        doc = room.peers(conn, clock.now_ms(), inv.settings.value("federation.offline_after"))
+    render_federation.peers(inv.output(), doc)
 
 
 @app.command()
+@takes_invocation
 def add(
-    ctx: typer.Context,
+    inv: Invocation,
     node: Annotated[str, typer.Argument(metavar="NODE", help="The peer's node id.")],
     url: Annotated[str, typer.Option(metavar="URL", help="How to reach it: store:PATH for "
                                      "a store on this machine.")],
@@ -47,6 +52,6 @@ def add(
     """
     from acomm_cli.federation import room
 
-    with store(ctx, write=True) as conn:
+    with inv.store(write=True) as conn:
         doc = room.add_peer(conn, node, url, clock.now_ms())
-    render.status(output(ctx), doc)
+    render.status(inv.output(), doc)

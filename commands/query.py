@@ -7,28 +7,22 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import columns, params, render, render_messages, stopping
 from acomm_cli.cli import handover as render_handover
-from acomm_cli.commands._common import (
-    AsAgent,
-    identity,
-    limits,
-    listing,
-    output,
-    read_body,
-    stall_s,
-    store,
-)
-from acomm_cli.engine import delivery
+from acomm_cli.cli import params, stopping
+from acomm_cli.cli.invocation import Invocation, identity
+from acomm_cli.cli.params import AsAgent, listing, takes_invocation
+from acomm_cli.engine import queries
 from acomm_cli.errors import Timeout
 from acomm_cli.model import SendRequest
+from acomm_cli.output import columns, render, render_messages
 
 app = typer.Typer(add_completion=False)
 
 
 @app.command()
+@takes_invocation
 def query(
-    ctx: typer.Context,
+    inv: Invocation,
     channel: Annotated[str, typer.Argument(click_type=params.CHANNEL, help="Channel name.")],
     body: Annotated[str | None, typer.Argument(help="The question; '-' or omitted: stdin.",
                                                show_default=False)] = None,
@@ -53,27 +47,28 @@ def query(
     agent = identity(as_)
     now = clock.now_ms()
     timeout_ms = clock.parse_duration(timeout, "timeout") if timeout is not None else None
-    req = SendRequest(sender=agent, content=read_body(body), channel=channel, priority=priority,
+    req = SendRequest(sender=agent, content=inv.read_body(body), channel=channel, priority=priority,
                       topic=topic)
-    out = output(ctx)
-    with store(ctx, write=True) as conn:
-        result = delivery.query(conn, req, now, timeout_ms, limits(ctx), wait)
+    out = inv.output()
+    with inv.store(write=True) as conn:
+        result = queries.query(conn, req, now, timeout_ms, inv.limits(), wait)
         if wait is None:
             render.ok(out, render_messages.send_doc(result), result.correlation_id)
             return
         asked = result.correlation_id
         assert asked is not None  # send gives every query a correlation id
-        emit = render_handover.answer_output(out, stall_s(ctx))
+        emit = render_handover.answer_output(out, inv.stall_s())
         with stopping.on_signals() as stop:
-            answer = delivery.await_response(conn, asked, agent, wait, stop, emit)
+            answer = queries.await_response(conn, asked, agent, wait, stop, emit)
     if answer is None:
         raise Timeout(f"no response to {result.correlation_id} within {wait:g}s",
                       correlation_id=result.correlation_id)
 
 
 @app.command()
+@takes_invocation
 def respond(
-    ctx: typer.Context,
+    inv: Invocation,
     correlation_id: Annotated[str, typer.Argument(metavar="CORR", help="The query's id.")],
     body: Annotated[str | None, typer.Argument(help="The answer; '-' or omitted: stdin.",
                                                show_default=False)] = None,
@@ -87,22 +82,23 @@ def respond(
     Example: acomm respond "$corr" "20 connections" --as researcher
     """
     agent = identity(as_)
-    with store(ctx, write=True) as conn:
-        result = delivery.respond(conn, correlation_id, read_body(body), agent, clock.now_ms(),
+    with inv.store(write=True) as conn:
+        result = queries.respond(conn, correlation_id, inv.read_body(body), agent, clock.now_ms(),
                                   priority)
-    render_messages.send_results(output(ctx), [result])
+    render_messages.send_results(inv.output(), [result])
 
 
 @app.command()
 @listing(columns.THREAD)
+@takes_invocation
 def thread(
-    ctx: typer.Context,
+    inv: Invocation,
     correlation_id: Annotated[str, typer.Argument(metavar="CORR", help="Correlation id.")],
 ) -> None:
     """A query (or command) and everything correlated with it, in order.
 
     Example: acomm thread "$corr" --json
     """
-    with store(ctx, write=False) as conn:
-        msgs = delivery.thread(conn, correlation_id)
-    render_messages.thread(output(ctx), correlation_id, msgs)
+    with inv.store(write=False) as conn:
+        msgs = queries.thread(conn, correlation_id)
+    render_messages.thread(inv.output(), correlation_id, msgs)

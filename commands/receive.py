@@ -7,9 +7,10 @@ from typing import Annotated
 
 import typer
 
-from acomm_cli.cli import columns, params
-from acomm_cli.commands import receive_run
-from acomm_cli.commands._common import (
+from acomm_cli.cli import params
+from acomm_cli.cli.commands import receive_run
+from acomm_cli.cli.invocation import Invocation
+from acomm_cli.cli.params import (
     ChannelOpt,
     From,
     Grep,
@@ -26,6 +27,7 @@ from acomm_cli.commands._common import (
     listing,
     runs,
 )
+from acomm_cli.output import columns
 
 app = typer.Typer(add_completion=False)
 
@@ -34,7 +36,7 @@ app = typer.Typer(add_completion=False)
 @listing(columns.MESSAGES)
 @runs(receive_run.receive)
 def receive(
-    ctx: typer.Context,
+    inv: Invocation,
     channel_arg: Annotated[str | None, typer.Argument(
         click_type=params.CHANNEL, metavar="[CHANNEL]", help="Only this channel.")] = None,
     as_: Annotated[str | None, typer.Option(

@@ -1,20 +1,13 @@
 """What `acomm receive` does, without typer: `commands/receive.py` declares it (options,
-help) and runs this; the fast path (`acomm_cli.shell.fastpath`) runs it directly."""
+help) and runs this; the fast path (`acomm_cli.cli.main`) runs it directly."""
 
 from __future__ import annotations
 
 from acomm_cli import clock
 from acomm_cli.cli import handover as render_handover
 from acomm_cli.cli import stopping
-from acomm_cli.cli.invocation import Invocation
-from acomm_cli.commands._runtime import (
-    build_filter,
-    identity,
-    output,
-    stall_s,
-    store,
-)
-from acomm_cli.engine import delivery
+from acomm_cli.cli.invocation import Invocation, build_filter, identity
+from acomm_cli.engine import timers, waiting
 from acomm_cli.errors import OutputFailed, Timeout, UsageError, ValidationFailed
 
 
@@ -24,7 +17,6 @@ def receive(inv: Invocation, *, channel_arg: str | None, as_: str | None, channe
             priority_min: str | None, sort: str | None, order: str | None, limit: int,
             offset: int, peek: bool, body: bool, wait: float | None,
             ack: str | None, follow: bool) -> None:
-    s = inv.settings
     agent = identity(as_, "--as")
     if ack is not None and (peek or follow):
         other = "--peek" if peek else "--follow"
@@ -32,7 +24,7 @@ def receive(inv: Invocation, *, channel_arg: str | None, as_: str | None, channe
                                f"{other}", field="ack", value=ack)
     if wait is not None and follow:
         # --follow already waits, until interrupted; a bound on it would be --wait's exit 124
-        # on a quiet pass, which a follower never wants (issue 19; DECISIONS.md)
+        # on a quiet pass, which a follower never wants
         raise UsageError(f"wait: --wait {wait:g} cannot go with --follow, which waits for new "
                          "messages until interrupted (use --wait alone to stop after the "
                          "first batch)", field="wait", value=wait)
@@ -41,16 +33,16 @@ def receive(inv: Invocation, *, channel_arg: str | None, as_: str | None, channe
                      sender=from_, topic=topic, status=status, grep=grep,
                      priority_min=priority_min, sort=sort, order=order, limit=limit,
                      offset=offset, now=now)
-    emit = render_handover.inbox_output(output(s), body=body, follow=follow,
-                                        peek=peek, stall_s=stall_s(s))
-    with store(s, write=True, read_fallback=peek) as conn:
+    emit = render_handover.inbox_output(inv.output(), body=body, follow=follow,
+                                        peek=peek, stall_s=inv.stall_s())
+    with inv.store(write=True, read_fallback=peek) as conn:
         if follow:  # rich on a terminal, JSON Lines when piped
             with stopping.on_signals() as stop:
-                emit = render_handover.inbox_output(output(s), body=body,
+                emit = render_handover.inbox_output(inv.output(), body=body,
                                                     follow=True, peek=peek, stall_s=None,
                                                     stop=stop)
                 gone = render_handover.reader_gone
-                delivery.follow(conn, agent, f, emit, peek=peek, stop=stop, gone=gone)
+                waiting.follow(conn, agent, f, emit, peek=peek, stop=stop, gone=gone)
             # the reader left: as a failed write would say (141), or, with --peek, as any
             # read-only command's `| head` ends (0: nothing was to be marked read)
             if not peek and not stop() and gone():
@@ -62,8 +54,8 @@ def receive(inv: Invocation, *, channel_arg: str | None, as_: str | None, channe
 
             result = acking.receive_ack(conn, agent, f, ack, now, emit=emit, wait_s=wait)
         elif wait is not None:
-            result = delivery.receive_wait(conn, agent, f, wait, peek=peek, emit=emit)
+            result = waiting.receive_wait(conn, agent, f, wait, peek=peek, emit=emit)
         else:
-            result = delivery.receive_due(conn, agent, f, now, peek=peek, emit=emit)
+            result = timers.receive_due(conn, agent, f, now, peek=peek, emit=emit)
     if wait is not None and not result.messages:
         raise Timeout(f"nothing arrived for {agent} within {wait:g}s")

@@ -7,8 +7,9 @@ from typing import Annotated
 import typer
 
 from acomm_cli.cli import params
-from acomm_cli.commands import send_run
-from acomm_cli.commands._common import runs
+from acomm_cli.cli.commands import send_run
+from acomm_cli.cli.invocation import Invocation
+from acomm_cli.cli.params import runs
 
 app = typer.Typer(add_completion=False)
 
@@ -40,7 +41,7 @@ Ttl = Annotated[str | None, typer.Option(
 @app.command()
 @runs(send_run.send)
 def send(
-    ctx: typer.Context,
+    inv: Invocation,
     channel: Annotated[str | None, typer.Argument(
         click_type=params.CHANNEL, help="Channel name.", show_default=False)] = None,
     body: Annotated[str | None, typer.Argument(help="Message body; '-' or omitted: stdin.",
@@ -73,7 +74,7 @@ def send(
 @app.command()
 @runs(send_run.publish)
 def publish(
-    ctx: typer.Context,
+    inv: Invocation,
     channel: Annotated[str, typer.Argument(click_type=params.CHANNEL, help="A pubsub channel.")],
     topic: Annotated[str, typer.Argument(help="Topic, e.g. build.frontend.success.")],
     body: Annotated[str | None, typer.Argument(help="Message body; '-' or omitted: stdin.",

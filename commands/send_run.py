@@ -1,5 +1,5 @@
 """What `acomm send` and `acomm publish` do, without typer: `commands/send.py` declares them
-(options, help) and runs these; the fast path (`acomm_cli.shell.fastpath`) runs them directly."""
+(options, help) and runs these; the fast path (`acomm_cli.cli.main`) runs them directly."""
 
 from __future__ import annotations
 
@@ -7,21 +7,13 @@ import io
 import sys
 
 from acomm_cli import clock, model
-from acomm_cli.cli import render, render_messages
-from acomm_cli.cli.invocation import Invocation
-from acomm_cli.commands._runtime import (
-    identity,
-    limits,
-    output,
-    read_body,
-    refuse_terminal_stdin,
-    store,
-)
+from acomm_cli.cli.invocation import Invocation, identity
 from acomm_cli.engine import sending
 from acomm_cli.errors import CommError, UsageError, ValidationFailed
 from acomm_cli.model import SendRequest
+from acomm_cli.output import render, render_messages
 
-TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
+TYPE_CHECKING = False  # typing's, without importing typing (a send does not load it)
 if TYPE_CHECKING:
     import sqlite3
     from typing import TextIO
@@ -36,7 +28,7 @@ def _schedule(delay: str | None, deliver_at: str | None, now: int) -> tuple[int 
 
 def _read_batch(inv: Invocation, source: str) -> list[tuple[SendRequest, str | None, int]]:
     if source == "-":
-        refuse_terminal_stdin(inv, "no batch on stdin: pipe JSON Lines in, or give a file",
+        inv.refuse_terminal_stdin("no batch on stdin: pipe JSON Lines in, or give a file",
                               "batch")
     # Bytes that are not UTF-8 become lone surrogates, refused by the engine naming the line.
     fh: TextIO
@@ -50,7 +42,7 @@ def _read_batch(inv: Invocation, source: str) -> list[tuple[SendRequest, str | N
     except OSError as exc:
         raise ValidationFailed(f"batch: cannot read {source}: {exc.strerror}", field="batch",
                                value=source) from None
-    import json  # only for --batch: a plain send does not import it (issue 17)
+    import json  # only for --batch: a plain send does not import it
 
     items = []
     with fh:
@@ -73,16 +65,15 @@ def send(inv: Invocation, *, channel: str | None, body: str | None, as_: str | N
          to: str | None, batch: str | None, type_: str, priority: str, topic: str | None,
          correlation_id: str | None, dedupe_key: str | None, meta: list[str] | None,
          delay: str | None, deliver_at: str | None, ttl: str | None) -> int | None:
-    s = inv.settings
-    out = output(s)
+    out = inv.output()
     now = clock.now_ms()
     if batch is not None:
         if channel is not None or body is not None or to is not None:
             raise UsageError("--batch takes everything from its file; give no channel, body "
                              "or --to", field="batch")
         items = _read_batch(inv, batch)
-        with store(s, write=True) as conn, render.progress(out, "sending") as progress:
-            results = sending.send_batch(conn, items, now, limits(s), progress)
+        with inv.store(write=True) as conn, render.progress(out, "sending") as progress:
+            results = sending.send_batch(conn, items, now, inv.limits(), progress)
         render_messages.batch_results(out, results)
         return None
     if to is not None:
@@ -95,19 +86,19 @@ def send(inv: Invocation, *, channel: str | None, body: str | None, as_: str | N
     sender = identity(as_)
     delay_ms, at = _schedule(delay, deliver_at, now)
     req = SendRequest(
-        sender=sender, content=read_body(inv, body), channel=channel, type=type_,
+        sender=sender, content=inv.read_body(body), channel=channel, type=type_,
         priority=priority, topic=topic, correlation_id=correlation_id, dedupe_key=dedupe_key,
         metadata=model.metadata_pairs(meta), delay_ms=delay_ms, deliver_at=at,
         ttl_ms=clock.parse_duration(ttl, "ttl") if ttl is not None else None,
     )
     if to is None:
-        with store(s, write=True) as conn:
-            sent = sending.send(conn, req, now, limits(s))
+        with inv.store(write=True) as conn:
+            sent = sending.send(conn, req, now, inv.limits())
         render_messages.send_results(out, [sent])
         return None
-    with store(s, write=True, create=True) as conn:  # a direct channel may be created
+    with inv.store(write=True, create=True) as conn:  # a direct channel may be created
         direct = sending.send_direct(conn, req, [a.strip() for a in to.split(",")], now,
-                                     limits(s))
+                                     inv.limits())
         if any(getattr(r, "status", None) == "emitted" for r in direct):
             _publish_now(conn)
     render_messages.direct_results(out, direct)
@@ -119,22 +110,21 @@ def publish(inv: Invocation, *, channel: str, topic: str, body: str | None, as_:
             type_: str, priority: str, correlation_id: str | None, dedupe_key: str | None,
             meta: list[str] | None, delay: str | None, deliver_at: str | None,
             ttl: str | None) -> None:
-    s = inv.settings
     now = clock.now_ms()
     delay_ms, at = _schedule(delay, deliver_at, now)
     req = SendRequest(
-        sender=identity(as_), content=read_body(inv, body), channel=channel, type=type_,
+        sender=identity(as_), content=inv.read_body(body), channel=channel, type=type_,
         priority=priority, topic=topic, correlation_id=correlation_id, dedupe_key=dedupe_key,
         metadata=model.metadata_pairs(meta), delay_ms=delay_ms, deliver_at=at,
         ttl_ms=clock.parse_duration(ttl, "ttl") if ttl is not None else None,
     )
-    with store(s, write=True) as conn:
-        result = sending.send(conn, req, now, limits(s))
-    render_messages.send_results(output(s), [result])
+    with inv.store(write=True) as conn:
+        result = sending.send(conn, req, now, inv.limits())
+    render_messages.send_results(inv.output(), [result])
 
 
 def _publish_now(conn: sqlite3.Connection) -> None:
-    """A NATS node publishes a remote send at once, after its commit (issue 22). The row is
+    """A NATS node publishes a remote send at once, after its commit. The row is
     safe in the outbox already: a NATS server that is down is a note, and `tick`, `fed pull`
     or `gateway serve --push` publish it later. A plain store never gets here."""
     from acomm_cli.store import federation as fsql

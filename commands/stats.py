@@ -7,17 +7,20 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import columns, params, render_operations
-from acomm_cli.commands._common import listing, output, store
+from acomm_cli.cli import params
+from acomm_cli.cli.invocation import Invocation
+from acomm_cli.cli.params import listing, takes_invocation
 from acomm_cli.engine import operations
+from acomm_cli.output import columns, render_operations
 
 app = typer.Typer(add_completion=False)
 
 
 @app.command()
 @listing(columns.STATS)
+@takes_invocation
 def stats(
-    ctx: typer.Context,
+    inv: Invocation,
     as_: Annotated[str | None, typer.Option(
         "--as", click_type=params.AGENT,
         help="Only this agent, and the channels it takes part in (not read from "
@@ -43,6 +46,6 @@ def stats(
 
     Example: acomm stats --json | jq '.agents[] | select(.unread > 0)'
     """
-    with store(ctx, write=False) as conn:
+    with inv.store(write=False) as conn:
         result = operations.stats(conn, clock.now_ms(), agent=as_)
-    render_operations.stats(output(ctx), result)
+    render_operations.stats(inv.output(), result)

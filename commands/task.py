@@ -1,4 +1,4 @@
-"""`acomm task create|accept|update|complete|fail|list|show`: delegated work (issue 15)."""
+"""`acomm task create|accept|update|complete|fail|list|show`: delegated work."""
 
 from __future__ import annotations
 
@@ -7,9 +7,11 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import columns, params, render_tasks
-from acomm_cli.commands._common import AsAgent, identity, limits, listing, output, read_body, store
+from acomm_cli.cli import params
+from acomm_cli.cli.invocation import Invocation, identity
+from acomm_cli.cli.params import AsAgent, listing, takes_invocation
 from acomm_cli.engine import tasks
+from acomm_cli.output import columns, render_tasks
 
 app = typer.Typer(help="Tasks: work one agent delegates to another, with an ETA and progress."
                   "\n\nExample: acomm task create --to builder \"run the tests\" --as lead",
@@ -20,8 +22,9 @@ TaskId = Annotated[str, typer.Argument(
 
 
 @app.command()
+@takes_invocation
 def create(
-    ctx: typer.Context,
+    inv: Invocation,
     body: Annotated[str | None, typer.Argument(
         help="What to do; '-' or omitted: stdin.", show_default=False)] = None,
     to: Annotated[str | None, typer.Option(
@@ -46,16 +49,17 @@ def create(
     if not to and not capability:
         raise typer.BadParameter("say who owns the task with --to AGENT (or --capability ID)",
                                  param_hint="--to")
-    content = read_body(body)
-    with store(ctx, write=True, create=True) as conn:
+    content = inv.read_body(body)
+    with inv.store(write=True, create=True) as conn:
         task = tasks.create(conn, agent, to, content, clock.now_ms(), capability=capability,
-                            eta_required=eta_required, limits=limits(ctx))
-    render_tasks.task_created(output(ctx), task)
+                            eta_required=eta_required, limits=inv.limits())
+    render_tasks.task_created(inv.output(), task)
 
 
 @app.command()
+@takes_invocation
 def accept(
-    ctx: typer.Context,
+    inv: Invocation,
     task_id: TaskId,
     eta: Annotated[str | None, typer.Option(
         click_type=params.ETA,
@@ -72,15 +76,16 @@ def accept(
     Example: acomm task accept 7 --eta 10m --plan "unit tests first" --as builder
     """
     agent = identity(as_)
-    with store(ctx, write=True) as conn:
+    with inv.store(write=True) as conn:
         task = tasks.accept(conn, task_id, agent, clock.now_ms(), eta=eta, plan=plan,
-                             limits=limits(ctx))
-    render_tasks.task(output(ctx), task)
+                             limits=inv.limits())
+    render_tasks.task(inv.output(), task)
 
 
 @app.command()
+@takes_invocation
 def update(
-    ctx: typer.Context,
+    inv: Invocation,
     task_id: TaskId,
     progress: Annotated[int | None, typer.Option(
         click_type=params.COUNT, help="Percent done, 0-100.")] = None,
@@ -92,15 +97,16 @@ def update(
     Example: acomm task update 7 --progress 40 --note "half the suites pass" --as builder
     """
     agent = identity(as_)
-    with store(ctx, write=True) as conn:
+    with inv.store(write=True) as conn:
         task = tasks.update(conn, task_id, agent, clock.now_ms(), progress=progress, note=note,
-                             limits=limits(ctx))
-    render_tasks.task(output(ctx), task)
+                             limits=inv.limits())
+    render_tasks.task(inv.output(), task)
 
 
 @app.command()
+@takes_invocation
 def complete(
-    ctx: typer.Context,
+    inv: Invocation,
     task_id: TaskId,
     body: Annotated[str | None, typer.Argument(
         help="The result, sent to the creator as a response; '-': stdin.",
@@ -112,16 +118,17 @@ def complete(
     Example: acomm task complete 7 "all 412 tests pass" --as builder
     """
     agent = identity(as_)
-    content = read_body(body) if body == "-" else body
-    with store(ctx, write=True) as conn:
+    content = inv.read_body(body) if body == "-" else body
+    with inv.store(write=True) as conn:
         task = tasks.complete(conn, task_id, agent, clock.now_ms(), content=content,
-                               limits=limits(ctx))
-    render_tasks.task(output(ctx), task)
+                               limits=inv.limits())
+    render_tasks.task(inv.output(), task)
 
 
 @app.command()
+@takes_invocation
 def fail(
-    ctx: typer.Context,
+    inv: Invocation,
     task_id: TaskId,
     reason: Annotated[str | None, typer.Option(help="Why, for the creator (required).")]
     = None,
@@ -134,16 +141,17 @@ def fail(
     agent = identity(as_)
     if reason is None:
         raise typer.BadParameter("say why with --reason TEXT", param_hint="--reason")
-    with store(ctx, write=True) as conn:
+    with inv.store(write=True) as conn:
         task = tasks.fail(conn, task_id, agent, clock.now_ms(), reason=reason,
-                           limits=limits(ctx))
-    render_tasks.task(output(ctx), task)
+                           limits=inv.limits())
+    render_tasks.task(inv.output(), task)
 
 
 @app.command("list")
 @listing(columns.TASKS)
+@takes_invocation
 def list_(
-    ctx: typer.Context,
+    inv: Invocation,
     as_: Annotated[str | None, typer.Option(
         "--as", click_type=params.AGENT,
         help="Only tasks this agent created or owns (not read from ACOMM_AGENT).")] = None,
@@ -160,14 +168,15 @@ def list_(
 
     Example: acomm task list --as builder --state accepted --json
     """
-    with store(ctx, write=False, read_fallback=True) as conn:
+    with inv.store(write=False, read_fallback=True) as conn:
         found, total = tasks.list_tasks(conn, clock.now_ms(), agent=as_, state=state,
                                         limit=limit, offset=offset)
-    render_tasks.tasks(output(ctx), found, total, offset)
+    render_tasks.tasks(inv.output(), found, total, offset)
 
 
 @app.command()
-def show(ctx: typer.Context, task_id: TaskId) -> None:
+@takes_invocation
+def show(inv: Invocation, task_id: TaskId) -> None:
     """One task and its history.
 
     Prints {id, capability, from, to, state, eta_at, progress, history: [{at, event, by,
@@ -175,9 +184,9 @@ def show(ctx: typer.Context, task_id: TaskId) -> None:
 
     Example: acomm task show 7 --json
     """
-    with store(ctx, write=False, read_fallback=True) as conn:
+    with inv.store(write=False, read_fallback=True) as conn:
         task = tasks.show(conn, task_id, clock.now_ms())
-    render_tasks.task(output(ctx), task)
+    render_tasks.task(inv.output(), task)
 
 
 @app.callback()

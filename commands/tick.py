@@ -9,16 +9,19 @@ import typer
 
 from acomm_cli import clock, worker
 from acomm_cli.bridge import sync as bridge
-from acomm_cli.cli import params, render, render_worker, stopping
+from acomm_cli.cli import params, stopping
 from acomm_cli.cli.config import AGENTS
-from acomm_cli.commands._common import output, settings, store
+from acomm_cli.cli.invocation import Invocation
+from acomm_cli.cli.params import takes_invocation
+from acomm_cli.output import render, render_worker
 
 app = typer.Typer(add_completion=False)
 
 
 @app.command()
+@takes_invocation
 def tick(
-    ctx: typer.Context,
+    inv: Invocation,
     every: Annotated[str | None, typer.Option(
         click_type=params.DURATION,
         help="Keep running, ticking at this interval (e.g. 1s) until SIGINT/SIGTERM.")] = None,
@@ -43,8 +46,8 @@ def tick(
 
     Example (crontab): * * * * * acomm --store /srv/agents.acomm tick
     """
-    out = output(ctx)
-    s = settings(ctx)
+    out = inv.output()
+    s = inv.settings
     every_s = worker.interval(every) if every is not None else None
     path, _ = s.store_path(create=False)
     bridge_config = bridge.config(s.value)  # a bad file or setting: nothing is ticked
@@ -59,7 +62,7 @@ def tick(
     failed = None  # with --every: the transient error of the last pass, if it failed
     if bad_agents is not None and every_s is not None:  # a worker: say so now, not at its end
         render_worker.dispatch_off(bad_agents)
-    with store(ctx, write=True, bridge_hook=False) as conn, stopping.on_signals() as stop:
+    with inv.store(write=True, bridge_hook=False) as conn, stopping.on_signals() as stop:
         if every_s is None:
             render_worker.bridge_tick(out, worker.tick_once(conn, setup, clock.now_ms(), stop)[0])
             signum = stop.signum

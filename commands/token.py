@@ -7,8 +7,10 @@ from typing import Annotated
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import columns, params, render, render_tasks
-from acomm_cli.commands._common import listing, output, store
+from acomm_cli.cli import params
+from acomm_cli.cli.invocation import Invocation
+from acomm_cli.cli.params import listing, takes_invocation
+from acomm_cli.output import columns, render, render_tasks
 
 app = typer.Typer(help="Session tokens for external agents at this node's gateway.\n\n"
                   "An external agent sends and receives through the gateway's /agent/v1 "
@@ -17,8 +19,9 @@ app = typer.Typer(help="Session tokens for external agents at this node's gatewa
 
 
 @app.command()
+@takes_invocation
 def create(
-    ctx: typer.Context,
+    inv: Invocation,
     agent: Annotated[str, typer.Option(click_type=params.AGENT,
                                        help="The agent the token acts as (hosted here).")],
     ttl: Annotated[str, typer.Option(click_type=params.DURATION,
@@ -40,15 +43,16 @@ def create(
 
     ttl_ms = clock.parse_duration(ttl, "ttl")
     scopes = tokens.parse_scopes(scope)
-    with store(ctx, write=True) as conn:
+    with inv.store(write=True) as conn:
         doc = tokens.create(conn, agent=agent, ttl_ms=ttl_ms, scopes=scopes,
                             now_ms=clock.now_ms())
-    render.status(output(ctx), doc)
+    render.status(inv.output(), doc)
 
 
 @app.command("list")
 @listing(columns.TOKENS)
-def list_(ctx: typer.Context) -> None:
+@takes_invocation
+def list_(inv: Invocation) -> None:
     """List session tokens and their state, never the tokens themselves.
 
     States: active, expired, revoked.
@@ -57,14 +61,15 @@ def list_(ctx: typer.Context) -> None:
     """
     from acomm_cli.federation import tokens
 
-    with store(ctx, write=False) as conn:
+    with inv.store(write=False) as conn:
         docs = tokens.list_tokens(conn, clock.now_ms())
-    render_tasks.tokens(output(ctx), docs)
+    render_tasks.tokens(inv.output(), docs)
 
 
 @app.command()
+@takes_invocation
 def revoke(
-    ctx: typer.Context,
+    inv: Invocation,
     token_id: Annotated[str, typer.Argument(metavar="ID", help="The token id (tok-...).")],
 ) -> None:
     """Revoke a session token: the gateway refuses it from its next request on.
@@ -73,6 +78,6 @@ def revoke(
     """
     from acomm_cli.federation import tokens
 
-    with store(ctx, write=True) as conn:
+    with inv.store(write=True) as conn:
         doc, changed = tokens.revoke(conn, token_id, clock.now_ms())
-    render.change(output(ctx), doc, changed, f"token {token_id} was already revoked")
+    render.change(inv.output(), doc, changed, f"token {token_id} was already revoked")

@@ -1,4 +1,4 @@
-"""`acomm ui`: the live dashboard (issue 20). Textual is imported here, inside the command,
+"""`acomm ui`: the live dashboard. Textual is imported here, inside the command,
 and nowhere else: no other command pays for it."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import typer
 from acomm_cli import clock
 from acomm_cli.cli import params
 from acomm_cli.cli.config import Settings
-from acomm_cli.commands import _runtime
-from acomm_cli.commands._common import AsAgent, settings
+from acomm_cli.cli.invocation import Invocation, limits, store
+from acomm_cli.cli.params import AsAgent, takes_invocation
 from acomm_cli.errors import UsageError
 
 if TYPE_CHECKING:
@@ -24,8 +24,9 @@ app = typer.Typer(add_completion=False)
 
 
 @app.command()
+@takes_invocation
 def ui(
-    ctx: typer.Context,
+    inv: Invocation,
     as_: AsAgent = None,
     read_only: Annotated[bool, typer.Option(
         "--read-only", help="Show, never change: every action is refused (automatic on a "
@@ -59,7 +60,7 @@ def ui(
     except ImportError as exc:  # textual is the `ui` extra
         raise UsageError(f"acomm ui needs Textual ({exc.name} is missing): "
                          "pip install 'acomm[ui]'", field="ui") from None
-    with open_session(settings(ctx), agent=as_, read_only=read_only,
+    with open_session(inv.settings, agent=as_, read_only=read_only,
                       stale_after_ms=stale_ms) as session:
         DashboardApp(session).run()
 
@@ -73,18 +74,18 @@ def open_session(s: Settings, *, agent: str | None, read_only: bool,
     from acomm_cli.engine import opening, sending
     from acomm_cli.ui.app import Session
 
-    with _runtime.store(s, write=not read_only, read_fallback=True, hooks=False) as conn:
+    with store(s, write=not read_only, read_fallback=True, hooks=False) as conn:
         def after_write() -> str | None:
             """What a writing command does after its commit, the mailbox bridge aside
-            (`tick` mirrors: DECISIONS.md): the batch checkpoint and the capacity warning."""
+            (`tick` mirrors it): the batch checkpoint and the capacity warning."""
             if s.value("store.flush") == "batch":
                 opening.batch_checkpoint(conn, s.value("store.batch_messages"),
                                          s.value("store.batch_interval"), clock.now_ms())
-            return sending.capacity_warning(conn, _runtime.limits(s))
+            return sending.capacity_warning(conn, limits(s))
 
         path, _ = s.store_path(create=False)
         yield Session(conn, title=str(path), agent=agent,
                       read_only=read_only or bool(getattr(conn, "read_only", False)),
-                      limits=_runtime.limits(s),
+                      limits=limits(s),
                       offline_after_ms=s.value("federation.offline_after"),
                       stale_after_ms=stale_after_ms, after_write=after_write)

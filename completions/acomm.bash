@@ -1,5 +1,5 @@
 # bash completion for acomm                                     -*- shell-script -*-
-# Generated from acomm's command tree by `make docs` (python -m acomm_cli.shell.docgen); do not edit.
+# Generated from acomm's command tree by `make docs` (python -m acomm_cli.cli.docgen); do not edit.
 # Load it with `source completions/acomm.bash`, or `eval "$(acomm completions bash)"`
 # in ~/.bashrc; bash-completion also finds it installed as
 # $PREFIX/share/bash-completion/completions/acomm.

@@ -1,5 +1,5 @@
 # fish completion for acomm.
-# Generated from acomm's command tree by `make docs` (python -m acomm_cli.shell.docgen); do not edit.
+# Generated from acomm's command tree by `make docs` (python -m acomm_cli.cli.docgen); do not edit.
 # Install it as ~/.config/fish/completions/acomm.fish, or load it with
 # `acomm completions fish | source`.
 

@@ -48,7 +48,7 @@ def set_ack(conn: sqlite3.Connection, message_id: int, recipient: str, status: s
     conn.execute(
         "UPDATE deliveries SET state = 'acked', ack_status = ?, ack_note = coalesce(?, ack_note),"
         # an ack of a delivery not read yet (a redelivery acked without a second read) is
-        # its read: read_at is the latest read, first_read_at the first (issue 19)
+        # its read: read_at is the latest read, first_read_at the first
         " acked_at = ?, next_timer_at = ?, read_at = CASE WHEN state = 'unread' THEN ?"
         " ELSE coalesce(read_at, ?) END, first_read_at = coalesce(first_read_at, ?)"
         " WHERE message_id = ? AND recipient = ?",

@@ -1,4 +1,4 @@
-"""SQL behind `acomm ui`'s charts (issue 20): messages per minute, the unread backlog's
+"""SQL behind `acomm ui`'s charts: messages per minute, the unread backlog's
 history and dead letters by reason. Read-only; `acomm_cli.engine.activity` buckets them."""
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from acomm_cli.store.channels import CHANNELS_TOKEN
 # Deliveries not yet done with, written exactly as the WHERE clause of the partial index
 # `deliveries_active` (m015), so that `INDEXED BY deliveries_active` can use it. A chain of `=`,
 # not `state IN (...)`: SQLite evaluates an IN list in an index's WHERE through a temporary
-# b-tree built for every row an UPDATE changes (DECISIONS.md "Issue 17, receive's indexes").
+# b-tree built for every row an UPDATE changes (DECISIONS.md, "Inbox indexes").
 ACTIVE = ("(state = 'queued' OR state = 'waiting' OR state = 'unread'"
           " OR (tracked = 1 AND state = 'read'))")
 
@@ -57,7 +57,7 @@ def channel_backlog(conn: sqlite3.Connection, channel_id: int) -> tuple[int, int
     """(pending messages, queued messages) of a channel. Read from deliveries_active: the
     rows it leaves out (done with, and read but untracked) count in neither column, so the
     counts are those of every delivery of the channel; it was a scan of all of them, on every
-    send to a channel with max_pending (issue 19)."""
+    send to a channel with max_pending."""
     return conn.execute(
         f"SELECT count(DISTINCT CASE WHEN {_PENDING} THEN message_id END),"
         " count(DISTINCT CASE WHEN state = 'queued' THEN message_id END)"

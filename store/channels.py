@@ -16,7 +16,7 @@ from acomm_cli.model import (
 )
 from acomm_cli.store.sending import inserted
 
-TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
+TYPE_CHECKING = False  # typing's, without importing typing (a send must not load it)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import _thread  # threading's Lock, without importing threading (issue 17)
+import _thread  # threading's Lock, without importing threading (not on a send's path)
 import errno
 import os
 import sqlite3
@@ -11,7 +11,7 @@ from acomm_cli.errors import CommError, DiskFull, StoreLocked, StoreReadOnly, St
 from acomm_cli.lite import paths
 from acomm_cli.store.migrations import MIGRATIONS
 
-TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
+TYPE_CHECKING = False  # typing's, without importing typing (a send must not load it)
 if TYPE_CHECKING:
     import re
     from typing import Any
@@ -84,7 +84,7 @@ def _create_file(path: str) -> None:
 
 class _Write:
     """`write(conn)`: a class, not a @contextmanager generator: contextlib stays out of
-    `acomm send` and each transaction costs one object (issue 17)."""
+    `acomm send` and each transaction costs one object."""
 
     __slots__ = ("conn", "nested")
 
@@ -231,7 +231,7 @@ def open_store(
     A file that is not SQLite, is corrupt, belongs to something else, or was written by a newer
     acomm is refused with StoreUnavailable (exit 7) and left exactly as it was. `read_only`
     opens it with SQLite's mode=ro, so a reading command never writes (see open_read_only).
-    The path is a string as pathlib writes it, without importing pathlib (issue 17).
+    The path is a string as pathlib writes it, without importing pathlib (a send must not load it).
     """
     p = paths.pure(os.fspath(path))
     try:
@@ -289,7 +289,7 @@ def open_read_only(p: str, busy_timeout_ms: int, flush: str, now_ms: int) -> sql
     or size the -shm index (a read-only directory, a full disk) and the WAL holds nothing,
     the file itself is the whole store: it is opened immutable=1 (no locks, no -shm). A
     store whose schema is older than this acomm is migrated by a writable open first."""
-    from pathlib import Path  # not on the writing path (issue 17)
+    from pathlib import Path  # not on the writing path
 
     base = Path(paths.absolute(p)).as_uri()
     try:

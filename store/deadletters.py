@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
+TYPE_CHECKING = False  # typing's, without importing typing (a send must not load it)
 if TYPE_CHECKING:
     from typing import Any
 

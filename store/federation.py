@@ -1,7 +1,7 @@
-"""SQL of federation (spec 002): the node identity, and on a seed invites, nonces, tickets and
-the nodes that joined; the room copy and its queued changes, the outbox, the cursors, the
-inbound events and the sender's state of each event (routing, `fed pull`, acks, timers).
-Nothing here runs on a store that is not a node, except `node_id` on the rare path of a
+"""SQL of federation (docs/FEDERATION.md): the node identity, and on a seed invites, nonces,
+tickets and the nodes that joined; the room copy and its queued changes, the outbox, the
+cursors, the inbound events and the sender's state of each event (routing, `fed pull`, acks,
+timers). Nothing here runs on a store that is not a node, except `node_id` on the rare path of a
 direct message to an agent that has no direct channel yet."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sqlite3
 
-TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
+TYPE_CHECKING = False  # typing's, without importing typing (a send must not load it)
 if TYPE_CHECKING:
     from typing import Any
 
@@ -347,7 +347,7 @@ def mark_room_changes_applied(conn: sqlite3.Connection, up_to_seq: int, now_ms: 
                  " AND seq <= ?", (now_ms, up_to_seq))
 
 
-# ---------------------------------------------------------------- NATS JetStream (issue 22)
+# ---------------------------------------------------------------- NATS JetStream
 
 def nats_config(conn: sqlite3.Connection) -> tuple[Any, ...] | None:
     """(url, creds, published_seq, migrated_from, migrated_head, migrated_at) or None."""

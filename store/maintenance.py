@@ -14,7 +14,7 @@ from contextlib import contextmanager
 
 from acomm_cli.store.backlog import ACTIVE
 
-TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
+TYPE_CHECKING = False  # typing's, without importing typing (a send must not load it)
 if TYPE_CHECKING:
     from typing import Any
 
@@ -123,8 +123,8 @@ def active_breakdown(conn: sqlite3.Connection, agent: str | None = None,
     timer due by now, or a message that expired) are left out, so that statistics count
     them as the tick would leave them instead (engine/projection.py). Filtered, not grouped
     apart: a group per due flag sorted every due row into the temporary b-tree only to be
-    dropped (on the 1M benchmark store 178 ms against 96 ms, DECISIONS.md "Issue 17, stats
-    with overdue timers")."""
+    dropped (on the 1M benchmark store 178 ms against 96 ms, DECISIONS.md "`stats`
+    projects due timers instead of applying them")."""
     keep = ""
     pre: list[int | str] = []
     if due is not None:
@@ -156,7 +156,7 @@ def expiring(conn: sqlite3.Connection, now: int) -> list[tuple[int, int]]:
 
 # A due delivery's starting point in one integer (store/maintenance.py and
 # engine/projection.py agree on it through DUE_STATES and the shifts): converting 81,636 rows
-# of 9 columns into Python tuples was most of what reading them cost (issue 17).
+# of 9 columns into Python tuples was most of what reading them cost.
 DUE_STATES = ("queued", "waiting", "unread", "read", "acked", "dead")
 _DUE_KEY = ("channel_id | ((tracked != 0) << 32) | ((read_at IS NOT NULL) << 33)"
             " | (CASE state" + "".join(f" WHEN '{st}' THEN {i}" for i, st in enumerate(DUE_STATES))
@@ -215,7 +215,7 @@ def dead_letter_counts(conn: sqlite3.Connection) -> list[tuple[str, int, int]]:
 def lease_counts(conn: sqlite3.Connection, agent: str | None = None
                  ) -> list[tuple[str, int, int, int]]:
     """(recipient, channel_id, deliveries held in_progress, leases run out): two walks of
-    small partial indexes (issue 18)."""
+    small partial indexes."""
     who = " AND recipient = ?" if agent is not None else ""
     args = (agent, agent) if agent is not None else ()
     return conn.execute(
@@ -286,7 +286,7 @@ INVARIANTS: dict[str, tuple[str, str]] = {
     "waiting_timer": (
         "FROM deliveries WHERE state = 'waiting' AND next_timer_at IS NULL",
         "message_id, recipient, state"),
-    # a received/in_progress ack's timer is its lease (issue 18): not terminal yet
+    # a received/in_progress ack's timer is its lease: not terminal yet
     "terminal_timer": (
         "FROM deliveries WHERE state IN ('acked', 'dead') AND next_timer_at IS NOT NULL"
         " AND NOT (state = 'acked' AND ack_status IN ('received', 'in_progress'))",
@@ -345,7 +345,7 @@ def select_compactable(conn: sqlite3.Connection, created_before: int, dead_lette
     conn.execute(
         "INSERT OR IGNORE INTO temp.compact_keep SELECT message_id FROM deliveries"
         f" WHERE message_id BETWEEN ? AND ? AND state NOT IN ({_LIST})", (lo, hi))
-    # held under a lease (issue 18): acked, but its lease may still give it back
+    # held under a lease: acked, but its lease may still give it back
     conn.execute(
         "INSERT OR IGNORE INTO temp.compact_keep SELECT message_id FROM deliveries"
         " INDEXED BY deliveries_timer WHERE next_timer_at IS NOT NULL"

@@ -27,8 +27,8 @@ Migration = Callable[[sqlite3.Connection, int], None]
 def _shipped(module: str, name: str) -> Migration:
     """m001-m010, whose bodies live in `store/migrations_001_005.py` and `_006_010.py` (this
     module neared 800 lines): imported only when a store older than them is opened, so a
-    command on a current store loads none of their code (DECISIONS.md, "store/queries.py and
-    migrations.py split")."""
+    command on a current store loads none of their code (DECISIONS.md, "Migrations: complete
+    statements, shipped bodies loaded on demand")."""
     def run(conn: sqlite3.Connection, now_ms: int) -> None:
         from importlib import import_module
 
@@ -81,7 +81,7 @@ def _script(conn: sqlite3.Connection, sql: str) -> None:
 
 @migration
 def m011_channels_version(conn: sqlite3.Connection, now_ms: int) -> None:
-    # Issue 17: a send reads its channel and participants from a per-connection cache, valid
+    # A send reads its channel and participants from a per-connection cache, valid
     # while this counter is what the cache was filled under. Every change to channels,
     # participants or subscriptions, by any process or command, adds one. A counter (not a
     # random value, so two stores that lived the same commands are alike, row for row): the
@@ -103,7 +103,7 @@ def m011_channels_version(conn: sqlite3.Connection, now_ms: int) -> None:
 
 @migration
 def m012_first_read_at(conn: sqlite3.Connection, now_ms: int) -> None:
-    # Issue 19: a delivery's read history. deliveries.read_at is the latest read (a
+    # A delivery's read history. deliveries.read_at is the latest read (a
     # redelivered message read again moves it); first_read_at keeps the first, through
     # redeliveries and replays. delivery_attempts keeps each attempt that ended (an ack
     # deadline or lease passed, a give-back, a replay): written by a trigger whenever
@@ -139,7 +139,7 @@ def m012_first_read_at(conn: sqlite3.Connection, now_ms: int) -> None:
 
 @migration
 def m013_channel_admins(conn: sqlite3.Connection, now_ms: int) -> None:
-    # Issue 19: only a channel's owner, or a participant the owner made an admin, may change
+    # Only a channel's owner, or a participant the owner made an admin, may change
     # its state, settings or membership. The owner is `channels.owner` (set by `channel create`
     # since m001, so every existing channel has one: its creator); an admin is a participant
     # with this flag, granted and revoked by `channel admin`. A flag on the participant (not a
@@ -152,7 +152,7 @@ def m013_channel_admins(conn: sqlite3.Connection, now_ms: int) -> None:
 
 @migration
 def m014_nats_outbox(conn: sqlite3.Connection, now_ms: int) -> None:
-    # Issue 22: a node whose outbox travels on NATS JetStream. One row: the server url (what
+    # A node whose outbox travels on NATS JetStream. One row: the server url (what
     # the room advertises as this node's url), the credentials file `node init` was given,
     # how far the outbox has been published into the stream (outbox seq = stream seq: the
     # stream is filled in seq order from 1, so a peer's cursor means the same on either
@@ -172,8 +172,8 @@ def m014_nats_outbox(conn: sqlite3.Connection, now_ms: int) -> None:
 
 @migration
 def m015_inbox_indexes(conn: sqlite3.Connection, now_ms: int) -> None:
-    # Issue 17 (receive): the indexes of deliveries a mark read (and an ack) must keep, made
-    # cheaper to keep (docs/DECISIONS.md "Issue 17, receive's indexes", measured).
+    # The indexes of deliveries a mark read (and an ack) must keep, made cheaper to keep
+    # (docs/DECISIONS.md, "Inbox indexes", measured).
     # - deliveries_active: `state IN (a, b, c)` in an index's WHERE is evaluated, on every
     #   row an UPDATE touches, by building a temporary b-tree of the list, twice (old row and
     #   new): about half of marking 100 messages read. The same set as a chain of `=` ORs
@@ -207,8 +207,8 @@ def m015_inbox_indexes(conn: sqlite3.Connection, now_ms: int) -> None:
 
 @migration
 def m016_request_nonces(conn: sqlite3.Connection, now_ms: int) -> None:
-    # Issue 19: the replay guards forget what can no longer be replayed (docs/DECISIONS.md
-    # "Issue 19, nonces"). fed_nonces.expires_at: when a handshake nonce stops mattering
+    # The replay guards forget what can no longer be replayed (docs/DECISIONS.md, "Replay
+    # guards"). fed_nonces.expires_at: when a handshake nonce stops mattering
     # (its own time + the window, for a nonce that carries its time; NULL, kept, for an
     # older node's nonce, whose signed proof never expires). fed_request_nonces: the
     # signatures of signed outbox reads already answered, each accepted once within its
@@ -227,8 +227,8 @@ def m016_request_nonces(conn: sqlite3.Connection, now_ms: int) -> None:
 
 @migration
 def m017_ticket_expiry(conn: sqlite3.Connection, now_ms: int) -> None:
-    # Issue 19: the seed's exchange deletes the tickets past their expiry (docs/DECISIONS.md
-    # "Issue 19, tickets"); this index keeps that delete to the rows it removes, as
+    # The seed's exchange deletes the tickets past their expiry (docs/DECISIONS.md, "A seed
+    # forgets its expired tickets"); this index keeps that delete to the rows it removes, as
     # fed_nonces_expiry does for the nonces pruned in the same transaction.
     _script(conn, """
         CREATE INDEX fed_tickets_expiry ON fed_tickets(expires_at);

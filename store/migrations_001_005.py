@@ -65,7 +65,7 @@ def m001_initial(conn: sqlite3.Connection, now_ms: int) -> None:
             deliver_at INTEGER,
             -- after this, deliveries not yet read are dead-lettered as `expired`
             expires_at INTEGER,
-            -- federation (spec 002): set for messages that came from another node
+            -- federation: set for messages that came from another node
             origin_node TEXT,
             global_id TEXT
         );
@@ -162,7 +162,7 @@ def m002_export_watermark(conn: sqlite3.Connection, now_ms: int) -> None:
 
 
 def m003_bridge(conn: sqlite3.Connection, now_ms: int) -> None:
-    # The mailbox bridge (issue 6): per (message, recipient, kind) the state of its mirror
+    # The mailbox bridge: per (message, recipient, kind) the state of its mirror
     # file (written; stale = to be taken away, with the error, attempts and next attempt
     # when taking it away failed; failed, with the error and the next attempt; a row goes
     # once its mirror is taken away), deliveries made unread again since the bridge last
@@ -220,7 +220,7 @@ def m003_bridge(conn: sqlite3.Connection, now_ms: int) -> None:
 
 
 def m004_dispatch(conn: sqlite3.Connection, now_ms: int) -> None:
-    # Agent dispatch (issue 7). dispatch_claims: per (message, agent) the state of its
+    # Agent dispatch. dispatch_claims: per (message, agent) the state of its
     # dispatch round: `running` (held by a lease until lease_until), `retry` (failed, due
     # again at next_retry_at), `done` (accepted or ignored) or `dead` (dead-lettered). A
     # delivery that becomes unread again after done or dead (a redelivery, a replay) starts
@@ -268,7 +268,7 @@ def m004_dispatch(conn: sqlite3.Connection, now_ms: int) -> None:
 
 
 def m005_federation(conn: sqlite3.Connection, now_ms: int) -> None:
-    # Federation (spec 002, DESIGN.md §7). Every table is empty on a store that is not a
+    # Federation (docs/FEDERATION.md). Every table is empty on a store that is not a
     # node, and nothing on the send path reads or writes them: a plain store pays nothing.
     # messages.global_id / origin_node and their unique index exist since m001 (the durable
     # receiver dedupe).

@@ -8,7 +8,7 @@ from acomm_cli.store.migrations import _script
 
 
 def m006_tasks(conn: sqlite3.Connection, now_ms: int) -> None:
-    # Tasks (issue 15, spec 002 §5, §6, §9): work one agent delegates to another. A task is
+    # Tasks (docs/TASKS.md): work one agent delegates to another. A task is
     # carried by a `command` message to its owner (its direct channel, or `_fed:` across
     # nodes): tasks.id IS that message's id on this store, so `task show 7` and `show 7` are
     # the same thing. The row is the task's current state; task_events is its history, one
@@ -80,7 +80,7 @@ def m006_tasks(conn: sqlite3.Connection, now_ms: int) -> None:
 
 
 def m007_agent_tokens(conn: sqlite3.Connection, now_ms: int) -> None:
-    # External agents (spec 002 §12, issue 15): scoped session tokens with which an agent
+    # External agents (docs/FEDERATION.md): scoped session tokens with which an agent
     # that is not a transport peer sends and receives through this node's gateway (`acomm
     # token create`). Only the SHA-256 of a token is kept; scopes is a comma-separated
     # subset of send,receive; a revoked or expired token is refused, its row kept for
@@ -103,7 +103,7 @@ def m007_agent_tokens(conn: sqlite3.Connection, now_ms: int) -> None:
 
 
 def m008_capabilities(conn: sqlite3.Connection, now_ms: int) -> None:
-    # Capabilities (issue 15, spec 002 §9): what an agent can be asked to do, under a contract
+    # Capabilities (docs/CAPABILITIES.md): what an agent can be asked to do, under a contract
     # (a JSON Schema for the output, a default ETA) and a pair of skills: the delegation skill
     # requesters install, the executor skill the owner hosts. The list position is what
     # orders migrations (built as m009 beside m007; renamed at the merge to follow it).
@@ -173,7 +173,7 @@ def m008_capabilities(conn: sqlite3.Connection, now_ms: int) -> None:
 
 
 def m009_leases(conn: sqlite3.Connection, now_ms: int) -> None:
-    # Issue 18: consumers that do real work. A `received` or `in_progress` ack on an
+    # Consumers that do real work. A `received` or `in_progress` ack on an
     # ack-tracked delivery holds it for a lease (the delivery stays `acked`, its
     # next_timer_at is the lease's end); a lease that runs out re-arms the retry timer.
     # channels.lease_ms: 0 = the channel's ack timeout. message_ttl_ms: 0 = no default TTL

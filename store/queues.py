@@ -24,7 +24,7 @@ Q = QUEUE_RECIPIENT
 CLAIMABLE = f"recipient IS '{Q}' AND state = 'unread'"
 
 # How long a claim is held before it returns to the queue, from the claim time (:now).
-# Leases (issue 18, m010) replace this with the channel's lease when one is set: the hook is
+# Leases (m010) replace this with the channel's lease when one is set: the hook is
 # this one expression, used by `claim` only.
 CLAIM_DEADLINE = "(SELECT c.ack_timeout_ms FROM channels c WHERE c.id = deliveries.channel_id)"
 

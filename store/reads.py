@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from acomm_cli.model import Delivery, DeliveryState, Message, MessageFilter, MessageType, Priority
 
-TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
+TYPE_CHECKING = False  # typing's, without importing typing (a send must not load it)
 if TYPE_CHECKING:
     from typing import Any
 
@@ -34,7 +34,7 @@ _STATUS_SQL = (
 )
 
 
-# `--status in_progress`: a recipient holds the message with an in_progress ack (issue 18)
+# `--status in_progress`: a recipient holds the message with an in_progress ack
 _HELD_SQL = ("m.id IN (SELECT x.message_id FROM deliveries x INDEXED BY deliveries_in_progress"
              " WHERE x.state = 'acked' AND x.ack_status = 'in_progress')")
 
@@ -54,7 +54,7 @@ _STATES = {s.value: s for s in DeliveryState}
 
 
 def _metadata(text: str) -> dict[str, Any]:
-    """Stored metadata read back; `json` is imported only when a row has some (issue 17)."""
+    """Stored metadata read back; `json` is imported only when a row has some."""
     import json
 
     metadata: dict[str, Any] = json.loads(text)
@@ -191,7 +191,7 @@ def inbox(conn: sqlite3.Connection, agent: str, f: MessageFilter, *,
     add = out.append
     limited = set()
     # _message and the Delivery inlined, the row unpacked at once and the names looked up
-    # once: this loop is most of what a receive of 100 spends in Python (issue 17)
+    # once: this loop is most of what a receive of 100 spends in Python
     types, priorities = _TYPES, _PRIORITIES
     state = DeliveryState.UNREAD if marked_at is None else DeliveryState.READ
     for (mid, channel, channel_id, sender, type_, content, topic, priority, correlation,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Sequence
 
-TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
+TYPE_CHECKING = False  # typing's, without importing typing (a send must not load it)
 if TYPE_CHECKING:
     from typing import Any
 
@@ -53,7 +53,7 @@ def insert_new_message(conn: sqlite3.Connection, row: Sequence[Any]) -> int:
     """insert_message for a row without its id (SQLite assigns it): a send's row as planned,
     with no tuple built around it. A plain message (no topic, correlation, dedupe key,
     metadata, schedule or expiry) binds only its six set values: about 3 us less per send
-    than binding six NULLs too (issue 17)."""
+    than binding six NULLs too."""
     if row[4] is None and row[6] is None and row[7] is None and row[8] is None \
             and row[10] is None and row[11] is None:
         return inserted(conn.execute(_PLAIN_MESSAGE_INSERT,

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 from acomm_cli.store.backlog import ACTIVE_D
 
-TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
+TYPE_CHECKING = False  # typing's, without importing typing (a send must not load it)
 if TYPE_CHECKING:
     from typing import Any
 
@@ -27,7 +27,7 @@ def _who(recipient: str | None) -> str:
     return _WHO if recipient is not None else ""
 
 
-# Due-time order (a late tick = punctual ones, DECISIONS.md "late tick: due-time order"): a
+# Due-time order (a late tick = punctual ones, DECISIONS.md "Late tick: due-time order"): a
 # delivery that can expire (unread, waiting) whose message expired before its timer fell due
 # never sees that timer; the expiry comes first. Ties go to the timer, as in a tick at that
 # very time (its timer statements run before stage_expired).
@@ -96,7 +96,7 @@ def restart_read_exactly_once(conn: sqlite3.Connection, now: int, recipient: str
     return cur.rowcount
 
 
-# ---------------------------------------------------------------- leases (issue 18)
+# ---------------------------------------------------------------- leases
 # A `received` or `in_progress` ack on a tracked delivery holds it until next_timer_at, the
 # lease's end. A lease that runs out is a missing ack at that time: the same back-off, the
 # same retry budget, counted in retry_count (and in lease_expired).

@@ -23,7 +23,7 @@ from typer._click.core import Command
 from typer.testing import CliRunner
 
 from acomm_cli import clock
-from acomm_cli.app import app
+from acomm_cli.cli.app import app
 from acomm_cli.engine import opening
 
 VENV_BIN = Path(sys.executable).parent

@@ -19,8 +19,8 @@ from conftest import query, run
 from freezegun import freeze_time
 
 from acomm_cli.analytics import audit
-from acomm_cli.cli import render, render_analytics
 from acomm_cli.errors import InvalidState
+from acomm_cli.output import render, render_analytics
 
 pytestmark = pytest.mark.cli
 

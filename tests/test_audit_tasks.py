@@ -15,7 +15,7 @@ from task_traffic import T0, build
 from test_federation_routing import linked_pair
 
 from acomm_cli.analytics import audit
-from acomm_cli.cli import render, render_analytics
+from acomm_cli.output import render, render_analytics
 
 pytestmark = pytest.mark.cli
 

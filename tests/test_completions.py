@@ -74,10 +74,10 @@ def test_what_a_value_completes_to_comes_from_its_declared_type():
     """The same option name takes different values in different commands: each option's
     click type says which (acomm_cli/cli/params.py), not a table keyed by name."""
     from acomm_cli import model
+    from acomm_cli.cli import clitree, docgen
     from acomm_cli.dispatch.dispatcher import STATUSES
-    from acomm_cli.shell import clitree
 
-    cmds = {c.path: c for c in clitree.tree().walk()}
+    cmds = {c.path: c for c in docgen.tree().walk()}
 
     def param(path: tuple[str, ...], name: str) -> clitree.Param:
         return next(p for p in cmds[path].params if p.name == name)
@@ -163,7 +163,7 @@ def test_zsh_script_registers_with_compinit(tmp_path):
 
 @needs("zsh")
 def test_zsh_completes_commands_options_and_store_values(team, tmp_path):
-    from acomm_cli.app import COMMANDS
+    from acomm_cli.cli.app import COMMANDS
 
     cases = {
         # every command but the hidden ones, in order

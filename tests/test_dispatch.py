@@ -573,7 +573,7 @@ def test_sending_with_agents_configured_loads_neither_agents_nor_dispatch(team, 
     import sys
 
     probe = ("import sys\nsys.argv = ['acomm', 'send', 'team', 'hi', '--as', 'alice']\n"
-             "from acomm_cli.app import main\ntry:\n    main()\nexcept SystemExit:\n    pass\n"
+             "from acomm_cli.cli.app import main\ntry:\n    main()\nexcept SystemExit:\n    pass\n"
              "print(sorted(m for m in sys.modules if m in ('acomm_cli.dispatch.dispatcher',"
              " 'yaml', 'acomm_cli.dispatch.agents', 'acomm_cli.dispatch.runner',"
              " 'acomm_cli.store.dispatch')),"

@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from acomm_cli.commands import send as send_module
-from acomm_cli.shell import clitree, docgen
+from acomm_cli.cli import docgen
+from acomm_cli.cli.commands import send as send_module
 
 pytestmark = pytest.mark.cli
 
 REPO = Path(__file__).resolve().parent.parent
 
-TREE = clitree.tree()
+TREE = docgen.tree()
 COMMANDS = list(TREE.walk())  # the root first; a test run per command is named by it
 by_command = pytest.mark.parametrize("cmd", COMMANDS, ids=[c.name for c in COMMANDS])
 MAN_PAGES = ["acomm.1", *(f"acomm-{c.path[0]}.1" for c in TREE.subcommands)]

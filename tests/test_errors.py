@@ -22,8 +22,8 @@ def _modules() -> list[str]:
     names = [m.name for m in pkgutil.walk_packages(acomm_cli.__path__, "acomm_cli.")
              if not m.name.endswith("__main__")]  # importing that one runs the program
     # store/ and commands/ install inside the package through the editable finder
-    for sub in ("store", "commands"):
-        names += [f"acomm_cli.{sub}.{p.stem}" for p in (REPO / sub).glob("*.py")
+    for sub, package in (("store", "acomm_cli.store"), ("commands", "acomm_cli.cli.commands")):
+        names += [f"{package}.{p.stem}" for p in (REPO / sub).glob("*.py")
                   if p.stem != "__init__"]
     return sorted(set(names))
 

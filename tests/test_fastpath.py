@@ -1,4 +1,4 @@
-"""The fast path (acomm_cli/shell/fastpath.py) against Typer: the same command lines, on copies
+"""The fast path (acomm_cli/cli/main.py) against Typer: the same command lines, on copies
 of the same store at the same frozen time, must print the same bytes, exit with the same
 status and leave the same rows. The table covers what the fast path runs and what it must
 hand over to Typer (help, unknown options, values click refuses...)."""
@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 from conftest import ACOMM, snapshot
 
+from acomm_cli.cli import fasttree
+from acomm_cli.cli import main as fastpath
 from acomm_cli.cli.config import Settings
 from acomm_cli.cli.invocation import Invocation
-from acomm_cli.shell import fastpath, fasttree
 
 pytestmark = [pytest.mark.process,
               pytest.mark.skipif(shutil.which("faketime") is None,
@@ -24,7 +25,7 @@ pytestmark = [pytest.mark.process,
 
 NOW = ["faketime", "-f", "2026-01-02 12:00:00"]  # frozen: both runs write the same times
 TYPER = [sys.executable, "-c", "import sys; sys.argv[0] = 'acomm'\n"
-         "from acomm_cli.app import main\nmain()"]
+         "from acomm_cli.cli.app import main\nmain()"]
 
 FAST, HANDED_OVER = True, False
 CASES = [
@@ -180,7 +181,7 @@ def test_the_tree_is_what_the_typer_app_says():
     import importlib
     import inspect
 
-    from acomm_cli.shell import fastpath_tree
+    from acomm_cli.cli import fastpath_tree
 
     assert fasttree.render() == Path(fastpath_tree.__file__).read_text()
     for name, cmd in fastpath_tree.COMMANDS.items():

@@ -19,7 +19,7 @@ from conftest import Cli, Template, command_tree, copy_store, snapshot
 from freezegun import freeze_time
 from typer.testing import CliRunner
 
-from acomm_cli.app import app
+from acomm_cli.cli.app import app
 
 pytestmark = pytest.mark.cli
 

@@ -16,7 +16,7 @@ import pytest
 from conftest import query, rewind_migrations
 
 from acomm_cli import clock
-from acomm_cli.engine import delivery, inbox, opening, operations
+from acomm_cli.engine import acking, inbox, opening, operations
 from acomm_cli.model import MessageFilter
 from acomm_cli.store import backlog, timers
 from acomm_cli.store.migrations import MIGRATIONS
@@ -85,7 +85,7 @@ def test_receive_and_ack_keep_their_indexed_plans(cli, store):
         got = inbox.receive(conn, "bob", MessageFilter(limit=2), now)
         assert [m.content for m in got.messages] == ["m0", "m1"]
         assert got.total_count == 3  # counted on the index, more than the page
-        delivery.ack(conn, tracked, "bob", "completed", None, now)
+        acking.ack(conn, tracked, "bob", "completed", None, now)
         timers.next_timer_of(conn, "bob")
         backlog.active_messages(conn, 0)
 

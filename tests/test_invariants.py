@@ -14,7 +14,7 @@ import pytest
 from conftest import ACOMM, assert_invariants, run
 from freezegun import freeze_time
 
-from acomm_cli.engine import channels, delivery, sending
+from acomm_cli.engine import acking, channels, deadletters, sending, timers
 from acomm_cli.errors import CommError
 from acomm_cli.model import ChannelConfig, DeliveryMode, MessageFilter, SendRequest
 
@@ -48,18 +48,18 @@ def test_random_sequences_keep_the_invariants(conn, store, seed):
                     delay_ms=rng.choice([None, None, 3000])), now)
                 sent.add(r.id)
             elif op < 0.55:
-                delivery.receive_due(conn, agent, MessageFilter(limit=rng.randint(1, 5)), now,
+                timers.receive_due(conn, agent, MessageFilter(limit=rng.randint(1, 5)), now,
                                      peek=rng.random() < 0.2)
             elif op < 0.7 and sent:
-                delivery.ack(conn, rng.choice(sorted(sent)), agent,
+                acking.ack(conn, rng.choice(sorted(sent)), agent,
                              rng.choice(["received", "in_progress", "completed", "failed"]),
                              None, now)
             elif op < 0.85:
-                delivery.tick(conn, now)
+                timers.tick(conn, now)
             elif op < 0.92:
-                dead, _ = delivery.list_dead_letters(conn, limit=5)
+                dead, _ = deadletters.list_dead_letters(conn, limit=5)
                 if dead:
-                    delivery.replay(conn, dead[0].message_id, dead[0].recipient, now)
+                    deadletters.replay(conn, dead[0].message_id, dead[0].recipient, now)
             elif op < 0.96 and agent != "a":
                 channels.leave_channel(conn, channel, agent, now, by=agent)
             else:  # the owner adds it back
@@ -67,7 +67,7 @@ def test_random_sequences_keep_the_invariants(conn, store, seed):
         except CommError:
             pass  # refusals are fine; what matters is the state they leave
         assert_invariants(store, sent)
-    delivery.tick(conn, now + 10_000_000)
+    timers.tick(conn, now + 10_000_000)
     assert_invariants(store, sent)
     c = sqlite3.connect(store)
     live = c.execute("SELECT count(*) FROM deliveries d JOIN channels ch ON ch.id = d.channel_id"

@@ -1,5 +1,5 @@
-"""Start-up cost is a feature: `acomm send` must not import heavy modules: it runs once per message
-in shell loops."""
+"""Start-up cost is a feature: `acomm send` runs once per message in shell loops, so it must
+not import heavy modules."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in heavy)))
 
 RUN_MAIN = """
 sys.argv = ["acomm", *{argv!r}]
-from acomm_cli.app import main
+from acomm_cli.cli.app import main
 code = 0
 try:
     main()
@@ -43,7 +43,7 @@ def _probe(body: str) -> tuple[list[str], subprocess.CompletedProcess[str]]:
 
 
 def test_importing_the_app_loads_no_heavy_module():
-    loaded, _ = _probe("import acomm_cli.app")
+    loaded, _ = _probe("import acomm_cli.cli.app")
     assert loaded == []
 
 
@@ -167,11 +167,11 @@ def test_send_on_a_current_store_loads_the_store_sql_it_uses_and_no_migration_bo
         "acomm_cli.store.migrations", "acomm_cli.store.sending"]
 
 
-RUN_ACOMM = RUN_MAIN.replace("from acomm_cli.app import main",
-                             "from acomm_cli.shell.fastpath import main")
+RUN_ACOMM = RUN_MAIN.replace("from acomm_cli.cli.app import main",
+                             "from acomm_cli.cli.main import main")
 TYPER = ("typer", "click")
-# what acomm_cli.lite.records and TYPE_CHECKING = False keep out of the hot commands (about
-# a fifth of a send; DECISIONS.md). pathlib, re, json... are checked below, on an
+# what acomm_cli.lite.records and TYPE_CHECKING = False keep out of the hot commands (about a
+# fifth of a send). pathlib, re, json... are checked below, on an
 # installed layout: the editable finder loads pathlib before acomm runs.
 SLOW_STDLIB = ("typing", "dataclasses", "inspect", "ast", "dis", "tokenize")
 
@@ -193,7 +193,7 @@ def _probe_typer(argv: list[str]) -> tuple[list[str], subprocess.CompletedProces
     ["receive", "--as", "bob", "--json"],
 ])
 def test_the_acomm_command_runs_the_hot_commands_without_typer(team, argv):
-    """What the `acomm` program runs (shell/fastpath.py): typer and click are half of a
+    """What the `acomm` program runs (cli/main.py): typer and click are half of a
     send's start-up, so the hot commands' plain calls never import them, nor `dataclasses`
     and `typing` (acomm_cli/lite/records.py)."""
     loaded, p = _probe_typer(argv)
@@ -207,28 +207,22 @@ def test_the_acomm_command_hands_anything_else_to_typer(team):
     assert "Usage: acomm send" in p.stdout
 
 
-# What a regular install's `acomm send` no longer imports (DECISIONS.md):
-# each of these cost 0.5-4 ms of a send. The editable install's
-# finder loads pathlib (and with it re, fnmatch, urllib) before acomm runs, so this is checked
-# on a copy of the installed layout run without site-packages (`python -S`).
-STDLIB_OFF_THE_SEND_PATH = ("pathlib", "re", "json", "enum", "contextlib", "importlib",
+# What a regular install's `acomm send` does not import: each of these cost 0.5-4 ms of a send.
+# The editable install's finder loads pathlib (and with it re, fnmatch, urllib) before acomm
+# runs, so this is checked on the installed layout (the link tree of `make layout`) without
+# site-packages (`python -S`).
+STDLIB_OFF_THE_SEND_PATH = ("pathlib", "re", "json", "contextlib", "importlib",
                             "fnmatch", "urllib", "ipaddress", "typing", "dataclasses",
                             "inspect", "threading")
 
 
 @pytest.fixture(scope="module")
-def installed_layout(tmp_path_factory):
-    """acomm_cli with store/ and commands/ inside it, as setuptools installs them."""
-    import shutil
-    from pathlib import Path
+def installed_layout():
+    """acomm_cli with store/ and commands/ inside it, as setuptools installs them (the strict
+    editable link tree of `make layout`)."""
+    from test_layers import installed_layout as layout
 
-    repo = Path(__file__).resolve().parent.parent
-    root = tmp_path_factory.mktemp("layout")
-    skip = shutil.ignore_patterns("__pycache__")
-    shutil.copytree(repo / "acomm_cli", root / "acomm_cli", ignore=skip)
-    shutil.copytree(repo / "store", root / "acomm_cli" / "store", ignore=skip)
-    shutil.copytree(repo / "commands", root / "acomm_cli" / "commands", ignore=skip)
-    return root
+    return layout()
 
 
 @pytest.mark.parametrize("argv", [

@@ -349,7 +349,7 @@ def test_write_commands_create_a_store_here(cli, tmp_path, monkeypatch, args):
 
 WRITER = r"""
 import sys
-from acomm_cli.app import app
+from acomm_cli.cli.app import app
 
 tag = sys.argv[1]
 print("ready", flush=True)

@@ -148,7 +148,7 @@ def test_a_large_batch_shows_a_progress_bar_on_a_terminal_only(team, tmp_path):
 def test_progress_reports_chunks_of_compaction_and_passes_of_a_large_tick(conn, monkeypatch):
     """The pipeline side of the bars: totals and steps (the bar itself is rich's)."""
     from acomm_cli import model
-    from acomm_cli.engine import channels, delivery, operations, sending
+    from acomm_cli.engine import acking, channels, operations, sending, timers
     from acomm_cli.model import SendRequest
 
     now = 1_700_000_000_000
@@ -165,15 +165,15 @@ def test_progress_reports_chunks_of_compaction_and_passes_of_a_large_tick(conn, 
         seen.append(("total", total))
         return lambda n: seen.append(("step", n))
 
-    monkeypatch.setattr(delivery, "LARGE_TICK", 5)
-    delivery.tick(conn, now + 1000, progress)       # 6 ack deadlines are due
+    monkeypatch.setattr(timers, "LARGE_TICK", 5)
+    timers.tick(conn, now + 1000, progress)       # 6 ack deadlines are due
     assert seen[0] == ("total", 6) and sum(n for k, n in seen[1:]) >= 6
     seen.clear()
-    delivery.tick(conn, now + 1001, progress)       # nothing due: no bar
+    timers.tick(conn, now + 1001, progress)       # nothing due: no bar
     assert seen == []
-    r = delivery.receive_due(conn, "b", model.MessageFilter(), now + 5000)
+    r = timers.receive_due(conn, "b", model.MessageFilter(), now + 5000)
     for m in r.messages:
-        delivery.ack(conn, m.id, "b", "completed", None, now + 5000)
+        acking.ack(conn, m.id, "b", "completed", None, now + 5000)
     monkeypatch.setattr(operations, "COMPACT_CHUNK", 2)
     result = operations.compact(conn, now + 10_000, progress=progress)
     assert result.removed_messages >= 6

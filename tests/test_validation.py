@@ -12,7 +12,7 @@ from conftest import query, snapshot
 
 from acomm_cli import clock
 from acomm_cli.cli.config import DEFAULT_CONFIG
-from acomm_cli.engine import channels, delivery, opening, sending
+from acomm_cli.engine import acking, channels, opening, sending
 from acomm_cli.model import SendRequest
 
 pytestmark = pytest.mark.cli
@@ -46,7 +46,7 @@ def _build_world(path: Path) -> None:
         for type_, corr in (("query", "q-1"), ("command", "c-1"), ("text", None)):
             sending.send(conn, SendRequest(sender="alice", content=f"a {type_}", channel="team",
                                             type=type_, correlation_id=corr), now)
-        delivery.ack(conn, 2, "bob", "completed", None, now)  # bob finished command 2
+        acking.ack(conn, 2, "bob", "completed", None, now)  # bob finished command 2
     finally:
         conn.close()
 

@@ -53,17 +53,17 @@ def test_receive_wait_times_out_with_exit_124(team):
 # commits (its read found nothing): the readiness signal for a test that sends only then.
 ANNOUNCING_ACOMM = """
 import os, sys
-from acomm_cli.app import main
-from acomm_cli.engine import delivery
+from acomm_cli.cli.app import main
+from acomm_cli.engine import waiting
 
-wait_change = delivery._wait_change
+wait_change = waiting.wait_change
 
 def announce_then_wait(*args, **kwargs):
-    delivery._wait_change = wait_change
+    waiting.wait_change = wait_change
     os.write(2, b"waiting\\n")
     return wait_change(*args, **kwargs)
 
-delivery._wait_change = announce_then_wait
+waiting.wait_change = announce_then_wait
 sys.argv = ["acomm", *sys.argv[1:]]
 main()
 """

@@ -183,8 +183,8 @@ def _load(spark: SparkSession, exports: Loaded) -> None:
         SELECT *, row_number() OVER (PARTITION BY store_id, id ORDER BY exported_at DESC) AS rn
         FROM raw_incidents""").where("rn = 1").drop("rn").createOrReplaceTempView("incidents")
     # deliveries with their channel's ack timeout, delivery mode and type, and both
-    # latencies (ms): the read one to the FIRST read (read_at is the latest since issue 19:
-    # a redelivery read again moves it); a file exported before first_read_at existed has
+    # latencies (ms): the read one to the FIRST read (read_at is the latest read: a
+    # redelivery read again moves it); a file exported before first_read_at existed has
     # only read_at, and says so in `read_fallback`
     d = spark.sql("""
         SELECT d.*, c.ack_timeout_ms, c.delivery AS delivery_mode, c.type AS channel_type,
@@ -251,8 +251,8 @@ def _load(spark: SparkSession, exports: Loaded) -> None:
 def default_out(exports: list[str]) -> str:
     """Where the tables go without --out: beside the first export, a directory named after
     every export audited, in order: `./export` -> `./export.audit`, `a b` -> `a+b.audit`.
-    A fixed `audit/` beside the export (before issue 19) made two exports in one folder
-    overwrite each other's tables; only the same exports audited again share a directory
+    A fixed `audit/` beside the export would make two exports in one folder overwrite
+    each other's tables; only the same exports audited again share a directory
     (a re-run). A name past 100 characters keeps the first export's name and a hash of all."""
     names = [e.rstrip("/").rpartition("/")[2] if "://" in e
              else Path(e).expanduser().resolve().name for e in exports]

@@ -11,7 +11,7 @@ node received from a peer) and `audited_nodes`. docs/EXPORT.md defines every num
 from __future__ import annotations
 
 ACTIVE_STATES = ("queued", "waiting", "unread", "read")  # a tracked delivery not yet done
-STATES = ("queued", "waiting", "unread", "read", "acked", "dead")  # DESIGN.md §4
+STATES = ("queued", "waiting", "unread", "read", "acked", "dead")  # every delivery state
 
 _Q = "array(0.5, 0.95, 0.99)"
 _Q90 = "array(0.5, 0.9)"

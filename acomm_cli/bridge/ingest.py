@@ -1,8 +1,8 @@
-"""Response files (spec 003 FR-3.9): {outbox_dir}/{agent}/*.json, each through the pipeline as
-its agent (`responses.apply`), recorded as ingested in the same transaction as its message,
-and deleted only once that message is committed: a file is never sent twice. A file that
-cannot become a message stays in place and is reported (bad: until it changes; refused for
-now: tried again by every sync)."""
+"""Response files (docs/spec/mailbox-pipeline.txt, FR-3.9): {outbox_dir}/{agent}/*.json, each
+through the pipeline as its agent (`responses.apply`), recorded as ingested in the same
+transaction as its message, and deleted only once that message is committed: a file is never
+sent twice. A file that cannot become a message stays in place and is reported (bad: until it
+changes; refused for now: tried again by every sync)."""
 
 from __future__ import annotations
 

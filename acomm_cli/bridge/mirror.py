@@ -1,6 +1,7 @@
 """Mirrors: each unread delivery as an inbox file and, for agent@team, a team inbox entry
-(spec 003 FR-3.3, FR-3.4); taking them away once the delivery is no longer unread; and what
-agents read through their files (a deleted inbox file, a team entry set `read: true`).
+(docs/spec/mailbox-pipeline.txt, FR-3.3 and FR-3.4); taking them away once the delivery is no
+longer unread; and what agents read through their files (a deleted inbox file, a team entry set
+`read: true`).
 
 Mirrors are written after the store committed: a failed write or removal never undoes a
 command; it is recorded in `bridge_mirrors` and retried with a back-off."""
@@ -28,7 +29,8 @@ RETRY_MAX_MS = 60_000  # a failed mirror is retried after 1 s, 2 s, 4 s ... at m
 
 
 def inbox_doc(row: tuple[Any, ...]) -> dict[str, Any]:
-    """The fields of spec 003 FR-3.3, plus channel, topic, correlation_id and priority."""
+    """The fields of an inbox file (docs/spec/mailbox-pipeline.txt, FR-3.3), plus channel,
+    topic, correlation_id and priority."""
     mid, recipient, channel, sender, mtype, content, topic, prio, corr, meta, created = row[:11]
     return {
         "type": "message", "from": sender, "content": content, "message_type": mtype,

@@ -1,6 +1,6 @@
 """What a response file's object asks for, through the engine's own pipeline.
 
-acomm's schema (spec 003 FR-3.9; DECISIONS.md, "Issue 19 (bridge)"): `ack`
+acomm's schema (DECISIONS.md, "Any JSON object in an outbox is forwarded"): `ack`
 acknowledges; `to`, `channel`, `reply_to` or `correlation_id` name a target, and then every
 field must be one of acomm's. Any other JSON object is forwarded as it is: its JSON text is
 the content of a message to `bridge.default_channel` when that is set, else of a reply to the
@@ -30,7 +30,7 @@ def apply(conn: sqlite3.Connection, agent: str, doc: Any, now: int,
     """One response file's object, from `agent`, through the pipeline; the new message id
     (None for an ack that changed nothing). Called inside the caller's transaction: the
     pipeline's own transactions nest in it as savepoints."""
-    from acomm_cli.engine import delivery
+    from acomm_cli.engine import acking, queries
 
     if not isinstance(doc, dict):
         raise ValidationFailed("a response file must hold a JSON object")
@@ -44,7 +44,7 @@ def apply(conn: sqlite3.Connection, agent: str, doc: Any, now: int,
         note = doc.get("note")
         if note is not None and not isinstance(note, str):
             raise ValidationFailed("note: must be a string", field="note")
-        return delivery.ack(conn, mid, agent, str(doc.get("status", "completed")), note,
+        return acking.ack(conn, mid, agent, str(doc.get("status", "completed")), note,
                             now).ack_message_id
     if not any(k in doc for k in _TARGET_KEYS):
         return _forward(conn, agent, doc, now, default_channel)
@@ -72,13 +72,13 @@ def apply(conn: sqlite3.Connection, agent: str, doc: Any, now: int,
         return sending.send(conn, SendRequest(**{**req.__dict__, "channel": doc["channel"]}),
                              now).id
     if "reply_to" not in doc:
-        return delivery.respond(conn, doc["correlation_id"], content, agent, now, prio).id
+        return queries.respond(conn, doc["correlation_id"], content, agent, now, prio).id
     return _reply(conn, req, doc["reply_to"], now)
 
 
 def _forward(conn: sqlite3.Connection, agent: str, doc: dict[str, Any], now: int,
              default_channel: str | None) -> int:
-    """An object naming no target (FR-3.9: any object is forwarded): its JSON text, as the
+    """An object naming no target (any object is forwarded): its JSON text, as the
     agent, to the default channel, else in reply to the latest message the agent received.
     With neither, the file is bad: it stays until it names a target (or is touched after
     bridge.default_channel is set), rather than answering a message that arrives later."""
@@ -103,9 +103,9 @@ def _reply(conn: sqlite3.Connection, req: SendRequest, reply_to: Any, now: int) 
     if original is None:
         raise NotFound(f"message {reply_to} does not exist", field="reply_to", value=reply_to)
     if original.type == model.MessageType.QUERY and original.correlation_id:
-        from acomm_cli.engine import delivery
+        from acomm_cli.engine import queries
 
-        return delivery.respond(conn, original.correlation_id, req.content, req.sender, now,
+        return queries.respond(conn, original.correlation_id, req.content, req.sender, now,
                                 req.priority).id
     meta = {**(req.metadata or {}), "reply_to": str(reply_to)}
     with write(conn):

@@ -1,4 +1,4 @@
-"""The mailbox bridge (spec 003): mirror unread deliveries as JSON files, append to Claude
+"""The mailbox bridge (docs/BRIDGE.md): mirror unread deliveries as JSON files, append to Claude
 Code team inboxes, and ingest agents' response files.
 
 The store stays the source of truth. `sync` reconciles the files with it, idempotently:
@@ -58,7 +58,7 @@ def sync(conn: sqlite3.Connection, cfg: BridgeConfig, now: int, *,
 
 
 def _make_dirs(cfg: BridgeConfig) -> None:
-    """FR-3.10: the inbox and outbox roots exist once the bridge runs, before any mirror is
+    """The inbox and outbox roots exist once the bridge runs, before any mirror is
     written or response file looked for (each agent's own directory is made with its first
     mirror; an agent makes its outbox directory). A root that cannot be made is left to the
     parts that use it: a mirror write fails and is recorded, ingestion finds nothing."""

@@ -1,5 +1,6 @@
-"""Claude Code's native team inboxes (spec 003 FR-3.4): {teams_dir}/{team}/inboxes/{name}.json,
-a JSON array acomm appends to, sets entries read in, and prunes."""
+"""Claude Code's native team inboxes (docs/spec/mailbox-pipeline.txt, FR-3.4):
+{teams_dir}/{team}/inboxes/{name}.json, a JSON array acomm appends to, sets entries read in, and
+prunes."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from acomm_cli.clock import iso
 
 
 def team_entry(row: tuple[Any, ...]) -> dict[str, Any]:
-    """A Claude Code native team inbox entry (spec 003 FR-3.4)."""
+    """A Claude Code native team inbox entry."""
     return {"from": row[3], "text": row[5], "timestamp": iso(row[10]), "read": False,
             "messageId": str(row[0])}
 
@@ -82,7 +83,7 @@ def update(teams_dir: Path, recipient: str, now: int, ttl_ms: int, *,
 
 
 def _drop_legacy_lock(path: Path) -> None:
-    """Versions before issue 19 locked `{name}.lock`, an empty file they left behind: remove
+    """Older versions locked `{name}.lock`, an empty file they left behind: remove
     it (only an empty regular file: anything else is not one of ours)."""
     try:
         st = os.lstat(path)
@@ -93,7 +94,7 @@ def _drop_legacy_lock(path: Path) -> None:
 
 
 def _expired(entry: Any, now: int, ttl_ms: int) -> bool:
-    """Read, and older than the TTL (spec 003 FR-3.8); unread entries never expire."""
+    """Read, and older than the TTL (`bridge.read_ttl`); unread entries never expire."""
     if not isinstance(entry, dict) or entry.get("read") is not True:
         return False
     try:

@@ -13,11 +13,11 @@ from acomm_cli.errors import StoreUnavailable, UsageError, ValidationFailed
 from acomm_cli.lite import paths
 from acomm_cli.model import Limits, channel_name, whole_number
 
-TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
+TYPE_CHECKING = False  # typing's, without importing typing (a send does not load it)
 if TYPE_CHECKING:
     from dataclasses import dataclass, field
     from typing import Any
-else:  # the same classes, without importing dataclasses (issue 17)
+else:  # the same classes, without importing dataclasses
     from acomm_cli.lite.records import dataclass, field
 
 AGENTS = "agents"  # the `agents:` section: agent name -> AgentSpec (see acomm_cli.dispatch.agents)
@@ -38,7 +38,7 @@ KEYS: dict[str, tuple[Any, Any, str]] = {
                                "ACOMM_MAX_STORE_BYTES"),
     # `acomm audit`: where Spark runs (local[*], local[N], spark://host:7077, yarn, k8s://...)
     "spark.master": ("local[*]", lambda v, k: _nonempty(v, k), "ACOMM_SPARK_MASTER"),
-    # The mailbox bridge (spec 003): off while none of the three directories is set.
+    # The mailbox bridge: off while none of the three directories is set.
     "bridge.inbox_dir": (None, lambda v, k: _directory(v, k), "ACOMM_BRIDGE_INBOX_DIR"),
     "bridge.outbox_dir": (None, lambda v, k: _directory(v, k), "ACOMM_BRIDGE_OUTBOX_DIR"),
     "bridge.teams_dir": (None, lambda v, k: _directory(v, k), "ACOMM_BRIDGE_TEAMS_DIR"),
@@ -47,7 +47,7 @@ KEYS: dict[str, tuple[Any, Any, str]] = {
     # where a response object that names no target goes (None: a reply to the agent's latest)
     "bridge.default_channel": (None, lambda v, k: _channel(v, k),
                                "ACOMM_BRIDGE_DEFAULT_CHANNEL"),
-    # Federation (spec 002, DESIGN.md §7): read only on a store that is a node.
+    # Federation: read only on a store that is a node.
     "federation.ack_timeout": (30_000, lambda v, k: _ms(v, k, positive=True),
                                "ACOMM_FED_ACK_TIMEOUT"),
     "federation.max_attempts": (5, lambda v, k: _positive_int(v, k), "ACOMM_FED_MAX_ATTEMPTS"),
@@ -57,9 +57,9 @@ KEYS: dict[str, tuple[Any, Any, str]] = {
     "federation.offline_after": (30_000, lambda v, k: _ms(v, k, positive=True),
                                  "ACOMM_FED_OFFLINE_AFTER"),
     "federation.pull_pages": (10, lambda v, k: _positive_int(v, k), "ACOMM_FED_PULL_PAGES"),
-    # issue 22: the NATS server `node init` records when --transport is not given
+    # the NATS server `node init` records when --transport is not given
     "federation.transport": (None, lambda v, k: _nats_url(v, k), "ACOMM_FED_TRANSPORT"),
-    # capabilities (spec 002 §9): N routing misses within the window open a review incident
+    # capabilities: N routing misses within the window open a review incident
     "capabilities.miss_threshold": (3, lambda v, k: _positive_int(v, k),
                                     "ACOMM_CAP_MISS_THRESHOLD"),
     "capabilities.miss_window": (3_600_000, lambda v, k: _ms(v, k, positive=True),
@@ -68,7 +68,7 @@ KEYS: dict[str, tuple[Any, Any, str]] = {
 
 
 def _nats_url(value: Any, key: str) -> str:
-    """nats://HOST:PORT or tls://HOST:PORT (issue 22; HTTP is the default, never named)."""
+    """nats://HOST:PORT or tls://HOST:PORT (HTTP is the default, never named)."""
     text = _nonempty(value, key)
     if not text.startswith(("nats://", "tls://")) or len(text.split("://", 1)[1]) == 0:
         raise ValidationFailed(f"{key}: {value!r} is not a NATS url (nats://HOST:PORT)",
@@ -221,7 +221,7 @@ class Settings:
 
 def resolve_store(explicit: str | None, *, create: bool) -> tuple[str, bool]:
     """--store > $ACOMM_STORE > nearest .acomm/store.acomm upwards > ./.acomm/store.acomm.
-    A path string as pathlib would write it, without importing pathlib (issue 17)."""
+    A path string as pathlib would write it, without importing pathlib."""
     chosen = explicit or os.environ.get("ACOMM_STORE")
     if chosen:
         p = paths.expanduser(chosen)
@@ -282,7 +282,7 @@ def load(settings: Settings) -> dict[str, tuple[Any, str]]:
 
 
 def load_agents(settings: Settings) -> tuple[dict[str, Any], str]:
-    """The `agents:` section (agent dispatch, issue 7): name -> AgentSpec, and where it came
+    """The `agents:` section (agent dispatch): name -> AgentSpec, and where it came
     from. Only from the file; parsed and validated only here, i.e. only by the commands that
     use agents (tick, dispatch, config show): `send` does not pay for it."""
     path = config_file(settings)
@@ -402,7 +402,7 @@ DEFAULT_CONFIG = """\
 #   # spark://host:7077 (a cluster; exports and --out must be on storage every node reads).
 #   master: local[*]
 # bridge:
-#   # The mailbox bridge (spec 003): mirror each unread delivery as
+#   # The mailbox bridge: mirror each unread delivery as
 #   # {inbox_dir}/{agent}/{message_id}.json; ingest the response files agents write,
 #   # {outbox_dir}/{agent}/*.json, at each `acomm tick`; append to Claude Code team inboxes
 #   # {teams_dir}/{team}/inboxes/{agent}.json for agent@team recipients.

@@ -9,7 +9,7 @@ from typing import Any
 
 from acomm_cli.cli import config
 from acomm_cli.errors import StoreUnavailable
-from acomm_cli.lite.records import replace  # the hot path's classes are records (issue 17)
+from acomm_cli.lite.records import replace  # the hot path's classes are records
 
 
 @dataclass(frozen=True)

@@ -15,12 +15,12 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 
-from acomm_cli.cli import render, render_messages
-from acomm_cli.cli.render import Output
 from acomm_cli.errors import OutputFailed
 from acomm_cli.model import Message, QueryResult
+from acomm_cli.output import render, render_messages
+from acomm_cli.output.render import Output
 
-TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
+TYPE_CHECKING = False  # typing's, without importing typing (a send does not load it)
 if TYPE_CHECKING:
     from typing import TextIO
 
@@ -130,7 +130,7 @@ def inbox_output(out: Output, *, body: bool, follow: bool, peek: bool,
     --peek nothing is marked read, so output fails as any read-only command's does.
 
     With --follow (not --peek) the engine calls it outside any transaction, one message at a
-    time, and marks the message read when it returns (delivery.follow): so it also waits
+    time, and marks the message read when it returns (waiting.follow): so it also waits
     until the reader has taken the message (`taken`), or `stop()`. No lock is held, so
     nothing bounds that wait but the reader."""
     show = render_messages.follow if follow else render_messages.messages

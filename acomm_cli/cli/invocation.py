@@ -1,10 +1,29 @@
-"""What a command body runs with instead of click's context (commands/_runtime.py)."""
+"""What every command body runs with: the `Invocation` (the global settings, the output, the
+store, the limits, the message body), and the helpers bodies share (identity, filters).
+
+Both ways a command runs build one: the `acomm` program's fast path (`cli/main.py`) from the
+command line it read itself, a Typer command from click's context (`params.takes_invocation`).
+No typer or click here: the fast path imports this module.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+import sqlite3
+import sys
+import time
 
+from acomm_cli import clock, model
 from acomm_cli.cli.config import Settings
+from acomm_cli.engine import opening, sending
+from acomm_cli.errors import DiskFull, StoreReadOnly, UsageError
+from acomm_cli.model import MessageFilter
+from acomm_cli.output import render
+from acomm_cli.output.render import Output
+
+TYPE_CHECKING = False  # typing's, without importing typing (a send does not load it)
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 class Invocation:
@@ -20,3 +39,205 @@ class Invocation:
 
     def help_text(self) -> str | None:
         return None if self._help is None else self._help()
+
+    def output(self) -> Output:
+        return output(self.settings)
+
+    def store(self, *, write: bool, create: bool = False, bridge_hook: bool = True,
+              hooks: bool = True, read_fallback: bool = False) -> _Store:
+        """The resolved store, opened as `store` says."""
+        return _Store(self.settings, write, create, bridge_hook, hooks, read_fallback)
+
+    def limits(self) -> model.Limits:
+        return limits(self.settings)
+
+    def stall_s(self) -> float:
+        return stall_s(self.settings)
+
+    def read_body(self, body: str | None) -> str:
+        return read_body(self, body)
+
+    def refuse_terminal_stdin(self, message: str, field: str) -> None:
+        refuse_terminal_stdin(self, message, field)
+
+
+def output(s: Settings) -> Output:
+    return Output(json=s.json, color=s.color, table=s.table, headers=s.headers)
+
+
+def store(s: Settings, *, write: bool, create: bool = False, bridge_hook: bool = True,
+          hooks: bool = True, read_fallback: bool = False) -> _Store:
+    """Open the resolved store. Only `create` commands (init, channel create, send --to) may
+    create a missing store: anywhere else a mistyped path is an error, not an empty new
+    store. A reading command (and, with `read_fallback`, one that writes only incidentally:
+    `receive --peek` applying due timers) that meets a read-only store or a full disk opens
+    it read-only instead of failing. Not read-only from the start: only a writable
+    connection removes the -wal/-shm files SQLite makes, so readers would leave them behind.
+
+    After a writing command, a configured mailbox bridge mirrors what the command touched
+    (tick and `bridge sync` run the full reconciliation themselves: bridge_hook=False), and
+    the capacity warning and the batch checkpoint follow; maintenance commands that write
+    (compact, flush, export's watermark) pass hooks=False."""
+    return _Store(s, write, create, bridge_hook, hooks, read_fallback)
+
+
+class _Store:
+    """`store(...)`: a class, not a @contextmanager generator, so that contextlib stays out
+    of `acomm send` (importing it costs a send about a millisecond)."""
+
+    def __init__(self, s: Settings, write: bool, create: bool, bridge_hook: bool, hooks: bool,
+                 read_fallback: bool) -> None:
+        self.s, self.write, self.create = s, write, create
+        self.bridge_hook, self.hooks, self.read_fallback = bridge_hook, hooks, read_fallback
+
+    def __enter__(self) -> sqlite3.Connection:
+        s, write, create = self.s, self.write, self.create
+        path, missing = s.store_path(create=create)
+        if missing and create:
+            render.note(f"note: creating a new store at {path}")
+        options = {"busy_timeout_ms": s.value("store.busy_timeout"),
+                   "flush": s.value("store.flush"), "now": clock.now_ms()}
+        if s.verbose:
+            _say_where(s, path)
+        started = time.perf_counter()
+        try:
+            conn = opening.connect(path, create=create and missing, **options)
+        except (StoreReadOnly, DiskFull):
+            if write and not self.read_fallback:
+                raise
+            conn = opening.connect(path, create=False, read_only=True, **options)
+        if s.verbose:
+            render.verbose(f"store opened in {(time.perf_counter() - started) * 1000:.1f} ms"
+                           + (" (read-only)" if getattr(conn, "read_only", False) else ""))
+        self.conn, self.path = conn, path
+        self.after = write and self.hooks and not getattr(conn, "read_only", False)
+        try:
+            self.mirror = self.after and self.bridge_hook and any(
+                s.value(f"bridge.{k}") for k in ("inbox_dir", "outbox_dir", "teams_dir"))
+            self.before = None
+            if self.mirror:
+                from acomm_cli.bridge import sync as bridge
+
+                self.before = bridge.prepare(conn)  # the watermark; the bridge's triggers exist
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: object) -> None:
+        conn, s = self.conn, self.s
+        try:
+            if isinstance(exc, sqlite3.DatabaseError):  # a damaged page met mid-command
+                from acomm_cli.store.connection import store_error
+
+                raise store_error(exc, self.path) from None  # name the store
+            if exc is not None:
+                return
+            if self.mirror:
+                _bridge_after_write(conn, s, self.before)
+            if self.after:
+                warning = sending.capacity_warning(conn, limits(s))
+                if warning:
+                    render.note(f"warning: {warning}")
+                if s.value("store.flush") == "batch":
+                    opening.batch_checkpoint(conn, s.value("store.batch_messages"),
+                                             s.value("store.batch_interval"), clock.now_ms())
+        finally:
+            conn.close()
+
+
+def _say_where(s: Settings, path: object) -> None:
+    """-v: the store and the config file this command resolved, and how."""
+    from acomm_cli.cli.config import config_file
+
+    how = ("--store" if s.store else "$ACOMM_STORE" if os.environ.get("ACOMM_STORE")
+           else "found from the current directory")
+    render.verbose(f"store {path} ({how})")
+    found = config_file(s)
+    render.verbose(f"config {found}" if found is not None else "config none (the defaults)")
+
+
+def _bridge_after_write(conn: sqlite3.Connection, s: Settings, before: int | None) -> None:
+    """Mirror after the commit; a failure here never fails the command (tick retries)."""
+    from acomm_cli.bridge import sync as bridge
+    from acomm_cli.output import render_worker
+
+    try:
+        result = bridge.sync(conn, bridge.config(s.value), clock.now_ms(),
+                             after_message_id=before, full=False)
+    except Exception as exc:  # the command itself succeeded and committed
+        render.note(f"warning: mailbox bridge: {exc}; `acomm tick` will retry")
+        return
+    render_worker.bridge_notes(result)
+
+
+def limits(s: Settings) -> model.Limits:
+    return model.Limits(max_active_messages=s.value("limits.max_active_messages"),
+                        max_store_bytes=s.value("limits.max_store_bytes"),
+                        fed_offline_after_ms=s.value("federation.offline_after"),
+                        fed_ack_timeout_ms=s.value("federation.ack_timeout"),
+                        cap_miss_threshold=s.value("capabilities.miss_threshold"),
+                        cap_miss_window_ms=s.value("capabilities.miss_window"))
+
+
+def stall_s(s: Settings) -> float:
+    """How long a reader may take to accept output printed under the write lock: the busy
+    timeout, which is as long as other writers wait for that lock."""
+    return s.value("store.busy_timeout") / 1000
+
+
+def read_body(inv: Invocation, body: str | None) -> str:
+    """The body argument, or standard input when it is omitted or `-`."""
+    if body is not None and body != "-":
+        return body
+    refuse_terminal_stdin(inv, "no message body: give it as an argument or pipe it on stdin",
+                          "body")
+    return read_stdin()
+
+
+def read_stdin() -> str:
+    """All of standard input as text. Bytes that are not UTF-8 become lone surrogates, as
+    they do on argv, whatever the locale: the engine refuses them naming the field (exit 3)
+    instead of a decoding error escaping here."""
+    raw = getattr(sys.stdin, "buffer", None)
+    if raw is None:  # a text-only stream (some test harnesses): already decoded
+        return sys.stdin.read()
+    return raw.read().decode("utf-8", "surrogateescape")
+
+
+def refuse_terminal_stdin(inv: Invocation, message: str, field: str) -> None:
+    """Refuse to read from a terminal: waiting on one would look like a hang. The command's
+    help goes to stderr first (not with --json, whose stderr is one JSON document)."""
+    if sys.stdin is not None and not sys.stdin.isatty():
+        return
+    if not inv.settings.json:
+        text = inv.help_text()
+        if text is not None:
+            render.help(text)
+    raise UsageError(message, field=field)
+
+
+def identity(value: str | None, flag: str = "--as") -> str:
+    """The acting agent: no silent default, so a missing one is a usage error."""
+    if not value:
+        raise UsageError(f"say who is acting with {flag} AGENT (or set ACOMM_AGENT)",
+                         field=flag.lstrip("-"))
+    return value
+
+
+def build_filter(*, channel: str | None, since: str | None, until: str | None,
+                 types: list[str] | None, sender: str | None, topic: str | None,
+                 status: list[str] | None, grep: str | None, priority_min: str | None,
+                 sort: str | None, order: str | None, limit: int, offset: int,
+                 now: int) -> MessageFilter:
+    """The filter options `receive` and `messages` share."""
+    return MessageFilter(
+        channel=channel,
+        since=clock.parse_time(since, "since", now) if since else None,
+        until=clock.parse_time(until, "until", now) if until else None,
+        types=tuple(model.message_type(t) for t in types or ()),
+        sender=sender, topic=topic, status=tuple(status or ()), grep=grep,
+        priority_min=model.priority(priority_min) if priority_min is not None else None,
+        sort=sort, order=order, limit=limit, offset=offset,
+    )

@@ -1,13 +1,13 @@
 """How a command's end becomes an exit status: the one `except` of the program, shared by the
-Typer path (`app.AcommGroup.main`) and the fast path (`acomm_cli.shell.fastpath`), so both print the
+Typer path (`app.AcommGroup.main`) and the fast path (`acomm_cli.cli.main`), so both print the
 same message and exit with the same status for every error. Light: no typer, no click."""
 
 from __future__ import annotations
 
 import sqlite3
 
-from acomm_cli.cli import render
 from acomm_cli.errors import CommError, Internal, ValidationFailed
+from acomm_cli.output import render
 
 # Global options may also be written after the subcommand (`acomm send ... --json`).
 GLOBAL_FLAGS = {"--json", "--no-color", "--jsonl", "--csv", "--tsv", "--no-headers",
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
     # the command named by these words -> (its options that take a value, whether it is a
     # group), or None for no such command. Given by the caller from the Typer app (app.py)
-    # or from the tree generated from it (shell/fastpath.py): never a list of its own here.
+    # or from the tree generated from it (cli/main.py): never a list of its own here.
     ValueOptions = Callable[[tuple[str, ...]], tuple[frozenset[str], bool] | None]
 
 

@@ -7,19 +7,32 @@ a declaration may still give its own `metavar=` when its help names the value (I
 
 Conversion passes the string through: the engine validates values and its errors name the
 field and the value. Numbers are the exception: `Whole` and `Number` accept ASCII digits only.
-Cheap to import (`acomm send` imports it): click's types and the model, nothing else.
+
+Below the types: the options several commands share (`AsAgent`, the message filters) and the
+decorators a command module declares its commands with (`takes_invocation`, `runs`,
+`listing`). Imported by the commands on the Typer path only: the fast path never loads it.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Annotated, Any
 
+import typer
+from typer._click.core import Context
+from typer._click.globals import get_current_context
 from typer._click.types import FloatParamType, IntParamType, ParamType
 
 from acomm_cli import model
+from acomm_cli.cli.config import Settings
+from acomm_cli.output.columns import Columns, describe
+
+if TYPE_CHECKING:  # imported when a command runs: `acomm --help` opens no store
+    from acomm_cli.cli.invocation import Invocation
 
 
 class Kind(StrEnum):
@@ -129,3 +142,106 @@ SORT = choice(("created", "priority", "id"), "SORT")
 ORDER = choice(("asc", "desc"), "ORDER")
 EXPORT_FORMAT = choice(("parquet", "jsonl"), "FORMAT")
 SHELL = choice(SHELLS, "SHELL")
+
+
+# ---------------------------------------------------------------- declaring a command
+
+
+def invocation(ctx: Context | None = None) -> Invocation:
+    """A Typer command's `Invocation`: the root's settings, and its --help for a refusal to
+    show (any click context will do: `get_current_context` gives one)."""
+    from acomm_cli.cli.invocation import Invocation
+
+    ctx = ctx or get_current_context(silent=True)
+    if ctx is None:
+        return Invocation(Settings())
+    found = ctx
+    obj = ctx.find_root().obj
+    return Invocation(obj if isinstance(obj, Settings) else Settings(), lambda: found.get_help())
+
+
+def _on_invocation(declaration: Callable[..., Any],
+                   body: Callable[..., int | None]) -> Callable[..., None]:
+    """The Typer callback for `declaration`'s signature (its first parameter, the Invocation,
+    becomes click's context) that runs `body(invocation, **values)`; a status it returns is
+    the exit status."""
+    signature = inspect.signature(declaration, eval_str=True)
+    first, *rest = signature.parameters.values()
+    context = first.replace(name="ctx", annotation=typer.Context)
+
+    @functools.wraps(declaration)
+    def command(ctx: typer.Context, **values: Any) -> None:
+        code = body(invocation(ctx), **values)
+        if code:
+            raise typer.Exit(code)
+
+    command.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[context, *rest])
+    command.__annotations__ = {p.name: p.annotation for p in (context, *rest)
+                               if p.annotation is not inspect.Parameter.empty}
+    del command.__wrapped__  # Typer reads the signature above, not the declaration's
+    command.__acomm_invocation__ = True  # type: ignore[attr-defined]
+    return command
+
+
+def takes_invocation(fn: Callable[..., int | None]) -> Callable[..., None]:
+    """`@takes_invocation` under `@app.command()`: the function is the command, declared by
+    its signature and docstring as usual, and runs with an `Invocation` as its first argument
+    (the settings, the output, the store) instead of click's context."""
+    return _on_invocation(fn, fn)
+
+
+def runs(body: Callable[..., int | None]) -> Callable[[Callable[..., Any]], Callable[..., None]]:
+    """`@runs(send_run.send)` under `@app.command()`, for a command the fast path runs: the
+    decorated function only declares it (its signature and docstring), and `body`, in a module
+    without typer, does the work with the same parameters. `make docs` records `body` in
+    `cli/fastpath_tree.py`, so that the `acomm` program can run it without Typer."""
+    def declare(declaration: Callable[..., Any]) -> Callable[..., None]:
+        command = _on_invocation(declaration, body)
+        command.__acomm_body__ = f"{body.__module__}:{body.__qualname__}"  # type: ignore[attr-defined]
+        return command
+    return declare
+
+
+def listing(columns: Columns) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """`@listing(columns.X)` under `@app.command()` (above `@takes_invocation` or `@runs`): the
+    command prints rows, so it takes the output options (--json, --jsonl, --csv, --tsv,
+    --no-headers: global, declared once on the root, app.py), and its --help ends with its
+    columns, from the same list its renderer writes the header row from. A command without it
+    refuses the row formats (app.py; the fast path hands such a line to Typer)."""
+    def declare(fn: Callable[..., Any]) -> Callable[..., Any]:
+        fn.__doc__ = inspect.cleandoc(fn.__doc__ or "") + "\n\n" + describe(columns)
+        fn.__acomm_columns__ = columns  # type: ignore[attr-defined]
+        return fn
+    return declare
+
+
+# ---------------------------------------------------------------- options commands share
+
+AsAgent = Annotated[str | None, typer.Option(
+    "--as", click_type=AGENT, envvar="ACOMM_AGENT", show_envvar=True,
+    help="The acting agent.")]
+
+# Filters shared by `receive` and `messages`.
+ChannelOpt = Annotated[str | None, typer.Option(
+    "--channel", "-c", click_type=CHANNEL, help="Only this channel.")]
+Since = Annotated[str | None, typer.Option(
+    click_type=TIME, help="From this time (ISO 8601 or relative, e.g. -1h).")]
+Until = Annotated[str | None, typer.Option(
+    click_type=TIME, help="Up to this time (ISO 8601 or relative).")]
+Types = Annotated[list[str] | None, typer.Option(
+    "--type", "-t", click_type=MESSAGE_TYPE, help="Message type (repeatable).")]
+From = Annotated[str | None, typer.Option(
+    "--from", click_type=AGENT, help="Only messages from this agent.")]
+Topic = Annotated[str | None, typer.Option(help="Topic pattern (* one segment, # any).")]
+Status = Annotated[list[str] | None, typer.Option(
+    click_type=MESSAGE_STATUS,
+    help="Message status: sent, delivered, acknowledged, dead_letter (repeatable).")]
+Grep = Annotated[str | None, typer.Option(
+    metavar="REGEX", help="Regular expression the content must match.")]
+PriorityMin = Annotated[str | None, typer.Option(
+    click_type=PRIORITY, help="Lowest priority (name or 0-4).")]
+Sort = Annotated[str | None, typer.Option(click_type=SORT, help="created, priority or id.")]
+Order = Annotated[str | None, typer.Option(click_type=ORDER, help="asc or desc.")]
+Limit = Annotated[int, typer.Option(click_type=COUNT, help="At most this many messages.")]
+Offset = Annotated[int, typer.Option(click_type=COUNT, help="Skip this many first.")]

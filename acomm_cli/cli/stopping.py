@@ -15,7 +15,7 @@ import signal
 from collections.abc import Callable, Iterator
 from types import FrameType
 
-TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
+TYPE_CHECKING = False  # typing's, without importing typing (a send does not load it)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -23,7 +23,7 @@ DEFAULT_BACKOFF_MS = 30_000
 DEFAULT_JITTER = 0.1
 
 AGENT_KEYS = ("run", "on", "timeout", "max_attempts", "backoff", "jitter", "cwd", "unmatched")
-# what becomes of a message to the agent that its rules do not let through (issue 18):
+# what becomes of a message to the agent that its rules do not let through:
 # `ignore` reads it with an `ignored` receipt (reason `filtered`); `keep` leaves it unread
 UNMATCHED = ("ignore", "keep")
 RULE_KEYS = ("types", "topics", "channels", "from", "metadata")

@@ -1,5 +1,6 @@
-"""Agent dispatch (issue 7, spec 004's outbox worker): run each configured agent's command on
-the unread messages to it that match its trigger rules, and keep a receipt of every run.
+"""Agent dispatch (the outbox worker of docs/spec/notification-outbox.txt): run each configured
+agent's command on the unread messages to it that match its trigger rules, and keep a receipt of
+every run.
 
 One delivery at a time: claim it (a short write transaction: compare-and-set on the claim
 row, with a lease; an ack-tracked delivery is acknowledged `in_progress`, which stops the
@@ -27,7 +28,7 @@ from datetime import UTC, datetime
 from acomm_cli import clock
 from acomm_cli.dispatch import runner
 from acomm_cli.dispatch.agents import AgentSpec
-from acomm_cli.engine import deadletters, delivery
+from acomm_cli.engine import acking, deadletters, queries
 from acomm_cli.engine.channels import release
 from acomm_cli.errors import CommError, NotFound, UsageError, ValidationFailed
 from acomm_cli.model import AckStatus, Message, MessageType, Priority
@@ -469,8 +470,8 @@ def _acknowledge_in_progress(conn: sqlite3.Connection, mid: int, agent: str, now
     on dispatch alone decides (accepted or ignored: `completed`; out of attempts: dead)."""
     try:
         with savepoint(conn, "in_progress"):
-            # dispatch's own claim lease holds it, not the channel's (issue 18)
-            delivery.record_ack(conn, mid, agent, AckStatus.IN_PROGRESS, None, now,
+            # dispatch's own claim lease holds it, not the channel's
+            acking.record_ack(conn, mid, agent, AckStatus.IN_PROGRESS, None, now,
                                 lease=False)
     except CommError:  # e.g. no room for the ack message: run anyway; settling copes
         pass
@@ -552,11 +553,11 @@ def _apply(conn: sqlite3.Connection, msg: Message, agent: str, status: str, stdo
             f"stdout: {runner.STDOUT_CAP + dropped} bytes is more than the "
             f"{runner.STDOUT_CAP} kept; it is not sent cut short", field="stdout")
     if answers is not None:
-        delivery.record_response(conn, answers, stdout.rstrip(), agent, now)
+        queries.record_response(conn, answers, stdout.rstrip(), agent, now)
         return
     if notes:
         note = (text or None) if status == "accepted" else f"ignored: {reason}"
-        delivery.record_ack(conn, msg.id, agent, AckStatus.COMPLETED, note, now)
+        acking.record_ack(conn, msg.id, agent, AckStatus.COMPLETED, note, now)
     _federated_turn(conn, msg, agent, "completed" if status == "accepted" else "ignored", now)
 
 

@@ -1,5 +1,7 @@
-"""Acknowledging in batches (issue 17): `ack 4 5 6` and `receive --ack STATUS`, each one
-transaction, for consumers that process many messages at a time."""
+"""Acknowledgements: `ack` (forward only: received -> in_progress -> completed | failed; a
+repeat changes nothing), the acknowledgement message it sends back to the sender, and the
+batch forms `ack 4 5 6` and `receive --ack STATUS`, each one transaction, for consumers that
+process many messages at a time."""
 
 from __future__ import annotations
 
@@ -9,18 +11,136 @@ from collections.abc import Sequence
 from acomm_cli import model
 from acomm_cli.engine import leases
 from acomm_cli.engine.channels import release
-from acomm_cli.engine.delivery import (
-    AckResult,
-    advance,
-    receive_wait,
-    record_ack,
-    tell_sender,
-)
 from acomm_cli.engine.inbox import Emit, read_inbox
-from acomm_cli.engine.sending import Router
-from acomm_cli.errors import ValidationFailed
-from acomm_cli.model import AckStatus, DeliveryState, Message, MessageFilter, QueryResult
-from acomm_cli.store import acks, reads, timers, write
+from acomm_cli.engine.sending import Router, persist, plan_message
+from acomm_cli.engine.timers import advance
+from acomm_cli.engine.waiting import receive_wait
+from acomm_cli.errors import InvalidState, NotFound, NotParticipant, ValidationFailed
+from acomm_cli.model import (
+    ACK_ORDER,
+    AckStatus,
+    ChannelType,
+    DeliveryState,
+    Message,
+    MessageFilter,
+    MessageType,
+    QueryResult,
+    SendRequest,
+)
+from acomm_cli.store import acks, channels, reads, timers, write
+
+TYPE_CHECKING = False  # typing's, without importing typing (a send's start-up time)
+if TYPE_CHECKING:
+    from dataclasses import dataclass
+else:  # the same classes, without importing dataclasses (a send's start-up time)
+    from acomm_cli.lite.records import dataclass
+
+
+@dataclass(frozen=True)
+class AckResult:
+    """The outcome of one ack."""
+
+    message_id: int
+    agent: str
+    status: str
+    changed: bool
+    ack_message_id: int | None
+    lease_until: int | None = None  # a received/in_progress ack holds the delivery till then
+    requeued: bool = False  # a `failed` ack on a --retry-failed channel: given back
+
+
+def ack(conn: sqlite3.Connection, message_id: int, agent: str, status: str, note: str | None,
+        now: int) -> AckResult:
+    """Record an acknowledgement (forward only; repeating is a no-op) and tell the sender."""
+    model.agent_id(agent)
+    st = model.ack_status(status)
+    with write(conn):
+        return record_ack(conn, message_id, agent, st, note, now)
+
+
+def record_ack(conn: sqlite3.Connection, message_id: int, agent: str, st: AckStatus,
+               note: str | None, now: int, router: Router | None = None,
+               extra: dict[str, str] | None = None, *, lease: bool = True) -> AckResult:
+    """`ack` inside the caller's transaction (agent dispatch acks as part of a receipt;
+    `ack 4 5 6` passes one `router` for all, so their channel is read once). `extra`: more
+    metadata for the acknowledgement message (a task's accept carries its `eta_at` there, so
+    the creator learns the ETA from it). `lease`: a received/in_progress ack holds the
+    delivery for the channel's lease (leases.py); False for callers that hold it by their own
+    timer (dispatch's claim, a task's ETA)."""
+    msg = reads.message_by_id(conn, message_id)
+    if msg is None:
+        raise NotFound(f"message {message_id} does not exist", field="message",
+                       value=message_id)
+    try:
+        v = leases.view(conn, message_id, agent)
+    except NotParticipant:
+        if _queued_elsewhere(conn, msg, agent):
+            raise InvalidState(f"{agent!r} does not hold message {message_id}: it is in queue "
+                               f"{msg.channel!r} and another claim (or none) has it; a claim "
+                               "not acked in time goes back to the queue", field="message",
+                               value=message_id) from None
+        raise
+    state, previous, delivered_at = v.state, v.ack_status, v.delivered_at
+    if previous == st.value:  # a repeat changes nothing, but renews a lease
+        until = leases.renew(conn, v, st, now) if lease else None
+        return AckResult(message_id, agent, st.value, False, None, until)
+    if delivered_at is None:
+        raise InvalidState(f"message {message_id} has not been delivered to {agent!r} yet "
+                           f"(it is {state})", field="message", value=message_id)
+    _check_forward(message_id, state, previous, st)
+    if st == AckStatus.FAILED and (given := leases.retry_failed(conn, v, note, now)):
+        release(conn, now, [v.channel_id])
+        return AckResult(message_id, agent, st.value, True, None, None,
+                         requeued=given.outcome == "requeued")
+    until = leases.lease_until(v, st, now) if lease else None
+    acks.set_ack(conn, message_id, agent, st.value, note, now, until)
+    router = router or Router(conn)
+    ch = router.channel(v.channel)
+    if ch.config.max_pending > 0:  # only a channel that limits pending ones queues any
+        release(conn, now, [ch.id])
+    ack_id = tell_sender(router, message_id, v.channel, msg.sender, msg.correlation_id, agent,
+                         st, note, now, extra)
+    return AckResult(message_id, agent, st.value, True, ack_id, until)
+
+
+def tell_sender(router: Router, message_id: int, channel: str, sender: str, corr: str | None,
+                agent: str, st: AckStatus, note: str | None, now: int,
+                extra: dict[str, str] | None = None) -> int | None:
+    """The acknowledgement message back to the sender (its id; None when it has no
+    recipient); from another node, the ack travels as an event instead."""
+    if channel.startswith("_fed:"):
+        from acomm_cli.engine import remote
+
+        if st in (AckStatus.COMPLETED, AckStatus.FAILED):
+            remote.processed(router.conn, message_id, agent, st.value, now)
+        return None
+    plan = plan_message(router, SendRequest(
+        sender=agent, content=note or st.value, channel=channel,
+        type=MessageType.ACKNOWLEDGMENT.value, correlation_id=corr,
+        metadata={**(extra or {}), "ack_for": str(message_id), "status": st.value},
+    ), now, only_to=sender, internal=True)
+    return persist(router, plan, now).id if plan.recipients else None
+
+
+def _queued_elsewhere(conn: sqlite3.Connection, msg: Message, agent: str) -> bool:
+    """A work-queue message and one of its workers (the ack of an expired claim)."""
+    ch = channels.channel_by_id(conn, msg.channel_id)
+    return (ch is not None and ch.type == ChannelType.QUEUE and bool(msg.deliveries)
+            and ch.role_of(agent) is not None)
+
+
+def _check_forward(message_id: int, state: str, previous: str | None, st: AckStatus) -> None:
+    if state == DeliveryState.DEAD.value:
+        raise InvalidState(f"message {message_id} was dead-lettered for this agent; replay it "
+                           "first", field="message", value=message_id)
+    if previous is not None and ACK_ORDER[AckStatus(previous)] >= ACK_ORDER[st]:
+        raise InvalidState(
+            f"ack status cannot go from {previous} to {st.value} (forward only: received -> "
+            "in_progress -> completed | failed)", field="status", value=st.value,
+            current=previous)
+
+
+# ---------------------------------------------------------------- several at a time
 
 
 def ack_many(conn: sqlite3.Connection, message_ids: Sequence[int], agent: str, status: str,
@@ -108,7 +228,7 @@ def acknowledge_unread(conn: sqlite3.Connection, agent: str, result: QueryResult
         d.state, d.read_at, d.ack_status, d.acked_at = DeliveryState.ACKED, now, st.value, now
         if d.first_read_at is None:
             d.first_read_at = now
-        # received/in_progress hold the delivery for the channel's lease (issue 18)
+        # received/in_progress hold the delivery for the channel's lease
         d.next_timer_at = (leases.renew(conn, leases.view(conn, m.id, agent), st, now)
                            if st.value in leases.HOLDING else None)
     if limited:

@@ -1,4 +1,4 @@
-"""What `acomm ui`'s charts show (issue 20): traffic and unread backlog per minute over the
+"""What `acomm ui`'s charts show: traffic and unread backlog per minute over the
 last hour, and the dead letters by reason. Read-only; the SQL is `store/activity.py`.
 
 The backlog is rebuilt from the deliveries' own times (delivered, read, dead-lettered), so a

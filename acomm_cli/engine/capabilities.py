@@ -1,4 +1,4 @@
-"""Capabilities (issue 15, spec 002 §9): what an agent can be asked to do, under a contract.
+"""Capabilities: what an agent can be asked to do, under a contract; publishing them.
 
 A capability names its owner (the agent that executes it), a delegation skill (what requesters
 install to ask for it) and an executor skill (what the owner runs), each `REF@VERSION`, an
@@ -10,9 +10,8 @@ local catalog and, on a node, the room's `capabilities.catalog` / `capabilities.
 active agent a `skill_distribution` task to install the delegation skill. Unpublishing keeps
 the row (incidents name its versions) but removes routing eligibility.
 
-`owner_of(conn, capability_id)` is the routing question other parts ask (the cross-node task
-code included): the owner agent of a published capability, from the local catalog or the
-room's, or None.
+What tasks ask of the catalog (who owns a capability, its ETA, its output contract) lives
+below in catalog.py, so tasks need not import this module: this one fans tasks out.
 """
 
 from __future__ import annotations
@@ -21,17 +20,15 @@ import hashlib
 import json
 import re
 import sqlite3
-from dataclasses import dataclass
 from typing import Any
 
 from acomm_cli import clock, model
 from acomm_cli.engine import tasks
+from acomm_cli.engine.catalog import CATALOG, INDEX, VERSION, Capability, cap_of, find, room_entry
 from acomm_cli.errors import (
     CommError,
     InvalidState,
-    NoCapability,
     NotFound,
-    OutputMismatch,
     ValidationFailed,
 )
 from acomm_cli.model import Limits
@@ -39,46 +36,14 @@ from acomm_cli.store import capabilities as sql
 from acomm_cli.store import federation as fed_sql
 from acomm_cli.store import write
 
-CATALOG = "capabilities.catalog"
-INDEX = "capabilities.index"
 _REF = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:-]{0,199}")
-_VERSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+_-]{0,63}")
-INSTALL_STATUSES = ("installed", "failed")
-
-
-@dataclass(frozen=True)
-class Capability:
-    id: str
-    owner: str
-    delegation_ref: str
-    delegation_version: str
-    executor_ref: str
-    executor_version: str
-    schema: str
-    schema_sha256: str
-    eta_ms: int
-    state: str
-    published_at: int
-    unpublished_at: int | None
-
-    @property
-    def delegation_skill(self) -> str:
-        return f"{self.delegation_ref}@{self.delegation_version}"
-
-    @property
-    def executor_skill(self) -> str:
-        return f"{self.executor_ref}@{self.executor_version}"
-
-
-def _cap(row: tuple[Any, ...]) -> Capability:
-    return Capability(*row)
 
 
 def skill(value: str, name: str) -> tuple[str, str]:
     """`REF@VERSION` (`skills/review-request@1.2`): the last `@` splits them."""
     model.utf8(value, name)
     ref, at, version = value.rpartition("@")
-    if not at or not _REF.fullmatch(ref) or not _VERSION.fullmatch(version):
+    if not at or not _REF.fullmatch(ref) or not VERSION.fullmatch(version):
         raise ValidationFailed(
             f"{name}: {value!r} is not REF@VERSION (a reference of A-Z a-z 0-9 . _ / : -, "
             "then @ and a version of A-Z a-z 0-9 . + _ -)", field=name, value=value)
@@ -116,31 +81,7 @@ def load(conn: sqlite3.Connection, cap_id: str) -> Capability:
     if row is None:
         raise NotFound(f"capability {cap_id!r} does not exist", field="capability",
                        value=cap_id)
-    return _cap(row)
-
-
-def find(conn: sqlite3.Connection, cap_id: str) -> Capability | None:
-    row = sql.capability_row(conn, cap_id)
-    return None if row is None else _cap(row)
-
-
-def owner_of(conn: sqlite3.Connection, cap_id: str) -> str | None:
-    """The owner agent of a published capability (this store's catalog, then on a node the
-    room's copy), or None: the one routing question, for local and cross-node tasks."""
-    cap = find(conn, cap_id)
-    if cap is not None:
-        return cap.owner if cap.state == "published" else None
-    entry = _room_entry(conn, cap_id)
-    owner = entry.get("ownerAgentId")
-    return owner if isinstance(owner, str) else None
-
-
-def _room_entry(conn: sqlite3.Connection, cap_id: str) -> dict[str, Any]:
-    if fed_sql.node_id(conn) is None:
-        return {}
-    raw = fed_sql.room_get(conn, CATALOG, cap_id)
-    value = json.loads(raw) if raw else {}
-    return value if isinstance(value, dict) else {}
+    return cap_of(row)
 
 
 def list_caps(conn: sqlite3.Connection, *, state: str | None = None) -> list[dict[str, Any]]:
@@ -149,7 +90,7 @@ def list_caps(conn: sqlite3.Connection, *, state: str | None = None) -> list[dic
     if state is not None and state not in ("published", "unpublished"):
         raise ValidationFailed(f"state: {state!r} is not published or unpublished",
                                field="state", value=state)
-    out = [doc(c) for c in map(_cap, sql.capability_rows(conn, state))]
+    out = [doc(c) for c in map(cap_of, sql.capability_rows(conn, state))]
     mine = {d["id"] for d in out}
     if fed_sql.node_id(conn) is not None and state in (None, "published"):
         for key, raw in fed_sql.room_map(conn, CATALOG):
@@ -163,7 +104,7 @@ def show(conn: sqlite3.Connection, cap_id: str) -> dict[str, Any]:
     (from the answers to the distribution tasks; the latest per agent)."""
     cap = find(conn, cap_id)
     if cap is None:
-        remote = _room_entry(conn, model.capability_id(cap_id))
+        remote = room_entry(conn, model.capability_id(cap_id))
         if not remote:
             raise NotFound(f"capability {cap_id!r} does not exist", field="capability",
                            value=cap_id)
@@ -345,86 +286,3 @@ def _fan_out(conn: sqlite3.Connection, cap: Capability, now: int, limits: Limits
     return sent, skipped
 
 
-# ---------------------------------------------------------------- what tasks ask
-
-
-def route(conn: sqlite3.Connection, cap_id: str, to: str | None) -> tuple[str, int | None]:
-    """The owner a task for `cap_id` goes to, and the capability's default ETA (from the
-    room's catalog entry for a capability published on another node). Raises
-    NoCapability (exit 5, a routing miss) for an unknown or unpublished capability, or a
-    `--to` that is not its owner."""
-    cap = find(conn, cap_id)
-    eta: int | None
-    if cap is not None and cap.state == "published":
-        owner, eta = cap.owner, cap.eta_ms
-    elif cap is not None:
-        raise NoCapability(f"capability: {cap_id!r} was unpublished; no agent takes it",
-                           field="capability", value=cap_id, reason="unpublished")
-    else:
-        found = owner_of(conn, cap_id)
-        if found is None:
-            raise NoCapability(f"capability: {cap_id!r} is not published here or in the room",
-                               field="capability", value=cap_id, reason="unknown")
-        eta_ms = _room_entry(conn, cap_id).get("etaMs")
-        owner = found
-        eta = eta_ms if isinstance(eta_ms, int) and eta_ms > 0 else None
-    if to is not None and to != owner:
-        raise NoCapability(f"to: capability {cap_id!r} is executed by {owner!r}, not {to!r} "
-                           "(omit --to to route it)", field="to", value=to, owner=owner,
-                           reason="not_owner")
-    return owner, eta
-
-
-def check_output(conn: sqlite3.Connection, task: tasks.Task, content: str | None) -> None:
-    """A task's result against its contract: an install status for a skill_distribution
-    task (ValidationFailed), the capability's JSON Schema for a capability task published
-    here (OutputMismatch, which the caller turns into a review incident)."""
-    if task.capability is None:
-        return
-    if task.task_type == "skill_distribution":
-        install_status(content)
-        return
-    cap = find(conn, task.capability)
-    if cap is None:
-        return  # known from the room only: its owner's node holds the schema
-    import jsonschema
-
-    try:
-        value = json.loads(content or "")
-    except ValueError:
-        raise OutputMismatch(f"body: the result of task {task.id} is not JSON; capability "
-                             f"{cap.id!r} requires JSON matching its schema", field="body",
-                             capability=cap.id) from None
-    schema = json.loads(cap.schema)
-    error = jsonschema.exceptions.best_match(
-        jsonschema.validators.validator_for(schema)(schema).iter_errors(value))
-    if error is not None:
-        where = "/".join(str(p) for p in error.absolute_path) or "(top)"
-        raise OutputMismatch(f"body: the result of task {task.id} does not match capability "
-                             f"{cap.id!r}'s schema at {where}: {error.message}", field="body",
-                             capability=cap.id, path=where)
-
-
-def install_status(content: str | None) -> dict[str, Any]:
-    """The answer to a skill_distribution task: {"status": "installed"|"failed",
-    "version": "1.2" (required when installed), "at": ISO 8601 time}."""
-    example = '{"status":"installed","version":"1.2","at":"2025-01-01T00:00:00Z"}'
-    try:
-        value = json.loads(content or "")
-    except ValueError:
-        value = None
-    if not isinstance(value, dict):
-        raise ValidationFailed(f"body: a skill distribution is answered with a JSON object "
-                               f"such as {example}", field="body")
-    status, version, at = value.get("status"), value.get("version"), value.get("at")
-    if status not in INSTALL_STATUSES:
-        raise ValidationFailed(f"status: {status!r} is not one of installed, failed",
-                               field="status", value=status)
-    if status == "installed" and (not isinstance(version, str) or not _VERSION.fullmatch(
-            version)):
-        raise ValidationFailed(f"version: {version!r} is not a version (installed needs one)",
-                               field="version", value=version)
-    if not isinstance(at, str):
-        raise ValidationFailed(f"at: {at!r} is not an ISO 8601 time", field="at", value=at)
-    clock.parse_time(at, "at", 0)
-    return value

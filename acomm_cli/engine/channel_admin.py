@@ -1,11 +1,11 @@
-"""Administering a channel after its creation (issue 19): making an agent an admin, changing
+"""Administering a channel after its creation: making an agent an admin, changing
 its settings, deleting it. Each is one transaction, by the owner (or an admin, for settings);
 who may do what is `channels.authorize`.
 
 A deleted channel is not removed: its messages, dead letters and history stay, so it is closed
 for good and renamed `_deleted:ID:NAME` (a reserved name nobody can create), which frees its
 name. What it still had in flight dies first, as `channel_deleted` dead letters, and only
-with `force`: nothing accepted is lost silently (docs/DECISIONS.md, "Issue 19")."""
+with `force`: nothing accepted is lost silently."""
 
 from __future__ import annotations
 
@@ -19,11 +19,11 @@ from acomm_cli.errors import Forbidden, InvalidState, NotParticipant, UsageError
 from acomm_cli.model import Channel, ChannelChange
 from acomm_cli.store import backlog, channels, write
 
-TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
+TYPE_CHECKING = False  # typing's, without importing typing (a send's start-up time)
 if TYPE_CHECKING:
     from dataclasses import dataclass
     from typing import Any
-else:  # the same classes, without importing dataclasses (issue 17)
+else:  # the same classes, without importing dataclasses (a send's start-up time)
     from acomm_cli.lite.records import dataclass
 
 

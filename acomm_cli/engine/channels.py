@@ -26,11 +26,11 @@ from acomm_cli.model import (
 from acomm_cli.store import backlog, channels, write
 from acomm_cli.topics import validate_pattern
 
-TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
+TYPE_CHECKING = False  # typing's, without importing typing (a send's start-up time)
 if TYPE_CHECKING:
     from dataclasses import replace
     from typing import Any
-else:  # the same classes, without importing dataclasses (issue 17)
+else:  # the same classes, without importing dataclasses (a send's start-up time)
     from acomm_cli.lite.records import replace
 
 # ---------------------------------------------------------------- channels
@@ -119,7 +119,7 @@ def create_channel(conn: sqlite3.Connection, name: str, type_: str, owner: str,
 
 def authorize(ch: Channel, actor: str, action: str, *, owner_only: bool = False) -> None:
     """Only the owner (or, unless `owner_only`, an admin the owner made) may change a
-    channel's state, settings or membership (issue 19). `--as` is who the caller says it is:
+    channel's state, settings or membership. `--as` is who the caller says it is:
     this keeps cooperating agents from changing each other's channels by mistake, it does not
     authenticate them (tokens do that on the gateway)."""
     model.agent_id(actor, "as")

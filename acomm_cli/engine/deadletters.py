@@ -1,6 +1,9 @@
 """Dead letters: dying (the dead-letter rows, the delivery states and the `_system`
-notifications, written together from one staged set, see `acomm_cli.store.timers`) and coming
-back (`replay` of one message, `redrive` of every dead letter a filter matches)."""
+notifications, written together from one staged set, see `acomm_cli.store.timers`: every path
+that dead-letters goes through `dead_letter` or `apply` here), listing and discarding them,
+and coming back (`replay` of one message, `redrive` of every dead letter a filter matches).
+`DeadLetter` is a row of `deadletter list`; `DeadLetterRecord` the whole record `deadletter
+show` prints (the message and every attempt)."""
 
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ from acomm_cli.errors import CommError, InvalidState, NotFound, NotParticipant, 
 from acomm_cli.store import channels, deadletters, reads, timers, write
 from acomm_cli.topics import SubscriptionIndex
 
-TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
+TYPE_CHECKING = False  # typing's, without importing typing (a send's start-up time)
 if TYPE_CHECKING:
     from dataclasses import dataclass, field
 else:  # the same classes, without importing dataclasses (every send loads this module)
@@ -24,7 +27,7 @@ def system_route(conn: sqlite3.Connection) -> tuple[int, str]:
     ch = channels.channel_by_name(conn, model.SYSTEM_CHANNEL)
     assert ch is not None, "every store has the _system channel (m001)"
     agents = SubscriptionIndex(channels.subscriptions(conn, ch.id)).route(model.DEADLETTER_TOPIC)
-    import json  # not at the top: `acomm send` imports this module (issue 17)
+    import json  # not at the top: `acomm send` imports this module, and json costs it time
 
     return ch.id, json.dumps(sorted(agents))
 
@@ -55,7 +58,7 @@ def refusal(conn: sqlite3.Connection, channel: str, recipient: str) -> CommError
     if ch is None or ch.state == model.ChannelState.CLOSED:
         return InvalidState(f"channel {channel!r} is closed; cannot replay", field="channel",
                             value=channel)
-    # a queue's dead letter goes back to the queue, for any member (issue 18)
+    # a queue's dead letter goes back to the queue, for any member
     if ch.type != model.ChannelType.QUEUE and ch.role_of(recipient) is None:
         return NotParticipant(f"{recipient!r} is no longer a participant of {channel!r}",
                               field="recipient", value=recipient)
@@ -142,6 +145,75 @@ def redrive(conn: sqlite3.Connection, *, channel: str | None = None,
                 redeliver(conn, mid, ch_name, who, now)
             result.replayed.append((mid, who))
     return result
+
+
+# ---------------------------------------------------------------- listing, discarding
+
+
+@dataclass(frozen=True)
+class DeadLetter:
+    """A dead-lettered delivery, as `deadletter list` shows it."""
+
+    message_id: int
+    recipient: str
+    channel: str
+    reason: str
+    retry_count: int
+    last_error: str | None
+    dead_lettered_at: int
+    content: str
+
+
+def list_dead_letters(conn: sqlite3.Connection, *, message_id: int | None = None,
+                      recipient: str | None = None, channel: str | None = None,
+                      reason: str | None = None, limit: int = 100,
+                      offset: int = 0) -> tuple[list[DeadLetter], int]:
+    if limit < 0 or offset < 0:
+        raise ValidationFailed("limit: --limit and --offset must not be negative", field="limit")
+    if reason is not None and reason not in model.DEAD_LETTER_REASONS:
+        raise ValidationFailed(f"reason: {reason!r} is not one of "
+                               f"{', '.join(model.DEAD_LETTER_REASONS)}", field="reason",
+                               value=reason)
+    rows, total = deadletters.dead_letters(conn, message_id=message_id, recipient=recipient,
+                                       channel=channel, reason=reason, limit=limit,
+                                       offset=offset)
+    return [DeadLetter(*r) for r in rows], total
+
+
+def dead_letters_of(conn: sqlite3.Connection, message_id: int,
+                    recipient: str | None) -> list[DeadLetter]:
+    """A message's dead letters (one recipient's, if named); NotFound when there are none."""
+    found, _ = list_dead_letters(conn, message_id=message_id, recipient=recipient,
+                                 limit=1_000_000)
+    if not found:
+        who = f" for {recipient!r}" if recipient else ""
+        raise NotFound(f"message {message_id} has no dead letter{who}", field="message",
+                       value=message_id)
+    return found
+
+
+def replay(conn: sqlite3.Connection, message_id: int, recipient: str | None,
+           now: int) -> list[DeadLetter]:
+    """Redeliver the same message id with a fresh retry budget, after re-validating."""
+    with write(conn):
+        replayed = dead_letters_of(conn, message_id, recipient)
+        for dl in replayed:
+            refused = refusal(conn, dl.channel, dl.recipient)
+            if refused is not None:
+                raise refused
+            redeliver(conn, message_id, dl.channel, dl.recipient, now)
+        return replayed
+
+
+def discard(conn: sqlite3.Connection, message_id: int, recipient: str | None) -> int:
+    with write(conn):
+        dead_letters_of(conn, message_id, recipient)
+        return deadletters.delete_dead_letters(conn, message_id, recipient)
+
+
+def purge(conn: sqlite3.Connection, older_than_ms: int, now: int) -> int:
+    with write(conn):
+        return deadletters.purge_dead_letters(conn, now - older_than_ms)
 
 
 # ---------------------------------------------------------------- the whole record

@@ -79,7 +79,7 @@ def read_inbox(conn: sqlite3.Connection, agent: str, f: MessageFilter, now: int,
     messages read. Returns the result and whether `emit` was called (a wait calls it itself
     once it stops waiting; a follow skips empty passes). `mark=False` claims work-queue
     messages as a receive does but marks nothing read and emits nothing: `receive --follow`
-    marks each message itself once its reader has taken it (delivery.follow)."""
+    marks each message itself once its reader has taken it (waiting.follow)."""
     model.agent_id(agent, "recipient")
     check_filter(f)
     emitted = False

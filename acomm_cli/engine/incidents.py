@@ -1,4 +1,4 @@
-"""Misfires and their review (issue 15, spec 002 §9 "Misfire and Auto-Review").
+"""Misfires of a capability and their review: each misfire opens one incident to look at.
 
 Four misfires of a capability published on this store open a review incident
 `{id, capability_id, delegation_skill, executor_skill, failure_class, sample_corr_ids,
@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from acomm_cli import clock, model
-from acomm_cli.engine import capabilities, tasks
+from acomm_cli.engine import catalog
+from acomm_cli.engine.taskdata import Task
 from acomm_cli.errors import NotFound, ValidationFailed
 from acomm_cli.store import capabilities as sql
 from acomm_cli.store import channels, sending, write
@@ -77,7 +78,7 @@ def _incident(row: tuple[Any, ...]) -> Incident:
 # ---------------------------------------------------------------- opening one
 
 
-def open_incident(conn: sqlite3.Connection, cap: capabilities.Capability, failure_class: str,
+def open_incident(conn: sqlite3.Connection, cap: catalog.Capability, failure_class: str,
                   occurrence: str, at: int, *, sample_corr_ids: list[str],
                   samples: list[dict[str, Any]] | None = None,
                   task_id: int | None = None) -> int | None:
@@ -109,48 +110,40 @@ def _notify(conn: sqlite3.Connection, incident: Incident, at: int) -> int:
     return mid
 
 
-def _mark_task(conn: sqlite3.Connection, task_id: int, incident_id: int, failure_class: str,
-               at: int, note: str | None = None) -> None:
-    task = tasks.load(conn, task_id)
-    tasks.record(conn, task, "incident", agent=None, at=at, note=note,
-                 detail={"incident_id": incident_id, "failure_class": failure_class})
-
-
 # ---------------------------------------------------------------- the four misfires
 
 
-def review_task(conn: sqlite3.Connection, task: tasks.Task, event: str, at: int) -> None:
-    """After `task` became overdue or failed (tasks.record calls this, in its transaction):
-    an eta_breach or execution_error incident if it is a task for a capability published
-    here (its owner's store; a requester's node leaves the review to it). The creator's
-    copy of a task owned on another node never reviews: the owner's node does, once."""
+def review_task(conn: sqlite3.Connection, task: Task, event: str,
+                at: int) -> tuple[int, str] | None:
+    """After `task` became overdue or failed, in the caller's transaction: an eta_breach or
+    execution_error incident if it is a task for a capability published here (its owner's
+    store; a requester's node leaves the review to it). The creator's copy of a task owned
+    on another node never reviews: the owner's node does, once. Returns (incident id,
+    failure class) when one was opened: the caller (tasks.record) records the task's
+    `incident` event."""
     if task.capability is None or task.task_type != "task" or event not in _BY_EVENT:
-        return
+        return None
     if task.peer_node is not None and task.origin_node is None:
-        return  # created here, executed on task.peer_node: reviewed there
-    cap = capabilities.find(conn, task.capability)
+        return None  # created here, executed on task.peer_node: reviewed there
+    cap = catalog.find(conn, task.capability)
     if cap is None:
-        return
+        return None
     cls = _BY_EVENT[event]
     iid = open_incident(conn, cap, cls, f"{cls}:task:{task.id}", at,
                         sample_corr_ids=[task.correlation_id], task_id=task.id)
-    if iid is not None:
-        _mark_task(conn, task.id, iid, cls, at)
+    return None if iid is None else (iid, cls)
 
 
-def output_mismatch(conn: sqlite3.Connection, task_id: int, reason: str, now: int) -> None:
-    """A refused completion (its result failed the schema), in its own transaction after the
-    refusal rolled back: one incident per task, the task `incident`."""
-    with write(conn):
-        task = tasks.load(conn, task_id)
-        cap = capabilities.find(conn, task.capability or "")
-        if cap is None:
-            return
-        iid = open_incident(conn, cap, "output_mismatch", f"output_mismatch:task:{task_id}",
-                            now, sample_corr_ids=[task.correlation_id], task_id=task_id,
-                            samples=[{"task_id": task_id, "error": reason}])
-        if iid is not None:
-            _mark_task(conn, task_id, iid, "output_mismatch", now, note=reason)
+def output_mismatch(conn: sqlite3.Connection, task: Task, reason: str, now: int) -> int | None:
+    """A refused completion (its result failed the schema), in the caller's transaction
+    (one of its own, after the refusal rolled back): one incident per task. Returns its id
+    when one was opened: the caller (tasks.complete) records the task's `incident` event."""
+    cap = catalog.find(conn, task.capability or "")
+    if cap is None:
+        return None
+    return open_incident(conn, cap, "output_mismatch", f"output_mismatch:task:{task.id}",
+                         now, sample_corr_ids=[task.correlation_id], task_id=task.id,
+                         samples=[{"task_id": task.id, "error": reason}])
 
 
 def routing_miss(conn: sqlite3.Connection, cap_id: str, agent: str, reason: str, now: int,
@@ -161,7 +154,7 @@ def routing_miss(conn: sqlite3.Connection, cap_id: str, agent: str, reason: str,
     an id never published is only counted). Returns the incident id, if one was opened."""
     with write(conn):
         sql.insert_miss(conn, cap_id, agent, reason, now)
-        cap = capabilities.find(conn, cap_id)
+        cap = catalog.find(conn, cap_id)
         if cap is None:
             return None
         misses = sql.misses_since(conn, cap_id, now - window_ms,

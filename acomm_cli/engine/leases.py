@@ -1,4 +1,4 @@
-"""Leases, nack and retried failures (issue 18): a consumer that does real work holds a
+"""Leases, nack and retried failures: a consumer that does real work holds a
 delivery while it works, gives it back, or has it retried.
 
 - A `received` or `in_progress` ack on an ack-tracked delivery holds it for the channel's
@@ -26,7 +26,7 @@ from acomm_cli.errors import InvalidState, NotFound, NotParticipant, ValidationF
 from acomm_cli.model import AckStatus, DeliveryMode, DeliveryState
 from acomm_cli.store import reads, timers, write
 
-TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
+TYPE_CHECKING = False  # typing's, without importing typing (a send's start-up time)
 if TYPE_CHECKING:
     from dataclasses import dataclass
 else:  # the same classes, without importing dataclasses (receive and ack load this module)

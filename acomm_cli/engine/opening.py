@@ -9,11 +9,11 @@ import sqlite3
 from acomm_cli.store import open_store
 from acomm_cli.store.connection import maybe_checkpoint
 
-TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
+TYPE_CHECKING = False  # typing's, without importing typing (a send's start-up time)
 if TYPE_CHECKING:
     from dataclasses import dataclass
     from pathlib import Path
-else:  # the same classes, without importing dataclasses (issue 17)
+else:  # the same classes, without importing dataclasses (a send's start-up time)
     from acomm_cli.lite.records import dataclass
 
 
@@ -29,7 +29,7 @@ def init_store(path: str | Path, now: int, config_text: str | None = None) -> bo
     """Create a store (and a commented config file beside it, if none is there).
 
     Returns False when a store was already there: initialising twice is harmless."""
-    from pathlib import Path  # not imported by the hot commands (issue 17)
+    from pathlib import Path  # not imported by the hot commands (start-up time)
 
     path = Path(path)
     existed = path.exists()
@@ -67,7 +67,7 @@ class StoreStatus:
 
 
 def status(conn: sqlite3.Connection, path: str | Path, flush: str) -> StoreStatus:
-    from pathlib import Path  # not imported by the hot commands (issue 17)
+    from pathlib import Path  # not imported by the hot commands (start-up time)
 
     from acomm_cli.store import stats  # nor this (`acomm info` only)
 

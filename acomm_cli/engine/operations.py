@@ -13,7 +13,8 @@ from functools import partial
 from typing import Any, TypeVar
 
 from acomm_cli import model
-from acomm_cli.engine import delivery, projection
+from acomm_cli.engine import projection
+from acomm_cli.engine.timers import advance
 from acomm_cli.errors import InvalidState, StoreUnavailable, ValidationFailed
 from acomm_cli.store import bridge as bridge_queries
 from acomm_cli.store import capabilities as cap_queries
@@ -37,7 +38,7 @@ class AgentStats:
     oldest_unread_age_sec: int = 0
     dead_letters: int = 0
     in_progress: int = 0  # held work: deliveries acknowledged in_progress, not yet finished
-    lease_expired: int = 0  # times a lease on this agent's deliveries ran out (issue 18)
+    lease_expired: int = 0  # times a lease on this agent's deliveries ran out
     oldest_unread_at: int | None = field(default=None, repr=False)
 
 
@@ -64,7 +65,7 @@ class StoreStats:
 
 @dataclass(frozen=True)
 class QueueStats:
-    """Mailbox bridge inbox files still there for an agent (spec 003 FR-3.12)."""
+    """Mailbox bridge inbox files still there for an agent (not picked up yet)."""
 
     agent: str
     pending_files: int
@@ -114,7 +115,7 @@ def stats(conn: sqlite3.Connection, now: int, agent: str | None = None) -> Stats
             return _stats(conn, now, agent, proj)
     with maintenance.snapshot(conn, scratch=True) as writable:
         if writable and timers.has_due(conn, now, None):
-            delivery.advance(conn, now)
+            advance(conn, now)
         if writable and task_queries.has_due(conn, now):
             from acomm_cli.engine import tasks
 

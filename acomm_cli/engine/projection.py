@@ -1,9 +1,9 @@
-"""What a tick at `now` would do to the deliveries, counted without doing it (issue 17).
+"""What a tick at `now` would do to the deliveries, counted without doing it.
 
 `stats` reports the store as the next `receive` or `tick` would leave it. It used to apply the
 due timers in a transaction it rolled back: on a store no tick had run on for hours that was
 a whole tick's writes (8 s on the 1,000,000-message benchmark store). Here each due delivery
-is followed through the same steps as `delivery.advance` in Python instead: timers derive
+is followed through the same steps as `timers.advance` in Python instead: timers derive
 from scheduled times only, so a delivery's end state depends on its own row and its
 channel's settings, never on the others'. Two things are not per delivery, and stats
 falls back to applying for the first: releasing queued deliveries (max_pending) depends on
@@ -61,7 +61,7 @@ class Projection:
 def project(conn: sqlite3.Connection, now: int, *, before: bool = True) -> Projection | None:
     """The due deliveries before and after a tick at `now`; None when a channel with
     max_pending holds queued deliveries (releasing them is counted by applying), or when a
-    lease is due, or the store has work queues (issue 18: the projection follows neither a
+    lease is due, or the store has work queues (the projection follows neither a
     lease's end nor a claim going back to its queue; applying does). `before=False` leaves
     `Projection.before` empty (only the statistics of one agent need it)."""
     if backlog.channels_with_queued(conn) or maintenance.has_queues(conn):
@@ -180,7 +180,7 @@ def _path(state: str, tracked: int, rc: int, read: bool, cfg: tuple[int, int, in
 def _follow(state: str, tracked: int, rc: int, read: bool, delivered: int | None,
             timer: int | None, cfg: tuple[int, int, int, float, bool], expires: int | None,
             now: int, rng: random.Random) -> tuple[str, int | None] | int:
-    """One delivery through delivery.advance's passes (store/timers.py, statement by
+    """One delivery through timers.advance's passes (store/timers.py, statement by
     statement): (state, delivered_at) where it ends, or the time it is dead-lettered."""
     ack_timeout, max_retries, backoff, jitter, exactly_once = cfg
     while True:

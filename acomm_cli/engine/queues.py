@@ -1,4 +1,4 @@
-"""Work queues (channel type `queue`, issue 18): each message goes to exactly one member, the
+"""Work queues (channel type `queue`): each message goes to exactly one member, the
 first `receive` that claims it (SQS / pgmq style: the claim is the read).
 
 The data model (docs/DECISIONS.md, "Work queues"): a queue message gets ONE delivery row,

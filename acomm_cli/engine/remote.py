@@ -1,10 +1,10 @@
-"""Federation's rules inside the engine (spec 002, DESIGN.md §7): routing a direct message to
+"""Federation's rules inside the engine: routing a direct message to
 an agent owned by another node, the envelope of an outbox event, and the acks and replies a
 local agent's turn owes a message that came from another node.
 
 Imported only on a node's paths: by `sending` when a direct message names an agent that has
 no direct channel here and the store turns out to be a node, by `sending.persist` and
-`delivery.record_ack` for a message on a `_fed:` channel (which only a node has). A plain
+`acking.record_ack` for a message on a `_fed:` channel (which only a node has). A plain
 store never loads it. Messages exchanged with another node live on `_fed:<local>:<remote>`
 channels: the local agent's copy of a sent message (no local delivery), and the messages that
 came in (delivered to the local agent)."""
@@ -14,20 +14,15 @@ from __future__ import annotations
 import os
 import sqlite3
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from acomm_cli import clock
-from acomm_cli.engine import deadletters
-from acomm_cli.errors import CommError, NoOwner, OwnerOffline
-from acomm_cli.lite.records import replace  # the hot path's classes are records (issue 17)
-from acomm_cli.model import ChannelConfig, ChannelType, MessageType, Role, SendRequest, SendResult
+from acomm_cli.model import Channel, ChannelConfig, ChannelType, MessageType, Role
 from acomm_cli.store import channels, sending
 from acomm_cli.store import federation as sql
-
-if TYPE_CHECKING:
-    from acomm_cli.engine.sending import Router, _Plan
 
 FED_PREFIX = "_fed:"
 POLICY_VERSION = 1
@@ -83,7 +78,10 @@ def online(conn: sqlite3.Connection, self_node: str, node: str, now: int,
 
 def route(conn: sqlite3.Connection, self_node: str, agent: str, now: int,
           offline_after_ms: int) -> Route:
-    """Agent-first routing (DESIGN.md §7 "Details fixed")."""
+    """Agent-first routing: the agent's owner node from the room, when it is online; else
+    the first online fallback node the room lists for the agent (this node: deliver here);
+    an agent no node owns is local if it takes part in a channel here, else `no_owner`;
+    an owner offline with no fallback online is `owner_offline`."""
     owner = room_value(conn, "agents", agent).get("ownerNodeId")
     fallbacks = tuple(n for n in room_value(conn, "routing", agent).get("fallbackOwners", [])
                       if isinstance(n, str))
@@ -127,75 +125,31 @@ def emit(conn: sqlite3.Connection, self_node: str, kind: str, *, to_node: str | 
     return event_id
 
 
-def fed_channel(router: Router, local: str, remote: str, now: int) -> str:
-    """The `_fed:<local>:<remote>` channel of a local agent and a remote one."""
+def fed_channel(conn: sqlite3.Connection, known: dict[str, Channel], local: str, remote: str,
+                now: int) -> str:
+    """The `_fed:<local>:<remote>` channel of a local agent and a remote one, created on
+    first use; `known` is the caller's channel cache (a sending Router's), kept up to date."""
     name = f"{FED_PREFIX}{local}:{remote}"
-    if name in router.channels:
+    if name in known:
         return name
-    ch = channels.channel_by_name(router.conn, name)
+    ch = channels.channel_by_name(conn, name)
     if ch is None:
-        cid = channels.insert_channel(router.conn, name, ChannelType.DIRECT.value, local,
-                                     ChannelConfig(), now)
-        channels.insert_participant(router.conn, cid, local, Role.OWNER.value, now)
-        channels.insert_participant(router.conn, cid, remote, Role.MEMBER.value, now)
-        ch = channels.channel_by_id(router.conn, cid)
-    router.channels[name] = ch  # type: ignore[assignment]
+        cid = channels.insert_channel(conn, name, ChannelType.DIRECT.value, local,
+                                      ChannelConfig(), now)
+        channels.insert_participant(conn, cid, local, Role.OWNER.value, now)
+        channels.insert_participant(conn, cid, remote, Role.MEMBER.value, now)
+        ch = channels.channel_by_id(conn, cid)
+    known[name] = ch  # type: ignore[assignment]
     return name
 
 
-def message_payload(plan: _Plan) -> dict[str, Any]:
+def message_payload(row: Sequence[Any]) -> dict[str, Any]:
+    """A planned message's row (channel_id, sender, type, content, topic, priority, corr,
+    dedupe, metadata, ...) as a `message` event's payload."""
     import json
 
-    row = plan.row  # channel_id, sender, type, content, topic, priority, corr, dedupe, meta...
     return {"type": row[2], "content": row[3], "topic": row[4], "priority": row[5],
             "metadata": json.loads(row[8]) if row[8] else {}}
-
-
-def send_remote(router: Router, req: SendRequest, recipient: str, rt: Route, self_node: str,
-                now: int, ack_timeout_ms: int = 30_000,
-                kind: str = "message") -> SendResult | CommError:
-    """A direct message to an agent routed to another node (or unroutable): the sender's
-    copy on its `_fed:` channel, and in the same transaction an outbox event (a `message`,
-    or `kind`: `task_create` for a task's command; or a `dead_letter` with a local dead
-    letter). Errors are returned, not raised, so the
-    dead letter commits with the rest of the send."""
-    from acomm_cli.engine.sending import persist, plan_message
-
-    conn = router.conn
-    name = fed_channel(router, req.sender, recipient, now)
-    plan = plan_message(router, replace(req, channel=name), now)
-    event_id = uuid7(now)
-    if plan.row[2] == MessageType.RESPONSE.value:  # `send --to ASKER --type response`
-        res = persist(router, plan, now)  # persist's hook emits the reply
-        return replace(res, status="emitted", to_node=rt.to_node, route_decision=rt.decision,
-                       global_id=sql.global_id_of(conn, res.id))
-    if rt.decision in ("no_owner", "owner_offline"):
-        plan.recipients = [recipient]
-        res = persist(router, plan, now, federated=True)
-        sql.set_message_global_id(conn, res.id, event_id, self_node)
-        reason = rt.decision  # no_owner or owner_offline (DESIGN.md §7: "same reason")
-        why = (f"{recipient!r} has no owner node" if rt.decision == "no_owner" else
-               f"{recipient!r}'s owner {rt.owner!r} is offline and no fallback node is online")
-        deadletters.dead_letter(conn, [(res.id, recipient, plan.channel.id, 0)], reason, why,
-                                now)
-        emit(conn, self_node, "dead_letter", to_node=rt.to_node, now=now, event_id=event_id,
-             source_agent=req.sender, to_agent=recipient, corr=plan.correlation_id,
-             payload={"reason": reason, "detail": why}, decision=None)
-        sql.insert_sent(conn, event_id, res.id, rt.to_node or "", recipient, rt.decision,
-                        "dead_letter", None, now)
-        error = NoOwner if rt.decision == "no_owner" else OwnerOffline
-        return error(why, field="to", value=recipient, message_id=res.id, global_id=event_id)
-    plan.recipients = []
-    res = persist(router, plan, now, federated=True)
-    assert rt.to_node is not None
-    sql.set_message_global_id(conn, res.id, event_id, self_node)
-    emit(conn, self_node, kind, to_node=rt.to_node, now=now, event_id=event_id,
-         source_agent=req.sender, to_agent=recipient, corr=plan.correlation_id,
-         payload=message_payload(plan), decision=rt.decision)
-    sql.insert_sent(conn, event_id, res.id, rt.to_node, recipient, rt.decision, "emitted",
-                    now + ack_timeout_ms, now)
-    return replace(res, recipients=(recipient,), status="emitted", global_id=event_id,
-                   to_node=rt.to_node, route_decision=rt.decision)
 
 
 # ---------------------------------------------------------------- a local agent's turn
@@ -230,13 +184,14 @@ def turn_ended(conn: sqlite3.Connection, message_id: int, agent: str, outcome: s
         processed(conn, message_id, agent, outcome, now)
 
 
-def answered(router: Router, plan: _Plan, response_id: int, now: int) -> None:
-    """A local agent answered (a response) on a `_fed:` channel: a `reply` event for the
-    query that came from another node, and `ack processed` for it."""
-    if plan.row[2] != MessageType.RESPONSE.value or plan.correlation_id is None:
+def answered(conn: sqlite3.Connection, row: Sequence[Any], correlation_id: str | None,
+             response_id: int, now: int) -> None:
+    """A local agent answered (a response; `row` is its planned message row) on a `_fed:`
+    channel: a `reply` event for the query that came from another node, and `ack
+    processed` for it."""
+    if row[2] != MessageType.RESPONSE.value or correlation_id is None:
         return
-    conn = router.conn
-    found = sending.first_of_type(conn, plan.correlation_id, MessageType.QUERY.value)
+    found = sending.first_of_type(conn, correlation_id, MessageType.QUERY.value)
     if found is None:
         return
     origin = _inbound(conn, found[0])
@@ -245,11 +200,11 @@ def answered(router: Router, plan: _Plan, response_id: int, now: int) -> None:
         return
     query_event, source = origin
     reply_id = emit(conn, self_node, "reply", to_node=source, now=now,
-                    source_agent=plan.row[1], to_agent=found[2], corr=plan.correlation_id,
-                    payload={"replyTo": query_event, "content": plan.row[3]}, decision=None)
+                    source_agent=row[1], to_agent=found[2], corr=correlation_id,
+                    payload={"replyTo": query_event, "content": row[3]}, decision=None)
     sql.set_message_global_id(conn, response_id, reply_id, self_node)
-    emit(conn, self_node, "ack", to_node=source, now=now, source_agent=plan.row[1],
-         to_agent=None, corr=plan.correlation_id,
+    emit(conn, self_node, "ack", to_node=source, now=now, source_agent=row[1],
+         to_agent=None, corr=correlation_id,
          payload={"ackOf": query_event, "status": "processed", "outcome": "completed"},
          decision=None)
 
@@ -258,7 +213,7 @@ def answered(router: Router, plan: _Plan, response_id: int, now: int) -> None:
 
 
 def view(conn: sqlite3.Connection, message_id: int, global_id: str) -> dict[str, Any]:
-    """The federation view of a federated message (DESIGN.md §7): on the sender's node, its
+    """The federation view of a federated message: on the sender's node, its
     event's state (`emitted`, `accepted`, `processed`, `replied`, `dead_letter`, `incident`);
     on the receiving node, the inbound event (accepted when it was pulled; processed or
     replied once the local agent's turn appended that to our outbox)."""

@@ -1,5 +1,6 @@
-"""Sending: validate -> assign id and time -> route -> persist -> deliver, in one
-transaction (DESIGN.md §4); direct messages and batches. SQL lives in the store."""
+"""Sending: validate -> assign id and time -> route -> persist -> deliver, in one transaction
+(all or nothing: a failed step writes nothing); direct messages, batches, and a direct
+message to an agent another node owns (`send_remote`). SQL lives in the store."""
 
 from __future__ import annotations
 
@@ -37,11 +38,13 @@ from acomm_cli.store import backlog, channels, savepoint, sending, write
 from acomm_cli.store.connection import StoreConnection
 from acomm_cli.topics import SubscriptionIndex, validate_topic
 
-TYPE_CHECKING = False  # typing's, without importing typing (issue 17: DECISIONS.md)
+TYPE_CHECKING = False  # typing's, without importing typing (a send's start-up time)
 if TYPE_CHECKING:
     from dataclasses import dataclass, replace
     from typing import Any
-else:  # the same classes, without importing dataclasses (issue 17)
+
+    from acomm_cli.engine.remote import Route
+else:  # the same classes, without importing dataclasses (a send's start-up time)
     from acomm_cli.lite.records import dataclass, replace
 
 # ---------------------------------------------------------------- send
@@ -150,7 +153,7 @@ class Router:
 
 _ACK_EXEMPT = (MessageType.RESPONSE.value, MessageType.ACKNOWLEDGMENT.value)
 # Enum members as module constants on the per-message path: reading `Enum.MEMBER` costs
-# about 0.1 us, `.value` more (issue 17: a send's Python time).
+# about 0.1 us, `.value` more: a send's Python time.
 _ANSWERS = (MessageType.RESPONSE, MessageType.ACKNOWLEDGMENT)
 
 
@@ -164,7 +167,7 @@ _UNREAD = DeliveryState.UNREAD.value
 
 def _json(metadata: dict[str, Any]) -> str:
     """A message's metadata as stored. `json` (with `re`) is imported only by a send that has
-    metadata (issue 17: not by a plain `acomm send`)."""
+    metadata, not by a plain `acomm send` (start-up time)."""
     import json
 
     return json.dumps(metadata, separators=(",", ":"))
@@ -197,7 +200,7 @@ def check_request(req: SendRequest, now: int) -> tuple[str, MessageType, model.P
         if len(_VALID_SENDERS) >= 1024:
             _VALID_SENDERS.clear()
         _VALID_SENDERS.add(sender)
-    # the common values by dict lookup (issue 17: a send's Python time); the rest, and every
+    # the common values by dict lookup (a send's Python time); the rest, and every
     # error, through model's validators
     t = req.type
     mtype = (_TYPES.get(t) if type(t) is str else None) or (
@@ -338,7 +341,7 @@ def _acknowledge_origin(router: Router, plan: _Plan, now: int) -> None:
     wanted = (MessageType.QUERY if plan.row[2] == MessageType.RESPONSE.value
               else MessageType.COMMAND)
     cfg = plan.channel.config  # the command's channel: an answer travels on it
-    # a `received` ack holds an ack-tracked delivery for the channel's lease (issue 18)
+    # a `received` ack holds an ack-tracked delivery for the channel's lease
     until = (now + cfg.effective_lease_ms if status == AckStatus.RECEIVED
              and cfg.delivery != DeliveryMode.AT_MOST_ONCE else None)
     for mid, state, previous in ack_queries.correlated_deliveries(
@@ -419,7 +422,7 @@ def persist(router: Router, plan: _Plan, now: int, *, federated: bool = False) -
 
     On a `_fed:` channel (a node's exchange with an agent of another node) the remote agent
     gets no local delivery; an answer there also owes the other node a reply (remote.py).
-    `federated`: the caller (remote.send_remote) does the federation part itself."""
+    `federated`: the caller (send_remote) does the federation part itself."""
     fed = plan.channel.name.startswith("_fed:") and not federated
     if fed:
         plan.recipients = [r for r in plan.recipients if r == plan.row[1]]
@@ -435,7 +438,7 @@ def persist(router: Router, plan: _Plan, now: int, *, federated: bool = False) -
     if fed:
         from acomm_cli.engine import remote
 
-        remote.answered(router, plan, mid, now)
+        remote.answered(router.conn, plan.row, plan.correlation_id, mid, now)
     return result
 
 
@@ -553,9 +556,7 @@ def send_direct(conn: sqlite3.Connection, req: SendRequest, to: Sequence[str],
                 with savepoint(conn, "recipient"):
                     name = _direct_channel(router, req.sender, recipient, now)
                     if name is None:  # federation: an agent routed to another node
-                        from acomm_cli.engine import remote
-
-                        res = remote.send_remote(
+                        res = send_remote(
                             router, req, recipient, router.remote[recipient],
                             router.node or "", now, router.limits.fed_ack_timeout_ms,
                             kind=remote_kind)
@@ -570,6 +571,57 @@ def send_direct(conn: sqlite3.Connection, req: SendRequest, to: Sequence[str],
             else:
                 results.append(res)
     return results
+
+
+def send_remote(router: Router, req: SendRequest, recipient: str, rt: Route, self_node: str,
+                now: int, ack_timeout_ms: int = 30_000,
+                kind: str = "message") -> SendResult | CommError:
+    """A direct message to an agent routed to another node (or unroutable: `rt` says
+    which): the sender's copy on its `_fed:` channel, and in the same transaction an
+    outbox event (a `message`, or `kind`: `task_create` for a task's command; or a
+    `dead_letter` with a local dead letter). Errors are returned, not raised, so the dead
+    letter commits with the rest of the send. Only a node's sends come here."""
+    from acomm_cli.engine import deadletters, remote
+    from acomm_cli.errors import NoOwner, OwnerOffline
+    from acomm_cli.store import federation as fsql
+
+    conn = router.conn
+    name = remote.fed_channel(conn, router.channels, req.sender, recipient, now)
+    plan = plan_message(router, replace(req, channel=name), now)
+    event_id = remote.uuid7(now)
+    if plan.row[2] == MessageType.RESPONSE.value:  # `send --to ASKER --type response`
+        res = persist(router, plan, now)  # persist's hook emits the reply
+        return replace(res, status="emitted", to_node=rt.to_node, route_decision=rt.decision,
+                       global_id=fsql.global_id_of(conn, res.id))
+    if rt.decision in ("no_owner", "owner_offline"):
+        plan.recipients = [recipient]
+        res = persist(router, plan, now, federated=True)
+        fsql.set_message_global_id(conn, res.id, event_id, self_node)
+        # the dead letter here and the event to the room give the same reason
+        reason = rt.decision
+        why = (f"{recipient!r} has no owner node" if rt.decision == "no_owner" else
+               f"{recipient!r}'s owner {rt.owner!r} is offline and no fallback node is online")
+        deadletters.dead_letter(conn, [(res.id, recipient, plan.channel.id, 0)], reason, why,
+                                now)
+        remote.emit(conn, self_node, "dead_letter", to_node=rt.to_node, now=now,
+                    event_id=event_id, source_agent=req.sender, to_agent=recipient,
+                    corr=plan.correlation_id, payload={"reason": reason, "detail": why},
+                    decision=None)
+        fsql.insert_sent(conn, event_id, res.id, rt.to_node or "", recipient, rt.decision,
+                         "dead_letter", None, now)
+        error = NoOwner if rt.decision == "no_owner" else OwnerOffline
+        return error(why, field="to", value=recipient, message_id=res.id, global_id=event_id)
+    plan.recipients = []
+    res = persist(router, plan, now, federated=True)
+    assert rt.to_node is not None
+    fsql.set_message_global_id(conn, res.id, event_id, self_node)
+    remote.emit(conn, self_node, kind, to_node=rt.to_node, now=now, event_id=event_id,
+                source_agent=req.sender, to_agent=recipient, corr=plan.correlation_id,
+                payload=remote.message_payload(plan.row), decision=rt.decision)
+    fsql.insert_sent(conn, event_id, res.id, rt.to_node, recipient, rt.decision, "emitted",
+                     now + ack_timeout_ms, now)
+    return replace(res, recipients=(recipient,), status="emitted", global_id=event_id,
+                   to_node=rt.to_node, route_decision=rt.decision)
 
 
 _BATCH_KEYS = {"channel", "to", "from", "sender", "content", "type", "priority", "topic",

@@ -1,75 +1,34 @@
-"""Tasks between nodes (issue 15, spec 002 §5, §6, DESIGN.md §7): the task events a node
-sends and what a node does with the ones it reads.
+"""Tasks between nodes: what a node does with the task events it reads, and how both
+nodes keep a copy of a task that crossed them.
 
 The creator's node sends `task_create` (the task's command message, routed like `send --to`,
-by `remote.send_remote`); the owner's node sends `task_accept` (with `etaAt`), `task_update`,
-`task_complete` (with the body) and `task_failed`, each as it happens (`tasks.record`). Both
-nodes keep a copy of the task, addressed by its global id (the `task_create` eventId); each
-history row's event_id is the eventId that carried it, so both histories list the same ids.
-Every task event the owner's node sends is retried and dead-lettered like a message (a
-`fed_sent` row without a message); the creator's node acknowledges each one `processed` as
-it records it (no agent turn is owed for a task event). The owner's `task_accept` (or
-`task_failed`, or `task_complete`) counts as `processed` for the `task_create` event
-(docs/DECISIONS.md). Stdlib and store only, imported only on a node."""
+by `sending.send_remote`); the owner's node sends `task_accept` (with `etaAt`), `task_update`,
+`task_complete` (with the body) and `task_failed`, each as it happens (`tasks.record`,
+through taskemit.py). Both nodes keep a copy of the task, addressed by its global id (the
+`task_create` eventId); each history row's event_id is the eventId that carried it, so both
+histories list the same ids. Every task event the owner's node sends is retried and
+dead-lettered like a message (a `fed_sent` row without a message); the creator's node
+acknowledges each one `processed` as it records it (no agent turn is owed for a task event).
+The owner's `task_accept` (or `task_failed`, or `task_complete`) counts as `processed` for
+the `task_create` event. Imported only on a node (federation's pull)."""
 
 from __future__ import annotations
 
 import sqlite3
-import uuid
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from acomm_cli import clock
-from acomm_cli.engine import remote
+from acomm_cli.engine import catalog, remote, tasks
+from acomm_cli.engine.channels import channel_by_id
+from acomm_cli.engine.sending import Router, persist, plan_message
+from acomm_cli.engine.taskdata import TASK_TYPES, Task, by_global_id, load
+from acomm_cli.engine.taskemit import KINDS
 from acomm_cli.errors import CommError
+from acomm_cli.model import MessageType, SendRequest
 from acomm_cli.store import federation as fsql
 
-if TYPE_CHECKING:
-    from acomm_cli.engine.tasks import Task
-
-# history event -> outbox kind (DESIGN.md §7; `task_incident` is ours: the owner's node
-# tells the creator's copy of the review incident it opened, docs/DECISIONS.md)
-KINDS = {"accepted": "task_accept", "updated": "task_update", "completed": "task_complete",
-         "failed": "task_failed", "incident": "task_incident"}
+# outbox kind -> history event, for the task events this node reads
 EVENTS = {kind: event for event, kind in KINDS.items()}
-TASK_KINDS = ("task_create", *EVENTS)
-
-
-def overdue_event_id(global_id: str) -> str:
-    """Both nodes mark a federated task overdue on their own (dated at its ETA, never sent):
-    the same event id on both keeps their histories alike."""
-    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"acomm:task:{global_id}:overdue"))
-
-
-def sends(task: Task, event: str) -> bool:
-    """Whether this node sends `event` of `task` to the other node: the owner's events of a
-    task created elsewhere, and the review's `incident` on the owner's node (the creator's
-    copy never reviews)."""
-    if task.peer_node is None:
-        return False
-    return event in KINDS and (event != "incident" or task.origin_node is not None)
-
-
-def emit_event(conn: sqlite3.Connection, task: Task, event: str, event_id: str, *, at: int,
-               progress: int | None, note: str | None, eta_at: int | None,
-               ack_timeout_ms: int, detail: dict[str, Any] | None = None) -> None:
-    """The owner's node sends one of its task's events to the creator's node, in the
-    transaction that recorded it, and keeps the sender's state (retries, dead letter)."""
-    me = fsql.node_id(conn)
-    assert me is not None and task.peer_node is not None and task.global_id is not None
-    payload: dict[str, Any] = {"taskId": task.global_id, "event": event}
-    if progress is not None:
-        payload["progress"] = progress
-    if note is not None:
-        payload["note"] = note
-    if eta_at is not None:
-        payload["etaAt"] = clock.iso(eta_at)
-    if detail:
-        payload["detail"] = detail
-    remote.emit(conn, me, KINDS[event], to_node=task.peer_node, now=at, event_id=event_id,
-                source_agent=task.owner, to_agent=task.creator, corr=task.correlation_id,
-                payload=payload, decision="owner")
-    fsql.insert_sent(conn, event_id, None, task.peer_node, task.creator, "owner", "emitted",
-                     at + ack_timeout_ms, at)
 
 
 def _ms(value: Any, now: int) -> int | None:
@@ -85,11 +44,9 @@ def created(conn: sqlite3.Connection, source: str, env: dict[str, Any], message_
             channel_id: int, now: int) -> bool:
     """An inbound `task_create` whose command message is stored here (`message_id`): the
     owner's copy of the task (idempotent by its global id)."""
-    from acomm_cli.engine import tasks
-
     meta = (env.get("payload") or {}).get("metadata") or {}
     capability = meta.get("capability")
-    task_type = meta.get("task_type") if meta.get("task_type") in tasks.TASK_TYPES else "task"
+    task_type = meta.get("task_type") if meta.get("task_type") in TASK_TYPES else "task"
     at = _ms(env.get("createdAt"), now) or now
     tasks.record_created(
         conn, task_id=message_id, correlation_id=str(env.get("corrId") or env["eventId"]),
@@ -112,9 +69,7 @@ def _eta(conn: sqlite3.Connection, meta: dict[str, Any], task_type: str,
     capability = meta.get("capability")
     if task_type != "task" or not isinstance(capability, str):
         return None
-    from acomm_cli.engine import capabilities
-
-    cap = capabilities.find(conn, capability)
+    cap = catalog.find(conn, capability)
     return at + cap.eta_ms if cap is not None and cap.state == "published" else None
 
 
@@ -127,12 +82,10 @@ def applied(conn: sqlite3.Connection, me: str, source: str, env: dict[str, Any],
     `response`, the failure as an acknowledgement), `processed` for the `task_create`
     event, and `ack processed` for this one. False when no task here matches, or the event
     no longer fits it (recorded in fed_inbound, skipped)."""
-    from acomm_cli.engine import tasks
-
     payload = env.get("payload") or {}
     event_id, kind = str(env["eventId"]), str(env["kind"])
     event = EVENTS[kind]
-    task = tasks.by_global_id(conn, str(payload.get("taskId")))
+    task = by_global_id(conn, str(payload.get("taskId")))
     ok = task is not None
     if task is not None:
         at = _ms(env.get("createdAt"), now) or now
@@ -141,7 +94,7 @@ def applied(conn: sqlite3.Connection, me: str, source: str, env: dict[str, Any],
         note = payload.get("note")
         detail = payload.get("detail") if event == "incident" else None
         tasks.catch_up(conn, at)  # an ETA passed before this event: overdue first, as there
-        task = tasks.load(conn, task.id)
+        task = load(conn, task.id)
         try:
             with _savepoint(conn):
                 mid = _tell_creator(conn, task, event, note, eta_at, now)
@@ -180,10 +133,6 @@ def _tell_creator(conn: sqlite3.Connection, task: Task, event: str, note: Any,
                   eta_at: int | None, now: int) -> int | None:
     """What the creator gets in its inbox on one store: an acknowledgement `in_progress`
     with the ETA, the result as a `response`, or an acknowledgement `failed`."""
-    from acomm_cli.engine.channels import channel_by_id
-    from acomm_cli.engine.sending import Router, persist, plan_message
-    from acomm_cli.model import MessageType, SendRequest
-
     if event in ("updated", "incident"):
         return None  # history only (an incident is the owner's node's to review)
     text = note if isinstance(note, str) and note else None

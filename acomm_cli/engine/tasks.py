@@ -1,43 +1,51 @@
-"""Tasks (issue 15, spec 002 §5, §6): work one agent delegates to another, with an ETA,
+"""Tasks: work one agent delegates to another, with an ETA,
 progress, and an end (completed or failed).
 
 A task is carried by a `command` message from its creator to its owner on their direct channel
-(docs/DECISIONS.md, "Tasks ride on command messages"): the owner finds it in `receive`, spec-004
+(docs/DECISIONS.md, "Tasks ride on command messages"): the owner finds it in `receive`, agent
 dispatch can run it, and the task's id is that message's id. The owner's answers are ordinary
 traffic on that channel: accepting acknowledges the delivery `in_progress` with the ETA in the
-acknowledgement's metadata (spec 002 §6's "ack accepted carrying etaAt"), completing sends a
+acknowledgement's metadata (so the creator learns the ETA), completing sends a
 `response` with the result (which, like a response to a query, counts as the owner's ack
 `completed`), failing acknowledges `failed` with the reason. Progress updates write only the
 task's history.
 
-The row in `tasks` is the current state; `task_events` the history. Every change goes through
-`record()`, which checks the transition, writes one history row under a UUIDv7 event id, and
-is idempotent by that id: engine/taskfed.py records a peer's `task_*` event by calling it
-with the event's own id (a re-read changes nothing). States:
+The row in `tasks` is the current state; `task_events` the history (both read as records in
+taskdata.py). Every change goes through `record()`, which checks the transition, writes one
+history row under a UUIDv7 event id, and is idempotent by that id: engine/taskfed.py records
+a peer's `task_*` event by calling it with the event's own id (a re-read changes nothing).
+States:
 
     created -> accepted -> (updated)* -> completed | failed
     created -> failed (the owner declines)
     created | accepted | updated -> overdue (tick, once the ETA passes; updates keep it overdue)
-    any open state -> incident (reserved for the capability review, issue 15)
+    any open state -> incident (a capability's misfire review opened one about it)
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass, field
 from typing import Any
 
 from acomm_cli import clock, model
-from acomm_cli.engine import delivery
+from acomm_cli.engine import acking, catalog, incidents, taskemit
 from acomm_cli.engine.channels import channel_by_id
 from acomm_cli.engine.sending import Router, persist, plan_message, send_direct
+from acomm_cli.engine.taskdata import (
+    STATES,
+    TASK_TYPES,
+    TERMINAL,
+    Task,
+    by_global_id,
+    load,
+    task_of,
+)
 from acomm_cli.errors import (
     CommError,
     Forbidden,
     InvalidState,
     NoCapability,
-    NotFound,
     OutputMismatch,
     ValidationFailed,
 )
@@ -45,9 +53,6 @@ from acomm_cli.model import ACK_ORDER, AckStatus, DeliveryState, Limits, Message
 from acomm_cli.store import acks, write
 from acomm_cli.store import tasks as sql
 
-TASK_TYPES = model.TASK_TYPES
-STATES = model.TASK_STATES
-TERMINAL = ("completed", "failed")
 # the events only the task's owner may cause
 OWNER_EVENTS = ("accepted", "updated", "completed", "failed")
 # event -> the states it may follow
@@ -62,84 +67,8 @@ _FOLLOWS: dict[str, tuple[str, ...]] = {
 EVENTS = ("created", *_FOLLOWS)
 
 
-@dataclass(frozen=True)
-class TaskEvent:
-    event_id: str
-    task_id: int
-    event: str
-    agent: str | None
-    at: int
-    progress: int | None = None
-    note: str | None = None
-    eta_at: int | None = None
-    message_id: int | None = None
-    origin_node: str | None = None  # None: it happened on this store
-    detail: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Task:
-    id: int  # the id of the command message that carries it, on this store
-    correlation_id: str
-    channel_id: int
-    task_type: str
-    capability: str | None
-    creator: str
-    owner: str
-    state: str
-    eta_required: bool
-    eta_at: int | None
-    progress: int
-    plan: str | None
-    note: str | None
-    result_message_id: int | None
-    created_at: int
-    accepted_at: int | None
-    updated_at: int
-    finished_at: int | None
-    global_id: str | None
-    origin_node: str | None
-    peer_node: str | None
-    history: tuple[TaskEvent, ...] = ()
-
-
-def _task(row: tuple[Any, ...], history: tuple[TaskEvent, ...] = ()) -> Task:
-    (tid, corr, channel_id, task_type, capability, creator, owner, state, eta_required,
-     eta_at, progress, plan, note, result_id, created, accepted, updated, finished,
-     global_id, origin, peer) = row
-    return Task(tid, corr, channel_id, task_type, capability, creator, owner, state,
-                bool(eta_required), eta_at, progress, plan, note, result_id, created, accepted,
-                updated, finished, global_id, origin, peer, history)
-
-
-def _event(row: tuple[Any, ...]) -> TaskEvent:
-    (_seq, event_id, task_id, event, agent, at, progress, note, eta_at, message_id, origin,
-     detail) = row
-    return TaskEvent(event_id, task_id, event, agent, at, progress, note, eta_at, message_id,
-                     origin, json.loads(detail) if detail else {})
-
-
-# ---------------------------------------------------------------- reading
-
-
-def load(conn: sqlite3.Connection, task_id: int | str, *, history: bool = False) -> Task:
-    """One task (with its history) by its id here or its global id (the same on both nodes
-    of a task that crossed nodes); NotFound (exit 4) for an unknown one."""
-    row = None
-    if isinstance(task_id, int) or task_id.isdigit():
-        row = sql.task_row(conn, int(task_id))
-    else:
-        row = sql.task_by_global_id(conn, task_id)
-    if row is None:
-        raise NotFound(f"task {task_id} does not exist", field="task", value=task_id)
-    events = tuple(_event(e) for e in sql.events_of(conn, row[0])) if history else ()
-    return _task(row, events)
-
-
-def by_global_id(conn: sqlite3.Connection, global_id: str) -> Task | None:
-    """The task a federated event names (its task_create eventId), or None."""
-    row = sql.task_by_global_id(conn, global_id)
-    return _task(row) if row is not None else None
+# ---------------------------------------------------------------- reading (taskdata.py has
+# the records and `load`)
 
 
 def show(conn: sqlite3.Connection, task_id: int | str, now: int) -> Task:
@@ -165,7 +94,7 @@ def list_tasks(conn: sqlite3.Connection, now: int, *, agent: str | None = None,
     _catch_up(conn, now)
     rows, total = sql.task_rows(conn, agent=agent, state=state, task_type=task_type,
                                 limit=limit, offset=offset)
-    return [_task(r) for r in rows], total
+    return [task_of(r) for r in rows], total
 
 
 def counts(conn: sqlite3.Connection, agent: str | None = None) -> dict[str, int]:
@@ -186,10 +115,12 @@ def record(conn: sqlite3.Connection, task: Task, event: str, *, agent: str | Non
     `event_id` (a peer's event is recorded under its own eventId): an event already recorded
     changes nothing and returns False. A fresh local event gets a new UUIDv7 id.
 
-    Between nodes (engine/taskfed.py): an inbound `task_*` event is recorded here with the
-    peer's eventId and node; an owner's event of a task created on another node is sent
-    there (its history row's event_id is the outbox eventId); on the creator's node the
-    owner's events come only from the owner's node."""
+    Between nodes: an inbound `task_*` event (taskfed.py) is recorded here with the peer's
+    eventId and node; an owner's event of a task created on another node is sent there
+    (taskemit.py; its history row's event_id is the outbox eventId); on the creator's node
+    the owner's events come only from the owner's node. An overdue or failed capability task
+    goes to the misfire review (incidents.py), and an incident it opens is recorded here as
+    the task's `incident` event."""
     if event_id is not None and sql.event_seen(conn, event_id):
         return False
     new_state = _next_state(task, event, agent)
@@ -219,19 +150,23 @@ def record(conn: sqlite3.Connection, task: Task, event: str, *, agent: str | Non
         if event == "completed":
             changes["progress"] = 100
     sql.update_task(conn, task.id, changes)
-    if origin_node is None and task.peer_node is not None:
-        from acomm_cli.engine import taskfed
-
-        if taskfed.sends(task, event):
-            taskfed.emit_event(conn, task, event, event_id, at=at, progress=progress,
-                               note=note, eta_at=eta_at, ack_timeout_ms=ack_timeout_ms,
-                               detail=detail)
+    if origin_node is None and taskemit.sends(task, event):
+        taskemit.emit_event(conn, task, event, event_id, at=at, progress=progress, note=note,
+                            eta_at=eta_at, ack_timeout_ms=ack_timeout_ms, detail=detail)
     if event in ("overdue", "failed") and task.capability is not None \
             and task.task_type == "task":
-        from acomm_cli.engine import incidents  # the misfire review (spec 002 §9)
-
-        incidents.review_task(conn, task, event, at)
+        # a capability's misfire: the review may open an incident, which the task records
+        opened = incidents.review_task(conn, task, event, at)
+        if opened is not None:
+            _mark_incident(conn, task.id, *opened, at)
     return True
+
+
+def _mark_incident(conn: sqlite3.Connection, task_id: int, incident_id: int,
+                   failure_class: str, at: int, note: str | None = None) -> None:
+    """The task's `incident` event for a review incident just opened about it."""
+    record(conn, load(conn, task_id), "incident", agent=None, at=at, note=note,
+           detail={"incident_id": incident_id, "failure_class": failure_class})
 
 
 def _next_state(task: Task, event: str, agent: str | None) -> str:
@@ -300,9 +235,7 @@ def create(conn: sqlite3.Connection, creator: str, owner: str | None, content: s
         with write(conn):
             eta_at = None
             if capability is not None and task_type == "task":
-                from acomm_cli.engine import capabilities
-
-                owner, eta_ms = capabilities.route(conn, capability, owner)
+                owner, eta_ms = catalog.route(conn, capability, owner)
                 if eta_ms is not None:
                     eta_at = now + eta_ms
                     # the owner's node records the same ETA (engine/taskfed.created)
@@ -347,8 +280,6 @@ def _routing_miss(conn: sqlite3.Connection, capability: str, creator: str, reaso
     (its rollback would take the count back anyway)."""
     if conn.in_transaction:
         return
-    from acomm_cli.engine import incidents
-
     incidents.routing_miss(conn, capability, creator, reason, now,
                            threshold=lim.cap_miss_threshold, window_ms=lim.cap_miss_window_ms)
 
@@ -461,15 +392,20 @@ def complete(conn: sqlite3.Connection, task_id: int | str, agent: str, now: int,
             resolved = task.id
             _next_state(task, "completed", agent)
             if task.capability is not None:
-                from acomm_cli.engine import capabilities
-
-                capabilities.check_output(conn, task, content)
+                catalog.check_output(conn, task, content)
             return _complete(conn, task, agent, now, content, _ack_timeout(limits))
     except OutputMismatch as exc:
-        from acomm_cli.engine import incidents
-
-        incidents.output_mismatch(conn, int(resolved), exc.message, now)
+        _output_mismatch(conn, int(resolved), exc.message, now)
         raise
+
+
+def _output_mismatch(conn: sqlite3.Connection, task_id: int, reason: str, now: int) -> None:
+    """A refused completion, in its own transaction after the refusal rolled back: the
+    review incident, and the task's `incident` event."""
+    with write(conn):
+        iid = incidents.output_mismatch(conn, load(conn, task_id), reason, now)
+        if iid is not None:
+            _mark_incident(conn, task_id, iid, "output_mismatch", now, note=reason)
 
 
 def _complete(conn: sqlite3.Connection, task: Task, agent: str, now: int,
@@ -522,8 +458,8 @@ def _ack(conn: sqlite3.Connection, task: Task, agent: str, status: AckStatus, no
     if state == DeliveryState.DEAD.value or delivered_at is None or (
             previous is not None and ACK_ORDER[AckStatus(previous)] >= ACK_ORDER[status]):
         return None
-    # the task's ETA and overdue timer watch an accepted task, not a channel lease (issue 18)
-    return delivery.record_ack(conn, task.id, agent, status, note, now, extra=meta,
+    # the task's ETA and overdue timer watch an accepted task, not a channel lease
+    return acking.record_ack(conn, task.id, agent, status, note, now, extra=meta,
                                lease=False).ack_message_id
 
 
@@ -558,10 +494,8 @@ def mark_overdue(conn: sqlite3.Connection, now: int) -> int:
     for task_id, eta_at in sql.due(conn, now):
         task = load(conn, task_id)
         event_id = None
-        if task.global_id is not None:  # both nodes mark it alike (engine/taskfed.py)
-            from acomm_cli.engine.taskfed import overdue_event_id
-
-            event_id = overdue_event_id(task.global_id)
+        if task.global_id is not None:  # both nodes mark it alike
+            event_id = taskemit.overdue_event_id(task.global_id)
         marked += record(conn, task, "overdue", agent=None, at=eta_at, eta_at=eta_at,
                          event_id=event_id)
     return marked

@@ -1,5 +1,7 @@
-"""Federation (spec 002, DESIGN.md §7): several stores, each a node, deliver to each other's
-agents. So far: the node identity (`identity.py`), invites on a seed (`invites.py`) and the
-join handshake's logic (`handshake.py`). The gateway, the state room, the outbox transport and
-`fed pull` come next. These modules import the `acomm[federation]` extra (cryptography,
-pyseto) inside their functions: none of it loads on a store that is not a node."""
+"""Federation (docs/FEDERATION.md; its source is docs/spec/distributed-pipes.txt): several
+stores, each a node, deliver to each other's agents: the node identity (`identity.py`), invites
+and the join handshake on a seed (`invites.py`, `handshake.py`), the gateway and the state room
+(`gateway.py`, `roomsync.py`), the transports that read a peer's outbox (`transport.py`,
+`http_transport.py`, `nats_transport.py`) and `fed pull` (`pull.py`). These modules import the
+`acomm[federation]` extra (cryptography, pyseto) inside their functions: none of it loads on a
+store that is not a node."""

@@ -1,4 +1,4 @@
-"""The gateway's agent endpoints (spec 002 §12): an external agent, which is not a transport
+"""The gateway's agent endpoints: an external agent, which is not a transport
 peer, sends and receives as ITS agent only, with a scoped session token (tokens.py) in
 `Authorization: Bearer`. Mounted by gateway.py under /agent/v1:
 
@@ -38,7 +38,7 @@ from typing import Any
 from acomm_cli import clock, model
 from acomm_cli.errors import CommError, Forbidden, ValidationFailed
 from acomm_cli.federation import tokens
-from acomm_cli.lite.records import asdict  # the engine's results are records (issue 17)
+from acomm_cli.lite.records import asdict  # the engine's results are records
 from acomm_cli.model import Message, MessageFilter, QueryResult, SendRequest, SendResult
 
 PREFIX = "/agent/v1"
@@ -58,7 +58,7 @@ Work = Callable[[sqlite3.Connection, str, dict[str, Any], int], Any]
 
 @dataclass(frozen=True)
 class Encoders:
-    """The JSON documents of the command line's contract (DESIGN.md §5), passed in by the
+    """The JSON documents of the command line's `--json` output, passed in by the
     command: rendering is not this layer's business (as dispatch's `encode`)."""
 
     message: Callable[[Message], dict[str, Any]]
@@ -229,7 +229,7 @@ class AgentApi:
 
     def _respond(self, conn: sqlite3.Connection, agent: str, doc: dict[str, Any],
                  now: int) -> Any:
-        from acomm_cli.engine import delivery
+        from acomm_cli.engine import queries
 
         _check_keys(doc, {"correlation_id", "body", "priority", *_IDENTITY_KEYS})
         corr = _str(doc, "correlation_id")
@@ -241,14 +241,14 @@ class AgentApi:
         priority = doc.get("priority", "normal")
         if isinstance(priority, bool) or not isinstance(priority, (str, int)):
             raise ValidationFailed("priority: a name or 0-4", field="priority")
-        return self.encoders.send(delivery.respond(conn, corr, body, agent, now, priority))
+        return self.encoders.send(queries.respond(conn, corr, body, agent, now, priority))
 
     async def ack(self, request: Any) -> Any:
         return await self._handle(request, "receive", self._ack)
 
     def _ack(self, conn: sqlite3.Connection, agent: str, doc: dict[str, Any],
              now: int) -> Any:
-        from acomm_cli.engine import delivery
+        from acomm_cli.engine import acking
 
         _check_keys(doc, {"message_id", "status", "note", *_IDENTITY_KEYS})
         message_id = doc.get("message_id")
@@ -256,7 +256,7 @@ class AgentApi:
             raise ValidationFailed("message_id: an integer is required", field="message_id")
         status = _str(doc, "status", "completed")
         assert status is not None
-        result = delivery.ack(conn, message_id, agent, status, _str(doc, "note"), now)
+        result = acking.ack(conn, message_id, agent, status, _str(doc, "note"), now)
         return asdict(result)
 
     # ------------------------------------------------------------ receive
@@ -286,7 +286,7 @@ class AgentApi:
         """One read of the inbox; True when a response went out (`deliver`, inside the
         transaction that marks the messages read, or after it for a peek). Nothing is
         delivered for an empty inbox until the `final` read."""
-        from acomm_cli.engine import delivery
+        from acomm_cli.engine import timers
 
         sent = False
 
@@ -298,7 +298,7 @@ class AgentApi:
 
         conn = self._connect()
         try:
-            delivery.receive_due(conn, agent, f, clock.now_ms(), peek=peek, emit=emit)
+            timers.receive_due(conn, agent, f, clock.now_ms(), peek=peek, emit=emit)
         finally:
             conn.close()
         return sent

@@ -1,4 +1,4 @@
-"""`acomm gateway serve`: the node's one long-running process (DESIGN.md §7). A Starlette
+"""`acomm gateway serve`: the node's one long-running process. A Starlette
 app served by uvicorn:
 
 - `POST /ansible/auth/exchange`: handshake.exchange on this store, its status and body;
@@ -53,7 +53,7 @@ class Options:
     invite: str | None = None
     public_url: str | None = None
     pull_every_ms: int | None = None
-    push: bool = False  # a NATS node: publish and read as events come (issue 22)
+    push: bool = False  # a NATS node: publish and read as events come
     busy_timeout_ms: int = 1000
     sla_ms: int = 600_000
     pull_pages: int = 10

@@ -1,4 +1,4 @@
-"""The join handshake's logic (DESIGN.md §7), as pure functions over the store, for the
+"""The join handshake's logic (docs/FEDERATION.md), as pure functions over the store, for the
 gateway to serve: `exchange` answers `POST /ansible/auth/exchange`; `authenticate_ticket`
 decides a WebSocket upgrade to the room BEFORE it is accepted.
 
@@ -39,7 +39,7 @@ from acomm_cli.store.connection import write
 
 AUDIENCE = "ansible-yjs"
 ROOMS = ("control",)
-TICKET_TTL_MS = 60_000  # DESIGN: 30-60 s
+TICKET_TTL_MS = 60_000  # a ticket lives 30-60 s: long enough to open the socket
 _NONCE = re.compile(r"[A-Za-z0-9_-]{16,128}", re.ASCII)
 _FIELDS = {"inviteToken", "nodeId", "nonce", "nodeProof", "publicKey", "requestedRooms"}
 

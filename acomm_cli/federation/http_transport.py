@@ -88,7 +88,7 @@ class ByUrl:
         self.urls, self.own_link = urls, own_link
         self.store = StoreTransport(urls, busy_timeout_ms)
         self.http = HttpTransport(urls, me, wait_s)
-        self.nats = nats  # a NatsTransport when a peer's url is nats:// (issue 22)
+        self.nats = nats  # a NatsTransport when a peer's url is nats://
 
     def _for(self, source_node: str) -> Any:
         url = self.urls.get(source_node) or ""

@@ -1,5 +1,5 @@
-"""Outboxes on NATS JetStream (issue 22): a second `Transport`, chosen per node by its url
-(`nats://` or `tls://`, recorded by `node init --transport` and advertised in the room).
+"""Outboxes on NATS JetStream (docs/FEDERATION_NATS.md): a second `Transport`, chosen per node
+by its url (`nats://` or `tls://`, recorded by `node init --transport` and advertised in the room).
 
 - Each node's outbox is a stream `ACOMM_<node>` on subject `acomm.<node>.out` (stream names
   may not contain dots, node ids may: see `escape`). The stream is filled in outbox order

@@ -1,4 +1,4 @@
-"""The replay guards' memory (DESIGN.md §7, docs/DECISIONS.md "Issue 19, nonces"): each
+"""The replay guards' memory (docs/DECISIONS.md, "Replay guards"): each
 handshake nonce and each signed outbox read is accepted once, and remembered only while a
 request carrying it could still be accepted.
 

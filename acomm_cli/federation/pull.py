@@ -1,7 +1,7 @@
 """`acomm fed pull`: read peers' outboxes after our cursor and, in ONE transaction per page,
 advance the cursor, record the inbound events (unique on eventId: a re-read is a duplicate,
 never a second delivery), deliver messages into local deliveries, append `ack accepted` for
-each, and apply acks, replies and dead letters to the sender's state (DESIGN.md §7)."""
+each, and apply acks, replies and dead letters to the sender's state."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ class PullResult:
     replies: int = 0
     dead_lettered: int = 0
     tasks: int = 0
-    published: int = 0  # this node's own outbox rows put on NATS JetStream (issue 22)
+    published: int = 0  # this node's own outbox rows put on NATS JetStream
     unreachable: list[str] = field(default_factory=list)
 
     def doc(self) -> dict[str, Any]:
@@ -189,7 +189,7 @@ def _deliver(conn: sqlite3.Connection, me: str, source: str, env: dict[str, Any]
     payload = env.get("payload") or {}
     local, sender = str(env["toAgentId"]), str(env["sourceAgentId"])
     router = Router(conn)
-    name = remote.fed_channel(router, local, sender, now)
+    name = remote.fed_channel(router.conn, router.channels, local, sender, now)
     mtype = payload.get("type") or MessageType.TEXT.value
     try:
         plan = plan_message(router, SendRequest(

@@ -1,4 +1,4 @@
-"""`gateway serve --push` on a node whose outbox travels on NATS JetStream (issue 22): the
+"""`gateway serve --push` on a node whose outbox travels on NATS JetStream: the
 outbox published as rows land, the peers' streams long-polled, so a send is delivered within
 a second with no tick. Runs inside the gateway's task group; a NATS server that is down is
 noted and retried every second, never fatal."""

@@ -26,7 +26,7 @@ from acomm_cli.federation import identity, nonces
 from acomm_cli.store import federation as sql
 from acomm_cli.store.connection import write
 
-# capabilities.*: spec 002 §9's catalog (capability id -> its metadata, not its schema) and
+# capabilities.*: the capability catalog (capability id -> its metadata, not its schema) and
 # index (agent -> the capabilities it executes), written by engine/capabilities.py
 MAPS = ("nodes", "agents", "routing", "capabilities.catalog", "capabilities.index")
 ROOM_PATH = "/ansible/yjs/control"

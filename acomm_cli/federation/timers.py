@@ -1,4 +1,4 @@
-"""Federation's timers, applied by `tick` on a node (DESIGN.md §7): a bounded pull, retries
+"""Federation's timers, applied by `tick` on a node: a bounded pull, retries
 of events not yet accepted (the same eventId, attempt + 1, after ack_timeout plus an
 exponential back-off with jitter), a dead letter after max_attempts (reason
 `federation_max_attempts`), and one SLA incident per event accepted but neither processed

@@ -1,11 +1,11 @@
-"""Scoped session tokens for external agents (spec 002 §12, `acomm token create|list|revoke`):
+"""Scoped session tokens for external agents (`acomm token create|list|revoke`):
 an agent that is not a transport peer sends and receives through this node's gateway as
 itself only (agentapi.py), and never touches the room or the outbox.
 
 A token is 256 random bits shown once; the store keeps only its SHA-256 (as for invites), so
 a copy of the store does not hand out sessions, and a revocation takes effect at the next
 request. Its agent must be local to this node: owned by it in the room, or unowned and a
-participant of a local channel (the routing rule of DESIGN.md §7, without fallbacks)."""
+participant of a local channel (agent ownership routing, without fallbacks)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""How a node reads another node's outbox: one small interface (DESIGN.md §7), so that HTTP,
+"""How a node reads another node's outbox: one small interface, so that HTTP,
 NATS JetStream or Kafka can replace it without touching the envelope or the cursors.
 Appending is always local (this node's own `fed_outbox`, in the transaction of whatever
 emits the event), so the interface only reads.

@@ -1,7 +1,7 @@
 """The few pathlib operations the start-up path needs, on strings, without importing pathlib.
 
-`pathlib` imports `fnmatch` (with `re`), `urllib.parse` and `ipaddress`: about 4 ms of an
-`acomm send` process, and the reason `re` was loaded at all (issue 17, docs/BENCHMARKS.md).
+`pathlib` imports `fnmatch` (with `re`), `urllib.parse` and `ipaddress`: about 5 ms of an
+`acomm send` process (bench/lite.py), and the reason `re` was loaded at all.
 Store resolution and opening work on `str` paths; each function here gives exactly the string
 its pathlib counterpart gives on POSIX (named in its docstring), so every message naming a
 path reads as before. tests/test_lite_names.py checks them against pathlib.

@@ -1,8 +1,8 @@
 """`dataclass`, `field`, `replace` and `asdict` for the start-up path, without `dataclasses`.
 
 Importing `dataclasses` imports `inspect` (with `ast`, `dis`, `tokenize`), and each class it
-builds compiles five or six methods: together about a fifth of an `acomm send` process
-(issue 17, docs/BENCHMARKS.md). The modules on the hot path import these names instead, as
+builds compiles five or six methods: together 17-21 ms of an `acomm send` or `acomm receive`
+process (bench/lite.py). The modules on the hot path import these names instead, as
 
     if TYPE_CHECKING:
         from dataclasses import dataclass, field, replace
@@ -12,10 +12,12 @@ builds compiles five or six methods: together about a fifth of an `acomm send` p
 so that mypy checks them as the standard dataclasses they mirror, and the class declarations
 stay what they were. Only what acomm uses is here: `frozen`, `slots`, defaults,
 `field(default_factory=..., compare=..., repr=...)`; anything else is refused when the class is
-built. The behaviour kept: the same `__init__` signature (one `exec` per class, for speed of
-construction), `__repr__`, `__eq__` over the compared fields, `__hash__` as dataclasses derive
-it, assignment refused on a frozen instance (AttributeError), `__match_args__`.
-tests/test_records.py checks each such class against a real dataclass of the same fields.
+built. The behaviour kept: the same `__init__` signature (compiled from source on the class's
+first use), `__repr__`, `__eq__` over the compared fields, `__hash__` as dataclasses derive it,
+assignment refused on a frozen instance (AttributeError), `__match_args__`, and
+`__dataclass_fields__` (made on first use) so the standard `dataclasses` functions work on a
+record as mypy says they do. tests/test_records.py checks each such class against a real
+dataclass of the same fields.
 """
 
 from __future__ import annotations
@@ -109,10 +111,9 @@ def _build(cls: type, frozen: bool, slots: bool) -> type:
         body.append("self.__post_init__()")
     src = (f"def __init__(self, {', '.join(params)}):\n    " + "\n    ".join(body or ["pass"])
            if params else "def __init__(self):\n    " + "\n    ".join(body or ["pass"]))
-    init = _made_init(cls, src, ns)
     shown = tuple(f.name for f in fields if f.repr)
     compared = tuple(f.name for f in fields if f.compare)
-    methods: dict[str, Any] = {"__init__": init, "__repr__": _repr(shown),
+    methods: dict[str, Any] = {"__repr__": _repr(shown),
                                "__eq__": _eq(compared), "__match_args__": names}
     if frozen:
         methods["__hash__"] = _hash(compared)
@@ -132,33 +133,67 @@ def _build(cls: type, frozen: bool, slots: bool) -> type:
                 else:
                     setattr(cls, f.name, f.default)
     for name, method in methods.items():
-        if name in ("__init__", "__match_args__") or name not in cls.__dict__:
+        if name == "__match_args__" or name not in cls.__dict__:
             if callable(method):  # each a fresh function: named for tracebacks and repr
                 method.__name__ = name
                 method.__qualname__ = f"{cls.__qualname__}.{name}"
             setattr(cls, name, method)
+    cls.__init__ = _LazyInit(cls, src, ns)  # type: ignore[misc]
+    cls.__dataclass_fields__ = _DataclassFields(cls)  # type: ignore[attr-defined]
     cls.__record_fields__ = tuple(fields)  # type: ignore[attr-defined]
     cls.__record_params__ = {"frozen": frozen, "slots": slots}  # type: ignore[attr-defined]
     return cls
 
 
-def _made_init(cls: type, src: str, ns: dict[str, Any]) -> Any:
-    """The class's `__init__`: made from its precompiled twin in records_made.py (written by
-    `make docs` for the classes the hot commands build) when that was generated from the same
-    source, else compiled here. Compiling cost about 0.2 ms a class, 2-3 ms of a send
-    (issue 17); a stale or missing twin only costs that time again, never a wrong method."""
-    cls.__record_init__ = (src, tuple(sorted(ns)))  # type: ignore[attr-defined]
-    try:
-        from acomm_cli.lite.records_made import INITS
-    except ImportError:  # not generated yet (a fresh checkout before `make docs`)
-        INITS = {}
-    made: Any = INITS.get(f"{cls.__module__}.{cls.__qualname__}")
-    if made is not None and made[0] == src:
-        init = made[1](**ns)
-        init.__module__ = cls.__module__
-        return init
-    exec(src, ns)
-    return ns["__init__"]
+class _LazyInit:
+    """A record's `__init__`, compiled from its source on first use (making an instance,
+    reading `cls.__init__`, `inspect.signature`), then put on the class in its place: a hot
+    command builds few of the classes it defines (bench/lite.py, `lazy_init`)."""
+
+    __slots__ = ("owner", "src", "ns")
+
+    def __init__(self, owner: type, src: str, ns: dict[str, Any]) -> None:
+        self.owner, self.src, self.ns = owner, src, ns
+
+    def __get__(self, obj: object, cls: type | None = None) -> Any:
+        exec(self.src, self.ns)
+        init = self.ns["__init__"]
+        init.__module__ = self.owner.__module__
+        init.__qualname__ = f"{self.owner.__qualname__}.__init__"
+        type.__setattr__(self.owner, "__init__", init)
+        return init if obj is None else init.__get__(obj, cls)
+
+
+class _DataclassFields:
+    """`__dataclass_fields__`, made on first use with the real `dataclasses` module: so
+    `dataclasses.asdict`, `fields`, `replace` and `is_dataclass` take a record as the
+    dataclass mypy checks it as, and only a caller of them pays for importing dataclasses."""
+
+    __slots__ = ("owner",)
+
+    def __init__(self, owner: type) -> None:
+        self.owner = owner
+
+    def __get__(self, obj: object, cls: type | None = None) -> Any:
+        import dataclasses
+
+        owner = self.owner
+        annotations: dict[str, Any] = {}
+        for base in reversed(owner.__mro__):
+            annotations.update(base.__dict__.get("__annotations__", {}))
+        spec = []
+        for f in fields(owner):
+            kw: dict[str, Any] = {"compare": f.compare, "repr": f.repr}
+            if f.default_factory is not _MISSING:
+                kw["default_factory"] = f.default_factory
+            elif f.default is not _MISSING:
+                kw["default"] = f.default
+            spec.append((f.name, annotations.get(f.name, "object"), dataclasses.field(**kw)))
+        twin: Any = dataclasses.make_dataclass(owner.__name__, spec,
+                                               **owner.__record_params__)  # type: ignore[attr-defined]
+        made = twin.__dataclass_fields__
+        type.__setattr__(owner, "__dataclass_fields__", made)
+        return made
 
 
 def _repr(names: tuple[str, ...]) -> Callable[[Any], str]:

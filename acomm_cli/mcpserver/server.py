@@ -27,6 +27,7 @@ from typing import Any
 
 import anyio
 from mcp.server import MCPServer
+from mcp.server.mcpserver import server as sdk_server
 from mcp.server.mcpserver.exceptions import ResourceError
 from mcp.server.subscriptions import ResourceUpdated
 from mcp_types import (
@@ -61,7 +62,7 @@ def ok(doc: Any, *, failed: bool = False) -> CallToolResult:
 
 
 def refused(exc: CommError) -> CallToolResult:
-    """A tool error carrying acomm's error document (DESIGN.md §5)."""
+    """A tool error carrying acomm's error document, the one `--json` prints on stderr."""
     return ok({"error": exc.to_dict()}, failed=True)
 
 
@@ -201,9 +202,18 @@ class Notifier:
 # ---------------------------------------------------------------- the server
 
 
+def _plain_logging(level: str) -> None:
+    logging.basicConfig(level=level, format="%(message)s")
+
+
 def build(box: Toolbox) -> MCPServer:
     """The server: tools, resources and the inbox watch, for `box.agent` only."""
     notifier = Notifier(box)
+    # MCPServer's constructor sets up logging with rich's handler, importing rich for it
+    # (about 20 ms of start-up); the standard library's handler writes the same warnings to
+    # stderr
+    if hasattr(sdk_server, "configure_logging"):
+        sdk_server.configure_logging = _plain_logging
 
     @asynccontextmanager
     async def lifespan(_: MCPServer) -> AsyncIterator[dict[str, Any]]:

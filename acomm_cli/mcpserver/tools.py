@@ -18,7 +18,7 @@ from typing import Any
 
 from acomm_cli import clock, model
 from acomm_cli.errors import CommError, Timeout, ValidationFailed
-from acomm_cli.lite.records import asdict  # the engine's results are records (issue 17)
+from acomm_cli.lite.records import asdict  # the engine's results are lite records
 from acomm_cli.model import Message, MessageFilter, QueryResult, SendRequest
 
 MAX_WAIT_S = 60.0  # a tool call holds the client's turn: longer waits are refused
@@ -29,7 +29,7 @@ Doc = dict[str, Any]
 
 @dataclass(frozen=True)
 class Encoders:
-    """The command line's JSON documents (cli/render_*.py), passed in by the command: shaping
+    """The command line's JSON documents (output/render_*.py), passed in by the command: shaping
     output is not this layer's business (as federation's agentapi and dispatch's `encode`)."""
 
     message: Callable[[Message], Doc]
@@ -143,28 +143,28 @@ class Toolbox:
               topic: str | None = None) -> Doc:
         """Without a wait, the query's send document (its correlation_id); with one, the
         first answer (marked read), or a `timeout` error naming the correlation id."""
-        from acomm_cli.engine import delivery
+        from acomm_cli.engine import queries
 
         wait = _bounded_wait(wait_seconds)
         req = SendRequest(sender=self.agent, content=body, channel=channel, priority=priority,
                           topic=topic)
         with self._store(write=True) as conn:
-            sent = delivery.query(conn, req, clock.now_ms(), _duration(timeout, "timeout"),
+            sent = queries.query(conn, req, clock.now_ms(), _duration(timeout, "timeout"),
                                   self.options.limits, wait)
             if wait is None:
                 return self.enc.send(sent)
             asked = sent.correlation_id
             assert asked is not None  # send gives every query a correlation id
-            answer = delivery.await_response(conn, asked, self.agent, wait, self.stop.is_set)
+            answer = queries.await_response(conn, asked, self.agent, wait, self.stop.is_set)
         if answer is None:
             raise Timeout(f"no response to {asked} within {wait:g}s", correlation_id=asked)
         return self.enc.message(answer)
 
     def respond(self, *, correlation_id: str, body: str, priority: str = "normal") -> Doc:
-        from acomm_cli.engine import delivery
+        from acomm_cli.engine import queries
 
         with self._store(write=True) as conn:
-            return self.enc.send(delivery.respond(conn, correlation_id, body, self.agent,
+            return self.enc.send(queries.respond(conn, correlation_id, body, self.agent,
                                                   clock.now_ms(), priority))
 
     # ------------------------------------------------------------ the inbox
@@ -172,8 +172,8 @@ class Toolbox:
     def receive(self, *, peek: bool = False, wait_seconds: float | None = None,
                 ack: str | None = None, limit: int = 100, **filters: Any) -> Doc:
         """`acomm receive --json`: marks what it returns read (unless `peek`). A wait that
-        ends with nothing returns an empty list: not an error (DECISIONS.md, issue 21)."""
-        from acomm_cli.engine import acking, delivery
+        ends with nothing returns an empty list: not an error (an empty inbox is an answer)."""
+        from acomm_cli.engine import acking, timers, waiting
 
         wait = _bounded_wait(wait_seconds)
         if ack is not None and peek:
@@ -185,21 +185,21 @@ class Toolbox:
                 result = acking.receive_ack(conn, self.agent, f, ack, clock.now_ms(),
                                             wait_s=wait)
             elif wait:
-                result = delivery.receive_wait(conn, self.agent, f, wait, peek=peek,
+                result = waiting.receive_wait(conn, self.agent, f, wait, peek=peek,
                                                stop=self.stop.is_set)
             else:
-                result = delivery.receive_due(conn, self.agent, f, clock.now_ms(), peek=peek)
+                result = timers.receive_due(conn, self.agent, f, clock.now_ms(), peek=peek)
         return self._messages(result)
 
     def ack(self, *, message_id: int | list[int], status: str = "completed",
             note: str | None = None) -> Doc | list[Doc]:
         """One id: one document; several: a list in their order, all or none (as `ack`)."""
-        from acomm_cli.engine import acking, delivery
+        from acomm_cli.engine import acking
 
         now = clock.now_ms()
         with self._store(write=True) as conn:
             if isinstance(message_id, int):
-                return self.enc.ack(asdict(delivery.ack(conn, message_id, self.agent, status,
+                return self.enc.ack(asdict(acking.ack(conn, message_id, self.agent, status,
                                                         note, now)))
             if not message_id:
                 raise ValidationFailed("message_id: give at least one id", field="message_id")
@@ -219,10 +219,10 @@ class Toolbox:
     # ------------------------------------------------------------ reading (changes nothing)
 
     def thread(self, *, correlation_id: str) -> Doc:
-        from acomm_cli.engine import delivery
+        from acomm_cli.engine import queries
 
         with self._store(write=False) as conn:
-            msgs = delivery.thread(conn, correlation_id)
+            msgs = queries.thread(conn, correlation_id)
         return {"correlation_id": correlation_id, "messages": [self.enc.message(m) for m in msgs]}
 
     def messages(self, *, limit: int = 100, offset: int = 0, sort: str | None = None,
@@ -275,20 +275,20 @@ class Toolbox:
     def deadletters(self, *, channel: str | None = None, recipient: str | None = None,
                     reason: str | None = None, message_id: int | None = None,
                     limit: int = 100, offset: int = 0) -> Doc:
-        from acomm_cli.engine import delivery
+        from acomm_cli.engine import deadletters
 
         with self._store(write=False) as conn:
-            items, total = delivery.list_dead_letters(
+            items, total = deadletters.list_dead_letters(
                 conn, message_id=message_id, channel=channel, recipient=recipient,
                 reason=reason, limit=_limit(limit), offset=offset)
         return {"dead_letters": [self.enc.dead_letter(d) for d in items], "total_count": total}
 
     def replay(self, *, message_id: int, recipient: str | None = None) -> Doc:
         """`acomm deadletter replay MSG`: the same id again, with a fresh retry budget."""
-        from acomm_cli.engine import delivery
+        from acomm_cli.engine import deadletters
 
         with self._store(write=True) as conn:
-            items = delivery.replay(conn, message_id, recipient, clock.now_ms())
+            items = deadletters.replay(conn, message_id, recipient, clock.now_ms())
         return {"dead_letters": [self.enc.dead_letter(d) for d in items],
                 "total_count": len(items)}
 

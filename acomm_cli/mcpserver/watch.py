@@ -1,5 +1,5 @@
 """When the agent's inbox changed: `PRAGMA data_version` polled as `receive --follow` waits
-(engine/delivery.py), then the unread deliveries compared, so a commit elsewhere in the store
+(engine/waiting.py), then the unread deliveries compared, so a commit elsewhere in the store
 (another agent's traffic) wakes the poll but raises no notification."""
 
 from __future__ import annotations
@@ -37,9 +37,9 @@ class InboxWatch:
         at = timers.next_timer_of(self.conn, self.agent)
         if at is None or at > clock.now_ms():
             return False
-        from acomm_cli.engine import delivery
+        from acomm_cli.engine.timers import receive_due
 
-        delivery.receive_due(self.conn, self.agent, MessageFilter(limit=1), clock.now_ms(),
+        receive_due(self.conn, self.agent, MessageFilter(limit=1), clock.now_ms(),
                              peek=True)
         return True
 

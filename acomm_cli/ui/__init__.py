@@ -1,4 +1,4 @@
-"""`acomm ui` (issue 20): a live dashboard in the terminal, on Textual.
+"""`acomm ui` (docs/UI.md): a live dashboard in the terminal, on Textual.
 
 `data.py` and `actions.py` read and act through the engine's functions and know nothing of
 Textual (tests drive them directly); `app.py`, `panes.py` and `screens.py` are the Textual

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from acomm_cli import clock, model
-from acomm_cli.engine import channels, delivery, sending
+from acomm_cli.engine import acking, channels, deadletters, sending
 from acomm_cli.errors import CommError, Forbidden, UsageError
 from acomm_cli.model import Limits, SendRequest
 
@@ -103,7 +103,7 @@ class Actions:
         model.ack_status(status)
 
         def run() -> str:
-            r = delivery.ack(self.conn, message_id, who, status, note or None, self.now())
+            r = acking.ack(self.conn, message_id, who, status, note or None, self.now())
             return self._done(f"message {message_id} acknowledged {r.status} by {who}"
                               + ("" if r.changed else " (already)"))
 
@@ -114,7 +114,7 @@ class Actions:
         self.refuse_if_read_only("replay")
 
         def run() -> str:
-            items = delivery.replay(self.conn, message_id, recipient, self.now())
+            items = deadletters.replay(self.conn, message_id, recipient, self.now())
             return self._done(f"replayed message {message_id} to "
                               + ", ".join(d.recipient for d in items))
 
@@ -125,7 +125,7 @@ class Actions:
         self.refuse_if_read_only("discard")
 
         def run() -> str:
-            n = delivery.discard(self.conn, message_id, recipient)
+            n = deadletters.discard(self.conn, message_id, recipient)
             return self._done(f"discarded {n} dead letter(s) of message {message_id}")
 
         return Action(f"acomm deadletter discard {message_id}"
@@ -135,7 +135,7 @@ class Actions:
 
     def channel_state(self, name: str, action: str, *, agent: str | None) -> Action:
         """`channel pause NAME --as AGENT` or `channel resume NAME --as AGENT`: only the
-        channel's owner or an admin may (issue 19)."""
+        channel's owner or an admin may."""
         self.refuse_if_read_only(action)
         if action not in ("pause", "resume"):
             raise UsageError(f"action: {action!r} is not pause or resume", field="action",

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from acomm_cli import model
-from acomm_cli.engine import activity, channels, delivery, inbox, operations
+from acomm_cli.engine import activity, channels, deadletters, inbox, operations, queries
 from acomm_cli.engine.activity import Activity
-from acomm_cli.engine.delivery import DeadLetter
+from acomm_cli.engine.deadletters import DeadLetter
 from acomm_cli.engine.operations import AgentStats, Stats
 from acomm_cli.model import Message, MessageFilter
 
@@ -83,7 +83,7 @@ class Detail:
 
 def is_stale(a: AgentStats, stale_after_ms: int) -> bool:
     """An agent that has left a message unread for longer than the threshold: the sign of a
-    dead or stuck agent (spec 003's queue statistics)."""
+    dead or stuck agent (what queue statistics are for)."""
     return a.unread > 0 and a.oldest_unread_age_sec * 1000 >= stale_after_ms
 
 
@@ -124,8 +124,8 @@ def node(conn: sqlite3.Connection, now: int, offline_after_ms: int) -> Node | No
 def detail(conn: sqlite3.Connection, message_id: int) -> Detail:
     """`show MSG` with its thread (`thread CORR`) and its dead letters."""
     msg = inbox.show(conn, message_id)
-    thread = delivery.thread(conn, msg.correlation_id) if msg.correlation_id else []
-    dead, _ = delivery.list_dead_letters(conn, message_id=message_id, limit=1000)
+    thread = queries.thread(conn, msg.correlation_id) if msg.correlation_id else []
+    dead, _ = deadletters.list_dead_letters(conn, message_id=message_id, limit=1000)
     return Detail(msg, thread, dead)
 
 

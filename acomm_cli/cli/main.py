@@ -1,0 +1,190 @@
+"""The `acomm` process: the hot commands' well-formed calls without Typer, the rest with it.
+
+Importing typer and click and building a command costs about half of an `acomm send`. For
+the commands whose declaration names a body (`@runs(...)`, cli/params.py), this module
+reads the command line against `fastpath_tree` (generated from the Typer app by `make docs`)
+and calls the body itself. It handles only what it can answer exactly as click would: known
+options in their plain forms, values that convert the way the command's types do. Anything
+else (help, completion, --version, an unknown or misspelt option, a missing argument, a value
+click would refuse, `--`, a clustered short option) goes to Typer, untouched, so every
+message and exit status stays Typer's. Errors raised by a body go through the same handler
+as on the Typer path (`cli/outcome.py`). tests/test_fastpath.py runs a table of command
+lines through both and compares what they print, their exit status and the store.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from acomm_cli.cli import fastpath_tree, outcome
+from acomm_cli.cli.config import Settings
+from acomm_cli.output import render
+
+TYPE_CHECKING = False  # typing's, without importing typing (a send does not load it)
+if TYPE_CHECKING:
+    from typing import Any
+
+    Plan = tuple[str, dict[str, Any], dict[str, Any]]  # body, the root's values, the command's
+# the generated tree is plain data (fastpath_tree imports nothing, not even typing)
+_ROOT: list[dict[str, Any]] = fastpath_tree.ROOT
+_COMMANDS: dict[str, dict[str, Any]] = fastpath_tree.COMMANDS
+
+
+class _Typer(Exception):
+    """Raised while reading or running a command line that only Typer can answer."""
+
+
+def _convert(p: dict[str, Any], value: str) -> Any:
+    """A value as the parameter's click type converts it, or _Typer where click would
+    refuse it (so that click says so, in its own words)."""
+    kind = p["kind"]
+    if kind == "str":
+        return value
+    if kind == "int":  # params.Whole: ASCII digits, optional sign and blanks
+        digits = value.strip(" \t\n\r\f\v")
+        digits = digits[1:] if digits[:1] in ("+", "-") else digits
+        if not (digits.isascii() and digits.isdigit()):
+            raise _Typer()
+        return int(value)
+    if kind == "float":  # params.Number
+        if not value.isascii():
+            raise _Typer()
+        try:
+            return float(value)
+        except ValueError:
+            raise _Typer() from None
+    raise _Typer()
+
+
+def _read(spec: list[dict[str, Any]], args: list[str], *, root: bool) -> tuple[dict[str, Any],
+                                                                                list[str]]:
+    """The values of `spec`'s parameters in `args`; the root stops at its first word (the
+    command) and returns what follows it."""
+    by_opt = {o: p for p in spec for o in p["opts"]}
+    positional = [p for p in spec if p["argument"]]
+    given: dict[str, Any] = {}
+    words: list[str] = []
+    rest: list[str] = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a.startswith("-") and a != "-":
+            name, eq, attached = a.partition("=") if a.startswith("--") else (a, "", "")
+            p = by_opt.get(name)
+            if p is None or p["typer_only"]:
+                raise _Typer()
+            if p["flag"]:
+                if eq or p["name"] in given:
+                    raise _Typer()
+                given[p["name"]] = True
+            else:
+                if not eq:  # the next word, whatever it looks like (click's rule)
+                    i += 1
+                    if i == len(args):
+                        raise _Typer()
+                    attached = args[i]
+                value = _convert(p, attached)
+                if p["multiple"]:
+                    given.setdefault(p["name"], []).append(value)
+                elif p["name"] in given:
+                    raise _Typer()
+                else:
+                    given[p["name"]] = value
+        elif root:
+            rest = args[i:]
+            break
+        else:
+            words.append(a)
+        i += 1
+    if root and not rest:
+        raise _Typer()  # no command: Typer shows the help
+    if len(words) > len(positional):
+        raise _Typer()
+    for p, word in zip(positional, words, strict=False):
+        if p["typer_only"]:
+            raise _Typer()
+        given[p["name"]] = _convert(p, word)
+    values: dict[str, Any] = {}
+    for p in spec:
+        name = p["name"]
+        if name in given:
+            values[name] = given[name]
+            continue
+        env = os.environ.get(p["envvar"]) if p["envvar"] else None
+        if env:
+            values[name] = _convert(p, env)
+        elif p["required"]:
+            raise _Typer()
+        elif p["multiple"]:
+            values[name] = None  # Typer's list of nothing, for a default of None
+        else:
+            values[name] = p["default"]
+    return values, rest
+
+
+def _value_options(path: tuple[str, ...]) -> tuple[frozenset[str], bool] | None:
+    """For `outcome.hoist_globals`: the fast command's options that take a value, from the
+    generated tree. Any other command is Typer's, which hoists again from its own."""
+    cmd = _COMMANDS.get(path[0]) if len(path) == 1 else None
+    if cmd is None:
+        return None
+    return frozenset(o for p in cmd["params"] if not p["flag"] for o in p["opts"]), False
+
+
+def plan(argv: list[str]) -> Plan | None:
+    """What to run for this command line, or None when it is Typer's to answer."""
+    args = outcome.hoist_globals(argv, _value_options)
+    if "--" in args:
+        return None
+    try:
+        root, rest = _read(_ROOT, args, root=True)
+        cmd = _COMMANDS.get(rest[0])
+        if cmd is None:
+            return None
+        if not cmd["listing"] and any(root[k] for k in ("jsonl", "csv", "tsv")):
+            return None  # Typer refuses a row format on a command that prints no rows
+        values, _ = _read(cmd["params"], rest[1:], root=False)
+    except _Typer:
+        return None
+    return cmd["body"], root, values
+
+
+def _typer() -> None:
+    from acomm_cli.cli.app import main as typer_main
+
+    typer_main()
+
+
+def _needs_typer() -> str:
+    raise _Typer()
+
+
+def main() -> None:
+    """The `acomm` command."""
+    argv = sys.argv[1:]
+    found = plan(argv)
+    if found is None:
+        return _typer()
+    ref, root, values = found
+    module, _, function = ref.partition(":")
+    root.pop("version", None)
+    as_json = bool(root["json_"])  # as read by plan(): not an option's value
+    started = time.perf_counter()
+    try:
+        from acomm_cli.cli.invocation import Invocation  # here: not for a Typer command line
+
+        inv = Invocation(Settings.from_options(**root), help=_needs_typer)
+        render.loudness(quiet=root["quiet"], verbose=root["verbose"])
+        # __import__, not importlib.import_module: importing importlib (and its warnings)
+        # cost half a millisecond of a send
+        body = getattr(__import__(module, fromlist=[function]), function)
+        code = body(inv, **values)
+        sys.stdout.flush()
+    except _Typer:  # raised before the body wrote anything (see Invocation.help_text)
+        return _typer()
+    except (Exception, KeyboardInterrupt) as exc:
+        code = outcome.failed(exc, as_json)
+    render.verbose(f"done in {(time.perf_counter() - started) * 1000:.1f} ms")
+    sys.exit(code or 0)

@@ -62,6 +62,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     sweep_stale_faketime()
+    procs.install_spawn_watch()
     procs.become_subreaper()  # an orphaned grandchild stays visible to `no_process_outlives`
 
 
@@ -136,12 +137,19 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture(autouse=True)
-def no_process_outlives() -> Iterator[None]:
+def no_process_outlives(request: pytest.FixtureRequest) -> Iterator[None]:
     """No process a test started is alive after it (its fixtures' teardowns included): one
     left behind is killed and the test errors, naming its command line. Servers started by
-    a module or session fixture were there before the test and are not its."""
+    a module or session fixture were there before the test and are not its. And a test of
+    the in-process tiers (unit, cli) starts no program at all: one that does errors, so it
+    is marked `process` and `make test-fast` stays in process."""
+    in_process = UNTIERED not in request.node.stash and any(
+        request.node.get_closest_marker(tier) for tier in ("unit", "cli"))
+    if in_process:
+        procs.watch_spawns()
     before = procs.descendants()
     yield
+    started = procs.spawned() if in_process else []
     left = procs.outliving(before)
     if left:
         procs.kill_all(left)
@@ -149,6 +157,10 @@ def no_process_outlives() -> Iterator[None]:
                     " with procs.stop):\n" + "\n".join(f"  {pid}: {cmd}"
                                                          for pid, cmd in left.items()),
                     pytrace=False)
+    if started:
+        pytest.fail("a test of the unit or cli tier started programs; mark it"
+                    " `@pytest.mark.process` (docs/TESTING.md):\n"
+                    + "\n".join(f"  {cmd[:200]}" for cmd in started), pytrace=False)
 
 
 @dataclass

@@ -14,6 +14,7 @@ import ctypes
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -120,3 +121,36 @@ def kill_all(pids: dict[int, str]) -> None:
     for pid in pids:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
+
+
+# What a test of the in-process tiers started: `watch_spawns` records every subprocess.Popen
+# (Python's audit event) until `spawned` reads them, except those the code under
+# acomm_cli.dispatch starts (running the configured agents is what `dispatch` does).
+_spawned: list[str] = []
+_watching = [False]
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    if event != "subprocess.Popen" or not _watching[0]:
+        return
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_globals.get("__name__", "").startswith("acomm_cli.dispatch"):
+            return
+        frame = frame.f_back
+    argv = args[1]
+    _spawned.append(argv if isinstance(argv, str) else " ".join(map(str, argv or [args[0]])))
+
+
+def install_spawn_watch() -> None:
+    sys.addaudithook(_audit)  # for the life of the process; idle unless watching
+
+
+def watch_spawns() -> None:
+    _spawned.clear()
+    _watching[0] = True
+
+
+def spawned() -> list[str]:
+    _watching[0] = False
+    return list(_spawned)

@@ -147,12 +147,25 @@ def test_with_two():
     pass
 '''
 
+SPAWNING_FILE = '''
+import subprocess
+
+import pytest
+
+pytestmark = pytest.mark.cli
+
+
+def test_that_starts_a_program():
+    subprocess.run(["true"], check=True)
+'''
+
 
 @pytest.mark.process
 def test_every_test_has_exactly_one_tier_or_errors_under_any_selection(tmp_path: Path):
     """This suite's own conftest on a new file: a test's mark overrides its file's, `-m`
     selects on the one tier each test has, and a test with none or two errors, naming
-    itself, whichever tiers are selected (and with none, as `make test`)."""
+    itself, whichever tiers are selected (and with none, as `make test`); a test of the
+    in-process tiers that starts a program errors too."""
     here = Path(__file__).parent
     (tmp_path / "tests").mkdir()
     for name in ("conftest.py", "procs.py"):
@@ -178,3 +191,10 @@ def test_every_test_has_exactly_one_tier_or_errors_under_any_selection(tmp_path:
         assert "test_with_no_tier: no tier" in r.stdout
         assert "test_with_two: marked with 2 tiers at one level (cli, unit)" in r.stdout
         assert "2 errors" in r.stdout
+
+    # an in-process tier that starts a program: `make test-fast` would not stay in process
+    (tmp_path / "tests" / "test_spawning.py").write_text(SPAWNING_FILE)
+    r = pytest("-m", "cli", "tests/test_spawning.py")
+    assert r.returncode == 1, r.stdout
+    assert "a test of the unit or cli tier started programs" in r.stdout
+    assert "\n  true\n" in r.stdout and "1 passed, 1 error" in r.stdout

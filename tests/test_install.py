@@ -197,3 +197,21 @@ def test_a_plain_install_is_small_and_runs_the_messaging_commands(tmp_path):
     assert [m["content"] for m in json.loads(got.stdout)["messages"]] == ["hello"]
     refused = sh("export", str(tmp_path / "out"))
     assert refused.returncode == 3 and INSTALL_SPARK in refused.stderr
+
+
+@pytest.mark.parametrize(("argv", "blocked", "extra"), [
+    (("node", "init", "--id", "n1"), "cryptography", "federation"),
+])
+def test_a_command_whose_extra_is_missing_exits_3_naming_the_install(
+        store, tmp_path, argv, blocked, extra):
+    """Any command, not only export and audit: an optional library that is not installed is
+    the install command to run (exit 3), never an internal error, and the store is as it was."""
+    before = snapshot(store)
+    p = run(*argv, "--json", env=_blocking(tmp_path, blocked))
+    assert p.returncode == 3, p.stderr
+    install = f"pip install 'acomm[{extra}]'"
+    assert json.loads(p.stderr)["error"] == {
+        "code": "missing_extra", "extra": extra, "install": install, "missing": [blocked],
+        "message": json.loads(p.stderr)["error"]["message"]}
+    assert install in json.loads(p.stderr)["error"]["message"]
+    assert snapshot(store) == before

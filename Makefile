@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint layout bench docs clean .faketime .shells .nats
+.PHONY: demo test test-fast lint layout bench docs clean .faketime .shells .nats
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -39,8 +39,15 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	@PATH="$(CURDIR)/$(BIN):$$PATH" bash examples/demo.sh
 
+# Every tier on every core (docs/TESTING.md): a file's tests share one worker, and so do all
+# the Spark tests (one JVM).
+PYTEST := $(BIN)/python -m pytest -q -n auto --dist loadgroup
 test: lint .faketime .nats .shells
-	$(BIN)/python -m pytest -q
+	$(PYTEST)
+
+# While working: the unit and cli tiers, in process (no lint, no servers, no JVM).
+test-fast: $(STAMP)
+	$(PYTEST) -m "unit or cli"
 
 # The installed layout for mypy and import-linter: setuptools' strict editable link tree
 # (build/layout -> build/__editable__.acomm-*: symlinks to the repository's files, with store/

@@ -1,4 +1,4 @@
-"""Shared helpers of the capability and incident tests (issue 15)."""
+"""Shared helpers of the capability and incident tests."""
 
 from __future__ import annotations
 

@@ -9,16 +9,20 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import freezegun
+import procs
 import pytest
+import typer
 from sqlite_utils import Database
+from typer._click.core import Command
 from typer.testing import CliRunner
 
+from acomm_cli import clock
 from acomm_cli.cli.app import app
 from acomm_cli.engine import opening
 
@@ -45,8 +49,76 @@ def sweep_stale_faketime() -> int:
     return removed
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Test directories in memory where the machine has a tmpfs: every command's commit and
+    close syncs the store file, and on a disk those syncs were most of a test's time. The
+    suite tests what acomm writes, not that the disk keeps it; PYTEST_DEBUG_TEMPROOT or
+    --basetemp choose another place."""
+    shm = Path("/dev/shm")
+    if (config.option.basetemp is None and "PYTEST_DEBUG_TEMPROOT" not in os.environ
+            and shm.is_dir() and os.access(shm, os.W_OK)):
+        os.environ["PYTEST_DEBUG_TEMPROOT"] = str(shm)
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
     sweep_stale_faketime()
+    procs.install_spawn_watch()
+    procs.become_subreaper()  # an orphaned grandchild stays visible to `no_process_outlives`
+
+
+# ------------------------------------------------------------------------------ test tiers
+# Every test is in exactly one tier (docs/TESTING.md): `make test-fast` runs unit and cli.
+# A file declares its tier with `pytestmark = pytest.mark.TIER`; a test of another tier in
+# it says so on itself (the closest mark wins). A test with none, or with two at one level,
+# errors, whatever tiers `-m` selects: a new file cannot slip out of the tiers.
+TIERS = ("unit", "cli", "process", "federation", "spark", "ui")
+UNTIERED = pytest.StashKey[str]()
+
+
+def _tier(item: pytest.Item) -> str:
+    """The test's tier, from its closest mark; raises ValueError saying what is wrong."""
+    for node in item.listchain()[::-1]:  # the test itself first, then its class, its module
+        here = {m.name for m in node.own_markers if m.name in TIERS}
+        if len(here) > 1:
+            raise ValueError(f"{item.nodeid}: marked with {len(here)} tiers at one level "
+                             f"({', '.join(sorted(here))}); give it one")
+        if here:
+            return here.pop()
+    raise ValueError(f"{item.nodeid}: no tier; mark the file (`pytestmark = pytest.mark.unit`)"
+                     f" or the test with one of {', '.join(TIERS)} (docs/TESTING.md)")
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` selects on the marks
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Each test carries its own tier only (a module's mark that a test overrides is taken
+    off it, so `-m cli` does not select the file's `process` test too). A test without a
+    valid tier gets every tier, so any selection keeps it, and errors at setup. Under
+    xdist's `--dist loadgroup`, a file's tests run in one worker (its module fixtures start
+    once) and all the Spark tests in one worker (one JVM)."""
+    tiers: dict[pytest.Item, tuple[str, ...]] = {}
+    for item in items:
+        try:
+            tiers[item] = (_tier(item),)
+        except ValueError as exc:
+            item.stash[UNTIERED] = str(exc)
+            tiers[item] = TIERS
+    for item in items:
+        for node in item.listchain():
+            node.own_markers[:] = [m for m in node.own_markers if m.name not in TIERS]
+    xdist = config.pluginmanager.hasplugin("xdist")
+    for item, marks in tiers.items():
+        for tier in marks:
+            item.add_marker(tier)
+        if xdist:
+            item.add_marker(pytest.mark.xdist_group(
+                "spark" if marks == ("spark",) else item.nodeid.split("::", 1)[0]))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if UNTIERED in item.stash:
+        pytest.fail(item.stash[UNTIERED], pytrace=False)
+
 
 # pytest's own clock stays real under freeze_time, so `--durations` reports true times.
 freezegun.configure(extend_ignore_list=["_pytest.timing"])
@@ -64,6 +136,33 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return path
 
 
+@pytest.fixture(autouse=True)
+def no_process_outlives(request: pytest.FixtureRequest) -> Iterator[None]:
+    """No process a test started is alive after it (its fixtures' teardowns included): one
+    left behind is killed and the test errors, naming its command line. Servers started by
+    a module or session fixture were there before the test and are not its. And a test of
+    the in-process tiers (unit, cli) starts no program at all: one that does errors, so it
+    is marked `process` and `make test-fast` stays in process."""
+    in_process = UNTIERED not in request.node.stash and any(
+        request.node.get_closest_marker(tier) for tier in ("unit", "cli"))
+    if in_process:
+        procs.watch_spawns()
+    before = procs.descendants()
+    yield
+    started = procs.spawned() if in_process else []
+    left = procs.outliving(before)
+    if left:
+        procs.kill_all(left)
+        pytest.fail("processes outlived the test (start servers with procs.spawn, stop them"
+                    " with procs.stop):\n" + "\n".join(f"  {pid}: {cmd}"
+                                                         for pid, cmd in left.items()),
+                    pytrace=False)
+    if started:
+        pytest.fail("a test of the unit or cli tier started programs; mark it"
+                    " `@pytest.mark.process` (docs/TESTING.md):\n"
+                    + "\n".join(f"  {cmd[:200]}" for cmd in started), pytrace=False)
+
+
 @dataclass
 class Result:
     exit_code: int
@@ -78,18 +177,51 @@ class Result:
         return json.loads(self.stderr)["error"]
 
 
+_COMMAND: list[Command] = []
+
+
+def command_tree() -> Command:
+    """acomm's click command, built from the Typer app once per session: building it is most
+    of an in-process call's cost. The root group builds each subcommand on first use and
+    keeps it, as one `acomm` process does."""
+    if not _COMMAND:
+        _COMMAND.append(typer.main.get_command(app))
+    return _COMMAND[0]
+
+
 class Cli:
-    """Runs `acomm` in process with Typer's CliRunner; stdout and stderr kept apart."""
+    """Runs `acomm` in process as Typer's CliRunner does, on the session's one command tree
+    (`command_tree`); stdout and stderr kept apart."""
 
     def __init__(self) -> None:
         self.runner = CliRunner()
 
+    def invoke(self, args: list[str], input: str | None = None,
+               env: dict[str, str] | None = None) -> tuple[int, str, str]:
+        """CliRunner.invoke without rebuilding the tree: exit status, stdout, stderr; an
+        exception other than SystemExit is raised."""
+        command = command_tree()
+        code: int = 0
+        with self.runner.isolation(input=input, env=env) as (out, err, _):
+            try:
+                command.main(args=args, prog_name=self.runner.get_default_prog_name(command))
+            except SystemExit as exc:
+                if exc.code is None or isinstance(exc.code, int):
+                    code = exc.code or 0
+                else:
+                    print(exc.code)
+                    code = 1
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+            stdout, stderr = out.getvalue(), err.getvalue()
+        text = self.runner.charset
+        return (code, stdout.decode(text, "replace").replace("\r\n", "\n"),
+                stderr.decode(text, "replace").replace("\r\n", "\n"))
+
     def __call__(self, *args: str, input: str | None = None, strict: bool = False,
                  env: dict[str, str] | None = None) -> Result:
-        r = self.runner.invoke(app, [str(a) for a in args], input=input, env=env)
-        if r.exception is not None and not isinstance(r.exception, SystemExit):
-            raise r.exception
-        res = Result(r.exit_code, r.stdout, r.stderr)
+        res = Result(*self.invoke([str(a) for a in args], input=input, env=env))
         if strict and res.exit_code != 0:
             shown = " ".join(map(str, args))
             raise AssertionError(f"acomm {shown} exited {res.exit_code}: {res.stderr}")
@@ -104,10 +236,70 @@ def cli() -> Cli:
     return Cli()
 
 
+@dataclass(frozen=True)
+class Template:
+    """A store made once by `acomm init`, and where it wrote its creation time."""
+
+    path: Path
+    made: int
+    stamped: tuple[tuple[str, str], ...]  # (table, column) holding `made` in some row
+
+
+@pytest.fixture(scope="session")
+def template_store(tmp_path_factory: pytest.TempPathFactory) -> Template:
+    """One store made by `acomm init` as a user would, for `store` to copy (a copy takes a
+    few milliseconds, an init about 150)."""
+    path = tmp_path_factory.mktemp("template") / "store" / "store.acomm"
+    code, _, err = Cli().invoke(["--store", str(path), "init"])
+    assert code == 0, err
+    c = sqlite3.connect(path)
+    try:
+        made = int(c.execute("SELECT value FROM store_meta WHERE key = 'created_at'"
+                             ).fetchone()[0])
+        stamped = tuple(
+            (table, column)
+            for (table,) in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'"
+                                      " AND name NOT LIKE 'sqlite_%'").fetchall()
+            for column in [r[1] for r in c.execute(f'PRAGMA table_info("{table}")')]
+            if c.execute(f'SELECT 1 FROM "{table}" WHERE "{column}" IN (?, ?)',
+                         (made, str(made))).fetchone())
+    finally:
+        c.close()
+    return Template(path, made, stamped)
+
+
+def copy_store(template: Template, path: Path) -> None:
+    """`template`'s directory copied to `path`'s (its files, their modes and the directory's),
+    then made its own store: a new store id, and the creation time now by acomm's clock (so
+    frozen time holds), as an init at this moment would have written them."""
+    shutil.copytree(template.path.parent, path.parent)  # copy2 and copystat: modes kept
+    if template.path.name != path.name:
+        for suffix in ("", "-wal", "-shm"):
+            old = path.parent / (template.path.name + suffix)
+            if old.exists():
+                old.rename(path.parent / (path.name + suffix))
+    now = clock.now_ms()
+    c = sqlite3.connect(path)
+    try:
+        with c:
+            tokens = c.execute("SELECT id, token FROM channels_version").fetchall()
+            c.execute("UPDATE store_meta SET value = ? WHERE key = 'store_id'",
+                      (os.urandom(16).hex(),))
+            for table, column in template.stamped:
+                c.execute(f'UPDATE "{table}" SET "{column}" = CASE typeof("{column}") WHEN'
+                          f' \'text\' THEN ? ELSE ? END WHERE "{column}" IN (?, ?)',
+                          (str(now), now, template.made, str(template.made)))
+            # triggers count every change to channels and participants: these were none
+            c.executemany("UPDATE channels_version SET token = ? WHERE id = ?",
+                          [(token, id_) for id_, token in tokens])
+    finally:
+        c.close()
+
+
 @pytest.fixture
-def store(isolated_env: Path, cli: Cli) -> Path:
-    """A fresh store, made by `acomm init` as a user would."""
-    cli.ok("init")
+def store(isolated_env: Path, template_store: Template) -> Path:
+    """A fresh store, as `acomm init` makes it: a copy of the session's `template_store`."""
+    copy_store(template_store, isolated_env)
     return isolated_env
 
 
@@ -260,7 +452,9 @@ def spark_session():
 
 
 @pytest.fixture
-def spark(request):
-    """The local Spark session, for tests marked `spark` (which `-m "not spark"` leaves out)."""
+def spark(request, spark_session):
+    """The local Spark session, for tests marked `spark` (which `-m "not spark"` leaves out).
+    Asked for by name, not by `getfixturevalue`: a session fixture named so is set up before
+    the test's own fixtures, so its JVM is not counted as the test's (`no_process_outlives`)."""
     assert request.node.get_closest_marker("spark"), f"{request.node.name}: mark it spark"
-    return request.getfixturevalue("spark_session")
+    return spark_session

@@ -1,4 +1,4 @@
-"""A real `nats-server -js` for the tests (issue 22): on a free loopback port with a store
+"""A real `nats-server -js` for the tests: on a free loopback port with a store
 directory under the test's tmp_path, started and killed by PID (also when the test fails),
 restartable on the same port and directory (JetStream's streams survive a restart). Tests
 that need one are skipped, saying why, only where nats-server is not installed (`make test`
@@ -16,6 +16,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import procs
 import pytest
 
 NATS_SERVER = shutil.which("nats-server") or (
@@ -54,9 +55,9 @@ class NatsServer:
         log_path = self.dir / "server.log"
         ready_before = _readiness(log_path)
         log = open(log_path, "ab")
-        self.proc = subprocess.Popen([NATS_SERVER, "-js", "-a", "127.0.0.1", "-p",
-                                      str(self.port), "-sd", str(self.dir / "js")],
-                                     stdout=log, stderr=log)
+        self.proc = procs.spawn([NATS_SERVER, "-js", "-a", "127.0.0.1", "-p",
+                                 str(self.port), "-sd", str(self.dir / "js")],
+                                stdout=log, stderr=log)
         log.close()
         deadline = time.monotonic() + 20
         # bounded: until this start logs that it is ready. The log, not a connect: a loopback
@@ -69,9 +70,8 @@ class NatsServer:
             time.sleep(0.05)
 
     def stop(self, sig: int = signal.SIGKILL) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            os.kill(self.proc.pid, sig)
-            self.proc.wait(timeout=10)
+        if self.proc is not None:
+            procs.stop(self.proc, sig, timeout=10)
         self.proc = None
 
 

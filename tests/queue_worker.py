@@ -34,7 +34,7 @@ with open(a.log, "a", encoding="utf-8") as log:
             log.write(json.dumps({"id": m["id"], "retry": d["retry_count"],
                                   "at": d["delivered_at"], "agent": a.agent}) + "\n")
         log.flush()
-        if a.ack:  # what it got, in one `acomm ack ID...` (one transaction, issue 17)
+        if a.ack:  # what it got, in one `acomm ack ID...` (one transaction)
             done = subprocess.run([*cmd, "ack", *(str(m["id"]) for m in msgs), "--as", a.agent],
                                   capture_output=True, text=True, check=False)
             if done.returncode != 0:

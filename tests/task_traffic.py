@@ -1,5 +1,5 @@
 """Known tasks and incidents, built through the command line under freezegun: shared by the
-export and audit tests of tasks (issue 15), which check the exact numbers below.
+export and audit tests of tasks, which check the exact numbers below.
 
 `review` is published by rev (default ETA 10 m); alice delegates to it. From T0:
 

@@ -1,4 +1,4 @@
-"""External agents (issue 15, spec 002 §12): `acomm token create|list|revoke` through the
+"""External agents: `acomm token create|list|revoke` through the
 command line, and the gateway's agent endpoints on real gateways (subprocesses on free
 loopback ports, killed by PID in teardown even on failure): a session token sends and
 receives as its agent only, cannot act as another agent, and opens neither the room nor the
@@ -20,6 +20,8 @@ import httpx
 import pytest
 from conftest import ACOMM
 from test_gateway import Node, gateway_nodes, upgrade
+
+pytestmark = pytest.mark.federation
 
 # ---------------------------------------------------------------- the command line
 

@@ -1,5 +1,5 @@
 """A literal `-q`, `-v` or `--json` written as an option's value is that option's value, never a
-global option (issue: `acomm messages --grep -v` searched for nothing and turned on -v). The
+global option (`acomm messages --grep -v` searches for `-v`; it does not turn on -v). The
 globals written after the subcommand still work. Through the real `acomm` (fast path for
 send/receive, Typer for the rest) and in process (Typer for everything)."""
 
@@ -12,6 +12,8 @@ import pytest
 from conftest import query, run, snapshot
 
 from acomm_cli.cli import outcome
+
+pytestmark = pytest.mark.cli
 
 
 @pytest.fixture
@@ -32,7 +34,8 @@ def _contents(stdout: str) -> list[str]:
     return [line.rsplit("\t", 1)[1] for line in stdout.splitlines()]
 
 
-@pytest.mark.parametrize("how", ["process", "in-process"])
+@pytest.mark.parametrize("how", [pytest.param("process", marks=pytest.mark.process),
+                                 "in-process"])
 def test_a_grep_for_a_global_flags_name_searches_for_it(words, cli, how):
     call = run if how == "process" else cli
     r = call("messages", "--grep", "-v")
@@ -45,6 +48,7 @@ def test_a_grep_for_a_global_flags_name_searches_for_it(words, cli, how):
     assert [m["content"] for m in json.loads(r.stdout)["messages"]] == ["says --json and -q"]
 
 
+@pytest.mark.process
 def test_the_fast_paths_receive_greps_for_it_too(words):
     r = run("receive", "--as", "bob", "--peek", "--grep", "-v")
     assert r.returncode == 0, r.stderr
@@ -52,7 +56,8 @@ def test_the_fast_paths_receive_greps_for_it_too(words):
     assert "verbose" not in r.stderr
 
 
-@pytest.mark.parametrize("how", ["process", "in-process"])
+@pytest.mark.parametrize("how", [pytest.param("process", marks=pytest.mark.process),
+                                 "in-process"])
 def test_a_send_option_stores_the_literal_value(team, cli, how):
     call = run if how == "process" else cli
     r = call("send", "--to", "bob", "--correlation-id", "-q", "hello", "--as", "alice")
@@ -69,7 +74,8 @@ def test_a_send_option_stores_the_literal_value(team, cli, how):
                     (third, "x", "-v", None)]
 
 
-@pytest.mark.parametrize("how", ["process", "in-process"])
+@pytest.mark.parametrize("how", [pytest.param("process", marks=pytest.mark.process),
+                                 "in-process"])
 def test_a_refused_value_is_named_in_plain_text_and_nothing_is_stored(team, cli, how):
     call = run if how == "process" else cli
     before = snapshot(team)
@@ -82,6 +88,7 @@ def test_a_refused_value_is_named_in_plain_text_and_nothing_is_stored(team, cli,
     assert snapshot(team) == before
 
 
+@pytest.mark.process
 def test_globals_after_the_command_and_the_double_dash_still_work(words, cli):
     assert run("messages", "-q", "--grep", "plain").stdout.count("\n") == 1
     r = run("send", "team", "x", "--as", "alice", "--json")

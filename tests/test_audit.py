@@ -22,6 +22,8 @@ from acomm_cli.analytics import audit
 from acomm_cli.errors import InvalidState
 from acomm_cli.output import render, render_analytics
 
+pytestmark = pytest.mark.cli
+
 
 @pytest.fixture
 def exported(cli, store, tmp_path):
@@ -95,7 +97,7 @@ def test_audit_reports_the_numbers_the_traffic_set_up(spark, store, exported, tm
                for line in lines)
     render_analytics.audit_summary(render.Output(json=True), result)
     assert json.loads(capsys.readouterr().out) == json.loads(json.dumps(s, default=str))
-    # --csv (issue 19): long rows kind, subject, metric, value under a header row
+    # --csv: long rows kind, subject, metric, value under a header row
     render_analytics.audit_summary(render.Output(table="csv"), result)
     rows = list(csv.reader(io.StringIO(capsys.readouterr().out)))
     assert rows[0] == ["kind", "subject", "metric", "value"]
@@ -200,7 +202,8 @@ def test_spark_master_from_the_environment_and_the_config_file(cli, store):
 
 
 def test_the_default_out_is_named_after_the_exports_so_two_never_collide(tmp_path):
-    """Issue 19: without --out, two exports in one folder used to share `audit/`."""
+    """Without --out, each export gets its own report folder: two in one folder never
+    share `audit/`."""
     a, b = str(tmp_path / "x" / "a"), str(tmp_path / "x" / "b")
     assert audit.default_out([a]) == str(tmp_path / "x" / "a.audit")
     assert audit.default_out([b]) == str(tmp_path / "x" / "b.audit")

@@ -15,6 +15,8 @@ import pytest
 from conftest import query
 from freezegun import freeze_time
 
+pytestmark = pytest.mark.cli
+
 T0 = datetime(2026, 3, 1, 9, 0, 0)
 
 

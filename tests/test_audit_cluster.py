@@ -1,4 +1,4 @@
-"""`acomm audit` on a real standalone Spark cluster (issue 16): a master and one worker started
+"""`acomm audit` on a real standalone Spark cluster: a master and one worker started
 from the installed pyspark on loopback, shared by this module's tests and killed by PID at
 the end; and the ways a cluster fails loudly (a master nobody answers at, a cluster that
 cannot host an executor), each within a bound."""
@@ -9,13 +9,13 @@ import http.client
 import json
 import os
 import re
-import signal
 import socket
 import subprocess
 import time
 import urllib.request
 from pathlib import Path
 
+import procs
 import pyarrow.compute  # imported before freezegun fakes datetime
 import pyarrow.fs  # noqa: F401
 import pytest
@@ -24,6 +24,8 @@ from conftest import run
 from freezegun import freeze_time
 
 from acomm_cli.analytics import sparkrun
+
+pytestmark = pytest.mark.spark
 
 WORKER_MEMORY_MB = 1024
 EXECUTOR_MEMORY = "512m"  # what the audits ask for: fits the worker
@@ -55,16 +57,6 @@ def _bound_ports(log: Path, proc: subprocess.Popen, services: tuple[str, ...]) -
         time.sleep(0.2)
 
 
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=20)
-
-
 class Cluster:
     def __init__(self, master: str, ui: str, env: dict[str, str]) -> None:
         self.master, self.ui, self.env = master, ui, env
@@ -87,19 +79,19 @@ def cluster(tmp_path_factory):
            "SPARK_SCALA_VERSION": scala,
            "SPARK_WORKER_DIR": str(work / "worker"), "SPARK_LOG_DIR": str(work / "logs")}
     cp = ["-cp", f"{home / 'jars'}/*", "-Xmx256m"]
-    procs = []
+    started: list[subprocess.Popen[bytes]] = []
     try:
-        procs.append(subprocess.Popen(
+        started.append(procs.spawn(
             [java, *cp, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
              "--port", str(_free_port()), "--webui-port", str(_free_port())],
             env=env, stdout=open(work / "master.log", "w"), stderr=subprocess.STDOUT))
         # the ports the master bound, from its log: Spark moves to the next port when one is
         # taken, and nothing connects before the master listens (a loopback connect to a port
         # nobody listens on can connect to itself and take the port)
-        ports = _bound_ports(work / "master.log", procs[0], ("sparkMaster", "MasterUI"))
+        ports = _bound_ports(work / "master.log", started[0], ("sparkMaster", "MasterUI"))
         master = f"spark://127.0.0.1:{ports['sparkMaster']}"
         ui = f"http://127.0.0.1:{ports['MasterUI']}"
-        procs.append(subprocess.Popen(
+        started.append(procs.spawn(
             [java, *cp, "org.apache.spark.deploy.worker.Worker", master, "--host", "127.0.0.1",
              "--cores", "1", "--memory", f"{WORKER_MEMORY_MB}m", "--webui-port",
              str(_free_port()), "--work-dir", str(work / "worker")],
@@ -111,14 +103,14 @@ def cluster(tmp_path_factory):
                     break
             except (OSError, ValueError, http.client.HTTPException):
                 pass  # not up yet; while its pages attach, /json can answer the HTML page
-            assert all(p.poll() is None for p in procs), (work / "master.log").read_text()
+            assert all(p.poll() is None for p in started), (work / "master.log").read_text()
             assert time.monotonic() < deadline, "the Spark worker never registered"
             time.sleep(0.5)
         yield Cluster(master, ui, {"SPARK_LOCAL_IP": "127.0.0.1",
                                    "SPARK_MASTER_WEBUI_PORT": str(ports["MasterUI"])})
     finally:
-        for p in reversed(procs):
-            _stop(p)
+        for p in reversed(started):  # the worker's executors are in its group
+            procs.stop(p, timeout=20)
 
 
 @pytest.fixture

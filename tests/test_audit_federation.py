@@ -1,5 +1,5 @@
 """`acomm audit` over exports of several federated nodes, dispatch receipts, an export given
-twice, and exports named by URI (issue 16)."""
+twice, and exports named by URI."""
 
 from __future__ import annotations
 
@@ -17,6 +17,8 @@ from test_federation_routing import linked_pair
 
 from acomm_cli.analytics import audit
 from acomm_cli.errors import InvalidState
+
+pytestmark = pytest.mark.cli
 
 T0 = datetime(2026, 3, 1, 12, 0, 0)
 

@@ -1,4 +1,4 @@
-"""`acomm audit` of tasks and review incidents (issue 15): the exact numbers of task_traffic.py,
+"""`acomm audit` of tasks and review incidents: the exact numbers of task_traffic.py,
 an export made before tasks were exported, and a task between two nodes counted once."""
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ from test_federation_routing import linked_pair
 
 from acomm_cli.analytics import audit
 from acomm_cli.output import render, render_analytics
+
+pytestmark = pytest.mark.cli
 
 TASK_KEYS = ("tasks", "open", "completed", "failed", "overdue", "duration_p50_ms",
              "duration_p90_ms", "lateness_p50_ms", "lateness_p90_ms")

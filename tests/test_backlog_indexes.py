@@ -1,4 +1,4 @@
-"""A channel's backlog and its deliveries in flight read from deliveries_active (issue 19):
+"""A channel's backlog and its deliveries in flight read from deliveries_active:
 the same answers as the scans of every delivery they replace, and plans that stay indexed."""
 
 from __future__ import annotations
@@ -15,7 +15,9 @@ from freezegun import freeze_time
 from acomm_cli.engine import opening
 from acomm_cli.store import backlog
 
-# The statements as they were before issue 19: each scanned all of a store's deliveries.
+pytestmark = pytest.mark.cli
+
+# The plain statements, without the index: each scans all of a store's deliveries.
 OLD_BACKLOG = (
     "SELECT count(DISTINCT CASE WHEN (state = 'unread' OR (tracked = 1 AND state IN ('read',"
     " 'waiting'))) THEN message_id END), count(DISTINCT CASE WHEN state = 'queued' THEN"

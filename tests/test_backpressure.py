@@ -1,4 +1,4 @@
-"""Backpressure at its exact boundaries (DESIGN.md §4), crash safety and concurrent writers."""
+"""Backpressure at its exact boundaries, crash safety and concurrent writers."""
 
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ from conftest import ACOMM, assert_invariants, run, snapshot
 from acomm_cli.engine import sending
 from acomm_cli.model import Limits
 from acomm_cli.store import backlog
+
+pytestmark = pytest.mark.process
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Acknowledging in batches (issue 17): `ack 4 5 6` in one transaction, results in order,
+"""Acknowledging in batches: `ack 4 5 6` in one transaction, results in order,
 all or nothing; `receive --ack STATUS` reads and acknowledges in one transaction, printing
 before it commits, so a failed output acks nothing."""
 
@@ -9,6 +9,8 @@ import subprocess
 
 import pytest
 from conftest import ACOMM, query, snapshot
+
+pytestmark = pytest.mark.cli
 
 
 @pytest.fixture
@@ -83,7 +85,7 @@ def test_receive_ack_prints_exactly_what_it_acks(cli, tracked):
     assert got == [1, 2, 3]
     assert all(m["delivery"]["state"] == "acked" and m["delivery"]["ack_status"] == "received"
                for m in out["messages"])
-    # a `received` ack holds each delivery for the channel's lease (issue 18; by default
+    # a `received` ack holds each delivery for the channel's lease (by default
     # the ack timeout), in the same transaction as the read
     [(lease,)] = query(tracked, "SELECT ack_timeout_ms FROM channels WHERE name = 'team'")
     assert query(tracked, "SELECT message_id, state, ack_status, read_at IS NOT NULL,"
@@ -123,6 +125,7 @@ def test_receive_ack_refuses_a_bad_status(cli, tracked):
     assert snapshot(tracked) == before
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("redirect", [">&-", ">/dev/full"])
 def test_receive_ack_whose_output_fails_acks_nothing(tracked, redirect):
     """The output goes out before the commit: when it cannot be written, neither the read

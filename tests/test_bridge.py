@@ -1,4 +1,4 @@
-"""The mailbox bridge (issue 6, spec 003): inbox mirror files, Claude Code team inboxes,
+"""The mailbox bridge: inbox mirror files, Claude Code team inboxes,
 response files, read state both ways, queue statistics, and path safety. Real directories."""
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from conftest import ACOMM, query, sweep_stale_faketime
 from freezegun import freeze_time
+
+pytestmark = pytest.mark.cli
 
 
 @pytest.fixture
@@ -41,7 +43,7 @@ def _outbox(dirs: dict[str, Path], agent: str, name: str, body: object | str) ->
 
 
 def test_mirror_file_exists_while_unread_and_goes_on_receive(cli, store, team, dirs):
-    """FR-3.3 positive path: the file carries the spec's fields, is owner-only, and goes
+    """Positive path: the file carries the documented fields, is owner-only, and goes
     when acomm marks the delivery read."""
     with freeze_time("2025-01-02T03:04:05.678Z"):
         mid = int(cli.ok("send", "team", "go", "--as", "alice", "--priority", "high").stdout)
@@ -60,7 +62,7 @@ def test_mirror_file_exists_while_unread_and_goes_on_receive(cli, store, team, d
 
 
 def test_ack_takes_the_file_away(cli, store, dirs):
-    """FR-3.3: acknowledging (acomm marks the delivery done) removes the mirror too."""
+    """Acknowledging (acomm marks the delivery done) removes the mirror too."""
     cli.ok("channel", "create", "jobs", "--as", "alice", "--delivery", "at-least-once")
     cli.ok("channel", "join", "jobs", "--as", "alice", "bob")
     mid = int(cli.ok("send", "jobs", "build", "--as", "alice").stdout)
@@ -72,7 +74,7 @@ def test_ack_takes_the_file_away(cli, store, dirs):
 
 
 def test_deleting_the_file_marks_the_delivery_read(cli, store, team, dirs):
-    """FR-3.3 read state the other way: the agent deletes the file, the next tick marks the
+    """Read state the other way: the agent deletes the file, the next tick marks the
     delivery read, so `receive` no longer hands it over."""
     mid = int(cli.ok("send", "team", "go", "--as", "alice").stdout)
     (dirs["inbox"] / "bob" / f"{mid}.json").unlink()
@@ -84,14 +86,14 @@ def test_deleting_the_file_marks_the_delivery_read(cli, store, team, dirs):
 
 
 def test_broadcast_to_many_writes_one_file_each(cli, store, dirs):
-    """FR-3.13: one independent copy per recipient, in the order given."""
+    """One independent copy per recipient, in the order given."""
     out = cli.ok("send", "--to", "a,b,c", "start", "--as", "lead", "--json").json()
     for r, who in zip(out["results"], "abc", strict=True):
         assert (dirs["inbox"] / who / f"{r['id']}.json").exists()
 
 
 def test_queue_stats_list_only_agents_with_pending_files(cli, store, team, dirs):
-    """FR-3.12: pending inbox files per agent and the oldest one's age; agents with no file
+    """Pending inbox files per agent and the oldest one's age; agents with no file
     pending are left out."""
     with freeze_time("2025-01-01T00:00:00Z"):
         cli.ok("send", "team", "one", "--as", "alice")
@@ -127,8 +129,9 @@ def test_bridge_sync_flags(cli, store, team, tmp_path):
 # ---------------------------------------------------------------- team inboxes
 
 
+@pytest.mark.process
 def test_team_inbox_concurrent_writers_keep_everything(cli, store, dirs, monkeypatch):
-    """FR-3.4: several processes sending to worker@crew at once lose no entry; foreign entries
+    """Several processes sending to worker@crew at once lose no entry; foreign entries
     and unknown fields stay as they were."""
     monkeypatch.delenv("ACOMM_BRIDGE_INBOX_DIR")
     inbox = dirs["teams"] / "crew" / "inboxes"
@@ -156,7 +159,7 @@ def test_team_inbox_concurrent_writers_keep_everything(cli, store, dirs, monkeyp
 
 
 def test_team_entry_read_true_marks_read_and_receive_sets_it(cli, store, team, dirs):
-    """FR-3.4 read state both ways: `read: true` in the native file marks the delivery read on
+    """Read state both ways: `read: true` in the native file marks the delivery read on
     the next tick; acomm reading a delivery sets its entry `read: true`."""
     cli.ok("channel", "join", "team", "--as", "alice", "w1@crew")
     cli.ok("channel", "join", "team", "--as", "alice", "w2@crew")
@@ -175,7 +178,7 @@ def test_team_entry_read_true_marks_read_and_receive_sets_it(cli, store, team, d
 
 
 def test_malformed_team_inbox_is_never_overwritten_and_is_retried(cli, store, team, dirs):
-    """FR-3.4 negative path: a native inbox that is not a JSON array stays byte for byte;
+    """Negative path: a native inbox that is not a JSON array stays byte for byte;
     the send still succeeds, the failure is recorded, and a later tick appends once fixed."""
     inbox = dirs["teams"] / "crew" / "inboxes"
     inbox.mkdir(parents=True)
@@ -206,7 +209,7 @@ def test_malformed_team_inbox_is_never_overwritten_and_is_retried(cli, store, te
 
 
 def test_read_entries_past_the_ttl_are_pruned_unread_never(cli, store, team, dirs):
-    """FR-3.8: read entries older than bridge.read_ttl (24 h) go; unread ones stay whatever
+    """Read entries older than bridge.read_ttl (24 h) go; unread ones stay whatever
     their age; younger read ones stay."""
     cli.ok("channel", "join", "team", "--as", "alice", "w@crew")
     inbox = dirs["teams"] / "crew" / "inboxes"
@@ -233,7 +236,7 @@ def test_read_entries_past_the_ttl_are_pruned_unread_never(cli, store, team, dir
 
 
 def test_response_files_become_messages_replies_and_acks(cli, store, team, dirs):
-    """FR-3.9 positive path: each response file goes through the pipeline (as the agent of
+    """Positive path: each response file goes through the pipeline (as the agent of
     its directory) and is deleted once its message is committed."""
     cli.ok("channel", "create", "jobs", "--as", "alice", "--delivery", "at-least-once")
     cli.ok("channel", "join", "jobs", "--as", "alice", "bob")
@@ -267,7 +270,7 @@ def test_response_files_become_messages_replies_and_acks(cli, store, team, dirs)
 
 
 def test_a_bad_response_file_stays_and_is_reported_once(cli, store, team, dirs):
-    """FR-3.9 negative path: not JSON, or not valid, the file stays in place, is reported once
+    """Negative path: not JSON, or not valid, the file stays in place, is reported once
     (stderr, stats, doctor) and again only after it changes; fixed, it is ingested."""
     bad = _outbox(dirs, "bob", "r.json", "{not json")
     invalid = _outbox(dirs, "bob", "s.json", {"to": "carol"})  # no content
@@ -333,7 +336,7 @@ def test_symlinks_and_dotdot_are_refused(cli, store, team, dirs, tmp_path):
 
 
 def test_a_failing_mirror_is_retried_until_it_succeeds(cli, store, team, dirs):
-    """FR-3.3/FR-3.10 negative path: a mirror write that fails never fails the send; it is
+    """Negative path: a mirror write that fails never fails the send; it is
     recorded, shown as backlog, and written by a later tick once the path is usable (tests
     run as root, so the blocked path is a regular file where the agent's directory goes)."""
     dirs["inbox"].mkdir(parents=True)
@@ -354,7 +357,7 @@ def test_a_failing_mirror_is_retried_until_it_succeeds(cli, store, team, dirs):
 
 
 def test_a_redelivered_message_is_mirrored_again(cli, store, dirs):
-    """FR-3.3 with retries: an unacknowledged delivery made unread again by a retry gets its
+    """With retries: an unacknowledged delivery made unread again by a retry gets its
     file back (and its team entry unread again, not a second entry)."""
     cli.ok("channel", "create", "jobs", "--as", "alice", "--delivery", "at-least-once",
            "--ack-timeout", "10s", "--retry-backoff", "1s")
@@ -386,7 +389,7 @@ def test_bridge_settings_from_the_config_file(cli, store, team, tmp_path):
 
 def test_a_team_name_that_is_not_a_plain_name_is_never_a_path(cli, store, team, dirs):
     """Agent ids are validated before they become paths: a team part such as `.x` (a hidden
-    directory) is refused on entry (issue 19), and one already in a store from before that
+    directory) is refused on entry, and one already in a store from before that
     rule is refused as a path component: the mirror fails, the send does not."""
     r = cli("channel", "join", "team", "w@.x", "--as", "alice", "--json")
     assert r.exit_code == 3 and r.error["value"] == "w@.x"
@@ -417,10 +420,10 @@ def test_a_deleted_inbox_directory_is_rewritten_not_taken_as_read(cli, store, te
 
 
 def test_every_way_of_sending_is_mirrored(cli, store, team, dirs):
-    """FR-3.1 positive path: every command that sends (`send --batch`, `publish`, `query`,
+    """Positive path: every command that sends (`send --batch`, `publish`, `query`,
     `respond`, as well as `send`) goes through the one pipeline, and its deliveries get their
     inbox files. Negative path: no way of sending skips the mirror, so an agent polling its
-    directory never misses an unread delivery (FR-3.13: one copy per recipient)."""
+    directory never misses an unread delivery (one copy per recipient)."""
     cli.ok("channel", "create", "ci", "--type", "pubsub", "--as", "ci")
     cli.ok("subscribe", "ci", "build.*", "--as", "bob")
     batch = cli.ok("send", "--batch", "-", input=(
@@ -445,10 +448,10 @@ def _assert_files_match_unread(store: Path, dirs: dict[str, Path]) -> None:
 
 
 def test_the_record_carries_read_false_and_default_metadata(cli, store, team, dirs):
-    """FR-3.2 positive path: each mirrored record has its id, sender, recipient (session_id),
+    """Positive path: each mirrored record has its id, sender, recipient (session_id),
     content, type, an ISO 8601 timestamp, metadata defaulting to {} (or as given) and, in a
     native inbox, `read: false`. Negative path: a record is never mirrored read while its
-    delivery is unread, and unread ones are never pruned (FR-3.8)."""
+    delivery is unread, and unread ones are never pruned."""
     cli.ok("channel", "join", "team", "--as", "alice", "w@crew")
     plain = int(cli.ok("send", "team", "go", "--as", "alice", "--type", "command").stdout)
     meta = int(cli.ok("send", "team", "again", "--as", "alice", "--meta", "k=v").stdout)
@@ -466,7 +469,7 @@ def test_the_record_carries_read_false_and_default_metadata(cli, store, team, di
 
 
 def test_mailbox_statistics_per_agent(cli, store, team, dirs):
-    """FR-3.11 positive path: `stats` gives per agent the total, the unread count and the
+    """Positive path: `stats` gives per agent the total, the unread count and the
     oldest unread message's age (0 with nothing unread). Negative path: reading them does not
     queue behind writers: `stats` answers while another process holds the write lock."""
     import sqlite3
@@ -494,7 +497,7 @@ def test_mailbox_statistics_per_agent(cli, store, team, dirs):
 
 
 def test_deliveries_made_unread_by_other_commands_get_their_files_at_once(cli, store, dirs):
-    """FR-3.3: a delivery made unread by a command other than a new send (a queue released
+    """A delivery made unread by a command other than a new send (a queue released
     by `receive` or `ack`, a redelivery applied by `receive`, `deadletter replay`) has its
     inbox file right after that command, without waiting for a tick."""
     cli.ok("channel", "create", "q", "--as", "alice", "--max-pending", "1")
@@ -563,7 +566,7 @@ def test_the_unread_queue_stays_bounded_without_a_bridge_process(cli, store, dir
 
 
 def test_reply_to_a_query_and_a_topic_on_a_pubsub_channel(cli, store, team, dirs):
-    """FR-3.9: `reply_to` a query becomes its response (to the asker, with its correlation id,
+    """`reply_to` a query becomes its response (to the asker, with its correlation id,
     acknowledging the query); a response file with a `topic` publishes on a pubsub channel to
     the matching subscriptions."""
     asked = cli.ok("query", "team", "status?", "--as", "alice", "--json").json()
@@ -591,7 +594,7 @@ def test_reply_to_a_query_and_a_topic_on_a_pubsub_channel(cli, store, team, dirs
 @pytest.mark.parametrize("refusal", ["paused channel", "not a participant"])
 def test_a_response_file_refused_for_now_is_retried_until_it_goes_through(
         cli, store, team, dirs, refusal):
-    """FR-3.9: a file refused because of the store's state (a paused channel, a sender not
+    """A file refused because of the store's state (a paused channel, a sender not
     yet in the channel) is not bad: it stays, is reported once with that reason, and every
     tick tries it again; once the state changes it is ingested and the report goes."""
     if refusal == "paused channel":
@@ -700,8 +703,9 @@ def _mkdirs(u: Unprivileged, *paths: Path) -> None:
             u.own(level)
 
 
+@pytest.mark.process
 def test_a_read_only_inbox_directory_fails_the_mirror_until_writable(nobody):
-    """FR-3.3/FR-3.10 negative path with a real permission error: the inbox directory is
+    """Negative path with a real permission error: the inbox directory is
     read-only, so the mirror write fails; the send succeeds, the failure is recorded and
     shown as backlog, and a tick after the directory became writable writes the file."""
     u = nobody
@@ -726,6 +730,7 @@ def test_a_read_only_inbox_directory_fails_the_mirror_until_writable(nobody):
         "mirror_backlog"] == 0
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("kind", ["inbox", "team"])
 def test_a_failed_mirror_removal_is_kept_and_retried(nobody, kind):
     """A mirror that cannot be taken away (its directory became read-only) stays tracked:
@@ -764,8 +769,9 @@ def test_a_failed_mirror_removal_is_kept_and_retried(nobody, kind):
         "mirror_backlog"] == 0
 
 
+@pytest.mark.process
 def test_a_response_file_that_cannot_be_deleted_is_never_sent_twice(nobody):
-    """FR-3.9: every kind of response file (send, channel, reply, respond, ack) is committed
+    """Every kind of response file (send, channel, reply, respond, ack) is committed
     with the record that it was ingested; its directory being read-only, the deletion fails:
     `tick` (and `tick --every`) carries on, reports it once, and later ticks only retry the
     deletion, never the send (as after a crash between the commit and the deletion)."""
@@ -810,7 +816,7 @@ def test_a_response_file_that_cannot_be_deleted_is_never_sent_twice(nobody):
     assert json.loads(u.ok("00:00:50", "stats", "--json").stdout)["bridge"]["bad_files"] == 0
 
 
-# ------------------------------------ fsync before os.replace (issue 12, defect 10)
+# ------------------------------------ fsync before os.replace: a crash keeps old or new
 
 
 def test_mirror_files_and_team_inboxes_are_synced_before_they_are_renamed(

@@ -1,4 +1,4 @@
-"""The mailbox bridge's outbox and directories (issue 19, spec 003 FR-3.9, FR-3.10): any JSON
+"""The mailbox bridge's outbox and directories: any JSON
 object an agent writes is forwarded; what is not an object stays in place; the inbox and outbox
 directories are made; team inboxes are locked without leaving lock files. Real directories,
 through the command line."""
@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 from conftest import query, snapshot
+
+pytestmark = pytest.mark.cli
 
 
 @pytest.fixture
@@ -34,7 +36,7 @@ def _from(cli, agent: str) -> list[dict]:
     return cli.ok("messages", "--from", agent, "--json").json()["messages"]
 
 
-# ---------------------------------------------------------------- FR-3.9: any object
+# ----------------------------------------------------------------------- any object
 
 
 def test_any_object_is_a_reply_to_the_agents_latest_message(cli, store, team, dirs):
@@ -127,7 +129,7 @@ def test_an_object_with_nothing_to_answer_stays_until_it_can_go(
 
 @pytest.mark.parametrize("body", ["[1, 2]", '"ok"', "42", "null", "{not json", ""])
 def test_what_is_not_a_json_object_stays_where_bad_files_stay(cli, store, team, dirs, body):
-    """FR-3.9 negative path: left in place, reported once on stderr, counted in stats and
+    """Negative path: left in place, reported once on stderr, counted in stats and
     listed by doctor; no message is made."""
     cli.ok("send", "team", "build it", "--as", "alice")
     f = _outbox(dirs, "bob", "r.json", body)
@@ -150,11 +152,11 @@ def test_acomms_schema_stays_strict_once_a_target_is_named(cli, store, team, dir
     assert _from(cli, "bob") == []
 
 
-# ---------------------------------------------------------------- FR-3.10 and lock files
+# ---------------------------------------------------------- directories and lock files
 
 
 def test_the_inbox_and_outbox_directories_are_made(cli, store, dirs):
-    """FR-3.10: by any command that syncs, so an agent's first response file has a place to
+    """By any command that syncs, so an agent's first response file has a place to
     go before acomm ever wrote it a message; the team directory is Claude Code's."""
     assert not dirs["inbox"].exists() and not dirs["outbox"].exists()
     cli.ok("channel", "create", "team", "--as", "alice")  # a writing command

@@ -1,4 +1,4 @@
-"""Capabilities (issue 15, spec 002 §9) through the command line on real stores: publish and
+"""Capabilities through the command line on real stores: publish and
 its contract checks, unpublish, list, show, routing tasks by capability, and the
 skill_distribution fan-out with its install answers."""
 
@@ -11,6 +11,8 @@ from freezegun import freeze_time
 
 from tests.capfixtures import PUBLISH, publish, published, refused, schema_file
 from tests.conftest import query
+
+pytestmark = pytest.mark.cli
 
 T0 = "2026-03-01T12:00:00Z"
 

@@ -1,4 +1,4 @@
-"""Capabilities across nodes (issue 15, spec 002 §9): a capability published on node B
+"""Capabilities across nodes: a capability published on node B
 reaches node A through the room; the distribution fan-out asks agents of both nodes; routing
 by capability goes to the owner's node; misfires are reviewed once, on the owner's node.
 Nodes read each other's store files (StoreTransport); time moves with freezegun."""
@@ -12,6 +12,8 @@ from freezegun import freeze_time
 from test_federation_routing import linked_pair
 
 from tests.capfixtures import SCHEMA
+
+pytestmark = pytest.mark.federation
 
 T0 = "2030-01-01T00:00:00Z"
 PUBLISH = ["--owner", "bob", "--delegation-skill", "skills/review-request@1.2",

@@ -1,4 +1,4 @@
-"""Issue 19, channel administration: who may change a channel (the owner, or an admin the owner
+"""Channel administration: who may change a channel (the owner, or an admin the owner
 made), `channel admin`, `channel update` and `channel delete`, through the command line on
 real stores. Every refusal: its exit status and code, a message naming the agent and the
 channel, and the store unchanged."""
@@ -12,6 +12,8 @@ from conftest import assert_invariants, query, rewind_migrations, run, snapshot
 from freezegun import freeze_time
 
 from acomm_cli.store.migrations import MIGRATIONS
+
+pytestmark = pytest.mark.cli
 
 T0 = "2026-01-01 00:00:00"
 T0_MS = 1_767_225_600_000
@@ -75,6 +77,7 @@ def test_the_creator_owns_the_channel_and_may_do_all_of_it(cli, crew):
     assert (doc["owner"], doc["state"], doc["config"]["max_retries"]) == ("alice", "closed", 5)
 
 
+@pytest.mark.process
 def test_the_acting_agent_may_come_from_acomm_agent(crew):
     assert run("channel", "pause", "team", env={"ACOMM_AGENT": "bob"}).returncode == 5
     r = run("channel", "pause", "team", env={"ACOMM_AGENT": "alice"})

@@ -1,4 +1,4 @@
-"""Issue 17: `sending.send` keeps the channels it read on its connection, valid while the
+"""`sending.send` keeps the channels it read on its connection, valid while the
 channels token (m011, counted up by triggers on every change to channels, participants
 and subscriptions) is the one read in the send's own transaction. A change made anywhere else --
 another connection, another process, a rolled-back transaction on the same connection --
@@ -13,6 +13,8 @@ from acomm_cli.engine import channels, opening, sending
 from acomm_cli.errors import InvalidState, NotParticipant
 from acomm_cli.model import SendRequest
 from acomm_cli.store import write
+
+pytestmark = pytest.mark.unit
 
 NOW = 1_700_000_000_000
 
@@ -68,6 +70,7 @@ def test_a_subscription_on_another_connection_routes_the_next_pubsub_send(pair):
     assert _send(a, "events", topic="build.done").recipients == ()
 
 
+@pytest.mark.process
 def test_a_change_made_by_another_process_is_honoured_by_the_next_send(pair, store):
     a, _ = pair
     _send(a)

@@ -1,9 +1,13 @@
-"""Spec 001 "Common Workflows", each through the command line as a script would run it."""
+"""The common workflows (delegating a task, a threaded conversation, a response as the
+responder's ack, reading history), each through the command line as a script would run it."""
 
 from __future__ import annotations
 
+import pytest
 from conftest import assert_invariants
 from freezegun import freeze_time
+
+pytestmark = pytest.mark.cli
 
 
 def test_one_to_one_task_delegation(cli, store):

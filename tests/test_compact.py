@@ -15,6 +15,8 @@ from acomm_cli import clock
 from acomm_cli.engine import opening, operations, sending
 from acomm_cli.model import SendRequest
 
+pytestmark = pytest.mark.cli
+
 
 @pytest.fixture
 def busy(cli, store):

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from conftest import VENV_BIN
 
+pytestmark = pytest.mark.process
+
 REPO = Path(__file__).resolve().parent.parent
 SCRIPTS = {"bash": REPO / "completions" / "acomm.bash", "zsh": REPO / "completions" / "_acomm",
            "fish": REPO / "completions" / "acomm.fish"}

@@ -8,6 +8,8 @@ import pytest
 
 from acomm_cli.cli.config import KEYS
 
+pytestmark = pytest.mark.cli
+
 
 def _settings(doc: dict) -> dict[str, tuple]:
     return {s["key"]: (s["value"], s["source"]) for s in doc["settings"]}

@@ -1,12 +1,15 @@
-"""What a suppressed resend reports (issue 18): `deduplicated` and the recipients it was
+"""What a suppressed resend reports: `deduplicated` and the recipients it was
 suppressed for, so that a script can tell a duplicate from "nobody was there to get it"."""
 
 from __future__ import annotations
 
 import json
 
+import pytest
 from conftest import query
 from freezegun import freeze_time
+
+pytestmark = pytest.mark.cli
 
 T0 = "2026-01-01 00:00:00"
 

@@ -1,4 +1,4 @@
-"""Acknowledgements, timers, retries and dead letters (DESIGN.md §4), time moved by freezegun."""
+"""Acknowledgements, timers, retries and dead letters, time moved by freezegun."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import sqlite3
 import pytest
 from conftest import assert_invariants, snapshot
 from freezegun import freeze_time
+
+pytestmark = pytest.mark.cli
 
 T0 = "2026-01-01 00:00:00"
 
@@ -69,7 +71,7 @@ def test_one_late_tick_gives_the_same_final_state(cli, work, tmp_path):
 @pytest.mark.parametrize("status", ["completed", "failed"])
 def test_a_final_ack_at_any_point_stops_the_timer(cli, work, ack_at, status):
     """completed and failed end the delivery; received and in_progress only hold it for a
-    lease (issue 18: tests/test_leases.py)."""
+    lease (tests/test_leases.py)."""
     with freeze_time(T0) as clock:
         mid = _send_command(cli)
         clock.tick(ack_at)

@@ -1,4 +1,4 @@
-"""Agent dispatch (issue 7, spec 004): configured agents' commands run on their messages, with
+"""Agent dispatch: configured agents' commands run on their messages, with
 receipts, retries, dead letters, trigger rules and dedupe keys. The agents are real small
 shell scripts; the store is a real file; time moves with freezegun."""
 
@@ -16,6 +16,8 @@ from freezegun import freeze_time
 from acomm_cli.dispatch import dispatcher as dispatch
 from acomm_cli.dispatch.agents import AgentSpec, Rules, parse_agents
 from acomm_cli.dispatch.runner import RunOutcome
+
+pytestmark = pytest.mark.cli
 
 T0 = "2026-01-01T00:00:00Z"
 T0_MS = 1767225600000
@@ -251,8 +253,7 @@ def test_a_response_too_large_for_the_channel_is_a_failure(cli, store, tmp_path)
 # ---------------------------------------------------------------- rules
 
 
-def test_spec_004_decision_table_replies_and_mentions_trigger_likes_never(cli, store,
-                                                                          tmp_path):
+def test_trigger_rules_let_replies_and_mentions_through_never_likes(cli, store, tmp_path):
     """The example of docs/DISPATCH.md: events as messages with metadata; the agent's rules let
     replies and mentions to agents through, never likes, never humans as targets."""
     cli.ok("channel", "create", "forum", "--type", "pubsub", "--as", "web")
@@ -554,6 +555,7 @@ agents:
 """
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("text,parsed", [
     (AGENTS_ONLY, False),
     # a mistake in an agent: only the commands that use agents see it

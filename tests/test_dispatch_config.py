@@ -1,4 +1,4 @@
-"""Spec 004 fixes (issue 18): what becomes of messages no trigger rule matches (`unmatched`),
+"""Dispatch configuration: what becomes of messages no trigger rule matches (`unmatched`),
 a bad `agents:` section that must not stall the timers, and `run:` paths that resolve against
 config.yaml's directory whatever directory `tick` runs in (cron: $HOME). Real shell scripts
 as agents, real stores; time moved with freezegun in process and faketime for `tick` as cron
@@ -18,6 +18,8 @@ import yaml
 from conftest import ACOMM, query, snapshot
 from freezegun import freeze_time
 from test_dispatch import T0, agent_script, configure, receipts, state
+
+pytestmark = pytest.mark.cli
 
 DISPATCH_DOC = Path(__file__).resolve().parent.parent / "docs" / "DISPATCH.md"
 
@@ -102,6 +104,7 @@ def test_a_bad_unmatched_value_names_the_key(cli, team, tmp_path, value):
 # ---------------------------------------------------------------- a bad agents: section
 
 
+@pytest.mark.process
 def test_a_bad_agents_section_stops_dispatch_but_not_the_timers(cli, store, tmp_path):
     """`types: [comand]`: `tick` (run as cron would, at a later time by faketime) still
     dead-letters, delivers scheduled sends and mirrors to the bridge, reports the error in
@@ -153,6 +156,7 @@ agents:
     assert tick("--no-dispatch").returncode == 0
 
 
+@pytest.mark.process
 def test_a_tick_worker_with_a_bad_agents_section_says_so_at_once_and_exits_3(cli, store):
     (store.parent / "config.yaml").write_text("agents:\n  bob:\n    on: {types: [command]}\n")
     env = {k: v for k, v in os.environ.items() if k != "ACOMM_STORE"}
@@ -199,6 +203,7 @@ _TRIGGERS = {
 }
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("example", range(len(_readme_agents())))
 def test_the_readme_agents_work_under_cron(cli, tmp_path, example):
     """Each docs/DISPATCH.md example, as it is written, in a project whose store is the default
@@ -230,6 +235,7 @@ def test_the_readme_agents_work_under_cron(cli, tmp_path, example):
         assert ran.read_text().splitlines()[-1] == f"{name} {mid} {where}"
 
 
+@pytest.mark.process
 def test_run_resolves_against_the_config_directory_and_cwd_overrides(cli, store, tmp_path):
     """No `cwd:`: the command runs in config.yaml's directory; `cwd:` (absolute, or relative
     to that directory) overrides it; a list `run:` resolves the same way."""

@@ -13,6 +13,8 @@ from conftest import query
 from freezegun import freeze_time
 from test_dispatch import T0, agent_script, configure, state
 
+pytestmark = pytest.mark.cli
+
 # ---------------------------------------------------------------- the channel's ack timers
 
 

@@ -15,6 +15,8 @@ import pytest
 from conftest import ACOMM, VENV_BIN, run, wait_for
 from test_dispatch import agent_script, configure, receipts
 
+pytestmark = pytest.mark.process
+
 needs_faketime = pytest.mark.skipif(shutil.which("faketime") is None,
                                     reason="faketime is not installed (make test installs it)")
 

@@ -13,6 +13,8 @@ import pytest
 from acomm_cli.cli import docgen
 from acomm_cli.cli.commands import send as send_module
 
+pytestmark = pytest.mark.cli
+
 REPO = Path(__file__).resolve().parent.parent
 
 TREE = docgen.tree()
@@ -28,6 +30,7 @@ def generated(tmp_path_factory) -> Path:
     return out
 
 
+@pytest.mark.process
 def test_checked_in_files_match_a_fresh_render(generated):
     fresh = sorted(p.relative_to(generated) for p in generated.rglob("*") if p.is_file())
     assert fresh, "the generator wrote nothing"
@@ -40,6 +43,7 @@ def test_checked_in_files_match_a_fresh_render(generated):
         f"out of date: {', '.join(differ + stale)}; run `{docgen.REFRESH}` and commit the result")
 
 
+@pytest.mark.process
 @by_command
 def test_every_command_has_a_page_and_a_reference_section(cmd, generated):
     assert f"\n## {cmd.name}\n" in (generated / "docs" / "cli.md").read_text()
@@ -49,6 +53,7 @@ def test_every_command_has_a_page_and_a_reference_section(cmd, generated):
         assert cmd.name.replace("-", "\\-") in page.read_text()
 
 
+@pytest.mark.process
 def test_a_changed_help_string_is_caught(monkeypatch):
     assert docgen.drift(REPO) == []
     monkeypatch.setattr(send_module.send, "__doc__",
@@ -59,12 +64,14 @@ def test_a_changed_help_string_is_caught(monkeypatch):
     assert docgen.main(["--check", str(REPO)]) == 1
 
 
+@pytest.mark.process
 def test_the_check_names_the_command_to_run(tmp_path, capsys):
     assert docgen.main(["--check", str(tmp_path)]) == 1
     err = capsys.readouterr().err
     assert "out of date: docs/cli.md" in err and "run `make docs`" in err
 
 
+@pytest.mark.process
 def test_stale_pages_of_removed_commands_are_reported_and_removed(tmp_path):
     files = docgen.render_all()
     docgen.write(tmp_path, files)
@@ -106,6 +113,7 @@ def test_help_is_plain_text_without_colour(cli):
     assert "Example: acomm channel create" in r.stdout
 
 
+@pytest.mark.process
 @pytest.mark.skipif(shutil.which("groff") is None,
                     reason="groff is not installed (make test installs groff-base)")
 @pytest.mark.parametrize("page", MAN_PAGES)
@@ -117,6 +125,7 @@ def test_man_pages_render_without_warnings(page):
     assert "NAME" in text and "SYNOPSIS" in text
 
 
+@pytest.mark.process
 @pytest.mark.skipif(shutil.which("man") is None, reason="man is not installed")
 def test_man_reads_the_pages_as_a_user_would():
     p = subprocess.run(["man", "-l", str(REPO / "man" / "acomm-channel.1")],

@@ -11,6 +11,8 @@ from freezegun import freeze_time
 
 from acomm_cli.engine import opening, operations
 
+pytestmark = pytest.mark.cli
+
 
 @pytest.fixture
 def busy(cli, store):

@@ -6,6 +6,8 @@ import pytest
 from conftest import snapshot
 from freezegun import freeze_time
 
+pytestmark = pytest.mark.cli
+
 
 def test_members_and_observers_can_ack_broadcasts(cli, store):
     cli.ok("channel", "create", "bc", "--type", "broadcast", "--as", "boss", "--delivery",

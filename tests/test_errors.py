@@ -8,8 +8,12 @@ import pkgutil
 import re
 from pathlib import Path
 
+import pytest
+
 import acomm_cli
 from acomm_cli import errors
+
+pytestmark = pytest.mark.unit
 
 REPO = Path(__file__).resolve().parent.parent
 

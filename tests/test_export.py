@@ -18,6 +18,8 @@ from freezegun import freeze_time
 
 from acomm_cli.clock import iso
 
+pytestmark = pytest.mark.cli
+
 
 def _ms(dt) -> int:
     """A datetime (naive ones are UTC) -> epoch milliseconds."""

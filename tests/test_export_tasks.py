@@ -1,4 +1,4 @@
-"""`acomm export` of tasks, their history and review incidents (issue 15): the rows read back
+"""`acomm export` of tasks, their history and review incidents: the rows read back
 with pyarrow against the store, an open task keeping its chunk unsettled, and the snapshot of
 incidents replaced by each export."""
 
@@ -14,6 +14,8 @@ import pytest
 from conftest import query
 from freezegun import freeze_time
 from task_traffic import EXPORT, T0, build
+
+pytestmark = pytest.mark.cli
 
 
 def _ms(dt) -> int | None:

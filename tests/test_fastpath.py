@@ -19,8 +19,9 @@ from acomm_cli.cli import main as fastpath
 from acomm_cli.cli.config import Settings
 from acomm_cli.cli.invocation import Invocation
 
-pytestmark = pytest.mark.skipif(shutil.which("faketime") is None,
-                                reason="faketime is not installed (make test installs it)")
+pytestmark = [pytest.mark.process,
+              pytest.mark.skipif(shutil.which("faketime") is None,
+                                 reason="faketime is not installed (make test installs it)")]
 
 NOW = ["faketime", "-f", "2026-01-02 12:00:00"]  # frozen: both runs write the same times
 TYPER = [sys.executable, "-c", "import sys; sys.argv[0] = 'acomm'\n"

@@ -1,4 +1,4 @@
-"""Fault injection (issue 12): SIGKILL `receive` (mid-output, or its reader closing the pipe),
+"""Fault injection: SIGKILL `receive` (mid-output, or its reader closing the pipe),
 `send --batch`, `tick` and `dispatch` / `tick` with an agent at seeded random moments, then
 check what a crash may never do: `doctor` finds nothing, a batch is all or nothing, every
 message is still unread or was printed before the kill (none lost), and none is handed to one
@@ -21,6 +21,8 @@ from pathlib import Path
 import pytest
 from conftest import ACOMM, assert_invariants, query, run
 from test_dispatch import agent_script, configure
+
+pytestmark = pytest.mark.process
 
 SEEDS = range(5)
 

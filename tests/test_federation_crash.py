@@ -1,10 +1,10 @@
-"""Crash safety of `fed pull` (issue 14): SIGKILL it at seeded moments while it reads a peer
+"""Crash safety of `fed pull`: SIGKILL it at seeded moments while it reads a peer
 outbox of several pages (before any page commits, between pages, after the last), then pull
 again. Each page is one transaction (cursor, inbound records, deliveries, `ack accepted`), so
 whatever the moment: the cursor and what was recorded agree, a page that committed is never
 redone, one that did not is redone exactly once, every event ends delivered once, and
 `doctor` is clean on both nodes. The peer is read with the StoreTransport (`store:PATH`),
-and again on NATS JetStream (issue 22: a real nats-server; the durable consumer may hold
+and again on NATS JetStream (a real nats-server; the durable consumer may hold
 unacked messages at the kill, and the next pull places it back at the cursor).
 
 Each case is parametrized by its seed, so a failure names the moment that broke it. The delay
@@ -28,6 +28,8 @@ from acomm_cli import clock
 from acomm_cli.engine.sending import send_direct
 from acomm_cli.model import SendRequest
 from acomm_cli.store.connection import open_store, write
+
+pytestmark = pytest.mark.federation
 
 N = 1000  # five pages of 200
 SEEDS = range(6)

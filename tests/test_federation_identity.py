@@ -1,4 +1,4 @@
-"""Federation foundations (issue 14): `node init` and invites on a seed, on real stores."""
+"""Federation foundations: `node init` and invites on a seed, on real stores."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ from freezegun import freeze_time
 
 from acomm_cli import clock
 from acomm_cli.federation import identity
+
+pytestmark = pytest.mark.cli
 
 
 def test_node_init_creates_a_key_pair_once(cli, store):

@@ -1,4 +1,4 @@
-"""Federation's whole loop across real gateways (issue 14): a seed A and a joiner B (and a
+"""Federation's whole loop across real gateways: a seed A and a joiner B (and a
 fallback C), each its own store and its own `gateway serve` subprocess on a free loopback
 port, every wait bounded, every process killed by PID in teardown (also on failure). Join by
 invite, ownership seen across nodes, message -> accepted -> agent turn (receive + ack, a query
@@ -6,7 +6,7 @@ answered with `respond`, a dispatch agent run by `tick`) -> processed / reply ov
 exactly one delivery and one agent turn after a cursor rewind and after either gateway
 restarts; no owner, owner offline -> the fallback node or a dead letter, and retries then a
 `federation_max_attempts` dead letter with time moved by faketime. Each test runs on both
-transports: HTTP, and NATS JetStream on a real nats-server (issue 22)."""
+transports: HTTP, and NATS JetStream on a real nats-server."""
 
 from __future__ import annotations
 
@@ -25,6 +25,8 @@ from conftest import ACOMM, VENV_BIN
 from natsserver import nats_server, needs_nats
 from test_dispatch import agent_script
 from test_gateway import Node, free_port, gateway_nodes, invite, wait_until, where
+
+pytestmark = pytest.mark.federation
 
 needs_faketime = pytest.mark.skipif(shutil.which("faketime") is None,
                                     reason="faketime is not installed (make test installs it)")
@@ -50,7 +52,7 @@ def ok_env(n: Node, env: dict[str, str], *args: str, prefix: tuple[str, ...] = (
 
 @pytest.fixture(params=["http", pytest.param("nats", marks=needs_nats)])
 def make(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[[str], Node]]:
-    """Nodes on either transport (issue 22): the gateway's HTTP outbox, or NATS JetStream
+    """Nodes on either transport: the gateway's HTTP outbox, or NATS JetStream
     on a real nats-server of the test's own (the gateways then carry only the room)."""
     if request.param == "http":
         with gateway_nodes(tmp_path) as maker:

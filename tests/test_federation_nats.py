@@ -1,4 +1,4 @@
-"""Outboxes on NATS JetStream (issue 22), on a real nats-server started and killed by PID.
+"""Outboxes on NATS JetStream, on a real nats-server started and killed by PID.
 The message loop, dedupe and dead letters run on both transports in test_federation_loop.py
 and test_federation_crash.py; here what is NATS's own: the server killed and restarted in
 the middle (nothing lost, no agent turn twice), a crash between a publish and its mark, a
@@ -16,13 +16,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import procs
 import pytest
 from conftest import ACOMM, run
 from natsserver import NatsServer, nats_server, needs_nats
 from test_dispatch import agent_script
 from test_gateway import gateway_nodes, invite, wait_until, where
 
-pytestmark = needs_nats
+pytestmark = [pytest.mark.federation, needs_nats]
 
 
 def sql(path: Path, statement: str, *params: Any) -> list[tuple[Any, ...]]:
@@ -122,7 +123,7 @@ def test_a_node_behind_nat_sends_and_receives(tmp_path, server):
         a.start("--seed", "--push")
         b = make("nb")
         log = open(str(b.path) + ".log", "ab")
-        b.proc = subprocess.Popen(
+        b.proc = procs.spawn(
             [ACOMM, "--store", str(b.path), "gateway", "serve", "--listen", "none", "--join",
              str(a.url), "--invite", invite(a, "--expect", "nb"), "--push"],
             stdout=log, stderr=log)

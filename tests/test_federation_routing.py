@@ -1,4 +1,4 @@
-"""Federation routing, outboxes, `fed pull` and two-level acks (issue 14), between real
+"""Federation routing, outboxes, `fed pull` and two-level acks, between real
 stores in tmp_path, each a node; `fed pull` reads a peer's outbox from its file
 (StoreTransport)."""
 
@@ -9,6 +9,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+
+pytestmark = pytest.mark.federation
 
 
 class Node:

@@ -1,4 +1,4 @@
-"""Federation's timers in `tick` (issue 14): retries of an event not accepted, then a
+"""Federation's timers in `tick`: retries of an event not accepted, then a
 `federation_max_attempts` dead letter; one SLA incident per accepted event; a plain tick
 unchanged. Time moves with freezegun."""
 
@@ -9,6 +9,8 @@ import json
 import pytest
 from freezegun import freeze_time
 from test_federation_routing import linked_pair
+
+pytestmark = pytest.mark.federation
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""What federated messages show (issue 14, DESIGN.md §7): `show MSG` carries a `federation`
+"""What federated messages show: `show MSG` carries a `federation`
 view (the sender's event state on the sender's node, the inbound event on the receiving node),
 and every message's JSON carries `global_id` and `origin_node` (null for local ones) in
 `show`, `messages`, `receive` and `thread`, on both nodes."""
@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import pytest
 from test_federation_routing import Node, linked_pair
+
+pytestmark = pytest.mark.federation
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""`acomm gateway serve` (issue 14): real gateways as subprocesses on free loopback ports,
+"""`acomm gateway serve`: real gateways as subprocesses on free loopback ports,
 every wait bounded, every process killed by PID in teardown (also on failure). The join by
 invite and the room sync, every handshake refusal over real HTTP (the WebSocket upgrade
 refused with a JSON body, no Yjs byte), the rejoin by node proof, a seed restarted with its
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import secrets
 import shutil
 import signal
@@ -21,11 +20,14 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import procs
 import pytest
 from conftest import ACOMM
 
 from acomm_cli.engine import opening
 from acomm_cli.federation import handshake, identity
+
+pytestmark = pytest.mark.federation
 
 WAIT_S = 20.0
 
@@ -64,7 +66,7 @@ class Node:
 
     def start(self, *args: str, port: int = 0) -> None:
         log = open(str(self.path) + ".log", "ab")  # the child holds it open
-        self.proc = subprocess.Popen(
+        self.proc = procs.spawn(
             [ACOMM, "--store", str(self.path), "gateway", "serve",
              "--listen", f"127.0.0.1:{port}", *args], stdout=log, stderr=log)
         log.close()
@@ -81,13 +83,8 @@ class Node:
     def stop(self, sig: int = signal.SIGTERM) -> int | None:
         if self.proc is None:
             return None
-        if self.proc.poll() is None:
-            os.kill(self.proc.pid, sig)
         try:
-            return self.proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.kill(self.proc.pid, signal.SIGKILL)
-            return self.proc.wait(timeout=5)
+            return procs.stop(self.proc, sig)
         finally:
             self.proc = None
 
@@ -123,9 +120,8 @@ def gateway_nodes(tmp_path: Path,
         yield _make
     finally:
         for n in made:
-            if n.proc is not None and n.proc.poll() is None:
-                os.kill(n.proc.pid, signal.SIGKILL)
-                n.proc.wait(timeout=10)
+            if n.proc is not None:
+                procs.stop(n.proc, signal.SIGKILL, timeout=10)
 
 
 @pytest.fixture
@@ -162,7 +158,7 @@ def test_join_by_invite_and_room_sync(make):
     assert status["node_id"] == "nb" and status["peers"] == ["seed"] and status["room_synced"]
     peers = seed.ok("peers")["peers"]
     assert [(p["node"], p["url"], p["online"]) for p in peers] == [("nb", b.url, True)]
-    # the joiner's nonce carried its time (issue 19): the seed forgets it after its window
+    # the joiner's nonce carried its time: the seed forgets it after its window
     with sqlite3.connect(seed.path) as c:
         rows = c.execute("SELECT nonce, expires_at FROM fed_nonces").fetchall()
     assert rows and all(n.startswith("t") and exp is not None for n, exp in rows)
@@ -324,7 +320,7 @@ def test_the_outbox_refuses_unsigned_and_unknown_readers(make):
 
 
 def test_a_signed_read_is_answered_once(make):
-    """Issue 19: the identical signed request replayed (or its signature spelt another way
+    """The identical signed request replayed (or its signature spelt another way
     in base64) is 401 replayed_request; a request signed afresh is answered."""
     from acomm_cli.federation.http_transport import outbox_target, signed_headers
 
@@ -377,7 +373,7 @@ def _pending(n: Node) -> int:
 
 @pytest.mark.skipif(shutil.which("faketime") is None, reason="faketime is not installed")
 def test_a_joiner_whose_clock_is_minutes_off_is_told_so_not_only_replay_detected(make):
-    """Issue 19: the seed refuses a nonce stamped more than 60 s from its clock with 409
+    """The seed refuses a nonce stamped more than 60 s from its clock with 409
     replay_detected; the joiner's log must carry the seed's reason (its clock), or its
     operator chases a replay that never happened."""
     seed, b = make("seed"), make("nb")
@@ -385,7 +381,7 @@ def test_a_joiner_whose_clock_is_minutes_off_is_told_so_not_only_replay_detected
     token = invite(seed, "--expect", "nb")
     log = Path(str(b.path) + ".log")
     with open(log, "ab") as out:
-        b.proc = subprocess.Popen(
+        b.proc = procs.spawn(
             ["faketime", "-f", "+300s", ACOMM, "--store", str(b.path), "gateway", "serve",
              "--listen", f"127.0.0.1:{free_port()}", "--join", str(seed.url),
              "--invite", token], stdout=out, stderr=out)

@@ -1,4 +1,4 @@
-"""The join handshake (DESIGN.md §7): every outcome of the exchange and of the ticket check,
+"""The join handshake: every outcome of the exchange and of the ticket check,
 each with its HTTP status and code and nothing else in a refusal's body. Real stores in
 tmp_path, time passed as `now`."""
 
@@ -13,6 +13,8 @@ from conftest import query
 
 from acomm_cli.engine import opening
 from acomm_cli.federation import handshake, identity, invites
+
+pytestmark = pytest.mark.unit
 
 T0 = 1_900_000_000_000  # ms
 MIN = 60_000

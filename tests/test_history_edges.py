@@ -1,4 +1,4 @@
-"""Issue 19, part C: history filters, bounds on settings, agent ids, `--follow`'s edges,
+"""History filters, bounds on settings, agent ids, `--follow`'s edges,
 `first_read_at`, and where `audit` writes by default. Through the command line, on real
 stores; every refusal names the field and value, exits as documented and changes nothing."""
 
@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from conftest import ACOMM, query, run, snapshot, wait_for
 from freezegun import freeze_time
+
+pytestmark = pytest.mark.cli
 
 
 def _dump(store: Path) -> str:
@@ -231,9 +233,10 @@ def _head_1(*args: str) -> tuple[int, str, bytes]:
     return p.returncode, Path("err").read_text(), p.stdout
 
 
+@pytest.mark.process
 def test_receive_follow_piped_to_head_marks_only_the_line_head_printed(cli, team):
     """Print before commit, per message: `receive --follow | head -1` takes one message, and
-    the next run the next one; the rest stay unread (issue 19)."""
+    the next run the next one; the rest stay unread."""
     for i in range(5):
         cli.ok("send", "team", f"m{i}", "--as", "alice")
     status, err, out = _head_1("--as", "bob", "--follow", "--body")
@@ -246,6 +249,7 @@ def test_receive_follow_piped_to_head_marks_only_the_line_head_printed(cli, team
     assert _states(team) == ["read"] * 2 + ["unread"] * 3
 
 
+@pytest.mark.process
 def test_receive_peek_follow_piped_to_head_marks_nothing(cli, team):
     for i in range(3):
         cli.ok("send", "team", f"m{i}", "--as", "alice")
@@ -256,6 +260,7 @@ def test_receive_peek_follow_piped_to_head_marks_nothing(cli, team):
     assert snapshot(team) == before
 
 
+@pytest.mark.process
 def test_a_follower_holds_no_lock_while_its_reader_has_not_taken_a_message(cli, team):
     """The message waits in the pipe, unread in the store, while other processes send; it
     counts as read once the reader takes it."""
@@ -278,6 +283,7 @@ def test_a_follower_holds_no_lock_while_its_reader_has_not_taken_a_message(cli, 
         f.wait(timeout=30)
 
 
+@pytest.mark.process
 def test_receive_wait_with_follow_is_refused_naming_both(cli, team):
     cli.ok("send", "team", "x", "--as", "alice")
     before = snapshot(team)

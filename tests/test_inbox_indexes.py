@@ -1,6 +1,6 @@
-"""m015 (issue 17, receive): the indexes a mark read keeps, and the plans that rely on them.
+"""m015: the indexes a mark read keeps, and the plans that rely on them.
 
-DECISIONS.md "Issue 17, receive's indexes" says why each index is written as it is; these
+DECISIONS.md says why each index is written as it is; these
 tests pin what users depend on: receive, ack, stats and doctor work on an upgraded store, the
 hot statements keep their indexed plans, and no partial index brings back the two costs m015
 removed (an IN list in an index's WHERE; an `=` against a constant that SQLite compares with
@@ -12,6 +12,7 @@ import re
 import sqlite3
 from pathlib import Path
 
+import pytest
 from conftest import query, rewind_migrations
 
 from acomm_cli import clock
@@ -19,6 +20,8 @@ from acomm_cli.engine import acking, inbox, opening, operations
 from acomm_cli.model import MessageFilter
 from acomm_cli.store import backlog, timers
 from acomm_cli.store.migrations import MIGRATIONS
+
+pytestmark = pytest.mark.cli
 
 ACTIVE_OLD = "state IN ('queued', 'waiting', 'unread') OR (tracked = 1 AND state = 'read')"
 

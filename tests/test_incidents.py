@@ -13,6 +13,8 @@ from freezegun import freeze_time
 from tests.capfixtures import published, refused
 from tests.conftest import Cli, query
 
+pytestmark = pytest.mark.cli
+
 T0 = "2026-03-01T12:00:00Z"
 FIELDS = {"id", "capability_id", "delegation_skill", "executor_skill", "failure_class",
           "sample_corr_ids", "created_at", "state"}

@@ -19,6 +19,8 @@ import pytest
 from conftest import query, run, snapshot
 from packaging.requirements import Requirement
 
+pytestmark = pytest.mark.process
+
 ROOT = Path(__file__).resolve().parent.parent
 INSTALL_SPARK = "pip install 'acomm[spark]'"
 # packages that must never be core dependencies again: each is an extra's, or far too big
@@ -35,6 +37,7 @@ def _name(requirement: str) -> str:
     return re.split(r"[\s<>=!~;\[(]", requirement.strip(), maxsplit=1)[0].lower()
 
 
+@pytest.mark.unit
 def test_the_core_dependencies_hold_no_heavy_package():
     project = _project()
     core = {_name(r) for r in project["dependencies"]}
@@ -150,6 +153,7 @@ def test_export_checks_for_the_extra_before_looking_for_the_store(tmp_path):
     assert not store.parent.exists() and not (tmp_path / "out").exists()
 
 
+@pytest.mark.cli
 def test_in_process_export_without_pyarrow_changes_nothing(cli, team, monkeypatch):
     cli.ok("send", "team", "hello", "--as", "alice")
     before = snapshot(team)

@@ -18,6 +18,8 @@ from acomm_cli.engine import acking, channels, deadletters, sending, timers
 from acomm_cli.errors import CommError
 from acomm_cli.model import ChannelConfig, DeliveryMode, MessageFilter, SendRequest
 
+pytestmark = pytest.mark.process
+
 AGENTS = ["a", "b", "c", "d"]
 
 

@@ -1,4 +1,4 @@
-"""A late `tick` writes the same history as ticks run at each due time (DESIGN.md §4): when one
+"""A late `tick` writes the same history as ticks run at each due time: when one
 tick covers several due times of a delivery, its timers (ack deadline, back-off, lease end,
 exhausted retries) and its message's expiry are applied in due-time order, so an expired
 message gets no retry after its expiry and a delivery whose deadline passed first is not
@@ -17,6 +17,8 @@ from typing import Any
 import pytest
 from conftest import Cli
 from freezegun import freeze_time
+
+pytestmark = pytest.mark.cli
 
 T0 = "2026-03-01 12:00:00"
 

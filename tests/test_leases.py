@@ -1,15 +1,19 @@
-"""Leases, nack and requeue, retried failures, TTL (issue 18), through the command line; time
+"""Leases, nack and requeue, retried failures, TTL, through the command line; time
 moved by freezegun in process and by faketime for the installed program."""
 
 from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 
+import procs
 import pytest
 from conftest import ACOMM, assert_invariants, query, snapshot
 from freezegun import freeze_time
+
+pytestmark = pytest.mark.cli
 
 T0 = "2026-01-01 00:00:00"
 
@@ -172,6 +176,7 @@ def test_the_channel_shows_its_lease_ttl_and_retry_failed(cli, make_channel):
                                                                                    600000, True)
 
 
+@pytest.mark.process
 @pytest.mark.skipif(shutil.which("faketime") is None, reason="faketime is not installed")
 def test_a_crashed_worker_s_message_is_redelivered_after_its_lease(work, tmp_path):
     """The installed program, its clock moved by faketime: a worker takes a job, says
@@ -185,7 +190,7 @@ def test_a_crashed_worker_s_message_is_redelivered_after_its_lease(work, tmp_pat
         return r
 
     mid = at("00:00:00", "send", "work", "build it", "--as", "boss").stdout.strip()
-    worker = subprocess.Popen(
+    worker = procs.spawn(
         ["faketime", "-f", "@2026-01-01 00:00:01", "sh", "-c",
          f"{ACOMM} receive --as w --body && {ACOMM} ack {mid} --as w --status in_progress"
          " && sleep 600"], env={**os.environ, **env},
@@ -199,8 +204,7 @@ def test_a_crashed_worker_s_message_is_redelivered_after_its_lease(work, tmp_pat
                 break
             subprocess.run(["sleep", "0.05"], check=True)
     finally:
-        worker.kill()  # the crash
-        worker.wait()
+        procs.stop(worker, signal.SIGKILL)  # the crash: faketime, sh and the worker alike
     assert at("00:01:59", "receive", "--as", "w", "--body").stdout == ""
     at("00:02:03", "tick")
     assert at("00:02:03", "receive", "--as", "w", "--body").stdout.strip() == "build it"

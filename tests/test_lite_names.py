@@ -16,6 +16,8 @@ from acomm_cli import clock, model, topics
 from acomm_cli.errors import ValidationFailed
 from acomm_cli.lite import paths
 
+pytestmark = pytest.mark.unit
+
 # The regexes model.py and topics.py used before their character sets, matched whole.
 CHANNEL = re.compile(r"[A-Za-z0-9_-]{1,128}")
 AGENT = re.compile(r"[A-Za-z0-9_@][A-Za-z0-9._@-]{0,127}")

@@ -1,11 +1,11 @@
-"""A generator of malformed inputs (issue 12's acceptance): names, ids, topics, patterns,
+"""A generator of malformed inputs: names, ids, topics, patterns,
 durations, sizes, times, priorities, `--meta`, batch lines, YAML, huge bodies, NUL bytes and
 invalid UTF-8, fed to the real command line. Every case must end with a documented exit status
 other than 1 (2-7), exactly one line on stderr (one JSON object with `error.code` under
 --json), and the store exactly as it was (every table dumped before and after).
 
-Every strategy produces only values that DESIGN.md §4 calls bad (a NUL in a message body is
-valid UTF-8 and kept intact: see test_input_defects.py). Deterministic (derandomize, no
+Every strategy produces only values the validators must refuse (a NUL in a message body is
+valid UTF-8 and kept intact: see test_odd_input.py). Deterministic (derandomize, no
 example database) and bounded: a few hundred cases in all, in process through CliRunner, a
 handful through a real process for raw bytes on argv and stdin. The examples of one test share
 its store: every case is refused, so none changes it (each checks that it did not)."""
@@ -23,6 +23,8 @@ import yaml
 from conftest import ACOMM, snapshot
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+pytestmark = pytest.mark.cli
 
 DOCUMENTED = {2, 3, 4, 5, 6, 7}
 ERROR_CODES = {"usage", "validation_failed", "not_found", "invalid_state", "not_participant",
@@ -357,6 +359,7 @@ def test_bad_config_files(cli, world, tmp_path, doc):
 # ------------------------------------------------------------------ raw bytes, real processes
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(("args", "stdin"), [
     ([b"send", b"team", b"\xc3\x28", b"--as", b"alice"], b""),     # a broken 2-byte sequence
     ([b"send", b"team", b"--as", b"alice"], b"ok \xed\xa0\x80"),   # an encoded surrogate

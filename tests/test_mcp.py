@@ -1,4 +1,4 @@
-"""`acomm mcp` (issue 21): the server runs as a subprocess, as an MCP client starts it, and the
+"""`acomm mcp`: the server runs as a subprocess, as an MCP client starts it, and the
 SDK's own client talks to it over stdio (and once over streamable HTTP). A shell `acomm` on
 the same store is the other side of every exchange."""
 
@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import threading
 import time
@@ -15,8 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import procs
 import pytest
 from conftest import ACOMM, run, snapshot
+
+pytestmark = pytest.mark.process
 
 mcp = pytest.importorskip("mcp", reason="the mcp extra is not installed")
 from mcp import Client  # noqa: E402
@@ -317,7 +321,7 @@ def test_refusals_at_start(shared):
 def _http_server(token: str | None) -> tuple[subprocess.Popen[str], str]:
     args = [ACOMM, "mcp", "--as", "bob", "--http", "127.0.0.1:0"]
     env = {**os.environ, **({"ACOMM_MCP_TOKEN": token} if token else {})}
-    proc = subprocess.Popen(args, stderr=subprocess.PIPE, text=True, env=env)
+    proc = procs.spawn(args, stderr=subprocess.PIPE, text=True, env=env)
     assert proc.stderr is not None
     deadline = time.monotonic() + DEADLINE_S
     while time.monotonic() < deadline:
@@ -326,7 +330,7 @@ def _http_server(token: str | None) -> tuple[subprocess.Popen[str], str]:
             return proc, line.rsplit(" ", 1)[1].strip()
         if not line and proc.poll() is not None:
             break
-    proc.kill()
+    procs.stop(proc, signal.SIGKILL)
     raise AssertionError("acomm mcp --http did not start")
 
 
@@ -355,8 +359,7 @@ def test_streamable_http_with_and_without_the_token(shared, token):
 
         anyio.run(main)
     finally:
-        proc.terminate()
-        proc.wait(timeout=DEADLINE_S)
+        procs.stop(proc, timeout=DEADLINE_S)
 
 def test_the_argument_check_names_the_field():
     """The check the server runs before the SDK sees a call, on a tool's schema."""

@@ -1,4 +1,4 @@
-"""Issue 19: the replay guards forget what can no longer be replayed. A handshake nonce that
+"""The replay guards forget what can no longer be replayed. A handshake nonce that
 carries its time is kept while its request could still be accepted (a replay is refused as
 seen), pruned after its window, and an old request replayed after that is refused by the time
 check; an older node's nonce (no time) is kept. A signed read's signature is accepted once and
@@ -15,6 +15,8 @@ from freezegun import freeze_time
 from acomm_cli import clock
 from acomm_cli.engine import opening
 from acomm_cli.federation import handshake, identity, invites, nonces
+
+pytestmark = pytest.mark.unit
 
 DAY = "2030-03-17T10:00:00+00:00"
 W = nonces.WINDOW_MS

@@ -1,4 +1,4 @@
-"""Opening stores (issue 12): a missing store is an error (only init, channel create and
+"""Opening stores: a missing store is an error (only init, channel create and
 send --to create one), a full disk is disk_full and not corruption, a read-only store can be
 read, and doctor reports a damaged page instead of refusing the store."""
 
@@ -18,6 +18,8 @@ import pytest
 from conftest import ACOMM, query, run, snapshot
 
 from acomm_cli.engine import opening
+
+pytestmark = pytest.mark.cli
 
 # ---------------------------------------------------------------- a missing store
 
@@ -186,6 +188,7 @@ def _fill_disk(mnt: Path) -> Path:
     return filler
 
 
+@pytest.mark.process
 def test_a_full_disk_is_disk_full_and_reads_still_work(small_disk):
     store = small_disk / "store.acomm"
     env = {"ACOMM_STORE": str(store)}
@@ -211,6 +214,7 @@ def test_a_full_disk_is_disk_full_and_reads_still_work(small_disk):
     assert run("send", "team", "after", "--as", "a", env=env).returncode == 0
 
 
+@pytest.mark.process
 def test_a_write_that_fills_the_disk_midway_is_disk_full(small_disk):
     """An open -shm (another reader holds the store) lets the write start: SQLite then
     reports SQLITE_FULL while appending to the WAL, and the transaction is rolled back."""
@@ -248,6 +252,7 @@ def read_only_copy(tmp_path: Path) -> Iterator[tuple[Path, Path, list[int]]]:
         _umount(mnt)
 
 
+@pytest.mark.process
 def test_a_read_only_mount_can_be_read_and_refuses_writes(read_only_copy):
     store, writable, ids = read_only_copy
     env = {"ACOMM_STORE": str(store)}
@@ -272,6 +277,7 @@ def _as_nobody(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[s
                           capture_output=True, text=True, env=full, timeout=60)
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("writable_dir", [False, True], ids=["dir-read-only", "dir-writable"])
 def test_a_store_that_is_not_ours_can_be_read(writable_dir):
     if os.geteuid() != 0:
@@ -326,6 +332,7 @@ def _damage(store: Path, name: str, start: int, end: int) -> None:
     store.write_bytes(bytes(data))
 
 
+@pytest.mark.process
 def test_doctor_reports_a_damaged_page_with_sqlites_rows(cli, isolated_env):
     ids = _fill(isolated_env, messages=30)
     _damage(isolated_env, "deliveries_active", 4000, 4096)
@@ -345,6 +352,7 @@ def test_doctor_reports_a_damaged_page_with_sqlites_rows(cli, isolated_env):
     assert [r[0] for r in query(isolated_env, "SELECT id FROM messages ORDER BY id")] == ids
 
 
+@pytest.mark.process
 def test_doctor_on_an_unreadable_schema_still_refuses(cli, isolated_env):
     _fill(isolated_env, messages=1)
     data = bytearray(isolated_env.read_bytes())
@@ -355,6 +363,7 @@ def test_doctor_on_an_unreadable_schema_still_refuses(cli, isolated_env):
     assert r.error["code"] == "store_unavailable"
 
 
+@pytest.mark.process
 def test_a_second_connection_in_one_process_keeps_the_first_ones_locks(tmp_path):
     """Opening a store next to a live connection of the same process (a gateway opens one
     per request beside its own) must not read the file outside SQLite: closing that file

@@ -1,4 +1,4 @@
-"""Issue 19: every listing takes the same output options (--json, --jsonl, --csv, --tsv,
+"""Every listing takes the same output options (--json, --jsonl, --csv, --tsv,
 --no-headers), documents its columns in --help, and refuses two formats at once; -q and -v;
 the help text's usage lines. Through the command line, on real stores."""
 
@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 from conftest import Cli, run, snapshot
+
+pytestmark = pytest.mark.cli
 
 # every listing, with what it needs to list something (or nothing) on a fresh store
 LISTINGS = [
@@ -107,6 +109,7 @@ def test_no_headers_needs_csv_or_tsv(cli, busy):
     assert r.exit_code == 2 and "--no-headers" in r.stderr and "--csv" in r.stderr
 
 
+@pytest.mark.process
 def test_a_command_that_prints_no_rows_refuses_a_row_format(cli, busy):
     before = snapshot(busy)
     r = cli("send", "team", "hello", "--as", "alice", "--csv")
@@ -119,7 +122,7 @@ def test_a_command_that_prints_no_rows_refuses_a_row_format(cli, busy):
 
 
 def test_json_output_of_a_listing_is_unchanged(cli, busy):
-    """DESIGN.md §5: the --json documents stay as they were (same keys, same order)."""
+    """The --json documents are a contract: the same keys in the same order."""
     doc = cli.ok("channel", "list", "--json").json()
     assert list(doc) == ["channels"]
     assert list(doc["channels"][0]) == ["id", "name", "type", "owner", "state", "created_at",
@@ -140,6 +143,7 @@ def test_quiet_silences_notes_but_not_errors(cli, busy):
     assert r.exit_code == 4 and "acomm: error:" in r.stderr
 
 
+@pytest.mark.process
 def test_verbose_says_which_store_and_config_and_how_long(busy):
     r = run("-v", "channel", "list", env={"ACOMM_STORE": str(busy)})
     assert r.returncode == 0
@@ -171,6 +175,7 @@ def test_usage_lines_name_arguments_without_braces_and_say_which_take_several(cl
     assert _documented(cli, ["audit"]) == ["kind", "subject", "metric", "value"]
 
 
+@pytest.mark.process
 def test_send_without_arguments_asks_for_the_channel_first(cli, store):
     r = run("send", input="", env={"ACOMM_STORE": str(store)})
     assert r.returncode == 2
@@ -195,6 +200,7 @@ def test_peers_is_a_listing_too(cli, store):
     assert r.exit_code == 2 and "acomm peers add" in r.stderr
 
 
+@pytest.mark.process
 def test_follow_writes_the_header_row_once(cli, team):
     """`messages --follow --csv`: the header, the history, then each new message as a row."""
     import os

@@ -1,4 +1,4 @@
-"""Work queues (issue 18): channel type `queue`, each message to exactly one member, the first
+"""Work queues: channel type `queue`, each message to exactly one member, the first
 `receive` that claims it. Through the command line: in process for the rules (time moved with
 freezegun), and worker processes draining one queue in parallel (time moved with faketime)."""
 
@@ -18,6 +18,8 @@ import pytest
 from freezegun import freeze_time
 
 from tests.conftest import ACOMM, assert_invariants, query, run, snapshot, wait_for
+
+pytestmark = pytest.mark.cli
 
 T0 = "2026-01-01 00:00:00"
 WORKER = Path(__file__).with_name("queue_worker.py")
@@ -212,6 +214,7 @@ def _finish(procs: list[subprocess.Popen[bytes]]) -> None:
         assert p.returncode == 0, err.decode()
 
 
+@pytest.mark.process
 def test_four_workers_drain_an_at_most_once_queue_each_message_exactly_once(
         cli, make_channel, tmp_path):
     store = _jobs(cli, make_channel, "w1", "w2", "w3", "w4")
@@ -229,6 +232,7 @@ def test_four_workers_drain_an_at_most_once_queue_each_message_exactly_once(
     assert_invariants(store, sent)
 
 
+@pytest.mark.process
 @pytest.mark.skipif(shutil.which("faketime") is None, reason="faketime is not installed")
 def test_workers_killed_at_random_lose_nothing_on_an_at_least_once_queue(
         cli, make_channel, tmp_path):
@@ -271,7 +275,7 @@ def test_workers_killed_at_random_lose_nothing_on_an_at_least_once_queue(
 
 
 def test_a_lapsed_lease_or_a_nack_gives_the_claim_back_to_the_queue(cli, make_channel):
-    """Leases and nack (issue 18) on a work queue: work a worker held and lost, or gave back,
+    """Leases and nack on a work queue: work a worker held and lost, or gave back,
     returns to the queue for ANY worker, not to the worker that held it."""
     store = _jobs(cli, make_channel, "w1", "w2", delivery="at-least-once",
                   ack_timeout="30s", lease="1m", max_retries=3, retry_backoff="1s")

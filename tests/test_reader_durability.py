@@ -1,4 +1,4 @@
-"""A reader that goes away loses nothing (issue 12): `receive` (every output form, --wait,
+"""A reader that goes away loses nothing: `receive` (every output form, --wait,
 --follow) and `query --wait` print and flush BEFORE the read marks commit, so a closed pipe,
 a closed or full stdout, or a reader that stalls past the busy timeout leaves every message
 unread and exits 141 (`output_failed`) with a one-line error. Real processes, real pipes."""
@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 from conftest import ACOMM, query, run, snapshot, wait_for
+
+pytestmark = pytest.mark.process
 
 N = 500
 BODY = "x" * 900  # 500 of these are far more than a pipe buffer (64 KiB) in every form
@@ -61,7 +63,7 @@ def test_a_reader_that_closes_the_pipe_early_loses_nothing(loaded, tmp_path, for
                                 "head -c 1000", tmp_path, unbuffered)
     assert len(out) == 1000
     assert status == 141, err
-    # --follow hands messages over one at a time (issue 19): head read only 1000 bytes of
+    # --follow hands messages over one at a time: head read only 1000 bytes of
     # the first and closed the pipe with the rest unread, so it stays unread
     count = 1 if form == "--follow" else 500
     message = (f"could not write {count} message{'s' * (count > 1)} to stdout (the reader "
@@ -76,7 +78,7 @@ def test_a_reader_that_closes_the_pipe_early_loses_nothing(loaded, tmp_path, for
     assert snapshot(loaded) == before
 
 
-def test_the_issue_example_head_n_1(loaded, tmp_path):
+def test_receive_piped_to_head_n_1_prints_the_first_message(loaded, tmp_path):
     status, err, out = pipeline(f"{ACOMM} receive g --as b --jsonl --limit 1000", "head -n 1",
                                 tmp_path)
     assert json.loads(out)["content"].startswith("m0 ")

@@ -1,4 +1,4 @@
-"""The README's promises (issue 19): a new user goes from a clone to a working two-agent
+"""The README's promises: a new user goes from a clone to a working two-agent
 exchange reading only its first screen; every link of the README and the docs pages leads
 somewhere; the config file `acomm init` writes calls only defaults defaults."""
 
@@ -15,6 +15,8 @@ from conftest import ACOMM
 
 from acomm_cli.cli import config
 from acomm_cli.dispatch import agents
+
+pytestmark = pytest.mark.unit
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -40,6 +42,7 @@ def test_make_demo_and_make_test_come_first():
         "the README says how long `make test` takes"
 
 
+@pytest.mark.process
 def test_the_first_screen_two_agent_exchange_works_as_written(tmp_path):
     """The tour's block, run as it is written (bash, from the checkout, PATH to the
     installed acomm): alice's message reaches bob, bob's answer reaches alice, each read

@@ -1,5 +1,5 @@
 """Reading: `receive` (FIFO, marks read, filters, pagination), `messages` and `show` (read-only
-history), the JSON contract of DESIGN.md §5, and plain output for pipes."""
+history), the JSON contract (keys and their order), and plain output for pipes."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import re
 import pytest
 from conftest import query, run, snapshot
 from freezegun import freeze_time
+
+pytestmark = pytest.mark.cli
 
 ISO_MS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 T0 = "2024-05-01T12:00:00.000Z"
@@ -379,6 +381,7 @@ def test_create_with_json_prints_the_channel(cli, store):
 # ---------------------------------------------------------------- pipes
 
 
+@pytest.mark.process
 def test_pipes_get_tab_separated_lines_without_colour(team):
     for args in (("send", "team", "tab\there\nand a newline", "--as", "alice"),
                  ("send", "team", "second", "--as", "carol", "--priority", "high")):

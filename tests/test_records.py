@@ -14,6 +14,8 @@ import pytest
 
 from acomm_cli.lite import records
 
+pytestmark = pytest.mark.unit
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

@@ -1,4 +1,4 @@
-"""Redrive (issue 18): `deadletter replay --all` with filters, a dry run and a count, in one
+"""Redrive: `deadletter replay --all` with filters, a dry run and a count, in one
 transaction; time moved by freezegun."""
 
 from __future__ import annotations
@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 from conftest import assert_invariants, query, snapshot
 from freezegun import freeze_time
+
+pytestmark = pytest.mark.cli
 
 T0 = "2026-01-01 00:00:00"
 

@@ -1,4 +1,4 @@
-"""Repeating a state change is a no-op that says so (issue 12, defect 9): the second `channel
+"""Repeating a state change is a no-op that says so: the second `channel
 close`, `pause`, `resume`, `drain`, `join`, `leave`, `subscribe` or `unsubscribe` exits 0
 with `"changed": false`, leaves the store exactly as it was, and (without --json) notes it on
 stderr; so a script may simply retry. A missing channel is still not found (exit 4)."""
@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import pytest
 from conftest import snapshot
+
+pytestmark = pytest.mark.cli
 
 AS = ("--as", "alice")
 

@@ -1,4 +1,4 @@
-"""Routing per channel type (spec 001 stage 3), leaving, `send --to`, `send --batch` and dedupe
+"""Routing per channel type, leaving, `send --to`, `send --batch` and dedupe
 keys: the pipeline driven directly for the fine cases, the command line for the rest."""
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ from freezegun import freeze_time
 from acomm_cli.engine import channels, inbox, sending
 from acomm_cli.errors import Forbidden, InvalidState, NotParticipant, ValidationFailed
 from acomm_cli.model import DEADLETTER_TOPIC, MessageFilter, SendRequest
+
+pytestmark = pytest.mark.unit
 
 NOW = 1_700_000_000_000
 

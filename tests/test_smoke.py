@@ -1,6 +1,9 @@
 """The basic round trip through the command line."""
 
+import pytest
 from conftest import run
+
+pytestmark = pytest.mark.process
 
 
 def test_group_round_trip(cli, store):

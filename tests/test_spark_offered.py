@@ -14,6 +14,8 @@ import pytest
 
 from acomm_cli.analytics import sparkrun
 
+pytestmark = pytest.mark.unit
+
 WORKER = {"id": "worker-1", "state": "ALIVE", "cores": 2, "coresfree": 1, "memory": 1024,
           "memoryfree": 512}
 

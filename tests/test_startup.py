@@ -11,6 +11,8 @@ import sys
 import pytest
 from conftest import query
 
+pytestmark = pytest.mark.process
+
 HEAVY = ("rich", "yaml", "pyarrow", "pyspark", "sqlite_utils", "pydantic", "pandas",
          "textual")  # textual: `acomm ui` only
 

@@ -12,6 +12,8 @@ from freezegun import freeze_time
 from acomm_cli import clock
 from acomm_cli.engine import opening, operations
 
+pytestmark = pytest.mark.cli
+
 
 @pytest.fixture
 def busy(cli, store):
@@ -178,7 +180,7 @@ def test_same_numbers_without_the_partial_index(cli, busy):
     assert after["agents"] == before["agents"] and after["channels"] == before["channels"]
 
 
-# ---------------------------------------------------------------- tasks and incidents (issue 15)
+# ---------------------------------------------------------------- tasks and incidents ---------
 
 
 def test_tasks_by_state_and_open_incidents(cli, store, tmp_path):

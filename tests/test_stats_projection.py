@@ -1,5 +1,5 @@
 """`stats` on a store with overdue timers counts them as a tick would leave them, without
-applying them (issue 17): `stats --json` before a tick equals `stats --json` after it, for
+applying them: `stats --json` before a tick equals `stats --json` after it, for
 every kind of timer (scheduled sends, ack deadlines, retries and redeliveries, exactly-once
 restarts, expiry, dead letters and their `_system` notifications), and stats writes nothing."""
 
@@ -10,6 +10,8 @@ from datetime import timedelta
 import pytest
 from conftest import snapshot
 from freezegun import freeze_time
+
+pytestmark = pytest.mark.cli
 
 T0 = "2026-03-01 12:00:00"
 

@@ -1,4 +1,4 @@
-"""`stats --csv/--tsv/--jsonl` carry every fact `stats --json` carries (issue 19)."""
+"""`stats --csv/--tsv/--jsonl` carry every fact `stats --json` carries."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ import pytest
 from freezegun import freeze_time
 
 from tests.capfixtures import published
+
+pytestmark = pytest.mark.cli
 
 # How each section of the --json document becomes rows: a list of objects is one row per
 # item of that kind (its first field the row's `name`, every other field the column of its

@@ -1,4 +1,4 @@
-"""The store (DESIGN.md §3): creation, permissions, WAL, refusal of foreign, corrupt and newer
+"""The store: creation, permissions, WAL, refusal of foreign, corrupt and newer
 files, migrations, path resolution, and two processes writing at once."""
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from freezegun import freeze_time
 from acomm_cli.engine import channels, opening
 from acomm_cli.store import migrations
 from acomm_cli.store.migrations import MIGRATIONS
+
+pytestmark = pytest.mark.cli
 
 
 def _mode(p: Path) -> int:
@@ -235,6 +237,7 @@ def test_newer_schema_says_so(cli, isolated_env):
     assert str(len(MIGRATIONS) + 1) in r.error["message"]
 
 
+@pytest.mark.process
 def test_bad_store_is_refused_by_a_separate_process(isolated_env):
     from conftest import run
 
@@ -367,6 +370,7 @@ def _team(cli) -> None:
     cli.ok("channel", "join", "team", "--as", "alice", "carol")
 
 
+@pytest.mark.process
 def test_two_processes_sending_at_once_lose_nothing(cli, store):
     _team(cli)
     procs = [subprocess.Popen([sys.executable, "-c", WRITER, tag], stdin=subprocess.PIPE,
@@ -390,6 +394,7 @@ def test_two_processes_sending_at_once_lose_nothing(cli, store):
     assert query(store, "PRAGMA integrity_check") == [("ok",)]
 
 
+@pytest.mark.process
 def test_two_acomm_processes_in_shell_loops(cli, store):
     _team(cli)
     loop = 'for i in $(seq 1 10); do "$ACOMM_BIN" send team "$0-$i" --as "$0" || exit 1; done'
@@ -470,7 +475,7 @@ def test_snapshot_sees_every_table_and_any_changed_value(cli, store):
         t: r for t, r in before.items() if t != "store_meta"}
 
 
-# ------------------------------------ migrations split DDL whole (issue 12, defect 10)
+# ------------------------------------------------------------ migrations split DDL whole
 
 
 def test_a_trigger_body_stays_one_statement(tmp_path: Path):

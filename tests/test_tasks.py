@@ -1,4 +1,4 @@
-"""Tasks (issue 15): the lifecycle between agents of one store, through the command line on
+"""Tasks: the lifecycle between agents of one store, through the command line on
 real stores; time moved with freezegun in process and faketime for the installed program."""
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from freezegun import freeze_time
 from acomm_cli.engine import opening, tasks
 from acomm_cli.store import write
 from tests.conftest import ACOMM, Cli, query, snapshot
+
+pytestmark = pytest.mark.cli
 
 T0 = "2026-03-01T12:00:00Z"
 T0_MS = 1772366400000
@@ -52,7 +54,7 @@ def started(cli: Cli, store: Path) -> int:
 
 
 def test_create_sends_the_owner_a_command_and_both_sides_see_the_task(cli, store, tmp_path):
-    (tmp_path / "s.json").write_text("{}")  # a capability must be published (issue 15)
+    (tmp_path / "s.json").write_text("{}")  # a capability must be published
     cli.ok("capability", "host", "bob", "skills/run@1")
     cli.ok("capability", "publish", "test-runner", "--owner", "bob", "--delegation-skill",
            "skills/ask@1", "--executor-skill", "skills/run@1", "--schema",
@@ -237,6 +239,7 @@ def test_finished_tasks_never_become_overdue(cli, started):
     assert _show(cli, started)["state"] == "completed"
 
 
+@pytest.mark.process
 def test_the_installed_program_under_faketime(tmp_path, store):
     """The whole lifecycle as a shell script runs it, the clock moved by faketime."""
     if shutil.which("faketime") is None:

@@ -1,4 +1,4 @@
-"""Tasks between agents on different nodes (issue 15, DESIGN.md §7): `task_create` routed
+"""Tasks between agents on different nodes: `task_create` routed
 like `send --to`, the owner's `task_accept|update|complete|failed` back, both nodes' `task
 show` alike, dedupe after a cursor rewind, retries and dead letters for an owner that never
 reads, refusals for an offline or unknown owner. Nodes read each other's store files
@@ -11,6 +11,8 @@ import json
 import pytest
 from freezegun import freeze_time
 from test_federation_routing import linked_pair
+
+pytestmark = pytest.mark.federation
 
 T0 = "2030-01-01T00:00:00Z"
 

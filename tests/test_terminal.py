@@ -21,6 +21,8 @@ from pathlib import Path
 import pytest
 from conftest import ACOMM, VENV_BIN, query, run, snapshot
 
+pytestmark = pytest.mark.process
+
 ESC = "\x1b["
 
 

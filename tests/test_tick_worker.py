@@ -1,4 +1,4 @@
-"""`tick --every` as a worker (issue 12, defect 7): a pass that meets a locked store says so and
+"""`tick --every` as a worker: a pass that meets a locked store says so and
 the loop carries on; passes start on a schedule counted from when the previous one started;
 SIGINT/SIGTERM wake the wait at once (it waits on the stop pipe instead of napping)."""
 
@@ -20,6 +20,8 @@ from conftest import ACOMM, query
 
 from acomm_cli import worker
 from acomm_cli.errors import Duplicate, StoreLocked, StoreUnavailable
+
+pytestmark = pytest.mark.process
 
 WITHIN = 30.0  # every wait on another process is bounded by this (a loaded machine is slow)
 

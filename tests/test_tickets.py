@@ -1,4 +1,4 @@
-"""Issue 19: a seed's tickets are forgotten once they can never be accepted again (past their
+"""A seed's tickets are forgotten once they can never be accepted again (past their
 expiry, used or not), by the exchange that writes the next one; a live ticket stays and still
 opens the room. And a store too busy to read a signer's key is 503, not a 500. Real stores in
 tmp_path; time frozen with freezegun."""
@@ -8,12 +8,15 @@ from __future__ import annotations
 import sqlite3
 import time
 
+import pytest
 from freezegun import freeze_time
 
 from acomm_cli import clock
 from acomm_cli.federation import handshake, identity, invites, nonces
 from tests import test_nonces
 from tests.test_nonces import joined, refused, rejoin_request
+
+pytestmark = pytest.mark.unit
 
 DAY = "2030-03-17T10:00:00+00:00"
 TTL_S = handshake.TICKET_TTL_MS / 1000

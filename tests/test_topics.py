@@ -1,4 +1,4 @@
-"""Topic matching (spec 001 "Topic Matching"): through the command line, and the index's agreement
+"""Topic matching: through the command line, and the index's agreement
 with the reference algorithm."""
 
 from __future__ import annotations
@@ -12,7 +12,9 @@ from conftest import query, snapshot
 from acomm_cli.errors import ValidationFailed
 from acomm_cli.topics import SubscriptionIndex, matches, validate_pattern, validate_topic
 
-# Every row of spec 001's "Matching Examples" table: (topic, pattern, matches?).
+pytestmark = pytest.mark.cli
+
+# The matching examples users are given: (topic, pattern, matches?).
 SPEC_TABLE = [
     ("build.frontend.complete", "build.frontend.complete", True),   # exact match
     ("build.frontend.complete", "build.*.complete", True),          # * matches frontend
@@ -24,7 +26,7 @@ SPEC_TABLE = [
     ("deploy.staging", "*.staging", True),                          # * matches deploy
 ]
 
-# Edges DESIGN.md §4 settles beyond the table.
+# Edges beyond those examples: `#` and `*` alone, whole segments only, case-sensitive.
 EDGES = [
     ("anything.at.all", "#", True),
     ("a", "#", True),
@@ -49,7 +51,7 @@ def _ids(cases):
 
 
 def _reference(topic: str, pattern: str) -> bool:
-    """An independent formulation of spec 001's rule, as a regular expression."""
+    """An independent formulation of the matching rule, as a regular expression."""
     segs = pattern.split(".")
     multi = segs[-1] == "#"
     if multi:

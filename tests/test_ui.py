@@ -1,4 +1,4 @@
-"""`acomm ui` (issue 20), driven headless with Textual's Pilot against real stores: the panes
+"""`acomm ui`, driven headless with Textual's Pilot against real stores: the panes
 show what `stats --json` says, another process's message shows within a second, each action
 leaves the store exactly as its command does, and a read-only session refuses them all."""
 
@@ -19,6 +19,8 @@ from uitraffic import NOW, at, build, cells, drive, session
 from acomm_cli.ui.app import DashboardApp
 from acomm_cli.ui.panes import AgentsPane, ChannelsPane, DetailPane, FeedPane, PeersPane
 from acomm_cli.ui.screens import ConfirmScreen, FormScreen, HelpScreen
+
+pytestmark = pytest.mark.ui
 
 
 @pytest.fixture
@@ -300,7 +302,7 @@ def test_each_action_changes_the_store_exactly_as_its_command(busy, cli, tmp_pat
 
 
 def test_resume_after_pause_and_a_refused_action_names_the_problem(busy, cli, tmp_path):
-    app = DashboardApp(session(busy["store"], agent="alice"))  # ops's owner (issue 19)
+    app = DashboardApp(session(busy["store"], agent="alice"))  # ops's owner
 
     async def scenario(pilot):
         _select(app, ChannelsPane, "ops")

@@ -14,6 +14,8 @@ from uitraffic import build, session
 from acomm_cli.ui.app import DashboardApp
 from acomm_cli.ui.panes import FeedPane
 
+pytestmark = pytest.mark.ui
+
 SIZE = (120, 40)
 
 

@@ -1,11 +1,12 @@
-"""`acomm ui` in a real terminal: tmux runs it at 120x40, `capture-pane -p` reads the screen
-(issue 20). Skipped, saying why, where tmux is missing (`make test` installs it)."""
+"""`acomm ui` in a real terminal: tmux runs it at 120x40, `capture-pane -p` reads the screen.
+Skipped, saying why, where tmux is missing (`make test` installs it)."""
 
 from __future__ import annotations
 
 import os
 import shutil
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -15,8 +16,9 @@ import pytest
 from conftest import ACOMM, run
 from uitraffic import build
 
-pytestmark = pytest.mark.skipif(shutil.which("tmux") is None,
-                                reason="tmux is not installed (make test installs it)")
+pytestmark = [pytest.mark.ui,
+              pytest.mark.skipif(shutil.which("tmux") is None,
+                                 reason="tmux is not installed (make test installs it)")]
 
 
 class Terminal:
@@ -70,9 +72,19 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def test_acomm_ui_in_a_real_terminal(cli, make_channel, terminal):
+@pytest.fixture
+def short_dir() -> Iterator[Path]:
+    """A directory with a short path: the header shows the store's path, then `as AGENT`,
+    which a long test directory would push off a 120-column screen."""
+    d = Path(tempfile.mkdtemp(prefix="acomm-ui-"))
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def test_acomm_ui_in_a_real_terminal(cli, make_channel, terminal, short_dir):
     b: dict[str, Any] = build(cli, make_channel)
-    store = b["store"]
+    shutil.copytree(Path(b["store"]).parent, short_dir / "s")
+    store = short_dir / "s" / Path(b["store"]).name
     terminal.tmux("new-session", "-d", "-s", "ui", "-x", "120", "-y", "40",
                   f"exec env -u COLUMNS -u LINES ACOMM_STORE={store} TERM=xterm-256color "
                   f"{ACOMM} ui --as alice")

@@ -1,4 +1,4 @@
-"""Bad input of every kind in DESIGN.md §4: the documented exit status, an error naming the field,
+"""Bad input of every kind: the documented exit status, an error naming the field,
 and a store left exactly as it was."""
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from acomm_cli import clock
 from acomm_cli.cli.config import DEFAULT_CONFIG
 from acomm_cli.engine import acking, channels, opening, sending
 from acomm_cli.model import SendRequest
+
+pytestmark = pytest.mark.cli
 
 
 def _build_world(path: Path) -> None:
@@ -241,7 +243,7 @@ CASES = [
          "_system"),
     Case("publish-non-participant", ("publish", "ci", "build.x", "hi", "--as", "mallory"), 5,
          "not_participant", "sender", "mallory"),
-    # ---- the delivery commands (issue 3)
+    # ---- the delivery commands
     V("corr-too-long", *SEND, *AS, "--correlation-id", LONG, field="correlation_id"),
     V("dedupe-key-empty", *SEND, *AS, "--dedupe-key", "", field="dedupe_key"),
     V("dedupe-key-257", *SEND, *AS, "--dedupe-key", "k" * 257, field="dedupe_key"),

@@ -14,6 +14,8 @@ import time
 import pytest
 from conftest import ACOMM, run
 
+pytestmark = pytest.mark.process
+
 needs_faketime = pytest.mark.skipif(shutil.which("faketime") is None,
                                     reason="faketime is not installed (make test installs it)")
 

@@ -1,8 +1,12 @@
-"""Spec 001's "Pub/Sub Event Notification" workflow, run from the shell as a user would."""
+"""Pub/sub event notification: a CI agent publishes build events, agents subscribed by topic
+pattern get those that match; run from the shell as a user would."""
 
 from __future__ import annotations
 
+import pytest
 from conftest import query, run
+
+pytestmark = pytest.mark.cli
 
 BODY = "Frontend build completed: 847 tests passed, bundle size 2.1 MB"
 
@@ -51,6 +55,7 @@ def test_pubsub_workflow_continues_to_the_other_subscribers(cli, store):
     assert cli.ok("receive", "--as", "deploy-agent", "--body").stdout == BODY + "\n"
 
 
+@pytest.mark.process
 def test_pubsub_workflow_as_separate_processes(store):
     """The same workflow as a shell script runs it: every step its own process."""
     steps = [

@@ -1,5 +1,5 @@
-"""Issue 12, defects 2, 3 and 10: bad bytes and odd input are validation failures (exit 3 or
-usage 2), never internal errors, and leave the store as it was."""
+"""Bad bytes and odd input are validation failures (exit 3 or usage 2), never internal errors,
+and leave the store as it was."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import subprocess
 
 import pytest
 from conftest import ACOMM, query, snapshot
+
+pytestmark = pytest.mark.cli
 
 
 @pytest.fixture
@@ -30,7 +32,7 @@ def one_line(err: bytes) -> str:
     return text
 
 
-# ------------------------------------------------------------ invalid UTF-8 (defect 2)
+# ------------------------------------------------------------------------ invalid UTF-8
 
 BAD = b"a\xffb"
 
@@ -51,6 +53,7 @@ BAD = b"a\xffb"
     ((b"messages", b"--channel", b"team\xff"), b"", "channel"),
     ((b"receive", b"--as", b"bob", b"--since", b"\xff"), b"", "since"),
 ], ids=lambda v: v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v))
+@pytest.mark.process
 def test_invalid_utf8_is_a_validation_failure_naming_the_field(store, team, args, stdin, field):
     before = snapshot(store)
     r = run_bytes(*args, stdin=stdin)
@@ -65,6 +68,7 @@ def test_invalid_utf8_is_a_validation_failure_naming_the_field(store, team, args
     assert snapshot(store) == before
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("line", [
     b'{"channel": "team", "from": "alice", "content": "a\xffb"}',  # a raw byte
     b'{"channel": "team", "from": "alice", "content": "a\\udcffb"}',  # a lone surrogate escape
@@ -84,6 +88,7 @@ def test_invalid_utf8_in_a_batch_line_names_the_line(store, team, tmp_path, line
         assert snapshot(store) == before  # all or nothing: line 1 is not sent either
 
 
+@pytest.mark.process
 def test_a_deeply_nested_batch_line_is_refused(store, team):
     before = snapshot(store)
     r = run_bytes("send", "--batch", "-", stdin=b"[" * 100_000 + b"\n")
@@ -92,6 +97,7 @@ def test_a_deeply_nested_batch_line_is_refused(store, team):
     assert snapshot(store) == before
 
 
+@pytest.mark.process
 def test_nul_bytes_in_content_are_kept_intact(cli, store, team):
     """NUL is valid UTF-8: the store keeps a body with NULs whole (no SQL function acomm
     uses on content stops at one), and it reads back byte for byte."""
@@ -136,9 +142,10 @@ def test_a_trailing_newline_does_not_slip_through_a_name_rule(cli, store, team, 
     assert snapshot(store) == before
 
 
-# ------------------------------------------------------------- config file (defect 3)
+# -------------------------------------------------------------------------- config file
 
 
+@pytest.mark.process
 def test_a_deeply_nested_config_file_is_refused_naming_the_file(store, team, tmp_path):
     cfg = tmp_path / "deep.yaml"
     cfg.write_text("store:\n  flush: " + "[" * 5000 + "]" * 5000 + "\n")
@@ -150,6 +157,7 @@ def test_a_deeply_nested_config_file_is_refused_naming_the_file(store, team, tmp
     assert snapshot(store) == before
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("text", ["store: [1, 2\n", "store:\n\tflush: batch\n"])
 def test_a_config_file_that_is_not_yaml_is_one_line_of_error(store, team, tmp_path, text):
     cfg = tmp_path / "broken.yaml"
@@ -160,6 +168,7 @@ def test_a_config_file_that_is_not_yaml_is_one_line_of_error(store, team, tmp_pa
                                          "not valid YAML: ")
 
 
+@pytest.mark.process
 def test_a_config_file_that_is_not_utf8_is_refused_naming_the_file(store, team, tmp_path):
     cfg = tmp_path / "bad.yaml"
     cfg.write_bytes(b"store:\n  flush: \xff\n")
@@ -169,7 +178,7 @@ def test_a_config_file_that_is_not_utf8_is_refused_naming_the_file(store, team, 
                                          "not valid UTF-8")
 
 
-# ------------------------------------------------------- ASCII digits only (defect 10)
+# -------------------------------------------------------------------- ASCII digits only
 
 
 @pytest.mark.parametrize(("args", "status"), [

@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 	  SUDO=$$(command -v sudo >/dev/null 2>&1 && [ "$$(id -u)" != 0 ] && echo sudo); \
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq faketime >/dev/null; }
 
-# nats-server runs the NATS JetStream tests (issue 22); from Debian's packages when missing.
+# nats-server runs the NATS JetStream tests; from Debian's packages when missing.
 .nats:
 	@command -v nats-server >/dev/null 2>&1 || test -x /usr/sbin/nats-server || { \
 	  SUDO=$$(command -v sudo >/dev/null 2>&1 && [ "$$(id -u)" != 0 ] && echo sudo); \

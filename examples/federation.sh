@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # acomm federation: two nodes on 127.0.0.1, each its own store and its own gateway, deliver to
-# each other's agents (spec 002, DESIGN.md §7).
+# each other's agents (docs/FEDERATION.md).
 #
 #   node-a   the seed: its gateway holds the state room; alice asks a question here
 #   node-b   joins node-a's room with an invite; it owns the agent `oracle`
@@ -9,7 +9,7 @@
 # The query goes from node-a's outbox to node-b (`fed pull` / `tick` there), is accepted,
 # answered by oracle's turn, and the answer comes back to alice's inbox on node-a as a
 # `response` with the query's correlation id. Then builder, another agent node-b owns,
-# publishes a capability (spec 002 §9): node-a sees it in the room's catalog, alice on node-a
+# publishes a capability (docs/CAPABILITIES.md): node-a sees it in the room's catalog, alice on node-a
 # answers its skill-distribution task, and alice delegates a task through the capability:
 # it goes to builder on node-b, who accepts it with an ETA, reports progress and completes
 # it within the capability's output schema; `task show` on both nodes agrees. Both gateways

@@ -1,4 +1,4 @@
-"""Misfires and the review (issue 15, spec 002 §9) through the command line on real stores:
+"""Misfires and the review of capability tasks (docs/CAPABILITIES.md) through the command line on real stores:
 each of the four classes opens exactly one incident, published on `_system` topic
 `_system.capability.review`; `incident list|show|resolve`."""
 

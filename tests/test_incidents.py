@@ -1,4 +1,5 @@
-"""Misfires and the review of capability tasks (docs/CAPABILITIES.md) through the command line on real stores:
+"""Misfires and the review of capability tasks (docs/CAPABILITIES.md) through the command
+line on real stores:
 each of the four classes opens exactly one incident, published on `_system` topic
 `_system.capability.review`; `incident list|show|resolve`."""
 

@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-fast lint layout bench docs clean .faketime .shells .nats
+.PHONY: demo test test-fast lint format layout bench docs clean .faketime .shells .nats
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -71,15 +71,21 @@ build/layout: build/sources.txt pyproject.toml
 layout: build/layout
 FORCE:
 
-# ruff, then mypy and import-linter on the installed layout (mypy's paths are shown as they
-# are in the repository).
+# ruff (the format is `ruff format`'s: run `make format` to apply it), then mypy and
+# import-linter on the installed layout (mypy's paths are shown as they are in the repository).
+PY_DIRS := acomm_cli store commands tests bench
 lint: $(STAMP) build/layout
-	$(BIN)/ruff check acomm_cli store commands tests bench
+	$(BIN)/ruff format --check --quiet $(PY_DIRS) || \
+	  { echo "make: run 'make format' to apply ruff's format" >&2; exit 1; }
+	$(BIN)/ruff check $(PY_DIRS)
 	cd build/layout && { $(CURDIR)/$(BIN)/mypy --config-file $(CURDIR)/pyproject.toml \
 	  --cache-dir $(CURDIR)/build/mypy-cache acomm_cli > $(CURDIR)/build/mypy.out; status=$$?; \
 	  sed -e 's#^acomm_cli/store/#store/#' -e 's#^acomm_cli/cli/commands/#commands/#' \
 	  $(CURDIR)/build/mypy.out; exit $$status; }
 	cd build/layout && PYTHONPATH=. $(CURDIR)/$(BIN)/lint-imports --config $(CURDIR)/pyproject.toml
+
+format: $(STAMP)
+	$(BIN)/ruff format $(PY_DIRS)
 
 # Regenerate man/, completions/ and docs/cli.md from the app (tests fail when they drift).
 docs: $(STAMP)

@@ -22,8 +22,17 @@ _UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "
 # its own cache keeps the compiled patterns.
 _DURATION = r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)?\s*"
 _SIZE_UNITS = {
-    "": 1, "b": 1, "k": 1000, "kb": 1000, "m": 1000**2, "mb": 1000**2, "g": 1000**3, "gb": 1000**3,
-    "kib": 1024, "mib": 1024**2, "gib": 1024**3,
+    "": 1,
+    "b": 1,
+    "k": 1000,
+    "kb": 1000,
+    "m": 1000**2,
+    "mb": 1000**2,
+    "g": 1000**3,
+    "gb": 1000**3,
+    "kib": 1024,
+    "mib": 1024**2,
+    "gib": 1024**3,
 }
 _SIZE = r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*"
 
@@ -56,7 +65,8 @@ def parse_duration(value: str | int, field: str) -> int:
     if not m:
         raise ValidationFailed(
             f"{field}: {value!r} is not a duration (use e.g. 500ms, 30s, 5m, 2h, 7d)",
-            field=field, value=value,
+            field=field,
+            value=value,
         )
     return int(float(m.group(1)) * _UNITS_MS[m.group(2) or "s"])
 
@@ -71,7 +81,8 @@ def parse_size(value: str | int, field: str) -> int:
     if not m or unit not in _SIZE_UNITS:
         raise ValidationFailed(
             f"{field}: {value!r} is not a size (use bytes or e.g. 64KiB, 1MiB)",
-            field=field, value=value,
+            field=field,
+            value=value,
         )
     return int(float(m.group(1)) * _SIZE_UNITS[unit])
 
@@ -88,14 +99,16 @@ def parse_time(value: str, field: str, now: int) -> int:
     if not v.isascii():  # fromisoformat takes "２０２６-..." too: ISO 8601 is ASCII
         raise ValidationFailed(
             f"{field}: {value!r} is not a time (use ISO 8601 or a relative offset such as -1h)",
-            field=field, value=value,
+            field=field,
+            value=value,
         )
     try:
         dt = datetime.fromisoformat(v.replace("Z", "+00:00"))
     except ValueError:
         raise ValidationFailed(
             f"{field}: {value!r} is not a time (use ISO 8601 or a relative offset such as -1h)",
-            field=field, value=value,
+            field=field,
+            value=value,
         ) from None
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)

@@ -7,7 +7,6 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-
 class CommError(Exception):
     """Base of every expected failure; the CLI turns it into a message and an exit status."""
 

@@ -61,7 +61,7 @@ class DeliveryMode(StrEnum):
 
 
 class DeliveryState(StrEnum):
-    QUEUED = "queued"    # held back by the channel's max_pending
+    QUEUED = "queued"  # held back by the channel's max_pending
     WAITING = "waiting"  # scheduled send or retry back-off
     UNREAD = "unread"
     READ = "read"
@@ -76,8 +76,12 @@ class AckStatus(StrEnum):
     FAILED = "failed"
 
 
-ACK_ORDER = {AckStatus.RECEIVED: 0, AckStatus.IN_PROGRESS: 1, AckStatus.COMPLETED: 2,
-             AckStatus.FAILED: 2}
+ACK_ORDER = {
+    AckStatus.RECEIVED: 0,
+    AckStatus.IN_PROGRESS: 1,
+    AckStatus.COMPLETED: 2,
+    AckStatus.FAILED: 2,
+}
 # tasks: their states and kinds; the rules are acomm_cli/engine/tasks.py's
 TASK_STATES = ("created", "accepted", "updated", "completed", "failed", "overdue", "incident")
 TASK_TYPES = ("task", "skill_distribution")
@@ -89,11 +93,18 @@ SYSTEM_CHANNEL = "_system"
 QUEUE_RECIPIENT = "*"
 SYSTEM_AGENT = "acomm"
 DEADLETTER_TOPIC = "_system.message.deadletter"
-DEAD_LETTER_REASONS = ("max_retries_exceeded", "expired", "recipient_left", "dispatch_failed",
-                       # federation's three: a message for an agent another node owns
-                       "no_owner", "owner_offline", "federation_max_attempts",
-                       "nacked",  # `acomm nack` without --requeue
-                       "channel_deleted")  # `channel delete --force`
+DEAD_LETTER_REASONS = (
+    "max_retries_exceeded",
+    "expired",
+    "recipient_left",
+    "dispatch_failed",
+    # federation's three: a message for an agent another node owns
+    "no_owner",
+    "owner_offline",
+    "federation_max_attempts",
+    "nacked",  # `acomm nack` without --requeue
+    "channel_deleted",
+)  # `channel delete --force`
 # A deleted channel keeps its history under this prefix and its id (`_deleted:7:team`), closed,
 # so its name is free again
 DELETED_PREFIX = "_deleted:"
@@ -103,13 +114,13 @@ DELETED_PREFIX = "_deleted:"
 # a whole-string match. tests/test_lite_names.py checks both agree.
 _ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 _WORD = _ALNUM | {"_", "-"}
-_CHANNEL_CHARS = _WORD                              # [A-Za-z0-9_-]{1,128}
-_AGENT_FIRST = _ALNUM | {"_", "@"}                  # [A-Za-z0-9_@][A-Za-z0-9._@-]{0,127}
+_CHANNEL_CHARS = _WORD  # [A-Za-z0-9_-]{1,128}
+_AGENT_FIRST = _ALNUM | {"_", "@"}  # [A-Za-z0-9_@][A-Za-z0-9._@-]{0,127}
 _AGENT_CHARS = _WORD | {".", "@"}
-_CORRELATION_CHARS = _WORD | {".", ":"}             # [A-Za-z0-9._:-]{1,128}
-_CAPABILITY_FIRST = _ALNUM | {"_"}                  # [A-Za-z0-9_][A-Za-z0-9._-]{0,127}
+_CORRELATION_CHARS = _WORD | {".", ":"}  # [A-Za-z0-9._:-]{1,128}
+_CAPABILITY_FIRST = _ALNUM | {"_"}  # [A-Za-z0-9_][A-Za-z0-9._-]{0,127}
 _CAPABILITY_CHARS = _WORD | {"."}
-_CONTROL = frozenset(map(chr, range(0x20)))         # a dedupe key: [^\x00-\x1f]{1,256}
+_CONTROL = frozenset(map(chr, range(0x20)))  # a dedupe key: [^\x00-\x1f]{1,256}
 
 
 def _made_of(value: str, chars: frozenset[str], most: int) -> bool:
@@ -123,6 +134,7 @@ def _made_of(value: str, chars: frozenset[str], most: int) -> bool:
 def _ascii_digits(value: str) -> bool:
     """[0-9]+: ASCII only (int() would also take "１" or "٣")."""
     return value.isascii() and value.isdigit()
+
 
 if TYPE_CHECKING:
     _T = TypeVar("_T")
@@ -139,11 +151,16 @@ def utf8(value: _T, field_name: str) -> _T:
             value.encode("utf-8")
         except UnicodeEncodeError as exc:
             code = ord(value[exc.start])
-            what = (f"byte 0x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF
-                    else f"lone surrogate U+{code:04X}")
+            what = (
+                f"byte 0x{code - 0xDC00:02x}"
+                if 0xDC80 <= code <= 0xDCFF
+                else f"lone surrogate U+{code:04X}"
+            )
             raise ValidationFailed(
                 f"{field_name}: not valid UTF-8 ({what} at character {exc.start})",
-                field=field_name, value_length=len(value)) from None
+                field=field_name,
+                value_length=len(value),
+            ) from None
     return value
 
 
@@ -219,7 +236,8 @@ def priority(value: str | int) -> Priority:
         return Priority[value.upper()]
     raise ValidationFailed(
         f"priority: {value!r} is not 0-4 or one of low, normal, high, urgent, critical",
-        field="priority", value=value,
+        field="priority",
+        value=value,
     )
 
 
@@ -228,12 +246,14 @@ def channel_name(name: str, *, allow_reserved: bool = False) -> str:
     if not isinstance(name, str) or not _made_of(name, _CHANNEL_CHARS, 128):
         raise ValidationFailed(
             f"channel: {name!r} must be 1-128 characters of A-Z a-z 0-9 _ -",
-            field="channel", value=name,
+            field="channel",
+            value=name,
         )
     if name.startswith("_") and not allow_reserved:
         raise ValidationFailed(
             f"channel: {name!r} is reserved (names starting with '_' belong to acomm)",
-            field="channel", value=name,
+            field="channel",
+            value=name,
         )
     return name
 
@@ -243,7 +263,8 @@ def agent_id(value: str, field_name: str = "agent") -> str:
     utf8(value, field_name)
     ok = (
         isinstance(value, str)
-        and _made_of(value, _AGENT_CHARS, 128) and value[0] in _AGENT_FIRST
+        and _made_of(value, _AGENT_CHARS, 128)
+        and value[0] in _AGENT_FIRST
         and ".." not in value
         and value.count("@") <= 1
         and not value.startswith("@")
@@ -253,7 +274,8 @@ def agent_id(value: str, field_name: str = "agent") -> str:
         raise ValidationFailed(
             f"{field_name}: {value!r} is not a valid agent id (1-128 characters of A-Z a-z 0-9 "
             ". _ - @, not starting with '.' or '-', no '..', at most one '@')",
-            field=field_name, value=value,
+            field=field_name,
+            value=value,
         )
     # The team of `name@team` names a directory (the bridge's TEAMS_DIR/TEAM/inboxes), so it
     # follows the channel-name rule: `w@.` or `w@t.` would be accepted here and then fail in
@@ -263,7 +285,8 @@ def agent_id(value: str, field_name: str = "agent") -> str:
         raise ValidationFailed(
             f"{field_name}: {value!r} is not a valid agent id: its team {team!r} must be 1-128 "
             "characters of A-Z a-z 0-9 _ - (as a channel name)",
-            field=field_name, value=value,
+            field=field_name,
+            value=value,
         )
     return value
 
@@ -273,7 +296,8 @@ def correlation_id(value: str) -> str:
     if not _made_of(value, _CORRELATION_CHARS, 128):
         raise ValidationFailed(
             f"correlation_id: {value!r} must be 1-128 characters of A-Z a-z 0-9 . _ : -",
-            field="correlation_id", value=value,
+            field="correlation_id",
+            value=value,
         )
     return value
 
@@ -281,11 +305,18 @@ def correlation_id(value: str) -> str:
 def capability_id(value: str) -> str:
     """A capability id, what an agent can do: `code-review`, `deploy.staging`."""
     utf8(value, "capability")
-    if not isinstance(value, str) or not _made_of(value, _CAPABILITY_CHARS, 128) \
-            or value[0] not in _CAPABILITY_FIRST or ".." in value:
+    if (
+        not isinstance(value, str)
+        or not _made_of(value, _CAPABILITY_CHARS, 128)
+        or value[0] not in _CAPABILITY_FIRST
+        or ".." in value
+    ):
         raise ValidationFailed(
             f"capability: {value!r} must be 1-128 characters of A-Z a-z 0-9 . _ -, not "
-            "starting with '.' or '-', no '..'", field="capability", value=value)
+            "starting with '.' or '-', no '..'",
+            field="capability",
+            value=value,
+        )
     return value
 
 
@@ -294,7 +325,8 @@ def dedupe_key(value: str) -> str:
     if not (isinstance(value, str) and 0 < len(value) <= 256 and _CONTROL.isdisjoint(value)):
         raise ValidationFailed(
             f"dedupe_key: {value!r} must be 1-256 printable characters",
-            field="dedupe_key", value=value,
+            field="dedupe_key",
+            value=value,
         )
     return value
 
@@ -308,8 +340,9 @@ def metadata_pairs(pairs: list[str] | None) -> dict[str, str] | None:
         utf8(pair, "metadata")
         key, sep, value = pair.partition("=")
         if not sep or not key:
-            raise ValidationFailed(f"metadata: {pair!r} is not key=value", field="metadata",
-                                   value=pair)
+            raise ValidationFailed(
+                f"metadata: {pair!r} is not key=value", field="metadata", value=pair
+            )
         out[key] = value
     return out
 
@@ -396,8 +429,7 @@ class Channel:
 
     def is_admin(self, agent: str) -> bool:
         """The owner, or a participant the owner made an admin."""
-        return agent == self.owner or any(p.agent == agent and p.admin
-                                          for p in self.participants)
+        return agent == self.owner or any(p.agent == agent and p.admin for p in self.participants)
 
 
 @dataclass(frozen=True)
@@ -449,8 +481,11 @@ class Message:
 
     @property
     def status(self) -> str:
-        return message_status([d.state for d in self.deliveries] if self.deliveries else
-                              ([self.delivery.state] if self.delivery else []))
+        return message_status(
+            [d.state for d in self.deliveries]
+            if self.deliveries
+            else ([self.delivery.state] if self.delivery else [])
+        )
 
 
 def message_status(states: list[DeliveryState]) -> str:
@@ -518,8 +553,8 @@ class MessageFilter:
     status: tuple[str, ...] = ()
     grep: str | None = None
     priority_min: Priority | None = None
-    sort: str | None = None      # created | priority | id; None = the command's default
-    order: str | None = None     # asc | desc
+    sort: str | None = None  # created | priority | id; None = the command's default
+    order: str | None = None  # asc | desc
     limit: int = 100
     offset: int = 0
     after_id: int | None = None  # only messages with a higher id (`messages --follow`)

@@ -28,12 +28,14 @@ def validate_topic(topic: str, *, allow_system: bool = False) -> str:
         raise ValidationFailed(
             f"topic: {topic!r} must be 1-256 characters of '.'-separated segments of "
             "A-Z a-z 0-9 _ - with no empty segment",
-            field="topic", value=topic,
+            field="topic",
+            value=topic,
         )
     if segs[0] == "_system" and not allow_system:
         raise ValidationFailed(
             f"topic: {topic!r} is reserved: topics under _system. are published only by acomm",
-            field="topic", value=topic,
+            field="topic",
+            value=topic,
         )
     return topic
 
@@ -42,14 +44,14 @@ def validate_pattern(pattern: str) -> str:
     utf8(pattern, "pattern")
     segs = pattern.split(".") if isinstance(pattern, str) else []
     ok = 1 <= len(pattern or "") <= 256 and all(
-        _segment(s) or s == "*" or (s == "#" and i == len(segs) - 1)
-        for i, s in enumerate(segs)
+        _segment(s) or s == "*" or (s == "#" and i == len(segs) - 1) for i, s in enumerate(segs)
     )
     if not ok:
         raise ValidationFailed(
             f"pattern: {pattern!r} must be '.'-separated segments of A-Z a-z 0-9 _ -, or '*' "
             "for one segment, or '#' as the last segment for any number",
-            field="pattern", value=pattern,
+            field="pattern",
+            value=pattern,
         )
     return pattern
 
@@ -74,7 +76,7 @@ class _Node:
 
     def __init__(self) -> None:
         self.children: dict[str, _Node] = {}
-        self.end: set[str] = set()   # agents whose pattern ends at this node
+        self.end: set[str] = set()  # agents whose pattern ends at this node
         self.rest: set[str] = set()  # agents whose pattern ends with `#` after this node
 
 

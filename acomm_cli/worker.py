@@ -49,8 +49,9 @@ class TickSetup:
     dispatch_error: CommError | None = None
 
 
-def tick_once(conn: sqlite3.Connection, setup: TickSetup, now: int,
-              stop: Callable[[], bool] | None = None) -> tuple[dict[str, Any], int]:
+def tick_once(
+    conn: sqlite3.Connection, setup: TickSetup, now: int, stop: Callable[[], bool] | None = None
+) -> tuple[dict[str, Any], int]:
     """One pass at `now`: the document `tick --json` prints, and how much it did. `stop`
     (SIGINT/SIGTERM, see acomm_cli.cli.stopping) ends dispatch early: the running command is
     killed and recorded as interrupted, and no further delivery is taken."""
@@ -72,9 +73,16 @@ def tick_once(conn: sqlite3.Connection, setup: TickSetup, now: int,
     if setup.agents and not (stop and stop()):  # dispatch code: only with agents configured
         from acomm_cli.dispatch import dispatcher as dispatch
 
-        ran = dispatch.dispatch(conn, setup.agents, now, store_path=setup.store_path,
-                                encode=setup.encode, config_path=setup.config_path,
-                                max_runs=setup.max_runs, stop=stop)
+        ran = dispatch.dispatch(
+            conn,
+            setup.agents,
+            now,
+            store_path=setup.store_path,
+            encode=setup.encode,
+            config_path=setup.config_path,
+            max_runs=setup.max_runs,
+            stop=stop,
+        )
         setup.on_dispatch(ran)
         doc["dispatch"] = ran.counts()
         total += len(ran.receipts) + ran.dead_lettered
@@ -86,8 +94,7 @@ def tick_once(conn: sqlite3.Connection, setup: TickSetup, now: int,
     return doc, total
 
 
-def _federation(conn: Any, settings: Callable[[str], Any], now: int,
-                doc: dict[str, Any]) -> int:
+def _federation(conn: Any, settings: Callable[[str], Any], now: int, doc: dict[str, Any]) -> int:
     """Federation's timers, on a node only: a plain store pays one indexed read and imports
     no federation module."""
     from acomm_cli.store.federation import node_id
@@ -101,8 +108,9 @@ def _federation(conn: Any, settings: Callable[[str], Any], now: int,
     return sum(counts.values())
 
 
-def load_agents(load: Callable[[], dict[str, AgentSpec]]) -> tuple[dict[str, AgentSpec],
-                                                                    CommError | None]:
+def load_agents(
+    load: Callable[[], dict[str, AgentSpec]],
+) -> tuple[dict[str, AgentSpec], CommError | None]:
     """The configured agents, or none and why: a bad `agents:` section (a typo such as
     `types: [comand]`) must not stall every timer of the store (retries, dead letters,
     scheduled sends, the bridge), so `tick` runs them anyway, reports the error and exits
@@ -124,8 +132,9 @@ def interval(every: str) -> float:
     """`--every` in seconds, at least MIN_INTERVAL_S."""
     seconds = clock.parse_duration(every, "every") / 1000
     if seconds < MIN_INTERVAL_S:
-        raise ValidationFailed(f"every: {every!r} is too short (at least 100ms)",
-                               field="every", value=every)
+        raise ValidationFailed(
+            f"every: {every!r} is too short (at least 100ms)", field="every", value=every
+        )
     return seconds
 
 
@@ -151,22 +160,40 @@ def wait_for_stop(stop: Stoppable, timeout_s: float) -> bool:
 OnError = Callable[[CommError, float], None]
 
 
-def run_every(conn: sqlite3.Connection, setup: TickSetup, every_s: float, max_seconds: float | None,
-              stop: Stoppable, report: Callable[[dict[str, Any], int], None],
-              on_error: OnError) -> CommError | None:
+def run_every(
+    conn: sqlite3.Connection,
+    setup: TickSetup,
+    every_s: float,
+    max_seconds: float | None,
+    stop: Stoppable,
+    report: Callable[[dict[str, Any], int], None],
+    on_error: OnError,
+) -> CommError | None:
     """Tick every `every_s` seconds until `stop()` (or `max_seconds` have passed), handing
     each pass's document and amount of work to `report`. A pass that fails with a transient
     error (a lock past the busy timeout, a full store) goes to `on_error` and the loop
     carries on; what the pass had not committed was rolled back with its transaction.
     Returns that error when the last pass failed so, None when it succeeded."""
-    return repeat(lambda: report(*tick_once(conn, setup, clock.now_ms(), stop)), every_s,
-                  max_seconds, stop, on_error=on_error,
-                  wait=lambda timeout_s: wait_for_stop(stop, timeout_s))
+    return repeat(
+        lambda: report(*tick_once(conn, setup, clock.now_ms(), stop)),
+        every_s,
+        max_seconds,
+        stop,
+        on_error=on_error,
+        wait=lambda timeout_s: wait_for_stop(stop, timeout_s),
+    )
 
 
-def repeat(one_pass: Callable[[], None], every_s: float, max_seconds: float | None,
-           stop: Callable[[], bool], *, on_error: OnError, wait: Callable[[float], bool],
-           monotonic: Callable[[], float] = time.monotonic) -> CommError | None:
+def repeat(
+    one_pass: Callable[[], None],
+    every_s: float,
+    max_seconds: float | None,
+    stop: Callable[[], bool],
+    *,
+    on_error: OnError,
+    wait: Callable[[float], bool],
+    monotonic: Callable[[], float] = time.monotonic,
+) -> CommError | None:
     """The schedule of `run_every`, with time and waiting passed in. Passes start every
     `every_s` seconds counted from when the previous one started (one that took 0.7 s of
     1 s waits 0.3 s); one that overran starts the next at once, and the schedule goes on

@@ -30,25 +30,36 @@ OLD_BACKLOG = (
     "SELECT count(DISTINCT CASE WHEN (state = 'unread' OR (tracked = 1 AND state IN ('read',"
     " 'waiting'))) THEN message_id END), count(DISTINCT CASE WHEN state = 'queued' THEN"
     " message_id END) FROM deliveries WHERE channel_id = ? AND state IN ('queued', 'waiting',"
-    " 'unread', 'read')")
+    " 'unread', 'read')"
+)
 OLD_IN_FLIGHT = (
     "SELECT message_id, recipient, retry_count FROM deliveries WHERE channel_id = ?"
     " AND (state IN ('unread', 'waiting', 'queued') OR (tracked = 1 AND state = 'read'))"
-    " ORDER BY message_id, recipient")
+    " ORDER BY message_id, recipient"
+)
 
 
 def _rows(conn: sqlite3.Connection, label: str, rounds: int) -> list[str]:
     deliveries = conn.execute("SELECT count(*) FROM deliveries").fetchone()[0]
-    active = conn.execute("SELECT count(*) FROM deliveries INDEXED BY deliveries_active"
-                          f" WHERE {backlog.ACTIVE}").fetchone()[0]
+    active = conn.execute(
+        f"SELECT count(*) FROM deliveries INDEXED BY deliveries_active WHERE {backlog.ACTIVE}"
+    ).fetchone()[0]
     out = []
-    for cid, name in conn.execute("SELECT id, name FROM channels WHERE name IN ('team', 'ops')"
-                                  " ORDER BY name").fetchall():
+    for cid, name in conn.execute(
+        "SELECT id, name FROM channels WHERE name IN ('team', 'ops') ORDER BY name"
+    ).fetchall():
         cases: list[tuple[str, Callable[[], object], Callable[[], object]]] = [
-            ("channel_backlog", lambda c=cid: conn.execute(OLD_BACKLOG, (c,)).fetchone(),
-             lambda c=cid: backlog.channel_backlog(conn, c)),
-            ("in_flight", lambda c=cid: conn.execute(OLD_IN_FLIGHT, (c,)).fetchall(),
-             lambda c=cid: backlog.in_flight(conn, c))]
+            (
+                "channel_backlog",
+                lambda c=cid: conn.execute(OLD_BACKLOG, (c,)).fetchone(),
+                lambda c=cid: backlog.channel_backlog(conn, c),
+            ),
+            (
+                "in_flight",
+                lambda c=cid: conn.execute(OLD_IN_FLIGHT, (c,)).fetchall(),
+                lambda c=cid: backlog.in_flight(conn, c),
+            ),
+        ]
         for case, old, new in cases:
             assert old() == new(), (case, name)  # the same answer, or no timing at all
             times: dict[str, list[float]] = {"old": [], "new": []}
@@ -58,8 +69,10 @@ def _rows(conn: sqlite3.Connection, label: str, rounds: int) -> list[str]:
                     fn()
                     times[key].append(perf_counter() - start)
             o, n = median(times["old"]) * 1e3, median(times["new"]) * 1e3
-            out.append(f"| {label} ({deliveries:,} deliveries, {active:,} active) | {case}"
-                       f" `{name}` | {o:.2f} ms | {n:.2f} ms | {o / n:.2f}x |")
+            out.append(
+                f"| {label} ({deliveries:,} deliveries, {active:,} active) | {case}"
+                f" `{name}` | {o:.2f} ms | {n:.2f} ms | {o / n:.2f}x |"
+            )
     return out
 
 
@@ -79,8 +92,10 @@ def main() -> int:
         conn.commit()
         rows += _rows(conn, label, args.rounds)
         conn.close()
-    print(f"{args.messages:,} messages, SQLite {sqlite3.sqlite_version}, medians of"
-          f" {args.rounds}, interleaved\n")
+    print(
+        f"{args.messages:,} messages, SQLite {sqlite3.sqlite_version}, medians of"
+        f" {args.rounds}, interleaved\n"
+    )
     print("| store | statement, channel | before (scan) | deliveries_active | speed-up |")
     print("|---|---|---|---|---|")
     print("\n".join(rows))

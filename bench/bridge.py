@@ -57,9 +57,11 @@ def _store(work: Path, backlog: int) -> tuple[object, bridge.BridgeConfig]:
     return conn, cfg
 
 
-CASES = (("1 recipient", "pair", 1, 500),
-         ("10 team recipients, native inboxes of 0 to R entries", "crew", 10, 0),
-         ("10 team recipients, native inboxes of 500 to 500+R entries", "crew", 10, 500))
+CASES = (
+    ("1 recipient", "pair", 1, 500),
+    ("10 team recipients, native inboxes of 0 to R entries", "crew", 10, 0),
+    ("10 team recipients, native inboxes of 500 to 500+R entries", "crew", 10, 500),
+)
 
 
 def bench_send(rounds: int) -> dict[str, object]:
@@ -73,19 +75,19 @@ def bench_send(rounds: int) -> dict[str, object]:
             for r in range(rounds):
                 now = 10_000 + r
                 t = perf_counter()
-                sending.send(conn, SendRequest(sender="lead", content="x", channel=channel),
-                              now)
+                sending.send(conn, SendRequest(sender="lead", content="x", channel=channel), now)
                 plain.append(perf_counter() - t)
                 t = perf_counter()
                 before = bridge.prepare(conn)  # what the hook does before the command
-                sending.send(conn, SendRequest(sender="lead", content="y", channel=channel),
-                              now)
+                sending.send(conn, SendRequest(sender="lead", content="y", channel=channel), now)
                 bridge.sync(conn, cfg, now, after_message_id=before, full=False)
                 mirrored.append(perf_counter() - t)
             added = (median(mirrored) - median(plain)) * 1000 / n
             out[label.replace("R", str(rounds))] = {
-                "plain_ms": median(plain) * 1000, "mirrored_ms": median(mirrored) * 1000,
-                "added_ms_per_delivery": added}
+                "plain_ms": median(plain) * 1000,
+                "mirrored_ms": median(mirrored) * 1000,
+                "added_ms_per_delivery": added,
+            }
             conn.close()
         finally:
             shutil.rmtree(work, ignore_errors=True)
@@ -94,14 +96,21 @@ def bench_send(rounds: int) -> dict[str, object]:
         _store(work, 0)[0].close()  # type: ignore[attr-defined]
         # cross-check with real processes
         env = {**os.environ, "ACOMM_STORE": str(work / "store.acomm")}
-        benv = {**env, "ACOMM_BRIDGE_INBOX_DIR": str(work / "inbox"),
-                "ACOMM_BRIDGE_TEAMS_DIR": str(work / "teams")}
+        benv = {
+            **env,
+            "ACOMM_BRIDGE_INBOX_DIR": str(work / "inbox"),
+            "ACOMM_BRIDGE_TEAMS_DIR": str(work / "teams"),
+        }
         procs: dict[str, list[float]] = {"plain": [], "mirrored": []}
         for _ in range(max(10, rounds // 10)):
             for name, e in (("plain", env), ("mirrored", benv)):
                 t = perf_counter()
-                subprocess.run([ACOMM, "send", "pair", "z", "--as", "lead"], env=e, check=True,
-                               capture_output=True)
+                subprocess.run(
+                    [ACOMM, "send", "pair", "z", "--as", "lead"],
+                    env=e,
+                    check=True,
+                    capture_output=True,
+                )
                 procs[name].append(perf_counter() - t)
         out["process"] = {k: median(v) * 1000 for k, v in procs.items()}
         return out
@@ -137,25 +146,41 @@ def bench_tick(files: int) -> dict[str, object]:
         for i in range(files):
             d = outbox / f"agent{i % 10}"
             d.mkdir(parents=True, exist_ok=True)
-            (d / f"r{i:05d}.json").write_text(json.dumps(
-                {"to": f"agent{(i + 1) % 10}", "content": f"response {i}"}))
-        env = {**os.environ, "ACOMM_STORE": str(path), "ACOMM_BRIDGE_OUTBOX_DIR": str(outbox),
-               "ACOMM_BRIDGE_INBOX_DIR": str(work / "inbox")}
+            (d / f"r{i:05d}.json").write_text(
+                json.dumps({"to": f"agent{(i + 1) % 10}", "content": f"response {i}"})
+            )
+        env = {
+            **os.environ,
+            "ACOMM_STORE": str(path),
+            "ACOMM_BRIDGE_OUTBOX_DIR": str(outbox),
+            "ACOMM_BRIDGE_INBOX_DIR": str(work / "inbox"),
+        }
         t = perf_counter()
-        r = subprocess.run([ACOMM, "tick", "--json"], env=env, check=True, capture_output=True,
-                           text=True)
+        r = subprocess.run(
+            [ACOMM, "tick", "--json"], env=env, check=True, capture_output=True, text=True
+        )
         seconds = perf_counter() - t
         doc = json.loads(r.stdout)["bridge"]
         mirrored = sum(len(os.listdir(outdir)) for outdir in (work / "inbox").iterdir())
         left = sum(len(os.listdir(d)) for d in outbox.iterdir())
-        return {"seconds": seconds, "ingested": doc["ingested"], "written": doc["written"],
-                "mirror_files": mirrored, "left": left}
+        return {
+            "seconds": seconds,
+            "ingested": doc["ingested"],
+            "written": doc["written"],
+            "mirror_files": mirrored,
+            "left": left,
+        }
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def section(send: dict[str, object], tick: dict[str, object], files: int, rounds: int,
-            idle: dict[str, float]) -> str:
+def section(
+    send: dict[str, object],
+    tick: dict[str, object],
+    files: int,
+    rounds: int,
+    idle: dict[str, float],
+) -> str:
     m = machine()
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     rows = []
@@ -163,53 +188,72 @@ def section(send: dict[str, object], tick: dict[str, object], files: int, rounds
         if label == "process":
             continue
         added = s["added_ms_per_delivery"]
-        rows.append(f"| send to {label}: added per delivery | {added:.3f} ms "
-                    f"| {s['plain_ms']:.2f} ms send without bridge "
-                    f"({s['mirrored_ms']:.2f} ms with) | <= 2 ms "
-                    f"| {'PASS' if added <= 2 else 'FAIL'} |")
-    rows.append(f"| after-write hook with nothing to mirror, per command | {idle['ms']:.3f} ms "
-                "| - | - | - |")
+        rows.append(
+            f"| send to {label}: added per delivery | {added:.3f} ms "
+            f"| {s['plain_ms']:.2f} ms send without bridge "
+            f"({s['mirrored_ms']:.2f} ms with) | <= 2 ms "
+            f"| {'PASS' if added <= 2 else 'FAIL'} |"
+        )
+    rows.append(
+        f"| after-write hook with nothing to mirror, per command | {idle['ms']:.3f} ms "
+        "| - | - | - |"
+    )
     p = send["process"]  # type: ignore[index]
-    rows.append(f"| `acomm send` process, with bridge | {p['mirrored']:.1f} ms "
-                f"| {p['plain']:.1f} ms without | - | - |")
+    rows.append(
+        f"| `acomm send` process, with bridge | {p['mirrored']:.1f} ms "
+        f"| {p['plain']:.1f} ms without | - | - |"
+    )
     secs = tick["seconds"]
-    rows.append(f"| `acomm tick` ingesting {files:,} response files | {secs:.2f} s "
-                f"| - | < 2 s | {'PASS' if secs < 2 and tick['ingested'] == files else 'FAIL'} |")
-    return "\n".join([
-        SECTION, "",
-        "Written by `bench/bridge.py` (it replaces only this section). Reproduce from the "
-        "repository root:", "", "```sh", ".venv/bin/python bench/bridge.py", "```", "",
-        f"Run {when} on nproc {m['nproc']}, SQLite {m['sqlite']}, {m['os']}.", "",
-        "| Benchmark | Measured | Baseline | Target | Result |", "|---|---|---|---|---|",
-        *rows, "",
-        f"- send: in process, {rounds} rounds per case (the 1-recipient case on a store "
-        "already holding 5,000 mirrored unread deliveries); each round times "
-        "`sending.send` alone and `sending.send` with the mirror every writing command "
-        "runs (`bridge.prepare` before it: the triggers' check and the watermark; "
-        "`bridge.sync(full=False)` after it: the deliveries made unread since (none here), "
-        "taking away stale mirrors, and an inbox file per recipient, written to a temporary "
-        "file and renamed, plus, for agent@team, an append to the team inbox under its lock, "
-        "one locked read-modify-write per file), medians compared. The 10 recipients share "
-        "one team but each has its own native inbox file; the second case starts from empty "
-        "files, the third from 500 unread entries each (unread entries are never pruned; "
-        "native inboxes are known to stall near 1,000). Appending parses the whole array (a "
-        "file that is not one is never overwritten), so its cost grows with the file. "
-        "Each team delivery costs four file opens and two renames (inbox file; team "
-        "inbox lock, read, temporary file); on this virtual machine's ext4 the figures of "
-        "that case vary between runs from about 0.9 to 2.2 ms, so it sits at the target "
-        "rather than safely under it. The process rows "
-        "are medians of real `acomm send` runs to 1 recipient, alternating. The machine is "
-        "shared with other workers: under their load the team cases have also been seen at "
-        "up to 3 ms for the same code; the hook's fixed cost (the row with nothing to "
-        "mirror, median of 2,000 calls) is what the code adds on every command besides the "
-        "file writes.",
-        f"- tick: {tick['ingested']} of {files} files ingested (a direct message each, through "
-        "the pipeline, one transaction per file holding its message and the record that the "
-        "file was ingested, the file deleted after its commit, the records forgotten in one "
-        f"transaction at the end), {tick['written']} "
-        f"mirror files written in the same tick, {tick['left']} files left in the outbox.",
-        "",
-    ])
+    rows.append(
+        f"| `acomm tick` ingesting {files:,} response files | {secs:.2f} s "
+        f"| - | < 2 s | {'PASS' if secs < 2 and tick['ingested'] == files else 'FAIL'} |"
+    )
+    return "\n".join(
+        [
+            SECTION,
+            "",
+            "Written by `bench/bridge.py` (it replaces only this section). Reproduce from the "
+            "repository root:",
+            "",
+            "```sh",
+            ".venv/bin/python bench/bridge.py",
+            "```",
+            "",
+            f"Run {when} on nproc {m['nproc']}, SQLite {m['sqlite']}, {m['os']}.",
+            "",
+            "| Benchmark | Measured | Baseline | Target | Result |",
+            "|---|---|---|---|---|",
+            *rows,
+            "",
+            f"- send: in process, {rounds} rounds per case (the 1-recipient case on a store "
+            "already holding 5,000 mirrored unread deliveries); each round times "
+            "`sending.send` alone and `sending.send` with the mirror every writing command "
+            "runs (`bridge.prepare` before it: the triggers' check and the watermark; "
+            "`bridge.sync(full=False)` after it: the deliveries made unread since (none here), "
+            "taking away stale mirrors, and an inbox file per recipient, written to a temporary "
+            "file and renamed, plus, for agent@team, an append to the team inbox under its lock, "
+            "one locked read-modify-write per file), medians compared. The 10 recipients share "
+            "one team but each has its own native inbox file; the second case starts from empty "
+            "files, the third from 500 unread entries each (unread entries are never pruned; "
+            "native inboxes are known to stall near 1,000). Appending parses the whole array (a "
+            "file that is not one is never overwritten), so its cost grows with the file. "
+            "Each team delivery costs four file opens and two renames (inbox file; team "
+            "inbox lock, read, temporary file); on this virtual machine's ext4 the figures of "
+            "that case vary between runs from about 0.9 to 2.2 ms, so it sits at the target "
+            "rather than safely under it. The process rows "
+            "are medians of real `acomm send` runs to 1 recipient, alternating. The machine is "
+            "shared with other workers: under their load the team cases have also been seen at "
+            "up to 3 ms for the same code; the hook's fixed cost (the row with nothing to "
+            "mirror, median of 2,000 calls) is what the code adds on every command besides the "
+            "file writes.",
+            f"- tick: {tick['ingested']} of {files} files ingested (a direct message each, through "
+            "the pipeline, one transaction per file holding its message and the record that the "
+            "file was ingested, the file deleted after its commit, the records forgotten in one "
+            f"transaction at the end), {tick['written']} "
+            f"mirror files written in the same tick, {tick['left']} files left in the outbox.",
+            "",
+        ]
+    )
 
 
 def main() -> int:

@@ -53,12 +53,32 @@ class Sizes:
     receive_runs: int
 
 
-FULL = Sizes(process_runs=30, big_messages=1_000_000, inproc_rounds=10, inproc_per_round=500,
-             batch_messages=100_000, batch_repeats=5, subscriptions=10_000, route_topics=200,
-             verify_topics=2_000, route_rounds=5, receive_runs=200)
-QUICK = Sizes(process_runs=8, big_messages=100_000, inproc_rounds=6, inproc_per_round=200,
-              batch_messages=10_000, batch_repeats=3, subscriptions=10_000, route_topics=100,
-              verify_topics=400, route_rounds=3, receive_runs=40)
+FULL = Sizes(
+    process_runs=30,
+    big_messages=1_000_000,
+    inproc_rounds=10,
+    inproc_per_round=500,
+    batch_messages=100_000,
+    batch_repeats=5,
+    subscriptions=10_000,
+    route_topics=200,
+    verify_topics=2_000,
+    route_rounds=5,
+    receive_runs=200,
+)
+QUICK = Sizes(
+    process_runs=8,
+    big_messages=100_000,
+    inproc_rounds=6,
+    inproc_per_round=200,
+    batch_messages=10_000,
+    batch_repeats=3,
+    subscriptions=10_000,
+    route_topics=100,
+    verify_topics=400,
+    route_rounds=3,
+    receive_runs=40,
+)
 
 
 @dataclass
@@ -80,24 +100,37 @@ class Context:
 # ---------------------------------------------------------------- 1 and 2: `acomm send` processes
 
 
-ENV_NOTE = ("processes run without ACOMM_* variables and with bytecode caching on "
-            "(PYTHONPYCACHEPREFIX=bench/out/pycache), as for an installed acomm")
+ENV_NOTE = (
+    "processes run without ACOMM_* variables and with bytecode caching on "
+    "(PYTHONPYCACHEPREFIX=bench/out/pycache), as for an installed acomm"
+)
 
 
 def _env() -> dict[str, str]:
     """The environment of timed processes: no ACOMM_* settings, and bytecode caching on (into
     bench/out/pycache), as for an installed acomm; without it (PYTHONDONTWRITEBYTECODE=1 and an
     editable install) every process would compile acomm's modules from source again."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("ACOMM_") and k != "PYTHONDONTWRITEBYTECODE"}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("ACOMM_") and k != "PYTHONDONTWRITEBYTECODE"
+    }
     env["PYTHONPYCACHEPREFIX"] = str(OUT / "pycache")
     env["NO_COLOR"] = "1"
     return env
 
 
 def _send_command(store: Path) -> list[str]:
-    return [str(ACOMM), "--store", str(store), "send", "team", "hello from the benchmark",
-            "--as", "alice"]
+    return [
+        str(ACOMM),
+        "--store",
+        str(store),
+        "send",
+        "team",
+        "hello from the benchmark",
+        "--as",
+        "alice",
+    ]
 
 
 def _process(cmd: list[str]) -> Sample:
@@ -108,8 +141,9 @@ def _process(cmd: list[str]) -> Sample:
         done = subprocess.run(cmd, env=env, cwd=WORK, capture_output=True, text=True)
         elapsed = perf_counter() - t0
         if done.returncode != 0:
-            raise RuntimeError(f"{' '.join(cmd[:4])}... exited {done.returncode}: "
-                               f"{done.stderr.strip()[:300]}")
+            raise RuntimeError(
+                f"{' '.join(cmd[:4])}... exited {done.returncode}: {done.stderr.strip()[:300]}"
+            )
         return elapsed
 
     return run
@@ -118,11 +152,21 @@ def _process(cmd: list[str]) -> Sample:
 def _process_profile(ctx: Context, label: str, cmd: list[str]) -> None:
     if not ctx.profile:
         return
-    done = subprocess.run([str(PYTHON), "-m", "cProfile", "-s", "cumtime", *cmd], env=_env(),
-                          cwd=WORK, capture_output=True, text=True)
+    done = subprocess.run(
+        [str(PYTHON), "-m", "cProfile", "-s", "cumtime", *cmd],
+        env=_env(),
+        cwd=WORK,
+        capture_output=True,
+        text=True,
+    )
     ctx.show_profile(label, "\n".join(done.stdout.splitlines()[:45]))
-    done = subprocess.run([str(PYTHON), "-X", "importtime", *cmd], env=_env(), cwd=WORK,
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [str(PYTHON), "-X", "importtime", *cmd],
+        env=_env(),
+        cwd=WORK,
+        capture_output=True,
+        text=True,
+    )
     rows = [ln for ln in done.stderr.splitlines() if ln.startswith("import time:")][1:]
     rows.sort(key=lambda ln: int(ln.split("|")[1]), reverse=True)
     ctx.show_profile(label + " (imports by cumulative us)", "\n".join(rows[:25]))
@@ -133,17 +177,26 @@ def send_big_store(ctx: Context) -> list[Result]:
     big = ctx.big()
     empty = stores.group_store(WORK / "send-empty.acomm")
     n = ctx.sizes.process_runs
-    on_big, on_empty = interleave(_process(_send_command(big)), _process(_send_command(empty)),
-                                  n, warmup=2)
-    return [Result(
-        "send_big_store", f"`acomm send` process, store of {n_big:,} messages", "time",
-        median(on_big), median(on_empty), 1.3,
-        baseline_title="the same `acomm send` on an empty store",
-        details=[f"{n_big:,}-message store: {spread(on_big)}",
-                 f"empty store: {spread(on_empty)}",
-                 f"{n} runs each, interleaved, after 2 warm-up runs each; " + ENV_NOTE,
-                 "Large store: " + stores.LAYOUT],
-    )]
+    on_big, on_empty = interleave(
+        _process(_send_command(big)), _process(_send_command(empty)), n, warmup=2
+    )
+    return [
+        Result(
+            "send_big_store",
+            f"`acomm send` process, store of {n_big:,} messages",
+            "time",
+            median(on_big),
+            median(on_empty),
+            1.3,
+            baseline_title="the same `acomm send` on an empty store",
+            details=[
+                f"{n_big:,}-message store: {spread(on_big)}",
+                f"empty store: {spread(on_empty)}",
+                f"{n} runs each, interleaved, after 2 warm-up runs each; " + ENV_NOTE,
+                "Large store: " + stores.LAYOUT,
+            ],
+        )
+    ]
 
 
 # ---------------------------------------------------------------- 3: in-process send
@@ -156,10 +209,14 @@ def send_inproc(ctx: Context) -> list[Result]:
     pair = opening.connect(stores.direct_store(WORK / "send-inproc-pair.acomm"), create=False)
     sync = synchronous_name(product)
     channel_id = raw.execute("SELECT id FROM channels WHERE name = 'dm'").fetchone()[0]
-    sql = ("INSERT INTO messages (channel_id, sender, type, content, priority, created_at)"
-           " VALUES (?, ?, 'text', ?, 1, ?)")
-    delivery = ("INSERT INTO deliveries (message_id, recipient, channel_id, state, rank, tracked,"
-                " delivered_at) VALUES (?, 'bob', ?, 'unread', 0, 0, ?)")
+    sql = (
+        "INSERT INTO messages (channel_id, sender, type, content, priority, created_at)"
+        " VALUES (?, ?, 'text', ?, 1, ?)"
+    )
+    delivery = (
+        "INSERT INTO deliveries (message_id, recipient, channel_id, state, rank, tracked,"
+        " delivered_at) VALUES (?, 'bob', ?, 'unread', 0, 0, ?)"
+    )
     body = "hello from the benchmark"
     k = s.inproc_per_round
 
@@ -189,15 +246,24 @@ def send_inproc(ctx: Context) -> list[Result]:
         return perf_counter() - t0
 
     found, notes = peers.open_peers(WORK, sync)
-    samples = [product_round, pair_round, raw_round] + [
-        peers.put_round(p, k) for p in found]
+    samples = [product_round, pair_round, raw_round] + [peers.put_round(p, k) for p in found]
     try:
         if raw.in_transaction:
             raise RuntimeError("raw connection unexpectedly inside a transaction")
         t_product, t_pair, t_raw, *t_peers = rotate(samples, s.inproc_rounds)
-        ctx.show_profile("sending.send x1000", profile(lambda: [
-            sending.send(product, SendRequest(sender="alice", content=body, channel="dm"),
-                          clock.now_ms()) for _ in range(1000)]))
+        ctx.show_profile(
+            "sending.send x1000",
+            profile(
+                lambda: [
+                    sending.send(
+                        product,
+                        SendRequest(sender="alice", content=body, channel="dm"),
+                        clock.now_ms(),
+                    )
+                    for _ in range(1000)
+                ]
+            ),
+        )
     finally:
         for conn in (product, raw, pair):
             conn.close()
@@ -211,24 +277,36 @@ def send_inproc(ctx: Context) -> list[Result]:
         return f"{x:,.0f}/s"
 
     mine = median(rates_p)
-    peer_lines = [f"{p.name} put: {spread([k / t for t in ts], per_s)} rounds of {k}; acomm "
-                  f"sends at {mine / median([k / t for t in ts]):.0%} of its rate"
-                  for p, ts in zip(found, t_peers, strict=True)]
-    return [Result(
-        "send_inproc", "in-process `sending.send`, direct channel", "rate", mine,
-        median(rates_2), 0.75, unit="msg/s",
-        baseline_title="raw SQL writing what one send writes (its message row and its delivery "
-                       "row, with the same indexes) in one BEGIN IMMEDIATE transaction",
-        details=[f"sending.send: {spread(rates_p, per_s)} rounds of {k}",
-                 f"raw message + delivery transaction: {spread(rates_2, per_s)} rounds of {k}",
-                 f"(not a target) raw single-row INSERT + commit into `messages` (the first "
-                 f"baseline of this row): {spread(rates_r, per_s)} rounds of {k}; acomm at "
-                 f"{mine / median(rates_r):.0%} of it",
-                 *peer_lines, *notes,
-                 f"all on fresh stores opened with opening.connect (same pragmas, synchronous="
-                 f"{sync}); the peers each on a fresh file of their own, see bench/peers.py; "
-                 "rounds rotated"],
-    )]
+    peer_lines = [
+        f"{p.name} put: {spread([k / t for t in ts], per_s)} rounds of {k}; acomm "
+        f"sends at {mine / median([k / t for t in ts]):.0%} of its rate"
+        for p, ts in zip(found, t_peers, strict=True)
+    ]
+    return [
+        Result(
+            "send_inproc",
+            "in-process `sending.send`, direct channel",
+            "rate",
+            mine,
+            median(rates_2),
+            0.75,
+            unit="msg/s",
+            baseline_title="raw SQL writing what one send writes (its message row and its delivery "
+            "row, with the same indexes) in one BEGIN IMMEDIATE transaction",
+            details=[
+                f"sending.send: {spread(rates_p, per_s)} rounds of {k}",
+                f"raw message + delivery transaction: {spread(rates_2, per_s)} rounds of {k}",
+                f"(not a target) raw single-row INSERT + commit into `messages` (the first "
+                f"baseline of this row): {spread(rates_r, per_s)} rounds of {k}; acomm at "
+                f"{mine / median(rates_r):.0%} of it",
+                *peer_lines,
+                *notes,
+                f"all on fresh stores opened with opening.connect (same pragmas, synchronous="
+                f"{sync}); the peers each on a fresh file of their own, see bench/peers.py; "
+                "rounds rotated",
+            ],
+        )
+    ]
 
 
 # ---------------------------------------------------------------- 4: send --batch
@@ -242,9 +320,17 @@ def send_batch(ctx: Context) -> list[Result]:
     s = ctx.sizes
     n = s.batch_messages
     template = stores.group_store(WORK / "batch-template.acomm")
-    items = [sending.batch_request(
-        {"channel": "team", "from": ("alice", "bob", "carol")[i % 3],
-         "content": f"batch message {i} with a little payload"}, i + 1) for i in range(n)]
+    items = [
+        sending.batch_request(
+            {
+                "channel": "team",
+                "from": ("alice", "bob", "carol")[i % 3],
+                "content": f"batch message {i} with a little payload",
+            },
+            i + 1,
+        )
+        for i in range(n)
+    ]
     rows: dict[str, tuple[list[str], list[tuple]]] = {}
 
     def product_run() -> float:
@@ -259,22 +345,22 @@ def send_batch(ctx: Context) -> list[Result]:
             if not rows:
                 for table in ("messages", "deliveries"):
                     cols = _columns(conn, table)
-                    rows[table] = (cols, conn.execute(
-                        f"SELECT {', '.join(cols)} FROM {table}").fetchall())
+                    rows[table] = (
+                        cols,
+                        conn.execute(f"SELECT {', '.join(cols)} FROM {table}").fetchall(),
+                    )
             return elapsed
         finally:
             conn.close()
 
     def raw_run() -> float:
-        conn = opening.connect(stores.copy_store(template, WORK / "batch-raw.acomm"),
-                                create=False)
+        conn = opening.connect(stores.copy_store(template, WORK / "batch-raw.acomm"), create=False)
         try:
             t0 = perf_counter()
             conn.execute("BEGIN IMMEDIATE")
             for table, (cols, data) in rows.items():
                 marks = ", ".join("?" * len(cols))
-                conn.executemany(f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({marks})",
-                                 data)
+                conn.executemany(f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({marks})", data)
             conn.commit()
             return perf_counter() - t0
         finally:
@@ -284,8 +370,10 @@ def send_batch(ctx: Context) -> list[Result]:
     t_product, t_raw = interleave(product_run, raw_run, s.batch_repeats, warmup=0)
     if ctx.profile:
         conn = opening.connect(stores.copy_store(template, WORK / "batch.acomm"), create=False)
-        ctx.show_profile(f"sending.send_batch of {n:,}",
-                         profile(lambda: sending.send_batch(conn, items, clock.now_ms())))
+        ctx.show_profile(
+            f"sending.send_batch of {n:,}",
+            profile(lambda: sending.send_batch(conn, items, clock.now_ms())),
+        )
         conn.close()
     deliveries = len(rows["deliveries"][1])
 
@@ -294,27 +382,71 @@ def send_batch(ctx: Context) -> list[Result]:
 
     rate_p = [n / t for t in t_product]
     rate_r = [n / t for t in t_raw]
-    return [Result(
-        "send_batch", f"`sending.send_batch` of {n:,} messages", "rate", median(rate_p),
-        median(rate_r), 0.3, unit="msg/s",
-        baseline_title="raw `executemany` of the same rows (messages + deliveries), one "
-                       "transaction",
-        details=[f"send_batch: {spread(rate_p, per_s)}", f"raw executemany: "
-                 f"{spread(rate_r, per_s)}",
-                 f"{n:,} messages on group channel `team` ({deliveries:,} delivery rows), items "
-                 "built beforehand with sending.batch_request; each run on a fresh copy of the "
-                 "same empty store, interleaved after one warm-up of send_batch"],
-    )]
+    return [
+        Result(
+            "send_batch",
+            f"`sending.send_batch` of {n:,} messages",
+            "rate",
+            median(rate_p),
+            median(rate_r),
+            0.3,
+            unit="msg/s",
+            baseline_title="raw `executemany` of the same rows (messages + deliveries), one "
+            "transaction",
+            details=[
+                f"send_batch: {spread(rate_p, per_s)}",
+                f"raw executemany: {spread(rate_r, per_s)}",
+                f"{n:,} messages on group channel `team` ({deliveries:,} delivery rows), items "
+                "built beforehand with sending.batch_request; each run on a fresh copy of the "
+                "same empty store, interleaved after one warm-up of send_batch",
+            ],
+        )
+    ]
 
 
 # ---------------------------------------------------------------- 5: topic routing
 
 WORDS = [
-    ["build", "deploy", "test", "agent", "task", "review", "ci", "release", "alert", "metric",
-     "log", "user", "repo", "issue", "doc", "plan", "cache", "db", "queue", "net"],
+    [
+        "build",
+        "deploy",
+        "test",
+        "agent",
+        "task",
+        "review",
+        "ci",
+        "release",
+        "alert",
+        "metric",
+        "log",
+        "user",
+        "repo",
+        "issue",
+        "doc",
+        "plan",
+        "cache",
+        "db",
+        "queue",
+        "net",
+    ],
     [f"svc{i}" for i in range(40)] + ["frontend", "backend", "api", "worker", "web", "infra"],
-    ["started", "finished", "failed", "retried", "queued", "cancelled", "created", "updated",
-     "deleted", "opened", "closed", "merged", "passed", "skipped", "timeout"],
+    [
+        "started",
+        "finished",
+        "failed",
+        "retried",
+        "queued",
+        "cancelled",
+        "created",
+        "updated",
+        "deleted",
+        "opened",
+        "closed",
+        "merged",
+        "passed",
+        "skipped",
+        "timeout",
+    ],
     ["eu", "us", "ap", "dev", "prod", "stage", "canary", "blue", "green", "local"],
 ]
 
@@ -333,7 +465,7 @@ def _pattern(rng: random.Random, kind: str) -> str:
         if "*" not in starred:
             starred[rng.randrange(len(starred))] = "*"
         return ".".join(starred)
-    prefix = segs[:rng.choice((1, 1, 2, 2, 3))] if rng.random() >= 0.02 else []
+    prefix = segs[: rng.choice((1, 1, 2, 2, 3))] if rng.random() >= 0.02 else []
     prefix = [s if rng.random() >= 0.1 else "*" for s in prefix]
     return ".".join([*prefix, "#"])
 
@@ -367,10 +499,11 @@ def route(ctx: Context) -> list[Result]:
     for topic in topics:
         want = brute(topic)
         got = index.route(topic)
-        assert got == want, f"route({topic!r}) differs from testing every pattern: " \
-                            f"{sorted(got ^ want)[:5]}"
+        assert got == want, (
+            f"route({topic!r}) differs from testing every pattern: {sorted(got ^ want)[:5]}"
+        )
         hits += len(want)
-    timed_topics = topics[:s.route_topics]
+    timed_topics = topics[: s.route_topics]
 
     def run_index() -> None:
         for topic in timed_topics:
@@ -385,19 +518,27 @@ def route(ctx: Context) -> list[Result]:
     kinds = {"exact": 0, "*": 0, "#": 0}
     for _, p in subs:
         kinds["#" if p.endswith("#") else "*" if "*" in p else "exact"] += 1
-    return [Result(
-        "route", f"route 1 topic, {len(subs):,} subscriptions (SubscriptionIndex.route)",
-        "speedup", median(t_index) / per, median(t_brute) / per, 20.0,
-        baseline_title="`topics.matches` against every subscription",
-        details=[f"index: {spread([t / per for t in t_index])} per topic",
-                 f"every pattern: {spread([t / per for t in t_brute])} per topic",
-                 f"subscriptions: {kinds['exact']:,} exact, {kinds['*']:,} with `*`, "
-                 f"{kinds['#']:,} ending in `#`, {len(subs) // 4:,} agents; index built in "
-                 f"{build * 1e3:.1f} ms",
-                 f"identical agent sets asserted for {len(topics):,} topics ({hits:,} matches, "
-                 f"{hits / len(topics):.1f} agents per topic on average); timed over "
-                 f"{per:,} topics x {s.route_rounds} rounds, interleaved"],
-    )]
+    return [
+        Result(
+            "route",
+            f"route 1 topic, {len(subs):,} subscriptions (SubscriptionIndex.route)",
+            "speedup",
+            median(t_index) / per,
+            median(t_brute) / per,
+            20.0,
+            baseline_title="`topics.matches` against every subscription",
+            details=[
+                f"index: {spread([t / per for t in t_index])} per topic",
+                f"every pattern: {spread([t / per for t in t_brute])} per topic",
+                f"subscriptions: {kinds['exact']:,} exact, {kinds['*']:,} with `*`, "
+                f"{kinds['#']:,} ending in `#`, {len(subs) // 4:,} agents; index built in "
+                f"{build * 1e3:.1f} ms",
+                f"identical agent sets asserted for {len(topics):,} topics ({hits:,} matches, "
+                f"{hits / len(topics):.1f} agents per topic on average); timed over "
+                f"{per:,} topics x {s.route_rounds} rounds, interleaved",
+            ],
+        )
+    ]
 
 
 # ---------------------------------------------------------------- 6: receive
@@ -425,8 +566,9 @@ def receive(ctx: Context) -> list[Result]:
         expected = [r[0] for r in conn.execute(RAW_INBOX, (agent, limit))]
         if len(expected) != limit:
             raise RuntimeError(f"{agent} has {len(expected)} unread messages, not {limit}")
-        plan = " / ".join(r[-1] for r in conn.execute("EXPLAIN QUERY PLAN " + RAW_INBOX,
-                                                     (agent, limit)))
+        plan = " / ".join(
+            r[-1] for r in conn.execute("EXPLAIN QUERY PLAN " + RAW_INBOX, (agent, limit))
+        )
 
         def raw() -> list:
             return conn.execute(RAW_INBOX, (agent, limit)).fetchall()
@@ -438,8 +580,10 @@ def receive(ctx: Context) -> list[Result]:
             return res
 
         marks = ",".join("?" * limit)
-        unmark = (f"UPDATE deliveries SET state = 'unread', read_at = NULL WHERE recipient = ?"
-                  f" AND message_id IN ({marks})")
+        unmark = (
+            f"UPDATE deliveries SET state = 'unread', read_at = NULL WHERE recipient = ?"
+            f" AND message_id IN ({marks})"
+        )
 
         def read() -> float:
             t0 = perf_counter()
@@ -450,8 +594,10 @@ def receive(ctx: Context) -> list[Result]:
             conn.execute(unmark, (agent, *expected))  # untimed: make them unread again
             return elapsed
 
-        mark = ("UPDATE deliveries SET state = 'read', read_at = ? WHERE recipient = ?"
-                f" AND state = 'unread' AND message_id IN ({marks})")
+        mark = (
+            "UPDATE deliveries SET state = 'read', read_at = ? WHERE recipient = ?"
+            f" AND state = 'unread' AND message_id IN ({marks})"
+        )
 
         def raw_write() -> float:  # diagnostic: the same read and mark-read, without Python
             t0 = perf_counter()
@@ -464,32 +610,52 @@ def receive(ctx: Context) -> list[Result]:
             return elapsed
 
         t_peek, t_raw1 = interleave(timed(peek), timed(raw), s.receive_runs, warmup=3)
-        t_read, t_raw2, t_write = rotate([read, timed(raw), raw_write], s.receive_runs,
-                                         warmup=3)
-        ctx.show_profile("inbox.receive --peek x200", profile(
-            lambda: [inbox.receive(conn, agent, flt, clock.now_ms(), peek=True)
-                     for _ in range(200)]))
+        t_read, t_raw2, t_write = rotate([read, timed(raw), raw_write], s.receive_runs, warmup=3)
+        ctx.show_profile(
+            "inbox.receive --peek x200",
+            profile(
+                lambda: [
+                    inbox.receive(conn, agent, flt, clock.now_ms(), peek=True) for _ in range(200)
+                ]
+            ),
+        )
     finally:
         conn.close()
-    common = (f"the newest {limit} deliveries of `{agent}` are its only unread ones, in a store "
-              f"of {n_big:,} messages; raw SELECT plan: {plan}")
+    common = (
+        f"the newest {limit} deliveries of `{agent}` are its only unread ones, in a store "
+        f"of {n_big:,} messages; raw SELECT plan: {plan}"
+    )
     return [
-        Result("receive_peek", f"`inbox.receive --peek` of {limit}, {n_big:,}-message store",
-               "time", median(t_peek), median(t_raw1), 3.0,
-               baseline_title="raw indexed SELECT ... JOIN messages of the same rows",
-               details=[f"receive --peek: {spread(t_peek)}", f"raw SELECT: {spread(t_raw1)}",
-                        common]),
-        Result("receive", f"`inbox.receive` (marks read) of {limit}, {n_big:,}-message store",
-               "time", median(t_read), median(t_raw2), 3.0,
-               baseline_title="raw indexed SELECT ... JOIN messages of the same rows",
-               details=[f"receive: {spread(t_read)}", f"raw SELECT: {spread(t_raw2)}",
-                        f"(not a target) raw SELECT + UPDATE marking them read + COMMIT: "
-                        f"{spread(t_write)} = {median(t_write) / median(t_raw2):.2f}x the "
-                        "baseline",
-                        "each timed receive marks the 100 read and commits; they are marked "
-                        "unread again, untimed, before the next run; runs interleaved",
-                        "on a fresh copy of the store as built, not the one send_big_store's "
-                        "processes wrote to"]),
+        Result(
+            "receive_peek",
+            f"`inbox.receive --peek` of {limit}, {n_big:,}-message store",
+            "time",
+            median(t_peek),
+            median(t_raw1),
+            3.0,
+            baseline_title="raw indexed SELECT ... JOIN messages of the same rows",
+            details=[f"receive --peek: {spread(t_peek)}", f"raw SELECT: {spread(t_raw1)}", common],
+        ),
+        Result(
+            "receive",
+            f"`inbox.receive` (marks read) of {limit}, {n_big:,}-message store",
+            "time",
+            median(t_read),
+            median(t_raw2),
+            3.0,
+            baseline_title="raw indexed SELECT ... JOIN messages of the same rows",
+            details=[
+                f"receive: {spread(t_read)}",
+                f"raw SELECT: {spread(t_raw2)}",
+                f"(not a target) raw SELECT + UPDATE marking them read + COMMIT: "
+                f"{spread(t_write)} = {median(t_write) / median(t_raw2):.2f}x the "
+                "baseline",
+                "each timed receive marks the 100 read and commits; they are marked "
+                "unread again, untimed, before the next run; runs interleaved",
+                "on a fresh copy of the store as built, not the one send_big_store's "
+                "processes wrote to",
+            ],
+        ),
     ]
 
 

@@ -17,9 +17,11 @@ from acomm_cli.model import ChannelConfig, DeliveryMode, MessageFilter, SendRequ
 # at db52386, before batch acks existed (`bench/run.py --only receive_ack`, three runs: 27%,
 # 25%, 22%; about 1,100 messages/s against 4,400). The target is 3x that rate.
 TODAY = 0.25
-TODAY_NOTE = ("the reference (db52386, before batch acks, `bench/run.py --only receive_ack`): "
-              "receive --limit 1 + ack at 25% of persist-queue's get + ack (three runs 27%, "
-              "25%, 22%; 1,036-1,206 msg/s against 4,257-4,693)")
+TODAY_NOTE = (
+    "the reference (db52386, before batch acks, `bench/run.py --only receive_ack`): "
+    "receive --limit 1 + ack at 25% of persist-queue's get + ack (three runs 27%, "
+    "25%, 22%; 1,036-1,206 msg/s against 4,257-4,693)"
+)
 ONE = MessageFilter(limit=1)
 SINGLE = "receive --limit 1, then ack"
 BATCHED = "receive --limit 100, then ack of those 100 ids"
@@ -43,8 +45,9 @@ def tracked_store(path: Path) -> Path:
     now = clock.now_ms()
     conn = opening.connect(path, create=True, now=now)
     try:
-        channels.create_channel(conn, "dm", "direct", "alice",
-                                ChannelConfig(delivery=DeliveryMode.AT_LEAST_ONCE), now)
+        channels.create_channel(
+            conn, "dm", "direct", "alice", ChannelConfig(delivery=DeliveryMode.AT_LEAST_ONCE), now
+        )
         channels.join_channel(conn, "dm", "bob", "member", now, by="alice")
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
@@ -53,8 +56,10 @@ def tracked_store(path: Path) -> Path:
 
 
 def _fill(conn: object, k: int) -> None:
-    items = [(SendRequest(sender="alice", content=peers.BODY, channel="dm"), None, i + 1)
-             for i in range(k)]
+    items = [
+        (SendRequest(sender="alice", content=peers.BODY, channel="dm"), None, i + 1)
+        for i in range(k)
+    ]
     sending.send_batch(conn, items, clock.now_ms())  # type: ignore[arg-type]
 
 
@@ -85,23 +90,30 @@ def receive_ack(ctx: object) -> list[Result]:
             acking.ack(conn, m.id, "bob", "completed", None, clock.now_ms())
         return len(res.messages)
 
-    samples: dict[str, Callable[[], float]] = {
-        SINGLE: _loop(conn, k, receive_then_ack)}
+    samples: dict[str, Callable[[], float]] = {SINGLE: _loop(conn, k, receive_then_ack)}
     acking = _optional("acomm_cli.engine.acking")  # absent before batch acks (db52386)
     receive_and_ack = getattr(acking, "receive_ack", None)
     if receive_and_ack is not None:
+
         def in_one(limit: int) -> Callable[[], int]:
             flt = MessageFilter(limit=limit)
-            return lambda: len(receive_and_ack(conn, "bob", flt, "completed",
-                                               clock.now_ms()).messages)
+            return lambda: len(
+                receive_and_ack(conn, "bob", flt, "completed", clock.now_ms()).messages
+            )
 
         batch = MessageFilter(limit=100)
 
         def receive_then_ack_all() -> int:  # at-least-once: acked after the work is done
             res = timers.receive_due(conn, "bob", batch, clock.now_ms())
             if res.messages:
-                acking.ack_many(conn, [m.id for m in res.messages], "bob",  # type: ignore
-                                "completed", None, clock.now_ms())
+                acking.ack_many(
+                    conn,
+                    [m.id for m in res.messages],
+                    "bob",  # type: ignore
+                    "completed",
+                    None,
+                    clock.now_ms(),
+                )
             return len(res.messages)
 
         samples[BATCHED] = _loop(conn, k, receive_then_ack_all)
@@ -137,19 +149,42 @@ def receive_ack(ctx: object) -> list[Result]:
     name = BATCHED if BATCHED in rates else SINGLE
     product = rates[name]
     if base is None:
-        return [Result("receive_ack", "at-least-once receive + ack per message", "rate",
-                       median(product), 0.0, 3 * TODAY, unit="msg/s", details=details,
-                       error="persist-queue is not installed (pip install -e '.[bench]')")]
+        return [
+            Result(
+                "receive_ack",
+                "at-least-once receive + ack per message",
+                "rate",
+                median(product),
+                0.0,
+                3 * TODAY,
+                unit="msg/s",
+                details=details,
+                error="persist-queue is not installed (pip install -e '.[bench]')",
+            )
+        ]
     for other in rates:
         if other != "persist-queue get + ack":
             ratio = median(rates[other]) / median(base)
-            details.insert(0, f"{other}: {ratio:.1%} of persist-queue, {ratio / TODAY:.1f}x "
-                              "the reference's ratio")
-    details.insert(0, f"target: 3 x the reference's ratio ({TODAY:.0%}) = {3 * TODAY:.0%} of "
-                      "persist-queue's rate in the same run")
-    return [Result(
-        "receive_ack", f"at-least-once consumer per message: {name}", "rate",
-        median(product), median(base), 3 * TODAY, unit="msg/s",
-        baseline_title="persist-queue SQLiteAckQueue get + ack per message",
-        details=details,
-    )]
+            details.insert(
+                0,
+                f"{other}: {ratio:.1%} of persist-queue, {ratio / TODAY:.1f}x "
+                "the reference's ratio",
+            )
+    details.insert(
+        0,
+        f"target: 3 x the reference's ratio ({TODAY:.0%}) = {3 * TODAY:.0%} of "
+        "persist-queue's rate in the same run",
+    )
+    return [
+        Result(
+            "receive_ack",
+            f"at-least-once consumer per message: {name}",
+            "rate",
+            median(product),
+            median(base),
+            3 * TODAY,
+            unit="msg/s",
+            baseline_title="persist-queue SQLiteAckQueue get + ack per message",
+            details=details,
+        )
+    ]

@@ -37,8 +37,10 @@ def build_timer_store(path: Path, n: int) -> None:
     cfg = ChannelConfig(delivery=DeliveryMode.AT_LEAST_ONCE)
     channels.create_channel(conn, "work", "group", "planner", cfg, T0)
     channels.join_channel(conn, "work", "executor", "member", T0, by="planner")
-    items = [(SendRequest(sender="planner", content=f"job {i}", channel="work"), None, i)
-             for i in range(n)]
+    items = [
+        (SendRequest(sender="planner", content=f"job {i}", channel="work"), None, i)
+        for i in range(n)
+    ]
     sending.send_batch(conn, items, T0, Limits(max_active_messages=0))
     conn.close()
 
@@ -69,14 +71,19 @@ def bench_tick(n: int, repeats: int) -> dict[str, float]:
                 conn.execute("BEGIN IMMEDIATE")
                 cur = conn.execute(
                     "UPDATE deliveries SET state = 'waiting', retry_count = retry_count + 1,"
-                    " next_timer_at = next_timer_at + 1000 WHERE next_timer_at <= ?", (due,))
+                    " next_timer_at = next_timer_at + 1000 WHERE next_timer_at <= ?",
+                    (due,),
+                )
                 conn.execute("COMMIT")
                 raw_s.append(time.perf_counter() - t)
                 assert cur.rowcount == n
             conn.close()
     shutil.rmtree(work)
-    return {"tick_s": statistics.median(tick_s), "raw_s": statistics.median(raw_s),
-            "peak_bytes": max(peaks)}
+    return {
+        "tick_s": statistics.median(tick_s),
+        "raw_s": statistics.median(raw_s),
+        "peak_bytes": max(peaks),
+    }
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -93,14 +100,21 @@ def bench_wakeup(rounds: int) -> dict[str, float]:
     env = {**os.environ, "ACOMM_STORE": str(store)}
     wakeups, idle_cpu = [], []
     for i in range(rounds):
-        waiter = subprocess.Popen([ACOMM, "receive", "--as", "bob", "--wait", "60", "--body"],
-                                  stdout=subprocess.PIPE, text=True, env=env)
+        waiter = subprocess.Popen(
+            [ACOMM, "receive", "--as", "bob", "--wait", "60", "--body"],
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
         time.sleep(0.5)  # let it start up and begin to wait
         idle_from, cpu_from = time.monotonic(), _cpu_seconds(waiter.pid)
         time.sleep(1.0)
         idle_cpu.append((_cpu_seconds(waiter.pid) - cpu_from) / (time.monotonic() - idle_from))
-        sending.send(conn, SendRequest(sender="alice", content=f"ping {i}", channel="team"),
-                      int(time.time() * 1000))
+        sending.send(
+            conn,
+            SendRequest(sender="alice", content=f"ping {i}", channel="team"),
+            int(time.time() * 1000),
+        )
         committed = time.perf_counter()  # send() returns after its COMMIT
         line = waiter.stdout.readline()  # type: ignore[union-attr]
         wakeups.append(time.perf_counter() - committed)
@@ -108,8 +122,11 @@ def bench_wakeup(rounds: int) -> dict[str, float]:
         waiter.wait(timeout=30)
     conn.close()
     shutil.rmtree(work)
-    return {"wake_median_s": statistics.median(wakeups), "wake_max_s": max(wakeups),
-            "idle_cpu_fraction": statistics.median(idle_cpu)}
+    return {
+        "wake_median_s": statistics.median(wakeups),
+        "wake_max_s": max(wakeups),
+        "idle_cpu_fraction": statistics.median(idle_cpu),
+    }
 
 
 def main() -> None:
@@ -124,32 +141,66 @@ def main() -> None:
     w = bench_wakeup(args.wakeups)
     ratio = t["tick_s"] / t["raw_s"]
     rows = [
-        (f"tick, {args.timers:,} due ack deadlines", f"{t['tick_s'] * 1000:.0f} ms",
-         f"raw UPDATE {t['raw_s'] * 1000:.0f} ms", f"{ratio:.2f}x", "<= 5x",
-         ratio <= 5),
-        ("tick peak Python memory", f"{t['peak_bytes'] / 1024:.0f} KiB", "-", "-",
-         "bounded (set-based)", t["peak_bytes"] < 16 * 1024 * 1024),
-        ("receive --wait wake-up after commit (median)", f"{w['wake_median_s'] * 1000:.0f} ms",
-         f"max {w['wake_max_s'] * 1000:.0f} ms", "-", "< 200 ms", w["wake_median_s"] < 0.2),
-        ("receive --wait idle CPU", f"{w['idle_cpu_fraction'] * 100:.2f}% of a core", "-", "-",
-         "< 5%", w["idle_cpu_fraction"] < 0.05),
+        (
+            f"tick, {args.timers:,} due ack deadlines",
+            f"{t['tick_s'] * 1000:.0f} ms",
+            f"raw UPDATE {t['raw_s'] * 1000:.0f} ms",
+            f"{ratio:.2f}x",
+            "<= 5x",
+            ratio <= 5,
+        ),
+        (
+            "tick peak Python memory",
+            f"{t['peak_bytes'] / 1024:.0f} KiB",
+            "-",
+            "-",
+            "bounded (set-based)",
+            t["peak_bytes"] < 16 * 1024 * 1024,
+        ),
+        (
+            "receive --wait wake-up after commit (median)",
+            f"{w['wake_median_s'] * 1000:.0f} ms",
+            f"max {w['wake_max_s'] * 1000:.0f} ms",
+            "-",
+            "< 200 ms",
+            w["wake_median_s"] < 0.2,
+        ),
+        (
+            "receive --wait idle CPU",
+            f"{w['idle_cpu_fraction'] * 100:.2f}% of a core",
+            "-",
+            "-",
+            "< 5%",
+            w["idle_cpu_fraction"] < 0.05,
+        ),
     ]
-    table = ["| benchmark | measured | baseline | ratio | target | result |",
-             "|---|---|---|---|---|---|"]
-    table += [f"| {a} | {b} | {c} | {d} | {e} | {'PASS' if ok else 'FAIL'} |"
-              for a, b, c, d, e, ok in rows]
+    table = [
+        "| benchmark | measured | baseline | ratio | target | result |",
+        "|---|---|---|---|---|---|",
+    ]
+    table += [
+        f"| {a} | {b} | {c} | {d} | {e} | {'PASS' if ok else 'FAIL'} |"
+        for a, b, c, d, e, ok in rows
+    ]
     print("\n".join(table))
-    body = "\n".join([
-        SECTION, "",
-        f"Measured {time.strftime('%Y-%m-%d')} on {platform.machine()}, {os.cpu_count()} cores,"
-        f" Python {platform.python_version()}, SQLite {sqlite3.sqlite_version}.", "",
-        "Reproduce: `.venv/bin/python bench/delivery.py`", "",
-        *table, "",
-        "`tick` moves every due deadline with a few set-based `UPDATE ... FROM channels`",
-        "statements (one per timer kind), so its Python memory does not grow with the number",
-        "of timers. `receive --wait` polls `PRAGMA data_version` (a shared-memory read) every",
-        "50 ms, which is what bounds the wake-up latency and keeps the idle cost near zero.", "",
-    ])
+    body = "\n".join(
+        [
+            SECTION,
+            "",
+            f"Measured {time.strftime('%Y-%m-%d')} on {platform.machine()}, {os.cpu_count()} cores,"
+            f" Python {platform.python_version()}, SQLite {sqlite3.sqlite_version}.",
+            "",
+            "Reproduce: `.venv/bin/python bench/delivery.py`",
+            "",
+            *table,
+            "",
+            "`tick` moves every due deadline with a few set-based `UPDATE ... FROM channels`",
+            "statements (one per timer kind), so its Python memory does not grow with the number",
+            "of timers. `receive --wait` polls `PRAGMA data_version` (a shared-memory read) every",
+            "50 ms, which is what bounds the wake-up latency and keeps the idle cost near zero.",
+            "",
+        ]
+    )
     write_section(SECTION, body, args.out)
     print(f"\nwrote {args.out}")
 

@@ -48,8 +48,18 @@ def _store(work: Path, n: int) -> Path:
     conn = opening.connect(path, create=False)
     channels.create_channel(conn, "team", "group", "lead", channels.channel_config(), 0)
     channels.join_channel(conn, "team", "worker", "member", 0, by="lead")
-    sending.send_batch(conn, [(SendRequest(sender="lead", content=f"job {i}", channel="team",
-                                            type="command"), None, i) for i in range(n)], 1)
+    sending.send_batch(
+        conn,
+        [
+            (
+                SendRequest(sender="lead", content=f"job {i}", channel="team", type="command"),
+                None,
+                i,
+            )
+            for i in range(n)
+        ],
+        1,
+    )
     conn.close()
     return path
 
@@ -66,8 +76,14 @@ def bench_inproc(n: int, rounds: int) -> dict[str, float]:
 
             def run_ours() -> float:
                 t = perf_counter()
-                res = dispatch.dispatch(conn, agents, 10_000, store_path=str(path),  # noqa: B023
-                                        encode=render_worker.message_json, max_runs=n)
+                res = dispatch.dispatch(
+                    conn,  # noqa: B023
+                    agents,
+                    10_000,
+                    store_path=str(path),  # noqa: B023
+                    encode=render_worker.message_json,
+                    max_runs=n,
+                )
                 assert len(res.receipts) == n and res.counts()["accepted"] == n
                 return perf_counter() - t
 
@@ -96,8 +112,9 @@ def bench_tick(n: int) -> dict[str, float]:
         (work / "config.yaml").write_text(json.dumps({"agents": {"worker": {"run": [TRUE]}}}))
         env = {**os.environ, "ACOMM_STORE": str(path)}
         t = perf_counter()
-        r = subprocess.run([ACOMM, "tick", "--json"], env=env, check=True, capture_output=True,
-                           text=True)
+        r = subprocess.run(
+            [ACOMM, "tick", "--json"], env=env, check=True, capture_output=True, text=True
+        )
         seconds = perf_counter() - t
         return {"seconds": seconds, "accepted": json.loads(r.stdout)["dispatch"]["accepted"]}
     finally:
@@ -115,59 +132,81 @@ def bench_backlog(n: int, rounds: int) -> dict[str, float]:
         channels.create_channel(conn, "team", "group", "lead", channels.channel_config(), 0)
         channels.join_channel(conn, "team", "worker", "member", 0, by="lead")
         for start in range(0, n, 5000):
-            sending.send_batch(conn, [(SendRequest(sender="lead", content=f"chat {i}",
-                                                    channel="team"), None, i)
-                                       for i in range(start, min(n, start + 5000))], 1)
+            sending.send_batch(
+                conn,
+                [
+                    (SendRequest(sender="lead", content=f"chat {i}", channel="team"), None, i)
+                    for i in range(start, min(n, start + 5000))
+                ],
+                1,
+            )
         conn.close()
-        (work / "config.yaml").write_text(json.dumps(
-            {"agents": {"worker": {"run": [TRUE], "on": {"types": ["command"]}}}}))
+        (work / "config.yaml").write_text(
+            json.dumps({"agents": {"worker": {"run": [TRUE], "on": {"types": ["command"]}}}})
+        )
         env = {**os.environ, "ACOMM_STORE": str(path)}
         times: dict[str, list[float]] = {"dispatch": [], "none": []}
         for _ in range(rounds):
             for key, extra in (("dispatch", []), ("none", ["--no-dispatch"])):
                 t = perf_counter()
-                subprocess.run([ACOMM, "tick", *extra], env=env, check=True,
-                               capture_output=True)
+                subprocess.run([ACOMM, "tick", *extra], env=env, check=True, capture_output=True)
                 times[key].append(perf_counter() - t)
         return {k: median(v) for k, v in times.items()}
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def section(inproc: dict[str, float], tick: dict[str, float], n: int, rounds: int,
-            backlog: dict[str, float], backlog_n: int) -> str:
+def section(
+    inproc: dict[str, float],
+    tick: dict[str, float],
+    n: int,
+    rounds: int,
+    backlog: dict[str, float],
+    backlog_n: int,
+) -> str:
     m = machine()
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     added = inproc["ours_ms"] - inproc["bare_ms"]
-    return "\n".join([
-        SECTION, "",
-        "Written by `bench/dispatch.py` (it replaces only this section). Reproduce from the "
-        "repository root:", "", "```sh", ".venv/bin/python bench/dispatch.py", "```", "",
-        f"Run {when} on nproc {m['nproc']}, SQLite {m['sqlite']}, {m['os']}.", "",
-        "| Benchmark | Measured | Baseline | Target | Result |", "|---|---|---|---|---|",
-        f"| dispatch per message, added to running the command | {added:.2f} ms "
-        f"| {inproc['bare_ms']:.2f} ms bare `subprocess.run` ({inproc['ours_ms']:.2f} ms "
-        "dispatched) | - | - |",
-        f"| `acomm tick` dispatching {n} messages | {tick['seconds']:.2f} s | - | - | - |",
-        f"| `acomm tick` over {backlog_n} unread messages no rule wants | "
-        f"{backlog['dispatch']:.2f} s | {backlog['none']:.2f} s with `--no-dispatch` | - "
-        "| - |", "",
-        f"- per message: in process, {rounds} rounds of {n} unread messages to one agent "
-        f"whose command is `{TRUE}` (no shell), alternating which side goes first, medians "
-        "compared. Dispatched: per message a claim transaction (compare-and-set on the claim "
-        "row, a `running` receipt), the message read and encoded as the `receive --json` "
-        "document, a temporary file for stdin and two drained pipes for stdout and stderr, the "
-        "command in its own "
-        "session, and a settle transaction (delivery read, claim done, receipt). Bare: "
-        "`subprocess.run` with the same stdin size, through a pipe.",
-        f"- tick: one real process, {tick['accepted']:.0f} of {n} accepted, including "
-        "Python start-up and the timers' pass.",
-        f"- backlog: {backlog_n} unread text messages to an agent whose rule takes only "
-        "commands, medians of "
-        f"{rounds} real `tick` processes each way. The rule's types, channels and senders "
-        "are matched in SQL, so the messages it does not want never reach Python.",
-        "",
-    ])
+    return "\n".join(
+        [
+            SECTION,
+            "",
+            "Written by `bench/dispatch.py` (it replaces only this section). Reproduce from the "
+            "repository root:",
+            "",
+            "```sh",
+            ".venv/bin/python bench/dispatch.py",
+            "```",
+            "",
+            f"Run {when} on nproc {m['nproc']}, SQLite {m['sqlite']}, {m['os']}.",
+            "",
+            "| Benchmark | Measured | Baseline | Target | Result |",
+            "|---|---|---|---|---|",
+            f"| dispatch per message, added to running the command | {added:.2f} ms "
+            f"| {inproc['bare_ms']:.2f} ms bare `subprocess.run` ({inproc['ours_ms']:.2f} ms "
+            "dispatched) | - | - |",
+            f"| `acomm tick` dispatching {n} messages | {tick['seconds']:.2f} s | - | - | - |",
+            f"| `acomm tick` over {backlog_n} unread messages no rule wants | "
+            f"{backlog['dispatch']:.2f} s | {backlog['none']:.2f} s with `--no-dispatch` | - "
+            "| - |",
+            "",
+            f"- per message: in process, {rounds} rounds of {n} unread messages to one agent "
+            f"whose command is `{TRUE}` (no shell), alternating which side goes first, medians "
+            "compared. Dispatched: per message a claim transaction (compare-and-set on the claim "
+            "row, a `running` receipt), the message read and encoded as the `receive --json` "
+            "document, a temporary file for stdin and two drained pipes for stdout and stderr, the "
+            "command in its own "
+            "session, and a settle transaction (delivery read, claim done, receipt). Bare: "
+            "`subprocess.run` with the same stdin size, through a pipe.",
+            f"- tick: one real process, {tick['accepted']:.0f} of {n} accepted, including "
+            "Python start-up and the timers' pass.",
+            f"- backlog: {backlog_n} unread text messages to an agent whose rule takes only "
+            "commands, medians of "
+            f"{rounds} real `tick` processes each way. The rule's types, channels and senders "
+            "are matched in SQL, so the messages it does not want never reach Python.",
+            "",
+        ]
+    )
 
 
 def main() -> int:

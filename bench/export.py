@@ -84,8 +84,7 @@ def build(path: Path, n: int) -> None:
     try:
         conn.execute("PRAGMA synchronous = OFF")
         conn.execute("BEGIN")
-        conn.executemany(_CHANNEL, [(i + 2, f"ch{i}", START_MS, MODES[i])
-                                    for i in range(CHANNELS)])
+        conn.executemany(_CHANNEL, [(i + 2, f"ch{i}", START_MS, MODES[i]) for i in range(CHANNELS)])
         for lo in range(1, n + 1, CHUNK):
             msgs, dels, dead = [], [], []
             for i in range(lo, min(n, lo + CHUNK - 1) + 1):
@@ -93,9 +92,18 @@ def build(path: Path, n: int) -> None:
                 cid = ch + 2
                 created = START_MS + i * span // n
                 command = i % 10 == 0 or MODES[ch] == "exactly-once"
-                msgs.append((i, cid, f"a{i * 7 % AGENTS:03d}", "command" if command else "text",
-                             f"message {i}: a status update with a few words, as agents send",
-                             i % 5, f"c{i}" if command else None, created))
+                msgs.append(
+                    (
+                        i,
+                        cid,
+                        f"a{i * 7 % AGENTS:03d}",
+                        "command" if command else "text",
+                        f"message {i}: a status update with a few words, as agents send",
+                        i % 5,
+                        f"c{i}" if command else None,
+                        created,
+                    )
+                )
                 tracked = MODES[ch] != "at-most-once"
                 for r in range(2 if i % 3 == 0 else 1):
                     who = f"a{(i * 7 + 1 + r * 13) % AGENTS:03d}"
@@ -103,17 +111,51 @@ def build(path: Path, n: int) -> None:
                     if not tracked:
                         dels.append((i, who, cid, "read", 0, 0, created, read, None, None, None))
                     elif i >= backlog_from:
-                        dels.append((i, who, cid, "unread", 1, 0, created, None, None, None,
-                                     created + 30_000))
+                        dels.append(
+                            (
+                                i,
+                                who,
+                                cid,
+                                "unread",
+                                1,
+                                0,
+                                created,
+                                None,
+                                None,
+                                None,
+                                created + 30_000,
+                            )
+                        )
                     elif i % 100 == 13:
                         dels.append((i, who, cid, "dead", 1, 3, created, None, None, None, None))
-                        dead.append((i, who, cid, "max_retries_exceeded" if i % 200 == 13
-                                     else "expired", 3, created + 127_000))
+                        dead.append(
+                            (
+                                i,
+                                who,
+                                cid,
+                                "max_retries_exceeded" if i % 200 == 13 else "expired",
+                                3,
+                                created + 127_000,
+                            )
+                        )
                     else:
                         retry = 1 if i % 20 == 3 else 0
                         late = retry * 31_000
-                        dels.append((i, who, cid, "acked", 1, retry, created + late, read + late,
-                                     "completed", read + late + 500 + i % 7 * 100, None))
+                        dels.append(
+                            (
+                                i,
+                                who,
+                                cid,
+                                "acked",
+                                1,
+                                retry,
+                                created + late,
+                                read + late,
+                                "completed",
+                                read + late + 500 + i % 7 * 100,
+                                None,
+                            )
+                        )
             conn.executemany(_MESSAGE, msgs)
             conn.executemany(_DELIVERY, dels)
             conn.executemany(_DEAD, dead)
@@ -165,36 +207,49 @@ def measure_export(n: int, runs: int) -> dict:
     exports, bares, rss = [], [], []
     doc = None
     for k in range(runs):
-        for which in (("export", "bare") if k % 2 == 0 else ("bare", "export")):
+        for which in ("export", "bare") if k % 2 == 0 else ("bare", "export"):
             out = WORK / f"export-{n}-{which}"
             shutil.rmtree(out, ignore_errors=True)
             if which == "export":
                 wall, mem, stdout = _run_with_rusage(
-                    [str(ACOMM), "--store", str(src), "export", str(out), "--json"])
+                    [str(ACOMM), "--store", str(src), "export", str(out), "--json"]
+                )
                 exports.append(wall)
                 rss.append(mem)
                 doc = json.loads(stdout)
             else:
                 out.mkdir(parents=True)
-                wall, _mem, _ = _run_with_rusage([str(PYTHON), "-c", BASELINE, str(src),
-                                                  str(out)])
+                wall, _mem, _ = _run_with_rusage([str(PYTHON), "-c", BASELINE, str(src), str(out)])
                 bares.append(wall)
     last = WORK / f"export-{n}-export"
     size = sum(p.stat().st_size for p in last.rglob("*") if p.is_file())
-    return {"n": n, "export": median(exports), "bare": median(bares), "rss": max(rss),
-            "exports": exports, "bares": bares, "rows": doc["datasets"],
-            "files": len(doc["files"]), "bytes": size, "out": last}
+    return {
+        "n": n,
+        "export": median(exports),
+        "bare": median(bares),
+        "rss": max(rss),
+        "exports": exports,
+        "bares": bares,
+        "rows": doc["datasets"],
+        "files": len(doc["files"]),
+        "bytes": size,
+        "out": last,
+    }
 
 
-def _run_with_rusage(argv: list[str], env: dict[str, str] | None = None
-                     ) -> tuple[float, float, str]:
+def _run_with_rusage(
+    argv: list[str], env: dict[str, str] | None = None
+) -> tuple[float, float, str]:
     """Wall time, peak RSS (MB, from os.wait4) and stdout of one process."""
     t = perf_counter()
     out_path = WORK / "stdout.txt"
     with open(out_path, "w") as fh:
-        p = subprocess.Popen(argv, stdout=fh, stderr=subprocess.PIPE,
-                             env={**{k: v for k, v in os.environ.items() if k != "ACOMM_STORE"},
-                                  **(env or {})})
+        p = subprocess.Popen(
+            argv,
+            stdout=fh,
+            stderr=subprocess.PIPE,
+            env={**{k: v for k, v in os.environ.items() if k != "ACOMM_STORE"}, **(env or {})},
+        )
         _, status, usage = os.wait4(p.pid, 0)
     wall = perf_counter() - t
     err = p.stderr.read().decode() if p.stderr else ""
@@ -203,29 +258,55 @@ def _run_with_rusage(argv: list[str], env: dict[str, str] | None = None
     return wall, usage.ru_maxrss / 1024, out_path.read_text()
 
 
-def measure_audit(export_dir: Path, n: int, master: str = "local[2]",
-                  env: dict[str, str] | None = None) -> dict:
+def measure_audit(
+    export_dir: Path, n: int, master: str = "local[2]", env: dict[str, str] | None = None
+) -> dict:
     out = WORK / f"audit-{n}"
     shutil.rmtree(out, ignore_errors=True)
     extra = [] if master.startswith("local") else ["--conf", "spark.executor.memory=1g"]
     wall, mem, stdout = _run_with_rusage(
-        [str(ACOMM), "audit", str(export_dir), "--master", master, "--out", str(out),
-         "--json", *extra], env)
+        [
+            str(ACOMM),
+            "audit",
+            str(export_dir),
+            "--master",
+            master,
+            "--out",
+            str(out),
+            "--json",
+            *extra,
+        ],
+        env,
+    )
     doc = json.loads(stdout)
-    return {"n": n, "master": master, "wall": wall, "startup": doc["spark"]["startup_s"],
-            "partitions": doc["spark"]["shuffle_partitions"],
-            "work": doc["spark"]["work_s"], "rss": mem, "checks": doc["checks"],
-            "totals": doc["totals"]}
+    return {
+        "n": n,
+        "master": master,
+        "wall": wall,
+        "startup": doc["spark"]["startup_s"],
+        "partitions": doc["spark"]["shuffle_partitions"],
+        "work": doc["spark"]["work_s"],
+        "rss": mem,
+        "checks": doc["checks"],
+        "totals": doc["totals"],
+    }
 
 
 def report(exports: list[dict], audits: list[dict], runs: int, started: datetime) -> str:
     big = exports[-1]
     lines = [
-        SECTION, "",
+        SECTION,
+        "",
         "Written by `bench/export.py` (it replaces only this section). Reproduce from the "
-        "repository root:", "", "```sh", ".venv/bin/python bench/export.py", "```", "",
+        "repository root:",
+        "",
+        "```sh",
+        ".venv/bin/python bench/export.py",
+        "```",
+        "",
         f"Run {started:%Y-%m-%d %H:%M} UTC on nproc {machine()['nproc']}, pyarrow "
-        f"{_version('pyarrow')}, pyspark {_version('pyspark')}, Java 17.", "",
+        f"{_version('pyarrow')}, pyspark {_version('pyspark')}, Java 17.",
+        "",
         "| Benchmark | Measured | Baseline | Ratio | Target | Result |",
         "|---|---|---|---|---|---|",
     ]
@@ -233,34 +314,45 @@ def report(exports: list[dict], audits: list[dict], runs: int, started: datetime
         r = e["export"] / e["bare"]
         target = "<= 1.5x" if e is big else "-"
         verdict = ("PASS" if r <= 1.5 else "FAIL") if e is big else "-"
-        lines.append(f"| export ({e['n']:,} messages) | {e['export']:.2f} s | "
-                     f"{e['bare']:.2f} s (bare pyarrow) | {r:.2f}x | {target} | {verdict} |")
-    lines.append(f"| export peak memory ({big['n']:,} messages) | {big['rss']:.0f} MB | "
-                 f"600 MB (absolute) | {big['rss'] / 600:.2f}x | < 600 MB | "
-                 f"{'PASS' if big['rss'] < 600 else 'FAIL'} |")
+        lines.append(
+            f"| export ({e['n']:,} messages) | {e['export']:.2f} s | "
+            f"{e['bare']:.2f} s (bare pyarrow) | {r:.2f}x | {target} | {verdict} |"
+        )
+    lines.append(
+        f"| export peak memory ({big['n']:,} messages) | {big['rss']:.0f} MB | "
+        f"600 MB (absolute) | {big['rss'] / 600:.2f}x | < 600 MB | "
+        f"{'PASS' if big['rss'] < 600 else 'FAIL'} |"
+    )
     local = [a for a in audits if a["master"] == "local[2]"]
     for a in audits:
         where = "local[2]" if a["master"] == "local[2]" else "loopback cluster"
-        lines.append(f"| audit {where} ({a['n']:,} messages): wall (start-up / work) | "
-                     f"{a['wall']:.1f} s ({a['startup']:.1f} s / {a['work']:.1f} s) | - | - | "
-                     f"- | - |")
+        lines.append(
+            f"| audit {where} ({a['n']:,} messages): wall (start-up / work) | "
+            f"{a['wall']:.1f} s ({a['startup']:.1f} s / {a['work']:.1f} s) | - | - | "
+            f"- | - |"
+        )
     for a in audits:
         if a["master"] != "local[2]":
             base = next((b for b in local if b["n"] == a["n"]), None)
             if base:
-                lines.append(f"| audit wall, cluster vs local[2] ({a['n']:,} messages) | "
-                             f"{a['wall']:.1f} s | {base['wall']:.1f} s | "
-                             f"{a['wall'] / base['wall']:.2f}x | - | - |")
+                lines.append(
+                    f"| audit wall, cluster vs local[2] ({a['n']:,} messages) | "
+                    f"{a['wall']:.1f} s | {base['wall']:.1f} s | "
+                    f"{a['wall'] / base['wall']:.2f}x | - | - |"
+                )
     if len(local) >= 2:
         small, large = local[0], local[-1]
         growth = large["work"] / small["work"]
         scale = large["n"] / small["n"]
-        lines.append(f"| audit work growth {small['n']:,} -> {large['n']:,} | {growth:.2f}x | "
-                     f"{scale:.0f}x (linear) | {growth / scale:.2f} | <= 1 | "
-                     f"{'PASS' if growth <= scale else 'FAIL'} |")
+        lines.append(
+            f"| audit work growth {small['n']:,} -> {large['n']:,} | {growth:.2f}x | "
+            f"{scale:.0f}x (linear) | {growth / scale:.2f} | <= 1 | "
+            f"{'PASS' if growth <= scale else 'FAIL'} |"
+        )
     lines += ["", "### export", ""]
-    lines.append("- Store: " + LAYOUT.format(n=big["n"], days=DAYS, agents=AGENTS,
-                                             channels=CHANNELS))
+    lines.append(
+        "- Store: " + LAYOUT.format(n=big["n"], days=DAYS, agents=AGENTS, channels=CHANNELS)
+    )
     for e in exports:
         lines.append(
             f"- {e['n']:,} messages: `acomm export OUT --json` (a real process; chunks of "
@@ -269,11 +361,14 @@ def report(exports: list[dict], audits: list[dict], runs: int, started: datetime
             f"bare pyarrow write median {e['bare']:.2f} s "
             f"({', '.join(f'{x:.2f}' for x in e['bares'])}); "
             f"rows {e['rows']}; {e['files']} files, {e['bytes'] / 2**20:.0f} MiB; peak RSS "
-            f"{e['rss']:.0f} MB.")
-    lines.append("- Baseline: in its own process, the same three SELECTs over the whole id range, "
-                 "fetchall(), one pyarrow table per dataset built column by column with the same "
-                 "schema, `pyarrow.parquet.write_table` to one file each. Runs alternate which "
-                 "goes first.")
+            f"{e['rss']:.0f} MB."
+        )
+    lines.append(
+        "- Baseline: in its own process, the same three SELECTs over the whole id range, "
+        "fetchall(), one pyarrow table per dataset built column by column with the same "
+        "schema, `pyarrow.parquet.write_table` to one file each. Runs alternate which "
+        "goes first."
+    )
     lines += ["", "### audit", ""]
     for a in audits:
         lines.append(
@@ -284,17 +379,22 @@ def report(exports: list[dict], audits: list[dict], runs: int, started: datetime
             f"{a['startup']:.1f} s (JVM and session) + work {a['work']:.1f} s (reading the "
             f"export, {len(QUERY_NAMES)} queries, writing each table as Parquet, collecting the "
             f"summary) + Python start-up and imports; peak RSS of the Python process "
-            f"{a['rss']:.0f} MB (the JVM is a child of it). Checks: {a['checks']}.")
+            f"{a['rss']:.0f} MB (the JVM is a child of it). Checks: {a['checks']}."
+        )
     if any(a["master"] != "local[2]" for a in audits):
-        lines.append("- Cluster: a standalone master and one worker (2 cores, 2 GB) started on "
-                     "loopback from pyspark's jars (bench/sparkcluster.py), executors of 1 GB; "
-                     "the same machine as local[2], so it measures the cluster's overhead "
-                     "(executor JVMs, task scheduling over RPC, shuffle through the block "
-                     "manager), not more hardware.")
+        lines.append(
+            "- Cluster: a standalone master and one worker (2 cores, 2 GB) started on "
+            "loopback from pyspark's jars (bench/sparkcluster.py), executors of 1 GB; "
+            "the same machine as local[2], so it measures the cluster's overhead "
+            "(executor JVMs, task scheduling over RPC, shuffle through the block "
+            "manager), not more hardware."
+        )
     if len(local) >= 2:
-        lines.append("- The work at the smaller size is mostly fixed cost (planning and code "
-                     "generation of every query, JIT warm-up of a fresh JVM, one Parquet write "
-                     "per table), so it grows far less than the data.")
+        lines.append(
+            "- The work at the smaller size is mostly fixed cost (planning and code "
+            "generation of every query, JIT warm-up of a fresh JVM, one Parquet write "
+            "per table), so it grows far less than the data."
+        )
     lines.append("")
     return "\n".join(lines)
 
@@ -312,13 +412,18 @@ def _version(dist: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench/export.py", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", type=lambda s: [int(x) for x in s.split(",")],
-                        default=[100_000, 1_000_000], help="comma-separated message counts")
+    parser.add_argument(
+        "--sizes",
+        type=lambda s: [int(x) for x in s.split(",")],
+        default=[100_000, 1_000_000],
+        help="comma-separated message counts",
+    )
     parser.add_argument("--runs", type=int, default=3, help="export runs per size")
     parser.add_argument("--no-write", action="store_true", help="print only")
     parser.add_argument("--no-audit", action="store_true", help="skip the Spark audit")
-    parser.add_argument("--cluster", action="store_true",
-                        help="also audit on a loopback standalone cluster")
+    parser.add_argument(
+        "--cluster", action="store_true", help="also audit on a loopback standalone cluster"
+    )
     args = parser.parse_args(argv)
     WORK.mkdir(parents=True, exist_ok=True)
     started = datetime.now(UTC)
@@ -326,21 +431,30 @@ def main(argv: list[str] | None = None) -> int:
     for n in args.sizes:
         e = measure_export(n, args.runs)
         exports.append(e)
-        print(f"export {n:,}: {e['export']:.2f} s vs bare {e['bare']:.2f} s "
-              f"({e['export'] / e['bare']:.2f}x), peak {e['rss']:.0f} MB", flush=True)
+        print(
+            f"export {n:,}: {e['export']:.2f} s vs bare {e['bare']:.2f} s "
+            f"({e['export'] / e['bare']:.2f}x), peak {e['rss']:.0f} MB",
+            flush=True,
+        )
         if not args.no_audit:
             a = measure_audit(e["out"], n)
             audits.append(a)
-            print(f"audit {n:,}: start-up {a['startup']:.1f} s, work {a['work']:.1f} s, "
-                  f"wall {a['wall']:.1f} s, checks {a['checks']}", flush=True)
+            print(
+                f"audit {n:,}: start-up {a['startup']:.1f} s, work {a['work']:.1f} s, "
+                f"wall {a['wall']:.1f} s, checks {a['checks']}",
+                flush=True,
+            )
             if args.cluster:
                 from sparkcluster import cluster
 
                 with cluster() as (master, env):
                     c = measure_audit(e["out"], n, master, env)
                 audits.append(c)
-                print(f"audit {n:,} on the cluster: start-up {c['startup']:.1f} s, work "
-                      f"{c['work']:.1f} s, wall {c['wall']:.1f} s", flush=True)
+                print(
+                    f"audit {n:,} on the cluster: start-up {c['startup']:.1f} s, work "
+                    f"{c['work']:.1f} s, wall {c['wall']:.1f} s",
+                    flush=True,
+                )
     text = report(exports, audits, args.runs, started)
     print()
     print(text)

@@ -55,8 +55,9 @@ STARTUP_LIMIT = 1.10
 
 
 def acomm(store: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    r = subprocess.run([ACOMM, "--store", str(store), *args], capture_output=True, text=True,
-                       timeout=120)
+    r = subprocess.run(
+        [ACOMM, "--store", str(store), *args], capture_output=True, text=True, timeout=120
+    )
     if check and r.returncode != 0:
         raise RuntimeError(f"acomm {' '.join(args)}: {r.returncode} {r.stderr}")
     return r
@@ -98,13 +99,14 @@ def start_nats(work: Path) -> subprocess.Popen[bytes] | None:
     global NATS
     exe = shutil.which("nats-server") or shutil.which("nats-server", path="/usr/sbin")
     if exe is None:
-        print("note: nats-server is not installed: the NATS rows are skipped",
-              file=sys.stderr)
+        print("note: nats-server is not installed: the NATS rows are skipped", file=sys.stderr)
         return None
     port = free_port()
-    proc = subprocess.Popen([exe, "-js", "-a", "127.0.0.1", "-p", str(port), "-sd",
-                             str(work / "nats-js")], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [exe, "-js", "-a", "127.0.0.1", "-p", str(port), "-sd", str(work / "nats-js")],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     import socket
 
     deadline = time.monotonic() + 20
@@ -131,9 +133,14 @@ def plain(work: Path, name: str = "plain.acomm") -> Path:
 def delivered(store: Path, content: str) -> bool:
     c = sqlite3.connect(f"{store.as_uri()}?mode=ro", uri=True, timeout=5)
     try:
-        return c.execute("SELECT 1 FROM messages m JOIN deliveries d ON d.message_id = m.id"
-                         " WHERE m.content = ? AND d.recipient = 'bob'",
-                         (content,)).fetchone() is not None
+        return (
+            c.execute(
+                "SELECT 1 FROM messages m JOIN deliveries d ON d.message_id = m.id"
+                " WHERE m.content = ? AND d.recipient = 'bob'",
+                (content,),
+            ).fetchone()
+            is not None
+        )
     finally:
         c.close()
 
@@ -169,8 +176,11 @@ def bench_latency_pull(work: Path, rounds: int) -> dict[str, float]:
 def bench_latency_tick(work: Path, rounds: int) -> dict[str, float]:
     a, b = pair(work / "tick")
     rng = random.Random(14)
-    worker = subprocess.Popen([ACOMM, "--store", str(b), "tick", "--every", "1s"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    worker = subprocess.Popen(
+        [ACOMM, "--store", str(b), "tick", "--every", "1s"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     took: list[float] = []
     try:
         time.sleep(1.5)
@@ -196,8 +206,11 @@ def bench_latency_push(work: Path, rounds: int) -> dict[str, float]:
     a, b = pair(work / "push")
     rng = random.Random(22)
     log = open(work / "push" / "gateway.log", "wb")
-    gw = subprocess.Popen([ACOMM, "--store", str(b), "gateway", "serve", "--listen",
-                           "127.0.0.1:0", "--push"], stdout=log, stderr=log)
+    gw = subprocess.Popen(
+        [ACOMM, "--store", str(b), "gateway", "serve", "--listen", "127.0.0.1:0", "--push"],
+        stdout=log,
+        stderr=log,
+    )
     took: list[float] = []
     try:
         time.sleep(2.0)
@@ -237,8 +250,11 @@ def bench_throughput(work: Path, n: int, rounds: int) -> dict[str, float]:
         acomm(a, "fed", "pull")
     base = plain(d, "base.acomm")
     batch = d / "batch.jsonl"
-    batch.write_text("".join(json.dumps({"to": "bob", "from": "alice", "content": f"m{i}"})
-                             + "\n" for i in range(n)))
+    batch.write_text(
+        "".join(
+            json.dumps({"to": "bob", "from": "alice", "content": f"m{i}"}) + "\n" for i in range(n)
+        )
+    )
     acomm(base, "send", "--to", "bob", "first", "--as", "alice")  # the _dm: channel exists
     masters = {"pull": b, "send": base}
 
@@ -287,14 +303,22 @@ def bench_startup(work: Path, rounds: int) -> dict[str, float]:
         acomm(store, *args)
         return perf_counter() - t
 
-    node_team, plain_team, node_to, plain_to = rotate([
-        lambda: run(a, "send", "team", "hi", "--as", "alice"),
-        lambda: run(p, "send", "team", "hi", "--as", "alice"),
-        lambda: run(a, "send", "--to", "bob", "hi", "--as", "alice"),
-        lambda: run(p, "send", "--to", "bob", "hi", "--as", "alice"),
-    ], rounds, warmup=2)
-    return {"node_team": median(node_team), "plain_team": median(plain_team),
-            "node_to": median(node_to), "plain_to": median(plain_to)}
+    node_team, plain_team, node_to, plain_to = rotate(
+        [
+            lambda: run(a, "send", "team", "hi", "--as", "alice"),
+            lambda: run(p, "send", "team", "hi", "--as", "alice"),
+            lambda: run(a, "send", "--to", "bob", "hi", "--as", "alice"),
+            lambda: run(p, "send", "--to", "bob", "hi", "--as", "alice"),
+        ],
+        rounds,
+        warmup=2,
+    )
+    return {
+        "node_team": median(node_team),
+        "plain_team": median(plain_team),
+        "node_to": median(node_to),
+        "plain_to": median(plain_to),
+    }
 
 
 # ---------------------------------------------------------------- the section
@@ -304,9 +328,14 @@ def ms(x: float) -> str:
     return f"{x * 1000:.1f} ms"
 
 
-def section(lat: dict[str, float], tick: dict[str, float], thr: dict[str, float],
-            start: dict[str, float], args: argparse.Namespace,
-            nats: dict[str, dict[str, float]] | None = None) -> str:
+def section(
+    lat: dict[str, float],
+    tick: dict[str, float],
+    thr: dict[str, float],
+    start: dict[str, float],
+    args: argparse.Namespace,
+    nats: dict[str, dict[str, float]] | None = None,
+) -> str:
     m = machine()
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     r_team = start["node_team"] / start["plain_team"]
@@ -315,63 +344,78 @@ def section(lat: dict[str, float], tick: dict[str, float], thr: dict[str, float]
     def verdict(r: float) -> str:
         return "PASS" if r <= STARTUP_LIMIT else "FAIL"
 
-    return "\n".join([
-        SECTION, "",
-        "Written by `bench/federation.py` (it replaces only this section). Two nodes on one "
-        "machine: the peer's outbox is read with the StoreTransport (`peers add NODE --url "
-        "store:PATH`), not over HTTP. Reproduce from the repository root:", "",
-        "```sh", ".venv/bin/python bench/federation.py", "```", "",
-        f"Run {when} on nproc {m['nproc']}, SQLite {m['sqlite']}, {m['os']}; load average at "
-        f"start {m['load average at start']}.", "",
-        "| Benchmark | Measured | Baseline | Ratio | Target | Result |",
-        "|---|---|---|---|---|---|",
-        f"| latency, `send --to` on A then `fed pull` on B | {ms(lat['remote'])} "
-        f"| {ms(lat['local'])} local `send` then `receive` | "
-        f"{lat['remote'] / lat['local']:.2f}x | - | - |",
-        f"| latency, `tick --every 1s` on B | {ms(tick['median'])} median "
-        f"({ms(tick['min'])} .. {ms(tick['max'])}) | - | - | - | - |",
-        f"| `fed pull` of {args.messages} messages | {thr['pull_rate']:,.0f} msg/s "
-        f"| {thr['send_rate']:,.0f} msg/s `send --batch` of as many, local | "
-        f"{thr['pull_rate'] / thr['send_rate']:.0%} | - | - |",
-        *_nats_rows(nats, lat, thr, args),
-        f"| `acomm send` to a channel, on a node | {ms(start['node_team'])} "
-        f"| {ms(start['plain_team'])} plain store | {r_team:.2f}x | <= {STARTUP_LIMIT:g}x "
-        f"| {verdict(r_team)} |",
-        f"| `acomm send --to` a remote agent, on a node | {ms(start['node_to'])} "
-        f"| {ms(start['plain_to'])} `--to` a local agent, plain store | {r_to:.2f}x "
-        f"| <= {STARTUP_LIMIT:g}x | {verdict(r_to)} |", "",
-        f"- latency, explicit pull: medians of {args.rounds} rounds alternating with the "
-        "baseline; each round is two real processes (send on na, pull on nb), checked "
-        "delivered on nb (an untimed pull on na before each keeps nb online in na's room "
-        "copy, as na's own tick would). The baseline is the same two processes' worth on "
-        "one plain store (send, then receive).",
-        f"- latency, tick: {args.tick_rounds} messages sent at random phases of a running "
-        "`tick --every 1s` on nb; measured from the start of the `send` process on na until "
-        "nb's store shows the delivery (polled read-only every 5 ms). Expect the send's "
-        "process time plus half a tick period on average, one period at worst.",
-        f"- throughput: medians of {max(3, args.rounds // 3)} real processes each way on "
-        "fresh copies of the stores. `fed pull` reads na's outbox in pages of 200, one "
-        "transaction per page "
-        "(cursor, inbound records, deliveries, `ack accepted` events); `send --batch` is one "
-        "transaction for the whole batch of direct messages to a local agent.",
-        f"- start-up: medians of {args.rounds} real `acomm send` processes per case, the four "
-        "cases rotated in each round after two warm-up rounds. On a node a send to a channel "
-        "never reads federation's tables; `send --to` an agent with no `_dm:` channel reads "
-        "`fed_node` and the room copy, loads `engine/remote.py` (stdlib and the store only) "
-        "and appends the outbox event in the send's transaction. Neither imports the "
-        "federation package or its libraries.",
-        "- NATS JetStream: the same two nodes with `node init --transport "
-        "nats://...` on a local `nats-server -js` (2.9, file storage); `send --to` publishes "
-        "its outbox row after the commit (one JetStream publish, acknowledged), `fed pull` "
-        "reads through a durable pull consumer (AckAll after each page's commit). Push: "
-        "`gateway serve --push` on nb, messages sent at random phases, measured as for the "
-        "tick." if nats else "- NATS JetStream rows: not run (nats-server not installed).",
-        "",
-    ])
+    return "\n".join(
+        [
+            SECTION,
+            "",
+            "Written by `bench/federation.py` (it replaces only this section). Two nodes on one "
+            "machine: the peer's outbox is read with the StoreTransport (`peers add NODE --url "
+            "store:PATH`), not over HTTP. Reproduce from the repository root:",
+            "",
+            "```sh",
+            ".venv/bin/python bench/federation.py",
+            "```",
+            "",
+            f"Run {when} on nproc {m['nproc']}, SQLite {m['sqlite']}, {m['os']}; load average at "
+            f"start {m['load average at start']}.",
+            "",
+            "| Benchmark | Measured | Baseline | Ratio | Target | Result |",
+            "|---|---|---|---|---|---|",
+            f"| latency, `send --to` on A then `fed pull` on B | {ms(lat['remote'])} "
+            f"| {ms(lat['local'])} local `send` then `receive` | "
+            f"{lat['remote'] / lat['local']:.2f}x | - | - |",
+            f"| latency, `tick --every 1s` on B | {ms(tick['median'])} median "
+            f"({ms(tick['min'])} .. {ms(tick['max'])}) | - | - | - | - |",
+            f"| `fed pull` of {args.messages} messages | {thr['pull_rate']:,.0f} msg/s "
+            f"| {thr['send_rate']:,.0f} msg/s `send --batch` of as many, local | "
+            f"{thr['pull_rate'] / thr['send_rate']:.0%} | - | - |",
+            *_nats_rows(nats, lat, thr, args),
+            f"| `acomm send` to a channel, on a node | {ms(start['node_team'])} "
+            f"| {ms(start['plain_team'])} plain store | {r_team:.2f}x | <= {STARTUP_LIMIT:g}x "
+            f"| {verdict(r_team)} |",
+            f"| `acomm send --to` a remote agent, on a node | {ms(start['node_to'])} "
+            f"| {ms(start['plain_to'])} `--to` a local agent, plain store | {r_to:.2f}x "
+            f"| <= {STARTUP_LIMIT:g}x | {verdict(r_to)} |",
+            "",
+            f"- latency, explicit pull: medians of {args.rounds} rounds alternating with the "
+            "baseline; each round is two real processes (send on na, pull on nb), checked "
+            "delivered on nb (an untimed pull on na before each keeps nb online in na's room "
+            "copy, as na's own tick would). The baseline is the same two processes' worth on "
+            "one plain store (send, then receive).",
+            f"- latency, tick: {args.tick_rounds} messages sent at random phases of a running "
+            "`tick --every 1s` on nb; measured from the start of the `send` process on na until "
+            "nb's store shows the delivery (polled read-only every 5 ms). Expect the send's "
+            "process time plus half a tick period on average, one period at worst.",
+            f"- throughput: medians of {max(3, args.rounds // 3)} real processes each way on "
+            "fresh copies of the stores. `fed pull` reads na's outbox in pages of 200, one "
+            "transaction per page "
+            "(cursor, inbound records, deliveries, `ack accepted` events); `send --batch` is one "
+            "transaction for the whole batch of direct messages to a local agent.",
+            f"- start-up: medians of {args.rounds} real `acomm send` processes per case, the four "
+            "cases rotated in each round after two warm-up rounds. On a node a send to a channel "
+            "never reads federation's tables; `send --to` an agent with no `_dm:` channel reads "
+            "`fed_node` and the room copy, loads `engine/remote.py` (stdlib and the store only) "
+            "and appends the outbox event in the send's transaction. Neither imports the "
+            "federation package or its libraries.",
+            "- NATS JetStream: the same two nodes with `node init --transport "
+            "nats://...` on a local `nats-server -js` (2.9, file storage); `send --to` publishes "
+            "its outbox row after the commit (one JetStream publish, acknowledged), `fed pull` "
+            "reads through a durable pull consumer (AckAll after each page's commit). Push: "
+            "`gateway serve --push` on nb, messages sent at random phases, measured as for the "
+            "tick."
+            if nats
+            else "- NATS JetStream rows: not run (nats-server not installed).",
+            "",
+        ]
+    )
 
 
-def _nats_rows(nats: dict[str, dict[str, float]] | None, lat: dict[str, float],
-               thr: dict[str, float], args: argparse.Namespace) -> list[str]:
+def _nats_rows(
+    nats: dict[str, dict[str, float]] | None,
+    lat: dict[str, float],
+    thr: dict[str, float],
+    args: argparse.Namespace,
+) -> list[str]:
     if not nats:
         return []
     nl, push, nt = nats["latency"], nats["push"], nats["throughput"]
@@ -392,14 +436,14 @@ def bench_nats(work: Path, args: argparse.Namespace) -> dict[str, dict[str, floa
     """The NATS rows, each scenario on a fresh server (node ids repeat between them)."""
     global NATS
     if not (shutil.which("nats-server") or shutil.which("nats-server", path="/usr/sbin")):
-        print("note: nats-server is not installed: the NATS rows are skipped",
-              file=sys.stderr)
+        print("note: nats-server is not installed: the NATS rows are skipped", file=sys.stderr)
         return None
     out: dict[str, dict[str, float]] = {}
-    for name, run in (("latency", lambda d: bench_latency_pull(d, args.rounds)),
-                      ("push", lambda d: bench_latency_push(d, args.tick_rounds)),
-                      ("throughput", lambda d: bench_throughput(
-                          d, args.messages, max(3, args.rounds // 3)))):
+    for name, run in (
+        ("latency", lambda d: bench_latency_pull(d, args.rounds)),
+        ("push", lambda d: bench_latency_push(d, args.tick_rounds)),
+        ("throughput", lambda d: bench_throughput(d, args.messages, max(3, args.rounds // 3))),
+    ):
         d = work / f"nats-{name}"
         d.mkdir()
         server = start_nats(d)

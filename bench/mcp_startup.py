@@ -40,16 +40,46 @@ TICK = os.sysconf("SC_CLK_TCK")
 
 # packages only the SDK's HTTP transports, its client and its OAuth support use: the SDK's
 # server modules import them whatever the transport
-HTTP = ("starlette", "uvicorn", "sse_starlette", "httpx2", "httpx", "httpcore", "h11",
-        "cryptography", "ssl", "_ssl", "jwt", "multipart", "python_multipart", "email", "http",
-        "idna", "certifi", "opentelemetry")
-HTTP_MCP = ("mcp.client", "mcp.server.auth", "mcp.server.sse", "mcp.server.streamable_http",
-            "mcp.server._streamable_http_modern", "mcp.server._otel",
-            "mcp.server.transport_security")
-GROUPS = ("mcp_types (the protocol's pydantic models)", "mcp server core",
-          "pydantic", "anyio and asyncio",
-          "HTTP transports, client, auth (unused on stdio)", "rich (the SDK's log handler)",
-          "acomm_cli", "typer", "the rest (standard library...)")
+HTTP = (
+    "starlette",
+    "uvicorn",
+    "sse_starlette",
+    "httpx2",
+    "httpx",
+    "httpcore",
+    "h11",
+    "cryptography",
+    "ssl",
+    "_ssl",
+    "jwt",
+    "multipart",
+    "python_multipart",
+    "email",
+    "http",
+    "idna",
+    "certifi",
+    "opentelemetry",
+)
+HTTP_MCP = (
+    "mcp.client",
+    "mcp.server.auth",
+    "mcp.server.sse",
+    "mcp.server.streamable_http",
+    "mcp.server._streamable_http_modern",
+    "mcp.server._otel",
+    "mcp.server.transport_security",
+)
+GROUPS = (
+    "mcp_types (the protocol's pydantic models)",
+    "mcp server core",
+    "pydantic",
+    "anyio and asyncio",
+    "HTTP transports, client, auth (unused on stdio)",
+    "rich (the SDK's log handler)",
+    "acomm_cli",
+    "typer",
+    "the rest (standard library...)",
+)
 
 
 def _cpu_s(pid: int) -> float:
@@ -62,8 +92,14 @@ def one_run(env: dict[str, str], stderr: int | None = None) -> tuple[float, floa
     """Seconds to the initialize answer, to the tools/list answer, and the server's CPU
     seconds by then."""
     t0 = perf_counter()
-    p = subprocess.Popen([ACOMM, "mcp", "--as", "bench"], stdin=subprocess.PIPE,
-                         stdout=subprocess.PIPE, stderr=stderr, text=True, env=env)
+    p = subprocess.Popen(
+        [ACOMM, "mcp", "--as", "bench"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+        text=True,
+        env=env,
+    )
     assert p.stdin is not None and p.stdout is not None
 
     def send(doc: dict[str, object]) -> None:
@@ -72,9 +108,18 @@ def one_run(env: dict[str, str], stderr: int | None = None) -> tuple[float, floa
         p.stdin.flush()
 
     try:
-        send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "bench", "version": "0"}}})
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "bench", "version": "0"},
+                },
+            }
+        )
         first = json.loads(p.stdout.readline())
         t1 = perf_counter()
         assert "result" in first, first
@@ -98,8 +143,9 @@ def wall(argv: list[str], env: dict[str, str]) -> float:
 
 def import_seconds(env: dict[str, str]) -> float:
     code = f"from time import perf_counter as c; t = c(); {IMPORT}; print(c() - t)"
-    out = subprocess.run([PYTHON, "-c", code], env=env, check=True, capture_output=True,
-                         text=True).stdout
+    out = subprocess.run(
+        [PYTHON, "-c", code], env=env, check=True, capture_output=True, text=True
+    ).stdout
     return float(out)
 
 
@@ -147,13 +193,21 @@ def measure(runs: int) -> dict[str, object]:
         one_run(env)  # warm the page cache and the bytecode
         samples = [one_run(env) for _ in range(runs)]
         python = [wall([PYTHON, "-c", "pass"], env) for _ in range(runs)]
-        cli = [wall([ACOMM, "mcp", "--as", "bench", "--print-config", "json"], env)
-               for _ in range(runs)]
+        cli = [
+            wall([ACOMM, "mcp", "--as", "bench", "--print-config", "json"], env)
+            for _ in range(runs)
+        ]
         imports = [import_seconds(env) for _ in range(runs)]
         breakdown = import_breakdown(env)
-    return {"initialize": [s[0] for s in samples], "tools_list": [s[1] for s in samples],
-            "cpu": [s[2] for s in samples], "python": python, "cli": cli,
-            "imports": imports, "breakdown": breakdown}
+    return {
+        "initialize": [s[0] for s in samples],
+        "tools_list": [s[1] for s in samples],
+        "cpu": [s[2] for s in samples],
+        "python": python,
+        "cli": cli,
+        "imports": imports,
+        "breakdown": breakdown,
+    }
 
 
 def report(m: dict[str, object], runs: int, info: dict[str, str]) -> tuple[str, str]:
@@ -177,17 +231,28 @@ def report(m: dict[str, object], runs: int, info: dict[str, str]) -> tuple[str, 
     text.append("import self time by package (python -X importtime, one run):")
     text += [f"  {g.ljust(48)} {duration(s):>10}  {s / total:4.0%}" for g, s in parts]
     now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    md = [SECTION, "",
-          f"Generated by `bench/mcp_startup.py` ({runs} runs, {now}); do not edit by hand. Each "
-          "run spawns `acomm mcp --as bench` (stdio) on a fresh store, as an MCP client does, "
-          "and times its answers to `initialize` and then `tools/list`; the server's CPU time "
-          "is read from /proc when the `tools/list` answer arrives (wall time grows on a "
-          "shared machine, CPU time much less). The other rows are the parts, each in a fresh "
-          "interpreter. Target: the first `tools/list` answer in under 1.5 s.", "",
-          "| | median [p10, p90] | target |", "|---|---|---|"]
+    md = [
+        SECTION,
+        "",
+        f"Generated by `bench/mcp_startup.py` ({runs} runs, {now}); do not edit by hand. Each "
+        "run spawns `acomm mcp --as bench` (stdio) on a fresh store, as an MCP client does, "
+        "and times its answers to `initialize` and then `tools/list`; the server's CPU time "
+        "is read from /proc when the `tools/list` answer arrives (wall time grows on a "
+        "shared machine, CPU time much less). The other rows are the parts, each in a fresh "
+        "interpreter. Target: the first `tools/list` answer in under 1.5 s.",
+        "",
+        "| | median [p10, p90] | target |",
+        "|---|---|---|",
+    ]
     md += [f"| {name} | {value} | {target} |" for name, value, target in rows]
-    md += ["", "Where the import goes (self time by package, `python -X importtime`, which adds "
-           "its own overhead; one run):", "", "| package | self time | share |", "|---|---|---|"]
+    md += [
+        "",
+        "Where the import goes (self time by package, `python -X importtime`, which adds "
+        "its own overhead; one run):",
+        "",
+        "| package | self time | share |",
+        "|---|---|---|",
+    ]
     md += [f"| {g} | {duration(s)} | {s / total:.0%} |" for g, s in parts]
     md += ["", "Machine: " + "; ".join(f"{k}: {v}" for k, v in info.items()), ""]
     return "\n".join(text), "\n".join(md)

@@ -95,15 +95,25 @@ def build(path: Path, n: int, active: int, dead_letters: bool) -> None:
         for i in range(AGENTS):
             cid = 100 + i
             state = "closed" if i < 10 else "active"
-            channels.append((cid, f"d{i:04d}", "direct", agent(i), state, t0,
-                             "at-least-once" if i % 2 else "at-most-once"))
+            channels.append(
+                (
+                    cid,
+                    f"d{i:04d}",
+                    "direct",
+                    agent(i),
+                    state,
+                    t0,
+                    "at-least-once" if i % 2 else "at-most-once",
+                )
+            )
             participants += [(cid, agent(i), "owner", t0), (cid, agent(i + 1), "member", t0)]
         for g in range(GROUPS):
             cid = 10_000 + g
             members = [agent(g * GROUP_SIZE + k) for k in range(GROUP_SIZE)]
             channels.append((cid, f"g{g}", "group", members[0], "active", t0, "at-least-once"))
-            participants += [(cid, m, "owner" if k == 0 else "member", t0)
-                             for k, m in enumerate(members)]
+            participants += [
+                (cid, m, "owner" if k == 0 else "member", t0) for k, m in enumerate(members)
+            ]
         conn.executemany(_CHANNEL, channels)
         conn.executemany(_PARTICIPANT, participants)
         conn.execute("COMMIT")
@@ -124,13 +134,31 @@ def build(path: Path, n: int, active: int, dead_letters: bool) -> None:
                 fresh = mid > n - active
                 for r in recipients:
                     state = _state(rng, fresh, tracked)
-                    timer = at + 30_000 if (tracked and state in ("unread", "read", "waiting")
-                                            or state == "waiting") else None
+                    timer = (
+                        at + 30_000
+                        if (
+                            tracked and state in ("unread", "read", "waiting") or state == "waiting"
+                        )
+                        else None
+                    )
                     delivered = None if state == "queued" else at
                     read = at + 50 if state in ("read", "acked") else None
                     acked = at + 60 if state == "acked" else None
-                    dels.append((mid, r, cid, state, tracked, 3 if state == "dead" else 0,
-                                 delivered, read, acked, "completed" if acked else None, timer))
+                    dels.append(
+                        (
+                            mid,
+                            r,
+                            cid,
+                            state,
+                            tracked,
+                            3 if state == "dead" else 0,
+                            delivered,
+                            read,
+                            acked,
+                            "completed" if acked else None,
+                            timer,
+                        )
+                    )
                     if state == "dead" and dead_letters:
                         dead.append((mid, r, cid, at + 127_000))
             conn.execute("BEGIN")
@@ -138,8 +166,11 @@ def build(path: Path, n: int, active: int, dead_letters: bool) -> None:
             conn.executemany(_DELIVERY, dels)
             conn.executemany(_DEAD, dead)
             conn.execute("COMMIT")
-            print(f"  {min(n, lo + CHUNK - 1):,} / {n:,} messages ({perf_counter() - start:.0f} s)",
-                  file=sys.stderr, flush=True)
+            print(
+                f"  {min(n, lo + CHUNK - 1):,} / {n:,} messages ({perf_counter() - start:.0f} s)",
+                file=sys.stderr,
+                flush=True,
+            )
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         conn.close()
@@ -193,13 +224,17 @@ def bench_stats(n: int, reps: int) -> tuple[dict[str, object], list[str]]:
     statements: list[str] = []
     try:
         now = clock.now_ms()
-        due_rows = conn.execute("SELECT count(*) FROM deliveries WHERE next_timer_at <= ?",
-                                (now,)).fetchone()[0]
+        due_rows = conn.execute(
+            "SELECT count(*) FROM deliveries WHERE next_timer_at <= ?", (now,)
+        ).fetchone()[0]
         projected = operations.stats(conn, now)
         ticked = timers.tick(conn, now)
         after = operations.stats(conn, now)
         agrees = (after.agents, after.channels, after.store.messages) == (
-            projected.agents, projected.channels, projected.store.messages)
+            projected.agents,
+            projected.channels,
+            projected.store.messages,
+        )
         conn.set_trace_callback(statements.append)
         first_t = perf_counter()
         result = operations.stats(conn, clock.now_ms())
@@ -209,7 +244,7 @@ def bench_stats(n: int, reps: int) -> tuple[dict[str, object], list[str]]:
         overdue_times: list[float] = []
         before = None
         for i in range(reps):
-            for which in ((conn, over) if i % 2 else (over, conn)):
+            for which in (conn, over) if i % 2 else (over, conn):
                 t = perf_counter()
                 got = operations.stats(which, clock.now_ms())
                 (overdue_times if which is over else times).append(perf_counter() - t)
@@ -223,23 +258,31 @@ def bench_stats(n: int, reps: int) -> tuple[dict[str, object], list[str]]:
             conn.execute(sql).fetchall()
             took = perf_counter() - t
             rows = conn.execute("EXPLAIN QUERY PLAN " + sql).fetchall()
-            plans.append(f"{sql}  -- {duration(took)}\n" + "\n".join(
-                f"    {r[3]}" for r in rows))
+            plans.append(f"{sql}  -- {duration(took)}\n" + "\n".join(f"    {r[3]}" for r in rows))
         deliveries = conn.execute("SELECT count(*) FROM deliveries").fetchone()[0]
         active = conn.execute(
             "SELECT count(*) FROM deliveries WHERE state IN ('queued', 'waiting', 'unread')"
-            " OR (tracked = 1 AND state = 'read')").fetchone()[0]
+            " OR (tracked = 1 AND state = 'read')"
+        ).fetchone()[0]
     finally:
         conn.close()
         over.close()
     unread = sum(a.unread for a in result.agents)
     return {
-        "overdue": overdue_times, "ticked": ticked.total, "due_rows": due_rows,
-        "agrees": agrees, "overdue_unread": sum(a.unread for a in before.agents) if before
-        else 0,
-        "first": first, "times": times, "agents": len(result.agents),
-        "channels": len(result.channels), "unread": unread, "deliveries": deliveries,
-        "active": active, "messages": result.store.messages, "bytes": result.store.bytes,
+        "overdue": overdue_times,
+        "ticked": ticked.total,
+        "due_rows": due_rows,
+        "agrees": agrees,
+        "overdue_unread": sum(a.unread for a in before.agents) if before else 0,
+        "first": first,
+        "times": times,
+        "agents": len(result.agents),
+        "channels": len(result.channels),
+        "unread": unread,
+        "deliveries": deliveries,
+        "active": active,
+        "messages": result.store.messages,
+        "bytes": result.store.bytes,
         "layout": layout(n, 100_000 * n // 1_000_000, True),
     }, plans
 
@@ -291,8 +334,13 @@ def bench_compact(n: int, reps: int) -> dict[str, object]:
             base.append(raw())
     for name in ("ops-compact.acomm", "ops-compact-raw.acomm"):
         remove(WORK / name)
-    return {"mine": mine, "base": base, "result": last, "kept": keep,
-            "layout": layout(n + keep, keep, False)}
+    return {
+        "mine": mine,
+        "base": base,
+        "result": last,
+        "kept": keep,
+        "layout": layout(n + keep, keep, False),
+    }
 
 
 # ---------------------------------------------------------------- report
@@ -306,12 +354,19 @@ def report(n: int, st: dict, plans: list[str], cp: dict, reps: int) -> str:
     r = cp["result"]
     verdict = {True: "PASS", False: "FAIL"}
     lines = [
-        SECTION, "",
+        SECTION,
+        "",
         "Written by `bench/ops.py` (it replaces only this section). Reproduce from the "
-        "repository root:", "",
-        "```sh", ".venv/bin/python bench/ops.py", "```", "",
-        f"Run {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on " + ", ".join(
-            f"{k} {v}" for k, v in machine().items() if k in ("nproc", "sqlite")) + ".", "",
+        "repository root:",
+        "",
+        "```sh",
+        ".venv/bin/python bench/ops.py",
+        "```",
+        "",
+        f"Run {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on "
+        + ", ".join(f"{k} {v}" for k, v in machine().items() if k in ("nproc", "sqlite"))
+        + ".",
+        "",
         "| Benchmark | Measured | Baseline | Ratio | Target | Result |",
         "|---|---|---|---|---|---|",
         f"| stats ({n:,} messages, {AGENTS:,} agents) | {duration(s_med)} | 1 s (absolute) | "
@@ -322,7 +377,8 @@ def report(n: int, st: dict, plans: list[str], cp: dict, reps: int) -> str:
         f"| compact ({n:,} terminal messages) | {duration(c_med)} | {duration(b_med)} (raw "
         f"DELETE) | {ratio:.2f}x | <= 3x | {verdict[ratio <= 3]} |",
         "",
-        "### stats", "",
+        "### stats",
+        "",
         f"- Store: {st['layout']} {st['deliveries']:,} deliveries, {st['active']:,} of them "
         f"not done with; {st['bytes'] / 2**20:,.0f} MiB.",
         f"- `operations.stats(conn, now)` in process on an open connection (what `acomm stats` "
@@ -342,9 +398,14 @@ def report(n: int, st: dict, plans: list[str], cp: dict, reps: int) -> str:
         "ack, oldest unread, pending, queued) reads only the deliveries not yet done with, "
         "through the partial index `deliveries_active`; dead letters are grouped from their "
         "own table; the message count walks the smallest index of `messages`.",
-        "- Every statement, the time it took alone, and its EXPLAIN QUERY PLAN:", "",
-        "```", *plans, "```", "",
-        "### compact", "",
+        "- Every statement, the time it took alone, and its EXPLAIN QUERY PLAN:",
+        "",
+        "```",
+        *plans,
+        "```",
+        "",
+        "### compact",
+        "",
         f"- Store: {cp['layout']}",
         "- `operations.compact(conn, now)` (one transaction per chunk of 20,000 ids; selects"
         " the terminal messages into a temp table, keeping those with an active delivery read"
@@ -374,14 +435,20 @@ def main() -> int:
         print(p)
     reps = args.reps or 3
     cp = bench_compact(n, reps)
-    print(f"compact: {spread(cp['mine'])}; raw DELETE {spread(cp['base'])}; "
-          f"ratio {median(cp['mine']) / median(cp['base']):.2f}x")
+    print(
+        f"compact: {spread(cp['mine'])}; raw DELETE {spread(cp['base'])}; "
+        f"ratio {median(cp['mine']) / median(cp['base']):.2f}x"
+    )
     text = report(n, st, plans, cp, reps)
     if not (args.quick or args.no_write):
         write_section(SECTION, text)
         print(f"wrote the section {SECTION!r} of {DOC}")
-    ok = (median(st["times"]) < 1 and median(st["overdue"]) <= 2 * median(st["times"])
-          and st["agrees"] and median(cp["mine"]) / median(cp["base"]) <= 3)
+    ok = (
+        median(st["times"]) < 1
+        and median(st["overdue"]) <= 2 * median(st["times"])
+        and st["agrees"]
+        and median(cp["mine"]) / median(cp["base"]) <= 3
+    )
     return 0 if ok else 1
 
 

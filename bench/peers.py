@@ -44,8 +44,9 @@ def _persist_queue(path: Path, synchronous: str) -> Peer:
         item = q.get(block=False)
         q.ack(item)
 
-    return Peer("persist-queue", lambda: q.put(BODY), q.close if hasattr(q, "close") else
-                lambda: None, take)
+    return Peer(
+        "persist-queue", lambda: q.put(BODY), q.close if hasattr(q, "close") else lambda: None, take
+    )
 
 
 def _litequeue(path: Path, synchronous: str) -> Peer:
@@ -68,12 +69,12 @@ def _huey(path: Path, synchronous: str) -> Peer:
     return Peer("huey SqliteStorage", lambda: s.enqueue(data), s.close)
 
 
-MAKERS = {"persist-queue": _persist_queue, "litequeue": _litequeue,
-          "huey SqliteStorage": _huey}
+MAKERS = {"persist-queue": _persist_queue, "litequeue": _litequeue, "huey SqliteStorage": _huey}
 
 
-def open_peers(workdir: Path, synchronous: str,
-               names: tuple[str, ...] = tuple(MAKERS)) -> tuple[list[Peer], list[str]]:
+def open_peers(
+    workdir: Path, synchronous: str, names: tuple[str, ...] = tuple(MAKERS)
+) -> tuple[list[Peer], list[str]]:
     """Fresh queues of the peers that import; notes for those that do not."""
     peers, notes = [], []
     for name in names:

@@ -61,17 +61,29 @@ def main(argv: list[str] | None = None) -> int:
         load = _load()
         print(f"round {r + 1}: stats (load {load}) ...", file=sys.stderr, flush=True)
         st, _ = ops.bench_stats(n, 10)
-        record("stats, overdue timers / after a tick", "time", 2.0,
-               statistics.median(st["overdue"]) / statistics.median(st["times"]), load)
+        record(
+            "stats, overdue timers / after a tick",
+            "time",
+            2.0,
+            statistics.median(st["overdue"]) / statistics.median(st["times"]),
+            load,
+        )
         if args.compact:
             load = _load()
             print(f"round {r + 1}: compact (load {load}) ...", file=sys.stderr, flush=True)
             cp = ops.bench_compact(n, 3)
-            record("compact / raw DELETE", "time", 3.0,
-                   statistics.median(cp["mine"]) / statistics.median(cp["base"]), load)
+            record(
+                "compact / raw DELETE",
+                "time",
+                3.0,
+                statistics.median(cp["mine"]) / statistics.median(cp["base"]),
+                load,
+            )
 
-    print(f"\n{info.get('nproc', '?')} cores; python {sys.version.split()[0]}; "
-          f"{args.rounds} round(s){' (quick sizes)' if args.quick else ''}")
+    print(
+        f"\n{info.get('nproc', '?')} cores; python {sys.version.split()[0]}; "
+        f"{args.rounds} round(s){' (quick sizes)' if args.quick else ''}"
+    )
     ok = True
     for name, (kind, limit, got) in rows.items():
         med = statistics.median(ratio for ratio, _ in got)
@@ -82,8 +94,10 @@ def main(argv: list[str] | None = None) -> int:
             return f"{x:.0%}" if kind == "rate" else f"{x:.2f}x"
 
         each = ", ".join(f"{fmt(ratio)} (load {load})" for ratio, load in got)
-        print(f"{name:40s} median {fmt(med):>6s}  target {'<=' if kind == 'time' else '>='} "
-              f"{fmt(limit)}  {'PASS' if passed else 'FAIL'}  [{each}]")
+        print(
+            f"{name:40s} median {fmt(med):>6s}  target {'<=' if kind == 'time' else '>='} "
+            f"{fmt(limit)}  {'PASS' if passed else 'FAIL'}  [{each}]"
+        )
     return 0 if ok else 1
 
 

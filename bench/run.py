@@ -29,8 +29,17 @@ HEADER = ("Benchmark", "Measured", "Baseline", "Ratio", "Target", "Result")
 
 
 def rows(results: list[Result]) -> list[tuple[str, ...]]:
-    return [(r.name, r.value(r.measured), r.value(r.baseline), r.ratio_text(), r.target_text(),
-             r.verdict) for r in results]
+    return [
+        (
+            r.name,
+            r.value(r.measured),
+            r.value(r.baseline),
+            r.ratio_text(),
+            r.target_text(),
+            r.verdict,
+        )
+        for r in results
+    ]
 
 
 def print_table(results: list[Result]) -> None:
@@ -55,8 +64,14 @@ def shared(info: dict[str, str]) -> bool:
         return False
 
 
-def markdown(results: list[Result], command: str, info: dict[str, str], started: datetime,
-             seconds: float, quick: bool) -> str:
+def markdown(
+    results: list[Result],
+    command: str,
+    info: dict[str, str],
+    started: datetime,
+    seconds: float,
+    quick: bool,
+) -> str:
     """The page's head: the current hot-path table first, with its date and its command; the
     sections the other bench scripts write follow it (`_kept_sections`)."""
     md = [
@@ -80,13 +95,17 @@ def markdown(results: list[Result], command: str, info: dict[str, str], started:
         "",
     ]
     if quick:
-        md += ["**Quick run (`--quick`): smaller sizes than the targets name; indicative only.**",
-               ""]
+        md += [
+            "**Quick run (`--quick`): smaller sizes than the targets name; indicative only.**",
+            "",
+        ]
     if shared(info):
-        md += [f"The machine was shared with other work during this run (load average "
-               f"{info['load average at start']} on {info['nproc'].split()[0]} cores): the "
-               "absolute times are slower than on a quiet machine, the ratios much less so.",
-               ""]
+        md += [
+            f"The machine was shared with other work during this run (load average "
+            f"{info['load average at start']} on {info['nproc'].split()[0]} cores): the "
+            "absolute times are slower than on a quiet machine, the ratios much less so.",
+            "",
+        ]
     md += [
         "| " + " | ".join(HEADER) + " |",
         "|" + "|".join("---" for _ in HEADER) + "|",
@@ -103,8 +122,11 @@ def markdown(results: list[Result], command: str, info: dict[str, str], started:
         "",
     ]
     for r in results:
-        md += [f"#### {r.name}: {r.title}", "", f"- Baseline: {r.baseline_title}"
-               if r.baseline_title else "- Baseline: -"]
+        md += [
+            f"#### {r.name}: {r.title}",
+            "",
+            f"- Baseline: {r.baseline_title}" if r.baseline_title else "- Baseline: -",
+        ]
         if r.error:
             md.append(f"- ERROR: `{r.error}`")
         md += [f"- {d}" for d in r.details]
@@ -114,17 +136,31 @@ def markdown(results: list[Result], command: str, info: dict[str, str], started:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="bench/run.py", description=__doc__.split("\n\n")[0],
-        formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true",
-                        help="smaller sizes (a 100,000-message store, 10,000-message batch)")
-    parser.add_argument("--only", action="append", choices=list(cases.CASES), metavar="NAME",
-                        help=f"run only this benchmark (repeatable): {', '.join(cases.CASES)}")
-    parser.add_argument("--out", type=Path, default=None,
-                        help=f"write the report here (default for a full run: "
-                             f"{DEFAULT_OUT.relative_to(ROOT)})")
-    parser.add_argument("--profile", action="store_true",
-                        help="print cProfile output of the hot paths on stderr")
+        prog="bench/run.py",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="smaller sizes (a 100,000-message store, 10,000-message batch)",
+    )
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=list(cases.CASES),
+        metavar="NAME",
+        help=f"run only this benchmark (repeatable): {', '.join(cases.CASES)}",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help=f"write the report here (default for a full run: {DEFAULT_OUT.relative_to(ROOT)})",
+    )
+    parser.add_argument(
+        "--profile", action="store_true", help="print cProfile output of the hot paths on stderr"
+    )
     args = parser.parse_args(argv)
     out = args.out
     if out is None and not args.quick and not args.only:
@@ -151,12 +187,21 @@ def main(argv: list[str] | None = None) -> int:
 
     print()
     print_table(results)
-    command = " ".join([".venv/bin/python", "bench/run.py",
-                        *(shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))])
+    command = " ".join(
+        [
+            ".venv/bin/python",
+            "bench/run.py",
+            *(shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv)),
+        ]
+    )
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(markdown(results, command, info, started, seconds, args.quick) + "\n"
-                       + _kept_sections(out), encoding="utf-8")
+        out.write_text(
+            markdown(results, command, info, started, seconds, args.quick)
+            + "\n"
+            + _kept_sections(out),
+            encoding="utf-8",
+        )
         print(f"\nwrote {out}")
     return 0 if all(r.ok for r in results) else 1
 
@@ -164,10 +209,18 @@ def main(argv: list[str] | None = None) -> int:
 # Sections that other bench scripts (delivery.py, ops.py, ...) write into the same file, in
 # the order the page shows them; each script names its own section (`SECTION` or the title
 # it passes to `harness.write_section`).
-KEPT = ("## Delivery", "## Store operations", "## Export and audit",
-        "## Mailbox bridge", "## Agent dispatch", "## Federation", "## Work queues",
-        "## Channel backlog on deliveries_active", "## MCP start-up",
-        "## Start-up cost of acomm_cli/lite/'s stand-ins")
+KEPT = (
+    "## Delivery",
+    "## Store operations",
+    "## Export and audit",
+    "## Mailbox bridge",
+    "## Agent dispatch",
+    "## Federation",
+    "## Work queues",
+    "## Channel backlog on deliveries_active",
+    "## MCP start-up",
+    "## Start-up cost of acomm_cli/lite/'s stand-ins",
+)
 
 
 def _kept_sections(out: Path) -> str:
@@ -181,7 +234,7 @@ def _kept_sections(out: Path) -> str:
         start = text.find("\n" + title + "\n")
         if start != -1:
             end = text.find("\n## ", start + 1)
-            kept.append(text[start:len(text) if end == -1 else end].rstrip("\n") + "\n")
+            kept.append(text[start : len(text) if end == -1 else end].rstrip("\n") + "\n")
     return "".join(kept)
 
 

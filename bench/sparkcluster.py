@@ -32,23 +32,61 @@ def cluster(cores: int = 2, memory_mb: int = 2048) -> Iterator[tuple[str, dict[s
     scala = next(home.glob("jars/spark-core_*.jar")).name.split("_")[1].split("-")[0]
     work = Path(tempfile.mkdtemp(prefix="acomm-bench-spark-"))
     port, ui_port, worker_ui = _free_port(), _free_port(), _free_port()
-    env = {**os.environ, "SPARK_HOME": str(home), "SPARK_LOCAL_IP": "127.0.0.1",
-           "SPARK_SCALA_VERSION": scala, "SPARK_WORKER_DIR": str(work / "worker")}
-    java = str(Path(os.environ["JAVA_HOME"]) / "bin" / "java") if "JAVA_HOME" in os.environ \
-        else "java"
+    env = {
+        **os.environ,
+        "SPARK_HOME": str(home),
+        "SPARK_LOCAL_IP": "127.0.0.1",
+        "SPARK_SCALA_VERSION": scala,
+        "SPARK_WORKER_DIR": str(work / "worker"),
+    }
+    java = (
+        str(Path(os.environ["JAVA_HOME"]) / "bin" / "java") if "JAVA_HOME" in os.environ else "java"
+    )
     cp = ["-cp", f"{home / 'jars'}/*", "-Xmx256m"]
     master, ui = f"spark://127.0.0.1:{port}", f"http://127.0.0.1:{ui_port}"
     procs: list[subprocess.Popen[bytes]] = []
     try:
-        procs.append(subprocess.Popen(
-            [java, *cp, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-             "--port", str(port), "--webui-port", str(ui_port)], env=env,
-            stdout=open(work / "master.log", "w"), stderr=subprocess.STDOUT))
-        procs.append(subprocess.Popen(
-            [java, *cp, "org.apache.spark.deploy.worker.Worker", master, "--host", "127.0.0.1",
-             "--cores", str(cores), "--memory", f"{memory_mb}m", "--webui-port",
-             str(worker_ui), "--work-dir", str(work / "worker")], env=env,
-            stdout=open(work / "worker.log", "w"), stderr=subprocess.STDOUT))
+        procs.append(
+            subprocess.Popen(
+                [
+                    java,
+                    *cp,
+                    "org.apache.spark.deploy.master.Master",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(port),
+                    "--webui-port",
+                    str(ui_port),
+                ],
+                env=env,
+                stdout=open(work / "master.log", "w"),
+                stderr=subprocess.STDOUT,
+            )
+        )
+        procs.append(
+            subprocess.Popen(
+                [
+                    java,
+                    *cp,
+                    "org.apache.spark.deploy.worker.Worker",
+                    master,
+                    "--host",
+                    "127.0.0.1",
+                    "--cores",
+                    str(cores),
+                    "--memory",
+                    f"{memory_mb}m",
+                    "--webui-port",
+                    str(worker_ui),
+                    "--work-dir",
+                    str(work / "worker"),
+                ],
+                env=env,
+                stdout=open(work / "worker.log", "w"),
+                stderr=subprocess.STDOUT,
+            )
+        )
         deadline = time.monotonic() + 120
         while True:
             try:

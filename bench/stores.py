@@ -39,8 +39,9 @@ LAYOUT = (
 
 def schema_key() -> str:
     # every module holding migration bodies (m001-m010 moved out of migrations.py unchanged)
-    text = b"".join(Path(m.__file__).read_bytes()
-                    for m in (migrations, migrations_001_005, migrations_006_010))
+    text = b"".join(
+        Path(m.__file__).read_bytes() for m in (migrations, migrations_001_005, migrations_006_010)
+    )
     return f"s{len(migrations.MIGRATIONS)}-{hashlib.sha1(text).hexdigest()[:8]}-b{BUILD_VERSION}"
 
 
@@ -91,8 +92,9 @@ def _item(i: int) -> tuple[SendRequest, str | None]:
     body = f"message {i}: status update with a few words of payload, like agents send"
     slot = i % 10
     if slot == 0:
-        return SendRequest(sender=("alice", "bob", "carol")[i // 10 % 3], content=body,
-                           channel="team"), None
+        return SendRequest(
+            sender=("alice", "bob", "carol")[i // 10 % 3], content=body, channel="team"
+        ), None
     if slot == 1:
         return SendRequest(sender=("a00", "a01")[i // 10 % 2], content=body, channel="ops"), None
     a = i % 50
@@ -120,24 +122,40 @@ def _build(path: Path, n: int) -> None:
             items = [(*_item(i), i + 1) for i in range(lo, hi)]
             results = sending.send_batch(conn, items, now + lo)
             first = results[0].id
-            conn.execute("UPDATE deliveries SET state = 'read', read_at = delivered_at"
-                         " WHERE message_id >= ? AND state = 'unread'", (first,))
-            print(f"  built {hi:,} / {n:,} messages ({perf_counter() - start:.0f} s)",
-                  file=sys.stderr, flush=True)
-        chosen = [r[0] for r in conn.execute(
-            "SELECT message_id FROM deliveries WHERE recipient = ? ORDER BY message_id DESC"
-            " LIMIT ?", (READER, UNREAD_FOR_READER))]
-        conn.executemany("UPDATE deliveries SET state = 'unread', read_at = NULL"
-                         " WHERE message_id = ? AND recipient = ?",
-                         [(m, READER) for m in chosen])
+            conn.execute(
+                "UPDATE deliveries SET state = 'read', read_at = delivered_at"
+                " WHERE message_id >= ? AND state = 'unread'",
+                (first,),
+            )
+            print(
+                f"  built {hi:,} / {n:,} messages ({perf_counter() - start:.0f} s)",
+                file=sys.stderr,
+                flush=True,
+            )
+        chosen = [
+            r[0]
+            for r in conn.execute(
+                "SELECT message_id FROM deliveries WHERE recipient = ? ORDER BY message_id DESC"
+                " LIMIT ?",
+                (READER, UNREAD_FOR_READER),
+            )
+        ]
+        conn.executemany(
+            "UPDATE deliveries SET state = 'unread', read_at = NULL"
+            " WHERE message_id = ? AND recipient = ?",
+            [(m, READER) for m in chosen],
+        )
         count = conn.execute("SELECT count(*) FROM messages").fetchone()[0]
         if count < n:
             raise RuntimeError(f"built {count} messages, wanted {n}")
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         conn.close()
-    print(f"  built the {n:,}-message store in {perf_counter() - start:.0f} s",
-          file=sys.stderr, flush=True)
+    print(
+        f"  built the {n:,}-message store in {perf_counter() - start:.0f} s",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def big_store(n: int) -> tuple[Path, bool]:

@@ -21,13 +21,21 @@ app = typer.Typer(add_completion=False)
 @takes_invocation
 def ack(
     inv: Invocation,
-    message_ids: Annotated[list[int], typer.Argument(
-        metavar="MSG...", help="The message id; several are acknowledged in one transaction "
-        "(all or none).")],
+    message_ids: Annotated[
+        list[int],
+        typer.Argument(
+            metavar="MSG...",
+            help="The message id; several are acknowledged in one transaction (all or none).",
+        ),
+    ],
     as_: AsAgent = None,
-    status: Annotated[str, typer.Option(
-        click_type=params.ACK_STATUS,
-        help="received, in_progress, completed or failed (forward only).")] = "completed",
+    status: Annotated[
+        str,
+        typer.Option(
+            click_type=params.ACK_STATUS,
+            help="received, in_progress, completed or failed (forward only).",
+        ),
+    ] = "completed",
     note: Annotated[str | None, typer.Option(help="Details for the sender.")] = None,
 ) -> None:
     """Acknowledge messages: stops their retries and tells each sender.

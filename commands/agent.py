@@ -12,8 +12,12 @@ from acomm_cli.cli.invocation import Invocation
 from acomm_cli.cli.params import takes_invocation
 from acomm_cli.output import render
 
-app = typer.Typer(help="Which node owns an agent (federation).\n\nExample: acomm agent own "
-                  "bob --fallback node-b --json", no_args_is_help=True, add_completion=False)
+app = typer.Typer(
+    help="Which node owns an agent (federation).\n\nExample: acomm agent own "
+    "bob --fallback node-b --json",
+    no_args_is_help=True,
+    add_completion=False,
+)
 
 Agent = Annotated[str, typer.Argument(click_type=params.AGENT, help="The agent id.")]
 
@@ -27,9 +31,14 @@ def _offline_after(inv: Invocation) -> int:
 def own(
     inv: Invocation,
     agent: Agent,
-    fallback: Annotated[list[str] | None, typer.Option(
-        metavar="NODE", help="A node that takes the agent's messages while this one is "
-        "offline (repeatable, in order).")] = None,
+    fallback: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="NODE",
+            help="A node that takes the agent's messages while this one is "
+            "offline (repeatable, in order).",
+        ),
+    ] = None,
 ) -> None:
     """This node owns AGENT: other nodes route its messages here.
 

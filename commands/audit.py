@@ -20,27 +20,50 @@ app = typer.Typer(add_completion=False)
 @takes_invocation
 def audit(
     inv: Invocation,
-    exports: Annotated[list[str], typer.Argument(
-        click_type=params.DIR,
-        help="Export directories (made by `acomm export`); several are audited together.",
-        show_default=False)],
-    master: Annotated[str | None, typer.Option(
-        help="Spark master: local[*] (default), local[2], spark://host:7077, yarn, ... "
-        "(default: $ACOMM_SPARK_MASTER, then spark.master in config.yaml).",
-        show_default=False)] = None,
-    out: Annotated[str | None, typer.Option(
-        click_type=params.DIR,
-        help="Where the result tables go, as Parquet (default: beside the first export, "
-        "named after the exports audited: ./export -> ./export.audit, ./a ./b -> "
-        "./a+b.audit). On a cluster, storage every node can write.",
-        show_default=False)] = None,
-    executor_wait: Annotated[str, typer.Option(
-        click_type=params.DURATION,
-        help="On a cluster, how long to wait for the first executor before giving up "
-        "with what was asked for and what the workers offer.")] = "60s",
-    conf: Annotated[list[str] | None, typer.Option(
-        "--conf", metavar="KEY=VALUE", help="Extra Spark setting KEY=VALUE (repeatable), e.g. "
-        "spark.ui.enabled=true or spark.executor.memory=4g.", show_default=False)] = None,
+    exports: Annotated[
+        list[str],
+        typer.Argument(
+            click_type=params.DIR,
+            help="Export directories (made by `acomm export`); several are audited together.",
+            show_default=False,
+        ),
+    ],
+    master: Annotated[
+        str | None,
+        typer.Option(
+            help="Spark master: local[*] (default), local[2], spark://host:7077, yarn, ... "
+            "(default: $ACOMM_SPARK_MASTER, then spark.master in config.yaml).",
+            show_default=False,
+        ),
+    ] = None,
+    out: Annotated[
+        str | None,
+        typer.Option(
+            click_type=params.DIR,
+            help="Where the result tables go, as Parquet (default: beside the first export, "
+            "named after the exports audited: ./export -> ./export.audit, ./a ./b -> "
+            "./a+b.audit). On a cluster, storage every node can write.",
+            show_default=False,
+        ),
+    ] = None,
+    executor_wait: Annotated[
+        str,
+        typer.Option(
+            click_type=params.DURATION,
+            help="On a cluster, how long to wait for the first executor before giving up "
+            "with what was asked for and what the workers offer.",
+        ),
+    ] = "60s",
+    conf: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--conf",
+            metavar="KEY=VALUE",
+            help="Extra Spark setting KEY=VALUE (repeatable), e.g. "
+            "spark.ui.enabled=true or spark.executor.memory=4g.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Audit exports on Apache Spark: volume, latency, retries, dead letters, checks.
 

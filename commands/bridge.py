@@ -14,32 +14,56 @@ from acomm_cli.cli.params import takes_invocation
 from acomm_cli.errors import UsageError
 from acomm_cli.output import render_worker
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
-                  help="The mailbox bridge: inbox files, team inboxes, response files."
-                  "\n\nExample: acomm bridge sync --inbox-dir ~/.claude/inbox")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="The mailbox bridge: inbox files, team inboxes, response files."
+    "\n\nExample: acomm bridge sync --inbox-dir ~/.claude/inbox",
+)
 
 
 @app.command()
 @takes_invocation
 def sync(
     inv: Invocation,
-    inbox_dir: Annotated[str | None, typer.Option(
-        click_type=params.DIR, metavar="INBOX_DIR",
-        help="Mirror unread deliveries as INBOX_DIR/AGENT/ID.json (default: bridge.inbox_dir).",
-        show_default=False)] = None,
-    outbox_dir: Annotated[str | None, typer.Option(
-        click_type=params.DIR, metavar="OUTBOX_DIR",
-        help="Ingest response files OUTBOX_DIR/AGENT/*.json (default: bridge.outbox_dir).",
-        show_default=False)] = None,
-    teams_dir: Annotated[str | None, typer.Option(
-        click_type=params.DIR, metavar="TEAMS_DIR",
-        help="Claude Code team inboxes TEAMS_DIR/TEAM/inboxes/AGENT.json for agent@team "
-        "(default: bridge.teams_dir).", show_default=False)] = None,
-    default_channel: Annotated[str | None, typer.Option(
-        click_type=params.CHANNEL, metavar="CHANNEL",
-        help="Send response objects that name no target to CHANNEL (default: "
-        "bridge.default_channel; unset, each is a reply to the agent's latest message).",
-        show_default=False)] = None,
+    inbox_dir: Annotated[
+        str | None,
+        typer.Option(
+            click_type=params.DIR,
+            metavar="INBOX_DIR",
+            help="Mirror unread deliveries as INBOX_DIR/AGENT/ID.json (default: bridge.inbox_dir).",
+            show_default=False,
+        ),
+    ] = None,
+    outbox_dir: Annotated[
+        str | None,
+        typer.Option(
+            click_type=params.DIR,
+            metavar="OUTBOX_DIR",
+            help="Ingest response files OUTBOX_DIR/AGENT/*.json (default: bridge.outbox_dir).",
+            show_default=False,
+        ),
+    ] = None,
+    teams_dir: Annotated[
+        str | None,
+        typer.Option(
+            click_type=params.DIR,
+            metavar="TEAMS_DIR",
+            help="Claude Code team inboxes TEAMS_DIR/TEAM/inboxes/AGENT.json for agent@team "
+            "(default: bridge.teams_dir).",
+            show_default=False,
+        ),
+    ] = None,
+    default_channel: Annotated[
+        str | None,
+        typer.Option(
+            click_type=params.CHANNEL,
+            metavar="CHANNEL",
+            help="Send response objects that name no target to CHANNEL (default: "
+            "bridge.default_channel; unset, each is a reply to the agent's latest message).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Reconcile the mailbox bridge's directories with the store, once.
 
@@ -57,12 +81,19 @@ def sync(
 
     Example: acomm bridge sync --inbox-dir ~/.claude/inbox --outbox-dir ~/.claude/outbox
     """
-    cfg = bridge.config(inv.settings.value, inbox_dir=inbox_dir, outbox_dir=outbox_dir,
-                        teams_dir=teams_dir, default_channel=default_channel)
+    cfg = bridge.config(
+        inv.settings.value,
+        inbox_dir=inbox_dir,
+        outbox_dir=outbox_dir,
+        teams_dir=teams_dir,
+        default_channel=default_channel,
+    )
     if not cfg.configured:
-        raise UsageError("the mailbox bridge is not configured: give --inbox-dir, "
-                         "--outbox-dir or --teams-dir, or set bridge.* in config.yaml",
-                         field="inbox_dir")
+        raise UsageError(
+            "the mailbox bridge is not configured: give --inbox-dir, "
+            "--outbox-dir or --teams-dir, or set bridge.* in config.yaml",
+            field="inbox_dir",
+        )
     with inv.store(write=True, bridge_hook=False) as conn:
         result = bridge.sync(conn, cfg, clock.now_ms())
     render_worker.bridge_notes(result)

@@ -16,9 +16,12 @@ from acomm_cli.engine import capabilities
 from acomm_cli.errors import ValidationFailed
 from acomm_cli.output import columns, render_caps
 
-app = typer.Typer(help="Capabilities: what an agent can be asked to do, under a contract."
-                  "\n\nExample: acomm capability list --json",
-                  no_args_is_help=True, add_completion=False)
+app = typer.Typer(
+    help="Capabilities: what an agent can be asked to do, under a contract."
+    "\n\nExample: acomm capability list --json",
+    no_args_is_help=True,
+    add_completion=False,
+)
 
 CapId = Annotated[str, typer.Argument(metavar="ID", help="The capability id (code-review).")]
 
@@ -27,12 +30,18 @@ CapId = Annotated[str, typer.Argument(metavar="ID", help="The capability id (cod
 @takes_invocation
 def host(
     inv: Invocation,
-    agent: Annotated[str, typer.Argument(metavar="AGENT", click_type=params.AGENT,
-                                         help="The agent that runs the skill.")],
-    skill: Annotated[str, typer.Argument(metavar="REF@VERSION",
-                                         help="The executor skill and its version.")],
-    remove: Annotated[bool, typer.Option(
-        "--remove", help="The agent no longer hosts the skill.")] = False,
+    agent: Annotated[
+        str,
+        typer.Argument(
+            metavar="AGENT", click_type=params.AGENT, help="The agent that runs the skill."
+        ),
+    ],
+    skill: Annotated[
+        str, typer.Argument(metavar="REF@VERSION", help="The executor skill and its version.")
+    ],
+    remove: Annotated[
+        bool, typer.Option("--remove", help="The agent no longer hosts the skill.")
+    ] = False,
 ) -> None:
     """Register that AGENT hosts an executor skill (what publish checks).
 
@@ -48,18 +57,33 @@ def host(
 def publish(
     inv: Invocation,
     cap_id: CapId,
-    owner: Annotated[str | None, typer.Option(
-        click_type=params.AGENT, help="The agent that executes it (required).")] = None,
-    delegation_skill: Annotated[str | None, typer.Option(
-        "--delegation-skill", metavar="REF@VERSION",
-        help="The skill requesters install to delegate (required).")] = None,
-    executor_skill: Annotated[str | None, typer.Option(
-        "--executor-skill", metavar="REF@VERSION",
-        help="The skill the owner runs; the owner must host it (required).")] = None,
-    schema: Annotated[Path | None, typer.Option(
-        metavar="FILE", help="The output contract, a JSON Schema file (required).")] = None,
-    eta: Annotated[str, typer.Option(
-        click_type=params.DURATION, help="The default ETA of its tasks.")] = "10m",
+    owner: Annotated[
+        str | None,
+        typer.Option(click_type=params.AGENT, help="The agent that executes it (required)."),
+    ] = None,
+    delegation_skill: Annotated[
+        str | None,
+        typer.Option(
+            "--delegation-skill",
+            metavar="REF@VERSION",
+            help="The skill requesters install to delegate (required).",
+        ),
+    ] = None,
+    executor_skill: Annotated[
+        str | None,
+        typer.Option(
+            "--executor-skill",
+            metavar="REF@VERSION",
+            help="The skill the owner runs; the owner must host it (required).",
+        ),
+    ] = None,
+    schema: Annotated[
+        Path | None,
+        typer.Option(metavar="FILE", help="The output contract, a JSON Schema file (required)."),
+    ] = None,
+    eta: Annotated[
+        str, typer.Option(click_type=params.DURATION, help="The default ETA of its tasks.")
+    ] = "10m",
 ) -> None:
     """Publish a capability: tasks for it go to its owner.
 
@@ -70,20 +94,35 @@ def publish(
     --delegation-skill skills/review-request@1.2 --executor-skill skills/review-exec@1.0
     --schema review.json --eta 10m
     """
-    for value, flag in ((owner, "--owner"), (delegation_skill, "--delegation-skill"),
-                        (executor_skill, "--executor-skill"), (schema, "--schema")):
+    for value, flag in (
+        (owner, "--owner"),
+        (delegation_skill, "--delegation-skill"),
+        (executor_skill, "--executor-skill"),
+        (schema, "--schema"),
+    ):
         if not value:
             raise typer.BadParameter(f"{flag} is required", param_hint=flag)
     assert owner and delegation_skill and executor_skill and schema
     try:
         schema_text = schema.read_text(encoding="utf-8", errors="surrogateescape")
     except OSError as exc:
-        raise ValidationFailed(f"schema: cannot read {str(schema)!r}: {exc.strerror}",
-                               field="schema", value=str(schema)) from None
+        raise ValidationFailed(
+            f"schema: cannot read {str(schema)!r}: {exc.strerror}",
+            field="schema",
+            value=str(schema),
+        ) from None
     with inv.store(write=True, create=True) as conn:
-        doc = capabilities.publish(conn, cap_id, clock.now_ms(), owner=owner,
-                                   delegation=delegation_skill, executor=executor_skill,
-                                   schema_text=schema_text, eta=eta, limits=inv.limits())
+        doc = capabilities.publish(
+            conn,
+            cap_id,
+            clock.now_ms(),
+            owner=owner,
+            delegation=delegation_skill,
+            executor=executor_skill,
+            schema_text=schema_text,
+            eta=eta,
+            limits=inv.limits(),
+        )
     render_caps.capability(inv.output(), doc)
 
 
@@ -104,8 +143,10 @@ def unpublish(inv: Invocation, cap_id: CapId) -> None:
 @takes_invocation
 def list_(
     inv: Invocation,
-    state: Annotated[str | None, typer.Option(
-        click_type=params.CAPABILITY_STATE, help="Only capabilities in this state.")] = None,
+    state: Annotated[
+        str | None,
+        typer.Option(click_type=params.CAPABILITY_STATE, help="Only capabilities in this state."),
+    ] = None,
 ) -> None:
     """The catalog: this store's capabilities, then (on a node) the room's.
 

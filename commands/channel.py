@@ -14,69 +14,115 @@ from acomm_cli.cli.params import AsAgent, listing, takes_invocation
 from acomm_cli.engine import channel_admin, channels
 from acomm_cli.output import columns, render, render_channels
 
-app = typer.Typer(help="Create and manage channels.\n\nExample: acomm channel create team "
-                  "--type group --as planner", no_args_is_help=True,
-                  add_completion=False)
+app = typer.Typer(
+    help="Create and manage channels.\n\nExample: acomm channel create team "
+    "--type group --as planner",
+    no_args_is_help=True,
+    add_completion=False,
+)
 
 NewName = Annotated[str, typer.Argument(help="Channel name.")]
 Name = Annotated[str, typer.Argument(click_type=params.CHANNEL, help="Channel name.")]
 
 
 # The settings `create` takes and (all but --delivery) `update` changes.
-MaxMessageSize = Annotated[str | None, typer.Option(
-    click_type=params.SIZE,
-    help="e.g. 65536 or 1MiB; at most 998951424 bytes (SQLite's row limit).")]
+MaxMessageSize = Annotated[
+    str | None,
+    typer.Option(
+        click_type=params.SIZE,
+        help="e.g. 65536 or 1MiB; at most 998951424 bytes (SQLite's row limit).",
+    ),
+]
 AckTimeout = Annotated[str | None, typer.Option(click_type=params.DURATION, help="e.g. 30s.")]
-MaxRetries = Annotated[int | None, typer.Option(
-    click_type=params.COUNT, help="Redeliveries before a dead letter.")]
-RetryBackoff = Annotated[str | None, typer.Option(
-    click_type=params.DURATION, help="Base back-off, e.g. 1000ms.")]
-RetryJitter = Annotated[float | None, typer.Option(
-    click_type=params.FRACTION, help="A fraction, e.g. 0.1.")]
-Echo = Annotated[bool | None, typer.Option("--echo/--no-echo",
-                                           help="Senders receive their own messages.")]
-PriorityOrdering = Annotated[bool | None, typer.Option(
-    "--priority-ordering/--no-priority-ordering", help="Receive by priority first.")]
-MaxPending = Annotated[int | None, typer.Option(click_type=params.COUNT,
-                                                help="0 = unlimited.")]
+MaxRetries = Annotated[
+    int | None, typer.Option(click_type=params.COUNT, help="Redeliveries before a dead letter.")
+]
+RetryBackoff = Annotated[
+    str | None, typer.Option(click_type=params.DURATION, help="Base back-off, e.g. 1000ms.")
+]
+RetryJitter = Annotated[
+    float | None, typer.Option(click_type=params.FRACTION, help="A fraction, e.g. 0.1.")
+]
+Echo = Annotated[
+    bool | None, typer.Option("--echo/--no-echo", help="Senders receive their own messages.")
+]
+PriorityOrdering = Annotated[
+    bool | None,
+    typer.Option("--priority-ordering/--no-priority-ordering", help="Receive by priority first."),
+]
+MaxPending = Annotated[int | None, typer.Option(click_type=params.COUNT, help="0 = unlimited.")]
 DedupeWindow = Annotated[str | None, typer.Option(click_type=params.DURATION, help="e.g. 24h.")]
-RetentionCount = Annotated[int | None, typer.Option(
-    click_type=params.COUNT,
-    help="`compact` keeps at most this many finished messages (0 = no limit).")]
-RetentionAge = Annotated[str | None, typer.Option(
-    click_type=params.DURATION,
-    help="`compact` removes finished messages older than this, e.g. 7d.")]
-Lease = Annotated[str | None, typer.Option(
-    click_type=params.DURATION,
-    help="How long a received or in_progress ack holds a delivery before it is "
-    "redelivered (default: the ack timeout), e.g. 5m.")]
-MessageTtl = Annotated[str | None, typer.Option(
-    click_type=params.DURATION,
-    help="Messages not read within this are dead-lettered `expired` (send --ttl "
-    "overrides), e.g. 10m.")]
-RetryFailed = Annotated[bool | None, typer.Option(
-    "--retry-failed/--no-retry-failed",
-    help="A `failed` ack gives the delivery back for a retry (up to --max-retries).")]
+RetentionCount = Annotated[
+    int | None,
+    typer.Option(
+        click_type=params.COUNT,
+        help="`compact` keeps at most this many finished messages (0 = no limit).",
+    ),
+]
+RetentionAge = Annotated[
+    str | None,
+    typer.Option(
+        click_type=params.DURATION,
+        help="`compact` removes finished messages older than this, e.g. 7d.",
+    ),
+]
+Lease = Annotated[
+    str | None,
+    typer.Option(
+        click_type=params.DURATION,
+        help="How long a received or in_progress ack holds a delivery before it is "
+        "redelivered (default: the ack timeout), e.g. 5m.",
+    ),
+]
+MessageTtl = Annotated[
+    str | None,
+    typer.Option(
+        click_type=params.DURATION,
+        help="Messages not read within this are dead-lettered `expired` (send --ttl "
+        "overrides), e.g. 10m.",
+    ),
+]
+RetryFailed = Annotated[
+    bool | None,
+    typer.Option(
+        "--retry-failed/--no-retry-failed",
+        help="A `failed` ack gives the delivery back for a retry (up to --max-retries).",
+    ),
+]
 
 
 def _duration(value: str | None, name: str) -> int | None:
     return clock.parse_duration(value, name) if value is not None else None
 
 
-def _settings(*, max_message_size: str | None, ack_timeout: str | None,
-              max_retries: int | None, retry_backoff: str | None, retry_jitter: float | None,
-              echo: bool | None, priority_ordering: bool | None, max_pending: int | None,
-              dedupe_window: str | None, retention_count: int | None,
-              retention_age: str | None, lease: str | None, message_ttl: str | None,
-              retry_failed: bool | None) -> dict[str, Any]:
+def _settings(
+    *,
+    max_message_size: str | None,
+    ack_timeout: str | None,
+    max_retries: int | None,
+    retry_backoff: str | None,
+    retry_jitter: float | None,
+    echo: bool | None,
+    priority_ordering: bool | None,
+    max_pending: int | None,
+    dedupe_window: str | None,
+    retention_count: int | None,
+    retention_age: str | None,
+    lease: str | None,
+    message_ttl: str | None,
+    retry_failed: bool | None,
+) -> dict[str, Any]:
     """The options as ChannelConfig fields (None: not given)."""
     return {
         "max_message_size": clock.parse_size(max_message_size, "max_message_size")
-        if max_message_size is not None else None,
+        if max_message_size is not None
+        else None,
         "ack_timeout_ms": _duration(ack_timeout, "ack_timeout"),
         "max_retries": max_retries,
         "retry_backoff_ms": _duration(retry_backoff, "retry_backoff"),
-        "retry_jitter": retry_jitter, "echo": echo, "priority_ordering": priority_ordering,
+        "retry_jitter": retry_jitter,
+        "echo": echo,
+        "priority_ordering": priority_ordering,
         "max_pending": max_pending,
         "dedupe_window_ms": _duration(dedupe_window, "dedupe_window"),
         "retention_count": retention_count,
@@ -87,20 +133,28 @@ def _settings(*, max_message_size: str | None, ack_timeout: str | None,
     }
 
 
-
 @app.command()
 @takes_invocation
 def create(
     inv: Invocation,
     name: NewName,
-    type_: Annotated[str, typer.Option(
-        "--type", "-t", click_type=params.CHANNEL_TYPE,
-        help="direct, group, broadcast, pubsub or queue (each message to one member: the "
-        "first receive claims it).")] = "group",
+    type_: Annotated[
+        str,
+        typer.Option(
+            "--type",
+            "-t",
+            click_type=params.CHANNEL_TYPE,
+            help="direct, group, broadcast, pubsub or queue (each message to one member: the "
+            "first receive claims it).",
+        ),
+    ] = "group",
     as_: AsAgent = None,
-    delivery: Annotated[str | None, typer.Option(
-        click_type=params.DELIVERY_MODE,
-        help="at-most-once, at-least-once or exactly-once.")] = None,
+    delivery: Annotated[
+        str | None,
+        typer.Option(
+            click_type=params.DELIVERY_MODE, help="at-most-once, at-least-once or exactly-once."
+        ),
+    ] = None,
     max_message_size: MaxMessageSize = None,
     ack_timeout: AckTimeout = None,
     max_retries: MaxRetries = None,
@@ -115,24 +169,38 @@ def create(
     lease: Lease = None,
     message_ttl: MessageTtl = None,
     retry_failed: RetryFailed = None,
-    if_not_exists: Annotated[bool, typer.Option(
-        "--if-not-exists", help="Succeed if it exists with the same type.")] = False,
+    if_not_exists: Annotated[
+        bool, typer.Option("--if-not-exists", help="Succeed if it exists with the same type.")
+    ] = False,
 ) -> None:
     """Create a channel owned by --as; prints its id.
 
     Example: acomm channel create builds --type pubsub --as ci
     """
     owner = identity(as_)
-    cfg = channels.channel_config(delivery=delivery, **_settings(
-        max_message_size=max_message_size, ack_timeout=ack_timeout, max_retries=max_retries,
-        retry_backoff=retry_backoff, retry_jitter=retry_jitter, echo=echo,
-        priority_ordering=priority_ordering, max_pending=max_pending,
-        dedupe_window=dedupe_window, retention_count=retention_count,
-        retention_age=retention_age, lease=lease, message_ttl=message_ttl,
-        retry_failed=retry_failed))
+    cfg = channels.channel_config(
+        delivery=delivery,
+        **_settings(
+            max_message_size=max_message_size,
+            ack_timeout=ack_timeout,
+            max_retries=max_retries,
+            retry_backoff=retry_backoff,
+            retry_jitter=retry_jitter,
+            echo=echo,
+            priority_ordering=priority_ordering,
+            max_pending=max_pending,
+            dedupe_window=dedupe_window,
+            retention_count=retention_count,
+            retention_age=retention_age,
+            lease=lease,
+            message_ttl=message_ttl,
+            retry_failed=retry_failed,
+        ),
+    )
     with inv.store(write=True, create=True) as conn:
-        ch = channels.create_channel(conn, name, type_, owner, cfg, clock.now_ms(),
-                                     if_not_exists=if_not_exists)
+        ch = channels.create_channel(
+            conn, name, type_, owner, cfg, clock.now_ms(), if_not_exists=if_not_exists
+        )
     render_channels.channel(inv.output(), ch, id_only=True)
 
 
@@ -142,8 +210,9 @@ def join(
     inv: Invocation,
     name: Name,
     agent: Annotated[str, typer.Argument(click_type=params.AGENT, help="The agent joining.")],
-    role: Annotated[str, typer.Option(click_type=params.ROLE, help="member or observer.")]
-    = "member",
+    role: Annotated[
+        str, typer.Option(click_type=params.ROLE, help="member or observer.")
+    ] = "member",
     as_: AsAgent = None,
 ) -> None:
     """Add an agent to a channel (joining twice changes nothing).
@@ -156,8 +225,12 @@ def join(
     by = identity(as_)
     with inv.store(write=True) as conn:
         r = channels.join_channel(conn, name, agent, role, clock.now_ms(), by=by)
-    render.change(inv.output(), render_channels.channel_doc(r.channel), r.changed,
-                  f"{agent} is already in channel {name} (as {r.channel.role_of(agent)})")
+    render.change(
+        inv.output(),
+        render_channels.channel_doc(r.channel),
+        r.changed,
+        f"{agent} is already in channel {name} (as {r.channel.role_of(agent)})",
+    )
 
 
 @app.command()
@@ -179,8 +252,12 @@ def leave(
     by = identity(as_)
     with inv.store(write=True) as conn:
         r = channels.leave_channel(conn, name, agent, clock.now_ms(), by=by)
-    render.change(inv.output(), render_channels.channel_doc(r.channel), r.changed,
-                  f"{agent} is not in channel {name}; nothing to leave")
+    render.change(
+        inv.output(),
+        render_channels.channel_doc(r.channel),
+        r.changed,
+        f"{agent} is not in channel {name}; nothing to leave",
+    )
 
 
 @app.command("list")
@@ -214,23 +291,43 @@ def _state_command(action: str, doc: str) -> None:
         with inv.store(write=True) as conn:
             r = channels.change_channel_state(conn, name, action, by=by)
         ch = r.channel
-        render.change(inv.output(), render_channels.channel_doc(ch), r.changed,
-                      f"channel {ch.name} is already {ch.state.value}",
-                      f"{ch.name}\t{ch.state.value}")
+        render.change(
+            inv.output(),
+            render_channels.channel_doc(ch),
+            r.changed,
+            f"channel {ch.name} is already {ch.state.value}",
+            f"{ch.name}\t{ch.state.value}",
+        )
 
     command.__doc__ = doc
     app.command(action)(takes_invocation(command))
 
 
 _BY_ADMIN = "\n\nBy the channel's owner or an admin (others exit 5, forbidden)."
-_state_command("pause", "Pause sends (recipients can still read)." + _BY_ADMIN
-               + "\n\nExample: acomm channel pause team --as planner")
-_state_command("resume", "Make a paused or draining channel active again." + _BY_ADMIN
-               + "\n\nExample: acomm channel resume team --as planner")
-_state_command("drain", "Stop new sends while recipients read what is left." + _BY_ADMIN
-               + "\n\nExample: acomm channel drain team --as planner")
-_state_command("close", "Close for good: no sends or receives; history stays." + _BY_ADMIN
-               + "\n\nExample: acomm channel close team --as planner")
+_state_command(
+    "pause",
+    "Pause sends (recipients can still read)."
+    + _BY_ADMIN
+    + "\n\nExample: acomm channel pause team --as planner",
+)
+_state_command(
+    "resume",
+    "Make a paused or draining channel active again."
+    + _BY_ADMIN
+    + "\n\nExample: acomm channel resume team --as planner",
+)
+_state_command(
+    "drain",
+    "Stop new sends while recipients read what is left."
+    + _BY_ADMIN
+    + "\n\nExample: acomm channel drain team --as planner",
+)
+_state_command(
+    "close",
+    "Close for good: no sends or receives; history stays."
+    + _BY_ADMIN
+    + "\n\nExample: acomm channel close team --as planner",
+)
 
 
 @app.command()
@@ -238,10 +335,10 @@ _state_command("close", "Close for good: no sends or receives; history stays." +
 def admin(
     inv: Invocation,
     name: Name,
-    agent: Annotated[str, typer.Argument(click_type=params.AGENT,
-                                         help="A participant of the channel.")],
-    revoke: Annotated[bool, typer.Option("--revoke",
-                                         help="Take the admin rights back.")] = False,
+    agent: Annotated[
+        str, typer.Argument(click_type=params.AGENT, help="A participant of the channel.")
+    ],
+    revoke: Annotated[bool, typer.Option("--revoke", help="Take the admin rights back.")] = False,
     as_: AsAgent = None,
 ) -> None:
     """Make a participant an admin, or no longer one (the owner only).
@@ -255,9 +352,13 @@ def admin(
     by = identity(as_)
     with inv.store(write=True) as conn:
         r = channel_admin.set_admin(conn, name, agent, by=by, admin=not revoke)
-    render.change(inv.output(), render_channels.channel_doc(r.channel), r.changed,
-                  f"{agent} is {'not' if revoke else 'already'} an admin of channel {name}",
-                  f"{name}\t{agent}\t{'member' if revoke else 'admin'}")
+    render.change(
+        inv.output(),
+        render_channels.channel_doc(r.channel),
+        r.changed,
+        f"{agent} is {'not' if revoke else 'already'} an admin of channel {name}",
+        f"{name}\t{agent}\t{'member' if revoke else 'admin'}",
+    )
 
 
 @app.command()
@@ -294,12 +395,21 @@ def update(
     """
     by = identity(as_)
     settings = _settings(
-        max_message_size=max_message_size, ack_timeout=ack_timeout, max_retries=max_retries,
-        retry_backoff=retry_backoff, retry_jitter=retry_jitter, echo=echo,
-        priority_ordering=priority_ordering, max_pending=max_pending,
-        dedupe_window=dedupe_window, retention_count=retention_count,
-        retention_age=retention_age, lease=lease, message_ttl=message_ttl,
-        retry_failed=retry_failed)
+        max_message_size=max_message_size,
+        ack_timeout=ack_timeout,
+        max_retries=max_retries,
+        retry_backoff=retry_backoff,
+        retry_jitter=retry_jitter,
+        echo=echo,
+        priority_ordering=priority_ordering,
+        max_pending=max_pending,
+        dedupe_window=dedupe_window,
+        retention_count=retention_count,
+        retention_age=retention_age,
+        lease=lease,
+        message_ttl=message_ttl,
+        retry_failed=retry_failed,
+    )
     with inv.store(write=True) as conn:
         u = channel_admin.update_channel(conn, name, clock.now_ms(), by=by, **settings)
     render_channels.update(inv.output(), u)
@@ -310,9 +420,13 @@ def update(
 def delete(
     inv: Invocation,
     name: Name,
-    force: Annotated[bool, typer.Option(
-        "--force", help="Dead-letter what is still in flight (reason channel_deleted) and "
-        "delete.")] = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Dead-letter what is still in flight (reason channel_deleted) and delete.",
+        ),
+    ] = False,
     as_: AsAgent = None,
 ) -> None:
     """Delete a channel (its owner only); its name is free again.

@@ -20,19 +20,33 @@ app = typer.Typer(add_completion=False)
 @takes_invocation
 def compact(
     inv: Invocation,
-    older_than: Annotated[str | None, typer.Option(
-        click_type=params.DURATION,
-        help="Only messages created longer ago than this (e.g. 7d; default: any age).",
-        show_default=False)] = None,
-    dead_letters_older_than: Annotated[str | None, typer.Option(
-        click_type=params.DURATION,
-        help="Also purge dead letters older than this, which lets their messages go.",
-        show_default=False)] = None,
-    vacuum: Annotated[bool, typer.Option(
-        "--vacuum", help="Then rewrite the file to give the freed space back (slow on big "
-        "stores; needs as much free disk as the store).")] = False,
-    dry_run: Annotated[bool, typer.Option(
-        "--dry-run", help="Count what would go; change nothing.")] = False,
+    older_than: Annotated[
+        str | None,
+        typer.Option(
+            click_type=params.DURATION,
+            help="Only messages created longer ago than this (e.g. 7d; default: any age).",
+            show_default=False,
+        ),
+    ] = None,
+    dead_letters_older_than: Annotated[
+        str | None,
+        typer.Option(
+            click_type=params.DURATION,
+            help="Also purge dead letters older than this, which lets their messages go.",
+            show_default=False,
+        ),
+    ] = None,
+    vacuum: Annotated[
+        bool,
+        typer.Option(
+            "--vacuum",
+            help="Then rewrite the file to give the freed space back (slow on big "
+            "stores; needs as much free disk as the store).",
+        ),
+    ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Count what would go; change nothing.")
+    ] = False,
 ) -> None:
     """Remove messages that are done with, and their deliveries, in one transaction.
 
@@ -45,14 +59,25 @@ def compact(
     """
     now = clock.now_ms()
     older = clock.parse_duration(older_than, "older_than") if older_than is not None else 0
-    dead = (clock.parse_duration(dead_letters_older_than, "dead_letters_older_than")
-            if dead_letters_older_than is not None else None)
+    dead = (
+        clock.parse_duration(dead_letters_older_than, "dead_letters_older_than")
+        if dead_letters_older_than is not None
+        else None
+    )
     out = inv.output()
-    with inv.store(write=not dry_run, hooks=False) as conn, \
-            render.progress(out, "compacting") as progress:
-        result = operations.compact(conn, now, older_than_ms=older,
-                                    dead_letters_older_than_ms=dead, vacuum=vacuum,
-                                    dry_run=dry_run, progress=progress)
+    with (
+        inv.store(write=not dry_run, hooks=False) as conn,
+        render.progress(out, "compacting") as progress,
+    ):
+        result = operations.compact(
+            conn,
+            now,
+            older_than_ms=older,
+            dead_letters_older_than_ms=dead,
+            vacuum=vacuum,
+            dry_run=dry_run,
+            progress=progress,
+        )
     render_operations.compact(out, result)
 
 

@@ -17,8 +17,9 @@ app = typer.Typer(add_completion=False)
 @app.command()
 def completions(
     ctx: typer.Context,
-    shell: Annotated[str, typer.Argument(
-        click_type=params.SHELL, metavar="SHELL", help="bash, zsh or fish.")],
+    shell: Annotated[
+        str, typer.Argument(click_type=params.SHELL, metavar="SHELL", help="bash, zsh or fish.")
+    ],
 ) -> None:
     """Print the completion script for a shell: bash, zsh or fish.
 

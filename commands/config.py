@@ -9,8 +9,11 @@ from acomm_cli.cli.invocation import Invocation
 from acomm_cli.cli.params import listing, takes_invocation
 from acomm_cli.output import columns, render_operations
 
-app = typer.Typer(help="Inspect the configuration.\n\nExample: acomm config show --json",
-                  no_args_is_help=True, add_completion=False)
+app = typer.Typer(
+    help="Inspect the configuration.\n\nExample: acomm config show --json",
+    no_args_is_help=True,
+    add_completion=False,
+)
 
 
 @app.command()

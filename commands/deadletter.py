@@ -14,13 +14,16 @@ from acomm_cli.engine import deadletters
 from acomm_cli.errors import UsageError
 from acomm_cli.output import columns, render, render_deadletters
 
-app = typer.Typer(help="Inspect and recover dead letters.\n\nExample: acomm deadletter "
-                  "list --json", no_args_is_help=True,
-                  add_completion=False)
+app = typer.Typer(
+    help="Inspect and recover dead letters.\n\nExample: acomm deadletter list --json",
+    no_args_is_help=True,
+    add_completion=False,
+)
 
 Msg = Annotated[int, typer.Argument(metavar="MSG", help="The message id.")]
-Recipient = Annotated[str | None, typer.Option(
-    click_type=params.AGENT, help="Only this recipient's dead letter.")]
+Recipient = Annotated[
+    str | None, typer.Option(click_type=params.AGENT, help="Only this recipient's dead letter.")
+]
 
 
 @app.command("list")
@@ -28,23 +31,28 @@ Recipient = Annotated[str | None, typer.Option(
 @takes_invocation
 def list_(
     inv: Invocation,
-    channel: Annotated[str | None, typer.Option(
-        "--channel", "-c", click_type=params.CHANNEL, help="Only this channel.")] = None,
+    channel: Annotated[
+        str | None,
+        typer.Option("--channel", "-c", click_type=params.CHANNEL, help="Only this channel."),
+    ] = None,
     recipient: Recipient = None,
-    reason: Annotated[str | None, typer.Option(
-        click_type=params.DEAD_LETTER_REASON,
-        help=f"{', '.join(model.DEAD_LETTER_REASONS)}.")] = None,
+    reason: Annotated[
+        str | None,
+        typer.Option(
+            click_type=params.DEAD_LETTER_REASON, help=f"{', '.join(model.DEAD_LETTER_REASONS)}."
+        ),
+    ] = None,
     limit: Annotated[int, typer.Option(click_type=params.COUNT, help="At most this many.")] = 100,
-    offset: Annotated[int, typer.Option(click_type=params.COUNT, help="Skip this many first.")]
-    = 0,
+    offset: Annotated[int, typer.Option(click_type=params.COUNT, help="Skip this many first.")] = 0,
 ) -> None:
     """List dead letters, oldest first.
 
     Example: acomm deadletter list --reason max_retries_exceeded --json
     """
     with inv.store(write=False) as conn:
-        items, total = deadletters.list_dead_letters(conn, channel=channel, recipient=recipient,
-                                                  reason=reason, limit=limit, offset=offset)
+        items, total = deadletters.list_dead_letters(
+            conn, channel=channel, recipient=recipient, reason=reason, limit=limit, offset=offset
+        )
     render_deadletters.dead_letters(inv.output(), items, total)
 
 
@@ -69,23 +77,35 @@ def show(inv: Invocation, message_id: Msg, recipient: Recipient = None) -> None:
 @takes_invocation
 def replay(
     inv: Invocation,
-    message_id: Annotated[int | None, typer.Argument(
-        metavar="[MSG]", help="The message id (or --all).", show_default=False)] = None,
+    message_id: Annotated[
+        int | None,
+        typer.Argument(metavar="[MSG]", help="The message id (or --all).", show_default=False),
+    ] = None,
     recipient: Recipient = None,
-    all_: Annotated[bool, typer.Option(
-        "--all", help="Every dead letter the filters match, in one transaction.")] = False,
-    channel: Annotated[str | None, typer.Option(
-        "--channel", "-c", click_type=params.CHANNEL, help="With --all: only this channel.")]
-    = None,
-    reason: Annotated[str | None, typer.Option(
-        click_type=params.DEAD_LETTER_REASON, help="With --all: only this reason.")] = None,
-    since: Annotated[str | None, typer.Option(
-        click_type=params.TIME,
-        help="With --all: dead-lettered at or after this time (ISO 8601 or e.g. -1h).")]
-    = None,
-    dry_run: Annotated[bool, typer.Option(
-        "--dry-run", help="With --all: count what would be replayed, change nothing.")]
-    = False,
+    all_: Annotated[
+        bool, typer.Option("--all", help="Every dead letter the filters match, in one transaction.")
+    ] = False,
+    channel: Annotated[
+        str | None,
+        typer.Option(
+            "--channel", "-c", click_type=params.CHANNEL, help="With --all: only this channel."
+        ),
+    ] = None,
+    reason: Annotated[
+        str | None,
+        typer.Option(click_type=params.DEAD_LETTER_REASON, help="With --all: only this reason."),
+    ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option(
+            click_type=params.TIME,
+            help="With --all: dead-lettered at or after this time (ISO 8601 or e.g. -1h).",
+        ),
+    ] = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option("--dry-run", help="With --all: count what would be replayed, change nothing."),
+    ] = False,
 ) -> None:
     """Deliver dead letters again (same id, fresh retry budget).
 
@@ -97,14 +117,22 @@ def replay(
     Example: acomm deadletter replay --all --reason dispatch_failed --since -1h
     """
     if all_ and message_id is not None:
-        raise UsageError("message: give a message id or --all, not both", field="message",
-                         value=message_id)
+        raise UsageError(
+            "message: give a message id or --all, not both", field="message", value=message_id
+        )
     if not all_:
         if message_id is None:
-            raise UsageError("message: give a message id, or --all to replay every dead "
-                             "letter the filters match", field="message")
-        for name, given in (("channel", channel), ("reason", reason), ("since", since),
-                            ("dry_run", dry_run or None)):
+            raise UsageError(
+                "message: give a message id, or --all to replay every dead "
+                "letter the filters match",
+                field="message",
+            )
+        for name, given in (
+            ("channel", channel),
+            ("reason", reason),
+            ("since", since),
+            ("dry_run", dry_run or None),
+        ):
             if given is not None:
                 flag = "--" + name.replace("_", "-")
                 raise UsageError(f"{name}: {flag} goes with --all", field=name)
@@ -115,8 +143,15 @@ def replay(
     now = clock.now_ms()
     lo = clock.parse_time(since, "since", now) if since is not None else None
     with inv.store(write=True) as conn:
-        result = deadletters.redrive(conn, channel=channel, recipient=recipient,
-                                     reason=reason, since=lo, now=now, dry_run=dry_run)
+        result = deadletters.redrive(
+            conn,
+            channel=channel,
+            recipient=recipient,
+            reason=reason,
+            since=lo,
+            now=now,
+            dry_run=dry_run,
+        )
     render_deadletters.redrive(inv.output(), result)
 
 
@@ -143,6 +178,5 @@ def purge(
     Example: acomm deadletter purge --older-than 7d
     """
     with inv.store(write=True) as conn:
-        n = deadletters.purge(conn, clock.parse_duration(older_than, "older_than"),
-                           clock.now_ms())
+        n = deadletters.purge(conn, clock.parse_duration(older_than, "older_than"), clock.now_ms())
     render.ok(inv.output(), {"purged": n}, str(n))

@@ -22,13 +22,21 @@ app = typer.Typer(add_completion=False)
 @takes_invocation
 def dispatch(
     inv: Invocation,
-    agent: Annotated[str | None, typer.Option(
-        click_type=params.AGENT, help="Only this configured agent.", show_default=False)] = None,
-    max_: Annotated[int, typer.Option(
-        "--max", click_type=params.COUNT, help="At most this many deliveries.")] = 100,
-    dry_run: Annotated[bool, typer.Option(
-        "--dry-run", help="List what would run (or be settled without a run); change "
-        "nothing.")] = False,
+    agent: Annotated[
+        str | None,
+        typer.Option(
+            click_type=params.AGENT, help="Only this configured agent.", show_default=False
+        ),
+    ] = None,
+    max_: Annotated[
+        int, typer.Option("--max", click_type=params.COUNT, help="At most this many deliveries.")
+    ] = 100,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run", help="List what would run (or be settled without a run); change nothing."
+        ),
+    ] = False,
 ) -> None:
     """Run configured agents' commands on their due messages, one receipt per run.
 
@@ -50,10 +58,17 @@ def dispatch(
     with inv.store(write=not dry_run) as conn, stopping.on_signals() as stop:
         path, _ = s.store_path(create=False)
         result = engine.dispatch(
-            conn, agents, clock.now_ms(), store_path=str(Path(path).resolve()),
-            encode=render_worker.message_json, only=agent, max_runs=max_, dry_run=dry_run,
+            conn,
+            agents,
+            clock.now_ms(),
+            store_path=str(Path(path).resolve()),
+            encode=render_worker.message_json,
+            only=agent,
+            max_runs=max_,
+            dry_run=dry_run,
             config_path=str(Path(s.config).expanduser().resolve()) if s.config else None,
-            stop=stop)
+            stop=stop,
+        )
         signum = stop.signum
     render_worker.dispatch_result(inv.output(), result)
     if signum is not None:
@@ -65,22 +80,31 @@ def dispatch(
 @takes_invocation
 def receipts(
     inv: Invocation,
-    agent: Annotated[str | None, typer.Option(
-        click_type=params.AGENT, help="Only this agent's runs.", show_default=False)] = None,
-    message: Annotated[int | None, typer.Option(metavar="MSG", help="Only runs on this message id.",
-                                                show_default=False)] = None,
-    status: Annotated[str | None, typer.Option(
-        click_type=params.choice(engine.STATUSES, "STATUS"),
-        help="running, accepted, ignored or failed.", show_default=False)] = None,
+    agent: Annotated[
+        str | None,
+        typer.Option(click_type=params.AGENT, help="Only this agent's runs.", show_default=False),
+    ] = None,
+    message: Annotated[
+        int | None,
+        typer.Option(metavar="MSG", help="Only runs on this message id.", show_default=False),
+    ] = None,
+    status: Annotated[
+        str | None,
+        typer.Option(
+            click_type=params.choice(engine.STATUSES, "STATUS"),
+            help="running, accepted, ignored or failed.",
+            show_default=False,
+        ),
+    ] = None,
     limit: Annotated[int, typer.Option(click_type=params.COUNT, help="At most this many.")] = 100,
-    offset: Annotated[int, typer.Option(click_type=params.COUNT, help="Skip this many first.")]
-    = 0,
+    offset: Annotated[int, typer.Option(click_type=params.COUNT, help="Skip this many first.")] = 0,
 ) -> None:
     """List agent dispatch receipts (one per run), newest first.
 
     Example: acomm receipts --agent reviewer --json
     """
     with inv.store(write=False) as conn:
-        page = engine.list_receipts(conn, agent=agent, message_id=message, status=status,
-                                    limit=limit, offset=offset)
+        page = engine.list_receipts(
+            conn, agent=agent, message_id=message, status=status, limit=limit, offset=offset
+        )
     render_worker.receipts(inv.output(), page)

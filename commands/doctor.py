@@ -19,9 +19,14 @@ app = typer.Typer(add_completion=False)
 @takes_invocation
 def doctor(
     inv: Invocation,
-    quick: Annotated[bool, typer.Option(
-        "--quick", help="PRAGMA quick_check instead of the full integrity_check (faster on "
-        "big stores; skips index consistency).")] = False,
+    quick: Annotated[
+        bool,
+        typer.Option(
+            "--quick",
+            help="PRAGMA quick_check instead of the full integrity_check (faster on "
+            "big stores; skips index consistency).",
+        ),
+    ] = False,
 ) -> None:
     """Check the store's integrity, schema and delivery invariants.
 

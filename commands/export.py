@@ -19,22 +19,41 @@ app = typer.Typer(add_completion=False)
 @takes_invocation
 def export(
     inv: Invocation,
-    out: Annotated[str, typer.Argument(
-        click_type=params.DIR, metavar="DIR", show_default=False,
-        help="Output directory (a local path, or a URI such as s3://bucket/prefix or hdfs://... "
-        "that pyarrow can write and Spark read).")],
-    since: Annotated[str | None, typer.Option(
-        click_type=params.TIME,
-        help="Only messages created at or after this (ISO 8601, epoch ms, or e.g. -1d).",
-        show_default=False)] = None,
-    until: Annotated[str | None, typer.Option(
-        click_type=params.TIME,
-        help="Only messages created before this.", show_default=False)] = None,
-    incremental: Annotated[bool, typer.Option(
-        "--incremental", help="Continue after the last message exported to OUT (the "
-        "watermark kept in the store).")] = False,
-    format_: Annotated[str, typer.Option(
-        "--format", click_type=params.EXPORT_FORMAT, help="parquet or jsonl.")] = "parquet",
+    out: Annotated[
+        str,
+        typer.Argument(
+            click_type=params.DIR,
+            metavar="DIR",
+            show_default=False,
+            help="Output directory (a local path, or a URI such as s3://bucket/prefix or "
+            "hdfs://... that pyarrow can write and Spark read).",
+        ),
+    ],
+    since: Annotated[
+        str | None,
+        typer.Option(
+            click_type=params.TIME,
+            help="Only messages created at or after this (ISO 8601, epoch ms, or e.g. -1d).",
+            show_default=False,
+        ),
+    ] = None,
+    until: Annotated[
+        str | None,
+        typer.Option(
+            click_type=params.TIME, help="Only messages created before this.", show_default=False
+        ),
+    ] = None,
+    incremental: Annotated[
+        bool,
+        typer.Option(
+            "--incremental",
+            help="Continue after the last message exported to OUT (the "
+            "watermark kept in the store).",
+        ),
+    ] = False,
+    format_: Annotated[
+        str, typer.Option("--format", click_type=params.EXPORT_FORMAT, help="parquet or jsonl.")
+    ] = "parquet",
 ) -> None:
     """Export the history as Parquet (or JSON Lines) datasets, the input of `audit`.
 
@@ -60,6 +79,7 @@ def export(
     hi = clock.parse_time(until, "until", now) if until else None
     o = inv.output()
     with inv.store(write=True, hooks=False) as conn, render.progress(o, "exporting") as start:
-        result = rules.export(conn, out, now, since=lo, until=hi, incremental=incremental,
-                              fmt=format_, progress=start)
+        result = rules.export(
+            conn, out, now, since=lo, until=hi, incremental=incremental, fmt=format_, progress=start
+        )
     render_analytics.export_result(o, result)

@@ -13,21 +13,31 @@ from acomm_cli.cli.invocation import Invocation
 from acomm_cli.cli.params import takes_invocation
 from acomm_cli.output import render
 
-app = typer.Typer(help="Federation: exchange with the other nodes.\n\nExample: acomm fed "
-                  "pull --json", no_args_is_help=True, add_completion=False)
+app = typer.Typer(
+    help="Federation: exchange with the other nodes.\n\nExample: acomm fed pull --json",
+    no_args_is_help=True,
+    add_completion=False,
+)
 
 
 @app.command()
 @takes_invocation
 def pull(
     inv: Invocation,
-    peer: Annotated[str | None, typer.Option(metavar="NODE", help="Only this peer (an "
-                                             "unreachable one is then exit 7).")] = None,
-    max_pages: Annotated[int, typer.Option(min=1, metavar="N",
-                                           help="Pages read per peer at most.")] = 10,
-    wait: Annotated[str, typer.Option(click_type=params.DURATION, help="Long-poll an http peer "
-                                      "that has nothing new, up to this long (at most "
-                                      "30s).")] = "0s",
+    peer: Annotated[
+        str | None,
+        typer.Option(metavar="NODE", help="Only this peer (an unreachable one is then exit 7)."),
+    ] = None,
+    max_pages: Annotated[
+        int, typer.Option(min=1, metavar="N", help="Pages read per peer at most.")
+    ] = 10,
+    wait: Annotated[
+        str,
+        typer.Option(
+            click_type=params.DURATION,
+            help="Long-poll an http peer that has nothing new, up to this long (at most 30s).",
+        ),
+    ] = "0s",
 ) -> None:
     """Read the peers' outboxes after this node's cursors and deliver.
 
@@ -40,9 +50,14 @@ def pull(
 
     wait_ms = clock.parse_duration(wait, "wait")
     with inv.store(write=True) as conn:
-        result = fed_pull.pull(conn, clock.now_ms(), peer=peer, max_pages=max_pages,
-                               sla_ms=inv.settings.value("federation.sla"),
-                               wait_s=wait_ms / 1000)
+        result = fed_pull.pull(
+            conn,
+            clock.now_ms(),
+            peer=peer,
+            max_pages=max_pages,
+            sla_ms=inv.settings.value("federation.sla"),
+            wait_s=wait_ms / 1000,
+        )
     render.status(inv.output(), result.doc())
 
 
@@ -50,11 +65,17 @@ def pull(
 @takes_invocation
 def migrate(
     inv: Invocation,
-    to: Annotated[str, typer.Option(metavar="URL", help="The NATS server: nats://HOST:PORT "
-                                    "(or tls://...).")],
-    nats_creds: Annotated[str | None, typer.Option(
-        "--nats-creds", metavar="FILE", help="A NATS credentials file ($ACOMM_NATS_CREDS "
-        "wins when set).")] = None,
+    to: Annotated[
+        str, typer.Option(metavar="URL", help="The NATS server: nats://HOST:PORT (or tls://...).")
+    ],
+    nats_creds: Annotated[
+        str | None,
+        typer.Option(
+            "--nats-creds",
+            metavar="FILE",
+            help="A NATS credentials file ($ACOMM_NATS_CREDS wins when set).",
+        ),
+    ] = None,
 ) -> None:
     """Move this node's outbox onto NATS JetStream, losing no event.
 

@@ -12,34 +12,66 @@ from acomm_cli.cli.invocation import Invocation
 from acomm_cli.cli.params import takes_invocation
 from acomm_cli.output import render, render_messages
 
-app = typer.Typer(help="This node's gateway: the exchange, the state room, the outbox.\n\n"
-                  "Example: acomm gateway serve --listen 0.0.0.0:8765 --seed",
-                  no_args_is_help=True, add_completion=False)
+app = typer.Typer(
+    help="This node's gateway: the exchange, the state room, the outbox.\n\n"
+    "Example: acomm gateway serve --listen 0.0.0.0:8765 --seed",
+    no_args_is_help=True,
+    add_completion=False,
+)
 
 
 @app.command()
 @takes_invocation
 def serve(
     inv: Invocation,
-    listen: Annotated[str, typer.Option(metavar="HOST:PORT", help="Where to listen (port 0: "
-                                        "any free port; `gateway status` shows it); `none`: "
-                                        "no socket, for a NATS node behind NAT.")],
-    seed: Annotated[bool, typer.Option("--seed", help="Host the state room and keep it "
-                                       "across restarts.")] = False,
-    join: Annotated[str | None, typer.Option(metavar="URL", help="The seed gateway's url "
-                                             "to join (http://HOST:PORT).")] = None,
-    invite: Annotated[str | None, typer.Option(metavar="TOKEN", help="The invite token for "
-                                               "a first join; without it, rejoin by node "
-                                               "proof.")] = None,
-    public_url: Annotated[str | None, typer.Option(metavar="URL", help="How peers reach "
-                                                   "this gateway (default: "
-                                                   "http://HOST:PORT of --listen).")] = None,
-    pull_every: Annotated[str | None, typer.Option(metavar="DURATION", help="Also pull the "
-                                                   "peers' outboxes this often (default: "
-                                                   "never; `fed pull` and `tick` do).")] = None,
-    push: Annotated[bool, typer.Option("--push", help="On a NATS node: publish the outbox "
-                                       "and read the peers' streams as events come "
-                                       "(within a second), instead of --pull-every.")] = False,
+    listen: Annotated[
+        str,
+        typer.Option(
+            metavar="HOST:PORT",
+            help="Where to listen (port 0: "
+            "any free port; `gateway status` shows it); `none`: "
+            "no socket, for a NATS node behind NAT.",
+        ),
+    ],
+    seed: Annotated[
+        bool, typer.Option("--seed", help="Host the state room and keep it across restarts.")
+    ] = False,
+    join: Annotated[
+        str | None,
+        typer.Option(metavar="URL", help="The seed gateway's url to join (http://HOST:PORT)."),
+    ] = None,
+    invite: Annotated[
+        str | None,
+        typer.Option(
+            metavar="TOKEN",
+            help="The invite token for a first join; without it, rejoin by node proof.",
+        ),
+    ] = None,
+    public_url: Annotated[
+        str | None,
+        typer.Option(
+            metavar="URL",
+            help="How peers reach this gateway (default: http://HOST:PORT of --listen).",
+        ),
+    ] = None,
+    pull_every: Annotated[
+        str | None,
+        typer.Option(
+            metavar="DURATION",
+            help="Also pull the "
+            "peers' outboxes this often (default: "
+            "never; `fed pull` and `tick` do).",
+        ),
+    ] = None,
+    push: Annotated[
+        bool,
+        typer.Option(
+            "--push",
+            help="On a NATS node: publish the outbox "
+            "and read the peers' streams as events come "
+            "(within a second), instead of --pull-every.",
+        ),
+    ] = False,
 ) -> None:
     """Run the gateway until SIGINT or SIGTERM.
 
@@ -57,18 +89,30 @@ def serve(
     if invite is not None and join is None:
         raise ValidationFailed("invite: only with --join URL", field="invite")
     if seed and join is not None:
-        raise ValidationFailed("seed: a seed hosts the room; it does not --join one",
-                               field="seed")
+        raise ValidationFailed("seed: a seed hosts the room; it does not --join one", field="seed")
     host, port = gateway.parse_listen(listen)
     s = inv.settings
     path, _ = s.store_path(create=False)
     every = clock.parse_duration(pull_every, "pull_every") if pull_every else None
-    gateway.serve(gateway.Options(
-        store_path=Path(path), host=host, port=port, seed=seed, join=join, invite=invite,
-        public_url=public_url, pull_every_ms=every, push=push, sla_ms=s.value("federation.sla"),
-        pull_pages=s.value("federation.pull_pages"), limits=inv.limits(),
-        encoders=agentapi.Encoders(message=render_messages.message_doc,
-                                   send=render_messages.send_doc)))
+    gateway.serve(
+        gateway.Options(
+            store_path=Path(path),
+            host=host,
+            port=port,
+            seed=seed,
+            join=join,
+            invite=invite,
+            public_url=public_url,
+            pull_every_ms=every,
+            push=push,
+            sla_ms=s.value("federation.sla"),
+            pull_pages=s.value("federation.pull_pages"),
+            limits=inv.limits(),
+            encoders=agentapi.Encoders(
+                message=render_messages.message_doc, send=render_messages.send_doc
+            ),
+        )
+    )
 
 
 @app.command()

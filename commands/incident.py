@@ -13,9 +13,12 @@ from acomm_cli.cli.params import listing, takes_invocation
 from acomm_cli.engine import incidents
 from acomm_cli.output import columns, render, render_caps
 
-app = typer.Typer(help="Review incidents: misfires of published capabilities."
-                  "\n\nExample: acomm incident list --state open --json",
-                  no_args_is_help=True, add_completion=False)
+app = typer.Typer(
+    help="Review incidents: misfires of published capabilities."
+    "\n\nExample: acomm incident list --state open --json",
+    no_args_is_help=True,
+    add_completion=False,
+)
 
 IncidentId = Annotated[int, typer.Argument(metavar="ID", help="The incident id.")]
 
@@ -25,10 +28,13 @@ IncidentId = Annotated[int, typer.Argument(metavar="ID", help="The incident id."
 @takes_invocation
 def list_(
     inv: Invocation,
-    state: Annotated[str | None, typer.Option(
-        click_type=params.INCIDENT_STATE, help="Only incidents in this state.")] = None,
-    capability: Annotated[str | None, typer.Option(
-        help="Only incidents of this capability.")] = None,
+    state: Annotated[
+        str | None,
+        typer.Option(click_type=params.INCIDENT_STATE, help="Only incidents in this state."),
+    ] = None,
+    capability: Annotated[
+        str | None, typer.Option(help="Only incidents of this capability.")
+    ] = None,
 ) -> None:
     """Incidents, oldest first.
 
@@ -60,19 +66,25 @@ def resolve(
     inv: Invocation,
     incident_id: IncidentId,
     note: Annotated[str | None, typer.Option(help="What was done about it.")] = None,
-    as_: Annotated[str | None, typer.Option(
-        "--as", click_type=params.AGENT, envvar="ACOMM_AGENT",
-        help="Who resolved it (recorded).")] = None,
+    as_: Annotated[
+        str | None,
+        typer.Option(
+            "--as",
+            click_type=params.AGENT,
+            envvar="ACOMM_AGENT",
+            help="Who resolved it (recorded).",
+        ),
+    ] = None,
 ) -> None:
     """Mark an incident resolved (resolving it again changes nothing).
 
     Example: acomm incident resolve 1 --note "schema 1.1 allows empty findings"
     """
     with inv.store(write=True) as conn:
-        found, changed = incidents.resolve(conn, incident_id, clock.now_ms(), agent=as_,
-                                           note=note)
-    render.change(inv.output(), found.doc(), changed, f"incident {incident_id} is already "
-                  "resolved", None)
+        found, changed = incidents.resolve(conn, incident_id, clock.now_ms(), agent=as_, note=note)
+    render.change(
+        inv.output(), found.doc(), changed, f"incident {incident_id} is already resolved", None
+    )
 
 
 @app.callback()

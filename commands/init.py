@@ -24,9 +24,14 @@ app = typer.Typer(add_completion=False)
 @takes_invocation
 def init(
     inv: Invocation,
-    directory: Annotated[Path | None, typer.Argument(
-        click_type=params.DIR, metavar="DIR",
-        help="Project directory; the store goes in DIR/.acomm/ (default: here).")] = None,
+    directory: Annotated[
+        Path | None,
+        typer.Argument(
+            click_type=params.DIR,
+            metavar="DIR",
+            help="Project directory; the store goes in DIR/.acomm/ (default: here).",
+        ),
+    ] = None,
 ) -> None:
     """Create a store and a commented config.yaml beside it.
 

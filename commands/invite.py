@@ -12,23 +12,35 @@ from acomm_cli.cli.invocation import Invocation
 from acomm_cli.cli.params import listing, takes_invocation
 from acomm_cli.output import columns, render, render_federation
 
-app = typer.Typer(help="Invite other nodes to join this one (a seed).\n\nExample: acomm "
-                  "invite create --expect mbp-jane --ttl 10m --json", no_args_is_help=True,
-                  add_completion=False)
+app = typer.Typer(
+    help="Invite other nodes to join this one (a seed).\n\nExample: acomm "
+    "invite create --expect mbp-jane --ttl 10m --json",
+    no_args_is_help=True,
+    add_completion=False,
+)
 
 
 @app.command()
 @takes_invocation
 def create(
     inv: Invocation,
-    expect: Annotated[str | None, typer.Option(
-        metavar="NODE", help="Only this node id may use the invite.")] = None,
-    ttl: Annotated[str, typer.Option(click_type=params.DURATION,
-                                     help="How long the invite stays valid (at most 7d).")]
-    = "10m",
-    pin_key: Annotated[str | None, typer.Option(
-        metavar="KEY", help="The joining node's public key (PASERK k4.public...): it must "
-        "prove it holds the key.")] = None,
+    expect: Annotated[
+        str | None, typer.Option(metavar="NODE", help="Only this node id may use the invite.")
+    ] = None,
+    ttl: Annotated[
+        str,
+        typer.Option(
+            click_type=params.DURATION, help="How long the invite stays valid (at most 7d)."
+        ),
+    ] = "10m",
+    pin_key: Annotated[
+        str | None,
+        typer.Option(
+            metavar="KEY",
+            help="The joining node's public key (PASERK k4.public...): it must "
+            "prove it holds the key.",
+        ),
+    ] = None,
 ) -> None:
     """Create a single-use invite for another node to join this one.
 
@@ -41,8 +53,9 @@ def create(
 
     ttl_ms = clock.parse_duration(ttl, "ttl")
     with inv.store(write=True) as conn:
-        doc = invites.create(conn, expect=expect, ttl_ms=ttl_ms, pin_key=pin_key,
-                             now_ms=clock.now_ms())
+        doc = invites.create(
+            conn, expect=expect, ttl_ms=ttl_ms, pin_key=pin_key, now_ms=clock.now_ms()
+        )
     render.status(inv.output(), doc)
 
 

@@ -39,18 +39,33 @@ def _loopback(host: str) -> bool:
 def mcp(
     inv: Invocation,
     as_: AsAgent = None,
-    print_config: Annotated[str | None, typer.Option(
-        "--print-config", click_type=CONFIG_KIND,
-        help="Print how to register this server and exit: `claude` (the `claude mcp add` "
-        "line and .mcp.json) or `json` (a generic mcpServers document).")] = None,
-    http: Annotated[str | None, typer.Option(
-        metavar="HOST:PORT",
-        help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (port 0: any "
-        "free port, printed on stderr).")] = None,
-    token: Annotated[str | None, typer.Option(
-        envvar=TOKEN_ENV, show_envvar=True, metavar="TOKEN",
-        help="With --http: require `Authorization: Bearer TOKEN` (needed on a host that is "
-        "not loopback).")] = None,
+    print_config: Annotated[
+        str | None,
+        typer.Option(
+            "--print-config",
+            click_type=CONFIG_KIND,
+            help="Print how to register this server and exit: `claude` (the `claude mcp add` "
+            "line and .mcp.json) or `json` (a generic mcpServers document).",
+        ),
+    ] = None,
+    http: Annotated[
+        str | None,
+        typer.Option(
+            metavar="HOST:PORT",
+            help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (port 0: any "
+            "free port, printed on stderr).",
+        ),
+    ] = None,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            envvar=TOKEN_ENV,
+            show_envvar=True,
+            metavar="TOKEN",
+            help="With --http: require `Authorization: Bearer TOKEN` (needed on a host that is "
+            "not loopback).",
+        ),
+    ] = None,
 ) -> None:
     """Serve the store to an MCP client (Claude Code, Codex...) as one agent.
 
@@ -77,31 +92,45 @@ def mcp(
 
         host, port = parse_listen(http)
         if not token and not _loopback(host):
-            raise UsageError(f"http: {host} is not a loopback address: give --token (or "
-                             f"${TOKEN_ENV}) so that only your agents can connect",
-                             field="http", value=http)
+            raise UsageError(
+                f"http: {host} is not a loopback address: give --token (or "
+                f"${TOKEN_ENV}) so that only your agents can connect",
+                field="http",
+                value=http,
+            )
     elif token is not None and TOKEN_ENV not in os.environ:
         raise UsageError("token: only with --http (stdio needs none)", field="token")
     try:
         from acomm_cli.mcpserver import server, tools
     except ImportError as exc:  # the SDK is an extra
-        raise MissingExtra("mcp: needs the MCP SDK, which the `mcp` extra installs: "
-                           "pip install 'acomm[mcp]'", extra="mcp",
-                           install="pip install 'acomm[mcp]'", missing=[exc.name]) from None
+        raise MissingExtra(
+            "mcp: needs the MCP SDK, which the `mcp` extra installs: pip install 'acomm[mcp]'",
+            extra="mcp",
+            install="pip install 'acomm[mcp]'",
+            missing=[exc.name],
+        ) from None
 
-    box = tools.Toolbox(tools.StoreOptions(
-        path=path, busy_timeout_ms=s.value("store.busy_timeout"),
-        flush=s.value("store.flush"), batch_messages=s.value("store.batch_messages"),
-        batch_interval_ms=s.value("store.batch_interval"), limits=inv.limits()),
-        agent, _encoders())
+    box = tools.Toolbox(
+        tools.StoreOptions(
+            path=path,
+            busy_timeout_ms=s.value("store.busy_timeout"),
+            flush=s.value("store.flush"),
+            batch_messages=s.value("store.batch_messages"),
+            batch_interval_ms=s.value("store.batch_interval"),
+            limits=inv.limits(),
+        ),
+        agent,
+        _encoders(),
+    )
     box.check_store()
     if host is None or port is None:
         server.serve_stdio(box)
         return
 
     def ready(bound: int) -> None:
-        print(f"acomm: mcp: serving {agent} at http://{host}:{bound}/mcp", file=sys.stderr,
-              flush=True)
+        print(
+            f"acomm: mcp: serving {agent} at http://{host}:{bound}/mcp", file=sys.stderr, flush=True
+        )
 
     server.serve_http(box, host, port, token or None, ready)
 
@@ -116,8 +145,12 @@ def _encoders() -> Encoders:
         render_operations,
     )
 
-    return Encoders(message=render_messages.message_doc, send=render_messages.send_doc,
-                    channel=render_channels.channel_doc,
-                    dead_letter=render_deadletters.dead_letter_doc,
-                    stats=render_operations.stats_doc, ack=render_acks.ack_doc,
-                    nack=render_acks.nack_doc)
+    return Encoders(
+        message=render_messages.message_doc,
+        send=render_messages.send_doc,
+        channel=render_channels.channel_doc,
+        dead_letter=render_deadletters.dead_letter_doc,
+        stats=render_operations.stats_doc,
+        ack=render_acks.ack_doc,
+        nack=render_acks.nack_doc,
+    )

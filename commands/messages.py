@@ -52,21 +52,41 @@ def messages(
     order: Order = None,
     limit: Limit = 100,
     offset: Offset = 0,
-    follow: Annotated[bool, typer.Option(
-        "--follow", "-f", help="Print the newest --limit matches oldest first, then each new "
-        "one as it is committed, until interrupted (rich on a terminal, JSON Lines when "
-        "piped).")] = False,
-    correlation_id: Annotated[str | None, typer.Option(
-        "--correlation-id", metavar="CORR",
-        help="Only messages with this correlation id (a query, its "
-        "responses and acknowledgements).")] = None,
-    recipient: Annotated[str | None, typer.Option(
-        click_type=params.AGENT, help="Only messages delivered to this agent (with --state: "
-        "whose delivery is in that state).")] = None,
-    state: Annotated[list[str] | None, typer.Option(
-        click_type=params.DELIVERY_STATE,
-        help="Only messages with a delivery in this state: queued, waiting, unread, read, "
-        "acked, dead (repeatable).")] = None,
+    follow: Annotated[
+        bool,
+        typer.Option(
+            "--follow",
+            "-f",
+            help="Print the newest --limit matches oldest first, then each new "
+            "one as it is committed, until interrupted (rich on a terminal, JSON Lines when "
+            "piped).",
+        ),
+    ] = False,
+    correlation_id: Annotated[
+        str | None,
+        typer.Option(
+            "--correlation-id",
+            metavar="CORR",
+            help="Only messages with this correlation id (a query, its "
+            "responses and acknowledgements).",
+        ),
+    ] = None,
+    recipient: Annotated[
+        str | None,
+        typer.Option(
+            click_type=params.AGENT,
+            help="Only messages delivered to this agent (with --state: "
+            "whose delivery is in that state).",
+        ),
+    ] = None,
+    state: Annotated[
+        list[str] | None,
+        typer.Option(
+            click_type=params.DELIVERY_STATE,
+            help="Only messages with a delivery in this state: queued, waiting, unread, read, "
+            "acked, dead (repeatable).",
+        ),
+    ] = None,
 ) -> None:
     """Message history, newest first (changes nothing).
 
@@ -75,11 +95,26 @@ def messages(
     Example (watch a channel): acomm messages --channel team --follow
     """
     if follow and (sort is not None or order is not None):
-        raise UsageError("--follow prints messages in the order they are committed; drop "
-                         "--sort and --order", field="follow")
-    f = build_filter(channel=channel, since=since, until=until, types=type_, sender=from_,
-                     topic=topic, status=status, grep=grep, priority_min=priority_min,
-                     sort=sort, order=order, limit=limit, offset=offset, now=clock.now_ms())
+        raise UsageError(
+            "--follow prints messages in the order they are committed; drop --sort and --order",
+            field="follow",
+        )
+    f = build_filter(
+        channel=channel,
+        since=since,
+        until=until,
+        types=type_,
+        sender=from_,
+        topic=topic,
+        status=status,
+        grep=grep,
+        priority_min=priority_min,
+        sort=sort,
+        order=order,
+        limit=limit,
+        offset=offset,
+        now=clock.now_ms(),
+    )
     f = replace(f, correlation_id=correlation_id, recipient=recipient, state=tuple(state or ()))
     out = inv.output()
     with inv.store(write=False) as conn:
@@ -95,8 +130,9 @@ def messages(
 
 @app.command()
 @takes_invocation
-def show(inv: Invocation,
-         message_id: Annotated[int, typer.Argument(metavar="MSG", help="Message id.")]) -> None:
+def show(
+    inv: Invocation, message_id: Annotated[int, typer.Argument(metavar="MSG", help="Message id.")]
+) -> None:
     """One message with the delivery state of every recipient.
 
     Example: acomm show 42 --json

@@ -25,15 +25,26 @@ def nack(
     inv: Invocation,
     message_id: MessageId,
     as_: AsAgent = None,
-    requeue: Annotated[bool, typer.Option(
-        "--requeue", help="Give it back to be delivered again (counts as a retry; past "
-        "--max-retries it is dead-lettered). Without it: dead-lettered now, reason "
-        "`nacked`.")] = False,
-    delay: Annotated[str | None, typer.Option(
-        click_type=params.DURATION,
-        help="Deliver it again after this long, e.g. 30s (implies --requeue).")] = None,
-    reason: Annotated[str | None, typer.Option(
-        help="Why: kept as the delivery's last_error (and the dead letter's).")] = None,
+    requeue: Annotated[
+        bool,
+        typer.Option(
+            "--requeue",
+            help="Give it back to be delivered again (counts as a retry; past "
+            "--max-retries it is dead-lettered). Without it: dead-lettered now, reason "
+            "`nacked`.",
+        ),
+    ] = False,
+    delay: Annotated[
+        str | None,
+        typer.Option(
+            click_type=params.DURATION,
+            help="Deliver it again after this long, e.g. 30s (implies --requeue).",
+        ),
+    ] = None,
+    reason: Annotated[
+        str | None,
+        typer.Option(help="Why: kept as the delivery's last_error (and the dead letter's)."),
+    ] = None,
 ) -> None:
     """Give a message back: requeue it, or dead-letter it now.
 
@@ -42,8 +53,15 @@ def nack(
     agent = identity(as_)
     delay_ms = clock.parse_duration(delay, "delay") if delay is not None else None
     with inv.store(write=True) as conn:
-        result = leases.nack(conn, message_id, agent, requeue=requeue, delay_ms=delay_ms,
-                             reason=reason, now=clock.now_ms())
+        result = leases.nack(
+            conn,
+            message_id,
+            agent,
+            requeue=requeue,
+            delay_ms=delay_ms,
+            reason=reason,
+            now=clock.now_ms(),
+        )
     render_acks.nack(inv.output(), asdict(result))
 
 
@@ -52,9 +70,13 @@ def nack(
 def extend(
     inv: Invocation,
     message_id: MessageId,
-    by: Annotated[str, typer.Option(
-        click_type=params.DURATION,
-        help="Hold it this long from now (a lease never shrinks), e.g. 5m.")],
+    by: Annotated[
+        str,
+        typer.Option(
+            click_type=params.DURATION,
+            help="Hold it this long from now (a lease never shrinks), e.g. 5m.",
+        ),
+    ],
     as_: AsAgent = None,
 ) -> None:
     """Renew the lease on a message you hold; prints when it ends.
@@ -63,6 +85,7 @@ def extend(
     """
     agent = identity(as_)
     with inv.store(write=True) as conn:
-        result = leases.extend(conn, message_id, agent, clock.parse_duration(by, "by"),
-                               clock.now_ms())
+        result = leases.extend(
+            conn, message_id, agent, clock.parse_duration(by, "by"), clock.now_ms()
+        )
     render_acks.extend(inv.output(), asdict(result))

@@ -11,25 +11,45 @@ from acomm_cli.cli.invocation import Invocation
 from acomm_cli.cli.params import takes_invocation
 from acomm_cli.output import render
 
-app = typer.Typer(help="This store's federation node identity.\n\nExample: acomm node init "
-                  "--id vps-jane", no_args_is_help=True, add_completion=False)
+app = typer.Typer(
+    help="This store's federation node identity.\n\nExample: acomm node init --id vps-jane",
+    no_args_is_help=True,
+    add_completion=False,
+)
 
 
 @app.command()
 @takes_invocation
 def init(
     inv: Invocation,
-    id_: Annotated[str, typer.Option("--id", metavar="NODE", help="The node id: 1-64 "
-                                     "characters of A-Z a-z 0-9 . _ -, starting with a "
-                                     "letter or a digit.")],
-    transport: Annotated[str | None, typer.Option(
-        "--transport", metavar="URL", help="Carry this node's outbox on NATS JetStream: "
-        "nats://HOST:PORT (default: `federation.transport` in config, else the gateway's "
-        "HTTP outbox). See docs/FEDERATION_NATS.md."
-    )] = None,
-    nats_creds: Annotated[str | None, typer.Option(
-        "--nats-creds", metavar="FILE", help="A NATS credentials file for --transport "
-        "($ACOMM_NATS_CREDS wins when set).")] = None,
+    id_: Annotated[
+        str,
+        typer.Option(
+            "--id",
+            metavar="NODE",
+            help="The node id: 1-64 "
+            "characters of A-Z a-z 0-9 . _ -, starting with a "
+            "letter or a digit.",
+        ),
+    ],
+    transport: Annotated[
+        str | None,
+        typer.Option(
+            "--transport",
+            metavar="URL",
+            help="Carry this node's outbox on NATS JetStream: "
+            "nats://HOST:PORT (default: `federation.transport` in config, else the gateway's "
+            "HTTP outbox). See docs/FEDERATION_NATS.md.",
+        ),
+    ] = None,
+    nats_creds: Annotated[
+        str | None,
+        typer.Option(
+            "--nats-creds",
+            metavar="FILE",
+            help="A NATS credentials file for --transport ($ACOMM_NATS_CREDS wins when set).",
+        ),
+    ] = None,
 ) -> None:
     """Make this store a node: its id and an Ed25519 key pair.
 

@@ -11,9 +11,12 @@ from acomm_cli.cli.invocation import Invocation
 from acomm_cli.cli.params import invocation, listing, takes_invocation
 from acomm_cli.output import columns, render, render_federation
 
-app = typer.Typer(help="The other federation nodes this node knows.\n\nExample: acomm peers "
-                  "--json\n\n" + columns.describe(columns.PEERS),  # the group's help is shown
-                  invoke_without_command=True, add_completion=False)
+app = typer.Typer(
+    help="The other federation nodes this node knows.\n\nExample: acomm peers "
+    "--json\n\n" + columns.describe(columns.PEERS),  # the group's help is shown
+    invoke_without_command=True,
+    add_completion=False,
+)
 
 
 @app.callback(invoke_without_command=True)
@@ -40,8 +43,12 @@ def _list(inv: Invocation) -> None:
 def add(
     inv: Invocation,
     node: Annotated[str, typer.Argument(metavar="NODE", help="The peer's node id.")],
-    url: Annotated[str, typer.Option(metavar="URL", help="How to reach it: store:PATH for "
-                                     "a store on this machine.")],
+    url: Annotated[
+        str,
+        typer.Option(
+            metavar="URL", help="How to reach it: store:PATH for a store on this machine."
+        ),
+    ],
 ) -> None:
     """Register a peer node in this node's copy of the room by hand.
 

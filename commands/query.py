@@ -24,20 +24,33 @@ app = typer.Typer(add_completion=False)
 def query(
     inv: Invocation,
     channel: Annotated[str, typer.Argument(click_type=params.CHANNEL, help="Channel name.")],
-    body: Annotated[str | None, typer.Argument(help="The question; '-' or omitted: stdin.",
-                                               show_default=False)] = None,
+    body: Annotated[
+        str | None, typer.Argument(help="The question; '-' or omitted: stdin.", show_default=False)
+    ] = None,
     as_: AsAgent = None,
-    timeout: Annotated[str | None, typer.Option(
-        click_type=params.DURATION,
-        help="Recipients that have not read it by then get it dead-lettered (expired).")]
-    = None,
-    wait: Annotated[float | None, typer.Option(
-        click_type=params.SECONDS,
-        help="Wait this many seconds for the first response and print it (exit 124 if none).")]
-    = None,
-    priority: Annotated[str, typer.Option(
-        "--priority", "-p", click_type=params.PRIORITY,
-        help="low, normal, high, urgent, critical or 0-4.")] = "normal",
+    timeout: Annotated[
+        str | None,
+        typer.Option(
+            click_type=params.DURATION,
+            help="Recipients that have not read it by then get it dead-lettered (expired).",
+        ),
+    ] = None,
+    wait: Annotated[
+        float | None,
+        typer.Option(
+            click_type=params.SECONDS,
+            help="Wait this many seconds for the first response and print it (exit 124 if none).",
+        ),
+    ] = None,
+    priority: Annotated[
+        str,
+        typer.Option(
+            "--priority",
+            "-p",
+            click_type=params.PRIORITY,
+            help="low, normal, high, urgent, critical or 0-4.",
+        ),
+    ] = "normal",
     topic: Annotated[str | None, typer.Option(help="Topic (needed on pubsub channels).")] = None,
 ) -> None:
     """Ask a question; prints its correlation id (or, with --wait, the first answer).
@@ -47,8 +60,9 @@ def query(
     agent = identity(as_)
     now = clock.now_ms()
     timeout_ms = clock.parse_duration(timeout, "timeout") if timeout is not None else None
-    req = SendRequest(sender=agent, content=inv.read_body(body), channel=channel, priority=priority,
-                      topic=topic)
+    req = SendRequest(
+        sender=agent, content=inv.read_body(body), channel=channel, priority=priority, topic=topic
+    )
     out = inv.output()
     with inv.store(write=True) as conn:
         result = queries.query(conn, req, now, timeout_ms, inv.limits(), wait)
@@ -61,8 +75,10 @@ def query(
         with stopping.on_signals() as stop:
             answer = queries.await_response(conn, asked, agent, wait, stop, emit)
     if answer is None:
-        raise Timeout(f"no response to {result.correlation_id} within {wait:g}s",
-                      correlation_id=result.correlation_id)
+        raise Timeout(
+            f"no response to {result.correlation_id} within {wait:g}s",
+            correlation_id=result.correlation_id,
+        )
 
 
 @app.command()
@@ -70,12 +86,19 @@ def query(
 def respond(
     inv: Invocation,
     correlation_id: Annotated[str, typer.Argument(metavar="CORR", help="The query's id.")],
-    body: Annotated[str | None, typer.Argument(help="The answer; '-' or omitted: stdin.",
-                                               show_default=False)] = None,
+    body: Annotated[
+        str | None, typer.Argument(help="The answer; '-' or omitted: stdin.", show_default=False)
+    ] = None,
     as_: AsAgent = None,
-    priority: Annotated[str, typer.Option(
-        "--priority", "-p", click_type=params.PRIORITY,
-        help="low, normal, high, urgent, critical or 0-4.")] = "normal",
+    priority: Annotated[
+        str,
+        typer.Option(
+            "--priority",
+            "-p",
+            click_type=params.PRIORITY,
+            help="low, normal, high, urgent, critical or 0-4.",
+        ),
+    ] = "normal",
 ) -> None:
     """Answer a query, to its asker; counts as your ack; prints the id.
 
@@ -83,8 +106,9 @@ def respond(
     """
     agent = identity(as_)
     with inv.store(write=True) as conn:
-        result = queries.respond(conn, correlation_id, inv.read_body(body), agent, clock.now_ms(),
-                                  priority)
+        result = queries.respond(
+            conn, correlation_id, inv.read_body(body), agent, clock.now_ms(), priority
+        )
     render_messages.send_results(inv.output(), [result])
 
 

@@ -37,11 +37,21 @@ app = typer.Typer(add_completion=False)
 @runs(receive_run.receive)
 def receive(
     inv: Invocation,
-    channel_arg: Annotated[str | None, typer.Argument(
-        click_type=params.CHANNEL, metavar="[CHANNEL]", help="Only this channel.")] = None,
-    as_: Annotated[str | None, typer.Option(
-        "--as", "--recipient", click_type=params.AGENT, envvar="ACOMM_AGENT", show_envvar=True,
-        help="The receiving agent.")] = None,
+    channel_arg: Annotated[
+        str | None,
+        typer.Argument(click_type=params.CHANNEL, metavar="[CHANNEL]", help="Only this channel."),
+    ] = None,
+    as_: Annotated[
+        str | None,
+        typer.Option(
+            "--as",
+            "--recipient",
+            click_type=params.AGENT,
+            envvar="ACOMM_AGENT",
+            show_envvar=True,
+            help="The receiving agent.",
+        ),
+    ] = None,
     channel: ChannelOpt = None,
     since: Since = None,
     until: Until = None,
@@ -57,21 +67,33 @@ def receive(
     offset: Offset = 0,
     peek: Annotated[bool, typer.Option("--peek", help="Leave them unread.")] = False,
     body: Annotated[bool, typer.Option("--body", help="Print only the bodies.")] = False,
-    wait: Annotated[float | None, typer.Option(
-        click_type=params.SECONDS,
-        help="Block up to this many seconds until something arrives (exit 124 if nothing).")]
-    = None,
-    ack: Annotated[str | None, typer.Option(
-        "--ack", click_type=params.ACK_STATUS,
-        help="Also acknowledge what is received with this status, in the same transaction "
-        "(received, in_progress, completed or failed); the output leaves before it commits.")]
-    = None,
-    follow: Annotated[bool, typer.Option(
-        "--follow", "-f", help="Keep printing messages as they arrive, until interrupted "
-        "(rich on a terminal, JSON Lines when piped); each is marked read once the reader "
-        "has taken it, so `| head -1` marks one. With --peek: each new message once, none "
-        "marked read. Not with --wait or --ack.")]
-    = False,
+    wait: Annotated[
+        float | None,
+        typer.Option(
+            click_type=params.SECONDS,
+            help="Block up to this many seconds until something arrives (exit 124 if nothing).",
+        ),
+    ] = None,
+    ack: Annotated[
+        str | None,
+        typer.Option(
+            "--ack",
+            click_type=params.ACK_STATUS,
+            help="Also acknowledge what is received with this status, in the same transaction "
+            "(received, in_progress, completed or failed); the output leaves before it commits.",
+        ),
+    ] = None,
+    follow: Annotated[
+        bool,
+        typer.Option(
+            "--follow",
+            "-f",
+            help="Keep printing messages as they arrive, until interrupted "
+            "(rich on a terminal, JSON Lines when piped); each is marked read once the reader "
+            "has taken it, so `| head -1` marks one. With --peek: each new message once, none "
+            "marked read. Not with --wait or --ack.",
+        ),
+    ] = False,
 ) -> None:
     """Unread messages for an agent, oldest first; marks them read unless --peek.
 

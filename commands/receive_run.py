@@ -11,43 +11,82 @@ from acomm_cli.engine import timers, waiting
 from acomm_cli.errors import OutputFailed, Timeout, UsageError, ValidationFailed
 
 
-def receive(inv: Invocation, *, channel_arg: str | None, as_: str | None, channel: str | None,
-            since: str | None, until: str | None, type_: list[str] | None, from_: str | None,
-            topic: str | None, status: list[str] | None, grep: str | None,
-            priority_min: str | None, sort: str | None, order: str | None, limit: int,
-            offset: int, peek: bool, body: bool, wait: float | None,
-            ack: str | None, follow: bool) -> None:
+def receive(
+    inv: Invocation,
+    *,
+    channel_arg: str | None,
+    as_: str | None,
+    channel: str | None,
+    since: str | None,
+    until: str | None,
+    type_: list[str] | None,
+    from_: str | None,
+    topic: str | None,
+    status: list[str] | None,
+    grep: str | None,
+    priority_min: str | None,
+    sort: str | None,
+    order: str | None,
+    limit: int,
+    offset: int,
+    peek: bool,
+    body: bool,
+    wait: float | None,
+    ack: str | None,
+    follow: bool,
+) -> None:
     agent = identity(as_, "--as")
     if ack is not None and (peek or follow):
         other = "--peek" if peek else "--follow"
-        raise ValidationFailed(f"ack: --ack acknowledges what it reads; it cannot go with "
-                               f"{other}", field="ack", value=ack)
+        raise ValidationFailed(
+            f"ack: --ack acknowledges what it reads; it cannot go with {other}",
+            field="ack",
+            value=ack,
+        )
     if wait is not None and follow:
         # --follow already waits, until interrupted; a bound on it would be --wait's exit 124
         # on a quiet pass, which a follower never wants
-        raise UsageError(f"wait: --wait {wait:g} cannot go with --follow, which waits for new "
-                         "messages until interrupted (use --wait alone to stop after the "
-                         "first batch)", field="wait", value=wait)
+        raise UsageError(
+            f"wait: --wait {wait:g} cannot go with --follow, which waits for new "
+            "messages until interrupted (use --wait alone to stop after the "
+            "first batch)",
+            field="wait",
+            value=wait,
+        )
     now = clock.now_ms()
-    f = build_filter(channel=channel_arg or channel, since=since, until=until, types=type_,
-                     sender=from_, topic=topic, status=status, grep=grep,
-                     priority_min=priority_min, sort=sort, order=order, limit=limit,
-                     offset=offset, now=now)
-    emit = render_handover.inbox_output(inv.output(), body=body, follow=follow,
-                                        peek=peek, stall_s=inv.stall_s())
+    f = build_filter(
+        channel=channel_arg or channel,
+        since=since,
+        until=until,
+        types=type_,
+        sender=from_,
+        topic=topic,
+        status=status,
+        grep=grep,
+        priority_min=priority_min,
+        sort=sort,
+        order=order,
+        limit=limit,
+        offset=offset,
+        now=now,
+    )
+    emit = render_handover.inbox_output(
+        inv.output(), body=body, follow=follow, peek=peek, stall_s=inv.stall_s()
+    )
     with inv.store(write=True, read_fallback=peek) as conn:
         if follow:  # rich on a terminal, JSON Lines when piped
             with stopping.on_signals() as stop:
-                emit = render_handover.inbox_output(inv.output(), body=body,
-                                                    follow=True, peek=peek, stall_s=None,
-                                                    stop=stop)
+                emit = render_handover.inbox_output(
+                    inv.output(), body=body, follow=True, peek=peek, stall_s=None, stop=stop
+                )
                 gone = render_handover.reader_gone
                 waiting.follow(conn, agent, f, emit, peek=peek, stop=stop, gone=gone)
             # the reader left: as a failed write would say (141), or, with --peek, as any
             # read-only command's `| head` ends (0: nothing was to be marked read)
             if not peek and not stop() and gone():
-                raise OutputFailed("stdout: the reader closed the pipe; nothing more was "
-                                   "marked read", count=0)
+                raise OutputFailed(
+                    "stdout: the reader closed the pipe; nothing more was marked read", count=0
+                )
             return
         if ack is not None:
             from acomm_cli.engine import acking

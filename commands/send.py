@@ -13,46 +13,90 @@ from acomm_cli.cli.params import runs
 
 app = typer.Typer(add_completion=False)
 
-Sender = Annotated[str | None, typer.Option(
-    "--as", "--from", "--sender", click_type=params.AGENT, envvar="ACOMM_AGENT", show_envvar=True,
-    help="The sending agent.")]
-Type = Annotated[str, typer.Option(
-    "--type", "-t", click_type=params.MESSAGE_TYPE,
-    help="text, command, query, response, acknowledgment (ack), notification, broadcast, error.")]
-Priority = Annotated[str, typer.Option(
-    "--priority", "-p", click_type=params.PRIORITY,
-    help="low, normal, high, urgent, critical or 0-4.")]
+Sender = Annotated[
+    str | None,
+    typer.Option(
+        "--as",
+        "--from",
+        "--sender",
+        click_type=params.AGENT,
+        envvar="ACOMM_AGENT",
+        show_envvar=True,
+        help="The sending agent.",
+    ),
+]
+Type = Annotated[
+    str,
+    typer.Option(
+        "--type",
+        "-t",
+        click_type=params.MESSAGE_TYPE,
+        help="text, command, query, response, acknowledgment (ack), notification, broadcast, "
+        "error.",
+    ),
+]
+Priority = Annotated[
+    str,
+    typer.Option(
+        "--priority",
+        "-p",
+        click_type=params.PRIORITY,
+        help="low, normal, high, urgent, critical or 0-4.",
+    ),
+]
 Correlation = Annotated[str | None, typer.Option(metavar="CORR", help="Thread / request id.")]
-DedupeKey = Annotated[str | None, typer.Option(
-    metavar="KEY",
-    help="Idempotency key: a repeat inside the channel's window sends nothing again.")]
-Meta = Annotated[list[str] | None, typer.Option(
-    "--meta", metavar="KEY=VALUE", help="k=v metadata (repeatable).")]
-Delay = Annotated[str | None, typer.Option(
-    click_type=params.DURATION, help="Deliver after this long, e.g. 30s.")]
-DeliverAt = Annotated[str | None, typer.Option(
-    click_type=params.TIME, help="Deliver at this time (ISO 8601).")]
-Ttl = Annotated[str | None, typer.Option(
-    click_type=params.DURATION,
-    help="Time to live: not read within this (from delivery), the message is dead-lettered "
-    "`expired`, e.g. 10m (default: the channel's --message-ttl).")]
+DedupeKey = Annotated[
+    str | None,
+    typer.Option(
+        metavar="KEY",
+        help="Idempotency key: a repeat inside the channel's window sends nothing again.",
+    ),
+]
+Meta = Annotated[
+    list[str] | None, typer.Option("--meta", metavar="KEY=VALUE", help="k=v metadata (repeatable).")
+]
+Delay = Annotated[
+    str | None, typer.Option(click_type=params.DURATION, help="Deliver after this long, e.g. 30s.")
+]
+DeliverAt = Annotated[
+    str | None, typer.Option(click_type=params.TIME, help="Deliver at this time (ISO 8601).")
+]
+Ttl = Annotated[
+    str | None,
+    typer.Option(
+        click_type=params.DURATION,
+        help="Time to live: not read within this (from delivery), the message is dead-lettered "
+        "`expired`, e.g. 10m (default: the channel's --message-ttl).",
+    ),
+]
 
 
 @app.command()
 @runs(send_run.send)
 def send(
     inv: Invocation,
-    channel: Annotated[str | None, typer.Argument(
-        click_type=params.CHANNEL, help="Channel name.", show_default=False)] = None,
-    body: Annotated[str | None, typer.Argument(help="Message body; '-' or omitted: stdin.",
-                                               show_default=False)] = None,
+    channel: Annotated[
+        str | None,
+        typer.Argument(click_type=params.CHANNEL, help="Channel name.", show_default=False),
+    ] = None,
+    body: Annotated[
+        str | None, typer.Argument(help="Message body; '-' or omitted: stdin.", show_default=False)
+    ] = None,
     as_: Sender = None,
-    to: Annotated[str | None, typer.Option(
-        click_type=params.AGENTS,
-        help="Direct message to these agents (comma-separated) instead of a channel.")] = None,
-    batch: Annotated[str | None, typer.Option(
-        click_type=params.FILE,
-        help="Send every JSON Lines object of FILE ('-' for stdin) in one transaction.")] = None,
+    to: Annotated[
+        str | None,
+        typer.Option(
+            click_type=params.AGENTS,
+            help="Direct message to these agents (comma-separated) instead of a channel.",
+        ),
+    ] = None,
+    batch: Annotated[
+        str | None,
+        typer.Option(
+            click_type=params.FILE,
+            help="Send every JSON Lines object of FILE ('-' for stdin) in one transaction.",
+        ),
+    ] = None,
     type_: Type = "text",
     priority: Priority = "normal",
     topic: Annotated[str | None, typer.Option(help="Topic (needed on pubsub channels).")] = None,
@@ -77,8 +121,9 @@ def publish(
     inv: Invocation,
     channel: Annotated[str, typer.Argument(click_type=params.CHANNEL, help="A pubsub channel.")],
     topic: Annotated[str, typer.Argument(help="Topic, e.g. build.frontend.success.")],
-    body: Annotated[str | None, typer.Argument(help="Message body; '-' or omitted: stdin.",
-                                               show_default=False)] = None,
+    body: Annotated[
+        str | None, typer.Argument(help="Message body; '-' or omitted: stdin.", show_default=False)
+    ] = None,
     as_: Sender = None,
     type_: Type = "notification",
     priority: Priority = "normal",

@@ -22,14 +22,15 @@ if TYPE_CHECKING:
 def _schedule(delay: str | None, deliver_at: str | None, now: int) -> tuple[int | None, int | None]:
     if delay is not None and deliver_at is not None:
         raise UsageError("give --delay or --deliver-at, not both", field="delay")
-    return (clock.parse_duration(delay, "delay") if delay is not None else None,
-            clock.parse_time(deliver_at, "deliver_at", now) if deliver_at is not None else None)
+    return (
+        clock.parse_duration(delay, "delay") if delay is not None else None,
+        clock.parse_time(deliver_at, "deliver_at", now) if deliver_at is not None else None,
+    )
 
 
 def _read_batch(inv: Invocation, source: str) -> list[tuple[SendRequest, str | None, int]]:
     if source == "-":
-        inv.refuse_terminal_stdin("no batch on stdin: pipe JSON Lines in, or give a file",
-                              "batch")
+        inv.refuse_terminal_stdin("no batch on stdin: pipe JSON Lines in, or give a file", "batch")
     # Bytes that are not UTF-8 become lone surrogates, refused by the engine naming the line.
     fh: TextIO
     try:
@@ -40,8 +41,9 @@ def _read_batch(inv: Invocation, source: str) -> list[tuple[SendRequest, str | N
         else:
             fh = sys.stdin
     except OSError as exc:
-        raise ValidationFailed(f"batch: cannot read {source}: {exc.strerror}", field="batch",
-                               value=source) from None
+        raise ValidationFailed(
+            f"batch: cannot read {source}: {exc.strerror}", field="batch", value=source
+        ) from None
     import json  # only for --batch: a plain send does not import it
 
     items = []
@@ -52,25 +54,43 @@ def _read_batch(inv: Invocation, source: str) -> list[tuple[SendRequest, str | N
             try:
                 obj = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise ValidationFailed(f"line {n}: not valid JSON ({exc.msg})", field="line",
-                                       line=n) from None
+                raise ValidationFailed(
+                    f"line {n}: not valid JSON ({exc.msg})", field="line", line=n
+                ) from None
             except RecursionError:
-                raise ValidationFailed(f"line {n}: nested too deeply", field="line",
-                                       line=n) from None
+                raise ValidationFailed(
+                    f"line {n}: nested too deeply", field="line", line=n
+                ) from None
             items.append(sending.batch_request(obj, n))
     return items
 
 
-def send(inv: Invocation, *, channel: str | None, body: str | None, as_: str | None,
-         to: str | None, batch: str | None, type_: str, priority: str, topic: str | None,
-         correlation_id: str | None, dedupe_key: str | None, meta: list[str] | None,
-         delay: str | None, deliver_at: str | None, ttl: str | None) -> int | None:
+def send(
+    inv: Invocation,
+    *,
+    channel: str | None,
+    body: str | None,
+    as_: str | None,
+    to: str | None,
+    batch: str | None,
+    type_: str,
+    priority: str,
+    topic: str | None,
+    correlation_id: str | None,
+    dedupe_key: str | None,
+    meta: list[str] | None,
+    delay: str | None,
+    deliver_at: str | None,
+    ttl: str | None,
+) -> int | None:
     out = inv.output()
     now = clock.now_ms()
     if batch is not None:
         if channel is not None or body is not None or to is not None:
-            raise UsageError("--batch takes everything from its file; give no channel, body "
-                             "or --to", field="batch")
+            raise UsageError(
+                "--batch takes everything from its file; give no channel, body or --to",
+                field="batch",
+            )
         items = _read_batch(inv, batch)
         with inv.store(write=True) as conn, render.progress(out, "sending") as progress:
             results = sending.send_batch(conn, items, now, inv.limits(), progress)
@@ -86,9 +106,17 @@ def send(inv: Invocation, *, channel: str | None, body: str | None, as_: str | N
     sender = identity(as_)
     delay_ms, at = _schedule(delay, deliver_at, now)
     req = SendRequest(
-        sender=sender, content=inv.read_body(body), channel=channel, type=type_,
-        priority=priority, topic=topic, correlation_id=correlation_id, dedupe_key=dedupe_key,
-        metadata=model.metadata_pairs(meta), delay_ms=delay_ms, deliver_at=at,
+        sender=sender,
+        content=inv.read_body(body),
+        channel=channel,
+        type=type_,
+        priority=priority,
+        topic=topic,
+        correlation_id=correlation_id,
+        dedupe_key=dedupe_key,
+        metadata=model.metadata_pairs(meta),
+        delay_ms=delay_ms,
+        deliver_at=at,
         ttl_ms=clock.parse_duration(ttl, "ttl") if ttl is not None else None,
     )
     if to is None:
@@ -97,8 +125,9 @@ def send(inv: Invocation, *, channel: str | None, body: str | None, as_: str | N
         render_messages.send_results(out, [sent])
         return None
     with inv.store(write=True, create=True) as conn:  # a direct channel may be created
-        direct = sending.send_direct(conn, req, [a.strip() for a in to.split(",")], now,
-                                     inv.limits())
+        direct = sending.send_direct(
+            conn, req, [a.strip() for a in to.split(",")], now, inv.limits()
+        )
         if any(getattr(r, "status", None) == "emitted" for r in direct):
             _publish_now(conn)
     render_messages.direct_results(out, direct)
@@ -106,16 +135,36 @@ def send(inv: Invocation, *, channel: str | None, body: str | None, as_: str | N
     return failed[0].exit_status if failed else None
 
 
-def publish(inv: Invocation, *, channel: str, topic: str, body: str | None, as_: str | None,
-            type_: str, priority: str, correlation_id: str | None, dedupe_key: str | None,
-            meta: list[str] | None, delay: str | None, deliver_at: str | None,
-            ttl: str | None) -> None:
+def publish(
+    inv: Invocation,
+    *,
+    channel: str,
+    topic: str,
+    body: str | None,
+    as_: str | None,
+    type_: str,
+    priority: str,
+    correlation_id: str | None,
+    dedupe_key: str | None,
+    meta: list[str] | None,
+    delay: str | None,
+    deliver_at: str | None,
+    ttl: str | None,
+) -> None:
     now = clock.now_ms()
     delay_ms, at = _schedule(delay, deliver_at, now)
     req = SendRequest(
-        sender=identity(as_), content=inv.read_body(body), channel=channel, type=type_,
-        priority=priority, topic=topic, correlation_id=correlation_id, dedupe_key=dedupe_key,
-        metadata=model.metadata_pairs(meta), delay_ms=delay_ms, deliver_at=at,
+        sender=identity(as_),
+        content=inv.read_body(body),
+        channel=channel,
+        type=type_,
+        priority=priority,
+        topic=topic,
+        correlation_id=correlation_id,
+        dedupe_key=dedupe_key,
+        metadata=model.metadata_pairs(meta),
+        delay_ms=delay_ms,
+        deliver_at=at,
         ttl_ms=clock.parse_duration(ttl, "ttl") if ttl is not None else None,
     )
     with inv.store(write=True) as conn:

@@ -21,10 +21,15 @@ app = typer.Typer(add_completion=False)
 @takes_invocation
 def stats(
     inv: Invocation,
-    as_: Annotated[str | None, typer.Option(
-        "--as", click_type=params.AGENT,
-        help="Only this agent, and the channels it takes part in (not read from "
-        "$ACOMM_AGENT: without --as every agent is shown).")] = None,
+    as_: Annotated[
+        str | None,
+        typer.Option(
+            "--as",
+            click_type=params.AGENT,
+            help="Only this agent, and the channels it takes part in (not read from "
+            "$ACOMM_AGENT: without --as every agent is shown).",
+        ),
+    ] = None,
 ) -> None:
     """Counts per agent and channel, tasks, incidents, and the store's size.
 

@@ -29,15 +29,17 @@ def subscribe(inv: Invocation, channel: Channel, pattern: Pattern, as_: AsAgent 
     agent = identity(as_)
     with inv.store(write=True) as conn:
         created = channels.subscribe(conn, channel, pattern, agent, clock.now_ms())
-    render.change(inv.output(), {"channel": channel, "agent": agent, "pattern": pattern,
-                                "created": created}, created,
-                  f"{agent} is already subscribed to {pattern!r} on {channel}")
+    render.change(
+        inv.output(),
+        {"channel": channel, "agent": agent, "pattern": pattern, "created": created},
+        created,
+        f"{agent} is already subscribed to {pattern!r} on {channel}",
+    )
 
 
 @app.command()
 @takes_invocation
-def unsubscribe(inv: Invocation, channel: Channel, pattern: Pattern,
-                as_: AsAgent = None) -> None:
+def unsubscribe(inv: Invocation, channel: Channel, pattern: Pattern, as_: AsAgent = None) -> None:
     """Remove a subscription (repeating it changes nothing).
 
     A pattern the agent has not subscribed is a no-op: exit 0, "changed": false.
@@ -47,9 +49,12 @@ def unsubscribe(inv: Invocation, channel: Channel, pattern: Pattern,
     agent = identity(as_)
     with inv.store(write=True) as conn:
         removed = channels.unsubscribe(conn, channel, pattern, agent)
-    render.change(inv.output(), {"channel": channel, "agent": agent, "pattern": pattern,
-                                "removed": removed}, removed,
-                  f"{agent} has no subscription {pattern!r} on {channel}; nothing to remove")
+    render.change(
+        inv.output(),
+        {"channel": channel, "agent": agent, "pattern": pattern, "removed": removed},
+        removed,
+        f"{agent} has no subscription {pattern!r} on {channel}; nothing to remove",
+    )
 
 
 @app.command()

@@ -13,29 +13,42 @@ from acomm_cli.cli.params import AsAgent, listing, takes_invocation
 from acomm_cli.engine import tasks
 from acomm_cli.output import columns, render_tasks
 
-app = typer.Typer(help="Tasks: work one agent delegates to another, with an ETA and progress."
-                  "\n\nExample: acomm task create --to builder \"run the tests\" --as lead",
-                  no_args_is_help=True, add_completion=False)
+app = typer.Typer(
+    help="Tasks: work one agent delegates to another, with an ETA and progress."
+    '\n\nExample: acomm task create --to builder "run the tests" --as lead',
+    no_args_is_help=True,
+    add_completion=False,
+)
 
-TaskId = Annotated[str, typer.Argument(
-    metavar="ID", help="The task id (its message's id here), or its global id.")]
+TaskId = Annotated[
+    str, typer.Argument(metavar="ID", help="The task id (its message's id here), or its global id.")
+]
 
 
 @app.command()
 @takes_invocation
 def create(
     inv: Invocation,
-    body: Annotated[str | None, typer.Argument(
-        help="What to do; '-' or omitted: stdin.", show_default=False)] = None,
-    to: Annotated[str | None, typer.Option(
-        "--to", click_type=params.AGENT,
-        help="The agent that owns the task (with --capability: its owner, or omitted).")]
-    = None,
-    capability: Annotated[str | None, typer.Option(
-        help="A published capability: the task goes to its owner, with its default ETA.")]
-    = None,
-    eta_required: Annotated[bool, typer.Option(
-        "--eta-required", help="The owner must accept with an ETA (--eta).")] = False,
+    body: Annotated[
+        str | None, typer.Argument(help="What to do; '-' or omitted: stdin.", show_default=False)
+    ] = None,
+    to: Annotated[
+        str | None,
+        typer.Option(
+            "--to",
+            click_type=params.AGENT,
+            help="The agent that owns the task (with --capability: its owner, or omitted).",
+        ),
+    ] = None,
+    capability: Annotated[
+        str | None,
+        typer.Option(
+            help="A published capability: the task goes to its owner, with its default ETA."
+        ),
+    ] = None,
+    eta_required: Annotated[
+        bool, typer.Option("--eta-required", help="The owner must accept with an ETA (--eta).")
+    ] = False,
     as_: AsAgent = None,
 ) -> None:
     """Delegate a task to an agent; prints its id.
@@ -47,12 +60,21 @@ def create(
     """
     agent = identity(as_)
     if not to and not capability:
-        raise typer.BadParameter("say who owns the task with --to AGENT (or --capability ID)",
-                                 param_hint="--to")
+        raise typer.BadParameter(
+            "say who owns the task with --to AGENT (or --capability ID)", param_hint="--to"
+        )
     content = inv.read_body(body)
     with inv.store(write=True, create=True) as conn:
-        task = tasks.create(conn, agent, to, content, clock.now_ms(), capability=capability,
-                            eta_required=eta_required, limits=inv.limits())
+        task = tasks.create(
+            conn,
+            agent,
+            to,
+            content,
+            clock.now_ms(),
+            capability=capability,
+            eta_required=eta_required,
+            limits=inv.limits(),
+        )
     render_tasks.task_created(inv.output(), task)
 
 
@@ -61,12 +83,14 @@ def create(
 def accept(
     inv: Invocation,
     task_id: TaskId,
-    eta: Annotated[str | None, typer.Option(
-        click_type=params.ETA,
-        help="When it will be done: a duration from now (10m, 2h) or an ISO 8601 time.")]
-    = None,
-    plan: Annotated[str | None, typer.Option(help="How, in a sentence, for the creator.")]
-    = None,
+    eta: Annotated[
+        str | None,
+        typer.Option(
+            click_type=params.ETA,
+            help="When it will be done: a duration from now (10m, 2h) or an ISO 8601 time.",
+        ),
+    ] = None,
+    plan: Annotated[str | None, typer.Option(help="How, in a sentence, for the creator.")] = None,
     as_: AsAgent = None,
 ) -> None:
     """Take a task on (its owner only), with an ETA.
@@ -77,8 +101,9 @@ def accept(
     """
     agent = identity(as_)
     with inv.store(write=True) as conn:
-        task = tasks.accept(conn, task_id, agent, clock.now_ms(), eta=eta, plan=plan,
-                             limits=inv.limits())
+        task = tasks.accept(
+            conn, task_id, agent, clock.now_ms(), eta=eta, plan=plan, limits=inv.limits()
+        )
     render_tasks.task(inv.output(), task)
 
 
@@ -87,8 +112,9 @@ def accept(
 def update(
     inv: Invocation,
     task_id: TaskId,
-    progress: Annotated[int | None, typer.Option(
-        click_type=params.COUNT, help="Percent done, 0-100.")] = None,
+    progress: Annotated[
+        int | None, typer.Option(click_type=params.COUNT, help="Percent done, 0-100.")
+    ] = None,
     note: Annotated[str | None, typer.Option(help="What happened, for the creator.")] = None,
     as_: AsAgent = None,
 ) -> None:
@@ -98,8 +124,9 @@ def update(
     """
     agent = identity(as_)
     with inv.store(write=True) as conn:
-        task = tasks.update(conn, task_id, agent, clock.now_ms(), progress=progress, note=note,
-                             limits=inv.limits())
+        task = tasks.update(
+            conn, task_id, agent, clock.now_ms(), progress=progress, note=note, limits=inv.limits()
+        )
     render_tasks.task(inv.output(), task)
 
 
@@ -108,9 +135,12 @@ def update(
 def complete(
     inv: Invocation,
     task_id: TaskId,
-    body: Annotated[str | None, typer.Argument(
-        help="The result, sent to the creator as a response; '-': stdin.",
-        show_default=False)] = None,
+    body: Annotated[
+        str | None,
+        typer.Argument(
+            help="The result, sent to the creator as a response; '-': stdin.", show_default=False
+        ),
+    ] = None,
     as_: AsAgent = None,
 ) -> None:
     """Finish a task (its owner only): the result goes to the creator as a response.
@@ -120,8 +150,9 @@ def complete(
     agent = identity(as_)
     content = inv.read_body(body) if body == "-" else body
     with inv.store(write=True) as conn:
-        task = tasks.complete(conn, task_id, agent, clock.now_ms(), content=content,
-                               limits=inv.limits())
+        task = tasks.complete(
+            conn, task_id, agent, clock.now_ms(), content=content, limits=inv.limits()
+        )
     render_tasks.task(inv.output(), task)
 
 
@@ -130,8 +161,7 @@ def complete(
 def fail(
     inv: Invocation,
     task_id: TaskId,
-    reason: Annotated[str | None, typer.Option(help="Why, for the creator (required).")]
-    = None,
+    reason: Annotated[str | None, typer.Option(help="Why, for the creator (required).")] = None,
     as_: AsAgent = None,
 ) -> None:
     """Give a task up, or decline it (its owner only); acknowledges it failed.
@@ -142,8 +172,7 @@ def fail(
     if reason is None:
         raise typer.BadParameter("say why with --reason TEXT", param_hint="--reason")
     with inv.store(write=True) as conn:
-        task = tasks.fail(conn, task_id, agent, clock.now_ms(), reason=reason,
-                           limits=inv.limits())
+        task = tasks.fail(conn, task_id, agent, clock.now_ms(), reason=reason, limits=inv.limits())
     render_tasks.task(inv.output(), task)
 
 
@@ -152,15 +181,21 @@ def fail(
 @takes_invocation
 def list_(
     inv: Invocation,
-    as_: Annotated[str | None, typer.Option(
-        "--as", click_type=params.AGENT,
-        help="Only tasks this agent created or owns (not read from ACOMM_AGENT).")] = None,
-    state: Annotated[str | None, typer.Option(
-        click_type=params.TASK_STATE, help="Only tasks in this state.")] = None,
-    limit: Annotated[int, typer.Option(
-        click_type=params.COUNT, help="At most this many tasks.")] = 100,
-    offset: Annotated[int, typer.Option(
-        click_type=params.COUNT, help="Skip this many first.")] = 0,
+    as_: Annotated[
+        str | None,
+        typer.Option(
+            "--as",
+            click_type=params.AGENT,
+            help="Only tasks this agent created or owns (not read from ACOMM_AGENT).",
+        ),
+    ] = None,
+    state: Annotated[
+        str | None, typer.Option(click_type=params.TASK_STATE, help="Only tasks in this state.")
+    ] = None,
+    limit: Annotated[
+        int, typer.Option(click_type=params.COUNT, help="At most this many tasks.")
+    ] = 100,
+    offset: Annotated[int, typer.Option(click_type=params.COUNT, help="Skip this many first.")] = 0,
 ) -> None:
     """Tasks, newest first.
 
@@ -169,8 +204,9 @@ def list_(
     Example: acomm task list --as builder --state accepted --json
     """
     with inv.store(write=False, read_fallback=True) as conn:
-        found, total = tasks.list_tasks(conn, clock.now_ms(), agent=as_, state=state,
-                                        limit=limit, offset=offset)
+        found, total = tasks.list_tasks(
+            conn, clock.now_ms(), agent=as_, state=state, limit=limit, offset=offset
+        )
     render_tasks.tasks(inv.output(), found, total, offset)
 
 

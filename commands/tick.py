@@ -22,16 +22,27 @@ app = typer.Typer(add_completion=False)
 @takes_invocation
 def tick(
     inv: Invocation,
-    every: Annotated[str | None, typer.Option(
-        click_type=params.DURATION,
-        help="Keep running, ticking at this interval (e.g. 1s) until SIGINT/SIGTERM.")] = None,
-    max_seconds: Annotated[float | None, typer.Option(
-        click_type=params.SECONDS, help="With --every: stop after this many seconds.")] = None,
-    no_dispatch: Annotated[bool, typer.Option(
-        "--no-dispatch", help="Do not run configured agents (see `acomm dispatch`).")] = False,
-    max_: Annotated[int, typer.Option(
-        "--max", click_type=params.COUNT,
-        help="Dispatch at most this many deliveries per pass.")] = 100,
+    every: Annotated[
+        str | None,
+        typer.Option(
+            click_type=params.DURATION,
+            help="Keep running, ticking at this interval (e.g. 1s) until SIGINT/SIGTERM.",
+        ),
+    ] = None,
+    max_seconds: Annotated[
+        float | None,
+        typer.Option(click_type=params.SECONDS, help="With --every: stop after this many seconds."),
+    ] = None,
+    no_dispatch: Annotated[
+        bool,
+        typer.Option("--no-dispatch", help="Do not run configured agents (see `acomm dispatch`)."),
+    ] = False,
+    max_: Annotated[
+        int,
+        typer.Option(
+            "--max", click_type=params.COUNT, help="Dispatch at most this many deliveries per pass."
+        ),
+    ] = 100,
 ) -> None:
     """Advance timers: deliver, retry, dead-letter; then run configured agents.
 
@@ -53,12 +64,18 @@ def tick(
     bridge_config = bridge.config(s.value)  # a bad file or setting: nothing is ticked
     agents, bad_agents = worker.load_agents(lambda: {} if no_dispatch else s.value(AGENTS))
     setup = worker.TickSetup(
-        bridge=bridge_config, agents=agents, dispatch_error=bad_agents,
-        store_path=str(Path(path).resolve()), encode=render_worker.message_json,
+        bridge=bridge_config,
+        agents=agents,
+        dispatch_error=bad_agents,
+        store_path=str(Path(path).resolve()),
+        encode=render_worker.message_json,
         config_path=str(Path(s.config).expanduser().resolve()) if s.config else None,
-        max_runs=worker.max_runs(max_), on_bridge=render_worker.bridge_notes,
+        max_runs=worker.max_runs(max_),
+        on_bridge=render_worker.bridge_notes,
         on_dispatch=render_worker.dispatch_notes,
-        progress=lambda: render.progress(out, "ticking"), settings=s.value)
+        progress=lambda: render.progress(out, "ticking"),
+        settings=s.value,
+    )
     failed = None  # with --every: the transient error of the last pass, if it failed
     if bad_agents is not None and every_s is not None:  # a worker: say so now, not at its end
         render_worker.dispatch_off(bad_agents)
@@ -67,12 +84,14 @@ def tick(
             render_worker.bridge_tick(out, worker.tick_once(conn, setup, clock.now_ms(), stop)[0])
             signum = stop.signum
         else:
+
             def report(doc: dict[str, Any], total: int) -> None:
                 if total or out.json:
                     render_worker.bridge_tick(out, doc)
 
-            failed = worker.run_every(conn, setup, every_s, max_seconds, stop, report,
-                                      render_worker.tick_retry)
+            failed = worker.run_every(
+                conn, setup, every_s, max_seconds, stop, report, render_worker.tick_retry
+            )
             signum = None  # a signal is how a worker is meant to stop
     if failed is not None:  # stopped while the store was locked: say so, as a single pass would
         raise failed

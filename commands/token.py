@@ -12,24 +12,37 @@ from acomm_cli.cli.invocation import Invocation
 from acomm_cli.cli.params import listing, takes_invocation
 from acomm_cli.output import columns, render, render_tasks
 
-app = typer.Typer(help="Session tokens for external agents at this node's gateway.\n\n"
-                  "An external agent sends and receives through the gateway's /agent/v1 "
-                  "endpoints as the token's agent only.\n\nExample: acomm token create "
-                  "--agent bob --ttl 1h --json", no_args_is_help=True, add_completion=False)
+app = typer.Typer(
+    help="Session tokens for external agents at this node's gateway.\n\n"
+    "An external agent sends and receives through the gateway's /agent/v1 "
+    "endpoints as the token's agent only.\n\nExample: acomm token create "
+    "--agent bob --ttl 1h --json",
+    no_args_is_help=True,
+    add_completion=False,
+)
 
 
 @app.command()
 @takes_invocation
 def create(
     inv: Invocation,
-    agent: Annotated[str, typer.Option(click_type=params.AGENT,
-                                       help="The agent the token acts as (hosted here).")],
-    ttl: Annotated[str, typer.Option(click_type=params.DURATION,
-                                     help="How long the token stays valid (at most 30d).")]
-    = "1h",
-    scope: Annotated[str, typer.Option(metavar="SCOPES", help="What it may do, "
-                                       "comma-separated: send (send, respond), receive "
-                                       "(receive, ack).")] = "send,receive",
+    agent: Annotated[
+        str,
+        typer.Option(click_type=params.AGENT, help="The agent the token acts as (hosted here)."),
+    ],
+    ttl: Annotated[
+        str,
+        typer.Option(
+            click_type=params.DURATION, help="How long the token stays valid (at most 30d)."
+        ),
+    ] = "1h",
+    scope: Annotated[
+        str,
+        typer.Option(
+            metavar="SCOPES",
+            help="What it may do, comma-separated: send (send, respond), receive (receive, ack).",
+        ),
+    ] = "send,receive",
 ) -> None:
     """Create a session token for an agent hosted by this node.
 
@@ -44,8 +57,7 @@ def create(
     ttl_ms = clock.parse_duration(ttl, "ttl")
     scopes = tokens.parse_scopes(scope)
     with inv.store(write=True) as conn:
-        doc = tokens.create(conn, agent=agent, ttl_ms=ttl_ms, scopes=scopes,
-                            now_ms=clock.now_ms())
+        doc = tokens.create(conn, agent=agent, ttl_ms=ttl_ms, scopes=scopes, now_ms=clock.now_ms())
     render.status(inv.output(), doc)
 
 

@@ -28,12 +28,21 @@ app = typer.Typer(add_completion=False)
 def ui(
     inv: Invocation,
     as_: AsAgent = None,
-    read_only: Annotated[bool, typer.Option(
-        "--read-only", help="Show, never change: every action is refused (automatic on a "
-        "store that cannot be written).")] = False,
-    stale: Annotated[str, typer.Option(
-        click_type=params.DURATION,
-        help="Highlight an agent whose oldest unread message is older than this.")] = "5m",
+    read_only: Annotated[
+        bool,
+        typer.Option(
+            "--read-only",
+            help="Show, never change: every action is refused (automatic on a "
+            "store that cannot be written).",
+        ),
+    ] = False,
+    stale: Annotated[
+        str,
+        typer.Option(
+            click_type=params.DURATION,
+            help="Highlight an agent whose oldest unread message is older than this.",
+        ),
+    ] = "5m",
 ) -> None:
     """A live dashboard of the store in the terminal (Textual; the `ui` extra).
 
@@ -53,21 +62,26 @@ def ui(
     """
     stale_ms = clock.parse_duration(stale, "stale")
     if not sys.stdout.isatty() or not sys.stdin.isatty():
-        raise UsageError("acomm ui draws on a terminal: run it in one (stdin and stdout "
-                         "must be terminals)", field="ui")
+        raise UsageError(
+            "acomm ui draws on a terminal: run it in one (stdin and stdout must be terminals)",
+            field="ui",
+        )
     try:
         from acomm_cli.ui.app import DashboardApp
     except ImportError as exc:  # textual is the `ui` extra
-        raise UsageError(f"acomm ui needs Textual ({exc.name} is missing): "
-                         "pip install 'acomm[ui]'", field="ui") from None
-    with open_session(inv.settings, agent=as_, read_only=read_only,
-                      stale_after_ms=stale_ms) as session:
+        raise UsageError(
+            f"acomm ui needs Textual ({exc.name} is missing): pip install 'acomm[ui]'", field="ui"
+        ) from None
+    with open_session(
+        inv.settings, agent=as_, read_only=read_only, stale_after_ms=stale_ms
+    ) as session:
         DashboardApp(session).run()
 
 
 @contextmanager
-def open_session(s: Settings, *, agent: str | None, read_only: bool,
-                 stale_after_ms: int) -> Iterator[Session]:
+def open_session(
+    s: Settings, *, agent: str | None, read_only: bool, stale_after_ms: int
+) -> Iterator[Session]:
     """The store as every command opens it (a store that cannot be written is opened
     read-only, and the session is then read-only too), with what a writing command does
     after each commit."""
@@ -75,17 +89,27 @@ def open_session(s: Settings, *, agent: str | None, read_only: bool,
     from acomm_cli.ui.app import Session
 
     with store(s, write=not read_only, read_fallback=True, hooks=False) as conn:
+
         def after_write() -> str | None:
             """What a writing command does after its commit, the mailbox bridge aside
             (`tick` mirrors it): the batch checkpoint and the capacity warning."""
             if s.value("store.flush") == "batch":
-                opening.batch_checkpoint(conn, s.value("store.batch_messages"),
-                                         s.value("store.batch_interval"), clock.now_ms())
+                opening.batch_checkpoint(
+                    conn,
+                    s.value("store.batch_messages"),
+                    s.value("store.batch_interval"),
+                    clock.now_ms(),
+                )
             return sending.capacity_warning(conn, limits(s))
 
         path, _ = s.store_path(create=False)
-        yield Session(conn, title=str(path), agent=agent,
-                      read_only=read_only or bool(getattr(conn, "read_only", False)),
-                      limits=limits(s),
-                      offline_after_ms=s.value("federation.offline_after"),
-                      stale_after_ms=stale_after_ms, after_write=after_write)
+        yield Session(
+            conn,
+            title=str(path),
+            agent=agent,
+            read_only=read_only or bool(getattr(conn, "read_only", False)),
+            limits=limits(s),
+            offline_after_ms=s.value("federation.offline_after"),
+            stale_after_ms=stale_after_ms,
+            after_write=after_write,
+        )

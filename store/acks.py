@@ -6,17 +6,22 @@ import sqlite3
 from collections.abc import Sequence
 
 
-def delivery_of(conn: sqlite3.Connection, message_id: int,
-                recipient: str) -> tuple[str, str | None, int | None] | None:
+def delivery_of(
+    conn: sqlite3.Connection, message_id: int, recipient: str
+) -> tuple[str, str | None, int | None] | None:
     """(state, ack_status, delivered_at) of one delivery."""
     return conn.execute(
         "SELECT state, ack_status, delivered_at FROM deliveries WHERE message_id = ?"
-        " AND recipient = ?", (message_id, recipient),
+        " AND recipient = ?",
+        (message_id, recipient),
     ).fetchone()
 
 
-def ack_target(conn: sqlite3.Connection, message_id: int, recipient: str,
-               ) -> tuple[str, str, str | None, str | None, str | None, int | None] | None:
+def ack_target(
+    conn: sqlite3.Connection,
+    message_id: int,
+    recipient: str,
+) -> tuple[str, str, str | None, str | None, str | None, int | None] | None:
     """What an ack needs, in one statement: (channel name, sender, correlation id) of the
     message and (state, ack_status, delivered_at) of the recipient's delivery (None when the
     recipient has none); None when the message does not exist."""
@@ -28,8 +33,14 @@ def ack_target(conn: sqlite3.Connection, message_id: int, recipient: str,
     ).fetchone()
 
 
-def ack_unread(conn: sqlite3.Connection, recipient: str, message_ids: Sequence[int],
-               status: str, note: str | None, now: int) -> int:
+def ack_unread(
+    conn: sqlite3.Connection,
+    recipient: str,
+    message_ids: Sequence[int],
+    status: str,
+    note: str | None,
+    now: int,
+) -> int:
     """`receive --ack`: unread deliveries read and acknowledged in one statement."""
     marks = ",".join("?" * len(message_ids))
     return conn.execute(
@@ -42,8 +53,15 @@ def ack_unread(conn: sqlite3.Connection, recipient: str, message_ids: Sequence[i
     ).rowcount
 
 
-def set_ack(conn: sqlite3.Connection, message_id: int, recipient: str, status: str,
-            note: str | None, now: int, lease_until: int | None = None) -> None:
+def set_ack(
+    conn: sqlite3.Connection,
+    message_id: int,
+    recipient: str,
+    status: str,
+    note: str | None,
+    now: int,
+    lease_until: int | None = None,
+) -> None:
     """`lease_until`: the end of the lease a received/in_progress ack holds (None: none)."""
     conn.execute(
         "UPDATE deliveries SET state = 'acked', ack_status = ?, ack_note = coalesce(?, ack_note),"
@@ -56,8 +74,9 @@ def set_ack(conn: sqlite3.Connection, message_id: int, recipient: str, status: s
     )
 
 
-def correlated_deliveries(conn: sqlite3.Connection, correlation_id: str, type_: str,
-                          recipient: str) -> list[tuple[int, str, str | None]]:
+def correlated_deliveries(
+    conn: sqlite3.Connection, correlation_id: str, type_: str, recipient: str
+) -> list[tuple[int, str, str | None]]:
     """(message_id, state, ack_status) of a recipient's deliveries of correlated messages."""
     return conn.execute(
         "SELECT d.message_id, d.state, d.ack_status FROM messages m JOIN deliveries d"
@@ -81,4 +100,3 @@ def mark_read(conn: sqlite3.Connection, agent: str, message_ids: Sequence[int], 
         (now, now, agent, *message_ids),
     )
     return cur.rowcount
-

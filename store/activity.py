@@ -8,13 +8,18 @@ import sqlite3
 
 def message_times(conn: sqlite3.Connection, since: int, until: int) -> list[int]:
     """`created_at` of every message created in [since, until) (index messages_created)."""
-    return [r[0] for r in conn.execute(
-        "SELECT created_at FROM messages WHERE created_at >= ? AND created_at < ?",
-        (since, until))]
+    return [
+        r[0]
+        for r in conn.execute(
+            "SELECT created_at FROM messages WHERE created_at >= ? AND created_at < ?",
+            (since, until),
+        )
+    ]
 
 
-def unread_spans(conn: sqlite3.Connection, since: int, until: int,
-                 queue_recipient: str) -> list[tuple[int, int | None]]:
+def unread_spans(
+    conn: sqlite3.Connection, since: int, until: int, queue_recipient: str
+) -> list[tuple[int, int | None]]:
     """(delivered_at, end) of each delivery that was unread at some point of [since, until):
     end is when it was read, else when it was dead-lettered, else NULL (still unread). A
     queue's own row (no agent holds it yet) is not an agent's backlog."""
@@ -24,9 +29,11 @@ def unread_spans(conn: sqlite3.Connection, since: int, until: int,
         " ON x.message_id = d.message_id AND x.recipient = d.recipient"
         " WHERE d.delivered_at IS NOT NULL AND d.delivered_at < ? AND d.recipient != ?"
         " AND (ended >= ? OR (ended IS NULL AND d.state = 'unread'))",
-        (until, queue_recipient, since)).fetchall()
+        (until, queue_recipient, since),
+    ).fetchall()
 
 
 def dead_letters_by_reason(conn: sqlite3.Connection) -> list[tuple[str, int]]:
     return conn.execute(
-        "SELECT reason, count(*) FROM dead_letters GROUP BY reason ORDER BY reason").fetchall()
+        "SELECT reason, count(*) FROM dead_letters GROUP BY reason ORDER BY reason"
+    ).fetchall()

@@ -12,16 +12,19 @@ from acomm_cli.store.channels import CHANNELS_TOKEN
 # `deliveries_active` (m015), so that `INDEXED BY deliveries_active` can use it. A chain of `=`,
 # not `state IN (...)`: SQLite evaluates an IN list in an index's WHERE through a temporary
 # b-tree built for every row an UPDATE changes (DECISIONS.md, "Inbox indexes").
-ACTIVE = ("(state = 'queued' OR state = 'waiting' OR state = 'unread'"
-          " OR (tracked = 1 AND state = 'read'))")
+ACTIVE = (
+    "(state = 'queued' OR state = 'waiting' OR state = 'unread'"
+    " OR (tracked = 1 AND state = 'read'))"
+)
 
 # The same, on the alias `d`: what lets a query of an agent's deliveries in several states
 # use deliveries_agent_active (`state IN (...)` alone does not imply the index's WHERE).
 ACTIVE_D = ACTIVE.replace("state", "d.state").replace("tracked", "d.tracked")
 
 
-def pending_deliveries_of(conn: sqlite3.Connection, channel_id: int,
-                          agent: str) -> list[tuple[int, int]]:
+def pending_deliveries_of(
+    conn: sqlite3.Connection, channel_id: int, agent: str
+) -> list[tuple[int, int]]:
     """(message_id, retry_count) of an agent's unfinished deliveries on a channel: not yet
     read, or read but still waiting for its acknowledgement."""
     return conn.execute(
@@ -78,8 +81,9 @@ def in_flight(conn: sqlite3.Connection, channel_id: int) -> list[tuple[int, str,
     ).fetchall()
 
 
-def channels_with_queued(conn: sqlite3.Connection,
-                         among: Sequence[int] | None = None) -> list[tuple[int, int, int]]:
+def channels_with_queued(
+    conn: sqlite3.Connection, among: Sequence[int] | None = None
+) -> list[tuple[int, int, int]]:
     """(channel_id, max_pending, ack_timeout_ms) of channels holding queued deliveries (of
     those `among`, if given)."""
     sql = "SELECT id, max_pending, ack_timeout_ms FROM channels WHERE max_pending > 0"
@@ -88,13 +92,18 @@ def channels_with_queued(conn: sqlite3.Connection,
             return []
         sql += f" AND id IN ({','.join('?' * len(among))})"
     limited = conn.execute(sql, tuple(among or ())).fetchall()
-    return [row for row in limited if conn.execute(
-        "SELECT 1 FROM deliveries WHERE channel_id = ? AND state = 'queued' LIMIT 1",
-        (row[0],)).fetchone()]
+    return [
+        row
+        for row in limited
+        if conn.execute(
+            "SELECT 1 FROM deliveries WHERE channel_id = ? AND state = 'queued' LIMIT 1", (row[0],)
+        ).fetchone()
+    ]
 
 
-def release_queued(conn: sqlite3.Connection, channel_id: int, count: int, now: int,
-                   ack_timeout_ms: int) -> int:
+def release_queued(
+    conn: sqlite3.Connection, channel_id: int, count: int, now: int, ack_timeout_ms: int
+) -> int:
     """Deliver the `count` oldest queued messages of a channel; returns deliveries released."""
     return conn.execute(
         "UPDATE deliveries SET state = 'unread', delivered_at = ?,"
@@ -117,4 +126,3 @@ def store_bytes(conn: sqlite3.Connection) -> int:
         return total + _stat(path + "-wal").st_size
     except OSError:
         return total
-

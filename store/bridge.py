@@ -13,9 +13,15 @@ _MIRROR_COLS = (
 )
 
 
-def to_write(conn: sqlite3.Connection, kind: str, now: int, *, team_only: bool,
-             min_message_id: int | None = None,
-             made_unread: bool = False) -> list[tuple[Any, ...]]:
+def to_write(
+    conn: sqlite3.Connection,
+    kind: str,
+    now: int,
+    *,
+    team_only: bool,
+    min_message_id: int | None = None,
+    made_unread: bool = False,
+) -> list[tuple[Any, ...]]:
     """Unread deliveries whose mirror of `kind` is missing, stale (its delivery was read and
     is unread again: the mirror is still there or is written again), or failed and due.
     `min_message_id`: only messages above it; `made_unread`: only deliveries queued in
@@ -24,8 +30,10 @@ def to_write(conn: sqlite3.Connection, kind: str, now: int, *, team_only: bool,
     extra = ""
     source = "deliveries d"
     if made_unread:
-        source = ("bridge_unread u JOIN deliveries d ON d.message_id = u.message_id"
-                  " AND d.recipient = u.recipient")
+        source = (
+            "bridge_unread u JOIN deliveries d ON d.message_id = u.message_id"
+            " AND d.recipient = u.recipient"
+        )
     if team_only:
         extra += " AND d.recipient LIKE '%@%'"
     if min_message_id is not None:
@@ -37,14 +45,16 @@ def to_write(conn: sqlite3.Connection, kind: str, now: int, *, team_only: bool,
         " LEFT JOIN bridge_mirrors b ON b.message_id = d.message_id"
         " AND b.recipient = d.recipient AND b.kind = ?"
         " WHERE d.state = 'unread' AND (b.state IS NULL OR b.state = 'stale'"
-        " OR (b.state = 'failed' AND coalesce(b.next_attempt_at, 0) <= ?))" + extra
+        " OR (b.state = 'failed' AND coalesce(b.next_attempt_at, 0) <= ?))"
+        + extra
         + " ORDER BY d.message_id, d.recipient",
         params,
     ).fetchall()
 
 
-def to_remove(conn: sqlite3.Connection, now: int, *,
-              full: bool) -> list[tuple[int, str, str, str, int]]:
+def to_remove(
+    conn: sqlite3.Connection, now: int, *, full: bool
+) -> list[tuple[int, str, str, str, int]]:
     """Mirrors to take away, as (message_id, recipient, kind, state, attempts): those the
     trigger marked stale (a failed removal once its next attempt is due); with `full`, also
     any written or failed mirror whose delivery is no longer unread or is gone (a race's
@@ -69,19 +79,22 @@ def written(conn: sqlite3.Connection, kind: str) -> list[tuple[int, str]]:
 
 def team_recipients(conn: sqlite3.Connection) -> list[str]:
     """Every agent@team acomm ever mirrored to (their native inboxes get pruned)."""
-    return [r[0] for r in conn.execute(
-        "SELECT recipient FROM bridge_team_inboxes ORDER BY recipient")]
+    return [
+        r[0] for r in conn.execute("SELECT recipient FROM bridge_team_inboxes ORDER BY recipient")
+    ]
 
 
 def add_team_recipients(conn: sqlite3.Connection, recipients: Iterable[str]) -> None:
-    conn.executemany("INSERT OR IGNORE INTO bridge_team_inboxes VALUES (?)",
-                     [(r,) for r in recipients])
+    conn.executemany(
+        "INSERT OR IGNORE INTO bridge_team_inboxes VALUES (?)", [(r,) for r in recipients]
+    )
 
 
 def forget(conn: sqlite3.Connection, rows: Iterable[Sequence[Any]]) -> None:
     """Mirrors taken away: rows of (message_id, recipient, kind)."""
     conn.executemany(
-        "DELETE FROM bridge_mirrors WHERE message_id = ? AND recipient = ? AND kind = ?", rows)
+        "DELETE FROM bridge_mirrors WHERE message_id = ? AND recipient = ? AND kind = ?", rows
+    )
 
 
 # A delivery that stops being unread marks its written mirror 'stale' (to be taken away),
@@ -118,8 +131,8 @@ _TRIGGER_SQL = (
 
 def has_triggers(conn: sqlite3.Connection) -> bool:
     return conn.execute(
-        "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name IN (?, ?)",
-        TRIGGERS).fetchone()[0] == len(TRIGGERS)
+        "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name IN (?, ?)", TRIGGERS
+    ).fetchone()[0] == len(TRIGGERS)
 
 
 def create_triggers(conn: sqlite3.Connection) -> None:
@@ -165,7 +178,8 @@ def failed(conn: sqlite3.Connection, limit: int = 5) -> tuple[int, list[tuple[An
     n = conn.execute(f"SELECT count(*) FROM bridge_mirrors WHERE {_BACKLOG}").fetchone()[0]
     rows = conn.execute(
         "SELECT message_id, recipient, kind, attempts, error FROM bridge_mirrors"
-        f" WHERE {_BACKLOG} ORDER BY message_id, recipient, kind LIMIT ?", (limit,),
+        f" WHERE {_BACKLOG} ORDER BY message_id, recipient, kind LIMIT ?",
+        (limit,),
     ).fetchall()
     return n, rows
 
@@ -175,13 +189,22 @@ def failed(conn: sqlite3.Connection, limit: int = 5) -> tuple[int, list[tuple[An
 
 def bad_file(conn: sqlite3.Connection, path: str) -> tuple[int, int, bool, str] | None:
     """(mtime_ns, size, retry, reason) of a file left in place, or None."""
-    row = conn.execute("SELECT mtime_ns, size, retry, reason FROM bridge_bad_files"
-                       " WHERE path = ?", (path,)).fetchone()
+    row = conn.execute(
+        "SELECT mtime_ns, size, retry, reason FROM bridge_bad_files WHERE path = ?", (path,)
+    ).fetchone()
     return (row[0], row[1], bool(row[2]), row[3]) if row else None
 
 
-def record_bad(conn: sqlite3.Connection, path: str, mtime_ns: int, size: int, reason: str,
-               now: int, *, retry: bool) -> None:
+def record_bad(
+    conn: sqlite3.Connection,
+    path: str,
+    mtime_ns: int,
+    size: int,
+    reason: str,
+    now: int,
+    *,
+    retry: bool,
+) -> None:
     conn.execute(
         "INSERT INTO bridge_bad_files VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (path) DO UPDATE"
         " SET mtime_ns = excluded.mtime_ns, size = excluded.size, reason = excluded.reason,"
@@ -207,18 +230,21 @@ def bad_files(conn: sqlite3.Connection) -> list[tuple[str, str]]:
     ).fetchall()
 
 
-def ingested(conn: sqlite3.Connection,
-             path: str) -> tuple[int, int, int | None, str | None] | None:
+def ingested(conn: sqlite3.Connection, path: str) -> tuple[int, int, int | None, str | None] | None:
     """(mtime_ns, size, message_id, deletion error) of a file committed but not deleted."""
-    row = conn.execute("SELECT mtime_ns, size, message_id, error FROM bridge_ingested"
-                       " WHERE path = ?", (path,)).fetchone()
+    row = conn.execute(
+        "SELECT mtime_ns, size, message_id, error FROM bridge_ingested WHERE path = ?", (path,)
+    ).fetchone()
     return (row[0], row[1], row[2], row[3]) if row else None
 
 
-def record_ingested(conn: sqlite3.Connection, path: str, mtime_ns: int, size: int,
-                    message_id: int | None, now: int) -> None:
-    conn.execute("INSERT OR REPLACE INTO bridge_ingested VALUES (?, ?, ?, ?, NULL, ?)",
-                 (path, mtime_ns, size, message_id, now))
+def record_ingested(
+    conn: sqlite3.Connection, path: str, mtime_ns: int, size: int, message_id: int | None, now: int
+) -> None:
+    conn.execute(
+        "INSERT OR REPLACE INTO bridge_ingested VALUES (?, ?, ?, ?, NULL, ?)",
+        (path, mtime_ns, size, message_id, now),
+    )
 
 
 def ingested_not_deleted(conn: sqlite3.Connection, path: str, error: str) -> None:
@@ -239,5 +265,7 @@ def latest_received(conn: sqlite3.Connection, agent: str) -> int | None:
     row = conn.execute(
         "SELECT max(d.message_id) FROM deliveries d JOIN messages m ON m.id = d.message_id"
         " WHERE d.recipient = ? AND d.state NOT IN ('queued', 'waiting') AND m.sender != ?"
-        " AND m.type != 'acknowledgment'", (agent, agent)).fetchone()
+        " AND m.type != 'acknowledgment'",
+        (agent, agent),
+    ).fetchone()
     return None if row is None else row[0]

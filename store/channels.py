@@ -44,21 +44,39 @@ _ROLES = {r.value: r for r in Role}
 
 def _channel(row: Sequence[Any], participants: tuple[Participant, ...]) -> Channel:
     cfg = ChannelConfig(
-        delivery=_MODES[row[6]], max_message_size=row[7], ack_timeout_ms=row[8],
-        max_retries=row[9], retry_backoff_ms=row[10], retry_jitter=row[11], echo=bool(row[12]),
-        priority_ordering=bool(row[13]), max_pending=row[14], dedupe_window_ms=row[15],
-        retention_count=row[16], retention_age_ms=row[17], lease_ms=row[18],
-        message_ttl_ms=row[19], retry_failed=bool(row[20]),
+        delivery=_MODES[row[6]],
+        max_message_size=row[7],
+        ack_timeout_ms=row[8],
+        max_retries=row[9],
+        retry_backoff_ms=row[10],
+        retry_jitter=row[11],
+        echo=bool(row[12]),
+        priority_ordering=bool(row[13]),
+        max_pending=row[14],
+        dedupe_window_ms=row[15],
+        retention_count=row[16],
+        retention_age_ms=row[17],
+        lease_ms=row[18],
+        message_ttl_ms=row[19],
+        retry_failed=bool(row[20]),
     )
-    return Channel(id=row[0], name=row[1], type=_CH_TYPES[row[2]], owner=row[3],
-                   state=_CH_STATES[row[4]], config=cfg, created_at=row[5],
-                   participants=participants)
+    return Channel(
+        id=row[0],
+        name=row[1],
+        type=_CH_TYPES[row[2]],
+        owner=row[3],
+        state=_CH_STATES[row[4]],
+        config=cfg,
+        created_at=row[5],
+        participants=participants,
+    )
 
 
 def participants(conn: sqlite3.Connection, channel_id: int) -> tuple[Participant, ...]:
     rows = conn.execute(
         "SELECT agent, role, admin FROM participants WHERE channel_id = ?"
-        " ORDER BY joined_at, agent", (channel_id,),
+        " ORDER BY joined_at, agent",
+        (channel_id,),
     ).fetchall()
     return tuple(Participant(a, _ROLES[r], bool(adm)) for a, r, adm in rows)
 
@@ -69,14 +87,16 @@ def channel_by_name(conn: sqlite3.Connection, name: str) -> Channel | None:
 
 
 def channel_by_id(conn: sqlite3.Connection, channel_id: int) -> Channel | None:
-    row = conn.execute(f"SELECT {_CHANNEL_COLS} FROM channels WHERE id = ?",
-                       (channel_id,)).fetchone()
+    row = conn.execute(
+        f"SELECT {_CHANNEL_COLS} FROM channels WHERE id = ?", (channel_id,)
+    ).fetchone()
     return _channel(row, participants(conn, row[0])) if row else None
 
 
 def channel_by_pair(conn: sqlite3.Connection, pair: str) -> Channel | None:
-    row = conn.execute(f"SELECT {_CHANNEL_COLS} FROM channels WHERE direct_pair = ?",
-                       (pair,)).fetchone()
+    row = conn.execute(
+        f"SELECT {_CHANNEL_COLS} FROM channels WHERE direct_pair = ?", (pair,)
+    ).fetchone()
     return _channel(row, participants(conn, row[0])) if row else None
 
 
@@ -85,8 +105,9 @@ _NOT_DELETED = r"name NOT LIKE '\_deleted:%' ESCAPE '\'"
 
 def list_channels(conn: sqlite3.Connection) -> list[Channel]:
     """Every channel but the deleted ones (their history stays, under `_deleted:ID:NAME`)."""
-    rows = conn.execute(f"SELECT {_CHANNEL_COLS} FROM channels WHERE {_NOT_DELETED}"
-                        " ORDER BY id").fetchall()
+    rows = conn.execute(
+        f"SELECT {_CHANNEL_COLS} FROM channels WHERE {_NOT_DELETED} ORDER BY id"
+    ).fetchall()
     members: dict[int, list[Participant]] = {}
     for cid, agent, role, admin in conn.execute(
         "SELECT channel_id, agent, role, admin FROM participants ORDER BY joined_at, agent"
@@ -97,9 +118,12 @@ def list_channels(conn: sqlite3.Connection) -> list[Channel]:
 
 def channel_names(conn: sqlite3.Connection) -> list[str]:
     """Names a user may type (shell completion): every channel but the implicit direct ones."""
-    return [r[0] for r in conn.execute(
-        f"SELECT name FROM channels WHERE direct_pair IS NULL AND {_NOT_DELETED}"
-        " ORDER BY name")]
+    return [
+        r[0]
+        for r in conn.execute(
+            f"SELECT name FROM channels WHERE direct_pair IS NULL AND {_NOT_DELETED} ORDER BY name"
+        )
+    ]
 
 
 def agent_ids(conn: sqlite3.Connection) -> list[str]:
@@ -107,19 +131,43 @@ def agent_ids(conn: sqlite3.Connection) -> list[str]:
     return [r[0] for r in conn.execute("SELECT DISTINCT agent FROM participants ORDER BY agent")]
 
 
-def insert_channel(conn: sqlite3.Connection, name: str, type_: str, owner: str,
-                   cfg: ChannelConfig, now: int, direct_pair: str | None = None) -> int:
+def insert_channel(
+    conn: sqlite3.Connection,
+    name: str,
+    type_: str,
+    owner: str,
+    cfg: ChannelConfig,
+    now: int,
+    direct_pair: str | None = None,
+) -> int:
     cur = conn.execute(
         "INSERT INTO channels (name, type, owner, state, created_at, delivery, max_message_size,"
         " ack_timeout_ms, max_retries, retry_backoff_ms, retry_jitter, echo, priority_ordering,"
         " max_pending, dedupe_window_ms, retention_count, retention_age_ms, direct_pair,"
         " lease_ms, message_ttl_ms, retry_failed)"
         " VALUES (?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (name, type_, owner, now, cfg.delivery.value, cfg.max_message_size, cfg.ack_timeout_ms,
-         cfg.max_retries, cfg.retry_backoff_ms, cfg.retry_jitter, int(cfg.echo),
-         int(cfg.priority_ordering), cfg.max_pending, cfg.dedupe_window_ms,
-         cfg.retention_count, cfg.retention_age_ms, direct_pair, cfg.lease_ms,
-         cfg.message_ttl_ms, int(cfg.retry_failed)),
+        (
+            name,
+            type_,
+            owner,
+            now,
+            cfg.delivery.value,
+            cfg.max_message_size,
+            cfg.ack_timeout_ms,
+            cfg.max_retries,
+            cfg.retry_backoff_ms,
+            cfg.retry_jitter,
+            int(cfg.echo),
+            int(cfg.priority_ordering),
+            cfg.max_pending,
+            cfg.dedupe_window_ms,
+            cfg.retention_count,
+            cfg.retention_age_ms,
+            direct_pair,
+            cfg.lease_ms,
+            cfg.message_ttl_ms,
+            int(cfg.retry_failed),
+        ),
     )
     return inserted(cur)
 
@@ -128,61 +176,88 @@ def set_channel_state(conn: sqlite3.Connection, channel_id: int, state: str) -> 
     conn.execute("UPDATE channels SET state = ? WHERE id = ?", (state, channel_id))
 
 
-def insert_participant(conn: sqlite3.Connection, channel_id: int, agent: str, role: str,
-                       now: int) -> bool:
-    cur = conn.execute("INSERT OR IGNORE INTO participants (channel_id, agent, role, joined_at)"
-                       " VALUES (?, ?, ?, ?)", (channel_id, agent, role, now))
+def insert_participant(
+    conn: sqlite3.Connection, channel_id: int, agent: str, role: str, now: int
+) -> bool:
+    cur = conn.execute(
+        "INSERT OR IGNORE INTO participants (channel_id, agent, role, joined_at)"
+        " VALUES (?, ?, ?, ?)",
+        (channel_id, agent, role, now),
+    )
     return cur.rowcount == 1
 
 
 def set_admin(conn: sqlite3.Connection, channel_id: int, agent: str, admin: bool) -> bool:
     """Grant or revoke a participant's admin flag; False when it already was so."""
-    cur = conn.execute("UPDATE participants SET admin = ? WHERE channel_id = ? AND agent = ?"
-                       " AND admin != ?", (int(admin), channel_id, agent, int(admin)))
+    cur = conn.execute(
+        "UPDATE participants SET admin = ? WHERE channel_id = ? AND agent = ? AND admin != ?",
+        (int(admin), channel_id, agent, int(admin)),
+    )
     return cur.rowcount == 1
 
 
 # The settings `channel update` may change: ChannelConfig fields = channels columns.
-UPDATABLE = ("max_message_size", "ack_timeout_ms", "max_retries", "retry_backoff_ms",
-             "retry_jitter", "echo", "priority_ordering", "max_pending", "dedupe_window_ms",
-             "retention_count", "retention_age_ms", "lease_ms", "message_ttl_ms",
-             "retry_failed")
+UPDATABLE = (
+    "max_message_size",
+    "ack_timeout_ms",
+    "max_retries",
+    "retry_backoff_ms",
+    "retry_jitter",
+    "echo",
+    "priority_ordering",
+    "max_pending",
+    "dedupe_window_ms",
+    "retention_count",
+    "retention_age_ms",
+    "lease_ms",
+    "message_ttl_ms",
+    "retry_failed",
+)
 
 
-def update_channel_config(conn: sqlite3.Connection, channel_id: int,
-                          values: dict[str, Any]) -> None:
+def update_channel_config(
+    conn: sqlite3.Connection, channel_id: int, values: dict[str, Any]
+) -> None:
     """Write new settings (keys from UPDATABLE only: they become column names)."""
     cols = [k for k in values if k in UPDATABLE]
     assert len(cols) == len(values), f"not updatable: {set(values) - set(cols)}"
     if cols:
-        conn.execute(f"UPDATE channels SET {', '.join(f'{c} = ?' for c in cols)} WHERE id = ?",
-                     (*(int(v) if isinstance(v, bool) else v for v in values.values()),
-                      channel_id))
+        conn.execute(
+            f"UPDATE channels SET {', '.join(f'{c} = ?' for c in cols)} WHERE id = ?",
+            (*(int(v) if isinstance(v, bool) else v for v in values.values()), channel_id),
+        )
 
 
 def retire_channel(conn: sqlite3.Connection, channel_id: int, new_name: str) -> None:
     """`channel delete`: closed for good under a reserved name, its own free again."""
-    conn.execute("UPDATE channels SET name = ?, state = 'closed', direct_pair = NULL"
-                 " WHERE id = ?", (new_name, channel_id))
+    conn.execute(
+        "UPDATE channels SET name = ?, state = 'closed', direct_pair = NULL WHERE id = ?",
+        (new_name, channel_id),
+    )
 
 
 def delete_participant(conn: sqlite3.Connection, channel_id: int, agent: str) -> bool:
-    cur = conn.execute("DELETE FROM participants WHERE channel_id = ? AND agent = ?",
-                       (channel_id, agent))
-    conn.execute("DELETE FROM subscriptions WHERE channel_id = ? AND agent = ?",
-                 (channel_id, agent))
+    cur = conn.execute(
+        "DELETE FROM participants WHERE channel_id = ? AND agent = ?", (channel_id, agent)
+    )
+    conn.execute(
+        "DELETE FROM subscriptions WHERE channel_id = ? AND agent = ?", (channel_id, agent)
+    )
     return cur.rowcount == 1
 
 
-def insert_subscription(conn: sqlite3.Connection, channel_id: int, agent: str, pattern: str,
-                        now: int) -> bool:
-    cur = conn.execute("INSERT OR IGNORE INTO subscriptions VALUES (?, ?, ?, ?)",
-                       (channel_id, agent, pattern, now))
+def insert_subscription(
+    conn: sqlite3.Connection, channel_id: int, agent: str, pattern: str, now: int
+) -> bool:
+    cur = conn.execute(
+        "INSERT OR IGNORE INTO subscriptions VALUES (?, ?, ?, ?)", (channel_id, agent, pattern, now)
+    )
     return cur.rowcount == 1
 
 
-def delete_subscription(conn: sqlite3.Connection, channel_id: int, agent: str,
-                        pattern: str) -> bool:
+def delete_subscription(
+    conn: sqlite3.Connection, channel_id: int, agent: str, pattern: str
+) -> bool:
     cur = conn.execute(
         "DELETE FROM subscriptions WHERE channel_id = ? AND agent = ? AND pattern = ?",
         (channel_id, agent, pattern),
@@ -204,4 +279,3 @@ def channels_token(conn: sqlite3.Connection) -> int:
     """A counter every change to channels, participants or subscriptions adds one to
     (m011's triggers): equal committed tokens mean the same channels."""
     return conn.execute(f"SELECT {CHANNELS_TOKEN}").fetchone()[0]
-

@@ -62,8 +62,9 @@ def _check_header(path: str) -> None:
         with open(path, "rb") as fh:
             head = fh.read(100)
     except OSError as exc:
-        raise StoreUnavailable(f"cannot read store {path}: {exc.strerror}",
-                               path=str(path)) from None
+        raise StoreUnavailable(
+            f"cannot read store {path}: {exc.strerror}", path=str(path)
+        ) from None
     if len(head) < 100 or not head.startswith(SQLITE_HEADER):
         raise StoreUnavailable(
             f"{path} is not an acomm store (not a SQLite database); refusing to touch it",
@@ -104,8 +105,9 @@ class _Write:
             raise store_error(exc, getattr(conn, "path", None)) from None
         return conn
 
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
-                 tb: object) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: object
+    ) -> None:
         if self.nested is not None:
             self.nested.__exit__(kind, exc, tb)
             return
@@ -141,8 +143,9 @@ class _Savepoint:
     def __enter__(self) -> None:
         self.conn.execute(f"SAVEPOINT {self.name}")
 
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
-                 tb: object) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: object
+    ) -> None:
         if exc is not None:
             self.conn.execute(f"ROLLBACK TO {self.name}")
         self.conn.execute(f"RELEASE {self.name}")
@@ -153,8 +156,14 @@ def savepoint(conn: sqlite3.Connection, name: str) -> _Savepoint:
     return _Savepoint(conn, name)
 
 
-_STORAGE_CODES = ("SQLITE_FULL", "SQLITE_IOERR", "SQLITE_READONLY", "SQLITE_CANTOPEN",
-                  "SQLITE_BUSY", "SQLITE_LOCKED")
+_STORAGE_CODES = (
+    "SQLITE_FULL",
+    "SQLITE_IOERR",
+    "SQLITE_READONLY",
+    "SQLITE_CANTOPEN",
+    "SQLITE_BUSY",
+    "SQLITE_LOCKED",
+)
 
 
 def _code(exc: sqlite3.Error) -> str:
@@ -194,27 +203,32 @@ def store_error(exc: sqlite3.Error, path: str | os.PathLike[str] | None) -> Comm
     text, code = str(exc), _code(exc)
     where = f"store {path}" if path else "store"
     if code in ("SQLITE_BUSY", "SQLITE_LOCKED") or "locked" in text:
-        return StoreLocked(
-            f"{where} is locked by another process past the busy timeout ({text})")
+        return StoreLocked(f"{where} is locked by another process past the busy timeout ({text})")
     if code in ("SQLITE_FULL", "SQLITE_IOERR"):
         free = free_bytes(path) if path else None
         if code == "SQLITE_FULL" or (free is not None and free < NEARLY_FULL):
             where_free: dict[str, Any] = {"path": str(path), "free_bytes": free} if path else {}
             return DiskFull(
                 f"the disk holding the {where} is full ({text}; {free} bytes free); nothing "
-                "was written: free some space and retry", **where_free)
-    if code == "SQLITE_READONLY" or (code in ("SQLITE_CANTOPEN", "SQLITE_IOERR") and path
-                                     and _read_only_fs(path)):
-        return StoreReadOnly(f"{where} is read-only ({text}); nothing was written",
-                             **({"path": str(path)} if path else {}))
+                "was written: free some space and retry",
+                **where_free,
+            )
+    if code == "SQLITE_READONLY" or (
+        code in ("SQLITE_CANTOPEN", "SQLITE_IOERR") and path and _read_only_fs(path)
+    ):
+        return StoreReadOnly(
+            f"{where} is read-only ({text}); nothing was written",
+            **({"path": str(path)} if path else {}),
+        )
     if code in ("SQLITE_CORRUPT", "SQLITE_NOTADB"):
-        return StoreUnavailable(f"{where} is corrupt or unreadable: {text}",
-                                **({"path": str(path)} if path else {}))
+        return StoreUnavailable(
+            f"{where} is corrupt or unreadable: {text}", **({"path": str(path)} if path else {})
+        )
     if code == "SQLITE_IOERR":
-        return StoreUnavailable(f"{where} cannot be read or written: {text}",
-                                **({"path": str(path)} if path else {}))
-    return StoreUnavailable(f"{where} is unusable: {text}",
-                            **({"path": str(path)} if path else {}))
+        return StoreUnavailable(
+            f"{where} cannot be read or written: {text}", **({"path": str(path)} if path else {})
+        )
+    return StoreUnavailable(f"{where} is unusable: {text}", **({"path": str(path)} if path else {}))
 
 
 def open_store(
@@ -247,8 +261,9 @@ def open_store(
         if not _open_here(p):
             _check_header(p)
     elif exists:
-        raise StoreUnavailable(f"{p} is an empty file, not an acomm store; refusing to touch it",
-                               path=str(p))
+        raise StoreUnavailable(
+            f"{p} is an empty file, not an acomm store; refusing to touch it", path=str(p)
+        )
     elif create:
         _create_file(p)
     else:
@@ -269,9 +284,14 @@ def open_store(
 
 def _connect(p: str, target: str, busy_timeout_ms: int, *, uri: bool) -> StoreConnection:
     try:
-        conn = sqlite3.connect(target, uri=uri, isolation_level=None,
-                               timeout=busy_timeout_ms / 1000, check_same_thread=False,
-                               factory=StoreConnection)
+        conn = sqlite3.connect(
+            target,
+            uri=uri,
+            isolation_level=None,
+            timeout=busy_timeout_ms / 1000,
+            check_same_thread=False,
+            factory=StoreConnection,
+        )
     except sqlite3.Error as exc:
         raise store_error(exc, p) from None
     conn.path = paths.absolute(p)
@@ -295,8 +315,10 @@ def open_read_only(p: str, busy_timeout_ms: int, flush: str, now_ms: int) -> sql
     try:
         conn, version = _open_checked(p, f"{base}?mode=ro", busy_timeout_ms)
     except sqlite3.DatabaseError as exc:
-        if _code(exc) not in ("SQLITE_CANTOPEN", "SQLITE_IOERR", "SQLITE_FULL",
-                              "SQLITE_READONLY") or _wal_bytes(p) != 0:
+        if (
+            _code(exc) not in ("SQLITE_CANTOPEN", "SQLITE_IOERR", "SQLITE_FULL", "SQLITE_READONLY")
+            or _wal_bytes(p) != 0
+        ):
             raise store_error(exc, p) from None
         try:
             conn, version = _open_checked(p, f"{base}?immutable=1", busy_timeout_ms)
@@ -331,7 +353,9 @@ def _migrated(p: str, busy_ms: int, flush: str, now_ms: int, version: int) -> sq
     except StoreReadOnly as exc:
         raise StoreReadOnly(
             f"store {p} has schema version {version} and needs upgrading to "
-            f"{len(MIGRATIONS)}, but it is read-only ({exc.message})", path=str(p)) from None
+            f"{len(MIGRATIONS)}, but it is read-only ({exc.message})",
+            path=str(p),
+        ) from None
 
 
 def _check_version(conn: sqlite3.Connection, p: str, busy_ms: int) -> int:
@@ -342,11 +366,13 @@ def _check_version(conn: sqlite3.Connection, p: str, busy_ms: int) -> int:
         raise StoreUnavailable(
             f"store {p} has schema version {version}, newer than this acomm understands "
             f"({len(MIGRATIONS)}); upgrade acomm to use it",
-            path=str(p), schema_version=version,
+            path=str(p),
+            schema_version=version,
         )
     if version == 0 and conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
-        raise StoreUnavailable(f"{p} is a SQLite database but not an acomm store; refusing to "
-                               "touch it", path=str(p))
+        raise StoreUnavailable(
+            f"{p} is a SQLite database but not an acomm store; refusing to touch it", path=str(p)
+        )
     _register_functions(conn)
     return version
 
@@ -356,8 +382,11 @@ def _prepare(conn: sqlite3.Connection, p: str, busy_ms: int, flush: str, now_ms:
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute(f"PRAGMA synchronous = {SYNCHRONOUS.get(flush, 'NORMAL')}")
     if flush != "batch":
-        conn.execute("PRAGMA wal_autocheckpoint = 0" if flush == "manual" else
-                     "PRAGMA wal_autocheckpoint = 1000")
+        conn.execute(
+            "PRAGMA wal_autocheckpoint = 0"
+            if flush == "manual"
+            else "PRAGMA wal_autocheckpoint = 1000"
+        )
     else:
         # `batch` reads the WAL's size as its count of commits since the last checkpoint
         # (maybe_checkpoint): so when a writer starts the WAL over, it cuts the file back
@@ -373,8 +402,10 @@ def _migrate(conn: sqlite3.Connection, now_ms: int) -> None:
     with write(conn):
         version = conn.execute("PRAGMA user_version").fetchone()[0]  # re-read under the lock
         if version == 0:
-            conn.execute("CREATE TABLE IF NOT EXISTS _acomm_migrations "
-                         "(name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)")
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS _acomm_migrations "
+                "(name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)"
+            )
         for fn in MIGRATIONS[version:]:
             fn(conn, now_ms)
             conn.execute("INSERT INTO _acomm_migrations VALUES (?, ?)", (fn.__name__, now_ms))
@@ -404,8 +435,9 @@ def _register_functions(conn: sqlite3.Connection) -> None:
     conn.create_function("regexp", 2, _regexp, deterministic=True)
 
 
-def maybe_checkpoint(conn: sqlite3.Connection, batch_messages: int, batch_interval_ms: int,
-                     now_ms: int) -> bool:
+def maybe_checkpoint(
+    conn: sqlite3.Connection, batch_messages: int, batch_interval_ms: int, now_ms: int
+) -> bool:
     """`store.flush: batch`: checkpoint the WAL after about `batch_messages` commits or once
     `batch_interval_ms` has passed since the last checkpoint.
 
@@ -422,8 +454,10 @@ def maybe_checkpoint(conn: sqlite3.Connection, batch_messages: int, batch_interv
     if wal == 0:
         return False
     page = conn.execute("PRAGMA page_size").fetchone()[0]
-    if (wal < PAGES_PER_COMMIT * (page + 24) * batch_messages
-            and now_ms - db.st_mtime * 1000 < batch_interval_ms):
+    if (
+        wal < PAGES_PER_COMMIT * (page + 24) * batch_messages
+        and now_ms - db.st_mtime * 1000 < batch_interval_ms
+    ):
         return False
     try:
         conn.execute("PRAGMA wal_checkpoint(PASSIVE)")

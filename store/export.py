@@ -15,37 +15,174 @@ from typing import Any
 from acomm_cli.store.backlog import ACTIVE
 
 # Column names, in the order of the SELECTs below.
-MESSAGE_COLUMNS = ("id", "channel_id", "channel", "sender", "type", "content", "topic",
-                   "priority", "correlation_id", "dedupe_key", "metadata", "created_at",
-                   "deliver_at", "expires_at", "origin_node", "global_id")
-DELIVERY_COLUMNS = ("message_id", "recipient", "channel_id", "channel", "state", "tracked",
-                    "retry_count", "created_at", "delivered_at", "read_at", "ack_status",
-                    "acked_at", "ack_note", "next_timer_at", "last_error", "first_read_at",
-                    "lease_expired")
-DEAD_LETTER_COLUMNS = ("message_id", "recipient", "channel_id", "channel", "reason",
-                       "retry_count", "last_error", "created_at", "dead_lettered_at")
-ATTEMPT_COLUMNS = ("seq", "message_id", "recipient", "channel_id", "channel", "attempt",
-                   "delivered_at", "read_at", "ack_status", "created_at")
-RECEIPT_COLUMNS = ("seq", "run_id", "message_id", "agent", "status", "reason", "exit_code",
-                   "attempt", "created_at", "started_at", "finished_at", "next_retry_at")
-FEDERATION_COLUMNS = ("message_id", "global_id", "kind", "to_node", "state", "attempt",
-                      "created_at", "accepted_at", "processed_at", "to_agent", "route_decision",
-                      "incident_at")
-TASK_COLUMNS = ("id", "correlation_id", "channel_id", "channel", "task_type", "capability_id",
-                "creator", "owner", "state", "eta_required", "eta_at", "progress", "plan",
-                "note", "result_message_id", "created_at", "accepted_at", "updated_at",
-                "finished_at", "global_id", "origin_node", "peer_node")
-TASK_EVENT_COLUMNS = ("seq", "event_id", "task_id", "event", "agent", "at", "progress", "note",
-                      "eta_at", "message_id", "origin_node", "detail", "created_at")
-INCIDENT_COLUMNS = ("id", "capability_id", "delegation_skill", "executor_skill",
-                    "failure_class", "sample_corr_ids", "samples", "task_id", "task_global_id",
-                    "occurrence", "created_at", "state", "resolved_at", "resolved_by", "note",
-                    "message_id")
-CHANNEL_COLUMNS = ("id", "name", "type", "owner", "state", "created_at", "delivery",
-                   "max_message_size", "ack_timeout_ms", "max_retries", "retry_backoff_ms",
-                   "retry_jitter", "echo", "priority_ordering", "max_pending",
-                   "dedupe_window_ms", "retention_count", "retention_age_ms", "lease_ms",
-                   "message_ttl_ms", "retry_failed")
+MESSAGE_COLUMNS = (
+    "id",
+    "channel_id",
+    "channel",
+    "sender",
+    "type",
+    "content",
+    "topic",
+    "priority",
+    "correlation_id",
+    "dedupe_key",
+    "metadata",
+    "created_at",
+    "deliver_at",
+    "expires_at",
+    "origin_node",
+    "global_id",
+)
+DELIVERY_COLUMNS = (
+    "message_id",
+    "recipient",
+    "channel_id",
+    "channel",
+    "state",
+    "tracked",
+    "retry_count",
+    "created_at",
+    "delivered_at",
+    "read_at",
+    "ack_status",
+    "acked_at",
+    "ack_note",
+    "next_timer_at",
+    "last_error",
+    "first_read_at",
+    "lease_expired",
+)
+DEAD_LETTER_COLUMNS = (
+    "message_id",
+    "recipient",
+    "channel_id",
+    "channel",
+    "reason",
+    "retry_count",
+    "last_error",
+    "created_at",
+    "dead_lettered_at",
+)
+ATTEMPT_COLUMNS = (
+    "seq",
+    "message_id",
+    "recipient",
+    "channel_id",
+    "channel",
+    "attempt",
+    "delivered_at",
+    "read_at",
+    "ack_status",
+    "created_at",
+)
+RECEIPT_COLUMNS = (
+    "seq",
+    "run_id",
+    "message_id",
+    "agent",
+    "status",
+    "reason",
+    "exit_code",
+    "attempt",
+    "created_at",
+    "started_at",
+    "finished_at",
+    "next_retry_at",
+)
+FEDERATION_COLUMNS = (
+    "message_id",
+    "global_id",
+    "kind",
+    "to_node",
+    "state",
+    "attempt",
+    "created_at",
+    "accepted_at",
+    "processed_at",
+    "to_agent",
+    "route_decision",
+    "incident_at",
+)
+TASK_COLUMNS = (
+    "id",
+    "correlation_id",
+    "channel_id",
+    "channel",
+    "task_type",
+    "capability_id",
+    "creator",
+    "owner",
+    "state",
+    "eta_required",
+    "eta_at",
+    "progress",
+    "plan",
+    "note",
+    "result_message_id",
+    "created_at",
+    "accepted_at",
+    "updated_at",
+    "finished_at",
+    "global_id",
+    "origin_node",
+    "peer_node",
+)
+TASK_EVENT_COLUMNS = (
+    "seq",
+    "event_id",
+    "task_id",
+    "event",
+    "agent",
+    "at",
+    "progress",
+    "note",
+    "eta_at",
+    "message_id",
+    "origin_node",
+    "detail",
+    "created_at",
+)
+INCIDENT_COLUMNS = (
+    "id",
+    "capability_id",
+    "delegation_skill",
+    "executor_skill",
+    "failure_class",
+    "sample_corr_ids",
+    "samples",
+    "task_id",
+    "task_global_id",
+    "occurrence",
+    "created_at",
+    "state",
+    "resolved_at",
+    "resolved_by",
+    "note",
+    "message_id",
+)
+CHANNEL_COLUMNS = (
+    "id",
+    "name",
+    "type",
+    "owner",
+    "state",
+    "created_at",
+    "delivery",
+    "max_message_size",
+    "ack_timeout_ms",
+    "max_retries",
+    "retry_backoff_ms",
+    "retry_jitter",
+    "echo",
+    "priority_ordering",
+    "max_pending",
+    "dedupe_window_ms",
+    "retention_count",
+    "retention_age_ms",
+    "lease_ms",
+    "message_ttl_ms",
+    "retry_failed",
+)
 
 _MESSAGES = (
     "SELECT m.id, m.channel_id, c.name, m.sender, m.type, m.content, m.topic, m.priority,"
@@ -125,15 +262,20 @@ _INCIDENTS = (
 _CHANNELS = f"SELECT {', '.join(CHANNEL_COLUMNS)} FROM channels ORDER BY id"
 
 
-def id_bounds(conn: sqlite3.Connection, since: int | None = None,
-              until: int | None = None) -> tuple[int, int] | None:
+def id_bounds(
+    conn: sqlite3.Connection, since: int | None = None, until: int | None = None
+) -> tuple[int, int] | None:
     """(lowest, highest) id of the messages created in [since, until), or None if none.
 
     Both ends come from the index on created_at (one short walk each)."""
-    lo = conn.execute("SELECT min(id) FROM messages WHERE created_at >= ?",
-                      (since if since is not None else -(2**63),)).fetchone()[0]
-    hi = conn.execute("SELECT max(id) FROM messages WHERE created_at < ?",
-                      (until if until is not None else 2**63 - 1,)).fetchone()[0]
+    lo = conn.execute(
+        "SELECT min(id) FROM messages WHERE created_at >= ?",
+        (since if since is not None else -(2**63),),
+    ).fetchone()[0]
+    hi = conn.execute(
+        "SELECT max(id) FROM messages WHERE created_at < ?",
+        (until if until is not None else 2**63 - 1,),
+    ).fetchone()[0]
     if lo is None or hi is None or lo > hi:
         return None
     return lo, hi
@@ -144,30 +286,45 @@ def id_bounds_all(conn: sqlite3.Connection) -> tuple[int, int] | None:
     the messages, and of the tasks, whose ids are their messages' and outlive them."""
     lo, hi = conn.execute(
         "SELECT min(lo), max(hi) FROM (SELECT min(id) AS lo, max(id) AS hi FROM messages"
-        " UNION ALL SELECT min(id), max(id) FROM tasks)").fetchone()
+        " UNION ALL SELECT min(id), max(id) FROM tasks)"
+    ).fetchone()
     return None if lo is None else (lo, hi)
 
 
 # The SELECT of each dataset read by message id range, and its columns in order.
-_BY_DATASET = {"messages": _MESSAGES, "deliveries": _DELIVERIES, "dead_letters": _DEAD_LETTERS,
-               "delivery_attempts": _ATTEMPTS,
-               "receipts": _RECEIPTS, "federation": _FEDERATION, "tasks": _TASKS,
-               "task_events": _TASK_EVENTS}
-COLUMNS = {"messages": MESSAGE_COLUMNS, "deliveries": DELIVERY_COLUMNS,
-           "dead_letters": DEAD_LETTER_COLUMNS, "delivery_attempts": ATTEMPT_COLUMNS,
-           "receipts": RECEIPT_COLUMNS,
-           "federation": FEDERATION_COLUMNS, "tasks": TASK_COLUMNS,
-           "task_events": TASK_EVENT_COLUMNS, "channels": CHANNEL_COLUMNS,
-           "incidents": INCIDENT_COLUMNS}
+_BY_DATASET = {
+    "messages": _MESSAGES,
+    "deliveries": _DELIVERIES,
+    "dead_letters": _DEAD_LETTERS,
+    "delivery_attempts": _ATTEMPTS,
+    "receipts": _RECEIPTS,
+    "federation": _FEDERATION,
+    "tasks": _TASKS,
+    "task_events": _TASK_EVENTS,
+}
+COLUMNS = {
+    "messages": MESSAGE_COLUMNS,
+    "deliveries": DELIVERY_COLUMNS,
+    "dead_letters": DEAD_LETTER_COLUMNS,
+    "delivery_attempts": ATTEMPT_COLUMNS,
+    "receipts": RECEIPT_COLUMNS,
+    "federation": FEDERATION_COLUMNS,
+    "tasks": TASK_COLUMNS,
+    "task_events": TASK_EVENT_COLUMNS,
+    "channels": CHANNEL_COLUMNS,
+    "incidents": INCIDENT_COLUMNS,
+}
 
 
 # A dataset whose rows need a table that is empty in most stores: when it is, the export
 # skips that dataset's SELECT for every chunk (the federation one walks the messages).
-_GUARDS = {"delivery_attempts": "SELECT EXISTS (SELECT 1 FROM delivery_attempts)",
-           "receipts": "SELECT EXISTS (SELECT 1 FROM dispatch_receipts)",
-           "federation": "SELECT EXISTS (SELECT 1 FROM fed_outbox)",
-           "tasks": "SELECT EXISTS (SELECT 1 FROM tasks)",
-           "task_events": "SELECT EXISTS (SELECT 1 FROM tasks)"}
+_GUARDS = {
+    "delivery_attempts": "SELECT EXISTS (SELECT 1 FROM delivery_attempts)",
+    "receipts": "SELECT EXISTS (SELECT 1 FROM dispatch_receipts)",
+    "federation": "SELECT EXISTS (SELECT 1 FROM fed_outbox)",
+    "tasks": "SELECT EXISTS (SELECT 1 FROM tasks)",
+    "task_events": "SELECT EXISTS (SELECT 1 FROM tasks)",
+}
 
 
 def may_have_rows(conn: sqlite3.Connection, dataset: str) -> bool:
@@ -188,16 +345,21 @@ def unsettled(conn: sqlite3.Connection, lo: int, hi: int) -> bool:
     active ones); a dispatch run in progress or due again (its receipt, or the next one, is
     still to be written); a message emitted to another node and not yet accepted there; a
     task still open (not completed nor failed: its state and history will move)."""
-    return conn.execute(
-        "SELECT EXISTS (SELECT 1 FROM deliveries INDEXED BY deliveries_active"
-        " WHERE message_id BETWEEN ?1 AND ?2"
-        f" AND {ACTIVE})"
-        " OR EXISTS (SELECT 1 FROM dispatch_claims WHERE message_id BETWEEN ?1 AND ?2"
-        " AND state IN ('running', 'retry'))"
-        " OR EXISTS (SELECT 1 FROM fed_sent INDEXED BY fed_sent_message"
-        " WHERE message_id BETWEEN ?1 AND ?2 AND state = 'emitted')"
-        " OR EXISTS (SELECT 1 FROM tasks WHERE id BETWEEN ?1 AND ?2"
-        " AND state NOT IN ('completed', 'failed'))", (lo, hi)).fetchone()[0] == 1
+    return (
+        conn.execute(
+            "SELECT EXISTS (SELECT 1 FROM deliveries INDEXED BY deliveries_active"
+            " WHERE message_id BETWEEN ?1 AND ?2"
+            f" AND {ACTIVE})"
+            " OR EXISTS (SELECT 1 FROM dispatch_claims WHERE message_id BETWEEN ?1 AND ?2"
+            " AND state IN ('running', 'retry'))"
+            " OR EXISTS (SELECT 1 FROM fed_sent INDEXED BY fed_sent_message"
+            " WHERE message_id BETWEEN ?1 AND ?2 AND state = 'emitted')"
+            " OR EXISTS (SELECT 1 FROM tasks WHERE id BETWEEN ?1 AND ?2"
+            " AND state NOT IN ('completed', 'failed'))",
+            (lo, hi),
+        ).fetchone()[0]
+        == 1
+    )
 
 
 _SNAPSHOTS = {"channels": _CHANNELS, "incidents": _INCIDENTS}
@@ -210,8 +372,7 @@ def snapshot_rows(conn: sqlite3.Connection, dataset: str) -> list[tuple[Any, ...
 
 def watermark(conn: sqlite3.Connection, target: str) -> int | None:
     """The highest message id exported to `target`, or None if nothing was."""
-    row = conn.execute("SELECT last_message_id FROM exports WHERE target = ?",
-                       (target,)).fetchone()
+    row = conn.execute("SELECT last_message_id FROM exports WHERE target = ?", (target,)).fetchone()
     return row[0] if row else None
 
 
@@ -221,4 +382,5 @@ def set_watermark(conn: sqlite3.Connection, target: str, last_message_id: int, n
         "INSERT INTO exports (target, last_message_id, exported_at) VALUES (?, ?, ?)"
         " ON CONFLICT (target) DO UPDATE SET last_message_id ="
         " max(last_message_id, excluded.last_message_id), exported_at = excluded.exported_at",
-        (target, last_message_id, now))
+        (target, last_message_id, now),
+    )

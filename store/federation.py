@@ -22,59 +22,78 @@ def node(conn: sqlite3.Connection) -> tuple[Any, ...] | None:
     return row
 
 
-def insert_node(conn: sqlite3.Connection, node_id: str, public_key: bytes, private_key: bytes,
-                now_ms: int) -> None:
-    conn.execute("INSERT INTO fed_node (id, node_id, public_key, private_key, created_at)"
-                 " VALUES (1, ?, ?, ?, ?)", (node_id, public_key, private_key, now_ms))
+def insert_node(
+    conn: sqlite3.Connection, node_id: str, public_key: bytes, private_key: bytes, now_ms: int
+) -> None:
+    conn.execute(
+        "INSERT INTO fed_node (id, node_id, public_key, private_key, created_at)"
+        " VALUES (1, ?, ?, ?, ?)",
+        (node_id, public_key, private_key, now_ms),
+    )
 
 
 # ---------------------------------------------------------------- invites (on a seed)
 
-_INVITE_COLUMNS = ("invite_id, token_sha256, expected_node, pinned_key, created_at, expires_at,"
-                   " used_at, used_by, revoked_at")
+_INVITE_COLUMNS = (
+    "invite_id, token_sha256, expected_node, pinned_key, created_at, expires_at,"
+    " used_at, used_by, revoked_at"
+)
 
 
-def insert_invite(conn: sqlite3.Connection, invite_id: str, token_sha256: str,
-                  expected_node: str | None, pinned_key: bytes | None, created_at: int,
-                  expires_at: int) -> None:
+def insert_invite(
+    conn: sqlite3.Connection,
+    invite_id: str,
+    token_sha256: str,
+    expected_node: str | None,
+    pinned_key: bytes | None,
+    created_at: int,
+    expires_at: int,
+) -> None:
     conn.execute(
         "INSERT INTO fed_invites (invite_id, token_sha256, expected_node, pinned_key,"
         " created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
-        (invite_id, token_sha256, expected_node, pinned_key, created_at, expires_at))
+        (invite_id, token_sha256, expected_node, pinned_key, created_at, expires_at),
+    )
 
 
 def invites(conn: sqlite3.Connection) -> list[tuple[Any, ...]]:
     return conn.execute(
-        f"SELECT {_INVITE_COLUMNS} FROM fed_invites ORDER BY created_at, invite_id").fetchall()
+        f"SELECT {_INVITE_COLUMNS} FROM fed_invites ORDER BY created_at, invite_id"
+    ).fetchall()
 
 
 def invite(conn: sqlite3.Connection, invite_id: str) -> tuple[Any, ...] | None:
     row: tuple[Any, ...] | None = conn.execute(
-        f"SELECT {_INVITE_COLUMNS} FROM fed_invites WHERE invite_id = ?",
-        (invite_id,)).fetchone()
+        f"SELECT {_INVITE_COLUMNS} FROM fed_invites WHERE invite_id = ?", (invite_id,)
+    ).fetchone()
     return row
 
 
 def invite_by_hash(conn: sqlite3.Connection, token_sha256: str) -> tuple[Any, ...] | None:
     row: tuple[Any, ...] | None = conn.execute(
-        f"SELECT {_INVITE_COLUMNS} FROM fed_invites WHERE token_sha256 = ?",
-        (token_sha256,)).fetchone()
+        f"SELECT {_INVITE_COLUMNS} FROM fed_invites WHERE token_sha256 = ?", (token_sha256,)
+    ).fetchone()
     return row
 
 
 def revoke_invite(conn: sqlite3.Connection, invite_id: str, now_ms: int) -> bool:
     """Revoke an invite not used nor revoked yet; False when nothing changed."""
-    cur = conn.execute("UPDATE fed_invites SET revoked_at = ? WHERE invite_id = ?"
-                       " AND revoked_at IS NULL AND used_at IS NULL", (now_ms, invite_id))
+    cur = conn.execute(
+        "UPDATE fed_invites SET revoked_at = ? WHERE invite_id = ?"
+        " AND revoked_at IS NULL AND used_at IS NULL",
+        (now_ms, invite_id),
+    )
     return cur.rowcount == 1
 
 
 def use_invite(conn: sqlite3.Connection, invite_id: str, node_id: str, now_ms: int) -> bool:
     """Consume an invite (the first successful WebSocket authentication); False if it was
     used or revoked meanwhile."""
-    cur = conn.execute("UPDATE fed_invites SET used_at = ?, used_by = ? WHERE invite_id = ?"
-                       " AND used_at IS NULL AND revoked_at IS NULL",
-                       (now_ms, node_id, invite_id))
+    cur = conn.execute(
+        "UPDATE fed_invites SET used_at = ?, used_by = ? WHERE invite_id = ?"
+        " AND used_at IS NULL AND revoked_at IS NULL",
+        (now_ms, node_id, invite_id),
+    )
     return cur.rowcount == 1
 
 
@@ -84,22 +103,33 @@ def use_invite(conn: sqlite3.Connection, invite_id: str, node_id: str, now_ms: i
 
 def live_ticket_for_invite(conn: sqlite3.Connection, invite_id: str, now_ms: int) -> bool:
     """A ticket minted for this invite that is neither used nor expired."""
-    return conn.execute(
-        "SELECT 1 FROM fed_tickets WHERE invite_id = ? AND used_at IS NULL AND expires_at > ?",
-        (invite_id, now_ms)).fetchone() is not None
+    return (
+        conn.execute(
+            "SELECT 1 FROM fed_tickets WHERE invite_id = ? AND used_at IS NULL AND expires_at > ?",
+            (invite_id, now_ms),
+        ).fetchone()
+        is not None
+    )
 
 
 def ticket_exists(conn: sqlite3.Connection, jti: str) -> bool:
-    return conn.execute("SELECT 1 FROM fed_tickets WHERE jti = ?",
-                        (jti,)).fetchone() is not None
+    return conn.execute("SELECT 1 FROM fed_tickets WHERE jti = ?", (jti,)).fetchone() is not None
 
 
-def insert_ticket(conn: sqlite3.Connection, jti: str, invite_id: str | None, node_id: str,
-                  public_key: bytes | None, issued_at: int, expires_at: int) -> None:
+def insert_ticket(
+    conn: sqlite3.Connection,
+    jti: str,
+    invite_id: str | None,
+    node_id: str,
+    public_key: bytes | None,
+    issued_at: int,
+    expires_at: int,
+) -> None:
     conn.execute(
         "INSERT INTO fed_tickets (jti, invite_id, node_id, public_key, issued_at, expires_at)"
-        " VALUES (?, ?, ?, ?, ?, ?)", (jti, invite_id, node_id, public_key, issued_at,
-                                        expires_at))
+        " VALUES (?, ?, ?, ?, ?, ?)",
+        (jti, invite_id, node_id, public_key, issued_at, expires_at),
+    )
 
 
 def prune_tickets(conn: sqlite3.Connection, now_ms: int) -> int:
@@ -111,31 +141,36 @@ def ticket(conn: sqlite3.Connection, jti: str) -> tuple[Any, ...] | None:
     """(jti, invite_id, node_id, public_key, issued_at, expires_at, used_at) or None."""
     row: tuple[Any, ...] | None = conn.execute(
         "SELECT jti, invite_id, node_id, public_key, issued_at, expires_at, used_at"
-        " FROM fed_tickets WHERE jti = ?", (jti,)).fetchone()
+        " FROM fed_tickets WHERE jti = ?",
+        (jti,),
+    ).fetchone()
     return row
 
 
 def use_ticket(conn: sqlite3.Connection, jti: str, now_ms: int) -> bool:
-    cur = conn.execute("UPDATE fed_tickets SET used_at = ? WHERE jti = ? AND used_at IS NULL",
-                       (now_ms, jti))
+    cur = conn.execute(
+        "UPDATE fed_tickets SET used_at = ? WHERE jti = ? AND used_at IS NULL", (now_ms, jti)
+    )
     return cur.rowcount == 1
 
 
 # ---------------------------------------------------------------- members (rejoin by proof)
 
+
 def member_key(conn: sqlite3.Connection, node_id: str) -> bytes | None:
-    row = conn.execute("SELECT public_key FROM fed_members WHERE node_id = ?",
-                       (node_id,)).fetchone()
+    row = conn.execute(
+        "SELECT public_key FROM fed_members WHERE node_id = ?", (node_id,)
+    ).fetchone()
     return None if row is None else bytes(row[0])
 
 
-def upsert_member(conn: sqlite3.Connection, node_id: str, public_key: bytes,
-                  now_ms: int) -> None:
+def upsert_member(conn: sqlite3.Connection, node_id: str, public_key: bytes, now_ms: int) -> None:
     conn.execute(
         "INSERT INTO fed_members (node_id, public_key, joined_at, last_auth_at)"
         " VALUES (?, ?, ?, ?) ON CONFLICT (node_id) DO UPDATE SET"
         " public_key = excluded.public_key, last_auth_at = excluded.last_auth_at",
-        (node_id, public_key, now_ms, now_ms))
+        (node_id, public_key, now_ms, now_ms),
+    )
 
 
 def touch_member(conn: sqlite3.Connection, node_id: str, now_ms: int) -> None:
@@ -151,87 +186,130 @@ def node_id(conn: sqlite3.Connection) -> str | None:
 
 # ---------------------------------------------------------------- the room copy
 
+
 def room_get(conn: sqlite3.Connection, map_: str, key: str) -> str | None:
-    row = conn.execute("SELECT value FROM fed_room WHERE map = ? AND key = ?",
-                       (map_, key)).fetchone()
+    row = conn.execute(
+        "SELECT value FROM fed_room WHERE map = ? AND key = ?", (map_, key)
+    ).fetchone()
     return None if row is None else str(row[0])
 
 
 def room_map(conn: sqlite3.Connection, map_: str) -> list[tuple[str, str]]:
-    return conn.execute("SELECT key, value FROM fed_room WHERE map = ? ORDER BY key",
-                        (map_,)).fetchall()
+    return conn.execute(
+        "SELECT key, value FROM fed_room WHERE map = ? ORDER BY key", (map_,)
+    ).fetchall()
 
 
-def room_put(conn: sqlite3.Connection, map_: str, key: str, value: str | None, now_ms: int,
-             *, queue: bool) -> None:
+def room_put(
+    conn: sqlite3.Connection, map_: str, key: str, value: str | None, now_ms: int, *, queue: bool
+) -> None:
     """Write the local copy (value None: delete the entry) and, with `queue`, queue the
     change for the gateway to apply to the room."""
     if value is None:
         conn.execute("DELETE FROM fed_room WHERE map = ? AND key = ?", (map_, key))
     else:
-        conn.execute("INSERT INTO fed_room (map, key, value, updated_at) VALUES (?, ?, ?, ?)"
-                     " ON CONFLICT (map, key) DO UPDATE SET value = excluded.value,"
-                     " updated_at = excluded.updated_at", (map_, key, value, now_ms))
+        conn.execute(
+            "INSERT INTO fed_room (map, key, value, updated_at) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT (map, key) DO UPDATE SET value = excluded.value,"
+            " updated_at = excluded.updated_at",
+            (map_, key, value, now_ms),
+        )
     if queue:
-        conn.execute("INSERT INTO fed_room_changes (map, key, value, queued_at)"
-                     " VALUES (?, ?, ?, ?)", (map_, key, value, now_ms))
+        conn.execute(
+            "INSERT INTO fed_room_changes (map, key, value, queued_at) VALUES (?, ?, ?, ?)",
+            (map_, key, value, now_ms),
+        )
 
 
 def local_participant(conn: sqlite3.Connection, agent: str) -> bool:
     """A participant of a local channel (federation's own `_fed:` channels excepted)."""
-    return conn.execute(
-        "SELECT 1 FROM participants p JOIN channels c ON c.id = p.channel_id"
-        " WHERE p.agent = ? AND c.name NOT LIKE '\\_fed:%' ESCAPE '\\' LIMIT 1",
-        (agent,)).fetchone() is not None
+    return (
+        conn.execute(
+            "SELECT 1 FROM participants p JOIN channels c ON c.id = p.channel_id"
+            " WHERE p.agent = ? AND c.name NOT LIKE '\\_fed:%' ESCAPE '\\' LIMIT 1",
+            (agent,),
+        ).fetchone()
+        is not None
+    )
 
 
 # ---------------------------------------------------------------- the outbox
 
-def append_outbox(conn: sqlite3.Connection, event_id: str, attempt: int, kind: str,
-                  to_node: str | None, envelope_without_seq: dict[str, Any],
-                  now_ms: int) -> int:
+
+def append_outbox(
+    conn: sqlite3.Connection,
+    event_id: str,
+    attempt: int,
+    kind: str,
+    to_node: str | None,
+    envelope_without_seq: dict[str, Any],
+    now_ms: int,
+) -> int:
     """Append one event; its envelope gets the seq SQLite assigns. Returns the seq."""
     seq = int(conn.execute("SELECT coalesce(max(seq), 0) + 1 FROM fed_outbox").fetchone()[0])
     envelope = dict(envelope_without_seq, seq=seq)
-    conn.execute("INSERT INTO fed_outbox (seq, event_id, attempt, kind, to_node, envelope,"
-                 " created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                 (seq, event_id, attempt, kind, to_node,
-                  json.dumps(envelope, separators=(",", ":")), now_ms))
+    conn.execute(
+        "INSERT INTO fed_outbox (seq, event_id, attempt, kind, to_node, envelope,"
+        " created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (
+            seq,
+            event_id,
+            attempt,
+            kind,
+            to_node,
+            json.dumps(envelope, separators=(",", ":")),
+            now_ms,
+        ),
+    )
     return seq
 
 
-def outbox_page(conn: sqlite3.Connection, after_seq: int,
-                limit: int) -> tuple[list[dict[str, Any]], int]:
+def outbox_page(
+    conn: sqlite3.Connection, after_seq: int, limit: int
+) -> tuple[list[dict[str, Any]], int]:
     """(envelopes after `after_seq`, at most `limit`, in seq order; the outbox head)."""
-    rows = conn.execute("SELECT envelope FROM fed_outbox WHERE seq > ? ORDER BY seq LIMIT ?",
-                        (after_seq, limit)).fetchall()
+    rows = conn.execute(
+        "SELECT envelope FROM fed_outbox WHERE seq > ? ORDER BY seq LIMIT ?", (after_seq, limit)
+    ).fetchall()
     head = conn.execute("SELECT coalesce(max(seq), 0) FROM fed_outbox").fetchone()[0]
     return [json.loads(r[0]) for r in rows], int(head)
 
 
 def outbox_event(conn: sqlite3.Connection, event_id: str) -> dict[str, Any] | None:
     """The latest attempt of an event in our outbox."""
-    row = conn.execute("SELECT envelope FROM fed_outbox WHERE event_id = ?"
-                       " ORDER BY attempt DESC LIMIT 1", (event_id,)).fetchone()
+    row = conn.execute(
+        "SELECT envelope FROM fed_outbox WHERE event_id = ? ORDER BY attempt DESC LIMIT 1",
+        (event_id,),
+    ).fetchone()
     return None if row is None else dict(json.loads(row[0]))
 
 
 # ---------------------------------------------------------------- cursors and inbound
 
+
 def cursor(conn: sqlite3.Connection, source: str) -> tuple[int, int | None, int | None]:
     """(position, head, pulled_at) of a peer's outbox; (0, None, None) before any pull."""
-    row = conn.execute("SELECT position, head, pulled_at FROM fed_cursors"
-                       " WHERE source_node = ?", (source,)).fetchone()
+    row = conn.execute(
+        "SELECT position, head, pulled_at FROM fed_cursors WHERE source_node = ?", (source,)
+    ).fetchone()
     return (0, None, None) if row is None else (int(row[0]), row[1], row[2])
 
 
-def set_cursor(conn: sqlite3.Connection, source: str, position: int, head: int | None,
-               now_ms: int, error: str | None = None) -> None:
-    conn.execute("INSERT INTO fed_cursors (source_node, position, head, pulled_at, last_error)"
-                 " VALUES (?, ?, ?, ?, ?) ON CONFLICT (source_node) DO UPDATE SET"
-                 " position = excluded.position, head = coalesce(excluded.head, head),"
-                 " pulled_at = excluded.pulled_at, last_error = excluded.last_error",
-                 (source, position, head, now_ms, error))
+def set_cursor(
+    conn: sqlite3.Connection,
+    source: str,
+    position: int,
+    head: int | None,
+    now_ms: int,
+    error: str | None = None,
+) -> None:
+    conn.execute(
+        "INSERT INTO fed_cursors (source_node, position, head, pulled_at, last_error)"
+        " VALUES (?, ?, ?, ?, ?) ON CONFLICT (source_node) DO UPDATE SET"
+        " position = excluded.position, head = coalesce(excluded.head, head),"
+        " pulled_at = excluded.pulled_at, last_error = excluded.last_error",
+        (source, position, head, now_ms, error),
+    )
 
 
 def cursor_error(conn: sqlite3.Connection, source: str, error: str, now_ms: int) -> None:
@@ -239,26 +317,34 @@ def cursor_error(conn: sqlite3.Connection, source: str, error: str, now_ms: int)
     set_cursor(conn, source, position, None, now_ms, error)
 
 
-def record_inbound(conn: sqlite3.Connection, event_id: str, source: str, seq: int, kind: str,
-                   attempt: int, now_ms: int) -> bool:
+def record_inbound(
+    conn: sqlite3.Connection,
+    event_id: str,
+    source: str,
+    seq: int,
+    kind: str,
+    attempt: int,
+    now_ms: int,
+) -> bool:
     """Record an event read from a peer; False when it was read before (a duplicate)."""
-    cur = conn.execute("INSERT OR IGNORE INTO fed_inbound (event_id, source_node, seq, kind,"
-                       " attempt, received_at) VALUES (?, ?, ?, ?, ?, ?)",
-                       (event_id, source, seq, kind, attempt, now_ms))
+    cur = conn.execute(
+        "INSERT OR IGNORE INTO fed_inbound (event_id, source_node, seq, kind,"
+        " attempt, received_at) VALUES (?, ?, ?, ?, ?, ?)",
+        (event_id, source, seq, kind, attempt, now_ms),
+    )
     return cur.rowcount == 1
 
 
 def set_inbound_message(conn: sqlite3.Connection, event_id: str, message_id: int) -> None:
-    conn.execute("UPDATE fed_inbound SET message_id = ? WHERE event_id = ?",
-                 (message_id, event_id))
+    conn.execute("UPDATE fed_inbound SET message_id = ? WHERE event_id = ?", (message_id, event_id))
 
 
-def inbound_row_of_message(conn: sqlite3.Connection,
-                           message_id: int) -> tuple[Any, ...] | None:
+def inbound_row_of_message(conn: sqlite3.Connection, message_id: int) -> tuple[Any, ...] | None:
     """(event_id, source_node, attempt, received_at) of an inbound message."""
     row: tuple[Any, ...] | None = conn.execute(
-        "SELECT event_id, source_node, attempt, received_at FROM fed_inbound"
-        " WHERE message_id = ?", (message_id,)).fetchone()
+        "SELECT event_id, source_node, attempt, received_at FROM fed_inbound WHERE message_id = ?",
+        (message_id,),
+    ).fetchone()
     return row
 
 
@@ -270,62 +356,82 @@ def answers_of(conn: sqlite3.Connection, event_id: str) -> list[tuple[str, int]]
         " (kind = 'reply' AND json_extract(envelope, '$.payload.replyTo') = ?) OR"
         " (kind = 'ack' AND json_extract(envelope, '$.payload.ackOf') = ?"
         "  AND json_extract(envelope, '$.payload.status') = 'processed')) ORDER BY seq",
-        (event_id, event_id)).fetchall()
+        (event_id, event_id),
+    ).fetchall()
 
 
 def inbound_of_message(conn: sqlite3.Connection, message_id: int) -> tuple[str, str] | None:
     """(event_id, source_node) of an inbound message."""
-    row = conn.execute("SELECT event_id, source_node FROM fed_inbound WHERE message_id = ?",
-                       (message_id,)).fetchone()
+    row = conn.execute(
+        "SELECT event_id, source_node FROM fed_inbound WHERE message_id = ?", (message_id,)
+    ).fetchone()
     return None if row is None else (str(row[0]), str(row[1]))
 
 
 # ---------------------------------------------------------------- the sender's state
 
-_SENT_COLUMNS = ("event_id, message_id, to_node, to_agent, route_decision, state, attempt,"
-                 " next_timer_at, created_at, accepted_at, processed_at, incident_at")
+_SENT_COLUMNS = (
+    "event_id, message_id, to_node, to_agent, route_decision, state, attempt,"
+    " next_timer_at, created_at, accepted_at, processed_at, incident_at"
+)
 
 
-def insert_sent(conn: sqlite3.Connection, event_id: str, message_id: int | None, to_node: str,
-                to_agent: str | None, decision: str, state: str, next_timer_at: int | None,
-                now_ms: int) -> None:
-    conn.execute(f"INSERT INTO fed_sent ({_SENT_COLUMNS}) VALUES"
-                 " (?, ?, ?, ?, ?, ?, 1, ?, ?, NULL, NULL, NULL)",
-                 (event_id, message_id, to_node, to_agent, decision, state, next_timer_at,
-                  now_ms))
+def insert_sent(
+    conn: sqlite3.Connection,
+    event_id: str,
+    message_id: int | None,
+    to_node: str,
+    to_agent: str | None,
+    decision: str,
+    state: str,
+    next_timer_at: int | None,
+    now_ms: int,
+) -> None:
+    conn.execute(
+        f"INSERT INTO fed_sent ({_SENT_COLUMNS}) VALUES"
+        " (?, ?, ?, ?, ?, ?, 1, ?, ?, NULL, NULL, NULL)",
+        (event_id, message_id, to_node, to_agent, decision, state, next_timer_at, now_ms),
+    )
 
 
 def sent(conn: sqlite3.Connection, event_id: str) -> tuple[Any, ...] | None:
     row: tuple[Any, ...] | None = conn.execute(
-        f"SELECT {_SENT_COLUMNS} FROM fed_sent WHERE event_id = ?", (event_id,)).fetchone()
+        f"SELECT {_SENT_COLUMNS} FROM fed_sent WHERE event_id = ?", (event_id,)
+    ).fetchone()
     return row
 
 
 def sent_of_message(conn: sqlite3.Connection, message_id: int) -> tuple[Any, ...] | None:
     row: tuple[Any, ...] | None = conn.execute(
-        f"SELECT {_SENT_COLUMNS} FROM fed_sent WHERE message_id = ?", (message_id,)).fetchone()
+        f"SELECT {_SENT_COLUMNS} FROM fed_sent WHERE message_id = ?", (message_id,)
+    ).fetchone()
     return row
 
 
 def update_sent(conn: sqlite3.Connection, event_id: str, **fields: Any) -> None:
     names = ", ".join(f"{k} = ?" for k in fields)
-    conn.execute(f"UPDATE fed_sent SET {names} WHERE event_id = ?",
-                 (*fields.values(), event_id))
+    conn.execute(f"UPDATE fed_sent SET {names} WHERE event_id = ?", (*fields.values(), event_id))
 
 
 def due_sent(conn: sqlite3.Connection, now_ms: int) -> list[tuple[Any, ...]]:
-    return conn.execute(f"SELECT {_SENT_COLUMNS} FROM fed_sent WHERE next_timer_at <= ?"
-                        " ORDER BY next_timer_at, event_id", (now_ms,)).fetchall()
+    return conn.execute(
+        f"SELECT {_SENT_COLUMNS} FROM fed_sent WHERE next_timer_at <= ?"
+        " ORDER BY next_timer_at, event_id",
+        (now_ms,),
+    ).fetchall()
 
 
 def outbox_head(conn: sqlite3.Connection) -> int:
     return int(conn.execute("SELECT coalesce(max(seq), 0) FROM fed_outbox").fetchone()[0])
 
 
-def set_message_global_id(conn: sqlite3.Connection, message_id: int, global_id: str,
-                          origin_node: str | None) -> None:
-    conn.execute("UPDATE messages SET global_id = ?, origin_node = ? WHERE id = ?",
-                 (global_id, origin_node, message_id))
+def set_message_global_id(
+    conn: sqlite3.Connection, message_id: int, global_id: str, origin_node: str | None
+) -> None:
+    conn.execute(
+        "UPDATE messages SET global_id = ?, origin_node = ? WHERE id = ?",
+        (global_id, origin_node, message_id),
+    )
 
 
 def global_id_of(conn: sqlite3.Connection, message_id: int) -> str | None:
@@ -335,49 +441,68 @@ def global_id_of(conn: sqlite3.Connection, message_id: int) -> str | None:
 
 # ---------------------------------------------------------------- the gateway's room sync
 
-def pending_room_changes(conn: sqlite3.Connection,
-                         limit: int = 500) -> list[tuple[int, str, str, str | None]]:
+
+def pending_room_changes(
+    conn: sqlite3.Connection, limit: int = 500
+) -> list[tuple[int, str, str, str | None]]:
     """(seq, map, key, value) of the changes queued for the room, oldest first."""
-    return conn.execute("SELECT seq, map, key, value FROM fed_room_changes"
-                        " WHERE applied_at IS NULL ORDER BY seq LIMIT ?", (limit,)).fetchall()
+    return conn.execute(
+        "SELECT seq, map, key, value FROM fed_room_changes"
+        " WHERE applied_at IS NULL ORDER BY seq LIMIT ?",
+        (limit,),
+    ).fetchall()
 
 
 def mark_room_changes_applied(conn: sqlite3.Connection, up_to_seq: int, now_ms: int) -> None:
-    conn.execute("UPDATE fed_room_changes SET applied_at = ? WHERE applied_at IS NULL"
-                 " AND seq <= ?", (now_ms, up_to_seq))
+    conn.execute(
+        "UPDATE fed_room_changes SET applied_at = ? WHERE applied_at IS NULL AND seq <= ?",
+        (now_ms, up_to_seq),
+    )
 
 
 # ---------------------------------------------------------------- NATS JetStream
 
+
 def nats_config(conn: sqlite3.Connection) -> tuple[Any, ...] | None:
     """(url, creds, published_seq, migrated_from, migrated_head, migrated_at) or None."""
-    return conn.execute("SELECT url, creds, published_seq, migrated_from, migrated_head,"
-                        " migrated_at FROM fed_nats WHERE id = 1").fetchone()
+    return conn.execute(
+        "SELECT url, creds, published_seq, migrated_from, migrated_head,"
+        " migrated_at FROM fed_nats WHERE id = 1"
+    ).fetchone()
 
 
 def set_nats(conn: sqlite3.Connection, url: str, creds: str | None) -> None:
-    conn.execute("INSERT INTO fed_nats (id, url, creds) VALUES (1, ?, ?) ON CONFLICT (id)"
-                 " DO UPDATE SET url = excluded.url, creds = coalesce(excluded.creds, creds)",
-                 (url, creds))
+    conn.execute(
+        "INSERT INTO fed_nats (id, url, creds) VALUES (1, ?, ?) ON CONFLICT (id)"
+        " DO UPDATE SET url = excluded.url, creds = coalesce(excluded.creds, creds)",
+        (url, creds),
+    )
 
 
 def set_nats_migrated(conn: sqlite3.Connection, from_url: str, head: int, now_ms: int) -> None:
-    conn.execute("UPDATE fed_nats SET migrated_from = ?, migrated_head = ?, migrated_at = ?"
-                 " WHERE id = 1", (from_url, head, now_ms))
+    conn.execute(
+        "UPDATE fed_nats SET migrated_from = ?, migrated_head = ?, migrated_at = ? WHERE id = 1",
+        (from_url, head, now_ms),
+    )
 
 
 def set_published(conn: sqlite3.Connection, seq: int) -> None:
     """Only forwards: two publishers racing never move the mark back."""
-    conn.execute("UPDATE fed_nats SET published_seq = max(published_seq, ?) WHERE id = 1",
-                 (seq,))
+    conn.execute("UPDATE fed_nats SET published_seq = max(published_seq, ?) WHERE id = 1", (seq,))
 
 
-def unpublished(conn: sqlite3.Connection, after_seq: int,
-                limit: int) -> list[tuple[int, str, int, str]]:
+def unpublished(
+    conn: sqlite3.Connection, after_seq: int, limit: int
+) -> list[tuple[int, str, int, str]]:
     """(seq, event_id, attempt, envelope JSON) after `after_seq`, in seq order."""
-    return [(int(r[0]), str(r[1]), int(r[2]), str(r[3])) for r in conn.execute(
-        "SELECT seq, event_id, attempt, envelope FROM fed_outbox WHERE seq > ?"
-        " ORDER BY seq LIMIT ?", (after_seq, limit))]
+    return [
+        (int(r[0]), str(r[1]), int(r[2]), str(r[3]))
+        for r in conn.execute(
+            "SELECT seq, event_id, attempt, envelope FROM fed_outbox WHERE seq > ?"
+            " ORDER BY seq LIMIT ?",
+            (after_seq, limit),
+        )
+    ]
 
 
 def has_nats(conn: sqlite3.Connection) -> bool:

@@ -29,6 +29,7 @@ def _shipped(module: str, name: str) -> Migration:
     module neared 800 lines): imported only when a store older than them is opened, so a
     command on a current store loads none of their code (DECISIONS.md, "Migrations: complete
     statements, shipped bodies loaded on demand")."""
+
     def run(conn: sqlite3.Connection, now_ms: int) -> None:
         from importlib import import_module
 
@@ -41,11 +42,26 @@ def _shipped(module: str, name: str) -> Migration:
 
 # The schema's history, in order: never reordered, never edited, only appended to.
 MIGRATIONS: list[Migration] = [
-    *(_shipped("migrations_001_005", n) for n in (
-        "m001_initial", "m002_export_watermark", "m003_bridge", "m004_dispatch",
-        "m005_federation")),
-    *(_shipped("migrations_006_010", n) for n in (
-        "m006_tasks", "m007_agent_tokens", "m008_capabilities", "m009_leases", "m010_queues")),
+    *(
+        _shipped("migrations_001_005", n)
+        for n in (
+            "m001_initial",
+            "m002_export_watermark",
+            "m003_bridge",
+            "m004_dispatch",
+            "m005_federation",
+        )
+    ),
+    *(
+        _shipped("migrations_006_010", n)
+        for n in (
+            "m006_tasks",
+            "m007_agent_tokens",
+            "m008_capabilities",
+            "m009_leases",
+            "m010_queues",
+        )
+    ),
 ]
 
 
@@ -87,18 +103,22 @@ def m011_channels_version(conn: sqlite3.Connection, now_ms: int) -> None:
     # random value, so two stores that lived the same commands are alike, row for row): the
     # engine caches only under a value read at the start of a transaction of its own, i.e. a
     # committed one, and committed values never repeat. One row.
-    _script(conn, """
+    _script(
+        conn,
+        """
         CREATE TABLE channels_version (
             id INTEGER PRIMARY KEY CHECK (id = 1),
             token INTEGER NOT NULL
         );
         INSERT INTO channels_version VALUES (1, 0);
-    """)
+    """,
+    )
     for table in ("channels", "participants", "subscriptions"):
         for event in ("INSERT", "UPDATE", "DELETE"):
             conn.execute(
                 f"CREATE TRIGGER {table}_version_{event.lower()} AFTER {event} ON {table}"
-                " BEGIN UPDATE channels_version SET token = token + 1 WHERE id = 1; END")
+                " BEGIN UPDATE channels_version SET token = token + 1 WHERE id = 1; END"
+            )
 
 
 @migration
@@ -111,7 +131,9 @@ def m012_first_read_at(conn: sqlite3.Connection, now_ms: int) -> None:
     # send and receive (which never change retry_count) pay nothing. `deadletter show` lists
     # them with the current attempt from the delivery row. No foreign keys: compaction
     # removes them with their messages.
-    _script(conn, """
+    _script(
+        conn,
+        """
         ALTER TABLE deliveries ADD COLUMN first_read_at INTEGER;
         UPDATE deliveries SET first_read_at = read_at WHERE read_at IS NOT NULL;
         CREATE TABLE delivery_attempts (
@@ -134,7 +156,8 @@ def m012_first_read_at(conn: sqlite3.Connection, now_ms: int) -> None:
             VALUES (old.message_id, old.recipient, old.retry_count + 1, old.delivered_at,
                     old.read_at, old.ack_status);
         END;
-    """)
+    """,
+    )
 
 
 @migration
@@ -145,9 +168,12 @@ def m013_channel_admins(conn: sqlite3.Connection, now_ms: int) -> None:
     # with this flag, granted and revoked by `channel admin`. A flag on the participant (not a
     # table of its own) so that leaving ends the grant, and a send's channel read stays one
     # query. Existing rows: no admins (0).
-    _script(conn, """
+    _script(
+        conn,
+        """
         ALTER TABLE participants ADD COLUMN admin INTEGER NOT NULL DEFAULT 0;
-    """)
+    """,
+    )
 
 
 @migration
@@ -157,7 +183,9 @@ def m014_nats_outbox(conn: sqlite3.Connection, now_ms: int) -> None:
     # how far the outbox has been published into the stream (outbox seq = stream seq: the
     # stream is filled in seq order from 1, so a peer's cursor means the same on either
     # transport), and what `fed migrate --to` recorded when the node switched over.
-    _script(conn, """
+    _script(
+        conn,
+        """
         CREATE TABLE fed_nats (
             id INTEGER PRIMARY KEY CHECK (id = 1),
             url TEXT NOT NULL,
@@ -167,7 +195,8 @@ def m014_nats_outbox(conn: sqlite3.Connection, now_ms: int) -> None:
             migrated_head INTEGER,
             migrated_at INTEGER
         );
-    """)
+    """,
+    )
 
 
 @migration
@@ -187,7 +216,9 @@ def m015_inbox_indexes(conn: sqlite3.Connection, now_ms: int) -> None:
     #   by recipient only (totals per agent, any recipient's listing), and the deliveries not
     #   yet done with have their own (recipient, state, ...) index, under the same WHERE as
     #   deliveries_active: `receive` reads it, and a mark read only takes the entry out.
-    _script(conn, """
+    _script(
+        conn,
+        """
         DROP INDEX IF EXISTS deliveries_inbox;
         CREATE INDEX deliveries_inbox ON deliveries(recipient, rank DESC, message_id);
         DROP INDEX IF EXISTS deliveries_agent_active;
@@ -202,7 +233,8 @@ def m015_inbox_indexes(conn: sqlite3.Connection, now_ms: int) -> None:
         DROP INDEX IF EXISTS deliveries_queue;
         CREATE INDEX deliveries_queue ON deliveries(channel_id, rank DESC, message_id)
             WHERE recipient IS '*' AND state = 'unread';
-    """)
+    """,
+    )
 
 
 @migration
@@ -214,7 +246,9 @@ def m016_request_nonces(conn: sqlite3.Connection, now_ms: int) -> None:
     # signatures of signed outbox reads already answered, each accepted once within its
     # 60 s window. No expiry index on it: it holds two minutes of reads, and the gateway's
     # prune every 5 s scans that much, where an index would cost every read an insert more.
-    _script(conn, """
+    _script(
+        conn,
+        """
         ALTER TABLE fed_nonces ADD COLUMN expires_at INTEGER;
         CREATE INDEX fed_nonces_expiry ON fed_nonces(expires_at) WHERE expires_at IS NOT NULL;
         CREATE TABLE fed_request_nonces (
@@ -222,7 +256,8 @@ def m016_request_nonces(conn: sqlite3.Connection, now_ms: int) -> None:
             node_id TEXT NOT NULL,
             expires_at INTEGER NOT NULL
         ) WITHOUT ROWID;
-    """)
+    """,
+    )
 
 
 @migration
@@ -230,6 +265,9 @@ def m017_ticket_expiry(conn: sqlite3.Connection, now_ms: int) -> None:
     # The seed's exchange deletes the tickets past their expiry (docs/DECISIONS.md, "A seed
     # forgets its expired tickets"); this index keeps that delete to the rows it removes, as
     # fed_nonces_expiry does for the nonces pruned in the same transaction.
-    _script(conn, """
+    _script(
+        conn,
+        """
         CREATE INDEX fed_tickets_expiry ON fed_tickets(expires_at);
-    """)
+    """,
+    )

@@ -126,7 +126,7 @@ def m001_initial(conn: sqlite3.Connection, now_ms: int) -> None:
             PRIMARY KEY (correlation_id, recipient, sender, type)
         ) WITHOUT ROWID;
         CREATE INDEX exactly_once_expiry ON exactly_once(expires_at);
-        """
+        """,
     )
     conn.execute("INSERT INTO store_meta VALUES ('store_id', ?)", (os.urandom(16).hex(),))
     conn.execute("INSERT INTO store_meta VALUES ('created_at', ?)", (str(now_ms),))
@@ -145,7 +145,6 @@ def m001_initial(conn: sqlite3.Connection, now_ms: int) -> None:
     )
 
 
-
 def m002_export_watermark(conn: sqlite3.Connection, now_ms: int) -> None:
     # `acomm export --incremental`: per output path, the highest message id exported there.
     _script(
@@ -156,9 +155,8 @@ def m002_export_watermark(conn: sqlite3.Connection, now_ms: int) -> None:
             last_message_id INTEGER NOT NULL,
             exported_at INTEGER NOT NULL
         ) WITHOUT ROWID;
-        """
+        """,
     )
-
 
 
 def m003_bridge(conn: sqlite3.Connection, now_ms: int) -> None:
@@ -214,9 +212,8 @@ def m003_bridge(conn: sqlite3.Connection, now_ms: int) -> None:
             error TEXT,
             ingested_at INTEGER NOT NULL
         ) WITHOUT ROWID;
-        """
+        """,
     )
-
 
 
 def m004_dispatch(conn: sqlite3.Connection, now_ms: int) -> None:
@@ -262,9 +259,8 @@ def m004_dispatch(conn: sqlite3.Connection, now_ms: int) -> None:
         CREATE INDEX dispatch_receipts_agent ON dispatch_receipts(agent, seq);
         CREATE INDEX dispatch_receipts_dedupe ON dispatch_receipts(agent, dedupe_key)
             WHERE dedupe_key IS NOT NULL;
-        """
+        """,
     )
-
 
 
 def m005_federation(conn: sqlite3.Connection, now_ms: int) -> None:
@@ -394,6 +390,5 @@ def m005_federation(conn: sqlite3.Connection, now_ms: int) -> None:
             joined_at INTEGER NOT NULL,
             last_auth_at INTEGER NOT NULL
         ) WITHOUT ROWID;
-        """
+        """,
     )
-

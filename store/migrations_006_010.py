@@ -74,9 +74,8 @@ def m006_tasks(conn: sqlite3.Connection, now_ms: int) -> None:
             detail TEXT
         );
         CREATE INDEX task_events_task ON task_events(task_id, seq);
-        """
+        """,
     )
-
 
 
 def m007_agent_tokens(conn: sqlite3.Connection, now_ms: int) -> None:
@@ -97,9 +96,8 @@ def m007_agent_tokens(conn: sqlite3.Connection, now_ms: int) -> None:
             expires_at INTEGER NOT NULL,
             revoked_at INTEGER
         ) WITHOUT ROWID;
-        """
+        """,
     )
-
 
 
 def m008_capabilities(conn: sqlite3.Connection, now_ms: int) -> None:
@@ -167,9 +165,8 @@ def m008_capabilities(conn: sqlite3.Connection, now_ms: int) -> None:
             message_id INTEGER
         );
         CREATE INDEX incidents_state ON incidents(state, id);
-        """
+        """,
     )
-
 
 
 def m009_leases(conn: sqlite3.Connection, now_ms: int) -> None:
@@ -192,7 +189,7 @@ def m009_leases(conn: sqlite3.Connection, now_ms: int) -> None:
             WHERE state = 'acked' AND ack_status = 'in_progress';
         CREATE INDEX deliveries_lease_expired ON deliveries(recipient, channel_id)
             WHERE lease_expired > 0;
-        """
+        """,
     )
     # Work parked before the upgrade (the bug this fixes) is held from now on for one ack
     # timeout; deliveries dispatch holds by its claim, and tasks (their ETA), are left alone.
@@ -204,8 +201,8 @@ def m009_leases(conn: sqlite3.Connection, now_ms: int) -> None:
         " deliveries.message_id AND cl.agent = deliveries.recipient"
         " AND cl.state IN ('running', 'retry'))"
         " AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.id = deliveries.message_id)",
-        (now_ms,))
-
+        (now_ms,),
+    )
 
 
 def m010_queues(conn: sqlite3.Connection, now_ms: int) -> None:
@@ -214,8 +211,10 @@ def m010_queues(conn: sqlite3.Connection, now_ms: int) -> None:
     # recipient (a compare-and-set on recipient = '*'). This index holds exactly the claimable
     # rows, in claim order (priority rank first when the channel orders by it, then oldest), so
     # a claim reads the head of one channel's queue and nothing else.
-    _script(conn, """
+    _script(
+        conn,
+        """
         CREATE INDEX deliveries_queue ON deliveries(channel_id, rank DESC, message_id)
             WHERE recipient = '*' AND state = 'unread';
-    """)
-
+    """,
+    )

@@ -39,13 +39,15 @@ def works_on_any(conn: sqlite3.Connection, agent: str) -> bool:
     """Does the agent take part in a queue? (one indexed read: participants_agent)."""
     row = conn.execute(
         "SELECT 1 FROM participants p JOIN channels q ON q.id = p.channel_id"
-        " WHERE p.agent = ? AND p.role != 'observer' AND q.type = 'queue' LIMIT 1", (agent,),
+        " WHERE p.agent = ? AND p.role != 'observer' AND q.type = 'queue' LIMIT 1",
+        (agent,),
     ).fetchone()
     return row is not None
 
 
-def claim(conn: sqlite3.Connection, agent: str, f: MessageFilter, count: int,
-          now: int) -> list[int]:
+def claim(
+    conn: sqlite3.Connection, agent: str, f: MessageFilter, count: int, now: int
+) -> list[int]:
     """Claim up to `count` queued messages for `agent`, best first (rank, then oldest), from
     the queues it works on that are not closed, matching the receive filter. The claimed
     rows become the agent's unread deliveries, delivered now, their ack timer (tracked
@@ -88,7 +90,8 @@ def back_to_queue(conn: sqlite3.Connection, message_id: int, recipient: str) -> 
     holder (deadletters.redeliver made it unread with a fresh retry budget)."""
     conn.execute(
         f"UPDATE deliveries SET recipient = '{Q}', next_timer_at = NULL"
-        " WHERE message_id = ? AND recipient = ?", (message_id, recipient),
+        " WHERE message_id = ? AND recipient = ?",
+        (message_id, recipient),
     )
 
 

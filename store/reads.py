@@ -19,8 +19,10 @@ _MSG_COLS = (
 )
 
 
-_DELIVERY_COLS = ("recipient, state, retry_count, delivered_at, read_at, ack_status, acked_at,"
-                  " next_timer_at, first_read_at")
+_DELIVERY_COLS = (
+    "recipient, state, retry_count, delivered_at, read_at, ack_status, acked_at,"
+    " next_timer_at, first_read_at"
+)
 
 
 _STATUS_SQL = (
@@ -35,12 +37,17 @@ _STATUS_SQL = (
 
 
 # `--status in_progress`: a recipient holds the message with an in_progress ack
-_HELD_SQL = ("m.id IN (SELECT x.message_id FROM deliveries x INDEXED BY deliveries_in_progress"
-             " WHERE x.state = 'acked' AND x.ack_status = 'in_progress')")
+_HELD_SQL = (
+    "m.id IN (SELECT x.message_id FROM deliveries x INDEXED BY deliveries_in_progress"
+    " WHERE x.state = 'acked' AND x.ack_status = 'in_progress')"
+)
 
 
-_SORT = {"created": "m.created_at {o}, m.id {o}", "priority": "m.priority {o}, m.id {o}",
-         "id": "m.id {o}"}
+_SORT = {
+    "created": "m.created_at {o}, m.id {o}",
+    "priority": "m.priority {o}, m.id {o}",
+    "id": "m.id {o}",
+}
 
 
 # Plain dict lookups: calling an Enum by value costs about a microsecond a row.
@@ -66,16 +73,29 @@ def _metadata(text: str) -> dict[str, Any]:
 def _message(row: Sequence[Any]) -> Message:
     # id, channel, channel_id, sender, type, content, topic, priority, correlation_id,
     # dedupe_key, metadata, created_at, deliver_at, global_id, origin_node
-    return Message(row[0], row[1], row[2], row[3], _TYPES[row[4]], row[5], row[6],
-                   _PRIORITIES[row[7]], row[8], row[9], _metadata(row[10]) if row[10] else {},
-                   row[11], row[12], row[13], row[14])
+    return Message(
+        row[0],
+        row[1],
+        row[2],
+        row[3],
+        _TYPES[row[4]],
+        row[5],
+        row[6],
+        _PRIORITIES[row[7]],
+        row[8],
+        row[9],
+        _metadata(row[10]) if row[10] else {},
+        row[11],
+        row[12],
+        row[13],
+        row[14],
+    )
 
 
 def _delivery(row: Sequence[Any]) -> Delivery:
     # recipient, state, retry_count, delivered_at, read_at, ack_status, acked_at, next_timer_at,
     # first_read_at
-    return Delivery(row[0], _STATES[row[1]], row[2], row[3], row[4], row[5], row[6], row[7],
-                    row[8])
+    return Delivery(row[0], _STATES[row[1]], row[2], row[3], row[4], row[5], row[6], row[7], row[8])
 
 
 def _filter_sql(f: MessageFilter) -> tuple[list[str], list[Any]]:
@@ -108,8 +128,9 @@ def _filter_sql(f: MessageFilter) -> tuple[list[str], list[Any]]:
     derived = [s for s in f.status if s != "in_progress"]
     if f.status:
         held = _HELD_SQL if len(derived) < len(f.status) else None
-        alternatives = ([f"{_STATUS_SQL} IN ({','.join('?' * len(derived))})"] if derived
-                        else []) + ([held] if held else [])
+        alternatives = (
+            [f"{_STATUS_SQL} IN ({','.join('?' * len(derived))})"] if derived else []
+        ) + ([held] if held else [])
         where.append("(" + " OR ".join(alternatives) + ")")
         params.extend(derived)
     if f.after_id is not None:
@@ -137,27 +158,38 @@ def _order(f: MessageFilter, default: str, direction: str) -> str:
     return (default if f.sort is None else _SORT[f.sort]).format(o=o)
 
 
-def _total(conn: sqlite3.Connection, body: str, params: list[Any], rows: list[Any],
-           f: MessageFilter) -> int:
+def _total(
+    conn: sqlite3.Connection, body: str, params: list[Any], rows: list[Any], f: MessageFilter
+) -> int:
     """total_count: a page fetched with one row to spare shows whether more exist, so the
     count query runs only when they do (or when an offset hides the rows before the page)."""
     if len(rows) <= f.limit and (f.offset == 0 or rows):
         total = f.offset + len(rows)
     else:
         total = conn.execute(f"SELECT count(*) {body}", params).fetchone()[0]
-    del rows[f.limit:]
+    del rows[f.limit :]
     return total
 
 
 def _unfiltered(f: MessageFilter) -> bool:
     """No condition on the message or its channel: only the agent and the states."""
-    return (f.channel is None and f.since is None and f.until is None and not f.types
-            and f.sender is None and f.topic is None and f.grep is None
-            and f.priority_min is None and not f.status and f.after_id is None)
+    return (
+        f.channel is None
+        and f.since is None
+        and f.until is None
+        and not f.types
+        and f.sender is None
+        and f.topic is None
+        and f.grep is None
+        and f.priority_min is None
+        and not f.status
+        and f.after_id is None
+    )
 
 
-def inbox(conn: sqlite3.Connection, agent: str, f: MessageFilter, *,
-          marked_at: int | None = None) -> tuple[list[Message], int, set[int]]:
+def inbox(
+    conn: sqlite3.Connection, agent: str, f: MessageFilter, *, marked_at: int | None = None
+) -> tuple[list[Message], int, set[int]]:
     """An agent's unread deliveries with their messages, FIFO (by rank first), the total,
     and which of their channels limit pending messages (reading may release queued ones).
     `marked_at`: each delivery as `mark_read(..., marked_at)` leaves it (the caller marks
@@ -168,8 +200,10 @@ def inbox(conn: sqlite3.Connection, agent: str, f: MessageFilter, *,
     where, params = _filter_sql(f)
     where[:0] = ["d.recipient = ?", "d.state = 'unread'", "c.state != 'closed'"]
     params[:0] = [agent]
-    body = (" FROM deliveries d JOIN messages m ON m.id = d.message_id"
-            " JOIN channels c ON c.id = m.channel_id WHERE " + " AND ".join(where))
+    body = (
+        " FROM deliveries d JOIN messages m ON m.id = d.message_id"
+        " JOIN channels c ON c.id = m.channel_id WHERE " + " AND ".join(where)
+    )
     order = _order(f, "d.rank DESC, d.message_id {o}", "asc")
     rows = conn.execute(  # the recipient and state are known: not fetched
         f"SELECT {_MSG_COLS}, d.retry_count, d.delivered_at, d.read_at, d.ack_status,"
@@ -178,8 +212,11 @@ def inbox(conn: sqlite3.Connection, agent: str, f: MessageFilter, *,
         " LIMIT ? OFFSET ?",
         (*params, f.limit + 1, f.offset),
     ).fetchall()
-    if (len(rows) > f.limit or (f.offset and not rows)) and _unfiltered(f) and not \
-            conn.execute("SELECT 1 FROM channels WHERE state = 'closed' LIMIT 1").fetchone():
+    if (
+        (len(rows) > f.limit or (f.offset and not rows))
+        and _unfiltered(f)
+        and not conn.execute("SELECT 1 FROM channels WHERE state = 'closed' LIMIT 1").fetchone()
+    ):
         # The count behind total_count, on the inbox index alone (about 4x cheaper than
         # with the joins, which looked up every message of the backlog on every receive):
         # with no filter on the messages and no closed channel, the agent and the states are
@@ -194,18 +231,66 @@ def inbox(conn: sqlite3.Connection, agent: str, f: MessageFilter, *,
     # once: this loop is most of what a receive of 100 spends in Python
     types, priorities = _TYPES, _PRIORITIES
     state = DeliveryState.UNREAD if marked_at is None else DeliveryState.READ
-    for (mid, channel, channel_id, sender, type_, content, topic, priority, correlation,
-         dedupe, metadata, created, deliver_at, global_id, origin, retries, delivered, read_at,
-         ack_status, acked_at, next_timer, max_pending, first_read) in rows:
+    for (
+        mid,
+        channel,
+        channel_id,
+        sender,
+        type_,
+        content,
+        topic,
+        priority,
+        correlation,
+        dedupe,
+        metadata,
+        created,
+        deliver_at,
+        global_id,
+        origin,
+        retries,
+        delivered,
+        read_at,
+        ack_status,
+        acked_at,
+        next_timer,
+        max_pending,
+        first_read,
+    ) in rows:
         if marked_at is not None:  # as mark_read's UPDATE leaves it
             read_at = marked_at
             if first_read is None:
                 first_read = marked_at
-        add(Message(mid, channel, channel_id, sender, types[type_], content, topic,
-                    priorities[priority], correlation, dedupe,
-                    _metadata(metadata) if metadata else {}, created, deliver_at, global_id,
-                    origin, [], Delivery(agent, state, retries, delivered, read_at, ack_status,
-                                         acked_at, next_timer, first_read)))
+        add(
+            Message(
+                mid,
+                channel,
+                channel_id,
+                sender,
+                types[type_],
+                content,
+                topic,
+                priorities[priority],
+                correlation,
+                dedupe,
+                _metadata(metadata) if metadata else {},
+                created,
+                deliver_at,
+                global_id,
+                origin,
+                [],
+                Delivery(
+                    agent,
+                    state,
+                    retries,
+                    delivered,
+                    read_at,
+                    ack_status,
+                    acked_at,
+                    next_timer,
+                    first_read,
+                ),
+            )
+        )
         if max_pending:
             limited.add(channel_id)
     return out, total, limited
@@ -229,8 +314,8 @@ def history(conn: sqlite3.Connection, f: MessageFilter) -> tuple[list[Message], 
 
 def message_by_id(conn: sqlite3.Connection, message_id: int) -> Message | None:
     row = conn.execute(
-        f"SELECT {_MSG_COLS} FROM messages m JOIN channels c ON c.id = m.channel_id"
-        " WHERE m.id = ?", (message_id,),
+        f"SELECT {_MSG_COLS} FROM messages m JOIN channels c ON c.id = m.channel_id WHERE m.id = ?",
+        (message_id,),
     ).fetchone()
     if row is None:
         return None
@@ -244,10 +329,11 @@ def attach_deliveries(conn: sqlite3.Connection, msgs: list[Message]) -> None:
         return
     by_id = {m.id: m for m in msgs}
     for chunk_start in range(0, len(msgs), 500):
-        ids = [m.id for m in msgs[chunk_start:chunk_start + 500]]
+        ids = [m.id for m in msgs[chunk_start : chunk_start + 500]]
         for r in conn.execute(
             f"SELECT message_id, {_DELIVERY_COLS} FROM deliveries WHERE message_id IN"
-            f" ({','.join('?' * len(ids))}) ORDER BY message_id, recipient", ids,
+            f" ({','.join('?' * len(ids))}) ORDER BY message_id, recipient",
+            ids,
         ):
             by_id[r[0]].deliveries.append(_delivery(r[1:]))
 
@@ -255,19 +341,20 @@ def attach_deliveries(conn: sqlite3.Connection, msgs: list[Message]) -> None:
 def thread(conn: sqlite3.Connection, correlation_id: str) -> list[Message]:
     rows = conn.execute(
         f"SELECT {_MSG_COLS} FROM messages m JOIN channels c ON c.id = m.channel_id"
-        " WHERE m.correlation_id = ? ORDER BY m.id", (correlation_id,),
+        " WHERE m.correlation_id = ? ORDER BY m.id",
+        (correlation_id,),
     ).fetchall()
     msgs = [_message(r) for r in rows]
     attach_deliveries(conn, msgs)
     return msgs
 
 
-def unread_response(conn: sqlite3.Connection, correlation_id: str,
-                    agent: str) -> Message | None:
+def unread_response(conn: sqlite3.Connection, correlation_id: str, agent: str) -> Message | None:
     row = conn.execute(
         f"SELECT {_MSG_COLS} FROM messages m JOIN channels c ON c.id = m.channel_id"
         " JOIN deliveries d ON d.message_id = m.id WHERE m.correlation_id = ?"
         " AND m.type = 'response' AND d.recipient = ? AND d.state = 'unread'"
-        " ORDER BY m.id LIMIT 1", (correlation_id, agent),
+        " ORDER BY m.id LIMIT 1",
+        (correlation_id, agent),
     ).fetchone()
     return _message(row) if row else None

@@ -54,10 +54,17 @@ def insert_new_message(conn: sqlite3.Connection, row: Sequence[Any]) -> int:
     with no tuple built around it. A plain message (no topic, correlation, dedupe key,
     metadata, schedule or expiry) binds only its six set values: about 3 us less per send
     than binding six NULLs too."""
-    if row[4] is None and row[6] is None and row[7] is None and row[8] is None \
-            and row[10] is None and row[11] is None:
-        return inserted(conn.execute(_PLAIN_MESSAGE_INSERT,
-                                     (row[0], row[1], row[2], row[3], row[5], row[9])))
+    if (
+        row[4] is None
+        and row[6] is None
+        and row[7] is None
+        and row[8] is None
+        and row[10] is None
+        and row[11] is None
+    ):
+        return inserted(
+            conn.execute(_PLAIN_MESSAGE_INSERT, (row[0], row[1], row[2], row[3], row[5], row[9]))
+        )
     return inserted(conn.execute(_NEW_MESSAGE_INSERT, row))
 
 
@@ -78,8 +85,9 @@ def last_message_id(conn: sqlite3.Connection) -> int:
     return row[0] if row else 0
 
 
-def find_dedupe(conn: sqlite3.Connection, channel_id: int, key: str,
-                since: int) -> tuple[int, int, str | None] | None:
+def find_dedupe(
+    conn: sqlite3.Connection, channel_id: int, key: str, since: int
+) -> tuple[int, int, str | None] | None:
     return conn.execute(
         "SELECT id, created_at, correlation_id FROM messages"
         " WHERE channel_id = ? AND dedupe_key = ? AND created_at >= ? ORDER BY id LIMIT 1",
@@ -97,21 +105,34 @@ def has_correlated(conn: sqlite3.Connection, correlation_id: str, type_: str) ->
 
 
 def delivery_recipients(conn: sqlite3.Connection, message_id: int) -> list[str]:
-    return [r[0] for r in conn.execute(
-        "SELECT recipient FROM deliveries WHERE message_id = ? ORDER BY recipient", (message_id,))]
+    return [
+        r[0]
+        for r in conn.execute(
+            "SELECT recipient FROM deliveries WHERE message_id = ? ORDER BY recipient",
+            (message_id,),
+        )
+    ]
 
 
-def first_of_type(conn: sqlite3.Connection, correlation_id: str,
-                  type_: str) -> tuple[int, int, str] | None:
+def first_of_type(
+    conn: sqlite3.Connection, correlation_id: str, type_: str
+) -> tuple[int, int, str] | None:
     """(id, channel_id, sender) of the first message of a type in a thread."""
     return conn.execute(
         "SELECT id, channel_id, sender FROM messages WHERE correlation_id = ? AND type = ?"
-        " ORDER BY id LIMIT 1", (correlation_id, type_),
+        " ORDER BY id LIMIT 1",
+        (correlation_id, type_),
     ).fetchone()
 
 
-def exactly_once_seen(conn: sqlite3.Connection, correlation_id: str, sender: str, type_: str,
-                      recipients: Sequence[str], now: int) -> set[str]:
+def exactly_once_seen(
+    conn: sqlite3.Connection,
+    correlation_id: str,
+    sender: str,
+    type_: str,
+    recipients: Sequence[str],
+    now: int,
+) -> set[str]:
     if not recipients:
         return set()
     rows = conn.execute(
@@ -122,10 +143,15 @@ def exactly_once_seen(conn: sqlite3.Connection, correlation_id: str, sender: str
     return {r[0] for r in rows}
 
 
-def exactly_once_record(conn: sqlite3.Connection, correlation_id: str, sender: str, type_: str,
-                        recipients: Sequence[str], expires_at: int) -> None:
+def exactly_once_record(
+    conn: sqlite3.Connection,
+    correlation_id: str,
+    sender: str,
+    type_: str,
+    recipients: Sequence[str],
+    expires_at: int,
+) -> None:
     conn.executemany(
         "INSERT OR REPLACE INTO exactly_once VALUES (?, ?, ?, ?, ?)",
         [(correlation_id, r, sender, type_, expires_at) for r in recipients],
     )
-

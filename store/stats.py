@@ -26,4 +26,3 @@ def counts(conn: sqlite3.Connection) -> dict[str, int]:
 def data_version(conn: sqlite3.Connection) -> int:
     """Changes whenever another connection commits: a cheap way to notice new messages."""
     return conn.execute("PRAGMA data_version").fetchone()[0]
-

@@ -18,9 +18,11 @@ if TYPE_CHECKING:
 
 # A recipient's own timers, and those of the queues it works on (an expired claim of a
 # crashed worker, a queued message's back-off): any worker's `receive` moves its queues on.
-_WHO = (" AND (d.recipient = :recipient OR d.channel_id IN (SELECT p.channel_id FROM"
-        " participants p JOIN channels q ON q.id = p.channel_id WHERE p.agent = :recipient"
-        " AND p.role != 'observer' AND q.type = 'queue'))")
+_WHO = (
+    " AND (d.recipient = :recipient OR d.channel_id IN (SELECT p.channel_id FROM"
+    " participants p JOIN channels q ON q.id = p.channel_id WHERE p.agent = :recipient"
+    " AND p.role != 'observer' AND q.type = 'queue'))"
+)
 
 
 def _who(recipient: str | None) -> str:
@@ -31,12 +33,14 @@ def _who(recipient: str | None) -> str:
 # delivery that can expire (unread, waiting) whose message expired before its timer fell due
 # never sees that timer; the expiry comes first. Ties go to the timer, as in a tick at that
 # very time (its timer statements run before stage_expired).
-_EXPIRED_FIRST = ("EXISTS (SELECT 1 FROM messages m WHERE m.id = d.message_id"
-                  " AND m.expires_at < d.next_timer_at)")
+_EXPIRED_FIRST = (
+    "EXISTS (SELECT 1 FROM messages m WHERE m.id = d.message_id AND m.expires_at < d.next_timer_at)"
+)
 
 
-def deliver_waiting(conn: sqlite3.Connection, now: int, recipient: str | None,
-                    retried: bool) -> int:
+def deliver_waiting(
+    conn: sqlite3.Connection, now: int, recipient: str | None, retried: bool
+) -> int:
     """Waiting deliveries whose time has come become unread; returns how many.
 
     `retried` picks redeliveries after back-off (retry_count > 0) or first scheduled sends."""
@@ -74,8 +78,10 @@ def schedule_retries(conn: sqlite3.Connection, now: int, recipient: str | None) 
         f" next_timer_at = d.next_timer_at + {_BACKOFF}"
         f" + CAST({_BACKOFF} * c.retry_jitter * (abs(random()) % 1000000) / 1000000.0"
         " AS INTEGER)"
-        + _DEADLINE + f" AND d.retry_count < c.max_retries AND NOT {_EXACTLY_ONCE_READ}"
-        + _NOT_EXPIRED_FIRST + _who(recipient),
+        + _DEADLINE
+        + f" AND d.retry_count < c.max_retries AND NOT {_EXACTLY_ONCE_READ}"
+        + _NOT_EXPIRED_FIRST
+        + _who(recipient),
         {"now": now, "recipient": recipient},
     )
     return cur.rowcount
@@ -89,8 +95,10 @@ def restart_read_exactly_once(conn: sqlite3.Connection, now: int, recipient: str
     cur = conn.execute(
         "UPDATE deliveries AS d SET retry_count = d.retry_count + 1,"
         f" next_timer_at = d.next_timer_at + {_BACKOFF} + c.ack_timeout_ms"
-        + _DEADLINE + f" AND d.retry_count < c.max_retries AND {_EXACTLY_ONCE_READ}"
-        + _NOT_EXPIRED_FIRST + _who(recipient),
+        + _DEADLINE
+        + f" AND d.retry_count < c.max_retries AND {_EXACTLY_ONCE_READ}"
+        + _NOT_EXPIRED_FIRST
+        + _who(recipient),
         {"now": now, "recipient": recipient},
     )
     return cur.rowcount
@@ -105,7 +113,7 @@ _LEASE_DUE = (
     " FROM channels c WHERE c.id = d.channel_id AND d.tracked = 1 AND d.state = 'acked'"
     " AND d.ack_status IN ('received', 'in_progress') AND d.next_timer_at <= :now"
 )
-_LOST = ("'the ' || d.ack_status || ' lease ran out at delivery ' || (d.retry_count + 1)")
+_LOST = "'the ' || d.ack_status || ' lease ran out at delivery ' || (d.retry_count + 1)"
 
 
 def expire_leases(conn: sqlite3.Connection, now: int, recipient: str | None) -> int:
@@ -121,15 +129,21 @@ def expire_leases(conn: sqlite3.Connection, now: int, recipient: str | None) -> 
         f" + CAST({_BACKOFF} * c.retry_jitter * (abs(random()) % 1000000) / 1000000.0"
         " AS INTEGER), ack_status = NULL, acked_at = NULL, lease_expired = d.lease_expired + 1,"
         f" last_error = {_LOST}"
-        + _LEASE_DUE + " AND d.retry_count < c.max_retries AND c.delivery != 'exactly-once'"
-        + _who(recipient), args).rowcount
+        + _LEASE_DUE
+        + " AND d.retry_count < c.max_retries AND c.delivery != 'exactly-once'"
+        + _who(recipient),
+        args,
+    ).rowcount
     n += conn.execute(
         "UPDATE deliveries AS d SET state = 'read', retry_count = d.retry_count + 1,"
         f" next_timer_at = d.next_timer_at + {_BACKOFF} + c.ack_timeout_ms,"
         " ack_status = NULL, acked_at = NULL, lease_expired = d.lease_expired + 1,"
         f" last_error = {_LOST}"
-        + _LEASE_DUE + " AND d.retry_count < c.max_retries AND c.delivery = 'exactly-once'"
-        + _who(recipient), args).rowcount
+        + _LEASE_DUE
+        + " AND d.retry_count < c.max_retries AND c.delivery = 'exactly-once'"
+        + _who(recipient),
+        args,
+    ).rowcount
     return n
 
 
@@ -137,18 +151,23 @@ def stage_lease_exhausted(conn: sqlite3.Connection, now: int, recipient: str | N
     """Leases run out with no budget left: counted, then staged as max_retries_exceeded."""
     args = {"now": now, "recipient": recipient}
     where = _LEASE_DUE + " AND d.retry_count >= c.max_retries" + _who(recipient)
-    conn.execute("UPDATE deliveries AS d SET lease_expired = d.lease_expired + 1" + where
-                 + " AND NOT EXISTS (SELECT 1 FROM temp.dying x WHERE x.message_id ="
-                 " d.message_id AND x.recipient = d.recipient)", args)
+    conn.execute(
+        "UPDATE deliveries AS d SET lease_expired = d.lease_expired + 1"
+        + where
+        + " AND NOT EXISTS (SELECT 1 FROM temp.dying x WHERE x.message_id ="
+        " d.message_id AND x.recipient = d.recipient)",
+        args,
+    )
     return conn.execute(
         "INSERT OR IGNORE INTO temp.dying SELECT d.message_id, d.recipient, d.channel_id,"
         " 'max_retries_exceeded', c.max_retries, 'the ' || d.ack_status || ' lease ran out"
         " after ' || (c.max_retries + 1) || ' deliveries', d.next_timer_at FROM deliveries d,"
-        + where[len(" FROM "):], args).rowcount
+        + where[len(" FROM ") :],
+        args,
+    ).rowcount
 
 
-def lease_view(conn: sqlite3.Connection, message_id: int,
-               recipient: str) -> tuple[Any, ...] | None:
+def lease_view(conn: sqlite3.Connection, message_id: int, recipient: str) -> tuple[Any, ...] | None:
     """One delivery with what its lease and retries depend on: (state, ack_status,
     delivered_at, tracked, retry_count, next_timer_at, channel_id, channel name, channel type,
     delivery mode, ack_timeout_ms, lease_ms, max_retries, retry_backoff_ms, retry_failed)."""
@@ -157,17 +176,30 @@ def lease_view(conn: sqlite3.Connection, message_id: int,
         " d.next_timer_at, d.channel_id, c.name, c.type, c.delivery, c.ack_timeout_ms,"
         " c.lease_ms, c.max_retries, c.retry_backoff_ms, c.retry_failed"
         " FROM deliveries d JOIN channels c ON c.id = d.channel_id"
-        " WHERE d.message_id = ? AND d.recipient = ?", (message_id, recipient)).fetchone()
+        " WHERE d.message_id = ? AND d.recipient = ?",
+        (message_id, recipient),
+    ).fetchone()
 
 
 def hold(conn: sqlite3.Connection, message_id: int, recipient: str, until: int) -> None:
     """Renew a held delivery's lease (a repeated received/in_progress ack, `extend`)."""
-    conn.execute("UPDATE deliveries SET next_timer_at = ? WHERE message_id = ? AND"
-                 " recipient = ?", (until, message_id, recipient))
+    conn.execute(
+        "UPDATE deliveries SET next_timer_at = ? WHERE message_id = ? AND recipient = ?",
+        (until, message_id, recipient),
+    )
 
 
-def give_back(conn: sqlite3.Connection, message_id: int, recipient: str, at: int, now: int,
-              ack_timeout_ms: int, note: str | None, *, queue: bool = False) -> None:
+def give_back(
+    conn: sqlite3.Connection,
+    message_id: int,
+    recipient: str,
+    at: int,
+    now: int,
+    ack_timeout_ms: int,
+    note: str | None,
+    *,
+    queue: bool = False,
+) -> None:
     """A delivery handed back by its recipient (`nack --requeue`, a retried `failed` ack):
     one more attempt, unread again at `at` (now, or waiting until then), its ack cleared. On
     a work queue it goes back to the queue ('*'), for any worker, its timer starting at the
@@ -182,8 +214,16 @@ def give_back(conn: sqlite3.Connection, message_id: int, recipient: str, at: int
         " next_timer_at = CASE WHEN :at > :now THEN :at"
         " WHEN tracked AND NOT :queue THEN :now + :timeout END"
         " WHERE message_id = :mid AND recipient = :who",
-        {"note": note, "at": at, "now": now, "timeout": ack_timeout_ms, "mid": message_id,
-         "who": recipient, "queue": int(queue)})
+        {
+            "note": note,
+            "at": at,
+            "now": now,
+            "timeout": ack_timeout_ms,
+            "mid": message_id,
+            "who": recipient,
+            "queue": int(queue),
+        },
+    )
 
 
 # ---------------------------------------------------------------- dead letters
@@ -231,15 +271,15 @@ def stage_expired(conn: sqlite3.Connection, now: int, recipient: str | None) -> 
         # the timer statements of this pass or the next move it, then it is looked at again
         # (no timer, as a queue's unclaimed delivery: the expiry is all that is due)
         " AND NOT ((d.state = 'waiting' OR d.tracked = 1)"
-        " AND coalesce(d.next_timer_at < m.expires_at, 0))"
-        + _who(recipient),
+        " AND coalesce(d.next_timer_at < m.expires_at, 0))" + _who(recipient),
         {"now": now, "recipient": recipient},
     )
     return cur.rowcount
 
 
-def apply_staged(conn: sqlite3.Connection, system_channel_id: int, subscribers_json: str,
-                 topic: str) -> int:
+def apply_staged(
+    conn: sqlite3.Connection, system_channel_id: int, subscribers_json: str, topic: str
+) -> int:
     """Dead-letter every staged delivery and publish one `_system` notification for each."""
     n = conn.execute("SELECT count(*) FROM temp.dying").fetchone()[0]
     if not n:
@@ -280,27 +320,32 @@ def expire_exactly_once(conn: sqlite3.Connection, now: int) -> int:
 
 def count_due(conn: sqlite3.Connection, now: int) -> int:
     """Deliveries whose timer is due (the size of a tick, for its progress bar)."""
-    return conn.execute("SELECT count(*) FROM deliveries WHERE next_timer_at <= ?",
-                        (now,)).fetchone()[0]
+    return conn.execute(
+        "SELECT count(*) FROM deliveries WHERE next_timer_at <= ?", (now,)
+    ).fetchone()[0]
 
 
 def has_due(conn: sqlite3.Connection, now: int, recipient: str | None) -> bool:
     """Cheap check: is any timer of this recipient (or anyone) due?"""
     if recipient is None:
-        row = conn.execute("SELECT 1 FROM deliveries WHERE next_timer_at <= ? LIMIT 1",
-                           (now,)).fetchone()
+        row = conn.execute(
+            "SELECT 1 FROM deliveries WHERE next_timer_at <= ? LIMIT 1", (now,)
+        ).fetchone()
     else:  # due timers are few (ticks clear them): walk those, not the agent's inbox
         row = conn.execute(
             "SELECT 1 FROM deliveries d INDEXED BY deliveries_timer WHERE next_timer_at IS NOT"
             " NULL AND next_timer_at <= :now" + _WHO + " LIMIT 1",
-            {"now": now, "recipient": recipient}).fetchone()
+            {"now": now, "recipient": recipient},
+        ).fetchone()
     if row:
         return True
     if recipient is None:
         row = conn.execute(
             "SELECT 1 FROM messages m WHERE m.expires_at IS NOT NULL AND m.expires_at <= ?"
             " AND EXISTS (SELECT 1 FROM deliveries d WHERE d.message_id = m.id AND d.state IN"
-            " ('unread', 'waiting', 'queued')) LIMIT 1", (now,)).fetchone()
+            " ('unread', 'waiting', 'queued')) LIMIT 1",
+            (now,),
+        ).fetchone()
     else:  # walk only this agent's pending deliveries (deliveries_agent_active, which the
         # ACTIVE_D term lets the planner use), not all history
         row = conn.execute(
@@ -308,7 +353,8 @@ def has_due(conn: sqlite3.Connection, now: int, recipient: str | None) -> bool:
             " WHERE d.recipient = ? AND d.state IN ('unread', 'waiting', 'queued')"
             f" AND {ACTIVE_D}"
             " AND m.expires_at IS NOT NULL AND m.expires_at <= ? LIMIT 1",
-            (recipient, now)).fetchone()
+            (recipient, now),
+        ).fetchone()
     return row is not None
 
 

@@ -29,6 +29,7 @@ def _send(cli, env, channel: str, body: str, who: str, *extra: str) -> int:
 
 def day1(cli, clock, env=None) -> Traffic:
     """Channels and day-1 traffic; leaves the clock at EXPORT_DAY1."""
+
     def ok(*args):
         return cli(*args, strict=True, env=env)
 
@@ -37,8 +38,21 @@ def day1(cli, clock, env=None) -> Traffic:
     ok("channel", "create", "chat", "--as", "alice")
     ok("channel", "join", "chat", "--as", "alice", "bob")
     ok("channel", "join", "chat", "--as", "alice", "carol")
-    ok("channel", "create", "work", "--as", "planner", "--delivery", "at-least-once",
-       "--ack-timeout", "60s", "--max-retries", "1", "--retry-backoff", "1s")
+    ok(
+        "channel",
+        "create",
+        "work",
+        "--as",
+        "planner",
+        "--delivery",
+        "at-least-once",
+        "--ack-timeout",
+        "60s",
+        "--max-retries",
+        "1",
+        "--retry-backoff",
+        "1s",
+    )
     ok("channel", "join", "work", "--as", "planner", "executor")
     ok("channel", "create", "once", "--as", "planner", "--delivery", "exactly-once")
     ok("channel", "join", "once", "--as", "planner", "executor")

@@ -8,11 +8,24 @@ from typing import Any
 
 from tests.conftest import Cli, snapshot
 
-SCHEMA = {"type": "object", "required": ["verdict"],
-          "properties": {"verdict": {"enum": ["ok", "changes"]},
-                         "findings": {"type": "array", "items": {"type": "string"}}}}
-PUBLISH = ["--owner", "rev", "--delegation-skill", "skills/review-request@1.2",
-           "--executor-skill", "skills/review-exec@1.0", "--eta", "10m"]
+SCHEMA = {
+    "type": "object",
+    "required": ["verdict"],
+    "properties": {
+        "verdict": {"enum": ["ok", "changes"]},
+        "findings": {"type": "array", "items": {"type": "string"}},
+    },
+}
+PUBLISH = [
+    "--owner",
+    "rev",
+    "--delegation-skill",
+    "skills/review-request@1.2",
+    "--executor-skill",
+    "skills/review-exec@1.0",
+    "--eta",
+    "10m",
+]
 
 
 def schema_file(tmp: Path, doc: Any = None, name: str = "review.json") -> Path:
@@ -22,8 +35,9 @@ def schema_file(tmp: Path, doc: Any = None, name: str = "review.json") -> Path:
 
 
 def publish(cli: Cli, schema: Path, cap: str = "review", *extra: str) -> dict[str, Any]:
-    doc: dict[str, Any] = cli.ok("capability", "publish", cap, *PUBLISH, "--schema",
-                                 str(schema), *extra, "--json").json()
+    doc: dict[str, Any] = cli.ok(
+        "capability", "publish", cap, *PUBLISH, "--schema", str(schema), *extra, "--json"
+    ).json()
     return doc
 
 
@@ -37,8 +51,9 @@ def published(cli: Cli, tmp: Path, *agents: str) -> dict[str, Any]:
     return publish(cli, schema_file(tmp))
 
 
-def refused(cli: Cli, store: Path, args: list[str], status: int, code: str,
-            field: str | None = None) -> dict[str, Any]:
+def refused(
+    cli: Cli, store: Path, args: list[str], status: int, code: str, field: str | None = None
+) -> dict[str, Any]:
     """The command fails with `status`/`code` naming `field`, and the store is unchanged."""
     before = snapshot(store)
     r = cli(*args, "--json")

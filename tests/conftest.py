@@ -55,8 +55,12 @@ def pytest_configure(config: pytest.Config) -> None:
     suite tests what acomm writes, not that the disk keeps it; PYTEST_DEBUG_TEMPROOT or
     --basetemp choose another place."""
     shm = Path("/dev/shm")
-    if (config.option.basetemp is None and "PYTEST_DEBUG_TEMPROOT" not in os.environ
-            and shm.is_dir() and os.access(shm, os.W_OK)):
+    if (
+        config.option.basetemp is None
+        and "PYTEST_DEBUG_TEMPROOT" not in os.environ
+        and shm.is_dir()
+        and os.access(shm, os.W_OK)
+    ):
         os.environ["PYTEST_DEBUG_TEMPROOT"] = str(shm)
 
 
@@ -80,12 +84,16 @@ def _tier(item: pytest.Item) -> str:
     for node in item.listchain()[::-1]:  # the test itself first, then its class, its module
         here = {m.name for m in node.own_markers if m.name in TIERS}
         if len(here) > 1:
-            raise ValueError(f"{item.nodeid}: marked with {len(here)} tiers at one level "
-                             f"({', '.join(sorted(here))}); give it one")
+            raise ValueError(
+                f"{item.nodeid}: marked with {len(here)} tiers at one level "
+                f"({', '.join(sorted(here))}); give it one"
+            )
         if here:
             return here.pop()
-    raise ValueError(f"{item.nodeid}: no tier; mark the file (`pytestmark = pytest.mark.unit`)"
-                     f" or the test with one of {', '.join(TIERS)} (docs/TESTING.md)")
+    raise ValueError(
+        f"{item.nodeid}: no tier; mark the file (`pytestmark = pytest.mark.unit`)"
+        f" or the test with one of {', '.join(TIERS)} (docs/TESTING.md)"
+    )
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` selects on the marks
@@ -110,8 +118,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for tier in marks:
             item.add_marker(tier)
         if xdist:
-            item.add_marker(pytest.mark.xdist_group(
-                "spark" if marks == ("spark",) else item.nodeid.split("::", 1)[0]))
+            item.add_marker(
+                pytest.mark.xdist_group(
+                    "spark" if marks == ("spark",) else item.nodeid.split("::", 1)[0]
+                )
+            )
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -144,7 +155,8 @@ def no_process_outlives(request: pytest.FixtureRequest) -> Iterator[None]:
     the in-process tiers (unit, cli) starts no program at all: one that does errors, so it
     is marked `process` and `make test-fast` stays in process."""
     in_process = UNTIERED not in request.node.stash and any(
-        request.node.get_closest_marker(tier) for tier in ("unit", "cli"))
+        request.node.get_closest_marker(tier) for tier in ("unit", "cli")
+    )
     if in_process:
         procs.watch_spawns()
     before = procs.descendants()
@@ -153,14 +165,18 @@ def no_process_outlives(request: pytest.FixtureRequest) -> Iterator[None]:
     left = procs.outliving(before)
     if left:
         procs.kill_all(left)
-        pytest.fail("processes outlived the test (start servers with procs.spawn, stop them"
-                    " with procs.stop):\n" + "\n".join(f"  {pid}: {cmd}"
-                                                         for pid, cmd in left.items()),
-                    pytrace=False)
+        pytest.fail(
+            "processes outlived the test (start servers with procs.spawn, stop them"
+            " with procs.stop):\n" + "\n".join(f"  {pid}: {cmd}" for pid, cmd in left.items()),
+            pytrace=False,
+        )
     if started:
-        pytest.fail("a test of the unit or cli tier started programs; mark it"
-                    " `@pytest.mark.process` (docs/TESTING.md):\n"
-                    + "\n".join(f"  {cmd[:200]}" for cmd in started), pytrace=False)
+        pytest.fail(
+            "a test of the unit or cli tier started programs; mark it"
+            " `@pytest.mark.process` (docs/TESTING.md):\n"
+            + "\n".join(f"  {cmd[:200]}" for cmd in started),
+            pytrace=False,
+        )
 
 
 @dataclass
@@ -196,8 +212,9 @@ class Cli:
     def __init__(self) -> None:
         self.runner = CliRunner()
 
-    def invoke(self, args: list[str], input: str | None = None,
-               env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    def invoke(
+        self, args: list[str], input: str | None = None, env: dict[str, str] | None = None
+    ) -> tuple[int, str, str]:
         """CliRunner.invoke without rebuilding the tree: exit status, stdout, stderr; an
         exception other than SystemExit is raised."""
         command = command_tree()
@@ -216,11 +233,19 @@ class Cli:
                 sys.stderr.flush()
             stdout, stderr = out.getvalue(), err.getvalue()
         text = self.runner.charset
-        return (code, stdout.decode(text, "replace").replace("\r\n", "\n"),
-                stderr.decode(text, "replace").replace("\r\n", "\n"))
+        return (
+            code,
+            stdout.decode(text, "replace").replace("\r\n", "\n"),
+            stderr.decode(text, "replace").replace("\r\n", "\n"),
+        )
 
-    def __call__(self, *args: str, input: str | None = None, strict: bool = False,
-                 env: dict[str, str] | None = None) -> Result:
+    def __call__(
+        self,
+        *args: str,
+        input: str | None = None,
+        strict: bool = False,
+        env: dict[str, str] | None = None,
+    ) -> Result:
         res = Result(*self.invoke([str(a) for a in args], input=input, env=env))
         if strict and res.exit_code != 0:
             shown = " ".join(map(str, args))
@@ -254,15 +279,17 @@ def template_store(tmp_path_factory: pytest.TempPathFactory) -> Template:
     assert code == 0, err
     c = sqlite3.connect(path)
     try:
-        made = int(c.execute("SELECT value FROM store_meta WHERE key = 'created_at'"
-                             ).fetchone()[0])
+        made = int(c.execute("SELECT value FROM store_meta WHERE key = 'created_at'").fetchone()[0])
         stamped = tuple(
             (table, column)
-            for (table,) in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'"
-                                      " AND name NOT LIKE 'sqlite_%'").fetchall()
+            for (table,) in c.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+            ).fetchall()
             for column in [r[1] for r in c.execute(f'PRAGMA table_info("{table}")')]
-            if c.execute(f'SELECT 1 FROM "{table}" WHERE "{column}" IN (?, ?)',
-                         (made, str(made))).fetchone())
+            if c.execute(
+                f'SELECT 1 FROM "{table}" WHERE "{column}" IN (?, ?)', (made, str(made))
+            ).fetchone()
+        )
     finally:
         c.close()
     return Template(path, made, stamped)
@@ -283,15 +310,20 @@ def copy_store(template: Template, path: Path) -> None:
     try:
         with c:
             tokens = c.execute("SELECT id, token FROM channels_version").fetchall()
-            c.execute("UPDATE store_meta SET value = ? WHERE key = 'store_id'",
-                      (os.urandom(16).hex(),))
+            c.execute(
+                "UPDATE store_meta SET value = ? WHERE key = 'store_id'", (os.urandom(16).hex(),)
+            )
             for table, column in template.stamped:
-                c.execute(f'UPDATE "{table}" SET "{column}" = CASE typeof("{column}") WHEN'
-                          f' \'text\' THEN ? ELSE ? END WHERE "{column}" IN (?, ?)',
-                          (str(now), now, template.made, str(template.made)))
+                c.execute(
+                    f'UPDATE "{table}" SET "{column}" = CASE typeof("{column}") WHEN'
+                    f" 'text' THEN ? ELSE ? END WHERE \"{column}\" IN (?, ?)",
+                    (str(now), now, template.made, str(template.made)),
+                )
             # triggers count every change to channels and participants: these were none
-            c.executemany("UPDATE channels_version SET token = ? WHERE id = ?",
-                          [(token, id_) for id_, token in tokens])
+            c.executemany(
+                "UPDATE channels_version SET token = ? WHERE id = ?",
+                [(token, id_) for id_, token in tokens],
+            )
     finally:
         c.close()
 
@@ -314,6 +346,7 @@ def make_channel(cli: Cli, store: Path) -> MakeChannel:
     Flags are `channel create` options by parameter name: `type="pubsub"`,
     `delivery="at-least-once"`, `ack_timeout="10s"`, `max_pending=3`; `True`/`False` give
     `--flag`/`--no-flag` (`echo=True`)."""
+
     def make(name: str, owner: str, *members: str, **flags: Any) -> Path:
         args = ["channel", "create", name, "--as", owner]
         for key, value in flags.items():
@@ -326,6 +359,7 @@ def make_channel(cli: Cli, store: Path) -> MakeChannel:
         for member in members:
             cli.ok("channel", "join", name, member, "--as", owner)
         return store
+
     return make
 
 
@@ -343,12 +377,19 @@ def conn(store: Path):
     c.close()
 
 
-def run(*args: str, input: str | None = None, env: dict[str, str] | None = None,
-        timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def run(
+    *args: str, input: str | None = None, env: dict[str, str] | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
     """Run the installed `acomm` as a separate process, as shell scripts do."""
     full_env = {**os.environ, **(env or {})}
-    return subprocess.run([ACOMM, *map(str, args)], input=input, capture_output=True,
-                          text=True, env=full_env, timeout=timeout)
+    return subprocess.run(
+        [ACOMM, *map(str, args)],
+        input=input,
+        capture_output=True,
+        text=True,
+        env=full_env,
+        timeout=timeout,
+    )
 
 
 def snapshot(path: Path) -> dict[str, list[dict[str, Any]]]:
@@ -381,7 +422,7 @@ def rewind_migrations(c: sqlite3.Connection, name: str) -> None:
 
     names = [fn.__name__ for fn in MIGRATIONS]
     at = names.index(name)
-    for later in reversed(names[at + 1:]):
+    for later in reversed(names[at + 1 :]):
         assert later in UNDO_MIGRATION, f"tests/conftest.py: say how to undo {later}"
         c.executescript(UNDO_MIGRATION[later])
     c.executemany("DELETE FROM _acomm_migrations WHERE name = ?", [(n,) for n in names[at:]])
@@ -419,17 +460,20 @@ def assert_invariants(path: Path, sent_ids: set[int] | None = None) -> None:
         assert not c.execute(
             "SELECT 1 FROM deliveries WHERE tracked = 1 AND state IN ('unread', 'read',"
             " 'waiting') AND next_timer_at IS NULL AND NOT (recipient = '*' AND state ="
-            " 'unread')").fetchall(), "tracked delivery lost its timer"  # '*': in a queue
+            " 'unread')"
+        ).fetchall(), "tracked delivery lost its timer"  # '*': in a queue
         assert not c.execute(
             "SELECT 1 FROM deliveries WHERE state = 'waiting' AND next_timer_at IS NULL"
         ).fetchall(), "waiting delivery with no time to wake"
         assert not c.execute(
             "SELECT 1 FROM deliveries WHERE state IN ('acked', 'dead') AND next_timer_at"
             " IS NOT NULL AND NOT (state = 'acked' AND ack_status IN ('received',"
-            " 'in_progress'))").fetchall(), "terminal delivery still has a timer"
+            " 'in_progress'))"
+        ).fetchall(), "terminal delivery still has a timer"
         assert not c.execute(
             "SELECT 1 FROM dead_letters dl JOIN deliveries d USING (message_id, recipient)"
-            " WHERE d.state != 'dead'").fetchall(), "dead letter for a live delivery"
+            " WHERE d.state != 'dead'"
+        ).fetchall(), "dead letter for a live delivery"
         if sent_ids is not None:
             have = {r[0] for r in c.execute("SELECT id FROM messages")}
             assert sent_ids <= have, sent_ids - have

@@ -47,16 +47,47 @@ def build(cli, clock) -> Ids:
     at(clock, T0)
     # ack timeouts of a day: no retry fires while the store is built (receive applies the
     # receiver's due timers); `doom` dead-letters at its first deadline.
-    cli.ok("channel", "create", "work", "--as", "planner", "--delivery", "at-least-once",
-           "--ack-timeout", "1d")
+    cli.ok(
+        "channel",
+        "create",
+        "work",
+        "--as",
+        "planner",
+        "--delivery",
+        "at-least-once",
+        "--ack-timeout",
+        "1d",
+    )
     cli.ok("channel", "join", "work", "--as", "planner", "executor")
-    cli.ok("channel", "create", "doom", "--as", "planner", "--delivery", "at-least-once",
-           "--ack-timeout", "1m", "--max-retries", "0")
+    cli.ok(
+        "channel",
+        "create",
+        "doom",
+        "--as",
+        "planner",
+        "--delivery",
+        "at-least-once",
+        "--ack-timeout",
+        "1m",
+        "--max-retries",
+        "0",
+    )
     cli.ok("channel", "join", "doom", "--as", "planner", "executor")
     cli.ok("channel", "create", "chat", "--as", "alice")
     cli.ok("channel", "join", "chat", "--as", "alice", "bob")
-    cli.ok("channel", "create", "held", "--as", "planner", "--delivery", "at-least-once",
-           "--ack-timeout", "1d", "--max-pending", "1")
+    cli.ok(
+        "channel",
+        "create",
+        "held",
+        "--as",
+        "planner",
+        "--delivery",
+        "at-least-once",
+        "--ack-timeout",
+        "1d",
+        "--max-pending",
+        "1",
+    )
     cli.ok("channel", "join", "held", "--as", "planner", "executor")
     cli.ok("channel", "create", "news", "--type", "pubsub", "--as", "alice")
     cli.ok("channel", "create", "once", "--as", "planner", "--delivery", "exactly-once")
@@ -91,10 +122,10 @@ def build(cli, clock) -> Ids:
     held_unread = send(cli, "held", "first", "planner")
     queued = send(cli, "held", "second", "planner")
 
-    published = int(cli.ok("publish", "news", "build.done", "nobody listens", "--as",
-                           "alice").stdout)
-    once = send(cli, "once", "exactly", "planner", "--type", "command", "--correlation-id",
-                "c-1")
+    published = int(
+        cli.ok("publish", "news", "build.done", "nobody listens", "--as", "alice").stdout
+    )
+    once = send(cli, "once", "exactly", "planner", "--type", "command", "--correlation-id", "c-1")
     cli.ok("receive", "--as", "executor", "once")
     cli.ok("ack", once, "--as", "executor")
 
@@ -106,8 +137,25 @@ def build(cli, clock) -> Ids:
     cli.ok("receive", "--as", "executor", "work", "--grep", "just done")
     cli.ok("ack", recent_acked, "--as", "executor")
     at(clock, NOW)
-    all_before = max(int(m["id"]) for m in cli.ok("messages", "--json", "--limit", "1000")
-                     .json()["messages"])
-    return Ids(acked, read_untracked, read_tracked, unread, unread_tracked, waiting,
-               held_unread, queued, dead_discarded, dead_old_letter, dead_new_letter, published,
-               deduped, once, closed_unread, recent_acked, all_before)
+    all_before = max(
+        int(m["id"]) for m in cli.ok("messages", "--json", "--limit", "1000").json()["messages"]
+    )
+    return Ids(
+        acked,
+        read_untracked,
+        read_tracked,
+        unread,
+        unread_tracked,
+        waiting,
+        held_unread,
+        queued,
+        dead_discarded,
+        dead_old_letter,
+        dead_new_letter,
+        published,
+        deduped,
+        once,
+        closed_unread,
+        recent_acked,
+        all_before,
+    )

@@ -20,10 +20,12 @@ import procs
 import pytest
 
 NATS_SERVER = shutil.which("nats-server") or (
-    "/usr/sbin/nats-server" if os.access("/usr/sbin/nats-server", os.X_OK) else None)
+    "/usr/sbin/nats-server" if os.access("/usr/sbin/nats-server", os.X_OK) else None
+)
 needs_nats = pytest.mark.skipif(
-    NATS_SERVER is None, reason="nats-server is not installed (make test installs it from "
-    "Debian's package nats-server)")
+    NATS_SERVER is None,
+    reason="nats-server is not installed (make test installs it from Debian's package nats-server)",
+)
 
 
 def free_port() -> int:
@@ -55,9 +57,20 @@ class NatsServer:
         log_path = self.dir / "server.log"
         ready_before = _readiness(log_path)
         log = open(log_path, "ab")
-        self.proc = procs.spawn([NATS_SERVER, "-js", "-a", "127.0.0.1", "-p",
-                                 str(self.port), "-sd", str(self.dir / "js")],
-                                stdout=log, stderr=log)
+        self.proc = procs.spawn(
+            [
+                NATS_SERVER,
+                "-js",
+                "-a",
+                "127.0.0.1",
+                "-p",
+                str(self.port),
+                "-sd",
+                str(self.dir / "js"),
+            ],
+            stdout=log,
+            stderr=log,
+        )
         log.close()
         deadline = time.monotonic() + 20
         # bounded: until this start logs that it is ready. The log, not a connect: a loopback

@@ -43,8 +43,7 @@ def signal_group(proc: subprocess.Popen[Any], sig: int) -> None:
         os.killpg(proc.pid, sig)
 
 
-def stop(proc: subprocess.Popen[Any], sig: int = signal.SIGTERM,
-         timeout: float = 15) -> int:
+def stop(proc: subprocess.Popen[Any], sig: int = signal.SIGTERM, timeout: float = 15) -> int:
     """Signal `proc`'s group, wait for `proc`, SIGKILL the group when it does not exit in
     `timeout`; then SIGKILL whatever of the group is left (a wrapper's child that outlived
     the wrapper). Returns `proc`'s exit status."""

@@ -22,8 +22,12 @@ a = p.parse_args()
 cmd = [*shlex.split(a.prefix), a.acomm]
 with open(a.log, "a", encoding="utf-8") as log:
     while True:
-        got = subprocess.run([*cmd, "receive", "--as", a.agent, "--json", "--limit", a.limit,
-                              "queue"], capture_output=True, text=True, check=False)
+        got = subprocess.run(
+            [*cmd, "receive", "--as", a.agent, "--json", "--limit", a.limit, "queue"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         if got.returncode != 0:
             sys.exit(f"receive failed: {got.stderr}")
         msgs = json.loads(got.stdout)["messages"]
@@ -31,11 +35,24 @@ with open(a.log, "a", encoding="utf-8") as log:
             break
         for m in msgs:
             d = m["delivery"]
-            log.write(json.dumps({"id": m["id"], "retry": d["retry_count"],
-                                  "at": d["delivered_at"], "agent": a.agent}) + "\n")
+            log.write(
+                json.dumps(
+                    {
+                        "id": m["id"],
+                        "retry": d["retry_count"],
+                        "at": d["delivered_at"],
+                        "agent": a.agent,
+                    }
+                )
+                + "\n"
+            )
         log.flush()
         if a.ack:  # what it got, in one `acomm ack ID...` (one transaction)
-            done = subprocess.run([*cmd, "ack", *(str(m["id"]) for m in msgs), "--as", a.agent],
-                                  capture_output=True, text=True, check=False)
+            done = subprocess.run(
+                [*cmd, "ack", *(str(m["id"]) for m in msgs), "--as", a.agent],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
             if done.returncode != 0:
                 sys.exit(f"ack failed: {done.stderr}")

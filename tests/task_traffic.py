@@ -48,8 +48,9 @@ def build(cli, tmp_path, clock) -> Tasks:
         return int(cli.ok("task", "create", *extra, "--as", "alice").stdout)
 
     t = Tasks()
-    t.ok, t.late, t.failed, t.stuck = (create("--capability", "review", f"job {i}")
-                                       for i in range(4))
+    t.ok, t.late, t.failed, t.stuck = (
+        create("--capability", "review", f"job {i}") for i in range(4)
+    )
     for tid, eta in ((t.ok, "10m"), (t.late, "5m"), (t.failed, "10m"), (t.stuck, "5m")):
         cli.ok("task", "accept", str(tid), "--eta", eta, "--as", "rev")
     t.plain = create("--to", "bob", "tidy up")
@@ -61,8 +62,11 @@ def build(cli, tmp_path, clock) -> Tasks:
     clock.move_to(T0 + timedelta(minutes=2))
     cli.ok("task", "fail", str(t.failed), "--reason", "crashed", "--as", "rev")
     clock.move_to(T0 + timedelta(minutes=3))
-    [failed] = [i for i in cli.ok("incident", "list", "--json").json()["incidents"]
-                if i["failure_class"] == "execution_error"]
+    [failed] = [
+        i
+        for i in cli.ok("incident", "list", "--json").json()["incidents"]
+        if i["failure_class"] == "execution_error"
+    ]
     cli.ok("incident", "resolve", str(failed["id"]), "--as", "ops")
     clock.move_to(T0 + timedelta(minutes=4))
     r = cli("task", "complete", str(t.ok), '{"verdict": "nope"}', "--as", "rev")

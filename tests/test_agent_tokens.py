@@ -49,7 +49,8 @@ def test_create_list_and_revoke(cli, node):
     assert made["token"] not in json.dumps(_rows(node), default=str)
     listed = cli.ok("--json", "token", "list").json()["tokens"]
     assert [(t["token_id"], t["agent"], t["state"], t["scopes"]) for t in listed] == [
-        (made["token_id"], "bob", "active", ["send", "receive"])]
+        (made["token_id"], "bob", "active", ["send", "receive"])
+    ]
     assert made["token"] not in json.dumps(listed)
     only = cli.ok("--json", "token", "create", "--agent", "alice", "--scope", "receive").json()
     assert only["scopes"] == ["receive"]
@@ -63,14 +64,17 @@ def test_create_list_and_revoke(cli, node):
     assert states == {"bob": "revoked", "alice": "active"}
 
 
-@pytest.mark.parametrize(("args", "field"), [
-    (["--agent", "bob", "--ttl", "0s"], "ttl"),
-    (["--agent", "bob", "--ttl", "31d"], "ttl"),
-    (["--agent", "bob", "--ttl", "soon"], "ttl"),
-    (["--agent", "bob", "--scope", "send,admin"], "scope"),
-    (["--agent", "bob", "--scope", ","], "scope"),
-    (["--agent", "bad..id"], "agent"),
-])
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [
+        (["--agent", "bob", "--ttl", "0s"], "ttl"),
+        (["--agent", "bob", "--ttl", "31d"], "ttl"),
+        (["--agent", "bob", "--ttl", "soon"], "ttl"),
+        (["--agent", "bob", "--scope", "send,admin"], "scope"),
+        (["--agent", "bob", "--scope", ","], "scope"),
+        (["--agent", "bad..id"], "agent"),
+    ],
+)
 def test_bad_input_is_exit_3_naming_the_field_and_makes_nothing(cli, node, args, field):
     r = cli("--json", "token", "create", *args)
     assert (r.exit_code, r.error["code"], r.error["field"]) == (3, "validation_failed", field)
@@ -83,8 +87,10 @@ def test_only_an_agent_this_node_hosts_gets_a_token(cli, node, tmp_path):
     cli.ok("agent", "own", "dave")  # owned here, in no channel: hosted
     cli.ok("token", "create", "--agent", "dave")
     with sqlite3.connect(node) as c:  # what a pull writes when node nb owns carol
-        c.execute("INSERT INTO fed_room VALUES ('agents', 'carol', ?, 0)",
-                  (json.dumps({"ownerNodeId": "nb"}),))
+        c.execute(
+            "INSERT INTO fed_room VALUES ('agents', 'carol', ?, 0)",
+            (json.dumps({"ownerNodeId": "nb"}),),
+        )
     r = cli("--json", "token", "create", "--agent", "carol")
     assert (r.exit_code, r.error["code"], r.error["field"]) == (5, "invalid_state", "agent")
     plain = tmp_path / "plain.acomm"
@@ -103,11 +109,15 @@ class Agent:
     def __init__(self, url: str, token: str) -> None:
         self.url, self.token = url, token
 
-    def post(self, verb: str, body: Any = None, *, token: str | None = None,
-             timeout: float = 40) -> httpx.Response:
-        return httpx.post(f"{self.url}/agent/v1/{verb}", json=body if body is not None else {},
-                          headers={"Authorization": f"Bearer {token or self.token}"},
-                          timeout=timeout)
+    def post(
+        self, verb: str, body: Any = None, *, token: str | None = None, timeout: float = 40
+    ) -> httpx.Response:
+        return httpx.post(
+            f"{self.url}/agent/v1/{verb}",
+            json=body if body is not None else {},
+            headers={"Authorization": f"Bearer {token or self.token}"},
+            timeout=timeout,
+        )
 
     def ok(self, verb: str, body: Any = None) -> Any:
         r = self.post(verb, body)
@@ -147,12 +157,21 @@ def inbox(n: Node, agent: str, *args: str) -> list[dict[str, Any]]:
 
 def test_send_receive_and_ack_as_the_tokens_agent(gw):
     na, bob = gw
-    sent = bob.ok("send", {"channel": "team", "body": "hello from outside", "type": "command",
-                           "topic": "ops.deploy", "correlation_id": "c-1"})
+    sent = bob.ok(
+        "send",
+        {
+            "channel": "team",
+            "body": "hello from outside",
+            "type": "command",
+            "topic": "ops.deploy",
+            "correlation_id": "c-1",
+        },
+    )
     assert sent["recipients"] == ["alice"] and sent["status"] == "delivered"
     got = inbox(na, "alice")
     assert [(m["sender"], m["content"], m["type"], m["correlation_id"]) for m in got] == [
-        ("bob", "hello from outside", "command", "c-1")]
+        ("bob", "hello from outside", "command", "c-1")
+    ]
     # a message from the shell reaches the external agent, read marks and all
     mid = na.ok("send", "team", "build it", "--as", "alice")["id"]
     first = bob.ok("receive", {"peek": True})
@@ -166,7 +185,8 @@ def test_send_receive_and_ack_as_the_tokens_agent(gw):
     assert (acked["status"], acked["changed"]) == ("completed", True)
     shown = na.ok("show", str(mid))
     assert [(d["recipient"], d["ack_status"]) for d in shown["deliveries"]] == [
-        ("bob", "completed")]
+        ("bob", "completed")
+    ]
     # a direct message and a query answered, as `send --to` and `respond`
     direct = bob.ok("send", {"to": "alice", "body": "psst"})["results"]
     assert direct[0]["channel"] == "_dm:alice:bob"
@@ -175,7 +195,10 @@ def test_send_receive_and_ack_as_the_tokens_agent(gw):
     assert answer["correlation_id"] == corr and answer["recipients"] == ["alice"]
     # alice also hears bob's ack of her message (its note), as from `acomm ack`
     assert {(m["type"], m["content"]) for m in inbox(na, "alice")} == {
-        ("acknowledgment", "done"), ("text", "psst"), ("response", "all green")}
+        ("acknowledgment", "done"),
+        ("text", "psst"),
+        ("response", "all green"),
+    }
 
 
 def test_a_long_poll_returns_what_arrives_and_an_empty_one_returns_empty(gw):
@@ -186,8 +209,11 @@ def test_a_long_poll_returns_what_arrives_and_an_empty_one_returns_empty(gw):
         box: dict[str, Any] = {}
 
         def poll() -> None:
-            box["r"] = client.post(f"{bob.url}/agent/v1/receive", json={"wait_seconds": 20},
-                                   headers={"Authorization": f"Bearer {bob.token}"})
+            box["r"] = client.post(
+                f"{bob.url}/agent/v1/receive",
+                json={"wait_seconds": 20},
+                headers={"Authorization": f"Bearer {bob.token}"},
+            )
 
         t = threading.Thread(target=poll)
         t.start()
@@ -214,13 +240,16 @@ def test_a_client_that_gave_up_waiting_loses_nothing(gw):
 def test_a_token_cannot_act_as_another_agent(gw):
     na, bob = gw
     before = na.ok("messages")["total_count"]
-    for body in ({"channel": "team", "body": "x", "from": "alice"},
-                 {"channel": "team", "body": "x", "sender": "alice"},
-                 {"to": "carol", "body": "x", "agent": "alice"}):
+    for body in (
+        {"channel": "team", "body": "x", "from": "alice"},
+        {"channel": "team", "body": "x", "sender": "alice"},
+        {"to": "carol", "body": "x", "agent": "alice"},
+    ):
         err = refused(bob.post("send", body), 403, "forbidden")
         assert "bob" in err["message"]
-    refused(bob.post("respond", {"correlation_id": "q", "body": "x", "as": "alice"}), 403,
-            "forbidden")
+    refused(
+        bob.post("respond", {"correlation_id": "q", "body": "x", "as": "alice"}), 403, "forbidden"
+    )
     refused(bob.post("receive", {"agent": "alice"}), 403, "forbidden")
     refused(bob.post("ack", {"message_id": 1, "agent": "alice"}), 403, "forbidden")
     assert na.ok("messages")["total_count"] == before  # nothing was written
@@ -231,8 +260,9 @@ def test_a_token_cannot_act_as_another_agent(gw):
     assert [m["content"] for m in inbox(na, "alice", "--peek")] == ["for alice only"]
     # a token scoped to receive cannot send
     reader = na.ok("token", "create", "--agent", "bob", "--scope", "receive")["token"]
-    err = refused(bob.post("send", {"channel": "team", "body": "x"}, token=reader), 403,
-                  "forbidden")
+    err = refused(
+        bob.post("send", {"channel": "team", "body": "x"}, token=reader), 403, "forbidden"
+    )
     assert err["field"] == "scope"
     assert bob.post("receive", token=reader).status_code == 200
 
@@ -241,27 +271,54 @@ def test_a_token_cannot_act_as_another_agent(gw):
 def test_expired_revoked_unknown_and_missing_tokens_are_401(gw):
     na, bob = gw
     # made two hours ago with a one-hour life: expired now
-    old = subprocess.run(["faketime", "-f", "-2h", ACOMM, "--store", str(na.path), "--json",
-                          "token", "create", "--agent", "bob", "--ttl", "1h"],
-                         capture_output=True, text=True, timeout=60)
+    old = subprocess.run(
+        [
+            "faketime",
+            "-f",
+            "-2h",
+            ACOMM,
+            "--store",
+            str(na.path),
+            "--json",
+            "token",
+            "create",
+            "--agent",
+            "bob",
+            "--ttl",
+            "1h",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert old.returncode == 0, old.stderr
     expired = json.loads(old.stdout)
     states = {t["token_id"]: t["state"] for t in na.ok("token", "list")["tokens"]}
     assert states[expired["token_id"]] == "expired"
     for verb in ("send", "receive", "ack", "respond"):
-        refused(bob.post(verb, {"channel": "team", "body": "x"}, token=expired["token"]), 401,
-                "invalid_token")
+        refused(
+            bob.post(verb, {"channel": "team", "body": "x"}, token=expired["token"]),
+            401,
+            "invalid_token",
+        )
     made = na.ok("token", "create", "--agent", "bob")
     assert bob.post("receive", token=made["token"]).status_code == 200
     na.ok("token", "revoke", made["token_id"])
     refused(bob.post("receive", token=made["token"]), 401, "invalid_token")
-    refused(bob.post("send", {"channel": "team", "body": "x"}, token="acomm_at_forged"), 401,
-            "invalid_token")
+    refused(
+        bob.post("send", {"channel": "team", "body": "x"}, token="acomm_at_forged"),
+        401,
+        "invalid_token",
+    )
     r = httpx.post(f"{bob.url}/agent/v1/receive", json={}, timeout=10)  # no header
     refused(r, 401, "invalid_token")
     # the token is checked before the body: a bad body with a bad token is still 401
-    r = httpx.post(f"{bob.url}/agent/v1/send", content=b"{not json",
-                   headers={"Authorization": "Bearer nope"}, timeout=10)
+    r = httpx.post(
+        f"{bob.url}/agent/v1/send",
+        content=b"{not json",
+        headers={"Authorization": "Bearer nope"},
+        timeout=10,
+    )
     refused(r, 401, "invalid_token")
     assert bob.ok("receive")["messages"] == []  # the fixture's token still works
 
@@ -274,14 +331,19 @@ def test_a_session_token_opens_neither_the_room_nor_the_outbox(gw):
     assert r.status_code != 101
     r = upgrade(na.url, bob.token, None)
     assert r.status_code in (401, 403) and r.status_code != 101
-    r = httpx.get(f"{na.url}/acomm/outbox?after=0&limit=10",
-                  headers={"Authorization": f"Bearer {bob.token}"}, timeout=10)
+    r = httpx.get(
+        f"{na.url}/acomm/outbox?after=0&limit=10",
+        headers={"Authorization": f"Bearer {bob.token}"},
+        timeout=10,
+    )
     assert r.status_code == 401 and r.json()["error"]["code"] == "invalid_signature"
     assert "events" not in r.json()
     # nor the exchange: a session token is no invite
-    r = httpx.post(f"{na.url}/ansible/auth/exchange",
-                   json={"inviteToken": bob.token, "nodeId": "nx", "nonce": "n" * 20},
-                   timeout=10)
+    r = httpx.post(
+        f"{na.url}/ansible/auth/exchange",
+        json={"inviteToken": bob.token, "nodeId": "nx", "nonce": "n" * 20},
+        timeout=10,
+    )
     assert r.status_code == 401 and "wsTicket" not in r.json()
 
 
@@ -307,8 +369,12 @@ def test_bad_requests_name_the_field(gw):
     r = httpx.post(f"{bob.url}/agent/v1/send", content=b"[1, 2", headers=auth, timeout=10)
     assert (r.status_code, r.json()["error"]["field"]) == (400, "body")
     # a lone surrogate (not UTF-8) is refused like on the command line, in valid JSON
-    r = httpx.post(f"{bob.url}/agent/v1/send", headers=auth, timeout=10,
-                   content=b'{"channel": "team", "body": "\\ud800"}')
+    r = httpx.post(
+        f"{bob.url}/agent/v1/send",
+        headers=auth,
+        timeout=10,
+        content=b'{"channel": "team", "body": "\\ud800"}',
+    )
     assert r.status_code == 400 and r.json()["error"]["code"] == "validation_failed"
     assert na.ok("messages")["total_count"] == 0
 
@@ -343,8 +409,7 @@ def test_routing_to_a_remote_agent_works_as_from_the_command_line(make):
     assert na.url is not None
     bob = Agent(na.url, token)
     sent = bob.ok("send", {"to": "carol", "body": "hello over there"})["results"][0]
-    assert (sent["status"], sent["to_node"], sent["route_decision"]) == (
-        "emitted", "nb", "owner")
+    assert (sent["status"], sent["to_node"], sent["route_decision"]) == ("emitted", "nb", "owner")
     nb.ok("fed", "pull")
     got = inbox(nb, "carol")
     assert [(m["sender"], m["content"]) for m in got] == [("bob", "hello over there")]

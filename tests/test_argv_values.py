@@ -34,8 +34,7 @@ def _contents(stdout: str) -> list[str]:
     return [line.rsplit("\t", 1)[1] for line in stdout.splitlines()]
 
 
-@pytest.mark.parametrize("how", [pytest.param("process", marks=pytest.mark.process),
-                                 "in-process"])
+@pytest.mark.parametrize("how", [pytest.param("process", marks=pytest.mark.process), "in-process"])
 def test_a_grep_for_a_global_flags_name_searches_for_it(words, cli, how):
     call = run if how == "process" else cli
     r = call("messages", "--grep", "-v")
@@ -56,8 +55,7 @@ def test_the_fast_paths_receive_greps_for_it_too(words):
     assert "verbose" not in r.stderr
 
 
-@pytest.mark.parametrize("how", [pytest.param("process", marks=pytest.mark.process),
-                                 "in-process"])
+@pytest.mark.parametrize("how", [pytest.param("process", marks=pytest.mark.process), "in-process"])
 def test_a_send_option_stores_the_literal_value(team, cli, how):
     call = run if how == "process" else cli
     r = call("send", "--to", "bob", "--correlation-id", "-q", "hello", "--as", "alice")
@@ -68,14 +66,22 @@ def test_a_send_option_stores_the_literal_value(team, cli, how):
     r = call("send", "team", "x", "--as", "alice", "--correlation-id", "-v", "--json")
     third = json.loads(r.stdout)["id"]  # the trailing --json is the global
     assert "verbose" not in r.stderr
-    rows = query(team, "SELECT id, content, correlation_id, dedupe_key FROM messages "
-                 "WHERE id IN (?, ?, ?) ORDER BY id", first, second, third)
-    assert rows == [(first, "hello", "-q", None), (second, "hi", None, "--json"),
-                    (third, "x", "-v", None)]
+    rows = query(
+        team,
+        "SELECT id, content, correlation_id, dedupe_key FROM messages "
+        "WHERE id IN (?, ?, ?) ORDER BY id",
+        first,
+        second,
+        third,
+    )
+    assert rows == [
+        (first, "hello", "-q", None),
+        (second, "hi", None, "--json"),
+        (third, "x", "-v", None),
+    ]
 
 
-@pytest.mark.parametrize("how", [pytest.param("process", marks=pytest.mark.process),
-                                 "in-process"])
+@pytest.mark.parametrize("how", [pytest.param("process", marks=pytest.mark.process), "in-process"])
 def test_a_refused_value_is_named_in_plain_text_and_nothing_is_stored(team, cli, how):
     call = run if how == "process" else cli
     before = snapshot(team)
@@ -105,20 +111,35 @@ def test_globals_after_the_command_and_the_double_dash_still_work(words, cli):
 def test_the_scan_reads_values_as_click_does():
     """Fine cases of `outcome.hoist_globals`: clustered short options, `--opt=value`, an
     unknown command, a group's subcommand."""
+
     def options(path: tuple[str, ...]) -> tuple[frozenset[str], bool] | None:
-        return {("m",): (frozenset({"-t", "--grep"}), False),
-                ("g",): (frozenset({"--in"}), True),
-                ("g", "s"): (frozenset({"--grep"}), False)}.get(path)
+        return {
+            ("m",): (frozenset({"-t", "--grep"}), False),
+            ("g",): (frozenset({"--in"}), True),
+            ("g", "s"): (frozenset({"--grep"}), False),
+        }.get(path)
 
     hoist = outcome.hoist_globals
     assert hoist(["m", "-ft", "-v"], options) == ["m", "-ft", "-v"]  # -t takes the next word
     assert hoist(["m", "-tf", "-v"], options) == ["-v", "m", "-tf"]  # -t's value is "f"
     assert hoist(["m", "--grep=-v", "-q"], options) == ["-q", "m", "--grep=-v"]
     assert hoist(["x", "--grep", "-v"], options) == ["-v", "x", "--grep"]  # unknown: as before
-    assert hoist(["g", "--in", "-q", "s", "--grep", "--json", "--csv"], options) == \
-        ["--csv", "g", "--in", "-q", "s", "--grep", "--json"]
-    assert hoist(["--store", "-q", "m", "--grep", "-v"], options) == \
-        ["--store", "-q", "m", "--grep", "-v"]
+    assert hoist(["g", "--in", "-q", "s", "--grep", "--json", "--csv"], options) == [
+        "--csv",
+        "g",
+        "--in",
+        "-q",
+        "s",
+        "--grep",
+        "--json",
+    ]
+    assert hoist(["--store", "-q", "m", "--grep", "-v"], options) == [
+        "--store",
+        "-q",
+        "m",
+        "--grep",
+        "-v",
+    ]
     assert not outcome.wants_json(["--store", "--json", "m", "--grep", "--json"], options)
     assert outcome.wants_json(["m", "--grep", "--json", "--json"], options)
     assert not outcome.wants_json(["m", "--", "--json"], options)

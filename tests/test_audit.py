@@ -40,19 +40,26 @@ def _by(rows, **key):
 
 
 @pytest.mark.spark
-def test_audit_reports_the_numbers_the_traffic_set_up(spark, store, exported, tmp_path,
-                                                      capsys):
+def test_audit_reports_the_numbers_the_traffic_set_up(spark, store, exported, tmp_path, capsys):
     t, out = exported
     result = audit.run([str(out)], out=str(tmp_path / "audit"), spark=spark)
     s = result.summary
     assert s["totals"] == {
         "messages": query(store, "SELECT count(*) FROM messages")[0][0],
         "deliveries": query(store, "SELECT count(*) FROM deliveries")[0][0],
-        "dead_letters": 1, "channels": 4, "receipts": 0, "federated_messages": 0,
-        "tasks": 0, "incidents": 0}
+        "dead_letters": 1,
+        "channels": 4,
+        "receipts": 0,
+        "federated_messages": 0,
+        "tasks": 0,
+        "incidents": 0,
+    }
     assert s["dead_letters_by_reason"] == {"max_retries_exceeded": 1}
-    assert s["checks"] == {"exactly_once_violations": 0, "unaccounted": 0,
-                           "federation_unmatched": 0}
+    assert s["checks"] == {
+        "exactly_once_violations": 0,
+        "unaccounted": 0,
+        "federation_unmatched": 0,
+    }
 
     chat = _by(s["latency"]["channels"], channel="chat")
     assert (chat["deliveries"], chat["read"], chat["acked"]) == (6, 3, 0)
@@ -67,8 +74,10 @@ def test_audit_reports_the_numbers_the_traffic_set_up(spark, store, exported, tm
     assert (work["retried"], work["retries"], work["late_acks"]) == (1, 1, 1)
     assert work["retry_rate"] == 0.25
     assert (work["backlog"], work["backlog_oldest_age_ms"]) == (1, BACKLOG_AGE_MS)
-    assert s["late_acks"] == 1 and s["backlog"] == {"deliveries": 1,
-                                                     "oldest_age_ms": BACKLOG_AGE_MS}
+    assert s["late_acks"] == 1 and s["backlog"] == {
+        "deliveries": 1,
+        "oldest_age_ms": BACKLOG_AGE_MS,
+    }
     assert s["retries"] == {"tracked": 5, "retried": 1, "retries": 1, "retry_rate": 0.2}
 
     volume = _by(s["volume"], channel="work")
@@ -84,8 +93,10 @@ def test_audit_reports_the_numbers_the_traffic_set_up(spark, store, exported, tm
     vol = pq.read_table(result.tables["volume"]).to_pylist()
     assert sum(r["messages"] for r in vol) == s["totals"]["messages"]
     assert {str(r["date"]) for r in vol} == {"2026-01-01", "2026-01-02"}
-    assert pq.read_table(result.tables["dead_letters"]).to_pylist()[0]["reason"] == \
-        "max_retries_exceeded"
+    assert (
+        pq.read_table(result.tables["dead_letters"]).to_pylist()[0]["reason"]
+        == "max_retries_exceeded"
+    )
 
     # piped: one tab-separated line per row, led by its kind; --json: the summary
     render_analytics.audit_summary(render.Output(), result)
@@ -93,8 +104,9 @@ def test_audit_reports_the_numbers_the_traffic_set_up(spark, store, exported, tm
     assert "dead_letters\tmax_retries_exceeded\t1" in lines
     assert "check\tunaccounted\t0\tok" in lines
     assert f"total\tmessages\t{s['totals']['messages']}" in lines
-    assert any(line.startswith("latency_channel\t") and "\tchat\t3\t5000\t" in line
-               for line in lines)
+    assert any(
+        line.startswith("latency_channel\t") and "\tchat\t3\t5000\t" in line for line in lines
+    )
     render_analytics.audit_summary(render.Output(json=True), result)
     assert json.loads(capsys.readouterr().out) == json.loads(json.dumps(s, default=str))
     # --csv: long rows kind, subject, metric, value under a header row
@@ -103,13 +115,19 @@ def test_audit_reports_the_numbers_the_traffic_set_up(spark, store, exported, tm
     assert rows[0] == ["kind", "subject", "metric", "value"]
     assert ["dead_letters", "max_retries_exceeded", "dead_letters", "1"] in rows
     assert ["check", "unaccounted", "count", "0"] in rows
-    assert any(r[0] == "latency_channel" and r[1].endswith("/chat") and r[2] == "read_p50_ms"
-               and float(r[3]) == 5000 for r in rows)
+    assert any(
+        r[0] == "latency_channel"
+        and r[1].endswith("/chat")
+        and r[2] == "read_p50_ms"
+        and float(r[3]) == 5000
+        for r in rows
+    )
 
 
 @pytest.mark.spark
 def test_two_stores_audited_together_and_broken_exports_fail_the_checks(
-        spark, cli, store, exported, tmp_path):
+    spark, cli, store, exported, tmp_path
+):
     _, out = exported
     other_store = tmp_path / "other" / "store.acomm"
     other = tmp_path / "other-export"
@@ -125,8 +143,11 @@ def test_two_stores_audited_together_and_broken_exports_fail_the_checks(
     assert s["dead_letters_by_reason"] == {"max_retries_exceeded": 2}
     assert s["totals"]["channels"] == 8
     assert {v["store_id"] for v in s["volume"] if v["channel"] == "chat"} == ids
-    assert s["checks"] == {"exactly_once_violations": 0, "unaccounted": 0,
-                           "federation_unmatched": 0}
+    assert s["checks"] == {
+        "exactly_once_violations": 0,
+        "unaccounted": 0,
+        "federation_unmatched": 0,
+    }
 
     # Break the second export: list its deliveries twice (a duplicate exactly-once delivery)
     # and drop its messages (deliveries and dead letters of missing messages).
@@ -175,13 +196,15 @@ def test_missing_java_is_a_clear_error(cli, exported, tmp_path, monkeypatch):
 def test_spark_noise_never_reaches_the_terminal(spark, exported, tmp_path):
     """A real process with its own JVM: stderr stays empty, stdout holds the JSON summary."""
     _, out = exported
-    p = run("audit", out, "--master", "local[1]", "--out", tmp_path / "b", "--json",
-            timeout=240)
+    p = run("audit", out, "--master", "local[1]", "--out", tmp_path / "b", "--json", timeout=240)
     assert p.returncode == 0, p.stderr
     assert p.stderr == ""
     doc = json.loads(p.stdout)
-    assert doc["checks"] == {"exactly_once_violations": 0, "unaccounted": 0,
-                             "federation_unmatched": 0}
+    assert doc["checks"] == {
+        "exactly_once_violations": 0,
+        "unaccounted": 0,
+        "federation_unmatched": 0,
+    }
     assert doc["dead_letters_by_reason"] == {"max_retries_exceeded": 1}
     assert doc["out"] == str(tmp_path / "b") and doc["tables"]["volume"].startswith(doc["out"])
     assert doc["spark"]["master"] == "local[1]" and doc["spark"]["startup_s"] > 0
@@ -190,15 +213,15 @@ def test_spark_noise_never_reaches_the_terminal(spark, exported, tmp_path):
 def test_spark_master_from_the_environment_and_the_config_file(cli, store):
     def master(**env):
         doc = cli("config", "show", "--json", strict=True, env=env).json()
-        return next((s["value"], s["source"]) for s in doc["settings"]
-                    if s["key"] == "spark.master")
+        return next(
+            (s["value"], s["source"]) for s in doc["settings"] if s["key"] == "spark.master"
+        )
 
     assert master() == ("local[*]", "default")
     cfg = store.parent / "config.yaml"
     cfg.write_text("spark:\n  master: spark://head:7077\n")
     assert master() == ("spark://head:7077", f"file ({cfg})")
-    assert master(ACOMM_SPARK_MASTER="local[3]") == ("local[3]",
-                                                     "environment (ACOMM_SPARK_MASTER)")
+    assert master(ACOMM_SPARK_MASTER="local[3]") == ("local[3]", "environment (ACOMM_SPARK_MASTER)")
 
 
 def test_the_default_out_is_named_after_the_exports_so_two_never_collide(tmp_path):
@@ -209,8 +232,10 @@ def test_the_default_out_is_named_after_the_exports_so_two_never_collide(tmp_pat
     assert audit.default_out([b]) == str(tmp_path / "x" / "b.audit")
     assert audit.default_out([a, b]) == str(tmp_path / "x" / "a+b.audit")
     assert audit.default_out([a + "/"]) == audit.default_out([a])
-    assert audit.default_out(["s3a://bucket/exp/a", "s3a://bucket/exp/b/"]) == \
-        "s3a://bucket/exp/a+b.audit"
+    assert (
+        audit.default_out(["s3a://bucket/exp/a", "s3a://bucket/exp/b/"])
+        == "s3a://bucket/exp/a+b.audit"
+    )
     many = [str(tmp_path / "x" / f"export-{i:03}") for i in range(20)]
     long = audit.default_out(many)
     assert long.startswith(str(tmp_path / "x" / "export-000+19-more-")) and len(long) < 200
@@ -218,8 +243,9 @@ def test_the_default_out_is_named_after_the_exports_so_two_never_collide(tmp_pat
 
 
 @pytest.mark.spark
-def test_audit_without_out_writes_beside_the_export_under_its_own_name(spark, cli, exported,
-                                                                       tmp_path):
+def test_audit_without_out_writes_beside_the_export_under_its_own_name(
+    spark, cli, exported, tmp_path
+):
     """Two exports in one folder, each audited without --out: two table directories, and
     the README's and the help's `./export.audit/`."""
     _, out = exported

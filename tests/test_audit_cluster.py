@@ -48,8 +48,10 @@ def _bound_ports(log: Path, proc: subprocess.Popen, services: tuple[str, ...]) -
     deadline = time.monotonic() + 120
     while True:
         text = log.read_text(errors="replace") if log.exists() else ""
-        found = {m.group(1): int(m.group(2)) for m in re.finditer(
-            r"Successfully started service '(\w+)' on port (\d+)", text)}
+        found = {
+            m.group(1): int(m.group(2))
+            for m in re.finditer(r"Successfully started service '(\w+)' on port (\d+)", text)
+        }
         if all(name in found for name in services):
             return found
         assert proc.poll() is None, text
@@ -75,27 +77,64 @@ def cluster(tmp_path_factory):
     work = tmp_path_factory.mktemp("spark-cluster")
     scala = next(home.glob("jars/spark-core_*.jar")).name.split("_")[1].split("-")[0]
     # SPARK_SCALA_VERSION: the worker's launcher of executors needs it outside a source tree
-    env = {**os.environ, "SPARK_HOME": str(home), "SPARK_LOCAL_IP": "127.0.0.1",
-           "SPARK_SCALA_VERSION": scala,
-           "SPARK_WORKER_DIR": str(work / "worker"), "SPARK_LOG_DIR": str(work / "logs")}
+    env = {
+        **os.environ,
+        "SPARK_HOME": str(home),
+        "SPARK_LOCAL_IP": "127.0.0.1",
+        "SPARK_SCALA_VERSION": scala,
+        "SPARK_WORKER_DIR": str(work / "worker"),
+        "SPARK_LOG_DIR": str(work / "logs"),
+    }
     cp = ["-cp", f"{home / 'jars'}/*", "-Xmx256m"]
     started: list[subprocess.Popen[bytes]] = []
     try:
-        started.append(procs.spawn(
-            [java, *cp, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-             "--port", str(_free_port()), "--webui-port", str(_free_port())],
-            env=env, stdout=open(work / "master.log", "w"), stderr=subprocess.STDOUT))
+        started.append(
+            procs.spawn(
+                [
+                    java,
+                    *cp,
+                    "org.apache.spark.deploy.master.Master",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(_free_port()),
+                    "--webui-port",
+                    str(_free_port()),
+                ],
+                env=env,
+                stdout=open(work / "master.log", "w"),
+                stderr=subprocess.STDOUT,
+            )
+        )
         # the ports the master bound, from its log: Spark moves to the next port when one is
         # taken, and nothing connects before the master listens (a loopback connect to a port
         # nobody listens on can connect to itself and take the port)
         ports = _bound_ports(work / "master.log", started[0], ("sparkMaster", "MasterUI"))
         master = f"spark://127.0.0.1:{ports['sparkMaster']}"
         ui = f"http://127.0.0.1:{ports['MasterUI']}"
-        started.append(procs.spawn(
-            [java, *cp, "org.apache.spark.deploy.worker.Worker", master, "--host", "127.0.0.1",
-             "--cores", "1", "--memory", f"{WORKER_MEMORY_MB}m", "--webui-port",
-             str(_free_port()), "--work-dir", str(work / "worker")],
-            env=env, stdout=open(work / "worker.log", "w"), stderr=subprocess.STDOUT))
+        started.append(
+            procs.spawn(
+                [
+                    java,
+                    *cp,
+                    "org.apache.spark.deploy.worker.Worker",
+                    master,
+                    "--host",
+                    "127.0.0.1",
+                    "--cores",
+                    "1",
+                    "--memory",
+                    f"{WORKER_MEMORY_MB}m",
+                    "--webui-port",
+                    str(_free_port()),
+                    "--work-dir",
+                    str(work / "worker"),
+                ],
+                env=env,
+                stdout=open(work / "worker.log", "w"),
+                stderr=subprocess.STDOUT,
+            )
+        )
         deadline = time.monotonic() + 120
         while True:  # the master's JSON status lists the worker once it has registered
             try:
@@ -106,8 +145,11 @@ def cluster(tmp_path_factory):
             assert all(p.poll() is None for p in started), (work / "master.log").read_text()
             assert time.monotonic() < deadline, "the Spark worker never registered"
             time.sleep(0.5)
-        yield Cluster(master, ui, {"SPARK_LOCAL_IP": "127.0.0.1",
-                                   "SPARK_MASTER_WEBUI_PORT": str(ports["MasterUI"])})
+        yield Cluster(
+            master,
+            ui,
+            {"SPARK_LOCAL_IP": "127.0.0.1", "SPARK_MASTER_WEBUI_PORT": str(ports["MasterUI"])},
+        )
     finally:
         for p in reversed(started):  # the worker's executors are in its group
             procs.stop(p, timeout=20)
@@ -129,18 +171,39 @@ def _comparable(doc: dict) -> dict:
 
 @pytest.mark.spark
 def test_audit_on_a_standalone_cluster_equals_local(cluster, exported, tmp_path):
-    p = run("audit", exported, "--master", cluster.master, "--out", tmp_path / "on-cluster",
-            "--conf", f"spark.executor.memory={EXECUTOR_MEMORY}", "--json", env=cluster.env,
-            timeout=300)
+    p = run(
+        "audit",
+        exported,
+        "--master",
+        cluster.master,
+        "--out",
+        tmp_path / "on-cluster",
+        "--conf",
+        f"spark.executor.memory={EXECUTOR_MEMORY}",
+        "--json",
+        env=cluster.env,
+        timeout=300,
+    )
     assert p.returncode == 0, p.stderr
     on_cluster = json.loads(p.stdout)
-    p = run("audit", exported, "--master", "local[1]", "--out", tmp_path / "local", "--json",
-            timeout=300)
+    p = run(
+        "audit",
+        exported,
+        "--master",
+        "local[1]",
+        "--out",
+        tmp_path / "local",
+        "--json",
+        timeout=300,
+    )
     assert p.returncode == 0, p.stderr
     local = json.loads(p.stdout)
     assert _comparable(on_cluster) == _comparable(local)
-    assert on_cluster["checks"] == {"exactly_once_violations": 0, "unaccounted": 0,
-                                    "federation_unmatched": 0}
+    assert on_cluster["checks"] == {
+        "exactly_once_violations": 0,
+        "unaccounted": 0,
+        "federation_unmatched": 0,
+    }
     assert on_cluster["spark"]["master"] == cluster.master
     # shuffle partitions come from the executors' cores, not Spark's default of 200
     spark = on_cluster["spark"]
@@ -150,12 +213,23 @@ def test_audit_on_a_standalone_cluster_equals_local(cluster, exported, tmp_path)
 
 
 @pytest.mark.spark
-def test_a_cluster_that_cannot_host_an_executor_fails_within_the_wait(cluster, exported,
-                                                                       tmp_path):
+def test_a_cluster_that_cannot_host_an_executor_fails_within_the_wait(cluster, exported, tmp_path):
     started = time.monotonic()
-    p = run("audit", exported, "--master", cluster.master, "--out", tmp_path / "a",
-            "--conf", "spark.executor.memory=4g", "--executor-wait", "5s", "--json",
-            env=cluster.env, timeout=120)
+    p = run(
+        "audit",
+        exported,
+        "--master",
+        cluster.master,
+        "--out",
+        tmp_path / "a",
+        "--conf",
+        "spark.executor.memory=4g",
+        "--executor-wait",
+        "5s",
+        "--json",
+        env=cluster.env,
+        timeout=120,
+    )
     elapsed = time.monotonic() - started
     assert p.returncode == 1, p.stdout
     err = json.loads(p.stderr)["error"]
@@ -173,8 +247,7 @@ def test_a_cluster_that_cannot_host_an_executor_fails_within_the_wait(cluster, e
 def test_a_master_nobody_answers_at_fails_at_once_with_the_reason(exported, tmp_path):
     port = _free_port()  # nobody listens there
     started = time.monotonic()
-    p = run("audit", exported, "--master", f"spark://127.0.0.1:{port}", "--json",
-            timeout=120)
+    p = run("audit", exported, "--master", f"spark://127.0.0.1:{port}", "--json", timeout=120)
     assert time.monotonic() - started < 30
     assert p.returncode == 1
     err = json.loads(p.stderr)["error"]

@@ -31,10 +31,23 @@ def two_nodes(cli, tmp_path):
     with freeze_time(T0) as clock:
         a, b = linked_pair(cli, tmp_path)
         clock.move_to(T0)
-        sent = [a.ok("send", "--to", "bob", f"job {i}", "--as", "alice")["results"][0]
-                for i in range(2)]
-        sent.append(a.ok("send", "--to", "bob", "why?", "--type", "query",
-                         "--correlation-id", "q1", "--as", "alice")["results"][0])
+        sent = [
+            a.ok("send", "--to", "bob", f"job {i}", "--as", "alice")["results"][0] for i in range(2)
+        ]
+        sent.append(
+            a.ok(
+                "send",
+                "--to",
+                "bob",
+                "why?",
+                "--type",
+                "query",
+                "--correlation-id",
+                "q1",
+                "--as",
+                "alice",
+            )["results"][0]
+        )
         a.ok("channel", "create", "notes", "--as", "alice")
         a.ok("send", "notes", "a local one", "--as", "alice")
         clock.move_to(T0 + timedelta(seconds=2))
@@ -51,8 +64,7 @@ def two_nodes(cli, tmp_path):
 
 
 @pytest.mark.spark
-def test_two_nodes_audited_together_count_each_federated_message_once(spark, two_nodes,
-                                                                       tmp_path):
+def test_two_nodes_audited_together_count_each_federated_message_once(spark, two_nodes, tmp_path):
     a, b, sent, ea, eb = two_nodes
     s = audit.run([str(ea), str(eb)], out=str(tmp_path / "audit"), spark=spark).summary
     # na holds 3 sent + the reply + 1 local, nb the 3 received + bob's response: 5 messages
@@ -63,7 +75,11 @@ def test_two_nodes_audited_together_count_each_federated_message_once(spark, two
     assert s["federation"]["nodes"] == ["na", "nb"]
     [pair] = s["federation"]["latency"]
     assert (pair["from_node"], pair["to_node"], pair["messages"], pair["read"]) == (
-        "na", "nb", 3, 3)
+        "na",
+        "nb",
+        3,
+        3,
+    )
     # bob read at +5 s what alice wrote at T0 (one clock here, frozen)
     assert pair["latency_p50_ms"] == pair["latency_p99_ms"] == 5000
     # nb received at +2 s (its clock); the accepted acks were back at +7 s (na's): nb's clock
@@ -80,14 +96,19 @@ def test_two_nodes_audited_together_count_each_federated_message_once(spark, two
     with freeze_time(T0 + timedelta(seconds=20)):
         late = a.ok("send", "--to", "bob", "too late", "--as", "alice")["results"][0]
         a.ok("export", str(tmp_path / "export-a2"))
-    result = audit.run([str(tmp_path / "export-a2"), str(eb)], out=str(tmp_path / "audit"),
-                       spark=spark)
+    result = audit.run(
+        [str(tmp_path / "export-a2"), str(eb)], out=str(tmp_path / "audit"), spark=spark
+    )
     assert result.summary["checks"]["federation_unmatched"] == 1
     import pyarrow.parquet as pq
 
     [row] = pq.read_table(result.tables["federation_unmatched"]).to_pylist()
     assert (row["global_id"], row["from_node"], row["to_node"], row["problem"]) == (
-        late["global_id"], "na", "nb", "not_received")
+        late["global_id"],
+        "na",
+        "nb",
+        "not_received",
+    )
     with pytest.raises(InvalidState, match="federation_unmatched=1"):
         audit.require_clean(result)
 
@@ -109,16 +130,23 @@ def test_an_export_given_twice_is_refused_before_spark_starts(cli, store, tmp_pa
 
 
 @pytest.mark.spark
-def test_dispatch_receipts_are_exported_and_audited_by_status_and_agent(spark, cli, team,
-                                                                        tmp_path):
+def test_dispatch_receipts_are_exported_and_audited_by_status_and_agent(spark, cli, team, tmp_path):
     agents = tmp_path / "agents"
     agents.mkdir()
     for name, code in (("ok.sh", 0), ("no.sh", 1)):
         (agents / name).write_text(f"#!/bin/sh\ncat >/dev/null\nexit {code}\n")
         (agents / name).chmod(0o755)
     cli.ok("channel", "join", "team", "--as", "alice", "carol")
-    (team.parent / "config.yaml").write_text(json.dumps({"agents": {
-        "bob": {"run": str(agents / "ok.sh")}, "carol": {"run": str(agents / "no.sh")}}}))
+    (team.parent / "config.yaml").write_text(
+        json.dumps(
+            {
+                "agents": {
+                    "bob": {"run": str(agents / "ok.sh")},
+                    "carol": {"run": str(agents / "no.sh")},
+                }
+            }
+        )
+    )
     for i in range(2):
         cli.ok("send", "team", f"task {i}", "--type", "command", "--as", "alice")
     doc = cli.ok("dispatch", "--json").json()
@@ -175,8 +203,15 @@ def test_an_export_named_by_uri_is_read_through_spark(spark, exported, tmp_path)
 def test_a_uri_spark_cannot_read_is_refused_with_a_hint(cli, exported, tmp_path):
     """No hadoop-aws jars here: s3a:// is refused with exit 3 and what a cluster needs, not an
     `internal` error from pyarrow."""
-    r = cli("audit", "s3a://no-such-bucket/export", "--master", "local[1]", "--out",
-            tmp_path / "out", "--json")
+    r = cli(
+        "audit",
+        "s3a://no-such-bucket/export",
+        "--master",
+        "local[1]",
+        "--out",
+        tmp_path / "out",
+        "--json",
+    )
     assert r.exit_code == 3, r.stderr
     err = r.error
     assert err["code"] == "validation_failed" and err["field"] == "export"
@@ -189,10 +224,14 @@ def test_the_federation_dataset_carries_the_senders_routing(two_nodes):
     incident was raised (none here: every message was processed)."""
     a, _b, sent, ea, _eb = two_nodes
     rows = ds.dataset(ea / "federation", partitioning="hive").to_table().to_pylist()
-    emitted = sorted((r["message_id"], r["to_node"], r["to_agent"], r["route_decision"],
-                      r["incident_at"]) for r in rows if r["kind"] == "message")
-    assert emitted == sorted(a.sql("SELECT message_id, to_node, to_agent, route_decision,"
-                                   " incident_at FROM fed_sent"))
+    emitted = sorted(
+        (r["message_id"], r["to_node"], r["to_agent"], r["route_decision"], r["incident_at"])
+        for r in rows
+        if r["kind"] == "message"
+    )
+    assert emitted == sorted(
+        a.sql("SELECT message_id, to_node, to_agent, route_decision, incident_at FROM fed_sent")
+    )
     assert len(emitted) == len(sent)
     assert {(e[1], e[2], e[4]) for e in emitted} == {("nb", "bob", None)}
     assert all(e[3] for e in emitted)

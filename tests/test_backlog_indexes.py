@@ -22,11 +22,13 @@ OLD_BACKLOG = (
     "SELECT count(DISTINCT CASE WHEN (state = 'unread' OR (tracked = 1 AND state IN ('read',"
     " 'waiting'))) THEN message_id END), count(DISTINCT CASE WHEN state = 'queued' THEN"
     " message_id END) FROM deliveries WHERE channel_id = ? AND state IN ('queued', 'waiting',"
-    " 'unread', 'read')")
+    " 'unread', 'read')"
+)
 OLD_IN_FLIGHT = (
     "SELECT message_id, recipient, retry_count FROM deliveries WHERE channel_id = ?"
     " AND (state IN ('unread', 'waiting', 'queued') OR (tracked = 1 AND state = 'read'))"
-    " ORDER BY message_id, recipient")
+    " ORDER BY message_id, recipient"
+)
 
 
 @pytest.fixture
@@ -51,8 +53,17 @@ def _plan(conn: sqlite3.Connection, sql: str, *args: object) -> str:
 
 def test_backlog_and_in_flight_equal_the_old_scans_for_every_channel(every):
     kinds = set(query(every, "SELECT state, tracked FROM deliveries"))
-    assert kinds >= {("queued", 1), ("waiting", 0), ("waiting", 1), ("unread", 0),
-                     ("unread", 1), ("read", 0), ("read", 1), ("acked", 1), ("dead", 1)}
+    assert kinds >= {
+        ("queued", 1),
+        ("waiting", 0),
+        ("waiting", 1),
+        ("unread", 0),
+        ("unread", 1),
+        ("read", 0),
+        ("read", 1),
+        ("acked", 1),
+        ("dead", 1),
+    }
     assert query(every, "SELECT count(*) FROM deliveries WHERE recipient = '*'") == [(1,)]
     conn = opening.connect(every, create=False)
     try:
@@ -82,8 +93,7 @@ def test_backlog_and_in_flight_plans_walk_deliveries_active(every):
         backlog.channel_backlog(conn, 1)
         backlog.in_flight(conn, 1)
         conn.set_trace_callback(None)
-        plans = {sql.split(" ", 2)[1]: _plan(conn, sql) for sql in seen
-                 if "FROM deliveries" in sql}
+        plans = {sql.split(" ", 2)[1]: _plan(conn, sql) for sql in seen if "FROM deliveries" in sql}
         old = [_plan(conn, sql, 1) for sql in (OLD_BACKLOG, OLD_IN_FLIGHT)]
     finally:
         conn.close()
@@ -108,6 +118,9 @@ def test_channel_delete_counts_what_is_in_flight(cli, every):
         assert r.error["in_flight"] == len(flight)
         doc = cli.ok("channel", "delete", "work", "--force", "--as", "planner", "--json").json()
     assert doc["dead_lettered"] == len(flight)
-    dead = query(every, "SELECT message_id, recipient FROM dead_letters WHERE reason ="
-                        " 'channel_deleted' ORDER BY message_id, recipient")
+    dead = query(
+        every,
+        "SELECT message_id, recipient FROM dead_letters WHERE reason ="
+        " 'channel_deleted' ORDER BY message_id, recipient",
+    )
     assert dead == [(m, r) for m, r, _ in flight]

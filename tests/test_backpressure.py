@@ -67,13 +67,15 @@ def test_max_pending_queues_and_releases_oldest_first(cli, store):
     rest = cli.ok("receive", "--as", "b", "--json").json()["messages"]
     assert [m["id"] for m in rest] == [ids[1], ids[2]]
     assert [m["id"] for m in cli.ok("receive", "--as", "b", "--json").json()["messages"]] == [
-        ids[3]]
+        ids[3]
+    ]
     assert_invariants(store, set(ids))
 
 
 def test_max_pending_on_tracked_channels_releases_on_ack(cli, store):
-    cli.ok("channel", "create", "q", "--as", "a", "--max-pending", "1", "--delivery",
-           "at-least-once")
+    cli.ok(
+        "channel", "create", "q", "--as", "a", "--max-pending", "1", "--delivery", "at-least-once"
+    )
     cli.ok("channel", "join", "q", "--as", "a", "b")
     one = int(cli.ok("send", "q", "one", "--as", "a").stdout)
     two = int(cli.ok("send", "q", "two", "--as", "a").stdout)
@@ -111,8 +113,12 @@ def test_sigkill_during_a_large_batch_leaves_none_or_all(store, tmp_path):
         for i in range(200_000):
             fh.write(json.dumps({"channel": "bulk", "from": "a", "content": f"m{i}"}) + "\n")
     env = {**os.environ, "ACOMM_MAX_ACTIVE_MESSAGES": "0"}
-    proc = subprocess.Popen([ACOMM, "send", "--batch", str(batch)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(
+        [ACOMM, "send", "--batch", str(batch)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
     # kill it once it holds the write lock, i.e. in the middle of its transaction
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and proc.poll() is None:
@@ -135,8 +141,22 @@ def test_sigkill_during_a_large_batch_leaves_none_or_all(store, tmp_path):
 
 
 def test_four_senders_and_a_ticker_lose_nothing(store):
-    assert run("channel", "create", "busy", "--as", "a", "--delivery", "at-least-once",
-               "--ack-timeout", "50ms", "--retry-backoff", "10ms").returncode == 0
+    assert (
+        run(
+            "channel",
+            "create",
+            "busy",
+            "--as",
+            "a",
+            "--delivery",
+            "at-least-once",
+            "--ack-timeout",
+            "50ms",
+            "--retry-backoff",
+            "10ms",
+        ).returncode
+        == 0
+    )
     for who in ("b", "c", "d"):
         assert run("channel", "join", "busy", "--as", "a", who).returncode == 0
     script = (
@@ -149,10 +169,21 @@ def test_four_senders_and_a_ticker_lose_nothing(store):
         "    ids.append(r.stdout.strip())\n"
         "print(' '.join(ids))\n"
     )
-    senders = [subprocess.Popen(["python3", "-c", script, ACOMM, f"s{k}"], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True) for k in range(4)]
-    ticker = subprocess.Popen([ACOMM, "tick", "--every", "100ms"], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, text=True)
+    senders = [
+        subprocess.Popen(
+            ["python3", "-c", script, ACOMM, f"s{k}"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for k in range(4)
+    ]
+    ticker = subprocess.Popen(
+        [ACOMM, "tick", "--every", "100ms"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     outs = [s.communicate(timeout=300) for s in senders]
     ticker.terminate()
     _, tick_err = ticker.communicate(timeout=30)

@@ -27,8 +27,9 @@ def dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
 
 
 def _state(store: Path, mid: int, who: str) -> str:
-    return query(store, "SELECT state FROM deliveries WHERE message_id = ? AND recipient = ?",
-                 mid, who)[0][0]
+    return query(
+        store, "SELECT state FROM deliveries WHERE message_id = ? AND recipient = ?", mid, who
+    )[0][0]
 
 
 def _outbox(dirs: dict[str, Path], agent: str, name: str, body: object | str) -> Path:
@@ -49,10 +50,20 @@ def test_mirror_file_exists_while_unread_and_goes_on_receive(cli, store, team, d
         mid = int(cli.ok("send", "team", "go", "--as", "alice", "--priority", "high").stdout)
     f = dirs["inbox"] / "bob" / f"{mid}.json"
     doc = json.loads(f.read_text())
-    assert doc == {"type": "message", "from": "alice", "content": "go", "message_type": "text",
-                   "metadata": {}, "id": mid, "session_id": "bob",
-                   "timestamp": "2025-01-02T03:04:05.678Z", "channel": "team", "topic": None,
-                   "correlation_id": None, "priority": "high"}
+    assert doc == {
+        "type": "message",
+        "from": "alice",
+        "content": "go",
+        "message_type": "text",
+        "metadata": {},
+        "id": mid,
+        "session_id": "bob",
+        "timestamp": "2025-01-02T03:04:05.678Z",
+        "channel": "team",
+        "topic": None,
+        "correlation_id": None,
+        "priority": "high",
+    }
     assert stat.S_IMODE(f.stat().st_mode) == 0o600
     assert stat.S_IMODE(f.parent.stat().st_mode) == 0o700
     assert not (dirs["inbox"] / "alice").exists()  # the sender is not a recipient
@@ -136,15 +147,35 @@ def test_team_inbox_concurrent_writers_keep_everything(cli, store, dirs, monkeyp
     monkeypatch.delenv("ACOMM_BRIDGE_INBOX_DIR")
     inbox = dirs["teams"] / "crew" / "inboxes"
     inbox.mkdir(parents=True)
-    foreign = [{"from": "team-lead", "text": "hello", "timestamp": "2025-01-01T00:00:00Z",
-                "read": False, "color": "blue", "extra": {"nested": [1, 2.5, None]}},
-               {"from": "x", "text": "older", "timestamp": "2025-01-01T00:00:00Z",
-                "read": True, "summary": "kept"}]
+    foreign = [
+        {
+            "from": "team-lead",
+            "text": "hello",
+            "timestamp": "2025-01-01T00:00:00Z",
+            "read": False,
+            "color": "blue",
+            "extra": {"nested": [1, 2.5, None]},
+        },
+        {
+            "from": "x",
+            "text": "older",
+            "timestamp": "2025-01-01T00:00:00Z",
+            "read": True,
+            "summary": "kept",
+        },
+    ]
     (inbox / "worker.json").write_text(json.dumps(foreign))
     env = {**os.environ}
-    procs = [subprocess.Popen([ACOMM, "send", "--to", "worker@crew", f"m{i}", "--as",
-                               f"sender{i}"], env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for i in range(8)]
+    procs = [
+        subprocess.Popen(
+            [ACOMM, "send", "--to", "worker@crew", f"m{i}", "--as", f"sender{i}"],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(8)
+    ]
     ids = set()
     for p in procs:
         out, err = p.communicate(timeout=60)
@@ -166,15 +197,23 @@ def test_team_entry_read_true_marks_read_and_receive_sets_it(cli, store, team, d
     mid = int(cli.ok("send", "team", "go", "--as", "alice").stdout)
     f1 = dirs["teams"] / "crew" / "inboxes" / "w1.json"
     entries = json.loads(f1.read_text())
-    assert entries == [{"from": "alice", "text": "go", "timestamp": entries[0]["timestamp"],
-                        "read": False, "messageId": str(mid)}]
+    assert entries == [
+        {
+            "from": "alice",
+            "text": "go",
+            "timestamp": entries[0]["timestamp"],
+            "read": False,
+            "messageId": str(mid),
+        }
+    ]
     entries[0]["read"] = True
     f1.write_text(json.dumps(entries))
     assert cli.ok("tick", "--json").json()["bridge"]["marked_read"] == 1
     assert _state(store, mid, "w1@crew") == "read"
     cli.ok("receive", "--as", "w2@crew")
-    assert json.loads((dirs["teams"] / "crew" / "inboxes" / "w2.json").read_text())[0][
-        "read"] is True
+    assert (
+        json.loads((dirs["teams"] / "crew" / "inboxes" / "w2.json").read_text())[0]["read"] is True
+    )
 
 
 def test_malformed_team_inbox_is_never_overwritten_and_is_retried(cli, store, team, dirs):
@@ -214,11 +253,24 @@ def test_read_entries_past_the_ttl_are_pruned_unread_never(cli, store, team, dir
     cli.ok("channel", "join", "team", "--as", "alice", "w@crew")
     inbox = dirs["teams"] / "crew" / "inboxes"
     inbox.mkdir(parents=True)
-    (inbox / "w.json").write_text(json.dumps([
-        {"from": "x", "text": "old read", "timestamp": "2024-12-31T23:00:00Z", "read": True},
-        {"from": "x", "text": "old unread", "timestamp": "2024-01-01T00:00:00Z",
-         "read": False},
-    ]))
+    (inbox / "w.json").write_text(
+        json.dumps(
+            [
+                {
+                    "from": "x",
+                    "text": "old read",
+                    "timestamp": "2024-12-31T23:00:00Z",
+                    "read": True,
+                },
+                {
+                    "from": "x",
+                    "text": "old unread",
+                    "timestamp": "2024-01-01T00:00:00Z",
+                    "read": False,
+                },
+            ]
+        )
+    )
     with freeze_time("2025-01-02T00:00:00Z"):
         mid = int(cli.ok("send", "team", "go", "--as", "alice").stdout)
         cli.ok("receive", "--as", "w@crew")  # our entry becomes read
@@ -244,18 +296,21 @@ def test_response_files_become_messages_replies_and_acks(cli, store, team, dirs)
     qid = cli.ok("query", "team", "status?", "--as", "alice", "--json").json()
     files = [
         _outbox(dirs, "bob", "1.json", {"to": "carol", "content": "direct", "priority": "high"}),
-        _outbox(dirs, "bob", "2.json", {"channel": "team", "content": "to all",
-                                        "type": "notification"}),
+        _outbox(
+            dirs, "bob", "2.json", {"channel": "team", "content": "to all", "type": "notification"}
+        ),
         _outbox(dirs, "bob", "3.json", {"reply_to": job, "content": "on it"}),
         _outbox(dirs, "bob", "4.json", {"ack": job, "status": "completed", "note": "done"}),
-        _outbox(dirs, "bob", "5.json", {"correlation_id": qid["correlation_id"],
-                                        "content": "green"}),
+        _outbox(
+            dirs, "bob", "5.json", {"correlation_id": qid["correlation_id"], "content": "green"}
+        ),
     ]
     doc = cli.ok("tick", "--json").json()
     assert doc["bridge"]["ingested"] == 5 and doc["bridge"]["bad_files"] == 0
     assert not any(f.exists() for f in files)
-    msgs = {m["content"]: m for m in cli.ok("messages", "--from", "bob", "--json").json()[
-        "messages"]}
+    msgs = {
+        m["content"]: m for m in cli.ok("messages", "--from", "bob", "--json").json()["messages"]
+    }
     assert msgs["direct"]["channel"] == "_dm:bob:carol" and msgs["direct"]["priority"] == "high"
     assert msgs["to all"]["type"] == "notification"
     assert msgs["on it"]["metadata"]["reply_to"] == str(job)
@@ -359,8 +414,19 @@ def test_a_failing_mirror_is_retried_until_it_succeeds(cli, store, team, dirs):
 def test_a_redelivered_message_is_mirrored_again(cli, store, dirs):
     """With retries: an unacknowledged delivery made unread again by a retry gets its
     file back (and its team entry unread again, not a second entry)."""
-    cli.ok("channel", "create", "jobs", "--as", "alice", "--delivery", "at-least-once",
-           "--ack-timeout", "10s", "--retry-backoff", "1s")
+    cli.ok(
+        "channel",
+        "create",
+        "jobs",
+        "--as",
+        "alice",
+        "--delivery",
+        "at-least-once",
+        "--ack-timeout",
+        "10s",
+        "--retry-backoff",
+        "1s",
+    )
     cli.ok("channel", "join", "jobs", "--as", "alice", "w@crew")
     with freeze_time("2025-01-01T00:00:00Z"):
         mid = int(cli.ok("send", "jobs", "build", "--as", "alice").stdout)
@@ -379,7 +445,8 @@ def test_a_redelivered_message_is_mirrored_again(cli, store, dirs):
 def test_bridge_settings_from_the_config_file(cli, store, team, tmp_path):
     """`bridge:` in config.yaml turns the bridge on (flag > environment > file > default)."""
     (store.parent / "config.yaml").write_text(
-        f"bridge:\n  inbox_dir: {tmp_path / 'in'}\n  read_ttl: 1h\n")
+        f"bridge:\n  inbox_dir: {tmp_path / 'in'}\n  read_ttl: 1h\n"
+    )
     mid = int(cli.ok("send", "team", "go", "--as", "alice").stdout)
     assert (tmp_path / "in" / "bob" / f"{mid}.json").exists()
     shown = {e["key"]: e for e in cli.ok("config", "show", "--json").json()["settings"]}
@@ -394,8 +461,10 @@ def test_a_team_name_that_is_not_a_plain_name_is_never_a_path(cli, store, team, 
     r = cli("channel", "join", "team", "w@.x", "--as", "alice", "--json")
     assert r.exit_code == 3 and r.error["value"] == "w@.x"
     with sqlite3.connect(store) as db:  # written by an older acomm
-        db.execute("INSERT INTO participants (channel_id, agent, role, joined_at)"
-                   " SELECT id, 'w@.x', 'member', 0 FROM channels WHERE name = 'team'")
+        db.execute(
+            "INSERT INTO participants (channel_id, agent, role, joined_at)"
+            " SELECT id, 'w@.x', 'member', 0 FROM channels WHERE name = 'team'"
+        )
     db.close()
     r = cli("send", "team", "go", "--as", "alice")
     assert r.exit_code == 0 and "failed" in r.stderr
@@ -426,14 +495,19 @@ def test_every_way_of_sending_is_mirrored(cli, store, team, dirs):
     directory never misses an unread delivery (one copy per recipient)."""
     cli.ok("channel", "create", "ci", "--type", "pubsub", "--as", "ci")
     cli.ok("subscribe", "ci", "build.*", "--as", "bob")
-    batch = cli.ok("send", "--batch", "-", input=(
-        '{"channel": "team", "from": "alice", "content": "b1"}\n'
-        '{"to": "carol", "from": "alice", "content": "b2"}\n')).stdout.split()
+    batch = cli.ok(
+        "send",
+        "--batch",
+        "-",
+        input=(
+            '{"channel": "team", "from": "alice", "content": "b1"}\n'
+            '{"to": "carol", "from": "alice", "content": "b2"}\n'
+        ),
+    ).stdout.split()
     pub = cli.ok("publish", "ci", "build.ok", "green", "--as", "ci").stdout.strip()
     asked = cli.ok("query", "team", "status?", "--as", "alice", "--json").json()
     answer = cli.ok("respond", asked["correlation_id"], "fine", "--as", "bob").stdout.strip()
-    for who, mid in (("bob", batch[0]), ("carol", batch[1]), ("bob", pub),
-                     ("alice", answer)):
+    for who, mid in (("bob", batch[0]), ("carol", batch[1]), ("bob", pub), ("alice", answer)):
         assert (dirs["inbox"] / who / f"{mid}.json").exists(), (who, mid)
     assert json.loads((dirs["inbox"] / "bob" / f"{pub}.json").read_text())["topic"] == "build.ok"
     _assert_files_match_unread(store, dirs)
@@ -441,8 +515,9 @@ def test_every_way_of_sending_is_mirrored(cli, store, team, dirs):
 
 def _assert_files_match_unread(store: Path, dirs: dict[str, Path]) -> None:
     """The invariant: an inbox file exists exactly while its delivery is unread."""
-    unread = set(query(store, "SELECT recipient, message_id FROM deliveries"
-                              " WHERE state = 'unread'"))
+    unread = set(
+        query(store, "SELECT recipient, message_id FROM deliveries WHERE state = 'unread'")
+    )
     files = {(p.parent.name, int(p.stem)) for p in dirs["inbox"].glob("*/*.json")}
     assert files == unread
 
@@ -455,17 +530,18 @@ def test_the_record_carries_read_false_and_default_metadata(cli, store, team, di
     cli.ok("channel", "join", "team", "--as", "alice", "w@crew")
     plain = int(cli.ok("send", "team", "go", "--as", "alice", "--type", "command").stdout)
     meta = int(cli.ok("send", "team", "again", "--as", "alice", "--meta", "k=v").stdout)
-    docs = [json.loads((dirs["inbox"] / "w@crew" / f"{m}.json").read_text())
-            for m in (plain, meta)]
-    assert [(d["id"], d["from"], d["session_id"], d["message_type"], d["metadata"])
-            for d in docs] == [(plain, "alice", "w@crew", "command", {}),
-                               (meta, "alice", "w@crew", "text", {"k": "v"})]
+    docs = [json.loads((dirs["inbox"] / "w@crew" / f"{m}.json").read_text()) for m in (plain, meta)]
+    assert [
+        (d["id"], d["from"], d["session_id"], d["message_type"], d["metadata"]) for d in docs
+    ] == [(plain, "alice", "w@crew", "command", {}), (meta, "alice", "w@crew", "text", {"k": "v"})]
     assert all(d["timestamp"].endswith("Z") and "T" in d["timestamp"] for d in docs)
     with freeze_time("2030-01-01T00:00:00Z"):  # years later, still unread: nothing pruned
         cli.ok("tick")
     entries = json.loads((dirs["teams"] / "crew" / "inboxes" / "w.json").read_text())
-    assert [(e["messageId"], e["read"]) for e in entries] == [(str(plain), False),
-                                                              (str(meta), False)]
+    assert [(e["messageId"], e["read"]) for e in entries] == [
+        (str(plain), False),
+        (str(meta), False),
+    ]
 
 
 def test_mailbox_statistics_per_agent(cli, store, team, dirs):
@@ -488,9 +564,15 @@ def test_mailbox_statistics_per_agent(cli, store, team, dirs):
             writer.rollback()
             writer.close()
     assert {k: agents["bob"][k] for k in ("total", "unread", "oldest_unread_age_sec")} == {
-        "total": 2, "unread": 2, "oldest_unread_age_sec": 142}
+        "total": 2,
+        "unread": 2,
+        "oldest_unread_age_sec": 142,
+    }
     assert {k: agents["carol"][k] for k in ("total", "unread", "oldest_unread_age_sec")} == {
-        "total": 1, "unread": 0, "oldest_unread_age_sec": 0}
+        "total": 1,
+        "unread": 0,
+        "oldest_unread_age_sec": 0,
+    }
 
 
 # ---------------------------------------------------------------- unread again
@@ -511,9 +593,23 @@ def test_deliveries_made_unread_by_other_commands_get_their_files_at_once(cli, s
     assert (dirs["inbox"] / "bob" / f"{queued}.json").exists()
     _assert_files_match_unread(store, dirs)
 
-    cli.ok("channel", "create", "jobs", "--as", "alice", "--delivery", "at-least-once",
-           "--max-pending", "1", "--ack-timeout", "10s", "--retry-backoff", "1s",
-           "--max-retries", "1")
+    cli.ok(
+        "channel",
+        "create",
+        "jobs",
+        "--as",
+        "alice",
+        "--delivery",
+        "at-least-once",
+        "--max-pending",
+        "1",
+        "--ack-timeout",
+        "10s",
+        "--retry-backoff",
+        "1s",
+        "--max-retries",
+        "1",
+    )
     cli.ok("channel", "join", "jobs", "--as", "alice", "carol")
     with freeze_time("2025-01-01T00:00:00Z"):
         job = int(cli.ok("send", "jobs", "build", "--as", "alice").stdout)
@@ -539,8 +635,7 @@ def test_deliveries_made_unread_by_other_commands_get_their_files_at_once(cli, s
     assert query(store, "SELECT count(*) FROM bridge_unread") == [(0,)]
 
 
-def test_the_unread_queue_stays_bounded_without_a_bridge_process(cli, store, dirs,
-                                                                 monkeypatch):
+def test_the_unread_queue_stays_bounded_without_a_bridge_process(cli, store, dirs, monkeypatch):
     """Commands run without the bridge configured (its triggers exist in the store) queue
     deliveries made unread, but a queued row leaves once its delivery is read: the table
     never holds more rows than there are unread deliveries; a configured sync drains it."""
@@ -575,11 +670,11 @@ def test_reply_to_a_query_and_a_topic_on_a_pubsub_channel(cli, store, team, dirs
     cli.ok("subscribe", "ci", "deploy.#", "--as", "dave")
     cli.ok("subscribe", "ci", "alerts.#", "--as", "bob")  # a participant may publish
     _outbox(dirs, "bob", "a.json", {"reply_to": asked["id"], "content": "all green"})
-    _outbox(dirs, "bob", "b.json", {"channel": "ci", "topic": "build.bob.ok",
-                                    "content": "built"})
+    _outbox(dirs, "bob", "b.json", {"channel": "ci", "topic": "build.bob.ok", "content": "built"})
     assert cli.ok("tick", "--json").json()["bridge"]["ingested"] == 2
-    msgs = {m["content"]: m for m in cli.ok("messages", "--from", "bob", "--json").json()[
-        "messages"]}
+    msgs = {
+        m["content"]: m for m in cli.ok("messages", "--from", "bob", "--json").json()["messages"]
+    }
     answer = msgs["all green"]
     assert (answer["type"], answer["correlation_id"]) == ("response", asked["correlation_id"])
     assert [d["recipient"] for d in answer["deliveries"]] == ["alice"]
@@ -593,7 +688,8 @@ def test_reply_to_a_query_and_a_topic_on_a_pubsub_channel(cli, store, team, dirs
 
 @pytest.mark.parametrize("refusal", ["paused channel", "not a participant"])
 def test_a_response_file_refused_for_now_is_retried_until_it_goes_through(
-        cli, store, team, dirs, refusal):
+    cli, store, team, dirs, refusal
+):
     """A file refused because of the store's state (a paused channel, a sender not
     yet in the channel) is not bad: it stays, is reported once with that reason, and every
     tick tries it again; once the state changes it is ingested and the report goes."""
@@ -617,8 +713,9 @@ def test_a_response_file_refused_for_now_is_retried_until_it_goes_through(
     r = cli("tick", "--json")
     assert r.json()["bridge"]["ingested"] == 1 and r.stderr == "" and not f.exists()
     assert cli.ok("stats", "--json").json()["bridge"]["bad_files"] == 0
-    assert [m["content"] for m in cli.ok("messages", "--from", agent, "--json").json()[
-        "messages"]] == ["later"]
+    assert [
+        m["content"] for m in cli.ok("messages", "--from", agent, "--json").json()["messages"]
+    ] == ["later"]
 
 
 # ---------------------------------------------------------------- permissions (real ones)
@@ -634,22 +731,32 @@ class Unprivileged:
         self.base, self.prefix = base, prefix
         self.dirs = {k: base / k for k in ("inbox", "outbox", "teams")}
         self.store = base / "store" / "store.acomm"
-        self.env = {**os.environ, "ACOMM_STORE": str(self.store),
-                    **{f"ACOMM_BRIDGE_{k.upper()}_DIR": str(v) for k, v in self.dirs.items()}}
+        self.env = {
+            **os.environ,
+            "ACOMM_STORE": str(self.store),
+            **{f"ACOMM_BRIDGE_{k.upper()}_DIR": str(v) for k, v in self.dirs.items()},
+        }
 
     def at(self, when: str, *args: str) -> subprocess.CompletedProcess[str]:
         clock = ["faketime", "-f", f"@2026-01-01 {when}"]
         for _ in range(3):
-            r = subprocess.run([*clock, *self.prefix, ACOMM, *map(str, args)],
-                               capture_output=True, text=True, timeout=60, cwd=self.base,
-                               env={**self.env, "FAKETIME_DONT_RESET": "1"})
+            r = subprocess.run(
+                [*clock, *self.prefix, ACOMM, *map(str, args)],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                cwd=self.base,
+                env={**self.env, "FAKETIME_DONT_RESET": "1"},
+            )
             # libfaketime's constructor exits before acomm starts when the unprivileged child
             # cannot open the semaphore root's wrapper made (seen once in a few full runs: a
             # stale name reused), and the wrapper itself stops when a killed wrapper of the
             # same pid left its semaphore ("sem_open: File exists"): nothing ran, so running
             # it again, stale entries swept, is the same command
-            if "libfaketime: In ft_shm_init" not in r.stderr and \
-                    "faketime: sem_open" not in r.stderr:
+            if (
+                "libfaketime: In ft_shm_init" not in r.stderr
+                and "faketime: sem_open" not in r.stderr
+            ):
                 break
             sweep_stale_faketime()
         return r
@@ -675,8 +782,10 @@ def nobody():
     prefix: list[str] = []
     if os.geteuid() == 0:  # permissions would not apply: drop to nobody
         if shutil.which("setpriv") is None:
-            pytest.skip("running as root without setpriv: a read-only directory blocks "
-                        "nothing for root, and privileges cannot be dropped")
+            pytest.skip(
+                "running as root without setpriv: a read-only directory blocks "
+                "nothing for root, and privileges cannot be dropped"
+            )
         prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
     base = Path(tempfile.mkdtemp(prefix="acomm-nobody-"))  # not under root's private tmp
     try:
@@ -717,8 +826,7 @@ def test_a_read_only_inbox_directory_fails_the_mirror_until_writable(nobody):
     mid = int(r.stdout)
     assert "mirror write(s) failed" in r.stderr
     assert list(u.dirs["inbox"].iterdir()) == []
-    assert json.loads(u.ok("00:00:01", "stats", "--json").stdout)["bridge"][
-        "mirror_backlog"] == 1
+    assert json.loads(u.ok("00:00:01", "stats", "--json").stdout)["bridge"]["mirror_backlog"] == 1
     notice = json.loads(u.ok("00:00:01", "doctor", "--json").stdout)["notices"][0]
     assert notice["check"] == "bridge_mirrors" and "Permission" in notice["detail"]
     u.ok("00:00:05", "tick")  # still read-only: still failing, still recorded
@@ -726,8 +834,7 @@ def test_a_read_only_inbox_directory_fails_the_mirror_until_writable(nobody):
     os.chmod(u.dirs["inbox"], 0o755)
     assert json.loads(u.ok("00:02:00", "tick", "--json").stdout)["bridge"]["written"] == 1
     assert (u.dirs["inbox"] / "bob" / f"{mid}.json").exists()
-    assert json.loads(u.ok("00:02:01", "stats", "--json").stdout)["bridge"][
-        "mirror_backlog"] == 0
+    assert json.loads(u.ok("00:02:01", "stats", "--json").stdout)["bridge"]["mirror_backlog"] == 0
 
 
 @pytest.mark.process
@@ -755,8 +862,7 @@ def test_a_failed_mirror_removal_is_kept_and_retried(nobody, kind):
         return json.loads(team_file.read_text())[0]["read"] is False
 
     assert still_there()
-    assert json.loads(u.ok("00:00:11", "stats", "--json").stdout)["bridge"][
-        "mirror_backlog"] == 1
+    assert json.loads(u.ok("00:00:11", "stats", "--json").stdout)["bridge"]["mirror_backlog"] == 1
     detail = json.loads(u.ok("00:00:11", "doctor", "--json").stdout)["notices"][0]["detail"]
     assert ("removing: " if kind == "inbox" else "setting read: ") in detail
     u.ok("00:00:20", "tick")
@@ -765,8 +871,7 @@ def test_a_failed_mirror_removal_is_kept_and_retried(nobody, kind):
     doc = json.loads(u.ok("00:02:00", "tick", "--json").stdout)["bridge"]
     assert doc["removed"] >= 1 and doc["remove_failed"] == 0
     assert not still_there()
-    assert json.loads(u.ok("00:02:01", "stats", "--json").stdout)["bridge"][
-        "mirror_backlog"] == 0
+    assert json.loads(u.ok("00:02:01", "stats", "--json").stdout)["bridge"]["mirror_backlog"] == 0
 
 
 @pytest.mark.process
@@ -776,21 +881,24 @@ def test_a_response_file_that_cannot_be_deleted_is_never_sent_twice(nobody):
     `tick` (and `tick --every`) carries on, reports it once, and later ticks only retry the
     deletion, never the send (as after a crash between the commit and the deletion)."""
     u = nobody
-    u.ok("00:00:00", "channel", "create", "jobs", "--as", "alice", "--delivery",
-         "at-least-once")
+    u.ok("00:00:00", "channel", "create", "jobs", "--as", "alice", "--delivery", "at-least-once")
     u.ok("00:00:00", "channel", "join", "jobs", "--as", "alice", "bob")
     job = int(u.ok("00:00:00", "send", "jobs", "build", "--as", "alice").stdout)
-    chat = int(u.ok("00:00:00", "send", "jobs", "hello", "--type", "notification",
-                    "--as", "alice").stdout)
-    asked = json.loads(u.ok("00:00:00", "query", "jobs", "status?", "--as", "alice",
-                            "--json").stdout)
+    chat = int(
+        u.ok("00:00:00", "send", "jobs", "hello", "--type", "notification", "--as", "alice").stdout
+    )
+    asked = json.loads(
+        u.ok("00:00:00", "query", "jobs", "status?", "--as", "alice", "--json").stdout
+    )
     outbox = u.dirs["outbox"] / "bob"
     _mkdirs(u, outbox)
-    files = {"1.json": {"to": "carol", "content": "direct"},
-             "2.json": {"channel": "jobs", "content": "to all"},
-             "3.json": {"reply_to": chat, "content": "hi back"},
-             "4.json": {"correlation_id": asked["correlation_id"], "content": "green"},
-             "5.json": {"ack": job, "status": "completed", "note": "done"}}
+    files = {
+        "1.json": {"to": "carol", "content": "direct"},
+        "2.json": {"channel": "jobs", "content": "to all"},
+        "3.json": {"reply_to": chat, "content": "hi back"},
+        "4.json": {"correlation_id": asked["correlation_id"], "content": "green"},
+        "5.json": {"ack": job, "status": "completed", "note": "done"},
+    }
     for name, body in files.items():
         (outbox / name).write_text(json.dumps(body))
     os.chmod(outbox, 0o555)
@@ -820,7 +928,8 @@ def test_a_response_file_that_cannot_be_deleted_is_never_sent_twice(nobody):
 
 
 def test_mirror_files_and_team_inboxes_are_synced_before_they_are_renamed(
-        cli, store, team, dirs, monkeypatch):
+    cli, store, team, dirs, monkeypatch
+):
     """A power loss right after os.replace must not leave an empty file: the temporary file
     is fsynced before the rename and its directory after it. The store stays real; only the
     two system calls are watched (their order is the point)."""
@@ -841,8 +950,7 @@ def test_mirror_files_and_team_inboxes_are_synced_before_they_are_renamed(
         m.setattr(os, "fsync", fsync)
         m.setattr(os, "replace", replace)
         mid = int(cli.ok("send", "team", "hello", "--as", "alice").stdout)
-    renamed = [(i, calls[i][1], calls[i + 1][1]) for i, c in enumerate(calls)
-               if c[0] == "replace"]
+    renamed = [(i, calls[i][1], calls[i + 1][1]) for i, c in enumerate(calls) if c[0] == "replace"]
     finals = {Path(dst) for _, _, dst in renamed}
     assert dirs["inbox"].resolve() / "bob" / f"{mid}.json" in finals
     assert dirs["teams"].resolve() / "crew" / "inboxes" / "carol.json" in finals

@@ -83,13 +83,15 @@ def test_the_latest_message_is_not_an_ack_of_the_agents_own(cli, store, dirs, ma
 
 
 def test_a_default_channel_takes_every_object_naming_no_target(
-        cli, store, team, dirs, make_channel, monkeypatch):
+    cli, store, team, dirs, make_channel, monkeypatch
+):
     make_channel("results", "alice", "bob")
     cli.ok("send", "team", "build it", "--as", "alice")
     _outbox(dirs, "bob", "1.json", {"result": "ok"})
     # the flag of `bridge sync`
-    assert cli.ok("bridge", "sync", "--default-channel", "results", "--json").json()[
-        "ingested"] == 1
+    assert (
+        cli.ok("bridge", "sync", "--default-channel", "results", "--json").json()["ingested"] == 1
+    )
     # the setting (environment or config.yaml), for tick
     monkeypatch.setenv("ACOMM_BRIDGE_DEFAULT_CHANNEL", "results")
     _outbox(dirs, "bob", "2.json", {"result": "still ok"})
@@ -111,7 +113,8 @@ def test_a_bad_default_channel_is_refused_naming_it(cli, store, team, dirs, monk
 
 
 def test_an_object_with_nothing_to_answer_stays_until_it_can_go(
-        cli, store, team, dirs, monkeypatch):
+    cli, store, team, dirs, monkeypatch
+):
     """bob has received nothing and no default channel is set: the file stays, reported once
     with the way out; it is never taken as an answer to a message that arrives later."""
     f = _outbox(dirs, "bob", "r.json", {"result": "ok"})
@@ -181,5 +184,6 @@ def test_team_inboxes_leave_no_lock_files(cli, store, dirs, make_channel):
     assert sorted(p.name for p in inboxes.iterdir()) == ["other.lock", "worker.json"]
     [entry] = json.loads((inboxes / "worker.json").read_text())
     assert entry["messageId"] == mid and entry["read"] is True
-    assert query(store,
-                 "SELECT state FROM deliveries WHERE recipient = 'worker@crew'") == [("read",)]
+    assert query(store, "SELECT state FROM deliveries WHERE recipient = 'worker@crew'") == [
+        ("read",)
+    ]

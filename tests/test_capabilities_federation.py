@@ -16,8 +16,16 @@ from tests.capfixtures import SCHEMA
 pytestmark = pytest.mark.federation
 
 T0 = "2030-01-01T00:00:00Z"
-PUBLISH = ["--owner", "bob", "--delegation-skill", "skills/review-request@1.2",
-           "--executor-skill", "skills/review-exec@1.0", "--eta", "10m"]
+PUBLISH = [
+    "--owner",
+    "bob",
+    "--delegation-skill",
+    "skills/review-request@1.2",
+    "--executor-skill",
+    "skills/review-exec@1.0",
+    "--eta",
+    "10m",
+]
 
 
 def at(second: int) -> str:
@@ -48,8 +56,7 @@ def publish(b, tmp_path, second: int = 2, *extra: str) -> dict:
     path = tmp_path / "review.json"
     path.write_text(json.dumps(SCHEMA))
     with freeze_time(at(second)):
-        return b.ok("capability", "publish", "review", *PUBLISH, "--schema", str(path),
-                    *extra)
+        return b.ok("capability", "publish", "review", *PUBLISH, "--schema", str(path), *extra)
 
 
 def installed(version: str, second: int) -> str:
@@ -65,62 +72,81 @@ def test_a_capability_published_on_b_reaches_a_through_the_room(pair, tmp_path):
     assert a.ok("capability", "list")["capabilities"] == []  # not pulled yet
     converge(a, b, at(3))
     [theirs] = a.ok("capability", "list")["capabilities"]
-    assert (theirs["id"], theirs["owner"], theirs["node"], theirs["state"]) == \
-        ("review", "bob", "nb", "published")
+    assert (theirs["id"], theirs["owner"], theirs["node"], theirs["state"]) == (
+        "review",
+        "bob",
+        "nb",
+        "published",
+    )
     assert theirs["delegation_skill"] == {"ref": "skills/review-request", "version": "1.2"}
     assert theirs["schema_sha256"] == b.ok("capability", "show", "review")["schema_sha256"]
     index = a.sql("SELECT value FROM fed_room WHERE map = 'capabilities.index' AND key = 'bob'")
     assert json.loads(index[0][0]) == {"capabilities": ["review"], "ownerNodeId": "nb"}
 
 
-def test_the_fan_out_asks_every_agent_of_both_nodes_and_show_lists_their_installs(
-        pair, tmp_path):
+def test_the_fan_out_asks_every_agent_of_both_nodes_and_show_lists_their_installs(pair, tmp_path):
     a, b = pair
     doc = publish(b, tmp_path)
     assert [d["agent"] for d in doc["distribution"]] == ["alice", "carol", "dave"]
     assert doc["skipped"] == []
     # alice and dave (on na) got theirs as task_create events, carol's is local to nb
-    sent = {json.loads(e)["toAgentId"] for (e,) in b.sql(
-        "SELECT envelope FROM fed_outbox WHERE kind = 'task_create'")}
+    sent = {
+        json.loads(e)["toAgentId"]
+        for (e,) in b.sql("SELECT envelope FROM fed_outbox WHERE kind = 'task_create'")
+    }
     assert sent == {"alice", "dave"}
     converge(a, b, at(3))
     mine = a.ok("task", "list")["tasks"]
-    assert sorted((t["to"], t["from"], t["capability"], t["peer_node"]) for t in mine) == \
-        [("alice", "bob", "review", "nb"), ("dave", "bob", "review", "nb")]
+    assert sorted((t["to"], t["from"], t["capability"], t["peer_node"]) for t in mine) == [
+        ("alice", "bob", "review", "nb"),
+        ("dave", "bob", "review", "nb"),
+    ]
     inbox = a.ok("receive", "--as", "alice")["messages"]
-    assert [(m["type"], m["metadata"]["task_type"], m["metadata"]["skill_version"])
-            for m in inbox] == [("command", "skill_distribution", "1.2")]
+    assert [
+        (m["type"], m["metadata"]["task_type"], m["metadata"]["skill_version"]) for m in inbox
+    ] == [("command", "skill_distribution", "1.2")]
     gid = {t["to"]: t["global_id"] for t in mine}
     local = {d["agent"]: str(d["task_id"]) for d in doc["distribution"]}
     with freeze_time(at(4)):
         a.ok("task", "accept", gid["alice"], "--as", "alice")
         a.ok("task", "complete", gid["alice"], installed("1.2", 4), "--as", "alice")
         a.ok("task", "accept", gid["dave"], "--as", "dave")
-        a.ok("task", "complete", gid["dave"],
-             json.dumps({"status": "failed", "at": at(4)}), "--as", "dave")
+        a.ok(
+            "task",
+            "complete",
+            gid["dave"],
+            json.dumps({"status": "failed", "at": at(4)}),
+            "--as",
+            "dave",
+        )
         b.ok("task", "accept", local["carol"], "--as", "carol")
         b.ok("task", "complete", local["carol"], installed("1.2", 4), "--as", "carol")
     converge(a, b, at(5))
     shown = b.ok("capability", "show", "review")
-    assert [(i["agent"], i["task_state"], i["status"], i["version"], i["at"],
-             i["requested_version"]) for i in shown["installs"]] == [
+    assert [
+        (i["agent"], i["task_state"], i["status"], i["version"], i["at"], i["requested_version"])
+        for i in shown["installs"]
+    ] == [
         ("alice", "completed", "installed", "1.2", "2030-01-01T00:00:04Z", "1.2"),
         ("carol", "completed", "installed", "1.2", "2030-01-01T00:00:04Z", "1.2"),
-        ("dave", "completed", "failed", None, "2030-01-01T00:00:04Z", "1.2")]
+        ("dave", "completed", "failed", None, "2030-01-01T00:00:04Z", "1.2"),
+    ]
     text = b.cli("--store", str(b.path), "capability", "show", "review").stdout
     assert "alice" in text and "installed" in text
     # both copies of a distribution task agree
     for agent in ("alice", "dave"):
-        assert a.ok("task", "show", gid[agent])["state"] == \
-            b.ok("task", "show", gid[agent])["state"] == "completed"
+        assert (
+            a.ok("task", "show", gid[agent])["state"]
+            == b.ok("task", "show", gid[agent])["state"]
+            == "completed"
+        )
 
 
 def test_a_bad_install_answer_is_refused_on_the_answering_node(pair, tmp_path):
     a, b = pair
     publish(b, tmp_path)
     converge(a, b, at(3))
-    [task] = [t for t in a.ok("task", "list")["tasks"]
-              if t["to"] == "alice"]
+    [task] = [t for t in a.ok("task", "list")["tasks"] if t["to"] == "alice"]
     with freeze_time(at(4)):
         a.ok("task", "accept", task["global_id"], "--as", "alice")
         r = a("task", "complete", task["global_id"], '{"status": "maybe"}', "--as", "alice")
@@ -134,8 +160,7 @@ def test_a_bad_install_answer_is_refused_on_the_answering_node(pair, tmp_path):
 
 def create(a, second: int, *extra: str):
     with freeze_time(at(second)):
-        return a("task", "create", "--capability", "review", "review PR 7", "--as", "alice",
-                 *extra)
+        return a("task", "create", "--capability", "review", "review PR 7", "--as", "alice", *extra)
 
 
 def test_a_task_for_a_capability_on_b_goes_to_its_owner_there(pair, tmp_path):
@@ -149,10 +174,17 @@ def test_a_task_for_a_capability_on_b_goes_to_its_owner_there(pair, tmp_path):
     assert made["eta_at"] == "2030-01-01T00:10:04.000Z"  # the catalog's 10m, from the room
     converge(a, b, at(5))
     mine = b.ok("task", "show", made["global_id"])
-    assert (mine["from"], mine["to"], mine["capability"], mine["eta_at"]) == \
-        ("alice", "bob", "review", made["eta_at"])
-    [cmd] = [m for m in b.ok("receive", "--as", "bob")["messages"] if m["type"] == "command"
-             and m["metadata"]["task_type"] == "task"]
+    assert (mine["from"], mine["to"], mine["capability"], mine["eta_at"]) == (
+        "alice",
+        "bob",
+        "review",
+        made["eta_at"],
+    )
+    [cmd] = [
+        m
+        for m in b.ok("receive", "--as", "bob")["messages"]
+        if m["type"] == "command" and m["metadata"]["task_type"] == "task"
+    ]
     assert cmd["content"] == "review PR 7" and cmd["metadata"]["capability"] == "review"
     # --to the owner is fine, --to anyone else is a routing miss (counted on na)
     assert create(a, 6, "--to", "bob").exit_code == 0
@@ -176,8 +208,9 @@ def test_unpublish_on_b_removes_routing_eligibility_on_a_once_the_room_syncs(pai
     assert r.error["field"] == "capability" and r.error["reason"] == "unknown"
     assert a.sql("SELECT count(*) FROM tasks") == tasks_before
     # counted where it was refused; na never had the capability: never an incident
-    assert a.sql("SELECT capability_id, agent, reason FROM routing_misses") == \
-        [("review", "alice", "unknown")]
+    assert a.sql("SELECT capability_id, agent, reason FROM routing_misses") == [
+        ("review", "alice", "unknown")
+    ]
     for second in range(8, 14):
         create(a, second)
     assert a.sql("SELECT count(*) FROM incidents") == [(0,)]
@@ -204,13 +237,22 @@ def one_incident_on_b(a, b, gid: str, failure_class: str) -> dict:
     copies of the task record the same `incident` event."""
     assert a.sql("SELECT count(*) FROM incidents") == [(0,)]
     [incident] = b.ok("incident", "list")["incidents"]
-    assert (incident["capability_id"], incident["failure_class"], incident["state"]) == \
-        ("review", failure_class, "open")
+    assert (incident["capability_id"], incident["failure_class"], incident["state"]) == (
+        "review",
+        failure_class,
+        "open",
+    )
     theirs, mine = a.ok("task", "show", gid), b.ok("task", "show", gid)
     assert incident["task_id"] == mine["id"]
     assert incident["sample_corr_ids"] == [mine["correlation_id"]]
-    marks = [[(e["event"], e["event_id"], e["at"], e.get("failure_class")) for e in d["history"]
-              if e["event"] == "incident"] for d in (theirs, mine)]
+    marks = [
+        [
+            (e["event"], e["event_id"], e["at"], e.get("failure_class"))
+            for e in d["history"]
+            if e["event"] == "incident"
+        ]
+        for d in (theirs, mine)
+    ]
     assert marks[0] == marks[1] and len(marks[0]) == 1
     assert marks[0][0][3] == failure_class
     review = b.sql("SELECT count(*) FROM messages WHERE topic = '_system.capability.review'")
@@ -231,8 +273,11 @@ def test_an_overdue_task_opens_one_incident_on_the_owners_node(pair, tmp_path):
     one_incident_on_b(a, b, gid, "eta_breach")
     theirs, mine = a.ok("task", "show", gid), b.ok("task", "show", gid)
     assert theirs["state"] == mine["state"] == "incident"
-    assert [e["event"] for e in theirs["history"]] == [e["event"] for e in mine["history"]] \
+    assert (
+        [e["event"] for e in theirs["history"]]
+        == [e["event"] for e in mine["history"]]
         == ["created", "accepted", "overdue", "incident"]
+    )
 
 
 def test_a_failed_task_opens_one_incident_on_the_owners_node(pair, tmp_path):
@@ -287,17 +332,32 @@ def test_fan_out_and_routing_over_real_gateways(tmp_path):
         b.ok("capability", "host", "bob", "skills/review-exec@1.0")
         doc = b.ok("capability", "publish", "review", *PUBLISH, "--schema", str(schema))
         assert [d["agent"] for d in doc["distribution"]] == ["alice"]
-        wait_until("review in na's catalog", lambda: [
-            c["id"] for c in a.ok("capability", "list")["capabilities"]] == ["review"])
-        wait_until("alice's distribution task on na", lambda: a.ok("fed", "pull")
-                   and a.ok("task", "list", "--as", "alice")["tasks"])
+        wait_until(
+            "review in na's catalog",
+            lambda: [c["id"] for c in a.ok("capability", "list")["capabilities"]] == ["review"],
+        )
+        wait_until(
+            "alice's distribution task on na",
+            lambda: a.ok("fed", "pull") and a.ok("task", "list", "--as", "alice")["tasks"],
+        )
         [install] = a.ok("task", "list", "--as", "alice")["tasks"]
         a.ok("task", "accept", install["global_id"], "--as", "alice")
-        a.ok("task", "complete", install["global_id"],
-             json.dumps({"status": "installed", "version": "1.2", "at": T0}), "--as", "alice")
-        wait_until("alice's install on nb", lambda: b.ok("fed", "pull") and [
-            i["status"] for i in b.ok("capability", "show", "review")["installs"]]
-            == ["installed"])
+        a.ok(
+            "task",
+            "complete",
+            install["global_id"],
+            json.dumps({"status": "installed", "version": "1.2", "at": T0}),
+            "--as",
+            "alice",
+        )
+        wait_until(
+            "alice's install on nb",
+            lambda: (
+                b.ok("fed", "pull")
+                and [i["status"] for i in b.ok("capability", "show", "review")["installs"]]
+                == ["installed"]
+            ),
+        )
         made = a.ok("task", "create", "--capability", "review", "review PR 9", "--as", "alice")
         assert (made["to"], made["peer_node"]) == ("bob", "nb")
         wait_until("the task on nb", lambda: b.ok("fed", "pull")["tasks"] == 1)

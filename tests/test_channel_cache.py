@@ -20,8 +20,7 @@ NOW = 1_700_000_000_000
 
 
 def _send(conn, channel="team", sender="alice", **kw):
-    return sending.send(conn, SendRequest(sender=sender, content="hi", channel=channel, **kw),
-                        NOW)
+    return sending.send(conn, SendRequest(sender=sender, content="hi", channel=channel, **kw), NOW)
 
 
 @pytest.fixture

@@ -34,14 +34,16 @@ SYSTEM = {3, 4, 6}
 
 
 def _terminal_and_old(ids: every_state.Ids) -> set[int]:
-    return {ids.acked, ids.read_untracked, ids.dead_discarded, ids.published, ids.once,
-            *SYSTEM}
+    return {ids.acked, ids.read_untracked, ids.dead_discarded, ids.published, ids.once, *SYSTEM}
 
 
 def test_only_terminal_and_old_messages_go(cli, store, busy):
     ids, _ = busy
-    assert {mid for mid in SYSTEM if query(store, "SELECT channel_id FROM messages WHERE id = ?",
-                                           mid)[0][0] == 1} == SYSTEM
+    assert {
+        mid
+        for mid in SYSTEM
+        if query(store, "SELECT channel_id FROM messages WHERE id = ?", mid)[0][0] == 1
+    } == SYSTEM
     before = _ids(store)
     sent = set(before)
     # the command on `once` and the acknowledgment back: both records expired at T0+2h+60s
@@ -58,12 +60,25 @@ def test_only_terminal_and_old_messages_go(cli, store, busy):
     assert doc["reclaimed_bytes"] == max(0, doc["bytes_before"] - doc["bytes_after"])
     # everything not done with, a kept dead letter, a live dedupe key, a recent message: kept
     kept = _ids(store)
-    for mid in (ids.read_tracked, ids.unread, ids.unread_tracked, ids.waiting,
-                ids.held_unread, ids.queued, ids.dead_old_letter, ids.dead_new_letter,
-                ids.deduped, ids.closed_unread, ids.recent_acked):
+    for mid in (
+        ids.read_tracked,
+        ids.unread,
+        ids.unread_tracked,
+        ids.waiting,
+        ids.held_unread,
+        ids.queued,
+        ids.dead_old_letter,
+        ids.dead_new_letter,
+        ids.deduped,
+        ids.closed_unread,
+        ids.recent_acked,
+    ):
         assert mid in kept, mid
-    assert not query(store, "SELECT 1 FROM deliveries d WHERE NOT EXISTS"
-                            " (SELECT 1 FROM messages m WHERE m.id = d.message_id)")
+    assert not query(
+        store,
+        "SELECT 1 FROM deliveries d WHERE NOT EXISTS"
+        " (SELECT 1 FROM messages m WHERE m.id = d.message_id)",
+    )
     assert_invariants(store, sent - gone)
     assert cli("doctor").exit_code == 0
     for mid in gone:
@@ -83,12 +98,14 @@ def test_without_older_than_recent_terminal_messages_go_too(cli, store, busy):
 def test_old_dead_letters_are_purged_and_their_messages_go(cli, store, busy):
     ids, _ = busy
     before = _ids(store)
-    doc = cli.ok("compact", "--older-than", "5m", "--dead-letters-older-than", "90m",
-                 "--json").json()
+    doc = cli.ok(
+        "compact", "--older-than", "5m", "--dead-letters-older-than", "90m", "--json"
+    ).json()
     assert doc["removed_dead_letters"] == 1
     assert before - _ids(store) == _terminal_and_old(ids) | {ids.dead_old_letter}
     assert [r[0] for r in query(store, "SELECT message_id FROM dead_letters")] == [
-        ids.dead_new_letter]
+        ids.dead_new_letter
+    ]
     assert_invariants(store)
 
 
@@ -99,8 +116,12 @@ def test_dry_run_changes_nothing_and_counts_the_same(cli, store, busy):
     assert snapshot(store) == before
     assert dry["dry_run"] is True
     real = cli.ok(*args).json()
-    for key in ("removed_messages", "removed_deliveries", "removed_dead_letters",
-                "removed_exactly_once"):
+    for key in (
+        "removed_messages",
+        "removed_deliveries",
+        "removed_dead_letters",
+        "removed_exactly_once",
+    ):
         assert dry[key] == real[key], key
     assert dry["removed_messages"] == 9
 
@@ -116,8 +137,9 @@ def test_a_dedupe_key_protects_its_message_until_the_window_ends(cli, store, bus
     cli.ok("compact")
     assert ids.deduped in _ids(store)
     # a retried send is still deduplicated after compaction
-    again = cli.ok("send", "chat", "once only", "--as", "alice", "--dedupe-key", "k1",
-                   "--json").json()
+    again = cli.ok(
+        "send", "chat", "once only", "--as", "alice", "--dedupe-key", "k1", "--json"
+    ).json()
     assert again["deduplicated"] is True and again["id"] == ids.deduped
     frozen.tick(timedelta(hours=25))
     cli.ok("compact")
@@ -141,8 +163,9 @@ def test_vacuum_gives_the_space_back(cli, store):
     cli.ok("channel", "create", "chat", "--as", "alice")
     cli.ok("channel", "join", "chat", "--as", "alice", "bob")
     body = "x" * 4000
-    batch = "".join(json.dumps({"channel": "chat", "from": "alice", "content": body}) + "\n"
-                    for _ in range(300))
+    batch = "".join(
+        json.dumps({"channel": "chat", "from": "alice", "content": body}) + "\n" for _ in range(300)
+    )
     (store.parent / "batch.jsonl").write_text(batch)
     cli.ok("send", "--batch", store.parent / "batch.jsonl")
     cli.ok("receive", "--as", "bob", "--limit", "1000")
@@ -177,8 +200,11 @@ def test_a_hand_made_queued_delivery_is_kept(cli, store):
     mid = int(cli.ok("send", "chat", "hi", "--as", "alice").stdout)
     cli.ok("receive", "--as", "bob")
     c = sqlite3.connect(store)
-    c.execute("UPDATE deliveries SET state = 'queued', delivered_at = NULL"
-              " WHERE message_id = ? AND recipient = 'carol'", (mid,))
+    c.execute(
+        "UPDATE deliveries SET state = 'queued', delivered_at = NULL"
+        " WHERE message_id = ? AND recipient = 'carol'",
+        (mid,),
+    )
     c.commit()
     c.close()
     assert cli.ok("compact", "--json").json()["removed_messages"] == 0
@@ -194,8 +220,7 @@ def test_in_process_with_a_given_now(cli, store, busy):
         assert (dry.removed_messages, dry.removed_deliveries) == (8, 4)
         # seen from an hour earlier (T0+1h10m), only messages created before T0+1h5m go:
         # the three dead-letter notifications and the discarded dead message
-        early = operations.compact(conn, now - 3_600_000, older_than_ms=300_000,
-                                   dry_run=True)
+        early = operations.compact(conn, now - 3_600_000, older_than_ms=300_000, dry_run=True)
         assert (early.removed_messages, early.removed_deliveries) == (4, 1)
         with pytest.raises(Exception) as exc:
             operations.compact(conn, now, older_than_ms=-1)
@@ -239,13 +264,19 @@ def test_flush_checkpoints_the_wal(cli, store):
     reader.execute("SELECT 1").fetchall()
     try:
         for i in range(20):
-            sending.send(conn, SendRequest(sender="alice", content=f"m{i}", channel="chat"),
-                          clock.now_ms())
+            sending.send(
+                conn, SendRequest(sender="alice", content=f"m{i}", channel="chat"), clock.now_ms()
+            )
         wal = store.with_name(store.name + "-wal")
         assert wal.stat().st_size > 0
         doc = cli.ok("flush", "--json").json()
-        assert set(doc) == {"busy", "wal_frames", "checkpointed_frames", "wal_bytes_before",
-                            "wal_bytes_after"}
+        assert set(doc) == {
+            "busy",
+            "wal_frames",
+            "checkpointed_frames",
+            "wal_bytes_before",
+            "wal_bytes_after",
+        }
         assert doc["busy"] is False
         assert doc["wal_frames"] > 0 and doc["checkpointed_frames"] == doc["wal_frames"]
         assert doc["wal_bytes_before"] > 0 and doc["wal_bytes_after"] == 0
@@ -269,8 +300,10 @@ def test_channel_retention_removes_only_finished_messages_beyond_it(cli, store):
     doc = cli.ok("channel", "show", "short", "--json").json()
     assert doc["config"]["retention_count"] == 2
     with freeze_time("2026-01-01 00:00:00") as clock:
-        ids = {ch: [int(cli.ok("send", ch, f"{ch}{i}", "--as", "a").stdout) for i in range(4)]
-               for ch in ("short", "aged", "keep")}
+        ids = {
+            ch: [int(cli.ok("send", ch, f"{ch}{i}", "--as", "a").stdout) for i in range(4)]
+            for ch in ("short", "aged", "keep")
+        }
         unread_short = int(cli.ok("send", "short", "still unread", "--as", "a").stdout)
         cli.ok("receive", "--as", "b", "--limit", "12")  # all but the last one are read
         clock.tick(7200)

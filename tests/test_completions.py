@@ -14,14 +14,18 @@ from conftest import VENV_BIN
 pytestmark = pytest.mark.process
 
 REPO = Path(__file__).resolve().parent.parent
-SCRIPTS = {"bash": REPO / "completions" / "acomm.bash", "zsh": REPO / "completions" / "_acomm",
-           "fish": REPO / "completions" / "acomm.fish"}
+SCRIPTS = {
+    "bash": REPO / "completions" / "acomm.bash",
+    "zsh": REPO / "completions" / "_acomm",
+    "fish": REPO / "completions" / "acomm.fish",
+}
 
 
 def needs(shell: str):
-    return pytest.mark.skipif(shutil.which(shell) is None,
-                              reason=f"{shell} is not installed (make test installs it with "
-                                     "apt-get when it can)")
+    return pytest.mark.skipif(
+        shutil.which(shell) is None,
+        reason=f"{shell} is not installed (make test installs it with apt-get when it can)",
+    )
 
 
 @pytest.fixture
@@ -34,8 +38,9 @@ def team(cli, make_channel):
 
 def _shell(argv: list[str], script: str, cwd: Path) -> str:
     env = {**os.environ, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ['PATH']}"}
-    p = subprocess.run([*argv, script], capture_output=True, text=True, timeout=60, env=env,
-                       cwd=cwd)
+    p = subprocess.run(
+        [*argv, script], capture_output=True, text=True, timeout=60, env=env, cwd=cwd
+    )
     assert p.returncode == 0, p.stderr
     return p.stdout
 
@@ -88,8 +93,18 @@ def test_what_a_value_completes_to_comes_from_its_declared_type():
     assert param(("channel", "create"), "type_").choices == tuple(model.ChannelType)
     assert param(("send",), "type_").choices == tuple(model.MessageType)
     assert param(("channel", "create"), "name").kind is None  # a new channel's name
-    for verb in ("join", "leave", "show", "pause", "resume", "drain", "close", "admin",
-                 "update", "delete"):
+    for verb in (
+        "join",
+        "leave",
+        "show",
+        "pause",
+        "resume",
+        "drain",
+        "close",
+        "admin",
+        "update",
+        "delete",
+    ):
         assert param(("channel", verb), "name").kind == "channel", verb
     assert param(("channel", "join"), "agent").kind == "agent"
     assert param(("channel", "admin"), "agent").kind == "agent"
@@ -118,9 +133,9 @@ def test_bash_completes_commands_options_and_store_values(team, tmp_path):
     cases = {
         "acomm ch": "channel|",
         "acomm channel s": "show|",
-        "acomm dead-letters p": "purge|",          # an alias
+        "acomm dead-letters p": "purge|",  # an alias
         "acomm channel show ''": "_system|ci-events|team|",
-        "acomm channel create ''": "",              # a new name: nothing to offer
+        "acomm channel create ''": "",  # a new name: nothing to offer
         "acomm send t": "team|",
         "acomm send team hi --as ''": "alice|bob|carol|ci|",
         "acomm --json send --type c": "command|",
@@ -131,8 +146,7 @@ def test_bash_completes_commands_options_and_store_values(team, tmp_path):
         "acomm audit ex": "exports|",
         "acomm --store /nowhere/store.acomm send ''": "",  # the line's --store is used
     }
-    script = BASH_PROBE.format(script=SCRIPTS["bash"]) + "".join(
-        f"t {line}\n" for line in cases)
+    script = BASH_PROBE.format(script=SCRIPTS["bash"]) + "".join(f"t {line}\n" for line in cases)
     got = _shell(["bash", "-c"], script, tmp_path).splitlines()
     assert dict(zip(cases, got, strict=True)) == cases
 
@@ -155,9 +169,12 @@ t() {{ words=("$@"); CURRENT=$#; _acomm }}
 
 @needs("zsh")
 def test_zsh_script_registers_with_compinit(tmp_path):
-    out = _shell(["zsh", "-f", "-c"],
-                 f"fpath=({SCRIPTS['zsh'].parent} $fpath); autoload -Uz compinit; "
-                 f"compinit -u -d {tmp_path}/zcompdump; print -r -- $_comps[acomm]", REPO)
+    out = _shell(
+        ["zsh", "-f", "-c"],
+        f"fpath=({SCRIPTS['zsh'].parent} $fpath); autoload -Uz compinit; "
+        f"compinit -u -d {tmp_path}/zcompdump; print -r -- $_comps[acomm]",
+        REPO,
+    )
     assert out.strip() == "_acomm"
 
 
@@ -169,7 +186,7 @@ def test_zsh_completes_commands_options_and_store_values(team, tmp_path):
         # every command but the hidden ones, in order
         "acomm ch": "".join(f"{name}|" for name in COMMANDS if not name.startswith("_")),
         "acomm channel s": "create|join|leave|list|show|pause|resume|drain|close|admin|update"
-                           "|delete|",
+        "|delete|",
         "acomm channel show ''": "_system|ci-events|team|",
         "acomm send team hi --as ''": "alice|bob|carol|ci|",
         "acomm send --priority ''": "low|normal|high|urgent|critical|",
@@ -198,8 +215,11 @@ def test_fish_completes_commands_options_and_store_values(team, tmp_path):
         "acomm audit ex": ["exports/"],
     }
     script = f"source {SCRIPTS['fish']}\n" + "".join(
-        f"complete -C {line!r}; echo ---\n" for line in cases)
+        f"complete -C {line!r}; echo ---\n" for line in cases
+    )
     out = _shell(["fish", "--no-config", "-c"], script, tmp_path)
-    got = [sorted(c.split("\t")[0] for c in block.strip().splitlines())
-           for block in out.split("---\n")[:-1]]
+    got = [
+        sorted(c.split("\t")[0] for c in block.strip().splitlines())
+        for block in out.split("---\n")[:-1]
+    ]
     assert dict(zip(cases, got, strict=True)) == {k: sorted(v) for k, v in cases.items()}

@@ -23,16 +23,20 @@ def test_defaults_for_every_key(cli, store):
         assert got[key] == (default, "default"), key
     assert doc["store"] == {"path": str(store), "source": "environment (ACOMM_STORE)"}
     # `acomm init` writes a commented file: it is used, and changes nothing
-    assert doc["config_file"] == {"path": str(store.parent / "config.yaml"),
-                                  "source": "beside the store"}
+    assert doc["config_file"] == {
+        "path": str(store.parent / "config.yaml"),
+        "source": "beside the store",
+    }
 
 
 def test_precedence_environment_over_file_over_default(cli, store):
     cfg = store.parent / "config.yaml"
-    cfg.write_text("store:\n  flush: manual\n  busy_timeout: 2s\nlimits:\n"
-                   "  max_store_bytes: 1GiB\n")
-    got = _settings(cli("config", "show", "--json", strict=True,
-                        env={"ACOMM_FLUSH": "immediate"}).json())
+    cfg.write_text(
+        "store:\n  flush: manual\n  busy_timeout: 2s\nlimits:\n  max_store_bytes: 1GiB\n"
+    )
+    got = _settings(
+        cli("config", "show", "--json", strict=True, env={"ACOMM_FLUSH": "immediate"}).json()
+    )
     assert got["store.flush"] == ("immediate", "environment (ACOMM_FLUSH)")
     assert got["store.busy_timeout"] == (2000, f"file ({cfg})")
     assert got["limits.max_store_bytes"] == (1024**3, f"file ({cfg})")
@@ -48,14 +52,28 @@ def test_config_flag_over_environment_over_the_file_beside_the_store(cli, store,
     doc = cli("config", "show", "--json", strict=True, env={"ACOMM_CONFIG": str(env_file)}).json()
     assert doc["config_file"] == {"path": str(env_file), "source": "environment (ACOMM_CONFIG)"}
     assert _settings(doc)["store.batch_messages"] == (7, f"file ({env_file})")
-    doc = cli("--config", str(flag_file), "config", "show", "--json", strict=True,
-              env={"ACOMM_CONFIG": str(env_file)}).json()
+    doc = cli(
+        "--config",
+        str(flag_file),
+        "config",
+        "show",
+        "--json",
+        strict=True,
+        env={"ACOMM_CONFIG": str(env_file)},
+    ).json()
     assert doc["config_file"] == {"path": str(flag_file), "source": "flag (--config)"}
     assert _settings(doc)["store.flush"] == ("immediate", f"file ({flag_file})")
     assert _settings(doc)["store.batch_messages"] == (100, "default")
     # and the environment still beats whichever file is chosen
-    doc = cli("config", "show", "--json", "--config", str(flag_file), strict=True,
-              env={"ACOMM_FLUSH": "manual"}).json()
+    doc = cli(
+        "config",
+        "show",
+        "--json",
+        "--config",
+        str(flag_file),
+        strict=True,
+        env={"ACOMM_FLUSH": "manual"},
+    ).json()
     assert _settings(doc)["store.flush"] == ("manual", "environment (ACOMM_FLUSH)")
 
 
@@ -67,11 +85,14 @@ def test_store_flag_over_environment(cli, store, tmp_path):
     assert not other.exists()
 
 
-@pytest.mark.parametrize("text, key", [
-    ("store:\n  flsuh: manual\n", "store.flsuh"),
-    ("limits:\n  max_active_messages: 10\n  bogus: 1\n", "limits.bogus"),
-    ("stroe: 1\n", "stroe"),
-])
+@pytest.mark.parametrize(
+    "text, key",
+    [
+        ("store:\n  flsuh: manual\n", "store.flsuh"),
+        ("limits:\n  max_active_messages: 10\n  bogus: 1\n", "limits.bogus"),
+        ("stroe: 1\n", "stroe"),
+    ],
+)
 def test_an_unknown_key_is_exit_3_naming_it(cli, store, text, key):
     (store.parent / "config.yaml").write_text(text)
     r = cli("config", "show", "--json")
@@ -84,24 +105,27 @@ def test_an_unknown_key_is_exit_3_naming_it(cli, store, text, key):
     assert cli("stats").exit_code == 3
 
 
-@pytest.mark.parametrize("text, key", [
-    ("store:\n  flush: sometimes\n", "store.flush"),
-    ("store:\n  busy_timeout: forever\n", "store.busy_timeout"),
-    ("limits:\n  max_store_bytes: lots\n", "limits.max_store_bytes"),
-    ("store:\n  busy_timeout: [1]\n", "store.busy_timeout"),
-    ("store:\n  busy_timeout: -5\n", "store.busy_timeout"),
-    ("store:\n  batch_interval: -1\n", "store.batch_interval"),
-    ("store:\n  batch_messages: 1.7\n", "store.batch_messages"),
-    ("limits:\n  max_active_messages: 1.7\n", "limits.max_active_messages"),
-    ("limits:\n  max_active_messages: true\n", "limits.max_active_messages"),
-    ("limits:\n  max_active_messages: {a: 1}\n", "limits.max_active_messages"),
-    ("limits:\n  max_store_bytes: 50MiB\n", "limits.max_store_bytes"),
-    ("limits:\n  max_store_bytes: [1]\n", "limits.max_store_bytes"),
-    ("bridge:\n  read_ttl: true\n", "bridge.read_ttl"),
-    ("bridge:\n  read_ttl: 0s\n", "bridge.read_ttl"),
-    ("bridge:\n  inbox_dir: 5\n", "bridge.inbox_dir"),
-    ("spark:\n  master: ''\n", "spark.master"),
-])
+@pytest.mark.parametrize(
+    "text, key",
+    [
+        ("store:\n  flush: sometimes\n", "store.flush"),
+        ("store:\n  busy_timeout: forever\n", "store.busy_timeout"),
+        ("limits:\n  max_store_bytes: lots\n", "limits.max_store_bytes"),
+        ("store:\n  busy_timeout: [1]\n", "store.busy_timeout"),
+        ("store:\n  busy_timeout: -5\n", "store.busy_timeout"),
+        ("store:\n  batch_interval: -1\n", "store.batch_interval"),
+        ("store:\n  batch_messages: 1.7\n", "store.batch_messages"),
+        ("limits:\n  max_active_messages: 1.7\n", "limits.max_active_messages"),
+        ("limits:\n  max_active_messages: true\n", "limits.max_active_messages"),
+        ("limits:\n  max_active_messages: {a: 1}\n", "limits.max_active_messages"),
+        ("limits:\n  max_store_bytes: 50MiB\n", "limits.max_store_bytes"),
+        ("limits:\n  max_store_bytes: [1]\n", "limits.max_store_bytes"),
+        ("bridge:\n  read_ttl: true\n", "bridge.read_ttl"),
+        ("bridge:\n  read_ttl: 0s\n", "bridge.read_ttl"),
+        ("bridge:\n  inbox_dir: 5\n", "bridge.inbox_dir"),
+        ("spark:\n  master: ''\n", "spark.master"),
+    ],
+)
 def test_a_bad_value_is_exit_3_naming_the_key(cli, store, text, key):
     (store.parent / "config.yaml").write_text(text)
     r = cli("config", "show", "--json")
@@ -111,9 +135,11 @@ def test_a_bad_value_is_exit_3_naming_the_key(cli, store, text, key):
 
 def test_empty_sections_and_millisecond_numbers_are_accepted(cli, store):
     (store.parent / "config.yaml").write_text(
-        "store:\nlimits:\n  max_store_bytes: 0\nbridge:\n  read_ttl: 1500\n")
-    got = _settings(cli("config", "show", "--json", strict=True,
-                        env={"ACOMM_BUSY_TIMEOUT": "2500"}).json())
+        "store:\nlimits:\n  max_store_bytes: 0\nbridge:\n  read_ttl: 1500\n"
+    )
+    got = _settings(
+        cli("config", "show", "--json", strict=True, env={"ACOMM_BUSY_TIMEOUT": "2500"}).json()
+    )
     assert got["store.busy_timeout"][0] == 2500  # milliseconds, as in the file
     assert got["limits.max_store_bytes"][0] == 0  # no limit
     assert got["bridge.read_ttl"][0] == 1500
@@ -138,8 +164,10 @@ def test_no_store_anywhere_creates_nothing(cli, tmp_path, monkeypatch):
     assert r.exit_code == 0, r.stderr
     assert r.stderr == ""
     doc = r.json()
-    assert doc["store"] == {"path": str(here / ".acomm" / "store.acomm"),
-                            "source": "default (not created yet)"}
+    assert doc["store"] == {
+        "path": str(here / ".acomm" / "store.acomm"),
+        "source": "default (not created yet)",
+    }
     assert not (here / ".acomm").exists()
 
 

@@ -105,7 +105,8 @@ def test_ack_routes_an_acknowledgment_to_the_original_sender_only(cli, work):
     cli.ok("ack", mid, "--as", "executor", "--note", "Deployed. Health check passing.")
     got = cli.ok("receive", "--as", "planner", "--json").json()["messages"]
     assert [(m["type"], m["content"]) for m in got] == [
-        ("acknowledgment", "Deployed. Health check passing.")]
+        ("acknowledgment", "Deployed. Health check passing.")
+    ]
     corr = cli.ok("show", mid, "--json").json()["correlation_id"]
     assert got[0]["correlation_id"] == corr
     assert cli.ok("receive", "--as", "watcher", "--json").json()["messages"] == []
@@ -144,8 +145,9 @@ def test_group_recipients_have_their_own_timers(cli, store):
 def test_receive_applies_its_own_due_timers_without_a_tick(cli, work):
     with freeze_time(T0) as clock:
         mid = _send_command(cli)
-        assert [m["id"] for m in cli.ok("receive", "--as", "executor", "--json").json()
-                ["messages"]] == [mid]
+        assert [
+            m["id"] for m in cli.ok("receive", "--as", "executor", "--json").json()["messages"]
+        ] == [mid]
         clock.tick(31)  # no tick: receive itself redelivers the unacknowledged command
         again = cli.ok("receive", "--as", "executor", "--json").json()["messages"]
         assert [m["id"] for m in again] == [mid]
@@ -163,8 +165,12 @@ def test_dead_letter_notification_reaches_system_subscribers(cli, work):
     import json
 
     assert json.loads(got[0]["content"]) == {
-        "message_id": mid, "recipient": "executor", "channel": "work",
-        "reason": "max_retries_exceeded", "retry_count": 3}
+        "message_id": mid,
+        "recipient": "executor",
+        "channel": "work",
+        "reason": "max_retries_exceeded",
+        "retry_count": 3,
+    }
 
 
 def test_replay_keeps_the_id_and_gives_a_fresh_budget(cli, work):
@@ -229,20 +235,26 @@ def test_exactly_once_never_hands_a_read_message_out_twice_across_restarts(cli, 
 
 
 def test_exactly_once_suppresses_a_resent_correlation_id(cli, store):
-    cli.ok("channel", "create", "once", "--as", "p", "--delivery", "exactly-once",
-           "--ack-timeout", "10s")
+    cli.ok(
+        "channel",
+        "create",
+        "once",
+        "--as",
+        "p",
+        "--delivery",
+        "exactly-once",
+        "--ack-timeout",
+        "10s",
+    )
     cli.ok("channel", "join", "once", "--as", "p", "w")
     with freeze_time(T0) as clock:
-        a = cli.ok("send", "once", "x", "--correlation-id", "job-1", "--as", "p",
-                   "--json").json()
-        b = cli.ok("send", "once", "x", "--correlation-id", "job-1", "--as", "p",
-                   "--json").json()
+        a = cli.ok("send", "once", "x", "--correlation-id", "job-1", "--as", "p", "--json").json()
+        b = cli.ok("send", "once", "x", "--correlation-id", "job-1", "--as", "p", "--json").json()
         assert a["recipients"] == ["w"] and b["recipients"] == []
         assert b["id"] != a["id"]  # recorded, not delivered
         clock.tick(21)  # past 2 x ack_timeout the set entry has expired
         assert cli.ok("tick", "--json").json()["dedupe_expired"] == 1
-        c = cli.ok("send", "once", "x", "--correlation-id", "job-1", "--as", "p",
-                   "--json").json()
+        c = cli.ok("send", "once", "x", "--correlation-id", "job-1", "--as", "p", "--json").json()
         assert c["recipients"] == ["w"]
 
 
@@ -250,16 +262,13 @@ def test_dedupe_key_returns_the_first_id_inside_the_window(cli, store):
     cli.ok("channel", "create", "jobs", "--as", "p", "--dedupe-window", "1h")
     cli.ok("channel", "join", "jobs", "--as", "p", "w")
     with freeze_time(T0) as clock:
-        first = cli.ok("send", "jobs", "build", "--dedupe-key", "k1", "--as", "p",
-                       "--json").json()
-        again = cli.ok("send", "jobs", "build", "--dedupe-key", "k1", "--as", "p",
-                       "--json").json()
+        first = cli.ok("send", "jobs", "build", "--dedupe-key", "k1", "--as", "p", "--json").json()
+        again = cli.ok("send", "jobs", "build", "--dedupe-key", "k1", "--as", "p", "--json").json()
         assert again["id"] == first["id"] and again["deduplicated"] is True
         assert first["deduplicated"] is False
         assert cli.ok("messages", "--channel", "jobs", "--json").json()["total_count"] == 1
         clock.tick(3601)
-        later = cli.ok("send", "jobs", "build", "--dedupe-key", "k1", "--as", "p",
-                       "--json").json()
+        later = cli.ok("send", "jobs", "build", "--dedupe-key", "k1", "--as", "p", "--json").json()
         assert later["id"] != first["id"] and later["deduplicated"] is False
 
 
@@ -268,18 +277,23 @@ def test_scheduled_sends_wait_until_due(cli, store):
     cli.ok("channel", "join", "later", "--as", "p", "w")
     with freeze_time(T0) as clock:
         delayed = int(cli.ok("send", "later", "soon", "--delay", "30s", "--as", "p").stdout)
-        at = int(cli.ok("send", "later", "at noon", "--deliver-at", "2026-01-01T12:00:00Z",
-                        "--as", "p").stdout)
+        at = int(
+            cli.ok(
+                "send", "later", "at noon", "--deliver-at", "2026-01-01T12:00:00Z", "--as", "p"
+            ).stdout
+        )
         assert cli.ok("receive", "--as", "w", "--json").json()["messages"] == []
         assert _delivery(cli, delayed, "w")["state"] == "waiting"
         clock.tick(30)
         assert cli.ok("tick", "--json").json()["scheduled_delivered"] == 1
-        assert [m["id"] for m in cli.ok("receive", "--as", "w", "--json").json()
-                ["messages"]] == [delayed]
+        assert [m["id"] for m in cli.ok("receive", "--as", "w", "--json").json()["messages"]] == [
+            delayed
+        ]
         clock.move_to("2026-01-01 12:00:00")
         # no tick: receive delivers its own due scheduled message
-        assert [m["id"] for m in cli.ok("receive", "--as", "w", "--json").json()
-                ["messages"]] == [at]
+        assert [m["id"] for m in cli.ok("receive", "--as", "w", "--json").json()["messages"]] == [
+            at
+        ]
 
 
 def test_query_timeout_expires_unread_deliveries(cli, store):
@@ -319,8 +333,18 @@ def team(make_channel):
 def test_a_response_sent_with_send_goes_to_the_asker_and_acknowledges(cli, team):
     with freeze_time(T0) as clock:
         q = cli.ok("query", "team", "status?", "--as", "lead", "--json").json()
-        r = cli.ok("send", "team", "all green", "--type", "response", "--correlation-id",
-                   q["correlation_id"], "--as", "dev", "--json").json()
+        r = cli.ok(
+            "send",
+            "team",
+            "all green",
+            "--type",
+            "response",
+            "--correlation-id",
+            q["correlation_id"],
+            "--as",
+            "dev",
+            "--json",
+        ).json()
         assert r["recipients"] == ["lead"]  # not every member: the asker only
         d = _delivery(cli, q["id"], "dev")
         assert (d["state"], d["ack_status"]) == ("acked", "completed")
@@ -335,12 +359,21 @@ def test_a_response_sent_with_send_goes_to_the_asker_and_acknowledges(cli, team)
 
 def test_an_acknowledgment_sent_with_send_stops_the_timer_forward_only(cli, team):
     with freeze_time(T0) as clock:
-        c = cli.ok("send", "team", "deploy", "--type", "command", "--as", "lead",
-                   "--json").json()
+        c = cli.ok("send", "team", "deploy", "--type", "command", "--as", "lead", "--json").json()
         cli.ok("ack", c["id"], "--as", "ops", "--status", "in_progress")
         for agent in ("dev", "ops"):
-            a = cli.ok("send", "team", "got it", "--type", "ack", "--correlation-id",
-                       c["correlation_id"], "--as", agent, "--json").json()
+            a = cli.ok(
+                "send",
+                "team",
+                "got it",
+                "--type",
+                "ack",
+                "--correlation-id",
+                c["correlation_id"],
+                "--as",
+                agent,
+                "--json",
+            ).json()
             assert a["recipients"] == ["lead"]
         assert _delivery(cli, c["id"], "dev")["ack_status"] == "received"
         assert _delivery(cli, c["id"], "ops")["ack_status"] == "in_progress"  # not backwards
@@ -355,8 +388,18 @@ def test_a_response_on_another_channel_is_refused_and_changes_nothing(cli, team)
     cli.ok("channel", "create", "other", "--as", "dev")
     q = cli.ok("query", "team", "status?", "--as", "lead", "--json").json()
     before = snapshot(team)
-    r = cli("send", "other", "green", "--type", "response", "--correlation-id",
-            q["correlation_id"], "--as", "dev", "--json")
+    r = cli(
+        "send",
+        "other",
+        "green",
+        "--type",
+        "response",
+        "--correlation-id",
+        q["correlation_id"],
+        "--as",
+        "dev",
+        "--json",
+    )
     assert r.exit_code == 3 and r.error["field"] == "channel"
     assert "'other'" in r.error["message"]
     assert snapshot(team) == before
@@ -364,13 +407,24 @@ def test_a_response_on_another_channel_is_refused_and_changes_nothing(cli, team)
 
 def test_a_batch_answer_to_a_query_in_the_same_batch_acknowledges_it(cli, team):
     lines = [
-        {"channel": "team", "from": "lead", "content": "q", "type": "query",
-         "correlation_id": "q-1"},
-        {"channel": "team", "from": "dev", "content": "a", "type": "response",
-         "correlation_id": "q-1"},
+        {
+            "channel": "team",
+            "from": "lead",
+            "content": "q",
+            "type": "query",
+            "correlation_id": "q-1",
+        },
+        {
+            "channel": "team",
+            "from": "dev",
+            "content": "a",
+            "type": "response",
+            "correlation_id": "q-1",
+        },
     ]
-    ids = cli.ok("send", "--batch", "-",
-                 input="\n".join(json.dumps(x) for x in lines)).stdout.split()
+    ids = cli.ok(
+        "send", "--batch", "-", input="\n".join(json.dumps(x) for x in lines)
+    ).stdout.split()
     assert _delivery(cli, int(ids[0]), "dev")["state"] == "acked"
     assert cli.ok("show", ids[1], "--json").json()["deliveries"][0]["recipient"] == "lead"
 
@@ -394,9 +448,23 @@ def test_an_ack_while_waiting_for_redelivery_stops_the_timer(cli, work):
 
 
 def test_retry_jitter_stays_within_its_fraction(cli, store):
-    cli.ok("channel", "create", "j", "--as", "p", "--delivery", "at-least-once",
-           "--ack-timeout", "10s", "--retry-backoff", "10s", "--retry-jitter", "0.5",
-           "--max-retries", "1")
+    cli.ok(
+        "channel",
+        "create",
+        "j",
+        "--as",
+        "p",
+        "--delivery",
+        "at-least-once",
+        "--ack-timeout",
+        "10s",
+        "--retry-backoff",
+        "10s",
+        "--retry-jitter",
+        "0.5",
+        "--max-retries",
+        "1",
+    )
     cli.ok("channel", "join", "j", "--as", "p", "w")
     with freeze_time(T0) as clock:
         ids = [int(cli.ok("send", "j", f"m{i}", "--as", "p").stdout) for i in range(40)]
@@ -409,15 +477,25 @@ def test_retry_jitter_stays_within_its_fraction(cli, store):
 
 
 def test_exactly_once_suppression_holds_until_twice_the_ack_timeout(cli, store):
-    cli.ok("channel", "create", "once", "--as", "p", "--delivery", "exactly-once",
-           "--ack-timeout", "10s")
+    cli.ok(
+        "channel",
+        "create",
+        "once",
+        "--as",
+        "p",
+        "--delivery",
+        "exactly-once",
+        "--ack-timeout",
+        "10s",
+    )
     cli.ok("channel", "join", "once", "--as", "p", "w")
     with freeze_time(T0) as clock:
         cli.ok("send", "once", "x", "--correlation-id", "job-1", "--as", "p")
         clock.tick(19.999)
         cli.ok("tick")
-        again = cli.ok("send", "once", "x", "--correlation-id", "job-1", "--as", "p",
-                       "--json").json()
+        again = cli.ok(
+            "send", "once", "x", "--correlation-id", "job-1", "--as", "p", "--json"
+        ).json()
         assert again["recipients"] == []
 
 

@@ -32,14 +32,24 @@ def _faketime() -> None:
 # ---------------------------------------------------------------- unmatched: ignore | keep
 
 
-def test_unmatched_messages_are_read_with_an_ignored_receipt_by_default(cli, store,
-                                                                          tmp_path):
+def test_unmatched_messages_are_read_with_an_ignored_receipt_by_default(cli, store, tmp_path):
     """`unmatched: ignore` (the default): a message no rule lets through is read, with an
     `ignored` receipt (reason `filtered`) and no run; an ack-tracked one is acknowledged
     `completed`, note `ignored: filtered`, so the channel neither redelivers nor
     dead-letters it and the sender learns why. A matching one runs as before."""
-    cli.ok("channel", "create", "jobs", "--as", "alice", "--delivery", "at-least-once",
-           "--ack-timeout", "10s", "--max-retries", "0")
+    cli.ok(
+        "channel",
+        "create",
+        "jobs",
+        "--as",
+        "alice",
+        "--delivery",
+        "at-least-once",
+        "--ack-timeout",
+        "10s",
+        "--max-retries",
+        "0",
+    )
     cli.ok("channel", "join", "jobs", "--as", "alice", "bob")
     rec = agent_script(tmp_path, "rec.sh", 'echo "$ACOMM_MESSAGE_ID" >> "$WORK/ran"')
     configure(store, bob={"run": rec, "on": {"types": ["command"]}})
@@ -51,11 +61,17 @@ def test_unmatched_messages_are_read_with_an_ignored_receipt_by_default(cli, sto
         assert (tmp_path / "ran").read_text().split() == [str(cmd)]
         [r] = receipts(cli, "--message", str(chat))
         assert (r["agent"], r["status"], r["reason"], r["exit_code"]) == (
-            "bob", "ignored", "filtered", None)
-        assert query(store, "SELECT state, ack_status FROM deliveries WHERE message_id = ?"
-                     " AND recipient = 'bob'", chat) == [("acked", "completed")]
-        acks = cli.ok("receive", "--as", "alice", "--type", "ack", "--json").json()[
-            "messages"]
+            "bob",
+            "ignored",
+            "filtered",
+            None,
+        )
+        assert query(
+            store,
+            "SELECT state, ack_status FROM deliveries WHERE message_id = ? AND recipient = 'bob'",
+            chat,
+        ) == [("acked", "completed")]
+        acks = cli.ok("receive", "--as", "alice", "--type", "ack", "--json").json()["messages"]
         assert "ignored: filtered" in [a["content"] for a in acks]
         clock.tick(3600)  # long past the ack timeout: nothing redelivered, nothing dead
         assert cli.ok("tick", "--json").json()["dead_lettered"] == 0
@@ -69,8 +85,9 @@ def test_unmatched_keep_leaves_them_unread_for_receive(cli, team, tmp_path):
     chat = int(cli.ok("send", "team", "chat", "--as", "alice").stdout)
     assert cli.ok("tick", "--json").json()["dispatch"]["ignored"] == 0
     assert receipts(cli) == [] and state(team, chat, "bob") == "unread"
-    assert [m["id"] for m in cli.ok("receive", "--as", "bob", "--json").json()[
-        "messages"]] == [chat]
+    assert [m["id"] for m in cli.ok("receive", "--as", "bob", "--json").json()["messages"]] == [
+        chat
+    ]
 
 
 def test_a_message_read_meanwhile_is_not_ignored_again(cli, team, tmp_path):
@@ -110,8 +127,19 @@ def test_a_bad_agents_section_stops_dispatch_but_not_the_timers(cli, store, tmp_
     dead-letters, delivers scheduled sends and mirrors to the bridge, reports the error in
     its JSON and on stderr, and exits 3 at the end; the agent's command never runs."""
     _faketime()
-    cli.ok("channel", "create", "jobs", "--as", "alice", "--delivery", "at-least-once",
-           "--ack-timeout", "10s", "--max-retries", "0")
+    cli.ok(
+        "channel",
+        "create",
+        "jobs",
+        "--as",
+        "alice",
+        "--delivery",
+        "at-least-once",
+        "--ack-timeout",
+        "10s",
+        "--max-retries",
+        "0",
+    )
     cli.ok("channel", "join", "jobs", "--as", "alice", "bob")
     cli.ok("channel", "create", "news", "--as", "alice")  # not ack-tracked
     cli.ok("channel", "join", "news", "--as", "alice", "bob")
@@ -131,9 +159,14 @@ agents:
 
     def tick(*args: str) -> subprocess.CompletedProcess[str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("ACOMM_")}
-        return subprocess.run(["faketime", "-f", "@2026-01-01 00:10:00", ACOMM, "--store",
-                               str(store), "tick", *args], capture_output=True, text=True,
-                              timeout=60, env=env, cwd=tmp_path)
+        return subprocess.run(
+            ["faketime", "-f", "@2026-01-01 00:10:00", ACOMM, "--store", str(store), "tick", *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=env,
+            cwd=tmp_path,
+        )
 
     r = tick("--json")
     assert r.returncode == 3, r.stderr
@@ -160,13 +193,29 @@ agents:
 def test_a_tick_worker_with_a_bad_agents_section_says_so_at_once_and_exits_3(cli, store):
     (store.parent / "config.yaml").write_text("agents:\n  bob:\n    on: {types: [command]}\n")
     env = {k: v for k, v in os.environ.items() if k != "ACOMM_STORE"}
-    r = subprocess.run([ACOMM, "--store", str(store), "tick", "--every", "100ms",
-                        "--max-seconds", "0.3", "--json"], capture_output=True, text=True,
-                       timeout=60, env=env)
+    r = subprocess.run(
+        [
+            ACOMM,
+            "--store",
+            str(store),
+            "tick",
+            "--every",
+            "100ms",
+            "--max-seconds",
+            "0.3",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
     assert r.returncode == 3
     first, *_ = r.stderr.splitlines()
-    assert first.startswith("acomm: note: tick: dispatch is off, the timers still run: "
-                            "validation_failed: agents.bob.run:")
+    assert first.startswith(
+        "acomm: note: tick: dispatch is off, the timers still run: "
+        "validation_failed: agents.bob.run:"
+    )
     passes = [json.loads(line) for line in r.stdout.splitlines()]
     assert passes and all(p["dispatch_error"]["field"] == "agents.bob.run" for p in passes)
 
@@ -176,10 +225,20 @@ def test_a_tick_worker_with_a_bad_agents_section_says_so_at_once_and_exits_3(cli
 
 def _cron(store: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """`acomm --store STORE tick` as cron runs it: in $HOME, with cron's bare environment."""
-    env = {"HOME": str(home), "PATH": f"{Path(ACOMM).parent}:/usr/bin:/bin", "SHELL": "/bin/sh",
-           "LANG": "C.UTF-8"}
-    return subprocess.run([ACOMM, "--store", str(store), "tick", "--json", *args],
-                          capture_output=True, text=True, timeout=120, env=env, cwd=home)
+    env = {
+        "HOME": str(home),
+        "PATH": f"{Path(ACOMM).parent}:/usr/bin:/bin",
+        "SHELL": "/bin/sh",
+        "LANG": "C.UTF-8",
+    }
+    return subprocess.run(
+        [ACOMM, "--store", str(store), "tick", "--json", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=home,
+    )
 
 
 def _readme_agents() -> list[dict]:
@@ -191,15 +250,41 @@ def _readme_agents() -> list[dict]:
 
 # what each documented agent needs to be triggered: (setup commands, the triggering send)
 _TRIGGERS = {
-    "reviewer": ([("channel", "create", "code", "--as", "alice"),
-                  ("channel", "join", "code", "--as", "alice", "reviewer")],
-                 ("send", "code", "review PR 7", "--type", "command", "--topic",
-                  "review.pr", "--as", "alice")),
-    "responder": ([("channel", "create", "forum", "--type", "pubsub", "--as", "web"),
-                   ("subscribe", "forum", "comment.#", "--as", "responder")],
-                  ("publish", "forum", "comment.replied", "I agree", "--as", "web",
-                   "--meta", "event_type=comment.replied", "--meta",
-                   "target_user_type=agent")),
+    "reviewer": (
+        [
+            ("channel", "create", "code", "--as", "alice"),
+            ("channel", "join", "code", "--as", "alice", "reviewer"),
+        ],
+        (
+            "send",
+            "code",
+            "review PR 7",
+            "--type",
+            "command",
+            "--topic",
+            "review.pr",
+            "--as",
+            "alice",
+        ),
+    ),
+    "responder": (
+        [
+            ("channel", "create", "forum", "--type", "pubsub", "--as", "web"),
+            ("subscribe", "forum", "comment.#", "--as", "responder"),
+        ],
+        (
+            "publish",
+            "forum",
+            "comment.replied",
+            "I agree",
+            "--as",
+            "web",
+            "--meta",
+            "event_type=comment.replied",
+            "--meta",
+            "target_user_type=agent",
+        ),
+    ),
 }
 
 
@@ -213,8 +298,13 @@ def test_the_readme_agents_work_under_cron(cli, tmp_path, example):
     project, home = tmp_path / "project", tmp_path / "home"
     home.mkdir()
     project.mkdir()
-    subprocess.run([ACOMM, "init"], cwd=project, check=True, capture_output=True,
-                   env={k: v for k, v in os.environ.items() if k != "ACOMM_STORE"})
+    subprocess.run(
+        [ACOMM, "init"],
+        cwd=project,
+        check=True,
+        capture_output=True,
+        env={k: v for k, v in os.environ.items() if k != "ACOMM_STORE"},
+    )
     store = project / ".acomm" / "store.acomm"
     config_dir = store.parent
     (config_dir / "config.yaml").write_text(yaml.safe_dump({"agents": agents}))
@@ -249,10 +339,17 @@ def test_run_resolves_against_the_config_directory_and_cwd_overrides(cli, store,
     cli.ok("channel", "create", "team", "--as", "alice")
     for who in ("a", "b", "c"):
         cli.ok("channel", "join", "team", "--as", "alice", who)
-    configure(store, a={"run": "./bin/rec.sh"}, b={"run": ["bin/rec.sh"]},
-              c={"run": "bin/rec.sh", "cwd": "../elsewhere"})
+    configure(
+        store,
+        a={"run": "./bin/rec.sh"},
+        b={"run": ["bin/rec.sh"]},
+        c={"run": "bin/rec.sh", "cwd": "../elsewhere"},
+    )
     cli.ok("send", "team", "hello", "--as", "alice")
     r = _cron(store, home)
     assert r.returncode == 0 and json.loads(r.stdout)["dispatch"]["accepted"] == 3, r.stderr
     assert sorted(ran.read_text().splitlines()) == [
-        f"a {config_dir}", f"b {config_dir}", f"c {tmp_path / 'elsewhere'}"]
+        f"a {config_dir}",
+        f"b {config_dir}",
+        f"c {tmp_path / 'elsewhere'}",
+    ]

@@ -17,8 +17,9 @@ from test_dispatch import agent_script, configure, receipts
 
 pytestmark = pytest.mark.process
 
-needs_faketime = pytest.mark.skipif(shutil.which("faketime") is None,
-                                    reason="faketime is not installed (make test installs it)")
+needs_faketime = pytest.mark.skipif(
+    shutil.which("faketime") is None, reason="faketime is not installed (make test installs it)"
+)
 
 
 def gone(pid: int) -> bool:
@@ -35,16 +36,21 @@ def lines(p: Path) -> list[str]:
 
 
 def dispatcher(verb: str = "dispatch") -> subprocess.Popen[str]:
-    return subprocess.Popen([ACOMM, verb, "--json"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [ACOMM, verb, "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
 
 
 def test_a_timeout_kills_the_whole_process_group(cli, team, tmp_path):
-    run_ = agent_script(tmp_path, "slow.sh", """
+    run_ = agent_script(
+        tmp_path,
+        "slow.sh",
+        """
 echo "starting a long job" >&2
 sleep 300 &
 echo $! > "$WORK/child.pid"
-wait""")
+wait""",
+    )
     configure(team, bob={"run": run_, "timeout": "300ms", "max_attempts": 2})
     mid = int(cli.ok("send", "team", "x", "--as", "alice").stdout)
     [r] = cli.ok("dispatch", "--json").json()["receipts"]
@@ -59,10 +65,14 @@ def test_overlapping_ticks_run_each_delivery_once(cli, team, tmp_path):
     """Two ticks at once (cron started the next before the last finished): each claims a
     different delivery while the other's command runs (the store is not locked meanwhile),
     and neither runs a delivery the other claimed."""
-    run_ = agent_script(tmp_path, "hold.sh", """
+    run_ = agent_script(
+        tmp_path,
+        "hold.sh",
+        """
 echo "$ACOMM_MESSAGE_ID $ACOMM_RUN_ID" >> "$WORK/runs"
 while [ ! -e "$WORK/release" ]; do sleep 0.02; done
-echo done""")
+echo done""",
+    )
     configure(team, bob={"run": run_})
     first = int(cli.ok("send", "team", "a", "--as", "alice", "--priority", "high").stdout)
     second = int(cli.ok("send", "team", "b", "--as", "alice").stdout)
@@ -80,7 +90,9 @@ echo done""")
     assert [int(line.split()[0]) for line in lines(runs)] == [first, second]
     got = receipts(cli)
     assert sorted((r["message_id"], r["status"]) for r in got) == [
-        (first, "accepted"), (second, "accepted")]
+        (first, "accepted"),
+        (second, "accepted"),
+    ]
     assert sorted(r["run_id"] for r in got) == sorted(line.split()[1] for line in lines(runs))
 
 
@@ -89,15 +101,20 @@ def test_a_dispatcher_killed_mid_run_leaves_a_lease_that_expires(cli, team, tmp_
     """SIGKILL the dispatcher while its command runs: the delivery stays claimed until the
     lease (timeout + 30 s) runs out; then the next dispatcher records the lost run as failed,
     kills what is left of it, and runs the command again."""
-    run_ = agent_script(tmp_path, "once.sh", """
+    run_ = agent_script(
+        tmp_path,
+        "once.sh",
+        """
 if [ -e "$WORK/started" ]; then echo "second time lucky"; exit 0; fi
 echo $$ > "$WORK/started"
-exec sleep 300""")
+exec sleep 300""",
+    )
     configure(team, bob={"run": run_, "timeout": "60s"})
     mid = int(cli.ok("send", "team", "x", "--as", "alice").stdout)
     p = dispatcher()
-    wait_for(lambda: (tmp_path / "started").exists() and
-             (tmp_path / "started").read_text().strip() != "")
+    wait_for(
+        lambda: (tmp_path / "started").exists() and (tmp_path / "started").read_text().strip() != ""
+    )
     orphan = int((tmp_path / "started").read_text())
     p.send_signal(signal.SIGKILL)
     p.communicate(timeout=60)
@@ -106,12 +123,21 @@ exec sleep 300""")
     assert (held["status"], held["attempt"], held["finished_at"]) == ("running", 1, None)
     # the lease still holds: nothing runs
     assert json.loads(run("dispatch", "--json").stdout)["receipts"] == []
-    later = subprocess.run(["faketime", "-f", "+91s", ACOMM, "dispatch", "--json"],
-                           capture_output=True, text=True, timeout=60, env=os.environ)
+    later = subprocess.run(
+        ["faketime", "-f", "+91s", ACOMM, "dispatch", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=os.environ,
+    )
     assert later.returncode == 0, later.stderr
     [again] = json.loads(later.stdout)["receipts"]
     assert (again["message_id"], again["status"], again["attempt"], again["reason"]) == (
-        mid, "accepted", 2, "second time lucky")
+        mid,
+        "accepted",
+        2,
+        "second time lucky",
+    )
     wait_for(lambda: gone(orphan))
     second, first = receipts(cli)
     assert second == again
@@ -121,18 +147,24 @@ exec sleep 300""")
 
 @needs_faketime
 def test_the_lease_holds_until_timeout_plus_grace(cli, team, tmp_path):
-    run_ = agent_script(tmp_path, "stuck.sh", "echo $$ > \"$WORK/started\"\nexec sleep 300")
+    run_ = agent_script(tmp_path, "stuck.sh", 'echo $$ > "$WORK/started"\nexec sleep 300')
     configure(team, bob={"run": run_, "timeout": "60s"})
     cli.ok("send", "team", "x", "--as", "alice")
     p = dispatcher()
-    wait_for(lambda: (tmp_path / "started").exists() and
-             (tmp_path / "started").read_text().strip() != "")
+    wait_for(
+        lambda: (tmp_path / "started").exists() and (tmp_path / "started").read_text().strip() != ""
+    )
     orphan = int((tmp_path / "started").read_text())
     p.send_signal(signal.SIGKILL)
     p.communicate(timeout=60)
     try:
-        early = subprocess.run(["faketime", "-f", "+80s", ACOMM, "dispatch", "--json"],
-                               capture_output=True, text=True, timeout=60, env=os.environ)
+        early = subprocess.run(
+            ["faketime", "-f", "+80s", ACOMM, "dispatch", "--json"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=os.environ,
+        )
         assert json.loads(early.stdout)["receipts"] == []
         assert not gone(orphan)
     finally:
@@ -143,10 +175,12 @@ def test_the_example_pipeline_runs_on_ticks_alone(tmp_path):
     """examples/pipeline.sh (part of `make demo`) checks its own outcome and exits non-zero
     when the receipts or the answer are not what it shows."""
     script = Path(__file__).parent.parent / "examples" / "pipeline.sh"
-    env = {**os.environ, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ['PATH']}",
-           "TMPDIR": str(tmp_path)}
-    p = subprocess.run(["bash", str(script)], capture_output=True, text=True, env=env,
-                       timeout=120)
+    env = {
+        **os.environ,
+        "PATH": f"{VENV_BIN}{os.pathsep}{os.environ['PATH']}",
+        "TMPDIR": str(tmp_path),
+    }
+    p = subprocess.run(["bash", str(script)], capture_output=True, text=True, env=env, timeout=120)
     assert p.returncode == 0, p.stdout + p.stderr
     assert "triage so far: 2 reports forwarded to the fixer, 1 ignored" in p.stdout
     assert "fixer failed on message" in p.stdout  # the retried failure is shown
@@ -167,15 +201,20 @@ def start_and_kill_dispatcher(tmp_path: Path) -> int:
 
 
 def faketime_dispatch(offset: str = "+91s") -> dict:
-    later = subprocess.run(["faketime", "-f", offset, ACOMM, "dispatch", "--json"],
-                           capture_output=True, text=True, timeout=60, env=os.environ)
+    later = subprocess.run(
+        ["faketime", "-f", offset, ACOMM, "dispatch", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=os.environ,
+    )
     assert later.returncode == 0, later.stderr
     return json.loads(later.stdout)
 
 
 @needs_faketime
 def test_a_lease_that_runs_out_on_the_last_attempt_kills_the_orphan_too(cli, team, tmp_path):
-    run_ = agent_script(tmp_path, "stuck.sh", "echo $$ > \"$WORK/started\"\nexec sleep 300")
+    run_ = agent_script(tmp_path, "stuck.sh", 'echo $$ > "$WORK/started"\nexec sleep 300')
     configure(team, bob={"run": run_, "timeout": "60s", "max_attempts": 1})
     mid = int(cli.ok("send", "team", "x", "--as", "alice").stdout)
     orphan = start_and_kill_dispatcher(tmp_path)
@@ -184,20 +223,21 @@ def test_a_lease_that_runs_out_on_the_last_attempt_kills_the_orphan_too(cli, tea
     wait_for(lambda: gone(orphan))
     [r] = receipts(cli)
     assert r["status"] == "failed" and r["next_retry_at"] is None
-    assert r["reason"] == ("lease expired: the dispatcher stopped before the command finished;"
-                           " dead-lettered (dispatch_failed)")
+    assert r["reason"] == (
+        "lease expired: the dispatcher stopped before the command finished;"
+        " dead-lettered (dispatch_failed)"
+    )
     [dl] = cli.ok("deadletter", "list", "--json").json()["dead_letters"]
     assert (dl["message_id"], dl["reason"]) == (mid, "dispatch_failed")
 
 
 @needs_faketime
 @pytest.mark.parametrize("meanwhile", ["receive", "unconfigure"])
-def test_a_lost_run_is_settled_whatever_became_of_its_delivery(cli, team, tmp_path,
-                                                               meanwhile):
+def test_a_lost_run_is_settled_whatever_became_of_its_delivery(cli, team, tmp_path, meanwhile):
     """After the crash the delivery was taken by `receive`, or the agent was removed from
     the config: the next pass still records the lost run (not `running` forever) and kills
     what is left of it."""
-    run_ = agent_script(tmp_path, "stuck.sh", "echo $$ > \"$WORK/started\"\nexec sleep 300")
+    run_ = agent_script(tmp_path, "stuck.sh", 'echo $$ > "$WORK/started"\nexec sleep 300')
     configure(team, bob={"run": run_, "timeout": "60s"})
     cli.ok("send", "team", "x", "--as", "alice")
     orphan = start_and_kill_dispatcher(tmp_path)
@@ -212,8 +252,9 @@ def test_a_lost_run_is_settled_whatever_became_of_its_delivery(cli, team, tmp_pa
     assert r["status"] == "failed" and r["finished_at"] is not None
     assert r["reason"].startswith("lease expired")
     if meanwhile == "receive":
-        assert r["reason"].endswith("; not retried: the message was read meanwhile (e.g. "
-                                    "taken by `acomm receive`)")
+        assert r["reason"].endswith(
+            "; not retried: the message was read meanwhile (e.g. taken by `acomm receive`)"
+        )
         assert r["next_retry_at"] is None
     else:  # still unread: due again if the agent comes back
         assert r["next_retry_at"] is not None
@@ -224,12 +265,16 @@ def test_a_signal_kills_the_command_records_the_run_and_ends_the_pass(cli, team,
     """`timeout 2 acomm dispatch` (SIGTERM) or Ctrl-C (SIGINT): the command's process group is
     killed, its run is recorded as failed (interrupted; not an attempt, due again at once),
     no further delivery is taken, and the exit status is 128 + the signal."""
-    run_ = agent_script(tmp_path, "stuck.sh", """
+    run_ = agent_script(
+        tmp_path,
+        "stuck.sh",
+        """
 echo "$ACOMM_MESSAGE_ID" >> "$WORK/ran"
 if [ -e "$WORK/started" ]; then echo fine; exit 0; fi
 sleep 300 &
 echo $! > "$WORK/started"
-wait""")
+wait""",
+    )
     configure(team, bob={"run": run_, "max_attempts": 1})
     first = int(cli.ok("send", "team", "a", "--as", "alice", "--priority", "high").stdout)
     second = int(cli.ok("send", "team", "b", "--as", "alice").stdout)
@@ -249,19 +294,29 @@ wait""")
     # max_attempts 1, yet the interrupted run did not use it up: both run now
     doc = json.loads(run("dispatch", "--json").stdout)
     assert [(x["message_id"], x["status"], x["attempt"]) for x in doc["receipts"]] == [
-        (first, "accepted", 1), (second, "accepted", 1)]
+        (first, "accepted", 1),
+        (second, "accepted", 1),
+    ]
 
 
 def test_tick_every_stops_at_a_signal_without_finishing_the_pass(cli, team, tmp_path):
-    run_ = agent_script(tmp_path, "stuck.sh", """
+    run_ = agent_script(
+        tmp_path,
+        "stuck.sh",
+        """
 echo "$ACOMM_MESSAGE_ID" >> "$WORK/ran"
 echo $$ > "$WORK/started"
-exec sleep 300""")
+exec sleep 300""",
+    )
     configure(team, bob={"run": run_})
     first = int(cli.ok("send", "team", "a", "--as", "alice", "--priority", "high").stdout)
     cli.ok("send", "team", "b", "--as", "alice")
-    p = subprocess.Popen([ACOMM, "tick", "--every", "1s", "--json"], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [ACOMM, "tick", "--every", "1s", "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     started = tmp_path / "started"
     wait_for(lambda: started.exists() and started.read_text().strip() != "")
     child = int(started.read_text())
@@ -282,10 +337,14 @@ def test_a_dedupe_key_in_flight_holds_back_its_twin(cli, team, tmp_path):
     consumed); once the first is accepted, the twin is a duplicate."""
     cli.ok("channel", "create", "other", "--as", "alice")
     cli.ok("channel", "join", "other", "--as", "alice", "bob")
-    run_ = agent_script(tmp_path, "hold.sh", """
+    run_ = agent_script(
+        tmp_path,
+        "hold.sh",
+        """
 echo "$ACOMM_MESSAGE_ID" >> "$WORK/runs"
 while [ ! -e "$WORK/release" ]; do sleep 0.02; done
-echo done""")
+echo done""",
+    )
     configure(team, bob={"run": run_})
     first = int(cli.ok("send", "team", "a", "--as", "alice", "--dedupe-key", "k").stdout)
     p = dispatcher()

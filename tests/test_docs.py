@@ -34,13 +34,19 @@ def generated(tmp_path_factory) -> Path:
 def test_checked_in_files_match_a_fresh_render(generated):
     fresh = sorted(p.relative_to(generated) for p in generated.rglob("*") if p.is_file())
     assert fresh, "the generator wrote nothing"
-    differ = [str(rel) for rel in fresh
-              if not (REPO / rel).is_file() or (REPO / rel).read_bytes()
-              != (generated / rel).read_bytes()]
-    stale = [str(p.relative_to(REPO)) for p in (REPO / "man").glob("*.1")
-             if not (generated / p.relative_to(REPO)).exists()]
+    differ = [
+        str(rel)
+        for rel in fresh
+        if not (REPO / rel).is_file() or (REPO / rel).read_bytes() != (generated / rel).read_bytes()
+    ]
+    stale = [
+        str(p.relative_to(REPO))
+        for p in (REPO / "man").glob("*.1")
+        if not (generated / p.relative_to(REPO)).exists()
+    ]
     assert not differ + stale, (
-        f"out of date: {', '.join(differ + stale)}; run `{docgen.REFRESH}` and commit the result")
+        f"out of date: {', '.join(differ + stale)}; run `{docgen.REFRESH}` and commit the result"
+    )
 
 
 @pytest.mark.process
@@ -56,8 +62,11 @@ def test_every_command_has_a_page_and_a_reference_section(cmd, generated):
 @pytest.mark.process
 def test_a_changed_help_string_is_caught(monkeypatch):
     assert docgen.drift(REPO) == []
-    monkeypatch.setattr(send_module.send, "__doc__",
-                        send_module.send.__doc__.replace("Send a message", "Post a message"))
+    monkeypatch.setattr(
+        send_module.send,
+        "__doc__",
+        send_module.send.__doc__.replace("Send a message", "Post a message"),
+    )
     changed = docgen.drift(REPO)
     assert {"docs/cli.md", "man/acomm-send.1", "man/acomm.1"} <= set(changed)
     # ... and the check names the command that refreshes them
@@ -114,12 +123,17 @@ def test_help_is_plain_text_without_colour(cli):
 
 
 @pytest.mark.process
-@pytest.mark.skipif(shutil.which("groff") is None,
-                    reason="groff is not installed (make test installs groff-base)")
+@pytest.mark.skipif(
+    shutil.which("groff") is None, reason="groff is not installed (make test installs groff-base)"
+)
 @pytest.mark.parametrize("page", MAN_PAGES)
 def test_man_pages_render_without_warnings(page):
-    p = subprocess.run(["groff", "-man", "-Tutf8", "-ww", str(REPO / "man" / page)],
-                       capture_output=True, text=True, timeout=60)
+    p = subprocess.run(
+        ["groff", "-man", "-Tutf8", "-ww", str(REPO / "man" / page)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert p.returncode == 0 and p.stderr == "", p.stderr
     text = re.sub(".\b", "", p.stdout)  # overstruck bold and underline
     assert "NAME" in text and "SYNOPSIS" in text
@@ -128,10 +142,13 @@ def test_man_pages_render_without_warnings(page):
 @pytest.mark.process
 @pytest.mark.skipif(shutil.which("man") is None, reason="man is not installed")
 def test_man_reads_the_pages_as_a_user_would():
-    p = subprocess.run(["man", "-l", str(REPO / "man" / "acomm-channel.1")],
-                       capture_output=True, text=True, timeout=60,
-                       env={"PATH": "/usr/bin:/bin", "MANPAGER": "cat", "MANWIDTH": "80",
-                            "LANG": "C.UTF-8"})
+    p = subprocess.run(
+        ["man", "-l", str(REPO / "man" / "acomm-channel.1")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin", "MANPAGER": "cat", "MANWIDTH": "80", "LANG": "C.UTF-8"},
+    )
     assert p.returncode == 0, p.stderr
     assert "acomm channel create [OPTIONS] NAME" in p.stdout
     assert "--delivery MODE" in p.stdout  # hyphens stay ASCII hyphens: copy-pasteable

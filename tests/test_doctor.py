@@ -36,9 +36,13 @@ def test_a_fresh_store_is_healthy(cli, store):
     assert r.exit_code == 0, r.stderr
     assert r.stdout.startswith("healthy: integrity ok, schema version ")
     doc = cli.ok("doctor", "--json").json()
-    assert doc == {"healthy": True, "schema_version": doc["expected_schema_version"],
-                   "expected_schema_version": doc["expected_schema_version"],
-                   "integrity": "ok", "findings": []}
+    assert doc == {
+        "healthy": True,
+        "schema_version": doc["expected_schema_version"],
+        "expected_schema_version": doc["expected_schema_version"],
+        "integrity": "ok",
+        "findings": [],
+    }
 
 
 def test_a_store_with_every_state_is_healthy(cli, busy):
@@ -54,14 +58,19 @@ BREAKS = {
     "waiting_timer": ["UPDATE deliveries SET next_timer_at = NULL WHERE message_id = 14"],
     "terminal_timer": ["UPDATE deliveries SET next_timer_at = 1 WHERE message_id = 7"],
     "dead_letter_delivery": [
-        "UPDATE deliveries SET state = 'acked', next_timer_at = NULL WHERE message_id = 2"],
-    "message_channel": ["PRAGMA foreign_keys = OFF",
-                        "UPDATE messages SET channel_id = 999 WHERE id = 17"],
+        "UPDATE deliveries SET state = 'acked', next_timer_at = NULL WHERE message_id = 2"
+    ],
+    "message_channel": [
+        "PRAGMA foreign_keys = OFF",
+        "UPDATE messages SET channel_id = 999 WHERE id = 17",
+    ],
     "delivery_message": ["UPDATE deliveries SET channel_id = 1 WHERE message_id = 13"],
     "message_sequence": ["UPDATE sqlite_sequence SET seq = 3 WHERE name = 'messages'"],
-    "foreign_keys": ["PRAGMA foreign_keys = OFF",
-                     "INSERT INTO deliveries (message_id, recipient, channel_id, state, rank,"
-                     " tracked) VALUES (5000, 'ghost', 2, 'read', 0, 0)"],
+    "foreign_keys": [
+        "PRAGMA foreign_keys = OFF",
+        "INSERT INTO deliveries (message_id, recipient, channel_id, state, rank,"
+        " tracked) VALUES (5000, 'ghost', 2, 'read', 0, 0)",
+    ],
     "migrations": ["DELETE FROM _acomm_migrations"],
 }
 
@@ -86,16 +95,22 @@ def test_a_broken_invariant_is_found_and_named(cli, store, busy, check):
 def test_the_finding_says_which_rows(cli, store, busy):
     _sql(store, "UPDATE deliveries SET state = 'flying' WHERE message_id IN (13, 15)")
     f = cli("doctor", "--json").json()["findings"]
-    assert f == [{"check": "delivery_state", "count": 2, "detail":
-                  "2 deliveries in a state other than queued, waiting, unread, read, acked, "
-                  "dead: message 13 to bob: 'flying', message 15 to executor: 'flying'"}]
+    assert f == [
+        {
+            "check": "delivery_state",
+            "count": 2,
+            "detail": "2 deliveries in a state other than queued, waiting, unread, read, acked, "
+            "dead: message 13 to bob: 'flying', message 15 to executor: 'flying'",
+        }
+    ]
 
 
 def test_a_damaged_index_fails_the_integrity_check(cli, store, busy):
     """Bytes of an index page overwritten: the tables still open, the check finds it."""
     c = sqlite3.connect(store)
-    root = c.execute("SELECT rootpage FROM sqlite_master WHERE name = 'messages_sender'"
-                     ).fetchone()[0]
+    root = c.execute(
+        "SELECT rootpage FROM sqlite_master WHERE name = 'messages_sender'"
+    ).fetchone()[0]
     page = c.execute("PRAGMA page_size").fetchone()[0]
     c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     c.close()

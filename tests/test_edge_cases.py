@@ -10,8 +10,17 @@ pytestmark = pytest.mark.cli
 
 
 def test_members_and_observers_can_ack_broadcasts(cli, store):
-    cli.ok("channel", "create", "bc", "--type", "broadcast", "--as", "boss", "--delivery",
-           "at-least-once")
+    cli.ok(
+        "channel",
+        "create",
+        "bc",
+        "--type",
+        "broadcast",
+        "--as",
+        "boss",
+        "--delivery",
+        "at-least-once",
+    )
     cli.ok("channel", "join", "bc", "--as", "boss", "w1")
     cli.ok("channel", "join", "bc", "--as", "boss", "obs", "--role", "observer")
     mid = int(cli.ok("send", "bc", "do it", "--as", "boss").stdout)
@@ -38,8 +47,9 @@ def test_leaving_ends_read_but_unacknowledged_deliveries(cli, store):
 
 
 def test_replies_and_acks_are_never_queued_and_undelivered_messages_not_acked(cli, store):
-    cli.ok("channel", "create", "g", "--as", "a", "--max-pending", "1", "--delivery",
-           "at-least-once")
+    cli.ok(
+        "channel", "create", "g", "--as", "a", "--max-pending", "1", "--delivery", "at-least-once"
+    )
     cli.ok("channel", "join", "g", "--as", "a", "b")
     first = int(cli.ok("send", "g", "m1", "--as", "a").stdout)
     queued = int(cli.ok("send", "g", "m2", "--as", "a").stdout)
@@ -51,14 +61,17 @@ def test_replies_and_acks_are_never_queued_and_undelivered_messages_not_acked(cl
     assert [m["deliveries"][0]["state"] for m in acks] == ["unread"]
 
 
-@pytest.mark.parametrize("line", [
-    '{"channel": "g", "from": "a", "content": "x", "type": 5}',
-    '{"channel": "g", "from": "a", "content": "x", "delay": 1.5}',
-    '{"channel": "g", "from": "a", "content": "x", "delay": true}',
-    '{"channel": "g", "from": "a", "content": "x", "priority": true}',
-    '{"channel": "g", "from": "a", "content": "x", "metadata": [1]}',
-    '{"to": "a", "from": "a", "content": "x"}',
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{"channel": "g", "from": "a", "content": "x", "type": 5}',
+        '{"channel": "g", "from": "a", "content": "x", "delay": 1.5}',
+        '{"channel": "g", "from": "a", "content": "x", "delay": true}',
+        '{"channel": "g", "from": "a", "content": "x", "priority": true}',
+        '{"channel": "g", "from": "a", "content": "x", "metadata": [1]}',
+        '{"to": "a", "from": "a", "content": "x"}',
+    ],
+)
 def test_batch_rejects_wrong_types_with_exit_3(cli, store, line):
     cli.ok("channel", "create", "g", "--as", "a")
     before = snapshot(store)

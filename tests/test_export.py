@@ -27,8 +27,9 @@ def _ms(dt) -> int:
 
 
 def read(out: Path, dataset: str, fmt: str = "parquet"):
-    return ds.dataset(out / dataset, format="parquet" if fmt == "parquet" else "json",
-                      partitioning="hive").to_table()
+    return ds.dataset(
+        out / dataset, format="parquet" if fmt == "parquet" else "json", partitioning="hive"
+    ).to_table()
 
 
 @pytest.fixture
@@ -45,10 +46,18 @@ def test_export_matches_the_store(cli, store, traffic, tmp_path):
     doc = cli.ok("export", out, "--json").json()
     n_messages = query(store, "SELECT count(*) FROM messages")[0][0]
     n_deliveries = query(store, "SELECT count(*) FROM deliveries")[0][0]
-    assert doc["datasets"] == {"messages": n_messages, "deliveries": n_deliveries,
-                               "dead_letters": 1, "delivery_attempts": 1, "receipts": 0,
-                               "federation": 0, "tasks": 0, "task_events": 0,
-                               "channels": 4, "incidents": 0}
+    assert doc["datasets"] == {
+        "messages": n_messages,
+        "deliveries": n_deliveries,
+        "dead_letters": 1,
+        "delivery_attempts": 1,
+        "receipts": 0,
+        "federation": 0,
+        "tasks": 0,
+        "task_events": 0,
+        "channels": 4,
+        "incidents": 0,
+    }
     assert doc["id_range"] == [1, n_messages]
     assert doc["incremental"] is False
     assert doc["out"] == str(out)
@@ -63,19 +72,25 @@ def test_export_matches_the_store(cli, store, traffic, tmp_path):
     # hive partitions: the UTC day each message was created
     days = {r["id"]: r["date"] for r in messages.select(["id", "date"]).to_pylist()}
     assert str(days[t.chat[0]]) == "2026-01-01" and str(days[t.late]) == "2026-01-02"
-    assert {p.name for p in (out / "messages").iterdir()} == {"date=2026-01-01",
-                                                              "date=2026-01-02"}
+    assert {p.name for p in (out / "messages").iterdir()} == {"date=2026-01-01", "date=2026-01-02"}
 
     deliveries = read(out, "deliveries").to_pylist()
     assert len(deliveries) == n_deliveries
     rows = {(d["message_id"], d["recipient"]): d for d in deliveries}
-    store_rows = query(store, "SELECT message_id, recipient, state, retry_count, delivered_at,"
-                              " read_at, ack_status, acked_at, first_read_at FROM deliveries")
+    store_rows = query(
+        store,
+        "SELECT message_id, recipient, state, retry_count, delivered_at,"
+        " read_at, ack_status, acked_at, first_read_at FROM deliveries",
+    )
     for mid, rcpt, state, retries, delivered, read_at, ack_status, acked, first in store_rows:
         d = rows[(mid, rcpt)]
         assert (d["state"], d["retry_count"], d["ack_status"]) == (state, retries, ack_status)
-        for col, want in (("delivered_at", delivered), ("read_at", read_at),
-                          ("acked_at", acked), ("first_read_at", first)):
+        for col, want in (
+            ("delivered_at", delivered),
+            ("read_at", read_at),
+            ("acked_at", acked),
+            ("first_read_at", first),
+        ):
             assert (None if d[col] is None else _ms(d[col])) == want, (mid, rcpt, col)
         assert _ms(d["exported_at"]) == _ms(NOW)
     assert rows[(t.chat[0], "bob")]["state"] == "read"
@@ -85,8 +100,9 @@ def test_export_matches_the_store(cli, store, traffic, tmp_path):
     assert rows[(t.dead, "executor")]["tracked"] is True
 
     dead = read(out, "dead_letters").to_pylist()
-    assert [(d["message_id"], d["recipient"], d["reason"], d["retry_count"]) for d in dead] \
-        == [(t.dead, "executor", "max_retries_exceeded", 1)]
+    assert [(d["message_id"], d["recipient"], d["reason"], d["retry_count"]) for d in dead] == [
+        (t.dead, "executor", "max_retries_exceeded", 1)
+    ]
     channels = {c["name"]: c for c in read(out, "channels").to_pylist()}
     assert set(channels) == {"_system", "chat", "work", "once"}
     assert channels["work"]["ack_timeout_ms"] == 60_000
@@ -99,9 +115,12 @@ def test_manifest_lists_every_file_with_size_and_sha256(cli, store, traffic, tmp
     cli.ok("export", out)
     man = json.loads((out / "manifest.json").read_text())
     store_id = query(store, "SELECT value FROM store_meta WHERE key = 'store_id'")[0][0]
-    assert man["store"] == {"path": str(store), "store_id": store_id,
-                            "schema_version": query(store, "PRAGMA user_version")[0][0],
-                            "node_id": None}
+    assert man["store"] == {
+        "path": str(store),
+        "store_id": store_id,
+        "schema_version": query(store, "PRAGMA user_version")[0][0],
+        "node_id": None,
+    }
     assert man["acomm_version"] and man["format"] == "parquet"
     assert man["exported_at"] == iso(_ms(NOW))
     n_messages = query(store, "SELECT count(*) FROM messages")[0][0]
@@ -127,11 +146,11 @@ def test_incremental_twice_adds_only_new_rows(cli, store, tmp_path):
         day1_messages = query(store, "SELECT count(*) FROM messages")[0][0]
         assert first["id_range"] == [1, day1_messages]
         assert query(store, "SELECT target, last_message_id FROM exports") == [
-            (str(out), day1_messages)]
+            (str(out), day1_messages)
+        ]
         day2(cli, clock, t)
         # carol never reads the chat: day 1 is still in flight, and is written again
-        assert json.loads((out / "manifest.json").read_text())["unsettled"] == [
-            [1, day1_messages]]
+        assert json.loads((out / "manifest.json").read_text())["unsettled"] == [[1, day1_messages]]
         second = cli.ok("export", out, "--incremental", "--json").json()
         total = query(store, "SELECT count(*) FROM messages")[0][0]
         assert second["id_range"] == [day1_messages + 1, total]
@@ -154,16 +173,25 @@ def test_incremental_twice_adds_only_new_rows(cli, store, tmp_path):
     assert sorted(ids) == list(range(1, total + 1))  # every message once
     deliveries = read(out, "deliveries")
     assert deliveries.num_rows == query(store, "SELECT count(*) FROM deliveries")[0][0]
-    states = dict(zip(zip(deliveries.column("message_id").to_pylist(),
-                          deliveries.column("recipient").to_pylist(), strict=True),
-                      deliveries.column("state").to_pylist(), strict=True))
+    states = dict(
+        zip(
+            zip(
+                deliveries.column("message_id").to_pylist(),
+                deliveries.column("recipient").to_pylist(),
+                strict=True,
+            ),
+            deliveries.column("state").to_pylist(),
+            strict=True,
+        )
+    )
     assert states[(t.backlog, "executor")] == "dead"  # dead-lettered after its first export
     assert states[(t.chat[0], "carol")] == "read"
     assert t.backlog in read(out, "dead_letters").column("message_id").to_pylist()
     man = json.loads((out / "manifest.json").read_text())
     assert man["ranges"] == [[1, total]] and man["unsettled"] == []
     assert sorted(f["path"] for f in man["files"]) == sorted(
-        str(p.relative_to(out)) for p in out.rglob("part-*"))
+        str(p.relative_to(out)) for p in out.rglob("part-*")
+    )
     assert [e["incremental"] for e in man["exports"]] == [True] * 4
 
 
@@ -182,11 +210,13 @@ def test_exporting_the_same_range_twice_never_duplicates(cli, store, traffic, tm
 
 
 def test_since_until_select_a_window_and_a_later_full_export_fills_the_rest(
-        cli, store, traffic, tmp_path):
+    cli, store, traffic, tmp_path
+):
     out = tmp_path / "export"
     doc = cli.ok("export", out, "--since", "2026-01-02T00:00:00Z", "--json").json()
-    day2_ids = [r[0] for r in query(store, "SELECT id FROM messages WHERE created_at >= ?",
-                                    _ms(DAY2))]
+    day2_ids = [
+        r[0] for r in query(store, "SELECT id FROM messages WHERE created_at >= ?", _ms(DAY2))
+    ]
     assert doc["id_range"] == [min(day2_ids), max(day2_ids)]
     assert {p.name for p in (out / "messages").iterdir()} == {"date=2026-01-02"}
     doc = cli.ok("export", out, "--until", "2026-01-02T00:00:00Z", "--json").json()
@@ -203,8 +233,11 @@ def test_jsonl_format(cli, store, traffic, tmp_path):
     out = tmp_path / "jsonl"
     doc = cli.ok("export", out, "--format", "jsonl", "--json").json()
     assert all(f["path"].endswith(".jsonl") for f in doc["files"])
-    lines = [json.loads(line) for p in sorted((out / "deliveries").rglob("*.jsonl"))
-             for line in p.read_text().splitlines()]
+    lines = [
+        json.loads(line)
+        for p in sorted((out / "deliveries").rglob("*.jsonl"))
+        for line in p.read_text().splitlines()
+    ]
     assert len(lines) == query(store, "SELECT count(*) FROM deliveries")[0][0]
     bob = next(r for r in lines if r["message_id"] == t.chat[0] and r["recipient"] == "bob")
     assert bob["read_at"] == "2026-01-01T10:00:05.000Z" and bob["state"] == "read"
@@ -246,10 +279,18 @@ def test_incremental_without_a_manifest_starts_again(cli, store, traffic, tmp_pa
 def test_empty_store_exports_channels_only(cli, store, tmp_path):
     out = tmp_path / "export"
     doc = cli.ok("export", out, "--json").json()
-    assert doc["datasets"] == {"messages": 0, "deliveries": 0, "dead_letters": 0,
-                               "delivery_attempts": 0,
-                               "receipts": 0, "federation": 0, "tasks": 0,
-                               "task_events": 0, "channels": 1, "incidents": 0}
+    assert doc["datasets"] == {
+        "messages": 0,
+        "deliveries": 0,
+        "dead_letters": 0,
+        "delivery_attempts": 0,
+        "receipts": 0,
+        "federation": 0,
+        "tasks": 0,
+        "task_events": 0,
+        "channels": 1,
+        "incidents": 0,
+    }
     assert doc["id_range"] is None
     plain = cli.ok("export", out).stdout
     assert plain.startswith(str(out)) and "no new messages" in plain
@@ -257,8 +298,10 @@ def test_empty_store_exports_channels_only(cli, store, tmp_path):
 
 def test_bad_options(cli, store, tmp_path):
     assert cli("export", tmp_path / "x", "--format", "csv").exit_code == 3
-    assert cli("export", tmp_path / "x", "--since", "2026-01-02", "--until",
-               "2026-01-01").exit_code == 3
+    assert (
+        cli("export", tmp_path / "x", "--since", "2026-01-02", "--until", "2026-01-01").exit_code
+        == 3
+    )
     f = tmp_path / "file"
     f.write_text("")
     assert cli("export", f).exit_code == 3
@@ -282,8 +325,12 @@ def test_small_chunks_and_batches_give_the_same_rows(store, traffic, tmp_path):
         assert again.refreshed == [tuple(r) for r in res.manifest["unsettled"]]
     finally:
         conn.close()
-    for dataset, table in (("messages", "messages"), ("deliveries", "deliveries"),
-                           ("dead_letters", "dead_letters")):
-        assert read(Path(out), dataset).num_rows == query(
-            store, f"SELECT count(*) FROM {table}")[0][0], dataset
+    for dataset, table in (
+        ("messages", "messages"),
+        ("deliveries", "deliveries"),
+        ("dead_letters", "dead_letters"),
+    ):
+        assert (
+            read(Path(out), dataset).num_rows == query(store, f"SELECT count(*) FROM {table}")[0][0]
+        ), dataset
     assert sorted(read(Path(out), "messages").column("id").to_pylist()) == list(range(1, n + 1))

@@ -59,11 +59,24 @@ def test_tasks_history_and_incidents_are_exported_as_they_stand(cli, store, task
     }
     for tid, (state, cap, owner, eta, created, accepted, finished) in want.items():
         r = rows[tid]
-        got = (r["state"], r["capability_id"], r["owner"], _ms(r["eta_at"]),
-               _ms(r["created_at"]), _ms(r["accepted_at"]), _ms(r["finished_at"]))
-        assert got == (state, cap, owner, _at(seconds=eta), _at(seconds=created),
-                       None if accepted is None else _at(seconds=accepted),
-                       None if finished is None else _at(seconds=finished)), tid
+        got = (
+            r["state"],
+            r["capability_id"],
+            r["owner"],
+            _ms(r["eta_at"]),
+            _ms(r["created_at"]),
+            _ms(r["accepted_at"]),
+            _ms(r["finished_at"]),
+        )
+        assert got == (
+            state,
+            cap,
+            owner,
+            _at(seconds=eta),
+            _at(seconds=created),
+            None if accepted is None else _at(seconds=accepted),
+            None if finished is None else _at(seconds=finished),
+        ), tid
         assert r["creator"] == "alice" and r["task_type"] == "task"
         assert r["global_id"] is None and r["origin_node"] is None  # one store, no federation
         assert r["channel"] == ("_dm:alice:bob" if tid == t.plain else "_dm:alice:rev")
@@ -75,10 +88,10 @@ def test_tasks_history_and_incidents_are_exported_as_they_stand(cli, store, task
     events = read(out, "task_events")
     assert len(events) == n_events
     store_events = query(store, "SELECT event_id, task_id, event, at FROM task_events")
-    assert sorted((e["event_id"], e["task_id"], e["event"], _ms(e["at"])) for e in events) \
-        == sorted(store_events)
-    late = [e["event"] for e in sorted(events, key=lambda e: e["seq"])
-            if e["task_id"] == t.late]
+    assert sorted(
+        (e["event_id"], e["task_id"], e["event"], _ms(e["at"])) for e in events
+    ) == sorted(store_events)
+    late = [e["event"] for e in sorted(events, key=lambda e: e["seq"]) if e["task_id"] == t.late]
     assert late == ["created", "accepted", "overdue", "incident", "completed"]
     assert all(_ms(e["created_at"]) == _ms(rows[e["task_id"]]["created_at"]) for e in events)
     incident_event = next(e for e in events if e["task_id"] == t.stuck and e["event"] == "incident")
@@ -89,10 +102,14 @@ def test_tasks_history_and_incidents_are_exported_as_they_stand(cli, store, task
         ("execution_error", t.failed, "resolved"),
         ("output_mismatch", t.ok, "open"),
         ("eta_breach", t.late, "open"),  # tick at +6 m: the late and the stuck one, by id
-        ("eta_breach", t.stuck, "open")]
+        ("eta_breach", t.stuck, "open"),
+    ]
     first = incidents[0]
     assert (first["capability_id"], first["delegation_skill"], first["executor_skill"]) == (
-        "review", "skills/review-request@1.2", "skills/review-exec@1.0")
+        "review",
+        "skills/review-request@1.2",
+        "skills/review-exec@1.0",
+    )
     assert _ms(first["created_at"]) == _at(minutes=2)
     assert (_ms(first["resolved_at"]), first["resolved_by"]) == (_at(minutes=3), "ops")
     assert json.loads(first["sample_corr_ids"]) == [rows[t.failed]["correlation_id"]]
@@ -123,9 +140,13 @@ def test_an_open_task_keeps_its_chunk_in_flight_until_it_ends(cli, store, tasks,
     # failing a capability task is an execution_error, declining included: 4 + 2, once each
     assert len(incidents) == 6 == query(store, "SELECT count(*) FROM incidents")[0][0]
     assert sorted((i["failure_class"], i["state"]) for i in incidents) == [
-        ("eta_breach", "open"), ("eta_breach", "resolved"), ("execution_error", "open"),
-        ("execution_error", "open"), ("execution_error", "resolved"),
-        ("output_mismatch", "open")]
+        ("eta_breach", "open"),
+        ("eta_breach", "resolved"),
+        ("execution_error", "open"),
+        ("execution_error", "open"),
+        ("execution_error", "resolved"),
+        ("output_mismatch", "open"),
+    ]
     assert len(read(out, "task_events")) == query(store, "SELECT count(*) FROM task_events")[0][0]
 
 
@@ -143,8 +164,9 @@ def test_only_open_tasks_keep_a_settled_range_in_flight(cli, store, tmp_path):
         conn = opening.connect(store, create=False)
         try:
             hi = sql.id_bounds_all(conn)[1]  # type: ignore[index]
-            busy = conn.execute("SELECT count(*) FROM deliveries WHERE state IN"
-                                " ('queued', 'waiting', 'unread')").fetchone()[0]
+            busy = conn.execute(
+                "SELECT count(*) FROM deliveries WHERE state IN ('queued', 'waiting', 'unread')"
+            ).fetchone()[0]
             assert busy == 0
             assert sql.unsettled(conn, 1, hi)
             clock.move_to(T0 + timedelta(seconds=5))
@@ -160,12 +182,22 @@ def test_tasks_in_json_lines(cli, store, tasks, tmp_path):
     t, _clock = tasks
     out = tmp_path / "jsonl"
     cli.ok("export", out, "--format", "jsonl")
-    rows = [json.loads(line) for p in sorted((out / "tasks").rglob("part-*.jsonl"))
-            for line in p.read_text().splitlines()]
+    rows = [
+        json.loads(line)
+        for p in sorted((out / "tasks").rglob("part-*.jsonl"))
+        for line in p.read_text().splitlines()
+    ]
     by_id = {r["id"]: r for r in rows}
     assert len(by_id) == 6 and by_id[t.late]["finished_at"] == "2026-03-01T12:08:00.000Z"
     assert by_id[t.late]["eta_required"] is False
-    incidents = [json.loads(line) for p in (out / "incidents").rglob("part-*.jsonl")
-                 for line in p.read_text().splitlines()]
+    incidents = [
+        json.loads(line)
+        for p in (out / "incidents").rglob("part-*.jsonl")
+        for line in p.read_text().splitlines()
+    ]
     assert sorted(i["failure_class"] for i in incidents) == [
-        "eta_breach", "eta_breach", "execution_error", "output_mismatch"]
+        "eta_breach",
+        "eta_breach",
+        "execution_error",
+        "output_mismatch",
+    ]

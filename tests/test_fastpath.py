@@ -19,13 +19,19 @@ from acomm_cli.cli import main as fastpath
 from acomm_cli.cli.config import Settings
 from acomm_cli.cli.invocation import Invocation
 
-pytestmark = [pytest.mark.process,
-              pytest.mark.skipif(shutil.which("faketime") is None,
-                                 reason="faketime is not installed (make test installs it)")]
+pytestmark = [
+    pytest.mark.process,
+    pytest.mark.skipif(
+        shutil.which("faketime") is None, reason="faketime is not installed (make test installs it)"
+    ),
+]
 
 NOW = ["faketime", "-f", "2026-01-02 12:00:00"]  # frozen: both runs write the same times
-TYPER = [sys.executable, "-c", "import sys; sys.argv[0] = 'acomm'\n"
-         "from acomm_cli.cli.app import main\nmain()"]
+TYPER = [
+    sys.executable,
+    "-c",
+    "import sys; sys.argv[0] = 'acomm'\nfrom acomm_cli.cli.app import main\nmain()",
+]
 
 FAST, HANDED_OVER = True, False
 CASES = [
@@ -37,8 +43,29 @@ CASES = [
     (["send", "team", "-", "--as", "alice"], "dash is stdin", FAST),
     (["send", "team", "", "--as", "alice"], None, FAST),  # refused: exit 3
     (["send", "team", "", "--as", "alice", "--json"], None, FAST),
-    (["send", "team", "hi", "--as", "alice", "--priority", "high", "--meta", "k=v", "--meta",
-      "a=b", "--type", "command", "--correlation-id", "c1", "--dedupe-key", "d1"], None, FAST),
+    (
+        [
+            "send",
+            "team",
+            "hi",
+            "--as",
+            "alice",
+            "--priority",
+            "high",
+            "--meta",
+            "k=v",
+            "--meta",
+            "a=b",
+            "--type",
+            "command",
+            "--correlation-id",
+            "c1",
+            "--dedupe-key",
+            "d1",
+        ],
+        None,
+        FAST,
+    ),
     (["send", "team", "hi", "--as=alice", "--priority=urgent", "--topic=x.y"], None, FAST),
     (["send", "team", "hi", "-p", "high", "-t", "notification", "--as", "alice"], None, FAST),
     (["send", "--to", "bob", "hi", "--as", "alice"], None, FAST),
@@ -46,12 +73,19 @@ CASES = [
     (["send", "team", "hi"], None, FAST),  # no sender: exit 2
     (["send", "nowhere", "hi", "--as", "alice"], None, FAST),  # exit 4
     (["send", "team", "hi", "--as", "alice", "--delay", "30s"], None, FAST),
-    (["send", "team", "hi", "--as", "alice", "--delay", "30s", "--deliver-at", "2030-01-01"],
-     None, FAST),
+    (
+        ["send", "team", "hi", "--as", "alice", "--delay", "30s", "--deliver-at", "2030-01-01"],
+        None,
+        FAST,
+    ),
     (["send", "team", "hi", "--as", "alice", "--priority", "extreme"], None, FAST),
     (["send", "team", "hi", "--as", "bad name"], None, FAST),
-    (["send", "--batch", "-"], '{"channel": "team", "sender": "alice", "content": "b1"}\n'
-     '{"channel": "team", "sender": "alice", "content": "b2"}\n', FAST),
+    (
+        ["send", "--batch", "-"],
+        '{"channel": "team", "sender": "alice", "content": "b1"}\n'
+        '{"channel": "team", "sender": "alice", "content": "b2"}\n',
+        FAST,
+    ),
     (["send", "--batch", "-", "team"], "", FAST),
     (["--store", "missing.acomm", "send", "team", "hi", "--as", "alice"], None, FAST),
     (["send", "team", "hi", "--as", "alice", "--no-color"], None, FAST),
@@ -79,8 +113,22 @@ CASES = [
     (["receive", "--as", "bob", "--json"], None, FAST),
     (["receive", "--recipient", "bob", "--peek", "--limit", "1", "--json"], None, FAST),
     (["receive", "team", "--as", "bob", "--jsonl", "--from", "alice"], None, FAST),
-    (["receive", "--as", "bob", "--since", "-1h", "--sort", "priority", "--order", "desc",
-      "--json"], None, FAST),
+    (
+        [
+            "receive",
+            "--as",
+            "bob",
+            "--since",
+            "-1h",
+            "--sort",
+            "priority",
+            "--order",
+            "desc",
+            "--json",
+        ],
+        None,
+        FAST,
+    ),
     (["receive", "--as", "bob", "--priority-min", "high", "--status", "delivered"], None, FAST),
     (["receive", "--as", "bob", "-t", "text", "--type", "command", "--body"], None, FAST),
     (["receive", "--as", "bob", "--limit", " 2", "--offset", "+1", "--json"], None, FAST),
@@ -122,33 +170,47 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     unread messages for bob."""
     d = tmp_path_factory.mktemp("fastpath-base")
     store = d / "store.acomm"
-    for argv in (["init"], ["channel", "create", "team", "--as", "alice"],
-                 ["channel", "join", "team", "--as", "alice", "bob"],
-                 ["channel", "create", "ci", "--type", "pubsub", "--as", "ci"],
-                 ["subscribe", "ci", "#", "--as", "bob"],
-                 ["send", "team", "one", "--as", "alice"],
-                 ["send", "team", "two", "--as", "alice", "--priority", "high", "--type",
-                  "command"],
-                 ["send", "--to", "bob", "three", "--as", "alice"]):
-        subprocess.run([*NOW, ACOMM, "--store", str(store), *argv], check=True,
-                       capture_output=True, env=_env())
+    for argv in (
+        ["init"],
+        ["channel", "create", "team", "--as", "alice"],
+        ["channel", "join", "team", "--as", "alice", "bob"],
+        ["channel", "create", "ci", "--type", "pubsub", "--as", "ci"],
+        ["subscribe", "ci", "#", "--as", "bob"],
+        ["send", "team", "one", "--as", "alice"],
+        ["send", "team", "two", "--as", "alice", "--priority", "high", "--type", "command"],
+        ["send", "--to", "bob", "three", "--as", "alice"],
+    ):
+        subprocess.run(
+            [*NOW, ACOMM, "--store", str(store), *argv], check=True, capture_output=True, env=_env()
+        )
     return d
 
 
 def _env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("ACOMM_") and k not in ("NO_COLOR", "FORCE_COLOR")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("ACOMM_") and k not in ("NO_COLOR", "FORCE_COLOR")
+    }
     env["COLUMNS"] = "80"
     return env
 
 
-def _run(cmd: list[str], argv: list[str], stdin: str | None, where: Path,
-         base: Path) -> tuple[int, str, str, dict[str, object]]:
+def _run(
+    cmd: list[str], argv: list[str], stdin: str | None, where: Path, base: Path
+) -> tuple[int, str, str, dict[str, object]]:
     shutil.copytree(base, where)
     store = where / "store.acomm"
     env = {**_env(), "ACOMM_STORE": str(store)}
-    p = subprocess.run([*NOW, *cmd, *argv], input=stdin or "", capture_output=True, text=True,
-                       env=env, cwd=where, timeout=60)
+    p = subprocess.run(
+        [*NOW, *cmd, *argv],
+        input=stdin or "",
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=where,
+        timeout=60,
+    )
     return p.returncode, p.stdout, p.stderr, snapshot(store)
 
 
@@ -191,8 +253,13 @@ def test_the_tree_is_what_the_typer_app_says():
         assert names == [p["name"] for p in cmd["params"]], name
 
 
-@pytest.mark.parametrize("argv", [["-v", "send", "team", "hi", "--as", "alice"],
-                                  ["receive", "--as", "bob", "--verbose", "--csv"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["-v", "send", "team", "hi", "--as", "alice"],
+        ["receive", "--as", "bob", "--verbose", "--csv"],
+    ],
+)
 def test_verbose_says_the_same_on_both_paths_but_the_times(argv, base, tmp_path):
     """-v: the store, how it was found, the config file and timings, on stderr; the times
     differ from run to run, the rest does not."""
@@ -200,8 +267,10 @@ def test_verbose_says_the_same_on_both_paths_but_the_times(argv, base, tmp_path)
 
     typer = _run(TYPER, argv, None, tmp_path / "typer", base)
     quick = _run([ACOMM], argv, None, tmp_path / "fast", base)
+
     def timeless(err: str, where: Path) -> str:
         return re.sub(r"\d+\.\d ms", "T ms", err.replace(str(where), "DIR"))
+
     assert quick[:2] == typer[:2]
     assert timeless(quick[2], tmp_path / "fast") == timeless(typer[2], tmp_path / "typer")
     lines = timeless(quick[2], tmp_path / "fast").splitlines()

@@ -34,9 +34,13 @@ def doctor_clean() -> None:
 
 def batch_file(tmp_path: Path, n: int, marker: str, pad: str = "", **extra: str) -> Path:
     p = tmp_path / f"{marker}.jsonl"
-    p.write_text("".join(json.dumps({"channel": "g", "from": "a",
-                                     "content": f"{marker} {i}{pad}", **extra}) + "\n"
-                         for i in range(n)))
+    p.write_text(
+        "".join(
+            json.dumps({"channel": "g", "from": "a", "content": f"{marker} {i}{pad}", **extra})
+            + "\n"
+            for i in range(n)
+        )
+    )
     return p
 
 
@@ -55,8 +59,7 @@ def team(make_channel):
 
 
 def states(store: Path, who: str = "b") -> dict[int, str]:
-    return dict(query(store, "SELECT message_id, state FROM deliveries WHERE recipient = ?",
-                      who))
+    return dict(query(store, "SELECT message_id, state FROM deliveries WHERE recipient = ?", who))
 
 
 # ---------------------------------------------------------------- receive
@@ -90,8 +93,11 @@ def test_receive_killed_or_cut_off_loses_nothing(cli, team, tmp_path, seed, faul
     rng = random.Random(seed)
     cli.ok("send", "--batch", str(batch_file(tmp_path, N_RECEIVE, "r", " " + "x" * 900)))
     everything = set(states(team))
-    p = subprocess.Popen([ACOMM, "receive", "g", "--as", "b", "--jsonl", "--limit", "1000"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p = subprocess.Popen(
+        [ACOMM, "receive", "g", "--as", "b", "--jsonl", "--limit", "1000"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         k = rng.randint(0, 400_000)  # bytes read before the fault; more than it prints, at times
         if k < 2_000:
@@ -130,8 +136,11 @@ def test_send_batch_killed_is_all_or_nothing(team, tmp_path, seed):
     rng = random.Random(seed)
     n = 3000
     marker = f"batch{seed}"
-    p = subprocess.Popen([ACOMM, "send", "--batch", str(batch_file(tmp_path, n, marker))],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p = subprocess.Popen(
+        [ACOMM, "send", "--batch", str(batch_file(tmp_path, n, marker))],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         kill(p, rng.uniform(0, 1.0))
     finally:
@@ -177,8 +186,10 @@ def test_dispatch_killed_runs_each_message_at_most_once(cli, team, tmp_path, see
     killed dispatcher held waits for its lease to run out, and is not run again before)."""
     rng = random.Random(seed)
     runs = tmp_path / "runs"
-    configure(team, b={"run": agent_script(tmp_path, "log.sh",
-                                           'echo "$ACOMM_MESSAGE_ID" >> "$WORK/runs"')})
+    configure(
+        team,
+        b={"run": agent_script(tmp_path, "log.sh", 'echo "$ACOMM_MESSAGE_ID" >> "$WORK/runs"')},
+    )
     ids = [int(cli.ok("send", "g", f"d{i}", "--as", "a").stdout) for i in range(4)]
     p = subprocess.Popen([ACOMM, verb], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:

@@ -71,13 +71,13 @@ def _loaded(tmp_path: Path, nats_url: str | None) -> tuple[Path, Path]:
         now = clock.now_ms()
         with write(conn):  # N sends in one transaction: `send --to` N times, faster
             for i in range(N):
-                [res] = send_direct(conn, SendRequest(sender="alice", content=f"m{i}"),
-                                    ["bob"], now)
+                [res] = send_direct(
+                    conn, SendRequest(sender="alice", content=f"m{i}"), ["bob"], now
+                )
                 assert not isinstance(res, Exception), res
     finally:
         conn.close()
-    assert query(a, "SELECT count(*), max(seq) FROM fed_outbox WHERE kind = 'message'") == \
-        [(N, N)]
+    assert query(a, "SELECT count(*), max(seq) FROM fed_outbox WHERE kind = 'message'") == [(N, N)]
     if nats_url:  # na publishes its outbox (its next pull does; it reads nothing yet)
         assert json.loads(acomm(a, "fed", "pull").stdout)["published"] == N
         assert query(a, "SELECT published_seq FROM fed_nats") == [(N,)]
@@ -88,19 +88,28 @@ def consistent(b: Path) -> int:
     """nb's view of na's outbox after any crash: everything up to the cursor recorded,
     delivered and accepted once, nothing beyond it. Returns the cursor."""
     [(position,)] = query(b, "SELECT position FROM fed_cursors WHERE source_node = 'na'")
-    assert query(b, "SELECT count(*), count(DISTINCT event_id), coalesce(max(seq), 0)"
-                    " FROM fed_inbound WHERE source_node = 'na' AND kind = 'message'") == \
-        [(position, position, position)]
-    assert query(b, "SELECT count(*), count(DISTINCT global_id) FROM messages"
-                    " WHERE origin_node = 'na'") == [(position, position)]
-    assert query(b, "SELECT count(*), count(DISTINCT message_id) FROM deliveries"
-                    " WHERE recipient = 'bob'") == [(position, position)]
-    assert query(b, "SELECT count(*), count(DISTINCT json_extract(envelope,"
-                    " '$.payload.ackOf')) FROM fed_outbox WHERE kind = 'ack'"
-                    " AND json_extract(envelope, '$.payload.status') = 'accepted'") == \
-        [(position, position)]
-    assert not query(b, "SELECT 1 FROM messages m JOIN fed_inbound i ON i.message_id = m.id"
-                        " WHERE m.global_id != i.event_id")
+    assert query(
+        b,
+        "SELECT count(*), count(DISTINCT event_id), coalesce(max(seq), 0)"
+        " FROM fed_inbound WHERE source_node = 'na' AND kind = 'message'",
+    ) == [(position, position, position)]
+    assert query(
+        b, "SELECT count(*), count(DISTINCT global_id) FROM messages WHERE origin_node = 'na'"
+    ) == [(position, position)]
+    assert query(
+        b, "SELECT count(*), count(DISTINCT message_id) FROM deliveries WHERE recipient = 'bob'"
+    ) == [(position, position)]
+    assert query(
+        b,
+        "SELECT count(*), count(DISTINCT json_extract(envelope,"
+        " '$.payload.ackOf')) FROM fed_outbox WHERE kind = 'ack'"
+        " AND json_extract(envelope, '$.payload.status') = 'accepted'",
+    ) == [(position, position)]
+    assert not query(
+        b,
+        "SELECT 1 FROM messages m JOIN fed_inbound i ON i.message_id = m.id"
+        " WHERE m.global_id != i.event_id",
+    )
     return position
 
 
@@ -113,8 +122,9 @@ def doctor_clean(path: Path) -> None:
 def test_fed_pull_killed_delivers_every_event_exactly_once(loaded, seed):
     a, b = loaded
     rng = random.Random(seed)
-    p = subprocess.Popen([ACOMM, "--store", str(b), "fed", "pull"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p = subprocess.Popen(
+        [ACOMM, "--store", str(b), "fed", "pull"], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     try:
         kill(p, rng.uniform(0, 1.0))
     finally:
@@ -140,8 +150,9 @@ def test_a_rewound_cursor_after_a_kill_redoes_nothing(loaded):
     """A pull killed, then the cursor put back to 0 (a restored backup of the cursors, say):
     the events are read again and all counted duplicates; nothing is delivered twice."""
     _, b = loaded
-    p = subprocess.Popen([ACOMM, "--store", str(b), "fed", "pull"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p = subprocess.Popen(
+        [ACOMM, "--store", str(b), "fed", "pull"], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     try:
         kill(p, 0.5)
     finally:

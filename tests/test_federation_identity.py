@@ -57,16 +57,20 @@ def test_invite_create_list_revoke(cli, seed):
     assert len(inv["invite_token"]) == 43  # 32 random bytes, base64url
     with freeze_time("2030-01-01T00:01:00Z"):
         listed = cli.ok("invite", "list", "--json").json()["invites"]
-        assert sorted((i["invite_id"], i["state"], i["expected_node"] or "") for i in listed) == \
-            sorted([(inv["invite_id"], "pending", "mbp-jane"), (other["invite_id"], "pending", "")])
+        assert sorted(
+            (i["invite_id"], i["state"], i["expected_node"] or "") for i in listed
+        ) == sorted(
+            [(inv["invite_id"], "pending", "mbp-jane"), (other["invite_id"], "pending", "")]
+        )
         assert inv["invite_token"] not in cli.ok("invite", "list", "--json").stdout
         revoked = cli.ok("invite", "revoke", inv["invite_id"], "--json").json()
         assert revoked["state"] == "revoked" and revoked["changed"] is True
         again = cli.ok("invite", "revoke", inv["invite_id"], "--json").json()
         assert again["changed"] is False
     with freeze_time("2030-01-01T00:11:00Z"):
-        states = {i["invite_id"]: i["state"]
-                  for i in cli.ok("invite", "list", "--json").json()["invites"]}
+        states = {
+            i["invite_id"]: i["state"] for i in cli.ok("invite", "list", "--json").json()["invites"]
+        }
     assert states == {inv["invite_id"]: "revoked", other["invite_id"]: "expired"}
     r = cli("invite", "revoke", "inv-nope", "--json")
     assert r.exit_code == 4 and r.error["code"] == "not_found"
@@ -81,9 +85,17 @@ def test_the_token_is_never_stored_in_clear(cli, seed):
     assert len(query(seed, "SELECT token_sha256 FROM fed_invites")[0][0]) == 64
 
 
-@pytest.mark.parametrize("args", [["--ttl", "0s"], ["--ttl", "8d"], ["--ttl", "soon"],
-                                  ["--expect", "a@b"], ["--pin-key", "k4.public.short"],
-                                  ["--pin-key", "not-a-key"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--ttl", "0s"],
+        ["--ttl", "8d"],
+        ["--ttl", "soon"],
+        ["--expect", "a@b"],
+        ["--pin-key", "k4.public.short"],
+        ["--pin-key", "not-a-key"],
+    ],
+)
 def test_invite_create_refuses_bad_options(cli, seed, args):
     r = cli("invite", "create", *args, "--json")
     assert r.exit_code == 3 and r.error["code"] == "validation_failed"
@@ -97,8 +109,11 @@ def test_a_used_invite_cannot_be_revoked(cli, seed, conn):
 
     inv = cli.ok("invite", "create", "--json").json()
     now = clock.now_ms()
-    status, body = handshake.exchange(conn, json.dumps({
-        "inviteToken": inv["invite_token"], "nodeId": "mbp-jane", "nonce": "n" * 24}), now)
+    status, body = handshake.exchange(
+        conn,
+        json.dumps({"inviteToken": inv["invite_token"], "nodeId": "mbp-jane", "nonce": "n" * 24}),
+        now,
+    )
     assert status == 200
     assert handshake.authenticate_ticket(conn, body["wsTicket"], "mbp-jane", now + 1)[0] == 200
     r = cli("invite", "revoke", inv["invite_id"], "--json")

@@ -28,8 +28,9 @@ from test_gateway import Node, free_port, gateway_nodes, invite, wait_until, whe
 
 pytestmark = pytest.mark.federation
 
-needs_faketime = pytest.mark.skipif(shutil.which("faketime") is None,
-                                    reason="faketime is not installed (make test installs it)")
+needs_faketime = pytest.mark.skipif(
+    shutil.which("faketime") is None, reason="faketime is not installed (make test installs it)"
+)
 
 
 def sql(n: Node, statement: str, *params: Any) -> list[tuple[Any, ...]]:
@@ -37,11 +38,16 @@ def sql(n: Node, statement: str, *params: Any) -> list[tuple[Any, ...]]:
         return c.execute(statement, params).fetchall()
 
 
-def run_env(n: Node, env: dict[str, str], *args: str,
-            prefix: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*prefix, ACOMM, "--store", str(n.path), "--json", *args],
-                          capture_output=True, text=True, timeout=60,
-                          env={**os.environ, **env})
+def run_env(
+    n: Node, env: dict[str, str], *args: str, prefix: tuple[str, ...] = ()
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*prefix, ACOMM, "--store", str(n.path), "--json", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, **env},
+    )
 
 
 def ok_env(n: Node, env: dict[str, str], *args: str, prefix: tuple[str, ...] = ()) -> Any:
@@ -58,8 +64,10 @@ def make(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[[s
         with gateway_nodes(tmp_path) as maker:
             yield maker
         return
-    with nats_server(tmp_path / "nats") as server, \
-            gateway_nodes(tmp_path, ("--transport", server.url)) as maker:
+    with (
+        nats_server(tmp_path / "nats") as server,
+        gateway_nodes(tmp_path, ("--transport", server.url)) as maker,
+    ):
         yield maker
 
 
@@ -77,11 +85,15 @@ def cluster(make: Callable[[str], Node], *joiners: str) -> tuple[Node, list[Node
 
 def with_carl(b: Node, tmp_path: Path) -> None:
     """carl on B is a dispatch agent: each run notes itself; its stdout answers the query."""
-    script = agent_script(tmp_path, "carl.sh", """
+    script = agent_script(
+        tmp_path,
+        "carl.sh",
+        """
 cat > /dev/null
 echo "$ACOMM_MESSAGE_ID" >> "$WORK/carl.runs"
 echo "carl says 42"
-""")
+""",
+    )
     (b.path.parent / "config.yaml").write_text(json.dumps({"agents": {"carl": {"run": script}}}))
 
 
@@ -99,18 +111,40 @@ def test_join_ownership_and_the_full_loop(make, tmp_path):
     with_carl(b, tmp_path)
     b.ok("agent", "own", "bob")
     b.ok("agent", "own", "carl")
-    wait_until("bob and carl owned by nb, seen on na",
-               lambda: where(a, "bob") == "nb" and where(a, "carl") == "nb")
+    wait_until(
+        "bob and carl owned by nb, seen on na",
+        lambda: where(a, "bob") == "nb" and where(a, "carl") == "nb",
+    )
     seen = a.ok("agent", "where", "bob")
     assert (seen["owner_node"], seen["online"], seen["route"]) == ("nb", True, "owner")
     # (a) a message, received and acked `completed`
     m = a.ok("send", "--to", "bob", "do it", "--as", "alice")["results"][0]
     assert (m["status"], m["to_node"], m["route_decision"]) == ("emitted", "nb", "owner")
     # (b) a query answered with `respond`; (c) a query to a dispatch agent
-    q = a.ok("send", "--to", "bob", "why?", "--type", "query", "--correlation-id", "c-bob",
-             "--as", "alice")["results"][0]
-    d = a.ok("send", "--to", "carl", "the answer?", "--type", "query", "--correlation-id",
-             "c-carl", "--as", "alice")["results"][0]
+    q = a.ok(
+        "send",
+        "--to",
+        "bob",
+        "why?",
+        "--type",
+        "query",
+        "--correlation-id",
+        "c-bob",
+        "--as",
+        "alice",
+    )["results"][0]
+    d = a.ok(
+        "send",
+        "--to",
+        "carl",
+        "the answer?",
+        "--type",
+        "query",
+        "--correlation-id",
+        "c-carl",
+        "--as",
+        "alice",
+    )["results"][0]
     pulled = b.ok("fed", "pull")
     assert (pulled["delivered"], pulled["unreachable"]) == (3, [])
     assert a.ok("fed", "pull")["acks"] == 3
@@ -123,11 +157,16 @@ def test_join_ownership_and_the_full_loop(make, tmp_path):
     assert ticked["dispatch"]["accepted"] == 1 and runs(tmp_path) == 1
     pulled = a.ok("fed", "pull")
     assert pulled["replies"] == 2 and pulled["unreachable"] == []
-    assert states(a) == {m["global_id"]: "processed", q["global_id"]: "replied",
-                         d["global_id"]: "replied"}
+    assert states(a) == {
+        m["global_id"]: "processed",
+        q["global_id"]: "replied",
+        d["global_id"]: "replied",
+    }
     answers = a.ok("receive", "--as", "alice")["messages"]
     assert sorted((x["type"], x["content"], x["correlation_id"]) for x in answers) == [
-        ("response", "because", "c-bob"), ("response", "carl says 42", "c-carl")]
+        ("response", "because", "c-bob"),
+        ("response", "carl says 42", "c-carl"),
+    ]
 
 
 def test_exactly_once_after_a_rewind_and_both_gateways_restarted(make, tmp_path):
@@ -138,20 +177,32 @@ def test_exactly_once_after_a_rewind_and_both_gateways_restarted(make, tmp_path)
     b.ok("agent", "own", "carl")
     wait_until("carl on na", lambda: where(a, "carl") == "nb")
     a.ok("send", "--to", "bob", "once", "--as", "alice")
-    a.ok("send", "--to", "carl", "once?", "--type", "query", "--correlation-id", "c1",
-         "--as", "alice")
+    a.ok(
+        "send",
+        "--to",
+        "carl",
+        "once?",
+        "--type",
+        "query",
+        "--correlation-id",
+        "c1",
+        "--as",
+        "alice",
+    )
     assert b.ok("tick")["fed_pulled"] >= 2 and runs(tmp_path) == 1
     assert a.ok("fed", "pull")["replies"] == 1
 
     def exactly_once() -> None:
         got = b.ok("tick")
         assert got.get("dispatch", {}).get("accepted", 0) == 0
-        assert sql(b, "SELECT count(*) FROM deliveries WHERE recipient IN ('bob', 'carl')") \
-            == [(2,)]
+        assert sql(b, "SELECT count(*) FROM deliveries WHERE recipient IN ('bob', 'carl')") == [
+            (2,)
+        ]
         assert runs(tmp_path) == 1
         assert len(b.ok("receipts", "--agent", "carl")["receipts"]) == 1
-        assert [x["content"] for x in a.ok("receive", "--as", "alice", "--peek")["messages"]] \
-            == ["carl says 42"]
+        assert [x["content"] for x in a.ok("receive", "--as", "alice", "--peek")["messages"]] == [
+            "carl says 42"
+        ]
 
     def rewind() -> None:
         sql(b, "UPDATE fed_cursors SET position = 0 WHERE source_node = 'na'")
@@ -180,8 +231,7 @@ def test_exactly_once_after_a_rewind_and_both_gateways_restarted(make, tmp_path)
 def test_no_owner_and_owner_offline_go_to_the_fallback_or_dead_letter(make):
     a, [b, c], _ = cluster(make, "nb", "nc")
     r = a.run("send", "--to", "ghost", "anyone?", "--as", "alice")
-    assert r.returncode == 5 and json.loads(r.stdout)["results"][0]["error"]["code"] == \
-        "no_owner"
+    assert r.returncode == 5 and json.loads(r.stdout)["results"][0]["error"]["code"] == "no_owner"
     assert sql(a, "SELECT recipient, reason FROM dead_letters") == [("ghost", "no_owner")]
     b.ok("agent", "own", "bob", "--fallback", "nc")
     wait_until("bob on na", lambda: where(a, "bob") == "nb")
@@ -195,20 +245,23 @@ def test_no_owner_and_owner_offline_go_to_the_fallback_or_dead_letter(make):
     assert b.stop() in (0, -signal.SIGTERM)
     wait_until("nb offline on na", lambda: route() == "fallback", timeout=30)
     sent = ok_env(a, fast, "send", "--to", "bob", "to the fallback", "--as", "alice")
-    assert (sent["results"][0]["route_decision"], sent["results"][0]["to_node"]) == \
-        ("fallback", "nc")
+    assert (sent["results"][0]["route_decision"], sent["results"][0]["to_node"]) == (
+        "fallback",
+        "nc",
+    )
     got = c.ok("fed", "pull")
     assert got["delivered"] == 1
-    assert [x["content"] for x in c.ok("receive", "--as", "bob")["messages"]] == [
-        "to the fallback"]
+    assert [x["content"] for x in c.ok("receive", "--as", "bob")["messages"]] == ["to the fallback"]
     assert c.stop() in (0, -signal.SIGTERM)
     wait_until("nc offline on na", lambda: route() == "owner_offline", timeout=30)
     r = run_env(a, fast, "send", "--to", "bob", "nobody home", "--as", "alice")
     assert r.returncode == 5, r.stderr
     assert json.loads(r.stdout)["results"][0]["error"]["code"] == "owner_offline"
-    assert sql(a, "SELECT d.recipient, d.reason, m.content FROM dead_letters d JOIN messages m"
-                  " ON m.id = d.message_id ORDER BY m.id") == [
-        ("ghost", "no_owner", "anyone?"), ("bob", "owner_offline", "nobody home")]
+    assert sql(
+        a,
+        "SELECT d.recipient, d.reason, m.content FROM dead_letters d JOIN messages m"
+        " ON m.id = d.message_id ORDER BY m.id",
+    ) == [("ghost", "no_owner", "anyone?"), ("bob", "owner_offline", "nobody home")]
 
 
 @needs_faketime
@@ -223,11 +276,13 @@ def test_unaccepted_retried_then_max_attempts_dead_letter(make):
         for k in totals:
             totals[k] += doc[k]
     assert totals == {"fed_retried": 4, "fed_dead_lettered": 1}
-    assert sql(a, "SELECT attempt FROM fed_outbox WHERE event_id = ? ORDER BY seq",
-               sent["global_id"]) == [(1,), (2,), (3,), (4,), (5,)]
+    assert sql(
+        a, "SELECT attempt FROM fed_outbox WHERE event_id = ? ORDER BY seq", sent["global_id"]
+    ) == [(1,), (2,), (3,), (4,), (5,)]
     assert sql(a, "SELECT state FROM fed_sent") == [("dead_letter",)]
-    assert sql(a, "SELECT recipient, reason FROM dead_letters") == \
-        [("bob", "federation_max_attempts")]
+    assert sql(a, "SELECT recipient, reason FROM dead_letters") == [
+        ("bob", "federation_max_attempts")
+    ]
 
 
 def test_the_demo_federation_act_runs_and_cleans_up(tmp_path):
@@ -235,10 +290,12 @@ def test_the_demo_federation_act_runs_and_cleans_up(tmp_path):
     oracle's answer with the query's correlation id) and exits non-zero otherwise; its
     gateways are stopped and its temporary directory removed."""
     script = Path(__file__).parent.parent / "examples" / "federation.sh"
-    env = {**os.environ, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ['PATH']}",
-           "TMPDIR": str(tmp_path)}
-    p = subprocess.run(["bash", str(script)], capture_output=True, text=True, env=env,
-                       timeout=120)
+    env = {
+        **os.environ,
+        "PATH": f"{VENV_BIN}{os.pathsep}{os.environ['PATH']}",
+        "TMPDIR": str(tmp_path),
+    }
+    p = subprocess.run(["bash", str(script)], capture_output=True, text=True, env=env, timeout=120)
     assert p.returncode == 0, p.stdout + p.stderr
     assert "node-b's gateway stopped" in p.stdout and "node-a's gateway stopped" in p.stdout
     assert "\tresponse\t" in p.stdout and "\t42" in p.stdout

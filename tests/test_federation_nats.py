@@ -57,11 +57,15 @@ def pair(tmp_path: Path, url: str) -> tuple[Path, Path]:
     ok(a, "fed", "pull")
     ok(a, "peers", "add", "nb", "--url", url)
     ok(b, "peers", "add", "na", "--url", url)
-    script = agent_script(tmp_path, "carl.sh", """
+    script = agent_script(
+        tmp_path,
+        "carl.sh",
+        """
 cat > /dev/null
 echo "$ACOMM_MESSAGE_ID" >> "$WORK/carl.runs"
 echo "carl says 42"
-""")
+""",
+    )
     (b.parent / "config.yaml").write_text(json.dumps({"agents": {"carl": {"run": script}}}))
     return a, b
 
@@ -72,12 +76,24 @@ def runs(tmp_path: Path) -> list[str]:
 
 
 def ask(a: Path, i: int) -> subprocess.CompletedProcess[str]:
-    return run("--store", str(a), "--json", "send", "--to", "carl", f"q{i}", "--type",
-               "query", "--correlation-id", f"c{i}", "--as", "alice")
+    return run(
+        "--store",
+        str(a),
+        "--json",
+        "send",
+        "--to",
+        "carl",
+        f"q{i}",
+        "--type",
+        "query",
+        "--correlation-id",
+        f"c{i}",
+        "--as",
+        "alice",
+    )
 
 
-def test_a_server_killed_and_restarted_in_the_middle_loses_nothing(tmp_path, server,
-                                                                    monkeypatch):
+def test_a_server_killed_and_restarted_in_the_middle_loses_nothing(tmp_path, server, monkeypatch):
     monkeypatch.setenv("ACOMM_FED_OFFLINE_AFTER", "1h")  # no gateway heartbeats here
     a, b = pair(tmp_path, server.url)
     for i in range(5):  # published by the send itself, after its commit
@@ -99,8 +115,9 @@ def test_a_server_killed_and_restarted_in_the_middle_loses_nothing(tmp_path, ser
     ok(b, "tick")
     ok(a, "tick")
     assert sorted(runs(tmp_path)) == sorted(set(runs(tmp_path))) and len(runs(tmp_path)) == 10
-    assert sql(b, "SELECT count(*), count(DISTINCT message_id) FROM deliveries"
-                  " WHERE recipient = 'carl'") == [(10, 10)]
+    assert sql(
+        b, "SELECT count(*), count(DISTINCT message_id) FROM deliveries WHERE recipient = 'carl'"
+    ) == [(10, 10)]
     assert sql(a, "SELECT state, count(*) FROM fed_sent GROUP BY state") == [("replied", 10)]
     answers = ok(a, "receive", "--as", "alice")["messages"]
     assert sorted(m["correlation_id"] for m in answers) == sorted(f"c{i}" for i in range(10))
@@ -110,8 +127,7 @@ def test_a_server_killed_and_restarted_in_the_middle_loses_nothing(tmp_path, ser
     assert "published" not in ok(a, "fed", "pull")  # nothing new went out
     again = ok(b, "tick")
     assert again.get("dispatch", {}).get("accepted", 0) == 0 and len(runs(tmp_path)) == 10
-    assert sql(a, "SELECT published_seq FROM fed_nats") == sql(a, "SELECT max(seq) FROM"
-                                                                   " fed_outbox")
+    assert sql(a, "SELECT published_seq FROM fed_nats") == sql(a, "SELECT max(seq) FROM fed_outbox")
 
 
 def test_a_node_behind_nat_sends_and_receives(tmp_path, server):
@@ -124,12 +140,28 @@ def test_a_node_behind_nat_sends_and_receives(tmp_path, server):
         b = make("nb")
         log = open(str(b.path) + ".log", "ab")
         b.proc = procs.spawn(
-            [ACOMM, "--store", str(b.path), "gateway", "serve", "--listen", "none", "--join",
-             str(a.url), "--invite", invite(a, "--expect", "nb"), "--push"],
-            stdout=log, stderr=log)
+            [
+                ACOMM,
+                "--store",
+                str(b.path),
+                "gateway",
+                "serve",
+                "--listen",
+                "none",
+                "--join",
+                str(a.url),
+                "--invite",
+                invite(a, "--expect", "nb"),
+                "--push",
+            ],
+            stdout=log,
+            stderr=log,
+        )
         log.close()
-        status = wait_until("nb in the room", lambda: b.ok("gateway", "status")
-                            if b.ok("gateway", "status")["room_synced"] else None)
+        status = wait_until(
+            "nb in the room",
+            lambda: b.ok("gateway", "status") if b.ok("gateway", "status")["room_synced"] else None,
+        )
         assert status["listen"] is None
         b.ok("agent", "own", "bob")
         a.ok("agent", "own", "alice")
@@ -137,16 +169,20 @@ def test_a_node_behind_nat_sends_and_receives(tmp_path, server):
         wait_until("alice on nb", lambda: where(b, "alice") == "na")
         assert [p["url"] for p in a.ok("peers")["peers"]] == [server.url]
         sent = a.ok("send", "--to", "bob", "through the NAT", "--as", "alice")["results"][0]
-        got = wait_until("bob's message", lambda: b.ok("receive", "--as", "bob", "--peek")
-                         ["messages"])
+        got = wait_until(
+            "bob's message", lambda: b.ok("receive", "--as", "bob", "--peek")["messages"]
+        )
         assert [m["content"] for m in got] == ["through the NAT"]
         b.ok("ack", str(got[0]["id"]), "--status", "completed", "--as", "bob")
-        wait_until("processed on na", lambda: sql(a.path, "SELECT state FROM fed_sent WHERE"
-                                                         " event_id = ?", sent["global_id"])
-                   == [("processed",)])
+        wait_until(
+            "processed on na",
+            lambda: (
+                sql(a.path, "SELECT state FROM fed_sent WHERE event_id = ?", sent["global_id"])
+                == [("processed",)]
+            ),
+        )
         b.ok("send", "--to", "alice", "and back out", "--as", "bob")
-        back = wait_until("alice's message", lambda: a.ok("receive", "--as", "alice")
-                          ["messages"])
+        back = wait_until("alice's message", lambda: a.ok("receive", "--as", "alice")["messages"])
         assert [m["content"] for m in back] == ["and back out"]
         # NATS goes down under both gateways: they note it and carry on; the send waits in
         # the outbox and arrives once the server is back
@@ -154,8 +190,10 @@ def test_a_node_behind_nat_sends_and_receives(tmp_path, server):
         r = a.run("send", "--to", "bob", "while NATS was down", "--as", "alice")
         assert r.returncode == 0 and "waits in the outbox" in r.stderr
         server.start()
-        late = wait_until("the message sent while NATS was down", lambda: [
-            m["content"] for m in b.ok("receive", "--as", "bob")["messages"]])
+        late = wait_until(
+            "the message sent while NATS was down",
+            lambda: [m["content"] for m in b.ok("receive", "--as", "bob")["messages"]],
+        )
         assert late == ["while NATS was down"]
         assert a.proc is not None and a.proc.poll() is None
         assert b.stop() in (0, -signal.SIGTERM)  # stops promptly on SIGTERM
@@ -164,51 +202,76 @@ def test_a_node_behind_nat_sends_and_receives(tmp_path, server):
 
 def test_transport_refusals(tmp_path, server):
     s = tmp_path / "s.acomm"
-    r = run("--store", str(s), "--json", "node", "init", "--id", "n1", "--transport",
-            "http://x:1")
+    r = run("--store", str(s), "--json", "node", "init", "--id", "n1", "--transport", "http://x:1")
     assert r.returncode == 3, r.stderr
     assert json.loads(r.stderr.splitlines()[-1])["error"]["field"] == "transport"
-    r = run("--store", str(s), "--json", "node", "init", "--id", "n1", "--transport",
-            server.url, "--nats-creds", str(tmp_path / "missing.creds"))
+    r = run(
+        "--store",
+        str(s),
+        "--json",
+        "node",
+        "init",
+        "--id",
+        "n1",
+        "--transport",
+        server.url,
+        "--nats-creds",
+        str(tmp_path / "missing.creds"),
+    )
     assert r.returncode == 3 and "missing.creds" in r.stderr
     assert not os.path.exists(s)  # nothing written, not even the store
     # a node whose outbox already went out over HTTP switches with `fed migrate --to`
     ok(s, "node", "init", "--id", "n1")
     ok(s, "peers", "add", "n2", "--url", "http://127.0.0.1:1")
-    sql(s, "INSERT INTO fed_outbox (event_id, attempt, kind, envelope, created_at)"
-           " VALUES ('e1', 1, 'message', '{}', 0)")
-    r = run("--store", str(s), "--json", "node", "init", "--id", "n1", "--transport",
-            server.url)
+    sql(
+        s,
+        "INSERT INTO fed_outbox (event_id, attempt, kind, envelope, created_at)"
+        " VALUES ('e1', 1, 'message', '{}', 0)",
+    )
+    r = run("--store", str(s), "--json", "node", "init", "--id", "n1", "--transport", server.url)
     assert r.returncode == 5 and "fed migrate --to" in r.stderr
     assert sql(s, "SELECT count(*) FROM fed_nats") == [(0,)]
     # push and --listen none need a NATS node
     plain = tmp_path / "p.acomm"
     ok(plain, "node", "init", "--id", "p1")
-    r = run("--store", str(plain), "gateway", "serve", "--listen", "none", "--push",
-            "--join", "http://127.0.0.1:1")
+    r = run(
+        "--store",
+        str(plain),
+        "gateway",
+        "serve",
+        "--listen",
+        "none",
+        "--push",
+        "--join",
+        "http://127.0.0.1:1",
+    )
     assert r.returncode == 5 and "NATS" in r.stderr
 
 
 def test_a_local_send_on_a_nats_node_loads_no_nats(tmp_path):
     """tests/test_startup.py keeps nats-py out of a plain store's commands; on a NATS node a
     send to a channel (no outbox row) loads neither nats-py nor the federation package."""
-    code = ("import json, sys, runpy; sys.argv = ['acomm', '--store', sys.argv[1], 'send', "
-            "'g', 'hi', '--as', 'a']\ntry:\n    runpy.run_module('acomm_cli', "
-            "run_name='__main__')\nexcept SystemExit:\n    pass\nprint(json.dumps(sorted("
-            "m for m in sys.modules if m.split('.')[0] == 'nats' or "
-            "m.startswith('acomm_cli.federation'))), file=sys.stderr)")
+    code = (
+        "import json, sys, runpy; sys.argv = ['acomm', '--store', sys.argv[1], 'send', "
+        "'g', 'hi', '--as', 'a']\ntry:\n    runpy.run_module('acomm_cli', "
+        "run_name='__main__')\nexcept SystemExit:\n    pass\nprint(json.dumps(sorted("
+        "m for m in sys.modules if m.split('.')[0] == 'nats' or "
+        "m.startswith('acomm_cli.federation'))), file=sys.stderr)"
+    )
     s = tmp_path / "s.acomm"
     ok(s, "node", "init", "--id", "n1", "--transport", "nats://127.0.0.1:4222")
     ok(s, "channel", "create", "g", "--as", "a")
     venv_python = str(Path(ACOMM).parent / "python")
-    r = subprocess.run([venv_python, "-c", code, str(s)], capture_output=True, text=True,
-                       timeout=60)
+    r = subprocess.run(
+        [venv_python, "-c", code, str(s)], capture_output=True, text=True, timeout=60
+    )
     assert json.loads(r.stderr.strip().splitlines()[-1]) == [], r.stderr
     assert sql(s, "SELECT count(*) FROM messages WHERE content = 'hi'") == [(1,)]
 
 
-def test_fed_migrate_moves_an_http_outbox_onto_nats_and_cursors_carry_over(tmp_path, server,
-                                                                             monkeypatch):
+def test_fed_migrate_moves_an_http_outbox_onto_nats_and_cursors_carry_over(
+    tmp_path, server, monkeypatch
+):
     monkeypatch.setenv("ACOMM_FED_OFFLINE_AFTER", "1h")
     a, b = tmp_path / "na.acomm", tmp_path / "nb.acomm"
     ok(a, "node", "init", "--id", "na")
@@ -231,7 +294,8 @@ def test_fed_migrate_moves_an_http_outbox_onto_nats_and_cursors_carry_over(tmp_p
     assert doc["published"] == head and doc["stream"] == "ACOMM_na"
     assert doc["cursor_map"] == {"outbox_seq": head, "stream_seq": head}
     assert sql(a, "SELECT url, published_seq, migrated_head FROM fed_nats") == [
-        (server.url, head, head)]
+        (server.url, head, head)
+    ]
     r = run("--store", str(a), "--json", "fed", "migrate", "--to", server.url)
     assert r.returncode == 5  # already there
     ok(b, "peers", "add", "na", "--url", server.url)  # what the room says after the restart
@@ -240,20 +304,41 @@ def test_fed_migrate_moves_an_http_outbox_onto_nats_and_cursors_carry_over(tmp_p
     ok(a, "send", "--to", "bob", "after", "--as", "alice")  # published by the send
     assert ok(b, "fed", "pull")["delivered"] == 1
     assert [m["content"] for m in ok(b, "receive", "--as", "bob")["messages"]] == [
-        "before 0", "before 1", "before 2", "in between", "after"]
+        "before 0",
+        "before 1",
+        "before 2",
+        "in between",
+        "after",
+    ]
     # the acks nb appended reach na over store: (nb stays on HTTP)
     assert ok(a, "fed", "pull")["acks"] >= 2
 
 
 def test_federation_transport_in_config_is_what_node_init_records(tmp_path, server):
     s = tmp_path / "s.acomm"
-    r = run("--store", str(s), "--json", "node", "init", "--id", "n1",
-            env={"ACOMM_FED_TRANSPORT": server.url})
+    r = run(
+        "--store",
+        str(s),
+        "--json",
+        "node",
+        "init",
+        "--id",
+        "n1",
+        env={"ACOMM_FED_TRANSPORT": server.url},
+    )
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["transport"] == server.url
     assert sql(s, "SELECT url, published_seq FROM fed_nats") == [(server.url, 0)]
     bad = tmp_path / "b.acomm"
-    r = run("--store", str(bad), "--json", "node", "init", "--id", "n2",
-            env={"ACOMM_FED_TRANSPORT": "http://x:1"})
+    r = run(
+        "--store",
+        str(bad),
+        "--json",
+        "node",
+        "init",
+        "--id",
+        "n2",
+        env={"ACOMM_FED_TRANSPORT": "http://x:1"},
+    )
     assert r.returncode == 3 and "federation.transport" in r.stderr
     assert not bad.exists()

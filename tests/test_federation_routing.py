@@ -63,10 +63,16 @@ def test_ownership_is_visible_after_a_pull(nodes):
     a, b, _ = nodes
     assert a.ok("agent", "where", "bob")["route"] == "no_owner"
     owned = b.ok("agent", "own", "bob", "--fallback", "nc")
-    assert owned == {"agent": "bob", "owner_node": "nb", "fallback_nodes": ["nc"],
-                     "online": True, "route": "local"}
-    assert b.sql("SELECT map, key FROM fed_room_changes WHERE map = 'agents'") == \
-        [("agents", "bob")]  # queued for the gateway
+    assert owned == {
+        "agent": "bob",
+        "owner_node": "nb",
+        "fallback_nodes": ["nc"],
+        "online": True,
+        "route": "local",
+    }
+    assert b.sql("SELECT map, key FROM fed_room_changes WHERE map = 'agents'") == [
+        ("agents", "bob")
+    ]  # queued for the gateway
     b.ok("fed", "pull")  # heartbeat
     a.ok("fed", "pull")
     where = a.ok("agent", "where", "bob")
@@ -91,17 +97,21 @@ def test_full_loop_message_accepted_processed_and_reply(nodes):
     sent = a.ok("send", "--to", "bob", "do it", "--as", "alice")["results"][0]
     assert sent["status"] == "emitted" and sent["to_node"] == "nb"
     assert sent["route_decision"] == "owner" and sent["global_id"]
-    q = a.ok("send", "--to", "bob", "why?", "--type", "query", "--correlation-id", "c1",
-             "--as", "alice")["results"][0]
+    q = a.ok(
+        "send", "--to", "bob", "why?", "--type", "query", "--correlation-id", "c1", "--as", "alice"
+    )["results"][0]
     assert b.ok("fed", "pull")["delivered"] == 2
     inbox = b.ok("receive", "--as", "bob")["messages"]
     assert [m["content"] for m in inbox] == ["do it", "why?"]
-    assert b.sql("SELECT global_id, origin_node FROM messages WHERE content = 'do it'") == \
-        [(sent["global_id"], "na")]
+    assert b.sql("SELECT global_id, origin_node FROM messages WHERE content = 'do it'") == [
+        (sent["global_id"], "na")
+    ]
     pulled = a.ok("fed", "pull")
     assert pulled["acks"] == 2  # accepted, both
-    assert a.sql("SELECT state FROM fed_sent ORDER BY created_at, event_id") == \
-        [("accepted",), ("accepted",)]
+    assert a.sql("SELECT state FROM fed_sent ORDER BY created_at, event_id") == [
+        ("accepted",),
+        ("accepted",),
+    ]
     b.ok("ack", str(inbox[0]["id"]), "--status", "completed", "--as", "bob")
     b.ok("respond", "c1", "because", "--as", "bob")
     pulled = a.ok("fed", "pull")
@@ -109,8 +119,9 @@ def test_full_loop_message_accepted_processed_and_reply(nodes):
     states = dict(a.sql("SELECT event_id, state FROM fed_sent"))
     assert states == {sent["global_id"]: "processed", q["global_id"]: "replied"}
     answer = a.ok("receive", "--as", "alice")["messages"]
-    assert [(m["type"], m["content"], m["correlation_id"]) for m in answer] == \
-        [("response", "because", "c1")]
+    assert [(m["type"], m["content"], m["correlation_id"]) for m in answer] == [
+        ("response", "because", "c1")
+    ]
     # nothing was delivered locally to the remote agents' ghosts
     assert a.sql("SELECT count(*) FROM deliveries WHERE recipient = 'bob'") == [(0,)]
     assert b.sql("SELECT count(*) FROM deliveries WHERE recipient = 'alice'") == [(0,)]
@@ -152,12 +163,18 @@ def test_owner_offline_goes_to_the_fallback_or_dead_letters(nodes):
     c.ok("fed", "pull")
     a.ok("fed", "pull")
     old = "2020-01-01T00:00:00.000Z"
-    a.sql("UPDATE fed_room SET value = json_set(value, '$.lastSeenAt', ?) WHERE map = 'nodes'"
-          " AND key = 'nb'", old)
+    a.sql(
+        "UPDATE fed_room SET value = json_set(value, '$.lastSeenAt', ?) WHERE map = 'nodes'"
+        " AND key = 'nb'",
+        old,
+    )
     r = a.ok("send", "--to", "bob", "hi", "--as", "alice")["results"][0]
     assert r["route_decision"] == "fallback" and r["to_node"] == "nc"
-    a.sql("UPDATE fed_room SET value = json_set(value, '$.lastSeenAt', ?) WHERE map = 'nodes'"
-          " AND key = 'nc'", old)
+    a.sql(
+        "UPDATE fed_room SET value = json_set(value, '$.lastSeenAt', ?) WHERE map = 'nodes'"
+        " AND key = 'nc'",
+        old,
+    )
     r2 = a("send", "--to", "bob", "hi again", "--as", "alice")
     assert r2.exit_code == 5
     assert json.loads(r2.stdout)["results"][0]["error"]["code"] == "owner_offline"

@@ -31,11 +31,13 @@ def test_retries_then_max_attempts_dead_letter(pair):
             for k in totals:
                 totals[k] += doc[k]
     assert totals == {"fed_retried": 4, "fed_dead_lettered": 1}
-    assert a.sql("SELECT attempt FROM fed_outbox WHERE event_id = ? ORDER BY seq",
-                 sent["global_id"]) == [(1,), (2,), (3,), (4,), (5,)]
+    assert a.sql(
+        "SELECT attempt FROM fed_outbox WHERE event_id = ? ORDER BY seq", sent["global_id"]
+    ) == [(1,), (2,), (3,), (4,), (5,)]
     assert a.sql("SELECT state, attempt FROM fed_sent") == [("dead_letter", 5)]
-    assert a.sql("SELECT recipient, reason FROM dead_letters") == \
-        [("bob", "federation_max_attempts")]
+    assert a.sql("SELECT recipient, reason FROM dead_letters") == [
+        ("bob", "federation_max_attempts")
+    ]
     assert a.sql("SELECT count(*) FROM fed_outbox WHERE kind = 'dead_letter'") == [(1,)]
 
 

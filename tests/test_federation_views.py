@@ -25,14 +25,23 @@ def test_show_follows_the_sender_state_through_accepted_and_processed(pair):
     sent = a.ok("send", "--to", "bob", "do it", "--as", "alice")["results"][0]
     gid = sent["global_id"]
     view = _fed(a, sent["id"])
-    assert (view["state"], view["attempt"], view["to_node"], view["direction"]) == \
-        ("emitted", 1, "nb", "outbound")
+    assert (view["state"], view["attempt"], view["to_node"], view["direction"]) == (
+        "emitted",
+        1,
+        "nb",
+        "outbound",
+    )
     assert view["accepted_at"] is None and view["processed_at"] is None
     b.ok("fed", "pull")
     inbound = b.ok("receive", "--as", "bob")["messages"][0]
     b_view = _fed(b, inbound["id"])
-    assert (b_view["direction"], b_view["state"], b_view["origin_node"], b_view["to_node"],
-            b_view["event_id"]) == ("inbound", "accepted", "na", "nb", gid)
+    assert (
+        b_view["direction"],
+        b_view["state"],
+        b_view["origin_node"],
+        b_view["to_node"],
+        b_view["event_id"],
+    ) == ("inbound", "accepted", "na", "nb", gid)
     assert b_view["accepted_at"] and b_view["processed_at"] is None
     a.ok("fed", "pull")
     view = _fed(a, sent["id"])
@@ -46,8 +55,9 @@ def test_show_follows_the_sender_state_through_accepted_and_processed(pair):
 
 def test_show_of_a_query_answered_across_nodes_is_replied(pair):
     a, b = pair
-    q = a.ok("send", "--to", "bob", "why?", "--type", "query", "--correlation-id", "c1",
-             "--as", "alice")["results"][0]
+    q = a.ok(
+        "send", "--to", "bob", "why?", "--type", "query", "--correlation-id", "c1", "--as", "alice"
+    )["results"][0]
     b.ok("fed", "pull")
     b.ok("respond", "c1", "because", "--as", "bob")
     a.ok("fed", "pull")
@@ -67,8 +77,11 @@ def test_show_of_an_unroutable_message_is_dead_letter(pair):
     assert r.exit_code == 5
     mid = a.sql("SELECT id FROM messages WHERE content = 'hello?'")[0][0]
     view = _fed(a, mid)
-    assert (view["state"], view["to_node"], view["route_decision"]) == \
-        ("dead_letter", None, "no_owner")
+    assert (view["state"], view["to_node"], view["route_decision"]) == (
+        "dead_letter",
+        None,
+        "no_owner",
+    )
 
 
 def test_show_of_an_sla_incident(pair):
@@ -91,8 +104,18 @@ def test_every_message_document_carries_global_id_and_origin_node(pair):
     a.ok("channel", "create", "team", "--as", "alice")
     a.ok("channel", "join", "team", "--as", "alice", "carol")
     a.ok("send", "team", "local", "--as", "alice")
-    sent = a.ok("send", "--to", "bob", "remote", "--type", "query", "--correlation-id", "c9",
-                "--as", "alice")["results"][0]
+    sent = a.ok(
+        "send",
+        "--to",
+        "bob",
+        "remote",
+        "--type",
+        "query",
+        "--correlation-id",
+        "c9",
+        "--as",
+        "alice",
+    )["results"][0]
     gid = sent["global_id"]
     b.ok("fed", "pull")
     # the sender's node
@@ -142,23 +165,35 @@ def dispatching(cli, tmp_path):
     b.ok("agent", "own", "bob")
     b.ok("fed", "pull")
     a.ok("fed", "pull")
-    configure(b.path, bob={"run": agent_script(tmp_path, "bob.sh", """
+    configure(
+        b.path,
+        bob={
+            "run": agent_script(
+                tmp_path,
+                "bob.sh",
+                """
 echo "$ACOMM_MESSAGE_ID" >> "$WORK/runs"
 echo "done"
-""")})
+""",
+            )
+        },
+    )
     return a, b, tmp_path / "runs"
 
 
 def test_a_dispatch_receipt_appends_ack_processed(dispatching):
     a, b, runs = dispatching
-    sent = a.ok("send", "--to", "bob", "build it", "--type", "command",
-                "--as", "alice")["results"][0]
+    sent = a.ok("send", "--to", "bob", "build it", "--type", "command", "--as", "alice")["results"][
+        0
+    ]
     doc = b.ok("tick")  # pulls, then dispatch runs bob on the message from na
     assert doc["fed_pulled"] >= 1 and doc["dispatch"]["accepted"] == 1
     [mid] = b.sql("SELECT id FROM messages WHERE global_id = ?", sent["global_id"])[0]
     assert runs.read_text().split() == [str(mid)]
-    assert b.sql("SELECT count(*) FROM fed_outbox WHERE kind = 'ack' AND json_extract("
-                 "envelope, '$.payload.status') = 'processed'") == [(1,)]
+    assert b.sql(
+        "SELECT count(*) FROM fed_outbox WHERE kind = 'ack' AND json_extract("
+        "envelope, '$.payload.status') = 'processed'"
+    ) == [(1,)]
     assert _fed(b, mid)["state"] == "processed"
     assert a.ok("fed", "pull")["acks"] == 2  # accepted, then processed
     view = _fed(a, sent["id"])
@@ -169,14 +204,28 @@ def test_a_dispatch_receipt_appends_ack_processed(dispatching):
 
 def test_a_dispatched_answer_to_a_query_is_a_reply(dispatching):
     a, b, _ = dispatching
-    q = a.ok("send", "--to", "bob", "status?", "--type", "query", "--correlation-id", "c5",
-             "--as", "alice")["results"][0]
+    q = a.ok(
+        "send",
+        "--to",
+        "bob",
+        "status?",
+        "--type",
+        "query",
+        "--correlation-id",
+        "c5",
+        "--as",
+        "alice",
+    )["results"][0]
     b.ok("tick")
     assert a.ok("fed", "pull")["replies"] == 1
     assert _fed(a, q["id"])["state"] == "replied"
     [answer] = a.ok("receive", "--as", "alice")["messages"]
-    assert (answer["type"], answer["content"], answer["correlation_id"],
-            answer["origin_node"]) == ("response", "done", "c5", "nb")
+    assert (answer["type"], answer["content"], answer["correlation_id"], answer["origin_node"]) == (
+        "response",
+        "done",
+        "c5",
+        "nb",
+    )
 
 
 def test_a_dispatch_that_dead_letters_tells_the_sender_failed(dispatching, tmp_path):
@@ -186,7 +235,9 @@ def test_a_dispatch_that_dead_letters_tells_the_sender_failed(dispatching, tmp_p
     configure(b.path, bob={"run": agent_script(tmp_path, "no.sh", "exit 1"), "max_attempts": 1})
     sent = a.ok("send", "--to", "bob", "break", "--as", "alice")["results"][0]
     b.ok("tick")
-    assert b.sql("SELECT json_extract(envelope, '$.payload.outcome') FROM fed_outbox WHERE"
-                 " json_extract(envelope, '$.payload.status') = 'processed'") == [("failed",)]
+    assert b.sql(
+        "SELECT json_extract(envelope, '$.payload.outcome') FROM fed_outbox WHERE"
+        " json_extract(envelope, '$.payload.status') = 'processed'"
+    ) == [("failed",)]
     a.ok("fed", "pull")
     assert _fed(a, sent["id"])["state"] == "processed"

@@ -56,8 +56,12 @@ class Node:
         self.url: str | None = None
 
     def run(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([ACOMM, "--store", str(self.path), "--json", *args],
-                              capture_output=True, text=True, timeout=timeout)
+        return subprocess.run(
+            [ACOMM, "--store", str(self.path), "--json", *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
 
     def ok(self, *args: str) -> Any:
         r = self.run(*args)
@@ -67,8 +71,19 @@ class Node:
     def start(self, *args: str, port: int = 0) -> None:
         log = open(str(self.path) + ".log", "ab")  # the child holds it open
         self.proc = procs.spawn(
-            [ACOMM, "--store", str(self.path), "gateway", "serve",
-             "--listen", f"127.0.0.1:{port}", *args], stdout=log, stderr=log)
+            [
+                ACOMM,
+                "--store",
+                str(self.path),
+                "gateway",
+                "serve",
+                "--listen",
+                f"127.0.0.1:{port}",
+                *args,
+            ],
+            stdout=log,
+            stderr=log,
+        )
         log.close()
         status = wait_until(f"{self.id}'s gateway", lambda: self._listening())
         self.url = f"http://{status['listen']}"
@@ -103,8 +118,9 @@ class Node:
 
 
 @contextlib.contextmanager
-def gateway_nodes(tmp_path: Path,
-                  init_args: tuple[str, ...] = ()) -> Iterator[Callable[[str], Node]]:
+def gateway_nodes(
+    tmp_path: Path, init_args: tuple[str, ...] = ()
+) -> Iterator[Callable[[str], Node]]:
     """A maker of nodes (each its own store, `node init` done, with `init_args`: a NATS
     transport, say); every gateway one of them started is killed on the way out, also when
     the test failed."""
@@ -177,8 +193,12 @@ def exchange(url: str, **body: Any) -> tuple[int, dict[str, Any]]:
 
 def upgrade(url: str, ticket: str | None, node: str | None) -> httpx.Response:
     """A WebSocket upgrade request as raw HTTP: a refusal comes back as a plain response."""
-    headers = {"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13",
-               "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="}
+    headers = {
+        "Connection": "Upgrade",
+        "Upgrade": "websocket",
+        "Sec-WebSocket-Version": "13",
+        "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
+    }
     if ticket is not None:
         headers["Authorization"] = f"Bearer {ticket}"
     if node is not None:
@@ -198,9 +218,14 @@ def connect_ws(url: str, ticket: str, node: str) -> None:
     """A successful upgrade: accepted, then closed."""
     from httpx_ws import connect_ws
 
-    with httpx.Client(timeout=10) as client, connect_ws(
-            url + "/ansible/yjs/control", client,
-            headers={"Authorization": f"Bearer {ticket}", "X-Acomm-Node": node}) as ws:
+    with (
+        httpx.Client(timeout=10) as client,
+        connect_ws(
+            url + "/ansible/yjs/control",
+            client,
+            headers={"Authorization": f"Bearer {ticket}", "X-Acomm-Node": node},
+        ) as ws,
+    ):
         assert ws.receive_bytes()  # the room's first sync message: only after the checks
 
 
@@ -212,28 +237,53 @@ def test_every_refusal_over_real_http(make):
     short = invite(seed, "--ttl", "1s")
     time.sleep(1.2)
     refused(exchange(url, nodeId="nb", inviteToken=short), 401, "expired_token")
-    refused(exchange(url, nodeId="nx", inviteToken=invite(seed, "--expect", "nb")), 403,
-            "node_mismatch")
+    refused(
+        exchange(url, nodeId="nx", inviteToken=invite(seed, "--expect", "nb")), 403, "node_mismatch"
+    )
     token = invite(seed, "--expect", "nb")
     nonce = secrets.token_urlsafe(18)
     status, body = exchange(url, nodeId="nb", inviteToken=token, nonce=nonce)
-    assert status == 200 and set(body) == {"wsTicket", "expiresAt", "rooms", "sessionId",
-                                           "gatewayNodeId"}
-    refused(exchange(url, nodeId="nb", inviteToken=invite(seed), nonce=nonce), 409,
-            "replay_detected")
+    assert status == 200 and set(body) == {
+        "wsTicket",
+        "expiresAt",
+        "rooms",
+        "sessionId",
+        "gatewayNodeId",
+    }
+    refused(
+        exchange(url, nodeId="nb", inviteToken=invite(seed), nonce=nonce), 409, "replay_detected"
+    )
     ticket = body["wsTicket"]
     # the room: no ticket, a forged one, another node's header: refused before the upgrade
     refused(upgrade(url, None, "nb"), 401, "invalid_ticket")
     refused(upgrade(url, "v4.public.forged", "nb"), 401, "invalid_ticket")
-    forged = handshake._sign(identity._new_key_pair()[0], {  # a key that is not the seed's
-        "iss": "seed", "sub": "nb", "aud": "ansible-yjs", "rooms": ["control"],
-        "inviteId": None, "jti": "x", "iat": "2020-01-01T00:00:00Z",
-        "exp": "2099-01-01T00:00:00Z"})
+    forged = handshake._sign(
+        identity._new_key_pair()[0],
+        {  # a key that is not the seed's
+            "iss": "seed",
+            "sub": "nb",
+            "aud": "ansible-yjs",
+            "rooms": ["control"],
+            "inviteId": None,
+            "jti": "x",
+            "iat": "2020-01-01T00:00:00Z",
+            "exp": "2099-01-01T00:00:00Z",
+        },
+    )
     refused(upgrade(url, forged, "nb"), 401, "invalid_ticket")
-    expired = handshake._sign(seed.node().private_key, {
-        "iss": "seed", "sub": "nb", "aud": "ansible-yjs", "rooms": ["control"],
-        "inviteId": None, "jti": "y", "iat": "2020-01-01T00:00:00Z",
-        "exp": "2020-01-01T00:01:00Z"})
+    expired = handshake._sign(
+        seed.node().private_key,
+        {
+            "iss": "seed",
+            "sub": "nb",
+            "aud": "ansible-yjs",
+            "rooms": ["control"],
+            "inviteId": None,
+            "jti": "y",
+            "iat": "2020-01-01T00:00:00Z",
+            "exp": "2020-01-01T00:01:00Z",
+        },
+    )
     refused(upgrade(url, expired, "nb"), 401, "expired_ticket")
     refused(upgrade(url, ticket, "nx"), 403, "node_mismatch")
     connect_ws(url, ticket, "nb")  # consumes the ticket and the invite
@@ -272,13 +322,15 @@ def test_fed_pull_over_http_and_a_gateway_killed_in_a_long_poll(make):
     assert sent["status"] == "emitted" and sent["to_node"] == "nb"
     got = b.ok("fed", "pull")
     assert (got["delivered"], got["unreachable"]) == (1, [])
-    assert [m["content"] for m in b.ok("receive", "--as", "bob")["messages"]] == [
-        "hello over http"]
+    assert [m["content"] for m in b.ok("receive", "--as", "bob")["messages"]] == ["hello over http"]
     assert seed.ok("fed", "pull")["acks"] == 1  # nb's `ack accepted`, read over HTTP
     cursor = b.ok("peers")["peers"][0]["cursor"]
     # a long poll on a seed with nothing new; the seed is SIGKILLed in the middle of it
-    poll = subprocess.Popen([ACOMM, "--store", str(b.path), "--json", "fed", "pull",
-                             "--wait", "20s"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    poll = subprocess.Popen(
+        [ACOMM, "--store", str(b.path), "--json", "fed", "pull", "--wait", "20s"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         time.sleep(2.0)
         assert poll.poll() is None  # still waiting
@@ -298,15 +350,17 @@ def test_fed_pull_over_http_and_a_gateway_killed_in_a_long_poll(make):
     got = b.ok("fed", "pull")
     assert (got["delivered"], got["duplicates"], got["unreachable"]) == (1, 0, [])
     assert [m["content"] for m in b.ok("receive", "--as", "bob")["messages"]] == [
-        "after the restart"]
+        "after the restart"
+    ]
 
 
 def test_the_outbox_refuses_unsigned_and_unknown_readers(make):
     seed = make("seed")
     seed.start("--seed", port=free_port())
     url = str(seed.url) + "/acomm/outbox?after=0&limit=10&wait=0"
-    refused((lambda r: (r.status_code, r.json()))(httpx.get(url, timeout=10)), 401,
-            "invalid_signature")
+    refused(
+        (lambda r: (r.status_code, r.json()))(httpx.get(url, timeout=10)), 401, "invalid_signature"
+    )
     stranger = make("nz").node()  # a node the seed never met
     from acomm_cli.federation.http_transport import signed_headers
 
@@ -336,8 +390,10 @@ def test_a_signed_read_is_answered_once(make):
     assert "already answered" in again.json()["error"]["message"]
     alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
     sig = headers["X-Acomm-Signature"]
-    respelt = {**headers, "X-Acomm-Signature":
-               sig[:-1] + alphabet[alphabet.index(sig[-1]) ^ 1]}  # same 64 bytes
+    respelt = {
+        **headers,
+        "X-Acomm-Signature": sig[:-1] + alphabet[alphabet.index(sig[-1]) ^ 1],
+    }  # same 64 bytes
     assert identity.unb64url(respelt["X-Acomm-Signature"]) == identity.unb64url(sig)
     r = httpx.get(str(seed.url) + target, headers=respelt, timeout=10)
     refused((r.status_code, r.json()), 401, "replayed_request")
@@ -360,15 +416,20 @@ def test_a_locked_store_is_noted_and_the_gateway_carries_on(make):
         lock.execute("ROLLBACK")
         lock.close()
     seed.ok("agent", "own", "alice")  # queued, then applied to the room and mirrored back
-    wait_until("the queue applied", lambda: seed.run("agent", "where", "alice").returncode
-               == 0 and not _pending(seed))
+    wait_until(
+        "the queue applied",
+        lambda: seed.run("agent", "where", "alice").returncode == 0 and not _pending(seed),
+    )
     assert "note:" in seed.log() and "Traceback" not in seed.log()
 
 
 def _pending(n: Node) -> int:
     with sqlite3.connect(n.path) as c:
-        return int(c.execute("SELECT count(*) FROM fed_room_changes WHERE applied_at IS NULL"
-                             ).fetchone()[0])
+        return int(
+            c.execute("SELECT count(*) FROM fed_room_changes WHERE applied_at IS NULL").fetchone()[
+                0
+            ]
+        )
 
 
 @pytest.mark.skipif(shutil.which("faketime") is None, reason="faketime is not installed")
@@ -382,9 +443,26 @@ def test_a_joiner_whose_clock_is_minutes_off_is_told_so_not_only_replay_detected
     log = Path(str(b.path) + ".log")
     with open(log, "ab") as out:
         b.proc = procs.spawn(
-            ["faketime", "-f", "+300s", ACOMM, "--store", str(b.path), "gateway", "serve",
-             "--listen", f"127.0.0.1:{free_port()}", "--join", str(seed.url),
-             "--invite", token], stdout=out, stderr=out)
-    text = wait_until("the joiner's refusal", lambda: "replay_detected" in log.read_text()
-                      and log.read_text())
+            [
+                "faketime",
+                "-f",
+                "+300s",
+                ACOMM,
+                "--store",
+                str(b.path),
+                "gateway",
+                "serve",
+                "--listen",
+                f"127.0.0.1:{free_port()}",
+                "--join",
+                str(seed.url),
+                "--invite",
+                token,
+            ],
+            stdout=out,
+            stderr=out,
+        )
+    text = wait_until(
+        "the joiner's refusal", lambda: "replay_detected" in log.read_text() and log.read_text()
+    )
     assert "clock" in text.split("replay_detected", 1)[1].splitlines()[0], text

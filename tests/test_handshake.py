@@ -45,8 +45,13 @@ def nonce() -> str:
     return secrets.token_urlsafe(18)
 
 
-def request(token: str | None, node: str = "node-b", n: str | None = None,
-            key: identity.Node | None = None, **extra: Any) -> dict[str, Any]:
+def request(
+    token: str | None,
+    node: str = "node-b",
+    n: str | None = None,
+    key: identity.Node | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
     n = n or nonce()
     req: dict[str, Any] = {"nodeId": node, "nonce": n, **extra}
     if token is not None:
@@ -57,8 +62,7 @@ def request(token: str | None, node: str = "node-b", n: str | None = None,
     return req
 
 
-def refused(reply: tuple[int, dict[str, Any]], status: int, code: str,
-            *secrets_: str) -> None:
+def refused(reply: tuple[int, dict[str, Any]], status: int, code: str, *secrets_: str) -> None:
     got_status, body = reply
     assert (got_status, body["error"]["code"]) == (status, code), body
     assert set(body) == {"error"} and set(body["error"]) == {"code", "message"}
@@ -75,8 +79,12 @@ def test_exchange_then_authenticate(seed):
     status, claims = handshake.authenticate_ticket(seed, body["wsTicket"], "node-b", T0 + 2)
     assert status == 200
     assert {k: claims[k] for k in ("iss", "sub", "aud", "rooms", "inviteId")} == {
-        "iss": "seed", "sub": "node-b", "aud": "ansible-yjs", "rooms": ["control"],
-        "inviteId": inv["invite_id"]}
+        "iss": "seed",
+        "sub": "node-b",
+        "aud": "ansible-yjs",
+        "rooms": ["control"],
+        "inviteId": inv["invite_id"],
+    }
     assert 30_000 <= handshake._ms(claims["exp"]) - handshake._ms(claims["iat"]) <= 60_000
     # consumed at the first successful authentication, not at the exchange
     assert query_one(seed, "SELECT used_by FROM fed_invites") == "node-b"
@@ -96,8 +104,13 @@ def test_step1_unknown_and_revoked_token(seed):
     refused(handshake.exchange(seed, request("no-such-token"), T0), 401, "invalid_token")
     inv = invite(seed)
     invites.revoke(seed, inv["invite_id"], T0)
-    refused(handshake.exchange(seed, request(inv["invite_token"]), T0), 401, "invalid_token",
-            inv["invite_token"], inv["invite_id"])
+    refused(
+        handshake.exchange(seed, request(inv["invite_token"]), T0),
+        401,
+        "invalid_token",
+        inv["invite_token"],
+        inv["invite_id"],
+    )
 
 
 def test_step1_used_token_before_expiry_and_node(seed):
@@ -105,20 +118,31 @@ def test_step1_used_token_before_expiry_and_node(seed):
     _, body = handshake.exchange(seed, request(inv["invite_token"]), T0)
     assert handshake.authenticate_ticket(seed, body["wsTicket"], "node-b", T0)[0] == 200
     # used beats expired and mismatched: the order is strict
-    refused(handshake.exchange(seed, request(inv["invite_token"], "node-x"), T0 + 60 * MIN),
-            409, "token_already_used", inv["invite_token"])
+    refused(
+        handshake.exchange(seed, request(inv["invite_token"], "node-x"), T0 + 60 * MIN),
+        409,
+        "token_already_used",
+        inv["invite_token"],
+    )
 
 
 def test_step2_expired_before_node_mismatch(seed):
     inv = invite(seed, expect="node-b", ttl_ms=MIN)
-    refused(handshake.exchange(seed, request(inv["invite_token"], "node-x"), T0 + MIN), 401,
-            "expired_token")
+    refused(
+        handshake.exchange(seed, request(inv["invite_token"], "node-x"), T0 + MIN),
+        401,
+        "expired_token",
+    )
 
 
 def test_step3_node_mismatch(seed):
     inv = invite(seed, expect="node-b")
-    refused(handshake.exchange(seed, request(inv["invite_token"], "node-x"), T0), 403,
-            "node_mismatch", "node-b")
+    refused(
+        handshake.exchange(seed, request(inv["invite_token"], "node-x"), T0),
+        403,
+        "node_mismatch",
+        "node-b",
+    )
 
 
 def test_step4_pinned_key_needs_a_valid_proof(seed, joiner, tmp_path):
@@ -127,8 +151,11 @@ def test_step4_pinned_key_needs_a_valid_proof(seed, joiner, tmp_path):
     c = opening.connect(tmp_path / "x" / "x.acomm", create=True)
     impostor, _ = identity.init_node(c, "node-b", T0)
     c.close()
-    refused(handshake.exchange(seed, request(inv["invite_token"], key=impostor), T0), 401,
-            "invalid_proof")
+    refused(
+        handshake.exchange(seed, request(inv["invite_token"], key=impostor), T0),
+        401,
+        "invalid_proof",
+    )
     forged = request(inv["invite_token"], key=joiner)
     forged["nodeProof"] = identity.sign_proof(impostor.private_key, "node-b", forged["nonce"])
     refused(handshake.exchange(seed, forged, T0), 401, "invalid_proof")
@@ -140,27 +167,33 @@ def test_step4_replayed_nonce(seed):
     first, second = invite(seed), invite(seed)
     n = nonce()
     assert handshake.exchange(seed, request(first["invite_token"], n=n), T0)[0] == 200
-    refused(handshake.exchange(seed, request(second["invite_token"], n=n), T0), 409,
-            "replay_detected")
+    refused(
+        handshake.exchange(seed, request(second["invite_token"], n=n), T0), 409, "replay_detected"
+    )
 
 
 def test_step4_invite_with_a_live_ticket(seed):
     inv = invite(seed)
     assert handshake.exchange(seed, request(inv["invite_token"]), T0)[0] == 200
-    refused(handshake.exchange(seed, request(inv["invite_token"]), T0 + 1), 409,
-            "replay_detected")
+    refused(handshake.exchange(seed, request(inv["invite_token"]), T0 + 1), 409, "replay_detected")
     # once that ticket expired unused, the invite may be exchanged again
     later = T0 + handshake.TICKET_TTL_MS
     assert handshake.exchange(seed, request(inv["invite_token"]), later)[0] == 200
 
 
-@pytest.mark.parametrize("req", [b"not json", "[]", {"nodeId": "node-b"},
-                                 {"nodeId": "a@b", "nonce": "n" * 20, "inviteToken": "t"},
-                                 {"nodeId": "node-b", "nonce": "short", "inviteToken": "t"},
-                                 {"nodeId": "node-b", "nonce": "n" * 20, "inviteToken": 5},
-                                 {"nodeId": "node-b", "nonce": "n" * 20, "inviteToken": "t",
-                                  "requestedRooms": ["secret"]},
-                                 {"nodeId": "node-b", "nonce": "n" * 20, "extra": 1}])
+@pytest.mark.parametrize(
+    "req",
+    [
+        b"not json",
+        "[]",
+        {"nodeId": "node-b"},
+        {"nodeId": "a@b", "nonce": "n" * 20, "inviteToken": "t"},
+        {"nodeId": "node-b", "nonce": "short", "inviteToken": "t"},
+        {"nodeId": "node-b", "nonce": "n" * 20, "inviteToken": 5},
+        {"nodeId": "node-b", "nonce": "n" * 20, "inviteToken": "t", "requestedRooms": ["secret"]},
+        {"nodeId": "node-b", "nonce": "n" * 20, "extra": 1},
+    ],
+)
 def test_malformed_requests(seed, req):
     refused(handshake.exchange(seed, req, T0), 400, "invalid_request")
 
@@ -181,14 +214,18 @@ def test_forged_ticket(seed, tmp_path):
     refused(handshake.authenticate_ticket(seed, "garbage", "node-b", T0), 401, "invalid_ticket")
     refused(handshake.authenticate_ticket(seed, None, "node-b", T0), 401, "invalid_ticket")
     good = mint(seed)
-    refused(handshake.authenticate_ticket(seed, good[:-4] + "AAAA", "node-b", T0), 401,
-            "invalid_ticket")
+    refused(
+        handshake.authenticate_ticket(seed, good[:-4] + "AAAA", "node-b", T0), 401, "invalid_ticket"
+    )
 
 
 def test_expired_ticket(seed):
     ticket = mint(seed)
-    refused(handshake.authenticate_ticket(seed, ticket, "node-b", T0 + handshake.TICKET_TTL_MS),
-            401, "expired_ticket")
+    refused(
+        handshake.authenticate_ticket(seed, ticket, "node-b", T0 + handshake.TICKET_TTL_MS),
+        401,
+        "expired_ticket",
+    )
 
 
 def test_ticket_for_another_node(seed):
@@ -200,16 +237,23 @@ def test_ticket_for_another_node(seed):
 def test_reused_ticket(seed):
     ticket = mint(seed)
     assert handshake.authenticate_ticket(seed, ticket, "node-b", T0)[0] == 200
-    refused(handshake.authenticate_ticket(seed, ticket, "node-b", T0 + 1), 409,
-            "ticket_already_used", ticket)
+    refused(
+        handshake.authenticate_ticket(seed, ticket, "node-b", T0 + 1),
+        409,
+        "ticket_already_used",
+        ticket,
+    )
 
 
 def test_a_revoked_invite_voids_its_ticket(seed):
     inv = invite(seed)
     _, body = handshake.exchange(seed, request(inv["invite_token"]), T0)
     invites.revoke(seed, inv["invite_id"], T0 + 1)
-    refused(handshake.authenticate_ticket(seed, body["wsTicket"], "node-b", T0 + 2), 401,
-            "invalid_ticket")
+    refused(
+        handshake.authenticate_ticket(seed, body["wsTicket"], "node-b", T0 + 2),
+        401,
+        "invalid_ticket",
+    )
     assert query_one(seed, "SELECT used_at FROM fed_tickets") is None
 
 
@@ -237,8 +281,7 @@ def test_rejoin_with_a_forged_proof(seed, joiner, tmp_path):
     refused(handshake.exchange(seed, req, T0), 401, "invalid_proof")
     refused(handshake.exchange(seed, request(None, key=impostor), T0), 401, "invalid_proof")
     # a node that never joined looks the same as a bad signature
-    refused(handshake.exchange(seed, request(None, "node-z", key=joiner), T0), 401,
-            "invalid_proof")
+    refused(handshake.exchange(seed, request(None, "node-z", key=joiner), T0), 401, "invalid_proof")
     refused(handshake.exchange(seed, request(None), T0), 401, "invalid_token")
 
 

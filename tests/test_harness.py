@@ -33,15 +33,18 @@ def _files(directory: Path) -> dict[str, int]:
 def _schema(path: Path) -> tuple[list[tuple[str, str]], int, str]:
     c = sqlite3.connect(path)
     try:
-        return (c.execute("SELECT name, sql FROM sqlite_master ORDER BY name").fetchall(),
-                c.execute("PRAGMA user_version").fetchone()[0],
-                c.execute("PRAGMA journal_mode").fetchone()[0])
+        return (
+            c.execute("SELECT name, sql FROM sqlite_master ORDER BY name").fetchall(),
+            c.execute("PRAGMA user_version").fetchone()[0],
+            c.execute("PRAGMA journal_mode").fetchone()[0],
+        )
     finally:
         c.close()
 
 
-def test_a_store_copied_from_the_template_is_the_store_init_makes(template_store: Template,
-                                                                  tmp_path: Path):
+def test_a_store_copied_from_the_template_is_the_store_init_makes(
+    template_store: Template, tmp_path: Path
+):
     copied, fresh = tmp_path / "copy" / "store.acomm", tmp_path / "init" / "store.acomm"
     with freeze_time(T):
         copy_store(template_store, copied)
@@ -50,8 +53,9 @@ def test_a_store_copied_from_the_template_is_the_store_init_makes(template_store
     assert stat.S_IMODE(copied.parent.stat().st_mode) == 0o700
     assert set(_files(copied.parent).values()) == {0o600}
     assert _schema(copied) == _schema(fresh)
-    assert (copied.parent / "config.yaml").read_bytes() == (fresh.parent / "config.yaml"
-                                                           ).read_bytes()
+    assert (copied.parent / "config.yaml").read_bytes() == (
+        fresh.parent / "config.yaml"
+    ).read_bytes()
     a, b = snapshot(copied), snapshot(fresh)
     ids = [[r["value"] for r in s["store_meta"] if r["key"] == "store_id"] for s in (a, b)]
     assert ids[0] != ids[1] and len(ids[0][0]) == len(ids[1][0]) == 32  # each its own store
@@ -69,18 +73,26 @@ def test_the_store_fixture_is_a_fresh_store_of_its_own(store: Path, cli: Cli):
 # Global options before and after the subcommand, the lazy registry's groups and aliases,
 # usage errors, eager --version, input on stdin, and an error rendered as JSON.
 CALLS = [
-    ("--help",), ("channel", "--help"), ("--version",), ("init",),
+    ("--help",),
+    ("channel", "--help"),
+    ("--version",),
+    ("init",),
     ("channel", "create", "team", "--as", "alice", "--json"),
     ("--json", "channel", "join", "team", "bob", "--as", "alice"),
-    ("send", "team", "-", "--as", "alice"), ("send", "team", "hi", "--as", "alice", "-q"),
-    ("receive", "--as", "bob", "--jsonl"), ("messages", "--channel", "team", "--csv"),
-    ("dead-letters", "list", "--json"), ("send",), ("show", "999", "--json"),
-    ("nosuch",), ("stats", "--csv"), ("status", "--jsonl"),
+    ("send", "team", "-", "--as", "alice"),
+    ("send", "team", "hi", "--as", "alice", "-q"),
+    ("receive", "--as", "bob", "--jsonl"),
+    ("messages", "--channel", "team", "--csv"),
+    ("dead-letters", "list", "--json"),
+    ("send",),
+    ("show", "999", "--json"),
+    ("nosuch",),
+    ("stats", "--csv"),
+    ("status", "--jsonl"),
 ]
 
 
-def test_the_session_command_tree_answers_as_one_built_for_each_call(tmp_path: Path,
-                                                                     monkeypatch):
+def test_the_session_command_tree_answers_as_one_built_for_each_call(tmp_path: Path, monkeypatch):
     assert command_tree() is command_tree()
     runner, ours = CliRunner(), Cli()
     monkeypatch.setenv("ACOMM_STORE", str(tmp_path / "store" / "store.acomm"))
@@ -107,8 +119,9 @@ def test_a_wrappers_orphaned_child_is_seen_and_killed_with_its_group():
     by its pid leaves its child running, re-parented to pytest, and the check names it;
     stopping the wrapper's process group kills both."""
     before = procs.descendants()
-    wrapper = procs.spawn(["sh", "-c", "sleep 600 & echo $!; wait"], stdout=subprocess.PIPE,
-                          text=True)
+    wrapper = procs.spawn(
+        ["sh", "-c", "sleep 600 & echo $!; wait"], stdout=subprocess.PIPE, text=True
+    )
     assert wrapper.stdout is not None
     child = int(wrapper.stdout.readline())
     os.kill(wrapper.pid, signal.SIGKILL)  # the wrapper only, as a pid-kill did
@@ -119,7 +132,7 @@ def test_a_wrappers_orphaned_child_is_seen_and_killed_with_its_group():
     assert procs.outliving(before) == {}
 
 
-NEW_FILE = '''
+NEW_FILE = """
 import pytest
 
 pytestmark = pytest.mark.cli
@@ -132,8 +145,8 @@ def test_in_the_files_tier():
 @pytest.mark.process
 def test_in_a_tier_of_its_own():
     pass
-'''
-UNTIERED_FILE = '''
+"""
+UNTIERED_FILE = """
 import pytest
 
 
@@ -145,9 +158,9 @@ def test_with_no_tier():
 @pytest.mark.cli
 def test_with_two():
     pass
-'''
+"""
 
-SPAWNING_FILE = '''
+SPAWNING_FILE = """
 import subprocess
 
 import pytest
@@ -157,7 +170,7 @@ pytestmark = pytest.mark.cli
 
 def test_that_starts_a_program():
     subprocess.run(["true"], check=True)
-'''
+"""
 
 
 @pytest.mark.process
@@ -174,8 +187,13 @@ def test_every_test_has_exactly_one_tier_or_errors_under_any_selection(tmp_path:
     (tmp_path / "tests" / "test_tiered.py").write_text(NEW_FILE)
 
     def pytest(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
-                              cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        return subprocess.run(
+            [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
 
     fast = pytest("-m", "unit or cli", "-v")
     assert fast.returncode == 0, fast.stdout

@@ -27,8 +27,13 @@ ACTIVE_OLD = "state IN ('queued', 'waiting', 'unread') OR (tracked = 1 AND state
 
 
 def _partial_indexes(path: Path) -> dict[str, str]:
-    return dict(query(path, "SELECT name, sql FROM sqlite_master WHERE type = 'index'"
-                            " AND tbl_name = 'deliveries' AND sql LIKE '% WHERE %'"))
+    return dict(
+        query(
+            path,
+            "SELECT name, sql FROM sqlite_master WHERE type = 'index'"
+            " AND tbl_name = 'deliveries' AND sql LIKE '% WHERE %'",
+        )
+    )
 
 
 def _plans(path: Path, run) -> list[tuple[str, str]]:
@@ -58,8 +63,9 @@ def _mail(cli, store: Path) -> list[int]:
     cli.ok("channel", "join", "jobs", "bob", "--as", "alice")
     tracked = int(cli.ok("send", "jobs", "job", "--as", "alice").stdout)
     cli.ok("receive", "--as", "bob", "--channel", "jobs")
-    return [tracked] + [int(cli.ok("send", "team", f"m{i}", "--as", "alice").stdout)
-                        for i in range(3)]
+    return [tracked] + [
+        int(cli.ok("send", "team", f"m{i}", "--as", "alice").stdout) for i in range(3)
+    ]
 
 
 def test_no_partial_index_on_deliveries_has_an_in_list_or_compares_recipient(cli, store):
@@ -74,7 +80,8 @@ def test_no_partial_index_on_deliveries_has_an_in_list_or_compares_recipient(cli
         assert not re.search(r"\brecipient\s*=", where), name
     # the inbox order no longer holds the state: a mark read does not move its entry
     assert query(store, "SELECT sql FROM sqlite_master WHERE name = 'deliveries_inbox'")[0][
-        0].endswith("deliveries(recipient, rank DESC, message_id)")
+        0
+    ].endswith("deliveries(recipient, rank DESC, message_id)")
 
 
 def test_receive_and_ack_keep_their_indexed_plans(cli, store):
@@ -94,7 +101,9 @@ def test_receive_and_ack_keep_their_indexed_plans(cli, store):
     for sql, plan in plans:
         # a whole partial index may be walked; the table, or a full index, never
         assert not re.search(r"SCAN (deliveries|d)\b(?! USING INDEX deliveries_active)", plan), (
-            sql, plan)
+            sql,
+            plan,
+        )
         if sql.startswith("SELECT") and "ORDER BY d.rank DESC" in sql:
             by_kind["inbox"] = plan
         elif sql.startswith("SELECT count(*)") and "FROM deliveries d WHERE" in sql:
@@ -143,11 +152,20 @@ def test_an_older_store_is_upgraded_and_reads_as_before(cli, store):
     assert query(store, "PRAGMA user_version") == [(len(MIGRATIONS),)]
     assert ACTIVE_OLD not in _partial_indexes(store)["deliveries_active"]
     # every delivery not yet done with is in both partial indexes, and nothing else is
-    active = sorted(query(store, f"SELECT message_id, recipient FROM deliveries"
-                                 f" WHERE {ACTIVE_OLD}"))
+    active = sorted(
+        query(store, f"SELECT message_id, recipient FROM deliveries WHERE {ACTIVE_OLD}")
+    )
     for index in ("deliveries_active", "deliveries_agent_active"):
-        assert sorted(query(store, f"SELECT message_id, recipient FROM deliveries INDEXED BY"
-                                   f" {index} WHERE {backlog.ACTIVE}")) == active
+        assert (
+            sorted(
+                query(
+                    store,
+                    f"SELECT message_id, recipient FROM deliveries INDEXED BY"
+                    f" {index} WHERE {backlog.ACTIVE}",
+                )
+            )
+            == active
+        )
     assert len(active) == 4  # bob's 3 unread and his read one awaiting its ack
     doc = cli.ok("receive", "--as", "bob", "--json").json()
     assert [m["id"] for m in doc["messages"]] == ids[1:]
@@ -155,8 +173,11 @@ def test_an_older_store_is_upgraded_and_reads_as_before(cli, store):
     assert cli.ok("receive", "--as", "bob", "--json").json()["messages"] == []
     cli.ok("ack", str(ids[0]), "--status", "completed", "--as", "bob")
     # bob is done with everything; alice has the acknowledgement
-    assert query(store, f"SELECT recipient, state FROM deliveries INDEXED BY"
-                        f" deliveries_agent_active WHERE {backlog.ACTIVE}") == [("alice", "unread")]
+    assert query(
+        store,
+        f"SELECT recipient, state FROM deliveries INDEXED BY"
+        f" deliveries_agent_active WHERE {backlog.ACTIVE}",
+    ) == [("alice", "unread")]
     cli.ok("doctor")  # exits 0: every invariant holds
 
 

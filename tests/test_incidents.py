@@ -17,8 +17,16 @@ from tests.conftest import Cli, query
 pytestmark = pytest.mark.cli
 
 T0 = "2026-03-01T12:00:00Z"
-FIELDS = {"id", "capability_id", "delegation_skill", "executor_skill", "failure_class",
-          "sample_corr_ids", "created_at", "state"}
+FIELDS = {
+    "id",
+    "capability_id",
+    "delegation_skill",
+    "executor_skill",
+    "failure_class",
+    "sample_corr_ids",
+    "created_at",
+    "state",
+}
 
 
 @pytest.fixture(autouse=True)
@@ -35,16 +43,16 @@ def review(cli: Cli, store, tmp_path) -> None:
 
 
 def _task(cli: Cli, accept: bool = True) -> int:
-    tid = int(cli.ok("task", "create", "--capability", "review", "check PR 7",
-                     "--as", "alice").stdout)
+    tid = int(
+        cli.ok("task", "create", "--capability", "review", "check PR 7", "--as", "alice").stdout
+    )
     if accept:
         cli.ok("task", "accept", str(tid), "--as", "rev")
     return tid
 
 
 def _incidents(cli: Cli, *args: str) -> list[dict[str, Any]]:
-    docs: list[dict[str, Any]] = cli.ok("incident", "list", *args, "--json").json()[
-        "incidents"]
+    docs: list[dict[str, Any]] = cli.ok("incident", "list", *args, "--json").json()["incidents"]
     return docs
 
 
@@ -71,9 +79,14 @@ def test_an_eta_breach_opens_one_incident_on_the_first_tick_only(cli, store, rev
     [inc] = _incidents(cli)
     assert FIELDS <= set(inc)
     assert {k: inc[k] for k in FIELDS - {"id"}} == {
-        "capability_id": "review", "delegation_skill": "skills/review-request@1.2",
-        "executor_skill": "skills/review-exec@1.0", "failure_class": "eta_breach",
-        "sample_corr_ids": [corr], "created_at": "2026-03-01T12:10:00.000Z", "state": "open"}
+        "capability_id": "review",
+        "delegation_skill": "skills/review-request@1.2",
+        "executor_skill": "skills/review-exec@1.0",
+        "failure_class": "eta_breach",
+        "sample_corr_ids": [corr],
+        "created_at": "2026-03-01T12:10:00.000Z",
+        "state": "open",
+    }
     assert inc["task_id"] == tid
     doc = cli.ok("task", "show", str(tid), "--json").json()
     assert doc["state"] == "incident"
@@ -100,9 +113,15 @@ def test_an_output_failing_its_schema_is_refused_and_opens_one_incident(cli, sto
     for body in ('{"verdict": "maybe"}', "looks good to me"):
         r = cli("task", "complete", str(tid), body, "--as", "rev", "--json")
         assert r.exit_code == 3 and (r.error["code"], r.error["field"]) == (
-            "output_mismatch", "body")
-    assert "does not match" in cli("task", "complete", str(tid), '{"findings": []}',
-                                   "--as", "rev", "--json").error["message"]
+            "output_mismatch",
+            "body",
+        )
+    assert (
+        "does not match"
+        in cli("task", "complete", str(tid), '{"findings": []}', "--as", "rev", "--json").error[
+            "message"
+        ]
+    )
     [inc] = _incidents(cli)  # one per task, however many tries
     assert inc["failure_class"] == "output_mismatch" and inc["task_id"] == tid
     assert "verdict" in inc["samples"][0]["error"]
@@ -114,8 +133,7 @@ def test_an_output_failing_its_schema_is_refused_and_opens_one_incident(cli, sto
     assert len(_published(cli)) == 1
 
 
-def test_repeated_routing_misses_open_one_incident_per_threshold(cli, store, review,
-                                                               monkeypatch):
+def test_repeated_routing_misses_open_one_incident_per_threshold(cli, store, review, monkeypatch):
     monkeypatch.setenv("ACOMM_CAP_MISS_THRESHOLD", "2")
     cli.ok("capability", "unpublish", "review")
 
@@ -158,14 +176,18 @@ def test_resolve_show_and_list_by_state(cli, store, review):
     cli.ok("task", "fail", str(tid), "--reason", "broke", "--as", "rev")
     [inc] = _incidents(cli, "--state", "open")
     iid = str(inc["id"])
-    assert cli.ok("incident", "show", iid, "--json").json()["failure_class"] == \
-        "execution_error"
+    assert cli.ok("incident", "show", iid, "--json").json()["failure_class"] == "execution_error"
     with freeze_time("2026-03-01T13:00:00Z"):
-        doc = cli.ok("incident", "resolve", iid, "--note", "retried by hand", "--as", "lead",
-                     "--json").json()
-    assert (doc["state"], doc["changed"], doc["note"], doc["resolved_by"],
-            doc["resolved_at"]) == ("resolved", True, "retried by hand", "lead",
-                                    "2026-03-01T13:00:00.000Z")
+        doc = cli.ok(
+            "incident", "resolve", iid, "--note", "retried by hand", "--as", "lead", "--json"
+        ).json()
+    assert (doc["state"], doc["changed"], doc["note"], doc["resolved_by"], doc["resolved_at"]) == (
+        "resolved",
+        True,
+        "retried by hand",
+        "lead",
+        "2026-03-01T13:00:00.000Z",
+    )
     again = cli.ok("incident", "resolve", iid, "--json").json()
     assert again["changed"] is False and again["note"] == "retried by hand"
     assert _incidents(cli, "--state", "open") == []

@@ -27,10 +27,18 @@ AGENTS = ["a", "b", "c", "d"]
 def test_random_sequences_keep_the_invariants(conn, store, seed):
     rng = random.Random(seed)
     now = 1_700_000_000_000
-    for name, mode in (("alo", DeliveryMode.AT_LEAST_ONCE), ("eo", DeliveryMode.EXACTLY_ONCE),
-                       ("amo", DeliveryMode.AT_MOST_ONCE)):
-        cfg = ChannelConfig(delivery=mode, ack_timeout_ms=5000, max_retries=2,
-                            retry_backoff_ms=500, retry_jitter=0.2)
+    for name, mode in (
+        ("alo", DeliveryMode.AT_LEAST_ONCE),
+        ("eo", DeliveryMode.EXACTLY_ONCE),
+        ("amo", DeliveryMode.AT_MOST_ONCE),
+    ):
+        cfg = ChannelConfig(
+            delivery=mode,
+            ack_timeout_ms=5000,
+            max_retries=2,
+            retry_backoff_ms=500,
+            retry_jitter=0.2,
+        )
         channels.create_channel(conn, name, "group", "a", cfg, now)
         for agent in AGENTS[1:]:
             channels.join_channel(conn, name, agent, "member", now, by="a")
@@ -42,18 +50,35 @@ def test_random_sequences_keep_the_invariants(conn, store, seed):
         agent = rng.choice(AGENTS)
         try:
             if op < 0.35:
-                r = sending.send(conn, SendRequest(
-                    sender=agent, content="x", channel=channel,
-                    type=rng.choice(["text", "command"]),
-                    delay_ms=rng.choice([None, None, 3000])), now)
+                r = sending.send(
+                    conn,
+                    SendRequest(
+                        sender=agent,
+                        content="x",
+                        channel=channel,
+                        type=rng.choice(["text", "command"]),
+                        delay_ms=rng.choice([None, None, 3000]),
+                    ),
+                    now,
+                )
                 sent.add(r.id)
             elif op < 0.55:
-                timers.receive_due(conn, agent, MessageFilter(limit=rng.randint(1, 5)), now,
-                                     peek=rng.random() < 0.2)
+                timers.receive_due(
+                    conn,
+                    agent,
+                    MessageFilter(limit=rng.randint(1, 5)),
+                    now,
+                    peek=rng.random() < 0.2,
+                )
             elif op < 0.7 and sent:
-                acking.ack(conn, rng.choice(sorted(sent)), agent,
-                             rng.choice(["received", "in_progress", "completed", "failed"]),
-                             None, now)
+                acking.ack(
+                    conn,
+                    rng.choice(sorted(sent)),
+                    agent,
+                    rng.choice(["received", "in_progress", "completed", "failed"]),
+                    None,
+                    now,
+                )
             elif op < 0.85:
                 timers.tick(conn, now)
             elif op < 0.92:
@@ -70,9 +95,11 @@ def test_random_sequences_keep_the_invariants(conn, store, seed):
     timers.tick(conn, now + 10_000_000)
     assert_invariants(store, sent)
     c = sqlite3.connect(store)
-    live = c.execute("SELECT count(*) FROM deliveries d JOIN channels ch ON ch.id = d.channel_id"
-                     " WHERE d.tracked = 1 AND d.state IN ('unread', 'read', 'waiting')"
-                     " AND ch.name != '_system'").fetchone()[0]
+    live = c.execute(
+        "SELECT count(*) FROM deliveries d JOIN channels ch ON ch.id = d.channel_id"
+        " WHERE d.tracked = 1 AND d.state IN ('unread', 'read', 'waiting')"
+        " AND ch.name != '_system'"
+    ).fetchone()[0]
     assert live == 0, "every tracked delivery ends acknowledged or dead once time runs out"
 
 
@@ -93,8 +120,22 @@ def _wait_until_blocked(procs: list[subprocess.Popen], store) -> None:
 
 
 def test_two_tick_processes_never_process_a_timer_twice(store):
-    assert run("channel", "create", "w", "--as", "p", "--delivery", "at-least-once",
-               "--max-retries", "0", "--ack-timeout", "1ms").returncode == 0
+    assert (
+        run(
+            "channel",
+            "create",
+            "w",
+            "--as",
+            "p",
+            "--delivery",
+            "at-least-once",
+            "--max-retries",
+            "0",
+            "--ack-timeout",
+            "1ms",
+        ).returncode
+        == 0
+    )
     for i in range(20):
         assert run("channel", "join", "w", "--as", "p", f"r{i}").returncode == 0
     with open(store.parent / "batch.jsonl", "w") as fh:
@@ -104,8 +145,12 @@ def test_two_tick_processes_never_process_a_timer_twice(store):
     # Hold the write lock while both start, so both wait on it and then race for the timers.
     lock = sqlite3.connect(store, isolation_level=None)
     lock.execute("BEGIN IMMEDIATE")
-    procs = [subprocess.Popen([ACOMM, "tick", "--json"], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    procs = [
+        subprocess.Popen(
+            [ACOMM, "tick", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for _ in range(2)
+    ]
     _wait_until_blocked(procs, store)
     lock.execute("COMMIT")
     lock.close()

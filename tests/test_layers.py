@@ -27,8 +27,9 @@ def installed_layout() -> Path:
     (REPO / "build").mkdir(exist_ok=True)
     with open(REPO / "build" / ".layout.lock", "w") as lock:  # test processes in parallel
         fcntl.flock(lock, fcntl.LOCK_EX)
-        r = subprocess.run(["make", "-s", "layout"], cwd=REPO, capture_output=True, text=True,
-                           timeout=300)
+        r = subprocess.run(
+            ["make", "-s", "layout"], cwd=REPO, capture_output=True, text=True, timeout=300
+        )
     assert r.returncode == 0, r.stdout + r.stderr
     root = (REPO / "build" / "layout").resolve()
     assert (root / "acomm_cli" / "store" / "__init__.py").exists()
@@ -57,9 +58,14 @@ def edited(tmp_path: Path, module: str, edit: Callable[[str], str]) -> Path:
 def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
     if not LINT_IMPORTS.exists():
         pytest.skip("import-linter is not installed (pip install -e '.[test]')")
-    return subprocess.run([str(LINT_IMPORTS), "--config", str(REPO / "pyproject.toml"),
-                           "--no-cache"], cwd=root, capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PYTHONPATH": str(root)})
+    return subprocess.run(
+        [str(LINT_IMPORTS), "--config", str(REPO / "pyproject.toml"), "--no-cache"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(root)},
+    )
 
 
 def add_import(line: str) -> Callable[[str], str]:
@@ -73,23 +79,51 @@ def test_the_tree_keeps_its_layers():
     assert "0 broken" in r.stdout
 
 
-@pytest.mark.parametrize("module, line, broken", [
-    ("engine/sending.py", "from acomm_cli.output import render",
-     "acomm_cli.engine.sending -> acomm_cli.output.render"),
-    ("store/reads.py", "import acomm_cli.engine.channels",
-     "acomm_cli.store.reads -> acomm_cli.engine.channels"),
-    ("engine/inbox.py", "import typer", "acomm_cli.engine.inbox -> typer"),
-    ("bridge/sync.py", "from acomm_cli.dispatch import agents",
-     "acomm_cli.bridge.sync -> acomm_cli.dispatch.agents"),
-    ("cli/commands/send.py", "from acomm_cli.cli import app",
-     "acomm_cli.cli.commands.send -> acomm_cli.cli.app"),
-    ("cli/config.py", "import acomm_cli.cli.commands.send",
-     "acomm_cli.cli.config -> acomm_cli.cli.commands.send"),
-    ("output/render.py", "from acomm_cli.cli import config",
-     "acomm_cli.output.render -> acomm_cli.cli.config"),
-], ids=["engine-imports-cli", "store-imports-engine", "engine-imports-typer",
-        "subsystems-import-each-other", "command-imports-the-app",
-        "settings-import-a-command", "output-imports-the-command-line"])
+@pytest.mark.parametrize(
+    "module, line, broken",
+    [
+        (
+            "engine/sending.py",
+            "from acomm_cli.output import render",
+            "acomm_cli.engine.sending -> acomm_cli.output.render",
+        ),
+        (
+            "store/reads.py",
+            "import acomm_cli.engine.channels",
+            "acomm_cli.store.reads -> acomm_cli.engine.channels",
+        ),
+        ("engine/inbox.py", "import typer", "acomm_cli.engine.inbox -> typer"),
+        (
+            "bridge/sync.py",
+            "from acomm_cli.dispatch import agents",
+            "acomm_cli.bridge.sync -> acomm_cli.dispatch.agents",
+        ),
+        (
+            "cli/commands/send.py",
+            "from acomm_cli.cli import app",
+            "acomm_cli.cli.commands.send -> acomm_cli.cli.app",
+        ),
+        (
+            "cli/config.py",
+            "import acomm_cli.cli.commands.send",
+            "acomm_cli.cli.config -> acomm_cli.cli.commands.send",
+        ),
+        (
+            "output/render.py",
+            "from acomm_cli.cli import config",
+            "acomm_cli.output.render -> acomm_cli.cli.config",
+        ),
+    ],
+    ids=[
+        "engine-imports-cli",
+        "store-imports-engine",
+        "engine-imports-typer",
+        "subsystems-import-each-other",
+        "command-imports-the-app",
+        "settings-import-a-command",
+        "output-imports-the-command-line",
+    ],
+)
 def test_an_import_against_the_layers_fails(tmp_path, module, line, broken):
     r = lint_imports(edited(tmp_path, module, add_import(line)))
     assert r.returncode != 0
@@ -99,10 +133,12 @@ def test_an_import_against_the_layers_fails(tmp_path, module, line, broken):
 def test_importing_sqlite_utils_anywhere_fails_even_inside_a_function(tmp_path):
     """sqlite-utils is a test dependency only (docs/DECISIONS.md): not even a cold command
     such as doctor may load it on demand."""
+
     def edit(text: str) -> str:
         assert "\ndef doctor(" in text
-        return text.replace("\ndef doctor(", "\ndef _schema():\n"
-                            "    import sqlite_utils\n\n\ndef doctor(", 1)
+        return text.replace(
+            "\ndef doctor(", "\ndef _schema():\n    import sqlite_utils\n\n\ndef doctor(", 1
+        )
 
     r = lint_imports(edited(tmp_path, "cli/commands/doctor.py", edit))
     assert r.returncode != 0
@@ -118,8 +154,9 @@ def test_the_top_level_stays_small_and_every_subpackage_says_what_it_holds():
 
 
 def test_python_dash_m_runs_the_program():
-    r = subprocess.run([sys.executable, "-m", "acomm_cli", "--version"], capture_output=True,
-                       text=True, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "acomm_cli", "--version"], capture_output=True, text=True, timeout=60
+    )
     assert (r.returncode, r.stdout.split()[0]) == (0, "acomm")
 
 

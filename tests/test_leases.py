@@ -31,8 +31,9 @@ def _send(cli, body: str = "job", *extra: str) -> int:
 def work(make_channel):
     """boss hands work to w on an at-least-once channel: ack timeout 30 s, lease 2 m,
     1 retry, back-off 1 s."""
-    return make_channel("work", "boss", "w", delivery="at-least-once", lease="2m",
-                        max_retries=1, retry_backoff="1s")
+    return make_channel(
+        "work", "boss", "w", delivery="at-least-once", lease="2m", max_retries=1, retry_backoff="1s"
+    )
 
 
 # ---------------------------------------------------------------- leases
@@ -57,9 +58,9 @@ def test_an_in_progress_ack_holds_the_delivery_for_its_lease_then_it_is_redelive
         assert d["delivered_at"] == "2026-01-01T00:02:01.000Z"
         again = cli.ok("receive", "--as", "w", "--json").json()["messages"]
         assert [m["id"] for m in again] == [mid]
-        assert query(work, "SELECT lease_expired, last_error FROM deliveries WHERE"
-                     " message_id = ?", mid) == [(1, "the in_progress lease ran out at "
-                                                     "delivery 1")]
+        assert query(
+            work, "SELECT lease_expired, last_error FROM deliveries WHERE message_id = ?", mid
+        ) == [(1, "the in_progress lease ran out at delivery 1")]
     assert_invariants(work, {mid})
 
 
@@ -74,7 +75,8 @@ def test_a_late_tick_writes_the_same_history_as_punctual_ones(cli, work, tmp_pat
         assert (out["lease_expired"], out["redelivered"], out["dead_lettered"]) == (1, 1, 1)
         dl = cli.ok("deadletter", "list", "--json").json()["dead_letters"]
         assert [(x["reason"], x["dead_lettered_at"]) for x in dl] == [
-            ("max_retries_exceeded", "2026-01-01T00:02:31.000Z")]
+            ("max_retries_exceeded", "2026-01-01T00:02:31.000Z")
+        ]
         assert _d(cli, mid)["delivered_at"] == "2026-01-01T00:02:01.000Z"
 
 
@@ -107,11 +109,15 @@ def test_extend_never_shortens_and_a_repeated_ack_keeps_a_longer_extension(cli, 
     with freeze_time(T0) as clock:
         mid = _send(cli)
         cli.ok("ack", mid, "--as", "w", "--status", "in_progress")
-        assert cli.ok("extend", mid, "--by", "1h", "--as", "w").stdout.strip() == \
-            "2026-01-01T01:00:00.000Z"
+        assert (
+            cli.ok("extend", mid, "--by", "1h", "--as", "w").stdout.strip()
+            == "2026-01-01T01:00:00.000Z"
+        )
         clock.tick(60)
-        assert cli.ok("extend", mid, "--by", "1m", "--as", "w").stdout.strip() == \
-            "2026-01-01T01:00:00.000Z"
+        assert (
+            cli.ok("extend", mid, "--by", "1m", "--as", "w").stdout.strip()
+            == "2026-01-01T01:00:00.000Z"
+        )
         r = cli.ok("ack", mid, "--as", "w", "--status", "in_progress", "--json").json()
         assert r["lease_until"] == "2026-01-01T01:00:00.000Z"
 
@@ -126,8 +132,9 @@ def test_lease_expiry_past_max_retries_dead_letters(cli, work):
             cli.ok("tick")
         d = _d(cli, mid)
         assert (d["state"], d["retry_count"]) == ("dead", 1)
-        [dl] = cli.ok("deadletter", "list", "--reason", "max_retries_exceeded",
-                      "--json").json()["dead_letters"]
+        [dl] = cli.ok("deadletter", "list", "--reason", "max_retries_exceeded", "--json").json()[
+            "dead_letters"
+        ]
         assert dl["last_error"] == "the in_progress lease ran out after 2 deliveries"
         stats = cli.ok("stats", "--as", "w", "--json").json()["agents"][0]
         assert (stats["lease_expired"], stats["in_progress"], stats["dead_letters"]) == (2, 0, 1)
@@ -146,8 +153,16 @@ def test_stats_and_messages_show_held_work(cli, work):
         assert ch["in_progress"] == 1
         listed = cli.ok("messages", "--status", "in_progress", "--json").json()
         assert [m["id"] for m in listed["messages"]] == [held]
-        both = cli.ok("messages", "--status", "in_progress", "--status", "delivered",
-                      "--channel", "work", "--json").json()
+        both = cli.ok(
+            "messages",
+            "--status",
+            "in_progress",
+            "--status",
+            "delivered",
+            "--channel",
+            "work",
+            "--json",
+        ).json()
         assert {m["id"] for m in both["messages"]} >= {held, idle}
         assert done not in {m["id"] for m in both["messages"]}
 
@@ -166,14 +181,17 @@ def test_an_at_most_once_ack_holds_no_lease(cli, make_channel):
 
 def test_the_channel_shows_its_lease_ttl_and_retry_failed(cli, make_channel):
     make_channel("plain", "boss", ack_timeout="45s")
-    make_channel("tuned", "boss", lease="5m", message_ttl="10m", retry_failed=True,
-                 delivery="at-least-once")
+    make_channel(
+        "tuned", "boss", lease="5m", message_ttl="10m", retry_failed=True, delivery="at-least-once"
+    )
     plain = cli.ok("channel", "show", "plain", "--json").json()["config"]
     tuned = cli.ok("channel", "show", "tuned", "--json").json()["config"]
-    assert (plain["lease_ms"], plain["message_ttl_ms"], plain["retry_failed"]) == (45000, 0,
-                                                                                   False)
-    assert (tuned["lease_ms"], tuned["message_ttl_ms"], tuned["retry_failed"]) == (300000,
-                                                                                   600000, True)
+    assert (plain["lease_ms"], plain["message_ttl_ms"], plain["retry_failed"]) == (45000, 0, False)
+    assert (tuned["lease_ms"], tuned["message_ttl_ms"], tuned["retry_failed"]) == (
+        300000,
+        600000,
+        True,
+    )
 
 
 @pytest.mark.process
@@ -184,23 +202,38 @@ def test_a_crashed_worker_s_message_is_redelivered_after_its_lease(work, tmp_pat
     env = {"FAKETIME_DONT_RESET": "1", "ACOMM_STORE": str(work)}
 
     def at(when: str, *args: str) -> subprocess.CompletedProcess[str]:
-        r = subprocess.run(["faketime", "-f", f"@2026-01-01 {when}", ACOMM, *args],
-                           capture_output=True, text=True, timeout=60, env={**os.environ, **env})
+        r = subprocess.run(
+            ["faketime", "-f", f"@2026-01-01 {when}", ACOMM, *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, **env},
+        )
         assert r.returncode == 0, (args, r.stderr)
         return r
 
     mid = at("00:00:00", "send", "work", "build it", "--as", "boss").stdout.strip()
     worker = procs.spawn(
-        ["faketime", "-f", "@2026-01-01 00:00:01", "sh", "-c",
-         f"{ACOMM} receive --as w --body && {ACOMM} ack {mid} --as w --status in_progress"
-         " && sleep 600"], env={**os.environ, **env},
-        stdout=subprocess.PIPE, text=True)
+        [
+            "faketime",
+            "-f",
+            "@2026-01-01 00:00:01",
+            "sh",
+            "-c",
+            f"{ACOMM} receive --as w --body && {ACOMM} ack {mid} --as w --status in_progress"
+            " && sleep 600",
+        ],
+        env={**os.environ, **env},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert worker.stdout is not None
         assert worker.stdout.readline().strip() == "build it"
         for _ in range(600):  # its ack is committed once the row says so (bounded poll)
             if query(work, "SELECT ack_status FROM deliveries WHERE recipient = 'w'") == [
-                    ("in_progress",)]:
+                ("in_progress",)
+            ]:
                 break
             subprocess.run(["sleep", "0.05"], check=True)
     finally:
@@ -218,14 +251,17 @@ def test_nack_requeue_now_hands_it_back_at_once(cli, work):
         mid = _send(cli)
         cli.ok("receive", "--as", "w")
         cli.ok("ack", mid, "--as", "w", "--status", "in_progress")
-        r = cli.ok("nack", mid, "--as", "w", "--requeue", "--reason", "db busy",
-                   "--json").json()
+        r = cli.ok("nack", mid, "--as", "w", "--requeue", "--reason", "db busy", "--json").json()
         assert (r["outcome"], r["retry_count"], r["redeliver_at"]) == (
-            "requeued", 1, "2026-01-01T00:00:00.000Z")
+            "requeued",
+            1,
+            "2026-01-01T00:00:00.000Z",
+        )
         d = _d(cli, mid)
         assert (d["state"], d["ack_status"], d["retry_count"]) == ("unread", None, 1)
-        assert [m["id"] for m in cli.ok("receive", "--as", "w", "--json").json()[
-            "messages"]] == [mid]
+        assert [m["id"] for m in cli.ok("receive", "--as", "w", "--json").json()["messages"]] == [
+            mid
+        ]
     assert_invariants(work, {mid})
 
 
@@ -248,15 +284,20 @@ def test_nack_without_requeue_dead_letters_at_once_with_the_reason(cli, work):
     with freeze_time(T0):
         mid = _send(cli)
         cli.ok("receive", "--as", "w")
-        assert cli.ok("nack", mid, "--as", "w", "--reason", "malformed input").stdout == \
-            "dead_lettered nacked\n"
-        [dl] = cli.ok("deadletter", "list", "--reason", "nacked", "--json").json()[
-            "dead_letters"]
+        assert (
+            cli.ok("nack", mid, "--as", "w", "--reason", "malformed input").stdout
+            == "dead_lettered nacked\n"
+        )
+        [dl] = cli.ok("deadletter", "list", "--reason", "nacked", "--json").json()["dead_letters"]
         assert (dl["message_id"], dl["recipient"], dl["last_error"]) == (
-            mid, "w", "malformed input")
+            mid,
+            "w",
+            "malformed input",
+        )
         assert _d(cli, mid)["state"] == "dead"
-        assert query(work, "SELECT count(*) FROM messages WHERE topic ="
-                     " '_system.message.deadletter'") == [(1,)]
+        assert query(
+            work, "SELECT count(*) FROM messages WHERE topic = '_system.message.deadletter'"
+        ) == [(1,)]
         cli.ok("deadletter", "replay", mid)  # a nacked message can be replayed like any
         assert _d(cli, mid)["state"] == "unread"
     assert_invariants(work, {mid})
@@ -265,25 +306,34 @@ def test_nack_without_requeue_dead_letters_at_once_with_the_reason(cli, work):
 def test_requeues_count_against_max_retries(cli, work):
     with freeze_time(T0):
         mid = _send(cli)
-        assert cli.ok("nack", mid, "--as", "w", "--requeue", "--json").json()[
-            "outcome"] == "requeued"
-        r = cli.ok("nack", mid, "--as", "w", "--requeue", "--reason", "still broken",
-                   "--json").json()
+        assert (
+            cli.ok("nack", mid, "--as", "w", "--requeue", "--json").json()["outcome"] == "requeued"
+        )
+        r = cli.ok(
+            "nack", mid, "--as", "w", "--requeue", "--reason", "still broken", "--json"
+        ).json()
         assert (r["outcome"], r["reason"]) == ("dead_lettered", "max_retries_exceeded")
         [dl] = cli.ok("deadletter", "list", "--json").json()["dead_letters"]
         assert dl["last_error"] == "still broken (given back after 2 deliveries)"
 
 
-def test_a_failed_ack_on_a_retry_failed_channel_is_retried_then_dead_lettered(
-        cli, make_channel):
-    store = make_channel("jobs", "boss", "w", delivery="at-least-once", retry_failed=True,
-                         max_retries=2, retry_backoff="10s")
+def test_a_failed_ack_on_a_retry_failed_channel_is_retried_then_dead_lettered(cli, make_channel):
+    store = make_channel(
+        "jobs",
+        "boss",
+        "w",
+        delivery="at-least-once",
+        retry_failed=True,
+        max_retries=2,
+        retry_backoff="10s",
+    )
     with freeze_time(T0) as clock:
         mid = int(cli.ok("send", "jobs", "flaky", "--as", "boss").stdout)
         for k, wait in enumerate([10, 20], start=1):  # back-off 10 s x 2^(k-1)
             cli.ok("receive", "--as", "w")
-            r = cli.ok("ack", mid, "--as", "w", "--status", "failed", "--note", "oops",
-                       "--json").json()
+            r = cli.ok(
+                "ack", mid, "--as", "w", "--status", "failed", "--note", "oops", "--json"
+            ).json()
             assert (r["requeued"], r["ack_message_id"]) == (True, None)
             d = _d(cli, mid)
             assert (d["state"], d["retry_count"], d["ack_status"]) == ("waiting", k, None)
@@ -301,14 +351,20 @@ def test_a_failed_ack_on_a_retry_failed_channel_is_retried_then_dead_lettered(
     assert_invariants(store)
 
 
-def test_receive_ack_failed_on_a_retry_failed_channel_retries_as_ack_failed_does(
-        cli, make_channel):
+def test_receive_ack_failed_on_a_retry_failed_channel_retries_as_ack_failed_does(cli, make_channel):
     """`receive --ack failed` is `receive` then `ack --status failed`: on a --retry-failed
     channel the message is given back after the back-off, its sender gets no acknowledgement,
     and past max_retries it is dead-lettered; on a plain channel in the same call the failed
     ack stays terminal."""
-    store = make_channel("jobs", "boss", "w", delivery="at-least-once", retry_failed=True,
-                         max_retries=1, retry_backoff="10s")
+    store = make_channel(
+        "jobs",
+        "boss",
+        "w",
+        delivery="at-least-once",
+        retry_failed=True,
+        max_retries=1,
+        retry_backoff="10s",
+    )
     mid2 = _send_to(cli, make_channel, "plainjobs")
     with freeze_time(T0) as clock:
         mid = int(cli.ok("send", "jobs", "flaky", "--as", "boss").stdout)
@@ -316,15 +372,21 @@ def test_receive_ack_failed_on_a_retry_failed_channel_retries_as_ack_failed_does
         got = {m["id"]: m["delivery"] for m in out["messages"]}
         assert set(got) == {mid, mid2}
         assert (got[mid]["state"], got[mid]["retry_count"], got[mid]["ack_status"]) == (
-            "waiting", 1, None)
+            "waiting",
+            1,
+            None,
+        )
         assert (got[mid2]["state"], got[mid2]["ack_status"]) == ("acked", "failed")
         for m, state in ((mid, "waiting"), (mid2, "acked")):  # printed as stored
             d = _d(cli, m)
             assert (d["state"], d["retry_count"]) == (state, got[m]["retry_count"])
         assert _d(cli, mid)["next_timer_at"] == got[mid]["next_timer_at"]
         # the retried message's sender hears nothing; the plain one's gets its `failed` ack
-        acks = query(store, "SELECT json_extract(metadata, '$.ack_for'), json_extract("
-                     "metadata, '$.status') FROM messages WHERE type = 'acknowledgment'")
+        acks = query(
+            store,
+            "SELECT json_extract(metadata, '$.ack_for'), json_extract("
+            "metadata, '$.status') FROM messages WHERE type = 'acknowledgment'",
+        )
         assert acks == [(str(mid2), "failed")]
         clock.tick(10)
         cli.ok("tick")
@@ -336,15 +398,24 @@ def test_receive_ack_failed_on_a_retry_failed_channel_retries_as_ack_failed_does
 
 
 def test_receive_ack_failed_on_a_retry_failed_queue_gives_the_job_back_to_the_queue(
-        cli, make_channel):
-    store = make_channel("jobs", "boss", "w", "v", type="queue", delivery="at-least-once",
-                         retry_failed=True, max_retries=2, retry_backoff="10s")
+    cli, make_channel
+):
+    store = make_channel(
+        "jobs",
+        "boss",
+        "w",
+        "v",
+        type="queue",
+        delivery="at-least-once",
+        retry_failed=True,
+        max_retries=2,
+        retry_backoff="10s",
+    )
     with freeze_time(T0) as clock:
         mid = int(cli.ok("send", "jobs", "flaky", "--as", "boss").stdout)
         [m] = cli.ok("receive", "--as", "w", "--ack", "failed", "--json").json()["messages"]
         d = m["delivery"]
-        assert (m["id"], d["recipient"], d["state"], d["retry_count"]) == (mid, "*",
-                                                                            "waiting", 1)
+        assert (m["id"], d["recipient"], d["state"], d["retry_count"]) == (mid, "*", "waiting", 1)
         clock.tick(10)
         cli.ok("tick")
         # back in the queue after the back-off: any member may claim it
@@ -359,41 +430,61 @@ def _send_to(cli, make_channel, name: str) -> int:
 
 
 def test_retry_failed_is_refused_on_an_exactly_once_channel(cli, store):
-    r = cli("channel", "create", "once", "--as", "boss", "--delivery", "exactly-once",
-            "--retry-failed", "--json")
+    r = cli(
+        "channel",
+        "create",
+        "once",
+        "--as",
+        "boss",
+        "--delivery",
+        "exactly-once",
+        "--retry-failed",
+        "--json",
+    )
     assert r.exit_code == 3 and r.error["field"] == "retry_failed"
 
 
 # ---------------------------------------------------------------- bad input
 
 
-@pytest.mark.parametrize("args, status, code, field", [
-    (["nack", "{mid}", "--as", "w", "--delay", "0s"], 3, "validation_failed", "delay"),
-    (["nack", "{mid}", "--as", "w", "--delay", "-5s"], 3, "validation_failed", "delay"),
-    (["extend", "{mid}", "--as", "w", "--by", "0s"], 3, "validation_failed", "by"),
-    (["extend", "{mid}", "--as", "w", "--by", "-1m"], 3, "validation_failed", "by"),
-    (["send", "work", "x", "--as", "boss", "--ttl", "0s"], 3, "validation_failed", "ttl"),
-    (["send", "work", "x", "--as", "boss", "--ttl", "-10m"], 3, "validation_failed", "ttl"),
-    (["channel", "create", "c2", "--as", "boss", "--lease", "0s"], 3, "validation_failed",
-     "lease"),
-    (["channel", "create", "c2", "--as", "boss", "--message-ttl", "0ms"], 3,
-     "validation_failed", "message_ttl"),
-    (["nack", "{mid}", "--as", "boss"], 5, "not_participant", "agent"),  # someone else's
-    (["nack", "999", "--as", "w"], 4, "not_found", "message"),
-    (["extend", "{mid}", "--as", "w", "--by", "5m"], 5, "invalid_state", "message"),
-    (["nack", "{done}", "--as", "w"], 5, "invalid_state", "message"),  # already acked
-    (["nack", "{done}", "--as", "w", "--requeue"], 5, "invalid_state", "message"),
-])
-def test_bad_input_exits_with_its_code_and_changes_nothing(cli, work, args, status, code,
-                                                            field):
+@pytest.mark.parametrize(
+    "args, status, code, field",
+    [
+        (["nack", "{mid}", "--as", "w", "--delay", "0s"], 3, "validation_failed", "delay"),
+        (["nack", "{mid}", "--as", "w", "--delay", "-5s"], 3, "validation_failed", "delay"),
+        (["extend", "{mid}", "--as", "w", "--by", "0s"], 3, "validation_failed", "by"),
+        (["extend", "{mid}", "--as", "w", "--by", "-1m"], 3, "validation_failed", "by"),
+        (["send", "work", "x", "--as", "boss", "--ttl", "0s"], 3, "validation_failed", "ttl"),
+        (["send", "work", "x", "--as", "boss", "--ttl", "-10m"], 3, "validation_failed", "ttl"),
+        (
+            ["channel", "create", "c2", "--as", "boss", "--lease", "0s"],
+            3,
+            "validation_failed",
+            "lease",
+        ),
+        (
+            ["channel", "create", "c2", "--as", "boss", "--message-ttl", "0ms"],
+            3,
+            "validation_failed",
+            "message_ttl",
+        ),
+        (["nack", "{mid}", "--as", "boss"], 5, "not_participant", "agent"),  # someone else's
+        (["nack", "999", "--as", "w"], 4, "not_found", "message"),
+        (["extend", "{mid}", "--as", "w", "--by", "5m"], 5, "invalid_state", "message"),
+        (["nack", "{done}", "--as", "w"], 5, "invalid_state", "message"),  # already acked
+        (["nack", "{done}", "--as", "w", "--requeue"], 5, "invalid_state", "message"),
+    ],
+)
+def test_bad_input_exits_with_its_code_and_changes_nothing(cli, work, args, status, code, field):
     with freeze_time(T0):
         mid = _send(cli)
         done = _send(cli, "done")
         cli.ok("ack", done, "--as", "w", "--status", "completed")
         before = snapshot(work)
         r = cli(*[a.format(mid=mid, done=done) for a in args], "--json")
-        assert (r.exit_code, r.error["code"], r.error.get("field")) == (status, code, field), \
+        assert (r.exit_code, r.error["code"], r.error.get("field")) == (status, code, field), (
             r.stderr
+        )
         assert snapshot(work) == before
 
 
@@ -428,8 +519,7 @@ def test_an_unread_message_past_its_ttl_is_dead_lettered_expired(cli, feed):
         clock.tick(1)
         # receive applies its own due timers: an expired message is never handed out
         assert cli.ok("receive", "--as", "w", "--json").json()["messages"] == []
-        [dl] = cli.ok("deadletter", "list", "--reason", "expired", "--json").json()[
-            "dead_letters"]
+        [dl] = cli.ok("deadletter", "list", "--reason", "expired", "--json").json()["dead_letters"]
         assert (dl["message_id"], dl["dead_lettered_at"]) == (mid, "2026-01-01T00:10:00.000Z")
     assert_invariants(work, {mid})
 
@@ -477,10 +567,8 @@ def test_a_queued_message_past_its_ttl_is_dead_lettered_expired(cli, make_channe
         clock.tick(300)
         out = cli.ok("tick", "--json").json()
         assert out["expired"] == 1
-        [dl] = cli.ok("deadletter", "list", "--reason", "expired", "--json").json()[
-            "dead_letters"]
-        assert (dl["message_id"], dl["last_error"]) == (held, "not read before the message "
-                                                              "expired")
+        [dl] = cli.ok("deadletter", "list", "--reason", "expired", "--json").json()["dead_letters"]
+        assert (dl["message_id"], dl["last_error"]) == (held, "not read before the message expired")
         got = cli.ok("receive", "--as", "w", "--json").json()["messages"]
         assert [m["id"] for m in got] == [first]  # reading it frees the slot: for `three`
         got = cli.ok("receive", "--as", "w", "--json").json()["messages"]
@@ -490,8 +578,10 @@ def test_a_queued_message_past_its_ttl_is_dead_lettered_expired(cli, make_channe
 
 def test_a_batch_line_may_carry_a_ttl(cli, work, tmp_path):
     batch = tmp_path / "b.jsonl"
-    batch.write_text('{"channel": "work", "from": "boss", "content": "x", "ttl": "1m"}\n'
-                     '{"channel": "work", "from": "boss", "content": "y", "ttl": "0s"}\n')
+    batch.write_text(
+        '{"channel": "work", "from": "boss", "content": "x", "ttl": "1m"}\n'
+        '{"channel": "work", "from": "boss", "content": "y", "ttl": "0s"}\n'
+    )
     r = cli("send", "--batch", str(batch), "--json")
     assert r.exit_code == 3 and r.error["field"] == "ttl" and r.error["line"] == 2
     batch.write_text('{"channel": "work", "from": "boss", "content": "x", "ttl": "1m"}\n')

@@ -29,8 +29,10 @@ SEGMENT = re.compile(r"[A-Za-z0-9_-]+")
 
 # Near the edges: the allowed characters, their neighbours in ASCII, controls, non-ASCII
 # letters and digits that str methods treat as such ("١", "ı", "ß", "\u00a0").
-ALPHABET = st.sampled_from(list("aZz09_-.@:#*/ ~`[]\\^{}\x00\x1f\x7f\n\t") +
-                           ["١", "１", "ı", "ß", "é", "\u00a0", "\u2028", "\udcff"])
+ALPHABET = st.sampled_from(
+    list("aZz09_-.@:#*/ ~`[]\\^{}\x00\x1f\x7f\n\t")
+    + ["١", "１", "ı", "ß", "é", "\u00a0", "\u2028", "\udcff"]
+)
 NAMES = st.text(ALPHABET, max_size=6) | st.text(ALPHABET, min_size=120, max_size=260)
 
 
@@ -55,19 +57,27 @@ def _utf8(value: str) -> bool:
 def test_the_name_rules_are_the_regexes_they_replaced(value):
     ok = _utf8(value)
     assert _accepts(lambda v: model.channel_name(v, allow_reserved=True), value) == bool(
-        ok and CHANNEL.fullmatch(value))
+        ok and CHANNEL.fullmatch(value)
+    )
     assert _accepts(model.agent_id, value) == bool(
-        ok and AGENT.fullmatch(value) and ".." not in value and value.count("@") <= 1
-        and not value.startswith("@") and not value.endswith("@"))
+        ok
+        and AGENT.fullmatch(value)
+        and ".." not in value
+        and value.count("@") <= 1
+        and not value.startswith("@")
+        and not value.endswith("@")
+    )
     assert _accepts(model.correlation_id, value) == bool(ok and CORRELATION.fullmatch(value))
     assert _accepts(model.capability_id, value) == bool(
-        ok and CAPABILITY.fullmatch(value) and ".." not in value)
+        ok and CAPABILITY.fullmatch(value) and ".." not in value
+    )
     assert _accepts(model.dedupe_key, value) == bool(ok and DEDUPE.fullmatch(value))
     stripped = value.strip(" \t\r\n")
     assert model.whole_number(value) == (int(value) if WHOLE.fullmatch(stripped) else None)
     segs = value.split(".")
     assert _accepts(lambda v: topics.validate_topic(v, allow_system=True), value) == bool(
-        ok and 1 <= len(value) <= 256 and all(SEGMENT.fullmatch(s) for s in segs))
+        ok and 1 <= len(value) <= 256 and all(SEGMENT.fullmatch(s) for s in segs)
+    )
 
 
 @pytest.mark.parametrize("value", ["1", "007", "+5", "-5", "١", "1 ", "", "1.5", "12345678901"])
@@ -85,8 +95,9 @@ def test_epoch_milliseconds_are_ascii_digits(value):
         assert got is None
 
 
-PATHS = st.lists(st.sampled_from(["a", "b", ".", "/", "~", "..", "//", "é"]),
-                 max_size=8).map("".join)
+PATHS = st.lists(st.sampled_from(["a", "b", ".", "/", "~", "..", "//", "é"]), max_size=8).map(
+    "".join
+)
 
 
 @settings(max_examples=400, deadline=None)

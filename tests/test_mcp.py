@@ -26,8 +26,24 @@ mcp = pytest.importorskip("mcp", reason="the mcp extra is not installed")
 from mcp import Client  # noqa: E402
 from mcp.client.stdio import StdioServerParameters  # noqa: E402
 
-TOOLS = {"send", "publish", "receive", "ack", "nack", "query", "respond", "thread", "messages",
-         "show", "channels", "subscribe", "unsubscribe", "deadletters", "replay", "stats"}
+TOOLS = {
+    "send",
+    "publish",
+    "receive",
+    "ack",
+    "nack",
+    "query",
+    "respond",
+    "thread",
+    "messages",
+    "show",
+    "channels",
+    "subscribe",
+    "unsubscribe",
+    "deadletters",
+    "replay",
+    "stats",
+}
 DEADLINE_S = 20.0
 
 
@@ -39,15 +55,20 @@ def sh(*args: str) -> Any:
 
 
 @asynccontextmanager
-async def server(agent: str, *, mode: str = "auto",
-                 on_message: Callable[[Any], None] | None = None,
-                 args: tuple[str, ...] = ()) -> AsyncIterator[Client]:
+async def server(
+    agent: str,
+    *,
+    mode: str = "auto",
+    on_message: Callable[[Any], None] | None = None,
+    args: tuple[str, ...] = (),
+) -> AsyncIterator[Client]:
     async def handler(message: Any) -> None:
         if on_message is not None:
             on_message(message)
 
-    params = StdioServerParameters(command=ACOMM, args=[*args, "mcp", "--as", agent],
-                                   env=dict(os.environ))
+    params = StdioServerParameters(
+        command=ACOMM, args=[*args, "mcp", "--as", agent], env=dict(os.environ)
+    )
     async with Client(params, mode=mode, message_handler=handler) as client:
         yield client
 
@@ -94,13 +115,17 @@ def test_every_tool_over_stdio_against_a_shell_on_the_same_store(shared):
             peeked = await call(c, "receive", peek=True)
             assert [m["id"] for m in peeked["messages"]] == [mid]
             got = await call(c, "receive", wait_seconds=2)
-            assert [(m["id"], m["content"], m["sender"]) for m in got["messages"]] == \
-                [(mid, "from the shell", "alice")]
+            assert [(m["id"], m["content"], m["sender"]) for m in got["messages"]] == [
+                (mid, "from the shell", "alice")
+            ]
             assert got["messages"][0]["delivery"]["state"] == "read"
             assert (await call(c, "receive"))["messages"] == []
             acked = await call(c, "ack", message_id=mid, note="seen")
-            assert (acked["message_id"], acked["agent"], acked["status"]) == \
-                (mid, "bob", "completed")
+            assert (acked["message_id"], acked["agent"], acked["status"]) == (
+                mid,
+                "bob",
+                "completed",
+            )
 
             # receive with ack: read and acknowledged in one transaction; ack of several
             first = sh("send", "jobs", "one", "--as", "alice")["id"]
@@ -110,12 +135,15 @@ def test_every_tool_over_stdio_against_a_shell_on_the_same_store(shared):
             second = sh("send", "jobs", "two", "--as", "alice")["id"]
             await call(c, "receive", channel="jobs")
             done = await call(c, "ack", message_id=[first, second])
-            assert [(d["message_id"], d["status"]) for d in done] == \
-                [(first, "completed"), (second, "completed")]
+            assert [(d["message_id"], d["status"]) for d in done] == [
+                (first, "completed"),
+                (second, "completed"),
+            ]
 
             # a scheduled send with metadata: not delivered before its time
-            later = await call(c, "send", channel="team", body="later", delay="1h",
-                               metadata={"k": "v"})
+            later = await call(
+                c, "send", channel="team", body="later", delay="1h", metadata={"k": "v"}
+            )
             shown = sh("show", str(later["id"]))
             assert (shown["metadata"], shown["deliver_at"] is not None) == ({"k": "v"}, True)
 
@@ -125,8 +153,9 @@ def test_every_tool_over_stdio_against_a_shell_on_the_same_store(shared):
             nacked = await call(c, "nack", message_id=job, reason="cannot")
             assert nacked["outcome"] == "dead_lettered"
             dead = await call(c, "deadletters", recipient="bob")
-            assert [(d["message_id"], d["reason"]) for d in dead["dead_letters"]] == \
-                [(job, "nacked")]
+            assert [(d["message_id"], d["reason"]) for d in dead["dead_letters"]] == [
+                (job, "nacked")
+            ]
             replayed = await call(c, "replay", message_id=job)
             assert replayed["dead_letters"][0]["message_id"] == job
             again = await call(c, "receive", channel="jobs")
@@ -199,8 +228,9 @@ def test_a_query_waits_for_its_answer_or_times_out_with_its_correlation_id(share
             alice = threading.Thread(target=answer)
             alice.start()
             try:
-                got = await call(c, "query", channel="team", body="the answer?",
-                                 wait_seconds=DEADLINE_S)
+                got = await call(
+                    c, "query", channel="team", body="the answer?", wait_seconds=DEADLINE_S
+                )
             finally:
                 alice.join()
             assert (got["content"], got["sender"], got["type"]) == ("42", "alice", "response")
@@ -210,6 +240,7 @@ def test_a_query_waits_for_its_answer_or_times_out_with_its_correlation_id(share
 
 def test_the_identity_is_fixed_at_start(shared):
     """No tool has an identity argument, and one given anyway is refused: nothing is sent."""
+
     async def main() -> None:
         before = snapshot(shared)
         async with server("bob") as c:
@@ -259,6 +290,7 @@ def test_errors_carry_the_code_and_change_nothing(shared):
 def test_the_inbox_change_is_notified(shared, mode):
     """`legacy`: resources/subscribe (protocol <= 2025-11-25, what Claude Code speaks);
     `auto`: the 2026-07-28 subscriptions/listen stream."""
+
     async def main() -> None:
         seen: list[str] = []
 
@@ -299,8 +331,9 @@ def test_print_config_registers_a_server_that_works(shared, tmp_path):
 
     async def main() -> None:  # started as a client would: elsewhere, no ACOMM_STORE
         env = {k: v for k, v in os.environ.items() if k != "ACOMM_STORE"}
-        params = StdioServerParameters(command=entry["command"], args=entry["args"], env=env,
-                                       cwd=str(tmp_path))
+        params = StdioServerParameters(
+            command=entry["command"], args=entry["args"], env=env, cwd=str(tmp_path)
+        )
         async with Client(params) as c:
             sent = await call(c, "send", channel="team", body="configured")
         assert sh("show", str(sent["id"]))["sender"] == "bob"
@@ -361,20 +394,29 @@ def test_streamable_http_with_and_without_the_token(shared, token):
     finally:
         procs.stop(proc, timeout=DEADLINE_S)
 
+
 def test_the_argument_check_names_the_field():
     """The check the server runs before the SDK sees a call, on a tool's schema."""
     from acomm_cli.mcpserver.server import check_arguments
 
-    schema = {"type": "object", "required": ["body"],
-              "properties": {"body": {"type": "string"},
-                             "wait_seconds": {"anyOf": [{"type": "number"}, {"type": "null"}]}}}
+    schema = {
+        "type": "object",
+        "required": ["body"],
+        "properties": {
+            "body": {"type": "string"},
+            "wait_seconds": {"anyOf": [{"type": "number"}, {"type": "null"}]},
+        },
+    }
     assert check_arguments("bob", schema, {"body": "hi", "wait_seconds": None}) is None
     err = check_arguments("bob", schema, {"body": "hi", "wait_seconds": "soon"})
     assert err is not None and (err.code, err.field) == ("validation_failed", "wait_seconds")
     assert "number" in err.message
     err = check_arguments("bob", schema, {})
-    assert err is not None and (err.code, err.field, err.message) == \
-        ("validation_failed", "body", "body: required")
+    assert err is not None and (err.code, err.field, err.message) == (
+        "validation_failed",
+        "body",
+        "body: required",
+    )
     err = check_arguments("bob", schema, {"body": "hi", "sender": "alice"})
     assert err is not None and (err.code, err.field) == ("forbidden", "sender")
     err = check_arguments("bob", schema, ["hi"])

@@ -39,8 +39,12 @@ def joiner(tmp_path) -> identity.Node:
 
 
 def rejoin_request(node: identity.Node, nonce: str) -> dict[str, Any]:
-    return {"nodeId": node.node_id, "nonce": nonce, "publicKey": node.public_paserk,
-            "nodeProof": identity.sign_proof(node.private_key, node.node_id, nonce)}
+    return {
+        "nodeId": node.node_id,
+        "nonce": nonce,
+        "publicKey": node.public_paserk,
+        "nodeProof": identity.sign_proof(node.private_key, node.node_id, nonce),
+    }
 
 
 def joined(seed, node: identity.Node) -> None:
@@ -54,8 +58,7 @@ def joined(seed, node: identity.Node) -> None:
 
 
 def kept(conn, nonce: str) -> bool:
-    return conn.execute("SELECT 1 FROM fed_nonces WHERE nonce = ?", (nonce,)).fetchone() \
-        is not None
+    return conn.execute("SELECT 1 FROM fed_nonces WHERE nonce = ?", (nonce,)).fetchone() is not None
 
 
 def refused(reply: tuple[int, dict[str, Any]], status: int, code: str) -> str:
@@ -64,7 +67,8 @@ def refused(reply: tuple[int, dict[str, Any]], status: int, code: str) -> str:
 
 
 def test_a_stamped_nonce_is_kept_in_its_window_then_pruned_and_its_replay_still_refused(
-        seed, joiner):
+    seed, joiner
+):
     with freeze_time(DAY) as frozen:
         joined(seed, joiner)
         old = rejoin_request(joiner, nonces.stamped_nonce(clock.now_ms()))
@@ -74,8 +78,9 @@ def test_a_stamped_nonce_is_kept_in_its_window_then_pruned_and_its_replay_still_
         other = rejoin_request(joiner, nonces.stamped_nonce(clock.now_ms()))
         assert handshake.exchange(seed, other, clock.now_ms())[0] == 200
         assert kept(seed, old["nonce"])
-        assert "seen before" in refused(handshake.exchange(seed, old, clock.now_ms()), 409,
-                                        "replay_detected")
+        assert "seen before" in refused(
+            handshake.exchange(seed, old, clock.now_ms()), 409, "replay_detected"
+        )
         frozen.tick(2)  # past it: the next exchange forgets the old nonce
         fresh = rejoin_request(joiner, nonces.stamped_nonce(clock.now_ms()))
         assert handshake.exchange(seed, fresh, clock.now_ms())[0] == 200
@@ -85,8 +90,12 @@ def test_a_stamped_nonce_is_kept_in_its_window_then_pruned_and_its_replay_still_
         assert "60 s" in why and not kept(seed, old["nonce"])
         frozen.tick(W / 1000 + 1)
         assert nonces.prune(seed, clock.now_ms()) == 2  # `other` and `fresh`
-        assert seed.execute("SELECT count(*) FROM fed_nonces WHERE expires_at IS NOT NULL"
-                            ).fetchone()[0] == 0
+        assert (
+            seed.execute("SELECT count(*) FROM fed_nonces WHERE expires_at IS NOT NULL").fetchone()[
+                0
+            ]
+            == 0
+        )
 
 
 def test_a_nonce_stamped_too_far_ahead_is_refused_and_not_recorded(seed, joiner):
@@ -106,9 +115,12 @@ def test_an_older_nodes_nonce_carries_no_time_and_is_kept(seed, joiner):
         assert handshake.exchange(seed, legacy, clock.now_ms())[0] == 200
         frozen.tick(30 * 24 * 3600)
         nonces.prune(seed, clock.now_ms())
-        assert handshake.exchange(
-            seed, rejoin_request(joiner, nonces.stamped_nonce(clock.now_ms())),
-            clock.now_ms())[0] == 200
+        assert (
+            handshake.exchange(
+                seed, rejoin_request(joiner, nonces.stamped_nonce(clock.now_ms())), clock.now_ms()
+            )[0]
+            == 200
+        )
         assert kept(seed, legacy["nonce"])
         refused(handshake.exchange(seed, legacy, clock.now_ms()), 409, "replay_detected")
 

@@ -19,11 +19,19 @@ def team(make_channel):
     return make_channel("news", "alice", type="pubsub")
 
 
-def run_bytes(*args: str | bytes, stdin: bytes = b"", env: dict[str, str] | None = None,
-              ) -> subprocess.CompletedProcess[bytes]:
+def run_bytes(
+    *args: str | bytes,
+    stdin: bytes = b"",
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[bytes]:
     """The installed acomm with raw bytes on argv and stdin, as a shell passes them."""
-    return subprocess.run([ACOMM, *args], input=stdin, capture_output=True, timeout=60,
-                          env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [ACOMM, *args],
+        input=stdin,
+        capture_output=True,
+        timeout=60,
+        env={**os.environ, **(env or {})},
+    )
 
 
 def one_line(err: bytes) -> str:
@@ -37,22 +45,30 @@ def one_line(err: bytes) -> str:
 BAD = b"a\xffb"
 
 
-@pytest.mark.parametrize(("args", "stdin", "field"), [
-    ((b"send", b"team", b"--as", b"alice"), BAD, "content"),
-    ((b"send", b"team", b"-", b"--as", b"alice"), BAD, "content"),
-    ((b"send", b"team", BAD, b"--as", b"alice"), b"", "content"),
-    ((b"send", b"--to", b"bob", BAD, b"--as", b"alice"), b"", "content"),
-    ((b"send", b"team\xff", b"hi", b"--as", b"alice"), b"", "channel"),
-    ((b"send", b"team", b"hi", b"--as", b"alice\xff"), b"", "sender"),
-    ((b"send", b"team", b"hi", b"--as", b"alice", b"--topic", b"x\xff"), b"", "topic"),
-    ((b"send", b"team", b"hi", b"--as", b"alice", b"--dedupe-key", b"k\xff"), b"", "dedupe_key"),
-    ((b"send", b"team", b"hi", b"--as", b"alice", b"--meta", b"k=\xff"), b"", "metadata"),
-    ((b"publish", b"news", b"build.ok", BAD, b"--as", b"alice"), b"", "content"),
-    ((b"query", b"team", BAD, b"--as", b"alice"), b"", "content"),
-    ((b"channel", b"create", b"c\xff", b"--as", b"alice"), b"", "channel"),
-    ((b"messages", b"--channel", b"team\xff"), b"", "channel"),
-    ((b"receive", b"--as", b"bob", b"--since", b"\xff"), b"", "since"),
-], ids=lambda v: v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v))
+@pytest.mark.parametrize(
+    ("args", "stdin", "field"),
+    [
+        ((b"send", b"team", b"--as", b"alice"), BAD, "content"),
+        ((b"send", b"team", b"-", b"--as", b"alice"), BAD, "content"),
+        ((b"send", b"team", BAD, b"--as", b"alice"), b"", "content"),
+        ((b"send", b"--to", b"bob", BAD, b"--as", b"alice"), b"", "content"),
+        ((b"send", b"team\xff", b"hi", b"--as", b"alice"), b"", "channel"),
+        ((b"send", b"team", b"hi", b"--as", b"alice\xff"), b"", "sender"),
+        ((b"send", b"team", b"hi", b"--as", b"alice", b"--topic", b"x\xff"), b"", "topic"),
+        (
+            (b"send", b"team", b"hi", b"--as", b"alice", b"--dedupe-key", b"k\xff"),
+            b"",
+            "dedupe_key",
+        ),
+        ((b"send", b"team", b"hi", b"--as", b"alice", b"--meta", b"k=\xff"), b"", "metadata"),
+        ((b"publish", b"news", b"build.ok", BAD, b"--as", b"alice"), b"", "content"),
+        ((b"query", b"team", BAD, b"--as", b"alice"), b"", "content"),
+        ((b"channel", b"create", b"c\xff", b"--as", b"alice"), b"", "channel"),
+        ((b"messages", b"--channel", b"team\xff"), b"", "channel"),
+        ((b"receive", b"--as", b"bob", b"--since", b"\xff"), b"", "since"),
+    ],
+    ids=lambda v: v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v),
+)
 @pytest.mark.process
 def test_invalid_utf8_is_a_validation_failure_naming_the_field(store, team, args, stdin, field):
     before = snapshot(store)
@@ -69,13 +85,16 @@ def test_invalid_utf8_is_a_validation_failure_naming_the_field(store, team, args
 
 
 @pytest.mark.process
-@pytest.mark.parametrize("line", [
-    b'{"channel": "team", "from": "alice", "content": "a\xffb"}',  # a raw byte
-    b'{"channel": "team", "from": "alice", "content": "a\\udcffb"}',  # a lone surrogate escape
-    b'{"channel": "team", "from": "alice", "content": "ok", "metadata": {"k": ["\\ud800"]}}',
-    b'{"channel": "team\xff", "from": "alice", "content": "ok"}',
-    b'{"to": "bob\xff", "from": "alice", "content": "ok"}',
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"channel": "team", "from": "alice", "content": "a\xffb"}',  # a raw byte
+        b'{"channel": "team", "from": "alice", "content": "a\\udcffb"}',  # a lone surrogate escape
+        b'{"channel": "team", "from": "alice", "content": "ok", "metadata": {"k": ["\\ud800"]}}',
+        b'{"channel": "team\xff", "from": "alice", "content": "ok"}',
+        b'{"to": "bob\xff", "from": "alice", "content": "ok"}',
+    ],
+)
 def test_invalid_utf8_in_a_batch_line_names_the_line(store, team, tmp_path, line):
     good = b'{"channel": "team", "from": "alice", "content": "fine"}'
     batch = tmp_path / "b.jsonl"
@@ -111,12 +130,15 @@ def test_nul_bytes_in_content_are_kept_intact(cli, store, team):
     assert run_bytes("show", str(mid), "--json").stdout.count(b"a\\u0000b\\u0000") == 1
 
 
-@pytest.mark.parametrize(("args", "field"), [
-    (("channel", "create", "c\x00", "--as", "alice"), "channel"),
-    (("send", "team", "hi", "--as", "ali\x00ce"), "sender"),
-    (("send", "team", "hi", "--as", "alice", "--topic", "a\x00"), "topic"),
-    (("subscribe", "news", "a.\x00", "--as", "bob"), "pattern"),
-])
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [
+        (("channel", "create", "c\x00", "--as", "alice"), "channel"),
+        (("send", "team", "hi", "--as", "ali\x00ce"), "sender"),
+        (("send", "team", "hi", "--as", "alice", "--topic", "a\x00"), "topic"),
+        (("subscribe", "news", "a.\x00", "--as", "bob"), "pattern"),
+    ],
+)
 def test_nul_in_a_name_is_refused(cli, store, team, args, field):
     before = snapshot(store)
     r = cli(*args)
@@ -125,14 +147,17 @@ def test_nul_in_a_name_is_refused(cli, store, team, args, field):
     assert snapshot(store) == before
 
 
-@pytest.mark.parametrize(("args", "field"), [
-    (("channel", "create", "team2\n", "--as", "alice"), "channel"),
-    (("channel", "join", "team", "--as", "alice", "carol\n"), "agent"),
-    (("send", "team", "hi", "--as", "alice\n"), "sender"),
-    (("send", "team", "hi", "--as", "alice", "--topic", "a.b\n"), "topic"),
-    (("subscribe", "news", "a.b\n", "--as", "bob"), "pattern"),
-    (("send", "team", "hi", "--as", "alice", "--correlation-id", "c1\n"), "correlation_id"),
-])
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [
+        (("channel", "create", "team2\n", "--as", "alice"), "channel"),
+        (("channel", "join", "team", "--as", "alice", "carol\n"), "agent"),
+        (("send", "team", "hi", "--as", "alice\n"), "sender"),
+        (("send", "team", "hi", "--as", "alice", "--topic", "a.b\n"), "topic"),
+        (("subscribe", "news", "a.b\n", "--as", "bob"), "pattern"),
+        (("send", "team", "hi", "--as", "alice", "--correlation-id", "c1\n"), "correlation_id"),
+    ],
+)
 def test_a_trailing_newline_does_not_slip_through_a_name_rule(cli, store, team, args, field):
     """`^...$` also matched "name\\n": names are matched whole."""
     before = snapshot(store)
@@ -164,8 +189,9 @@ def test_a_config_file_that_is_not_yaml_is_one_line_of_error(store, team, tmp_pa
     cfg.write_text(text)
     r = run_bytes("--config", str(cfg), "send", "team", "hi", "--as", "alice")
     assert r.returncode == 3, r.stderr
-    assert one_line(r.stderr).startswith(f"acomm: error: validation_failed: config: {cfg} is "
-                                         "not valid YAML: ")
+    assert one_line(r.stderr).startswith(
+        f"acomm: error: validation_failed: config: {cfg} is not valid YAML: "
+    )
 
 
 @pytest.mark.process
@@ -174,29 +200,33 @@ def test_a_config_file_that_is_not_utf8_is_refused_naming_the_file(store, team, 
     cfg.write_bytes(b"store:\n  flush: \xff\n")
     r = run_bytes("--config", str(cfg), "send", "team", "hi", "--as", "alice")
     assert r.returncode == 3, r.stderr
-    assert one_line(r.stderr).startswith(f"acomm: error: validation_failed: config: {cfg} is "
-                                         "not valid UTF-8")
+    assert one_line(r.stderr).startswith(
+        f"acomm: error: validation_failed: config: {cfg} is not valid UTF-8"
+    )
 
 
 # -------------------------------------------------------------------- ASCII digits only
 
 
-@pytest.mark.parametrize(("args", "status"), [
-    (("send", "team", "hi", "--as", "alice", "--priority", "\uff11"), 3),
-    (("send", "team", "hi", "--as", "alice", "--priority", "\u0663"), 3),  # Arabic-Indic 3
-    (("send", "team", "hi", "--as", "alice", "--priority", "h\u0131gh"), 3),  # upper(): HIGH
-    (("send", "team", "hi", "--as", "alice", "--delay", "\uff11s"), 3),
-    (("send", "team", "hi", "--as", "alice", "--deliver-at", "\uff11\uff17\uff10\uff10"), 3),
-    (("receive", "--as", "bob", "--limit", "\uff11"), 2),
-    (("receive", "--as", "bob", "--limit", "1_0"), 2),
-    (("receive", "--as", "bob", "--wait", "\uff11"), 2),
-    (("receive", "--as", "bob", "--priority-min", "\uff12"), 3),
-    (("messages", "--since", "-\uff11h"), 3),
-    (("show", "\uff11"), 2),
-    (("channel", "create", "c2", "--as", "alice", "--max-message-size", "\uff11KiB"), 3),
-    (("channel", "create", "c2", "--as", "alice", "--max-retries", "\uff13"), 2),
-    (("channel", "create", "c2", "--as", "alice", "--ack-timeout", "\uff13\uff10s"), 3),
-])
+@pytest.mark.parametrize(
+    ("args", "status"),
+    [
+        (("send", "team", "hi", "--as", "alice", "--priority", "\uff11"), 3),
+        (("send", "team", "hi", "--as", "alice", "--priority", "\u0663"), 3),  # Arabic-Indic 3
+        (("send", "team", "hi", "--as", "alice", "--priority", "h\u0131gh"), 3),  # upper(): HIGH
+        (("send", "team", "hi", "--as", "alice", "--delay", "\uff11s"), 3),
+        (("send", "team", "hi", "--as", "alice", "--deliver-at", "\uff11\uff17\uff10\uff10"), 3),
+        (("receive", "--as", "bob", "--limit", "\uff11"), 2),
+        (("receive", "--as", "bob", "--limit", "1_0"), 2),
+        (("receive", "--as", "bob", "--wait", "\uff11"), 2),
+        (("receive", "--as", "bob", "--priority-min", "\uff12"), 3),
+        (("messages", "--since", "-\uff11h"), 3),
+        (("show", "\uff11"), 2),
+        (("channel", "create", "c2", "--as", "alice", "--max-message-size", "\uff11KiB"), 3),
+        (("channel", "create", "c2", "--as", "alice", "--max-retries", "\uff13"), 2),
+        (("channel", "create", "c2", "--as", "alice", "--ack-timeout", "\uff13\uff10s"), 3),
+    ],
+)
 def test_only_ascii_digits_are_numbers(cli, store, team, args, status):
     before = snapshot(store)
     r = cli(*args)

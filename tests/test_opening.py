@@ -62,8 +62,10 @@ def test_a_mistyped_store_is_an_error_and_creates_nothing(cli, tmp_path, args):
     assert r.error["message"] == f"no store at {typo} (acomm init creates one)"
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # no file, no directory
     plain = cli("--store", str(typo), *args, input="")
-    assert plain.stderr == f"acomm: error: store_unavailable: no store at {typo} (acomm init " \
-                           "creates one)\n"
+    assert (
+        plain.stderr == f"acomm: error: store_unavailable: no store at {typo} (acomm init "
+        "creates one)\n"
+    )
 
 
 def test_a_mistyped_acomm_store_is_an_error_too(cli, isolated_env):
@@ -86,10 +88,14 @@ def test_no_store_found_upwards_creates_nothing(cli, tmp_path, monkeypatch):
     assert list(work.iterdir()) == []
 
 
-@pytest.mark.parametrize("args", [
-    ("channel", "create", "team", "--type", "group", "--as", "a"),
-    ("send", "--to", "b", "hello", "--as", "a"),
-], ids=" ".join)
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("channel", "create", "team", "--type", "group", "--as", "a"),
+        ("send", "--to", "b", "hello", "--as", "a"),
+    ],
+    ids=" ".join,
+)
 def test_the_creating_commands_create_it_with_a_note(cli, isolated_env, args):
     r = cli(*args)
     assert r.exit_code == 0, r.stderr
@@ -127,8 +133,7 @@ def _fill(store: Path, *, messages: int = 5) -> list[int]:
     """A store with a group channel a -> b and some messages; returns their ids."""
     env = {"ACOMM_STORE": str(store)}
     assert run("init", env=env).returncode == 0
-    assert run("channel", "create", "team", "--type", "group", "--as", "a",
-               env=env).returncode == 0
+    assert run("channel", "create", "team", "--type", "group", "--as", "a", env=env).returncode == 0
     assert run("channel", "join", "team", "--as", "a", "b", env=env).returncode == 0
     ids = []
     for i in range(messages):
@@ -197,8 +202,12 @@ def test_a_full_disk_is_disk_full_and_reads_still_work(small_disk):
     filler = _fill_disk(small_disk)
 
     _reads_work(env, ids)
-    for args in (("send", "team", "more", "--as", "a"), ("receive", "--as", "b"), ("tick",),
-                 ("channel", "create", "other", "--type", "group", "--as", "a")):
+    for args in (
+        ("send", "team", "more", "--as", "a"),
+        ("receive", "--as", "b"),
+        ("tick",),
+        ("channel", "create", "other", "--type", "group", "--as", "a"),
+    ):
         done = run(*args, "--json", env=env)
         assert done.returncode == 6, (args, done.stderr)
         err = json.loads(done.stderr)["error"]
@@ -259,8 +268,12 @@ def test_a_read_only_mount_can_be_read_and_refuses_writes(read_only_copy):
     before = snapshot(writable)
     listing = sorted(p.name for p in store.parent.iterdir())
     _reads_work(env, ids)
-    for args in (("send", "team", "more", "--as", "a"), ("receive", "--as", "b"),
-                 ("ack", "1", "--as", "b"), ("tick",)):
+    for args in (
+        ("send", "team", "more", "--as", "a"),
+        ("receive", "--as", "b"),
+        ("ack", "1", "--as", "b"),
+        ("tick",),
+    ):
         done = run(*args, "--json", env=env)
         assert done.returncode == 7, (args, done.stderr)
         err = json.loads(done.stderr)["error"]
@@ -273,8 +286,9 @@ def test_a_read_only_mount_can_be_read_and_refuses_writes(read_only_copy):
 def _as_nobody(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     cmd = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
     full = {**os.environ, **env}
-    return subprocess.run([*cmd, ACOMM, *args],
-                          capture_output=True, text=True, env=full, timeout=60)
+    return subprocess.run(
+        [*cmd, ACOMM, *args], capture_output=True, text=True, env=full, timeout=60
+    )
 
 
 @pytest.mark.process
@@ -298,8 +312,11 @@ def _read_as_nobody(tmp_path: Path, writable_dir: bool) -> None:
     os.chmod(shared, 0o777 if writable_dir else 0o755)
     os.chmod(store, 0o644)
     os.chmod(shared / "config.yaml", 0o644)
-    probe = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
-                            "true"], capture_output=True, timeout=30)
+    probe = subprocess.run(
+        ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "true"],
+        capture_output=True,
+        timeout=30,
+    )
     if probe.returncode != 0:
         pytest.skip(f"setpriv is not permitted here: {probe.stderr!r}")
     env = {"ACOMM_STORE": str(store), "HOME": str(tmp_path)}

@@ -17,10 +17,21 @@ pytestmark = pytest.mark.cli
 
 # every listing, with what it needs to list something (or nothing) on a fresh store
 LISTINGS = [
-    ["channel", "list"], ["subscriptions", "ci"], ["messages"], ["receive", "--as", "bob"],
-    ["thread", "CORR"], ["deadletter", "list"], ["stats"], ["doctor"], ["config", "show"],
-    ["receipts"], ["invite", "list"], ["task", "list"], ["token", "list"],
-    ["capability", "list"], ["incident", "list"],
+    ["channel", "list"],
+    ["subscriptions", "ci"],
+    ["messages"],
+    ["receive", "--as", "bob"],
+    ["thread", "CORR"],
+    ["deadletter", "list"],
+    ["stats"],
+    ["doctor"],
+    ["config", "show"],
+    ["receipts"],
+    ["invite", "list"],
+    ["task", "list"],
+    ["token", "list"],
+    ["capability", "list"],
+    ["incident", "list"],
 ]
 
 
@@ -61,8 +72,7 @@ def test_every_listing_writes_the_columns_its_help_documents(argv, cli, busy):
 def test_csv_quotes_what_needs_quoting_and_reads_back(cli, busy):
     r = cli.ok("messages", "--channel", "team", "--csv", "--sort", "id", "--order", "asc")
     rows = list(csv.DictReader(io.StringIO(r.stdout)))
-    assert [row["content"] for row in rows] == ["hi, there", 'two\nlines\tand "quotes"',
-                                                "status?"]
+    assert [row["content"] for row in rows] == ["hi, there", 'two\nlines\tand "quotes"', "status?"]
     assert rows[0]["from"] == "alice" and rows[0]["created_at"].endswith("Z")
 
 
@@ -78,8 +88,9 @@ def test_jsonl_prints_the_items_of_the_json_document_one_a_line(cli, busy):
     lines = cli.ok("messages", "--jsonl").stdout.splitlines()
     assert [json.loads(line) for line in lines] == doc["messages"]
     channels = cli.ok("channel", "list", "--json").json()["channels"]
-    assert [json.loads(x) for x in cli.ok("--jsonl", "channel", "list").stdout.splitlines()] \
-        == channels
+    assert [
+        json.loads(x) for x in cli.ok("--jsonl", "channel", "list").stdout.splitlines()
+    ] == channels
     # a listing without a document per row: each row keyed by its documented columns
     rows = [json.loads(x) for x in cli.ok("stats", "--jsonl").stdout.splitlines()]
     assert list(rows[0]) == _documented(cli, ["stats"])
@@ -92,9 +103,14 @@ def test_receive_jsonl_still_prints_what_it_printed(cli, busy):
     assert [json.loads(x) for x in lines] == doc["messages"]
 
 
-@pytest.mark.parametrize(("flags", "named"), [
-    (["--json", "--csv"], ("--json", "--csv")), (["--csv", "--tsv"], ("--csv", "--tsv")),
-    (["--jsonl", "--json"], ("--json", "--jsonl"))])
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [
+        (["--json", "--csv"], ("--json", "--csv")),
+        (["--csv", "--tsv"], ("--csv", "--tsv")),
+        (["--jsonl", "--json"], ("--json", "--jsonl")),
+    ],
+)
 def test_two_formats_are_refused_naming_both(cli, busy, flags, named):
     before = snapshot(busy)
     r = cli("receive", "--as", "bob", *flags)
@@ -125,8 +141,16 @@ def test_json_output_of_a_listing_is_unchanged(cli, busy):
     """The --json documents are a contract: the same keys in the same order."""
     doc = cli.ok("channel", "list", "--json").json()
     assert list(doc) == ["channels"]
-    assert list(doc["channels"][0]) == ["id", "name", "type", "owner", "state", "created_at",
-                                        "config", "participants"]
+    assert list(doc["channels"][0]) == [
+        "id",
+        "name",
+        "type",
+        "owner",
+        "state",
+        "created_at",
+        "config",
+        "participants",
+    ]
     doc = cli.ok("messages", "--json").json()
     assert list(doc) == ["messages", "total_count", "has_more"]
 
@@ -212,8 +236,11 @@ def test_follow_writes_the_header_row_once(cli, team):
     from conftest import ACOMM
 
     cli.ok("send", "team", "before", "--as", "alice")
-    follower = subprocess.Popen([ACOMM, "messages", "--follow", "--channel", "team", "--csv"],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    follower = subprocess.Popen(
+        [ACOMM, "messages", "--follow", "--channel", "team", "--csv"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     fd, buf = follower.stdout.fileno(), b""
 
     def line() -> str:

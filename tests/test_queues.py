@@ -62,11 +62,13 @@ def test_receive_ack_claims_from_the_queue_as_receive_does(cli, make_channel):
     prints (it used to read the inbox without claiming, so a queue's worker got nothing)."""
     store = _jobs(cli, make_channel, "w1", "w2", delivery="at-least-once")
     ids = [_send(cli, f"job {i}") for i in (1, 2, 3)]
-    out = cli.ok("receive", "--as", "w1", "--limit", "2", "--ack", "completed",
-                 "--json").json()["messages"]
-    assert [(m["id"], m["delivery"]["recipient"], m["delivery"]["state"],
-             m["delivery"]["ack_status"]) for m in out] == [
-        (ids[0], "w1", "acked", "completed"), (ids[1], "w1", "acked", "completed")]
+    out = cli.ok("receive", "--as", "w1", "--limit", "2", "--ack", "completed", "--json").json()[
+        "messages"
+    ]
+    assert [
+        (m["id"], m["delivery"]["recipient"], m["delivery"]["state"], m["delivery"]["ack_status"])
+        for m in out
+    ] == [(ids[0], "w1", "acked", "completed"), (ids[1], "w1", "acked", "completed")]
     assert [m["id"] for m in _receive(cli, "w2", limit=5)] == ids[2:]
     assert_invariants(store)
 
@@ -104,18 +106,35 @@ def test_who_claims(cli, make_channel):
 
 def test_exactly_once_is_refused_and_nothing_is_created(cli, store):
     before = snapshot(store)
-    r = cli("channel", "create", "queue", "--type", "queue", "--delivery", "exactly-once",
-            "--as", "boss", "--json")
+    r = cli(
+        "channel",
+        "create",
+        "queue",
+        "--type",
+        "queue",
+        "--delivery",
+        "exactly-once",
+        "--as",
+        "boss",
+        "--json",
+    )
     assert r.exit_code == 3
     assert r.error["code"] == "validation_failed" and r.error["field"] == "delivery"
     assert "exactly-once" in r.error["message"]
     assert snapshot(store) == before
 
 
-def test_an_unacked_claim_returns_to_the_queue_for_any_worker_then_dead_letters(
-        cli, make_channel):
-    store = _jobs(cli, make_channel, "w1", "w2", delivery="at-least-once",
-                  ack_timeout="30s", max_retries=1, retry_backoff="1s")
+def test_an_unacked_claim_returns_to_the_queue_for_any_worker_then_dead_letters(cli, make_channel):
+    store = _jobs(
+        cli,
+        make_channel,
+        "w1",
+        "w2",
+        delivery="at-least-once",
+        ack_timeout="30s",
+        max_retries=1,
+        retry_backoff="1s",
+    )
     with freeze_time(T0) as clock:
         mid = _send(cli, "job")
         assert [m["id"] for m in _receive(cli, "w1")] == [mid]
@@ -131,11 +150,20 @@ def test_an_unacked_claim_returns_to_the_queue_for_any_worker_then_dead_letters(
         assert cli.ok("tick", "--json").json()["dead_lettered"] == 1
         dl = cli.ok("deadletter", "list", "--json").json()["dead_letters"]
         assert [(d["message_id"], d["recipient"], d["reason"]) for d in dl] == [
-            (mid, "w2", "max_retries_exceeded")]
+            (mid, "w2", "max_retries_exceeded")
+        ]
         stats = cli.ok("stats", "--json").json()
         assert [c for c in stats["channels"] if c["channel"] == "queue"] == [
-            {"channel": "queue", "pending": 0, "queued": 0, "dead_letters": 1, "in_progress": 0,
-             "lease_expired": 0, "unclaimed": 0}]
+            {
+                "channel": "queue",
+                "pending": 0,
+                "queued": 0,
+                "dead_letters": 1,
+                "in_progress": 0,
+                "lease_expired": 0,
+                "unclaimed": 0,
+            }
+        ]
         # replayed: back in the queue, for any member (w2 left meanwhile)
         cli.ok("channel", "leave", "queue", "--as", "boss", "w2")
         cli.ok("deadletter", "replay", str(mid))
@@ -143,8 +171,9 @@ def test_an_unacked_claim_returns_to_the_queue_for_any_worker_then_dead_letters(
         got = _receive(cli, "w1")
         assert [(m["id"], m["delivery"]["retry_count"]) for m in got] == [(mid, 0)]
         cli.ok("ack", str(mid), "--as", "w1")
-        assert [r[0] for r in query(store, "SELECT state FROM deliveries WHERE message_id"
-                                    " = ?", mid)] == ["acked"]
+        assert [
+            r[0] for r in query(store, "SELECT state FROM deliveries WHERE message_id = ?", mid)
+        ] == ["acked"]
     assert_invariants(store, {mid})
 
 
@@ -157,7 +186,8 @@ def test_at_most_once_claims_have_no_timer(cli, make_channel):
         cli.ok("tick")
         assert _receive(cli, "w2") == []
     assert query(store, "SELECT recipient, state, next_timer_at FROM deliveries") == [
-        ("w1", "read", None)]
+        ("w1", "read", None)
+    ]
 
 
 def test_a_worker_leaving_gives_its_claims_back(cli, make_channel):
@@ -186,20 +216,39 @@ def test_stats_counts_unclaimed_work_on_the_channel_not_as_an_agent(cli, make_ch
 
 
 def _fill(store: Path, tmp_path: Path, n: int) -> set[int]:
-    lines = "".join(json.dumps({"channel": "queue", "from": "boss", "content": f"job {i}"})
-                    + "\n" for i in range(n))
+    lines = "".join(
+        json.dumps({"channel": "queue", "from": "boss", "content": f"job {i}"}) + "\n"
+        for i in range(n)
+    )
     r = run("send", "--batch", "-", "--json", input=lines)
     assert r.returncode == 0, r.stderr
-    return {row[0] for row in query(store, "SELECT m.id FROM messages m JOIN channels c ON"
-                                    " c.id = m.channel_id WHERE c.name = 'queue'")}
+    return {
+        row[0]
+        for row in query(
+            store,
+            "SELECT m.id FROM messages m JOIN channels c ON"
+            " c.id = m.channel_id WHERE c.name = 'queue'",
+        )
+    }
 
 
-def _worker(agent: str, log: Path, *, ack: bool, limit: int, prefix: str = ""
-            ) -> subprocess.Popen[bytes]:
-    args = [sys.executable, str(WORKER), ACOMM, agent, str(log), "--limit", str(limit),
-            "--prefix", prefix] + (["--ack"] if ack else [])
-    return subprocess.Popen(args, env=os.environ.copy(), start_new_session=True,
-                            stderr=subprocess.PIPE)
+def _worker(
+    agent: str, log: Path, *, ack: bool, limit: int, prefix: str = ""
+) -> subprocess.Popen[bytes]:
+    args = [
+        sys.executable,
+        str(WORKER),
+        ACOMM,
+        agent,
+        str(log),
+        "--limit",
+        str(limit),
+        "--prefix",
+        prefix,
+    ] + (["--ack"] if ack else [])
+    return subprocess.Popen(
+        args, env=os.environ.copy(), start_new_session=True, stderr=subprocess.PIPE
+    )
 
 
 def _logged(log: Path) -> list[dict]:
@@ -216,7 +265,8 @@ def _finish(procs: list[subprocess.Popen[bytes]]) -> None:
 
 @pytest.mark.process
 def test_four_workers_drain_an_at_most_once_queue_each_message_exactly_once(
-        cli, make_channel, tmp_path):
+    cli, make_channel, tmp_path
+):
     store = _jobs(cli, make_channel, "w1", "w2", "w3", "w4")
     n = int(os.environ.get("ACOMM_QUEUE_TEST_MESSAGES", "2000"))
     sent = _fill(store, tmp_path, n)
@@ -227,21 +277,34 @@ def test_four_workers_drain_an_at_most_once_queue_each_message_exactly_once(
     assert set(seen) == sent and len(sent) == n
     assert max(seen.values()) == 1  # never twice: never held by two workers
     assert sum(1 for log in logs if _logged(log)) >= 2  # the work was shared
-    assert query(store, "SELECT count(*) FROM deliveries d JOIN channels c ON c.id ="
-                 " d.channel_id WHERE c.name = 'queue' AND d.recipient = '*'") == [(0,)]
+    assert query(
+        store,
+        "SELECT count(*) FROM deliveries d JOIN channels c ON c.id ="
+        " d.channel_id WHERE c.name = 'queue' AND d.recipient = '*'",
+    ) == [(0,)]
     assert_invariants(store, sent)
 
 
 @pytest.mark.process
 @pytest.mark.skipif(shutil.which("faketime") is None, reason="faketime is not installed")
 def test_workers_killed_at_random_lose_nothing_on_an_at_least_once_queue(
-        cli, make_channel, tmp_path):
+    cli, make_channel, tmp_path
+):
     """Four workers receive and ack; two are killed (with their acomm child) at random
     points. The survivors drain what nobody holds; an hour later (faketime) a tick hands the
     dead workers' claims back and the survivors finish. Every message ends acked, and no
     claim generation (retry_count) of a message was ever held by two workers."""
-    store = _jobs(cli, make_channel, "w1", "w2", "w3", "w4", delivery="at-least-once",
-                  ack_timeout="30m", max_retries=5)
+    store = _jobs(
+        cli,
+        make_channel,
+        "w1",
+        "w2",
+        "w3",
+        "w4",
+        delivery="at-least-once",
+        ack_timeout="30m",
+        max_retries=5,
+    )
     n = int(os.environ.get("ACOMM_QUEUE_TEST_ACKED", "2000"))
     sent = _fill(store, tmp_path, n)
     rng = random.Random(os.environ.get("ACOMM_QUEUE_TEST_SEED", "18"))
@@ -250,21 +313,27 @@ def test_workers_killed_at_random_lose_nothing_on_an_at_least_once_queue(
     victims = rng.sample(sorted(procs), 2)
     for w in victims:  # killed once it has claimed a random number of messages
         at = rng.randint(1, 300)
-        wait_for(lambda w=w, at=at: len(_logged(logs[w])) >= at
-                 or procs[w].poll() is not None, within=120)
+        wait_for(
+            lambda w=w, at=at: len(_logged(logs[w])) >= at or procs[w].poll() is not None,
+            within=120,
+        )
         os.killpg(procs[w].pid, signal.SIGKILL)
         procs[w].wait()
     survivors = [w for w in procs if w not in victims]
     _finish([procs[w] for w in survivors])
     later = "faketime -f +1h"
-    r = subprocess.run([*later.split(), ACOMM, "tick", "--json"], capture_output=True,
-                       text=True, check=False)
+    r = subprocess.run(
+        [*later.split(), ACOMM, "tick", "--json"], capture_output=True, text=True, check=False
+    )
     assert r.returncode == 0, r.stderr
     _finish([_worker(w, logs[w], ack=True, limit=25, prefix=later) for w in survivors])
-    states = query(store, "SELECT d.state, d.ack_status, count(*) FROM deliveries d JOIN"
-                   " messages m ON m.id = d.message_id WHERE m.type = 'text' AND"
-                   " d.channel_id = (SELECT id FROM channels WHERE name = 'queue')"
-                   " GROUP BY 1, 2")
+    states = query(
+        store,
+        "SELECT d.state, d.ack_status, count(*) FROM deliveries d JOIN"
+        " messages m ON m.id = d.message_id WHERE m.type = 'text' AND"
+        " d.channel_id = (SELECT id FROM channels WHERE name = 'queue')"
+        " GROUP BY 1, 2",
+    )
     assert states == [("acked", "completed", n)]
     got = [e for log in logs.values() for e in _logged(log)]
     assert {e["id"] for e in got} == sent  # at least once each
@@ -277,8 +346,17 @@ def test_workers_killed_at_random_lose_nothing_on_an_at_least_once_queue(
 def test_a_lapsed_lease_or_a_nack_gives_the_claim_back_to_the_queue(cli, make_channel):
     """Leases and nack on a work queue: work a worker held and lost, or gave back,
     returns to the queue for ANY worker, not to the worker that held it."""
-    store = _jobs(cli, make_channel, "w1", "w2", delivery="at-least-once",
-                  ack_timeout="30s", lease="1m", max_retries=3, retry_backoff="1s")
+    store = _jobs(
+        cli,
+        make_channel,
+        "w1",
+        "w2",
+        delivery="at-least-once",
+        ack_timeout="30s",
+        lease="1m",
+        max_retries=3,
+        retry_backoff="1s",
+    )
     with freeze_time(T0) as clock:
         held = _send(cli, "long job")
         assert [m["id"] for m in _receive(cli, "w1")] == [held]

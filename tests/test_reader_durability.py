@@ -26,20 +26,25 @@ def loaded(cli, store, tmp_path: Path) -> Path:
     cli.ok("channel", "create", "g", "--as", "a")
     cli.ok("channel", "join", "g", "--as", "a", "b")
     batch = tmp_path / "batch.jsonl"
-    batch.write_text("".join(json.dumps({"channel": "g", "from": "a",
-                                         "content": f"m{i} {BODY}"}) + "\n"
-                             for i in range(N)))
+    batch.write_text(
+        "".join(
+            json.dumps({"channel": "g", "from": "a", "content": f"m{i} {BODY}"}) + "\n"
+            for i in range(N)
+        )
+    )
     cli.ok("send", "--batch", str(batch))
     return store
 
 
 def unread(store: Path, who: str = "b") -> int:
-    return query(store, "SELECT count(*) FROM deliveries WHERE recipient = ? AND state = "
-                 "'unread'", who)[0][0]
+    return query(
+        store, "SELECT count(*) FROM deliveries WHERE recipient = ? AND state = 'unread'", who
+    )[0][0]
 
 
-def pipeline(cmd: str, reader: str, tmp_path: Path,
-             unbuffered: bool = False) -> tuple[int, str, bytes]:
+def pipeline(
+    cmd: str, reader: str, tmp_path: Path, unbuffered: bool = False
+) -> tuple[int, str, bytes]:
     """`cmd | reader` in bash; returns acomm's own exit status, its stderr, what the reader
     passed on. `unbuffered`: as `python -u` (PYTHONUNBUFFERED), where one large write that
     the reader cuts short is not an error to Python's text layer."""
@@ -53,24 +58,31 @@ def pipeline(cmd: str, reader: str, tmp_path: Path,
 
 
 @pytest.mark.parametrize("unbuffered", [False, True], ids=["buffered", "unbuffered"])
-@pytest.mark.parametrize("form", ["--jsonl", "--json", "--body", "", "--wait 5 --jsonl",
-                                  "--follow"])
+@pytest.mark.parametrize(
+    "form", ["--jsonl", "--json", "--body", "", "--wait 5 --jsonl", "--follow"]
+)
 def test_a_reader_that_closes_the_pipe_early_loses_nothing(loaded, tmp_path, form, unbuffered):
     """`receive ... | head -c 1000`: exit 141, the error on stderr, the store unchanged (the
     follow's failed batch too: it stays unread)."""
     before = snapshot(loaded)
-    status, err, out = pipeline(f"{ACOMM} receive g --as b --limit 1000 {form}",
-                                "head -c 1000", tmp_path, unbuffered)
+    status, err, out = pipeline(
+        f"{ACOMM} receive g --as b --limit 1000 {form}", "head -c 1000", tmp_path, unbuffered
+    )
     assert len(out) == 1000
     assert status == 141, err
     # --follow hands messages over one at a time: head read only 1000 bytes of
     # the first and closed the pipe with the rest unread, so it stays unread
     count = 1 if form == "--follow" else 500
-    message = (f"could not write {count} message{'s' * (count > 1)} to stdout (the reader "
-               "closed the pipe); none were marked read")
+    message = (
+        f"could not write {count} message{'s' * (count > 1)} to stdout (the reader "
+        "closed the pipe); none were marked read"
+    )
     if form == "--json":
-        assert json.loads(err)["error"] == {"code": "output_failed", "message": message,
-                                            "count": count}
+        assert json.loads(err)["error"] == {
+            "code": "output_failed",
+            "message": message,
+            "count": count,
+        }
     else:
         assert err == f"acomm: error: output_failed: {message}\n"
     # one line: no "Exception ignored ... BrokenPipeError" noise
@@ -79,16 +91,23 @@ def test_a_reader_that_closes_the_pipe_early_loses_nothing(loaded, tmp_path, for
 
 
 def test_receive_piped_to_head_n_1_prints_the_first_message(loaded, tmp_path):
-    status, err, out = pipeline(f"{ACOMM} receive g --as b --jsonl --limit 1000", "head -n 1",
-                                tmp_path)
+    status, err, out = pipeline(
+        f"{ACOMM} receive g --as b --jsonl --limit 1000", "head -n 1", tmp_path
+    )
     assert json.loads(out)["content"].startswith("m0 ")
     assert (status, unread(loaded)) == (141, N)
     assert "output_failed" in err
 
 
 @pytest.mark.parametrize("unbuffered", [False, True], ids=["buffered", "unbuffered"])
-@pytest.mark.parametrize("cmd", ["messages --limit 1000", "messages --json --limit 1000",
-                                 "receive g --as b --peek --jsonl --limit 1000"])
+@pytest.mark.parametrize(
+    "cmd",
+    [
+        "messages --limit 1000",
+        "messages --json --limit 1000",
+        "receive g --as b --peek --jsonl --limit 1000",
+    ],
+)
 def test_a_listing_whose_reader_leaves_early_exits_0_quietly(loaded, tmp_path, cmd, unbuffered):
     """Commands that only read (`messages | head`) lose nothing when the reader leaves: exit 0
     and no noise, as a shell user expects (Typer alone made it exit 1)."""
@@ -99,27 +118,37 @@ def test_a_listing_whose_reader_leaves_early_exits_0_quietly(loaded, tmp_path, c
     assert snapshot(loaded) == before
 
 
-@pytest.mark.parametrize("redirect, why", [(">&-", "stdout is closed"),
-                                           (">/dev/full", "No space left on device")])
+@pytest.mark.parametrize(
+    "redirect, why", [(">&-", "stdout is closed"), (">/dev/full", "No space left on device")]
+)
 def test_a_closed_or_full_stdout_loses_nothing(loaded, redirect, why):
     if redirect == ">/dev/full" and not os.path.exists("/dev/full"):
         pytest.skip("no /dev/full here")
     before = snapshot(loaded)
-    p = subprocess.run(["bash", "-c", f"{ACOMM} receive g --as b --json --limit 3 {redirect}"],
-                       capture_output=True, text=True, timeout=60)
+    p = subprocess.run(
+        ["bash", "-c", f"{ACOMM} receive g --as b --json --limit 3 {redirect}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert p.returncode == 141
     assert json.loads(p.stderr)["error"] == {
-        "code": "output_failed", "count": 3,
-        "message": f"could not write 3 messages to stdout ({why}); none were marked read"}
+        "code": "output_failed",
+        "count": 3,
+        "message": f"could not write 3 messages to stdout ({why}); none were marked read",
+    }
     assert snapshot(loaded) == before
 
 
 def test_a_reader_that_stalls_releases_the_store_after_the_busy_timeout(loaded):
     """A reader that takes nothing holds the write lock while receive waits to write: the
     wait is bounded by the busy timeout, then nothing is marked read and the lock is free."""
-    p = subprocess.Popen([ACOMM, "receive", "g", "--as", "b", "--jsonl", "--limit", "1000"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         env={**os.environ, "ACOMM_BUSY_TIMEOUT": "500"})
+    p = subprocess.Popen(
+        [ACOMM, "receive", "g", "--as", "b", "--jsonl", "--limit", "1000"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "ACOMM_BUSY_TIMEOUT": "500"},
+    )
     try:
         assert p.wait(timeout=30) == 141  # never reading its stdout until it has exited
         err = p.stderr.read().decode()
@@ -157,8 +186,11 @@ class Lines:
 def test_query_wait_leaves_the_response_unread_when_stdout_is_closed(cli, store):
     cli.ok("channel", "create", "team", "--as", "alice")
     cli.ok("channel", "join", "team", "--as", "alice", "bob")
-    asker = subprocess.Popen([ACOMM, "query", "team", "ready?", "--as", "alice", "--wait", "30"],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    asker = subprocess.Popen(
+        [ACOMM, "query", "team", "ready?", "--as", "alice", "--wait", "30"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         asker.stdout.close()  # nobody will read the answer
 
@@ -167,7 +199,8 @@ def test_query_wait_leaves_the_response_unread_when_stdout_is_closed(cli, store)
 
         wait_for(asked)
         corr = cli.ok("messages", "--type", "query", "--json").json()["messages"][0][
-            "correlation_id"]
+            "correlation_id"
+        ]
         cli.ok("respond", corr, "yes", "--as", "bob")
         assert asker.wait(timeout=30) == 141
         err = asker.stderr.read().decode()
@@ -182,8 +215,11 @@ def test_query_wait_leaves_the_response_unread_when_stdout_is_closed(cli, store)
 def test_follow_keeps_what_it_printed_read_and_the_failed_batch_unread(loaded, cli):
     """A follow that printed one batch fine and then meets a closed pipe: the first batch is
     read, the second stays unread."""
-    f = subprocess.Popen([ACOMM, "receive", "g", "--as", "b", "--follow", "--jsonl",
-                          "--limit", "1000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    f = subprocess.Popen(
+        [ACOMM, "receive", "g", "--as", "b", "--follow", "--jsonl", "--limit", "1000"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         first = [json.loads(line) for line in Lines(f).take(N)]
         wait_for(lambda: unread(loaded) == 0)  # the commit follows the flush

@@ -36,10 +36,13 @@ def test_make_demo_and_make_test_come_first():
     """The repository's two entry points, exactly, near the top."""
     head = README.read_text().splitlines()[:20]
     assert "make demo   # creates .venv, installs acomm, runs examples/demo.sh" in head
-    assert ("make test   # creates .venv, installs acomm with its test extras, runs the linters "
-            "and the whole suite") in head
-    assert any("minutes" in line for line in README.read_text().splitlines()[:25]), \
+    assert (
+        "make test   # creates .venv, installs acomm with its test extras, runs the linters "
+        "and the whole suite"
+    ) in head
+    assert any("minutes" in line for line in README.read_text().splitlines()[:25]), (
         "the README says how long `make test` takes"
+    )
 
 
 @pytest.mark.process
@@ -52,11 +55,20 @@ def test_the_first_screen_two_agent_exchange_works_as_written(tmp_path):
     commands = [c for c in block.splitlines() if c.startswith("acomm ")]
     assert len(commands) == 5, commands
     env = {k: v for k, v in os.environ.items() if not k.startswith("ACOMM_")}
-    env.update(TMPDIR=str(tmp_path), HOME=str(tmp_path),
-               PATH=f"{Path(ACOMM).parent}:{env.get('PATH', '/usr/bin:/bin')}")
+    env.update(
+        TMPDIR=str(tmp_path),
+        HOME=str(tmp_path),
+        PATH=f"{Path(ACOMM).parent}:{env.get('PATH', '/usr/bin:/bin')}",
+    )
     script = block + 'echo "--- store at $PWD"\n'
-    r = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=ROOT, env=env,
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr
     out = r.stdout.splitlines()
     where = Path(out[-1].removeprefix("--- store at "))
@@ -70,8 +82,14 @@ def test_the_first_screen_two_agent_exchange_works_as_written(tmp_path):
     assert out.index(bob_reads[0]) < out.index("2") < out.index(alice_reads[0])
     # both messages were read: a second receive has nothing for either agent
     for who in ("alice", "bob"):
-        again = subprocess.run([ACOMM, "receive", "--as", who, "--json"], cwd=where, env=env,
-                               capture_output=True, text=True, timeout=60)
+        again = subprocess.run(
+            [ACOMM, "receive", "--as", who, "--json"],
+            cwd=where,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert again.returncode == 0 and '"messages": []' in again.stdout, again.stdout
 
 
@@ -109,8 +127,20 @@ def test_every_relative_link_leads_to_a_file_and_heading(page):
 def test_the_readme_links_every_reference_page():
     """The reference lives in docs/, one page per area, each linked from the README."""
     text = README.read_text()
-    for page in ("CHANNELS", "DELIVERY", "SCRIPTING", "BRIDGE", "DISPATCH", "TASKS",
-                 "CAPABILITIES", "EXPORT", "FEDERATION", "STORE", "INSTALL", "cli"):
+    for page in (
+        "CHANNELS",
+        "DELIVERY",
+        "SCRIPTING",
+        "BRIDGE",
+        "DISPATCH",
+        "TASKS",
+        "CAPABILITIES",
+        "EXPORT",
+        "FEDERATION",
+        "STORE",
+        "INSTALL",
+        "cli",
+    ):
         assert f"(docs/{page}.md)" in text, page
 
 
@@ -158,7 +188,11 @@ def test_the_init_config_example_agent_shows_the_agent_defaults(tmp_path):
     [(name, raw)] = doc[config.AGENTS].items()
     spec = agents.parse_agent(name, raw, tmp_path)
     plain = agents.AgentSpec(name=name, run="true")
-    assert (spec.timeout_ms, spec.max_attempts, spec.backoff_ms, spec.jitter, spec.unmatched) \
-        == (plain.timeout_ms, plain.max_attempts, plain.backoff_ms, plain.jitter,
-            plain.unmatched)
+    assert (spec.timeout_ms, spec.max_attempts, spec.backoff_ms, spec.jitter, spec.unmatched) == (
+        plain.timeout_ms,
+        plain.max_attempts,
+        plain.backoff_ms,
+        plain.jitter,
+        plain.unmatched,
+    )
     assert {f"agents.{k}" for k in ("reviewer", "run", "on", "cwd")} <= examples

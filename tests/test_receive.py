@@ -45,7 +45,8 @@ def test_receive_is_oldest_first_and_marks_read(cli, team):
     assert {m["delivery"]["state"] for m in got["messages"]} == {"read"}
     assert all(ISO_MS.match(m["delivery"]["read_at"]) for m in got["messages"])
     assert query(team, "SELECT DISTINCT state FROM deliveries WHERE recipient = 'bob'") == [
-        ("read",)]
+        ("read",)
+    ]
     assert _recv(cli) == {"messages": [], "total_count": 0, "has_more": False}
     # carol's copies are her own
     assert _contents(_recv(cli, agent="carol")) == ["m0", "m1", "m2"]
@@ -101,17 +102,25 @@ def test_since_and_until(cli, team):
         for i in range(4):
             _send(cli, "team", f"h{i}")  # at T0, T0+1h, T0+2h, T0+3h
             clock.tick(3600)
-        got = _recv(cli, "--peek", "--since", "2024-05-01T12:30:00Z",
-                    "--until", "2024-05-01T14:30:00.000Z")
+        got = _recv(
+            cli, "--peek", "--since", "2024-05-01T12:30:00Z", "--until", "2024-05-01T14:30:00.000Z"
+        )
         assert _contents(got) == ["h1", "h2"]
         # now = T0+4h: the last 90 minutes hold only h3
         assert _contents(_recv(cli, "--peek", "--since", "-90m")) == ["h3"]
         assert _contents(_recv(cli, "--peek", "--until", "-150m")) == ["h0", "h1"]
-        assert _contents(_recv(cli, "--peek", "--since", str(T0_MS + 3600_000 * 2))) == [
-            "h2", "h3"]
+        assert _contents(_recv(cli, "--peek", "--since", str(T0_MS + 3600_000 * 2))) == ["h2", "h3"]
         # since is inclusive, to the millisecond
-        assert _contents(_recv(cli, "--peek", "--since", "2024-05-01T13:00:00.000Z",
-                               "--until", "2024-05-01T13:00:00.000Z")) == ["h1"]
+        assert _contents(
+            _recv(
+                cli,
+                "--peek",
+                "--since",
+                "2024-05-01T13:00:00.000Z",
+                "--until",
+                "2024-05-01T13:00:00.000Z",
+            )
+        ) == ["h1"]
 
 
 def test_type_filter_is_repeatable(cli, team):
@@ -137,7 +146,10 @@ def test_topic_filter(cli, team):
         cli.ok("publish", "ci", t, t, "--as", "ci")
     _send(cli, "team", "no topic")
     assert _contents(_recv(cli, "--peek", "--topic", "build.#")) == [
-        "build.frontend.success", "build.backend.failure", "build"]
+        "build.frontend.success",
+        "build.backend.failure",
+        "build",
+    ]
     assert _contents(_recv(cli, "--peek", "--topic", "*.*.failure")) == ["build.backend.failure"]
     assert _contents(_recv(cli, "--peek", "--topic", "deploy.staging")) == ["deploy.staging"]
 
@@ -153,7 +165,10 @@ def test_priority_min(cli, team):
     for p in ("low", "normal", "high", "urgent", "critical"):
         _send(cli, "team", p, "alice", "--priority", p)
     assert _contents(_recv(cli, "--peek", "--priority-min", "high")) == [
-        "high", "urgent", "critical"]
+        "high",
+        "urgent",
+        "critical",
+    ]
     assert _contents(_recv(cli, "--peek", "--priority-min", "3")) == ["urgent", "critical"]
 
 
@@ -163,13 +178,29 @@ def test_sort_and_order(cli, team):
     by_prio = _recv(cli, "--peek", "--sort", "priority", "--order", "desc")
     assert _contents(by_prio) == ["critical", "high", "normal", "low"]
     assert _contents(_recv(cli, "--peek", "--sort", "priority", "--order", "asc")) == [
-        "low", "normal", "high", "critical"]
+        "low",
+        "normal",
+        "high",
+        "critical",
+    ]
     assert _contents(_recv(cli, "--peek", "--sort", "id", "--order", "desc")) == [
-        "high", "low", "critical", "normal"]
+        "high",
+        "low",
+        "critical",
+        "normal",
+    ]
     assert _contents(_recv(cli, "--peek", "--order", "desc")) == [
-        "high", "low", "critical", "normal"]
+        "high",
+        "low",
+        "critical",
+        "normal",
+    ]
     assert _contents(_recv(cli, "--peek", "--sort", "created", "--order", "asc")) == [
-        "normal", "critical", "low", "high"]
+        "normal",
+        "critical",
+        "low",
+        "high",
+    ]
 
 
 def test_limit_offset_total_and_has_more(cli, team):
@@ -207,8 +238,13 @@ def test_filtered_out_messages_stay_unread(cli, team):
 def test_priority_ordering_channel_returns_higher_priority_first(cli, team):
     cli.ok("channel", "create", "ops", "--as", "alice", "--priority-ordering")
     cli.ok("channel", "join", "ops", "--as", "alice", "bob")
-    for body, p in (("low", "low"), ("crit-1", "critical"), ("normal", "normal"),
-                    ("crit-2", "critical"), ("high", "high")):
+    for body, p in (
+        ("low", "low"),
+        ("crit-1", "critical"),
+        ("normal", "normal"),
+        ("crit-2", "critical"),
+        ("high", "high"),
+    ):
         _send(cli, "ops", body, "alice", "--priority", p)
     assert _contents(_recv(cli, "ops")) == ["crit-1", "crit-2", "high", "normal", "low"]
 
@@ -244,8 +280,20 @@ def test_messages_filters_and_pages(cli, team):
         _send(cli, "team", f"m{i}", "carol" if i % 2 else "alice")
     got = cli.ok("messages", "--from", "alice", "--limit", "2", "--json").json()
     assert (_contents(got), got["total_count"], got["has_more"]) == (["m4", "m2"], 3, True)
-    got = cli.ok("messages", "--channel", "team", "--sort", "id", "--order", "asc",
-                 "--limit", "1", "--offset", "1", "--json").json()
+    got = cli.ok(
+        "messages",
+        "--channel",
+        "team",
+        "--sort",
+        "id",
+        "--order",
+        "asc",
+        "--limit",
+        "1",
+        "--offset",
+        "1",
+        "--json",
+    ).json()
     assert _contents(got) == ["m1"]
     got = cli.ok("messages", "--status", "delivered", "--grep", "m[34]", "--json").json()
     assert _contents(got) == ["m4", "m3"]
@@ -253,24 +301,78 @@ def test_messages_filters_and_pages(cli, team):
 
 # ---------------------------------------------------------------- the JSON contract
 
-MESSAGE_FIELDS = {"id", "channel", "channel_id", "sender", "type", "content", "topic",
-                  "priority", "correlation_id", "dedupe_key", "metadata", "status",
-                  "created_at", "deliver_at"}
-DELIVERY_FIELDS = {"recipient", "state", "retry_count", "delivered_at", "read_at",
-                   "ack_status", "acked_at", "next_timer_at"}
-SEND_FIELDS = {"id", "channel", "channel_id", "recipients", "status", "created_at",
-               "correlation_id", "deduplicated", "suppressed"}
-CONFIG_FIELDS = {"delivery", "max_message_size", "ack_timeout_ms", "max_retries",
-                 "retry_backoff_ms", "retry_jitter", "echo", "priority_ordering", "max_pending",
-                 "dedupe_window_ms"}
+MESSAGE_FIELDS = {
+    "id",
+    "channel",
+    "channel_id",
+    "sender",
+    "type",
+    "content",
+    "topic",
+    "priority",
+    "correlation_id",
+    "dedupe_key",
+    "metadata",
+    "status",
+    "created_at",
+    "deliver_at",
+}
+DELIVERY_FIELDS = {
+    "recipient",
+    "state",
+    "retry_count",
+    "delivered_at",
+    "read_at",
+    "ack_status",
+    "acked_at",
+    "next_timer_at",
+}
+SEND_FIELDS = {
+    "id",
+    "channel",
+    "channel_id",
+    "recipients",
+    "status",
+    "created_at",
+    "correlation_id",
+    "deduplicated",
+    "suppressed",
+}
+CONFIG_FIELDS = {
+    "delivery",
+    "max_message_size",
+    "ack_timeout_ms",
+    "max_retries",
+    "retry_backoff_ms",
+    "retry_jitter",
+    "echo",
+    "priority_ordering",
+    "max_pending",
+    "dedupe_window_ms",
+}
 
 
 def test_show_json_contract(cli, team):
     team_id = cli.ok("channel", "show", "team", "--json").json()["id"]
     with freeze_time("2024-05-01T12:00:00.123Z"):
-        sent = cli.ok("send", "team", "what's up?", "--as", "alice", "--type", "query",
-                      "--priority", "urgent", "--meta", "k=v", "--meta", "n=1=2",
-                      "--dedupe-key", "dk", "--json").json()
+        sent = cli.ok(
+            "send",
+            "team",
+            "what's up?",
+            "--as",
+            "alice",
+            "--type",
+            "query",
+            "--priority",
+            "urgent",
+            "--meta",
+            "k=v",
+            "--meta",
+            "n=1=2",
+            "--dedupe-key",
+            "dk",
+            "--json",
+        ).json()
     doc = cli.ok("show", str(sent["id"]), "--json").json()
     assert MESSAGE_FIELDS | {"deliveries"} <= set(doc)
     assert "delivery" not in doc
@@ -288,15 +390,26 @@ def test_show_json_contract(cli, team):
     for d in doc["deliveries"]:
         assert DELIVERY_FIELDS <= set(d)
         assert (d["state"], d["retry_count"], d["read_at"], d["ack_status"], d["acked_at"]) == (
-            "unread", 0, None, None, None)
+            "unread",
+            0,
+            None,
+            None,
+            None,
+        )
         assert d["delivered_at"] == "2024-05-01T12:00:00.123Z"
 
 
 def test_show_json_of_a_plain_text_message(cli, team):
     mid = _send(cli, "team", "hi")
     doc = cli.ok("show", str(mid), "--json").json()
-    assert (doc["type"], doc["priority"], doc["metadata"], doc["correlation_id"],
-            doc["dedupe_key"], doc["topic"]) == ("text", "normal", {}, None, None, None)
+    assert (
+        doc["type"],
+        doc["priority"],
+        doc["metadata"],
+        doc["correlation_id"],
+        doc["dedupe_key"],
+        doc["topic"],
+    ) == ("text", "normal", {}, None, None, None)
     assert ISO_MS.match(doc["created_at"])
 
 
@@ -327,19 +440,32 @@ def test_send_json_contract(cli, team):
         doc = cli.ok("send", "team", "hi", "--as", "alice", "--json").json()
     assert SEND_FIELDS <= set(doc)
     assert isinstance(doc["id"], int)
-    assert (doc["channel"], doc["channel_id"], doc["recipients"]) == ("team", team_id,
-                                                                      ["bob", "carol"])
+    assert (doc["channel"], doc["channel_id"], doc["recipients"]) == (
+        "team",
+        team_id,
+        ["bob", "carol"],
+    )
     assert (doc["status"], doc["created_at"]) == ("delivered", "2024-05-01T12:00:00.007Z")
     assert (doc["correlation_id"], doc["deduplicated"]) == (None, False)
-    cmd = cli.ok("send", "team", "do it", "--as", "alice", "--type", "command",
-                 "--correlation-id", "job-7", "--json").json()
+    cmd = cli.ok(
+        "send",
+        "team",
+        "do it",
+        "--as",
+        "alice",
+        "--type",
+        "command",
+        "--correlation-id",
+        "job-7",
+        "--json",
+    ).json()
     assert cmd["correlation_id"] == "job-7"
-    pub_channel = cli.ok("channel", "create", "ci", "--type", "pubsub", "--as", "ci",
-                         "--json").json()
+    pub_channel = cli.ok(
+        "channel", "create", "ci", "--type", "pubsub", "--as", "ci", "--json"
+    ).json()
     pub = cli.ok("publish", "ci", "a.b", "x", "--as", "ci", "--json").json()
     assert SEND_FIELDS <= set(pub)
-    assert (pub["channel_id"], pub["recipients"], pub["status"]) == (pub_channel["id"], [],
-                                                                     "sent")
+    assert (pub["channel_id"], pub["recipients"], pub["status"]) == (pub_channel["id"], [], "sent")
 
 
 def test_send_prints_the_bare_id(cli, team):
@@ -349,24 +475,52 @@ def test_send_prints_the_bare_id(cli, team):
 
 
 def test_channel_show_json_contract(cli, store):
-    cid = int(cli.ok("channel", "create", "ops", "--as", "alice", "--type", "broadcast",
-                     "--delivery", "at-least-once", "--echo", "--max-pending", "3").stdout)
+    cid = int(
+        cli.ok(
+            "channel",
+            "create",
+            "ops",
+            "--as",
+            "alice",
+            "--type",
+            "broadcast",
+            "--delivery",
+            "at-least-once",
+            "--echo",
+            "--max-pending",
+            "3",
+        ).stdout
+    )
     cli.ok("channel", "join", "ops", "--as", "alice", "bob")
     cli.ok("channel", "join", "ops", "--as", "alice", "olga", "--role", "observer")
     doc = cli.ok("channel", "show", "ops", "--json").json()
     assert {"id", "name", "type", "owner", "state", "config", "participants"} <= set(doc)
     assert (doc["id"], doc["name"], doc["type"], doc["owner"], doc["state"]) == (
-        cid, "ops", "broadcast", "alice", "active")
+        cid,
+        "ops",
+        "broadcast",
+        "alice",
+        "active",
+    )
     assert set(doc["config"]) >= CONFIG_FIELDS
-    assert doc["config"] == {**doc["config"], "delivery": "at-least-once",
-                             "max_message_size": 1048576, "ack_timeout_ms": 30000,
-                             "max_retries": 3, "retry_backoff_ms": 1000, "retry_jitter": 0,
-                             "echo": True, "priority_ordering": False, "max_pending": 3,
-                             "dedupe_window_ms": 86_400_000}
+    assert doc["config"] == {
+        **doc["config"],
+        "delivery": "at-least-once",
+        "max_message_size": 1048576,
+        "ack_timeout_ms": 30000,
+        "max_retries": 3,
+        "retry_backoff_ms": 1000,
+        "retry_jitter": 0,
+        "echo": True,
+        "priority_ordering": False,
+        "max_pending": 3,
+        "dedupe_window_ms": 86_400_000,
+    }
     assert sorted(doc["participants"], key=lambda p: p["agent"]) == [
         {"agent": "alice", "role": "owner", "admin": False},
         {"agent": "bob", "role": "member", "admin": False},
-        {"agent": "olga", "role": "observer", "admin": False}]
+        {"agent": "olga", "role": "observer", "admin": False},
+    ]
     listed = cli.ok("channel", "list", "--json").json()
     assert set(listed) >= {"channels"}
     assert {c["name"] for c in listed["channels"]} >= {"_system", "ops"}
@@ -383,12 +537,18 @@ def test_create_with_json_prints_the_channel(cli, store):
 
 @pytest.mark.process
 def test_pipes_get_tab_separated_lines_without_colour(team):
-    for args in (("send", "team", "tab\there\nand a newline", "--as", "alice"),
-                 ("send", "team", "second", "--as", "carol", "--priority", "high")):
+    for args in (
+        ("send", "team", "tab\there\nand a newline", "--as", "alice"),
+        ("send", "team", "second", "--as", "carol", "--priority", "high"),
+    ):
         assert run(*args).returncode == 0
     env = {"FORCE_COLOR": "1", "TERM": "xterm-256color"}
-    for args in (("messages",), ("receive", "--as", "bob", "--peek"), ("channel", "list"),
-                 ("subscriptions", "_system")):
+    for args in (
+        ("messages",),
+        ("receive", "--as", "bob", "--peek"),
+        ("channel", "list"),
+        ("subscriptions", "_system"),
+    ):
         r = run(*args, env=env)
         assert r.returncode == 0, r.stderr
         assert "\x1b[" not in r.stdout, args

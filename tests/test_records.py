@@ -23,8 +23,11 @@ def _modules() -> list[str]:
     """Every module of acomm_cli that builds classes with records.dataclass."""
     uses = re.compile(r"^\s*from acomm_cli\.lite\.records import [^\n]*\bdataclass\b", re.M)
     paths = [p.relative_to(ROOT) for p in sorted((ROOT / "acomm_cli").rglob("*.py"))]
-    return [".".join(p.with_suffix("").parts) for p in paths
-            if "lite" not in p.parts and uses.search((ROOT / p).read_text(encoding="utf-8"))]
+    return [
+        ".".join(p.with_suffix("").parts)
+        for p in paths
+        if "lite" not in p.parts and uses.search((ROOT / p).read_text(encoding="utf-8"))
+    ]
 
 
 MODULES = _modules()
@@ -34,8 +37,11 @@ def _records() -> list[type]:
     found = []
     for name in MODULES:
         mod = importlib.import_module(name)
-        found += [c for c in vars(mod).values() if isinstance(c, type)
-                  and c.__module__ == name and "__record_fields__" in c.__dict__]
+        found += [
+            c
+            for c in vars(mod).values()
+            if isinstance(c, type) and c.__module__ == name and "__record_fields__" in c.__dict__
+        ]
     return found
 
 
@@ -53,8 +59,11 @@ def _twin(cls: type) -> type:
 
 
 def _sample(cls: type, salt: int) -> dict[str, object]:
-    return {p.name: f"{p.name}-{salt}" for p in inspect.signature(cls).parameters.values()
-            if p.default is inspect.Parameter.empty}
+    return {
+        p.name: f"{p.name}-{salt}"
+        for p in inspect.signature(cls).parameters.values()
+        if p.default is inspect.Parameter.empty
+    }
 
 
 def test_the_hot_path_builds_its_classes_with_records():
@@ -66,8 +75,9 @@ def test_the_hot_path_builds_its_classes_with_records():
 def test_each_record_behaves_as_its_dataclass(cls):
     twin = _twin(cls)
     mine, theirs = inspect.signature(cls), inspect.signature(twin)
-    assert [(p.name, p.kind, p.default is p.empty) for p in mine.parameters.values()] == \
-        [(p.name, p.kind, p.default is p.empty) for p in theirs.parameters.values()]
+    assert [(p.name, p.kind, p.default is p.empty) for p in mine.parameters.values()] == [
+        (p.name, p.kind, p.default is p.empty) for p in theirs.parameters.values()
+    ]
     for p in mine.parameters.values():
         if p.default is not p.empty and p.default is not records._MISSING:
             assert p.default == theirs.parameters[p.name].default
@@ -113,14 +123,18 @@ def test_defaults_factories_and_refusals():
     with pytest.raises(TypeError):
         Pair()  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="non-default argument"):
+
         @records.dataclass
         class Bad:
             a: int = 0
             b: int
+
     with pytest.raises(ValueError, match="mutable default"):
+
         @records.dataclass
         class Mutable:
             a: list[int] = []
+
     assert records.replace(p, note="m") == Pair(1, [], "m")
     assert {Pair(1, (), "m"): 1}[Pair(1, (), "m")] == 1  # type: ignore[arg-type]
 
@@ -132,8 +146,9 @@ def test_the_standard_dataclasses_functions_take_every_record():
 
     for cls in _records():
         assert dataclasses.is_dataclass(cls), cls
-        assert [f.name for f in dataclasses.fields(cls)] == \
-            [f.name for f in records.fields(cls)], cls
+        assert [f.name for f in dataclasses.fields(cls)] == [f.name for f in records.fields(cls)], (
+            cls
+        )
         instance = cls(**_sample(cls, 3))
         assert dataclasses.asdict(instance) == records.asdict(instance), cls
         if dataclasses.fields(cls):
@@ -143,8 +158,16 @@ def test_the_standard_dataclasses_functions_take_every_record():
     assert dataclasses.asdict(model.Limits())["max_active_messages"] == 100_000
     assert dataclasses.fields(model.Limits)[0].type == "int"
     inner = model.Participant("bob", model.Role.MEMBER)
-    channel = model.Channel(1, "team", model.ChannelType.GROUP, "alice",
-                            model.ChannelState.ACTIVE, model.ChannelConfig(), 0, (inner,))
+    channel = model.Channel(
+        1,
+        "team",
+        model.ChannelType.GROUP,
+        "alice",
+        model.ChannelState.ACTIVE,
+        model.ChannelConfig(),
+        0,
+        (inner,),
+    )
     plain = dataclasses.asdict(channel)
     assert plain["participants"] == ({"agent": "bob", "role": "member", "admin": False},)
     assert plain["config"] == records.asdict(model.ChannelConfig())
@@ -153,6 +176,7 @@ def test_the_standard_dataclasses_functions_take_every_record():
 def test_a_record_compiles_its_init_on_first_use():
     """A process defines many records and builds few: each `__init__` is compiled only when
     the class is first used, and is then the class's own plain function."""
+
     @records.dataclass(frozen=True)
     class Fresh:
         a: int

@@ -68,14 +68,18 @@ def test_resume_of_an_active_channel_is_a_no_op(cli, world):
 def test_notes_name_what_was_already_so(cli, world):
     cli.ok("channel", "close", "team", "--as", "alice")
     assert cli("channel", "close", "team", "--as", "alice").stderr == (
-        "acomm: note: channel team is already closed\n")
+        "acomm: note: channel team is already closed\n"
+    )
     assert cli("channel", "leave", "ci", "--as", "ci", "mallory").stderr == (
-        "acomm: note: mallory is not in channel ci; nothing to leave\n")
+        "acomm: note: mallory is not in channel ci; nothing to leave\n"
+    )
     cli.ok("channel", "join", "ci", "--as", "ci", "dave", "--role", "observer")
     assert cli("channel", "join", "ci", "--as", "ci", "dave").stderr == (
-        "acomm: note: dave is already in channel ci (as observer)\n")
+        "acomm: note: dave is already in channel ci (as observer)\n"
+    )
     assert cli("unsubscribe", "ci", "x.*", "--as", "dave").stderr == (
-        "acomm: note: dave has no subscription 'x.*' on ci; nothing to remove\n")
+        "acomm: note: dave has no subscription 'x.*' on ci; nothing to remove\n"
+    )
 
 
 def test_leaving_twice_dead_letters_once(cli, world):
@@ -92,13 +96,19 @@ def test_unsubscribe_of_a_missing_pattern_says_nothing_was_removed(cli, world):
     assert (r.json()["removed"], r.json()["changed"]) == (False, False)
 
 
-@pytest.mark.parametrize("args", [
-    ("channel", "close", "nope", *AS), ("channel", "resume", "nope", *AS),
-    ("channel", "pause", "nope", *AS), ("channel", "drain", "nope", *AS),
-    ("channel", "leave", "nope", "bob", *AS), ("channel", "join", "nope", "bob", *AS),
-    ("unsubscribe", "nope", "a.#", "--as", "bob"),
-    ("subscribe", "nope", "a.#", "--as", "bob"),
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("channel", "close", "nope", *AS),
+        ("channel", "resume", "nope", *AS),
+        ("channel", "pause", "nope", *AS),
+        ("channel", "drain", "nope", *AS),
+        ("channel", "leave", "nope", "bob", *AS),
+        ("channel", "join", "nope", "bob", *AS),
+        ("unsubscribe", "nope", "a.#", "--as", "bob"),
+        ("subscribe", "nope", "a.#", "--as", "bob"),
+    ],
+)
 def test_a_missing_channel_is_still_not_found(cli, world, args):
     before = snapshot(world)
     r = cli(*args, "--json")
@@ -107,10 +117,14 @@ def test_a_missing_channel_is_still_not_found(cli, world, args):
     assert snapshot(world) == before
 
 
-@pytest.mark.parametrize("args", [
-    ("channel", "resume", "team", *AS), ("channel", "pause", "team", *AS),
-    ("channel", "drain", "team", *AS),
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("channel", "resume", "team", *AS),
+        ("channel", "pause", "team", *AS),
+        ("channel", "drain", "team", *AS),
+    ],
+)
 def test_leaving_the_closed_state_is_still_a_conflict(cli, world, args):
     cli.ok("channel", "close", "team", "--as", "alice")
     before = snapshot(world)

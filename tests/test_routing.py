@@ -27,8 +27,9 @@ def _channel(conn, name, type_, owner="alice", members=(), observers=(), **cfg):
 
 
 def _send(conn, channel, sender, content="hello", **kw):
-    return sending.send(conn, SendRequest(sender=sender, content=content, channel=channel,
-                                           **kw), NOW)
+    return sending.send(
+        conn, SendRequest(sender=sender, content=content, channel=channel, **kw), NOW
+    )
 
 
 def _states(conn, message_id) -> dict[str, str]:
@@ -121,8 +122,13 @@ def test_pubsub_goes_to_matching_subscriptions_only(conn):
     assert r.recipients == ("bob", "erin")
     assert set(_states(conn, r.id)) == {"bob", "erin"}
     roles = {p.agent: p.role.value for p in channels.get_channel(conn, "ci").participants}
-    assert roles == {"ci": "owner", "carol": "member", "bob": "member", "dave": "member",
-                     "erin": "member"}  # subscribing made them participants
+    assert roles == {
+        "ci": "owner",
+        "carol": "member",
+        "bob": "member",
+        "dave": "member",
+        "erin": "member",
+    }  # subscribing made them participants
 
 
 def test_pubsub_needs_a_topic(conn):
@@ -184,10 +190,18 @@ def test_leaving_dead_letters_pending_deliveries_and_announces_them(conn):
         assert len(got) == 1, agent
         note = got[0]
         assert (note.channel, note.sender, note.type.value, note.topic) == (
-            "_system", "acomm", "notification", DEADLETTER_TOPIC)
+            "_system",
+            "acomm",
+            "notification",
+            DEADLETTER_TOPIC,
+        )
         assert json.loads(note.content) == {
-            "message_id": second.id, "recipient": "bob", "channel": "team",
-            "reason": "recipient_left", "retry_count": 0}
+            "message_id": second.id,
+            "recipient": "bob",
+            "channel": "team",
+            "reason": "recipient_left",
+            "retry_count": 0,
+        }
 
 
 def test_leaving_pubsub_drops_the_subscriptions(conn):
@@ -228,8 +242,9 @@ def test_send_to_several_gives_one_result_each_in_order(cli, store):
     assert [x["channel_id"] for x in again["results"]] == [by_agent["bob"], by_agent["carol"]]
     back = cli.ok("send", "--to", "alice", "reply", "--as", "bob", "--json").json()
     assert back["results"][0]["channel_id"] == by_agent["bob"]
-    direct = [c for c in cli.ok("channel", "list", "--json").json()["channels"]
-              if c["type"] == "direct"]
+    direct = [
+        c for c in cli.ok("channel", "list", "--json").json()["channels"] if c["type"] == "direct"
+    ]
     assert len(direct) == 2
     assert cli.ok("receive", "--as", "bob", "--body").stdout == "hi\nagain\n"
     assert cli.ok("receive", "--as", "alice", "--body").stdout == "reply\n"
@@ -248,8 +263,7 @@ def test_send_to_reads_the_body_from_stdin(cli, store):
 
 def test_send_to_reports_each_failure_in_place(cli, store, conn):
     cli.ok("send", "--to", "bob", "first", "--as", "alice")
-    channels.change_channel_state(conn, sending.direct_pair("alice", "bob")[0], "close",
-                                  by="alice")
+    channels.change_channel_state(conn, sending.direct_pair("alice", "bob")[0], "close", by="alice")
     r = cli("send", "--to", "bob,carol", "second", "--as", "alice", "--json")
     assert r.exit_code == 5, r.stderr
     bad, good = r.json()["results"]
@@ -282,12 +296,22 @@ def team(cli, make_channel):
 GOOD_BATCH = [
     {"channel": "team", "from": "alice", "content": "one"},
     {"to": "carol", "from": "alice", "content": "two", "priority": "high"},
-    {"channel": "ci", "from": "ci", "content": "three", "topic": "build.x",
-     "type": "notification"},
-    {"channel": "team", "from": "alice", "content": "four", "type": "query",
-     "correlation_id": "q9", "metadata": {"k": "v"}},
-    {"channel": "team", "from": "bob", "content": "five", "type": "response",
-     "correlation_id": "q9"},
+    {"channel": "ci", "from": "ci", "content": "three", "topic": "build.x", "type": "notification"},
+    {
+        "channel": "team",
+        "from": "alice",
+        "content": "four",
+        "type": "query",
+        "correlation_id": "q9",
+        "metadata": {"k": "v"},
+    },
+    {
+        "channel": "team",
+        "from": "bob",
+        "content": "five",
+        "type": "response",
+        "correlation_id": "q9",
+    },
 ]
 
 
@@ -301,17 +325,22 @@ def _jsonl(items, blank_after: int | None = None) -> str:
 def _check_good_batch(store, out: str) -> None:
     ids = [int(x) for x in out.splitlines()]
     assert len(ids) == 5 and ids == sorted(ids)
-    rows = query(store, "SELECT m.id, c.name, m.sender, m.content, m.priority, m.topic,"
-                 " m.metadata FROM messages m JOIN channels c ON c.id = m.channel_id"
-                 " ORDER BY m.id")
+    rows = query(
+        store,
+        "SELECT m.id, c.name, m.sender, m.content, m.priority, m.topic,"
+        " m.metadata FROM messages m JOIN channels c ON c.id = m.channel_id"
+        " ORDER BY m.id",
+    )
     assert [r[0] for r in rows] == ids
     assert [r[3] for r in rows] == ["one", "two", "three", "four", "five"]
     assert rows[1][4] == 2 and rows[2][5] == "build.x"
     assert json.loads(rows[3][6]) == {"k": "v"}
     assert query(store, "SELECT recipient FROM deliveries WHERE message_id = ?", ids[1]) == [
-        ("carol",)]
+        ("carol",)
+    ]
     assert query(store, "SELECT recipient FROM deliveries WHERE message_id = ?", ids[2]) == [
-        ("bob",)]
+        ("bob",)
+    ]
 
 
 def test_batch_from_file(cli, team, tmp_path):
@@ -344,8 +373,16 @@ BAD_LINES = {
     "bad-to": ({"to": "bo..b", "from": "alice", "content": "x"}, 3),
     "no-topic": ({"channel": "ci", "from": "ci", "content": "x"}, 3),
     "bad-topic": ({"channel": "ci", "from": "ci", "content": "x", "topic": "a..b"}, 3),
-    "orphan-response": ({"channel": "team", "from": "bob", "content": "x", "type": "response",
-                         "correlation_id": "nope"}, 3),
+    "orphan-response": (
+        {
+            "channel": "team",
+            "from": "bob",
+            "content": "x",
+            "type": "response",
+            "correlation_id": "nope",
+        },
+        3,
+    ),
     "bad-delay": ({"channel": "team", "from": "alice", "content": "x", "delay": "soon"}, 3),
     "stranger": ({"channel": "team", "from": "mallory", "content": "x"}, 5),
     "no-channel": ({"channel": "nope", "from": "alice", "content": "x"}, 4),
@@ -372,11 +409,14 @@ def test_batch_is_all_or_nothing(cli, team, kind):
     assert snapshot(team) == before
 
 
-@pytest.mark.parametrize("bad", [
-    {"channel": "team", "content": "x"},                              # refused while parsing
-    {"channel": "team", "from": "alice", "content": ""},              # refused while planning
-    {"channel": "team", "from": "alice", "content": "x", "priority": "9"},
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"channel": "team", "content": "x"},  # refused while parsing
+        {"channel": "team", "from": "alice", "content": ""},  # refused while planning
+        {"channel": "team", "from": "alice", "content": "x", "priority": "9"},
+    ],
+)
 def test_batch_error_names_the_physical_line(cli, team, bad):
     text = _jsonl(GOOD_BATCH[:1]) + "\n\n" + json.dumps(bad)
     r = cli("send", "--batch", "-", "--json", input=text + "\n")
@@ -401,8 +441,7 @@ def test_batch_with_other_arguments_is_a_usage_error(cli, team):
 
 
 def test_dedupe_key_returns_the_first_id(cli, team):
-    first = cli.ok("send", "team", "first", "--dedupe-key", "k1", "--as", "alice",
-                   "--json").json()
+    first = cli.ok("send", "team", "first", "--dedupe-key", "k1", "--as", "alice", "--json").json()
     assert first["deduplicated"] is False
     again = cli("send", "team", "second", "--dedupe-key", "k1", "--as", "alice", "--json")
     assert again.exit_code == 0

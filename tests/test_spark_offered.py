@@ -16,8 +16,14 @@ from acomm_cli.analytics import sparkrun
 
 pytestmark = pytest.mark.unit
 
-WORKER = {"id": "worker-1", "state": "ALIVE", "cores": 2, "coresfree": 1, "memory": 1024,
-          "memoryfree": 512}
+WORKER = {
+    "id": "worker-1",
+    "state": "ALIVE",
+    "cores": 2,
+    "coresfree": 1,
+    "memory": 1024,
+    "memoryfree": 512,
+}
 
 
 def _serve(body: bytes, content_type: str) -> Iterator[int]:
@@ -78,8 +84,9 @@ def not_http() -> Iterator[int]:
 def test_the_alive_workers_are_what_the_cluster_offers(json_ui, monkeypatch):
     monkeypatch.setenv("SPARK_MASTER_WEBUI_PORT", str(json_ui))
     offered = sparkrun._offered("spark://127.0.0.1:7077")
-    assert offered["workers"] == [{"id": "worker-1", "cores": 2, "cores_free": 1,
-                                   "memory_mb": 1024, "memory_free_mb": 512}]
+    assert offered["workers"] == [
+        {"id": "worker-1", "cores": 2, "cores_free": 1, "memory_mb": 1024, "memory_free_mb": 512}
+    ]
     assert "worker-1: 1 of 2 cores free, 512 MB of 1024 MB memory free" in offered["text"]
 
 
@@ -88,7 +95,8 @@ def test_an_html_answer_leaves_the_offer_unknown(html_ui, monkeypatch):
     offered = sparkrun._offered("spark://127.0.0.1:7077")
     assert offered["workers"] is None
     assert offered["text"].startswith(
-        f"what the workers offer is unknown (http://127.0.0.1:{html_ui}/json:")
+        f"what the workers offer is unknown (http://127.0.0.1:{html_ui}/json:"
+    )
 
 
 def test_a_peer_that_is_not_http_leaves_the_offer_unknown(not_http, monkeypatch):

@@ -13,8 +13,16 @@ from conftest import query
 
 pytestmark = pytest.mark.process
 
-HEAVY = ("rich", "yaml", "pyarrow", "pyspark", "sqlite_utils", "pydantic", "pandas",
-         "textual")  # textual: `acomm ui` only
+HEAVY = (
+    "rich",
+    "yaml",
+    "pyarrow",
+    "pyspark",
+    "sqlite_utils",
+    "pydantic",
+    "pandas",
+    "textual",
+)  # textual: `acomm ui` only
 
 PROBE = """
 import json, sys
@@ -36,8 +44,12 @@ print(code, file=sys.stderr)
 
 
 def _probe(body: str) -> tuple[list[str], subprocess.CompletedProcess[str]]:
-    p = subprocess.run([sys.executable, "-c", PROBE.format(body=body, heavy=HEAVY)],
-                       capture_output=True, text=True, timeout=60)
+    p = subprocess.run(
+        [sys.executable, "-c", PROBE.format(body=body, heavy=HEAVY)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert p.returncode == 0, p.stderr
     return json.loads(p.stdout.splitlines()[-1]), p
 
@@ -55,15 +67,18 @@ def team(cli, make_channel):
     return store
 
 
-@pytest.mark.parametrize("argv", [
-    ["send", "team", "hello from a script", "--as", "alice"],
-    ["send", "team", "hello", "--as", "alice", "--json", "--priority", "high", "--meta", "k=v"],
-    ["send", "--to", "carol", "hi", "--as", "alice"],
-    ["publish", "ci", "build.x", "done", "--as", "ci"],
-    ["receive", "--as", "bob", "--peek"],
-    ["send", "team", "", "--as", "alice"],  # a refused send renders its error cheaply too
-    ["__complete", "agents"],  # what the shell completion scripts run on a TAB
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["send", "team", "hello from a script", "--as", "alice"],
+        ["send", "team", "hello", "--as", "alice", "--json", "--priority", "high", "--meta", "k=v"],
+        ["send", "--to", "carol", "hi", "--as", "alice"],
+        ["publish", "ci", "build.x", "done", "--as", "ci"],
+        ["receive", "--as", "bob", "--peek"],
+        ["send", "team", "", "--as", "alice"],  # a refused send renders its error cheaply too
+        ["__complete", "agents"],  # what the shell completion scripts run on a TAB
+    ],
+)
 def test_running_a_command_loads_no_heavy_module(team, argv):
     before = query(team, "SELECT count(*) FROM messages")[0][0]
     loaded, p = _probe(RUN_MAIN.format(argv=argv))
@@ -78,11 +93,14 @@ def test_running_a_command_loads_no_heavy_module(team, argv):
             assert query(team, "SELECT count(*) FROM messages")[0][0] == before + 1
 
 
-@pytest.mark.parametrize("argv", [
-    ["receive", "--as", "bob"],
-    ["ack", "{mid}", "--as", "bob", "--status", "completed"],
-    ["tick"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["receive", "--as", "bob"],
+        ["ack", "{mid}", "--as", "bob", "--status", "completed"],
+        ["tick"],
+    ],
+)
 def test_the_other_hot_commands_load_no_heavy_module(cli, team, argv):
     """receive, ack and tick run as often as send does (sqlite_utils is a test dependency
     only: docs/DECISIONS.md)."""
@@ -93,26 +111,44 @@ def test_the_other_hot_commands_load_no_heavy_module(cli, team, argv):
     assert loaded == []
     assert int(p.stderr.strip().splitlines()[-1]) == 0, p.stderr
     if argv[0] == "ack":
-        assert query(team, "SELECT ack_status FROM deliveries WHERE message_id = ?"
-                     " AND recipient = 'bob'", int(mid)) == [("completed",)]
+        assert query(
+            team,
+            "SELECT ack_status FROM deliveries WHERE message_id = ? AND recipient = 'bob'",
+            int(mid),
+        ) == [("completed",)]
 
 
-FEDERATION = ("pycrdt", "pycrdt_websocket", "pycrdt_store", "uvicorn", "starlette", "pyseto",
-              "cryptography", "nats", "acomm_cli")
+FEDERATION = (
+    "pycrdt",
+    "pycrdt_websocket",
+    "pycrdt_store",
+    "uvicorn",
+    "starlette",
+    "pyseto",
+    "cryptography",
+    "nats",
+    "acomm_cli",
+)
 
 
-@pytest.mark.parametrize("argv", [
-    ["send", "team", "hello", "--as", "alice"],
-    ["receive", "--as", "bob"],
-    ["ack", "1", "--as", "bob"],
-    ["tick"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["send", "team", "hello", "--as", "alice"],
+        ["receive", "--as", "bob"],
+        ["ack", "1", "--as", "bob"],
+        ["tick"],
+    ],
+)
 def test_a_store_that_is_not_a_node_loads_no_federation_module(cli, team, argv):
     """The acomm[federation] extra is installed here, yet a plain store never imports it."""
     cli.ok("send", "team", "first", "--as", "alice")  # message 1, for `ack`
-    p = subprocess.run([sys.executable, "-c", PROBE.format(
-        body=RUN_MAIN.format(argv=argv), heavy=FEDERATION)],
-        capture_output=True, text=True, timeout=60)
+    p = subprocess.run(
+        [sys.executable, "-c", PROBE.format(body=RUN_MAIN.format(argv=argv), heavy=FEDERATION)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert p.returncode == 0, p.stderr
     loaded = json.loads(p.stdout.splitlines()[-1])
     assert [m for m in loaded if not m.startswith("acomm_cli")] == []
@@ -123,15 +159,21 @@ def test_a_store_that_is_not_a_node_loads_no_federation_module(cli, team, argv):
 MCP = ("mcp", "mcp_types", "pydantic", "anyio", "acomm_cli")
 
 
-@pytest.mark.parametrize("argv", [
-    ["send", "team", "hello", "--as", "alice"],
-    ["receive", "--as", "bob"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["send", "team", "hello", "--as", "alice"],
+        ["receive", "--as", "bob"],
+    ],
+)
 def test_the_hot_commands_never_load_the_mcp_sdk(cli, team, argv):
     """acomm[mcp] is installed here; only `acomm mcp` imports it."""
-    p = subprocess.run([sys.executable, "-c", PROBE.format(
-        body=RUN_MAIN.format(argv=argv), heavy=MCP)],
-        capture_output=True, text=True, timeout=60)
+    p = subprocess.run(
+        [sys.executable, "-c", PROBE.format(body=RUN_MAIN.format(argv=argv), heavy=MCP)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert p.returncode == 0, p.stderr
     loaded = json.loads(p.stdout.splitlines()[-1])
     assert [m for m in loaded if not m.startswith("acomm_cli")] == []
@@ -143,32 +185,56 @@ def test_send_loads_only_the_engine_it_uses(team):
     """`acomm send` opens a store and sends: the read side, the timers, statistics, doctor and
     compaction stay out of its process (pulling them in made it ~10% slower: DECISIONS.md,
     "The package in subpackages")."""
-    p = subprocess.run([sys.executable, "-c", "import json, sys\n"
-                        + RUN_MAIN.format(argv=["send", "team", "hi", "--as", "alice"])
-                        + "print(json.dumps(sorted(m for m in sys.modules"
-                        " if m.startswith('acomm_cli.engine.'))))"],
-                       capture_output=True, text=True, timeout=60)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import json, sys\n"
+            + RUN_MAIN.format(argv=["send", "team", "hi", "--as", "alice"])
+            + "print(json.dumps(sorted(m for m in sys.modules"
+            " if m.startswith('acomm_cli.engine.'))))",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout.splitlines()[-1]) == [
-        "acomm_cli.engine.channels", "acomm_cli.engine.opening", "acomm_cli.engine.sending"]
+        "acomm_cli.engine.channels",
+        "acomm_cli.engine.opening",
+        "acomm_cli.engine.sending",
+    ]
 
 
 def test_send_on_a_current_store_loads_the_store_sql_it_uses_and_no_migration_body(team):
     """The SQL a plain send runs is in three store modules; m001-m010's bodies are imported
     only to migrate an older store (DECISIONS.md, "store/queries.py and migrations.py split")."""
-    p = subprocess.run([sys.executable, "-c", "import json, sys\n"
-                        + RUN_MAIN.format(argv=["send", "team", "hi", "--as", "alice"])
-                        + "print(json.dumps(sorted(m for m in sys.modules"
-                        " if m.startswith('acomm_cli.store.'))))"],
-                       capture_output=True, text=True, timeout=60)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import json, sys\n"
+            + RUN_MAIN.format(argv=["send", "team", "hi", "--as", "alice"])
+            + "print(json.dumps(sorted(m for m in sys.modules"
+            " if m.startswith('acomm_cli.store.'))))",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout.splitlines()[-1]) == [
-        "acomm_cli.store.backlog", "acomm_cli.store.channels", "acomm_cli.store.connection",
-        "acomm_cli.store.migrations", "acomm_cli.store.sending"]
+        "acomm_cli.store.backlog",
+        "acomm_cli.store.channels",
+        "acomm_cli.store.connection",
+        "acomm_cli.store.migrations",
+        "acomm_cli.store.sending",
+    ]
 
 
-RUN_ACOMM = RUN_MAIN.replace("from acomm_cli.cli.app import main",
-                             "from acomm_cli.cli.main import main")
+RUN_ACOMM = RUN_MAIN.replace(
+    "from acomm_cli.cli.app import main", "from acomm_cli.cli.main import main"
+)
 TYPER = ("typer", "click")
 # what acomm_cli.lite.records and TYPE_CHECKING = False keep out of the hot commands (about a
 # fifth of a send). pathlib, re, json... are checked below, on an
@@ -177,21 +243,31 @@ SLOW_STDLIB = ("typing", "dataclasses", "inspect", "ast", "dis", "tokenize")
 
 
 def _probe_typer(argv: list[str]) -> tuple[list[str], subprocess.CompletedProcess[str]]:
-    p = subprocess.run([sys.executable, "-c", PROBE.format(
-        body=RUN_ACOMM.format(argv=argv), heavy=HEAVY + TYPER + SLOW_STDLIB)],
-        capture_output=True, text=True, timeout=60)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            PROBE.format(body=RUN_ACOMM.format(argv=argv), heavy=HEAVY + TYPER + SLOW_STDLIB),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert p.returncode == 0, p.stderr
     return json.loads(p.stdout.splitlines()[-1]), p
 
 
-@pytest.mark.parametrize("argv", [
-    ["send", "team", "hello from a script", "--as", "alice"],
-    ["send", "team", "hello", "--as", "alice", "--json", "--priority", "high", "--meta", "k=v"],
-    ["send", "--to", "carol", "hi", "--as", "alice"],
-    ["send", "team", "", "--as", "alice"],  # a refusal too
-    ["publish", "ci", "build.x", "done", "--as", "ci"],
-    ["receive", "--as", "bob", "--json"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["send", "team", "hello from a script", "--as", "alice"],
+        ["send", "team", "hello", "--as", "alice", "--json", "--priority", "high", "--meta", "k=v"],
+        ["send", "--to", "carol", "hi", "--as", "alice"],
+        ["send", "team", "", "--as", "alice"],  # a refusal too
+        ["publish", "ci", "build.x", "done", "--as", "ci"],
+        ["receive", "--as", "bob", "--json"],
+    ],
+)
 def test_the_acomm_command_runs_the_hot_commands_without_typer(team, argv):
     """What the `acomm` program runs (cli/main.py): typer and click are half of a
     send's start-up, so the hot commands' plain calls never import them, nor `dataclasses`
@@ -211,9 +287,20 @@ def test_the_acomm_command_hands_anything_else_to_typer(team):
 # The editable install's finder loads pathlib (and with it re, fnmatch, urllib) before acomm
 # runs, so this is checked on the installed layout (the link tree of `make layout`) without
 # site-packages (`python -S`).
-STDLIB_OFF_THE_SEND_PATH = ("pathlib", "re", "json", "contextlib", "importlib",
-                            "fnmatch", "urllib", "ipaddress", "typing", "dataclasses",
-                            "inspect", "threading")
+STDLIB_OFF_THE_SEND_PATH = (
+    "pathlib",
+    "re",
+    "json",
+    "contextlib",
+    "importlib",
+    "fnmatch",
+    "urllib",
+    "ipaddress",
+    "typing",
+    "dataclasses",
+    "inspect",
+    "threading",
+)
 
 
 @pytest.fixture(scope="module")
@@ -225,16 +312,29 @@ def installed_layout():
     return layout()
 
 
-@pytest.mark.parametrize("argv", [
-    ["send", "team", "hello from a script", "--as", "alice"],
-    ["send", "team", "", "--as", "alice"],  # a refusal renders its error without them too
-    ["publish", "ci", "build.x", "done", "--as", "ci"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["send", "team", "hello from a script", "--as", "alice"],
+        ["send", "team", "", "--as", "alice"],  # a refusal renders its error without them too
+        ["publish", "ci", "build.x", "done", "--as", "ci"],
+    ],
+)
 def test_a_plain_send_imports_none_of_the_slow_stdlib_modules(team, installed_layout, argv):
     body = RUN_ACOMM.format(argv=["--store", str(team), *argv])
-    p = subprocess.run([sys.executable, "-S", "-c", f"import sys\nsys.path.insert(0, "
-                        f"{str(installed_layout)!r})\n{body}\nprint(sorted(sys.modules))"],
-                       capture_output=True, text=True, timeout=60, cwd=installed_layout)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-S",
+            "-c",
+            f"import sys\nsys.path.insert(0, "
+            f"{str(installed_layout)!r})\n{body}\nprint(sorted(sys.modules))",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=installed_layout,
+    )
     assert p.returncode == 0, p.stderr
     loaded = {m.split(".")[0] for m in ast.literal_eval(p.stdout.splitlines()[-1])}
     assert int(p.stderr.strip().splitlines()[-1]) == (3 if argv[2:3] == [""] else 0), p.stderr

@@ -33,20 +33,42 @@ def test_every_number_of_a_store_with_every_state(cli, busy):
     # executor: work (acked, read awaiting ack, unread, recent acked), held (unread, queued),
     # once (acked), doom (3 dead, one dead letter discarded)
     assert _by(doc["agents"], "agent", "executor") == {
-        "agent": "executor", "total": 10, "unread": 2, "awaiting_ack": 3,
-        "oldest_unread_age_sec": 600, "dead_letters": 2, "in_progress": 0, "lease_expired": 0}
+        "agent": "executor",
+        "total": 10,
+        "unread": 2,
+        "awaiting_ack": 3,
+        "oldest_unread_age_sec": 600,
+        "dead_letters": 2,
+        "in_progress": 0,
+        "lease_expired": 0,
+    }
     # bob: chat (2 read, 1 unread, 1 waiting) and one unread on the closed channel `shut`,
     # which receive does not hand over, so it is not counted as unread
     assert _by(doc["agents"], "agent", "bob") == {
-        "agent": "bob", "total": 5, "unread": 1, "awaiting_ack": 0,
-        "oldest_unread_age_sec": 600, "dead_letters": 0, "in_progress": 0, "lease_expired": 0}
+        "agent": "bob",
+        "total": 5,
+        "unread": 1,
+        "awaiting_ack": 0,
+        "oldest_unread_age_sec": 600,
+        "dead_letters": 0,
+        "in_progress": 0,
+        "lease_expired": 0,
+    }
     # planner: the three acknowledgment messages routed back to it
     assert _by(doc["agents"], "agent", "planner")["unread"] == 3
-    channels = {c["channel"]: (c["pending"], c["queued"], c["dead_letters"])
-                for c in doc["channels"]}
-    assert channels == {"_system": (0, 0, 0), "chat": (1, 0, 0), "doom": (0, 0, 2),
-                        "held": (1, 1, 0), "news": (0, 0, 0), "once": (1, 0, 0),
-                        "shut": (1, 0, 0), "work": (4, 0, 0)}
+    channels = {
+        c["channel"]: (c["pending"], c["queued"], c["dead_letters"]) for c in doc["channels"]
+    }
+    assert channels == {
+        "_system": (0, 0, 0),
+        "chat": (1, 0, 0),
+        "doom": (0, 0, 2),
+        "held": (1, 1, 0),
+        "news": (0, 0, 0),
+        "once": (1, 0, 0),
+        "shut": (1, 0, 0),
+        "work": (4, 0, 0),
+    }
     st = doc["store"]
     assert set(st) == {"path", "bytes", "wal_bytes", "messages"}
     assert st["messages"] == 22 and st["bytes"] > 0 and st["wal_bytes"] >= 0
@@ -63,8 +85,17 @@ def test_unread_agrees_with_receive_when_timers_are_due_and_stats_writes_nothing
     from conftest import snapshot
 
     with freeze_time(every_state.T0) as frozen:
-        cli.ok("channel", "create", "w", "--as", "p", "--delivery", "at-least-once",
-               "--ack-timeout", "10s")
+        cli.ok(
+            "channel",
+            "create",
+            "w",
+            "--as",
+            "p",
+            "--delivery",
+            "at-least-once",
+            "--ack-timeout",
+            "10s",
+        )
         cli.ok("channel", "join", "w", "--as", "p", "e")
         cli.ok("send", "w", "retry me", "--as", "p")
         cli.ok("send", "w", "later", "--as", "p", "--delay", "5s")
@@ -82,9 +113,18 @@ def test_unread_follows_receive_and_ack(cli, busy):
     ids, frozen = busy
     cli.ok("receive", "--as", "bob")
     bob = cli.ok("stats", "--as", "bob", "--json").json()["agents"]
-    assert bob == [{"agent": "bob", "total": 5, "unread": 0, "awaiting_ack": 0,
-                    "oldest_unread_age_sec": 0, "dead_letters": 0,
-                    "in_progress": 0, "lease_expired": 0}]
+    assert bob == [
+        {
+            "agent": "bob",
+            "total": 5,
+            "unread": 0,
+            "awaiting_ack": 0,
+            "oldest_unread_age_sec": 0,
+            "dead_letters": 0,
+            "in_progress": 0,
+            "lease_expired": 0,
+        }
+    ]
     cli.ok("receive", "--as", "executor", "work")
     for mid in (ids.read_tracked, ids.unread_tracked):
         cli.ok("ack", mid, "--as", "executor")
@@ -122,9 +162,18 @@ def test_as_shows_one_agent_and_its_channels(cli, busy):
 
 def test_as_an_agent_with_nothing_is_a_row_of_zeros(cli, busy):
     doc = cli.ok("stats", "--as", "nobody", "--json").json()
-    assert doc["agents"] == [{"agent": "nobody", "total": 0, "unread": 0, "awaiting_ack": 0,
-                              "oldest_unread_age_sec": 0, "dead_letters": 0,
-                    "in_progress": 0, "lease_expired": 0}]
+    assert doc["agents"] == [
+        {
+            "agent": "nobody",
+            "total": 0,
+            "unread": 0,
+            "awaiting_ack": 0,
+            "oldest_unread_age_sec": 0,
+            "dead_letters": 0,
+            "in_progress": 0,
+            "lease_expired": 0,
+        }
+    ]
     assert doc["channels"] == []
 
 
@@ -136,8 +185,16 @@ def test_a_bad_agent_id_is_refused(cli, store):
 def test_an_empty_store(cli, store):
     doc = cli.ok("stats", "--json").json()
     assert doc["agents"] == []
-    assert doc["channels"] == [{"channel": "_system", "pending": 0, "queued": 0,
-                                "dead_letters": 0, "in_progress": 0, "lease_expired": 0}]
+    assert doc["channels"] == [
+        {
+            "channel": "_system",
+            "pending": 0,
+            "queued": 0,
+            "dead_letters": 0,
+            "in_progress": 0,
+            "lease_expired": 0,
+        }
+    ]
     assert doc["store"]["path"] == str(store) and doc["store"]["messages"] == 0
 
 
@@ -151,8 +208,7 @@ def test_piped_output_is_one_tab_separated_line_per_row(cli, busy):
     lines = cli.ok("stats").stdout.splitlines()
     kinds = [line.split("\t")[0] for line in lines]
     assert kinds == ["agent"] * 3 + ["channel"] * 8 + ["store"]
-    assert lines[1].split("\t") == ["agent", "executor", "10", "2", "3", "600", "2", "0",
-                                        "0"]
+    assert lines[1].split("\t") == ["agent", "executor", "10", "2", "3", "600", "2", "0", "0"]
     assert "channel\theld\t1\t1\t0\t0\t0" in lines
 
 
@@ -164,9 +220,19 @@ def test_in_process_equals_the_command_line(cli, busy):
         got = operations.stats(conn, clock.now_ms())
     finally:
         conn.close()
-    assert [(a.agent, a.total, a.unread, a.awaiting_ack, a.oldest_unread_age_sec,
-             a.dead_letters, a.in_progress, a.lease_expired)
-            for a in got.agents] == [tuple(a.values()) for a in doc["agents"]]
+    assert [
+        (
+            a.agent,
+            a.total,
+            a.unread,
+            a.awaiting_ack,
+            a.oldest_unread_age_sec,
+            a.dead_letters,
+            a.in_progress,
+            a.lease_expired,
+        )
+        for a in got.agents
+    ] == [tuple(a.values()) for a in doc["agents"]]
 
 
 def test_same_numbers_without_the_partial_index(cli, busy):
@@ -189,21 +255,36 @@ def test_tasks_by_state_and_open_incidents(cli, store, tmp_path):
 
     with freeze_time("2030-01-01T00:00:00Z") as frozen:
         empty = cli.ok("stats", "--json").json()
-        assert empty["tasks"] == {s: 0 for s in ("created", "accepted", "updated", "completed",
-                                                  "failed", "overdue", "incident")}
+        assert empty["tasks"] == {
+            s: 0
+            for s in (
+                "created",
+                "accepted",
+                "updated",
+                "completed",
+                "failed",
+                "overdue",
+                "incident",
+            )
+        }
         assert empty["incidents"] == {"open": 0, "resolved": 0}
         published(cli, tmp_path, "carol")  # distribution tasks for alice and carol
-        first = cli.ok("task", "create", "--capability", "review", "PR 1", "--as", "alice",
-                       "--json").json()["id"]
-        second = cli.ok("task", "create", "--to", "bob", "PR 2", "--as", "alice",
-                        "--json").json()["id"]
+        first = cli.ok(
+            "task", "create", "--capability", "review", "PR 1", "--as", "alice", "--json"
+        ).json()["id"]
+        second = cli.ok("task", "create", "--to", "bob", "PR 2", "--as", "alice", "--json").json()[
+            "id"
+        ]
         cli.ok("task", "accept", str(second), "--eta", "1h", "--as", "bob")
         frozen.tick(timedelta(minutes=11))  # `review`'s 10m ETA passed, no tick ran
         before = snapshot(store)
         doc = cli.ok("stats", "--json").json()
         assert snapshot(store) == before  # stats counts the overdue task, writes nothing
-        assert {k: n for k, n in doc["tasks"].items() if n} == \
-            {"created": 2, "accepted": 1, "incident": 1}
+        assert {k: n for k, n in doc["tasks"].items() if n} == {
+            "created": 2,
+            "accepted": 1,
+            "incident": 1,
+        }
         assert doc["incidents"] == {"open": 1, "resolved": 0}
         assert cli.ok("task", "show", str(first), "--json").json()["state"] == "incident"
         cli.ok("incident", "resolve", "1", "--as", "alice")

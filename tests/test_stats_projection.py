@@ -17,13 +17,50 @@ T0 = "2026-03-01 12:00:00"
 
 
 def _build(cli, frozen) -> None:
-    cli.ok("channel", "create", "work", "--as", "alice", "--delivery", "at-least-once",
-           "--ack-timeout", "10s", "--max-retries", "2", "--retry-backoff", "1s")
-    cli.ok("channel", "create", "once", "--as", "alice", "--delivery", "exactly-once",
-           "--ack-timeout", "5s", "--max-retries", "1", "--retry-backoff", "2s")
+    cli.ok(
+        "channel",
+        "create",
+        "work",
+        "--as",
+        "alice",
+        "--delivery",
+        "at-least-once",
+        "--ack-timeout",
+        "10s",
+        "--max-retries",
+        "2",
+        "--retry-backoff",
+        "1s",
+    )
+    cli.ok(
+        "channel",
+        "create",
+        "once",
+        "--as",
+        "alice",
+        "--delivery",
+        "exactly-once",
+        "--ack-timeout",
+        "5s",
+        "--max-retries",
+        "1",
+        "--retry-backoff",
+        "2s",
+    )
     cli.ok("channel", "create", "plain", "--as", "alice")
-    cli.ok("channel", "create", "shut", "--as", "alice", "--delivery", "at-least-once",
-           "--ack-timeout", "3s", "--max-retries", "0")
+    cli.ok(
+        "channel",
+        "create",
+        "shut",
+        "--as",
+        "alice",
+        "--delivery",
+        "at-least-once",
+        "--ack-timeout",
+        "3s",
+        "--max-retries",
+        "0",
+    )
     for ch in ("work", "once", "plain", "shut"):
         cli.ok("channel", "join", ch, "bob", "--as", "alice")
     cli.ok("channel", "join", "work", "--as", "alice", "carol")
@@ -76,7 +113,8 @@ def test_a_store_no_tick_ran_on_for_hours_dead_letters_and_notifies(cli, store):
         before = cli.ok("stats", "--json").json()
         watcher = {a["agent"]: a for a in before["agents"]}["watcher"]
         assert watcher["unread"] > 0 and watcher["unread"] == sum(
-            a["dead_letters"] for a in before["agents"])
+            a["dead_letters"] for a in before["agents"]
+        )
         cli.ok("tick")
         assert _numbers(before) == _numbers(cli.ok("stats", "--json").json())
 
@@ -85,8 +123,21 @@ def test_a_queue_held_by_max_pending_is_still_counted_exactly(cli, store):
     """Releasing queued deliveries depends on a channel's counts: stats applies the timers
     (rolled back) there, as before, and still agrees with the tick."""
     with freeze_time(T0) as frozen:
-        cli.ok("channel", "create", "narrow", "--as", "alice", "--delivery", "at-least-once",
-               "--ack-timeout", "5s", "--max-retries", "0", "--max-pending", "1")
+        cli.ok(
+            "channel",
+            "create",
+            "narrow",
+            "--as",
+            "alice",
+            "--delivery",
+            "at-least-once",
+            "--ack-timeout",
+            "5s",
+            "--max-retries",
+            "0",
+            "--max-pending",
+            "1",
+        )
         cli.ok("channel", "join", "narrow", "--as", "alice", "bob")
         for i in range(3):
             cli.ok("send", "narrow", f"n{i}", "--as", "alice")
@@ -108,8 +159,13 @@ def test_the_shared_path_agrees_with_following_each_delivery():
     rng = random.Random(17)
     paths: dict = {}
     for _ in range(3000):
-        cfg = (rng.choice([1000, 30_000]), rng.randint(0, 4), rng.choice([0, 500, 2000]), 0.0,
-               rng.random() < 0.3)
+        cfg = (
+            rng.choice([1000, 30_000]),
+            rng.randint(0, 4),
+            rng.choice([0, 500, 2000]),
+            0.0,
+            rng.random() < 0.3,
+        )
         state = rng.choice(["waiting", "unread", "read", "queued"])
         tracked = int(rng.random() < 0.7)
         rc = rng.randint(0, 4)
@@ -117,8 +173,9 @@ def test_the_shared_path_agrees_with_following_each_delivery():
         timer = rng.randint(0, 10_000)
         delivered = None if state in ("waiting", "queued") else timer - 100
         now = timer + rng.choice([0, 1, 999, 1000, 1001, 5000, 40_000, 200_000, 10**8])
-        want = projection._follow(state, tracked, rc, read, delivered, timer, cfg, None, now,
-                                  random.Random())
+        want = projection._follow(
+            state, tracked, rc, read, delivered, timer, cfg, None, now, random.Random()
+        )
         key = (state, tracked, rc, read, cfg)
         if key not in paths:
             paths[key] = projection._path(state, tracked, rc, read, cfg)

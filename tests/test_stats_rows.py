@@ -46,8 +46,9 @@ def full(cli, store, make_channel, tmp_path: Path, monkeypatch: pytest.MonkeyPat
         cli.ok("tick")
         published(cli, tmp_path, "carol")
         cli.ok("task", "create", "--capability", "review", "PR 1", "--as", "alice")
-        task = cli.ok("task", "create", "--to", "bob", "PR 2", "--as", "alice",
-                      "--json").json()["id"]
+        task = cli.ok("task", "create", "--to", "bob", "PR 2", "--as", "alice", "--json").json()[
+            "id"
+        ]
         cli.ok("task", "accept", str(task), "--eta", "1h", "--as", "bob")
         frozen.tick(timedelta(minutes=11))  # review's 10 m ETA passed: an incident
         cli.ok("tick")

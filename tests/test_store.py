@@ -83,8 +83,10 @@ def test_status_shows_path_and_schema_version(cli, store):
     assert doc["messages"] == 0
     plain = cli.ok("status").stdout
     assert str(store) in plain
-    assert any(line.split(":")[0] == "schema_version" and line.split()[-1] == str(len(MIGRATIONS))
-               for line in plain.splitlines())
+    assert any(
+        line.split(":")[0] == "schema_version" and line.split()[-1] == str(len(MIGRATIONS))
+        for line in plain.splitlines()
+    )
 
 
 def test_status_counts_what_was_sent(cli, store):
@@ -127,7 +129,8 @@ def test_timestamps_are_milliseconds_from_the_clock(cli, store):
     with freeze_time("2024-05-01T12:00:00.123Z"):
         mid = cli.ok("send", "team", "hi", "--as", "alice").stdout.strip()
     assert query(store, "SELECT created_at FROM messages WHERE id = ?", int(mid)) == [
-        (1714564800123,)]
+        (1714564800123,)
+    ]
     doc = cli.ok("show", mid, "--json").json()
     assert doc["created_at"] == "2024-05-01T12:00:00.123Z"
     assert doc["deliveries"][0]["delivered_at"] == "2024-05-01T12:00:00.123Z"
@@ -256,8 +259,9 @@ def test_lock_held_past_busy_timeout_is_exit_7_and_writes_nothing(cli, store):
     holder = sqlite3.connect(store, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")
     try:
-        r = cli("send", "team", "hi", "--as", "alice", "--json",
-                env={"ACOMM_BUSY_TIMEOUT": "100ms"})
+        r = cli(
+            "send", "team", "hi", "--as", "alice", "--json", env={"ACOMM_BUSY_TIMEOUT": "100ms"}
+        )
         assert r.exit_code == 7, r.stderr
         assert r.error["code"] == "store_unavailable"
     finally:
@@ -279,8 +283,10 @@ def test_store_flag_beats_the_variable(cli, store, tmp_path):
     cli.ok("--store", str(other), "channel", "create", "elsewhere", "--as", "alice")
     cli.ok("channel", "create", "here", "--as", "alice", "--file", str(other))
     assert cli.ok("--file", str(other), "status", "--json").json()["path"] == str(other)
-    names = {c["name"] for c in cli.ok("--store", str(other), "channel", "list",
-                                       "--json").json()["channels"]}
+    names = {
+        c["name"]
+        for c in cli.ok("--store", str(other), "channel", "list", "--json").json()["channels"]
+    }
     assert {"elsewhere", "here"} <= names
     default = {c["name"] for c in cli.ok("channel", "list", "--json").json()["channels"]}
     assert not default & {"elsewhere", "here"}
@@ -309,9 +315,17 @@ def test_nearest_store_is_found_walking_up(cli, tmp_path, monkeypatch):
     assert not (deep / ".acomm").exists()
 
 
-@pytest.mark.parametrize("args", [("status",), ("messages",), ("channel", "list"),
-                                  ("channel", "show", "team"), ("show", "1"),
-                                  ("subscriptions", "ci")])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("status",),
+        ("messages",),
+        ("channel", "list"),
+        ("channel", "show", "team"),
+        ("show", "1"),
+        ("subscriptions", "ci"),
+    ],
+)
 def test_read_commands_without_a_store_are_exit_7(cli, tmp_path, monkeypatch, args):
     monkeypatch.delenv("ACOMM_STORE")
     _no_store_above(tmp_path)
@@ -327,8 +341,13 @@ def test_read_command_with_missing_acomm_store_file_creates_nothing(cli, isolate
     assert not isolated_env.exists()
 
 
-@pytest.mark.parametrize("args", [("channel", "create", "team", "--as", "alice"),
-                                  ("send", "--to", "bob", "hi", "--as", "alice")])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("channel", "create", "team", "--as", "alice"),
+        ("send", "--to", "bob", "hi", "--as", "alice"),
+    ],
+)
 def test_write_commands_create_a_store_here(cli, tmp_path, monkeypatch, args):
     monkeypatch.delenv("ACOMM_STORE")
     _no_store_above(tmp_path)
@@ -373,9 +392,16 @@ def _team(cli) -> None:
 @pytest.mark.process
 def test_two_processes_sending_at_once_lose_nothing(cli, store):
     _team(cli)
-    procs = [subprocess.Popen([sys.executable, "-c", WRITER, tag], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for tag in ("alice", "bob")]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, tag],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for tag in ("alice", "bob")
+    ]
     for p in procs:
         assert p.stdout.readline().strip() == "ready"
     for p in procs:  # release both together
@@ -399,9 +425,16 @@ def test_two_acomm_processes_in_shell_loops(cli, store):
     _team(cli)
     loop = 'for i in $(seq 1 10); do "$ACOMM_BIN" send team "$0-$i" --as "$0" || exit 1; done'
     env = {**os.environ, "ACOMM_BIN": ACOMM}
-    procs = [subprocess.Popen(["sh", "-c", loop, tag], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, env=env)
-             for tag in ("alice", "bob")]
+    procs = [
+        subprocess.Popen(
+            ["sh", "-c", loop, tag],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for tag in ("alice", "bob")
+    ]
     for p in procs:
         out, err = p.communicate(timeout=120)
         assert p.returncode == 0, err
@@ -415,8 +448,7 @@ def _store_at_version(path, version: int) -> None:
     c = sqlite3.connect(path, isolation_level=None)
     c.execute("PRAGMA journal_mode = WAL")
     c.execute("BEGIN IMMEDIATE")
-    c.execute("CREATE TABLE _acomm_migrations (name TEXT PRIMARY KEY, applied_at INTEGER "
-              "NOT NULL)")
+    c.execute("CREATE TABLE _acomm_migrations (name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)")
     for fn in MIGRATIONS[:version]:
         fn(c, 1000)
         c.execute("INSERT INTO _acomm_migrations VALUES (?, 1000)", (fn.__name__,))
@@ -426,30 +458,40 @@ def _store_at_version(path, version: int) -> None:
 
 
 def _schema(path) -> list[tuple]:
-    return sorted(query(path, "SELECT type, name, tbl_name, sql FROM sqlite_master"
-                              " WHERE name NOT LIKE 'sqlite_%'"))
+    return sorted(
+        query(
+            path,
+            "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'",
+        )
+    )
 
 
 @pytest.mark.parametrize("version", range(1, len(MIGRATIONS)))
 def test_older_stores_are_upgraded_to_the_fresh_schema_keeping_their_data(
-        cli, isolated_env, tmp_path, version):
+    cli, isolated_env, tmp_path, version
+):
     isolated_env.parent.mkdir(mode=0o700)
     _store_at_version(isolated_env, version)
     # data written by the older acomm, through the tables m001 created
     raw = sqlite3.connect(isolated_env)
-    raw.execute("INSERT INTO channels (name, type, owner, state, created_at, delivery,"
-                " max_message_size, ack_timeout_ms, max_retries, retry_backoff_ms, retry_jitter,"
-                " echo, priority_ordering, max_pending, dedupe_window_ms) VALUES ('old', 'group',"
-                " 'alice', 'active', 1000, 'at-most-once', 1048576, 30000, 3, 1000, 0, 0, 0, 0,"
-                " 86400000)")
-    raw.execute("INSERT INTO participants (channel_id, agent, role, joined_at) VALUES"
-                " ((SELECT id FROM channels WHERE name = 'old'), 'alice', 'owner', 1000)")
+    raw.execute(
+        "INSERT INTO channels (name, type, owner, state, created_at, delivery,"
+        " max_message_size, ack_timeout_ms, max_retries, retry_backoff_ms, retry_jitter,"
+        " echo, priority_ordering, max_pending, dedupe_window_ms) VALUES ('old', 'group',"
+        " 'alice', 'active', 1000, 'at-most-once', 1048576, 30000, 3, 1000, 0, 0, 0, 0,"
+        " 86400000)"
+    )
+    raw.execute(
+        "INSERT INTO participants (channel_id, agent, role, joined_at) VALUES"
+        " ((SELECT id FROM channels WHERE name = 'old'), 'alice', 'owner', 1000)"
+    )
     raw.commit()
     raw.close()
     cli.ok("channel", "join", "old", "bob", "--as", "alice")  # the first command upgrades the store
     cli.ok("send", "old", "after the upgrade", "--as", "alice")
-    assert [m["content"] for m in cli.ok("receive", "--as", "bob", "--json").json()[
-        "messages"]] == ["after the upgrade"]
+    assert [
+        m["content"] for m in cli.ok("receive", "--as", "bob", "--json").json()["messages"]
+    ] == ["after the upgrade"]
     fresh = tmp_path / "fresh" / "store.acomm"
     opening.init_store(fresh, 1000)
     assert _schema(isolated_env) == _schema(fresh)
@@ -472,7 +514,8 @@ def test_snapshot_sees_every_table_and_any_changed_value(cli, store):
     after = snapshot(store)
     assert after["store_meta"] != before["store_meta"]
     assert {t: r for t, r in after.items() if t != "store_meta"} == {
-        t: r for t, r in before.items() if t != "store_meta"}
+        t: r for t, r in before.items() if t != "store_meta"
+    }
 
 
 # ------------------------------------------------------------ migrations split DDL whole
@@ -482,7 +525,9 @@ def test_a_trigger_body_stays_one_statement(tmp_path: Path):
     """The old splitter cut at every ';', so the first trigger body broke the migration."""
     conn = sqlite3.connect(tmp_path / "t.db", isolation_level=None)
     conn.execute("BEGIN")
-    migrations._script(conn, """
+    migrations._script(
+        conn,
+        """
         CREATE TABLE t (x TEXT);  -- a comment; with a semicolon
         CREATE TABLE log (y TEXT);
         CREATE TRIGGER t_log AFTER INSERT ON t BEGIN
@@ -490,18 +535,21 @@ def test_a_trigger_body_stays_one_statement(tmp_path: Path):
             INSERT INTO log VALUES (new.x);
         END;
         CREATE INDEX log_y ON log(y)
-    """)
+    """,
+    )
     conn.execute("COMMIT")
     conn.execute("INSERT INTO t VALUES ('z')")
     assert conn.execute("SELECT y FROM log ORDER BY rowid").fetchall() == [("a;b",), ("z",)]
     assert conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'").fetchall() == [
-        ("log_y",)]
+        ("log_y",)
+    ]
     conn.close()
 
 
 def test_an_unfinished_statement_still_reaches_sqlite(tmp_path: Path):
     conn = sqlite3.connect(tmp_path / "t.db", isolation_level=None)
     with pytest.raises(sqlite3.OperationalError):
-        migrations._script(conn, "CREATE TABLE t (x); CREATE TRIGGER u AFTER INSERT ON t "
-                                 "BEGIN SELECT 1;")
+        migrations._script(
+            conn, "CREATE TABLE t (x); CREATE TRIGGER u AFTER INSERT ON t BEGIN SELECT 1;"
+        )
     conn.close()

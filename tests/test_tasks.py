@@ -21,8 +21,9 @@ T0 = "2026-03-01T12:00:00Z"
 T0_MS = 1772366400000
 
 
-def _create(cli: Cli, body: str = "run the tests", *extra: str, to: str = "bob",
-            by: str = "alice") -> int:
+def _create(
+    cli: Cli, body: str = "run the tests", *extra: str, to: str = "bob", by: str = "alice"
+) -> int:
     return int(cli.ok("task", "create", "--to", to, body, "--as", by, *extra).stdout)
 
 
@@ -56,25 +57,54 @@ def started(cli: Cli, store: Path) -> int:
 def test_create_sends_the_owner_a_command_and_both_sides_see_the_task(cli, store, tmp_path):
     (tmp_path / "s.json").write_text("{}")  # a capability must be published
     cli.ok("capability", "host", "bob", "skills/run@1")
-    cli.ok("capability", "publish", "test-runner", "--owner", "bob", "--delegation-skill",
-           "skills/ask@1", "--executor-skill", "skills/run@1", "--schema",
-           str(tmp_path / "s.json"), "--eta", "1h")
+    cli.ok(
+        "capability",
+        "publish",
+        "test-runner",
+        "--owner",
+        "bob",
+        "--delegation-skill",
+        "skills/ask@1",
+        "--executor-skill",
+        "skills/run@1",
+        "--schema",
+        str(tmp_path / "s.json"),
+        "--eta",
+        "1h",
+    )
     with freeze_time(T0):
         tid = _create(cli, "run the tests", "--capability", "test-runner")
     inbox = cli.ok("receive", "--as", "bob", "--json").json()["messages"]
     assert [(m["id"], m["type"], m["sender"], m["channel"]) for m in inbox] == [
-        (tid, "command", "alice", "_dm:alice:bob")]
+        (tid, "command", "alice", "_dm:alice:bob")
+    ]
     assert inbox[0]["metadata"]["capability"] == "test-runner"
     doc = _show(cli, tid)
-    assert {k: doc[k] for k in ("id", "capability", "from", "to", "state", "eta_at",
-                                "progress")} == {
-        "id": tid, "capability": "test-runner", "from": "alice", "to": "bob",
-        "state": "created", "eta_at": "2026-03-01T13:00:00.000Z", "progress": 0}
+    assert {
+        k: doc[k] for k in ("id", "capability", "from", "to", "state", "eta_at", "progress")
+    } == {
+        "id": tid,
+        "capability": "test-runner",
+        "from": "alice",
+        "to": "bob",
+        "state": "created",
+        "eta_at": "2026-03-01T13:00:00.000Z",
+        "progress": 0,
+    }
     assert doc["correlation_id"] == inbox[0]["correlation_id"]
-    assert doc["history"] == [{
-        "at": "2026-03-01T12:00:00.000Z", "event": "created", "by": "alice", "progress": None,
-        "note": None, "eta_at": "2026-03-01T13:00:00.000Z",
-        "event_id": doc["history"][0]["event_id"], "message_id": tid, "origin_node": None}]
+    assert doc["history"] == [
+        {
+            "at": "2026-03-01T12:00:00.000Z",
+            "event": "created",
+            "by": "alice",
+            "progress": None,
+            "note": None,
+            "eta_at": "2026-03-01T13:00:00.000Z",
+            "event_id": doc["history"][0]["event_id"],
+            "message_id": tid,
+            "origin_node": None,
+        }
+    ]
     for who in ("alice", "bob"):  # creator and owner alike
         listed = cli.ok("task", "list", "--as", who, "--json").json()
         assert [t["id"] for t in listed["tasks"]] == [tid] and listed["total_count"] == 1
@@ -82,8 +112,9 @@ def test_create_sends_the_owner_a_command_and_both_sides_see_the_task(cli, store
 
 
 def test_create_reads_the_body_from_stdin(cli, store):
-    tid = int(cli.ok("task", "create", "--to", "bob", "--as", "alice",
-                     input="from a pipe\n").stdout)
+    tid = int(
+        cli.ok("task", "create", "--to", "bob", "--as", "alice", input="from a pipe\n").stdout
+    )
     assert cli.ok("show", str(tid), "--json").json()["content"] == "from a pipe\n"
 
 
@@ -96,9 +127,13 @@ def test_accept_records_the_eta_and_acknowledges_in_progress(cli, started):
     # the creator hears it as the ack of the task's command message, carrying the ETA
     [ack] = cli.ok("receive", "--as", "alice", "--json").json()["messages"]
     assert ack["type"] == "acknowledgment" and ack["content"] == "unit first"
-    assert ack["metadata"] == {"task_id": str(started), "task_event": "accepted",
-                               "eta_at": "2026-03-01T12:10:00.000Z",
-                               "ack_for": str(started), "status": "in_progress"}
+    assert ack["metadata"] == {
+        "task_id": str(started),
+        "task_event": "accepted",
+        "eta_at": "2026-03-01T12:10:00.000Z",
+        "ack_for": str(started),
+        "status": "in_progress",
+    }
     assert ack["correlation_id"] == doc["correlation_id"]
     [d] = cli.ok("show", str(started), "--json").json()["deliveries"]
     assert (d["recipient"], d["ack_status"]) == ("bob", "in_progress")
@@ -115,8 +150,7 @@ def test_accept_takes_an_iso_time_and_works_without_an_eta(cli, store):
 
 def test_updates_move_progress_and_keep_every_step_in_the_history(cli, started):
     with freeze_time("2026-03-01T12:02:00Z"):
-        cli.ok("task", "update", str(started), "--progress", "40", "--note", "half", "--as",
-               "bob")
+        cli.ok("task", "update", str(started), "--progress", "40", "--note", "half", "--as", "bob")
     with freeze_time("2026-03-01T12:03:00Z"):
         cli.ok("task", "update", str(started), "--progress", "70", "--as", "bob")
         cli.ok("task", "update", str(started), "--note", "nearly", "--as", "bob")
@@ -124,24 +158,30 @@ def test_updates_move_progress_and_keep_every_step_in_the_history(cli, started):
     assert (doc["state"], doc["progress"], doc["note"]) == ("updated", 70, "nearly")
     assert _events(doc) == ["created", "accepted", "updated", "updated", "updated"]
     assert [(e["progress"], e["note"]) for e in doc["history"][2:]] == [
-        (40, "half"), (70, None), (None, "nearly")]
+        (40, "half"),
+        (70, None),
+        (None, "nearly"),
+    ]
     # progress is the task's, not traffic: the creator's inbox has only the accept's ack
     assert len(cli.ok("receive", "--as", "alice", "--json").json()["messages"]) == 1
 
 
 def test_complete_answers_the_creator_and_settles_the_delivery(cli, started):
     with freeze_time("2026-03-01T12:05:00Z"):
-        out = cli.ok("task", "complete", str(started), "all 412 pass", "--as", "bob",
-                     "--json").json()
+        out = cli.ok(
+            "task", "complete", str(started), "all 412 pass", "--as", "bob", "--json"
+        ).json()
     assert (out["state"], out["progress"], out["note"]) == ("completed", 100, "all 412 pass")
     assert out["finished_at"] == "2026-03-01T12:05:00.000Z"
     got = cli.ok("receive", "--as", "alice", "--json").json()["messages"]
     response = got[-1]
     assert (response["type"], response["content"], response["id"]) == (
-        "response", "all 412 pass", out["result_message_id"])
+        "response",
+        "all 412 pass",
+        out["result_message_id"],
+    )
     assert response["correlation_id"] == out["correlation_id"]
-    assert cli.ok("thread", out["correlation_id"], "--json").json()["messages"][0]["id"] \
-        == started
+    assert cli.ok("thread", out["correlation_id"], "--json").json()["messages"][0]["id"] == started
     [d] = cli.ok("show", str(started), "--json").json()["deliveries"]
     assert d["ack_status"] == "completed"
 
@@ -154,12 +194,16 @@ def test_complete_without_a_body_says_so(cli, started):
 
 
 def test_fail_acknowledges_failed_with_the_reason(cli, started):
-    out = cli.ok("task", "fail", str(started), "--reason", "the runner is down", "--as", "bob",
-                 "--json").json()
+    out = cli.ok(
+        "task", "fail", str(started), "--reason", "the runner is down", "--as", "bob", "--json"
+    ).json()
     assert (out["state"], out["note"]) == ("failed", "the runner is down")
     ack = cli.ok("receive", "--as", "alice", "--json").json()["messages"][-1]
     assert (ack["type"], ack["content"], ack["metadata"]["status"]) == (
-        "acknowledgment", "the runner is down", "failed")
+        "acknowledgment",
+        "the runner is down",
+        "failed",
+    )
     assert ack["id"] == out["result_message_id"]
 
 
@@ -185,11 +229,12 @@ def test_task_list_filters_by_state(cli, started):
     other = _create(cli, "second")
     listed = cli.ok("task", "list", "--state", "created", "--json").json()
     assert [t["id"] for t in listed["tasks"]] == [other]
-    assert [t["id"] for t in cli.ok("task", "list", "--json").json()["tasks"]] == [
-        other, started]
+    assert [t["id"] for t in cli.ok("task", "list", "--json").json()["tasks"]] == [other, started]
     plain = cli.ok("task", "list").stdout.splitlines()
     assert [line.split("\t")[:4] for line in plain] == [
-        [str(other), "alice", "bob", "created"], [str(started), "alice", "bob", "accepted"]]
+        [str(other), "alice", "bob", "created"],
+        [str(started), "alice", "bob", "accepted"],
+    ]
 
 
 # ---------------------------------------------------------------- overdue
@@ -204,9 +249,16 @@ def test_tick_marks_a_task_overdue_once_its_eta_passes(cli, started):
     doc = _show(cli, started)
     assert doc["state"] == "overdue"
     assert doc["history"][-1] == {
-        "at": "2026-03-01T12:10:00.000Z", "event": "overdue", "by": None, "progress": None,
-        "note": None, "eta_at": "2026-03-01T12:10:00.000Z",
-        "event_id": doc["history"][-1]["event_id"], "message_id": None, "origin_node": None}
+        "at": "2026-03-01T12:10:00.000Z",
+        "event": "overdue",
+        "by": None,
+        "progress": None,
+        "note": None,
+        "eta_at": "2026-03-01T12:10:00.000Z",
+        "event_id": doc["history"][-1]["event_id"],
+        "message_id": None,
+        "origin_node": None,
+    }
 
 
 def test_a_late_tick_writes_the_same_history(cli, started):
@@ -222,7 +274,12 @@ def test_an_overdue_task_takes_progress_and_still_completes(cli, started):
         assert _show(cli, started)["state"] == "overdue"  # the ETA stays missed
         cli.ok("task", "complete", str(started), "late but done", "--as", "bob")
     assert _events(_show(cli, started)) == [
-        "created", "accepted", "overdue", "updated", "completed"]
+        "created",
+        "accepted",
+        "overdue",
+        "updated",
+        "completed",
+    ]
 
 
 def test_show_and_list_see_an_overdue_task_before_any_tick(cli, started):
@@ -246,28 +303,37 @@ def test_the_installed_program_under_faketime(tmp_path, store):
         pytest.skip("faketime is not installed (make test installs it)")
 
     def at(when: str, *args: str) -> str:
-        p = subprocess.run(["faketime", "-f", f"@2026-03-01 {when}", ACOMM, *args],
-                           capture_output=True, text=True, timeout=60,
-                           env={"ACOMM_STORE": str(store), "PATH": "/usr/bin:/bin",
-                                "FAKETIME_DONT_RESET": "1"})
+        p = subprocess.run(
+            ["faketime", "-f", f"@2026-03-01 {when}", ACOMM, *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={"ACOMM_STORE": str(store), "PATH": "/usr/bin:/bin", "FAKETIME_DONT_RESET": "1"},
+        )
         assert p.returncode == 0, (args, p.stderr)
         return p.stdout
 
-    tid = at("12:00:00", "task", "create", "--to", "bob", "build it", "--eta-required",
-             "--as", "alice").strip()
+    tid = at(
+        "12:00:00", "task", "create", "--to", "bob", "build it", "--eta-required", "--as", "alice"
+    ).strip()
     at("12:00:10", "task", "accept", tid, "--eta", "1m", "--as", "bob")
     at("12:00:20", "task", "update", tid, "--progress", "50", "--as", "bob")
     assert '"tasks_overdue": 1' in at("12:05:00", "tick", "--json")
     at("12:06:00", "task", "complete", tid, "built", "--as", "bob")
-    rows = query(store, "SELECT event, at FROM task_events WHERE task_id = ? ORDER BY seq",
-                 int(tid))
+    rows = query(
+        store, "SELECT event, at FROM task_events WHERE task_id = ? ORDER BY seq", int(tid)
+    )
     assert [event for event, _ in rows] == [
-        "created", "accepted", "updated", "overdue", "completed"]
+        "created",
+        "accepted",
+        "updated",
+        "overdue",
+        "completed",
+    ]
     at_ms = dict(rows)
     # faketime's clock runs on from where it was set, and a loaded machine may take seconds
     # to start a process: each event is dated within a few seconds after its faked time
-    for event, offset in [("created", 0), ("accepted", 10), ("updated", 20),
-                          ("completed", 360)]:
+    for event, offset in [("created", 0), ("accepted", 10), ("updated", 20), ("completed", 360)]:
         assert 0 <= at_ms[event] - (T0_MS + offset * 1000) < 8000, event
     assert at_ms["overdue"] == at_ms["accepted"] + 60_000  # the ETA, not the tick
 
@@ -275,8 +341,9 @@ def test_the_installed_program_under_faketime(tmp_path, store):
 # ---------------------------------------------------------------- refusals
 
 
-def _refused(cli: Cli, store: Path, args: list[str], status: int, code: str,
-             field: str | None = None) -> dict[str, Any]:
+def _refused(
+    cli: Cli, store: Path, args: list[str], status: int, code: str, field: str | None = None
+) -> dict[str, Any]:
     before = snapshot(store)
     r = cli(*args, "--json")
     assert r.exit_code == status, (args, r.stdout, r.stderr)
@@ -289,96 +356,166 @@ def _refused(cli: Cli, store: Path, args: list[str], status: int, code: str,
 
 
 def test_accepting_twice_is_refused(cli, store, started):
-    err = _refused(cli, store, ["task", "accept", str(started), "--eta", "5m", "--as", "bob"],
-                   5, "invalid_state", "task")
+    err = _refused(
+        cli,
+        store,
+        ["task", "accept", str(started), "--eta", "5m", "--as", "bob"],
+        5,
+        "invalid_state",
+        "task",
+    )
     assert "already accepted" in err["message"]
 
 
-@pytest.mark.parametrize("verb", [
-    ["accept", "--eta", "5m"], ["update", "--progress", "10"], ["complete", "done"],
-    ["fail", "--reason", "no"]])
+@pytest.mark.parametrize(
+    "verb",
+    [
+        ["accept", "--eta", "5m"],
+        ["update", "--progress", "10"],
+        ["complete", "done"],
+        ["fail", "--reason", "no"],
+    ],
+)
 @pytest.mark.parametrize("who", ["alice", "carol"])  # the creator, a stranger
 def test_only_the_owner_acts_on_a_task(cli, store, verb, who):
     tid = _create(cli)
     if verb[0] != "accept":
         cli.ok("task", "accept", str(tid), "--as", "bob")
-    err = _refused(cli, store, ["task", verb[0], str(tid), *verb[1:], "--as", who], 5,
-                   "forbidden", "as")
+    err = _refused(
+        cli, store, ["task", verb[0], str(tid), *verb[1:], "--as", who], 5, "forbidden", "as"
+    )
     assert "only its owner may" in err["message"] and err["owner"] == "bob"
 
 
 @pytest.mark.parametrize("end", [["complete", "ok"], ["fail", "--reason", "broke"]])
-@pytest.mark.parametrize("verb", [
-    ["update", "--progress", "50"], ["complete", "again"], ["fail", "--reason", "x"],
-    ["accept", "--eta", "5m"]])
+@pytest.mark.parametrize(
+    "verb",
+    [
+        ["update", "--progress", "50"],
+        ["complete", "again"],
+        ["fail", "--reason", "x"],
+        ["accept", "--eta", "5m"],
+    ],
+)
 def test_a_finished_task_takes_no_more_changes(cli, store, started, end, verb):
     cli.ok("task", end[0], str(started), *end[1:], "--as", "bob")
-    _refused(cli, store, ["task", verb[0], str(started), *verb[1:], "--as", "bob"], 5,
-             "invalid_state", "task")
+    _refused(
+        cli,
+        store,
+        ["task", verb[0], str(started), *verb[1:], "--as", "bob"],
+        5,
+        "invalid_state",
+        "task",
+    )
 
 
 @pytest.mark.parametrize("verb", [["update", "--progress", "10"], ["complete", "done"]])
 def test_work_on_a_task_not_yet_accepted_is_refused(cli, store, verb):
     tid = _create(cli)
-    err = _refused(cli, store, ["task", verb[0], str(tid), *verb[1:], "--as", "bob"], 5,
-                   "invalid_state", "task")
+    err = _refused(
+        cli,
+        store,
+        ["task", verb[0], str(tid), *verb[1:], "--as", "bob"],
+        5,
+        "invalid_state",
+        "task",
+    )
     assert "accept it first" in err["message"]
 
 
 @pytest.mark.parametrize("progress", ["101", "-1", "1000"])
 def test_progress_outside_0_to_100_is_refused(cli, store, started, progress):
-    err = _refused(cli, store, ["task", "update", str(started), "--progress", progress, "--as",
-                                "bob"], 3, "validation_failed", "progress")
+    err = _refused(
+        cli,
+        store,
+        ["task", "update", str(started), "--progress", progress, "--as", "bob"],
+        3,
+        "validation_failed",
+        "progress",
+    )
     assert progress in err["message"]
 
 
 def test_an_update_with_nothing_in_it_is_refused(cli, store, started):
-    _refused(cli, store, ["task", "update", str(started), "--as", "bob"], 3,
-             "validation_failed", "progress")
+    _refused(
+        cli,
+        store,
+        ["task", "update", str(started), "--as", "bob"],
+        3,
+        "validation_failed",
+        "progress",
+    )
 
 
-@pytest.mark.parametrize("verb", [
-    ["accept", "--eta", "5m"], ["update", "--progress", "5"], ["complete"],
-    ["fail", "--reason", "x"], ["show"]])
+@pytest.mark.parametrize(
+    "verb",
+    [
+        ["accept", "--eta", "5m"],
+        ["update", "--progress", "5"],
+        ["complete"],
+        ["fail", "--reason", "x"],
+        ["show"],
+    ],
+)
 def test_an_unknown_task_is_not_found(cli, store, verb):
-    err = _refused(cli, store, ["task", verb[0], "999", *verb[1:], "--as", "bob"]
-                   if verb[0] != "show" else ["task", "show", "999"], 4, "not_found", "task")
+    err = _refused(
+        cli,
+        store,
+        ["task", verb[0], "999", *verb[1:], "--as", "bob"]
+        if verb[0] != "show"
+        else ["task", "show", "999"],
+        4,
+        "not_found",
+        "task",
+    )
     assert "task 999" in err["message"]
 
 
 @pytest.mark.parametrize("eta", ["soon", "0s", "-5m", "2020-01-01T00:00:00Z", ""])
 def test_a_bad_eta_is_refused(cli, store, eta):
     tid = _create(cli)
-    err = _refused(cli, store, ["task", "accept", str(tid), "--eta", eta, "--as", "bob"], 3,
-                   "validation_failed", "eta")
+    err = _refused(
+        cli,
+        store,
+        ["task", "accept", str(tid), "--eta", eta, "--as", "bob"],
+        3,
+        "validation_failed",
+        "eta",
+    )
     assert "eta" in err["message"]
 
 
 def test_eta_required_refuses_an_accept_without_one(cli, store):
     tid = _create(cli, "build", "--eta-required")
-    err = _refused(cli, store, ["task", "accept", str(tid), "--as", "bob"], 3,
-                   "validation_failed", "eta")
+    err = _refused(
+        cli, store, ["task", "accept", str(tid), "--as", "bob"], 3, "validation_failed", "eta"
+    )
     assert "requires an ETA" in err["message"]
     cli.ok("task", "accept", str(tid), "--eta", "1h", "--as", "bob")
 
 
-@pytest.mark.parametrize("args, field", [
-    (["--to", "bob", "x", "--capability", "bad capability!"], "capability"),
-    (["--to", "bob", "x", "--capability", ".hidden"], "capability"),
-    (["--to", "alice", "x"], "to"),  # to oneself
-    (["--to", "bad agent", "x"], "to"),
-    (["--to", "bob", ""], "content"),
-])
+@pytest.mark.parametrize(
+    "args, field",
+    [
+        (["--to", "bob", "x", "--capability", "bad capability!"], "capability"),
+        (["--to", "bob", "x", "--capability", ".hidden"], "capability"),
+        (["--to", "alice", "x"], "to"),  # to oneself
+        (["--to", "bad agent", "x"], "to"),
+        (["--to", "bob", ""], "content"),
+    ],
+)
 def test_bad_input_to_create_leaves_the_store_unchanged(cli, store, args, field):
-    _refused(cli, store, ["task", "create", *args, "--as", "alice"], 3, "validation_failed",
-             field)
+    _refused(cli, store, ["task", "create", *args, "--as", "alice"], 3, "validation_failed", field)
 
 
-@pytest.mark.parametrize("args", [
-    ["task", "create", "x", "--as", "alice"],  # no --to
-    ["task", "fail", "1", "--as", "bob"],  # no --reason
-    ["task", "update", "1", "--progress", "4.5", "--as", "bob"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["task", "create", "x", "--as", "alice"],  # no --to
+        ["task", "fail", "1", "--as", "bob"],  # no --reason
+        ["task", "update", "1", "--progress", "4.5", "--as", "bob"],
+    ],
+)
 def test_missing_or_malformed_options_are_usage_errors(cli, store, args):
     _create(cli)
     _refused(cli, store, args, 2, "usage")
@@ -398,18 +535,34 @@ def test_record_is_idempotent_by_event_id(store):
         with freeze_time(T0):
             task = tasks.create(conn, "alice", "bob", "do it", T0_MS)
         with write(conn):
-            first = tasks.record(conn, task, "accepted", agent="bob", at=T0_MS + 1,
-                                 eta_at=T0_MS + 60_000, event_id="ev-1", origin_node="node-b")
+            first = tasks.record(
+                conn,
+                task,
+                "accepted",
+                agent="bob",
+                at=T0_MS + 1,
+                eta_at=T0_MS + 60_000,
+                event_id="ev-1",
+                origin_node="node-b",
+            )
         with write(conn):
-            again = tasks.record(conn, tasks.load(conn, task.id), "accepted", agent="bob",
-                                 at=T0_MS + 1, eta_at=T0_MS + 60_000, event_id="ev-1",
-                                 origin_node="node-b")
+            again = tasks.record(
+                conn,
+                tasks.load(conn, task.id),
+                "accepted",
+                agent="bob",
+                at=T0_MS + 1,
+                eta_at=T0_MS + 60_000,
+                event_id="ev-1",
+                origin_node="node-b",
+            )
         shown = tasks.load(conn, task.id, history=True)
     finally:
         conn.close()
     assert (first, again) == (True, False)
     assert [(e.event, e.event_id, e.origin_node) for e in shown.history][1:] == [
-        ("accepted", "ev-1", "node-b")]
+        ("accepted", "ev-1", "node-b")
+    ]
     assert (shown.state, shown.eta_at) == ("accepted", T0_MS + 60_000)
 
 
@@ -419,8 +572,14 @@ def test_an_incident_is_reachable_and_keeps_a_finished_task_finished(store):
         a = tasks.create(conn, "alice", "bob", "one", T0_MS)
         b = tasks.create(conn, "alice", "bob", "two", T0_MS)
         with write(conn):
-            tasks.record(conn, a, "incident", agent=None, at=T0_MS + 5,
-                         detail={"failure_class": "eta_breach"})
+            tasks.record(
+                conn,
+                a,
+                "incident",
+                agent=None,
+                at=T0_MS + 5,
+                detail={"failure_class": "eta_breach"},
+            )
             tasks.record(conn, b, "failed", agent="bob", at=T0_MS + 5, note="no")
             tasks.record(conn, tasks.load(conn, b.id), "incident", agent=None, at=T0_MS + 6)
         a2, b2 = tasks.load(conn, a.id, history=True), tasks.load(conn, b.id)

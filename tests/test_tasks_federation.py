@@ -35,11 +35,27 @@ def converge(a, b, when: str) -> None:
 
 def same(doc: dict) -> dict:
     """What both nodes agree on (ids, messages and origin_node are each node's own)."""
-    keep = ("capability", "from", "to", "state", "eta_at", "progress", "global_id", "plan",
-            "note", "task_type", "eta_required", "correlation_id", "created_at",
-            "accepted_at", "finished_at")
-    hist = [{k: e[k] for k in ("at", "event", "by", "progress", "note", "eta_at", "event_id")}
-            for e in doc["history"]]
+    keep = (
+        "capability",
+        "from",
+        "to",
+        "state",
+        "eta_at",
+        "progress",
+        "global_id",
+        "plan",
+        "note",
+        "task_type",
+        "eta_required",
+        "correlation_id",
+        "created_at",
+        "accepted_at",
+        "finished_at",
+    )
+    hist = [
+        {k: e[k] for k in ("at", "event", "by", "progress", "note", "eta_at", "event_id")}
+        for e in doc["history"]
+    ]
     return {**{k: doc[k] for k in keep}, "history": hist}
 
 
@@ -53,18 +69,24 @@ def test_create_crosses_nodes_and_the_owner_records_it(pair):
     made = create(a, 1, "--eta-required")
     gid = made["global_id"]
     assert made["state"] == "created" and made["peer_node"] == "nb" and gid
-    assert a.sql("SELECT kind, to_node FROM fed_outbox WHERE event_id = ?", gid) == \
-        [("task_create", "nb")]
+    assert a.sql("SELECT kind, to_node FROM fed_outbox WHERE event_id = ?", gid) == [
+        ("task_create", "nb")
+    ]
     assert a.sql("SELECT state FROM fed_sent WHERE event_id = ?", gid) == [("emitted",)]
     with freeze_time(at(2)):
         assert b.ok("fed", "pull")["tasks"] == 1
     mine = b.ok("task", "show", gid)
-    assert (mine["from"], mine["to"], mine["state"], mine["origin_node"]) == \
-        ("alice", "bob", "created", "na")
+    assert (mine["from"], mine["to"], mine["state"], mine["origin_node"]) == (
+        "alice",
+        "bob",
+        "created",
+        "na",
+    )
     assert mine["eta_required"] is True and mine["capability"] is None
     inbox = b.ok("receive", "--as", "bob")["messages"]
-    assert [(m["type"], m["content"], m["id"]) for m in inbox] == \
-        [("command", "run the tests", mine["id"])]
+    assert [(m["type"], m["content"], m["id"]) for m in inbox] == [
+        ("command", "run the tests", mine["id"])
+    ]
     # by its id here too; the global id is the same on both nodes
     assert b.ok("task", "show", str(mine["id"]))["global_id"] == gid
     with freeze_time(at(3)):
@@ -77,36 +99,46 @@ def test_every_transition_crosses_and_both_sides_converge(pair):
     gid = create(a)["global_id"]
     converge(a, b, at(2))
     with freeze_time(at(3)):
-        acc = b.ok("task", "accept", gid, "--eta", "10m", "--plan", "unit first",
-                   "--as", "bob")
+        acc = b.ok("task", "accept", gid, "--eta", "10m", "--plan", "unit first", "--as", "bob")
     assert acc["eta_at"] == "2030-01-01T00:10:03.000Z"
     env = json.loads(b.sql("SELECT envelope FROM fed_outbox WHERE kind = 'task_accept'")[0][0])
     assert env["payload"]["etaAt"] == acc["eta_at"] and env["toNodeId"] == "na"
     converge(a, b, at(4))
     theirs = a.ok("task", "show", gid)
-    assert (theirs["state"], theirs["eta_at"], theirs["plan"]) == \
-        ("accepted", acc["eta_at"], "unit first")
+    assert (theirs["state"], theirs["eta_at"], theirs["plan"]) == (
+        "accepted",
+        acc["eta_at"],
+        "unit first",
+    )
     # the owner's accept counts as `processed` for the task_create event
     assert a.sql("SELECT state FROM fed_sent WHERE event_id = ?", gid) == [("processed",)]
     ack = a.ok("receive", "--as", "alice")["messages"]
-    assert [(m["type"], m["metadata"]["status"], m["metadata"]["eta_at"]) for m in ack] == \
-        [("acknowledgment", "in_progress", acc["eta_at"])]
+    assert [(m["type"], m["metadata"]["status"], m["metadata"]["eta_at"]) for m in ack] == [
+        ("acknowledgment", "in_progress", acc["eta_at"])
+    ]
     with freeze_time(at(5)):
         b.ok("task", "update", gid, "--progress", "40", "--note", "half", "--as", "bob")
     converge(a, b, at(6))
-    assert (a.ok("task", "show", gid)["state"], a.ok("task", "show", gid)["progress"]) == \
-        ("updated", 40)
+    assert (a.ok("task", "show", gid)["state"], a.ok("task", "show", gid)["progress"]) == (
+        "updated",
+        40,
+    )
     with freeze_time(at(7)):
         b.ok("task", "complete", gid, "all 412 pass", "--as", "bob")
     converge(a, b, at(8))
     theirs, mine = a.ok("task", "show", gid), b.ok("task", "show", gid)
     assert theirs["state"] == "completed" and theirs["progress"] == 100
     assert same(theirs) == same(mine)
-    assert [e["event"] for e in theirs["history"]] == \
-        ["created", "accepted", "updated", "completed"]
+    assert [e["event"] for e in theirs["history"]] == [
+        "created",
+        "accepted",
+        "updated",
+        "completed",
+    ]
     result = a.ok("receive", "--as", "alice")["messages"]
-    assert [(m["type"], m["content"], m["correlation_id"]) for m in result] == \
-        [("response", "all 412 pass", theirs["correlation_id"])]
+    assert [(m["type"], m["content"], m["correlation_id"]) for m in result] == [
+        ("response", "all 412 pass", theirs["correlation_id"])
+    ]
     # every task event the owner's node sent was acknowledged by the creator's node
     with freeze_time(at(9)):
         b.ok("fed", "pull")
@@ -125,8 +157,9 @@ def test_fail_crosses_from_created(pair):
     assert (theirs["state"], theirs["note"]) == ("failed", "no build machine")
     assert same(theirs) == same(b.ok("task", "show", gid))
     msgs = a.ok("receive", "--as", "alice")["messages"]
-    assert [(m["type"], m["content"], m["metadata"]["status"]) for m in msgs] == \
-        [("acknowledgment", "no build machine", "failed")]
+    assert [(m["type"], m["content"], m["metadata"]["status"]) for m in msgs] == [
+        ("acknowledgment", "no build machine", "failed")
+    ]
     assert a.sql("SELECT state FROM fed_sent WHERE event_id = ?", gid) == [("processed",)]
 
 
@@ -195,8 +228,7 @@ def test_overdue_on_both_sides_from_the_eta_received(pair):
     converge(a, b, at(95))
     theirs, mine = a.ok("task", "show", gid), b.ok("task", "show", gid)
     assert theirs["state"] == mine["state"] == "overdue"
-    assert [e["event"] for e in theirs["history"]] == \
-        ["created", "accepted", "overdue", "updated"]
+    assert [e["event"] for e in theirs["history"]] == ["created", "accepted", "overdue", "updated"]
     assert same(theirs) == same(mine)
 
 
@@ -211,10 +243,12 @@ def test_unread_task_create_is_retried_then_dead_lettered(pair):
             for k in totals:
                 totals[k] += doc[k]
     assert totals == {"fed_retried": 4, "fed_dead_lettered": 1}
-    assert a.sql("SELECT kind, attempt FROM fed_outbox WHERE event_id = ? ORDER BY seq",
-                 gid) == [("task_create", n) for n in range(1, 6)]
-    assert a.sql("SELECT recipient, reason FROM dead_letters") == \
-        [("bob", "federation_max_attempts")]
+    assert a.sql("SELECT kind, attempt FROM fed_outbox WHERE event_id = ? ORDER BY seq", gid) == [
+        ("task_create", n) for n in range(1, 6)
+    ]
+    assert a.sql("SELECT recipient, reason FROM dead_letters") == [
+        ("bob", "federation_max_attempts")
+    ]
 
 
 def test_owner_events_not_read_are_retried(pair):
@@ -258,21 +292,27 @@ def test_a_task_over_real_gateways(tmp_path):
         a, [b], _ = cluster(make, "nb")
         b.ok("agent", "own", "bob")
         wait_until("bob owned by nb, seen on na", lambda: where(a, "bob") == "nb")
-        made = a.ok("task", "create", "--to", "bob", "ship it", "--eta-required",
-                    "--as", "alice")
+        made = a.ok("task", "create", "--to", "bob", "ship it", "--eta-required", "--as", "alice")
         gid = made["global_id"]
         assert (made["state"], made["peer_node"]) == ("created", "nb")
         wait_until("the task on nb", lambda: b.ok("fed", "pull")["tasks"] == 1)
         acc = b.ok("task", "accept", gid, "--eta", "10m", "--as", "bob")
         b.ok("task", "update", gid, "--progress", "60", "--note", "halfway", "--as", "bob")
-        wait_until("accepted and updated on na",
-                   lambda: a.ok("fed", "pull") and a.ok("task", "show", gid)["progress"] == 60)
+        wait_until(
+            "accepted and updated on na",
+            lambda: a.ok("fed", "pull") and a.ok("task", "show", gid)["progress"] == 60,
+        )
         theirs = a.ok("task", "show", gid)
         assert (theirs["state"], theirs["eta_at"]) == ("updated", acc["eta_at"])
         b.ok("task", "complete", gid, "shipped", "--as", "bob")
-        wait_until("completed on na", lambda: a.ok("fed", "pull")
-                   and a.ok("task", "show", gid)["state"] == "completed")
+        wait_until(
+            "completed on na",
+            lambda: a.ok("fed", "pull") and a.ok("task", "show", gid)["state"] == "completed",
+        )
         theirs, mine = a.ok("task", "show", gid), b.ok("task", "show", gid)
         assert same(theirs) == same(mine)
-        assert [x["content"] for x in a.ok("receive", "--as", "alice")["messages"]
-                if x["type"] == "response"] == ["shipped"]
+        assert [
+            x["content"]
+            for x in a.ok("receive", "--as", "alice")["messages"]
+            if x["type"] == "response"
+        ] == ["shipped"]

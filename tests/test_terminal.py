@@ -31,18 +31,26 @@ def plain(text: str) -> str:
     return re.sub(r"\x1b\[[0-9;]*m", "", text)
 
 
-def on_terminal(*args: str, env: dict[str, str] | None = None, stdout_tty: bool = True,
-                stdin_tty: bool = False, stderr_tty: bool = False,
-                timeout: float = 60) -> tuple[int, str, str]:
+def on_terminal(
+    *args: str,
+    env: dict[str, str] | None = None,
+    stdout_tty: bool = True,
+    stdin_tty: bool = False,
+    stderr_tty: bool = False,
+    timeout: float = 60,
+) -> tuple[int, str, str]:
     """Run acomm with the chosen streams on a pseudo-terminal (80x24), the others piped;
     returns (exit status, stdout, stderr) with the terminal's output in its stream."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
     full_env = {**os.environ, "TERM": "xterm-256color", **(env or {})}
-    p = subprocess.Popen([ACOMM, *args], env=full_env,
-                         stdin=slave if stdin_tty else subprocess.DEVNULL,
-                         stdout=slave if stdout_tty else subprocess.PIPE,
-                         stderr=slave if stderr_tty else subprocess.PIPE)
+    p = subprocess.Popen(
+        [ACOMM, *args],
+        env=full_env,
+        stdin=slave if stdin_tty else subprocess.DEVNULL,
+        stdout=slave if stdout_tty else subprocess.PIPE,
+        stderr=slave if stderr_tty else subprocess.PIPE,
+    )
     os.close(slave)
     chunks = []
     deadline = time.monotonic() + timeout
@@ -65,8 +73,11 @@ def on_terminal(*args: str, env: dict[str, str] | None = None, stdout_tty: bool 
     piped_err = p.stderr.read().decode() if p.stderr else ""
     code = p.wait(timeout=timeout)
     tty = b"".join(chunks).decode(errors="replace").replace("\r\n", "\n")
-    return (code, tty if stdout_tty else piped_out,
-            tty if stderr_tty and not stdout_tty else piped_err)
+    return (
+        code,
+        tty if stdout_tty else piped_out,
+        tty if stderr_tty and not stdout_tty else piped_err,
+    )
 
 
 @pytest.fixture
@@ -81,16 +92,19 @@ def team(cli, make_channel):
 # ---------------------------------------------------------------- colour
 
 
-@pytest.mark.parametrize(("env", "args", "coloured"), [
-    ({}, [], True),
-    ({}, ["--no-color"], False),
-    ({"NO_COLOR": "1"}, [], False),
-    ({"NO_COLOR": ""}, [], True),              # no-color.org: set *and not empty*
-    ({"TERM": "dumb"}, [], False),
-    ({"TERM": "dumb", "FORCE_COLOR": "1"}, [], True),
-    ({"NO_COLOR": "1", "FORCE_COLOR": "1"}, [], False),
-    ({"FORCE_COLOR": "1"}, ["--no-color"], False),
-])
+@pytest.mark.parametrize(
+    ("env", "args", "coloured"),
+    [
+        ({}, [], True),
+        ({}, ["--no-color"], False),
+        ({"NO_COLOR": "1"}, [], False),
+        ({"NO_COLOR": ""}, [], True),  # no-color.org: set *and not empty*
+        ({"TERM": "dumb"}, [], False),
+        ({"TERM": "dumb", "FORCE_COLOR": "1"}, [], True),
+        ({"NO_COLOR": "1", "FORCE_COLOR": "1"}, [], False),
+        ({"FORCE_COLOR": "1"}, ["--no-color"], False),
+    ],
+)
 def test_colour_follows_flags_and_environment(team, env, args, coloured):
     code, out, err = on_terminal(*args, "show", "1", env=env)
     assert code == 0, err
@@ -103,8 +117,9 @@ def test_piped_output_stays_plain_text_whatever_force_color_says(team):
     forced = run("show", "1", env={"FORCE_COLOR": "1"})
     assert plain.returncode == forced.returncode == 0
     assert forced.stdout == plain.stdout and ESC not in forced.stdout
-    assert plain.stdout.startswith("id:") and "  bob\tacked\tretries=0 ack=completed" in \
-        plain.stdout  # scripts parse these lines: unchanged
+    assert (
+        plain.stdout.startswith("id:") and "  bob\tacked\tretries=0 ack=completed" in plain.stdout
+    )  # scripts parse these lines: unchanged
 
 
 def test_thread_panels_show_each_recipients_delivery_state(cli, team):
@@ -126,22 +141,26 @@ def test_thread_panels_show_each_recipients_delivery_state(cli, team):
 
 def _batch(tmp_path: Path, n: int) -> Path:
     path = tmp_path / "batch.jsonl"
-    path.write_text("".join(json.dumps({"channel": "team", "from": "alice", "content": f"m{i}"})
-                            + "\n" for i in range(n)))
+    path.write_text(
+        "".join(
+            json.dumps({"channel": "team", "from": "alice", "content": f"m{i}"}) + "\n"
+            for i in range(n)
+        )
+    )
     return path
 
 
 def test_a_large_batch_shows_a_progress_bar_on_a_terminal_only(team, tmp_path):
     batch = _batch(tmp_path, 1200)
-    code, out, err = on_terminal("send", "--batch", str(batch), stdout_tty=False,
-                                 stderr_tty=True)
+    code, out, err = on_terminal("send", "--batch", str(batch), stdout_tty=False, stderr_tty=True)
     assert code == 0 and len(out.split()) == 1200
     assert "sending" in err and "/1200" in err
     piped = run("send", "--batch", str(batch))
     assert piped.returncode == 0 and piped.stderr == ""
     assert len(piped.stdout.split()) == 1200
-    tty_bar = on_terminal("send", "--batch", str(batch), stdout_tty=False, stderr_tty=True,
-                          env={"TERM": "dumb"})
+    tty_bar = on_terminal(
+        "send", "--batch", str(batch), stdout_tty=False, stderr_tty=True, env={"TERM": "dumb"}
+    )
     assert tty_bar[0] == 0 and "sending" not in tty_bar[2]  # a dumb terminal gets no bar
 
 
@@ -152,10 +171,14 @@ def test_progress_reports_chunks_of_compaction_and_passes_of_a_large_tick(conn, 
     from acomm_cli.model import SendRequest
 
     now = 1_700_000_000_000
-    channels.create_channel(conn, "w", "group", "a",
-                            channels.channel_config(delivery="at-least-once",
-                                                    ack_timeout_ms=1000, max_retries=1),
-                            now)
+    channels.create_channel(
+        conn,
+        "w",
+        "group",
+        "a",
+        channels.channel_config(delivery="at-least-once", ack_timeout_ms=1000, max_retries=1),
+        now,
+    )
     channels.join_channel(conn, "w", "b", "member", now, by="a")
     for i in range(6):
         sending.send(conn, SendRequest(sender="a", content=f"m{i}", channel="w"), now)
@@ -166,10 +189,10 @@ def test_progress_reports_chunks_of_compaction_and_passes_of_a_large_tick(conn, 
         return lambda n: seen.append(("step", n))
 
     monkeypatch.setattr(timers, "LARGE_TICK", 5)
-    timers.tick(conn, now + 1000, progress)       # 6 ack deadlines are due
+    timers.tick(conn, now + 1000, progress)  # 6 ack deadlines are due
     assert seen[0] == ("total", 6) and sum(n for k, n in seen[1:]) >= 6
     seen.clear()
-    timers.tick(conn, now + 1001, progress)       # nothing due: no bar
+    timers.tick(conn, now + 1001, progress)  # nothing due: no bar
     assert seen == []
     r = timers.receive_due(conn, "b", model.MessageFilter(), now + 5000)
     for m in r.messages:
@@ -184,8 +207,10 @@ def test_progress_reports_chunks_of_compaction_and_passes_of_a_large_tick(conn, 
 # ---------------------------------------------------------------- help, not a hang
 
 
-@pytest.mark.parametrize("view", [("messages",), ("receive", "--as", "bob", "--peek"),
-                                  ("show", "{id}"), ("deadletter", "list")])
+@pytest.mark.parametrize(
+    "view",
+    [("messages",), ("receive", "--as", "bob", "--peek"), ("show", "{id}"), ("deadletter", "list")],
+)
 def test_content_is_shown_as_sent_never_read_as_markup(cli, team, view):
     odd = "[/nope] [bold]B[/bold] :smile: [link=x]y[/link]"
     mid = cli.ok("send", "team", odd, "--as", "alice").stdout.strip()
@@ -200,8 +225,11 @@ def test_content_is_shown_as_sent_never_read_as_markup(cli, team, view):
 
 def test_a_body_read_from_a_terminal_prints_help_instead_of_hanging(team):
     before = snapshot(team)
-    for args in (["send", "team", "--as", "alice"], ["publish", "team", "x.y", "--as", "a"],
-                 ["send", "--batch", "-"]):
+    for args in (
+        ["send", "team", "--as", "alice"],
+        ["publish", "team", "x.y", "--as", "a"],
+        ["send", "--batch", "-"],
+    ):
         code, out, err = on_terminal(*args, stdout_tty=False, stdin_tty=True, timeout=30)
         assert code == 2, (args, err)
         assert f"Usage: acomm {args[0]}" in err and "Example" in err
@@ -210,8 +238,9 @@ def test_a_body_read_from_a_terminal_prints_help_instead_of_hanging(team):
 
 
 def test_with_json_a_terminal_body_is_only_a_json_error(team):
-    code, _, err = on_terminal("send", "team", "--as", "alice", "--json", stdout_tty=False,
-                               stdin_tty=True, timeout=30)
+    code, _, err = on_terminal(
+        "send", "team", "--as", "alice", "--json", stdout_tty=False, stdin_tty=True, timeout=30
+    )
     assert code == 2 and json.loads(err)["error"]["field"] == "body"
 
 
@@ -237,8 +266,11 @@ class Lines:
 
 
 def test_messages_follow_prints_history_then_messages_from_another_process(team):
-    follower = subprocess.Popen([ACOMM, "messages", "--follow", "--channel", "team"],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    follower = subprocess.Popen(
+        [ACOMM, "messages", "--follow", "--channel", "team"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     lines = Lines(follower.stdout.fileno())
     try:
         history = [lines.next()["content"] for _ in range(2)]
@@ -266,18 +298,28 @@ def test_messages_follow_changes_nothing_and_refuses_a_sort(cli, team):
 # ---------------------------------------------------------------- through tmux
 
 
-@pytest.mark.skipif(shutil.which("tmux") is None,
-                    reason="tmux is not installed (make test installs it with apt-get)")
+@pytest.mark.skipif(
+    shutil.which("tmux") is None,
+    reason="tmux is not installed (make test installs it with apt-get)",
+)
 def test_the_follow_view_updates_in_a_real_terminal(team, tmp_path):
     """A user's terminal, driven through tmux: `acomm messages --follow` shows the history,
     then each message another process sends, as it arrives; Ctrl-C ends it."""
     sock = str(tmp_path / "tmux.sock")
-    env = {**os.environ, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ['PATH']}",
-           "TERM": "xterm-256color"}
+    env = {
+        **os.environ,
+        "PATH": f"{VENV_BIN}{os.pathsep}{os.environ['PATH']}",
+        "TERM": "xterm-256color",
+    }
 
     def tmux(*args: str) -> str:
-        p = subprocess.run(["tmux", "-S", sock, "-f", "/dev/null", *args], env=env,
-                           capture_output=True, text=True, timeout=30)
+        p = subprocess.run(
+            ["tmux", "-S", sock, "-f", "/dev/null", *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
         assert p.returncode == 0, p.stderr
         return p.stdout
 
@@ -289,15 +331,26 @@ def test_the_follow_view_updates_in_a_real_terminal(team, tmp_path):
                 return shown
             time.sleep(0.1)  # polling the screen; the assertion does not depend on timing
 
-    tmux("new-session", "-d", "-s", "follow", "-x", "100", "-y", "30",
-         f"env ACOMM_STORE={team} acomm messages --follow --channel team; "
-         "echo follow-ended; sleep 30")
+    tmux(
+        "new-session",
+        "-d",
+        "-s",
+        "follow",
+        "-x",
+        "100",
+        "-y",
+        "30",
+        f"env ACOMM_STORE={team} acomm messages --follow --channel team; "
+        "echo follow-ended; sleep 30",
+    )
     try:
         shown = screen_shows("deploy 1.4")
         assert "deploy 1.4" in shown and "#1" in shown and "alice -> bob, carol" in shown
         assert "second message" not in shown
-        assert run("send", "team", "second message", "--as", "carol",
-                   "--priority", "high").returncode == 0
+        assert (
+            run("send", "team", "second message", "--as", "carol", "--priority", "high").returncode
+            == 0
+        )
         shown = screen_shows("second message")
         assert "second message" in shown and "#2" in shown and "high" in shown
         assert shown.index("deploy 1.4") < shown.index("second message")

@@ -75,8 +75,9 @@ def lock(team: Path) -> Iterator[WriteLock]:
 
 def ticker(*args: str, busy_timeout: str = "100ms") -> subprocess.Popen[str]:
     env = {**os.environ, "ACOMM_BUSY_TIMEOUT": busy_timeout}
-    return subprocess.Popen([ACOMM, "tick", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env)
+    return subprocess.Popen(
+        [ACOMM, "tick", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
 
 
 @pytest.fixture
@@ -101,8 +102,9 @@ def test_a_locked_pass_is_noted_and_the_loop_carries_on(cli, team, lock, procs):
     procs.append(p)
     out, err = Lines(p.stdout), Lines(p.stderr)
     for _ in range(2):  # more than one pass has met the lock, and the worker is still there
-        err.until(lambda line: line.startswith(NOTE) and LOCKED in line
-                  and "; trying again " in line)
+        err.until(
+            lambda line: line.startswith(NOTE) and LOCKED in line and "; trying again " in line
+        )
     assert p.poll() is None
     assert query(team, "SELECT state FROM deliveries WHERE message_id = ?", mid) == [("waiting",)]
     lock.release()  # the long writer is done
@@ -122,8 +124,9 @@ def test_stopped_while_still_locked_it_exits_with_the_lock_error(team, lock, pro
     err.until(lambda line: line.startswith(NOTE))
     p.send_signal(signal.SIGINT)
     assert p.wait(timeout=WITHIN) == 7
-    err.until(lambda line: line.startswith("acomm: error: store_unavailable: store ")
-              and LOCKED in line)
+    err.until(
+        lambda line: line.startswith("acomm: error: store_unavailable: store ") and LOCKED in line
+    )
 
 
 def _waiting_in(pid: int) -> str:
@@ -168,8 +171,12 @@ class FakeTime:
         return False
 
 
-def schedule(durations: list[float], every_s: float = 1.0, failures: dict[int, Exception] | None
-             = None, max_seconds: float | None = None) -> tuple[FakeTime, list, object]:
+def schedule(
+    durations: list[float],
+    every_s: float = 1.0,
+    failures: dict[int, Exception] | None = None,
+    max_seconds: float | None = None,
+) -> tuple[FakeTime, list, object]:
     t = FakeTime()
     notes: list[tuple[str, float]] = []
     passes = iter(range(len(durations)))
@@ -184,9 +191,15 @@ def schedule(durations: list[float], every_s: float = 1.0, failures: dict[int, E
         if failures and i in failures:
             raise failures[i]
 
-    last = worker.repeat(one_pass, every_s, max_seconds, lambda: stopped[0],
-                         on_error=lambda exc, in_s: notes.append((exc.code, round(in_s, 6))),
-                         wait=t.wait, monotonic=lambda: t.now)
+    last = worker.repeat(
+        one_pass,
+        every_s,
+        max_seconds,
+        lambda: stopped[0],
+        on_error=lambda exc, in_s: notes.append((exc.code, round(in_s, 6))),
+        wait=t.wait,
+        monotonic=lambda: t.now,
+    )
     return t, notes, last
 
 
@@ -232,9 +245,15 @@ def test_errors_a_later_pass_cannot_cure_end_the_loop(exc):
 def test_a_stop_during_the_wait_ends_the_loop():
     t = FakeTime()
     runs: list[float] = []
-    last = worker.repeat(lambda: runs.append(t.now), 1.0, None, lambda: False,
-                         on_error=lambda exc, s: None, wait=lambda s: True,
-                         monotonic=lambda: t.now)
+    last = worker.repeat(
+        lambda: runs.append(t.now),
+        1.0,
+        None,
+        lambda: False,
+        on_error=lambda exc, s: None,
+        wait=lambda s: True,
+        monotonic=lambda: t.now,
+    )
     assert (runs, last) == ([100.0], None)
 
 

@@ -28,8 +28,7 @@ seed, joiner = test_nonces.seed, test_nonces.joiner  # the same seed store and j
 def rejoin(seed, node: identity.Node) -> tuple[str, str]:
     """A rejoin by node proof: (the ticket, its jti: the exchange's sessionId)."""
     now = clock.now_ms()
-    status, body = handshake.exchange(seed, rejoin_request(node, nonces.stamped_nonce(now)),
-                                      now)
+    status, body = handshake.exchange(seed, rejoin_request(node, nonces.stamped_nonce(now)), now)
     assert status == 200, body
     return str(body["wsTicket"]), str(body["sessionId"])
 
@@ -39,7 +38,8 @@ def tickets(seed) -> set[str]:
 
 
 def test_an_expired_ticket_is_gone_after_the_next_exchange_and_a_live_one_stays_and_works(
-        seed, joiner):
+    seed, joiner
+):
     with freeze_time(DAY) as frozen:
         joined(seed, joiner)  # its ticket used: still kept while it is live
         used = tickets(seed)
@@ -55,8 +55,11 @@ def test_an_expired_ticket_is_gone_after_the_next_exchange_and_a_live_one_stays_
         frozen.tick(TTL_S / 2)
         now = clock.now_ms()
         assert handshake.authenticate_ticket(seed, live, joiner.node_id, now)[0] == 200
-        refused(handshake.authenticate_ticket(seed, live, joiner.node_id, now), 409,
-                "ticket_already_used")
+        refused(
+            handshake.authenticate_ticket(seed, live, joiner.node_id, now),
+            409,
+            "ticket_already_used",
+        )
 
 
 def test_an_expired_ticket_presented_after_its_row_is_gone_is_still_refused(seed, joiner):
@@ -66,20 +69,30 @@ def test_an_expired_ticket_presented_after_its_row_is_gone_is_still_refused(seed
         frozen.tick(TTL_S + 1)
         rejoin(seed, joiner)
         assert old_id not in tickets(seed)
-        refused(handshake.authenticate_ticket(seed, old, joiner.node_id, clock.now_ms()), 401,
-                "expired_ticket")
+        refused(
+            handshake.authenticate_ticket(seed, old, joiner.node_id, clock.now_ms()),
+            401,
+            "expired_ticket",
+        )
 
 
 def test_an_invite_whose_ticket_expired_unused_is_exchanged_again_and_the_old_row_pruned(
-        seed, joiner):
+    seed, joiner
+):
     with freeze_time(DAY) as frozen:
         now = clock.now_ms()
         inv = invites.create(seed, expect=None, ttl_ms=600_000, pin_key=None, now_ms=now)
 
         def by_invite() -> tuple[int, dict]:
             t = clock.now_ms()
-            return handshake.exchange(seed, {**rejoin_request(joiner, nonces.stamped_nonce(t)),
-                                             "inviteToken": inv["invite_token"]}, t)
+            return handshake.exchange(
+                seed,
+                {
+                    **rejoin_request(joiner, nonces.stamped_nonce(t)),
+                    "inviteToken": inv["invite_token"],
+                },
+                t,
+            )
 
         status, first = by_invite()
         assert status == 200
@@ -88,8 +101,12 @@ def test_an_invite_whose_ticket_expired_unused_is_exchanged_again_and_the_old_ro
         status, second = by_invite()
         assert status == 200
         assert tickets(seed) == {second["sessionId"]}
-        assert handshake.authenticate_ticket(seed, second["wsTicket"], joiner.node_id,
-                                             clock.now_ms())[0] == 200
+        assert (
+            handshake.authenticate_ticket(seed, second["wsTicket"], joiner.node_id, clock.now_ms())[
+                0
+            ]
+            == 200
+        )
 
 
 def test_the_prune_uses_the_expiry_index(seed):
@@ -106,8 +123,12 @@ def test_a_store_too_busy_to_read_the_signers_key_is_503_not_500(seed, joiner, t
 
     joined(seed, joiner)
     path = tmp_path / "seed" / "s.acomm"
-    gw = gateway.Gateway(gateway.Options(path, "127.0.0.1", 0, busy_timeout_ms=50),
-                         identity.require(seed), None, "http://127.0.0.1:1")
+    gw = gateway.Gateway(
+        gateway.Options(path, "127.0.0.1", 0, busy_timeout_ms=50),
+        identity.require(seed),
+        None,
+        "http://127.0.0.1:1",
+    )
     target = "/acomm/outbox?after=0&nonce=x1"
     assert gw._check_signature(_lower(signed_headers(joiner, target)), target) is None
     # WAL readers are not blocked by a writer: the other process takes the file for itself

@@ -16,25 +16,25 @@ pytestmark = pytest.mark.cli
 
 # The matching examples users are given: (topic, pattern, matches?).
 SPEC_TABLE = [
-    ("build.frontend.complete", "build.frontend.complete", True),   # exact match
-    ("build.frontend.complete", "build.*.complete", True),          # * matches frontend
-    ("build.frontend.complete", "build.#", True),                   # # matches frontend.complete
-    ("build.frontend.complete", "build.backend.complete", False),   # backend != frontend
-    ("build.frontend.complete", "build.*.start", False),            # start != complete
-    ("build.frontend.test.unit", "build.*.complete", False),        # segment count mismatch
-    ("build", "build.#", True),                                     # # matches zero segments
-    ("deploy.staging", "*.staging", True),                          # * matches deploy
+    ("build.frontend.complete", "build.frontend.complete", True),  # exact match
+    ("build.frontend.complete", "build.*.complete", True),  # * matches frontend
+    ("build.frontend.complete", "build.#", True),  # # matches frontend.complete
+    ("build.frontend.complete", "build.backend.complete", False),  # backend != frontend
+    ("build.frontend.complete", "build.*.start", False),  # start != complete
+    ("build.frontend.test.unit", "build.*.complete", False),  # segment count mismatch
+    ("build", "build.#", True),  # # matches zero segments
+    ("deploy.staging", "*.staging", True),  # * matches deploy
 ]
 
 # Edges beyond those examples: `#` and `*` alone, whole segments only, case-sensitive.
 EDGES = [
     ("anything.at.all", "#", True),
     ("a", "#", True),
-    ("a.b", "*", False),            # * is exactly one segment
+    ("a.b", "*", False),  # * is exactly one segment
     ("a", "*", True),
     ("a.b.c", "a.*", False),
     ("a.b.c", "*.*.*", True),
-    ("build", "build.*", False),    # * needs a segment to be there
+    ("build", "build.*", False),  # * needs a segment to be there
     ("buildx.y", "build.#", False),  # # works on whole segments, not characters
     ("builds", "build.#", False),
     ("Build.x", "build.#", False),  # matching is case-sensitive
@@ -75,8 +75,9 @@ def events(cli, store):
     return store
 
 
-@pytest.mark.parametrize(("topic", "pattern", "expected"), SPEC_TABLE + EDGES,
-                         ids=_ids(SPEC_TABLE + EDGES))
+@pytest.mark.parametrize(
+    ("topic", "pattern", "expected"), SPEC_TABLE + EDGES, ids=_ids(SPEC_TABLE + EDGES)
+)
 def test_matching_through_the_cli(cli, events, topic, pattern, expected):
     cli.ok("subscribe", "events", pattern, "--as", "sub")
     sent = cli.ok("publish", "events", topic, "the event", "--as", "publisher", "--json").json()
@@ -94,12 +95,14 @@ def test_the_whole_table_on_one_channel(cli, events):
     for i, (_, pattern, _) in enumerate(SPEC_TABLE):
         cli.ok("subscribe", "events", pattern, "--as", f"row{i}")
     for topic in sorted({t for t, _, _ in SPEC_TABLE}):
-        want = sorted(f"row{i}" for i, (_, p, _) in enumerate(SPEC_TABLE)
-                      if _reference(topic, p))
+        want = sorted(f"row{i}" for i, (_, p, _) in enumerate(SPEC_TABLE) if _reference(topic, p))
         sent = cli.ok("publish", "events", topic, "x", "--as", "publisher", "--json").json()
         assert sent["recipients"] == want, topic
-        rows = query(events, "SELECT recipient FROM deliveries WHERE message_id = ?"
-                     " ORDER BY recipient", sent["id"])
+        rows = query(
+            events,
+            "SELECT recipient FROM deliveries WHERE message_id = ? ORDER BY recipient",
+            sent["id"],
+        )
         assert [r[0] for r in rows] == want
 
 
@@ -118,8 +121,7 @@ def test_random_topics_through_the_cli_agree_with_reference(cli, events):
 def test_topic_filter_on_receive_uses_the_same_matching(cli, events):
     cli.ok("subscribe", "events", "#", "--as", "sub")
     topics = sorted({t for t, _, _ in SPEC_TABLE})
-    ids = {t: int(cli.ok("publish", "events", t, "x", "--as", "publisher").stdout)
-           for t in topics}
+    ids = {t: int(cli.ok("publish", "events", t, "x", "--as", "publisher").stdout) for t in topics}
     for _, pattern, _ in SPEC_TABLE:
         got = cli.ok("receive", "--as", "sub", "--peek", "--topic", pattern, "--json").json()
         want = sorted(ids[t] for t in topics if _reference(t, pattern))
@@ -129,8 +131,9 @@ def test_topic_filter_on_receive_uses_the_same_matching(cli, events):
 # ---------------------------------------------------------------- matches() and the index
 
 
-@pytest.mark.parametrize(("topic", "pattern", "expected"), SPEC_TABLE + EDGES,
-                         ids=_ids(SPEC_TABLE + EDGES))
+@pytest.mark.parametrize(
+    ("topic", "pattern", "expected"), SPEC_TABLE + EDGES, ids=_ids(SPEC_TABLE + EDGES)
+)
 def test_matches_and_index_agree_on_examples(topic, pattern, expected):
     assert _reference(topic, pattern) is expected  # the test's own oracle is right
     assert matches(topic, pattern) is expected
@@ -162,8 +165,15 @@ def test_index_agrees_with_matches_on_random_subscriptions():
 
 
 def test_index_routes_each_agent_once_however_many_patterns_match():
-    index = SubscriptionIndex([("x", "build.#"), ("x", "build.*.success"), ("x", "#"),
-                               ("x", "build.frontend.success"), ("y", "deploy.#")])
+    index = SubscriptionIndex(
+        [
+            ("x", "build.#"),
+            ("x", "build.*.success"),
+            ("x", "#"),
+            ("x", "build.frontend.success"),
+            ("y", "deploy.#"),
+        ]
+    )
     assert index.route("build.frontend.success") == {"x"}
     assert index.route("deploy") == {"x", "y"}
 
@@ -171,8 +181,22 @@ def test_index_routes_each_agent_once_however_many_patterns_match():
 # ---------------------------------------------------------------- validation
 
 
-BAD_PATTERNS = ["", ".", "build.", ".build", "build..x", "#.build", "build.#.x", "#.#",
-                "bu*ld", "build.#x", "build.fr ont", "build.$", "build/x", "a" * 257]
+BAD_PATTERNS = [
+    "",
+    ".",
+    "build.",
+    ".build",
+    "build..x",
+    "#.build",
+    "build.#.x",
+    "#.#",
+    "bu*ld",
+    "build.#x",
+    "build.fr ont",
+    "build.$",
+    "build/x",
+    "a" * 257,
+]
 
 
 @pytest.mark.parametrize("pattern", BAD_PATTERNS)
@@ -209,8 +233,21 @@ def test_good_patterns_are_accepted(cli, events, pattern):
     assert {"agent": "sub", "pattern": pattern} in subs
 
 
-BAD_TOPICS = ["", ".", "build.", ".build", "build..x", "build.*", "build.#", "*", "#",
-              "build.fr ont", "build.$", "b/x", "a" * 257]
+BAD_TOPICS = [
+    "",
+    ".",
+    "build.",
+    ".build",
+    "build..x",
+    "build.*",
+    "build.#",
+    "*",
+    "#",
+    "build.fr ont",
+    "build.$",
+    "b/x",
+    "a" * 257,
+]
 
 
 @pytest.mark.parametrize("topic", BAD_TOPICS)

@@ -42,18 +42,25 @@ def test_the_panes_show_the_numbers_stats_json_gives(busy, cli):
         assert [r[0] for r in agents] == [a["agent"] for a in doc["agents"]]
         for row, a in zip(agents, doc["agents"], strict=True):
             assert [int(row[1]), int(row[2]), int(row[3]), int(row[5])] == [
-                a["total"], a["unread"], a["awaiting_ack"], a["dead_letters"]]
+                a["total"],
+                a["unread"],
+                a["awaiting_ack"],
+                a["dead_letters"],
+            ]
             if a["unread"]:
-                assert row[4] == f"{a['oldest_unread_age_sec'] // 60}m" \
+                assert (
+                    row[4] == f"{a['oldest_unread_age_sec'] // 60}m"
                     f"{a['oldest_unread_age_sec'] % 60:02d}s"
+                )
         channels = cells(app.query_one(ChannelsPane))
         assert [(r[0], int(r[3]), int(r[4]), int(r[5])) for r in channels] == [
-            (c["channel"], c["pending"], c["queued"], c["dead_letters"])
-            for c in doc["channels"]]
+            (c["channel"], c["pending"], c["queued"], c["dead_letters"]) for c in doc["channels"]
+        ]
         assert {r[0]: (r[1], r[2]) for r in channels}["ci"] == ("pubsub", "active")
         # unread for over five minutes (the default --stale): highlighted, and counted
-        stale = [a["agent"] for a in doc["agents"]
-                 if a["unread"] and a["oldest_unread_age_sec"] >= 300]
+        stale = [
+            a["agent"] for a in doc["agents"] if a["unread"] and a["oldest_unread_age_sec"] >= 300
+        ]
         assert "bob" in stale
         assert app.query_one(AgentsPane).border_subtitle == f"{len(stale)} stale"
         row = app.query_one(AgentsPane).get_row("bob")
@@ -97,8 +104,12 @@ def test_the_feed_filters_as_messages_does(busy, cli):
         await pilot.click("#ok")
         await pilot.pause()
         shown = [int(r[0]) for r in cells(app.query_one(FeedPane))]
-        expected = [m["id"] for m in cli.ok("messages", "--channel", "team", "--from", "alice",
-                                            "--json").json()["messages"]]
+        expected = [
+            m["id"]
+            for m in cli.ok("messages", "--channel", "team", "--from", "alice", "--json").json()[
+                "messages"
+            ]
+        ]
         assert shown == expected
         await pilot.press("slash")
         app.screen.query_one("#f-topic", Input).value = "build.*"  # one segment: no match
@@ -228,6 +239,7 @@ def _select(app: DashboardApp, pane: type, key: str) -> None:
 
 def _scenarios(b: dict[str, Any]) -> dict[str, tuple[list[str], Any]]:
     """name -> (the command line, what the dashboard does for it)."""
+
     async def do_send(pilot):
         await pilot.press("s")
         await _form(pilot, to="team", body="from the dashboard")
@@ -248,8 +260,7 @@ def _scenarios(b: dict[str, Any]) -> dict[str, tuple[list[str], Any]]:
         _select(pilot.app, FeedPane, str(b["deploy"]))
         await pilot.press("a")
         await _form(pilot, **{"as": "bob", "note": "done"})
-        await _confirm(pilot, f"acomm ack {b['deploy']} --as bob --status completed "
-                              "--note done")
+        await _confirm(pilot, f"acomm ack {b['deploy']} --as bob --status completed --note done")
 
     async def do_replay(pilot):
         _select(pilot.app, FeedPane, str(b["doomed"]))
@@ -274,10 +285,14 @@ def _scenarios(b: dict[str, Any]) -> dict[str, tuple[list[str], Any]]:
     return {
         "send": (["send", "team", "from the dashboard", "--as", "alice"], do_send),
         "direct": (["send", "--to", "bob,carol", "psst", "--as", "alice"], do_direct),
-        "broadcast": (["send", "team", "all hands", "--as", "alice", "--type", "broadcast"],
-                      do_broadcast),
-        "ack": (["ack", str(b["deploy"]), "--as", "bob", "--status", "completed", "--note",
-                 "done"], do_ack),
+        "broadcast": (
+            ["send", "team", "all hands", "--as", "alice", "--type", "broadcast"],
+            do_broadcast,
+        ),
+        "ack": (
+            ["ack", str(b["deploy"]), "--as", "bob", "--status", "completed", "--note", "done"],
+            do_ack,
+        ),
         "replay": (["deadletter", "replay", str(b["doomed"])], do_replay),
         "discard": (["deadletter", "discard", str(b["doomed"])], do_discard),
         "pause": (["channel", "pause", "ops", "--as", "alice"], do_pause),
@@ -285,8 +300,9 @@ def _scenarios(b: dict[str, Any]) -> dict[str, tuple[list[str], Any]]:
     }
 
 
-@pytest.mark.parametrize("name", ["send", "direct", "broadcast", "ack", "replay", "discard",
-                                  "pause", "resume"])
+@pytest.mark.parametrize(
+    "name", ["send", "direct", "broadcast", "ack", "replay", "discard", "pause", "resume"]
+)
 def test_each_action_changes_the_store_exactly_as_its_command(busy, cli, tmp_path, name):
     if name == "resume":
         with at(NOW):
@@ -370,8 +386,15 @@ def test_read_only_refuses_every_action_with_a_visible_message(busy):
     async def scenario(pilot):
         assert "READ-ONLY" in app.sub_title
         _select(app, FeedPane, str(busy["doomed"]))
-        for key, what in (("s", "send"), ("b", "broadcast"), ("a", "ack"), ("r", "replay"),
-                          ("x", "discard"), ("p", "pause"), ("u", "resume")):
+        for key, what in (
+            ("s", "send"),
+            ("b", "broadcast"),
+            ("a", "ack"),
+            ("r", "replay"),
+            ("x", "discard"),
+            ("p", "pause"),
+            ("u", "resume"),
+        ):
             await pilot.press(key)
             await pilot.pause()
             assert app.screen is app.screen_stack[0], key  # no form, no confirmation
@@ -410,9 +433,15 @@ def test_on_a_node_the_peers_pane_shows_what_peers_and_gateway_status_say(cli, t
         assert pane.border_title == f"Peers of na · outbox head {head}"
         rows = cells(pane)
         assert [(r[0], r[1], r[2], r[3], r[4]) for r in rows] == [
-            (p["node"], "online" if p["online"] else "offline", str(p["cursor"]),
-             "-" if p["head"] is None else str(p["head"]),
-             "-" if p["lag"] is None else str(p["lag"])) for p in peers]
+            (
+                p["node"],
+                "online" if p["online"] else "offline",
+                str(p["cursor"]),
+                "-" if p["head"] is None else str(p["head"]),
+                "-" if p["lag"] is None else str(p["lag"]),
+            )
+            for p in peers
+        ]
 
     drive(app, check)
 
@@ -466,8 +495,12 @@ def test_a_store_that_cannot_be_written_opens_read_only_by_itself(busy, tmp_path
     try:
         _mount("-o", "remount,ro,bind", str(mnt))
         before = snapshot(busy["store"])
-        with open_session(Settings(store=str(mnt / busy["store"].name)), agent="alice",
-                          read_only=False, stale_after_ms=300_000) as s:
+        with open_session(
+            Settings(store=str(mnt / busy["store"].name)),
+            agent="alice",
+            read_only=False,
+            stale_after_ms=300_000,
+        ) as s:
             assert s.read_only
             app = DashboardApp(s)
 

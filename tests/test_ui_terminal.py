@@ -16,9 +16,12 @@ import pytest
 from conftest import ACOMM, run
 from uitraffic import build
 
-pytestmark = [pytest.mark.ui,
-              pytest.mark.skipif(shutil.which("tmux") is None,
-                                 reason="tmux is not installed (make test installs it)")]
+pytestmark = [
+    pytest.mark.ui,
+    pytest.mark.skipif(
+        shutil.which("tmux") is None, reason="tmux is not installed (make test installs it)"
+    ),
+]
 
 
 class Terminal:
@@ -26,8 +29,9 @@ class Terminal:
         self.socket = socket
 
     def tmux(self, *args: str) -> str:
-        done = subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True,
-                              text=True, timeout=30)
+        done = subprocess.run(
+            ["tmux", "-L", self.socket, *args], capture_output=True, text=True, timeout=30
+        )
         assert done.returncode == 0, done.stderr
         return done.stdout
 
@@ -61,8 +65,11 @@ def terminal(tmp_path: Path) -> Iterator[Terminal]:
 def _state(pid: int) -> str:
     """The process's state line (a diagnosis for a failure)."""
     try:
-        return next(line for line in Path(f"/proc/{pid}/status").read_text().splitlines()
-                    if line.startswith("State:"))
+        return next(
+            line
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+            if line.startswith("State:")
+        )
     except (OSError, StopIteration):
         return "gone"
 
@@ -85,9 +92,18 @@ def test_acomm_ui_in_a_real_terminal(cli, make_channel, terminal, short_dir):
     b: dict[str, Any] = build(cli, make_channel)
     shutil.copytree(Path(b["store"]).parent, short_dir / "s")
     store = short_dir / "s" / Path(b["store"]).name
-    terminal.tmux("new-session", "-d", "-s", "ui", "-x", "120", "-y", "40",
-                  f"exec env -u COLUMNS -u LINES ACOMM_STORE={store} TERM=xterm-256color "
-                  f"{ACOMM} ui --as alice")
+    terminal.tmux(
+        "new-session",
+        "-d",
+        "-s",
+        "ui",
+        "-x",
+        "120",
+        "-y",
+        "40",
+        f"exec env -u COLUMNS -u LINES ACOMM_STORE={store} TERM=xterm-256color "
+        f"{ACOMM} ui --as alice",
+    )
     terminal.tmux("set-option", "-t", "ui", "remain-on-exit", "on")  # an error stays shown
     text = terminal.wait_for(lambda s: "Agents" in s and "hello team" in s, within=30)
     assert "Channels" in text and "Feed" in text and "as alice" in text

@@ -44,8 +44,17 @@ def _build_world(path: Path) -> None:
         channel("closed", "group")
         channels.change_channel_state(conn, "closed", "close", by="alice")
         for type_, corr in (("query", "q-1"), ("command", "c-1"), ("text", None)):
-            sending.send(conn, SendRequest(sender="alice", content=f"a {type_}", channel="team",
-                                            type=type_, correlation_id=corr), now)
+            sending.send(
+                conn,
+                SendRequest(
+                    sender="alice",
+                    content=f"a {type_}",
+                    channel="team",
+                    type=type_,
+                    correlation_id=corr,
+                ),
+                now,
+            )
         acking.ack(conn, 2, "bob", "completed", None, now)  # bob finished command 2
     finally:
         conn.close()
@@ -105,8 +114,7 @@ CASES = [
     V("owner-129", "channel", "create", "new", "--as", LONG, field="owner"),
     V("owner-space", "channel", "create", "new", "--as", "al ice", field="owner"),
     V("join-leading-dot", "channel", "join", "team", "--as", "alice", ".carol", field="agent"),
-    V("join-leading-dash", "channel", "join", "team", *AS, "--json", "--", "-carol",
-      field="agent"),
+    V("join-leading-dash", "channel", "join", "team", *AS, "--json", "--", "-carol", field="agent"),
     V("join-double-dot", "channel", "join", "team", "--as", "alice", "ca..rol", field="agent"),
     V("join-two-at", "channel", "join", "team", "--as", "alice", "carol@x@y", field="agent"),
     V("join-129", "channel", "join", "team", "--as", "alice", LONG, field="agent"),
@@ -127,26 +135,95 @@ CASES = [
     V("channel-type", "channel", "create", "new", "--type", "mesh", *AS, field="type"),
     V("role", "channel", "join", "team", "--as", "alice", "carol", "--role", "king", field="role"),
     V("role-owner", "channel", "join", "team", *AS, "carol", "--role", "owner", field="role"),
-    V("delivery-mode", "channel", "create", "new", "--delivery", "twice", *AS,
-      field="delivery"),
-    V("duration-ack-timeout", "channel", "create", "new", "--ack-timeout", "soon", *AS,
-      field="ack_timeout"),
-    V("duration-unit", "channel", "create", "new", "--retry-backoff", "3y", *AS,
-      field="retry_backoff"),
-    V("duration-dedupe", "channel", "create", "new", "--dedupe-window", "a day", *AS,
-      field="dedupe_window"),
-    V("duration-zero-ack", "channel", "create", "new", "--ack-timeout", "0s", *AS,
-      field="ack_timeout"),
-    V("size-unit", "channel", "create", "new", "--max-message-size", "1XB", *AS,
-      field="max_message_size"),
-    V("size-words", "channel", "create", "new", "--max-message-size", "big", *AS,
-      field="max_message_size"),
-    V("size-zero", "channel", "create", "new", "--max-message-size", "0", *AS,
-      field="max_message_size"),
-    V("max-pending-negative", "channel", "create", "new", "--max-pending=-1", *AS,
-      field="max_pending"),
-    V("max-retries-negative", "channel", "create", "new", "--max-retries=-1", *AS,
-      field="max_retries"),
+    V("delivery-mode", "channel", "create", "new", "--delivery", "twice", *AS, field="delivery"),
+    V(
+        "duration-ack-timeout",
+        "channel",
+        "create",
+        "new",
+        "--ack-timeout",
+        "soon",
+        *AS,
+        field="ack_timeout",
+    ),
+    V(
+        "duration-unit",
+        "channel",
+        "create",
+        "new",
+        "--retry-backoff",
+        "3y",
+        *AS,
+        field="retry_backoff",
+    ),
+    V(
+        "duration-dedupe",
+        "channel",
+        "create",
+        "new",
+        "--dedupe-window",
+        "a day",
+        *AS,
+        field="dedupe_window",
+    ),
+    V(
+        "duration-zero-ack",
+        "channel",
+        "create",
+        "new",
+        "--ack-timeout",
+        "0s",
+        *AS,
+        field="ack_timeout",
+    ),
+    V(
+        "size-unit",
+        "channel",
+        "create",
+        "new",
+        "--max-message-size",
+        "1XB",
+        *AS,
+        field="max_message_size",
+    ),
+    V(
+        "size-words",
+        "channel",
+        "create",
+        "new",
+        "--max-message-size",
+        "big",
+        *AS,
+        field="max_message_size",
+    ),
+    V(
+        "size-zero",
+        "channel",
+        "create",
+        "new",
+        "--max-message-size",
+        "0",
+        *AS,
+        field="max_message_size",
+    ),
+    V(
+        "max-pending-negative",
+        "channel",
+        "create",
+        "new",
+        "--max-pending=-1",
+        *AS,
+        field="max_pending",
+    ),
+    V(
+        "max-retries-negative",
+        "channel",
+        "create",
+        "new",
+        "--max-retries=-1",
+        *AS,
+        field="max_retries",
+    ),
     V("jitter", "channel", "create", "new", "--retry-jitter", "2", *AS, field="retry_jitter"),
     # ---- message types and priorities
     V("message-type", *SEND, *AS, "--type", "chat", field="type"),
@@ -158,17 +235,40 @@ CASES = [
     V("content-empty", "send", "team", "", *AS, field="content", value_length=0),
     V("content-empty-stdin", "send", "team", *AS, field="content", input="", value_length=0),
     V("content-too-big", "send", "small", "x" * 17, *AS, field="content", value_length=17),
-    V("content-too-big-utf8", "send", "small", "é" * 9, *AS, field="content",
-      value_length=18),
+    V("content-too-big-utf8", "send", "small", "é" * 9, *AS, field="content", value_length=18),
     # ---- correlation: response / ack need an existing query / command
     V("response-no-corr", *SEND, *AS, "--type", "response", field="correlation_id"),
-    V("response-unknown-corr", *SEND, *AS, "--type", "response", "--correlation-id", "q-404",
-      field="correlation_id"),
-    V("response-to-command", *SEND, *AS, "--type", "response", "--correlation-id", "c-1",
-      field="correlation_id"),
+    V(
+        "response-unknown-corr",
+        *SEND,
+        *AS,
+        "--type",
+        "response",
+        "--correlation-id",
+        "q-404",
+        field="correlation_id",
+    ),
+    V(
+        "response-to-command",
+        *SEND,
+        *AS,
+        "--type",
+        "response",
+        "--correlation-id",
+        "c-1",
+        field="correlation_id",
+    ),
     V("ack-no-corr", *SEND, *AS, "--type", "ack", field="correlation_id"),
-    V("ack-to-query", *SEND, *AS, "--type", "acknowledgment", "--correlation-id", "q-1",
-      field="correlation_id"),
+    V(
+        "ack-to-query",
+        *SEND,
+        *AS,
+        "--type",
+        "acknowledgment",
+        "--correlation-id",
+        "q-1",
+        field="correlation_id",
+    ),
     V("corr-bad-chars", *SEND, *AS, "--correlation-id", "no spaces!", field="correlation_id"),
     # ---- pubsub, metadata, scheduling
     V("pubsub-no-topic", "send", "ci", "hello", "--as", "ci", field="topic"),
@@ -192,57 +292,137 @@ CASES = [
     # ---- not found (4)
     Case("send-no-channel", ("send", "nope", "hi", *AS), 4, "not_found", "channel", "nope"),
     Case("show-channel", ("channel", "show", "nope"), 4, "not_found", "channel", "nope"),
-    Case("join-channel", ("channel", "join", "nope", "bob", *AS), 4, "not_found", "channel",
-         "nope"),
+    Case(
+        "join-channel", ("channel", "join", "nope", "bob", *AS), 4, "not_found", "channel", "nope"
+    ),
     Case("pause-channel", ("channel", "pause", "nope", *AS), 4, "not_found", "channel", "nope"),
     Case("show-message", ("show", "9999"), 4, "not_found", "message", "9999"),
-    Case("subscribe-channel", ("subscribe", "nope", "a.#", "--as", "bob"), 4, "not_found",
-         "channel", "nope"),
-    Case("receive-channel", ("receive", "nope", "--as", "bob"), 4, "not_found", "channel",
-         "nope"),
-    Case("messages-channel", ("messages", "--channel", "nope"), 4, "not_found", "channel",
-         "nope"),
-    Case("publish-channel", ("publish", "nope", "a.b", "hi", "--as", "ci"), 4, "not_found",
-         "channel", "nope"),
+    Case(
+        "subscribe-channel",
+        ("subscribe", "nope", "a.#", "--as", "bob"),
+        4,
+        "not_found",
+        "channel",
+        "nope",
+    ),
+    Case("receive-channel", ("receive", "nope", "--as", "bob"), 4, "not_found", "channel", "nope"),
+    Case("messages-channel", ("messages", "--channel", "nope"), 4, "not_found", "channel", "nope"),
+    Case(
+        "publish-channel",
+        ("publish", "nope", "a.b", "hi", "--as", "ci"),
+        4,
+        "not_found",
+        "channel",
+        "nope",
+    ),
     # ---- state and permission (5)
-    Case("not-participant", ("send", "team", "hi", "--as", "mallory"), 5, "not_participant",
-         "sender", "mallory"),
-    Case("not-participant-receive", ("receive", "team", "--as", "mallory"), 5,
-         "not_participant", "recipient", "mallory"),
-    Case("observer-sends", ("send", "team", "hi", "--as", "olga"), 5, "forbidden", "sender",
-         "olga"),
-    Case("observer-sends-broadcast", ("send", "news", "hi", "--as", "olga"), 5, "forbidden",
-         "sender", "olga"),
-    Case("broadcast-non-owner", ("send", "news", "hi", "--as", "bob"), 5, "forbidden",
-         "sender", "owner"),
-    Case("paused-send", ("send", "paused", "hi", *AS), 5, "invalid_state", "channel",
-         "paused"),
-    Case("closed-send", ("send", "closed", "hi", *AS), 5, "invalid_state", "channel",
-         "closed"),
-    Case("closed-receive", ("receive", "closed", "--as", "bob"), 5, "invalid_state",
-         "channel", "closed"),
-    Case("closed-join", ("channel", "join", "closed", "carol", *AS), 5, "invalid_state", "channel",
-         "closed"),
-    Case("duplicate-channel", ("channel", "create", "team", *AS), 5, "duplicate", "channel",
-         "team"),
-    Case("duplicate-other-type", ("channel", "create", "team", "--type", "broadcast",
-                                  "--if-not-exists", *AS), 5, "duplicate", "channel", "team"),
-    Case("direct-third", ("channel", "join", "dm", "carol", *AS), 5, "invalid_state", "channel",
-         "dm"),
+    Case(
+        "not-participant",
+        ("send", "team", "hi", "--as", "mallory"),
+        5,
+        "not_participant",
+        "sender",
+        "mallory",
+    ),
+    Case(
+        "not-participant-receive",
+        ("receive", "team", "--as", "mallory"),
+        5,
+        "not_participant",
+        "recipient",
+        "mallory",
+    ),
+    Case(
+        "observer-sends", ("send", "team", "hi", "--as", "olga"), 5, "forbidden", "sender", "olga"
+    ),
+    Case(
+        "observer-sends-broadcast",
+        ("send", "news", "hi", "--as", "olga"),
+        5,
+        "forbidden",
+        "sender",
+        "olga",
+    ),
+    Case(
+        "broadcast-non-owner",
+        ("send", "news", "hi", "--as", "bob"),
+        5,
+        "forbidden",
+        "sender",
+        "owner",
+    ),
+    Case("paused-send", ("send", "paused", "hi", *AS), 5, "invalid_state", "channel", "paused"),
+    Case("closed-send", ("send", "closed", "hi", *AS), 5, "invalid_state", "channel", "closed"),
+    Case(
+        "closed-receive",
+        ("receive", "closed", "--as", "bob"),
+        5,
+        "invalid_state",
+        "channel",
+        "closed",
+    ),
+    Case(
+        "closed-join",
+        ("channel", "join", "closed", "carol", *AS),
+        5,
+        "invalid_state",
+        "channel",
+        "closed",
+    ),
+    Case(
+        "duplicate-channel", ("channel", "create", "team", *AS), 5, "duplicate", "channel", "team"
+    ),
+    Case(
+        "duplicate-other-type",
+        ("channel", "create", "team", "--type", "broadcast", "--if-not-exists", *AS),
+        5,
+        "duplicate",
+        "channel",
+        "team",
+    ),
+    Case(
+        "direct-third", ("channel", "join", "dm", "carol", *AS), 5, "invalid_state", "channel", "dm"
+    ),
     # repeating a state change is a no-op (tests/test_repeats.py); a transition the states
     # do not allow is still a conflict
-    Case("resume-closed", ("channel", "resume", "closed", *AS), 5, "invalid_state", "channel",
-         "closed"),
-    Case("pause-closed", ("channel", "pause", "closed", *AS), 5, "invalid_state", "channel",
-         "closed"),
-    Case("leave-owner", ("channel", "leave", "team", "alice", *AS), 5, "invalid_state", "agent",
-         "alice"),
-    Case("subscribe-group", ("subscribe", "team", "a.#", "--as", "bob"), 5, "invalid_state",
-         "channel", "team"),
-    Case("pause-system", ("channel", "pause", "_system", *AS), 5, "forbidden", "channel",
-         "_system"),
-    Case("publish-non-participant", ("publish", "ci", "build.x", "hi", "--as", "mallory"), 5,
-         "not_participant", "sender", "mallory"),
+    Case(
+        "resume-closed",
+        ("channel", "resume", "closed", *AS),
+        5,
+        "invalid_state",
+        "channel",
+        "closed",
+    ),
+    Case(
+        "pause-closed", ("channel", "pause", "closed", *AS), 5, "invalid_state", "channel", "closed"
+    ),
+    Case(
+        "leave-owner",
+        ("channel", "leave", "team", "alice", *AS),
+        5,
+        "invalid_state",
+        "agent",
+        "alice",
+    ),
+    Case(
+        "subscribe-group",
+        ("subscribe", "team", "a.#", "--as", "bob"),
+        5,
+        "invalid_state",
+        "channel",
+        "team",
+    ),
+    Case(
+        "pause-system", ("channel", "pause", "_system", *AS), 5, "forbidden", "channel", "_system"
+    ),
+    Case(
+        "publish-non-participant",
+        ("publish", "ci", "build.x", "hi", "--as", "mallory"),
+        5,
+        "not_participant",
+        "sender",
+        "mallory",
+    ),
     # ---- the delivery commands
     V("corr-too-long", *SEND, *AS, "--correlation-id", LONG, field="correlation_id"),
     V("dedupe-key-empty", *SEND, *AS, "--dedupe-key", "", field="dedupe_key"),
@@ -253,20 +433,37 @@ CASES = [
     V("receive-wait-negative", "receive", "--as", "bob", "--wait", "-1", field="wait"),
     V("ack-status", "ack", "2", "--as", "bob", "--status", "done", field="status"),
     V("ack-agent", "ack", "2", "--as", "..x", field="agent"),
-    V("respond-corr-chars", "respond", "bad corr", "hi", "--as", "bob",
-      field="correlation_id"),
+    V("respond-corr-chars", "respond", "bad corr", "hi", "--as", "bob", field="correlation_id"),
     V("thread-corr-chars", "thread", "bad corr", field="correlation_id"),
     V("purge-older-than", "deadletter", "purge", "--older-than", "soon", field="older_than"),
     V("deadletter-reason", "deadletter", "list", "--reason", "bogus", field="reason"),
     V("tick-every-short", "tick", "--every", "10ms", field="every"),
     V("tick-every-word", "tick", "--every", "often", field="every"),
     Case("ack-unknown", ("ack", "999", "--as", "bob"), 4, "not_found", "message", "999"),
-    Case("ack-not-recipient", ("ack", "2", "--as", "mallory"), 5, "not_participant", "agent",
-         "mallory"),
-    Case("ack-backwards", ("ack", "2", "--as", "bob", "--status", "received"), 5,
-         "invalid_state", "status", "received"),
-    Case("respond-unknown", ("respond", "q-404", "hi", "--as", "bob"), 4, "not_found",
-         "correlation_id", "q-404"),
+    Case(
+        "ack-not-recipient",
+        ("ack", "2", "--as", "mallory"),
+        5,
+        "not_participant",
+        "agent",
+        "mallory",
+    ),
+    Case(
+        "ack-backwards",
+        ("ack", "2", "--as", "bob", "--status", "received"),
+        5,
+        "invalid_state",
+        "status",
+        "received",
+    ),
+    Case(
+        "respond-unknown",
+        ("respond", "q-404", "hi", "--as", "bob"),
+        4,
+        "not_found",
+        "correlation_id",
+        "q-404",
+    ),
     Case("replay-unknown", ("deadletter", "replay", "2"), 4, "not_found", "message", "2"),
     # ---- usage (2): no silent default identity
     Case("send-no-as", ("send", "team", "hi"), 2, "usage", "as", "--as"),
@@ -277,8 +474,14 @@ CASES = [
     Case("unsubscribe-no-as", ("unsubscribe", "ci", "build.#"), 2, "usage", "as", "--as"),
     Case("to-no-as", ("send", "--to", "bob", "hi"), 2, "usage", "as", "--as"),
     Case("send-no-channel-arg", ("send", "--as", "alice"), 2, "usage", None, "channel"),
-    Case("delay-and-deliver-at", (*SEND, *AS, "--delay", "1s", "--deliver-at", "+5s"), 2,
-         "usage", None, "--deliver-at"),
+    Case(
+        "delay-and-deliver-at",
+        (*SEND, *AS, "--delay", "1s", "--deliver-at", "+5s"),
+        2,
+        "usage",
+        None,
+        "--deliver-at",
+    ),
 ]
 
 
@@ -309,8 +512,9 @@ def test_bad_input(cli, world, case: Case):
 # ---------------------------------------------------------------- the other side of each rule
 
 
-@pytest.mark.parametrize("agent", ["a" * 128, "worker@my-team", "a.b", "a_b-c.d@team-1", "_x",
-                                   "A9"])
+@pytest.mark.parametrize(
+    "agent", ["a" * 128, "worker@my-team", "a.b", "a_b-c.d@team-1", "_x", "A9"]
+)
 def test_valid_agent_ids_are_accepted(cli, world, agent):
     cli.ok("channel", "join", "team", "--as", "alice", agent)
     r = cli.ok("send", "team", "hi", "--as", agent, "--json").json()
@@ -324,16 +528,27 @@ def test_longest_channel_name_is_accepted(cli, world):
     assert cli.ok("channel", "show", name, "--json").json()["id"] == cid
 
 
-@pytest.mark.parametrize(("given", "name"), [
-    ("low", "low"), ("normal", "normal"), ("high", "high"), ("urgent", "urgent"),
-    ("critical", "critical"), ("0", "low"), ("1", "normal"), ("2", "high"), ("3", "urgent"),
-    ("4", "critical"),
-])
+@pytest.mark.parametrize(
+    ("given", "name"),
+    [
+        ("low", "low"),
+        ("normal", "normal"),
+        ("high", "high"),
+        ("urgent", "urgent"),
+        ("critical", "critical"),
+        ("0", "low"),
+        ("1", "normal"),
+        ("2", "high"),
+        ("3", "urgent"),
+        ("4", "critical"),
+    ],
+)
 def test_priorities_by_name_and_number(cli, world, given, name):
     mid = cli.ok("send", "team", "hi", "--as", "alice", "--priority", given).stdout.strip()
     assert cli.ok("show", mid, "--json").json()["priority"] == name
     assert query(world, "SELECT priority FROM messages WHERE id = ?", int(mid)) == [
-        (["low", "normal", "high", "urgent", "critical"].index(name),)]
+        (["low", "normal", "high", "urgent", "critical"].index(name),)
+    ]
 
 
 def test_default_priority_and_type(cli, world):
@@ -342,8 +557,9 @@ def test_default_priority_and_type(cli, world):
     assert (doc["priority"], doc["type"]) == ("normal", "text")
 
 
-@pytest.mark.parametrize("type_", ["text", "command", "query", "notification", "broadcast",
-                                   "error"])
+@pytest.mark.parametrize(
+    "type_", ["text", "command", "query", "notification", "broadcast", "error"]
+)
 def test_every_message_type_is_accepted(cli, world, type_):
     mid = cli.ok("send", "team", "hi", "--as", "alice", "--type", type_).stdout.strip()
     doc = cli.ok("show", mid, "--json").json()
@@ -355,11 +571,22 @@ def test_every_message_type_is_accepted(cli, world, type_):
 
 
 def test_response_and_ack_with_existing_correlation(cli, world):
-    r = cli.ok("send", "team", "the answer", "--as", "bob", "--type", "response",
-               "--correlation-id", "q-1", "--json").json()
+    r = cli.ok(
+        "send",
+        "team",
+        "the answer",
+        "--as",
+        "bob",
+        "--type",
+        "response",
+        "--correlation-id",
+        "q-1",
+        "--json",
+    ).json()
     assert r["correlation_id"] == "q-1"
-    a = cli.ok("send", "team", "done", "--as", "bob", "--type", "ack", "--correlation-id", "c-1",
-               "--json").json()
+    a = cli.ok(
+        "send", "team", "done", "--as", "bob", "--type", "ack", "--correlation-id", "c-1", "--json"
+    ).json()
     assert cli.ok("show", str(a["id"]), "--json").json()["type"] == "acknowledgment"
 
 
@@ -378,13 +605,38 @@ def test_default_max_message_size_is_one_mebibyte(cli, world):
 
 
 def test_configured_sizes_and_durations_are_parsed(cli, world):
-    cli.ok("channel", "create", "tuned", "--as", "alice", "--max-message-size", "1KiB",
-           "--ack-timeout", "500ms", "--retry-backoff", "2s", "--dedupe-window", "7d",
-           "--delivery", "at-least-once", "--retry-jitter", "0.1", "--max-pending", "5")
+    cli.ok(
+        "channel",
+        "create",
+        "tuned",
+        "--as",
+        "alice",
+        "--max-message-size",
+        "1KiB",
+        "--ack-timeout",
+        "500ms",
+        "--retry-backoff",
+        "2s",
+        "--dedupe-window",
+        "7d",
+        "--delivery",
+        "at-least-once",
+        "--retry-jitter",
+        "0.1",
+        "--max-pending",
+        "5",
+    )
     cfg = cli.ok("channel", "show", "tuned", "--json").json()["config"]
-    assert cfg == {**cfg, "max_message_size": 1024, "ack_timeout_ms": 500,
-                   "retry_backoff_ms": 2000, "dedupe_window_ms": 7 * 86_400_000,
-                   "delivery": "at-least-once", "retry_jitter": 0.1, "max_pending": 5}
+    assert cfg == {
+        **cfg,
+        "max_message_size": 1024,
+        "ack_timeout_ms": 500,
+        "retry_backoff_ms": 2000,
+        "dedupe_window_ms": 7 * 86_400_000,
+        "delivery": "at-least-once",
+        "retry_jitter": 0.1,
+        "max_pending": 5,
+    }
 
 
 def test_create_if_not_exists_with_same_type_changes_nothing(cli, world):
@@ -427,11 +679,14 @@ def test_closed_channel_history_stays_queryable(cli, world):
     assert got["messages"][0]["content"] == "kept"
 
 
-@pytest.mark.parametrize(("text", "field"), [
-    ("store:\n  bogus: 1\n", "store.bogus"),
-    ("limits:\n  max_active_messages: -5\n", "limits.max_active_messages"),
-    ("store:\n  flush: sometimes\n", "store.flush"),
-])
+@pytest.mark.parametrize(
+    ("text", "field"),
+    [
+        ("store:\n  bogus: 1\n", "store.bogus"),
+        ("limits:\n  max_active_messages: -5\n", "limits.max_active_messages"),
+        ("store:\n  flush: sometimes\n", "store.flush"),
+    ],
+)
 def test_bad_config_is_exit_3_naming_the_key(cli, world, text, field):
     (world.parent / "config.yaml").write_text(text)
     before = snapshot(world)

@@ -16,8 +16,9 @@ from conftest import ACOMM, run
 
 pytestmark = pytest.mark.process
 
-needs_faketime = pytest.mark.skipif(shutil.which("faketime") is None,
-                                    reason="faketime is not installed (make test installs it)")
+needs_faketime = pytest.mark.skipif(
+    shutil.which("faketime") is None, reason="faketime is not installed (make test installs it)"
+)
 
 
 _PENDING: dict[int, bytes] = {}  # bytes read past the last newline, per descriptor
@@ -70,9 +71,22 @@ main()
 
 
 def test_receive_wait_wakes_when_another_process_sends(team):
-    waiter = subprocess.Popen([sys.executable, "-c", ANNOUNCING_ACOMM, "receive", "--as", "bob",
-                               "--wait", "20", "--body"],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    waiter = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            ANNOUNCING_ACOMM,
+            "receive",
+            "--as",
+            "bob",
+            "--wait",
+            "20",
+            "--body",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert readline(waiter, stream="stderr") == "waiting\n"  # its read found nothing
     assert run("send", "team", "wake up", "--as", "alice").returncode == 0
     out, err = waiter.communicate(timeout=20)
@@ -81,8 +95,12 @@ def test_receive_wait_wakes_when_another_process_sends(team):
 
 
 def test_follow_prints_messages_sent_by_another_process(team):
-    follower = subprocess.Popen([ACOMM, "receive", "--as", "bob", "--follow"],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    follower = subprocess.Popen(
+        [ACOMM, "receive", "--as", "bob", "--follow"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         for body in ("one", "two"):
             assert run("send", "team", body, "--as", "alice").returncode == 0
@@ -95,8 +113,12 @@ def test_follow_prints_messages_sent_by_another_process(team):
 
 
 def test_query_wait_prints_the_first_response(team):
-    asker = subprocess.Popen([ACOMM, "query", "team", "ready?", "--as", "alice", "--wait", "20"],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    asker = subprocess.Popen(
+        [ACOMM, "query", "team", "ready?", "--as", "alice", "--wait", "20"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     corr = None
     deadline = time.monotonic() + 20
     while corr is None and time.monotonic() < deadline:
@@ -116,8 +138,12 @@ def test_query_wait_without_answer_exits_124(team):
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_tick_every_works_and_stops_cleanly_on_a_signal(team, sig):
     mid = run("send", "team", "later", "--as", "alice", "--delay", "300ms").stdout.strip()
-    worker = subprocess.Popen([ACOMM, "tick", "--every", "100ms", "--json"],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    worker = subprocess.Popen(
+        [ACOMM, "tick", "--every", "100ms", "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         delivered = 0
         while not delivered:  # one JSON document per tick; the handlers are in place by now
@@ -135,11 +161,20 @@ def test_tick_every_works_and_stops_cleanly_on_a_signal(team, sig):
 def test_retry_schedule_through_the_command_line_with_faketime(store):
     def at(offset: str, *args: str) -> subprocess.CompletedProcess[str]:
         env = {**os.environ, "FAKETIME": f"@2026-01-01 {offset}", "FAKETIME_DONT_RESET": "1"}
-        return subprocess.run(["faketime", "-f", f"@2026-01-01 {offset}", ACOMM, *args],
-                              capture_output=True, text=True, env=env, timeout=60)
+        return subprocess.run(
+            ["faketime", "-f", f"@2026-01-01 {offset}", ACOMM, *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
 
-    assert at("00:00:00", "channel", "create", "w", "--as", "p", "--delivery",
-              "at-least-once").returncode == 0
+    assert (
+        at(
+            "00:00:00", "channel", "create", "w", "--as", "p", "--delivery", "at-least-once"
+        ).returncode
+        == 0
+    )
     assert at("00:00:00", "channel", "join", "w", "--as", "p", "e").returncode == 0
     sent = at("00:00:00", "send", "w", "go", "--type", "command", "--as", "p")
     assert sent.returncode == 0, sent.stderr
@@ -155,16 +190,27 @@ def test_retry_schedule_through_the_command_line_with_faketime(store):
 @needs_faketime
 def test_exactly_once_across_real_process_restarts(store):
     """Each step a separate process at a faked time: the read is remembered in the store."""
+
     def at(offset: str, *args: str) -> subprocess.CompletedProcess[str]:
         env = {**os.environ, "FAKETIME_DONT_RESET": "1"}
-        return subprocess.run(["faketime", "-f", f"@2026-01-01 {offset}", ACOMM, *args],
-                              capture_output=True, text=True, env=env, timeout=60)
+        return subprocess.run(
+            ["faketime", "-f", f"@2026-01-01 {offset}", ACOMM, *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
 
-    assert at("00:00:00", "channel", "create", "once", "--as", "p", "--delivery",
-              "exactly-once").returncode == 0
+    assert (
+        at(
+            "00:00:00", "channel", "create", "once", "--as", "p", "--delivery", "exactly-once"
+        ).returncode
+        == 0
+    )
     assert at("00:00:00", "channel", "join", "once", "--as", "p", "w").returncode == 0
-    mid = at("00:00:00", "send", "once", "charge card", "--type", "command", "--as",
-             "p").stdout.strip()
+    mid = at(
+        "00:00:00", "send", "once", "charge card", "--type", "command", "--as", "p"
+    ).stdout.strip()
     assert at("00:00:05", "receive", "--as", "w", "--body").stdout == "charge card\n"
     for offset in ("00:00:40", "00:01:20", "00:02:00"):  # past each ack deadline
         assert at(offset, "tick").returncode == 0

@@ -20,8 +20,9 @@ def _setup_ci_events(cli) -> None:
 
 def test_pubsub_event_notification(cli, store):
     _setup_ci_events(cli)
-    sent = cli.ok("publish", "ci-events", "build.frontend.success", BODY, "--as", "ci-agent",
-                  "--json").json()
+    sent = cli.ok(
+        "publish", "ci-events", "build.frontend.success", BODY, "--as", "ci-agent", "--json"
+    ).json()
     assert sent["recipients"] == ["deploy-agent"]
 
     # deploy-agent receives (matches build.*.success)
@@ -29,7 +30,12 @@ def test_pubsub_event_notification(cli, store):
     assert got["total_count"] == 1
     [msg] = got["messages"]
     assert (msg["id"], msg["sender"], msg["topic"], msg["content"], msg["channel"]) == (
-        sent["id"], "ci-agent", "build.frontend.success", BODY, "ci-events")
+        sent["id"],
+        "ci-agent",
+        "build.frontend.success",
+        BODY,
+        "ci-events",
+    )
 
     # monitor-agent (deploy.#) and alert-agent (*.failure) do not
     for agent in ("monitor-agent", "alert-agent"):
@@ -37,17 +43,26 @@ def test_pubsub_event_notification(cli, store):
         assert none == {"messages": [], "total_count": 0, "has_more": False}, agent
 
     # and the store holds exactly one delivery for it
-    assert query(store, "SELECT recipient FROM deliveries WHERE message_id = ?",
-                 sent["id"]) == [("deploy-agent",)]
+    assert query(store, "SELECT recipient FROM deliveries WHERE message_id = ?", sent["id"]) == [
+        ("deploy-agent",)
+    ]
 
 
 def test_pubsub_workflow_continues_to_the_other_subscribers(cli, store):
     _setup_ci_events(cli)
     cli.ok("publish", "ci-events", "build.frontend.success", BODY, "--as", "ci-agent")
-    deploy = cli.ok("publish", "ci-events", "deploy.staging.started", "rolling out",
-                    "--as", "ci-agent", "--json").json()
-    fail = cli.ok("publish", "ci-events", "build.failure", "backend broke",
-                  "--as", "ci-agent", "--json").json()
+    deploy = cli.ok(
+        "publish",
+        "ci-events",
+        "deploy.staging.started",
+        "rolling out",
+        "--as",
+        "ci-agent",
+        "--json",
+    ).json()
+    fail = cli.ok(
+        "publish", "ci-events", "build.failure", "backend broke", "--as", "ci-agent", "--json"
+    ).json()
     assert deploy["recipients"] == ["monitor-agent"]
     assert fail["recipients"] == ["alert-agent"]
     assert cli.ok("receive", "--as", "monitor-agent", "--body").stdout == "rolling out\n"
@@ -79,12 +94,19 @@ def test_pubsub_workflow_as_separate_processes(store):
 
 def test_several_matching_patterns_give_one_delivery(cli, store):
     cli.ok("channel", "create", "ci-events", "--type", "pubsub", "--as", "ci-agent")
-    for pattern in ("build.#", "build.*.success", "*.frontend.*", "build.frontend.success",
-                    "#", "*.*.success"):
+    for pattern in (
+        "build.#",
+        "build.*.success",
+        "*.frontend.*",
+        "build.frontend.success",
+        "#",
+        "*.*.success",
+    ):
         cli.ok("subscribe", "ci-events", pattern, "--as", "eager")
     cli.ok("subscribe", "ci-events", "build.#", "--as", "other")
-    sent = cli.ok("publish", "ci-events", "build.frontend.success", BODY, "--as", "ci-agent",
-                  "--json").json()
+    sent = cli.ok(
+        "publish", "ci-events", "build.frontend.success", BODY, "--as", "ci-agent", "--json"
+    ).json()
     assert sent["recipients"] == ["eager", "other"]
     got = cli.ok("receive", "--as", "eager", "--json").json()
     assert [m["id"] for m in got["messages"]] == [sent["id"]]
@@ -98,8 +120,9 @@ def test_unsubscribing_one_of_several_patterns_keeps_the_others(cli, store):
     cli.ok("subscribe", "ci-events", "build.#", "--as", "eager")
     cli.ok("subscribe", "ci-events", "*.failure", "--as", "eager")
     cli.ok("unsubscribe", "ci-events", "build.#", "--as", "eager")
-    a = cli.ok("publish", "ci-events", "build.frontend.success", "x", "--as", "ci-agent",
-               "--json").json()
+    a = cli.ok(
+        "publish", "ci-events", "build.frontend.success", "x", "--as", "ci-agent", "--json"
+    ).json()
     b = cli.ok("publish", "ci-events", "build.failure", "y", "--as", "ci-agent", "--json").json()
     assert (a["recipients"], b["recipients"]) == ([], ["eager"])
     subs = cli.ok("subscriptions", "ci-events", "--json").json()["subscriptions"]

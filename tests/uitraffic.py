@@ -35,8 +35,9 @@ def build(cli: Any, make_channel: Callable[..., Path]) -> dict[str, Any]:
         cli.ok("subscribe", "ci", "build.#", "--as", "carol")
         hello = int(cli.ok("send", "team", "hello team", "--as", "alice").stdout)
     with at(T0 + 5_000):
-        deploy = int(cli.ok("send", "ops", "deploy v2", "--type", "command",
-                            "--as", "alice").stdout)
+        deploy = int(
+            cli.ok("send", "ops", "deploy v2", "--type", "command", "--as", "alice").stdout
+        )
     with at(T0 + 10_000):
         corr = cli.ok("query", "team", "status?", "--as", "bob").stdout.strip()
     with at(T0 + 20_000):
@@ -47,8 +48,14 @@ def build(cli: Any, make_channel: Callable[..., Path]) -> dict[str, Any]:
         doomed = int(cli.ok("send", "team", "too late", "--as", "alice", "--ttl", "1s").stdout)
     with at(T0 + 40_000):
         cli.ok("tick")
-    return {"store": store, "hello": hello, "deploy": deploy, "corr": corr,
-            "answer": answer, "doomed": doomed}
+    return {
+        "store": store,
+        "hello": hello,
+        "deploy": deploy,
+        "corr": corr,
+        "answer": answer,
+        "doomed": doomed,
+    }
 
 
 def session(path: Path, **options: Any) -> Session:
@@ -57,13 +64,16 @@ def session(path: Path, **options: Any) -> Session:
     return Session(conn, title="store.acomm", **options)
 
 
-def drive(app: DashboardApp, scenario: Callable[[Any], Awaitable[None]],
-          size: tuple[int, int] = (120, 40)) -> None:
+def drive(
+    app: DashboardApp, scenario: Callable[[Any], Awaitable[None]], size: tuple[int, int] = (120, 40)
+) -> None:
     """Run `scenario(pilot)` against the app headless, then close its connection."""
+
     async def main() -> None:
         async with app.run_test(size=size) as pilot:
             await pilot.pause()
             await scenario(pilot)
+
     try:
         asyncio.run(main())
     finally:
@@ -72,5 +82,6 @@ def drive(app: DashboardApp, scenario: Callable[[Any], Awaitable[None]],
 
 def cells(table: Any) -> list[list[str]]:
     """A DataTable's rows as the plain text shown."""
-    return [[str(getattr(c, "plain", c)) for c in table.get_row_at(i)]
-            for i in range(table.row_count)]
+    return [
+        [str(getattr(c, "plain", c)) for c in table.get_row_at(i)] for i in range(table.row_count)
+    ]

@@ -34,9 +34,19 @@ from acomm_cli.errors import NotFound, SparkError, SparkUnavailable, ValidationF
 if TYPE_CHECKING:  # annotations only: pyspark loads inside the functions that use it
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["ACTIVE_STATES", "QUERIES", "STATES", "AuditResult", "SparkError",
-           "SparkUnavailable", "default_out", "java_version", "require_clean", "run",
-           "start_spark"]
+__all__ = [
+    "ACTIVE_STATES",
+    "QUERIES",
+    "STATES",
+    "AuditResult",
+    "SparkError",
+    "SparkUnavailable",
+    "default_out",
+    "java_version",
+    "require_clean",
+    "run",
+    "start_spark",
+]
 
 Loaded = list[tuple[str, dict[str, Any]]]  # (location, manifest) per export
 
@@ -54,12 +64,17 @@ def _read_with_spark(spark: SparkSession, base: str) -> dict[str, Any]:
         if type(exc).__module__.split(".")[0] not in ("pyspark", "py4j"):
             raise
         reason = java_reason(exc)
-        if any(s in reason for s in ("PATH_NOT_FOUND", "FileNotFoundException",
-                                     "does not exist")):
-            raise NotFound(f"{base} is not an acomm export (no {MANIFEST}); make one with "
-                           "`acomm export`", field="export", value=base) from None
-        raise ValidationFailed(f"export: Spark cannot read {where} ({reason[:300]}); "
-                               f"{uri_hint(base)}", field="export", value=base) from None
+        if any(s in reason for s in ("PATH_NOT_FOUND", "FileNotFoundException", "does not exist")):
+            raise NotFound(
+                f"{base} is not an acomm export (no {MANIFEST}); make one with `acomm export`",
+                field="export",
+                value=base,
+            ) from None
+        raise ValidationFailed(
+            f"export: Spark cannot read {where} ({reason[:300]}); {uri_hint(base)}",
+            field="export",
+            value=base,
+        ) from None
     if not rows:
         raise NotFound(f"{base}/{MANIFEST} is empty", field="export", value=base)
     return parse_manifest(base, rows[0][0])
@@ -70,14 +85,18 @@ def uri_hint(uri: str) -> str:
     scheme = uri.partition("://")[0].lower()
     common = "the same URI must be readable on the driver and on every executor"
     if scheme == "s3a":
-        return ("Spark reads s3a:// with the hadoop-aws jars of its Hadoop version (e.g. "
-                "--conf spark.jars.packages=org.apache.hadoop:hadoop-aws:<version>) and "
-                f"credentials (--conf spark.hadoop.fs.s3a.*); {common}")
+        return (
+            "Spark reads s3a:// with the hadoop-aws jars of its Hadoop version (e.g. "
+            "--conf spark.jars.packages=org.apache.hadoop:hadoop-aws:<version>) and "
+            f"credentials (--conf spark.hadoop.fs.s3a.*); {common}"
+        )
     if scheme in ("s3", "s3n"):
         return f"give Spark the bucket as s3a://bucket/prefix (pyarrow writes s3://); {common}"
     if scheme == "hdfs":
-        return ("the namenode must answer the driver and every executor (HADOOP_CONF_DIR or "
-                f"--conf spark.hadoop.fs.defaultFS); {common}")
+        return (
+            "the namenode must answer the driver and every executor (HADOOP_CONF_DIR or "
+            f"--conf spark.hadoop.fs.defaultFS); {common}"
+        )
     return f"Spark has no filesystem for {scheme}:// without its jars; {common}"
 
 
@@ -100,14 +119,20 @@ def refuse_repeats(loaded: Loaded) -> None:
             if base == other_base:
                 raise ValidationFailed(
                     f"export: {base} is given twice (the same directory): the audit would "
-                    "count it twice; give each export once", field="export", value=base,
-                    store_id=store_id)
+                    "count it twice; give each export once",
+                    field="export",
+                    value=base,
+                    store_id=store_id,
+                )
             if both:
                 raise ValidationFailed(
                     f"export: {other_base} and {base} are exports of the same store "
                     f"({store_id}) both holding messages {both[0]}..{both[1]}: the audit "
-                    "would count them twice; give each export once", field="export",
-                    value=base, store_id=store_id)
+                    "would count them twice; give each export once",
+                    field="export",
+                    value=base,
+                    store_id=store_id,
+                )
         seen.setdefault(store_id, []).append((base, man))
 
 
@@ -121,22 +146,23 @@ def _empty(spark: SparkSession, dataset: str) -> DataFrame:
     return spark.range(0).selectExpr(*cols, "CAST(NULL AS DATE) AS date")
 
 
-def _dataset(spark: SparkSession, base: str, manifest: dict[str, Any],
-             dataset: str) -> DataFrame:
+def _dataset(spark: SparkSession, base: str, manifest: dict[str, Any], dataset: str) -> DataFrame:
     """One dataset of one export: exactly the files its manifest lists, tagged with the
     store id and node id (empty for a dataset an older export does not have)."""
     from pyspark.sql import functions as F
 
-    files = [f"{base}/{f['path']}" for f in manifest["files"]
-             if f["dataset"] == dataset and f["rows"]]
+    files = [
+        f"{base}/{f['path']}" for f in manifest["files"] if f["dataset"] == dataset and f["rows"]
+    ]
     if not files:
         df = _empty(spark, dataset)
     else:
         reader = spark.read.schema(spark_schema(dataset)).option("basePath", f"{base}/{dataset}")
         df = reader.parquet(*files) if manifest["format"] == "parquet" else reader.json(files)
     store = manifest["store"]
-    return (df.withColumn("store_id", F.lit(store["store_id"]))
-            .withColumn("node", F.lit(store.get("node_id")).cast("string")))
+    return df.withColumn("store_id", F.lit(store["store_id"])).withColumn(
+        "node", F.lit(store.get("node_id")).cast("string")
+    )
 
 
 def _load(spark: SparkSession, exports: Loaded) -> None:
@@ -155,9 +181,14 @@ def _load(spark: SparkSession, exports: Loaded) -> None:
     # a federated message lives in the sender's and the receiver's export under one
     # global_id: counted once, as the sender's copy when its export is there
     first = Window.partitionBy("global_id").orderBy(
-        F.when(F.col("node") == F.col("origin_node"), 0).otherwise(1), "store_id")
-    federated = (sm.where("global_id IS NOT NULL").withColumn("rn", F.row_number().over(first))
-                 .where("rn = 1").drop("rn"))
+        F.when(F.col("node") == F.col("origin_node"), 0).otherwise(1), "store_id"
+    )
+    federated = (
+        sm.where("global_id IS NOT NULL")
+        .withColumn("rn", F.row_number().over(first))
+        .where("rn = 1")
+        .drop("rn")
+    )
     sm.where("global_id IS NULL").unionByName(federated).createOrReplaceTempView("messages")
     spark.sql("CREATE OR REPLACE TEMP VIEW dead_letters AS SELECT * FROM raw_dead_letters")
     spark.sql("CREATE OR REPLACE TEMP VIEW receipts AS SELECT * FROM raw_receipts")
@@ -195,8 +226,9 @@ def _load(spark: SparkSession, exports: Loaded) -> None:
         FROM raw_deliveries d
         LEFT JOIN channels c ON c.store_id = d.store_id AND c.id = d.channel_id""")
     d.cache().createOrReplaceTempView("deliveries")
-    spark.sql("CREATE OR REPLACE TEMP VIEW delivery_attempts AS"
-              " SELECT * FROM raw_delivery_attempts")
+    spark.sql(
+        "CREATE OR REPLACE TEMP VIEW delivery_attempts AS SELECT * FROM raw_delivery_attempts"
+    )
     # every ack-tracked delivery with its attempts: the times it was handed out, i.e. the
     # distinct delivered_at of its earlier attempts (m012's rows; on a work queue any
     # worker's, whose recipient is not the delivery row's) and of the row itself. Distinct:
@@ -240,9 +272,14 @@ def _load(spark: SparkSession, exports: Loaded) -> None:
         WHERE global_id IS NOT NULL AND node IS NOT NULL AND origin_node != node""")
     nodes = sorted({m["store"].get("node_id") for _, m in exports} - {None})
     listed = ", ".join("'" + n.replace("'", "''") + "'" for n in nodes)
-    spark.sql("CREATE OR REPLACE TEMP VIEW audited_nodes AS " + (
-        f"SELECT explode(array({listed})) AS node" if nodes
-        else "SELECT CAST(NULL AS STRING) AS node WHERE false"))
+    spark.sql(
+        "CREATE OR REPLACE TEMP VIEW audited_nodes AS "
+        + (
+            f"SELECT explode(array({listed})) AS node"
+            if nodes
+            else "SELECT CAST(NULL AS STRING) AS node WHERE false"
+        )
+    )
 
 
 # ---------------------------------------------------------------- the run
@@ -254,8 +291,10 @@ def default_out(exports: list[str]) -> str:
     A fixed `audit/` beside the export would make two exports in one folder overwrite
     each other's tables; only the same exports audited again share a directory
     (a re-run). A name past 100 characters keeps the first export's name and a hash of all."""
-    names = [e.rstrip("/").rpartition("/")[2] if "://" in e
-             else Path(e).expanduser().resolve().name for e in exports]
+    names = [
+        e.rstrip("/").rpartition("/")[2] if "://" in e else Path(e).expanduser().resolve().name
+        for e in exports
+    ]
     name = "+".join(names)
     if len(name) > 100:
         import hashlib
@@ -276,9 +315,15 @@ def _active_session() -> SparkSession | None:
     return SparkSession.getActiveSession()
 
 
-def run(exports: list[str], *, out: str | None = None, master: str = "local[*]",
-        conf: dict[str, str] | None = None, spark: SparkSession | None = None,
-        executor_wait: float = EXECUTOR_WAIT_S) -> AuditResult:
+def run(
+    exports: list[str],
+    *,
+    out: str | None = None,
+    master: str = "local[*]",
+    conf: dict[str, str] | None = None,
+    spark: SparkSession | None = None,
+    executor_wait: float = EXECUTOR_WAIT_S,
+) -> AuditResult:
     """Audit `exports` (read together) and write every table under `out` as Parquet.
 
     With `spark`, that session is used (and left running); else one is started on `master`
@@ -287,8 +332,11 @@ def run(exports: list[str], *, out: str | None = None, master: str = "local[*]",
     if not exports:
         raise ValidationFailed("export: name at least one export directory", field="export")
     if executor_wait <= 0:
-        raise ValidationFailed(f"executor_wait: {executor_wait:g} is not a positive number of "
-                               "seconds", field="executor_wait", value=executor_wait)
+        raise ValidationFailed(
+            f"executor_wait: {executor_wait:g} is not a positive number of seconds",
+            field="executor_wait",
+            value=executor_wait,
+        )
     # local manifests first: a wrong path or a repeat is refused before Spark starts
     local: dict[str, tuple[str, dict[str, Any]]] = {}
     for e in exports:
@@ -306,8 +354,10 @@ def run(exports: list[str], *, out: str | None = None, master: str = "local[*]",
         spark = start_spark(master, conf, executor_wait=executor_wait)
     t1 = time.perf_counter()
     try:
-        loaded = [local[e] if e in local
-                  else (e.rstrip("/"), _read_with_spark(spark, e.rstrip("/"))) for e in exports]
+        loaded = [
+            local[e] if e in local else (e.rstrip("/"), _read_with_spark(spark, e.rstrip("/")))
+            for e in exports
+        ]
         refuse_repeats(loaded)
         _load(spark, loaded)
         tables, frames = {}, {}
@@ -319,11 +369,14 @@ def run(exports: list[str], *, out: str | None = None, master: str = "local[*]",
         summary = summarize(spark, frames, loaded, out)
         summary["tables"] = tables
         t2 = time.perf_counter()
-        summary["spark"] = {"master": spark.sparkContext.master, "version": spark.version,
-                            "startup_s": round(t1 - t0, 3), "work_s": round(t2 - t1, 3),
-                            "executor_cores": executor_cores(spark),
-                            "shuffle_partitions": int(spark.conf.get(
-                                "spark.sql.shuffle.partitions") or 0)}
+        summary["spark"] = {
+            "master": spark.sparkContext.master,
+            "version": spark.version,
+            "startup_s": round(t1 - t0, 3),
+            "work_s": round(t2 - t1, 3),
+            "executor_cores": executor_cores(spark),
+            "shuffle_partitions": int(spark.conf.get("spark.sql.shuffle.partitions") or 0),
+        }
         for df in frames.values():
             df.unpersist()
         spark.catalog.clearCache()
@@ -331,8 +384,9 @@ def run(exports: list[str], *, out: str | None = None, master: str = "local[*]",
     except Exception as exc:
         if type(exc).__module__.split(".")[0] not in ("pyspark", "py4j"):
             raise
-        raise SparkError(f"the Spark job failed: {type(exc).__name__}: "
-                         f"{java_reason(exc)[:500]}", master=master) from None
+        raise SparkError(
+            f"the Spark job failed: {type(exc).__name__}: {java_reason(exc)[:500]}", master=master
+        ) from None
     finally:
         if own:
             spark.stop()

@@ -15,16 +15,22 @@ class AuditResult:
     summary: dict[str, Any]
     tables: dict[str, str]
 
+
 def _rows(df: DataFrame, order: str | None = None) -> list[dict[str, Any]]:
     if order:
         df = df.orderBy(*order.split(","))
     return [r.asDict(recursive=True) for r in df.collect()]
 
 
-def summarize(spark: SparkSession, frames: dict[str, DataFrame],
-              loaded: list[tuple[str, dict[str, Any]]], out: str) -> dict[str, Any]:
+def summarize(
+    spark: SparkSession,
+    frames: dict[str, DataFrame],
+    loaded: list[tuple[str, dict[str, Any]]],
+    out: str,
+) -> dict[str, Any]:
     """The summary `acomm audit --json` prints (docs/EXPORT.md), from the result tables."""
-    totals = spark.sql("""
+    totals = (
+        spark.sql("""
         SELECT (SELECT count(*) FROM messages) AS messages,
                (SELECT count(*) FROM deliveries) AS deliveries,
                (SELECT count(*) FROM dead_letters) AS dead_letters,
@@ -33,13 +39,24 @@ def summarize(spark: SparkSession, frames: dict[str, DataFrame],
                (SELECT count(DISTINCT global_id) FROM messages) AS federated_messages,
                (SELECT count(*) FROM tasks) AS tasks,
                (SELECT count(*) FROM incidents) AS incidents
-        """).collect()[0].asDict()
+        """)
+        .collect()[0]
+        .asDict()
+    )
     volume: dict[tuple[str, str], dict[str, Any]] = {}
     days: dict[tuple[str, str], set[Any]] = {}
     for r in _rows(frames["volume"]):
         key = (r["store_id"], r["channel"])
-        v = volume.setdefault(key, {"store_id": r["store_id"], "channel": r["channel"],
-                                    "messages": 0, "by_type": {}, "by_priority": {}})
+        v = volume.setdefault(
+            key,
+            {
+                "store_id": r["store_id"],
+                "channel": r["channel"],
+                "messages": 0,
+                "by_type": {},
+                "by_priority": {},
+            },
+        )
         v["messages"] += r["messages"]
         v["by_type"][r["type"]] = v["by_type"].get(r["type"], 0) + r["messages"]
         v["by_priority"][r["priority"]] = v["by_priority"].get(r["priority"], 0) + r["messages"]
@@ -52,51 +69,85 @@ def summarize(spark: SparkSession, frames: dict[str, DataFrame],
         by_reason[r["reason"]] = by_reason.get(r["reason"], 0) + r["dead_letters"]
     tracked = sum(r["tracked"] for r in reliability)
     retried = sum(r["retried"] for r in reliability)
-    ages = [r["backlog_oldest_age_ms"] for r in reliability
-            if r["backlog_oldest_age_ms"] is not None]
+    ages = [
+        r["backlog_oldest_age_ms"] for r in reliability if r["backlog_oldest_age_ms"] is not None
+    ]
     return {
-        "exports": [{"path": base, "store_id": m["store"]["store_id"], "format": m["format"],
-                     "exported_at": m["exported_at"], "rows": m["rows"],
-                     "id_range": m["id_range"],
-                     "dataset_version": m.get("dataset_version", 1)} for base, m in loaded],
+        "exports": [
+            {
+                "path": base,
+                "store_id": m["store"]["store_id"],
+                "format": m["format"],
+                "exported_at": m["exported_at"],
+                "rows": m["rows"],
+                "id_range": m["id_range"],
+                "dataset_version": m.get("dataset_version", 1),
+            }
+            for base, m in loaded
+        ],
         "out": out,
         "totals": totals,
         "volume": sorted(volume.values(), key=lambda v: (v["store_id"], v["channel"] or "")),
-        "latency": {"channels": _rows(frames["latency_by_channel"], "store_id,channel"),
-                    "agents": _rows(frames["latency_by_agent"], "agent")},
+        "latency": {
+            "channels": _rows(frames["latency_by_channel"], "store_id,channel"),
+            "agents": _rows(frames["latency_by_agent"], "agent"),
+        },
         "reliability": reliability,
-        "retries": {"tracked": tracked, "retried": retried,
-                    "retries": sum(r["retries"] or 0 for r in reliability),
-                    "retry_rate": retried / tracked if tracked else 0.0},
+        "retries": {
+            "tracked": tracked,
+            "retried": retried,
+            "retries": sum(r["retries"] or 0 for r in reliability),
+            "retry_rate": retried / tracked if tracked else 0.0,
+        },
         "attempts": _attempts(frames["attempts"]),
         "dead_letters_by_reason": by_reason,
         "late_acks": sum(r["late_acks"] for r in reliability),
-        "backlog": {"deliveries": sum(r["backlog"] for r in reliability),
-                    "oldest_age_ms": max(ages) if ages else None},
+        "backlog": {
+            "deliveries": sum(r["backlog"] for r in reliability),
+            "oldest_age_ms": max(ages) if ages else None,
+        },
         "receipts": _receipts(frames["receipts"]),
         "federation": {
             "nodes": sorted({m["store"].get("node_id") for _, m in loaded} - {None}),
-            "latency": _rows(frames["federation_latency"], "from_node,to_node")},
+            "latency": _rows(frames["federation_latency"], "from_node,to_node"),
+        },
         "tasks": _tasks(frames["task_latency"]),
         "incidents": _incidents(frames["incidents"]),
-        "checks": {"exactly_once_violations": frames["exactly_once_violations"].count(),
-                   "unaccounted": frames["unaccounted"].count(),
-                   "federation_unmatched": frames["federation_unmatched"].count()},
+        "checks": {
+            "exactly_once_violations": frames["exactly_once_violations"].count(),
+            "unaccounted": frames["unaccounted"].count(),
+            "federation_unmatched": frames["federation_unmatched"].count(),
+        },
     }
 
 
 def _attempts(df: DataFrame) -> dict[str, Any]:
     """Ack-tracked deliveries by attempts, in all and per channel (docs/EXPORT.md)."""
     rows = _rows(df, "store_id,channel")
-    keys = ("deliveries", "attempts", "retried", "acked", "acked_attempts", "acked_after_retry",
-            "dead", "dead_after_retry", "earlier_read", "leases_expired")
+    keys = (
+        "deliveries",
+        "attempts",
+        "retried",
+        "acked",
+        "acked_attempts",
+        "acked_after_retry",
+        "dead",
+        "dead_after_retry",
+        "earlier_read",
+        "leases_expired",
+    )
     total = {k: sum(r[k] or 0 for r in rows) for k in keys}
-    return {**total, "max_attempts": max((r["max_attempts"] or 0 for r in rows), default=0),
-            "attempts_per_delivery": (total["attempts"] / total["deliveries"]
-                                      if total["deliveries"] else None),
-            "attempts_per_acked": (total["acked_attempts"] / total["acked"]
-                                   if total["acked"] else None),
-            "channels": rows}
+    return {
+        **total,
+        "max_attempts": max((r["max_attempts"] or 0 for r in rows), default=0),
+        "attempts_per_delivery": (
+            total["attempts"] / total["deliveries"] if total["deliveries"] else None
+        ),
+        "attempts_per_acked": (
+            total["acked_attempts"] / total["acked"] if total["acked"] else None
+        ),
+        "channels": rows,
+    }
 
 
 def _receipts(df: DataFrame) -> dict[str, Any]:
@@ -105,13 +156,17 @@ def _receipts(df: DataFrame) -> dict[str, Any]:
     agents: dict[str, dict[str, Any]] = {}
     for r in _rows(df, "agent,status,store_id"):
         by_status[r["status"]] = by_status.get(r["status"], 0) + r["runs"]
-        a = agents.setdefault(r["agent"], {"agent": r["agent"], "runs": 0, "by_status": {},
-                                           "retried_runs": 0})
+        a = agents.setdefault(
+            r["agent"], {"agent": r["agent"], "runs": 0, "by_status": {}, "retried_runs": 0}
+        )
         a["runs"] += r["runs"]
         a["retried_runs"] += r["retried_runs"]
         a["by_status"][r["status"]] = a["by_status"].get(r["status"], 0) + r["runs"]
-    return {"runs": sum(by_status.values()), "by_status": by_status,
-            "agents": list(agents.values())}
+    return {
+        "runs": sum(by_status.values()),
+        "by_status": by_status,
+        "agents": list(agents.values()),
+    }
 
 
 def _tasks(df: DataFrame) -> dict[str, Any]:
@@ -127,9 +182,13 @@ def _incidents(df: DataFrame) -> dict[str, Any]:
     by_class: dict[str, int] = {}
     for r in rows:
         by_class[r["failure_class"]] = by_class.get(r["failure_class"], 0) + r["incidents"]
-    return {"incidents": sum(by_class.values()), "open": sum(r["open"] for r in rows),
-            "resolved": sum(r["resolved"] for r in rows), "by_class": by_class,
-            "by_capability": rows}
+    return {
+        "incidents": sum(by_class.values()),
+        "open": sum(r["open"] for r in rows),
+        "resolved": sum(r["resolved"] for r in rows),
+        "by_class": by_class,
+        "by_capability": rows,
+    }
 
 
 def require_clean(result: AuditResult) -> None:
@@ -138,6 +197,10 @@ def require_clean(result: AuditResult) -> None:
     if failed:
         from acomm_cli.errors import InvalidState
 
-        raise InvalidState("audit checks failed: " + ", ".join(f"{k}={v}" for k, v in
-                                                                failed.items())
-                           + f" (rows in {result.summary['out']})", field="audit", **failed)
+        raise InvalidState(
+            "audit checks failed: "
+            + ", ".join(f"{k}={v}" for k, v in failed.items())
+            + f" (rows in {result.summary['out']})",
+            field="audit",
+            **failed,
+        )

@@ -83,9 +83,15 @@ class ExportResult:
 def _schemas() -> dict[str, pa.Schema]:
     import pyarrow as pa
 
-    types = {"int64": pa.int64(), "int32": pa.int32(), "int8": pa.int8(), "string": pa.string(),
-             "bool": pa.bool_(), "float64": pa.float64(),
-             "timestamp": pa.timestamp("ms", tz="UTC")}
+    types = {
+        "int64": pa.int64(),
+        "int32": pa.int32(),
+        "int8": pa.int8(),
+        "string": pa.string(),
+        "bool": pa.bool_(),
+        "float64": pa.float64(),
+        "timestamp": pa.timestamp("ms", tz="UTC"),
+    }
     return {d.name: pa.schema([(n, types[t]) for n, t in d.columns]) for d in DATASET_TABLE}
 
 
@@ -142,8 +148,9 @@ class _Output:
         else:
             p = Path(out).expanduser().resolve()
             if p.exists() and not p.is_dir():
-                raise ValidationFailed(f"out: {p} exists and is not a directory", field="out",
-                                       value=str(p))
+                raise ValidationFailed(
+                    f"out: {p} exists and is not a directory", field="out", value=str(p)
+                )
             self.target = str(p)
             self.fs, self.root = fs.LocalFileSystem(), str(p)
         self.fs.create_dir(self.root, recursive=True)
@@ -161,8 +168,11 @@ class _Output:
             try:
                 return json.loads(fh.read().decode("utf-8"))
             except ValueError as exc:
-                raise InvalidState(f"{self.target}/{MANIFEST} is not valid JSON ({exc}); "
-                                   "export to a new directory", field="out") from None
+                raise InvalidState(
+                    f"{self.target}/{MANIFEST} is not valid JSON ({exc}); "
+                    "export to a new directory",
+                    field="out",
+                ) from None
 
     def put(self, rel: str, data: bytes | pa.Buffer) -> tuple[int, str]:
         """Write bytes (or a pyarrow Buffer) to `rel`; returns (size, sha256)."""
@@ -189,7 +199,7 @@ class _Output:
             sel = fs.FileSelector(self.path(dataset), recursive=True, allow_not_found=True)
             for info in self.fs.get_file_info(sel):
                 if info.type == fs.FileType.File and info.base_name.startswith("part-"):
-                    found.append(info.path[len(self.root) + 1:])
+                    found.append(info.path[len(self.root) + 1 :])
         return found
 
 
@@ -216,8 +226,10 @@ def _jsonl(table: pa.Table) -> bytes:
             col = pc.strftime(col, format="%Y-%m-%dT%H:%M:%SZ")
         cols.append(col)
     plain = pa.table(cols, names=table.column_names)
-    return "".join(json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n"
-                   for row in plain.to_pylist()).encode("utf-8")
+    return "".join(
+        json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n"
+        for row in plain.to_pylist()
+    ).encode("utf-8")
 
 
 # ---------------------------------------------------------------- id ranges
@@ -271,17 +283,27 @@ def _chunks(ranges: list[tuple[int, int]], size: int) -> Iterator[tuple[int, int
 # ---------------------------------------------------------------- export
 
 
-def export(conn: sqlite3.Connection, out: str, now: int, *, since: int | None = None,
-           until: int | None = None, incremental: bool = False, fmt: str = "parquet",
-           progress: Callable[[int], Progress] | None = None, chunk: int = CHUNK,
-           batch: int = BATCH) -> ExportResult:
+def export(
+    conn: sqlite3.Connection,
+    out: str,
+    now: int,
+    *,
+    since: int | None = None,
+    until: int | None = None,
+    incremental: bool = False,
+    fmt: str = "parquet",
+    progress: Callable[[int], Progress] | None = None,
+    chunk: int = CHUNK,
+    batch: int = BATCH,
+) -> ExportResult:
     """Export messages created in [since, until) (all by default) not yet in `out`.
 
     `progress`, if given, is called once with the number of message ids to go and returns the
     callback that is then told of each chunk done."""
     if fmt not in FORMATS:
-        raise ValidationFailed(f"format: {fmt!r} is not one of {', '.join(FORMATS)}",
-                               field="format", value=fmt)
+        raise ValidationFailed(
+            f"format: {fmt!r} is not one of {', '.join(FORMATS)}", field="format", value=fmt
+        )
     if since is not None and until is not None and since >= until:
         raise ValidationFailed("since: --since must be earlier than --until", field="since")
     dest = _Output(out)
@@ -294,11 +316,16 @@ def export(conn: sqlite3.Connection, out: str, now: int, *, since: int | None = 
             raise InvalidState(
                 f"{dest.target} holds an export of store {old.get('store', {}).get('store_id')}"
                 f", not of this store ({store_id}); export each store to its own directory",
-                field="out", value=dest.target)
+                field="out",
+                value=dest.target,
+            )
         if old.get("format") != fmt:
-            raise InvalidState(f"{dest.target} holds a {old.get('format')} export; export "
-                               f"--format {fmt} to another directory", field="format",
-                               value=fmt)
+            raise InvalidState(
+                f"{dest.target} holds a {old.get('format')} export; export "
+                f"--format {fmt} to another directory",
+                field="format",
+                value=fmt,
+            )
     listed = {f["path"] for f in old["files"]} if old else set()
     for stray in dest.data_files():  # left behind by an export that did not finish
         if stray not in listed:
@@ -311,15 +338,20 @@ def export(conn: sqlite3.Connection, out: str, now: int, *, since: int | None = 
     if incremental:
         floor = sql.watermark(conn, dest.target)
         if floor is not None and old is None:
-            notes.append(f"{dest.target} has no {MANIFEST}: exporting from the first message "
-                         f"again (the store's watermark was message {floor})")
+            notes.append(
+                f"{dest.target} has no {MANIFEST}: exporting from the first message "
+                f"again (the store's watermark was message {floor})"
+            )
             floor = None
     schemas = _schemas()
     written: list[dict[str, Any]] = []
     rows = dict.fromkeys(DATASETS, 0)
     with snapshot(conn):  # one consistent view of every dataset
-        bounds = sql.id_bounds(conn, since, until) if since is not None or until is not None \
+        bounds = (
+            sql.id_bounds(conn, since, until)
+            if since is not None or until is not None
             else sql.id_bounds_all(conn)
+        )
         todo: list[tuple[int, int]] = []
         if bounds is not None:
             lo, hi = bounds
@@ -340,8 +372,7 @@ def export(conn: sqlite3.Connection, out: str, now: int, *, since: int | None = 
                 while batch_rows := cur.fetchmany(batch):
                     table = _table(dataset, batch_rows, schemas[dataset], now)
                     for day, part in _by_day(table, "created_at"):
-                        rel = (f"{dataset}/date={day}/part-{lo:012d}-{hi:012d}-{n:04d}."
-                               f"{fmt}")
+                        rel = f"{dataset}/date={day}/part-{lo:012d}-{hi:012d}-{n:04d}.{fmt}"
                         written.append(_file(dest, rel, dataset, part, fmt, (lo, hi), now))
                     rows[dataset] += table.num_rows
                     n += 1
@@ -349,28 +380,50 @@ def export(conn: sqlite3.Connection, out: str, now: int, *, since: int | None = 
                 in_flight.append([lo, hi])
             if tick:
                 tick(hi - lo + 1)
-        whole = {name: _table(name, sql.snapshot_rows(conn, name), schemas[name], now)
-                 for name in SNAPSHOTS}
+        whole = {
+            name: _table(name, sql.snapshot_rows(conn, name), schemas[name], now)
+            for name in SNAPSHOTS
+        }
     snapshot_files = []  # every snapshot dataset's files (channels, incidents)
     for name, table in whole.items():
-        snapshot_files += [_file(dest, f"{name}/date={day}/part-{name}.{fmt}", name, part, fmt,
-                                None, now) for day, part in _by_day(table, "created_at")]
+        snapshot_files += [
+            _file(dest, f"{name}/date={day}/part-{name}.{fmt}", name, part, fmt, None, now)
+            for day, part in _by_day(table, "created_at")
+        ]
         rows[name] = table.num_rows
     new_paths = {f["path"] for f in written + snapshot_files}
     old_files = old["files"] if old else []
     redone = set(refresh)
     # the snapshots and the refreshed ranges replace what was there before; the old
     # files go only once the new manifest no longer lists them
-    replaced = [f for f in old_files if f["dataset"] in SNAPSHOTS
-                or (f.get("id_range") and tuple(f["id_range"]) in redone)]
+    replaced = [
+        f
+        for f in old_files
+        if f["dataset"] in SNAPSHOTS or (f.get("id_range") and tuple(f["id_range"]) in redone)
+    ]
     kept = [f for f in old_files if f not in replaced]
     done = [[lo, hi] for lo, hi in work]
-    manifest = _manifest(old, dest, conn, store_id, schema_version, fmt, now,
-                         kept + written + snapshot_files, covered + done, in_flight,
-                         {"at": iso(now), "incremental": incremental, "since": iso(since),
-                          "until": iso(until),
-                          "id_range": [todo[0][0], todo[-1][1]] if todo else None,
-                          "refreshed": [list(r) for r in refresh], "rows": rows})
+    manifest = _manifest(
+        old,
+        dest,
+        conn,
+        store_id,
+        schema_version,
+        fmt,
+        now,
+        kept + written + snapshot_files,
+        covered + done,
+        in_flight,
+        {
+            "at": iso(now),
+            "incremental": incremental,
+            "since": iso(since),
+            "until": iso(until),
+            "id_range": [todo[0][0], todo[-1][1]] if todo else None,
+            "refreshed": [list(r) for r in refresh],
+            "rows": rows,
+        },
+    )
     dest.put(MANIFEST, (json.dumps(manifest, indent=2) + "\n").encode("utf-8"))
     for f in replaced:
         if f["path"] not in new_paths:
@@ -378,24 +431,54 @@ def export(conn: sqlite3.Connection, out: str, now: int, *, since: int | None = 
     if work:
         with write(conn):
             sql.set_watermark(conn, dest.target, work[-1][1], now)
-    return ExportResult(out=dest.target, format=fmt, incremental=incremental, datasets=rows,
-                        id_range=(todo[0][0], todo[-1][1]) if todo else None,
-                        files=written + snapshot_files, manifest=manifest, notes=notes,
-                        refreshed=list(refresh))
+    return ExportResult(
+        out=dest.target,
+        format=fmt,
+        incremental=incremental,
+        datasets=rows,
+        id_range=(todo[0][0], todo[-1][1]) if todo else None,
+        files=written + snapshot_files,
+        manifest=manifest,
+        notes=notes,
+        refreshed=list(refresh),
+    )
 
 
-def _file(dest: _Output, rel: str, dataset: str, table: pa.Table, fmt: str,
-          id_range: tuple[int, int] | None, now: int) -> dict[str, Any]:
+def _file(
+    dest: _Output,
+    rel: str,
+    dataset: str,
+    table: pa.Table,
+    fmt: str,
+    id_range: tuple[int, int] | None,
+    now: int,
+) -> dict[str, Any]:
     size, digest = dest.put(rel, _encode(table, fmt))
-    return {"path": rel, "dataset": dataset, "rows": table.num_rows, "bytes": size,
-            "sha256": digest, "id_range": list(id_range) if id_range else None,
-            "exported_at": iso(now), "dataset_version": DATASET_VERSION}
+    return {
+        "path": rel,
+        "dataset": dataset,
+        "rows": table.num_rows,
+        "bytes": size,
+        "sha256": digest,
+        "id_range": list(id_range) if id_range else None,
+        "exported_at": iso(now),
+        "dataset_version": DATASET_VERSION,
+    }
 
 
-def _manifest(old: dict[str, Any] | None, dest: _Output, conn: sqlite3.Connection,
-              store_id: str | None, schema_version: int, fmt: str, now: int,
-              files: list[dict[str, Any]], ranges: list[list[int]],
-              unsettled: list[list[int]], run: dict[str, Any]) -> dict[str, Any]:
+def _manifest(
+    old: dict[str, Any] | None,
+    dest: _Output,
+    conn: sqlite3.Connection,
+    store_id: str | None,
+    schema_version: int,
+    fmt: str,
+    now: int,
+    files: list[dict[str, Any]],
+    ranges: list[list[int]],
+    unsettled: list[list[int]],
+    run: dict[str, Any],
+) -> dict[str, Any]:
     from acomm_cli.store import federation as fed
     from acomm_cli.store.maintenance import db_path
 
@@ -413,13 +496,17 @@ def _manifest(old: dict[str, Any] | None, dest: _Output, conn: sqlite3.Connectio
         "created_at": old["created_at"] if old else iso(now),
         "exported_at": iso(now),
         "exported_at_ms": now,
-        "store": {"path": db_path(conn), "store_id": store_id,
-                  "schema_version": schema_version, "node_id": fed.node_id(conn)},
+        "store": {
+            "path": db_path(conn),
+            "store_id": store_id,
+            "schema_version": schema_version,
+            "node_id": fed.node_id(conn),
+        },
         "out": dest.target,
         "format": fmt,
         "partitioning": "hive, date=YYYY-MM-DD: the UTC day the message (for tasks and "
-                        "their history, the task; for channels and incidents, the channel "
-                        "or the incident) was created",
+        "their history, the task; for channels and incidents, the channel "
+        "or the incident) was created",
         "timestamps": "timestamp[ms, UTC]" if fmt == "parquet" else "ISO 8601 strings, UTC",
         "datasets": list(DATASETS),
         "rows": totals,
@@ -446,8 +533,11 @@ def read_manifest(path: str) -> tuple[str, dict[str, Any]]:
         filesystem = fs.LocalFileSystem()
     where = f"{root}/{MANIFEST}"
     if filesystem.get_file_info(where).type != fs.FileType.File:
-        raise NotFound(f"{base} is not an acomm export (no {MANIFEST}); make one with "
-                       "`acomm export`", field="export", value=base)
+        raise NotFound(
+            f"{base} is not an acomm export (no {MANIFEST}); make one with `acomm export`",
+            field="export",
+            value=base,
+        )
     with filesystem.open_input_stream(where) as fh:
         return base, parse_manifest(base, fh.read())
 
@@ -458,10 +548,14 @@ def parse_manifest(base: str, data: bytes | str) -> dict[str, Any]:
     try:
         doc = json.loads(data)
     except ValueError as exc:
-        raise InvalidState(f"{base}/{MANIFEST} is not valid JSON ({exc})",
-                           field="export", value=base) from None
+        raise InvalidState(
+            f"{base}/{MANIFEST} is not valid JSON ({exc})", field="export", value=base
+        ) from None
     if not isinstance(doc, dict) or doc.get("manifest_version") != MANIFEST_VERSION:
         got = doc.get("manifest_version") if isinstance(doc, dict) else None
-        raise InvalidState(f"{base}/{MANIFEST} has manifest version {got!r}; this acomm reads "
-                           f"{MANIFEST_VERSION}", field="export", value=base)
+        raise InvalidState(
+            f"{base}/{MANIFEST} has manifest version {got!r}; this acomm reads {MANIFEST_VERSION}",
+            field="export",
+            value=base,
+        )
     return dict(doc)

@@ -17,9 +17,13 @@ def require(command: str) -> None:
     alone takes about a second to import."""
     missing = [name for name in NEEDS[command] if not _installed(name)]
     if missing:
-        raise MissingExtra(f"{command}: needs {' and '.join(missing)}, which the `{EXTRA}` "
-                           f"extra installs: {INSTALL}", extra=EXTRA, install=INSTALL,
-                           missing=missing)
+        raise MissingExtra(
+            f"{command}: needs {' and '.join(missing)}, which the `{EXTRA}` "
+            f"extra installs: {INSTALL}",
+            extra=EXTRA,
+            install=INSTALL,
+            missing=missing,
+        )
 
 
 def _installed(name: str) -> bool:

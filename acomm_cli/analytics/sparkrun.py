@@ -50,9 +50,11 @@ def java_version() -> tuple[str, int]:
     no Java 17 or newer ($JAVA_HOME/bin/java first, then PATH, as Spark itself looks)."""
     home = os.environ.get("JAVA_HOME")
     java = str(Path(home) / "bin" / "java") if home else shutil.which("java")
-    need = (f"`acomm audit` runs Apache Spark, which needs Java {JAVA_MIN} or newer; "
-            "install a JDK (e.g. `apt-get install openjdk-17-jre-headless`) and put `java` on "
-            "PATH or set JAVA_HOME")
+    need = (
+        f"`acomm audit` runs Apache Spark, which needs Java {JAVA_MIN} or newer; "
+        "install a JDK (e.g. `apt-get install openjdk-17-jre-headless`) and put `java` on "
+        "PATH or set JAVA_HOME"
+    )
     if not java or not os.access(java, os.X_OK):
         raise SparkUnavailable(f"no Java found: {need}", field="java")
     try:
@@ -73,7 +75,7 @@ def standalone_hosts(master: str) -> list[tuple[str, int]]:
     if not master.startswith("spark://"):
         return []
     hosts = []
-    for part in master[len("spark://"):].split(","):
+    for part in master[len("spark://") :].split(","):
         host, _, port = part.strip().rstrip("/").rpartition(":")
         if host and port.isdigit():
             hosts.append((host.strip("[]"), int(port)))
@@ -92,8 +94,12 @@ def probe_master(master: str, timeout: float = MASTER_PROBE_S) -> None:
         except OSError as exc:
             errors.append(f"{host}:{port}: {exc.strerror or exc}")
     if hosts:
-        raise SparkUnavailable(f"the Spark master {master} does not answer ({'; '.join(errors)})"
-                               "; start it, or check --master", field="master", value=master)
+        raise SparkUnavailable(
+            f"the Spark master {master} does not answer ({'; '.join(errors)})"
+            "; start it, or check --master",
+            field="master",
+            value=master,
+        )
 
 
 def java_reason(exc: BaseException) -> str:
@@ -112,8 +118,9 @@ def log_reason(log: Path) -> str | None:
         lines = log.read_text(errors="replace").splitlines()
     except OSError:
         return None
-    errors = [m.group(1).strip() for line in lines
-              if (m := re.match(r"^\S+ \S+ ERROR \S+: (.+)$", line))]
+    errors = [
+        m.group(1).strip() for line in lines if (m := re.match(r"^\S+ \S+ ERROR \S+: (.+)$", line))
+    ]
     for message in errors:
         if "Reason: " in message:
             return message.split("Reason: ", 1)[1]
@@ -123,8 +130,9 @@ def log_reason(log: Path) -> str | None:
     return errors[0] if errors else None
 
 
-def start_spark(master: str, conf: dict[str, str] | None = None, *,
-                executor_wait: float = EXECUTOR_WAIT_S) -> SparkSession:
+def start_spark(
+    master: str, conf: dict[str, str] | None = None, *, executor_wait: float = EXECUTOR_WAIT_S
+) -> SparkSession:
     """A SparkSession with the UI and console progress off, log level ERROR, and every line
     the JVM prints on its own (start-up notices, warnings) sent to a log file instead of the
     user's terminal; on a cluster, once an executor has registered (within `executor_wait`
@@ -143,15 +151,19 @@ def start_spark(master: str, conf: dict[str, str] | None = None, *,
     conf = dict(conf or {})
     from pyspark.sql import SparkSession
 
-    builder = (SparkSession.builder.master(master).appName("acomm-audit")
-               .config("spark.ui.enabled", "false")
-               .config("spark.ui.showConsoleProgress", "false")
-               .config("spark.sql.session.timeZone", "UTC")
-               .config("spark.sql.adaptive.enabled", "true")
-               .config("spark.sql.adaptive.coalescePartitions.enabled", "true")
-               .config("spark.driver.extraJavaOptions",
-                       f"-Dlog4j2.configurationFile=file:{props} -Dlog4j.configuration="
-                       f"file:{props}"))
+    builder = (
+        SparkSession.builder.master(master)
+        .appName("acomm-audit")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.adaptive.enabled", "true")
+        .config("spark.sql.adaptive.coalescePartitions.enabled", "true")
+        .config(
+            "spark.driver.extraJavaOptions",
+            f"-Dlog4j2.configurationFile=file:{props} -Dlog4j.configuration=file:{props}",
+        )
+    )
     for key, value in conf.items():
         builder = builder.config(key, value)
     # The JVM inherits file descriptor 2 when it starts: point it at the log file for that
@@ -164,8 +176,12 @@ def start_spark(master: str, conf: dict[str, str] | None = None, *,
         spark = builder.getOrCreate()
     except Exception as exc:
         reason = log_reason(log) or java_reason(exc)
-        raise SparkUnavailable(f"Spark did not start on {master}: {reason[:500]} (its log is "
-                               f"{log})", field="master", value=master, log=str(log)) from None
+        raise SparkUnavailable(
+            f"Spark did not start on {master}: {reason[:500]} (its log is {log})",
+            field="master",
+            value=master,
+            log=str(log),
+        ) from None
     finally:
         os.dup2(saved, 2)
         os.close(saved)
@@ -218,8 +234,12 @@ def wait_for_executors(spark: SparkSession, master: str, wait_s: float, log: Pat
                 + (f"; Spark says: {reason}" if reason else "")
                 + ". Lower --conf spark.executor.memory or spark.executor.cores, give the "
                 "workers more, or wait longer (--executor-wait)",
-                field="executor_wait", value=wait_s, asked=asked["conf"],
-                offered=offered["workers"], log=str(log))
+                field="executor_wait",
+                value=wait_s,
+                asked=asked["conf"],
+                offered=offered["workers"],
+                log=str(log),
+            )
         time.sleep(0.25)
 
 
@@ -228,12 +248,23 @@ def _asked(spark: SparkSession) -> dict[str, Any]:
     memory = get("spark.executor.memory", "1g")
     cores = get("spark.executor.cores", None)
     cores_max = get("spark.cores.max", None)
-    text = (f"executors of {memory} memory (spark.executor.memory) and "
-            + (f"{cores} cores each (spark.executor.cores)" if cores
-               else "all of a worker's free cores (spark.executor.cores unset)")
-            + (f", at most {cores_max} cores in all (spark.cores.max)" if cores_max else ""))
-    return {"text": text, "conf": {"spark.executor.memory": memory,
-                                   "spark.executor.cores": cores, "spark.cores.max": cores_max}}
+    text = (
+        f"executors of {memory} memory (spark.executor.memory) and "
+        + (
+            f"{cores} cores each (spark.executor.cores)"
+            if cores
+            else "all of a worker's free cores (spark.executor.cores unset)"
+        )
+        + (f", at most {cores_max} cores in all (spark.cores.max)" if cores_max else "")
+    )
+    return {
+        "text": text,
+        "conf": {
+            "spark.executor.memory": memory,
+            "spark.executor.cores": cores,
+            "spark.cores.max": cores_max,
+        },
+    }
 
 
 def master_ui(master: str) -> str | None:
@@ -250,22 +281,36 @@ def _offered(master: str) -> dict[str, Any]:
     """What the alive workers offer, from the master's JSON status (when it can be read)."""
     ui = master_ui(master)
     if ui is None:
-        return {"text": "what the cluster offers is unknown (not a spark:// master)",
-                "workers": None}
+        return {
+            "text": "what the cluster offers is unknown (not a spark:// master)",
+            "workers": None,
+        }
     try:
         with urllib.request.urlopen(f"{ui}/json", timeout=5) as r:
             doc = json.loads(r.read().decode("utf-8"))
     except (OSError, ValueError, http.client.HTTPException) as exc:
         # ValueError: not JSON (a UI still attaching its pages answers /json with HTML)
-        return {"text": f"what the workers offer is unknown ({ui}/json: {exc}; set "
-                        "SPARK_MASTER_WEBUI_PORT if the master's UI is not on 8080)",
-                "workers": None}
-    workers = [{"id": w.get("id"), "cores": w.get("cores"), "cores_free": w.get("coresfree"),
-                "memory_mb": w.get("memory"), "memory_free_mb": w.get("memoryfree")}
-               for w in doc.get("workers", []) if w.get("state") == "ALIVE"]
+        return {
+            "text": f"what the workers offer is unknown ({ui}/json: {exc}; set "
+            "SPARK_MASTER_WEBUI_PORT if the master's UI is not on 8080)",
+            "workers": None,
+        }
+    workers = [
+        {
+            "id": w.get("id"),
+            "cores": w.get("cores"),
+            "cores_free": w.get("coresfree"),
+            "memory_mb": w.get("memory"),
+            "memory_free_mb": w.get("memoryfree"),
+        }
+        for w in doc.get("workers", [])
+        if w.get("state") == "ALIVE"
+    ]
     if not workers:
         return {"text": "the master has no alive worker", "workers": []}
     text = "the alive workers offer " + "; ".join(
         f"{w['id']}: {w['cores_free']} of {w['cores']} cores free, {w['memory_free_mb']} MB of "
-        f"{w['memory_mb']} MB memory free" for w in workers)
+        f"{w['memory_mb']} MB memory free"
+        for w in workers
+    )
     return {"text": text, "workers": workers}

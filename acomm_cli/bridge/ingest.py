@@ -50,14 +50,20 @@ def ingest(conn: sqlite3.Connection, cfg: BridgeConfig, now: int, result: SyncRe
             continue
         try:
             model.agent_id(agent_dir.name)
-            files = sorted((e for e in os.scandir(agent_dir.path)
-                            if e.name.endswith(".json") and not e.name.startswith(".")),
-                           key=lambda e: e.name)
+            files = sorted(
+                (
+                    e
+                    for e in os.scandir(agent_dir.path)
+                    if e.name.endswith(".json") and not e.name.startswith(".")
+                ),
+                key=lambda e: e.name,
+            )
         except (OSError, ValidationFailed):
             continue
         for entry in files:
-            if _ingest_file(conn, agent_dir.name, Path(entry.path), now, result,
-                            cfg.default_channel):
+            if _ingest_file(
+                conn, agent_dir.name, Path(entry.path), now, result, cfg.default_channel
+            ):
                 done.append(entry.path)
     if done:  # deleted: their rows can go (kept until now, a crash re-deletes, never re-sends)
         with write(conn):
@@ -65,8 +71,14 @@ def ingest(conn: sqlite3.Connection, cfg: BridgeConfig, now: int, result: SyncRe
             q.forget_bad(conn, [p for p in done if p in known_bad])
 
 
-def _ingest_file(conn: sqlite3.Connection, agent: str, path: Path, now: int,
-                 result: SyncResult, default_channel: str | None) -> bool:
+def _ingest_file(
+    conn: sqlite3.Connection,
+    agent: str,
+    path: Path,
+    now: int,
+    result: SyncResult,
+    default_channel: str | None,
+) -> bool:
     """One response file; True once it is deleted because its message is committed."""
     try:
         st = os.lstat(path)
@@ -103,7 +115,8 @@ def _ingest_file(conn: sqlite3.Connection, agent: str, path: Path, now: int,
         return False
     except (CommError, OSError) as exc:
         reason = "retried by every sync: " + (
-            exc.message if isinstance(exc, CommError) else f"{type(exc).__name__}: {exc}")
+            exc.message if isinstance(exc, CommError) else f"{type(exc).__name__}: {exc}"
+        )
         fresh = bad is None or not bad[2] or bad[:2] != key
         if fresh or (bad is not None and bad[3] != reason):  # keep the latest reason
             with write(conn):
@@ -115,8 +128,14 @@ def _ingest_file(conn: sqlite3.Connection, agent: str, path: Path, now: int,
     return _delete(conn, path, st, mid, False, result)
 
 
-def _delete(conn: sqlite3.Connection, path: Path, st: os.stat_result, mid: int | None,
-            reported: bool, result: SyncResult) -> bool:
+def _delete(
+    conn: sqlite3.Connection,
+    path: Path,
+    st: os.stat_result,
+    mid: int | None,
+    reported: bool,
+    result: SyncResult,
+) -> bool:
     """Delete a file whose message is committed. A file replaced meanwhile (another inode,
     size or time) is not ours to delete: the next sync takes it as a new one. A failed
     deletion is recorded, reported once, and retried by every sync; the file is never sent
@@ -124,7 +143,10 @@ def _delete(conn: sqlite3.Connection, path: Path, st: os.stat_result, mid: int |
     try:
         now_st = os.lstat(path)
         if (now_st.st_ino, now_st.st_mtime_ns, now_st.st_size) != (
-                st.st_ino, st.st_mtime_ns, st.st_size):
+            st.st_ino,
+            st.st_mtime_ns,
+            st.st_size,
+        ):
             return False
         os.unlink(path)
     except FileNotFoundError:
@@ -132,11 +154,12 @@ def _delete(conn: sqlite3.Connection, path: Path, st: os.stat_result, mid: int |
     except OSError as exc:
         if not reported:
             made = f"message {mid}" if mid is not None else "no new message"
-            reason = (f"ingested ({made}) but not deleted, retried by every sync: "
-                      f"{type(exc).__name__}: {exc}")
+            reason = (
+                f"ingested ({made}) but not deleted, retried by every sync: "
+                f"{type(exc).__name__}: {exc}"
+            )
             with write(conn):
                 q.ingested_not_deleted(conn, str(path), reason)
             result.undeleted_files.append((str(path), reason))
         return False
     return True
-

@@ -33,22 +33,37 @@ def inbox_doc(row: tuple[Any, ...]) -> dict[str, Any]:
     topic, correlation_id and priority."""
     mid, recipient, channel, sender, mtype, content, topic, prio, corr, meta, created = row[:11]
     return {
-        "type": "message", "from": sender, "content": content, "message_type": mtype,
-        "metadata": json.loads(meta) if meta else {}, "id": mid, "session_id": recipient,
-        "timestamp": iso(created), "channel": channel, "topic": topic,
-        "correlation_id": corr, "priority": model.Priority(prio).name.lower(),
+        "type": "message",
+        "from": sender,
+        "content": content,
+        "message_type": mtype,
+        "metadata": json.loads(meta) if meta else {},
+        "id": mid,
+        "session_id": recipient,
+        "timestamp": iso(created),
+        "channel": channel,
+        "topic": topic,
+        "correlation_id": corr,
+        "priority": model.Priority(prio).name.lower(),
     }
 
 
-def _failure(prev_attempts: int | None, exc: BaseException, now: int,
-             state: str = "failed", doing: str = "") -> tuple[Any, ...]:
+def _failure(
+    prev_attempts: int | None, exc: BaseException, now: int, state: str = "failed", doing: str = ""
+) -> tuple[Any, ...]:
     attempts = (prev_attempts or 0) + 1
     delay = min(RETRY_MAX_MS, 1000 * 2 ** min(attempts - 1, 16))
     return (state, attempts, f"{doing}{type(exc).__name__}: {exc}"[:500], now + delay)
 
 
-def _to_write(conn: sqlite3.Connection, kind: str, now: int, team_only: bool,
-              after: int | None, queued: list[tuple[int, str]]) -> list[tuple[Any, ...]]:
+def _to_write(
+    conn: sqlite3.Connection,
+    kind: str,
+    now: int,
+    team_only: bool,
+    after: int | None,
+    queued: list[tuple[int, str]],
+) -> list[tuple[Any, ...]]:
     """Full (`after` None): every unread delivery lacking a mirror. Otherwise those of the
     messages above the watermark plus those the trigger queued as made unread."""
     if after is None:
@@ -56,14 +71,18 @@ def _to_write(conn: sqlite3.Connection, kind: str, now: int, team_only: bool,
     rows = q.to_write(conn, kind, now, team_only=team_only, min_message_id=after)
     if queued:
         seen = {(r[0], r[1]) for r in rows}
-        rows += [r for r in q.to_write(conn, kind, now, team_only=team_only, made_unread=True)
-                 if (r[0], r[1]) not in seen]
+        rows += [
+            r
+            for r in q.to_write(conn, kind, now, team_only=team_only, made_unread=True)
+            if (r[0], r[1]) not in seen
+        ]
         rows.sort(key=lambda r: (r[0], r[1]))
     return rows
 
 
-def mirror(conn: sqlite3.Connection, cfg: BridgeConfig, now: int, result: SyncResult,
-            after: int | None) -> None:
+def mirror(
+    conn: sqlite3.Connection, cfg: BridgeConfig, now: int, result: SyncResult, after: int | None
+) -> None:
     # Taken before the queries: only rows seen here are drained, so a delivery another
     # process queues meanwhile stays queued for its own after-write sync.
     queued = q.made_unread(conn)
@@ -74,8 +93,9 @@ def mirror(conn: sqlite3.Connection, cfg: BridgeConfig, now: int, result: SyncRe
             try:
                 model.agent_id(recipient)
                 d = under(cfg.inbox_dir, [recipient], create=True)
-                write_atomic(d, f"{mid}.json",
-                              json.dumps(inbox_doc(row), ensure_ascii=False).encode())
+                write_atomic(
+                    d, f"{mid}.json", json.dumps(inbox_doc(row), ensure_ascii=False).encode()
+                )
             except (OSError, UnsafePath, ValidationFailed) as exc:
                 records.append((mid, recipient, INBOX, *_failure(row[13], exc, now), now))
                 result.failed += 1
@@ -88,11 +108,15 @@ def mirror(conn: sqlite3.Connection, cfg: BridgeConfig, now: int, result: SyncRe
             by_file.setdefault(row[1], []).append(row)
         for recipient, rows in by_file.items():
             try:
-                teams.update(cfg.teams_dir, recipient, now, cfg.read_ttl_ms,
-                             add=[teams.team_entry(r) for r in rows])
+                teams.update(
+                    cfg.teams_dir,
+                    recipient,
+                    now,
+                    cfg.read_ttl_ms,
+                    add=[teams.team_entry(r) for r in rows],
+                )
             except (OSError, UnsafePath, ValidationFailed, ValueError) as exc:
-                records += [(r[0], recipient, TEAM, *_failure(r[13], exc, now), now)
-                            for r in rows]
+                records += [(r[0], recipient, TEAM, *_failure(r[13], exc, now), now) for r in rows]
                 result.failed += len(rows)
             else:
                 records += [(r[0], recipient, TEAM, "written", 0, None, None, now) for r in rows]
@@ -104,8 +128,9 @@ def mirror(conn: sqlite3.Connection, cfg: BridgeConfig, now: int, result: SyncRe
             q.drain_unread(conn, queued)
 
 
-def remove(conn: sqlite3.Connection, cfg: BridgeConfig, now: int, result: SyncResult,
-            full: bool) -> None:
+def remove(
+    conn: sqlite3.Connection, cfg: BridgeConfig, now: int, result: SyncResult, full: bool
+) -> None:
     """Mirrors of deliveries no longer unread: the inbox file goes, the team entry is set
     read, and the mirror's row is forgotten (a redelivery writes it again). A removal that
     fails keeps its row `stale`, with the error, and is retried after a back-off."""
@@ -119,8 +144,7 @@ def remove(conn: sqlite3.Connection, cfg: BridgeConfig, now: int, result: SyncRe
     for mid, recipient, kind, state, attempts in rows:
         if state == "failed":
             dropped.append((mid, recipient, kind))  # never written: nothing to take away
-        elif (kind == INBOX and cfg.inbox_dir is None) or (
-                kind == TEAM and cfg.teams_dir is None):
+        elif (kind == INBOX and cfg.inbox_dir is None) or (kind == TEAM and cfg.teams_dir is None):
             done.append((mid, recipient, kind))  # that directory is no longer configured
         elif kind == TEAM:
             team_reads.setdefault(recipient, []).append((mid, attempts))
@@ -132,22 +156,37 @@ def remove(conn: sqlite3.Connection, cfg: BridgeConfig, now: int, result: SyncRe
             except FileNotFoundError:
                 pass  # the file or its directory is gone already: nothing to take away
             except (OSError, UnsafePath, ValidationFailed) as exc:
-                kept.append((mid, recipient, kind,
-                             *_failure(attempts, exc, now, "stale", "removing: "), now))
+                kept.append(
+                    (
+                        mid,
+                        recipient,
+                        kind,
+                        *_failure(attempts, exc, now, "stale", "removing: "),
+                        now,
+                    )
+                )
                 continue
             done.append((mid, recipient, kind))
     teams_dir = cfg.teams_dir  # not None whenever team_reads has rows (see above)
     for recipient, items in team_reads.items():
         try:
             if teams_dir is not None:
-                teams.update(teams_dir, recipient, now, cfg.read_ttl_ms,
-                             read={str(mid) for mid, _ in items})
+                teams.update(
+                    teams_dir, recipient, now, cfg.read_ttl_ms, read={str(mid) for mid, _ in items}
+                )
         except FileNotFoundError:
             pass  # no native inbox any more: no entry to set read
         except (OSError, UnsafePath, ValidationFailed, ValueError) as exc:
-            kept += [(mid, recipient, TEAM,
-                      *_failure(attempts, exc, now, "stale", "setting read: "), now)
-                     for mid, attempts in items]
+            kept += [
+                (
+                    mid,
+                    recipient,
+                    TEAM,
+                    *_failure(attempts, exc, now, "stale", "setting read: "),
+                    now,
+                )
+                for mid, attempts in items
+            ]
             continue
         done += [(mid, recipient, TEAM) for mid, _ in items]
     result.removed += len(done)
@@ -157,8 +196,7 @@ def remove(conn: sqlite3.Connection, cfg: BridgeConfig, now: int, result: SyncRe
         q.record(conn, kept)
 
 
-def agent_reads(conn: sqlite3.Connection, cfg: BridgeConfig, now: int,
-                 result: SyncResult) -> None:
+def agent_reads(conn: sqlite3.Connection, cfg: BridgeConfig, now: int, result: SyncResult) -> None:
     """What agents read through their files: a deleted inbox file, a team entry `read: true`."""
     read: dict[str, list[int]] = {}
     if cfg.inbox_dir is not None:
@@ -185,8 +223,9 @@ def agent_reads(conn: sqlite3.Connection, cfg: BridgeConfig, now: int,
             by_agent.setdefault(recipient, []).append(mid)
         for recipient, mids in by_agent.items():
             try:
-                seen, pruned = teams.update(cfg.teams_dir, recipient, now, cfg.read_ttl_ms,
-                                            prune=True)
+                seen, pruned = teams.update(
+                    cfg.teams_dir, recipient, now, cfg.read_ttl_ms, prune=True
+                )
             except (OSError, UnsafePath, ValidationFailed, ValueError):
                 continue
             result.pruned += pruned

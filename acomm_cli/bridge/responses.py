@@ -19,14 +19,24 @@ from acomm_cli.model import SendRequest
 from acomm_cli.store import bridge as q
 from acomm_cli.store import reads, write
 
-_RESPONSE_KEYS = {"content", "to", "channel", "reply_to", "correlation_id", "type", "topic",
-                  "priority", "metadata"}
+_RESPONSE_KEYS = {
+    "content",
+    "to",
+    "channel",
+    "reply_to",
+    "correlation_id",
+    "type",
+    "topic",
+    "priority",
+    "metadata",
+}
 _ACK_KEYS = {"ack", "status", "note"}
 _TARGET_KEYS = ("to", "channel", "reply_to", "correlation_id")
 
 
-def apply(conn: sqlite3.Connection, agent: str, doc: Any, now: int,
-          default_channel: str | None = None) -> int | None:
+def apply(
+    conn: sqlite3.Connection, agent: str, doc: Any, now: int, default_channel: str | None = None
+) -> int | None:
     """One response file's object, from `agent`, through the pipeline; the new message id
     (None for an ack that changed nothing). Called inside the caller's transaction: the
     pipeline's own transactions nest in it as savepoints."""
@@ -44,8 +54,9 @@ def apply(conn: sqlite3.Connection, agent: str, doc: Any, now: int,
         note = doc.get("note")
         if note is not None and not isinstance(note, str):
             raise ValidationFailed("note: must be a string", field="note")
-        return acking.ack(conn, mid, agent, str(doc.get("status", "completed")), note,
-                            now).ack_message_id
+        return acking.ack(
+            conn, mid, agent, str(doc.get("status", "completed")), note, now
+        ).ack_message_id
     if not any(k in doc for k in _TARGET_KEYS):
         return _forward(conn, agent, doc, now, default_channel)
     unknown = sorted(set(doc) - _RESPONSE_KEYS)
@@ -56,42 +67,52 @@ def apply(conn: sqlite3.Connection, agent: str, doc: Any, now: int,
             raise ValidationFailed(f"{key}: must be a string", field=key)
     targets = [k for k in ("to", "channel", "reply_to") if k in doc]
     if len(targets) > 1:
-        raise ValidationFailed("give only one of 'to', 'channel' and 'reply_to'",
-                               field=targets[1])
+        raise ValidationFailed("give only one of 'to', 'channel' and 'reply_to'", field=targets[1])
     content = doc.get("content", "")
     prio = doc.get("priority", "normal")
-    req = SendRequest(sender=agent, content=content, type=doc.get("type", "text"),
-                      priority=prio, topic=doc.get("topic"),
-                      correlation_id=doc.get("correlation_id"), metadata=doc.get("metadata"))
+    req = SendRequest(
+        sender=agent,
+        content=content,
+        type=doc.get("type", "text"),
+        priority=prio,
+        topic=doc.get("topic"),
+        correlation_id=doc.get("correlation_id"),
+        metadata=doc.get("metadata"),
+    )
     if "to" in doc:
         res = sending.send_direct(conn, req, [doc["to"]], now)[0]
         if isinstance(res, CommError):
             raise res
         return res.id
     if "channel" in doc:
-        return sending.send(conn, SendRequest(**{**req.__dict__, "channel": doc["channel"]}),
-                             now).id
+        return sending.send(
+            conn, SendRequest(**{**req.__dict__, "channel": doc["channel"]}), now
+        ).id
     if "reply_to" not in doc:
         return queries.respond(conn, doc["correlation_id"], content, agent, now, prio).id
     return _reply(conn, req, doc["reply_to"], now)
 
 
-def _forward(conn: sqlite3.Connection, agent: str, doc: dict[str, Any], now: int,
-             default_channel: str | None) -> int:
+def _forward(
+    conn: sqlite3.Connection, agent: str, doc: dict[str, Any], now: int, default_channel: str | None
+) -> int:
     """An object naming no target (any object is forwarded): its JSON text, as the
     agent, to the default channel, else in reply to the latest message the agent received.
     With neither, the file is bad: it stays until it names a target (or is touched after
     bridge.default_channel is set), rather than answering a message that arrives later."""
     req = SendRequest(sender=agent, content=json.dumps(doc, ensure_ascii=False))
     if default_channel is not None:
-        return sending.send(conn, SendRequest(**{**req.__dict__, "channel": default_channel}),
-                            now).id
+        return sending.send(
+            conn, SendRequest(**{**req.__dict__, "channel": default_channel}), now
+        ).id
     latest = q.latest_received(conn, agent)
     if latest is None:
         raise ValidationFailed(
             f"no target: the object names none ('to', 'channel', 'reply_to' or "
             f"'correlation_id'), {agent} has received no message to reply to, and "
-            "bridge.default_channel is not set", field="to")
+            "bridge.default_channel is not set",
+            field="to",
+        )
     return _reply(conn, req, latest, now)
 
 
@@ -105,14 +126,24 @@ def _reply(conn: sqlite3.Connection, req: SendRequest, reply_to: Any, now: int) 
     if original.type == model.MessageType.QUERY and original.correlation_id:
         from acomm_cli.engine import queries
 
-        return queries.respond(conn, original.correlation_id, req.content, req.sender, now,
-                                req.priority).id
+        return queries.respond(
+            conn, original.correlation_id, req.content, req.sender, now, req.priority
+        ).id
     meta = {**(req.metadata or {}), "reply_to": str(reply_to)}
     with write(conn):
         router = sending.Router(conn)
-        plan = sending.plan_message(router, SendRequest(**{
-            **req.__dict__, "channel": original.channel, "metadata": meta, "dedupe_key": None,
-            "correlation_id": req.correlation_id or original.correlation_id,
-        }), now, only_to=original.sender)
+        plan = sending.plan_message(
+            router,
+            SendRequest(
+                **{
+                    **req.__dict__,
+                    "channel": original.channel,
+                    "metadata": meta,
+                    "dedupe_key": None,
+                    "correlation_id": req.correlation_id or original.correlation_id,
+                }
+            ),
+            now,
+            only_to=original.sender,
+        )
         return sending.persist(router, plan, now).id
-

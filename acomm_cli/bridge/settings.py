@@ -41,16 +41,24 @@ class SyncResult:
     undeleted_files: list[tuple[str, str]] = field(default_factory=list)
 
     def doc(self) -> dict[str, int]:
-        return {"written": self.written, "failed": self.failed, "removed": self.removed,
-                "remove_failed": self.remove_failed, "marked_read": self.marked_read,
-                "pruned": self.pruned, "ingested": self.ingested,
-                "bad_files": len(self.bad_files), "deferred_files": len(self.deferred_files),
-                "undeleted_files": len(self.undeleted_files)}
+        return {
+            "written": self.written,
+            "failed": self.failed,
+            "removed": self.removed,
+            "remove_failed": self.remove_failed,
+            "marked_read": self.marked_read,
+            "pruned": self.pruned,
+            "ingested": self.ingested,
+            "bad_files": len(self.bad_files),
+            "deferred_files": len(self.deferred_files),
+            "undeleted_files": len(self.undeleted_files),
+        }
 
 
 def config(value: Callable[[str], Any], **flags: str | None) -> BridgeConfig:
     """The bridge settings: `value(key)` reads a setting (`Settings.value`, already parsed and
     checked); a flag given here wins."""
+
     def pick(name: str) -> Path | None:
         chosen = flags.get(name) or value(f"bridge.{name}")
         return Path(chosen).expanduser() if chosen else None
@@ -58,7 +66,10 @@ def config(value: Callable[[str], Any], **flags: str | None) -> BridgeConfig:
     channel = flags.get("default_channel")
     if channel:  # the setting is checked where it is read; a flag here
         model.channel_name(channel)
-    return BridgeConfig(inbox_dir=pick("inbox_dir"), outbox_dir=pick("outbox_dir"),
-                        teams_dir=pick("teams_dir"), read_ttl_ms=value("bridge.read_ttl"),
-                        default_channel=channel or value("bridge.default_channel"))
-
+    return BridgeConfig(
+        inbox_dir=pick("inbox_dir"),
+        outbox_dir=pick("outbox_dir"),
+        teams_dir=pick("teams_dir"),
+        read_ttl_ms=value("bridge.read_ttl"),
+        default_channel=channel or value("bridge.default_channel"),
+    )

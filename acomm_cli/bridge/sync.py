@@ -29,8 +29,14 @@ from acomm_cli.store import sending, write
 __all__ = ["BridgeConfig", "SyncResult", "config", "prepare", "sync", "watermark"]
 
 
-def sync(conn: sqlite3.Connection, cfg: BridgeConfig, now: int, *,
-         after_message_id: int | None = None, full: bool = True) -> SyncResult:
+def sync(
+    conn: sqlite3.Connection,
+    cfg: BridgeConfig,
+    now: int,
+    *,
+    after_message_id: int | None = None,
+    full: bool = True,
+) -> SyncResult:
     """Reconcile the bridge directories with the store.
 
     `full=False` (after a writing command): mirror the messages above `after_message_id` and

@@ -18,13 +18,25 @@ from acomm_cli.clock import iso
 
 def team_entry(row: tuple[Any, ...]) -> dict[str, Any]:
     """A Claude Code native team inbox entry."""
-    return {"from": row[3], "text": row[5], "timestamp": iso(row[10]), "read": False,
-            "messageId": str(row[0])}
+    return {
+        "from": row[3],
+        "text": row[5],
+        "timestamp": iso(row[10]),
+        "read": False,
+        "messageId": str(row[0]),
+    }
 
 
-def update(teams_dir: Path, recipient: str, now: int, ttl_ms: int, *,
-           add: list[dict[str, Any]] | None = None, read: set[str] | None = None,
-           prune: bool = False) -> tuple[set[str], int]:
+def update(
+    teams_dir: Path,
+    recipient: str,
+    now: int,
+    ttl_ms: int,
+    *,
+    add: list[dict[str, Any]] | None = None,
+    read: set[str] | None = None,
+    prune: bool = False,
+) -> tuple[set[str], int]:
     """Under the lock of the inboxes directory: append `add` (or make an existing entry of the
     same messageId unread again), set `read: true` on entries of `read`, prune read entries
     past the TTL.
@@ -61,8 +73,11 @@ def update(teams_dir: Path, recipient: str, now: int, ttl_ms: int, *,
             if e is not None and e.get("read") is not True:
                 e["read"] = True
                 changed = True
-        seen_read = ({k for k, e in index.items() if type(k) is str and e.get("read") is True}
-                     if prune else set())
+        seen_read = (
+            {k for k, e in index.items() if type(k) is str and e.get("read") is True}
+            if prune
+            else set()
+        )
         pruned = 0
         if prune:
             kept = [e for e in entries if not _expired(e, now, ttl_ms)]
@@ -70,13 +85,15 @@ def update(teams_dir: Path, recipient: str, now: int, ttl_ms: int, *,
             if pruned:
                 entries, changed = kept, True
         if changed:
-            write_atomic(d, f"{name}.json",
-                          json.dumps(entries + appended, ensure_ascii=False).encode())
+            write_atomic(
+                d, f"{name}.json", json.dumps(entries + appended, ensure_ascii=False).encode()
+            )
         elif appended:  # only appends: the existing bytes stay exactly as they were
             body = raw.rstrip() if raw is not None and raw.strip() else b"[]"
             extra = ", ".join(json.dumps(e, ensure_ascii=False) for e in appended).encode()
-            write_atomic(d, f"{name}.json",
-                          body[:-1].rstrip() + (b", " if entries else b"") + extra + b"]")
+            write_atomic(
+                d, f"{name}.json", body[:-1].rstrip() + (b", " if entries else b"") + extra + b"]"
+            )
         return seen_read, pruned
     finally:
         os.close(lock)

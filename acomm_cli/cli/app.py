@@ -29,33 +29,67 @@ from acomm_cli.output import render
 # acomm_cli.cli.commands. Modules are imported on demand instead of mounted with add_typer, which
 # would build every command's parser on every call (about 20 ms per process).
 COMMANDS = {
-    "init": "init", "status": "init", "config": "config",
+    "init": "init",
+    "status": "init",
+    "config": "config",
     "channel": "channel",
-    "send": "send", "publish": "send",
-    "subscribe": "subscribe", "unsubscribe": "subscribe", "subscriptions": "subscribe",
+    "send": "send",
+    "publish": "send",
+    "subscribe": "subscribe",
+    "unsubscribe": "subscribe",
+    "subscriptions": "subscribe",
     "receive": "receive",
-    "ack": "ack", "nack": "nack", "extend": "nack",
-    "query": "query", "respond": "query", "thread": "query",
-    "task": "task", "capability": "capability", "incident": "incident",
-    "messages": "messages", "show": "messages",
+    "ack": "ack",
+    "nack": "nack",
+    "extend": "nack",
+    "query": "query",
+    "respond": "query",
+    "thread": "query",
+    "task": "task",
+    "capability": "capability",
+    "incident": "incident",
+    "messages": "messages",
+    "show": "messages",
     "deadletter": "deadletter",
     "tick": "tick",
-    "dispatch": "dispatch", "receipts": "dispatch",
-    "flush": "compact", "compact": "compact",
+    "dispatch": "dispatch",
+    "receipts": "dispatch",
+    "flush": "compact",
+    "compact": "compact",
     "stats": "stats",
     "doctor": "doctor",
-    "completions": "completions", "__complete": "completions",  # __complete: hidden
-    "export": "export", "audit": "audit",
+    "completions": "completions",
+    "__complete": "completions",  # __complete: hidden
+    "export": "export",
+    "audit": "audit",
     "bridge": "bridge",
-    "node": "node", "invite": "invite",
-    "agent": "agent", "peers": "peers", "fed": "fed", "gateway": "gateway",
+    "node": "node",
+    "invite": "invite",
+    "agent": "agent",
+    "peers": "peers",
+    "fed": "fed",
+    "gateway": "gateway",
     "token": "token",
     "mcp": "mcp",
     "ui": "ui",
 }
 # named groups; the others are top-level verbs
-GROUPS = {"channel", "deadletter", "config", "bridge", "node", "invite", "agent", "peers",
-          "fed", "gateway", "task", "capability", "incident", "token"}
+GROUPS = {
+    "channel",
+    "deadletter",
+    "config",
+    "bridge",
+    "node",
+    "invite",
+    "agent",
+    "peers",
+    "fed",
+    "gateway",
+    "task",
+    "capability",
+    "incident",
+    "token",
+}
 ALIASES = {"dead-letters": "deadletter"}
 
 
@@ -64,8 +98,9 @@ def _unwrapped_examples(text: str) -> str:
     at 80 columns would be two commands when copied."""
     paras = re.split(r"\n\s*\n", inspect.cleandoc(text))
     return "\n\n".join(
-        "\b\n" + " ".join(line.strip() for line in p.splitlines()) if p.startswith("Example")
-        else p for p in paras)
+        "\b\n" + " ".join(line.strip() for line in p.splitlines()) if p.startswith("Example") else p
+        for p in paras
+    )
 
 
 def _argument_metavar(p: Parameter, ctx: Context, *, usage: bool = False) -> str:
@@ -121,8 +156,12 @@ def _listings_only(cmd: Command, path: str) -> Command:
         obj = get_current_context().find_root().obj
         table = getattr(obj, "table", None)
         if table is not None:
-            raise UsageError(f"--{table} is for listings; `acomm {path}` prints no rows "
-                             "(--json gives its document)", field="format", value=table)
+            raise UsageError(
+                f"--{table} is for listings; `acomm {path}` prints no rows "
+                "(--json gives its document)",
+                field="format",
+                value=table,
+            )
         return callback(*args, **kwargs)
 
     cmd.callback = guarded
@@ -180,9 +219,14 @@ class AcommGroup(TyperGroup):
             if sub is None:
                 return None
             cmd = sub
-        takes = frozenset(o for p in cmd.params if p.param_type_name == "option"
-                          and not getattr(p, "is_flag", False) and not getattr(p, "count", False)
-                          for o in (*p.opts, *p.secondary_opts))
+        takes = frozenset(
+            o
+            for p in cmd.params
+            if p.param_type_name == "option"
+            and not getattr(p, "is_flag", False)
+            and not getattr(p, "count", False)
+            for o in (*p.opts, *p.secondary_opts)
+        )
         return takes, isinstance(cmd, TyperGroup)
 
     def invoke(self, ctx: Context) -> Any:
@@ -191,9 +235,15 @@ class AcommGroup(TyperGroup):
         except BrokenPipeError:
             raise _ReaderGone() from None
 
-    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
-             complete_var: str | None = None, standalone_mode: bool = True,
-             windows_expand_args: bool = True, **extra: Any) -> Any:
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **extra: Any,
+    ) -> Any:
         argv = list(sys.argv[1:] if args is None else args)
         as_json = outcome.wants_json(argv, self.value_options)
         render.loudness(quiet=False, verbose=False)  # until the root's options say
@@ -203,13 +253,25 @@ class AcommGroup(TyperGroup):
         finally:
             render.verbose(f"done in {(time.perf_counter() - started) * 1000:.1f} ms")
 
-    def _main(self, argv: list[str], as_json: bool, prog_name: str | None,
-              complete_var: str | None, windows_expand_args: bool, **extra: Any) -> None:
+    def _main(
+        self,
+        argv: list[str],
+        as_json: bool,
+        prog_name: str | None,
+        complete_var: str | None,
+        windows_expand_args: bool,
+        **extra: Any,
+    ) -> None:
         try:
             hoisted = outcome.hoist_globals(argv, self.value_options)
-            rv = super().main(hoisted, prog_name or "acomm", complete_var,
-                              standalone_mode=False, windows_expand_args=windows_expand_args,
-                              **extra)
+            rv = super().main(
+                hoisted,
+                prog_name or "acomm",
+                complete_var,
+                standalone_mode=False,
+                windows_expand_args=windows_expand_args,
+                **extra,
+            )
             sys.stdout.flush()  # here, where a reader that went away is still ours to report
         except typer.Abort:
             print("acomm: aborted", file=sys.stderr)
@@ -219,8 +281,11 @@ class AcommGroup(TyperGroup):
                 print(exc.format_message(), file=sys.stderr)
             sys.exit(2)
         except ClickUsageError as exc:
-            hint = f" (see `acomm {exc.ctx.command_path.partition(' ')[2]} --help`)".replace(
-                "  ", " ") if exc.ctx else ""
+            hint = (
+                f" (see `acomm {exc.ctx.command_path.partition(' ')[2]} --help`)".replace("  ", " ")
+                if exc.ctx
+                else ""
+            )
             render.error(UsageError(exc.format_message() + hint), as_json)
             sys.exit(2)
         except (Exception, KeyboardInterrupt) as exc:  # shared with the fast path
@@ -251,31 +316,58 @@ def _version(value: bool) -> None:
 @app.callback()
 def main_options(
     ctx: typer.Context,
-    store: Annotated[str | None, typer.Option(
-        "--store", "--file", click_type=params.FILE, metavar="PATH", show_default=False,
-        help="The store file (default: $ACOMM_STORE, then the nearest .acomm/store.acomm).")
+    store: Annotated[
+        str | None,
+        typer.Option(
+            "--store",
+            "--file",
+            click_type=params.FILE,
+            metavar="PATH",
+            show_default=False,
+            help="The store file (default: $ACOMM_STORE, then the nearest .acomm/store.acomm).",
+        ),
     ] = None,
-    config: Annotated[str | None, typer.Option(
-        click_type=params.FILE, metavar="PATH", show_default=False,
-        help="Config file (default: $ACOMM_CONFIG, then config.yaml beside the store).")] = None,
+    config: Annotated[
+        str | None,
+        typer.Option(
+            click_type=params.FILE,
+            metavar="PATH",
+            show_default=False,
+            help="Config file (default: $ACOMM_CONFIG, then config.yaml beside the store).",
+        ),
+    ] = None,
     json_: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
-    jsonl: Annotated[bool, typer.Option(
-        "--jsonl", help="A listing: one JSON object a row.")] = False,
-    csv: Annotated[bool, typer.Option(
-        "--csv", help="A listing: comma-separated values, with a header row.")] = False,
-    tsv: Annotated[bool, typer.Option(
-        "--tsv", help="A listing: tab-separated values, with a header row.")] = False,
-    no_headers: Annotated[bool, typer.Option(
-        "--no-headers", help="--csv or --tsv without the header row.")] = False,
-    quiet: Annotated[bool, typer.Option(
-        "--quiet", "-q", help="No `acomm: note:` lines on stderr (warnings and errors stay).")]
-    = False,
-    verbose: Annotated[bool, typer.Option(
-        "--verbose", "-v", help="Also say on stderr which store and config file were used, "
-        "and how long the command took.")] = False,
+    jsonl: Annotated[
+        bool, typer.Option("--jsonl", help="A listing: one JSON object a row.")
+    ] = False,
+    csv: Annotated[
+        bool, typer.Option("--csv", help="A listing: comma-separated values, with a header row.")
+    ] = False,
+    tsv: Annotated[
+        bool, typer.Option("--tsv", help="A listing: tab-separated values, with a header row.")
+    ] = False,
+    no_headers: Annotated[
+        bool, typer.Option("--no-headers", help="--csv or --tsv without the header row.")
+    ] = False,
+    quiet: Annotated[
+        bool,
+        typer.Option(
+            "--quiet", "-q", help="No `acomm: note:` lines on stderr (warnings and errors stay)."
+        ),
+    ] = False,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose",
+            "-v",
+            help="Also say on stderr which store and config file were used, "
+            "and how long the command took.",
+        ),
+    ] = False,
     no_color: Annotated[bool, typer.Option("--no-color", help="No colour.")] = False,
-    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
-                                          help="Print the version.")] = False,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
+    ] = False,
 ) -> None:
     """A durable message engine for AI agents, driven from the shell.
 
@@ -283,12 +375,19 @@ def main_options(
 
     Example: id=$(acomm send team "hello" --as alice) && acomm show "$id"
     """
-    ctx.obj = Settings.from_options(store=store, config=config, json_=json_, no_color=no_color,
-                                    jsonl=jsonl, csv=csv, tsv=tsv, no_headers=no_headers,
-                                    quiet=quiet, verbose=verbose)
+    ctx.obj = Settings.from_options(
+        store=store,
+        config=config,
+        json_=json_,
+        no_color=no_color,
+        jsonl=jsonl,
+        csv=csv,
+        tsv=tsv,
+        no_headers=no_headers,
+        quiet=quiet,
+        verbose=verbose,
+    )
     render.loudness(quiet=quiet, verbose=verbose)
-
-
 
 
 def main() -> None:

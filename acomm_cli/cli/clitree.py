@@ -21,33 +21,34 @@ from acomm_cli.cli.params import Value
 
 HELP_WIDTH = 80  # --help as the generated docs quote it, whatever the terminal's width
 
+
 @dataclass(frozen=True)
 class Param:
-    name: str                    # the Python name
-    opts: tuple[str, ...]        # ("-t", "--type"), or ("NAME",) for an argument
-    secondary: tuple[str, ...]   # ("--no-echo",)
+    name: str  # the Python name
+    opts: tuple[str, ...]  # ("-t", "--type"), or ("NAME",) for an argument
+    secondary: tuple[str, ...]  # ("--no-echo",)
     argument: bool
     takes_value: bool
-    metavar: str                 # NAME, TEXT, INT, ... ("" for flags)
+    metavar: str  # NAME, TEXT, INT, ... ("" for flags)
     help: str
     default: str | None
     envvar: str | None
     required: bool
-    multiple: bool               # a repeatable option, or an argument taking several values
-    kind: str | None             # how a shell completes it (a params.Kind), from its type
+    multiple: bool  # a repeatable option, or an argument taking several values
+    kind: str | None  # how a shell completes it (a params.Kind), from its type
     choices: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class Cmd:
-    path: tuple[str, ...]        # () for acomm itself
+    path: tuple[str, ...]  # () for acomm itself
     summary: str
-    description: tuple[str, ...]             # paragraphs after the summary, no examples
-    examples: tuple[tuple[str, str], ...]    # (caption, command line)
+    description: tuple[str, ...]  # paragraphs after the summary, no examples
+    examples: tuple[tuple[str, str], ...]  # (caption, command line)
     params: tuple[Param, ...]
     subcommands: tuple[Cmd, ...]
     usage: str
-    help_text: str               # `acomm PATH --help`, plain, HELP_WIDTH columns
+    help_text: str  # `acomm PATH --help`, plain, HELP_WIDTH columns
     aliases: tuple[tuple[str, str], ...] = ()  # (alias, command), on the root only
 
     @property
@@ -76,8 +77,10 @@ def split_help(text: str | None) -> tuple[str, tuple[str, ...], tuple[tuple[str,
     lines; the first is the summary; each `Example: CMD` or `Example (caption): CMD` one is an
     example. Click's markers (\\b, and everything after \\f) are dropped."""
     text = (text or "").split("\f", 1)[0]
-    paras = [" ".join(line.strip() for line in p.strip().splitlines() if line.strip() != "\b")
-             for p in re.split(r"\n\s*\n", text.strip())]
+    paras = [
+        " ".join(line.strip() for line in p.strip().splitlines() if line.strip() != "\b")
+        for p in re.split(r"\n\s*\n", text.strip())
+    ]
     paras = [p for p in paras if p]
     if not paras:
         return "", (), ()
@@ -110,11 +113,21 @@ def _param(p: Any) -> Param:
         default = str(p.default)
     envvar = p.envvar if isinstance(p.envvar, str) else None
     multiple = bool(getattr(p, "multiple", False)) or p.nargs == -1
-    return Param(name=p.name, opts=opts, secondary=tuple(getattr(p, "secondary_opts", ())),
-                 argument=argument, takes_value=not is_flag, metavar=metavar,
-                 help=" ".join((getattr(p, "help", None) or "").split()), default=default,
-                 envvar=envvar, required=p.required, multiple=multiple,
-                 kind=None if is_flag else kind, choices=choices)
+    return Param(
+        name=p.name,
+        opts=opts,
+        secondary=tuple(getattr(p, "secondary_opts", ())),
+        argument=argument,
+        takes_value=not is_flag,
+        metavar=metavar,
+        help=" ".join((getattr(p, "help", None) or "").split()),
+        default=default,
+        envvar=envvar,
+        required=p.required,
+        multiple=multiple,
+        kind=None if is_flag else kind,
+        choices=choices,
+    )
 
 
 def _type_metavar(p: Any) -> str:
@@ -130,22 +143,35 @@ def _cmd(cmd: Command, ctx: Context, path: tuple[str, ...]) -> Cmd:
             sub = cmd.get_command(ctx, name)
             if sub is None or sub.hidden:
                 continue
-            sub_ctx = Context(sub, info_name=name, parent=ctx, terminal_width=HELP_WIDTH,
-                              max_content_width=HELP_WIDTH)
+            sub_ctx = Context(
+                sub,
+                info_name=name,
+                parent=ctx,
+                terminal_width=HELP_WIDTH,
+                max_content_width=HELP_WIDTH,
+            )
             subs.append(_cmd(sub, sub_ctx, (*path, name)))
-    params = tuple(_param(p) for p in cmd.get_params(ctx)
-                   if not getattr(p, "hidden", False) and p.name != "help")
-    return Cmd(path=path, summary=summary, description=description, examples=examples,
-               params=params, subcommands=tuple(subs),
-               usage=" ".join(cmd.collect_usage_pieces(ctx)),
-               help_text=cmd.get_help(ctx).rstrip() + "\n")
+    params = tuple(
+        _param(p)
+        for p in cmd.get_params(ctx)
+        if not getattr(p, "hidden", False) and p.name != "help"
+    )
+    return Cmd(
+        path=path,
+        summary=summary,
+        description=description,
+        examples=examples,
+        params=params,
+        subcommands=tuple(subs),
+        usage=" ".join(cmd.collect_usage_pieces(ctx)),
+        help_text=cmd.get_help(ctx).rstrip() + "\n",
+    )
 
 
 def tree(root: Command) -> Cmd:
     """The whole command tree under `root` (the Typer app's group), in `--help` order, hidden
     commands left out."""
-    ctx = Context(root, info_name="acomm", terminal_width=HELP_WIDTH,
-                  max_content_width=HELP_WIDTH)
+    ctx = Context(root, info_name="acomm", terminal_width=HELP_WIDTH, max_content_width=HELP_WIDTH)
     top = _cmd(root, ctx, ())
     aliases = tuple(sorted(getattr(root, "aliases", {}).items()))
     return replace(top, aliases=aliases)

@@ -21,15 +21,18 @@ AGENT, CHANNEL, CHOICE, DIR, FILE = Kind.AGENT, Kind.CHANNEL, Kind.CHOICE, Kind.
 WORDS = {"channels": channels.channel_names, "agents": channels.agent_ids}
 FILES = {"bash": "acomm.bash", "zsh": "_acomm", "fish": "acomm.fish"}
 
-_HEADER = ("Generated from acomm's command tree by `make docs` (python -m acomm_cli.cli.docgen); "
-           "do not edit.")
+_HEADER = (
+    "Generated from acomm's command tree by `make docs` (python -m acomm_cli.cli.docgen); "
+    "do not edit."
+)
 
 
 def words(conn: sqlite3.Connection, kind: str) -> list[str]:
     """Channel names or agent ids a user may type, sorted (not acomm's own system agent)."""
     if kind not in WORDS:
-        raise UsageError(f"kind: {kind!r} is not one of {', '.join(WORDS)}", field="kind",
-                         value=kind)
+        raise UsageError(
+            f"kind: {kind!r} is not one of {', '.join(WORDS)}", field="kind", value=kind
+        )
     return [w for w in WORDS[kind](conn) if w != SYSTEM_AGENT]
 
 
@@ -37,8 +40,9 @@ def script(shell: str, root: Cmd) -> str:
     """The completion script for `shell`."""
     render = {"bash": bash, "zsh": zsh, "fish": fish}.get(shell)
     if render is None:
-        raise UsageError(f"shell: {shell!r} is not one of {', '.join(SHELLS)}", field="shell",
-                         value=shell)
+        raise UsageError(
+            f"shell: {shell!r} is not one of {', '.join(SHELLS)}", field="shell", value=shell
+        )
     return render(root)
 
 
@@ -73,7 +77,8 @@ def _valued(root: Cmd) -> list[tuple[str, list[str], str]]:
     """(path, option names, kind) of every option taking a value; global options first, with
     path '*' (they are accepted after any subcommand)."""
     rows: list[tuple[str, list[str], str]] = [
-        ("*", _names(p), _kind(p)) for p in root.options if p.takes_value]
+        ("*", _names(p), _kind(p)) for p in root.options if p.takes_value
+    ]
     for c in _commands(root)[1:]:
         rows += [(_key(c), _names(p), _kind(p)) for p in c.options if p.takes_value]
     return rows
@@ -90,7 +95,7 @@ def _positionals(c: Cmd) -> list[tuple[str, str]]:
 
 def _first_line(text: str, limit: int = 70) -> str:
     text = text.split(". ")[0].rstrip(".")
-    return text if len(text) <= limit else text[:limit - 3].rstrip() + "..."
+    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
 
 
 def _sq(text: str) -> str:
@@ -106,7 +111,7 @@ def bash(root: Cmd) -> str:
     out = [
         "# bash completion for acomm" + " " * 37 + "-*- shell-script -*-",
         f"# {_HEADER}",
-        "# Load it with `source completions/acomm.bash`, or `eval \"$(acomm completions bash)\"`",
+        '# Load it with `source completions/acomm.bash`, or `eval "$(acomm completions bash)"`',
         "# in ~/.bashrc; bash-completion also finds it installed as",
         "# $PREFIX/share/bash-completion/completions/acomm.",
         "",
@@ -117,21 +122,39 @@ def bash(root: Cmd) -> str:
         if c.subcommands:
             subs = " ".join(s.path[-1] for s in c.subcommands)
             out.append(f"        {_sq(_key(c))}) echo {_sq(subs)} ;;")
-    out += ["    esac", "}", "", "_acomm_options() {", "    local global="
-            + _sq(" ".join(n for p in root.options for n in _names(p)) + " -h --help"),
-            "    case $1 in"]
+    out += [
+        "    esac",
+        "}",
+        "",
+        "_acomm_options() {",
+        "    local global="
+        + _sq(" ".join(n for p in root.options for n in _names(p)) + " -h --help"),
+        "    case $1 in",
+    ]
     for c in cmds[1:]:
         own = "".join(f" {n}" for p in c.options for n in _names(p))
-        out.append(f"        {_sq(_key(c))}) echo \"$global{own}\" ;;")
-    out += ["        *) echo \"$global\" ;;", "    esac", "}", "",
-            "# The kind of value an option takes; fails for flags.",
-            "_acomm_value_kind() {", "    case \"$1 $2\" in"]
+        out.append(f'        {_sq(_key(c))}) echo "$global{own}" ;;')
+    out += [
+        '        *) echo "$global" ;;',
+        "    esac",
+        "}",
+        "",
+        "# The kind of value an option takes; fails for flags.",
+        "_acomm_value_kind() {",
+        '    case "$1 $2" in',
+    ]
     for path, names, kind in _valued(root):
-        pats = "|".join(f"*\" {n}\"" if path == "*" else _sq(f"{path} {n}") for n in names)
+        pats = "|".join(f'*" {n}"' if path == "*" else _sq(f"{path} {n}") for n in names)
         out.append(f"        {pats}) echo {_sq(kind)} ;;")
-    out += ["        *) return 1 ;;", "    esac", "}", "",
-            "# The kind of the Nth (from 0) argument of a command.",
-            "_acomm_positional() {", "    case \"$1 $2\" in"]
+    out += [
+        "        *) return 1 ;;",
+        "    esac",
+        "}",
+        "",
+        "# The kind of the Nth (from 0) argument of a command.",
+        "_acomm_positional() {",
+        '    case "$1 $2" in',
+    ]
     for c in cmds[1:]:
         for idx, kind in _positionals(c):
             pat = _sq(f"{_key(c)} ") + "*" if idx.endswith("+") else _sq(f"{_key(c)} {idx}")
@@ -142,7 +165,7 @@ def bash(root: Cmd) -> str:
     return "\n".join(out)
 
 
-_BASH_MAIN = r'''# Channel names and agent ids from the store (with the line's --store, if any).
+_BASH_MAIN = r"""# Channel names and agent ids from the store (with the line's --store, if any).
 _acomm_words() {
     command acomm "${_acomm_store[@]}" __complete "$1" 2>/dev/null
 }
@@ -208,7 +231,7 @@ _acomm() {
 }
 
 complete -F _acomm acomm
-'''
+"""
 
 
 # ---------------------------------------------------------------- zsh
@@ -234,24 +257,42 @@ def zsh(root: Cmd) -> str:
         if c.subcommands:
             items = " ".join(_zdesc(s.path[-1], s.summary) for s in c.subcommands)
             out.append(f"        {_sq(_key(c))}) reply=({items}) ;;")
-    out += ["        *) reply=() ;;", "    esac", "}", "", "_acomm_options() {",
-            "    local -a global",
-            "    global=(" + " ".join(_zdesc(n, p.help) for p in root.options
-                                      for n in _names(p))
-            + " '-h:Show help' '--help:Show help')",
-            "    case $1 in"]
+    out += [
+        "        *) reply=() ;;",
+        "    esac",
+        "}",
+        "",
+        "_acomm_options() {",
+        "    local -a global",
+        "    global=("
+        + " ".join(_zdesc(n, p.help) for p in root.options for n in _names(p))
+        + " '-h:Show help' '--help:Show help')",
+        "    case $1 in",
+    ]
     for c in cmds[1:]:
         items = " ".join(_zdesc(n, p.help) for p in c.options for n in _names(p))
         out.append(f"        {_sq(_key(c))}) reply=($global {items}) ;;")
-    out += ["        *) reply=($global) ;;", "    esac", "}", "",
-            "# The kind of value an option takes (in REPLY); fails for flags.",
-            "_acomm_value_kind() {", "    case \"$1 $2\" in"]
+    out += [
+        "        *) reply=($global) ;;",
+        "    esac",
+        "}",
+        "",
+        "# The kind of value an option takes (in REPLY); fails for flags.",
+        "_acomm_value_kind() {",
+        '    case "$1 $2" in',
+    ]
     for path, names, kind in _valued(root):
-        pats = "|".join(f"*\" {n}\"" if path == "*" else _sq(f"{path} {n}") for n in names)
+        pats = "|".join(f'*" {n}"' if path == "*" else _sq(f"{path} {n}") for n in names)
         out.append(f"        ({pats}) REPLY={_sq(kind)} ;;")
-    out += ["        (*) return 1 ;;", "    esac", "}", "",
-            "# The kind of the Nth (from 0) argument of a command (in REPLY).",
-            "_acomm_positional() {", "    case \"$1 $2\" in"]
+    out += [
+        "        (*) return 1 ;;",
+        "    esac",
+        "}",
+        "",
+        "# The kind of the Nth (from 0) argument of a command (in REPLY).",
+        "_acomm_positional() {",
+        '    case "$1 $2" in',
+    ]
     for c in cmds[1:]:
         for idx, kind in _positionals(c):
             pat = _sq(f"{_key(c)} ") + "*" if idx.endswith("+") else _sq(f"{_key(c)} {idx}")
@@ -262,7 +303,7 @@ def zsh(root: Cmd) -> str:
     return "\n".join(out)
 
 
-_ZSH_MAIN = r'''# Where the command line stands: the command path, how many arguments it has, and
+_ZSH_MAIN = r"""# Where the command line stands: the command path, how many arguments it has, and
 # a --store given on it (for `acomm __complete`). Apart from _acomm so tests can call it.
 _acomm_state() {
     local i w
@@ -338,7 +379,7 @@ if [[ $zsh_eval_context[-1] == loadautofunc ]]; then
 else
     compdef _acomm acomm
 fi
-'''
+"""
 
 
 # ---------------------------------------------------------------- fish
@@ -357,7 +398,7 @@ def _fish_value(kind: str) -> str:
     if kind == DIR:
         return " -f -a '(__fish_complete_directories (commandline -ct) \"\")'"
     if kind.startswith("choice:"):
-        return " -f -a " + _fq(kind[len("choice:"):])
+        return " -f -a " + _fq(kind[len("choice:") :])
     return " -f"
 
 
@@ -386,16 +427,23 @@ def fish(root: Cmd) -> str:
         "# `acomm completions fish | source`.",
         "",
         "function __acomm_subcommands",
-        "    switch \"$argv[1]\"",
+        '    switch "$argv[1]"',
     ]
     for c in cmds:
         if c.subcommands:
-            out += [f"        case {_fq(_key(c))}",
-                    "            echo " + " ".join(s.path[-1] for s in c.subcommands)]
-    out += ["    end", "end", "", "# Options that take a value (their value is not an argument).",
-            "function __acomm_valued", "    echo " + " ".join(
-                n for path, names, _ in valued if path == "*" for n in names),
-            "    switch \"$argv[1]\""]
+            out += [
+                f"        case {_fq(_key(c))}",
+                "            echo " + " ".join(s.path[-1] for s in c.subcommands),
+            ]
+    out += [
+        "    end",
+        "end",
+        "",
+        "# Options that take a value (their value is not an argument).",
+        "function __acomm_valued",
+        "    echo " + " ".join(n for path, names, _ in valued if path == "*" for n in names),
+        '    switch "$argv[1]"',
+    ]
     by_path: dict[str, list[str]] = {}
     for path, names, _ in valued:
         if path != "*":
@@ -403,8 +451,9 @@ def fish(root: Cmd) -> str:
     for path, names in by_path.items():
         out += [f"        case {_fq(path)}", "            echo " + " ".join(names)]
     out += ["    end", "end", ""]
-    aliases = "".join(f"            case {a}\n                set w {t}\n"
-                      for a, t in _aliases(root).items())
+    aliases = "".join(
+        f"            case {a}\n                set w {t}\n" for a, t in _aliases(root).items()
+    )
     out.append(_FISH_MAIN.replace("@ALIASES@\n", aliases))
     out.append("# Global options, accepted after any subcommand too.")
     out += [_fish_option("", p, _names(p)) for p in root.options]
@@ -414,8 +463,10 @@ def fish(root: Cmd) -> str:
         if c.subcommands:
             out.append("")
             out.append(f"# {c.name}")
-            out += [f"complete -c acomm -f{cond} -a {_fq(s.path[-1])} "
-                    f"-d {_fq(_first_line(s.summary))}" for s in c.subcommands]
+            out += [
+                f"complete -c acomm -f{cond} -a {_fq(s.path[-1])} -d {_fq(_first_line(s.summary))}"
+                for s in c.subcommands
+            ]
             continue
         out += ["", f"# {c.name}"]
         out += [_fish_option(cond, p, _names(p)) for p in c.options]
@@ -427,7 +478,7 @@ def fish(root: Cmd) -> str:
     return "\n".join(out) + "\n"
 
 
-_FISH_MAIN = r'''# The command path and argument count of the command line being completed.
+_FISH_MAIN = r"""# The command path and argument count of the command line being completed.
 function __acomm_state
     set -l tokens (commandline -opc)
     set -e tokens[1]
@@ -491,4 +542,4 @@ function __acomm_words
 end
 
 complete -c acomm -f
-'''
+"""

@@ -28,42 +28,65 @@ CONFIG_FILE = "config.yaml"
 # key -> (default, parser, environment variable)
 KEYS: dict[str, tuple[Any, Any, str]] = {
     "store.busy_timeout": (5000, lambda v, k: _ms(v, k), "ACOMM_BUSY_TIMEOUT"),
-    "store.flush": ("batch", lambda v, k: _choice(v, k, ("immediate", "batch", "manual")),
-                    "ACOMM_FLUSH"),
+    "store.flush": (
+        "batch",
+        lambda v, k: _choice(v, k, ("immediate", "batch", "manual")),
+        "ACOMM_FLUSH",
+    ),
     "store.batch_messages": (100, lambda v, k: _positive_int(v, k), "ACOMM_BATCH_MESSAGES"),
     "store.batch_interval": (5000, lambda v, k: _ms(v, k), "ACOMM_BATCH_INTERVAL"),
-    "limits.max_active_messages": (100_000, lambda v, k: _positive_int(v, k),
-                                   "ACOMM_MAX_ACTIVE_MESSAGES"),
-    "limits.max_store_bytes": (2 * 1024**3, lambda v, k: _store_bytes(v, k),
-                               "ACOMM_MAX_STORE_BYTES"),
+    "limits.max_active_messages": (
+        100_000,
+        lambda v, k: _positive_int(v, k),
+        "ACOMM_MAX_ACTIVE_MESSAGES",
+    ),
+    "limits.max_store_bytes": (
+        2 * 1024**3,
+        lambda v, k: _store_bytes(v, k),
+        "ACOMM_MAX_STORE_BYTES",
+    ),
     # `acomm audit`: where Spark runs (local[*], local[N], spark://host:7077, yarn, k8s://...)
     "spark.master": ("local[*]", lambda v, k: _nonempty(v, k), "ACOMM_SPARK_MASTER"),
     # The mailbox bridge: off while none of the three directories is set.
     "bridge.inbox_dir": (None, lambda v, k: _directory(v, k), "ACOMM_BRIDGE_INBOX_DIR"),
     "bridge.outbox_dir": (None, lambda v, k: _directory(v, k), "ACOMM_BRIDGE_OUTBOX_DIR"),
     "bridge.teams_dir": (None, lambda v, k: _directory(v, k), "ACOMM_BRIDGE_TEAMS_DIR"),
-    "bridge.read_ttl": (24 * 3600 * 1000, lambda v, k: _ms(v, k, positive=True),
-                        "ACOMM_BRIDGE_READ_TTL"),
+    "bridge.read_ttl": (
+        24 * 3600 * 1000,
+        lambda v, k: _ms(v, k, positive=True),
+        "ACOMM_BRIDGE_READ_TTL",
+    ),
     # where a response object that names no target goes (None: a reply to the agent's latest)
-    "bridge.default_channel": (None, lambda v, k: _channel(v, k),
-                               "ACOMM_BRIDGE_DEFAULT_CHANNEL"),
+    "bridge.default_channel": (None, lambda v, k: _channel(v, k), "ACOMM_BRIDGE_DEFAULT_CHANNEL"),
     # Federation: read only on a store that is a node.
-    "federation.ack_timeout": (30_000, lambda v, k: _ms(v, k, positive=True),
-                               "ACOMM_FED_ACK_TIMEOUT"),
+    "federation.ack_timeout": (
+        30_000,
+        lambda v, k: _ms(v, k, positive=True),
+        "ACOMM_FED_ACK_TIMEOUT",
+    ),
     "federation.max_attempts": (5, lambda v, k: _positive_int(v, k), "ACOMM_FED_MAX_ATTEMPTS"),
     "federation.retry_backoff": (1000, lambda v, k: _ms(v, k), "ACOMM_FED_RETRY_BACKOFF"),
     "federation.retry_jitter": (0.1, lambda v, k: _fraction(v, k), "ACOMM_FED_RETRY_JITTER"),
     "federation.sla": (600_000, lambda v, k: _ms(v, k, positive=True), "ACOMM_FED_SLA"),
-    "federation.offline_after": (30_000, lambda v, k: _ms(v, k, positive=True),
-                                 "ACOMM_FED_OFFLINE_AFTER"),
+    "federation.offline_after": (
+        30_000,
+        lambda v, k: _ms(v, k, positive=True),
+        "ACOMM_FED_OFFLINE_AFTER",
+    ),
     "federation.pull_pages": (10, lambda v, k: _positive_int(v, k), "ACOMM_FED_PULL_PAGES"),
     # the NATS server `node init` records when --transport is not given
     "federation.transport": (None, lambda v, k: _nats_url(v, k), "ACOMM_FED_TRANSPORT"),
     # capabilities: N routing misses within the window open a review incident
-    "capabilities.miss_threshold": (3, lambda v, k: _positive_int(v, k),
-                                    "ACOMM_CAP_MISS_THRESHOLD"),
-    "capabilities.miss_window": (3_600_000, lambda v, k: _ms(v, k, positive=True),
-                                 "ACOMM_CAP_MISS_WINDOW"),
+    "capabilities.miss_threshold": (
+        3,
+        lambda v, k: _positive_int(v, k),
+        "ACOMM_CAP_MISS_THRESHOLD",
+    ),
+    "capabilities.miss_window": (
+        3_600_000,
+        lambda v, k: _ms(v, k, positive=True),
+        "ACOMM_CAP_MISS_WINDOW",
+    ),
 }
 
 
@@ -71,8 +94,9 @@ def _nats_url(value: Any, key: str) -> str:
     """nats://HOST:PORT or tls://HOST:PORT (HTTP is the default, never named)."""
     text = _nonempty(value, key)
     if not text.startswith(("nats://", "tls://")) or len(text.split("://", 1)[1]) == 0:
-        raise ValidationFailed(f"{key}: {value!r} is not a NATS url (nats://HOST:PORT)",
-                               field=key, value=str(value))
+        raise ValidationFailed(
+            f"{key}: {value!r} is not a NATS url (nats://HOST:PORT)", field=key, value=str(value)
+        )
     return text
 
 
@@ -83,8 +107,9 @@ def _fraction(value: Any, key: str) -> float:
     except (TypeError, ValueError):
         n = -1.0
     if not 0 <= n <= 1:
-        raise ValidationFailed(f"{key}: {value!r} is not a number from 0 to 1", field=key,
-                               value=str(value))
+        raise ValidationFailed(
+            f"{key}: {value!r} is not a number from 0 to 1", field=key, value=str(value)
+        )
     return n
 
 
@@ -93,8 +118,9 @@ def _directory(value: Any, key: str) -> str | None:
     if value is None or value == "":
         return None
     if not isinstance(value, str):
-        raise ValidationFailed(f"{key}: {value!r} must be a directory path", field=key,
-                               value=str(value))
+        raise ValidationFailed(
+            f"{key}: {value!r} must be a directory path", field=key, value=str(value)
+        )
     return paths.expanduser(value)
 
 
@@ -103,26 +129,30 @@ def _channel(value: Any, key: str) -> str | None:
     if value is None or value == "":
         return None
     if not isinstance(value, str):
-        raise ValidationFailed(f"{key}: {value!r} must be a channel name", field=key,
-                               value=str(value))
+        raise ValidationFailed(
+            f"{key}: {value!r} must be a channel name", field=key, value=str(value)
+        )
     try:
         return channel_name(value)
     except ValidationFailed as exc:
-        raise ValidationFailed(f"{key}: {exc.message.removeprefix('channel: ')}", field=key,
-                               value=value) from None
+        raise ValidationFailed(
+            f"{key}: {exc.message.removeprefix('channel: ')}", field=key, value=value
+        ) from None
 
 
 def _choice(value: Any, key: str, allowed: tuple[str, ...]) -> str:
     if value not in allowed:
-        raise ValidationFailed(f"{key}: {value!r} is not one of {', '.join(allowed)}",
-                               field=key, value=str(value))
+        raise ValidationFailed(
+            f"{key}: {value!r} is not one of {', '.join(allowed)}", field=key, value=str(value)
+        )
     return value
 
 
 def _nonempty(value: Any, key: str) -> str:
     if not isinstance(value, str) or not value.strip():
-        raise ValidationFailed(f"{key}: {value!r} must be a non-empty string", field=key,
-                               value=str(value))
+        raise ValidationFailed(
+            f"{key}: {value!r} must be a non-empty string", field=key, value=str(value)
+        )
     return value.strip()
 
 
@@ -131,8 +161,9 @@ def _positive_int(value: Any, key: str) -> int:
     n = whole_number(value)
     value = value if n is None else n
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise ValidationFailed(f"{key}: {value!r} is not a whole number >= 0", field=key,
-                               value=str(value))
+        raise ValidationFailed(
+            f"{key}: {value!r} is not a whole number >= 0", field=key, value=str(value)
+        )
     return value
 
 
@@ -143,25 +174,36 @@ def _ms(value: Any, key: str, *, positive: bool = False) -> int:
     value = value if n is None else n
     if isinstance(value, str):
         value = parse_duration(value, key)
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0 or (
-            positive and value == 0):
+    if (
+        not isinstance(value, int)
+        or isinstance(value, bool)
+        or value < 0
+        or (positive and value == 0)
+    ):
         raise ValidationFailed(
             f"{key}: {value!r} is not a duration{' above 0' if positive else ''} (use e.g. "
-            "500ms, 30s, 5m, or milliseconds)", field=key, value=str(value))
+            "500ms, 30s, 5m, or milliseconds)",
+            field=key,
+            value=str(value),
+        )
     return value
 
 
 def _store_bytes(value: Any, key: str) -> int:
     """0 (no limit) or a size above the reserve that sends stop short of."""
     if isinstance(value, bool) or not isinstance(value, int | str):
-        raise ValidationFailed(f"{key}: {value!r} is not a size (use bytes or e.g. 2GiB)",
-                               field=key, value=str(value))
+        raise ValidationFailed(
+            f"{key}: {value!r} is not a size (use bytes or e.g. 2GiB)", field=key, value=str(value)
+        )
     n = parse_size(value, key)
     reserve = Limits().reserve_bytes
     if n < 0 or 0 < n <= reserve:
         raise ValidationFailed(
             f"{key}: {value!r} must be 0 (no limit) or more than the {reserve // 1024**2} MiB "
-            "that sends keep in reserve", field=key, value=str(value))
+            "that sends keep in reserve",
+            field=key,
+            value=str(value),
+        )
     return n
 
 
@@ -180,25 +222,51 @@ class Settings:
     _cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
-    def from_options(cls, *, store: str | None, config: str | None, json_: bool,
-                     no_color: bool, jsonl: bool = False, csv: bool = False, tsv: bool = False,
-                     no_headers: bool = False, quiet: bool = False,
-                     verbose: bool = False) -> Settings:
+    def from_options(
+        cls,
+        *,
+        store: str | None,
+        config: str | None,
+        json_: bool,
+        no_color: bool,
+        jsonl: bool = False,
+        csv: bool = False,
+        tsv: bool = False,
+        no_headers: bool = False,
+        quiet: bool = False,
+        verbose: bool = False,
+    ) -> Settings:
         """The settings the root's global options give (the Typer root and the fast path).
         The output formats exclude each other: two of them is a usage error naming both."""
-        given = [name for name, on in (("--json", json_), ("--jsonl", jsonl), ("--csv", csv),
-                                       ("--tsv", tsv)) if on]
+        given = [
+            name
+            for name, on in (("--json", json_), ("--jsonl", jsonl), ("--csv", csv), ("--tsv", tsv))
+            if on
+        ]
         if len(given) > 1:
-            raise UsageError(f"{given[0]} and {given[1]} are different output formats: give "
-                             "one", field="format", value=" ".join(given))
+            raise UsageError(
+                f"{given[0]} and {given[1]} are different output formats: give one",
+                field="format",
+                value=" ".join(given),
+            )
         if no_headers and not (csv or tsv):
-            raise UsageError("--no-headers drops the header row of --csv or --tsv: give one "
-                             "of them", field="no_headers")
+            raise UsageError(
+                "--no-headers drops the header row of --csv or --tsv: give one of them",
+                field="no_headers",
+            )
         if quiet and verbose:
             raise UsageError("-q/--quiet and -v/--verbose: give one", field="quiet")
         table = "jsonl" if jsonl else "csv" if csv else "tsv" if tsv else None
-        return cls(store=store, config=config, json=json_, color=False if no_color else None,
-                   table=table, headers=not no_headers, quiet=quiet, verbose=verbose)
+        return cls(
+            store=store,
+            config=config,
+            json=json_,
+            color=False if no_color else None,
+            table=table,
+            headers=not no_headers,
+            quiet=quiet,
+            verbose=verbose,
+        )
 
     def store_path(self, *, create: bool) -> tuple[str, bool]:
         """The store to use and whether it still has to be created. `create`: the command may
@@ -276,8 +344,9 @@ def load(settings: Settings) -> dict[str, tuple[Any, str]]:
         try:
             out[key] = (parse(given, key), source)
         except (TypeError, ValueError, AttributeError):  # a list or mapping where a value goes
-            raise ValidationFailed(f"{key}: {given!r} is not a valid value ({source})",
-                                   field=key, value=str(given)) from None
+            raise ValidationFailed(
+                f"{key}: {given!r} is not a valid value ({source})", field=key, value=str(given)
+            ) from None
     return out
 
 
@@ -324,7 +393,8 @@ def _agents_only(lines: list[str]) -> bool:
     content = [line for line in lines if line.strip() and not line.lstrip().startswith("#")]
     return bool(content) and all(
         re.fullmatch(_AGENTS_LINE, line.rstrip()) if not line[0].isspace() else i > 0
-        for i, line in enumerate(content))
+        for i, line in enumerate(content)
+    )
 
 
 def _read_yaml(path: str, *, agents: bool) -> dict[str, Any] | None:
@@ -334,12 +404,16 @@ def _read_yaml(path: str, *, agents: bool) -> dict[str, Any] | None:
         with open(path, "rb") as fh:
             text = fh.read().decode("utf-8")
     except OSError as exc:  # e.g. another user's 0600 file beside a store shared read-only
-        raise ValidationFailed(f"config: cannot read {path}: {exc.strerror}", field="config",
-                               value=str(path)) from None
+        raise ValidationFailed(
+            f"config: cannot read {path}: {exc.strerror}", field="config", value=str(path)
+        ) from None
     except UnicodeDecodeError as exc:
         raise ValidationFailed(
             f"config: {path} is not valid UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset "
-            f"{exc.start})", field="config", value=str(path)) from None
+            f"{exc.start})",
+            field="config",
+            value=str(path),
+        ) from None
     lines = text.splitlines()
     if all(not line.strip() or line.lstrip().startswith("#") for line in lines):
         return {}  # only comments (as `acomm init` writes it): no need to load a YAML parser
@@ -353,11 +427,15 @@ def _read_yaml(path: str, *, agents: bool) -> dict[str, Any] | None:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
         what = " ".join(str(getattr(exc, "problem", None) or exc).split())
-        raise ValidationFailed(f"config: {path} is not valid YAML: {what}{where}",
-                               field="config") from None
+        raise ValidationFailed(
+            f"config: {path} is not valid YAML: {what}{where}", field="config"
+        ) from None
     except RecursionError:  # PyYAML's composer recurses once per level of nesting
-        raise ValidationFailed(f"config: {path} is nested too deeply to be a config file",
-                               field="config", value=str(path)) from None
+        raise ValidationFailed(
+            f"config: {path} is nested too deeply to be a config file",
+            field="config",
+            value=str(path),
+        ) from None
     if not isinstance(doc, dict):
         raise ValidationFailed(f"config: {path} must hold a mapping", field="config")
     flat: dict[str, Any] = {}

@@ -30,11 +30,13 @@ class ConfigReport:
 
 def _store_entry(settings: config.Settings) -> tuple[config.Settings, ConfigEntry]:
     if settings.store:
-        return settings, ConfigEntry("store", str(Path(settings.store).expanduser()),
-                                     "flag (--store)")
+        return settings, ConfigEntry(
+            "store", str(Path(settings.store).expanduser()), "flag (--store)"
+        )
     if os.environ.get("ACOMM_STORE"):
-        return settings, ConfigEntry("store", str(Path(os.environ["ACOMM_STORE"]).expanduser()),
-                                     "environment (ACOMM_STORE)")
+        return settings, ConfigEntry(
+            "store", str(Path(os.environ["ACOMM_STORE"]).expanduser()), "environment (ACOMM_STORE)"
+        )
     try:
         path, _ = settings.store_path(create=False)
         return settings, ConfigEntry("store", str(path), "found (nearest .acomm/ upwards)")
@@ -42,16 +44,21 @@ def _store_entry(settings: config.Settings) -> tuple[config.Settings, ConfigEntr
         # No store yet: name where one would be made, and look for a config file there
         # without announcing a store that nobody is creating.
         default = Path.cwd() / config.STORE_DIR / config.STORE_FILE
-        return (replace(settings, store=str(default), _cache={}),
-                ConfigEntry("store", str(default), "default (not created yet)"))
+        return (
+            replace(settings, store=str(default), _cache={}),
+            ConfigEntry("store", str(default), "default (not created yet)"),
+        )
 
 
 def _config_entry(settings: config.Settings, located: config.Settings) -> ConfigEntry:
     if settings.config:
         return ConfigEntry("config", str(Path(settings.config).expanduser()), "flag (--config)")
     if os.environ.get("ACOMM_CONFIG"):
-        return ConfigEntry("config", str(Path(os.environ["ACOMM_CONFIG"]).expanduser()),
-                           "environment (ACOMM_CONFIG)")
+        return ConfigEntry(
+            "config",
+            str(Path(os.environ["ACOMM_CONFIG"]).expanduser()),
+            "environment (ACOMM_CONFIG)",
+        )
     path = config.config_file(located)
     if path is None:
         return ConfigEntry("config", None, "none (no config.yaml beside the store)")
@@ -68,7 +75,12 @@ def show_config(settings: config.Settings) -> ConfigReport:
     docs = {name: spec.doc() for name, spec in specs.items()}
     return ConfigReport(
         settings=[ConfigEntry(key, *values[key]) for key in config.KEYS],
-        store=store, config_file=cfg,
-        agents=[ConfigEntry(f"agents.{name}.{k}", v, source)
-                for name, doc in docs.items() for k, v in doc.items()],
-        agents_doc={name: {**doc, "source": source} for name, doc in docs.items()})
+        store=store,
+        config_file=cfg,
+        agents=[
+            ConfigEntry(f"agents.{name}.{k}", v, source)
+            for name, doc in docs.items()
+            for k, v in doc.items()
+        ],
+        agents_doc={name: {**doc, "source": source} for name, doc in docs.items()},
+    )

@@ -20,8 +20,10 @@ from acomm_cli.cli import clitree, completion, fasttree
 from acomm_cli.cli.clitree import Cmd, Param
 
 REFRESH = "make docs"  # the command that regenerates everything, named by every failure
-NOTICE = ("Generated from acomm's command tree by `make docs` (python -m acomm_cli.cli.docgen); "
-          "do not edit.")
+NOTICE = (
+    "Generated from acomm's command tree by `make docs` (python -m acomm_cli.cli.docgen); "
+    "do not edit."
+)
 
 _EXIT_MEANINGS = {
     0: "success",
@@ -30,21 +32,26 @@ _EXIT_MEANINGS = {
     3: "validation failed; the message names the field",
     4: "not found",
     5: "state or permission conflict: not a participant, channel not active, duplicate, "
-       "backwards ack",
+    "backwards ack",
     6: "capacity",
     7: "store unavailable: locked past the busy timeout, corrupt, newer schema, no store",
     124: "--wait ended with nothing",
     141: "receive (or query --wait) could not write its output: a closed pipe, a closed or "
-         "failing stdout, or a reader that stalled; what it was handed stays unread",
+    "failing stdout, or a reader that stalled; what it was handed stays unread",
 }
 _ENVIRONMENT = [
     ("ACOMM_STORE", "The store file, unless --store is given."),
-    ("ACOMM_CONFIG", "The config file, unless --config is given (default: config.yaml beside "
-                     "the store)."),
+    (
+        "ACOMM_CONFIG",
+        "The config file, unless --config is given (default: config.yaml beside the store).",
+    ),
     ("ACOMM_AGENT", "The acting agent where a command takes --as (or --from, --recipient)."),
     ("NO_COLOR", "When set and not empty, no colour (as --no-color)."),
-    ("FORCE_COLOR", "When set and not empty, colour even where acomm would not use it (e.g. "
-                    "TERM=dumb); output piped to another program stays plain text."),
+    (
+        "FORCE_COLOR",
+        "When set and not empty, colour even where acomm would not use it (e.g. "
+        "TERM=dumb); output piped to another program stays plain text.",
+    ),
     ("TERM", "dumb: no colour."),
 ]
 
@@ -64,8 +71,10 @@ def tree() -> Cmd:
 def render_all(root: Cmd | None = None) -> dict[str, str]:
     """Every generated file: path relative to the repository -> content."""
     root = root or tree()
-    files = {f"completions/{name}": completion.script(shell, root)
-             for shell, name in completion.FILES.items()}
+    files = {
+        f"completions/{name}": completion.script(shell, root)
+        for shell, name in completion.FILES.items()
+    }
     files["man/acomm.1"] = man_root(root)
     files[fasttree.PATH] = fasttree.render()
     for cmd in root.subcommands:
@@ -80,8 +89,7 @@ def _page(cmd: Cmd) -> str:
 
 def _stale(out: Path, files: dict[str, str]) -> list[Path]:
     """Generated files left over from commands that no longer exist."""
-    return [p for p in sorted((out / "man").glob("acomm*.1"))
-            if f"man/{p.name}" not in files]
+    return [p for p in sorted((out / "man").glob("acomm*.1")) if f"man/{p.name}" not in files]
 
 
 def write(out: Path, files: dict[str, str] | None = None) -> list[str]:
@@ -103,8 +111,11 @@ def write(out: Path, files: dict[str, str] | None = None) -> list[str]:
 def drift(repo: Path, files: dict[str, str] | None = None) -> list[str]:
     """Paths under `repo` that differ from a fresh render (missing, changed or stale)."""
     files = files if files is not None else render_all()
-    bad = [rel for rel, text in files.items()
-           if not (repo / rel).is_file() or (repo / rel).read_text(encoding="utf-8") != text]
+    bad = [
+        rel
+        for rel, text in files.items()
+        if not (repo / rel).is_file() or (repo / rel).read_text(encoding="utf-8") != text
+    ]
     return bad + [str(p.relative_to(repo)) for p in _stale(repo, files)]
 
 
@@ -134,8 +145,12 @@ def _opt_names(p: Param) -> str:
 def _param_doc(p: Param) -> str:
     text = p.help
     if p.choices and not all(c in text for c in p.choices):
-        text += ("" if not text or text.endswith(".") else ".") + " One of: " + \
-            ", ".join(p.choices) + "."
+        text += (
+            ("" if not text or text.endswith(".") else ".")
+            + " One of: "
+            + ", ".join(p.choices)
+            + "."
+        )
     extra = []
     if p.default is not None:
         extra.append(f"default: {p.default}")
@@ -168,18 +183,21 @@ def _examples(cmd: Cmd) -> list[str]:
 def _params(cmd: Cmd) -> list[str]:
     out = []
     for p in cmd.arguments:
-        out += [".TP", f"\\fI{p.metavar}\\fR" + ("..." if p.multiple else ""),
-                _line(_param_doc(p))]
+        out += [".TP", f"\\fI{p.metavar}\\fR" + ("..." if p.multiple else ""), _line(_param_doc(p))]
     for p in cmd.options:
         out += [".TP", _opt_names(p), _line(_param_doc(p))]
     return out
 
 
 def _header(name: str, summary: str) -> list[str]:
-    return [f'.\\" {NOTICE}',
-            f'.TH "{name.upper()}" "1" "" "acomm {__version__}" "acomm manual"',
-            ".nh", ".ad l",
-            ".SH NAME", f"{_roff(name)} \\- {_roff(summary)}"]
+    return [
+        f'.\\" {NOTICE}',
+        f'.TH "{name.upper()}" "1" "" "acomm {__version__}" "acomm manual"',
+        ".nh",
+        ".ad l",
+        ".SH NAME",
+        f"{_roff(name)} \\- {_roff(summary)}",
+    ]
 
 
 def man_command(cmd: Cmd) -> str:
@@ -202,19 +220,26 @@ def man_command(cmd: Cmd) -> str:
             if params:
                 out += [".PP", "Options:", ".RS 4", *params, ".RE"]
             if leaf.examples:
-                out += [".PP", "Examples:" if len(leaf.examples) > 1 else "Example:",
-                        *_examples(leaf)]
+                out += [
+                    ".PP",
+                    "Examples:" if len(leaf.examples) > 1 else "Example:",
+                    *_examples(leaf),
+                ]
     else:
         params = _params(cmd)
         if params:
             out += [".SH OPTIONS", *params]
         if cmd.examples:
             out += [".SH EXAMPLES", *_examples(cmd)]
-    out += [".SH GLOBAL OPTIONS",
-            ".PP", "\\fB\\-\\-store\\fR, \\fB\\-\\-config\\fR, \\fB\\-\\-json\\fR and "
-            "\\fB\\-\\-no\\-color\\fR may come before or after the command; see",
-            ".BR acomm (1).",
-            ".SH SEE ALSO", ".BR acomm (1)"]
+    out += [
+        ".SH GLOBAL OPTIONS",
+        ".PP",
+        "\\fB\\-\\-store\\fR, \\fB\\-\\-config\\fR, \\fB\\-\\-json\\fR and "
+        "\\fB\\-\\-no\\-color\\fR may come before or after the command; see",
+        ".BR acomm (1).",
+        ".SH SEE ALSO",
+        ".BR acomm (1)",
+    ]
     return "\n".join(out) + "\n"
 
 
@@ -222,19 +247,29 @@ def man_root(root: Cmd) -> str:
     from acomm_cli.cli.config import KEYS
 
     out = _header("acomm", root.summary)
-    out += [".SH SYNOPSIS", ".B acomm", "[\\fIGLOBAL OPTIONS\\fR] \\fICOMMAND\\fR "
-            "[\\fIARGS\\fR]...", ".SH DESCRIPTION", _line(_roff(root.summary))]
+    out += [
+        ".SH SYNOPSIS",
+        ".B acomm",
+        "[\\fIGLOBAL OPTIONS\\fR] \\fICOMMAND\\fR [\\fIARGS\\fR]...",
+        ".SH DESCRIPTION",
+        _line(_roff(root.summary)),
+    ]
     for p in root.description:
         out += _para(p)
-    out += _para("Every command is a short-lived process: it opens the store (one SQLite file), "
-                 "does its work in one transaction and exits. Data goes to stdout, diagnostics "
-                 "to stderr. Each command prints its own help with `--help`; its man page is "
-                 "acomm-COMMAND(1).")
+    out += _para(
+        "Every command is a short-lived process: it opens the store (one SQLite file), "
+        "does its work in one transaction and exits. Data goes to stdout, diagnostics "
+        "to stderr. Each command prints its own help with `--help`; its man page is "
+        "acomm-COMMAND(1)."
+    )
     out += [".SH GLOBAL OPTIONS", *_params(root)]
     out += [".SH COMMANDS"]
     for cmd in root.subcommands:
-        out += [".TP", f"\\fB{_roff(' '.join(cmd.path))}\\fR", _line(_roff(cmd.summary)) +
-                f" See \\fB{_page(cmd)}\\fR(1)."]
+        out += [
+            ".TP",
+            f"\\fB{_roff(' '.join(cmd.path))}\\fR",
+            _line(_roff(cmd.summary)) + f" See \\fB{_page(cmd)}\\fR(1).",
+        ]
     if root.examples:
         out += [".SH EXAMPLES", *_examples(root)]
     out += [".SH ENVIRONMENT"]
@@ -242,14 +277,30 @@ def man_root(root: Cmd) -> str:
         out += [".TP", f"\\fB{name}\\fR", _line(_roff(text))]
     for key, (default, _parser, env) in KEYS.items():
         shown = "unset" if default is None else default
-        out += [".TP", f"\\fB{env}\\fR", _line(_roff(f"The setting {key} (default: {shown}); "
-                                                       "see `acomm config show`."))]
-    out += [".SH FILES", ".TP", "\\fI.acomm/store.acomm\\fR",
-            _line(_roff("The store found by walking up from the working directory, when "
-                        "neither --store nor ACOMM_STORE says otherwise.")),
-            ".TP", "\\fI.acomm/config.yaml\\fR",
-            _line(_roff("The config file beside the store (precedence: flag > environment > "
-                        "config file > default)."))]
+        out += [
+            ".TP",
+            f"\\fB{env}\\fR",
+            _line(_roff(f"The setting {key} (default: {shown}); see `acomm config show`.")),
+        ]
+    out += [
+        ".SH FILES",
+        ".TP",
+        "\\fI.acomm/store.acomm\\fR",
+        _line(
+            _roff(
+                "The store found by walking up from the working directory, when "
+                "neither --store nor ACOMM_STORE says otherwise."
+            )
+        ),
+        ".TP",
+        "\\fI.acomm/config.yaml\\fR",
+        _line(
+            _roff(
+                "The config file beside the store (precedence: flag > environment > "
+                "config file > default)."
+            )
+        ),
+    ]
     out += [".SH EXIT STATUS"]
     codes: dict[int, list[str]] = {}
     for cls in _error_classes():
@@ -258,8 +309,7 @@ def man_root(root: Cmd) -> str:
         names = sorted(set(codes.get(status, ())) - {"internal"})
         suffix = f" ({', '.join(names)})" if names else ""
         out += [".TP", f"\\fB{status}\\fR", _line(_roff(meaning + suffix))]
-    out += [".SH SEE ALSO",
-            ",\n".join(f".BR {_page(c)} (1)" for c in root.subcommands)]
+    out += [".SH SEE ALSO", ",\n".join(f".BR {_page(c)} (1)" for c in root.subcommands)]
     return "\n".join(out) + "\n"
 
 
@@ -280,17 +330,30 @@ def _anchor(cmd: Cmd) -> str:
 
 
 def markdown(root: Cmd) -> str:
-    out = ["# Command reference", "", f"<!-- {NOTICE} -->", "",
-           "Every section below is the command's own `--help`. The same text is in the man "
-           "pages (`man acomm`, `man acomm-send`, ...) and the shell completions in "
-           "`completions/`.", ""]
+    out = [
+        "# Command reference",
+        "",
+        f"<!-- {NOTICE} -->",
+        "",
+        "Every section below is the command's own `--help`. The same text is in the man "
+        "pages (`man acomm`, `man acomm-send`, ...) and the shell completions in "
+        "`completions/`.",
+        "",
+    ]
     for cmd in root.walk():
         depth = "  " * max(len(cmd.path) - 1, 0)
         out.append(f"{depth}- [`{cmd.name}`](#{_anchor(cmd)}) — {cmd.summary}")
     out.append("")
     for cmd in root.walk():
-        out += [f"## {cmd.name}", "", "```text", f"$ {cmd.name} --help",
-                cmd.help_text.rstrip("\n"), "```", ""]
+        out += [
+            f"## {cmd.name}",
+            "",
+            "```text",
+            f"$ {cmd.name} --help",
+            cmd.help_text.rstrip("\n"),
+            "```",
+            "",
+        ]
     return "\n".join(out)
 
 

@@ -55,7 +55,9 @@ def _param(p: Any) -> dict[str, Any]:
         "required": bool(p.required),
         "envvar": p.envvar if isinstance(p.envvar, str) else None,
         # a callback (--version) or a default that is not a plain value: Typer's business
-        "typer_only": bool(p.callback) or not _literal(p.default) or p.nargs != 1
+        "typer_only": bool(p.callback)
+        or not _literal(p.default)
+        or p.nargs != 1
         or bool(getattr(p, "secondary_opts", ()))
         or (bool(getattr(p, "multiple", False)) and (p.default is not None or p.envvar)),
     }
@@ -96,13 +98,24 @@ def _params(ps: list[dict[str, Any]], indent: str) -> str:
 def render(doc: dict[str, Any] | None = None) -> str:
     """The data module's text: one parameter a line."""
     doc = tree() if doc is None else doc
-    out = [HEADER, "# the global options\n", "ROOT = [\n", _params(doc["root"], "    "), "]\n\n",
-           "# command -> the body that runs it (module:function) and its parameters, in order\n",
-           "COMMANDS = {\n"]
+    out = [
+        HEADER,
+        "# the global options\n",
+        "ROOT = [\n",
+        _params(doc["root"], "    "),
+        "]\n\n",
+        "# command -> the body that runs it (module:function) and its parameters, in order\n",
+        "COMMANDS = {\n",
+    ]
     for name, cmd in doc["commands"].items():
-        out += [f"    {name!r}: {{\n", f"        'body': {cmd['body']!r},\n",
-                f"        'listing': {cmd['listing']!r},\n",
-                "        'params': [\n", _params(cmd["params"], "            "), "        ],\n",
-                "    },\n"]
+        out += [
+            f"    {name!r}: {{\n",
+            f"        'body': {cmd['body']!r},\n",
+            f"        'listing': {cmd['listing']!r},\n",
+            "        'params': [\n",
+            _params(cmd["params"], "            "),
+            "        ],\n",
+            "    },\n",
+        ]
     out.append("}\n")
     return "".join(out)

@@ -30,8 +30,10 @@ class _Stalled(OutputFailed):
     itself, so that an alarm landing just after the flush still exits 141 and rolls back."""
 
     def __init__(self) -> None:
-        super().__init__("could not write to stdout (the reader did not take it within the "
-                         "busy timeout); none were marked read")
+        super().__init__(
+            "could not write to stdout (the reader did not take it within the "
+            "busy timeout); none were marked read"
+        )
 
 
 def _plural(n: int) -> str:
@@ -46,9 +48,12 @@ def handing_over(count: int, stall_s: float | None = None) -> Iterator[None]:
     which rolls the marks back: a closed pipe (EPIPE), EIO or ENOSPC on a redirected file, a
     closed stdout, or a reader that took longer than `stall_s` seconds (the busy timeout:
     the write lock is held meanwhile and other writers wait at most that long for it)."""
+
     def failed(why: str) -> OutputFailed:
-        return OutputFailed(f"could not write {_plural(count)} to stdout ({why}); none were "
-                            "marked read", count=count)
+        return OutputFailed(
+            f"could not write {_plural(count)} to stdout ({why}); none were marked read",
+            count=count,
+        )
 
     stream = sys.stdout
     if stream is None or stream.closed:
@@ -62,13 +67,19 @@ def handing_over(count: int, stall_s: float | None = None) -> Iterator[None]:
         sys.stdout.flush()
     except _Stalled:
         silence_stdout()  # or exiting would flush into the stalled pipe and block for ever
-        raise failed(f"the reader did not take it within {stall_s:g}s, the busy timeout; "
-                     "the store was locked meanwhile") from None
+        raise failed(
+            f"the reader did not take it within {stall_s:g}s, the busy timeout; "
+            "the store was locked meanwhile"
+        ) from None
     except (OSError, ValueError) as exc:  # ValueError: a stream closed under us
         silence_stdout()
-        why = ("the reader closed the pipe" if isinstance(exc, BrokenPipeError)
-               else "stdout is closed" if isinstance(exc, ValueError)
-               else exc.strerror or str(exc))
+        why = (
+            "the reader closed the pipe"
+            if isinstance(exc, BrokenPipeError)
+            else "stdout is closed"
+            if isinstance(exc, ValueError)
+            else exc.strerror or str(exc)
+        )
         raise failed(why) from None
     finally:
         cancel()
@@ -84,8 +95,11 @@ def _buffered(stream: TextIO) -> TextIO | None:
     raw = getattr(stream, "buffer", None)
     if not isinstance(raw, io.FileIO):
         return None
-    return io.TextIOWrapper(io.BufferedWriter(io.FileIO(raw.fileno(), "w", closefd=False)),
-                            encoding=stream.encoding, errors=stream.errors)
+    return io.TextIOWrapper(
+        io.BufferedWriter(io.FileIO(raw.fileno(), "w", closefd=False)),
+        encoding=stream.encoding,
+        errors=stream.errors,
+    )
 
 
 def _alarm(seconds: float | None) -> Callable[[], None]:
@@ -123,9 +137,15 @@ def silence_stdout() -> None:
     os.close(devnull)
 
 
-def inbox_output(out: Output, *, body: bool, follow: bool, peek: bool,
-                 stall_s: float | None,
-                 stop: Callable[[], bool] | None = None) -> Callable[[QueryResult], None]:
+def inbox_output(
+    out: Output,
+    *,
+    body: bool,
+    follow: bool,
+    peek: bool,
+    stall_s: float | None,
+    stop: Callable[[], bool] | None = None,
+) -> Callable[[QueryResult], None]:
     """What `receive` hands its results to (the engine calls it, see inbox.receive). With
     --peek nothing is marked read, so output fails as any read-only command's does.
 
@@ -184,8 +204,11 @@ def taken(count: int, stop: Callable[[], bool]) -> None:
             return
         if closed:
             silence_stdout()
-            raise OutputFailed(f"could not write {_plural(count)} to stdout (the reader closed "
-                               "the pipe); none were marked read", count=count)
+            raise OutputFailed(
+                f"could not write {_plural(count)} to stdout (the reader closed "
+                "the pipe); none were marked read",
+                count=count,
+            )
 
 
 def reader_gone() -> bool:
@@ -211,6 +234,7 @@ def _pauses() -> Iterator[int]:
 
 def answer_output(out: Output, stall_s: float | None) -> Callable[[Message], None]:
     """What `query --wait` hands its response to, before the read mark commits."""
+
     def emit(m: Message) -> None:
         with handing_over(1, stall_s):
             render.ok(out, render_messages.message_doc(m), m.content.rstrip("\n"))

@@ -43,8 +43,15 @@ class Invocation:
     def output(self) -> Output:
         return output(self.settings)
 
-    def store(self, *, write: bool, create: bool = False, bridge_hook: bool = True,
-              hooks: bool = True, read_fallback: bool = False) -> _Store:
+    def store(
+        self,
+        *,
+        write: bool,
+        create: bool = False,
+        bridge_hook: bool = True,
+        hooks: bool = True,
+        read_fallback: bool = False,
+    ) -> _Store:
         """The resolved store, opened as `store` says."""
         return _Store(self.settings, write, create, bridge_hook, hooks, read_fallback)
 
@@ -65,8 +72,15 @@ def output(s: Settings) -> Output:
     return Output(json=s.json, color=s.color, table=s.table, headers=s.headers)
 
 
-def store(s: Settings, *, write: bool, create: bool = False, bridge_hook: bool = True,
-          hooks: bool = True, read_fallback: bool = False) -> _Store:
+def store(
+    s: Settings,
+    *,
+    write: bool,
+    create: bool = False,
+    bridge_hook: bool = True,
+    hooks: bool = True,
+    read_fallback: bool = False,
+) -> _Store:
     """Open the resolved store. Only `create` commands (init, channel create, send --to) may
     create a missing store: anywhere else a mistyped path is an error, not an empty new
     store. A reading command (and, with `read_fallback`, one that writes only incidentally:
@@ -85,8 +99,15 @@ class _Store:
     """`store(...)`: a class, not a @contextmanager generator, so that contextlib stays out
     of `acomm send` (importing it costs a send about a millisecond)."""
 
-    def __init__(self, s: Settings, write: bool, create: bool, bridge_hook: bool, hooks: bool,
-                 read_fallback: bool) -> None:
+    def __init__(
+        self,
+        s: Settings,
+        write: bool,
+        create: bool,
+        bridge_hook: bool,
+        hooks: bool,
+        read_fallback: bool,
+    ) -> None:
         self.s, self.write, self.create = s, write, create
         self.bridge_hook, self.hooks, self.read_fallback = bridge_hook, hooks, read_fallback
 
@@ -95,8 +116,11 @@ class _Store:
         path, missing = s.store_path(create=create)
         if missing and create:
             render.note(f"note: creating a new store at {path}")
-        options = {"busy_timeout_ms": s.value("store.busy_timeout"),
-                   "flush": s.value("store.flush"), "now": clock.now_ms()}
+        options = {
+            "busy_timeout_ms": s.value("store.busy_timeout"),
+            "flush": s.value("store.flush"),
+            "now": clock.now_ms(),
+        }
         if s.verbose:
             _say_where(s, path)
         started = time.perf_counter()
@@ -107,13 +131,18 @@ class _Store:
                 raise
             conn = opening.connect(path, create=False, read_only=True, **options)
         if s.verbose:
-            render.verbose(f"store opened in {(time.perf_counter() - started) * 1000:.1f} ms"
-                           + (" (read-only)" if getattr(conn, "read_only", False) else ""))
+            render.verbose(
+                f"store opened in {(time.perf_counter() - started) * 1000:.1f} ms"
+                + (" (read-only)" if getattr(conn, "read_only", False) else "")
+            )
         self.conn, self.path = conn, path
         self.after = write and self.hooks and not getattr(conn, "read_only", False)
         try:
-            self.mirror = self.after and self.bridge_hook and any(
-                s.value(f"bridge.{k}") for k in ("inbox_dir", "outbox_dir", "teams_dir"))
+            self.mirror = (
+                self.after
+                and self.bridge_hook
+                and any(s.value(f"bridge.{k}") for k in ("inbox_dir", "outbox_dir", "teams_dir"))
+            )
             self.before = None
             if self.mirror:
                 from acomm_cli.bridge import sync as bridge
@@ -124,8 +153,9 @@ class _Store:
             raise
         return conn
 
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
-                 tb: object) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: object
+    ) -> None:
         conn, s = self.conn, self.s
         try:
             if isinstance(exc, sqlite3.DatabaseError):  # a damaged page met mid-command
@@ -141,8 +171,12 @@ class _Store:
                 if warning:
                     render.note(f"warning: {warning}")
                 if s.value("store.flush") == "batch":
-                    opening.batch_checkpoint(conn, s.value("store.batch_messages"),
-                                             s.value("store.batch_interval"), clock.now_ms())
+                    opening.batch_checkpoint(
+                        conn,
+                        s.value("store.batch_messages"),
+                        s.value("store.batch_interval"),
+                        clock.now_ms(),
+                    )
         finally:
             conn.close()
 
@@ -151,8 +185,13 @@ def _say_where(s: Settings, path: object) -> None:
     """-v: the store and the config file this command resolved, and how."""
     from acomm_cli.cli.config import config_file
 
-    how = ("--store" if s.store else "$ACOMM_STORE" if os.environ.get("ACOMM_STORE")
-           else "found from the current directory")
+    how = (
+        "--store"
+        if s.store
+        else "$ACOMM_STORE"
+        if os.environ.get("ACOMM_STORE")
+        else "found from the current directory"
+    )
     render.verbose(f"store {path} ({how})")
     found = config_file(s)
     render.verbose(f"config {found}" if found is not None else "config none (the defaults)")
@@ -164,8 +203,9 @@ def _bridge_after_write(conn: sqlite3.Connection, s: Settings, before: int | Non
     from acomm_cli.output import render_worker
 
     try:
-        result = bridge.sync(conn, bridge.config(s.value), clock.now_ms(),
-                             after_message_id=before, full=False)
+        result = bridge.sync(
+            conn, bridge.config(s.value), clock.now_ms(), after_message_id=before, full=False
+        )
     except Exception as exc:  # the command itself succeeded and committed
         render.note(f"warning: mailbox bridge: {exc}; `acomm tick` will retry")
         return
@@ -173,12 +213,14 @@ def _bridge_after_write(conn: sqlite3.Connection, s: Settings, before: int | Non
 
 
 def limits(s: Settings) -> model.Limits:
-    return model.Limits(max_active_messages=s.value("limits.max_active_messages"),
-                        max_store_bytes=s.value("limits.max_store_bytes"),
-                        fed_offline_after_ms=s.value("federation.offline_after"),
-                        fed_ack_timeout_ms=s.value("federation.ack_timeout"),
-                        cap_miss_threshold=s.value("capabilities.miss_threshold"),
-                        cap_miss_window_ms=s.value("capabilities.miss_window"))
+    return model.Limits(
+        max_active_messages=s.value("limits.max_active_messages"),
+        max_store_bytes=s.value("limits.max_store_bytes"),
+        fed_offline_after_ms=s.value("federation.offline_after"),
+        fed_ack_timeout_ms=s.value("federation.ack_timeout"),
+        cap_miss_threshold=s.value("capabilities.miss_threshold"),
+        cap_miss_window_ms=s.value("capabilities.miss_window"),
+    )
 
 
 def stall_s(s: Settings) -> float:
@@ -191,8 +233,9 @@ def read_body(inv: Invocation, body: str | None) -> str:
     """The body argument, or standard input when it is omitted or `-`."""
     if body is not None and body != "-":
         return body
-    refuse_terminal_stdin(inv, "no message body: give it as an argument or pipe it on stdin",
-                          "body")
+    refuse_terminal_stdin(
+        inv, "no message body: give it as an argument or pipe it on stdin", "body"
+    )
     return read_stdin()
 
 
@@ -221,23 +264,42 @@ def refuse_terminal_stdin(inv: Invocation, message: str, field: str) -> None:
 def identity(value: str | None, flag: str = "--as") -> str:
     """The acting agent: no silent default, so a missing one is a usage error."""
     if not value:
-        raise UsageError(f"say who is acting with {flag} AGENT (or set ACOMM_AGENT)",
-                         field=flag.lstrip("-"))
+        raise UsageError(
+            f"say who is acting with {flag} AGENT (or set ACOMM_AGENT)", field=flag.lstrip("-")
+        )
     return value
 
 
-def build_filter(*, channel: str | None, since: str | None, until: str | None,
-                 types: list[str] | None, sender: str | None, topic: str | None,
-                 status: list[str] | None, grep: str | None, priority_min: str | None,
-                 sort: str | None, order: str | None, limit: int, offset: int,
-                 now: int) -> MessageFilter:
+def build_filter(
+    *,
+    channel: str | None,
+    since: str | None,
+    until: str | None,
+    types: list[str] | None,
+    sender: str | None,
+    topic: str | None,
+    status: list[str] | None,
+    grep: str | None,
+    priority_min: str | None,
+    sort: str | None,
+    order: str | None,
+    limit: int,
+    offset: int,
+    now: int,
+) -> MessageFilter:
     """The filter options `receive` and `messages` share."""
     return MessageFilter(
         channel=channel,
         since=clock.parse_time(since, "since", now) if since else None,
         until=clock.parse_time(until, "until", now) if until else None,
         types=tuple(model.message_type(t) for t in types or ()),
-        sender=sender, topic=topic, status=tuple(status or ()), grep=grep,
+        sender=sender,
+        topic=topic,
+        status=tuple(status or ()),
+        grep=grep,
         priority_min=model.priority(priority_min) if priority_min is not None else None,
-        sort=sort, order=order, limit=limit, offset=offset,
+        sort=sort,
+        order=order,
+        limit=limit,
+        offset=offset,
     )

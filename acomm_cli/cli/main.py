@@ -58,8 +58,9 @@ def _convert(p: dict[str, Any], value: str) -> Any:
     raise _Typer()
 
 
-def _read(spec: list[dict[str, Any]], args: list[str], *, root: bool) -> tuple[dict[str, Any],
-                                                                                list[str]]:
+def _read(
+    spec: list[dict[str, Any]], args: list[str], *, root: bool
+) -> tuple[dict[str, Any], list[str]]:
     """The values of `spec`'s parameters in `args`; the root stops at its first word (the
     command) and returns what follows it."""
     by_opt = {o: p for p in spec for o in p["opts"]}

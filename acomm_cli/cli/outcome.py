@@ -10,8 +10,18 @@ from acomm_cli.errors import CommError, Internal, MissingExtra, ValidationFailed
 from acomm_cli.output import render
 
 # Global options may also be written after the subcommand (`acomm send ... --json`).
-GLOBAL_FLAGS = {"--json", "--no-color", "--jsonl", "--csv", "--tsv", "--no-headers",
-                "-q", "--quiet", "-v", "--verbose"}
+GLOBAL_FLAGS = {
+    "--json",
+    "--no-color",
+    "--jsonl",
+    "--csv",
+    "--tsv",
+    "--no-headers",
+    "-q",
+    "--quiet",
+    "-v",
+    "--verbose",
+}
 GLOBAL_VALUES = {"--store", "--file", "--config"}
 
 TYPE_CHECKING = False  # typing's, without importing typing on `acomm send`'s path
@@ -59,10 +69,10 @@ def _split(args: list[str], options: ValueOptions) -> tuple[list[str], list[str]
         elif name in GLOBAL_VALUES and "=" in a:
             front.append(a)
         elif a in GLOBAL_VALUES and i + 1 < len(args):
-            front.extend(args[i:i + 2])
+            front.extend(args[i : i + 2])
             i += 1
         elif _takes_value(a, takes) and i + 1 < len(args):
-            rest.extend(args[i:i + 2])
+            rest.extend(args[i : i + 2])
             i += 1
         else:
             rest.append(a)
@@ -130,13 +140,23 @@ def failed(exc: BaseException, as_json: bool) -> int:
     raise exc
 
 
-
 # The libraries of each optional extra (pyproject.toml's optional-dependencies), by the name
 # they are imported under: a command that needs one that is not installed is refused naming
 # the install command, not reported as a bug. export and audit check theirs before they start.
 EXTRAS = {
-    "federation": ("pycrdt", "pycrdt_websocket", "pycrdt_store", "uvicorn", "starlette",
-                   "pyseto", "cryptography", "httpx", "httpx_ws", "nats", "anyio"),
+    "federation": (
+        "pycrdt",
+        "pycrdt_websocket",
+        "pycrdt_store",
+        "uvicorn",
+        "starlette",
+        "pyseto",
+        "cryptography",
+        "httpx",
+        "httpx_ws",
+        "nats",
+        "anyio",
+    ),
     "mcp": ("mcp", "mcp_types", "pydantic"),
     "ui": ("textual",),
     "spark": ("pyarrow", "pyspark", "py4j"),
@@ -152,5 +172,9 @@ def _missing_extra(module: str) -> MissingExtra:
     extra = _extra_of(module)
     install = f"pip install 'acomm[{extra}]'"
     top = module.partition(".")[0]
-    return MissingExtra(f"this command needs {top}, which the `{extra}` extra installs: "
-                        f"{install}", extra=extra, install=install, missing=[top])
+    return MissingExtra(
+        f"this command needs {top}, which the `{extra}` extra installs: {install}",
+        extra=extra,
+        install=install,
+        missing=[top],
+    )

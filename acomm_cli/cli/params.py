@@ -51,8 +51,9 @@ class Value(ParamType):
 
     name = "text"  # what the man pages print for a string option: `--as TEXT`
 
-    def __init__(self, metavar: str | None = None, kind: Kind | None = None,
-                 choices: Iterable[str] = ()) -> None:
+    def __init__(
+        self, metavar: str | None = None, kind: Kind | None = None, choices: Iterable[str] = ()
+    ) -> None:
         self.metavar = metavar
         self.choices = tuple(choices)
         self.kind = Kind.CHOICE if self.choices else kind
@@ -114,10 +115,10 @@ FILE = Value("FILE", Kind.FILE)
 DIR = Value("DIR", Kind.DIR)
 
 # Parsed by acomm_cli.clock and the engine.
-DURATION = Value("DURATION")     # 30s, 1500ms, 24h, 7d
-TIME = Value("TIME")             # ISO 8601, or relative to now: -1h
-ETA = Value("DURATION|TIME")     # a task's ETA: 10m from now, or when
-SIZE = Value("SIZE")             # 65536, 1MiB
+DURATION = Value("DURATION")  # 30s, 1500ms, 24h, 7d
+TIME = Value("TIME")  # ISO 8601, or relative to now: -1h
+ETA = Value("DURATION|TIME")  # a task's ETA: 10m from now, or when
+SIZE = Value("SIZE")  # 65536, 1MiB
 
 # Numbers.
 COUNT = Whole("N")
@@ -160,8 +161,9 @@ def invocation(ctx: Context | None = None) -> Invocation:
     return Invocation(obj if isinstance(obj, Settings) else Settings(), lambda: found.get_help())
 
 
-def _on_invocation(declaration: Callable[..., Any],
-                   body: Callable[..., int | None]) -> Callable[..., None]:
+def _on_invocation(
+    declaration: Callable[..., Any], body: Callable[..., int | None]
+) -> Callable[..., None]:
     """The Typer callback for `declaration`'s signature (its first parameter, the Invocation,
     becomes click's context) that runs `body(invocation, **values)`; a status it returns is
     the exit status."""
@@ -176,9 +178,13 @@ def _on_invocation(declaration: Callable[..., Any],
             raise typer.Exit(code)
 
     command.__signature__ = signature.replace(  # type: ignore[attr-defined]
-        parameters=[context, *rest])
-    command.__annotations__ = {p.name: p.annotation for p in (context, *rest)
-                               if p.annotation is not inspect.Parameter.empty}
+        parameters=[context, *rest]
+    )
+    command.__annotations__ = {
+        p.name: p.annotation
+        for p in (context, *rest)
+        if p.annotation is not inspect.Parameter.empty
+    }
     del command.__wrapped__  # Typer reads the signature above, not the declaration's
     command.__acomm_invocation__ = True  # type: ignore[attr-defined]
     return command
@@ -196,10 +202,12 @@ def runs(body: Callable[..., int | None]) -> Callable[[Callable[..., Any]], Call
     decorated function only declares it (its signature and docstring), and `body`, in a module
     without typer, does the work with the same parameters. `make docs` records `body` in
     `cli/fastpath_tree.py`, so that the `acomm` program can run it without Typer."""
+
     def declare(declaration: Callable[..., Any]) -> Callable[..., None]:
         command = _on_invocation(declaration, body)
         command.__acomm_body__ = f"{body.__module__}:{body.__qualname__}"  # type: ignore[attr-defined]
         return command
+
     return declare
 
 
@@ -209,38 +217,56 @@ def listing(columns: Columns) -> Callable[[Callable[..., Any]], Callable[..., An
     --no-headers: global, declared once on the root, app.py), and its --help ends with its
     columns, from the same list its renderer writes the header row from. A command without it
     refuses the row formats (app.py; the fast path hands such a line to Typer)."""
+
     def declare(fn: Callable[..., Any]) -> Callable[..., Any]:
         fn.__doc__ = inspect.cleandoc(fn.__doc__ or "") + "\n\n" + describe(columns)
         fn.__acomm_columns__ = columns  # type: ignore[attr-defined]
         return fn
+
     return declare
 
 
 # ---------------------------------------------------------------- options commands share
 
-AsAgent = Annotated[str | None, typer.Option(
-    "--as", click_type=AGENT, envvar="ACOMM_AGENT", show_envvar=True,
-    help="The acting agent.")]
+AsAgent = Annotated[
+    str | None,
+    typer.Option(
+        "--as", click_type=AGENT, envvar="ACOMM_AGENT", show_envvar=True, help="The acting agent."
+    ),
+]
 
 # Filters shared by `receive` and `messages`.
-ChannelOpt = Annotated[str | None, typer.Option(
-    "--channel", "-c", click_type=CHANNEL, help="Only this channel.")]
-Since = Annotated[str | None, typer.Option(
-    click_type=TIME, help="From this time (ISO 8601 or relative, e.g. -1h).")]
-Until = Annotated[str | None, typer.Option(
-    click_type=TIME, help="Up to this time (ISO 8601 or relative).")]
-Types = Annotated[list[str] | None, typer.Option(
-    "--type", "-t", click_type=MESSAGE_TYPE, help="Message type (repeatable).")]
-From = Annotated[str | None, typer.Option(
-    "--from", click_type=AGENT, help="Only messages from this agent.")]
+ChannelOpt = Annotated[
+    str | None, typer.Option("--channel", "-c", click_type=CHANNEL, help="Only this channel.")
+]
+Since = Annotated[
+    str | None,
+    typer.Option(click_type=TIME, help="From this time (ISO 8601 or relative, e.g. -1h)."),
+]
+Until = Annotated[
+    str | None, typer.Option(click_type=TIME, help="Up to this time (ISO 8601 or relative).")
+]
+Types = Annotated[
+    list[str] | None,
+    typer.Option("--type", "-t", click_type=MESSAGE_TYPE, help="Message type (repeatable)."),
+]
+From = Annotated[
+    str | None, typer.Option("--from", click_type=AGENT, help="Only messages from this agent.")
+]
 Topic = Annotated[str | None, typer.Option(help="Topic pattern (* one segment, # any).")]
-Status = Annotated[list[str] | None, typer.Option(
-    click_type=MESSAGE_STATUS,
-    help="Message status: sent, delivered, acknowledged, dead_letter (repeatable).")]
-Grep = Annotated[str | None, typer.Option(
-    metavar="REGEX", help="Regular expression the content must match.")]
-PriorityMin = Annotated[str | None, typer.Option(
-    click_type=PRIORITY, help="Lowest priority (name or 0-4).")]
+Status = Annotated[
+    list[str] | None,
+    typer.Option(
+        click_type=MESSAGE_STATUS,
+        help="Message status: sent, delivered, acknowledged, dead_letter (repeatable).",
+    ),
+]
+Grep = Annotated[
+    str | None, typer.Option(metavar="REGEX", help="Regular expression the content must match.")
+]
+PriorityMin = Annotated[
+    str | None, typer.Option(click_type=PRIORITY, help="Lowest priority (name or 0-4).")
+]
 Sort = Annotated[str | None, typer.Option(click_type=SORT, help="created, priority or id.")]
 Order = Annotated[str | None, typer.Option(click_type=ORDER, help="asc or desc.")]
 Limit = Annotated[int, typer.Option(click_type=COUNT, help="At most this many messages.")]

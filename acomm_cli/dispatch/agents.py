@@ -40,8 +40,9 @@ class Rules:
     senders: tuple[str, ...] = ()
     metadata: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
-    def match(self, *, type_: str, topic: str | None, channel: str, sender: str,
-              metadata: dict[str, Any]) -> bool:
+    def match(
+        self, *, type_: str, topic: str | None, channel: str, sender: str, metadata: dict[str, Any]
+    ) -> bool:
         if self.types and type_ not in self.types:
             return False
         if self.channels and channel not in self.channels:
@@ -57,8 +58,12 @@ class Rules:
 
     def doc(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for name, values in (("types", self.types), ("topics", self.topics),
-                             ("channels", self.channels), ("from", self.senders)):
+        for name, values in (
+            ("types", self.types),
+            ("topics", self.topics),
+            ("channels", self.channels),
+            ("from", self.senders),
+        ):
             if values:
                 out[name] = list(values)
         if self.metadata:
@@ -79,10 +84,16 @@ class AgentSpec:
     unmatched: str = "ignore"  # one of UNMATCHED
 
     def doc(self) -> dict[str, Any]:
-        return {"run": self.run if isinstance(self.run, str) else list(self.run),
-                "on": self.rules.doc(), "timeout_ms": self.timeout_ms,
-                "max_attempts": self.max_attempts, "backoff_ms": self.backoff_ms,
-                "jitter": self.jitter, "cwd": self.cwd, "unmatched": self.unmatched}
+        return {
+            "run": self.run if isinstance(self.run, str) else list(self.run),
+            "on": self.rules.doc(),
+            "timeout_ms": self.timeout_ms,
+            "max_attempts": self.max_attempts,
+            "backoff_ms": self.backoff_ms,
+            "jitter": self.jitter,
+            "cwd": self.cwd,
+            "unmatched": self.unmatched,
+        }
 
 
 def _scalar(value: Any) -> str:
@@ -101,7 +112,7 @@ def _renamed(exc: CommError, key: str, value: Any) -> ValidationFailed:
     field name the validator put first, e.g. `type:`, so that no key is said twice)."""
     message = exc.message
     if exc.field and message.startswith(f"{exc.field}: "):
-        message = message[len(exc.field) + 2:]
+        message = message[len(exc.field) + 2 :]
     return ValidationFailed(f"{key}: {message}", field=key, value=str(value))
 
 
@@ -128,13 +139,16 @@ def _rules(key: str, raw: Any) -> Rules:
         raise _bad(key, raw, "must be a mapping of types, topics, channels, from, metadata")
     for k in raw:
         if k not in RULE_KEYS:
-            raise ValidationFailed(f"config: unknown key '{key}.{k}' (trigger rules are "
-                                   f"{', '.join(RULE_KEYS)})", field=f"{key}.{k}")
+            raise ValidationFailed(
+                f"config: unknown key '{key}.{k}' (trigger rules are {', '.join(RULE_KEYS)})",
+                field=f"{key}.{k}",
+            )
     out: dict[str, Any] = {}
     if "types" in raw:
         try:
-            out["types"] = tuple(model.message_type(t).value
-                                 for t in _strings(f"{key}.types", raw["types"]))
+            out["types"] = tuple(
+                model.message_type(t).value for t in _strings(f"{key}.types", raw["types"])
+            )
         except ValidationFailed as exc:
             raise _renamed(exc, f"{key}.types", raw["types"]) from None
     if "topics" in raw:
@@ -161,8 +175,9 @@ def _rules(key: str, raw: Any) -> Rules:
     if "metadata" in raw:
         meta = raw["metadata"]
         if not isinstance(meta, dict) or not meta:
-            raise _bad(f"{key}.metadata", meta, "must map metadata keys to a value or a list "
-                       "of values")
+            raise _bad(
+                f"{key}.metadata", meta, "must map metadata keys to a value or a list of values"
+            )
         pairs = []
         for mk, mv in meta.items():
             values = mv if isinstance(mv, list) else [mv]
@@ -189,16 +204,16 @@ def parse_agent(name: Any, raw: Any, base: Path | None) -> AgentSpec:
     raw = {("on" if k is True else "off" if k is False else k): v for k, v in raw.items()}
     for k in raw:
         if k not in AGENT_KEYS:
-            raise ValidationFailed(f"config: unknown key '{key}.{k}' (an agent has "
-                                   f"{', '.join(AGENT_KEYS)})", field=f"{key}.{k}")
+            raise ValidationFailed(
+                f"config: unknown key '{key}.{k}' (an agent has {', '.join(AGENT_KEYS)})",
+                field=f"{key}.{k}",
+            )
     if "run" not in raw:
-        raise ValidationFailed(f"{key}.run: every agent needs a command to run",
-                               field=f"{key}.run")
+        raise ValidationFailed(f"{key}.run: every agent needs a command to run", field=f"{key}.run")
     run = raw["run"]
     if isinstance(run, list):
         if not run or not all(isinstance(a, str) for a in run) or not run[0]:
-            raise _bad(f"{key}.run", run, "must be a command line or a non-empty list of "
-                       "arguments")
+            raise _bad(f"{key}.run", run, "must be a command line or a non-empty list of arguments")
         run = tuple(run)
     elif not isinstance(run, str) or not run.strip():
         raise _bad(f"{key}.run", run, "must be a command line or a non-empty list of arguments")

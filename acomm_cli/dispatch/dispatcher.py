@@ -109,7 +109,7 @@ def retry_delay_ms(spec: AgentSpec, attempt: int, rand: float) -> int:
 
 
 def _clip(text: str) -> str:
-    return text if len(text) <= REASON_MAX else "..." + text[-(REASON_MAX - 3):]
+    return text if len(text) <= REASON_MAX else "..." + text[-(REASON_MAX - 3) :]
 
 
 def classify(outcome: runner.RunOutcome, timeout_ms: int) -> tuple[str, str | None]:
@@ -122,8 +122,11 @@ def classify(outcome: runner.RunOutcome, timeout_ms: int) -> tuple[str, str | No
     if outcome.timed_out:
         return "failed", _clip(f"timed out after {timeout_ms / 1000:g}s{said}")
     code = outcome.exit_code
-    cut = (f" [stdout cut at {runner.STDOUT_CAP} bytes: {outcome.stdout_dropped} more were "
-           "not kept]" if outcome.stdout_dropped else "")
+    cut = (
+        f" [stdout cut at {runner.STDOUT_CAP} bytes: {outcome.stdout_dropped} more were not kept]"
+        if outcome.stdout_dropped
+        else ""
+    )
     if code == 0:
         return "accepted", (_clip(outcome.stdout.strip()) + cut) or None
     if code == EXIT_IGNORED:
@@ -143,12 +146,16 @@ def _ours(state: str, ack_status: str | None, claim_state: str | None) -> bool:
     """Is the delivery still dispatch's to handle? Unread, or acknowledged `in_progress` by
     dispatch itself (a claim is running or waiting for its retry). Read by `receive`,
     acknowledged otherwise, or dead-lettered, it is not."""
-    return state == "unread" or (state == "acked" and ack_status == AckStatus.IN_PROGRESS.value
-                                 and claim_state in ("running", "retry"))
+    return state == "unread" or (
+        state == "acked"
+        and ack_status == AckStatus.IN_PROGRESS.value
+        and claim_state in ("running", "retry")
+    )
 
 
-def _gone(conn: sqlite3.Connection, mid: int, agent: str,
-          got: tuple[str, int, str | None, int] | None) -> str:
+def _gone(
+    conn: sqlite3.Connection, mid: int, agent: str, got: tuple[str, int, str | None, int] | None
+) -> str:
     """What became of a delivery that is no longer dispatch's, for a receipt's reason."""
     if got is None:
         return "the message is gone"
@@ -161,9 +168,16 @@ def _gone(conn: sqlite3.Connection, mid: int, agent: str,
     return f"the message was {state} meanwhile (e.g. taken by `acomm receive`)"
 
 
-def _verdict(conn: sqlite3.Connection, spec: AgentSpec, mid: int, claim_state: str | None,
-             claim_attempts: int | None, dedupe_key: str | None, channel_id: int,
-             now: int) -> tuple[str, int]:
+def _verdict(
+    conn: sqlite3.Connection,
+    spec: AgentSpec,
+    mid: int,
+    claim_state: str | None,
+    claim_attempts: int | None,
+    dedupe_key: str | None,
+    channel_id: int,
+    now: int,
+) -> tuple[str, int]:
     """What a pass does with a due delivery (one of ACTIONS, or "skip": leave it due), and
     how many attempts it has had this round."""
     attempts = (claim_attempts or 0) if claim_state in ("retry", "running") else 0
@@ -179,16 +193,18 @@ def _verdict(conn: sqlite3.Connection, spec: AgentSpec, mid: int, claim_state: s
     return "run", attempts
 
 
-def _duplicate(conn: sqlite3.Connection, agent: str, dedupe_key: str, mid: int,
-               channel_id: int, now: int) -> bool:
+def _duplicate(
+    conn: sqlite3.Connection, agent: str, dedupe_key: str, mid: int, channel_id: int, now: int
+) -> bool:
     """This agent already handled the message's dedupe key inside the channel's window."""
     ch = channels.channel_by_id(conn, channel_id)
     window = ch.config.dedupe_window_ms if ch else 0
     return store.handled_key(conn, agent, dedupe_key, now - window, mid) is not None
 
 
-def select(conn: sqlite3.Connection, agents: Mapping[str, AgentSpec], now: int,
-           limit: int) -> list[Due]:
+def select(
+    conn: sqlite3.Connection, agents: Mapping[str, AgentSpec], now: int, limit: int
+) -> list[Due]:
     """Due deliveries to the agents, most urgent first, then oldest, with what a pass would
     do with each: up to `limit` whose rules match, and (`unmatched: ignore`) up to
     IGNORE_MAX that no rule lets through, to be read with an `ignored` receipt. A message
@@ -198,25 +214,53 @@ def select(conn: sqlite3.Connection, agents: Mapping[str, AgentSpec], now: int,
     out: list[Due] = []
     if limit <= 0:
         return out
-    rules = [(name, s.rules.types, s.rules.channels, s.rules.senders, s.unmatched == "ignore")
-             for name, s in agents.items()]
+    rules = [
+        (name, s.rules.types, s.rules.channels, s.rules.senders, s.unmatched == "ignore")
+        for name, s in agents.items()
+    ]
     runs = ignored = 0
-    for (mid, agent, channel, sender, type_, topic, meta, prio, cstate, cattempts, key,
-         channel_id) in store.candidates(conn, rules, now):
+    for (
+        mid,
+        agent,
+        channel,
+        sender,
+        type_,
+        topic,
+        meta,
+        prio,
+        cstate,
+        cattempts,
+        key,
+        channel_id,
+    ) in store.candidates(conn, rules, now):
         spec = agents[agent]
         if sender == agent or not spec.rules.match(
-                type_=type_, topic=topic, channel=channel, sender=sender,
-                metadata=json.loads(meta) if meta else {}):
+            type_=type_,
+            topic=topic,
+            channel=channel,
+            sender=sender,
+            metadata=json.loads(meta) if meta else {},
+        ):
             if spec.unmatched == "ignore" and ignored < IGNORE_MAX:
-                out.append(Due(mid, agent, channel, type_, Priority(prio).name.lower(), 1,
-                               "ignore"))
+                out.append(
+                    Due(mid, agent, channel, type_, Priority(prio).name.lower(), 1, "ignore")
+                )
                 ignored += 1
             continue
         action, attempts = _verdict(conn, spec, mid, cstate, cattempts, key, channel_id, now)
         if action == "skip":
             continue
-        out.append(Due(mid, agent, channel, type_, Priority(prio).name.lower(),
-                       attempts if action == "dead_letter" else attempts + 1, action))
+        out.append(
+            Due(
+                mid,
+                agent,
+                channel,
+                type_,
+                Priority(prio).name.lower(),
+                attempts if action == "dead_letter" else attempts + 1,
+                action,
+            )
+        )
         runs += 1
         if runs >= limit:
             break
@@ -244,11 +288,20 @@ class _Taken:
     orphans: list[str] = field(default_factory=list)  # runs whose leftovers to kill
 
 
-def dispatch(conn: sqlite3.Connection, agents: Mapping[str, AgentSpec], now: int, *,
-             store_path: str, encode: Callable[[Message], str], only: str | None = None,
-             max_runs: int = 100, dry_run: bool = False, config_path: str | None = None,
-             rand: Callable[[], float] | None = None,
-             stop: Callable[[], bool] | None = None) -> DispatchResult:
+def dispatch(
+    conn: sqlite3.Connection,
+    agents: Mapping[str, AgentSpec],
+    now: int,
+    *,
+    store_path: str,
+    encode: Callable[[Message], str],
+    only: str | None = None,
+    max_runs: int = 100,
+    dry_run: bool = False,
+    config_path: str | None = None,
+    rand: Callable[[], float] | None = None,
+    stop: Callable[[], bool] | None = None,
+) -> DispatchResult:
     """One pass: first the runs whose lease ran out (whatever became of their delivery), then
     up to `max_runs` due deliveries, selected when the pass starts (work the commands send on
     is for the next pass). `encode` turns a message into the JSON document the command reads
@@ -277,8 +330,7 @@ def dispatch(conn: sqlite3.Connection, agents: Mapping[str, AgentSpec], now: int
     for d in due:
         if stop():
             break
-        receipt, dead = _one(conn, agents[d.agent], d.message_id, at, base_env, encode, rand,
-                             stop)
+        receipt, dead = _one(conn, agents[d.agent], d.message_id, at, base_env, encode, rand, stop)
         if receipt is not None:
             result.receipts.append(receipt)
         result.dead_lettered += dead
@@ -286,27 +338,34 @@ def dispatch(conn: sqlite3.Connection, agents: Mapping[str, AgentSpec], now: int
     return result
 
 
-def chosen(agents: Mapping[str, AgentSpec], only: str | None,
-           max_runs: int = 0) -> Mapping[str, AgentSpec]:
+def chosen(
+    agents: Mapping[str, AgentSpec], only: str | None, max_runs: int = 0
+) -> Mapping[str, AgentSpec]:
     """The agents a pass serves (all, or `only`), or why there is no pass to make: a usage
     error without any agent configured (like `bridge sync` without a bridge), not_found for
     an `only` that is not configured. Commands call it before opening the store."""
     if not agents:
-        raise UsageError("no agents are configured: add an `agents:` section to config.yaml "
-                         "(see `acomm config show`)", field="agents")
+        raise UsageError(
+            "no agents are configured: add an `agents:` section to config.yaml "
+            "(see `acomm config show`)",
+            field="agents",
+        )
     if max_runs < 0:
-        raise ValidationFailed(f"max: {max_runs} must not be negative", field="max",
-                               value=max_runs)
+        raise ValidationFailed(f"max: {max_runs} must not be negative", field="max", value=max_runs)
     if only is None:
         return agents
     if only not in agents:
-        raise NotFound(f"agent {only!r} is not configured (see `agents:` in config.yaml)",
-                       field="agent", value=only)
+        raise NotFound(
+            f"agent {only!r} is not configured (see `agents:` in config.yaml)",
+            field="agent",
+            value=only,
+        )
     return {only: agents[only]}
 
 
-def sweep(conn: sqlite3.Connection, agents: Mapping[str, AgentSpec], now: int, *,
-          only: str | None = None) -> int:
+def sweep(
+    conn: sqlite3.Connection, agents: Mapping[str, AgentSpec], now: int, *, only: str | None = None
+) -> int:
     """Settle every run whose lease ran out, whatever became of its delivery (read by
     `receive`, replayed, its agent no longer configured): the receipt says `failed` (lease
     expired), the delivery is retried or dead-lettered as usual while it is still
@@ -315,8 +374,9 @@ def sweep(conn: sqlite3.Connection, agents: Mapping[str, AgentSpec], now: int, *
     with write(conn):
         for mid, agent, run_id, attempts in store.expired_claims(conn, now, only):
             got = store.delivery_of(conn, mid, agent)
-            dead += _expire(conn, agents.get(agent), mid, agent, run_id, attempts, got,
-                            now) == "dead"
+            dead += (
+                _expire(conn, agents.get(agent), mid, agent, run_id, attempts, got, now) == "dead"
+            )
             orphans.append(run_id)
     for run_id in orphans:
         runner.kill_orphans(run_id)
@@ -326,9 +386,16 @@ def sweep(conn: sqlite3.Connection, agents: Mapping[str, AgentSpec], now: int, *
 _DEAD_NOTE = "; dead-lettered (dispatch_failed)"
 
 
-def _expire(conn: sqlite3.Connection, spec: AgentSpec | None, mid: int, agent: str,
-            run_id: str, attempts: int, got: tuple[str, int, str | None, int] | None,
-            now: int) -> str:
+def _expire(
+    conn: sqlite3.Connection,
+    spec: AgentSpec | None,
+    mid: int,
+    agent: str,
+    run_id: str,
+    attempts: int,
+    got: tuple[str, int, str | None, int] | None,
+    now: int,
+) -> str:
     """Record a run whose lease ran out as failed (it counts as an attempt: a message that
     kills its dispatcher is dead-lettered in the end), and settle its claim: "retry" (due at
     once), "dead" (that was its last attempt), or "done" (the delivery is no longer
@@ -336,12 +403,17 @@ def _expire(conn: sqlite3.Connection, spec: AgentSpec | None, mid: int, agent: s
     if got is None or not _ours(got[0], got[2], "running"):
         note = f"; not retried: {_gone(conn, mid, agent, got)}"
         store.finish_receipt(conn, run_id, "failed", LEASE_EXPIRED + note, None, now, None)
-        store.settle_claim(conn, mid, agent, run_id,
-                           "dead" if got is not None and got[0] == "dead" else "done", None)
+        store.settle_claim(
+            conn,
+            mid,
+            agent,
+            run_id,
+            "dead" if got is not None and got[0] == "dead" else "done",
+            None,
+        )
         return "done"
     if spec is not None and attempts >= spec.max_attempts:
-        store.finish_receipt(conn, run_id, "failed", LEASE_EXPIRED + _DEAD_NOTE, None, now,
-                             None)
+        store.finish_receipt(conn, run_id, "failed", LEASE_EXPIRED + _DEAD_NOTE, None, now, None)
         _dead_letter(conn, spec, mid, run_id, got[3], attempts, LEASE_EXPIRED, now)
         return "dead"
     # due again at once (also when the agent is no longer configured: it runs if it returns)
@@ -350,8 +422,9 @@ def _expire(conn: sqlite3.Connection, spec: AgentSpec | None, mid: int, agent: s
     return "retry"
 
 
-def ignore(conn: sqlite3.Connection, agents: Mapping[str, AgentSpec], due: list[Due],
-           now: int) -> list[Receipt]:
+def ignore(
+    conn: sqlite3.Connection, agents: Mapping[str, AgentSpec], due: list[Due], now: int
+) -> list[Receipt]:
     """Messages no rule lets through, to agents with `unmatched: ignore`: read, with an
     `ignored` receipt (reason `filtered`) and no run, all in one transaction, as an agent
     that declined them would leave them (an ack-tracked one is acknowledged `completed`,
@@ -371,17 +444,34 @@ def ignore(conn: sqlite3.Connection, agents: Mapping[str, AgentSpec], due: list[
             if msg is None:
                 continue
             run_id = new_run_id(now)
-            store.insert_receipt(conn, run_id, msg.id, d.agent, "ignored", d.attempt, now,
-                                 msg.dedupe_key, reason=FILTERED, finished_at=now)
+            store.insert_receipt(
+                conn,
+                run_id,
+                msg.id,
+                d.agent,
+                "ignored",
+                d.attempt,
+                now,
+                msg.dedupe_key,
+                reason=FILTERED,
+                finished_at=now,
+            )
             _apply(conn, msg, d.agent, "ignored", "", FILTERED, 0, now)
             store.mark_done(conn, msg.id, d.agent, run_id)
             out.append(_receipt(conn, run_id))
     return out
 
 
-def _one(conn: sqlite3.Connection, spec: AgentSpec, mid: int, at: Callable[[], int],
-         base_env: Mapping[str, str], encode: Callable[[Message], str],
-         rand: Callable[[], float], stop: Callable[[], bool]) -> tuple[Receipt | None, bool]:
+def _one(
+    conn: sqlite3.Connection,
+    spec: AgentSpec,
+    mid: int,
+    at: Callable[[], int],
+    base_env: Mapping[str, str],
+    encode: Callable[[Message], str],
+    rand: Callable[[], float],
+    stop: Callable[[], bool],
+) -> tuple[Receipt | None, bool]:
     """Claim, run and settle one delivery: (its receipt, whether it was dead-lettered). No
     receipt when it was no longer due, or was dead-lettered without a run."""
     taken = _claim(conn, spec, mid, at())
@@ -391,12 +481,19 @@ def _one(conn: sqlite3.Connection, spec: AgentSpec, mid: int, at: Callable[[], i
         return taken.receipt, taken.dead
     c = taken.claim
     msg = c.message
-    env = {**base_env, "ACOMM_AGENT": spec.name, "ACOMM_MESSAGE_ID": str(msg.id),
-           "ACOMM_CORRELATION_ID": msg.correlation_id or "", "ACOMM_CHANNEL": msg.channel,
-           "ACOMM_RUN_ID": c.run_id, "ACOMM_ATTEMPT": str(c.attempt)}
+    env = {
+        **base_env,
+        "ACOMM_AGENT": spec.name,
+        "ACOMM_MESSAGE_ID": str(msg.id),
+        "ACOMM_CORRELATION_ID": msg.correlation_id or "",
+        "ACOMM_CHANNEL": msg.channel,
+        "ACOMM_RUN_ID": c.run_id,
+        "ACOMM_ATTEMPT": str(c.attempt),
+    }
     try:
-        outcome = runner.run_command(spec.run, encode(msg).encode(), env,
-                                     spec.timeout_ms / 1000, spec.cwd, stop=stop)
+        outcome = runner.run_command(
+            spec.run, encode(msg).encode(), env, spec.timeout_ms / 1000, spec.cwd, stop=stop
+        )
     except KeyboardInterrupt:  # no stop handler installed: the command was killed all the same
         _settle(conn, c, runner.RunOutcome(None, "", "", 0, interrupted=True), at(), rand)
         raise
@@ -428,35 +525,61 @@ def _claim(conn: sqlite3.Connection, spec: AgentSpec, mid: int, now: int) -> _Ta
         msg = reads.message_by_id(conn, mid)
         if msg is None:
             return taken
-        action, attempts = _verdict(conn, spec, mid, prev[0] if prev else None,
-                                    prev[2] if prev else None, msg.dedupe_key, channel_id,
-                                    now)
+        action, attempts = _verdict(
+            conn,
+            spec,
+            mid,
+            prev[0] if prev else None,
+            prev[2] if prev else None,
+            msg.dedupe_key,
+            channel_id,
+            now,
+        )
         if action == "skip":
             return taken
         if action == "dead_letter":  # max_attempts was lowered meanwhile
             assert prev is not None  # attempts are counted only on a claim
-            _dead_letter(conn, spec, mid, prev[1], channel_id, attempts,
-                         f"failed {attempts} times (max_attempts {spec.max_attempts})", now)
+            _dead_letter(
+                conn,
+                spec,
+                mid,
+                prev[1],
+                channel_id,
+                attempts,
+                f"failed {attempts} times (max_attempts {spec.max_attempts})",
+                now,
+            )
             taken.dead = True
             return taken
         msg.delivery = next(d for d in msg.deliveries if d.recipient == agent)
         msg.deliveries = []
         run_id = new_run_id(now)
         if action == "duplicate":
-            store.insert_receipt(conn, run_id, mid, agent, "ignored", attempts + 1, now,
-                                 msg.dedupe_key, reason="duplicate", finished_at=now)
+            store.insert_receipt(
+                conn,
+                run_id,
+                mid,
+                agent,
+                "ignored",
+                attempts + 1,
+                now,
+                msg.dedupe_key,
+                reason="duplicate",
+                finished_at=now,
+            )
             _apply(conn, msg, agent, "ignored", "", "duplicate", 0, now)
             store.mark_done(conn, mid, agent, run_id)
             taken.receipt = _receipt(conn, run_id)
             return taken
         lease = now + spec.timeout_ms + LEASE_GRACE_MS
-        claimed = (store.insert_claim(conn, mid, agent, run_id, attempts + 1, lease)
-                   if prev is None else
-                   store.take_claim(conn, mid, agent, prev[1], run_id, attempts + 1, lease, now))
+        claimed = (
+            store.insert_claim(conn, mid, agent, run_id, attempts + 1, lease)
+            if prev is None
+            else store.take_claim(conn, mid, agent, prev[1], run_id, attempts + 1, lease, now)
+        )
         if not claimed:
             return taken
-        store.insert_receipt(conn, run_id, mid, agent, "running", attempts + 1, now,
-                             msg.dedupe_key)
+        store.insert_receipt(conn, run_id, mid, agent, "running", attempts + 1, now, msg.dedupe_key)
         if tracked and ack_status is None:
             _acknowledge_in_progress(conn, mid, agent, now)
         taken.claim = _Claim(spec, run_id, attempts + 1, msg)
@@ -471,14 +594,18 @@ def _acknowledge_in_progress(conn: sqlite3.Connection, mid: int, agent: str, now
     try:
         with savepoint(conn, "in_progress"):
             # dispatch's own claim lease holds it, not the channel's
-            acking.record_ack(conn, mid, agent, AckStatus.IN_PROGRESS, None, now,
-                                lease=False)
+            acking.record_ack(conn, mid, agent, AckStatus.IN_PROGRESS, None, now, lease=False)
     except CommError:  # e.g. no room for the ack message: run anyway; settling copes
         pass
 
 
-def _settle(conn: sqlite3.Connection, c: _Claim, outcome: runner.RunOutcome, now: int,
-            rand: Callable[[], float]) -> tuple[Receipt, bool]:
+def _settle(
+    conn: sqlite3.Connection,
+    c: _Claim,
+    outcome: runner.RunOutcome,
+    now: int,
+    rand: Callable[[], float],
+) -> tuple[Receipt, bool]:
     """Record a finished run: its receipt, and what it means for the delivery."""
     spec, msg, agent = c.spec, c.message, c.spec.name
     status, reason = classify(outcome, spec.timeout_ms)
@@ -486,24 +613,42 @@ def _settle(conn: sqlite3.Connection, c: _Claim, outcome: runner.RunOutcome, now
         claim = store.claim_of(conn, msg.id, agent)
         if claim is None or claim[1] != c.run_id or claim[0] != "running":
             # our lease ran out and another dispatcher took over: leave the delivery to it
-            store.finish_receipt(conn, c.run_id, "failed", LEASE_EXPIRED, outcome.exit_code,
-                                 now, None)
+            store.finish_receipt(
+                conn, c.run_id, "failed", LEASE_EXPIRED, outcome.exit_code, now, None
+            )
             return _receipt(conn, c.run_id), False
         got = store.delivery_of(conn, msg.id, agent)
         if got is None or got[0] == "dead":
             # dead-lettered meanwhile (an expired query...): nothing of the outcome applies
             ran = status + (f" ({reason})" if reason else "")
-            store.finish_receipt(conn, c.run_id, "failed", _clip(
-                f"{_gone(conn, msg.id, agent, got)}; the command's outcome was not applied: "
-                f"{ran}"), outcome.exit_code, now, None)
+            store.finish_receipt(
+                conn,
+                c.run_id,
+                "failed",
+                _clip(
+                    f"{_gone(conn, msg.id, agent, got)}; the command's outcome was not applied: "
+                    f"{ran}"
+                ),
+                outcome.exit_code,
+                now,
+                None,
+            )
             store.settle_claim(conn, msg.id, agent, c.run_id, "dead", None)
             return _receipt(conn, c.run_id), False
         ours = _ours(got[0], got[2], "running")
         if status != "failed":
             try:
                 with savepoint(conn, "outcome"):
-                    _apply(conn, msg, agent, status, outcome.stdout, reason,
-                           outcome.stdout_dropped, now)
+                    _apply(
+                        conn,
+                        msg,
+                        agent,
+                        status,
+                        outcome.stdout,
+                        reason,
+                        outcome.stdout_dropped,
+                        now,
+                    )
             except CommError as exc:  # e.g. an answer too large for the channel
                 status, reason = "failed", _clip(f"{status}, but {exc.message}")
         next_retry, dead = None, False
@@ -515,8 +660,7 @@ def _settle(conn: sqlite3.Connection, c: _Claim, outcome: runner.RunOutcome, now
             store.settle_claim(conn, msg.id, agent, c.run_id, "done", None)
         elif outcome.interrupted:  # the dispatcher's stop, not the command's failure
             next_retry = now
-            store.settle_claim(conn, msg.id, agent, c.run_id, "retry", now,
-                               attempts=c.attempt - 1)
+            store.settle_claim(conn, msg.id, agent, c.run_id, "retry", now, attempts=c.attempt - 1)
         elif c.attempt >= spec.max_attempts:
             dead = True
             reason = _clip(reason or "") + _DEAD_NOTE
@@ -525,13 +669,20 @@ def _settle(conn: sqlite3.Connection, c: _Claim, outcome: runner.RunOutcome, now
         else:
             next_retry = now + retry_delay_ms(spec, c.attempt, rand())
             store.settle_claim(conn, msg.id, agent, c.run_id, "retry", next_retry)
-        store.finish_receipt(conn, c.run_id, status, reason, outcome.exit_code, now,
-                             next_retry)
+        store.finish_receipt(conn, c.run_id, status, reason, outcome.exit_code, now, next_retry)
         return _receipt(conn, c.run_id), dead
 
 
-def _apply(conn: sqlite3.Connection, msg: Message, agent: str, status: str, stdout: str,
-           reason: str | None, dropped: int, now: int) -> None:
+def _apply(
+    conn: sqlite3.Connection,
+    msg: Message,
+    agent: str,
+    status: str,
+    stdout: str,
+    reason: str | None,
+    dropped: int,
+    now: int,
+) -> None:
     """An accepted or ignored message: read; a query's answer sent; an ack-tracked message
     acknowledged `completed` (an ignored one with the note `ignored: REASON`, so that the
     channel does not redeliver it and the sender learns why). `dropped`: bytes of stdout
@@ -545,13 +696,18 @@ def _apply(conn: sqlite3.Connection, msg: Message, agent: str, status: str, stdo
         release(conn, now)
     text = stdout.strip()
     # the query this output answers (an accepted run's stdout is the response)
-    answers = (msg.correlation_id if status == "accepted" and text
-               and msg.type == MessageType.QUERY else None)
+    answers = (
+        msg.correlation_id
+        if status == "accepted" and text and msg.type == MessageType.QUERY
+        else None
+    )
     notes = tracked and ack_status not in (AckStatus.COMPLETED.value, AckStatus.FAILED.value)
     if dropped and (answers is not None or (notes and status == "accepted")):
         raise ValidationFailed(
             f"stdout: {runner.STDOUT_CAP + dropped} bytes is more than the "
-            f"{runner.STDOUT_CAP} kept; it is not sent cut short", field="stdout")
+            f"{runner.STDOUT_CAP} kept; it is not sent cut short",
+            field="stdout",
+        )
     if answers is not None:
         queries.record_response(conn, answers, stdout.rstrip(), agent, now)
         return
@@ -561,8 +717,9 @@ def _apply(conn: sqlite3.Connection, msg: Message, agent: str, status: str, stdo
     _federated_turn(conn, msg, agent, "completed" if status == "accepted" else "ignored", now)
 
 
-def _federated_turn(conn: sqlite3.Connection, msg: Message, agent: str, outcome: str,
-                    now: int) -> None:
+def _federated_turn(
+    conn: sqlite3.Connection, msg: Message, agent: str, outcome: str, now: int
+) -> None:
     """A message from another node: the receipt ends the agent's turn, so the sender's node
     gets `ack processed`, once (an ack-tracked message's ack or an answer already sent it)."""
     if msg.channel.startswith("_fed:"):
@@ -571,12 +728,21 @@ def _federated_turn(conn: sqlite3.Connection, msg: Message, agent: str, outcome:
         remote.turn_ended(conn, msg.id, agent, outcome, now)
 
 
-def _dead_letter(conn: sqlite3.Connection, spec: AgentSpec, mid: int, run_id: str,
-                 channel_id: int, attempts: int, last_error: str, now: int) -> None:
+def _dead_letter(
+    conn: sqlite3.Connection,
+    spec: AgentSpec,
+    mid: int,
+    run_id: str,
+    channel_id: int,
+    attempts: int,
+    last_error: str,
+    now: int,
+) -> None:
     """Out of attempts: through the dead-letter machinery (deadletter list / replay, and the
     `_system` notification). retry_count counts the retries: attempts - 1."""
-    deadletters.dead_letter(conn, [(mid, spec.name, channel_id, max(0, attempts - 1))],
-                            DEAD_REASON, last_error, now)
+    deadletters.dead_letter(
+        conn, [(mid, spec.name, channel_id, max(0, attempts - 1))], DEAD_REASON, last_error, now
+    )
     store.settle_claim(conn, mid, spec.name, run_id, "dead", None)
 
 
@@ -589,15 +755,23 @@ def _receipt(conn: sqlite3.Connection, run_id: str) -> Receipt:
 # ---------------------------------------------------------------- receipts
 
 
-def list_receipts(conn: sqlite3.Connection, *, agent: str | None = None,
-                  message_id: int | None = None, status: str | None = None,
-                  limit: int = 100, offset: int = 0) -> ReceiptPage:
+def list_receipts(
+    conn: sqlite3.Connection,
+    *,
+    agent: str | None = None,
+    message_id: int | None = None,
+    status: str | None = None,
+    limit: int = 100,
+    offset: int = 0,
+) -> ReceiptPage:
     """Receipts, newest first."""
     if limit < 0 or offset < 0:
         raise ValidationFailed("limit: --limit and --offset must not be negative", field="limit")
     if status is not None and status not in STATUSES:
-        raise ValidationFailed(f"status: {status!r} is not one of {', '.join(STATUSES)}",
-                               field="status", value=status)
-    rows, total = store.receipts(conn, agent=agent, message_id=message_id, status=status,
-                                 limit=limit, offset=offset)
+        raise ValidationFailed(
+            f"status: {status!r} is not one of {', '.join(STATUSES)}", field="status", value=status
+        )
+    rows, total = store.receipts(
+        conn, agent=agent, message_id=message_id, status=status, limit=limit, offset=offset
+    )
     return ReceiptPage([Receipt(*r) for r in rows], total, offset + len(rows) < total)

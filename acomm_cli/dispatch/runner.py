@@ -50,7 +50,7 @@ class _Head:
 
     def feed(self, chunk: bytes) -> None:
         room = self.cap - len(self.data)
-        self.data += chunk[:max(room, 0)]
+        self.data += chunk[: max(room, 0)]
         self.dropped += max(len(chunk) - max(room, 0), 0)
 
 
@@ -63,7 +63,7 @@ class _Tail:
     def feed(self, chunk: bytes) -> None:
         self.data += chunk
         if len(self.data) > 2 * self.keep:
-            del self.data[:-self.keep]
+            del self.data[: -self.keep]
 
 
 def argv(run: str | tuple[str, ...]) -> list[str]:
@@ -71,9 +71,14 @@ def argv(run: str | tuple[str, ...]) -> list[str]:
     return ["/bin/sh", "-c", run] if isinstance(run, str) else list(run)
 
 
-def run_command(run: str | tuple[str, ...], stdin: bytes, env: Mapping[str, str],
-                timeout_s: float, cwd: str | None = None,
-                stop: Callable[[], bool] | None = None) -> RunOutcome:
+def run_command(
+    run: str | tuple[str, ...],
+    stdin: bytes,
+    env: Mapping[str, str],
+    timeout_s: float,
+    cwd: str | None = None,
+    stop: Callable[[], bool] | None = None,
+) -> RunOutcome:
     """Run to its end, its timeout, or a stop request. `stop` may have a `fileno()` that
     becomes readable on the request (acomm_cli.cli.stopping.Stop): the wait then wakes at once."""
     started = time.monotonic()
@@ -87,14 +92,22 @@ def run_command(run: str | tuple[str, ...], stdin: bytes, env: Mapping[str, str]
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         try:
-            proc = subprocess.Popen(argv(run), stdin=fin, stdout=out_w, stderr=err_w,
-                                    env=dict(env), cwd=cwd, start_new_session=True,
-                                    close_fds=True)
+            proc = subprocess.Popen(
+                argv(run),
+                stdin=fin,
+                stdout=out_w,
+                stderr=err_w,
+                env=dict(env),
+                cwd=cwd,
+                start_new_session=True,
+                close_fds=True,
+            )
         except (OSError, ValueError) as exc:
             for fd in (out_r, err_r):
                 os.close(fd)
-            return RunOutcome(None, "", "", elapsed(),
-                              start_error=getattr(exc, "strerror", None) or str(exc))
+            return RunOutcome(
+                None, "", "", elapsed(), start_error=getattr(exc, "strerror", None) or str(exc)
+            )
         finally:
             os.close(out_w)
             os.close(err_w)
@@ -114,13 +127,23 @@ def run_command(run: str | tuple[str, ...], stdin: bytes, env: Mapping[str, str]
             for fd in (out_r, err_r):
                 os.close(fd)
         code = proc.returncode if ended == "exited" else None
-        return RunOutcome(code, head.data.decode("utf-8", errors="replace"),
-                          _text_tail(tail.data), elapsed(), timed_out=ended == "timeout",
-                          interrupted=ended == "stopped", stdout_dropped=head.dropped)
+        return RunOutcome(
+            code,
+            head.data.decode("utf-8", errors="replace"),
+            _text_tail(tail.data),
+            elapsed(),
+            timed_out=ended == "timeout",
+            interrupted=ended == "stopped",
+            stdout_dropped=head.dropped,
+        )
 
 
-def _pump(proc: subprocess.Popen[bytes], sinks: dict[int, _Head | _Tail], timeout_s: float,
-          stop: Callable[[], bool] | None) -> str:
+def _pump(
+    proc: subprocess.Popen[bytes],
+    sinks: dict[int, _Head | _Tail],
+    timeout_s: float,
+    stop: Callable[[], bool] | None,
+) -> str:
     """Drain the pipes until the command exits ("exited"), its time is up ("timeout") or a
     stop is requested ("stopped"). Popen.wait with a timeout polls (sleeps of up to 50 ms,
     about 1 ms a run for a quick command); a pidfd wakes the moment the command exits."""

@@ -49,8 +49,9 @@ class AckResult:
     requeued: bool = False  # a `failed` ack on a --retry-failed channel: given back
 
 
-def ack(conn: sqlite3.Connection, message_id: int, agent: str, status: str, note: str | None,
-        now: int) -> AckResult:
+def ack(
+    conn: sqlite3.Connection, message_id: int, agent: str, status: str, note: str | None, now: int
+) -> AckResult:
     """Record an acknowledgement (forward only; repeating is a no-op) and tell the sender."""
     model.agent_id(agent)
     st = model.ack_status(status)
@@ -58,9 +59,18 @@ def ack(conn: sqlite3.Connection, message_id: int, agent: str, status: str, note
         return record_ack(conn, message_id, agent, st, note, now)
 
 
-def record_ack(conn: sqlite3.Connection, message_id: int, agent: str, st: AckStatus,
-               note: str | None, now: int, router: Router | None = None,
-               extra: dict[str, str] | None = None, *, lease: bool = True) -> AckResult:
+def record_ack(
+    conn: sqlite3.Connection,
+    message_id: int,
+    agent: str,
+    st: AckStatus,
+    note: str | None,
+    now: int,
+    router: Router | None = None,
+    extra: dict[str, str] | None = None,
+    *,
+    lease: bool = True,
+) -> AckResult:
     """`ack` inside the caller's transaction (agent dispatch acks as part of a receipt;
     `ack 4 5 6` passes one `router` for all, so their channel is read once). `extra`: more
     metadata for the acknowledgement message (a task's accept carries its `eta_at` there, so
@@ -69,43 +79,59 @@ def record_ack(conn: sqlite3.Connection, message_id: int, agent: str, st: AckSta
     timer (dispatch's claim, a task's ETA)."""
     msg = reads.message_by_id(conn, message_id)
     if msg is None:
-        raise NotFound(f"message {message_id} does not exist", field="message",
-                       value=message_id)
+        raise NotFound(f"message {message_id} does not exist", field="message", value=message_id)
     try:
         v = leases.view(conn, message_id, agent)
     except NotParticipant:
         if _queued_elsewhere(conn, msg, agent):
-            raise InvalidState(f"{agent!r} does not hold message {message_id}: it is in queue "
-                               f"{msg.channel!r} and another claim (or none) has it; a claim "
-                               "not acked in time goes back to the queue", field="message",
-                               value=message_id) from None
+            raise InvalidState(
+                f"{agent!r} does not hold message {message_id}: it is in queue "
+                f"{msg.channel!r} and another claim (or none) has it; a claim "
+                "not acked in time goes back to the queue",
+                field="message",
+                value=message_id,
+            ) from None
         raise
     state, previous, delivered_at = v.state, v.ack_status, v.delivered_at
     if previous == st.value:  # a repeat changes nothing, but renews a lease
         until = leases.renew(conn, v, st, now) if lease else None
         return AckResult(message_id, agent, st.value, False, None, until)
     if delivered_at is None:
-        raise InvalidState(f"message {message_id} has not been delivered to {agent!r} yet "
-                           f"(it is {state})", field="message", value=message_id)
+        raise InvalidState(
+            f"message {message_id} has not been delivered to {agent!r} yet (it is {state})",
+            field="message",
+            value=message_id,
+        )
     _check_forward(message_id, state, previous, st)
     if st == AckStatus.FAILED and (given := leases.retry_failed(conn, v, note, now)):
         release(conn, now, [v.channel_id])
-        return AckResult(message_id, agent, st.value, True, None, None,
-                         requeued=given.outcome == "requeued")
+        return AckResult(
+            message_id, agent, st.value, True, None, None, requeued=given.outcome == "requeued"
+        )
     until = leases.lease_until(v, st, now) if lease else None
     acks.set_ack(conn, message_id, agent, st.value, note, now, until)
     router = router or Router(conn)
     ch = router.channel(v.channel)
     if ch.config.max_pending > 0:  # only a channel that limits pending ones queues any
         release(conn, now, [ch.id])
-    ack_id = tell_sender(router, message_id, v.channel, msg.sender, msg.correlation_id, agent,
-                         st, note, now, extra)
+    ack_id = tell_sender(
+        router, message_id, v.channel, msg.sender, msg.correlation_id, agent, st, note, now, extra
+    )
     return AckResult(message_id, agent, st.value, True, ack_id, until)
 
 
-def tell_sender(router: Router, message_id: int, channel: str, sender: str, corr: str | None,
-                agent: str, st: AckStatus, note: str | None, now: int,
-                extra: dict[str, str] | None = None) -> int | None:
+def tell_sender(
+    router: Router,
+    message_id: int,
+    channel: str,
+    sender: str,
+    corr: str | None,
+    agent: str,
+    st: AckStatus,
+    note: str | None,
+    now: int,
+    extra: dict[str, str] | None = None,
+) -> int | None:
     """The acknowledgement message back to the sender (its id; None when it has no
     recipient); from another node, the ack travels as an event instead."""
     if channel.startswith("_fed:"):
@@ -114,37 +140,62 @@ def tell_sender(router: Router, message_id: int, channel: str, sender: str, corr
         if st in (AckStatus.COMPLETED, AckStatus.FAILED):
             remote.processed(router.conn, message_id, agent, st.value, now)
         return None
-    plan = plan_message(router, SendRequest(
-        sender=agent, content=note or st.value, channel=channel,
-        type=MessageType.ACKNOWLEDGMENT.value, correlation_id=corr,
-        metadata={**(extra or {}), "ack_for": str(message_id), "status": st.value},
-    ), now, only_to=sender, internal=True)
+    plan = plan_message(
+        router,
+        SendRequest(
+            sender=agent,
+            content=note or st.value,
+            channel=channel,
+            type=MessageType.ACKNOWLEDGMENT.value,
+            correlation_id=corr,
+            metadata={**(extra or {}), "ack_for": str(message_id), "status": st.value},
+        ),
+        now,
+        only_to=sender,
+        internal=True,
+    )
     return persist(router, plan, now).id if plan.recipients else None
 
 
 def _queued_elsewhere(conn: sqlite3.Connection, msg: Message, agent: str) -> bool:
     """A work-queue message and one of its workers (the ack of an expired claim)."""
     ch = channels.channel_by_id(conn, msg.channel_id)
-    return (ch is not None and ch.type == ChannelType.QUEUE and bool(msg.deliveries)
-            and ch.role_of(agent) is not None)
+    return (
+        ch is not None
+        and ch.type == ChannelType.QUEUE
+        and bool(msg.deliveries)
+        and ch.role_of(agent) is not None
+    )
 
 
 def _check_forward(message_id: int, state: str, previous: str | None, st: AckStatus) -> None:
     if state == DeliveryState.DEAD.value:
-        raise InvalidState(f"message {message_id} was dead-lettered for this agent; replay it "
-                           "first", field="message", value=message_id)
+        raise InvalidState(
+            f"message {message_id} was dead-lettered for this agent; replay it first",
+            field="message",
+            value=message_id,
+        )
     if previous is not None and ACK_ORDER[AckStatus(previous)] >= ACK_ORDER[st]:
         raise InvalidState(
             f"ack status cannot go from {previous} to {st.value} (forward only: received -> "
-            "in_progress -> completed | failed)", field="status", value=st.value,
-            current=previous)
+            "in_progress -> completed | failed)",
+            field="status",
+            value=st.value,
+            current=previous,
+        )
 
 
 # ---------------------------------------------------------------- several at a time
 
 
-def ack_many(conn: sqlite3.Connection, message_ids: Sequence[int], agent: str, status: str,
-             note: str | None, now: int) -> list[AckResult]:
+def ack_many(
+    conn: sqlite3.Connection,
+    message_ids: Sequence[int],
+    agent: str,
+    status: str,
+    note: str | None,
+    now: int,
+) -> list[AckResult]:
     """Acknowledge several messages in one transaction, results in the order given. Any id
     that `ack` would refuse fails the whole call with that id's error: nothing is acked."""
     model.agent_id(agent)
@@ -154,17 +205,24 @@ def ack_many(conn: sqlite3.Connection, message_ids: Sequence[int], agent: str, s
     seen: set[int] = set()
     for mid in message_ids:
         if mid in seen:
-            raise ValidationFailed(f"message: {mid} is named twice", field="message",
-                                   value=mid)
+            raise ValidationFailed(f"message: {mid} is named twice", field="message", value=mid)
         seen.add(mid)
     with write(conn):
         router = Router(conn)  # the channels of the acks, read once
         return [record_ack(conn, mid, agent, st, note, now, router) for mid in message_ids]
 
 
-def receive_ack(conn: sqlite3.Connection, agent: str, f: MessageFilter, status: str, now: int,
-                *, note: str | None = None, emit: Emit | None = None,
-                wait_s: float | None = None) -> QueryResult:
+def receive_ack(
+    conn: sqlite3.Connection,
+    agent: str,
+    f: MessageFilter,
+    status: str,
+    now: int,
+    *,
+    note: str | None = None,
+    emit: Emit | None = None,
+    wait_s: float | None = None,
+) -> QueryResult:
     """`receive` that also acknowledges what it returns with `status`, in the same one
     transaction: exactly the messages handed over are the ones acked. `wait_s` as
     `receive --wait`.
@@ -175,8 +233,14 @@ def receive_ack(conn: sqlite3.Connection, agent: str, f: MessageFilter, status: 
     model.agent_id(agent, "recipient")
     st = model.ack_status(status)
 
-    def read(conn: sqlite3.Connection, agent: str, f: MessageFilter, now: int, peek: bool,
-             emit: Emit | None) -> tuple[QueryResult, bool]:
+    def read(
+        conn: sqlite3.Connection,
+        agent: str,
+        f: MessageFilter,
+        now: int,
+        peek: bool,
+        emit: Emit | None,
+    ) -> tuple[QueryResult, bool]:
         return _read_acked(conn, agent, f, now, st, note, emit)
 
     if wait_s is not None:
@@ -187,8 +251,15 @@ def receive_ack(conn: sqlite3.Connection, agent: str, f: MessageFilter, status: 
     return result
 
 
-def _read_acked(conn: sqlite3.Connection, agent: str, f: MessageFilter, now: int,
-                st: AckStatus, note: str | None, emit: Emit | None) -> tuple[QueryResult, bool]:
+def _read_acked(
+    conn: sqlite3.Connection,
+    agent: str,
+    f: MessageFilter,
+    now: int,
+    st: AckStatus,
+    note: str | None,
+    emit: Emit | None,
+) -> tuple[QueryResult, bool]:
     with write(conn):
         if timers.has_due(conn, now, agent):  # the agent's own timers, as receive applies
             advance(conn, now, agent)
@@ -202,8 +273,14 @@ def _read_acked(conn: sqlite3.Connection, agent: str, f: MessageFilter, now: int
     return result, False
 
 
-def acknowledge_unread(conn: sqlite3.Connection, agent: str, result: QueryResult,
-                       st: AckStatus, note: str | None, now: int) -> None:
+def acknowledge_unread(
+    conn: sqlite3.Connection,
+    agent: str,
+    result: QueryResult,
+    st: AckStatus,
+    note: str | None,
+    now: int,
+) -> None:
     """Unread deliveries just read from the inbox: read and acked in one UPDATE, then one
     acknowledgement message each to its sender (what `ack` writes)."""
     msgs = result.messages
@@ -229,14 +306,16 @@ def acknowledge_unread(conn: sqlite3.Connection, agent: str, result: QueryResult
         if d.first_read_at is None:
             d.first_read_at = now
         # received/in_progress hold the delivery for the channel's lease
-        d.next_timer_at = (leases.renew(conn, leases.view(conn, m.id, agent), st, now)
-                           if st.value in leases.HOLDING else None)
+        d.next_timer_at = (
+            leases.renew(conn, leases.view(conn, m.id, agent), st, now)
+            if st.value in leases.HOLDING
+            else None
+        )
     if limited:
         release(conn, now, sorted(limited))
 
 
-def _retry(conn: sqlite3.Connection, m: Message, agent: str, note: str | None,
-           now: int) -> None:
+def _retry(conn: sqlite3.Connection, m: Message, agent: str, note: str | None, now: int) -> None:
     """A `failed` ack of an unread delivery on a --retry-failed channel: read, then given back
     after the back-off (or dead-lettered past max_retries), as `ack --status failed` does
     after a `receive`; its sender gets no acknowledgement. The printed delivery is the row
@@ -246,5 +325,4 @@ def _retry(conn: sqlite3.Connection, m: Message, agent: str, note: str | None,
     assert given is not None  # the caller picked this channel for its retry_failed
     stored = reads.message_by_id(conn, m.id)
     assert stored is not None  # read in this same transaction
-    m.delivery = next(d for d in stored.deliveries
-                      if d.recipient in (agent, model.QUEUE_RECIPIENT))
+    m.delivery = next(d for d in stored.deliveries if d.recipient in (agent, model.QUEUE_RECIPIENT))

@@ -46,7 +46,10 @@ def skill(value: str, name: str) -> tuple[str, str]:
     if not at or not _REF.fullmatch(ref) or not VERSION.fullmatch(version):
         raise ValidationFailed(
             f"{name}: {value!r} is not REF@VERSION (a reference of A-Z a-z 0-9 . _ / : -, "
-            "then @ and a version of A-Z a-z 0-9 . + _ -)", field=name, value=value)
+            "then @ and a version of A-Z a-z 0-9 . + _ -)",
+            field=name,
+            value=value,
+        )
     return ref, version
 
 
@@ -59,16 +62,16 @@ def parse_schema(text: str) -> tuple[dict[str, Any] | bool, str]:
     except ValueError as exc:
         raise ValidationFailed(f"schema: not JSON ({exc})", field="schema") from None
     if not isinstance(doc, dict | bool):
-        raise ValidationFailed("schema: a JSON Schema is an object (or true/false)",
-                               field="schema")
+        raise ValidationFailed("schema: a JSON Schema is an object (or true/false)", field="schema")
     import jsonschema
 
     try:
         jsonschema.validators.validator_for(doc).check_schema(doc)
     except jsonschema.SchemaError as exc:
         where = "/".join(str(p) for p in exc.path) or "(top)"
-        raise ValidationFailed(f"schema: not a valid JSON Schema at {where}: {exc.message}",
-                               field="schema") from None
+        raise ValidationFailed(
+            f"schema: not a valid JSON Schema at {where}: {exc.message}", field="schema"
+        ) from None
     return doc, json.dumps(doc, separators=(",", ":"), sort_keys=True)
 
 
@@ -79,8 +82,7 @@ def load(conn: sqlite3.Connection, cap_id: str) -> Capability:
     model.capability_id(cap_id)
     row = sql.capability_row(conn, cap_id)
     if row is None:
-        raise NotFound(f"capability {cap_id!r} does not exist", field="capability",
-                       value=cap_id)
+        raise NotFound(f"capability {cap_id!r} does not exist", field="capability", value=cap_id)
     return cap_of(row)
 
 
@@ -88,8 +90,9 @@ def list_caps(conn: sqlite3.Connection, *, state: str | None = None) -> list[dic
     """`capability list`: this store's catalog, then (on a node) the room's entries of
     capabilities published elsewhere."""
     if state is not None and state not in ("published", "unpublished"):
-        raise ValidationFailed(f"state: {state!r} is not published or unpublished",
-                               field="state", value=state)
+        raise ValidationFailed(
+            f"state: {state!r} is not published or unpublished", field="state", value=state
+        )
     out = [doc(c) for c in map(cap_of, sql.capability_rows(conn, state))]
     mine = {d["id"] for d in out}
     if fed_sql.node_id(conn) is not None and state in (None, "published"):
@@ -106,22 +109,28 @@ def show(conn: sqlite3.Connection, cap_id: str) -> dict[str, Any]:
     if cap is None:
         remote = room_entry(conn, model.capability_id(cap_id))
         if not remote:
-            raise NotFound(f"capability {cap_id!r} does not exist", field="capability",
-                           value=cap_id)
+            raise NotFound(
+                f"capability {cap_id!r} does not exist", field="capability", value=cap_id
+            )
         return _room_doc(cap_id, remote)
     out = doc(cap)
     out["schema"] = json.loads(cap.schema)
     installs: dict[str, dict[str, Any]] = {}
     for task_id, agent, state, created, note, _ in sql.distribution_rows(conn, cap_id):
         meta = json.loads(sql.task_requested_version(conn, task_id) or "{}")
-        entry: dict[str, Any] = {"agent": agent, "task_id": task_id, "task_state": state,
-                                 "requested_version": meta.get("skill_version"),
-                                 "asked_at": clock.iso(created), "status": None,
-                                 "version": None, "at": None}
+        entry: dict[str, Any] = {
+            "agent": agent,
+            "task_id": task_id,
+            "task_state": state,
+            "requested_version": meta.get("skill_version"),
+            "asked_at": clock.iso(created),
+            "status": None,
+            "version": None,
+            "at": None,
+        }
         if state == "completed" and note:
             answer = json.loads(note)
-            entry.update(status=answer["status"], version=answer.get("version"),
-                         at=answer["at"])
+            entry.update(status=answer["status"], version=answer.get("version"), at=answer["at"])
         installs[agent] = entry
     out["installs"] = [installs[a] for a in sorted(installs)]
     out["routing_misses"] = sql.miss_count(conn, cap_id)
@@ -129,29 +138,42 @@ def show(conn: sqlite3.Connection, cap_id: str) -> dict[str, Any]:
 
 
 def doc(cap: Capability) -> dict[str, Any]:
-    return {"id": cap.id, "owner": cap.owner, "state": cap.state,
-            "delegation_skill": {"ref": cap.delegation_ref, "version": cap.delegation_version},
-            "executor_skill": {"ref": cap.executor_ref, "version": cap.executor_version},
-            "schema_sha256": cap.schema_sha256, "eta_ms": cap.eta_ms,
-            "published_at": clock.iso(cap.published_at),
-            "unpublished_at": clock.iso(cap.unpublished_at), "node": None}
+    return {
+        "id": cap.id,
+        "owner": cap.owner,
+        "state": cap.state,
+        "delegation_skill": {"ref": cap.delegation_ref, "version": cap.delegation_version},
+        "executor_skill": {"ref": cap.executor_ref, "version": cap.executor_version},
+        "schema_sha256": cap.schema_sha256,
+        "eta_ms": cap.eta_ms,
+        "published_at": clock.iso(cap.published_at),
+        "unpublished_at": clock.iso(cap.unpublished_at),
+        "node": None,
+    }
 
 
 def _room_doc(cap_id: str, entry: dict[str, Any]) -> dict[str, Any]:
     d, e = entry.get("delegationSkill") or {}, entry.get("executorSkill") or {}
-    return {"id": cap_id, "owner": entry.get("ownerAgentId"), "state": "published",
-            "delegation_skill": {"ref": d.get("ref"), "version": d.get("version")},
-            "executor_skill": {"ref": e.get("ref"), "version": e.get("version")},
-            "schema_sha256": entry.get("schemaSha256"), "eta_ms": entry.get("etaMs"),
-            "published_at": entry.get("publishedAt"), "unpublished_at": None,
-            "node": entry.get("ownerNodeId")}
+    return {
+        "id": cap_id,
+        "owner": entry.get("ownerAgentId"),
+        "state": "published",
+        "delegation_skill": {"ref": d.get("ref"), "version": d.get("version")},
+        "executor_skill": {"ref": e.get("ref"), "version": e.get("version")},
+        "schema_sha256": entry.get("schemaSha256"),
+        "eta_ms": entry.get("etaMs"),
+        "published_at": entry.get("publishedAt"),
+        "unpublished_at": None,
+        "node": entry.get("ownerNodeId"),
+    }
 
 
 # ---------------------------------------------------------------- hosting skills
 
 
-def host(conn: sqlite3.Connection, agent: str, value: str, now: int, *,
-         remove: bool = False) -> dict[str, Any]:
+def host(
+    conn: sqlite3.Connection, agent: str, value: str, now: int, *, remove: bool = False
+) -> dict[str, Any]:
     """`capability host AGENT REF@VER`: AGENT hosts that executor skill (what publish
     checks); `--remove` takes it back (refused while a published capability needs it)."""
     model.agent_id(agent, "agent")
@@ -161,8 +183,12 @@ def host(conn: sqlite3.Connection, agent: str, value: str, now: int, *,
             for cap_id in sql.published_of(conn, agent):
                 cap = load(conn, cap_id)
                 if cap.executor_ref == ref:
-                    raise InvalidState(f"skill: {agent!r} executes capability {cap_id!r} with "
-                                       f"{ref}; unpublish it first", field="skill", value=value)
+                    raise InvalidState(
+                        f"skill: {agent!r} executes capability {cap_id!r} with "
+                        f"{ref}; unpublish it first",
+                        field="skill",
+                        value=value,
+                    )
             changed = sql.unhost_skill(conn, agent, ref)
         else:
             changed = sql.hosted_version(conn, agent, ref) != version
@@ -174,9 +200,18 @@ def host(conn: sqlite3.Connection, agent: str, value: str, now: int, *,
 # ---------------------------------------------------------------- publish, unpublish
 
 
-def publish(conn: sqlite3.Connection, cap_id: str, now: int, *, owner: str, delegation: str,
-            executor: str, schema_text: str, eta: str,
-            limits: Limits | None = None) -> dict[str, Any]:
+def publish(
+    conn: sqlite3.Connection,
+    cap_id: str,
+    now: int,
+    *,
+    owner: str,
+    delegation: str,
+    executor: str,
+    schema_text: str,
+    eta: str,
+    limits: Limits | None = None,
+) -> dict[str, Any]:
     """`capability publish`: validate the contract, write the catalog (and the room's on a
     node), and fan out one `skill_distribution` task per active agent but the owner. The
     same contract published again changes nothing (`changed: false`, no second fan-out)."""
@@ -195,34 +230,67 @@ def publish(conn: sqlite3.Connection, cap_id: str, now: int, *, owner: str, dele
             had = f"hosts {e_ref}@{hosted}" if hosted else f"does not host {e_ref}"
             raise InvalidState(
                 f"executor-skill: {owner!r} {had}; register it first (acomm capability host "
-                f"{owner} {e_ref}@{e_ver})", field="executor-skill", value=executor,
-                owner=owner)
+                f"{owner} {e_ref}@{e_ver})",
+                field="executor-skill",
+                value=executor,
+                owner=owner,
+            )
         me = fed_sql.node_id(conn)
         if me is not None:
             raw = fed_sql.room_get(conn, "agents", owner)
             node = json.loads(raw).get("ownerNodeId") if raw else None
             if node not in (None, me):
-                raise InvalidState(f"owner: {owner!r} is owned by node {node!r}; publish it "
-                                   "there", field="owner", value=owner, owner_node=node)
+                raise InvalidState(
+                    f"owner: {owner!r} is owned by node {node!r}; publish it there",
+                    field="owner",
+                    value=owner,
+                    owner_node=node,
+                )
         old = find(conn, cap_id)
-        row = {"id": cap_id, "owner": owner, "delegation_ref": d_ref,
-               "delegation_version": d_ver, "executor_ref": e_ref, "executor_version": e_ver,
-               "schema": canonical, "schema_sha256": sha, "eta_ms": eta_ms,
-               "state": "published", "published_at": now, "unpublished_at": None}
-        if old is not None and old.state == "published" and all(
-                getattr(old, k) == v for k, v in row.items() if k != "published_at"):
+        row = {
+            "id": cap_id,
+            "owner": owner,
+            "delegation_ref": d_ref,
+            "delegation_version": d_ver,
+            "executor_ref": e_ref,
+            "executor_version": e_ver,
+            "schema": canonical,
+            "schema_sha256": sha,
+            "eta_ms": eta_ms,
+            "state": "published",
+            "published_at": now,
+            "unpublished_at": None,
+        }
+        if (
+            old is not None
+            and old.state == "published"
+            and all(getattr(old, k) == v for k, v in row.items() if k != "published_at")
+        ):
             return {**doc(old), "changed": False, "distribution": [], "skipped": []}
         if old is not None and old.owner != owner:
             _room_index(conn, old.owner, now, me)
         sql.put_capability(conn, row)
         cap = load(conn, cap_id)
         if me is not None:
-            fed_sql.room_put(conn, CATALOG, cap_id, _dump({
-                "capabilityId": cap_id, "ownerAgentId": owner, "ownerNodeId": me,
-                "delegationSkill": {"ref": d_ref, "version": d_ver},
-                "executorSkill": {"ref": e_ref, "version": e_ver},
-                "schemaSha256": sha, "etaMs": eta_ms, "publishedAt": clock.iso(now)}),
-                now, queue=True)
+            fed_sql.room_put(
+                conn,
+                CATALOG,
+                cap_id,
+                _dump(
+                    {
+                        "capabilityId": cap_id,
+                        "ownerAgentId": owner,
+                        "ownerNodeId": me,
+                        "delegationSkill": {"ref": d_ref, "version": d_ver},
+                        "executorSkill": {"ref": e_ref, "version": e_ver},
+                        "schemaSha256": sha,
+                        "etaMs": eta_ms,
+                        "publishedAt": clock.iso(now),
+                    }
+                ),
+                now,
+                queue=True,
+            )
             _room_index(conn, owner, now, me)
         sent, skipped = _fan_out(conn, cap, now, limits, me)
     return {**doc(cap), "changed": True, "distribution": sent, "skipped": skipped}
@@ -251,12 +319,19 @@ def _room_index(conn: sqlite3.Connection, owner: str, now: int, me: str | None) 
     if me is None:
         return
     ids = sql.published_of(conn, owner)
-    fed_sql.room_put(conn, INDEX, owner, _dump({"capabilities": ids, "ownerNodeId": me})
-                     if ids else None, now, queue=True)
+    fed_sql.room_put(
+        conn,
+        INDEX,
+        owner,
+        _dump({"capabilities": ids, "ownerNodeId": me}) if ids else None,
+        now,
+        queue=True,
+    )
 
 
-def _fan_out(conn: sqlite3.Connection, cap: Capability, now: int, limits: Limits | None,
-             me: str | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _fan_out(
+    conn: sqlite3.Connection, cap: Capability, now: int, limits: Limits | None, me: str | None
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """One `skill_distribution` task from the owner to each active agent but the owner:
     the agents taking part in a channel here and, on a node, the agents the room says other
     nodes own. An agent on another node gets its task as a `task_create` event, as `task
@@ -268,21 +343,36 @@ def _fan_out(conn: sqlite3.Connection, cap: Capability, now: int, limits: Limits
         targets |= {k for k, _ in fed_sql.room_map(conn, "agents")}
     targets.discard(cap.owner)
     targets.discard(model.SYSTEM_AGENT)
-    body = _dump({"capability": cap.id, "delegation_skill": {
-        "ref": cap.delegation_ref, "version": cap.delegation_version},
-        "respond": {"status": "installed|failed", "version": cap.delegation_version,
-                    "at": "ISO 8601 time"}})
+    body = _dump(
+        {
+            "capability": cap.id,
+            "delegation_skill": {"ref": cap.delegation_ref, "version": cap.delegation_version},
+            "respond": {
+                "status": "installed|failed",
+                "version": cap.delegation_version,
+                "at": "ISO 8601 time",
+            },
+        }
+    )
     sent, skipped = [], []
     for agent in sorted(targets):
         try:
-            task = tasks.create(conn, cap.owner, agent, body, now, capability=cap.id,
-                                task_type="skill_distribution", limits=limits,
-                                extra_meta={"skill_ref": cap.delegation_ref,
-                                            "skill_version": cap.delegation_version})
+            task = tasks.create(
+                conn,
+                cap.owner,
+                agent,
+                body,
+                now,
+                capability=cap.id,
+                task_type="skill_distribution",
+                limits=limits,
+                extra_meta={
+                    "skill_ref": cap.delegation_ref,
+                    "skill_version": cap.delegation_version,
+                },
+            )
         except CommError as exc:
             skipped.append({"agent": agent, "code": exc.code, "reason": exc.message})
             continue
         sent.append({"agent": agent, "task_id": task.id})
     return sent, skipped
-
-

@@ -85,20 +85,33 @@ def route(conn: sqlite3.Connection, cap_id: str, to: str | None) -> tuple[str, i
     if cap is not None and cap.state == "published":
         owner, eta = cap.owner, cap.eta_ms
     elif cap is not None:
-        raise NoCapability(f"capability: {cap_id!r} was unpublished; no agent takes it",
-                           field="capability", value=cap_id, reason="unpublished")
+        raise NoCapability(
+            f"capability: {cap_id!r} was unpublished; no agent takes it",
+            field="capability",
+            value=cap_id,
+            reason="unpublished",
+        )
     else:
         found = owner_of(conn, cap_id)
         if found is None:
-            raise NoCapability(f"capability: {cap_id!r} is not published here or in the room",
-                               field="capability", value=cap_id, reason="unknown")
+            raise NoCapability(
+                f"capability: {cap_id!r} is not published here or in the room",
+                field="capability",
+                value=cap_id,
+                reason="unknown",
+            )
         eta_ms = room_entry(conn, cap_id).get("etaMs")
         owner = found
         eta = eta_ms if isinstance(eta_ms, int) and eta_ms > 0 else None
     if to is not None and to != owner:
-        raise NoCapability(f"to: capability {cap_id!r} is executed by {owner!r}, not {to!r} "
-                           "(omit --to to route it)", field="to", value=to, owner=owner,
-                           reason="not_owner")
+        raise NoCapability(
+            f"to: capability {cap_id!r} is executed by {owner!r}, not {to!r} "
+            "(omit --to to route it)",
+            field="to",
+            value=to,
+            owner=owner,
+            reason="not_owner",
+        )
     return owner, eta
 
 
@@ -119,17 +132,25 @@ def check_output(conn: sqlite3.Connection, task: Task, content: str | None) -> N
     try:
         value = json.loads(content or "")
     except ValueError:
-        raise OutputMismatch(f"body: the result of task {task.id} is not JSON; capability "
-                             f"{cap.id!r} requires JSON matching its schema", field="body",
-                             capability=cap.id) from None
+        raise OutputMismatch(
+            f"body: the result of task {task.id} is not JSON; capability "
+            f"{cap.id!r} requires JSON matching its schema",
+            field="body",
+            capability=cap.id,
+        ) from None
     schema = json.loads(cap.schema)
     error = jsonschema.exceptions.best_match(
-        jsonschema.validators.validator_for(schema)(schema).iter_errors(value))
+        jsonschema.validators.validator_for(schema)(schema).iter_errors(value)
+    )
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "(top)"
-        raise OutputMismatch(f"body: the result of task {task.id} does not match capability "
-                             f"{cap.id!r}'s schema at {where}: {error.message}", field="body",
-                             capability=cap.id, path=where)
+        raise OutputMismatch(
+            f"body: the result of task {task.id} does not match capability "
+            f"{cap.id!r}'s schema at {where}: {error.message}",
+            field="body",
+            capability=cap.id,
+            path=where,
+        )
 
 
 def install_status(content: str | None) -> dict[str, Any]:
@@ -141,16 +162,21 @@ def install_status(content: str | None) -> dict[str, Any]:
     except ValueError:
         value = None
     if not isinstance(value, dict):
-        raise ValidationFailed(f"body: a skill distribution is answered with a JSON object "
-                               f"such as {example}", field="body")
+        raise ValidationFailed(
+            f"body: a skill distribution is answered with a JSON object such as {example}",
+            field="body",
+        )
     status, version, at = value.get("status"), value.get("version"), value.get("at")
     if status not in INSTALL_STATUSES:
-        raise ValidationFailed(f"status: {status!r} is not one of installed, failed",
-                               field="status", value=status)
-    if status == "installed" and (not isinstance(version, str) or not VERSION.fullmatch(
-            version)):
-        raise ValidationFailed(f"version: {version!r} is not a version (installed needs one)",
-                               field="version", value=version)
+        raise ValidationFailed(
+            f"status: {status!r} is not one of installed, failed", field="status", value=status
+        )
+    if status == "installed" and (not isinstance(version, str) or not VERSION.fullmatch(version)):
+        raise ValidationFailed(
+            f"version: {version!r} is not a version (installed needs one)",
+            field="version",
+            value=version,
+        )
     if not isinstance(at, str):
         raise ValidationFailed(f"at: {at!r} is not an ISO 8601 time", field="at", value=at)
     clock.parse_time(at, "at", 0)

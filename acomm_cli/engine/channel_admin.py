@@ -31,26 +31,42 @@ def _not_reserved(ch: Channel, action: str) -> None:
     """`_system`, direct (`_dm:`) and federation (`_fed:`) channels are made by acomm, which
     relies on them: they are not deleted or reconfigured by hand."""
     if ch.name.startswith("_"):
-        raise Forbidden(f"cannot {action} channel {ch.name!r}: acomm made it and relies on it",
-                        field="channel", value=ch.name)
+        raise Forbidden(
+            f"cannot {action} channel {ch.name!r}: acomm made it and relies on it",
+            field="channel",
+            value=ch.name,
+        )
 
 
-def set_admin(conn: sqlite3.Connection, name: str, agent: str, *, by: str,
-              admin: bool = True) -> ChannelChange:
+def set_admin(
+    conn: sqlite3.Connection, name: str, agent: str, *, by: str, admin: bool = True
+) -> ChannelChange:
     """The owner makes a participant an admin (or, `admin` False, no longer one). A repeat is
     a no-op (`changed` False). Only participants: leaving ends the grant."""
     model.agent_id(agent)
     with write(conn):
         ch = _channel(conn, name)
-        authorize(ch, by, f"make {agent!r} an admin of" if admin
-                  else f"revoke {agent!r}'s admin rights on", owner_only=True)
+        authorize(
+            ch,
+            by,
+            f"make {agent!r} an admin of" if admin else f"revoke {agent!r}'s admin rights on",
+            owner_only=True,
+        )
         if agent == ch.owner:
-            raise InvalidState(f"{agent!r} owns channel {name!r}: an owner is more than an "
-                               "admin already", field="agent", value=agent, channel=name)
+            raise InvalidState(
+                f"{agent!r} owns channel {name!r}: an owner is more than an admin already",
+                field="agent",
+                value=agent,
+                channel=name,
+            )
         if ch.role_of(agent) is None:
-            raise NotParticipant(f"{agent!r} is not in channel {name!r}; add it first "
-                                 f"(acomm channel join {name} {agent} --as {by})",
-                                 field="agent", value=agent, channel=name)
+            raise NotParticipant(
+                f"{agent!r} is not in channel {name!r}; add it first "
+                f"(acomm channel join {name} {agent} --as {by})",
+                field="agent",
+                value=agent,
+                channel=name,
+            )
         if not channels.set_admin(conn, ch.id, agent, admin):
             return ChannelChange(ch, changed=False)
         return ChannelChange(channel_by_id(conn, ch.id), changed=True)
@@ -69,8 +85,9 @@ class Update:
     released: int
 
 
-def update_channel(conn: sqlite3.Connection, name: str, now: int, *, by: str,
-                   **settings: Any) -> Update:
+def update_channel(
+    conn: sqlite3.Connection, name: str, now: int, *, by: str, **settings: Any
+) -> Update:
     """Change settings (ChannelConfig fields; None = leave as is), by the owner or an admin.
     Validated as `channel create` validates them, against the channel's other settings (an
     exactly-once channel cannot retry failures). The delivery mode and the type are not among
@@ -79,24 +96,32 @@ def update_channel(conn: sqlite3.Connection, name: str, now: int, *, by: str,
     unknown = set(given) - set(channels.UPDATABLE)
     assert not unknown, f"not updatable: {unknown}"
     if not given:
-        raise UsageError("channel update: give at least one setting to change (see --help)",
-                         field="settings")
+        raise UsageError(
+            "channel update: give at least one setting to change (see --help)", field="settings"
+        )
     with write(conn):
         ch = _channel(conn, name)
         _not_reserved(ch, "update")
         authorize(ch, by, "update")
         cfg = channel_config(ch.config, **given)
-        changes = {k: (getattr(ch.config, k), getattr(cfg, k)) for k in given
-                   if getattr(ch.config, k) != getattr(cfg, k)}
+        changes = {
+            k: (getattr(ch.config, k), getattr(cfg, k))
+            for k in given
+            if getattr(ch.config, k) != getattr(cfg, k)
+        }
         in_flight = len(backlog.in_flight(conn, ch.id))
         if not changes:
             return Update(ch, {}, in_flight, 0)
         channels.update_channel_config(conn, ch.id, {k: new for k, (_, new) in changes.items()})
         released = 0
         if "max_pending" in changes:  # room for what it held back? (0: no limit any more)
-            released = (release(conn, now, [ch.id]) if cfg.max_pending else
-                        backlog.release_queued(conn, ch.id, backlog.channel_backlog(
-                            conn, ch.id)[1], now, cfg.ack_timeout_ms))
+            released = (
+                release(conn, now, [ch.id])
+                if cfg.max_pending
+                else backlog.release_queued(
+                    conn, ch.id, backlog.channel_backlog(conn, ch.id)[1], now, cfg.ack_timeout_ms
+                )
+            )
         return Update(channel_by_id(conn, ch.id), changes, in_flight, released)
 
 
@@ -110,8 +135,9 @@ class Deletion:
     dead_lettered: int
 
 
-def delete_channel(conn: sqlite3.Connection, name: str, now: int, *, by: str,
-                   force: bool = False) -> Deletion:
+def delete_channel(
+    conn: sqlite3.Connection, name: str, now: int, *, by: str, force: bool = False
+) -> Deletion:
     """Delete a channel, by its owner. With deliveries in flight, a conflict that says how
     many, unless `force`: then each becomes a `channel_deleted` dead letter (kept, listed by
     `deadletter list`), in the same transaction as the deletion."""
@@ -124,9 +150,17 @@ def delete_channel(conn: sqlite3.Connection, name: str, now: int, *, by: str,
             raise InvalidState(
                 f"channel {name!r} has {len(pending)} deliveries in flight; read and ack them,"
                 " or give --force to dead-letter them (reason channel_deleted)",
-                field="channel", value=name, in_flight=len(pending))
-        died = deadletters.dead_letter(conn, [(m, r, ch.id, n) for m, r, n in pending],
-                                       "channel_deleted", f"{name} deleted by {by}", now)
+                field="channel",
+                value=name,
+                in_flight=len(pending),
+            )
+        died = deadletters.dead_letter(
+            conn,
+            [(m, r, ch.id, n) for m, r, n in pending],
+            "channel_deleted",
+            f"{name} deleted by {by}",
+            now,
+        )
         kept_as = f"{model.DELETED_PREFIX}{ch.id}:{name}"
         channels.retire_channel(conn, ch.id, kept_as)
         return Deletion(ch, kept_as, died)

@@ -42,36 +42,56 @@ def channel_config(base: ChannelConfig | None = None, **overrides: Any) -> Chann
     given = {k: v for k, v in overrides.items() if v is not None}
     if "delivery" in given:
         given["delivery"] = model.delivery_mode(given["delivery"])
-    for key in ("max_message_size", "ack_timeout_ms", "max_retries", "retry_backoff_ms",
-                "max_pending", "dedupe_window_ms", "retention_count", "retention_age_ms"):
+    for key in (
+        "max_message_size",
+        "ack_timeout_ms",
+        "max_retries",
+        "retry_backoff_ms",
+        "max_pending",
+        "dedupe_window_ms",
+        "retention_count",
+        "retention_age_ms",
+    ):
         if key in given and given[key] < 0:
-            raise ValidationFailed(f"{key}: {given[key]} must not be negative", field=key,
-                                   value=given[key])
+            raise ValidationFailed(
+                f"{key}: {given[key]} must not be negative", field=key, value=given[key]
+            )
     if given.get("max_message_size") == 0:
-        raise ValidationFailed("max_message_size: must be at least 1 byte",
-                               field="max_message_size", value=0)
+        raise ValidationFailed(
+            "max_message_size: must be at least 1 byte", field="max_message_size", value=0
+        )
     size = given.get("max_message_size")
     if size is not None and size > model.MAX_MESSAGE_SIZE_BOUND:
         raise ValidationFailed(
             f"max_message_size: {size} bytes ({size / 1024**2:g} MiB) is above the bound of "
             f"{model.MAX_MESSAGE_SIZE_BOUND} bytes (SQLite stores at most "
             f"{model.SQLITE_MAX_LENGTH} bytes in one row, content and the rest of the message)",
-            field="max_message_size", value=size, bound=model.MAX_MESSAGE_SIZE_BOUND)
+            field="max_message_size",
+            value=size,
+            bound=model.MAX_MESSAGE_SIZE_BOUND,
+        )
     if given.get("ack_timeout_ms") == 0:
         raise ValidationFailed("ack_timeout: must be longer than 0", field="ack_timeout", value=0)
     for key, name in (("lease_ms", "lease"), ("message_ttl_ms", "message_ttl")):
         if key in given and given[key] <= 0:  # omit them for the defaults
-            raise ValidationFailed(f"{name}: {given[key]} ms must be longer than 0", field=name,
-                                   value=given[key])
+            raise ValidationFailed(
+                f"{name}: {given[key]} ms must be longer than 0", field=name, value=given[key]
+            )
     jitter = given.get("retry_jitter")
     if jitter is not None and not 0 <= jitter <= 1:
-        raise ValidationFailed(f"retry_jitter: {jitter} must be a fraction from 0 to 1",
-                               field="retry_jitter", value=jitter)
+        raise ValidationFailed(
+            f"retry_jitter: {jitter} must be a fraction from 0 to 1",
+            field="retry_jitter",
+            value=jitter,
+        )
     cfg = replace(cfg, **given)
     if cfg.retry_failed and cfg.delivery == model.DeliveryMode.EXACTLY_ONCE:
-        raise ValidationFailed("retry_failed: an exactly-once channel never hands a message "
-                               "out twice, so it cannot retry failures", field="retry_failed",
-                               value=True)
+        raise ValidationFailed(
+            "retry_failed: an exactly-once channel never hands a message "
+            "out twice, so it cannot retry failures",
+            field="retry_failed",
+            value=True,
+        )
     return cfg
 
 
@@ -88,13 +108,20 @@ def channel_by_id(conn: sqlite3.Connection, channel_id: int) -> Channel:
     transaction (rows are never deleted: `channel delete` closes and renames them)."""
     ch = channels.channel_by_id(conn, channel_id)
     if ch is None:
-        raise NotFound(f"channel {channel_id} does not exist", field="channel",
-                       value=channel_id)
+        raise NotFound(f"channel {channel_id} does not exist", field="channel", value=channel_id)
     return ch
 
 
-def create_channel(conn: sqlite3.Connection, name: str, type_: str, owner: str,
-                   cfg: ChannelConfig, now: int, *, if_not_exists: bool = False) -> Channel:
+def create_channel(
+    conn: sqlite3.Connection,
+    name: str,
+    type_: str,
+    owner: str,
+    cfg: ChannelConfig,
+    now: int,
+    *,
+    if_not_exists: bool = False,
+) -> Channel:
     model.channel_name(name)
     ctype = model.channel_type(type_)
     model.agent_id(owner, "owner")
@@ -110,7 +137,8 @@ def create_channel(conn: sqlite3.Connection, name: str, type_: str, owner: str,
             raise Duplicate(
                 f"channel {name!r} already exists (type {existing.type.value})"
                 + ("" if not if_not_exists else f", not {ctype.value}"),
-                field="channel", value=name,
+                field="channel",
+                value=name,
             )
         cid = channels.insert_channel(conn, name, ctype.value, owner, cfg, now)
         channels.insert_participant(conn, cid, owner, Role.OWNER.value, now)
@@ -126,8 +154,13 @@ def authorize(ch: Channel, actor: str, action: str, *, owner_only: bool = False)
     if actor == ch.owner or (not owner_only and ch.is_admin(actor)):
         return
     who = f"its owner {ch.owner!r}" + ("" if owner_only else " or an admin")
-    raise Forbidden(f"{actor!r} may not {action} channel {ch.name!r}: only {who} may",
-                    field="as", value=actor, channel=ch.name, owner=ch.owner)
+    raise Forbidden(
+        f"{actor!r} may not {action} channel {ch.name!r}: only {who} may",
+        field="as",
+        value=actor,
+        channel=ch.name,
+        owner=ch.owner,
+    )
 
 
 def get_channel(conn: sqlite3.Connection, name: str) -> Channel:
@@ -138,15 +171,17 @@ def list_channels(conn: sqlite3.Connection) -> list[Channel]:
     return channels.list_channels(conn)
 
 
-def join_channel(conn: sqlite3.Connection, name: str, agent: str, role: str,
-                 now: int, *, by: str) -> ChannelChange:
+def join_channel(
+    conn: sqlite3.Connection, name: str, agent: str, role: str, now: int, *, by: str
+) -> ChannelChange:
     """`by` adds `agent` (itself included): the owner's or an admin's call. Joining twice is
     a no-op (`changed` False, the first role kept)."""
     model.agent_id(agent)
     r = model.role(role)
     if r == Role.OWNER:
-        raise ValidationFailed("role: a channel has one owner, set when it is created",
-                               field="role", value=role)
+        raise ValidationFailed(
+            "role: a channel has one owner, set when it is created", field="role", value=role
+        )
     with write(conn):
         ch = _channel(conn, name)
         authorize(ch, by, f"add {agent!r} to")
@@ -162,12 +197,14 @@ def _check_joinable(ch: Channel, agent: str) -> None:
     if ch.type == ChannelType.DIRECT and ch.role_of(agent) is None and len(ch.participants) >= 2:
         raise InvalidState(
             f"channel {ch.name!r} is direct and already has two participants",
-            field="channel", value=ch.name,
+            field="channel",
+            value=ch.name,
         )
 
 
-def leave_channel(conn: sqlite3.Connection, name: str, agent: str,
-                  now: int, *, by: str) -> ChannelChange:
+def leave_channel(
+    conn: sqlite3.Connection, name: str, agent: str, now: int, *, by: str
+) -> ChannelChange:
     """Leave a channel; what was still waiting for the agent there is dead-lettered. An agent
     that is not a participant is out already: a no-op (`changed` False). Any agent may leave
     (`by` itself); the owner or an admin may remove others, but only the owner an admin."""
@@ -176,14 +213,21 @@ def leave_channel(conn: sqlite3.Connection, name: str, agent: str,
     with write(conn):
         ch = _channel(conn, name)
         if by != agent:
-            authorize(ch, by, f"remove {agent!r} from",
-                      owner_only=ch.is_admin(agent) and agent != ch.owner)
+            authorize(
+                ch,
+                by,
+                f"remove {agent!r} from",
+                owner_only=ch.is_admin(agent) and agent != ch.owner,
+            )
         role = ch.role_of(agent)
         if role is None:
             return ChannelChange(ch, changed=False)
         if role == Role.OWNER:
-            raise InvalidState(f"{agent!r} owns {name!r} and cannot leave it (close it instead)",
-                               field="agent", value=agent)
+            raise InvalidState(
+                f"{agent!r} owns {name!r} and cannot leave it (close it instead)",
+                field="agent",
+                value=agent,
+            )
         channels.delete_participant(conn, ch.id, agent)
         if ch.type == ChannelType.QUEUE:
             from acomm_cli.engine import queues
@@ -192,8 +236,13 @@ def leave_channel(conn: sqlite3.Connection, name: str, agent: str,
         pending = backlog.pending_deliveries_of(conn, ch.id, agent)
         from acomm_cli.engine import deadletters  # only on a leave: not on the send path
 
-        deadletters.dead_letter(conn, [(mid, agent, ch.id, n) for mid, n in pending],
-                                "recipient_left", f"{agent} left {name}", now)
+        deadletters.dead_letter(
+            conn,
+            [(mid, agent, ch.id, n) for mid, n in pending],
+            "recipient_left",
+            f"{agent} left {name}",
+            now,
+        )
         release(conn, now)
         return ChannelChange(channel_by_id(conn, ch.id), changed=True)
 
@@ -202,13 +251,16 @@ _TRANSITIONS = {
     "pause": ({ChannelState.ACTIVE}, ChannelState.PAUSED),
     "resume": ({ChannelState.PAUSED, ChannelState.DRAINING}, ChannelState.ACTIVE),
     "drain": ({ChannelState.ACTIVE, ChannelState.PAUSED}, ChannelState.DRAINING),
-    "close": ({ChannelState.ACTIVE, ChannelState.PAUSED, ChannelState.DRAINING},
-              ChannelState.CLOSED),
+    "close": (
+        {ChannelState.ACTIVE, ChannelState.PAUSED, ChannelState.DRAINING},
+        ChannelState.CLOSED,
+    ),
 }
 
 
-def change_channel_state(conn: sqlite3.Connection, name: str, action: str, *,
-                         by: str) -> ChannelChange:
+def change_channel_state(
+    conn: sqlite3.Connection, name: str, action: str, *, by: str
+) -> ChannelChange:
     """pause, resume, drain or close, by the owner or an admin. A channel already in the
     target state is left alone (`changed` False); a transition the states do not allow (e.g.
     resuming a closed channel) is a conflict."""
@@ -221,8 +273,12 @@ def change_channel_state(conn: sqlite3.Connection, name: str, action: str, *,
         if ch.state == target:
             return ChannelChange(ch, changed=False)
         if ch.state not in allowed:
-            raise InvalidState(f"cannot {action} channel {name!r}: it is {ch.state.value}",
-                               field="channel", value=name, state=ch.state.value)
+            raise InvalidState(
+                f"cannot {action} channel {name!r}: it is {ch.state.value}",
+                field="channel",
+                value=name,
+                state=ch.state.value,
+            )
         channels.set_channel_state(conn, ch.id, target.value)
         return ChannelChange(replace(ch, state=target), changed=True)
 
@@ -257,8 +313,9 @@ def list_subscriptions(conn: sqlite3.Connection, name: str) -> list[tuple[str, s
 def _pubsub(conn: sqlite3.Connection, name: str) -> Channel:
     ch = _channel(conn, name)
     if ch.type != ChannelType.PUBSUB:
-        raise InvalidState(f"channel {name!r} is {ch.type.value}, not pubsub", field="channel",
-                           value=name)
+        raise InvalidState(
+            f"channel {name!r} is {ch.type.value}, not pubsub", field="channel", value=name
+        )
     return ch
 
 
@@ -269,6 +326,5 @@ def release(conn: sqlite3.Connection, now: int, channel_ids: Sequence[int] | Non
     for cid, max_pending, ack_timeout in backlog.channels_with_queued(conn, channel_ids):
         pending, _ = backlog.channel_backlog(conn, cid)
         if pending < max_pending:
-            released += backlog.release_queued(conn, cid, max_pending - pending, now,
-                                               ack_timeout)
+            released += backlog.release_queued(conn, cid, max_pending - pending, now, ack_timeout)
     return released

@@ -38,8 +38,13 @@ def apply(conn: sqlite3.Connection) -> int:
     return timers.apply_staged(conn, cid, subscribers, model.DEADLETTER_TOPIC)
 
 
-def dead_letter(conn: sqlite3.Connection, items: Sequence[tuple[int, str, int, int]],
-                reason: str, last_error: str | None, now: int) -> int:
+def dead_letter(
+    conn: sqlite3.Connection,
+    items: Sequence[tuple[int, str, int, int]],
+    reason: str,
+    last_error: str | None,
+    now: int,
+) -> int:
     """Dead-letter deliveries given as (message_id, recipient, channel_id, retry_count)."""
     if not items:
         return 0
@@ -56,17 +61,22 @@ def refusal(conn: sqlite3.Connection, channel: str, recipient: str) -> CommError
     as a send would be: the channel still open, the recipient still a participant), or None."""
     ch = channels.channel_by_name(conn, channel)
     if ch is None or ch.state == model.ChannelState.CLOSED:
-        return InvalidState(f"channel {channel!r} is closed; cannot replay", field="channel",
-                            value=channel)
+        return InvalidState(
+            f"channel {channel!r} is closed; cannot replay", field="channel", value=channel
+        )
     # a queue's dead letter goes back to the queue, for any member
     if ch.type != model.ChannelType.QUEUE and ch.role_of(recipient) is None:
-        return NotParticipant(f"{recipient!r} is no longer a participant of {channel!r}",
-                              field="recipient", value=recipient)
+        return NotParticipant(
+            f"{recipient!r} is no longer a participant of {channel!r}",
+            field="recipient",
+            value=recipient,
+        )
     return None
 
 
-def redeliver(conn: sqlite3.Connection, message_id: int, channel: str, recipient: str,
-              now: int) -> None:
+def redeliver(
+    conn: sqlite3.Connection, message_id: int, channel: str, recipient: str, now: int
+) -> None:
     """The same message id, unread again with a fresh retry budget (and, if it had
     expired, a fresh lifetime: an `expired` dead letter would otherwise die again at the
     next tick); its dead letter goes."""
@@ -107,9 +117,16 @@ class Redrive:
         return sorted({m for m, _ in self.replayed})
 
 
-def redrive(conn: sqlite3.Connection, *, channel: str | None = None,
-            recipient: str | None = None, reason: str | None = None,
-            since: int | None = None, now: int, dry_run: bool = False) -> Redrive:
+def redrive(
+    conn: sqlite3.Connection,
+    *,
+    channel: str | None = None,
+    recipient: str | None = None,
+    reason: str | None = None,
+    since: int | None = None,
+    now: int,
+    dry_run: bool = False,
+) -> Redrive:
     """Replay every dead letter matching the filters (all given must hold), in ONE
     transaction: all of them are unread again, or (on an error) none. A dead letter that
     cannot be delivered any more (its channel closed, its recipient gone) is skipped and
@@ -117,9 +134,11 @@ def redrive(conn: sqlite3.Connection, *, channel: str | None = None,
     count of 0, not an error; a malformed filter is (validation_failed, naming it), and so
     is a channel that does not exist (not_found, as `messages --channel` says)."""
     if reason is not None and reason not in model.DEAD_LETTER_REASONS:
-        raise ValidationFailed(f"reason: {reason!r} is not one of "
-                               f"{', '.join(model.DEAD_LETTER_REASONS)}", field="reason",
-                               value=reason)
+        raise ValidationFailed(
+            f"reason: {reason!r} is not one of {', '.join(model.DEAD_LETTER_REASONS)}",
+            field="reason",
+            value=reason,
+        )
     if recipient is not None:
         model.agent_id(recipient, "recipient")
     channel_id = None
@@ -127,14 +146,14 @@ def redrive(conn: sqlite3.Connection, *, channel: str | None = None,
         model.channel_name(channel, allow_reserved=True)
         ch = channels.channel_by_name(conn, channel)
         if ch is None:
-            raise NotFound(f"channel {channel!r} does not exist", field="channel",
-                           value=channel)
+            raise NotFound(f"channel {channel!r} does not exist", field="channel", value=channel)
         channel_id = ch.id
     result = Redrive(dry_run)
     with write(conn):
         refusals: dict[tuple[str, str], CommError | None] = {}
         for mid, who, ch_name in deadletters.dead_letters_matching(
-                conn, channel_id=channel_id, recipient=recipient, reason=reason, since=since):
+            conn, channel_id=channel_id, recipient=recipient, reason=reason, since=since
+        ):
             if (ch_name, who) not in refusals:
                 refusals[ch_name, who] = refusal(conn, ch_name, who)
             err = refusals[ch_name, who]
@@ -164,36 +183,52 @@ class DeadLetter:
     content: str
 
 
-def list_dead_letters(conn: sqlite3.Connection, *, message_id: int | None = None,
-                      recipient: str | None = None, channel: str | None = None,
-                      reason: str | None = None, limit: int = 100,
-                      offset: int = 0) -> tuple[list[DeadLetter], int]:
+def list_dead_letters(
+    conn: sqlite3.Connection,
+    *,
+    message_id: int | None = None,
+    recipient: str | None = None,
+    channel: str | None = None,
+    reason: str | None = None,
+    limit: int = 100,
+    offset: int = 0,
+) -> tuple[list[DeadLetter], int]:
     if limit < 0 or offset < 0:
         raise ValidationFailed("limit: --limit and --offset must not be negative", field="limit")
     if reason is not None and reason not in model.DEAD_LETTER_REASONS:
-        raise ValidationFailed(f"reason: {reason!r} is not one of "
-                               f"{', '.join(model.DEAD_LETTER_REASONS)}", field="reason",
-                               value=reason)
-    rows, total = deadletters.dead_letters(conn, message_id=message_id, recipient=recipient,
-                                       channel=channel, reason=reason, limit=limit,
-                                       offset=offset)
+        raise ValidationFailed(
+            f"reason: {reason!r} is not one of {', '.join(model.DEAD_LETTER_REASONS)}",
+            field="reason",
+            value=reason,
+        )
+    rows, total = deadletters.dead_letters(
+        conn,
+        message_id=message_id,
+        recipient=recipient,
+        channel=channel,
+        reason=reason,
+        limit=limit,
+        offset=offset,
+    )
     return [DeadLetter(*r) for r in rows], total
 
 
-def dead_letters_of(conn: sqlite3.Connection, message_id: int,
-                    recipient: str | None) -> list[DeadLetter]:
+def dead_letters_of(
+    conn: sqlite3.Connection, message_id: int, recipient: str | None
+) -> list[DeadLetter]:
     """A message's dead letters (one recipient's, if named); NotFound when there are none."""
-    found, _ = list_dead_letters(conn, message_id=message_id, recipient=recipient,
-                                 limit=1_000_000)
+    found, _ = list_dead_letters(conn, message_id=message_id, recipient=recipient, limit=1_000_000)
     if not found:
         who = f" for {recipient!r}" if recipient else ""
-        raise NotFound(f"message {message_id} has no dead letter{who}", field="message",
-                       value=message_id)
+        raise NotFound(
+            f"message {message_id} has no dead letter{who}", field="message", value=message_id
+        )
     return found
 
 
-def replay(conn: sqlite3.Connection, message_id: int, recipient: str | None,
-           now: int) -> list[DeadLetter]:
+def replay(
+    conn: sqlite3.Connection, message_id: int, recipient: str | None, now: int
+) -> list[DeadLetter]:
     """Redeliver the same message id with a fresh retry budget, after re-validating."""
     with write(conn):
         replayed = dead_letters_of(conn, message_id, recipient)
@@ -244,8 +279,13 @@ class DeadLetterRecord:
     attempts: list[Attempt] = field(default_factory=list)
 
 
-def _attempt(recipient: str, attempt: int, delivered_at: int | None, read_at: int | None,
-             ack_status: str | None) -> Attempt:
+def _attempt(
+    recipient: str,
+    attempt: int,
+    delivered_at: int | None,
+    read_at: int | None,
+    ack_status: str | None,
+) -> Attempt:
     """A redelivery keeps the delivery's read_at (the latest read) until it is read again, so
     a read older than the attempt's delivery belongs to an earlier attempt, not this one."""
     if read_at is not None and delivered_at is not None and read_at < delivered_at:
@@ -253,27 +293,34 @@ def _attempt(recipient: str, attempt: int, delivered_at: int | None, read_at: in
     return Attempt(recipient, attempt, delivered_at, read_at, ack_status)
 
 
-def records(conn: sqlite3.Connection, message_id: int,
-            recipient: str | None) -> list[DeadLetterRecord]:
+def records(
+    conn: sqlite3.Connection, message_id: int, recipient: str | None
+) -> list[DeadLetterRecord]:
     """A message's dead letters (one recipient's, if named) with the message itself and each
     attempt: those that ended (kept by m012's trigger whenever retry_count changed), then the
     one that died, from the delivery row. On a work queue every worker's claims count."""
     if recipient is not None:
         model.agent_id(recipient, "recipient")
-    rows, _ = deadletters.dead_letters(conn, message_id=message_id, recipient=recipient,
-                                   limit=1_000_000)
+    rows, _ = deadletters.dead_letters(
+        conn, message_id=message_id, recipient=recipient, limit=1_000_000
+    )
     msg = reads.message_by_id(conn, message_id)
     if not rows or msg is None:
         who = f" for {recipient!r}" if recipient else ""
-        raise NotFound(f"message {message_id} has no dead letter{who}", field="message",
-                       value=message_id)
+        raise NotFound(
+            f"message {message_id} has no dead letter{who}", field="message", value=message_id
+        )
     ended = [_attempt(*r) for r in deadletters.delivery_attempts(conn, message_id)]
-    queue = (ch := channels.channel_by_name(conn, msg.channel)) is not None and \
-        ch.type == model.ChannelType.QUEUE
+    queue = (
+        ch := channels.channel_by_name(conn, msg.channel)
+    ) is not None and ch.type == model.ChannelType.QUEUE
     out = []
     for _mid, who, channel, reason, retries, last_error, at, _content in rows:
         mine = [a for a in ended if queue or a.recipient == who]
-        mine += [_attempt(d.recipient, d.retry_count + 1, d.delivered_at, d.read_at,
-                          d.ack_status) for d in msg.deliveries if d.recipient == who]
+        mine += [
+            _attempt(d.recipient, d.retry_count + 1, d.delivered_at, d.read_at, d.ack_status)
+            for d in msg.deliveries
+            if d.recipient == who
+        ]
         out.append(DeadLetterRecord(who, channel, reason, retries, last_error, at, msg, mine))
     return out

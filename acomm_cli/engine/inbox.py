@@ -27,15 +27,20 @@ def check_filter(f: MessageFilter) -> None:
         try:
             re.compile(f.grep)
         except re.error as exc:
-            raise ValidationFailed(f"grep: {f.grep!r} is not a valid regular expression: {exc}",
-                                   field="grep", value=f.grep) from None
+            raise ValidationFailed(
+                f"grep: {f.grep!r} is not a valid regular expression: {exc}",
+                field="grep",
+                value=f.grep,
+            ) from None
     if f.sender is not None:
         model.agent_id(f.sender, "from")
     for s in f.status:
         if s not in model.MESSAGE_STATUSES:
             raise ValidationFailed(
                 f"status: {s!r} is not one of {', '.join(model.MESSAGE_STATUSES)}",
-                field="status", value=s)
+                field="status",
+                value=s,
+            )
     if f.correlation_id is not None:
         model.correlation_id(f.correlation_id)
     if f.recipient is not None:
@@ -44,13 +49,17 @@ def check_filter(f: MessageFilter) -> None:
         if s not in _DELIVERY_STATES:
             raise ValidationFailed(
                 f"state: {s!r} is not a delivery state (one of {', '.join(_DELIVERY_STATES)})",
-                field="state", value=s)
+                field="state",
+                value=s,
+            )
     if f.sort is not None and f.sort not in ("created", "priority", "id"):
-        raise ValidationFailed(f"sort: {f.sort!r} is not one of created, priority, id",
-                               field="sort", value=f.sort)
+        raise ValidationFailed(
+            f"sort: {f.sort!r} is not one of created, priority, id", field="sort", value=f.sort
+        )
     if f.order is not None and f.order not in ("asc", "desc"):
-        raise ValidationFailed(f"order: {f.order!r} is not one of asc, desc", field="order",
-                               value=f.order)
+        raise ValidationFailed(
+            f"order: {f.order!r} is not one of asc, desc", field="order", value=f.order
+        )
 
 
 Emit = Callable[[QueryResult], None]
@@ -58,8 +67,15 @@ Emit = Callable[[QueryResult], None]
 could not (the command passes a renderer; the engine never imports one)."""
 
 
-def receive(conn: sqlite3.Connection, agent: str, f: MessageFilter, now: int, *,
-            peek: bool = False, emit: Emit | None = None) -> QueryResult:
+def receive(
+    conn: sqlite3.Connection,
+    agent: str,
+    f: MessageFilter,
+    now: int,
+    *,
+    peek: bool = False,
+    emit: Emit | None = None,
+) -> QueryResult:
     """An agent's unread messages, oldest first; marks the returned ones read unless `peek`.
 
     With `emit`, the result is handed to it exactly once: inside the transaction, after the
@@ -72,9 +88,16 @@ def receive(conn: sqlite3.Connection, agent: str, f: MessageFilter, now: int, *,
     return result
 
 
-def read_inbox(conn: sqlite3.Connection, agent: str, f: MessageFilter, now: int, *,
-               peek: bool = False, emit: Emit | None = None,
-               mark: bool = True) -> tuple[QueryResult, bool]:
+def read_inbox(
+    conn: sqlite3.Connection,
+    agent: str,
+    f: MessageFilter,
+    now: int,
+    *,
+    peek: bool = False,
+    emit: Emit | None = None,
+    mark: bool = True,
+) -> tuple[QueryResult, bool]:
     """`receive` that calls `emit` only where it must: inside the transaction that marks
     messages read. Returns the result and whether `emit` was called (a wait calls it itself
     once it stops waiting; a follow skips empty passes). `mark=False` claims work-queue
@@ -87,11 +110,11 @@ def read_inbox(conn: sqlite3.Connection, agent: str, f: MessageFilter, now: int,
         if f.channel is not None:
             ch = get_channel(conn, f.channel)
             if ch.state == ChannelState.CLOSED:
-                raise InvalidState(f"channel {ch.name!r} is closed", field="channel",
-                                   value=ch.name)
+                raise InvalidState(f"channel {ch.name!r} is closed", field="channel", value=ch.name)
             if ch.role_of(agent) is None:
-                raise NotParticipant(f"{agent!r} is not a participant of {ch.name!r}",
-                                     field="recipient", value=agent)
+                raise NotParticipant(
+                    f"{agent!r} is not a participant of {ch.name!r}", field="recipient", value=agent
+                )
         if not peek:  # a work queue's messages become the agent's by claiming them
             queues.claim(conn, agent, f, now)
         marking = not peek and mark
@@ -127,8 +150,7 @@ def history(conn: sqlite3.Connection, f: MessageFilter) -> QueryResult:
 def show(conn: sqlite3.Connection, message_id: int) -> Message:
     msg = reads.message_by_id(conn, message_id)
     if msg is None:
-        raise NotFound(f"message {message_id} does not exist", field="message",
-                       value=message_id)
+        raise NotFound(f"message {message_id} does not exist", field="message", value=message_id)
     if msg.global_id is not None:  # only a node has federated messages
         from acomm_cli.engine import remote
 

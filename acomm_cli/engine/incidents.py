@@ -58,39 +58,78 @@ class Incident:
     message_id: int | None
 
     def doc(self) -> dict[str, Any]:
-        return {"id": self.id, "capability_id": self.capability_id,
-                "delegation_skill": self.delegation_skill,
-                "executor_skill": self.executor_skill, "failure_class": self.failure_class,
-                "sample_corr_ids": self.sample_corr_ids, "samples": self.samples,
-                "task_id": self.task_id, "created_at": clock.iso(self.created_at),
-                "state": self.state, "resolved_at": clock.iso(self.resolved_at),
-                "resolved_by": self.resolved_by, "note": self.note,
-                "message_id": self.message_id}
+        return {
+            "id": self.id,
+            "capability_id": self.capability_id,
+            "delegation_skill": self.delegation_skill,
+            "executor_skill": self.executor_skill,
+            "failure_class": self.failure_class,
+            "sample_corr_ids": self.sample_corr_ids,
+            "samples": self.samples,
+            "task_id": self.task_id,
+            "created_at": clock.iso(self.created_at),
+            "state": self.state,
+            "resolved_at": clock.iso(self.resolved_at),
+            "resolved_by": self.resolved_by,
+            "note": self.note,
+            "message_id": self.message_id,
+        }
 
 
 def _incident(row: tuple[Any, ...]) -> Incident:
-    (iid, cap, d, e, cls, corrs, samples, task_id, occ, created, state, r_at, r_by, note,
-     mid) = row
-    return Incident(iid, cap, d, e, cls, json.loads(corrs), json.loads(samples or "[]"),
-                    task_id, occ, created, state, r_at, r_by, note, mid)
+    (iid, cap, d, e, cls, corrs, samples, task_id, occ, created, state, r_at, r_by, note, mid) = row
+    return Incident(
+        iid,
+        cap,
+        d,
+        e,
+        cls,
+        json.loads(corrs),
+        json.loads(samples or "[]"),
+        task_id,
+        occ,
+        created,
+        state,
+        r_at,
+        r_by,
+        note,
+        mid,
+    )
 
 
 # ---------------------------------------------------------------- opening one
 
 
-def open_incident(conn: sqlite3.Connection, cap: catalog.Capability, failure_class: str,
-                  occurrence: str, at: int, *, sample_corr_ids: list[str],
-                  samples: list[dict[str, Any]] | None = None,
-                  task_id: int | None = None) -> int | None:
+def open_incident(
+    conn: sqlite3.Connection,
+    cap: catalog.Capability,
+    failure_class: str,
+    occurrence: str,
+    at: int,
+    *,
+    sample_corr_ids: list[str],
+    samples: list[dict[str, Any]] | None = None,
+    task_id: int | None = None,
+) -> int | None:
     """Inside the caller's transaction: a new incident and its `_system` notification, or
     None when this occurrence already has one."""
     if sql.incident_by_occurrence(conn, occurrence) is not None:
         return None
-    iid = sql.insert_incident(conn, {
-        "capability_id": cap.id, "delegation_skill": cap.delegation_skill,
-        "executor_skill": cap.executor_skill, "failure_class": failure_class,
-        "sample_corr_ids": json.dumps(sample_corr_ids), "samples": json.dumps(samples or []),
-        "task_id": task_id, "occurrence": occurrence, "created_at": at, "state": "open"})
+    iid = sql.insert_incident(
+        conn,
+        {
+            "capability_id": cap.id,
+            "delegation_skill": cap.delegation_skill,
+            "executor_skill": cap.executor_skill,
+            "failure_class": failure_class,
+            "sample_corr_ids": json.dumps(sample_corr_ids),
+            "samples": json.dumps(samples or []),
+            "task_id": task_id,
+            "occurrence": occurrence,
+            "created_at": at,
+            "state": "open",
+        },
+    )
     sql.update_incident(conn, iid, {"message_id": _notify(conn, load(conn, iid), at)})
     return iid
 
@@ -100,21 +139,40 @@ def _notify(conn: sqlite3.Connection, incident: Incident, at: int) -> int:
     notifications are published): one message, a delivery per subscriber."""
     ch = channels.channel_by_name(conn, model.SYSTEM_CHANNEL)
     assert ch is not None, "every store has the _system channel (m001)"
-    body = json.dumps({k: v for k, v in incident.doc().items() if k != "message_id"},
-                      separators=(",", ":"))
-    mid = sending.insert_message(conn, (None, ch.id, model.SYSTEM_AGENT, "notification", body,
-                                        REVIEW_TOPIC, 1, None, None, None, at, None, None))
+    body = json.dumps(
+        {k: v for k, v in incident.doc().items() if k != "message_id"}, separators=(",", ":")
+    )
+    mid = sending.insert_message(
+        conn,
+        (
+            None,
+            ch.id,
+            model.SYSTEM_AGENT,
+            "notification",
+            body,
+            REVIEW_TOPIC,
+            1,
+            None,
+            None,
+            None,
+            at,
+            None,
+            None,
+        ),
+    )
     agents = SubscriptionIndex(channels.subscriptions(conn, ch.id)).route(REVIEW_TOPIC)
-    sending.insert_deliveries(conn, [(mid, a, ch.id, "unread", 0, 0, at, None)
-                                     for a in sorted(agents)])
+    sending.insert_deliveries(
+        conn, [(mid, a, ch.id, "unread", 0, 0, at, None) for a in sorted(agents)]
+    )
     return mid
 
 
 # ---------------------------------------------------------------- the four misfires
 
 
-def review_task(conn: sqlite3.Connection, task: Task, event: str,
-                at: int) -> tuple[int, str] | None:
+def review_task(
+    conn: sqlite3.Connection, task: Task, event: str, at: int
+) -> tuple[int, str] | None:
     """After `task` became overdue or failed, in the caller's transaction: an eta_breach or
     execution_error incident if it is a task for a capability published here (its owner's
     store; a requester's node leaves the review to it). The creator's copy of a task owned
@@ -129,8 +187,15 @@ def review_task(conn: sqlite3.Connection, task: Task, event: str,
     if cap is None:
         return None
     cls = _BY_EVENT[event]
-    iid = open_incident(conn, cap, cls, f"{cls}:task:{task.id}", at,
-                        sample_corr_ids=[task.correlation_id], task_id=task.id)
+    iid = open_incident(
+        conn,
+        cap,
+        cls,
+        f"{cls}:task:{task.id}",
+        at,
+        sample_corr_ids=[task.correlation_id],
+        task_id=task.id,
+    )
     return None if iid is None else (iid, cls)
 
 
@@ -141,13 +206,28 @@ def output_mismatch(conn: sqlite3.Connection, task: Task, reason: str, now: int)
     cap = catalog.find(conn, task.capability or "")
     if cap is None:
         return None
-    return open_incident(conn, cap, "output_mismatch", f"output_mismatch:task:{task.id}",
-                         now, sample_corr_ids=[task.correlation_id], task_id=task.id,
-                         samples=[{"task_id": task.id, "error": reason}])
+    return open_incident(
+        conn,
+        cap,
+        "output_mismatch",
+        f"output_mismatch:task:{task.id}",
+        now,
+        sample_corr_ids=[task.correlation_id],
+        task_id=task.id,
+        samples=[{"task_id": task.id, "error": reason}],
+    )
 
 
-def routing_miss(conn: sqlite3.Connection, cap_id: str, agent: str, reason: str, now: int,
-                 *, threshold: int, window_ms: int) -> int | None:
+def routing_miss(
+    conn: sqlite3.Connection,
+    cap_id: str,
+    agent: str,
+    reason: str,
+    now: int,
+    *,
+    threshold: int,
+    window_ms: int,
+) -> int | None:
     """A task for `cap_id` missed its route (refused, exit 5): recorded in its own
     transaction after the refusal rolled back. The `threshold`-th miss within `window_ms`
     not yet counted by an incident opens one (for a capability this store knows; a miss on
@@ -157,15 +237,23 @@ def routing_miss(conn: sqlite3.Connection, cap_id: str, agent: str, reason: str,
         cap = catalog.find(conn, cap_id)
         if cap is None:
             return None
-        misses = sql.misses_since(conn, cap_id, now - window_ms,
-                                  sql.last_miss_counted(conn, cap_id))
+        misses = sql.misses_since(
+            conn, cap_id, now - window_ms, sql.last_miss_counted(conn, cap_id)
+        )
         if len(misses) < threshold:
             return None
         last = misses[-1][0]
-        return open_incident(conn, cap, "routing_miss", f"routing_miss:{cap_id}#{last}", now,
-                             sample_corr_ids=[],
-                             samples=[{"miss_id": m, "by": a, "reason": r, "at": clock.iso(t)}
-                                      for m, a, r, t in misses])
+        return open_incident(
+            conn,
+            cap,
+            "routing_miss",
+            f"routing_miss:{cap_id}#{last}",
+            now,
+            sample_corr_ids=[],
+            samples=[
+                {"miss_id": m, "by": a, "reason": r, "at": clock.iso(t)} for m, a, r, t in misses
+            ],
+        )
 
 
 # ---------------------------------------------------------------- reading, resolving
@@ -174,23 +262,32 @@ def routing_miss(conn: sqlite3.Connection, cap_id: str, agent: str, reason: str,
 def load(conn: sqlite3.Connection, incident_id: int) -> Incident:
     row = sql.incident_row(conn, incident_id)
     if row is None:
-        raise NotFound(f"incident {incident_id} does not exist", field="incident",
-                       value=incident_id)
+        raise NotFound(
+            f"incident {incident_id} does not exist", field="incident", value=incident_id
+        )
     return _incident(row)
 
 
-def list_incidents(conn: sqlite3.Connection, *, state: str | None = None,
-                   capability: str | None = None) -> list[Incident]:
+def list_incidents(
+    conn: sqlite3.Connection, *, state: str | None = None, capability: str | None = None
+) -> list[Incident]:
     if state is not None and state not in STATES:
-        raise ValidationFailed(f"state: {state!r} is not one of {', '.join(STATES)}",
-                               field="state", value=state)
+        raise ValidationFailed(
+            f"state: {state!r} is not one of {', '.join(STATES)}", field="state", value=state
+        )
     if capability is not None:
         model.capability_id(capability)
     return [_incident(r) for r in sql.incident_rows(conn, state, capability)]
 
 
-def resolve(conn: sqlite3.Connection, incident_id: int, now: int, *, agent: str | None = None,
-            note: str | None = None) -> tuple[Incident, bool]:
+def resolve(
+    conn: sqlite3.Connection,
+    incident_id: int,
+    now: int,
+    *,
+    agent: str | None = None,
+    note: str | None = None,
+) -> tuple[Incident, bool]:
     """`incident resolve`: open -> resolved (with who and a note); resolving a resolved
     incident changes nothing and says so."""
     if agent is not None:
@@ -201,6 +298,9 @@ def resolve(conn: sqlite3.Connection, incident_id: int, now: int, *, agent: str 
         incident = load(conn, incident_id)
         if incident.state == "resolved":
             return incident, False
-        sql.update_incident(conn, incident_id, {"state": "resolved", "resolved_at": now,
-                                                "resolved_by": agent, "note": note})
+        sql.update_incident(
+            conn,
+            incident_id,
+            {"state": "resolved", "resolved_at": now, "resolved_by": agent, "note": note},
+        )
         return load(conn, incident_id), True

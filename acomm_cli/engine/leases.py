@@ -75,13 +75,31 @@ def view(conn: sqlite3.Connection, message_id: int, agent: str) -> View:
     row = timers.lease_view(conn, message_id, agent)
     if row is None:
         if reads.message_by_id(conn, message_id) is None:
-            raise NotFound(f"message {message_id} does not exist", field="message",
-                           value=message_id)
-        raise NotParticipant(f"{agent!r} is not a recipient of message {message_id}",
-                             field="agent", value=agent)
-    return View(message_id, agent, row[0], row[1], row[2], bool(row[3]), row[4], row[5],
-                row[6], row[7], row[8], row[9], row[10], row[11] or row[10], row[12], row[13],
-                bool(row[14]))
+            raise NotFound(
+                f"message {message_id} does not exist", field="message", value=message_id
+            )
+        raise NotParticipant(
+            f"{agent!r} is not a recipient of message {message_id}", field="agent", value=agent
+        )
+    return View(
+        message_id,
+        agent,
+        row[0],
+        row[1],
+        row[2],
+        bool(row[3]),
+        row[4],
+        row[5],
+        row[6],
+        row[7],
+        row[8],
+        row[9],
+        row[10],
+        row[11] or row[10],
+        row[12],
+        row[13],
+        bool(row[14]),
+    )
 
 
 def lease_until(v: View, st: AckStatus, now: int) -> int | None:
@@ -114,8 +132,9 @@ class ExtendResult:
     lease_until: int
 
 
-def extend(conn: sqlite3.Connection, message_id: int, agent: str, by_ms: int,
-           now: int) -> ExtendResult:
+def extend(
+    conn: sqlite3.Connection, message_id: int, agent: str, by_ms: int, now: int
+) -> ExtendResult:
     """Hold a delivery the agent holds (received/in_progress) until `by_ms` from now, or
     longer if its lease already ends later."""
     model.agent_id(agent)
@@ -125,12 +144,17 @@ def extend(conn: sqlite3.Connection, message_id: int, agent: str, by_ms: int,
         if not v.held:
             raise InvalidState(
                 f"message {message_id} is not held by {agent!r} (it is {_where(v)}); ack it "
-                "received or in_progress first", field="message", value=message_id)
+                "received or in_progress first",
+                field="message",
+                value=message_id,
+            )
         if not v.leased:
             raise InvalidState(
                 f"message {message_id} is not ack-tracked on {v.channel!r} ({v.delivery}): "
-                "nothing is redelivered, so no lease holds it", field="message",
-                value=message_id)
+                "nothing is redelivered, so no lease holds it",
+                field="message",
+                value=message_id,
+            )
         until = max(now + by_ms, v.next_timer_at or 0)
         timers.hold(conn, message_id, agent, until)
         return ExtendResult(message_id, agent, v.ack_status or "", until)
@@ -154,8 +178,16 @@ def positive(name: str, ms: int | None) -> None:
         raise ValidationFailed(f"{name}: {ms} ms must be longer than 0", field=name, value=ms)
 
 
-def nack(conn: sqlite3.Connection, message_id: int, agent: str, *, requeue: bool,
-         delay_ms: int | None, reason: str | None, now: int) -> NackResult:
+def nack(
+    conn: sqlite3.Connection,
+    message_id: int,
+    agent: str,
+    *,
+    requeue: bool,
+    delay_ms: int | None,
+    reason: str | None,
+    now: int,
+) -> NackResult:
     """Give a delivery back: unread again now or after `delay_ms` (requeue; a delay implies
     it), or dead-lettered at once with reason `nacked`."""
     model.agent_id(agent)
@@ -163,8 +195,11 @@ def nack(conn: sqlite3.Connection, message_id: int, agent: str, *, requeue: bool
     if reason is not None:
         model.utf8(reason, "reason")
         if len(reason) > MAX_REASON:
-            raise ValidationFailed(f"reason: {len(reason)} characters is more than "
-                                   f"{MAX_REASON}", field="reason", value_length=len(reason))
+            raise ValidationFailed(
+                f"reason: {len(reason)} characters is more than {MAX_REASON}",
+                field="reason",
+                value_length=len(reason),
+            )
     requeue = requeue or delay_ms is not None
     with write(conn):
         v = view(conn, message_id, agent)
@@ -173,12 +208,16 @@ def nack(conn: sqlite3.Connection, message_id: int, agent: str, *, requeue: bool
         if requeue and v.delivery == DeliveryMode.EXACTLY_ONCE.value:
             raise InvalidState(
                 f"channel {v.channel!r} is exactly-once: a message is never handed out twice; "
-                "nack without --requeue dead-letters it", field="requeue", value=True)
+                "nack without --requeue dead-letters it",
+                field="requeue",
+                value=True,
+            )
         if requeue:
             result = give_back(conn, v, now + (delay_ms or 0), now, text)
         else:
-            deadletters.dead_letter(conn, [(message_id, agent, v.channel_id, v.retry_count)],
-                                    NACKED, text, now)
+            deadletters.dead_letter(
+                conn, [(message_id, agent, v.channel_id, v.retry_count)], NACKED, text, now
+            )
             result = NackResult(message_id, agent, "dead_lettered", None, v.retry_count, NACKED)
         release(conn, now)
         return result
@@ -188,11 +227,19 @@ def _check_nackable(v: View) -> None:
     if v.state in (DeliveryState.UNREAD.value, DeliveryState.READ.value) or v.held:
         return
     if v.state == DeliveryState.ACKED.value:
-        raise InvalidState(f"message {v.message_id} is already acknowledged {v.ack_status} by "
-                           f"{v.agent!r}; only work not yet finished can be given back",
-                           field="message", value=v.message_id, current=v.ack_status)
-    raise InvalidState(f"message {v.message_id} is not with {v.agent!r} now (it is "
-                       f"{_where(v)})", field="message", value=v.message_id, state=v.state)
+        raise InvalidState(
+            f"message {v.message_id} is already acknowledged {v.ack_status} by "
+            f"{v.agent!r}; only work not yet finished can be given back",
+            field="message",
+            value=v.message_id,
+            current=v.ack_status,
+        )
+    raise InvalidState(
+        f"message {v.message_id} is not with {v.agent!r} now (it is {_where(v)})",
+        field="message",
+        value=v.message_id,
+        state=v.state,
+    )
 
 
 def _where(v: View) -> str:
@@ -203,23 +250,37 @@ def _where(v: View) -> str:
     return v.state
 
 
-def give_back(conn: sqlite3.Connection, v: View, at: int, now: int,
-              note: str) -> NackResult:
+def give_back(conn: sqlite3.Connection, v: View, at: int, now: int, note: str) -> NackResult:
     """One more attempt at `at` for the same recipient (on a work queue: back to the queue,
     for whichever member claims it next), or a dead letter past max_retries."""
     if v.retry_count >= v.max_retries:
         last = f"{note} (given back after {v.retry_count + 1} deliveries)"
-        deadletters.dead_letter(conn, [(v.message_id, v.agent, v.channel_id, v.max_retries)],
-                                "max_retries_exceeded", last, now)
-        return NackResult(v.message_id, v.agent, "dead_lettered", None, v.max_retries,
-                          "max_retries_exceeded")
-    timers.give_back(conn, v.message_id, v.agent, at, now, v.ack_timeout_ms, note,
-                     queue=v.channel_type == model.ChannelType.QUEUE.value)
+        deadletters.dead_letter(
+            conn,
+            [(v.message_id, v.agent, v.channel_id, v.max_retries)],
+            "max_retries_exceeded",
+            last,
+            now,
+        )
+        return NackResult(
+            v.message_id, v.agent, "dead_lettered", None, v.max_retries, "max_retries_exceeded"
+        )
+    timers.give_back(
+        conn,
+        v.message_id,
+        v.agent,
+        at,
+        now,
+        v.ack_timeout_ms,
+        note,
+        queue=v.channel_type == model.ChannelType.QUEUE.value,
+    )
     return NackResult(v.message_id, v.agent, "requeued", max(at, now), v.retry_count + 1, None)
 
 
-def retry_failed(conn: sqlite3.Connection, v: View, note: str | None,
-                 now: int) -> NackResult | None:
+def retry_failed(
+    conn: sqlite3.Connection, v: View, note: str | None, now: int
+) -> NackResult | None:
     """A `failed` ack on a `--retry-failed` channel: given back after the channel's back-off
     (retry_backoff x 2^retry_count), as a missing ack would be. None: not such a channel."""
     if not v.retry_failed:

@@ -17,12 +17,25 @@ else:  # the same classes, without importing dataclasses (a send's start-up time
     from acomm_cli.lite.records import dataclass
 
 
-def connect(path: str | os.PathLike[str], *, create: bool, busy_timeout_ms: int = 5000,
-            flush: str = "batch", now: int = 0, read_only: bool = False) -> sqlite3.Connection:
+def connect(
+    path: str | os.PathLike[str],
+    *,
+    create: bool,
+    busy_timeout_ms: int = 5000,
+    flush: str = "batch",
+    now: int = 0,
+    read_only: bool = False,
+) -> sqlite3.Connection:
     """Open the store at `path`, creating and migrating it when asked; `read_only` for the
     commands that only read (they then work on a read-only mount or a full disk)."""
-    return open_store(path, create=create, read_only=read_only, busy_timeout_ms=busy_timeout_ms,
-                      flush=flush, now_ms=now)
+    return open_store(
+        path,
+        create=create,
+        read_only=read_only,
+        busy_timeout_ms=busy_timeout_ms,
+        flush=flush,
+        now_ms=now,
+    )
 
 
 def init_store(path: str | Path, now: int, config_text: str | None = None) -> bool:
@@ -44,8 +57,9 @@ def init_store(path: str | Path, now: int, config_text: str | None = None) -> bo
     return not existed
 
 
-def batch_checkpoint(conn: sqlite3.Connection, batch_messages: int, batch_interval_ms: int,
-                     now: int) -> bool:
+def batch_checkpoint(
+    conn: sqlite3.Connection, batch_messages: int, batch_interval_ms: int, now: int
+) -> bool:
     """`store.flush: batch`, applied after each writing command."""
     return maybe_checkpoint(conn, batch_messages, batch_interval_ms, now)
 
@@ -75,7 +89,11 @@ def status(conn: sqlite3.Connection, path: str | Path, flush: str) -> StoreStatu
     c = stats.counts(conn)
     wal = Path(str(path) + "-wal")
     return StoreStatus(
-        path=str(path.resolve()), store_id=stats.meta(conn, "store_id"),
-        schema_version=stats.schema_version(conn), bytes=path.stat().st_size,
-        wal_bytes=wal.stat().st_size if wal.exists() else 0, flush=flush, **c,
+        path=str(path.resolve()),
+        store_id=stats.meta(conn, "store_id"),
+        schema_version=stats.schema_version(conn),
+        bytes=path.stat().st_size,
+        wal_bytes=wal.stat().st_size if wal.exists() else 0,
+        flush=flush,
+        **c,
     )

@@ -109,8 +109,11 @@ def stats(conn: sqlite3.Connection, now: int, agent: str | None = None) -> Stats
         due = timers.has_due(conn, now, None)
         # overdue tasks (and the incidents they open) are applied in a scratch transaction
         tasks_due = task_queries.has_due(conn, now)
-        proj = (projection.project(conn, now, before=agent is not None)
-                if due and not tasks_due else None)
+        proj = (
+            projection.project(conn, now, before=agent is not None)
+            if due and not tasks_due
+            else None
+        )
         if not tasks_due and (not due or proj is not None):
             return _stats(conn, now, agent, proj)
     with maintenance.snapshot(conn, scratch=True) as writable:
@@ -123,8 +126,9 @@ def stats(conn: sqlite3.Connection, now: int, agent: str | None = None) -> Stats
         return _stats(conn, now, agent, None)
 
 
-def _stats(conn: sqlite3.Connection, now: int, agent: str | None,
-           proj: projection.Projection | None) -> Stats:
+def _stats(
+    conn: sqlite3.Connection, now: int, agent: str | None, proj: projection.Projection | None
+) -> Stats:
     every = maintenance.channel_list(conn)
     closed = {cid for cid, _name, state in every if state == model.ChannelState.CLOSED.value}
     shown = every if agent is None else maintenance.channel_list(conn, agent)
@@ -141,8 +145,11 @@ def _stats(conn: sqlite3.Connection, now: int, agent: str | None,
         for recipient, _cid, _state, _tracked, _at in proj.notifications():
             if agent in (None, recipient):
                 agents.setdefault(recipient, AgentStats(recipient)).total += 1
-        rows += [(r, c, st, t, 1, at) for r, c, st, t, at in proj.after + proj.notifications()
-                 if agent in (None, r)]
+        rows += [
+            (r, c, st, t, 1, at)
+            for r, c, st, t, at in proj.after + proj.notifications()
+            if agent in (None, r)
+        ]
     for recipient, cid, state, tracked, n, oldest in rows:
         if recipient == model.QUEUE_RECIPIENT:  # a queue's own row: no agent holds it yet
             if agent is None and cid in channels:
@@ -195,18 +202,25 @@ def _stats(conn: sqlite3.Connection, now: int, agent: str | None,
     size, wal = maintenance.file_sizes(conn)
     # Mirror files as the store recorded them: the bridge keeps one exactly while its
     # delivery is unread, so no directory is read here (stats needs no bridge settings).
-    queues = [QueueStats(a, n, max(0, (now - oldest) // 1000))
-              for a, n, oldest in bridge_queries.queues(conn) if agent in (None, a)]
+    queues = [
+        QueueStats(a, n, max(0, (now - oldest) // 1000))
+        for a, n, oldest in bridge_queries.queues(conn)
+        if agent in (None, a)
+    ]
     messages = maintenance.message_count(conn) + (proj.deaths if proj is not None else 0)
     return Stats(
         agents=sorted(agents.values(), key=lambda a: a.agent),
         channels=sorted(channels.values(), key=lambda c: c.channel),
-        store=StoreStats(path=maintenance.db_path(conn), bytes=size, wal_bytes=wal,
-                         messages=messages),
-        queues=queues, mirror_backlog=bridge_queries.failed(conn, 0)[0],
+        store=StoreStats(
+            path=maintenance.db_path(conn), bytes=size, wal_bytes=wal, messages=messages
+        ),
+        queues=queues,
+        mirror_backlog=bridge_queries.failed(conn, 0)[0],
         bad_files=len(bridge_queries.bad_files(conn)),
-        tasks={**dict.fromkeys(model.TASK_STATES, 0),
-               **dict(task_queries.counts_by_state(conn, agent))},
+        tasks={
+            **dict.fromkeys(model.TASK_STATES, 0),
+            **dict(task_queries.counts_by_state(conn, agent)),
+        },
         incidents={"open": 0, "resolved": 0, **dict(cap_queries.incident_counts(conn))},
     )
 
@@ -246,23 +260,36 @@ class Health:
 
 _STATE_LIST = ", ".join(maintenance.STATES)
 _INVARIANTS = {
-    "delivery_state": ("deliveries in a state other than " + _STATE_LIST,
-                       "message {0} to {1}: {2!r}"),
-    "tracked_flag": ("deliveries whose tracked flag is neither 0 nor 1",
-                     "message {0} to {1}: {2!r}"),
-    "tracked_timer": ("ack-tracked unread, read or waiting deliveries without a timer",
-                      "message {0} to {1} ({2})"),
+    "delivery_state": (
+        "deliveries in a state other than " + _STATE_LIST,
+        "message {0} to {1}: {2!r}",
+    ),
+    "tracked_flag": (
+        "deliveries whose tracked flag is neither 0 nor 1",
+        "message {0} to {1}: {2!r}",
+    ),
+    "tracked_timer": (
+        "ack-tracked unread, read or waiting deliveries without a timer",
+        "message {0} to {1} ({2})",
+    ),
     "waiting_timer": ("waiting deliveries with no time to wake", "message {0} to {1}"),
-    "terminal_timer": ("acked or dead deliveries that still have a timer",
-                       "message {0} to {1} ({2})"),
-    "dead_letter_delivery": ("dead letters whose delivery is missing or not dead",
-                             "message {0} to {1} (delivery {2})"),
-    "message_channel": ("messages on a channel that does not exist",
-                        "message {0} on channel {1}"),
-    "delivery_message": ("deliveries of a missing message, or on another channel than "
-                         "their message", "message {0} to {1} (channel {2})"),
-    "message_sequence": ("message ids above the AUTOINCREMENT sequence (ids could be reused)",
-                         "highest id {0}, sequence {1}"),
+    "terminal_timer": (
+        "acked or dead deliveries that still have a timer",
+        "message {0} to {1} ({2})",
+    ),
+    "dead_letter_delivery": (
+        "dead letters whose delivery is missing or not dead",
+        "message {0} to {1} (delivery {2})",
+    ),
+    "message_channel": ("messages on a channel that does not exist", "message {0} on channel {1}"),
+    "delivery_message": (
+        "deliveries of a missing message, or on another channel than their message",
+        "message {0} to {1} (channel {2})",
+    ),
+    "message_sequence": (
+        "message ids above the AUTOINCREMENT sequence (ids could be reused)",
+        "highest id {0}, sequence {1}",
+    ),
 }
 
 
@@ -275,8 +302,12 @@ def doctor(conn: sqlite3.Connection, *, quick: bool = False) -> Health:
 
 def _doctor(conn: sqlite3.Connection, quick: bool) -> Health:
     findings: list[Finding] = []
-    problems = [line for text in maintenance.integrity_check(conn, quick)
-                for line in text.splitlines() if line.strip() and not line.startswith("***")]
+    problems = [
+        line
+        for text in maintenance.integrity_check(conn, quick)
+        for line in text.splitlines()
+        if line.strip() and not line.startswith("***")
+    ]
     if problems:
         findings.append(Finding("integrity", len(problems), "; ".join(problems[:5])))
 
@@ -294,38 +325,55 @@ def _doctor(conn: sqlite3.Connection, quick: bool) -> Health:
     version = checked("schema_version", lambda: stat_queries.schema_version(conn), len(MIGRATIONS))
     expected = len(MIGRATIONS)
     if version != expected:
-        findings.append(Finding("schema_version", 1,
-                                f"schema version {version}, this acomm writes {expected}"))
+        findings.append(
+            Finding("schema_version", 1, f"schema version {version}, this acomm writes {expected}")
+        )
     wanted = [fn.__name__ for fn in MIGRATIONS[:version]]
     recorded = checked("migrations", lambda: maintenance.recorded_migrations(conn), wanted)
     if recorded != wanted:
         missing = [n for n in wanted if n not in recorded]
         extra = [n for n in recorded if n not in wanted]
-        findings.append(Finding(
-            "migrations", len(missing) + len(extra) or 1,
-            f"recorded {', '.join(recorded) or 'none'}; missing {', '.join(missing) or 'none'};"
-            f" unknown {', '.join(extra) or 'none'}"))
+        findings.append(
+            Finding(
+                "migrations",
+                len(missing) + len(extra) or 1,
+                f"recorded {', '.join(recorded) or 'none'}; missing {', '.join(missing) or 'none'};"
+                f" unknown {', '.join(extra) or 'none'}",
+            )
+        )
     orphans: list[tuple[str, int | None, str]] = checked(
-        "foreign_keys", lambda: maintenance.foreign_key_violations(conn), [])
+        "foreign_keys", lambda: maintenance.foreign_key_violations(conn), []
+    )
     if orphans:
         by_table: dict[tuple[str, str], int] = {}
         for table, _rowid, parent in orphans:
             by_table[(table, parent)] = by_table.get((table, parent), 0) + 1
-        findings.append(Finding("foreign_keys", len(orphans), "; ".join(
-            f"{n} {table} rows point at missing {parent}" for (table, parent), n
-            in sorted(by_table.items()))))
+        findings.append(
+            Finding(
+                "foreign_keys",
+                len(orphans),
+                "; ".join(
+                    f"{n} {table} rows point at missing {parent}"
+                    for (table, parent), n in sorted(by_table.items())
+                ),
+            )
+        )
     none_found: tuple[int, list[tuple[Any, ...]]] = (0, [])
     for check, (what, sample) in _INVARIANTS.items():
-        n, rows = checked(check, partial(maintenance.invariant_violations, conn, check),
-                          none_found)
+        n, rows = checked(check, partial(maintenance.invariant_violations, conn, check), none_found)
         if n:
             shown = ", ".join(sample.format(*r) for r in rows)
-            findings.append(Finding(check, n, f"{n} {what}: {shown}"
-                                    + (", ..." if n > len(rows) else "")))
-    return Health(schema_version=version, expected_schema_version=expected,
-                  integrity="failed" if problems else "ok", findings=findings,
-                  notices=checked("bridge", lambda: _bridge_notices(conn), []),
-                  integrity_check=problems)
+            findings.append(
+                Finding(check, n, f"{n} {what}: {shown}" + (", ..." if n > len(rows) else ""))
+            )
+    return Health(
+        schema_version=version,
+        expected_schema_version=expected,
+        integrity="failed" if problems else "ok",
+        findings=findings,
+        notices=checked("bridge", lambda: _bridge_notices(conn), []),
+        integrity_check=problems,
+    )
 
 
 def _bridge_notices(conn: sqlite3.Connection) -> list[Finding]:
@@ -333,12 +381,24 @@ def _bridge_notices(conn: sqlite3.Connection) -> list[Finding]:
     n, rows = bridge_queries.failed(conn)
     if n:
         shown = "; ".join(f"message {m} to {r} ({k}, {a} attempts): {e}" for m, r, k, a, e in rows)
-        notices.append(Finding("bridge_mirrors", n, f"{n} mirror writes failed, retried by "
-                               f"tick: {shown}" + ("; ..." if n > len(rows) else "")))
+        notices.append(
+            Finding(
+                "bridge_mirrors",
+                n,
+                f"{n} mirror writes failed, retried by "
+                f"tick: {shown}" + ("; ..." if n > len(rows) else ""),
+            )
+        )
     bad = bridge_queries.bad_files(conn)
     if bad:
-        notices.append(Finding("bridge_bad_files", len(bad), "; ".join(
-            f"{p}: {reason}" for p, reason in bad[:5]) + ("; ..." if len(bad) > 5 else "")))
+        notices.append(
+            Finding(
+                "bridge_bad_files",
+                len(bad),
+                "; ".join(f"{p}: {reason}" for p, reason in bad[:5])
+                + ("; ..." if len(bad) > 5 else ""),
+            )
+        )
     return notices
 
 
@@ -346,8 +406,11 @@ def require_healthy(health: Health) -> None:
     """Exit 5 (`invalid_state`) naming the failed checks when there is any finding."""
     if not health.healthy:
         names = ", ".join(f.check for f in health.findings)
-        raise InvalidState(f"the store has {len(health.findings)} problem(s): {names}",
-                           field="doctor", checks=[f.check for f in health.findings])
+        raise InvalidState(
+            f"the store has {len(health.findings)} problem(s): {names}",
+            field="doctor",
+            checks=[f.check for f in health.findings],
+        )
 
 
 # ---------------------------------------------------------------- compaction
@@ -376,10 +439,16 @@ _ALL_DEAD_LETTERS = -(2**63)  # a cut-off no dead letter is older than: keep eve
 COMPACT_CHUNK = 20_000  # message ids per transaction
 
 
-def compact(conn: sqlite3.Connection, now: int, *, older_than_ms: int = 0,
-            dead_letters_older_than_ms: int | None = None, vacuum: bool = False,
-            dry_run: bool = False,
-            progress: Callable[[int], Callable[[int], None]] | None = None) -> CompactResult:
+def compact(
+    conn: sqlite3.Connection,
+    now: int,
+    *,
+    older_than_ms: int = 0,
+    dead_letters_older_than_ms: int | None = None,
+    vacuum: bool = False,
+    dry_run: bool = False,
+    progress: Callable[[int], Callable[[int], None]] | None = None,
+) -> CompactResult:
     """Remove messages whose deliveries are all terminal and that were created before
     `now - older_than_ms`, with their deliveries, in one transaction.
 
@@ -389,26 +458,37 @@ def compact(conn: sqlite3.Connection, now: int, *, older_than_ms: int = 0,
     waiting delivery, an unacknowledged tracked one, a kept dead letter, or a dedupe key still
     inside its channel's window. Expired exactly-once records go as well. `vacuum` then
     rewrites the file to give the space back; `dry_run` only counts."""
-    for name, value in (("older_than", older_than_ms),
-                        ("dead_letters_older_than", dead_letters_older_than_ms)):
+    for name, value in (
+        ("older_than", older_than_ms),
+        ("dead_letters_older_than", dead_letters_older_than_ms),
+    ):
         if value is not None and value < 0:
             raise ValidationFailed(f"{name}: must not be negative", field=name, value=value)
     created_before = now - older_than_ms
-    dl_cutoff = (_ALL_DEAD_LETTERS if dead_letters_older_than_ms is None
-                 else now - dead_letters_older_than_ms)
+    dl_cutoff = (
+        _ALL_DEAD_LETTERS
+        if dead_letters_older_than_ms is None
+        else now - dead_letters_older_than_ms
+    )
     size, wal = maintenance.file_sizes(conn)
     before = size + wal
     if dry_run:
         with maintenance.snapshot(conn):
-            dead = (maintenance.count_dead_letters_before(conn, dl_cutoff)
-                    if dead_letters_older_than_ms is not None else 0)
+            dead = (
+                maintenance.count_dead_letters_before(conn, dl_cutoff)
+                if dead_letters_older_than_ms is not None
+                else 0
+            )
             messages = maintenance.select_compactable(conn, created_before, dl_cutoff, now)
             deliveries = maintenance.selected_deliveries(conn)
             once = maintenance.count_expired_exactly_once(conn, now)
     else:
         with write(conn):
-            dead = (maintenance.delete_dead_letters_before(conn, dl_cutoff)
-                    if dead_letters_older_than_ms is not None else 0)
+            dead = (
+                maintenance.delete_dead_letters_before(conn, dl_cutoff)
+                if dead_letters_older_than_ms is not None
+                else 0
+            )
             once = maintenance.delete_expired_exactly_once(conn, now)
             lo, hi = maintenance.message_id_bounds(conn)
         messages = deliveries = 0
@@ -419,8 +499,9 @@ def compact(conn: sqlite3.Connection, now: int, *, older_than_ms: int = 0,
         # a consistent store, and running compact again finishes what a killed one started.
         for start in chunks:
             with write(conn):
-                maintenance.select_compactable(conn, created_before, dl_cutoff, now, start,
-                                               start + COMPACT_CHUNK - 1)
+                maintenance.select_compactable(
+                    conn, created_before, dl_cutoff, now, start, start + COMPACT_CHUNK - 1
+                )
                 m, d = maintenance.delete_selected(conn)
             messages += m
             deliveries += d
@@ -434,13 +515,22 @@ def compact(conn: sqlite3.Connection, now: int, *, older_than_ms: int = 0,
             raise StoreUnavailable(
                 f"removed {messages} messages and {deliveries} deliveries, but VACUUM could "
                 f"not run ({exc}); run `acomm compact --vacuum` again when the store is idle",
-                removed_messages=messages, removed_deliveries=deliveries) from None
+                removed_messages=messages,
+                removed_deliveries=deliveries,
+            ) from None
         maintenance.checkpoint(conn)
     size, wal = maintenance.file_sizes(conn)
     return CompactResult(
-        removed_messages=messages, removed_deliveries=deliveries, removed_dead_letters=dead,
-        removed_exactly_once=once, bytes_before=before, bytes_after=size + wal,
-        free_bytes=maintenance.free_bytes(conn), vacuumed=vacuumed, dry_run=dry_run)
+        removed_messages=messages,
+        removed_deliveries=deliveries,
+        removed_dead_letters=dead,
+        removed_exactly_once=once,
+        bytes_before=before,
+        bytes_after=size + wal,
+        free_bytes=maintenance.free_bytes(conn),
+        vacuumed=vacuumed,
+        dry_run=dry_run,
+    )
 
 
 # ---------------------------------------------------------------- flush
@@ -460,5 +550,10 @@ def flush(conn: sqlite3.Connection) -> FlushResult:
     _, before = maintenance.file_sizes(conn)
     busy, frames, moved = maintenance.checkpoint(conn)
     _, after = maintenance.file_sizes(conn)
-    return FlushResult(busy=bool(busy), wal_frames=frames, checkpointed_frames=moved,
-                       wal_bytes_before=before, wal_bytes_after=after)
+    return FlushResult(
+        busy=bool(busy),
+        wal_frames=frames,
+        checkpointed_frames=moved,
+        wal_bytes_before=before,
+        wal_bytes_after=after,
+    )

@@ -54,8 +54,11 @@ class Projection:
         """The unread `_system` deliveries the deaths add (one per death and subscriber)."""
         if not self.dead:
             return []
-        return [(a, self.system_channel, "unread", 0, self.first_death)
-                for a in self.subscribers for _ in range(self.deaths)]
+        return [
+            (a, self.system_channel, "unread", 0, self.first_death)
+            for a in self.subscribers
+            for _ in range(self.deaths)
+        ]
 
 
 def project(conn: sqlite3.Connection, now: int, *, before: bool = True) -> Projection | None:
@@ -75,8 +78,18 @@ def project(conn: sqlite3.Connection, now: int, *, before: bool = True) -> Proje
     # Deaths are counted per (recipient, channel) rather than listed; each row's starting
     # point comes packed in one integer (maintenance._DUE_KEY), unpacked once per key with
     # its settings and, without jitter, its path (_along).
-    starts: dict[int, tuple[str, int, int, bool, int, tuple[int, int, int, float, bool],
-                            tuple[list[int], list[tuple[str, int | None] | int]] | None]] = {}
+    starts: dict[
+        int,
+        tuple[
+            str,
+            int,
+            int,
+            bool,
+            int,
+            tuple[int, int, int, float, bool],
+            tuple[list[int], list[tuple[str, int | None] | int]] | None,
+        ],
+    ] = {}
     keep, after, dead = proj.before.append, proj.after.append, proj.dead
     first_death: int | None = None
     for mid, rcpt, key, delivered, timer in maintenance.due_deliveries(conn, now, proj.expired):
@@ -90,8 +103,9 @@ def project(conn: sqlite3.Connection, now: int, *, before: bool = True) -> Proje
             keep((rcpt, cid, state, tracked, delivered))
         end: tuple[str, int | None] | int
         if path is None or mid in expiring:  # jitter is drawn per retry; expiry: its own time
-            end = _follow(state, tracked, rc, read, delivered, timer, cfg, expiring.get(mid),
-                          now, rng)
+            end = _follow(
+                state, tracked, rc, read, delivered, timer, cfg, expiring.get(mid), now, rng
+            )
         else:
             end = _along(path, state, delivered, timer, now)
         if isinstance(end, int):  # dead at that time
@@ -111,9 +125,17 @@ def project(conn: sqlite3.Connection, now: int, *, before: bool = True) -> Proje
 _NEVER = 1 << 62
 
 
-def _start(key: int, settings: dict[int, tuple[int, int, int, float, bool]]
-           ) -> tuple[str, int, int, bool, int, tuple[int, int, int, float, bool],
-                      tuple[list[int], list[tuple[str, int | None] | int]] | None]:
+def _start(
+    key: int, settings: dict[int, tuple[int, int, int, float, bool]]
+) -> tuple[
+    str,
+    int,
+    int,
+    bool,
+    int,
+    tuple[int, int, int, float, bool],
+    tuple[list[int], list[tuple[str, int | None] | int]] | None,
+]:
     """A packed starting point (maintenance._DUE_KEY) as (state, tracked, retry count, read,
     channel, its settings, its shared path or None with jitter)."""
     cid = key & 0xFFFFFFFF
@@ -125,8 +147,13 @@ def _start(key: int, settings: dict[int, tuple[int, int, int, float, bool]]
     return state, tracked, rc, read, cid, cfg, path
 
 
-def _along(path: tuple[list[int], list[tuple[str, int | None] | int]], state: str,
-           delivered: int | None, timer: int, now: int) -> tuple[str, int | None] | int:
+def _along(
+    path: tuple[list[int], list[tuple[str, int | None] | int]],
+    state: str,
+    delivered: int | None,
+    timer: int,
+    now: int,
+) -> tuple[str, int | None] | int:
     """_follow for the many due deliveries that share a starting point (state, tracked,
     retry count, read, channel) and have no jitter and no expiry: their path depends only on
     where their timer stands, so it is walked once with the timer at 0 (_path: every step
@@ -142,8 +169,9 @@ def _along(path: tuple[list[int], list[tuple[str, int | None] | int]], state: st
     return to, delivered if at is None else timer + at
 
 
-def _path(state: str, tracked: int, rc: int, read: bool, cfg: tuple[int, int, int, float, bool]
-          ) -> tuple[list[int], list[tuple[str, int | None] | int]]:
+def _path(
+    state: str, tracked: int, rc: int, read: bool, cfg: tuple[int, int, int, float, bool]
+) -> tuple[list[int], list[tuple[str, int | None] | int]]:
     """The steps _follow takes from a timer at 0 when the clock has run far ahead: the time
     of each, and where it leaves the delivery ((state, delivered_at, None when it keeps the
     one it had) or the time it dies). Step k happens at a later `now` exactly when its time
@@ -177,9 +205,18 @@ def _path(state: str, tracked: int, rc: int, read: bool, cfg: tuple[int, int, in
     return times, ends
 
 
-def _follow(state: str, tracked: int, rc: int, read: bool, delivered: int | None,
-            timer: int | None, cfg: tuple[int, int, int, float, bool], expires: int | None,
-            now: int, rng: random.Random) -> tuple[str, int | None] | int:
+def _follow(
+    state: str,
+    tracked: int,
+    rc: int,
+    read: bool,
+    delivered: int | None,
+    timer: int | None,
+    cfg: tuple[int, int, int, float, bool],
+    expires: int | None,
+    now: int,
+    rng: random.Random,
+) -> tuple[str, int | None] | int:
     """One delivery through timers.advance's passes (store/timers.py, statement by
     statement): (state, delivered_at) where it ends, or the time it is dead-lettered."""
     ack_timeout, max_retries, backoff, jitter, exactly_once = cfg
@@ -193,8 +230,7 @@ def _follow(state: str, tracked: int, rc: int, read: bool, delivered: int | None
             state, delivered = "unread", timer
             timer = timer + ack_timeout if tracked else None
             moved = True
-        deadline = (tracked and state in ("unread", "read") and timer is not None
-                    and timer <= now)
+        deadline = tracked and state in ("unread", "read") and timer is not None and timer <= now
         first = expires is not None and timer is not None and expires < timer
         if deadline and rc < max_retries and not (state == "unread" and first):
             assert timer is not None
@@ -209,12 +245,21 @@ def _follow(state: str, tracked: int, rc: int, read: bool, delivered: int | None
             moved = True
         # stage_expired, then stage_exhausted (an expired delivery is staged first), unless
         # its timer falls due before the expiry: that timer moves it first (next loop)
-        earlier = (timer is not None and expires is not None and timer < expires
-                   and (state == "waiting" or bool(tracked)))
+        earlier = (
+            timer is not None
+            and expires is not None
+            and timer < expires
+            and (state == "waiting" or bool(tracked))
+        )
         if expires is not None and expires <= now and state in _EXPIRABLE and not earlier:
             return expires
-        if (tracked and state in ("unread", "read") and timer is not None and timer <= now
-                and rc >= max_retries):
+        if (
+            tracked
+            and state in ("unread", "read")
+            and timer is not None
+            and timer <= now
+            and rc >= max_retries
+        ):
             return timer
         if not moved:
             return state, delivered

@@ -23,23 +23,36 @@ else:  # the same classes, without importing dataclasses (a send's start-up time
     from acomm_cli.lite.records import replace
 
 
-def query(conn: sqlite3.Connection, req: SendRequest, now: int,
-          timeout_ms: int | None = None, limits: model.Limits | None = None,
-          wait_s: float | None = None) -> SendResult:
+def query(
+    conn: sqlite3.Connection,
+    req: SendRequest,
+    now: int,
+    timeout_ms: int | None = None,
+    limits: model.Limits | None = None,
+    wait_s: float | None = None,
+) -> SendResult:
     """Send a query; with a timeout, deliveries not read by then expire (dead letters).
     `wait_s` is checked here, before anything is sent, for `query --wait`."""
     if wait_s is not None:
         waiting.check_wait(wait_s)
     if timeout_ms is not None and timeout_ms <= 0:
-        raise ValidationFailed("timeout: must be longer than 0", field="timeout",
-                               value=timeout_ms)
-    req = replace(req, type=MessageType.QUERY.value,
-                  expires_at=now + timeout_ms if timeout_ms is not None else None)
+        raise ValidationFailed("timeout: must be longer than 0", field="timeout", value=timeout_ms)
+    req = replace(
+        req,
+        type=MessageType.QUERY.value,
+        expires_at=now + timeout_ms if timeout_ms is not None else None,
+    )
     return send(conn, req, now, limits)
 
 
-def respond(conn: sqlite3.Connection, correlation_id: str, content: str, agent: str, now: int,
-            priority: str | int = "normal") -> SendResult:
+def respond(
+    conn: sqlite3.Connection,
+    correlation_id: str,
+    content: str,
+    agent: str,
+    now: int,
+    priority: str | int = "normal",
+) -> SendResult:
     """Answer a query: to its sender, on its channel; the response is the responder's ack."""
     model.agent_id(agent, "sender")
     model.correlation_id(correlation_id)
@@ -47,26 +60,49 @@ def respond(conn: sqlite3.Connection, correlation_id: str, content: str, agent: 
         return record_response(conn, correlation_id, content, agent, now, priority)
 
 
-def record_response(conn: sqlite3.Connection, correlation_id: str, content: str, agent: str,
-                    now: int, priority: str | int = "normal") -> SendResult:
+def record_response(
+    conn: sqlite3.Connection,
+    correlation_id: str,
+    content: str,
+    agent: str,
+    now: int,
+    priority: str | int = "normal",
+) -> SendResult:
     """`respond` inside the caller's transaction (agent dispatch answers with a receipt)."""
     found = sending.first_of_type(conn, correlation_id, MessageType.QUERY.value)
     if found is None:
-        raise NotFound(f"no query has correlation id {correlation_id!r}",
-                       field="correlation_id", value=correlation_id)
+        raise NotFound(
+            f"no query has correlation id {correlation_id!r}",
+            field="correlation_id",
+            value=correlation_id,
+        )
     _, channel_id, asker = found
     ch = channel_by_id(conn, channel_id)
     router = Router(conn)
-    plan = plan_message(router, SendRequest(
-        sender=agent, content=content, channel=ch.name,
-        type=MessageType.RESPONSE.value, correlation_id=correlation_id, priority=priority,
-    ), now, only_to=asker)
+    plan = plan_message(
+        router,
+        SendRequest(
+            sender=agent,
+            content=content,
+            channel=ch.name,
+            type=MessageType.RESPONSE.value,
+            correlation_id=correlation_id,
+            priority=priority,
+        ),
+        now,
+        only_to=asker,
+    )
     return persist(router, plan, now)  # which also acknowledges the query
 
 
-def await_response(conn: sqlite3.Connection, correlation_id: str, agent: str, wait_s: float,
-                   stop: Callable[[], bool] = lambda: False,
-                   emit: Callable[[Message], None] | None = None) -> Message | None:
+def await_response(
+    conn: sqlite3.Connection,
+    correlation_id: str,
+    agent: str,
+    wait_s: float,
+    stop: Callable[[], bool] = lambda: False,
+    emit: Callable[[Message], None] | None = None,
+) -> Message | None:
     """Block up to `wait_s` for the first unread response to the asker; marks it read. With
     `emit`, the response is handed to it before the read mark commits (as `inbox.receive`):
     if the output fails, the response stays unread."""
@@ -89,6 +125,9 @@ def thread(conn: sqlite3.Connection, correlation_id: str) -> list[Message]:
     model.correlation_id(correlation_id)
     msgs = reads.thread(conn, correlation_id)
     if not msgs:
-        raise NotFound(f"no message has correlation id {correlation_id!r}",
-                       field="correlation_id", value=correlation_id)
+        raise NotFound(
+            f"no message has correlation id {correlation_id!r}",
+            field="correlation_id",
+            value=correlation_id,
+        )
     return msgs

@@ -23,7 +23,9 @@ def check_config(ctype: ChannelType, cfg: ChannelConfig) -> None:
     if ctype == ChannelType.QUEUE and cfg.delivery == DeliveryMode.EXACTLY_ONCE:
         raise ValidationFailed(
             "delivery: a queue is at-most-once or at-least-once, not exactly-once",
-            field="delivery", value=cfg.delivery.value)
+            field="delivery",
+            value=cfg.delivery.value,
+        )
 
 
 def claim(conn: sqlite3.Connection, agent: str, f: MessageFilter, now: int) -> list[int]:

@@ -39,8 +39,13 @@ class Route:
 def uuid7(now_ms: int) -> str:
     """A UUIDv7: 48 bits of milliseconds, then random bits (RFC 9562)."""
     rand = int.from_bytes(os.urandom(10), "big")
-    value = ((now_ms & (2**48 - 1)) << 80) | (0x7 << 76) | (((rand >> 64) & 0xFFF) << 64) \
-        | (0b10 << 62) | (rand & (2**62 - 1))
+    value = (
+        ((now_ms & (2**48 - 1)) << 80)
+        | (0x7 << 76)
+        | (((rand >> 64) & 0xFFF) << 64)
+        | (0b10 << 62)
+        | (rand & (2**62 - 1))
+    )
     return str(uuid.UUID(int=value))
 
 
@@ -67,8 +72,9 @@ def last_seen(conn: sqlite3.Connection, node: str) -> int | None:
         return None
 
 
-def online(conn: sqlite3.Connection, self_node: str, node: str, now: int,
-           offline_after_ms: int) -> bool:
+def online(
+    conn: sqlite3.Connection, self_node: str, node: str, now: int, offline_after_ms: int
+) -> bool:
     """This node is always online to itself; another while its lastSeenAt is recent."""
     if node == self_node:
         return True
@@ -76,15 +82,19 @@ def online(conn: sqlite3.Connection, self_node: str, node: str, now: int,
     return seen is not None and now - seen <= offline_after_ms
 
 
-def route(conn: sqlite3.Connection, self_node: str, agent: str, now: int,
-          offline_after_ms: int) -> Route:
+def route(
+    conn: sqlite3.Connection, self_node: str, agent: str, now: int, offline_after_ms: int
+) -> Route:
     """Agent-first routing: the agent's owner node from the room, when it is online; else
     the first online fallback node the room lists for the agent (this node: deliver here);
     an agent no node owns is local if it takes part in a channel here, else `no_owner`;
     an owner offline with no fallback online is `owner_offline`."""
     owner = room_value(conn, "agents", agent).get("ownerNodeId")
-    fallbacks = tuple(n for n in room_value(conn, "routing", agent).get("fallbackOwners", [])
-                      if isinstance(n, str))
+    fallbacks = tuple(
+        n
+        for n in room_value(conn, "routing", agent).get("fallbackOwners", [])
+        if isinstance(n, str)
+    )
     if not isinstance(owner, str):
         if sql.local_participant(conn, agent):
             return Route("local", None)
@@ -103,30 +113,55 @@ def route(conn: sqlite3.Connection, self_node: str, agent: str, now: int,
 # ---------------------------------------------------------------- the outbox
 
 
-def envelope(event_id: str, self_node: str, kind: str, *, source_agent: str | None,
-             to_agent: str | None, to_node: str | None, corr: str | None, payload: Any,
-             attempt: int, decision: str | None, now: int) -> dict[str, Any]:
+def envelope(
+    event_id: str,
+    self_node: str,
+    kind: str,
+    *,
+    source_agent: str | None,
+    to_agent: str | None,
+    to_node: str | None,
+    corr: str | None,
+    payload: Any,
+    attempt: int,
+    decision: str | None,
+    now: int,
+) -> dict[str, Any]:
     return {
-        "eventId": event_id, "sourceNodeId": self_node, "sourceAgentId": source_agent,
-        "toAgentId": to_agent, "toNodeId": to_node, "corrId": corr, "kind": kind,
-        "createdAt": clock.iso(now), "payload": payload,
-        "trace": {"attempt": attempt, "routeDecision": decision,
-                  "policyVersion": POLICY_VERSION},
+        "eventId": event_id,
+        "sourceNodeId": self_node,
+        "sourceAgentId": source_agent,
+        "toAgentId": to_agent,
+        "toNodeId": to_node,
+        "corrId": corr,
+        "kind": kind,
+        "createdAt": clock.iso(now),
+        "payload": payload,
+        "trace": {"attempt": attempt, "routeDecision": decision, "policyVersion": POLICY_VERSION},
     }
 
 
-def emit(conn: sqlite3.Connection, self_node: str, kind: str, *, to_node: str | None,
-         now: int, event_id: str | None = None, attempt: int = 1, **fields: Any) -> str:
+def emit(
+    conn: sqlite3.Connection,
+    self_node: str,
+    kind: str,
+    *,
+    to_node: str | None,
+    now: int,
+    event_id: str | None = None,
+    attempt: int = 1,
+    **fields: Any,
+) -> str:
     """Append one event to this node's outbox; returns its eventId."""
     event_id = event_id or uuid7(now)
-    env = envelope(event_id, self_node, kind, to_node=to_node, attempt=attempt, now=now,
-                   **fields)
+    env = envelope(event_id, self_node, kind, to_node=to_node, attempt=attempt, now=now, **fields)
     sql.append_outbox(conn, event_id, attempt, kind, to_node, env, now)
     return event_id
 
 
-def fed_channel(conn: sqlite3.Connection, known: dict[str, Channel], local: str, remote: str,
-                now: int) -> str:
+def fed_channel(
+    conn: sqlite3.Connection, known: dict[str, Channel], local: str, remote: str, now: int
+) -> str:
     """The `_fed:<local>:<remote>` channel of a local agent and a remote one, created on
     first use; `known` is the caller's channel cache (a sending Router's), kept up to date."""
     name = f"{FED_PREFIX}{local}:{remote}"
@@ -134,8 +169,9 @@ def fed_channel(conn: sqlite3.Connection, known: dict[str, Channel], local: str,
         return name
     ch = channels.channel_by_name(conn, name)
     if ch is None:
-        cid = channels.insert_channel(conn, name, ChannelType.DIRECT.value, local,
-                                      ChannelConfig(), now)
+        cid = channels.insert_channel(
+            conn, name, ChannelType.DIRECT.value, local, ChannelConfig(), now
+        )
         channels.insert_participant(conn, cid, local, Role.OWNER.value, now)
         channels.insert_participant(conn, cid, remote, Role.MEMBER.value, now)
         ch = channels.channel_by_id(conn, cid)
@@ -148,8 +184,13 @@ def message_payload(row: Sequence[Any]) -> dict[str, Any]:
     dedupe, metadata, ...) as a `message` event's payload."""
     import json
 
-    return {"type": row[2], "content": row[3], "topic": row[4], "priority": row[5],
-            "metadata": json.loads(row[8]) if row[8] else {}}
+    return {
+        "type": row[2],
+        "content": row[3],
+        "topic": row[4],
+        "priority": row[5],
+        "metadata": json.loads(row[8]) if row[8] else {},
+    }
 
 
 # ---------------------------------------------------------------- a local agent's turn
@@ -159,8 +200,9 @@ def _inbound(conn: sqlite3.Connection, message_id: int) -> tuple[str, str] | Non
     return sql.inbound_of_message(conn, message_id)
 
 
-def processed(conn: sqlite3.Connection, message_id: int, agent: str, outcome: str,
-              now: int) -> bool:
+def processed(
+    conn: sqlite3.Connection, message_id: int, agent: str, outcome: str, now: int
+) -> bool:
     """A local agent finished its turn on a message from another node (its `ack completed |
     failed`, or its dispatch receipt): `ack processed` in our outbox. False when the message
     did not come from another node."""
@@ -169,14 +211,24 @@ def processed(conn: sqlite3.Connection, message_id: int, agent: str, outcome: st
     if found is None or self_node is None:
         return False
     event_id, source = found
-    emit(conn, self_node, "ack", to_node=source, now=now, source_agent=agent, to_agent=None,
-         corr=None, payload={"ackOf": event_id, "status": "processed", "outcome": outcome},
-         decision=None)
+    emit(
+        conn,
+        self_node,
+        "ack",
+        to_node=source,
+        now=now,
+        source_agent=agent,
+        to_agent=None,
+        corr=None,
+        payload={"ackOf": event_id, "status": "processed", "outcome": outcome},
+        decision=None,
+    )
     return True
 
 
-def turn_ended(conn: sqlite3.Connection, message_id: int, agent: str, outcome: str,
-               now: int) -> None:
+def turn_ended(
+    conn: sqlite3.Connection, message_id: int, agent: str, outcome: str, now: int
+) -> None:
     """A dispatch receipt ended the agent's turn on a message from another node: `ack
     processed`, unless the turn already sent it (an ack, a response)."""
     found = _inbound(conn, message_id)
@@ -184,8 +236,13 @@ def turn_ended(conn: sqlite3.Connection, message_id: int, agent: str, outcome: s
         processed(conn, message_id, agent, outcome, now)
 
 
-def answered(conn: sqlite3.Connection, row: Sequence[Any], correlation_id: str | None,
-             response_id: int, now: int) -> None:
+def answered(
+    conn: sqlite3.Connection,
+    row: Sequence[Any],
+    correlation_id: str | None,
+    response_id: int,
+    now: int,
+) -> None:
     """A local agent answered (a response; `row` is its planned message row) on a `_fed:`
     channel: a `reply` event for the query that came from another node, and `ack
     processed` for it."""
@@ -199,14 +256,31 @@ def answered(conn: sqlite3.Connection, row: Sequence[Any], correlation_id: str |
     if origin is None or self_node is None:
         return
     query_event, source = origin
-    reply_id = emit(conn, self_node, "reply", to_node=source, now=now,
-                    source_agent=row[1], to_agent=found[2], corr=correlation_id,
-                    payload={"replyTo": query_event, "content": row[3]}, decision=None)
+    reply_id = emit(
+        conn,
+        self_node,
+        "reply",
+        to_node=source,
+        now=now,
+        source_agent=row[1],
+        to_agent=found[2],
+        corr=correlation_id,
+        payload={"replyTo": query_event, "content": row[3]},
+        decision=None,
+    )
     sql.set_message_global_id(conn, response_id, reply_id, self_node)
-    emit(conn, self_node, "ack", to_node=source, now=now, source_agent=row[1],
-         to_agent=None, corr=correlation_id,
-         payload={"ackOf": query_event, "status": "processed", "outcome": "completed"},
-         decision=None)
+    emit(
+        conn,
+        self_node,
+        "ack",
+        to_node=source,
+        now=now,
+        source_agent=row[1],
+        to_agent=None,
+        corr=correlation_id,
+        payload={"ackOf": query_event, "status": "processed", "outcome": "completed"},
+        decision=None,
+    )
 
 
 # ---------------------------------------------------------------- what `show` says
@@ -223,18 +297,41 @@ def view(conn: sqlite3.Connection, message_id: int, global_id: str) -> dict[str,
         answers = dict(reversed(sql.answers_of(conn, event_id)))  # kind -> first created_at
         state = "replied" if "reply" in answers else "processed" if answers else "accepted"
         done = answers.get("reply", answers.get("ack"))
-        return {"direction": "inbound", "event_id": event_id, "state": state,
-                "attempt": attempt, "origin_node": source, "to_node": sql.node_id(conn),
-                "accepted_at": clock.iso(received_at), "processed_at": clock.iso(done)}
+        return {
+            "direction": "inbound",
+            "event_id": event_id,
+            "state": state,
+            "attempt": attempt,
+            "origin_node": source,
+            "to_node": sql.node_id(conn),
+            "accepted_at": clock.iso(received_at),
+            "processed_at": clock.iso(done),
+        }
     row = sql.sent_of_message(conn, message_id)
     if row is not None:
         _, _, to_node, to_agent, decision, state, attempt = row[:7]
-        return {"direction": "outbound", "event_id": global_id, "state": state,
-                "attempt": attempt, "to_node": to_node or None, "to_agent": to_agent,
-                "route_decision": decision, "accepted_at": clock.iso(row[9]),
-                "processed_at": clock.iso(row[10]), "incident_at": clock.iso(row[11])}
+        return {
+            "direction": "outbound",
+            "event_id": global_id,
+            "state": state,
+            "attempt": attempt,
+            "to_node": to_node or None,
+            "to_agent": to_agent,
+            "route_decision": decision,
+            "accepted_at": clock.iso(row[9]),
+            "processed_at": clock.iso(row[10]),
+            "incident_at": clock.iso(row[11]),
+        }
     env = sql.outbox_event(conn, global_id) or {}  # a reply we emitted: no sender's state
-    return {"direction": "outbound", "event_id": global_id, "state": "emitted",
-            "attempt": (env.get("trace") or {}).get("attempt"), "to_node": env.get("toNodeId"),
-            "to_agent": env.get("toAgentId"), "route_decision": None, "accepted_at": None,
-            "processed_at": None, "incident_at": None}
+    return {
+        "direction": "outbound",
+        "event_id": global_id,
+        "state": "emitted",
+        "attempt": (env.get("trace") or {}).get("attempt"),
+        "to_node": env.get("toNodeId"),
+        "to_agent": env.get("toAgentId"),
+        "route_decision": None,
+        "accepted_at": None,
+        "processed_at": None,
+        "incident_at": None,
+    }

@@ -116,8 +116,11 @@ class Router:
                 ch = get_channel(conn, name)
             except CommError:  # plan_message raises it, after the checks that come first
                 return
-            index = (SubscriptionIndex(channels.subscriptions(conn, ch.id))
-                     if ch.type == ChannelType.PUBSUB else None)
+            index = (
+                SubscriptionIndex(channels.subscriptions(conn, ch.id))
+                if ch.type == ChannelType.PUBSUB
+                else None
+            )
             hit = cache.channels[name] = (ch, index)
         ch, index = hit
         self.channels[name] = ch
@@ -135,7 +138,8 @@ class Router:
             index = self.indexes.get(ch.id)
             if index is None:
                 index = self.indexes[ch.id] = SubscriptionIndex(
-                    channels.subscriptions(self.conn, ch.id))
+                    channels.subscriptions(self.conn, ch.id)
+                )
             # plan_message refuses a topicless pubsub message before it is routed
             found = index.route(topic) if topic is not None else set()
         elif ch.type == ChannelType.QUEUE:  # one row for the queue; a receive claims it
@@ -160,6 +164,8 @@ _ANSWERS = (MessageType.RESPONSE, MessageType.ACKNOWLEDGMENT)
 def _a(word: str) -> str:
     """The word with its article: "a response", "an acknowledgment"."""
     return f"{'an' if word[:1] in 'aeiou' else 'a'} {word}"
+
+
 _ASKS = (MessageType.COMMAND, MessageType.QUERY)
 _ACTIVE = ChannelState.ACTIVE
 _UNREAD = DeliveryState.UNREAD.value
@@ -173,8 +179,14 @@ def _json(metadata: dict[str, Any]) -> str:
     return json.dumps(metadata, separators=(",", ":"))
 
 
-def plan_message(router: Router, req: SendRequest, now: int, *,
-                 only_to: str | None = None, internal: bool = False) -> _Plan:
+def plan_message(
+    router: Router,
+    req: SendRequest,
+    now: int,
+    *,
+    only_to: str | None = None,
+    internal: bool = False,
+) -> _Plan:
     """Stage 1 (validate) and stage 3 (route); raises before anything is written.
 
     `only_to` routes to one agent whatever the channel type (responses and acknowledgements
@@ -185,12 +197,15 @@ def plan_message(router: Router, req: SendRequest, now: int, *,
 
 _VALID_SENDERS: set[str] = set()  # agent ids model.agent_id accepted (bounded)
 _TYPES = {t.value: t for t in MessageType}
-_PRIORITIES = {**{p.name.lower(): p for p in model.Priority},
-               **{str(p.value): p for p in model.Priority}}
+_PRIORITIES = {
+    **{p.name.lower(): p for p in model.Priority},
+    **{str(p.value): p for p in model.Priority},
+}
 
 
-def check_request(req: SendRequest, now: int) -> tuple[str, MessageType, model.Priority,
-                                                      dict[str, Any], int | None]:
+def check_request(
+    req: SendRequest, now: int
+) -> tuple[str, MessageType, model.Priority, dict[str, Any], int | None]:
     """The checks that do not depend on the channel: (sender, type, priority, metadata,
     deliver_at). `send --to a,b` runs them once, so a bad body is one error, not one per
     recipient."""
@@ -204,9 +219,11 @@ def check_request(req: SendRequest, now: int) -> tuple[str, MessageType, model.P
     # error, through model's validators
     t = req.type
     mtype = (_TYPES.get(t) if type(t) is str else None) or (
-        model.message_type(t) if isinstance(t, str) else t)
+        model.message_type(t) if isinstance(t, str) else t
+    )
     prio = (type(req.priority) is str and _PRIORITIES.get(req.priority)) or model.priority(
-        req.priority)
+        req.priority
+    )
     if not isinstance(req.content, str) or req.content == "":
         raise ValidationFailed("content: must not be empty", field="content", value_length=0)
     model.utf8(req.content, "content")
@@ -218,56 +235,72 @@ def check_request(req: SendRequest, now: int) -> tuple[str, MessageType, model.P
         validate_topic(req.topic, allow_system=req.sender == model.SYSTEM_AGENT)
     metadata = req.metadata or {}
     if not isinstance(metadata, dict):
-        raise ValidationFailed("metadata: must be an object of key/value pairs",
-                               field="metadata")
+        raise ValidationFailed("metadata: must be an object of key/value pairs", field="metadata")
     model.utf8_json(metadata, "metadata")
     deliver_at = req.deliver_at
     if req.delay_ms is not None:
         if req.delay_ms < 0:
-            raise ValidationFailed(f"delay: {req.delay_ms} ms must not be negative",
-                                   field="delay", value=req.delay_ms)
+            raise ValidationFailed(
+                f"delay: {req.delay_ms} ms must not be negative", field="delay", value=req.delay_ms
+            )
         deliver_at = now + req.delay_ms
     if req.ttl_ms is not None and req.ttl_ms <= 0:
-        raise ValidationFailed(f"ttl: {req.ttl_ms} ms must be longer than 0", field="ttl",
-                               value=req.ttl_ms)
+        raise ValidationFailed(
+            f"ttl: {req.ttl_ms} ms must be longer than 0", field="ttl", value=req.ttl_ms
+        )
     return sender, mtype, prio, metadata, deliver_at
 
 
-def _plan_checked(router: Router, req: SendRequest, now: int, only_to: str | None,
-                  internal: bool) -> _Plan:
+def _plan_checked(
+    router: Router, req: SendRequest, now: int, only_to: str | None, internal: bool
+) -> _Plan:
     sender, mtype, prio, metadata, deliver_at = check_request(req, now)
     if req.channel is None:
         raise ValidationFailed("channel: a channel (or --to) is required", field="channel")
     ch = router.channel(req.channel)
     if ch.state != _ACTIVE and not (internal and ch.state != ChannelState.CLOSED):
-        raise InvalidState(f"channel {ch.name!r} is {ch.state.value}; sends need it active",
-                           field="channel", value=ch.name, state=ch.state.value)
+        raise InvalidState(
+            f"channel {ch.name!r} is {ch.state.value}; sends need it active",
+            field="channel",
+            value=ch.name,
+            state=ch.state.value,
+        )
     if ch.name == model.SYSTEM_CHANNEL:
-        raise Forbidden(f"only acomm publishes on {ch.name!r}; subscribe to read it",
-                        field="channel", value=ch.name)
+        raise Forbidden(
+            f"only acomm publishes on {ch.name!r}; subscribe to read it",
+            field="channel",
+            value=ch.name,
+        )
     role = ch.role_of(sender)
     if role is None:
-        raise NotParticipant(f"{sender!r} is not a participant of {ch.name!r}", field="sender",
-                             value=sender)
+        raise NotParticipant(
+            f"{sender!r} is not a participant of {ch.name!r}", field="sender", value=sender
+        )
     # An acknowledgement is part of receiving, so observers may send one; a reply routed
     # back to the asker (only_to) is not a broadcast, so members may answer the owner.
     if role == Role.OBSERVER and not internal:
-        raise Forbidden(f"{sender!r} observes {ch.name!r} and cannot send to it", field="sender",
-                        value=sender)
+        raise Forbidden(
+            f"{sender!r} observes {ch.name!r} and cannot send to it", field="sender", value=sender
+        )
     if ch.type == ChannelType.BROADCAST and role != Role.OWNER and only_to is None:
-        raise Forbidden(f"only the owner ({ch.owner}) sends on broadcast channel {ch.name!r}",
-                        field="sender", value=sender)
+        raise Forbidden(
+            f"only the owner ({ch.owner}) sends on broadcast channel {ch.name!r}",
+            field="sender",
+            value=sender,
+        )
     content = req.content  # str.isascii() is O(1): an ASCII body's length is its size
     size = len(content) if content.isascii() else len(content.encode("utf-8"))
     if size > ch.config.max_message_size:
         raise ValidationFailed(
             f"content: {size} bytes exceeds channel max_message_size "
             f"({ch.config.max_message_size} bytes)",
-            field="content", value_length=size,
+            field="content",
+            value_length=size,
         )
     if ch.type == ChannelType.PUBSUB and req.topic is None and only_to is None:
-        raise ValidationFailed(f"topic: a message on pubsub channel {ch.name!r} needs a topic",
-                               field="topic")
+        raise ValidationFailed(
+            f"topic: a message on pubsub channel {ch.name!r} needs a topic", field="topic"
+        )
     corr = req.correlation_id
     acks = None
     if mtype in _ANSWERS and not internal:
@@ -277,18 +310,21 @@ def _plan_checked(router: Router, req: SendRequest, now: int, only_to: str | Non
             raise ValidationFailed(
                 f"correlation_id: {_a(mtype.value)} needs the correlation id of an existing "
                 f"{wanted.value}" + (f"; {corr!r} matches none" if corr else ""),
-                field="correlation_id", value=corr,
+                field="correlation_id",
+                value=corr,
             )
         if origin[0] != ch.id:
             raise ValidationFailed(
                 f"channel: {_a(mtype.value)} travels on the channel of its {wanted.value}, not "
-                f"{ch.name!r}", field="channel", value=ch.name)
+                f"{ch.name!r}",
+                field="channel",
+                value=ch.name,
+            )
         # However it is sent (`respond`, `send --type response`, a batch line), an answer
         # goes to the asker only and acknowledges the answerer's own delivery.
         only_to = origin[1] if only_to is None else only_to
         acks = AckStatus.COMPLETED if mtype == MessageType.RESPONSE else AckStatus.RECEIVED
-    elif corr is None and (mtype in _ASKS
-                           or ch.config.delivery == DeliveryMode.EXACTLY_ONCE):
+    elif corr is None and (mtype in _ASKS or ch.config.delivery == DeliveryMode.EXACTLY_ONCE):
         corr = os.urandom(16).hex()  # exactly-once deduplicates by correlation id
     if corr is not None and mtype in _ASKS:
         router.correlated[(corr, mtype.value)] = (ch.id, sender)
@@ -298,14 +334,37 @@ def _plan_checked(router: Router, req: SendRequest, now: int, only_to: str | Non
         recipients = router.recipients(ch, sender, req.topic)
     tracked = ch.config.delivery != DeliveryMode.AT_MOST_ONCE and mtype not in _ANSWERS
     expires_at = req.expires_at
-    ttl = req.ttl_ms if req.ttl_ms is not None else (
-        None if internal else ch.config.message_ttl_ms or None)
+    ttl = (
+        req.ttl_ms
+        if req.ttl_ms is not None
+        else (None if internal else ch.config.message_ttl_ms or None)
+    )
     if expires_at is None and ttl is not None:  # counted from when it may be delivered
         expires_at = max(deliver_at or now, now) + ttl
-    row = [ch.id, sender, mtype.value, req.content, req.topic, int(prio), corr, req.dedupe_key,
-           _json(metadata) if metadata else None, now, deliver_at, expires_at]
-    return _Plan(ch, row, recipients, corr, deliver_at, tracked,
-                 int(prio) if ch.config.priority_ordering else 0, acks=acks)
+    row = [
+        ch.id,
+        sender,
+        mtype.value,
+        req.content,
+        req.topic,
+        int(prio),
+        corr,
+        req.dedupe_key,
+        _json(metadata) if metadata else None,
+        now,
+        deliver_at,
+        expires_at,
+    ]
+    return _Plan(
+        ch,
+        row,
+        recipients,
+        corr,
+        deliver_at,
+        tracked,
+        int(prio) if ch.config.priority_ordering else 0,
+        acks=acks,
+    )
 
 
 def _exactly_once(router: Router, plan: _Plan, now: int) -> None:
@@ -319,8 +378,9 @@ def _exactly_once(router: Router, plan: _Plan, now: int) -> None:
     seen = sending.exactly_once_seen(router.conn, corr, sender, mtype, plan.recipients, now)
     plan.suppressed = tuple(r for r in plan.recipients if r in seen)
     plan.recipients = [r for r in plan.recipients if r not in seen]
-    sending.exactly_once_record(router.conn, corr, sender, mtype, plan.recipients,
-                                now + 2 * cfg.ack_timeout_ms)
+    sending.exactly_once_record(
+        router.conn, corr, sender, mtype, plan.recipients, now + 2 * cfg.ack_timeout_ms
+    )
 
 
 def _correlated(router: Router, corr: str, wanted: MessageType) -> tuple[int, str] | None:
@@ -338,16 +398,20 @@ def _acknowledge_origin(router: Router, plan: _Plan, now: int) -> None:
 
     status = plan.acks
     assert status is not None and plan.correlation_id is not None
-    wanted = (MessageType.QUERY if plan.row[2] == MessageType.RESPONSE.value
-              else MessageType.COMMAND)
+    wanted = MessageType.QUERY if plan.row[2] == MessageType.RESPONSE.value else MessageType.COMMAND
     cfg = plan.channel.config  # the command's channel: an answer travels on it
     # a `received` ack holds an ack-tracked delivery for the channel's lease
-    until = (now + cfg.effective_lease_ms if status == AckStatus.RECEIVED
-             and cfg.delivery != DeliveryMode.AT_MOST_ONCE else None)
+    until = (
+        now + cfg.effective_lease_ms
+        if status == AckStatus.RECEIVED and cfg.delivery != DeliveryMode.AT_MOST_ONCE
+        else None
+    )
     for mid, state, previous in ack_queries.correlated_deliveries(
-            router.conn, plan.correlation_id, wanted.value, plan.row[1]):
+        router.conn, plan.correlation_id, wanted.value, plan.row[1]
+    ):
         if state == DeliveryState.DEAD.value or (
-                previous is not None and ACK_ORDER[AckStatus(previous)] >= ACK_ORDER[status]):
+            previous is not None and ACK_ORDER[AckStatus(previous)] >= ACK_ORDER[status]
+        ):
             continue
         ack_queries.set_ack(router.conn, mid, plan.row[1], status.value, None, now, until)
 
@@ -365,8 +429,7 @@ def _held_back(router: Router, ch: Channel) -> bool:
     return held
 
 
-def _delivery_rows(router: Router, plan: _Plan, message_id: int,
-                   now: int) -> list[tuple[Any, ...]]:
+def _delivery_rows(router: Router, plan: _Plan, message_id: int, now: int) -> list[tuple[Any, ...]]:
     ch = plan.channel
     if plan.deliver_at is not None and plan.deliver_at > now:
         state, delivered, timer = DeliveryState.WAITING.value, None, plan.deliver_at
@@ -377,19 +440,25 @@ def _delivery_rows(router: Router, plan: _Plan, message_id: int,
         timer = now + ch.config.ack_timeout_ms if plan.tracked else None
         if ch.type == ChannelType.QUEUE and plan.recipients == [model.QUEUE_RECIPIENT]:
             timer = None  # the ack timer starts when a worker claims it
-    return [(message_id, r, ch.id, state, plan.rank, int(plan.tracked), delivered, timer)
-            for r in plan.recipients]
+    return [
+        (message_id, r, ch.id, state, plan.rank, int(plan.tracked), delivered, timer)
+        for r in plan.recipients
+    ]
 
 
 def _result(plan: _Plan, message_id: int, now: int, delivered: bool) -> SendResult:
     """An exactly-once resend suppressed for some recipients says so (`deduplicated`, and
     whom in `suppressed`): else it would look like a message nobody was there to get."""
     return SendResult(
-        id=message_id, channel=plan.channel.name, channel_id=plan.channel.id,
+        id=message_id,
+        channel=plan.channel.name,
+        channel_id=plan.channel.id,
         recipients=tuple(plan.recipients),
         status="delivered" if plan.recipients and delivered else "sent",
-        created_at=now, correlation_id=plan.correlation_id,
-        deduplicated=bool(plan.suppressed), suppressed=plan.suppressed,
+        created_at=now,
+        correlation_id=plan.correlation_id,
+        deduplicated=bool(plan.suppressed),
+        suppressed=plan.suppressed,
     )
 
 
@@ -405,9 +474,17 @@ def _deduplicated(router: Router, plan: _Plan, key: str | None, now: int) -> Sen
         return None
     mid, created, corr = found
     recipients = tuple(sending.delivery_recipients(router.conn, mid))
-    return SendResult(id=mid, channel=ch.name, channel_id=ch.id, recipients=recipients,
-                      status=_status_of(router.conn, mid), created_at=created,
-                      correlation_id=corr, deduplicated=True, suppressed=recipients)
+    return SendResult(
+        id=mid,
+        channel=ch.name,
+        channel_id=ch.id,
+        recipients=recipients,
+        status=_status_of(router.conn, mid),
+        created_at=created,
+        correlation_id=corr,
+        deduplicated=True,
+        suppressed=recipients,
+    )
 
 
 def _status_of(conn: sqlite3.Connection, message_id: int) -> str:
@@ -452,7 +529,10 @@ def check_capacity(router: Router, adding: int) -> int | None:
             raise StoreCapacity(
                 f"store is {size} bytes, within {lim.reserve_bytes} bytes of its limit "
                 f"({lim.max_store_bytes}); compact it (`acomm compact`) or raise "
-                "limits.max_store_bytes", field="limits.max_store_bytes", bytes=size)
+                "limits.max_store_bytes",
+                field="limits.max_store_bytes",
+                bytes=size,
+            )
     if not lim.max_active_messages:
         return None
     active, token = backlog.active_messages(router.conn, lim.max_active_messages - adding + 1)
@@ -460,7 +540,9 @@ def check_capacity(router: Router, adding: int) -> int | None:
         raise StoreFull(
             f"{active} messages are still being delivered; accepting {adding} more would "
             f"pass limits.max_active_messages ({lim.max_active_messages})",
-            field="limits.max_active_messages", active=active)
+            field="limits.max_active_messages",
+            active=active,
+        )
     return token
 
 
@@ -470,13 +552,16 @@ def capacity_warning(conn: sqlite3.Connection, limits: Limits) -> str | None:
         return None
     size = backlog.store_bytes(conn)
     if size > limits.warn_fraction * limits.max_store_bytes:
-        return (f"store is {size} bytes, {100 * size / limits.max_store_bytes:.0f}% of "
-                f"limits.max_store_bytes ({limits.max_store_bytes}); compact it soon")
+        return (
+            f"store is {size} bytes, {100 * size / limits.max_store_bytes:.0f}% of "
+            f"limits.max_store_bytes ({limits.max_store_bytes}); compact it soon"
+        )
     return None
 
 
-def send(conn: sqlite3.Connection, req: SendRequest, now: int,
-         limits: Limits | None = None) -> SendResult:
+def send(
+    conn: sqlite3.Connection, req: SendRequest, now: int, limits: Limits | None = None
+) -> SendResult:
     """Send one message through the whole pipeline, in one transaction."""
     shared = not conn.in_transaction  # a token read now is a committed one (m011)
     with write(conn):
@@ -506,8 +591,15 @@ def _direct_channel(router: Router, sender: str, recipient: str, now: int) -> st
     if ch is None and _routed_away(router, recipient, now):
         return None
     if ch is None:
-        cid = channels.insert_channel(router.conn, name, ChannelType.DIRECT.value, sender,
-                                     ChannelConfig(), now, direct_pair=pair)
+        cid = channels.insert_channel(
+            router.conn,
+            name,
+            ChannelType.DIRECT.value,
+            sender,
+            ChannelConfig(),
+            now,
+            direct_pair=pair,
+        )
         channels.insert_participant(router.conn, cid, sender, Role.OWNER.value, now)
         channels.insert_participant(router.conn, cid, recipient, Role.MEMBER.value, now)
         ch = channel_by_id(router.conn, cid)
@@ -524,17 +616,21 @@ def _routed_away(router: Router, recipient: str, now: int) -> bool:
         return False
     from acomm_cli.engine import remote
 
-    rt = remote.route(router.conn, router.node, recipient, now,
-                      router.limits.fed_offline_after_ms)
+    rt = remote.route(router.conn, router.node, recipient, now, router.limits.fed_offline_after_ms)
     if rt.decision == "local":
         return False
     router.remote[recipient] = rt
     return True
 
 
-def send_direct(conn: sqlite3.Connection, req: SendRequest, to: Sequence[str],
-                now: int, limits: Limits | None = None,
-                remote_kind: str = "message") -> list[SendResult | CommError]:
+def send_direct(
+    conn: sqlite3.Connection,
+    req: SendRequest,
+    to: Sequence[str],
+    now: int,
+    limits: Limits | None = None,
+    remote_kind: str = "message",
+) -> list[SendResult | CommError]:
     """One direct message per recipient, in order; one failing does not stop the others.
     `remote_kind`: the outbox event for a recipient on another node (`task_create` for a
     task's command message)."""
@@ -557,14 +653,21 @@ def send_direct(conn: sqlite3.Connection, req: SendRequest, to: Sequence[str],
                     name = _direct_channel(router, req.sender, recipient, now)
                     if name is None:  # federation: an agent routed to another node
                         res = send_remote(
-                            router, req, recipient, router.remote[recipient],
-                            router.node or "", now, router.limits.fed_ack_timeout_ms,
-                            kind=remote_kind)
+                            router,
+                            req,
+                            recipient,
+                            router.remote[recipient],
+                            router.node or "",
+                            now,
+                            router.limits.fed_ack_timeout_ms,
+                            kind=remote_kind,
+                        )
                         results.append(res)
                         continue
                     plan = plan_message(router, replace(req, channel=name), now)
                     res = _deduplicated(router, plan, req.dedupe_key, now) or persist(
-                        router, plan, now)
+                        router, plan, now
+                    )
             except CommError as exc:
                 router.channels.pop(direct_pair(req.sender, recipient)[0], None)
                 results.append(exc)
@@ -573,9 +676,16 @@ def send_direct(conn: sqlite3.Connection, req: SendRequest, to: Sequence[str],
     return results
 
 
-def send_remote(router: Router, req: SendRequest, recipient: str, rt: Route, self_node: str,
-                now: int, ack_timeout_ms: int = 30_000,
-                kind: str = "message") -> SendResult | CommError:
+def send_remote(
+    router: Router,
+    req: SendRequest,
+    recipient: str,
+    rt: Route,
+    self_node: str,
+    now: int,
+    ack_timeout_ms: int = 30_000,
+    kind: str = "message",
+) -> SendResult | CommError:
     """A direct message to an agent routed to another node (or unroutable: `rt` says
     which): the sender's copy on its `_fed:` channel, and in the same transaction an
     outbox event (a `message`, or `kind`: `task_create` for a task's command; or a
@@ -591,69 +701,147 @@ def send_remote(router: Router, req: SendRequest, recipient: str, rt: Route, sel
     event_id = remote.uuid7(now)
     if plan.row[2] == MessageType.RESPONSE.value:  # `send --to ASKER --type response`
         res = persist(router, plan, now)  # persist's hook emits the reply
-        return replace(res, status="emitted", to_node=rt.to_node, route_decision=rt.decision,
-                       global_id=fsql.global_id_of(conn, res.id))
+        return replace(
+            res,
+            status="emitted",
+            to_node=rt.to_node,
+            route_decision=rt.decision,
+            global_id=fsql.global_id_of(conn, res.id),
+        )
     if rt.decision in ("no_owner", "owner_offline"):
         plan.recipients = [recipient]
         res = persist(router, plan, now, federated=True)
         fsql.set_message_global_id(conn, res.id, event_id, self_node)
         # the dead letter here and the event to the room give the same reason
         reason = rt.decision
-        why = (f"{recipient!r} has no owner node" if rt.decision == "no_owner" else
-               f"{recipient!r}'s owner {rt.owner!r} is offline and no fallback node is online")
-        deadletters.dead_letter(conn, [(res.id, recipient, plan.channel.id, 0)], reason, why,
-                                now)
-        remote.emit(conn, self_node, "dead_letter", to_node=rt.to_node, now=now,
-                    event_id=event_id, source_agent=req.sender, to_agent=recipient,
-                    corr=plan.correlation_id, payload={"reason": reason, "detail": why},
-                    decision=None)
-        fsql.insert_sent(conn, event_id, res.id, rt.to_node or "", recipient, rt.decision,
-                         "dead_letter", None, now)
+        why = (
+            f"{recipient!r} has no owner node"
+            if rt.decision == "no_owner"
+            else f"{recipient!r}'s owner {rt.owner!r} is offline and no fallback node is online"
+        )
+        deadletters.dead_letter(conn, [(res.id, recipient, plan.channel.id, 0)], reason, why, now)
+        remote.emit(
+            conn,
+            self_node,
+            "dead_letter",
+            to_node=rt.to_node,
+            now=now,
+            event_id=event_id,
+            source_agent=req.sender,
+            to_agent=recipient,
+            corr=plan.correlation_id,
+            payload={"reason": reason, "detail": why},
+            decision=None,
+        )
+        fsql.insert_sent(
+            conn,
+            event_id,
+            res.id,
+            rt.to_node or "",
+            recipient,
+            rt.decision,
+            "dead_letter",
+            None,
+            now,
+        )
         error = NoOwner if rt.decision == "no_owner" else OwnerOffline
         return error(why, field="to", value=recipient, message_id=res.id, global_id=event_id)
     plan.recipients = []
     res = persist(router, plan, now, federated=True)
     assert rt.to_node is not None
     fsql.set_message_global_id(conn, res.id, event_id, self_node)
-    remote.emit(conn, self_node, kind, to_node=rt.to_node, now=now, event_id=event_id,
-                source_agent=req.sender, to_agent=recipient, corr=plan.correlation_id,
-                payload=remote.message_payload(plan.row), decision=rt.decision)
-    fsql.insert_sent(conn, event_id, res.id, rt.to_node, recipient, rt.decision, "emitted",
-                     now + ack_timeout_ms, now)
-    return replace(res, recipients=(recipient,), status="emitted", global_id=event_id,
-                   to_node=rt.to_node, route_decision=rt.decision)
+    remote.emit(
+        conn,
+        self_node,
+        kind,
+        to_node=rt.to_node,
+        now=now,
+        event_id=event_id,
+        source_agent=req.sender,
+        to_agent=recipient,
+        corr=plan.correlation_id,
+        payload=remote.message_payload(plan.row),
+        decision=rt.decision,
+    )
+    fsql.insert_sent(
+        conn,
+        event_id,
+        res.id,
+        rt.to_node,
+        recipient,
+        rt.decision,
+        "emitted",
+        now + ack_timeout_ms,
+        now,
+    )
+    return replace(
+        res,
+        recipients=(recipient,),
+        status="emitted",
+        global_id=event_id,
+        to_node=rt.to_node,
+        route_decision=rt.decision,
+    )
 
 
-_BATCH_KEYS = {"channel", "to", "from", "sender", "content", "type", "priority", "topic",
-               "correlation_id", "dedupe_key", "metadata", "delay", "ttl"}
+_BATCH_KEYS = {
+    "channel",
+    "to",
+    "from",
+    "sender",
+    "content",
+    "type",
+    "priority",
+    "topic",
+    "correlation_id",
+    "dedupe_key",
+    "metadata",
+    "delay",
+    "ttl",
+}
 
 
 def batch_request(item: Any, line: int) -> tuple[SendRequest, str | None, int]:
     """One JSON Lines object -> (request, direct recipient or None, line)."""
     where = f"line {line}"
     if not isinstance(item, dict):
-        raise ValidationFailed(f"{where}: each line must be a JSON object", field="line",
-                               line=line)
+        raise ValidationFailed(f"{where}: each line must be a JSON object", field="line", line=line)
     unknown = sorted(set(item) - _BATCH_KEYS)
     if unknown:
-        raise ValidationFailed(f"{where}: unknown field {unknown[0]!r}", field=unknown[0],
-                               line=line)
+        raise ValidationFailed(
+            f"{where}: unknown field {unknown[0]!r}", field=unknown[0], line=line
+        )
     sender = item.get("from", item.get("sender"))
     if sender is None:
         raise ValidationFailed(f"{where}: 'from' is required", field="from", line=line)
     if ("channel" in item) == ("to" in item):
-        raise ValidationFailed(f"{where}: give exactly one of 'channel' and 'to'",
-                               field="channel", line=line)
-    for key in ("channel", "to", "from", "sender", "content", "topic", "correlation_id",
-                "dedupe_key", "type"):
+        raise ValidationFailed(
+            f"{where}: give exactly one of 'channel' and 'to'", field="channel", line=line
+        )
+    for key in (
+        "channel",
+        "to",
+        "from",
+        "sender",
+        "content",
+        "topic",
+        "correlation_id",
+        "dedupe_key",
+        "type",
+    ):
         if key in item and not isinstance(item[key], str):
             raise ValidationFailed(f"{where}: {key} must be a string", field=key, line=line)
-    for key, kinds in (("priority", (str, int)), ("delay", (str, int)), ("ttl", (str, int)),
-                       ("metadata", (dict,))):
+    for key, kinds in (
+        ("priority", (str, int)),
+        ("delay", (str, int)),
+        ("ttl", (str, int)),
+        ("metadata", (dict,)),
+    ):
         value = item.get(key)
         if value is not None and (isinstance(value, bool) or not isinstance(value, kinds)):
-            raise ValidationFailed(f"{where}: {key} has the wrong type ({type(value).__name__})",
-                                   field=key, line=line)
+            raise ValidationFailed(
+                f"{where}: {key} has the wrong type ({type(value).__name__})", field=key, line=line
+            )
     if item.get("to") is not None and item.get("to") == sender:
         raise ValidationFailed(f"{where}: to: {sender!r} is the sender", field="to", line=line)
     delay, ttl = item.get("delay"), item.get("ttl")
@@ -666,10 +854,16 @@ def batch_request(item: Any, line: int) -> tuple[SendRequest, str | None, int]:
         except ValidationFailed as exc:
             raise _at_line(exc, line) from None
     req = SendRequest(
-        sender=sender, content=item.get("content", ""), channel=item.get("channel"),
-        type=item.get("type", "text"), priority=item.get("priority", "normal"),
-        topic=item.get("topic"), correlation_id=item.get("correlation_id"),
-        dedupe_key=item.get("dedupe_key"), metadata=item.get("metadata"), delay_ms=delay,
+        sender=sender,
+        content=item.get("content", ""),
+        channel=item.get("channel"),
+        type=item.get("type", "text"),
+        priority=item.get("priority", "normal"),
+        topic=item.get("topic"),
+        correlation_id=item.get("correlation_id"),
+        dedupe_key=item.get("dedupe_key"),
+        metadata=item.get("metadata"),
+        delay_ms=delay,
         ttl_ms=ttl,
     )
     return req, item.get("to"), line
@@ -683,10 +877,13 @@ def _at_line(exc: CommError, line: int) -> CommError:
     return exc
 
 
-def send_batch(conn: sqlite3.Connection, items: Sequence[tuple[SendRequest, str | None, int]],
-               now: int, limits: Limits | None = None,
-               progress: Callable[[int], Callable[[int], None]] | None = None,
-               ) -> list[SendResult]:
+def send_batch(
+    conn: sqlite3.Connection,
+    items: Sequence[tuple[SendRequest, str | None, int]],
+    now: int,
+    limits: Limits | None = None,
+    progress: Callable[[int], Callable[[int], None]] | None = None,
+) -> list[SendResult]:
     """Many messages in one transaction: all are sent, or none (the first error is raised,
     naming its line). Items are (request, direct recipient or None, line number).
     `progress(total)` (a bar on a terminal) hears every 500 items planned."""
@@ -710,7 +907,10 @@ def send_batch(conn: sqlite3.Connection, items: Sequence[tuple[SendRequest, str 
                     if name is None:
                         raise InvalidState(
                             f"to: {to!r} is routed to another node; a batch sends only to "
-                            "local agents (use `send --to`)", field="to", value=to)
+                            "local agents (use `send --to`)",
+                            field="to",
+                            value=to,
+                        )
                     req = replace(req, channel=name)
                 plan = plan_message(router, req, now)
             except CommError as exc:
@@ -723,8 +923,9 @@ def send_batch(conn: sqlite3.Connection, items: Sequence[tuple[SendRequest, str 
             messages.append((next_id, *plan.row))
             rows = _delivery_rows(router, plan, next_id, now)
             deliveries.extend(rows)
-            result = _result(plan, next_id, now,
-                             bool(rows) and rows[0][3] == DeliveryState.UNREAD.value)
+            result = _result(
+                plan, next_id, now, bool(rows) and rows[0][3] == DeliveryState.UNREAD.value
+            )
             if req.dedupe_key is not None:
                 router.dedupe[(plan.channel.id, req.dedupe_key)] = result
             results.append(result)

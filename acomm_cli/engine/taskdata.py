@@ -60,19 +60,83 @@ class Task:
 
 
 def task_of(row: tuple[Any, ...], history: tuple[TaskEvent, ...] = ()) -> Task:
-    (tid, corr, channel_id, task_type, capability, creator, owner, state, eta_required,
-     eta_at, progress, plan, note, result_id, created, accepted, updated, finished,
-     global_id, origin, peer) = row
-    return Task(tid, corr, channel_id, task_type, capability, creator, owner, state,
-                bool(eta_required), eta_at, progress, plan, note, result_id, created, accepted,
-                updated, finished, global_id, origin, peer, history)
+    (
+        tid,
+        corr,
+        channel_id,
+        task_type,
+        capability,
+        creator,
+        owner,
+        state,
+        eta_required,
+        eta_at,
+        progress,
+        plan,
+        note,
+        result_id,
+        created,
+        accepted,
+        updated,
+        finished,
+        global_id,
+        origin,
+        peer,
+    ) = row
+    return Task(
+        tid,
+        corr,
+        channel_id,
+        task_type,
+        capability,
+        creator,
+        owner,
+        state,
+        bool(eta_required),
+        eta_at,
+        progress,
+        plan,
+        note,
+        result_id,
+        created,
+        accepted,
+        updated,
+        finished,
+        global_id,
+        origin,
+        peer,
+        history,
+    )
 
 
 def event_of(row: tuple[Any, ...]) -> TaskEvent:
-    (_seq, event_id, task_id, event, agent, at, progress, note, eta_at, message_id, origin,
-     detail) = row
-    return TaskEvent(event_id, task_id, event, agent, at, progress, note, eta_at, message_id,
-                     origin, json.loads(detail) if detail else {})
+    (
+        _seq,
+        event_id,
+        task_id,
+        event,
+        agent,
+        at,
+        progress,
+        note,
+        eta_at,
+        message_id,
+        origin,
+        detail,
+    ) = row
+    return TaskEvent(
+        event_id,
+        task_id,
+        event,
+        agent,
+        at,
+        progress,
+        note,
+        eta_at,
+        message_id,
+        origin,
+        json.loads(detail) if detail else {},
+    )
 
 
 def load(conn: sqlite3.Connection, task_id: int | str, *, history: bool = False) -> Task:

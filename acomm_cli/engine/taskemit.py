@@ -16,8 +16,13 @@ from acomm_cli.store import federation as fsql
 
 # history event -> outbox kind; `task_incident`: the owner's node tells the creator's copy
 # of the review incident it opened
-KINDS = {"accepted": "task_accept", "updated": "task_update", "completed": "task_complete",
-         "failed": "task_failed", "incident": "task_incident"}
+KINDS = {
+    "accepted": "task_accept",
+    "updated": "task_update",
+    "completed": "task_complete",
+    "failed": "task_failed",
+    "incident": "task_incident",
+}
 
 
 def overdue_event_id(global_id: str) -> str:
@@ -35,9 +40,19 @@ def sends(task: Task, event: str) -> bool:
     return event in KINDS and (event != "incident" or task.origin_node is not None)
 
 
-def emit_event(conn: sqlite3.Connection, task: Task, event: str, event_id: str, *, at: int,
-               progress: int | None, note: str | None, eta_at: int | None,
-               ack_timeout_ms: int, detail: dict[str, Any] | None = None) -> None:
+def emit_event(
+    conn: sqlite3.Connection,
+    task: Task,
+    event: str,
+    event_id: str,
+    *,
+    at: int,
+    progress: int | None,
+    note: str | None,
+    eta_at: int | None,
+    ack_timeout_ms: int,
+    detail: dict[str, Any] | None = None,
+) -> None:
     """The owner's node sends one of its task's events to the creator's node, in the
     transaction that recorded it, and keeps the sender's state (retries, dead letter)."""
     me = fsql.node_id(conn)
@@ -51,8 +66,27 @@ def emit_event(conn: sqlite3.Connection, task: Task, event: str, event_id: str, 
         payload["etaAt"] = clock.iso(eta_at)
     if detail:
         payload["detail"] = detail
-    remote.emit(conn, me, KINDS[event], to_node=task.peer_node, now=at, event_id=event_id,
-                source_agent=task.owner, to_agent=task.creator, corr=task.correlation_id,
-                payload=payload, decision="owner")
-    fsql.insert_sent(conn, event_id, None, task.peer_node, task.creator, "owner", "emitted",
-                     at + ack_timeout_ms, at)
+    remote.emit(
+        conn,
+        me,
+        KINDS[event],
+        to_node=task.peer_node,
+        now=at,
+        event_id=event_id,
+        source_agent=task.owner,
+        to_agent=task.creator,
+        corr=task.correlation_id,
+        payload=payload,
+        decision="owner",
+    )
+    fsql.insert_sent(
+        conn,
+        event_id,
+        None,
+        task.peer_node,
+        task.creator,
+        "owner",
+        "emitted",
+        at + ack_timeout_ms,
+        at,
+    )

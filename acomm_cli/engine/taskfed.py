@@ -40,8 +40,14 @@ def _ms(value: Any, now: int) -> int | None:
         return None
 
 
-def created(conn: sqlite3.Connection, source: str, env: dict[str, Any], message_id: int,
-            channel_id: int, now: int) -> bool:
+def created(
+    conn: sqlite3.Connection,
+    source: str,
+    env: dict[str, Any],
+    message_id: int,
+    channel_id: int,
+    now: int,
+) -> bool:
     """An inbound `task_create` whose command message is stored here (`message_id`): the
     owner's copy of the task (idempotent by its global id)."""
     meta = (env.get("payload") or {}).get("metadata") or {}
@@ -49,18 +55,26 @@ def created(conn: sqlite3.Connection, source: str, env: dict[str, Any], message_
     task_type = meta.get("task_type") if meta.get("task_type") in TASK_TYPES else "task"
     at = _ms(env.get("createdAt"), now) or now
     tasks.record_created(
-        conn, task_id=message_id, correlation_id=str(env.get("corrId") or env["eventId"]),
-        channel_id=channel_id, creator=str(env["sourceAgentId"]), owner=str(env["toAgentId"]),
-        at=at, task_type=str(task_type),
+        conn,
+        task_id=message_id,
+        correlation_id=str(env.get("corrId") or env["eventId"]),
+        channel_id=channel_id,
+        creator=str(env["sourceAgentId"]),
+        owner=str(env["toAgentId"]),
+        at=at,
+        task_type=str(task_type),
         capability=capability if isinstance(capability, str) else None,
-        eta_required=bool(meta.get("eta_required")), event_id=str(env["eventId"]),
-        global_id=str(env["eventId"]), origin_node=source, peer_node=source,
-        eta_at=_eta(conn, meta, str(task_type), at))
+        eta_required=bool(meta.get("eta_required")),
+        event_id=str(env["eventId"]),
+        global_id=str(env["eventId"]),
+        origin_node=source,
+        peer_node=source,
+        eta_at=_eta(conn, meta, str(task_type), at),
+    )
     return True
 
 
-def _eta(conn: sqlite3.Connection, meta: dict[str, Any], task_type: str,
-         at: int) -> int | None:
+def _eta(conn: sqlite3.Connection, meta: dict[str, Any], task_type: str, at: int) -> int | None:
     """A capability task's default ETA: the one the creator's node computed from the room's
     catalog (`eta_at` in the command's metadata: both copies then turn overdue at the same
     instant), else this node's catalog from the task's creation."""
@@ -73,9 +87,7 @@ def _eta(conn: sqlite3.Connection, meta: dict[str, Any], task_type: str,
     return at + cap.eta_ms if cap is not None and cap.state == "published" else None
 
 
-
-def applied(conn: sqlite3.Connection, me: str, source: str, env: dict[str, Any],
-            now: int) -> bool:
+def applied(conn: sqlite3.Connection, me: str, source: str, env: dict[str, Any], now: int) -> bool:
     """An inbound `task_accept|task_update|task_complete|task_failed` on the creator's node:
     the same event recorded on its copy (under the peer's eventId: a re-read is a no-op),
     the creator told as on one store (an acknowledgement carrying the ETA, the result as a
@@ -98,20 +110,36 @@ def applied(conn: sqlite3.Connection, me: str, source: str, env: dict[str, Any],
         try:
             with _savepoint(conn):
                 mid = _tell_creator(conn, task, event, note, eta_at, now)
-                tasks.record(conn, task, event, at=at,
-                             agent=None if event == "incident" else str(env["sourceAgentId"]),
-                             progress=progress if isinstance(progress, int) else None,
-                             note=note if isinstance(note, str) else None, eta_at=eta_at,
-                             message_id=mid, event_id=event_id, origin_node=source,
-                             detail=detail if isinstance(detail, dict) else None)
+                tasks.record(
+                    conn,
+                    task,
+                    event,
+                    at=at,
+                    agent=None if event == "incident" else str(env["sourceAgentId"]),
+                    progress=progress if isinstance(progress, int) else None,
+                    note=note if isinstance(note, str) else None,
+                    eta_at=eta_at,
+                    message_id=mid,
+                    event_id=event_id,
+                    origin_node=source,
+                    detail=detail if isinstance(detail, dict) else None,
+                )
         except CommError:
             ok = False  # out of order or already final: the owner's node stays the authority
         if event in ("accepted", "completed", "failed") and task.global_id is not None:
             _processed(conn, task.global_id, now)
-    remote.emit(conn, me, "ack", to_node=source, now=now, source_agent=None, to_agent=None,
-                corr=env.get("corrId"),
-                payload={"ackOf": event_id, "status": "processed", "outcome": "recorded"},
-                decision=None)
+    remote.emit(
+        conn,
+        me,
+        "ack",
+        to_node=source,
+        now=now,
+        source_agent=None,
+        to_agent=None,
+        corr=env.get("corrId"),
+        payload={"ackOf": event_id, "status": "processed", "outcome": "recorded"},
+        decision=None,
+    )
     return ok
 
 
@@ -125,12 +153,19 @@ def _processed(conn: sqlite3.Connection, create_event: str, now: int) -> None:
     """The owner took the task on (or ended it): its `task_create` is processed."""
     row = fsql.sent(conn, create_event)
     if row is not None and row[5] in ("emitted", "accepted", "incident"):
-        fsql.update_sent(conn, create_event, state="processed", processed_at=now,
-                         accepted_at=row[9] or now, next_timer_at=None)
+        fsql.update_sent(
+            conn,
+            create_event,
+            state="processed",
+            processed_at=now,
+            accepted_at=row[9] or now,
+            next_timer_at=None,
+        )
 
 
-def _tell_creator(conn: sqlite3.Connection, task: Task, event: str, note: Any,
-                  eta_at: int | None, now: int) -> int | None:
+def _tell_creator(
+    conn: sqlite3.Connection, task: Task, event: str, note: Any, eta_at: int | None, now: int
+) -> int | None:
     """What the creator gets in its inbox on one store: an acknowledgement `in_progress`
     with the ETA, the result as a `response`, or an acknowledgement `failed`."""
     if event in ("updated", "incident"):
@@ -141,15 +176,27 @@ def _tell_creator(conn: sqlite3.Connection, task: Task, event: str, note: Any,
         mtype, content = MessageType.RESPONSE.value, text or f"task {task.id} completed"
     else:
         status = "in_progress" if event == "accepted" else "failed"
-        mtype, content = MessageType.ACKNOWLEDGMENT.value, text or (
-            "accepted" if event == "accepted" else "failed")
+        mtype, content = (
+            MessageType.ACKNOWLEDGMENT.value,
+            text or ("accepted" if event == "accepted" else "failed"),
+        )
         meta.update(ack_for=str(task.id), status=status)
         if eta_at is not None:
             meta["eta_at"] = clock.iso(eta_at) or ""
     router = Router(conn)
     ch = channel_by_id(conn, task.channel_id)
-    plan = plan_message(router, SendRequest(
-        sender=task.owner, content=content, channel=ch.name, type=mtype,
-        correlation_id=task.correlation_id, metadata=meta), now, only_to=task.creator,
-        internal=True)
+    plan = plan_message(
+        router,
+        SendRequest(
+            sender=task.owner,
+            content=content,
+            channel=ch.name,
+            type=mtype,
+            correlation_id=task.correlation_id,
+            metadata=meta,
+        ),
+        now,
+        only_to=task.creator,
+        internal=True,
+    )
     return persist(router, plan, now, federated=True).id if plan.recipients else None

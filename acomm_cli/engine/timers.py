@@ -45,8 +45,16 @@ class TickResult:
 
     @property
     def total(self) -> int:
-        return (self.retried + self.redelivered + self.dead_lettered + self.scheduled_delivered
-                + self.released + self.expired + self.dedupe_expired + self.lease_expired)
+        return (
+            self.retried
+            + self.redelivered
+            + self.dead_lettered
+            + self.scheduled_delivered
+            + self.released
+            + self.expired
+            + self.dedupe_expired
+            + self.lease_expired
+        )
 
 
 _MAX_PASSES = 10_000  # each pass moves every due timer one step; a catch-up needs a handful
@@ -55,8 +63,12 @@ LARGE_TICK = 1_000  # due timers worth a progress bar: smaller ticks end before 
 Progress = Callable[[int], Callable[[int], None]]  # start(total) -> advance(n)
 
 
-def advance(conn: sqlite3.Connection, now: int, recipient: str | None = None,
-            on_pass: Callable[[int], None] | None = None) -> TickResult:
+def advance(
+    conn: sqlite3.Connection,
+    now: int,
+    recipient: str | None = None,
+    on_pass: Callable[[int], None] | None = None,
+) -> TickResult:
     """Apply every timer due at `now` (only `recipient`'s, if given), inside the caller's
     transaction, repeating until nothing is due so that a late run catches up completely.
     `on_pass(n)` hears how many timers each pass moved."""
@@ -99,8 +111,15 @@ def tick(conn: sqlite3.Connection, now: int, progress: Progress | None = None) -
         return advance(conn, now, on_pass=on_pass)
 
 
-def receive_due(conn: sqlite3.Connection, agent: str, f: MessageFilter, now: int, *,
-                peek: bool = False, emit: Emit | None = None) -> QueryResult:
+def receive_due(
+    conn: sqlite3.Connection,
+    agent: str,
+    f: MessageFilter,
+    now: int,
+    *,
+    peek: bool = False,
+    emit: Emit | None = None,
+) -> QueryResult:
     """`receive`, after applying the agent's own due timers: redelivery needs no tick.
     `emit` as in `inbox.receive`: the output leaves before the read marks commit."""
     result, emitted = read_due(conn, agent, f, now, peek, emit)
@@ -109,8 +128,9 @@ def receive_due(conn: sqlite3.Connection, agent: str, f: MessageFilter, now: int
     return result
 
 
-def read_due(conn: sqlite3.Connection, agent: str, f: MessageFilter, now: int, peek: bool,
-              emit: Emit | None) -> tuple[QueryResult, bool]:
+def read_due(
+    conn: sqlite3.Connection, agent: str, f: MessageFilter, now: int, peek: bool, emit: Emit | None
+) -> tuple[QueryResult, bool]:
     """On a store opened read-only (`--peek` on a read-only mount or a full disk) the due
     timers wait for the next writer, and the messages are shown as they stand."""
     model.agent_id(agent, "recipient")

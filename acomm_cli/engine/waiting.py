@@ -27,8 +27,13 @@ else:  # the same classes, without importing dataclasses (a send's start-up time
 POLL_S = 0.05  # PRAGMA data_version is a shared-memory read: 20 a second cost nothing
 
 
-def wait_change(conn: sqlite3.Connection, version: int, until: float, wake_at_ms: int | None,
-                 stop: Callable[[], bool]) -> int:
+def wait_change(
+    conn: sqlite3.Connection,
+    version: int,
+    until: float,
+    wake_at_ms: int | None,
+    stop: Callable[[], bool],
+) -> int:
     """Sleep until another process commits, a timer falls due, `until` passes or `stop()`."""
     while not stop():
         now = time.monotonic()
@@ -45,17 +50,27 @@ def wait_change(conn: sqlite3.Connection, version: int, until: float, wake_at_ms
 
 def check_wait(wait_s: float) -> None:
     if not wait_s >= 0:  # also NaN
-        raise ValidationFailed(f"wait: {wait_s:g} seconds must not be negative", field="wait",
-                               value=wait_s)
+        raise ValidationFailed(
+            f"wait: {wait_s:g} seconds must not be negative", field="wait", value=wait_s
+        )
 
 
-Read = Callable[[sqlite3.Connection, str, MessageFilter, int, bool, Emit | None],
-               tuple[QueryResult, bool]]
+Read = Callable[
+    [sqlite3.Connection, str, MessageFilter, int, bool, Emit | None], tuple[QueryResult, bool]
+]
 
 
-def receive_wait(conn: sqlite3.Connection, agent: str, f: MessageFilter, wait_s: float, *,
-                 peek: bool = False, stop: Callable[[], bool] = lambda: False,
-                 emit: Emit | None = None, read: Read | None = None) -> QueryResult:
+def receive_wait(
+    conn: sqlite3.Connection,
+    agent: str,
+    f: MessageFilter,
+    wait_s: float,
+    *,
+    peek: bool = False,
+    stop: Callable[[], bool] = lambda: False,
+    emit: Emit | None = None,
+    read: Read | None = None,
+) -> QueryResult:
     """Receive, blocking up to `wait_s` seconds for something to arrive. `emit` hears the one
     result it ends with (inside the transaction that marks it read, if any). `read` replaces
     the read itself (`receive --ack` reads and acknowledges)."""
@@ -72,9 +87,16 @@ def receive_wait(conn: sqlite3.Connection, agent: str, f: MessageFilter, wait_s:
         wait_change(conn, version, until, sql.next_timer_of(conn, agent), stop)
 
 
-def follow(conn: sqlite3.Connection, agent: str, f: MessageFilter, emit: Emit, *,
-           peek: bool = False, stop: Callable[[], bool] = lambda: False,
-           gone: Callable[[], bool] = lambda: False) -> None:
+def follow(
+    conn: sqlite3.Connection,
+    agent: str,
+    f: MessageFilter,
+    emit: Emit,
+    *,
+    peek: bool = False,
+    stop: Callable[[], bool] = lambda: False,
+    gone: Callable[[], bool] = lambda: False,
+) -> None:
     """Hand each new message to `emit` as it arrives, until `stop()`; with `peek`, each new
     batch once, marking nothing.
 
@@ -101,8 +123,7 @@ def follow(conn: sqlite3.Connection, agent: str, f: MessageFilter, emit: Emit, *
                 advance(conn, now, agent)
         result, _ = read_inbox(conn, agent, one, now, mark=False)
         if not result.messages:
-            wait_change(conn, version, float("inf"), sql.next_timer_of(conn, agent),
-                         ended)
+            wait_change(conn, version, float("inf"), sql.next_timer_of(conn, agent), ended)
             continue
         m = result.messages[0]
         assert m.delivery is not None  # an inbox row carries the reader's delivery
@@ -115,13 +136,16 @@ def follow(conn: sqlite3.Connection, agent: str, f: MessageFilter, emit: Emit, *
         with write(conn):
             now = clock.now_ms()
             # 0 rows: another receive of this agent marked it meanwhile (it printed it too)
-            if acks.mark_read(conn, agent, [m.id], now) and \
-                    channel_by_id(conn, m.channel_id).config.max_pending > 0:
+            if (
+                acks.mark_read(conn, agent, [m.id], now)
+                and channel_by_id(conn, m.channel_id).config.max_pending > 0
+            ):
                 release(conn, now, [m.channel_id])  # a place freed for a queued message
 
 
-def _follow_peek(conn: sqlite3.Connection, agent: str, f: MessageFilter, emit: Emit,
-                 stop: Callable[[], bool]) -> None:
+def _follow_peek(
+    conn: sqlite3.Connection, agent: str, f: MessageFilter, emit: Emit, stop: Callable[[], bool]
+) -> None:
     """`receive --peek --follow`: what is unread now, then each message new to this follow,
     as it arrives; nothing is marked read, so nothing waits for the reader."""
     seen: set[int] = set()
@@ -135,8 +159,9 @@ def _follow_peek(conn: sqlite3.Connection, agent: str, f: MessageFilter, emit: E
         wait_change(conn, version, float("inf"), sql.next_timer_of(conn, agent), stop)
 
 
-def follow_history(conn: sqlite3.Connection, f: MessageFilter, *,
-                   stop: Callable[[], bool] = lambda: False) -> Iterator[QueryResult]:
+def follow_history(
+    conn: sqlite3.Connection, f: MessageFilter, *, stop: Callable[[], bool] = lambda: False
+) -> Iterator[QueryResult]:
     """`messages --follow`: the newest `f.limit` messages matching `f`, oldest first, then
     each message committed later, as it is committed. Reads only.
 

@@ -47,10 +47,21 @@ MAX_WAIT_S = 30.0
 MAX_LIMIT = 1000
 POLL_S = 0.2
 _IDENTITY_KEYS = ("from", "sender", "agent", "as")
-_SEND_KEYS = {"channel", "to", "body", "content", "type", "priority", "topic",
-              "correlation_id", "dedupe_key", "metadata", "delay", *_IDENTITY_KEYS}
-_RECEIVE_KEYS = {"peek", "limit", "wait_seconds", "channel", "type", "from", "topic",
-                 "agent", "as"}
+_SEND_KEYS = {
+    "channel",
+    "to",
+    "body",
+    "content",
+    "type",
+    "priority",
+    "topic",
+    "correlation_id",
+    "dedupe_key",
+    "metadata",
+    "delay",
+    *_IDENTITY_KEYS,
+}
+_RECEIVE_KEYS = {"peek", "limit", "wait_seconds", "channel", "type", "from", "topic", "agent", "as"}
 
 Reply = tuple[int, dict[str, Any]]
 Work = Callable[[sqlite3.Connection, str, dict[str, Any], int], Any]
@@ -91,8 +102,9 @@ def _response(status: int, doc: Any) -> Any:
     from starlette.responses import Response
 
     headers = {"Retry-After": "1"} if status == 503 else None
-    return Response(json_bytes(doc), status_code=status, headers=headers,
-                    media_type="application/json")
+    return Response(
+        json_bytes(doc), status_code=status, headers=headers, media_type="application/json"
+    )
 
 
 def _bearer(request: Any) -> str | None:
@@ -126,46 +138,70 @@ def _str(doc: dict[str, Any], key: str, default: str | None = None) -> str | Non
 class AgentApi:
     """The endpoints over one store (the gateway's), each request in a worker thread."""
 
-    def __init__(self, store_path: Path, node_id: str, busy_timeout_ms: int,
-                 limits: model.Limits | None, encoders: Encoders) -> None:
+    def __init__(
+        self,
+        store_path: Path,
+        node_id: str,
+        busy_timeout_ms: int,
+        limits: model.Limits | None,
+        encoders: Encoders,
+    ) -> None:
         self.store_path, self.node_id = store_path, node_id
         self.busy_timeout_ms, self.limits, self.encoders = busy_timeout_ms, limits, encoders
 
     def routes(self) -> list[Any]:
         from starlette.routing import Route
 
-        return [Route(f"{PREFIX}/send", self.send, methods=["POST"]),
-                Route(f"{PREFIX}/respond", self.respond, methods=["POST"]),
-                Route(f"{PREFIX}/receive", self.receive, methods=["POST"]),
-                Route(f"{PREFIX}/ack", self.ack, methods=["POST"])]
+        return [
+            Route(f"{PREFIX}/send", self.send, methods=["POST"]),
+            Route(f"{PREFIX}/respond", self.respond, methods=["POST"]),
+            Route(f"{PREFIX}/receive", self.receive, methods=["POST"]),
+            Route(f"{PREFIX}/ack", self.ack, methods=["POST"]),
+        ]
 
     # ------------------------------------------------------------ plumbing
 
     def _connect(self) -> sqlite3.Connection:
         from acomm_cli.engine import opening
 
-        return opening.connect(self.store_path, create=False,
-                               busy_timeout_ms=self.busy_timeout_ms)
+        return opening.connect(self.store_path, create=False, busy_timeout_ms=self.busy_timeout_ms)
 
-    def _session(self, conn: sqlite3.Connection, session: tokens.Session, scope: str,
-                 doc: dict[str, Any], identity_keys: tuple[str, ...]) -> str:
+    def _session(
+        self,
+        conn: sqlite3.Connection,
+        session: tokens.Session,
+        scope: str,
+        doc: dict[str, Any],
+        identity_keys: tuple[str, ...],
+    ) -> str:
         """The token's agent, once the request keeps within what the token grants."""
         if scope not in session.scopes:
-            raise Forbidden(f"scope: this token does not allow {scope!r}", field="scope",
-                            value=scope)
+            raise Forbidden(
+                f"scope: this token does not allow {scope!r}", field="scope", value=scope
+            )
         for key in identity_keys:
             named = doc.get(key)
             if named is not None and named != session.agent:
-                raise Forbidden(f"{key}: this token acts as {session.agent!r} only",
-                                field=key, value=named)
+                raise Forbidden(
+                    f"{key}: this token acts as {session.agent!r} only", field=key, value=named
+                )
         other = tokens.owner_elsewhere(conn, self.node_id, session.agent)
         if other is not None:
-            raise Forbidden(f"agent: {session.agent!r} is owned by node {other!r} now",
-                            field="agent", value=session.agent)
+            raise Forbidden(
+                f"agent: {session.agent!r} is owned by node {other!r} now",
+                field="agent",
+                value=session.agent,
+            )
         return session.agent
 
-    def _call(self, token: str | None, scope: str, raw: bytes, work: Work,
-              identity_keys: tuple[str, ...] = _IDENTITY_KEYS) -> Reply:
+    def _call(
+        self,
+        token: str | None,
+        scope: str,
+        raw: bytes,
+        work: Work,
+        identity_keys: tuple[str, ...] = _IDENTITY_KEYS,
+    ) -> Reply:
         """Authenticate (401 before the body is looked at), parse, check what the token
         grants, run `work` on a fresh connection: (status, document)."""
         try:
@@ -176,8 +212,11 @@ class AgentApi:
             now = clock.now_ms()
             session = tokens.authenticate(conn, token, now)
             if session is None:
-                return refusal(401, "invalid_token", "the session token is not valid "
-                               "(unknown, expired or revoked)")
+                return refusal(
+                    401,
+                    "invalid_token",
+                    "the session token is not valid (unknown, expired or revoked)",
+                )
             body = _object(raw)
             agent = self._session(conn, session, scope, body, identity_keys)
             result = work(conn, agent, body, now)
@@ -196,11 +235,13 @@ class AgentApi:
 
         raw = await request.body()
         if len(raw) > MAX_BODY:
-            status, doc = refusal(413, "validation_failed", "body: the request is too large",
-                                  field="body")
+            status, doc = refusal(
+                413, "validation_failed", "body: the request is too large", field="body"
+            )
         else:
-            status, doc = await anyio.to_thread.run_sync(self._call, _bearer(request), scope,
-                                                         raw, work)
+            status, doc = await anyio.to_thread.run_sync(
+                self._call, _bearer(request), scope, raw, work
+            )
         return _response(status, doc)
 
     # ------------------------------------------------------------ send, respond, ack
@@ -208,8 +249,7 @@ class AgentApi:
     async def send(self, request: Any) -> Any:
         return await self._handle(request, "send", self._send)
 
-    def _send(self, conn: sqlite3.Connection, agent: str, doc: dict[str, Any],
-              now: int) -> Any:
+    def _send(self, conn: sqlite3.Connection, agent: str, doc: dict[str, Any], now: int) -> Any:
         from acomm_cli.engine import sending
 
         _check_keys(doc, _SEND_KEYS)
@@ -219,16 +259,17 @@ class AgentApi:
         results = sending.send_direct(conn, req, to, now, self.limits)
         if len(results) == 1 and isinstance(results[0], CommError):
             raise results[0]
-        docs = [{"error": r.to_dict()} if isinstance(r, CommError) else self.encoders.send(r)
-                for r in results]
+        docs = [
+            {"error": r.to_dict()} if isinstance(r, CommError) else self.encoders.send(r)
+            for r in results
+        ]
         failed = any(isinstance(r, CommError) for r in results)
         return (207 if failed else 200), {"results": docs}
 
     async def respond(self, request: Any) -> Any:
         return await self._handle(request, "send", self._respond)
 
-    def _respond(self, conn: sqlite3.Connection, agent: str, doc: dict[str, Any],
-                 now: int) -> Any:
+    def _respond(self, conn: sqlite3.Connection, agent: str, doc: dict[str, Any], now: int) -> Any:
         from acomm_cli.engine import queries
 
         _check_keys(doc, {"correlation_id", "body", "priority", *_IDENTITY_KEYS})
@@ -246,8 +287,7 @@ class AgentApi:
     async def ack(self, request: Any) -> Any:
         return await self._handle(request, "receive", self._ack)
 
-    def _ack(self, conn: sqlite3.Connection, agent: str, doc: dict[str, Any],
-             now: int) -> Any:
+    def _ack(self, conn: sqlite3.Connection, agent: str, doc: dict[str, Any], now: int) -> Any:
         from acomm_cli.engine import acking
 
         _check_keys(doc, {"message_id", "status", "note", *_IDENTITY_KEYS})
@@ -273,16 +313,25 @@ class AgentApi:
             parsed.update(receive_params(doc), agent=agent)
             return {}
 
-        status, doc = (refusal(413, "validation_failed", "body: the request is too large",
-                               field="body") if len(raw) > MAX_BODY else
-                       await anyio.to_thread.run_sync(self._call, _bearer(request),
-                                                      "receive", raw, check, ("agent", "as")))
+        status, doc = (
+            refusal(413, "validation_failed", "body: the request is too large", field="body")
+            if len(raw) > MAX_BODY
+            else await anyio.to_thread.run_sync(
+                self._call, _bearer(request), "receive", raw, check, ("agent", "as")
+            )
+        )
         if status != 200:
             return _response(status, doc)
         return _Inbox(self, request, parsed)
 
-    def read_once(self, agent: str, f: MessageFilter, peek: bool, final: bool,
-                  deliver: Callable[[bytes], None]) -> bool:
+    def read_once(
+        self,
+        agent: str,
+        f: MessageFilter,
+        peek: bool,
+        final: bool,
+        deliver: Callable[[bytes], None],
+    ) -> bool:
         """One read of the inbox; True when a response went out (`deliver`, inside the
         transaction that marks the messages read, or after it for a peek). Nothing is
         delivered for an empty inbox until the `final` read."""
@@ -304,8 +353,11 @@ class AgentApi:
         return sent
 
     def _inbox_body(self, result: QueryResult) -> bytes:
-        doc = {"messages": [self.encoders.message(m) for m in result.messages],
-               "total_count": result.total_count, "has_more": result.has_more}
+        doc = {
+            "messages": [self.encoders.message(m) for m in result.messages],
+            "total_count": result.total_count,
+            "has_more": result.has_more,
+        }
         return json_bytes(doc)
 
 
@@ -326,8 +378,10 @@ class _Inbox:
         async def write(status: int, body: bytes, retry: bool = False) -> None:
             if await self.request.is_disconnected():
                 raise _Dropped
-            headers = [(b"content-type", b"application/json"),
-                       (b"content-length", str(len(body)).encode())]
+            headers = [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+            ]
             if retry:
                 headers.append((b"retry-after", b"1"))
             await send({"type": "http.response.start", "status": status, "headers": headers})
@@ -339,15 +393,18 @@ class _Inbox:
         while True:
             final = time.monotonic() >= deadline
             try:
-                if await anyio.to_thread.run_sync(self.api.read_once, p["agent"], p["filter"],
-                                                  p["peek"], final, deliver):
+                if await anyio.to_thread.run_sync(
+                    self.api.read_once, p["agent"], p["filter"], p["peek"], final, deliver
+                ):
                     return
             except _Dropped:
                 return  # rolled back: the messages stay unread
             except (CommError, sqlite3.Error) as exc:
-                status, doc = (_unavailable() if isinstance(exc, sqlite3.Error)
-                               or http_status(exc) == 503
-                               else (http_status(exc), {"error": exc.to_dict()}))
+                status, doc = (
+                    _unavailable()
+                    if isinstance(exc, sqlite3.Error) or http_status(exc) == 503
+                    else (http_status(exc), {"error": exc.to_dict()})
+                )
                 try:
                     await write(status, json_bytes(doc), retry=status == 503)
                 except _Dropped:
@@ -362,28 +419,40 @@ def send_request(doc: dict[str, Any], agent: str) -> tuple[SendRequest, list[str
     """A send's JSON -> (request as `agent`, direct recipients or None); the engine checks
     the rest as it does for `acomm send`."""
     if ("channel" in doc) == ("to" in doc):
-        raise ValidationFailed("channel: give exactly one of 'channel' and 'to'",
-                               field="channel")
+        raise ValidationFailed("channel: give exactly one of 'channel' and 'to'", field="channel")
     if "body" in doc and "content" in doc:
         raise ValidationFailed("body: give 'body' or 'content', not both", field="body")
-    for key in ("channel", "to", "body", "content", "topic", "correlation_id", "dedupe_key",
-                "type"):
+    for key in (
+        "channel",
+        "to",
+        "body",
+        "content",
+        "topic",
+        "correlation_id",
+        "dedupe_key",
+        "type",
+    ):
         _str(doc, key)
     for key, kinds in (("priority", (str, int)), ("delay", (str, int)), ("metadata", (dict,))):
         value = doc.get(key)
         if value is not None and (isinstance(value, bool) or not isinstance(value, kinds)):
-            raise ValidationFailed(f"{key}: has the wrong type ({type(value).__name__})",
-                                   field=key)
+            raise ValidationFailed(f"{key}: has the wrong type ({type(value).__name__})", field=key)
     body = doc.get("body", doc.get("content"))
     if body is None:
         raise ValidationFailed("body: required", field="body")
     delay = doc.get("delay")
     req = SendRequest(
-        sender=agent, content=body, channel=doc.get("channel"), type=doc.get("type", "text"),
-        priority=doc.get("priority", "normal"), topic=doc.get("topic"),
-        correlation_id=doc.get("correlation_id"), dedupe_key=doc.get("dedupe_key"),
+        sender=agent,
+        content=body,
+        channel=doc.get("channel"),
+        type=doc.get("type", "text"),
+        priority=doc.get("priority", "normal"),
+        topic=doc.get("topic"),
+        correlation_id=doc.get("correlation_id"),
+        dedupe_key=doc.get("dedupe_key"),
         metadata=doc.get("metadata"),
-        delay_ms=clock.parse_duration(delay, "delay") if delay is not None else None)
+        delay_ms=clock.parse_duration(delay, "delay") if delay is not None else None,
+    )
     to = doc.get("to")
     return req, None if to is None else [a.strip() for a in to.split(",")]
 
@@ -396,22 +465,28 @@ def receive_params(doc: dict[str, Any]) -> dict[str, Any]:
         raise ValidationFailed("peek: true or false", field="peek")
     limit = doc.get("limit", 100)
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-        raise ValidationFailed(f"limit: an integer from 1 to {MAX_LIMIT}", field="limit",
-                               value=limit)
+        raise ValidationFailed(
+            f"limit: an integer from 1 to {MAX_LIMIT}", field="limit", value=limit
+        )
     wait = doc.get("wait_seconds", 0)
-    if (isinstance(wait, bool) or not isinstance(wait, (int, float))
-            or not 0 <= wait <= MAX_WAIT_S):
-        raise ValidationFailed(f"wait_seconds: from 0 to {MAX_WAIT_S:g}",
-                               field="wait_seconds", value=wait)
+    if isinstance(wait, bool) or not isinstance(wait, (int, float)) or not 0 <= wait <= MAX_WAIT_S:
+        raise ValidationFailed(
+            f"wait_seconds: from 0 to {MAX_WAIT_S:g}", field="wait_seconds", value=wait
+        )
     types = doc.get("type")
     if isinstance(types, str):
         types = [types]
-    if types is not None and (not isinstance(types, list)
-                              or not all(isinstance(t, str) for t in types)):
+    if types is not None and (
+        not isinstance(types, list) or not all(isinstance(t, str) for t in types)
+    ):
         raise ValidationFailed("type: a message type or a list of them", field="type")
-    f = MessageFilter(channel=_str(doc, "channel"),
-                      types=tuple(model.message_type(t) for t in types or ()),
-                      sender=_str(doc, "from"), topic=_str(doc, "topic"), limit=limit)
+    f = MessageFilter(
+        channel=_str(doc, "channel"),
+        types=tuple(model.message_type(t) for t in types or ()),
+        sender=_str(doc, "from"),
+        topic=_str(doc, "topic"),
+        limit=limit,
+    )
     from acomm_cli.engine import inbox
 
     inbox.check_filter(f)

@@ -70,8 +70,11 @@ def parse_listen(value: str) -> tuple[str, int]:
         return "", 0
     host, sep, port = value.rpartition(":")
     if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise ValidationFailed("listen: HOST:PORT, e.g. 127.0.0.1:8765 (port 0: any free "
-                               "port)", field="listen", value=value)
+        raise ValidationFailed(
+            "listen: HOST:PORT, e.g. 127.0.0.1:8765 (port 0: any free port)",
+            field="listen",
+            value=value,
+        )
     return host.strip("[]"), int(port)
 
 
@@ -82,8 +85,9 @@ def room_store_path(store_path: Path) -> Path:
 class Gateway:
     """The app's state: this node, its store connection, the room and the mirror."""
 
-    def __init__(self, opts: Options, me: identity.Node, listen: str | None,
-                 public_url: str) -> None:
+    def __init__(
+        self, opts: Options, me: identity.Node, listen: str | None, public_url: str
+    ) -> None:
         self.opts, self.me, self.listen, self.public_url = opts, me, listen, public_url
         self.conn: sqlite3.Connection | None = None
         self.room: Any = None
@@ -96,8 +100,9 @@ class Gateway:
         if self.conn is None:
             from acomm_cli.engine import opening
 
-            self.conn = opening.connect(self.opts.store_path, create=False,
-                                           busy_timeout_ms=self.opts.busy_timeout_ms)
+            self.conn = opening.connect(
+                self.opts.store_path, create=False, busy_timeout_ms=self.opts.busy_timeout_ms
+            )
         return self.conn
 
     def note(self, what: str, exc: BaseException) -> None:
@@ -107,10 +112,19 @@ class Gateway:
             self._noted = text
 
     def publish_state(self) -> None:
-        gwstate.write_state(self.opts.store_path, {
-            "pid": os.getpid(), "node_id": self.me.node_id, "listen": self.listen,
-            "public_url": self.public_url, "seed": self.opts.seed, "join": self.opts.join,
-            "room_synced": self.room_synced, "updated_at": clock.iso(clock.now_ms())})
+        gwstate.write_state(
+            self.opts.store_path,
+            {
+                "pid": os.getpid(),
+                "node_id": self.me.node_id,
+                "listen": self.listen,
+                "public_url": self.public_url,
+                "seed": self.opts.seed,
+                "join": self.opts.join,
+                "room_synced": self.room_synced,
+                "updated_at": clock.iso(clock.now_ms()),
+            },
+        )
 
     # ------------------------------------------------------------ the room mirror
 
@@ -153,11 +167,13 @@ class Gateway:
         from acomm_cli.engine import opening
         from acomm_cli.federation import pull as fed_pull
 
-        conn = opening.connect(self.opts.store_path, create=False,
-                                  busy_timeout_ms=self.opts.busy_timeout_ms)
+        conn = opening.connect(
+            self.opts.store_path, create=False, busy_timeout_ms=self.opts.busy_timeout_ms
+        )
         try:
-            result = fed_pull.pull(conn, clock.now_ms(), max_pages=self.opts.pull_pages,
-                                   sla_ms=self.opts.sla_ms)
+            result = fed_pull.pull(
+                conn, clock.now_ms(), max_pages=self.opts.pull_pages, sla_ms=self.opts.sla_ms
+            )
         finally:
             conn.close()
         if result.unreachable:
@@ -170,8 +186,9 @@ class Gateway:
 
         body = await request.body()
         if len(body) > MAX_BODY:
-            return JSONResponse(*_swap(handshake.refusal(413, "invalid_request",
-                                                         "the request is too large")))
+            return JSONResponse(
+                *_swap(handshake.refusal(413, "invalid_request", "the request is too large"))
+            )
         try:
             status, doc = handshake.exchange(self.db(), body, clock.now_ms())
         except (sqlite3.Error, CommError) as exc:
@@ -186,7 +203,8 @@ class Gateway:
         token = auth[7:].strip() if auth[:7].lower() == "bearer " else None
         try:
             status, claims = handshake.authenticate_ticket(
-                self.db(), token, websocket.headers.get("x-acomm-node"), clock.now_ms())
+                self.db(), token, websocket.headers.get("x-acomm-node"), clock.now_ms()
+            )
         except (sqlite3.Error, CommError) as exc:
             self.note("room authentication", exc)
             status, claims = _unavailable()
@@ -208,8 +226,10 @@ class Gateway:
         params = _outbox_params(request.query_params) if refusal is None else None
         if params is None:
             refusal = refusal or handshake.refusal(
-                400, "invalid_request", "after >= 0, 1 <= limit <= 1000, "
-                f"0 <= wait <= {MAX_WAIT_S:g} (seconds)")
+                400,
+                "invalid_request",
+                f"after >= 0, 1 <= limit <= 1000, 0 <= wait <= {MAX_WAIT_S:g} (seconds)",
+            )
             return JSONResponse(refusal[1], status_code=refusal[0])
         after, limit, wait_s = params
         deadline = time.monotonic() + wait_s
@@ -228,18 +248,23 @@ class Gateway:
         before; a refusal otherwise. An unknown node and a bad signature look alike (401
         invalid_signature); a replay within the window is 401 replayed_request; a store
         that cannot be read (locked past the busy timeout) is 503 store_unavailable."""
-        bad = handshake.refusal(401, "invalid_signature", "the request is not signed by a "
-                                "member node")
-        node, ts, sig = (headers.get(h) for h in ("x-acomm-node", "x-acomm-timestamp",
-                                                   "x-acomm-signature"))
+        bad = handshake.refusal(
+            401, "invalid_signature", "the request is not signed by a member node"
+        )
+        node, ts, sig = (
+            headers.get(h) for h in ("x-acomm-node", "x-acomm-timestamp", "x-acomm-signature")
+        )
         try:
             identity.node_id(node)
             stamp = int(ts or "")
         except (CommError, ValueError):
             return bad
         if abs(int(time.time() * 1000) - stamp) > SIGNATURE_SKEW_MS:
-            return handshake.refusal(401, "expired_signature", "the request's timestamp is "
-                                     "too far from this gateway's clock")
+            return handshake.refusal(
+                401,
+                "expired_signature",
+                "the request's timestamp is too far from this gateway's clock",
+            )
         try:  # the key is read from the store: busy is 503, as for the replay guard below
             key = self._member_key(str(node))
         except (sqlite3.Error, CommError) as exc:
@@ -248,14 +273,16 @@ class Gateway:
         if key is None or not identity.verify_request(key, str(node), target, stamp, sig):
             return bad
         try:  # accepted once: a replay carries the same signature (Ed25519 is deterministic)
-            first = nonces.first_request(self.db(), identity.unb64url(str(sig)), str(node),
-                                         stamp)
+            first = nonces.first_request(self.db(), identity.unb64url(str(sig)), str(node), stamp)
         except (sqlite3.Error, CommError) as exc:
             self.note("the read's replay guard", exc)
             return _unavailable()
         if not first:
-            return handshake.refusal(401, "replayed_request", "this signed request was "
-                                     "already answered; sign each request afresh")
+            return handshake.refusal(
+                401,
+                "replayed_request",
+                "this signed request was already answered; sign each request afresh",
+            )
         return None
 
     def _member_key(self, node: str) -> bytes | None:
@@ -343,11 +370,17 @@ def serve(opts: Options) -> None:
     if opts.join is not None and not opts.join.startswith(("http://", "https://")):
         raise InvalidState("join: the seed's url must be http(s)://HOST:PORT", field="join")
     if (opts.push or not opts.host) and nats is None:
-        raise InvalidState("push and --listen none need a node on NATS JetStream (acomm "
-                           "node init --transport nats://HOST:PORT)", field="push")
+        raise InvalidState(
+            "push and --listen none need a node on NATS JetStream (acomm "
+            "node init --transport nats://HOST:PORT)",
+            field="push",
+        )
     if not opts.host and (opts.seed or opts.join is None):
-        raise InvalidState("listen none: only a joining node (--join URL) can go without "
-                           "listening; a seed hosts the room", field="listen")
+        raise InvalidState(
+            "listen none: only a joining node (--join URL) can go without "
+            "listening; a seed hosts the room",
+            field="listen",
+        )
     sock = None
     if opts.host:
         sock = socket.socket(socket.AF_INET6 if ":" in opts.host else socket.AF_INET)
@@ -357,8 +390,12 @@ def serve(opts: Options) -> None:
     else:
         listen = None
     # a NATS node's outbox is read from its stream: the room advertises the NATS url
-    gw = Gateway(opts, me, listen, str(nats[0]) if nats is not None
-                 else opts.public_url or f"http://{listen}")
+    gw = Gateway(
+        opts,
+        me,
+        listen,
+        str(nats[0]) if nats is not None else opts.public_url or f"http://{listen}",
+    )
 
     @asynccontextmanager
     async def lifespan(app: Any) -> Any:
@@ -368,8 +405,9 @@ def serve(opts: Options) -> None:
             if opts.seed:
                 # pycrdt-store names its file by a class attribute; the argument is the
                 # document's name within it
-                ystore = type("RoomStore", (SQLiteYStore,), {
-                    "db_path": str(room_store_path(opts.store_path))})("control", log=log)
+                ystore = type(
+                    "RoomStore", (SQLiteYStore,), {"db_path": str(room_store_path(opts.store_path))}
+                )("control", log=log)
                 await tg.start(ystore.start)
                 try:
                     await ystore.apply_updates(doc)  # BEFORE the room starts
@@ -387,9 +425,16 @@ def serve(opts: Options) -> None:
                 from acomm_cli.federation import push
 
                 tg.start_soon(push.loop, gw)
-            log.warning("gateway %s listening on %s (%s)", me.node_id, listen or "nothing",
-                        "seed" if opts.seed else f"joined to {opts.join}" if opts.join
-                        else "serving its outbox")
+            log.warning(
+                "gateway %s listening on %s (%s)",
+                me.node_id,
+                listen or "nothing",
+                "seed"
+                if opts.seed
+                else f"joined to {opts.join}"
+                if opts.join
+                else "serving its outbox",
+            )
             try:
                 yield
             finally:
@@ -407,20 +452,27 @@ def serve(opts: Options) -> None:
             gw.conn.close()
         gwstate.clear_state(opts.store_path)
 
-    agents = [] if opts.encoders is None else agentapi.AgentApi(
-        opts.store_path, me.node_id, opts.busy_timeout_ms, opts.limits, opts.encoders).routes()
-    app = Starlette(routes=[
-        Route("/ansible/auth/exchange", gw.exchange, methods=["POST"]),
-        WebSocketRoute(roomsync.ROOM_PATH, gw.room_socket),
-        Route(OUTBOX_PATH, gw.outbox, methods=["GET"]),
-        *agents,
-    ], lifespan=lifespan)
+    agents = (
+        []
+        if opts.encoders is None
+        else agentapi.AgentApi(
+            opts.store_path, me.node_id, opts.busy_timeout_ms, opts.limits, opts.encoders
+        ).routes()
+    )
+    app = Starlette(
+        routes=[
+            Route("/ansible/auth/exchange", gw.exchange, methods=["POST"]),
+            WebSocketRoute(roomsync.ROOM_PATH, gw.room_socket),
+            Route(OUTBOX_PATH, gw.outbox, methods=["GET"]),
+            *agents,
+        ],
+        lifespan=lifespan,
+    )
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     if sock is None:
         anyio.run(_without_listening, lifespan)
         return
-    config = uvicorn.Config(app, log_level="warning", lifespan="on",
-                            timeout_graceful_shutdown=5)
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5)
     uvicorn.Server(config).run(sockets=[sock])
 
 

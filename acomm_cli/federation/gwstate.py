@@ -55,6 +55,10 @@ def status(conn: sqlite3.Connection, store_path: Path) -> dict[str, Any]:
     and room_synced false when no gateway runs for this store."""
     me = identity.require(conn).node_id
     state = read_state(store_path) or {}
-    return {"node_id": me, "listen": state.get("listen"),
-            "room_synced": bool(state.get("room_synced", False)),
-            "peers": room.peer_ids(conn, me), "outbox_head": sql.outbox_head(conn)}
+    return {
+        "node_id": me,
+        "listen": state.get("listen"),
+        "room_synced": bool(state.get("room_synced", False)),
+        "peers": room.peer_ids(conn, me),
+        "outbox_head": sql.outbox_head(conn),
+    }

@@ -58,8 +58,7 @@ def refusal(status: int, code: str, message: str) -> Reply:
     return status, {"error": {"code": code, "message": message}}
 
 
-def exchange(conn: sqlite3.Connection, request: str | bytes | dict[str, Any],
-             now_ms: int) -> Reply:
+def exchange(conn: sqlite3.Connection, request: str | bytes | dict[str, Any], now_ms: int) -> Reply:
     """Trade an invite token (or, for a node that joined before, a node proof) for a
     ticket: 200 {wsTicket, expiresAt, rooms, sessionId, gatewayNodeId} or a refusal."""
     req = _parse(request)
@@ -78,8 +77,11 @@ def exchange(conn: sqlite3.Connection, request: str | bytes | dict[str, Any],
 
 def _parse(request: str | bytes | dict[str, Any]) -> dict[str, Any] | Reply:
     """The request's shape (400 invalid_request), before the contract's checks."""
-    bad = refusal(400, "invalid_request", "the request must be a JSON object with nodeId, "
-                  "nonce and inviteToken or nodeProof")
+    bad = refusal(
+        400,
+        "invalid_request",
+        "the request must be a JSON object with nodeId, nonce and inviteToken or nodeProof",
+    )
     try:
         req = json.loads(request) if isinstance(request, (str, bytes)) else request
     except (ValueError, UnicodeDecodeError):
@@ -91,20 +93,25 @@ def _parse(request: str | bytes | dict[str, Any]) -> dict[str, Any] | Reply:
     except ValidationFailed:
         return bad
     if not isinstance(req.get("nonce"), str) or not _NONCE.fullmatch(req["nonce"]):
-        return refusal(400, "invalid_request",
-                       "nonce: 16-128 characters of A-Z a-z 0-9 _ - (fresh for each request)")
+        return refusal(
+            400,
+            "invalid_request",
+            "nonce: 16-128 characters of A-Z a-z 0-9 _ - (fresh for each request)",
+        )
     for name in ("inviteToken", "nodeProof", "publicKey"):
         if req.get(name) is not None and not isinstance(req[name], str):
             return bad
     rooms = req.get("requestedRooms")
-    if rooms is not None and (not isinstance(rooms, list) or not rooms
-                              or not all(isinstance(r, str) and r in ROOMS for r in rooms)):
+    if rooms is not None and (
+        not isinstance(rooms, list)
+        or not rooms
+        or not all(isinstance(r, str) and r in ROOMS for r in rooms)
+    ):
         return refusal(400, "invalid_request", f"requestedRooms: only {list(ROOMS)} exist")
     return req
 
 
-def _by_invite(conn: sqlite3.Connection, req: dict[str, Any],
-               now_ms: int) -> _Grant | Reply:
+def _by_invite(conn: sqlite3.Connection, req: dict[str, Any], now_ms: int) -> _Grant | Reply:
     """Steps 1-4 for a join by invite: (invite id, the key to record) or a refusal."""
     row = sql.invite_by_hash(conn, token_hash(req["inviteToken"]))
     # 1: exists (a revoked invite is as good as none) and unused
@@ -127,8 +134,9 @@ def _by_invite(conn: sqlite3.Connection, req: dict[str, Any],
             return _bad_proof()
         key = offered
     if key is not None or req.get("nodeProof") is not None:
-        if key is None or not identity.verify_proof(key, req["nodeId"], req["nonce"],
-                                                    req.get("nodeProof")):
+        if key is None or not identity.verify_proof(
+            key, req["nodeId"], req["nonce"], req.get("nodeProof")
+        ):
             return _bad_proof()
     # 4: the replay guard (the jti's is at minting)
     why = nonces.handshake_replay(conn, req["nonce"], now_ms)
@@ -142,12 +150,16 @@ def _by_invite(conn: sqlite3.Connection, req: dict[str, Any],
 def _rejoin(conn: sqlite3.Connection, req: dict[str, Any], now_ms: int) -> _Grant | Reply:
     """A node that joined once with a key: its proof instead of an invite."""
     if req.get("nodeProof") is None:
-        return refusal(401, "invalid_token", "an invite token (or, to rejoin, a node proof) "
-                       "is required")
+        return refusal(
+            401, "invalid_token", "an invite token (or, to rejoin, a node proof) is required"
+        )
     key = sql.member_key(conn, req["nodeId"])
     offered = _key(req["publicKey"]) if req.get("publicKey") is not None else key
-    if key is None or offered != key or not identity.verify_proof(
-            key, req["nodeId"], req["nonce"], req["nodeProof"]):
+    if (
+        key is None
+        or offered != key
+        or not identity.verify_proof(key, req["nodeId"], req["nonce"], req["nodeProof"])
+    ):
         return _bad_proof()  # an unknown node and a bad signature look alike
     why = nonces.handshake_replay(conn, req["nonce"], now_ms)
     if why is not None:
@@ -155,30 +167,46 @@ def _rejoin(conn: sqlite3.Connection, req: dict[str, Any], now_ms: int) -> _Gran
     return _Grant(None, None)
 
 
-def _mint(conn: sqlite3.Connection, gateway: identity.Node, req: dict[str, Any],
-          grant: _Grant, now_ms: int) -> Reply:
+def _mint(
+    conn: sqlite3.Connection,
+    gateway: identity.Node,
+    req: dict[str, Any],
+    grant: _Grant,
+    now_ms: int,
+) -> Reply:
     """Step 5: a single-use ticket for the requested rooms, recorded with the nonce."""
     jti = str(uuid.uuid4())
     if sql.ticket_exists(conn, jti):
         return _replay()
     rooms = list(req.get("requestedRooms") or ROOMS)
     expires_at = now_ms + TICKET_TTL_MS
-    claims = {"iss": gateway.node_id, "sub": req["nodeId"], "aud": AUDIENCE, "rooms": rooms,
-              "inviteId": grant.invite_id, "jti": jti, "iat": clock.iso(now_ms),
-              "exp": clock.iso(expires_at)}
+    claims = {
+        "iss": gateway.node_id,
+        "sub": req["nodeId"],
+        "aud": AUDIENCE,
+        "rooms": rooms,
+        "inviteId": grant.invite_id,
+        "jti": jti,
+        "iat": clock.iso(now_ms),
+        "exp": clock.iso(expires_at),
+    }
     nonces.record_handshake(conn, req["nonce"], req["nodeId"], now_ms)
     # a ticket past its expiry is refused by its signed `exp` before its row is read, and no
     # longer counts as an invite's live ticket: forget those here, where the table grows
     sql.prune_tickets(conn, now_ms)
-    sql.insert_ticket(conn, jti, grant.invite_id, req["nodeId"], grant.key, now_ms,
-                      expires_at)
-    return 200, {"wsTicket": _sign(gateway.private_key, claims),
-                 "expiresAt": clock.iso(expires_at), "rooms": rooms, "sessionId": jti,
-                 "gatewayNodeId": gateway.node_id}
+    sql.insert_ticket(conn, jti, grant.invite_id, req["nodeId"], grant.key, now_ms, expires_at)
+    return 200, {
+        "wsTicket": _sign(gateway.private_key, claims),
+        "expiresAt": clock.iso(expires_at),
+        "rooms": rooms,
+        "sessionId": jti,
+        "gatewayNodeId": gateway.node_id,
+    }
 
 
-def authenticate_ticket(conn: sqlite3.Connection, token: str | None, node_header: str | None,
-                        now_ms: int) -> Reply:
+def authenticate_ticket(
+    conn: sqlite3.Connection, token: str | None, node_header: str | None, now_ms: int
+) -> Reply:
     """Decide a WebSocket upgrade: 200 and the ticket's claims, the ticket and its invite
     consumed; or a refusal (the upgrade is then answered as that HTTP error)."""
     gateway = identity.require(conn)
@@ -226,9 +254,12 @@ def _verified(gateway: identity.Node, token: str | None) -> dict[str, Any] | Non
         return None
     if not isinstance(claims, dict):
         return None
-    ok = (claims.get("aud") == AUDIENCE and claims.get("iss") == gateway.node_id
-          and all(isinstance(claims.get(k), str) for k in ("sub", "jti", "exp"))
-          and _ms(claims["exp"]) is not None)
+    ok = (
+        claims.get("aud") == AUDIENCE
+        and claims.get("iss") == gateway.node_id
+        and all(isinstance(claims.get(k), str) for k in ("sub", "jti", "exp"))
+        and _ms(claims["exp"]) is not None
+    )
     return claims if ok else None
 
 

@@ -32,15 +32,23 @@ def outbox_target(after_seq: int, limit: int, wait_s: float, nonce: str | None =
 
 def signed_headers(me: identity.Node, target: str) -> dict[str, str]:
     ts = int(time.time() * 1000)
-    return {"X-Acomm-Node": me.node_id, "X-Acomm-Timestamp": str(ts),
-            "X-Acomm-Signature": identity.sign_request(me.private_key, me.node_id, target, ts)}
+    return {
+        "X-Acomm-Node": me.node_id,
+        "X-Acomm-Timestamp": str(ts),
+        "X-Acomm-Signature": identity.sign_request(me.private_key, me.node_id, target, ts),
+    }
 
 
 class HttpTransport:
     """Signed reads of peers' outboxes; `urls` maps node -> `http(s)://host:port`."""
 
-    def __init__(self, urls: dict[str, str], me: identity.Node, wait_s: float = 0.0,
-                 connect_timeout_s: float = 5.0) -> None:
+    def __init__(
+        self,
+        urls: dict[str, str],
+        me: identity.Node,
+        wait_s: float = 0.0,
+        connect_timeout_s: float = 5.0,
+    ) -> None:
         self.urls, self.me = urls, me
         self.wait_s = min(max(wait_s, 0.0), MAX_WAIT_S)
         self.connect_timeout_s = connect_timeout_s
@@ -54,19 +62,19 @@ class HttpTransport:
         target = outbox_target(after_seq, limit, self.wait_s, secrets.token_urlsafe(12))
         timeout = httpx.Timeout(self.wait_s + 10.0, connect=self.connect_timeout_s)
         try:
-            r = httpx.get(base + target, headers=signed_headers(self.me, target),
-                          timeout=timeout)
+            r = httpx.get(base + target, headers=signed_headers(self.me, target), timeout=timeout)
         except httpx.HTTPError as exc:
-            raise Unreachable(f"node {source_node!r} at {base}: {type(exc).__name__}: "
-                              f"{exc}") from None
+            raise Unreachable(
+                f"node {source_node!r} at {base}: {type(exc).__name__}: {exc}"
+            ) from None
         if r.status_code != 200:
-            raise Unreachable(f"node {source_node!r} at {base}: HTTP {r.status_code} "
-                              f"{_code(r)}")
+            raise Unreachable(f"node {source_node!r} at {base}: HTTP {r.status_code} {_code(r)}")
         try:
             body = r.json()
             events, head = body["events"], int(body["head"])
             if not isinstance(events, list) or not all(
-                    isinstance(e, dict) and "seq" in e and "eventId" in e for e in events):
+                isinstance(e, dict) and "seq" in e and "eventId" in e for e in events
+            ):
                 raise ValueError("events")
         except (ValueError, KeyError, TypeError):
             raise Unreachable(f"node {source_node!r} at {base}: not an outbox page") from None
@@ -83,8 +91,15 @@ def _code(response: Any) -> str:
 class ByUrl:
     """One transport per peer, chosen by the scheme of its url."""
 
-    def __init__(self, urls: dict[str, str], me: identity.Node, wait_s: float = 0.0,
-                 busy_timeout_ms: int = 2000, nats: Any = None, own_link: bool = True) -> None:
+    def __init__(
+        self,
+        urls: dict[str, str],
+        me: identity.Node,
+        wait_s: float = 0.0,
+        busy_timeout_ms: int = 2000,
+        nats: Any = None,
+        own_link: bool = True,
+    ) -> None:
         self.urls, self.own_link = urls, own_link
         self.store = StoreTransport(urls, busy_timeout_ms)
         self.http = HttpTransport(urls, me, wait_s)
@@ -112,6 +127,11 @@ class ByUrl:
             self.nats.link.close()
 
 
-def for_urls(urls: dict[str, str], me: identity.Node, wait_s: float = 0.0,
-             nats: Any = None, own_link: bool = True) -> Transport:
+def for_urls(
+    urls: dict[str, str],
+    me: identity.Node,
+    wait_s: float = 0.0,
+    nats: Any = None,
+    own_link: bool = True,
+) -> Transport:
     return ByUrl(urls, me, wait_s, nats=nats, own_link=own_link)

@@ -46,7 +46,10 @@ def node_id(value: Any, field: str = "node") -> str:
     if not isinstance(value, str) or not _NODE_ID.fullmatch(value) or ".." in value:
         raise ValidationFailed(
             f"{field}: {value!r} is not a valid node id (1-64 characters of A-Z a-z 0-9 . _ -, "
-            "starting with a letter or a digit, no '..')", field=field, value=value)
+            "starting with a letter or a digit, no '..')",
+            field=field,
+            value=value,
+        )
     return value
 
 
@@ -70,13 +73,15 @@ def parse_public_key(text: Any, field: str = "key") -> bytes:
     try:
         if not isinstance(text, str) or not text.startswith(PASERK_PUBLIC):
             raise ValueError
-        raw = unb64url(text[len(PASERK_PUBLIC):])
+        raw = unb64url(text[len(PASERK_PUBLIC) :])
         if len(raw) != 32:
             raise ValueError
     except ValueError:
         raise ValidationFailed(
             f"{field}: not an Ed25519 public key as PASERK (k4.public. and 43 base64url "
-            "characters)", field=field) from None
+            "characters)",
+            field=field,
+        ) from None
     return raw
 
 
@@ -91,8 +96,10 @@ def require(conn: sqlite3.Connection) -> Node:
     """This store's node, or exit 5 saying how to make it one."""
     node = load(conn)
     if node is None:
-        raise InvalidState("this store is not a federation node: run `acomm node init --id "
-                           "NODE` first", field="node")
+        raise InvalidState(
+            "this store is not a federation node: run `acomm node init --id NODE` first",
+            field="node",
+        )
     return node
 
 
@@ -104,8 +111,11 @@ def init_node(conn: sqlite3.Connection, value: str, now_ms: int) -> tuple[Node, 
         node = load(conn)
         if node is not None:
             if node.node_id != wanted:
-                raise InvalidState(f"this store is already node {node.node_id!r}; a node "
-                                   "never changes its id", field="node", node=node.node_id)
+                raise InvalidState(
+                    f"this store is already node {node.node_id!r}; a node never changes its id",
+                    field="node",
+                    node=node.node_id,
+                )
             return node, False
         private, public = _new_key_pair()
         sql.insert_node(conn, wanted, public, private, now_ms)
@@ -146,8 +156,7 @@ def verify_proof(public_key: bytes, node: str, nonce: str, proof: Any) -> bool:
 
     try:
         signature = unb64url(proof)
-        Ed25519PublicKey.from_public_bytes(public_key).verify(
-            signature, proof_message(node, nonce))
+        Ed25519PublicKey.from_public_bytes(public_key).verify(signature, proof_message(node, nonce))
     except (ValueError, InvalidSignature):
         return False
     return True
@@ -169,14 +178,16 @@ def sign_request(private_key: bytes, node: str, target: str, timestamp_ms: int) 
     return b64url(key.sign(request_message(node, target, timestamp_ms)))
 
 
-def verify_request(public_key: bytes, node: str, target: str, timestamp_ms: int,
-                   signature: Any) -> bool:
+def verify_request(
+    public_key: bytes, node: str, target: str, timestamp_ms: int, signature: Any
+) -> bool:
     from cryptography.exceptions import InvalidSignature
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
     try:
         Ed25519PublicKey.from_public_bytes(public_key).verify(
-            unb64url(signature), request_message(node, target, timestamp_ms))
+            unb64url(signature), request_message(node, target, timestamp_ms)
+        )
     except (ValueError, InvalidSignature):
         return False
     return True

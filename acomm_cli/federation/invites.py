@@ -23,23 +23,22 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8", "surrogateescape")).hexdigest()
 
 
-def create(conn: sqlite3.Connection, *, expect: str | None, ttl_ms: int, pin_key: str | None,
-           now_ms: int) -> dict[str, Any]:
+def create(
+    conn: sqlite3.Connection, *, expect: str | None, ttl_ms: int, pin_key: str | None, now_ms: int
+) -> dict[str, Any]:
     """A new invite on this node: {invite_id, invite_token, expires_at}. The token is in
     this result only."""
     if expect is not None:
         identity.node_id(expect, "expect")
     if not 0 < ttl_ms <= MAX_TTL_MS:
-        raise ValidationFailed("ttl: must be more than 0 and at most 7d", field="ttl",
-                               value=ttl_ms)
+        raise ValidationFailed("ttl: must be more than 0 and at most 7d", field="ttl", value=ttl_ms)
     pinned = identity.parse_public_key(pin_key, "pin_key") if pin_key is not None else None
     token = secrets.token_urlsafe(32)  # 256 bits
     invite_id = "inv-" + secrets.token_hex(8)
     expires_at = now_ms + ttl_ms
     with write(conn):
         identity.require(conn)
-        sql.insert_invite(conn, invite_id, token_hash(token), expect, pinned, now_ms,
-                          expires_at)
+        sql.insert_invite(conn, invite_id, token_hash(token), expect, pinned, now_ms, expires_at)
     return {"invite_id": invite_id, "invite_token": token, "expires_at": clock.iso(expires_at)}
 
 
@@ -78,8 +77,11 @@ def revoke(conn: sqlite3.Connection, invite_id: str, now_ms: int) -> tuple[dict[
         if row is None:
             raise NotFound(f"no invite {invite_id!r}", field="invite", value=invite_id)
         if row[6] is not None:
-            raise InvalidState(f"invite {invite_id!r} was used by node {row[7]!r}; it can no "
-                               "longer be revoked", field="invite", value=invite_id)
+            raise InvalidState(
+                f"invite {invite_id!r} was used by node {row[7]!r}; it can no longer be revoked",
+                field="invite",
+                value=invite_id,
+            )
         changed = sql.revoke_invite(conn, invite_id, now_ms)
         row = sql.invite(conn, invite_id)
     assert row is not None

@@ -51,8 +51,9 @@ def check_url(url: str, field: str = "transport") -> str:
 
     parts = urlsplit(url)
     if not is_nats(url) or not parts.hostname:
-        raise ValidationFailed(f"{field}: a NATS url, nats://HOST:PORT (or tls://...)",
-                               field=field, value=url)
+        raise ValidationFailed(
+            f"{field}: a NATS url, nats://HOST:PORT (or tls://...)", field=field, value=url
+        )
     return url
 
 
@@ -82,12 +83,12 @@ class Link:
     """One NATS connection on a private event loop thread, connected lazily and again after
     any failure; `call` runs a coroutine there with a deadline."""
 
-    def __init__(self, url: str, creds: str | None = None,
-                 timeout_s: float = CALL_TIMEOUT_S) -> None:
+    def __init__(
+        self, url: str, creds: str | None = None, timeout_s: float = CALL_TIMEOUT_S
+    ) -> None:
         self.url, self.creds, self.timeout_s = url, creds, timeout_s
         self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True,
-                                       name="acomm-nats")
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True, name="acomm-nats")
         self.thread.start()
         self.nc: Any = None
         self.subs: dict[str, Any] = {}
@@ -126,11 +127,17 @@ class Link:
 
         # a refused first connection is retried once, 0.2 s later, then NoServersError
         # (max_reconnect_attempts=0 would mean "forever" in nats-py's server selection)
-        opts: dict[str, Any] = {"servers": [self.url], "connect_timeout": 2,
-                                "allow_reconnect": False, "max_reconnect_attempts": 1,
-                                "reconnect_time_wait": 0.2,
-                                "error_cb": quiet, "disconnected_cb": quiet,
-                                "closed_cb": quiet, "name": "acomm"}
+        opts: dict[str, Any] = {
+            "servers": [self.url],
+            "connect_timeout": 2,
+            "allow_reconnect": False,
+            "max_reconnect_attempts": 1,
+            "reconnect_time_wait": 0.2,
+            "error_cb": quiet,
+            "disconnected_cb": quiet,
+            "closed_cb": quiet,
+            "name": "acomm",
+        }
         if self.creds:
             opts["user_credentials"] = self.creds
         self.subs = {}
@@ -158,6 +165,7 @@ class Link:
 
 # ---------------------------------------------------------------- the publisher
 
+
 async def ensure_stream(js: Any, node: str) -> int:
     """The node's stream (created when missing); returns its last seq."""
     from nats.js.errors import NotFoundError
@@ -165,8 +173,9 @@ async def ensure_stream(js: Any, node: str) -> int:
     try:
         info = await js.stream_info(stream_name(node))
     except NotFoundError:
-        info = await js.add_stream(name=stream_name(node), subjects=[subject(node)],
-                                   duplicate_window=DUPLICATE_WINDOW_S)
+        info = await js.add_stream(
+            name=stream_name(node), subjects=[subject(node)], duplicate_window=DUPLICATE_WINDOW_S
+        )
     return int(info.state.last_seq)
 
 
@@ -195,27 +204,39 @@ def publish(conn: sqlite3.Connection, link: Link, node: str) -> int:
 async def _stream_last(link: Link, node: str, head: int) -> int:
     last = await ensure_stream(await link.js(), node)
     if last > head:
-        raise InvalidState(f"stream {stream_name(node)} has {last} events, the outbox "
-                           f"{head}: it belongs to another store of node {node!r}",
-                           field="transport", value=link.url)
+        raise InvalidState(
+            f"stream {stream_name(node)} has {last} events, the outbox "
+            f"{head}: it belongs to another store of node {node!r}",
+            field="transport",
+            value=link.url,
+        )
     return last
 
 
-async def _publish_rows(link: Link, node: str, rows: list[tuple[int, str, int, str]],
-                        last: int) -> int:
+async def _publish_rows(
+    link: Link, node: str, rows: list[tuple[int, str, int, str]], last: int
+) -> int:
     js = await link.js()
     for seq, event_id, attempt, envelope in rows:
-        ack = await js.publish(subject(node), envelope.encode(), stream=stream_name(node),
-                               headers={"Nats-Msg-Id": f"{event_id}:{attempt}"})
+        ack = await js.publish(
+            subject(node),
+            envelope.encode(),
+            stream=stream_name(node),
+            headers={"Nats-Msg-Id": f"{event_id}:{attempt}"},
+        )
         if int(ack.seq) != seq:
-            raise InvalidState(f"stream {stream_name(node)} is out of step: outbox seq {seq} "
-                               f"became stream seq {ack.seq}", field="transport",
-                               value=link.url)
+            raise InvalidState(
+                f"stream {stream_name(node)} is out of step: outbox seq {seq} "
+                f"became stream seq {ack.seq}",
+                field="transport",
+                value=link.url,
+            )
         last = seq
     return last
 
 
 # ---------------------------------------------------------------- the reader
+
 
 class NatsTransport:
     """Read peers' streams through durable pull consumers named after `reader`."""
@@ -226,13 +247,11 @@ class NatsTransport:
         self.at: dict[str, int] = {}  # where each peer's consumer stands, as we know it
 
     def read(self, source_node: str, after_seq: int, limit: int) -> Page:
-        return self.link.call(self._read(source_node, after_seq, limit),
-                              extra_s=self.wait_s)
+        return self.link.call(self._read(source_node, after_seq, limit), extra_s=self.wait_s)
 
     def committed(self, source_node: str, position: int) -> None:
         """The page up to `position` is in SQLite: ack it (AckAll acks what came before)."""
-        msgs = [m for m in self.held.pop(source_node, [])
-                if m.metadata.sequence.stream <= position]
+        msgs = [m for m in self.held.pop(source_node, []) if m.metadata.sequence.stream <= position]
         if msgs:
             try:
                 self.link.call(msgs[-1].ack_sync(timeout=5.0))
@@ -255,8 +274,10 @@ class NatsTransport:
         msgs = [m for m in msgs if m.metadata.sequence.stream > after]
         if msgs and msgs[0].metadata.sequence.stream != after + 1:
             self.at.pop(source, None)  # placed afresh by the next read
-            raise Unreachable(f"stream {stream_name(source)}: the consumer skipped from seq "
-                              f"{after} to {msgs[0].metadata.sequence.stream}")
+            raise Unreachable(
+                f"stream {stream_name(source)}: the consumer skipped from seq "
+                f"{after} to {msgs[0].metadata.sequence.stream}"
+            )
         self.held[source] = msgs
         events = []
         for m in msgs:
@@ -280,17 +301,24 @@ class NatsTransport:
             return sub
         try:
             info = await js.consumer_info(stream, durable)
-            placed = (int(info.delivered.stream_seq) == after
-                      and not int(info.num_ack_pending or 0))
+            placed = int(info.delivered.stream_seq) == after and not int(info.num_ack_pending or 0)
         except NotFoundError:
             info, placed = None, False
         if not placed:
             if info is not None:
                 await js.delete_consumer(stream, durable)
-            await js.add_consumer(stream, api.ConsumerConfig(
-                durable_name=durable, ack_policy=api.AckPolicy.ALL, ack_wait=ACK_WAIT_S,
-                deliver_policy=api.DeliverPolicy.BY_START_SEQUENCE if after else
-                api.DeliverPolicy.ALL, opt_start_seq=after + 1 if after else None))
+            await js.add_consumer(
+                stream,
+                api.ConsumerConfig(
+                    durable_name=durable,
+                    ack_policy=api.AckPolicy.ALL,
+                    ack_wait=ACK_WAIT_S,
+                    deliver_policy=api.DeliverPolicy.BY_START_SEQUENCE
+                    if after
+                    else api.DeliverPolicy.ALL,
+                    opt_start_seq=after + 1 if after else None,
+                ),
+            )
             sub = None
         if sub is None:
             sub = await js.pull_subscribe_bind(durable, stream=stream)
@@ -315,16 +343,19 @@ def link_for(conn: sqlite3.Connection, peer_url: str | None = None) -> Link:
     if cfg is not None:
         return Link(str(cfg[0]), creds_file(cfg[1]))
     if peer_url is None:
-        raise InvalidState("this node has no NATS transport (acomm node init --transport "
-                           "nats://HOST:PORT)", field="transport")
+        raise InvalidState(
+            "this node has no NATS transport (acomm node init --transport nats://HOST:PORT)",
+            field="transport",
+        )
     return Link(peer_url, creds_file(None))
 
 
 def check(url: str, creds: str | None) -> None:
     check_url(url)
     if creds is not None and not os.path.isfile(creds):
-        raise ValidationFailed(f"nats-creds: no such file: {creds}", field="nats-creds",
-                               value=creds)
+        raise ValidationFailed(
+            f"nats-creds: no such file: {creds}", field="nats-creds", value=creds
+        )
 
 
 def configure(conn: sqlite3.Connection, url: str, creds: str | None) -> dict[str, Any]:
@@ -333,14 +364,17 @@ def configure(conn: sqlite3.Connection, url: str, creds: str | None) -> dict[str
     so that the switch is recorded."""
     check(url, creds)
     if not sql.has_nats(conn) and sql.outbox_head(conn) > 0:
-        raise InvalidState("this node's outbox already went out over HTTP: switch with "
-                           f"`acomm fed migrate --to {url}`", field="transport", value=url)
+        raise InvalidState(
+            "this node's outbox already went out over HTTP: switch with "
+            f"`acomm fed migrate --to {url}`",
+            field="transport",
+            value=url,
+        )
     sql.set_nats(conn, url, os.path.abspath(creds) if creds else None)
     return {"transport": url}
 
 
-def migrate(conn: sqlite3.Connection, url: str, creds: str | None,
-            now: int) -> dict[str, Any]:
+def migrate(conn: sqlite3.Connection, url: str, creds: str | None, now: int) -> dict[str, Any]:
     """`fed migrate --to`: move this node's outbox onto NATS JetStream without losing an
     event. Every outbox row so far goes into the stream in seq order (stream seq = outbox
     seq), so each peer's cursor carries over unchanged; that mapping is recorded. NATS down:
@@ -373,6 +407,12 @@ def migrate(conn: sqlite3.Connection, url: str, creds: str | None,
     head = sql.outbox_head(conn)
     with write(conn):
         sql.set_nats_migrated(conn, before or "http", head, now)
-    return {"node_id": me, "from": before or None, "to": url, "stream": stream_name(me),
-            "subject": subject(me), "published": published,
-            "cursor_map": {"outbox_seq": head, "stream_seq": head}}
+    return {
+        "node_id": me,
+        "from": before or None,
+        "to": url,
+        "stream": stream_name(me),
+        "subject": subject(me),
+        "published": published,
+        "cursor_map": {"outbox_seq": head, "stream_seq": head},
+    }

@@ -43,8 +43,10 @@ def handshake_replay(conn: sqlite3.Connection, nonce: str, now_ms: int) -> str |
     """Why this nonce cannot be accepted (a message for 409 replay_detected), or None."""
     stamp = nonce_time(nonce)
     if stamp is not None and abs(now_ms - stamp) > WINDOW_MS:
-        return (f"the nonce's time is more than {WINDOW_MS // 1000} s from this gateway's "
-                "clock: a replayed request, or a clock to set right")
+        return (
+            f"the nonce's time is more than {WINDOW_MS // 1000} s from this gateway's "
+            "clock: a replayed request, or a clock to set right"
+        )
     if sql.nonce_seen(conn, nonce):
         return "this request was seen before"
     return None
@@ -55,12 +57,10 @@ def record_handshake(conn: sqlite3.Connection, nonce: str, node_id: str, now_ms:
     exchange's transaction)."""
     sql.prune_nonces(conn, now_ms)
     stamp = nonce_time(nonce)
-    sql.insert_nonce(conn, nonce, node_id, now_ms,
-                     None if stamp is None else stamp + WINDOW_MS)
+    sql.insert_nonce(conn, nonce, node_id, now_ms, None if stamp is None else stamp + WINDOW_MS)
 
 
-def first_request(conn: sqlite3.Connection, signature: bytes, node_id: str,
-                  stamp_ms: int) -> bool:
+def first_request(conn: sqlite3.Connection, signature: bytes, node_id: str, stamp_ms: int) -> bool:
     """True the first time this signed read (its signature, as bytes: a base64 text can be
     spelt two ways) is seen; False for a replay. The caller checked the time window."""
     return sql.first_request(conn, signature, node_id, stamp_ms + WINDOW_MS)

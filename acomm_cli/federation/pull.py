@@ -34,15 +34,26 @@ class PullResult:
     unreachable: list[str] = field(default_factory=list)
 
     def doc(self) -> dict[str, Any]:
-        return {"read": self.read, "delivered": self.delivered, "duplicates": self.duplicates,
-                "acks": self.acks, "replies": self.replies,
-                "dead_lettered": self.dead_lettered, "tasks": self.tasks,
-                **({"published": self.published} if self.published else {}),
-                "unreachable": self.unreachable}
+        return {
+            "read": self.read,
+            "delivered": self.delivered,
+            "duplicates": self.duplicates,
+            "acks": self.acks,
+            "replies": self.replies,
+            "dead_lettered": self.dead_lettered,
+            "tasks": self.tasks,
+            **({"published": self.published} if self.published else {}),
+            "unreachable": self.unreachable,
+        }
 
 
-def transport_for(conn: sqlite3.Connection, nodes: list[str], me: identity.Node,
-                  wait_s: float = 0.0, nats_link: Any = None) -> Transport:
+def transport_for(
+    conn: sqlite3.Connection,
+    nodes: list[str],
+    me: identity.Node,
+    wait_s: float = 0.0,
+    nats_link: Any = None,
+) -> Transport:
     """Each peer by its url: `store:PATH` StoreTransport, `http(s)://` HttpTransport,
     `nats://` NatsTransport (on this node's own NATS link when it has one)."""
     from acomm_cli.federation.http_transport import for_urls
@@ -54,12 +65,18 @@ def transport_for(conn: sqlite3.Connection, nodes: list[str], me: identity.Node,
     from acomm_cli.federation import nats_transport as nt
 
     link = nats_link or nt.link_for(conn, nats_url)
-    return for_urls(urls, me, wait_s, nats=nt.NatsTransport(link, me.node_id, wait_s),
-                    own_link=nats_link is None)
+    return for_urls(
+        urls,
+        me,
+        wait_s,
+        nats=nt.NatsTransport(link, me.node_id, wait_s),
+        own_link=nats_link is None,
+    )
 
 
-def publish_own(conn: sqlite3.Connection, me: str, result: PullResult,
-                nats_link: Any = None) -> None:
+def publish_own(
+    conn: sqlite3.Connection, me: str, result: PullResult, nats_link: Any = None
+) -> None:
     """On a node whose outbox travels on NATS: publish what is not yet in its stream. A NATS
     server that is down is noted (`unreachable` lists "nats"), never fatal: the rows wait."""
     cfg = sql.nats_config(conn) if sql.has_nats(conn) else None
@@ -78,10 +95,18 @@ def publish_own(conn: sqlite3.Connection, me: str, result: PullResult,
             link.close()
 
 
-def pull(conn: sqlite3.Connection, now: int, *, peer: str | None = None,
-         max_pages: int = 10, sla_ms: int = 600_000,
-         transport: Transport | None = None, page_size: int = PAGE_SIZE,
-         wait_s: float = 0.0, nats_link: Any = None) -> PullResult:
+def pull(
+    conn: sqlite3.Connection,
+    now: int,
+    *,
+    peer: str | None = None,
+    max_pages: int = 10,
+    sla_ms: int = 600_000,
+    transport: Transport | None = None,
+    page_size: int = PAGE_SIZE,
+    wait_s: float = 0.0,
+    nats_link: Any = None,
+) -> PullResult:
     """Pull every peer (or one: then an unreachable peer is exit 7), at most `max_pages`
     pages each; an http or NATS peer with nothing new is long-polled up to `wait_s`. On a
     NATS node, first publish its own outbox (`nats_link`: a long-running caller's link)."""
@@ -99,25 +124,46 @@ def pull(conn: sqlite3.Connection, now: int, *, peer: str | None = None,
 
         nats_link = own_link = nt.link_for(conn)
     try:
-        _pull_all(conn, me, nodes, peer, transport, nats_link, now, max_pages, page_size,
-                  sla_ms, wait_s, result)
+        _pull_all(
+            conn,
+            me,
+            nodes,
+            peer,
+            transport,
+            nats_link,
+            now,
+            max_pages,
+            page_size,
+            sla_ms,
+            wait_s,
+            result,
+        )
     finally:
         if own_link is not None:
             own_link.close()
     return result
 
 
-def _pull_all(conn: sqlite3.Connection, me: identity.Node, nodes: list[str],
-              peer: str | None, transport: Transport | None, nats_link: Any, now: int,
-              max_pages: int, page_size: int, sla_ms: int, wait_s: float,
-              result: PullResult) -> None:
+def _pull_all(
+    conn: sqlite3.Connection,
+    me: identity.Node,
+    nodes: list[str],
+    peer: str | None,
+    transport: Transport | None,
+    nats_link: Any,
+    now: int,
+    max_pages: int,
+    page_size: int,
+    sla_ms: int,
+    wait_s: float,
+    result: PullResult,
+) -> None:
     publish_own(conn, me.node_id, result, nats_link)
     tr = transport or transport_for(conn, nodes, me, wait_s, nats_link)
     try:
         for node in nodes:
             try:
-                _pull_peer(conn, me.node_id, node, tr, now, max_pages, page_size, sla_ms,
-                           result)
+                _pull_peer(conn, me.node_id, node, tr, now, max_pages, page_size, sla_ms, result)
             except Unreachable as exc:
                 with write(conn):
                     sql.cursor_error(conn, node, str(exc), now)
@@ -130,8 +176,17 @@ def _pull_all(conn: sqlite3.Connection, me: identity.Node, nodes: list[str],
     publish_own(conn, me.node_id, result, nats_link)  # the acks this pull appended
 
 
-def _pull_peer(conn: sqlite3.Connection, me: str, node: str, tr: Transport, now: int,
-               max_pages: int, page_size: int, sla_ms: int, result: PullResult) -> None:
+def _pull_peer(
+    conn: sqlite3.Connection,
+    me: str,
+    node: str,
+    tr: Transport,
+    now: int,
+    max_pages: int,
+    page_size: int,
+    sla_ms: int,
+    result: PullResult,
+) -> None:
     for n in range(max(max_pages, 1)):
         position = sql.cursor(conn, node)[0]
         page = tr.read(node, position, page_size)
@@ -150,8 +205,15 @@ def _pull_peer(conn: sqlite3.Connection, me: str, node: str, tr: Transport, now:
             return
 
 
-def _apply(conn: sqlite3.Connection, me: str, source: str, env: dict[str, Any], now: int,
-           sla_ms: int, result: PullResult) -> None:
+def _apply(
+    conn: sqlite3.Connection,
+    me: str,
+    source: str,
+    env: dict[str, Any],
+    now: int,
+    sla_ms: int,
+    result: PullResult,
+) -> None:
     result.read += 1
     event_id, kind = str(env["eventId"]), str(env["kind"])
     attempt = int((env.get("trace") or {}).get("attempt") or 1)
@@ -181,8 +243,9 @@ def _apply(conn: sqlite3.Connection, me: str, source: str, env: dict[str, Any], 
         result.dead_lettered += 1
 
 
-def _deliver(conn: sqlite3.Connection, me: str, source: str, env: dict[str, Any],
-             now: int) -> tuple[int, int] | None:
+def _deliver(
+    conn: sqlite3.Connection, me: str, source: str, env: dict[str, Any], now: int
+) -> tuple[int, int] | None:
     """An inbound message: an ordinary local message on `_fed:<local>:<remote>` with
     global_id = eventId and origin_node = the source node; then `ack accepted`. Returns
     (message id, channel id) when it was stored."""
@@ -192,11 +255,22 @@ def _deliver(conn: sqlite3.Connection, me: str, source: str, env: dict[str, Any]
     name = remote.fed_channel(router.conn, router.channels, local, sender, now)
     mtype = payload.get("type") or MessageType.TEXT.value
     try:
-        plan = plan_message(router, SendRequest(
-            sender=sender, content=payload.get("content") or "", channel=name, type=mtype,
-            priority=payload.get("priority", "normal"), topic=payload.get("topic"),
-            correlation_id=env.get("corrId"), metadata=payload.get("metadata") or None,
-        ), now, only_to=local, internal=True)
+        plan = plan_message(
+            router,
+            SendRequest(
+                sender=sender,
+                content=payload.get("content") or "",
+                channel=name,
+                type=mtype,
+                priority=payload.get("priority", "normal"),
+                topic=payload.get("topic"),
+                correlation_id=env.get("corrId"),
+                metadata=payload.get("metadata") or None,
+            ),
+            now,
+            only_to=local,
+            internal=True,
+        )
     except CommError:
         plan = None
     stored = None
@@ -205,9 +279,18 @@ def _deliver(conn: sqlite3.Connection, me: str, source: str, env: dict[str, Any]
         sql.set_message_global_id(conn, res.id, str(env["eventId"]), source)
         sql.set_inbound_message(conn, str(env["eventId"]), res.id)
         stored = (res.id, res.channel_id)
-    remote.emit(conn, me, "ack", to_node=source, now=now, source_agent=local, to_agent=None,
-                corr=env.get("corrId"),
-                payload={"ackOf": env["eventId"], "status": "accepted"}, decision=None)
+    remote.emit(
+        conn,
+        me,
+        "ack",
+        to_node=source,
+        now=now,
+        source_agent=local,
+        to_agent=None,
+        corr=env.get("corrId"),
+        payload={"ackOf": env["eventId"], "status": "accepted"},
+        decision=None,
+    )
     return stored
 
 
@@ -217,11 +300,18 @@ def _ack(conn: sqlite3.Connection, payload: dict[str, Any], now: int, sla_ms: in
         return
     event_id, state = row[0], row[5]
     if payload.get("status") == "accepted" and state == "emitted":
-        sql.update_sent(conn, event_id, state="accepted", accepted_at=now,
-                        next_timer_at=now + sla_ms)
+        sql.update_sent(
+            conn, event_id, state="accepted", accepted_at=now, next_timer_at=now + sla_ms
+        )
     elif payload.get("status") == "processed" and state in ("emitted", "accepted", "incident"):
-        sql.update_sent(conn, event_id, state="processed", processed_at=now,
-                        accepted_at=row[9] or now, next_timer_at=None)
+        sql.update_sent(
+            conn,
+            event_id,
+            state="processed",
+            processed_at=now,
+            accepted_at=row[9] or now,
+            next_timer_at=None,
+        )
 
 
 def _reply(conn: sqlite3.Connection, source: str, env: dict[str, Any], now: int) -> bool:
@@ -236,13 +326,28 @@ def _reply(conn: sqlite3.Connection, source: str, env: dict[str, Any], now: int)
     if query is None:
         return False
     router = Router(conn)
-    plan = plan_message(router, SendRequest(
-        sender=str(env["sourceAgentId"]), content=payload.get("content") or "(empty reply)",
-        channel=query.channel, type=MessageType.RESPONSE.value,
-        correlation_id=query.correlation_id), now, only_to=query.sender, internal=True)
+    plan = plan_message(
+        router,
+        SendRequest(
+            sender=str(env["sourceAgentId"]),
+            content=payload.get("content") or "(empty reply)",
+            channel=query.channel,
+            type=MessageType.RESPONSE.value,
+            correlation_id=query.correlation_id,
+        ),
+        now,
+        only_to=query.sender,
+        internal=True,
+    )
     res = persist(router, plan, now, federated=True)
     sql.set_message_global_id(conn, res.id, str(env["eventId"]), source)
     sql.set_inbound_message(conn, str(env["eventId"]), res.id)
-    sql.update_sent(conn, row[0], state="replied", processed_at=now,
-                    accepted_at=row[9] or now, next_timer_at=None)
+    sql.update_sent(
+        conn,
+        row[0],
+        state="replied",
+        processed_at=now,
+        accepted_at=row[9] or now,
+        next_timer_at=None,
+    )
     return True

@@ -39,8 +39,9 @@ async def _forever(gw: Gateway, what: str, once: Any) -> None:
                 if conn is None:
                     from acomm_cli.engine import opening
 
-                    conn = opening.connect(gw.opts.store_path, create=False,
-                                           busy_timeout_ms=gw.opts.busy_timeout_ms)
+                    conn = opening.connect(
+                        gw.opts.store_path, create=False, busy_timeout_ms=gw.opts.busy_timeout_ms
+                    )
                     link = nt.link_for(conn)
                 pause = await anyio.to_thread.run_sync(once, gw, conn, link)
             except (sqlite3.Error, CommError) as exc:
@@ -74,8 +75,14 @@ def _push_once(gw: Gateway, conn: sqlite3.Connection, link: Any) -> float:
     me = identity.require(conn)
     peers = room.peer_ids(conn, me.node_id)
     tr = fed_pull.transport_for(conn, peers, me, wait_s=1.0, nats_link=link)
-    result = fed_pull.pull(conn, clock.now_ms(), max_pages=gw.opts.pull_pages,
-                           sla_ms=gw.opts.sla_ms, transport=tr, nats_link=link)
+    result = fed_pull.pull(
+        conn,
+        clock.now_ms(),
+        max_pages=gw.opts.pull_pages,
+        sla_ms=gw.opts.sla_ms,
+        transport=tr,
+        nats_link=link,
+    )
     if result.unreachable:
         gw.note("push", PeerUnreachable("unreachable: " + ", ".join(result.unreachable)))
         return 1.0

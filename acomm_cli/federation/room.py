@@ -22,8 +22,9 @@ def _dump(value: dict[str, Any]) -> str:
     return json.dumps(value, separators=(",", ":"), sort_keys=True)
 
 
-def own(conn: sqlite3.Connection, agent: str, fallbacks: list[str], now: int,
-        offline_after_ms: int) -> dict[str, Any]:
+def own(
+    conn: sqlite3.Connection, agent: str, fallbacks: list[str], now: int, offline_after_ms: int
+) -> dict[str, Any]:
     """`agent own AGENT [--fallback NODE]...`: this node owns the agent."""
     model.agent_id(agent, "agent")
     for n in fallbacks:
@@ -31,17 +32,22 @@ def own(conn: sqlite3.Connection, agent: str, fallbacks: list[str], now: int,
     with write(conn):
         me = identity.require(conn).node_id
         if me in fallbacks:
-            raise ValidationFailed("fallback: the owner cannot be its own fallback",
-                                   field="fallback", value=me)
+            raise ValidationFailed(
+                "fallback: the owner cannot be its own fallback", field="fallback", value=me
+            )
         sql.room_put(conn, "agents", agent, _dump({"ownerNodeId": me}), now, queue=True)
-        sql.room_put(conn, "routing", agent,
-                     _dump({"fallbackOwners": fallbacks}) if fallbacks else None, now,
-                     queue=True)
+        sql.room_put(
+            conn,
+            "routing",
+            agent,
+            _dump({"fallbackOwners": fallbacks}) if fallbacks else None,
+            now,
+            queue=True,
+        )
         return where_doc(conn, me, agent, now, offline_after_ms)
 
 
-def disown(conn: sqlite3.Connection, agent: str, now: int,
-           offline_after_ms: int) -> dict[str, Any]:
+def disown(conn: sqlite3.Connection, agent: str, now: int, offline_after_ms: int) -> dict[str, Any]:
     """`agent disown AGENT`: only the owner gives an agent up (exit 5 otherwise)."""
     from acomm_cli.errors import InvalidState
 
@@ -50,32 +56,39 @@ def disown(conn: sqlite3.Connection, agent: str, now: int,
         me = identity.require(conn).node_id
         owner = remote.room_value(conn, "agents", agent).get("ownerNodeId")
         if owner is not None and owner != me:
-            raise InvalidState(f"{agent!r} is owned by node {owner!r}, not this one",
-                               field="agent", value=agent, owner_node=owner)
+            raise InvalidState(
+                f"{agent!r} is owned by node {owner!r}, not this one",
+                field="agent",
+                value=agent,
+                owner_node=owner,
+            )
         if owner is not None:
             sql.room_put(conn, "agents", agent, None, now, queue=True)
             sql.room_put(conn, "routing", agent, None, now, queue=True)
         return where_doc(conn, me, agent, now, offline_after_ms)
 
 
-def where(conn: sqlite3.Connection, agent: str, now: int,
-          offline_after_ms: int) -> dict[str, Any]:
+def where(conn: sqlite3.Connection, agent: str, now: int, offline_after_ms: int) -> dict[str, Any]:
     model.agent_id(agent, "agent")
     me = identity.require(conn).node_id
     return where_doc(conn, me, agent, now, offline_after_ms)
 
 
-def where_doc(conn: sqlite3.Connection, me: str, agent: str, now: int,
-              offline_after_ms: int) -> dict[str, Any]:
+def where_doc(
+    conn: sqlite3.Connection, me: str, agent: str, now: int, offline_after_ms: int
+) -> dict[str, Any]:
     """{agent, owner_node, fallback_nodes, online, route}: route is local, owner, fallback,
     no_owner or owner_offline, as a send would decide now."""
     rt = remote.route(conn, me, agent, now, offline_after_ms)
     owner = remote.room_value(conn, "agents", agent).get("ownerNodeId")
     fallbacks = remote.room_value(conn, "routing", agent).get("fallbackOwners", [])
-    return {"agent": agent, "owner_node": owner, "fallback_nodes": fallbacks,
-            "online": None if owner is None else remote.online(conn, me, owner, now,
-                                                              offline_after_ms),
-            "route": rt.decision}
+    return {
+        "agent": agent,
+        "owner_node": owner,
+        "fallback_nodes": fallbacks,
+        "online": None if owner is None else remote.online(conn, me, owner, now, offline_after_ms),
+        "route": rt.decision,
+    }
 
 
 # ---------------------------------------------------------------- nodes
@@ -102,7 +115,7 @@ def add_peer(conn: sqlite3.Connection, node: str, url: str, now: int) -> dict[st
     if url.startswith("store:"):
         from pathlib import Path
 
-        url = "store:" + str(Path(url[len("store:"):]).expanduser().absolute())
+        url = "store:" + str(Path(url[len("store:") :]).expanduser().absolute())
     with write(conn):
         me = identity.require(conn).node_id
         if node == me:
@@ -125,32 +138,40 @@ def peers(conn: sqlite3.Connection, now: int, offline_after_ms: int) -> dict[str
         entry = node_entry(conn, node)
         position, head, _ = sql.cursor(conn, node)
         seen = remote.last_seen(conn, node)
-        out.append({"node": node, "url": entry.get("url"),
-                    "online": remote.online(conn, me, node, now, offline_after_ms),
-                    "last_seen_at": clock.iso(seen), "cursor": position, "head": head,
-                    "lag": None if head is None else max(head - position, 0)})
+        out.append(
+            {
+                "node": node,
+                "url": entry.get("url"),
+                "online": remote.online(conn, me, node, now, offline_after_ms),
+                "last_seen_at": clock.iso(seen),
+                "cursor": position,
+                "head": head,
+                "lag": None if head is None else max(head - position, 0),
+            }
+        )
     return {"peers": out}
 
 
 def url_of(conn: sqlite3.Connection, node: str) -> str:
     entry = node_entry(conn, node)
     if not entry:
-        raise NotFound(f"no node {node!r} in this node's copy of the room", field="peer",
-                       value=node)
+        raise NotFound(
+            f"no node {node!r} in this node's copy of the room", field="peer", value=node
+        )
     return str(entry.get("url") or "")
 
 
 _CAP_MAPS = ("capabilities.catalog", "capabilities.index")  # engine/capabilities.py writes them
 
 
-def merge_peer_entries(conn: sqlite3.Connection, me: str, peer: str,
-                       entries: list[tuple[str, str, str]], now: int) -> None:
+def merge_peer_entries(
+    conn: sqlite3.Connection, me: str, peer: str, entries: list[tuple[str, str, str]], now: int
+) -> None:
     """Copy what a peer says about itself (its node entry, the agents it owns and their
     routing, the capabilities it publishes) into our copy; read from its store by
     StoreTransport. Never queued: the room already has them once a gateway runs. Our own
     url for the peer is kept."""
-    owned = {k for m, k, v in entries if m == "agents"
-             and json.loads(v).get("ownerNodeId") == peer}
+    owned = {k for m, k, v in entries if m == "agents" and json.loads(v).get("ownerNodeId") == peer}
     for map_, key, value in entries:
         if map_ == "nodes" and key == peer:
             entry = json.loads(value)
@@ -162,8 +183,9 @@ def merge_peer_entries(conn: sqlite3.Connection, me: str, peer: str,
             sql.room_put(conn, map_, key, value, now, queue=False)
     # capabilities the peer unpublished: drop our copy of its catalog and index entries
     for map_ in _CAP_MAPS:
-        theirs = {k for m, k, v in entries if m == map_
-                  and json.loads(v).get("ownerNodeId") == peer}
+        theirs = {
+            k for m, k, v in entries if m == map_ and json.loads(v).get("ownerNodeId") == peer
+        }
         for key, value in sql.room_map(conn, map_):
             if json.loads(value).get("ownerNodeId") == peer and key not in theirs:
                 sql.room_put(conn, map_, key, None, now, queue=False)

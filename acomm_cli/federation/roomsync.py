@@ -86,8 +86,9 @@ class Mirror:
                 keys |= {(m, k) for m, ymap in self.maps.items() for k in ymap.keys()}
             for map_, key in sorted(keys):
                 value = self.maps[map_].get(key)
-                sql.room_put(conn, map_, key, value if isinstance(value, str) else None, now,
-                             queue=False)
+                sql.room_put(
+                    conn, map_, key, value if isinstance(value, str) else None, now, queue=False
+                )
         self.full = False
         self.dirty -= keys
         return len(changes)
@@ -96,8 +97,9 @@ class Mirror:
         nodes = self.maps["nodes"]
         raw = nodes.get(self.me.node_id)
         entry = json.loads(raw) if isinstance(raw, str) else {}
-        entry.update(lastSeenAt=clock.iso(now), url=self.public_url,
-                     publicKey=self.me.public_paserk)
+        entry.update(
+            lastSeenAt=clock.iso(now), url=self.public_url, publicKey=self.me.public_paserk
+        )
         nodes[self.me.node_id] = _dump(entry)
 
 
@@ -125,9 +127,12 @@ async def exchange(client: Any, base: str, me: identity.Node, invite: str | None
     """POST the exchange: an invite (with this node's key and proof, so that the seed records
     the key for later rejoins) or a node proof alone. Returns the wsTicket."""
     nonce = nonces.stamped_nonce(clock.now_ms())  # its time, signed by the proof
-    body: dict[str, Any] = {"nodeId": me.node_id, "nonce": nonce,
-                            "nodeProof": identity.sign_proof(me.private_key, me.node_id, nonce),
-                            "publicKey": me.public_paserk}
+    body: dict[str, Any] = {
+        "nodeId": me.node_id,
+        "nonce": nonce,
+        "nodeProof": identity.sign_proof(me.private_key, me.node_id, nonce),
+        "publicKey": me.public_paserk,
+    }
     if invite is not None:
         body["inviteToken"] = invite
     r = await client.post(base + EXCHANGE_PATH, json=body)
@@ -150,8 +155,14 @@ def _message(response: Any) -> str:
         return ""
 
 
-async def join(base: str, me: identity.Node, doc: Any, state: JoinState,
-               on_synced: Callable[[], None], retry_max_s: float = 15.0) -> None:
+async def join(
+    base: str,
+    me: identity.Node,
+    doc: Any,
+    state: JoinState,
+    on_synced: Callable[[], None],
+    retry_max_s: float = 15.0,
+) -> None:
     """Keep this node's document connected to the seed's room, forever (cancelled at
     shutdown). A seed that is down or refusing is noted and retried with back-off."""
     import anyio
@@ -166,8 +177,7 @@ async def join(base: str, me: identity.Node, doc: Any, state: JoinState,
                 delay = 1.0
             except _Refused as exc:
                 state.last_error = str(exc)
-                if state.invite is not None and exc.code in ("token_already_used",
-                                                             "invalid_token"):
+                if state.invite is not None and exc.code in ("token_already_used", "invalid_token"):
                     state.invite = None  # perhaps joined before: try the node proof
                 log.warning("note: the seed refused this node: %s", exc)
             except Exception as exc:  # the seed going away is the normal case
@@ -175,8 +185,9 @@ async def join(base: str, me: identity.Node, doc: Any, state: JoinState,
                 # group): noted, retried with back-off
                 leaf = _leaf(exc)
                 state.last_error = f"{type(leaf).__name__}: {leaf}"
-                log.warning("note: lost the seed's room at %s (%s); retrying", base,
-                            state.last_error)
+                log.warning(
+                    "note: lost the seed's room at %s (%s); retrying", base, state.last_error
+                )
             state.synced = False
             await anyio.sleep(delay)
             delay = min(delay * 2, retry_max_s)
@@ -188,8 +199,14 @@ def _leaf(exc: BaseException) -> BaseException:
     return exc
 
 
-async def _session(client: Any, base: str, me: identity.Node, doc: Any, state: JoinState,
-                   on_synced: Callable[[], None]) -> None:
+async def _session(
+    client: Any,
+    base: str,
+    me: identity.Node,
+    doc: Any,
+    state: JoinState,
+    on_synced: Callable[[], None],
+) -> None:
     """One connection: exchange, upgrade with the ticket, sync until the socket closes."""
     import anyio
     from httpx_ws import WebSocketUpgradeError, aconnect_ws
@@ -205,9 +222,13 @@ async def _session(client: Any, base: str, me: identity.Node, doc: Any, state: J
     headers = {"Authorization": f"Bearer {ticket}", "X-Acomm-Node": me.node_id}
     ws: Any
     try:
-        async with aconnect_ws(base + ROOM_PATH, client, headers=headers,
-                               keepalive_ping_interval_seconds=10,
-                               keepalive_ping_timeout_seconds=10) as ws:
+        async with aconnect_ws(
+            base + ROOM_PATH,
+            client,
+            headers=headers,
+            keepalive_ping_interval_seconds=10,
+            keepalive_ping_timeout_seconds=10,
+        ) as ws:
             state.joined, state.invite, state.last_error = True, None, None
 
             async def send_updates() -> None:

@@ -37,9 +37,14 @@ class FedConfig:
 
     @classmethod
     def from_settings(cls, value: Any) -> FedConfig:
-        return cls(value("federation.ack_timeout"), value("federation.max_attempts"),
-                   value("federation.retry_backoff"), value("federation.retry_jitter"),
-                   value("federation.sla"), value("federation.pull_pages"))
+        return cls(
+            value("federation.ack_timeout"),
+            value("federation.max_attempts"),
+            value("federation.retry_backoff"),
+            value("federation.retry_jitter"),
+            value("federation.sla"),
+            value("federation.pull_pages"),
+        )
 
 
 def retry_delay(cfg: FedConfig, event_id: str, attempt: int) -> int:
@@ -65,8 +70,9 @@ def tick(conn: sqlite3.Connection, now: int, cfg: FedConfig) -> dict[str, int]:
                     _give_up(conn, me, row, now)
                     dead += 1
                 else:
-                    _retry(conn, event_id, attempt + 1, due + retry_delay(cfg, event_id,
-                                                                         attempt), due)
+                    _retry(
+                        conn, event_id, attempt + 1, due + retry_delay(cfg, event_id, attempt), due
+                    )
                     retried += 1
             elif state == "accepted":
                 _incident(conn, row, due)
@@ -74,12 +80,15 @@ def tick(conn: sqlite3.Connection, now: int, cfg: FedConfig) -> dict[str, int]:
             else:
                 sql.update_sent(conn, event_id, next_timer_at=None)
             del message_id, to_agent
-    return {"fed_pulled": pulled.read, "fed_retried": retried, "fed_dead_lettered": dead,
-            "fed_incidents": incidents}
+    return {
+        "fed_pulled": pulled.read,
+        "fed_retried": retried,
+        "fed_dead_lettered": dead,
+        "fed_incidents": incidents,
+    }
 
 
-def _retry(conn: sqlite3.Connection, event_id: str, attempt: int, next_due: int,
-           at: int) -> None:
+def _retry(conn: sqlite3.Connection, event_id: str, attempt: int, next_due: int, at: int) -> None:
     env = sql.outbox_event(conn, event_id)
     assert env is not None
     env.pop("seq", None)
@@ -94,15 +103,24 @@ def _give_up(conn: sqlite3.Connection, me: str, row: tuple[Any, ...], now: int) 
     msg = reads.message_by_id(conn, message_id) if message_id is not None else None
     why = f"not accepted by node {to_node!r} after {attempt} attempts"
     if msg is not None and to_agent is not None:
-        sending.insert_deliveries(conn, [(msg.id, to_agent, msg.channel_id, "unread", 0, 0,
-                                          msg.created_at, None)])
-        deadletters.dead_letter(conn, [(msg.id, to_agent, msg.channel_id, attempt - 1)],
-                                MAX_REASON, why, due)
-    remote.emit(conn, me, "dead_letter", to_node=to_node, now=due,
-                source_agent=msg.sender if msg else None, to_agent=to_agent,
-                corr=msg.correlation_id if msg else None,
-                payload={"eventId": event_id, "reason": MAX_REASON, "detail": why},
-                decision=None)
+        sending.insert_deliveries(
+            conn, [(msg.id, to_agent, msg.channel_id, "unread", 0, 0, msg.created_at, None)]
+        )
+        deadletters.dead_letter(
+            conn, [(msg.id, to_agent, msg.channel_id, attempt - 1)], MAX_REASON, why, due
+        )
+    remote.emit(
+        conn,
+        me,
+        "dead_letter",
+        to_node=to_node,
+        now=due,
+        source_agent=msg.sender if msg else None,
+        to_agent=to_agent,
+        corr=msg.correlation_id if msg else None,
+        payload={"eventId": event_id, "reason": MAX_REASON, "detail": why},
+        decision=None,
+    )
     sql.update_sent(conn, event_id, state="dead_letter", next_timer_at=None)
     del now
 
@@ -113,12 +131,37 @@ def _incident(conn: sqlite3.Connection, row: tuple[Any, ...], due: int) -> None:
     event_id, message_id, to_node, to_agent = row[:4]
     ch = channels.channel_by_name(conn, model.SYSTEM_CHANNEL)
     assert ch is not None
-    body = json.dumps({"event_id": event_id, "message_id": message_id, "to_node": to_node,
-                       "to_agent": to_agent, "accepted_at": clock.iso(row[9]),
-                       "reason": "federation_sla"}, separators=(",", ":"))
-    mid = sending.insert_message(conn, (None, ch.id, model.SYSTEM_AGENT, "notification", body,
-                                        SLA_TOPIC, 1, None, None, None, due, None, None))
+    body = json.dumps(
+        {
+            "event_id": event_id,
+            "message_id": message_id,
+            "to_node": to_node,
+            "to_agent": to_agent,
+            "accepted_at": clock.iso(row[9]),
+            "reason": "federation_sla",
+        },
+        separators=(",", ":"),
+    )
+    mid = sending.insert_message(
+        conn,
+        (
+            None,
+            ch.id,
+            model.SYSTEM_AGENT,
+            "notification",
+            body,
+            SLA_TOPIC,
+            1,
+            None,
+            None,
+            None,
+            due,
+            None,
+            None,
+        ),
+    )
     agents = SubscriptionIndex(channels.subscriptions(conn, ch.id)).route(SLA_TOPIC)
-    sending.insert_deliveries(conn, [(mid, a, ch.id, "unread", 0, 0, due, None)
-                                     for a in sorted(agents)])
+    sending.insert_deliveries(
+        conn, [(mid, a, ch.id, "unread", 0, 0, due, None) for a in sorted(agents)]
+    )
     sql.update_sent(conn, event_id, state="incident", incident_at=due, next_timer_at=None)

@@ -47,8 +47,11 @@ def parse_scopes(value: str | list[str] | None) -> tuple[str, ...]:
     bad = sorted(s for s in wanted if s not in SCOPES)
     if bad or not wanted or not all(isinstance(s, str) for s in items):
         shown = bad[0] if bad else value
-        raise ValidationFailed(f"scope: {shown!r} is not one of {', '.join(SCOPES)} "
-                               "(comma-separated, at least one)", field="scope", value=shown)
+        raise ValidationFailed(
+            f"scope: {shown!r} is not one of {', '.join(SCOPES)} (comma-separated, at least one)",
+            field="scope",
+            value=shown,
+        )
     return tuple(s for s in SCOPES if s in wanted)
 
 
@@ -70,32 +73,45 @@ def check_local(conn: sqlite3.Connection, self_node: str, agent: str) -> None:
     when nothing here knows it."""
     owner = _owner(conn, agent)
     if owner is not None and owner != self_node:
-        raise InvalidState(f"agent: {agent!r} is owned by node {owner!r}; a token is made "
-                           "on the node that hosts the agent", field="agent", value=agent)
+        raise InvalidState(
+            f"agent: {agent!r} is owned by node {owner!r}; a token is made "
+            "on the node that hosts the agent",
+            field="agent",
+            value=agent,
+        )
     if owner is None and not fed_sql.local_participant(conn, agent):
-        raise NotFound(f"agent: {agent!r} is not hosted by this node (own it with `acomm "
-                       "agent own`, or add it to a local channel)", field="agent",
-                       value=agent)
+        raise NotFound(
+            f"agent: {agent!r} is not hosted by this node (own it with `acomm "
+            "agent own`, or add it to a local channel)",
+            field="agent",
+            value=agent,
+        )
 
 
-def create(conn: sqlite3.Connection, *, agent: str, ttl_ms: int, scopes: tuple[str, ...],
-           now_ms: int) -> dict[str, Any]:
+def create(
+    conn: sqlite3.Connection, *, agent: str, ttl_ms: int, scopes: tuple[str, ...], now_ms: int
+) -> dict[str, Any]:
     """A new token: {token_id, token, agent, expires_at, scopes}; the token is in this
     result only."""
     model.agent_id(agent, "agent")
     if not 0 < ttl_ms <= MAX_TTL_MS:
-        raise ValidationFailed("ttl: must be more than 0 and at most 30d", field="ttl",
-                               value=ttl_ms)
+        raise ValidationFailed(
+            "ttl: must be more than 0 and at most 30d", field="ttl", value=ttl_ms
+        )
     token = PREFIX + secrets.token_urlsafe(32)  # 256 bits
     token_id = "tok-" + secrets.token_hex(8)
     expires_at = now_ms + ttl_ms
     with write(conn):
         me = identity.require(conn)
         check_local(conn, me.node_id, agent)
-        sql.insert(conn, token_id, token_hash(token), agent, ",".join(scopes), now_ms,
-                   expires_at)
-    return {"token_id": token_id, "token": token, "agent": agent,
-            "expires_at": clock.iso(expires_at), "scopes": list(scopes)}
+        sql.insert(conn, token_id, token_hash(token), agent, ",".join(scopes), now_ms, expires_at)
+    return {
+        "token_id": token_id,
+        "token": token,
+        "agent": agent,
+        "expires_at": clock.iso(expires_at),
+        "scopes": list(scopes),
+    }
 
 
 def state(row: tuple[Any, ...], now_ms: int) -> str:
@@ -106,9 +122,15 @@ def state(row: tuple[Any, ...], now_ms: int) -> str:
 
 def doc(row: tuple[Any, ...], now_ms: int) -> dict[str, Any]:
     """A token as `token list` shows it: never its secret nor the secret's hash."""
-    return {"token_id": row[0], "agent": row[1], "scopes": row[2].split(","),
-            "state": state(row, now_ms), "created_at": clock.iso(row[3]),
-            "expires_at": clock.iso(row[4]), "revoked_at": clock.iso(row[5])}
+    return {
+        "token_id": row[0],
+        "agent": row[1],
+        "scopes": row[2].split(","),
+        "state": state(row, now_ms),
+        "created_at": clock.iso(row[3]),
+        "expires_at": clock.iso(row[4]),
+        "revoked_at": clock.iso(row[5]),
+    }
 
 
 def list_tokens(conn: sqlite3.Connection, now_ms: int) -> list[dict[str, Any]]:

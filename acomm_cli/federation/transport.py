@@ -46,9 +46,11 @@ class StoreTransport:
     def _path(self, node: str) -> Path:
         url = self.urls.get(node) or ""
         if not url.startswith("store:"):
-            raise Unreachable(f"node {node!r} has no store: url ({url or 'none'}); "
-                              "only the gateway's HTTP transport reads other urls")
-        path = Path(url[len("store:"):])
+            raise Unreachable(
+                f"node {node!r} has no store: url ({url or 'none'}); "
+                "only the gateway's HTTP transport reads other urls"
+            )
+        path = Path(url[len("store:") :])
         if not path.is_file():
             raise Unreachable(f"node {node!r}: no store at {path}")
         return path
@@ -56,8 +58,9 @@ class StoreTransport:
     def read(self, source_node: str, after_seq: int, limit: int) -> Page:
         path = self._path(source_node)
         try:
-            conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True,
-                                   timeout=self.busy_timeout_ms / 1000)
+            conn = sqlite3.connect(
+                f"{path.as_uri()}?mode=ro", uri=True, timeout=self.busy_timeout_ms / 1000
+            )
         except sqlite3.Error as exc:
             raise Unreachable(f"node {source_node!r}: {exc}") from None
         try:
@@ -65,9 +68,17 @@ class StoreTransport:
             if sql.node_id(conn) != source_node:
                 raise Unreachable(f"the store at {path} is not node {source_node!r}")
             events, head = sql.outbox_page(conn, after_seq, limit)
-            room = [(m, k, v) for m in ("nodes", "agents", "routing", "capabilities.catalog",
-                                        "capabilities.index")
-                    for k, v in sql.room_map(conn, m)]
+            room = [
+                (m, k, v)
+                for m in (
+                    "nodes",
+                    "agents",
+                    "routing",
+                    "capabilities.catalog",
+                    "capabilities.index",
+                )
+                for k, v in sql.room_map(conn, m)
+            ]
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
             raise Unreachable(f"node {source_node!r}: {exc}") from None

@@ -51,8 +51,13 @@ class Field:
         self.repr = repr
 
 
-def field(*, default: Any = _MISSING, default_factory: Callable[[], Any] = _MISSING,
-          compare: bool = True, repr: bool = True) -> Any:
+def field(
+    *,
+    default: Any = _MISSING,
+    default_factory: Callable[[], Any] = _MISSING,
+    compare: bool = True,
+    repr: bool = True,
+) -> Any:
     if default is not _MISSING and default_factory is not _MISSING:
         raise ValueError("cannot specify both default and default_factory")
     return Field(default, default_factory, compare, repr)
@@ -60,8 +65,10 @@ def field(*, default: Any = _MISSING, default_factory: Callable[[], Any] = _MISS
 
 def dataclass(cls: Any = None, /, *, frozen: bool = False, slots: bool = False) -> Any:
     """The class with the methods `dataclasses.dataclass` would add (see the module's doc)."""
+
     def wrap(c: type) -> type:
         return _build(c, frozen, slots)
+
     return wrap if cls is None else wrap(cls)
 
 
@@ -71,15 +78,18 @@ def _fields_of(cls: type) -> list[Field]:
         for f in getattr(base, "__record_fields__", ()):
             fields[f.name] = f
     for name, annotation in cls.__dict__.get("__annotations__", {}).items():
-        if not isinstance(annotation, str) or annotation.startswith(("ClassVar", "InitVar",
-                                                                      "KW_ONLY")):
+        if not isinstance(annotation, str) or annotation.startswith(
+            ("ClassVar", "InitVar", "KW_ONLY")
+        ):
             raise TypeError(f"{cls.__name__}.{name}: records.dataclass takes plain fields only")
         value = cls.__dict__.get(name, _MISSING)
         f = value if isinstance(value, Field) else Field(value, _MISSING, True, True)
         f.name = name
         if isinstance(f.default, _MUTABLE):
-            raise ValueError(f"mutable default {type(f.default)} for field {name} is not "
-                             "allowed: use default_factory")
+            raise ValueError(
+                f"mutable default {type(f.default)} for field {name} is not "
+                "allowed: use default_factory"
+            )
         fields[name] = f
     return list(fields.values())
 
@@ -103,26 +113,35 @@ def _build(cls: type, frozen: bool, slots: bool) -> type:
                 raise TypeError(f"non-default argument {f.name!r} follows default argument")
             params.append(f.name)
             value = f.name
-        seen_default = seen_default or f.default is not _MISSING \
-            or f.default_factory is not _MISSING
-        body.append(f"_set(self, {f.name!r}, {value})" if frozen else
-                    f"self.{f.name} = {value}")
+        seen_default = (
+            seen_default or f.default is not _MISSING or f.default_factory is not _MISSING
+        )
+        body.append(f"_set(self, {f.name!r}, {value})" if frozen else f"self.{f.name} = {value}")
     if hasattr(cls, "__post_init__"):
         body.append("self.__post_init__()")
-    src = (f"def __init__(self, {', '.join(params)}):\n    " + "\n    ".join(body or ["pass"])
-           if params else "def __init__(self):\n    " + "\n    ".join(body or ["pass"]))
+    src = (
+        f"def __init__(self, {', '.join(params)}):\n    " + "\n    ".join(body or ["pass"])
+        if params
+        else "def __init__(self):\n    " + "\n    ".join(body or ["pass"])
+    )
     shown = tuple(f.name for f in fields if f.repr)
     compared = tuple(f.name for f in fields if f.compare)
-    methods: dict[str, Any] = {"__repr__": _repr(shown),
-                               "__eq__": _eq(compared), "__match_args__": names}
+    methods: dict[str, Any] = {
+        "__repr__": _repr(shown),
+        "__eq__": _eq(compared),
+        "__match_args__": names,
+    }
     if frozen:
         methods["__hash__"] = _hash(compared)
         methods["__setattr__"], methods["__delattr__"] = _refuse(), _refuse()
     elif "__hash__" not in cls.__dict__:
         methods["__hash__"] = None  # eq without frozen: unhashable, as dataclasses make it
     if slots:
-        d = {k: v for k, v in cls.__dict__.items()
-             if k not in names and k not in ("__dict__", "__weakref__")}
+        d = {
+            k: v
+            for k, v in cls.__dict__.items()
+            if k not in names and k not in ("__dict__", "__weakref__")
+        }
         d["__slots__"] = names
         cls = type(cls)(cls.__name__, cls.__bases__, d)
     else:
@@ -189,8 +208,7 @@ class _DataclassFields:
             elif f.default is not _MISSING:
                 kw["default"] = f.default
             spec.append((f.name, annotations.get(f.name, "object"), dataclasses.field(**kw)))
-        twin: Any = dataclasses.make_dataclass(owner.__name__, spec,
-                                               **owner.__record_params__)  # type: ignore[attr-defined]
+        twin: Any = dataclasses.make_dataclass(owner.__name__, spec, **owner.__record_params__)  # type: ignore[attr-defined]
         made = twin.__dataclass_fields__
         type.__setattr__(owner, "__dataclass_fields__", made)
         return made
@@ -200,6 +218,7 @@ def _repr(names: tuple[str, ...]) -> Callable[[Any], str]:
     def __repr__(self: Any) -> str:
         inner = ", ".join(f"{n}={getattr(self, n)!r}" for n in names)
         return f"{type(self).__qualname__}({inner})"
+
     return __repr__
 
 
@@ -208,18 +227,21 @@ def _eq(names: tuple[str, ...]) -> Callable[[Any, object], Any]:
         if other.__class__ is not self.__class__:
             return NotImplemented
         return all(getattr(self, n) == getattr(other, n) for n in names)
+
     return __eq__
 
 
 def _hash(names: tuple[str, ...]) -> Callable[[Any], int]:
     def __hash__(self: Any) -> int:
         return hash(tuple(getattr(self, n) for n in names))
+
     return __hash__
 
 
 def _refuse() -> Callable[..., None]:
     def refuse(self: Any, name: str, *value: Any) -> None:
         raise _FrozenInstance(f"cannot assign to field {name!r}")
+
     return refuse
 
 
@@ -252,4 +274,5 @@ def _plain(v: Any) -> Any:
     if isinstance(v, (str, int, float, bool, type(None))):
         return v
     import copy
+
     return copy.deepcopy(v)

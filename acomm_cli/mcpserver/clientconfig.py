@@ -29,8 +29,11 @@ def server_name(agent: str) -> str:
 
 def entry(agent: str, store: Path, command: str) -> dict[str, Any]:
     """One `mcpServers` entry: a stdio server."""
-    return {"type": "stdio", "command": command,
-            "args": ["--store", str(store), "mcp", "--as", agent]}
+    return {
+        "type": "stdio",
+        "command": command,
+        "args": ["--store", str(store), "mcp", "--as", agent],
+    }
 
 
 def mcp_servers(agent: str, store: Path, command: str | None = None) -> dict[str, Any]:
@@ -44,10 +47,23 @@ def render(kind: str, agent: str, store: Path, command: str | None = None) -> st
     if kind == "json":
         return doc + "\n"
     e = entry(agent, store, command)
-    add = shlex.join(["claude", "mcp", "add", "--scope", "project", server_name(agent), "--",
-                      e["command"], *e["args"]])
-    return (f"# Register acomm with Claude Code as agent {agent!r} (run in your project;\n"
-            f"# --scope project writes .mcp.json there, to share with the team):\n"
-            f"{add}\n"
-            f"# or put this in .mcp.json yourself:\n"
-            f"{doc}\n")
+    add = shlex.join(
+        [
+            "claude",
+            "mcp",
+            "add",
+            "--scope",
+            "project",
+            server_name(agent),
+            "--",
+            e["command"],
+            *e["args"],
+        ]
+    )
+    return (
+        f"# Register acomm with Claude Code as agent {agent!r} (run in your project;\n"
+        f"# --scope project writes .mcp.json there, to share with the team):\n"
+        f"{add}\n"
+        f"# or put this in .mcp.json yourself:\n"
+        f"{doc}\n"
+    )

@@ -56,9 +56,11 @@ def _json(doc: Any) -> str:
 
 
 def ok(doc: Any, *, failed: bool = False) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=_json(doc))],
-                          structured_content=doc if isinstance(doc, dict) else None,
-                          is_error=failed)
+    return CallToolResult(
+        content=[TextContent(type="text", text=_json(doc))],
+        structured_content=doc if isinstance(doc, dict) else None,
+        is_error=failed,
+    )
 
 
 def refused(exc: CommError) -> CallToolResult:
@@ -90,16 +92,21 @@ def check_arguments(agent: str, schema: dict[str, Any], args: Any) -> CommError 
     known = schema.get("properties", {})
     for key in args:
         if key in IDENTITY_KEYS and key not in known:
-            return Forbidden(f"{key}: this server acts as {agent!r} only (fixed by `acomm mcp "
-                             f"--as`); run another server for another agent", field=key,
-                             value=args[key] if isinstance(args[key], str) else None)
+            return Forbidden(
+                f"{key}: this server acts as {agent!r} only (fixed by `acomm mcp "
+                f"--as`); run another server for another agent",
+                field=key,
+                value=args[key] if isinstance(args[key], str) else None,
+            )
         if key not in known:
-            return ValidationFailed(f"{key}: unknown argument (expected one of "
-                                    f"{', '.join(known) or 'none'})", field=key)
+            return ValidationFailed(
+                f"{key}: unknown argument (expected one of {', '.join(known) or 'none'})", field=key
+            )
     from jsonschema import Draft202012Validator
 
-    for err in sorted(Draft202012Validator(schema).iter_errors(args),
-                      key=lambda e: (list(e.path), e.message)):
+    for err in sorted(
+        Draft202012Validator(schema).iter_errors(args), key=lambda e: (list(e.path), e.message)
+    ):
         if err.validator == "required":
             missing = [n for n in err.validator_value if n not in args]
             field = missing[0] if missing else "arguments"
@@ -181,8 +188,9 @@ class Notifier:
         from acomm_cli.engine import opening
 
         o = self.box.options
-        conn = opening.connect(o.path, create=False, busy_timeout_ms=o.busy_timeout_ms,
-                               flush=o.flush)
+        conn = opening.connect(
+            o.path, create=False, busy_timeout_ms=o.busy_timeout_ms, flush=o.flush
+        )
         try:
             watch = InboxWatch(conn, self.box.agent)
             while not self.box.stop.wait(POLL_S):
@@ -226,15 +234,18 @@ def build(box: Toolbox) -> MCPServer:
                 tg.cancel_scope.cancel()
 
     server: MCPServer = MCPServer(
-        "acomm", version=__version__, log_level="WARNING", lifespan=lifespan,
+        "acomm",
+        version=__version__,
+        log_level="WARNING",
+        lifespan=lifespan,
         instructions=f"acomm message store; you act as agent {box.agent!r}. Read your inbox "
         "with receive (or the acomm://inbox resource), answer queries with respond, "
-        "acknowledge with ack.")
+        "acknowledge with ack.",
+    )
     notifier.server = server
     low = server._lowlevel_server
     low.add_request_handler("resources/subscribe", SubscribeRequestParams, notifier.subscribe)
-    low.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams,
-                            notifier.unsubscribe)
+    low.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, notifier.unsubscribe)
     low.middleware.append(ArgumentCheck(server, box.agent))
     _tools(server, box)
     _resources(server, box)
@@ -255,20 +266,30 @@ def _resources(server: MCPServer, box: Toolbox) -> None:
         except CommError as exc:
             raise ResourceError(_json({"error": exc.to_dict()})) from None
 
-    @server.resource(INBOX, name="inbox", mime_type="application/json",
-                     description=f"{box.agent}'s unread messages (as receive with peek: "
-                     "nothing is marked read)")
+    @server.resource(
+        INBOX,
+        name="inbox",
+        mime_type="application/json",
+        description=f"{box.agent}'s unread messages (as receive with peek: nothing is marked read)",
+    )
     async def inbox() -> str:
         return await read(box.inbox)
 
-    @server.resource("acomm://channel/{name}", name="channel", mime_type="application/json",
-                     description="The newest 100 messages on a channel")
+    @server.resource(
+        "acomm://channel/{name}",
+        name="channel",
+        mime_type="application/json",
+        description="The newest 100 messages on a channel",
+    )
     async def channel(name: str) -> str:
         return await read(partial(box.channel_history, name))
 
-    @server.resource("acomm://thread/{correlation_id}", name="thread",
-                     mime_type="application/json",
-                     description="A query and everything correlated with it, in order")
+    @server.resource(
+        "acomm://thread/{correlation_id}",
+        name="thread",
+        mime_type="application/json",
+        description="A query and everything correlated with it, in order",
+    )
     async def thread(correlation_id: str) -> str:
         return await read(partial(box.thread, correlation_id=correlation_id))
 
@@ -280,8 +301,13 @@ def serve_stdio(box: Toolbox) -> None:
     build(box).run()
 
 
-def serve_http(box: Toolbox, host: str, port: int, token: str | None,
-               ready: Callable[[int], None] | None = None) -> None:
+def serve_http(
+    box: Toolbox,
+    host: str,
+    port: int,
+    token: str | None,
+    ready: Callable[[int], None] | None = None,
+) -> None:
     """Streamable HTTP at http://HOST:PORT/mcp; with a token, every request must carry
     `Authorization: Bearer TOKEN` (401 otherwise). The command refuses a host other than
     loopback without one."""
@@ -290,8 +316,7 @@ def serve_http(box: Toolbox, host: str, port: int, token: str | None,
     server = build(box)
     app = server.streamable_http_app(host=host)
     guarded = app if token is None else _bearer(app, token)
-    config = uvicorn.Config(guarded, host=host, port=port, log_level="warning",
-                            lifespan="on")
+    config = uvicorn.Config(guarded, host=host, port=port, log_level="warning", lifespan="on")
     uv = uvicorn.Server(config)
 
     async def main() -> None:
@@ -313,16 +338,29 @@ def _bearer(app: Any, token: str) -> Any:
         if scope["type"] == "http":
             given = dict(scope.get("headers") or ()).get(b"authorization", b"")
             if not hmac.compare_digest(given, expected):
-                body = _json({"error": {"code": "invalid_token", "message": "this server "
-                                        "needs Authorization: Bearer TOKEN (acomm mcp "
-                                        "--token)"}}).encode()
-                await send({"type": "http.response.start", "status": 401,
-                            "headers": [(b"content-type", b"application/json"),
-                                        (b"www-authenticate", b"Bearer"),
-                                        (b"content-length", str(len(body)).encode())]})
+                body = _json(
+                    {
+                        "error": {
+                            "code": "invalid_token",
+                            "message": "this server "
+                            "needs Authorization: Bearer TOKEN (acomm mcp "
+                            "--token)",
+                        }
+                    }
+                ).encode()
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 401,
+                        "headers": [
+                            (b"content-type", b"application/json"),
+                            (b"www-authenticate", b"Bearer"),
+                            (b"content-length", str(len(body)).encode()),
+                        ],
+                    }
+                )
                 await send({"type": "http.response.body", "body": body})
                 return
         await app(scope, receive, send)
 
     return guarded
-

@@ -57,15 +57,19 @@ def _bounded_wait(wait_seconds: float | None) -> float | None:
     if wait_seconds is None:
         return None
     if not 0 <= wait_seconds <= MAX_WAIT_S:  # also NaN
-        raise ValidationFailed(f"wait_seconds: {wait_seconds:g} is not between 0 and "
-                               f"{MAX_WAIT_S:g}", field="wait_seconds", value=wait_seconds)
+        raise ValidationFailed(
+            f"wait_seconds: {wait_seconds:g} is not between 0 and {MAX_WAIT_S:g}",
+            field="wait_seconds",
+            value=wait_seconds,
+        )
     return wait_seconds
 
 
 def _limit(limit: int) -> int:
     if not 1 <= limit <= MAX_LIMIT:
-        raise ValidationFailed(f"limit: {limit} is not between 1 and {MAX_LIMIT}", field="limit",
-                               value=limit)
+        raise ValidationFailed(
+            f"limit: {limit} is not between 1 and {MAX_LIMIT}", field="limit", value=limit
+        )
     return limit
 
 
@@ -87,19 +91,28 @@ class Toolbox:
         from acomm_cli.engine import opening
 
         o = self.options
-        conn = opening.connect(o.path, create=False, busy_timeout_ms=o.busy_timeout_ms,
-                               flush=o.flush, now=clock.now_ms())
+        conn = opening.connect(
+            o.path,
+            create=False,
+            busy_timeout_ms=o.busy_timeout_ms,
+            flush=o.flush,
+            now=clock.now_ms(),
+        )
         try:
             yield conn
             if write and o.flush == "batch":  # as every writing command does after itself
-                opening.batch_checkpoint(conn, o.batch_messages, o.batch_interval_ms,
-                                          clock.now_ms())
+                opening.batch_checkpoint(
+                    conn, o.batch_messages, o.batch_interval_ms, clock.now_ms()
+                )
         finally:
             conn.close()
 
     def _messages(self, result: QueryResult) -> Doc:
-        return {"messages": [self.enc.message(m) for m in result.messages],
-                "total_count": result.total_count, "has_more": result.has_more}
+        return {
+            "messages": [self.enc.message(m) for m in result.messages],
+            "total_count": result.total_count,
+            "has_more": result.has_more,
+        }
 
     def check_store(self) -> None:
         """Fail at start, not on the first call, when the store is missing or unreadable."""
@@ -108,49 +121,80 @@ class Toolbox:
 
     # ------------------------------------------------------------ sending
 
-    def send(self, *, body: str, channel: str | None = None, to: str | None = None,
-             type: str = "text", priority: str = "normal", topic: str | None = None,
-             correlation_id: str | None = None, dedupe_key: str | None = None,
-             metadata: dict[str, str] | None = None, delay: str | None = None,
-             ttl: str | None = None) -> tuple[Doc, bool]:
+    def send(
+        self,
+        *,
+        body: str,
+        channel: str | None = None,
+        to: str | None = None,
+        type: str = "text",
+        priority: str = "normal",
+        topic: str | None = None,
+        correlation_id: str | None = None,
+        dedupe_key: str | None = None,
+        metadata: dict[str, str] | None = None,
+        delay: str | None = None,
+        ttl: str | None = None,
+    ) -> tuple[Doc, bool]:
         """`acomm send CHANNEL` or `send --to A,B`: (document, whether any recipient failed)."""
         from acomm_cli.engine import sending
 
         if (channel is None) == (to is None):
             raise ValidationFailed("channel: give exactly one of channel and to", field="channel")
         now = clock.now_ms()
-        req = SendRequest(sender=self.agent, content=body, channel=channel, type=type,
-                          priority=priority, topic=topic, correlation_id=correlation_id,
-                          dedupe_key=dedupe_key, metadata=metadata,
-                          delay_ms=_duration(delay, "delay"), ttl_ms=_duration(ttl, "ttl"))
+        req = SendRequest(
+            sender=self.agent,
+            content=body,
+            channel=channel,
+            type=type,
+            priority=priority,
+            topic=topic,
+            correlation_id=correlation_id,
+            dedupe_key=dedupe_key,
+            metadata=metadata,
+            delay_ms=_duration(delay, "delay"),
+            ttl_ms=_duration(ttl, "ttl"),
+        )
         with self._store(write=True) as conn:
             if to is None:
                 return self.enc.send(sending.send(conn, req, now, self.options.limits)), False
-            results = sending.send_direct(conn, req, [a.strip() for a in to.split(",")], now,
-                                          self.options.limits)
+            results = sending.send_direct(
+                conn, req, [a.strip() for a in to.split(",")], now, self.options.limits
+            )
         if len(results) == 1 and isinstance(results[0], CommError):
             raise results[0]
-        docs = [{"error": r.to_dict()} if isinstance(r, CommError) else self.enc.send(r)
-                for r in results]
+        docs = [
+            {"error": r.to_dict()} if isinstance(r, CommError) else self.enc.send(r)
+            for r in results
+        ]
         return {"results": docs}, any(isinstance(r, CommError) for r in results)
 
     def publish(self, *, channel: str, topic: str, body: str, **options: Any) -> Doc:
         doc, _ = self.send(channel=channel, topic=topic, body=body, **options)
         return doc
 
-    def query(self, *, channel: str, body: str, timeout: str | None = None,
-              wait_seconds: float | None = None, priority: str = "normal",
-              topic: str | None = None) -> Doc:
+    def query(
+        self,
+        *,
+        channel: str,
+        body: str,
+        timeout: str | None = None,
+        wait_seconds: float | None = None,
+        priority: str = "normal",
+        topic: str | None = None,
+    ) -> Doc:
         """Without a wait, the query's send document (its correlation_id); with one, the
         first answer (marked read), or a `timeout` error naming the correlation id."""
         from acomm_cli.engine import queries
 
         wait = _bounded_wait(wait_seconds)
-        req = SendRequest(sender=self.agent, content=body, channel=channel, priority=priority,
-                          topic=topic)
+        req = SendRequest(
+            sender=self.agent, content=body, channel=channel, priority=priority, topic=topic
+        )
         with self._store(write=True) as conn:
-            sent = queries.query(conn, req, clock.now_ms(), _duration(timeout, "timeout"),
-                                  self.options.limits, wait)
+            sent = queries.query(
+                conn, req, clock.now_ms(), _duration(timeout, "timeout"), self.options.limits, wait
+            )
             if wait is None:
                 return self.enc.send(sent)
             asked = sent.correlation_id
@@ -164,56 +208,81 @@ class Toolbox:
         from acomm_cli.engine import queries
 
         with self._store(write=True) as conn:
-            return self.enc.send(queries.respond(conn, correlation_id, body, self.agent,
-                                                  clock.now_ms(), priority))
+            return self.enc.send(
+                queries.respond(conn, correlation_id, body, self.agent, clock.now_ms(), priority)
+            )
 
     # ------------------------------------------------------------ the inbox
 
-    def receive(self, *, peek: bool = False, wait_seconds: float | None = None,
-                ack: str | None = None, limit: int = 100, **filters: Any) -> Doc:
+    def receive(
+        self,
+        *,
+        peek: bool = False,
+        wait_seconds: float | None = None,
+        ack: str | None = None,
+        limit: int = 100,
+        **filters: Any,
+    ) -> Doc:
         """`acomm receive --json`: marks what it returns read (unless `peek`). A wait that
         ends with nothing returns an empty list: not an error (an empty inbox is an answer)."""
         from acomm_cli.engine import acking, timers, waiting
 
         wait = _bounded_wait(wait_seconds)
         if ack is not None and peek:
-            raise ValidationFailed("ack: ack acknowledges what it reads; it cannot go with "
-                                   "peek", field="ack", value=ack)
+            raise ValidationFailed(
+                "ack: ack acknowledges what it reads; it cannot go with peek",
+                field="ack",
+                value=ack,
+            )
         f = self._filter(limit=_limit(limit), **filters)
         with self._store(write=True) as conn:
             if ack is not None:
-                result = acking.receive_ack(conn, self.agent, f, ack, clock.now_ms(),
-                                            wait_s=wait)
+                result = acking.receive_ack(conn, self.agent, f, ack, clock.now_ms(), wait_s=wait)
             elif wait:
-                result = waiting.receive_wait(conn, self.agent, f, wait, peek=peek,
-                                               stop=self.stop.is_set)
+                result = waiting.receive_wait(
+                    conn, self.agent, f, wait, peek=peek, stop=self.stop.is_set
+                )
             else:
                 result = timers.receive_due(conn, self.agent, f, clock.now_ms(), peek=peek)
         return self._messages(result)
 
-    def ack(self, *, message_id: int | list[int], status: str = "completed",
-            note: str | None = None) -> Doc | list[Doc]:
+    def ack(
+        self, *, message_id: int | list[int], status: str = "completed", note: str | None = None
+    ) -> Doc | list[Doc]:
         """One id: one document; several: a list in their order, all or none (as `ack`)."""
         from acomm_cli.engine import acking
 
         now = clock.now_ms()
         with self._store(write=True) as conn:
             if isinstance(message_id, int):
-                return self.enc.ack(asdict(acking.ack(conn, message_id, self.agent, status,
-                                                        note, now)))
+                return self.enc.ack(
+                    asdict(acking.ack(conn, message_id, self.agent, status, note, now))
+                )
             if not message_id:
                 raise ValidationFailed("message_id: give at least one id", field="message_id")
             results = acking.ack_many(conn, message_id, self.agent, status, note, now)
         return [self.enc.ack(asdict(r)) for r in results]
 
-    def nack(self, *, message_id: int, requeue: bool = False, delay: str | None = None,
-             reason: str | None = None) -> Doc:
+    def nack(
+        self,
+        *,
+        message_id: int,
+        requeue: bool = False,
+        delay: str | None = None,
+        reason: str | None = None,
+    ) -> Doc:
         from acomm_cli.engine import leases
 
         with self._store(write=True) as conn:
-            result = leases.nack(conn, message_id, self.agent, requeue=requeue,
-                                 delay_ms=_duration(delay, "delay"), reason=reason,
-                                 now=clock.now_ms())
+            result = leases.nack(
+                conn,
+                message_id,
+                self.agent,
+                requeue=requeue,
+                delay_ms=_duration(delay, "delay"),
+                reason=reason,
+                now=clock.now_ms(),
+            )
         return self.enc.nack(asdict(result))
 
     # ------------------------------------------------------------ reading (changes nothing)
@@ -225,8 +294,15 @@ class Toolbox:
             msgs = queries.thread(conn, correlation_id)
         return {"correlation_id": correlation_id, "messages": [self.enc.message(m) for m in msgs]}
 
-    def messages(self, *, limit: int = 100, offset: int = 0, sort: str | None = None,
-                 order: str | None = None, **filters: Any) -> Doc:
+    def messages(
+        self,
+        *,
+        limit: int = 100,
+        offset: int = 0,
+        sort: str | None = None,
+        order: str | None = None,
+        **filters: Any,
+    ) -> Doc:
         from acomm_cli.engine import inbox
 
         f = self._filter(limit=_limit(limit), offset=offset, sort=sort, order=order, **filters)
@@ -249,8 +325,9 @@ class Toolbox:
         from acomm_cli.engine import operations
 
         with self._store(write=False) as conn:
-            return self.enc.stats(operations.stats(conn, clock.now_ms(),
-                                                   agent=self.agent if mine else None))
+            return self.enc.stats(
+                operations.stats(conn, clock.now_ms(), agent=self.agent if mine else None)
+            )
 
     # ------------------------------------------------------------ subscriptions
 
@@ -259,28 +336,51 @@ class Toolbox:
 
         with self._store(write=True) as conn:
             created = channels.subscribe(conn, channel, pattern, self.agent, clock.now_ms())
-        return {"channel": channel, "agent": self.agent, "pattern": pattern,
-                "created": created, "changed": created}
+        return {
+            "channel": channel,
+            "agent": self.agent,
+            "pattern": pattern,
+            "created": created,
+            "changed": created,
+        }
 
     def unsubscribe(self, *, channel: str, pattern: str) -> Doc:
         from acomm_cli.engine import channels
 
         with self._store(write=True) as conn:
             removed = channels.unsubscribe(conn, channel, pattern, self.agent)
-        return {"channel": channel, "agent": self.agent, "pattern": pattern,
-                "removed": removed, "changed": removed}
+        return {
+            "channel": channel,
+            "agent": self.agent,
+            "pattern": pattern,
+            "removed": removed,
+            "changed": removed,
+        }
 
     # ------------------------------------------------------------ dead letters
 
-    def deadletters(self, *, channel: str | None = None, recipient: str | None = None,
-                    reason: str | None = None, message_id: int | None = None,
-                    limit: int = 100, offset: int = 0) -> Doc:
+    def deadletters(
+        self,
+        *,
+        channel: str | None = None,
+        recipient: str | None = None,
+        reason: str | None = None,
+        message_id: int | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> Doc:
         from acomm_cli.engine import deadletters
 
         with self._store(write=False) as conn:
             items, total = deadletters.list_dead_letters(
-                conn, message_id=message_id, channel=channel, recipient=recipient,
-                reason=reason, limit=_limit(limit), offset=offset)
+                conn,
+                message_id=message_id,
+                channel=channel,
+                recipient=recipient,
+                reason=reason,
+                limit=_limit(limit),
+                offset=offset,
+            )
         return {"dead_letters": [self.enc.dead_letter(d) for d in items], "total_count": total}
 
     def replay(self, *, message_id: int, recipient: str | None = None) -> Doc:
@@ -289,8 +389,7 @@ class Toolbox:
 
         with self._store(write=True) as conn:
             items = deadletters.replay(conn, message_id, recipient, clock.now_ms())
-        return {"dead_letters": [self.enc.dead_letter(d) for d in items],
-                "total_count": len(items)}
+        return {"dead_letters": [self.enc.dead_letter(d) for d in items], "total_count": len(items)}
 
     # ------------------------------------------------------------ resources
 
@@ -309,22 +408,40 @@ class Toolbox:
     # ------------------------------------------------------------ helpers
 
     @staticmethod
-    def _filter(*, channel: str | None = None, from_agent: str | None = None,
-                type: list[str] | None = None, topic: str | None = None,
-                status: list[str] | None = None, grep: str | None = None,
-                priority_min: str | None = None, since: str | None = None,
-                until: str | None = None, sort: str | None = None, order: str | None = None,
-                limit: int = 100, offset: int = 0) -> MessageFilter:
+    def _filter(
+        *,
+        channel: str | None = None,
+        from_agent: str | None = None,
+        type: list[str] | None = None,
+        topic: str | None = None,
+        status: list[str] | None = None,
+        grep: str | None = None,
+        priority_min: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        sort: str | None = None,
+        order: str | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> MessageFilter:
         """The filters `receive` and `messages` share, read as the command line reads them."""
         now = clock.now_ms()
         if offset < 0:
-            raise ValidationFailed(f"offset: {offset} must not be negative", field="offset",
-                                   value=offset)
+            raise ValidationFailed(
+                f"offset: {offset} must not be negative", field="offset", value=offset
+            )
         return MessageFilter(
-            channel=channel, sender=from_agent, topic=topic, grep=grep,
+            channel=channel,
+            sender=from_agent,
+            topic=topic,
+            grep=grep,
             types=tuple(model.message_type(t) for t in type or ()),
             status=tuple(status or ()),
             priority_min=model.priority(priority_min) if priority_min is not None else None,
             since=clock.parse_time(since, "since", now) if since else None,
             until=clock.parse_time(until, "until", now) if until else None,
-            sort=sort, order=order, limit=limit, offset=offset)
+            sort=sort,
+            order=order,
+            limit=limit,
+            offset=offset,
+        )

@@ -39,8 +39,7 @@ class InboxWatch:
             return False
         from acomm_cli.engine.timers import receive_due
 
-        receive_due(self.conn, self.agent, MessageFilter(limit=1), clock.now_ms(),
-                             peek=True)
+        receive_due(self.conn, self.agent, MessageFilter(limit=1), clock.now_ms(), peek=True)
         return True
 
     def changed(self) -> bool:

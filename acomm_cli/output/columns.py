@@ -15,98 +15,161 @@ def describe(columns: Columns) -> str:
     """The paragraph a listing's --help ends with (one line per column, kept by click)."""
     width = max(len(name) for name, _ in columns)
     lines = [f"  {name:<{width}}  {what}" for name, what in columns]
-    return ("Output: a table on a terminal, tab-separated lines when piped; --csv or --tsv "
-            "add a header row (--no-headers drops it), --jsonl prints one JSON object a row, "
-            "--json one document (global options, also after the command).\n\n"
-            "\b\nColumns:\n" + "\n".join(lines))
+    return (
+        "Output: a table on a terminal, tab-separated lines when piped; --csv or --tsv "
+        "add a header row (--no-headers drops it), --jsonl prints one JSON object a row, "
+        "--json one document (global options, also after the command).\n\n"
+        "\b\nColumns:\n" + "\n".join(lines)
+    )
 
 
 _TIME = "(ISO 8601, UTC)"
 
 CHANNELS: Columns = (
-    ("id", "channel id"), ("name", "channel name"),
+    ("id", "channel id"),
+    ("name", "channel name"),
     ("type", "direct, group, broadcast, pubsub, queue..."),
-    ("state", "active, paused, draining, closed"), ("owner", "the agent that created it"),
+    ("state", "active, paused, draining, closed"),
+    ("owner", "the agent that created it"),
     ("delivery", "at_most_once, at_least_once, exactly_once"),
-    ("participants", "how many agents are members"))
+    ("participants", "how many agents are members"),
+)
 
 SUBSCRIPTIONS: Columns = (("agent", "the subscriber"), ("pattern", "its topic pattern"))
 
 MESSAGES: Columns = (
-    ("id", "message id"), ("channel", "channel name"), ("from", "sender"),
-    ("type", "text, command, query, response..."), ("priority", "low ... critical"),
-    ("topic", "topic (pubsub)"), ("created_at", f"when it was sent {_TIME}"),
+    ("id", "message id"),
+    ("channel", "channel name"),
+    ("from", "sender"),
+    ("type", "text, command, query, response..."),
+    ("priority", "low ... critical"),
+    ("topic", "topic (pubsub)"),
+    ("created_at", f"when it was sent {_TIME}"),
     ("status", "receive: the delivery's state; messages: the message's status"),
-    ("content", "the body (tabs and newlines escaped in plain piped lines)"))
+    ("content", "the body (tabs and newlines escaped in plain piped lines)"),
+)
 
 THREAD: Columns = (
-    ("id", "message id"), ("from", "sender"), ("type", "query, response..."),
-    ("created_at", f"when it was sent {_TIME}"), ("content", "the body"))
+    ("id", "message id"),
+    ("from", "sender"),
+    ("type", "query, response..."),
+    ("created_at", f"when it was sent {_TIME}"),
+    ("content", "the body"),
+)
 
 DEAD_LETTERS: Columns = (
-    ("message_id", "message id"), ("recipient", "whose delivery died"),
-    ("channel", "channel name"), ("reason", "max_retries, expired, dispatch_failed..."),
-    ("retry_count", "deliveries tried"), ("dead_lettered_at", f"when {_TIME}"),
-    ("content", "the body"))
+    ("message_id", "message id"),
+    ("recipient", "whose delivery died"),
+    ("channel", "channel name"),
+    ("reason", "max_retries, expired, dispatch_failed..."),
+    ("retry_count", "deliveries tried"),
+    ("dead_lettered_at", f"when {_TIME}"),
+    ("content", "the body"),
+)
 
 STATS: Columns = (
-    ("kind", "agent, channel, queue (inbox files), task (by state), store, bridge or"
-     " incidents"),
-    ("name", "the agent, channel, task state, or the fact (store: path, bytes, wal_bytes,"
-     " messages; bridge: mirror_backlog, bad_files; incidents: open, resolved)"),
+    ("kind", "agent, channel, queue (inbox files), task (by state), store, bridge or incidents"),
+    (
+        "name",
+        "the agent, channel, task state, or the fact (store: path, bytes, wal_bytes,"
+        " messages; bridge: mirror_backlog, bad_files; incidents: open, resolved)",
+    ),
     ("total", "messages (agent); tasks (task); the fact's value (store, bridge, incidents)"),
-    ("unread", "unread deliveries"), ("awaiting_ack", "read, not yet acknowledged"),
+    ("unread", "unread deliveries"),
+    ("awaiting_ack", "read, not yet acknowledged"),
     ("oldest_unread_age_sec", "age of the oldest unread delivery"),
-    ("dead_letters", "dead letters"), ("in_progress", "acknowledged in_progress"),
-    ("lease_expired", "leases run out"), ("pending", "deliveries not yet acknowledged"),
-    ("queued", "held back by max_pending"), ("unclaimed", "work queue: not yet claimed"),
+    ("dead_letters", "dead letters"),
+    ("in_progress", "acknowledged in_progress"),
+    ("lease_expired", "leases run out"),
+    ("pending", "deliveries not yet acknowledged"),
+    ("queued", "held back by max_pending"),
+    ("unclaimed", "work queue: not yet claimed"),
     ("pending_files", "mailbox inbox files not yet read"),
-    ("oldest_file_age_sec", "age of the oldest of them"))
+    ("oldest_file_age_sec", "age of the oldest of them"),
+)
 
-FINDINGS: Columns = (("check", "the invariant or notice"), ("count", "rows that break it"),
-                     ("detail", "what it means"))
+FINDINGS: Columns = (
+    ("check", "the invariant or notice"),
+    ("count", "rows that break it"),
+    ("detail", "what it means"),
+)
 
-CONFIG: Columns = (("key", "setting"), ("value", "its value"),
-                   ("source", "flag, environment, config file or default"))
+CONFIG: Columns = (
+    ("key", "setting"),
+    ("value", "its value"),
+    ("source", "flag, environment, config file or default"),
+)
 
 RECEIPTS: Columns = (
-    ("run_id", "run id"), ("message_id", "message id"), ("agent", "the agent run"),
-    ("status", "running, succeeded, failed..."), ("exit_code", "the command's exit status"),
-    ("attempt", "attempt number"), ("started_at", f"{_TIME}"),
+    ("run_id", "run id"),
+    ("message_id", "message id"),
+    ("agent", "the agent run"),
+    ("status", "running, succeeded, failed..."),
+    ("exit_code", "the command's exit status"),
+    ("attempt", "attempt number"),
+    ("started_at", f"{_TIME}"),
     ("next_retry_at", f"{_TIME}, when a failed run is tried again"),
-    ("reason", "why it failed"))
+    ("reason", "why it failed"),
+)
 
 INVITES: Columns = (
-    ("invite_id", "invite id"), ("state", "open, used, revoked, expired"),
-    ("expected_node", "the node it is for, if any"), ("expires_at", _TIME),
-    ("used_by", "the node that used it"))
+    ("invite_id", "invite id"),
+    ("state", "open, used, revoked, expired"),
+    ("expected_node", "the node it is for, if any"),
+    ("expires_at", _TIME),
+    ("used_by", "the node that used it"),
+)
 
 TASKS: Columns = (
-    ("id", "task id"), ("from", "creator"), ("to", "owner"), ("state", "task state"),
-    ("progress", "0-100"), ("eta_at", _TIME), ("capability", "capability id"))
+    ("id", "task id"),
+    ("from", "creator"),
+    ("to", "owner"),
+    ("state", "task state"),
+    ("progress", "0-100"),
+    ("eta_at", _TIME),
+    ("capability", "capability id"),
+)
 
 TOKENS: Columns = (
-    ("token_id", "token id (never the secret)"), ("agent", "the agent it acts as"),
-    ("scopes", "comma-separated"), ("state", "active, revoked, expired"),
-    ("expires_at", _TIME))
+    ("token_id", "token id (never the secret)"),
+    ("agent", "the agent it acts as"),
+    ("scopes", "comma-separated"),
+    ("state", "active, revoked, expired"),
+    ("expires_at", _TIME),
+)
 
 CAPABILITIES: Columns = (
-    ("id", "capability id"), ("owner", "the agent that published it"),
-    ("state", "published, unpublished"), ("delegation_skill", "REF@VERSION"),
-    ("executor_skill", "REF@VERSION"), ("eta_ms", "promised time"),
-    ("node", "the node that hosts it"))
+    ("id", "capability id"),
+    ("owner", "the agent that published it"),
+    ("state", "published, unpublished"),
+    ("delegation_skill", "REF@VERSION"),
+    ("executor_skill", "REF@VERSION"),
+    ("eta_ms", "promised time"),
+    ("node", "the node that hosts it"),
+)
 
 INCIDENTS: Columns = (
-    ("id", "incident id"), ("capability_id", "capability"),
-    ("failure_class", "the misfire's class"), ("state", "open, resolved"),
-    ("task_id", "the review task"), ("created_at", _TIME))
+    ("id", "incident id"),
+    ("capability_id", "capability"),
+    ("failure_class", "the misfire's class"),
+    ("state", "open, resolved"),
+    ("task_id", "the review task"),
+    ("created_at", _TIME),
+)
 
 PEERS: Columns = (
-    ("node", "node id"), ("url", "how it is reached"), ("online", "true or false"),
-    ("last_seen_at", _TIME), ("cursor", "the last event pulled from it"),
-    ("head", "its newest event"), ("lag", "events not yet pulled"))
+    ("node", "node id"),
+    ("url", "how it is reached"),
+    ("online", "true or false"),
+    ("last_seen_at", _TIME),
+    ("cursor", "the last event pulled from it"),
+    ("head", "its newest event"),
+    ("lag", "events not yet pulled"),
+)
 
 AUDIT: Columns = (
     ("kind", "total, spark, volume, latency_channel, latency_agent, ..."),
     ("subject", "what the row is about (store/channel, agent, node pair...)"),
-    ("metric", "the measure (read_p50_ms, messages, ...)"), ("value", "its value"))
+    ("metric", "the measure (read_p50_ms, messages, ...)"),
+    ("value", "its value"),
+)

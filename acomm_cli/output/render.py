@@ -136,25 +136,32 @@ def error(exc: CommError, as_json: bool) -> None:
 # ---------------------------------------------------------------- printing
 
 
-def _table(out: Output, title: str | None, headers: Sequence[str],
-           rows: Iterable[Sequence[Any]]) -> None:
+def _table(
+    out: Output, title: str | None, headers: Sequence[str], rows: Iterable[Sequence[Any]]
+) -> None:
     """A rich table on a terminal; tab-separated lines (no header) when piped; with --csv or
     --tsv, a header row (unless --no-headers) and the rows, quoted as the csv module does."""
     if out.table in ("csv", "tsv"):
         import csv
 
-        writer = csv.writer(sys.stdout, dialect="excel" if out.table == "csv"
-                            else "excel-tab", lineterminator="\n")
+        writer = csv.writer(
+            sys.stdout, dialect="excel" if out.table == "csv" else "excel-tab", lineterminator="\n"
+        )
         if out.headers and headers:
             writer.writerow(headers)
-        writer.writerows([["" if v is None else str(v).lower() if isinstance(v, bool) else v
-                           for v in row] for row in rows])  # JSON's true/false
+        writer.writerows(
+            [
+                ["" if v is None else str(v).lower() if isinstance(v, bool) else v for v in row]
+                for row in rows
+            ]
+        )  # JSON's true/false
         return
     rows = [["" if v is None else str(v) for v in row] for row in rows]
     if not out.tty:
         for row in rows:
-            sys.stdout.write("\t".join(v.replace("\t", " ").replace("\n", "\\n") for v in row)
-                             + "\n")
+            sys.stdout.write(
+                "\t".join(v.replace("\t", " ").replace("\n", "\\n") for v in row) + "\n"
+            )
         return
     from rich.table import Table
 
@@ -166,15 +173,19 @@ def _table(out: Output, title: str | None, headers: Sequence[str],
     out.console().print(table)
 
 
-def listing(out: Output, title: str | None, columns: Columns, rows: Iterable[Sequence[Any]],
-            docs: Iterable[dict[str, Any]] | None = None) -> None:
+def listing(
+    out: Output,
+    title: str | None,
+    columns: Columns,
+    rows: Iterable[Sequence[Any]],
+    docs: Iterable[dict[str, Any]] | None = None,
+) -> None:
     """A listing's rows, in the format the output options chose: with --jsonl one JSON
     object a line (`docs`: the items of its --json document; else each row keyed by its
     columns), else `_table` (rich, plain lines, --csv, --tsv). --json is the caller's."""
     names = column_names(columns)
     if out.table == "jsonl":
-        for doc in docs if docs is not None else (dict(zip(names, r, strict=True))
-                                                   for r in rows):
+        for doc in docs if docs is not None else (dict(zip(names, r, strict=True)) for r in rows):
             _dump(doc)
         return
     _table(out, title, names, rows)
@@ -187,8 +198,10 @@ def _pairs(out: Output, pairs: Sequence[tuple[str, Any]]) -> None:
 
 
 def _kv_line(doc: dict[str, Any]) -> None:
-    sys.stdout.write(" ".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}"
-                              for k, v in doc.items()) + "\n")
+    sys.stdout.write(
+        " ".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in doc.items())
+        + "\n"
+    )
 
 
 def ok(out: Output, doc: dict[str, Any], text: str | None = None) -> None:
@@ -199,8 +212,9 @@ def ok(out: Output, doc: dict[str, Any], text: str | None = None) -> None:
         sys.stdout.write(text + "\n")
 
 
-def change(out: Output, doc: dict[str, Any], changed: bool, already: str,
-           text: str | None = None) -> None:
+def change(
+    out: Output, doc: dict[str, Any], changed: bool, already: str, text: str | None = None
+) -> None:
     """A state change that may have been a no-op: `changed` in JSON; without --json, a note
     on stderr saying it was `already` so (stdout stays what it always was)."""
     if not changed and not out.json:
@@ -244,9 +258,14 @@ class progress:  # lower case: used as `with render.progress(out, label) as star
 
         bar = self.bar
         if bar is None:
-            bar = self.bar = Progress(TextColumn("{task.description}"), BarColumn(),
-                                      MofNCompleteColumn(), TimeRemainingColumn(),
-                                      console=self.out.console(stderr=True), transient=True)
+            bar = self.bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeRemainingColumn(),
+                console=self.out.console(stderr=True),
+                transient=True,
+            )
             bar.__enter__()
         task = bar.add_task(self.label, total=total)
         done = [0]
@@ -258,7 +277,11 @@ class progress:  # lower case: used as `with render.progress(out, label) as star
 
         return advance
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         if self.bar is not None:
             self.bar.__exit__(exc_type, exc, tb)

@@ -23,12 +23,15 @@ def ack(out: Output, doc: dict[str, Any]) -> None:
     if out.json:
         _dump(ack_doc(doc))
     elif doc.get("requeued"):
-        note(f"message {doc['message_id']} failed; the channel retries failures, so it is "
-             f"given back to {doc['agent']}")
+        note(
+            f"message {doc['message_id']} failed; the channel retries failures, so it is "
+            f"given back to {doc['agent']}"
+        )
     elif not doc["changed"]:
-        note(f"message {doc['message_id']} already {doc['status']} by {doc['agent']}"
-             + (f"; lease renewed until {iso(until)}" if until is not None
-                else "; nothing changed"))
+        note(
+            f"message {doc['message_id']} already {doc['status']} by {doc['agent']}"
+            + (f"; lease renewed until {iso(until)}" if until is not None else "; nothing changed")
+        )
 
 
 def acks(out: Output, docs: list[dict[str, Any]]) -> None:

@@ -17,17 +17,23 @@ if TYPE_CHECKING:
 def export_result(out: Output, r: ExportResult) -> None:
     for text in r.notes:
         note(text)
-    doc = {"out": r.out, "format": r.format, "datasets": r.datasets,
-           "id_range": list(r.id_range) if r.id_range else None,
-           "refreshed": [list(x) for x in r.refreshed],
-           "files": [{"path": f["path"], "rows": f["rows"], "bytes": f["bytes"],
-                      "sha256": f["sha256"]} for f in r.files],
-           "incremental": r.incremental, "manifest": f"{r.out}/manifest.json"}
+    doc = {
+        "out": r.out,
+        "format": r.format,
+        "datasets": r.datasets,
+        "id_range": list(r.id_range) if r.id_range else None,
+        "refreshed": [list(x) for x in r.refreshed],
+        "files": [
+            {"path": f["path"], "rows": f["rows"], "bytes": f["bytes"], "sha256": f["sha256"]}
+            for f in r.files
+        ],
+        "incremental": r.incremental,
+        "manifest": f"{r.out}/manifest.json",
+    }
     if out.json:
         _dump(doc)
         return
-    span = (f"messages {r.id_range[0]}..{r.id_range[1]}" if r.id_range
-            else "no new messages")
+    span = f"messages {r.id_range[0]}..{r.id_range[1]}" if r.id_range else "no new messages"
     if r.refreshed:
         span += f" (and {len(r.refreshed)} range(s) still in flight rewritten)"
     rows = ", ".join(f"{k}={v}" for k, v in r.datasets.items())
@@ -35,23 +41,36 @@ def export_result(out: Output, r: ExportResult) -> None:
 
 
 # the fields that say what a row of the summary is about (`subject`, joined with "/")
-_SUBJECT = ("store_id", "channel", "agent", "from_node", "to_node", "capability", "task_type",
-            "failure_class")
+_SUBJECT = (
+    "store_id",
+    "channel",
+    "agent",
+    "from_node",
+    "to_node",
+    "capability",
+    "task_type",
+    "failure_class",
+)
 
 
 def _audit_rows(doc: dict[str, Any]) -> list[tuple[Any, ...]]:
     """The summary as long rows (kind, subject, metric, value) for --csv, --tsv and --jsonl:
     one shape for every table of the audit, so that a script filters instead of parsing."""
     rows: list[tuple[Any, ...]] = [("total", "", k, v) for k, v in doc["totals"].items()]
-    rows += [("spark", doc["spark"]["master"], k, v) for k, v in doc["spark"].items()
-             if k != "master"]
-    sections = [("volume", doc["volume"]), ("latency_channel", doc["latency"]["channels"]),
-                ("latency_agent", doc["latency"]["agents"]), ("reliability", doc["reliability"]),
-                ("attempts", doc["attempts"]["channels"]),
-                ("receipts", doc["receipts"]["agents"]),
-                ("federation", doc["federation"]["latency"]),
-                ("tasks", doc["tasks"]["by_capability"]),
-                ("incidents", doc["incidents"]["by_capability"])]
+    rows += [
+        ("spark", doc["spark"]["master"], k, v) for k, v in doc["spark"].items() if k != "master"
+    ]
+    sections = [
+        ("volume", doc["volume"]),
+        ("latency_channel", doc["latency"]["channels"]),
+        ("latency_agent", doc["latency"]["agents"]),
+        ("reliability", doc["reliability"]),
+        ("attempts", doc["attempts"]["channels"]),
+        ("receipts", doc["receipts"]["agents"]),
+        ("federation", doc["federation"]["latency"]),
+        ("tasks", doc["tasks"]["by_capability"]),
+        ("incidents", doc["incidents"]["by_capability"]),
+    ]
     for kind, items in sections:
         for item in items:
             subject = "/".join(str(item[k]) for k in _SUBJECT if item.get(k) not in (None, ""))
@@ -62,8 +81,10 @@ def _audit_rows(doc: dict[str, Any]) -> list[tuple[Any, ...]]:
                     rows += [(kind, subject, f"{k}.{n}", x) for n, x in sorted(v.items())]
                 else:
                     rows.append((kind, subject, k, v))
-    rows += [("dead_letters", reason, "dead_letters", n)
-             for reason, n in sorted(doc["dead_letters_by_reason"].items())]
+    rows += [
+        ("dead_letters", reason, "dead_letters", n)
+        for reason, n in sorted(doc["dead_letters_by_reason"].items())
+    ]
     rows += [("check", k, "count", v) for k, v in doc["checks"].items()]
     return rows
 
@@ -80,9 +101,11 @@ def audit_summary(out: Output, s: AuditResult) -> None:
         return
     fallback = sum(c.get("read_fallback") or 0 for c in doc["latency"]["channels"])
     if fallback:
-        note(f"note: {fallback} read latencies are to the latest read, not the first: their "
-             "export has no first_read_at (made before acomm kept it; export to a new "
-             "directory for first reads)")
+        note(
+            f"note: {fallback} read latencies are to the latest read, not the first: their "
+            "export has no first_read_at (made before acomm kept it; export to a new "
+            "directory for first reads)"
+        )
     if out.table is not None:
         listing(out, None, cols.AUDIT, _audit_rows(doc))
         return
@@ -94,74 +117,253 @@ def audit_summary(out: Output, s: AuditResult) -> None:
     t, sp = doc["totals"], doc["spark"]
     # (kind, title, headers, rows) per table
     blocks: list[tuple[str, str, list[str], list[tuple[Any, ...]]]] = [
-        ("volume", "volume per channel (messages by type)",
-         ["store", "channel", "days", "messages", "by type"],
-         [(v["store_id"][:8], v["channel"], v["days"], v["messages"],
-           " ".join(f"{k}={n}" for k, n in sorted(v["by_type"].items())))
-          for v in doc["volume"]]),
-        ("latency_channel", "latency per channel (ms; read: created -> first read)",
-         ["store", "channel", "read", "read p50", "p95", "p99", "acked", "ack p50", "p95",
-          "p99"],
-         [(c["store_id"][:8], c["channel"], c["read"], ms(c["read_p50_ms"]),
-           ms(c["read_p95_ms"]), ms(c["read_p99_ms"]), c["acked"], ms(c["ack_p50_ms"]),
-           ms(c["ack_p95_ms"]), ms(c["ack_p99_ms"])) for c in doc["latency"]["channels"]]),
-        ("latency_agent", "latency per agent (ms; read: created -> first read)",
-         ["agent", "read", "read p50", "p95", "p99", "acked", "ack p50", "p95", "p99"],
-         [(a["agent"], a["read"], ms(a["read_p50_ms"]), ms(a["read_p95_ms"]),
-           ms(a["read_p99_ms"]), a["acked"], ms(a["ack_p50_ms"]), ms(a["ack_p95_ms"]),
-           ms(a["ack_p99_ms"])) for a in doc["latency"]["agents"]]),
-        ("reliability", "ack-tracked channels: retries, late acks, unacknowledged backlog",
-         ["store", "channel", "tracked", "retried", "retries", "retry rate", "late acks",
-          "backlog", "oldest (s)"],
-         [(r["store_id"][:8], r["channel"], r["tracked"], r["retried"], r["retries"],
-           f"{r['retry_rate']:.1%}" if tty else f"{r['retry_rate']:.4f}", r["late_acks"],
-           r["backlog"], "" if r["backlog_oldest_age_ms"] is None
-           else round(r["backlog_oldest_age_ms"] / 1000)) for r in doc["reliability"]]),
-        ("attempts", "ack-tracked deliveries by attempts (earlier ones: delivery_attempts)",
-         ["store", "channel", "deliveries", "attempts", "retried", "max", "acked after retry",
-          "dead after retry", "earlier read", "leases expired"],
-         [(r["store_id"][:8], r["channel"], r["deliveries"], r["attempts"], r["retried"],
-           r["max_attempts"], r["acked_after_retry"], r["dead_after_retry"],
-           r["earlier_read"], r["leases_expired"]) for r in doc["attempts"]["channels"]]),
-        ("dead_letters", "dead letters by reason", ["reason", "dead letters"],
-         sorted(doc["dead_letters_by_reason"].items())),
-        ("receipts", "dispatch runs per agent", ["agent", "runs", "by status"],
-         [(a["agent"], a["runs"], " ".join(f"{k}={n}" for k, n in sorted(a["by_status"].items())))
-          for a in doc["receipts"]["agents"]]),
-        ("federation", "federated messages per node pair (ms; two clocks)",
-         ["from", "to", "messages", "read", "p50", "p95", "p99", "clock offset", "skew bound"],
-         [(f["from_node"], f["to_node"], f["messages"], f["read"], ms(f["latency_p50_ms"]),
-           ms(f["latency_p95_ms"]), ms(f["latency_p99_ms"]),
-           "" if f["clock_offset_min_ms"] is None
-           else f"{f['clock_offset_min_ms']}..{f['clock_offset_max_ms']}",
-           ms(f["skew_bound_ms"])) for f in doc["federation"]["latency"]]),
-        ("tasks", "tasks per capability (ms; lateness: finished - ETA)",
-         ["capability", "type", "tasks", "open", "completed", "failed", "overdue",
-          "p50", "p90", "late p50", "late p90"],
-         [(r["capability"] or "", r["task_type"], r["tasks"], r["open"], r["completed"],
-           r["failed"], r["overdue"], ms(r["duration_p50_ms"]), ms(r["duration_p90_ms"]),
-           ms(r["lateness_p50_ms"]), ms(r["lateness_p90_ms"]))
-          for r in doc["tasks"]["by_capability"]]),
-        ("incidents", "review incidents by failure class",
-         ["class", "capability", "incidents", "open", "resolved", "resolve p50"],
-         [(r["failure_class"], r["capability"], r["incidents"], r["open"], r["resolved"],
-           ms(r["resolve_p50_ms"])) for r in doc["incidents"]["by_capability"]]),
-        ("check", "checks (must be 0)", ["check", "count", "result"],
-         [(k, v, "ok" if v == 0 else "FAILED") for k, v in doc["checks"].items()]),
+        (
+            "volume",
+            "volume per channel (messages by type)",
+            ["store", "channel", "days", "messages", "by type"],
+            [
+                (
+                    v["store_id"][:8],
+                    v["channel"],
+                    v["days"],
+                    v["messages"],
+                    " ".join(f"{k}={n}" for k, n in sorted(v["by_type"].items())),
+                )
+                for v in doc["volume"]
+            ],
+        ),
+        (
+            "latency_channel",
+            "latency per channel (ms; read: created -> first read)",
+            [
+                "store",
+                "channel",
+                "read",
+                "read p50",
+                "p95",
+                "p99",
+                "acked",
+                "ack p50",
+                "p95",
+                "p99",
+            ],
+            [
+                (
+                    c["store_id"][:8],
+                    c["channel"],
+                    c["read"],
+                    ms(c["read_p50_ms"]),
+                    ms(c["read_p95_ms"]),
+                    ms(c["read_p99_ms"]),
+                    c["acked"],
+                    ms(c["ack_p50_ms"]),
+                    ms(c["ack_p95_ms"]),
+                    ms(c["ack_p99_ms"]),
+                )
+                for c in doc["latency"]["channels"]
+            ],
+        ),
+        (
+            "latency_agent",
+            "latency per agent (ms; read: created -> first read)",
+            ["agent", "read", "read p50", "p95", "p99", "acked", "ack p50", "p95", "p99"],
+            [
+                (
+                    a["agent"],
+                    a["read"],
+                    ms(a["read_p50_ms"]),
+                    ms(a["read_p95_ms"]),
+                    ms(a["read_p99_ms"]),
+                    a["acked"],
+                    ms(a["ack_p50_ms"]),
+                    ms(a["ack_p95_ms"]),
+                    ms(a["ack_p99_ms"]),
+                )
+                for a in doc["latency"]["agents"]
+            ],
+        ),
+        (
+            "reliability",
+            "ack-tracked channels: retries, late acks, unacknowledged backlog",
+            [
+                "store",
+                "channel",
+                "tracked",
+                "retried",
+                "retries",
+                "retry rate",
+                "late acks",
+                "backlog",
+                "oldest (s)",
+            ],
+            [
+                (
+                    r["store_id"][:8],
+                    r["channel"],
+                    r["tracked"],
+                    r["retried"],
+                    r["retries"],
+                    f"{r['retry_rate']:.1%}" if tty else f"{r['retry_rate']:.4f}",
+                    r["late_acks"],
+                    r["backlog"],
+                    ""
+                    if r["backlog_oldest_age_ms"] is None
+                    else round(r["backlog_oldest_age_ms"] / 1000),
+                )
+                for r in doc["reliability"]
+            ],
+        ),
+        (
+            "attempts",
+            "ack-tracked deliveries by attempts (earlier ones: delivery_attempts)",
+            [
+                "store",
+                "channel",
+                "deliveries",
+                "attempts",
+                "retried",
+                "max",
+                "acked after retry",
+                "dead after retry",
+                "earlier read",
+                "leases expired",
+            ],
+            [
+                (
+                    r["store_id"][:8],
+                    r["channel"],
+                    r["deliveries"],
+                    r["attempts"],
+                    r["retried"],
+                    r["max_attempts"],
+                    r["acked_after_retry"],
+                    r["dead_after_retry"],
+                    r["earlier_read"],
+                    r["leases_expired"],
+                )
+                for r in doc["attempts"]["channels"]
+            ],
+        ),
+        (
+            "dead_letters",
+            "dead letters by reason",
+            ["reason", "dead letters"],
+            sorted(doc["dead_letters_by_reason"].items()),
+        ),
+        (
+            "receipts",
+            "dispatch runs per agent",
+            ["agent", "runs", "by status"],
+            [
+                (
+                    a["agent"],
+                    a["runs"],
+                    " ".join(f"{k}={n}" for k, n in sorted(a["by_status"].items())),
+                )
+                for a in doc["receipts"]["agents"]
+            ],
+        ),
+        (
+            "federation",
+            "federated messages per node pair (ms; two clocks)",
+            ["from", "to", "messages", "read", "p50", "p95", "p99", "clock offset", "skew bound"],
+            [
+                (
+                    f["from_node"],
+                    f["to_node"],
+                    f["messages"],
+                    f["read"],
+                    ms(f["latency_p50_ms"]),
+                    ms(f["latency_p95_ms"]),
+                    ms(f["latency_p99_ms"]),
+                    ""
+                    if f["clock_offset_min_ms"] is None
+                    else f"{f['clock_offset_min_ms']}..{f['clock_offset_max_ms']}",
+                    ms(f["skew_bound_ms"]),
+                )
+                for f in doc["federation"]["latency"]
+            ],
+        ),
+        (
+            "tasks",
+            "tasks per capability (ms; lateness: finished - ETA)",
+            [
+                "capability",
+                "type",
+                "tasks",
+                "open",
+                "completed",
+                "failed",
+                "overdue",
+                "p50",
+                "p90",
+                "late p50",
+                "late p90",
+            ],
+            [
+                (
+                    r["capability"] or "",
+                    r["task_type"],
+                    r["tasks"],
+                    r["open"],
+                    r["completed"],
+                    r["failed"],
+                    r["overdue"],
+                    ms(r["duration_p50_ms"]),
+                    ms(r["duration_p90_ms"]),
+                    ms(r["lateness_p50_ms"]),
+                    ms(r["lateness_p90_ms"]),
+                )
+                for r in doc["tasks"]["by_capability"]
+            ],
+        ),
+        (
+            "incidents",
+            "review incidents by failure class",
+            ["class", "capability", "incidents", "open", "resolved", "resolve p50"],
+            [
+                (
+                    r["failure_class"],
+                    r["capability"],
+                    r["incidents"],
+                    r["open"],
+                    r["resolved"],
+                    ms(r["resolve_p50_ms"]),
+                )
+                for r in doc["incidents"]["by_capability"]
+            ],
+        ),
+        (
+            "check",
+            "checks (must be 0)",
+            ["check", "count", "result"],
+            [(k, v, "ok" if v == 0 else "FAILED") for k, v in doc["checks"].items()],
+        ),
     ]
     if not tty:
         lines: list[tuple[Any, ...]] = [("total", k, v) for k, v in t.items()]
-        lines += [("spark", sp["master"], sp["version"], sp["startup_s"], sp["work_s"]),
-                  ("tables", doc["out"])]
+        lines += [
+            ("spark", sp["master"], sp["version"], sp["startup_s"], sp["work_s"]),
+            ("tables", doc["out"]),
+        ]
         lines += [(kind, *row) for kind, _title, _headers, rows in blocks for row in rows]
         _table(out, None, (), lines)
         return
-    _pairs(out, [("exports", ", ".join(f"{e['path']} ({e['store_id']})"
-                                        for e in doc["exports"])),
-                 ("messages", f"{t['messages']:,}"), ("deliveries", f"{t['deliveries']:,}"),
-                 ("dead letters", f"{t['dead_letters']:,}"), ("channels", t["channels"]),
-                 ("tables", doc["out"]),
-                 ("spark", f"{sp['master']} (Spark {sp['version']}), start-up "
-                           f"{sp['startup_s']:.1f} s, work {sp['work_s']:.1f} s")])
+    _pairs(
+        out,
+        [
+            ("exports", ", ".join(f"{e['path']} ({e['store_id']})" for e in doc["exports"])),
+            ("messages", f"{t['messages']:,}"),
+            ("deliveries", f"{t['deliveries']:,}"),
+            ("dead letters", f"{t['dead_letters']:,}"),
+            ("channels", t["channels"]),
+            ("tables", doc["out"]),
+            (
+                "spark",
+                f"{sp['master']} (Spark {sp['version']}), start-up "
+                f"{sp['startup_s']:.1f} s, work {sp['work_s']:.1f} s",
+            ),
+        ],
+    )
     for _kind, title, headers, rows in blocks:
         _table(out, title, headers, rows)

@@ -24,22 +24,44 @@ def capability(out: Output, doc: dict[str, Any]) -> None:
         return
     if doc.get("changed") is False:
         note(f"note: capability {doc['id']} is already {doc['state']} as given")
-    _pairs(out, [("id", doc["id"]), ("owner", doc["owner"]), ("state", doc["state"]),
-                 ("delegation_skill", _skill(doc["delegation_skill"])),
-                 ("executor_skill", _skill(doc["executor_skill"])),
-                 ("eta_ms", doc["eta_ms"]), ("schema_sha256", doc["schema_sha256"]),
-                 ("published_at", doc["published_at"])]
-           + ([("node", doc["node"])] if doc.get("node") else [])
-           + ([("routing_misses", doc["routing_misses"])] if "routing_misses" in doc else []))
+    _pairs(
+        out,
+        [
+            ("id", doc["id"]),
+            ("owner", doc["owner"]),
+            ("state", doc["state"]),
+            ("delegation_skill", _skill(doc["delegation_skill"])),
+            ("executor_skill", _skill(doc["executor_skill"])),
+            ("eta_ms", doc["eta_ms"]),
+            ("schema_sha256", doc["schema_sha256"]),
+            ("published_at", doc["published_at"]),
+        ]
+        + ([("node", doc["node"])] if doc.get("node") else [])
+        + ([("routing_misses", doc["routing_misses"])] if "routing_misses" in doc else []),
+    )
     if doc.get("installs"):
         sys.stdout.write("installs:\n")
-        _table(out, None, ["agent", "task", "requested", "status", "version", "at"],
-               [(i["agent"], i["task_id"], i["requested_version"], i["status"] or
-                 i["task_state"], i["version"], i["at"]) for i in doc["installs"]])
+        _table(
+            out,
+            None,
+            ["agent", "task", "requested", "status", "version", "at"],
+            [
+                (
+                    i["agent"],
+                    i["task_id"],
+                    i["requested_version"],
+                    i["status"] or i["task_state"],
+                    i["version"],
+                    i["at"],
+                )
+                for i in doc["installs"]
+            ],
+        )
     if doc.get("distribution"):
         sys.stdout.write("distribution:\n")
-        _table(out, None, ["agent", "task"], [(d["agent"], d["task_id"])
-                                               for d in doc["distribution"]])
+        _table(
+            out, None, ["agent", "task"], [(d["agent"], d["task_id"]) for d in doc["distribution"]]
+        )
     for s in doc.get("skipped") or ():
         note(f"note: no distribution task for {s['agent']}: {s['reason']}")
 
@@ -48,23 +70,43 @@ def capabilities(out: Output, docs: Sequence[dict[str, Any]]) -> None:
     if out.json:
         _dump({"capabilities": list(docs)})
         return
-    listing(out, "capabilities", cols.CAPABILITIES,
-            [(d["id"], d["owner"], d["state"], _skill(d["delegation_skill"]),
-              _skill(d["executor_skill"]), d["eta_ms"], d["node"]) for d in docs], docs)
+    listing(
+        out,
+        "capabilities",
+        cols.CAPABILITIES,
+        [
+            (
+                d["id"],
+                d["owner"],
+                d["state"],
+                _skill(d["delegation_skill"]),
+                _skill(d["executor_skill"]),
+                d["eta_ms"],
+                d["node"],
+            )
+            for d in docs
+        ],
+        docs,
+    )
 
 
 def skills(out: Output, doc: dict[str, Any]) -> None:
     text = ", ".join(_skill(s) for s in doc["skills"]) or "(none)"
-    change(out, doc, doc.pop("changed"), "nothing to change",
-           f"{doc['agent']}: {text}")
+    change(out, doc, doc.pop("changed"), "nothing to change", f"{doc['agent']}: {text}")
 
 
 def incident(out: Output, doc: dict[str, Any]) -> None:
     if out.json:
         _dump(doc)
         return
-    _pairs(out, [(k, ", ".join(map(str, v)) if isinstance(v, list) and k != "samples" else v)
-                 for k, v in doc.items() if v is not None and k != "samples"])
+    _pairs(
+        out,
+        [
+            (k, ", ".join(map(str, v)) if isinstance(v, list) and k != "samples" else v)
+            for k, v in doc.items()
+            if v is not None and k != "samples"
+        ],
+    )
     for s in doc.get("samples") or ():
         sys.stdout.write("sample: " + " ".join(f"{k}={v}" for k, v in s.items()) + "\n")
 
@@ -73,6 +115,20 @@ def incidents(out: Output, docs: Sequence[dict[str, Any]]) -> None:
     if out.json:
         _dump({"incidents": list(docs)})
         return
-    listing(out, "incidents", cols.INCIDENTS,
-            [(d["id"], d["capability_id"], d["failure_class"], d["state"], d["task_id"],
-              d["created_at"]) for d in docs], docs)
+    listing(
+        out,
+        "incidents",
+        cols.INCIDENTS,
+        [
+            (
+                d["id"],
+                d["capability_id"],
+                d["failure_class"],
+                d["state"],
+                d["task_id"],
+                d["created_at"],
+            )
+            for d in docs
+        ],
+        docs,
+    )

@@ -22,22 +22,34 @@ if TYPE_CHECKING:
 def channel_doc(c: Channel) -> dict[str, Any]:
     cfg = c.config
     return {
-        "id": c.id, "name": c.name, "type": c.type.value, "owner": c.owner,
-        "state": c.state.value, "created_at": iso(c.created_at),
+        "id": c.id,
+        "name": c.name,
+        "type": c.type.value,
+        "owner": c.owner,
+        "state": c.state.value,
+        "created_at": iso(c.created_at),
         "config": {
-            "delivery": cfg.delivery.value, "max_message_size": cfg.max_message_size,
-            "ack_timeout_ms": cfg.ack_timeout_ms, "max_retries": cfg.max_retries,
-            "retry_backoff_ms": cfg.retry_backoff_ms, "retry_jitter": cfg.retry_jitter,
-            "echo": cfg.echo, "priority_ordering": cfg.priority_ordering,
-            "max_pending": cfg.max_pending, "dedupe_window_ms": cfg.dedupe_window_ms,
-            "retention_count": cfg.retention_count, "retention_age_ms": cfg.retention_age_ms,
+            "delivery": cfg.delivery.value,
+            "max_message_size": cfg.max_message_size,
+            "ack_timeout_ms": cfg.ack_timeout_ms,
+            "max_retries": cfg.max_retries,
+            "retry_backoff_ms": cfg.retry_backoff_ms,
+            "retry_jitter": cfg.retry_jitter,
+            "echo": cfg.echo,
+            "priority_ordering": cfg.priority_ordering,
+            "max_pending": cfg.max_pending,
+            "dedupe_window_ms": cfg.dedupe_window_ms,
+            "retention_count": cfg.retention_count,
+            "retention_age_ms": cfg.retention_age_ms,
             # the lease a received/in_progress ack holds (the ack timeout unless
             # set), the default time to live (0: none), whether a failed ack is retried
-            "lease_ms": cfg.effective_lease_ms, "message_ttl_ms": cfg.message_ttl_ms,
+            "lease_ms": cfg.effective_lease_ms,
+            "message_ttl_ms": cfg.message_ttl_ms,
             "retry_failed": cfg.retry_failed,
         },
-        "participants": [{"agent": p.agent, "role": p.role.value, "admin": p.admin}
-                         for p in c.participants],
+        "participants": [
+            {"agent": p.agent, "role": p.role.value, "admin": p.admin} for p in c.participants
+        ],
     }
 
 
@@ -48,36 +60,74 @@ def channel(out: Output, c: Channel, *, id_only: bool = False) -> None:
         sys.stdout.write(f"{c.id}\n")
     else:
         cfg = channel_doc(c)["config"]
-        _pairs(out, [("id", c.id), ("name", c.name), ("type", c.type.value),
-                     ("owner", c.owner), ("state", c.state.value),
-                     *cfg.items(),
-                     ("participants", ", ".join(
-                         f"{p.agent} ({p.role.value}{', admin' if p.admin else ''})"
-                         for p in c.participants))])
+        _pairs(
+            out,
+            [
+                ("id", c.id),
+                ("name", c.name),
+                ("type", c.type.value),
+                ("owner", c.owner),
+                ("state", c.state.value),
+                *cfg.items(),
+                (
+                    "participants",
+                    ", ".join(
+                        f"{p.agent} ({p.role.value}{', admin' if p.admin else ''})"
+                        for p in c.participants
+                    ),
+                ),
+            ],
+        )
 
 
 def channels(out: Output, cs: Sequence[Channel]) -> None:
     if out.json:
         _dump({"channels": [channel_doc(c) for c in cs]})
         return
-    listing(out, "channels", cols.CHANNELS,
-            [(c.id, c.name, c.type.value, c.state.value, c.owner, c.config.delivery.value,
-              len(c.participants)) for c in cs], (channel_doc(c) for c in cs))
+    listing(
+        out,
+        "channels",
+        cols.CHANNELS,
+        [
+            (
+                c.id,
+                c.name,
+                c.type.value,
+                c.state.value,
+                c.owner,
+                c.config.delivery.value,
+                len(c.participants),
+            )
+            for c in cs
+        ],
+        (channel_doc(c) for c in cs),
+    )
 
 
 def subscriptions(out: Output, channel_name: str, subs: Sequence[tuple[str, str]]) -> None:
     if out.json:
-        _dump({"channel": channel_name,
-               "subscriptions": [{"agent": a, "pattern": p} for a, p in subs]})
+        _dump(
+            {
+                "channel": channel_name,
+                "subscriptions": [{"agent": a, "pattern": p} for a, p in subs],
+            }
+        )
         return
-    listing(out, f"subscriptions on {channel_name}", cols.SUBSCRIPTIONS, subs,
-            ({"channel": channel_name, "agent": a, "pattern": p} for a, p in subs))
+    listing(
+        out,
+        f"subscriptions on {channel_name}",
+        cols.SUBSCRIPTIONS,
+        subs,
+        ({"channel": channel_name, "agent": a, "pattern": p} for a, p in subs),
+    )
 
 
 # Said by every update that changed something, in its output (the issue asks for it): what
 # is in flight keeps what it was given when it was sent or delivered.
-APPLIES = ("the new settings apply to messages sent and deliveries made from now on; "
-           "deliveries already in flight keep the deadlines and expiry they have")
+APPLIES = (
+    "the new settings apply to messages sent and deliveries made from now on; "
+    "deliveries already in flight keep the deadlines and expiry they have"
+)
 
 
 def update(out: Output, u: Update) -> None:
@@ -85,9 +135,13 @@ def update(out: Output, u: Update) -> None:
     saying what it applies to; for people, one line per change, then the note."""
     changes = {k: {"from": a, "to": b} for k, (a, b) in u.changes.items()}
     if out.json:
-        doc: dict[str, Any] = {**channel_doc(u.channel), "changed": bool(u.changes),
-                               "changes": changes, "in_flight": u.in_flight,
-                               "released": u.released}
+        doc: dict[str, Any] = {
+            **channel_doc(u.channel),
+            "changed": bool(u.changes),
+            "changes": changes,
+            "in_flight": u.in_flight,
+            "released": u.released,
+        }
         if u.changes:
             doc["applies_to"] = APPLIES
         _dump(doc)
@@ -104,12 +158,19 @@ def update(out: Output, u: Update) -> None:
 
 def deletion(out: Output, d: Deletion) -> None:
     """`channel delete`: what was deleted, where its history stays, what died."""
-    doc = {"id": d.channel.id, "name": d.channel.name, "deleted": True, "kept_as": d.kept_as,
-           "dead_lettered": d.dead_lettered}
+    doc = {
+        "id": d.channel.id,
+        "name": d.channel.name,
+        "deleted": True,
+        "kept_as": d.kept_as,
+        "dead_lettered": d.dead_lettered,
+    }
     if out.json:
         _dump(doc)
         return
     sys.stdout.write(f"{d.channel.name}\tdeleted\t{d.kept_as}\t{d.dead_lettered}\n")
     if d.dead_lettered:
-        note(f"note: {d.dead_lettered} deliveries dead-lettered (reason channel_deleted): "
-             f"acomm deadletter list --reason channel_deleted")
+        note(
+            f"note: {d.dead_lettered} deliveries dead-lettered (reason channel_deleted): "
+            f"acomm deadletter list --reason channel_deleted"
+        )

@@ -15,9 +15,16 @@ def invites(out: Output, docs: Sequence[dict[str, Any]]) -> None:
     if out.json:
         _dump({"invites": list(docs)})
         return
-    listing(out, "invites", cols.INVITES,
-            [(d["invite_id"], d["state"], d["expected_node"], d["expires_at"], d["used_by"])
-             for d in docs], docs)
+    listing(
+        out,
+        "invites",
+        cols.INVITES,
+        [
+            (d["invite_id"], d["state"], d["expected_node"], d["expires_at"], d["used_by"])
+            for d in docs
+        ],
+        docs,
+    )
 
 
 def peers(out: Output, doc: dict[str, Any]) -> None:
@@ -25,6 +32,10 @@ def peers(out: Output, doc: dict[str, Any]) -> None:
     if out.json:
         _dump(doc)
         return
-    listing(out, "peers", cols.PEERS,
-            [tuple(p.get(name) for name in column_names(cols.PEERS)) for p in doc["peers"]],
-            doc["peers"])
+    listing(
+        out,
+        "peers",
+        cols.PEERS,
+        [tuple(p.get(name) for name in column_names(cols.PEERS)) for p in doc["peers"]],
+        doc["peers"],
+    )

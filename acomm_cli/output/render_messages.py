@@ -18,21 +18,36 @@ if TYPE_CHECKING:
 
 def delivery_doc(d: Delivery) -> dict[str, Any]:
     return {
-        "recipient": d.recipient, "state": d.state.value, "retry_count": d.retry_count,
-        "delivered_at": iso(d.delivered_at), "read_at": iso(d.read_at),
-        "ack_status": d.ack_status, "acked_at": iso(d.acked_at),
-        "next_timer_at": iso(d.next_timer_at), "first_read_at": iso(d.first_read_at),
+        "recipient": d.recipient,
+        "state": d.state.value,
+        "retry_count": d.retry_count,
+        "delivered_at": iso(d.delivered_at),
+        "read_at": iso(d.read_at),
+        "ack_status": d.ack_status,
+        "acked_at": iso(d.acked_at),
+        "next_timer_at": iso(d.next_timer_at),
+        "first_read_at": iso(d.first_read_at),
     }
 
 
 def message_doc(m: Message) -> dict[str, Any]:
     doc = {
-        "id": m.id, "channel": m.channel, "channel_id": m.channel_id, "sender": m.sender,
-        "type": m.type.value, "content": m.content, "topic": m.topic,
-        "priority": m.priority.name.lower(), "correlation_id": m.correlation_id,
-        "dedupe_key": m.dedupe_key, "metadata": m.metadata, "status": m.status,
-        "created_at": iso(m.created_at), "deliver_at": iso(m.deliver_at),
-        "global_id": m.global_id, "origin_node": m.origin_node,
+        "id": m.id,
+        "channel": m.channel,
+        "channel_id": m.channel_id,
+        "sender": m.sender,
+        "type": m.type.value,
+        "content": m.content,
+        "topic": m.topic,
+        "priority": m.priority.name.lower(),
+        "correlation_id": m.correlation_id,
+        "dedupe_key": m.dedupe_key,
+        "metadata": m.metadata,
+        "status": m.status,
+        "created_at": iso(m.created_at),
+        "deliver_at": iso(m.deliver_at),
+        "global_id": m.global_id,
+        "origin_node": m.origin_node,
     }
     if m.federation is not None:
         doc["federation"] = m.federation
@@ -45,9 +60,14 @@ def message_doc(m: Message) -> dict[str, Any]:
 
 def send_doc(r: SendResult) -> dict[str, Any]:
     doc = {
-        "id": r.id, "channel": r.channel, "channel_id": r.channel_id,
-        "recipients": list(r.recipients), "status": r.status, "created_at": iso(r.created_at),
-        "correlation_id": r.correlation_id, "deduplicated": r.deduplicated,
+        "id": r.id,
+        "channel": r.channel,
+        "channel_id": r.channel_id,
+        "recipients": list(r.recipients),
+        "status": r.status,
+        "created_at": iso(r.created_at),
+        "correlation_id": r.correlation_id,
+        "deduplicated": r.deduplicated,
         "suppressed": list(r.suppressed),
     }
     if r.global_id is not None:  # routed to another node (federation)
@@ -57,8 +77,11 @@ def send_doc(r: SendResult) -> dict[str, Any]:
 
 def send_results(out: Output, results: Sequence[SendResult]) -> None:
     if out.json:
-        _dump(send_doc(results[0]) if len(results) == 1 else
-              {"results": [send_doc(r) for r in results]})
+        _dump(
+            send_doc(results[0])
+            if len(results) == 1
+            else {"results": [send_doc(r) for r in results]}
+        )
         return
     for r in results:
         sys.stdout.write(f"{r.id}\n")
@@ -73,8 +96,14 @@ def batch_results(out: Output, results: Sequence[SendResult]) -> None:
 
 def direct_results(out: Output, results: Sequence[SendResult | CommError]) -> None:
     if out.json:
-        _dump({"results": [send_doc(r) if isinstance(r, SendResult) else {"error": r.to_dict()}
-                           for r in results]})
+        _dump(
+            {
+                "results": [
+                    send_doc(r) if isinstance(r, SendResult) else {"error": r.to_dict()}
+                    for r in results
+                ]
+            }
+        )
         return
     for r in results:
         if isinstance(r, SendResult):
@@ -83,28 +112,46 @@ def direct_results(out: Output, results: Sequence[SendResult | CommError]) -> No
             error(r, False)
 
 
-def messages(out: Output, result: QueryResult, *, body: bool = False,
-             jsonl: bool = False) -> None:
+def messages(out: Output, result: QueryResult, *, body: bool = False, jsonl: bool = False) -> None:
     if jsonl or out.table == "jsonl":
         for m in result.messages:
             _dump(message_doc(m))
     elif out.json:
-        _dump({"messages": [message_doc(m) for m in result.messages],
-               "total_count": result.total_count, "has_more": result.has_more})
+        _dump(
+            {
+                "messages": [message_doc(m) for m in result.messages],
+                "total_count": result.total_count,
+                "has_more": result.has_more,
+            }
+        )
     elif body:
         for m in result.messages:
             sys.stdout.write(m.content + ("" if m.content.endswith("\n") else "\n"))
     else:
-        listing(out, None, cols.MESSAGES,
-                [(m.id, m.channel, m.sender, m.type.value, m.priority.name.lower(), m.topic,
-                  iso(m.created_at), m.delivery.state.value if m.delivery else m.status,
-                  m.content) for m in result.messages])
+        listing(
+            out,
+            None,
+            cols.MESSAGES,
+            [
+                (
+                    m.id,
+                    m.channel,
+                    m.sender,
+                    m.type.value,
+                    m.priority.name.lower(),
+                    m.topic,
+                    iso(m.created_at),
+                    m.delivery.state.value if m.delivery else m.status,
+                    m.content,
+                )
+                for m in result.messages
+            ],
+        )
         if out.tty and result.has_more:
             note(f"showing {len(result.messages)} of {result.total_count}; use --offset/--limit")
 
 
-def follow(out: Output, batch: QueryResult, *, body: bool = False,
-           jsonl: bool = False) -> None:
+def follow(out: Output, batch: QueryResult, *, body: bool = False, jsonl: bool = False) -> None:
     """One batch of a --follow stream, printed at once: JSON Lines when piped (or with
     --json / --jsonl), bodies with --body, else each message as a rich view."""
     if out.table in ("csv", "tsv") and not body:  # rows (the caller: the header once)
@@ -139,9 +186,14 @@ def message(out: Output, m: Message) -> None:
     import json  # not at the top: `acomm send` prints no JSON unless asked
 
     doc = message_doc(m)
-    _pairs(out, [(k, json.dumps(v) if isinstance(v, dict) else v)
-                 for k, v in doc.items() if k not in ("deliveries", "content")
-                 and (v is not None or k not in _FEDERATION_KEYS)])
+    _pairs(
+        out,
+        [
+            (k, json.dumps(v) if isinstance(v, dict) else v)
+            for k, v in doc.items()
+            if k not in ("deliveries", "content") and (v is not None or k not in _FEDERATION_KEYS)
+        ],
+    )
     sys.stdout.write("deliveries:\n")
     for d in m.deliveries:
         extra = f" ack={d.ack_status}" if d.ack_status else ""
@@ -158,6 +210,10 @@ def thread(out: Output, correlation_id: str, msgs: Sequence[Message]) -> None:
 
         out.console().print(render_views.thread_panels(correlation_id, msgs))
         return
-    listing(out, f"thread {correlation_id}", cols.THREAD,
-            [(m.id, m.sender, m.type.value, iso(m.created_at), m.content) for m in msgs],
-            (message_doc(m) for m in msgs))
+    listing(
+        out,
+        f"thread {correlation_id}",
+        cols.THREAD,
+        [(m.id, m.sender, m.type.value, iso(m.created_at), m.content) for m in msgs],
+        (message_doc(m) for m in msgs),
+    )

@@ -15,24 +15,50 @@ if TYPE_CHECKING:
 
 def stats_doc(s: Stats) -> dict[str, Any]:
     return {
-        "agents": [{"agent": a.agent, "total": a.total, "unread": a.unread,
-                    "awaiting_ack": a.awaiting_ack,
-                    "oldest_unread_age_sec": a.oldest_unread_age_sec,
-                    "dead_letters": a.dead_letters, "in_progress": a.in_progress,
-                    "lease_expired": a.lease_expired} for a in s.agents],
-        "channels": [{"channel": c.channel, "pending": c.pending, "queued": c.queued,
-                      "dead_letters": c.dead_letters, "in_progress": c.in_progress,
-                      "lease_expired": c.lease_expired,
-                      **({} if c.unclaimed is None else {"unclaimed": c.unclaimed})}
-                     for c in s.channels],
-        "store": {"path": s.store.path, "bytes": s.store.bytes, "wal_bytes": s.store.wal_bytes,
-                  "messages": s.store.messages},
+        "agents": [
+            {
+                "agent": a.agent,
+                "total": a.total,
+                "unread": a.unread,
+                "awaiting_ack": a.awaiting_ack,
+                "oldest_unread_age_sec": a.oldest_unread_age_sec,
+                "dead_letters": a.dead_letters,
+                "in_progress": a.in_progress,
+                "lease_expired": a.lease_expired,
+            }
+            for a in s.agents
+        ],
+        "channels": [
+            {
+                "channel": c.channel,
+                "pending": c.pending,
+                "queued": c.queued,
+                "dead_letters": c.dead_letters,
+                "in_progress": c.in_progress,
+                "lease_expired": c.lease_expired,
+                **({} if c.unclaimed is None else {"unclaimed": c.unclaimed}),
+            }
+            for c in s.channels
+        ],
+        "store": {
+            "path": s.store.path,
+            "bytes": s.store.bytes,
+            "wal_bytes": s.store.wal_bytes,
+            "messages": s.store.messages,
+        },
         # the mailbox bridge: agents with inbox files still pending, and its own backlog
-        "queues": [{"agent": q.agent, "pending_files": q.pending_files,
-                    "oldest_file_age_sec": q.oldest_file_age_sec} for q in s.queues],
+        "queues": [
+            {
+                "agent": q.agent,
+                "pending_files": q.pending_files,
+                "oldest_file_age_sec": q.oldest_file_age_sec,
+            }
+            for q in s.queues
+        ],
         "bridge": {"mirror_backlog": s.mirror_backlog, "bad_files": s.bad_files},
         # tasks by state (either side, with --as) and review incidents (store-wide)
-        "tasks": s.tasks, "incidents": s.incidents,
+        "tasks": s.tasks,
+        "incidents": s.incidents,
     }
 
 
@@ -53,39 +79,96 @@ def stats(out: Output, s: Stats) -> None:
     incidents = any(s.incidents.values())
     if out.table is not None:  # one row per agent, channel, inbox queue, task state
         blank = (None,) * 5
-        listing(out, None, cols.STATS,
-                [("agent", *a, *blank) for a in agents]
-                + [("channel", c[0], None, None, None, None, c[3], c[4], c[5], c[1], c[2],
-                    c[6] if len(c) > 6 else None, None, None) for c in channels]
-                + [("queue", q[0], *(None,) * 10, q[1], q[2]) for q in queues]
-                + [("task", k, n, *(None,) * 11) for k, n in work]
-                + _fact_rows(doc, [k for k, n in s.tasks.items() if not n]))
+        listing(
+            out,
+            None,
+            cols.STATS,
+            [("agent", *a, *blank) for a in agents]
+            + [
+                (
+                    "channel",
+                    c[0],
+                    None,
+                    None,
+                    None,
+                    None,
+                    c[3],
+                    c[4],
+                    c[5],
+                    c[1],
+                    c[2],
+                    c[6] if len(c) > 6 else None,
+                    None,
+                    None,
+                )
+                for c in channels
+            ]
+            + [("queue", q[0], *(None,) * 10, q[1], q[2]) for q in queues]
+            + [("task", k, n, *(None,) * 11) for k, n in work]
+            + _fact_rows(doc, [k for k, n in s.tasks.items() if not n]),
+        )
         return
     if not out.tty:
-        _table(out, None, (), [("agent", *a) for a in agents] + [("channel", *c) for c in channels]
-               + [("store", st["path"], st["bytes"], st["wal_bytes"], st["messages"])]
-               + [("queue", *q) for q in queues]
-               + ([("bridge", s.mirror_backlog, s.bad_files)] if bridge else [])
-               + [("task", k, n) for k, n in work]
-               + ([("incidents", s.incidents["open"], s.incidents["resolved"])]
-                  if incidents else []))
+        _table(
+            out,
+            None,
+            (),
+            [("agent", *a) for a in agents]
+            + [("channel", *c) for c in channels]
+            + [("store", st["path"], st["bytes"], st["wal_bytes"], st["messages"])]
+            + [("queue", *q) for q in queues]
+            + ([("bridge", s.mirror_backlog, s.bad_files)] if bridge else [])
+            + [("task", k, n) for k, n in work]
+            + ([("incidents", s.incidents["open"], s.incidents["resolved"])] if incidents else []),
+        )
         return
-    _table(out, "agents", ["agent", "total", "unread", "awaiting ack", "oldest unread (s)",
-                           "dead letters", "in progress", "leases run out"], agents)
+    _table(
+        out,
+        "agents",
+        [
+            "agent",
+            "total",
+            "unread",
+            "awaiting ack",
+            "oldest unread (s)",
+            "dead letters",
+            "in progress",
+            "leases run out",
+        ],
+        agents,
+    )
     queue = any(c.unclaimed is not None for c in s.channels)  # a work queue: one more column
-    _table(out, "channels", ["channel", "pending", "queued", "dead letters", "in progress",
-                             "leases run out"] + (["unclaimed"] if queue else []),
-           [c + ("",) * (queue and len(c) == 6) for c in channels])
-    _pairs(out, [("store", st["path"]), ("bytes", f"{st['bytes']:,}"),
-                 ("wal bytes", f"{st['wal_bytes']:,}"), ("messages", f"{st['messages']:,}")])
+    _table(
+        out,
+        "channels",
+        ["channel", "pending", "queued", "dead letters", "in progress", "leases run out"]
+        + (["unclaimed"] if queue else []),
+        [c + ("",) * (queue and len(c) == 6) for c in channels],
+    )
+    _pairs(
+        out,
+        [
+            ("store", st["path"]),
+            ("bytes", f"{st['bytes']:,}"),
+            ("wal bytes", f"{st['wal_bytes']:,}"),
+            ("messages", f"{st['messages']:,}"),
+        ],
+    )
     if queues:
         _table(out, "inbox files", ["agent", "pending files", "oldest file (s)"], queues)
     if bridge:
-        _pairs(out, [("mirror backlog", s.mirror_backlog),
-                     ("response files left in place", s.bad_files)])
+        _pairs(
+            out,
+            [("mirror backlog", s.mirror_backlog), ("response files left in place", s.bad_files)],
+        )
     if work or incidents:
-        _pairs(out, [("tasks", ", ".join(f"{k} {n}" for k, n in work) or "none"),
-                     ("open incidents", s.incidents["open"])])
+        _pairs(
+            out,
+            [
+                ("tasks", ", ".join(f"{k} {n}" for k, n in work) or "none"),
+                ("open incidents", s.incidents["open"]),
+            ],
+        )
 
 
 # The `--json` sections that are one object of facts; each names the `kind` of its rows.
@@ -111,9 +194,12 @@ def doctor(out: Output, h: Health) -> None:
     notices = [{"check": f.check, "count": f.count, "detail": f.detail} for f in h.notices]
     if out.json:
         doc: dict[str, Any] = {
-            "healthy": h.healthy, "schema_version": h.schema_version,
-            "expected_schema_version": h.expected_schema_version, "integrity": h.integrity,
-            "findings": findings}
+            "healthy": h.healthy,
+            "schema_version": h.schema_version,
+            "expected_schema_version": h.expected_schema_version,
+            "integrity": h.integrity,
+            "findings": findings,
+        }
         if h.integrity_check:  # SQLite's own report of a damaged file, as it gave it
             doc["integrity_check"] = h.integrity_check
         if notices:  # only when there are any
@@ -121,26 +207,47 @@ def doctor(out: Output, h: Health) -> None:
         _dump(doc)
         return
     if out.table is not None:
-        listing(out, None, cols.FINDINGS,
-                [(f["check"], f["count"], f["detail"]) for f in findings + notices])
+        listing(
+            out,
+            None,
+            cols.FINDINGS,
+            [(f["check"], f["count"], f["detail"]) for f in findings + notices],
+        )
         return
     if h.healthy:
-        sys.stdout.write(f"healthy: integrity {h.integrity}, schema version {h.schema_version},"
-                         " every invariant holds\n")
+        sys.stdout.write(
+            f"healthy: integrity {h.integrity}, schema version {h.schema_version},"
+            " every invariant holds\n"
+        )
     else:
-        _table(out, "problems", ["check", "count", "detail"],
-               [(f["check"], f["count"], f["detail"]) for f in findings])
+        _table(
+            out,
+            "problems",
+            ["check", "count", "detail"],
+            [(f["check"], f["count"], f["detail"]) for f in findings],
+        )
     if notices:
-        _table(out, "mailbox bridge (not store problems)", ["check", "count", "detail"],
-               [(n["check"], n["count"], n["detail"]) for n in notices])
+        _table(
+            out,
+            "mailbox bridge (not store problems)",
+            ["check", "count", "detail"],
+            [(n["check"], n["count"], n["detail"]) for n in notices],
+        )
 
 
 def compact(out: Output, r: CompactResult) -> None:
-    doc = {"removed_messages": r.removed_messages, "removed_deliveries": r.removed_deliveries,
-           "removed_dead_letters": r.removed_dead_letters,
-           "removed_exactly_once": r.removed_exactly_once, "bytes_before": r.bytes_before,
-           "bytes_after": r.bytes_after, "reclaimed_bytes": r.reclaimed_bytes,
-           "free_bytes": r.free_bytes, "vacuumed": r.vacuumed, "dry_run": r.dry_run}
+    doc = {
+        "removed_messages": r.removed_messages,
+        "removed_deliveries": r.removed_deliveries,
+        "removed_dead_letters": r.removed_dead_letters,
+        "removed_exactly_once": r.removed_exactly_once,
+        "bytes_before": r.bytes_before,
+        "bytes_after": r.bytes_after,
+        "reclaimed_bytes": r.reclaimed_bytes,
+        "free_bytes": r.free_bytes,
+        "vacuumed": r.vacuumed,
+        "dry_run": r.dry_run,
+    }
     if out.json:
         _dump(doc)
         return
@@ -148,33 +255,52 @@ def compact(out: Output, r: CompactResult) -> None:
     if r.dry_run:
         note("dry run: nothing was removed")
     elif not r.vacuumed and r.free_bytes and out.tty:
-        note(f"{r.free_bytes:,} bytes are free inside the file for new messages; "
-             "`acomm compact --vacuum` gives them back to the file system")
+        note(
+            f"{r.free_bytes:,} bytes are free inside the file for new messages; "
+            "`acomm compact --vacuum` gives them back to the file system"
+        )
 
 
 def flush_result(out: Output, r: FlushResult) -> None:
-    doc = {"busy": r.busy, "wal_frames": r.wal_frames,
-           "checkpointed_frames": r.checkpointed_frames, "wal_bytes_before": r.wal_bytes_before,
-           "wal_bytes_after": r.wal_bytes_after}
+    doc = {
+        "busy": r.busy,
+        "wal_frames": r.wal_frames,
+        "checkpointed_frames": r.checkpointed_frames,
+        "wal_bytes_before": r.wal_bytes_before,
+        "wal_bytes_after": r.wal_bytes_after,
+    }
     if out.json:
         _dump(doc)
     else:
         _kv_line(doc)
     if r.busy:
-        note("another process is reading the store: the WAL was not fully checkpointed; "
-             "run `acomm flush` again later")
+        note(
+            "another process is reading the store: the WAL was not fully checkpointed; "
+            "run `acomm flush` again later"
+        )
 
 
 def config_report(out: Output, r: ConfigReport) -> None:
     if out.json:
-        _dump({"settings": [{"key": e.key, "value": e.value, "source": e.source}
-                            for e in r.settings],
-               "store": {"path": r.store.value, "source": r.store.source},
-               "config_file": {"path": r.config_file.value, "source": r.config_file.source},
-               "agents": r.agents_doc})
+        _dump(
+            {
+                "settings": [
+                    {"key": e.key, "value": e.value, "source": e.source} for e in r.settings
+                ],
+                "store": {"path": r.store.value, "source": r.store.source},
+                "config_file": {"path": r.config_file.value, "source": r.config_file.source},
+                "agents": r.agents_doc,
+            }
+        )
         return
     import json  # not at the top: `acomm send` prints no JSON unless asked
 
-    listing(out, "configuration", cols.CONFIG,
-            [(e.key, json.dumps(e.value) if isinstance(e.value, (dict, list)) else e.value,
-              e.source) for e in (r.store, r.config_file, *r.settings, *r.agents)])
+    listing(
+        out,
+        "configuration",
+        cols.CONFIG,
+        [
+            (e.key, json.dumps(e.value) if isinstance(e.value, (dict, list)) else e.value, e.source)
+            for e in (r.store, r.config_file, *r.settings, *r.agents)
+        ],
+    )

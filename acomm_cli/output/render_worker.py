@@ -38,11 +38,15 @@ def bridge_notes(r: SyncResult) -> None:
     for path, reason in r.undeleted_files:
         note(f"bridge: response file {path} {reason}")
     if r.failed:
-        note(f"warning: mailbox bridge: {r.failed} mirror write(s) failed; `acomm tick` "
-             "retries them (see `acomm doctor`)")
+        note(
+            f"warning: mailbox bridge: {r.failed} mirror write(s) failed; `acomm tick` "
+            "retries them (see `acomm doctor`)"
+        )
     if r.remove_failed:
-        note(f"warning: mailbox bridge: {r.remove_failed} mirror removal(s) failed; "
-             "`acomm tick` retries them (see `acomm doctor`)")
+        note(
+            f"warning: mailbox bridge: {r.remove_failed} mirror removal(s) failed; "
+            "`acomm tick` retries them (see `acomm doctor`)"
+        )
 
 
 def bridge_sync(out: Output, r: SyncResult) -> None:
@@ -78,23 +82,52 @@ def message_json(m: Message) -> str:
 
 
 def receipt_doc(r: Receipt) -> dict[str, Any]:
-    return {"run_id": r.run_id, "message_id": r.message_id, "agent": r.agent,
-            "status": r.status, "reason": r.reason, "exit_code": r.exit_code,
-            "started_at": iso(r.started_at), "finished_at": iso(r.finished_at),
-            "attempt": r.attempt, "next_retry_at": iso(r.next_retry_at)}
+    return {
+        "run_id": r.run_id,
+        "message_id": r.message_id,
+        "agent": r.agent,
+        "status": r.status,
+        "reason": r.reason,
+        "exit_code": r.exit_code,
+        "started_at": iso(r.started_at),
+        "finished_at": iso(r.finished_at),
+        "attempt": r.attempt,
+        "next_retry_at": iso(r.next_retry_at),
+    }
 
 
 def _receipt_rows(out: Output, items: Sequence[Receipt]) -> None:
-    listing(out, "receipts", cols.RECEIPTS,
-            [(r.run_id, r.message_id, r.agent, r.status, r.exit_code, r.attempt,
-              iso(r.started_at), iso(r.next_retry_at), r.reason) for r in items],
-            (receipt_doc(r) for r in items))
+    listing(
+        out,
+        "receipts",
+        cols.RECEIPTS,
+        [
+            (
+                r.run_id,
+                r.message_id,
+                r.agent,
+                r.status,
+                r.exit_code,
+                r.attempt,
+                iso(r.started_at),
+                iso(r.next_retry_at),
+                r.reason,
+            )
+            for r in items
+        ],
+        (receipt_doc(r) for r in items),
+    )
 
 
 def receipts(out: Output, page: ReceiptPage) -> None:
     if out.json:
-        _dump({"receipts": [receipt_doc(r) for r in page.receipts],
-               "total_count": page.total_count, "has_more": page.has_more})
+        _dump(
+            {
+                "receipts": [receipt_doc(r) for r in page.receipts],
+                "total_count": page.total_count,
+                "has_more": page.has_more,
+            }
+        )
         return
     _receipt_rows(out, page.receipts)
     if out.tty and page.has_more:
@@ -104,24 +137,44 @@ def receipts(out: Output, page: ReceiptPage) -> None:
 def dispatch_result(out: Output, r: DispatchResult) -> None:
     """`acomm dispatch`: the receipts of this pass (with --dry-run, what would run)."""
     if out.json:
-        doc: dict[str, Any] = {"now": iso(r.now), "dry_run": r.dry_run, **r.counts(),
-                               "receipts": [receipt_doc(x) for x in r.receipts]}
+        doc: dict[str, Any] = {
+            "now": iso(r.now),
+            "dry_run": r.dry_run,
+            **r.counts(),
+            "receipts": [receipt_doc(x) for x in r.receipts],
+        }
         if r.dry_run:
-            doc["due"] = [{"message_id": d.message_id, "agent": d.agent, "channel": d.channel,
-                           "type": d.type, "priority": d.priority, "attempt": d.attempt,
-                           "action": d.action} for d in r.due]
+            doc["due"] = [
+                {
+                    "message_id": d.message_id,
+                    "agent": d.agent,
+                    "channel": d.channel,
+                    "type": d.type,
+                    "priority": d.priority,
+                    "attempt": d.attempt,
+                    "action": d.action,
+                }
+                for d in r.due
+            ]
         _dump(doc)
         return
     if r.dry_run:
-        _table(out, "due", ["message", "agent", "channel", "type", "priority", "attempt",
-                            "action"],
-               [(d.message_id, d.agent, d.channel, d.type, d.priority, d.attempt, d.action)
-                for d in r.due])
+        _table(
+            out,
+            "due",
+            ["message", "agent", "channel", "type", "priority", "attempt", "action"],
+            [
+                (d.message_id, d.agent, d.channel, d.type, d.priority, d.attempt, d.action)
+                for d in r.due
+            ],
+        )
         return
     _receipt_rows(out, r.receipts)
     if r.dead_lettered:
-        note(f"{r.dead_lettered} delivery(ies) dead-lettered (dispatch_failed); see "
-             "`acomm deadletter list --reason dispatch_failed`")
+        note(
+            f"{r.dead_lettered} delivery(ies) dead-lettered (dispatch_failed); see "
+            "`acomm deadletter list --reason dispatch_failed`"
+        )
 
 
 def tick_retry(exc: CommError, in_s: float) -> None:
@@ -139,7 +192,8 @@ def dispatch_notes(r: DispatchResult) -> None:
     """`tick`'s diagnostics on stderr (cron mails them): each failed run, once."""
     for x in r.receipts:
         if x.status == "failed":
-            then = (f"; retry at {iso(x.next_retry_at)}" if x.next_retry_at is not None
-                    else "")
-            note(f"dispatch: {x.agent} failed on message {x.message_id} (attempt {x.attempt}, "
-                 f"{x.run_id}): {x.reason}{then}")
+            then = f"; retry at {iso(x.next_retry_at)}" if x.next_retry_at is not None else ""
+            note(
+                f"dispatch: {x.agent} failed on message {x.message_id} (attempt {x.attempt}, "
+                f"{x.run_id}): {x.reason}{then}"
+            )

@@ -19,12 +19,27 @@ from rich.text import Text
 from acomm_cli.clock import iso
 from acomm_cli.model import Delivery, Message
 
-STATE_STYLE = {"queued": "magenta", "waiting": "blue", "unread": "yellow", "read": "cyan",
-               "acked": "green", "dead": "bold red"}
-STATUS_STYLE = {"sent": "yellow", "delivered": "cyan", "acknowledged": "green",
-                "dead_letter": "bold red"}
-PRIORITY_STYLE = {"low": "dim", "normal": "", "high": "yellow", "urgent": "bold yellow",
-                  "critical": "bold red"}
+STATE_STYLE = {
+    "queued": "magenta",
+    "waiting": "blue",
+    "unread": "yellow",
+    "read": "cyan",
+    "acked": "green",
+    "dead": "bold red",
+}
+STATUS_STYLE = {
+    "sent": "yellow",
+    "delivered": "cyan",
+    "acknowledged": "green",
+    "dead_letter": "bold red",
+}
+PRIORITY_STYLE = {
+    "low": "dim",
+    "normal": "",
+    "high": "yellow",
+    "urgent": "bold yellow",
+    "critical": "bold red",
+}
 
 
 def _priority(m: Message) -> str:
@@ -34,8 +49,14 @@ def _priority(m: Message) -> str:
 def _state(d: Delivery) -> Text:
     text = Text(d.state.value, style=STATE_STYLE.get(d.state.value, ""))
     if d.ack_status:
-        text.append(f" ({d.ack_status})", style="green" if d.ack_status == "completed"
-                    else "red" if d.ack_status == "failed" else "")
+        text.append(
+            f" ({d.ack_status})",
+            style="green"
+            if d.ack_status == "completed"
+            else "red"
+            if d.ack_status == "failed"
+            else "",
+        )
     return text
 
 
@@ -75,17 +96,34 @@ def _indented(content: str) -> Text:
 
 def _deliveries(m: Message) -> Table:
     """Every recipient's delivery; a time column only when some delivery has that time."""
-    times = [(h, attr) for h, attr in (("delivered", "delivered_at"), ("read", "read_at"),
-                                       ("acked", "acked_at"), ("next timer", "next_timer_at"))
-             if any(getattr(d, attr) for d in m.deliveries)]
-    table = Table(show_edge=False, header_style="bold", box=None, pad_edge=False,
-                  caption="times after the message was created" if times else None,
-                  caption_justify="left", caption_style="dim")
+    times = [
+        (h, attr)
+        for h, attr in (
+            ("delivered", "delivered_at"),
+            ("read", "read_at"),
+            ("acked", "acked_at"),
+            ("next timer", "next_timer_at"),
+        )
+        if any(getattr(d, attr) for d in m.deliveries)
+    ]
+    table = Table(
+        show_edge=False,
+        header_style="bold",
+        box=None,
+        pad_edge=False,
+        caption="times after the message was created" if times else None,
+        caption_justify="left",
+        caption_style="dim",
+    )
     for h in ("recipient", "state", "retries", *(h for h, _ in times)):
         table.add_column(h, overflow="fold")
     for d in m.deliveries:
-        table.add_row(d.recipient, _state(d), str(d.retry_count),
-                      *(_after(getattr(d, attr), m.created_at) for _, attr in times))
+        table.add_row(
+            d.recipient,
+            _state(d),
+            str(d.retry_count),
+            *(_after(getattr(d, attr), m.created_at) for _, attr in times),
+        )
     return table
 
 
@@ -121,8 +159,11 @@ def _fields(m: Message) -> Table:
     ]
     if m.deliver_at and m.deliver_at != m.created_at:
         rows.append(("deliver at", iso(m.deliver_at)))
-    for label, value in (("topic", m.topic), ("correlation", m.correlation_id),
-                         ("dedupe key", m.dedupe_key)):
+    for label, value in (
+        ("topic", m.topic),
+        ("correlation", m.correlation_id),
+        ("dedupe key", m.dedupe_key),
+    ):
         if value:
             rows.append((label, value))
     for k, v in sorted(m.metadata.items()):
@@ -134,14 +175,17 @@ def _fields(m: Message) -> Table:
 
 def message_panel(m: Message) -> Panel:
     """`acomm show` on a terminal: the message's fields, its content, every recipient."""
-    parts: list[Any] = [_fields(m), Text(""), Text("content", style="bold"),
-                        _indented(m.content)]
+    parts: list[Any] = [_fields(m), Text(""), Text("content", style="bold"), _indented(m.content)]
     if m.deliveries:
         parts += [Text(""), _deliveries(m)]
     else:
         parts += [Text(""), Text("no deliveries", style="dim")]
-    return Panel(Group(*parts), title=f"message {m.id}", title_align="left",
-                 border_style=STATUS_STYLE.get(m.status, ""))
+    return Panel(
+        Group(*parts),
+        title=f"message {m.id}",
+        title_align="left",
+        border_style=STATUS_STYLE.get(m.status, ""),
+    )
 
 
 def thread_panels(correlation_id: str, msgs: Sequence[Message]) -> Group:

@@ -33,9 +33,15 @@ def _quote(text: str) -> str:
 class Actions:
     """Builds the actions of one session on one connection."""
 
-    def __init__(self, conn: sqlite3.Connection, *, limits: Limits, read_only: bool,
-                 now: Callable[[], int] = clock.now_ms,
-                 after_write: Callable[[], str | None] = lambda: None) -> None:
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        *,
+        limits: Limits,
+        read_only: bool,
+        now: Callable[[], int] = clock.now_ms,
+        after_write: Callable[[], str | None] = lambda: None,
+    ) -> None:
         self.conn = conn
         self.limits = limits
         self.read_only = read_only
@@ -44,9 +50,12 @@ class Actions:
 
     def refuse_if_read_only(self, what: str) -> None:
         if self.read_only:
-            raise Forbidden(f"read-only: {what} refused (the dashboard was opened with "
-                            "--read-only, or the store cannot be written)", field="action",
-                            value=what)
+            raise Forbidden(
+                f"read-only: {what} refused (the dashboard was opened with "
+                "--read-only, or the store cannot be written)",
+                field="action",
+                value=what,
+            )
 
     def _done(self, summary: str) -> str:
         warning = self.after_write()
@@ -54,35 +63,51 @@ class Actions:
 
     # ------------------------------------------------------------ sending
 
-    def send(self, target: str, body: str, *, agent: str | None, type_: str = "text",
-             topic: str = "") -> Action:
+    def send(
+        self, target: str, body: str, *, agent: str | None, type_: str = "text", topic: str = ""
+    ) -> Action:
         """`send CHANNEL BODY`, or with `@a,b` as the target `send --to a,b BODY`."""
         self.refuse_if_read_only("send")
         sender = _identity(agent)
         target = target.strip()
         if not target:
-            raise UsageError("to: name a channel, or @agent[,agent] for a direct message",
-                             field="to")
+            raise UsageError(
+                "to: name a channel, or @agent[,agent] for a direct message", field="to"
+            )
         direct = target.startswith("@")
-        req = SendRequest(sender=sender, content=body, channel=None if direct else target,
-                          type=type_, priority="normal", topic=topic or None)
-        flags = f" --as {_quote(sender)}" + (f" --type {type_}" if type_ != "text" else "") \
+        req = SendRequest(
+            sender=sender,
+            content=body,
+            channel=None if direct else target,
+            type=type_,
+            priority="normal",
+            topic=topic or None,
+        )
+        flags = (
+            f" --as {_quote(sender)}"
+            + (f" --type {type_}" if type_ != "text" else "")
             + (f" --topic {_quote(topic)}" if topic else "")
+        )
         if direct:
             to = [a.strip() for a in target[1:].split(",")]
 
             def run_direct() -> str:
                 results = sending.send_direct(self.conn, req, to, self.now(), self.limits)
-                sent = [f"{r.id} to {r.recipients[0] if r.recipients else r.channel}"
-                        for r in results if not isinstance(r, CommError)]
+                sent = [
+                    f"{r.id} to {r.recipients[0] if r.recipients else r.channel}"
+                    for r in results
+                    if not isinstance(r, CommError)
+                ]
                 failed = [r for r in results if isinstance(r, CommError)]
                 if failed and not sent:
                     raise failed[0]
-                return self._done("sent message " + ", ".join(sent) + "".join(
-                    f"; not sent: {e}" for e in failed))
+                return self._done(
+                    "sent message " + ", ".join(sent) + "".join(f"; not sent: {e}" for e in failed)
+                )
 
-            return Action(f"acomm send --to {_quote(','.join(to))} {_quote(body)}{flags}",
-                          run_direct)
+            return Action(
+                f"acomm send --to {_quote(','.join(to))} {_quote(body)}{flags}", run_direct
+            )
 
         def run() -> str:
             sent = sending.send(self.conn, req, self.now(), self.limits)
@@ -96,30 +121,40 @@ class Actions:
 
     # ------------------------------------------------------------ acks and dead letters
 
-    def ack(self, message_id: int, *, agent: str | None, status: str = "completed",
-            note: str = "") -> Action:
+    def ack(
+        self, message_id: int, *, agent: str | None, status: str = "completed", note: str = ""
+    ) -> Action:
         self.refuse_if_read_only("ack")
         who = _identity(agent)
         model.ack_status(status)
 
         def run() -> str:
             r = acking.ack(self.conn, message_id, who, status, note or None, self.now())
-            return self._done(f"message {message_id} acknowledged {r.status} by {who}"
-                              + ("" if r.changed else " (already)"))
+            return self._done(
+                f"message {message_id} acknowledged {r.status} by {who}"
+                + ("" if r.changed else " (already)")
+            )
 
-        return Action(f"acomm ack {message_id} --as {_quote(who)} --status {status}"
-                      + (f" --note {_quote(note)}" if note else ""), run)
+        return Action(
+            f"acomm ack {message_id} --as {_quote(who)} --status {status}"
+            + (f" --note {_quote(note)}" if note else ""),
+            run,
+        )
 
     def replay(self, message_id: int, recipient: str | None = None) -> Action:
         self.refuse_if_read_only("replay")
 
         def run() -> str:
             items = deadletters.replay(self.conn, message_id, recipient, self.now())
-            return self._done(f"replayed message {message_id} to "
-                              + ", ".join(d.recipient for d in items))
+            return self._done(
+                f"replayed message {message_id} to " + ", ".join(d.recipient for d in items)
+            )
 
-        return Action(f"acomm deadletter replay {message_id}"
-                      + (f" --recipient {_quote(recipient)}" if recipient else ""), run)
+        return Action(
+            f"acomm deadletter replay {message_id}"
+            + (f" --recipient {_quote(recipient)}" if recipient else ""),
+            run,
+        )
 
     def discard(self, message_id: int, recipient: str | None = None) -> Action:
         self.refuse_if_read_only("discard")
@@ -128,8 +163,11 @@ class Actions:
             n = deadletters.discard(self.conn, message_id, recipient)
             return self._done(f"discarded {n} dead letter(s) of message {message_id}")
 
-        return Action(f"acomm deadletter discard {message_id}"
-                      + (f" --recipient {_quote(recipient)}" if recipient else ""), run)
+        return Action(
+            f"acomm deadletter discard {message_id}"
+            + (f" --recipient {_quote(recipient)}" if recipient else ""),
+            run,
+        )
 
     # ------------------------------------------------------------ channels
 
@@ -138,8 +176,9 @@ class Actions:
         channel's owner or an admin may."""
         self.refuse_if_read_only(action)
         if action not in ("pause", "resume"):
-            raise UsageError(f"action: {action!r} is not pause or resume", field="action",
-                             value=action)
+            raise UsageError(
+                f"action: {action!r} is not pause or resume", field="action", value=action
+            )
         who = _identity(agent)
 
         def run() -> str:
@@ -153,6 +192,9 @@ class Actions:
 def _identity(agent: str | None) -> str:
     """The acting agent, as `--as` requires it: no silent default."""
     if not agent:
-        raise UsageError("say who is acting: start `acomm ui --as AGENT` (or set ACOMM_AGENT), "
-                         "or fill in the `as` field", field="as")
+        raise UsageError(
+            "say who is acting: start `acomm ui --as AGENT` (or set ACOMM_AGENT), "
+            "or fill in the `as` field",
+            field="as",
+        )
     return model.agent_id(agent, "as")

@@ -98,9 +98,13 @@ class DashboardApp(App[None]):
     def __init__(self, session: Session) -> None:
         super().__init__()
         self.session = session
-        self.actions = Actions(session.conn, limits=session.limits,
-                               read_only=session.read_only, now=session.now,
-                               after_write=session.after_write)
+        self.actions = Actions(
+            session.conn,
+            limits=session.limits,
+            read_only=session.read_only,
+            now=session.now,
+            after_write=session.after_write,
+        )
         self.feed_filter = data.FeedFilter()
         self.dashboard: data.Dashboard | None = None
         self.selected: int | None = None
@@ -128,11 +132,17 @@ class DashboardApp(App[None]):
 
     def on_mount(self) -> None:
         s = self.session
-        self.sub_title = s.title + (f" · as {s.agent}" if s.agent else "") + \
-            (" · READ-ONLY" if s.read_only else "")
+        self.sub_title = (
+            s.title
+            + (f" · as {s.agent}" if s.agent else "")
+            + (" · READ-ONLY" if s.read_only else "")
+        )
         self.reload(charts=True)
-        self.say("read-only: actions are refused" if s.read_only else
-                 "? for help · every action asks first")
+        self.say(
+            "read-only: actions are refused"
+            if s.read_only
+            else "? for help · every action asks first"
+        )
         self.query_one(FeedPane).focus()
         if s.live:
             self.set_interval(POLL_S, self.poll)
@@ -154,8 +164,13 @@ class DashboardApp(App[None]):
             self.last_charts = self.last_full
         self.refreshes += 1
         try:
-            d = data.load(s.conn, s.now(), self.feed_filter,
-                          offline_after_ms=s.offline_after_ms, charts=charts)
+            d = data.load(
+                s.conn,
+                s.now(),
+                self.feed_filter,
+                offline_after_ms=s.offline_after_ms,
+                charts=charts,
+            )
         except CommError as exc:  # a filter the engine refuses, a store gone...
             self.say(f"error: {exc}", error=True)
             return
@@ -216,12 +231,19 @@ class DashboardApp(App[None]):
 
     def action_filter(self) -> None:
         f = self.feed_filter
-        self.push_screen(FormScreen("Filter the feed (empty: any)", [
-            ("channel", "channel", f.channel), ("agent", "from (sender)", f.agent),
-            ("type", "type (text, command, query, ...)", f.type),
-            ("topic", "topic pattern (* one segment, # any)", f.topic),
-            ("status", "status (sent, delivered, acknowledged, dead_letter)", f.status)]),
-            callback=self._filter_given)
+        self.push_screen(
+            FormScreen(
+                "Filter the feed (empty: any)",
+                [
+                    ("channel", "channel", f.channel),
+                    ("agent", "from (sender)", f.agent),
+                    ("type", "type (text, command, query, ...)", f.type),
+                    ("topic", "topic pattern (* one segment, # any)", f.topic),
+                    ("status", "status (sent, delivered, acknowledged, dead_letter)", f.status),
+                ],
+            ),
+            callback=self._filter_given,
+        )
 
     def _filter_given(self, values: dict[str, str] | None) -> None:
         if values is None:
@@ -252,30 +274,59 @@ class DashboardApp(App[None]):
 
     def action_send(self) -> None:
         if self._guard("send"):
-            self.push_screen(FormScreen("Send a message", [
-                ("as", "as (the sending agent)", self.session.agent or ""),
-                ("to", "to: a channel, or @agent[,agent] for a direct message",
-                 self._selected_channel()),
-                ("type", "type", "text"), ("topic", "topic (pubsub channels)", ""),
-                ("body", "message", "")]), callback=self._send_given)
+            self.push_screen(
+                FormScreen(
+                    "Send a message",
+                    [
+                        ("as", "as (the sending agent)", self.session.agent or ""),
+                        (
+                            "to",
+                            "to: a channel, or @agent[,agent] for a direct message",
+                            self._selected_channel(),
+                        ),
+                        ("type", "type", "text"),
+                        ("topic", "topic (pubsub channels)", ""),
+                        ("body", "message", ""),
+                    ],
+                ),
+                callback=self._send_given,
+            )
 
     def _send_given(self, v: dict[str, str] | None) -> None:
         if v is not None:
-            self._confirm("Send this message?", lambda: self.actions.send(
-                v["to"], v["body"], agent=v["as"].strip() or None,
-                type_=v["type"].strip() or "text", topic=v["topic"].strip()))
+            self._confirm(
+                "Send this message?",
+                lambda: self.actions.send(
+                    v["to"],
+                    v["body"],
+                    agent=v["as"].strip() or None,
+                    type_=v["type"].strip() or "text",
+                    topic=v["topic"].strip(),
+                ),
+            )
 
     def action_broadcast(self) -> None:
         if self._guard("broadcast"):
-            self.push_screen(FormScreen("Team broadcast: every member of the channel", [
-                ("as", "as (the sending agent)", self.session.agent or ""),
-                ("channel", "channel", self._selected_channel()),
-                ("body", "message", "")]), callback=self._broadcast_given)
+            self.push_screen(
+                FormScreen(
+                    "Team broadcast: every member of the channel",
+                    [
+                        ("as", "as (the sending agent)", self.session.agent or ""),
+                        ("channel", "channel", self._selected_channel()),
+                        ("body", "message", ""),
+                    ],
+                ),
+                callback=self._broadcast_given,
+            )
 
     def _broadcast_given(self, v: dict[str, str] | None) -> None:
         if v is not None:
-            self._confirm("Broadcast this message?", lambda: self.actions.broadcast(
-                v["channel"], v["body"], agent=v["as"].strip() or None))
+            self._confirm(
+                "Broadcast this message?",
+                lambda: self.actions.broadcast(
+                    v["channel"], v["body"], agent=v["as"].strip() or None
+                ),
+            )
 
     def _need_message(self) -> int | None:
         if self.selected is None:
@@ -285,16 +336,26 @@ class DashboardApp(App[None]):
     def action_ack(self) -> None:
         if not self._guard("ack") or (mid := self._need_message()) is None:
             return
-        self.push_screen(FormScreen(f"Acknowledge message {mid}", [
-            ("as", "as (the acknowledging recipient)", self.session.agent or ""),
-            ("status", "status (received, in_progress, completed, failed)", "completed"),
-            ("note", "note for the sender", "")]), callback=lambda v: self._ack_given(mid, v))
+        self.push_screen(
+            FormScreen(
+                f"Acknowledge message {mid}",
+                [
+                    ("as", "as (the acknowledging recipient)", self.session.agent or ""),
+                    ("status", "status (received, in_progress, completed, failed)", "completed"),
+                    ("note", "note for the sender", ""),
+                ],
+            ),
+            callback=lambda v: self._ack_given(mid, v),
+        )
 
     def _ack_given(self, mid: int, v: dict[str, str] | None) -> None:
         if v is not None:
-            self._confirm(f"Acknowledge message {mid}?", lambda: self.actions.ack(
-                mid, agent=v["as"].strip() or None, status=v["status"].strip(),
-                note=v["note"]))
+            self._confirm(
+                f"Acknowledge message {mid}?",
+                lambda: self.actions.ack(
+                    mid, agent=v["as"].strip() or None, status=v["status"].strip(), note=v["note"]
+                ),
+            )
 
     def _dead_letter_action(self, what: str, build: Callable[[int], Action]) -> None:
         if not self._guard(what) or (mid := self._need_message()) is None:
@@ -308,8 +369,9 @@ class DashboardApp(App[None]):
             self.say(f"message {mid} has no dead letter to {what}", error=True)
             return
         who = ", ".join(f"{x.recipient} ({x.reason})" for x in detail.dead_letters)
-        self._confirm(f"{what.capitalize()} message {mid}'s dead letters: {who}?",
-                      lambda: build(mid))
+        self._confirm(
+            f"{what.capitalize()} message {mid}'s dead letters: {who}?", lambda: build(mid)
+        )
 
     def action_replay(self) -> None:
         self._dead_letter_action("replay", self.actions.replay)
@@ -324,9 +386,10 @@ class DashboardApp(App[None]):
         if not name:
             self.say("select a channel in the channels pane first", error=True)
             return
-        self._confirm(f"{action.capitalize()} channel {name}?",
-                      lambda: self.actions.channel_state(
-                          name, action, agent=self.session.agent))
+        self._confirm(
+            f"{action.capitalize()} channel {name}?",
+            lambda: self.actions.channel_state(name, action, agent=self.session.agent),
+        )
 
     def _confirm(self, question: str, build: Callable[[], Action]) -> None:
         """Build the action (its checks run now), ask, then run it and reread the panes."""

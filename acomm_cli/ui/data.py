@@ -31,18 +31,30 @@ class FeedFilter:
     def to_filter(self) -> MessageFilter:
         """The engine's filter; a bad value is refused naming its field, as the command does."""
         f = MessageFilter(
-            channel=self.channel or None, sender=self.agent or None,
+            channel=self.channel or None,
+            sender=self.agent or None,
             types=(model.message_type(self.type),) if self.type else (),
             topic=self.topic or None,
             status=(self.status,) if self.status else (),
-            sort="id", order="desc", limit=FEED_LIMIT)
+            sort="id",
+            order="desc",
+            limit=FEED_LIMIT,
+        )
         inbox.check_filter(f)
         return f
 
     def describe(self) -> str:
-        parts = [f"{k}={v}" for k, v in (("channel", self.channel), ("from", self.agent),
-                                         ("type", self.type), ("topic", self.topic),
-                                         ("status", self.status)) if v]
+        parts = [
+            f"{k}={v}"
+            for k, v in (
+                ("channel", self.channel),
+                ("from", self.agent),
+                ("type", self.type),
+                ("topic", self.topic),
+                ("status", self.status),
+            )
+            if v
+        ]
         return " ".join(parts) or "all messages"
 
 
@@ -87,8 +99,9 @@ def is_stale(a: AgentStats, stale_after_ms: int) -> bool:
     return a.unread > 0 and a.oldest_unread_age_sec * 1000 >= stale_after_ms
 
 
-def load(conn: sqlite3.Connection, now: int, feed: FeedFilter, *, offline_after_ms: int,
-         charts: bool) -> Dashboard:
+def load(
+    conn: sqlite3.Connection, now: int, feed: FeedFilter, *, offline_after_ms: int, charts: bool
+) -> Dashboard:
     """Every pane's data. The counts are `operations.stats`, exactly what `stats --json`
     prints; the channel types and states come from the channel list."""
     st = operations.stats(conn, now)
@@ -96,15 +109,23 @@ def load(conn: sqlite3.Connection, now: int, feed: FeedFilter, *, offline_after_
     rows = []
     for c in st.channels:
         ch = kinds.get(c.channel)
-        rows.append(ChannelRow(c.channel, ch.type.value if ch else "?",
-                               ch.state.value if ch else "?", c.pending, c.queued,
-                               c.dead_letters))
+        rows.append(
+            ChannelRow(
+                c.channel,
+                ch.type.value if ch else "?",
+                ch.state.value if ch else "?",
+                c.pending,
+                c.queued,
+                c.dead_letters,
+            )
+        )
     feed_msgs = inbox.history(conn, feed.to_filter()).messages
     act = activity.activity(conn, now) if charts else None
     if act is not None:  # the last point is the agents pane's own total: the timers due now
         # (retries run out, messages expired) counted as applied, as stats counts them
-        act = replace(act, unread_backlog=[*act.unread_backlog[:-1],
-                                           sum(a.unread for a in st.agents)])
+        act = replace(
+            act, unread_backlog=[*act.unread_backlog[:-1], sum(a.unread for a in st.agents)]
+        )
     return Dashboard(st, rows, feed_msgs, node=node(conn, now, offline_after_ms), activity=act)
 
 

@@ -65,8 +65,10 @@ class Table_(DataTable[Any]):
     def refill(self, rows: list[tuple[str, tuple[Any, ...]]]) -> None:
         """Replace the rows, unless they are the same as shown (a rebuilt table costs a
         layout: the slow refresh, most of the time, changes nothing)."""
-        shown = [(k, tuple((str(getattr(c, "plain", c)), str(getattr(c, "style", "")))
-                           for c in cells)) for k, cells in rows]
+        shown = [
+            (k, tuple((str(getattr(c, "plain", c)), str(getattr(c, "style", ""))) for c in cells))
+            for k, cells in rows
+        ]
         if shown == self._shown_rows:
             return
         self._shown_rows = shown
@@ -80,8 +82,9 @@ class Table_(DataTable[Any]):
 
 class AgentsPane(Table_):
     def __init__(self) -> None:
-        super().__init__(("agent", "total", "unread", "awaiting ack", "oldest unread",
-                          "dead"), id="agents")
+        super().__init__(
+            ("agent", "total", "unread", "awaiting ack", "oldest unread", "dead"), id="agents"
+        )
         self.border_title = "Agents"
 
     def show(self, d: Dashboard, stale_after_ms: int) -> None:
@@ -91,30 +94,49 @@ class AgentsPane(Table_):
             bad = is_stale(a, stale_after_ms)
             stale += bad
             style = "bold red" if bad else ""
-            cells = (a.agent, a.total, a.unread, a.awaiting_ack,
-                     age(a.oldest_unread_age_sec) if a.unread else "-",
-                     a.dead_letters)
-            rows.append((a.agent, tuple(Text(str(c), style=style,
-                                             justify="left" if i == 0 else "right")
-                                        for i, c in enumerate(cells))))
+            cells = (
+                a.agent,
+                a.total,
+                a.unread,
+                a.awaiting_ack,
+                age(a.oldest_unread_age_sec) if a.unread else "-",
+                a.dead_letters,
+            )
+            rows.append(
+                (
+                    a.agent,
+                    tuple(
+                        Text(str(c), style=style, justify="left" if i == 0 else "right")
+                        for i, c in enumerate(cells)
+                    ),
+                )
+            )
         self.refill(rows)
         self.border_subtitle = f"{stale} stale" if stale else ""
 
 
 class ChannelsPane(Table_):
     def __init__(self) -> None:
-        super().__init__(("channel", "type", "state", "pending", "queued", "dead"),
-                         id="channels")
+        super().__init__(("channel", "type", "state", "pending", "queued", "dead"), id="channels")
         self.border_title = "Channels"
 
     def show(self, chans: list[ChannelRow]) -> None:
         rows = []
         for c in chans:
             style = "yellow" if c.state != "active" else ""
-            rows.append((c.name, (Text(c.name, style=style), c.type, Text(c.state, style=style),
-                                  Text(str(c.pending), justify="right"),
-                                  Text(str(c.queued), justify="right"),
-                                  Text(str(c.dead_letters), justify="right"))))
+            rows.append(
+                (
+                    c.name,
+                    (
+                        Text(c.name, style=style),
+                        c.type,
+                        Text(c.state, style=style),
+                        Text(str(c.pending), justify="right"),
+                        Text(str(c.queued), justify="right"),
+                        Text(str(c.dead_letters), justify="right"),
+                    ),
+                )
+            )
         self.refill(rows)
 
 
@@ -122,8 +144,9 @@ class FeedPane(Table_):
     """Newest first; a message with a dead letter is red, one acknowledged by all green."""
 
     def __init__(self) -> None:
-        super().__init__(("id", "time", "channel", "from", "content", "type", "status",
-                          "topic"), id="feed")
+        super().__init__(
+            ("id", "time", "channel", "from", "content", "type", "status", "topic"), id="feed"
+        )
         self.border_title = "Feed"
 
     def show(self, msgs: list[Message], described: str) -> None:
@@ -132,10 +155,25 @@ class FeedPane(Table_):
         for m in msgs:
             status = m.status
             style = {"dead_letter": "red", "acknowledged": "green"}.get(status, "")
-            cells = (str(m.id), hhmmss(m.created_at), m.channel, m.sender,
-                     one_line(m.content, 32), m.type.value, status, one_line(m.topic or "", 30))
-            rows.append((str(m.id), tuple(Text(c, style=style, justify="right" if i == 0
-                                               else "left") for i, c in enumerate(cells))))
+            cells = (
+                str(m.id),
+                hhmmss(m.created_at),
+                m.channel,
+                m.sender,
+                one_line(m.content, 32),
+                m.type.value,
+                status,
+                one_line(m.topic or "", 30),
+            )
+            rows.append(
+                (
+                    str(m.id),
+                    tuple(
+                        Text(c, style=style, justify="right" if i == 0 else "left")
+                        for i, c in enumerate(cells)
+                    ),
+                )
+            )
         self.refill(rows)
 
 
@@ -153,32 +191,58 @@ class DetailPane(Static):
             self._show("Select a message in the feed.", None)
             return
         m = d.message
-        head = Text.assemble((f"#{m.id} ", "bold"), f"{m.type.value} on ", (m.channel, "bold"),
-                             f" from {m.sender} at {hhmmss(m.created_at)} · {m.status}")
-        extra = [f"topic {m.topic}" if m.topic else "",
-                 f"corr {m.correlation_id}" if m.correlation_id else "",
-                 f"priority {m.priority.name.lower()}"]
+        head = Text.assemble(
+            (f"#{m.id} ", "bold"),
+            f"{m.type.value} on ",
+            (m.channel, "bold"),
+            f" from {m.sender} at {hhmmss(m.created_at)} · {m.status}",
+        )
+        extra = [
+            f"topic {m.topic}" if m.topic else "",
+            f"corr {m.correlation_id}" if m.correlation_id else "",
+            f"priority {m.priority.name.lower()}",
+        ]
         body = Text(m.content)
         deliveries = Table(box=None, pad_edge=False, expand=True)
         for col in ("recipient", "state", "retries", "delivered", "read", "ack"):
             deliveries.add_column(col)
         for dv in m.deliveries:
-            deliveries.add_row(dv.recipient, Text(dv.state.value, style="bold red" if
-                                                  dv.state.value == "dead" else ""),
-                               str(dv.retry_count), hhmmss(dv.delivered_at),
-                               hhmmss(dv.read_at), dv.ack_status or "-")
-        parts: list[Any] = [head, Text(" · ".join(e for e in extra if e), style="dim"), body,
-                            Text(""), deliveries]
+            deliveries.add_row(
+                dv.recipient,
+                Text(dv.state.value, style="bold red" if dv.state.value == "dead" else ""),
+                str(dv.retry_count),
+                hhmmss(dv.delivered_at),
+                hhmmss(dv.read_at),
+                dv.ack_status or "-",
+            )
+        parts: list[Any] = [
+            head,
+            Text(" · ".join(e for e in extra if e), style="dim"),
+            body,
+            Text(""),
+            deliveries,
+        ]
         if d.dead_letters:
-            parts.append(Text("dead letters: " + "; ".join(
-                f"{x.recipient} {x.reason} after {x.retry_count} retries"
-                for x in d.dead_letters), style="red"))
+            parts.append(
+                Text(
+                    "dead letters: "
+                    + "; ".join(
+                        f"{x.recipient} {x.reason} after {x.retry_count} retries"
+                        for x in d.dead_letters
+                    ),
+                    style="red",
+                )
+            )
         if len(d.thread) > 1:
             parts.append(Text(f"thread {m.correlation_id}:", style="bold"))
             for t in d.thread:
                 mark = "▶ " if t.id == m.id else "  "
-                parts.append(Text(f"{mark}#{t.id} {hhmmss(t.created_at)} {t.sender} "
-                                  f"{t.type.value}: {one_line(t.content, 50)}"))
+                parts.append(
+                    Text(
+                        f"{mark}#{t.id} {hhmmss(t.created_at)} {t.sender} "
+                        f"{t.type.value}: {one_line(t.content, 50)}"
+                    )
+                )
         self._show(Group(*parts), d)
 
     def _show(self, shown: Any, key: Any) -> None:
@@ -212,12 +276,22 @@ class PeersPane(Table_):
         self.border_title = f"Peers of {node.node_id} · outbox head {node.outbox_head}"
         rows = []
         for p in node.peers:
-            online = Text("online", style="green") if p["online"] else Text("offline",
-                                                                            style="bold red")
-            rows.append((p["node"], (p["node"], online, str(p["cursor"]),
-                                     "-" if p["head"] is None else str(p["head"]),
-                                     "-" if p["lag"] is None else str(p["lag"]),
-                                     (p["last_seen_at"] or "-")[11:19] or "-")))
+            online = (
+                Text("online", style="green") if p["online"] else Text("offline", style="bold red")
+            )
+            rows.append(
+                (
+                    p["node"],
+                    (
+                        p["node"],
+                        online,
+                        str(p["cursor"]),
+                        "-" if p["head"] is None else str(p["head"]),
+                        "-" if p["lag"] is None else str(p["lag"]),
+                        (p["last_seen_at"] or "-")[11:19] or "-",
+                    ),
+                )
+            )
         self.refill(rows)
 
 
@@ -245,10 +319,11 @@ class ChartsPane(Vertical):
         self.query_one("#backlog", Sparkline).data = a.unread_backlog
         self.query_one("#traffic-label", Label).update(
             f"messages / min (last hour): {sum(a.messages_per_minute)} in all, "
-            f"{a.messages_per_minute[-1]} this minute")
+            f"{a.messages_per_minute[-1]} this minute"
+        )
         self.query_one("#backlog-label", Label).update(
-            f"unread backlog (last hour): {a.unread_backlog[-1]} now, "
-            f"peak {max(a.unread_backlog)}")
+            f"unread backlog (last hour): {a.unread_backlog[-1]} now, peak {max(a.unread_backlog)}"
+        )
         reasons = a.dead_letters_by_reason
         if not reasons:
             self.query_one("#reasons", Static).update("dead letters: none")

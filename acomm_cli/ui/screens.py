@@ -32,9 +32,12 @@ class HelpScreen(ModalScreen[None]):
         with Vertical(id="dialog", classes="wide"):
             yield Label("acomm ui · keys", classes="title")
             yield Static("\n".join(f"{k:<16} {what}" for k, what in KEYS))
-            yield Static("Every action asks for confirmation first and goes through the same "
-                         "engine function as its command. With --read-only (or on a read-only "
-                         "store) actions are refused.", classes="note")
+            yield Static(
+                "Every action asks for confirmation first and goes through the same "
+                "engine function as its command. With --read-only (or on a read-only "
+                "store) actions are refused.",
+                classes="note",
+            )
             yield Button("Close", id="close")
 
     def on_button_pressed(self, event: Button.Pressed) -> None:

@@ -2,8 +2,8 @@
 notifications, written together from one staged set, see `acomm_cli.store.timers`: every path
 that dead-letters goes through `dead_letter` or `apply` here), listing and discarding them,
 and coming back (`replay` of one message, `redrive` of every dead letter a filter matches).
-`DeadLetter` is a row of `deadletter list`; `DeadLetterRecord` the whole record `deadletter
-show` prints (the message and every attempt)."""
+One record, `DeadLetter`: a row of `deadletter list`, and with the message and every attempt
+filled in, what `deadletter show` prints."""
 
 from __future__ import annotations
 
@@ -169,9 +169,21 @@ def redrive(
 # ---------------------------------------------------------------- listing, discarding
 
 
+@dataclass
+class Attempt:
+    """One delivery of a message to a recipient: when it was handed out, read, acked."""
+
+    recipient: str
+    attempt: int  # 1 = the first delivery; from 1 again after a replay
+    delivered_at: int | None
+    read_at: int | None
+    ack_status: str | None
+
+
 @dataclass(frozen=True)
 class DeadLetter:
-    """A dead-lettered delivery, as `deadletter list` shows it."""
+    """A dead-lettered delivery: the row `deadletter list` shows; `deadletter show` also has
+    the message itself and every attempt (`records`)."""
 
     message_id: int
     recipient: str
@@ -181,6 +193,8 @@ class DeadLetter:
     last_error: str | None
     dead_lettered_at: int
     content: str
+    message: model.Message | None = None
+    attempts: list[Attempt] = field(default_factory=list)
 
 
 def list_dead_letters(
@@ -254,31 +268,6 @@ def purge(conn: sqlite3.Connection, older_than_ms: int, now: int) -> int:
 # ---------------------------------------------------------------- the whole record
 
 
-@dataclass
-class Attempt:
-    """One delivery of a message to a recipient: when it was handed out, read, acked."""
-
-    recipient: str
-    attempt: int  # 1 = the first delivery; from 1 again after a replay
-    delivered_at: int | None
-    read_at: int | None
-    ack_status: str | None
-
-
-@dataclass
-class DeadLetterRecord:
-    """`deadletter show`: a dead letter with its message and every attempt recorded."""
-
-    recipient: str
-    channel: str
-    reason: str
-    retry_count: int
-    last_error: str | None
-    dead_lettered_at: int
-    message: model.Message
-    attempts: list[Attempt] = field(default_factory=list)
-
-
 def _attempt(
     recipient: str,
     attempt: int,
@@ -293,9 +282,7 @@ def _attempt(
     return Attempt(recipient, attempt, delivered_at, read_at, ack_status)
 
 
-def records(
-    conn: sqlite3.Connection, message_id: int, recipient: str | None
-) -> list[DeadLetterRecord]:
+def records(conn: sqlite3.Connection, message_id: int, recipient: str | None) -> list[DeadLetter]:
     """A message's dead letters (one recipient's, if named) with the message itself and each
     attempt: those that ended (kept by m012's trigger whenever retry_count changed), then the
     one that died, from the delivery row. On a work queue every worker's claims count."""
@@ -315,12 +302,14 @@ def records(
         ch := channels.channel_by_name(conn, msg.channel)
     ) is not None and ch.type == model.ChannelType.QUEUE
     out = []
-    for _mid, who, channel, reason, retries, last_error, at, _content in rows:
+    for mid, who, channel, reason, retries, last_error, at, content in rows:
         mine = [a for a in ended if queue or a.recipient == who]
         mine += [
             _attempt(d.recipient, d.retry_count + 1, d.delivered_at, d.read_at, d.ack_status)
             for d in msg.deliveries
             if d.recipient == who
         ]
-        out.append(DeadLetterRecord(who, channel, reason, retries, last_error, at, msg, mine))
+        out.append(
+            DeadLetter(mid, who, channel, reason, retries, last_error, at, content, msg, mine)
+        )
     return out

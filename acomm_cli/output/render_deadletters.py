@@ -11,14 +11,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from acomm_cli.clock import iso
-from acomm_cli.engine.deadletters import Attempt, DeadLetterRecord
+from acomm_cli.engine.deadletters import Attempt, DeadLetter
 from acomm_cli.output import columns as cols
 from acomm_cli.output.render import Output, _dump, _pairs, listing, note
 from acomm_cli.output.render_messages import message_doc
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from acomm_cli.engine.deadletters import DeadLetter, Redrive
+    from acomm_cli.engine.deadletters import Redrive
 
 
 def dead_letter_doc(d: DeadLetter) -> dict[str, Any]:
@@ -113,8 +113,9 @@ def attempt_doc(a: Attempt) -> dict[str, Any]:
     }
 
 
-def dead_letter_record_doc(r: DeadLetterRecord) -> dict[str, Any]:
+def dead_letter_record_doc(r: DeadLetter) -> dict[str, Any]:
     """`deadletter list`'s fields for one dead letter, then the message's, then attempts."""
+    assert r.message is not None, "deadletter show reads the message with the dead letter"
     msg = message_doc(r.message)
     doc: dict[str, Any] = {
         "message_id": r.message.id,
@@ -130,7 +131,7 @@ def dead_letter_record_doc(r: DeadLetterRecord) -> dict[str, Any]:
     return doc
 
 
-def dead_letter_records(out: Output, records: Sequence[DeadLetterRecord]) -> None:
+def dead_letter_records(out: Output, records: Sequence[DeadLetter]) -> None:
     """JSON: `{dead_letters: [...], total_count}` as `deadletter list`, each with more
     fields. Otherwise one `key: value` block per dead letter, a blank line between."""
     docs = [dead_letter_record_doc(r) for r in records]

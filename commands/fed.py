@@ -11,8 +11,8 @@ import typer
 from acomm_cli import clock
 from acomm_cli.cli import params
 from acomm_cli.cli.invocation import Invocation
-from acomm_cli.cli.params import takes_invocation
-from acomm_cli.output import render, render_federation
+from acomm_cli.cli.params import listing, takes_invocation
+from acomm_cli.output import columns, render, render_federation
 
 app = typer.Typer(
     help="Federation: exchange with the other nodes.\n\nExample: acomm fed pull --json",
@@ -68,6 +68,7 @@ def pull(
 
 
 @app.command()
+@listing(columns.FED_STATUS)
 @takes_invocation
 def status(inv: Invocation) -> None:
     """How the last pull of each peer went: ok, peer_unreachable or never pulled.

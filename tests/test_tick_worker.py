@@ -154,6 +154,37 @@ def test_the_wait_sleeps_on_the_stop_pipe_and_a_signal_ends_it_at_once(team, pro
     assert time.monotonic() - start < 5  # generous on a loaded machine; not the hour
 
 
+@pytest.mark.parametrize(("args", "status"), [(["--every", "1s"], 0), ([], 128 + 15)])
+def test_sigterm_in_the_middle_of_a_pass_stops_it_within_a_second(
+    cli, team, procs, tmp_path, monkeypatch, args, status
+):
+    """A pass with thousands of response files to ingest is cut short soon after SIGTERM
+    (what it had not committed rolls back), rather than run to its end; nothing is lost or
+    sent twice: the next tick takes the rest."""
+    outbox = tmp_path / "outbox"
+    monkeypatch.setenv("ACOMM_BRIDGE_OUTBOX_DIR", str(outbox))
+    (outbox / "bob").mkdir(parents=True)
+    n = 10_000  # seconds of work for one pass, even on a fast machine
+    for i in range(n):
+        (outbox / "bob" / f"{i:05}.json").write_text(f'{{"channel": "team", "content": "m{i}"}}')
+    p = ticker(*args)
+    procs.append(p)
+    end = time.monotonic() + WITHIN
+    while len(os.listdir(outbox / "bob")) == n:  # the pass is under way: files are going
+        assert p.poll() is None and time.monotonic() < end, "no file was ever ingested"
+        time.sleep(0.01)
+    start = time.monotonic()
+    p.send_signal(signal.SIGTERM)
+    assert p.wait(timeout=WITHIN) == status
+    assert time.monotonic() - start < 3  # 1 s, and a margin for a loaded machine
+    left = len(os.listdir(outbox / "bob"))
+    assert 0 < left < n  # cut in the middle, not run to the end
+    cli.ok("tick", "--no-dispatch")
+    assert os.listdir(outbox / "bob") == []
+    sent = query(team, "SELECT content FROM messages WHERE sender = 'bob'")
+    assert sorted(c for (c,) in sent) == sorted(f"m{i}" for i in range(n))
+
+
 # ---------------------------------------------------------------- the schedule, in process
 
 

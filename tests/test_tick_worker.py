@@ -298,3 +298,28 @@ def test_wait_for_stop_wakes_when_the_pipe_is_written():
         assert worker.wait_for_stop(stop, WITHIN) is True
     finally:
         stop.close()
+
+
+@pytest.mark.unit
+def test_a_stop_cuts_a_cuttable_block_short_and_nothing_else():
+    """Inside `cuttable()`, work that ignores a stop ends by Interrupted about GRACE_S after
+    it; a block that ends in time, and code outside any block, are never interrupted."""
+    from acomm_cli.cli import stopping
+
+    before = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGALRM)}
+    with stopping.on_signals() as stop:
+        with stop.cuttable():
+            pass  # ended before any stop: nothing armed
+        start = time.monotonic()
+        with pytest.raises(stopping.Interrupted), stop.cuttable():
+            os.kill(os.getpid(), signal.SIGTERM)
+            while time.monotonic() - start < WITHIN:  # work that never looks at the stop
+                pass
+        assert stopping.GRACE_S <= time.monotonic() - start < WITHIN
+        assert stop.signum == signal.SIGTERM
+        with stop.cuttable():
+            pass  # a stop requested already arms the grace; the block ends before it
+        end = time.monotonic() + 2 * stopping.GRACE_S
+        while time.monotonic() < end:  # outside any block: the alarm, if any, raises nothing
+            pass
+    assert {sig: signal.getsignal(sig) for sig in before} == before  # given back

@@ -52,21 +52,28 @@ class TickSetup:
 
 
 def tick_once(
-    conn: sqlite3.Connection, setup: TickSetup, now: int, stop: Callable[[], bool] | None = None
+    conn: sqlite3.Connection,
+    setup: TickSetup,
+    now: int,
+    stop: Callable[[], bool] | None = None,
+    cuttable: Callable[[], AbstractContextManager[None]] = nullcontext,
 ) -> tuple[dict[str, Any], int]:
     """One pass at `now`: the document `tick --json` prints, and how much it did. `stop`
     (SIGINT/SIGTERM, see acomm_cli.cli.stopping) ends dispatch early: the running command is
-    killed and recorded as interrupted, and no further delivery is taken."""
-    with setup.progress() as progress:
-        result = timers.tick(conn, now, progress)
-    doc: dict[str, Any] = asdict(result)
-    total = result.total
-    doc["tasks_overdue"] = overdue = tasks.tick(conn, now)
-    total += overdue
-    if setup.settings is not None:
-        total += _federation(conn, setup.settings, now, doc, setup.on_peer_unreachable)
-    if setup.bridge.configured:
-        synced = bridge.sync(conn, setup.bridge, now)
+    killed and recorded as interrupted, and no further delivery is taken. The timers and the
+    bridge run inside `cuttable()`, which may end them by an exception soon after a stop
+    (`Stop.cuttable`): a stop waits for no backlog, and a file that blocks cannot hold it."""
+    with cuttable():
+        with setup.progress() as progress:
+            result = timers.tick(conn, now, progress)
+        doc: dict[str, Any] = asdict(result)
+        total = result.total
+        doc["tasks_overdue"] = overdue = tasks.tick(conn, now)
+        total += overdue
+        if setup.settings is not None:
+            total += _federation(conn, setup.settings, now, doc, setup.on_peer_unreachable)
+        synced = bridge.sync(conn, setup.bridge, now) if setup.bridge.configured else None
+    if synced is not None:
         setup.on_bridge(synced)
         doc["bridge"] = synced.doc()
         total += sum(doc["bridge"].values())
@@ -149,12 +156,14 @@ def interval(every: str) -> float:
 
 
 class Stoppable(Protocol):
-    """What `run_every` waits on: true once a stop was requested, and a file descriptor that
-    becomes readable then (acomm_cli.cli.stopping.Stop)."""
+    """What `run_every` waits on: true once a stop was requested, a file descriptor that
+    becomes readable then, and the block a stop may cut short (acomm_cli.cli.stopping.Stop)."""
 
     def __call__(self) -> bool: ...
 
     def fileno(self) -> int: ...
+
+    def cuttable(self) -> AbstractContextManager[None]: ...
 
 
 def wait_for_stop(stop: Stoppable, timeout_s: float) -> bool:
@@ -185,7 +194,7 @@ def run_every(
     carries on; what the pass had not committed was rolled back with its transaction.
     Returns that error when the last pass failed so, None when it succeeded."""
     return repeat(
-        lambda: report(*tick_once(conn, setup, clock.now_ms(), stop)),
+        lambda: report(*tick_once(conn, setup, clock.now_ms(), stop, stop.cuttable)),
         every_s,
         max_seconds,
         stop,

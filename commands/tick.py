@@ -81,19 +81,23 @@ def tick(
     if bad_agents is not None and every_s is not None:  # a worker: say so now, not at its end
         render_worker.dispatch_off(bad_agents)
     with inv.store(write=True, bridge_hook=False) as conn, stopping.on_signals() as stop:
-        if every_s is None:
-            render_worker.bridge_tick(out, worker.tick_once(conn, setup, clock.now_ms(), stop)[0])
-            signum = stop.signum
-        else:
+        try:
+            if every_s is None:
+                doc = worker.tick_once(conn, setup, clock.now_ms(), stop, stop.cuttable)[0]
+                render_worker.bridge_tick(out, doc)
+                signum = stop.signum
+            else:
 
-            def report(doc: dict[str, Any], total: int) -> None:
-                if total or out.json:
-                    render_worker.bridge_tick(out, doc)
+                def report(doc: dict[str, Any], total: int) -> None:
+                    if total or out.json:
+                        render_worker.bridge_tick(out, doc)
 
-            failed = worker.run_every(
-                conn, setup, every_s, max_seconds, stop, report, render_worker.tick_retry
-            )
-            signum = None  # a signal is how a worker is meant to stop
+                failed = worker.run_every(
+                    conn, setup, every_s, max_seconds, stop, report, render_worker.tick_retry
+                )
+                signum = None  # a signal is how a worker is meant to stop
+        except stopping.Interrupted:  # a pass cut short by a stop: its transaction rolled back
+            signum = None if every_s is not None else stop.signum
     if failed is not None:  # stopped while the store was locked: say so, as a single pass would
         raise failed
     if signum is not None:  # a single pass cut short: say so, as a killed program would

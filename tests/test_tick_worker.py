@@ -154,6 +154,37 @@ def test_the_wait_sleeps_on_the_stop_pipe_and_a_signal_ends_it_at_once(team, pro
     assert time.monotonic() - start < 5  # generous on a loaded machine; not the hour
 
 
+@pytest.mark.parametrize(("args", "status"), [(["--every", "1s"], 0), ([], 128 + 15)])
+def test_sigterm_in_the_middle_of_a_pass_stops_it_within_a_second(
+    cli, team, procs, tmp_path, monkeypatch, args, status
+):
+    """A pass with thousands of response files to ingest is cut short soon after SIGTERM
+    (what it had not committed rolls back), rather than run to its end; nothing is lost or
+    sent twice: the next tick takes the rest."""
+    outbox = tmp_path / "outbox"
+    monkeypatch.setenv("ACOMM_BRIDGE_OUTBOX_DIR", str(outbox))
+    (outbox / "bob").mkdir(parents=True)
+    n = 10_000  # seconds of work for one pass, even on a fast machine
+    for i in range(n):
+        (outbox / "bob" / f"{i:05}.json").write_text(f'{{"channel": "team", "content": "m{i}"}}')
+    p = ticker(*args)
+    procs.append(p)
+    end = time.monotonic() + WITHIN
+    while len(os.listdir(outbox / "bob")) == n:  # the pass is under way: files are going
+        assert p.poll() is None and time.monotonic() < end, "no file was ever ingested"
+        time.sleep(0.01)
+    start = time.monotonic()
+    p.send_signal(signal.SIGTERM)
+    assert p.wait(timeout=WITHIN) == status
+    assert time.monotonic() - start < 3  # 1 s, and a margin for a loaded machine
+    left = len(os.listdir(outbox / "bob"))
+    assert 0 < left < n  # cut in the middle, not run to the end
+    cli.ok("tick", "--no-dispatch")
+    assert os.listdir(outbox / "bob") == []
+    sent = query(team, "SELECT content FROM messages WHERE sender = 'bob'")
+    assert sorted(c for (c,) in sent) == sorted(f"m{i}" for i in range(n))
+
+
 # ---------------------------------------------------------------- the schedule, in process
 
 
@@ -267,3 +298,28 @@ def test_wait_for_stop_wakes_when_the_pipe_is_written():
         assert worker.wait_for_stop(stop, WITHIN) is True
     finally:
         stop.close()
+
+
+@pytest.mark.unit
+def test_a_stop_cuts_a_cuttable_block_short_and_nothing_else():
+    """Inside `cuttable()`, work that ignores a stop ends by Interrupted about GRACE_S after
+    it; a block that ends in time, and code outside any block, are never interrupted."""
+    from acomm_cli.cli import stopping
+
+    before = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGALRM)}
+    with stopping.on_signals() as stop:
+        with stop.cuttable():
+            pass  # ended before any stop: nothing armed
+        start = time.monotonic()
+        with pytest.raises(stopping.Interrupted), stop.cuttable():
+            os.kill(os.getpid(), signal.SIGTERM)
+            while time.monotonic() - start < WITHIN:  # work that never looks at the stop
+                pass
+        assert stopping.GRACE_S <= time.monotonic() - start < WITHIN
+        assert stop.signum == signal.SIGTERM
+        with stop.cuttable():
+            pass  # a stop requested already arms the grace; the block ends before it
+        end = time.monotonic() + 2 * stopping.GRACE_S
+        while time.monotonic() < end:  # outside any block: the alarm, if any, raises nothing
+            pass
+    assert {sig: signal.getsignal(sig) for sig in before} == before  # given back

@@ -6,7 +6,6 @@ changes; refused for now: tried again by every sync)."""
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import stat
@@ -14,7 +13,7 @@ from pathlib import Path
 
 from acomm_cli import model
 from acomm_cli.bridge import responses
-from acomm_cli.bridge.paths import read_nofollow, under
+from acomm_cli.bridge.paths import MAX_RESPONSE_BYTES, kind, parse_json, read_regular, under
 from acomm_cli.bridge.settings import BridgeConfig, SyncResult
 from acomm_cli.errors import CommError, NotFound, UnsafePath, UsageError, ValidationFailed
 from acomm_cli.store import bridge as q
@@ -94,14 +93,11 @@ def _ingest_file(
         return False  # bad, reported already, unchanged since
     try:
         if not stat.S_ISREG(st.st_mode):
-            raise UnsafePath("not a regular file (a symbolic link?)")
-        raw = read_nofollow(path)
+            raise UnsafePath(f"{kind(st.st_mode)}, not a regular file")
+        raw = read_regular(path, MAX_RESPONSE_BYTES)  # never blocks, even if swapped since
         if raw is None:
             return False
-        try:
-            doc = json.loads(raw)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise ValidationFailed(f"not valid JSON ({exc})") from None
+        doc = parse_json(raw)
         with write(conn):  # the message and the record that this file made it, together
             mid = responses.apply(conn, agent, doc, now, default_channel)
             q.record_ingested(conn, where, *key, mid, now)

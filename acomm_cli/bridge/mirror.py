@@ -118,6 +118,10 @@ def mirror(
             except (OSError, UnsafePath, ValidationFailed, ValueError) as exc:
                 records += [(r[0], recipient, TEAM, *_failure(r[13], exc, now), now) for r in rows]
                 result.failed += len(rows)
+                if isinstance(exc, ValidationFailed) and any(not r[13] for r in rows):
+                    # the file itself is wrong: said once per delivery it holds up
+                    path = str(teams.inbox_path(cfg.teams_dir, recipient))
+                    result.bad_team_files.append((path, exc.message.removeprefix(path + ": ")))
             else:
                 records += [(r[0], recipient, TEAM, "written", 0, None, None, now) for r in rows]
                 result.written += len(rows)

@@ -1,17 +1,33 @@
 """Paths under the bridge's directories, safely: an agent id becomes a path component only
 after `model.agent_id` validated it; every directory under a bridge root must be a real
 directory (lstat), and files are opened with O_NOFOLLOW, so no symbolic link leads a write
-(or a read) out of the configured directories."""
+(or a read) out of the configured directories.
+
+Whoever can write in those directories may leave anything there, so every file the bridge
+reads goes through `read_regular` and `parse_json`: opened without blocking (a FIFO would
+otherwise hold the reader until someone writes to it), refused unless it is a regular file,
+read only up to a size bound, and parsed only once its nesting is known to be shallow (a
+deep one would end the parser with a RecursionError). What they refuse is a bad file: it is
+left in place and reported, never a failed command."""
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import json
 import os
+import re
 import stat
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
-from acomm_cli.errors import UnsafePath
+from acomm_cli.errors import UnsafePath, ValidationFailed
+
+# The limits of a file the bridge reads (docs/BRIDGE.md, "Files the bridge reads").
+MAX_RESPONSE_BYTES = 8 * 1024**2  # a response file: a message of the default 1 MiB, and room
+MAX_TEAM_INBOX_BYTES = 16 * 1024**2  # a team inbox: unread entries are never pruned
+MAX_JSON_DEPTH = 64  # arrays and objects nested in one another
 
 
 def _real_dir(path: Path, create: bool) -> Path:
@@ -76,16 +92,83 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def read_nofollow(path: Path) -> bytes | None:
-    """The file's bytes, None if it does not exist; a symbolic link raises OSError."""
+def kind(mode: int) -> str:
+    """What a file that is not a regular file is, in words."""
+    for test, name in (
+        (stat.S_ISLNK, "a symbolic link"),
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def read_regular(path: Path, max_bytes: int) -> bytes | None:
+    """The bytes of a regular file of at most `max_bytes`, None if it does not exist. Never
+    blocks: the open is non-blocking and anything but a regular file (a symbolic link, a FIFO,
+    a socket, a device, a directory) raises UnsafePath before a byte is read; a larger file
+    raises ValidationFailed, judged by its size and by reading one byte past the bound."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         return None
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EMLINK):  # what O_NOFOLLOW says of a link
+            raise UnsafePath("a symbolic link, not a regular file") from None
+        if exc.errno in (errno.ENXIO, errno.EOPNOTSUPP):  # a socket, a FIFO with no writer
+            raise UnsafePath("not a regular file") from None
+        raise
     with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-            raise UnsafePath(f"{path} is not a regular file")
-        return fh.read()
+        st = os.fstat(fh.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise UnsafePath(f"{kind(st.st_mode)}, not a regular file")
+        if st.st_size > max_bytes:
+            raise ValidationFailed(f"{_too_large(max_bytes)} ({st.st_size} bytes)")
+        data = fh.read(max_bytes + 1)
+        if len(data) > max_bytes:  # grew since the fstat
+            raise ValidationFailed(_too_large(max_bytes))
+        return data
+
+
+def _too_large(max_bytes: int) -> str:
+    return f"larger than the bridge reads ({max_bytes // 1024**2} MiB at most)"
+
+
+# A JSON string (escapes included), so that brackets inside strings are not counted.
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+_NOT_BRACKETS = bytes(sorted(set(range(256)) - set(b"[]{}")))
+_PAIR = re.compile(rb"[\[{][\]}]")
+
+
+def parse_json(raw: bytes, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """`raw` parsed as JSON; ValidationFailed when it is not JSON or nests arrays and objects
+    deeper than `max_depth` (checked before parsing: Python's parser recurses)."""
+    # Brackets alone, outside strings; each round takes away the innermost pairs (at C speed,
+    # however large the file), so a nesting of max_depth is gone after max_depth rounds.
+    brackets = _STRING.sub(b"", raw).translate(None, _NOT_BRACKETS)
+    run = re.compile(rb"[\[{]{%d}" % (max_depth + 1))  # openers in a row: too deep at once
+    for _ in range(max_depth):
+        if run.search(brackets):
+            break
+        brackets, n = _PAIR.subn(b"", brackets)
+        if not n:
+            break
+    if run.search(brackets) or _PAIR.search(brackets):
+        raise ValidationFailed(
+            f"not valid JSON for the bridge: nested deeper than {max_depth} levels"
+        )
+    try:
+        return json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ValidationFailed(f"not valid JSON ({exc})") from None
+    except RecursionError:  # the check above makes this unreachable; kept as a backstop
+        raise ValidationFailed(
+            f"not valid JSON for the bridge: nested deeper than {max_depth} levels"
+        ) from None
 
 
 def split_team(agent: str) -> tuple[str, str]:

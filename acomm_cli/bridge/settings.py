@@ -39,6 +39,10 @@ class SyncResult:
     bad_files: list[tuple[str, str]] = field(default_factory=list)
     deferred_files: list[tuple[str, str]] = field(default_factory=list)
     undeleted_files: list[tuple[str, str]] = field(default_factory=list)
+    # Team inbox files left alone because they are bad (not a JSON array, not a regular file,
+    # past the size or nesting bound): said when a delivery first fails on one; counted in
+    # `failed`, retried with the other failed mirrors.
+    bad_team_files: list[tuple[str, str]] = field(default_factory=list)
 
     def doc(self) -> dict[str, int]:
         return {

@@ -7,13 +7,26 @@ from __future__ import annotations
 import json
 import os
 import stat
+import time
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from acomm_cli import model
-from acomm_cli.bridge.paths import read_nofollow, split_team, under, write_atomic
+from acomm_cli.bridge.paths import (
+    MAX_TEAM_INBOX_BYTES,
+    parse_json,
+    read_regular,
+    split_team,
+    under,
+    write_atomic,
+)
 from acomm_cli.clock import iso
+from acomm_cli.errors import ValidationFailed
+
+# Writers hold the inboxes directory's lock for milliseconds; one held longer (a stray
+# process of whoever owns the directory) fails this write, which is recorded and retried.
+LOCK_WAIT_S = 5.0
 
 
 def team_entry(row: tuple[Any, ...]) -> dict[str, Any]:
@@ -42,8 +55,6 @@ def update(
     past the TTL.
     Returns (messageIds the file shows read, entries pruned). Every other entry and field
     stays as it was; a file that is not a JSON array is never overwritten (ValueError)."""
-    import fcntl
-
     model.agent_id(recipient)
     name, team = split_team(recipient)
     d = under(teams_dir, [team, "inboxes"], create=add is not None)
@@ -51,12 +62,16 @@ def update(
     # the inboxes. Not the inbox file, which the atomic rename below replaces by a new inode.
     lock = os.open(d, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     try:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        _take(lock, d)
         _drop_legacy_lock(d / f"{name}.lock")
-        raw = read_nofollow(d / f"{name}.json")
-        entries: Any = [] if raw is None or not raw.strip() else json.loads(raw)
+        path = d / f"{name}.json"
+        try:
+            raw = read_regular(path, MAX_TEAM_INBOX_BYTES)
+            entries: Any = [] if raw is None or not raw.strip() else parse_json(raw)
+        except ValidationFailed as exc:  # UnsafePath included: the same class, with the path
+            raise type(exc)(f"{path}: {exc.message}") from None
         if not isinstance(entries, list):
-            raise ValueError(f"{d / (name + '.json')} is not a JSON array")
+            raise ValidationFailed(f"{path} is not a JSON array")
         changed = False  # an existing entry changed: the array is written out again
         appended: list[dict[str, Any]] = []
         index = {e.get("messageId"): e for e in entries if type(e) is dict}
@@ -97,6 +112,27 @@ def update(
         return seen_read, pruned
     finally:
         os.close(lock)
+
+
+def inbox_path(teams_dir: Path, recipient: str) -> Path:
+    """Where agent@team's native inbox is (for reports; `update` checks every level)."""
+    name, team = split_team(recipient)
+    return teams_dir / team / "inboxes" / f"{name}.json"
+
+
+def _take(lock: int, directory: Path) -> None:
+    """The directory's lock, waiting LOCK_WAIT_S at most (TimeoutError past it)."""
+    import fcntl
+
+    end = time.monotonic() + LOCK_WAIT_S
+    while True:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= end:
+                raise TimeoutError(f"{directory} stayed locked for {LOCK_WAIT_S:g} s") from None
+            time.sleep(0.01)
 
 
 def _drop_legacy_lock(path: Path) -> None:

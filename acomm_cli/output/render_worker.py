@@ -37,6 +37,8 @@ def bridge_notes(r: SyncResult) -> None:
         note(f"bridge: response file {path} not ingested yet: {reason}")
     for path, reason in r.undeleted_files:
         note(f"bridge: response file {path} {reason}")
+    for path, reason in r.bad_team_files:
+        note(f"bridge: team inbox {path} left in place: {reason}")
     if r.failed:
         note(
             f"warning: mailbox bridge: {r.failed} mirror write(s) failed; `acomm tick` "

@@ -41,6 +41,8 @@ class TickSetup:
     max_runs: int = 100  # deliveries dispatched per pass at most
     on_bridge: Callable[[SyncResult], None] = lambda _result: None
     on_dispatch: Callable[[DispatchResult], None] = lambda _result: None
+    # a peer skipped by this pass's pull (node, why): down, refusing, or past its deadline
+    on_peer_unreachable: Callable[[str, str], None] = lambda _node, _why: None
     # a context manager giving a progress starter, or None
     progress: Callable[[], AbstractContextManager[timers.Progress | None]] = nullcontext
     # settings lookup (key -> value) for federation's timers; used only on a node
@@ -69,7 +71,7 @@ def tick_once(
         doc["tasks_overdue"] = overdue = tasks.tick(conn, now)
         total += overdue
         if setup.settings is not None:
-            total += _federation(conn, setup.settings, now, doc)
+            total += _federation(conn, setup.settings, now, doc, setup.on_peer_unreachable)
         synced = bridge.sync(conn, setup.bridge, now) if setup.bridge.configured else None
     if synced is not None:
         setup.on_bridge(synced)
@@ -101,7 +103,13 @@ def tick_once(
     return doc, total
 
 
-def _federation(conn: Any, settings: Callable[[str], Any], now: int, doc: dict[str, Any]) -> int:
+def _federation(
+    conn: Any,
+    settings: Callable[[str], Any],
+    now: int,
+    doc: dict[str, Any],
+    on_unreachable: Callable[[str, str], None],
+) -> int:
     """Federation's timers, on a node only: a plain store pays one indexed read and imports
     no federation module."""
     from acomm_cli.store.federation import node_id
@@ -110,7 +118,9 @@ def _federation(conn: Any, settings: Callable[[str], Any], now: int, doc: dict[s
         return 0
     from acomm_cli.federation import timers as fed_timers
 
-    counts = fed_timers.tick(conn, now, fed_timers.FedConfig.from_settings(settings))
+    counts = fed_timers.tick(
+        conn, now, fed_timers.FedConfig.from_settings(settings), on_unreachable
+    )
     doc.update(counts)
     return sum(counts.values())
 

@@ -1,4 +1,5 @@
 """`acomm fed pull`: read peers' outboxes and deliver what they hold for this node;
+`acomm fed status`: how the last pull of each peer went;
 `acomm fed migrate --to`: move this node's outbox onto NATS JetStream."""
 
 from __future__ import annotations
@@ -10,8 +11,8 @@ import typer
 from acomm_cli import clock
 from acomm_cli.cli import params
 from acomm_cli.cli.invocation import Invocation
-from acomm_cli.cli.params import takes_invocation
-from acomm_cli.output import render
+from acomm_cli.cli.params import listing, takes_invocation
+from acomm_cli.output import columns, render, render_federation
 
 app = typer.Typer(
     help="Federation: exchange with the other nodes.\n\nExample: acomm fed pull --json",
@@ -41,7 +42,9 @@ def pull(
 ) -> None:
     """Read the peers' outboxes after this node's cursors and deliver.
 
-    One transaction per page: cursor, inbound record, delivery, `ack accepted`.
+    One transaction per page: cursor, inbound record, delivery, `ack accepted`. A peer
+    that is down, refuses, or has not answered in full within federation.peer_deadline
+    (default 30s, plus --wait) is skipped for this pass with a note on stderr.
     Prints {read, delivered, duplicates, acks, replies, dead_lettered, unreachable}.
 
     Example: acomm fed pull --peer node-b --json
@@ -57,8 +60,30 @@ def pull(
             max_pages=max_pages,
             sla_ms=inv.settings.value("federation.sla"),
             wait_s=wait_ms / 1000,
+            deadline_s=inv.settings.value("federation.peer_deadline") / 1000,
         )
+    for node in result.unreachable:
+        render_federation.unreachable_note(node, result.why.get(node, "unreachable"))
     render.status(inv.output(), result.doc())
+
+
+@app.command()
+@listing(columns.FED_STATUS)
+@takes_invocation
+def status(inv: Invocation) -> None:
+    """How the last pull of each peer went: ok, peer_unreachable or never pulled.
+
+    Prints {node_id, peers: [{node, url, state, error, pulled_at, cursor, head}]}; state is
+    `ok`, `peer_unreachable` (its last pull failed: down, refusing, or past
+    federation.peer_deadline) or `never_pulled`.
+
+    Example: acomm fed status --json
+    """
+    from acomm_cli.federation import gwstate
+
+    with inv.store(write=False) as conn:
+        doc = gwstate.fed_status(conn)
+    render_federation.fed_status(inv.output(), doc)
 
 
 @app.command()

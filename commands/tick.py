@@ -13,7 +13,7 @@ from acomm_cli.cli import params, stopping
 from acomm_cli.cli.config import AGENTS
 from acomm_cli.cli.invocation import Invocation
 from acomm_cli.cli.params import takes_invocation
-from acomm_cli.output import render, render_worker
+from acomm_cli.output import render, render_federation, render_worker
 
 app = typer.Typer(add_completion=False)
 
@@ -73,6 +73,7 @@ def tick(
         max_runs=worker.max_runs(max_),
         on_bridge=render_worker.bridge_notes,
         on_dispatch=render_worker.dispatch_notes,
+        on_peer_unreachable=render_federation.unreachable_note,
         progress=lambda: render.progress(out, "ticking"),
         settings=s.value,
     )

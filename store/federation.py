@@ -317,6 +317,14 @@ def cursor_error(conn: sqlite3.Connection, source: str, error: str, now_ms: int)
     set_cursor(conn, source, position, None, now_ms, error)
 
 
+def cursor_outcome(conn: sqlite3.Connection, source: str) -> tuple[int | None, str | None] | None:
+    """(pulled_at, last_error) of the last pull of a peer; None before any."""
+    row = conn.execute(
+        "SELECT pulled_at, last_error FROM fed_cursors WHERE source_node = ?", (source,)
+    ).fetchone()
+    return None if row is None else (row[0], row[1])
+
+
 def record_inbound(
     conn: sqlite3.Connection,
     event_id: str,

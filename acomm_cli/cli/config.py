@@ -74,6 +74,12 @@ KEYS: dict[str, tuple[Any, Any, str]] = {
         "ACOMM_FED_OFFLINE_AFTER",
     ),
     "federation.pull_pages": (10, lambda v, k: _positive_int(v, k), "ACOMM_FED_PULL_PAGES"),
+    # how long one pass may spend on one peer's exchange, however slowly it answers
+    "federation.peer_deadline": (
+        30_000,
+        lambda v, k: _ms(v, k, positive=True),
+        "ACOMM_FED_PEER_DEADLINE",
+    ),
     # the NATS server `node init` records when --transport is not given
     "federation.transport": (None, lambda v, k: _nats_url(v, k), "ACOMM_FED_TRANSPORT"),
     # capabilities: N routing misses within the window open a review incident

@@ -6,20 +6,31 @@ two reads of one page apart. The peer answers
 {events, head}; anything else (a refusal, a timeout, a closed connection, a gateway killed in
 the middle of a long poll) is `Unreachable`, and the cursor stays where it was.
 
+httpx's timeouts bound each socket read, not the exchange: a peer that sends one byte every
+2 s never trips them. So each peer gets one overall deadline per pass (`deadline_s`, plus the
+long-poll wait it was asked for), counted on the monotonic clock from `begin_peer` and
+enforced by running the request under `asyncio.wait_for`, which cancels it mid-read and
+closes the connection. Past it the peer is `Unreachable` for this pass.
+
 `for_urls` picks the transport by each peer's url: `http(s)://` here, `store:` StoreTransport.
 httpx is imported inside `read`: nothing here loads before a pull meets an http peer."""
 
 from __future__ import annotations
 
+import json
 import secrets
 import time
-from typing import Any
+from collections.abc import Coroutine
+from typing import Any, TypeVar
 
 from acomm_cli.federation import identity
 from acomm_cli.federation.transport import Page, StoreTransport, Transport, Unreachable
 
+T = TypeVar("T")
+
 OUTBOX_PATH = "/acomm/outbox"
 MAX_WAIT_S = 30.0
+DEADLINE_S = 30.0  # `federation.peer_deadline`'s default
 
 
 def outbox_target(after_seq: int, limit: int, wait_s: float, nonce: str | None = None) -> str:
@@ -48,10 +59,17 @@ class HttpTransport:
         me: identity.Node,
         wait_s: float = 0.0,
         connect_timeout_s: float = 5.0,
+        deadline_s: float = DEADLINE_S,
     ) -> None:
         self.urls, self.me = urls, me
         self.wait_s = min(max(wait_s, 0.0), MAX_WAIT_S)
         self.connect_timeout_s = connect_timeout_s
+        self.deadline_s = deadline_s
+        self.until: dict[str, float] = {}  # node -> monotonic time its exchange must end by
+
+    def begin_peer(self, source_node: str) -> None:
+        """This pass's exchange with the peer starts now: its deadline is counted from here."""
+        self.until[source_node] = time.monotonic() + self.deadline_s + self.wait_s
 
     def read(self, source_node: str, after_seq: int, limit: int) -> Page:
         import httpx
@@ -59,18 +77,30 @@ class HttpTransport:
         base = (self.urls.get(source_node) or "").rstrip("/")
         if not base.startswith(("http://", "https://")):
             raise Unreachable(f"node {source_node!r} has no http(s) url ({base or 'none'})")
+        until = self.until.get(source_node) or time.monotonic() + self.deadline_s + self.wait_s
+        budget = until - time.monotonic()
+        late = Unreachable(
+            f"node {source_node!r} at {base}: no complete answer within "
+            f"{self.deadline_s + self.wait_s:g}s (federation.peer_deadline)"
+        )
+        if budget <= 0:
+            raise late
         target = outbox_target(after_seq, limit, self.wait_s, secrets.token_urlsafe(12))
         timeout = httpx.Timeout(self.wait_s + 10.0, connect=self.connect_timeout_s)
         try:
-            r = httpx.get(base + target, headers=signed_headers(self.me, target), timeout=timeout)
+            status, content = within(
+                budget, _get(base + target, signed_headers(self.me, target), timeout)
+            )
+        except TimeoutError:
+            raise late from None
         except httpx.HTTPError as exc:
             raise Unreachable(
                 f"node {source_node!r} at {base}: {type(exc).__name__}: {exc}"
             ) from None
-        if r.status_code != 200:
-            raise Unreachable(f"node {source_node!r} at {base}: HTTP {r.status_code} {_code(r)}")
+        if status != 200:
+            raise Unreachable(f"node {source_node!r} at {base}: HTTP {status} {_code(content)}")
         try:
-            body = r.json()
+            body = json.loads(content)
             events, head = body["events"], int(body["head"])
             if not isinstance(events, list) or not all(
                 isinstance(e, dict) and "seq" in e and "eventId" in e for e in events
@@ -81,9 +111,36 @@ class HttpTransport:
         return Page(events, head)
 
 
-def _code(response: Any) -> str:
+async def _get(url: str, headers: dict[str, str], timeout: Any) -> tuple[int, bytes]:
+    import httpx
+
+    async with httpx.AsyncClient(timeout=timeout) as client:
+        r = await client.get(url, headers=headers)
+        return r.status_code, r.content
+
+
+def within(budget_s: float, coro: Coroutine[Any, Any, T]) -> T:
+    """Run `coro` to its end or for `budget_s` seconds at most (TimeoutError), however slowly
+    its peer answers: on its own event loop, in a thread of its own when the calling thread
+    already runs one (a gateway's loop)."""
+    import asyncio
+
+    async def bounded() -> T:
+        return await asyncio.wait_for(coro, budget_s)
+
     try:
-        return str(response.json()["error"]["code"])
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(bounded())
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, bounded()).result()
+
+
+def _code(content: bytes) -> str:
+    try:
+        return str(json.loads(content)["error"]["code"])
     except Exception:  # not JSON
         return ""
 
@@ -99,10 +156,11 @@ class ByUrl:
         busy_timeout_ms: int = 2000,
         nats: Any = None,
         own_link: bool = True,
+        deadline_s: float = DEADLINE_S,
     ) -> None:
         self.urls, self.own_link = urls, own_link
         self.store = StoreTransport(urls, busy_timeout_ms)
-        self.http = HttpTransport(urls, me, wait_s)
+        self.http = HttpTransport(urls, me, wait_s, deadline_s=deadline_s)
         self.nats = nats  # a NatsTransport when a peer's url is nats://
 
     def _for(self, source_node: str) -> Any:
@@ -112,6 +170,12 @@ class ByUrl:
                 raise Unreachable(f"node {source_node!r}: a NATS url and no NATS link")
             return self.nats
         return self.http if url.startswith(("http://", "https://")) else self.store
+
+    def begin_peer(self, source_node: str) -> None:
+        """The pass reaches this peer: its overall deadline starts (http and NATS)."""
+        begin = getattr(self._for(source_node), "begin_peer", None)
+        if begin is not None:
+            begin(source_node)
 
     def read(self, source_node: str, after_seq: int, limit: int) -> Page:
         tr: Transport = self._for(source_node)
@@ -133,5 +197,6 @@ def for_urls(
     wait_s: float = 0.0,
     nats: Any = None,
     own_link: bool = True,
+    deadline_s: float = DEADLINE_S,
 ) -> Transport:
-    return ByUrl(urls, me, wait_s, nats=nats, own_link=own_link)
+    return ByUrl(urls, me, wait_s, nats=nats, own_link=own_link, deadline_s=deadline_s)

@@ -25,6 +25,7 @@ import json
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
@@ -93,16 +94,23 @@ class Link:
         self.nc: Any = None
         self.subs: dict[str, Any] = {}
 
-    def call(self, coro: Coroutine[Any, Any, T], extra_s: float = 0.0) -> T:
+    def call(
+        self, coro: Coroutine[Any, Any, T], extra_s: float = 0.0, limit_s: float | None = None
+    ) -> T:
+        """`coro` on the link's loop, waited for timeout_s + extra_s at most (or `limit_s`
+        when that is shorter: what is left of a peer's deadline)."""
         import concurrent.futures
 
         fut = asyncio.run_coroutine_threadsafe(self._guard(coro), self.loop)
+        wait = (
+            self.timeout_s + extra_s if limit_s is None else min(limit_s, self.timeout_s + extra_s)
+        )
         try:
-            return fut.result(self.timeout_s + extra_s)
+            return fut.result(max(wait, 0.0))
         except concurrent.futures.TimeoutError:
             fut.cancel()
             self.call_reset()
-            raise Unreachable(f"NATS at {self.url}: no answer in {self.timeout_s:g}s") from None
+            raise Unreachable(f"NATS at {self.url}: no answer in {wait:g}s") from None
 
     async def _guard(self, coro: Coroutine[Any, Any, T]) -> T:
         import nats.errors
@@ -241,13 +249,30 @@ async def _publish_rows(
 class NatsTransport:
     """Read peers' streams through durable pull consumers named after `reader`."""
 
-    def __init__(self, link: Link, reader: str, wait_s: float = 0.0) -> None:
+    def __init__(
+        self, link: Link, reader: str, wait_s: float = 0.0, deadline_s: float = 30.0
+    ) -> None:
         self.link, self.reader, self.wait_s = link, reader, max(wait_s, 0.0)
+        self.deadline_s = deadline_s
+        self.until: dict[str, float] = {}  # peer -> monotonic time this pass's reads end by
         self.held: dict[str, list[Any]] = {}
         self.at: dict[str, int] = {}  # where each peer's consumer stands, as we know it
 
+    def begin_peer(self, source_node: str) -> None:
+        """This pass reaches the peer: every read of its stream ends by the deadline."""
+        self.until[source_node] = time.monotonic() + self.deadline_s + self.wait_s
+
     def read(self, source_node: str, after_seq: int, limit: int) -> Page:
-        return self.link.call(self._read(source_node, after_seq, limit), extra_s=self.wait_s)
+        until = self.until.get(source_node)
+        left = None if until is None else until - time.monotonic()
+        if left is not None and left <= 0:
+            raise Unreachable(
+                f"node {source_node!r}: no complete answer within "
+                f"{self.deadline_s + self.wait_s:g}s (federation.peer_deadline)"
+            )
+        return self.link.call(
+            self._read(source_node, after_seq, limit), extra_s=self.wait_s, limit_s=left
+        )
 
     def committed(self, source_node: str, position: int) -> None:
         """The page up to `position` is in SQLite: ack it (AckAll acks what came before)."""

@@ -32,6 +32,7 @@ class PullResult:
     tasks: int = 0
     published: int = 0  # this node's own outbox rows put on NATS JetStream
     unreachable: list[str] = field(default_factory=list)
+    why: dict[str, str] = field(default_factory=dict)  # unreachable peer -> the reason noted
 
     def doc(self) -> dict[str, Any]:
         return {
@@ -53,15 +54,17 @@ def transport_for(
     me: identity.Node,
     wait_s: float = 0.0,
     nats_link: Any = None,
+    deadline_s: float = 30.0,
 ) -> Transport:
     """Each peer by its url: `store:PATH` StoreTransport, `http(s)://` HttpTransport,
-    `nats://` NatsTransport (on this node's own NATS link when it has one)."""
+    `nats://` NatsTransport (on this node's own NATS link when it has one); an http or NATS
+    peer's exchange in a pass ends after `deadline_s` (plus `wait_s`) whatever it sends."""
     from acomm_cli.federation.http_transport import for_urls
 
     urls = {n: room.url_of(conn, n) for n in nodes}
     nats_url = next((u for u in urls.values() if u.startswith(("nats://", "tls://"))), None)
     if nats_url is None:
-        return for_urls(urls, me, wait_s)
+        return for_urls(urls, me, wait_s, deadline_s=deadline_s)
     from acomm_cli.federation import nats_transport as nt
 
     link = nats_link or nt.link_for(conn, nats_url)
@@ -69,8 +72,9 @@ def transport_for(
         urls,
         me,
         wait_s,
-        nats=nt.NatsTransport(link, me.node_id, wait_s),
+        nats=nt.NatsTransport(link, me.node_id, wait_s, deadline_s),
         own_link=nats_link is None,
+        deadline_s=deadline_s,
     )
 
 
@@ -106,10 +110,12 @@ def pull(
     page_size: int = PAGE_SIZE,
     wait_s: float = 0.0,
     nats_link: Any = None,
+    deadline_s: float = 30.0,
 ) -> PullResult:
     """Pull every peer (or one: then an unreachable peer is exit 7), at most `max_pages`
-    pages each; an http or NATS peer with nothing new is long-polled up to `wait_s`. On a
-    NATS node, first publish its own outbox (`nats_link`: a long-running caller's link)."""
+    pages each; an http or NATS peer with nothing new is long-polled up to `wait_s`. A peer
+    whose exchange outlasts `deadline_s` (+ `wait_s`) is skipped for this pass, unreachable.
+    On a NATS node, first publish its own outbox (`nats_link`: a long-running caller's link)."""
     me = identity.require(conn)
     with write(conn):
         room.heartbeat(conn, me, now)
@@ -137,6 +143,7 @@ def pull(
             sla_ms,
             wait_s,
             result,
+            deadline_s,
         )
     finally:
         if own_link is not None:
@@ -157,12 +164,16 @@ def _pull_all(
     sla_ms: int,
     wait_s: float,
     result: PullResult,
+    deadline_s: float = 30.0,
 ) -> None:
     publish_own(conn, me.node_id, result, nats_link)
-    tr = transport or transport_for(conn, nodes, me, wait_s, nats_link)
+    tr = transport or transport_for(conn, nodes, me, wait_s, nats_link, deadline_s)
+    begin = getattr(tr, "begin_peer", None)  # starts the peer's overall deadline
     try:
         for node in nodes:
             try:
+                if begin is not None:
+                    begin(node)
                 _pull_peer(conn, me.node_id, node, tr, now, max_pages, page_size, sla_ms, result)
             except Unreachable as exc:
                 with write(conn):
@@ -170,6 +181,7 @@ def _pull_all(
                 if peer is not None:
                     raise PeerUnreachable(str(exc), field="peer", value=node) from None
                 result.unreachable.append(node)
+                result.why[node] = str(exc)
     finally:
         if transport is None and hasattr(tr, "close"):
             tr.close()

@@ -31,6 +31,7 @@ from acomm_cli.store.connection import write
 MAPS = ("nodes", "agents", "routing", "capabilities.catalog", "capabilities.index")
 ROOM_PATH = "/ansible/yjs/control"
 EXCHANGE_PATH = "/ansible/auth/exchange"
+EXCHANGE_DEADLINE_S = 30.0  # the whole exchange with the seed, however slowly it answers
 log = logging.getLogger("acomm.gateway")
 
 
@@ -135,7 +136,12 @@ async def exchange(client: Any, base: str, me: identity.Node, invite: str | None
     }
     if invite is not None:
         body["inviteToken"] = invite
-    r = await client.post(base + EXCHANGE_PATH, json=body)
+    import anyio
+
+    # the client's timeouts are per read: a seed answering a byte at a time would hold the
+    # join forever; past the deadline it is TimeoutError, noted and retried like a lost seed
+    with anyio.fail_after(EXCHANGE_DEADLINE_S):
+        r = await client.post(base + EXCHANGE_PATH, json=body)
     if r.status_code != 200:
         raise _Refused(r.status_code, _code(r), _message(r))
     return str(r.json()["wsTicket"])

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +35,7 @@ class FedConfig:
     retry_jitter: float = 0.1
     sla_ms: int = 600_000
     pull_pages: int = 10
+    peer_deadline_ms: int = 30_000  # a slow or silent peer is skipped for the pass after it
 
     @classmethod
     def from_settings(cls, value: Any) -> FedConfig:
@@ -44,6 +46,7 @@ class FedConfig:
             value("federation.retry_jitter"),
             value("federation.sla"),
             value("federation.pull_pages"),
+            value("federation.peer_deadline"),
         )
 
 
@@ -56,10 +59,24 @@ def retry_delay(cfg: FedConfig, event_id: str, attempt: int) -> int:
     return int(base * (1 + cfg.retry_jitter * fraction))
 
 
-def tick(conn: sqlite3.Connection, now: int, cfg: FedConfig) -> dict[str, int]:
+def tick(
+    conn: sqlite3.Connection,
+    now: int,
+    cfg: FedConfig,
+    on_unreachable: Callable[[str, str], None] = lambda _node, _why: None,
+) -> dict[str, int]:
     """One pass on a node: {fed_pulled, fed_retried, fed_dead_lettered, fed_incidents}.
-    An unreachable peer is counted by the pull, never fatal here."""
-    pulled = fed_pull.pull(conn, now, max_pages=cfg.pull_pages, sla_ms=cfg.sla_ms)
+    An unreachable peer (down, refusing, or past `peer_deadline`) is skipped for the pass
+    and told to `on_unreachable(node, why)`, never fatal here."""
+    pulled = fed_pull.pull(
+        conn,
+        now,
+        max_pages=cfg.pull_pages,
+        sla_ms=cfg.sla_ms,
+        deadline_s=cfg.peer_deadline_ms / 1000,
+    )
+    for node in pulled.unreachable:
+        on_unreachable(node, pulled.why.get(node, "unreachable"))
     retried = dead = incidents = 0
     with write(conn):
         me = identity.require(conn).node_id

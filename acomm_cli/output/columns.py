@@ -167,6 +167,15 @@ PEERS: Columns = (
     ("lag", "events not yet pulled"),
 )
 
+FED_STATUS: Columns = (
+    ("node", "node id"),
+    ("state", "ok, peer_unreachable or never_pulled"),
+    ("pulled_at", "when this node last tried to pull it"),
+    ("cursor", "the last event pulled from it"),
+    ("head", "its newest event"),
+    ("error", "why its last pull failed"),
+)
+
 AUDIT: Columns = (
     ("kind", "total, spark, volume, latency_channel, latency_agent, ..."),
     ("subject", "what the row is about (store/channel, agent, node pair...)"),

@@ -1,4 +1,5 @@
-"""What `invite list` and `peers` print: a node's invites and the other nodes."""
+"""What `invite list`, `peers` and `fed status` print: a node's invites, the other nodes and
+how their last pull went; and the note for a peer a pass skipped."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any
 
 from acomm_cli.output import columns as cols
 from acomm_cli.output.columns import column_names
-from acomm_cli.output.render import Output, _dump, listing
+from acomm_cli.output.render import Output, _dump, listing, note
 
 
 def invites(out: Output, docs: Sequence[dict[str, Any]]) -> None:
@@ -39,3 +40,22 @@ def peers(out: Output, doc: dict[str, Any]) -> None:
         [tuple(p.get(name) for name in column_names(cols.PEERS)) for p in doc["peers"]],
         doc["peers"],
     )
+
+
+def fed_status(out: Output, doc: dict[str, Any]) -> None:
+    """`fed status`: each peer's last pull (the JSON document as it is; a table otherwise)."""
+    if out.json:
+        _dump(doc)
+        return
+    listing(
+        out,
+        "peers",
+        cols.FED_STATUS,
+        [tuple(p.get(name) for name in column_names(cols.FED_STATUS)) for p in doc["peers"]],
+        doc["peers"],
+    )
+
+
+def unreachable_note(node: str, why: str) -> None:
+    """A peer skipped by this pass (down, refusing, or past federation.peer_deadline)."""
+    note(f"note: peer_unreachable: skipped node {node!r} for this pass: {why}")

@@ -336,7 +336,11 @@ def _outbox_params(q: Any) -> tuple[int, int, float] | None:
         wait_s = float(q.get("wait", "0"))
     except ValueError:
         return None
-    if after < 0 or not 1 <= limit <= 1000 or not 0 <= wait_s <= MAX_WAIT_S:
+    if (
+        not 0 <= after <= httpbody.INT_MAX
+        or not 1 <= limit <= 1000
+        or not 0 <= wait_s <= MAX_WAIT_S
+    ):
         return None
     return after, limit, wait_s
 

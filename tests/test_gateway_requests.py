@@ -275,9 +275,12 @@ def test_an_unexpected_failure_in_a_handler_is_a_json_500():
 
 
 def test_the_body_limit_is_a_setting(tmp_path, monkeypatch):
-    monkeypatch.setenv("ACOMM_GATEWAY_MAX_BODY", "2KiB")
     with gateway_nodes(tmp_path) as make:
         na = make("na")
+        monkeypatch.setenv("ACOMM_GATEWAY_MAX_BODY", "12")
+        r = na.run("gateway", "serve", "--listen", "127.0.0.1:0", timeout=30)
+        assert r.returncode == 3 and json.loads(r.stderr)["error"]["field"] == "gateway.max_body"
+        monkeypatch.setenv("ACOMM_GATEWAY_MAX_BODY", "2KiB")
         na.start()
         assert na.url is not None
         raw = json.dumps(_exchange_body(inviteToken="x" * 3000)).encode()

@@ -307,9 +307,13 @@ def test_numbers_too_large_for_the_store_are_validation_failed(shared, tmp_path)
                 ("messages", {"limit": 10, "offset": huge}, "offset"),
                 ("receive", {"limit": huge}, "limit"),
                 ("deadletters", {"offset": huge}, "offset"),
+                ("send", {"channel": "team", "body": "x", "metadata": {"n": [huge]}}, "metadata"),
             ]:
                 err = await refused(c, tool, **args)
                 assert (err["code"], err["field"]) == ("validation_failed", field), (tool, err)
+            # a delay whose milliseconds pass 64 bits: refused, not the SDK's generic error
+            err = await refused(c, "send", channel="team", body="x", delay="9" * 25 + "d")
+            assert err["code"] == "validation_failed"
             # the largest 64-bit id is an ordinary id that is not there
             err = await refused(c, "ack", message_id=2**63 - 1)
             assert err["code"] == "not_found"
@@ -457,3 +461,8 @@ def test_the_argument_check_names_the_field():
     assert err is not None and (err.code, err.field) == ("forbidden", "sender")
     err = check_arguments("bob", schema, ["hi"])
     assert err is not None and err.field == "arguments"
+    err = check_arguments("bob", schema, {"body": "hi", "wait_seconds": 2**63})
+    assert err is not None and (err.code, err.field) == ("validation_failed", "wait_seconds")
+    err = check_arguments("bob", schema, {"body": "hi", "wait_seconds": float("inf")})
+    assert err is not None and (err.code, err.field) == ("validation_failed", "wait_seconds")
+    assert check_arguments("bob", schema, {"body": "hi", "wait_seconds": 2**63 - 1}) is None

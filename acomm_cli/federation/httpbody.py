@@ -10,15 +10,12 @@ Starlette is imported inside the functions."""
 from __future__ import annotations
 
 import json
-import logging
 from typing import Any
 
 DEFAULT_MAX_BODY = 1024 * 1024
 MAX_DEPTH = 64  # arrays and objects within one another
 INT_MAX = 2**63 - 1  # SQLite's INTEGER
 INT_MIN = -(2**63)
-
-log = logging.getLogger("acomm.gateway")
 
 
 class BodyTooLarge(Exception):
@@ -114,7 +111,8 @@ def error_response(status: int, code: str, message: str, headers: Any = None) ->
 
 def exception_handlers() -> dict[Any, Any]:
     """Starlette handlers: 404 and 405 (and any HTTPException) as the JSON error body, and
-    an unexpected exception in a handler as a JSON 500, logged with its traceback."""
+    an unexpected exception in a handler as a JSON 500 (its traceback goes to the gateway's
+    stderr, as uvicorn logs it, never into the answer)."""
     from starlette.exceptions import HTTPException
 
     codes = {404: "not_found", 405: "method_not_allowed", 413: "too_large"}
@@ -125,13 +123,12 @@ def exception_handlers() -> dict[Any, Any]:
         if status == 404:
             message = f"no such endpoint: {request.url.path}"
         elif status == 405:
-            message = f"{request.method} is not allowed on {request.url.path}"
+            message = f"{getattr(request, 'method', 'GET')} is not allowed on {request.url.path}"
         else:
             message = str(exc.detail)
         return error_response(status, code, message, getattr(exc, "headers", None))
 
-    async def crash(request: Any, exc: Exception) -> Any:
-        log.error("error: %s %s", request.method, request.url.path, exc_info=exc)
+    async def crash(request: Any, exc: Exception) -> Any:  # Starlette logs the traceback
         return error_response(500, "internal_error", "the gateway failed on this request")
 
     return {HTTPException: http_error, Exception: crash}

@@ -108,6 +108,7 @@ def serve(
             sla_ms=s.value("federation.sla"),
             pull_pages=s.value("federation.pull_pages"),
             limits=inv.limits(),
+            max_body=s.value("gateway.max_body"),
             encoders=agentapi.Encoders(
                 message=render_messages.message_doc, send=render_messages.send_doc
             ),

@@ -285,6 +285,46 @@ def test_errors_carry_the_code_and_change_nothing(shared):
     anyio.run(main)
 
 
+def test_numbers_too_large_for_the_store_are_validation_failed(shared, tmp_path):
+    """An integer past SQLite's 64 bits (or a number past what a time holds) is acomm's
+    validation_failed naming the argument, not the SDK's generic error with a traceback."""
+    errlog = tmp_path / "mcp.err"
+    params = StdioServerParameters(
+        command="/bin/sh",
+        args=["-c", f'exec "$0" mcp --as bob 2>"{errlog}"', ACOMM],
+        env=dict(os.environ),
+    )
+    huge = 10**30
+
+    async def main() -> None:
+        before = snapshot(shared)
+        async with Client(params) as c:
+            for tool, args, field in [
+                ("ack", {"message_id": huge}, "message_id"),
+                ("ack", {"message_id": [1, 2**63]}, "message_id"),
+                ("show", {"message_id": -(2**63) - 1}, "message_id"),
+                ("nack", {"message_id": huge}, "message_id"),
+                ("messages", {"limit": 10, "offset": huge}, "offset"),
+                ("receive", {"limit": huge}, "limit"),
+                ("deadletters", {"offset": huge}, "offset"),
+                ("send", {"channel": "team", "body": "x", "metadata": {"n": [huge]}}, "metadata"),
+            ]:
+                err = await refused(c, tool, **args)
+                assert (err["code"], err["field"]) == ("validation_failed", field), (tool, err)
+            # a delay whose milliseconds pass 64 bits: refused, not the SDK's generic error
+            err = await refused(c, "send", channel="team", body="x", delay="9" * 25 + "d")
+            assert err["code"] == "validation_failed"
+            # the largest 64-bit id is an ordinary id that is not there
+            err = await refused(c, "ack", message_id=2**63 - 1)
+            assert err["code"] == "not_found"
+            page = await call(c, "messages", limit=10, offset=2**63 - 1)
+            assert page["messages"] == []
+        assert snapshot(shared) == before
+
+    anyio.run(main)
+    assert "Traceback" not in errlog.read_text()
+
+
 @pytest.mark.filterwarnings("ignore:resources/subscribe is removed")
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 def test_the_inbox_change_is_notified(shared, mode):
@@ -421,3 +461,8 @@ def test_the_argument_check_names_the_field():
     assert err is not None and (err.code, err.field) == ("forbidden", "sender")
     err = check_arguments("bob", schema, ["hi"])
     assert err is not None and err.field == "arguments"
+    err = check_arguments("bob", schema, {"body": "hi", "wait_seconds": 2**63})
+    assert err is not None and (err.code, err.field) == ("validation_failed", "wait_seconds")
+    err = check_arguments("bob", schema, {"body": "hi", "wait_seconds": float("inf")})
+    assert err is not None and (err.code, err.field) == ("validation_failed", "wait_seconds")
+    assert check_arguments("bob", schema, {"body": "hi", "wait_seconds": 2**63 - 1}) is None

@@ -82,6 +82,9 @@ KEYS: dict[str, tuple[Any, Any, str]] = {
     ),
     # the NATS server `node init` records when --transport is not given
     "federation.transport": (None, lambda v, k: _nats_url(v, k), "ACOMM_FED_TRANSPORT"),
+    # `gateway serve`: the largest request body its endpoints read (a send: at least the
+    # largest channel's max_message_size)
+    "gateway.max_body": (1024 * 1024, lambda v, k: _body_bytes(v, k), "ACOMM_GATEWAY_MAX_BODY"),
     # capabilities: N routing misses within the window open a review incident
     "capabilities.miss_threshold": (
         3,
@@ -193,6 +196,18 @@ def _ms(value: Any, key: str, *, positive: bool = False) -> int:
             value=str(value),
         )
     return value
+
+
+def _body_bytes(value: Any, key: str) -> int:
+    """A size of at least 1 KiB and at most 1 GiB (a request body held in memory)."""
+    n = parse_size(value, key) if isinstance(value, int | str) and value is not True else -1
+    if not 1024 <= n <= 1024**3 or isinstance(value, bool):
+        raise ValidationFailed(
+            f"{key}: {value!r} is not a size from 1KiB to 1GiB (e.g. 1MiB)",
+            field=key,
+            value=str(value),
+        )
+    return n
 
 
 def _store_bytes(value: Any, key: str) -> int:

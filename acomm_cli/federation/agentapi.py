@@ -16,6 +16,12 @@ agent another node owns now; an unknown, expired or revoked token is 401 invalid
 token is checked before the body is looked at). Every refusal is {"error": {"code",
 "message", ...}}; a CommError keeps its code, its HTTP status follows its exit status.
 
+A body is read only after the token is accepted, and at most `gateway.max_body` bytes of it
+(a send or respond: at least the largest channel's max_message_size and 64 KiB for the rest):
+413 validation_failed as soon as its Content-Length or the bytes received pass that. JSON is
+parsed within bounds (httpbody.py): too deep, an integer outside SQLite's 64-bit range or a
+lone surrogate is 400 validation_failed.
+
 Store work runs in a worker thread with its own connection and the gateway's short busy
 timeout: a locked store is 503 store_unavailable with `Retry-After`, never a crash.
 
@@ -37,12 +43,12 @@ from typing import Any
 
 from acomm_cli import clock, model
 from acomm_cli.errors import CommError, Forbidden, ValidationFailed
-from acomm_cli.federation import tokens
+from acomm_cli.federation import httpbody, tokens
 from acomm_cli.lite.records import asdict  # the engine's results are records
 from acomm_cli.model import Message, MessageFilter, QueryResult, SendRequest, SendResult
 
 PREFIX = "/agent/v1"
-MAX_BODY = 4 * 1024 * 1024
+SEND_OVERHEAD = 64 * 1024  # a send's fields beside its content
 MAX_WAIT_S = 30.0
 MAX_LIMIT = 1000
 POLL_S = 0.2
@@ -114,9 +120,9 @@ def _bearer(request: Any) -> str | None:
 
 def _object(raw: bytes) -> dict[str, Any]:
     try:
-        doc = json.loads(raw) if raw.strip() else {}
-    except (ValueError, UnicodeDecodeError, RecursionError):
-        doc = None
+        doc = httpbody.parse(raw) if raw.strip() else {}
+    except httpbody.BadJson as exc:
+        raise ValidationFailed(f"body: {exc}", field="body") from None
     if not isinstance(doc, dict):
         raise ValidationFailed("body: the request must be a JSON object", field="body")
     return doc
@@ -145,8 +151,9 @@ class AgentApi:
         busy_timeout_ms: int,
         limits: model.Limits | None,
         encoders: Encoders,
+        max_body: int = httpbody.DEFAULT_MAX_BODY,
     ) -> None:
-        self.store_path, self.node_id = store_path, node_id
+        self.store_path, self.node_id, self.max_body = store_path, node_id, max_body
         self.busy_timeout_ms, self.limits, self.encoders = busy_timeout_ms, limits, encoders
 
     def routes(self) -> list[Any]:
@@ -226,22 +233,63 @@ class AgentApi:
             return http_status(exc), {"error": exc.to_dict()}
         except sqlite3.Error as exc:
             return _unavailable(str(exc))
+        except OverflowError:  # a number past what the store or the clock holds
+            return refusal(400, "validation_failed", "body: a number is out of range", field="body")
         finally:
             conn.close()
         return result if isinstance(result, tuple) else (200, result)
 
+    def _admit(self, token: str | None, sends: bool) -> Reply | int:
+        """Before the body is read: a refusal (401 for a bad token, 503 for a busy store),
+        or how many bytes of body this request may have."""
+        try:
+            conn = self._connect()
+        except (sqlite3.Error, CommError) as exc:
+            return _unavailable(str(exc))
+        try:
+            if tokens.authenticate(conn, token, clock.now_ms()) is None:
+                return refusal(
+                    401,
+                    "invalid_token",
+                    "the session token is not valid (unknown, expired or revoked)",
+                )
+            if not sends:
+                return self.max_body
+            from acomm_cli.engine import channels
+
+            largest = max(
+                (ch.config.max_message_size for ch in channels.list_channels(conn)), default=0
+            )
+            return max(self.max_body, largest + SEND_OVERHEAD)
+        except (sqlite3.Error, CommError) as exc:
+            return _unavailable(str(exc))
+        finally:
+            conn.close()
+
+    async def _read(self, request: Any, sends: bool) -> bytes | Reply:
+        """The body, once the token is accepted and within its cap; or the refusal."""
+        import anyio
+
+        cap = await anyio.to_thread.run_sync(self._admit, _bearer(request), sends)
+        if isinstance(cap, tuple):
+            return cap
+        try:
+            return await httpbody.read_capped(request, cap)
+        except httpbody.BodyTooLarge:
+            return refusal(
+                413,
+                "validation_failed",
+                f"body: the request is larger than {cap} bytes",
+                field="body",
+            )
+
     async def _handle(self, request: Any, scope: str, work: Work) -> Any:
         import anyio
 
-        raw = await request.body()
-        if len(raw) > MAX_BODY:
-            status, doc = refusal(
-                413, "validation_failed", "body: the request is too large", field="body"
-            )
-        else:
-            status, doc = await anyio.to_thread.run_sync(
-                self._call, _bearer(request), scope, raw, work
-            )
+        raw = await self._read(request, scope == "send")
+        if isinstance(raw, tuple):
+            return _response(*raw)
+        status, doc = await anyio.to_thread.run_sync(self._call, _bearer(request), scope, raw, work)
         return _response(status, doc)
 
     # ------------------------------------------------------------ send, respond, ack
@@ -292,8 +340,15 @@ class AgentApi:
 
         _check_keys(doc, {"message_id", "status", "note", *_IDENTITY_KEYS})
         message_id = doc.get("message_id")
-        if isinstance(message_id, bool) or not isinstance(message_id, int):
-            raise ValidationFailed("message_id: an integer is required", field="message_id")
+        if (
+            isinstance(message_id, bool)
+            or not isinstance(message_id, int)
+            or not 1 <= message_id <= httpbody.INT_MAX
+        ):
+            raise ValidationFailed(
+                f"message_id: an integer from 1 to {httpbody.INT_MAX} is required",
+                field="message_id",
+            )
         status = _str(doc, "status", "completed")
         assert status is not None
         result = acking.ack(conn, message_id, agent, status, _str(doc, "note"), now)
@@ -306,19 +361,17 @@ class AgentApi:
         connection to _Inbox, which writes the messages inside their read transaction."""
         import anyio
 
-        raw = await request.body()
+        raw = await self._read(request, False)
+        if isinstance(raw, tuple):
+            return _response(*raw)
         parsed: dict[str, Any] = {}
 
         def check(conn: sqlite3.Connection, agent: str, doc: dict[str, Any], now: int) -> Any:
             parsed.update(receive_params(doc), agent=agent)
             return {}
 
-        status, doc = (
-            refusal(413, "validation_failed", "body: the request is too large", field="body")
-            if len(raw) > MAX_BODY
-            else await anyio.to_thread.run_sync(
-                self._call, _bearer(request), "receive", raw, check, ("agent", "as")
-            )
+        status, doc = await anyio.to_thread.run_sync(
+            self._call, _bearer(request), "receive", raw, check, ("agent", "as")
         )
         if status != 200:
             return _response(status, doc)

@@ -32,7 +32,15 @@ from typing import Any
 
 from acomm_cli import clock, model
 from acomm_cli.errors import CommError, InvalidState
-from acomm_cli.federation import agentapi, gwstate, handshake, identity, nonces, roomsync
+from acomm_cli.federation import (
+    agentapi,
+    gwstate,
+    handshake,
+    httpbody,
+    identity,
+    nonces,
+    roomsync,
+)
 from acomm_cli.federation.http_transport import MAX_WAIT_S, OUTBOX_PATH
 from acomm_cli.store import federation as sql
 
@@ -40,7 +48,6 @@ log = logging.getLogger("acomm.gateway")
 SYNC_EVERY_S = 0.5
 HEARTBEAT_EVERY_S = 5.0
 SIGNATURE_SKEW_MS = nonces.WINDOW_MS
-MAX_BODY = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -59,6 +66,7 @@ class Options:
     pull_pages: int = 10
     limits: model.Limits | None = None  # the agent endpoints' sends, as `acomm send`'s
     encoders: agentapi.Encoders | None = None  # without them, no agent endpoints
+    max_body: int = httpbody.DEFAULT_MAX_BODY  # `gateway.max_body`: the largest request
 
 
 def parse_listen(value: str) -> tuple[str, int]:
@@ -182,19 +190,32 @@ class Gateway:
     # ------------------------------------------------------------ the routes
 
     async def exchange(self, request: Any) -> Any:
+        """Needs no login: the body is capped before it is read and parsed within bounds,
+        so a hostile one is a 4xx and never reaches the handshake."""
         from starlette.responses import JSONResponse
 
-        body = await request.body()
-        if len(body) > MAX_BODY:
-            return JSONResponse(
-                *_swap(handshake.refusal(413, "invalid_request", "the request is too large"))
-            )
         try:
-            status, doc = handshake.exchange(self.db(), body, clock.now_ms())
+            doc = httpbody.parse(await httpbody.read_capped(request, self.opts.max_body))
+        except httpbody.BodyTooLarge:
+            return JSONResponse(
+                *_swap(
+                    handshake.refusal(
+                        413,
+                        "invalid_request",
+                        f"the request is larger than {self.opts.max_body} bytes",
+                    )
+                )
+            )
+        except httpbody.BadJson as exc:
+            return JSONResponse(*_swap(handshake.refusal(400, "invalid_request", str(exc))))
+        if not isinstance(doc, dict):  # a JSON string would be parsed a second time
+            doc = None
+        try:
+            status, reply = handshake.exchange(self.db(), doc or b"", clock.now_ms())
         except (sqlite3.Error, CommError) as exc:
             self.note("exchange", exc)
-            status, doc = _unavailable()
-        return JSONResponse(doc, status_code=status)
+            status, reply = _unavailable()
+        return JSONResponse(reply, status_code=status)
 
     async def room_socket(self, websocket: Any) -> None:
         from starlette.responses import JSONResponse
@@ -315,7 +336,11 @@ def _outbox_params(q: Any) -> tuple[int, int, float] | None:
         wait_s = float(q.get("wait", "0"))
     except ValueError:
         return None
-    if after < 0 or not 1 <= limit <= 1000 or not 0 <= wait_s <= MAX_WAIT_S:
+    if (
+        not 0 <= after <= httpbody.INT_MAX
+        or not 1 <= limit <= 1000
+        or not 0 <= wait_s <= MAX_WAIT_S
+    ):
         return None
     return after, limit, wait_s
 
@@ -456,7 +481,12 @@ def serve(opts: Options) -> None:
         []
         if opts.encoders is None
         else agentapi.AgentApi(
-            opts.store_path, me.node_id, opts.busy_timeout_ms, opts.limits, opts.encoders
+            opts.store_path,
+            me.node_id,
+            opts.busy_timeout_ms,
+            opts.limits,
+            opts.encoders,
+            opts.max_body,
         ).routes()
     )
     app = Starlette(
@@ -466,6 +496,7 @@ def serve(opts: Options) -> None:
             Route(OUTBOX_PATH, gw.outbox, methods=["GET"]),
             *agents,
         ],
+        exception_handlers=httpbody.exception_handlers(),
         lifespan=lifespan,
     )
     logging.basicConfig(level=logging.WARNING, format="%(message)s")

@@ -7,7 +7,9 @@ the document `--json` prints on stderr. Arguments are checked against the tool's
 schema before the SDK sees them: an argument naming an identity (`as`, `sender`...) is
 `forbidden`, an unknown one or one of the wrong type is `validation_failed`, named by
 `field` (the SDK alone would ignore unknown arguments and answer type errors in pydantic's
-words, without a code).
+words, without a code). An integer outside SQLite's 64-bit range or a number that is not
+finite is `validation_failed` too, before the engine sees it; a number that overflows later
+(a time past what the clock holds) is the same error, never the SDK's generic one.
 
 Notifications: the agent's inbox is watched (watch.py) and a change is announced as
 `notifications/resources/updated` for `acomm://inbox`, to clients that subscribed with
@@ -47,6 +49,8 @@ from acomm_cli.mcpserver.watch import POLL_S, InboxWatch
 INBOX = "acomm://inbox"
 # arguments a caller might use to act as someone else: refused by name, never ignored
 IDENTITY_KEYS = ("as", "as_", "sender", "from", "agent", "identity", "acting_as", "user")
+INT_MAX = 2**63 - 1  # SQLite's INTEGER
+INT_MIN = -(2**63)
 
 log = logging.getLogger("acomm.mcp")
 
@@ -76,6 +80,8 @@ async def _run(work: Callable[[], Any]) -> CallToolResult:
         return refused(exc)
     except sqlite3.Error as exc:  # a lock held past the busy timeout, a damaged page
         return refused(StoreUnavailable(f"store: {exc}"))
+    except OverflowError:  # within 64 bits, yet past what a time or a sum can hold
+        return refused(ValidationFailed("arguments: a number is out of range", field="arguments"))
     if isinstance(result, tuple):  # send --to: (document, whether a recipient failed)
         return ok(result[0], failed=result[1])
     return ok(result)
@@ -102,6 +108,11 @@ def check_arguments(agent: str, schema: dict[str, Any], args: Any) -> CommError 
             return ValidationFailed(
                 f"{key}: unknown argument (expected one of {', '.join(known) or 'none'})", field=key
             )
+        if not _numbers_in_range(args[key]):
+            return ValidationFailed(
+                f"{key}: a number is outside the 64-bit integer range or not finite",
+                field=key,
+            )
     from jsonschema import Draft202012Validator
 
     for err in sorted(
@@ -115,6 +126,25 @@ def check_arguments(agent: str, schema: dict[str, Any], args: Any) -> CommError 
         value = err.instance if isinstance(err.instance, str | int | float | bool) else None
         return ValidationFailed(f"{field}: {_short(err)}", field=field, value=value)
     return None
+
+
+def _numbers_in_range(value: Any) -> bool:
+    """Every integer within SQLite's range and every float finite, lists and objects
+    walked without recursion."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+        elif isinstance(v, bool):
+            continue
+        elif isinstance(v, int) and not INT_MIN <= v <= INT_MAX:
+            return False
+        elif isinstance(v, float) and v - v != 0.0:  # inf, -inf, nan
+            return False
+    return True
 
 
 def _short(err: Any) -> str:

@@ -1,0 +1,134 @@
+"""Hostile-request guards shared by the gateway's endpoints (the exchange and /agent/v1/*):
+a body is refused by its `Content-Length` before a byte of it is read and capped while a
+streamed (chunked) one is read, so an upload never grows the process past the limit; a JSON
+body is parsed with bounds (nesting depth, integers within SQLite's 64-bit range, finite
+numbers, strings that are valid Unicode) so no value can reach the engine that makes it
+fail; and unknown routes, wrong methods and unexpected failures answer the same JSON error
+body as every other refusal, {"error": {"code", "message"}}, never Starlette's plain text.
+Starlette is imported inside the functions."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+DEFAULT_MAX_BODY = 1024 * 1024
+MAX_DEPTH = 64  # arrays and objects within one another
+INT_MAX = 2**63 - 1  # SQLite's INTEGER
+INT_MIN = -(2**63)
+
+
+class BodyTooLarge(Exception):
+    """The request's body is (or says it is) larger than the endpoint takes."""
+
+
+class BadJson(ValueError):
+    """Not JSON, or JSON outside the bounds above; the message says which."""
+
+
+def declared_length(headers: Any) -> int | None:
+    """The body's `Content-Length`, or None (chunked, or none given)."""
+    raw = headers.get("content-length")
+    if raw is None:
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        return None  # h11 refuses a malformed one before the app sees it
+
+
+async def read_capped(request: Any, cap: int) -> bytes:
+    """The body, at most `cap` bytes: BodyTooLarge as soon as the declared length or the
+    bytes received so far pass it (the rest is never read; the server closes the
+    connection after the answer)."""
+    declared = declared_length(request.headers)
+    if declared is not None and declared > cap:
+        raise BodyTooLarge
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > cap:
+            raise BodyTooLarge
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def parse(raw: bytes) -> Any:
+    """JSON within the bounds, or BadJson naming the first bound passed."""
+    try:
+        doc = json.loads(raw)
+    except RecursionError:
+        raise BadJson(f"the body nests deeper than {MAX_DEPTH} levels") from None
+    except (ValueError, UnicodeDecodeError):
+        raise BadJson("the body is not valid JSON (UTF-8)") from None
+    check(doc)
+    return doc
+
+
+def check(doc: Any) -> None:
+    """Walk the document without recursion: depth, integers, floats and strings."""
+    stack: list[tuple[Any, int]] = [(doc, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict):
+            if depth > MAX_DEPTH:
+                raise BadJson(f"the body nests deeper than {MAX_DEPTH} levels")
+            for key, item in value.items():
+                _string(key)
+                stack.append((item, depth + 1))
+        elif isinstance(value, list):
+            if depth > MAX_DEPTH:
+                raise BadJson(f"the body nests deeper than {MAX_DEPTH} levels")
+            stack.extend((item, depth + 1) for item in value)
+        elif isinstance(value, str):
+            _string(value)
+        elif isinstance(value, bool) or value is None:
+            continue
+        elif isinstance(value, int):
+            if not INT_MIN <= value <= INT_MAX:
+                raise BadJson("a number in the body is outside the 64-bit integer range")
+        elif isinstance(value, float) and value - value != 0.0:  # inf, -inf, nan
+            raise BadJson("a number in the body is not finite")
+
+
+def _string(text: str) -> None:
+    if text.isascii():
+        return
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate, e.g. "\ud800"
+        raise BadJson("a string in the body is not valid Unicode (a lone surrogate)") from None
+
+
+def error_response(status: int, code: str, message: str, headers: Any = None) -> Any:
+    from starlette.responses import JSONResponse
+
+    return JSONResponse(
+        {"error": {"code": code, "message": message}}, status_code=status, headers=headers
+    )
+
+
+def exception_handlers() -> dict[Any, Any]:
+    """Starlette handlers: 404 and 405 (and any HTTPException) as the JSON error body, and
+    an unexpected exception in a handler as a JSON 500 (its traceback goes to the gateway's
+    stderr, as uvicorn logs it, never into the answer)."""
+    from starlette.exceptions import HTTPException
+
+    codes = {404: "not_found", 405: "method_not_allowed", 413: "too_large"}
+
+    async def http_error(request: Any, exc: Any) -> Any:
+        status = exc.status_code
+        code = codes.get(status, "invalid_request" if status < 500 else "internal_error")
+        if status == 404:
+            message = f"no such endpoint: {request.url.path}"
+        elif status == 405:
+            message = f"{getattr(request, 'method', 'GET')} is not allowed on {request.url.path}"
+        else:
+            message = str(exc.detail)
+        return error_response(status, code, message, getattr(exc, "headers", None))
+
+    async def crash(request: Any, exc: Exception) -> Any:  # Starlette logs the traceback
+        return error_response(500, "internal_error", "the gateway failed on this request")
+
+    return {HTTPException: http_error, Exception: crash}

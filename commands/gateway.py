@@ -107,6 +107,7 @@ def serve(
             push=push,
             sla_ms=s.value("federation.sla"),
             pull_pages=s.value("federation.pull_pages"),
+            takeover_grace_ms=s.value("federation.takeover_grace"),
             limits=inv.limits(),
             encoders=agentapi.Encoders(
                 message=render_messages.message_doc, send=render_messages.send_doc

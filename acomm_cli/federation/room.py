@@ -22,10 +22,20 @@ def _dump(value: dict[str, Any]) -> str:
     return json.dumps(value, separators=(",", ":"), sort_keys=True)
 
 
+DEFAULT_TAKEOVER_GRACE_MS = 600_000  # federation.takeover_grace
+
+
 def own(
-    conn: sqlite3.Connection, agent: str, fallbacks: list[str], now: int, offline_after_ms: int
+    conn: sqlite3.Connection,
+    agent: str,
+    fallbacks: list[str],
+    now: int,
+    offline_after_ms: int,
+    takeover_grace_ms: int = DEFAULT_TAKEOVER_GRACE_MS,
 ) -> dict[str, Any]:
-    """`agent own AGENT [--fallback NODE]...`: this node owns the agent."""
+    """`agent own AGENT [--fallback NODE]...`: this node owns the agent. An agent another
+    node owns is taken over only once that node has been silent past the takeover grace
+    (exit 5 naming the owner otherwise): one agent, one owner."""
     model.agent_id(agent, "agent")
     for n in fallbacks:
         identity.node_id(n, "fallback")
@@ -34,6 +44,19 @@ def own(
         if me in fallbacks:
             raise ValidationFailed(
                 "fallback: the owner cannot be its own fallback", field="fallback", value=me
+            )
+        owner = remote.room_value(conn, "agents", agent).get("ownerNodeId")
+        taken = isinstance(owner, str) and owner != me
+        if taken and not stale(conn, str(owner), now, takeover_grace_ms):
+            from acomm_cli.errors import InvalidState
+
+            raise InvalidState(
+                f"{agent!r} is owned by node {owner!r}, seen within the takeover grace "
+                f"({takeover_grace_ms // 1000} s): that node must `agent disown` it first, or "
+                "be silent past the grace (federation.takeover_grace)",
+                field="agent",
+                value=agent,
+                owner_node=owner,
             )
         sql.room_put(conn, "agents", agent, _dump({"ownerNodeId": me}), now, queue=True)
         sql.room_put(
@@ -45,6 +68,13 @@ def own(
             queue=True,
         )
         return where_doc(conn, me, agent, now, offline_after_ms)
+
+
+def stale(conn: sqlite3.Connection, node: str, now: int, grace_ms: int) -> bool:
+    """The node has not been seen for longer than the grace (or was never seen): what it
+    owns may be taken over."""
+    seen = remote.last_seen(conn, node)
+    return seen is None or now - seen > grace_ms
 
 
 def disown(conn: sqlite3.Connection, agent: str, now: int, offline_after_ms: int) -> dict[str, Any]:

@@ -295,7 +295,7 @@ class Gateway:
 
     def _member_key(self, node: str) -> bytes | None:
         """A node's key: recorded at its join (on the seed), else announced in the room,
-        where only ticket holders write."""
+        which only that node may write (roomsync.RoomGuard)."""
         conn = self.db()
         key = sql.member_key(conn, node)
         if key is not None:

@@ -3,8 +3,9 @@ gateway to serve: `exchange` answers `POST /ansible/auth/exchange`; `authenticat
 decides a WebSocket upgrade to the room BEFORE it is accepted.
 
 Both return (http_status, body). Every refusal's body is {"error": {"code", "message"}} and
-nothing else: no room data, no token, no hint whether a node is known. The order of checks is
-the contract's and strict:
+nothing else: no room data, no token, no hint whether a node is known (but to the holder of
+a valid invite, told that the node id it names is taken). The order of checks is the
+contract's and strict:
 
 exchange with an invite: 1 the invite exists and is not revoked (401 invalid_token) and is
 unused (409 token_already_used) -> 2 not expired (401 expired_token) -> 3 its expected node

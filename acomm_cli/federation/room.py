@@ -200,8 +200,15 @@ def merge_peer_entries(
     """Copy what a peer says about itself (its node entry, the agents it owns and their
     routing, the capabilities it publishes) into our copy; read from its store by
     StoreTransport. Never queued: the room already has them once a gateway runs. Our own
-    url for the peer is kept."""
-    owned = {k for m, k, v in entries if m == "agents" and json.loads(v).get("ownerNodeId") == peer}
+    url for the peer is kept. As in the room, a peer's claim on an agent or a capability
+    another live node owns in our copy is not taken (see `claimable`)."""
+    owned = {
+        k
+        for m, k, v in entries
+        if m == "agents"
+        and json.loads(v).get("ownerNodeId") == peer
+        and claimable(conn, me, m, k, peer, now)
+    }
     for map_, key, value in entries:
         if map_ == "nodes" and key == peer:
             entry = json.loads(value)
@@ -209,7 +216,11 @@ def merge_peer_entries(
             sql.room_put(conn, "nodes", peer, _dump(entry), now, queue=False)
         elif map_ in ("agents", "routing") and key in owned:
             sql.room_put(conn, map_, key, value, now, queue=False)
-        elif map_ in _CAP_MAPS and json.loads(value).get("ownerNodeId") == peer:
+        elif (
+            map_ in _CAP_MAPS
+            and json.loads(value).get("ownerNodeId") == peer
+            and claimable(conn, me, map_, key, peer, now)
+        ):
             sql.room_put(conn, map_, key, value, now, queue=False)
     # capabilities the peer unpublished: drop our copy of its catalog and index entries
     for map_ in _CAP_MAPS:
@@ -224,4 +235,22 @@ def merge_peer_entries(
         if json.loads(value).get("ownerNodeId") == peer and key not in owned:
             sql.room_put(conn, "agents", key, None, now, queue=False)
             sql.room_put(conn, "routing", key, None, now, queue=False)
-    del me
+
+
+def claimable(
+    conn: sqlite3.Connection,
+    me: str,
+    map_: str,
+    key: str,
+    node: str,
+    now: int,
+    grace_ms: int = DEFAULT_TAKEOVER_GRACE_MS,
+) -> bool:
+    """A peer `node` may hold this entry in our copy: no owner for it, or `node`'s own, or
+    its owner (never this node, live to itself) has been silent past the takeover grace:
+    the room's rule (roomsync.RoomGuard). A peer read by StoreTransport could write our
+    store file anyway; the rule keeps one owner per entry in our copy."""
+    owner = remote.room_value(conn, map_, key).get("ownerNodeId")
+    if not isinstance(owner, str) or owner == node:
+        return True
+    return owner != me and stale(conn, owner, now, grace_ms)

@@ -337,17 +337,24 @@ class RoomGuard:
     ) -> dict[tuple[str, str], str | None] | None:
         """The entries `update` would change that are not the sender's, with the values
         they have now ({}: none); None when it cannot be applied whole to the room now."""
-        from pycrdt import Doc, get_state
+        from pycrdt import Doc, Map, get_state
 
         scratch: Any = Doc()
         scratch.apply_update(self.doc.get_update())
-        before = _entries(scratch)
+        changed: set[tuple[str, str]] = set()
+
+        def note(name: str, event: Any, *_: Any) -> None:
+            changed.update((name, key) for key in event.keys)
+
+        # only the entries the update touches are compared (subscriptions kept alive)
+        subscriptions = [scratch.get(n, type=Map).observe(partial(note, n)) for n in MAPS]
         scratch.apply_update(update)
+        del subscriptions
         if not _covers(scratch.get_state(), get_state(update)):
             return None
-        after = _entries(scratch)
+        before, after = _View(self.doc), _View(scratch)
         out: dict[tuple[str, str], str | None] = {}
-        for map_, key in sorted(set(before) | set(after)):
+        for map_, key in sorted(changed):
             old, new = before.get((map_, key)), after.get((map_, key))
             if old != new and not self._may(sender, map_, key, old, new, before, after, now):
                 out[(map_, key)] = old
@@ -360,8 +367,8 @@ class RoomGuard:
         key: str,
         old: Any,
         new: Any,
-        before: dict[tuple[str, str], Any],
-        after: dict[tuple[str, str], Any],
+        before: _View,
+        after: _View,
         now: int,
     ) -> bool:
         if map_ == "nodes":
@@ -378,22 +385,25 @@ class RoomGuard:
             return old is None or prior == sender or self._stale(prior, before, now)
         return False  # a map the room does not carry
 
-    def _stale(self, node: str | None, before: dict[tuple[str, str], Any], now: int) -> bool:
+    def _stale(self, node: str | None, before: _View, now: int) -> bool:
         if node is None:
             return True
         seen = _last_seen(before.get(("nodes", node)))
         return seen is None or now - seen > self.grace_ms
 
 
-def _entries(doc: Any) -> dict[tuple[str, str], str]:
-    from pycrdt import Map
+class _View:
+    """A document's room entries, read on demand: (map, key) -> its value as text, or None."""
 
-    out: dict[tuple[str, str], str] = {}
-    for name in MAPS:
-        ymap = doc.get(name, type=Map)
-        for key, value in ymap.items():
-            out[(name, key)] = value if isinstance(value, str) else repr(value)
-    return out
+    def __init__(self, doc: Any) -> None:
+        from pycrdt import Map
+
+        self._maps = {name: doc.get(name, type=Map) for name in MAPS}
+
+    def get(self, entry: tuple[str, str]) -> str | None:
+        ymap = self._maps.get(entry[0])
+        value = ymap.get(entry[1]) if ymap is not None else None
+        return value if value is None or isinstance(value, str) else repr(value)
 
 
 def _owner(value: Any) -> str | None:

@@ -42,7 +42,9 @@ def own(
 ) -> None:
     """This node owns AGENT: other nodes route its messages here.
 
-    Writes this node's copy of the room and queues the change for the gateway.
+    Writes this node's copy of the room and queues the change for the gateway. An
+    agent another node owns: refused (exit 5, naming it) until that node disowns it or
+    has been silent past federation.takeover_grace (default 10m).
     Prints {agent, owner_node, fallback_nodes, online, route}.
 
     Example: acomm agent own bob --fallback node-b --json
@@ -50,7 +52,14 @@ def own(
     from acomm_cli.federation import room
 
     with inv.store(write=True) as conn:
-        doc = room.own(conn, agent, fallback or [], clock.now_ms(), _offline_after(inv))
+        doc = room.own(
+            conn,
+            agent,
+            fallback or [],
+            clock.now_ms(),
+            _offline_after(inv),
+            int(inv.settings.value("federation.takeover_grace")),
+        )
     render.status(inv.output(), doc)
 
 

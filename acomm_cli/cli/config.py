@@ -73,6 +73,12 @@ KEYS: dict[str, tuple[Any, Any, str]] = {
         lambda v, k: _ms(v, k, positive=True),
         "ACOMM_FED_OFFLINE_AFTER",
     ),
+    # how long an agent's owner must be silent before another node may `agent own` it
+    "federation.takeover_grace": (
+        600_000,
+        lambda v, k: _ms(v, k, positive=True),
+        "ACOMM_FED_TAKEOVER_GRACE",
+    ),
     "federation.pull_pages": (10, lambda v, k: _positive_int(v, k), "ACOMM_FED_PULL_PAGES"),
     # how long one pass may spend on one peer's exchange, however slowly it answers
     "federation.peer_deadline": (

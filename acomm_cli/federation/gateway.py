@@ -26,6 +26,7 @@ import os
 import socket
 import sqlite3
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -64,6 +65,7 @@ class Options:
     busy_timeout_ms: int = 1000
     sla_ms: int = 600_000
     pull_pages: int = 10
+    takeover_grace_ms: int = 600_000  # the room's rule for taking over another's entry
     limits: model.Limits | None = None  # the agent endpoints' sends, as `acomm send`'s
     encoders: agentapi.Encoders | None = None  # without them, no agent endpoints
     max_body: int = httpbody.DEFAULT_MAX_BODY  # `gateway.max_body`: the largest request
@@ -233,7 +235,13 @@ class Gateway:
             await websocket.send_denial_response(JSONResponse(claims, status_code=status))
             return
         await websocket.accept()
-        await self.room.serve(_Channel(websocket, roomsync.ROOM_PATH))
+        # the connection knows whose ticket it holds: each update it sends is checked
+        # against the room's write rule (its node's own entries only) before the room sees it
+        guard = roomsync.RoomGuard(self.room.ydoc, self.opts.takeover_grace_ms)
+        sender = str(claims["sub"])
+        await self.room.serve(
+            _Channel(websocket, roomsync.ROOM_PATH, lambda m: guard.allows(sender, m))
+        )
 
     async def outbox(self, request: Any) -> Any:
         import anyio
@@ -308,7 +316,7 @@ class Gateway:
 
     def _member_key(self, node: str) -> bytes | None:
         """A node's key: recorded at its join (on the seed), else announced in the room,
-        where only ticket holders write."""
+        which only that node may write (roomsync.RoomGuard)."""
         conn = self.db()
         key = sql.member_key(conn, node)
         if key is not None:
@@ -346,10 +354,11 @@ def _outbox_params(q: Any) -> tuple[int, int, float] | None:
 
 
 class _Channel:
-    """A Starlette WebSocket as a pycrdt Channel (bytes in, bytes out)."""
+    """A Starlette WebSocket as a pycrdt Channel (bytes in, bytes out); a message `allows`
+    refuses is dropped here, before the room reads it."""
 
-    def __init__(self, websocket: Any, path: str) -> None:
-        self._ws, self._path = websocket, path
+    def __init__(self, websocket: Any, path: str, allows: Callable[[bytes], bool]) -> None:
+        self._ws, self._path, self._allows = websocket, path, allows
 
     @property
     def path(self) -> str:
@@ -359,10 +368,13 @@ class _Channel:
         return self
 
     async def __anext__(self) -> bytes:
-        message = await self._ws.receive()
-        if message["type"] == "websocket.disconnect":
-            raise StopAsyncIteration
-        return bytes(message.get("bytes") or b"")
+        while True:
+            message = await self._ws.receive()
+            if message["type"] == "websocket.disconnect":
+                raise StopAsyncIteration
+            data = bytes(message.get("bytes") or b"")
+            if self._allows(data):
+                return data
 
     async def send(self, message: bytes) -> None:
         await self._ws.send_bytes(message)

@@ -3,21 +3,25 @@ gateway to serve: `exchange` answers `POST /ansible/auth/exchange`; `authenticat
 decides a WebSocket upgrade to the room BEFORE it is accepted.
 
 Both return (http_status, body). Every refusal's body is {"error": {"code", "message"}} and
-nothing else: no room data, no token, no hint whether a node is known. The order of checks is
-the contract's and strict:
+nothing else: no room data, no token, no hint whether a node is known (but to the holder of
+a valid invite, told that the node id it names is taken). The order of checks is the
+contract's and strict:
 
 exchange with an invite: 1 the invite exists and is not revoked (401 invalid_token) and is
 unused (409 token_already_used) -> 2 not expired (401 expired_token) -> 3 its expected node
-matches (403 node_mismatch) -> 4 the node proof verifies when the invite pins a key or the
-node offers one (401 invalid_proof); the replay guard: a nonce seen before or, when it
-carries its time (nonces.py), outside the 60 s window, an invite with a ticket still live
-(409 replay_detected) -> 5 mint a single-use, room-scoped ticket (PASETO
-v4.public signed by this node's key). Without an invite, a node that joined once with a key
-rejoins by a node proof alone (401 invalid_proof for an unknown node or a bad signature).
+matches (403 node_mismatch) -> 3b the node is new to the room: an invite admits a new node
+and never re-keys one (409 node_already_joined, naming it) -> 4 the node proof verifies
+when the invite pins a key or the node offers one (401 invalid_proof); the replay guard: a
+nonce seen before or, when it carries its time (nonces.py), outside the 60 s window, an
+invite with a ticket still live (409 replay_detected) -> 5 mint a single-use, room-scoped
+ticket (PASETO v4.public signed by this node's key). Without an invite, a node that joined
+once with a key rejoins by a node proof alone (401 invalid_proof for an unknown node or a
+bad signature).
 
 authenticate_ticket: signature, audience, issuer (401 invalid_ticket) -> expiry (401
 expired_ticket) -> the caller's node header against `sub` (403 node_mismatch) -> unused (409
-ticket_already_used); on success it consumes the ticket and the invite behind it and records
+ticket_already_used) -> an invite's ticket for a node that joined meanwhile (409
+node_already_joined); on success it consumes the ticket and the invite behind it and records
 the node's key for its rejoins, in one transaction."""
 
 from __future__ import annotations
@@ -69,7 +73,7 @@ def exchange(conn: sqlite3.Connection, request: str | bytes | dict[str, Any], no
         if req.get("inviteToken") is None:
             result = _rejoin(conn, req, now_ms)
         else:
-            result = _by_invite(conn, req, now_ms)
+            result = _by_invite(conn, gateway.node_id, req, now_ms)
         if isinstance(result, _Grant):
             return _mint(conn, gateway, req, result, now_ms)
         return result
@@ -111,7 +115,9 @@ def _parse(request: str | bytes | dict[str, Any]) -> dict[str, Any] | Reply:
     return req
 
 
-def _by_invite(conn: sqlite3.Connection, req: dict[str, Any], now_ms: int) -> _Grant | Reply:
+def _by_invite(
+    conn: sqlite3.Connection, gateway_node: str, req: dict[str, Any], now_ms: int
+) -> _Grant | Reply:
     """Steps 1-4 for a join by invite: (invite id, the key to record) or a refusal."""
     row = sql.invite_by_hash(conn, token_hash(req["inviteToken"]))
     # 1: exists (a revoked invite is as good as none) and unused
@@ -125,6 +131,10 @@ def _by_invite(conn: sqlite3.Connection, req: dict[str, Any], now_ms: int) -> _G
     # 3: the expected node
     if row[2] is not None and row[2] != req["nodeId"]:
         return refusal(403, "node_mismatch", "the invite is for another node")
+    # 3b: an invite admits a new node; a member rejoins by its proof with the key it joined
+    # with, so that an invite's holder can never take over (re-key) a member's node id
+    if known_node(conn, gateway_node, req["nodeId"]):
+        return _already_joined(req["nodeId"])
     # 4: the node proof, when the invite pins a key or the node offers one to register
     pinned = bytes(row[3]) if row[3] is not None else None
     key = pinned
@@ -226,6 +236,8 @@ def authenticate_ticket(
             return refusal(409, "ticket_already_used", "the ticket was already used")
         invite_id, key = row[1], row[3]
         if invite_id is not None:
+            if known_node(conn, gateway.node_id, claims["sub"]):
+                return _already_joined(claims["sub"])  # two invites raced for one node id
             invite = sql.invite(conn, invite_id)
             if invite is None or invite[8] is not None or invite[6] is not None:
                 # revoked (or, impossibly, used) since the exchange
@@ -284,6 +296,27 @@ def _key(text: str) -> bytes | None:
         return identity.parse_public_key(text)
     except ValidationFailed:
         return None
+
+
+def known_node(conn: sqlite3.Connection, gateway_node: str, node: str) -> bool:
+    """The node is in the room: this gateway itself, a member that joined here with a key,
+    or a node whose entry in the room announces its key."""
+    if node == gateway_node or sql.member_key(conn, node) is not None:
+        return True
+    raw = sql.room_get(conn, "nodes", node)
+    try:
+        return raw is not None and isinstance(json.loads(raw).get("publicKey"), str)
+    except (ValueError, AttributeError):
+        return False
+
+
+def _already_joined(node: str) -> Reply:
+    return refusal(
+        409,
+        "node_already_joined",
+        f"node {node!r} is already in the room: it rejoins by a node proof with its "
+        "registered key, and an invite never re-keys it",
+    )
 
 
 def _bad_proof() -> Reply:

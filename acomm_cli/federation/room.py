@@ -22,10 +22,20 @@ def _dump(value: dict[str, Any]) -> str:
     return json.dumps(value, separators=(",", ":"), sort_keys=True)
 
 
+DEFAULT_TAKEOVER_GRACE_MS = 600_000  # federation.takeover_grace
+
+
 def own(
-    conn: sqlite3.Connection, agent: str, fallbacks: list[str], now: int, offline_after_ms: int
+    conn: sqlite3.Connection,
+    agent: str,
+    fallbacks: list[str],
+    now: int,
+    offline_after_ms: int,
+    takeover_grace_ms: int = DEFAULT_TAKEOVER_GRACE_MS,
 ) -> dict[str, Any]:
-    """`agent own AGENT [--fallback NODE]...`: this node owns the agent."""
+    """`agent own AGENT [--fallback NODE]...`: this node owns the agent. An agent another
+    node owns is taken over only once that node has been silent past the takeover grace
+    (exit 5 naming the owner otherwise): one agent, one owner."""
     model.agent_id(agent, "agent")
     for n in fallbacks:
         identity.node_id(n, "fallback")
@@ -34,6 +44,19 @@ def own(
         if me in fallbacks:
             raise ValidationFailed(
                 "fallback: the owner cannot be its own fallback", field="fallback", value=me
+            )
+        owner = remote.room_value(conn, "agents", agent).get("ownerNodeId")
+        taken = isinstance(owner, str) and owner != me
+        if taken and not stale(conn, str(owner), now, takeover_grace_ms):
+            from acomm_cli.errors import InvalidState
+
+            raise InvalidState(
+                f"{agent!r} is owned by node {owner!r}, seen within the takeover grace "
+                f"({takeover_grace_ms // 1000} s): that node must `agent disown` it first, or "
+                "be silent past the grace (federation.takeover_grace)",
+                field="agent",
+                value=agent,
+                owner_node=owner,
             )
         sql.room_put(conn, "agents", agent, _dump({"ownerNodeId": me}), now, queue=True)
         sql.room_put(
@@ -45,6 +68,13 @@ def own(
             queue=True,
         )
         return where_doc(conn, me, agent, now, offline_after_ms)
+
+
+def stale(conn: sqlite3.Connection, node: str, now: int, grace_ms: int) -> bool:
+    """The node has not been seen for longer than the grace (or was never seen): what it
+    owns may be taken over."""
+    seen = remote.last_seen(conn, node)
+    return seen is None or now - seen > grace_ms
 
 
 def disown(conn: sqlite3.Connection, agent: str, now: int, offline_after_ms: int) -> dict[str, Any]:
@@ -170,8 +200,15 @@ def merge_peer_entries(
     """Copy what a peer says about itself (its node entry, the agents it owns and their
     routing, the capabilities it publishes) into our copy; read from its store by
     StoreTransport. Never queued: the room already has them once a gateway runs. Our own
-    url for the peer is kept."""
-    owned = {k for m, k, v in entries if m == "agents" and json.loads(v).get("ownerNodeId") == peer}
+    url for the peer is kept. As in the room, a peer's claim on an agent or a capability
+    another live node owns in our copy is not taken (see `claimable`)."""
+    owned = {
+        k
+        for m, k, v in entries
+        if m == "agents"
+        and json.loads(v).get("ownerNodeId") == peer
+        and claimable(conn, me, m, k, peer, now)
+    }
     for map_, key, value in entries:
         if map_ == "nodes" and key == peer:
             entry = json.loads(value)
@@ -179,7 +216,11 @@ def merge_peer_entries(
             sql.room_put(conn, "nodes", peer, _dump(entry), now, queue=False)
         elif map_ in ("agents", "routing") and key in owned:
             sql.room_put(conn, map_, key, value, now, queue=False)
-        elif map_ in _CAP_MAPS and json.loads(value).get("ownerNodeId") == peer:
+        elif (
+            map_ in _CAP_MAPS
+            and json.loads(value).get("ownerNodeId") == peer
+            and claimable(conn, me, map_, key, peer, now)
+        ):
             sql.room_put(conn, map_, key, value, now, queue=False)
     # capabilities the peer unpublished: drop our copy of its catalog and index entries
     for map_ in _CAP_MAPS:
@@ -194,4 +235,22 @@ def merge_peer_entries(
         if json.loads(value).get("ownerNodeId") == peer and key not in owned:
             sql.room_put(conn, "agents", key, None, now, queue=False)
             sql.room_put(conn, "routing", key, None, now, queue=False)
-    del me
+
+
+def claimable(
+    conn: sqlite3.Connection,
+    me: str,
+    map_: str,
+    key: str,
+    node: str,
+    now: int,
+    grace_ms: int = DEFAULT_TAKEOVER_GRACE_MS,
+) -> bool:
+    """A peer `node` may hold this entry in our copy: no owner for it, or `node`'s own, or
+    its owner (never this node, live to itself) has been silent past the takeover grace:
+    the room's rule (roomsync.RoomGuard). A peer read by StoreTransport could write our
+    store file anyway; the rule keeps one owner per entry in our copy."""
+    owner = remote.room_value(conn, map_, key).get("ownerNodeId")
+    if not isinstance(owner, str) or owner == node:
+        return True
+    return owner != me and stale(conn, owner, now, grace_ms)

@@ -69,15 +69,17 @@ class Mirror:
     def _sync(self, conn: sqlite3.Connection, now: int, heartbeat: bool) -> int:
         with write(conn):
             changes = sql.pending_room_changes(conn)
-            for _, map_, key, value in changes:
-                ymap = self.maps.get(map_)
-                if ymap is None:
-                    continue  # a map the room does not carry: dropped, not retried
-                if value is None:
-                    if key in ymap:
-                        del ymap[key]
-                elif ymap.get(key) != value:
-                    ymap[key] = value
+            # one room transaction: an agent's owner and its routing arrive as one update
+            with self.doc.transaction():
+                for _, map_, key, value in changes:
+                    ymap = self.maps.get(map_)
+                    if ymap is None:
+                        continue  # a map the room does not carry: dropped, not retried
+                    if value is None:
+                        if key in ymap:
+                            del ymap[key]
+                    elif ymap.get(key) != value:
+                        ymap[key] = value
             if changes:
                 sql.mark_room_changes_applied(conn, changes[-1][0], now)
             if heartbeat:
@@ -183,7 +185,11 @@ async def join(
                 delay = 1.0
             except _Refused as exc:
                 state.last_error = str(exc)
-                if state.invite is not None and exc.code in ("token_already_used", "invalid_token"):
+                if state.invite is not None and exc.code in (
+                    "token_already_used",
+                    "invalid_token",
+                    "node_already_joined",
+                ):
                     state.invite = None  # perhaps joined before: try the node proof
                 log.warning("note: the seed refused this node: %s", exc)
             except Exception as exc:  # the seed going away is the normal case
@@ -260,3 +266,178 @@ async def _session(
                     tg.cancel_scope.cancel()
     except WebSocketUpgradeError as exc:
         raise _Refused(exc.response.status_code, _code(exc.response)) from None
+
+
+# ---------------------------------------------------------------- who may write what
+
+# the maps whose entries name their owner node in `ownerNodeId`
+_OWNED = ("agents", "capabilities.catalog", "capabilities.index")
+
+
+class RoomGuard:
+    """The room's write rule, checked on every gateway for each update a connection sends,
+    before the room applies it: a node writes only its own entries. `nodes.<N>` is N's
+    alone; an `agents`, `capabilities.catalog` or `capabilities.index` entry may be set
+    only to one its sender owns, and replaced or deleted only when the sender owned it (or
+    its owner has been silent past the takeover grace, as `agent own` allows);
+    `routing.<agent>` belongs to the agent's owner.
+
+    The update is applied to a scratch copy of the room and the entries it changes are
+    compared. An update that changes only the sender's entries goes to the room as it
+    came. One that changes another's is refused and logged: its foreign entries are put
+    back, in the same room transaction that applies it, so the room and every copy of it
+    (the sender's too: it receives the correction) never hold the forged values, and the
+    sender's later updates, which build on this one, still apply. An update that cannot
+    be applied whole yet (it would wait in the room for a missing part, unchecked) or
+    cannot be read is dropped."""
+
+    def __init__(self, doc: Any, takeover_grace_ms: int) -> None:
+        self.doc, self.grace_ms = doc, takeover_grace_ms
+
+    def allows(self, sender: str, message: bytes) -> bool:
+        """True: the room may apply the message. False: it was refused (dropped, or
+        applied here with its foreign entries put back) and the room must not read it."""
+        from pycrdt import YMessageType, YSyncMessageType, read_message
+
+        if len(message) < 2 or message[0] != YMessageType.SYNC:
+            return True  # awareness: not part of the room's state
+        if message[1] not in (YSyncMessageType.SYNC_STEP2, YSyncMessageType.SYNC_UPDATE):
+            return True  # a state vector asks, it changes nothing
+        try:
+            update = read_message(message[2:])
+            foreign = self.foreign_entries(sender, update, clock.now_ms())
+        except Exception as exc:  # a malformed update: dropped
+            log.warning(
+                "refused: an unreadable room update from node %s (%s)",
+                sender,
+                type(exc).__name__,
+            )
+            return False
+        if foreign is None:
+            log.warning(
+                "refused: a room update from node %s that cannot be applied whole yet", sender
+            )
+            return False
+        if not foreign:
+            return True
+        from pycrdt import Map
+
+        with self.doc.transaction():
+            self.doc.apply_update(update)
+            for (map_, key), old in foreign.items():
+                ymap = self.doc.get(map_, type=Map)
+                if old is None:
+                    if key in ymap:
+                        del ymap[key]
+                else:
+                    ymap[key] = old
+        log.warning(
+            "refused: a room update from node %s changes entries it does not own: %s",
+            sender,
+            ", ".join(f"{m}.{k}" for m, k in sorted(foreign)[:10]),
+        )
+        return False
+
+    def foreign_entries(
+        self, sender: str, update: bytes, now: int
+    ) -> dict[tuple[str, str], str | None] | None:
+        """The entries `update` would change that are not the sender's, with the values
+        they have now ({}: none); None when it cannot be applied whole to the room now."""
+        from pycrdt import Doc, Map, get_state
+
+        scratch: Any = Doc()
+        scratch.apply_update(self.doc.get_update())
+        changed: set[tuple[str, str]] = set()
+
+        def note(name: str, event: Any, *_: Any) -> None:
+            changed.update((name, key) for key in event.keys)
+
+        # only the entries the update touches are compared (subscriptions kept alive)
+        subscriptions = [scratch.get(n, type=Map).observe(partial(note, n)) for n in MAPS]
+        scratch.apply_update(update)
+        del subscriptions
+        if not _covers(scratch.get_state(), get_state(update)):
+            return None
+        before, after = _View(self.doc), _View(scratch)
+        out: dict[tuple[str, str], str | None] = {}
+        for map_, key in sorted(changed):
+            old, new = before.get((map_, key)), after.get((map_, key))
+            if old != new and not self._may(sender, map_, key, old, new, before, after, now):
+                out[(map_, key)] = old
+        return out
+
+    def _may(
+        self,
+        sender: str,
+        map_: str,
+        key: str,
+        old: Any,
+        new: Any,
+        before: _View,
+        after: _View,
+        now: int,
+    ) -> bool:
+        if map_ == "nodes":
+            return key == sender
+        if map_ == "routing":  # the agent's owner's, or a leftover of an agent none owns
+            owner_after = _owner(after.get(("agents", key)))
+            return sender in (_owner(before.get(("agents", key))), owner_after) or (
+                new is None and owner_after is None
+            )
+        if map_ in _OWNED:
+            if new is not None and _owner(new) != sender:
+                return False
+            prior = _owner(old)
+            return old is None or prior == sender or self._stale(prior, before, now)
+        return False  # a map the room does not carry
+
+    def _stale(self, node: str | None, before: _View, now: int) -> bool:
+        if node is None:
+            return True
+        seen = _last_seen(before.get(("nodes", node)))
+        return seen is None or now - seen > self.grace_ms
+
+
+class _View:
+    """A document's room entries, read on demand: (map, key) -> its value as text, or None."""
+
+    def __init__(self, doc: Any) -> None:
+        from pycrdt import Map
+
+        self._maps = {name: doc.get(name, type=Map) for name in MAPS}
+
+    def get(self, entry: tuple[str, str]) -> str | None:
+        ymap = self._maps.get(entry[0])
+        value = ymap.get(entry[1]) if ymap is not None else None
+        return value if value is None or isinstance(value, str) else repr(value)
+
+
+def _owner(value: Any) -> str | None:
+    try:
+        owner = json.loads(value).get("ownerNodeId") if isinstance(value, str) else None
+    except (ValueError, AttributeError):
+        return None
+    return owner if isinstance(owner, str) else None
+
+
+def _last_seen(value: Any) -> int | None:
+    from datetime import datetime
+
+    try:
+        seen = json.loads(value).get("lastSeenAt") if isinstance(value, str) else None
+        return int(datetime.fromisoformat(seen).timestamp() * 1000) if seen else None
+    except (ValueError, AttributeError, TypeError):
+        return None
+
+
+def _covers(state: bytes, wanted: bytes) -> bool:
+    """Every client's clock in `wanted` (an encoded state vector) is reached in `state`."""
+    have = _state_vector(state)
+    return all(have.get(client, 0) >= clk for client, clk in _state_vector(wanted).items())
+
+
+def _state_vector(encoded: bytes) -> dict[int, int]:
+    from pycrdt import Decoder
+
+    d = Decoder(encoded)
+    return {d.read_var_uint(): d.read_var_uint() for _ in range(d.read_var_uint())}

@@ -152,7 +152,7 @@ class _Output:
 
     An export holds every message, so on a local path it is owner-only like the store,
     whatever the umask: the directories it creates and its dataset directories are 0700, its
-    files 0600 (a directory `--out` names that already exists keeps its mode). A remote URI's
+    files 0600 (an `OUT` directory that already exists keeps its mode). A remote URI's
     permissions are its storage's (docs/EXPORT.md)."""
 
     def __init__(self, out: str) -> None:

@@ -89,7 +89,9 @@ def checked_time(ms: int, field: str, value: object = None) -> int:
 
 
 def _checked_duration(ms: float, field: str, value: object) -> int:
-    if not ms <= MAX_DURATION_MS:  # also NaN and inf ("9" * 400 is an inf float)
+    # also NaN and inf ("9" * 400 is an inf float); a negative one (an integer from an API)
+    # is its caller's to refuse by name, but never one that overflows SQLite
+    if not -MAX_DURATION_MS <= ms <= MAX_DURATION_MS:
         raise ValidationFailed(
             f"{field}: {value!r} is longer than the longest duration acomm accepts "
             f"(365000d, {MAX_DURATION_MS} ms)",

@@ -236,16 +236,17 @@ def _private_dirs(path: Path, tighten: bool) -> None:
 
     missing = []
     at = path
-    while not at.is_dir():
+    while not at.exists():  # a file in the way is the mkdir's error below, never chmodded
         missing.append(at)
         at = at.parent
     for d in reversed(missing):
         try:
             d.mkdir(mode=0o700)
-        except FileExistsError:  # made meanwhile by another export: still tightened below
-            pass
+        except FileExistsError:  # made meanwhile by another export: tightened all the same
+            if not d.is_dir():
+                raise
         os.chmod(d, 0o700)
-    if tighten and not missing:
+    if tighten and not missing and path.is_dir():
         os.chmod(path, 0o700)
 
 

@@ -331,6 +331,58 @@ def dedupe_key(value: str) -> str:
     return value
 
 
+class GrepPattern:
+    """A compiled `--grep` pattern: `search(text)` is true where the pattern matches."""
+
+    __slots__ = ("_search",)
+
+    def __init__(self, search: Any) -> None:
+        self._search = search
+
+    def search(self, text: str) -> bool:
+        return self._search(text) is not None
+
+
+def grep_pattern(pattern: str) -> GrepPattern:
+    """Compile a `--grep` pattern with RE2 (google-re2): it matches in time linear in the text,
+    so no pattern can hold a reader (Python's `re` backtracks: `^(a+)+$` on 41 characters runs
+    for minutes). RE2 has no backreferences or lookaround, and `\\d \\w \\s \\b` are ASCII:
+    a pattern it cannot compile is refused. Without google-re2 (a platform with no wheel)
+    Python's `re` is used, unbounded (docs/HISTORY.md)."""
+    utf8(pattern, "grep")
+    try:
+        import re2  # type: ignore[import-untyped,unused-ignore]
+    except ImportError:
+        return _python_pattern(pattern)
+    options = re2.Options()
+    options.log_errors = False  # its own stderr lines; the refusal says it
+    try:
+        compiled = re2.compile(pattern, options)
+    except re2.error as exc:
+        _python_pattern(pattern)  # Python's message first, where Python cannot read it either
+        why = exc.args[0].decode(errors="replace") if exc.args else str(exc)
+        raise ValidationFailed(
+            f"grep: {pattern!r} is not a pattern acomm can match in bounded time ({why}; "
+            "backreferences and lookaround are not supported)",
+            field="grep",
+            value=pattern,
+        ) from None
+    return GrepPattern(compiled.search)
+
+
+def _python_pattern(pattern: str) -> GrepPattern:
+    import re
+
+    try:
+        return GrepPattern(re.compile(pattern).search)
+    except re.error as exc:
+        raise ValidationFailed(
+            f"grep: {pattern!r} is not a valid regular expression: {exc}",
+            field="grep",
+            value=pattern,
+        ) from None
+
+
 def metadata_pairs(pairs: list[str] | None) -> dict[str, str] | None:
     """`--meta k=v` options -> a metadata object."""
     if not pairs:

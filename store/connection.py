@@ -13,8 +13,9 @@ from acomm_cli.store.migrations import MIGRATIONS
 
 TYPE_CHECKING = False  # typing's, without importing typing (a send must not load it)
 if TYPE_CHECKING:
-    import re
     from typing import Any
+
+    from acomm_cli.model import GrepPattern
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 SYNCHRONOUS = {"immediate": "FULL", "batch": "NORMAL", "manual": "NORMAL"}
@@ -413,19 +414,19 @@ def _migrate(conn: sqlite3.Connection, now_ms: int) -> None:
 
 
 def _regexp(pattern: str, value: str | None) -> bool:
-    return value is not None and _compiled(pattern).search(value) is not None
+    return value is not None and _compiled(pattern).search(value)
 
 
-def _compiled(pattern: str) -> re.Pattern[str]:
-    import re
-
+def _compiled(pattern: str) -> GrepPattern:
     cached = _PATTERNS.get(pattern)
     if cached is None:
-        cached = _PATTERNS[pattern] = re.compile(pattern)
+        from acomm_cli.model import grep_pattern
+
+        cached = _PATTERNS[pattern] = grep_pattern(pattern)
     return cached
 
 
-_PATTERNS: dict[str, re.Pattern[str]] = {}
+_PATTERNS: dict[str, GrepPattern] = {}
 
 
 def _register_functions(conn: sqlite3.Connection) -> None:

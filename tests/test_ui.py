@@ -17,7 +17,7 @@ from textual.widgets import Input
 from uitraffic import NOW, at, build, cells, drive, session
 
 from acomm_cli.ui.app import DashboardApp
-from acomm_cli.ui.panes import AgentsPane, ChannelsPane, DetailPane, FeedPane, PeersPane
+from acomm_cli.ui.panes import AgentsPane, ChannelsPane, DetailPane, FeedPane, PeersPane, hhmmss
 from acomm_cli.ui.screens import ConfirmScreen, FormScreen, HelpScreen
 
 pytestmark = pytest.mark.ui
@@ -519,3 +519,10 @@ def test_a_store_that_cannot_be_written_opens_read_only_by_itself(busy, tmp_path
         assert snapshot(busy["store"]) == before
     finally:
         _umount(mnt)
+
+
+def test_a_stored_time_past_the_year_9999_shows_as_its_bound():
+    """A row an older acomm let in (or written by hand) never stops the dashboard."""
+    assert hhmmss(9_000_000_000_000_000_000) == "23:59:59"
+    assert hhmmss(-9_000_000_000_000_000_000) == "00:00:00"
+    assert hhmmss(1714564800123) == "12:00:00"

@@ -31,11 +31,10 @@ import json
 import sqlite3
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from acomm_cli import __version__
+from acomm_cli import __version__, clock
 from acomm_cli.analytics.datasets import (
     CHUNKED,
     DATASET_TABLE,
@@ -109,6 +108,8 @@ def _table(dataset: str, rows: list[tuple[Any, ...]], schema: pa.Schema, now: in
         typ = schema.field(name).type
         if pa.types.is_boolean(typ):
             arrays[name] = pa.array(values, pa.int8()).cast(pa.bool_())
+        elif pa.types.is_timestamp(typ):
+            arrays[name] = _bounded_times(pa.array(values, pa.int64())).cast(typ)
         else:
             arrays[name] = pa.array(values, typ)
     if dataset == "messages":
@@ -116,6 +117,16 @@ def _table(dataset: str, rows: list[tuple[Any, ...]], schema: pa.Schema, now: in
     if "exported_at" in schema.names:
         arrays["exported_at"] = pa.array([now] * len(rows), pa.timestamp("ms", tz="UTC"))
     return pa.table([arrays[n] for n in schema.names], schema=schema)
+
+
+def _bounded_times(ms: pa.Array) -> pa.Array:
+    """A time stored outside the years 1-9999 (written before times were bounded) is exported
+    as the nearest bound, as every reader shows it: Parquet readers and JSON Lines get a
+    date, never garbage or an overflow."""
+    import pyarrow.compute as pc
+
+    low = pc.min_element_wise(ms, clock.MAX_TIME_MS, skip_nulls=False)
+    return pc.max_element_wise(low, clock.MIN_TIME_MS, skip_nulls=False)
 
 
 def _by_day(table: pa.Table, column: str) -> Iterator[tuple[str, pa.Table]]:
@@ -128,7 +139,7 @@ def _by_day(table: pa.Table, column: str) -> Iterator[tuple[str, pa.Table]]:
         if day is None:
             yield NULL_PARTITION, table.filter(pc.is_null(days))
         else:
-            part = datetime.fromtimestamp(day * 86_400, UTC).strftime("%Y-%m-%d")
+            part = clock.iso_ms(day * DAY_MS)[:10]  # YYYY-MM-DD, years 1-9999
             yield part, table.filter(pc.equal(days, day))
 
 
@@ -137,14 +148,22 @@ def _by_day(table: pa.Table, column: str) -> Iterator[tuple[str, pa.Table]]:
 
 class _Output:
     """The output directory, on any file system pyarrow knows (local paths, file://, s3://,
-    hdfs://, ...): every file is built in memory, hashed, then written in one go."""
+    hdfs://, ...): every file is built in memory, hashed, then written in one go.
+
+    An export holds every message, so on a local path it is owner-only like the store,
+    whatever the umask: the directories it creates and its dataset directories are 0700, its
+    files 0600 (an `OUT` directory that already exists keeps its mode). A remote URI's
+    permissions are its storage's (docs/EXPORT.md)."""
 
     def __init__(self, out: str) -> None:
         from pyarrow import fs
 
+        self.local: Path | None = None
         if "://" in out:
             self.target = out.rstrip("/")
             self.fs, self.root = fs.FileSystem.from_uri(self.target)
+            if isinstance(self.fs, fs.LocalFileSystem):  # file://
+                self.local = Path(self.root)
         else:
             p = Path(out).expanduser().resolve()
             if p.exists() and not p.is_dir():
@@ -153,7 +172,11 @@ class _Output:
                 )
             self.target = str(p)
             self.fs, self.root = fs.LocalFileSystem(), str(p)
-        self.fs.create_dir(self.root, recursive=True)
+            self.local = p
+        if self.local is not None:
+            _private_dirs(self.local, tighten=False)
+        else:
+            self.fs.create_dir(self.root, recursive=True)
 
     def path(self, rel: str) -> str:
         return f"{self.root}/{rel}"
@@ -178,6 +201,9 @@ class _Output:
         """Write bytes (or a pyarrow Buffer) to `rel`; returns (size, sha256)."""
         digest = hashlib.sha256(memoryview(data)).hexdigest()
         parent = rel.rpartition("/")[0]
+        if self.local is not None:
+            _private_write(self.local, rel, memoryview(data))
+            return len(memoryview(data)), digest
         if parent:
             self.fs.create_dir(self.path(parent), recursive=True)
         with self.fs.open_output_stream(self.path(rel)) as fh:
@@ -201,6 +227,47 @@ class _Output:
                 if info.type == fs.FileType.File and info.base_name.startswith("part-"):
                     found.append(info.path[len(self.root) + 1 :])
         return found
+
+
+def _private_dirs(path: Path, tighten: bool) -> None:
+    """Create `path` and its missing parents as 0700 (the umask cannot widen it); with
+    `tighten`, an existing `path` is made 0700 too (the directories inside an export)."""
+    import os
+
+    missing = []
+    at = path
+    while not at.exists():  # a file in the way is the mkdir's error below, never chmodded
+        missing.append(at)
+        at = at.parent
+    for d in reversed(missing):
+        try:
+            d.mkdir(mode=0o700)
+        except FileExistsError:  # made meanwhile by another export: tightened all the same
+            if not d.is_dir():
+                raise
+        os.chmod(d, 0o700)
+    if tighten and not missing and path.is_dir():
+        os.chmod(path, 0o700)
+
+
+def _private_write(root: Path, rel: str, data: memoryview) -> None:
+    """Write `root/rel` as an owner-only file (0600 whatever the umask, and an existing file
+    written by an older export is narrowed too), its directories under `root` 0700."""
+    import os
+
+    parts = rel.split("/")
+    at = root
+    for name in parts[:-1]:
+        at = at / name
+        _private_dirs(at, tighten=True)
+    fd = os.open(at / parts[-1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+        view = data
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
 
 
 def _encode(table: pa.Table, fmt: str) -> bytes | pa.Buffer:

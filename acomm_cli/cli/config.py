@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from acomm_cli.clock import parse_duration, parse_size
+from acomm_cli.clock import MAX_DURATION_MS, parse_duration, parse_size
 from acomm_cli.errors import StoreUnavailable, UsageError, ValidationFailed
 from acomm_cli.lite import paths
 from acomm_cli.model import Limits, channel_name, whole_number
@@ -194,10 +194,11 @@ def _ms(value: Any, key: str, *, positive: bool = False) -> int:
         or isinstance(value, bool)
         or value < 0
         or (positive and value == 0)
+        or value > MAX_DURATION_MS
     ):
         raise ValidationFailed(
-            f"{key}: {value!r} is not a duration{' above 0' if positive else ''} (use e.g. "
-            "500ms, 30s, 5m, or milliseconds)",
+            f"{key}: {value!r} is not a duration{' above 0' if positive else ''} of at most "
+            "365000d (use e.g. 500ms, 30s, 5m, or milliseconds)",
             field=key,
             value=str(value),
         )

@@ -8,7 +8,7 @@ import os
 import sqlite3
 from collections.abc import Callable, Sequence
 
-from acomm_cli import model
+from acomm_cli import clock, model
 from acomm_cli.engine.channels import channel_by_id, get_channel
 from acomm_cli.errors import (
     CommError,
@@ -244,6 +244,8 @@ def check_request(
                 f"delay: {req.delay_ms} ms must not be negative", field="delay", value=req.delay_ms
             )
         deliver_at = now + req.delay_ms
+    if deliver_at is not None and not clock.MIN_TIME_MS <= deliver_at <= clock.MAX_TIME_MS:
+        clock.checked_time(deliver_at, "deliver_at")  # past the year 9999: refused, not stored
     if req.ttl_ms is not None and req.ttl_ms <= 0:
         raise ValidationFailed(
             f"ttl: {req.ttl_ms} ms must be longer than 0", field="ttl", value=req.ttl_ms
@@ -341,6 +343,8 @@ def _plan_checked(
     )
     if expires_at is None and ttl is not None:  # counted from when it may be delivered
         expires_at = max(deliver_at or now, now) + ttl
+    if expires_at is not None and expires_at > clock.MAX_TIME_MS:
+        clock.checked_time(expires_at, "ttl")
     row = [
         ch.id,
         sender,

@@ -49,9 +49,18 @@ def wait_change(
 
 
 def check_wait(wait_s: float) -> None:
+    # NaN and inf are named as text: JSON has no number for them
+    value = wait_s if wait_s - wait_s == 0 else f"{wait_s:g}"
     if not wait_s >= 0:  # also NaN
         raise ValidationFailed(
-            f"wait: {wait_s:g} seconds must not be negative", field="wait", value=wait_s
+            f"wait: {wait_s:g} seconds must not be negative", field="wait", value=value
+        )
+    if wait_s * 1000 > clock.MAX_DURATION_MS:  # also inf: the longest duration acomm takes
+        raise ValidationFailed(
+            f"wait: {wait_s:g} seconds is longer than the longest duration acomm accepts "
+            f"(365000d, {clock.MAX_DURATION_MS // 1000} seconds)",
+            field="wait",
+            value=value,
         )
 
 

@@ -4,7 +4,6 @@ detail, the peers and the charts. Each pane is filled from `data.Dashboard` / `d
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 from rich.console import Group
@@ -15,6 +14,7 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Label, Sparkline, Static
 from textual.widgets.data_table import CellDoesNotExist
 
+from acomm_cli.clock import iso_ms
 from acomm_cli.model import Message
 from acomm_cli.ui.data import ChannelRow, Dashboard, Detail, Node, is_stale
 
@@ -23,7 +23,7 @@ def hhmmss(ms: int | None) -> str:
     """A time of day, UTC as everywhere in acomm (and stable in snapshots)."""
     if ms is None:
         return "-"
-    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%H:%M:%S")
+    return iso_ms(ms)[11:19]  # a stored time past the year 9999 shows as its bound
 
 
 def age(seconds: int) -> str:

@@ -40,11 +40,21 @@ def task_row(conn: sqlite3.Connection, task_id: int) -> tuple[Any, ...] | None:
     return row
 
 
-def task_by_global_id(conn: sqlite3.Connection, global_id: str) -> tuple[Any, ...] | None:
-    row: tuple[Any, ...] | None = conn.execute(
-        f"SELECT {TASK_COLS} FROM tasks WHERE global_id = ?", (global_id,)
+def task_by_global_id(
+    conn: sqlite3.Connection, global_id: str, origin: str | None = "*"
+) -> tuple[Any, ...] | None:
+    """The task of a global id; with `origin`, only the one created on that node (None: on
+    this store): a global id is unique per origin node."""
+    if origin == "*":
+        row: tuple[Any, ...] | None = conn.execute(
+            f"SELECT {TASK_COLS} FROM tasks WHERE global_id = ? ORDER BY id LIMIT 1",
+            (global_id,),
+        ).fetchone()
+        return row
+    return conn.execute(
+        f"SELECT {TASK_COLS} FROM tasks WHERE global_id = ? AND coalesce(origin_node, '') = ?",
+        (global_id, origin or ""),
     ).fetchone()
-    return row
 
 
 def task_rows(

@@ -412,6 +412,22 @@ UNDO_MIGRATION = {
         ALTER TABLE fed_nonces DROP COLUMN expires_at;
         DROP TABLE fed_request_nonces;""",
     "m017_ticket_expiry": "DROP INDEX fed_tickets_expiry;",
+    "m018_inbound_by_origin": """
+        DROP TABLE fed_rejected;
+        CREATE TABLE fed_inbound_old (
+            event_id TEXT PRIMARY KEY, source_node TEXT NOT NULL, seq INTEGER NOT NULL,
+            kind TEXT NOT NULL, attempt INTEGER NOT NULL, message_id INTEGER,
+            received_at INTEGER NOT NULL) WITHOUT ROWID;
+        INSERT OR IGNORE INTO fed_inbound_old SELECT event_id, source_node, seq, kind,
+            attempt, message_id, received_at FROM fed_inbound;
+        DROP TABLE fed_inbound;
+        ALTER TABLE fed_inbound_old RENAME TO fed_inbound;
+        CREATE INDEX fed_inbound_message ON fed_inbound(message_id)
+            WHERE message_id IS NOT NULL;
+        DROP INDEX messages_global_id;
+        CREATE UNIQUE INDEX messages_global_id ON messages(global_id) WHERE global_id IS NOT NULL;
+        DROP INDEX tasks_global_id;
+        CREATE UNIQUE INDEX tasks_global_id ON tasks(global_id) WHERE global_id IS NOT NULL;""",
 }
 
 

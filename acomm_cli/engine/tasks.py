@@ -437,7 +437,7 @@ def record_created(
     Capabilities use `task_type="skill_distribution"` for the fan-out and `eta_at` for a
     capability's default ETA (the overdue timer then runs from creation)."""
     if global_id is not None:
-        seen = by_global_id(conn, global_id)  # a re-read task_create
+        seen = by_global_id(conn, global_id, origin_node)  # a re-read task_create
         if seen is not None:
             return seen
     sql.insert_task(

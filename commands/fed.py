@@ -1,4 +1,5 @@
 """`acomm fed pull`: read peers' outboxes and deliver what they hold for this node;
+`acomm fed status`: the cursors and the events refused from peers;
 `acomm fed migrate --to`: move this node's outbox onto NATS JetStream."""
 
 from __future__ import annotations
@@ -42,7 +43,10 @@ def pull(
     """Read the peers' outboxes after this node's cursors and deliver.
 
     One transaction per page: cursor, inbound record, delivery, `ack accepted`.
-    Prints {read, delivered, duplicates, acks, replies, dead_lettered, unreachable}.
+    Each event is checked first: a malformed one (or one the peer may not send) is
+    refused alone, recorded (`fed status`) and passed; the pull goes on.
+    Prints {read, delivered, duplicates, acks, replies, dead_lettered, tasks, rejected,
+    unreachable}.
 
     Example: acomm fed pull --peer node-b --json
     """
@@ -59,6 +63,34 @@ def pull(
             wait_s=wait_ms / 1000,
         )
     render.status(inv.output(), result.doc())
+
+
+@app.command()
+@takes_invocation
+def status(
+    inv: Invocation,
+    latest: Annotated[
+        int, typer.Option(min=0, max=1000, metavar="N", help="Refused events listed at most.")
+    ] = 5,
+) -> None:
+    """Each peer's cursor and last pull, and the events refused from peers.
+
+    An event read from a peer that is malformed, or that the peer may not send, is
+    refused: recorded with its reason, passed by the cursor, never stopping the pull.
+    Prints {node_id, peers: [{node, online, cursor, head, lag, pulled_at, last_error,
+    rejected}], rejected: {count, latest: [{node, seq, event_id, kind, reason,
+    rejected_at}]}}.
+
+    Example: acomm fed status --json
+    """
+    from acomm_cli.federation import room
+    from acomm_cli.output import render_federation
+
+    with inv.store(write=False) as conn:
+        doc = room.status(
+            conn, clock.now_ms(), inv.settings.value("federation.offline_after"), latest
+        )
+    render_federation.fed_status(inv.output(), doc)
 
 
 @app.command()

@@ -30,7 +30,7 @@ function __acomm_subcommands
         case 'peers'
             echo add
         case 'fed'
-            echo pull migrate
+            echo pull status migrate
         case 'gateway'
             echo serve status
         case 'token'
@@ -140,6 +140,8 @@ function __acomm_valued
             echo --url
         case 'fed pull'
             echo --peer --max-pages --wait
+        case 'fed status'
+            echo --latest
         case 'fed migrate'
             echo --to --nats-creds
         case 'gateway serve'
@@ -787,12 +789,16 @@ complete -c acomm -n '__acomm_is \'peers add\'' -l url -r -f -d 'How to reach it
 
 # acomm fed
 complete -c acomm -f -n '__acomm_is \'fed\'' -a 'pull' -d 'Read the peers\' outboxes after this node\'s cursors and deliver'
+complete -c acomm -f -n '__acomm_is \'fed\'' -a 'status' -d 'Each peer\'s cursor and last pull, and the events refused from peers'
 complete -c acomm -f -n '__acomm_is \'fed\'' -a 'migrate' -d 'Move this node\'s outbox onto NATS JetStream, losing no event'
 
 # acomm fed pull
 complete -c acomm -n '__acomm_is \'fed pull\'' -l peer -r -f -d 'Only this peer (an unreachable one is then exit 7)'
 complete -c acomm -n '__acomm_is \'fed pull\'' -l max-pages -r -f -d 'Pages read per peer at most'
 complete -c acomm -n '__acomm_is \'fed pull\'' -l wait -r -f -d 'Long-poll an http peer that has nothing new, up to this long (at mo...'
+
+# acomm fed status
+complete -c acomm -n '__acomm_is \'fed status\'' -l latest -r -f -d 'Refused events listed at most'
 
 # acomm fed migrate
 complete -c acomm -n '__acomm_is \'fed migrate\'' -l to -r -f -d 'The NATS server: nats://HOST:PORT (or tls://...)'

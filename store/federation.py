@@ -378,6 +378,24 @@ def rejected_count(conn: sqlite3.Connection) -> int:
         return 0
 
 
+def rejected_by_source(conn: sqlite3.Connection) -> dict[str, int]:
+    """How many events each peer had refused."""
+    return {
+        str(r[0]): int(r[1])
+        for r in conn.execute("SELECT source_node, count(*) FROM fed_rejected GROUP BY 1")
+    }
+
+
+def cursor_rows(conn: sqlite3.Connection) -> dict[str, tuple[Any, ...]]:
+    """source_node -> (position, head, pulled_at, last_error) of every peer pulled."""
+    return {
+        str(r[0]): tuple(r[1:])
+        for r in conn.execute(
+            "SELECT source_node, position, head, pulled_at, last_error FROM fed_cursors"
+        )
+    }
+
+
 def rejected_latest(conn: sqlite3.Connection, limit: int) -> list[tuple[Any, ...]]:
     """(source_node, seq, event_id, kind, reason, rejected_at) of the latest refusals."""
     return conn.execute(

@@ -1,4 +1,5 @@
-"""What `invite list` and `peers` print: a node's invites and the other nodes."""
+"""What `invite list`, `peers` and `fed status` print: a node's invites, the other nodes,
+and what this node read from them (cursors, refused events)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any
 
 from acomm_cli.output import columns as cols
 from acomm_cli.output.columns import column_names
-from acomm_cli.output.render import Output, _dump, listing
+from acomm_cli.output.render import Output, _dump, _pairs, _table, listing
 
 
 def invites(out: Output, docs: Sequence[dict[str, Any]]) -> None:
@@ -39,3 +40,22 @@ def peers(out: Output, doc: dict[str, Any]) -> None:
         [tuple(p.get(name) for name in column_names(cols.PEERS)) for p in doc["peers"]],
         doc["peers"],
     )
+
+
+def fed_status(out: Output, doc: dict[str, Any]) -> None:
+    """`fed status`: the JSON document; else the peers' cursors, then the refused events."""
+    if out.json:
+        _dump(doc)
+        return
+    rejected = doc["rejected"]
+    _pairs(out, [("node", doc["node_id"]), ("events refused", rejected["count"])])
+    names = ("node", "online", "cursor", "head", "lag", "pulled_at", "last_error", "rejected")
+    _table(out, "peers", list(names), [tuple(p[n] for n in names) for p in doc["peers"]])
+    if rejected["latest"]:
+        cols_ = ("rejected_at", "node", "seq", "event_id", "kind", "reason")
+        _table(
+            out,
+            "latest refused",
+            list(cols_),
+            [tuple(r[n] for n in cols_) for r in rejected["latest"]],
+        )

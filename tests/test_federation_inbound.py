@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import UNDO_MIGRATION, rewind_migrations
 from test_gateway import free_port, gateway_nodes, invite, wait_until, where
 
 pytestmark = pytest.mark.federation
@@ -259,6 +260,25 @@ def test_over_real_gateways_a_compromised_member_cannot_stop_the_pull(tmp_path):
         status = b.ok("fed", "status")
         assert status["rejected"]["count"] == 3
         assert {r["node"] for r in status["rejected"]["latest"]} == {"nc"}
+
+
+def test_a_store_from_before_the_origin_scope_keeps_its_inbound_records(nodes):
+    """m018 rebuilds fed_inbound keyed by (source node, event id): every record is kept, so
+    what was read before the upgrade is still a duplicate after it."""
+    a, b, _ = nodes
+    _send(a, "alice", "before the upgrade")
+    b.ok("fed", "pull")
+    records = b.sql("SELECT source_node, event_id, message_id FROM fed_inbound ORDER BY 2")
+    assert records
+    c = sqlite3.connect(b.path)
+    c.executescript(UNDO_MIGRATION["m018_inbound_by_origin"])  # the store as m017 left it
+    rewind_migrations(c, "m018_inbound_by_origin")
+    c.commit()
+    c.close()
+    b.sql("UPDATE fed_cursors SET position = 0")
+    got = b.ok("fed", "pull")  # upgrades the store, then reads na's outbox again
+    assert (got["delivered"], got["rejected"]) == (0, 0) and got["duplicates"] >= 1
+    assert b.sql("SELECT source_node, event_id, message_id FROM fed_inbound ORDER BY 2") == records
 
 
 def sql(n: Any, statement: str, *params: Any) -> list[tuple[Any, ...]]:

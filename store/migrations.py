@@ -322,3 +322,40 @@ def m018_inbound_by_origin(conn: sqlite3.Connection, now_ms: int) -> None:
             WHERE global_id IS NOT NULL;
     """,
     )
+
+
+@migration
+def m019_task_events_by_origin(conn: sqlite3.Connection, now_ms: int) -> None:
+    # A task's history row is unique on its event id within the node the event
+    # happened on (origin_node; NULL: this store), no longer on the event id alone, so a
+    # node re-using an event id of another node's task event cannot make the real one a
+    # no-op. The table is rebuilt (a column's UNIQUE cannot be dropped), keeping every row
+    # and its seq.
+    _script(
+        conn,
+        """
+        CREATE TABLE task_events_new (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            event_id TEXT NOT NULL,
+            task_id INTEGER NOT NULL,
+            event TEXT NOT NULL,
+            agent TEXT,
+            at INTEGER NOT NULL,
+            progress INTEGER,
+            note TEXT,
+            eta_at INTEGER,
+            message_id INTEGER,
+            origin_node TEXT,
+            detail TEXT
+        );
+        INSERT INTO task_events_new (seq, event_id, task_id, event, agent, at, progress, note,
+                                     eta_at, message_id, origin_node, detail)
+            SELECT seq, event_id, task_id, event, agent, at, progress, note, eta_at,
+                   message_id, origin_node, detail
+            FROM task_events;
+        DROP TABLE task_events;
+        ALTER TABLE task_events_new RENAME TO task_events;
+        CREATE INDEX task_events_task ON task_events(task_id, seq);
+        CREATE UNIQUE INDEX task_events_id ON task_events(event_id, coalesce(origin_node, ''));
+    """,
+    )

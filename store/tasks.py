@@ -86,9 +86,14 @@ def task_rows(
     return rows, total
 
 
-def event_seen(conn: sqlite3.Connection, event_id: str) -> bool:
+def event_seen(conn: sqlite3.Connection, event_id: str, origin: str | None) -> bool:
+    """An event of node `origin` (None: this store) already in a task's history (an event id
+    is unique per origin node, m019)."""
     return (
-        conn.execute("SELECT 1 FROM task_events WHERE event_id = ?", (event_id,)).fetchone()
+        conn.execute(
+            "SELECT 1 FROM task_events WHERE event_id = ? AND coalesce(origin_node, '') = ?",
+            (event_id, origin or ""),
+        ).fetchone()
         is not None
     )
 

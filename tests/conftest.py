@@ -428,6 +428,17 @@ UNDO_MIGRATION = {
         CREATE UNIQUE INDEX messages_global_id ON messages(global_id) WHERE global_id IS NOT NULL;
         DROP INDEX tasks_global_id;
         CREATE UNIQUE INDEX tasks_global_id ON tasks(global_id) WHERE global_id IS NOT NULL;""",
+    "m019_task_events_by_origin": """
+        DROP INDEX task_events_id;
+        CREATE TABLE task_events_old (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT, event_id TEXT NOT NULL UNIQUE,
+            task_id INTEGER NOT NULL, event TEXT NOT NULL, agent TEXT, at INTEGER NOT NULL,
+            progress INTEGER, note TEXT, eta_at INTEGER, message_id INTEGER,
+            origin_node TEXT, detail TEXT);
+        INSERT OR IGNORE INTO task_events_old SELECT * FROM task_events;
+        DROP TABLE task_events;
+        ALTER TABLE task_events_old RENAME TO task_events;
+        CREATE INDEX task_events_task ON task_events(task_id, seq);""",
 }
 
 

@@ -262,6 +262,39 @@ def test_over_real_gateways_a_compromised_member_cannot_stop_the_pull(tmp_path):
         assert {r["node"] for r in status["rejected"]["latest"]} == {"nc"}
 
 
+def test_another_node_reusing_a_task_event_id_cannot_shadow_the_real_event(nodes):
+    """na delegates one task to bob (nb) and one to mallory (nc). nc puts an update of its
+    own task under the id of nb's acceptance of bob's task, and na reads nc first: bob's
+    task is still accepted on na, each event in its own task's history."""
+    a, b, c = nodes
+    bobs = a.ok("task", "create", "--to", "bob", "review", "--as", "alice")["global_id"]
+    mallorys = a.ok("task", "create", "--to", "mallory", "audit", "--as", "alice")["global_id"]
+    b.ok("fed", "pull")
+    c.ok("fed", "pull")
+    b.ok("task", "accept", bobs, "--eta", "1h", "--as", "bob")
+    c.ok("task", "accept", mallorys, "--eta", "1h", "--as", "mallory")
+    [(text,)] = b.sql("SELECT envelope FROM fed_outbox WHERE kind = 'task_accept'")
+    real = json.loads(text)
+    [(text,)] = c.sql("SELECT envelope FROM fed_outbox WHERE kind = 'task_accept'")
+    forged = {k: v for k, v in json.loads(text).items() if k != "seq"}
+    c.append(
+        {
+            **forged,
+            "eventId": real["eventId"],
+            "kind": "task_update",
+            "payload": {"taskId": mallorys, "event": "updated", "progress": 50},
+        }
+    )
+    assert a.ok("fed", "pull", "--peer", "nc")["tasks"] == 2  # its acceptance and update
+    got = a.ok("fed", "pull", "--peer", "nb")
+    assert (got["tasks"], got["rejected"]) == (1, 0)
+    assert a.ok("task", "show", bobs)["state"] == "accepted"
+    assert a.ok("task", "show", mallorys)["progress"] == 50
+    assert sorted(
+        a.sql("SELECT origin_node FROM task_events WHERE event_id = ?", real["eventId"])
+    ) == [("nb",), ("nc",)]
+
+
 def test_a_store_from_before_the_origin_scope_keeps_its_inbound_records(nodes):
     """m018 rebuilds fed_inbound keyed by (source node, event id): every record is kept, so
     what was read before the upgrade is still a duplicate after it."""

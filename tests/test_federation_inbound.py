@@ -193,7 +193,8 @@ def test_tick_goes_on_past_a_malformed_event(nodes):
     a, b, _ = nodes
     a.append({"eventId": "x", "kind": "message", "payload": None})
     _send(a, "alice", "through tick")
-    b.ok("tick")
+    done = b.ok("tick")
+    assert (done["fed_pulled"], done["fed_rejected"]) == (2, 1)
     assert _bob(b) == ["through tick"]
     assert b.ok("fed", "status")["rejected"]["count"] == 1
 

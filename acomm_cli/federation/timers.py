@@ -57,8 +57,9 @@ def retry_delay(cfg: FedConfig, event_id: str, attempt: int) -> int:
 
 
 def tick(conn: sqlite3.Connection, now: int, cfg: FedConfig) -> dict[str, int]:
-    """One pass on a node: {fed_pulled, fed_retried, fed_dead_lettered, fed_incidents}.
-    An unreachable peer is counted by the pull, never fatal here."""
+    """One pass on a node: {fed_pulled, fed_rejected, fed_retried, fed_dead_lettered,
+    fed_incidents}. An unreachable peer is counted by the pull, never fatal here; nor is a
+    malformed event (refused alone, `fed_rejected`)."""
     pulled = fed_pull.pull(conn, now, max_pages=cfg.pull_pages, sla_ms=cfg.sla_ms)
     retried = dead = incidents = 0
     with write(conn):
@@ -82,6 +83,7 @@ def tick(conn: sqlite3.Connection, now: int, cfg: FedConfig) -> dict[str, int]:
             del message_id, to_agent
     return {
         "fed_pulled": pulled.read,
+        "fed_rejected": pulled.rejected,
         "fed_retried": retried,
         "fed_dead_lettered": dead,
         "fed_incidents": incidents,

@@ -76,7 +76,7 @@ def test_size_and_depth_are_bounded_without_recursion():
     deep: Any = []
     for _ in range(100_000):  # far past Python's own recursion limit
         deep = [deep]
-    assert "nests deeper than 32" in refused(message(payload={"metadata": {"x": deep}}))
+    assert "nests deeper than 64" in refused(message(payload={"metadata": {"x": deep}}))
     wide = {"metadata": {str(i): i for i in range(envelope.MAX_ITEMS)}}
     assert "more than" in refused(message(payload=wide))
     big = {"content": "x" * (envelope.MAX_TEXT + 1)}

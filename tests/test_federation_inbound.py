@@ -110,7 +110,7 @@ MALFORMED = {
     ),
     "envelope not an object": (lambda env: ["seq", 1, "kind"], "the envelope is not an object"),
     "nested past the bound": (
-        lambda env: {**env, "payload": {"metadata": json.loads("[" * 100 + "]" * 100)}},
+        lambda env: {**env, "payload": {"metadata": json.loads("[" * 200 + "]" * 200)}},
         "the event nests deeper than",
     ),
 }

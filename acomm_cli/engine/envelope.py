@@ -29,8 +29,8 @@ ACK_STATUSES = frozenset({"accepted", "processed"})
 MAX_SEQ = 2**63 - 1  # SQLite's INTEGER
 MAX_ID = 128  # eventId, ackOf, replyTo, taskId, corrId
 MAX_SHORT = 256  # kind-specific words: a type, a priority, a time, a status
-MAX_DEPTH = 32  # objects and arrays inside one another, the envelope being 1
-MAX_ITEMS = 20_000  # values in one event, all levels
+MAX_DEPTH = 64  # objects and arrays inside one another, the envelope being 1
+MAX_ITEMS = 250_000  # values in one event, all levels
 MAX_TEXT = 8 * 1024 * 1024  # characters of all its strings together
 
 

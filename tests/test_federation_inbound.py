@@ -305,8 +305,8 @@ def test_a_store_from_before_the_origin_scope_keeps_its_inbound_records(nodes):
     records = b.sql("SELECT source_node, event_id, message_id FROM fed_inbound ORDER BY 2")
     assert records
     c = sqlite3.connect(b.path)
-    c.executescript(UNDO_MIGRATION["m018_inbound_by_origin"])  # the store as m017 left it
-    rewind_migrations(c, "m018_inbound_by_origin")
+    rewind_migrations(c, "m018_inbound_by_origin")  # the later migrations undone, then m018
+    c.executescript(UNDO_MIGRATION["m018_inbound_by_origin"])
     c.commit()
     c.close()
     b.sql("UPDATE fed_cursors SET position = 0")

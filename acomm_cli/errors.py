@@ -104,6 +104,19 @@ class OutputMismatch(ValidationFailed):
     code = "output_mismatch"
 
 
+class EventRejected(CommError):
+    """Federation: one event read from a peer is refused (a malformed envelope, or one the
+    peer may not send). `fed pull` rolls that event back, records it with `reason`, moves
+    its cursor past it and goes on with the next event and the next peer."""
+
+    code = "federation_rejected"
+    exit_status = 5
+
+    def __init__(self, reason: str, **extra: Any) -> None:
+        super().__init__(reason, **extra)
+        self.reason = reason
+
+
 class UnknownNode(CommError):
     code = "unknown_node"
     exit_status = 4

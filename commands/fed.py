@@ -1,5 +1,5 @@
 """`acomm fed pull`: read peers' outboxes and deliver what they hold for this node;
-`acomm fed status`: how the last pull of each peer went;
+`acomm fed status`: how each peer's last pull went, and the events refused from peers;
 `acomm fed migrate --to`: move this node's outbox onto NATS JetStream."""
 
 from __future__ import annotations
@@ -44,8 +44,11 @@ def pull(
 
     One transaction per page: cursor, inbound record, delivery, `ack accepted`. A peer
     that is down, refuses, or has not answered in full within federation.peer_deadline
-    (default 30s, plus --wait) is skipped for this pass with a note on stderr.
-    Prints {read, delivered, duplicates, acks, replies, dead_lettered, unreachable}.
+    (default 30s, plus --wait) is skipped for this pass with a note on stderr. Each event
+    is checked first: a malformed one (or one the peer may not send) is refused alone,
+    recorded (`fed status`) and passed; the pull goes on.
+    Prints {read, delivered, duplicates, acks, replies, dead_lettered, tasks, rejected,
+    unreachable}.
 
     Example: acomm fed pull --peer node-b --json
     """
@@ -70,19 +73,30 @@ def pull(
 @app.command()
 @listing(columns.FED_STATUS)
 @takes_invocation
-def status(inv: Invocation) -> None:
-    """How the last pull of each peer went: ok, peer_unreachable or never pulled.
+def status(
+    inv: Invocation,
+    latest: Annotated[
+        int, typer.Option(min=0, max=1000, metavar="N", help="Refused events listed at most.")
+    ] = 5,
+) -> None:
+    """How each peer's last pull went, and the events refused from peers.
 
-    Prints {node_id, peers: [{node, url, state, error, pulled_at, cursor, head}]}; state is
-    `ok`, `peer_unreachable` (its last pull failed: down, refusing, or past
-    federation.peer_deadline) or `never_pulled`.
+    A peer's state is `ok`, `peer_unreachable` (its last pull failed: down, refusing, or
+    past federation.peer_deadline; the reason in `error`) or `never_pulled`. An event read
+    from a peer that is malformed, or that the peer may not send, is refused: recorded with
+    its reason, passed by the cursor, never stopping the pull.
+    Prints {node_id, peers: [{node, url, state, online, cursor, head, lag, pulled_at,
+    error, rejected}], rejected: {count, latest: [{node, seq, event_id, kind, reason,
+    rejected_at}]}}.
 
     Example: acomm fed status --json
     """
-    from acomm_cli.federation import gwstate
+    from acomm_cli.federation import room
 
     with inv.store(write=False) as conn:
-        doc = gwstate.fed_status(conn)
+        doc = room.status(
+            conn, clock.now_ms(), inv.settings.value("federation.offline_after"), latest
+        )
     render_federation.fed_status(inv.output(), doc)
 
 

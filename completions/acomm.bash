@@ -108,7 +108,7 @@ _acomm_options() {
         'peers add') echo "$global --url" ;;
         'fed') echo "$global" ;;
         'fed pull') echo "$global --peer --max-pages --wait" ;;
-        'fed status') echo "$global" ;;
+        'fed status') echo "$global --latest" ;;
         'fed migrate') echo "$global --to --nats-creds" ;;
         'gateway') echo "$global" ;;
         'gateway serve') echo "$global --listen --seed --join --invite --public-url --pull-every --push" ;;
@@ -306,6 +306,7 @@ _acomm_value_kind() {
         'fed pull --peer') echo 'value' ;;
         'fed pull --max-pages') echo 'value' ;;
         'fed pull --wait') echo 'value' ;;
+        'fed status --latest') echo 'value' ;;
         'fed migrate --to') echo 'value' ;;
         'fed migrate --nats-creds') echo 'value' ;;
         'gateway serve --listen') echo 'value' ;;

@@ -140,6 +140,8 @@ function __acomm_valued
             echo --url
         case 'fed pull'
             echo --peer --max-pages --wait
+        case 'fed status'
+            echo --latest
         case 'fed migrate'
             echo --to --nats-creds
         case 'gateway serve'
@@ -787,7 +789,7 @@ complete -c acomm -n '__acomm_is \'peers add\'' -l url -r -f -d 'How to reach it
 
 # acomm fed
 complete -c acomm -f -n '__acomm_is \'fed\'' -a 'pull' -d 'Read the peers\' outboxes after this node\'s cursors and deliver'
-complete -c acomm -f -n '__acomm_is \'fed\'' -a 'status' -d 'How the last pull of each peer went: ok, peer_unreachable or never...'
+complete -c acomm -f -n '__acomm_is \'fed\'' -a 'status' -d 'How each peer\'s last pull went, and the events refused from peers'
 complete -c acomm -f -n '__acomm_is \'fed\'' -a 'migrate' -d 'Move this node\'s outbox onto NATS JetStream, losing no event'
 
 # acomm fed pull
@@ -796,6 +798,7 @@ complete -c acomm -n '__acomm_is \'fed pull\'' -l max-pages -r -f -d 'Pages read
 complete -c acomm -n '__acomm_is \'fed pull\'' -l wait -r -f -d 'Long-poll an http peer that has nothing new, up to this long (at mo...'
 
 # acomm fed status
+complete -c acomm -n '__acomm_is \'fed status\'' -l latest -r -f -d 'Refused events listed at most'
 
 # acomm fed migrate
 complete -c acomm -n '__acomm_is \'fed migrate\'' -l to -r -f -d 'The NATS server: nats://HOST:PORT (or tls://...)'

@@ -272,7 +272,16 @@ def outbox_page(
         "SELECT envelope FROM fed_outbox WHERE seq > ? ORDER BY seq LIMIT ?", (after_seq, limit)
     ).fetchall()
     head = conn.execute("SELECT coalesce(max(seq), 0) FROM fed_outbox").fetchone()[0]
-    return [json.loads(r[0]) for r in rows], int(head)
+    return [_parsed(r[0]) for r in rows], int(head)
+
+
+def _parsed(text: str) -> Any:
+    """An envelope as stored; text that is not JSON (or nests past the parser's stack) as
+    it is: the reader refuses that event alone (engine/envelope.py)."""
+    try:
+        return json.loads(text)
+    except (ValueError, TypeError, RecursionError):
+        return text
 
 
 def outbox_event(conn: sqlite3.Connection, event_id: str) -> dict[str, Any] | None:
@@ -317,14 +326,6 @@ def cursor_error(conn: sqlite3.Connection, source: str, error: str, now_ms: int)
     set_cursor(conn, source, position, None, now_ms, error)
 
 
-def cursor_outcome(conn: sqlite3.Connection, source: str) -> tuple[int | None, str | None] | None:
-    """(pulled_at, last_error) of the last pull of a peer; None before any."""
-    row = conn.execute(
-        "SELECT pulled_at, last_error FROM fed_cursors WHERE source_node = ?", (source,)
-    ).fetchone()
-    return None if row is None else (row[0], row[1])
-
-
 def record_inbound(
     conn: sqlite3.Connection,
     event_id: str,
@@ -343,8 +344,65 @@ def record_inbound(
     return cur.rowcount == 1
 
 
-def set_inbound_message(conn: sqlite3.Connection, event_id: str, message_id: int) -> None:
-    conn.execute("UPDATE fed_inbound SET message_id = ? WHERE event_id = ?", (message_id, event_id))
+def set_inbound_message(
+    conn: sqlite3.Connection, source: str, event_id: str, message_id: int
+) -> None:
+    conn.execute(
+        "UPDATE fed_inbound SET message_id = ? WHERE source_node = ? AND event_id = ?",
+        (message_id, source, event_id),
+    )
+
+
+def record_rejected(
+    conn: sqlite3.Connection,
+    source: str,
+    seq: int | None,
+    event_id: str | None,
+    kind: str | None,
+    reason: str,
+    now_ms: int,
+) -> None:
+    """An event `fed pull` refused (m018's fed_rejected)."""
+    conn.execute(
+        "INSERT INTO fed_rejected (source_node, seq, event_id, kind, reason, rejected_at)"
+        " VALUES (?, ?, ?, ?, ?, ?)",
+        (source, seq, event_id, kind, reason, now_ms),
+    )
+
+
+def rejected_count(conn: sqlite3.Connection) -> int:
+    """How many events read from peers were refused (0 on a store older than m018)."""
+    try:
+        return int(conn.execute("SELECT count(*) FROM fed_rejected").fetchone()[0])
+    except sqlite3.OperationalError:
+        return 0
+
+
+def rejected_by_source(conn: sqlite3.Connection) -> dict[str, int]:
+    """How many events each peer had refused."""
+    return {
+        str(r[0]): int(r[1])
+        for r in conn.execute("SELECT source_node, count(*) FROM fed_rejected GROUP BY 1")
+    }
+
+
+def cursor_rows(conn: sqlite3.Connection) -> dict[str, tuple[Any, ...]]:
+    """source_node -> (position, head, pulled_at, last_error) of every peer pulled."""
+    return {
+        str(r[0]): tuple(r[1:])
+        for r in conn.execute(
+            "SELECT source_node, position, head, pulled_at, last_error FROM fed_cursors"
+        )
+    }
+
+
+def rejected_latest(conn: sqlite3.Connection, limit: int) -> list[tuple[Any, ...]]:
+    """(source_node, seq, event_id, kind, reason, rejected_at) of the latest refusals."""
+    return conn.execute(
+        "SELECT source_node, seq, event_id, kind, reason, rejected_at FROM fed_rejected"
+        " ORDER BY id DESC LIMIT ?",
+        (limit,),
+    ).fetchall()
 
 
 def inbound_row_of_message(conn: sqlite3.Connection, message_id: int) -> tuple[Any, ...] | None:
@@ -356,15 +414,16 @@ def inbound_row_of_message(conn: sqlite3.Connection, message_id: int) -> tuple[A
     return row
 
 
-def answers_of(conn: sqlite3.Connection, event_id: str) -> list[tuple[str, int]]:
+def answers_of(conn: sqlite3.Connection, event_id: str, source: str) -> list[tuple[str, int]]:
     """(kind, created_at) of the `reply` and `ack processed` events in our outbox that
-    answer an inbound event, first attempts only, oldest first (`show` reads them)."""
+    answer an inbound event of node `source`, first attempts only, oldest first (`show`
+    reads them)."""
     return conn.execute(
-        "SELECT kind, created_at FROM fed_outbox WHERE attempt = 1 AND ("
+        "SELECT kind, created_at FROM fed_outbox WHERE attempt = 1 AND to_node = ? AND ("
         " (kind = 'reply' AND json_extract(envelope, '$.payload.replyTo') = ?) OR"
         " (kind = 'ack' AND json_extract(envelope, '$.payload.ackOf') = ?"
         "  AND json_extract(envelope, '$.payload.status') = 'processed')) ORDER BY seq",
-        (event_id, event_id),
+        (source, event_id, event_id),
     ).fetchall()
 
 

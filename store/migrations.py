@@ -271,3 +271,91 @@ def m017_ticket_expiry(conn: sqlite3.Connection, now_ms: int) -> None:
         CREATE INDEX fed_tickets_expiry ON fed_tickets(expires_at);
     """,
     )
+
+
+@migration
+def m018_inbound_by_origin(conn: sqlite3.Connection, now_ms: int) -> None:
+    # Events read from a peer are strangers until checked.
+    # - fed_rejected: each event `fed pull` refused (a malformed envelope, or one its peer
+    #   may not send): the peer, what the event said of its seq, id and kind (NULL where it
+    #   said nothing usable), why, and when. The cursor moved past it; nothing else of it
+    #   was kept. `fed status` lists the latest, `stats` counts them.
+    # - An event id is scoped by the node it came from: fed_inbound is unique on
+    #   (source_node, event_id), and so are the federated messages and tasks (origin_node
+    #   with their global_id; a task created here has none), so another node re-using an
+    #   event id cannot make the real event a duplicate.
+    _script(
+        conn,
+        """
+        CREATE TABLE fed_rejected (
+            id INTEGER PRIMARY KEY,
+            source_node TEXT NOT NULL,
+            seq INTEGER,
+            event_id TEXT,
+            kind TEXT,
+            reason TEXT NOT NULL,
+            rejected_at INTEGER NOT NULL
+        );
+        CREATE TABLE fed_inbound_new (
+            source_node TEXT NOT NULL,
+            event_id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            attempt INTEGER NOT NULL,
+            message_id INTEGER,
+            received_at INTEGER NOT NULL,
+            PRIMARY KEY (source_node, event_id)
+        ) WITHOUT ROWID;
+        INSERT INTO fed_inbound_new (source_node, event_id, seq, kind, attempt, message_id,
+                                     received_at)
+            SELECT source_node, event_id, seq, kind, attempt, message_id, received_at
+            FROM fed_inbound;
+        DROP TABLE fed_inbound;
+        ALTER TABLE fed_inbound_new RENAME TO fed_inbound;
+        CREATE INDEX fed_inbound_message ON fed_inbound(message_id)
+            WHERE message_id IS NOT NULL;
+        DROP INDEX messages_global_id;
+        CREATE UNIQUE INDEX messages_global_id ON messages(global_id, origin_node)
+            WHERE global_id IS NOT NULL;
+        DROP INDEX tasks_global_id;
+        CREATE UNIQUE INDEX tasks_global_id ON tasks(global_id, coalesce(origin_node, ''))
+            WHERE global_id IS NOT NULL;
+    """,
+    )
+
+
+@migration
+def m019_task_events_by_origin(conn: sqlite3.Connection, now_ms: int) -> None:
+    # A task's history row is unique on its event id within the node the event
+    # happened on (origin_node; NULL: this store), no longer on the event id alone, so a
+    # node re-using an event id of another node's task event cannot make the real one a
+    # no-op. The table is rebuilt (a column's UNIQUE cannot be dropped), keeping every row
+    # and its seq.
+    _script(
+        conn,
+        """
+        CREATE TABLE task_events_new (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            event_id TEXT NOT NULL,
+            task_id INTEGER NOT NULL,
+            event TEXT NOT NULL,
+            agent TEXT,
+            at INTEGER NOT NULL,
+            progress INTEGER,
+            note TEXT,
+            eta_at INTEGER,
+            message_id INTEGER,
+            origin_node TEXT,
+            detail TEXT
+        );
+        INSERT INTO task_events_new (seq, event_id, task_id, event, agent, at, progress, note,
+                                     eta_at, message_id, origin_node, detail)
+            SELECT seq, event_id, task_id, event, agent, at, progress, note, eta_at,
+                   message_id, origin_node, detail
+            FROM task_events;
+        DROP TABLE task_events;
+        ALTER TABLE task_events_new RENAME TO task_events;
+        CREATE INDEX task_events_task ON task_events(task_id, seq);
+        CREATE UNIQUE INDEX task_events_id ON task_events(event_id, coalesce(origin_node, ''));
+    """,
+    )

@@ -40,11 +40,21 @@ def task_row(conn: sqlite3.Connection, task_id: int) -> tuple[Any, ...] | None:
     return row
 
 
-def task_by_global_id(conn: sqlite3.Connection, global_id: str) -> tuple[Any, ...] | None:
-    row: tuple[Any, ...] | None = conn.execute(
-        f"SELECT {TASK_COLS} FROM tasks WHERE global_id = ?", (global_id,)
+def task_by_global_id(
+    conn: sqlite3.Connection, global_id: str, origin: str | None = "*"
+) -> tuple[Any, ...] | None:
+    """The task of a global id; with `origin`, only the one created on that node (None: on
+    this store): a global id is unique per origin node."""
+    if origin == "*":
+        row: tuple[Any, ...] | None = conn.execute(
+            f"SELECT {TASK_COLS} FROM tasks WHERE global_id = ? ORDER BY id LIMIT 1",
+            (global_id,),
+        ).fetchone()
+        return row
+    return conn.execute(
+        f"SELECT {TASK_COLS} FROM tasks WHERE global_id = ? AND coalesce(origin_node, '') = ?",
+        (global_id, origin or ""),
     ).fetchone()
-    return row
 
 
 def task_rows(
@@ -76,9 +86,14 @@ def task_rows(
     return rows, total
 
 
-def event_seen(conn: sqlite3.Connection, event_id: str) -> bool:
+def event_seen(conn: sqlite3.Connection, event_id: str, origin: str | None) -> bool:
+    """An event of node `origin` (None: this store) already in a task's history (an event id
+    is unique per origin node, m019)."""
     return (
-        conn.execute("SELECT 1 FROM task_events WHERE event_id = ?", (event_id,)).fetchone()
+        conn.execute(
+            "SELECT 1 FROM task_events WHERE event_id = ? AND coalesce(origin_node, '') = ?",
+            (event_id, origin or ""),
+        ).fetchone()
         is not None
     )
 

@@ -412,6 +412,33 @@ UNDO_MIGRATION = {
         ALTER TABLE fed_nonces DROP COLUMN expires_at;
         DROP TABLE fed_request_nonces;""",
     "m017_ticket_expiry": "DROP INDEX fed_tickets_expiry;",
+    "m018_inbound_by_origin": """
+        DROP TABLE fed_rejected;
+        CREATE TABLE fed_inbound_old (
+            event_id TEXT PRIMARY KEY, source_node TEXT NOT NULL, seq INTEGER NOT NULL,
+            kind TEXT NOT NULL, attempt INTEGER NOT NULL, message_id INTEGER,
+            received_at INTEGER NOT NULL) WITHOUT ROWID;
+        INSERT OR IGNORE INTO fed_inbound_old SELECT event_id, source_node, seq, kind,
+            attempt, message_id, received_at FROM fed_inbound;
+        DROP TABLE fed_inbound;
+        ALTER TABLE fed_inbound_old RENAME TO fed_inbound;
+        CREATE INDEX fed_inbound_message ON fed_inbound(message_id)
+            WHERE message_id IS NOT NULL;
+        DROP INDEX messages_global_id;
+        CREATE UNIQUE INDEX messages_global_id ON messages(global_id) WHERE global_id IS NOT NULL;
+        DROP INDEX tasks_global_id;
+        CREATE UNIQUE INDEX tasks_global_id ON tasks(global_id) WHERE global_id IS NOT NULL;""",
+    "m019_task_events_by_origin": """
+        DROP INDEX task_events_id;
+        CREATE TABLE task_events_old (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT, event_id TEXT NOT NULL UNIQUE,
+            task_id INTEGER NOT NULL, event TEXT NOT NULL, agent TEXT, at INTEGER NOT NULL,
+            progress INTEGER, note TEXT, eta_at INTEGER, message_id INTEGER,
+            origin_node TEXT, detail TEXT);
+        INSERT OR IGNORE INTO task_events_old SELECT * FROM task_events;
+        DROP TABLE task_events;
+        ALTER TABLE task_events_old RENAME TO task_events;
+        CREATE INDEX task_events_task ON task_events(task_id, seq);""",
 }
 
 

@@ -20,7 +20,13 @@ pytestmark = pytest.mark.cli
 # item of that kind (its first field the row's `name`, every other field the column of its
 # name); one object of facts is one row per fact (`name` the fact, `total` its value).
 LISTS = {"agents": "agent", "channels": "channel", "queues": "queue"}
-FACTS = {"store": "store", "bridge": "bridge", "tasks": "task", "incidents": "incidents"}
+FACTS = {
+    "store": "store",
+    "bridge": "bridge",
+    "tasks": "task",
+    "incidents": "incidents",
+    "federation": "federation",
+}
 
 
 @pytest.fixture
@@ -108,7 +114,7 @@ def test_the_rows_scripts_read_are_as_they_were(cli, full):
         rows = list(csv.reader(io.StringIO(cli.ok("stats", "--csv", "--no-headers").stdout)))
     kinds = [r[0] for r in rows]
     first_new = next(i for i, r in enumerate(rows) if r[0] == "task" and r[2] == "0")
-    assert set(kinds[first_new:]) == {"task", "store", "bridge", "incidents"}
+    assert set(kinds[first_new:]) == {"task", "store", "bridge", "incidents", "federation"}
     assert "store" not in kinds[:first_new] and all(len(r) == 14 for r in rows)
     [queue] = [r for r in rows[:first_new] if r[:2] == ["queue", "bob"]]
     assert queue[2:12] == [""] * 10 and int(queue[12]) > 0 and int(queue[13]) >= 690

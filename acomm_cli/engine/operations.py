@@ -18,6 +18,7 @@ from acomm_cli.engine.timers import advance
 from acomm_cli.errors import InvalidState, StoreUnavailable, ValidationFailed
 from acomm_cli.store import bridge as bridge_queries
 from acomm_cli.store import capabilities as cap_queries
+from acomm_cli.store import federation as fed_queries
 from acomm_cli.store import maintenance, timers, write
 from acomm_cli.store import queues as store_queues
 from acomm_cli.store import stats as stat_queries
@@ -82,6 +83,8 @@ class Stats:
     bad_files: int = 0  # response files left in place because they are not valid
     tasks: dict[str, int] = field(default_factory=dict)  # by state, every state named
     incidents: dict[str, int] = field(default_factory=dict)  # review incidents: open, resolved
+    # events read from peers and refused (malformed, or not the peer's to send)
+    federation: dict[str, int] = field(default_factory=lambda: {"rejected": 0})
 
 
 _TRACKABLE = ("unread", "read", "waiting")
@@ -222,6 +225,7 @@ def _stats(
             **dict(task_queries.counts_by_state(conn, agent)),
         },
         incidents={"open": 0, "resolved": 0, **dict(cap_queries.incident_counts(conn))},
+        federation={"rejected": fed_queries.rejected_count(conn)},
     )
 
 

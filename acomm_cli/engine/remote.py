@@ -232,7 +232,7 @@ def turn_ended(
     """A dispatch receipt ended the agent's turn on a message from another node: `ack
     processed`, unless the turn already sent it (an ack, a response)."""
     found = _inbound(conn, message_id)
-    if found is not None and not sql.answers_of(conn, found[0]):
+    if found is not None and not sql.answers_of(conn, found[0], found[1]):
         processed(conn, message_id, agent, outcome, now)
 
 
@@ -294,7 +294,7 @@ def view(conn: sqlite3.Connection, message_id: int, global_id: str) -> dict[str,
     inbound = sql.inbound_row_of_message(conn, message_id)
     if inbound is not None:
         event_id, source, attempt, received_at = inbound
-        answers = dict(reversed(sql.answers_of(conn, event_id)))  # kind -> first created_at
+        answers = dict(reversed(sql.answers_of(conn, event_id, source)))  # kind -> first created_at
         state = "replied" if "reply" in answers else "processed" if answers else "accepted"
         done = answers.get("reply", answers.get("ack"))
         return {

@@ -153,7 +153,8 @@ def load(conn: sqlite3.Connection, task_id: int | str, *, history: bool = False)
     return task_of(row, events)
 
 
-def by_global_id(conn: sqlite3.Connection, global_id: str) -> Task | None:
-    """The task a federated event names (its task_create eventId), or None."""
-    row = sql.task_by_global_id(conn, global_id)
+def by_global_id(conn: sqlite3.Connection, global_id: str, origin: str | None) -> Task | None:
+    """The task a federated event names (its task_create eventId) created on node `origin`
+    (None: on this store), or None: a global id is unique per origin node only."""
+    row = sql.task_by_global_id(conn, global_id, origin)
     return task_of(row) if row is not None else None

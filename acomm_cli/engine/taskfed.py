@@ -23,7 +23,7 @@ from acomm_cli.engine.channels import channel_by_id
 from acomm_cli.engine.sending import Router, persist, plan_message
 from acomm_cli.engine.taskdata import TASK_TYPES, Task, by_global_id, load
 from acomm_cli.engine.taskemit import KINDS
-from acomm_cli.errors import CommError
+from acomm_cli.errors import CommError, EventRejected
 from acomm_cli.model import MessageType, SendRequest
 from acomm_cli.store import federation as fsql
 
@@ -97,7 +97,7 @@ def applied(conn: sqlite3.Connection, me: str, source: str, env: dict[str, Any],
     payload = env.get("payload") or {}
     event_id, kind = str(env["eventId"]), str(env["kind"])
     event = EVENTS[kind]
-    task = by_global_id(conn, str(payload.get("taskId")))
+    task = by_global_id(conn, str(payload.get("taskId")), None)  # a task created here
     ok = task is not None
     if task is not None:
         at = _ms(env.get("createdAt"), now) or now
@@ -124,6 +124,8 @@ def applied(conn: sqlite3.Connection, me: str, source: str, env: dict[str, Any],
                     origin_node=source,
                     detail=detail if isinstance(detail, dict) else None,
                 )
+        except EventRejected:
+            raise  # refused: the pull undoes the whole event
         except CommError:
             ok = False  # out of order or already final: the owner's node stays the authority
         if event in ("accepted", "completed", "failed") and task.global_id is not None:

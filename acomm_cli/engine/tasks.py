@@ -144,7 +144,7 @@ def record(
     the owner's events come only from the owner's node. An overdue or failed capability task
     goes to the misfire review (incidents.py), and an incident it opens is recorded here as
     the task's `incident` event."""
-    if event_id is not None and sql.event_seen(conn, event_id):
+    if event_id is not None and sql.event_seen(conn, event_id, origin_node):
         return False
     new_state = _next_state(task, event, agent)
     remote_owner = task.peer_node is not None and task.origin_node is None
@@ -437,7 +437,7 @@ def record_created(
     Capabilities use `task_type="skill_distribution"` for the fan-out and `eta_at` for a
     capability's default ETA (the overdue timer then runs from creation)."""
     if global_id is not None:
-        seen = by_global_id(conn, global_id)  # a re-read task_create
+        seen = by_global_id(conn, global_id, origin_node)  # a re-read task_create
         if seen is not None:
             return seen
     sql.insert_task(

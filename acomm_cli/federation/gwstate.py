@@ -1,9 +1,8 @@
-"""What a node tells about its exchanges. `fed status`: how the last pull of each peer went,
-from the store's cursors. And what a running gateway tells the short commands: a small JSON
-file beside the store (`<store>.gateway.json`: pid, listen, public url, room_synced),
-rewritten atomically by the gateway and removed when it stops; `gateway status` reads it with
-the store. A file, not a table: it says whether a process is alive, which the store cannot
-know after a SIGKILL, and writing it never contends for the store's write lock."""
+"""What a running gateway tells the short commands: a small JSON file beside the store
+(`<store>.gateway.json`: pid, listen, public url, room_synced), rewritten atomically by the
+gateway and removed when it stops; `gateway status` reads it with the store. A file, not a
+table: it says whether a process is alive, which the store cannot know after a SIGKILL, and
+writing it never contends for the store's write lock."""
 
 from __future__ import annotations
 
@@ -13,7 +12,6 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from acomm_cli import clock
 from acomm_cli.federation import identity, room
 from acomm_cli.store import federation as sql
 
@@ -64,28 +62,3 @@ def status(conn: sqlite3.Connection, store_path: Path) -> dict[str, Any]:
         "peers": room.peer_ids(conn, me),
         "outbox_head": sql.outbox_head(conn),
     }
-
-
-def fed_status(conn: sqlite3.Connection) -> dict[str, Any]:
-    """`fed status`: {node_id, peers: [{node, url, state, error, pulled_at, cursor, head}]},
-    state `ok`, `peer_unreachable` (the last pull failed, down, refusing or past its
-    deadline: the reason in `error`) or `never_pulled`."""
-    me = identity.require(conn).node_id
-    out = []
-    for node in room.peer_ids(conn, me):
-        position, head, _ = sql.cursor(conn, node)
-        outcome = sql.cursor_outcome(conn, node)
-        error = None if outcome is None else outcome[1]
-        state = "never_pulled" if outcome is None else "peer_unreachable" if error else "ok"
-        out.append(
-            {
-                "node": node,
-                "url": room.node_entry(conn, node).get("url"),
-                "state": state,
-                "error": error,
-                "pulled_at": None if outcome is None else clock.iso(outcome[0]),
-                "cursor": position,
-                "head": head,
-            }
-        )
-    return {"node_id": me, "peers": out}

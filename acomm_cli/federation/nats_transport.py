@@ -306,11 +306,16 @@ class NatsTransport:
         self.held[source] = msgs
         events = []
         for m in msgs:
-            env = json.loads(m.data)
-            env["seq"] = int(m.metadata.sequence.stream)
+            try:
+                env = json.loads(m.data)
+            except (ValueError, RecursionError):
+                env = m.data  # refused alone by the pull (not an object)
+            if isinstance(env, dict):
+                env["seq"] = int(m.metadata.sequence.stream)
             events.append(env)
         if msgs:
-            head = max(head, events[-1]["seq"] + int(msgs[-1].metadata.num_pending))
+            last = int(msgs[-1].metadata.sequence.stream)
+            head = max(head, last + int(msgs[-1].metadata.num_pending))
         return Page(events, head)
 
     async def _placed(self, js: Any, source: str, after: int) -> Any:

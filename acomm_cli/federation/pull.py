@@ -1,7 +1,11 @@
 """`acomm fed pull`: read peers' outboxes after our cursor and, in ONE transaction per page,
-advance the cursor, record the inbound events (unique on eventId: a re-read is a duplicate,
-never a second delivery), deliver messages into local deliveries, append `ack accepted` for
-each, and apply acks, replies and dead letters to the sender's state."""
+advance the cursor, record the inbound events (unique on the source node and eventId: a
+re-read is a duplicate, never a second delivery), deliver messages into local deliveries,
+append `ack accepted` for each, and apply acks, replies and dead letters to the sender's state.
+
+Each event is checked (engine/envelope.py) and applied inside a savepoint of its own: one
+that is malformed, or that a rule refuses (EventRejected), is rolled back alone, recorded in
+fed_rejected and passed by the cursor; the page's other events and the other peers go on."""
 
 from __future__ import annotations
 
@@ -9,14 +13,14 @@ import sqlite3
 from dataclasses import dataclass, field
 from typing import Any
 
-from acomm_cli.engine import remote, taskfed
+from acomm_cli.engine import envelope, remote, taskfed
 from acomm_cli.engine.sending import Router, persist, plan_message
-from acomm_cli.errors import CommError, PeerUnreachable
+from acomm_cli.errors import CommError, EventRejected, PeerUnreachable
 from acomm_cli.federation import identity, room
 from acomm_cli.federation.transport import Transport, Unreachable
 from acomm_cli.model import MessageType, SendRequest
 from acomm_cli.store import federation as sql
-from acomm_cli.store.connection import write
+from acomm_cli.store.connection import savepoint, write
 
 PAGE_SIZE = 200
 
@@ -30,6 +34,7 @@ class PullResult:
     replies: int = 0
     dead_lettered: int = 0
     tasks: int = 0
+    rejected: int = 0  # events refused (recorded in fed_rejected, passed by the cursor)
     published: int = 0  # this node's own outbox rows put on NATS JetStream
     unreachable: list[str] = field(default_factory=list)
     why: dict[str, str] = field(default_factory=dict)  # unreachable peer -> the reason noted
@@ -43,6 +48,7 @@ class PullResult:
             "replies": self.replies,
             "dead_lettered": self.dead_lettered,
             "tasks": self.tasks,
+            "rejected": self.rejected,
             **({"published": self.published} if self.published else {}),
             "unreachable": self.unreachable,
         }
@@ -207,14 +213,56 @@ def _pull_peer(
                 room.merge_peer_entries(conn, me, node, page.room, now)
             last = position
             for env in page.events:
-                last = max(last, int(env["seq"]))
-                _apply(conn, me, node, env, now, sla_ms, result)
+                last = _take(conn, me, node, env, last, now, sla_ms, result)
             sql.set_cursor(conn, node, last, page.head, now)
         committed = getattr(tr, "committed", None)
         if committed is not None:  # after the commit: JetStream's ack follows SQLite's
             committed(node, last)
         if not page.events or last >= page.head:
             return
+
+
+def _take(
+    conn: sqlite3.Connection,
+    me: str,
+    source: str,
+    env: Any,
+    last: int,
+    now: int,
+    sla_ms: int,
+    result: PullResult,
+) -> int:
+    """Check and apply one event in a savepoint of its own; returns the cursor past it. A
+    refused event is undone alone and recorded. One without a usable seq (or one at or
+    before the cursor) moves the cursor by one, so a re-read never meets it again."""
+    result.read += 1
+    seq = envelope.seq_of(env)
+    after = seq if seq is not None and seq > last else last + 1
+    try:
+        with savepoint(conn, "inbound_event"):
+            envelope.check(env)
+            if seq is None or seq <= last:
+                raise EventRejected(f"seq: {seq} does not follow the cursor ({last})")
+            _apply(conn, me, source, env, now, sla_ms, result)
+    except EventRejected as exc:
+        _rejected(conn, source, env, seq, exc.reason, now, result)
+    except sqlite3.IntegrityError as exc:  # it collides with a record here: never fatal
+        _rejected(conn, source, env, seq, f"conflicts with a record here ({exc})", now, result)
+    return after
+
+
+def _rejected(
+    conn: sqlite3.Connection,
+    source: str,
+    env: Any,
+    seq: int | None,
+    reason: str,
+    now: int,
+    result: PullResult,
+) -> None:
+    said = envelope.said
+    sql.record_rejected(conn, source, seq, said(env, "eventId"), said(env, "kind"), reason, now)
+    result.rejected += 1
 
 
 def _apply(
@@ -226,7 +274,8 @@ def _apply(
     sla_ms: int,
     result: PullResult,
 ) -> None:
-    result.read += 1
+    """One checked event (envelope.check): its effect here. Raise EventRejected to refuse
+    it (the caller undoes what it did and records why)."""
     event_id, kind = str(env["eventId"]), str(env["kind"])
     attempt = int((env.get("trace") or {}).get("attempt") or 1)
     if not sql.record_inbound(conn, event_id, source, int(env["seq"]), kind, attempt, now):
@@ -283,13 +332,15 @@ def _deliver(
             only_to=local,
             internal=True,
         )
+    except EventRejected:
+        raise
     except CommError:
         plan = None
     stored = None
     if plan is not None:
         res = persist(router, plan, now, federated=True)
         sql.set_message_global_id(conn, res.id, str(env["eventId"]), source)
-        sql.set_inbound_message(conn, str(env["eventId"]), res.id)
+        sql.set_inbound_message(conn, source, str(env["eventId"]), res.id)
         stored = (res.id, res.channel_id)
     remote.emit(
         conn,
@@ -353,7 +404,7 @@ def _reply(conn: sqlite3.Connection, source: str, env: dict[str, Any], now: int)
     )
     res = persist(router, plan, now, federated=True)
     sql.set_message_global_id(conn, res.id, str(env["eventId"]), source)
-    sql.set_inbound_message(conn, str(env["eventId"]), res.id)
+    sql.set_inbound_message(conn, source, str(env["eventId"]), res.id)
     sql.update_sent(
         conn,
         row[0],

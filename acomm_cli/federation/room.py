@@ -182,6 +182,53 @@ def peers(conn: sqlite3.Connection, now: int, offline_after_ms: int) -> dict[str
     return {"peers": out}
 
 
+def status(
+    conn: sqlite3.Connection, now: int, offline_after_ms: int, latest: int = 5
+) -> dict[str, Any]:
+    """`fed status`: each peer's state (`ok`, `peer_unreachable`: its last pull failed, the
+    reason in `error`; `never_pulled`), cursor and last pull, and the events refused from
+    peers (how many, each peer's share, the `latest` newest with their reasons)."""
+    me = identity.require(conn).node_id
+    cursors = sql.cursor_rows(conn)
+    by_peer = sql.rejected_by_source(conn)
+    out = []
+    for node in sorted(set(peer_ids(conn, me)) | set(cursors)):
+        pulled = node in cursors
+        position, head, pulled_at, error = cursors.get(node, (0, None, None, None))
+        out.append(
+            {
+                "node": node,
+                "url": node_entry(conn, node).get("url"),
+                "state": "never_pulled" if not pulled else "peer_unreachable" if error else "ok",
+                "online": remote.online(conn, me, node, now, offline_after_ms),
+                "cursor": position,
+                "head": head,
+                "lag": None if head is None else max(head - position, 0),
+                "pulled_at": clock.iso(pulled_at),
+                "error": error,
+                "rejected": by_peer.get(node, 0),
+            }
+        )
+    return {
+        "node_id": me,
+        "peers": out,
+        "rejected": {
+            "count": sql.rejected_count(conn),
+            "latest": [
+                {
+                    "node": r[0],
+                    "seq": r[1],
+                    "event_id": r[2],
+                    "kind": r[3],
+                    "reason": r[4],
+                    "rejected_at": clock.iso(r[5]),
+                }
+                for r in sql.rejected_latest(conn, latest)
+            ],
+        },
+    }
+
+
 def url_of(conn: sqlite3.Connection, node: str) -> str:
     entry = node_entry(conn, node)
     if not entry:

@@ -65,9 +65,10 @@ def tick(
     cfg: FedConfig,
     on_unreachable: Callable[[str, str], None] = lambda _node, _why: None,
 ) -> dict[str, int]:
-    """One pass on a node: {fed_pulled, fed_retried, fed_dead_lettered, fed_incidents}.
-    An unreachable peer (down, refusing, or past `peer_deadline`) is skipped for the pass
-    and told to `on_unreachable(node, why)`, never fatal here."""
+    """One pass on a node: {fed_pulled, fed_rejected, fed_retried, fed_dead_lettered,
+    fed_incidents}. An unreachable peer (down, refusing, or past `peer_deadline`) is skipped
+    for the pass and told to `on_unreachable(node, why)`, never fatal here; nor is a
+    malformed event (refused alone, `fed_rejected`)."""
     pulled = fed_pull.pull(
         conn,
         now,
@@ -99,6 +100,7 @@ def tick(
             del message_id, to_agent
     return {
         "fed_pulled": pulled.read,
+        "fed_rejected": pulled.rejected,
         "fed_retried": retried,
         "fed_dead_lettered": dead,
         "fed_incidents": incidents,

@@ -170,10 +170,13 @@ PEERS: Columns = (
 FED_STATUS: Columns = (
     ("node", "node id"),
     ("state", "ok, peer_unreachable or never_pulled"),
-    ("pulled_at", "when this node last tried to pull it"),
+    ("online", "whether the room has heard from it lately"),
     ("cursor", "the last event pulled from it"),
     ("head", "its newest event"),
+    ("lag", "events not pulled yet"),
+    ("pulled_at", "when this node last tried to pull it"),
     ("error", "why its last pull failed"),
+    ("rejected", "events refused from it"),
 )
 
 AUDIT: Columns = (

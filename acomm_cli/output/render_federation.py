@@ -1,5 +1,6 @@
-"""What `invite list`, `peers` and `fed status` print: a node's invites, the other nodes and
-how their last pull went; and the note for a peer a pass skipped."""
+"""What `invite list`, `peers` and `fed status` print: a node's invites, the other nodes,
+how their last pull went and the events refused from them; and the note for a peer a pass
+skipped."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 
 from acomm_cli.output import columns as cols
 from acomm_cli.output.columns import column_names
-from acomm_cli.output.render import Output, _dump, listing, note
+from acomm_cli.output.render import Output, _dump, _pairs, _table, listing, note
 
 
 def invites(out: Output, docs: Sequence[dict[str, Any]]) -> None:
@@ -43,17 +44,31 @@ def peers(out: Output, doc: dict[str, Any]) -> None:
 
 
 def fed_status(out: Output, doc: dict[str, Any]) -> None:
-    """`fed status`: each peer's last pull (the JSON document as it is; a table otherwise)."""
+    """`fed status`: the JSON document; else the peers (a listing: --csv, --tsv and --jsonl
+    give its rows alone), and for people the count and the latest refused events around it."""
     if out.json:
         _dump(doc)
         return
+    rejected = doc["rejected"]
+    people = out.table is None
+    if people:
+        _pairs(out, [("node", doc["node_id"]), ("events refused", rejected["count"])])
+    names = column_names(cols.FED_STATUS)
     listing(
         out,
         "peers",
         cols.FED_STATUS,
-        [tuple(p.get(name) for name in column_names(cols.FED_STATUS)) for p in doc["peers"]],
+        [tuple(p[n] for n in names) for p in doc["peers"]],
         doc["peers"],
     )
+    if people and rejected["latest"]:
+        cols_ = ("rejected_at", "node", "seq", "event_id", "kind", "reason")
+        _table(
+            out,
+            "latest refused",
+            list(cols_),
+            [tuple(r[n] for n in cols_) for r in rejected["latest"]],
+        )
 
 
 def unreachable_note(node: str, why: str) -> None:

@@ -59,6 +59,8 @@ def stats_doc(s: Stats) -> dict[str, Any]:
         # tasks by state (either side, with --as) and review incidents (store-wide)
         "tasks": s.tasks,
         "incidents": s.incidents,
+        # events read from peers and refused (`fed status` lists them)
+        "federation": s.federation,
     }
 
 
@@ -77,6 +79,7 @@ def stats(out: Output, s: Stats) -> None:
     bridge = s.mirror_backlog or s.bad_files
     work = [(k, n) for k, n in s.tasks.items() if n]  # lines only for a store with tasks
     incidents = any(s.incidents.values())
+    refused = s.federation["rejected"]
     if out.table is not None:  # one row per agent, channel, inbox queue, task state
         blank = (None,) * 5
         listing(
@@ -119,7 +122,8 @@ def stats(out: Output, s: Stats) -> None:
             + [("queue", *q) for q in queues]
             + ([("bridge", s.mirror_backlog, s.bad_files)] if bridge else [])
             + [("task", k, n) for k, n in work]
-            + ([("incidents", s.incidents["open"], s.incidents["resolved"])] if incidents else []),
+            + ([("incidents", s.incidents["open"], s.incidents["resolved"])] if incidents else [])
+            + ([("federation", refused)] if refused else []),
         )
         return
     _table(
@@ -169,18 +173,21 @@ def stats(out: Output, s: Stats) -> None:
                 ("open incidents", s.incidents["open"]),
             ],
         )
+    if refused:
+        _pairs(out, [("events refused from peers", refused)])
 
 
 # The `--json` sections that are one object of facts; each names the `kind` of its rows.
-_FACTS = ("store", "bridge", "incidents")
+_FACTS = ("store", "bridge", "incidents", "federation")
 
 
 def _fact_rows(doc: dict[str, Any], idle_tasks: list[str]) -> list[tuple[Any, ...]]:
     """The rows --csv/--tsv/--jsonl gained after the table rows: every fact of the
     document's single-object sections as `kind, name, total` (the store's size, the bridge's
-    backlog, the incidents; the path is the store row `path`'s total), and the task states at
-    0, which the rows above leave out (they print only states with tasks, as they always
-    did). Rows are only added: the earlier ones are as they were."""
+    backlog, the incidents, the events refused from peers; the path is the store row
+    `path`'s total), and the task states at 0, which the rows above leave out (they print
+    only states with tasks, as they always did). Rows are only added: the earlier ones are
+    as they were."""
     rows: list[tuple[Any, ...]] = [("task", k, 0, *(None,) * 11) for k in idle_tasks]
     for section in _FACTS:
         rows += [(section, name, value, *(None,) * 11) for name, value in doc[section].items()]

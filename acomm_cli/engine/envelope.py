@@ -1,0 +1,161 @@
+"""The outbox envelope a node reads from a peer, checked before any of it touches the store.
+
+A peer's outbox is another program's output: any event in it may be malformed (no `kind`, a
+`payload` that is not an object, a `seq` that is not a number, nesting deep enough to exhaust
+the stack). `check` refuses such an event with EventRejected, naming the first field at fault;
+`fed pull` then records it, moves its cursor past it and goes on. What is checked is what the
+readers of an event use (federation's pull, taskfed, remote): each field's type, its bounds,
+and the fields a kind cannot do without. Stdlib, errors and model only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from acomm_cli.errors import EventRejected, ValidationFailed
+from acomm_cli.model import agent_id
+
+# the outbox kinds a node emits (remote.emit, taskemit.KINDS)
+TASK_KINDS = frozenset(
+    {"task_accept", "task_update", "task_complete", "task_failed", "task_incident"}
+)
+KINDS = frozenset({"message", "task_create", "ack", "reply", "dead_letter"}) | TASK_KINDS
+# the kinds whose readers need a sender, and a recipient, agent
+NEEDS_SOURCE_AGENT = frozenset({"message", "task_create", "reply"}) | (
+    TASK_KINDS - {"task_incident"}
+)
+NEEDS_TO_AGENT = frozenset({"message", "task_create"})
+ACK_STATUSES = frozenset({"accepted", "processed"})
+
+MAX_SEQ = 2**63 - 1  # SQLite's INTEGER
+MAX_ID = 128  # eventId, ackOf, replyTo, taskId, corrId
+MAX_SHORT = 256  # kind-specific words: a type, a priority, a time, a status
+MAX_DEPTH = 64  # objects and arrays inside one another, the envelope being 1
+MAX_ITEMS = 250_000  # values in one event, all levels
+MAX_TEXT = 8 * 1024 * 1024  # characters of all its strings together
+
+
+def check(env: Any) -> dict[str, Any]:
+    """`env` as a valid envelope, or EventRejected with the first thing wrong."""
+    if not isinstance(env, dict):
+        raise EventRejected(f"the envelope is not an object ({type(env).__name__})")
+    _bounded(env)
+    seq = env.get("seq")
+    if type(seq) is not int or not 1 <= seq <= MAX_SEQ:
+        raise EventRejected(f"seq: {_show(seq)} is not a positive integer")
+    _text(env, "eventId", MAX_ID, required=True)
+    kind = env.get("kind")
+    if kind not in KINDS:
+        raise EventRejected(f"kind: {_show(kind)} is not a known event kind")
+    payload = env.get("payload")
+    if not isinstance(payload, dict):
+        raise EventRejected(f"payload: {_show(payload)} is not an object")
+    trace = env.get("trace")
+    if trace is not None:
+        if not isinstance(trace, dict):
+            raise EventRejected(f"trace: {_show(trace)} is not an object")
+        attempt = trace.get("attempt")
+        if attempt is not None and (type(attempt) is not int or not 1 <= attempt <= MAX_SEQ):
+            raise EventRejected(f"trace.attempt: {_show(attempt)} is not a positive integer")
+    for name in ("sourceNodeId", "toNodeId", "corrId", "createdAt"):
+        _text(env, name, MAX_ID if name != "createdAt" else MAX_SHORT)
+    _agent(env, "sourceAgentId", required=kind in NEEDS_SOURCE_AGENT)
+    _agent(env, "toAgentId", required=kind in NEEDS_TO_AGENT)
+    _payload(str(kind), payload)
+    return env
+
+
+def _payload(kind: str, payload: dict[str, Any]) -> None:
+    if kind in ("message", "task_create"):
+        for name in ("type", "topic"):
+            _text(payload, name, MAX_SHORT, where="payload.")
+        priority = payload.get("priority")
+        if type(priority) is not int or not -MAX_SEQ <= priority <= MAX_SEQ:
+            _text(payload, "priority", MAX_SHORT, where="payload.")  # a name, or a rank
+        _text(payload, "content", MAX_TEXT, where="payload.")
+        meta = payload.get("metadata")
+        if meta is not None and not isinstance(meta, dict):
+            raise EventRejected(f"payload.metadata: {_show(meta)} is not an object")
+    elif kind == "ack":
+        _text(payload, "ackOf", MAX_ID, required=True, where="payload.")
+        if payload.get("status") not in ACK_STATUSES:
+            raise EventRejected(
+                f"payload.status: {_show(payload.get('status'))} is not accepted or processed"
+            )
+        _text(payload, "outcome", MAX_SHORT, where="payload.")
+    elif kind == "reply":
+        _text(payload, "replyTo", MAX_ID, required=True, where="payload.")
+        _text(payload, "content", MAX_TEXT, where="payload.")
+    elif kind in TASK_KINDS:
+        _text(payload, "taskId", MAX_ID, required=True, where="payload.")
+        _text(payload, "etaAt", MAX_SHORT, where="payload.")
+
+
+def _text(
+    obj: dict[str, Any], name: str, limit: int, *, required: bool = False, where: str = ""
+) -> None:
+    value = obj.get(name)
+    if value is None and not required:
+        return
+    least = 0 if limit == MAX_TEXT else 1  # a text may be empty, an id or a word not
+    if not isinstance(value, str) or not least <= len(value) <= limit:
+        raise EventRejected(
+            f"{where}{name}: {_show(value)} is not a string of {least}-{limit} characters"
+        )
+
+
+def _agent(env: dict[str, Any], name: str, *, required: bool) -> None:
+    value = env.get(name)
+    if value is None and not required:
+        return
+    try:
+        if not isinstance(value, str):
+            raise ValidationFailed(name)
+        agent_id(value, name)
+    except ValidationFailed:
+        raise EventRejected(f"{name}: {_show(value)} is not a valid agent id") from None
+
+
+def _bounded(env: dict[str, Any]) -> None:
+    """Depth, count and text of the whole event within bounds, walked without recursion
+    (a hostile nesting must not exhaust the stack here either)."""
+    items = chars = 0
+    todo: list[tuple[Any, int]] = [(env, 1)]
+    while todo:
+        value, depth = todo.pop()
+        items += 1
+        if items > MAX_ITEMS:
+            raise EventRejected(f"the event holds more than {MAX_ITEMS} values")
+        if isinstance(value, str):
+            chars += len(value)
+            if chars > MAX_TEXT:
+                raise EventRejected(f"the event's text is over {MAX_TEXT} characters")
+            continue
+        if not isinstance(value, dict | list):
+            continue
+        if depth > MAX_DEPTH:
+            raise EventRejected(f"the event nests deeper than {MAX_DEPTH} levels")
+        if isinstance(value, dict):
+            for k, v in value.items():
+                chars += len(k)
+                todo.append((v, depth + 1))
+        else:
+            todo.extend((v, depth + 1) for v in value)
+
+
+def _show(value: Any) -> str:
+    """A value as a refusal names it: its repr, cut short."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def seq_of(env: Any) -> int | None:
+    """The event's seq when it is a usable one (for the record and the cursor)."""
+    seq = env.get("seq") if isinstance(env, dict) else None
+    return seq if type(seq) is int and 1 <= seq <= MAX_SEQ else None
+
+
+def said(env: Any, name: str) -> str | None:
+    """A string field of a refused event as recorded: absent, not a string, or cut to
+    MAX_SHORT characters."""
+    value = env.get(name) if isinstance(env, dict) else None
+    return value[:MAX_SHORT] if isinstance(value, str) else None

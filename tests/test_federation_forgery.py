@@ -266,3 +266,55 @@ def test_the_rule_checks_alone(tmp_path: Path):
         assert peertrust.answer_refusal(conn, "nd", "no-such-event", "an ack") is None
     finally:
         conn.close()
+
+
+def test_a_forged_event_over_real_gateways(tmp_path: Path):
+    """Two real gateways (the seed, nb) and a third member, nc, that joined by invite and
+    serves forged events from its own outbox over signed HTTP reads."""
+    from test_gateway import free_port, gateway_nodes, invite, wait_until, where
+
+    with gateway_nodes(tmp_path) as make:
+        seed, b, c = make("seed"), make("nb"), make("nc")
+        seed.start("--seed", port=free_port())
+        b.start("--join", str(seed.url), "--invite", invite(seed, "--expect", "nb"))
+        c.start("--join", str(seed.url), "--invite", invite(seed, "--expect", "nc"))
+        seed.ok("agent", "own", "alice")
+        b.ok("agent", "own", "bob")
+        c.ok("agent", "own", "mallory")
+        for n in (seed, b, c):
+            for agent, owner in (("alice", "seed"), ("bob", "nb"), ("mallory", "nc")):
+                wait_until(f"{agent} on {n.id}", lambda n=n, a=agent, o=owner: where(n, a) == o)
+        sent = seed.ok("send", "--as", "alice", "--to", "bob", "the real one")["results"][0]
+        as_alice = forge(
+            c,
+            "message",
+            to_node="nb",
+            source_agent="alice",
+            to_agent="bob",
+            payload={"type": "text", "content": "the forged one"},
+        )
+        fake_ack = forge(
+            c,
+            "ack",
+            to_node="seed",
+            payload={"ackOf": sent["global_id"], "status": "processed", "outcome": "completed"},
+        )
+        got = b.ok("fed", "pull")
+        assert got["delivered"] == 1 and got["unreachable"] == []
+        got = b.ok("receive", "--as", "bob")["messages"]
+        assert [(m["sender"], m["content"]) for m in got] == [("alice", "the real one")]
+        seed.ok("fed", "pull")
+        with sqlite3.connect(seed.path) as conn:
+            state = conn.execute(
+                "SELECT state FROM fed_sent WHERE event_id = ?", (sent["global_id"],)
+            ).fetchone()[0]
+        assert state == "accepted"  # nb's `ack accepted`; nc's `processed` refused
+        for n, forged, why in (
+            (b, as_alice, "'alice' is owned by node 'seed', not by node 'nc'"),
+            (seed, fake_ack, "sent to node 'nb') came from node 'nc'"),
+        ):
+            with sqlite3.connect(n.path) as conn:
+                rows = conn.execute(
+                    "SELECT source_node, event_id, reason FROM fed_rejected"
+                ).fetchall()
+            assert [(s, e) for s, e, _ in rows] == [("nc", forged)] and why in rows[0][2]

@@ -110,7 +110,7 @@ def test_a_message_as_an_agent_the_peer_does_not_own_is_refused(trio, as_agent, 
         payload={"type": "text", "content": "hello from nc"},
     )
     got = b.ok("fed", "pull")
-    assert got["delivered"] == 1
+    assert (got["delivered"], got["rejected"]) == (1, 1)
     assert inbox(b, "bob") == [("mallory", "hello from nc")]
     reasons = rejected(b)
     assert list(reasons) == [forged] and why in reasons[forged]
@@ -173,11 +173,18 @@ def test_a_forged_reply_and_ack_for_an_event_sent_to_another_node_are_refused(tr
         payload={"replyTo": q["global_id"], "content": "because I say so"},
     )
     got = a.ok("fed", "pull")
-    assert (got["acks"], got["replies"]) == (0, 0)
+    assert (got["acks"], got["replies"], got["rejected"]) == (0, 0, 2)
     reasons = rejected(a)
     assert set(reasons) == {ack, reply}
     assert "sent to node 'nb'" in reasons[ack] and "came from node 'nc'" in reasons[ack]
     assert "sent to node 'nb'" in reasons[reply]
+    status = a.ok("fed", "status")
+    assert status["rejected"]["count"] == 2
+    assert {(r["node"], r["kind"]) for r in status["rejected"]["latest"]} == {
+        ("nc", "ack"),
+        ("nc", "reply"),
+    }
+    assert {p["node"]: p["rejected"] for p in status["peers"]} == {"nb": 0, "nc": 2}
     assert _state(a, sent["global_id"]) == "emitted" and _state(a, q["global_id"]) == "emitted"
     assert inbox(a, "alice") == []
     # bob's real answers are still taken

@@ -233,7 +233,9 @@ _FEDERATION = (
     " s.incident_at FROM messages m"
     " JOIN fed_outbox o ON o.event_id = m.global_id AND o.attempt = 1"
     " LEFT JOIN fed_sent s ON s.event_id = m.global_id"
-    " WHERE m.id BETWEEN ? AND ? AND m.global_id IS NOT NULL ORDER BY m.id"
+    " WHERE m.id BETWEEN ? AND ? AND m.global_id IS NOT NULL"
+    # an event id is unique per origin: a message another node sent under one of ours is not
+    " AND m.origin_node IS (SELECT node_id FROM fed_node WHERE id = 1) ORDER BY m.id"
 )
 # Tasks by id (= the carrying message's id on this store, so a task goes with its message's
 # chunk even once compaction removed the message) and their history, which carries the

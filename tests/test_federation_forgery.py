@@ -242,6 +242,25 @@ def test_accepting_and_completing_a_task_delegated_to_another_node_is_refused(tr
     assert a.ok("task", "show", gid)["state"] == "completed"
 
 
+def test_a_reply_from_the_right_node_as_another_agent_is_refused(trio):
+    a, b, _ = trio
+    q = a.ok("send", "--to", "bob", "why?", "--type", "query", "--as", "alice")["results"][0]
+    b.ok("agent", "own", "zed")
+    b.ok("fed", "pull")
+    a.ok("fed", "pull")
+    reply = forge(
+        b,
+        "reply",
+        to_node="na",
+        source_agent="zed",
+        to_agent="alice",
+        payload={"replyTo": q["global_id"], "content": "not asked"},
+    )
+    got = a.ok("fed", "pull")  # today: exit 5, zed is no participant of alice's channel
+    assert got["replies"] == 0 and inbox(a, "alice") == []
+    assert rejected(a) == {reply: "a reply to a query sent to 'bob' came as 'zed'"}
+
+
 def test_a_refused_event_is_not_retried_and_is_shown(trio):
     _, b, c = trio
     forge(

@@ -40,7 +40,8 @@ def refusal(conn: sqlite3.Connection, me: str, source: str, env: dict[str, Any])
     if kind == "ack":
         return answer_refusal(conn, source, payload.get("ackOf"), "an ack")
     if kind == "reply":
-        return answer_refusal(conn, source, payload.get("replyTo"), "a reply")
+        why = answer_refusal(conn, source, payload.get("replyTo"), "a reply")
+        return why or replier_refusal(conn, payload.get("replyTo"), env.get("sourceAgentId"))
     if kind in _TASK_KINDS:
         return task_refusal(conn, source, payload.get("taskId"), str(kind))
     return None
@@ -77,6 +78,15 @@ def answer_refusal(conn: sqlite3.Connection, source: str, event_id: Any, what: s
         return None
     to = f"node {row[2]!r}" if row[2] else "no node"
     return f"{what} for event {event_id} (sent to {to}) came from node {source!r}"
+
+
+def replier_refusal(conn: sqlite3.Connection, event_id: Any, agent: Any) -> str | None:
+    """A reply comes from the agent the query was sent to: only it takes part in the
+    asker's channel (the response lands there as from it)."""
+    row = fsql.sent(conn, str(event_id))
+    if row is None or row[3] is None or agent == row[3]:
+        return None
+    return f"a reply to a query sent to {row[3]!r} came as {agent!r}"
 
 
 def task_refusal(conn: sqlite3.Connection, source: str, task_id: Any, kind: str) -> str | None:

@@ -43,8 +43,8 @@ def _readiness(log: Path) -> int:
 
 
 class NatsServer:
-    def __init__(self, directory: Path) -> None:
-        self.dir, self.port = directory, free_port()
+    def __init__(self, directory: Path, config: Path | None = None) -> None:
+        self.dir, self.port, self.config = directory, free_port(), config
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -60,6 +60,7 @@ class NatsServer:
         self.proc = procs.spawn(
             [
                 NATS_SERVER,
+                *(["-c", str(self.config)] if self.config is not None else []),
                 "-js",
                 "-a",
                 "127.0.0.1",
@@ -89,8 +90,9 @@ class NatsServer:
 
 
 @contextlib.contextmanager
-def nats_server(directory: Path) -> Iterator[NatsServer]:
-    server = NatsServer(directory)
+def nats_server(directory: Path, config: Path | None = None) -> Iterator[NatsServer]:
+    """A started server (with `config`: a nats-server configuration file, its users say)."""
+    server = NatsServer(directory, config)
     server.start()
     try:
         yield server

@@ -13,7 +13,7 @@ import sqlite3
 from dataclasses import dataclass, field
 from typing import Any
 
-from acomm_cli.engine import envelope, remote, taskfed
+from acomm_cli.engine import envelope, peertrust, remote, taskfed
 from acomm_cli.engine.sending import Router, persist, plan_message
 from acomm_cli.errors import CommError, EventRejected, PeerUnreachable
 from acomm_cli.federation import identity, room
@@ -283,6 +283,9 @@ def _apply(
         return
     if env.get("toNodeId") not in (None, me):
         return  # addressed to another node: recorded, nothing to do here
+    why = peertrust.refusal(conn, me, source, env)
+    if why is not None:
+        raise EventRejected(why)  # the peer spoke for an agent or a node it is not
     if kind == "message":
         _deliver(conn, me, source, env, now)
         result.delivered += 1

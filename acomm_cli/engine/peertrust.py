@@ -1,0 +1,101 @@
+"""What a member node may do: the checks an event read from a peer's outbox passes before
+anything of it is applied. A peer speaks only for itself. The event's origin is the node whose
+outbox it was read from (a signed read or a NATS subject says which); the agent it sends as
+is one that node owns in the room, or is a listed fallback for, never an agent of this node or
+of a third node and never `acomm`; an ack, a reply or a task's progress comes only from the
+node the original event was sent to. Each check returns why it refuses (None: allowed);
+federation's pull turns a refusal into EventRejected. Imported only on a node. Stdlib and
+store only."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from acomm_cli.engine import remote
+from acomm_cli.engine.taskdata import by_global_id
+from acomm_cli.engine.taskemit import KINDS
+from acomm_cli.model import SYSTEM_AGENT
+from acomm_cli.store import federation as fsql
+
+# the kinds whose sourceAgentId speaks to someone here: a message or a reply lands in an
+# inbox as that agent, a task is created by it or changed by it
+_SPEAKS_AS = frozenset({"message", "task_create", "reply", *KINDS.values()})
+_TASK_KINDS = frozenset(KINDS.values())
+
+
+def refusal(conn: sqlite3.Connection, me: str, source: str, env: dict[str, Any]) -> str | None:
+    """Why `source` may not have sent `env` to this node (`me`), or None. Only events
+    addressed to this node are checked (others are recorded and left alone)."""
+    origin = env.get("sourceNodeId")
+    if origin is not None and origin != source:
+        return f"sourceNodeId {origin!r} is not the node whose outbox it came from ({source!r})"
+    kind = env.get("kind")
+    if kind in _SPEAKS_AS:
+        why = sender_refusal(conn, me, source, env.get("sourceAgentId"))
+        if why is not None:
+            return why
+    payload = env.get("payload")
+    payload = payload if isinstance(payload, dict) else {}
+    if kind == "ack":
+        return answer_refusal(conn, source, payload.get("ackOf"), "an ack")
+    if kind == "reply":
+        why = answer_refusal(conn, source, payload.get("replyTo"), "a reply")
+        return why or replier_refusal(conn, payload.get("replyTo"), env.get("sourceAgentId"))
+    if kind in _TASK_KINDS:
+        return task_refusal(conn, source, payload.get("taskId"), str(kind))
+    return None
+
+
+def sender_refusal(conn: sqlite3.Connection, me: str, source: str, agent: Any) -> str | None:
+    """The agent a peer sends as: never `acomm`; owned by the peer in the room (or the peer
+    is one of its listed fallback nodes); an agent no node owns only when it is not one of
+    this node's agents (a participant of a channel here)."""
+    if agent is None:
+        return None
+    agent = str(agent)
+    if agent == SYSTEM_AGENT:
+        return f"node {source!r} may not send as {SYSTEM_AGENT!r}"
+    owner = remote.room_value(conn, "agents", agent).get("ownerNodeId")
+    if owner is None:
+        if fsql.local_participant(conn, agent):
+            return f"{agent!r} is an agent of this node, not of node {source!r}"
+        return None
+    if owner == source:
+        return None
+    fallbacks = remote.room_value(conn, "routing", agent).get("fallbackOwners") or []
+    if isinstance(fallbacks, list) and source in fallbacks:
+        return None
+    whose = "this node" if owner == me else f"node {owner!r}"
+    return f"{agent!r} is owned by {whose}, not by node {source!r}"
+
+
+def answer_refusal(conn: sqlite3.Connection, source: str, event_id: Any, what: str) -> str | None:
+    """An ack or a reply answers an event this node sent: only the node it was sent to may
+    answer it. An answer to an event we never sent changes nothing and passes."""
+    row = fsql.sent(conn, str(event_id))
+    if row is None or row[2] == source:
+        return None
+    to = f"node {row[2]!r}" if row[2] else "no node"
+    return f"{what} for event {event_id} (sent to {to}) came from node {source!r}"
+
+
+def replier_refusal(conn: sqlite3.Connection, event_id: Any, agent: Any) -> str | None:
+    """A reply comes from the agent the query was sent to: only it takes part in the
+    asker's channel (the response lands there as from it)."""
+    row = fsql.sent(conn, str(event_id))
+    if row is None or row[3] is None or agent == row[3]:
+        return None
+    return f"a reply to a query sent to {row[3]!r} came as {agent!r}"
+
+
+def task_refusal(conn: sqlite3.Connection, source: str, task_id: Any, kind: str) -> str | None:
+    """A task's progress (accept, update, complete, fail, incident) changes our copy only
+    when the task was created here and delegated to the sending node."""
+    task = by_global_id(conn, str(task_id), None)  # only a task created here takes them
+    if task is None or task.peer_node == source:
+        return None
+    return (
+        f"{kind} for task {task_id}: the task is delegated to node {task.peer_node!r},"
+        f" not to node {source!r}"
+    )

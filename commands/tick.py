@@ -96,7 +96,7 @@ def tick(
                     conn, setup, every_s, max_seconds, stop, report, render_worker.tick_retry
                 )
                 signum = None  # a signal is how a worker is meant to stop
-        except stopping.Interrupted:  # a pass cut short by a stop: its transaction rolled back
+        except stopping._Interrupted:  # a pass cut short by a stop: its transaction rolled back
             signum = None if every_s is not None else stop.signum
     if failed is not None:  # stopped while the store was locked: say so, as a single pass would
         raise failed

@@ -9,6 +9,7 @@ import os
 import shutil
 import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -329,6 +330,40 @@ exec sleep 300""",
     [r] = receipts(cli)
     assert (r["message_id"], r["status"]) == (first, "failed")
     assert r["reason"].startswith("interrupted")
+
+
+def test_tick_stops_within_a_second_even_when_the_agent_ignores_sigterm(cli, team, tmp_path):
+    """A stop kills the agent's process group with SIGKILL half a second after its SIGTERM,
+    so an agent that ignores SIGTERM (run without a shell: it leads its process group)
+    cannot hold a `tick` that was told to stop."""
+    run_ = agent_script(
+        tmp_path,
+        "deaf.sh",
+        """
+trap '' TERM
+echo $$ > "$WORK/started"
+exec sleep 300""",
+    )
+    configure(team, bob={"run": [run_]})
+    cli.ok("send", "team", "a", "--as", "alice")
+    p = subprocess.Popen(
+        [ACOMM, "tick", "--every", "1s", "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    started = tmp_path / "started"
+    wait_for(lambda: started.exists() and started.read_text().strip() != "")
+    child = int(started.read_text())
+    signalled = time.monotonic()
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=60)
+    took = time.monotonic() - signalled
+    assert p.returncode == 0, err
+    assert gone(child)  # killed before the tick ended, not left behind
+    assert took < 1.5, took  # 0.5 s of grace, then SIGKILL; the rest is a loaded machine
+    [r] = receipts(cli)
+    assert r["status"] == "failed" and r["reason"].startswith("interrupted")
 
 
 def test_a_dedupe_key_in_flight_holds_back_its_twin(cli, team, tmp_path):

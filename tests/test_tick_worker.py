@@ -302,7 +302,7 @@ def test_wait_for_stop_wakes_when_the_pipe_is_written():
 
 @pytest.mark.unit
 def test_a_stop_cuts_a_cuttable_block_short_and_nothing_else():
-    """Inside `cuttable()`, work that ignores a stop ends by Interrupted about GRACE_S after
+    """Inside `cuttable()`, work that ignores a stop ends by _Interrupted about GRACE_S after
     it; a block that ends in time, and code outside any block, are never interrupted."""
     from acomm_cli.cli import stopping
 
@@ -311,7 +311,7 @@ def test_a_stop_cuts_a_cuttable_block_short_and_nothing_else():
         with stop.cuttable():
             pass  # ended before any stop: nothing armed
         start = time.monotonic()
-        with pytest.raises(stopping.Interrupted), stop.cuttable():
+        with pytest.raises(stopping._Interrupted), stop.cuttable():
             os.kill(os.getpid(), signal.SIGTERM)
             while time.monotonic() - start < WITHIN:  # work that never looks at the stop
                 pass

@@ -6,7 +6,7 @@ The handler records the signal and writes a byte to a pipe: a wait that selects 
 `Stop.fileno()` wakes at once (a bare flag would wait for the select's timeout). Work that
 checks for a stop only between steps could still run long (a backlog of timers, thousands
 of bridge files), so inside `Stop.cuttable()` a stop not honoured within GRACE_S raises
-Interrupted from SIGALRM: the open transaction rolls back, as in any exception, and the
+_Interrupted from SIGALRM: the open transaction rolls back, as in any exception, and the
 program stops within a second. Dispatch is not cuttable: it stops by itself, killing the
 running agent's process group first.
 """
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 GRACE_S = 0.5  # a stop inside cuttable() that the work has not honoured by then cuts it
 
 
-class Interrupted(BaseException):
+class _Interrupted(BaseException):
     """Raised inside `Stop.cuttable()` GRACE_S after a stop request the work did not honour.
     A BaseException, so no `except Exception` on the way swallows it."""
 
@@ -48,7 +48,7 @@ class Stop:
     @contextlib.contextmanager
     def cuttable(self) -> Iterator[None]:
         """Work that may be cut short: a stop requested while it runs (or before) raises
-        Interrupted GRACE_S later if the block has not ended by then."""
+        _Interrupted GRACE_S later if the block has not ended by then."""
         self._cuttable = True
         try:
             if self.signum is not None:
@@ -69,7 +69,7 @@ class Stop:
     def _on_alarm(self, _signum: int, _frame: FrameType | None) -> None:
         if self._cuttable:
             self._cuttable = False
-            raise Interrupted
+            raise _Interrupted
 
     def __call__(self) -> bool:
         return self.signum is not None

@@ -26,6 +26,9 @@ from dataclasses import dataclass
 STDOUT_CAP = 4 * 1024 * 1024  # bytes of output kept (a response is at most 1 MiB by default)
 STDERR_TAIL = 2000  # characters of the end of standard error kept for a failure's reason
 TERM_GRACE_S = 2.0  # after SIGTERM, this long before SIGKILL
+# the same when the dispatcher itself was asked to stop: a command that ignores SIGTERM must
+# not hold a `tick` told to stop for more than a second
+STOP_GRACE_S = 0.5
 _CHUNK = 64 * 1024
 _POLL_S = 0.05  # without a pidfd (not Linux 5.3+), how often the command's exit is checked
 
@@ -118,10 +121,10 @@ def run_command(
                 os.set_blocking(fd, False)
             ended = _pump(proc, sinks, timeout_s, stop)
             if ended != "exited":
-                _kill_group(proc)
+                _kill_group(proc, STOP_GRACE_S if ended == "stopped" else TERM_GRACE_S)
             _drain(sinks)
         except BaseException:  # interrupted: never leave the command running unwatched
-            _kill_group(proc)
+            _kill_group(proc, STOP_GRACE_S)
             raise
         finally:
             for fd in (out_r, err_r):
@@ -196,12 +199,12 @@ def _drain(sinks: dict[int, _Head | _Tail]) -> None:
             sink.feed(chunk)
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    """SIGTERM to the command's process group, SIGKILL after a grace period."""
+def _kill_group(proc: subprocess.Popen[bytes], grace_s: float) -> None:
+    """SIGTERM to the command's process group, SIGKILL `grace_s` later."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGTERM)
     try:
-        proc.wait(timeout=TERM_GRACE_S)
+        proc.wait(timeout=grace_s)
     except subprocess.TimeoutExpired:
         pass
     with contextlib.suppress(ProcessLookupError, PermissionError):

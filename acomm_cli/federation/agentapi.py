@@ -121,7 +121,7 @@ def _bearer(request: Any) -> str | None:
 def _object(raw: bytes) -> dict[str, Any]:
     try:
         doc = httpbody.parse(raw) if raw.strip() else {}
-    except httpbody.BadJson as exc:
+    except httpbody._BadJson as exc:
         raise ValidationFailed(f"body: {exc}", field="body") from None
     if not isinstance(doc, dict):
         raise ValidationFailed("body: the request must be a JSON object", field="body")
@@ -275,7 +275,7 @@ class AgentApi:
             return cap
         try:
             return await httpbody.read_capped(request, cap)
-        except httpbody.BodyTooLarge:
+        except httpbody._BodyTooLarge:
             return refusal(
                 413,
                 "validation_failed",

@@ -198,7 +198,7 @@ class Gateway:
 
         try:
             doc = httpbody.parse(await httpbody.read_capped(request, self.opts.max_body))
-        except httpbody.BodyTooLarge:
+        except httpbody._BodyTooLarge:
             return JSONResponse(
                 *_swap(
                     handshake.refusal(
@@ -208,7 +208,7 @@ class Gateway:
                     )
                 )
             )
-        except httpbody.BadJson as exc:
+        except httpbody._BadJson as exc:
             return JSONResponse(*_swap(handshake.refusal(400, "invalid_request", str(exc))))
         if not isinstance(doc, dict):  # a JSON string would be parsed a second time
             doc = None

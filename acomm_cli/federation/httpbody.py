@@ -18,11 +18,11 @@ INT_MAX = 2**63 - 1  # SQLite's INTEGER
 INT_MIN = -(2**63)
 
 
-class BodyTooLarge(Exception):
+class _BodyTooLarge(Exception):
     """The request's body is (or says it is) larger than the endpoint takes."""
 
 
-class BadJson(ValueError):
+class _BadJson(ValueError):
     """Not JSON, or JSON outside the bounds above; the message says which."""
 
 
@@ -38,30 +38,30 @@ def declared_length(headers: Any) -> int | None:
 
 
 async def read_capped(request: Any, cap: int) -> bytes:
-    """The body, at most `cap` bytes: BodyTooLarge as soon as the declared length or the
+    """The body, at most `cap` bytes: _BodyTooLarge as soon as the declared length or the
     bytes received so far pass it (the rest is never read; the server closes the
     connection after the answer)."""
     declared = declared_length(request.headers)
     if declared is not None and declared > cap:
-        raise BodyTooLarge
+        raise _BodyTooLarge
     chunks: list[bytes] = []
     size = 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > cap:
-            raise BodyTooLarge
+            raise _BodyTooLarge
         chunks.append(chunk)
     return b"".join(chunks)
 
 
 def parse(raw: bytes) -> Any:
-    """JSON within the bounds, or BadJson naming the first bound passed."""
+    """JSON within the bounds, or _BadJson naming the first bound passed."""
     try:
         doc = json.loads(raw)
     except RecursionError:
-        raise BadJson(f"the body nests deeper than {MAX_DEPTH} levels") from None
+        raise _BadJson(f"the body nests deeper than {MAX_DEPTH} levels") from None
     except (ValueError, UnicodeDecodeError):
-        raise BadJson("the body is not valid JSON (UTF-8)") from None
+        raise _BadJson("the body is not valid JSON (UTF-8)") from None
     check(doc)
     return doc
 
@@ -73,13 +73,13 @@ def check(doc: Any) -> None:
         value, depth = stack.pop()
         if isinstance(value, dict):
             if depth > MAX_DEPTH:
-                raise BadJson(f"the body nests deeper than {MAX_DEPTH} levels")
+                raise _BadJson(f"the body nests deeper than {MAX_DEPTH} levels")
             for key, item in value.items():
                 _string(key)
                 stack.append((item, depth + 1))
         elif isinstance(value, list):
             if depth > MAX_DEPTH:
-                raise BadJson(f"the body nests deeper than {MAX_DEPTH} levels")
+                raise _BadJson(f"the body nests deeper than {MAX_DEPTH} levels")
             stack.extend((item, depth + 1) for item in value)
         elif isinstance(value, str):
             _string(value)
@@ -87,9 +87,9 @@ def check(doc: Any) -> None:
             continue
         elif isinstance(value, int):
             if not INT_MIN <= value <= INT_MAX:
-                raise BadJson("a number in the body is outside the 64-bit integer range")
+                raise _BadJson("a number in the body is outside the 64-bit integer range")
         elif isinstance(value, float) and value - value != 0.0:  # inf, -inf, nan
-            raise BadJson("a number in the body is not finite")
+            raise _BadJson("a number in the body is not finite")
 
 
 def _string(text: str) -> None:
@@ -98,7 +98,7 @@ def _string(text: str) -> None:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate, e.g. "\ud800"
-        raise BadJson("a string in the body is not valid Unicode (a lone surrogate)") from None
+        raise _BadJson("a string in the body is not valid Unicode (a lone surrogate)") from None
 
 
 def error_response(status: int, code: str, message: str, headers: Any = None) -> Any:

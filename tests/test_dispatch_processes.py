@@ -300,6 +300,15 @@ wait""",
     ]
 
 
+def _tick_every() -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [ACOMM, "tick", "--every", "1s", "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
 def test_tick_every_stops_at_a_signal_without_finishing_the_pass(cli, team, tmp_path):
     run_ = agent_script(
         tmp_path,
@@ -312,12 +321,7 @@ exec sleep 300""",
     configure(team, bob={"run": run_})
     first = int(cli.ok("send", "team", "a", "--as", "alice", "--priority", "high").stdout)
     cli.ok("send", "team", "b", "--as", "alice")
-    p = subprocess.Popen(
-        [ACOMM, "tick", "--every", "1s", "--json"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    p = _tick_every()
     started = tmp_path / "started"
     wait_for(lambda: started.exists() and started.read_text().strip() != "")
     child = int(started.read_text())
@@ -346,12 +350,7 @@ exec sleep 300""",
     )
     configure(team, bob={"run": [run_]})
     cli.ok("send", "team", "a", "--as", "alice")
-    p = subprocess.Popen(
-        [ACOMM, "tick", "--every", "1s", "--json"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    p = _tick_every()
     started = tmp_path / "started"
     wait_for(lambda: started.exists() and started.read_text().strip() != "")
     child = int(started.read_text())

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_federation_routing import Node
+from test_federation_routing import Node, three_nodes
 
 from acomm_cli.engine import remote
 from acomm_cli.store import federation as fsql
@@ -24,16 +24,7 @@ pytestmark = pytest.mark.federation
 def trio(cli, tmp_path):
     """na (alice's node), nb (bob's and carol's) and nc (mallory's), each a peer of the
     others; the room copies know who owns whom."""
-    made = {}
-    for name in ("na", "nb", "nc"):
-        n = Node(cli, tmp_path / f"{name}.acomm", name)
-        n.ok("node", "init", "--id", name)
-        made[name] = n
-    for x in made.values():
-        for y in made.values():
-            if x is not y:
-                x.ok("peers", "add", y.id, "--url", f"store:{y.path}")
-    a, b, c = made["na"], made["nb"], made["nc"]
+    a, b, c = three_nodes(cli, tmp_path)
     a.ok("agent", "own", "alice")
     b.ok("agent", "own", "bob")
     c.ok("agent", "own", "mallory")

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from conftest import UNDO_MIGRATION, rewind_migrations
+from test_federation_routing import three_nodes
 from test_gateway import free_port, gateway_nodes, invite, wait_until, where
 
 pytestmark = pytest.mark.federation
@@ -56,22 +57,13 @@ class Node:
 def nodes(cli, tmp_path):
     """na, nb and nc, each knowing the others' store; nb owns bob, nc owns mallory, and a
     pull all round has told every node so."""
-    made = {}
-    for name in ("na", "nb", "nc"):
-        n = Node(cli, tmp_path / f"{name}.acomm", name)
-        n.ok("node", "init", "--id", name)
-        made[name] = n
-    for a in made.values():
-        for b in made.values():
-            if a is not b:
-                a.ok("peers", "add", b.id, "--url", f"store:{b.path}")
-    made["nb"].ok("agent", "own", "bob")
-    made["nc"].ok("agent", "own", "mallory")
-    for n in made.values():
-        n.ok("fed", "pull")
-    for n in made.values():
-        n.ok("fed", "pull")
-    return made["na"], made["nb"], made["nc"]
+    made = three_nodes(cli, tmp_path, Node)
+    made[1].ok("agent", "own", "bob")
+    made[2].ok("agent", "own", "mallory")
+    for _ in range(2):
+        for n in made:
+            n.ok("fed", "pull")
+    return made
 
 
 def _send(n: Node, sender: str, text: str) -> str:

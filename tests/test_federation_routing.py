@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -45,11 +46,12 @@ def linked_pair(cli, tmp_path) -> tuple[Node, Node]:
     return a, b
 
 
-@pytest.fixture
-def nodes(cli, tmp_path):
+def three_nodes(cli, tmp_path, node: type = Node) -> tuple[Any, Any, Any]:
+    """na, nb and nc, each a node whose peers are the other two (their store files); `node`
+    is the class that drives each one (a test file may bring its own)."""
     made = {}
     for name in ("na", "nb", "nc"):
-        n = Node(cli, tmp_path / f"{name}.acomm", name)
+        n = node(cli, tmp_path / f"{name}.acomm", name)
         n.ok("node", "init", "--id", name)
         made[name] = n
     for a in made.values():
@@ -57,6 +59,11 @@ def nodes(cli, tmp_path):
             if a is not b:
                 a.ok("peers", "add", b.id, "--url", f"store:{b.path}")
     return made["na"], made["nb"], made["nc"]
+
+
+@pytest.fixture
+def nodes(cli, tmp_path):
+    return three_nodes(cli, tmp_path)
 
 
 def test_ownership_is_visible_after_a_pull(nodes):

@@ -5,7 +5,6 @@ the MCP toolbox, on real stores."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import stat
@@ -15,7 +14,7 @@ from pathlib import Path
 
 import pyarrow.dataset as ds
 import pytest
-from conftest import query
+from conftest import query, snapshot
 
 from acomm_cli import clock
 from acomm_cli.mcpserver import tools
@@ -32,17 +31,6 @@ pytestmark = pytest.mark.cli
 FAR = 9_000_000_000_000_000_000  # ms: a row written before times were bounded
 LATEST = "9999-12-31T23:59:59.999Z"
 EARLIEST = "0001-01-01T00:00:00.000Z"
-
-
-def _dump(store: Path) -> str:
-    rows = []
-    for (name,) in query(
-        store,
-        "SELECT name FROM sqlite_master WHERE type = 'table'"
-        " AND name NOT LIKE 'sqlite_%' ORDER BY name",
-    ):
-        rows.append((name, query(store, f'SELECT * FROM "{name}" ORDER BY 1')))
-    return hashlib.sha256(repr(rows).encode()).hexdigest()
 
 
 def _toolbox(store: Path, agent: str) -> tools.Toolbox:
@@ -99,14 +87,14 @@ def _toolbox(store: Path, agent: str) -> tools.Toolbox:
 def test_a_time_or_duration_past_the_bounds_is_refused_and_changes_nothing(
     cli, team, args, field, value
 ):
-    before = _dump(team)
+    before = snapshot(team)
     r = cli(*args, "--json")
     assert r.exit_code == 3, (r.stdout, r.stderr)
     assert r.error["code"] == "validation_failed"
     assert r.error["field"] == field
     if value is not None:
         assert r.error["value"] == value
-    assert _dump(team) == before
+    assert snapshot(team) == before
 
 
 def test_a_config_duration_past_the_bound_is_refused(cli, team):

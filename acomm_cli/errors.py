@@ -45,11 +45,53 @@ class UnsafePath(ValidationFailed):
     symbolic link, a file for a directory): the bridge leaves it alone and says so."""
 
 
+# The libraries of each optional extra (pyproject.toml's optional-dependencies), by the name
+# they are imported under.
+EXTRAS = {
+    "federation": (
+        "pycrdt",
+        "pycrdt_websocket",
+        "pycrdt_store",
+        "uvicorn",
+        "starlette",
+        "pyseto",
+        "cryptography",
+        "httpx",
+        "httpx_ws",
+        "nats",
+        "anyio",
+    ),
+    "mcp": ("mcp", "mcp_types", "pydantic"),
+    "ui": ("textual",),
+    "spark": ("pyarrow", "pyspark", "py4j"),
+}
+
+
+def install_command(extra: str) -> str:
+    return f"pip install 'acomm[{extra}]'"
+
+
 class MissingExtra(ValidationFailed):
     """A command whose libraries are an optional extra that is not installed here: the
     message names the extra and the exact command that installs it."""
 
     code = "missing_extra"
+
+    @classmethod
+    def of(cls, module: str | None) -> MissingExtra | None:
+        """The refusal for a command that failed to import `module`, when an extra holds it
+        (None for any other module: that is a bug, not a missing extra)."""
+        top = (module or "").partition(".")[0]
+        extra = next((e for e, names in EXTRAS.items() if top in names), None)
+        if extra is None:
+            return None
+        install = install_command(extra)
+        return cls(
+            f"this command needs {top}, which the `{extra}` extra installs: {install}",
+            extra=extra,
+            install=install,
+            missing=[top],
+        )
 
 
 class NotFound(CommError):

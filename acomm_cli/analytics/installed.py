@@ -3,10 +3,10 @@ part of a plain `pip install acomm`, so each command asks before it opens anythi
 
 from __future__ import annotations
 
-from acomm_cli.errors import MissingExtra
+from acomm_cli.errors import MissingExtra, install_command
 
 EXTRA = "spark"
-INSTALL = "pip install 'acomm[spark]'"
+INSTALL = install_command(EXTRA)
 # what each command imports; audit reads the export's manifest with pyarrow too
 NEEDS = {"export": ("pyarrow",), "audit": ("pyarrow", "pyspark")}
 

@@ -131,50 +131,10 @@ def failed(exc: BaseException, as_json: bool) -> int:
 
         silence_stdout()
         return 0
-    if isinstance(exc, ModuleNotFoundError) and _extra_of(exc.name):
-        render.error(_missing_extra(exc.name or ""), as_json)
-        return MissingExtra.exit_status
+    if isinstance(exc, ModuleNotFoundError) and (missing := MissingExtra.of(exc.name)):
+        render.error(missing, as_json)
+        return missing.exit_status
     if isinstance(exc, Exception):  # a bug: say so plainly, exit 1
         render.error(Internal(f"{type(exc).__name__}: {exc}"), as_json)
         return 1
     raise exc
-
-
-# The libraries of each optional extra (pyproject.toml's optional-dependencies), by the name
-# they are imported under: a command that needs one that is not installed is refused naming
-# the install command, not reported as a bug. export and audit check theirs before they start.
-EXTRAS = {
-    "federation": (
-        "pycrdt",
-        "pycrdt_websocket",
-        "pycrdt_store",
-        "uvicorn",
-        "starlette",
-        "pyseto",
-        "cryptography",
-        "httpx",
-        "httpx_ws",
-        "nats",
-        "anyio",
-    ),
-    "mcp": ("mcp", "mcp_types", "pydantic"),
-    "ui": ("textual",),
-    "spark": ("pyarrow", "pyspark", "py4j"),
-}
-
-
-def _extra_of(module: str | None) -> str | None:
-    top = (module or "").partition(".")[0]
-    return next((extra for extra, names in EXTRAS.items() if top in names), None)
-
-
-def _missing_extra(module: str) -> MissingExtra:
-    extra = _extra_of(module)
-    install = f"pip install 'acomm[{extra}]'"
-    top = module.partition(".")[0]
-    return MissingExtra(
-        f"this command needs {top}, which the `{extra}` extra installs: {install}",
-        extra=extra,
-        install=install,
-        missing=[top],
-    )

@@ -14,20 +14,19 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import json
 import os
-import re
 import stat
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from acomm_cli import jsondepth
 from acomm_cli.errors import UnsafePath, ValidationFailed
 
 # The limits of a file the bridge reads (docs/BRIDGE.md, "Files the bridge reads").
 MAX_RESPONSE_BYTES = 8 * 1024**2  # a response file: a message of the default 1 MiB, and room
 MAX_TEAM_INBOX_BYTES = 16 * 1024**2  # a team inbox: unread entries are never pruned
-MAX_JSON_DEPTH = 64  # arrays and objects nested in one another
+MAX_JSON_DEPTH = jsondepth.MAX_DEPTH  # arrays and objects nested in one another
 
 
 def _real_dir(path: Path, create: bool) -> Path:
@@ -138,37 +137,15 @@ def _too_large(max_bytes: int) -> str:
     return f"larger than the bridge reads ({max_bytes // 1024**2} MiB at most)"
 
 
-# A JSON string (escapes included), so that brackets inside strings are not counted.
-_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
-_NOT_BRACKETS = bytes(sorted(set(range(256)) - set(b"[]{}")))
-_PAIR = re.compile(rb"[\[{][\]}]")
-
-
 def parse_json(raw: bytes, max_depth: int = MAX_JSON_DEPTH) -> Any:
     """`raw` parsed as JSON; ValidationFailed when it is not JSON or nests arrays and objects
-    deeper than `max_depth` (checked before parsing: Python's parser recurses)."""
-    # Brackets alone, outside strings; each round takes away the innermost pairs (at C speed,
-    # however large the file), so a nesting of max_depth is gone after max_depth rounds.
-    brackets = _STRING.sub(b"", raw).translate(None, _NOT_BRACKETS)
-    run = re.compile(rb"[\[{]{%d}" % (max_depth + 1))  # openers in a row: too deep at once
-    for _ in range(max_depth):
-        if run.search(brackets):
-            break
-        brackets, n = _PAIR.subn(b"", brackets)
-        if not n:
-            break
-    if run.search(brackets) or _PAIR.search(brackets):
-        raise ValidationFailed(
-            f"not valid JSON for the bridge: nested deeper than {max_depth} levels"
-        )
+    deeper than `max_depth`."""
     try:
-        return json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
+        return jsondepth.loads(raw, max_depth)
+    except jsondepth.TooDeep as exc:
+        raise ValidationFailed(f"not valid JSON for the bridge: {exc}") from None
+    except jsondepth.NotJson as exc:
         raise ValidationFailed(f"not valid JSON ({exc})") from None
-    except RecursionError:  # the check above makes this unreachable; kept as a backstop
-        raise ValidationFailed(
-            f"not valid JSON for the bridge: nested deeper than {max_depth} levels"
-        ) from None
 
 
 def split_team(agent: str) -> tuple[str, str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from acomm_cli import jsondepth
 from acomm_cli.errors import EventRejected, ValidationFailed
 from acomm_cli.model import agent_id
 
@@ -29,7 +30,7 @@ ACK_STATUSES = frozenset({"accepted", "processed"})
 MAX_SEQ = 2**63 - 1  # SQLite's INTEGER
 MAX_ID = 128  # eventId, ackOf, replyTo, taskId, corrId
 MAX_SHORT = 256  # kind-specific words: a type, a priority, a time, a status
-MAX_DEPTH = 64  # objects and arrays inside one another, the envelope being 1
+MAX_DEPTH = jsondepth.MAX_DEPTH  # objects and arrays inside one another, the envelope being 1
 MAX_ITEMS = 250_000  # values in one event, all levels
 MAX_TEXT = 8 * 1024 * 1024  # characters of all its strings together
 
@@ -119,27 +120,16 @@ def _bounded(env: dict[str, Any]) -> None:
     """Depth, count and text of the whole event within bounds, walked without recursion
     (a hostile nesting must not exhaust the stack here either)."""
     items = chars = 0
-    todo: list[tuple[Any, int]] = [(env, 1)]
-    while todo:
-        value, depth = todo.pop()
-        items += 1
-        if items > MAX_ITEMS:
-            raise EventRejected(f"the event holds more than {MAX_ITEMS} values")
-        if isinstance(value, str):
-            chars += len(value)
+    try:
+        for value, key in jsondepth.walk(env, MAX_DEPTH):
+            items += 1
+            if items > MAX_ITEMS:
+                raise EventRejected(f"the event holds more than {MAX_ITEMS} values")
+            chars += len(key or "") + (len(value) if isinstance(value, str) else 0)
             if chars > MAX_TEXT:
                 raise EventRejected(f"the event's text is over {MAX_TEXT} characters")
-            continue
-        if not isinstance(value, dict | list):
-            continue
-        if depth > MAX_DEPTH:
-            raise EventRejected(f"the event nests deeper than {MAX_DEPTH} levels")
-        if isinstance(value, dict):
-            for k, v in value.items():
-                chars += len(k)
-                todo.append((v, depth + 1))
-        else:
-            todo.extend((v, depth + 1) for v in value)
+    except jsondepth.TooDeep:
+        raise EventRejected(f"the event nests deeper than {MAX_DEPTH} levels") from None
 
 
 def _show(value: Any) -> str:

@@ -12,8 +12,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from acomm_cli import jsondepth
+
 DEFAULT_MAX_BODY = 1024 * 1024
-MAX_DEPTH = 64  # arrays and objects within one another
+MAX_DEPTH = jsondepth.MAX_DEPTH  # arrays and objects within one another
 INT_MAX = 2**63 - 1  # SQLite's INTEGER
 INT_MIN = -(2**63)
 
@@ -68,28 +70,21 @@ def parse(raw: bytes) -> Any:
 
 def check(doc: Any) -> None:
     """Walk the document without recursion: depth, integers, floats and strings."""
-    stack: list[tuple[Any, int]] = [(doc, 1)]
-    while stack:
-        value, depth = stack.pop()
-        if isinstance(value, dict):
-            if depth > MAX_DEPTH:
-                raise _BadJson(f"the body nests deeper than {MAX_DEPTH} levels")
-            for key, item in value.items():
+    try:
+        for value, key in jsondepth.walk(doc, MAX_DEPTH):
+            if key is not None:
                 _string(key)
-                stack.append((item, depth + 1))
-        elif isinstance(value, list):
-            if depth > MAX_DEPTH:
-                raise _BadJson(f"the body nests deeper than {MAX_DEPTH} levels")
-            stack.extend((item, depth + 1) for item in value)
-        elif isinstance(value, str):
-            _string(value)
-        elif isinstance(value, bool) or value is None:
-            continue
-        elif isinstance(value, int):
-            if not INT_MIN <= value <= INT_MAX:
-                raise _BadJson("a number in the body is outside the 64-bit integer range")
-        elif isinstance(value, float) and value - value != 0.0:  # inf, -inf, nan
-            raise _BadJson("a number in the body is not finite")
+            if isinstance(value, str):
+                _string(value)
+            elif isinstance(value, bool) or value is None:
+                continue
+            elif isinstance(value, int):
+                if not INT_MIN <= value <= INT_MAX:
+                    raise _BadJson("a number in the body is outside the 64-bit integer range")
+            elif isinstance(value, float) and value - value != 0.0:  # inf, -inf, nan
+                raise _BadJson("a number in the body is not finite")
+    except jsondepth.TooDeep:
+        raise _BadJson(f"the body nests deeper than {MAX_DEPTH} levels") from None
 
 
 def _string(text: str) -> None:

@@ -359,3 +359,63 @@ def m019_task_events_by_origin(conn: sqlite3.Connection, now_ms: int) -> None:
         CREATE UNIQUE INDEX task_events_id ON task_events(event_id, coalesce(origin_node, ''));
     """,
     )
+
+
+@migration
+def m020_agent_directory(conn: sqlite3.Connection, now_ms: int) -> None:
+    # The agent directory: who an agent name is.
+    # - agents: one row per registered name. kind is agent | human | service (a human is
+    #   never dispatched); accept says whose direct messages and tasks reach it (anyone |
+    #   team | contacts | nobody); is_admin grants the admin verbs when identity.auth is
+    #   `token`; retired_at set: it receives nothing new, its history stays; last_seen_at
+    #   is when it last acted through acomm (NULL: never since the directory existed).
+    # - agent_contacts: whom an agent with accept `contacts` admits.
+    # - store_meta `identity.directory_default`: `open` on a store that existed before the
+    #   directory (its scripts name agents nobody registered); `acomm init` writes `strict`.
+    # Every name a store already knows is registered here, kind `agent`, so nothing breaks:
+    # participants, subscribers, local senders, recipients, task parties, token holders.
+    # `acomm` itself (the system sender) and the queue recipient `*` are not agents.
+    _script(
+        conn,
+        """
+        CREATE TABLE agents (
+            name TEXT PRIMARY KEY,
+            kind TEXT NOT NULL DEFAULT 'agent' CHECK (kind IN ('agent', 'human', 'service')),
+            display_name TEXT,
+            description TEXT,
+            team TEXT,
+            accept TEXT NOT NULL DEFAULT 'anyone'
+                CHECK (accept IN ('anyone', 'team', 'contacts', 'nobody')),
+            is_admin INTEGER NOT NULL DEFAULT 0,
+            registered_at INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL,
+            retired_at INTEGER,
+            last_seen_at INTEGER
+        ) WITHOUT ROWID;
+        CREATE INDEX agents_seen ON agents(last_seen_at) WHERE last_seen_at IS NOT NULL;
+        CREATE TABLE agent_contacts (
+            agent TEXT NOT NULL,
+            contact TEXT NOT NULL,
+            added_at INTEGER NOT NULL,
+            PRIMARY KEY (agent, contact)
+        ) WITHOUT ROWID;
+    """,
+    )
+    conn.execute(
+        """
+        INSERT OR IGNORE INTO agents (name, registered_at, updated_at)
+        SELECT name, ?, ? FROM (
+            SELECT agent AS name FROM participants
+            UNION SELECT agent FROM subscriptions
+            UNION SELECT sender FROM messages WHERE origin_node IS NULL
+            UNION SELECT recipient FROM deliveries
+            UNION SELECT creator FROM tasks WHERE origin_node IS NULL
+            UNION SELECT owner FROM tasks
+            UNION SELECT agent FROM agent_tokens
+        ) WHERE name NOT IN ('acomm', '*')
+        """,
+        (now_ms, now_ms),
+    )
+    conn.execute(
+        "INSERT OR REPLACE INTO store_meta (key, value) VALUES ('identity.directory_default', 'open')"
+    )

@@ -439,6 +439,10 @@ UNDO_MIGRATION = {
         DROP TABLE task_events;
         ALTER TABLE task_events_old RENAME TO task_events;
         CREATE INDEX task_events_task ON task_events(task_id, seq);""",
+    "m020_agent_directory": """
+        DROP TABLE agents;
+        DROP TABLE agent_contacts;
+        DELETE FROM store_meta WHERE key = 'identity.directory_default';""",
 }
 
 

@@ -3,7 +3,8 @@ anything of it is applied. A peer speaks only for itself. The event's origin is 
 outbox it was read from (a signed read or a NATS subject says which); the agent it sends as
 is one that node owns in the room, or is a listed fallback for, never an agent of this node or
 of a third node and never `acomm`; an ack, a reply or a task's progress comes only from the
-node the original event was sent to. Each check returns why it refuses (None: allowed);
+node the original event was sent to; a message or a task passes its local recipient's contact
+rule (engine/contacts.py). Each check returns why it refuses (None: allowed);
 federation's pull turns a refusal into EventRejected. Imported only on a node. Stdlib and
 store only."""
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from acomm_cli.engine import remote
+from acomm_cli.engine import contacts, remote
 from acomm_cli.engine.taskdata import by_global_id
 from acomm_cli.engine.taskemit import KINDS
 from acomm_cli.model import SYSTEM_AGENT
@@ -22,6 +23,8 @@ from acomm_cli.store import federation as fsql
 # inbox as that agent, a task is created by it or changed by it
 _SPEAKS_AS = frozenset({"message", "task_create", "reply", *KINDS.values()})
 _TASK_KINDS = frozenset(KINDS.values())
+# the kinds that reach a local agent as a direct message: its contact rule applies
+_ADDRESSED = frozenset({"message", "task_create"})
 
 
 def refusal(conn: sqlite3.Connection, me: str, source: str, env: dict[str, Any]) -> str | None:
@@ -33,6 +36,10 @@ def refusal(conn: sqlite3.Connection, me: str, source: str, env: dict[str, Any])
     kind = env.get("kind")
     if kind in _SPEAKS_AS:
         why = sender_refusal(conn, me, source, env.get("sourceAgentId"))
+        if why is not None:
+            return why
+    if kind in _ADDRESSED:  # the recipient's contact rule: this node enforces its own
+        why = contacts.inbound_refusal(conn, env)
         if why is not None:
             return why
     payload = env.get("payload")

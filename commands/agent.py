@@ -120,7 +120,7 @@ def contacts(
         typer.Argument(click_type=params.AGENT, help="The contact to add or remove."),
     ] = None,
 ) -> None:
-    """List, add or remove the contacts whose direct messages and tasks AGENT accepts.
+    """List, add or remove the agents whose direct messages AGENT accepts.
 
     The list takes effect while AGENT's rule is `accept: contacts` (agent update AGENT
     --accept contacts); then a direct message or `task create` from anyone else exits 5,

@@ -770,7 +770,7 @@ complete -c acomm -n '__acomm_is \'invite create\'' -l pin-key -r -f -d 'The joi
 complete -c acomm -f -n '__acomm_is \'agent\'' -a 'own' -d 'This node owns AGENT: other nodes route its messages here'
 complete -c acomm -f -n '__acomm_is \'agent\'' -a 'disown' -d 'This node gives AGENT up (only its owner may)'
 complete -c acomm -f -n '__acomm_is \'agent\'' -a 'where' -d 'Where a message to AGENT would go now'
-complete -c acomm -f -n '__acomm_is \'agent\'' -a 'contacts' -d 'List, add or remove the contacts whose direct messages and tasks AG...'
+complete -c acomm -f -n '__acomm_is \'agent\'' -a 'contacts' -d 'List, add or remove the agents whose direct messages AGENT accepts'
 
 # acomm agent own
 complete -c acomm -n '__acomm_is \'agent own\'' -l fallback -r -f -d 'A node that takes the agent\'s messages while this one is offline (r...'

@@ -16,7 +16,7 @@ _acomm_subcommands() {
         'bridge') echo 'sync' ;;
         'node') echo 'init' ;;
         'invite') echo 'create list revoke' ;;
-        'agent') echo 'own disown where' ;;
+        'agent') echo 'own disown where contacts' ;;
         'peers') echo 'add' ;;
         'fed') echo 'pull status migrate' ;;
         'gateway') echo 'serve status' ;;
@@ -104,6 +104,7 @@ _acomm_options() {
         'agent own') echo "$global --fallback" ;;
         'agent disown') echo "$global" ;;
         'agent where') echo "$global" ;;
+        'agent contacts') echo "$global" ;;
         'peers') echo "$global" ;;
         'peers add') echo "$global --url" ;;
         'fed') echo "$global" ;;
@@ -389,6 +390,9 @@ _acomm_positional() {
         'agent own 0') echo 'agent' ;;
         'agent disown 0') echo 'agent' ;;
         'agent where 0') echo 'agent' ;;
+        'agent contacts 0') echo 'agent' ;;
+        'agent contacts 1') echo 'choice:add remove' ;;
+        'agent contacts 2') echo 'agent' ;;
         'peers add 0') echo 'value' ;;
         'token revoke 0') echo 'value' ;;
         *) return 1 ;;

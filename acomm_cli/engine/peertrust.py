@@ -4,7 +4,8 @@ outbox it was read from (a signed read or a NATS subject says which); the agent 
 is one that node owns in the room, or is a listed fallback for, or one no node owned until
 that node spoke as it first; never an agent of this node or of a third node and never
 `acomm`; an ack, a reply or a task's progress comes only from the node the original event
-was sent to. Each check returns why it refuses (None: allowed);
+was sent to; a message or a task passes its local recipient's contact rule
+(engine/contacts.py). Each check returns why it refuses (None: allowed);
 federation's pull turns a refusal into EventRejected. Imported only on a node. Stdlib and
 store only."""
 
@@ -13,7 +14,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from acomm_cli.engine import remote
+from acomm_cli.engine import contacts, remote
 from acomm_cli.engine.taskdata import by_global_id
 from acomm_cli.engine.taskemit import KINDS
 from acomm_cli.model import SYSTEM_AGENT
@@ -23,6 +24,8 @@ from acomm_cli.store import federation as fsql
 # inbox as that agent, a task is created by it or changed by it
 _SPEAKS_AS = frozenset({"message", "task_create", "reply", *KINDS.values()})
 _TASK_KINDS = frozenset(KINDS.values())
+# the kinds that reach a local agent as a direct message: its contact rule applies
+_ADDRESSED = frozenset({"message", "task_create"})
 
 
 def refusal(
@@ -38,6 +41,10 @@ def refusal(
     kind = env.get("kind")
     if kind in _SPEAKS_AS:
         why = sender_refusal(conn, me, source, env.get("sourceAgentId"), now)
+        if why is not None:
+            return why
+    if kind in _ADDRESSED:  # the recipient's contact rule: this node enforces its own
+        why = contacts.inbound_refusal(conn, env)
         if why is not None:
             return why
     payload = env.get("payload")

@@ -520,7 +520,13 @@ def serve(opts: Options) -> None:
     if sock is None:
         anyio.run(_without_listening, lifespan)
         return
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5)
+    config = uvicorn.Config(
+        app,
+        http=httpbody.h11_protocol(),
+        log_level="warning",
+        lifespan="on",
+        timeout_graceful_shutdown=5,
+    )
     uvicorn.Server(config).run(sockets=[sock])
 
 

@@ -21,6 +21,7 @@ from acomm_cli.engine import tasks, timers
 from acomm_cli.errors import CommError, ValidationFailed
 from acomm_cli.lite.records import asdict  # the engine's results are records
 from acomm_cli.model import Message
+from acomm_cli.store.connection import lock_waits_in_slices
 
 if TYPE_CHECKING:  # dispatch code loads only when agents are configured
     from acomm_cli.dispatch.agents import AgentSpec
@@ -95,11 +96,14 @@ def tick_once(
         setup.on_dispatch(ran)
         doc["dispatch"] = ran.counts()
         total += len(ran.receipts) + ran.dead_lettered
-    if "fed_pulled" in doc:  # a node: what this pass appended (retries, replies) goes out now
+    if "fed_pulled" in doc and not (stop and stop()):
+        # a node: what this pass appended (retries, replies) goes out now; after a stop,
+        # the next pass publishes it (a NATS server that is slow to answer must not hold it)
         from acomm_cli.federation import pull as fed_pull
         from acomm_cli.store.federation import node_id
 
-        fed_pull.publish_own(conn, str(node_id(conn)), fed_pull.PullResult())
+        with cuttable():
+            fed_pull.publish_own(conn, str(node_id(conn)), fed_pull.PullResult())
     return doc, total
 
 
@@ -165,6 +169,24 @@ class Stoppable(Protocol):
 
     def cuttable(self) -> AbstractContextManager[None]: ...
 
+    def end_wait(self, slices: int) -> None: ...
+
+
+def stop_ends_lock_waits(
+    conn: sqlite3.Connection, stop: Stoppable, waiting: Callable[[], None] = lambda: None
+) -> None:
+    """A stop ends a wait for another process's write lock within a slice (0.1 s), not after
+    the busy timeout: SQLite's own wait is one C call, and neither a signal handler nor
+    another thread's `interrupt()` cuts it. `waiting()` is called once per wait, when it
+    has lasted a slice. A locked store still fails the pass after the busy timeout."""
+
+    def between(slices: int) -> None:
+        stop.end_wait(slices)
+        if slices == 1:
+            waiting()
+
+    lock_waits_in_slices(conn, between)
+
 
 def wait_for_stop(stop: Stoppable, timeout_s: float) -> bool:
     """Sleep up to `timeout_s` seconds, waking at once when a stop is requested (its pipe
@@ -216,7 +238,8 @@ def repeat(
     """The schedule of `run_every`, with time and waiting passed in. Passes start every
     `every_s` seconds counted from when the previous one started (one that took 0.7 s of
     1 s waits 0.3 s); one that overran starts the next at once, and the schedule goes on
-    from there, so the lateness never adds up. `wait(seconds)` returns True when stopped."""
+    from there, so the lateness never adds up. `wait(seconds)` returns True when stopped.
+    A pass cut short by a stop (an exception) after a failed pass returns that failure."""
     start = monotonic()
     end = start + max_seconds if max_seconds is not None else float("inf")
     last: CommError | None = None
@@ -228,6 +251,10 @@ def repeat(
             if not exc.transient:
                 raise
             last = exc
+        except BaseException:
+            if last is not None and stop():  # a pass cut short by a stop after a failed one
+                return last
+            raise
         now = monotonic()
         start = max(start + every_s, now)
         if last is not None:

@@ -107,6 +107,7 @@ def serve(
             push=push,
             sla_ms=s.value("federation.sla"),
             pull_pages=s.value("federation.pull_pages"),
+            peer_deadline_ms=s.value("federation.peer_deadline"),
             takeover_grace_ms=s.value("federation.takeover_grace"),
             limits=inv.limits(),
             max_body=s.value("gateway.max_body"),

@@ -47,10 +47,11 @@ def tick(
     """Advance timers: deliver, retry, dead-letter; then run configured agents.
 
     Runs configured agents on their due messages too (see `acomm dispatch`). SIGINT or
-    SIGTERM kills a running agent command (its run is retried later) and stops: --every
-    exits 0, a single pass 128 + the signal. With --every, a pass that finds the store
-    locked (or full) is noted on stderr and tried again at the next interval; stopped while
-    the last pass had failed so, it exits with that error's status.
+    SIGTERM kills a running agent command (its run is retried later) and stops within a
+    second, also while waiting for another process's write lock: --every exits 0, a single
+    pass 128 + the signal. With --every, a pass that finds the store locked (or full) is
+    noted on stderr and tried again at the next interval; stopped while the last pass had
+    failed so, it exits with that error's status.
 
     A bad `agents:` section in config.yaml turns dispatch off but not the timers: tick still
     advances them, reports the error (dispatch_error in --json, and on stderr) and exits 3.
@@ -81,6 +82,7 @@ def tick(
     if bad_agents is not None and every_s is not None:  # a worker: say so now, not at its end
         render_worker.dispatch_off(bad_agents)
     with inv.store(write=True, bridge_hook=False) as conn, stopping.on_signals() as stop:
+        worker.stop_ends_lock_waits(conn, stop, render_worker.lock_waiting)
         try:
             if every_s is None:
                 doc = worker.tick_once(conn, setup, clock.now_ms(), stop, stop.cuttable)[0]

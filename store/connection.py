@@ -6,6 +6,7 @@ import _thread  # threading's Lock, without importing threading (not on a send's
 import errno
 import os
 import sqlite3
+import time
 
 from acomm_cli.errors import CommError, DiskFull, StoreLocked, StoreReadOnly, StoreUnavailable
 from acomm_cli.lite import paths
@@ -13,6 +14,7 @@ from acomm_cli.store.migrations import MIGRATIONS
 
 TYPE_CHECKING = False  # typing's, without importing typing (a send must not load it)
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from acomm_cli.model import GrepPattern
@@ -21,6 +23,8 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 SYNCHRONOUS = {"immediate": "FULL", "batch": "NORMAL", "manual": "NORMAL"}
 PAGES_PER_COMMIT = 8  # WAL frames of one small send, measured (each a page + 24-byte header)
 NEARLY_FULL = 1024**2  # an I/O error with less free space than this is a full disk
+# the slices in which a connection with a `between` (lock_waits_in_slices) waits for the lock
+LOCK_SLICE_MS = 100
 
 
 class StoreConnection(sqlite3.Connection):
@@ -29,6 +33,9 @@ class StoreConnection(sqlite3.Connection):
 
     path: str = ""
     read_only: bool = False  # opened with mode=ro or immutable=1: writes are refused
+    busy_ms: int = 5000  # how long a write waits for another process's lock
+    # called between slices of that wait (lock_waits_in_slices); None: SQLite waits busy_ms
+    between_lock_tries: Callable[[int], None] | None = None
     _live: bool = False
     # engine/sending.py's cache of the channels sends read, valid under one channels token
     # (m011): it lives as long as the connection, across transactions
@@ -100,8 +107,12 @@ class _Write:
             self.nested = _Savepoint(conn, "nested_write")
             self.nested.__enter__()
             return conn
+        between = getattr(conn, "between_lock_tries", None)
         try:
-            conn.execute("BEGIN IMMEDIATE")
+            if between is None:
+                conn.execute("BEGIN IMMEDIATE")
+            else:
+                _begin_in_slices(conn, between)
         except sqlite3.OperationalError as exc:
             raise store_error(exc, getattr(conn, "path", None)) from None
         return conn
@@ -124,6 +135,39 @@ class _Write:
         if isinstance(exc, sqlite3.OperationalError) and _code(exc) in _STORAGE_CODES:
             # the disk, not the command: say which
             raise store_error(exc, getattr(conn, "path", None)) from None
+
+
+def _begin_in_slices(conn: sqlite3.Connection, between: Callable[[int], None]) -> None:
+    """BEGIN IMMEDIATE, waiting for another process's lock LOCK_SLICE_MS at a time, up to
+    the connection's busy timeout in all, calling `between(slices waited)` after each slice.
+    SQLite's own wait is one C call: no signal handler of this process runs until it ends."""
+    full = int(getattr(conn, "busy_ms", 5000))
+    deadline = time.monotonic() + full / 1000
+    slices = 0
+    try:
+        while True:
+            left_ms = int((deadline - time.monotonic()) * 1000)
+            conn.execute(f"PRAGMA busy_timeout = {max(0, min(LOCK_SLICE_MS, left_ms))}")
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as exc:
+                if _code(exc) != "SQLITE_BUSY" or time.monotonic() >= deadline:
+                    raise
+            slices += 1
+            between(slices)
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {full}")
+
+
+def lock_waits_in_slices(conn: sqlite3.Connection, between: Callable[[int], None] | None) -> None:
+    """From now on `write(conn)` waits for another process's write lock in slices, calling
+    `between(slices waited)` after each: it may raise to end the wait (a stop request), and
+    nothing is written then. The busy timeout still bounds the whole wait, ending it with
+    the same StoreLocked. `None`: SQLite waits the busy timeout in one go again."""
+    if not isinstance(conn, StoreConnection):
+        raise TypeError("lock_waits_in_slices needs a store opened by open_store")
+    conn.between_lock_tries = between
 
 
 def write(conn: sqlite3.Connection) -> _Write:
@@ -297,6 +341,7 @@ def _connect(p: str, target: str, busy_timeout_ms: int, *, uri: bool) -> StoreCo
         raise store_error(exc, p) from None
     conn.path = paths.absolute(p)
     conn.read_only = uri
+    conn.busy_ms = busy_timeout_ms
     with _LIVE_LOCK:
         _LIVE[conn.path] = _LIVE.get(conn.path, 0) + 1
     conn._live = True

@@ -173,3 +173,56 @@ def test_the_room_client_gives_up_on_a_slow_drip_seed(nodes, slow_peer, monkeypa
     with pytest.raises(TimeoutError):
         anyio.run(join_once)
     assert time.monotonic() - started < BOUND_S
+
+
+def test_a_gateways_pull_loop_skips_a_slow_drip_peer_after_the_configured_deadline(nodes, tmp_path):
+    """`gateway serve --pull-every` reads federation.peer_deadline as `fed pull` does: the
+    slow peer is skipped after 1.5 s (unbounded by the setting it would be 30 s), and the
+    good peer after it is still pulled by the same gateway."""
+    import procs
+    from conftest import ACOMM, wait_for
+
+    _, b = nodes
+    log = open(tmp_path / "gateway.log", "wb")  # the child holds it open
+    gw = procs.spawn(
+        [ACOMM, "--store", str(b.path), "gateway", "serve", "--listen", "127.0.0.1:0"]
+        + ["--pull-every", "200ms"],
+        stdout=log,
+        stderr=log,
+    )
+    log.close()
+    pulled = "SELECT count(*) FROM messages WHERE content = 'hello from na'"
+    try:  # the slow peer is first in the pass: na's message comes after its deadline
+        wait_for(lambda: b.sql(pulled) == [(1,)], within=BOUND_S)
+        gone = gw.poll()
+    finally:
+        procs.stop(gw, timeout=10)
+    assert gone is None, (tmp_path / "gateway.log").read_text()
+    status = _status(b)
+    assert status["a-slow"]["state"] == "peer_unreachable"
+    assert "1.5s (federation.peer_deadline)" in status["a-slow"]["error"]
+    assert b.ok("receive", "--as", "bob")["messages"][0]["content"] == "hello from na"
+
+
+def test_a_gateways_push_pass_gives_each_peer_the_configured_deadline(nodes):
+    """`gateway serve --push` (a NATS node) pulls in the same passes, long-polling 1 s: its
+    peers' exchanges end after federation.peer_deadline plus that second, here on a real
+    store whose slow peer is an http one."""
+    from acomm_cli.engine import opening
+    from acomm_cli.federation import gateway, identity, push
+
+    _, b = nodes
+    conn = opening.connect(b.path, create=False)
+    try:
+        opts = gateway.Options(store_path=b.path, host="127.0.0.1", port=0, peer_deadline_ms=1500)
+        gw = gateway.Gateway(opts, identity.require(conn), None, "http://127.0.0.1:1")
+        started = time.monotonic()
+        assert push._push_once(gw, conn, None) == 1.0  # a peer was unreachable: pause 1 s
+        took = time.monotonic() - started
+    finally:
+        conn.close()
+    assert took < BOUND_S, took
+    status = _status(b)
+    assert status["a-slow"]["state"] == "peer_unreachable"
+    assert "2.5s (federation.peer_deadline)" in status["a-slow"]["error"]
+    assert status["na"]["state"] == "ok"

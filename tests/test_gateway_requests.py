@@ -1,7 +1,8 @@
 """Hostile requests to a real gateway (a subprocess on a loopback port), in raw HTTP: a body
 larger than the limit is refused with 413 before it is read (by its Content-Length, and
 while a chunked one streams in), and numbers, nesting and strings that once crashed a handler
-are 4xx with the JSON error body, as are unknown routes and methods. Every wait is bounded."""
+are 4xx with the JSON error body, as are unknown routes and methods and requests the HTTP parser
+cannot read. Every wait is bounded."""
 
 from __future__ import annotations
 
@@ -254,6 +255,49 @@ def test_unknown_routes_and_methods_are_json(gw, method, path, status, code):
     refused(r.status_code, r.json(), status, code)
     if status == 405:
         assert r.headers["allow"]
+
+
+def _raw(url: str, data: bytes) -> tuple[bytes, bool]:
+    """Send `data` as it is; what came back, and whether the server then closed."""
+    received = b""
+    with connected(url) as s:
+        s.sendall(data)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            if not select.select([s], [], [], 1)[0]:
+                continue
+            try:
+                more = s.recv(65536)
+            except ConnectionResetError:
+                more = b""
+            if not more:
+                return received, True
+            received += more
+    return received, False
+
+
+@pytest.mark.parametrize(
+    "request_bytes",
+    [
+        b"garbage\r\n\r\n",
+        b"GET / HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n",
+        # a head that does not end within the parser's bound (16 KiB)
+        b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 70_000,
+    ],
+    ids=["request-line", "header-line", "endless-head"],
+)
+def test_unparsable_http_is_a_json_400_and_the_connection_closes(gw, request_bytes):
+    """Below the app: the server's own parser refuses it, in the JSON error body too."""
+    na, _ = gw
+    received, closed = _raw(str(na.url), request_bytes)
+    answer = _response(received)
+    assert answer is not None, received
+    status, headers, body = answer
+    assert headers["content-type"] == "application/json", received
+    refused(status, json.loads(body), 400, "invalid_request")
+    assert closed
+    r = httpx.get(f"{na.url}/nope", timeout=20)  # the gateway serves on
+    refused(r.status_code, r.json(), 404, "not_found")
 
 
 def test_an_unexpected_failure_in_a_handler_is_a_json_500():

@@ -4,19 +4,23 @@ SIGINT/SIGTERM wake the wait at once (it waits on the stop pipe instead of nappi
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
 import signal
 import sqlite3
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from conftest import ACOMM, query
+from conftest import ACOMM, query, wait_for
+from procs import spawn
+from procs import stop as stop_group
 
 from acomm_cli import worker
 from acomm_cli.errors import Duplicate, StoreLocked, StoreUnavailable
@@ -185,6 +189,145 @@ def test_sigterm_in_the_middle_of_a_pass_stops_it_within_a_second(
     assert sorted(c for (c,) in sent) == sorted(f"m{i}" for i in range(n))
 
 
+# A long writer in its own process: takes the store's write lock, says so, holds it until killed
+HOLDER = """
+import os, signal, sqlite3, sys
+if len(sys.argv) > 2:
+    os.setsid()  # out of the dispatched agent's process group: a stop does not kill it
+c = sqlite3.connect(sys.argv[1], isolation_level=None)
+c.execute("BEGIN IMMEDIATE")
+c.execute("INSERT INTO store_meta (key, value) VALUES ('held', 'never committed')")
+if len(sys.argv) > 2:
+    with open(sys.argv[2] + ".tmp", "w") as fh:
+        fh.write(str(os.getpid()))
+    os.rename(sys.argv[2] + ".tmp", sys.argv[2])
+print("locked", flush=True)
+signal.pause()
+"""
+WAITING = "acomm: verbose: tick: waiting for the store's write lock, held by another process"
+
+
+@pytest.fixture
+def holder(team: Path) -> Iterator[Callable[[], subprocess.Popen[str]]]:
+    """Starts the long writer (once it holds the lock); it is killed after the test."""
+    started: list[subprocess.Popen[str]] = []
+
+    def hold() -> subprocess.Popen[str]:
+        p = spawn([sys.executable, "-c", HOLDER, str(team)], stdout=subprocess.PIPE, text=True)
+        started.append(p)
+        Lines(p.stdout).until(lambda line: line == "locked\n")
+        return p
+
+    yield hold
+    for p in started:
+        stop_group(p, signal.SIGKILL)
+
+
+def intact(store: Path) -> None:
+    """Nothing of the killed holder's transaction, nor of a half-done pass, is in the store."""
+    c = sqlite3.connect(store)
+    try:
+        assert c.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        assert c.execute("SELECT 1 FROM store_meta WHERE key = 'held'").fetchall() == []
+    finally:
+        c.close()
+
+
+@pytest.mark.parametrize(("args", "status"), [(["--every", "1s"], 0), ([], 128 + 15)])
+def test_sigterm_while_waiting_for_the_write_lock_stops_within_a_second(
+    cli, team, holder, args, status
+):
+    """SQLite's wait for another process's lock does not return to Python before the busy
+    timeout (here a minute): tick waits in slices instead, and a stop ends it within one."""
+    mid = int(cli.ok("send", "team", "later", "--as", "alice", "--delay", "100ms").stdout)
+    writer = holder()
+    env = {**os.environ, "ACOMM_BUSY_TIMEOUT": "60s"}
+    p = spawn([ACOMM, "-v", "tick", *args], stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        err = Lines(p.stderr)
+        err.until(lambda line: line.startswith(WAITING))
+        start = time.monotonic()
+        p.send_signal(signal.SIGTERM)
+        code = p.wait(timeout=WITHIN)
+        took = time.monotonic() - start
+    finally:
+        stop_group(p, signal.SIGKILL)
+    assert code == status
+    assert took < 1.0, took
+    assert not any("error" in line for line in err.seen)
+    stop_group(writer, signal.SIGKILL)  # the long writer dies: its transaction never was
+    intact(team)
+    assert query(team, "SELECT state FROM deliveries WHERE message_id = ?", mid) == [("waiting",)]
+    cli.ok("tick", "--no-dispatch")  # the next tick does what the stopped one could not
+    assert query(team, "SELECT state FROM deliveries WHERE message_id = ?", mid) == [("unread",)]
+
+
+def test_without_a_stop_a_locked_store_still_fails_after_the_busy_timeout(cli, team, holder):
+    writer = holder()
+    env = {**os.environ, "ACOMM_BUSY_TIMEOUT": "300ms"}
+    start = time.monotonic()
+    done = subprocess.run([ACOMM, "tick"], capture_output=True, text=True, env=env, timeout=WITHIN)
+    took = time.monotonic() - start
+    assert done.returncode == 7, done.stderr
+    assert done.stderr.startswith("acomm: error: store_unavailable: store ")
+    assert LOCKED in done.stderr
+    assert 0.3 <= took < 5  # the configured wait, not the default 5 s
+    stop_group(writer, signal.SIGKILL)
+    intact(team)
+
+
+def test_a_stop_while_settling_a_dispatched_run_waits_for_no_lock(cli, team, tmp_path):
+    """The agent's command is killed at the stop; recording its run then meets another
+    process's lock (its own helper's, which outlives it): tick does not wait the busy
+    timeout for it. The run stays claimed until its lease runs out, as after a crash."""
+    from test_dispatch import agent_script, configure
+
+    locked = tmp_path / "holder.pid"
+    (tmp_path / "holder.py").write_text(HOLDER)
+    run_ = agent_script(
+        tmp_path,
+        "locker.sh",
+        f"""
+echo $$ > "$WORK/agent.pid"
+{sys.executable} "$WORK/holder.py" "$ACOMM_STORE" "{locked}" > /dev/null &
+exec sleep 300""",
+    )
+    configure(team, bob={"run": run_})
+    mid = int(cli.ok("send", "team", "a", "--as", "alice").stdout)
+    env = {**os.environ, "ACOMM_BUSY_TIMEOUT": "60s"}
+    p = spawn([ACOMM, "tick", "--every", "1s"], stderr=subprocess.PIPE, text=True, env=env)
+    held = None
+    try:
+        wait_for(lambda: locked.exists())
+        held = int(locked.read_text())
+        agent = int((tmp_path / "agent.pid").read_text())
+        start = time.monotonic()
+        p.send_signal(signal.SIGTERM)
+        code = p.wait(timeout=WITHIN)
+        took = time.monotonic() - start
+        assert not _alive(agent)  # killed before tick ended
+    finally:
+        stop_group(p, signal.SIGKILL)
+        if held is not None:
+            os.kill(held, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):  # an orphan re-parented to pytest
+                os.waitpid(held, 0)
+    assert code == 0, p.stderr.read() if p.stderr else ""
+    assert took < 1.0, took
+    intact(team)
+    assert query(team, "SELECT status FROM dispatch_receipts WHERE message_id = ?", mid) == [
+        ("running",)
+    ]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except FileNotFoundError:
+        return False
+
+
 # ---------------------------------------------------------------- the schedule, in process
 
 
@@ -205,7 +348,7 @@ class FakeTime:
 def schedule(
     durations: list[float],
     every_s: float = 1.0,
-    failures: dict[int, Exception] | None = None,
+    failures: dict[int, BaseException] | None = None,
     max_seconds: float | None = None,
 ) -> tuple[FakeTime, list, object]:
     t = FakeTime()
@@ -265,6 +408,20 @@ def test_the_last_failure_is_returned_when_the_loop_ends_on_it():
     locked = StoreLocked("locked")
     _, _, last = schedule([0.1, 0.1], failures={1: locked})
     assert last is locked
+
+
+class Cut(BaseException):
+    """What a stop raises in the middle of a pass (stopping._Interrupted)."""
+
+
+def test_a_pass_cut_short_by_a_stop_after_a_failed_one_returns_that_failure():
+    """Stopped while the store is still locked (waiting for it again): exit with the lock
+    error, as when the stop comes between passes; without a failure before, the cut goes on."""
+    locked = StoreLocked("locked")
+    _, _, last = schedule([0.1, 0.1], failures={0: locked, 1: Cut()})
+    assert last is locked
+    with pytest.raises(Cut):
+        schedule([0.1, 0.1], failures={1: Cut()})
 
 
 @pytest.mark.parametrize("exc", [StoreUnavailable("corrupt"), Duplicate("no")])

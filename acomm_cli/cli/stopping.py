@@ -8,7 +8,8 @@ checks for a stop only between steps could still run long (a backlog of timers, 
 of bridge files), so inside `Stop.cuttable()` a stop not honoured within GRACE_S raises
 _Interrupted from SIGALRM: the open transaction rolls back, as in any exception, and the
 program stops within a second. Dispatch is not cuttable: it stops by itself, killing the
-running agent's process group first.
+running agent's process group first. A wait for another process's write lock ends at once
+on a stop, cuttable or not (`Stop.end_wait`, called between the slices of that wait).
 """
 
 from __future__ import annotations
@@ -73,6 +74,12 @@ class Stop:
 
     def __call__(self) -> bool:
         return self.signum is not None
+
+    def end_wait(self, _slices: int = 0) -> None:
+        """Between the slices of a wait for another process's write lock: a stop requested
+        ends it at once (_Interrupted). Nothing of that transaction was written yet."""
+        if self.signum is not None:
+            raise _Interrupted
 
     def fileno(self) -> int:
         """Readable once a stop was requested."""

@@ -65,6 +65,7 @@ class Options:
     busy_timeout_ms: int = 1000
     sla_ms: int = 600_000
     pull_pages: int = 10
+    peer_deadline_ms: int = 30_000  # `federation.peer_deadline`: each peer's exchange, a pass
     takeover_grace_ms: int = 600_000  # the room's rule for taking over another's entry
     limits: model.Limits | None = None  # the agent endpoints' sends, as `acomm send`'s
     encoders: agentapi.Encoders | None = None  # without them, no agent endpoints
@@ -182,7 +183,11 @@ class Gateway:
         )
         try:
             result = fed_pull.pull(
-                conn, clock.now_ms(), max_pages=self.opts.pull_pages, sla_ms=self.opts.sla_ms
+                conn,
+                clock.now_ms(),
+                max_pages=self.opts.pull_pages,
+                sla_ms=self.opts.sla_ms,
+                deadline_s=self.opts.peer_deadline_ms / 1000,
             )
         finally:
             conn.close()
@@ -515,7 +520,13 @@ def serve(opts: Options) -> None:
     if sock is None:
         anyio.run(_without_listening, lifespan)
         return
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5)
+    config = uvicorn.Config(
+        app,
+        http=httpbody.h11_protocol(),
+        log_level="warning",
+        lifespan="on",
+        timeout_graceful_shutdown=5,
+    )
     uvicorn.Server(config).run(sockets=[sock])
 
 

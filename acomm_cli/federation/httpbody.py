@@ -127,3 +127,34 @@ def exception_handlers() -> dict[Any, Any]:
         return error_response(500, "internal_error", "the gateway failed on this request")
 
     return {HTTPException: http_error, Exception: crash}
+
+
+def h11_protocol() -> type:
+    """uvicorn's HTTP/1.1 protocol, answering a request it cannot parse (a request line of
+    garbage, a malformed or oversized header) with the JSON error body, 400 `invalid_request`,
+    instead of its plain-text page; the connection is closed after it, as uvicorn does. Such
+    a request never reaches the app, so no exception handler of the app can answer it."""
+    import json
+
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class JsonErrors(H11Protocol):
+        def send_400_response(self, msg: str) -> None:
+            body = json.dumps(
+                {"error": {"code": "invalid_request", "message": "malformed HTTP request"}}
+            ).encode()
+            headers = [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"connection", b"close"),
+            ]
+            for event in (
+                h11.Response(status_code=400, headers=headers, reason=b"Bad Request"),
+                h11.Data(data=body),
+                h11.EndOfMessage(),
+            ):
+                self.transport.write(self.conn.send(event))
+            self.transport.close()
+
+    return JsonErrors

@@ -74,7 +74,9 @@ def _push_once(gw: Gateway, conn: sqlite3.Connection, link: Any) -> float:
 
     me = identity.require(conn)
     peers = room.peer_ids(conn, me.node_id)
-    tr = fed_pull.transport_for(conn, peers, me, wait_s=1.0, nats_link=link)
+    tr = fed_pull.transport_for(
+        conn, peers, me, wait_s=1.0, nats_link=link, deadline_s=gw.opts.peer_deadline_ms / 1000
+    )
     result = fed_pull.pull(
         conn,
         clock.now_ms(),

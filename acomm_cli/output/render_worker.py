@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from acomm_cli.clock import iso
 from acomm_cli.errors import CommError
 from acomm_cli.output import columns as cols
-from acomm_cli.output.render import Output, _dump, _kv_line, _table, listing, note
+from acomm_cli.output.render import Output, _dump, _kv_line, _table, listing, note, verbose
 from acomm_cli.output.render_messages import message_doc
 
 if TYPE_CHECKING:
@@ -183,6 +183,11 @@ def tick_retry(exc: CommError, in_s: float) -> None:
     """A `tick --every` pass that failed and will be tried again (cron mails stderr)."""
     when = f"in {round(in_s, 1):g}s" if in_s >= 0.05 else "now"
     note(f"note: tick: {exc.message}; trying again {when}")
+
+
+def lock_waiting() -> None:
+    """-v: a pass waits for another process's write lock (a stop still ends it at once)."""
+    verbose("tick: waiting for the store's write lock, held by another process")
 
 
 def dispatch_off(exc: CommError) -> None:

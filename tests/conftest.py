@@ -279,6 +279,12 @@ def template_store(tmp_path_factory: pytest.TempPathFactory) -> Template:
     assert code == 0, err
     c = sqlite3.connect(path)
     try:
+        # The tests name agents nobody registered, as stores made before the agent directory
+        # do: their stores are `open` (the tests of the strict directory use `strict_store`).
+        with c:
+            c.execute(
+                "UPDATE store_meta SET value = 'open' WHERE key = 'identity.directory_default'"
+            )
         made = int(c.execute("SELECT value FROM store_meta WHERE key = 'created_at'").fetchone()[0])
         stamped = tuple(
             (table, column)
@@ -333,6 +339,21 @@ def store(isolated_env: Path, template_store: Template) -> Path:
     """A fresh store, as `acomm init` makes it: a copy of the session's `template_store`."""
     copy_store(template_store, isolated_env)
     return isolated_env
+
+
+@pytest.fixture
+def strict_store(store: Path) -> Path:
+    """A fresh store as `acomm init` makes it for a user: strict, so every name an agent
+    acts as or sends to must be registered first."""
+    c = sqlite3.connect(store)
+    try:
+        with c:
+            c.execute(
+                "UPDATE store_meta SET value = 'strict' WHERE key = 'identity.directory_default'"
+            )
+    finally:
+        c.close()
+    return store
 
 
 MakeChannel = Callable[..., Path]

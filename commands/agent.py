@@ -14,9 +14,9 @@ from acomm_cli.cli.params import listing, takes_invocation
 from acomm_cli.output import columns, render
 
 app = typer.Typer(
-    help="The agent directory: who each name is (register, list, show, update, retire), and "
-    "which node owns an agent (federation: own, disown, where).\n\nExample: acomm agent "
-    "register bob --kind human --display-name Bob",
+    help="The agent directory, and which node owns an agent (federation).\n\n"
+    "register, list, show, update, retire: who each name is; own, disown, where: which node "
+    "owns it.\n\nExample: acomm agent register bob --kind human --display-name Bob",
     no_args_is_help=True,
     add_completion=False,
 )
@@ -63,7 +63,7 @@ def register(
     from acomm_cli.engine import directory
     from acomm_cli.output import render_agents
 
-    with inv.store(write=True) as conn:
+    with inv.store(write=True, create=True) as conn:  # the first thing a new store needs
         entry, created = directory.register(
             conn,
             name,
@@ -110,10 +110,10 @@ def list_(
 @app.command()
 @takes_invocation
 def show(inv: Invocation, name: Name) -> None:
-    """Show one agent: kind, team, contact rule, when registered and last seen, its
-    channels, its unread count and (on a federation node) the node that owns it.
+    """Show one agent: its kind, team, channels, unread count and last seen.
 
-    A name not registered: exit 4, with the closest registered names.
+    Also its contact rule, when it was registered and (on a federation node) the node that
+    owns it. A name not registered: exit 4, with the closest registered names.
 
     Example: acomm agent show bob --json
     """
@@ -146,8 +146,9 @@ def update(
         typer.Option("--admin/--no-admin", help="Grant or take away the admin role."),
     ] = None,
 ) -> None:
-    """Change a registered agent: what is given is set, the rest kept ("" clears a
-    display name, description or team).
+    """Change a registered agent: what is given is set, the rest kept.
+
+    "" clears a display name, description or team.
 
     Example: acomm agent update bob --team core --accept contacts
     """
@@ -172,9 +173,11 @@ def update(
 @app.command()
 @takes_invocation
 def retire(inv: Invocation, name: Name) -> None:
-    """Retire NAME: it receives nothing new (a direct message to it is refused, exit 5;
-    group and broadcast messages skip it); its history stays, and `agent list --all` still
-    shows it. Retiring twice is a no-op ({..., changed: false} with --json).
+    """Retire NAME: it receives nothing new, and its history stays.
+
+    A direct message to it is refused (exit 5); group and broadcast messages skip it;
+    `agent list --all` still shows it. Retiring twice is a no-op ({..., changed: false}
+    with --json).
 
     Example: acomm agent retire old-bot
     """

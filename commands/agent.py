@@ -43,7 +43,10 @@ Team = Annotated[str | None, typer.Option(metavar="TEAM", help="Its team (A-Z a-
 @takes_invocation
 def register(
     inv: Invocation,
-    name: Name,
+    names: Annotated[
+        list[str],
+        typer.Argument(click_type=params.AGENT, metavar="NAME...", help="The agents' names."),
+    ],
     kind: Kind = None,
     display_name: DisplayName = None,
     description: Description = None,
@@ -52,11 +55,13 @@ def register(
         bool, typer.Option("--update", help="A registered name: set what is given instead.")
     ] = False,
 ) -> None:
-    """Register NAME in the directory (kind agent unless --kind says otherwise).
+    """Register each NAME in the directory (kind agent unless --kind says otherwise).
 
-    A name registered already is refused (exit 5, duplicate) unless --update. On a strict
-    store (identity.directory) only registered names may be sent to or act.
-    Prints the entry; {..., changed} with --json (false: it was there and --update changed it).
+    On a strict store (identity.directory; every store `acomm init` makes) only registered
+    names may act or be sent to. A name registered already is refused (exit 5, duplicate)
+    unless --update; several names are registered all or none. Prints each name; with
+    --json the entry with `changed` (false: --update changed an existing one), or
+    {agents: [...]} for several names.
 
     Example: acomm agent register alice --kind human --display-name "Alice" --team core
     """
@@ -64,9 +69,9 @@ def register(
     from acomm_cli.output import render_agents
 
     with inv.store(write=True, create=True) as conn:  # the first thing a new store needs
-        entry, created = directory.register(
+        done = directory.register_many(
             conn,
-            name,
+            names,
             clock.now_ms(),
             kind=kind,
             display_name=display_name,
@@ -74,7 +79,7 @@ def register(
             team=team,
             update=update,
         )
-    render_agents.agent(inv.output(), entry, created)
+    render_agents.registered(inv.output(), done)
 
 
 @app.command("list")

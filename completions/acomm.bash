@@ -405,7 +405,7 @@ _acomm_positional() {
         'export 0') echo 'dir' ;;
         'audit '*) echo 'dir' ;;
         'invite revoke 0') echo 'value' ;;
-        'agent register 0') echo 'agent' ;;
+        'agent register '*) echo 'agent' ;;
         'agent show 0') echo 'agent' ;;
         'agent update 0') echo 'agent' ;;
         'agent retire 0') echo 'agent' ;;

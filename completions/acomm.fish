@@ -776,7 +776,7 @@ complete -c acomm -n '__acomm_is \'invite create\'' -l pin-key -r -f -d 'The joi
 # acomm invite revoke
 
 # acomm agent
-complete -c acomm -f -n '__acomm_is \'agent\'' -a 'register' -d 'Register NAME in the directory (kind agent unless --kind says other...'
+complete -c acomm -f -n '__acomm_is \'agent\'' -a 'register' -d 'Register each NAME in the directory (kind agent unless --kind says...'
 complete -c acomm -f -n '__acomm_is \'agent\'' -a 'list' -d 'List the registered agents, by name (retired ones only with --all)'
 complete -c acomm -f -n '__acomm_is \'agent\'' -a 'show' -d 'Show one agent: its kind, team, channels, unread count and last seen'
 complete -c acomm -f -n '__acomm_is \'agent\'' -a 'update' -d 'Change a registered agent: what is given is set, the rest kept'
@@ -792,7 +792,7 @@ complete -c acomm -n '__acomm_is \'agent register\'' -l display-name -r -f -d 'H
 complete -c acomm -n '__acomm_is \'agent register\'' -l description -r -f -d 'What it does (up to 4096 characters)'
 complete -c acomm -n '__acomm_is \'agent register\'' -l team -r -f -d 'Its team (A-Z a-z 0-9 _ -)'
 complete -c acomm -n '__acomm_is \'agent register\'' -l update -d 'A registered name: set what is given instead'
-complete -c acomm -n '__acomm_at \'agent register\' 0' -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_at \'agent register\' 0+' -f -a '(__acomm_words agents)'
 
 # acomm agent list
 complete -c acomm -n '__acomm_is \'agent list\'' -l kind -r -f -a 'agent human service'

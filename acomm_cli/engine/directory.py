@@ -303,6 +303,20 @@ def register(
         return _require(conn, name), False
 
 
+def register_many(
+    conn: sqlite3.Connection, names: list[str], now: int, **options: Any
+) -> list[tuple[Agent, bool]]:
+    """`agent register A B ...`: each as `register` does, all in one transaction (one
+    refused: none registered)."""
+    if not names:
+        raise ValidationFailed("agent: name at least one agent", field="agent")
+    for i, name in enumerate(names):
+        if name in names[:i]:
+            raise ValidationFailed(f"agent: {name!r} is named twice", field="agent", value=name)
+    with write(conn):
+        return [register(conn, name, now, **options) for name in names]
+
+
 def update(
     conn: sqlite3.Connection,
     name: str,

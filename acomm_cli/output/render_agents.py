@@ -62,6 +62,17 @@ def agent(out: Output, a: Agent, changed: bool | None = None) -> None:
         )
 
 
+def registered(out: Output, done: Sequence[tuple[Agent, bool]]) -> None:
+    """`agent register`: each name on a line; JSON: the entry with `changed`, or
+    {agents: [...]} for several."""
+    if out.json:
+        docs = [{**agent_doc(a), "changed": changed} for a, changed in done]
+        _dump(docs[0] if len(docs) == 1 else {"agents": docs})
+        return
+    for a, _ in done:
+        sys.stdout.write(f"{a.name}\n")
+
+
 def agents_doc(items: Sequence[Agent]) -> dict[str, Any]:
     return {"agents": [agent_doc(a) for a in items]}
 

@@ -45,11 +45,12 @@ def set_(
 ) -> None:
     """Set KEY to VALUE in the config file.
 
-    The file is the store's config.yaml, or --config's (or $ACOMM_CONFIG's). VALUE is checked as the file's value would be (an unknown key or a bad value: exit 3,
-    naming it, and the file is left as it was). A file holding only comments (as `acomm
-    init` writes it) keeps them, with the setting added at its end; any other file is
-    rewritten from its parsed YAML, and its comments are not kept. The environment still
-    overrides the file. Prints {key, value, file}.
+    The file is the store's config.yaml, or --config's (or $ACOMM_CONFIG's). VALUE is
+    checked as the file's value would be (an unknown key or a bad value: exit 3, naming
+    it, and the file is left as it was). A file holding only comments (as `acomm init`
+    writes it) keeps them, with the setting added at its end; any other file is rewritten
+    from its parsed YAML, and its comments are not kept. The environment still overrides
+    the file. Prints {key, value, file}.
 
     Example: acomm config set identity.directory strict
     """

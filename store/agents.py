@@ -109,7 +109,8 @@ def list_agents(
 ) -> list[tuple[Any, ...]]:
     """Rows in COLUMNS order, by name: `kind` only, seen at or after `active_since` only,
     retired ones only with `include_retired`."""
-    where, args = [], []
+    where: list[str] = []
+    args: list[Any] = []
     if kind is not None:
         where.append("kind = ?")
         args.append(kind)

@@ -9,8 +9,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from acomm_cli import model
-from acomm_cli.engine import leases
-from acomm_cli.engine import directory
+from acomm_cli.engine import directory, leases
 from acomm_cli.engine.channels import release
 from acomm_cli.engine.inbox import Emit, read_inbox
 from acomm_cli.engine.sending import Router, persist, plan_message

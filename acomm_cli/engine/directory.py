@@ -289,7 +289,15 @@ def register(
         "team": _team(team),
     }
     with write(conn):
-        if agents.insert(conn, name, now, **{**fields, "kind": fields["kind"] or "agent"}):
+        if agents.insert(
+            conn,
+            name,
+            now,
+            kind=fields["kind"] or "agent",
+            display_name=fields["display_name"],
+            description=fields["description"],
+            team=fields["team"],
+        ):
             return _require(conn, name), True
         if not update:
             raise Duplicate(
@@ -374,7 +382,7 @@ def describe(conn: sqlite3.Connection, name: str) -> Agent:
     node = _room_owner(conn, name) if fsql.node_id(conn) is not None else None
     return Agent(
         **{f: getattr(a, f) for f in _FIELDS},
-        channels=tuple(tuple(r) for r in agents.channels_of(conn, name)),
+        channels=tuple((c, t, r) for c, t, r in agents.channels_of(conn, name)),
         unread=agents.unread(conn, name),
         node=node,
     )

@@ -7,8 +7,7 @@ import sqlite3
 from collections.abc import Callable
 
 from acomm_cli import model
-from acomm_cli.engine import queues
-from acomm_cli.engine import directory
+from acomm_cli.engine import directory, queues
 from acomm_cli.engine.channels import get_channel, release
 from acomm_cli.errors import InvalidState, NotFound, NotParticipant, ValidationFailed
 from acomm_cli.model import ChannelState, DeliveryState, Message, MessageFilter, QueryResult

@@ -20,8 +20,7 @@ from __future__ import annotations
 import sqlite3
 
 from acomm_cli import model
-from acomm_cli.engine import deadletters
-from acomm_cli.engine import directory
+from acomm_cli.engine import deadletters, directory
 from acomm_cli.engine.channels import release
 from acomm_cli.errors import InvalidState, NotFound, NotParticipant, ValidationFailed
 from acomm_cli.model import AckStatus, DeliveryMode, DeliveryState

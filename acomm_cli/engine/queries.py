@@ -9,8 +9,7 @@ import time
 from collections.abc import Callable
 
 from acomm_cli import clock, model
-from acomm_cli.engine import waiting
-from acomm_cli.engine import directory
+from acomm_cli.engine import directory, waiting
 from acomm_cli.engine.channels import channel_by_id
 from acomm_cli.engine.sending import Router, persist, plan_message, send
 from acomm_cli.errors import NotFound, ValidationFailed

@@ -91,15 +91,6 @@ def retire(conn: sqlite3.Connection, name: str, now_ms: int) -> bool:
     return cur.rowcount > 0
 
 
-def unretire(conn: sqlite3.Connection, name: str, now_ms: int) -> bool:
-    cur = conn.execute(
-        "UPDATE agents SET retired_at = NULL, updated_at = ? WHERE name = ?"
-        " AND retired_at IS NOT NULL",
-        (now_ms, name),
-    )
-    return cur.rowcount > 0
-
-
 def list_agents(
     conn: sqlite3.Connection,
     *,
@@ -124,8 +115,10 @@ def list_agents(
 
 
 def names(conn: sqlite3.Connection) -> list[str]:
-    """Every registered name (what a suggestion is chosen from)."""
-    return [r[0] for r in conn.execute("SELECT name FROM agents ORDER BY name")]
+    """Every registered name not retired (what a suggestion is chosen from)."""
+    return [
+        r[0] for r in conn.execute("SELECT name FROM agents WHERE retired_at IS NULL ORDER BY name")
+    ]
 
 
 def channels_of(conn: sqlite3.Connection, name: str) -> list[tuple[str, str, str]]:

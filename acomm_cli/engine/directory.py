@@ -129,7 +129,8 @@ def set_default(conn: sqlite3.Connection, value: str) -> None:
 
 
 def suggestions(conn: sqlite3.Connection, name: str, n: int = 3) -> list[str]:
-    """The registered names closest to `name` (difflib: only a refusal pays for it)."""
+    """The registered names closest to `name`, retired ones aside (difflib: only a refusal
+    pays for it)."""
     import difflib
 
     live = [a for a in agents.names(conn) if a != name]
@@ -220,10 +221,9 @@ def direct(conn: sqlite3.Connection, sender: str, to: list[str], now: int) -> No
         if name not in found:
             _unknown(conn, name, "to", now)
         elif found[name] is not None:
-            field = "to"
             raise InvalidState(
-                f"{field}: agent {name!r} is retired and receives nothing new",
-                field=field,
+                f"to: agent {name!r} is retired and receives nothing new",
+                field="to",
                 value=name,
                 reason="retired",
             )

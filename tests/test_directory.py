@@ -150,6 +150,7 @@ def test_a_misspelt_recipient_is_refused_with_a_suggestion(cli, people):
     "args",
     [
         ("send", "--to", "bob", "hi", "--as", "alcie"),
+        ("send", "team", "hi", "--as", "alcie"),
         ("receive", "--as", "alcie"),
         ("receive", "--as", "alcie", "--peek"),
         ("receive", "--as", "alcie", "--ack", "completed"),
@@ -164,6 +165,7 @@ def test_a_misspelt_recipient_is_refused_with_a_suggestion(cli, people):
     ids=lambda a: " ".join(a[:2]),
 )
 def test_an_unknown_actor_is_refused_with_a_suggestion(cli, people, args):
+    cli.ok("channel", "create", "team", "--type", "group", "--as", "alice")
     before = snapshot(people)
     r = cli("--json", *args)
     assert r.exit_code == 4, r.stderr

@@ -581,7 +581,11 @@ def send(
         token = check_capacity(router, 1)
         if shared and req.channel is not None:  # else plan_message reads (or refuses) it
             router.prime(req.channel, channels.channels_token(conn) if token is None else token)
-        plan = plan_message(router, req, now)
+        try:
+            plan = plan_message(router, req, now)
+        except NotParticipant:  # a name nobody registered: say so, with the closest ones
+            directory.known(conn, req.sender, "as", now)
+            raise
         directory.known(conn, plan.row[1], "as", now)
         return _deduplicated(router, plan, req.dedupe_key, now) or persist(router, plan, now)
 

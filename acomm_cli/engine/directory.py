@@ -177,13 +177,18 @@ def note(conn: sqlite3.Connection, text: str) -> None:
         conn.notes.append(text)
 
 
-def _unknown(conn: sqlite3.Connection, name: str, field: str, now: int) -> None:
+def _unknown(
+    conn: sqlite3.Connection, name: str, field: str, now: int, register: bool = True
+) -> None:
     """The failure path of `known`: a name without a row."""
     if _owned_elsewhere(conn, name):
         return
     model.agent_id(name, field)  # a malformed name is exit 3, whatever the mode
+    strict = mode(conn) == "strict"
+    if not strict and not register:
+        return
     found = suggestions(conn, name)
-    if mode(conn) == "strict":
+    if strict:
         raise NotFound(
             f"{field}: no agent {name!r} in the directory{_did_you_mean(found)} "
             f"(`acomm agent register {name}` adds it)",
@@ -200,13 +205,16 @@ def _unknown(conn: sqlite3.Connection, name: str, field: str, now: int) -> None:
     )
 
 
-def known(conn: sqlite3.Connection, name: str, field: str, now: int) -> None:
+def known(
+    conn: sqlite3.Connection, name: str, field: str, now: int, *, register: bool = True
+) -> None:
     """Every use of a name an agent acts as or sends to passes here, inside the command's
     own write transaction: one primary-key lookup when the name is registered. Unknown: exit
-    4 on a strict store, registered with a note on an open one."""
+    4 on a strict store, registered with a note on an open one (`register=False`: left
+    alone there, for a command about to fail anyway)."""
     if name in EXEMPT or agents.lookup(conn, name) is not None:
         return
-    _unknown(conn, name, field, now)
+    _unknown(conn, name, field, now, register)
 
 
 def direct(conn: sqlite3.Connection, sender: str, to: list[str], now: int) -> None:

@@ -584,7 +584,7 @@ def send(
         try:
             plan = plan_message(router, req, now)
         except NotParticipant:  # a name nobody registered: say so, with the closest ones
-            directory.known(conn, req.sender, "as", now)
+            directory.known(conn, req.sender, "as", now, register=False)
             raise
         directory.known(conn, plan.row[1], "as", now)
         return _deduplicated(router, plan, req.dedupe_key, now) or persist(router, plan, now)

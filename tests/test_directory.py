@@ -280,6 +280,8 @@ def test_a_retired_agent_receives_nothing_new_and_keeps_its_history(cli, people)
     ]
     everyone = cli.ok("--json", "agent", "list", "--all").json()["agents"]
     assert [(a["name"], a["state"]) for a in everyone][1] == ("bob", "retired")
+    r = cli("--json", "send", "--to", "bobb", "x", "--as", "alice")  # no retired suggestion
+    assert r.exit_code == 4 and r.error["suggestions"] == []
 
 
 # ---------------------------------------------------------------- federation

@@ -1,4 +1,5 @@
-"""`acomm agent own|disown|where`: agent ownership in the federation's state room."""
+"""`acomm agent ...`: the agent directory (register, list, show, update, retire) and, on a
+federation node, which node owns an agent (own, disown, where)."""
 
 from __future__ import annotations
 
@@ -9,15 +10,191 @@ import typer
 from acomm_cli import clock
 from acomm_cli.cli import params
 from acomm_cli.cli.invocation import Invocation
-from acomm_cli.cli.params import takes_invocation
+from acomm_cli.cli.params import listing, takes_invocation
 from acomm_cli.output import columns, render
 
 app = typer.Typer(
-    help="Which node owns an agent (federation).\n\nExample: acomm agent own "
-    "bob --fallback node-b --json",
+    help="The agent directory, and which node owns an agent (federation).\n\n"
+    "register, list, show, update, retire: who each name is; own, disown, where: which node "
+    "owns it.\n\nExample: acomm agent register bob --kind human --display-name Bob",
     no_args_is_help=True,
     add_completion=False,
 )
+
+KIND = params.choice(("agent", "human", "service"), "KIND")
+ACCEPT = params.choice(("anyone", "team", "contacts", "nobody"), "RULE")
+Name = Annotated[str, typer.Argument(click_type=params.AGENT, help="The agent's name.")]
+Kind = Annotated[
+    str | None,
+    typer.Option(
+        click_type=KIND, help="agent (a program), human (a person; never dispatched) or service."
+    ),
+]
+DisplayName = Annotated[
+    str | None, typer.Option(metavar="TEXT", help="How people call it (1-128 characters).")
+]
+Description = Annotated[
+    str | None, typer.Option(metavar="TEXT", help="What it does (up to 4096 characters).")
+]
+Team = Annotated[str | None, typer.Option(metavar="TEAM", help="Its team (A-Z a-z 0-9 _ -).")]
+
+
+@app.command()
+@takes_invocation
+def register(
+    inv: Invocation,
+    names: Annotated[
+        list[str],
+        typer.Argument(click_type=params.AGENT, metavar="NAME...", help="The agents' names."),
+    ],
+    kind: Kind = None,
+    display_name: DisplayName = None,
+    description: Description = None,
+    team: Team = None,
+    update: Annotated[
+        bool, typer.Option("--update", help="A registered name: set what is given instead.")
+    ] = False,
+) -> None:
+    """Register each NAME in the directory (kind agent unless --kind says otherwise).
+
+    On a strict store (identity.directory; every store `acomm init` makes) only registered
+    names may act or be sent to. A name registered already is refused (exit 5, duplicate)
+    unless --update; several names are registered all or none. Prints each name; with
+    --json the entry with `changed` (false: --update changed an existing one), or
+    {agents: [...]} for several names.
+
+    Example: acomm agent register alice --kind human --display-name "Alice" --team core
+    """
+    from acomm_cli.engine import directory
+    from acomm_cli.output import render_agents
+
+    with inv.store(write=True, create=True) as conn:  # the first thing a new store needs
+        done = directory.register_many(
+            conn,
+            names,
+            clock.now_ms(),
+            kind=kind,
+            display_name=display_name,
+            description=description,
+            team=team,
+            update=update,
+        )
+    render_agents.registered(inv.output(), done)
+
+
+@app.command("list")
+@listing(columns.AGENTS)
+@takes_invocation
+def list_(
+    inv: Invocation,
+    kind: Annotated[str | None, typer.Option(click_type=KIND, help="Only this kind.")] = None,
+    active: Annotated[
+        str | None,
+        typer.Option(click_type=params.DURATION, help="Only those seen within DURATION (e.g. 5m)."),
+    ] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Retired agents too.")] = False,
+) -> None:
+    """List the registered agents, by name (retired ones only with --all).
+
+    Prints {agents: [{name, kind, display_name, description, team, accept, admin, state,
+    registered_at, updated_at, last_seen_at, retired_at}]} with --json.
+
+    Example: acomm agent list --kind human --active 5m
+    """
+    from acomm_cli.engine import directory
+    from acomm_cli.output import render_agents
+
+    active_ms = clock.parse_duration(active, "active") if active is not None else None
+    with inv.store(write=False) as conn:
+        items = directory.listing(
+            conn, clock.now_ms(), kind=kind, active_ms=active_ms, include_retired=all_
+        )
+    render_agents.agents(inv.output(), items)
+
+
+@app.command()
+@takes_invocation
+def show(inv: Invocation, name: Name) -> None:
+    """Show one agent: its kind, team, channels, unread count and last seen.
+
+    Also its contact rule, when it was registered and (on a federation node) the node that
+    owns it. A name not registered: exit 4, with the closest registered names.
+
+    Example: acomm agent show bob --json
+    """
+    from acomm_cli.engine import directory
+    from acomm_cli.output import render_agents
+
+    with inv.store(write=False) as conn:
+        entry = directory.describe(conn, name)
+    render_agents.agent(inv.output(), entry)
+
+
+@app.command()
+@takes_invocation
+def update(
+    inv: Invocation,
+    name: Name,
+    kind: Kind = None,
+    display_name: DisplayName = None,
+    description: Description = None,
+    team: Team = None,
+    accept: Annotated[
+        str | None,
+        typer.Option(
+            click_type=ACCEPT,
+            help="Whose direct messages and tasks reach it: anyone, team, contacts, nobody.",
+        ),
+    ] = None,
+    admin: Annotated[
+        bool | None,
+        typer.Option("--admin/--no-admin", help="Grant or take away the admin role."),
+    ] = None,
+) -> None:
+    """Change a registered agent: what is given is set, the rest kept.
+
+    "" clears a display name, description or team.
+
+    Example: acomm agent update bob --team core --accept contacts
+    """
+    from acomm_cli.engine import directory
+    from acomm_cli.output import render_agents
+
+    with inv.store(write=True) as conn:
+        entry = directory.update(
+            conn,
+            name,
+            clock.now_ms(),
+            kind=kind,
+            display_name=display_name,
+            description=description,
+            team=team,
+            accept=accept,
+            admin=admin,
+        )
+    render_agents.agent(inv.output(), entry)
+
+
+@app.command()
+@takes_invocation
+def retire(inv: Invocation, name: Name) -> None:
+    """Retire NAME: it receives nothing new, and its history stays.
+
+    A direct message to it is refused (exit 5); group and broadcast messages skip it;
+    `agent list --all` still shows it. Retiring twice is a no-op ({..., changed: false}
+    with --json).
+
+    Example: acomm agent retire old-bot
+    """
+    from acomm_cli.engine import directory
+    from acomm_cli.output import render_agents
+
+    with inv.store(write=True) as conn:
+        entry, changed = directory.retire(conn, name, clock.now_ms())
+    if not changed:
+        render.note(f"note: {name!r} was retired already")
+    render_agents.agent(inv.output(), entry, changed)
+
 
 Agent = Annotated[str, typer.Argument(click_type=params.AGENT, help="The agent id.")]
 
@@ -96,7 +273,7 @@ def where(inv: Invocation, agent: Agent) -> None:
 
 @app.callback()
 def agent_group() -> None:
-    """Which node owns an agent (federation)."""
+    """The agent directory, and which node owns an agent (federation)."""
 
 
 # ---------------------------------------------------------------- contact rules

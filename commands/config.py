@@ -1,16 +1,20 @@
-"""`acomm config show`: the effective configuration and where each value came from."""
+"""`acomm config show`: the effective configuration and where each value came from;
+`acomm config set`: one setting written into the config file."""
 
 from __future__ import annotations
+
+import os
+from typing import Annotated
 
 import typer
 
 from acomm_cli.cli import config_report
 from acomm_cli.cli.invocation import Invocation
 from acomm_cli.cli.params import listing, takes_invocation
-from acomm_cli.output import columns, render_operations
+from acomm_cli.output import columns, render, render_operations
 
 app = typer.Typer(
-    help="Inspect the configuration.\n\nExample: acomm config show --json",
+    help="Inspect and change the configuration.\n\nExample: acomm config show --json",
     no_args_is_help=True,
     add_completion=False,
 )
@@ -32,6 +36,33 @@ def show(inv: Invocation) -> None:
     render_operations.config_report(inv.output(), config_report.show_config(inv.settings))
 
 
+@app.command("set")
+@takes_invocation
+def set_(
+    inv: Invocation,
+    key: Annotated[str, typer.Argument(metavar="KEY", help="A setting, e.g. identity.directory.")],
+    value: Annotated[str, typer.Argument(metavar="VALUE", help="Its new value.")],
+) -> None:
+    """Set KEY to VALUE in the config file.
+
+    The file is the store's config.yaml, or --config's (or $ACOMM_CONFIG's). VALUE is
+    checked as the file's value would be (an unknown key or a bad value: exit 3, naming
+    it, and the file is left as it was). A file holding only comments (as `acomm init`
+    writes it) keeps them, with the setting added at its end; any other file is rewritten
+    from its parsed YAML, and its comments are not kept. The environment still overrides
+    the file. Prints {key, value, file}.
+
+    Example: acomm config set identity.directory strict
+    """
+    from acomm_cli.cli import config as cfg
+
+    path, parsed = cfg.set_value(inv.settings, key, value)
+    env = cfg.KEYS[key][2]
+    if env in os.environ:
+        render.note(f"note: ${env} is set and overrides the file for {key}")
+    render.ok(inv.output(), {"key": key, "value": parsed, "file": path}, f"{key}: {parsed}")
+
+
 @app.callback()
 def config() -> None:
-    """Inspect the configuration."""
+    """Inspect and change the configuration."""

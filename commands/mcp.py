@@ -118,6 +118,7 @@ def mcp(
             batch_messages=s.value("store.batch_messages"),
             batch_interval_ms=s.value("store.batch_interval"),
             limits=inv.limits(),
+            directory=s.value("identity.directory"),
         ),
         agent,
         _encoders(),
@@ -139,6 +140,7 @@ def _encoders() -> Encoders:
     from acomm_cli.mcpserver.tools import Encoders
     from acomm_cli.output import (
         render_acks,
+        render_agents,
         render_channels,
         render_deadletters,
         render_messages,
@@ -153,4 +155,6 @@ def _encoders() -> Encoders:
         stats=render_operations.stats_doc,
         ack=render_acks.ack_doc,
         nack=render_acks.nack_doc,
+        agent=render_agents.agent_doc,
+        agents=render_agents.agents_doc,
     )

@@ -7,7 +7,7 @@
 _acomm_subcommands() {
     case $1 in
         '') echo 'init status config channel send publish subscribe unsubscribe subscriptions receive ack nack extend query respond thread task capability incident messages show deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway token mcp ui' ;;
-        'config') echo 'show' ;;
+        'config') echo 'show set' ;;
         'channel') echo 'create join leave list show pause resume drain close admin update delete' ;;
         'task') echo 'create accept update complete fail list show' ;;
         'capability') echo 'host publish unpublish list show' ;;
@@ -16,7 +16,7 @@ _acomm_subcommands() {
         'bridge') echo 'sync' ;;
         'node') echo 'init' ;;
         'invite') echo 'create list revoke' ;;
-        'agent') echo 'own disown where contacts' ;;
+        'agent') echo 'register list show update retire own disown where contacts' ;;
         'peers') echo 'add' ;;
         'fed') echo 'pull status migrate' ;;
         'gateway') echo 'serve status' ;;
@@ -31,6 +31,7 @@ _acomm_options() {
         'status') echo "$global" ;;
         'config') echo "$global" ;;
         'config show') echo "$global" ;;
+        'config set') echo "$global" ;;
         'channel') echo "$global" ;;
         'channel create') echo "$global -t --type --as --delivery --max-message-size --ack-timeout --max-retries --retry-backoff --retry-jitter --echo --no-echo --priority-ordering --no-priority-ordering --max-pending --dedupe-window --retention-count --retention-age --lease --message-ttl --retry-failed --no-retry-failed --if-not-exists" ;;
         'channel join') echo "$global --role --as" ;;
@@ -101,6 +102,11 @@ _acomm_options() {
         'invite list') echo "$global" ;;
         'invite revoke') echo "$global" ;;
         'agent') echo "$global" ;;
+        'agent register') echo "$global --kind --display-name --description --team --update" ;;
+        'agent list') echo "$global --kind --active --all" ;;
+        'agent show') echo "$global" ;;
+        'agent update') echo "$global --kind --display-name --description --team --accept --admin --no-admin" ;;
+        'agent retire') echo "$global" ;;
         'agent own') echo "$global --fallback" ;;
         'agent disown') echo "$global" ;;
         'agent where') echo "$global" ;;
@@ -302,6 +308,17 @@ _acomm_value_kind() {
         'invite create --expect') echo 'value' ;;
         'invite create --ttl') echo 'value' ;;
         'invite create --pin-key') echo 'value' ;;
+        'agent register --kind') echo 'choice:agent human service' ;;
+        'agent register --display-name') echo 'value' ;;
+        'agent register --description') echo 'value' ;;
+        'agent register --team') echo 'value' ;;
+        'agent list --kind') echo 'choice:agent human service' ;;
+        'agent list --active') echo 'value' ;;
+        'agent update --kind') echo 'choice:agent human service' ;;
+        'agent update --display-name') echo 'value' ;;
+        'agent update --description') echo 'value' ;;
+        'agent update --team') echo 'value' ;;
+        'agent update --accept') echo 'choice:anyone team contacts nobody' ;;
         'agent own --fallback') echo 'value' ;;
         'peers add --url') echo 'value' ;;
         'fed pull --peer') echo 'value' ;;
@@ -332,6 +349,8 @@ _acomm_value_kind() {
 _acomm_positional() {
     case "$1 $2" in
         'init 0') echo 'dir' ;;
+        'config set 0') echo 'value' ;;
+        'config set 1') echo 'value' ;;
         'channel create 0') echo 'value' ;;
         'channel join 0') echo 'channel' ;;
         'channel join 1') echo 'agent' ;;
@@ -387,6 +406,10 @@ _acomm_positional() {
         'export 0') echo 'dir' ;;
         'audit '*) echo 'dir' ;;
         'invite revoke 0') echo 'value' ;;
+        'agent register '*) echo 'agent' ;;
+        'agent show 0') echo 'agent' ;;
+        'agent update 0') echo 'agent' ;;
+        'agent retire 0') echo 'agent' ;;
         'agent own 0') echo 'agent' ;;
         'agent disown 0') echo 'agent' ;;
         'agent where 0') echo 'agent' ;;

@@ -8,7 +8,7 @@ function __acomm_subcommands
         case ''
             echo init status config channel send publish subscribe unsubscribe subscriptions receive ack nack extend query respond thread task capability incident messages show deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway token mcp ui
         case 'config'
-            echo show
+            echo show set
         case 'channel'
             echo create join leave list show pause resume drain close admin update delete
         case 'task'
@@ -26,7 +26,7 @@ function __acomm_subcommands
         case 'invite'
             echo create list revoke
         case 'agent'
-            echo own disown where contacts
+            echo register list show update retire own disown where contacts
         case 'peers'
             echo add
         case 'fed'
@@ -134,6 +134,12 @@ function __acomm_valued
             echo --id --transport --nats-creds
         case 'invite create'
             echo --expect --ttl --pin-key
+        case 'agent register'
+            echo --kind --display-name --description --team
+        case 'agent list'
+            echo --kind --active
+        case 'agent update'
+            echo --kind --display-name --description --team --accept
         case 'agent own'
             echo --fallback
         case 'peers add'
@@ -240,7 +246,7 @@ complete -c acomm -s h -l help -d 'Show help'
 # acomm
 complete -c acomm -f -n '__acomm_is \'\'' -a 'init' -d 'Create a store and a commented config.yaml beside it'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'status' -d 'Show the store\'s path, schema version, counts, size and flush policy'
-complete -c acomm -f -n '__acomm_is \'\'' -a 'config' -d 'Inspect the configuration'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'config' -d 'Inspect and change the configuration'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'channel' -d 'Create and manage channels'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'send' -d 'Send a message; prints its id'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'publish' -d 'Publish on a pubsub channel to every matching subscription; prints...'
@@ -273,7 +279,7 @@ complete -c acomm -f -n '__acomm_is \'\'' -a 'audit' -d 'Audit exports on Apache
 complete -c acomm -f -n '__acomm_is \'\'' -a 'bridge' -d 'The mailbox bridge: inbox files, team inboxes, response files'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'node' -d 'This store\'s federation node identity'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'invite' -d 'Invite other nodes to join this one (a seed)'
-complete -c acomm -f -n '__acomm_is \'\'' -a 'agent' -d 'Which node owns an agent (federation)'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'agent' -d 'The agent directory, and which node owns an agent (federation)'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'peers' -d 'The other federation nodes this node knows'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'fed' -d 'Federation: exchange with the other nodes'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'gateway' -d 'This node\'s gateway: the exchange, the state room, the outbox'
@@ -288,8 +294,11 @@ complete -c acomm -n '__acomm_at \'init\' 0' -f -a '(__fish_complete_directories
 
 # acomm config
 complete -c acomm -f -n '__acomm_is \'config\'' -a 'show' -d 'Print every setting\'s effective value and where it came from'
+complete -c acomm -f -n '__acomm_is \'config\'' -a 'set' -d 'Set KEY to VALUE in the config file'
 
 # acomm config show
+
+# acomm config set
 
 # acomm channel
 complete -c acomm -f -n '__acomm_is \'channel\'' -a 'create' -d 'Create a channel owned by --as; prints its id'
@@ -767,10 +776,47 @@ complete -c acomm -n '__acomm_is \'invite create\'' -l pin-key -r -f -d 'The joi
 # acomm invite revoke
 
 # acomm agent
+complete -c acomm -f -n '__acomm_is \'agent\'' -a 'register' -d 'Register each NAME in the directory (kind agent unless --kind says...'
+complete -c acomm -f -n '__acomm_is \'agent\'' -a 'list' -d 'List the registered agents, by name (retired ones only with --all)'
+complete -c acomm -f -n '__acomm_is \'agent\'' -a 'show' -d 'Show one agent: its kind, team, channels, unread count and last seen'
+complete -c acomm -f -n '__acomm_is \'agent\'' -a 'update' -d 'Change a registered agent: what is given is set, the rest kept'
+complete -c acomm -f -n '__acomm_is \'agent\'' -a 'retire' -d 'Retire NAME: it receives nothing new, and its history stays'
 complete -c acomm -f -n '__acomm_is \'agent\'' -a 'own' -d 'This node owns AGENT: other nodes route its messages here'
 complete -c acomm -f -n '__acomm_is \'agent\'' -a 'disown' -d 'This node gives AGENT up (only its owner may)'
 complete -c acomm -f -n '__acomm_is \'agent\'' -a 'where' -d 'Where a message to AGENT would go now'
 complete -c acomm -f -n '__acomm_is \'agent\'' -a 'contacts' -d 'List, add or remove the agents whose direct messages AGENT accepts'
+
+# acomm agent register
+complete -c acomm -n '__acomm_is \'agent register\'' -l kind -r -f -a 'agent human service'
+complete -c acomm -n '__acomm_is \'agent register\'' -l kind -r -f -d 'agent (a program), human (a person; never dispatched) or service'
+complete -c acomm -n '__acomm_is \'agent register\'' -l display-name -r -f -d 'How people call it (1-128 characters)'
+complete -c acomm -n '__acomm_is \'agent register\'' -l description -r -f -d 'What it does (up to 4096 characters)'
+complete -c acomm -n '__acomm_is \'agent register\'' -l team -r -f -d 'Its team (A-Z a-z 0-9 _ -)'
+complete -c acomm -n '__acomm_is \'agent register\'' -l update -d 'A registered name: set what is given instead'
+complete -c acomm -n '__acomm_at \'agent register\' 0+' -f -a '(__acomm_words agents)'
+
+# acomm agent list
+complete -c acomm -n '__acomm_is \'agent list\'' -l kind -r -f -a 'agent human service'
+complete -c acomm -n '__acomm_is \'agent list\'' -l kind -r -f -d 'Only this kind'
+complete -c acomm -n '__acomm_is \'agent list\'' -l active -r -f -d 'Only those seen within DURATION (e.g'
+complete -c acomm -n '__acomm_is \'agent list\'' -l all -d 'Retired agents too'
+
+# acomm agent show
+complete -c acomm -n '__acomm_at \'agent show\' 0' -f -a '(__acomm_words agents)'
+
+# acomm agent update
+complete -c acomm -n '__acomm_is \'agent update\'' -l kind -r -f -a 'agent human service'
+complete -c acomm -n '__acomm_is \'agent update\'' -l kind -r -f -d 'agent (a program), human (a person; never dispatched) or service'
+complete -c acomm -n '__acomm_is \'agent update\'' -l display-name -r -f -d 'How people call it (1-128 characters)'
+complete -c acomm -n '__acomm_is \'agent update\'' -l description -r -f -d 'What it does (up to 4096 characters)'
+complete -c acomm -n '__acomm_is \'agent update\'' -l team -r -f -d 'Its team (A-Z a-z 0-9 _ -)'
+complete -c acomm -n '__acomm_is \'agent update\'' -l accept -r -f -a 'anyone team contacts nobody'
+complete -c acomm -n '__acomm_is \'agent update\'' -l accept -r -f -d 'Whose direct messages and tasks reach it: anyone, team, contacts, n...'
+complete -c acomm -n '__acomm_is \'agent update\'' -l admin -l no-admin -d 'Grant or take away the admin role'
+complete -c acomm -n '__acomm_at \'agent update\' 0' -f -a '(__acomm_words agents)'
+
+# acomm agent retire
+complete -c acomm -n '__acomm_at \'agent retire\' 0' -f -a '(__acomm_words agents)'
 
 # acomm agent own
 complete -c acomm -n '__acomm_is \'agent own\'' -l fallback -r -f -d 'A node that takes the agent\'s messages while this one is offline (r...'

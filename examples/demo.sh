@@ -91,6 +91,7 @@ publish() {
 
 section "Setup: a fresh store (ACOMM_STORE points at a temporary file)"
 run acomm init
+run acomm agent register planner executor ci   # a new store refuses names it does not know
 
 section "1. Direct command: planner -> executor"
 show_raw 'id=$(acomm send --to executor "Apply migration 0042 on staging" --type command --priority high --as planner)'
@@ -179,6 +180,8 @@ out=$(acomm send release "Nightly 2026-11-22 is green" --dedupe-key nightly-2026
 say "same id $(field id <<<"$out"), deduplicated=$(field deduplicated <<<"$out"), exit 0: nothing sent twice"
 rc=0; err=$(acomm send release "let me in" --as intruder 2>&1) || rc=$?
 say "a non-participant sends:    exit $rc  ($err)"
+rc=0; err=$(acomm send --to planer "typo" --as ci 2>&1) || rc=$?
+say "a misspelt recipient:       exit $rc  ($err)"
 rc=0; err=$(acomm show 999 2>&1) || rc=$?
 say "show a missing message:     exit $rc  ($err)"
 rc=0; err=$(acomm send release "" --as ci 2>&1) || rc=$?

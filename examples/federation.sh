@@ -116,6 +116,8 @@ stop() {
 section "1. Two nodes: each store gets a node identity (an Ed25519 key of its own)"
 run acomm --store "$A" node init --id node-a
 run acomm --store "$B" node init --id node-b
+run acomm --store "$A" agent register alice             # each node's directory: its own agents
+run acomm --store "$B" agent register oracle builder
 
 section "2. node-a's gateway is the seed: it holds the state room (a free port on 127.0.0.1)"
 show_raw "acomm --store $A gateway serve --seed --listen 127.0.0.1:0 &"

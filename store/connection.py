@@ -40,6 +40,11 @@ class StoreConnection(sqlite3.Connection):
     # engine/sending.py's cache of the channels sends read, valid under one channels token
     # (m011): it lives as long as the connection, across transactions
     channel_cache: object = None
+    # the configured `identity.directory` (open | strict; None: the store's own default),
+    # set by whoever opened the connection; and the notes the engine leaves for the
+    # command to print after it commits (engine/directory.py)
+    directory: str | None = None
+    notes: list[str] | None = None
 
     def close(self) -> None:
         super().close()

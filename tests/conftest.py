@@ -137,12 +137,17 @@ freezegun.configure(extend_ignore_list=["_pytest.timing"])
 
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Point ACOMM_STORE into tmp_path and clear every other ACOMM_* variable."""
+    """Point ACOMM_STORE into tmp_path, clear every other ACOMM_* variable and open the
+    agent directory."""
     for key in list(os.environ):
         if key.startswith("ACOMM_") or key in ("NO_COLOR", "FORCE_COLOR"):
             monkeypatch.delenv(key)
     path = tmp_path / "store" / "store.acomm"
     monkeypatch.setenv("ACOMM_STORE", str(path))
+    # Most tests name agents nobody registered: they run with the directory open, in
+    # process and in the programs they start (tests of the strict directory ask for
+    # `strict`, which unsets it; the README's tour and `make demo` run without it)
+    monkeypatch.setenv("ACOMM_IDENTITY_DIRECTORY", "open")
     monkeypatch.chdir(tmp_path)
     return path
 
@@ -279,6 +284,12 @@ def template_store(tmp_path_factory: pytest.TempPathFactory) -> Template:
     assert code == 0, err
     c = sqlite3.connect(path)
     try:
+        # open, as a store made before the agent directory: the tests that drive the engine
+        # directly name agents nobody registered too (see `isolated_env`)
+        with c:
+            c.execute(
+                "UPDATE store_meta SET value = 'open' WHERE key = 'identity.directory_default'"
+            )
         made = int(c.execute("SELECT value FROM store_meta WHERE key = 'created_at'").fetchone()[0])
         stamped = tuple(
             (table, column)
@@ -333,6 +344,13 @@ def store(isolated_env: Path, template_store: Template) -> Path:
     """A fresh store, as `acomm init` makes it: a copy of the session's `template_store`."""
     copy_store(template_store, isolated_env)
     return isolated_env
+
+
+@pytest.fixture
+def strict(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The directory as a user's new store has it: strict (every name an agent acts as or
+    sends to must be registered first), not the open directory the other tests run with."""
+    monkeypatch.setenv("ACOMM_IDENTITY_DIRECTORY", "strict")
 
 
 MakeChannel = Callable[..., Path]

@@ -327,6 +327,7 @@ def test_response_files_become_messages_replies_and_acks(cli, store, team, dirs)
 def test_a_bad_response_file_stays_and_is_reported_once(cli, store, team, dirs):
     """Negative path: not JSON, or not valid, the file stays in place, is reported once
     (stderr, stats, doctor) and again only after it changes; fixed, it is ingested."""
+    cli.ok("agent", "register", "carol")  # else the open directory notes registering her
     bad = _outbox(dirs, "bob", "r.json", "{not json")
     invalid = _outbox(dirs, "bob", "s.json", {"to": "carol"})  # no content
     r = cli("tick")

@@ -15,7 +15,8 @@ def _settings(doc: dict) -> dict[str, tuple]:
     return {s["key"]: (s["value"], s["source"]) for s in doc["settings"]}
 
 
-def test_defaults_for_every_key(cli, store):
+def test_defaults_for_every_key(cli, store, monkeypatch):
+    monkeypatch.delenv("ACOMM_IDENTITY_DIRECTORY")  # the tests' own setting
     doc = cli.ok("config", "show", "--json").json()
     got = _settings(doc)
     assert list(got) == list(KEYS)

@@ -177,7 +177,7 @@ def test_the_example_pipeline_runs_on_ticks_alone(tmp_path):
     when the receipts or the answer are not what it shows."""
     script = Path(__file__).parent.parent / "examples" / "pipeline.sh"
     env = {
-        **os.environ,
+        **{k: v for k, v in os.environ.items() if k != "ACOMM_IDENTITY_DIRECTORY"},  # strict
         "PATH": f"{VENV_BIN}{os.pathsep}{os.environ['PATH']}",
         "TMPDIR": str(tmp_path),
     }

@@ -61,6 +61,7 @@ def _loaded(tmp_path: Path, nats_url: str | None) -> tuple[Path, Path]:
     acomm(a, "peers", "add", "nb", "--url", f"store:{b}")
     acomm(b, "peers", "add", "na", "--url", f"store:{a}")
     acomm(b, "agent", "own", "bob")
+    acomm(a, "agent", "register", "alice")  # a new store is strict: the sends below name her
     acomm(b, "fed", "pull")
     acomm(a, "fed", "pull")
     if nats_url:

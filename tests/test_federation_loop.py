@@ -291,7 +291,7 @@ def test_the_demo_federation_act_runs_and_cleans_up(tmp_path):
     gateways are stopped and its temporary directory removed."""
     script = Path(__file__).parent.parent / "examples" / "federation.sh"
     env = {
-        **os.environ,
+        **{k: v for k, v in os.environ.items() if k != "ACOMM_IDENTITY_DIRECTORY"},  # strict
         "PATH": f"{VENV_BIN}{os.pathsep}{os.environ['PATH']}",
         "TMPDIR": str(tmp_path),
     }

@@ -59,8 +59,15 @@ def test_a_store_copied_from_the_template_is_the_store_init_makes(
     a, b = snapshot(copied), snapshot(fresh)
     ids = [[r["value"] for r in s["store_meta"] if r["key"] == "store_id"] for s in (a, b)]
     assert ids[0] != ids[1] and len(ids[0][0]) == len(ids[1][0]) == 32  # each its own store
+    directory = [
+        [r["value"] for r in s["store_meta"] if r["key"] == "identity.directory_default"]
+        for s in (a, b)
+    ]
+    assert directory == [["open"], ["strict"]]  # the one difference: the tests' stores are open
     for s in (a, b):
-        s["store_meta"] = [r for r in s["store_meta"] if r["key"] != "store_id"]
+        s["store_meta"] = [
+            r for r in s["store_meta"] if r["key"] not in ("store_id", "identity.directory_default")
+        ]
     assert a == b  # every row, the creation times included (frozen alike)
 
 

@@ -43,6 +43,8 @@ TOOLS = {
     "deadletters",
     "replay",
     "stats",
+    "whois",
+    "list_agents",
 }
 DEADLINE_S = 20.0
 
@@ -192,6 +194,13 @@ def test_every_tool_over_stdio_against_a_shell_on_the_same_store(shared):
             assert {"team", "jobs", "ci"} <= names
             stats = await call(c, "stats", mine=True)
             assert [a["agent"] for a in stats["agents"]] == ["bob"]
+            who = await call(c, "whois", name="alice")
+            assert who == sh("agent", "show", "alice")  # the command's own document
+            assert {"team", "jobs", "ci"} <= {ch["channel"] for ch in who["channels"]}
+            listed = await call(c, "list_agents")
+            assert listed == sh("agent", "list")
+            assert [a["name"] for a in listed["agents"]] == ["alice", "bob"]
+            assert (await call(c, "list_agents", kind="human"))["agents"] == []
 
             # the resources
             sh("send", "team", "unread one", "--as", "alice")
@@ -278,6 +287,16 @@ def test_errors_carry_the_code_and_change_nothing(shared):
             assert err["code"] == "not_found"
             err = await refused(c, "show", message_id=999)
             assert err["code"] == "not_found"
+            err = await refused(c, "whois", name="alica")
+            assert (err["code"], err["field"], err["suggestions"]) == (
+                "not_found",
+                "agent",
+                ["alice"],
+            )
+            err = await refused(c, "list_agents", kind="robot")
+            assert (err["code"], err["field"]) == ("validation_failed", "kind")
+            err = await refused(c, "list_agents", active="soon")
+            assert (err["code"], err["field"]) == ("validation_failed", "active")
             with pytest.raises(Exception, match="not_found"):
                 await c.read_resource("acomm://channel/nope")
         assert snapshot(shared) == before

@@ -99,10 +99,19 @@ def test_no_store_found_upwards_creates_nothing(cli, tmp_path, monkeypatch):
 def test_the_creating_commands_create_it_with_a_note(cli, isolated_env, args):
     r = cli(*args)
     assert r.exit_code == 0, r.stderr
-    assert r.stderr == f"acomm: note: creating a new store at {isolated_env}\n"
+    # first (the open directory's notes of the names it registered may follow)
+    assert r.stderr.startswith(f"acomm: note: creating a new store at {isolated_env}\n")
     assert isolated_env.exists()
-    again = cli("send", "--to", "b", "again", "--as", "a")
+    again = cli("channel", "create", "again", "--type", "group", "--as", "a")
     assert again.exit_code == 0 and again.stderr == ""  # no note once it exists
+
+
+def test_agent_register_creates_a_strict_store_with_a_note(cli, isolated_env, strict):
+    r = cli("agent", "register", "a")
+    assert r.exit_code == 0, r.stderr
+    assert r.stderr == f"acomm: note: creating a new store at {isolated_env}\n"
+    refused = cli("send", "--to", "b", "hi", "--as", "a")
+    assert refused.exit_code == 4 and "no agent 'b'" in refused.stderr
 
 
 def test_the_default_location_is_created_by_channel_create(cli, tmp_path, monkeypatch):

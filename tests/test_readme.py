@@ -24,9 +24,9 @@ FIRST_SCREEN = 45  # lines: what a terminal or a repository page shows before an
 
 
 def _tour() -> tuple[int, str]:
-    """The fenced block under "Two agents in five commands": (its first line, its text)."""
+    """The fenced block under "Two agents in six commands": (its first line, its text)."""
     text = README.read_text()
-    start = text.index("## Two agents in five commands")
+    start = text.index("## Two agents in six commands")
     m = re.compile(r"```sh\n(.*?)```", re.S).search(text, start)
     assert m, "the tour has a ```sh block"
     return text.count("\n", 0, m.start()) + 1, m.group(1)
@@ -53,7 +53,7 @@ def test_the_first_screen_two_agent_exchange_works_as_written(tmp_path):
     line, block = _tour()
     assert line + block.count("\n") <= FIRST_SCREEN, "the tour must fit on the first screen"
     commands = [c for c in block.splitlines() if c.startswith("acomm ")]
-    assert len(commands) == 5, commands
+    assert len(commands) == 6, commands
     env = {k: v for k, v in os.environ.items() if not k.startswith("ACOMM_")}
     env.update(
         TMPDIR=str(tmp_path),
@@ -74,7 +74,8 @@ def test_the_first_screen_two_agent_exchange_works_as_written(tmp_path):
     where = Path(out[-1].removeprefix("--- store at "))
     assert where.parent == tmp_path and (where / ".acomm" / "store.acomm").is_file()
     assert out[0] == str(where / ".acomm" / "store.acomm")  # init names the store it made
-    assert out[1] == "1"  # as the comment says: the message id
+    assert out[1:3] == ["alice", "bob"]  # registered: a new store refuses other names
+    assert out[3] == "1"  # as the comment says: the message id
     bob_reads = [x for x in out if "Build 1.4 is green. Deploy?" in x]
     alice_reads = [x for x in out if "Deploying now" in x]
     assert len(bob_reads) == 1 and "alice" in bob_reads[0].split()

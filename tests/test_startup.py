@@ -201,13 +201,14 @@ def test_send_loads_only_the_engine_it_uses(team):
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout.splitlines()[-1]) == [
         "acomm_cli.engine.channels",
+        "acomm_cli.engine.directory",  # the sender's one-lookup check
         "acomm_cli.engine.opening",
         "acomm_cli.engine.sending",
     ]
 
 
 def test_send_on_a_current_store_loads_the_store_sql_it_uses_and_no_migration_body(team):
-    """The SQL a plain send runs is in three store modules; m001-m010's bodies are imported
+    """The SQL a plain send runs is in these store modules; m001-m010's bodies are imported
     only to migrate an older store (DECISIONS.md, "store/queries.py and migrations.py split")."""
     p = subprocess.run(
         [
@@ -224,6 +225,7 @@ def test_send_on_a_current_store_loads_the_store_sql_it_uses_and_no_migration_bo
     )
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout.splitlines()[-1]) == [
+        "acomm_cli.store.agents",  # the directory's check
         "acomm_cli.store.backlog",
         "acomm_cli.store.channels",
         "acomm_cli.store.connection",

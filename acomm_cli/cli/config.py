@@ -91,6 +91,13 @@ KEYS: dict[str, tuple[Any, Any, str]] = {
     # `gateway serve`: the largest request body its endpoints read (a send: at least the
     # largest channel's max_message_size)
     "gateway.max_body": (1024 * 1024, lambda v, k: _body_bytes(v, k), "ACOMM_GATEWAY_MAX_BODY"),
+    # the agent directory: strict refuses names nobody registered, open registers them with
+    # a note (None: the store's own default: strict for a store made by `acomm init`)
+    "identity.directory": (
+        None,
+        lambda v, k: _choice(v, k, ("open", "strict")),
+        "ACOMM_IDENTITY_DIRECTORY",
+    ),
     # capabilities: N routing misses within the window open a review incident
     "capabilities.miss_threshold": (
         3,
@@ -483,6 +490,52 @@ def _read_yaml(path: str, *, agents: bool) -> dict[str, Any] | None:
     return flat
 
 
+def set_value(settings: Settings, key: str, value: str) -> tuple[str, Any]:
+    """`config set KEY VALUE`: check VALUE as the key's own parser does, then write it into
+    the config file in use (the store's `config.yaml` unless --config / $ACOMM_CONFIG name
+    another). A file of nothing but comments (as `acomm init` writes it) keeps them and gains
+    the setting at its end; any other file is rewritten from its parsed YAML, so its
+    comments are not kept. Returns (the file, the parsed value)."""
+    if key not in KEYS:
+        raise ValidationFailed(f"config: unknown key {key!r}", field="key", value=key)
+    parsed = KEYS[key][1](value, key)
+    path = config_file(settings)
+    if path is None:
+        store, _ = settings.store_path(create=False)
+        path = paths.sibling(store, CONFIG_FILE)
+    text = ""
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    import yaml
+
+    section, _, name = key.partition(".")
+    lines = text.splitlines()
+    if all(not line.strip() or line.lstrip().startswith("#") for line in lines):
+        body = yaml.safe_dump({section: {name: value}}, default_flow_style=False, sort_keys=False)
+        new = text + ("" if not text or text.endswith("\n") else "\n") + body
+    else:
+        _read_yaml(path, agents=True)  # a file the commands would refuse is not rewritten
+        doc = yaml.safe_load(text) or {}
+        if not isinstance(doc.get(section), dict):
+            doc[section] = {}
+        doc[section][name] = value
+        new = yaml.safe_dump(doc, default_flow_style=False, sort_keys=False)
+    tmp = f"{path}.tmp{os.getpid()}"
+    fd = os.open(tmp, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(new)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    settings._cache.pop("raw", None)
+    settings._cache.pop("values", None)
+    return path, parsed
+
+
 DEFAULT_CONFIG = """\
 # acomm configuration. Precedence: command-line flag > environment > this file > default.
 # Uncomment a line (and its section) to change it. A line shows the setting's default, unless
@@ -507,6 +560,12 @@ DEFAULT_CONFIG = """\
 #   # Where `acomm audit` runs its Spark job: local[*] (every core here), local[2],
 #   # spark://host:7077 (a cluster; exports and --out must be on storage every node reads).
 #   master: local[*]
+# identity:
+#   # strict: a name nobody registered (`acomm agent register`) is refused where it is
+#   # used (exit 4, with the closest registered names); open: it is registered there and
+#   # then, with a note. Unset: the store's own default (strict; open for a store made
+#   # before the agent directory).
+#   directory: strict                    # example (no default: the store's own)
 # bridge:
 #   # The mailbox bridge: mirror each unread delivery as
 #   # {inbox_dir}/{agent}/{message_id}.json; ingest the response files agents write,

@@ -120,6 +120,7 @@ class _Store:
             "busy_timeout_ms": s.value("store.busy_timeout"),
             "flush": s.value("store.flush"),
             "now": clock.now_ms(),
+            "directory": s.value("identity.directory"),
         }
         if s.verbose:
             _say_where(s, path)
@@ -164,6 +165,8 @@ class _Store:
                 raise store_error(exc, self.path) from None  # name the store
             if exc is not None:
                 return
+            for text in getattr(conn, "notes", None) or ():
+                render.note(text)
             if self.mirror:
                 _bridge_after_write(conn, s, self.before)
             if self.after:

@@ -8,6 +8,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from acomm_cli import model
+from acomm_cli.engine import directory
 from acomm_cli.errors import (
     Duplicate,
     Forbidden,
@@ -142,6 +143,7 @@ def create_channel(
             )
         cid = channels.insert_channel(conn, name, ctype.value, owner, cfg, now)
         channels.insert_participant(conn, cid, owner, Role.OWNER.value, now)
+        directory.enlist(conn, owner, now)  # naming an owner registers it
         return channel_by_id(conn, cid)
 
 
@@ -186,6 +188,7 @@ def join_channel(
         ch = _channel(conn, name)
         authorize(ch, by, f"add {agent!r} to")
         _check_joinable(ch, agent)
+        directory.enlist(conn, agent, now)  # adding an agent to a channel registers it
         if not channels.insert_participant(conn, ch.id, agent, r.value, now):
             return ChannelChange(ch, changed=False)
         return ChannelChange(channel_by_id(conn, ch.id), changed=True)
@@ -295,6 +298,7 @@ def subscribe(conn: sqlite3.Connection, name: str, pattern: str, agent: str, now
         if ch.role_of(agent) is None:
             _check_joinable(ch, agent)
             channels.insert_participant(conn, ch.id, agent, Role.MEMBER.value, now)
+        directory.enlist(conn, agent, now)  # a subscriber is registered
         return channels.insert_subscription(conn, ch.id, agent, pattern, now)
 
 

@@ -7,7 +7,7 @@ import os
 import sqlite3
 
 from acomm_cli.store import open_store
-from acomm_cli.store.connection import maybe_checkpoint
+from acomm_cli.store.connection import StoreConnection, maybe_checkpoint
 
 TYPE_CHECKING = False  # typing's, without importing typing (a send's start-up time)
 if TYPE_CHECKING:
@@ -25,10 +25,14 @@ def connect(
     flush: str = "batch",
     now: int = 0,
     read_only: bool = False,
+    directory: str | None = None,
 ) -> sqlite3.Connection:
     """Open the store at `path`, creating and migrating it when asked; `read_only` for the
-    commands that only read (they then work on a read-only mount or a full disk)."""
-    return open_store(
+    commands that only read (they then work on a read-only mount or a full disk).
+    `directory`: the configured `identity.directory` (None: the store's own default). A
+    store created here is strict: names must be registered before they are used."""
+    new = create and not os.path.exists(path)
+    conn = open_store(
         path,
         create=create,
         read_only=read_only,
@@ -36,6 +40,13 @@ def connect(
         flush=flush,
         now_ms=now,
     )
+    if new:
+        from acomm_cli.engine import directory as agent_directory
+
+        agent_directory.set_default(conn, "strict")
+    if directory is not None and isinstance(conn, StoreConnection):
+        conn.directory = directory
+    return conn
 
 
 def init_store(path: str | Path, now: int, config_text: str | None = None) -> bool:

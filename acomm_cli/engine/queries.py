@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 
 from acomm_cli import clock, model
-from acomm_cli.engine import waiting
+from acomm_cli.engine import directory, waiting
 from acomm_cli.engine.channels import channel_by_id
 from acomm_cli.engine.sending import Router, persist, plan_message, send
 from acomm_cli.errors import NotFound, ValidationFailed
@@ -57,6 +57,7 @@ def respond(
     model.agent_id(agent, "sender")
     model.correlation_id(correlation_id)
     with write(conn):
+        directory.known(conn, agent, "as", now)
         return record_response(conn, correlation_id, content, agent, now, priority)
 
 

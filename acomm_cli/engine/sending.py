@@ -9,6 +9,7 @@ import sqlite3
 from collections.abc import Callable, Sequence
 
 from acomm_cli import clock, model
+from acomm_cli.engine import directory
 from acomm_cli.engine.channels import channel_by_id, get_channel
 from acomm_cli.errors import (
     CommError,
@@ -96,6 +97,8 @@ class Router:
         # agent without a direct channel here asks), and remote routes found by agent
         self.node: str | None = ""
         self.remote: dict[str, Any] = {}
+        self.retired: frozenset[str] | None = None  # read once, by the first group send
+        self.checked: set[tuple[str, str | None]] = set()  # (sender, to) a batch checked
 
     def prime(self, name: str, token: int) -> None:
         """Look `name` up through the connection's channel cache (`send`'s path): entries
@@ -152,6 +155,11 @@ class Router:
             found.add(sender)
         elif not ch.config.echo:
             found.discard(sender)
+        if found and ch.type != ChannelType.DIRECT:  # a direct send checks its one recipient
+            if self.retired is None:
+                self.retired = directory.retired(self.conn)
+            if self.retired:  # a retired agent receives nothing new
+                found = found - self.retired
         return sorted(found)
 
 
@@ -579,7 +587,12 @@ def send(
         token = check_capacity(router, 1)
         if shared and req.channel is not None:  # else plan_message reads (or refuses) it
             router.prime(req.channel, channels.channels_token(conn) if token is None else token)
-        plan = plan_message(router, req, now)
+        try:
+            plan = plan_message(router, req, now)
+        except NotParticipant:  # a name nobody registered: say so, with the closest ones
+            directory.known(conn, req.sender, "as", now, register=False)
+            raise
+        directory.known(conn, plan.row[1], "as", now)
         return _deduplicated(router, plan, req.dedupe_key, now) or persist(router, plan, now)
 
 
@@ -657,6 +670,7 @@ def send_direct(
     with write(conn):
         router = Router(conn, limits)
         check_capacity(router, len(to))
+        directory.direct(conn, req.sender, list(to), now, register_sender=False)
         for recipient in to:
             try:
                 with savepoint(conn, "recipient"):
@@ -683,6 +697,8 @@ def send_direct(
                 results.append(exc)
             else:
                 results.append(res)
+        if any(not isinstance(r, CommError) for r in results):
+            directory.known(conn, req.sender, "as", now)
     return results
 
 
@@ -913,6 +929,9 @@ def send_batch(
                 if to is not None:
                     model.agent_id(req.sender, "sender")
                     model.agent_id(to, "to")
+                    if (req.sender, to) not in router.checked:
+                        directory.direct(conn, req.sender, [to], now)
+                        router.checked.add((req.sender, to))
                     name = _direct_channel(router, req.sender, to, now)
                     if name is None:
                         raise InvalidState(
@@ -923,6 +942,9 @@ def send_batch(
                         )
                     req = replace(req, channel=name)
                 plan = plan_message(router, req, now)
+                if to is None and (req.sender, None) not in router.checked:
+                    directory.known(conn, req.sender, "as", now)
+                    router.checked.add((req.sender, None))
             except CommError as exc:
                 raise _at_line(exc, line) from None
             dup = _deduplicated(router, plan, req.dedupe_key, now)

@@ -11,7 +11,7 @@ import sqlite3
 from typing import Any
 
 from acomm_cli import clock, model
-from acomm_cli.engine import remote
+from acomm_cli.engine import directory, remote
 from acomm_cli.errors import NotFound, ValidationFailed
 from acomm_cli.federation import identity
 from acomm_cli.store import federation as sql
@@ -41,6 +41,7 @@ def own(
         identity.node_id(n, "fallback")
     with write(conn):
         me = identity.require(conn).node_id
+        directory.known(conn, agent, "agent", now)
         if me in fallbacks:
             raise ValidationFailed(
                 "fallback: the owner cannot be its own fallback", field="fallback", value=me

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from acomm_cli import clock, model
+from acomm_cli.engine import directory
 from acomm_cli.errors import InvalidState, NotFound, ValidationFailed
 from acomm_cli.federation import identity
 from acomm_cli.federation.invites import token_hash
@@ -103,6 +104,7 @@ def create(
     expires_at = now_ms + ttl_ms
     with write(conn):
         me = identity.require(conn)
+        directory.known(conn, agent, "agent", now_ms)
         check_local(conn, me.node_id, agent)
         sql.insert(conn, token_id, token_hash(token), agent, ",".join(scopes), now_ms, expires_at)
     return {

@@ -39,6 +39,8 @@ class Encoders:
     stats: Callable[[Any], Doc]
     ack: Callable[[Doc], Doc]
     nack: Callable[[Doc], Doc]
+    agent: Callable[[Any], Doc] | None = None  # `agent show`'s document
+    agents: Callable[[Any], Doc] | None = None  # `agent list`'s document
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,7 @@ class StoreOptions:
     batch_messages: int = 100
     batch_interval_ms: int = 1000
     limits: model.Limits | None = None
+    directory: str | None = None  # identity.directory (None: the store's own default)
 
 
 def _bounded_wait(wait_seconds: float | None) -> float | None:
@@ -97,6 +100,7 @@ class Toolbox:
             busy_timeout_ms=o.busy_timeout_ms,
             flush=o.flush,
             now=clock.now_ms(),
+            directory=o.directory,
         )
         try:
             yield conn
@@ -328,6 +332,32 @@ class Toolbox:
             return self.enc.stats(
                 operations.stats(conn, clock.now_ms(), agent=self.agent if mine else None)
             )
+
+    # ------------------------------------------------------------ the directory
+
+    def whois(self, *, name: str) -> Doc:
+        from acomm_cli.engine import directory
+
+        assert self.enc.agent is not None
+        with self._store(write=False) as conn:
+            return self.enc.agent(directory.describe(conn, name))
+
+    def list_agents(
+        self, *, kind: str | None = None, active: str | None = None, include_retired: bool = False
+    ) -> Doc:
+        from acomm_cli.engine import directory
+
+        assert self.enc.agents is not None
+        active_ms = _duration(active, "active")
+        with self._store(write=False) as conn:
+            items = directory.listing(
+                conn,
+                clock.now_ms(),
+                kind=kind,
+                active_ms=active_ms,
+                include_retired=include_retired,
+            )
+        return self.enc.agents(items)
 
     # ------------------------------------------------------------ subscriptions
 

@@ -354,6 +354,27 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
         stats)."""
         return await run(partial(box.stats, mine=mine))
 
+    async def whois(
+        name: Annotated[str, Field(description="The agent's name.")],
+    ) -> CallToolResult:
+        """Who an agent is: kind (agent, human, service), team, contact rule, channels,
+        unread count, last seen, and on a federation node its node (acomm agent show)."""
+        return await run(partial(box.whois, name=name))
+
+    async def list_agents(
+        kind: Annotated[
+            str | None, Field(description="Only this kind: agent, human or service.")
+        ] = None,
+        active: Annotated[
+            str | None, Field(description="Only those seen within this duration: 5m, 1h.")
+        ] = None,
+        include_retired: Annotated[bool, Field(description="Retired agents too.")] = False,
+    ) -> CallToolResult:
+        """The registered agents, by name (acomm agent list)."""
+        return await run(
+            partial(box.list_agents, kind=kind, active=active, include_retired=include_retired)
+        )
+
     return [
         (send, False),
         (publish, False),
@@ -371,4 +392,6 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
         (deadletters, True),
         (replay, False),
         (stats, True),
+        (whois, True),
+        (list_agents, True),
     ]

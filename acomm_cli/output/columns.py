@@ -143,6 +143,15 @@ TOKENS: Columns = (
     ("expires_at", _TIME),
 )
 
+AGENTS: Columns = (
+    ("name", "agent name"),
+    ("kind", "agent, human, service"),
+    ("display_name", "how people call it"),
+    ("team", "its team"),
+    ("last_seen_at", _TIME + ", empty: never"),
+    ("state", "active, retired"),
+)
+
 CAPABILITIES: Columns = (
     ("id", "capability id"),
     ("owner", "the agent that published it"),

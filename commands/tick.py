@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -81,6 +82,10 @@ def tick(
     if bad_agents is not None and every_s is not None:  # a worker: say so now, not at its end
         render_worker.dispatch_off(bad_agents)
     with inv.store(write=True, bridge_hook=False) as conn, stopping.on_signals() as stop:
+        if bad_agents is None and (bad_agents := worker.refused_kinds(conn, agents)):
+            setup = replace(setup, agents={}, dispatch_error=bad_agents)
+            if every_s is not None:
+                render_worker.dispatch_off(bad_agents)
         try:
             if every_s is None:
                 doc = worker.tick_once(conn, setup, clock.now_ms(), stop, stop.cuttable)[0]

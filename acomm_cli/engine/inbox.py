@@ -7,7 +7,7 @@ import sqlite3
 from collections.abc import Callable
 
 from acomm_cli import model
-from acomm_cli.engine import queues
+from acomm_cli.engine import presence, queues
 from acomm_cli.engine.channels import get_channel, release
 from acomm_cli.errors import InvalidState, NotFound, NotParticipant, ValidationFailed
 from acomm_cli.model import ChannelState, DeliveryState, Message, MessageFilter, QueryResult
@@ -99,6 +99,7 @@ def read_inbox(
     check_filter(f)
     emitted = False
     with write(conn):
+        presence.seen(conn, agent, now)
         if f.channel is not None:
             ch = get_channel(conn, f.channel)
             if ch.state == ChannelState.CLOSED:

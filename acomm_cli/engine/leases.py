@@ -20,7 +20,7 @@ from __future__ import annotations
 import sqlite3
 
 from acomm_cli import model
-from acomm_cli.engine import deadletters
+from acomm_cli.engine import deadletters, presence
 from acomm_cli.engine.channels import release
 from acomm_cli.errors import InvalidState, NotFound, NotParticipant, ValidationFailed
 from acomm_cli.model import AckStatus, DeliveryMode, DeliveryState
@@ -140,6 +140,7 @@ def extend(
     model.agent_id(agent)
     positive("by", by_ms)
     with write(conn):
+        presence.seen(conn, agent, now)
         v = view(conn, message_id, agent)
         if not v.held:
             raise InvalidState(
@@ -202,6 +203,7 @@ def nack(
             )
     requeue = requeue or delay_ms is not None
     with write(conn):
+        presence.seen(conn, agent, now)
         v = view(conn, message_id, agent)
         _check_nackable(v)
         text = reason or f"nacked by {agent}"

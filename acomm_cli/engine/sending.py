@@ -9,6 +9,7 @@ import sqlite3
 from collections.abc import Callable, Sequence
 
 from acomm_cli import clock, model
+from acomm_cli.engine import presence
 from acomm_cli.engine.channels import channel_by_id, get_channel
 from acomm_cli.errors import (
     CommError,
@@ -569,6 +570,7 @@ def send(
     """Send one message through the whole pipeline, in one transaction."""
     shared = not conn.in_transaction  # a token read now is a committed one (m011)
     with write(conn):
+        presence.seen(conn, req.sender, now)
         router = Router(conn, limits)
         token = check_capacity(router, 1)
         if shared and req.channel is not None:  # else plan_message reads (or refuses) it
@@ -677,6 +679,8 @@ def send_direct(
                 results.append(exc)
             else:
                 results.append(res)
+        if not all(isinstance(r, CommError) for r in results):  # a refusal records nothing
+            presence.seen(conn, req.sender, now)
     return results
 
 
@@ -938,6 +942,8 @@ def send_batch(
             next_id += 1
         sending.insert_messages(conn, messages)
         sending.insert_deliveries(conn, deliveries)
+        for sender in sorted({req.sender for req, _, _ in items}):
+            presence.seen(conn, sender, now)
         for plan in answers:
             _acknowledge_origin(router, plan, now)
         if step is not None:

@@ -29,7 +29,7 @@ import sqlite3
 from typing import Any
 
 from acomm_cli import clock, model
-from acomm_cli.engine import acking, catalog, incidents, taskemit
+from acomm_cli.engine import acking, catalog, incidents, presence, taskemit
 from acomm_cli.engine.channels import channel_by_id
 from acomm_cli.engine.sending import Router, persist, plan_message, send_direct
 from acomm_cli.engine.taskdata import (
@@ -512,6 +512,7 @@ def accept(
     if plan is not None:
         _text(plan, "plan")
     with write(conn):
+        presence.seen(conn, agent, now)
         catch_up(conn, now)
         task = load(conn, task_id)
         task_id = task.id
@@ -566,6 +567,7 @@ def update(
     if note is not None:
         _text(note, "note")
     with write(conn):
+        presence.seen(conn, agent, now)
         catch_up(conn, now)
         task = load(conn, task_id)
         task_id = task.id
@@ -599,6 +601,7 @@ def complete(
     resolved = task_id  # a global id names the local task once loaded
     try:
         with write(conn):
+            presence.seen(conn, agent, now)
             catch_up(conn, now)
             task = load(conn, task_id)
             resolved = task.id
@@ -656,6 +659,7 @@ def fail(
     model.agent_id(agent, "as")
     _text(reason, "reason")
     with write(conn):
+        presence.seen(conn, agent, now)
         catch_up(conn, now)
         task = load(conn, task_id)
         task_id = task.id

@@ -53,7 +53,8 @@ def tick(
     locked (or full) is noted on stderr and tried again at the next interval; stopped while
     the last pass had failed so, it exits with that error's status.
 
-    A bad `agents:` section in config.yaml turns dispatch off but not the timers: tick still
+    A bad `agents:` section in config.yaml (or a `run:` for an agent registered as a
+    human: humans are never dispatched) turns dispatch off but not the timers: tick still
     advances them, reports the error (dispatch_error in --json, and on stderr) and exits 3.
 
     Example (crontab): * * * * * acomm --store /srv/agents.acomm tick

@@ -225,3 +225,28 @@ def test_mcp_tool_calls_record_the_servers_agent(office, steps):
     t = steps.next()
     box.receive()
     assert last_seen(office, "bob") == t
+
+
+def test_gateway_agent_api_calls_record_the_tokens_agent(cli, isolated_env, steps):
+    """The gateway's `/agent/v1` endpoints act as the session token's agent, through the
+    same engine calls (driven here in process, on this test's node store)."""
+    from acomm_cli.federation.agentapi import AgentApi, Encoders
+    from acomm_cli.output import render_messages
+
+    cli.ok("node", "init", "--id", "na")
+    cli.ok("channel", "create", "team", "--as", "alice")
+    cli.ok("channel", "join", "team", "bob", "--as", "alice")
+    store = isolated_env  # the store this test runs on
+    register(store, "alice", "bob")
+    token = cli.ok("--json", "token", "create", "--agent", "bob").json()["token"]
+    api = AgentApi(
+        store,
+        "na",
+        5000,
+        None,
+        Encoders(message=render_messages.message_doc, send=render_messages.send_doc),
+    )
+    t = steps.next()
+    body = json.dumps({"channel": "team", "body": "via the gateway"}).encode()
+    status, _ = api._call(token, "send", body, api._send)
+    assert status == 200 and last_seen(store, "bob") == t

@@ -570,12 +570,12 @@ def send(
     """Send one message through the whole pipeline, in one transaction."""
     shared = not conn.in_transaction  # a token read now is a committed one (m011)
     with write(conn):
-        presence.seen(conn, req.sender, now)
         router = Router(conn, limits)
         token = check_capacity(router, 1)
         if shared and req.channel is not None:  # else plan_message reads (or refuses) it
             router.prime(req.channel, channels.channels_token(conn) if token is None else token)
         plan = plan_message(router, req, now)
+        presence.seen(conn, req.sender, now)  # once the plan has checked the sender's name
         return _deduplicated(router, plan, req.dedupe_key, now) or persist(router, plan, now)
 
 

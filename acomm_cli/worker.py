@@ -142,6 +142,20 @@ def load_agents(
         return {}, exc
 
 
+def refused_kinds(conn: sqlite3.Connection, agents: dict[str, AgentSpec]) -> CommError | None:
+    """Why dispatch is off for a `run:` configured for a human (a configuration error, as a
+    bad `agents:` section: the timers still run), or None."""
+    if not agents:
+        return None
+    from acomm_cli.dispatch import dispatcher as dispatch
+
+    try:
+        dispatch.check_kinds(conn, agents)
+    except ValidationFailed as exc:
+        return exc
+    return None
+
+
 def max_runs(n: int) -> int:
     """`tick --max`, checked before anything is ticked."""
     if n < 0:

@@ -56,6 +56,7 @@ def dispatch(
     agents = s.value(AGENTS)
     engine.chosen(agents, agent, max_)  # refused before the store is opened
     with inv.store(write=not dry_run) as conn, stopping.on_signals() as stop:
+        engine.check_kinds(conn, agents)  # a human is never dispatched: exit 3, nothing run
         path, _ = s.store_path(create=False)
         result = engine.dispatch(
             conn,

@@ -34,7 +34,8 @@ def stats(
     """Counts per agent and channel, tasks, incidents, and the store's size.
 
     Deliveries per agent (total, unread, awaiting ack, oldest unread age in seconds,
-    dead letters) and per channel (pending, queued, dead letters), with the store's size.
+    dead letters, and when the agent last acted through acomm: last_seen_at) and per
+    channel (pending, queued, dead letters), with the store's size.
 
     With the mailbox bridge, `queues` lists the agents with inbox files still pending (count
     and oldest file's age), and `bridge` the failed mirror writes and removals awaiting a retry

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -53,7 +54,8 @@ def tick(
     noted on stderr and tried again at the next interval; stopped while the last pass had
     failed so, it exits with that error's status.
 
-    A bad `agents:` section in config.yaml turns dispatch off but not the timers: tick still
+    A bad `agents:` section in config.yaml (or a `run:` for an agent registered as a
+    human: humans are never dispatched) turns dispatch off but not the timers: tick still
     advances them, reports the error (dispatch_error in --json, and on stderr) and exits 3.
 
     Example (crontab): * * * * * acomm --store /srv/agents.acomm tick
@@ -83,6 +85,10 @@ def tick(
         render_worker.dispatch_off(bad_agents)
     with inv.store(write=True, bridge_hook=False) as conn, stopping.on_signals() as stop:
         worker.stop_ends_lock_waits(conn, stop, render_worker.lock_waiting)
+        if bad_agents is None and (bad_agents := worker.refused_kinds(conn, agents)):
+            setup = replace(setup, agents={}, dispatch_error=bad_agents)
+            if every_s is not None:
+                render_worker.dispatch_off(bad_agents)
         try:
             if every_s is None:
                 doc = worker.tick_once(conn, setup, clock.now_ms(), stop, stop.cuttable)[0]

@@ -148,6 +148,10 @@ def test_an_older_store_is_upgraded_and_reads_as_before(cli, store):
     # the first command upgrades it: the same statistics, from the new indexes
     after = cli.ok("stats", "--json").json()
     del after["store"]
+    # rewinding m020 dropped the directory, and with it when each agent was last seen
+    for doc in (before, after):
+        for row in doc["agents"]:
+            row.pop("last_seen_at")
     assert after == before
     assert query(store, "PRAGMA user_version") == [(len(MIGRATIONS),)]
     assert ACTIVE_OLD not in _partial_indexes(store)["deliveries_active"]

@@ -203,6 +203,7 @@ def test_send_loads_only_the_engine_it_uses(team):
         "acomm_cli.engine.channels",
         "acomm_cli.engine.directory",  # the sender's one-lookup check
         "acomm_cli.engine.opening",
+        "acomm_cli.engine.presence",
         "acomm_cli.engine.sending",
     ]
 
@@ -230,6 +231,7 @@ def test_send_on_a_current_store_loads_the_store_sql_it_uses_and_no_migration_bo
         "acomm_cli.store.channels",
         "acomm_cli.store.connection",
         "acomm_cli.store.migrations",
+        "acomm_cli.store.presence",
         "acomm_cli.store.sending",
     ]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from datetime import timedelta
+from unittest.mock import ANY
 
 import every_state
 import pytest
@@ -41,6 +42,7 @@ def test_every_number_of_a_store_with_every_state(cli, busy):
         "dead_letters": 2,
         "in_progress": 0,
         "lease_expired": 0,
+        "last_seen_at": ANY,  # presence: tests/test_presence.py
     }
     # bob: chat (2 read, 1 unread, 1 waiting) and one unread on the closed channel `shut`,
     # which receive does not hand over, so it is not counted as unread
@@ -53,6 +55,7 @@ def test_every_number_of_a_store_with_every_state(cli, busy):
         "dead_letters": 0,
         "in_progress": 0,
         "lease_expired": 0,
+        "last_seen_at": ANY,  # presence: tests/test_presence.py
     }
     # planner: the three acknowledgment messages routed back to it
     assert _by(doc["agents"], "agent", "planner")["unread"] == 3
@@ -123,6 +126,7 @@ def test_unread_follows_receive_and_ack(cli, busy):
             "dead_letters": 0,
             "in_progress": 0,
             "lease_expired": 0,
+            "last_seen_at": ANY,  # presence: tests/test_presence.py
         }
     ]
     cli.ok("receive", "--as", "executor", "work")
@@ -172,6 +176,7 @@ def test_as_an_agent_with_nothing_is_a_row_of_zeros(cli, busy):
             "dead_letters": 0,
             "in_progress": 0,
             "lease_expired": 0,
+            "last_seen_at": None,
         }
     ]
     assert doc["channels"] == []
@@ -208,7 +213,9 @@ def test_piped_output_is_one_tab_separated_line_per_row(cli, busy):
     lines = cli.ok("stats").stdout.splitlines()
     kinds = [line.split("\t")[0] for line in lines]
     assert kinds == ["agent"] * 3 + ["channel"] * 8 + ["store"]
-    assert lines[1].split("\t") == ["agent", "executor", "10", "2", "3", "600", "2", "0", "0"]
+    agent = lines[1].split("\t")
+    assert agent[:9] == ["agent", "executor", "10", "2", "3", "600", "2", "0", "0"]
+    assert len(agent) == 10  # and last seen, tests/test_presence.py
     assert "channel\theld\t1\t1\t0\t0\t0" in lines
 
 
@@ -230,6 +237,7 @@ def test_in_process_equals_the_command_line(cli, busy):
             a.dead_letters,
             a.in_progress,
             a.lease_expired,
+            clock.iso(a.last_seen_at),
         )
         for a in got.agents
     ] == [tuple(a.values()) for a in doc["agents"]]

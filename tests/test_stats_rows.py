@@ -115,10 +115,10 @@ def test_the_rows_scripts_read_are_as_they_were(cli, full):
     kinds = [r[0] for r in rows]
     first_new = next(i for i, r in enumerate(rows) if r[0] == "task" and r[2] == "0")
     assert set(kinds[first_new:]) == {"task", "store", "bridge", "incidents", "federation"}
-    assert "store" not in kinds[:first_new] and all(len(r) == 14 for r in rows)
+    assert "store" not in kinds[:first_new] and all(len(r) == 15 for r in rows)
     [queue] = [r for r in rows[:first_new] if r[:2] == ["queue", "bob"]]
     assert queue[2:12] == [""] * 10 and int(queue[12]) > 0 and int(queue[13]) >= 690
-    assert ["task", "incident", "1", *[""] * 11] in rows[:first_new]
+    assert ["task", "incident", "1", *[""] * 12] in rows[:first_new]
     st = {r[1]: r[2] for r in rows if r[0] == "store"}
     assert list(st) == ["path", "bytes", "wal_bytes", "messages"]
     assert Path(st["path"]).resolve() == full.resolve() and int(st["bytes"]) > 0

@@ -72,6 +72,8 @@ def show_config(settings: config.Settings) -> ConfigReport:
     cfg = _config_entry(settings, located)
     values = config.load(located)
     specs, source = config.load_agents(located)
+    if specs:
+        _check_kinds(store.value, specs)
     docs = {name: spec.doc() for name, spec in specs.items()}
     return ConfigReport(
         settings=[ConfigEntry(key, *values[key]) for key in config.KEYS],
@@ -84,3 +86,22 @@ def show_config(settings: config.Settings) -> ConfigReport:
         ],
         agents_doc={name: {**doc, "source": source} for name, doc in docs.items()},
     )
+
+
+def _check_kinds(path: str, specs: dict[str, Any]) -> None:
+    """A `run:` for an agent registered as a human is refused here as `dispatch` and `tick`
+    refuse it (exit 3 naming the agent and its kind). Without a store (or one that cannot be
+    opened now) nothing is registered to check against."""
+    if not os.path.exists(path):
+        return
+    from acomm_cli.dispatch import dispatcher
+    from acomm_cli.engine import opening
+
+    try:
+        conn = opening.connect(path, create=False, read_only=True)
+    except StoreUnavailable:
+        return
+    try:
+        dispatcher.check_kinds(conn, specs)
+    finally:
+        conn.close()

@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 from acomm_cli import clock
 from acomm_cli.dispatch import runner
 from acomm_cli.dispatch.agents import AgentSpec
-from acomm_cli.engine import acking, deadletters, queries
+from acomm_cli.engine import acking, deadletters, kinds, presence, queries
 from acomm_cli.engine.channels import release
 from acomm_cli.errors import CommError, NotFound, UsageError, ValidationFailed
 from acomm_cli.model import AckStatus, Message, MessageType, Priority
@@ -308,7 +308,7 @@ def dispatch(
     on stdin (rendering is not this layer's business). `stop` (e.g. acomm_cli.cli.stopping.Stop)
     ends the pass early: the running command is killed and its run recorded as interrupted,
     and no further delivery is taken."""
-    every, agents = agents, chosen(agents, only, max_runs)
+    every, agents = agents, serves(conn, chosen(agents, only, max_runs))
     result = DispatchResult(now=now, dry_run=dry_run)
     if dry_run:
         result.due = select(conn, agents, now, max_runs)
@@ -361,6 +361,19 @@ def chosen(
             value=only,
         )
     return {only: agents[only]}
+
+
+def check_kinds(conn: sqlite3.Connection, agents: Mapping[str, AgentSpec]) -> None:
+    """A `run:` configured for an agent registered as a human is a configuration error (exit
+    3 naming the agent and its kind): `dispatch` and `tick` refuse it once the store is open."""
+    kinds.check_dispatchable(conn, agents)
+
+
+def serves(conn: sqlite3.Connection, agents: Mapping[str, AgentSpec]) -> Mapping[str, AgentSpec]:
+    """The agents a pass may run a command for: never a human, even one registered as such
+    while a `tick --every` worker runs; its messages wait in its inbox."""
+    never = kinds.undispatchable(conn, agents)
+    return {n: s for n, s in agents.items() if n not in never} if never else agents
 
 
 def sweep(
@@ -580,6 +593,7 @@ def _claim(conn: sqlite3.Connection, spec: AgentSpec, mid: int, now: int) -> _Ta
         if not claimed:
             return taken
         store.insert_receipt(conn, run_id, mid, agent, "running", attempts + 1, now, msg.dedupe_key)
+        presence.seen(conn, agent, now)  # a run of the agent's command starts
         if tracked and ack_status is None:
             _acknowledge_in_progress(conn, mid, agent, now)
         taken.claim = _Claim(spec, run_id, attempts + 1, msg)
@@ -653,6 +667,7 @@ def _settle(
                 status, reason = "failed", _clip(f"{status}, but {exc.message}")
         next_retry, dead = None, False
         if status != "failed":
+            presence.seen(conn, agent, now)  # the agent's command answered
             store.settle_claim(conn, msg.id, agent, c.run_id, "done", None)
         elif not ours:
             # e.g. the command ran `acomm receive` itself, then failed: nothing left to retry

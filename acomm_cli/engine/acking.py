@@ -9,7 +9,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from acomm_cli import model
-from acomm_cli.engine import directory, leases
+from acomm_cli.engine import directory, leases, presence
 from acomm_cli.engine.channels import release
 from acomm_cli.engine.inbox import Emit, read_inbox
 from acomm_cli.engine.sending import Router, persist, plan_message
@@ -57,6 +57,7 @@ def ack(
     st = model.ack_status(status)
     with write(conn):
         directory.known(conn, agent, "as", now)
+        presence.seen(conn, agent, now)
         return record_ack(conn, message_id, agent, st, note, now)
 
 
@@ -210,6 +211,7 @@ def ack_many(
         seen.add(mid)
     with write(conn):
         directory.known(conn, agent, "as", now)
+        presence.seen(conn, agent, now)
         router = Router(conn)  # the channels of the acks, read once
         return [record_ack(conn, mid, agent, st, note, now, router) for mid in message_ids]
 

@@ -7,7 +7,7 @@ import sqlite3
 from collections.abc import Callable
 
 from acomm_cli import model
-from acomm_cli.engine import directory, queues
+from acomm_cli.engine import directory, presence, queues
 from acomm_cli.engine.channels import get_channel, release
 from acomm_cli.errors import InvalidState, NotFound, NotParticipant, ValidationFailed
 from acomm_cli.model import ChannelState, DeliveryState, Message, MessageFilter, QueryResult
@@ -100,6 +100,7 @@ def read_inbox(
     emitted = False
     with write(conn):
         directory.known(conn, agent, "as", now)
+        presence.seen(conn, agent, now)
         if f.channel is not None:
             ch = get_channel(conn, f.channel)
             if ch.state == ChannelState.CLOSED:

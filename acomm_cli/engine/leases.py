@@ -20,7 +20,7 @@ from __future__ import annotations
 import sqlite3
 
 from acomm_cli import model
-from acomm_cli.engine import deadletters, directory
+from acomm_cli.engine import deadletters, directory, presence
 from acomm_cli.engine.channels import release
 from acomm_cli.errors import InvalidState, NotFound, NotParticipant, ValidationFailed
 from acomm_cli.model import AckStatus, DeliveryMode, DeliveryState
@@ -141,6 +141,7 @@ def extend(
     positive("by", by_ms)
     with write(conn):
         directory.known(conn, agent, "as", now)
+        presence.seen(conn, agent, now)
         v = view(conn, message_id, agent)
         if not v.held:
             raise InvalidState(
@@ -204,6 +205,7 @@ def nack(
     requeue = requeue or delay_ms is not None
     with write(conn):
         directory.known(conn, agent, "as", now)
+        presence.seen(conn, agent, now)
         v = view(conn, message_id, agent)
         _check_nackable(v)
         text = reason or f"nacked by {agent}"

@@ -13,7 +13,7 @@ from functools import partial
 from typing import Any, TypeVar
 
 from acomm_cli import model
-from acomm_cli.engine import projection
+from acomm_cli.engine import presence, projection
 from acomm_cli.engine.timers import advance
 from acomm_cli.errors import InvalidState, StoreUnavailable, ValidationFailed
 from acomm_cli.store import bridge as bridge_queries
@@ -41,6 +41,7 @@ class AgentStats:
     in_progress: int = 0  # held work: deliveries acknowledged in_progress, not yet finished
     lease_expired: int = 0  # times a lease on this agent's deliveries ran out
     oldest_unread_at: int | None = field(default=None, repr=False)
+    last_seen_at: int | None = None  # when it last acted through acomm (engine/presence.py)
 
 
 @dataclass
@@ -199,9 +200,11 @@ def _stats(
         if cid in channels and (agent is None or recipient == agent):
             channels[cid].in_progress += held
             channels[cid].lease_expired += lapsed
+    seen = presence.last_seen(conn, list(agents))
     for a in agents.values():
         if a.oldest_unread_at is not None:
             a.oldest_unread_age_sec = max(0, (now - a.oldest_unread_at) // 1000)
+        a.last_seen_at = seen.get(a.agent)
     size, wal = maintenance.file_sizes(conn)
     # Mirror files as the store recorded them: the bridge keeps one exactly while its
     # delivery is unread, so no directory is read here (stats needs no bridge settings).

@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 
 from acomm_cli import clock, model
-from acomm_cli.engine import directory, waiting
+from acomm_cli.engine import directory, presence, waiting
 from acomm_cli.engine.channels import channel_by_id
 from acomm_cli.engine.sending import Router, persist, plan_message, send
 from acomm_cli.errors import NotFound, ValidationFailed
@@ -58,6 +58,7 @@ def respond(
     model.correlation_id(correlation_id)
     with write(conn):
         directory.known(conn, agent, "as", now)
+        presence.seen(conn, agent, now)
         return record_response(conn, correlation_id, content, agent, now, priority)
 
 
@@ -113,7 +114,9 @@ def await_response(
         with write(conn):
             msg = reads.unread_response(conn, correlation_id, agent)
             if msg is not None:
-                acks.mark_read(conn, agent, [msg.id], clock.now_ms())
+                read_at = clock.now_ms()
+                presence.seen(conn, agent, read_at)
+                acks.mark_read(conn, agent, [msg.id], read_at)
                 if emit is not None:
                     emit(msg)  # holds the write lock while it prints: see inbox.read_inbox
                 return msg

@@ -9,7 +9,7 @@ import sqlite3
 from collections.abc import Callable, Sequence
 
 from acomm_cli import clock, model
-from acomm_cli.engine import directory
+from acomm_cli.engine import directory, presence
 from acomm_cli.engine.channels import channel_by_id, get_channel
 from acomm_cli.errors import (
     CommError,
@@ -593,6 +593,7 @@ def send(
             directory.known(conn, req.sender, "as", now, register=False)
             raise
         directory.known(conn, plan.row[1], "as", now)
+        presence.seen(conn, req.sender, now)  # once the plan has checked the sender's name
         return _deduplicated(router, plan, req.dedupe_key, now) or persist(router, plan, now)
 
 
@@ -699,6 +700,7 @@ def send_direct(
                 results.append(res)
         if any(not isinstance(r, CommError) for r in results):
             directory.known(conn, req.sender, "as", now)
+            presence.seen(conn, req.sender, now)
     return results
 
 
@@ -966,6 +968,8 @@ def send_batch(
             next_id += 1
         sending.insert_messages(conn, messages)
         sending.insert_deliveries(conn, deliveries)
+        for sender in sorted({req.sender for req, _, _ in items}):
+            presence.seen(conn, sender, now)
         for plan in answers:
             _acknowledge_origin(router, plan, now)
         if step is not None:

@@ -29,7 +29,7 @@ import sqlite3
 from typing import Any
 
 from acomm_cli import clock, model
-from acomm_cli.engine import acking, catalog, directory, incidents, taskemit
+from acomm_cli.engine import acking, catalog, directory, incidents, presence, taskemit
 from acomm_cli.engine.channels import channel_by_id
 from acomm_cli.engine.sending import Router, persist, plan_message, send_direct
 from acomm_cli.engine.taskdata import (
@@ -513,6 +513,7 @@ def accept(
         _text(plan, "plan")
     with write(conn):
         directory.known(conn, agent, "as", now)
+        presence.seen(conn, agent, now)
         catch_up(conn, now)
         task = load(conn, task_id)
         task_id = task.id
@@ -568,6 +569,7 @@ def update(
         _text(note, "note")
     with write(conn):
         directory.known(conn, agent, "as", now)
+        presence.seen(conn, agent, now)
         catch_up(conn, now)
         task = load(conn, task_id)
         task_id = task.id
@@ -602,6 +604,7 @@ def complete(
     try:
         with write(conn):
             directory.known(conn, agent, "as", now)
+            presence.seen(conn, agent, now)
             catch_up(conn, now)
             task = load(conn, task_id)
             resolved = task.id
@@ -660,6 +663,7 @@ def fail(
     _text(reason, "reason")
     with write(conn):
         directory.known(conn, agent, "as", now)
+        presence.seen(conn, agent, now)
         catch_up(conn, now)
         task = load(conn, task_id)
         task_id = task.id

@@ -91,6 +91,7 @@ STATS: Columns = (
     ("unclaimed", "work queue: not yet claimed"),
     ("pending_files", "mailbox inbox files not yet read"),
     ("oldest_file_age_sec", "age of the oldest of them"),
+    ("last_seen_at", "when the agent last acted through acomm (empty: never)"),
 )
 
 FINDINGS: Columns = (

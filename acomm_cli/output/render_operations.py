@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
+from acomm_cli.clock import iso
 from acomm_cli.output import columns as cols
 from acomm_cli.output.render import Output, _dump, _kv_line, _pairs, _table, listing, note
 
@@ -25,6 +26,7 @@ def stats_doc(s: Stats) -> dict[str, Any]:
                 "dead_letters": a.dead_letters,
                 "in_progress": a.in_progress,
                 "lease_expired": a.lease_expired,
+                "last_seen_at": iso(a.last_seen_at),
             }
             for a in s.agents
         ],
@@ -86,7 +88,7 @@ def stats(out: Output, s: Stats) -> None:
             out,
             None,
             cols.STATS,
-            [("agent", *a, *blank) for a in agents]
+            [("agent", *a[:-1], *blank, a[-1]) for a in agents]
             + [
                 (
                     "channel",
@@ -103,11 +105,12 @@ def stats(out: Output, s: Stats) -> None:
                     c[6] if len(c) > 6 else None,
                     None,
                     None,
+                    None,
                 )
                 for c in channels
             ]
-            + [("queue", q[0], *(None,) * 10, q[1], q[2]) for q in queues]
-            + [("task", k, n, *(None,) * 11) for k, n in work]
+            + [("queue", q[0], *(None,) * 10, q[1], q[2], None) for q in queues]
+            + [("task", k, n, *(None,) * 12) for k, n in work]
             + _fact_rows(doc, [k for k, n in s.tasks.items() if not n]),
         )
         return
@@ -138,8 +141,9 @@ def stats(out: Output, s: Stats) -> None:
             "dead letters",
             "in progress",
             "leases run out",
+            "last seen",
         ],
-        agents,
+        [(*a[:-1], a[-1] or "never") for a in agents],
     )
     queue = any(c.unclaimed is not None for c in s.channels)  # a work queue: one more column
     _table(
@@ -188,9 +192,9 @@ def _fact_rows(doc: dict[str, Any], idle_tasks: list[str]) -> list[tuple[Any, ..
     `path`'s total), and the task states at 0, which the rows above leave out (they print
     only states with tasks, as they always did). Rows are only added: the earlier ones are
     as they were."""
-    rows: list[tuple[Any, ...]] = [("task", k, 0, *(None,) * 11) for k in idle_tasks]
+    rows: list[tuple[Any, ...]] = [("task", k, 0, *(None,) * 12) for k in idle_tasks]
     for section in _FACTS:
-        rows += [(section, name, value, *(None,) * 11) for name, value in doc[section].items()]
+        rows += [(section, name, value, *(None,) * 12) for name, value in doc[section].items()]
     return rows
 
 

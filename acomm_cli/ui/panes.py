@@ -83,7 +83,8 @@ class Table_(DataTable[Any]):
 class AgentsPane(Table_):
     def __init__(self) -> None:
         super().__init__(
-            ("agent", "total", "unread", "awaiting ack", "oldest unread", "dead"), id="agents"
+            ("agent", "total", "unread", "awaiting ack", "oldest unread", "dead", "last seen"),
+            id="agents",
         )
         self.border_title = "Agents"
 
@@ -101,6 +102,7 @@ class AgentsPane(Table_):
                 a.awaiting_ack,
                 age(a.oldest_unread_age_sec) if a.unread else "-",
                 a.dead_letters,
+                hhmmss(a.last_seen_at),  # when it last acted through acomm
             )
             rows.append(
                 (

@@ -1,0 +1,44 @@
+"""SQL of presence (when each agent last acted through acomm, `agents.last_seen_at`) and of
+the kinds that delivery reads (`agents.kind`: a human is never dispatched)."""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # typing's, without importing typing (a send loads this module)
+if TYPE_CHECKING:
+    import sqlite3
+    from collections.abc import Iterable
+
+# By primary key, and only when the time it holds is at or before `stale`: a row already
+# fresher is not written at all (no page changes, no commit for other connections to see).
+_TOUCH = (
+    "UPDATE agents SET last_seen_at = ? WHERE name = ?"
+    " AND (last_seen_at IS NULL OR last_seen_at <= ?)"
+)
+
+
+def touch(conn: sqlite3.Connection, agent: str, now: int, stale: int) -> None:
+    """Set the agent's last seen time to `now` unless it is later than `stale`; a name not
+    in `agents` is left alone."""
+    conn.execute(_TOUCH, (now, agent, stale))
+
+
+def last_seen(conn: sqlite3.Connection, agents: Iterable[str] | None = None) -> dict[str, int]:
+    """agent -> last seen (ms), for the agents seen at least once (of `agents`, if given)."""
+    rows = conn.execute(
+        "SELECT name, last_seen_at FROM agents WHERE last_seen_at IS NOT NULL"
+    ).fetchall()
+    if agents is None:
+        return dict(rows)
+    wanted = set(agents)
+    return {name: at for name, at in rows if name in wanted}
+
+
+def kinds(conn: sqlite3.Connection, names: Iterable[str]) -> dict[str, str]:
+    """name -> kind, for the names that are registered."""
+    wanted = list(dict.fromkeys(names))
+    if not wanted:
+        return {}
+    marks = ",".join("?" * len(wanted))
+    return dict(
+        conn.execute(f"SELECT name, kind FROM agents WHERE name IN ({marks})", wanted).fetchall()
+    )

@@ -97,3 +97,45 @@ def where(inv: Invocation, agent: Agent) -> None:
 @app.callback()
 def agent_group() -> None:
     """Which node owns an agent (federation)."""
+
+
+# ---------------------------------------------------------------- credentials (identity.auth)
+
+
+@app.command()
+@takes_invocation
+def token(
+    inv: Invocation,
+    agent: Agent,
+    rotate: Annotated[
+        bool, typer.Option("--rotate", help="Revoke its secrets and issue a new one.")
+    ] = False,
+    revoke: Annotated[
+        bool, typer.Option("--revoke", help="Revoke its secrets (its dispatch runs' too).")
+    ] = False,
+) -> None:
+    """Issue AGENT's secret, printed this once: the store keeps only its SHA-256.
+
+    With identity.auth token, acting as AGENT needs the secret in $ACOMM_AGENT_TOKEN (or
+    --token-file FILE); this command needs an admin's. An agent that has a secret already
+    is refused (exit 5): --rotate replaces it, --revoke withdraws it.
+    Prints the secret (with --json {agent, token, revoked}); --revoke prints {agent,
+    revoked, changed}.
+
+    Example: export ACOMM_AGENT_TOKEN=$(acomm agent token bob --rotate)
+    """
+    from acomm_cli.cli.invocation import require_admin
+    from acomm_cli.engine import credentials
+    from acomm_cli.errors import UsageError
+    from acomm_cli.output import render_credentials
+
+    if rotate and revoke:
+        raise UsageError("give --rotate or --revoke, not both", field="rotate")
+    action = "rotate" if rotate else "revoke" if revoke else "issue"
+    with inv.store(write=True) as conn:
+        require_admin(inv.settings, conn)
+        doc = credentials.token(conn, agent, action, clock.now_ms())
+    if revoke:
+        render_credentials.revoked(inv.output(), doc)
+    else:
+        render_credentials.secret(inv.output(), doc)

@@ -102,6 +102,13 @@ KEYS: dict[str, tuple[Any, Any, str]] = {
         lambda v, k: _ms(v, k, positive=True),
         "ACOMM_CAP_MISS_WINDOW",
     ),
+    # token: acting as an agent needs its secret. This can only turn it on: the store's own
+    # setting (`config set identity.auth token`) binds every process, whatever its environment.
+    "identity.auth": (
+        "none",
+        lambda v, k: _choice(v, k, ("none", "token")),
+        "ACOMM_IDENTITY_AUTH",
+    ),
 }
 
 
@@ -247,6 +254,7 @@ class Settings:
     headers: bool = True  # --no-headers: --csv/--tsv without their header row
     quiet: bool = False  # -q: no `acomm: note:` lines
     verbose: bool = False  # -v: the store, the config file and timings on stderr
+    token_file: str | None = None  # --token-file: the agent's secret (identity.auth token)
     _cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -263,6 +271,7 @@ class Settings:
         no_headers: bool = False,
         quiet: bool = False,
         verbose: bool = False,
+        token_file: str | None = None,
     ) -> Settings:
         """The settings the root's global options give (the Typer root and the fast path).
         The output formats exclude each other: two of them is a usage error naming both."""
@@ -294,6 +303,7 @@ class Settings:
             headers=not no_headers,
             quiet=quiet,
             verbose=verbose,
+            token_file=token_file,
         )
 
     def store_path(self, *, create: bool) -> tuple[str, bool]:
@@ -520,6 +530,11 @@ DEFAULT_CONFIG = """\
 #   default_channel: results             # example (no default)
 #   # Read team inbox entries older than this are pruned; unread ones never are.
 #   read_ttl: 24h
+# identity:
+#   # token: acting as an agent needs its secret ($ACOMM_AGENT_TOKEN or --token-file);
+#   # here it binds only processes that read this file: `acomm config set identity.auth
+#   # token` binds every one (docs/SECURITY.md, "Agent credentials").
+#   auth: none
 # agents:
 #   # `acomm tick` (or `acomm dispatch`) runs an agent's command on each unread message to
 #   # it that matches its rules: the message as JSON on stdin; exit 0 = accepted, 3 = ignored,

@@ -10,7 +10,7 @@ import typer
 from acomm_cli import clock
 from acomm_cli.cli import params, stopping
 from acomm_cli.cli.config import AGENTS
-from acomm_cli.cli.invocation import Invocation
+from acomm_cli.cli.invocation import Invocation, require_admin
 from acomm_cli.cli.params import listing, takes_invocation
 from acomm_cli.dispatch import dispatcher as engine
 from acomm_cli.output import columns, render_worker
@@ -56,6 +56,8 @@ def dispatch(
     agents = s.value(AGENTS)
     engine.chosen(agents, agent, max_)  # refused before the store is opened
     with inv.store(write=not dry_run) as conn, stopping.on_signals() as stop:
+        if not dry_run:  # it mints agents' secrets: with identity.auth token, an admin's
+            require_admin(s, conn)
         path, _ = s.store_path(create=False)
         result = engine.dispatch(
             conn,
@@ -68,6 +70,7 @@ def dispatch(
             dry_run=dry_run,
             config_path=str(Path(s.config).expanduser().resolve()) if s.config else None,
             stop=stop,
+            auth=s.value("identity.auth"),
         )
         signum = stop.signum
     render_worker.dispatch_result(inv.output(), result)

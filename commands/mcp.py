@@ -123,6 +123,7 @@ def mcp(
         _encoders(),
     )
     box.check_store()
+    inv.prove_identity()  # identity.auth token: the server acts as `agent` only if proven
     if host is None or port is None:
         server.serve_stdio(box)
         return

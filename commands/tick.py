@@ -11,7 +11,7 @@ from acomm_cli import clock, worker
 from acomm_cli.bridge import sync as bridge
 from acomm_cli.cli import params, stopping
 from acomm_cli.cli.config import AGENTS
-from acomm_cli.cli.invocation import Invocation
+from acomm_cli.cli.invocation import Invocation, require_admin
 from acomm_cli.cli.params import takes_invocation
 from acomm_cli.output import render, render_federation, render_worker
 
@@ -71,6 +71,7 @@ def tick(
         encode=render_worker.message_json,
         config_path=str(Path(s.config).expanduser().resolve()) if s.config else None,
         max_runs=worker.max_runs(max_),
+        auth=s.value("identity.auth"),
         on_bridge=render_worker.bridge_notes,
         on_dispatch=render_worker.dispatch_notes,
         on_peer_unreachable=render_federation.unreachable_note,
@@ -81,6 +82,8 @@ def tick(
     if bad_agents is not None and every_s is not None:  # a worker: say so now, not at its end
         render_worker.dispatch_off(bad_agents)
     with inv.store(write=True, bridge_hook=False) as conn, stopping.on_signals() as stop:
+        if setup.agents:  # dispatch mints agents' secrets: with identity.auth token, an admin's
+            require_admin(s, conn)
         try:
             if every_s is None:
                 doc = worker.tick_once(conn, setup, clock.now_ms(), stop, stop.cuttable)[0]

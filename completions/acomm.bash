@@ -16,7 +16,7 @@ _acomm_subcommands() {
         'bridge') echo 'sync' ;;
         'node') echo 'init' ;;
         'invite') echo 'create list revoke' ;;
-        'agent') echo 'own disown where' ;;
+        'agent') echo 'own disown where token' ;;
         'peers') echo 'add' ;;
         'fed') echo 'pull status migrate' ;;
         'gateway') echo 'serve status' ;;
@@ -25,9 +25,9 @@ _acomm_subcommands() {
 }
 
 _acomm_options() {
-    local global='--file --store --config --json --jsonl --csv --tsv --no-headers -q --quiet -v --verbose --no-color --version -h --help'
+    local global='--file --store --config --json --jsonl --csv --tsv --no-headers -q --quiet -v --verbose --no-color --token-file --version -h --help'
     case $1 in
-        'init') echo "$global" ;;
+        'init') echo "$global --admin" ;;
         'status') echo "$global" ;;
         'config') echo "$global" ;;
         'config show') echo "$global" ;;
@@ -104,6 +104,7 @@ _acomm_options() {
         'agent own') echo "$global --fallback" ;;
         'agent disown') echo "$global" ;;
         'agent where') echo "$global" ;;
+        'agent token') echo "$global --rotate --revoke" ;;
         'peers') echo "$global" ;;
         'peers add') echo "$global --url" ;;
         'fed') echo "$global" ;;
@@ -128,6 +129,8 @@ _acomm_value_kind() {
     case "$1 $2" in
         *" --file"|*" --store") echo 'file' ;;
         *" --config") echo 'file' ;;
+        *" --token-file") echo 'file' ;;
+        'init --admin') echo 'agent' ;;
         'channel create -t'|'channel create --type') echo 'choice:direct group broadcast pubsub queue' ;;
         'channel create --as') echo 'agent' ;;
         'channel create --delivery') echo 'choice:at-most-once at-least-once exactly-once' ;;
@@ -389,6 +392,7 @@ _acomm_positional() {
         'agent own 0') echo 'agent' ;;
         'agent disown 0') echo 'agent' ;;
         'agent where 0') echo 'agent' ;;
+        'agent token 0') echo 'agent' ;;
         'peers add 0') echo 'value' ;;
         'token revoke 0') echo 'value' ;;
         *) return 1 ;;

@@ -22,7 +22,7 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Any
 
-from acomm_cli import clock, model
+from acomm_cli import model
 from acomm_cli.errors import Duplicate, Forbidden, InvalidState, NotFound, ValidationFailed
 from acomm_cli.store import credentials as sql
 from acomm_cli.store import tokens as tokens_sql
@@ -32,6 +32,7 @@ MODES = ("none", "token")
 PREFIX = "acomm_as_"  # an agent's secret, never mistaken for a gateway session token
 NEVER_MS = 253_402_300_799_999  # 9999-12-31: a secret lasts until rotated or revoked
 HOW = "give its secret in $ACOMM_AGENT_TOKEN or --token-file FILE"
+HOW_ADMIN = "give an admin's secret in $ACOMM_AGENT_TOKEN or --token-file FILE"
 
 
 def digest(secret: str) -> str:
@@ -98,7 +99,7 @@ def require_admin(
     proven = holder(conn, secret, now)
     if proven is None or not sql.is_admin(conn, proven):
         raise Forbidden(
-            f"this needs an admin (identity.auth is token): {HOW.replace('its', "an admin's")}",
+            f"this needs an admin (identity.auth is token): {HOW_ADMIN}",
             field="admin",
         )
     return proven
@@ -181,7 +182,3 @@ def drop_run_secret(conn: sqlite3.Connection, run_id: str) -> None:
     """The run is over: its secret goes."""
     with write(conn):
         sql.delete_run_secret(conn, run_id)
-
-
-def expires_iso(ms: int) -> str | None:
-    return None if ms >= NEVER_MS else clock.iso(ms)

@@ -44,8 +44,9 @@ def init(
     """Create a store and a commented config.yaml beside it.
 
     With --admin NAME, NAME becomes the first admin: its secret is printed instead of the
-    path (with --json, {path, created, agent, admin, token, identity_auth}). Turn credentials on for every process
-    with `acomm config set identity.auth token` (docs/SECURITY.md).
+    path (with --json, {path, created, agent, admin, token, identity_auth}). Turn
+    credentials on for every process with `acomm config set identity.auth token`
+    (docs/SECURITY.md).
 
     Example: acomm init && acomm status
 

@@ -260,7 +260,7 @@ def test_dispatch_never_passes_the_dispatchers_secret_on(cli, team, tmp_path):
 def test_a_send_with_auth_none_loads_nothing_of_credentials(team):
     code = (
         "import sys\n"
-        f"sys.argv = ['acomm', 'send', 'team', 'x', '--as', 'alice']\n"
+        "sys.argv = ['acomm', 'send', 'team', 'x', '--as', 'alice']\n"
         "from acomm_cli.cli import main\n"
         "try:\n    main.main()\nexcept SystemExit:\n    pass\n"
         "print(sorted(m for m in sys.modules if 'credentials' in m or m in ('hmac', 'secrets')),"

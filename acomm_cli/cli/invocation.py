@@ -151,10 +151,8 @@ class _Store:
         self.conn, self.path = conn, path
         self.after = write and self.hooks and not getattr(conn, "read_only", False)
         try:
-            if _claimed and (
-                s.value("identity.auth") == "token" or connection.identity_auth(conn) == "token"
-            ):
-                _prove(s, conn, _claimed)
+            if _claimed:
+                _check(s, conn, _claimed)
             self.mirror = (
                 self.after
                 and self.bridge_hook
@@ -198,11 +196,19 @@ class _Store:
             conn.close()
 
 
-def _prove(s: Settings, conn: sqlite3.Connection, agents: list[str]) -> None:
-    """identity.auth is token: the presented secret must be every claimed agent's."""
-    from acomm_cli.engine import credentials
+def _check(s: Settings, conn: sqlite3.Connection, agents: list[str]) -> None:
+    """With identity.auth token (the store's, or this process's), the presented secret must
+    be every claimed agent's: exit 5 otherwise. Off, it costs one read and no import."""
+    if s.value("identity.auth") == "token" or connection.identity_auth(conn) == "token":
+        from acomm_cli.engine import credentials
 
-    credentials.verify(conn, agents, presented_secret(s), clock.now_ms())
+        credentials.verify(conn, agents, presented_secret(s), clock.now_ms())
+
+
+def identity_check(s: Settings, agent: str) -> Callable[[sqlite3.Connection], None]:
+    """The same check for a server that opens a connection per call (`acomm mcp`): each call
+    proves `agent` again, so a revoked secret stops it at its next call."""
+    return lambda conn: _check(s, conn, [agent])
 
 
 def presented_secret(s: Settings) -> str | None:

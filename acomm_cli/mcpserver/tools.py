@@ -51,6 +51,8 @@ class StoreOptions:
     batch_messages: int = 100
     batch_interval_ms: int = 1000
     limits: model.Limits | None = None
+    # run on each call's connection before any work: the agent's credential check
+    check: Callable[[sqlite3.Connection], None] | None = None
 
 
 def _bounded_wait(wait_seconds: float | None) -> float | None:
@@ -99,6 +101,8 @@ class Toolbox:
             now=clock.now_ms(),
         )
         try:
+            if o.check is not None:
+                o.check(conn)
             yield conn
             if write and o.flush == "batch":  # as every writing command does after itself
                 opening.batch_checkpoint(

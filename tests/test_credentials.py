@@ -15,6 +15,7 @@ import pytest
 from conftest import ACOMM, query, run
 
 from acomm_cli.engine import credentials, opening
+from acomm_cli.errors import Forbidden, InvalidState, ValidationFailed
 from acomm_cli.federation import tokens
 
 pytestmark = pytest.mark.cli
@@ -34,9 +35,10 @@ def register(store: Path, *names: str) -> None:
 def auth_on(store: Path) -> None:
     """The store's identity.auth, as `config set identity.auth token` writes it."""
     c = opening.connect(store, create=False)
-    with c:
-        credentials.set_mode(c, "token")
-    c.close()
+    try:
+        credentials.set_auth(c, "token", secret=None, now=1, configured=None)
+    finally:
+        c.close()
 
 
 @pytest.fixture
@@ -191,6 +193,33 @@ def test_the_first_admin_only_once(cli, store):
 def test_auth_none_needs_no_admin(cli, team):
     register(team, "bob")
     assert cli("agent", "token", "bob").exit_code == 0
+
+
+def test_the_stores_setting_is_an_admins_to_change(secured):
+    """`config set identity.auth` runs this: once on, only an admin turns it off."""
+    store, admin, bob = secured
+    c = opening.connect(store, create=False)
+    try:
+        for secret in (None, bob):
+            with pytest.raises(Forbidden):
+                credentials.set_auth(c, "none", secret=secret, now=1, configured=None)
+        assert credentials.mode(c) == "token"
+        credentials.set_auth(c, "none", secret=admin, now=1, configured=None)
+        assert credentials.mode(c) == "none"
+    finally:
+        c.close()
+
+
+def test_auth_cannot_go_on_without_an_admin(store):
+    c = opening.connect(store, create=False)
+    try:
+        with pytest.raises(InvalidState):
+            credentials.set_auth(c, "token", secret=None, now=1, configured=None)
+        with pytest.raises(ValidationFailed):
+            credentials.set_auth(c, "tokens", secret=None, now=1, configured=None)
+        assert credentials.mode(c) == "none"
+    finally:
+        c.close()
 
 
 # ---------------------------------------------------------------- servers

@@ -517,6 +517,11 @@ DEFAULT_CONFIG = """\
 #   # Where `acomm audit` runs its Spark job: local[*] (every core here), local[2],
 #   # spark://host:7077 (a cluster; exports and --out must be on storage every node reads).
 #   master: local[*]
+# identity:
+#   # token: acting as an agent needs its secret ($ACOMM_AGENT_TOKEN or --token-file);
+#   # here it binds only processes that read this file: `acomm config set identity.auth
+#   # token` binds every one (docs/SECURITY.md, "Agent credentials").
+#   auth: none
 # bridge:
 #   # The mailbox bridge: mirror each unread delivery as
 #   # {inbox_dir}/{agent}/{message_id}.json; ingest the response files agents write,
@@ -530,11 +535,6 @@ DEFAULT_CONFIG = """\
 #   default_channel: results             # example (no default)
 #   # Read team inbox entries older than this are pruned; unread ones never are.
 #   read_ttl: 24h
-# identity:
-#   # token: acting as an agent needs its secret ($ACOMM_AGENT_TOKEN or --token-file);
-#   # here it binds only processes that read this file: `acomm config set identity.auth
-#   # token` binds every one (docs/SECURITY.md, "Agent credentials").
-#   auth: none
 # agents:
 #   # `acomm tick` (or `acomm dispatch`) runs an agent's command on each unread message to
 #   # it that matches its rules: the message as JSON on stdin; exit 0 = accepted, 3 = ignored,

@@ -46,15 +46,28 @@ def mode(conn: sqlite3.Connection, configured: str | None = None) -> str:
     return "token" if sql.mode(conn) == "token" else "none"
 
 
-def set_mode(conn: sqlite3.Connection, value: str) -> None:
-    """The store's `identity.auth` (inside the caller's transaction): `config set`."""
-    if value not in MODES:
-        raise ValidationFailed(
-            f"identity.auth: {value!r} is not one of none, token",
-            field="identity.auth",
-            value=value,
-        )
-    sql.set_mode(conn, value)
+def set_auth(
+    conn: sqlite3.Connection, value: str, *, secret: str | None, now: int, configured: str | None
+) -> str:
+    """`config set identity.auth VALUE`: the store's setting, which binds every process.
+    Turning it on needs an admin to exist (else nobody could do an admin's work again);
+    while it is on, changing it needs an admin's secret. Returns the value set."""
+    with write(conn):
+        if value not in MODES:
+            raise ValidationFailed(
+                f"identity.auth: {value!r} is not one of none, token",
+                field="identity.auth",
+                value=value,
+            )
+        require_admin(conn, secret, now, configured)
+        if value == "token" and not sql.admins(conn):
+            raise InvalidState(
+                "identity.auth: the store has no admin: make one first (`acomm init --admin NAME`)",
+                field="identity.auth",
+                value=value,
+            )
+        sql.set_mode(conn, value)
+    return value
 
 
 def holder(conn: sqlite3.Connection, secret: str | None, now: int) -> str | None:

@@ -50,6 +50,9 @@ def dispatch(
     SIGINT or SIGTERM kills the running command, records its run as failed (interrupted,
     retried at the next pass) and ends the pass; the exit status is then 128 + the signal.
 
+    With identity.auth token, each run's command gets a secret for its own agent only in
+    $ACOMM_AGENT_TOKEN (until its timeout), and dispatching needs an admin's secret.
+
     Example: acomm dispatch --agent reviewer --max 10
     """
     s = inv.settings

@@ -55,6 +55,9 @@ def tick(
     A bad `agents:` section in config.yaml turns dispatch off but not the timers: tick still
     advances them, reports the error (dispatch_error in --json, and on stderr) and exits 3.
 
+    With identity.auth token, each run's command gets a secret for its own agent only in
+    $ACOMM_AGENT_TOKEN (until its timeout), and dispatching needs an admin's secret.
+
     Example (crontab): * * * * * acomm --store /srv/agents.acomm tick
     """
     out = inv.output()

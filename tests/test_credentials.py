@@ -90,6 +90,16 @@ def test_no_secret_is_refused_for_every_acting_command(cli, secured):
         assert (got.exit_code, "forbidden" in got.stderr) == (5, True), args
 
 
+def test_a_batch_line_acts_as_its_sender(cli, secured):
+    store, _, bob = secured
+    lines = '{"channel": "team", "from": "bob", "content": "mine"}\n'
+    forged = lines + '{"channel": "team", "from": "alice", "content": "hers"}\n'
+    got = cli("send", "--batch", "-", input=forged, env=as_(bob))
+    assert (got.exit_code, "'alice'" in got.stderr) == (5, True)
+    assert query(store, "SELECT count(*) FROM messages WHERE content IN ('mine', 'hers')") == [(0,)]
+    assert cli("send", "--batch", "-", input=lines, env=as_(bob)).exit_code == 0
+
+
 def test_wrong_revoked_or_nobody_get_the_same_answer(cli, secured):
     """A wrong secret, a revoked one and a name nobody registered: one message, the name
     aside, so the refusal says nothing of which agents exist."""

@@ -10,7 +10,7 @@ from acomm_cli import clock
 from acomm_cli.cli import params
 from acomm_cli.cli.invocation import Invocation
 from acomm_cli.cli.params import takes_invocation
-from acomm_cli.output import render
+from acomm_cli.output import columns, render
 
 app = typer.Typer(
     help="Which node owns an agent (federation).\n\nExample: acomm agent own "
@@ -139,3 +139,53 @@ def token(
         render_credentials.revoked(inv.output(), doc)
     else:
         render_credentials.secret(inv.output(), doc)
+
+
+# ---------------------------------------------------------------- contact rules
+
+
+@app.command()
+@params.listing(columns.CONTACTS)
+@takes_invocation
+def contacts(
+    inv: Invocation,
+    agent: Agent,
+    action: Annotated[
+        str | None,
+        typer.Argument(
+            click_type=params.choice(("add", "remove"), "ACTION"),
+            help="add or remove OTHER; without it, list AGENT's contacts.",
+        ),
+    ] = None,
+    other: Annotated[
+        str | None,
+        typer.Argument(click_type=params.AGENT, help="The contact to add or remove."),
+    ] = None,
+) -> None:
+    """List, add or remove the agents whose direct messages AGENT accepts.
+
+    The list takes effect while AGENT's rule is `accept: contacts` (agent update AGENT
+    --accept contacts); then a direct message or `task create` from anyone else exits 5,
+    forbidden. Adding a contact listed already, or removing one that is not, changes
+    nothing: exit 0, "changed": false. AGENT must be registered (exit 4).
+
+    Example: acomm agent contacts bob add alice --json
+    """
+    from acomm_cli.engine import contacts as rules
+    from acomm_cli.output import render_contacts
+
+    if action is None:
+        with inv.store(write=False) as conn:
+            found = rules.contacts(conn, agent)
+        render_contacts.contacts(inv.output(), found)
+        return
+    if other is None:
+        from acomm_cli.errors import ValidationFailed
+
+        raise ValidationFailed(
+            f"contact: name the agent to {action} (acomm agent contacts {agent} {action} OTHER)",
+            field="contact",
+        )
+    with inv.store(write=True) as conn:
+        did = rules.change(conn, agent, action, other, clock.now_ms())
+    render_contacts.changed(inv.output(), agent, action, other, did)

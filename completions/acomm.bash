@@ -16,7 +16,7 @@ _acomm_subcommands() {
         'bridge') echo 'sync' ;;
         'node') echo 'init' ;;
         'invite') echo 'create list revoke' ;;
-        'agent') echo 'own disown where token' ;;
+        'agent') echo 'own disown where token contacts' ;;
         'peers') echo 'add' ;;
         'fed') echo 'pull status migrate' ;;
         'gateway') echo 'serve status' ;;
@@ -105,6 +105,7 @@ _acomm_options() {
         'agent disown') echo "$global" ;;
         'agent where') echo "$global" ;;
         'agent token') echo "$global --rotate --revoke" ;;
+        'agent contacts') echo "$global" ;;
         'peers') echo "$global" ;;
         'peers add') echo "$global --url" ;;
         'fed') echo "$global" ;;
@@ -393,6 +394,9 @@ _acomm_positional() {
         'agent disown 0') echo 'agent' ;;
         'agent where 0') echo 'agent' ;;
         'agent token 0') echo 'agent' ;;
+        'agent contacts 0') echo 'agent' ;;
+        'agent contacts 1') echo 'choice:add remove' ;;
+        'agent contacts 2') echo 'agent' ;;
         'peers add 0') echo 'value' ;;
         'token revoke 0') echo 'value' ;;
         *) return 1 ;;

@@ -26,7 +26,7 @@ function __acomm_subcommands
         case 'invite'
             echo create list revoke
         case 'agent'
-            echo own disown where token
+            echo own disown where token contacts
         case 'peers'
             echo add
         case 'fed'
@@ -777,6 +777,7 @@ complete -c acomm -f -n '__acomm_is \'agent\'' -a 'own' -d 'This node owns AGENT
 complete -c acomm -f -n '__acomm_is \'agent\'' -a 'disown' -d 'This node gives AGENT up (only its owner may)'
 complete -c acomm -f -n '__acomm_is \'agent\'' -a 'where' -d 'Where a message to AGENT would go now'
 complete -c acomm -f -n '__acomm_is \'agent\'' -a 'token' -d 'Issue AGENT\'s secret, printed this once: the store keeps only its S...'
+complete -c acomm -f -n '__acomm_is \'agent\'' -a 'contacts' -d 'List, add or remove the agents whose direct messages AGENT accepts'
 
 # acomm agent own
 complete -c acomm -n '__acomm_is \'agent own\'' -l fallback -r -f -d 'A node that takes the agent\'s messages while this one is offline (r...'
@@ -792,6 +793,11 @@ complete -c acomm -n '__acomm_at \'agent where\' 0' -f -a '(__acomm_words agents
 complete -c acomm -n '__acomm_is \'agent token\'' -l rotate -d 'Revoke its secrets and issue a new one'
 complete -c acomm -n '__acomm_is \'agent token\'' -l revoke -d 'Revoke its secrets (its dispatch runs\' too)'
 complete -c acomm -n '__acomm_at \'agent token\' 0' -f -a '(__acomm_words agents)'
+
+# acomm agent contacts
+complete -c acomm -n '__acomm_at \'agent contacts\' 0' -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_at \'agent contacts\' 1' -f -a 'add remove'
+complete -c acomm -n '__acomm_at \'agent contacts\' 2' -f -a '(__acomm_words agents)'
 
 # acomm peers
 complete -c acomm -f -n '__acomm_is \'peers\'' -a 'add' -d 'Register a peer node in this node\'s copy of the room by hand'

@@ -417,5 +417,6 @@ def m020_agent_directory(conn: sqlite3.Connection, now_ms: int) -> None:
         (now_ms, now_ms),
     )
     conn.execute(
-        "INSERT OR REPLACE INTO store_meta (key, value) VALUES ('identity.directory_default', 'open')"
+        "INSERT OR REPLACE INTO store_meta (key, value)"
+        " VALUES ('identity.directory_default', 'open')"
     )

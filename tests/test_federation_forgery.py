@@ -252,6 +252,77 @@ def test_a_reply_from_the_right_node_as_another_agent_is_refused(trio):
     assert rejected(a) == {reply: "a reply to a query sent to 'bob' came as 'zed'"}
 
 
+def test_an_agent_no_node_owns_belongs_to_the_first_node_that_speaks_as_it(trio):
+    """dave is in no room entry and takes part in nothing on nb: nc speaks as him first, so
+    nb's copy records nc as his owner and refuses na speaking as him after."""
+    a, b, c = trio
+    first = forge(
+        c,
+        "message",
+        to_node="nb",
+        source_agent="dave",
+        to_agent="bob",
+        payload={"type": "text", "content": "dave here"},
+    )
+    assert b.ok("fed", "pull")["delivered"] == 1
+    assert b.ok("agent", "where", "dave")["owner_node"] == "nc"
+    second = forge(
+        a,
+        "message",
+        to_node="nb",
+        source_agent="dave",
+        to_agent="bob",
+        payload={"type": "text", "content": "also dave"},
+    )
+    got = b.ok("fed", "pull")
+    assert (got["delivered"], got["rejected"]) == (0, 1)
+    assert "'dave' is owned by node 'nc', not by node 'na'" in rejected(b)[second]
+    assert first not in rejected(b)
+    assert inbox(b, "bob") == [("dave", "dave here")]
+
+
+def test_sending_across_nodes_claims_an_unowned_sender_for_the_sending_node(trio):
+    """erin, no one's, sends from na to bob on nb: na claims her in the room with the
+    send (queued for the gateway), nb learns it with the event, and nc can no longer speak
+    as her."""
+    a, b, c = trio
+    a.ok("send", "--to", "bob", "from erin", "--as", "erin")
+    assert a.ok("agent", "where", "erin")["owner_node"] == "na"
+    queued = a.sql("SELECT value FROM fed_room_changes WHERE map = 'agents' AND key = 'erin'")
+    assert queued == [('{"ownerNodeId":"na"}',)]
+    assert b.ok("fed", "pull")["delivered"] == 1
+    assert b.ok("agent", "where", "erin")["owner_node"] == "na"
+    forged = forge(
+        c,
+        "message",
+        to_node="nb",
+        source_agent="erin",
+        to_agent="bob",
+        payload={"type": "text", "content": "erin, honest"},
+    )
+    assert b.ok("fed", "pull")["rejected"] == 1
+    assert "'erin' is owned by node 'na'" in rejected(b)[forged]
+    assert inbox(b, "bob") == [("erin", "from erin")]
+
+
+def test_a_peer_cannot_claim_an_agent_of_this_node_through_its_room_copy(trio):
+    """nc writes itself in as carol's owner (carol: nb's, in no room entry); nb does not
+    take the claim from nc's entries, and still refuses nc speaking as carol."""
+    _, b, c = trio
+    c.ok("agent", "own", "carol")
+    forged = forge(
+        c,
+        "message",
+        to_node="nb",
+        source_agent="carol",
+        to_agent="bob",
+        payload={"type": "text", "content": "carol, honest"},
+    )
+    assert b.ok("fed", "pull")["rejected"] == 1
+    assert "'carol' is an agent of this node" in rejected(b)[forged]
+    assert b.ok("agent", "where", "carol")["owner_node"] is None
+
+
 def test_a_refused_event_is_not_retried_and_is_shown(trio):
     _, b, c = trio
     forge(
@@ -275,11 +346,14 @@ def test_the_rule_checks_alone(tmp_path: Path):
     try:
         fsql.room_put(conn, "agents", "bob", '{"ownerNodeId":"nb"}', 1, queue=False)
         fsql.room_put(conn, "routing", "bob", '{"fallbackOwners":["nc"]}', 1, queue=False)
-        assert peertrust.sender_refusal(conn, "na", "nb", "bob") is None
-        assert peertrust.sender_refusal(conn, "na", "nc", "bob") is None  # a fallback
-        assert "owned by node 'nb'" in str(peertrust.sender_refusal(conn, "na", "nd", "bob"))
-        assert peertrust.sender_refusal(conn, "na", "nd", "zed") is None  # no one's, not ours
-        assert peertrust.sender_refusal(conn, "na", "nd", None) is None
+        assert peertrust.sender_refusal(conn, "na", "nb", "bob", 2) is None
+        assert peertrust.sender_refusal(conn, "na", "nc", "bob", 2) is None  # a fallback
+        assert "owned by node 'nb'" in str(peertrust.sender_refusal(conn, "na", "nd", "bob", 2))
+        # no one's and not ours: the first node to speak as it owns it from then on
+        assert peertrust.sender_refusal(conn, "na", "nd", "zed", 2) is None
+        assert remote.room_value(conn, "agents", "zed") == {"ownerNodeId": "nd"}
+        assert "owned by node 'nd'" in str(peertrust.sender_refusal(conn, "na", "ne", "zed", 3))
+        assert peertrust.sender_refusal(conn, "na", "nd", None, 2) is None
         assert peertrust.answer_refusal(conn, "nd", "no-such-event", "an ack") is None
     finally:
         conn.close()

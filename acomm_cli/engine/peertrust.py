@@ -1,9 +1,11 @@
 """What a member node may do: the checks an event read from a peer's outbox passes before
 anything of it is applied. A peer speaks only for itself. The event's origin is the node whose
 outbox it was read from (a signed read or a NATS subject says which); the agent it sends as
-is one that node owns in the room, or is a listed fallback for, never an agent of this node or
-of a third node and never `acomm`; an ack, a reply or a task's progress comes only from the
-node the original event was sent to. Each check returns why it refuses (None: allowed);
+is one that node owns in the room, or is a listed fallback for, or one no node owned until
+that node spoke as it first; never an agent of this node or of a third node and never
+`acomm`; an ack, a reply or a task's progress comes only from the node the original event
+was sent to; a message or a task passes its local recipient's contact rule
+(engine/contacts.py). Each check returns why it refuses (None: allowed);
 federation's pull turns a refusal into EventRejected. Imported only on a node. Stdlib and
 store only."""
 
@@ -12,7 +14,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from acomm_cli.engine import remote
+from acomm_cli.engine import contacts, remote
 from acomm_cli.engine.taskdata import by_global_id
 from acomm_cli.engine.taskemit import KINDS
 from acomm_cli.model import SYSTEM_AGENT
@@ -22,17 +24,27 @@ from acomm_cli.store import federation as fsql
 # inbox as that agent, a task is created by it or changed by it
 _SPEAKS_AS = frozenset({"message", "task_create", "reply", *KINDS.values()})
 _TASK_KINDS = frozenset(KINDS.values())
+# the kinds that reach a local agent as a direct message: its contact rule applies
+_ADDRESSED = frozenset({"message", "task_create"})
 
 
-def refusal(conn: sqlite3.Connection, me: str, source: str, env: dict[str, Any]) -> str | None:
+def refusal(
+    conn: sqlite3.Connection, me: str, source: str, env: dict[str, Any], now: int
+) -> str | None:
     """Why `source` may not have sent `env` to this node (`me`), or None. Only events
-    addressed to this node are checked (others are recorded and left alone)."""
+    addressed to this node are checked (others are recorded and left alone). An allowed
+    event may claim its unowned sender for `source` in our room copy (see sender_refusal):
+    the caller undoes that with the rest if it refuses the event later."""
     origin = env.get("sourceNodeId")
     if origin is not None and origin != source:
         return f"sourceNodeId {origin!r} is not the node whose outbox it came from ({source!r})"
     kind = env.get("kind")
     if kind in _SPEAKS_AS:
-        why = sender_refusal(conn, me, source, env.get("sourceAgentId"))
+        why = sender_refusal(conn, me, source, env.get("sourceAgentId"), now)
+        if why is not None:
+            return why
+    if kind in _ADDRESSED:  # the recipient's contact rule: this node enforces its own
+        why = contacts.inbound_refusal(conn, env)
         if why is not None:
             return why
     payload = env.get("payload")
@@ -47,10 +59,14 @@ def refusal(conn: sqlite3.Connection, me: str, source: str, env: dict[str, Any])
     return None
 
 
-def sender_refusal(conn: sqlite3.Connection, me: str, source: str, agent: Any) -> str | None:
+def sender_refusal(
+    conn: sqlite3.Connection, me: str, source: str, agent: Any, now: int
+) -> str | None:
     """The agent a peer sends as: never `acomm`; owned by the peer in the room (or the peer
-    is one of its listed fallback nodes); an agent no node owns only when it is not one of
-    this node's agents (a participant of a channel here)."""
+    is one of its listed fallback nodes). An agent no node owns is never one of this node's
+    agents (a participant of a channel here); otherwise the first node to speak as it owns
+    it from then on: the claim is written into our room copy (the sending node has queued
+    the same claim for the room), so no other node can speak as it after."""
     if agent is None:
         return None
     agent = str(agent)
@@ -60,6 +76,7 @@ def sender_refusal(conn: sqlite3.Connection, me: str, source: str, agent: Any) -
     if owner is None:
         if fsql.local_participant(conn, agent):
             return f"{agent!r} is an agent of this node, not of node {source!r}"
+        remote.claim_speaker(conn, source, agent, now, queue=False)
         return None
     if owner == source:
         return None

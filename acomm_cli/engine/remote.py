@@ -62,6 +62,23 @@ def room_value(conn: sqlite3.Connection, map_: str, key: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def claim_speaker(
+    conn: sqlite3.Connection, node: str, agent: str | None, now: int, *, queue: bool
+) -> None:
+    """An agent no node owns becomes `node`'s once it speaks across nodes from there: the
+    first node to speak as it owns it, so no other node can later speak as it. The sending
+    node writes the claim (queued for the room) in the transaction that appends the event; a
+    receiving node writes the same claim into its copy when the event arrives, so the rule
+    holds whichever of the room update and the event gets there first."""
+    if agent is None or agent in ("acomm", "*"):  # the system sender, the queue: no one's
+        return
+    if room_value(conn, "agents", agent).get("ownerNodeId") is None:
+        import json
+
+        value = json.dumps({"ownerNodeId": node}, separators=(",", ":"))
+        sql.room_put(conn, "agents", agent, value, now, queue=queue)
+
+
 def last_seen(conn: sqlite3.Connection, node: str) -> int | None:
     seen = room_value(conn, "nodes", node).get("lastSeenAt")
     if not isinstance(seen, str):
@@ -154,6 +171,7 @@ def emit(
 ) -> str:
     """Append one event to this node's outbox; returns its eventId."""
     event_id = event_id or uuid7(now)
+    claim_speaker(conn, self_node, fields.get("source_agent"), now, queue=True)
     env = envelope(event_id, self_node, kind, to_node=to_node, attempt=attempt, now=now, **fields)
     sql.append_outbox(conn, event_id, attempt, kind, to_node, env, now)
     return event_id

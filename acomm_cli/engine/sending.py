@@ -334,6 +334,12 @@ def _plan_checked(
         recipients = [only_to] if only_to != sender or ch.config.echo else []
     else:
         recipients = router.recipients(ch, sender, req.topic)
+    # contact rules: the recipient's `accept` on a direct channel (answers and acomm's own
+    # messages pass); imported here so that a group send never loads it
+    if ch.type == ChannelType.DIRECT and acks is None and not internal:
+        from acomm_cli.engine import contacts
+
+        contacts.check_direct(router.conn, ch.name, sender, recipients)
     tracked = ch.config.delivery != DeliveryMode.AT_MOST_ONCE and mtype not in _ANSWERS
     expires_at = req.expires_at
     ttl = (

@@ -283,7 +283,7 @@ def _apply(
         return
     if env.get("toNodeId") not in (None, me):
         return  # addressed to another node: recorded, nothing to do here
-    why = peertrust.refusal(conn, me, source, env)
+    why = peertrust.refusal(conn, me, source, env, now)
     if why is not None:
         raise EventRejected(why)  # the peer spoke for an agent or a node it is not
     if kind == "message":

@@ -293,11 +293,15 @@ def claimable(
     now: int,
     grace_ms: int = DEFAULT_TAKEOVER_GRACE_MS,
 ) -> bool:
-    """A peer `node` may hold this entry in our copy: no owner for it, or `node`'s own, or
-    its owner (never this node, live to itself) has been silent past the takeover grace:
-    the room's rule (roomsync.RoomGuard). A peer read by StoreTransport could write our
+    """A peer `node` may hold this entry in our copy: no owner for it (and, for an agent,
+    not a participant of a channel here: one of this node's own), or `node`'s own, or its
+    owner (never this node, live to itself) has been silent past the takeover grace: the
+    room's rule (roomsync.RoomGuard). A peer read by StoreTransport could write our
     store file anyway; the rule keeps one owner per entry in our copy."""
     owner = remote.room_value(conn, map_, key).get("ownerNodeId")
-    if not isinstance(owner, str) or owner == node:
+    if not isinstance(owner, str):
+        # no one's: a peer's claim is taken, unless it is one of this node's own agents
+        return map_ != "agents" or not sql.local_participant(conn, key)
+    if owner == node:
         return True
     return owner != me and stale(conn, owner, now, grace_ms)

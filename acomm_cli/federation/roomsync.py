@@ -89,12 +89,24 @@ class Mirror:
                 keys |= {(m, k) for m, ymap in self.maps.items() for k in ymap.keys()}
             for map_, key in sorted(keys):
                 value = self.maps[map_].get(key)
+                if map_ in ("agents", "routing") and self._ours_unclaimed(conn, key):
+                    continue
                 sql.room_put(
                     conn, map_, key, value if isinstance(value, str) else None, now, queue=False
                 )
         self.full = False
         self.dirty -= keys
         return len(changes)
+
+    def _ours_unclaimed(self, conn: sqlite3.Connection, agent: str) -> bool:
+        """An agent no node owns in our copy that takes part in a channel here is this
+        node's own: another node's claim on it in the room is not copied (so this node
+        neither routes its messages away nor lets that node speak as it)."""
+        owner = _owner(self.maps["agents"].get(agent))
+        if owner is None or owner == self.me.node_id:
+            return False
+        raw = sql.room_get(conn, "agents", agent)
+        return (raw is None or _owner(raw) is None) and sql.local_participant(conn, agent)
 
     def _heartbeat(self, now: int) -> None:
         nodes = self.maps["nodes"]

@@ -37,6 +37,11 @@ CHANNELS: Columns = (
 
 SUBSCRIPTIONS: Columns = (("agent", "the subscriber"), ("pattern", "its topic pattern"))
 
+CONTACTS: Columns = (
+    ("contact", "an agent whose direct messages and tasks pass `accept: contacts`"),
+    ("added_at", f"when it was added {_TIME}"),
+)
+
 MESSAGES: Columns = (
     ("id", "message id"),
     ("channel", "channel name"),

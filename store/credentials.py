@@ -78,8 +78,10 @@ def admins(conn: sqlite3.Connection) -> list[str]:
     ]
 
 
-def registered(conn: sqlite3.Connection, agent: str) -> bool:
-    return conn.execute("SELECT 1 FROM agents WHERE name = ?", (agent,)).fetchone() is not None
+def standing(conn: sqlite3.Connection, agent: str) -> str | None:
+    """`active` or `retired` for a registered agent, None for a name nobody registered."""
+    row = conn.execute("SELECT retired_at FROM agents WHERE name = ?", (agent,)).fetchone()
+    return None if row is None else "active" if row[0] is None else "retired"
 
 
 def make_admin(conn: sqlite3.Connection, agent: str, now_ms: int) -> None:

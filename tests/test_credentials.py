@@ -200,6 +200,17 @@ def test_the_first_admin_only_once(cli, store):
     assert query(store, "SELECT count(*) FROM agents WHERE name = 'mallory'") == [(0,)]
 
 
+def test_a_retired_agent_gets_no_secret(cli, secured):
+    store, admin, _ = secured
+    c = sqlite3.connect(store)
+    c.execute("UPDATE agents SET retired_at = 1 WHERE name = 'carol'")
+    c.commit()
+    c.close()
+    got = cli("agent", "token", "carol", "--json", env=as_(admin))
+    assert (got.exit_code, got.error["code"]) == (5, "invalid_state")
+    assert query(store, "SELECT count(*) FROM agent_tokens WHERE agent = 'carol'") == [(0,)]
+
+
 def test_auth_none_needs_no_admin(cli, team):
     register(team, "bob")
     assert cli("agent", "token", "bob").exit_code == 0

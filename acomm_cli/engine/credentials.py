@@ -139,11 +139,16 @@ def token(conn: sqlite3.Connection, agent: str, action: str, now: int) -> dict[s
     agent that has a secret already is refused: that one cannot be shown again."""
     model.agent_id(agent, "agent")
     with write(conn):
-        if not sql.registered(conn, agent):
+        standing = sql.standing(conn, agent)
+        if standing is None:
             raise NotFound(
                 f"agent: {agent!r} is not registered (`acomm agent register {agent}`)",
                 field="agent",
                 value=agent,
+            )
+        if standing == "retired" and action != "revoke":
+            raise InvalidState(
+                f"agent {agent!r} is retired: it gets no secret", field="agent", value=agent
             )
         if action == "issue" and sql.active_secrets(conn, agent, now):
             raise Duplicate(
@@ -175,6 +180,10 @@ def first_admin(conn: sqlite3.Connection, agent: str, now: int) -> dict[str, Any
                 f"grants the role (`acomm agent update {agent} --admin`)",
                 field="admin",
                 value=agent,
+            )
+        if sql.standing(conn, agent) == "retired":
+            raise InvalidState(
+                f"admin: {agent!r} is retired; name an agent in service", field="admin", value=agent
             )
         sql.make_admin(conn, agent, now)
         secret = issue_secret(conn, agent, now)

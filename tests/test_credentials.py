@@ -132,6 +132,11 @@ def test_the_fast_path_checks_too(secured):
     refused = run("send", "team", "x", "--as", "alice", env=as_(bob))
     assert (refused.returncode, "forbidden" in refused.stderr) == (5, True)
     assert run("send", "team", "x", "--as", "bob", env=as_(bob)).returncode == 0
+    store = secured[0]
+    by_file = run("send", "team", "x", "--as", "bob", "--token-file", _file(store, bob))
+    assert by_file.returncode == 0, by_file.stderr
+    shared = run("send", "team", "x", "--as", "bob", "--token-file", _file(store, bob, 0o640))
+    assert (shared.returncode, "chmod 600" in shared.stderr) == (3, True)
 
 
 def _file(store: Path, secret: str, mode: int = 0o600) -> str:

@@ -223,7 +223,7 @@ def _read_token_file(name: str) -> str:
     import stat
 
     try:
-        fd = os.open(name, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK)
+        fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not block it
     except OSError as exc:
         raise ValidationFailed(
             f"token_file: cannot read {name}: {exc.strerror}", field="token_file", value=name

@@ -39,6 +39,7 @@ class TickSetup:
     agents: dict[str, AgentSpec] = field(default_factory=dict)
     store_path: str = ""
     config_path: str | None = None
+    auth: str | None = None  # identity.auth as configured: dispatch's runs get secrets
     max_runs: int = 100  # deliveries dispatched per pass at most
     on_bridge: Callable[[SyncResult], None] = lambda _result: None
     on_dispatch: Callable[[DispatchResult], None] = lambda _result: None
@@ -92,6 +93,7 @@ def tick_once(
             config_path=setup.config_path,
             max_runs=setup.max_runs,
             stop=stop,
+            auth=setup.auth,
         )
         setup.on_dispatch(ran)
         doc["dispatch"] = ran.counts()

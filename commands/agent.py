@@ -54,6 +54,10 @@ def register(
     update: Annotated[
         bool, typer.Option("--update", help="A registered name: set what is given instead.")
     ] = False,
+    issue_token: Annotated[
+        bool,
+        typer.Option("--issue-token", help="Also issue each agent's secret, printed this once."),
+    ] = False,
 ) -> None:
     """Register each NAME in the directory (kind agent unless --kind says otherwise).
 
@@ -63,12 +67,18 @@ def register(
     --json the entry with `changed` (false: --update changed an existing one), or
     {agents: [...]} for several names.
 
+    With identity.auth token this needs an admin's secret. --issue-token prints each
+    agent's secret once (the store keeps only its hash; see `agent token`).
+
     Example: acomm agent register alice --kind human --display-name "Alice" --team core
     """
+    from acomm_cli.cli.invocation import require_admin
     from acomm_cli.engine import directory
     from acomm_cli.output import render_agents
 
+    secrets: list[dict[str, object]] = []
     with inv.store(write=True, create=True) as conn:  # the first thing a new store needs
+        require_admin(inv.settings, conn)
         done = directory.register_many(
             conn,
             names,
@@ -79,6 +89,17 @@ def register(
             team=team,
             update=update,
         )
+        if issue_token:
+            from acomm_cli.engine import credentials
+
+            for entry, _ in done:
+                secrets.append(credentials.token(conn, entry.name, "issue", clock.now_ms()))
+    if secrets:
+        from acomm_cli.output import render_credentials
+
+        for doc in secrets:  # the secrets are what a script captures: they alone on stdout
+            render_credentials.secret(inv.output(), doc)
+        return
     render_agents.registered(inv.output(), done)
 
 
@@ -153,14 +174,17 @@ def update(
 ) -> None:
     """Change a registered agent: what is given is set, the rest kept.
 
-    "" clears a display name, description or team.
+    "" clears a display name, description or team. With identity.auth token this needs
+    an admin's secret.
 
     Example: acomm agent update bob --team core --accept contacts
     """
+    from acomm_cli.cli.invocation import require_admin
     from acomm_cli.engine import directory
     from acomm_cli.output import render_agents
 
     with inv.store(write=True) as conn:
+        require_admin(inv.settings, conn)
         entry = directory.update(
             conn,
             name,
@@ -182,14 +206,16 @@ def retire(inv: Invocation, name: Name) -> None:
 
     A direct message to it is refused (exit 5); group and broadcast messages skip it;
     `agent list --all` still shows it. Retiring twice is a no-op ({..., changed: false}
-    with --json).
+    with --json). With identity.auth token this needs an admin's secret.
 
     Example: acomm agent retire old-bot
     """
+    from acomm_cli.cli.invocation import require_admin
     from acomm_cli.engine import directory
     from acomm_cli.output import render_agents
 
     with inv.store(write=True) as conn:
+        require_admin(inv.settings, conn)
         entry, changed = directory.retire(conn, name, clock.now_ms())
     if not changed:
         render.note(f"note: {name!r} was retired already")
@@ -274,6 +300,48 @@ def where(inv: Invocation, agent: Agent) -> None:
 @app.callback()
 def agent_group() -> None:
     """The agent directory, and which node owns an agent (federation)."""
+
+
+# ---------------------------------------------------------------- credentials (identity.auth)
+
+
+@app.command()
+@takes_invocation
+def token(
+    inv: Invocation,
+    agent: Agent,
+    rotate: Annotated[
+        bool, typer.Option("--rotate", help="Revoke its secrets and issue a new one.")
+    ] = False,
+    revoke: Annotated[
+        bool, typer.Option("--revoke", help="Revoke its secrets (its dispatch runs' too).")
+    ] = False,
+) -> None:
+    """Issue AGENT's secret, printed this once: the store keeps only its SHA-256.
+
+    With identity.auth token, acting as AGENT needs the secret in $ACOMM_AGENT_TOKEN (or
+    --token-file FILE); this command needs an admin's. An agent that has a secret already
+    is refused (exit 5): --rotate replaces it, --revoke withdraws it.
+    Prints the secret (with --json {agent, token, revoked}); --revoke prints {agent,
+    revoked, changed}.
+
+    Example: export ACOMM_AGENT_TOKEN=$(acomm agent token bob --rotate)
+    """
+    from acomm_cli.cli.invocation import require_admin
+    from acomm_cli.engine import credentials
+    from acomm_cli.errors import UsageError
+    from acomm_cli.output import render_credentials
+
+    if rotate and revoke:
+        raise UsageError("give --rotate or --revoke, not both", field="rotate")
+    action = "rotate" if rotate else "revoke" if revoke else "issue"
+    with inv.store(write=True) as conn:
+        require_admin(inv.settings, conn)
+        doc = credentials.token(conn, agent, action, clock.now_ms())
+    if revoke:
+        render_credentials.revoked(inv.output(), doc)
+    else:
+        render_credentials.secret(inv.output(), doc)
 
 
 # ---------------------------------------------------------------- contact rules

@@ -8,9 +8,11 @@ from typing import Annotated
 
 import typer
 
+from acomm_cli import clock
 from acomm_cli.cli import config_report
 from acomm_cli.cli.invocation import Invocation
 from acomm_cli.cli.params import listing, takes_invocation
+from acomm_cli.errors import StoreUnavailable
 from acomm_cli.output import columns, render, render_operations
 
 app = typer.Typer(
@@ -50,12 +52,36 @@ def set_(
     it, and the file is left as it was). A file holding only comments (as `acomm init`
     writes it) keeps them, with the setting added at its end; any other file is rewritten
     from its parsed YAML, and its comments are not kept. The environment still overrides
-    the file. Prints {key, value, file}.
+    the file. identity.auth is the store's own setting instead (file null), which binds
+    every process; turning it on needs an admin (`acomm init --admin NAME`). With
+    identity.auth token, setting anything needs an admin's secret. Prints {key, value,
+    file}.
 
     Example: acomm config set identity.directory strict
     """
     from acomm_cli.cli import config as cfg
+    from acomm_cli.cli.invocation import presented_secret, require_admin
 
+    if key == "identity.auth":  # the store's own setting, which binds every process
+        from acomm_cli.engine import credentials
+
+        with inv.store(write=True) as conn:
+            mode = credentials.set_auth(
+                conn,
+                cfg.KEYS[key][1](value, key),
+                secret=presented_secret(inv.settings),
+                now=clock.now_ms(),
+                configured=inv.settings.value(key),
+            )
+        render.ok(inv.output(), {"key": key, "value": mode, "file": None}, f"{key}: {mode}")
+        return
+    try:
+        missing = inv.settings.store_path(create=False)[1]
+    except StoreUnavailable:  # no store: no admin to ask (and --config names the file)
+        missing = True
+    if not missing:
+        with inv.store(write=False) as conn:
+            require_admin(inv.settings, conn)
     path, parsed = cfg.set_value(inv.settings, key, value)
     env = cfg.KEYS[key][2]
     if env in os.environ:

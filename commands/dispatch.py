@@ -10,7 +10,7 @@ import typer
 from acomm_cli import clock
 from acomm_cli.cli import params, stopping
 from acomm_cli.cli.config import AGENTS
-from acomm_cli.cli.invocation import Invocation
+from acomm_cli.cli.invocation import Invocation, require_admin
 from acomm_cli.cli.params import listing, takes_invocation
 from acomm_cli.dispatch import dispatcher as engine
 from acomm_cli.output import columns, render_worker
@@ -50,6 +50,9 @@ def dispatch(
     SIGINT or SIGTERM kills the running command, records its run as failed (interrupted,
     retried at the next pass) and ends the pass; the exit status is then 128 + the signal.
 
+    With identity.auth token, each run's command gets a secret for its own agent only in
+    $ACOMM_AGENT_TOKEN (until its timeout), and dispatching needs an admin's secret.
+
     Example: acomm dispatch --agent reviewer --max 10
     """
     s = inv.settings
@@ -57,6 +60,8 @@ def dispatch(
     engine.chosen(agents, agent, max_)  # refused before the store is opened
     with inv.store(write=not dry_run) as conn, stopping.on_signals() as stop:
         engine.check_kinds(conn, agents)  # a human is never dispatched: exit 3, nothing run
+        if not dry_run:  # it mints agents' secrets: with identity.auth token, an admin's
+            require_admin(s, conn)
         path, _ = s.store_path(create=False)
         result = engine.dispatch(
             conn,
@@ -69,6 +74,7 @@ def dispatch(
             dry_run=dry_run,
             config_path=str(Path(s.config).expanduser().resolve()) if s.config else None,
             stop=stop,
+            auth=s.value("identity.auth"),
         )
         signum = stop.signum
     render_worker.dispatch_result(inv.output(), result)

@@ -8,7 +8,7 @@ import typer
 
 from acomm_cli import clock
 from acomm_cli.cli import params
-from acomm_cli.cli.invocation import Invocation
+from acomm_cli.cli.invocation import Invocation, identity
 from acomm_cli.cli.params import listing, takes_invocation
 from acomm_cli.engine import incidents
 from acomm_cli.output import columns, render, render_caps
@@ -80,6 +80,8 @@ def resolve(
 
     Example: acomm incident resolve 1 --note "schema 1.1 allows empty findings"
     """
+    if as_ is not None:
+        identity(as_)  # recorded as who resolved it: with identity.auth token, proven
     with inv.store(write=True) as conn:
         found, changed = incidents.resolve(conn, incident_id, clock.now_ms(), agent=as_, note=note)
     render.change(

@@ -32,10 +32,25 @@ def init(
             help="Project directory; the store goes in DIR/.acomm/ (default: here).",
         ),
     ] = None,
+    admin: Annotated[
+        str | None,
+        typer.Option(
+            click_type=params.AGENT,
+            help="Register this agent as the store's first admin and print its secret, this "
+            "once (a store that has an admin already: exit 5).",
+        ),
+    ] = None,
 ) -> None:
     """Create a store and a commented config.yaml beside it.
 
+    With --admin NAME, NAME becomes the first admin: its secret is printed instead of the
+    path (with --json, {path, created, agent, admin, token, identity_auth}). Turn
+    credentials on for every process with `acomm config set identity.auth token`
+    (docs/SECURITY.md).
+
     Example: acomm init && acomm status
+
+    Example: export ACOMM_AGENT_TOKEN=$(acomm init --admin alice)
     """
     s = inv.settings
     explicit = s.store or os.environ.get("ACOMM_STORE")
@@ -44,9 +59,21 @@ def init(
     else:
         path = Path(explicit).expanduser()
     created = opening.init_store(path, clock.now_ms(), DEFAULT_CONFIG)
-    if not created:
+    if not created and admin is None:
         render.note(f"a store already exists at {path}; left as it was")
-    render.ok(inv.output(), {"path": str(path), "created": created}, str(path))
+    doc: dict[str, object] = {"path": str(path), "created": created}
+    if admin is not None:
+        from acomm_cli.engine import credentials
+        from acomm_cli.output import render_credentials
+
+        conn = opening.connect(path, create=False, now=clock.now_ms())
+        try:
+            first = credentials.first_admin(conn, admin, clock.now_ms())
+        finally:
+            conn.close()
+        render_credentials.secret(inv.output(), {**doc, **first})
+        return
+    render.ok(inv.output(), doc, str(path))
 
 
 @app.command()

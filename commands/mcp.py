@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from acomm_cli.cli import params
-from acomm_cli.cli.invocation import Invocation, identity
+from acomm_cli.cli.invocation import Invocation, identity, identity_check
 from acomm_cli.cli.params import AsAgent, takes_invocation
 from acomm_cli.errors import MissingExtra, UsageError
 from acomm_cli.output import render
@@ -119,11 +119,12 @@ def mcp(
             batch_interval_ms=s.value("store.batch_interval"),
             limits=inv.limits(),
             directory=s.value("identity.directory"),
+            check=identity_check(s, agent),  # identity.auth token: every call proves it
         ),
         agent,
         _encoders(),
     )
-    box.check_store()
+    box.check_store()  # and proves the agent: refused at start, not at the first call
     if host is None or port is None:
         server.serve_stdio(box)
         return

@@ -92,6 +92,8 @@ def send(
                 field="batch",
             )
         items = _read_batch(inv, batch)
+        for sender in dict.fromkeys(req.sender for req, _, _ in items):
+            identity(sender)  # each line acts as its sender: proven like --as
         with inv.store(write=True) as conn, render.progress(out, "sending") as progress:
             results = sending.send_batch(conn, items, now, inv.limits(), progress)
         render_messages.batch_results(out, results)

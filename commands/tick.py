@@ -12,7 +12,7 @@ from acomm_cli import clock, worker
 from acomm_cli.bridge import sync as bridge
 from acomm_cli.cli import params, stopping
 from acomm_cli.cli.config import AGENTS
-from acomm_cli.cli.invocation import Invocation
+from acomm_cli.cli.invocation import Invocation, require_admin
 from acomm_cli.cli.params import takes_invocation
 from acomm_cli.output import render, render_federation, render_worker
 
@@ -58,6 +58,9 @@ def tick(
     human: humans are never dispatched) turns dispatch off but not the timers: tick still
     advances them, reports the error (dispatch_error in --json, and on stderr) and exits 3.
 
+    With identity.auth token, each run's command gets a secret for its own agent only in
+    $ACOMM_AGENT_TOKEN (until its timeout), and dispatching needs an admin's secret.
+
     Example (crontab): * * * * * acomm --store /srv/agents.acomm tick
     """
     out = inv.output()
@@ -74,6 +77,7 @@ def tick(
         encode=render_worker.message_json,
         config_path=str(Path(s.config).expanduser().resolve()) if s.config else None,
         max_runs=worker.max_runs(max_),
+        auth=s.value("identity.auth"),
         on_bridge=render_worker.bridge_notes,
         on_dispatch=render_worker.dispatch_notes,
         on_peer_unreachable=render_federation.unreachable_note,
@@ -89,6 +93,8 @@ def tick(
             setup = replace(setup, agents={}, dispatch_error=bad_agents)
             if every_s is not None:
                 render_worker.dispatch_off(bad_agents)
+        if setup.agents:  # dispatch mints agents' secrets: with identity.auth token, an admin's
+            require_admin(s, conn)
         try:
             if every_s is None:
                 doc = worker.tick_once(conn, setup, clock.now_ms(), stop, stop.cuttable)[0]

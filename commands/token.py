@@ -48,12 +48,16 @@ def create(
 
     Prints {token_id, token, agent, expires_at, scopes}. The token is shown this
     once: the store keeps only its SHA-256. Give it to the agent, which sends
-    `Authorization: Bearer TOKEN` to /agent/v1/... on this node's gateway.
+    `Authorization: Bearer TOKEN` to /agent/v1/... on this node's gateway. With
+    identity.auth token, this needs the agent's own secret ($ACOMM_AGENT_TOKEN), which the
+    gateway also takes as a bearer token.
 
     Example: acomm token create --agent bob --ttl 1h --scope send,receive --json
     """
+    from acomm_cli.cli.invocation import identity
     from acomm_cli.federation import tokens
 
+    identity(agent, "--agent")  # a session acts as the agent: with identity.auth token, prove it
     ttl_ms = clock.parse_duration(ttl, "ttl")
     scopes = tokens.parse_scopes(scope)
     with inv.store(write=True) as conn:

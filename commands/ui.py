@@ -13,7 +13,7 @@ import typer
 from acomm_cli import clock
 from acomm_cli.cli import params
 from acomm_cli.cli.config import Settings
-from acomm_cli.cli.invocation import Invocation, limits, store
+from acomm_cli.cli.invocation import Invocation, identity, limits, store
 from acomm_cli.cli.params import AsAgent, takes_invocation
 from acomm_cli.errors import UsageError
 
@@ -72,6 +72,9 @@ def ui(
         raise UsageError(
             f"acomm ui needs Textual ({exc.name} is missing): pip install 'acomm[ui]'", field="ui"
         ) from None
+    if as_ is not None and not read_only:  # it sends and acks as --as: proven first
+        identity(as_)
+        inv.prove_identity()
     with open_session(
         inv.settings, agent=as_, read_only=read_only, stale_after_ms=stale_ms
     ) as session:

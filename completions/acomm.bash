@@ -16,7 +16,7 @@ _acomm_subcommands() {
         'bridge') echo 'sync' ;;
         'node') echo 'init' ;;
         'invite') echo 'create list revoke' ;;
-        'agent') echo 'register list show update retire own disown where contacts' ;;
+        'agent') echo 'register list show update retire own disown where token contacts' ;;
         'peers') echo 'add' ;;
         'fed') echo 'pull status migrate' ;;
         'gateway') echo 'serve status' ;;
@@ -25,9 +25,9 @@ _acomm_subcommands() {
 }
 
 _acomm_options() {
-    local global='--file --store --config --json --jsonl --csv --tsv --no-headers -q --quiet -v --verbose --no-color --version -h --help'
+    local global='--file --store --config --json --jsonl --csv --tsv --no-headers -q --quiet -v --verbose --no-color --token-file --version -h --help'
     case $1 in
-        'init') echo "$global" ;;
+        'init') echo "$global --admin" ;;
         'status') echo "$global" ;;
         'config') echo "$global" ;;
         'config show') echo "$global" ;;
@@ -102,7 +102,7 @@ _acomm_options() {
         'invite list') echo "$global" ;;
         'invite revoke') echo "$global" ;;
         'agent') echo "$global" ;;
-        'agent register') echo "$global --kind --display-name --description --team --update" ;;
+        'agent register') echo "$global --kind --display-name --description --team --update --issue-token" ;;
         'agent list') echo "$global --kind --active --all" ;;
         'agent show') echo "$global" ;;
         'agent update') echo "$global --kind --display-name --description --team --accept --admin --no-admin" ;;
@@ -110,6 +110,7 @@ _acomm_options() {
         'agent own') echo "$global --fallback" ;;
         'agent disown') echo "$global" ;;
         'agent where') echo "$global" ;;
+        'agent token') echo "$global --rotate --revoke" ;;
         'agent contacts') echo "$global" ;;
         'peers') echo "$global" ;;
         'peers add') echo "$global --url" ;;
@@ -135,6 +136,8 @@ _acomm_value_kind() {
     case "$1 $2" in
         *" --file"|*" --store") echo 'file' ;;
         *" --config") echo 'file' ;;
+        *" --token-file") echo 'file' ;;
+        'init --admin') echo 'agent' ;;
         'channel create -t'|'channel create --type') echo 'choice:direct group broadcast pubsub queue' ;;
         'channel create --as') echo 'agent' ;;
         'channel create --delivery') echo 'choice:at-most-once at-least-once exactly-once' ;;
@@ -413,6 +416,7 @@ _acomm_positional() {
         'agent own 0') echo 'agent' ;;
         'agent disown 0') echo 'agent' ;;
         'agent where 0') echo 'agent' ;;
+        'agent token 0') echo 'agent' ;;
         'agent contacts 0') echo 'agent' ;;
         'agent contacts 1') echo 'choice:add remove' ;;
         'agent contacts 2') echo 'agent' ;;

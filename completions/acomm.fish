@@ -26,7 +26,7 @@ function __acomm_subcommands
         case 'invite'
             echo create list revoke
         case 'agent'
-            echo register list show update retire own disown where contacts
+            echo register list show update retire own disown where token contacts
         case 'peers'
             echo add
         case 'fed'
@@ -40,8 +40,10 @@ end
 
 # Options that take a value (their value is not an argument).
 function __acomm_valued
-    echo --file --store --config
+    echo --file --store --config --token-file
     switch "$argv[1]"
+        case 'init'
+            echo --admin
         case 'channel create'
             echo -t --type --as --delivery --max-message-size --ack-timeout --max-retries --retry-backoff --retry-jitter --max-pending --dedupe-window --retention-count --retention-age --lease --message-ttl
         case 'channel join'
@@ -240,6 +242,8 @@ complete -c acomm -l no-headers -d '--csv or --tsv without the header row'
 complete -c acomm -s q -l quiet -d 'No `acomm: note:` lines on stderr (warnings and errors stay)'
 complete -c acomm -s v -l verbose -d 'Also say on stderr which store and config file were used, and how l...'
 complete -c acomm -l no-color -d 'No colour'
+complete -c acomm -l token-file -r -F
+complete -c acomm -l token-file -r -F -d 'The acting agent\'s secret, in a file only its owner may read (ident...'
 complete -c acomm -l version -d 'Print the version'
 complete -c acomm -s h -l help -d 'Show help'
 
@@ -288,6 +292,8 @@ complete -c acomm -f -n '__acomm_is \'\'' -a 'mcp' -d 'Serve the store to an MCP
 complete -c acomm -f -n '__acomm_is \'\'' -a 'ui' -d 'A live dashboard of the store in the terminal (Textual; the `ui` ex...'
 
 # acomm init
+complete -c acomm -n '__acomm_is \'init\'' -l admin -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'init\'' -l admin -r -f -d 'Register this agent as the store\'s first admin and print its secret...'
 complete -c acomm -n '__acomm_at \'init\' 0' -f -a '(__fish_complete_directories (commandline -ct) "")'
 
 # acomm status
@@ -784,6 +790,7 @@ complete -c acomm -f -n '__acomm_is \'agent\'' -a 'retire' -d 'Retire NAME: it r
 complete -c acomm -f -n '__acomm_is \'agent\'' -a 'own' -d 'This node owns AGENT: other nodes route its messages here'
 complete -c acomm -f -n '__acomm_is \'agent\'' -a 'disown' -d 'This node gives AGENT up (only its owner may)'
 complete -c acomm -f -n '__acomm_is \'agent\'' -a 'where' -d 'Where a message to AGENT would go now'
+complete -c acomm -f -n '__acomm_is \'agent\'' -a 'token' -d 'Issue AGENT\'s secret, printed this once: the store keeps only its S...'
 complete -c acomm -f -n '__acomm_is \'agent\'' -a 'contacts' -d 'List, add or remove the agents whose direct messages AGENT accepts'
 
 # acomm agent register
@@ -793,6 +800,7 @@ complete -c acomm -n '__acomm_is \'agent register\'' -l display-name -r -f -d 'H
 complete -c acomm -n '__acomm_is \'agent register\'' -l description -r -f -d 'What it does (up to 4096 characters)'
 complete -c acomm -n '__acomm_is \'agent register\'' -l team -r -f -d 'Its team (A-Z a-z 0-9 _ -)'
 complete -c acomm -n '__acomm_is \'agent register\'' -l update -d 'A registered name: set what is given instead'
+complete -c acomm -n '__acomm_is \'agent register\'' -l issue-token -d 'Also issue each agent\'s secret, printed this once'
 complete -c acomm -n '__acomm_at \'agent register\' 0+' -f -a '(__acomm_words agents)'
 
 # acomm agent list
@@ -827,6 +835,11 @@ complete -c acomm -n '__acomm_at \'agent disown\' 0' -f -a '(__acomm_words agent
 
 # acomm agent where
 complete -c acomm -n '__acomm_at \'agent where\' 0' -f -a '(__acomm_words agents)'
+
+# acomm agent token
+complete -c acomm -n '__acomm_is \'agent token\'' -l rotate -d 'Revoke its secrets and issue a new one'
+complete -c acomm -n '__acomm_is \'agent token\'' -l revoke -d 'Revoke its secrets (its dispatch runs\' too)'
+complete -c acomm -n '__acomm_at \'agent token\' 0' -f -a '(__acomm_words agents)'
 
 # acomm agent contacts
 complete -c acomm -n '__acomm_at \'agent contacts\' 0' -f -a '(__acomm_words agents)'

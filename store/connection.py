@@ -201,6 +201,13 @@ class _Savepoint:
         self.conn.execute(f"RELEASE {self.name}")
 
 
+def identity_auth(conn: sqlite3.Connection) -> str | None:
+    """The store's `identity.auth` (store_meta; store/credentials.py writes it). Here because
+    every command that acts as an agent reads it, a send too, which loads no other module."""
+    row = conn.execute("SELECT value FROM store_meta WHERE key = 'identity.auth'").fetchone()
+    return row[0] if row else None
+
+
 def savepoint(conn: sqlite3.Connection, name: str) -> _Savepoint:
     """A nested transaction: on an exception only its own work is undone, then re-raised."""
     return _Savepoint(conn, name)

@@ -267,6 +267,27 @@ def test_a_token_cannot_act_as_another_agent(gw):
     assert bob.post("receive", token=reader).status_code == 200
 
 
+def test_an_agents_own_secret_is_a_bearer_token_too(gw):
+    """`agent token` (identity.auth): the secret that proves bob on the command line
+    proves him here, as bob only; revoked, it is 401 like any other."""
+    na, bob = gw
+    with sqlite3.connect(na.path) as c:  # bob in the directory, as `agent register` leaves him
+        c.execute(
+            "INSERT OR IGNORE INTO agents (name, registered_at, updated_at) VALUES ('bob', 0, 0)"
+        )
+    secret = na.ok("agent", "token", "bob")["token"]
+    sent = bob.post("send", {"channel": "team", "body": "by secret"}, token=secret)
+    assert sent.status_code == 200, sent.text
+    assert [m["sender"] for m in inbox(na, "alice")] == ["bob"]
+    refused(
+        bob.post("send", {"channel": "team", "body": "x", "from": "alice"}, token=secret),
+        403,
+        "forbidden",
+    )
+    na.ok("agent", "token", "bob", "--revoke")
+    refused(bob.post("receive", token=secret), 401, "invalid_token")
+
+
 @pytest.mark.skipif(shutil.which("faketime") is None, reason="faketime is not installed")
 def test_expired_revoked_unknown_and_missing_tokens_are_401(gw):
     na, bob = gw

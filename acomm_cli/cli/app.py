@@ -365,6 +365,17 @@ def main_options(
         ),
     ] = False,
     no_color: Annotated[bool, typer.Option("--no-color", help="No colour.")] = False,
+    token_file: Annotated[
+        str | None,
+        typer.Option(
+            click_type=params.FILE,
+            metavar="FILE",
+            envvar="ACOMM_AGENT_TOKEN_FILE",
+            show_default=False,
+            help="The acting agent's secret, in a file only its owner may read "
+            "(identity.auth token; default: $ACOMM_AGENT_TOKEN).",
+        ),
+    ] = None,
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
     ] = False,
@@ -386,6 +397,7 @@ def main_options(
         no_headers=no_headers,
         quiet=quiet,
         verbose=verbose,
+        token_file=token_file,
     )
     render.loudness(quiet=quiet, verbose=verbose)
 

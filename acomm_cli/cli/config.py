@@ -109,6 +109,13 @@ KEYS: dict[str, tuple[Any, Any, str]] = {
         lambda v, k: _ms(v, k, positive=True),
         "ACOMM_CAP_MISS_WINDOW",
     ),
+    # token: acting as an agent needs its secret. This can only turn it on: the store's own
+    # setting (`config set identity.auth token`) binds every process, whatever its environment.
+    "identity.auth": (
+        "none",
+        lambda v, k: _choice(v, k, ("none", "token")),
+        "ACOMM_IDENTITY_AUTH",
+    ),
 }
 
 
@@ -254,6 +261,7 @@ class Settings:
     headers: bool = True  # --no-headers: --csv/--tsv without their header row
     quiet: bool = False  # -q: no `acomm: note:` lines
     verbose: bool = False  # -v: the store, the config file and timings on stderr
+    token_file: str | None = None  # --token-file: the agent's secret (identity.auth token)
     _cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -270,6 +278,7 @@ class Settings:
         no_headers: bool = False,
         quiet: bool = False,
         verbose: bool = False,
+        token_file: str | None = None,
     ) -> Settings:
         """The settings the root's global options give (the Typer root and the fast path).
         The output formats exclude each other: two of them is a usage error naming both."""
@@ -301,6 +310,7 @@ class Settings:
             headers=not no_headers,
             quiet=quiet,
             verbose=verbose,
+            token_file=token_file,
         )
 
     def store_path(self, *, create: bool) -> tuple[str, bool]:
@@ -566,6 +576,10 @@ DEFAULT_CONFIG = """\
 #   # then, with a note. Unset: the store's own default (strict; open for a store made
 #   # before the agent directory).
 #   directory: strict                    # example (no default: the store's own)
+#   # token: acting as an agent needs its secret ($ACOMM_AGENT_TOKEN or --token-file);
+#   # here it binds only processes that read this file: `acomm config set identity.auth
+#   # token` binds every one (docs/SECURITY.md, "Agent credentials").
+#   auth: none
 # bridge:
 #   # The mailbox bridge: mirror each unread delivery as
 #   # {inbox_dir}/{agent}/{message_id}.json; ingest the response files agents write,

@@ -14,6 +14,7 @@ ROOT = [
     {'name': 'quiet', 'argument': False, 'opts': ['--quiet', '-q'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
     {'name': 'verbose', 'argument': False, 'opts': ['--verbose', '-v'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
     {'name': 'no_color', 'argument': False, 'opts': ['--no-color'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
+    {'name': 'token_file', 'argument': False, 'opts': ['--token-file'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT_TOKEN_FILE', 'typer_only': False},
     {'name': 'version', 'argument': False, 'opts': ['--version'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': True},
 ]
 

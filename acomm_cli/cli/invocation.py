@@ -16,14 +16,20 @@ import time
 from acomm_cli import clock, model
 from acomm_cli.cli.config import Settings
 from acomm_cli.engine import opening, sending
-from acomm_cli.errors import DiskFull, StoreReadOnly, UsageError
+from acomm_cli.errors import DiskFull, StoreReadOnly, UsageError, ValidationFailed
 from acomm_cli.model import MessageFilter
 from acomm_cli.output import render
 from acomm_cli.output.render import Output
+from acomm_cli.store import connection
 
 TYPE_CHECKING = False  # typing's, without importing typing (a send does not load it)
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+
+# The agents this command said it acts as (`identity`): the store proves them when it opens
+# (`_Store`), before any engine call. One command runs per Invocation, which starts it empty.
+_claimed: list[str] = []
 
 
 class Invocation:
@@ -36,6 +42,13 @@ class Invocation:
     def __init__(self, settings: Settings, help: Callable[[], str] | None = None) -> None:
         self.settings = settings
         self._help = help
+        _claimed.clear()
+
+    def prove_identity(self) -> None:
+        """For a command that does not open the store through `store()` (a server): check
+        now that the agents it claimed are proven."""
+        with self.store(write=False):
+            pass
 
     def help_text(self) -> str | None:
         return None if self._help is None else self._help()
@@ -139,6 +152,8 @@ class _Store:
         self.conn, self.path = conn, path
         self.after = write and self.hooks and not getattr(conn, "read_only", False)
         try:
+            if _claimed:
+                _check(s, conn, _claimed)
             self.mirror = (
                 self.after
                 and self.bridge_hook
@@ -182,6 +197,71 @@ class _Store:
                     )
         finally:
             conn.close()
+
+
+def _check(s: Settings, conn: sqlite3.Connection, agents: list[str]) -> None:
+    """With identity.auth token (the store's, or this process's), the presented secret must
+    be every claimed agent's: exit 5 otherwise. Off, it costs one read and no import."""
+    if s.value("identity.auth") == "token" or connection.identity_auth(conn) == "token":
+        from acomm_cli.engine import credentials
+
+        credentials.verify(conn, agents, presented_secret(s), clock.now_ms())
+
+
+def identity_check(s: Settings, agent: str) -> Callable[[sqlite3.Connection], None]:
+    """The same check for a server that opens a connection per call (`acomm mcp`): each call
+    proves `agent` again, so a revoked secret stops it at its next call."""
+    return lambda conn: _check(s, conn, [agent])
+
+
+def presented_secret(s: Settings) -> str | None:
+    """The secret this process presents: --token-file FILE (a file only its owner may
+    read), else $ACOMM_AGENT_TOKEN. Read only when identity.auth is token."""
+    if s.token_file:
+        return _read_token_file(s.token_file)
+    return os.environ.get("ACOMM_AGENT_TOKEN") or None
+
+
+def _read_token_file(name: str) -> str:
+    import stat
+
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not block it
+    except OSError as exc:
+        raise ValidationFailed(
+            f"token_file: cannot read {name}: {exc.strerror}", field="token_file", value=name
+        ) from None
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise ValidationFailed(
+                f"token_file: {name} is not a regular file", field="token_file", value=name
+            )
+        if st.st_mode & 0o077:
+            raise ValidationFailed(
+                f"token_file: {name} may be read or changed by others (mode "
+                f"{stat.S_IMODE(st.st_mode):o}): a secret's file must be its owner's alone "
+                f"(chmod 600 {name})",
+                field="token_file",
+                value=name,
+            )
+        data = fh.read(4097)
+    if len(data) > 4096:
+        raise ValidationFailed(
+            f"token_file: {name} is larger than a secret", field="token_file", value=name
+        )
+    return data.decode("utf-8", "surrogateescape").strip()
+
+
+def require_admin(s: Settings, conn: sqlite3.Connection) -> str | None:
+    """The admin verbs' check (agent register/update/retire/token, config set): with
+    identity.auth token, the presented secret must be an admin's (exit 5 otherwise). Returns
+    the admin, or None when auth is off."""
+    from acomm_cli.engine import credentials
+
+    return credentials.require_admin(
+        conn, presented_secret(s), clock.now_ms(), s.value("identity.auth")
+    )
 
 
 def _say_where(s: Settings, path: object) -> None:
@@ -265,11 +345,13 @@ def refuse_terminal_stdin(inv: Invocation, message: str, field: str) -> None:
 
 
 def identity(value: str | None, flag: str = "--as") -> str:
-    """The acting agent: no silent default, so a missing one is a usage error."""
+    """The acting agent: no silent default, so a missing one is a usage error. The command
+    now acts as it: with identity.auth token the store, once open, refuses it unproven."""
     if not value:
         raise UsageError(
             f"say who is acting with {flag} AGENT (or set ACOMM_AGENT)", field=flag.lstrip("-")
         )
+    _claimed.append(value)
     return value
 
 

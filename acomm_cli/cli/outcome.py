@@ -22,7 +22,7 @@ GLOBAL_FLAGS = {
     "-v",
     "--verbose",
 }
-GLOBAL_VALUES = {"--store", "--file", "--config"}
+GLOBAL_VALUES = {"--store", "--file", "--config", "--token-file"}
 
 TYPE_CHECKING = False  # typing's, without importing typing on `acomm send`'s path
 if TYPE_CHECKING:

@@ -28,13 +28,15 @@ from datetime import UTC, datetime
 from acomm_cli import clock
 from acomm_cli.dispatch import runner
 from acomm_cli.dispatch.agents import AgentSpec
-from acomm_cli.engine import acking, deadletters, kinds, presence, queries
+from acomm_cli.engine import acking, credentials, deadletters, kinds, presence, queries
 from acomm_cli.engine.channels import release
 from acomm_cli.errors import CommError, NotFound, UsageError, ValidationFailed
 from acomm_cli.model import AckStatus, Message, MessageType, Priority
 from acomm_cli.store import acks, channels, reads, savepoint, write
 from acomm_cli.store import dispatch as store
 
+# The secret a process presents (identity.auth token): never passed on to a command
+_SECRET_ENV = ("ACOMM_AGENT_TOKEN", "ACOMM_AGENT_TOKEN_FILE")
 # A claim outlives the command's timeout by this much before another dispatcher may take it:
 # time for the kill (runner.TERM_GRACE_S) and for recording the outcome.
 LEASE_GRACE_MS = 30_000
@@ -301,13 +303,15 @@ def dispatch(
     config_path: str | None = None,
     rand: Callable[[], float] | None = None,
     stop: Callable[[], bool] | None = None,
+    auth: str | None = None,
 ) -> DispatchResult:
     """One pass: first the runs whose lease ran out (whatever became of their delivery), then
     up to `max_runs` due deliveries, selected when the pass starts (work the commands send on
     is for the next pass). `encode` turns a message into the JSON document the command reads
     on stdin (rendering is not this layer's business). `stop` (e.g. acomm_cli.cli.stopping.Stop)
     ends the pass early: the running command is killed and its run recorded as interrupted,
-    and no further delivery is taken."""
+    and no further delivery is taken. `auth`: this process's identity.auth (the store's own
+    setting counts too): with token, each run gets a secret of its agent's own."""
     every, agents = agents, serves(conn, chosen(agents, only, max_runs))
     result = DispatchResult(now=now, dry_run=dry_run)
     if dry_run:
@@ -327,10 +331,16 @@ def dispatch(
     base_env = {**os.environ, "ACOMM_STORE": store_path}
     if config_path is not None:
         base_env["ACOMM_CONFIG"] = config_path
+    # never the dispatcher's own secret: a run proves its agent with the secret minted for it
+    for name in _SECRET_ENV:
+        base_env.pop(name, None)
+    minting = credentials.mode(conn, auth) == "token"
     for d in due:
         if stop():
             break
-        receipt, dead = _one(conn, agents[d.agent], d.message_id, at, base_env, encode, rand, stop)
+        receipt, dead = _one(
+            conn, agents[d.agent], d.message_id, at, base_env, encode, rand, stop, minting
+        )
         if receipt is not None:
             result.receipts.append(receipt)
         result.dead_lettered += dead
@@ -484,9 +494,12 @@ def _one(
     encode: Callable[[Message], str],
     rand: Callable[[], float],
     stop: Callable[[], bool],
+    minting: bool = False,
 ) -> tuple[Receipt | None, bool]:
     """Claim, run and settle one delivery: (its receipt, whether it was dead-lettered). No
-    receipt when it was no longer due, or was dead-lettered without a run."""
+    receipt when it was no longer due, or was dead-lettered without a run. `minting`: the
+    command gets a secret proving its agent, and no other, until the run's time limit; it is
+    deleted when the run is settled."""
     taken = _claim(conn, spec, mid, at())
     for run_id in taken.orphans:
         runner.kill_orphans(run_id)
@@ -503,14 +516,23 @@ def _one(
         "ACOMM_RUN_ID": c.run_id,
         "ACOMM_ATTEMPT": str(c.attempt),
     }
-    try:
-        outcome = runner.run_command(
-            spec.run, encode(msg).encode(), env, spec.timeout_ms / 1000, spec.cwd, stop=stop
+    if minting:
+        started = at()
+        env["ACOMM_AGENT_TOKEN"] = credentials.run_secret(
+            conn, spec.name, c.run_id, started + spec.timeout_ms + LEASE_GRACE_MS, started
         )
-    except KeyboardInterrupt:  # no stop handler installed: the command was killed all the same
-        _settle(conn, c, runner.RunOutcome(None, "", "", 0, interrupted=True), at(), rand)
-        raise
-    return _settle(conn, c, outcome, at(), rand)
+    try:
+        try:
+            outcome = runner.run_command(
+                spec.run, encode(msg).encode(), env, spec.timeout_ms / 1000, spec.cwd, stop=stop
+            )
+        except KeyboardInterrupt:  # no stop handler installed: killed all the same
+            _settle(conn, c, runner.RunOutcome(None, "", "", 0, interrupted=True), at(), rand)
+            raise
+        return _settle(conn, c, outcome, at(), rand)
+    finally:
+        if minting:
+            credentials.drop_run_secret(conn, c.run_id)
 
 
 def _claim(conn: sqlite3.Connection, spec: AgentSpec, mid: int, now: int) -> _Taken:

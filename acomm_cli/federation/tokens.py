@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from acomm_cli import clock, model
-from acomm_cli.engine import directory
+from acomm_cli.engine import credentials, directory
 from acomm_cli.errors import InvalidState, NotFound, ValidationFailed
 from acomm_cli.federation import identity
 from acomm_cli.federation.invites import token_hash
@@ -151,7 +151,12 @@ def revoke(conn: sqlite3.Connection, token_id: str, now_ms: int) -> tuple[dict[s
 
 def authenticate(conn: sqlite3.Connection, token: str | None, now_ms: int) -> Session | None:
     """The session a bearer token grants now, or None: unknown, revoked and expired look
-    alike to the caller (401 invalid_token). Reads only."""
+    alike to the caller (401 invalid_token). Reads only. An agent's own secret (`agent
+    token`, a dispatch run's) is accepted too, with both scopes: it proves the agent here
+    as it does on the command line."""
+    if isinstance(token, str) and token.startswith(credentials.PREFIX):
+        agent = credentials.holder(conn, token, now_ms)
+        return None if agent is None else Session("identity", agent, frozenset(SCOPES))
     if not isinstance(token, str) or not token.startswith(PREFIX):
         return None
     row = sql.by_hash(conn, token_hash(token))

@@ -54,6 +54,8 @@ class StoreOptions:
     batch_interval_ms: int = 1000
     limits: model.Limits | None = None
     directory: str | None = None  # identity.directory (None: the store's own default)
+    # run on each call's connection before any work: the agent's credential check
+    check: Callable[[sqlite3.Connection], None] | None = None
 
 
 def _bounded_wait(wait_seconds: float | None) -> float | None:
@@ -103,6 +105,8 @@ class Toolbox:
             directory=o.directory,
         )
         try:
+            if o.check is not None:
+                o.check(conn)
             yield conn
             if write and o.flush == "batch":  # as every writing command does after itself
                 opening.batch_checkpoint(

@@ -13,6 +13,8 @@ from acomm_cli.engine.activity import Activity
 from acomm_cli.engine.deadletters import DeadLetter
 from acomm_cli.engine.operations import AgentStats, Stats
 from acomm_cli.model import Message, MessageFilter
+from acomm_cli.store import agent_reads
+from acomm_cli.store.agent_reads import DirectoryRow
 
 FEED_LIMIT = 200  # the newest messages the feed holds
 
@@ -84,6 +86,8 @@ class Dashboard:
     feed: list[Message]
     node: Node | None = None
     activity: Activity | None = None
+    directory: list[DirectoryRow] = field(default_factory=list)
+    now: int = 0  # the time the panes were read at (the directory's last-seen ages)
 
 
 @dataclass
@@ -126,7 +130,15 @@ def load(
         act = replace(
             act, unread_backlog=[*act.unread_backlog[:-1], sum(a.unread for a in st.agents)]
         )
-    return Dashboard(st, rows, feed_msgs, node=node(conn, now, offline_after_ms), activity=act)
+    return Dashboard(
+        st,
+        rows,
+        feed_msgs,
+        node=node(conn, now, offline_after_ms),
+        activity=act,
+        directory=agent_reads.directory_rows(conn),
+        now=now,
+    )
 
 
 def node(conn: sqlite3.Connection, now: int, offline_after_ms: int) -> Node | None:

@@ -15,10 +15,12 @@ from acomm_cli.cli.clitree import Cmd, Param
 from acomm_cli.cli.params import SHELLS, Kind
 from acomm_cli.errors import UsageError
 from acomm_cli.model import SYSTEM_AGENT
-from acomm_cli.store import channels
+from acomm_cli.store import agent_reads, channels
 
 AGENT, CHANNEL, CHOICE, DIR, FILE = Kind.AGENT, Kind.CHANNEL, Kind.CHOICE, Kind.DIR, Kind.FILE
-WORDS = {"channels": channels.channel_names, "agents": channels.agent_ids}
+# agents: the names registered in the directory and not retired (what `--to`, `--as` and an
+# agent argument accept), read from its primary key in order
+WORDS = {"channels": channels.channel_names, "agents": agent_reads.active_names}
 FILES = {"bash": "acomm.bash", "zsh": "_acomm", "fish": "acomm.fish"}
 
 _HEADER = (
@@ -28,7 +30,8 @@ _HEADER = (
 
 
 def words(conn: sqlite3.Connection, kind: str) -> list[str]:
-    """Channel names or agent ids a user may type, sorted (not acomm's own system agent)."""
+    """Channel names or registered agent names a user may type, sorted (not acomm's own
+    system agent, nor a retired agent)."""
     if kind not in WORDS:
         raise UsageError(
             f"kind: {kind!r} is not one of {', '.join(WORDS)}", field="kind", value=kind

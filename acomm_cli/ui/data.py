@@ -1,5 +1,6 @@
-"""What the dashboard shows, read through the engine (no SQL here): one `Dashboard` per
-refresh, and the selected message's `Detail`. Knows nothing of Textual."""
+"""What the dashboard shows, read through the engine (no SQL here; the directory pane's rows
+through the store's read function): one `Dashboard` per refresh, and the selected message's
+`Detail`. Knows nothing of Textual."""
 
 from __future__ import annotations
 

@@ -131,14 +131,13 @@ class DirectoryPane(Table_):
             gone = a.retired_at is not None
             retired += gone
             style = "dim" if gone else ("cyan" if a.kind == "human" else "")
-            seen = "-" if a.last_seen_at is None else age(max(0, d.now - a.last_seen_at) // 1000)
-            cells = (
-                a.name,
-                a.kind,
-                a.team or "-",
-                seen if a.last_seen_at is None else f"{seen} ago",
-                "-" if a.retired_at is None else iso_ms(a.retired_at)[:10],
+            seen = (
+                "-"
+                if a.last_seen_at is None
+                else age(max(0, d.now - a.last_seen_at) // 1000) + " ago"
             )
+            retired_on = "-" if a.retired_at is None else iso_ms(a.retired_at)[:10]
+            cells = (a.name, a.kind, a.team or "-", seen, retired_on)
             rows.append((a.name, tuple(Text(c, style=style) for c in cells)))
         self.refill(rows)
         self.border_subtitle = (

@@ -46,12 +46,20 @@ SECRET = "5e1f0c0ffee5ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e"
 @pytest.fixture
 def traffic(cli, make_channel, store, tmp_path):
     """alice (agent) and ann (human) on `team`, with bob (service), and `ops` (an unregistered
-    member); alice -> team, ann -> alice directly, acomm's own notice; eve is retired.
+    member); alice -> team, ann -> alice directly; eve is retired. The directory's rows are
+    written after the traffic, exactly, whatever the commands recorded on the way.
 
     The store also carries a credential column beside the directory's (as a later schema may):
     the export must never read it."""
     with freeze_time(T0) as clock:
         make_channel("team", "alice", "ann", "bob", "ops")
+        for name in ("alice", "ann", "bob"):
+            put(store, name, registered_at=at(0))
+        clock.tick(10)
+        cli.ok("send", "team", "hello", "--as", "alice")  # -> ann, bob, ops
+        cli.ok("send", "--to", "alice", "ping", "--as", "ann")  # -> alice
+        cli.ok("receive", "--as", "bob")
+        clock.tick(50)
         put(store, "alice", kind="agent", team="core", display_name="Alice", registered_at=at(0))
         put(
             store,
@@ -70,14 +78,11 @@ def traffic(cli, make_channel, store, tmp_path):
         c = sqlite3.connect(store)
         with c:
             c.execute("DELETE FROM agents WHERE name = 'ops'")
-            c.execute("ALTER TABLE agents ADD COLUMN token_sha256 TEXT")
+            columns = [r[1] for r in c.execute("PRAGMA table_info(agents)")]
+            if "token_sha256" not in columns:
+                c.execute("ALTER TABLE agents ADD COLUMN token_sha256 TEXT")
             c.execute("UPDATE agents SET token_sha256 = ? WHERE name = 'alice'", (SECRET,))
         c.close()
-        clock.tick(10)
-        cli.ok("send", "team", "hello", "--as", "alice")  # -> ann, bob, ops
-        cli.ok("send", "--to", "alice", "ping", "--as", "ann")  # -> alice
-        cli.ok("receive", "--as", "bob")
-        clock.tick(50)
         out = tmp_path / "export"
         doc = cli.ok("export", out, "--json").json()
     return out, doc

@@ -220,6 +220,7 @@ KEPT = (
     "## Channel backlog on deliveries_active",
     "## MCP start-up",
     "## Start-up cost of acomm_cli/lite/'s stand-ins",
+    "## Agent directory: strict against open",
 )
 
 

@@ -75,9 +75,10 @@ def audit(
 
     Dispatch receipts by agent and status. Tasks by capability: completed, failed, overdue,
     and p50/p90 of their duration and of their lateness against the ETA; review incidents by
-    failure class and capability, open and resolved. Exports of several federated nodes are
-    audited together: a message (a task) is counted once by its global_id; latency per node
-    pair; a message on one side only is a failed check.
+    failure class and capability, open and resolved. Traffic by the kinds of sender and
+    recipient (agent, human, service; a name in no directory: unknown). Exports of several
+    federated nodes are audited together: a message (a task) is counted once by its
+    global_id; latency per node pair; a message on one side only is a failed check.
 
     Writes each table as Parquet under --out and prints a summary (--json: as JSON). Needs
     Java 17+; exit 1 (spark_unavailable) without it, when the master does not answer, or when

@@ -7,8 +7,9 @@ from typing import Annotated
 import typer
 
 from acomm_cli.cli import params
+from acomm_cli.cli.commands import completions_run
 from acomm_cli.cli.invocation import Invocation
-from acomm_cli.cli.params import takes_invocation
+from acomm_cli.cli.params import runs
 from acomm_cli.output import render
 
 app = typer.Typer(add_completion=False)
@@ -42,14 +43,10 @@ def completions(
 
 
 @app.command("__complete", hidden=True)
-@takes_invocation
+@runs(completions_run.complete)
 def complete(
     inv: Invocation,
     kind: Annotated[str, typer.Argument(help="channels or agents.")],
 ) -> None:
-    """Channel names or agent ids, one a line, for the completion scripts (read-only)."""
-    from acomm_cli.cli import completion
-
-    with inv.store(write=False) as conn:
-        words = completion.words(conn, kind)
-    render.text("".join(f"{w}\n" for w in words))
+    """Channel names or registered agent names, one a line, for the completion scripts
+    (read-only)."""

@@ -58,12 +58,13 @@ def export(
     """Export the history as Parquet (or JSON Lines) datasets, the input of `audit`.
 
     Messages, deliveries and their earlier attempts, dead letters, dispatch receipts,
-    federation, tasks and their history, channels and review incidents go to datasets
+    federation, tasks and their history, channels, review incidents and the agent directory
+    (never a credential) go to datasets
     partitioned by UTC day (date=YYYY-MM-DD), plus OUT/manifest.json (store id, schema and
     dataset versions, row counts, id range, every file with its size and sha256).
 
     Deliveries, attempts, dead letters and tasks are exported with their message, as they
-    stand at export time; channels and incidents whole, every time. An export never writes a
+    stand at export time; channels, incidents and agents whole, every time. An export never writes a
     message id OUT already holds, so running it twice over the same range adds nothing,
     except a range still in flight (a delivery unread or unacknowledged, a task open),
     which the next export writes again. Columns: docs/EXPORT.md.

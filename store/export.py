@@ -1,6 +1,6 @@
 """SQL of `acomm export`: bounded reads by message id range, and the export watermark.
 
-Every dataset but the snapshots (channels, incidents) is read by a range of message ids
+Every dataset but the snapshots (channels, incidents, agents) is read by a range of message ids
 (`BETWEEN ? AND ?`), which walks the primary key of `messages`, `deliveries`, `dead_letters`
 and `tasks` (whose ids are their messages'), or an index led by the message id
 (`delivery_attempts`, `dispatch_receipts`, `task_events`), in order, so a chunk costs the same
@@ -261,7 +261,24 @@ _INCIDENTS = (
     " i.state, i.resolved_at, i.resolved_by, i.note, i.message_id FROM incidents i"
     " LEFT JOIN tasks t ON t.id = i.task_id ORDER BY i.id"
 )
+AGENT_COLUMNS = (
+    "name",
+    "kind",
+    "display_name",
+    "description",
+    "team",
+    "accept",
+    "is_admin",
+    "registered_at",
+    "updated_at",
+    "retired_at",
+    "last_seen_at",
+)
+
 _CHANNELS = f"SELECT {', '.join(CHANNEL_COLUMNS)} FROM channels ORDER BY id"
+# The directory, whole, by name: only the columns named here, so that no credential a later
+# column or table may hold ever reaches an export.
+_AGENTS = f"SELECT {', '.join(AGENT_COLUMNS)} FROM agents ORDER BY name"
 
 
 def id_bounds(
@@ -315,6 +332,7 @@ COLUMNS = {
     "task_events": TASK_EVENT_COLUMNS,
     "channels": CHANNEL_COLUMNS,
     "incidents": INCIDENT_COLUMNS,
+    "agents": AGENT_COLUMNS,
 }
 
 
@@ -364,11 +382,11 @@ def unsettled(conn: sqlite3.Connection, lo: int, hi: int) -> bool:
     )
 
 
-_SNAPSHOTS = {"channels": _CHANNELS, "incidents": _INCIDENTS}
+_SNAPSHOTS = {"channels": _CHANNELS, "incidents": _INCIDENTS, "agents": _AGENTS}
 
 
 def snapshot_rows(conn: sqlite3.Connection, dataset: str) -> list[tuple[Any, ...]]:
-    """Every row of a snapshot dataset (channels, incidents: tables of modest size)."""
+    """Every row of a snapshot dataset (channels, incidents, agents: tables of modest size)."""
     return conn.execute(_SNAPSHOTS[dataset]).fetchall()
 
 

@@ -53,6 +53,7 @@ def test_audit_reports_the_numbers_the_traffic_set_up(spark, store, exported, tm
         "federated_messages": 0,
         "tasks": 0,
         "incidents": 0,
+        "agents": query(store, "SELECT count(*) FROM agents")[0][0],
     }
     assert s["dead_letters_by_reason"] == {"max_retries_exceeded": 1}
     assert s["checks"] == {

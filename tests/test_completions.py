@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import os
 import shutil
+import sqlite3
 import subprocess
 from pathlib import Path
 
 import pytest
 from conftest import VENV_BIN
+from directory_rows import put
 
 pytestmark = pytest.mark.process
 
@@ -32,6 +34,10 @@ def needs(shell: str):
 def team(cli, make_channel):
     make_channel("team", "alice", "bob")
     store = make_channel("ci-events", "ci", type="pubsub")
+    for name in ("alice", "bob", "carol", "ci"):
+        put(store, name)
+    put(store, "dana", kind="human")  # registered, in no channel yet: completed all the same
+    put(store, "old", retired_at=1)  # retired: nothing new reaches it, so not offered
     cli.ok("send", "--to", "carol", "hi", "--as", "alice")  # an implicit direct channel
     return store
 
@@ -50,7 +56,29 @@ def _shell(argv: list[str], script: str, cwd: Path) -> str:
 
 def test_complete_lists_channels_and_agents_a_user_may_type(cli, team):
     assert cli.ok("__complete", "channels").stdout == "_system\nci-events\nteam\n"
-    assert cli.ok("__complete", "agents").stdout == "alice\nbob\ncarol\nci\n"
+    assert cli.ok("__complete", "agents").stdout == "alice\nbob\ncarol\nci\ndana\n"
+
+
+def test_complete_offers_registered_names_only(cli, team):
+    """A name the store met but never registered is not offered; one registered later is."""
+    c = sqlite3.connect(team)
+    with c:
+        c.execute("DELETE FROM agents WHERE name = 'ci'")
+    c.close()
+    assert cli.ok("__complete", "agents").stdout == "alice\nbob\ncarol\ndana\n"
+    put(team, "zoe", kind="service")
+    assert cli.ok("__complete", "agents").stdout.split() == ["alice", "bob", "carol", "dana", "zoe"]
+
+
+def test_complete_on_a_store_without_a_directory_offers_no_names_and_no_error(cli, team):
+    """An older store opened read-only before its migrations ran has no directory table:
+    completion offers no names rather than failing."""
+    c = sqlite3.connect(team)
+    with c:
+        c.execute("DROP TABLE agents")
+    c.close()
+    r = cli("__complete", "agents")
+    assert (r.exit_code, r.stdout, r.stderr) == (0, "", "")
 
 
 def test_complete_without_a_store_prints_nothing_on_stdout(cli, isolated_env):
@@ -137,7 +165,10 @@ def test_bash_completes_commands_options_and_store_values(team, tmp_path):
         "acomm channel show ''": "_system|ci-events|team|",
         "acomm channel create ''": "",  # a new name: nothing to offer
         "acomm send t": "team|",
-        "acomm send team hi --as ''": "alice|bob|carol|ci|",
+        "acomm send team hi --as ''": "alice|bob|carol|ci|dana|",
+        "acomm send --to d": "dana|",  # registered names, not retired ones (`old`)
+        "acomm send --to o": "",
+        "acomm channel join team c": "carol|ci|",  # an agent argument
         "acomm --json send --type c": "command|",
         "acomm channel create x --type p": "pubsub|",
         "acomm receive --prio": "--priority-min|",
@@ -188,7 +219,7 @@ def test_zsh_completes_commands_options_and_store_values(team, tmp_path):
         "acomm channel s": "create|join|leave|list|show|pause|resume|drain|close|admin|update"
         "|delete|",
         "acomm channel show ''": "_system|ci-events|team|",
-        "acomm send team hi --as ''": "alice|bob|carol|ci|",
+        "acomm send team hi --as ''": "alice|bob|carol|ci|dana|",
         "acomm send --priority ''": "low|normal|high|urgent|critical|",
         "acomm audit ''": "files -/",
         "acomm --store=/nowhere/store.acomm send ''": "",
@@ -209,7 +240,7 @@ def test_fish_completes_commands_options_and_store_values(team, tmp_path):
         "acomm channel sh": ["show"],
         "acomm channel show ": ["_system", "ci-events", "team"],
         "acomm send ": ["_system", "ci-events", "team"],
-        "acomm send team hi --as ": ["alice", "bob", "carol", "ci"],
+        "acomm send team hi --as ": ["alice", "bob", "carol", "ci", "dana"],
         "acomm receive --prio": ["--priority-min"],
         "acomm dead-letters pu": ["purge"],
         "acomm audit ex": ["exports/"],

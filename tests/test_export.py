@@ -57,6 +57,7 @@ def test_export_matches_the_store(cli, store, traffic, tmp_path):
         "task_events": 0,
         "channels": 4,
         "incidents": 0,
+        "agents": query(store, "SELECT count(*) FROM agents")[0][0],  # the directory, whole
     }
     assert doc["id_range"] == [1, n_messages]
     assert doc["incremental"] is False
@@ -290,6 +291,7 @@ def test_empty_store_exports_channels_only(cli, store, tmp_path):
         "task_events": 0,
         "channels": 1,
         "incidents": 0,
+        "agents": query(store, "SELECT count(*) FROM agents")[0][0],
     }
     assert doc["id_range"] is None
     plain = cli.ok("export", out).stdout

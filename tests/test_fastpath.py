@@ -158,6 +158,11 @@ CASES = [
     (["receive", "--as", "bob", "--json", "--csv"], None, FAST),  # exit 2, naming both
     (["receive", "--as", "bob", "--no-headers"], None, FAST),  # exit 2
     (["receive", "--as", "bob", "-qv"], None, HANDED_OVER),  # clustered: click's
+    # the completion scripts' word source, run on every TAB that completes a value
+    (["__complete", "agents"], None, FAST),
+    (["__complete", "channels"], None, FAST),
+    (["__complete", "topics"], None, FAST),  # exit 2, naming the kinds
+    (["__complete"], None, HANDED_OVER),  # exit 2: the missing kind, as click says it
     # not fast commands: always Typer
     (["ack", "1", "--as", "bob"], None, HANDED_OVER),
     (["channel", "list", "--json"], None, HANDED_OVER),

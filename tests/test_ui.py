@@ -13,11 +13,20 @@ from typing import Any
 
 import pytest
 from conftest import run, snapshot
+from directory_rows import put
 from textual.widgets import Input
 from uitraffic import NOW, at, build, cells, drive, session
 
 from acomm_cli.ui.app import DashboardApp
-from acomm_cli.ui.panes import AgentsPane, ChannelsPane, DetailPane, FeedPane, PeersPane, hhmmss
+from acomm_cli.ui.panes import (
+    AgentsPane,
+    ChannelsPane,
+    DetailPane,
+    DirectoryPane,
+    FeedPane,
+    PeersPane,
+    hhmmss,
+)
 from acomm_cli.ui.screens import ConfirmScreen, FormScreen, HelpScreen
 
 pytestmark = pytest.mark.ui
@@ -66,6 +75,52 @@ def test_the_panes_show_the_numbers_stats_json_gives(busy, cli):
         row = app.query_one(AgentsPane).get_row("bob")
         assert all("red" in str(c.style) for c in row)
         assert not app.query_one(PeersPane).display  # not a node: no peers pane
+
+    drive(app, check)
+
+
+def test_the_directory_pane_lists_kinds_teams_last_seen_and_retirement(busy):
+    app = DashboardApp(session(busy["store"]))
+
+    async def check(pilot):
+        pane = app.query_one(DirectoryPane)
+        assert cells(pane) == [  # NOW is T0 + 10 min
+            ["alice", "agent", "core", "9m30s ago", "-"],
+            ["bob", "agent", "core", "9m50s ago", "-"],
+            ["carol", "human", "core", "9m40s ago", "-"],
+            ["ci", "service", "build", "9m30s ago", "-"],
+            ["dave", "agent", "-", "-", "2026-01-01"],  # never seen; retired
+        ]
+        assert pane.border_subtitle == "5 registered, 1 retired"
+        assert all("dim" in str(c.style) for c in pane.get_row("dave"))
+
+    drive(app, check)
+
+
+def test_an_agent_registered_by_another_process_appears_within_a_second(busy):
+    app = DashboardApp(session(busy["store"], now=lambda: NOW))
+
+    async def check(pilot):
+        put(busy["store"], "erin", kind="human", team="ops", registered_at=NOW, last_seen_at=NOW)
+        start = time.monotonic()
+        while "erin" not in [r[0] for r in cells(app.query_one(DirectoryPane))]:
+            assert time.monotonic() - start < 1.0, "not shown within a second"
+            await pilot.pause(0.05)
+        assert app.query_one(DirectoryPane).get_row("erin")[1].plain == "human"
+
+    drive(app, check)
+
+
+def test_the_directory_pane_is_empty_on_a_store_without_registrations(store):
+    c = sqlite3.connect(store)
+    with c:
+        c.execute("DELETE FROM agents")
+    c.close()
+    app = DashboardApp(session(store))
+
+    async def check(pilot):
+        pane = app.query_one(DirectoryPane)
+        assert pane.row_count == 0 and pane.border_subtitle == ""
 
     drive(app, check)
 

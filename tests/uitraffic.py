@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import freezegun
+from directory_rows import put
 
 from acomm_cli.engine import opening
 from acomm_cli.ui.app import DashboardApp, Session
@@ -48,6 +49,24 @@ def build(cli: Any, make_channel: Callable[..., Path]) -> dict[str, Any]:
         doomed = int(cli.ok("send", "team", "too late", "--as", "alice", "--ttl", "1s").stdout)
     with at(T0 + 40_000):
         cli.ok("tick")
+    # the directory as the directory pane shows it: every name above, exactly (whatever the
+    # commands registered), a human, a service, and dave, retired
+    for name, kind, team, seen in (
+        ("alice", "agent", "core", T0 + 30_000),
+        ("bob", "agent", "core", T0 + 10_000),
+        ("carol", "human", "core", T0 + 20_000),
+        ("ci", "service", "build", T0 + 30_000),
+        ("dave", "agent", None, None),
+    ):
+        put(
+            store,
+            name,
+            kind=kind,
+            team=team,
+            registered_at=T0,
+            last_seen_at=seen,
+            retired_at=T0 + 40_000 if name == "dave" else None,
+        )
     return {
         "store": store,
         "hello": hello,

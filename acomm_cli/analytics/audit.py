@@ -213,6 +213,19 @@ def _load(spark: SparkSession, exports: Loaded) -> None:
     spark.sql("""
         SELECT *, row_number() OVER (PARTITION BY store_id, id ORDER BY exported_at DESC) AS rn
         FROM raw_incidents""").where("rn = 1").drop("rn").createOrReplaceTempView("incidents")
+    # agents: a snapshot per export, the newest of each store's names wins; an agent is
+    # one name across stores (as in latency_by_agent), its kind the most recently updated
+    # store's copy: `agent_kinds` (name, kind)
+    spark.sql("""
+        SELECT *, row_number() OVER (PARTITION BY store_id, name ORDER BY exported_at DESC)
+                      AS rn
+        FROM raw_agents""").where("rn = 1").drop("rn").createOrReplaceTempView("agents")
+    spark.sql("""
+        SELECT name, kind FROM (
+            SELECT name, kind, row_number() OVER (
+                       PARTITION BY name ORDER BY updated_at DESC, store_id) AS rn
+            FROM agents)
+        WHERE rn = 1""").createOrReplaceTempView("agent_kinds")
     # deliveries with their channel's ack timeout, delivery mode and type, and both
     # latencies (ms): the read one to the FIRST read (read_at is the latest read: a
     # redelivery read again moves it); a file exported before first_read_at existed has

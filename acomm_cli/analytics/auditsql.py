@@ -4,7 +4,8 @@
 read latency to the first read), `dead_letters`, `delivery_attempts` (every earlier attempt
 of a delivery), `delivery_tries` (each ack-tracked delivery with its attempts), `channels`,
 `receipts`, `tasks` (one row per task: a federated one once, by global_id; with
-`duration_ms` and `lateness_ms`), `incidents`, and for federation `fed_sent`
+`duration_ms` and `lateness_ms`), `incidents`, `agents` (each store's directory) and
+`agent_kinds` (one kind per name across stores), and for federation `fed_sent`
 (messages a node emitted, with the peer and the accepted ack), `fed_received` (messages a
 node received from a peer) and `audited_nodes`. docs/EXPORT.md defines every number."""
 
@@ -16,6 +17,7 @@ STATES = ("queued", "waiting", "unread", "read", "acked", "dead")  # every deliv
 _Q = "array(0.5, 0.95, 0.99)"
 _Q90 = "array(0.5, 0.9)"
 _FINAL = "('completed', 'failed')"  # a task's final states; every other one is open
+_UNKNOWN = "'unknown'"  # the kind of a name no audited directory holds
 _LATENCY = f"""
     count(*) AS deliveries,
     count(coalesce(first_read_at, read_at)) AS read,
@@ -176,6 +178,39 @@ QUERIES: dict[str, str] = {
                percentile_approx(unix_millis(resolved_at) - unix_millis(created_at), 0.5)
                    AS resolve_p50_ms
         FROM incidents GROUP BY failure_class, capability_id""",
+    # traffic between kinds of agent (agent, human, service; a name in no audited directory,
+    # acomm's own system sender among them, is `unknown`): per sender kind and recipient
+    # kind, the messages (a federated one once) and their deliveries, read and acked
+    "traffic_by_kind": f"""
+        SELECT coalesce(sk.kind, {_UNKNOWN}) AS sender_kind,
+               coalesce(rk.kind, {_UNKNOWN}) AS recipient_kind,
+               count(DISTINCT coalesce(m.global_id, concat_ws(':', d.store_id,
+                                                              CAST(d.message_id AS STRING))))
+                   AS messages,
+               count(*) AS deliveries,
+               count(coalesce(d.first_read_at, d.read_at)) AS read,
+               count(d.acked_at) AS acked
+        FROM deliveries d
+        LEFT JOIN store_messages m ON m.store_id = d.store_id AND m.id = d.message_id
+        LEFT JOIN agent_kinds sk ON sk.name = m.sender
+        LEFT JOIN agent_kinds rk ON rk.name = d.recipient
+        GROUP BY 1, 2""",
+    # messages sent per sender kind (each message once, delivered or not) and deliveries
+    # received per recipient kind
+    "traffic_kinds": f"""
+        WITH sent AS (
+            SELECT coalesce(k.kind, {_UNKNOWN}) AS kind, count(*) AS sent
+            FROM messages m LEFT JOIN agent_kinds k ON k.name = m.sender GROUP BY 1),
+        received AS (
+            SELECT coalesce(k.kind, {_UNKNOWN}) AS kind, count(*) AS received
+            FROM deliveries d LEFT JOIN agent_kinds k ON k.name = d.recipient GROUP BY 1),
+        registered AS (SELECT kind, count(*) AS agents FROM agent_kinds GROUP BY kind),
+        kinds AS (SELECT kind FROM sent UNION SELECT kind FROM received
+                  UNION SELECT kind FROM registered)
+        SELECT k.kind, coalesce(g.agents, 0) AS agents, coalesce(s.sent, 0) AS sent,
+               coalesce(r.received, 0) AS received
+        FROM kinds k LEFT JOIN registered g ON g.kind = k.kind
+             LEFT JOIN sent s ON s.kind = k.kind LEFT JOIN received r ON r.kind = k.kind""",
     # per node pair, a federated message's latency: the receiver's (first) read time minus the
     # sender's creation time (two clocks); the `accepted` ack bounds how far apart they are
     "federation_latency": f"""

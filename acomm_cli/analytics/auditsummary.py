@@ -38,7 +38,8 @@ def summarize(
                (SELECT count(*) FROM receipts) AS receipts,
                (SELECT count(DISTINCT global_id) FROM messages) AS federated_messages,
                (SELECT count(*) FROM tasks) AS tasks,
-               (SELECT count(*) FROM incidents) AS incidents
+               (SELECT count(*) FROM incidents) AS incidents,
+               (SELECT count(*) FROM agent_kinds) AS agents
         """)
         .collect()[0]
         .asDict()
@@ -113,6 +114,7 @@ def summarize(
         },
         "tasks": _tasks(frames["task_latency"]),
         "incidents": _incidents(frames["incidents"]),
+        "kinds": _kinds(frames["traffic_kinds"], frames["traffic_by_kind"]),
         "checks": {
             "exactly_once_violations": frames["exactly_once_violations"].count(),
             "unaccounted": frames["unaccounted"].count(),
@@ -188,6 +190,18 @@ def _incidents(df: DataFrame) -> dict[str, Any]:
         "resolved": sum(r["resolved"] for r in rows),
         "by_class": by_class,
         "by_capability": rows,
+    }
+
+
+def _kinds(totals: DataFrame, pairs: DataFrame) -> dict[str, Any]:
+    """Per kind: registered names, messages sent, deliveries received; and the traffic
+    between each sender kind and recipient kind."""
+    return {
+        "by_kind": {
+            r["kind"]: {k: r[k] for k in ("agents", "sent", "received")}
+            for r in _rows(totals, "kind")
+        },
+        "pairs": _rows(pairs, "sender_kind,recipient_kind"),
     }
 
 

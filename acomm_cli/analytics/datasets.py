@@ -16,12 +16,14 @@ class Dataset:
     """One exported dataset: its columns in file order, as (name, type) with the type one of
     TYPES. Every column but COMPUTED comes from the store, in the order of its SELECT in
     acomm_cli.store.export; every file also gets the `date` partition (the UTC day of its
-    `created_at`). `snapshot`: written whole by every export (channels, incidents) instead
-    of by message id range with the messages."""
+    `created_at`, or of `partition_by` where a table has no creation time of that name).
+    `snapshot`: written whole by every export (channels, incidents, agents) instead of by
+    message id range with the messages."""
 
     name: str
     columns: tuple[tuple[str, str], ...]
     snapshot: bool = False
+    partition_by: str = "created_at"
 
 
 _ID, _S, _TS = "int64", "string", "timestamp"
@@ -29,10 +31,10 @@ _ID, _S, _TS = "int64", "string", "timestamp"
 # What the datasets' columns are, in the manifest (`dataset_version`, and per file): 1 (or
 # absent: every export made before the number existed), 2 = + deliveries.lease_expired,
 # channels.lease_ms / message_ttl_ms / retry_failed, federation.to_agent / route_decision /
-# incident_at, and the delivery_attempts dataset. Versions only ever add columns and
-# datasets, so every reader reads every version: a column a file lacks reads as null
-# (docs/EXPORT.md).
-DATASET_VERSION = 2
+# incident_at, and the delivery_attempts dataset; 3 = + the agents dataset. Versions only
+# ever add columns and datasets, so every reader reads every version: a column a file lacks
+# reads as null, a dataset a manifest lacks is empty (docs/EXPORT.md).
+DATASET_VERSION = 3
 COMPUTED = ("priority_name", "exported_at")  # made by the export, not read from the store
 
 # Every dataset an export writes and an audit reads: to add one, add a row here and its
@@ -253,6 +255,28 @@ DATASET_TABLE: tuple[Dataset, ...] = (
             ("exported_at", _TS),
         ),
         snapshot=True,
+    ),
+    # the agent directory, whole (kinds, teams, retirements and last-seen times change in
+    # place): a snapshot partitioned by the day each name was registered. Credentials are
+    # never part of it: the SELECT names its columns.
+    Dataset(
+        "agents",
+        (
+            ("name", _S),
+            ("kind", _S),
+            ("display_name", _S),
+            ("description", _S),
+            ("team", _S),
+            ("accept", _S),
+            ("is_admin", "bool"),
+            ("registered_at", _TS),
+            ("updated_at", _TS),
+            ("retired_at", _TS),
+            ("last_seen_at", _TS),
+            ("exported_at", _TS),
+        ),
+        snapshot=True,
+        partition_by="registered_at",
     ),
 )
 DATASETS = tuple(d.name for d in DATASET_TABLE)

@@ -4,10 +4,11 @@ a manifest, the input of `acomm audit` (docs/EXPORT.md describes every column).
 Rules:
 - Messages are exported by id range, in chunks of CHUNK ids; deliveries (and their earlier
   attempts), dead letters and tasks (with their history) go with their message (same chunk,
-  same partition), as they stand at export time. `channels/` and `incidents/` are
-  snapshots, rewritten by every export.
+  same partition), as they stand at export time. `channels/`, `incidents/` and `agents/`
+  are snapshots, rewritten by every export.
 - Partitions: `date=YYYY-MM-DD`, the UTC day the message (for tasks and their history: the
-  task; for channels and incidents: the channel, the incident) was created.
+  task; for channels and incidents: the channel, the incident) was created; for agents, the
+  day the name was registered.
 - File names are deterministic per id range (`part-<first id>-<last id>-<batch>`), and the
   manifest records which id ranges the directory holds: an export never writes an id that is
   already there, so exporting the same range twice never duplicates a row. Files not listed in
@@ -451,11 +452,12 @@ def export(
             name: _table(name, sql.snapshot_rows(conn, name), schemas[name], now)
             for name in SNAPSHOTS
         }
-    snapshot_files = []  # every snapshot dataset's files (channels, incidents)
+    snapshot_files = []  # every snapshot dataset's files (channels, incidents, agents)
+    partition = {d.name: d.partition_by for d in DATASET_TABLE}
     for name, table in whole.items():
         snapshot_files += [
             _file(dest, f"{name}/date={day}/part-{name}.{fmt}", name, part, fmt, None, now)
-            for day, part in _by_day(table, "created_at")
+            for day, part in _by_day(table, partition[name])
         ]
         rows[name] = table.num_rows
     new_paths = {f["path"] for f in written + snapshot_files}
@@ -573,7 +575,7 @@ def _manifest(
         "format": fmt,
         "partitioning": "hive, date=YYYY-MM-DD: the UTC day the message (for tasks and "
         "their history, the task; for channels and incidents, the channel "
-        "or the incident) was created",
+        "or the incident) was created; for agents, the day the name was registered",
         "timestamps": "timestamp[ms, UTC]" if fmt == "parquet" else "ISO 8601 strings, UTC",
         "datasets": list(DATASETS),
         "rows": totals,

@@ -3,37 +3,25 @@
 
 The scripts are static data plus a small walker, so completing a command or an option runs no
 Python at all; only channel and agent values call `acomm __complete channels|agents`, which
-opens the store read-only. Nothing here is imported by ordinary commands.
+opens the store read-only and runs on the fast path, without Typer (its words:
+`commands/completions_run.py`). Nothing here is imported by ordinary commands.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable
 
 from acomm_cli.cli.clitree import Cmd, Param
 from acomm_cli.cli.params import SHELLS, Kind
 from acomm_cli.errors import UsageError
-from acomm_cli.model import SYSTEM_AGENT
-from acomm_cli.store import channels
 
 AGENT, CHANNEL, CHOICE, DIR, FILE = Kind.AGENT, Kind.CHANNEL, Kind.CHOICE, Kind.DIR, Kind.FILE
-WORDS = {"channels": channels.channel_names, "agents": channels.agent_ids}
 FILES = {"bash": "acomm.bash", "zsh": "_acomm", "fish": "acomm.fish"}
 
 _HEADER = (
     "Generated from acomm's command tree by `make docs` (python -m acomm_cli.cli.docgen); "
     "do not edit."
 )
-
-
-def words(conn: sqlite3.Connection, kind: str) -> list[str]:
-    """Channel names or agent ids a user may type, sorted (not acomm's own system agent)."""
-    if kind not in WORDS:
-        raise UsageError(
-            f"kind: {kind!r} is not one of {', '.join(WORDS)}", field="kind", value=kind
-        )
-    return [w for w in WORDS[kind](conn) if w != SYSTEM_AGENT]
 
 
 def script(shell: str, root: Cmd) -> str:

@@ -84,4 +84,11 @@ COMMANDS = {
             {'name': 'follow', 'argument': False, 'opts': ['--follow', '-f'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
         ],
     },
+    '__complete': {
+        'body': 'acomm_cli.cli.commands.completions_run:complete',
+        'listing': False,
+        'params': [
+            {'name': 'kind', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+        ],
+    },
 }

@@ -50,6 +50,8 @@ _SUBJECT = (
     "capability",
     "task_type",
     "failure_class",
+    "sender_kind",
+    "recipient_kind",
 )
 
 
@@ -70,6 +72,7 @@ def _audit_rows(doc: dict[str, Any]) -> list[tuple[Any, ...]]:
         ("federation", doc["federation"]["latency"]),
         ("tasks", doc["tasks"]["by_capability"]),
         ("incidents", doc["incidents"]["by_capability"]),
+        ("kinds", doc["kinds"]["pairs"]),
     ]
     for kind, items in sections:
         for item in items:
@@ -85,6 +88,11 @@ def _audit_rows(doc: dict[str, Any]) -> list[tuple[Any, ...]]:
         ("dead_letters", reason, "dead_letters", n)
         for reason, n in sorted(doc["dead_letters_by_reason"].items())
     ]
+    rows += [
+        ("kind", kind, k, v)
+        for kind, numbers in sorted(doc["kinds"]["by_kind"].items())
+        for k, v in numbers.items()
+    ]
     rows += [("check", k, "count", v) for k, v in doc["checks"].items()]
     return rows
 
@@ -93,7 +101,7 @@ def audit_summary(out: Output, s: AuditResult) -> None:
     """The audit's findings: rich tables on a terminal; piped, one tab-separated line per row,
     each led by its kind (`total`, `volume`, `latency_channel`, `latency_agent`,
     `reliability`, `attempts`, `dead_letters`, `receipts`, `federation`, `tasks`,
-    `incidents`, `check`) so that awk can pick them apart; or, with --json, the summary as
+    `incidents`, `kinds`, `check`) so that awk can pick them apart; or, with --json, the summary as
     one JSON document."""
     doc = s.summary
     if out.json:
@@ -331,6 +339,22 @@ def audit_summary(out: Output, s: AuditResult) -> None:
                     ms(r["resolve_p50_ms"]),
                 )
                 for r in doc["incidents"]["by_capability"]
+            ],
+        ),
+        (
+            "kinds",
+            "traffic by kind (sender -> recipient; unknown: a name in no directory)",
+            ["from kind", "to kind", "messages", "deliveries", "read", "acked"],
+            [
+                (
+                    r["sender_kind"],
+                    r["recipient_kind"],
+                    r["messages"],
+                    r["deliveries"],
+                    r["read"],
+                    r["acked"],
+                )
+                for r in doc["kinds"]["pairs"]
             ],
         ),
         (

@@ -23,7 +23,15 @@ from acomm_cli.errors import CommError
 from acomm_cli.model import Limits
 from acomm_cli.ui import data
 from acomm_cli.ui.actions import Action, Actions
-from acomm_cli.ui.panes import AgentsPane, ChannelsPane, ChartsPane, DetailPane, FeedPane, PeersPane
+from acomm_cli.ui.panes import (
+    AgentsPane,
+    ChannelsPane,
+    ChartsPane,
+    DetailPane,
+    DirectoryPane,
+    FeedPane,
+    PeersPane,
+)
 from acomm_cli.ui.screens import ConfirmScreen, FormScreen, HelpScreen
 
 POLL_S = 0.25  # a commit by another process shows within this (plus one reread)
@@ -54,13 +62,15 @@ class DashboardApp(App[None]):
     #main { height: 1fr; }
     #left { width: 62; }
     #right { width: 1fr; }
-    AgentsPane, ChannelsPane, PeersPane, FeedPane, DetailPane, ChartsPane {
+    AgentsPane, DirectoryPane, ChannelsPane, PeersPane, FeedPane, DetailPane, ChartsPane {
         border: round $primary-darken-2;
     }
-    AgentsPane:focus, ChannelsPane:focus, PeersPane:focus, FeedPane:focus {
+    AgentsPane:focus, DirectoryPane:focus, ChannelsPane:focus, PeersPane:focus,
+    FeedPane:focus {
         border: round $accent;
     }
     #agents { height: 1fr; }
+    #directory { height: 1fr; }
     #channels { height: 1fr; }
     #peers { height: auto; max-height: 8; }
     ChartsPane { height: auto; }
@@ -121,6 +131,7 @@ class DashboardApp(App[None]):
         with Horizontal(id="main"):
             with Vertical(id="left"):
                 yield AgentsPane()
+                yield DirectoryPane()
                 yield ChannelsPane()
                 yield PeersPane()
                 yield ChartsPane()
@@ -181,6 +192,7 @@ class DashboardApp(App[None]):
             d.activity = self.dashboard.activity
         self.dashboard = d
         self.query_one(AgentsPane).show(d, s.stale_after_ms)
+        self.query_one(DirectoryPane).show(d)
         self.query_one(ChannelsPane).show(d.channels)
         self.query_one(PeersPane).show(d.node)
         self.query_one(FeedPane).show(d.feed, self.feed_filter.describe())

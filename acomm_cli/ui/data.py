@@ -1,5 +1,6 @@
-"""What the dashboard shows, read through the engine (no SQL here): one `Dashboard` per
-refresh, and the selected message's `Detail`. Knows nothing of Textual."""
+"""What the dashboard shows, read through the engine (no SQL here; the directory pane's rows
+through the store's read function): one `Dashboard` per refresh, and the selected message's
+`Detail`. Knows nothing of Textual."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from acomm_cli.engine.activity import Activity
 from acomm_cli.engine.deadletters import DeadLetter
 from acomm_cli.engine.operations import AgentStats, Stats
 from acomm_cli.model import Message, MessageFilter
+from acomm_cli.store import agent_reads
+from acomm_cli.store.agent_reads import DirectoryRow
 
 FEED_LIMIT = 200  # the newest messages the feed holds
 
@@ -84,6 +87,8 @@ class Dashboard:
     feed: list[Message]
     node: Node | None = None
     activity: Activity | None = None
+    directory: list[DirectoryRow] = field(default_factory=list)
+    now: int = 0  # the time the panes were read at (the directory's last-seen ages)
 
 
 @dataclass
@@ -126,7 +131,15 @@ def load(
         act = replace(
             act, unread_backlog=[*act.unread_backlog[:-1], sum(a.unread for a in st.agents)]
         )
-    return Dashboard(st, rows, feed_msgs, node=node(conn, now, offline_after_ms), activity=act)
+    return Dashboard(
+        st,
+        rows,
+        feed_msgs,
+        node=node(conn, now, offline_after_ms),
+        activity=act,
+        directory=agent_reads.directory_rows(conn),
+        now=now,
+    )
 
 
 def node(conn: sqlite3.Connection, now: int, offline_after_ms: int) -> Node | None:

@@ -117,6 +117,36 @@ class AgentsPane(Table_):
         self.border_subtitle = f"{stale} stale" if stale else ""
 
 
+class DirectoryPane(Table_):
+    """The agent directory: every registered name with its kind, team, how long ago it last
+    acted through acomm, and when it was retired (retired ones dimmed: they receive nothing
+    new)."""
+
+    def __init__(self) -> None:
+        super().__init__(("agent", "kind", "team", "last seen", "retired"), id="directory")
+        self.border_title = "Directory"
+
+    def show(self, d: Dashboard) -> None:
+        rows = []
+        retired = 0
+        for a in d.directory:
+            gone = a.retired_at is not None
+            retired += gone
+            style = "dim" if gone else ("cyan" if a.kind == "human" else "")
+            seen = (
+                "-"
+                if a.last_seen_at is None
+                else age(max(0, d.now - a.last_seen_at) // 1000) + " ago"
+            )
+            retired_on = "-" if a.retired_at is None else iso_ms(a.retired_at)[:10]
+            cells = (a.name, a.kind, a.team or "-", seen, retired_on)
+            rows.append((a.name, tuple(Text(c, style=style) for c in cells)))
+        self.refill(rows)
+        self.border_subtitle = (
+            f"{len(rows)} registered" + (f", {retired} retired" if retired else "") if rows else ""
+        )
+
+
 class ChannelsPane(Table_):
     def __init__(self) -> None:
         super().__init__(("channel", "type", "state", "pending", "queued", "dead"), id="channels")

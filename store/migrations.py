@@ -420,3 +420,67 @@ def m020_agent_directory(conn: sqlite3.Connection, now_ms: int) -> None:
         "INSERT OR REPLACE INTO store_meta (key, value)"
         " VALUES ('identity.directory_default', 'open')"
     )
+
+
+@migration
+def m021_events_traces_attachments(conn: sqlite3.Connection, now_ms: int) -> None:
+    # The event a message carries, its trace, and rich direct messages.
+    # - message_events: at most one per message, the notification event's typed fields
+    #   (event_type one of comment.created, comment.replied, mention.created, like.created,
+    #   thread.created, agent.action.feedback; actor and target agent names, the target's
+    #   kind as it was when sent; depth only on comment events; action_hint notify_only |
+    #   consider_reply | must_reply). event_id is the idempotency key, unique per channel as
+    #   a dedupe key is; content_preview is acomm's own cut of the body.
+    # - messages.trace_id: the trace a message belongs to (inherited by what it causes);
+    #   messages.format (text | markdown, NULL: text) and messages.subject.
+    # - attachments: content-addressed blobs, one row per distinct sha256; a message names
+    #   them in message_attachments (compact removes a blob no message names).
+    _script(
+        conn,
+        """
+        CREATE TABLE message_events (
+            message_id INTEGER PRIMARY KEY REFERENCES messages(id),
+            channel_id INTEGER NOT NULL,
+            event_id TEXT,
+            event_type TEXT NOT NULL,
+            occurred_at INTEGER,
+            actor TEXT,
+            target TEXT,
+            target_kind TEXT,
+            thread_id TEXT,
+            comment_id TEXT,
+            parent_comment_id TEXT,
+            depth INTEGER CHECK (depth IS NULL OR depth IN (1, 2, 3)),
+            language TEXT,
+            action_hint TEXT
+                CHECK (action_hint IS NULL
+                       OR action_hint IN ('notify_only', 'consider_reply', 'must_reply')),
+            content_preview TEXT
+        );
+        CREATE UNIQUE INDEX message_events_id ON message_events(channel_id, event_id)
+            WHERE event_id IS NOT NULL;
+        CREATE INDEX message_events_type ON message_events(event_type);
+        CREATE INDEX message_events_thread ON message_events(thread_id)
+            WHERE thread_id IS NOT NULL;
+        CREATE INDEX message_events_actor ON message_events(actor) WHERE actor IS NOT NULL;
+        ALTER TABLE messages ADD COLUMN trace_id TEXT;
+        ALTER TABLE messages ADD COLUMN format TEXT;
+        ALTER TABLE messages ADD COLUMN subject TEXT;
+        CREATE INDEX messages_trace ON messages(trace_id) WHERE trace_id IS NOT NULL;
+        CREATE TABLE attachments (
+            sha256 TEXT PRIMARY KEY,
+            size INTEGER NOT NULL,
+            data BLOB NOT NULL,
+            created_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE TABLE message_attachments (
+            message_id INTEGER NOT NULL REFERENCES messages(id),
+            name TEXT NOT NULL,
+            sha256 TEXT NOT NULL,
+            size INTEGER NOT NULL,
+            content_type TEXT,
+            PRIMARY KEY (message_id, name)
+        ) WITHOUT ROWID;
+        CREATE INDEX message_attachments_blob ON message_attachments(sha256);
+    """,
+    )

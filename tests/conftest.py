@@ -461,6 +461,14 @@ UNDO_MIGRATION = {
         DROP TABLE agents;
         DROP TABLE agent_contacts;
         DELETE FROM store_meta WHERE key = 'identity.directory_default';""",
+    "m021_events_traces_attachments": """
+        DROP TABLE message_events;
+        DROP INDEX messages_trace;
+        ALTER TABLE messages DROP COLUMN trace_id;
+        ALTER TABLE messages DROP COLUMN format;
+        ALTER TABLE messages DROP COLUMN subject;
+        DROP TABLE attachments;
+        DROP TABLE message_attachments;""",
 }
 
 

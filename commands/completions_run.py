@@ -10,11 +10,11 @@ from acomm_cli.cli.invocation import Invocation
 from acomm_cli.errors import UsageError
 from acomm_cli.model import SYSTEM_AGENT
 from acomm_cli.output import render
-from acomm_cli.store import agent_reads, channels
+from acomm_cli.store import agents, channels
 
 # agents: the names registered in the directory and not retired (what `--to`, `--as` and an
 # agent argument accept), read from its primary key in order
-WORDS = {"channels": channels.channel_names, "agents": agent_reads.active_names}
+WORDS = {"channels": channels.channel_names, "agents": agents.names}
 
 
 def words(conn: sqlite3.Connection, kind: str) -> list[str]:

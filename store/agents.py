@@ -115,10 +115,31 @@ def list_agents(
 
 
 def names(conn: sqlite3.Connection) -> list[str]:
-    """Every registered name not retired (what a suggestion is chosen from)."""
-    return [
-        r[0] for r in conn.execute("SELECT name FROM agents WHERE retired_at IS NULL ORDER BY name")
-    ]
+    """Every registered name not retired, by name: what a suggestion is chosen from and
+    what a shell completes after `--to` or `--as`."""
+    return _or_empty(conn, "SELECT name FROM agents WHERE retired_at IS NULL ORDER BY name", 0)
+
+
+def directory_rows(conn: sqlite3.Connection) -> list[tuple[Any, ...]]:
+    """(name, kind, team, display_name, registered_at, last_seen_at, retired_at) of every
+    registered agent, retired ones included, by name: the ui's directory pane."""
+    return _or_empty(
+        conn,
+        "SELECT name, kind, team, display_name, registered_at, last_seen_at, retired_at"
+        " FROM agents ORDER BY name",
+    )
+
+
+def _or_empty(conn: sqlite3.Connection, sql: str, column: int | None = None) -> list[Any]:
+    """The rows (or one column of them). A store opened read-only before its migrations
+    ran has no directory yet: an empty one, never an error (completion prints nothing)."""
+    try:
+        rows = conn.execute(sql).fetchall()
+    except sqlite3.OperationalError as exc:
+        if "no such table" in str(exc):
+            return []
+        raise
+    return rows if column is None else [r[column] for r in rows]
 
 
 def channels_of(conn: sqlite3.Connection, name: str) -> list[tuple[str, str, str]]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+from acomm_cli.store import agents
 from acomm_cli.store.backlog import ACTIVE
 
 # Column names, in the order of the SELECTs below.
@@ -261,19 +262,7 @@ _INCIDENTS = (
     " i.state, i.resolved_at, i.resolved_by, i.note, i.message_id FROM incidents i"
     " LEFT JOIN tasks t ON t.id = i.task_id ORDER BY i.id"
 )
-AGENT_COLUMNS = (
-    "name",
-    "kind",
-    "display_name",
-    "description",
-    "team",
-    "accept",
-    "is_admin",
-    "registered_at",
-    "updated_at",
-    "retired_at",
-    "last_seen_at",
-)
+AGENT_COLUMNS = agents.COLUMNS  # every column but a credential: none is kept in `agents`
 
 _CHANNELS = f"SELECT {', '.join(CHANNEL_COLUMNS)} FROM channels ORDER BY id"
 # The directory, whole, by name: only the columns named here, so that no credential a later

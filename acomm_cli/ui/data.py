@@ -14,8 +14,7 @@ from acomm_cli.engine.activity import Activity
 from acomm_cli.engine.deadletters import DeadLetter
 from acomm_cli.engine.operations import AgentStats, Stats
 from acomm_cli.model import Message, MessageFilter
-from acomm_cli.store import agent_reads
-from acomm_cli.store.agent_reads import DirectoryRow
+from acomm_cli.store import agents as agent_sql
 
 FEED_LIMIT = 200  # the newest messages the feed holds
 
@@ -80,6 +79,19 @@ class Node:
     peers: list[dict[str, Any]]
 
 
+@dataclass(frozen=True)
+class DirectoryRow:
+    """One registered name as the directory pane lists it."""
+
+    name: str
+    kind: str
+    team: str | None
+    display_name: str | None
+    registered_at: int
+    last_seen_at: int | None
+    retired_at: int | None
+
+
 @dataclass
 class Dashboard:
     stats: Stats
@@ -137,7 +149,7 @@ def load(
         feed_msgs,
         node=node(conn, now, offline_after_ms),
         activity=act,
-        directory=agent_reads.directory_rows(conn),
+        directory=[DirectoryRow(*r) for r in agent_sql.directory_rows(conn)],
         now=now,
     )
 

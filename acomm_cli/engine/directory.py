@@ -400,19 +400,7 @@ def describe(conn: sqlite3.Connection, name: str) -> Agent:
     )
 
 
-_FIELDS = (
-    "name",
-    "kind",
-    "display_name",
-    "description",
-    "team",
-    "accept",
-    "admin",
-    "registered_at",
-    "updated_at",
-    "retired_at",
-    "last_seen_at",
-)
+_FIELDS = tuple("admin" if c == "is_admin" else c for c in agents.COLUMNS)  # Agent's order
 
 
 def listing(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -21,13 +22,40 @@ def test_defaults_for_every_key(cli, store, monkeypatch):
     got = _settings(doc)
     assert list(got) == list(KEYS)
     for key, (default, _parse, _env) in KEYS.items():
-        assert got[key] == (default, "default"), key
+        if key != "identity.directory":
+            assert got[key] == (default, "default"), key
+    # unconfigured: the store's own default, as every command reads it
+    c = sqlite3.connect(store)
+    (own,) = c.execute(
+        "SELECT value FROM store_meta WHERE key = 'identity.directory_default'"
+    ).fetchone()
+    c.close()
+    assert got["identity.directory"] == (own, "store (its own default)")
     assert doc["store"] == {"path": str(store), "source": "environment (ACOMM_STORE)"}
     # `acomm init` writes a commented file: it is used, and changes nothing
     assert doc["config_file"] == {
         "path": str(store.parent / "config.yaml"),
         "source": "beside the store",
     }
+
+
+def test_the_stores_own_identity_settings_are_shown(cli, store, monkeypatch):
+    """What every command obeys: the store's identity.auth (written by `config set`) and,
+    unconfigured, the store's own directory default (open on a store older than it)."""
+    monkeypatch.delenv("ACOMM_IDENTITY_DIRECTORY")
+    cli.ok("init", "--admin", "root")
+    cli.ok("config", "set", "identity.auth", "token")
+    c = sqlite3.connect(store)
+    c.execute("UPDATE store_meta SET value = 'open' WHERE key = 'identity.directory_default'")
+    c.commit()
+    c.close()
+    got = _settings(cli.ok("config", "show", "--json").json())
+    assert got["identity.auth"] == ("token", "store (config set identity.auth)")
+    assert got["identity.directory"] == ("open", "store (its own default)")
+    got = _settings(
+        cli("config", "show", "--json", env={"ACOMM_IDENTITY_DIRECTORY": "strict"}).json()
+    )
+    assert got["identity.directory"] == ("strict", "environment (ACOMM_IDENTITY_DIRECTORY)")
 
 
 def test_precedence_environment_over_file_over_default(cli, store):

@@ -248,6 +248,27 @@ def test_the_first_admin_only_once(cli, store):
     assert query(store, "SELECT count(*) FROM agents WHERE name = 'mallory'") == [(0,)]
 
 
+def test_the_last_admin_cannot_step_down_while_auth_is_on(cli, secured):
+    """With no admin left nobody could ever run an admin verb again, and `init --admin`
+    would make whoever asks next an admin, without a secret."""
+    store, admin, bob = secured
+    for args in (("agent", "update", "alice", "--no-admin"), ("agent", "retire", "alice")):
+        got = cli(*args, "--json", env=as_(admin))
+        assert (got.exit_code, got.error["code"], got.error["field"]) == (
+            5,
+            "invalid_state",
+            "admin",
+        ), args
+    assert query(store, "SELECT is_admin, retired_at FROM agents WHERE name = 'alice'") == [
+        (1, None)
+    ]
+    assert cli("init", "--admin", "mallory").exit_code == 5
+    # another admin first: then alice may go
+    assert cli("agent", "update", "bob", "--admin", env=as_(admin)).exit_code == 0
+    assert cli("agent", "update", "alice", "--no-admin", env=as_(admin)).exit_code == 0
+    assert query(store, "SELECT name FROM agents WHERE is_admin = 1") == [("bob",)]
+
+
 def test_a_retired_agent_gets_no_secret(cli, secured):
     store, admin, _ = secured
     c = sqlite3.connect(store)

@@ -70,7 +70,7 @@ def show_config(settings: config.Settings) -> ConfigReport:
     default); a bad file is refused (exit 3 naming the key), as every command would."""
     located, store = _store_entry(settings)
     cfg = _config_entry(settings, located)
-    values = config.load(located)
+    values = _stores_own(store.value, config.load(located))
     specs, source = config.load_agents(located)
     if specs:
         _check_kinds(store.value, specs)
@@ -86,6 +86,30 @@ def show_config(settings: config.Settings) -> ConfigReport:
         ],
         agents_doc={name: {**doc, "source": source} for name, doc in docs.items()},
     )
+
+
+def _stores_own(path: str, values: dict[str, tuple[Any, str]]) -> dict[str, tuple[Any, str]]:
+    """The two identity settings the store itself holds, as every command reads them: its
+    identity.auth (`config set identity.auth` writes it there; on, it binds whatever a file
+    or the environment says) and, when nothing configures identity.directory, the store's
+    own default (strict, or open for a store made before the directory)."""
+    if not os.path.exists(path):
+        return values
+    from acomm_cli.engine import credentials, directory, opening
+
+    try:
+        conn = opening.connect(path, create=False, read_only=True)
+    except StoreUnavailable:
+        return values
+    try:
+        out = dict(values)
+        if credentials.mode(conn) == "token":
+            out["identity.auth"] = ("token", "store (config set identity.auth)")
+        if values["identity.directory"][1] == "default":
+            out["identity.directory"] = (directory.mode(conn), "store (its own default)")
+        return out
+    finally:
+        conn.close()
 
 
 def _check_kinds(path: str, specs: dict[str, Any]) -> None:

@@ -369,8 +369,25 @@ def update(
         changes["is_admin"] = int(admin)
     with write(conn):
         _require(conn, name)
+        if admin is False:
+            _keep_an_admin(conn, name)
         agents.update(conn, name, now, changes)
         return _require(conn, name)
+
+
+def _keep_an_admin(conn: sqlite3.Connection, name: str) -> None:
+    """While the store's identity.auth is `token`, its last admin in service may not step
+    down: nobody could run an admin verb again, and `init --admin` (allowed on a store
+    without an admin) would make whoever asked next an admin, without any secret."""
+    from acomm_cli.store import credentials as csql
+
+    if csql.mode(conn) == "token" and csql.admins(conn) == [name]:
+        raise InvalidState(
+            f"admin: {name!r} is the store's last admin and identity.auth is token: "
+            f"grant the role to another agent first (`acomm agent update OTHER --admin`)",
+            field="admin",
+            value=name,
+        )
 
 
 def retire(conn: sqlite3.Connection, name: str, now: int) -> tuple[Agent, bool]:
@@ -380,6 +397,7 @@ def retire(conn: sqlite3.Connection, name: str, now: int) -> tuple[Agent, bool]:
     model.agent_id(name)
     with write(conn):
         _require(conn, name)
+        _keep_an_admin(conn, name)
         changed = agents.retire(conn, name, now)
         return _require(conn, name), changed
 

@@ -267,6 +267,12 @@ def test_a_retired_agent_receives_nothing_new_and_keeps_its_history(cli, people)
     before = snapshot(people)
     r = cli("--json", "send", "--to", "bob", "after", "--as", "alice")
     assert r.exit_code == 5 and r.error["reason"] == "retired" and "retired" in r.error["message"]
+    # the direct channel by its name, alone or in a batch, is the same message
+    r = cli("--json", "send", "_dm:alice:bob", "after", "--as", "alice")
+    assert r.exit_code == 5 and r.error["reason"] == "retired"
+    line = '{"channel": "_dm:alice:bob", "from": "alice", "content": "after"}\n'
+    r = cli("--json", "send", "--batch", "-", input=line)
+    assert r.exit_code != 0 and "retired" in r.stdout + r.stderr
     assert snapshot(people) == before
     for ch in ("team", "news"):
         sent = cli.ok("--json", "send", ch, "to all", "--as", "alice").json()

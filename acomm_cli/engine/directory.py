@@ -233,12 +233,17 @@ def direct(
         if name not in found:
             _unknown(conn, name, "to", now)
         elif found[name] is not None:
-            raise InvalidState(
-                f"to: agent {name!r} is retired and receives nothing new",
-                field="to",
-                value=name,
-                reason="retired",
-            )
+            refuse_retired(name)
+
+
+def refuse_retired(name: str) -> None:
+    """A direct message to a retired agent: exit 5, the reason named."""
+    raise InvalidState(
+        f"to: agent {name!r} is retired and receives nothing new",
+        field="to",
+        value=name,
+        reason="retired",
+    )
 
 
 def enlist(conn: sqlite3.Connection, name: str, now: int) -> None:

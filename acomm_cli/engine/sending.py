@@ -155,10 +155,13 @@ class Router:
             found.add(sender)
         elif not ch.config.echo:
             found.discard(sender)
-        if found and ch.type != ChannelType.DIRECT:  # a direct send checks its one recipient
+        if found:
             if self.retired is None:
                 self.retired = directory.retired(self.conn)
             if self.retired:  # a retired agent receives nothing new
+                gone = found & self.retired
+                if gone and ch.type == ChannelType.DIRECT:  # by the channel's name too
+                    directory.refuse_retired(min(gone))
                 found = found - self.retired
         return sorted(found)
 

@@ -1,4 +1,5 @@
-"""`acomm dispatch` and `acomm receipts`: run configured agents on their messages."""
+"""`acomm dispatch`: run configured agents on their messages; `acomm dispatch rules`: what
+triggers them."""
 
 from __future__ import annotations
 
@@ -11,17 +12,16 @@ from acomm_cli import clock
 from acomm_cli.cli import params, stopping
 from acomm_cli.cli.config import AGENTS
 from acomm_cli.cli.invocation import Invocation, require_admin
-from acomm_cli.cli.params import listing, takes_invocation
+from acomm_cli.cli.params import invocation, takes_invocation
 from acomm_cli.dispatch import dispatcher as engine
-from acomm_cli.output import columns, render_worker
+from acomm_cli.output import render_worker
 
-app = typer.Typer(add_completion=False)
+app = typer.Typer(add_completion=False, invoke_without_command=True)
 
 
-@app.command()
-@takes_invocation
+@app.callback(invoke_without_command=True)
 def dispatch(
-    inv: Invocation,
+    ctx: typer.Context,
     agent: Annotated[
         str | None,
         typer.Option(
@@ -53,8 +53,15 @@ def dispatch(
     With identity.auth token, each run's command gets a secret for its own agent only in
     $ACOMM_AGENT_TOKEN (until its timeout), and dispatching needs an admin's secret.
 
+    `acomm dispatch rules` lists what triggers each agent.
+
     Example: acomm dispatch --agent reviewer --max 10
     """
+    if ctx.invoked_subcommand is None:  # `acomm dispatch` alone makes a pass
+        _pass(invocation(ctx), agent, max_, dry_run)
+
+
+def _pass(inv: Invocation, agent: str | None, max_: int, dry_run: bool) -> None:
     s = inv.settings
     agents = s.value(AGENTS)
     engine.chosen(agents, agent, max_)  # refused before the store is opened
@@ -83,35 +90,21 @@ def dispatch(
 
 
 @app.command()
-@listing(columns.RECEIPTS)
 @takes_invocation
-def receipts(
-    inv: Invocation,
-    agent: Annotated[
-        str | None,
-        typer.Option(click_type=params.AGENT, help="Only this agent's runs.", show_default=False),
-    ] = None,
-    message: Annotated[
-        int | None,
-        typer.Option(metavar="MSG", help="Only runs on this message id.", show_default=False),
-    ] = None,
-    status: Annotated[
-        str | None,
-        typer.Option(
-            click_type=params.choice(engine.STATUSES, "STATUS"),
-            help="running, accepted, ignored or failed.",
-            show_default=False,
-        ),
-    ] = None,
-    limit: Annotated[int, typer.Option(click_type=params.COUNT, help="At most this many.")] = 100,
-    offset: Annotated[int, typer.Option(click_type=params.COUNT, help="Skip this many first.")] = 0,
-) -> None:
-    """List agent dispatch receipts (one per run), newest first.
+def rules(inv: Invocation) -> None:
+    """List the trigger rules: the defaults, and each configured agent's own.
 
-    Example: acomm receipts --agent reviewer --json
+    The defaults are the decision table of events (docs/EVENTS.md, "Default trigger
+    rules"): for each event type and target, whether it is a notification and whether it
+    triggers an agent. They decide, for an agent without `on:` rules, the messages that
+    carry an event; an agent with `on:` rules is triggered by those instead. Each entry says
+    where it came from: `default`, or the config file and the agent.
+
+    Example: acomm dispatch rules --json
     """
-    with inv.store(write=False) as conn:
-        page = engine.list_receipts(
-            conn, agent=agent, message_id=message, status=status, limit=limit, offset=offset
-        )
-    render_worker.receipts(inv.output(), page)
+    from acomm_cli.cli import config
+    from acomm_cli.dispatch import triggers
+
+    specs, _ = config.load_agents(inv.settings)
+    path = config.config_file(inv.settings) if specs else None
+    render_worker.trigger_rules(inv.output(), triggers.listing(specs, path))

@@ -13,6 +13,7 @@ _acomm_subcommands() {
         'capability') echo 'host publish unpublish list show' ;;
         'incident') echo 'list show resolve' ;;
         'deadletter') echo 'list show replay discard purge' ;;
+        'dispatch') echo 'rules' ;;
         'bridge') echo 'sync' ;;
         'node') echo 'init' ;;
         'invite') echo 'create list revoke' ;;
@@ -85,6 +86,7 @@ _acomm_options() {
         'deadletter purge') echo "$global --older-than" ;;
         'tick') echo "$global --every --max-seconds --no-dispatch --max" ;;
         'dispatch') echo "$global --agent --max --dry-run" ;;
+        'dispatch rules') echo "$global" ;;
         'receipts') echo "$global --agent --message --status --limit --offset" ;;
         'flush') echo "$global" ;;
         'compact') echo "$global --older-than --dead-letters-older-than --vacuum --dry-run" ;;

@@ -19,6 +19,8 @@ function __acomm_subcommands
             echo list show resolve
         case 'deadletter'
             echo list show replay discard purge
+        case 'dispatch'
+            echo rules
         case 'bridge'
             echo sync
         case 'node'
@@ -698,10 +700,9 @@ complete -c acomm -n '__acomm_is \'tick\'' -l no-dispatch -d 'Do not run configu
 complete -c acomm -n '__acomm_is \'tick\'' -l max -r -f -d 'Dispatch at most this many deliveries per pass'
 
 # acomm dispatch
-complete -c acomm -n '__acomm_is \'dispatch\'' -l agent -r -f -a '(__acomm_words agents)'
-complete -c acomm -n '__acomm_is \'dispatch\'' -l agent -r -f -d 'Only this configured agent'
-complete -c acomm -n '__acomm_is \'dispatch\'' -l max -r -f -d 'At most this many deliveries'
-complete -c acomm -n '__acomm_is \'dispatch\'' -l dry-run -d 'List what would run (or be settled without a run); change nothing'
+complete -c acomm -f -n '__acomm_is \'dispatch\'' -a 'rules' -d 'List the trigger rules: the defaults, and each configured agent\'s own'
+
+# acomm dispatch rules
 
 # acomm receipts
 complete -c acomm -n '__acomm_is \'receipts\'' -l agent -r -f -a '(__acomm_words agents)'

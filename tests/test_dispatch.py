@@ -322,8 +322,9 @@ def test_a_response_too_large_for_the_channel_is_a_failure(cli, store, tmp_path)
 
 
 def test_trigger_rules_let_replies_and_mentions_through_never_likes(cli, store, tmp_path):
-    """The example of docs/DISPATCH.md: events as messages with metadata; the agent's rules let
-    replies and mentions to agents through, never likes, never humans as targets."""
+    """Events as messages with metadata (no event of their own: the agent's rules alone
+    decide); the rules let replies and mentions to agents through, never likes, never humans
+    as targets."""
     cli.ok("channel", "create", "forum", "--type", "pubsub", "--as", "web")
     cli.ok("subscribe", "forum", "comment.#", "--as", "responder")
     cli.ok("subscribe", "forum", "mention.#", "--as", "responder")

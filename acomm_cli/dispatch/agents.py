@@ -2,7 +2,8 @@
 
 Parsed and validated only by the commands that use agents (tick, dispatch, config show: a bad
 entry is exit 3 naming its key, like every other setting); other commands never import this
-module. The rules are pure: `Rules.match` looks at a message's fields and nothing else.
+module. The rules are pure: `Rules.match` looks at a message's fields (and the event it
+carries) and nothing else.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from typing import Any
 
 from acomm_cli import model
 from acomm_cli.clock import parse_duration
+from acomm_cli.engine.directory import KINDS
+from acomm_cli.engine.eventrules import EVENT_TYPES, Facts
 from acomm_cli.errors import CommError, ValidationFailed
 from acomm_cli.topics import matches, validate_pattern
 
@@ -22,26 +25,46 @@ DEFAULT_MAX_ATTEMPTS = 3
 DEFAULT_BACKOFF_MS = 30_000
 DEFAULT_JITTER = 0.1
 
+# the conditions on the event a message carries: the event's field names
+EVENT_KEYS = ("event_type", "actor", "target", "target_kind")
 AGENT_KEYS = ("run", "on", "timeout", "max_attempts", "backoff", "jitter", "cwd", "unmatched")
 # what becomes of a message to the agent that its rules do not let through:
 # `ignore` reads it with an `ignored` receipt (reason `filtered`); `keep` leaves it unread
 UNMATCHED = ("ignore", "keep")
-RULE_KEYS = ("types", "topics", "channels", "from", "metadata")
+RULE_KEYS = ("types", "topics", "channels", "from", "metadata") + EVENT_KEYS
 
 
 @dataclass(frozen=True)
 class Rules:
     """Trigger rules: every condition given must hold; within a list, any value will do.
-    An omitted condition matches everything; an empty `on` matches every message."""
+    An omitted condition matches everything; an empty `on` matches every message (but one
+    carrying an event: the default trigger rules decide those). A condition on the event
+    matches only a message that carries one."""
 
     types: tuple[str, ...] = ()
     topics: tuple[str, ...] = ()
     channels: tuple[str, ...] = ()
     senders: tuple[str, ...] = ()
     metadata: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    event_types: tuple[str, ...] = ()
+    actors: tuple[str, ...] = ()
+    targets: tuple[str, ...] = ()
+    target_kinds: tuple[str, ...] = ()
+
+    @property
+    def given(self) -> bool:
+        """Any condition at all: the agent's own rules, in place of the defaults."""
+        return self != Rules()
 
     def match(
-        self, *, type_: str, topic: str | None, channel: str, sender: str, metadata: dict[str, Any]
+        self,
+        *,
+        type_: str,
+        topic: str | None,
+        channel: str,
+        sender: str,
+        metadata: dict[str, Any],
+        event: Facts | None = None,
     ) -> bool:
         if self.types and type_ not in self.types:
             return False
@@ -53,6 +76,14 @@ class Rules:
             return False
         for key, allowed in self.metadata:
             if key not in metadata or _scalar(metadata[key]) not in allowed:
+                return False
+        for values, field_ in (
+            (self.event_types, "event_type"),
+            (self.actors, "actor"),
+            (self.targets, "target"),
+            (self.target_kinds, "target_kind"),
+        ):
+            if values and (event is None or getattr(event, field_) not in values):
                 return False
         return True
 
@@ -68,6 +99,14 @@ class Rules:
                 out[name] = list(values)
         if self.metadata:
             out["metadata"] = {k: list(v) for k, v in self.metadata}
+        for name, values in (
+            ("event_type", self.event_types),
+            ("actor", self.actors),
+            ("target", self.targets),
+            ("target_kind", self.target_kinds),
+        ):
+            if values:
+                out[name] = list(values)
         return out
 
 
@@ -136,7 +175,7 @@ def _rules(key: str, raw: Any) -> Rules:
     if raw is None:
         return Rules()
     if not isinstance(raw, dict):
-        raise _bad(key, raw, "must be a mapping of types, topics, channels, from, metadata")
+        raise _bad(key, raw, f"must be a mapping of {', '.join(RULE_KEYS)}")
     for k in raw:
         if k not in RULE_KEYS:
             raise ValidationFailed(
@@ -185,7 +224,31 @@ def _rules(key: str, raw: Any) -> Rules:
                 raise _bad(f"{key}.metadata.{mk}", mv, "must be a value or a list of values")
             pairs.append((str(mk), tuple(_scalar(v) for v in values)))
         out["metadata"] = tuple(pairs)
+    out.update(_event_rules(key, raw))
     return Rules(**out)
+
+
+def _event_rules(key: str, raw: dict[str, Any]) -> dict[str, tuple[str, ...]]:
+    """The conditions on a message's event: its type and target kind from closed lists, its
+    actor and target agent names."""
+    out: dict[str, tuple[str, ...]] = {}
+    for name, attr, allowed in (
+        ("event_type", "event_types", EVENT_TYPES),
+        ("target_kind", "target_kinds", KINDS),
+    ):
+        if name in raw:
+            values = _strings(f"{key}.{name}", raw[name])
+            for v in values:
+                if v not in allowed:
+                    raise _bad(f"{key}.{name}", v, f"is not one of {', '.join(allowed)}")
+            out[attr] = tuple(values)
+    for name, attr in (("actor", "actors"), ("target", "targets")):
+        if name in raw:
+            values = _strings(f"{key}.{name}", raw[name])
+            for v in values:
+                model.agent_id(v, f"{key}.{name}")
+            out[attr] = tuple(values)
+    return out
 
 
 def parse_agent(name: Any, raw: Any, base: Path | None) -> AgentSpec:

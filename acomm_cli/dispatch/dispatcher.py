@@ -26,14 +26,17 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from acomm_cli import clock
-from acomm_cli.dispatch import runner
+from acomm_cli.dispatch import runner, triggers
 from acomm_cli.dispatch.agents import AgentSpec
+from acomm_cli.dispatch.triggers import FILTERED
 from acomm_cli.engine import acking, credentials, deadletters, kinds, presence, queries
 from acomm_cli.engine.channels import release
+from acomm_cli.engine.eventrules import Facts
 from acomm_cli.errors import CommError, NotFound, UsageError, ValidationFailed
 from acomm_cli.model import AckStatus, Message, MessageType, Priority
 from acomm_cli.store import acks, channels, reads, savepoint, write
 from acomm_cli.store import dispatch as store
+from acomm_cli.store import eventrules as store_events
 
 # The secret a process presents (identity.auth token): never passed on to a command
 _SECRET_ENV = ("ACOMM_AGENT_TOKEN", "ACOMM_AGENT_TOKEN_FILE")
@@ -48,7 +51,6 @@ INTERRUPTED = "interrupted: the dispatcher was stopped (not counted as an attemp
 STATUSES = ("running", "accepted", "ignored", "failed")
 # what a pass does with a due delivery; `ignore`: no rule lets it through (`unmatched: ignore`)
 ACTIONS = ("run", "duplicate", "dead_letter", "ignore")
-FILTERED = "filtered"  # the reason of an ignored receipt for a message no rule let through
 IGNORE_MAX = 1000  # unmatched deliveries settled per pass (they cost no run)
 
 
@@ -78,6 +80,7 @@ class Due:
     priority: str
     attempt: int
     action: str = "run"
+    reason: str | None = None  # why an `ignore` is not run (a receipt's reason)
 
 
 @dataclass
@@ -212,7 +215,8 @@ def select(
     IGNORE_MAX that no rule lets through, to be read with an `ignored` receipt. A message
     from the agent itself never triggers it. With `unmatched: keep` the others stay unread,
     for `receive`, and types, channels and senders are matched in SQL, so that a backlog of
-    messages no rule wants costs little; topics and metadata here."""
+    messages no rule wants costs little; topics, metadata and events here (triggers.py: the
+    agent's rules, or the default trigger rules for a message carrying an event)."""
     out: list[Due] = []
     if limit <= 0:
         return out
@@ -221,6 +225,8 @@ def select(
         for name, s in agents.items()
     ]
     runs = ignored = 0
+    found = store.candidates(conn, rules, now)
+    events = _events(conn, [row[0] for row in found])
     for (
         mid,
         agent,
@@ -234,21 +240,26 @@ def select(
         cattempts,
         key,
         channel_id,
-    ) in store.candidates(conn, rules, now):
+    ) in found:
         spec = agents[agent]
-        if sender == agent or not spec.rules.match(
+        event = events.get(mid)
+        v = triggers.verdict(
+            spec,
             type_=type_,
             topic=topic,
             channel=channel,
             sender=sender,
             metadata=json.loads(meta) if meta else {},
-        ):
-            if spec.unmatched == "ignore" and ignored < IGNORE_MAX:
-                out.append(
-                    Due(mid, agent, channel, type_, Priority(prio).name.lower(), 1, "ignore")
-                )
+            event=event,
+        )
+        if not v.run:
+            if (spec.unmatched == "ignore" or v.settle) and ignored < IGNORE_MAX:
+                prio_name = Priority(prio).name.lower()
+                out.append(Due(mid, agent, channel, type_, prio_name, 1, "ignore", v.reason))
                 ignored += 1
             continue
+        if key is None and event is not None:
+            key = event.event_id  # the event's idempotency key
         action, attempts = _verdict(conn, spec, mid, cstate, cattempts, key, channel_id, now)
         if action == "skip":
             continue
@@ -267,6 +278,19 @@ def select(
         if runs >= limit:
             break
     return out
+
+
+def _events(conn: sqlite3.Connection, ids: list[int]) -> dict[int, Facts]:
+    """The events these messages carry, as the trigger rules read them."""
+    return {mid: Facts(*f) for mid, f in store_events.facts_of(conn, ids).items()}
+
+
+def _dedupe_key(conn: sqlite3.Connection, msg: Message) -> str | None:
+    """The key a run is deduplicated on: the message's dedupe key, else its event's id."""
+    if msg.dedupe_key is not None:
+        return msg.dedupe_key
+    event = _events(conn, [msg.id]).get(msg.id)
+    return event.event_id if event is not None else None
 
 
 # ---------------------------------------------------------------- the pass
@@ -476,10 +500,10 @@ def ignore(
                 d.attempt,
                 now,
                 msg.dedupe_key,
-                reason=FILTERED,
+                reason=d.reason or FILTERED,
                 finished_at=now,
             )
-            _apply(conn, msg, d.agent, "ignored", "", FILTERED, 0, now)
+            _apply(conn, msg, d.agent, "ignored", "", d.reason or FILTERED, 0, now)
             store.mark_done(conn, msg.id, d.agent, run_id)
             out.append(_receipt(conn, run_id))
     return out
@@ -560,13 +584,14 @@ def _claim(conn: sqlite3.Connection, spec: AgentSpec, mid: int, now: int) -> _Ta
         msg = reads.message_by_id(conn, mid)
         if msg is None:
             return taken
+        key = _dedupe_key(conn, msg)
         action, attempts = _verdict(
             conn,
             spec,
             mid,
             prev[0] if prev else None,
             prev[2] if prev else None,
-            msg.dedupe_key,
+            key,
             channel_id,
             now,
         )
@@ -598,7 +623,7 @@ def _claim(conn: sqlite3.Connection, spec: AgentSpec, mid: int, now: int) -> _Ta
                 "ignored",
                 attempts + 1,
                 now,
-                msg.dedupe_key,
+                key,
                 reason="duplicate",
                 finished_at=now,
             )
@@ -614,7 +639,7 @@ def _claim(conn: sqlite3.Connection, spec: AgentSpec, mid: int, now: int) -> _Ta
         )
         if not claimed:
             return taken
-        store.insert_receipt(conn, run_id, mid, agent, "running", attempts + 1, now, msg.dedupe_key)
+        store.insert_receipt(conn, run_id, mid, agent, "running", attempts + 1, now, key)
         presence.seen(conn, agent, now)  # a run of the agent's command starts
         if tracked and ack_status is None:
             _acknowledge_in_progress(conn, mid, agent, now)

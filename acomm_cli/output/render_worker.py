@@ -204,3 +204,21 @@ def dispatch_notes(r: DispatchResult) -> None:
                 f"dispatch: {x.agent} failed on message {x.message_id} (attempt {x.attempt}, "
                 f"{x.run_id}): {x.reason}{then}"
             )
+
+
+def trigger_rules(out: Output, doc: dict[str, Any]) -> None:
+    """`acomm dispatch rules`: the decision table's rows, then each configured agent's rules,
+    each with where it came from."""
+    if out.json:
+        _dump(doc)
+        return
+    import json
+
+    rows: list[tuple[Any, ...]] = []
+    for r in doc["defaults"]:
+        target = f" (target={r['target']})" if r["target"] else ""
+        rows.append(("(default)", r["event_type"] + target, r["notify"], r["trigger"], r["source"]))
+    for a in doc["agents"]:
+        rule = "on: " + json.dumps(a["on"], ensure_ascii=False) if a["on"] else "the defaults"
+        rows.append((a["agent"], rule, "", "", a["source"]))
+    _table(out, "trigger rules", ["agent", "rule", "notify", "trigger", "source"], rows)

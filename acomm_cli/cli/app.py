@@ -50,6 +50,7 @@ COMMANDS = {
     "incident": "incident",
     "messages": "messages",
     "show": "messages",
+    "attachment": "attachment",
     "deadletter": "deadletter",
     "tick": "tick",
     "dispatch": "dispatch",
@@ -89,6 +90,7 @@ GROUPS = {
     "capability",
     "incident",
     "token",
+    "attachment",
 }
 ALIASES = {"dead-letters": "deadletter"}
 

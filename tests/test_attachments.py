@@ -307,3 +307,35 @@ def test_markdown_is_rendered_on_a_terminal_only(cli, people, monkeypatch):
     assert "A2U" in shown
     text = _send(cli, "--to", "bob", "plain **not markdown**", "--as", "alice")
     assert "**not markdown**" in cli.ok("show", str(text), "--no-color").stdout
+
+
+# ---------------------------------------------------------------- the mailbox bridge
+
+
+def test_the_bridge_mirrors_files_beside_the_inbox_file(cli, people, tmp_path, monkeypatch):
+    import json
+
+    inbox = tmp_path / "claude" / "inbox"
+    monkeypatch.setenv("ACOMM_BRIDGE_INBOX_DIR", str(inbox))
+    src = _file(tmp_path, "plan.md", b"# plan\n")
+    mid = _send(cli, "--to", "bob", "--attach", str(src), "see the plan", "--as", "alice")
+    files = inbox / "bob" / f"{mid}.files"
+    copy = files / "plan.md"
+    assert copy.read_bytes() == b"# plan\n"
+    assert stat.S_IMODE(copy.stat().st_mode) == 0o600
+    assert stat.S_IMODE(files.stat().st_mode) == 0o700
+    doc = json.loads((inbox / "bob" / f"{mid}.json").read_text())
+    assert doc["attachments"] == [
+        {
+            "name": "plan.md",
+            "sha256": hashlib.sha256(b"# plan\n").hexdigest(),
+            "size": 7,
+            "content_type": "text/markdown",
+            "path": str(copy),
+        }
+    ]
+    plain = _send(cli, "--to", "bob", "no files", "--as", "alice")
+    assert "attachments" not in json.loads((inbox / "bob" / f"{plain}.json").read_text())
+    assert not (inbox / "bob" / f"{plain}.files").exists()
+    cli.ok("receive", "--as", "bob")  # read: the mirror goes, files and all
+    assert sorted(p.name for p in (inbox / "bob").iterdir()) == []

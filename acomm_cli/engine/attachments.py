@@ -279,6 +279,32 @@ def _pair(m: Message) -> tuple[str, str] | None:
     return None
 
 
+def files_of(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, list[Attachment]]:
+    """message id -> the files it names (without their bytes), for the messages that have
+    any (the mailbox bridge mirrors them beside its inbox files)."""
+    out: dict[int, list[Attachment]] = {}
+    for mid, _, _, name, sha, size, ctype in q.rich_rows(conn, ids):
+        if name is not None:
+            out.setdefault(mid, []).append(Attachment(name, sha or "", size or 0, ctype))
+    return out
+
+
+def data_of(conn: sqlite3.Connection, a: Attachment) -> bytes:
+    """A file's bytes, checked against its hash."""
+    import hashlib
+
+    data = q.blob(conn, a.sha256)
+    if data is None or hashlib.sha256(data).hexdigest() != a.sha256:
+        raise AttachmentCorrupt(
+            f"the stored bytes of {a.name!r} are "
+            + ("missing" if data is None else "not those of sha256 " + a.sha256),
+            field="name",
+            value=a.name,
+            sha256=a.sha256,
+        )
+    return data
+
+
 def listing(conn: sqlite3.Connection, message_id: int, agent: str) -> list[Attachment]:
     """The files a message names, for a participant of its channel."""
     _authorize(conn, message_id, agent)
@@ -287,8 +313,6 @@ def listing(conn: sqlite3.Connection, message_id: int, agent: str) -> list[Attac
 
 def fetch(conn: sqlite3.Connection, message_id: int, name: str, agent: str) -> Attachment:
     """One file of a message with its bytes, checked against the hash the message names."""
-    import hashlib
-
     _authorize(conn, message_id, agent)
     for row in q.named(conn, message_id):
         if row[0] == name:
@@ -296,16 +320,7 @@ def fetch(conn: sqlite3.Connection, message_id: int, name: str, agent: str) -> A
             break
     else:
         raise NotFound(f"message {message_id} has no file named {name!r}", field="name", value=name)
-    data = q.blob(conn, a.sha256)
-    if data is None or hashlib.sha256(data).hexdigest() != a.sha256:
-        raise AttachmentCorrupt(
-            f"the stored bytes of {name!r} (message {message_id}) are "
-            + ("missing" if data is None else "not those of sha256 " + a.sha256),
-            field="name",
-            value=name,
-            sha256=a.sha256,
-        )
-    return Attachment(a.name, a.sha256, a.size, a.content_type, data)
+    return Attachment(a.name, a.sha256, a.size, a.content_type, data_of(conn, a))
 
 
 def _authorize(conn: sqlite3.Connection, message_id: int, agent: str) -> None:

@@ -339,3 +339,23 @@ def test_the_bridge_mirrors_files_beside_the_inbox_file(cli, people, tmp_path, m
     assert not (inbox / "bob" / f"{plain}.files").exists()
     cli.ok("receive", "--as", "bob")  # read: the mirror goes, files and all
     assert sorted(p.name for p in (inbox / "bob").iterdir()) == []
+
+
+def test_a_dispatched_agent_reads_the_rich_parts_on_stdin(cli, people, tmp_path):
+    import json
+
+    from test_dispatch import agent_script, configure
+
+    run = agent_script(tmp_path, "record.sh", 'cat > "$WORK/stdin.json"\n')
+    configure(people, carol={"run": run})
+    src = _file(tmp_path, "spec.md", b"# spec\n")
+    _send(
+        cli, "--to", "carol", "--format", "markdown", "--subject", "Spec", "--attach", str(src),
+        "**read me**", "--as", "alice",
+    )  # fmt: skip
+    expected = cli.ok("receive", "--as", "carol", "--peek", "--json").json()["messages"][0]
+    assert cli.ok("dispatch", "--json").json()["accepted"] == 1
+    got = json.loads((tmp_path / "stdin.json").read_text())
+    assert got == expected
+    assert (got["format"], got["subject"], got["direction"]) == ("markdown", "Spec", "A2A")
+    assert [a["name"] for a in got["attachments"]] == ["spec.md"]

@@ -560,6 +560,9 @@ def _claim(conn: sqlite3.Connection, spec: AgentSpec, mid: int, now: int) -> _Ta
         msg = reads.message_by_id(conn, mid)
         if msg is None:
             return taken
+        from acomm_cli.engine import attachments  # its stdin document: format, subject, files
+
+        attachments.decorate(conn, [msg])
         action, attempts = _verdict(
             conn,
             spec,

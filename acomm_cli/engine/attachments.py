@@ -223,15 +223,13 @@ def store(conn: sqlite3.Connection, message_id: int, rich: RichParts, now: int) 
 
 
 def refuse_remote(rich: RichParts | None, recipient: str) -> None:
-    """A message's rich parts do not travel to another node: refused rather than sent
-    without them."""
-    if rich is None:
+    """Files do not travel to another node (a format and a subject do, in the event's
+    payload): refused rather than sent without them."""
+    if rich is None or not rich.attachments:
         return
-    field = "attach" if rich.attachments else "subject" if rich.subject else "format"
     raise ValidationFailed(
-        f"{field}: {recipient!r} is an agent of another node; files, a subject and a format "
-        "are not carried across nodes",
-        field=field,
+        f"attach: {recipient!r} is an agent of another node; files are not carried across nodes",
+        field="attach",
         value=recipient,
     )
 

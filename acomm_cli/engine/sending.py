@@ -802,7 +802,7 @@ def send_remote(
         source_agent=req.sender,
         to_agent=recipient,
         corr=plan.correlation_id,
-        payload=remote.message_payload(plan.row),
+        payload=remote.message_payload(plan.row, plan.rich),
         decision=rt.decision,
     )
     fsql.insert_sent(

@@ -181,6 +181,15 @@ class StoreCapacity(CommError):
     transient = True
 
 
+class AttachmentTooLarge(StoreCapacity):
+    """`send --attach`: a file, or a message's files together, past the store's limits
+    (limits.max_attachment_bytes, limits.max_message_attachment_bytes): refused before
+    anything is written, and not worth retrying as it is."""
+
+    code = "attachment_too_large"
+    transient = False
+
+
 class DiskFull(CommError):
     """The filesystem holding the store has no space left: not corruption, and nothing was
     written (SQLite rolled the transaction back)."""
@@ -200,6 +209,13 @@ class StoreLocked(StoreUnavailable):
     unavailable store, but worth trying again (a corrupt or newer store is not)."""
 
     transient = True
+
+
+class AttachmentCorrupt(StoreUnavailable):
+    """A stored attachment whose bytes no longer hash to the sha256 its message names: the
+    store is damaged there; nothing is written out."""
+
+    code = "attachment_corrupt"
 
 
 class StoreReadOnly(StoreUnavailable):

@@ -448,6 +448,9 @@ class Limits:
     # capabilities: this many routing misses within the window open a review incident
     cap_miss_threshold: int = 3
     cap_miss_window_ms: int = 3_600_000
+    # `send --attach`: the largest file, and the most a message's files may add up to
+    max_attachment_bytes: int = 10 * 1024**2
+    max_message_attachment_bytes: int = 25 * 1024**2
 
 
 @dataclass(frozen=True)
@@ -530,6 +533,7 @@ class Message:
     deliveries: list[Delivery] = field(default_factory=list)
     delivery: Delivery | None = None  # set in receive results: the receiving agent's own
     federation: dict[str, Any] | None = None  # set by `show` for a federated message
+    rich: RichParts | None = None  # format, subject, files, direction (engine/attachments.py)
 
     @property
     def status(self) -> str:
@@ -552,6 +556,30 @@ def message_status(states: list[DeliveryState]) -> str:
 
 
 @dataclass(frozen=True)
+class Attachment:
+    """A file a message names: its name there, the sha256 of its bytes (the blob's key), its
+    size and guessed content type; `data` only while it is being sent or fetched."""
+
+    name: str
+    sha256: str
+    size: int
+    content_type: str | None = None
+    data: bytes | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class RichParts:
+    """A message's rich parts: `format` (text | markdown; None: text), `subject`, the files
+    it names, and on read the kinds at both ends of a direct message (`direction`, e.g.
+    A2U: U a human, A an agent or service)."""
+
+    format: str | None = None
+    subject: str | None = None
+    attachments: tuple[Attachment, ...] = ()
+    direction: str | None = None
+
+
+@dataclass(frozen=True)
 class SendRequest:
     """What a caller asks to send; the pipeline validates every field."""
 
@@ -569,6 +597,7 @@ class SendRequest:
     expires_at: int | None = None
     # time to live: not read by then (from delivery), dead-lettered `expired`
     ttl_ms: int | None = None
+    rich: RichParts | None = None  # format, subject and files (engine/attachments.py)
 
 
 @dataclass(frozen=True)

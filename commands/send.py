@@ -106,12 +106,37 @@ def send(
     delay: Delay = None,
     deliver_at: DeliverAt = None,
     ttl: Ttl = None,
+    format_: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            click_type=params.MESSAGE_FORMAT,
+            help="How the body reads: text (the default) or markdown (`show` renders it on "
+            "a terminal).",
+            show_default=False,
+        ),
+    ] = None,
+    subject: Annotated[
+        str | None,
+        typer.Option(metavar="TEXT", help="A subject line (at most 256 characters)."),
+    ] = None,
+    attach: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--attach",
+            click_type=params.FILE,
+            help="Attach this file (repeatable); `acomm attachment get MSG NAME` fetches it.",
+        ),
+    ] = None,
 ) -> None:
     """Send a message; prints its id.
 
     Example: acomm send team "hello" --as alice
 
     Example (body on stdin, direct message): echo hi | acomm send --to bob --as alice
+
+    Example (markdown, a subject and a file): acomm send --to bob --format markdown
+    --subject "Build report" --attach report.pdf "**green**" --as alice
     """
 
 

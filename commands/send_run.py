@@ -82,10 +82,19 @@ def send(
     delay: str | None,
     deliver_at: str | None,
     ttl: str | None,
+    format_: str | None = None,
+    subject: str | None = None,
+    attach: list[str] | None = None,
 ) -> int | None:
     out = inv.output()
     now = clock.now_ms()
     if batch is not None:
+        if format_ is not None or subject is not None or attach:
+            raise UsageError(
+                "--batch takes everything from its file; give --format and --subject on its "
+                "lines (files cannot be attached in a batch)",
+                field="batch",
+            )
         if channel is not None or body is not None or to is not None:
             raise UsageError(
                 "--batch takes everything from its file; give no channel, body or --to",
@@ -120,6 +129,7 @@ def send(
         delay_ms=delay_ms,
         deliver_at=at,
         ttl_ms=clock.parse_duration(ttl, "ttl") if ttl is not None else None,
+        rich=_rich(inv, format_, subject, attach),
     )
     if to is None:
         with inv.store(write=True) as conn:
@@ -172,6 +182,18 @@ def publish(
     with inv.store(write=True) as conn:
         result = sending.send(conn, req, now, inv.limits())
     render_messages.send_results(inv.output(), [result])
+
+
+def _rich(
+    inv: Invocation, fmt: str | None, subject: str | None, attach: list[str] | None
+) -> model.RichParts | None:
+    """--format, --subject and --attach, checked and the files read before the store is
+    opened: no write lock is held while a file is read. A plain send imports nothing more."""
+    if fmt is None and subject is None and not attach:
+        return None
+    from acomm_cli.engine import attachments
+
+    return attachments.parts(fmt, subject, attach, inv.limits())
 
 
 def _publish_now(conn: sqlite3.Connection) -> None:

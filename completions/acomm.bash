@@ -6,12 +6,13 @@
 
 _acomm_subcommands() {
     case $1 in
-        '') echo 'init status config channel send publish subscribe unsubscribe subscriptions receive ack nack extend query respond thread task capability incident messages show deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway token mcp ui' ;;
+        '') echo 'init status config channel send publish subscribe unsubscribe subscriptions receive ack nack extend query respond thread task capability incident messages show attachment deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway token mcp ui' ;;
         'config') echo 'show set' ;;
         'channel') echo 'create join leave list show pause resume drain close admin update delete' ;;
         'task') echo 'create accept update complete fail list show' ;;
         'capability') echo 'host publish unpublish list show' ;;
         'incident') echo 'list show resolve' ;;
+        'attachment') echo 'list get' ;;
         'deadletter') echo 'list show replay discard purge' ;;
         'dispatch') echo 'rules' ;;
         'bridge') echo 'sync' ;;
@@ -46,7 +47,7 @@ _acomm_options() {
         'channel admin') echo "$global --revoke --as" ;;
         'channel update') echo "$global --as --max-message-size --ack-timeout --max-retries --retry-backoff --retry-jitter --echo --no-echo --priority-ordering --no-priority-ordering --max-pending --dedupe-window --retention-count --retention-age --lease --message-ttl --retry-failed --no-retry-failed" ;;
         'channel delete') echo "$global --force --as" ;;
-        'send') echo "$global --as --from --sender --to --batch -t --type -p --priority --topic --correlation-id --dedupe-key --meta --delay --deliver-at --ttl" ;;
+        'send') echo "$global --as --from --sender --to --batch -t --type -p --priority --topic --correlation-id --dedupe-key --meta --delay --deliver-at --ttl --format --subject --attach" ;;
         'publish') echo "$global --as --from --sender -t --type -p --priority --correlation-id --dedupe-key --meta --delay --deliver-at --ttl" ;;
         'subscribe') echo "$global --as" ;;
         'unsubscribe') echo "$global --as" ;;
@@ -78,6 +79,9 @@ _acomm_options() {
         'incident resolve') echo "$global --note --as" ;;
         'messages') echo "$global -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset -f --follow --correlation-id --recipient --state" ;;
         'show') echo "$global" ;;
+        'attachment') echo "$global" ;;
+        'attachment list') echo "$global --as" ;;
+        'attachment get') echo "$global -o --output --force --no-force --as" ;;
         'deadletter') echo "$global" ;;
         'deadletter list') echo "$global -c --channel --recipient --reason --limit --offset" ;;
         'deadletter show') echo "$global --recipient" ;;
@@ -187,6 +191,9 @@ _acomm_value_kind() {
         'send --delay') echo 'value' ;;
         'send --deliver-at') echo 'value' ;;
         'send --ttl') echo 'value' ;;
+        'send --format') echo 'choice:text markdown' ;;
+        'send --subject') echo 'value' ;;
+        'send --attach') echo 'file' ;;
         'publish --as'|'publish --from'|'publish --sender') echo 'agent' ;;
         'publish -t'|'publish --type') echo 'choice:text command query response acknowledgment notification broadcast error' ;;
         'publish -p'|'publish --priority') echo 'choice:low normal high urgent critical' ;;
@@ -271,6 +278,9 @@ _acomm_value_kind() {
         'messages --correlation-id') echo 'value' ;;
         'messages --recipient') echo 'agent' ;;
         'messages --state') echo 'choice:queued waiting unread read acked dead' ;;
+        'attachment list --as') echo 'agent' ;;
+        'attachment get -o'|'attachment get --output') echo 'file' ;;
+        'attachment get --as') echo 'agent' ;;
         'deadletter list -c'|'deadletter list --channel') echo 'channel' ;;
         'deadletter list --recipient') echo 'agent' ;;
         'deadletter list --reason') echo 'choice:max_retries_exceeded expired recipient_left dispatch_failed no_owner owner_offline federation_max_attempts nacked channel_deleted' ;;
@@ -404,6 +414,9 @@ _acomm_positional() {
         'incident show 0') echo 'value' ;;
         'incident resolve 0') echo 'value' ;;
         'show 0') echo 'value' ;;
+        'attachment list 0') echo 'value' ;;
+        'attachment get 0') echo 'value' ;;
+        'attachment get 1') echo 'value' ;;
         'deadletter show 0') echo 'value' ;;
         'deadletter replay 0') echo 'value' ;;
         'deadletter discard 0') echo 'value' ;;

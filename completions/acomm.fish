@@ -6,7 +6,7 @@
 function __acomm_subcommands
     switch "$argv[1]"
         case ''
-            echo init status config channel send publish subscribe unsubscribe subscriptions receive ack nack extend query respond thread task capability incident messages show deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway token mcp ui
+            echo init status config channel send publish subscribe unsubscribe subscriptions receive ack nack extend query respond thread task capability incident messages show attachment deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway token mcp ui
         case 'config'
             echo show set
         case 'channel'
@@ -17,6 +17,8 @@ function __acomm_subcommands
             echo host publish unpublish list show
         case 'incident'
             echo list show resolve
+        case 'attachment'
+            echo list get
         case 'deadletter'
             echo list show replay discard purge
         case 'dispatch'
@@ -67,7 +69,7 @@ function __acomm_valued
         case 'channel delete'
             echo --as
         case 'send'
-            echo --as --from --sender --to --batch -t --type -p --priority --topic --correlation-id --dedupe-key --meta --delay --deliver-at --ttl
+            echo --as --from --sender --to --batch -t --type -p --priority --topic --correlation-id --dedupe-key --meta --delay --deliver-at --ttl --format --subject --attach
         case 'publish'
             echo --as --from --sender -t --type -p --priority --correlation-id --dedupe-key --meta --delay --deliver-at --ttl
         case 'subscribe'
@@ -108,6 +110,10 @@ function __acomm_valued
             echo --note --as
         case 'messages'
             echo -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset --correlation-id --recipient --state
+        case 'attachment list'
+            echo --as
+        case 'attachment get'
+            echo -o --output --as
         case 'deadletter list'
             echo -c --channel --recipient --reason --limit --offset
         case 'deadletter show'
@@ -271,6 +277,7 @@ complete -c acomm -f -n '__acomm_is \'\'' -a 'capability' -d 'Capabilities: what
 complete -c acomm -f -n '__acomm_is \'\'' -a 'incident' -d 'Review incidents: misfires of published capabilities'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'messages' -d 'Message history, newest first (changes nothing)'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'show' -d 'One message with the delivery state of every recipient'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'attachment' -d 'The files messages carry (`send --attach FILE`)'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'deadletter' -d 'Inspect and recover dead letters'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'tick' -d 'Advance timers: deliver, retry, dead-letter; then run configured ag...'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'dispatch' -d 'Run configured agents\' commands on their due messages, one receipt...'
@@ -434,6 +441,11 @@ complete -c acomm -n '__acomm_is \'send\'' -l meta -r -f -d 'k=v metadata (repea
 complete -c acomm -n '__acomm_is \'send\'' -l delay -r -f -d 'Deliver after this long, e.g'
 complete -c acomm -n '__acomm_is \'send\'' -l deliver-at -r -f -d 'Deliver at this time (ISO 8601)'
 complete -c acomm -n '__acomm_is \'send\'' -l ttl -r -f -d 'Time to live: not read within this (from delivery), the message is...'
+complete -c acomm -n '__acomm_is \'send\'' -l format -r -f -a 'text markdown'
+complete -c acomm -n '__acomm_is \'send\'' -l format -r -f -d 'How the body reads: text (the default) or markdown (`show` renders...'
+complete -c acomm -n '__acomm_is \'send\'' -l subject -r -f -d 'A subject line (at most 256 characters)'
+complete -c acomm -n '__acomm_is \'send\'' -l attach -r -F
+complete -c acomm -n '__acomm_is \'send\'' -l attach -r -F -d 'Attach this file (repeatable); `acomm attachment get MSG NAME` fetc...'
 complete -c acomm -n '__acomm_at \'send\' 0' -f -a '(__acomm_words channels)'
 
 # acomm publish
@@ -653,6 +665,21 @@ complete -c acomm -n '__acomm_is \'messages\'' -l state -r -f -a 'queued waiting
 complete -c acomm -n '__acomm_is \'messages\'' -l state -r -f -d 'Only messages with a delivery in this state: queued, waiting, unrea...'
 
 # acomm show
+
+# acomm attachment
+complete -c acomm -f -n '__acomm_is \'attachment\'' -a 'list' -d 'The files a message carries, by name'
+complete -c acomm -f -n '__acomm_is \'attachment\'' -a 'get' -d 'Write one file of a message to stdout or FILE'
+
+# acomm attachment list
+complete -c acomm -n '__acomm_is \'attachment list\'' -l as -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'attachment list\'' -l as -r -f -d 'The acting agent'
+
+# acomm attachment get
+complete -c acomm -n '__acomm_is \'attachment get\'' -s o -l output -r -F
+complete -c acomm -n '__acomm_is \'attachment get\'' -s o -l output -r -F -d 'Write the file here (mode 0600) instead of to stdout'
+complete -c acomm -n '__acomm_is \'attachment get\'' -l force -l no-force -d 'Replace FILE if it exists'
+complete -c acomm -n '__acomm_is \'attachment get\'' -l as -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'attachment get\'' -l as -r -f -d 'The acting agent'
 
 # acomm deadletter
 complete -c acomm -f -n '__acomm_is \'deadletter\'' -a 'list' -d 'List dead letters, oldest first'

@@ -459,6 +459,10 @@ def delete_selected(conn: sqlite3.Connection) -> tuple[int, int]:
     deliveries = conn.execute(
         "DELETE FROM deliveries WHERE message_id IN (SELECT id FROM temp.compact_ids)"
     ).rowcount
+    # the names a message gives its files (the blobs go once no message names them)
+    conn.execute(
+        "DELETE FROM message_attachments WHERE message_id IN (SELECT id FROM temp.compact_ids)"
+    )
     messages = conn.execute(
         "DELETE FROM messages WHERE id IN (SELECT id FROM temp.compact_ids)"
     ).rowcount

@@ -79,6 +79,14 @@ CASES = [
         FAST,
     ),
     (["send", "team", "hi", "--as", "alice", "--priority", "extreme"], None, FAST),
+    # rich parts: a format, a subject, a file (this one), and a refused format
+    (
+        ["send", "team", "hi", "--as", "alice", "--format", "markdown", "--subject", "s"]
+        + ["--attach", str(Path(__file__).resolve())],
+        None,
+        FAST,
+    ),
+    (["send", "team", "hi", "--as", "alice", "--format", "html"], None, FAST),
     (["send", "team", "hi", "--as", "bad name"], None, FAST),
     (
         ["send", "--batch", "-"],

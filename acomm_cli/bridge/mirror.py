@@ -8,9 +8,11 @@ command; it is recorded in `bridge_mirrors` and retried with a back-off."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +21,14 @@ from acomm_cli.bridge import teams
 from acomm_cli.bridge.paths import under, write_atomic
 from acomm_cli.bridge.settings import BridgeConfig, SyncResult
 from acomm_cli.clock import iso
-from acomm_cli.engine import channels
-from acomm_cli.errors import UnsafePath, ValidationFailed
+from acomm_cli.engine import attachments, channels
+from acomm_cli.errors import AttachmentCorrupt, UnsafePath, ValidationFailed
+from acomm_cli.model import Attachment
 from acomm_cli.store import acks, write
 from acomm_cli.store import bridge as q
 
 INBOX, TEAM = "inbox", "team"
+FILES_SUFFIX = ".files"  # {inbox_dir}/{agent}/{message_id}.files/NAME: a message's files
 RETRY_MAX_MS = 60_000  # a failed mirror is retried after 1 s, 2 s, 4 s ... at most a minute
 
 
@@ -46,6 +50,44 @@ def inbox_doc(row: tuple[Any, ...]) -> dict[str, Any]:
         "correlation_id": corr,
         "priority": model.Priority(prio).name.lower(),
     }
+
+
+def _mirror_files(
+    conn: sqlite3.Connection, inbox: Path, mid: int, files: list[Attachment]
+) -> list[dict[str, Any]]:
+    """A message's files as {inbox}/{mid}.files/NAME (0600, in a 0700 directory), each
+    checked against its hash; their entries for the inbox file."""
+    d = under(inbox, [f"{mid}{FILES_SUFFIX}"], create=True)
+    out = []
+    for a in files:
+        write_atomic(d, a.name, attachments.data_of(conn, a))
+        out.append(
+            {
+                "name": a.name,
+                "sha256": a.sha256,
+                "size": a.size,
+                "content_type": a.content_type,
+                "path": str(d / a.name),
+            }
+        )
+    return out
+
+
+def _remove_files(inbox: Path, mid: int) -> None:
+    """Take a message's mirrored files away with its inbox file (a real directory only: a
+    symbolic link in its place is left alone)."""
+    d = inbox / f"{mid}{FILES_SUFFIX}"
+    try:
+        st = os.lstat(d)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISDIR(st.st_mode):
+        return
+    for entry in os.scandir(d):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(entry.path)
+    with contextlib.suppress(FileNotFoundError):
+        os.rmdir(d)
 
 
 def _failure(
@@ -88,15 +130,18 @@ def mirror(
     queued = q.made_unread(conn)
     records: list[tuple[Any, ...]] = []
     if cfg.inbox_dir is not None:
-        for row in _to_write(conn, INBOX, now, False, after, queued):
+        rows = _to_write(conn, INBOX, now, False, after, queued)
+        files = attachments.files_of(conn, sorted({r[0] for r in rows})) if rows else {}
+        for row in rows:
             mid, recipient = row[0], row[1]
             try:
                 model.agent_id(recipient)
                 d = under(cfg.inbox_dir, [recipient], create=True)
-                write_atomic(
-                    d, f"{mid}.json", json.dumps(inbox_doc(row), ensure_ascii=False).encode()
-                )
-            except (OSError, UnsafePath, ValidationFailed) as exc:
+                doc = inbox_doc(row)
+                if mid in files:  # the files first: the inbox file then names them
+                    doc["attachments"] = _mirror_files(conn, d, mid, files[mid])
+                write_atomic(d, f"{mid}.json", json.dumps(doc, ensure_ascii=False).encode())
+            except (OSError, UnsafePath, ValidationFailed, AttachmentCorrupt) as exc:
                 records.append((mid, recipient, INBOX, *_failure(row[13], exc, now), now))
                 result.failed += 1
             else:
@@ -156,6 +201,7 @@ def remove(
             try:
                 model.agent_id(recipient)
                 d = under(cfg.inbox_dir, [recipient], create=False)
+                _remove_files(d, mid)
                 os.unlink(d / f"{mid}.json")
             except FileNotFoundError:
                 pass  # the file or its directory is gone already: nothing to take away

@@ -50,6 +50,7 @@ COMMANDS = {
     "incident": "incident",
     "messages": "messages",
     "show": "messages",
+    "attachment": "attachment",
     "deadletter": "deadletter",
     "tick": "tick",
     "dispatch": "dispatch",
@@ -90,6 +91,7 @@ GROUPS = {
     "capability",
     "incident",
     "token",
+    "attachment",
 }
 ALIASES = {"dead-letters": "deadletter"}
 

@@ -11,7 +11,7 @@ import os
 from acomm_cli.clock import MAX_DURATION_MS, parse_duration, parse_size
 from acomm_cli.errors import StoreUnavailable, UsageError, ValidationFailed
 from acomm_cli.lite import paths
-from acomm_cli.model import Limits, channel_name, whole_number
+from acomm_cli.model import MAX_MESSAGE_SIZE_BOUND, Limits, channel_name, whole_number
 
 TYPE_CHECKING = False  # typing's, without importing typing (a send does not load it)
 if TYPE_CHECKING:
@@ -44,6 +44,17 @@ KEYS: dict[str, tuple[Any, Any, str]] = {
         2 * 1024**3,
         lambda v, k: _store_bytes(v, k),
         "ACOMM_MAX_STORE_BYTES",
+    ),
+    # `send --attach`: the largest file, and the most one message's files may add up to
+    "limits.max_attachment_bytes": (
+        10 * 1024**2,
+        lambda v, k: _attachment_bytes(v, k),
+        "ACOMM_MAX_ATTACHMENT_BYTES",
+    ),
+    "limits.max_message_attachment_bytes": (
+        25 * 1024**2,
+        lambda v, k: _attachment_bytes(v, k),
+        "ACOMM_MAX_MESSAGE_ATTACHMENT_BYTES",
     ),
     # `acomm audit`: where Spark runs (local[*], local[N], spark://host:7077, yarn, k8s://...)
     "spark.master": ("local[*]", lambda v, k: _nonempty(v, k), "ACOMM_SPARK_MASTER"),
@@ -225,6 +236,18 @@ def _body_bytes(value: Any, key: str) -> int:
     if not 1024 <= n <= 1024**3 or isinstance(value, bool):
         raise ValidationFailed(
             f"{key}: {value!r} is not a size from 1KiB to 1GiB (e.g. 1MiB)",
+            field=key,
+            value=str(value),
+        )
+    return n
+
+
+def _attachment_bytes(value: Any, key: str) -> int:
+    """A size from 1 byte to the largest value SQLite stores in one row, less a margin."""
+    n = parse_size(value, key) if isinstance(value, int | str) and value is not True else -1
+    if not 1 <= n <= MAX_MESSAGE_SIZE_BOUND or isinstance(value, bool):
+        raise ValidationFailed(
+            f"{key}: {value!r} is not a size from 1 byte to {MAX_MESSAGE_SIZE_BOUND} (e.g. 10MiB)",
             field=key,
             value=str(value),
         )
@@ -566,6 +589,10 @@ DEFAULT_CONFIG = """\
 #   max_active_messages: 100000
 #   # Database plus WAL; within 100 MiB of it, sends fail with store_capacity.
 #   max_store_bytes: 2GiB
+#   # `send --attach`: the largest file, and the most one message's files may add up to;
+#   # past them the send fails with attachment_too_large (exit 6).
+#   max_attachment_bytes: 10MiB
+#   max_message_attachment_bytes: 25MiB
 # spark:
 #   # Where `acomm audit` runs its Spark job: local[*] (every core here), local[2],
 #   # spark://host:7077 (a cluster; exports and --out must be on storage every node reads).

@@ -38,6 +38,9 @@ COMMANDS = {
             {'name': 'delay', 'argument': False, 'opts': ['--delay'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
             {'name': 'deliver_at', 'argument': False, 'opts': ['--deliver-at'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
             {'name': 'ttl', 'argument': False, 'opts': ['--ttl'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'format_', 'argument': False, 'opts': ['--format'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'subject', 'argument': False, 'opts': ['--subject'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'attach', 'argument': False, 'opts': ['--attach'], 'flag': False, 'kind': 'str', 'multiple': True, 'default': None, 'required': False, 'envvar': None, 'typer_only': None},
         ],
     },
     'publish': {

@@ -303,6 +303,8 @@ def limits(s: Settings) -> model.Limits:
         fed_ack_timeout_ms=s.value("federation.ack_timeout"),
         cap_miss_threshold=s.value("capabilities.miss_threshold"),
         cap_miss_window_ms=s.value("capabilities.miss_window"),
+        max_attachment_bytes=s.value("limits.max_attachment_bytes"),
+        max_message_attachment_bytes=s.value("limits.max_message_attachment_bytes"),
     )
 
 

@@ -142,6 +142,7 @@ ROLE = choice((model.Role.MEMBER.value, model.Role.OBSERVER.value), "ROLE")  # n
 SORT = choice(("created", "priority", "id"), "SORT")
 ORDER = choice(("asc", "desc"), "ORDER")
 EXPORT_FORMAT = choice(("parquet", "jsonl"), "FORMAT")
+MESSAGE_FORMAT = choice(("text", "markdown"), "FORMAT")  # `send --format`
 SHELL = choice(SHELLS, "SHELL")
 
 

@@ -585,6 +585,9 @@ def _claim(conn: sqlite3.Connection, spec: AgentSpec, mid: int, now: int) -> _Ta
         if msg is None:
             return taken
         key = _dedupe_key(conn, msg)
+        from acomm_cli.engine import attachments  # its stdin document: format, subject, files
+
+        attachments.decorate(conn, [msg])
         action, attempts = _verdict(
             conn,
             spec,

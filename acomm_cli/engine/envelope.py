@@ -76,6 +76,12 @@ def _payload(kind: str, payload: dict[str, Any]) -> None:
         meta = payload.get("metadata")
         if meta is not None and not isinstance(meta, dict):
             raise EventRejected(f"payload.metadata: {_show(meta)} is not an object")
+        fmt, subject = payload.get("format"), payload.get("subject")
+        if fmt is not None and fmt not in ("text", "markdown"):
+            raise EventRejected(f"payload.format: {_show(fmt)} is not text or markdown")
+        _text(payload, "subject", MAX_SHORT, where="payload.")
+        if subject is not None and (subject == "" or any(c < " " or c == "\x7f" for c in subject)):
+            raise EventRejected("payload.subject: empty, or more than one line")
     elif kind == "ack":
         _text(payload, "ackOf", MAX_ID, required=True, where="payload.")
         if payload.get("status") not in ACK_STATUSES:

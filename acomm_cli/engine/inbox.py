@@ -7,7 +7,7 @@ import sqlite3
 from collections.abc import Callable
 
 from acomm_cli import model
-from acomm_cli.engine import directory, presence, queues
+from acomm_cli.engine import attachments, directory, presence, queues
 from acomm_cli.engine.channels import get_channel, release
 from acomm_cli.errors import InvalidState, NotFound, NotParticipant, ValidationFailed
 from acomm_cli.model import ChannelState, DeliveryState, Message, MessageFilter, QueryResult
@@ -115,6 +115,7 @@ def read_inbox(
         # built as the read marks below leave them (state read, read_at now, first_read_at
         # kept or now), in the same transaction
         msgs, total, limited = reads.inbox(conn, agent, f, marked_at=now if marking else None)
+        attachments.decorate(conn, msgs)
         result = QueryResult(msgs, total, f.offset)
         if marking and msgs:
             acks.mark_read(conn, agent, [m.id for m in msgs], now)
@@ -138,6 +139,7 @@ def history(conn: sqlite3.Connection, f: MessageFilter) -> QueryResult:
     if f.channel is not None:
         get_channel(conn, f.channel)
     msgs, total = reads.history(conn, f)
+    attachments.decorate(conn, msgs)
     return QueryResult(msgs, total, f.offset)
 
 
@@ -145,6 +147,7 @@ def show(conn: sqlite3.Connection, message_id: int) -> Message:
     msg = reads.message_by_id(conn, message_id)
     if msg is None:
         raise NotFound(f"message {message_id} does not exist", field="message", value=message_id)
+    attachments.decorate(conn, [msg])
     if msg.global_id is not None:  # only a node has federated messages
         from acomm_cli.engine import remote
 

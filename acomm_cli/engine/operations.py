@@ -16,6 +16,7 @@ from acomm_cli import model
 from acomm_cli.engine import presence, projection
 from acomm_cli.engine.timers import advance
 from acomm_cli.errors import InvalidState, StoreUnavailable, ValidationFailed
+from acomm_cli.store import attachments as attachment_sql
 from acomm_cli.store import bridge as bridge_queries
 from acomm_cli.store import capabilities as cap_queries
 from acomm_cli.store import federation as fed_queries
@@ -434,6 +435,7 @@ class CompactResult:
     free_bytes: int  # pages inside the file that new writes reuse (VACUUM gives them back)
     vacuumed: bool
     dry_run: bool
+    removed_attachments: int = 0  # blobs no message names any more
 
     @property
     def reclaimed_bytes(self) -> int:
@@ -463,7 +465,8 @@ def compact(
     older than `dead_letters_older_than_ms` are purged first, when given). A message with no
     delivery at all is terminal too. Never removed: a message with an unread, queued or
     waiting delivery, an unacknowledged tracked one, a kept dead letter, or a dedupe key still
-    inside its channel's window. Expired exactly-once records go as well. `vacuum` then
+    inside its channel's window. Expired exactly-once records go as well, and every
+    attachment blob no message names any more. `vacuum` then
     rewrites the file to give the space back; `dry_run` only counts."""
     for name, value in (
         ("older_than", older_than_ms),
@@ -489,6 +492,7 @@ def compact(
             messages = maintenance.select_compactable(conn, created_before, dl_cutoff, now)
             deliveries = maintenance.selected_deliveries(conn)
             once = maintenance.count_expired_exactly_once(conn, now)
+            blobs = attachment_sql.orphaned_by_selection(conn)
     else:
         with write(conn):
             dead = (
@@ -514,6 +518,8 @@ def compact(
             deliveries += d
             if step is not None:
                 step(1)
+        with write(conn):  # the files only the removed messages named
+            blobs = attachment_sql.delete_orphans(conn)
     vacuumed = vacuum and not dry_run
     if vacuumed:
         try:
@@ -537,6 +543,7 @@ def compact(
         free_bytes=maintenance.free_bytes(conn),
         vacuumed=vacuumed,
         dry_run=dry_run,
+        removed_attachments=blobs,
     )
 
 

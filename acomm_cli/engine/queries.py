@@ -134,4 +134,7 @@ def thread(conn: sqlite3.Connection, correlation_id: str) -> list[Message]:
             field="correlation_id",
             value=correlation_id,
         )
+    from acomm_cli.engine import attachments
+
+    attachments.decorate(conn, msgs)
     return msgs

@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from acomm_cli import clock
-from acomm_cli.model import Channel, ChannelConfig, ChannelType, MessageType, Role
+from acomm_cli.model import Channel, ChannelConfig, ChannelType, MessageType, RichParts, Role
 from acomm_cli.store import channels, sending
 from acomm_cli.store import federation as sql
 
@@ -197,18 +197,24 @@ def fed_channel(
     return name
 
 
-def message_payload(row: Sequence[Any]) -> dict[str, Any]:
+def message_payload(row: Sequence[Any], rich: RichParts | None = None) -> dict[str, Any]:
     """A planned message's row (channel_id, sender, type, content, topic, priority, corr,
-    dedupe, metadata, ...) as a `message` event's payload."""
+    dedupe, metadata, ...) as a `message` event's payload; a markdown format and a subject
+    travel with it (files do not: the send refuses them)."""
     import json
 
-    return {
+    payload = {
         "type": row[2],
         "content": row[3],
         "topic": row[4],
         "priority": row[5],
         "metadata": json.loads(row[8]) if row[8] else {},
     }
+    if rich is not None and rich.format not in (None, "text"):
+        payload["format"] = rich.format
+    if rich is not None and rich.subject is not None:
+        payload["subject"] = rich.subject
+    return payload
 
 
 # ---------------------------------------------------------------- a local agent's turn

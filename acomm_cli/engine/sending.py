@@ -66,6 +66,7 @@ class _Plan:
     # a response or acknowledgement: the ack status it records on the sender's own
     # deliveries of the query or command it answers (any ack stops their timers)
     acks: AckStatus | None = None
+    rich: model.RichParts | None = None  # format, subject, files (engine/attachments.py)
 
 
 class _ChannelCache:
@@ -268,6 +269,10 @@ def _plan_checked(
     router: Router, req: SendRequest, now: int, only_to: str | None, internal: bool
 ) -> _Plan:
     sender, mtype, prio, metadata, deliver_at = check_request(req, now)
+    if req.rich is not None:  # only a send with --format, --subject or --attach
+        from acomm_cli.engine import attachments
+
+        attachments.check(req.rich, router.limits)
     if req.channel is None:
         raise ValidationFailed("channel: a channel (or --to) is required", field="channel")
     ch = router.channel(req.channel)
@@ -385,6 +390,7 @@ def _plan_checked(
         tracked,
         int(prio) if ch.config.priority_ordering else 0,
         acks=acks,
+        rich=req.rich,
     )
 
 
@@ -528,6 +534,10 @@ def persist(router: Router, plan: _Plan, now: int, *, federated: bool = False) -
     mid = sending.insert_new_message(router.conn, plan.row)
     rows = _delivery_rows(router, plan, mid, now)
     sending.insert_deliveries(router.conn, rows)
+    if plan.rich is not None:
+        from acomm_cli.engine import attachments
+
+        attachments.store(router.conn, mid, plan.rich, now)
     result = _result(plan, mid, now, bool(rows) and rows[0][3] == _UNREAD)
     if plan.acks is not None:
         _acknowledge_origin(router, plan, now)
@@ -727,6 +737,10 @@ def send_remote(
     from acomm_cli.store import federation as fsql
 
     conn = router.conn
+    if req.rich is not None:
+        from acomm_cli.engine import attachments
+
+        attachments.refuse_remote(req.rich, recipient)
     name = remote.fed_channel(conn, router.channels, req.sender, recipient, now)
     plan = plan_message(router, replace(req, channel=name), now)
     event_id = remote.uuid7(now)
@@ -791,7 +805,7 @@ def send_remote(
         source_agent=req.sender,
         to_agent=recipient,
         corr=plan.correlation_id,
-        payload=remote.message_payload(plan.row),
+        payload=remote.message_payload(plan.row, plan.rich),
         decision=rt.decision,
     )
     fsql.insert_sent(
@@ -829,6 +843,8 @@ _BATCH_KEYS = {
     "metadata",
     "delay",
     "ttl",
+    "format",  # text | markdown, and a subject: a line's rich parts (no files in a batch)
+    "subject",
 }
 
 
@@ -859,6 +875,8 @@ def batch_request(item: Any, line: int) -> tuple[SendRequest, str | None, int]:
         "correlation_id",
         "dedupe_key",
         "type",
+        "format",
+        "subject",
     ):
         if key in item and not isinstance(item[key], str):
             raise ValidationFailed(f"{where}: {key} must be a string", field=key, line=line)
@@ -896,6 +914,11 @@ def batch_request(item: Any, line: int) -> tuple[SendRequest, str | None, int]:
         metadata=item.get("metadata"),
         delay_ms=delay,
         ttl_ms=ttl,
+        rich=(
+            model.RichParts(format=item.get("format"), subject=item.get("subject"))
+            if "format" in item or "subject" in item
+            else None
+        ),
     )
     return req, item.get("to"), line
 
@@ -922,6 +945,7 @@ def send_batch(
     messages: list[tuple[Any, ...]] = []
     deliveries: list[tuple[Any, ...]] = []
     answers: list[_Plan] = []  # responses and acks: they acknowledge once all rows are in
+    rich: list[tuple[int, model.RichParts]] = []  # lines with a format or subject
     with write(conn):
         router = Router(conn, limits)
         check_capacity(router, len(items))
@@ -957,6 +981,8 @@ def send_batch(
                 results.append(dup)
                 continue
             _exactly_once(router, plan, now)
+            if plan.rich is not None:
+                rich.append((next_id, plan.rich))
             messages.append((next_id, *plan.row))
             rows = _delivery_rows(router, plan, next_id, now)
             deliveries.extend(rows)
@@ -971,6 +997,11 @@ def send_batch(
             next_id += 1
         sending.insert_messages(conn, messages)
         sending.insert_deliveries(conn, deliveries)
+        if rich:
+            from acomm_cli.engine import attachments
+
+            for mid, parts in rich:
+                attachments.store(conn, mid, parts, now)
         for sender in sorted({req.sender for req, _, _ in items}):
             presence.seen(conn, sender, now)
         for plan in answers:

@@ -18,7 +18,7 @@ from acomm_cli.engine.sending import Router, persist, plan_message
 from acomm_cli.errors import CommError, EventRejected, PeerUnreachable
 from acomm_cli.federation import identity, room
 from acomm_cli.federation.transport import Transport, Unreachable
-from acomm_cli.model import MessageType, SendRequest
+from acomm_cli.model import MessageType, RichParts, SendRequest
 from acomm_cli.store import federation as sql
 from acomm_cli.store.connection import savepoint, write
 
@@ -330,6 +330,11 @@ def _deliver(
                 topic=payload.get("topic"),
                 correlation_id=env.get("corrId"),
                 metadata=payload.get("metadata") or None,
+                rich=(
+                    RichParts(format=payload.get("format"), subject=payload.get("subject"))
+                    if "format" in payload or "subject" in payload
+                    else None
+                ),
             ),
             now,
             only_to=local,

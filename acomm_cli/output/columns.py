@@ -163,6 +163,13 @@ CAPABILITIES: Columns = (
     ("node", "the node that hosts it"),
 )
 
+ATTACHMENTS: Columns = (
+    ("name", "the file's name on the message"),
+    ("size", "bytes"),
+    ("content_type", "guessed from the name"),
+    ("sha256", "the hash of its bytes"),
+)
+
 INCIDENTS: Columns = (
     ("id", "incident id"),
     ("capability_id", "capability"),

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from acomm_cli.clock import iso
 from acomm_cli.errors import CommError
-from acomm_cli.model import Delivery, Message, QueryResult, SendResult
+from acomm_cli.model import Attachment, Delivery, Message, QueryResult, SendResult
 from acomm_cli.output import columns as cols
 from acomm_cli.output.render import Output, _dump, _pairs, error, flush, listing, note
 
@@ -30,6 +30,10 @@ def delivery_doc(d: Delivery) -> dict[str, Any]:
     }
 
 
+def attachment_doc(a: Attachment) -> dict[str, Any]:
+    return {"name": a.name, "sha256": a.sha256, "size": a.size, "content_type": a.content_type}
+
+
 def message_doc(m: Message) -> dict[str, Any]:
     doc = {
         "id": m.id,
@@ -49,6 +53,11 @@ def message_doc(m: Message) -> dict[str, Any]:
         "global_id": m.global_id,
         "origin_node": m.origin_node,
     }
+    r = m.rich  # format, subject, files, direction (engine/attachments.py)
+    doc["format"] = r.format if r is not None and r.format else "text"
+    doc["subject"] = r.subject if r is not None else None
+    doc["attachments"] = [attachment_doc(a) for a in r.attachments] if r is not None else []
+    doc["direction"] = r.direction if r is not None else None
     if m.federation is not None:
         doc["federation"] = m.federation
     if m.delivery is not None:
@@ -170,6 +179,8 @@ def follow(out: Output, batch: QueryResult, *, body: bool = False, jsonl: bool =
 # shown in the piped `key: value` lines of `show` only for a federated message: a local
 # message's lines stay what scripts always read
 _FEDERATION_KEYS = ("global_id", "origin_node", "federation")
+# likewise shown only when a message has them (its files: after the deliveries)
+_RICH_DEFAULTS = {"format": "text", "subject": None, "direction": None}
 
 
 def message(out: Output, m: Message) -> None:
@@ -191,13 +202,19 @@ def message(out: Output, m: Message) -> None:
         [
             (k, json.dumps(v) if isinstance(v, dict) else v)
             for k, v in doc.items()
-            if k not in ("deliveries", "content") and (v is not None or k not in _FEDERATION_KEYS)
+            if k not in ("deliveries", "content", "attachments")
+            and (v is not None or k not in _FEDERATION_KEYS)
+            and (k not in _RICH_DEFAULTS or v != _RICH_DEFAULTS[k])
         ],
     )
     sys.stdout.write("deliveries:\n")
     for d in m.deliveries:
         extra = f" ack={d.ack_status}" if d.ack_status else ""
         sys.stdout.write(f"  {d.recipient}\t{d.state.value}\tretries={d.retry_count}{extra}\n")
+    if doc["attachments"]:
+        sys.stdout.write("attachments:\n")
+        for a in doc["attachments"]:
+            sys.stdout.write(f"  {a['name']}\t{a['size']}\t{a['content_type']}\t{a['sha256']}\n")
     sys.stdout.write("content:\n" + m.content + ("" if m.content.endswith("\n") else "\n"))
 
 

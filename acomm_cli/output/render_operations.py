@@ -252,6 +252,7 @@ def compact(out: Output, r: CompactResult) -> None:
         "removed_deliveries": r.removed_deliveries,
         "removed_dead_letters": r.removed_dead_letters,
         "removed_exactly_once": r.removed_exactly_once,
+        "removed_attachments": r.removed_attachments,
         "bytes_before": r.bytes_before,
         "bytes_after": r.bytes_after,
         "reclaimed_bytes": r.reclaimed_bytes,

@@ -94,6 +94,17 @@ def _indented(content: str) -> Text:
     return Text("\n".join("  " + line for line in content.rstrip("\n").split("\n")))
 
 
+def _body(m: Message) -> Any:
+    """The content as its format reads: markdown rendered (a terminal only gets here), else
+    the text as it is."""
+    if m.rich is not None and m.rich.format == "markdown":
+        from rich.markdown import Markdown
+        from rich.padding import Padding
+
+        return Padding(Markdown(m.content), (0, 0, 0, 2))
+    return _indented(m.content)
+
+
 def _deliveries(m: Message) -> Table:
     """Every recipient's delivery; a time column only when some delivery has that time."""
     times = [
@@ -168,6 +179,17 @@ def _fields(m: Message) -> Table:
             rows.append((label, value))
     for k, v in sorted(m.metadata.items()):
         rows.append((f"meta {k}", str(v)))
+    r = m.rich
+    if r is not None:
+        for label, value in (
+            ("subject", r.subject),
+            ("format", r.format),
+            ("direction", r.direction),
+        ):
+            if value:
+                rows.append((label, value))
+        for a in r.attachments:
+            rows.append(("file", f"{a.name}  {a.size} bytes  {a.content_type or ''}".rstrip()))
     for label, value in rows:
         grid.add_row(label, value if isinstance(value, Text) else Text(str(value)))
     return grid
@@ -175,7 +197,7 @@ def _fields(m: Message) -> Table:
 
 def message_panel(m: Message) -> Panel:
     """`acomm show` on a terminal: the message's fields, its content, every recipient."""
-    parts: list[Any] = [_fields(m), Text(""), Text("content", style="bold"), _indented(m.content)]
+    parts: list[Any] = [_fields(m), Text(""), Text("content", style="bold"), _body(m)]
     if m.deliveries:
         parts += [Text(""), _deliveries(m)]
     else:
@@ -198,7 +220,7 @@ def thread_panels(correlation_id: str, msgs: Sequence[Message]) -> Group:
                 states.append("  ")
             states.append(f"{d.recipient}: ")
             states.append_text(_state(d))
-        parts: list[Any] = [_header(m, correlation=False), _indented(m.content)]
+        parts: list[Any] = [_header(m, correlation=False), _body(m)]
         if m.deliveries:
             parts.append(states)
         panels.append(Panel(Group(*parts), border_style=STATUS_STYLE.get(m.status, "")))

@@ -234,7 +234,18 @@ class DetailPane(Static):
             f"corr {m.correlation_id}" if m.correlation_id else "",
             f"priority {m.priority.name.lower()}",
         ]
-        body = Text(m.content)
+        r = m.rich  # subject, direction and files; a markdown body rendered
+        if r is not None:
+            extra += [
+                f"subject {r.subject}" if r.subject else "",
+                r.direction or "",
+                *(f"file {a.name} ({a.size} B)" for a in r.attachments),
+            ]
+        body: Any = Text(m.content)
+        if r is not None and r.format == "markdown":
+            from rich.markdown import Markdown
+
+            body = Markdown(m.content)
         deliveries = Table(box=None, pad_edge=False, expand=True)
         for col in ("recipient", "state", "retries", "delivered", "read", "ack"):
             deliveries.add_column(col)

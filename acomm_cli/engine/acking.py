@@ -269,6 +269,7 @@ def _read_acked(
             advance(conn, now, agent)
         # claims work-queue messages as receive does, marks nothing: the acks below do
         result, _ = read_inbox(conn, agent, f, now, mark=False)
+        presence.seen(conn, agent, now)  # in this transaction: it commits with the acks
         if result.messages:
             acknowledge_unread(conn, agent, result, st, note, now)
             if emit is not None:

@@ -100,7 +100,10 @@ def read_inbox(
     emitted = False
     with write(conn):
         directory.known(conn, agent, "as", now)
-        presence.seen(conn, agent, now)
+        # a peek writes nothing (it works on a store this user cannot write); a follow's
+        # look ahead (mark=False) neither: it records the agent when it marks the message
+        if mark and not peek:
+            presence.seen(conn, agent, now)
         if f.channel is not None:
             ch = get_channel(conn, f.channel)
             if ch.state == ChannelState.CLOSED:

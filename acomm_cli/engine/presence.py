@@ -23,7 +23,7 @@ GRAIN_MS = 1000
 
 def seen(conn: sqlite3.Connection, agent: str, now: int) -> None:
     """`agent` acted at `now`. Call inside the command's write transaction; a store opened
-    read-only (`receive --peek` on a read-only mount) records nothing. Never moves the time
+    read-only records nothing. Never moves the time
     back (a command that read its clock before another committed keeps the later time)."""
     if not getattr(conn, "read_only", False):
         sql.touch(conn, agent, now, now - GRAIN_MS)

@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable, Iterator
 
 from acomm_cli import clock
+from acomm_cli.engine import presence
 from acomm_cli.engine.channels import channel_by_id, release
 from acomm_cli.engine.inbox import Emit, history, read_inbox
 from acomm_cli.engine.timers import advance, read_due
@@ -144,6 +145,7 @@ def follow(
             return
         with write(conn):
             now = clock.now_ms()
+            presence.seen(conn, agent, now)
             # 0 rows: another receive of this agent marked it meanwhile (it printed it too)
             if (
                 acks.mark_read(conn, agent, [m.id], now)

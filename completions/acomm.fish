@@ -6,7 +6,7 @@
 function __acomm_subcommands
     switch "$argv[1]"
         case ''
-            echo init status config channel send publish subscribe unsubscribe subscriptions receive ack nack extend query respond thread task capability incident messages show deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway token mcp ui
+            echo init status config channel send publish subscribe unsubscribe subscriptions receive ack nack extend query respond thread trace task capability incident messages show deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway token mcp ui
         case 'config'
             echo show set
         case 'channel'
@@ -65,9 +65,9 @@ function __acomm_valued
         case 'channel delete'
             echo --as
         case 'send'
-            echo --as --from --sender --to --batch -t --type -p --priority --topic --correlation-id --dedupe-key --meta --delay --deliver-at --ttl
+            echo --as --from --sender --to --batch -t --type -p --priority --topic --correlation-id --dedupe-key --meta --delay --deliver-at --ttl --trace-id
         case 'publish'
-            echo --as --from --sender -t --type -p --priority --correlation-id --dedupe-key --meta --delay --deliver-at --ttl
+            echo --as --from --sender -t --type -p --priority --correlation-id --dedupe-key --meta --delay --deliver-at --ttl --trace-id
         case 'subscribe'
             echo --as
         case 'unsubscribe'
@@ -264,6 +264,7 @@ complete -c acomm -f -n '__acomm_is \'\'' -a 'extend' -d 'Renew the lease on a m
 complete -c acomm -f -n '__acomm_is \'\'' -a 'query' -d 'Ask a question; prints its correlation id (or, with --wait, the fir...'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'respond' -d 'Answer a query, to its asker; counts as your ack; prints the id'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'thread' -d 'A query (or command) and everything correlated with it, in order'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'trace' -d 'A trace as a tree: each hop under its cause, with its latency'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'task' -d 'Tasks: work one agent delegates to another, with an ETA and progress'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'capability' -d 'Capabilities: what an agent can be asked to do, under a contract'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'incident' -d 'Review incidents: misfires of published capabilities'
@@ -432,6 +433,7 @@ complete -c acomm -n '__acomm_is \'send\'' -l meta -r -f -d 'k=v metadata (repea
 complete -c acomm -n '__acomm_is \'send\'' -l delay -r -f -d 'Deliver after this long, e.g'
 complete -c acomm -n '__acomm_is \'send\'' -l deliver-at -r -f -d 'Deliver at this time (ISO 8601)'
 complete -c acomm -n '__acomm_is \'send\'' -l ttl -r -f -d 'Time to live: not read within this (from delivery), the message is...'
+complete -c acomm -n '__acomm_is \'send\'' -l trace-id -r -f -d 'The trace the message joins: 1-64 characters of A-Z a-z 0-9 _ - (de...'
 complete -c acomm -n '__acomm_at \'send\' 0' -f -a '(__acomm_words channels)'
 
 # acomm publish
@@ -447,6 +449,7 @@ complete -c acomm -n '__acomm_is \'publish\'' -l meta -r -f -d 'k=v metadata (re
 complete -c acomm -n '__acomm_is \'publish\'' -l delay -r -f -d 'Deliver after this long, e.g'
 complete -c acomm -n '__acomm_is \'publish\'' -l deliver-at -r -f -d 'Deliver at this time (ISO 8601)'
 complete -c acomm -n '__acomm_is \'publish\'' -l ttl -r -f -d 'Time to live: not read within this (from delivery), the message is...'
+complete -c acomm -n '__acomm_is \'publish\'' -l trace-id -r -f -d 'The trace the message joins: 1-64 characters of A-Z a-z 0-9 _ - (de...'
 complete -c acomm -n '__acomm_at \'publish\' 0' -f -a '(__acomm_words channels)'
 
 # acomm subscribe
@@ -529,6 +532,8 @@ complete -c acomm -n '__acomm_is \'respond\'' -s p -l priority -r -f -a 'low nor
 complete -c acomm -n '__acomm_is \'respond\'' -s p -l priority -r -f -d 'low, normal, high, urgent, critical or 0-4'
 
 # acomm thread
+
+# acomm trace
 
 # acomm task
 complete -c acomm -f -n '__acomm_is \'task\'' -a 'create' -d 'Delegate a task to an agent; prints its id'

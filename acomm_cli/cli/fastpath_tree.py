@@ -38,6 +38,7 @@ COMMANDS = {
             {'name': 'delay', 'argument': False, 'opts': ['--delay'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
             {'name': 'deliver_at', 'argument': False, 'opts': ['--deliver-at'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
             {'name': 'ttl', 'argument': False, 'opts': ['--ttl'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'trace_id', 'argument': False, 'opts': ['--trace-id'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_TRACE_ID', 'typer_only': False},
         ],
     },
     'publish': {
@@ -56,6 +57,7 @@ COMMANDS = {
             {'name': 'delay', 'argument': False, 'opts': ['--delay'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
             {'name': 'deliver_at', 'argument': False, 'opts': ['--deliver-at'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
             {'name': 'ttl', 'argument': False, 'opts': ['--ttl'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'trace_id', 'argument': False, 'opts': ['--trace-id'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_TRACE_ID', 'typer_only': False},
         ],
     },
     'receive': {

@@ -48,6 +48,7 @@ def message_doc(m: Message) -> dict[str, Any]:
         "deliver_at": iso(m.deliver_at),
         "global_id": m.global_id,
         "origin_node": m.origin_node,
+        "trace_id": m.trace_id,
     }
     if m.federation is not None:
         doc["federation"] = m.federation
@@ -70,6 +71,8 @@ def send_doc(r: SendResult) -> dict[str, Any]:
         "deduplicated": r.deduplicated,
         "suppressed": list(r.suppressed),
     }
+    if r.trace_id is not None:
+        doc["trace_id"] = r.trace_id
     if r.global_id is not None:  # routed to another node (federation)
         doc.update(global_id=r.global_id, to_node=r.to_node, route_decision=r.route_decision)
     return doc
@@ -167,9 +170,9 @@ def follow(out: Output, batch: QueryResult, *, body: bool = False, jsonl: bool =
     flush()
 
 
-# shown in the piped `key: value` lines of `show` only for a federated message: a local
-# message's lines stay what scripts always read
-_FEDERATION_KEYS = ("global_id", "origin_node", "federation")
+# shown in the piped `key: value` lines of `show` only when set (a federated message's
+# place, a message's trace): a message stored before them keeps the lines scripts read
+_FEDERATION_KEYS = ("global_id", "origin_node", "federation", "trace_id")
 
 
 def message(out: Output, m: Message) -> None:

@@ -619,6 +619,7 @@ class MessageFilter:
     correlation_id: str | None = None
     recipient: str | None = None
     state: tuple[str, ...] = ()
+    trace_id: str | None = None  # `messages --trace`: the messages of one trace
 
 
 @dataclass

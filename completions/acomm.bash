@@ -76,7 +76,7 @@ _acomm_options() {
         'incident list') echo "$global --state --capability" ;;
         'incident show') echo "$global" ;;
         'incident resolve') echo "$global --note --as" ;;
-        'messages') echo "$global -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset -f --follow --correlation-id --recipient --state" ;;
+        'messages') echo "$global -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset -f --follow --correlation-id --recipient --state --trace" ;;
         'show') echo "$global" ;;
         'deadletter') echo "$global" ;;
         'deadletter list') echo "$global -c --channel --recipient --reason --limit --offset" ;;
@@ -272,6 +272,7 @@ _acomm_value_kind() {
         'messages --correlation-id') echo 'value' ;;
         'messages --recipient') echo 'agent' ;;
         'messages --state') echo 'choice:queued waiting unread read acked dead' ;;
+        'messages --trace') echo 'value' ;;
         'deadletter list -c'|'deadletter list --channel') echo 'channel' ;;
         'deadletter list --recipient') echo 'agent' ;;
         'deadletter list --reason') echo 'choice:max_retries_exceeded expired recipient_left dispatch_failed no_owner owner_offline federation_max_attempts nacked channel_deleted' ;;

@@ -105,7 +105,7 @@ function __acomm_valued
         case 'incident resolve'
             echo --note --as
         case 'messages'
-            echo -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset --correlation-id --recipient --state
+            echo -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset --correlation-id --recipient --state --trace
         case 'deadletter list'
             echo -c --channel --recipient --reason --limit --offset
         case 'deadletter show'
@@ -654,6 +654,7 @@ complete -c acomm -n '__acomm_is \'messages\'' -l recipient -r -f -a '(__acomm_w
 complete -c acomm -n '__acomm_is \'messages\'' -l recipient -r -f -d 'Only messages delivered to this agent (with --state: whose delivery...'
 complete -c acomm -n '__acomm_is \'messages\'' -l state -r -f -a 'queued waiting unread read acked dead'
 complete -c acomm -n '__acomm_is \'messages\'' -l state -r -f -d 'Only messages with a delivery in this state: queued, waiting, unrea...'
+complete -c acomm -n '__acomm_is \'messages\'' -l trace -r -f -d 'Only the messages of this trace (`acomm trace ID` shows its tree)'
 
 # acomm show
 

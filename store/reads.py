@@ -143,6 +143,9 @@ def _filter_sql(f: MessageFilter) -> tuple[list[str], list[Any]]:
     if f.correlation_id is not None:
         where.append("m.correlation_id = ?")
         params.append(f.correlation_id)
+    if f.trace_id is not None:  # on m021's index of traces
+        where.append("m.trace_id = ?")
+        params.append(f.trace_id)
     if f.recipient is not None or f.state:
         cond = ["x.message_id = m.id"]  # on the primary key (message_id, recipient)
         if f.recipient is not None:

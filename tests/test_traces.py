@@ -106,9 +106,7 @@ def test_the_trace_id_option_wins_over_traceparent(cli, team, monkeypatch):
         f"00-{W3C[:-1]}-00f067aa0ba902b7-01",  # short trace id
     ],
 )
-def test_a_malformed_traceparent_is_ignored_with_a_note_never_fatal(
-    cli, team, monkeypatch, header
-):
+def test_a_malformed_traceparent_is_ignored_with_a_note_never_fatal(cli, team, monkeypatch, header):
     monkeypatch.setenv("TRACEPARENT", header)
     r = cli.ok("send", "team", "x", "--as", "alice", "--json")
     assert r.json()["trace_id"] != W3C and HEX32.match(r.json()["trace_id"])
@@ -241,6 +239,16 @@ def test_a_dispatch_run_on_a_non_w3c_trace_gets_the_id_alone(cli, team, tmp_path
 # ---------------------------------------------------------------- acomm trace
 
 
+def test_messages_filters_by_trace(cli, team):
+    a = sent(cli, "team", "one", "--as", "alice", "--trace-id", "t1")
+    sent(cli, "team", "two", "--as", "alice")
+    c = sent(cli, "team", "three", "--as", "alice", "--trace-id", "t1")
+    got = cli.ok("messages", "--trace", "t1", "--json").json()["messages"]
+    assert [m["id"] for m in got] == [c["id"], a["id"]]
+    r = cli("messages", "--trace", "no way", "--json")
+    assert r.exit_code == 3 and "trace" in r.stderr
+
+
 def test_trace_prints_the_tree_with_latencies(cli, team):
     with freeze_time(T0) as clock:
         corr = cli.ok("query", "team", "size?", "--as", "alice").stdout.strip()
@@ -313,7 +321,12 @@ def test_a_federated_hop_keeps_the_trace_both_ways(cli, tmp_path):
 
 
 def test_the_envelope_check_bounds_the_trace_id():
-    base = {"seq": 1, "eventId": "e1", "kind": "ack", "payload": {"ackOf": "x", "status": "accepted"}}
+    base = {
+        "seq": 1,
+        "eventId": "e1",
+        "kind": "ack",
+        "payload": {"ackOf": "x", "status": "accepted"},
+    }
     assert envelope.check({**base, "trace": {"attempt": 1, "traceId": W3C}})
     for bad in ("x" * 65, "", "no spaces", 7):
         with pytest.raises(EventRejected, match="trace.traceId"):

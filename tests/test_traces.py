@@ -236,6 +236,21 @@ def test_a_dispatch_run_on_a_non_w3c_trace_gets_the_id_alone(cli, team, tmp_path
     assert (tmp_path / "env.txt").read_text().splitlines() == ["ACOMM_TRACE_ID=ticket-9"]
 
 
+def test_a_tasks_messages_and_events_are_one_trace(cli, store):
+    tid = cli.ok("task", "create", "--to", "bob", "build it", "--as", "alice").stdout.strip()
+    cli.ok("task", "accept", tid, "--as", "bob")
+    cli.ok("task", "complete", tid, "built", "--as", "bob")
+    msgs = cli.ok("messages", "--json").json()["messages"]
+    assert sorted(m["type"] for m in msgs) == ["acknowledgment", "command", "response"]
+    [trace] = {m["trace_id"] for m in msgs}
+    doc = tree(cli, trace)
+    command = next(m for m in msgs if m["type"] == "command")
+    events = [h for h in doc["hops"] if h["kind"] == "task_event"]
+    assert [h["state"] for h in events] == ["created", "accepted", "completed"]
+    assert {h["parent"] for h in events} == {f"m{command['id']}"}
+    assert {h["task_id"] for h in events} == {int(tid)}
+
+
 # ---------------------------------------------------------------- acomm trace
 
 

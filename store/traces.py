@@ -79,6 +79,9 @@ def task_events(conn: sqlite3.Connection, correlation_ids: Sequence[str]) -> lis
     return [dict(zip(keys, r, strict=True)) for r in rows]
 
 
-def trace_of_message(conn: sqlite3.Connection, message_id: int) -> str | None:
-    row = conn.execute("SELECT trace_id FROM messages WHERE id = ?", (message_id,)).fetchone()
-    return row[0] if row else None
+def inherit(conn: sqlite3.Connection, message_id: int, from_message_id: int) -> None:
+    """Put a message acomm wrote itself (a `_system` notice) in another message's trace."""
+    conn.execute(
+        "UPDATE messages SET trace_id = (SELECT trace_id FROM messages WHERE id = ?) WHERE id = ?",
+        (from_message_id, message_id),
+    )

@@ -335,6 +335,25 @@ def test_a_federated_hop_keeps_the_trace_both_ways(cli, tmp_path):
     assert hops[1]["parent"] == hops[0]["key"]
 
 
+@pytest.mark.federation
+def test_a_federation_sla_notice_joins_the_late_messages_trace(cli, tmp_path):
+    with freeze_time("2030-01-01T00:00:00Z"):
+        a, b = linked_pair(cli, tmp_path)
+    a.ok("subscribe", "_system", "_system.#", "--as", "ops")
+    with freeze_time("2030-01-01T00:00:01Z"):
+        m = a.ok("send", "--to", "bob", "hi", "--as", "alice", "--trace-id", "sla-t")["results"][0]
+    with freeze_time("2030-01-01T00:00:02Z"):
+        b.ok("fed", "pull")
+        a.ok("fed", "pull")
+    with freeze_time("2030-01-01T00:11:00Z"):
+        assert a.ok("tick")["fed_incidents"] == 1
+    [note] = a.ok("receive", "--as", "ops", "--topic", "_system.federation.sla")["messages"]
+    assert note["trace_id"] == "sla-t"
+    hops = {h["key"]: h for h in a.ok("trace", "sla-t")["hops"]}
+    assert hops[f"m{note['id']}"]["parent"] == f"m{m['id']}"
+    assert hops[f"m{note['id']}"]["kind"] == "notice"
+
+
 def test_the_envelope_check_bounds_the_trace_id():
     base = {
         "seq": 1,

@@ -57,7 +57,7 @@ _acomm_options() {
         'query') echo "$global --as --timeout --wait -p --priority --topic" ;;
         'respond') echo "$global --as -p --priority" ;;
         'thread') echo "$global" ;;
-        'trace') echo "$global" ;;
+        'trace') echo "$global --otlp-endpoint" ;;
         'task') echo "$global" ;;
         'task create') echo "$global --to --capability --eta-required --as" ;;
         'task accept') echo "$global --eta --plan --as" ;;
@@ -230,6 +230,7 @@ _acomm_value_kind() {
         'query --topic') echo 'value' ;;
         'respond --as') echo 'agent' ;;
         'respond -p'|'respond --priority') echo 'choice:low normal high urgent critical' ;;
+        'trace --otlp-endpoint') echo 'value' ;;
         'task create --to') echo 'agent' ;;
         'task create --capability') echo 'value' ;;
         'task create --as') echo 'agent' ;;

@@ -84,6 +84,8 @@ function __acomm_valued
             echo --as --timeout --wait -p --priority --topic
         case 'respond'
             echo --as -p --priority
+        case 'trace'
+            echo --otlp-endpoint
         case 'task create'
             echo --to --capability --as
         case 'task accept'
@@ -534,6 +536,7 @@ complete -c acomm -n '__acomm_is \'respond\'' -s p -l priority -r -f -d 'low, no
 # acomm thread
 
 # acomm trace
+complete -c acomm -n '__acomm_is \'trace\'' -l otlp-endpoint -r -f -d 'Also send each hop as an OpenTelemetry span to this OTLP/HTTP endpo...'
 
 # acomm task
 complete -c acomm -f -n '__acomm_is \'task\'' -a 'create' -d 'Delegate a task to an agent; prints its id'

@@ -297,6 +297,53 @@ def test_trace_of_an_unknown_id_is_exit_4_and_a_bad_one_exit_3(cli, team):
     assert cli("trace", "not valid").exit_code == 3
 
 
+def test_each_hop_becomes_a_span_of_the_trace_in_the_sdks_memory(cli, team, tmp_path):
+    """The OpenTelemetry SDK's in-memory exporter (a real collector is not installed here):
+    one span per hop, the trace's own id, each span's parent its parent hop's span."""
+    pytest.importorskip("opentelemetry.sdk.trace")
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from acomm_cli.analytics import otel
+    from acomm_cli.engine import opening
+
+    run = agent_script(tmp_path, "ok.sh", '"$ACOMM" send team "on it" >/dev/null\n')
+    configure(team, bob={"run": run})
+    sent(cli, "team", "go", "--as", "alice", "--trace-id", W3C)
+    cli.ok("dispatch")
+    conn = opening.connect(team, create=False)
+    try:
+        doc = traces.tree(conn, W3C)
+    finally:
+        conn.close()
+    memory = InMemorySpanExporter()
+    assert otel.export(doc, memory) == 3
+    spans = memory.get_finished_spans()
+    assert {s.context.trace_id for s in spans} == {int(W3C, 16)}
+    [root, run_hop, reply] = doc["hops"]
+    by_name = {s.name: s for s in spans}
+    root_span = by_name[f"message {root['id']}"]
+    run_span = by_name[f"dispatch_run {run_hop['id']}"]
+    reply_span = by_name[f"message {reply['id']}"]
+    assert root_span.parent is None
+    assert run_span.parent.span_id == root_span.context.span_id
+    assert reply_span.parent.span_id == run_span.context.span_id
+    assert run_span.end_time >= run_span.start_time
+    assert run_span.attributes["acomm.agent"] == "bob"
+
+
+def test_an_otlp_endpoint_that_is_down_drops_the_spans_with_a_note(cli, team):
+    pytest.importorskip("opentelemetry.exporter.otlp.proto.http.trace_exporter")
+    sent(cli, "team", "go", "--as", "alice", "--trace-id", "down-t")
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    r = cli.ok("trace", "down-t", "--otlp-endpoint", f"http://127.0.0.1:{port}")
+    assert r.stdout.startswith("trace down-t: 1 hop")
+    assert "did not take the spans; 1 dropped" in r.stderr
+
+
 # ---------------------------------------------------------------- federation
 
 

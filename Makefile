@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,federation,mcp,ui,spark]'
+	$(BIN)/python -m pip install --quiet -e '.[test,federation,mcp,ui,spark,otel]'
 	@touch $(STAMP)
 
 # faketime drives time in subprocess tests; install it from Debian's packages when missing.

@@ -64,6 +64,7 @@ EXTRAS = {
     "mcp": ("mcp", "mcp_types", "pydantic"),
     "ui": ("textual",),
     "spark": ("pyarrow", "pyspark", "py4j"),
+    "otel": ("opentelemetry",),
 }
 
 

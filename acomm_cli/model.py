@@ -533,6 +533,7 @@ class Message:
     deliveries: list[Delivery] = field(default_factory=list)
     delivery: Delivery | None = None  # set in receive results: the receiving agent's own
     federation: dict[str, Any] | None = None  # set by `show` for a federated message
+    trace_id: str | None = None  # the trace it belongs to (None: stored before traces)
     rich: RichParts | None = None  # format, subject, files, direction (engine/attachments.py)
 
     @property
@@ -597,6 +598,8 @@ class SendRequest:
     expires_at: int | None = None
     # time to live: not read by then (from delivery), dead-lettered `expired`
     ttl_ms: int | None = None
+    # the trace it joins (None: inherited from what it answers, else a new one)
+    trace_id: str | None = None
     rich: RichParts | None = None  # format, subject and files (engine/attachments.py)
 
 
@@ -619,6 +622,7 @@ class SendResult:
     # deduplicated: the recipients this send was not handed to because they had it already
     # (exactly-once: the same correlation id; a dedupe key: the first message's recipients)
     suppressed: tuple[str, ...] = ()
+    trace_id: str | None = None  # the trace the message joined (a deduplicated one: unset)
 
 
 @dataclass
@@ -644,6 +648,7 @@ class MessageFilter:
     correlation_id: str | None = None
     recipient: str | None = None
     state: tuple[str, ...] = ()
+    trace_id: str | None = None  # `messages --trace`: the messages of one trace
 
 
 @dataclass

@@ -87,6 +87,14 @@ def messages(
             "acked, dead (repeatable).",
         ),
     ] = None,
+    trace: Annotated[
+        str | None,
+        typer.Option(
+            "--trace",
+            metavar="ID",
+            help="Only the messages of this trace (`acomm trace ID` shows its tree).",
+        ),
+    ] = None,
 ) -> None:
     """Message history, newest first (changes nothing).
 
@@ -116,6 +124,10 @@ def messages(
         now=clock.now_ms(),
     )
     f = replace(f, correlation_id=correlation_id, recipient=recipient, state=tuple(state or ()))
+    if trace is not None:
+        from acomm_cli.engine import traces
+
+        f = replace(f, trace_id=traces.check(trace, "trace"))
     out = inv.output()
     with inv.store(write=False) as conn:
         if follow:

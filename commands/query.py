@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Annotated
 
 import typer
@@ -9,6 +10,7 @@ import typer
 from acomm_cli import clock
 from acomm_cli.cli import handover as render_handover
 from acomm_cli.cli import params, stopping
+from acomm_cli.cli.commands import send_run
 from acomm_cli.cli.invocation import Invocation, identity
 from acomm_cli.cli.params import AsAgent, listing, takes_invocation
 from acomm_cli.engine import queries
@@ -61,7 +63,13 @@ def query(
     now = clock.now_ms()
     timeout_ms = clock.parse_duration(timeout, "timeout") if timeout is not None else None
     req = SendRequest(
-        sender=agent, content=inv.read_body(body), channel=channel, priority=priority, topic=topic
+        sender=agent,
+        content=inv.read_body(body),
+        channel=channel,
+        priority=priority,
+        topic=topic,
+        # a query asked from a dispatch run joins the run's trace, as a send does
+        trace_id=send_run.trace_of(os.environ.get("ACOMM_TRACE_ID")),
     )
     out = inv.output()
     with inv.store(write=True) as conn:

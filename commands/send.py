@@ -70,6 +70,17 @@ Ttl = Annotated[
     ),
 ]
 
+TraceId = Annotated[
+    str | None,
+    typer.Option(
+        metavar="ID",
+        envvar="ACOMM_TRACE_ID",
+        show_envvar=True,
+        help="The trace the message joins: 1-64 characters of A-Z a-z 0-9 _ - (default: "
+        "$TRACEPARENT's W3C trace id, else the trace of what it answers, else a new one).",
+    ),
+]
+
 
 @app.command()
 @runs(send_run.send)
@@ -128,6 +139,7 @@ def send(
             help="Attach this file (repeatable); `acomm attachment get MSG NAME` fetches it.",
         ),
     ] = None,
+    trace_id: TraceId = None,
 ) -> None:
     """Send a message; prints its id.
 
@@ -158,6 +170,7 @@ def publish(
     delay: Delay = None,
     deliver_at: DeliverAt = None,
     ttl: Ttl = None,
+    trace_id: TraceId = None,
 ) -> None:
     """Publish on a pubsub channel to every matching subscription; prints the id.
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import io
+import os
 import sys
 
 from acomm_cli import clock, model
@@ -26,6 +27,22 @@ def _schedule(delay: str | None, deliver_at: str | None, now: int) -> tuple[int 
         clock.parse_duration(delay, "delay") if delay is not None else None,
         clock.parse_time(deliver_at, "deliver_at", now) if deliver_at is not None else None,
     )
+
+
+def trace_of(trace_id: str | None) -> str | None:
+    """The trace a send joins: `--trace-id` (or $ACOMM_TRACE_ID), else $TRACEPARENT's; None
+    lets the engine inherit or start one. A malformed TRACEPARENT is a note, never fatal.
+    The traces module is imported only when one of them is set (a plain send's start-up)."""
+    if trace_id is None and "TRACEPARENT" not in os.environ:
+        return None
+    from acomm_cli.engine import traces
+
+    if trace_id is not None:
+        return traces.check(trace_id, "trace_id")
+    found, note = traces.from_environment(os.environ)
+    if note is not None:
+        render.note(note)
+    return found
 
 
 def _read_batch(inv: Invocation, source: str) -> list[tuple[SendRequest, str | None, int]]:
@@ -85,6 +102,7 @@ def send(
     format_: str | None = None,
     subject: str | None = None,
     attach: list[str] | None = None,
+    trace_id: str | None = None,
 ) -> int | None:
     out = inv.output()
     now = clock.now_ms()
@@ -101,6 +119,12 @@ def send(
                 field="batch",
             )
         items = _read_batch(inv, batch)
+        trace = trace_of(trace_id)
+        if trace is not None:  # a line without its own trace id joins the command's
+            items = [
+                (SendRequest(**{**req.__dict__, "trace_id": req.trace_id or trace}), to, n)
+                for req, to, n in items
+            ]
         for sender in dict.fromkeys(req.sender for req, _, _ in items):
             identity(sender)  # each line acts as its sender: proven like --as
         with inv.store(write=True) as conn, render.progress(out, "sending") as progress:
@@ -130,6 +154,7 @@ def send(
         deliver_at=at,
         ttl_ms=clock.parse_duration(ttl, "ttl") if ttl is not None else None,
         rich=_rich(inv, format_, subject, attach),
+        trace_id=trace_of(trace_id),
     )
     if to is None:
         with inv.store(write=True) as conn:
@@ -162,6 +187,7 @@ def publish(
     delay: str | None,
     deliver_at: str | None,
     ttl: str | None,
+    trace_id: str | None = None,
 ) -> None:
     now = clock.now_ms()
     delay_ms, at = _schedule(delay, deliver_at, now)
@@ -178,6 +204,7 @@ def publish(
         delay_ms=delay_ms,
         deliver_at=at,
         ttl_ms=clock.parse_duration(ttl, "ttl") if ttl is not None else None,
+        trace_id=trace_of(trace_id),
     )
     with inv.store(write=True) as conn:
         result = sending.send(conn, req, now, inv.limits())

@@ -6,7 +6,7 @@
 
 _acomm_subcommands() {
     case $1 in
-        '') echo 'init status config channel send publish subscribe unsubscribe subscriptions receive ack nack extend query respond thread task capability incident messages show attachment deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway token mcp ui' ;;
+        '') echo 'init status config channel send publish subscribe unsubscribe subscriptions receive ack nack extend query respond thread trace task capability incident messages show attachment deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway token mcp ui' ;;
         'config') echo 'show set' ;;
         'channel') echo 'create join leave list show pause resume drain close admin update delete' ;;
         'task') echo 'create accept update complete fail list show' ;;
@@ -47,8 +47,8 @@ _acomm_options() {
         'channel admin') echo "$global --revoke --as" ;;
         'channel update') echo "$global --as --max-message-size --ack-timeout --max-retries --retry-backoff --retry-jitter --echo --no-echo --priority-ordering --no-priority-ordering --max-pending --dedupe-window --retention-count --retention-age --lease --message-ttl --retry-failed --no-retry-failed" ;;
         'channel delete') echo "$global --force --as" ;;
-        'send') echo "$global --as --from --sender --to --batch -t --type -p --priority --topic --correlation-id --dedupe-key --meta --delay --deliver-at --ttl --format --subject --attach" ;;
-        'publish') echo "$global --as --from --sender -t --type -p --priority --correlation-id --dedupe-key --meta --delay --deliver-at --ttl" ;;
+        'send') echo "$global --as --from --sender --to --batch -t --type -p --priority --topic --correlation-id --dedupe-key --meta --delay --deliver-at --ttl --format --subject --attach --trace-id" ;;
+        'publish') echo "$global --as --from --sender -t --type -p --priority --correlation-id --dedupe-key --meta --delay --deliver-at --ttl --trace-id" ;;
         'subscribe') echo "$global --as" ;;
         'unsubscribe') echo "$global --as" ;;
         'subscriptions') echo "$global" ;;
@@ -59,6 +59,7 @@ _acomm_options() {
         'query') echo "$global --as --timeout --wait -p --priority --topic" ;;
         'respond') echo "$global --as -p --priority" ;;
         'thread') echo "$global" ;;
+        'trace') echo "$global --otlp-endpoint" ;;
         'task') echo "$global" ;;
         'task create') echo "$global --to --capability --eta-required --as" ;;
         'task accept') echo "$global --eta --plan --as" ;;
@@ -77,7 +78,7 @@ _acomm_options() {
         'incident list') echo "$global --state --capability" ;;
         'incident show') echo "$global" ;;
         'incident resolve') echo "$global --note --as" ;;
-        'messages') echo "$global -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset -f --follow --correlation-id --recipient --state" ;;
+        'messages') echo "$global -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset -f --follow --correlation-id --recipient --state --trace" ;;
         'show') echo "$global" ;;
         'attachment') echo "$global" ;;
         'attachment list') echo "$global --as" ;;
@@ -194,6 +195,7 @@ _acomm_value_kind() {
         'send --format') echo 'choice:text markdown' ;;
         'send --subject') echo 'value' ;;
         'send --attach') echo 'file' ;;
+        'send --trace-id') echo 'value' ;;
         'publish --as'|'publish --from'|'publish --sender') echo 'agent' ;;
         'publish -t'|'publish --type') echo 'choice:text command query response acknowledgment notification broadcast error' ;;
         'publish -p'|'publish --priority') echo 'choice:low normal high urgent critical' ;;
@@ -203,6 +205,7 @@ _acomm_value_kind() {
         'publish --delay') echo 'value' ;;
         'publish --deliver-at') echo 'value' ;;
         'publish --ttl') echo 'value' ;;
+        'publish --trace-id') echo 'value' ;;
         'subscribe --as') echo 'agent' ;;
         'unsubscribe --as') echo 'agent' ;;
         'receive --as'|'receive --recipient') echo 'agent' ;;
@@ -236,6 +239,7 @@ _acomm_value_kind() {
         'query --topic') echo 'value' ;;
         'respond --as') echo 'agent' ;;
         'respond -p'|'respond --priority') echo 'choice:low normal high urgent critical' ;;
+        'trace --otlp-endpoint') echo 'value' ;;
         'task create --to') echo 'agent' ;;
         'task create --capability') echo 'value' ;;
         'task create --as') echo 'agent' ;;
@@ -278,6 +282,7 @@ _acomm_value_kind() {
         'messages --correlation-id') echo 'value' ;;
         'messages --recipient') echo 'agent' ;;
         'messages --state') echo 'choice:queued waiting unread read acked dead' ;;
+        'messages --trace') echo 'value' ;;
         'attachment list --as') echo 'agent' ;;
         'attachment get -o'|'attachment get --output') echo 'file' ;;
         'attachment get --as') echo 'agent' ;;
@@ -399,6 +404,7 @@ _acomm_positional() {
         'respond 0') echo 'value' ;;
         'respond 1') echo 'value' ;;
         'thread 0') echo 'value' ;;
+        'trace 0') echo 'value' ;;
         'task create 0') echo 'value' ;;
         'task accept 0') echo 'value' ;;
         'task update 0') echo 'value' ;;

@@ -6,7 +6,7 @@
 function __acomm_subcommands
     switch "$argv[1]"
         case ''
-            echo init status config channel send publish subscribe unsubscribe subscriptions receive ack nack extend query respond thread task capability incident messages show attachment deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway token mcp ui
+            echo init status config channel send publish subscribe unsubscribe subscriptions receive ack nack extend query respond thread trace task capability incident messages show attachment deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway token mcp ui
         case 'config'
             echo show set
         case 'channel'
@@ -69,9 +69,9 @@ function __acomm_valued
         case 'channel delete'
             echo --as
         case 'send'
-            echo --as --from --sender --to --batch -t --type -p --priority --topic --correlation-id --dedupe-key --meta --delay --deliver-at --ttl --format --subject --attach
+            echo --as --from --sender --to --batch -t --type -p --priority --topic --correlation-id --dedupe-key --meta --delay --deliver-at --ttl --format --subject --attach --trace-id
         case 'publish'
-            echo --as --from --sender -t --type -p --priority --correlation-id --dedupe-key --meta --delay --deliver-at --ttl
+            echo --as --from --sender -t --type -p --priority --correlation-id --dedupe-key --meta --delay --deliver-at --ttl --trace-id
         case 'subscribe'
             echo --as
         case 'unsubscribe'
@@ -88,6 +88,8 @@ function __acomm_valued
             echo --as --timeout --wait -p --priority --topic
         case 'respond'
             echo --as -p --priority
+        case 'trace'
+            echo --otlp-endpoint
         case 'task create'
             echo --to --capability --as
         case 'task accept'
@@ -109,7 +111,7 @@ function __acomm_valued
         case 'incident resolve'
             echo --note --as
         case 'messages'
-            echo -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset --correlation-id --recipient --state
+            echo -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset --correlation-id --recipient --state --trace
         case 'attachment list'
             echo --as
         case 'attachment get'
@@ -272,6 +274,7 @@ complete -c acomm -f -n '__acomm_is \'\'' -a 'extend' -d 'Renew the lease on a m
 complete -c acomm -f -n '__acomm_is \'\'' -a 'query' -d 'Ask a question; prints its correlation id (or, with --wait, the fir...'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'respond' -d 'Answer a query, to its asker; counts as your ack; prints the id'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'thread' -d 'A query (or command) and everything correlated with it, in order'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'trace' -d 'A trace as a tree: each hop under its cause, with its latency'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'task' -d 'Tasks: work one agent delegates to another, with an ETA and progress'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'capability' -d 'Capabilities: what an agent can be asked to do, under a contract'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'incident' -d 'Review incidents: misfires of published capabilities'
@@ -446,6 +449,7 @@ complete -c acomm -n '__acomm_is \'send\'' -l format -r -f -d 'How the body read
 complete -c acomm -n '__acomm_is \'send\'' -l subject -r -f -d 'A subject line (at most 256 characters)'
 complete -c acomm -n '__acomm_is \'send\'' -l attach -r -F
 complete -c acomm -n '__acomm_is \'send\'' -l attach -r -F -d 'Attach this file (repeatable); `acomm attachment get MSG NAME` fetc...'
+complete -c acomm -n '__acomm_is \'send\'' -l trace-id -r -f -d 'The trace the message joins: 1-64 characters of A-Z a-z 0-9 _ - (de...'
 complete -c acomm -n '__acomm_at \'send\' 0' -f -a '(__acomm_words channels)'
 
 # acomm publish
@@ -461,6 +465,7 @@ complete -c acomm -n '__acomm_is \'publish\'' -l meta -r -f -d 'k=v metadata (re
 complete -c acomm -n '__acomm_is \'publish\'' -l delay -r -f -d 'Deliver after this long, e.g'
 complete -c acomm -n '__acomm_is \'publish\'' -l deliver-at -r -f -d 'Deliver at this time (ISO 8601)'
 complete -c acomm -n '__acomm_is \'publish\'' -l ttl -r -f -d 'Time to live: not read within this (from delivery), the message is...'
+complete -c acomm -n '__acomm_is \'publish\'' -l trace-id -r -f -d 'The trace the message joins: 1-64 characters of A-Z a-z 0-9 _ - (de...'
 complete -c acomm -n '__acomm_at \'publish\' 0' -f -a '(__acomm_words channels)'
 
 # acomm subscribe
@@ -543,6 +548,9 @@ complete -c acomm -n '__acomm_is \'respond\'' -s p -l priority -r -f -a 'low nor
 complete -c acomm -n '__acomm_is \'respond\'' -s p -l priority -r -f -d 'low, normal, high, urgent, critical or 0-4'
 
 # acomm thread
+
+# acomm trace
+complete -c acomm -n '__acomm_is \'trace\'' -l otlp-endpoint -r -f -d 'Also send each hop as an OpenTelemetry span to this OTLP/HTTP endpo...'
 
 # acomm task
 complete -c acomm -f -n '__acomm_is \'task\'' -a 'create' -d 'Delegate a task to an agent; prints its id'
@@ -663,6 +671,7 @@ complete -c acomm -n '__acomm_is \'messages\'' -l recipient -r -f -a '(__acomm_w
 complete -c acomm -n '__acomm_is \'messages\'' -l recipient -r -f -d 'Only messages delivered to this agent (with --state: whose delivery...'
 complete -c acomm -n '__acomm_is \'messages\'' -l state -r -f -a 'queued waiting unread read acked dead'
 complete -c acomm -n '__acomm_is \'messages\'' -l state -r -f -d 'Only messages with a delivery in this state: queued, waiting, unrea...'
+complete -c acomm -n '__acomm_is \'messages\'' -l trace -r -f -d 'Only the messages of this trace (`acomm trace ID` shows its tree)'
 
 # acomm show
 

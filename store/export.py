@@ -33,6 +33,7 @@ MESSAGE_COLUMNS = (
     "expires_at",
     "origin_node",
     "global_id",
+    "trace_id",
 )
 DELIVERY_COLUMNS = (
     "message_id",
@@ -188,7 +189,8 @@ CHANNEL_COLUMNS = (
 _MESSAGES = (
     "SELECT m.id, m.channel_id, c.name, m.sender, m.type, m.content, m.topic, m.priority,"
     " m.correlation_id, m.dedupe_key, m.metadata, m.created_at, m.deliver_at, m.expires_at,"
-    " m.origin_node, m.global_id FROM messages m LEFT JOIN channels c ON c.id = m.channel_id"
+    " m.origin_node, m.global_id, m.trace_id FROM messages m"
+    " LEFT JOIN channels c ON c.id = m.channel_id"
     " WHERE m.id BETWEEN ? AND ? ORDER BY m.id"
 )
 # Deliveries and dead letters carry their message's creation time (the partition date and

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 _MSG_COLS = (
     "m.id, c.name, m.channel_id, m.sender, m.type, m.content, m.topic, m.priority,"
     " m.correlation_id, m.dedupe_key, m.metadata, m.created_at, m.deliver_at, m.global_id,"
-    " m.origin_node"
+    " m.origin_node, m.trace_id"
 )
 
 
@@ -72,7 +72,7 @@ def _metadata(text: str) -> dict[str, Any]:
 # of what `receive` costs beyond SQLite, and keywords take twice as long.
 def _message(row: Sequence[Any]) -> Message:
     # id, channel, channel_id, sender, type, content, topic, priority, correlation_id,
-    # dedupe_key, metadata, created_at, deliver_at, global_id, origin_node
+    # dedupe_key, metadata, created_at, deliver_at, global_id, origin_node, trace_id
     return Message(
         row[0],
         row[1],
@@ -89,6 +89,10 @@ def _message(row: Sequence[Any]) -> Message:
         row[12],
         row[13],
         row[14],
+        [],
+        None,
+        None,
+        row[15],
     )
 
 
@@ -139,6 +143,9 @@ def _filter_sql(f: MessageFilter) -> tuple[list[str], list[Any]]:
     if f.correlation_id is not None:
         where.append("m.correlation_id = ?")
         params.append(f.correlation_id)
+    if f.trace_id is not None:  # on m021's index of traces
+        where.append("m.trace_id = ?")
+        params.append(f.trace_id)
     if f.recipient is not None or f.state:
         cond = ["x.message_id = m.id"]  # on the primary key (message_id, recipient)
         if f.recipient is not None:
@@ -247,6 +254,7 @@ def inbox(
         deliver_at,
         global_id,
         origin,
+        trace,
         retries,
         delivered,
         read_at,
@@ -289,6 +297,8 @@ def inbox(
                     next_timer,
                     first_read,
                 ),
+                None,
+                trace,
             )
         )
         if max_pending:

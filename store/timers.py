@@ -297,10 +297,14 @@ def apply_staged(
         "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'messages'), 0)"
     ).fetchone()[0]
     conn.execute(
-        "INSERT INTO messages (channel_id, sender, type, content, topic, priority, created_at)"
+        "INSERT INTO messages (channel_id, sender, type, content, topic, priority, created_at,"
+        " trace_id)"
         " SELECT ?, 'acomm', 'notification', json_object('message_id', x.message_id,"
         " 'recipient', x.recipient, 'channel', c.name, 'reason', x.reason, 'retry_count',"
-        " x.retry_count), ?, 1, x.at FROM temp.dying x JOIN channels c ON c.id = x.channel_id"
+        " x.retry_count), ?, 1, x.at,"
+        # the notice joins the dead message's trace
+        " (SELECT m.trace_id FROM messages m WHERE m.id = x.message_id)"
+        " FROM temp.dying x JOIN channels c ON c.id = x.channel_id"
         " ORDER BY x.at, x.message_id, x.recipient",
         (system_channel_id, topic),
     )

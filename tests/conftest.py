@@ -140,7 +140,12 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Point ACOMM_STORE into tmp_path, clear every other ACOMM_* variable and open the
     agent directory."""
     for key in list(os.environ):
-        if key.startswith("ACOMM_") or key in ("NO_COLOR", "FORCE_COLOR"):
+        if key.startswith("ACOMM_") or key in (
+            "NO_COLOR",
+            "FORCE_COLOR",
+            "TRACEPARENT",
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+        ):
             monkeypatch.delenv(key)
     path = tmp_path / "store" / "store.acomm"
     monkeypatch.setenv("ACOMM_STORE", str(path))

@@ -199,11 +199,14 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return d
 
 
+_TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
+
 def _env() -> dict[str, str]:
     env = {
         k: v
         for k, v in os.environ.items()
-        if not k.startswith("ACOMM_") and k not in ("NO_COLOR", "FORCE_COLOR")
+        if not k.startswith("ACOMM_") and k not in ("NO_COLOR", "FORCE_COLOR", "TRACEPARENT")
     }
     env["COLUMNS"] = "80"
     return env
@@ -214,7 +217,8 @@ def _run(
 ) -> tuple[int, str, str, dict[str, object]]:
     shutil.copytree(base, where)
     store = where / "store.acomm"
-    env = {**_env(), "ACOMM_STORE": str(store)}
+    # one trace for both paths: else each send starts a random one, and the stores differ
+    env = {**_env(), "ACOMM_STORE": str(store), "TRACEPARENT": _TRACEPARENT}
     p = subprocess.run(
         [*NOW, *cmd, *argv],
         input=stdin or "",

@@ -7,7 +7,8 @@ of a delivery), `delivery_tries` (each ack-tracked delivery with its attempts), 
 `duration_ms` and `lateness_ms`), `incidents`, `agents` (each store's directory) and
 `agent_kinds` (one kind per name across stores), and for federation `fed_sent`
 (messages a node emitted, with the peer and the accepted ack), `fed_received` (messages a
-node received from a peer) and `audited_nodes`. docs/EXPORT.md defines every number."""
+node received from a peer) and `audited_nodes`; `traces` reads every store's messages with
+their `trace_id`. docs/EXPORT.md defines every number."""
 
 from __future__ import annotations
 
@@ -230,6 +231,39 @@ QUERIES: dict[str, str] = {
                    max(received_ms - accepted_ms) AS clock_offset_min_ms,
                    min(received_ms - sent_ms) AS clock_offset_max_ms
             FROM pairs GROUP BY from_node, to_node)""",
+    # one row per trace: its messages (a federated one once), hops (every store's copy and
+    # every dispatch run), nodes, agents, first and last moment (a run's end included), the
+    # end-to-end time and where it went: in dispatch runs, or between hops (waiting)
+    "traces": """
+        WITH hops AS (
+            SELECT trace_id, store_id, id, global_id, sender AS agent, created_at,
+                   coalesce(origin_node, node, store_id) AS node
+            FROM store_messages WHERE trace_id IS NOT NULL),
+        runs AS (
+            SELECT m.trace_id, count(*) AS runs, max(r.finished_at) AS finished_at,
+                   CAST(coalesce(sum(unix_millis(r.finished_at) - unix_millis(r.started_at)),
+                                 0) AS BIGINT) AS run_ms
+            FROM receipts r JOIN store_messages m
+                 ON m.store_id = r.store_id AND m.id = r.message_id
+            WHERE m.trace_id IS NOT NULL GROUP BY m.trace_id),
+        per AS (
+            SELECT h.trace_id,
+                   count(DISTINCT coalesce(h.global_id, concat_ws(':', h.store_id,
+                                                                  CAST(h.id AS STRING))))
+                       AS messages,
+                   count(*) AS message_hops, count(DISTINCT h.node) AS nodes,
+                   count(DISTINCT h.agent) AS agents, min(h.created_at) AS started_at,
+                   max(h.created_at) AS last_message_at
+            FROM hops h GROUP BY h.trace_id)
+        SELECT p.trace_id, p.messages, p.message_hops + coalesce(r.runs, 0) AS hops,
+               coalesce(r.runs, 0) AS runs, p.nodes, p.agents, p.started_at,
+               greatest(p.last_message_at, r.finished_at) AS ended_at,
+               unix_millis(greatest(p.last_message_at, r.finished_at))
+                   - unix_millis(p.started_at) AS end_to_end_ms,
+               coalesce(r.run_ms, 0) AS run_ms,
+               unix_millis(greatest(p.last_message_at, r.finished_at))
+                   - unix_millis(p.started_at) - coalesce(r.run_ms, 0) AS wait_ms
+        FROM per p LEFT JOIN runs r ON r.trace_id = p.trace_id""",
     # must be empty: a federated message (or reply) on one side only, between two nodes
     # whose exports are both audited (a sent one dead-lettered never arrives: not counted)
     "federation_unmatched": """

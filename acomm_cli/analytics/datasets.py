@@ -31,10 +31,11 @@ _ID, _S, _TS = "int64", "string", "timestamp"
 # What the datasets' columns are, in the manifest (`dataset_version`, and per file): 1 (or
 # absent: every export made before the number existed), 2 = + deliveries.lease_expired,
 # channels.lease_ms / message_ttl_ms / retry_failed, federation.to_agent / route_decision /
-# incident_at, and the delivery_attempts dataset; 3 = + the agents dataset. Versions only
+# incident_at, and the delivery_attempts dataset; 3 = + the agents dataset; 4 = +
+# messages.trace_id. Versions only
 # ever add columns and datasets, so every reader reads every version: a column a file lacks
 # reads as null, a dataset a manifest lacks is empty (docs/EXPORT.md).
-DATASET_VERSION = 3
+DATASET_VERSION = 4
 COMPUTED = ("priority_name", "exported_at")  # made by the export, not read from the store
 
 # Every dataset an export writes and an audit reads: to add one, add a row here and its
@@ -60,6 +61,7 @@ DATASET_TABLE: tuple[Dataset, ...] = (
             ("expires_at", _TS),
             ("origin_node", _S),
             ("global_id", _S),
+            ("trace_id", _S),
         ),
     ),
     Dataset(

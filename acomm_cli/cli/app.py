@@ -45,6 +45,7 @@ COMMANDS = {
     "query": "query",
     "respond": "query",
     "thread": "query",
+    "trace": "trace",
     "task": "task",
     "capability": "capability",
     "incident": "incident",

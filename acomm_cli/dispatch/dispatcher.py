@@ -29,7 +29,7 @@ from acomm_cli import clock
 from acomm_cli.dispatch import runner, triggers
 from acomm_cli.dispatch.agents import AgentSpec
 from acomm_cli.dispatch.triggers import FILTERED
-from acomm_cli.engine import acking, credentials, deadletters, kinds, presence, queries
+from acomm_cli.engine import acking, credentials, deadletters, kinds, presence, queries, traces
 from acomm_cli.engine.channels import release
 from acomm_cli.engine.eventrules import Facts
 from acomm_cli.errors import CommError, NotFound, UsageError, ValidationFailed
@@ -540,6 +540,11 @@ def _one(
         "ACOMM_RUN_ID": c.run_id,
         "ACOMM_ATTEMPT": str(c.attempt),
     }
+    # the message's trace, not the one tick itself may run in: what the command sends with
+    # these joins it (`send` reads both)
+    env.pop("ACOMM_TRACE_ID", None)
+    env.pop("TRACEPARENT", None)
+    env.update(traces.run_env(msg.trace_id, msg.id))
     if minting:
         started = at()
         env["ACOMM_AGENT_TOKEN"] = credentials.run_secret(

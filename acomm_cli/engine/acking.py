@@ -117,7 +117,17 @@ def record_ack(
     if ch.config.max_pending > 0:  # only a channel that limits pending ones queues any
         release(conn, now, [ch.id])
     ack_id = tell_sender(
-        router, message_id, v.channel, msg.sender, msg.correlation_id, agent, st, note, now, extra
+        router,
+        message_id,
+        v.channel,
+        msg.sender,
+        msg.correlation_id,
+        agent,
+        st,
+        note,
+        now,
+        extra,
+        msg.trace_id,
     )
     return AckResult(message_id, agent, st.value, True, ack_id, until)
 
@@ -133,9 +143,11 @@ def tell_sender(
     note: str | None,
     now: int,
     extra: dict[str, str] | None = None,
+    trace_id: str | None = None,
 ) -> int | None:
     """The acknowledgement message back to the sender (its id; None when it has no
-    recipient); from another node, the ack travels as an event instead."""
+    recipient), in the acknowledged message's trace; from another node, the ack travels as
+    an event instead."""
     if channel.startswith("_fed:"):
         from acomm_cli.engine import remote
 
@@ -151,6 +163,7 @@ def tell_sender(
             type=MessageType.ACKNOWLEDGMENT.value,
             correlation_id=corr,
             metadata={**(extra or {}), "ack_for": str(message_id), "status": st.value},
+            trace_id=trace_id,
         ),
         now,
         only_to=sender,
@@ -304,7 +317,19 @@ def acknowledge_unread(
         if m.id in retried:
             _retry(conn, m, agent, note, now)
             continue
-        tell_sender(router, m.id, m.channel, m.sender, m.correlation_id, agent, st, note, now)
+        tell_sender(
+            router,
+            m.id,
+            m.channel,
+            m.sender,
+            m.correlation_id,
+            agent,
+            st,
+            note,
+            now,
+            None,
+            m.trace_id,
+        )
         d = m.delivery
         assert d is not None  # an inbox row carries the reader's delivery
         d.state, d.read_at, d.ack_status, d.acked_at = DeliveryState.ACKED, now, st.value, now

@@ -5,13 +5,15 @@ A peer's outbox is another program's output: any event in it may be malformed (n
 the stack). `check` refuses such an event with EventRejected, naming the first field at fault;
 `fed pull` then records it, moves its cursor past it and goes on. What is checked is what the
 readers of an event use (federation's pull, taskfed, remote): each field's type, its bounds,
-and the fields a kind cannot do without. Stdlib, errors and model only."""
+and the fields a kind cannot do without. Stdlib, errors, model and the trace id's rule
+(traces.check) only."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from acomm_cli import jsondepth
+from acomm_cli.engine import traces
 from acomm_cli.errors import EventRejected, ValidationFailed
 from acomm_cli.model import agent_id
 
@@ -57,6 +59,15 @@ def check(env: Any) -> dict[str, Any]:
         attempt = trace.get("attempt")
         if attempt is not None and (type(attempt) is not int or not 1 <= attempt <= MAX_SEQ):
             raise EventRejected(f"trace.attempt: {_show(attempt)} is not a positive integer")
+        trace_id = trace.get("traceId")
+        if trace_id is not None:
+            try:
+                traces.check(trace_id, "trace.traceId")
+            except ValidationFailed:
+                raise EventRejected(
+                    f"trace.traceId: {_show(trace_id)} is not 1-{traces.MAX_LEN} characters "
+                    "of A-Z a-z 0-9 _ -"
+                ) from None
     for name in ("sourceNodeId", "toNodeId", "corrId", "createdAt"):
         _text(env, name, MAX_ID if name != "createdAt" else MAX_SHORT)
     _agent(env, "sourceAgentId", required=kind in NEEDS_SOURCE_AGENT)

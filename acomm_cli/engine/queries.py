@@ -78,7 +78,7 @@ def record_response(
             field="correlation_id",
             value=correlation_id,
         )
-    _, channel_id, asker = found
+    _, channel_id, asker, trace = found
     ch = channel_by_id(conn, channel_id)
     router = Router(conn)
     plan = plan_message(
@@ -90,6 +90,7 @@ def record_response(
             type=MessageType.RESPONSE.value,
             correlation_id=correlation_id,
             priority=priority,
+            trace_id=trace,
         ),
         now,
         only_to=asker,

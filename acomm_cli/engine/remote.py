@@ -143,7 +143,15 @@ def envelope(
     attempt: int,
     decision: str | None,
     now: int,
+    trace_id: str | None = None,
 ) -> dict[str, Any]:
+    trace: dict[str, Any] = {
+        "attempt": attempt,
+        "routeDecision": decision,
+        "policyVersion": POLICY_VERSION,
+    }
+    if trace_id is not None:  # the message's trace: the other node's copy keeps it
+        trace["traceId"] = trace_id
     return {
         "eventId": event_id,
         "sourceNodeId": self_node,
@@ -154,7 +162,7 @@ def envelope(
         "kind": kind,
         "createdAt": clock.iso(now),
         "payload": payload,
-        "trace": {"attempt": attempt, "routeDecision": decision, "policyVersion": POLICY_VERSION},
+        "trace": trace,
     }
 
 
@@ -291,6 +299,7 @@ def answered(
         corr=correlation_id,
         payload={"replyTo": query_event, "content": row[3]},
         decision=None,
+        trace_id=row[12] if len(row) > 12 else None,
     )
     sql.set_message_global_id(conn, response_id, reply_id, self_node)
     emit(

@@ -91,8 +91,9 @@ class Router:
         self.backlog: dict[int, list[int]] = {}  # channel id -> [pending, queued] messages
         self.channels: dict[str, Channel] = {}
         self.indexes: dict[int, SubscriptionIndex] = {}
-        # (corr, type) -> (channel id, sender) of queries and commands sent in this batch
-        self.correlated: dict[tuple[str, str], tuple[int, str]] = {}
+        # (corr, type) -> (channel id, sender, trace id) of queries and commands sent in
+        # this batch
+        self.correlated: dict[tuple[str, str], tuple[int, str, str | None]] = {}
         self.dedupe: dict[tuple[int, str], SendResult] = {}
         # federation: this store's node id ("" until asked: only a direct message to an
         # agent without a direct channel here asks), and remote routes found by agent
@@ -262,6 +263,10 @@ def check_request(
         raise ValidationFailed(
             f"ttl: {req.ttl_ms} ms must be longer than 0", field="ttl", value=req.ttl_ms
         )
+    if req.trace_id is not None:  # imported only by a send that names its trace
+        from acomm_cli.engine import traces
+
+        traces.check(req.trace_id)
     return sender, mtype, prio, metadata, deliver_at
 
 
@@ -321,6 +326,7 @@ def _plan_checked(
         )
     corr = req.correlation_id
     acks = None
+    trace = req.trace_id
     if mtype in _ANSWERS and not internal:
         wanted = MessageType.QUERY if mtype == MessageType.RESPONSE else MessageType.COMMAND
         origin = _correlated(router, corr, wanted) if corr is not None else None
@@ -342,10 +348,15 @@ def _plan_checked(
         # goes to the asker only and acknowledges the answerer's own delivery.
         only_to = origin[1] if only_to is None else only_to
         acks = AckStatus.COMPLETED if mtype == MessageType.RESPONSE else AckStatus.RECEIVED
+        trace = trace or origin[2]  # an answer joins its question's trace
     elif corr is None and (mtype in _ASKS or ch.config.delivery == DeliveryMode.EXACTLY_ONCE):
         corr = os.urandom(16).hex()  # exactly-once deduplicates by correlation id
+    elif trace is None and corr is not None:  # a thread's message joins the thread's trace
+        trace = _thread_trace(router, corr)
+    if trace is None:
+        trace = os.urandom(16).hex()  # a new trace: no query when nothing is correlated
     if corr is not None and mtype in _ASKS:
-        router.correlated[(corr, mtype.value)] = (ch.id, sender)
+        router.correlated[(corr, mtype.value)] = (ch.id, sender, trace)
     if only_to is not None:
         recipients = [only_to] if only_to != sender or ch.config.echo else []
     else:
@@ -380,6 +391,7 @@ def _plan_checked(
         now,
         deliver_at,
         expires_at,
+        trace,
     ]
     return _Plan(
         ch,
@@ -410,13 +422,23 @@ def _exactly_once(router: Router, plan: _Plan, now: int) -> None:
     )
 
 
-def _correlated(router: Router, corr: str, wanted: MessageType) -> tuple[int, str] | None:
-    """(channel id, sender) of the first query or command with this correlation id."""
+def _correlated(
+    router: Router, corr: str, wanted: MessageType
+) -> tuple[int, str, str | None] | None:
+    """(channel id, sender, trace id) of the first query or command with this correlation
+    id."""
     seen = router.correlated.get((corr, wanted.value))
     if seen is not None:
         return seen
     found = sending.first_of_type(router.conn, corr, wanted.value)
-    return (found[1], found[2]) if found else None
+    return (found[1], found[2], found[3]) if found else None
+
+
+def _thread_trace(router: Router, corr: str) -> str | None:
+    """The trace of the thread a correlated message joins (this batch's first, else the
+    store's): one indexed read, only for a message that names a correlation id."""
+    seen = router.correlated.get((corr, "query")) or router.correlated.get((corr, "command"))
+    return seen[2] if seen is not None else sending.trace_of_correlation(router.conn, corr)
 
 
 def _acknowledge_origin(router: Router, plan: _Plan, now: int) -> None:
@@ -486,6 +508,7 @@ def _result(plan: _Plan, message_id: int, now: int, delivered: bool) -> SendResu
         correlation_id=plan.correlation_id,
         deduplicated=bool(plan.suppressed),
         suppressed=plan.suppressed,
+        trace_id=plan.row[12],
     )
 
 
@@ -777,6 +800,7 @@ def send_remote(
             corr=plan.correlation_id,
             payload={"reason": reason, "detail": why},
             decision=None,
+            trace_id=plan.row[12],
         )
         fsql.insert_sent(
             conn,
@@ -807,6 +831,7 @@ def send_remote(
         corr=plan.correlation_id,
         payload=remote.message_payload(plan.row, plan.rich),
         decision=rt.decision,
+        trace_id=plan.row[12],
     )
     fsql.insert_sent(
         conn,
@@ -845,6 +870,7 @@ _BATCH_KEYS = {
     "ttl",
     "format",  # text | markdown, and a subject: a line's rich parts (no files in a batch)
     "subject",
+    "trace_id",
 }
 
 
@@ -877,6 +903,7 @@ def batch_request(item: Any, line: int) -> tuple[SendRequest, str | None, int]:
         "type",
         "format",
         "subject",
+        "trace_id",
     ):
         if key in item and not isinstance(item[key], str):
             raise ValidationFailed(f"{where}: {key} must be a string", field=key, line=line)
@@ -919,6 +946,7 @@ def batch_request(item: Any, line: int) -> tuple[SendRequest, str | None, int]:
             if "format" in item or "subject" in item
             else None
         ),
+        trace_id=item.get("trace_id"),
     )
     return req, item.get("to"), line
 

@@ -335,6 +335,7 @@ def _deliver(
                     if "format" in payload or "subject" in payload
                     else None
                 ),
+                trace_id=(env.get("trace") or {}).get("traceId"),  # checked by envelope.check
             ),
             now,
             only_to=local,
@@ -405,6 +406,7 @@ def _reply(conn: sqlite3.Connection, source: str, env: dict[str, Any], now: int)
             channel=query.channel,
             type=MessageType.RESPONSE.value,
             correlation_id=query.correlation_id,
+            trace_id=(env.get("trace") or {}).get("traceId") or query.trace_id,
         ),
         now,
         only_to=query.sender,

@@ -179,6 +179,10 @@ def _incident(conn: sqlite3.Connection, row: tuple[Any, ...], due: int) -> None:
             None,
         ),
     )
+    if message_id is not None:  # the notice joins the late message's trace
+        from acomm_cli.store import traces
+
+        traces.inherit(conn, mid, message_id)
     agents = SubscriptionIndex(channels.subscriptions(conn, ch.id)).route(SLA_TOPIC)
     sending.insert_deliveries(
         conn, [(mid, a, ch.id, "unread", 0, 0, due, None) for a in sorted(agents)]

@@ -52,6 +52,7 @@ def message_doc(m: Message) -> dict[str, Any]:
         "deliver_at": iso(m.deliver_at),
         "global_id": m.global_id,
         "origin_node": m.origin_node,
+        "trace_id": m.trace_id,
     }
     r = m.rich  # format, subject, files, direction (engine/attachments.py)
     doc["format"] = r.format if r is not None and r.format else "text"
@@ -79,6 +80,8 @@ def send_doc(r: SendResult) -> dict[str, Any]:
         "deduplicated": r.deduplicated,
         "suppressed": list(r.suppressed),
     }
+    if r.trace_id is not None:
+        doc["trace_id"] = r.trace_id
     if r.global_id is not None:  # routed to another node (federation)
         doc.update(global_id=r.global_id, to_node=r.to_node, route_decision=r.route_decision)
     return doc
@@ -176,9 +179,9 @@ def follow(out: Output, batch: QueryResult, *, body: bool = False, jsonl: bool =
     flush()
 
 
-# shown in the piped `key: value` lines of `show` only for a federated message: a local
-# message's lines stay what scripts always read
-_FEDERATION_KEYS = ("global_id", "origin_node", "federation")
+# shown in the piped `key: value` lines of `show` only when set (a federated message's
+# place, a message's trace): a message stored before them keeps the lines scripts read
+_FEDERATION_KEYS = ("global_id", "origin_node", "federation", "trace_id")
 # likewise shown only when a message has them (its files: after the deliveries)
 _RICH_DEFAULTS = {"format": "text", "subject": None, "direction": None}
 

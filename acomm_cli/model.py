@@ -448,6 +448,7 @@ class Limits:
     # capabilities: this many routing misses within the window open a review incident
     cap_miss_threshold: int = 3
     cap_miss_window_ms: int = 3_600_000
+    preview_chars: int = 280  # an event's content_preview: the body's first N characters
 
 
 @dataclass(frozen=True)
@@ -530,6 +531,7 @@ class Message:
     deliveries: list[Delivery] = field(default_factory=list)
     delivery: Delivery | None = None  # set in receive results: the receiving agent's own
     federation: dict[str, Any] | None = None  # set by `show` for a federated message
+    event: Event | None = None  # the notification event it carries (message_events)
 
     @property
     def status(self) -> str:
@@ -538,6 +540,38 @@ class Message:
             if self.deliveries
             else ([self.delivery.state] if self.delivery else [])
         )
+
+
+EVENT_TYPES = (
+    "comment.created",
+    "comment.replied",
+    "mention.created",
+    "like.created",
+    "thread.created",
+    "agent.action.feedback",
+)
+COMMENT_EVENTS = ("comment.created", "comment.replied")  # the only ones with a depth
+ACTION_HINTS = ("notify_only", "consider_reply", "must_reply")
+
+
+@dataclass(frozen=True)
+class Event:
+    """The notification event a message carries (message_events): who did what to whom,
+    where in a thread, and acomm's preview of the body. Times in ms."""
+
+    event_type: str
+    event_id: str | None = None
+    occurred_at: int | None = None
+    actor: str | None = None
+    target: str | None = None
+    target_kind: str | None = None  # the target's directory kind when it was sent
+    thread_id: str | None = None
+    comment_id: str | None = None
+    parent_comment_id: str | None = None
+    depth: int | None = None
+    language: str | None = None
+    action_hint: str | None = None
+    content_preview: str | None = None
 
 
 def message_status(states: list[DeliveryState]) -> str:

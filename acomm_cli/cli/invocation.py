@@ -303,6 +303,7 @@ def limits(s: Settings) -> model.Limits:
         fed_ack_timeout_ms=s.value("federation.ack_timeout"),
         cap_miss_threshold=s.value("capabilities.miss_threshold"),
         cap_miss_window_ms=s.value("capabilities.miss_window"),
+        preview_chars=s.value("events.preview_chars"),
     )
 
 

@@ -603,6 +603,8 @@ class SendRequest:
     expires_at: int | None = None
     # time to live: not read by then (from delivery), dead-lettered `expired`
     ttl_ms: int | None = None
+    # the notification event it carries: engine/events.py FIELDS -> value (None: no event)
+    event: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,27 @@ def _schedule(delay: str | None, deliver_at: str | None, now: int) -> tuple[int 
     )
 
 
+def _event(*values: str | None) -> dict[str, str] | None:
+    """The event options as the engine takes them (engine/events.py FIELDS, in order), or
+    None when none is given: a plain send builds nothing more."""
+    if all(v is None for v in values):
+        return None
+    names = (
+        "event_type",
+        "actor",
+        "target",
+        "thread_id",
+        "comment_id",
+        "parent_comment_id",
+        "depth",
+        "language",
+        "action_hint",
+        "occurred_at",
+        "event_id",
+    )
+    return {k: v for k, v in zip(names, values, strict=True) if v is not None}
+
+
 def _read_batch(inv: Invocation, source: str) -> list[tuple[SendRequest, str | None, int]]:
     if source == "-":
         inv.refuse_terminal_stdin("no batch on stdin: pipe JSON Lines in, or give a file", "batch")
@@ -82,13 +103,38 @@ def send(
     delay: str | None,
     deliver_at: str | None,
     ttl: str | None,
+    event_type: str | None = None,
+    actor: str | None = None,
+    target: str | None = None,
+    thread: str | None = None,
+    comment: str | None = None,
+    parent_comment: str | None = None,
+    depth: str | None = None,
+    language: str | None = None,
+    action_hint: str | None = None,
+    occurred_at: str | None = None,
+    event_id: str | None = None,
 ) -> int | None:
     out = inv.output()
     now = clock.now_ms()
+    event = _event(
+        event_type,
+        actor,
+        target,
+        thread,
+        comment,
+        parent_comment,
+        depth,
+        language,
+        action_hint,
+        occurred_at,
+        event_id,
+    )
     if batch is not None:
-        if channel is not None or body is not None or to is not None:
+        if channel is not None or body is not None or to is not None or event is not None:
             raise UsageError(
-                "--batch takes everything from its file; give no channel, body or --to",
+                "--batch takes everything from its file; give no channel, body, --to or "
+                "event option (a line's `event` object)",
                 field="batch",
             )
         items = _read_batch(inv, batch)
@@ -120,6 +166,7 @@ def send(
         delay_ms=delay_ms,
         deliver_at=at,
         ttl_ms=clock.parse_duration(ttl, "ttl") if ttl is not None else None,
+        event=event,
     )
     if to is None:
         with inv.store(write=True) as conn:
@@ -152,6 +199,17 @@ def publish(
     delay: str | None,
     deliver_at: str | None,
     ttl: str | None,
+    event_type: str | None = None,
+    actor: str | None = None,
+    target: str | None = None,
+    thread: str | None = None,
+    comment: str | None = None,
+    parent_comment: str | None = None,
+    depth: str | None = None,
+    language: str | None = None,
+    action_hint: str | None = None,
+    occurred_at: str | None = None,
+    event_id: str | None = None,
 ) -> None:
     now = clock.now_ms()
     delay_ms, at = _schedule(delay, deliver_at, now)
@@ -168,6 +226,19 @@ def publish(
         delay_ms=delay_ms,
         deliver_at=at,
         ttl_ms=clock.parse_duration(ttl, "ttl") if ttl is not None else None,
+        event=_event(
+            event_type,
+            actor,
+            target,
+            thread,
+            comment,
+            parent_comment,
+            depth,
+            language,
+            action_hint,
+            occurred_at,
+            event_id,
+        ),
     )
     with inv.store(write=True) as conn:
         result = sending.send(conn, req, now, inv.limits())

@@ -65,9 +65,9 @@ function __acomm_valued
         case 'channel delete'
             echo --as
         case 'send'
-            echo --as --from --sender --to --batch -t --type -p --priority --topic --correlation-id --dedupe-key --meta --delay --deliver-at --ttl
+            echo --as --from --sender --to --batch -t --type -p --priority --topic --correlation-id --dedupe-key --meta --delay --deliver-at --ttl --event-type --actor --target --thread --comment --parent-comment --depth --language --action-hint --occurred-at --event-id
         case 'publish'
-            echo --as --from --sender -t --type -p --priority --correlation-id --dedupe-key --meta --delay --deliver-at --ttl
+            echo --as --from --sender -t --type -p --priority --correlation-id --dedupe-key --meta --delay --deliver-at --ttl --event-type --actor --target --thread --comment --parent-comment --depth --language --action-hint --occurred-at --event-id
         case 'subscribe'
             echo --as
         case 'unsubscribe'
@@ -432,6 +432,19 @@ complete -c acomm -n '__acomm_is \'send\'' -l meta -r -f -d 'k=v metadata (repea
 complete -c acomm -n '__acomm_is \'send\'' -l delay -r -f -d 'Deliver after this long, e.g'
 complete -c acomm -n '__acomm_is \'send\'' -l deliver-at -r -f -d 'Deliver at this time (ISO 8601)'
 complete -c acomm -n '__acomm_is \'send\'' -l ttl -r -f -d 'Time to live: not read within this (from delivery), the message is...'
+complete -c acomm -n '__acomm_is \'send\'' -l event-type -r -f -d 'The event the message carries: comment.created, comment.replied, me...'
+complete -c acomm -n '__acomm_is \'send\'' -l actor -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'send\'' -l actor -r -f -d 'The event\'s actor (default: the sender)'
+complete -c acomm -n '__acomm_is \'send\'' -l target -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'send\'' -l target -r -f -d 'The agent the event is for (its kind is recorded)'
+complete -c acomm -n '__acomm_is \'send\'' -l thread -r -f -d 'The event\'s thread id'
+complete -c acomm -n '__acomm_is \'send\'' -l comment -r -f -d 'The event\'s comment id'
+complete -c acomm -n '__acomm_is \'send\'' -l parent-comment -r -f -d 'The comment it replies to (its id)'
+complete -c acomm -n '__acomm_is \'send\'' -l depth -r -f -d 'The comment\'s depth (comment events only)'
+complete -c acomm -n '__acomm_is \'send\'' -l language -r -f -d 'The content\'s language: zh, en, or a BCP 47 tag'
+complete -c acomm -n '__acomm_is \'send\'' -l action-hint -r -f -d 'What the target should do: notify_only, consider_reply, must_reply'
+complete -c acomm -n '__acomm_is \'send\'' -l occurred-at -r -f -d 'When the event occurred (ISO 8601; default: now)'
+complete -c acomm -n '__acomm_is \'send\'' -l event-id -r -f -d 'The event\'s unique id: a repeat on the channel sends nothing again'
 complete -c acomm -n '__acomm_at \'send\' 0' -f -a '(__acomm_words channels)'
 
 # acomm publish
@@ -447,6 +460,19 @@ complete -c acomm -n '__acomm_is \'publish\'' -l meta -r -f -d 'k=v metadata (re
 complete -c acomm -n '__acomm_is \'publish\'' -l delay -r -f -d 'Deliver after this long, e.g'
 complete -c acomm -n '__acomm_is \'publish\'' -l deliver-at -r -f -d 'Deliver at this time (ISO 8601)'
 complete -c acomm -n '__acomm_is \'publish\'' -l ttl -r -f -d 'Time to live: not read within this (from delivery), the message is...'
+complete -c acomm -n '__acomm_is \'publish\'' -l event-type -r -f -d 'The event the message carries: comment.created, comment.replied, me...'
+complete -c acomm -n '__acomm_is \'publish\'' -l actor -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'publish\'' -l actor -r -f -d 'The event\'s actor (default: the sender)'
+complete -c acomm -n '__acomm_is \'publish\'' -l target -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'publish\'' -l target -r -f -d 'The agent the event is for (its kind is recorded)'
+complete -c acomm -n '__acomm_is \'publish\'' -l thread -r -f -d 'The event\'s thread id'
+complete -c acomm -n '__acomm_is \'publish\'' -l comment -r -f -d 'The event\'s comment id'
+complete -c acomm -n '__acomm_is \'publish\'' -l parent-comment -r -f -d 'The comment it replies to (its id)'
+complete -c acomm -n '__acomm_is \'publish\'' -l depth -r -f -d 'The comment\'s depth (comment events only)'
+complete -c acomm -n '__acomm_is \'publish\'' -l language -r -f -d 'The content\'s language: zh, en, or a BCP 47 tag'
+complete -c acomm -n '__acomm_is \'publish\'' -l action-hint -r -f -d 'What the target should do: notify_only, consider_reply, must_reply'
+complete -c acomm -n '__acomm_is \'publish\'' -l occurred-at -r -f -d 'When the event occurred (ISO 8601; default: now)'
+complete -c acomm -n '__acomm_is \'publish\'' -l event-id -r -f -d 'The event\'s unique id: a repeat on the channel sends nothing again'
 complete -c acomm -n '__acomm_at \'publish\' 0' -f -a '(__acomm_words channels)'
 
 # acomm subscribe

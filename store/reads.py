@@ -6,6 +6,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from acomm_cli.model import Delivery, DeliveryState, Message, MessageFilter, MessageType, Priority
+from acomm_cli.store.events import events_of
 
 TYPE_CHECKING = False  # typing's, without importing typing (a send must not load it)
 if TYPE_CHECKING:
@@ -293,6 +294,7 @@ def inbox(
         )
         if max_pending:
             limited.add(channel_id)
+    attach_events(conn, out)
     return out, total, limited
 
 
@@ -309,6 +311,7 @@ def history(conn: sqlite3.Connection, f: MessageFilter) -> tuple[list[Message], 
     total = _total(conn, body, params, rows, f)
     msgs = [_message(r) for r in rows]
     attach_deliveries(conn, msgs)
+    attach_events(conn, msgs)
     return msgs, total
 
 
@@ -321,6 +324,7 @@ def message_by_id(conn: sqlite3.Connection, message_id: int) -> Message | None:
         return None
     msg = _message(row)
     attach_deliveries(conn, [msg])
+    attach_events(conn, [msg])
     return msg
 
 
@@ -338,6 +342,16 @@ def attach_deliveries(conn: sqlite3.Connection, msgs: list[Message]) -> None:
             by_id[r[0]].deliveries.append(_delivery(r[1:]))
 
 
+def attach_events(conn: sqlite3.Connection, msgs: list[Message]) -> None:
+    """Each message's notification event (message_events): one query per listing."""
+    if not msgs:
+        return
+    found = events_of(conn, [m.id for m in msgs])
+    if found:
+        for m in msgs:
+            m.event = found.get(m.id)
+
+
 def thread(conn: sqlite3.Connection, correlation_id: str) -> list[Message]:
     rows = conn.execute(
         f"SELECT {_MSG_COLS} FROM messages m JOIN channels c ON c.id = m.channel_id"
@@ -346,6 +360,7 @@ def thread(conn: sqlite3.Connection, correlation_id: str) -> list[Message]:
     ).fetchall()
     msgs = [_message(r) for r in rows]
     attach_deliveries(conn, msgs)
+    attach_events(conn, msgs)
     return msgs
 
 

@@ -257,3 +257,25 @@ def preview(content: str, chars: int) -> str:
                 continue
         break
     return content[:cut]
+
+
+# ---------------------------------------------------------------- documents
+
+
+def doc(ev: Event) -> dict[str, Any]:
+    """The `event` object of a message document: the spec's field names, times in ISO 8601."""
+    return {
+        "event_id": ev.event_id,
+        "event_type": ev.event_type,
+        "occurred_at": clock.iso(ev.occurred_at),
+        "actor": ev.actor,
+        "target": ev.target,
+        "target_kind": ev.target_kind,
+        "thread_id": ev.thread_id,
+        "comment_id": ev.comment_id,
+        "parent_comment_id": ev.parent_comment_id,
+        "depth": ev.depth,
+        "language": ev.language,
+        "action_hint": ev.action_hint,
+        "content_preview": ev.content_preview,
+    }

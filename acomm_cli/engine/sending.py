@@ -66,6 +66,7 @@ class _Plan:
     # a response or acknowledgement: the ack status it records on the sender's own
     # deliveries of the query or command it answers (any ack stops their timers)
     acks: AckStatus | None = None
+    event: model.Event | None = None  # the notification event it carries (events.py)
 
 
 class _ChannelCache:
@@ -258,6 +259,10 @@ def check_request(
         raise ValidationFailed(
             f"ttl: {req.ttl_ms} ms must be longer than 0", field="ttl", value=req.ttl_ms
         )
+    if req.event is not None:  # its fields refused before the store is read
+        from acomm_cli.engine import events
+
+        events.check(req.event, sender, now)
     return sender, mtype, prio, metadata, deliver_at
 
 
@@ -382,7 +387,16 @@ def _plan_checked(
         tracked,
         int(prio) if ch.config.priority_ordering else 0,
         acks=acks,
+        event=None if req.event is None else _event(router, req, sender, now),
     )
+
+
+def _event(router: Router, req: SendRequest, sender: str, now: int) -> model.Event:
+    """The request's event, checked and completed (names known, target kind, preview)."""
+    from acomm_cli.engine import events
+
+    ev = events.check(req.event or {}, sender, now)
+    return events.complete(router.conn, ev, req.content, now, router.limits.preview_chars)
 
 
 def _exactly_once(router: Router, plan: _Plan, now: int) -> None:
@@ -482,14 +496,41 @@ def _result(plan: _Plan, message_id: int, now: int, delivered: bool) -> SendResu
 
 def _deduplicated(router: Router, plan: _Plan, key: str | None, now: int) -> SendResult | None:
     if key is None:
-        return None
+        return None if plan.event is None else _same_event(router, plan)
     ch = plan.channel
     seen = router.dedupe.get((ch.id, key))
     if seen is not None:
         return replace(seen, deduplicated=True, suppressed=seen.recipients)
     found = sending.find_dedupe(router.conn, ch.id, key, now - ch.config.dedupe_window_ms)
     if found is None:
+        return None if plan.event is None else _same_event(router, plan)
+    return _first_sent(router, ch, found)
+
+
+def _event_key(event_id: str) -> str:
+    """router.dedupe's key for an event id: a dedupe key never holds a control character."""
+    return "\x00event:" + event_id
+
+
+def _same_event(router: Router, plan: _Plan) -> SendResult | None:
+    """An event id is an idempotency key as a dedupe key is: the message already sent on
+    this channel with the same event id is the answer, and nothing is sent again. Unlike a
+    dedupe key it does not expire with the window: one channel holds an event id once."""
+    from acomm_cli.store import events as event_sql
+
+    assert plan.event is not None
+    eid = plan.event.event_id
+    if eid is None:
         return None
+    ch = plan.channel
+    seen = router.dedupe.get((ch.id, _event_key(eid)))
+    if seen is not None:
+        return replace(seen, deduplicated=True, suppressed=seen.recipients)
+    found = event_sql.find_event_id(router.conn, ch.id, eid)
+    return None if found is None else _first_sent(router, ch, found)
+
+
+def _first_sent(router: Router, ch: Channel, found: tuple[int, int, str | None]) -> SendResult:
     mid, created, corr = found
     recipients = tuple(sending.delivery_recipients(router.conn, mid))
     return SendResult(
@@ -530,11 +571,23 @@ def persist(router: Router, plan: _Plan, now: int, *, federated: bool = False) -
         _acknowledge_origin(router, plan, now)
     if plan.row[7] is not None:
         router.dedupe[(plan.channel.id, plan.row[7])] = result
+    if plan.event is not None:
+        _store_event(router, plan, mid, result)
     if fed:
         from acomm_cli.engine import remote
 
         remote.answered(router.conn, plan.row, plan.correlation_id, mid, now)
     return result
+
+
+def _store_event(router: Router, plan: _Plan, mid: int, result: SendResult) -> None:
+    from acomm_cli.store import events as event_sql
+
+    ev = plan.event
+    assert ev is not None
+    event_sql.insert_events(router.conn, [event_sql.row_of(mid, plan.channel.id, ev)])
+    if ev.event_id is not None:
+        router.dedupe[(plan.channel.id, _event_key(ev.event_id))] = result
 
 
 def check_capacity(router: Router, adding: int) -> int | None:
@@ -826,6 +879,7 @@ _BATCH_KEYS = {
     "metadata",
     "delay",
     "ttl",
+    "event",
 }
 
 
@@ -864,6 +918,7 @@ def batch_request(item: Any, line: int) -> tuple[SendRequest, str | None, int]:
         ("delay", (str, int)),
         ("ttl", (str, int)),
         ("metadata", (dict,)),
+        ("event", (dict,)),
     ):
         value = item.get(key)
         if value is not None and (isinstance(value, bool) or not isinstance(value, kinds)):
@@ -893,6 +948,7 @@ def batch_request(item: Any, line: int) -> tuple[SendRequest, str | None, int]:
         metadata=item.get("metadata"),
         delay_ms=delay,
         ttl_ms=ttl,
+        event=item.get("event"),
     )
     return req, item.get("to"), line
 
@@ -919,6 +975,7 @@ def send_batch(
     messages: list[tuple[Any, ...]] = []
     deliveries: list[tuple[Any, ...]] = []
     answers: list[_Plan] = []  # responses and acks: they acknowledge once all rows are in
+    carried: list[tuple[int, _Plan, SendResult]] = []  # lines that carry an event
     with write(conn):
         router = Router(conn, limits)
         check_capacity(router, len(items))
@@ -962,12 +1019,18 @@ def send_batch(
             )
             if req.dedupe_key is not None:
                 router.dedupe[(plan.channel.id, req.dedupe_key)] = result
+            if plan.event is not None:
+                carried.append((next_id, plan, result))
+                if plan.event.event_id is not None:
+                    router.dedupe[(plan.channel.id, _event_key(plan.event.event_id))] = result
             results.append(result)
             if plan.acks is not None:
                 answers.append(plan)
             next_id += 1
         sending.insert_messages(conn, messages)
         sending.insert_deliveries(conn, deliveries)
+        for mid, plan, result in carried:
+            _store_event(router, plan, mid, result)
         for sender in sorted({req.sender for req, _, _ in items}):
             presence.seen(conn, sender, now)
         for plan in answers:

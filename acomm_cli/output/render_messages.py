@@ -30,6 +30,13 @@ def delivery_doc(d: Delivery) -> dict[str, Any]:
     }
 
 
+def _event_doc(m: Message) -> dict[str, Any]:
+    from acomm_cli.engine import events  # a message with an event only
+
+    assert m.event is not None
+    return events.doc(m.event)
+
+
 def message_doc(m: Message) -> dict[str, Any]:
     doc = {
         "id": m.id,
@@ -48,6 +55,7 @@ def message_doc(m: Message) -> dict[str, Any]:
         "deliver_at": iso(m.deliver_at),
         "global_id": m.global_id,
         "origin_node": m.origin_node,
+        "event": None if m.event is None else _event_doc(m),
     }
     if m.federation is not None:
         doc["federation"] = m.federation

@@ -331,6 +331,18 @@ def dedupe_key(value: str) -> str:
     return value
 
 
+def event_type(value: str) -> str:
+    """One of EVENT_TYPES (exit 3 naming `event_type` and the allowed values)."""
+    if value not in EVENT_TYPES:
+        raise ValidationFailed(
+            f"event_type: {value!r} is not one of {', '.join(EVENT_TYPES)}",
+            field="event_type",
+            value=value,
+            allowed=list(EVENT_TYPES),
+        )
+    return value
+
+
 class GrepPattern:
     """A compiled `--grep` pattern: `search(text)` is true where the pattern matches."""
 
@@ -651,6 +663,10 @@ class MessageFilter:
     correlation_id: str | None = None
     recipient: str | None = None
     state: tuple[str, ...] = ()
+    # the notification event a message carries (message_events)
+    event_type: str | None = None
+    thread_id: str | None = None
+    actor: str | None = None
 
 
 @dataclass

@@ -11,7 +11,9 @@ from acomm_cli.cli import params
 from acomm_cli.cli.commands import receive_run
 from acomm_cli.cli.invocation import Invocation
 from acomm_cli.cli.params import (
+    ActorFilter,
     ChannelOpt,
+    EventTypeFilter,
     From,
     Grep,
     Limit,
@@ -21,6 +23,7 @@ from acomm_cli.cli.params import (
     Since,
     Sort,
     Status,
+    ThreadFilter,
     Topic,
     Types,
     Until,
@@ -58,6 +61,9 @@ def receive(
     type_: Types = None,
     from_: From = None,
     topic: Topic = None,
+    event_type: EventTypeFilter = None,
+    thread: ThreadFilter = None,
+    actor: ActorFilter = None,
     status: Status = None,
     grep: Grep = None,
     priority_min: PriorityMin = None,

@@ -50,7 +50,7 @@ _acomm_options() {
         'subscribe') echo "$global --as" ;;
         'unsubscribe') echo "$global --as" ;;
         'subscriptions') echo "$global" ;;
-        'receive') echo "$global --as --recipient -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset --peek --body --wait --ack -f --follow" ;;
+        'receive') echo "$global --as --recipient -c --channel --since --until -t --type --from --topic --event-type --thread --actor --status --grep --priority-min --sort --order --limit --offset --peek --body --wait --ack -f --follow" ;;
         'ack') echo "$global --as --status --note" ;;
         'nack') echo "$global --as --requeue --delay --reason" ;;
         'extend') echo "$global --by --as" ;;
@@ -75,7 +75,7 @@ _acomm_options() {
         'incident list') echo "$global --state --capability" ;;
         'incident show') echo "$global" ;;
         'incident resolve') echo "$global --note --as" ;;
-        'messages') echo "$global -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset -f --follow --correlation-id --recipient --state" ;;
+        'messages') echo "$global -c --channel --since --until -t --type --from --topic --event-type --thread --actor --status --grep --priority-min --sort --order --limit --offset -f --follow --correlation-id --recipient --state" ;;
         'show') echo "$global" ;;
         'deadletter') echo "$global" ;;
         'deadletter list') echo "$global -c --channel --recipient --reason --limit --offset" ;;
@@ -225,6 +225,9 @@ _acomm_value_kind() {
         'receive -t'|'receive --type') echo 'choice:text command query response acknowledgment notification broadcast error' ;;
         'receive --from') echo 'agent' ;;
         'receive --topic') echo 'value' ;;
+        'receive --event-type') echo 'value' ;;
+        'receive --thread') echo 'value' ;;
+        'receive --actor') echo 'agent' ;;
         'receive --status') echo 'choice:sent delivered acknowledged dead_letter in_progress' ;;
         'receive --grep') echo 'value' ;;
         'receive --priority-min') echo 'choice:low normal high urgent critical' ;;
@@ -281,6 +284,9 @@ _acomm_value_kind() {
         'messages -t'|'messages --type') echo 'choice:text command query response acknowledgment notification broadcast error' ;;
         'messages --from') echo 'agent' ;;
         'messages --topic') echo 'value' ;;
+        'messages --event-type') echo 'value' ;;
+        'messages --thread') echo 'value' ;;
+        'messages --actor') echo 'agent' ;;
         'messages --status') echo 'choice:sent delivered acknowledged dead_letter in_progress' ;;
         'messages --grep') echo 'value' ;;
         'messages --priority-min') echo 'choice:low normal high urgent critical' ;;

@@ -73,7 +73,7 @@ function __acomm_valued
         case 'unsubscribe'
             echo --as
         case 'receive'
-            echo --as --recipient -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset --wait --ack
+            echo --as --recipient -c --channel --since --until -t --type --from --topic --event-type --thread --actor --status --grep --priority-min --sort --order --limit --offset --wait --ack
         case 'ack'
             echo --as --status --note
         case 'nack'
@@ -105,7 +105,7 @@ function __acomm_valued
         case 'incident resolve'
             echo --note --as
         case 'messages'
-            echo -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset --correlation-id --recipient --state
+            echo -c --channel --since --until -t --type --from --topic --event-type --thread --actor --status --grep --priority-min --sort --order --limit --offset --correlation-id --recipient --state
         case 'deadletter list'
             echo -c --channel --recipient --reason --limit --offset
         case 'deadletter show'
@@ -500,6 +500,10 @@ complete -c acomm -n '__acomm_is \'receive\'' -s t -l type -r -f -d 'Message typ
 complete -c acomm -n '__acomm_is \'receive\'' -l from -r -f -a '(__acomm_words agents)'
 complete -c acomm -n '__acomm_is \'receive\'' -l from -r -f -d 'Only messages from this agent'
 complete -c acomm -n '__acomm_is \'receive\'' -l topic -r -f -d 'Topic pattern (* one segment, # any)'
+complete -c acomm -n '__acomm_is \'receive\'' -l event-type -r -f -d 'Only messages carrying an event of this type'
+complete -c acomm -n '__acomm_is \'receive\'' -l thread -r -f -d 'Only messages whose event is in this thread'
+complete -c acomm -n '__acomm_is \'receive\'' -l actor -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'receive\'' -l actor -r -f -d 'Only messages whose event this agent did'
 complete -c acomm -n '__acomm_is \'receive\'' -l status -r -f -a 'sent delivered acknowledged dead_letter in_progress'
 complete -c acomm -n '__acomm_is \'receive\'' -l status -r -f -d 'Message status: sent, delivered, acknowledged, dead_letter (repeata...'
 complete -c acomm -n '__acomm_is \'receive\'' -l grep -r -f -d 'Regular expression the content must match'
@@ -658,6 +662,10 @@ complete -c acomm -n '__acomm_is \'messages\'' -s t -l type -r -f -d 'Message ty
 complete -c acomm -n '__acomm_is \'messages\'' -l from -r -f -a '(__acomm_words agents)'
 complete -c acomm -n '__acomm_is \'messages\'' -l from -r -f -d 'Only messages from this agent'
 complete -c acomm -n '__acomm_is \'messages\'' -l topic -r -f -d 'Topic pattern (* one segment, # any)'
+complete -c acomm -n '__acomm_is \'messages\'' -l event-type -r -f -d 'Only messages carrying an event of this type'
+complete -c acomm -n '__acomm_is \'messages\'' -l thread -r -f -d 'Only messages whose event is in this thread'
+complete -c acomm -n '__acomm_is \'messages\'' -l actor -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'messages\'' -l actor -r -f -d 'Only messages whose event this agent did'
 complete -c acomm -n '__acomm_is \'messages\'' -l status -r -f -a 'sent delivered acknowledged dead_letter in_progress'
 complete -c acomm -n '__acomm_is \'messages\'' -l status -r -f -d 'Message status: sent, delivered, acknowledged, dead_letter (repeata...'
 complete -c acomm -n '__acomm_is \'messages\'' -l grep -r -f -d 'Regular expression the content must match'

@@ -140,6 +140,17 @@ def _filter_sql(f: MessageFilter) -> tuple[list[str], list[Any]]:
     if f.correlation_id is not None:
         where.append("m.correlation_id = ?")
         params.append(f.correlation_id)
+    if f.event_type is not None or f.thread_id is not None or f.actor is not None:
+        cond = ["e.message_id = m.id"]
+        for column, value in (
+            ("event_type", f.event_type),
+            ("thread_id", f.thread_id),
+            ("actor", f.actor),
+        ):
+            if value is not None:
+                cond.append(f"e.{column} = ?")
+                params.append(value)
+        where.append(f"EXISTS (SELECT 1 FROM message_events e WHERE {' AND '.join(cond)})")
     if f.recipient is not None or f.state:
         cond = ["x.message_id = m.id"]  # on the primary key (message_id, recipient)
         if f.recipient is not None:
@@ -185,6 +196,9 @@ def _unfiltered(f: MessageFilter) -> bool:
         and f.priority_min is None
         and not f.status
         and f.after_id is None
+        and f.event_type is None
+        and f.thread_id is None
+        and f.actor is None
     )
 
 

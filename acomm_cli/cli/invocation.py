@@ -372,6 +372,9 @@ def build_filter(
     limit: int,
     offset: int,
     now: int,
+    event_type: str | None = None,
+    thread: str | None = None,
+    actor: str | None = None,
 ) -> MessageFilter:
     """The filter options `receive` and `messages` share."""
     return MessageFilter(
@@ -388,4 +391,7 @@ def build_filter(
         order=order,
         limit=limit,
         offset=offset,
+        event_type=event_type,
+        thread_id=thread,
+        actor=actor,
     )

@@ -61,9 +61,6 @@ def receive(
     type_: Types = None,
     from_: From = None,
     topic: Topic = None,
-    event_type: EventTypeFilter = None,
-    thread: ThreadFilter = None,
-    actor: ActorFilter = None,
     status: Status = None,
     grep: Grep = None,
     priority_min: PriorityMin = None,
@@ -100,6 +97,9 @@ def receive(
             "marked read. Not with --wait or --ack.",
         ),
     ] = False,
+    event_type: EventTypeFilter = None,
+    thread: ThreadFilter = None,
+    actor: ActorFilter = None,
 ) -> None:
     """Unread messages for an agent, oldest first; marks them read unless --peek.
 

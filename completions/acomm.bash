@@ -50,7 +50,7 @@ _acomm_options() {
         'subscribe') echo "$global --as" ;;
         'unsubscribe') echo "$global --as" ;;
         'subscriptions') echo "$global" ;;
-        'receive') echo "$global --as --recipient -c --channel --since --until -t --type --from --topic --event-type --thread --actor --status --grep --priority-min --sort --order --limit --offset --peek --body --wait --ack -f --follow" ;;
+        'receive') echo "$global --as --recipient -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset --peek --body --wait --ack -f --follow --event-type --thread --actor" ;;
         'ack') echo "$global --as --status --note" ;;
         'nack') echo "$global --as --requeue --delay --reason" ;;
         'extend') echo "$global --by --as" ;;
@@ -225,9 +225,6 @@ _acomm_value_kind() {
         'receive -t'|'receive --type') echo 'choice:text command query response acknowledgment notification broadcast error' ;;
         'receive --from') echo 'agent' ;;
         'receive --topic') echo 'value' ;;
-        'receive --event-type') echo 'value' ;;
-        'receive --thread') echo 'value' ;;
-        'receive --actor') echo 'agent' ;;
         'receive --status') echo 'choice:sent delivered acknowledged dead_letter in_progress' ;;
         'receive --grep') echo 'value' ;;
         'receive --priority-min') echo 'choice:low normal high urgent critical' ;;
@@ -237,6 +234,9 @@ _acomm_value_kind() {
         'receive --offset') echo 'value' ;;
         'receive --wait') echo 'value' ;;
         'receive --ack') echo 'choice:received in_progress completed failed' ;;
+        'receive --event-type') echo 'value' ;;
+        'receive --thread') echo 'value' ;;
+        'receive --actor') echo 'agent' ;;
         'ack --as') echo 'agent' ;;
         'ack --status') echo 'choice:received in_progress completed failed' ;;
         'ack --note') echo 'value' ;;

@@ -73,7 +73,7 @@ function __acomm_valued
         case 'unsubscribe'
             echo --as
         case 'receive'
-            echo --as --recipient -c --channel --since --until -t --type --from --topic --event-type --thread --actor --status --grep --priority-min --sort --order --limit --offset --wait --ack
+            echo --as --recipient -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset --wait --ack --event-type --thread --actor
         case 'ack'
             echo --as --status --note
         case 'nack'
@@ -500,10 +500,6 @@ complete -c acomm -n '__acomm_is \'receive\'' -s t -l type -r -f -d 'Message typ
 complete -c acomm -n '__acomm_is \'receive\'' -l from -r -f -a '(__acomm_words agents)'
 complete -c acomm -n '__acomm_is \'receive\'' -l from -r -f -d 'Only messages from this agent'
 complete -c acomm -n '__acomm_is \'receive\'' -l topic -r -f -d 'Topic pattern (* one segment, # any)'
-complete -c acomm -n '__acomm_is \'receive\'' -l event-type -r -f -d 'Only messages carrying an event of this type'
-complete -c acomm -n '__acomm_is \'receive\'' -l thread -r -f -d 'Only messages whose event is in this thread'
-complete -c acomm -n '__acomm_is \'receive\'' -l actor -r -f -a '(__acomm_words agents)'
-complete -c acomm -n '__acomm_is \'receive\'' -l actor -r -f -d 'Only messages whose event this agent did'
 complete -c acomm -n '__acomm_is \'receive\'' -l status -r -f -a 'sent delivered acknowledged dead_letter in_progress'
 complete -c acomm -n '__acomm_is \'receive\'' -l status -r -f -d 'Message status: sent, delivered, acknowledged, dead_letter (repeata...'
 complete -c acomm -n '__acomm_is \'receive\'' -l grep -r -f -d 'Regular expression the content must match'
@@ -521,6 +517,10 @@ complete -c acomm -n '__acomm_is \'receive\'' -l wait -r -f -d 'Block up to this
 complete -c acomm -n '__acomm_is \'receive\'' -l ack -r -f -a 'received in_progress completed failed'
 complete -c acomm -n '__acomm_is \'receive\'' -l ack -r -f -d 'Also acknowledge what is received with this status, in the same tra...'
 complete -c acomm -n '__acomm_is \'receive\'' -s f -l follow -d 'Keep printing messages as they arrive, until interrupted (rich on a...'
+complete -c acomm -n '__acomm_is \'receive\'' -l event-type -r -f -d 'Only messages carrying an event of this type'
+complete -c acomm -n '__acomm_is \'receive\'' -l thread -r -f -d 'Only messages whose event is in this thread'
+complete -c acomm -n '__acomm_is \'receive\'' -l actor -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'receive\'' -l actor -r -f -d 'Only messages whose event this agent did'
 complete -c acomm -n '__acomm_at \'receive\' 0' -f -a '(__acomm_words channels)'
 
 # acomm ack

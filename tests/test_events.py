@@ -320,3 +320,20 @@ def test_event_of_reads_a_messages_event(office):
         assert events.event_of(conn, 999) is None
     finally:
         conn.close()
+
+
+def test_the_events_dataset_carries_each_event(cli, office, tmp_path):
+    mid = _send(cli, "team", "look", "--as", "alice", "--event-type", "comment.created",
+                "--target", "carol", "--depth", "1", "--thread", "9")  # fmt: skip
+    _send(cli, "team", "plain", "--as", "alice")
+    out = tmp_path / "export"
+    doc = cli.ok("export", out, "--format", "jsonl", "--json").json()
+    assert doc["datasets"]["events"] == 1
+    rows = [json.loads(line) for p in (out / "events").rglob("*.jsonl")
+            for line in p.read_text().splitlines()]  # fmt: skip
+    assert [
+        (r["message_id"], r["event_type"], r["target_kind"], r["depth"], r["content_preview"])
+        for r in rows
+    ] == [(mid, "comment.created", "human", 1, "look")]
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["dataset_version"] == 4

@@ -337,3 +337,20 @@ def test_the_events_dataset_carries_each_event(cli, office, tmp_path):
     ] == [(mid, "comment.created", "human", 1, "look")]
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["dataset_version"] == 4
+
+
+def test_a_bridge_response_file_carries_an_event(cli, office, tmp_path, monkeypatch):
+    outbox = tmp_path / "outbox"
+    monkeypatch.setenv("ACOMM_BRIDGE_OUTBOX_DIR", str(outbox))
+    (outbox / "bob").mkdir(parents=True)
+    doc = {"channel": "team", "content": "done", "event": {"event_type": "agent.action.feedback",
+                                                           "action_hint": "notify_only"}}  # fmt: skip
+    (outbox / "bob" / "r1.json").write_text(json.dumps(doc))
+    cli.ok("tick")
+    assert query(
+        office,
+        "SELECT m.sender, e.event_type, e.action_hint FROM message_events e"
+        " JOIN messages m ON m.id = e.message_id",
+    ) == [  # fmt: skip
+        ("bob", "agent.action.feedback", "notify_only")
+    ]

@@ -354,3 +354,13 @@ def test_a_bridge_response_file_carries_an_event(cli, office, tmp_path, monkeypa
     ) == [  # fmt: skip
         ("bob", "agent.action.feedback", "notify_only")
     ]
+
+
+def test_show_piped_prints_the_event_line_only_when_there_is_one(cli, office):
+    plain = _send(cli, "team", "plain", "--as", "alice")
+    carried = _send(cli, "team", "x", "--as", "alice", "--event-type", "like.created")
+    assert "event:" not in cli.ok("show", str(plain)).stdout
+    line = next(
+        x for x in cli.ok("show", str(carried)).stdout.splitlines() if x.startswith("event:")
+    )
+    assert json.loads(line.partition(":")[2])["event_type"] == "like.created"

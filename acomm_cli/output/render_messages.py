@@ -178,6 +178,8 @@ def follow(out: Output, batch: QueryResult, *, body: bool = False, jsonl: bool =
 # shown in the piped `key: value` lines of `show` only for a federated message: a local
 # message's lines stay what scripts always read
 _FEDERATION_KEYS = ("global_id", "origin_node", "federation")
+# piped `show` prints these only when set: a message without them prints as it always did
+_OPTIONAL_KEYS = (*_FEDERATION_KEYS, "event")
 
 
 def message(out: Output, m: Message) -> None:
@@ -199,7 +201,7 @@ def message(out: Output, m: Message) -> None:
         [
             (k, json.dumps(v) if isinstance(v, dict) else v)
             for k, v in doc.items()
-            if k not in ("deliveries", "content") and (v is not None or k not in _FEDERATION_KEYS)
+            if k not in ("deliveries", "content") and (v is not None or k not in _OPTIONAL_KEYS)
         ],
     )
     sys.stdout.write("deliveries:\n")

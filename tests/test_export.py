@@ -58,7 +58,7 @@ def test_export_matches_the_store(cli, store, traffic, tmp_path):
         "channels": 4,
         "incidents": 0,
         "agents": query(store, "SELECT count(*) FROM agents")[0][0],  # the directory, whole
-        "events": 0,  # no message here carries an event (tests/test_events.py exports some)
+        "events": query(store, "SELECT count(*) FROM message_events")[0][0],
     }
     assert doc["id_range"] == [1, n_messages]
     assert doc["incremental"] is False

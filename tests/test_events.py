@@ -108,8 +108,17 @@ def test_the_target_kind_is_the_directory_kind_at_send_time(cli, office):
 
 
 def test_thread_created_needs_only_the_thread(cli, office):
-    mid = _send(cli, "team", "new thread", "--as", "alice", "--event-type", "thread.created",
-                "--thread", "t1")  # fmt: skip
+    mid = _send(
+        cli,
+        "team",
+        "new thread",
+        "--as",
+        "alice",
+        "--event-type",
+        "thread.created",
+        "--thread",
+        "t1",
+    )
     ev = _doc(cli, mid)["event"]
     assert (ev["event_type"], ev["thread_id"], ev["target"]) == ("thread.created", "t1", None)
 
@@ -123,14 +132,14 @@ REFUSALS = [
         ["--event-type", "like.created", "--depth", "2"],
         "depth",
         ["comment.created", "comment.replied"],
-    ),  # fmt: skip
+    ),
     (["--event-type", "comment.created", "--depth", "4"], "depth", [1, 2, 3]),
     (["--event-type", "comment.created", "--depth", "two"], "depth", [1, 2, 3]),
     (
         ["--event-type", "like.created", "--action-hint", "reply"],
         "action_hint",
         ["notify_only", "consider_reply", "must_reply"],
-    ),  # fmt: skip
+    ),
     (["--event-type", "like.created", "--language", "english!"], "language", None),
     (["--event-type", "like.created", "--occurred-at", "yesterday"], "occurred_at", None),
     (["--event-type", "like.created", "--occurred-at", "+2d"], "occurred_at", None),
@@ -156,16 +165,25 @@ def test_a_bad_event_field_is_refused_naming_it_and_nothing_is_written(
 
 def test_an_unknown_target_on_a_strict_store_is_refused_as_to_is(cli, office, strict):
     before = snapshot(office)
-    r = cli("--json", "send", "team", "hi", "--as", "alice", "--event-type", "mention.created",
-            "--target", "bobb")  # fmt: skip
+    r = cli(
+        "--json",
+        "send",
+        "team",
+        "hi",
+        "--as",
+        "alice",
+        "--event-type",
+        "mention.created",
+        "--target",
+        "bobb",
+    )
     assert (r.exit_code, r.error["field"]) == (4, "target")
     assert "bob" in r.error["message"]  # the closest registered name is suggested
     assert snapshot(office) == before
 
 
 def test_an_unknown_target_on_an_open_store_is_registered(cli, office):
-    _send(cli, "team", "hi", "--as", "alice", "--event-type", "mention.created",
-          "--target", "dave")  # fmt: skip
+    _send(cli, "team", "hi", "--as", "alice", "--event-type", "mention.created", "--target", "dave")
     assert query(office, "SELECT kind FROM agents WHERE name = 'dave'") == [("agent",)]
 
 
@@ -181,8 +199,12 @@ def test_the_same_event_id_twice_is_one_message(cli, office):
 
 
 def test_an_event_id_repeated_in_one_batch_is_one_message(cli, office, tmp_path):
-    line = {"channel": "team", "from": "alice", "content": "hi",
-            "event": {"event_type": "like.created", "event_id": "b-1"}}  # fmt: skip
+    line = {
+        "channel": "team",
+        "from": "alice",
+        "content": "hi",
+        "event": {"event_type": "like.created", "event_id": "b-1"},
+    }
     f = tmp_path / "b.jsonl"
     f.write_text(json.dumps(line) + "\n" + json.dumps({**line, "content": "again"}) + "\n")
     r = cli.ok("--json", "send", "--batch", str(f)).json()
@@ -192,8 +214,12 @@ def test_an_event_id_repeated_in_one_batch_is_one_message(cli, office, tmp_path)
 
 
 def test_a_batch_line_carries_an_event_and_a_bad_one_names_its_line(cli, office, tmp_path):
-    ok = {"channel": "team", "from": "alice", "content": "hi",
-          "event": {"event_type": "comment.created", "depth": 1, "thread_id": 7}}  # fmt: skip
+    ok = {
+        "channel": "team",
+        "from": "alice",
+        "content": "hi",
+        "event": {"event_type": "comment.created", "depth": 1, "thread_id": 7},
+    }
     f = tmp_path / "b.jsonl"
     f.write_text(json.dumps(ok) + "\n")
     cli.ok("send", "--batch", str(f))
@@ -219,10 +245,32 @@ def test_event_options_with_batch_are_a_usage_error(cli, office, tmp_path):
 
 
 def test_messages_and_receive_filter_on_the_event(cli, office):
-    a = _send(cli, "team", "a", "--as", "alice", "--event-type", "mention.created",
-              "--thread", "t1", "--target", "bob")  # fmt: skip
-    b = _send(cli, "team", "b", "--as", "alice", "--event-type", "like.created",
-              "--thread", "t2", "--actor", "carol")  # fmt: skip
+    a = _send(
+        cli,
+        "team",
+        "a",
+        "--as",
+        "alice",
+        "--event-type",
+        "mention.created",
+        "--thread",
+        "t1",
+        "--target",
+        "bob",
+    )
+    b = _send(
+        cli,
+        "team",
+        "b",
+        "--as",
+        "alice",
+        "--event-type",
+        "like.created",
+        "--thread",
+        "t2",
+        "--actor",
+        "carol",
+    )
     c = _send(cli, "team", "c", "--as", "alice")
 
     def ids(*args: str) -> list[int]:
@@ -242,8 +290,18 @@ def test_messages_and_receive_filter_on_the_event(cli, office):
 def test_publish_carries_an_event(cli, make_channel):
     make_channel("ci", "ci", type="pubsub")
     cli.ok("subscribe", "ci", "build.#", "--as", "bob")
-    mid = int(cli.ok("publish", "ci", "build.x", "done", "--as", "ci",
-                     "--event-type", "agent.action.feedback").stdout)  # fmt: skip
+    mid = int(
+        cli.ok(
+            "publish",
+            "ci",
+            "build.x",
+            "done",
+            "--as",
+            "ci",
+            "--event-type",
+            "agent.action.feedback",
+        ).stdout
+    )
     assert _doc(cli, mid)["event"]["event_type"] == "agent.action.feedback"
 
 
@@ -263,8 +321,9 @@ def test_the_inbox_file_and_team_inbox_carry_the_event(cli, office, tmp_path, mo
     monkeypatch.setenv("ACOMM_BRIDGE_INBOX_DIR", str(inbox))
     monkeypatch.setenv("ACOMM_BRIDGE_TEAMS_DIR", str(teams))
     cli.ok("channel", "join", "team", "bob@crew", "--as", "alice")
-    mid = _send(cli, "team", "look", "--as", "alice", "--event-type", "mention.created",
-                "--target", "bob")  # fmt: skip
+    mid = _send(
+        cli, "team", "look", "--as", "alice", "--event-type", "mention.created", "--target", "bob"
+    )
     doc = json.loads((inbox / "bob" / f"{mid}.json").read_text())
     assert doc["event"]["event_type"] == "mention.created"
     assert doc["event"]["content_preview"] == "look"
@@ -323,14 +382,30 @@ def test_event_of_reads_a_messages_event(office):
 
 
 def test_the_events_dataset_carries_each_event(cli, office, tmp_path):
-    mid = _send(cli, "team", "look", "--as", "alice", "--event-type", "comment.created",
-                "--target", "carol", "--depth", "1", "--thread", "9")  # fmt: skip
+    mid = _send(
+        cli,
+        "team",
+        "look",
+        "--as",
+        "alice",
+        "--event-type",
+        "comment.created",
+        "--target",
+        "carol",
+        "--depth",
+        "1",
+        "--thread",
+        "9",
+    )
     _send(cli, "team", "plain", "--as", "alice")
     out = tmp_path / "export"
     doc = cli.ok("export", out, "--format", "jsonl", "--json").json()
     assert doc["datasets"]["events"] == 1
-    rows = [json.loads(line) for p in (out / "events").rglob("*.jsonl")
-            for line in p.read_text().splitlines()]  # fmt: skip
+    rows = [
+        json.loads(line)
+        for p in (out / "events").rglob("*.jsonl")
+        for line in p.read_text().splitlines()
+    ]
     assert [
         (r["message_id"], r["event_type"], r["target_kind"], r["depth"], r["content_preview"])
         for r in rows
@@ -343,17 +418,18 @@ def test_a_bridge_response_file_carries_an_event(cli, office, tmp_path, monkeypa
     outbox = tmp_path / "outbox"
     monkeypatch.setenv("ACOMM_BRIDGE_OUTBOX_DIR", str(outbox))
     (outbox / "bob").mkdir(parents=True)
-    doc = {"channel": "team", "content": "done", "event": {"event_type": "agent.action.feedback",
-                                                           "action_hint": "notify_only"}}  # fmt: skip
+    doc = {
+        "channel": "team",
+        "content": "done",
+        "event": {"event_type": "agent.action.feedback", "action_hint": "notify_only"},
+    }
     (outbox / "bob" / "r1.json").write_text(json.dumps(doc))
     cli.ok("tick")
     assert query(
         office,
         "SELECT m.sender, e.event_type, e.action_hint FROM message_events e"
         " JOIN messages m ON m.id = e.message_id",
-    ) == [  # fmt: skip
-        ("bob", "agent.action.feedback", "notify_only")
-    ]
+    ) == [("bob", "agent.action.feedback", "notify_only")]
 
 
 def test_show_piped_prints_the_event_line_only_when_there_is_one(cli, office):

@@ -497,12 +497,14 @@ def test_the_send_tool_carries_an_event_and_listings_show_it(shared):
                 "send",
                 channel="team",
                 body="x",
-                event={"event_type": "like.created", "depth": 2},  # fmt: skip
+                event={"event_type": "like.created", "depth": 2},
             )
             assert (err["code"], err["field"]) == ("validation_failed", "depth")
         async with server("bob") as c:
             got = await call(c, "receive", peek=True)
-            assert [(m["id"], m["event"]["thread_id"], m["event"]["content_preview"])
-                    for m in got["messages"]] == [(sent["id"], "7", "@bob look")]  # fmt: skip
+            assert [
+                (m["id"], m["event"]["thread_id"], m["event"]["content_preview"])
+                for m in got["messages"]
+            ] == [(sent["id"], "7", "@bob look")]
 
     anyio.run(main)

@@ -103,8 +103,8 @@ def audit_summary(out: Output, s: AuditResult) -> None:
     """The audit's findings: rich tables on a terminal; piped, one tab-separated line per row,
     each led by its kind (`total`, `volume`, `latency_channel`, `latency_agent`,
     `reliability`, `attempts`, `dead_letters`, `receipts`, `federation`, `tasks`,
-    `incidents`, `kinds`, `events`, `check`) so that awk can pick them apart; or, with --json, the summary as
-    one JSON document."""
+    `incidents`, `kinds`, `events`, `check`) so that awk can pick them apart; or, with
+    --json, the summary as one JSON document."""
     doc = s.summary
     if out.json:
         _dump(doc)

@@ -176,7 +176,7 @@ def _fields(m: Message) -> Table:
             ("thread", ev.thread_id),
             ("comment", ev.comment_id),
             ("parent comment", ev.parent_comment_id),
-            ("depth", ev.depth),
+            ("depth", None if ev.depth is None else str(ev.depth)),
             ("language", ev.language),
             ("action hint", ev.action_hint),
         ):

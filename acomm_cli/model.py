@@ -331,6 +331,18 @@ def dedupe_key(value: str) -> str:
     return value
 
 
+def event_type(value: str) -> str:
+    """One of EVENT_TYPES (exit 3 naming `event_type` and the allowed values)."""
+    if value not in EVENT_TYPES:
+        raise ValidationFailed(
+            f"event_type: {value!r} is not one of {', '.join(EVENT_TYPES)}",
+            field="event_type",
+            value=value,
+            allowed=list(EVENT_TYPES),
+        )
+    return value
+
+
 class GrepPattern:
     """A compiled `--grep` pattern: `search(text)` is true where the pattern matches."""
 
@@ -451,6 +463,7 @@ class Limits:
     # `send --attach`: the largest file, and the most a message's files may add up to
     max_attachment_bytes: int = 10 * 1024**2
     max_message_attachment_bytes: int = 25 * 1024**2
+    preview_chars: int = 280  # an event's content_preview: the body's first N characters
 
 
 @dataclass(frozen=True)
@@ -535,6 +548,7 @@ class Message:
     federation: dict[str, Any] | None = None  # set by `show` for a federated message
     trace_id: str | None = None  # the trace it belongs to (None: stored before traces)
     rich: RichParts | None = None  # format, subject, files, direction (engine/attachments.py)
+    event: Event | None = None  # the notification event it carries (message_events)
 
     @property
     def status(self) -> str:
@@ -543,6 +557,38 @@ class Message:
             if self.deliveries
             else ([self.delivery.state] if self.delivery else [])
         )
+
+
+EVENT_TYPES = (
+    "comment.created",
+    "comment.replied",
+    "mention.created",
+    "like.created",
+    "thread.created",
+    "agent.action.feedback",
+)
+COMMENT_EVENTS = ("comment.created", "comment.replied")  # the only ones with a depth
+ACTION_HINTS = ("notify_only", "consider_reply", "must_reply")
+
+
+@dataclass(frozen=True)
+class Event:
+    """The notification event a message carries (message_events): who did what to whom,
+    where in a thread, and acomm's preview of the body. Times in ms."""
+
+    event_type: str
+    event_id: str | None = None
+    occurred_at: int | None = None
+    actor: str | None = None
+    target: str | None = None
+    target_kind: str | None = None  # the target's directory kind when it was sent
+    thread_id: str | None = None
+    comment_id: str | None = None
+    parent_comment_id: str | None = None
+    depth: int | None = None
+    language: str | None = None
+    action_hint: str | None = None
+    content_preview: str | None = None
 
 
 def message_status(states: list[DeliveryState]) -> str:
@@ -601,6 +647,8 @@ class SendRequest:
     # the trace it joins (None: inherited from what it answers, else a new one)
     trace_id: str | None = None
     rich: RichParts | None = None  # format, subject and files (engine/attachments.py)
+    # the notification event it carries: engine/events.py FIELDS -> value (None: no event)
+    event: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -649,6 +697,10 @@ class MessageFilter:
     recipient: str | None = None
     state: tuple[str, ...] = ()
     trace_id: str | None = None  # `messages --trace`: the messages of one trace
+    # the notification event a message carries (message_events)
+    event_type: str | None = None
+    thread_id: str | None = None
+    actor: str | None = None
 
 
 @dataclass

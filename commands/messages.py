@@ -10,7 +10,9 @@ from acomm_cli import clock
 from acomm_cli.cli import params, stopping
 from acomm_cli.cli.invocation import Invocation, build_filter
 from acomm_cli.cli.params import (
+    ActorFilter,
     ChannelOpt,
+    EventTypeFilter,
     From,
     Grep,
     Limit,
@@ -20,6 +22,7 @@ from acomm_cli.cli.params import (
     Since,
     Sort,
     Status,
+    ThreadFilter,
     Topic,
     Types,
     Until,
@@ -45,6 +48,9 @@ def messages(
     type_: Types = None,
     from_: From = None,
     topic: Topic = None,
+    event_type: EventTypeFilter = None,
+    thread: ThreadFilter = None,
+    actor: ActorFilter = None,
     status: Status = None,
     grep: Grep = None,
     priority_min: PriorityMin = None,
@@ -122,6 +128,9 @@ def messages(
         limit=limit,
         offset=offset,
         now=clock.now_ms(),
+        event_type=event_type,
+        thread=thread,
+        actor=actor,
     )
     f = replace(f, correlation_id=correlation_id, recipient=recipient, state=tuple(state or ()))
     if trace is not None:

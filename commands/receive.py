@@ -11,7 +11,9 @@ from acomm_cli.cli import params
 from acomm_cli.cli.commands import receive_run
 from acomm_cli.cli.invocation import Invocation
 from acomm_cli.cli.params import (
+    ActorFilter,
     ChannelOpt,
+    EventTypeFilter,
     From,
     Grep,
     Limit,
@@ -21,6 +23,7 @@ from acomm_cli.cli.params import (
     Since,
     Sort,
     Status,
+    ThreadFilter,
     Topic,
     Types,
     Until,
@@ -94,6 +97,9 @@ def receive(
             "marked read. Not with --wait or --ack.",
         ),
     ] = False,
+    event_type: EventTypeFilter = None,
+    thread: ThreadFilter = None,
+    actor: ActorFilter = None,
 ) -> None:
     """Unread messages for an agent, oldest first; marks them read unless --peek.
 

@@ -34,6 +34,9 @@ def receive(
     wait: float | None,
     ack: str | None,
     follow: bool,
+    event_type: str | None = None,
+    thread: str | None = None,
+    actor: str | None = None,
 ) -> None:
     agent = identity(as_, "--as")
     if ack is not None and (peek or follow):
@@ -69,6 +72,9 @@ def receive(
         limit=limit,
         offset=offset,
         now=now,
+        event_type=event_type,
+        thread=thread,
+        actor=actor,
     )
     emit = render_handover.inbox_output(
         inv.output(), body=body, follow=follow, peek=peek, stall_s=inv.stall_s()

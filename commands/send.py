@@ -80,6 +80,85 @@ TraceId = Annotated[
         "$TRACEPARENT's W3C trace id, else the trace of what it answers, else a new one).",
     ),
 ]
+# The notification event the message carries (docs/EVENTS.md): every one needs --event-type.
+EventType = Annotated[
+    str | None,
+    typer.Option(
+        metavar="TYPE",
+        help="The event the message carries: comment.created, comment.replied, "
+        "mention.created, like.created, thread.created, agent.action.feedback.",
+    ),
+]
+Actor = Annotated[
+    str | None,
+    typer.Option(
+        click_type=params.AGENT,
+        help="The event's actor (default: the sender).",
+    ),
+]
+Target = Annotated[
+    str | None,
+    typer.Option(
+        click_type=params.AGENT,
+        help="The agent the event is for (its kind is recorded).",
+    ),
+]
+Thread = Annotated[
+    str | None,
+    typer.Option(
+        metavar="ID",
+        help="The event's thread id.",
+    ),
+]
+Comment = Annotated[
+    str | None,
+    typer.Option(
+        metavar="ID",
+        help="The event's comment id.",
+    ),
+]
+ParentComment = Annotated[
+    str | None,
+    typer.Option(
+        metavar="ID",
+        help="The comment it replies to (its id).",
+    ),
+]
+Depth = Annotated[
+    str | None,
+    typer.Option(
+        metavar="1|2|3",
+        help="The comment's depth (comment events only).",
+    ),
+]
+Language = Annotated[
+    str | None,
+    typer.Option(
+        metavar="TAG",
+        help="The content's language: zh, en, or a BCP 47 tag.",
+    ),
+]
+ActionHint = Annotated[
+    str | None,
+    typer.Option(
+        metavar="HINT",
+        help="What the target should do: notify_only, consider_reply, must_reply.",
+    ),
+]
+OccurredAt = Annotated[
+    str | None,
+    typer.Option(
+        click_type=params.TIME,
+        help="When the event occurred (ISO 8601; default: now).",
+    ),
+]
+EventId = Annotated[
+    str | None,
+    typer.Option(
+        metavar="ID",
+        help="The event's unique id: a repeat on the channel sends nothing again.",
+    ),
+]
 
 
 @app.command()
@@ -140,6 +219,17 @@ def send(
         ),
     ] = None,
     trace_id: TraceId = None,
+    event_type: EventType = None,
+    actor: Actor = None,
+    target: Target = None,
+    thread: Thread = None,
+    comment: Comment = None,
+    parent_comment: ParentComment = None,
+    depth: Depth = None,
+    language: Language = None,
+    action_hint: ActionHint = None,
+    occurred_at: OccurredAt = None,
+    event_id: EventId = None,
 ) -> None:
     """Send a message; prints its id.
 
@@ -171,6 +261,17 @@ def publish(
     deliver_at: DeliverAt = None,
     ttl: Ttl = None,
     trace_id: TraceId = None,
+    event_type: EventType = None,
+    actor: Actor = None,
+    target: Target = None,
+    thread: Thread = None,
+    comment: Comment = None,
+    parent_comment: ParentComment = None,
+    depth: Depth = None,
+    language: Language = None,
+    action_hint: ActionHint = None,
+    occurred_at: OccurredAt = None,
+    event_id: EventId = None,
 ) -> None:
     """Publish on a pubsub channel to every matching subscription; prints the id.
 

@@ -45,6 +45,27 @@ def trace_of(trace_id: str | None) -> str | None:
     return found
 
 
+def _event(*values: str | None) -> dict[str, str] | None:
+    """The event options as the engine takes them (engine/events.py FIELDS, in order), or
+    None when none is given: a plain send builds nothing more."""
+    if all(v is None for v in values):
+        return None
+    names = (
+        "event_type",
+        "actor",
+        "target",
+        "thread_id",
+        "comment_id",
+        "parent_comment_id",
+        "depth",
+        "language",
+        "action_hint",
+        "occurred_at",
+        "event_id",
+    )
+    return {k: v for k, v in zip(names, values, strict=True) if v is not None}
+
+
 def _read_batch(inv: Invocation, source: str) -> list[tuple[SendRequest, str | None, int]]:
     if source == "-":
         inv.refuse_terminal_stdin("no batch on stdin: pipe JSON Lines in, or give a file", "batch")
@@ -103,9 +124,33 @@ def send(
     subject: str | None = None,
     attach: list[str] | None = None,
     trace_id: str | None = None,
+    event_type: str | None = None,
+    actor: str | None = None,
+    target: str | None = None,
+    thread: str | None = None,
+    comment: str | None = None,
+    parent_comment: str | None = None,
+    depth: str | None = None,
+    language: str | None = None,
+    action_hint: str | None = None,
+    occurred_at: str | None = None,
+    event_id: str | None = None,
 ) -> int | None:
     out = inv.output()
     now = clock.now_ms()
+    event = _event(
+        event_type,
+        actor,
+        target,
+        thread,
+        comment,
+        parent_comment,
+        depth,
+        language,
+        action_hint,
+        occurred_at,
+        event_id,
+    )
     if batch is not None:
         if format_ is not None or subject is not None or attach:
             raise UsageError(
@@ -113,9 +158,10 @@ def send(
                 "lines (files cannot be attached in a batch)",
                 field="batch",
             )
-        if channel is not None or body is not None or to is not None:
+        if channel is not None or body is not None or to is not None or event is not None:
             raise UsageError(
-                "--batch takes everything from its file; give no channel, body or --to",
+                "--batch takes everything from its file; give no channel, body, --to or "
+                "event option (a line's `event` object)",
                 field="batch",
             )
         items = _read_batch(inv, batch)
@@ -155,6 +201,7 @@ def send(
         ttl_ms=clock.parse_duration(ttl, "ttl") if ttl is not None else None,
         rich=_rich(inv, format_, subject, attach),
         trace_id=trace_of(trace_id),
+        event=event,
     )
     if to is None:
         with inv.store(write=True) as conn:
@@ -188,6 +235,17 @@ def publish(
     deliver_at: str | None,
     ttl: str | None,
     trace_id: str | None = None,
+    event_type: str | None = None,
+    actor: str | None = None,
+    target: str | None = None,
+    thread: str | None = None,
+    comment: str | None = None,
+    parent_comment: str | None = None,
+    depth: str | None = None,
+    language: str | None = None,
+    action_hint: str | None = None,
+    occurred_at: str | None = None,
+    event_id: str | None = None,
 ) -> None:
     now = clock.now_ms()
     delay_ms, at = _schedule(delay, deliver_at, now)
@@ -205,6 +263,19 @@ def publish(
         deliver_at=at,
         ttl_ms=clock.parse_duration(ttl, "ttl") if ttl is not None else None,
         trace_id=trace_of(trace_id),
+        event=_event(
+            event_type,
+            actor,
+            target,
+            thread,
+            comment,
+            parent_comment,
+            depth,
+            language,
+            action_hint,
+            occurred_at,
+            event_id,
+        ),
     )
     with inv.store(write=True) as conn:
         result = sending.send(conn, req, now, inv.limits())

@@ -69,15 +69,15 @@ function __acomm_valued
         case 'channel delete'
             echo --as
         case 'send'
-            echo --as --from --sender --to --batch -t --type -p --priority --topic --correlation-id --dedupe-key --meta --delay --deliver-at --ttl --format --subject --attach --trace-id
+            echo --as --from --sender --to --batch -t --type -p --priority --topic --correlation-id --dedupe-key --meta --delay --deliver-at --ttl --format --subject --attach --trace-id --event-type --actor --target --thread --comment --parent-comment --depth --language --action-hint --occurred-at --event-id
         case 'publish'
-            echo --as --from --sender -t --type -p --priority --correlation-id --dedupe-key --meta --delay --deliver-at --ttl --trace-id
+            echo --as --from --sender -t --type -p --priority --correlation-id --dedupe-key --meta --delay --deliver-at --ttl --trace-id --event-type --actor --target --thread --comment --parent-comment --depth --language --action-hint --occurred-at --event-id
         case 'subscribe'
             echo --as
         case 'unsubscribe'
             echo --as
         case 'receive'
-            echo --as --recipient -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset --wait --ack
+            echo --as --recipient -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset --wait --ack --event-type --thread --actor
         case 'ack'
             echo --as --status --note
         case 'nack'
@@ -111,7 +111,7 @@ function __acomm_valued
         case 'incident resolve'
             echo --note --as
         case 'messages'
-            echo -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset --correlation-id --recipient --state --trace
+            echo -c --channel --since --until -t --type --from --topic --event-type --thread --actor --status --grep --priority-min --sort --order --limit --offset --correlation-id --recipient --state --trace
         case 'attachment list'
             echo --as
         case 'attachment get'
@@ -450,6 +450,19 @@ complete -c acomm -n '__acomm_is \'send\'' -l subject -r -f -d 'A subject line (
 complete -c acomm -n '__acomm_is \'send\'' -l attach -r -F
 complete -c acomm -n '__acomm_is \'send\'' -l attach -r -F -d 'Attach this file (repeatable); `acomm attachment get MSG NAME` fetc...'
 complete -c acomm -n '__acomm_is \'send\'' -l trace-id -r -f -d 'The trace the message joins: 1-64 characters of A-Z a-z 0-9 _ - (de...'
+complete -c acomm -n '__acomm_is \'send\'' -l event-type -r -f -d 'The event the message carries: comment.created, comment.replied, me...'
+complete -c acomm -n '__acomm_is \'send\'' -l actor -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'send\'' -l actor -r -f -d 'The event\'s actor (default: the sender)'
+complete -c acomm -n '__acomm_is \'send\'' -l target -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'send\'' -l target -r -f -d 'The agent the event is for (its kind is recorded)'
+complete -c acomm -n '__acomm_is \'send\'' -l thread -r -f -d 'The event\'s thread id'
+complete -c acomm -n '__acomm_is \'send\'' -l comment -r -f -d 'The event\'s comment id'
+complete -c acomm -n '__acomm_is \'send\'' -l parent-comment -r -f -d 'The comment it replies to (its id)'
+complete -c acomm -n '__acomm_is \'send\'' -l depth -r -f -d 'The comment\'s depth (comment events only)'
+complete -c acomm -n '__acomm_is \'send\'' -l language -r -f -d 'The content\'s language: zh, en, or a BCP 47 tag'
+complete -c acomm -n '__acomm_is \'send\'' -l action-hint -r -f -d 'What the target should do: notify_only, consider_reply, must_reply'
+complete -c acomm -n '__acomm_is \'send\'' -l occurred-at -r -f -d 'When the event occurred (ISO 8601; default: now)'
+complete -c acomm -n '__acomm_is \'send\'' -l event-id -r -f -d 'The event\'s unique id: a repeat on the channel sends nothing again'
 complete -c acomm -n '__acomm_at \'send\' 0' -f -a '(__acomm_words channels)'
 
 # acomm publish
@@ -466,6 +479,19 @@ complete -c acomm -n '__acomm_is \'publish\'' -l delay -r -f -d 'Deliver after t
 complete -c acomm -n '__acomm_is \'publish\'' -l deliver-at -r -f -d 'Deliver at this time (ISO 8601)'
 complete -c acomm -n '__acomm_is \'publish\'' -l ttl -r -f -d 'Time to live: not read within this (from delivery), the message is...'
 complete -c acomm -n '__acomm_is \'publish\'' -l trace-id -r -f -d 'The trace the message joins: 1-64 characters of A-Z a-z 0-9 _ - (de...'
+complete -c acomm -n '__acomm_is \'publish\'' -l event-type -r -f -d 'The event the message carries: comment.created, comment.replied, me...'
+complete -c acomm -n '__acomm_is \'publish\'' -l actor -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'publish\'' -l actor -r -f -d 'The event\'s actor (default: the sender)'
+complete -c acomm -n '__acomm_is \'publish\'' -l target -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'publish\'' -l target -r -f -d 'The agent the event is for (its kind is recorded)'
+complete -c acomm -n '__acomm_is \'publish\'' -l thread -r -f -d 'The event\'s thread id'
+complete -c acomm -n '__acomm_is \'publish\'' -l comment -r -f -d 'The event\'s comment id'
+complete -c acomm -n '__acomm_is \'publish\'' -l parent-comment -r -f -d 'The comment it replies to (its id)'
+complete -c acomm -n '__acomm_is \'publish\'' -l depth -r -f -d 'The comment\'s depth (comment events only)'
+complete -c acomm -n '__acomm_is \'publish\'' -l language -r -f -d 'The content\'s language: zh, en, or a BCP 47 tag'
+complete -c acomm -n '__acomm_is \'publish\'' -l action-hint -r -f -d 'What the target should do: notify_only, consider_reply, must_reply'
+complete -c acomm -n '__acomm_is \'publish\'' -l occurred-at -r -f -d 'When the event occurred (ISO 8601; default: now)'
+complete -c acomm -n '__acomm_is \'publish\'' -l event-id -r -f -d 'The event\'s unique id: a repeat on the channel sends nothing again'
 complete -c acomm -n '__acomm_at \'publish\' 0' -f -a '(__acomm_words channels)'
 
 # acomm subscribe
@@ -510,6 +536,10 @@ complete -c acomm -n '__acomm_is \'receive\'' -l wait -r -f -d 'Block up to this
 complete -c acomm -n '__acomm_is \'receive\'' -l ack -r -f -a 'received in_progress completed failed'
 complete -c acomm -n '__acomm_is \'receive\'' -l ack -r -f -d 'Also acknowledge what is received with this status, in the same tra...'
 complete -c acomm -n '__acomm_is \'receive\'' -s f -l follow -d 'Keep printing messages as they arrive, until interrupted (rich on a...'
+complete -c acomm -n '__acomm_is \'receive\'' -l event-type -r -f -d 'Only messages carrying an event of this type'
+complete -c acomm -n '__acomm_is \'receive\'' -l thread -r -f -d 'Only messages whose event is in this thread'
+complete -c acomm -n '__acomm_is \'receive\'' -l actor -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'receive\'' -l actor -r -f -d 'Only messages whose event this agent did'
 complete -c acomm -n '__acomm_at \'receive\' 0' -f -a '(__acomm_words channels)'
 
 # acomm ack
@@ -654,6 +684,10 @@ complete -c acomm -n '__acomm_is \'messages\'' -s t -l type -r -f -d 'Message ty
 complete -c acomm -n '__acomm_is \'messages\'' -l from -r -f -a '(__acomm_words agents)'
 complete -c acomm -n '__acomm_is \'messages\'' -l from -r -f -d 'Only messages from this agent'
 complete -c acomm -n '__acomm_is \'messages\'' -l topic -r -f -d 'Topic pattern (* one segment, # any)'
+complete -c acomm -n '__acomm_is \'messages\'' -l event-type -r -f -d 'Only messages carrying an event of this type'
+complete -c acomm -n '__acomm_is \'messages\'' -l thread -r -f -d 'Only messages whose event is in this thread'
+complete -c acomm -n '__acomm_is \'messages\'' -l actor -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'messages\'' -l actor -r -f -d 'Only messages whose event this agent did'
 complete -c acomm -n '__acomm_is \'messages\'' -l status -r -f -a 'sent delivered acknowledged dead_letter in_progress'
 complete -c acomm -n '__acomm_is \'messages\'' -l status -r -f -d 'Message status: sent, delivered, acknowledged, dead_letter (repeata...'
 complete -c acomm -n '__acomm_is \'messages\'' -l grep -r -f -d 'Regular expression the content must match'

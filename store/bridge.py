@@ -9,7 +9,10 @@ from typing import Any
 
 _MIRROR_COLS = (
     "d.message_id, d.recipient, c.name, m.sender, m.type, m.content, m.topic, m.priority,"
-    " m.correlation_id, m.metadata, m.created_at, d.delivered_at, b.state, b.attempts"
+    " m.correlation_id, m.metadata, m.created_at, d.delivered_at, b.state, b.attempts,"
+    # from 14: the message's event (store/events.py EVENT_COLS; all NULL without one)
+    " e.event_type, e.event_id, e.occurred_at, e.actor, e.target, e.target_kind, e.thread_id,"
+    " e.comment_id, e.parent_comment_id, e.depth, e.language, e.action_hint, e.content_preview"
 )
 
 
@@ -44,6 +47,7 @@ def to_write(
         " JOIN messages m ON m.id = d.message_id JOIN channels c ON c.id = d.channel_id"
         " LEFT JOIN bridge_mirrors b ON b.message_id = d.message_id"
         " AND b.recipient = d.recipient AND b.kind = ?"
+        " LEFT JOIN message_events e ON e.message_id = d.message_id"
         " WHERE d.state = 'unread' AND (b.state IS NULL OR b.state = 'stale'"
         " OR (b.state = 'failed' AND coalesce(b.next_attempt_at, 0) <= ?))"
         + extra

@@ -227,6 +227,15 @@ _RECEIPTS = (
     " INDEXED BY dispatch_receipts_message LEFT JOIN messages m ON m.id = r.message_id"
     " WHERE r.message_id BETWEEN ? AND ? ORDER BY r.message_id, r.seq"
 )
+# The notification event a message carries, on message_events' primary key (its message id).
+_EVENTS = (
+    "SELECT e.message_id, e.channel_id, c.name, e.event_id, e.event_type, e.occurred_at,"
+    " e.actor, e.target, e.target_kind, e.thread_id, e.comment_id, e.parent_comment_id,"
+    " e.depth, e.language, e.action_hint, e.content_preview, m.created_at"
+    " FROM message_events e LEFT JOIN messages m ON m.id = e.message_id"
+    " LEFT JOIN channels c ON c.id = e.channel_id"
+    " WHERE e.message_id BETWEEN ? AND ? ORDER BY e.message_id"
+)
 # The messages this node emitted to another node (a `message` or a `reply` event, its first
 # attempt in the outbox) and, for a message, the sender's state of it (fed_sent): when its
 # `accepted` ack came back bounds the clock skew between the two nodes.
@@ -263,6 +272,25 @@ _INCIDENTS = (
     " i.sample_corr_ids, i.samples, i.task_id, t.global_id, i.occurrence, i.created_at,"
     " i.state, i.resolved_at, i.resolved_by, i.note, i.message_id FROM incidents i"
     " LEFT JOIN tasks t ON t.id = i.task_id ORDER BY i.id"
+)
+EVENT_COLUMNS = (
+    "message_id",
+    "channel_id",
+    "channel",
+    "event_id",
+    "event_type",
+    "occurred_at",
+    "actor",
+    "target",
+    "target_kind",
+    "thread_id",
+    "comment_id",
+    "parent_comment_id",
+    "depth",
+    "language",
+    "action_hint",
+    "content_preview",
+    "created_at",
 )
 AGENT_COLUMNS = agents.COLUMNS  # every column but a credential: none is kept in `agents`
 
@@ -311,6 +339,7 @@ _BY_DATASET = {
     "federation": _FEDERATION,
     "tasks": _TASKS,
     "task_events": _TASK_EVENTS,
+    "events": _EVENTS,
 }
 COLUMNS = {
     "messages": MESSAGE_COLUMNS,
@@ -324,6 +353,7 @@ COLUMNS = {
     "channels": CHANNEL_COLUMNS,
     "incidents": INCIDENT_COLUMNS,
     "agents": AGENT_COLUMNS,
+    "events": EVENT_COLUMNS,
 }
 
 
@@ -335,6 +365,7 @@ _GUARDS = {
     "federation": "SELECT EXISTS (SELECT 1 FROM fed_outbox)",
     "tasks": "SELECT EXISTS (SELECT 1 FROM tasks)",
     "task_events": "SELECT EXISTS (SELECT 1 FROM tasks)",
+    "events": "SELECT EXISTS (SELECT 1 FROM message_events)",
 }
 
 

@@ -6,6 +6,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from acomm_cli.model import Delivery, DeliveryState, Message, MessageFilter, MessageType, Priority
+from acomm_cli.store.events import events_of
 
 TYPE_CHECKING = False  # typing's, without importing typing (a send must not load it)
 if TYPE_CHECKING:
@@ -146,6 +147,17 @@ def _filter_sql(f: MessageFilter) -> tuple[list[str], list[Any]]:
     if f.trace_id is not None:  # on m021's index of traces
         where.append("m.trace_id = ?")
         params.append(f.trace_id)
+    if f.event_type is not None or f.thread_id is not None or f.actor is not None:
+        cond = ["e.message_id = m.id"]
+        for column, value in (
+            ("event_type", f.event_type),
+            ("thread_id", f.thread_id),
+            ("actor", f.actor),
+        ):
+            if value is not None:
+                cond.append(f"e.{column} = ?")
+                params.append(value)
+        where.append(f"EXISTS (SELECT 1 FROM message_events e WHERE {' AND '.join(cond)})")
     if f.recipient is not None or f.state:
         cond = ["x.message_id = m.id"]  # on the primary key (message_id, recipient)
         if f.recipient is not None:
@@ -191,6 +203,9 @@ def _unfiltered(f: MessageFilter) -> bool:
         and f.priority_min is None
         and not f.status
         and f.after_id is None
+        and f.event_type is None
+        and f.thread_id is None
+        and f.actor is None
     )
 
 
@@ -303,6 +318,7 @@ def inbox(
         )
         if max_pending:
             limited.add(channel_id)
+    attach_events(conn, out)
     return out, total, limited
 
 
@@ -319,6 +335,7 @@ def history(conn: sqlite3.Connection, f: MessageFilter) -> tuple[list[Message], 
     total = _total(conn, body, params, rows, f)
     msgs = [_message(r) for r in rows]
     attach_deliveries(conn, msgs)
+    attach_events(conn, msgs)
     return msgs, total
 
 
@@ -331,6 +348,7 @@ def message_by_id(conn: sqlite3.Connection, message_id: int) -> Message | None:
         return None
     msg = _message(row)
     attach_deliveries(conn, [msg])
+    attach_events(conn, [msg])
     return msg
 
 
@@ -348,6 +366,16 @@ def attach_deliveries(conn: sqlite3.Connection, msgs: list[Message]) -> None:
             by_id[r[0]].deliveries.append(_delivery(r[1:]))
 
 
+def attach_events(conn: sqlite3.Connection, msgs: list[Message]) -> None:
+    """Each message's notification event (message_events): one query per listing."""
+    if not msgs:
+        return
+    found = events_of(conn, [m.id for m in msgs])
+    if found:
+        for m in msgs:
+            m.event = found.get(m.id)
+
+
 def thread(conn: sqlite3.Connection, correlation_id: str) -> list[Message]:
     rows = conn.execute(
         f"SELECT {_MSG_COLS} FROM messages m JOIN channels c ON c.id = m.channel_id"
@@ -356,6 +384,7 @@ def thread(conn: sqlite3.Connection, correlation_id: str) -> list[Message]:
     ).fetchall()
     msgs = [_message(r) for r in rows]
     attach_deliveries(conn, msgs)
+    attach_events(conn, msgs)
     return msgs
 
 

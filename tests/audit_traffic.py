@@ -57,7 +57,13 @@ def day1(cli, clock, env=None) -> Traffic:
     ok("channel", "create", "once", "--as", "planner", "--delivery", "exactly-once")
     ok("channel", "join", "once", "--as", "planner", "executor")
 
-    t.chat = [_send(cli, env, "chat", f"hello {i}", "alice") for i in range(3)]
+    # two of them carry an event (the audit counts them by type)
+    events = (
+        ("--event-type", "mention.created", "--target", "bob", "--thread", "t1"),
+        ("--event-type", "like.created", "--target", "alice", "--thread", "t1"),
+        (),
+    )
+    t.chat = [_send(cli, env, "chat", f"hello {i}", "alice", *events[i]) for i in range(3)]
     t.acked = _send(cli, env, "work", "deploy", "planner", "--type", "command")
     t.dead = _send(cli, env, "work", "nobody reads this", "planner", "--priority", "high")
     t.once = _send(cli, env, "once", "exactly", "planner", "--type", "command")

@@ -56,6 +56,27 @@ def test_audit_reports_the_numbers_the_traffic_set_up(spark, store, exported, tm
         "agents": query(store, "SELECT count(*) FROM agents")[0][0],
     }
     assert s["dead_letters_by_reason"] == {"max_retries_exceeded": 1}
+    # two chat messages carry an event; alice liking her own message is a self-action
+    assert s["events"]["by_type"] == [
+        {
+            "event_type": "like.created",
+            "events": 1,
+            "targeted": 1,
+            "to_agents": 1,
+            "to_humans": 0,
+            "self_actions": 1,
+            "threads": 1,
+        },
+        {
+            "event_type": "mention.created",
+            "events": 1,
+            "targeted": 1,
+            "to_agents": 1,
+            "to_humans": 0,
+            "self_actions": 0,
+            "threads": 1,
+        },
+    ]
     assert s["checks"] == {
         "exactly_once_violations": 0,
         "unaccounted": 0,

@@ -63,6 +63,7 @@ def test_mirror_file_exists_while_unread_and_goes_on_receive(cli, store, team, d
         "topic": None,
         "correlation_id": None,
         "priority": "high",
+        "event": None,
     }
     assert stat.S_IMODE(f.stat().st_mode) == 0o600
     assert stat.S_IMODE(f.parent.stat().st_mode) == 0o700

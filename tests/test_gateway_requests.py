@@ -331,3 +331,20 @@ def test_the_body_limit_is_a_setting(tmp_path, monkeypatch):
         refused(*_post(f"{na.url}/ansible/auth/exchange", raw), 413, "invalid_request")
         raw = json.dumps(_exchange_body(inviteToken="x" * 1000)).encode()
         refused(*_post(f"{na.url}/ansible/auth/exchange", raw), 401, "invalid_token")
+
+
+def test_the_agent_send_carries_an_event(gw):
+    na, token = gw
+    auth = {"Authorization": f"Bearer {token}"}
+    event = {"event_type": "comment.replied", "target": "alice", "depth": 2, "event_id": "g-1"}
+    body = {"channel": "team", "body": "agreed", "event": event}
+    r = httpx.post(f"{na.url}/agent/v1/send", json=body, headers=auth)
+    assert r.status_code == 200, r.text
+    again = httpx.post(f"{na.url}/agent/v1/send", json=body, headers=auth)
+    assert again.json()["id"] == r.json()["id"] and again.json()["deduplicated"] is True
+    shown = na.ok("show", str(r.json()["id"]))["event"]
+    assert (shown["event_type"], shown["actor"], shown["depth"]) == ("comment.replied", "bob", 2)
+    bad = {**body, "event": {"event_type": "comment.replied", "action_hint": "now"}}
+    r = httpx.post(f"{na.url}/agent/v1/send", json=bad, headers=auth)
+    refused(r.status_code, r.json(), 400, "validation_failed")
+    assert r.json()["error"]["field"] == "action_hint"

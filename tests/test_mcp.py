@@ -485,3 +485,26 @@ def test_the_argument_check_names_the_field():
     err = check_arguments("bob", schema, {"body": "hi", "wait_seconds": float("inf")})
     assert err is not None and (err.code, err.field) == ("validation_failed", "wait_seconds")
     assert check_arguments("bob", schema, {"body": "hi", "wait_seconds": 2**63 - 1}) is None
+
+
+def test_the_send_tool_carries_an_event_and_listings_show_it(shared):
+    async def main() -> None:
+        async with server("alice") as c:
+            event = {"event_type": "mention.created", "target": "bob", "thread_id": 7}
+            sent = await call(c, "send", channel="team", body="@bob look", event=event)
+            err = await refused(
+                c,
+                "send",
+                channel="team",
+                body="x",
+                event={"event_type": "like.created", "depth": 2},
+            )
+            assert (err["code"], err["field"]) == ("validation_failed", "depth")
+        async with server("bob") as c:
+            got = await call(c, "receive", peek=True)
+            assert [
+                (m["id"], m["event"]["thread_id"], m["event"]["content_preview"])
+                for m in got["messages"]
+            ] == [(sent["id"], "7", "@bob look")]
+
+    anyio.run(main)

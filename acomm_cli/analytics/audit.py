@@ -226,6 +226,12 @@ def _load(spark: SparkSession, exports: Loaded) -> None:
                        PARTITION BY name ORDER BY updated_at DESC, store_id) AS rn
             FROM agents)
         WHERE rn = 1""").createOrReplaceTempView("agent_kinds")
+    # events: the notification event of a message, once (a range exported again while
+    # unsettled holds it twice: the newest copy wins)
+    spark.sql("""
+        SELECT *, row_number() OVER (PARTITION BY store_id, message_id ORDER BY exported_at DESC)
+                      AS rn
+        FROM raw_events""").where("rn = 1").drop("rn").createOrReplaceTempView("events")
     # deliveries with their channel's ack timeout, delivery mode and type, and both
     # latencies (ms): the read one to the FIRST read (read_at is the latest read: a
     # redelivery read again moves it); a file exported before first_read_at existed has

@@ -179,6 +179,15 @@ QUERIES: dict[str, str] = {
                percentile_approx(unix_millis(resolved_at) - unix_millis(created_at), 0.5)
                    AS resolve_p50_ms
         FROM incidents GROUP BY failure_class, capability_id""",
+    # the events messages carried, per event type: how many, with a target (of which of
+    # kind agent and human), self-actions (actor = target), distinct threads
+    "events_by_type": """
+        SELECT event_type, count(*) AS events, count(target) AS targeted,
+               count_if(target_kind = 'agent') AS to_agents,
+               count_if(target_kind = 'human') AS to_humans,
+               count_if(actor = target) AS self_actions,
+               count(DISTINCT thread_id) AS threads
+        FROM events GROUP BY event_type""",
     # traffic between kinds of agent (agent, human, service; a name in no audited directory,
     # acomm's own system sender among them, is `unknown`): per sender kind and recipient
     # kind, the messages (a federated one once) and their deliveries, read and acked

@@ -115,6 +115,7 @@ def summarize(
         "tasks": _tasks(frames["task_latency"]),
         "incidents": _incidents(frames["incidents"]),
         "kinds": _kinds(frames["traffic_kinds"], frames["traffic_by_kind"]),
+        "events": {"by_type": _rows(frames["events_by_type"], "event_type")},
         "checks": {
             "exactly_once_violations": frames["exactly_once_violations"].count(),
             "unaccounted": frames["unaccounted"].count(),

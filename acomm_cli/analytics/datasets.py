@@ -32,10 +32,11 @@ _ID, _S, _TS = "int64", "string", "timestamp"
 # absent: every export made before the number existed), 2 = + deliveries.lease_expired,
 # channels.lease_ms / message_ttl_ms / retry_failed, federation.to_agent / route_decision /
 # incident_at, and the delivery_attempts dataset; 3 = + the agents dataset; 4 = +
-# messages.trace_id. Versions only
+# messages.trace_id; 5 = + the events dataset (the notification event a message carries).
+# Versions only
 # ever add columns and datasets, so every reader reads every version: a column a file lacks
 # reads as null, a dataset a manifest lacks is empty (docs/EXPORT.md).
-DATASET_VERSION = 4
+DATASET_VERSION = 5
 COMPUTED = ("priority_name", "exported_at")  # made by the export, not read from the store
 
 # Every dataset an export writes and an audit reads: to add one, add a row here and its
@@ -279,6 +280,31 @@ DATASET_TABLE: tuple[Dataset, ...] = (
         ),
         snapshot=True,
         partition_by="registered_at",
+    ),
+    # the notification event a message carries (message_events), one row per such message,
+    # with its message's channel and creation time (the partition)
+    Dataset(
+        "events",
+        (
+            ("message_id", _ID),
+            ("channel_id", _ID),
+            ("channel", _S),
+            ("event_id", _S),
+            ("event_type", _S),
+            ("occurred_at", _TS),
+            ("actor", _S),
+            ("target", _S),
+            ("target_kind", _S),
+            ("thread_id", _S),
+            ("comment_id", _S),
+            ("parent_comment_id", _S),
+            ("depth", "int8"),
+            ("language", _S),
+            ("action_hint", _S),
+            ("content_preview", _S),
+            ("created_at", _TS),
+            ("exported_at", _TS),
+        ),
     ),
 )
 DATASETS = tuple(d.name for d in DATASET_TABLE)

@@ -49,6 +49,7 @@ def inbox_doc(row: tuple[Any, ...]) -> dict[str, Any]:
         "topic": topic,
         "correlation_id": corr,
         "priority": model.Priority(prio).name.lower(),
+        "event": event_doc(row),
     }
 
 
@@ -88,6 +89,15 @@ def _remove_files(inbox: Path, mid: int) -> None:
             os.unlink(entry.path)
     with contextlib.suppress(FileNotFoundError):
         os.rmdir(d)
+
+
+def event_doc(row: tuple[Any, ...]) -> dict[str, Any] | None:
+    """The message's `event` document (as in `receive --json`), None when it carries none."""
+    if len(row) <= 14 or row[14] is None:
+        return None
+    from acomm_cli.engine import events
+
+    return events.doc(model.Event(*row[14:27]))
 
 
 def _failure(

@@ -29,6 +29,7 @@ _RESPONSE_KEYS = {
     "topic",
     "priority",
     "metadata",
+    "event",
 }
 _ACK_KEYS = {"ack", "status", "note"}
 _TARGET_KEYS = ("to", "channel", "reply_to", "correlation_id")
@@ -78,7 +79,13 @@ def apply(
         topic=doc.get("topic"),
         correlation_id=doc.get("correlation_id"),
         metadata=doc.get("metadata"),
+        event=doc.get("event"),
     )
+    if "event" in doc and not targets:
+        raise ValidationFailed(
+            "event: a response by correlation_id carries no event (name to, channel or reply_to)",
+            field="event",
+        )
     if "to" in doc:
         res = sending.send_direct(conn, req, [doc["to"]], now)[0]
         if isinstance(res, CommError):
@@ -125,6 +132,12 @@ def _reply(conn: sqlite3.Connection, req: SendRequest, reply_to: Any, now: int) 
         raise NotFound(f"message {reply_to} does not exist", field="reply_to", value=reply_to)
     if original.type == model.MessageType.QUERY and original.correlation_id:
         from acomm_cli.engine import queries
+
+        if req.event is not None:
+            raise ValidationFailed(
+                "event: the answer to a query is a response, which carries no event",
+                field="event",
+            )
 
         return queries.respond(
             conn, original.correlation_id, req.content, req.sender, now, req.priority

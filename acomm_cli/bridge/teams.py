@@ -30,14 +30,20 @@ LOCK_WAIT_S = 5.0
 
 
 def team_entry(row: tuple[Any, ...]) -> dict[str, Any]:
-    """A Claude Code native team inbox entry."""
-    return {
+    """A Claude Code native team inbox entry (with the message's `event`, when it has one)."""
+    entry: dict[str, Any] = {
         "from": row[3],
         "text": row[5],
         "timestamp": iso(row[10]),
         "read": False,
         "messageId": str(row[0]),
     }
+    from acomm_cli.bridge.mirror import event_doc  # mirror imports this module
+
+    ev = event_doc(row)
+    if ev is not None:  # the preview lets an agent triage without reading the whole text
+        entry["event"] = ev
+    return entry
 
 
 def update(

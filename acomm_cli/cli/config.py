@@ -120,6 +120,8 @@ KEYS: dict[str, tuple[Any, Any, str]] = {
         lambda v, k: _ms(v, k, positive=True),
         "ACOMM_CAP_MISS_WINDOW",
     ),
+    # an event's content_preview: the body's first N characters (200 to 500)
+    "events.preview_chars": (280, lambda v, k: _preview_chars(v, k), "ACOMM_EVENTS_PREVIEW_CHARS"),
     # token: acting as an agent needs its secret. This can only turn it on: the store's own
     # setting (`config set identity.auth token`) binds every process, whatever its environment.
     "identity.auth": (
@@ -205,6 +207,13 @@ def _positive_int(value: Any, key: str) -> int:
             f"{key}: {value!r} is not a whole number >= 0", field=key, value=str(value)
         )
     return value
+
+
+def _preview_chars(value: Any, key: str) -> int:
+    n = _positive_int(value, key)
+    if not 200 <= n <= 500:
+        raise ValidationFailed(f"{key}: {n} must be from 200 to 500", field=key, value=str(n))
+    return n
 
 
 def _ms(value: Any, key: str, *, positive: bool = False) -> int:

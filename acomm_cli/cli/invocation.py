@@ -305,6 +305,7 @@ def limits(s: Settings) -> model.Limits:
         cap_miss_window_ms=s.value("capabilities.miss_window"),
         max_attachment_bytes=s.value("limits.max_attachment_bytes"),
         max_message_attachment_bytes=s.value("limits.max_message_attachment_bytes"),
+        preview_chars=s.value("events.preview_chars"),
     )
 
 
@@ -373,6 +374,9 @@ def build_filter(
     limit: int,
     offset: int,
     now: int,
+    event_type: str | None = None,
+    thread: str | None = None,
+    actor: str | None = None,
 ) -> MessageFilter:
     """The filter options `receive` and `messages` share."""
     return MessageFilter(
@@ -389,4 +393,7 @@ def build_filter(
         order=order,
         limit=limit,
         offset=offset,
+        event_type=event_type,
+        thread_id=thread,
+        actor=actor,
     )

@@ -255,6 +255,20 @@ From = Annotated[
     str | None, typer.Option("--from", click_type=AGENT, help="Only messages from this agent.")
 ]
 Topic = Annotated[str | None, typer.Option(help="Topic pattern (* one segment, # any).")]
+EventTypeFilter = Annotated[
+    str | None,
+    typer.Option(
+        "--event-type", metavar="TYPE", help="Only messages carrying an event of this type."
+    ),
+]
+ThreadFilter = Annotated[
+    str | None,
+    typer.Option("--thread", metavar="ID", help="Only messages whose event is in this thread."),
+]
+ActorFilter = Annotated[
+    str | None,
+    typer.Option("--actor", click_type=AGENT, help="Only messages whose event this agent did."),
+]
 Status = Annotated[
     list[str] | None,
     typer.Option(

@@ -26,6 +26,10 @@ def check_filter(f: MessageFilter) -> None:
         model.grep_pattern(f.grep)  # bounded-time matching; refused here, not mid-query
     if f.sender is not None:
         model.agent_id(f.sender, "from")
+    if f.event_type is not None:
+        model.event_type(f.event_type)
+    if f.actor is not None:
+        model.agent_id(f.actor, "actor")
     for s in f.status:
         if s not in model.MESSAGE_STATUSES:
             raise ValidationFailed(

@@ -67,6 +67,7 @@ class _Plan:
     # deliveries of the query or command it answers (any ack stops their timers)
     acks: AckStatus | None = None
     rich: model.RichParts | None = None  # format, subject, files (engine/attachments.py)
+    event: model.Event | None = None  # the notification event it carries (events.py)
 
 
 class _ChannelCache:
@@ -267,6 +268,10 @@ def check_request(
         from acomm_cli.engine import traces
 
         traces.check(req.trace_id)
+    if req.event is not None:  # its fields refused before the store is read
+        from acomm_cli.engine import events
+
+        events.check(req.event, sender, now)
     return sender, mtype, prio, metadata, deliver_at
 
 
@@ -403,7 +408,16 @@ def _plan_checked(
         int(prio) if ch.config.priority_ordering else 0,
         acks=acks,
         rich=req.rich,
+        event=None if req.event is None else _event(router, req, sender, now),
     )
+
+
+def _event(router: Router, req: SendRequest, sender: str, now: int) -> model.Event:
+    """The request's event, checked and completed (names known, target kind, preview)."""
+    from acomm_cli.engine import events
+
+    ev = events.check(req.event or {}, sender, now)
+    return events.complete(router.conn, ev, req.content, now, router.limits.preview_chars)
 
 
 def _exactly_once(router: Router, plan: _Plan, now: int) -> None:
@@ -514,14 +528,41 @@ def _result(plan: _Plan, message_id: int, now: int, delivered: bool) -> SendResu
 
 def _deduplicated(router: Router, plan: _Plan, key: str | None, now: int) -> SendResult | None:
     if key is None:
-        return None
+        return None if plan.event is None else _same_event(router, plan)
     ch = plan.channel
     seen = router.dedupe.get((ch.id, key))
     if seen is not None:
         return replace(seen, deduplicated=True, suppressed=seen.recipients)
     found = sending.find_dedupe(router.conn, ch.id, key, now - ch.config.dedupe_window_ms)
     if found is None:
+        return None if plan.event is None else _same_event(router, plan)
+    return _first_sent(router, ch, found)
+
+
+def _event_key(event_id: str) -> str:
+    """router.dedupe's key for an event id: a dedupe key never holds a control character."""
+    return "\x00event:" + event_id
+
+
+def _same_event(router: Router, plan: _Plan) -> SendResult | None:
+    """An event id is an idempotency key as a dedupe key is: the message already sent on
+    this channel with the same event id is the answer, and nothing is sent again. Unlike a
+    dedupe key it does not expire with the window: one channel holds an event id once."""
+    from acomm_cli.store import events as event_sql
+
+    assert plan.event is not None
+    eid = plan.event.event_id
+    if eid is None:
         return None
+    ch = plan.channel
+    seen = router.dedupe.get((ch.id, _event_key(eid)))
+    if seen is not None:
+        return replace(seen, deduplicated=True, suppressed=seen.recipients)
+    found = event_sql.find_event_id(router.conn, ch.id, eid)
+    return None if found is None else _first_sent(router, ch, found)
+
+
+def _first_sent(router: Router, ch: Channel, found: tuple[int, int, str | None]) -> SendResult:
     mid, created, corr = found
     recipients = tuple(sending.delivery_recipients(router.conn, mid))
     return SendResult(
@@ -566,11 +607,23 @@ def persist(router: Router, plan: _Plan, now: int, *, federated: bool = False) -
         _acknowledge_origin(router, plan, now)
     if plan.row[7] is not None:
         router.dedupe[(plan.channel.id, plan.row[7])] = result
+    if plan.event is not None:
+        _store_event(router, plan, mid, result)
     if fed:
         from acomm_cli.engine import remote
 
         remote.answered(router.conn, plan.row, plan.correlation_id, mid, now)
     return result
+
+
+def _store_event(router: Router, plan: _Plan, mid: int, result: SendResult) -> None:
+    from acomm_cli.store import events as event_sql
+
+    ev = plan.event
+    assert ev is not None
+    event_sql.insert_events(router.conn, [event_sql.row_of(mid, plan.channel.id, ev)])
+    if ev.event_id is not None:
+        router.dedupe[(plan.channel.id, _event_key(ev.event_id))] = result
 
 
 def check_capacity(router: Router, adding: int) -> int | None:
@@ -871,6 +924,7 @@ _BATCH_KEYS = {
     "format",  # text | markdown, and a subject: a line's rich parts (no files in a batch)
     "subject",
     "trace_id",
+    "event",
 }
 
 
@@ -912,6 +966,7 @@ def batch_request(item: Any, line: int) -> tuple[SendRequest, str | None, int]:
         ("delay", (str, int)),
         ("ttl", (str, int)),
         ("metadata", (dict,)),
+        ("event", (dict,)),
     ):
         value = item.get(key)
         if value is not None and (isinstance(value, bool) or not isinstance(value, kinds)):
@@ -947,6 +1002,7 @@ def batch_request(item: Any, line: int) -> tuple[SendRequest, str | None, int]:
             else None
         ),
         trace_id=item.get("trace_id"),
+        event=item.get("event"),
     )
     return req, item.get("to"), line
 
@@ -974,6 +1030,7 @@ def send_batch(
     deliveries: list[tuple[Any, ...]] = []
     answers: list[_Plan] = []  # responses and acks: they acknowledge once all rows are in
     rich: list[tuple[int, model.RichParts]] = []  # lines with a format or subject
+    carried: list[tuple[int, _Plan, SendResult]] = []  # lines that carry an event
     with write(conn):
         router = Router(conn, limits)
         check_capacity(router, len(items))
@@ -1019,6 +1076,10 @@ def send_batch(
             )
             if req.dedupe_key is not None:
                 router.dedupe[(plan.channel.id, req.dedupe_key)] = result
+            if plan.event is not None:
+                carried.append((next_id, plan, result))
+                if plan.event.event_id is not None:
+                    router.dedupe[(plan.channel.id, _event_key(plan.event.event_id))] = result
             results.append(result)
             if plan.acks is not None:
                 answers.append(plan)
@@ -1030,6 +1091,8 @@ def send_batch(
 
             for mid, parts in rich:
                 attachments.store(conn, mid, parts, now)
+        for mid, plan, result in carried:
+            _store_event(router, plan, mid, result)
         for sender in sorted({req.sender for req, _, _ in items}):
             presence.seen(conn, sender, now)
         for plan in answers:

@@ -3,7 +3,7 @@ peer, sends and receives as ITS agent only, with a scoped session token (tokens.
 `Authorization: Bearer`. Mounted by gateway.py under /agent/v1:
 
 - `POST /agent/v1/send` {channel | to, body, type?, priority?, topic?, correlation_id?,
-  dedupe_key?, metadata?, delay?}: `acomm send` / `send --to` (scope `send`);
+  dedupe_key?, metadata?, delay?, event?}: `acomm send` / `send --to` (scope `send`);
 - `POST /agent/v1/respond` {correlation_id, body, priority?}: `acomm respond` (scope `send`);
 - `POST /agent/v1/receive` {peek?, limit?, wait_seconds? (<= 30), channel?, type?, from?,
   topic?}: `acomm receive` (scope `receive`);
@@ -65,6 +65,7 @@ _SEND_KEYS = {
     "dedupe_key",
     "metadata",
     "delay",
+    "event",
     *_IDENTITY_KEYS,
 }
 _RECEIVE_KEYS = {"peek", "limit", "wait_seconds", "channel", "type", "from", "topic", "agent", "as"}
@@ -486,7 +487,12 @@ def send_request(doc: dict[str, Any], agent: str) -> tuple[SendRequest, list[str
         "type",
     ):
         _str(doc, key)
-    for key, kinds in (("priority", (str, int)), ("delay", (str, int)), ("metadata", (dict,))):
+    for key, kinds in (
+        ("priority", (str, int)),
+        ("delay", (str, int)),
+        ("metadata", (dict,)),
+        ("event", (dict,)),
+    ):
         value = doc.get(key)
         if value is not None and (isinstance(value, bool) or not isinstance(value, kinds)):
             raise ValidationFailed(f"{key}: has the wrong type ({type(value).__name__})", field=key)
@@ -505,6 +511,7 @@ def send_request(doc: dict[str, Any], agent: str) -> tuple[SendRequest, list[str
         dedupe_key=doc.get("dedupe_key"),
         metadata=doc.get("metadata"),
         delay_ms=clock.parse_duration(delay, "delay") if delay is not None else None,
+        event=doc.get("event"),
     )
     to = doc.get("to")
     return req, None if to is None else [a.strip() for a in to.split(",")]

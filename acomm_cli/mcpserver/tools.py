@@ -143,6 +143,7 @@ class Toolbox:
         metadata: dict[str, str] | None = None,
         delay: str | None = None,
         ttl: str | None = None,
+        event: dict[str, Any] | None = None,
     ) -> tuple[Doc, bool]:
         """`acomm send CHANNEL` or `send --to A,B`: (document, whether any recipient failed)."""
         from acomm_cli.engine import sending
@@ -162,6 +163,7 @@ class Toolbox:
             metadata=metadata,
             delay_ms=_duration(delay, "delay"),
             ttl_ms=_duration(ttl, "ttl"),
+            event=event,
         )
         with self._store(write=True) as conn:
             if to is None:

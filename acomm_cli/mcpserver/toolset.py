@@ -47,6 +47,17 @@ Grep = Annotated[str | None, Field(description="Only contents matching this regu
 PriorityMin = Annotated[str | None, Field(description="Only this priority or higher.")]
 Since = Annotated[str | None, Field(description="From this time: ISO 8601 or relative (-1h).")]
 Until = Annotated[str | None, Field(description="Up to this time: ISO 8601 or relative.")]
+EventArg = Annotated[
+    dict[str, Any] | None,
+    Field(
+        description="The notification event the message carries: event_type (comment.created, "
+        "comment.replied, mention.created, like.created, thread.created, "
+        "agent.action.feedback) and optionally event_id (a repeat on the channel is not sent "
+        "again), occurred_at, actor, target, thread_id, comment_id, parent_comment_id, depth "
+        "(1-3, comment events), language, action_hint (notify_only, consider_reply, "
+        "must_reply)."
+    ),
+]
 
 
 def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
@@ -81,6 +92,7 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
         ttl: Annotated[
             str | None, Field(description="Dead-letter it if unread after this long.")
         ] = None,
+        event: EventArg = None,
     ) -> CallToolResult:
         """Send a message on a channel, or directly to agents with `to` (acomm send).
         Returns the send document: id, channel, recipients, status, correlation_id..."""
@@ -98,6 +110,7 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
                 metadata=metadata,
                 delay=delay,
                 ttl=ttl,
+                event=event,
             )
         )
 
@@ -108,6 +121,7 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
         type: MsgType = "notification",
         priority: Priority = "normal",
         metadata: Metadata = None,
+        event: EventArg = None,
     ) -> CallToolResult:
         """Publish on a pubsub channel: delivered to the agents whose subscription pattern
         matches the topic (acomm publish)."""
@@ -120,6 +134,7 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
                 type=type,
                 priority=priority,
                 metadata=metadata,
+                event=event,
             )
         )
 

@@ -52,6 +52,7 @@ _SUBJECT = (
     "failure_class",
     "sender_kind",
     "recipient_kind",
+    "event_type",
 )
 
 
@@ -73,6 +74,7 @@ def _audit_rows(doc: dict[str, Any]) -> list[tuple[Any, ...]]:
         ("tasks", doc["tasks"]["by_capability"]),
         ("incidents", doc["incidents"]["by_capability"]),
         ("kinds", doc["kinds"]["pairs"]),
+        ("events", doc["events"]["by_type"]),
     ]
     for kind, items in sections:
         for item in items:
@@ -101,8 +103,8 @@ def audit_summary(out: Output, s: AuditResult) -> None:
     """The audit's findings: rich tables on a terminal; piped, one tab-separated line per row,
     each led by its kind (`total`, `volume`, `latency_channel`, `latency_agent`,
     `reliability`, `attempts`, `dead_letters`, `receipts`, `federation`, `tasks`,
-    `incidents`, `kinds`, `check`) so that awk can pick them apart; or, with --json, the summary as
-    one JSON document."""
+    `incidents`, `kinds`, `events`, `check`) so that awk can pick them apart; or, with
+    --json, the summary as one JSON document."""
     doc = s.summary
     if out.json:
         _dump(doc)
@@ -355,6 +357,23 @@ def audit_summary(out: Output, s: AuditResult) -> None:
                     r["acked"],
                 )
                 for r in doc["kinds"]["pairs"]
+            ],
+        ),
+        (
+            "events",
+            "events by type (the notification event messages carried)",
+            ["event type", "events", "targeted", "to agents", "to humans", "self", "threads"],
+            [
+                (
+                    r["event_type"],
+                    r["events"],
+                    r["targeted"],
+                    r["to_agents"],
+                    r["to_humans"],
+                    r["self_actions"],
+                    r["threads"],
+                )
+                for r in doc["events"]["by_type"]
             ],
         ),
         (

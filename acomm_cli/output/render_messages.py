@@ -34,6 +34,13 @@ def attachment_doc(a: Attachment) -> dict[str, Any]:
     return {"name": a.name, "sha256": a.sha256, "size": a.size, "content_type": a.content_type}
 
 
+def _event_doc(m: Message) -> dict[str, Any]:
+    from acomm_cli.engine import events  # a message with an event only
+
+    assert m.event is not None
+    return events.doc(m.event)
+
+
 def message_doc(m: Message) -> dict[str, Any]:
     doc = {
         "id": m.id,
@@ -53,6 +60,7 @@ def message_doc(m: Message) -> dict[str, Any]:
         "global_id": m.global_id,
         "origin_node": m.origin_node,
         "trace_id": m.trace_id,
+        "event": None if m.event is None else _event_doc(m),
     }
     r = m.rich  # format, subject, files, direction (engine/attachments.py)
     doc["format"] = r.format if r is not None and r.format else "text"
@@ -184,6 +192,8 @@ def follow(out: Output, batch: QueryResult, *, body: bool = False, jsonl: bool =
 _FEDERATION_KEYS = ("global_id", "origin_node", "federation", "trace_id")
 # likewise shown only when a message has them (its files: after the deliveries)
 _RICH_DEFAULTS = {"format": "text", "subject": None, "direction": None}
+# piped `show` prints these only when set: a message without them prints as it always did
+_OPTIONAL_KEYS = (*_FEDERATION_KEYS, "event")
 
 
 def message(out: Output, m: Message) -> None:
@@ -206,7 +216,7 @@ def message(out: Output, m: Message) -> None:
             (k, json.dumps(v) if isinstance(v, dict) else v)
             for k, v in doc.items()
             if k not in ("deliveries", "content", "attachments")
-            and (v is not None or k not in _FEDERATION_KEYS)
+            and (v is not None or k not in _OPTIONAL_KEYS)
             and (k not in _RICH_DEFAULTS or v != _RICH_DEFAULTS[k])
         ],
     )

@@ -177,6 +177,22 @@ def _fields(m: Message) -> Table:
     ):
         if value:
             rows.append((label, value))
+    ev = m.event
+    if ev is not None:  # the notification event it carries (docs/EVENTS.md)
+        who = " -> ".join(x for x in (ev.actor, ev.target) if x)
+        rows.append(("event", Text(ev.event_type, style="magenta")))
+        for label, value in (
+            ("event id", ev.event_id),
+            ("actor -> target", who + (f" ({ev.target_kind})" if ev.target_kind else "")),
+            ("thread", ev.thread_id),
+            ("comment", ev.comment_id),
+            ("parent comment", ev.parent_comment_id),
+            ("depth", None if ev.depth is None else str(ev.depth)),
+            ("language", ev.language),
+            ("action hint", ev.action_hint),
+        ):
+            if value:
+                rows.append((label, value))
     for k, v in sorted(m.metadata.items()):
         rows.append((f"meta {k}", str(v)))
     r = m.rich

@@ -5,8 +5,8 @@ A peer's outbox is another program's output: any event in it may be malformed (n
 the stack). `check` refuses such an event with EventRejected, naming the first field at fault;
 `fed pull` then records it, moves its cursor past it and goes on. What is checked is what the
 readers of an event use (federation's pull, taskfed, remote): each field's type, its bounds,
-and the fields a kind cannot do without. Stdlib, errors, model and the trace id's rule
-(traces.check) only."""
+and the fields a kind cannot do without. Stdlib, errors, model, the trace id's rule
+(traces.check) and, for a message that carries one, the notification event's (events.check)."""
 
 from __future__ import annotations
 
@@ -37,8 +37,9 @@ MAX_ITEMS = 250_000  # values in one event, all levels
 MAX_TEXT = 8 * 1024 * 1024  # characters of all its strings together
 
 
-def check(env: Any) -> dict[str, Any]:
-    """`env` as a valid envelope, or EventRejected with the first thing wrong."""
+def check(env: Any, now: int | None = None) -> dict[str, Any]:
+    """`env` as a valid envelope, or EventRejected with the first thing wrong. `now` (this
+    node's clock, ms) bounds a carried event's occurred_at."""
     if not isinstance(env, dict):
         raise EventRejected(f"the envelope is not an object ({type(env).__name__})")
     _bounded(env)
@@ -73,7 +74,21 @@ def check(env: Any) -> dict[str, Any]:
     _agent(env, "sourceAgentId", required=kind in NEEDS_SOURCE_AGENT)
     _agent(env, "toAgentId", required=kind in NEEDS_TO_AGENT)
     _payload(str(kind), payload)
+    if kind in ("message", "task_create") and payload.get("event") is not None:
+        _event(payload["event"], env.get("sourceAgentId"), now)
     return env
+
+
+def _event(event: Any, sender: Any, now: int | None) -> None:
+    """A carried notification event: the rules a local send's event meets (events.check),
+    before it reaches the send path, where a refusal would drop the message silently."""
+    from acomm_cli import clock
+    from acomm_cli.engine import events
+
+    try:
+        events.check(event, str(sender), clock.now_ms() if now is None else now)
+    except ValidationFailed as exc:
+        raise EventRejected(f"payload.event: {exc}") from None
 
 
 def _payload(kind: str, payload: dict[str, Any]) -> None:

@@ -190,21 +190,40 @@ def check(raw: dict[str, Any], sender: str, now: int) -> Event:
     )
 
 
-def complete(conn: sqlite3.Connection, ev: Event, content: str, now: int, chars: int) -> Event:
+def complete(
+    conn: sqlite3.Connection,
+    ev: Event,
+    content: str,
+    now: int,
+    chars: int,
+    *,
+    arrived: bool = False,
+) -> Event:
     """Inside the send's transaction: the actor and target pass the directory's known-name
     rule (as `--to` does: exit 4 on a strict store, registered on an open one), the target's
-    kind is recorded as it is now, and the preview is cut from the body."""
+    kind is recorded as it is now, and the preview is cut from the body. `arrived`: the
+    event came from another node, whose names this directory need not hold: nothing is
+    refused or registered, and a target it does not hold counts as an agent (the
+    directory's default kind)."""
     from acomm_cli.engine import directory
     from acomm_cli.store import agents
 
     kind = None
-    if ev.actor is not None:
+    if ev.actor is not None and not arrived:
         directory.known(conn, ev.actor, "actor", now)
     if ev.target is not None:
-        directory.known(conn, ev.target, "target", now)
+        if not arrived:
+            directory.known(conn, ev.target, "target", now)
         row = agents.get(conn, ev.target)
-        kind = row[1] if row else None
+        kind = row[1] if row else ("agent" if arrived else None)
     return replace(ev, target_kind=kind, content_preview=preview(content, chars))
+
+
+def given(ev: Event) -> dict[str, Any]:
+    """The event as a send gives it (the request's keys, times in epoch ms, no nulls): what a
+    federation envelope carries to the node that stores the other copy, which checks it
+    again and computes target_kind and content_preview itself."""
+    return {name: getattr(ev, name) for name in FIELDS if getattr(ev, name) is not None}
 
 
 # ---------------------------------------------------------------- preview

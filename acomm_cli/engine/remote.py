@@ -20,7 +20,15 @@ from datetime import datetime
 from typing import Any
 
 from acomm_cli import clock
-from acomm_cli.model import Channel, ChannelConfig, ChannelType, MessageType, RichParts, Role
+from acomm_cli.model import (
+    Channel,
+    ChannelConfig,
+    ChannelType,
+    Event,
+    MessageType,
+    RichParts,
+    Role,
+)
 from acomm_cli.store import channels, sending
 from acomm_cli.store import federation as sql
 
@@ -205,10 +213,12 @@ def fed_channel(
     return name
 
 
-def message_payload(row: Sequence[Any], rich: RichParts | None = None) -> dict[str, Any]:
+def message_payload(
+    row: Sequence[Any], rich: RichParts | None = None, event: Event | None = None
+) -> dict[str, Any]:
     """A planned message's row (channel_id, sender, type, content, topic, priority, corr,
-    dedupe, metadata, ...) as a `message` event's payload; a markdown format and a subject
-    travel with it (files do not: the send refuses them)."""
+    dedupe, metadata, ...) as a `message` event's payload; a markdown format, a subject and
+    the notification event travel with it (files do not: the send refuses them)."""
     import json
 
     payload = {
@@ -222,6 +232,10 @@ def message_payload(row: Sequence[Any], rich: RichParts | None = None) -> dict[s
         payload["format"] = rich.format
     if rich is not None and rich.subject is not None:
         payload["subject"] = rich.subject
+    if event is not None:  # the fields as a send gives them: the other node completes them
+        from acomm_cli.engine import events
+
+        payload["event"] = events.given(event)
     return payload
 
 

@@ -408,16 +408,19 @@ def _plan_checked(
         int(prio) if ch.config.priority_ordering else 0,
         acks=acks,
         rich=req.rich,
-        event=None if req.event is None else _event(router, req, sender, now),
+        event=None if req.event is None else _event(router, req, sender, now, internal),
     )
 
 
-def _event(router: Router, req: SendRequest, sender: str, now: int) -> model.Event:
-    """The request's event, checked and completed (names known, target kind, preview)."""
+def _event(router: Router, req: SendRequest, sender: str, now: int, internal: bool) -> model.Event:
+    """The request's event, checked and completed (names known, target kind, preview); an
+    internal message's (one from another node) names are not the directory's to refuse."""
     from acomm_cli.engine import events
 
     ev = events.check(req.event or {}, sender, now)
-    return events.complete(router.conn, ev, req.content, now, router.limits.preview_chars)
+    return events.complete(
+        router.conn, ev, req.content, now, router.limits.preview_chars, arrived=internal
+    )
 
 
 def _exactly_once(router: Router, plan: _Plan, now: int) -> None:
@@ -819,6 +822,9 @@ def send_remote(
         attachments.refuse_remote(req.rich, recipient)
     name = remote.fed_channel(conn, router.channels, req.sender, recipient, now)
     plan = plan_message(router, replace(req, channel=name), now)
+    same = None if plan.event is None else _same_event(router, plan)
+    if same is not None:  # the event id was sent to this agent already: nothing goes again
+        return replace(same, to_node=rt.to_node, route_decision=rt.decision)
     event_id = remote.uuid7(now)
     if plan.row[2] == MessageType.RESPONSE.value:  # `send --to ASKER --type response`
         res = persist(router, plan, now)  # persist's hook emits the reply
@@ -882,7 +888,7 @@ def send_remote(
         source_agent=req.sender,
         to_agent=recipient,
         corr=plan.correlation_id,
-        payload=remote.message_payload(plan.row, plan.rich),
+        payload=remote.message_payload(plan.row, plan.rich, plan.event),
         decision=rt.decision,
         trace_id=plan.row[12],
     )

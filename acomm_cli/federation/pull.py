@@ -240,7 +240,7 @@ def _take(
     after = seq if seq is not None and seq > last else last + 1
     try:
         with savepoint(conn, "inbound_event"):
-            envelope.check(env)
+            envelope.check(env, now)
             if seq is None or seq <= last:
                 raise EventRejected(f"seq: {seq} does not follow the cursor ({last})")
             _apply(conn, me, source, env, now, sla_ms, result)
@@ -336,6 +336,7 @@ def _deliver(
                     else None
                 ),
                 trace_id=(env.get("trace") or {}).get("traceId"),  # checked by envelope.check
+                event=payload.get("event"),  # checked by envelope.check too
             ),
             now,
             only_to=local,

@@ -15,8 +15,11 @@
 #   6. the history with `acomm messages`
 #   7. agent dispatch: three agent scripts hand work to each other, driven by `acomm tick`
 #      alone (examples/pipeline.sh, on a store of its own)
-#   8. an export of the store (partitioned Parquet) and the Spark audit over it (needs Java 17+)
-#   9. federation: two nodes on 127.0.0.1 (a seed and a node joining it by invite), a query
+#   8. one traced event: a person @-mentions an agent (a mention.created event), dispatch runs
+#      the agent by the default trigger rules, it replies, and `acomm trace` shows it all
+#      (examples/traced.sh, on a store of its own)
+#   9. an export of the store (partitioned Parquet) and the Spark audit over it (needs Java 17+)
+#  10. federation: two nodes on 127.0.0.1 (a seed and a node joining it by invite), a query
 #      on one answered by an agent the other owns, a capability published on one and a task
 #      delegated through it from the other, then both gateways stopped
 #      (examples/federation.sh, on stores of its own)
@@ -204,9 +207,15 @@ section "7. Agent dispatch: triage -> fixer -> reviewer, driven by nothing but a
 say "(examples/pipeline.sh, on a store of its own; agents in config.yaml run on their messages)"
 bash "$(dirname "${BASH_SOURCE[0]}")/pipeline.sh"
 
-# --- 8. export and audit -----------------------------------------------------------------
+# --- 8. a traced event -------------------------------------------------------------------
 
-section "8. Export the store as Parquet, and audit it on Spark (local[*])"
+section "8. One traced event: a mention, the agent's run, its reply (acomm trace)"
+say "(examples/traced.sh, on a store of its own)"
+bash "$(dirname "${BASH_SOURCE[0]}")/traced.sh"
+
+# --- 9. export and audit -----------------------------------------------------------------
+
+section "9. Export the store as Parquet, and audit it on Spark (local[*])"
 say "export: datasets partitioned by UTC day, plus manifest.json (row counts, sha256 of each file)"
 run acomm export "$demo_dir/export"
 say "audit: Spark SQL over the export (tables written as Parquet to $demo_dir/audit/)"
@@ -216,9 +225,9 @@ else
     say "(skipped: acomm audit runs Apache Spark, which needs Java 17+; none is installed)"
 fi
 
-# --- 9. federation -----------------------------------------------------------------------
+# --- 10. federation ----------------------------------------------------------------------
 
-section "9. Federation: two nodes, a query on node-a answered by an agent node-b owns"
+section "10. Federation: two nodes, a query on node-a answered by an agent node-b owns"
 say "(examples/federation.sh, two stores and two gateways of its own on 127.0.0.1)"
 bash "$(dirname "${BASH_SOURCE[0]}")/federation.sh"
 printf '\nDemo finished.\n'

@@ -348,3 +348,17 @@ def test_the_agent_send_carries_an_event(gw):
     r = httpx.post(f"{na.url}/agent/v1/send", json=bad, headers=auth)
     refused(r.status_code, r.json(), 400, "validation_failed")
     assert r.json()["error"]["field"] == "action_hint"
+
+
+def test_the_agent_send_takes_a_trace_id(gw):
+    na, token = gw
+    auth = {"Authorization": f"Bearer {token}"}
+    body = {"channel": "team", "body": "traced", "trace_id": "gw-trace-1"}
+    r = httpx.post(f"{na.url}/agent/v1/send", json=body, headers=auth)
+    assert r.status_code == 200, r.text
+    assert r.json()["trace_id"] == "gw-trace-1"
+    assert na.ok("show", str(r.json()["id"]))["trace_id"] == "gw-trace-1"
+    for bad in ("no spaces", 7):
+        r = httpx.post(f"{na.url}/agent/v1/send", json={**body, "trace_id": bad}, headers=auth)
+        refused(r.status_code, r.json(), 400, "validation_failed")
+        assert r.json()["error"]["field"] == "trace_id"

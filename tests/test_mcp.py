@@ -491,7 +491,12 @@ def test_the_send_tool_carries_an_event_and_listings_show_it(shared):
     async def main() -> None:
         async with server("alice") as c:
             event = {"event_type": "mention.created", "target": "bob", "thread_id": 7}
-            sent = await call(c, "send", channel="team", body="@bob look", event=event)
+            sent = await call(
+                c, "send", channel="team", body="@bob look", event=event, trace_id="mcp-t1"
+            )
+            assert sent["trace_id"] == "mcp-t1"
+            err = await refused(c, "send", channel="team", body="x", trace_id="no spaces")
+            assert (err["code"], err["field"]) == ("validation_failed", "trace_id")
             err = await refused(
                 c,
                 "send",

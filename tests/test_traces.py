@@ -412,3 +412,20 @@ def test_the_envelope_check_bounds_the_trace_id():
     for bad in ("x" * 65, "", "no spaces", 7):
         with pytest.raises(EventRejected, match="trace.traceId"):
             envelope.check({**base, "trace": {"traceId": bad}})
+
+
+def test_a_bridge_response_file_names_its_trace(cli, team, tmp_path, monkeypatch):
+    outbox = tmp_path / "outbox"
+    monkeypatch.setenv("ACOMM_BRIDGE_OUTBOX_DIR", str(outbox))
+    (outbox / "bob").mkdir(parents=True)
+    doc = {"channel": "team", "content": "done", "trace_id": "bridge-t1"}
+    (outbox / "bob" / "r1.json").write_text(json.dumps(doc))
+    q = sent(cli, "team", "status?", "--type", "query", "--as", "alice")
+    answer = {"correlation_id": q["correlation_id"], "content": "ok", "trace_id": "other-t"}
+    (outbox / "bob" / "r2.json").write_text(json.dumps(answer))
+    cli.ok("tick")
+    assert query(team, "SELECT sender, content FROM messages WHERE trace_id = 'bridge-t1'") == [
+        ("bob", "done")
+    ]
+    assert (outbox / "bob" / "r2.json").exists()  # a response joins its query's trace: refused
+    assert query(team, "SELECT count(*) FROM messages WHERE trace_id = 'other-t'") == [(0,)]

@@ -30,6 +30,7 @@ _RESPONSE_KEYS = {
     "priority",
     "metadata",
     "event",
+    "trace_id",
 }
 _ACK_KEYS = {"ack", "status", "note"}
 _TARGET_KEYS = ("to", "channel", "reply_to", "correlation_id")
@@ -63,7 +64,7 @@ def apply(
     unknown = sorted(set(doc) - _RESPONSE_KEYS)
     if unknown:
         raise ValidationFailed(f"unknown field {unknown[0]!r}", field=unknown[0])
-    for key in ("content", "to", "channel", "correlation_id", "type", "topic"):
+    for key in ("content", "to", "channel", "correlation_id", "type", "topic", "trace_id"):
         if key in doc and not isinstance(doc[key], str):
             raise ValidationFailed(f"{key}: must be a string", field=key)
     targets = [k for k in ("to", "channel", "reply_to") if k in doc]
@@ -80,11 +81,16 @@ def apply(
         correlation_id=doc.get("correlation_id"),
         metadata=doc.get("metadata"),
         event=doc.get("event"),
+        trace_id=doc.get("trace_id"),
     )
     if "event" in doc and not targets:
         raise ValidationFailed(
             "event: a response by correlation_id carries no event (name to, channel or reply_to)",
             field="event",
+        )
+    if "trace_id" in doc and not targets:
+        raise ValidationFailed(
+            "trace_id: a response by correlation_id joins its query's trace", field="trace_id"
         )
     if "to" in doc:
         res = sending.send_direct(conn, req, [doc["to"]], now)[0]
@@ -137,6 +143,11 @@ def _reply(conn: sqlite3.Connection, req: SendRequest, reply_to: Any, now: int) 
             raise ValidationFailed(
                 "event: the answer to a query is a response, which carries no event",
                 field="event",
+            )
+        if req.trace_id is not None:
+            raise ValidationFailed(
+                "trace_id: the answer to a query is a response, which joins the query's trace",
+                field="trace_id",
             )
 
         return queries.respond(

@@ -66,6 +66,7 @@ _SEND_KEYS = {
     "metadata",
     "delay",
     "event",
+    "trace_id",
     *_IDENTITY_KEYS,
 }
 _RECEIVE_KEYS = {"peek", "limit", "wait_seconds", "channel", "type", "from", "topic", "agent", "as"}
@@ -485,6 +486,7 @@ def send_request(doc: dict[str, Any], agent: str) -> tuple[SendRequest, list[str
         "correlation_id",
         "dedupe_key",
         "type",
+        "trace_id",
     ):
         _str(doc, key)
     for key, kinds in (
@@ -512,6 +514,7 @@ def send_request(doc: dict[str, Any], agent: str) -> tuple[SendRequest, list[str
         metadata=doc.get("metadata"),
         delay_ms=clock.parse_duration(delay, "delay") if delay is not None else None,
         event=doc.get("event"),
+        trace_id=doc.get("trace_id"),
     )
     to = doc.get("to")
     return req, None if to is None else [a.strip() for a in to.split(",")]

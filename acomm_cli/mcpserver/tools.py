@@ -144,6 +144,7 @@ class Toolbox:
         delay: str | None = None,
         ttl: str | None = None,
         event: dict[str, Any] | None = None,
+        trace_id: str | None = None,
     ) -> tuple[Doc, bool]:
         """`acomm send CHANNEL` or `send --to A,B`: (document, whether any recipient failed)."""
         from acomm_cli.engine import sending
@@ -164,6 +165,7 @@ class Toolbox:
             delay_ms=_duration(delay, "delay"),
             ttl_ms=_duration(ttl, "ttl"),
             event=event,
+            trace_id=trace_id,
         )
         with self._store(write=True) as conn:
             if to is None:

@@ -47,6 +47,13 @@ Grep = Annotated[str | None, Field(description="Only contents matching this regu
 PriorityMin = Annotated[str | None, Field(description="Only this priority or higher.")]
 Since = Annotated[str | None, Field(description="From this time: ISO 8601 or relative (-1h).")]
 Until = Annotated[str | None, Field(description="Up to this time: ISO 8601 or relative.")]
+TraceArg = Annotated[
+    str | None,
+    Field(
+        description="The trace the message joins (1-64 characters of A-Z a-z 0-9 _ -, such "
+        "as a W3C trace id); default: its question's or thread's trace, else a new one."
+    ),
+]
 EventArg = Annotated[
     dict[str, Any] | None,
     Field(
@@ -93,6 +100,7 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
             str | None, Field(description="Dead-letter it if unread after this long.")
         ] = None,
         event: EventArg = None,
+        trace_id: TraceArg = None,
     ) -> CallToolResult:
         """Send a message on a channel, or directly to agents with `to` (acomm send).
         Returns the send document: id, channel, recipients, status, correlation_id..."""
@@ -111,6 +119,7 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
                 delay=delay,
                 ttl=ttl,
                 event=event,
+                trace_id=trace_id,
             )
         )
 
@@ -122,6 +131,7 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
         priority: Priority = "normal",
         metadata: Metadata = None,
         event: EventArg = None,
+        trace_id: TraceArg = None,
     ) -> CallToolResult:
         """Publish on a pubsub channel: delivered to the agents whose subscription pattern
         matches the topic (acomm publish)."""
@@ -135,6 +145,7 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
                 priority=priority,
                 metadata=metadata,
                 event=event,
+                trace_id=trace_id,
             )
         )
 

@@ -223,7 +223,7 @@ def message(out: Output, m: Message, engagement: Sequence[Engagement] = ()) -> N
     if out.tty:
         from acomm_cli.output import views as render_views
 
-        out.console().print(render_views.message_panel(m))
+        out.console().print(render_views.message_panel(m, engagement))
         return
     import json  # not at the top: `acomm send` prints no JSON unless asked
 

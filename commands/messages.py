@@ -158,6 +158,9 @@ def show(
 
     Example: acomm show 42 --json
     """
+    from acomm_cli.engine import engagement
+
     with inv.store(write=False) as conn:
         msg = inbox.show(conn, message_id)
-    render_messages.message(inv.output(), msg)
+        seen = engagement.of(conn, msg)
+    render_messages.message(inv.output(), msg, seen)

@@ -77,6 +77,21 @@ def test_audit_reports_the_numbers_the_traffic_set_up(spark, store, exported, tm
             "threads": 1,
         },
     ]
+    # the funnel per channel and event type, as the store has it (no dispatch runs here:
+    # nothing is notified)
+    expected = query(
+        store,
+        "SELECT c.name, coalesce(e.event_type, 'none'), count(*),"
+        " count(coalesce(d.first_read_at, d.read_at, d.acked_at)) FROM deliveries d"
+        " JOIN channels c ON c.id = d.channel_id"
+        " LEFT JOIN message_events e ON e.message_id = d.message_id GROUP BY 1, 2",
+    )
+    funnel = s["engagement"]["funnel"]
+    assert sorted((r["channel"], r["event_type"], r["routed"], r["engaged"]) for r in funnel) == (
+        sorted(tuple(row) for row in expected)
+    )
+    assert {r["notified"] for r in funnel} == {0}
+    assert {"none", "mention.created", "like.created"} <= {r["event_type"] for r in funnel}
     assert s["checks"] == {
         "exactly_once_violations": 0,
         "unaccounted": 0,

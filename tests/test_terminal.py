@@ -112,6 +112,16 @@ def test_colour_follows_flags_and_environment(team, env, args, coloured):
     assert (ESC in out) is coloured
 
 
+def test_show_panel_says_how_far_each_recipient_got(team):
+    code, out, err = on_terminal("show", "1", env={"COLUMNS": "200"})
+    assert code == 0, err
+    text = plain(out)
+    assert "reached" in text and "engaged" in text
+    lines = text.split("\n")
+    assert any("bob" in ln and "engaged" in ln and "read +" in ln for ln in lines)
+    assert any("carol" in ln and "routed" in ln for ln in lines)  # carol did nothing
+
+
 def test_piped_output_stays_plain_text_whatever_force_color_says(team):
     plain = run("show", "1")
     forced = run("show", "1", env={"FORCE_COLOR": "1"})

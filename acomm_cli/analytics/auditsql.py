@@ -188,6 +188,21 @@ QUERIES: dict[str, str] = {
                count_if(actor = target) AS self_actions,
                count(DISTINCT thread_id) AS threads
         FROM events GROUP BY event_type""",
+    # the engagement funnel per store, channel and event type (`none`: a message without
+    # one): deliveries routed, notified (a dispatch run of the recipient started: the
+    # bridge's mirrors are not exported) and engaged (read or acked; replies not counted)
+    "engagement_funnel": """
+        WITH runs AS (
+            SELECT DISTINCT store_id, message_id, agent FROM receipts
+            WHERE NOT (status = 'ignored' AND exit_code IS NULL))
+        SELECT d.store_id, d.channel, coalesce(e.event_type, 'none') AS event_type,
+               count(*) AS routed, count(r.agent) AS notified,
+               count(coalesce(d.first_read_at, d.read_at, d.acked_at)) AS engaged
+        FROM deliveries d
+        LEFT JOIN events e ON e.store_id = d.store_id AND e.message_id = d.message_id
+        LEFT JOIN runs r ON r.store_id = d.store_id AND r.message_id = d.message_id
+                         AND r.agent = d.recipient
+        GROUP BY d.store_id, d.channel, coalesce(e.event_type, 'none')""",
     # traffic between kinds of agent (agent, human, service; a name in no audited directory,
     # acomm's own system sender among them, is `unknown`): per sender kind and recipient
     # kind, the messages (a federated one once) and their deliveries, read and acked

@@ -116,6 +116,7 @@ def summarize(
         "incidents": _incidents(frames["incidents"]),
         "kinds": _kinds(frames["traffic_kinds"], frames["traffic_by_kind"]),
         "events": {"by_type": _rows(frames["events_by_type"], "event_type")},
+        "engagement": {"funnel": _rows(frames["engagement_funnel"], "store_id,channel,event_type")},
         "checks": {
             "exactly_once_violations": frames["exactly_once_violations"].count(),
             "unaccounted": frames["unaccounted"].count(),

@@ -75,6 +75,7 @@ def _audit_rows(doc: dict[str, Any]) -> list[tuple[Any, ...]]:
         ("incidents", doc["incidents"]["by_capability"]),
         ("kinds", doc["kinds"]["pairs"]),
         ("events", doc["events"]["by_type"]),
+        ("engagement", doc["engagement"]["funnel"]),
     ]
     for kind, items in sections:
         for item in items:
@@ -103,7 +104,7 @@ def audit_summary(out: Output, s: AuditResult) -> None:
     """The audit's findings: rich tables on a terminal; piped, one tab-separated line per row,
     each led by its kind (`total`, `volume`, `latency_channel`, `latency_agent`,
     `reliability`, `attempts`, `dead_letters`, `receipts`, `federation`, `tasks`,
-    `incidents`, `kinds`, `events`, `check`) so that awk can pick them apart; or, with
+    `incidents`, `kinds`, `events`, `engagement`, `check`) so that awk can pick them apart; or, with
     --json, the summary as one JSON document."""
     doc = s.summary
     if out.json:
@@ -374,6 +375,22 @@ def audit_summary(out: Output, s: AuditResult) -> None:
                     r["threads"],
                 )
                 for r in doc["events"]["by_type"]
+            ],
+        ),
+        (
+            "engagement",
+            "engagement funnel (notified: a dispatch run; engaged: read or acked)",
+            ["store", "channel", "event type", "routed", "notified", "engaged"],
+            [
+                (
+                    r["store_id"],
+                    r["channel"],
+                    r["event_type"],
+                    r["routed"],
+                    r["notified"],
+                    r["engaged"],
+                )
+                for r in doc["engagement"]["funnel"]
             ],
         ),
         (

@@ -15,6 +15,8 @@ TYPE_CHECKING = False  # typing's, without importing typing (a send does not loa
 if TYPE_CHECKING:
     from typing import Any
 
+    from acomm_cli.engine.engagement import Engagement
+
 
 def delivery_doc(d: Delivery) -> dict[str, Any]:
     return {
@@ -196,16 +198,32 @@ _RICH_DEFAULTS = {"format": "text", "subject": None, "direction": None}
 _OPTIONAL_KEYS = (*_FEDERATION_KEYS, "event")
 
 
-def message(out: Output, m: Message) -> None:
-    """One message: its JSON document; a rich panel on a terminal; `key: value` lines, the
-    deliveries and the content when piped (scripts read those: unchanged)."""
+def engagement_doc(e: Engagement) -> dict[str, Any]:
+    return {
+        "recipient": e.recipient,
+        "state": e.state,
+        "routed_at": iso(e.routed_at),
+        "notified_at": iso(e.notified_at),
+        "notified_by": e.notified_by,
+        "engaged_at": iso(e.engaged_at),
+        "engaged_by": e.engaged_by,
+    }
+
+
+def message(out: Output, m: Message, engagement: Sequence[Engagement] = ()) -> None:
+    """One message: its JSON document (with each recipient's engagement when given); a rich
+    panel on a terminal; `key: value` lines, the deliveries and the content when piped
+    (scripts read those: unchanged)."""
     if out.json:
-        _dump(message_doc(m))
+        doc = message_doc(m)
+        if engagement:
+            doc["engagement"] = [engagement_doc(e) for e in engagement]
+        _dump(doc)
         return
     if out.tty:
         from acomm_cli.output import views as render_views
 
-        out.console().print(render_views.message_panel(m))
+        out.console().print(render_views.message_panel(m, engagement))
         return
     import json  # not at the top: `acomm send` prints no JSON unless asked
 

@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from acomm_cli.clock import iso
+from acomm_cli.engine.engagement import Engagement
 from acomm_cli.model import Delivery, Message
 
 STATE_STYLE = {
@@ -211,13 +212,31 @@ def _fields(m: Message) -> Table:
     return grid
 
 
-def message_panel(m: Message) -> Panel:
-    """`acomm show` on a terminal: the message's fields, its content, every recipient."""
+def _engagement(m: Message, seen: Sequence[Engagement]) -> Table:
+    """How far each recipient got: routed, notified (how, when), engaged (how, when)."""
+    table = Table(show_edge=False, header_style="bold", box=None, pad_edge=False)
+    for h in ("recipient", "reached", "notified", "engaged"):
+        table.add_column(h, overflow="fold")
+    for e in seen:
+        table.add_row(
+            e.recipient,
+            e.state,
+            f"{e.notified_by} {_after(e.notified_at, m.created_at)}" if e.notified_by else "",
+            f"{e.engaged_by} {_after(e.engaged_at, m.created_at)}" if e.engaged_by else "",
+        )
+    return table
+
+
+def message_panel(m: Message, engagement: Sequence[Engagement] = ()) -> Panel:
+    """`acomm show` on a terminal: the message's fields, its content, every recipient and,
+    when given, how far each got."""
     parts: list[Any] = [_fields(m), Text(""), Text("content", style="bold"), _body(m)]
     if m.deliveries:
         parts += [Text(""), _deliveries(m)]
     else:
         parts += [Text(""), Text("no deliveries", style="dim")]
+    if engagement:
+        parts += [Text(""), _engagement(m, engagement)]
     return Panel(
         Group(*parts),
         title=f"message {m.id}",

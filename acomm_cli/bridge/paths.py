@@ -22,6 +22,7 @@ from typing import Any
 
 from acomm_cli import jsondepth
 from acomm_cli.errors import UnsafePath, ValidationFailed
+from acomm_cli.lite.paths import file_kind
 
 # The limits of a file the bridge reads (docs/BRIDGE.md, "Files the bridge reads").
 MAX_RESPONSE_BYTES = 8 * 1024**2  # a response file: a message of the default 1 MiB, and room
@@ -91,19 +92,7 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def kind(mode: int) -> str:
-    """What a file that is not a regular file is, in words."""
-    for test, name in (
-        (stat.S_ISLNK, "a symbolic link"),
-        (stat.S_ISDIR, "a directory"),
-        (stat.S_ISFIFO, "a FIFO"),
-        (stat.S_ISSOCK, "a socket"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-    ):
-        if test(mode):
-            return name
-    return "not a regular file"
+kind = file_kind  # what a file that is not a regular file is, in words
 
 
 def read_regular(path: Path, max_bytes: int) -> bytes | None:

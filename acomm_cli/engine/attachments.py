@@ -21,6 +21,7 @@ from acomm_cli.errors import (
     NotParticipant,
     ValidationFailed,
 )
+from acomm_cli.lite.paths import file_kind
 from acomm_cli.model import Attachment, Limits, Message, RichParts
 from acomm_cli.store import attachments as q
 from acomm_cli.store import presence
@@ -174,7 +175,7 @@ def _read_regular(path: str, name: str, limits: Limits) -> bytes:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise ValidationFailed(
-                f"attach: {path} is {_kind(st.st_mode)}, not a regular file",
+                f"attach: {path} is {file_kind(st.st_mode)}, not a regular file",
                 field="attach",
                 value=path,
             )
@@ -192,19 +193,6 @@ def _read_regular(path: str, name: str, limits: Limits) -> bytes:
             ) from None
     _check_size(name, len(data), limits)
     return data
-
-
-def _kind(mode: int) -> str:
-    for test, what in (
-        (stat.S_ISDIR, "a directory"),
-        (stat.S_ISFIFO, "a FIFO"),
-        (stat.S_ISSOCK, "a socket"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-    ):
-        if test(mode):
-            return what
-    return "not a regular file"
 
 
 def store(conn: sqlite3.Connection, message_id: int, rich: RichParts, now: int) -> None:

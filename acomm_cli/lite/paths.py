@@ -47,3 +47,21 @@ def sibling(path: str, name: str) -> str:
     """`str(Path(path).parent / name)`."""
     parent = os.path.dirname(pure(path))
     return pure(os.path.join(parent, name)) if parent else name
+
+
+def file_kind(mode: int) -> str:
+    """What a file that is not a regular file is, in words (from its `st_mode`): the bridge's
+    readers and `send --attach` refuse it so."""
+    import stat
+
+    for test, name in (
+        (stat.S_ISLNK, "a symbolic link"),
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from acomm_cli.engine.eventrules import EVENT_TYPES, TABLE, Facts, decide, row_for
+from acomm_cli.engine.eventrules import TABLE, Facts, decide, row_for
+from acomm_cli.model import EVENT_TYPES
 
 pytestmark = pytest.mark.unit
 

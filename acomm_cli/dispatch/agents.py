@@ -16,8 +16,9 @@ from typing import Any
 from acomm_cli import model
 from acomm_cli.clock import parse_duration
 from acomm_cli.engine.directory import KINDS
-from acomm_cli.engine.eventrules import EVENT_TYPES, Facts
+from acomm_cli.engine.eventrules import Facts
 from acomm_cli.errors import CommError, ValidationFailed
+from acomm_cli.model import EVENT_TYPES
 from acomm_cli.topics import matches, validate_pattern
 
 DEFAULT_TIMEOUT_MS = 10 * 60_000

@@ -36,7 +36,7 @@ from acomm_cli.errors import CommError, NotFound, UsageError, ValidationFailed
 from acomm_cli.model import AckStatus, Message, MessageType, Priority
 from acomm_cli.store import acks, channels, reads, savepoint, write
 from acomm_cli.store import dispatch as store
-from acomm_cli.store import eventrules as store_events
+from acomm_cli.store import events as store_events
 
 # The secret a process presents (identity.auth token): never passed on to a command
 _SECRET_ENV = ("ACOMM_AGENT_TOKEN", "ACOMM_AGENT_TOKEN_FILE")
@@ -282,7 +282,10 @@ def select(
 
 def _events(conn: sqlite3.Connection, ids: list[int]) -> dict[int, Facts]:
     """The events these messages carry, as the trigger rules read them."""
-    return {mid: Facts(*f) for mid, f in store_events.facts_of(conn, ids).items()}
+    return {
+        mid: Facts(e.event_type, e.event_id, e.actor, e.target, e.target_kind)
+        for mid, e in store_events.events_of(conn, list(dict.fromkeys(ids))).items()
+    }
 
 
 def _dedupe_key(conn: sqlite3.Connection, msg: Message) -> str | None:

@@ -10,14 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-EVENT_TYPES = (
-    "comment.created",
-    "comment.replied",
-    "mention.created",
-    "like.created",
-    "thread.created",
-    "agent.action.feedback",
-)
 # the only events that trigger an agent by default, and only when it is their target
 TRIGGERING = ("comment.replied", "mention.created")
 # the values of the table's two columns, as it writes them

@@ -484,3 +484,35 @@ def m021_events_traces_attachments(conn: sqlite3.Connection, now_ms: int) -> Non
         CREATE INDEX message_attachments_blob ON message_attachments(sha256);
     """,
     )
+
+
+@migration
+def m022_notifications_remote_blobs(conn: sqlite3.Connection, now_ms: int) -> None:
+    # What outlives the thing that did it.
+    # - notifications: the first time each recipient was told of a message, and how
+    #   (bridge | team_inbox | mcp | dispatch). A bridge mirror row goes when the message is
+    #   read, so the time it was written is kept here; only the first notice is kept.
+    # - message_attachments.origin_node: the node holding the blob of a message that came
+    #   from another node. The blob is fetched from that node's gateway on demand and checked
+    #   against its sha256; until then `attachments` has no row for it.
+    # - counters: named totals of things that leave no row of their own (spans dropped when
+    #   the trace collector is down), shown by `stats`.
+    _script(
+        conn,
+        """
+        CREATE TABLE notifications (
+            message_id INTEGER NOT NULL REFERENCES messages(id),
+            recipient TEXT NOT NULL,
+            notified_at INTEGER NOT NULL,
+            how TEXT NOT NULL
+                CHECK (how IN ('bridge', 'team_inbox', 'mcp', 'dispatch')),
+            PRIMARY KEY (message_id, recipient)
+        ) WITHOUT ROWID;
+        CREATE INDEX notifications_time ON notifications(notified_at);
+        ALTER TABLE message_attachments ADD COLUMN origin_node TEXT;
+        CREATE TABLE counters (
+            name TEXT PRIMARY KEY,
+            value INTEGER NOT NULL DEFAULT 0
+        ) WITHOUT ROWID;
+    """,
+    )

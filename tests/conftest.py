@@ -474,6 +474,10 @@ UNDO_MIGRATION = {
         ALTER TABLE messages DROP COLUMN subject;
         DROP TABLE attachments;
         DROP TABLE message_attachments;""",
+    "m022_notifications_remote_blobs": """
+        DROP TABLE notifications;
+        ALTER TABLE message_attachments DROP COLUMN origin_node;
+        DROP TABLE counters;""",
 }
 
 

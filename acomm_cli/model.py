@@ -411,6 +411,71 @@ def metadata_pairs(pairs: list[str] | None) -> dict[str, str] | None:
     return out
 
 
+# A metadata filter's key becomes part of the SQL (a JSON path written out, so that an
+# expression index on it can serve the query): only these characters, and at most
+# META_KEY_MAX of them. Values are always bound, never written out.
+META_KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.:/")
+META_KEY_MAX = 128
+META_VALUE_MAX = 1024
+META_FILTERS_MAX = 16
+META_OPS = ("eq", "ne", "has", "absent")
+
+
+@dataclass(frozen=True)
+class MetaCondition:
+    """One `--meta` filter: `KEY=VALUE` (eq), `KEY!=VALUE` (ne: also true where the key is
+    missing), `KEY` (has) or `!KEY` (absent)."""
+
+    key: str
+    op: str
+    value: str | None = None
+
+
+def meta_key(key: str, field: str = "meta") -> str:
+    """A metadata key a filter or an index may name (checked, returned)."""
+    if not key or len(key) > META_KEY_MAX or not META_KEY_CHARS.issuperset(key):
+        raise ValidationFailed(
+            f"{field}: key {key!r} must be 1-{META_KEY_MAX} characters of letters, digits"
+            " and _ - . : /",
+            field=field,
+            value=key,
+        )
+    return key
+
+
+def meta_conditions(specs: list[str] | None, field: str = "meta") -> tuple[MetaCondition, ...]:
+    """`--meta` filter options -> conditions, all of which a message must meet."""
+    if not specs:
+        return ()
+    if len(specs) > META_FILTERS_MAX:
+        raise ValidationFailed(
+            f"{field}: at most {META_FILTERS_MAX} metadata filters, got {len(specs)}",
+            field=field,
+            value=len(specs),
+        )
+    out = []
+    for spec in specs:
+        utf8(spec, field)
+        key, sep, value = spec.partition("=")
+        if sep and key.endswith("!"):
+            key, op = key[:-1], "ne"
+        elif sep:
+            op = "eq"
+        elif key.startswith("!"):
+            key, op, value = key[1:], "absent", ""
+        else:
+            op = "has"
+        meta_key(key, field)
+        if len(value) > META_VALUE_MAX:
+            raise ValidationFailed(
+                f"{field}: the value for {key!r} is longer than {META_VALUE_MAX} characters",
+                field=field,
+                value=spec[:64],
+            )
+        out.append(MetaCondition(key, op, value if op in ("eq", "ne") else None))
+    return tuple(out)
+
+
 # The largest max_message_size a channel may have: SQLite stores at most SQLITE_MAX_LENGTH
 # (1,000,000,000 bytes, compiled in; `sqlite3.Connection.getlimit` cannot raise it) in one
 # row, and a message's row holds its content beside the sender, topic, metadata...; 1 MiB of
@@ -701,6 +766,7 @@ class MessageFilter:
     event_type: str | None = None
     thread_id: str | None = None
     actor: str | None = None
+    meta: tuple[MetaCondition, ...] = ()  # `--meta`: every condition holds
 
 
 @dataclass

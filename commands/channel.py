@@ -381,6 +381,19 @@ def update(
     lease: Lease = None,
     message_ttl: MessageTtl = None,
     retry_failed: RetryFailed = None,
+    index_meta: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--index-meta",
+            metavar="KEY",
+            help="Build an index on this metadata key over the channel's messages, for "
+            "`--meta KEY=VALUE` filters within the channel (repeatable).",
+        ),
+    ] = None,
+    drop_index_meta: Annotated[
+        list[str] | None,
+        typer.Option("--drop-index-meta", metavar="KEY", help="Drop that index (repeatable)."),
+    ] = None,
 ) -> None:
     """Change a channel's settings (its owner or an admin only).
 
@@ -411,7 +424,15 @@ def update(
         retry_failed=retry_failed,
     )
     with inv.store(write=True) as conn:
-        u = channel_admin.update_channel(conn, name, clock.now_ms(), by=by, **settings)
+        u = channel_admin.update_channel(
+            conn,
+            name,
+            clock.now_ms(),
+            by=by,
+            index_meta=tuple(index_meta or ()),
+            drop_index_meta=tuple(drop_index_meta or ()),
+            **settings,
+        )
     render_channels.update(inv.output(), u)
 
 

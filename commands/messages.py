@@ -16,6 +16,7 @@ from acomm_cli.cli.params import (
     From,
     Grep,
     Limit,
+    MetaFilter,
     Offset,
     Order,
     PriorityMin,
@@ -51,6 +52,7 @@ def messages(
     event_type: EventTypeFilter = None,
     thread: ThreadFilter = None,
     actor: ActorFilter = None,
+    meta: MetaFilter = None,
     status: Status = None,
     grep: Grep = None,
     priority_min: PriorityMin = None,
@@ -131,6 +133,7 @@ def messages(
         event_type=event_type,
         thread=thread,
         actor=actor,
+        meta=meta,
     )
     f = replace(f, correlation_id=correlation_id, recipient=recipient, state=tuple(state or ()))
     if trace is not None:

@@ -17,6 +17,7 @@ from acomm_cli.cli.params import (
     From,
     Grep,
     Limit,
+    MetaFilter,
     Offset,
     Order,
     PriorityMin,
@@ -100,6 +101,7 @@ def receive(
     event_type: EventTypeFilter = None,
     thread: ThreadFilter = None,
     actor: ActorFilter = None,
+    meta: MetaFilter = None,
 ) -> None:
     """Unread messages for an agent, oldest first; marks them read unless --peek.
 

@@ -37,6 +37,7 @@ def receive(
     event_type: str | None = None,
     thread: str | None = None,
     actor: str | None = None,
+    meta: list[str] | None = None,
 ) -> None:
     agent = identity(as_, "--as")
     if ack is not None and (peek or follow):
@@ -75,6 +76,7 @@ def receive(
         event_type=event_type,
         thread=thread,
         actor=actor,
+        meta=meta,
     )
     emit = render_handover.inbox_output(
         inv.output(), body=body, follow=follow, peek=peek, stall_s=inv.stall_s()

@@ -45,14 +45,14 @@ _acomm_options() {
         'channel drain') echo "$global --as" ;;
         'channel close') echo "$global --as" ;;
         'channel admin') echo "$global --revoke --as" ;;
-        'channel update') echo "$global --as --max-message-size --ack-timeout --max-retries --retry-backoff --retry-jitter --echo --no-echo --priority-ordering --no-priority-ordering --max-pending --dedupe-window --retention-count --retention-age --lease --message-ttl --retry-failed --no-retry-failed" ;;
+        'channel update') echo "$global --as --max-message-size --ack-timeout --max-retries --retry-backoff --retry-jitter --echo --no-echo --priority-ordering --no-priority-ordering --max-pending --dedupe-window --retention-count --retention-age --lease --message-ttl --retry-failed --no-retry-failed --index-meta --drop-index-meta" ;;
         'channel delete') echo "$global --force --as" ;;
         'send') echo "$global --as --from --sender --to --batch -t --type -p --priority --topic --correlation-id --dedupe-key --meta --delay --deliver-at --ttl --format --subject --attach --trace-id --event-type --actor --target --thread --comment --parent-comment --depth --language --action-hint --occurred-at --event-id" ;;
         'publish') echo "$global --as --from --sender -t --type -p --priority --correlation-id --dedupe-key --meta --delay --deliver-at --ttl --trace-id --event-type --actor --target --thread --comment --parent-comment --depth --language --action-hint --occurred-at --event-id" ;;
         'subscribe') echo "$global --as" ;;
         'unsubscribe') echo "$global --as" ;;
         'subscriptions') echo "$global" ;;
-        'receive') echo "$global --as --recipient -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset --peek --body --wait --ack -f --follow --event-type --thread --actor" ;;
+        'receive') echo "$global --as --recipient -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset --peek --body --wait --ack -f --follow --event-type --thread --actor --meta" ;;
         'ack') echo "$global --as --status --note" ;;
         'nack') echo "$global --as --requeue --delay --reason" ;;
         'extend') echo "$global --by --as" ;;
@@ -78,7 +78,7 @@ _acomm_options() {
         'incident list') echo "$global --state --capability" ;;
         'incident show') echo "$global" ;;
         'incident resolve') echo "$global --note --as" ;;
-        'messages') echo "$global -c --channel --since --until -t --type --from --topic --event-type --thread --actor --status --grep --priority-min --sort --order --limit --offset -f --follow --correlation-id --recipient --state --trace" ;;
+        'messages') echo "$global -c --channel --since --until -t --type --from --topic --event-type --thread --actor --meta --status --grep --priority-min --sort --order --limit --offset -f --follow --correlation-id --recipient --state --trace" ;;
         'show') echo "$global" ;;
         'attachment') echo "$global" ;;
         'attachment list') echo "$global --as" ;;
@@ -179,6 +179,8 @@ _acomm_value_kind() {
         'channel update --retention-age') echo 'value' ;;
         'channel update --lease') echo 'value' ;;
         'channel update --message-ttl') echo 'value' ;;
+        'channel update --index-meta') echo 'value' ;;
+        'channel update --drop-index-meta') echo 'value' ;;
         'channel delete --as') echo 'agent' ;;
         'send --as'|'send --from'|'send --sender') echo 'agent' ;;
         'send --to') echo 'agent' ;;
@@ -249,6 +251,7 @@ _acomm_value_kind() {
         'receive --event-type') echo 'value' ;;
         'receive --thread') echo 'value' ;;
         'receive --actor') echo 'agent' ;;
+        'receive --meta') echo 'value' ;;
         'ack --as') echo 'agent' ;;
         'ack --status') echo 'choice:received in_progress completed failed' ;;
         'ack --note') echo 'value' ;;
@@ -300,6 +303,7 @@ _acomm_value_kind() {
         'messages --event-type') echo 'value' ;;
         'messages --thread') echo 'value' ;;
         'messages --actor') echo 'agent' ;;
+        'messages --meta') echo 'value' ;;
         'messages --status') echo 'choice:sent delivered acknowledged dead_letter in_progress' ;;
         'messages --grep') echo 'value' ;;
         'messages --priority-min') echo 'choice:low normal high urgent critical' ;;

@@ -65,7 +65,7 @@ function __acomm_valued
         case 'channel admin'
             echo --as
         case 'channel update'
-            echo --as --max-message-size --ack-timeout --max-retries --retry-backoff --retry-jitter --max-pending --dedupe-window --retention-count --retention-age --lease --message-ttl
+            echo --as --max-message-size --ack-timeout --max-retries --retry-backoff --retry-jitter --max-pending --dedupe-window --retention-count --retention-age --lease --message-ttl --index-meta --drop-index-meta
         case 'channel delete'
             echo --as
         case 'send'
@@ -77,7 +77,7 @@ function __acomm_valued
         case 'unsubscribe'
             echo --as
         case 'receive'
-            echo --as --recipient -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset --wait --ack --event-type --thread --actor
+            echo --as --recipient -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset --wait --ack --event-type --thread --actor --meta
         case 'ack'
             echo --as --status --note
         case 'nack'
@@ -111,7 +111,7 @@ function __acomm_valued
         case 'incident resolve'
             echo --note --as
         case 'messages'
-            echo -c --channel --since --until -t --type --from --topic --event-type --thread --actor --status --grep --priority-min --sort --order --limit --offset --correlation-id --recipient --state --trace
+            echo -c --channel --since --until -t --type --from --topic --event-type --thread --actor --meta --status --grep --priority-min --sort --order --limit --offset --correlation-id --recipient --state --trace
         case 'attachment list'
             echo --as
         case 'attachment get'
@@ -418,6 +418,8 @@ complete -c acomm -n '__acomm_is \'channel update\'' -l retention-age -r -f -d '
 complete -c acomm -n '__acomm_is \'channel update\'' -l lease -r -f -d 'How long a received or in_progress ack holds a delivery before it i...'
 complete -c acomm -n '__acomm_is \'channel update\'' -l message-ttl -r -f -d 'Messages not read within this are dead-lettered `expired` (send --t...'
 complete -c acomm -n '__acomm_is \'channel update\'' -l retry-failed -l no-retry-failed -d 'A `failed` ack gives the delivery back for a retry (up to --max-ret...'
+complete -c acomm -n '__acomm_is \'channel update\'' -l index-meta -r -f -d 'Build an index on this metadata key over the channel\'s messages, fo...'
+complete -c acomm -n '__acomm_is \'channel update\'' -l drop-index-meta -r -f -d 'Drop that index (repeatable)'
 complete -c acomm -n '__acomm_at \'channel update\' 0' -f -a '(__acomm_words channels)'
 
 # acomm channel delete
@@ -540,6 +542,7 @@ complete -c acomm -n '__acomm_is \'receive\'' -l event-type -r -f -d 'Only messa
 complete -c acomm -n '__acomm_is \'receive\'' -l thread -r -f -d 'Only messages whose event is in this thread'
 complete -c acomm -n '__acomm_is \'receive\'' -l actor -r -f -a '(__acomm_words agents)'
 complete -c acomm -n '__acomm_is \'receive\'' -l actor -r -f -d 'Only messages whose event this agent did'
+complete -c acomm -n '__acomm_is \'receive\'' -l meta -r -f -d 'Only messages whose metadata has KEY=VALUE, KEY!=VALUE (or no KEY),...'
 complete -c acomm -n '__acomm_at \'receive\' 0' -f -a '(__acomm_words channels)'
 
 # acomm ack
@@ -688,6 +691,7 @@ complete -c acomm -n '__acomm_is \'messages\'' -l event-type -r -f -d 'Only mess
 complete -c acomm -n '__acomm_is \'messages\'' -l thread -r -f -d 'Only messages whose event is in this thread'
 complete -c acomm -n '__acomm_is \'messages\'' -l actor -r -f -a '(__acomm_words agents)'
 complete -c acomm -n '__acomm_is \'messages\'' -l actor -r -f -d 'Only messages whose event this agent did'
+complete -c acomm -n '__acomm_is \'messages\'' -l meta -r -f -d 'Only messages whose metadata has KEY=VALUE, KEY!=VALUE (or no KEY),...'
 complete -c acomm -n '__acomm_is \'messages\'' -l status -r -f -a 'sent delivered acknowledged dead_letter in_progress'
 complete -c acomm -n '__acomm_is \'messages\'' -l status -r -f -d 'Message status: sent, delivered, acknowledged, dead_letter (repeata...'
 complete -c acomm -n '__acomm_is \'messages\'' -l grep -r -f -d 'Regular expression the content must match'

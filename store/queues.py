@@ -54,7 +54,7 @@ def claim(
     channels) starting now. Returns the claimed message ids."""
     if count <= 0:
         return []
-    where, params = reads._filter_sql(f)  # the same filter as the inbox
+    where, params = reads._filter_sql(f, conn)  # the same filter as the inbox
     cond = "".join(f" AND {w}" for w in where)
     named = {f"p{i}": v for i, v in enumerate(params)}
     for i in range(len(params)):  # positional -> named, in order

@@ -6,6 +6,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from acomm_cli.model import Delivery, DeliveryState, Message, MessageFilter, MessageType, Priority
+from acomm_cli.store import metafilter
 from acomm_cli.store.events import events_of
 
 TYPE_CHECKING = False  # typing's, without importing typing (a send must not load it)
@@ -103,12 +104,19 @@ def _delivery(row: Sequence[Any]) -> Delivery:
     return Delivery(row[0], _STATES[row[1]], row[2], row[3], row[4], row[5], row[6], row[7], row[8])
 
 
-def _filter_sql(f: MessageFilter) -> tuple[list[str], list[Any]]:
+def _filter_sql(
+    f: MessageFilter, conn: sqlite3.Connection | None = None
+) -> tuple[list[str], list[Any]]:
     where: list[str] = []
     params: list[Any] = []
     if f.channel is not None:
         where.append("c.name = ?")
         params.append(f.channel)
+        if f.meta and conn is not None:
+            # the channel's id written out, so that its metadata indexes (partial indexes
+            # on `channel_id = N`) can serve the query; a bound id could not
+            row = conn.execute("SELECT id FROM channels WHERE name = ?", (f.channel,)).fetchone()
+            where.append(f"m.channel_id = {int(row[0]) if row else -1}")
     if f.since is not None:
         where.append("m.created_at >= ?")
         params.append(f.since)
@@ -158,6 +166,10 @@ def _filter_sql(f: MessageFilter) -> tuple[list[str], list[Any]]:
                 cond.append(f"e.{column} = ?")
                 params.append(value)
         where.append(f"EXISTS (SELECT 1 FROM message_events e WHERE {' AND '.join(cond)})")
+    if f.meta:
+        terms, values = metafilter.where(f.meta)
+        where.extend(terms)
+        params.extend(values)
     if f.recipient is not None or f.state:
         cond = ["x.message_id = m.id"]  # on the primary key (message_id, recipient)
         if f.recipient is not None:
@@ -206,6 +218,7 @@ def _unfiltered(f: MessageFilter) -> bool:
         and f.event_type is None
         and f.thread_id is None
         and f.actor is None
+        and not f.meta
     )
 
 
@@ -219,7 +232,7 @@ def inbox(
 
     `d.state = 'unread'` is written out, never bound: SQLite uses the partial index
     deliveries_agent_active only for a WHERE that implies the index's own (m015)."""
-    where, params = _filter_sql(f)
+    where, params = _filter_sql(f, conn)
     where[:0] = ["d.recipient = ?", "d.state = 'unread'", "c.state != 'closed'"]
     params[:0] = [agent]
     body = (
@@ -324,7 +337,7 @@ def inbox(
 
 def history(conn: sqlite3.Connection, f: MessageFilter) -> tuple[list[Message], int]:
     """Messages matching a filter, newest first by default, with all their deliveries."""
-    where, params = _filter_sql(f)
+    where, params = _filter_sql(f, conn)
     body = " FROM messages m JOIN channels c ON c.id = m.channel_id"
     if where:
         body += " WHERE " + " AND ".join(where)

@@ -377,6 +377,7 @@ def build_filter(
     event_type: str | None = None,
     thread: str | None = None,
     actor: str | None = None,
+    meta: list[str] | None = None,
 ) -> MessageFilter:
     """The filter options `receive` and `messages` share."""
     return MessageFilter(
@@ -396,4 +397,5 @@ def build_filter(
         event_type=event_type,
         thread_id=thread,
         actor=actor,
+        meta=model.meta_conditions(meta),
     )

@@ -269,6 +269,15 @@ ActorFilter = Annotated[
     str | None,
     typer.Option("--actor", click_type=AGENT, help="Only messages whose event this agent did."),
 ]
+MetaFilter = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--meta",
+        metavar="KEY[=VALUE]",
+        help="Only messages whose metadata has KEY=VALUE, KEY!=VALUE (or no KEY), KEY (present)"
+        " or !KEY (absent); repeatable, all must hold.",
+    ),
+]
 Status = Annotated[
     list[str] | None,
     typer.Option(

@@ -17,7 +17,7 @@ from acomm_cli.engine.channels import authorize, channel_by_id, channel_config, 
 from acomm_cli.engine.channels import get_channel as _channel
 from acomm_cli.errors import Forbidden, InvalidState, NotParticipant, UsageError
 from acomm_cli.model import Channel, ChannelChange
-from acomm_cli.store import backlog, channels, write
+from acomm_cli.store import backlog, channels, metafilter, write
 
 TYPE_CHECKING = False  # typing's, without importing typing (a send's start-up time)
 if TYPE_CHECKING:
@@ -86,16 +86,35 @@ class Update:
 
 
 def update_channel(
-    conn: sqlite3.Connection, name: str, now: int, *, by: str, **settings: Any
+    conn: sqlite3.Connection,
+    name: str,
+    now: int,
+    *,
+    by: str,
+    index_meta: tuple[str, ...] = (),
+    drop_index_meta: tuple[str, ...] = (),
+    **settings: Any,
 ) -> Update:
     """Change settings (ChannelConfig fields; None = leave as is), by the owner or an admin.
     Validated as `channel create` validates them, against the channel's other settings (an
     exactly-once channel cannot retry failures). The delivery mode and the type are not among
-    them: deliveries in flight were made under their promises."""
+    them: deliveries in flight were made under their promises. `index_meta` /
+    `drop_index_meta`: metadata keys whose expression index over the channel's messages is
+    built or dropped (building one reads every message of the channel once)."""
     given = {k: v for k, v in settings.items() if v is not None}
     unknown = set(given) - set(channels.UPDATABLE)
     assert not unknown, f"not updatable: {unknown}"
-    if not given:
+    adding = tuple(dict.fromkeys(model.meta_key(k, "index_meta") for k in index_meta))
+    dropping = tuple(dict.fromkeys(model.meta_key(k, "drop_index_meta") for k in drop_index_meta))
+    both = set(adding) & set(dropping)
+    if both:
+        key = min(both)
+        raise UsageError(
+            f"index_meta: {key!r} is both indexed and dropped; give it once",
+            field="index_meta",
+            value=key,
+        )
+    if not given and not adding and not dropping:
         raise UsageError(
             "channel update: give at least one setting to change (see --help)", field="settings"
         )
@@ -104,15 +123,25 @@ def update_channel(
         _not_reserved(ch, "update")
         authorize(ch, by, "update")
         cfg = channel_config(ch.config, **given)
-        changes = {
+        changes: dict[str, tuple[Any, Any]] = {
             k: (getattr(ch.config, k), getattr(cfg, k))
             for k in given
             if getattr(ch.config, k) != getattr(cfg, k)
         }
+        if adding or dropping:
+            before = metafilter.indexed_keys(conn, ch.id)
+            for key in adding:
+                metafilter.create_index(conn, ch.id, key)
+            for key in dropping:
+                metafilter.drop_index(conn, ch.id, key)
+            after = metafilter.indexed_keys(conn, ch.id)
+            if after != before:
+                changes["indexed_meta"] = (before, after)
         in_flight = len(backlog.in_flight(conn, ch.id))
-        if not changes:
-            return Update(ch, {}, in_flight, 0)
-        channels.update_channel_config(conn, ch.id, {k: new for k, (_, new) in changes.items()})
+        config_changes = {k: new for k, (_, new) in changes.items() if k != "indexed_meta"}
+        if not config_changes:
+            return Update(channel_by_id(conn, ch.id), changes, in_flight, 0)
+        channels.update_channel_config(conn, ch.id, config_changes)
         released = 0
         if "max_pending" in changes:  # room for what it held back? (0: no limit any more)
             released = (

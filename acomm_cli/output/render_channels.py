@@ -130,6 +130,13 @@ APPLIES = (
 )
 
 
+def _setting(value: Any) -> str:
+    """A setting as a person reads it: a list as its items, comma-separated (- when empty)."""
+    if isinstance(value, list | tuple):
+        return ",".join(str(v) for v in value) or "-"
+    return str(value)
+
+
 def update(out: Output, u: Update) -> None:
     """`channel update`: the channel with `changed`, each change as {from, to}, and the note
     saying what it applies to; for people, one line per change, then the note."""
@@ -142,7 +149,7 @@ def update(out: Output, u: Update) -> None:
             "in_flight": u.in_flight,
             "released": u.released,
         }
-        if u.changes:
+        if set(u.changes) - {"indexed_meta"}:
             doc["applies_to"] = APPLIES
         _dump(doc)
         return
@@ -150,8 +157,9 @@ def update(out: Output, u: Update) -> None:
         note(f"note: channel {u.channel.name} already has these settings; nothing changed")
         return
     for k, (a, b) in u.changes.items():
-        sys.stdout.write(f"{u.channel.name}\t{k}\t{a}\t{b}\n")
-    note(f"note: {APPLIES} ({u.in_flight} in flight on {u.channel.name})")
+        sys.stdout.write(f"{u.channel.name}\t{k}\t{_setting(a)}\t{_setting(b)}\n")
+    if set(u.changes) - {"indexed_meta"}:  # an index changes no promise
+        note(f"note: {APPLIES} ({u.in_flight} in flight on {u.channel.name})")
     if u.released:
         note(f"note: {u.released} queued deliveries released (max_pending has room)")
 

@@ -459,10 +459,11 @@ def delete_selected(conn: sqlite3.Connection) -> tuple[int, int]:
     deliveries = conn.execute(
         "DELETE FROM deliveries WHERE message_id IN (SELECT id FROM temp.compact_ids)"
     ).rowcount
-    # the names a message gives its files (the blobs go once no message names them)
-    conn.execute(
-        "DELETE FROM message_attachments WHERE message_id IN (SELECT id FROM temp.compact_ids)"
-    )
+    # what refers to the message goes first (foreign keys): the names it gives its files (the
+    # blobs go once no message names them), its event (its event id is free again, as a
+    # dedupe key is once its message is gone) and the first notice of it
+    for table in ("message_attachments", "message_events", "notifications"):
+        conn.execute(f"DELETE FROM {table} WHERE message_id IN (SELECT id FROM temp.compact_ids)")
     messages = conn.execute(
         "DELETE FROM messages WHERE id IN (SELECT id FROM temp.compact_ids)"
     ).rowcount

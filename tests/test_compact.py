@@ -330,3 +330,39 @@ def test_chunked_compaction_removes_the_same_as_one_pass(cli, store, monkeypatch
     left = {m["id"] for m in cli.ok("messages", "--json").json()["messages"]}
     assert out["removed_messages"] == 7 and out["removed_deliveries"] == 7
     assert unread in left and left.isdisjoint(read)
+
+
+def test_a_message_with_an_event_and_a_notice_is_compacted_with_them(cli, store):
+    """What refers to a message (its event, its first notice) goes with it: the foreign keys
+    would otherwise refuse the whole compaction."""
+    cli.ok("channel", "create", "chat", "--as", "alice")
+    cli.ok("channel", "join", "chat", "bob", "--as", "alice")
+    mid = int(
+        cli.ok(
+            "send",
+            "chat",
+            "look",
+            "--as",
+            "alice",
+            "--event-type",
+            "mention.created",
+            "--target",
+            "bob",
+            "--event-id",
+            "e1",
+        ).stdout
+    )
+    c = sqlite3.connect(store)
+    with c:
+        c.execute(
+            "INSERT INTO notifications (message_id, recipient, notified_at, how)"
+            " VALUES (?, 'bob', 1, 'bridge')",
+            (mid,),
+        )
+    c.close()
+    cli.ok("receive", "--as", "bob")
+    doc = cli.ok("compact", "--json").json()
+    assert doc["removed_messages"] == 1
+    for table in ("messages", "message_events", "notifications"):
+        assert query(store, f"SELECT count(*) FROM {table}") == [(0,)], table
+    assert cli("doctor").exit_code == 0

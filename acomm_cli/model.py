@@ -258,6 +258,18 @@ def channel_name(name: str, *, allow_reserved: bool = False) -> str:
     return name
 
 
+def cursor_name(name: str) -> str:
+    """A replay cursor's name: as a channel's, 1-128 characters of A-Z a-z 0-9 _ -."""
+    utf8(name, "cursor")
+    if not isinstance(name, str) or not _made_of(name, _CHANNEL_CHARS, 128):
+        raise ValidationFailed(
+            f"cursor: {name!r} must be 1-128 characters of A-Z a-z 0-9 _ -",
+            field="cursor",
+            value=name,
+        )
+    return name
+
+
 def agent_id(value: str, field_name: str = "agent") -> str:
     """Validate an agent id: `worker` or `worker@my-team`."""
     utf8(value, field_name)

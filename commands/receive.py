@@ -102,6 +102,16 @@ def receive(
     thread: ThreadFilter = None,
     actor: ActorFilter = None,
     meta: MetaFilter = None,
+    cursor: Annotated[
+        str | None,
+        typer.Option(
+            "--cursor",
+            metavar="NAME",
+            help="Read the channel's history forward from this cursor (`acomm cursor`) and "
+            "move it past what is printed; no message is marked read. With --peek the cursor "
+            "stays. Takes --limit, --body and the output options; the cursor holds the filter.",
+        ),
+    ] = None,
 ) -> None:
     """Unread messages for an agent, oldest first; marks them read unless --peek.
 

@@ -38,7 +38,43 @@ def receive(
     thread: str | None = None,
     actor: str | None = None,
     meta: list[str] | None = None,
+    cursor: str | None = None,
 ) -> None:
+    if cursor is not None:
+        given = [
+            option
+            for option, value in (
+                ("a channel", channel_arg or channel),
+                ("--since", since),
+                ("--until", until),
+                ("--type", type_),
+                ("--from", from_),
+                ("--topic", topic),
+                ("--status", status),
+                ("--grep", grep),
+                ("--priority-min", priority_min),
+                ("--sort", sort),
+                ("--order", order),
+                ("--offset", offset),
+                ("--wait", wait),
+                ("--ack", ack),
+                ("--follow", follow),
+                ("--event-type", event_type),
+                ("--thread", thread),
+                ("--actor", actor),
+                ("--meta", meta),
+            )
+            if value
+        ]
+        if given:
+            raise UsageError(
+                f"cursor: --cursor reads with the cursor's own channel and filter; drop"
+                f" {', '.join(given)} (`acomm cursor create` sets them)",
+                field="cursor",
+                value=cursor,
+            )
+        _read_cursor(inv, cursor, limit, peek=peek, body=body)
+        return
     agent = identity(as_, "--as")
     if ack is not None and (peek or follow):
         other = "--peek" if peek else "--follow"
@@ -106,3 +142,15 @@ def receive(
             result = timers.receive_due(conn, agent, f, now, peek=peek, emit=emit)
     if wait is not None and not result.messages:
         raise Timeout(f"nothing arrived for {agent} within {wait:g}s")
+
+
+def _read_cursor(inv: Invocation, name: str, limit: int, *, peek: bool, body: bool) -> None:
+    """`receive --cursor NAME`: what the cursor has not read yet, printed before the cursor
+    moves past it (in one transaction)."""
+    from acomm_cli.engine import cursors
+
+    emit = render_handover.inbox_output(
+        inv.output(), body=body, follow=False, peek=peek, stall_s=inv.stall_s()
+    )
+    with inv.store(write=True) as conn:
+        cursors.read(conn, name, limit, clock.now_ms(), peek=peek, emit=emit)

@@ -6,13 +6,14 @@
 
 _acomm_subcommands() {
     case $1 in
-        '') echo 'init status config channel send publish subscribe unsubscribe subscriptions receive ack nack extend query respond thread trace task capability incident messages show attachment deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway token mcp ui' ;;
+        '') echo 'init status config channel send publish subscribe unsubscribe subscriptions receive ack nack extend query respond thread trace task capability incident messages show attachment cursor deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway token mcp ui' ;;
         'config') echo 'show set' ;;
         'channel') echo 'create join leave list show pause resume drain close admin update delete' ;;
         'task') echo 'create accept update complete fail list show' ;;
         'capability') echo 'host publish unpublish list show' ;;
         'incident') echo 'list show resolve' ;;
         'attachment') echo 'list get' ;;
+        'cursor') echo 'create list show seek delete' ;;
         'deadletter') echo 'list show replay discard purge' ;;
         'dispatch') echo 'rules' ;;
         'bridge') echo 'sync' ;;
@@ -52,7 +53,7 @@ _acomm_options() {
         'subscribe') echo "$global --as" ;;
         'unsubscribe') echo "$global --as" ;;
         'subscriptions') echo "$global" ;;
-        'receive') echo "$global --as --recipient -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset --peek --body --wait --ack -f --follow --event-type --thread --actor --meta" ;;
+        'receive') echo "$global --as --recipient -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset --peek --body --wait --ack -f --follow --event-type --thread --actor --meta --cursor" ;;
         'ack') echo "$global --as --status --note" ;;
         'nack') echo "$global --as --requeue --delay --reason" ;;
         'extend') echo "$global --by --as" ;;
@@ -83,6 +84,12 @@ _acomm_options() {
         'attachment') echo "$global" ;;
         'attachment list') echo "$global --as" ;;
         'attachment get') echo "$global -o --output --force --no-force --as" ;;
+        'cursor') echo "$global" ;;
+        'cursor create') echo "$global -c --channel --from-start --from-now --from-id --from-time --meta -t --type --from --topic --event-type --as" ;;
+        'cursor list') echo "$global" ;;
+        'cursor show') echo "$global" ;;
+        'cursor seek') echo "$global --from-start --from-now --from-id --from-time" ;;
+        'cursor delete') echo "$global" ;;
         'deadletter') echo "$global" ;;
         'deadletter list') echo "$global -c --channel --recipient --reason --limit --offset" ;;
         'deadletter show') echo "$global --recipient" ;;
@@ -252,6 +259,7 @@ _acomm_value_kind() {
         'receive --thread') echo 'value' ;;
         'receive --actor') echo 'agent' ;;
         'receive --meta') echo 'value' ;;
+        'receive --cursor') echo 'value' ;;
         'ack --as') echo 'agent' ;;
         'ack --status') echo 'choice:received in_progress completed failed' ;;
         'ack --note') echo 'value' ;;
@@ -318,6 +326,17 @@ _acomm_value_kind() {
         'attachment list --as') echo 'agent' ;;
         'attachment get -o'|'attachment get --output') echo 'file' ;;
         'attachment get --as') echo 'agent' ;;
+        'cursor create -c'|'cursor create --channel') echo 'channel' ;;
+        'cursor create --from-id') echo 'value' ;;
+        'cursor create --from-time') echo 'value' ;;
+        'cursor create --meta') echo 'value' ;;
+        'cursor create -t'|'cursor create --type') echo 'choice:text command query response acknowledgment notification broadcast error' ;;
+        'cursor create --from') echo 'agent' ;;
+        'cursor create --topic') echo 'value' ;;
+        'cursor create --event-type') echo 'value' ;;
+        'cursor create --as') echo 'agent' ;;
+        'cursor seek --from-id') echo 'value' ;;
+        'cursor seek --from-time') echo 'value' ;;
         'deadletter list -c'|'deadletter list --channel') echo 'channel' ;;
         'deadletter list --recipient') echo 'agent' ;;
         'deadletter list --reason') echo 'choice:max_retries_exceeded expired recipient_left dispatch_failed no_owner owner_offline federation_max_attempts nacked channel_deleted' ;;
@@ -455,6 +474,10 @@ _acomm_positional() {
         'attachment list 0') echo 'value' ;;
         'attachment get 0') echo 'value' ;;
         'attachment get 1') echo 'value' ;;
+        'cursor create 0') echo 'value' ;;
+        'cursor show 0') echo 'value' ;;
+        'cursor seek 0') echo 'value' ;;
+        'cursor delete 0') echo 'value' ;;
         'deadletter show 0') echo 'value' ;;
         'deadletter replay 0') echo 'value' ;;
         'deadletter discard 0') echo 'value' ;;

@@ -6,7 +6,7 @@
 function __acomm_subcommands
     switch "$argv[1]"
         case ''
-            echo init status config channel send publish subscribe unsubscribe subscriptions receive ack nack extend query respond thread trace task capability incident messages show attachment deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway token mcp ui
+            echo init status config channel send publish subscribe unsubscribe subscriptions receive ack nack extend query respond thread trace task capability incident messages show attachment cursor deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway token mcp ui
         case 'config'
             echo show set
         case 'channel'
@@ -19,6 +19,8 @@ function __acomm_subcommands
             echo list show resolve
         case 'attachment'
             echo list get
+        case 'cursor'
+            echo create list show seek delete
         case 'deadletter'
             echo list show replay discard purge
         case 'dispatch'
@@ -77,7 +79,7 @@ function __acomm_valued
         case 'unsubscribe'
             echo --as
         case 'receive'
-            echo --as --recipient -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset --wait --ack --event-type --thread --actor --meta
+            echo --as --recipient -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset --wait --ack --event-type --thread --actor --meta --cursor
         case 'ack'
             echo --as --status --note
         case 'nack'
@@ -116,6 +118,10 @@ function __acomm_valued
             echo --as
         case 'attachment get'
             echo -o --output --as
+        case 'cursor create'
+            echo -c --channel --from-id --from-time --meta -t --type --from --topic --event-type --as
+        case 'cursor seek'
+            echo --from-id --from-time
         case 'deadletter list'
             echo -c --channel --recipient --reason --limit --offset
         case 'deadletter show'
@@ -281,6 +287,7 @@ complete -c acomm -f -n '__acomm_is \'\'' -a 'incident' -d 'Review incidents: mi
 complete -c acomm -f -n '__acomm_is \'\'' -a 'messages' -d 'Message history, newest first (changes nothing)'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'show' -d 'One message with the delivery state of every recipient'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'attachment' -d 'The files messages carry (`send --attach FILE`)'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'cursor' -d 'Durable replay cursors: a named position in a channel\'s history, re...'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'deadletter' -d 'Inspect and recover dead letters'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'tick' -d 'Advance timers: deliver, retry, dead-letter; then run configured ag...'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'dispatch' -d 'Run configured agents\' commands on their due messages, one receipt...'
@@ -543,6 +550,7 @@ complete -c acomm -n '__acomm_is \'receive\'' -l thread -r -f -d 'Only messages 
 complete -c acomm -n '__acomm_is \'receive\'' -l actor -r -f -a '(__acomm_words agents)'
 complete -c acomm -n '__acomm_is \'receive\'' -l actor -r -f -d 'Only messages whose event this agent did'
 complete -c acomm -n '__acomm_is \'receive\'' -l meta -r -f -d 'Only messages whose metadata has KEY=VALUE, KEY!=VALUE (or no KEY),...'
+complete -c acomm -n '__acomm_is \'receive\'' -l cursor -r -f -d 'Read the channel\'s history forward from this cursor (`acomm cursor`...'
 complete -c acomm -n '__acomm_at \'receive\' 0' -f -a '(__acomm_words channels)'
 
 # acomm ack
@@ -727,6 +735,42 @@ complete -c acomm -n '__acomm_is \'attachment get\'' -s o -l output -r -F -d 'Wr
 complete -c acomm -n '__acomm_is \'attachment get\'' -l force -l no-force -d 'Replace FILE if it exists'
 complete -c acomm -n '__acomm_is \'attachment get\'' -l as -r -f -a '(__acomm_words agents)'
 complete -c acomm -n '__acomm_is \'attachment get\'' -l as -r -f -d 'The acting agent'
+
+# acomm cursor
+complete -c acomm -f -n '__acomm_is \'cursor\'' -a 'create' -d 'Create a cursor on a channel\'s history; it reads only what its filt...'
+complete -c acomm -f -n '__acomm_is \'cursor\'' -a 'list' -d 'Every cursor: its channel, position, the channel\'s newest id, and h...'
+complete -c acomm -f -n '__acomm_is \'cursor\'' -a 'show' -d 'One cursor, with its filter and whether compaction passed it'
+complete -c acomm -f -n '__acomm_is \'cursor\'' -a 'seek' -d 'Move a cursor: back to replay, forward to skip'
+complete -c acomm -f -n '__acomm_is \'cursor\'' -a 'delete' -d 'Delete a cursor (the history it read stays)'
+
+# acomm cursor create
+complete -c acomm -n '__acomm_is \'cursor create\'' -s c -l channel -r -f -a '(__acomm_words channels)'
+complete -c acomm -n '__acomm_is \'cursor create\'' -s c -l channel -r -f -d 'Its channel'
+complete -c acomm -n '__acomm_is \'cursor create\'' -l from-start -d 'Before the channel\'s first message'
+complete -c acomm -n '__acomm_is \'cursor create\'' -l from-now -d 'After the channel\'s newest message (the default)'
+complete -c acomm -n '__acomm_is \'cursor create\'' -l from-id -r -f -d 'Message N is the next one read'
+complete -c acomm -n '__acomm_is \'cursor create\'' -l from-time -r -f -d 'The first message created at or after this time is the next one rea...'
+complete -c acomm -n '__acomm_is \'cursor create\'' -l meta -r -f -d 'Only messages whose metadata has KEY=VALUE, KEY!=VALUE (or no KEY),...'
+complete -c acomm -n '__acomm_is \'cursor create\'' -s t -l type -r -f -a 'text command query response acknowledgment notification broadcast error'
+complete -c acomm -n '__acomm_is \'cursor create\'' -s t -l type -r -f -d 'Message type (repeatable)'
+complete -c acomm -n '__acomm_is \'cursor create\'' -l from -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'cursor create\'' -l from -r -f -d 'Only messages from this agent'
+complete -c acomm -n '__acomm_is \'cursor create\'' -l topic -r -f -d 'Topic pattern (* one segment, # any)'
+complete -c acomm -n '__acomm_is \'cursor create\'' -l event-type -r -f -d 'Only messages carrying an event of this type'
+complete -c acomm -n '__acomm_is \'cursor create\'' -l as -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'cursor create\'' -l as -r -f -d 'The acting agent'
+
+# acomm cursor list
+
+# acomm cursor show
+
+# acomm cursor seek
+complete -c acomm -n '__acomm_is \'cursor seek\'' -l from-start -d 'Before the channel\'s first message'
+complete -c acomm -n '__acomm_is \'cursor seek\'' -l from-now -d 'After the channel\'s newest message (the default)'
+complete -c acomm -n '__acomm_is \'cursor seek\'' -l from-id -r -f -d 'Message N is the next one read'
+complete -c acomm -n '__acomm_is \'cursor seek\'' -l from-time -r -f -d 'The first message created at or after this time is the next one rea...'
+
+# acomm cursor delete
 
 # acomm deadletter
 complete -c acomm -f -n '__acomm_is \'deadletter\'' -a 'list' -d 'List dead letters, oldest first'

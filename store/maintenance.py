@@ -456,6 +456,10 @@ def selected_deliveries(conn: sqlite3.Connection) -> int:
 def delete_selected(conn: sqlite3.Connection) -> tuple[int, int]:
     """Delete the selected messages and their deliveries; returns (messages, deliveries).
     Message ids stay taken: AUTOINCREMENT keeps the highest in sqlite_sequence."""
+    if conn.execute("SELECT 1 FROM cursors LIMIT 1").fetchone():
+        from acomm_cli.store import cursors
+
+        cursors.mark_compacted(conn)
     deliveries = conn.execute(
         "DELETE FROM deliveries WHERE message_id IN (SELECT id FROM temp.compact_ids)"
     ).rowcount

@@ -516,3 +516,28 @@ def m022_notifications_remote_blobs(conn: sqlite3.Connection, now_ms: int) -> No
         ) WITHOUT ROWID;
     """,
     )
+
+
+@migration
+def m023_cursors(conn: sqlite3.Connection, now_ms: int) -> None:
+    # Durable replay cursors: a named position in one channel's history (the id of the last
+    # message read through it, 0 before the first), read forward by `receive --cursor`
+    # without touching any delivery. `filter`: the conditions it reads with (JSON).
+    # `lost_through`: set by compact when it removes messages past the position that the
+    # cursor had not read, the highest such id; a read then says so instead of skipping them.
+    _script(
+        conn,
+        """
+        CREATE TABLE cursors (
+            name TEXT PRIMARY KEY,
+            channel_id INTEGER NOT NULL REFERENCES channels(id),
+            position INTEGER NOT NULL CHECK (position >= 0),
+            filter TEXT,
+            lost_through INTEGER,
+            created_by TEXT,
+            created_at INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE INDEX cursors_channel ON cursors(channel_id);
+    """,
+    )

@@ -478,6 +478,7 @@ UNDO_MIGRATION = {
         DROP TABLE notifications;
         ALTER TABLE message_attachments DROP COLUMN origin_node;
         DROP TABLE counters;""",
+    "m023_cursors": "DROP TABLE cursors;",
 }
 
 

@@ -52,6 +52,7 @@ COMMANDS = {
     "messages": "messages",
     "show": "messages",
     "attachment": "attachment",
+    "cursor": "cursor",
     "deadletter": "deadletter",
     "tick": "tick",
     "dispatch": "dispatch",
@@ -93,6 +94,7 @@ GROUPS = {
     "incident",
     "token",
     "attachment",
+    "cursor",
 }
 ALIASES = {"dead-letters": "deadletter"}
 

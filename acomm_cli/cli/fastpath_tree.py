@@ -113,6 +113,7 @@ COMMANDS = {
             {'name': 'thread', 'argument': False, 'opts': ['--thread'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
             {'name': 'actor', 'argument': False, 'opts': ['--actor'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
             {'name': 'meta', 'argument': False, 'opts': ['--meta'], 'flag': False, 'kind': 'str', 'multiple': True, 'default': None, 'required': False, 'envvar': None, 'typer_only': None},
+            {'name': 'cursor', 'argument': False, 'opts': ['--cursor'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
         ],
     },
     '__complete': {

@@ -170,6 +170,16 @@ ATTACHMENTS: Columns = (
     ("sha256", "the hash of its bytes"),
 )
 
+CURSORS: Columns = (
+    ("name", "the cursor"),
+    ("channel", "the channel whose history it reads"),
+    ("position", "the last message id read through it (0: none yet)"),
+    ("head", "the channel's newest message id"),
+    ("pending", "the channel's messages past the position, before its filter"),
+    ("behind_compaction", "compact removed messages it had not read"),
+    ("updated_at", "when it last moved"),
+)
+
 INCIDENTS: Columns = (
     ("id", "incident id"),
     ("capability_id", "capability"),

@@ -18,8 +18,9 @@ if TYPE_CHECKING:
     from acomm_cli.engine.cursors import Start
 
 app = typer.Typer(
-    help="Durable replay cursors: a named position in a channel's history, read forward with "
-    "`receive --cursor NAME` without touching anyone's messages."
+    help="Durable replay cursors over a channel's history."
+    "\n\nA cursor is a named position, read forward with `receive --cursor NAME` without "
+    "touching anyone's messages."
     "\n\nExample: acomm cursor create audit --channel team --from-start",
     no_args_is_help=True,
     add_completion=False,
@@ -102,8 +103,9 @@ def create(
 @listing(columns.CURSORS)
 @takes_invocation
 def list_(inv: Invocation) -> None:
-    """Every cursor: its channel, position, the channel's newest id, and how many messages
-    lie past it.
+    """Every cursor, with its position and what lies past it.
+
+    Shows its channel, position, the channel's newest id, and how many messages lie past it.
 
     Example: acomm cursor list --json
     """

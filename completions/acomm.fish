@@ -287,7 +287,7 @@ complete -c acomm -f -n '__acomm_is \'\'' -a 'incident' -d 'Review incidents: mi
 complete -c acomm -f -n '__acomm_is \'\'' -a 'messages' -d 'Message history, newest first (changes nothing)'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'show' -d 'One message with the delivery state of every recipient'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'attachment' -d 'The files messages carry (`send --attach FILE`)'
-complete -c acomm -f -n '__acomm_is \'\'' -a 'cursor' -d 'Durable replay cursors: a named position in a channel\'s history, re...'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'cursor' -d 'Durable replay cursors over a channel\'s history'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'deadletter' -d 'Inspect and recover dead letters'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'tick' -d 'Advance timers: deliver, retry, dead-letter; then run configured ag...'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'dispatch' -d 'Run configured agents\' commands on their due messages, one receipt...'
@@ -738,7 +738,7 @@ complete -c acomm -n '__acomm_is \'attachment get\'' -l as -r -f -d 'The acting 
 
 # acomm cursor
 complete -c acomm -f -n '__acomm_is \'cursor\'' -a 'create' -d 'Create a cursor on a channel\'s history; it reads only what its filt...'
-complete -c acomm -f -n '__acomm_is \'cursor\'' -a 'list' -d 'Every cursor: its channel, position, the channel\'s newest id, and h...'
+complete -c acomm -f -n '__acomm_is \'cursor\'' -a 'list' -d 'Every cursor, with its position and what lies past it'
 complete -c acomm -f -n '__acomm_is \'cursor\'' -a 'show' -d 'One cursor, with its filter and whether compaction passed it'
 complete -c acomm -f -n '__acomm_is \'cursor\'' -a 'seek' -d 'Move a cursor: back to replay, forward to skip'
 complete -c acomm -f -n '__acomm_is \'cursor\'' -a 'delete' -d 'Delete a cursor (the history it read stays)'

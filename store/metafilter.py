@@ -7,11 +7,13 @@ character set before they get here (`model.meta_key`), and values are always bou
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
-from typing import Any
 
-from acomm_cli.model import MetaCondition
+TYPE_CHECKING = False  # typing's, without importing typing (a receive's start-up time)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from acomm_cli.model import MetaCondition
 
 _PREFIX = "messages_meta_c"
 
@@ -59,6 +61,8 @@ def where(conds: tuple[MetaCondition, ...], alias: str = "m") -> tuple[list[str]
 
 
 def index_name(channel_id: int, key: str) -> str:
+    import hashlib
+
     return f"{_PREFIX}{channel_id}_{hashlib.sha256(key.encode()).hexdigest()[:12]}"
 
 

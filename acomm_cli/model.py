@@ -103,8 +103,9 @@ DEAD_LETTER_REASONS = (
     "owner_offline",
     "federation_max_attempts",
     "nacked",  # `acomm nack` without --requeue
-    "channel_deleted",
-)  # `channel delete --force`
+    "channel_deleted",  # `channel delete --force`
+    "cancelled",  # `acomm cancel`: a scheduled send withdrawn before its time
+)
 # A deleted channel keeps its history under this prefix and its id (`_deleted:7:team`), closed,
 # so its name is free again
 DELETED_PREFIX = "_deleted:"

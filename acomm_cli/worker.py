@@ -20,7 +20,7 @@ from acomm_cli.bridge.sync import SyncResult
 from acomm_cli.engine import tasks, timers
 from acomm_cli.errors import CommError, ValidationFailed
 from acomm_cli.lite.records import asdict  # the engine's results are records
-from acomm_cli.model import Message
+from acomm_cli.model import Limits, Message
 from acomm_cli.store.connection import lock_waits_in_slices
 
 if TYPE_CHECKING:  # dispatch code loads only when agents are configured
@@ -51,6 +51,7 @@ class TickSetup:
     settings: Callable[[str], Any] | None = None
     # why dispatch is off: a bad `agents:` section stops the agents, never the timers
     dispatch_error: CommError | None = None
+    limits: Limits | None = None  # the store-wide limits a schedule's sends respect
 
 
 def tick_once(
@@ -72,6 +73,16 @@ def tick_once(
         total = result.total
         doc["tasks_overdue"] = overdue = tasks.tick(conn, now)
         total += overdue
+        doc["schedules_sent"] = 0
+        from acomm_cli.engine import schedules
+
+        if schedules.due(conn, now):
+            # a refused occurrence is recorded on its schedule (`schedule show`), counted here
+            fired = schedules.fire(conn, now, setup.limits)
+            doc["schedules_sent"] = fired.count
+            total += fired.count
+            if fired.failed:
+                doc["schedule_errors"] = len(fired.failed)
         if setup.settings is not None:
             total += _federation(conn, setup.settings, now, doc, setup.on_peer_unreachable)
         synced = bridge.sync(conn, setup.bridge, now) if setup.bridge.configured else None

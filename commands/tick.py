@@ -83,6 +83,7 @@ def tick(
         on_peer_unreachable=render_federation.unreachable_note,
         progress=lambda: render.progress(out, "ticking"),
         settings=s.value,
+        limits=inv.limits(),
     )
     failed = None  # with --every: the transient error of the last pass, if it failed
     if bad_agents is not None and every_s is not None:  # a worker: say so now, not at its end

@@ -6,7 +6,7 @@
 
 _acomm_subcommands() {
     case $1 in
-        '') echo 'init status config channel send publish subscribe unsubscribe subscriptions receive ack nack extend query respond thread trace task capability incident messages show attachment cursor deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway token mcp ui' ;;
+        '') echo 'init status config channel send publish subscribe unsubscribe subscriptions receive ack nack extend query respond thread trace task capability incident messages show attachment cursor schedule cancel deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway token mcp ui' ;;
         'config') echo 'show set' ;;
         'channel') echo 'create join leave list show pause resume drain close admin update delete' ;;
         'task') echo 'create accept update complete fail list show' ;;
@@ -14,6 +14,7 @@ _acomm_subcommands() {
         'incident') echo 'list show resolve' ;;
         'attachment') echo 'list get' ;;
         'cursor') echo 'create list show seek delete' ;;
+        'schedule') echo 'create list show pause resume delete' ;;
         'deadletter') echo 'list show replay discard purge' ;;
         'dispatch') echo 'rules' ;;
         'bridge') echo 'sync' ;;
@@ -90,6 +91,14 @@ _acomm_options() {
         'cursor show') echo "$global" ;;
         'cursor seek') echo "$global --from-start --from-now --from-id --from-time" ;;
         'cursor delete') echo "$global" ;;
+        'schedule') echo "$global" ;;
+        'schedule create') echo "$global --every --cron --start --until --max-runs --catch-up --topic --priority --meta --as" ;;
+        'schedule list') echo "$global -c --channel" ;;
+        'schedule show') echo "$global" ;;
+        'schedule pause') echo "$global --as" ;;
+        'schedule resume') echo "$global --as" ;;
+        'schedule delete') echo "$global --as" ;;
+        'cancel') echo "$global --as" ;;
         'deadletter') echo "$global" ;;
         'deadletter list') echo "$global -c --channel --recipient --reason --limit --offset" ;;
         'deadletter show') echo "$global --recipient" ;;
@@ -337,15 +346,30 @@ _acomm_value_kind() {
         'cursor create --as') echo 'agent' ;;
         'cursor seek --from-id') echo 'value' ;;
         'cursor seek --from-time') echo 'value' ;;
+        'schedule create --every') echo 'value' ;;
+        'schedule create --cron') echo 'value' ;;
+        'schedule create --start') echo 'value' ;;
+        'schedule create --until') echo 'value' ;;
+        'schedule create --max-runs') echo 'value' ;;
+        'schedule create --catch-up') echo 'value' ;;
+        'schedule create --topic') echo 'value' ;;
+        'schedule create --priority') echo 'choice:low normal high urgent critical' ;;
+        'schedule create --meta') echo 'value' ;;
+        'schedule create --as') echo 'agent' ;;
+        'schedule list -c'|'schedule list --channel') echo 'channel' ;;
+        'schedule pause --as') echo 'agent' ;;
+        'schedule resume --as') echo 'agent' ;;
+        'schedule delete --as') echo 'agent' ;;
+        'cancel --as') echo 'agent' ;;
         'deadletter list -c'|'deadletter list --channel') echo 'channel' ;;
         'deadletter list --recipient') echo 'agent' ;;
-        'deadletter list --reason') echo 'choice:max_retries_exceeded expired recipient_left dispatch_failed no_owner owner_offline federation_max_attempts nacked channel_deleted' ;;
+        'deadletter list --reason') echo 'choice:max_retries_exceeded expired recipient_left dispatch_failed no_owner owner_offline federation_max_attempts nacked channel_deleted cancelled' ;;
         'deadletter list --limit') echo 'value' ;;
         'deadletter list --offset') echo 'value' ;;
         'deadletter show --recipient') echo 'agent' ;;
         'deadletter replay --recipient') echo 'agent' ;;
         'deadletter replay -c'|'deadletter replay --channel') echo 'channel' ;;
-        'deadletter replay --reason') echo 'choice:max_retries_exceeded expired recipient_left dispatch_failed no_owner owner_offline federation_max_attempts nacked channel_deleted' ;;
+        'deadletter replay --reason') echo 'choice:max_retries_exceeded expired recipient_left dispatch_failed no_owner owner_offline federation_max_attempts nacked channel_deleted cancelled' ;;
         'deadletter replay --since') echo 'value' ;;
         'deadletter discard --recipient') echo 'agent' ;;
         'deadletter purge --older-than') echo 'value' ;;
@@ -478,6 +502,13 @@ _acomm_positional() {
         'cursor show 0') echo 'value' ;;
         'cursor seek 0') echo 'value' ;;
         'cursor delete 0') echo 'value' ;;
+        'schedule create 0') echo 'channel' ;;
+        'schedule create 1') echo 'value' ;;
+        'schedule show 0') echo 'value' ;;
+        'schedule pause 0') echo 'value' ;;
+        'schedule resume 0') echo 'value' ;;
+        'schedule delete 0') echo 'value' ;;
+        'cancel 0') echo 'value' ;;
         'deadletter show 0') echo 'value' ;;
         'deadletter replay 0') echo 'value' ;;
         'deadletter discard 0') echo 'value' ;;

@@ -6,7 +6,7 @@
 function __acomm_subcommands
     switch "$argv[1]"
         case ''
-            echo init status config channel send publish subscribe unsubscribe subscriptions receive ack nack extend query respond thread trace task capability incident messages show attachment cursor deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway token mcp ui
+            echo init status config channel send publish subscribe unsubscribe subscriptions receive ack nack extend query respond thread trace task capability incident messages show attachment cursor schedule cancel deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway token mcp ui
         case 'config'
             echo show set
         case 'channel'
@@ -21,6 +21,8 @@ function __acomm_subcommands
             echo list get
         case 'cursor'
             echo create list show seek delete
+        case 'schedule'
+            echo create list show pause resume delete
         case 'deadletter'
             echo list show replay discard purge
         case 'dispatch'
@@ -122,6 +124,18 @@ function __acomm_valued
             echo -c --channel --from-id --from-time --meta -t --type --from --topic --event-type --as
         case 'cursor seek'
             echo --from-id --from-time
+        case 'schedule create'
+            echo --every --cron --start --until --max-runs --catch-up --topic --priority --meta --as
+        case 'schedule list'
+            echo -c --channel
+        case 'schedule pause'
+            echo --as
+        case 'schedule resume'
+            echo --as
+        case 'schedule delete'
+            echo --as
+        case 'cancel'
+            echo --as
         case 'deadletter list'
             echo -c --channel --recipient --reason --limit --offset
         case 'deadletter show'
@@ -288,6 +302,8 @@ complete -c acomm -f -n '__acomm_is \'\'' -a 'messages' -d 'Message history, new
 complete -c acomm -f -n '__acomm_is \'\'' -a 'show' -d 'One message with the delivery state of every recipient'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'attachment' -d 'The files messages carry (`send --attach FILE`)'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'cursor' -d 'Durable replay cursors over a channel\'s history'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'schedule' -d 'Recurring sends: every DURATION or on a cron expression (UTC)'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'cancel' -d 'Withdraw a --delay/--deliver-at message that has not been delivered...'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'deadletter' -d 'Inspect and recover dead letters'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'tick' -d 'Advance timers: deliver, retry, dead-letter; then run configured ag...'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'dispatch' -d 'Run configured agents\' commands on their due messages, one receipt...'
@@ -772,6 +788,51 @@ complete -c acomm -n '__acomm_is \'cursor seek\'' -l from-time -r -f -d 'The fir
 
 # acomm cursor delete
 
+# acomm schedule
+complete -c acomm -f -n '__acomm_is \'schedule\'' -a 'create' -d 'Create a schedule that sends BODY to CHANNEL as the acting agent'
+complete -c acomm -f -n '__acomm_is \'schedule\'' -a 'list' -d 'Every schedule, with its next occurrence and how many it has sent'
+complete -c acomm -f -n '__acomm_is \'schedule\'' -a 'show' -d 'One schedule: what it sends, when next, and its last error'
+complete -c acomm -f -n '__acomm_is \'schedule\'' -a 'pause' -d 'Pause a schedule (its sender only): no occurrence is sent until it...'
+complete -c acomm -f -n '__acomm_is \'schedule\'' -a 'resume' -d 'Resume a paused schedule from its next occurrence after now'
+complete -c acomm -f -n '__acomm_is \'schedule\'' -a 'delete' -d 'Delete a schedule (its sender only); the messages it sent stay'
+
+# acomm schedule create
+complete -c acomm -n '__acomm_is \'schedule create\'' -l every -r -f -d 'Send every DURATION, e.g'
+complete -c acomm -n '__acomm_is \'schedule create\'' -l cron -r -f -d 'Send when this cron expression matches (five fields, UTC)'
+complete -c acomm -n '__acomm_is \'schedule create\'' -l start -r -f -d 'The first occurrence (default: one --every from now, or the cron\'s...'
+complete -c acomm -n '__acomm_is \'schedule create\'' -l until -r -f -d 'No occurrence after this time'
+complete -c acomm -n '__acomm_is \'schedule create\'' -l max-runs -r -f -d 'Stop after N occurrences'
+complete -c acomm -n '__acomm_is \'schedule create\'' -l catch-up -r -f -d 'After a late tick: send every missed occurrence once (all), or the...'
+complete -c acomm -n '__acomm_is \'schedule create\'' -l topic -r -f -d 'The topic (pub/sub channels)'
+complete -c acomm -n '__acomm_is \'schedule create\'' -l priority -r -f -a 'low normal high urgent critical'
+complete -c acomm -n '__acomm_is \'schedule create\'' -l priority -r -f -d 'The messages\' priority'
+complete -c acomm -n '__acomm_is \'schedule create\'' -l meta -r -f -d 'k=v metadata (repeatable)'
+complete -c acomm -n '__acomm_is \'schedule create\'' -l as -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'schedule create\'' -l as -r -f -d 'The acting agent'
+complete -c acomm -n '__acomm_at \'schedule create\' 0' -f -a '(__acomm_words channels)'
+
+# acomm schedule list
+complete -c acomm -n '__acomm_is \'schedule list\'' -s c -l channel -r -f -a '(__acomm_words channels)'
+complete -c acomm -n '__acomm_is \'schedule list\'' -s c -l channel -r -f -d 'Only this channel'
+
+# acomm schedule show
+
+# acomm schedule pause
+complete -c acomm -n '__acomm_is \'schedule pause\'' -l as -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'schedule pause\'' -l as -r -f -d 'The acting agent'
+
+# acomm schedule resume
+complete -c acomm -n '__acomm_is \'schedule resume\'' -l as -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'schedule resume\'' -l as -r -f -d 'The acting agent'
+
+# acomm schedule delete
+complete -c acomm -n '__acomm_is \'schedule delete\'' -l as -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'schedule delete\'' -l as -r -f -d 'The acting agent'
+
+# acomm cancel
+complete -c acomm -n '__acomm_is \'cancel\'' -l as -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'cancel\'' -l as -r -f -d 'The acting agent'
+
 # acomm deadletter
 complete -c acomm -f -n '__acomm_is \'deadletter\'' -a 'list' -d 'List dead letters, oldest first'
 complete -c acomm -f -n '__acomm_is \'deadletter\'' -a 'show' -d 'Show a message\'s dead letters whole, with each delivery attempt'
@@ -784,7 +845,7 @@ complete -c acomm -n '__acomm_is \'deadletter list\'' -s c -l channel -r -f -a '
 complete -c acomm -n '__acomm_is \'deadletter list\'' -s c -l channel -r -f -d 'Only this channel'
 complete -c acomm -n '__acomm_is \'deadletter list\'' -l recipient -r -f -a '(__acomm_words agents)'
 complete -c acomm -n '__acomm_is \'deadletter list\'' -l recipient -r -f -d 'Only this recipient\'s dead letter'
-complete -c acomm -n '__acomm_is \'deadletter list\'' -l reason -r -f -a 'max_retries_exceeded expired recipient_left dispatch_failed no_owner owner_offline federation_max_attempts nacked channel_deleted'
+complete -c acomm -n '__acomm_is \'deadletter list\'' -l reason -r -f -a 'max_retries_exceeded expired recipient_left dispatch_failed no_owner owner_offline federation_max_attempts nacked channel_deleted cancelled'
 complete -c acomm -n '__acomm_is \'deadletter list\'' -l reason -r -f -d 'max_retries_exceeded, expired, recipient_left, dispatch_failed, no_...'
 complete -c acomm -n '__acomm_is \'deadletter list\'' -l limit -r -f -d 'At most this many'
 complete -c acomm -n '__acomm_is \'deadletter list\'' -l offset -r -f -d 'Skip this many first'
@@ -799,7 +860,7 @@ complete -c acomm -n '__acomm_is \'deadletter replay\'' -l recipient -r -f -d 'O
 complete -c acomm -n '__acomm_is \'deadletter replay\'' -l all -d 'Every dead letter the filters match, in one transaction'
 complete -c acomm -n '__acomm_is \'deadletter replay\'' -s c -l channel -r -f -a '(__acomm_words channels)'
 complete -c acomm -n '__acomm_is \'deadletter replay\'' -s c -l channel -r -f -d 'With --all: only this channel'
-complete -c acomm -n '__acomm_is \'deadletter replay\'' -l reason -r -f -a 'max_retries_exceeded expired recipient_left dispatch_failed no_owner owner_offline federation_max_attempts nacked channel_deleted'
+complete -c acomm -n '__acomm_is \'deadletter replay\'' -l reason -r -f -a 'max_retries_exceeded expired recipient_left dispatch_failed no_owner owner_offline federation_max_attempts nacked channel_deleted cancelled'
 complete -c acomm -n '__acomm_is \'deadletter replay\'' -l reason -r -f -d 'With --all: only this reason'
 complete -c acomm -n '__acomm_is \'deadletter replay\'' -l since -r -f -d 'With --all: dead-lettered at or after this time (ISO 8601 or e.g'
 complete -c acomm -n '__acomm_is \'deadletter replay\'' -l dry-run -d 'With --all: count what would be replayed, change nothing'

@@ -541,3 +541,42 @@ def m023_cursors(conn: sqlite3.Connection, now_ms: int) -> None:
         CREATE INDEX cursors_channel ON cursors(channel_id);
     """,
     )
+
+
+@migration
+def m024_schedules(conn: sqlite3.Connection, now_ms: int) -> None:
+    # Recurring schedules: each occurrence is a normal message sent by `tick` (or a reader)
+    # at its time. `next_at`: the next occurrence not yet sent (NULL once finished); an
+    # occurrence is sent and next_at moved past it in one transaction, so none is sent twice
+    # or skipped. `every_ms` or `cron` (UTC); `catch_up`: after a late tick, `all` missed
+    # occurrences are sent once each, `last` only the latest. `request`: the send's other
+    # options (JSON: topic, priority, metadata).
+    _script(
+        conn,
+        """
+        CREATE TABLE schedules (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            channel_id INTEGER NOT NULL REFERENCES channels(id),
+            sender TEXT NOT NULL,
+            content TEXT NOT NULL,
+            request TEXT,
+            every_ms INTEGER CHECK (every_ms IS NULL OR every_ms > 0),
+            cron TEXT,
+            next_at INTEGER,
+            until_at INTEGER,
+            max_runs INTEGER CHECK (max_runs IS NULL OR max_runs > 0),
+            runs INTEGER NOT NULL DEFAULT 0,
+            catch_up TEXT NOT NULL DEFAULT 'all' CHECK (catch_up IN ('all', 'last')),
+            state TEXT NOT NULL DEFAULT 'active'
+                CHECK (state IN ('active', 'paused', 'finished')),
+            last_run_at INTEGER,
+            last_message_id INTEGER,
+            last_error TEXT,
+            created_by TEXT,
+            created_at INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL,
+            CHECK ((every_ms IS NULL) != (cron IS NULL))
+        );
+        CREATE INDEX schedules_due ON schedules(next_at) WHERE state = 'active';
+    """,
+    )

@@ -485,6 +485,7 @@ UNDO_MIGRATION = {
         ALTER TABLE message_attachments DROP COLUMN origin_node;
         DROP TABLE counters;""",
     "m023_cursors": "DROP TABLE cursors;",
+    "m024_schedules": "DROP TABLE schedules;",
 }
 
 

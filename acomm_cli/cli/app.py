@@ -53,6 +53,8 @@ COMMANDS = {
     "show": "messages",
     "attachment": "attachment",
     "cursor": "cursor",
+    "schedule": "schedule",
+    "cancel": "cancel",
     "deadletter": "deadletter",
     "tick": "tick",
     "dispatch": "dispatch",
@@ -95,6 +97,7 @@ GROUPS = {
     "token",
     "attachment",
     "cursor",
+    "schedule",
 }
 ALIASES = {"dead-letters": "deadletter"}
 

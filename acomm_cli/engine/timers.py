@@ -19,6 +19,7 @@ from acomm_cli.engine import deadletters
 from acomm_cli.engine.channels import release
 from acomm_cli.engine.inbox import Emit, read_inbox
 from acomm_cli.model import MessageFilter, QueryResult
+from acomm_cli.store import schedules as schedules_sql
 from acomm_cli.store import timers as sql
 from acomm_cli.store import write
 
@@ -134,7 +135,12 @@ def read_due(
     """On a store opened read-only (`--peek` on a read-only mount or a full disk) the due
     timers wait for the next writer, and the messages are shown as they stand."""
     model.agent_id(agent, "recipient")
-    if not getattr(conn, "read_only", False) and sql.has_due(conn, now, agent):
-        with write(conn):
-            advance(conn, now, agent)
+    if not getattr(conn, "read_only", False):
+        if sql.has_due(conn, now, agent):
+            with write(conn):
+                advance(conn, now, agent)
+        if schedules_sql.any_due(conn, now, agent):  # a reader sends what fell due
+            from acomm_cli.engine import schedules
+
+            schedules.fire(conn, now, agent=agent)
     return read_inbox(conn, agent, f, now, peek=peek, emit=emit)

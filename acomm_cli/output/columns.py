@@ -170,6 +170,16 @@ ATTACHMENTS: Columns = (
     ("sha256", "the hash of its bytes"),
 )
 
+SCHEDULES: Columns = (
+    ("id", "schedule id"),
+    ("channel", "where it sends"),
+    ("as", "the sender"),
+    ("when", "every DURATION or cron EXPR (UTC)"),
+    ("state", "active, paused or finished"),
+    ("next_at", "its next occurrence"),
+    ("runs", "occurrences sent"),
+)
+
 CURSORS: Columns = (
     ("name", "the cursor"),
     ("channel", "the channel whose history it reads"),

@@ -8,7 +8,8 @@ of a delivery), `delivery_tries` (each ack-tracked delivery with its attempts), 
 `agent_kinds` (one kind per name across stores), and for federation `fed_sent`
 (messages a node emitted, with the peer and the accepted ack), `fed_received` (messages a
 node received from a peer) and `audited_nodes`; `traces` reads every store's messages with
-their `trace_id`; `attachments` (the files messages name, once each). docs/EXPORT.md defines every number."""
+their `trace_id`; `attachments` (the files messages name, once each). docs/EXPORT.md
+defines every number."""
 
 from __future__ import annotations
 

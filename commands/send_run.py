@@ -84,6 +84,7 @@ def _read_batch(inv: Invocation, source: str) -> list[tuple[SendRequest, str | N
         ) from None
     import json  # only for --batch: a plain send does not import it
 
+    limits = inv.limits()  # a line's `attach` files are read against them
     items = []
     with fh:
         for n, line in enumerate(fh, start=1):
@@ -99,7 +100,7 @@ def _read_batch(inv: Invocation, source: str) -> list[tuple[SendRequest, str | N
                 raise ValidationFailed(
                     f"line {n}: nested too deeply", field="line", line=n
                 ) from None
-            items.append(sending.batch_request(obj, n))
+            items.append(sending.batch_request(obj, n, limits))
     return items
 
 
@@ -154,8 +155,8 @@ def send(
     if batch is not None:
         if format_ is not None or subject is not None or attach:
             raise UsageError(
-                "--batch takes everything from its file; give --format and --subject on its "
-                "lines (files cannot be attached in a batch)",
+                "--batch takes everything from its file; give format, subject and attach on "
+                "its lines",
                 field="batch",
             )
         if channel is not None or body is not None or to is not None or event is not None:

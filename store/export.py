@@ -34,6 +34,8 @@ MESSAGE_COLUMNS = (
     "origin_node",
     "global_id",
     "trace_id",
+    "format",
+    "subject",
 )
 DELIVERY_COLUMNS = (
     "message_id",
@@ -189,7 +191,8 @@ CHANNEL_COLUMNS = (
 _MESSAGES = (
     "SELECT m.id, m.channel_id, c.name, m.sender, m.type, m.content, m.topic, m.priority,"
     " m.correlation_id, m.dedupe_key, m.metadata, m.created_at, m.deliver_at, m.expires_at,"
-    " m.origin_node, m.global_id, m.trace_id FROM messages m"
+    " m.origin_node, m.global_id, m.trace_id, coalesce(m.format, 'text'), m.subject"
+    " FROM messages m"
     " LEFT JOIN channels c ON c.id = m.channel_id"
     " WHERE m.id BETWEEN ? AND ? ORDER BY m.id"
 )
@@ -235,6 +238,24 @@ _EVENTS = (
     " FROM message_events e LEFT JOIN messages m ON m.id = e.message_id"
     " LEFT JOIN channels c ON c.id = e.channel_id"
     " WHERE e.message_id BETWEEN ? AND ? ORDER BY e.message_id"
+)
+# The files messages name, on message_attachments' primary key (message id, name); the
+# blobs' bytes are never read.
+_ATTACHMENTS = (
+    "SELECT a.message_id, m.channel_id, c.name, a.name, a.sha256, a.size, a.content_type,"
+    " m.created_at FROM message_attachments a LEFT JOIN messages m ON m.id = a.message_id"
+    " LEFT JOIN channels c ON c.id = m.channel_id"
+    " WHERE a.message_id BETWEEN ? AND ? ORDER BY a.message_id, a.name"
+)
+ATTACHMENT_COLUMNS = (
+    "message_id",
+    "channel_id",
+    "channel",
+    "name",
+    "sha256",
+    "size",
+    "content_type",
+    "created_at",
 )
 # The messages this node emitted to another node (a `message` or a `reply` event, its first
 # attempt in the outbox) and, for a message, the sender's state of it (fed_sent): when its
@@ -340,6 +361,7 @@ _BY_DATASET = {
     "tasks": _TASKS,
     "task_events": _TASK_EVENTS,
     "events": _EVENTS,
+    "attachments": _ATTACHMENTS,
 }
 COLUMNS = {
     "messages": MESSAGE_COLUMNS,
@@ -354,6 +376,7 @@ COLUMNS = {
     "incidents": INCIDENT_COLUMNS,
     "agents": AGENT_COLUMNS,
     "events": EVENT_COLUMNS,
+    "attachments": ATTACHMENT_COLUMNS,
 }
 
 
@@ -366,6 +389,7 @@ _GUARDS = {
     "tasks": "SELECT EXISTS (SELECT 1 FROM tasks)",
     "task_events": "SELECT EXISTS (SELECT 1 FROM tasks)",
     "events": "SELECT EXISTS (SELECT 1 FROM message_events)",
+    "attachments": "SELECT EXISTS (SELECT 1 FROM message_attachments)",
 }
 
 

@@ -232,6 +232,11 @@ def _load(spark: SparkSession, exports: Loaded) -> None:
         SELECT *, row_number() OVER (PARTITION BY store_id, message_id ORDER BY exported_at DESC)
                       AS rn
         FROM raw_events""").where("rn = 1").drop("rn").createOrReplaceTempView("events")
+    # attachments: the files a message names, once per message and name (as events)
+    spark.sql("""
+        SELECT *, row_number() OVER (PARTITION BY store_id, message_id, name
+                                     ORDER BY exported_at DESC) AS rn
+        FROM raw_attachments""").where("rn = 1").drop("rn").createOrReplaceTempView("attachments")
     # deliveries with their channel's ack timeout, delivery mode and type, and both
     # latencies (ms): the read one to the FIRST read (read_at is the latest read: a
     # redelivery read again moves it); a file exported before first_read_at existed has

@@ -8,7 +8,8 @@ of a delivery), `delivery_tries` (each ack-tracked delivery with its attempts), 
 `agent_kinds` (one kind per name across stores), and for federation `fed_sent`
 (messages a node emitted, with the peer and the accepted ack), `fed_received` (messages a
 node received from a peer) and `audited_nodes`; `traces` reads every store's messages with
-their `trace_id`. docs/EXPORT.md defines every number."""
+their `trace_id`; `attachments` (the files messages name, once each). docs/EXPORT.md
+defines every number."""
 
 from __future__ import annotations
 
@@ -188,6 +189,22 @@ QUERIES: dict[str, str] = {
                count_if(actor = target) AS self_actions,
                count(DISTINCT thread_id) AS threads
         FROM events GROUP BY event_type""",
+    # files sent, per store, channel and content type: how many, their bytes, the messages
+    # naming them and the distinct blobs (a file named twice is stored once)
+    "attachment_volume": """
+        SELECT store_id, channel, coalesce(content_type, 'unknown') AS content_type,
+               count(*) AS files, CAST(sum(size) AS BIGINT) AS bytes,
+               count(DISTINCT message_id) AS messages, count(DISTINCT sha256) AS blobs
+        FROM attachments GROUP BY store_id, channel, coalesce(content_type, 'unknown')""",
+    # messages per store and format (`text` for a file exported before formats were): how
+    # many, with a subject, with files
+    "formats": """
+        WITH files AS (SELECT DISTINCT store_id, message_id FROM attachments)
+        SELECT m.store_id, coalesce(m.format, 'text') AS format, count(*) AS messages,
+               count(m.subject) AS with_subject, count(f.message_id) AS with_files
+        FROM store_messages m
+        LEFT JOIN files f ON f.store_id = m.store_id AND f.message_id = m.id
+        GROUP BY m.store_id, coalesce(m.format, 'text')""",
     # the engagement funnel per store, channel and event type (`none`: a message without
     # one): deliveries routed, notified (a dispatch run of the recipient started: the
     # bridge's mirrors are not exported) and engaged (read or acked; replies not counted)

@@ -116,6 +116,10 @@ def summarize(
         "incidents": _incidents(frames["incidents"]),
         "kinds": _kinds(frames["traffic_kinds"], frames["traffic_by_kind"]),
         "events": {"by_type": _rows(frames["events_by_type"], "event_type")},
+        "attachments": {
+            "volume": _rows(frames["attachment_volume"], "store_id,channel,content_type"),
+            "formats": _rows(frames["formats"], "store_id,format"),
+        },
         "engagement": {"funnel": _rows(frames["engagement_funnel"], "store_id,channel,event_type")},
         "checks": {
             "exactly_once_violations": frames["exactly_once_violations"].count(),

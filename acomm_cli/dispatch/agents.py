@@ -15,6 +15,7 @@ from typing import Any
 
 from acomm_cli import model
 from acomm_cli.clock import parse_duration
+from acomm_cli.engine.attachments import DIRECTIONS
 from acomm_cli.engine.directory import KINDS
 from acomm_cli.engine.eventrules import Facts
 from acomm_cli.errors import CommError, ValidationFailed
@@ -32,7 +33,7 @@ AGENT_KEYS = ("run", "on", "timeout", "max_attempts", "backoff", "jitter", "cwd"
 # what becomes of a message to the agent that its rules do not let through:
 # `ignore` reads it with an `ignored` receipt (reason `filtered`); `keep` leaves it unread
 UNMATCHED = ("ignore", "keep")
-RULE_KEYS = ("types", "topics", "channels", "from", "metadata") + EVENT_KEYS
+RULE_KEYS = ("types", "topics", "channels", "from", "metadata", "direction") + EVENT_KEYS
 
 
 @dataclass(frozen=True)
@@ -40,13 +41,15 @@ class Rules:
     """Trigger rules: every condition given must hold; within a list, any value will do.
     An omitted condition matches everything; an empty `on` matches every message (but one
     carrying an event: the default trigger rules decide those). A condition on the event
-    matches only a message that carries one."""
+    matches only a message that carries one, and one on `direction` (the kinds at both ends,
+    e.g. U2A) only a direct message."""
 
     types: tuple[str, ...] = ()
     topics: tuple[str, ...] = ()
     channels: tuple[str, ...] = ()
     senders: tuple[str, ...] = ()
     metadata: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    directions: tuple[str, ...] = ()
     event_types: tuple[str, ...] = ()
     actors: tuple[str, ...] = ()
     targets: tuple[str, ...] = ()
@@ -66,8 +69,11 @@ class Rules:
         sender: str,
         metadata: dict[str, Any],
         event: Facts | None = None,
+        direction: str | None = None,
     ) -> bool:
         if self.types and type_ not in self.types:
+            return False
+        if self.directions and direction not in self.directions:
             return False
         if self.channels and channel not in self.channels:
             return False
@@ -100,6 +106,8 @@ class Rules:
                 out[name] = list(values)
         if self.metadata:
             out["metadata"] = {k: list(v) for k, v in self.metadata}
+        if self.directions:
+            out["direction"] = list(self.directions)
         for name, values in (
             ("event_type", self.event_types),
             ("actor", self.actors),
@@ -225,6 +233,12 @@ def _rules(key: str, raw: Any) -> Rules:
                 raise _bad(f"{key}.metadata.{mk}", mv, "must be a value or a list of values")
             pairs.append((str(mk), tuple(_scalar(v) for v in values)))
         out["metadata"] = tuple(pairs)
+    if "direction" in raw:
+        values = _strings(f"{key}.direction", raw["direction"])
+        for v in values:
+            if v not in DIRECTIONS:
+                raise _bad(f"{key}.direction", v, f"is not one of {', '.join(DIRECTIONS)}")
+        out["directions"] = tuple(values)
     out.update(_event_rules(key, raw))
     return Rules(**out)
 

@@ -227,6 +227,7 @@ def select(
     runs = ignored = 0
     found = store.candidates(conn, rules, now)
     events = _events(conn, [row[0] for row in found])
+    dirs = _directions(conn, agents, [(row[2], row[3]) for row in found])
     for (
         mid,
         agent,
@@ -251,6 +252,7 @@ def select(
             sender=sender,
             metadata=json.loads(meta) if meta else {},
             event=event,
+            direction=dirs.get((channel, sender)),
         )
         if not v.run:
             if (spec.unmatched == "ignore" or v.settle) and ignored < IGNORE_MAX:
@@ -286,6 +288,18 @@ def _events(conn: sqlite3.Connection, ids: list[int]) -> dict[int, Facts]:
         mid: Facts(e.event_type, e.event_id, e.actor, e.target, e.target_kind)
         for mid, e in store_events.events_of(conn, list(dict.fromkeys(ids))).items()
     }
+
+
+def _directions(
+    conn: sqlite3.Connection, agents: Mapping[str, AgentSpec], sent: list[tuple[str, str]]
+) -> dict[tuple[str, str], str]:
+    """The kinds at both ends of the direct messages among (channel, sender), read only
+    when some agent's rules name a `direction`."""
+    if not any(s.rules.directions for s in agents.values()):
+        return {}
+    from acomm_cli.engine import attachments
+
+    return attachments.directions(conn, list(dict.fromkeys(sent)))
 
 
 def _dedupe_key(conn: sqlite3.Connection, msg: Message) -> str | None:

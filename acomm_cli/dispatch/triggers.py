@@ -33,6 +33,7 @@ def verdict(
     sender: str,
     metadata: dict[str, Any],
     event: Facts | None,
+    direction: str | None = None,
 ) -> Verdict:
     agent = spec.name
     if sender == agent:  # a message from the agent itself never triggers it
@@ -41,7 +42,13 @@ def verdict(
         return Verdict(False, eventrules.SELF_ACTION, settle=True)
     if event is None or spec.rules.given:
         ok = spec.rules.match(
-            type_=type_, topic=topic, channel=channel, sender=sender, metadata=metadata, event=event
+            type_=type_,
+            topic=topic,
+            channel=channel,
+            sender=sender,
+            metadata=metadata,
+            event=event,
+            direction=direction,
         )
         return Verdict(ok, None if ok else FILTERED)
     decided = eventrules.decide(event, agent)

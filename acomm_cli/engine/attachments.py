@@ -35,6 +35,7 @@ MAX_SUBJECT_CHARS = 256
 MAX_NAME_BYTES = 255  # a file name on every common file system (the bridge mirrors them)
 # The kind letters of `direction`: a human is U (a user), an agent or a service is A.
 _LETTER = {"human": "U", "agent": "A", "service": "A"}
+DIRECTIONS = ("U2U", "U2A", "A2U", "A2A")  # sender's kind, then the other end's
 
 
 def parts(
@@ -92,10 +93,10 @@ def _check_subject(subject: str) -> None:
         )
 
 
-def check_name(name: str, given: str) -> None:
+def check_name(name: str, given: str, field: str = "attach") -> None:
     """A file's name on a message: its base name, a plain file name (it becomes a file name
     beside the bridge's inbox files and under `attachment get -o`)."""
-    model.utf8(name, "attach")
+    model.utf8(name, field)
     if (
         name in ("", ".", "..")
         or "/" in name
@@ -103,34 +104,75 @@ def check_name(name: str, given: str) -> None:
         or any(c < " " or c == "\x7f" for c in name)
     ):
         raise ValidationFailed(
-            f"attach: {given!r} does not end in a usable file name (1-{MAX_NAME_BYTES} bytes, "
-            "no control characters)",
-            field="attach",
+            f"{field}: {given!r} does not end in a usable file name (1-{MAX_NAME_BYTES} "
+            "bytes, no control characters)",
+            field=field,
             value=given,
         )
 
 
-def _check_size(name: str, size: int, limits: Limits) -> None:
+def _check_size(name: str, size: int, limits: Limits, field: str = "attach") -> None:
     if limits.max_attachment_bytes and size > limits.max_attachment_bytes:
         raise AttachmentTooLarge(
-            f"attach: {name} is {size} bytes, more than limits.max_attachment_bytes "
+            f"{field}: {name} is {size} bytes, more than limits.max_attachment_bytes "
             f"({limits.max_attachment_bytes})",
-            field="attach",
+            field=field,
             value=name,
             size=size,
             limit=limits.max_attachment_bytes,
         )
 
 
-def _check_total(total: int, limits: Limits) -> None:
+def _check_total(total: int, limits: Limits, field: str = "attach") -> None:
     cap = limits.max_message_attachment_bytes
     if cap and total > cap:
         raise AttachmentTooLarge(
-            f"attach: the files add up to more than limits.max_message_attachment_bytes ({cap})",
-            field="attach",
+            f"{field}: the files add up to more than limits.max_message_attachment_bytes ({cap})",
+            field=field,
             size=total,
             limit=cap,
         )
+
+
+def from_base64(
+    items: Sequence[tuple[str, str]], limits: Limits, field: str = "attachments"
+) -> tuple[Attachment, ...]:
+    """Files given as (name, base64 text) pairs, as an API carries them, checked like
+    `send --attach`'s: each size is bounded from the text's length before it is decoded,
+    so no file past the limits is ever decoded; then decoded strictly and hashed."""
+    import binascii
+    import hashlib
+    import mimetypes
+
+    out: list[Attachment] = []
+    names: set[str] = set()
+    total = 0
+    for name, text in items:
+        check_name(name, name, field)
+        if name in names:
+            raise ValidationFailed(
+                f"{field}: two files are named {name!r}; a message names each file once",
+                field=field,
+                value=name,
+            )
+        names.add(name)
+        at_least = len(text) // 4 * 3 - 2  # what the text decodes to, padding aside
+        _check_size(name, max(at_least, 0), limits, field)
+        _check_total(total + max(at_least, 0), limits, field)
+        try:
+            data = binascii.a2b_base64(text.encode("ascii"), strict_mode=True)
+        except (binascii.Error, UnicodeEncodeError):
+            raise ValidationFailed(
+                f"{field}: the content of {name!r} is not valid base64",
+                field=field,
+                value=name,
+            ) from None
+        _check_size(name, len(data), limits, field)
+        total += len(data)
+        _check_total(total, limits, field)
+        kind = mimetypes.guess_type(name, strict=False)[0] or "application/octet-stream"
+        out.append(Attachment(name, hashlib.sha256(data).hexdigest(), len(data), kind, data))
+    return tuple(out)
 
 
 def read_files(paths: Sequence[str], limits: Limits) -> tuple[Attachment, ...]:
@@ -236,31 +278,43 @@ def decorate(conn: sqlite3.Connection, msgs: Sequence[Message]) -> None:
         entry = found.setdefault(mid, (fmt, subject, []))
         if name is not None:
             entry[2].append(Attachment(name, sha or "", size or 0, ctype))
-    pairs = {m.id: _pair(m) for m in msgs}
-    names = {n for p in pairs.values() if p is not None for n in p}
-    kinds = presence.kinds(conn, names) if names else {}
+    found_directions = directions(conn, [(m.channel, m.sender) for m in msgs])
     for m in msgs:
         fmt, subject, files = found.get(m.id, (None, None, []))
-        pair = pairs[m.id]
-        direction = None
-        if pair is not None:
-            to = pair[1] if pair[0] == m.sender else pair[0]
-            # a name the directory does not hold (an agent of another node) counts as an
-            # agent: the directory's own default kind
-            direction = (
-                _LETTER.get(kinds.get(m.sender, "agent"), "A")
-                + "2"
-                + _LETTER.get(kinds.get(to, "agent"), "A")
-            )
+        direction = found_directions.get((m.channel, m.sender))
         if m.id in found or direction is not None:
             m.rich = RichParts(fmt, subject, tuple(files), direction)
 
 
-def _pair(m: Message) -> tuple[str, str] | None:
+def directions(
+    conn: sqlite3.Connection, sent: Sequence[tuple[str, str]]
+) -> dict[tuple[str, str], str]:
+    """(channel, sender) -> the kinds at both ends of a direct message (U2U, U2A, A2U, A2A),
+    for the pairs on a direct channel; one query for the kinds of all of them. Read by
+    message documents and by dispatch's `direction` rules."""
+    pairs = {(ch, sender): _pair(ch) for ch, sender in sent}
+    names = {n for p in pairs.values() if p is not None for n in p}
+    kinds = presence.kinds(conn, names) if names else {}
+    out: dict[tuple[str, str], str] = {}
+    for (ch, sender), pair in pairs.items():
+        if pair is None:
+            continue
+        to = pair[1] if pair[0] == sender else pair[0]
+        # a name the directory does not hold (an agent of another node) counts as an
+        # agent: the directory's own default kind
+        out[(ch, sender)] = (
+            _LETTER.get(kinds.get(sender, "agent"), "A")
+            + "2"
+            + _LETTER.get(kinds.get(to, "agent"), "A")
+        )
+    return out
+
+
+def _pair(channel: str) -> tuple[str, str] | None:
     """The two agents of a direct channel (`_dm:a:b`, or a node's `_fed:local:remote`)."""
     for prefix in ("_dm:", "_fed:"):
-        if m.channel.startswith(prefix):
-            a, sep, b = m.channel[len(prefix) :].partition(":")
+        if channel.startswith(prefix):
+            a, sep, b = channel[len(prefix) :].partition(":")
             return (a, b) if sep and a and b else None
     return None
 

@@ -927,15 +927,20 @@ _BATCH_KEYS = {
     "metadata",
     "delay",
     "ttl",
-    "format",  # text | markdown, and a subject: a line's rich parts (no files in a batch)
+    "format",  # text | markdown, a subject and files: a line's rich parts
     "subject",
+    "attach",
     "trace_id",
     "event",
 }
 
 
-def batch_request(item: Any, line: int) -> tuple[SendRequest, str | None, int]:
-    """One JSON Lines object -> (request, direct recipient or None, line)."""
+def batch_request(
+    item: Any, line: int, limits: Limits | None = None
+) -> tuple[SendRequest, str | None, int]:
+    """One JSON Lines object -> (request, direct recipient or None, line). Its `attach`
+    files are read here, before any transaction, with the checks and limits of
+    `send --attach`: a refusal names the line and writes nothing."""
     where = f"line {line}"
     if not isinstance(item, dict):
         raise ValidationFailed(f"{where}: each line must be a JSON object", field="line", line=line)
@@ -981,6 +986,13 @@ def batch_request(item: Any, line: int) -> tuple[SendRequest, str | None, int]:
             )
     if item.get("to") is not None and item.get("to") == sender:
         raise ValidationFailed(f"{where}: to: {sender!r} is the sender", field="to", line=line)
+    attach = item.get("attach")
+    if attach is not None and (
+        not isinstance(attach, list) or not all(isinstance(p, str) for p in attach)
+    ):
+        raise ValidationFailed(
+            f"{where}: attach must be a list of file paths", field="attach", line=line
+        )
     delay, ttl = item.get("delay"), item.get("ttl")
     if delay is not None or ttl is not None:
         from acomm_cli.clock import parse_duration
@@ -1002,15 +1014,29 @@ def batch_request(item: Any, line: int) -> tuple[SendRequest, str | None, int]:
         metadata=item.get("metadata"),
         delay_ms=delay,
         ttl_ms=ttl,
-        rich=(
-            model.RichParts(format=item.get("format"), subject=item.get("subject"))
-            if "format" in item or "subject" in item
-            else None
-        ),
+        rich=_batch_rich(item, attach, line, limits),
         trace_id=item.get("trace_id"),
         event=item.get("event"),
     )
     return req, item.get("to"), line
+
+
+def _batch_rich(
+    item: dict[str, Any], attach: list[str] | None, line: int, limits: Limits | None
+) -> model.RichParts | None:
+    if "format" not in item and "subject" not in item and not attach:
+        return None
+    files: tuple[model.Attachment, ...] = ()
+    if attach:
+        from acomm_cli.engine import attachments
+
+        try:
+            files = attachments.read_files(attach, limits or _LIMITS)
+        except CommError as exc:
+            raise _at_line(exc, line) from None
+    return model.RichParts(
+        format=item.get("format"), subject=item.get("subject"), attachments=files
+    )
 
 
 def _at_line(exc: CommError, line: int) -> CommError:

@@ -3,7 +3,8 @@ peer, sends and receives as ITS agent only, with a scoped session token (tokens.
 `Authorization: Bearer`. Mounted by gateway.py under /agent/v1:
 
 - `POST /agent/v1/send` {channel | to, body, type?, priority?, topic?, correlation_id?,
-  dedupe_key?, metadata?, delay?, event?}: `acomm send` / `send --to` (scope `send`);
+  dedupe_key?, metadata?, delay?, event?, format?, subject?, attachments? [{name,
+  content_base64}]}: `acomm send` / `send --to` (scope `send`);
 - `POST /agent/v1/respond` {correlation_id, body, priority?}: `acomm respond` (scope `send`);
 - `POST /agent/v1/receive` {peek?, limit?, wait_seconds? (<= 30), channel?, type?, from?,
   topic?}: `acomm receive` (scope `receive`);
@@ -17,7 +18,8 @@ token is checked before the body is looked at). Every refusal is {"error": {"cod
 "message", ...}}; a CommError keeps its code, its HTTP status follows its exit status.
 
 A body is read only after the token is accepted, and at most `gateway.max_body` bytes of it
-(a send or respond: at least the largest channel's max_message_size and 64 KiB for the rest):
+(a send or respond: at least the largest channel's max_message_size, the base64 text of
+`limits.max_message_attachment_bytes` of files, and 64 KiB for the rest):
 413 validation_failed as soon as its Content-Length or the bytes received pass that. JSON is
 parsed within bounds (httpbody.py): too deep, an integer outside SQLite's 64-bit range or a
 lone surrogate is 400 validation_failed.
@@ -67,8 +69,12 @@ _SEND_KEYS = {
     "delay",
     "event",
     "trace_id",
+    "format",
+    "subject",
+    "attachments",
     *_IDENTITY_KEYS,
 }
+_FILE_KEYS = {"name", "content_base64"}
 _RECEIVE_KEYS = {"peek", "limit", "wait_seconds", "channel", "type", "from", "topic", "agent", "as"}
 
 Reply = tuple[int, dict[str, Any]]
@@ -95,6 +101,8 @@ def refusal(status: int, code: str, message: str, **extra: Any) -> Reply:
 def http_status(exc: CommError) -> int:
     if exc.code in ("forbidden", "not_participant"):
         return 403
+    if exc.code == "attachment_too_large":  # the request's own size, not the store's
+        return 413
     return {2: 400, 3: 400, 4: 404, 5: 409, 6: 507, 7: 503}.get(exc.exit_status, 500)
 
 
@@ -262,7 +270,8 @@ class AgentApi:
             largest = max(
                 (ch.config.max_message_size for ch in channels.list_channels(conn)), default=0
             )
-            return max(self.max_body, largest + SEND_OVERHEAD)
+            files = (self.limits or model.Limits()).max_message_attachment_bytes
+            return max(self.max_body, largest + SEND_OVERHEAD + (files + 2) // 3 * 4)
         except (sqlite3.Error, CommError) as exc:
             return _unavailable(str(exc))
         finally:
@@ -303,7 +312,7 @@ class AgentApi:
         from acomm_cli.engine import sending
 
         _check_keys(doc, _SEND_KEYS)
-        req, to = send_request(doc, agent)
+        req, to = send_request(doc, agent, self.limits or model.Limits())
         if to is None:
             return self.encoders.send(sending.send(conn, req, now, self.limits))
         results = sending.send_direct(conn, req, to, now, self.limits)
@@ -470,9 +479,12 @@ class _Inbox:
             await anyio.sleep(min(POLL_S, max(0.0, deadline - time.monotonic())))
 
 
-def send_request(doc: dict[str, Any], agent: str) -> tuple[SendRequest, list[str] | None]:
+def send_request(
+    doc: dict[str, Any], agent: str, limits: model.Limits | None = None
+) -> tuple[SendRequest, list[str] | None]:
     """A send's JSON -> (request as `agent`, direct recipients or None); the engine checks
-    the rest as it does for `acomm send`."""
+    the rest as it does for `acomm send`. Files are decoded and checked against `limits`
+    here, before the store is touched."""
     if ("channel" in doc) == ("to" in doc):
         raise ValidationFailed("channel: give exactly one of 'channel' and 'to'", field="channel")
     if "body" in doc and "content" in doc:
@@ -487,6 +499,8 @@ def send_request(doc: dict[str, Any], agent: str) -> tuple[SendRequest, list[str
         "dedupe_key",
         "type",
         "trace_id",
+        "format",
+        "subject",
     ):
         _str(doc, key)
     for key, kinds in (
@@ -515,9 +529,44 @@ def send_request(doc: dict[str, Any], agent: str) -> tuple[SendRequest, list[str
         delay_ms=clock.parse_duration(delay, "delay") if delay is not None else None,
         event=doc.get("event"),
         trace_id=doc.get("trace_id"),
+        rich=_rich(doc, limits or model.Limits()),
     )
     to = doc.get("to")
     return req, None if to is None else [a.strip() for a in to.split(",")]
+
+
+def _rich(doc: dict[str, Any], limits: model.Limits) -> model.RichParts | None:
+    """A send's format, subject and files (`attachments`: [{name, content_base64}]), as
+    `send --format --subject --attach` gives them; None when none is given."""
+    files = doc.get("attachments")
+    if "format" not in doc and "subject" not in doc and not files:
+        return None
+    pairs: list[tuple[str, str]] = []
+    if files is not None:
+        if not isinstance(files, list):
+            raise ValidationFailed(
+                "attachments: a list of {name, content_base64} objects", field="attachments"
+            )
+        for i, item in enumerate(files):
+            if (
+                not isinstance(item, dict)
+                or set(item) != _FILE_KEYS
+                or not all(isinstance(item[k], str) for k in _FILE_KEYS)
+            ):
+                raise ValidationFailed(
+                    f"attachments: item {i} must be an object of two strings, name and "
+                    "content_base64",
+                    field="attachments",
+                    index=i,
+                )
+            pairs.append((item["name"], item["content_base64"]))
+    from acomm_cli.engine import attachments
+
+    return model.RichParts(
+        format=doc.get("format"),
+        subject=doc.get("subject"),
+        attachments=attachments.from_base64(pairs, limits),
+    )
 
 
 def receive_params(doc: dict[str, Any]) -> dict[str, Any]:

@@ -53,6 +53,8 @@ _SUBJECT = (
     "sender_kind",
     "recipient_kind",
     "event_type",
+    "content_type",
+    "format",
 )
 
 
@@ -76,6 +78,8 @@ def _audit_rows(doc: dict[str, Any]) -> list[tuple[Any, ...]]:
         ("kinds", doc["kinds"]["pairs"]),
         ("events", doc["events"]["by_type"]),
         ("engagement", doc["engagement"]["funnel"]),
+        ("attachments", doc["attachments"]["volume"]),
+        ("formats", doc["attachments"]["formats"]),
     ]
     for kind, items in sections:
         for item in items:
@@ -104,8 +108,8 @@ def audit_summary(out: Output, s: AuditResult) -> None:
     """The audit's findings: rich tables on a terminal; piped, one tab-separated line per row,
     each led by its kind (`total`, `volume`, `latency_channel`, `latency_agent`,
     `reliability`, `attempts`, `dead_letters`, `receipts`, `federation`, `tasks`,
-    `incidents`, `kinds`, `events`, `engagement`, `check`) so that awk can pick them apart; or, with
-    --json, the summary as one JSON document."""
+    `incidents`, `kinds`, `events`, `engagement`, `attachments`, `formats`, `check`) so that
+    awk can pick them apart; or, with --json, the summary as one JSON document."""
     doc = s.summary
     if out.json:
         _dump(doc)
@@ -391,6 +395,32 @@ def audit_summary(out: Output, s: AuditResult) -> None:
                     r["engaged"],
                 )
                 for r in doc["engagement"]["funnel"]
+            ],
+        ),
+        (
+            "attachments",
+            "files sent per channel and content type (blobs: distinct contents)",
+            ["store", "channel", "content type", "files", "bytes", "messages", "blobs"],
+            [
+                (
+                    r["store_id"][:8],
+                    r["channel"],
+                    r["content_type"],
+                    r["files"],
+                    r["bytes"],
+                    r["messages"],
+                    r["blobs"],
+                )
+                for r in doc["attachments"]["volume"]
+            ],
+        ),
+        (
+            "formats",
+            "messages per format",
+            ["store", "format", "messages", "with subject", "with files"],
+            [
+                (r["store_id"][:8], r["format"], r["messages"], r["with_subject"], r["with_files"])
+                for r in doc["attachments"]["formats"]
             ],
         ),
         (

@@ -1,15 +1,16 @@
 """The MCP server over a Toolbox, on the official SDK (`mcp` >= 2.3, the `mcp` extra).
 
-Each tool is a thin async wrapper that runs the Toolbox method in a worker thread and returns
-the command's JSON document as the tool's text (and as structured content when it is an
-object). A CommError becomes a tool error whose text is `{"error": {code, message, ...}}`,
-the document `--json` prints on stderr. Arguments are checked against the tool's own input
-schema before the SDK sees them: an argument naming an identity (`as`, `sender`...) is
-`forbidden`, an unknown one or one of the wrong type is `validation_failed`, named by
-`field` (the SDK alone would ignore unknown arguments and answer type errors in pydantic's
-words, without a code). An integer outside SQLite's 64-bit range or a number that is not
-finite is `validation_failed` too, before the engine sees it; a number that overflows later
-(a time past what the clock holds) is the same error, never the SDK's generic one.
+Each tool is a thin async wrapper that runs the Toolbox method in a worker thread and
+returns the command's JSON document as the tool's text and as its structured content, which
+its declared output schema (schemas.py) describes. A CommError becomes a tool error whose
+text is `{"error": {code, message, ...}}`, the document `--json` prints on stderr. Arguments
+are checked against the tool's own input schema before the SDK sees them: an argument naming
+an identity (`as`, `sender`...) is `forbidden`, an unknown one or one of the wrong type is
+`validation_failed`, named by `field` (the SDK alone would ignore unknown arguments and
+answer type errors in pydantic's words, without a code). An integer outside SQLite's 64-bit
+range or a number that is not finite is `validation_failed` too, before the engine sees it;
+a number that overflows later (a time past what the clock holds) is the same error, never
+the SDK's generic one.
 
 Notifications: the agent's inbox is watched (watch.py) and a change is announced as
 `notifications/resources/updated` for `acomm://inbox`, to clients that subscribed with
@@ -283,10 +284,17 @@ def build(box: Toolbox) -> MCPServer:
 
 
 def _tools(server: MCPServer, box: Toolbox) -> None:
-    from acomm_cli.mcpserver import toolset
+    """Each tool with its output schema (schemas.py): the SDK publishes a schema set on the
+    tool's metadata as its outputSchema; the tools build their own results, so the SDK
+    validates nothing itself, and a client validates what it receives."""
+    from acomm_cli.mcpserver import schemas, toolset
 
     for fn, read_only in toolset.tools(box, _run):
         server.add_tool(fn, annotations=ToolAnnotations(read_only_hint=read_only))
+        tool = server._tool_manager.get_tool(fn.__name__)
+        assert tool is not None
+        tool.fn_metadata.output_schema = schemas.output_schema(fn.__name__)
+        tool.__dict__.pop("output_schema", None)  # a cached read before this
 
 
 def _resources(server: MCPServer, box: Toolbox) -> None:

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from functools import partial
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from mcp_types import CallToolResult
 from pydantic import Field
+from typing_extensions import TypedDict  # pydantic needs this one below Python 3.12
 
-from acomm_cli.mcpserver.tools import MAX_LIMIT, MAX_WAIT_S, Toolbox
+from acomm_cli.mcpserver.tools import MAX_ATTACHMENTS, MAX_LIMIT, MAX_WAIT_S, Toolbox
 
 Run = Callable[[Callable[[], Any]], Awaitable[CallToolResult]]
 Tool = Callable[..., Awaitable[CallToolResult]]
@@ -66,6 +67,53 @@ EventArg = Annotated[
     ),
 ]
 
+# closed sets as enums in the input schema: the argument check refuses anything else, naming
+# the argument (the values are the model's: tests/test_mcp_tools.py checks they agree)
+AckStatusArg = Literal["received", "in_progress", "completed", "failed"]
+EventTypeArg = Literal[
+    "comment.created",
+    "comment.replied",
+    "mention.created",
+    "like.created",
+    "thread.created",
+    "agent.action.feedback",
+]
+TaskStateArg = Literal[
+    "created", "accepted", "updated", "completed", "failed", "overdue", "incident"
+]
+ChannelTypeArg = Literal["direct", "group", "broadcast", "pubsub", "queue"]
+DeliveryArg = Literal["at-most-once", "at-least-once", "exactly-once"]
+RoleArg = Literal["member", "observer"]
+FormatArg = Literal["text", "markdown"]
+
+
+class AttachmentArg(TypedDict):
+    name: Annotated[str, Field(description="The file's name on the message (no /).")]
+    content_base64: Annotated[str, Field(description="The file's bytes, base64 (RFC 4648).")]
+
+
+Format = Annotated[FormatArg | None, Field(description="How the body is written.")]
+Subject = Annotated[
+    str | None, Field(description="A subject line (one line, at most 256 characters).")
+]
+Attachments = Annotated[
+    list[AttachmentArg] | None,
+    Field(
+        description="Files the message carries, as `send --attach`: the same size limits "
+        "(limits.max_attachment_bytes a file, limits.max_message_attachment_bytes all). "
+        "Not to an agent on another node.",
+        max_length=MAX_ATTACHMENTS,
+    ),
+]
+EventTypeFilter = Annotated[
+    EventTypeArg | None, Field(description="Only messages carrying this event type.")
+]
+ThreadFilter = Annotated[str | None, Field(description="Only events of this thread id.")]
+ActorFilter = Annotated[str | None, Field(description="Only events by this actor.")]
+TaskId = Annotated[
+    int | str, Field(description="The task id (its message's id here), or its global id.")
+]
+
 
 def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
     """Each tool and whether it only reads (a hint clients show)."""
@@ -101,6 +149,9 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
         ] = None,
         event: EventArg = None,
         trace_id: TraceArg = None,
+        format: Format = None,
+        subject: Subject = None,
+        attachments: Attachments = None,
     ) -> CallToolResult:
         """Send a message on a channel, or directly to agents with `to` (acomm send).
         Returns the send document: id, channel, recipients, status, correlation_id..."""
@@ -120,6 +171,9 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
                 ttl=ttl,
                 event=event,
                 trace_id=trace_id,
+                format=format,
+                subject=subject,
+                attachments=attachments,
             )
         )
 
@@ -132,6 +186,9 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
         metadata: Metadata = None,
         event: EventArg = None,
         trace_id: TraceArg = None,
+        format: Format = None,
+        subject: Subject = None,
+        attachments: Attachments = None,
     ) -> CallToolResult:
         """Publish on a pubsub channel: delivered to the agents whose subscription pattern
         matches the topic (acomm publish)."""
@@ -146,6 +203,9 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
                 metadata=metadata,
                 event=event,
                 trace_id=trace_id,
+                format=format,
+                subject=subject,
+                attachments=attachments,
             )
         )
 
@@ -153,11 +213,10 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
         peek: Annotated[bool, Field(description="Look without marking anything read.")] = False,
         wait_seconds: Wait = None,
         ack: Annotated[
-            str | None,
+            AckStatusArg | None,
             Field(
-                description="Also acknowledge what is returned with this status "
-                "(received, in_progress, completed, failed), in the same "
-                "transaction."
+                description="Also acknowledge what is returned with this status, in the "
+                "same transaction."
             ),
         ] = None,
         channel: OptChannel = None,
@@ -171,6 +230,9 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
         priority_min: PriorityMin = None,
         since: Since = None,
         until: Until = None,
+        event_type: EventTypeFilter = None,
+        thread: ThreadFilter = None,
+        actor: ActorFilter = None,
         limit: Limit = 100,
     ) -> CallToolResult:
         """Your unread messages, oldest first (highest priority first); marks them read
@@ -192,6 +254,9 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
                 priority_min=priority_min,
                 since=since,
                 until=until,
+                event_type=event_type,
+                thread=thread,
+                actor=actor,
             )
         )
 
@@ -199,13 +264,11 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
         message_id: Annotated[
             int | list[int], Field(description="The message id, or several (all or none).")
         ],
-        status: Annotated[
-            str, Field(description="received, in_progress, completed or failed.")
-        ] = "completed",
+        status: Annotated[AckStatusArg, Field(description="The acknowledgement.")] = "completed",
         note: Annotated[str | None, Field(description="Details for the sender.")] = None,
     ) -> CallToolResult:
         """Acknowledge a message you received: stops its retries and tells the sender
-        (acomm ack)."""
+        (acomm ack). Several ids: {acks: [...]}, all or none."""
         return await run(partial(box.ack, message_id=message_id, status=status, note=note))
 
     async def nack(
@@ -230,8 +293,11 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
         )
 
     async def query(
-        channel: ChannelName,
         body: Annotated[str, Field(description="The question.")],
+        channel: Annotated[
+            str | None, Field(description="The channel to ask on (or give `to`).")
+        ] = None,
+        to: Annotated[str | None, Field(description="Ask this one agent directly instead.")] = None,
         wait_seconds: Wait = None,
         timeout: Annotated[
             str | None,
@@ -242,19 +308,23 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
         ] = None,
         priority: Priority = "normal",
         topic: Topic = None,
+        trace_id: TraceArg = None,
     ) -> CallToolResult:
-        """Ask a question on a channel (acomm query). Without wait_seconds, returns the send
-        document with its correlation_id (read answers later with thread or receive); with
-        it, the first answer, or a timeout error carrying the correlation_id."""
+        """Ask a question on a channel or one agent (acomm query). Returns {state,
+        correlation_id, sent, answer}: without wait_seconds `pending` (read answers later
+        with thread or receive); with it `answered` (the first answer, marked read) or
+        `timed_out`."""
         return await run(
             partial(
                 box.query,
                 channel=channel,
+                to=to,
                 body=body,
                 timeout=timeout,
                 wait_seconds=wait_seconds,
                 priority=priority,
                 topic=topic,
+                trace_id=trace_id,
             )
         )
 
@@ -287,8 +357,13 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
         priority_min: PriorityMin = None,
         since: Since = None,
         until: Until = None,
-        sort: Annotated[str | None, Field(description="created, priority or id.")] = None,
-        order: Annotated[str | None, Field(description="asc or desc.")] = None,
+        event_type: EventTypeFilter = None,
+        thread: ThreadFilter = None,
+        actor: ActorFilter = None,
+        sort: Annotated[
+            Literal["created", "priority", "id"] | None, Field(description="The order's key.")
+        ] = None,
+        order: Annotated[Literal["asc", "desc"] | None, Field(description="The direction.")] = None,
         limit: Limit = 100,
         offset: Offset = 0,
     ) -> CallToolResult:
@@ -306,6 +381,9 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
                 priority_min=priority_min,
                 since=since,
                 until=until,
+                event_type=event_type,
+                thread=thread,
+                actor=actor,
                 sort=sort,
                 order=order,
                 limit=limit,
@@ -401,6 +479,142 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
             partial(box.list_agents, kind=kind, active=active, include_retired=include_retired)
         )
 
+    async def channel_create(
+        name: Annotated[str, Field(description="The new channel's name.")],
+        type: Annotated[ChannelTypeArg, Field(description="The channel's type.")] = "group",
+        delivery: Annotated[
+            DeliveryArg | None, Field(description="The delivery guarantee (default: the store's).")
+        ] = None,
+        ack_timeout: Annotated[
+            str | None, Field(description="Redeliver unacknowledged messages after this long.")
+        ] = None,
+        max_retries: Annotated[
+            int | None, Field(description="Redeliveries before a dead letter.", ge=0)
+        ] = None,
+        message_ttl: Annotated[
+            str | None, Field(description="Dead-letter messages unread after this long.")
+        ] = None,
+        echo: Annotated[bool | None, Field(description="Senders receive their own.")] = None,
+        if_not_exists: Annotated[
+            bool, Field(description="Succeed if it exists with the same type.")
+        ] = False,
+    ) -> CallToolResult:
+        """Create a channel that you own (acomm channel create). Returns the channel."""
+        return await run(
+            partial(
+                box.channel_create,
+                name=name,
+                type=type,
+                delivery=delivery,
+                ack_timeout=ack_timeout,
+                max_retries=max_retries,
+                message_ttl=message_ttl,
+                echo=echo,
+                if_not_exists=if_not_exists,
+            )
+        )
+
+    async def channel_join(
+        channel: ChannelName,
+        member: Annotated[str | None, Field(description="The agent to add (default: you).")] = None,
+        role: Annotated[RoleArg, Field(description="The member's role.")] = "member",
+    ) -> CallToolResult:
+        """Add an agent (yourself included) to a channel you own or administer (acomm
+        channel join); others are forbidden. Returns the channel and `changed`."""
+        return await run(partial(box.channel_join, channel=channel, member=member, role=role))
+
+    async def task_create(
+        body: Annotated[str, Field(description="What to do.")],
+        to: Annotated[
+            str | None,
+            Field(description="The agent that owns the task (with capability: its owner)."),
+        ] = None,
+        capability: Annotated[
+            str | None,
+            Field(description="A published capability: the task goes to its owner."),
+        ] = None,
+        eta_required: Annotated[
+            bool, Field(description="The owner must accept with an ETA.")
+        ] = False,
+    ) -> CallToolResult:
+        """Delegate a task to an agent (acomm task create). Returns the task."""
+        return await run(
+            partial(
+                box.task_create, body=body, to=to, capability=capability, eta_required=eta_required
+            )
+        )
+
+    async def task_accept(
+        task_id: TaskId,
+        eta: Annotated[
+            str | None,
+            Field(description="When it will be done: a duration from now (10m) or ISO 8601."),
+        ] = None,
+        plan: Annotated[str | None, Field(description="How, in a sentence.")] = None,
+    ) -> CallToolResult:
+        """Take on a task you own, with an ETA (acomm task accept)."""
+        return await run(partial(box.task_accept, task_id=task_id, eta=eta, plan=plan))
+
+    async def task_update(
+        task_id: TaskId,
+        progress: Annotated[int | None, Field(description="Percent done.", ge=0, le=100)] = None,
+        note: Annotated[str | None, Field(description="What happened.")] = None,
+    ) -> CallToolResult:
+        """Report progress on a task you accepted (acomm task update)."""
+        return await run(partial(box.task_update, task_id=task_id, progress=progress, note=note))
+
+    async def task_complete(
+        task_id: TaskId,
+        result: Annotated[
+            str | None, Field(description="The result, sent to the creator as a response.")
+        ] = None,
+    ) -> CallToolResult:
+        """Finish a task you own (acomm task complete)."""
+        return await run(partial(box.task_complete, task_id=task_id, result=result))
+
+    async def task_fail(
+        task_id: TaskId,
+        reason: Annotated[str, Field(description="Why, for the creator.")],
+    ) -> CallToolResult:
+        """Give up or decline a task you own (acomm task fail)."""
+        return await run(partial(box.task_fail, task_id=task_id, reason=reason))
+
+    async def task_show(task_id: TaskId) -> CallToolResult:
+        """One task and its history (acomm task show)."""
+        return await run(partial(box.task_show, task_id=task_id))
+
+    async def task_list(
+        mine: Annotated[bool, Field(description="Only tasks you created or own.")] = False,
+        state: Annotated[TaskStateArg | None, Field(description="Only this state.")] = None,
+        limit: Limit = 100,
+        offset: Offset = 0,
+    ) -> CallToolResult:
+        """Tasks, newest first (acomm task list). Returns {tasks, total_count, has_more}."""
+        return await run(partial(box.task_list, mine=mine, state=state, limit=limit, offset=offset))
+
+    async def capability_list(
+        state: Annotated[
+            Literal["published", "unpublished"] | None, Field(description="Only this state.")
+        ] = None,
+    ) -> CallToolResult:
+        """The capability catalog: this store's, then (on a node) the room's (acomm
+        capability list)."""
+        return await run(partial(box.capability_list, state=state))
+
+    async def capability_show(
+        capability_id: Annotated[str, Field(description="The capability's id.")],
+    ) -> CallToolResult:
+        """One capability: its contract (a JSON Schema), owner, skills and installs (acomm
+        capability show)."""
+        return await run(partial(box.capability_show, capability_id=capability_id))
+
+    async def trace(
+        trace_id: Annotated[str, Field(description="The trace id (a message's trace_id).")],
+    ) -> CallToolResult:
+        """A trace's hops in causal order, each with its parent and latency (acomm
+        trace)."""
+        return await run(partial(box.trace, trace_id=trace_id))
+
     return [
         (send, False),
         (publish, False),
@@ -420,4 +634,16 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
         (stats, True),
         (whois, True),
         (list_agents, True),
+        (channel_create, False),
+        (channel_join, False),
+        (task_create, False),
+        (task_accept, False),
+        (task_update, False),
+        (task_complete, False),
+        (task_fail, False),
+        (task_show, True),
+        (task_list, True),
+        (capability_list, True),
+        (capability_show, True),
+        (trace, True),
     ]

@@ -19,7 +19,7 @@ from conftest import run, snapshot
 pytestmark = pytest.mark.process
 
 pytest.importorskip("mcp", reason="the mcp extra is not installed")
-from test_mcp import call, refused, server, sh  # noqa: E402
+from test_mcp import refused, server, sh  # noqa: E402
 
 from acomm_cli import model  # noqa: E402
 from acomm_cli.mcpserver import schemas, toolset  # noqa: E402

@@ -2,8 +2,6 @@
 Toolbox method. The SDK builds each tool's input schema from these signatures; server.py
 checks every call against it before anything runs. None of them takes an identity."""
 
-from __future__ import annotations
-
 from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Annotated, Any, Literal

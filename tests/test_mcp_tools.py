@@ -22,6 +22,7 @@ pytest.importorskip("mcp", reason="the mcp extra is not installed")
 from test_mcp import refused, server, sh  # noqa: E402
 
 from acomm_cli import model  # noqa: E402
+from acomm_cli.engine import directory  # noqa: E402
 from acomm_cli.mcpserver import schemas, toolset  # noqa: E402
 
 NEW_TOOLS = {
@@ -95,6 +96,14 @@ def test_the_input_enums_are_the_models_values():
     assert typing.get_args(toolset.TaskStateArg) == model.TASK_STATES
     assert typing.get_args(toolset.ChannelTypeArg) == tuple(t.value for t in model.ChannelType)
     assert typing.get_args(toolset.DeliveryArg) == tuple(d.value for d in model.DeliveryMode)
+    assert typing.get_args(toolset.MessageTypeArg) == tuple(t.value for t in model.MessageType)
+    assert typing.get_args(toolset.StatusArg) == model.MESSAGE_STATUSES
+    assert typing.get_args(toolset.ReasonArg) == model.DEAD_LETTER_REASONS
+    assert typing.get_args(toolset.KindArg) == directory.KINDS
+    names = tuple(p.name.lower() for p in model.Priority)
+    assert typing.get_args(toolset.PriorityArg) == names + tuple(
+        str(p.value) for p in model.Priority
+    )
 
 
 def test_a_task_from_creation_to_completion_and_its_refusals(team):

@@ -20,15 +20,28 @@ Body = Annotated[str, Field(description="The message content.")]
 ChannelName = Annotated[str, Field(description="Channel name.")]
 OptChannel = Annotated[str | None, Field(description="Only this channel.")]
 MessageId = Annotated[int, Field(description="The message id.")]
-Priority = Annotated[str, Field(description="low, normal, high, urgent, critical or 0-4.")]
-Topic = Annotated[str | None, Field(description="Topic (needed on pubsub channels).")]
-MsgType = Annotated[
-    str,
-    Field(
-        description="Message type: text, command, notification, "
-        "broadcast, error... (as `acomm send --type`)."
-    ),
+PriorityArg = Literal["low", "normal", "high", "urgent", "critical", "0", "1", "2", "3", "4"]
+MessageTypeArg = Literal[
+    "text", "command", "query", "response", "acknowledgment", "notification", "broadcast", "error"
 ]
+StatusArg = Literal["sent", "delivered", "acknowledged", "dead_letter", "in_progress"]
+ReasonArg = Literal[
+    "max_retries_exceeded",
+    "expired",
+    "recipient_left",
+    "dispatch_failed",
+    "no_owner",
+    "owner_offline",
+    "federation_max_attempts",
+    "nacked",
+    "channel_deleted",
+]
+KindArg = Literal["agent", "human", "service"]
+Priority = Annotated[
+    PriorityArg, Field(description="The priority (a name, or 0-4 low to critical).")
+]
+Topic = Annotated[str | None, Field(description="Topic (needed on pubsub channels).")]
+MsgType = Annotated[MessageTypeArg, Field(description="The message type (as `send --type`).")]
 Corr = Annotated[str, Field(description="The query's correlation id.")]
 Duration = Annotated[str | None, Field(description="A duration: 30s, 5m, 2h, 1d.")]
 Wait = Annotated[
@@ -40,10 +53,10 @@ Metadata = Annotated[
     dict[str, str] | None, Field(description="String key/value pairs stored with the message.")
 ]
 FromAgent = Annotated[str | None, Field(description="Only messages from this agent.")]
-Types = Annotated[list[str] | None, Field(description="Only these message types.")]
-Statuses = Annotated[list[str] | None, Field(description="Only messages in these statuses.")]
+Types = Annotated[list[MessageTypeArg] | None, Field(description="Only these message types.")]
+Statuses = Annotated[list[StatusArg] | None, Field(description="Only messages in these statuses.")]
 Grep = Annotated[str | None, Field(description="Only contents matching this regular expression.")]
-PriorityMin = Annotated[str | None, Field(description="Only this priority or higher.")]
+PriorityMin = Annotated[PriorityArg | None, Field(description="Only this priority or higher.")]
 Since = Annotated[str | None, Field(description="From this time: ISO 8601 or relative (-1h).")]
 Until = Annotated[str | None, Field(description="Up to this time: ISO 8601 or relative.")]
 TraceArg = Annotated[
@@ -418,10 +431,7 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
     async def deadletters(
         channel: OptChannel = None,
         recipient: Annotated[str | None, Field(description="Only this recipient's.")] = None,
-        reason: Annotated[
-            str | None,
-            Field(description="Only this reason (max_retries_exceeded, expired, nacked, ...)."),
-        ] = None,
+        reason: Annotated[ReasonArg | None, Field(description="Only this reason.")] = None,
         message_id: Annotated[int | None, Field(description="Only this message's.")] = None,
         limit: Limit = 100,
         offset: Offset = 0,
@@ -464,9 +474,7 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
         return await run(partial(box.whois, name=name))
 
     async def list_agents(
-        kind: Annotated[
-            str | None, Field(description="Only this kind: agent, human or service.")
-        ] = None,
+        kind: Annotated[KindArg | None, Field(description="Only this kind.")] = None,
         active: Annotated[
             str | None, Field(description="Only those seen within this duration: 5m, 1h.")
         ] = None,

@@ -457,8 +457,6 @@ class Toolbox:
     ) -> Doc:
         from acomm_cli.engine import tasks
 
-        if not to and not capability:
-            raise ValidationFailed("to: say who owns the task (or give capability)", field="to")
         with self._store(write=True) as conn:
             task = tasks.create(
                 conn,

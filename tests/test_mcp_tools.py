@@ -22,7 +22,7 @@ pytest.importorskip("mcp", reason="the mcp extra is not installed")
 from test_mcp import refused, server, sh  # noqa: E402
 
 from acomm_cli import model  # noqa: E402
-from acomm_cli.engine import directory  # noqa: E402
+from acomm_cli.engine import directory, events  # noqa: E402
 from acomm_cli.mcpserver import schemas, toolset  # noqa: E402
 
 NEW_TOOLS = {
@@ -100,6 +100,10 @@ def test_the_input_enums_are_the_models_values():
     assert typing.get_args(toolset.StatusArg) == model.MESSAGE_STATUSES
     assert typing.get_args(toolset.ReasonArg) == model.DEAD_LETTER_REASONS
     assert typing.get_args(toolset.KindArg) == directory.KINDS
+    event = toolset.EVENT_SCHEMA["properties"]
+    assert tuple(event["event_type"]["enum"]) == model.EVENT_TYPES
+    assert tuple(event["action_hint"]["enum"]) == model.ACTION_HINTS
+    assert set(event) == set(events.FIELDS)
     names = tuple(p.name.lower() for p in model.Priority)
     assert typing.get_args(toolset.PriorityArg) == names + tuple(
         str(p.value) for p in model.Priority
@@ -278,6 +282,14 @@ def test_receive_and_messages_take_the_event_filters(team):
             assert {m["content"] for m in got["messages"]} == {"@bob look", "liked"}
             err = await refused(c, "receive", event_type="poke.created")
             assert (err["code"], err["field"]) == ("validation_failed", "event_type")
+            # the event's closed fields are enums in send's schema, named in JSON's words
+            err = await refused(
+                c, "send", channel="team", body="x", event={"event_type": "poke.created"}
+            )
+            assert (err["code"], err["field"]) == ("validation_failed", "event")
+            assert '"poke.created" is not one of "comment.created"' in err["message"]
+            err = await refused(c, "send", channel="team", body="x", priority="loud")
+            assert "['" not in err["message"] and '"loud"' in err["message"]
             got = await checked(c, "receive", event_type="like.created")
             assert [m["content"] for m in got["messages"]] == ["liked"]
             left = await checked(c, "receive", peek=True)

@@ -149,11 +149,37 @@ def _numbers_in_range(value: Any) -> bool:
 
 
 def _short(err: Any) -> str:
-    """jsonschema's message for an anyOf (`x | None`) names every branch: say what fits."""
+    """What is wrong, in JSON's words (no Python reprs): for an optional argument (`x |
+    None`, an anyOf) the failure inside the branch that is not null, with its path inside
+    the argument (`event_type: "poke" is not one of ...`)."""
     if err.validator == "anyOf":
+        inner = [
+            e
+            for e in err.context or ()
+            if not (e.validator == "type" and e.validator_value == "null")
+        ]
+        if inner and (inner[0].validator != "type" or inner[0].relative_path):
+            first = inner[0]
+            where = "".join(
+                f"[{p}]" if isinstance(p, int) else f".{p}" for p in first.relative_path
+            )
+            return (where.lstrip(".") + ": " if where else "") + _short(first)
         kinds = [s.get("type") for s in err.validator_value if s.get("type") != "null"]
-        return f"{err.instance!r} is not of type {' or '.join(map(str, kinds))}"
+        return f"{_shown(err.instance)} is not of type {' or '.join(map(str, kinds))}"
+    if err.validator == "enum":
+        allowed = ", ".join(_shown(v) for v in err.validator_value)
+        return f"{_shown(err.instance)} is not one of {allowed}"
+    if err.validator == "type":
+        return f"{_shown(err.instance)} is not of type {err.validator_value}"
+    if err.validator == "required" and isinstance(err.instance, dict):
+        missing = [n for n in err.validator_value if n not in err.instance]
+        return f"{', '.join(missing)} required"
     return str(err.message)
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 class ArgumentCheck:

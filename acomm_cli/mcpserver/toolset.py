@@ -7,7 +7,7 @@ from functools import partial
 from typing import Annotated, Any, Literal
 
 from mcp_types import CallToolResult
-from pydantic import Field
+from pydantic import Field, WithJsonSchema
 from typing_extensions import TypedDict  # pydantic needs this one below Python 3.12
 
 from acomm_cli.mcpserver.tools import MAX_ATTACHMENTS, MAX_LIMIT, MAX_WAIT_S, Toolbox
@@ -66,16 +66,37 @@ TraceArg = Annotated[
         "as a W3C trace id); default: its question's or thread's trace, else a new one."
     ),
 ]
+# the event object: its closed fields as enums, the rest checked by the engine as `send
+# --event-*` options are (an unknown key is refused there, naming it)
+EVENT_SCHEMA = {
+    "type": "object",
+    "required": ["event_type"],
+    "properties": {
+        "event_type": {
+            "enum": [
+                "comment.created",
+                "comment.replied",
+                "mention.created",
+                "like.created",
+                "thread.created",
+                "agent.action.feedback",
+            ]
+        },
+        "action_hint": {"enum": ["notify_only", "consider_reply", "must_reply"]},
+        "depth": {"enum": [1, 2, 3], "description": "Comment events only."},
+        "event_id": {"description": "A repeat on the channel is not sent again."},
+        "occurred_at": {"description": "ISO 8601."},
+        "actor": {},
+        "target": {},
+        "thread_id": {},
+        "comment_id": {},
+        "parent_comment_id": {},
+        "language": {},
+    },
+}
 EventArg = Annotated[
-    dict[str, Any] | None,
-    Field(
-        description="The notification event the message carries: event_type (comment.created, "
-        "comment.replied, mention.created, like.created, thread.created, "
-        "agent.action.feedback) and optionally event_id (a repeat on the channel is not sent "
-        "again), occurred_at, actor, target, thread_id, comment_id, parent_comment_id, depth "
-        "(1-3, comment events), language, action_hint (notify_only, consider_reply, "
-        "must_reply)."
-    ),
+    Annotated[dict[str, Any], WithJsonSchema(EVENT_SCHEMA)] | None,
+    Field(description="The notification event the message carries (as `send --event-type`)."),
 ]
 
 # closed sets as enums in the input schema: the argument check refuses anything else, naming

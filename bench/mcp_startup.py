@@ -10,7 +10,9 @@ The server's CPU time (user + system, from /proc) is read when the `tools/list` 
 arrives: on a machine shared with other work the wall time grows, the CPU time much less.
 Then where the time goes, each part in a fresh interpreter: Python itself, the command line
 up to the command body (`--print-config`, which loads no SDK), the import of the server and
-the SDK, and that import by package (`python -X importtime`, self times summed).
+the SDK, and that import by package (`python -X importtime`, self times summed). Two
+baselines in the same run: `python -c 'import mcp'`, and a bare SDK server with one tool
+timed to its first `tools/list` answer as acomm's is (what any server on this SDK costs).
 
 Target: the first `tools/list` answer in under 1.5 s. This script owns the section
 "## MCP start-up" of docs/BENCHMARKS.md.
@@ -37,6 +39,15 @@ PYTHON = sys.executable
 TARGET_S = 1.5
 IMPORT = "import acomm_cli.mcpserver.server, acomm_cli.mcpserver.toolset"
 TICK = os.sysconf("SC_CLK_TCK")
+# the baseline: the SDK's own server, one tool, over stdio
+BARE = """
+from mcp.server import MCPServer
+server = MCPServer("bare")
+@server.tool()
+def echo(text: str) -> str:
+    return text
+server.run()
+"""
 
 # packages only the SDK's HTTP transports, its client and its OAuth support use: the SDK's
 # server modules import them whatever the transport
@@ -88,12 +99,14 @@ def _cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / TICK
 
 
-def one_run(env: dict[str, str], stderr: int | None = None) -> tuple[float, float, float]:
+def one_run(
+    env: dict[str, str], stderr: int | None = None, argv: list[str] | None = None
+) -> tuple[float, float, float]:
     """Seconds to the initialize answer, to the tools/list answer, and the server's CPU
-    seconds by then."""
+    seconds by then (of `acomm mcp`, or of the server `argv` starts)."""
     t0 = perf_counter()
     p = subprocess.Popen(
-        [ACOMM, "mcp", "--as", "bench"],
+        argv or [ACOMM, "mcp", "--as", "bench"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=stderr,
@@ -128,7 +141,7 @@ def one_run(env: dict[str, str], stderr: int | None = None) -> tuple[float, floa
         listed = json.loads(p.stdout.readline())
         t2 = perf_counter()
         cpu = _cpu_s(p.pid)
-        assert len(listed["result"]["tools"]) >= 10, listed
+        assert listed["result"]["tools"], listed
     finally:
         p.stdin.close()
         p.wait(timeout=30)
@@ -198,6 +211,9 @@ def measure(runs: int) -> dict[str, object]:
             for _ in range(runs)
         ]
         imports = [import_seconds(env) for _ in range(runs)]
+        import_mcp = [wall([PYTHON, "-c", "import mcp"], env) for _ in range(runs)]
+        bare = [one_run(env, argv=[PYTHON, "-c", BARE]) for _ in range(runs)]
+        tools = _tool_count(env)
         breakdown = import_breakdown(env)
     return {
         "initialize": [s[0] for s in samples],
@@ -206,17 +222,46 @@ def measure(runs: int) -> dict[str, object]:
         "python": python,
         "cli": cli,
         "imports": imports,
+        "import_mcp": import_mcp,
+        "bare_tools_list": [b[1] for b in bare],
+        "bare_cpu": [b[2] for b in bare],
+        "tools": tools,
         "breakdown": breakdown,
     }
+
+
+def _tool_count(env: dict[str, str]) -> int:
+    code = (
+        "from acomm_cli.mcpserver import toolset; "
+        "print(len(toolset.tools(None, None)))"  # only declares them
+    )
+    out = subprocess.run([PYTHON, "-c", code], env=env, check=True, capture_output=True, text=True)
+    return int(out.stdout)
 
 
 def report(m: dict[str, object], runs: int, info: dict[str, str]) -> tuple[str, str]:
     tl: list[float] = m["tools_list"]  # type: ignore[assignment]
     cpu: list[float] = m["cpu"]  # type: ignore[assignment]
     verdict = "PASS" if median(tl) < TARGET_S else "FAIL"
+    bare: list[float] = m["bare_tools_list"]  # type: ignore[assignment]
     rows = [
-        ("first tools/list answer (wall)", spread(tl), f"< {duration(TARGET_S)}: {verdict}"),
+        (
+            f"first tools/list answer (wall, {m['tools']} tools)",
+            spread(tl),
+            f"< {duration(TARGET_S)}: {verdict}",
+        ),
         ("server CPU time by then (user + system)", spread(cpu), ""),
+        (
+            "baseline: a bare SDK server with one tool, first tools/list answer (wall)",
+            spread(bare),
+            f"acomm: {median(tl) - median(bare):+.3f} s",
+        ),
+        (
+            "baseline: its CPU time by then",
+            spread(m["bare_cpu"]),  # type: ignore[arg-type]
+            f"acomm: {median(cpu) - median(m['bare_cpu']):+.3f} s",  # type: ignore[arg-type]
+        ),
+        ("baseline: `python -c 'import mcp'`", spread(m["import_mcp"]), ""),  # type: ignore[arg-type]
         ("initialize answer (wall)", spread(m["initialize"]), ""),  # type: ignore[arg-type]
         ("`python -c pass`", spread(m["python"]), ""),  # type: ignore[arg-type]
         ("command line to the body (`--print-config json`)", spread(m["cli"]), ""),  # type: ignore[arg-type]
@@ -238,8 +283,10 @@ def report(m: dict[str, object], runs: int, info: dict[str, str]) -> tuple[str, 
         "run spawns `acomm mcp --as bench` (stdio) on a fresh store, as an MCP client does, "
         "and times its answers to `initialize` and then `tools/list`; the server's CPU time "
         "is read from /proc when the `tools/list` answer arrives (wall time grows on a "
-        "shared machine, CPU time much less). The other rows are the parts, each in a fresh "
-        "interpreter. Target: the first `tools/list` answer in under 1.5 s.",
+        "shared machine, CPU time much less). The baselines run in the same run: a bare "
+        "server on the same SDK with one tool, timed the same way, and `python -c 'import "
+        "mcp'`. The other rows are the parts, each in a fresh interpreter. Target: the first "
+        "`tools/list` answer in under 1.5 s.",
         "",
         "| | median [p10, p90] | target |",
         "|---|---|---|",

@@ -70,10 +70,13 @@ def mcp(
     """Serve the store to an MCP client (Claude Code, Codex...) as one agent.
 
     Over stdio by default: the client starts it. Tools: send, publish, receive, ack, nack,
-    query, respond, thread, messages, show, channels, subscribe, unsubscribe, deadletters,
-    replay, stats; resources acomm://inbox, acomm://channel/{name} and
-    acomm://thread/{correlation_id}, with a resources/updated notification when the inbox
-    changes. The agent is fixed here: no tool can act as another. Needs the `mcp` extra.
+    query, respond, thread, messages, show, channels, channel_create, channel_join, subscribe,
+    unsubscribe, deadletters, replay, stats, whois, list_agents, task_create, task_accept,
+    task_update, task_complete, task_fail, task_show, task_list, capability_list,
+    capability_show, trace, each with an output schema; resources acomm://inbox,
+    acomm://channel/{name} and acomm://thread/{correlation_id}, with a resources/updated
+    notification when the inbox changes. The agent is fixed here: no tool can act as another.
+    Needs the `mcp` extra.
 
     Example: acomm mcp --as lead --print-config claude
     """
@@ -146,6 +149,8 @@ def _encoders() -> Encoders:
         render_deadletters,
         render_messages,
         render_operations,
+        render_tasks,
+        render_traces,
     )
 
     return Encoders(
@@ -158,4 +163,6 @@ def _encoders() -> Encoders:
         nack=render_acks.nack_doc,
         agent=render_agents.agent_doc,
         agents=render_agents.agents_doc,
+        task=render_tasks.task_doc,
+        trace=render_traces.trace_doc,
     )

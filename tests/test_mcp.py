@@ -45,6 +45,18 @@ TOOLS = {
     "stats",
     "whois",
     "list_agents",
+    "channel_create",
+    "channel_join",
+    "task_create",
+    "task_accept",
+    "task_update",
+    "task_complete",
+    "task_fail",
+    "task_show",
+    "task_list",
+    "capability_list",
+    "capability_show",
+    "trace",
 }
 DEADLINE_S = 20.0
 
@@ -137,7 +149,7 @@ def test_every_tool_over_stdio_against_a_shell_on_the_same_store(shared):
             second = sh("send", "jobs", "two", "--as", "alice")["id"]
             await call(c, "receive", channel="jobs")
             done = await call(c, "ack", message_id=[first, second])
-            assert [(d["message_id"], d["status"]) for d in done] == [
+            assert [(d["message_id"], d["status"]) for d in done["acks"]] == [
                 (first, "completed"),
                 (second, "completed"),
             ]
@@ -174,7 +186,9 @@ def test_every_tool_over_stdio_against_a_shell_on_the_same_store(shared):
             p = run("receive", "--as", "alice", "--type", "response", "--json")
             assert json.loads(p.stdout)["messages"][0]["content"] == "20"
             mine = await call(c, "query", channel="team", body="deploy?")
+            assert (mine["state"], mine["answer"]) == ("pending", None)
             corr = mine["correlation_id"]
+            assert mine["sent"]["correlation_id"] == corr
             sh("respond", corr, "yes", "--as", "alice")
             thread = await call(c, "thread", correlation_id=corr)
             assert [m["content"] for m in thread["messages"]] == ["deploy?", "yes"]
@@ -216,14 +230,16 @@ def test_every_tool_over_stdio_against_a_shell_on_the_same_store(shared):
     anyio.run(main)
 
 
-def test_a_query_waits_for_its_answer_or_times_out_with_its_correlation_id(shared):
+def test_a_query_reports_the_state_of_its_answer(shared):
+    """timed_out (not an error: the question was asked), then answered with the answer."""
+
     async def main() -> None:
         async with server("bob") as c:
-            err = await refused(c, "query", channel="team", body="anyone?", wait_seconds=0.3)
-            assert err["code"] == "timeout" and err["correlation_id"]
-            sh("respond", err["correlation_id"], "late", "--as", "alice")
-            late = await call(c, "receive", type=["response"])
-            assert late["messages"][0]["content"] == "late"
+            late = await call(c, "query", channel="team", body="anyone?", wait_seconds=0.3)
+            assert (late["state"], late["answer"]) == ("timed_out", None)
+            sh("respond", late["correlation_id"], "late", "--as", "alice")
+            got = await call(c, "receive", type=["response"])
+            assert got["messages"][0]["content"] == "late"
 
             def answer() -> None:  # alice answers the next query from her shell
                 deadline = time.monotonic() + DEADLINE_S
@@ -237,12 +253,16 @@ def test_a_query_waits_for_its_answer_or_times_out_with_its_correlation_id(share
             alice = threading.Thread(target=answer)
             alice.start()
             try:
-                got = await call(
-                    c, "query", channel="team", body="the answer?", wait_seconds=DEADLINE_S
+                done = await call(
+                    c, "query", to="alice", body="the answer?", wait_seconds=DEADLINE_S
                 )
             finally:
                 alice.join()
-            assert (got["content"], got["sender"], got["type"]) == ("42", "alice", "response")
+            assert done["state"] == "answered"
+            assert done["sent"]["recipients"] == ["alice"]
+            a = done["answer"]
+            assert (a["content"], a["sender"], a["type"]) == ("42", "alice", "response")
+            assert a["correlation_id"] == done["correlation_id"]
 
     anyio.run(main)
 

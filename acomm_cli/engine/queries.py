@@ -11,8 +11,8 @@ from collections.abc import Callable
 from acomm_cli import clock, model
 from acomm_cli.engine import directory, presence, waiting
 from acomm_cli.engine.channels import channel_by_id
-from acomm_cli.engine.sending import Router, persist, plan_message, send
-from acomm_cli.errors import NotFound, ValidationFailed
+from acomm_cli.engine.sending import Router, persist, plan_message, send, send_direct
+from acomm_cli.errors import CommError, NotFound, ValidationFailed
 from acomm_cli.model import Message, MessageType, SendRequest, SendResult
 from acomm_cli.store import acks, reads, sending, stats, write
 
@@ -30,9 +30,12 @@ def query(
     timeout_ms: int | None = None,
     limits: model.Limits | None = None,
     wait_s: float | None = None,
+    *,
+    to: str | None = None,
 ) -> SendResult:
     """Send a query; with a timeout, deliveries not read by then expire (dead letters).
-    `wait_s` is checked here, before anything is sent, for `query --wait`."""
+    `wait_s` is checked here, before anything is sent, for `query --wait`. With `to`, the
+    query goes to that one agent on the direct channel with it (`req.channel` unused)."""
     if wait_s is not None:
         waiting.check_wait(wait_s)
     if timeout_ms is not None and timeout_ms <= 0:
@@ -42,7 +45,12 @@ def query(
         type=MessageType.QUERY.value,
         expires_at=now + timeout_ms if timeout_ms is not None else None,
     )
-    return send(conn, req, now, limits)
+    if to is None:
+        return send(conn, req, now, limits)
+    (result,) = send_direct(conn, replace(req, channel=None), [to], now, limits)
+    if isinstance(result, CommError):
+        raise result
+    return result
 
 
 def respond(

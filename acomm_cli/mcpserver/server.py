@@ -1,15 +1,16 @@
 """The MCP server over a Toolbox, on the official SDK (`mcp` >= 2.3, the `mcp` extra).
 
-Each tool is a thin async wrapper that runs the Toolbox method in a worker thread and returns
-the command's JSON document as the tool's text (and as structured content when it is an
-object). A CommError becomes a tool error whose text is `{"error": {code, message, ...}}`,
-the document `--json` prints on stderr. Arguments are checked against the tool's own input
-schema before the SDK sees them: an argument naming an identity (`as`, `sender`...) is
-`forbidden`, an unknown one or one of the wrong type is `validation_failed`, named by
-`field` (the SDK alone would ignore unknown arguments and answer type errors in pydantic's
-words, without a code). An integer outside SQLite's 64-bit range or a number that is not
-finite is `validation_failed` too, before the engine sees it; a number that overflows later
-(a time past what the clock holds) is the same error, never the SDK's generic one.
+Each tool is a thin async wrapper that runs the Toolbox method in a worker thread and
+returns the command's JSON document as the tool's text and as its structured content, which
+its declared output schema (schemas.py) describes. A CommError becomes a tool error whose
+text is `{"error": {code, message, ...}}`, the document `--json` prints on stderr. Arguments
+are checked against the tool's own input schema before the SDK sees them: an argument naming
+an identity (`as`, `sender`...) is `forbidden`, an unknown one or one of the wrong type is
+`validation_failed`, named by `field` (the SDK alone would ignore unknown arguments and
+answer type errors in pydantic's words, without a code). An integer outside SQLite's 64-bit
+range or a number that is not finite is `validation_failed` too, before the engine sees it;
+a number that overflows later (a time past what the clock holds) is the same error, never
+the SDK's generic one.
 
 Notifications: the agent's inbox is watched (watch.py) and a change is announced as
 `notifications/resources/updated` for `acomm://inbox`, to clients that subscribed with
@@ -148,11 +149,37 @@ def _numbers_in_range(value: Any) -> bool:
 
 
 def _short(err: Any) -> str:
-    """jsonschema's message for an anyOf (`x | None`) names every branch: say what fits."""
+    """What is wrong, in JSON's words (no Python reprs): for an optional argument (`x |
+    None`, an anyOf) the failure inside the branch that is not null, with its path inside
+    the argument (`event_type: "poke" is not one of ...`)."""
     if err.validator == "anyOf":
+        inner = [
+            e
+            for e in err.context or ()
+            if not (e.validator == "type" and e.validator_value == "null")
+        ]
+        if inner and (inner[0].validator != "type" or inner[0].relative_path):
+            first = inner[0]
+            where = "".join(
+                f"[{p}]" if isinstance(p, int) else f".{p}" for p in first.relative_path
+            )
+            return (where.lstrip(".") + ": " if where else "") + _short(first)
         kinds = [s.get("type") for s in err.validator_value if s.get("type") != "null"]
-        return f"{err.instance!r} is not of type {' or '.join(map(str, kinds))}"
+        return f"{_shown(err.instance)} is not of type {' or '.join(map(str, kinds))}"
+    if err.validator == "enum":
+        allowed = ", ".join(_shown(v) for v in err.validator_value)
+        return f"{_shown(err.instance)} is not one of {allowed}"
+    if err.validator == "type":
+        return f"{_shown(err.instance)} is not of type {err.validator_value}"
+    if err.validator == "required" and isinstance(err.instance, dict):
+        missing = [n for n in err.validator_value if n not in err.instance]
+        return f"{', '.join(missing)} required"
     return str(err.message)
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 class ArgumentCheck:
@@ -283,10 +310,17 @@ def build(box: Toolbox) -> MCPServer:
 
 
 def _tools(server: MCPServer, box: Toolbox) -> None:
-    from acomm_cli.mcpserver import toolset
+    """Each tool with its output schema (schemas.py): the SDK publishes a schema set on the
+    tool's metadata as its outputSchema; the tools build their own results, so the SDK
+    validates nothing itself, and a client validates what it receives."""
+    from acomm_cli.mcpserver import schemas, toolset
 
     for fn, read_only in toolset.tools(box, _run):
         server.add_tool(fn, annotations=ToolAnnotations(read_only_hint=read_only))
+        tool = server._tool_manager.get_tool(fn.__name__)
+        assert tool is not None
+        tool.fn_metadata.output_schema = schemas.output_schema(fn.__name__)
+        tool.__dict__.pop("output_schema", None)  # a cached read before this
 
 
 def _resources(server: MCPServer, box: Toolbox) -> None:

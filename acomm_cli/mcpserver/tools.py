@@ -10,19 +10,20 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from acomm_cli import clock, model
-from acomm_cli.errors import CommError, Timeout, ValidationFailed
+from acomm_cli.errors import CommError, ValidationFailed
 from acomm_cli.lite.records import asdict  # the engine's results are lite records
 from acomm_cli.model import Message, MessageFilter, QueryResult, SendRequest
 
 MAX_WAIT_S = 60.0  # a tool call holds the client's turn: longer waits are refused
 MAX_LIMIT = 1000
+MAX_ATTACHMENTS = 100  # files on one message through a tool call
 
 Doc = dict[str, Any]
 
@@ -41,6 +42,8 @@ class Encoders:
     nack: Callable[[Doc], Doc]
     agent: Callable[[Any], Doc] | None = None  # `agent show`'s document
     agents: Callable[[Any], Doc] | None = None  # `agent list`'s document
+    task: Callable[[Any], Doc] | None = None  # `task show`'s document
+    trace: Callable[[Any], Doc] | None = None  # `trace`'s document
 
 
 @dataclass(frozen=True)
@@ -145,12 +148,18 @@ class Toolbox:
         ttl: str | None = None,
         event: dict[str, Any] | None = None,
         trace_id: str | None = None,
+        format: str | None = None,
+        subject: str | None = None,
+        attachments: Sequence[Mapping[str, Any]] | None = None,
     ) -> tuple[Doc, bool]:
-        """`acomm send CHANNEL` or `send --to A,B`: (document, whether any recipient failed)."""
+        """`acomm send CHANNEL` or `send --to A,B`: (document, whether any recipient failed).
+        The files are decoded and checked (as `send --attach` checks its files) before the
+        store is opened."""
         from acomm_cli.engine import sending
 
         if (channel is None) == (to is None):
             raise ValidationFailed("channel: give exactly one of channel and to", field="channel")
+        rich = self._rich(format, subject, attachments)
         now = clock.now_ms()
         req = SendRequest(
             sender=self.agent,
@@ -166,6 +175,7 @@ class Toolbox:
             ttl_ms=_duration(ttl, "ttl"),
             event=event,
             trace_id=trace_id,
+            rich=rich,
         )
         with self._store(write=True) as conn:
             if to is None:
@@ -188,33 +198,55 @@ class Toolbox:
     def query(
         self,
         *,
-        channel: str,
         body: str,
+        channel: str | None = None,
+        to: str | None = None,
         timeout: str | None = None,
         wait_seconds: float | None = None,
         priority: str = "normal",
         topic: str | None = None,
+        trace_id: str | None = None,
     ) -> Doc:
-        """Without a wait, the query's send document (its correlation_id); with one, the
-        first answer (marked read), or a `timeout` error naming the correlation id."""
+        """`acomm query`, on a channel or to one agent (`to`), as the answer's state:
+        `pending` without a wait; with one, `answered` (the first answer, marked read) or
+        `timed_out` (a later answer arrives in receive; `thread` shows it)."""
         from acomm_cli.engine import queries
 
+        if (channel is None) == (to is None):
+            raise ValidationFailed("channel: give exactly one of channel and to", field="channel")
         wait = _bounded_wait(wait_seconds)
         req = SendRequest(
-            sender=self.agent, content=body, channel=channel, priority=priority, topic=topic
+            sender=self.agent,
+            content=body,
+            channel=channel,
+            priority=priority,
+            topic=topic,
+            trace_id=trace_id,
         )
         with self._store(write=True) as conn:
             sent = queries.query(
-                conn, req, clock.now_ms(), _duration(timeout, "timeout"), self.options.limits, wait
+                conn,
+                req,
+                clock.now_ms(),
+                _duration(timeout, "timeout"),
+                self.options.limits,
+                wait,
+                to=to,
             )
-            if wait is None:
-                return self.enc.send(sent)
             asked = sent.correlation_id
             assert asked is not None  # send gives every query a correlation id
-            answer = queries.await_response(conn, asked, self.agent, wait, self.stop.is_set)
-        if answer is None:
-            raise Timeout(f"no response to {asked} within {wait:g}s", correlation_id=asked)
-        return self.enc.message(answer)
+            answer = (
+                None
+                if wait is None
+                else queries.await_response(conn, asked, self.agent, wait, self.stop.is_set)
+            )
+        state = "pending" if wait is None else "answered" if answer is not None else "timed_out"
+        return {
+            "state": state,
+            "correlation_id": asked,
+            "sent": self.enc.send(sent),
+            "answer": None if answer is None else self.enc.message(answer),
+        }
 
     def respond(self, *, correlation_id: str, body: str, priority: str = "normal") -> Doc:
         from acomm_cli.engine import queries
@@ -260,8 +292,9 @@ class Toolbox:
 
     def ack(
         self, *, message_id: int | list[int], status: str = "completed", note: str | None = None
-    ) -> Doc | list[Doc]:
-        """One id: one document; several: a list in their order, all or none (as `ack`)."""
+    ) -> Doc:
+        """One id: one document; several: `{acks: [...]}` in their order, all or none (as
+        `ack`; a tool's structured result is an object)."""
         from acomm_cli.engine import acking
 
         now = clock.now_ms()
@@ -273,7 +306,7 @@ class Toolbox:
             if not message_id:
                 raise ValidationFailed("message_id: give at least one id", field="message_id")
             results = acking.ack_many(conn, message_id, self.agent, status, note, now)
-        return [self.enc.ack(asdict(r)) for r in results]
+        return {"acks": [self.enc.ack(asdict(r)) for r in results]}
 
     def nack(
         self,
@@ -367,6 +400,186 @@ class Toolbox:
             )
         return self.enc.agents(items)
 
+    # ------------------------------------------------------------ channels
+
+    def channel_create(
+        self,
+        *,
+        name: str,
+        type: str = "group",
+        delivery: str | None = None,
+        ack_timeout: str | None = None,
+        max_retries: int | None = None,
+        message_ttl: str | None = None,
+        echo: bool | None = None,
+        if_not_exists: bool = False,
+    ) -> Doc:
+        """`acomm channel create NAME`: owned by this agent."""
+        from acomm_cli.engine import channels
+
+        cfg = channels.channel_config(
+            delivery=delivery,
+            ack_timeout_ms=_duration(ack_timeout, "ack_timeout"),
+            max_retries=max_retries,
+            message_ttl_ms=_duration(message_ttl, "message_ttl"),
+            echo=echo,
+        )
+        with self._store(write=True) as conn:
+            ch = channels.create_channel(
+                conn, name, type, self.agent, cfg, clock.now_ms(), if_not_exists=if_not_exists
+            )
+        return self.enc.channel(ch)
+
+    def channel_join(self, *, channel: str, member: str | None = None, role: str = "member") -> Doc:
+        """`acomm channel join CHANNEL MEMBER --as AGENT`: this agent adds `member` (itself
+        by default), which takes the channel's owner or an admin."""
+        from acomm_cli.engine import channels
+
+        with self._store(write=True) as conn:
+            r = channels.join_channel(
+                conn, channel, member or self.agent, role, clock.now_ms(), by=self.agent
+            )
+        return {**self.enc.channel(r.channel), "changed": r.changed}
+
+    # ------------------------------------------------------------ tasks
+
+    def _task(self, task: Any) -> Doc:
+        assert self.enc.task is not None
+        return self.enc.task(task)
+
+    def task_create(
+        self,
+        *,
+        body: str,
+        to: str | None = None,
+        capability: str | None = None,
+        eta_required: bool = False,
+    ) -> Doc:
+        from acomm_cli.engine import tasks
+
+        with self._store(write=True) as conn:
+            task = tasks.create(
+                conn,
+                self.agent,
+                to,
+                body,
+                clock.now_ms(),
+                capability=capability,
+                eta_required=eta_required,
+                limits=self.options.limits,
+            )
+        return self._task(task)
+
+    def task_accept(
+        self, *, task_id: int | str, eta: str | None = None, plan: str | None = None
+    ) -> Doc:
+        from acomm_cli.engine import tasks
+
+        with self._store(write=True) as conn:
+            task = tasks.accept(
+                conn,
+                task_id,
+                self.agent,
+                clock.now_ms(),
+                eta=eta,
+                plan=plan,
+                limits=self.options.limits,
+            )
+        return self._task(task)
+
+    def task_update(
+        self, *, task_id: int | str, progress: int | None = None, note: str | None = None
+    ) -> Doc:
+        from acomm_cli.engine import tasks
+
+        with self._store(write=True) as conn:
+            task = tasks.update(
+                conn,
+                task_id,
+                self.agent,
+                clock.now_ms(),
+                progress=progress,
+                note=note,
+                limits=self.options.limits,
+            )
+        return self._task(task)
+
+    def task_complete(self, *, task_id: int | str, result: str | None = None) -> Doc:
+        from acomm_cli.engine import tasks
+
+        with self._store(write=True) as conn:
+            task = tasks.complete(
+                conn,
+                task_id,
+                self.agent,
+                clock.now_ms(),
+                content=result,
+                limits=self.options.limits,
+            )
+        return self._task(task)
+
+    def task_fail(self, *, task_id: int | str, reason: str) -> Doc:
+        from acomm_cli.engine import tasks
+
+        with self._store(write=True) as conn:
+            task = tasks.fail(
+                conn, task_id, self.agent, clock.now_ms(), reason=reason, limits=self.options.limits
+            )
+        return self._task(task)
+
+    def task_show(self, *, task_id: int | str) -> Doc:
+        from acomm_cli.engine import tasks
+
+        with self._store(write=False) as conn:
+            task = tasks.show(conn, task_id, clock.now_ms())
+        return self._task(task)
+
+    def task_list(
+        self, *, mine: bool = False, state: str | None = None, limit: int = 100, offset: int = 0
+    ) -> Doc:
+        from acomm_cli.engine import tasks
+
+        limit = _limit(limit)
+        if offset < 0:
+            raise ValidationFailed(
+                f"offset: {offset} must not be negative", field="offset", value=offset
+            )
+        with self._store(write=False) as conn:
+            found, total = tasks.list_tasks(
+                conn,
+                clock.now_ms(),
+                agent=self.agent if mine else None,
+                state=state,
+                limit=limit,
+                offset=offset,
+            )
+        return {
+            "tasks": [self._task(t) for t in found],
+            "total_count": total,
+            "has_more": total > offset + len(found),
+        }
+
+    # ------------------------------------------------------------ capabilities, traces
+
+    def capability_list(self, *, state: str | None = None) -> Doc:
+        from acomm_cli.engine import capabilities
+
+        with self._store(write=False) as conn:
+            return {"capabilities": capabilities.list_caps(conn, state=state)}
+
+    def capability_show(self, *, capability_id: str) -> Doc:
+        from acomm_cli.engine import capabilities
+
+        with self._store(write=False) as conn:
+            return capabilities.show(conn, capability_id)
+
+    def trace(self, *, trace_id: str) -> Doc:
+        from acomm_cli.engine import traces
+
+        assert self.enc.trace is not None
+        with self._store(write=False) as conn:
+            return self.enc.trace(traces.tree(conn, trace_id))
+
     # ------------------------------------------------------------ subscriptions
 
     def subscribe(self, *, channel: str, pattern: str) -> Doc:
@@ -445,6 +658,28 @@ class Toolbox:
 
     # ------------------------------------------------------------ helpers
 
+    def _rich(
+        self, fmt: str | None, subject: str | None, files: Sequence[Mapping[str, Any]] | None
+    ) -> model.RichParts | None:
+        """format, subject and files as `send --format/--subject/--attach` takes them: each
+        file's base64 is bounded by the size limits before it is decoded."""
+        from acomm_cli.engine import attachments
+
+        limits = self.options.limits or model.Limits()
+        if files is not None and len(files) > MAX_ATTACHMENTS:
+            raise ValidationFailed(
+                f"attachments: {len(files)} files; at most {MAX_ATTACHMENTS}",
+                field="attachments",
+            )
+        try:
+            return attachments.parts_of_data(
+                fmt, subject, [_decoded(f, limits) for f in files or ()], limits
+            )
+        except CommError as exc:
+            if exc.field == "attach":  # the command line's option; here this argument
+                exc.field = "attachments"
+            raise
+
     @staticmethod
     def _filter(
         *,
@@ -461,6 +696,9 @@ class Toolbox:
         order: str | None = None,
         limit: int = 100,
         offset: int = 0,
+        event_type: str | None = None,
+        thread: str | None = None,
+        actor: str | None = None,
     ) -> MessageFilter:
         """The filters `receive` and `messages` share, read as the command line reads them."""
         now = clock.now_ms()
@@ -482,4 +720,33 @@ class Toolbox:
             order=order,
             limit=limit,
             offset=offset,
+            event_type=model.event_type(event_type) if event_type is not None else None,
+            thread_id=thread,
+            actor=actor,
         )
+
+
+def _decoded(file: Mapping[str, Any], limits: model.Limits) -> tuple[str, bytes]:
+    """(name, bytes) of one `attachments` item; its base64 longer than the largest file
+    allowed is refused unread (a file past limits.max_attachment_bytes, exit 6 as on the
+    command line)."""
+    import base64
+    import binascii
+
+    from acomm_cli.errors import AttachmentTooLarge
+
+    name, text = file["name"], file["content_base64"]
+    cap = limits.max_attachment_bytes or limits.max_message_attachment_bytes
+    if cap and len(text) > 4 * (cap // 3 + 1):
+        raise AttachmentTooLarge(
+            f"attachments: {name} is more than limits.max_attachment_bytes ({cap})",
+            field="attachments",
+            value=name,
+            limit=cap,
+        )
+    try:
+        return name, base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        raise ValidationFailed(
+            f"attachments: the content of {name!r} is not base64", field="attachments", value=name
+        ) from None

@@ -2,16 +2,15 @@
 Toolbox method. The SDK builds each tool's input schema from these signatures; server.py
 checks every call against it before anything runs. None of them takes an identity."""
 
-from __future__ import annotations
-
 from collections.abc import Awaitable, Callable
 from functools import partial
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from mcp_types import CallToolResult
-from pydantic import Field
+from pydantic import Field, WithJsonSchema
+from typing_extensions import TypedDict  # pydantic needs this one below Python 3.12
 
-from acomm_cli.mcpserver.tools import MAX_LIMIT, MAX_WAIT_S, Toolbox
+from acomm_cli.mcpserver.tools import MAX_ATTACHMENTS, MAX_LIMIT, MAX_WAIT_S, Toolbox
 
 Run = Callable[[Callable[[], Any]], Awaitable[CallToolResult]]
 Tool = Callable[..., Awaitable[CallToolResult]]
@@ -21,15 +20,28 @@ Body = Annotated[str, Field(description="The message content.")]
 ChannelName = Annotated[str, Field(description="Channel name.")]
 OptChannel = Annotated[str | None, Field(description="Only this channel.")]
 MessageId = Annotated[int, Field(description="The message id.")]
-Priority = Annotated[str, Field(description="low, normal, high, urgent, critical or 0-4.")]
-Topic = Annotated[str | None, Field(description="Topic (needed on pubsub channels).")]
-MsgType = Annotated[
-    str,
-    Field(
-        description="Message type: text, command, notification, "
-        "broadcast, error... (as `acomm send --type`)."
-    ),
+PriorityArg = Literal["low", "normal", "high", "urgent", "critical", "0", "1", "2", "3", "4"]
+MessageTypeArg = Literal[
+    "text", "command", "query", "response", "acknowledgment", "notification", "broadcast", "error"
 ]
+StatusArg = Literal["sent", "delivered", "acknowledged", "dead_letter", "in_progress"]
+ReasonArg = Literal[
+    "max_retries_exceeded",
+    "expired",
+    "recipient_left",
+    "dispatch_failed",
+    "no_owner",
+    "owner_offline",
+    "federation_max_attempts",
+    "nacked",
+    "channel_deleted",
+]
+KindArg = Literal["agent", "human", "service"]
+Priority = Annotated[
+    PriorityArg, Field(description="The priority (a name, or 0-4 low to critical).")
+]
+Topic = Annotated[str | None, Field(description="Topic (needed on pubsub channels).")]
+MsgType = Annotated[MessageTypeArg, Field(description="The message type (as `send --type`).")]
 Corr = Annotated[str, Field(description="The query's correlation id.")]
 Duration = Annotated[str | None, Field(description="A duration: 30s, 5m, 2h, 1d.")]
 Wait = Annotated[
@@ -41,10 +53,10 @@ Metadata = Annotated[
     dict[str, str] | None, Field(description="String key/value pairs stored with the message.")
 ]
 FromAgent = Annotated[str | None, Field(description="Only messages from this agent.")]
-Types = Annotated[list[str] | None, Field(description="Only these message types.")]
-Statuses = Annotated[list[str] | None, Field(description="Only messages in these statuses.")]
+Types = Annotated[list[MessageTypeArg] | None, Field(description="Only these message types.")]
+Statuses = Annotated[list[StatusArg] | None, Field(description="Only messages in these statuses.")]
 Grep = Annotated[str | None, Field(description="Only contents matching this regular expression.")]
-PriorityMin = Annotated[str | None, Field(description="Only this priority or higher.")]
+PriorityMin = Annotated[PriorityArg | None, Field(description="Only this priority or higher.")]
 Since = Annotated[str | None, Field(description="From this time: ISO 8601 or relative (-1h).")]
 Until = Annotated[str | None, Field(description="Up to this time: ISO 8601 or relative.")]
 TraceArg = Annotated[
@@ -54,16 +66,84 @@ TraceArg = Annotated[
         "as a W3C trace id); default: its question's or thread's trace, else a new one."
     ),
 ]
+# the event object: its closed fields as enums, the rest checked by the engine as `send
+# --event-*` options are (an unknown key is refused there, naming it)
+EVENT_SCHEMA = {
+    "type": "object",
+    "required": ["event_type"],
+    "properties": {
+        "event_type": {
+            "enum": [
+                "comment.created",
+                "comment.replied",
+                "mention.created",
+                "like.created",
+                "thread.created",
+                "agent.action.feedback",
+            ]
+        },
+        "action_hint": {"enum": ["notify_only", "consider_reply", "must_reply"]},
+        "depth": {"enum": [1, 2, 3], "description": "Comment events only."},
+        "event_id": {"description": "A repeat on the channel is not sent again."},
+        "occurred_at": {"description": "ISO 8601."},
+        "actor": {},
+        "target": {},
+        "thread_id": {},
+        "comment_id": {},
+        "parent_comment_id": {},
+        "language": {},
+    },
+}
 EventArg = Annotated[
-    dict[str, Any] | None,
+    Annotated[dict[str, Any], WithJsonSchema(EVENT_SCHEMA)] | None,
+    Field(description="The notification event the message carries (as `send --event-type`)."),
+]
+
+# closed sets as enums in the input schema: the argument check refuses anything else, naming
+# the argument (the values are the model's: tests/test_mcp_tools.py checks they agree)
+AckStatusArg = Literal["received", "in_progress", "completed", "failed"]
+EventTypeArg = Literal[
+    "comment.created",
+    "comment.replied",
+    "mention.created",
+    "like.created",
+    "thread.created",
+    "agent.action.feedback",
+]
+TaskStateArg = Literal[
+    "created", "accepted", "updated", "completed", "failed", "overdue", "incident"
+]
+ChannelTypeArg = Literal["direct", "group", "broadcast", "pubsub", "queue"]
+DeliveryArg = Literal["at-most-once", "at-least-once", "exactly-once"]
+RoleArg = Literal["member", "observer"]
+FormatArg = Literal["text", "markdown"]
+
+
+class AttachmentArg(TypedDict):
+    name: Annotated[str, Field(description="The file's name on the message (no /).")]
+    content_base64: Annotated[str, Field(description="The file's bytes, base64 (RFC 4648).")]
+
+
+Format = Annotated[FormatArg | None, Field(description="How the body is written.")]
+Subject = Annotated[
+    str | None, Field(description="A subject line (one line, at most 256 characters).")
+]
+Attachments = Annotated[
+    list[AttachmentArg] | None,
     Field(
-        description="The notification event the message carries: event_type (comment.created, "
-        "comment.replied, mention.created, like.created, thread.created, "
-        "agent.action.feedback) and optionally event_id (a repeat on the channel is not sent "
-        "again), occurred_at, actor, target, thread_id, comment_id, parent_comment_id, depth "
-        "(1-3, comment events), language, action_hint (notify_only, consider_reply, "
-        "must_reply)."
+        description="Files the message carries, as `send --attach`: the same size limits "
+        "(limits.max_attachment_bytes a file, limits.max_message_attachment_bytes all). "
+        "Not to an agent on another node.",
+        max_length=MAX_ATTACHMENTS,
     ),
+]
+EventTypeFilter = Annotated[
+    EventTypeArg | None, Field(description="Only messages carrying this event type.")
+]
+ThreadFilter = Annotated[str | None, Field(description="Only events of this thread id.")]
+ActorFilter = Annotated[str | None, Field(description="Only events by this actor.")]
+TaskId = Annotated[
+    int | str, Field(description="The task id (its message's id here), or its global id.")
 ]
 
 
@@ -101,6 +181,9 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
         ] = None,
         event: EventArg = None,
         trace_id: TraceArg = None,
+        format: Format = None,
+        subject: Subject = None,
+        attachments: Attachments = None,
     ) -> CallToolResult:
         """Send a message on a channel, or directly to agents with `to` (acomm send).
         Returns the send document: id, channel, recipients, status, correlation_id..."""
@@ -120,6 +203,9 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
                 ttl=ttl,
                 event=event,
                 trace_id=trace_id,
+                format=format,
+                subject=subject,
+                attachments=attachments,
             )
         )
 
@@ -132,6 +218,9 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
         metadata: Metadata = None,
         event: EventArg = None,
         trace_id: TraceArg = None,
+        format: Format = None,
+        subject: Subject = None,
+        attachments: Attachments = None,
     ) -> CallToolResult:
         """Publish on a pubsub channel: delivered to the agents whose subscription pattern
         matches the topic (acomm publish)."""
@@ -146,6 +235,9 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
                 metadata=metadata,
                 event=event,
                 trace_id=trace_id,
+                format=format,
+                subject=subject,
+                attachments=attachments,
             )
         )
 
@@ -153,11 +245,10 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
         peek: Annotated[bool, Field(description="Look without marking anything read.")] = False,
         wait_seconds: Wait = None,
         ack: Annotated[
-            str | None,
+            AckStatusArg | None,
             Field(
-                description="Also acknowledge what is returned with this status "
-                "(received, in_progress, completed, failed), in the same "
-                "transaction."
+                description="Also acknowledge what is returned with this status, in the "
+                "same transaction."
             ),
         ] = None,
         channel: OptChannel = None,
@@ -171,6 +262,9 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
         priority_min: PriorityMin = None,
         since: Since = None,
         until: Until = None,
+        event_type: EventTypeFilter = None,
+        thread: ThreadFilter = None,
+        actor: ActorFilter = None,
         limit: Limit = 100,
     ) -> CallToolResult:
         """Your unread messages, oldest first (highest priority first); marks them read
@@ -192,6 +286,9 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
                 priority_min=priority_min,
                 since=since,
                 until=until,
+                event_type=event_type,
+                thread=thread,
+                actor=actor,
             )
         )
 
@@ -199,13 +296,11 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
         message_id: Annotated[
             int | list[int], Field(description="The message id, or several (all or none).")
         ],
-        status: Annotated[
-            str, Field(description="received, in_progress, completed or failed.")
-        ] = "completed",
+        status: Annotated[AckStatusArg, Field(description="The acknowledgement.")] = "completed",
         note: Annotated[str | None, Field(description="Details for the sender.")] = None,
     ) -> CallToolResult:
         """Acknowledge a message you received: stops its retries and tells the sender
-        (acomm ack)."""
+        (acomm ack). Several ids: {acks: [...]}, all or none."""
         return await run(partial(box.ack, message_id=message_id, status=status, note=note))
 
     async def nack(
@@ -230,8 +325,11 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
         )
 
     async def query(
-        channel: ChannelName,
         body: Annotated[str, Field(description="The question.")],
+        channel: Annotated[
+            str | None, Field(description="The channel to ask on (or give `to`).")
+        ] = None,
+        to: Annotated[str | None, Field(description="Ask this one agent directly instead.")] = None,
         wait_seconds: Wait = None,
         timeout: Annotated[
             str | None,
@@ -242,19 +340,23 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
         ] = None,
         priority: Priority = "normal",
         topic: Topic = None,
+        trace_id: TraceArg = None,
     ) -> CallToolResult:
-        """Ask a question on a channel (acomm query). Without wait_seconds, returns the send
-        document with its correlation_id (read answers later with thread or receive); with
-        it, the first answer, or a timeout error carrying the correlation_id."""
+        """Ask a question on a channel or one agent (acomm query). Returns {state,
+        correlation_id, sent, answer}: without wait_seconds `pending` (read answers later
+        with thread or receive); with it `answered` (the first answer, marked read) or
+        `timed_out`."""
         return await run(
             partial(
                 box.query,
                 channel=channel,
+                to=to,
                 body=body,
                 timeout=timeout,
                 wait_seconds=wait_seconds,
                 priority=priority,
                 topic=topic,
+                trace_id=trace_id,
             )
         )
 
@@ -287,8 +389,13 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
         priority_min: PriorityMin = None,
         since: Since = None,
         until: Until = None,
-        sort: Annotated[str | None, Field(description="created, priority or id.")] = None,
-        order: Annotated[str | None, Field(description="asc or desc.")] = None,
+        event_type: EventTypeFilter = None,
+        thread: ThreadFilter = None,
+        actor: ActorFilter = None,
+        sort: Annotated[
+            Literal["created", "priority", "id"] | None, Field(description="The order's key.")
+        ] = None,
+        order: Annotated[Literal["asc", "desc"] | None, Field(description="The direction.")] = None,
         limit: Limit = 100,
         offset: Offset = 0,
     ) -> CallToolResult:
@@ -306,6 +413,9 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
                 priority_min=priority_min,
                 since=since,
                 until=until,
+                event_type=event_type,
+                thread=thread,
+                actor=actor,
                 sort=sort,
                 order=order,
                 limit=limit,
@@ -342,10 +452,7 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
     async def deadletters(
         channel: OptChannel = None,
         recipient: Annotated[str | None, Field(description="Only this recipient's.")] = None,
-        reason: Annotated[
-            str | None,
-            Field(description="Only this reason (max_retries_exceeded, expired, nacked, ...)."),
-        ] = None,
+        reason: Annotated[ReasonArg | None, Field(description="Only this reason.")] = None,
         message_id: Annotated[int | None, Field(description="Only this message's.")] = None,
         limit: Limit = 100,
         offset: Offset = 0,
@@ -388,9 +495,7 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
         return await run(partial(box.whois, name=name))
 
     async def list_agents(
-        kind: Annotated[
-            str | None, Field(description="Only this kind: agent, human or service.")
-        ] = None,
+        kind: Annotated[KindArg | None, Field(description="Only this kind.")] = None,
         active: Annotated[
             str | None, Field(description="Only those seen within this duration: 5m, 1h.")
         ] = None,
@@ -400,6 +505,142 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
         return await run(
             partial(box.list_agents, kind=kind, active=active, include_retired=include_retired)
         )
+
+    async def channel_create(
+        name: Annotated[str, Field(description="The new channel's name.")],
+        type: Annotated[ChannelTypeArg, Field(description="The channel's type.")] = "group",
+        delivery: Annotated[
+            DeliveryArg | None, Field(description="The delivery guarantee (default: the store's).")
+        ] = None,
+        ack_timeout: Annotated[
+            str | None, Field(description="Redeliver unacknowledged messages after this long.")
+        ] = None,
+        max_retries: Annotated[
+            int | None, Field(description="Redeliveries before a dead letter.", ge=0)
+        ] = None,
+        message_ttl: Annotated[
+            str | None, Field(description="Dead-letter messages unread after this long.")
+        ] = None,
+        echo: Annotated[bool | None, Field(description="Senders receive their own.")] = None,
+        if_not_exists: Annotated[
+            bool, Field(description="Succeed if it exists with the same type.")
+        ] = False,
+    ) -> CallToolResult:
+        """Create a channel that you own (acomm channel create). Returns the channel."""
+        return await run(
+            partial(
+                box.channel_create,
+                name=name,
+                type=type,
+                delivery=delivery,
+                ack_timeout=ack_timeout,
+                max_retries=max_retries,
+                message_ttl=message_ttl,
+                echo=echo,
+                if_not_exists=if_not_exists,
+            )
+        )
+
+    async def channel_join(
+        channel: ChannelName,
+        member: Annotated[str | None, Field(description="The agent to add (default: you).")] = None,
+        role: Annotated[RoleArg, Field(description="The member's role.")] = "member",
+    ) -> CallToolResult:
+        """Add an agent (yourself included) to a channel you own or administer (acomm
+        channel join); others are forbidden. Returns the channel and `changed`."""
+        return await run(partial(box.channel_join, channel=channel, member=member, role=role))
+
+    async def task_create(
+        body: Annotated[str, Field(description="What to do.")],
+        to: Annotated[
+            str | None,
+            Field(description="The agent that owns the task (with capability: its owner)."),
+        ] = None,
+        capability: Annotated[
+            str | None,
+            Field(description="A published capability: the task goes to its owner."),
+        ] = None,
+        eta_required: Annotated[
+            bool, Field(description="The owner must accept with an ETA.")
+        ] = False,
+    ) -> CallToolResult:
+        """Delegate a task to an agent (acomm task create). Returns the task."""
+        return await run(
+            partial(
+                box.task_create, body=body, to=to, capability=capability, eta_required=eta_required
+            )
+        )
+
+    async def task_accept(
+        task_id: TaskId,
+        eta: Annotated[
+            str | None,
+            Field(description="When it will be done: a duration from now (10m) or ISO 8601."),
+        ] = None,
+        plan: Annotated[str | None, Field(description="How, in a sentence.")] = None,
+    ) -> CallToolResult:
+        """Take on a task you own, with an ETA (acomm task accept)."""
+        return await run(partial(box.task_accept, task_id=task_id, eta=eta, plan=plan))
+
+    async def task_update(
+        task_id: TaskId,
+        progress: Annotated[int | None, Field(description="Percent done.", ge=0, le=100)] = None,
+        note: Annotated[str | None, Field(description="What happened.")] = None,
+    ) -> CallToolResult:
+        """Report progress on a task you accepted (acomm task update)."""
+        return await run(partial(box.task_update, task_id=task_id, progress=progress, note=note))
+
+    async def task_complete(
+        task_id: TaskId,
+        result: Annotated[
+            str | None, Field(description="The result, sent to the creator as a response.")
+        ] = None,
+    ) -> CallToolResult:
+        """Finish a task you own (acomm task complete)."""
+        return await run(partial(box.task_complete, task_id=task_id, result=result))
+
+    async def task_fail(
+        task_id: TaskId,
+        reason: Annotated[str, Field(description="Why, for the creator.")],
+    ) -> CallToolResult:
+        """Give up or decline a task you own (acomm task fail)."""
+        return await run(partial(box.task_fail, task_id=task_id, reason=reason))
+
+    async def task_show(task_id: TaskId) -> CallToolResult:
+        """One task and its history (acomm task show)."""
+        return await run(partial(box.task_show, task_id=task_id))
+
+    async def task_list(
+        mine: Annotated[bool, Field(description="Only tasks you created or own.")] = False,
+        state: Annotated[TaskStateArg | None, Field(description="Only this state.")] = None,
+        limit: Limit = 100,
+        offset: Offset = 0,
+    ) -> CallToolResult:
+        """Tasks, newest first (acomm task list). Returns {tasks, total_count, has_more}."""
+        return await run(partial(box.task_list, mine=mine, state=state, limit=limit, offset=offset))
+
+    async def capability_list(
+        state: Annotated[
+            Literal["published", "unpublished"] | None, Field(description="Only this state.")
+        ] = None,
+    ) -> CallToolResult:
+        """The capability catalog: this store's, then (on a node) the room's (acomm
+        capability list)."""
+        return await run(partial(box.capability_list, state=state))
+
+    async def capability_show(
+        capability_id: Annotated[str, Field(description="The capability's id.")],
+    ) -> CallToolResult:
+        """One capability: its contract (a JSON Schema), owner, skills and installs (acomm
+        capability show)."""
+        return await run(partial(box.capability_show, capability_id=capability_id))
+
+    async def trace(
+        trace_id: Annotated[str, Field(description="The trace id (a message's trace_id).")],
+    ) -> CallToolResult:
+        """A trace's hops in causal order, each with its parent and latency (acomm
+        trace)."""
+        return await run(partial(box.trace, trace_id=trace_id))
 
     return [
         (send, False),
@@ -420,4 +661,16 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
         (stats, True),
         (whois, True),
         (list_agents, True),
+        (channel_create, False),
+        (channel_join, False),
+        (task_create, False),
+        (task_accept, False),
+        (task_update, False),
+        (task_complete, False),
+        (task_fail, False),
+        (task_show, True),
+        (task_list, True),
+        (capability_list, True),
+        (capability_show, True),
+        (trace, True),
     ]

@@ -115,9 +115,8 @@ def test_every_marker_is_known_and_every_skip_says_why():
                 bad.append(f"{page.name}:{n}: unknown marker {line.strip()!r}")
         for b in blocks(page):
             if b.kind in ("skip", "given") and not b.arg:
-                bad.append(
-                    f"{b.page}:{b.line}: `{b.kind}` needs {'a reason' if b.kind == 'skip' else 'a command'}"
-                )
+                needs = "a reason" if b.kind == "skip" else "a command"
+                bad.append(f"{b.page}:{b.line}: `{b.kind}` needs {needs}")
             if b.kind == "continue" and not any(b in c.blocks[1:] for c in CHAINS):
                 bad.append(f"{b.page}:{b.line}: `continue` follows no block that runs")
     assert not bad, "\n".join(bad)

@@ -236,6 +236,13 @@ _EVENTS = (
     " LEFT JOIN channels c ON c.id = e.channel_id"
     " WHERE e.message_id BETWEEN ? AND ? ORDER BY e.message_id"
 )
+# The first notice of each recipient of a message, on notifications' primary key.
+_NOTIFICATIONS = (
+    "SELECT n.message_id, n.recipient, n.how, n.notified_at, m.created_at FROM notifications n"
+    " LEFT JOIN messages m ON m.id = n.message_id"
+    " WHERE n.message_id BETWEEN ? AND ? ORDER BY n.message_id, n.recipient"
+)
+NOTIFICATION_COLUMNS = ("message_id", "recipient", "how", "notified_at", "created_at")
 # The messages this node emitted to another node (a `message` or a `reply` event, its first
 # attempt in the outbox) and, for a message, the sender's state of it (fed_sent): when its
 # `accepted` ack came back bounds the clock skew between the two nodes.
@@ -340,6 +347,7 @@ _BY_DATASET = {
     "tasks": _TASKS,
     "task_events": _TASK_EVENTS,
     "events": _EVENTS,
+    "notifications": _NOTIFICATIONS,
 }
 COLUMNS = {
     "messages": MESSAGE_COLUMNS,
@@ -354,6 +362,7 @@ COLUMNS = {
     "incidents": INCIDENT_COLUMNS,
     "agents": AGENT_COLUMNS,
     "events": EVENT_COLUMNS,
+    "notifications": NOTIFICATION_COLUMNS,
 }
 
 
@@ -366,6 +375,7 @@ _GUARDS = {
     "tasks": "SELECT EXISTS (SELECT 1 FROM tasks)",
     "task_events": "SELECT EXISTS (SELECT 1 FROM tasks)",
     "events": "SELECT EXISTS (SELECT 1 FROM message_events)",
+    "notifications": "SELECT EXISTS (SELECT 1 FROM notifications)",
 }
 
 

@@ -32,11 +32,12 @@ _ID, _S, _TS = "int64", "string", "timestamp"
 # absent: every export made before the number existed), 2 = + deliveries.lease_expired,
 # channels.lease_ms / message_ttl_ms / retry_failed, federation.to_agent / route_decision /
 # incident_at, and the delivery_attempts dataset; 3 = + the agents dataset; 4 = +
-# messages.trace_id; 5 = + the events dataset (the notification event a message carries).
+# messages.trace_id; 5 = + the events dataset (the notification event a message carries);
+# 6 = + the notifications dataset (the first notice of each recipient, and how).
 # Versions only
 # ever add columns and datasets, so every reader reads every version: a column a file lacks
 # reads as null, a dataset a manifest lacks is empty (docs/EXPORT.md).
-DATASET_VERSION = 5
+DATASET_VERSION = 6
 COMPUTED = ("priority_name", "exported_at")  # made by the export, not read from the store
 
 # Every dataset an export writes and an audit reads: to add one, add a row here and its
@@ -302,6 +303,19 @@ DATASET_TABLE: tuple[Dataset, ...] = (
             ("language", _S),
             ("action_hint", _S),
             ("content_preview", _S),
+            ("created_at", _TS),
+            ("exported_at", _TS),
+        ),
+    ),
+    # the first notice of each recipient of a message (notifications): when, and how (bridge,
+    # team_inbox, mcp, dispatch), with its message's creation time (the partition)
+    Dataset(
+        "notifications",
+        (
+            ("message_id", _ID),
+            ("recipient", _S),
+            ("how", _S),
+            ("notified_at", _TS),
             ("created_at", _TS),
             ("exported_at", _TS),
         ),

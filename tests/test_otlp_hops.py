@@ -50,7 +50,7 @@ def receiver(team: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Receiver]:
     got = Receiver(team)
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+        def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers["Content-Length"]))
             ro = sqlite3.connect(f"file:{got.store}?mode=ro", uri=True)
             try:  # what another process sees now: the command's commit, or not yet

@@ -12,10 +12,9 @@ from typing import Any
 import pytest
 from freezegun import freeze_time
 
-from tests.capfixtures import published
-
 from acomm_cli.engine import opening
 from acomm_cli.store import counters, write
+from tests.capfixtures import published
 
 pytestmark = pytest.mark.cli
 

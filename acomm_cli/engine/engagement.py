@@ -55,6 +55,8 @@ def of(conn: sqlite3.Connection, msg: Message) -> list[Engagement]:
     for d in msg.deliveries:
         routed = d.delivered_at or msg.deliver_at or msg.created_at
         notice = notices.get(d.recipient)
+        notified: int | None
+        by: str | None
         if notice is not None:
             notified, by = notice[0], WORDS.get(notice[1], notice[1])
         else:

@@ -19,9 +19,8 @@ from acomm_cli.errors import InvalidState, StoreUnavailable, ValidationFailed
 from acomm_cli.store import attachments as attachment_sql
 from acomm_cli.store import bridge as bridge_queries
 from acomm_cli.store import capabilities as cap_queries
-from acomm_cli.store import counters
+from acomm_cli.store import counters, maintenance, timers, write
 from acomm_cli.store import federation as fed_queries
-from acomm_cli.store import maintenance, timers, write
 from acomm_cli.store import queues as store_queues
 from acomm_cli.store import stats as stat_queries
 from acomm_cli.store import tasks as task_queries

@@ -463,6 +463,8 @@ def delete_selected(conn: sqlite3.Connection) -> tuple[int, int]:
     conn.execute(
         "DELETE FROM message_attachments WHERE message_id IN (SELECT id FROM temp.compact_ids)"
     )
+    # the first notice of each recipient (engagement) goes with its message
+    conn.execute("DELETE FROM notifications WHERE message_id IN (SELECT id FROM temp.compact_ids)")
     messages = conn.execute(
         "DELETE FROM messages WHERE id IN (SELECT id FROM temp.compact_ids)"
     ).rowcount

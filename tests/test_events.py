@@ -411,7 +411,7 @@ def test_the_events_dataset_carries_each_event(cli, office, tmp_path):
         for r in rows
     ] == [(mid, "comment.created", "human", 1, "look")]
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["dataset_version"] == 5
+    assert manifest["dataset_version"] == 6
 
 
 def test_a_bridge_response_file_carries_an_event(cli, office, tmp_path, monkeypatch):

@@ -3,6 +3,31 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterable
+
+HOWS = ("bridge", "team_inbox", "mcp", "dispatch")  # m022's CHECK on notifications.how
+
+
+def notify(conn: sqlite3.Connection, rows: Iterable[tuple[int, str, int, str]]) -> None:
+    """Record notices as (message_id, recipient, notified_at, how), inside the caller's
+    transaction. Only the first notice of a recipient of a message is kept: a later one
+    (a mirror written again, a retried run) leaves it as it was."""
+    conn.executemany(
+        "INSERT OR IGNORE INTO notifications (message_id, recipient, notified_at, how)"
+        " VALUES (?, ?, ?, ?)",
+        rows,
+    )
+
+
+def notified(conn: sqlite3.Connection, message_id: int) -> dict[str, tuple[int, str]]:
+    """Per recipient, (time, how) of the first notice kept for the message."""
+    return {
+        who: (at, how)
+        for who, at, how in conn.execute(
+            "SELECT recipient, notified_at, how FROM notifications WHERE message_id = ?",
+            (message_id,),
+        )
+    }
 
 
 def mirrored(conn: sqlite3.Connection, message_id: int) -> dict[str, tuple[int, str]]:

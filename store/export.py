@@ -257,6 +257,13 @@ ATTACHMENT_COLUMNS = (
     "content_type",
     "created_at",
 )
+# The first notice of each recipient of a message, on notifications' primary key.
+_NOTIFICATIONS = (
+    "SELECT n.message_id, n.recipient, n.how, n.notified_at, m.created_at FROM notifications n"
+    " LEFT JOIN messages m ON m.id = n.message_id"
+    " WHERE n.message_id BETWEEN ? AND ? ORDER BY n.message_id, n.recipient"
+)
+NOTIFICATION_COLUMNS = ("message_id", "recipient", "how", "notified_at", "created_at")
 # The messages this node emitted to another node (a `message` or a `reply` event, its first
 # attempt in the outbox) and, for a message, the sender's state of it (fed_sent): when its
 # `accepted` ack came back bounds the clock skew between the two nodes.
@@ -362,6 +369,7 @@ _BY_DATASET = {
     "task_events": _TASK_EVENTS,
     "events": _EVENTS,
     "attachments": _ATTACHMENTS,
+    "notifications": _NOTIFICATIONS,
 }
 COLUMNS = {
     "messages": MESSAGE_COLUMNS,
@@ -377,6 +385,7 @@ COLUMNS = {
     "agents": AGENT_COLUMNS,
     "events": EVENT_COLUMNS,
     "attachments": ATTACHMENT_COLUMNS,
+    "notifications": NOTIFICATION_COLUMNS,
 }
 
 
@@ -390,6 +399,7 @@ _GUARDS = {
     "task_events": "SELECT EXISTS (SELECT 1 FROM tasks)",
     "events": "SELECT EXISTS (SELECT 1 FROM message_events)",
     "attachments": "SELECT EXISTS (SELECT 1 FROM message_attachments)",
+    "notifications": "SELECT EXISTS (SELECT 1 FROM notifications)",
 }
 
 

@@ -85,3 +85,32 @@ def inherit(conn: sqlite3.Connection, message_id: int, from_message_id: int) -> 
         "UPDATE messages SET trace_id = (SELECT trace_id FROM messages WHERE id = ?) WHERE id = ?",
         (from_message_id, message_id),
     )
+
+
+# The hops this connection makes, kept by TEMP triggers: they fire only for this connection's
+# own inserts (another process sending meanwhile is not ours) and roll back with them.
+_WATCH = (
+    "CREATE TEMP TABLE IF NOT EXISTS made_hops (key TEXT PRIMARY KEY, message_id INTEGER)",
+    "CREATE TEMP TRIGGER IF NOT EXISTS made_messages AFTER INSERT ON main.messages BEGIN"
+    " INSERT OR IGNORE INTO made_hops VALUES ('m' || new.id, new.id); END",
+    "CREATE TEMP TRIGGER IF NOT EXISTS made_runs AFTER INSERT ON main.dispatch_receipts BEGIN"
+    " INSERT OR IGNORE INTO made_hops VALUES ('r' || new.run_id, new.message_id); END",
+)
+
+
+def watch(conn: sqlite3.Connection) -> None:
+    """From now on, keep the messages and dispatch runs this connection inserts."""
+    for sql in _WATCH:
+        conn.execute(sql)
+
+
+def made(conn: sqlite3.Connection) -> dict[str, list[str]]:
+    """The hops kept since `watch`, as {trace id: [hop keys]}: m<id> for a message, r<run
+    id> for a dispatch run (the keys of engine/traces.tree's hops)."""
+    out: dict[str, list[str]] = {}
+    for key, trace in conn.execute(
+        "SELECT h.key, m.trace_id FROM temp.made_hops h JOIN messages m ON m.id = h.message_id"
+        " WHERE m.trace_id IS NOT NULL ORDER BY h.rowid"
+    ):
+        out.setdefault(trace, []).append(key)
+    return out

@@ -95,3 +95,41 @@ def test_piped_show_is_unchanged(cli, team: Path):
     mid = int(cli.ok("send", "team", "hi", "--as", "alice").stdout)
     out = cli.ok("show", str(mid)).stdout
     assert "engagement" not in out and "notified" not in out
+
+
+def test_the_notified_time_outlives_the_mirror_a_read_takes_away(
+    cli, make_channel, tmp_path, monkeypatch
+):
+    inbox = tmp_path / "inbox"
+    monkeypatch.setenv("ACOMM_BRIDGE_INBOX_DIR", str(inbox))
+    make_channel("team", "alice", "bob", "carol")
+    with freeze_time(T0):
+        mid = int(cli.ok("send", "team", "review this", "--as", "alice").stdout)
+    assert (inbox / "bob" / f"{mid}.json").exists()
+    with freeze_time(T2):
+        cli.ok("receive", "--as", "bob")
+    assert not (inbox / "bob" / f"{mid}.json").exists()  # the read took the mirror away
+    seen = engagement(cli, mid)["bob"]
+    assert (seen["notified_at"], seen["notified_by"]) == (T0, "inbox")
+    assert (seen["state"], seen["engaged_at"]) == ("engaged", T2)
+
+
+def test_a_team_inbox_entry_notifies_and_only_the_first_notice_is_kept(
+    cli, make_channel, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("ACOMM_BRIDGE_TEAMS_DIR", str(tmp_path / "teams"))
+    store = make_channel("team", "alice", "bob@crew", "carol")
+    run = tmp_path / "ok.sh"
+    run.write_text("#!/bin/sh\ncat >/dev/null\n")
+    run.chmod(0o755)
+    (store.parent / "config.yaml").write_text(
+        json.dumps({"agents": {"bob@crew": {"run": str(run)}}})
+    )
+    with freeze_time(T0):
+        mid = int(cli.ok("send", "team", "build it", "--as", "alice").stdout)
+    with freeze_time(T1):
+        cli.ok("dispatch")  # a second notice, by a run: the first one stands
+    seen = engagement(cli, mid)
+    assert (seen["bob@crew"]["notified_at"], seen["bob@crew"]["notified_by"]) == (T0, "team")
+    assert seen["bob@crew"]["state"] == "engaged"
+    assert seen["carol"]["notified_at"] is None  # no team inbox for a plain name

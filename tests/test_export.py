@@ -60,6 +60,7 @@ def test_export_matches_the_store(cli, store, traffic, tmp_path):
         "agents": query(store, "SELECT count(*) FROM agents")[0][0],  # the directory, whole
         "events": query(store, "SELECT count(*) FROM message_events")[0][0],
         "attachments": 0,
+        "notifications": query(store, "SELECT count(*) FROM notifications")[0][0],
     }
     assert doc["id_range"] == [1, n_messages]
     assert doc["incremental"] is False
@@ -296,6 +297,7 @@ def test_empty_store_exports_channels_only(cli, store, tmp_path):
         "agents": query(store, "SELECT count(*) FROM agents")[0][0],
         "events": 0,
         "attachments": 0,
+        "notifications": 0,
     }
     assert doc["id_range"] is None
     plain = cli.ok("export", out).stdout

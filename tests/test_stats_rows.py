@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 from freezegun import freeze_time
 
+from acomm_cli.engine import opening
+from acomm_cli.store import counters, write
 from tests.capfixtures import published
 
 pytestmark = pytest.mark.cli
@@ -26,6 +28,7 @@ FACTS = {
     "tasks": "task",
     "incidents": "incidents",
     "federation": "federation",
+    "counters": "counters",
 }
 
 
@@ -59,6 +62,12 @@ def full(cli, store, make_channel, tmp_path: Path, monkeypatch: pytest.MonkeyPat
         frozen.tick(timedelta(minutes=11))  # review's 10 m ETA passed: an incident
         cli.ok("tick")
         frozen.tick(timedelta(seconds=30))
+    conn = opening.connect(store, create=False)
+    try:  # what a send whose trace collector was down leaves (tests/test_otlp_hops.py)
+        with write(conn):
+            counters.add(conn, "otlp.spans_dropped", 3)
+    finally:
+        conn.close()
     return store
 
 
@@ -93,6 +102,7 @@ def test_every_json_fact_is_in_the_csv_tsv_and_jsonl_rows(cli, full):
     # the store has every section filled, so nothing passes for want of rows
     assert all(doc[s] for s in LISTS) and doc["bridge"]["mirror_backlog"] > 0
     assert doc["bridge"]["bad_files"] == 1 and doc["incidents"]["open"] == 1
+    assert doc["counters"] == {"otlp.spans_dropped": 3}
     assert any(c.get("unclaimed") == 1 for c in doc["channels"])
     assert tsv_rows == csv_rows
     assert [{k: _cell(v) for k, v in r.items()} for r in jsonl] == csv_rows
@@ -114,7 +124,14 @@ def test_the_rows_scripts_read_are_as_they_were(cli, full):
         rows = list(csv.reader(io.StringIO(cli.ok("stats", "--csv", "--no-headers").stdout)))
     kinds = [r[0] for r in rows]
     first_new = next(i for i, r in enumerate(rows) if r[0] == "task" and r[2] == "0")
-    assert set(kinds[first_new:]) == {"task", "store", "bridge", "incidents", "federation"}
+    assert set(kinds[first_new:]) == {
+        "task",
+        "store",
+        "bridge",
+        "incidents",
+        "federation",
+        "counters",
+    }
     assert "store" not in kinds[:first_new] and all(len(r) == 15 for r in rows)
     [queue] = [r for r in rows[:first_new] if r[:2] == ["queue", "bob"]]
     assert queue[2:12] == [""] * 10 and int(queue[12]) > 0 and int(queue[13]) >= 690

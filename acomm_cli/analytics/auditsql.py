@@ -206,18 +206,20 @@ QUERIES: dict[str, str] = {
         LEFT JOIN files f ON f.store_id = m.store_id AND f.message_id = m.id
         GROUP BY m.store_id, coalesce(m.format, 'text')""",
     # the engagement funnel per store, channel and event type (`none`: a message without
-    # one): deliveries routed, notified (a dispatch run of the recipient started: the
-    # bridge's mirrors are not exported) and engaged (read or acked; replies not counted)
+    # one): deliveries routed, notified (a first notice kept: an inbox file, a team inbox
+    # entry, an MCP client told, a dispatch run; or, exported before notices were kept, a
+    # dispatch run of the recipient) and engaged (read or acked; replies not counted)
     "engagement_funnel": """
-        WITH runs AS (
-            SELECT DISTINCT store_id, message_id, agent FROM receipts
-            WHERE NOT (status = 'ignored' AND exit_code IS NULL))
+        WITH told AS (
+            SELECT store_id, message_id, agent FROM receipts
+            WHERE NOT (status = 'ignored' AND exit_code IS NULL)
+            UNION SELECT store_id, message_id, recipient FROM raw_notifications)
         SELECT d.store_id, d.channel, coalesce(e.event_type, 'none') AS event_type,
                count(*) AS routed, count(r.agent) AS notified,
                count(coalesce(d.first_read_at, d.read_at, d.acked_at)) AS engaged
         FROM deliveries d
         LEFT JOIN events e ON e.store_id = d.store_id AND e.message_id = d.message_id
-        LEFT JOIN runs r ON r.store_id = d.store_id AND r.message_id = d.message_id
+        LEFT JOIN told r ON r.store_id = d.store_id AND r.message_id = d.message_id
                          AND r.agent = d.recipient
         GROUP BY d.store_id, d.channel, coalesce(e.event_type, 'none')""",
     # traffic between kinds of agent (agent, human, service; a name in no audited directory,

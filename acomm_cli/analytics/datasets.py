@@ -33,7 +33,8 @@ _ID, _S, _TS = "int64", "string", "timestamp"
 # channels.lease_ms / message_ttl_ms / retry_failed, federation.to_agent / route_decision /
 # incident_at, and the delivery_attempts dataset; 3 = + the agents dataset; 4 = +
 # messages.trace_id; 5 = + the events dataset (the notification event a message carries);
-# 6 = + messages.format / subject and the attachments dataset (the files messages name).
+# 6 = + messages.format / subject, the attachments dataset (the files messages name) and the
+#     notifications dataset (the first notice of each recipient, and how).
 # Versions only
 # ever add columns and datasets, so every reader reads every version: a column a file lacks
 # reads as null, a dataset a manifest lacks is empty (docs/EXPORT.md).
@@ -321,6 +322,19 @@ DATASET_TABLE: tuple[Dataset, ...] = (
             ("sha256", _S),
             ("size", _ID),
             ("content_type", _S),
+            ("created_at", _TS),
+            ("exported_at", _TS),
+        ),
+    ),
+    # the first notice of each recipient of a message (notifications): when, and how (bridge,
+    # team_inbox, mcp, dispatch), with its message's creation time (the partition)
+    Dataset(
+        "notifications",
+        (
+            ("message_id", _ID),
+            ("recipient", _S),
+            ("how", _S),
+            ("notified_at", _TS),
             ("created_at", _TS),
             ("exported_at", _TS),
         ),

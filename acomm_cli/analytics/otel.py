@@ -1,4 +1,6 @@
-"""A trace's hops as OpenTelemetry spans (`acomm trace ID --otlp-endpoint URL`).
+"""A trace's hops as OpenTelemetry spans: `acomm trace ID --otlp-endpoint URL` sends a whole
+tree; with `traces.otlp_endpoint` set, every writing command sends the hops it made, after
+its commit (`send_hops`).
 
 The SDK (`opentelemetry-sdk`, the `otel` extra) is imported inside these functions only.
 Each hop is one span of the trace's own id (a W3C id as it is, another id hashed to 128
@@ -59,13 +61,12 @@ def export(tree: dict[str, Any], exporter: Any) -> int:
     provider = TracerProvider(resource=Resource.create({"service.name": "acomm"}), id_generator=ids)
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     tracer = provider.get_tracer("acomm")
-    span_ids = {h["key"]: _span_int(h["key"]) for h in tree["hops"]}
     for hop in tree["hops"]:  # a parent before its children: the tree's order
         parent = hop["parent"]
         ctx = (
             api.set_span_in_context(
                 api.NonRecordingSpan(
-                    api.SpanContext(trace_int, span_ids[parent], False, api.TraceFlags(1))
+                    api.SpanContext(trace_int, _span_int(parent), False, api.TraceFlags(1))
                 )
             )
             if parent is not None
@@ -82,7 +83,7 @@ def export(tree: dict[str, Any], exporter: Any) -> int:
             attrs["acomm.node"] = hop["node"]
         if hop.get("channel"):
             attrs["acomm.channel"] = hop["channel"]
-        ids.span = span_ids[hop["key"]]
+        ids.span = _span_int(hop["key"])  # a parent sent by an earlier command has it too
         span = tracer.start_span(
             f"{hop['kind']} {hop['id']}",
             context=ctx,
@@ -120,3 +121,42 @@ def send(tree: dict[str, Any], endpoint: str) -> tuple[int, str | None]:
     if not _Checked.ok:
         return 0, f"note: {url} did not take the spans; {n} dropped"
     return n, None
+
+
+def send_hops(trees: list[dict[str, Any]], endpoint: str, timeout_ms: int) -> tuple[int, int]:
+    """The hops of `trees` (engine/traces.made_since) to an OTLP/HTTP endpoint in ONE
+    request that waits at most `timeout_ms`: (spans sent, spans dropped). The spans are
+    made in memory first, so an endpoint that is down costs one timeout, not one per span;
+    it never raises (the command that made the hops has committed)."""
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    memory = InMemorySpanExporter()
+    for tree in trees:
+        export(tree, memory)
+    spans = memory.get_finished_spans()
+    if not spans:
+        return 0, 0
+    return (len(spans), 0) if deliver(spans, endpoint, timeout_ms) else (0, len(spans))
+
+
+def deliver(spans: Any, endpoint: str, timeout_ms: int) -> bool:
+    """Spans to `endpoint` (its /v1/traces), one request bounded by `timeout_ms`; whether
+    it took them."""
+    import logging
+
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.trace.export import SpanExportResult
+
+    logging.getLogger("opentelemetry").setLevel(logging.CRITICAL)  # the caller's note says it
+    exporter = OTLPSpanExporter(endpoint=traces_url(endpoint), timeout=timeout_ms / 1000)
+    try:
+        return bool(exporter.export(spans) == SpanExportResult.SUCCESS)
+    except Exception:  # whatever the exporter meets, the spans are dropped, never the command
+        return False
+    finally:
+        exporter.shutdown()
+
+
+def traces_url(endpoint: str) -> str:
+    url = endpoint.rstrip("/")
+    return url if url.endswith("/v1/traces") else url + "/v1/traces"

@@ -26,8 +26,10 @@ from acomm_cli.errors import AttachmentCorrupt, UnsafePath, ValidationFailed
 from acomm_cli.model import Attachment
 from acomm_cli.store import acks, write
 from acomm_cli.store import bridge as q
+from acomm_cli.store import engagement as notices
 
 INBOX, TEAM = "inbox", "team"
+HOW = {INBOX: "bridge", TEAM: "team_inbox"}  # a mirror's kind as a kept notice says it
 FILES_SUFFIX = ".files"  # {inbox_dir}/{agent}/{message_id}.files/NAME: a message's files
 RETRY_MAX_MS = 60_000  # a failed mirror is retried after 1 s, 2 s, 4 s ... at most a minute
 
@@ -108,6 +110,19 @@ def _failure(
     return (state, attempts, f"{doing}{type(exc).__name__}: {exc}"[:500], now + delay)
 
 
+def _quiet(row: tuple[Any, ...]) -> bool:
+    """Whether the message's event writes no notification to this recipient (the default
+    trigger rules' `write notification`: a self-action, or an event type whose line says
+    no): then no mirror tells the recipient of it. The delivery stays unread in the store,
+    for `receive` and for dispatch's own rules."""
+    if len(row) <= 14 or row[14] is None:
+        return False
+    from acomm_cli.engine import eventrules
+
+    facts = eventrules.Facts(row[14], row[15], row[17], row[18], row[19])
+    return eventrules.decide(facts, row[1]).quiet
+
+
 def _to_write(
     conn: sqlite3.Connection,
     kind: str,
@@ -117,9 +132,10 @@ def _to_write(
     queued: list[tuple[int, str]],
 ) -> list[tuple[Any, ...]]:
     """Full (`after` None): every unread delivery lacking a mirror. Otherwise those of the
-    messages above the watermark plus those the trigger queued as made unread."""
+    messages above the watermark plus those the trigger queued as made unread. Never one
+    whose event writes no notification to its recipient (`_quiet`)."""
     if after is None:
-        return q.to_write(conn, kind, now, team_only=team_only)
+        return [r for r in q.to_write(conn, kind, now, team_only=team_only) if not _quiet(r)]
     rows = q.to_write(conn, kind, now, team_only=team_only, min_message_id=after)
     if queued:
         seen = {(r[0], r[1]) for r in rows}
@@ -129,7 +145,7 @@ def _to_write(
             if (r[0], r[1]) not in seen
         ]
         rows.sort(key=lambda r: (r[0], r[1]))
-    return rows
+    return [r for r in rows if not _quiet(r)]
 
 
 def mirror(
@@ -183,6 +199,10 @@ def mirror(
     if records or queued:
         with write(conn):
             q.record(conn, records)
+            # the first notice of each recipient outlives the mirror (a read takes it away)
+            notices.notify(
+                conn, [(r[0], r[1], now, HOW[r[2]]) for r in records if r[3] == "written"]
+            )
             q.add_team_recipients(conn, {r[1] for r in records if r[2] == TEAM})
             q.drain_unread(conn, queued)
 

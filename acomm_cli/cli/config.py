@@ -122,6 +122,15 @@ KEYS: dict[str, tuple[Any, Any, str]] = {
     ),
     # an event's content_preview: the body's first N characters (200 to 500)
     "events.preview_chars": (280, lambda v, k: _preview_chars(v, k), "ACOMM_EVENTS_PREVIEW_CHARS"),
+    # OTLP per hop: where set (and the otel extra installed), every writing command sends the
+    # hops it made (messages, acks, dispatch runs) as spans after its commit; an endpoint
+    # that does not answer within the timeout drops them, counted as otlp.spans_dropped
+    "traces.otlp_endpoint": (
+        None,
+        lambda v, k: _otlp_endpoint(v, k),
+        "OTEL_EXPORTER_OTLP_ENDPOINT",
+    ),
+    "traces.otlp_timeout": (1000, lambda v, k: _ms(v, k, positive=True), "ACOMM_OTLP_TIMEOUT"),
     # token: acting as an agent needs its secret. This can only turn it on: the store's own
     # setting (`config set identity.auth token`) binds every process, whatever its environment.
     "identity.auth": (
@@ -188,6 +197,15 @@ def _choice(value: Any, key: str, allowed: tuple[str, ...]) -> str:
             f"{key}: {value!r} is not one of {', '.join(allowed)}", field=key, value=str(value)
         )
     return value
+
+
+def _otlp_endpoint(value: Any, key: str) -> str | None:
+    """An OTLP/HTTP base url; empty is unset, as OpenTelemetry reads its variable. Anything
+    else is taken as given: an endpoint that cannot take spans drops them with a note, it
+    never fails the command that made them."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    return _nonempty(value, key)
 
 
 def _nonempty(value: Any, key: str) -> str:

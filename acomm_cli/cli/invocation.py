@@ -160,6 +160,11 @@ class _Store:
                 and any(s.value(f"bridge.{k}") for k in ("inbox_dir", "outbox_dir", "teams_dir"))
             )
             self.before = None
+            # OTLP per hop: keep the hops this command makes (temp triggers of this
+            # connection), to send them as spans after its commit; only when configured
+            self.otlp = s.value("traces.otlp_endpoint") if self.after else None
+            if self.otlp:
+                _watch_hops(conn)
             if self.mirror:
                 from acomm_cli.bridge import sync as bridge
 
@@ -184,6 +189,8 @@ class _Store:
                 render.note(text)
             if self.mirror:
                 _bridge_after_write(conn, s, self.before)
+            if self.otlp:
+                _spans_after_write(conn, s, self.otlp)
             if self.after:
                 warning = sending.capacity_warning(conn, limits(s))
                 if warning:
@@ -278,6 +285,46 @@ def _say_where(s: Settings, path: object) -> None:
     render.verbose(f"store {path} ({how})")
     found = config_file(s)
     render.verbose(f"config {found}" if found is not None else "config none (the defaults)")
+
+
+def _watch_hops(conn: sqlite3.Connection) -> None:
+    from acomm_cli.engine import traces
+
+    traces.watch(conn)
+
+
+def _spans_after_write(conn: sqlite3.Connection, s: Settings, endpoint: str) -> None:
+    """The hops the command made, as spans, after its commit (never inside it: a collector
+    never holds the write lock). An endpoint that does not take them within
+    `traces.otlp_timeout` drops them, with a note, counted as `otlp.spans_dropped`; the
+    command's status stays 0."""
+    from acomm_cli.engine import traces
+    from acomm_cli.errors import CommError
+
+    trees = traces.made(conn)
+    if not trees:
+        return
+    try:
+        from acomm_cli.analytics import otel
+
+        otel.ready()
+    except ModuleNotFoundError:
+        render.note(
+            "note: traces.otlp_endpoint is set but the otel extra is not installed "
+            "(pip install 'acomm[otel]'); no spans sent"
+        )
+        return
+    _, dropped = otel.send_hops(trees, endpoint, s.value("traces.otlp_timeout"))
+    if not dropped:
+        return
+    render.note(f"note: {otel.traces_url(endpoint)} did not take the spans; {dropped} dropped")
+    try:
+        with connection.write(conn):
+            from acomm_cli.store import counters
+
+            counters.add(conn, "otlp.spans_dropped", dropped)
+    except (CommError, sqlite3.Error) as exc:  # a busy store: the note above says it
+        render.note(f"note: the dropped spans were not counted: {exc}")
 
 
 def _bridge_after_write(conn: sqlite3.Connection, s: Settings, before: int | None) -> None:

@@ -36,6 +36,7 @@ from acomm_cli.errors import CommError, NotFound, UsageError, ValidationFailed
 from acomm_cli.model import AckStatus, Message, MessageType, Priority
 from acomm_cli.store import acks, channels, reads, savepoint, write
 from acomm_cli.store import dispatch as store
+from acomm_cli.store import engagement as notices
 from acomm_cli.store import events as store_events
 
 # The secret a process presents (identity.auth token): never passed on to a command
@@ -665,6 +666,7 @@ def _claim(conn: sqlite3.Connection, spec: AgentSpec, mid: int, now: int) -> _Ta
         if not claimed:
             return taken
         store.insert_receipt(conn, run_id, mid, agent, "running", attempts + 1, now, key)
+        notices.notify(conn, [(mid, agent, now, "dispatch")])  # the run tells the agent
         presence.seen(conn, agent, now)  # a run of the agent's command starts
         if tracked and ack_status is None:
             _acknowledge_in_progress(conn, mid, agent, now)

@@ -19,8 +19,8 @@ from acomm_cli.errors import InvalidState, StoreUnavailable, ValidationFailed
 from acomm_cli.store import attachments as attachment_sql
 from acomm_cli.store import bridge as bridge_queries
 from acomm_cli.store import capabilities as cap_queries
+from acomm_cli.store import counters, maintenance, timers, write
 from acomm_cli.store import federation as fed_queries
-from acomm_cli.store import maintenance, timers, write
 from acomm_cli.store import queues as store_queues
 from acomm_cli.store import stats as stat_queries
 from acomm_cli.store import tasks as task_queries
@@ -87,6 +87,8 @@ class Stats:
     incidents: dict[str, int] = field(default_factory=dict)  # review incidents: open, resolved
     # events read from peers and refused (malformed, or not the peer's to send)
     federation: dict[str, int] = field(default_factory=lambda: {"rejected": 0})
+    # named totals of things that leave no row (otlp.spans_dropped), by name
+    counters: dict[str, int] = field(default_factory=dict)
 
 
 _TRACKABLE = ("unread", "read", "waiting")
@@ -230,6 +232,7 @@ def _stats(
         },
         incidents={"open": 0, "resolved": 0, **dict(cap_queries.incident_counts(conn))},
         federation={"rejected": fed_queries.rejected_count(conn)},
+        counters=counters.every(conn),
     )
 
 

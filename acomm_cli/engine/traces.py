@@ -282,3 +282,30 @@ def _ordered(trace_id: str, hops: dict[str, dict[str, Any]], order: list[str]) -
         "duration_ms": last - start,
         "hops": out,
     }
+
+
+# ---------------------------------------------------------------- hops a command made
+
+
+def watch(conn: sqlite3.Connection) -> None:
+    """Before a command: keep the hops this connection makes, so that `made` finds them (not
+    another process's, made meanwhile)."""
+    from acomm_cli.store import traces as sql
+
+    sql.watch(conn)
+
+
+def made(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    """The hops this connection made since `watch` (messages, acks, replies, notices,
+    dispatch runs), one tree per trace holding only those hops, each still naming its parent
+    (which may be an older hop): what a command that committed them sends as spans."""
+    from acomm_cli.store import traces as sql
+
+    out = []
+    for trace_id, keys in sql.made(conn).items():
+        whole = tree(conn, trace_id)
+        wanted = set(keys)
+        hops = [h for h in whole["hops"] if h["key"] in wanted]
+        if hops:
+            out.append({**whole, "hops": hops})
+    return out

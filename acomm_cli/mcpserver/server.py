@@ -242,7 +242,8 @@ class Notifier:
         await anyio.to_thread.run_sync(self._watch, abandon_on_cancel=True)
 
     def _watch(self) -> None:
-        from acomm_cli.engine import opening
+        from acomm_cli import clock
+        from acomm_cli.engine import engagement, opening
 
         o = self.box.options
         conn = opening.connect(
@@ -258,6 +259,8 @@ class Notifier:
                     continue
                 if changed:
                     anyio.from_thread.run(self.announce)
+                    # the unread messages the client was told of: kept as their first notice
+                    engagement.told(conn, self.box.agent, watch.signature[1], "mcp", clock.now_ms())
         except RuntimeError:  # the event loop ended while announcing (RunFinishedError)
             pass
         finally:

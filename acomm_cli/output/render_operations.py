@@ -63,6 +63,8 @@ def stats_doc(s: Stats) -> dict[str, Any]:
         "incidents": s.incidents,
         # events read from peers and refused (`fed status` lists them)
         "federation": s.federation,
+        # totals of things that leave no row: spans the trace collector did not take
+        "counters": s.counters,
     }
 
 
@@ -126,7 +128,8 @@ def stats(out: Output, s: Stats) -> None:
             + ([("bridge", s.mirror_backlog, s.bad_files)] if bridge else [])
             + [("task", k, n) for k, n in work]
             + ([("incidents", s.incidents["open"], s.incidents["resolved"])] if incidents else [])
-            + ([("federation", refused)] if refused else []),
+            + ([("federation", refused)] if refused else [])
+            + [("counters", k, n) for k, n in s.counters.items()],
         )
         return
     _table(
@@ -179,10 +182,12 @@ def stats(out: Output, s: Stats) -> None:
         )
     if refused:
         _pairs(out, [("events refused from peers", refused)])
+    if s.counters:
+        _pairs(out, list(s.counters.items()))
 
 
 # The `--json` sections that are one object of facts; each names the `kind` of its rows.
-_FACTS = ("store", "bridge", "incidents", "federation")
+_FACTS = ("store", "bridge", "incidents", "federation", "counters")
 
 
 def _fact_rows(doc: dict[str, Any], idle_tasks: list[str]) -> list[tuple[Any, ...]]:

@@ -9,9 +9,18 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from acomm_cli import model
-from acomm_cli.engine import activity, channels, deadletters, inbox, operations, queries
+from acomm_cli.engine import (
+    activity,
+    channels,
+    deadletters,
+    engagement,
+    inbox,
+    operations,
+    queries,
+)
 from acomm_cli.engine.activity import Activity
 from acomm_cli.engine.deadletters import DeadLetter
+from acomm_cli.engine.engagement import Engagement
 from acomm_cli.engine.operations import AgentStats, Stats
 from acomm_cli.model import Message, MessageFilter
 from acomm_cli.store import agents as agent_sql
@@ -108,6 +117,8 @@ class Detail:
     message: Message
     thread: list[Message] = field(default_factory=list)
     dead_letters: list[DeadLetter] = field(default_factory=list)
+    # each recipient's routed -> notified -> engaged, as `show --json` gives it
+    engagement: list[Engagement] = field(default_factory=list)
 
 
 def is_stale(a: AgentStats, stale_after_ms: int) -> bool:
@@ -168,11 +179,12 @@ def node(conn: sqlite3.Connection, now: int, offline_after_ms: int) -> Node | No
 
 
 def detail(conn: sqlite3.Connection, message_id: int) -> Detail:
-    """`show MSG` with its thread (`thread CORR`) and its dead letters."""
+    """`show MSG` with its thread (`thread CORR`), its dead letters and how far each
+    recipient got (`show --json`'s engagement)."""
     msg = inbox.show(conn, message_id)
     thread = queries.thread(conn, msg.correlation_id) if msg.correlation_id else []
     dead, _ = deadletters.list_dead_letters(conn, message_id=message_id, limit=1000)
-    return Detail(msg, thread, dead)
+    return Detail(msg, thread, dead, engagement.of(conn, msg))
 
 
 def version(conn: sqlite3.Connection) -> int:

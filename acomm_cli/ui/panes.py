@@ -265,6 +265,19 @@ class DetailPane(Static):
             Text(""),
             deliveries,
         ]
+        if d.engagement:  # how far each recipient got, with the time of each step
+            reached = Table(box=None, pad_edge=False, expand=True)
+            for col in ("recipient", "reached", "routed", "notified", "engaged"):
+                reached.add_column(col)
+            for e in d.engagement:
+                reached.add_row(
+                    e.recipient,
+                    Text(e.state, style="bold" if e.state == "engaged" else ""),
+                    hhmmss(e.routed_at),
+                    f"{hhmmss(e.notified_at)} {e.notified_by}" if e.notified_by else "-",
+                    f"{hhmmss(e.engaged_at)} {e.engaged_by}" if e.engaged_by else "-",
+                )
+            parts += [Text(""), reached]
         if d.dead_letters:
             parts.append(
                 Text(

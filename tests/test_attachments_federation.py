@@ -246,3 +246,28 @@ def test_a_peer_event_with_a_bad_format_or_subject_is_rejected(payload):
     envelope.check(ok)
     with pytest.raises(EventRejected):
         envelope.check(_env(payload))
+
+
+def test_a_fetch_from_a_slow_drip_origin_ends_at_the_peer_deadline(cli, tmp_path, monkeypatch):
+    import time
+
+    from test_federation_deadline import BOUND_S, SlowDrip
+
+    a, b = linked_pair(cli, tmp_path)
+    _send_report(a, tmp_path)
+    b.ok("fed", "pull")
+    [(mid,)] = b.sql("SELECT message_id FROM message_attachments")
+    server = SlowDrip()
+    server.thread.start()
+    try:
+        b.ok("peers", "add", "na", "--url", f"http://127.0.0.1:{server.port}")
+        monkeypatch.setenv("ACOMM_FED_PEER_DEADLINE", "1500ms")
+        started = time.monotonic()
+        r = b("attachment", "get", str(mid), "report.txt", "-o", str(tmp_path / "o"), "--as", "bob")
+        assert time.monotonic() - started < BOUND_S
+    finally:
+        server.stop()
+    assert r.exit_code == 7, r.stderr
+    err = json.loads(r.stderr)["error"]
+    assert err["value"] == "na" and "federation.peer_deadline" in err["message"]
+    assert b.sql("SELECT count(*) FROM attachments") == [(0,)]

@@ -62,7 +62,9 @@ def get(
     """Write one file of a message to stdout or FILE.
 
     Its bytes are checked against the sha256 the message names (exit 7 if they differ);
-    only a participant of the message's channel may get it.
+    only a participant of the message's channel may get it. A file of a message from
+    another node is fetched from that node's gateway the first time (within
+    federation.peer_deadline; exit 7 naming the node when it cannot be reached).
 
     Prints {message, name, sha256, size, content_type, path} with --json and -o.
 
@@ -75,5 +77,14 @@ def get(
     if output is not None:
         render_attachments.refuse_existing(output, force)
     with inv.store(write=False, read_fallback=True) as conn:
-        found = attachments.fetch(conn, message_id, name, agent)
+        from acomm_cli.federation import blobs
+
+        found = blobs.get(
+            conn,
+            message_id,
+            name,
+            agent,
+            inv.limits(),
+            inv.settings.value("federation.peer_deadline") / 1000,
+        )
     render_attachments.content(out, message_id, found, output, force)

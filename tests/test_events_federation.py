@@ -98,3 +98,41 @@ def test_an_event_id_sent_again_to_another_nodes_agent_sends_nothing(cli, tmp_pa
     assert a.sql("SELECT count(*) FROM fed_outbox WHERE kind = 'message'") == [(1,)]
     b.ok("fed", "pull")
     assert len(b.ok("receive", "--as", "bob")["messages"]) == 1
+
+
+def test_another_envelope_with_an_event_id_the_channel_holds_is_a_duplicate(cli, tmp_path):
+    """A second, different event carrying the same event id for the same pair of agents (its
+    node lost track of the first, say) is taken as a duplicate, as a repeated --event-id is
+    at a local send: accepted, never a second message, never refused."""
+    import json
+    import sqlite3
+
+    from acomm_cli.engine import remote
+
+    a, b = linked_pair(cli, tmp_path)
+    a.ok("send", "--to", "bob", "first", "--as", "alice", "--event-type", "mention.created",
+         "--event-id", "e7")  # fmt: skip
+    conn = sqlite3.connect(a.path)
+    try:
+        with conn:
+            again = remote.emit(
+                conn, "na", "message", to_node="nb", now=1_900_000_000_000,
+                source_agent="alice", to_agent="bob", corr=None, decision=None,
+                payload={"type": "text", "content": "second",
+                         "event": {"event_type": "mention.created", "event_id": "e7"}},
+            )  # fmt: skip
+    finally:
+        conn.close()
+    got = b.ok("fed", "pull")
+    assert (got["delivered"], got["duplicates"], got["rejected"]) == (1, 1, 0)
+    assert [m["content"] for m in b.ok("receive", "--as", "bob")["messages"]] == ["first"]
+    assert b.sql("SELECT count(*) FROM fed_rejected") == [(0,)]
+    acks = [json.loads(e)["payload"] for (e,) in b.sql("SELECT envelope FROM fed_outbox")]
+    assert {"ackOf": again, "status": "accepted"} in acks  # the sender stops retrying it
+    # the same event id from a different pair of agents is another channel's: delivered
+    b.ok("agent", "own", "dora")
+    b.ok("fed", "pull")
+    a.ok("fed", "pull")
+    a.ok("send", "--to", "dora", "to dora", "--as", "alice", "--event-type", "mention.created",
+         "--event-id", "e7")  # fmt: skip
+    assert b.ok("fed", "pull")["delivered"] == 1

@@ -21,7 +21,7 @@ from acomm_cli.bridge import teams
 from acomm_cli.bridge.paths import under, write_atomic
 from acomm_cli.bridge.settings import BridgeConfig, SyncResult
 from acomm_cli.clock import iso
-from acomm_cli.engine import attachments, channels
+from acomm_cli.engine import attachments, channels, remoteblobs
 from acomm_cli.errors import AttachmentCorrupt, UnsafePath, ValidationFailed
 from acomm_cli.model import Attachment
 from acomm_cli.store import acks, write
@@ -63,14 +63,17 @@ def _mirror_files(
     d = under(inbox, [f"{mid}{FILES_SUFFIX}"], create=True)
     out = []
     for a in files:
-        write_atomic(d, a.name, attachments.data_of(conn, a))
+        data = remoteblobs.local_data(conn, a)
+        if data is not None:
+            write_atomic(d, a.name, data)
         out.append(
             {
                 "name": a.name,
                 "sha256": a.sha256,
                 "size": a.size,
                 "content_type": a.content_type,
-                "path": str(d / a.name),
+                # a file another node holds, not fetched yet: `acomm attachment get` fetches it
+                "path": None if data is None else str(d / a.name),
             }
         )
     return out

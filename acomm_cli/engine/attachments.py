@@ -272,18 +272,6 @@ def store(conn: sqlite3.Connection, message_id: int, rich: RichParts, now: int) 
     )
 
 
-def refuse_remote(rich: RichParts | None, recipient: str) -> None:
-    """Files do not travel to another node (a format and a subject do, in the event's
-    payload): refused rather than sent without them."""
-    if rich is None or not rich.attachments:
-        return
-    raise ValidationFailed(
-        f"attach: {recipient!r} is an agent of another node; files are not carried across nodes",
-        field="attach",
-        value=recipient,
-    )
-
-
 # ---------------------------------------------------------------- reading
 
 

@@ -108,6 +108,10 @@ def _payload(kind: str, payload: dict[str, Any]) -> None:
         _text(payload, "subject", MAX_SHORT, where="payload.")
         if subject is not None and (subject == "" or any(c < " " or c == "\x7f" for c in subject)):
             raise EventRejected("payload.subject: empty, or more than one line")
+        if payload.get("attachments") is not None:  # references to files, never bytes
+            from acomm_cli.engine import remoteblobs
+
+            remoteblobs.check_refs(payload["attachments"])
     elif kind == "ack":
         _text(payload, "ackOf", MAX_ID, required=True, where="payload.")
         if payload.get("status") not in ACK_STATUSES:

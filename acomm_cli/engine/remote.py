@@ -217,8 +217,8 @@ def message_payload(
     row: Sequence[Any], rich: RichParts | None = None, event: Event | None = None
 ) -> dict[str, Any]:
     """A planned message's row (channel_id, sender, type, content, topic, priority, corr,
-    dedupe, metadata, ...) as a `message` event's payload; a markdown format, a subject and
-    the notification event travel with it (files do not: the send refuses them)."""
+    dedupe, metadata, ...) as a `message` event's payload; a markdown format, a subject, the
+    notification event and a reference to each file (never its bytes) travel with it."""
     import json
 
     payload = {
@@ -232,6 +232,10 @@ def message_payload(
         payload["format"] = rich.format
     if rich is not None and rich.subject is not None:
         payload["subject"] = rich.subject
+    if rich is not None and rich.attachments:  # fetched from this node's gateway on demand
+        from acomm_cli.engine import remoteblobs
+
+        payload["attachments"] = remoteblobs.refs(rich)
     if event is not None:  # the fields as a send gives them: the other node completes them
         from acomm_cli.engine import events
 

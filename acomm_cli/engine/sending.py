@@ -816,10 +816,6 @@ def send_remote(
     from acomm_cli.store import federation as fsql
 
     conn = router.conn
-    if req.rich is not None:
-        from acomm_cli.engine import attachments
-
-        attachments.refuse_remote(req.rich, recipient)
     name = remote.fed_channel(conn, router.channels, req.sender, recipient, now)
     plan = plan_message(router, replace(req, channel=name), now)
     same = None if plan.event is None else _same_event(router, plan)

@@ -8,6 +8,8 @@ app served by uvicorn:
   (Starlette's send_denial_response, uvicorn's "websocket.http.response" extension);
 - `GET /acomm/outbox?after=SEQ&limit=N&wait=S`: this node's outbox, for signed reads by known
   members, long-polled up to 30 s;
+- `GET /acomm/blob/SHA256`: a file's bytes, for a signed request from a member node that a
+  message sent from here names the file for (federation/blobs.py fetches them);
 - `/agent/v1/...` (agentapi.py): external agents with a session token, as their agent only;
   such a token opens neither the room (it is no ticket) nor the outbox (no node signature).
 
@@ -42,6 +44,7 @@ from acomm_cli.federation import (
     nonces,
     roomsync,
 )
+from acomm_cli.federation.blobs import BLOB_PATH
 from acomm_cli.federation.http_transport import MAX_WAIT_S, OUTBOX_PATH
 from acomm_cli.store import federation as sql
 
@@ -277,6 +280,34 @@ class Gateway:
                 return JSONResponse({"node": self.me.node_id, "events": events, "head": head})
             await anyio.sleep(0.2)
 
+    async def blob(self, request: Any) -> Any:
+        """A file's bytes for a member node that a message sent from here names them for
+        (remoteblobs.servable); the same 404 for every other node and for a blob not here,
+        so a peer learns nothing of what it is not owed."""
+        from starlette.responses import JSONResponse, Response
+
+        from acomm_cli.engine import remoteblobs
+
+        scope = request.scope
+        target = scope["raw_path"].decode("latin-1")
+        if scope.get("query_string"):
+            target += "?" + scope["query_string"].decode("latin-1")
+        refusal = self._check_signature(request.headers, target)
+        if refusal is not None:
+            return JSONResponse(refusal[1], status_code=refusal[0])
+        node = str(request.headers.get("x-acomm-node"))
+        try:
+            data = remoteblobs.servable(self.db(), node, request.path_params["sha256"])
+        except (sqlite3.Error, CommError) as exc:
+            self.note("blob read", exc)
+            return JSONResponse(_unavailable()[1], status_code=503)
+        if data is None:
+            status, body = handshake.refusal(
+                404, "not_found", "no message sent from this node to yours names this file"
+            )
+            return JSONResponse(body, status_code=status)
+        return Response(data, media_type="application/octet-stream")
+
     def _check_signature(self, headers: Any, target: str) -> handshake.Reply | None:
         """None when a known member signed this request recently and it was not answered
         before; a refusal otherwise. An unknown node and a bad signature look alike (401
@@ -511,6 +542,7 @@ def serve(opts: Options) -> None:
             Route("/ansible/auth/exchange", gw.exchange, methods=["POST"]),
             WebSocketRoute(roomsync.ROOM_PATH, gw.room_socket),
             Route(OUTBOX_PATH, gw.outbox, methods=["GET"]),
+            Route(BLOB_PATH + "{sha256}", gw.blob, methods=["GET"]),
             *agents,
         ],
         exception_handlers=httpbody.exception_handlers(),

@@ -13,7 +13,7 @@ import sqlite3
 from dataclasses import dataclass, field
 from typing import Any
 
-from acomm_cli.engine import envelope, peertrust, remote, taskfed
+from acomm_cli.engine import envelope, peertrust, remote, remoteblobs, taskfed
 from acomm_cli.engine.sending import Router, persist, plan_message
 from acomm_cli.errors import CommError, EventRejected, PeerUnreachable
 from acomm_cli.federation import identity, room
@@ -287,11 +287,9 @@ def _apply(
     if why is not None:
         raise EventRejected(why)  # the peer spoke for an agent or a node it is not
     if kind == "message":
-        _deliver(conn, me, source, env, now)
-        result.delivered += 1
+        _deliver(conn, me, source, env, now, result)
     elif kind == "task_create":  # the task's command message, then the owner's copy
-        got = _deliver(conn, me, source, env, now)
-        result.delivered += 1
+        got = _deliver(conn, me, source, env, now, result)
         if got is not None and taskfed.created(conn, source, env, *got, now):
             result.tasks += 1
     elif kind in taskfed.EVENTS:
@@ -308,11 +306,17 @@ def _apply(
 
 
 def _deliver(
-    conn: sqlite3.Connection, me: str, source: str, env: dict[str, Any], now: int
+    conn: sqlite3.Connection,
+    me: str,
+    source: str,
+    env: dict[str, Any],
+    now: int,
+    result: PullResult,
 ) -> tuple[int, int] | None:
     """An inbound message: an ordinary local message on `_fed:<local>:<remote>` with
-    global_id = eventId and origin_node = the source node; then `ack accepted`. Returns
-    (message id, channel id) when it was stored."""
+    global_id = eventId and origin_node = the source node, its files named as held by the
+    source node; then `ack accepted`. Returns (message id, channel id) when it was stored;
+    counted as delivered, or as a duplicate (an event id this channel holds already)."""
     payload = env.get("payload") or {}
     local, sender = str(env["toAgentId"]), str(env["sourceAgentId"])
     router = Router(conn)
@@ -347,10 +351,19 @@ def _deliver(
     except CommError:
         plan = None
     stored = None
+    if plan is not None and _same_event(conn, plan):
+        plan = None  # taken as a duplicate: accepted, never a second message
+        result.duplicates += 1
+    else:
+        result.delivered += 1
     if plan is not None:
         res = persist(router, plan, now, federated=True)
         sql.set_message_global_id(conn, res.id, str(env["eventId"]), source)
         sql.set_inbound_message(conn, source, str(env["eventId"]), res.id)
+        if payload.get("attachments"):  # references (checked by envelope.check): no bytes
+            remoteblobs.name_inbound(
+                conn, res.id, remoteblobs.check_refs(payload["attachments"]), source
+            )
         stored = (res.id, res.channel_id)
     remote.emit(
         conn,
@@ -365,6 +378,16 @@ def _deliver(
         decision=None,
     )
     return stored
+
+
+def _same_event(conn: sqlite3.Connection, plan: Any) -> bool:
+    """A message whose event id this channel holds already (another envelope, from a node
+    that lost track of it, or from the agent speaking through another node) is a duplicate,
+    as a repeated `--event-id` or `--dedupe-key` is at a local send: the first one stands."""
+    from acomm_cli.store import events as event_sql
+
+    eid = None if plan.event is None else plan.event.event_id
+    return eid is not None and event_sql.find_event_id(conn, plan.channel.id, eid) is not None
 
 
 def _ack(conn: sqlite3.Connection, payload: dict[str, Any], now: int, sla_ms: int) -> None:

@@ -63,6 +63,13 @@ def test_set_under_a_section_whose_settings_are_all_commented_out(cli, store):
     )
 
 
+def test_set_under_an_explicitly_empty_section(cli, store):
+    path = store.parent / "config.yaml"
+    path.write_text("store: ~   # none yet\n")
+    cli.ok("config", "set", "store.busy_timeout", "10s")
+    assert path.read_text() == "store:    # none yet\n  busy_timeout: 10s\n"
+
+
 def test_a_value_yaml_would_misread_is_quoted(cli, cfg):
     cli.ok("config", "set", "spark.master", "yes")  # YAML 1.1 reads a bare yes as true
     assert cfg.read_text().endswith('spark:\n  master: "yes"\n')

@@ -83,9 +83,12 @@ def _edited(text: str, key: str, scalar: str, path: str) -> str:
         return f"{text}{sep}{section}:\n  {name}: {scalar}\n"
     body = found[-1]
     if isinstance(body, yaml.ScalarNode) and body.tag.endswith(":null"):  # `store:` alone
-        end = text.find("\n", body.start_mark.index)
+        head, tail = text[: body.start_mark.index], text[body.end_mark.index :]  # `~`, `null`
+        text = (head.rstrip(" \t") if tail[:1] in ("", "\r", "\n") else head) + tail
+        end = text.find("\n", len(head.rstrip(" \t")))
         end = len(text) if end < 0 else end
-        return f"{text[:end]}\n  {name}: {scalar}{text[end:] or chr(10)}"
+        rest = text[end:] or "\n"
+        return f"{text[:end]}\n  {name}: {scalar}{rest}"
     if not isinstance(body, yaml.MappingNode) or body.flow_style:
         raise _cannot(key, path, f"its section is written as {_shape(body)}")
     for k, v in body.value:
@@ -119,7 +122,10 @@ def _cannot(key: str, path: str, why: str) -> ValidationFailed:
 
 def _check(new_text: str, path: str, expected: dict[str, Any], key: str) -> None:
     """The edited text holds exactly the expected settings, each valid as loading reads it."""
-    got = config.flat_settings(new_text, path, agents=True) or {}
+    try:
+        got = config.flat_settings(new_text, path, agents=True) or {}
+    except ValidationFailed:
+        raise _cannot(key, path, "the edit would not read back as YAML") from None
     if got != expected:
         raise _cannot(key, path, "the edit would change more than that key")
     for k, v in got.items():

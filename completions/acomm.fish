@@ -603,7 +603,7 @@ complete -c acomm -n '__acomm_is \'task create\'' -l as -r -f -a '(__acomm_words
 complete -c acomm -n '__acomm_is \'task create\'' -l as -r -f -d 'The acting agent'
 
 # acomm task accept
-complete -c acomm -n '__acomm_is \'task accept\'' -l eta -r -f -d 'When it will be done: a duration from now (10m, 2h) or an ISO 8601...'
+complete -c acomm -n '__acomm_is \'task accept\'' -l eta -r -f -d 'When it will be done: a duration from now or a time'
 complete -c acomm -n '__acomm_is \'task accept\'' -l plan -r -f -d 'How, in a sentence, for the creator'
 complete -c acomm -n '__acomm_is \'task accept\'' -l as -r -f -a '(__acomm_words agents)'
 complete -c acomm -n '__acomm_is \'task accept\'' -l as -r -f -d 'The acting agent'

@@ -180,7 +180,8 @@ def test_an_agents_bare_duration_is_noted_as_seconds(cli, cfg):
     r = cli("config", "show")
     assert r.exit_code == 0, r.stderr
     assert "agents.reviewer.timeout: 600 is seconds, write 10m" in r.stderr
-    assert "agents.reviewer.timeout_ms\t10m\t" in r.stdout
+    assert "agents.reviewer.timeout\t10m\t" in r.stdout  # the file's key, in unit form
+    assert cli.ok("config", "get", "agents.reviewer.timeout").stdout == "10m\n"
 
 
 def test_the_default_file_names_the_duration_forms():

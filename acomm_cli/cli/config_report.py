@@ -29,10 +29,7 @@ class ConfigEntry:
 
 
 def is_duration(key: str) -> bool:
-    """A setting whose value is a duration: a config key parsed as one, or an agent's
-    `timeout_ms` / `backoff_ms`."""
-    if key.startswith(f"{config.AGENTS}."):
-        return key.endswith("_ms")
+    """A setting (config.KEYS) whose value is a duration."""
     return key in config.KEYS and config.KEYS[key][1] in config.DURATIONS
 
 
@@ -96,8 +93,8 @@ def show_config(settings: config.Settings) -> ConfigReport:
         settings=[ConfigEntry(key, *values[key], is_duration(key)) for key in config.KEYS],
         store=store,
         config_file=cfg,
-        agents=[
-            ConfigEntry(f"agents.{name}.{k}", v, source, is_duration(f"agents.{name}.{k}"))
+        agents=[  # a duration under the file's own key (timeout, not timeout_ms)
+            ConfigEntry(f"agents.{name}.{k.removesuffix('_ms')}", v, source, k.endswith("_ms"))
             for name, doc in docs.items()
             for k, v in doc.items()
         ],

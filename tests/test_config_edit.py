@@ -70,10 +70,15 @@ def test_set_under_an_explicitly_empty_section(cli, store):
     assert path.read_text() == "store:    # none yet\n  busy_timeout: 10s\n"
 
 
-def test_a_value_yaml_would_misread_is_quoted(cli, cfg):
-    cli.ok("config", "set", "spark.master", "yes")  # YAML 1.1 reads a bare yes as true
-    assert cfg.read_text().endswith('spark:\n  master: "yes"\n')
-    assert cli.ok("config", "get", "spark.master").stdout == "yes\n"
+@pytest.mark.parametrize(
+    ("value", "written"),
+    [("yes", '"yes"'), ("123", '"123"'), ("local[*]", "local[*]"), ("spark://h:7077", None)],
+)
+def test_a_value_yaml_would_misread_is_quoted(cli, cfg, value, written):
+    """YAML 1.1 reads a bare yes as true and 123 as a number: those are quoted."""
+    cli.ok("config", "set", "spark.master", value)
+    assert cfg.read_text().endswith(f"spark:\n  master: {written or value}\n")
+    assert cli.ok("config", "get", "spark.master").stdout == f"{value}\n"
 
 
 def test_set_makes_the_file_when_there_is_none(cli, store):

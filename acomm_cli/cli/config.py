@@ -420,9 +420,8 @@ def load(settings: Settings) -> dict[str, tuple[Any, str]]:
             raise ValidationFailed(
                 f"{key}: {given!r} is not a valid value ({source})", field=key, value=str(given)
             ) from None
-        if key in raw and source.startswith("file") and parse in DURATIONS:
-            if whole_number(given) is not None:
-                bare.append((key, given, "milliseconds", out[key][0]))
+        if source.startswith("file") and parse in DURATIONS and whole_number(given) is not None:
+            bare.append((key, given, "milliseconds", out[key][0]))
     _note_bare(path, "settings", bare)
     return out
 
@@ -431,7 +430,7 @@ def load(settings: Settings) -> dict[str, tuple[Any, str]]:
 DURATIONS = (_ms, _positive_ms)
 # The agents' durations (acomm_cli.dispatch.agents): a bare number there is seconds.
 AGENT_DURATIONS = ("timeout", "backoff")
-_NOTED: set[tuple[str, str]] = set()  # (file, section) whose bare durations were noted
+_NOTED: set[tuple[str, str]] = set()  # (file, part) whose bare durations were noted
 
 
 def _note_bare(path: str | None, part: str, bare: list[tuple[str, Any, str, int]]) -> None:

@@ -17,7 +17,6 @@ from typing import Any
 
 from acomm_cli.cli import config
 from acomm_cli.errors import ValidationFailed
-from acomm_cli.model import whole_number
 
 
 def set_value(settings: config.Settings, key: str, value: str) -> tuple[str, Any]:
@@ -57,14 +56,12 @@ def _scalar(value: str, key: str, parsed: Any) -> str:
     not)."""
     import yaml
 
-    if whole_number(value) is not None:
-        return value.strip()
     if value and value == value.strip() and "\n" not in value and "#" not in value:
         try:
             loaded = yaml.safe_load(value)
             if not isinstance(loaded, dict | list) and config.KEYS[key][1](loaded, key) == parsed:
                 return value
-        except (yaml.YAMLError, ValidationFailed, TypeError, ValueError):
+        except (yaml.YAMLError, ValidationFailed, TypeError, ValueError, AttributeError):
             pass
     return json.dumps(value, ensure_ascii=False)  # a JSON string is a YAML double-quoted one
 

@@ -111,7 +111,10 @@ def list_(
     kind: Annotated[str | None, typer.Option(click_type=KIND, help="Only this kind.")] = None,
     active: Annotated[
         str | None,
-        typer.Option(click_type=params.DURATION, help="Only those seen within DURATION (e.g. 5m)."),
+        typer.Option(
+            click_type=params.DURATION,
+            help="Only those seen within DURATION. " + params.DURATION_HELP,
+        ),
     ] = None,
     all_: Annotated[bool, typer.Option("--all", help="Retired agents too.")] = False,
 ) -> None:

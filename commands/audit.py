@@ -51,7 +51,7 @@ def audit(
         typer.Option(
             click_type=params.DURATION,
             help="On a cluster, how long to wait for the first executor before giving up "
-            "with what was asked for and what the workers offer.",
+            "with what was asked for and what the workers offer. " + params.DURATION_HELP,
         ),
     ] = "60s",
     conf: Annotated[

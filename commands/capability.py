@@ -82,7 +82,10 @@ def publish(
         typer.Option(metavar="FILE", help="The output contract, a JSON Schema file (required)."),
     ] = None,
     eta: Annotated[
-        str, typer.Option(click_type=params.DURATION, help="The default ETA of its tasks.")
+        str,
+        typer.Option(
+            click_type=params.DURATION, help="The default ETA of its tasks. " + params.DURATION_HELP
+        ),
     ] = "10m",
 ) -> None:
     """Publish a capability: tasks for it go to its owner.

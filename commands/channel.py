@@ -33,12 +33,20 @@ MaxMessageSize = Annotated[
         help="e.g. 65536 or 1MiB; at most 998951424 bytes (SQLite's row limit).",
     ),
 ]
-AckTimeout = Annotated[str | None, typer.Option(click_type=params.DURATION, help="e.g. 30s.")]
+AckTimeout = Annotated[
+    str | None,
+    typer.Option(
+        click_type=params.DURATION,
+        help="How long a delivery waits for its ack before it is redelivered. "
+        + params.DURATION_HELP,
+    ),
+]
 MaxRetries = Annotated[
     int | None, typer.Option(click_type=params.COUNT, help="Redeliveries before a dead letter.")
 ]
 RetryBackoff = Annotated[
-    str | None, typer.Option(click_type=params.DURATION, help="Base back-off, e.g. 1000ms.")
+    str | None,
+    typer.Option(click_type=params.DURATION, help="Base back-off. " + params.DURATION_HELP),
 ]
 RetryJitter = Annotated[
     float | None, typer.Option(click_type=params.FRACTION, help="A fraction, e.g. 0.1.")
@@ -51,7 +59,13 @@ PriorityOrdering = Annotated[
     typer.Option("--priority-ordering/--no-priority-ordering", help="Receive by priority first."),
 ]
 MaxPending = Annotated[int | None, typer.Option(click_type=params.COUNT, help="0 = unlimited.")]
-DedupeWindow = Annotated[str | None, typer.Option(click_type=params.DURATION, help="e.g. 24h.")]
+DedupeWindow = Annotated[
+    str | None,
+    typer.Option(
+        click_type=params.DURATION,
+        help="How long a --dedupe-key is remembered. " + params.DURATION_HELP,
+    ),
+]
 RetentionCount = Annotated[
     int | None,
     typer.Option(
@@ -63,7 +77,7 @@ RetentionAge = Annotated[
     str | None,
     typer.Option(
         click_type=params.DURATION,
-        help="`compact` removes finished messages older than this, e.g. 7d.",
+        help="`compact` removes finished messages older than this. " + params.DURATION_HELP,
     ),
 ]
 Lease = Annotated[
@@ -71,7 +85,7 @@ Lease = Annotated[
     typer.Option(
         click_type=params.DURATION,
         help="How long a received or in_progress ack holds a delivery before it is "
-        "redelivered (default: the ack timeout), e.g. 5m.",
+        "redelivered (default: the ack timeout). " + params.DURATION_HELP,
     ),
 ]
 MessageTtl = Annotated[
@@ -79,7 +93,7 @@ MessageTtl = Annotated[
     typer.Option(
         click_type=params.DURATION,
         help="Messages not read within this are dead-lettered `expired` (send --ttl "
-        "overrides), e.g. 10m.",
+        "overrides). " + params.DURATION_HELP,
     ),
 ]
 RetryFailed = Annotated[

@@ -24,7 +24,8 @@ def compact(
         str | None,
         typer.Option(
             click_type=params.DURATION,
-            help="Only messages created longer ago than this (e.g. 7d; default: any age).",
+            help="Only messages created longer ago than this (default: any age). "
+            + params.DURATION_HELP,
             show_default=False,
         ),
     ] = None,
@@ -32,7 +33,8 @@ def compact(
         str | None,
         typer.Option(
             click_type=params.DURATION,
-            help="Also purge dead letters older than this, which lets their messages go.",
+            help="Also purge dead letters older than this, which lets their messages go. "
+            + params.DURATION_HELP,
             show_default=False,
         ),
     ] = None,

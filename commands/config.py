@@ -1,5 +1,6 @@
 """`acomm config show`: the effective configuration and where each value came from;
-`acomm config set`: one setting written into the config file."""
+`acomm config get`: one of them; `acomm config set`: one setting written into the config
+file."""
 
 from __future__ import annotations
 
@@ -47,19 +48,21 @@ def set_(
 ) -> None:
     """Set KEY to VALUE in the config file.
 
-    The file is the store's config.yaml, or --config's (or $ACOMM_CONFIG's). VALUE is
-    checked as the file's value would be (an unknown key or a bad value: exit 3, naming
-    it, and the file is left as it was). A file holding only comments (as `acomm init`
-    writes it) keeps them, with the setting added at its end; any other file is rewritten
-    from its parsed YAML, and its comments are not kept. The environment still overrides
-    the file. identity.auth is the store's own setting instead (file null), which binds
-    every process; turning it on needs an admin (`acomm init --admin NAME`). With
-    identity.auth token, setting anything needs an admin's secret. Prints {key, value,
-    file}.
+    The file is the store's config.yaml, or --config's (or $ACOMM_CONFIG's); it is made if
+    missing. VALUE is checked as loading the file checks it (an unknown key or a bad value:
+    exit 3, naming it, and the file is left byte for byte as it was). Only the key's value
+    changes, or one line is added to its section (or the section to the end): comments,
+    blank lines and every other key are kept. A duration takes the unit forms (500ms, 30s,
+    5m, 1h30m, 2d, PT1H30M); a bare number is milliseconds, as in the file. The environment
+    still overrides the file. identity.auth is the store's own setting instead (file null),
+    which binds every process; turning it on needs an admin (`acomm init --admin NAME`).
+    With identity.auth token, setting anything needs an admin's secret. Prints {key, value,
+    file} (a duration's value in milliseconds).
 
-    Example: acomm config set identity.directory strict
+    Example: acomm config set store.busy_timeout 10s
     """
     from acomm_cli.cli import config as cfg
+    from acomm_cli.cli import config_edit
     from acomm_cli.cli.invocation import presented_secret, require_admin
 
     if key == "identity.auth":  # the store's own setting, which binds every process
@@ -82,11 +85,32 @@ def set_(
     if not missing:
         with inv.store(write=False) as conn:
             require_admin(inv.settings, conn)
-    path, parsed = cfg.set_value(inv.settings, key, value)
+    path, parsed = config_edit.set_value(inv.settings, key, value)
     env = cfg.KEYS[key][2]
     if env in os.environ:
         render.note(f"note: ${env} is set and overrides the file for {key}")
-    render.ok(inv.output(), {"key": key, "value": parsed, "file": path}, f"{key}: {parsed}")
+    shown = clock.format_duration(parsed) if config_report.is_duration(key) else parsed
+    render.ok(inv.output(), {"key": key, "value": parsed, "file": path}, f"{key}: {shown}")
+
+
+@app.command("get")
+@takes_invocation
+def get(
+    inv: Invocation,
+    key: Annotated[str, typer.Argument(metavar="KEY", help="A setting, e.g. store.busy_timeout.")],
+) -> None:
+    """Print KEY's effective value (flag > environment > config file > default).
+
+    A duration prints in its unit form (5s, 1h30m); nothing for a setting with no value.
+    Read as every command reads the configuration: a config file with an unknown key or a
+    bad value is refused (exit 3, naming the key), as is an unknown KEY. identity.auth and
+    an unconfigured identity.directory come from the store, as `config show` says; an
+    agent's settings are agents.NAME.FIELD. With --json: {key, value, source}, a duration
+    in milliseconds.
+
+    Example: acomm config get store.busy_timeout
+    """
+    render_operations.config_value(inv.output(), config_report.get_value(inv.settings, key))
 
 
 @app.callback()

@@ -99,7 +99,7 @@ def replay(
         str | None,
         typer.Option(
             click_type=params.TIME,
-            help="With --all: dead-lettered at or after this time (ISO 8601 or e.g. -1h).",
+            help="With --all: dead-lettered at or after this time. " + params.TIME_HELP,
         ),
     ] = None,
     dry_run: Annotated[
@@ -171,7 +171,10 @@ def discard(inv: Invocation, message_id: Msg, recipient: Recipient = None) -> No
 @takes_invocation
 def purge(
     inv: Invocation,
-    older_than: Annotated[str, typer.Option(click_type=params.DURATION, help="e.g. 7d.")],
+    older_than: Annotated[
+        str,
+        typer.Option(click_type=params.DURATION, help="Older than this. " + params.DURATION_HELP),
+    ],
 ) -> None:
     """Remove dead letters older than a duration.
 

@@ -33,14 +33,16 @@ def export(
         str | None,
         typer.Option(
             click_type=params.TIME,
-            help="Only messages created at or after this (ISO 8601, epoch ms, or e.g. -1d).",
+            help="Only messages created at or after this. " + params.TIME_HELP,
             show_default=False,
         ),
     ] = None,
     until: Annotated[
         str | None,
         typer.Option(
-            click_type=params.TIME, help="Only messages created before this.", show_default=False
+            click_type=params.TIME,
+            help="Only messages created before this. " + params.TIME_HELP,
+            show_default=False,
         ),
     ] = None,
     incremental: Annotated[

@@ -36,7 +36,8 @@ def pull(
         str,
         typer.Option(
             click_type=params.DURATION,
-            help="Long-poll an http peer that has nothing new, up to this long (at most 30s).",
+            help="Long-poll an http peer that has nothing new, up to this long (at most 30s). "
+            + params.DURATION_HELP,
         ),
     ] = "0s",
 ) -> None:

@@ -30,7 +30,8 @@ def create(
     ttl: Annotated[
         str,
         typer.Option(
-            click_type=params.DURATION, help="How long the invite stays valid (at most 7d)."
+            click_type=params.DURATION,
+            help="How long the invite stays valid (at most 7d). " + params.DURATION_HELP,
         ),
     ] = "10m",
     pin_key: Annotated[

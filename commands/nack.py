@@ -38,7 +38,7 @@ def nack(
         str | None,
         typer.Option(
             click_type=params.DURATION,
-            help="Deliver it again after this long, e.g. 30s (implies --requeue).",
+            help="Deliver it again after this long (implies --requeue). " + params.DURATION_HELP,
         ),
     ] = None,
     reason: Annotated[
@@ -74,7 +74,7 @@ def extend(
         str,
         typer.Option(
             click_type=params.DURATION,
-            help="Hold it this long from now (a lease never shrinks), e.g. 5m.",
+            help="Hold it this long from now (a lease never shrinks). " + params.DURATION_HELP,
         ),
     ],
     as_: AsAgent = None,

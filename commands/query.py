@@ -34,14 +34,17 @@ def query(
         str | None,
         typer.Option(
             click_type=params.DURATION,
-            help="Recipients that have not read it by then get it dead-lettered (expired).",
+            help="Recipients that have not read it by then get it dead-lettered (expired). "
+            + params.DURATION_HELP,
         ),
     ] = None,
-    wait: Annotated[
-        float | None,
+    wait_for: Annotated[
+        str | None,
         typer.Option(
-            click_type=params.SECONDS,
-            help="Wait this many seconds for the first response and print it (exit 124 if none).",
+            "--wait",
+            click_type=params.DURATION,
+            help="Wait this long for the first response and print it (exit 124 if none). "
+            + params.DURATION_HELP,
         ),
     ] = None,
     priority: Annotated[
@@ -57,11 +60,12 @@ def query(
 ) -> None:
     """Ask a question; prints its correlation id (or, with --wait, the first answer).
 
-    Example: answer=$(acomm query team "pool size?" --as lead --wait 30)
+    Example: answer=$(acomm query team "pool size?" --as lead --wait 30s)
     """
     agent = identity(as_)
     now = clock.now_ms()
     timeout_ms = clock.parse_duration(timeout, "timeout") if timeout is not None else None
+    wait = clock.parse_duration(wait_for, "wait") / 1000 if wait_for is not None else None
     req = SendRequest(
         sender=agent,
         content=inv.read_body(body),

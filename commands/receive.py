@@ -72,10 +72,11 @@ def receive(
     peek: Annotated[bool, typer.Option("--peek", help="Leave them unread.")] = False,
     body: Annotated[bool, typer.Option("--body", help="Print only the bodies.")] = False,
     wait: Annotated[
-        float | None,
+        str | None,
         typer.Option(
-            click_type=params.SECONDS,
-            help="Block up to this many seconds until something arrives (exit 124 if nothing).",
+            click_type=params.DURATION,
+            help="Block up to this long until something arrives (exit 124 if nothing). "
+            + params.DURATION_HELP,
         ),
     ] = None,
     ack: Annotated[

@@ -31,7 +31,7 @@ def receive(
     offset: int,
     peek: bool,
     body: bool,
-    wait: float | None,
+    wait: str | None,
     ack: str | None,
     follow: bool,
     event_type: str | None = None,
@@ -76,6 +76,8 @@ def receive(
         _read_cursor(inv, cursor, limit, peek=peek, body=body)
         return
     agent = identity(as_, "--as")
+    wait_ms = clock.parse_duration(wait, "wait") if wait is not None else None
+    wait_s = wait_ms / 1000 if wait_ms is not None else None
     if ack is not None and (peek or follow):
         other = "--peek" if peek else "--follow"
         raise ValidationFailed(
@@ -87,7 +89,7 @@ def receive(
         # --follow already waits, until interrupted; a bound on it would be --wait's exit 124
         # on a quiet pass, which a follower never wants
         raise UsageError(
-            f"wait: --wait {wait:g} cannot go with --follow, which waits for new "
+            f"wait: --wait {wait} cannot go with --follow, which waits for new "
             "messages until interrupted (use --wait alone to stop after the "
             "first batch)",
             field="wait",
@@ -135,13 +137,13 @@ def receive(
         if ack is not None:
             from acomm_cli.engine import acking
 
-            result = acking.receive_ack(conn, agent, f, ack, now, emit=emit, wait_s=wait)
-        elif wait is not None:
-            result = waiting.receive_wait(conn, agent, f, wait, peek=peek, emit=emit)
+            result = acking.receive_ack(conn, agent, f, ack, now, emit=emit, wait_s=wait_s)
+        elif wait_s is not None:
+            result = waiting.receive_wait(conn, agent, f, wait_s, peek=peek, emit=emit)
         else:
             result = timers.receive_due(conn, agent, f, now, peek=peek, emit=emit)
-    if wait is not None and not result.messages:
-        raise Timeout(f"nothing arrived for {agent} within {wait:g}s")
+    if wait_ms is not None and not result.messages:
+        raise Timeout(f"nothing arrived for {agent} within {clock.format_duration(wait_ms)}")
 
 
 def _read_cursor(inv: Invocation, name: str, limit: int, *, peek: bool, body: bool) -> None:

@@ -56,17 +56,21 @@ Meta = Annotated[
     list[str] | None, typer.Option("--meta", metavar="KEY=VALUE", help="k=v metadata (repeatable).")
 ]
 Delay = Annotated[
-    str | None, typer.Option(click_type=params.DURATION, help="Deliver after this long, e.g. 30s.")
+    str | None,
+    typer.Option(
+        click_type=params.DURATION, help="Deliver after this long. " + params.DURATION_HELP
+    ),
 ]
 DeliverAt = Annotated[
-    str | None, typer.Option(click_type=params.TIME, help="Deliver at this time (ISO 8601).")
+    str | None,
+    typer.Option(click_type=params.TIME, help="Deliver at this time. " + params.TIME_HELP),
 ]
 Ttl = Annotated[
     str | None,
     typer.Option(
         click_type=params.DURATION,
         help="Time to live: not read within this (from delivery), the message is dead-lettered "
-        "`expired`, e.g. 10m (default: the channel's --message-ttl).",
+        "`expired` (default: the channel's --message-ttl). " + params.DURATION_HELP,
     ),
 ]
 
@@ -149,7 +153,7 @@ OccurredAt = Annotated[
     str | None,
     typer.Option(
         click_type=params.TIME,
-        help="When the event occurred (ISO 8601; default: now).",
+        help="When the event occurred (default: now). " + params.TIME_HELP,
     ),
 ]
 EventId = Annotated[

@@ -87,7 +87,10 @@ def accept(
         str | None,
         typer.Option(
             click_type=params.ETA,
-            help="When it will be done: a duration from now (10m, 2h) or an ISO 8601 time.",
+            help="When it will be done: a duration from now or a time. "
+            + params.DURATION_HELP
+            + " "
+            + params.TIME_HELP,
         ),
     ] = None,
     plan: Annotated[str | None, typer.Option(help="How, in a sentence, for the creator.")] = None,

@@ -27,12 +27,17 @@ def tick(
         str | None,
         typer.Option(
             click_type=params.DURATION,
-            help="Keep running, ticking at this interval (e.g. 1s) until SIGINT/SIGTERM.",
+            help="Keep running, ticking at this interval (at least 100ms) until SIGINT/SIGTERM. "
+            + params.DURATION_HELP,
         ),
     ] = None,
-    max_seconds: Annotated[
-        float | None,
-        typer.Option(click_type=params.SECONDS, help="With --every: stop after this many seconds."),
+    max_time: Annotated[
+        str | None,
+        typer.Option(
+            "--max-seconds",
+            click_type=params.DURATION,
+            help="With --every: stop after this long. " + params.DURATION_HELP,
+        ),
     ] = None,
     no_dispatch: Annotated[
         bool,
@@ -66,6 +71,9 @@ def tick(
     out = inv.output()
     s = inv.settings
     every_s = worker.interval(every) if every is not None else None
+    max_seconds = (
+        clock.parse_duration(max_time, "max_seconds") / 1000 if max_time is not None else None
+    )
     path, _ = s.store_path(create=False)
     bridge_config = bridge.config(s.value)  # a bad file or setting: nothing is ticked
     agents, bad_agents = worker.load_agents(lambda: {} if no_dispatch else s.value(AGENTS))

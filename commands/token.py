@@ -33,7 +33,8 @@ def create(
     ttl: Annotated[
         str,
         typer.Option(
-            click_type=params.DURATION, help="How long the token stays valid (at most 30d)."
+            click_type=params.DURATION,
+            help="How long the token stays valid (at most 30d). " + params.DURATION_HELP,
         ),
     ] = "1h",
     scope: Annotated[

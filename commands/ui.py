@@ -40,7 +40,8 @@ def ui(
         str,
         typer.Option(
             click_type=params.DURATION,
-            help="Highlight an agent whose oldest unread message is older than this.",
+            help="Highlight an agent whose oldest unread message is older than this. "
+            + params.DURATION_HELP,
         ),
     ] = "5m",
 ) -> None:

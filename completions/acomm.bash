@@ -7,7 +7,7 @@
 _acomm_subcommands() {
     case $1 in
         '') echo 'init status config channel send publish subscribe unsubscribe subscriptions receive ack nack extend query respond thread trace task capability incident messages show attachment cursor schedule cancel deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway token mcp ui' ;;
-        'config') echo 'show set' ;;
+        'config') echo 'show set get' ;;
         'channel') echo 'create join leave list show pause resume drain close admin update delete' ;;
         'task') echo 'create accept update complete fail list show' ;;
         'capability') echo 'host publish unpublish list show' ;;
@@ -36,6 +36,7 @@ _acomm_options() {
         'config') echo "$global" ;;
         'config show') echo "$global" ;;
         'config set') echo "$global" ;;
+        'config get') echo "$global" ;;
         'channel') echo "$global" ;;
         'channel create') echo "$global -t --type --as --delivery --max-message-size --ack-timeout --max-retries --retry-backoff --retry-jitter --echo --no-echo --priority-ordering --no-priority-ordering --max-pending --dedupe-window --retention-count --retention-age --lease --message-ttl --retry-failed --no-retry-failed --if-not-exists" ;;
         'channel join') echo "$global --role --as" ;;
@@ -446,6 +447,7 @@ _acomm_positional() {
         'init 0') echo 'dir' ;;
         'config set 0') echo 'value' ;;
         'config set 1') echo 'value' ;;
+        'config get 0') echo 'value' ;;
         'channel create 0') echo 'value' ;;
         'channel join 0') echo 'channel' ;;
         'channel join 1') echo 'agent' ;;

@@ -8,7 +8,7 @@ function __acomm_subcommands
         case ''
             echo init status config channel send publish subscribe unsubscribe subscriptions receive ack nack extend query respond thread trace task capability incident messages show attachment cursor schedule cancel deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway token mcp ui
         case 'config'
-            echo show set
+            echo show set get
         case 'channel'
             echo create join leave list show pause resume drain close admin update delete
         case 'task'
@@ -336,10 +336,13 @@ complete -c acomm -n '__acomm_at \'init\' 0' -f -a '(__fish_complete_directories
 # acomm config
 complete -c acomm -f -n '__acomm_is \'config\'' -a 'show' -d 'Print every setting\'s effective value and where it came from'
 complete -c acomm -f -n '__acomm_is \'config\'' -a 'set' -d 'Set KEY to VALUE in the config file'
+complete -c acomm -f -n '__acomm_is \'config\'' -a 'get' -d 'Print KEY\'s effective value (flag > environment > config file > def...'
 
 # acomm config show
 
 # acomm config set
+
+# acomm config get
 
 # acomm channel
 complete -c acomm -f -n '__acomm_is \'channel\'' -a 'create' -d 'Create a channel owned by --as; prints its id'
@@ -363,16 +366,16 @@ complete -c acomm -n '__acomm_is \'channel create\'' -l as -r -f -d 'The acting 
 complete -c acomm -n '__acomm_is \'channel create\'' -l delivery -r -f -a 'at-most-once at-least-once exactly-once'
 complete -c acomm -n '__acomm_is \'channel create\'' -l delivery -r -f -d 'at-most-once, at-least-once or exactly-once'
 complete -c acomm -n '__acomm_is \'channel create\'' -l max-message-size -r -f -d 'e.g'
-complete -c acomm -n '__acomm_is \'channel create\'' -l ack-timeout -r -f -d 'e.g'
+complete -c acomm -n '__acomm_is \'channel create\'' -l ack-timeout -r -f -d 'How long a delivery waits for its ack before it is redelivered'
 complete -c acomm -n '__acomm_is \'channel create\'' -l max-retries -r -f -d 'Redeliveries before a dead letter'
-complete -c acomm -n '__acomm_is \'channel create\'' -l retry-backoff -r -f -d 'Base back-off, e.g'
+complete -c acomm -n '__acomm_is \'channel create\'' -l retry-backoff -r -f -d 'Base back-off'
 complete -c acomm -n '__acomm_is \'channel create\'' -l retry-jitter -r -f -d 'A fraction, e.g'
 complete -c acomm -n '__acomm_is \'channel create\'' -l echo -l no-echo -d 'Senders receive their own messages'
 complete -c acomm -n '__acomm_is \'channel create\'' -l priority-ordering -l no-priority-ordering -d 'Receive by priority first'
 complete -c acomm -n '__acomm_is \'channel create\'' -l max-pending -r -f -d '0 = unlimited'
-complete -c acomm -n '__acomm_is \'channel create\'' -l dedupe-window -r -f -d 'e.g'
+complete -c acomm -n '__acomm_is \'channel create\'' -l dedupe-window -r -f -d 'How long a --dedupe-key is remembered'
 complete -c acomm -n '__acomm_is \'channel create\'' -l retention-count -r -f -d '`compact` keeps at most this many finished messages (0 = no limit)'
-complete -c acomm -n '__acomm_is \'channel create\'' -l retention-age -r -f -d '`compact` removes finished messages older than this, e.g'
+complete -c acomm -n '__acomm_is \'channel create\'' -l retention-age -r -f -d '`compact` removes finished messages older than this'
 complete -c acomm -n '__acomm_is \'channel create\'' -l lease -r -f -d 'How long a received or in_progress ack holds a delivery before it i...'
 complete -c acomm -n '__acomm_is \'channel create\'' -l message-ttl -r -f -d 'Messages not read within this are dead-lettered `expired` (send --t...'
 complete -c acomm -n '__acomm_is \'channel create\'' -l retry-failed -l no-retry-failed -d 'A `failed` ack gives the delivery back for a retry (up to --max-ret...'
@@ -428,16 +431,16 @@ complete -c acomm -n '__acomm_at \'channel admin\' 1' -f -a '(__acomm_words agen
 complete -c acomm -n '__acomm_is \'channel update\'' -l as -r -f -a '(__acomm_words agents)'
 complete -c acomm -n '__acomm_is \'channel update\'' -l as -r -f -d 'The acting agent'
 complete -c acomm -n '__acomm_is \'channel update\'' -l max-message-size -r -f -d 'e.g'
-complete -c acomm -n '__acomm_is \'channel update\'' -l ack-timeout -r -f -d 'e.g'
+complete -c acomm -n '__acomm_is \'channel update\'' -l ack-timeout -r -f -d 'How long a delivery waits for its ack before it is redelivered'
 complete -c acomm -n '__acomm_is \'channel update\'' -l max-retries -r -f -d 'Redeliveries before a dead letter'
-complete -c acomm -n '__acomm_is \'channel update\'' -l retry-backoff -r -f -d 'Base back-off, e.g'
+complete -c acomm -n '__acomm_is \'channel update\'' -l retry-backoff -r -f -d 'Base back-off'
 complete -c acomm -n '__acomm_is \'channel update\'' -l retry-jitter -r -f -d 'A fraction, e.g'
 complete -c acomm -n '__acomm_is \'channel update\'' -l echo -l no-echo -d 'Senders receive their own messages'
 complete -c acomm -n '__acomm_is \'channel update\'' -l priority-ordering -l no-priority-ordering -d 'Receive by priority first'
 complete -c acomm -n '__acomm_is \'channel update\'' -l max-pending -r -f -d '0 = unlimited'
-complete -c acomm -n '__acomm_is \'channel update\'' -l dedupe-window -r -f -d 'e.g'
+complete -c acomm -n '__acomm_is \'channel update\'' -l dedupe-window -r -f -d 'How long a --dedupe-key is remembered'
 complete -c acomm -n '__acomm_is \'channel update\'' -l retention-count -r -f -d '`compact` keeps at most this many finished messages (0 = no limit)'
-complete -c acomm -n '__acomm_is \'channel update\'' -l retention-age -r -f -d '`compact` removes finished messages older than this, e.g'
+complete -c acomm -n '__acomm_is \'channel update\'' -l retention-age -r -f -d '`compact` removes finished messages older than this'
 complete -c acomm -n '__acomm_is \'channel update\'' -l lease -r -f -d 'How long a received or in_progress ack holds a delivery before it i...'
 complete -c acomm -n '__acomm_is \'channel update\'' -l message-ttl -r -f -d 'Messages not read within this are dead-lettered `expired` (send --t...'
 complete -c acomm -n '__acomm_is \'channel update\'' -l retry-failed -l no-retry-failed -d 'A `failed` ack gives the delivery back for a retry (up to --max-ret...'
@@ -466,8 +469,8 @@ complete -c acomm -n '__acomm_is \'send\'' -l topic -r -f -d 'Topic (needed on p
 complete -c acomm -n '__acomm_is \'send\'' -l correlation-id -r -f -d 'Thread / request id'
 complete -c acomm -n '__acomm_is \'send\'' -l dedupe-key -r -f -d 'Idempotency key: a repeat inside the channel\'s window sends nothing...'
 complete -c acomm -n '__acomm_is \'send\'' -l meta -r -f -d 'k=v metadata (repeatable)'
-complete -c acomm -n '__acomm_is \'send\'' -l delay -r -f -d 'Deliver after this long, e.g'
-complete -c acomm -n '__acomm_is \'send\'' -l deliver-at -r -f -d 'Deliver at this time (ISO 8601)'
+complete -c acomm -n '__acomm_is \'send\'' -l delay -r -f -d 'Deliver after this long'
+complete -c acomm -n '__acomm_is \'send\'' -l deliver-at -r -f -d 'Deliver at this time'
 complete -c acomm -n '__acomm_is \'send\'' -l ttl -r -f -d 'Time to live: not read within this (from delivery), the message is...'
 complete -c acomm -n '__acomm_is \'send\'' -l format -r -f -a 'text markdown'
 complete -c acomm -n '__acomm_is \'send\'' -l format -r -f -d 'How the body reads: text (the default) or markdown (`show` renders...'
@@ -486,7 +489,7 @@ complete -c acomm -n '__acomm_is \'send\'' -l parent-comment -r -f -d 'The comme
 complete -c acomm -n '__acomm_is \'send\'' -l depth -r -f -d 'The comment\'s depth (comment events only)'
 complete -c acomm -n '__acomm_is \'send\'' -l language -r -f -d 'The content\'s language: zh, en, or a BCP 47 tag'
 complete -c acomm -n '__acomm_is \'send\'' -l action-hint -r -f -d 'What the target should do: notify_only, consider_reply, must_reply'
-complete -c acomm -n '__acomm_is \'send\'' -l occurred-at -r -f -d 'When the event occurred (ISO 8601; default: now)'
+complete -c acomm -n '__acomm_is \'send\'' -l occurred-at -r -f -d 'When the event occurred (default: now)'
 complete -c acomm -n '__acomm_is \'send\'' -l event-id -r -f -d 'The event\'s unique id: a repeat on the channel sends nothing again'
 complete -c acomm -n '__acomm_at \'send\' 0' -f -a '(__acomm_words channels)'
 
@@ -500,8 +503,8 @@ complete -c acomm -n '__acomm_is \'publish\'' -s p -l priority -r -f -d 'low, no
 complete -c acomm -n '__acomm_is \'publish\'' -l correlation-id -r -f -d 'Thread / request id'
 complete -c acomm -n '__acomm_is \'publish\'' -l dedupe-key -r -f -d 'Idempotency key: a repeat inside the channel\'s window sends nothing...'
 complete -c acomm -n '__acomm_is \'publish\'' -l meta -r -f -d 'k=v metadata (repeatable)'
-complete -c acomm -n '__acomm_is \'publish\'' -l delay -r -f -d 'Deliver after this long, e.g'
-complete -c acomm -n '__acomm_is \'publish\'' -l deliver-at -r -f -d 'Deliver at this time (ISO 8601)'
+complete -c acomm -n '__acomm_is \'publish\'' -l delay -r -f -d 'Deliver after this long'
+complete -c acomm -n '__acomm_is \'publish\'' -l deliver-at -r -f -d 'Deliver at this time'
 complete -c acomm -n '__acomm_is \'publish\'' -l ttl -r -f -d 'Time to live: not read within this (from delivery), the message is...'
 complete -c acomm -n '__acomm_is \'publish\'' -l trace-id -r -f -d 'The trace the message joins: 1-64 characters of A-Z a-z 0-9 _ - (de...'
 complete -c acomm -n '__acomm_is \'publish\'' -l event-type -r -f -d 'The event the message carries: comment.created, comment.replied, me...'
@@ -515,7 +518,7 @@ complete -c acomm -n '__acomm_is \'publish\'' -l parent-comment -r -f -d 'The co
 complete -c acomm -n '__acomm_is \'publish\'' -l depth -r -f -d 'The comment\'s depth (comment events only)'
 complete -c acomm -n '__acomm_is \'publish\'' -l language -r -f -d 'The content\'s language: zh, en, or a BCP 47 tag'
 complete -c acomm -n '__acomm_is \'publish\'' -l action-hint -r -f -d 'What the target should do: notify_only, consider_reply, must_reply'
-complete -c acomm -n '__acomm_is \'publish\'' -l occurred-at -r -f -d 'When the event occurred (ISO 8601; default: now)'
+complete -c acomm -n '__acomm_is \'publish\'' -l occurred-at -r -f -d 'When the event occurred (default: now)'
 complete -c acomm -n '__acomm_is \'publish\'' -l event-id -r -f -d 'The event\'s unique id: a repeat on the channel sends nothing again'
 complete -c acomm -n '__acomm_at \'publish\' 0' -f -a '(__acomm_words channels)'
 
@@ -537,8 +540,8 @@ complete -c acomm -n '__acomm_is \'receive\'' -l as -l recipient -r -f -a '(__ac
 complete -c acomm -n '__acomm_is \'receive\'' -l as -l recipient -r -f -d 'The receiving agent'
 complete -c acomm -n '__acomm_is \'receive\'' -s c -l channel -r -f -a '(__acomm_words channels)'
 complete -c acomm -n '__acomm_is \'receive\'' -s c -l channel -r -f -d 'Only this channel'
-complete -c acomm -n '__acomm_is \'receive\'' -l since -r -f -d 'From this time (ISO 8601 or relative, e.g'
-complete -c acomm -n '__acomm_is \'receive\'' -l until -r -f -d 'Up to this time (ISO 8601 or relative)'
+complete -c acomm -n '__acomm_is \'receive\'' -l since -r -f -d 'From this time'
+complete -c acomm -n '__acomm_is \'receive\'' -l until -r -f -d 'Up to this time'
 complete -c acomm -n '__acomm_is \'receive\'' -s t -l type -r -f -a 'text command query response acknowledgment notification broadcast error'
 complete -c acomm -n '__acomm_is \'receive\'' -s t -l type -r -f -d 'Message type (repeatable)'
 complete -c acomm -n '__acomm_is \'receive\'' -l from -r -f -a '(__acomm_words agents)'
@@ -557,7 +560,7 @@ complete -c acomm -n '__acomm_is \'receive\'' -l limit -r -f -d 'At most this ma
 complete -c acomm -n '__acomm_is \'receive\'' -l offset -r -f -d 'Skip this many first'
 complete -c acomm -n '__acomm_is \'receive\'' -l peek -d 'Leave them unread'
 complete -c acomm -n '__acomm_is \'receive\'' -l body -d 'Print only the bodies'
-complete -c acomm -n '__acomm_is \'receive\'' -l wait -r -f -d 'Block up to this many seconds until something arrives (exit 124 if...'
+complete -c acomm -n '__acomm_is \'receive\'' -l wait -r -f -d 'Block up to this long until something arrives (exit 124 if nothing)'
 complete -c acomm -n '__acomm_is \'receive\'' -l ack -r -f -a 'received in_progress completed failed'
 complete -c acomm -n '__acomm_is \'receive\'' -l ack -r -f -d 'Also acknowledge what is received with this status, in the same tra...'
 complete -c acomm -n '__acomm_is \'receive\'' -s f -l follow -d 'Keep printing messages as they arrive, until interrupted (rich on a...'
@@ -580,11 +583,11 @@ complete -c acomm -n '__acomm_is \'ack\'' -l note -r -f -d 'Details for the send
 complete -c acomm -n '__acomm_is \'nack\'' -l as -r -f -a '(__acomm_words agents)'
 complete -c acomm -n '__acomm_is \'nack\'' -l as -r -f -d 'The acting agent'
 complete -c acomm -n '__acomm_is \'nack\'' -l requeue -d 'Give it back to be delivered again (counts as a retry; past --max-r...'
-complete -c acomm -n '__acomm_is \'nack\'' -l delay -r -f -d 'Deliver it again after this long, e.g'
+complete -c acomm -n '__acomm_is \'nack\'' -l delay -r -f -d 'Deliver it again after this long (implies --requeue)'
 complete -c acomm -n '__acomm_is \'nack\'' -l reason -r -f -d 'Why: kept as the delivery\'s last_error (and the dead letter\'s)'
 
 # acomm extend
-complete -c acomm -n '__acomm_is \'extend\'' -l by -r -f -d 'Hold it this long from now (a lease never shrinks), e.g'
+complete -c acomm -n '__acomm_is \'extend\'' -l by -r -f -d 'Hold it this long from now (a lease never shrinks)'
 complete -c acomm -n '__acomm_is \'extend\'' -l as -r -f -a '(__acomm_words agents)'
 complete -c acomm -n '__acomm_is \'extend\'' -l as -r -f -d 'The acting agent'
 
@@ -592,7 +595,7 @@ complete -c acomm -n '__acomm_is \'extend\'' -l as -r -f -d 'The acting agent'
 complete -c acomm -n '__acomm_is \'query\'' -l as -r -f -a '(__acomm_words agents)'
 complete -c acomm -n '__acomm_is \'query\'' -l as -r -f -d 'The acting agent'
 complete -c acomm -n '__acomm_is \'query\'' -l timeout -r -f -d 'Recipients that have not read it by then get it dead-lettered (expi...'
-complete -c acomm -n '__acomm_is \'query\'' -l wait -r -f -d 'Wait this many seconds for the first response and print it (exit 12...'
+complete -c acomm -n '__acomm_is \'query\'' -l wait -r -f -d 'Wait this long for the first response and print it (exit 124 if none)'
 complete -c acomm -n '__acomm_is \'query\'' -s p -l priority -r -f -a 'low normal high urgent critical'
 complete -c acomm -n '__acomm_is \'query\'' -s p -l priority -r -f -d 'low, normal, high, urgent, critical or 0-4'
 complete -c acomm -n '__acomm_is \'query\'' -l topic -r -f -d 'Topic (needed on pubsub channels)'
@@ -627,7 +630,7 @@ complete -c acomm -n '__acomm_is \'task create\'' -l as -r -f -a '(__acomm_words
 complete -c acomm -n '__acomm_is \'task create\'' -l as -r -f -d 'The acting agent'
 
 # acomm task accept
-complete -c acomm -n '__acomm_is \'task accept\'' -l eta -r -f -d 'When it will be done: a duration from now (10m, 2h) or an ISO 8601...'
+complete -c acomm -n '__acomm_is \'task accept\'' -l eta -r -f -d 'When it will be done: a duration from now or a time'
 complete -c acomm -n '__acomm_is \'task accept\'' -l plan -r -f -d 'How, in a sentence, for the creator'
 complete -c acomm -n '__acomm_is \'task accept\'' -l as -r -f -a '(__acomm_words agents)'
 complete -c acomm -n '__acomm_is \'task accept\'' -l as -r -f -d 'The acting agent'
@@ -704,8 +707,8 @@ complete -c acomm -n '__acomm_is \'incident resolve\'' -l as -r -f -d 'Who resol
 # acomm messages
 complete -c acomm -n '__acomm_is \'messages\'' -s c -l channel -r -f -a '(__acomm_words channels)'
 complete -c acomm -n '__acomm_is \'messages\'' -s c -l channel -r -f -d 'Only this channel'
-complete -c acomm -n '__acomm_is \'messages\'' -l since -r -f -d 'From this time (ISO 8601 or relative, e.g'
-complete -c acomm -n '__acomm_is \'messages\'' -l until -r -f -d 'Up to this time (ISO 8601 or relative)'
+complete -c acomm -n '__acomm_is \'messages\'' -l since -r -f -d 'From this time'
+complete -c acomm -n '__acomm_is \'messages\'' -l until -r -f -d 'Up to this time'
 complete -c acomm -n '__acomm_is \'messages\'' -s t -l type -r -f -a 'text command query response acknowledgment notification broadcast error'
 complete -c acomm -n '__acomm_is \'messages\'' -s t -l type -r -f -d 'Message type (repeatable)'
 complete -c acomm -n '__acomm_is \'messages\'' -l from -r -f -a '(__acomm_words agents)'
@@ -862,7 +865,7 @@ complete -c acomm -n '__acomm_is \'deadletter replay\'' -s c -l channel -r -f -a
 complete -c acomm -n '__acomm_is \'deadletter replay\'' -s c -l channel -r -f -d 'With --all: only this channel'
 complete -c acomm -n '__acomm_is \'deadletter replay\'' -l reason -r -f -a 'max_retries_exceeded expired recipient_left dispatch_failed no_owner owner_offline federation_max_attempts nacked channel_deleted cancelled'
 complete -c acomm -n '__acomm_is \'deadletter replay\'' -l reason -r -f -d 'With --all: only this reason'
-complete -c acomm -n '__acomm_is \'deadletter replay\'' -l since -r -f -d 'With --all: dead-lettered at or after this time (ISO 8601 or e.g'
+complete -c acomm -n '__acomm_is \'deadletter replay\'' -l since -r -f -d 'With --all: dead-lettered at or after this time'
 complete -c acomm -n '__acomm_is \'deadletter replay\'' -l dry-run -d 'With --all: count what would be replayed, change nothing'
 
 # acomm deadletter discard
@@ -870,11 +873,11 @@ complete -c acomm -n '__acomm_is \'deadletter discard\'' -l recipient -r -f -a '
 complete -c acomm -n '__acomm_is \'deadletter discard\'' -l recipient -r -f -d 'Only this recipient\'s dead letter'
 
 # acomm deadletter purge
-complete -c acomm -n '__acomm_is \'deadletter purge\'' -l older-than -r -f -d 'e.g'
+complete -c acomm -n '__acomm_is \'deadletter purge\'' -l older-than -r -f -d 'Older than this'
 
 # acomm tick
-complete -c acomm -n '__acomm_is \'tick\'' -l every -r -f -d 'Keep running, ticking at this interval (e.g'
-complete -c acomm -n '__acomm_is \'tick\'' -l max-seconds -r -f -d 'With --every: stop after this many seconds'
+complete -c acomm -n '__acomm_is \'tick\'' -l every -r -f -d 'Keep running, ticking at this interval (at least 100ms) until SIGIN...'
+complete -c acomm -n '__acomm_is \'tick\'' -l max-seconds -r -f -d 'With --every: stop after this long'
 complete -c acomm -n '__acomm_is \'tick\'' -l no-dispatch -d 'Do not run configured agents (see `acomm dispatch`)'
 complete -c acomm -n '__acomm_is \'tick\'' -l max -r -f -d 'Dispatch at most this many deliveries per pass'
 
@@ -895,7 +898,7 @@ complete -c acomm -n '__acomm_is \'receipts\'' -l offset -r -f -d 'Skip this man
 # acomm flush
 
 # acomm compact
-complete -c acomm -n '__acomm_is \'compact\'' -l older-than -r -f -d 'Only messages created longer ago than this (e.g'
+complete -c acomm -n '__acomm_is \'compact\'' -l older-than -r -f -d 'Only messages created longer ago than this (default: any age)'
 complete -c acomm -n '__acomm_is \'compact\'' -l dead-letters-older-than -r -f -d 'Also purge dead letters older than this, which lets their messages go'
 complete -c acomm -n '__acomm_is \'compact\'' -l vacuum -d 'Then rewrite the file to give the freed space back (slow on big sto...'
 complete -c acomm -n '__acomm_is \'compact\'' -l dry-run -d 'Count what would go; change nothing'
@@ -911,7 +914,7 @@ complete -c acomm -n '__acomm_is \'doctor\'' -l quick -d 'PRAGMA quick_check ins
 complete -c acomm -n '__acomm_at \'completions\' 0' -f -a 'bash zsh fish'
 
 # acomm export
-complete -c acomm -n '__acomm_is \'export\'' -l since -r -f -d 'Only messages created at or after this (ISO 8601, epoch ms, or e.g'
+complete -c acomm -n '__acomm_is \'export\'' -l since -r -f -d 'Only messages created at or after this'
 complete -c acomm -n '__acomm_is \'export\'' -l until -r -f -d 'Only messages created before this'
 complete -c acomm -n '__acomm_is \'export\'' -l incremental -d 'Continue after the last message exported to OUT (the watermark kept...'
 complete -c acomm -n '__acomm_is \'export\'' -l format -r -f -a 'parquet jsonl'
@@ -986,7 +989,7 @@ complete -c acomm -n '__acomm_at \'agent register\' 0+' -f -a '(__acomm_words ag
 # acomm agent list
 complete -c acomm -n '__acomm_is \'agent list\'' -l kind -r -f -a 'agent human service'
 complete -c acomm -n '__acomm_is \'agent list\'' -l kind -r -f -d 'Only this kind'
-complete -c acomm -n '__acomm_is \'agent list\'' -l active -r -f -d 'Only those seen within DURATION (e.g'
+complete -c acomm -n '__acomm_is \'agent list\'' -l active -r -f -d 'Only those seen within DURATION'
 complete -c acomm -n '__acomm_is \'agent list\'' -l all -d 'Retired agents too'
 
 # acomm agent show

@@ -141,6 +141,7 @@ CASES = [
     (["receive", "--as", "bob", "-t", "text", "--type", "command", "--body"], None, FAST),
     (["receive", "--as", "bob", "--limit", " 2", "--offset", "+1", "--json"], None, FAST),
     (["receive", "--as", "carol", "--wait", "0", "--json"], None, FAST),  # exit 124
+    (["receive", "--as", "carol", "--wait", "0ms", "--json"], None, FAST),  # a unit form too
     (["receive", "--as", "bob", "--grep", "(", "--json"], None, FAST),
     (["receive", "--as", "bob", "--grep", "-v", "--peek"], None, FAST),  # a literal "-v"
     (["receive", "--as", "bob", "--grep", "--json", "--peek", "--json"], None, FAST),
@@ -148,7 +149,7 @@ CASES = [
     (["receive", "--json"], None, FAST),  # no agent
     (["receive", "--as", "bob", "--limit", "x"], None, HANDED_OVER),
     (["receive", "--as", "bob", "--limit", "１"], None, HANDED_OVER),
-    (["receive", "--as", "bob", "--wait", "½"], None, HANDED_OVER),
+    (["receive", "--as", "bob", "--wait", "½"], None, FAST),  # a duration: exit 3 naming it
     (["receive", "--as", "bob", "-fj"], None, HANDED_OVER),
     # -q/-v and the output options (global: before or after the command)
     (["-q", "send", "team", "hi", "--as", "alice"], None, FAST),

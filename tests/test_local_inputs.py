@@ -73,7 +73,7 @@ def _toolbox(store: Path, agent: str) -> tools.Toolbox:
             "ttl",
             None,
         ),
-        (("receive", "--as", "bob", "--wait", "31536000001"), "wait", 31536000001),
+        (("receive", "--as", "bob", "--wait", "31536000001"), "wait", "31536000001"),
         (("receive", "--as", "bob", "--wait", "inf"), "wait", "inf"),
         (("messages", "--since", "+99999999999d"), "since", None),
         (("messages", "--until", "999999999999999999"), "until", "999999999999999999"),

@@ -195,7 +195,17 @@ patterns = bad(
     "build.*",
     ["", "#.a", "a.#.b", "a..b", "**", "a.**", "a#", "x" * 257, "build.#\n", "a.*b"],
 )
-DURATION_OK = re.compile(r"\s*[0-9]+(\.[0-9]+)?\s*(ms|s|m|h|d|w)?\s*", re.ASCII)
+# What a duration may be (clock.parse_duration): a bare number, units from the largest down
+# (1h30m), or ISO 8601 (PT1H30M); the strategy below keeps only what is none of them.
+_N = r"[0-9]+(\.[0-9]+)?"
+_NI = r"[0-9]+([.,][0-9]+)?"
+DURATION_OK = re.compile(
+    rf"(?=[\s\S]*[0-9])\s*(?:{_N}"
+    + rf"|(?:{_N}\s*w\s*)?(?:{_N}\s*d\s*)?(?:{_N}\s*h\s*)?(?:{_N}\s*m\s*)?(?:{_N}\s*s\s*)?"
+    + rf"(?:{_N}\s*ms\s*)?"
+    + rf"|(?i:p(?:{_NI}w)?(?:{_NI}d)?(?:t(?:{_NI}h)?(?:{_NI}m)?(?:{_NI}s)?)?))\s*",
+    re.ASCII,
+)
 durations = st.one_of(
     st.sampled_from(
         [

@@ -218,7 +218,7 @@ def test_a_config_file_that_is_not_utf8_is_refused_naming_the_file(store, team, 
         (("send", "team", "hi", "--as", "alice", "--deliver-at", "\uff11\uff17\uff10\uff10"), 3),
         (("receive", "--as", "bob", "--limit", "\uff11"), 2),
         (("receive", "--as", "bob", "--limit", "1_0"), 2),
-        (("receive", "--as", "bob", "--wait", "\uff11"), 2),
+        (("receive", "--as", "bob", "--wait", "\uff11"), 3),  # a duration, as --delay is
         (("receive", "--as", "bob", "--priority-min", "\uff12"), 3),
         (("messages", "--since", "-\uff11h"), 3),
         (("show", "\uff11"), 2),

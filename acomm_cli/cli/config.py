@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from acomm_cli.clock import MAX_DURATION_MS, parse_duration, parse_size
+from acomm_cli.clock import format_duration, parse_duration, parse_size
 from acomm_cli.errors import StoreUnavailable, UsageError, ValidationFailed
 from acomm_cli.lite import paths
 from acomm_cli.model import MAX_MESSAGE_SIZE_BOUND, Limits, channel_name, whole_number
@@ -25,16 +25,34 @@ STORE_DIR = ".acomm"
 STORE_FILE = "store.acomm"
 CONFIG_FILE = "config.yaml"
 
+
+def _ms(value: Any, key: str, *, positive: bool = False) -> int:
+    """A duration: `500ms`, `30s`, `5m`, `1h30m`, `PT1H30M`..., or a whole number of
+    milliseconds (in the file and in the environment alike)."""
+    ms = parse_duration(value, key, bare="ms")
+    if positive and ms == 0:
+        raise ValidationFailed(
+            f"{key}: {value!r} is not a duration above 0 (use e.g. 500ms, 30s, 5m)",
+            field=key,
+            value=str(value),
+        )
+    return ms
+
+
+def _positive_ms(value: Any, key: str) -> int:
+    return _ms(value, key, positive=True)
+
+
 # key -> (default, parser, environment variable)
 KEYS: dict[str, tuple[Any, Any, str]] = {
-    "store.busy_timeout": (5000, lambda v, k: _ms(v, k), "ACOMM_BUSY_TIMEOUT"),
+    "store.busy_timeout": (5000, _ms, "ACOMM_BUSY_TIMEOUT"),
     "store.flush": (
         "batch",
         lambda v, k: _choice(v, k, ("immediate", "batch", "manual")),
         "ACOMM_FLUSH",
     ),
     "store.batch_messages": (100, lambda v, k: _positive_int(v, k), "ACOMM_BATCH_MESSAGES"),
-    "store.batch_interval": (5000, lambda v, k: _ms(v, k), "ACOMM_BATCH_INTERVAL"),
+    "store.batch_interval": (5000, _ms, "ACOMM_BATCH_INTERVAL"),
     "limits.max_active_messages": (
         100_000,
         lambda v, k: _positive_int(v, k),
@@ -64,7 +82,7 @@ KEYS: dict[str, tuple[Any, Any, str]] = {
     "bridge.teams_dir": (None, lambda v, k: _directory(v, k), "ACOMM_BRIDGE_TEAMS_DIR"),
     "bridge.read_ttl": (
         24 * 3600 * 1000,
-        lambda v, k: _ms(v, k, positive=True),
+        _positive_ms,
         "ACOMM_BRIDGE_READ_TTL",
     ),
     # where a response object that names no target goes (None: a reply to the agent's latest)
@@ -72,29 +90,29 @@ KEYS: dict[str, tuple[Any, Any, str]] = {
     # Federation: read only on a store that is a node.
     "federation.ack_timeout": (
         30_000,
-        lambda v, k: _ms(v, k, positive=True),
+        _positive_ms,
         "ACOMM_FED_ACK_TIMEOUT",
     ),
     "federation.max_attempts": (5, lambda v, k: _positive_int(v, k), "ACOMM_FED_MAX_ATTEMPTS"),
-    "federation.retry_backoff": (1000, lambda v, k: _ms(v, k), "ACOMM_FED_RETRY_BACKOFF"),
+    "federation.retry_backoff": (1000, _ms, "ACOMM_FED_RETRY_BACKOFF"),
     "federation.retry_jitter": (0.1, lambda v, k: _fraction(v, k), "ACOMM_FED_RETRY_JITTER"),
-    "federation.sla": (600_000, lambda v, k: _ms(v, k, positive=True), "ACOMM_FED_SLA"),
+    "federation.sla": (600_000, _positive_ms, "ACOMM_FED_SLA"),
     "federation.offline_after": (
         30_000,
-        lambda v, k: _ms(v, k, positive=True),
+        _positive_ms,
         "ACOMM_FED_OFFLINE_AFTER",
     ),
     # how long an agent's owner must be silent before another node may `agent own` it
     "federation.takeover_grace": (
         600_000,
-        lambda v, k: _ms(v, k, positive=True),
+        _positive_ms,
         "ACOMM_FED_TAKEOVER_GRACE",
     ),
     "federation.pull_pages": (10, lambda v, k: _positive_int(v, k), "ACOMM_FED_PULL_PAGES"),
     # how long one pass may spend on one peer's exchange, however slowly it answers
     "federation.peer_deadline": (
         30_000,
-        lambda v, k: _ms(v, k, positive=True),
+        _positive_ms,
         "ACOMM_FED_PEER_DEADLINE",
     ),
     # the NATS server `node init` records when --transport is not given
@@ -117,7 +135,7 @@ KEYS: dict[str, tuple[Any, Any, str]] = {
     ),
     "capabilities.miss_window": (
         3_600_000,
-        lambda v, k: _ms(v, k, positive=True),
+        _positive_ms,
         "ACOMM_CAP_MISS_WINDOW",
     ),
     # an event's content_preview: the body's first N characters (200 to 500)
@@ -232,29 +250,6 @@ def _preview_chars(value: Any, key: str) -> int:
     if not 200 <= n <= 500:
         raise ValidationFailed(f"{key}: {n} must be from 200 to 500", field=key, value=str(n))
     return n
-
-
-def _ms(value: Any, key: str, *, positive: bool = False) -> int:
-    """A duration: `500ms`, `30s`, `5m`..., or a whole number of milliseconds (in the file
-    and in the environment alike)."""
-    n = whole_number(value)
-    value = value if n is None else n
-    if isinstance(value, str):
-        value = parse_duration(value, key)
-    if (
-        not isinstance(value, int)
-        or isinstance(value, bool)
-        or value < 0
-        or (positive and value == 0)
-        or value > MAX_DURATION_MS
-    ):
-        raise ValidationFailed(
-            f"{key}: {value!r} is not a duration{' above 0' if positive else ''} of at most "
-            "365000d (use e.g. 500ms, 30s, 5m, or milliseconds)",
-            field=key,
-            value=str(value),
-        )
-    return value
 
 
 def _body_bytes(value: Any, key: str) -> int:
@@ -428,6 +423,7 @@ def load(settings: Settings) -> dict[str, tuple[Any, str]]:
     path = config_file(settings)
     raw = _raw(settings, path, agents=False)
     out: dict[str, tuple[Any, str]] = {}
+    bare: list[tuple[str, Any, str, int]] = []  # durations the file gives without a unit
     for key, (default, parse, env) in KEYS.items():
         if env in os.environ:
             given, source = os.environ[env], f"environment ({env})"
@@ -442,7 +438,31 @@ def load(settings: Settings) -> dict[str, tuple[Any, str]]:
             raise ValidationFailed(
                 f"{key}: {given!r} is not a valid value ({source})", field=key, value=str(given)
             ) from None
+        if source.startswith("file") and parse in DURATIONS and whole_number(given) is not None:
+            bare.append((key, given, "milliseconds", out[key][0]))
+    _note_bare(path, "settings", bare)
     return out
+
+
+# The settings that are durations: a bare number in the file is milliseconds.
+DURATIONS = (_ms, _positive_ms)
+# The agents' durations (acomm_cli.dispatch.agents): a bare number there is seconds.
+AGENT_DURATIONS = ("timeout", "backoff")
+_NOTED: set[tuple[str, str]] = set()  # (file, part) whose bare durations were noted
+
+
+def _note_bare(path: str | None, part: str, bare: list[tuple[str, Any, str, int]]) -> None:
+    """Once per file, part (the settings, the agents) and process: the durations written as
+    bare numbers, with their unit form. They keep their meaning; the note says what it is."""
+    if not bare or path is None or (path, part) in _NOTED:
+        return
+    _NOTED.add((path, part))
+    from acomm_cli.output import render
+
+    said = "; ".join(
+        f"{key}: {given} is {unit}, write {format_duration(ms)}" for key, given, unit, ms in bare
+    )
+    render.note(f"note: {path}: a duration without a unit: {said}")
 
 
 def load_agents(settings: Settings) -> tuple[dict[str, Any], str]:
@@ -458,7 +478,18 @@ def load_agents(settings: Settings) -> tuple[dict[str, Any], str]:
     assert path is not None
     from pathlib import Path
 
-    return parse_agents(raw[AGENTS], Path(path).parent), f"file ({path})"
+    specs = parse_agents(raw[AGENTS], Path(path).parent)
+    _note_bare(
+        path,
+        AGENTS,
+        [
+            (f"{AGENTS}.{name}.{k}", body[k], "seconds", parse_duration(body[k], k))
+            for name, body in raw[AGENTS].items()
+            for k in AGENT_DURATIONS
+            if k in body and whole_number(body[k]) is not None
+        ],
+    )
+    return specs, f"file ({path})"
 
 
 def _raw(settings: Settings, path: str | None, *, agents: bool) -> dict[str, Any]:
@@ -495,6 +526,11 @@ def _agents_only(lines: list[str]) -> bool:
 def _read_yaml(path: str, *, agents: bool) -> dict[str, Any] | None:
     """The file's settings as flat keys, and its `agents:` section as it is (not validated
     here). agents=False: a file with nothing but agents is not parsed (None)."""
+    return flat_settings(read_text(path), path, agents=agents)
+
+
+def read_text(path: str) -> str:
+    """A config file's text, or an error naming it (unreadable, not UTF-8)."""
     try:
         with open(path, "rb") as fh:
             text = fh.read().decode("utf-8")
@@ -509,6 +545,11 @@ def _read_yaml(path: str, *, agents: bool) -> dict[str, Any] | None:
             field="config",
             value=str(path),
         ) from None
+    return text
+
+
+def flat_settings(text: str, path: str, *, agents: bool) -> dict[str, Any] | None:
+    """`_read_yaml` on a file's text (also what `config set` checks a file it writes with)."""
     lines = text.splitlines()
     if all(not line.strip() or line.lstrip().startswith("#") for line in lines):
         return {}  # only comments (as `acomm init` writes it): no need to load a YAML parser
@@ -550,58 +591,13 @@ def _read_yaml(path: str, *, agents: bool) -> dict[str, Any] | None:
     return flat
 
 
-def set_value(settings: Settings, key: str, value: str) -> tuple[str, Any]:
-    """`config set KEY VALUE`: check VALUE as the key's own parser does, then write it into
-    the config file in use (the store's `config.yaml` unless --config / $ACOMM_CONFIG name
-    another). A file of nothing but comments (as `acomm init` writes it) keeps them and gains
-    the setting at its end; any other file is rewritten from its parsed YAML, so its
-    comments are not kept. Returns (the file, the parsed value)."""
-    if key not in KEYS:
-        raise ValidationFailed(f"config: unknown key {key!r}", field="key", value=key)
-    parsed = KEYS[key][1](value, key)
-    path = config_file(settings)
-    if path is None:
-        store, _ = settings.store_path(create=False)
-        path = paths.sibling(store, CONFIG_FILE)
-    text = ""
-    if os.path.exists(path):
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    import yaml
-
-    section, _, name = key.partition(".")
-    lines = text.splitlines()
-    if all(not line.strip() or line.lstrip().startswith("#") for line in lines):
-        body = yaml.safe_dump({section: {name: value}}, default_flow_style=False, sort_keys=False)
-        new = text + ("" if not text or text.endswith("\n") else "\n") + body
-    else:
-        _read_yaml(path, agents=True)  # a file the commands would refuse is not rewritten
-        doc = yaml.safe_load(text) or {}
-        if not isinstance(doc.get(section), dict):
-            doc[section] = {}
-        doc[section][name] = value
-        new = yaml.safe_dump(doc, default_flow_style=False, sort_keys=False)
-    tmp = f"{path}.tmp{os.getpid()}"
-    fd = os.open(tmp, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o600)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(new)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    settings._cache.pop("raw", None)
-    settings._cache.pop("values", None)
-    return path, parsed
-
-
 DEFAULT_CONFIG = """\
 # acomm configuration. Precedence: command-line flag > environment > this file > default.
 # Uncomment a line (and its section) to change it. A line shows the setting's default, unless
 # it says "example": those settings have no default (the mailbox bridge is off until one of
 # its directories is set; no agent is dispatched until one is declared).
-# Durations take a unit (500ms, 30s, 5m, 2h, 7d); a bare number is milliseconds.
+# Durations take a unit (500ms, 30s, 5m, 1h30m, 7d, or ISO 8601 such as PT1H30M); a bare
+# number is milliseconds here (in agents: seconds).
 #
 # store:
 #   # How long a command waits for another process's write lock before giving up (exit 7).

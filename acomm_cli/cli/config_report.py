@@ -8,15 +8,29 @@ from pathlib import Path
 from typing import Any
 
 from acomm_cli.cli import config
-from acomm_cli.errors import StoreUnavailable
+from acomm_cli.clock import format_duration
+from acomm_cli.errors import StoreUnavailable, ValidationFailed
 from acomm_cli.lite.records import replace  # the hot path's classes are records
 
 
 @dataclass(frozen=True)
 class ConfigEntry:
     key: str
-    value: Any
+    value: Any  # a duration in milliseconds (JSON keeps them)
     source: str
+    duration: bool = False
+
+    @property
+    def shown(self) -> Any:
+        """What people read: a duration in its unit form (`5s`, `1h30m`)."""
+        if self.duration and isinstance(self.value, int) and not isinstance(self.value, bool):
+            return format_duration(self.value)
+        return self.value
+
+
+def is_duration(key: str) -> bool:
+    """A setting (config.KEYS) whose value is a duration."""
+    return key in config.KEYS and config.KEYS[key][1] in config.DURATIONS
 
 
 @dataclass(frozen=True)
@@ -76,15 +90,28 @@ def show_config(settings: config.Settings) -> ConfigReport:
         _check_kinds(store.value, specs)
     docs = {name: spec.doc() for name, spec in specs.items()}
     return ConfigReport(
-        settings=[ConfigEntry(key, *values[key]) for key in config.KEYS],
+        settings=[ConfigEntry(key, *values[key], is_duration(key)) for key in config.KEYS],
         store=store,
         config_file=cfg,
-        agents=[
-            ConfigEntry(f"agents.{name}.{k}", v, source)
+        agents=[  # a duration under the file's own key (timeout, not timeout_ms)
+            ConfigEntry(f"agents.{name}.{k.removesuffix('_ms')}", v, source, k.endswith("_ms"))
             for name, doc in docs.items()
             for k, v in doc.items()
         ],
         agents_doc={name: {**doc, "source": source} for name, doc in docs.items()},
+    )
+
+
+def get_value(settings: config.Settings, key: str) -> ConfigEntry:
+    """`config get KEY`: one setting's effective value and where it came from, read as
+    `config show` reads them all (a bad file is refused the same way); the store's own
+    identity settings come from the store, agents' settings as `agents.NAME.FIELD`."""
+    report = show_config(settings)
+    for entry in (*report.settings, *report.agents, report.store, report.config_file):
+        if entry.key == key:
+            return entry
+    raise ValidationFailed(
+        f"config: unknown key {key!r} (`acomm config show` lists them)", field="key", value=key
     )
 
 

@@ -106,7 +106,7 @@ COMMANDS = {
             {'name': 'offset', 'argument': False, 'opts': ['--offset'], 'flag': False, 'kind': 'int', 'multiple': False, 'default': 0, 'required': False, 'envvar': None, 'typer_only': False},
             {'name': 'peek', 'argument': False, 'opts': ['--peek'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
             {'name': 'body', 'argument': False, 'opts': ['--body'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
-            {'name': 'wait', 'argument': False, 'opts': ['--wait'], 'flag': False, 'kind': 'float', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'wait', 'argument': False, 'opts': ['--wait'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
             {'name': 'ack', 'argument': False, 'opts': ['--ack'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
             {'name': 'follow', 'argument': False, 'opts': ['--follow', '-f'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
             {'name': 'event_type', 'argument': False, 'opts': ['--event-type'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},

@@ -115,14 +115,23 @@ FILE = Value("FILE", Kind.FILE)
 DIR = Value("DIR", Kind.DIR)
 
 # Parsed by acomm_cli.clock and the engine.
-DURATION = Value("DURATION")  # 30s, 1500ms, 24h, 7d
+DURATION = Value("DURATION")  # 500ms, 30s, 1h30m, 7d, PT1H30M
 TIME = Value("TIME")  # ISO 8601, or relative to now: -1h
 ETA = Value("DURATION|TIME")  # a task's ETA: 10m from now, or when
 SIZE = Value("SIZE")  # 65536, 1MiB
 
+# What the help of every duration and time option ends with: one set of forms everywhere
+# (docs/SCRIPTING.md, "Durations and times").
+DURATION_HELP = (
+    "DURATION: 500ms, 30s, 5m, 1h30m, 2d or ISO 8601 (PT1H30M); a bare number is seconds."
+)
+TIME_HELP = (
+    "TIME: ISO 8601 (2026-11-27T18:00:00Z, or with an offset such as +01:00), epoch ms, "
+    "or relative to now (-1h, +30m)."
+)
+
 # Numbers.
 COUNT = Whole("N")
-SECONDS = Number("SECONDS")
 FRACTION = Number("FRACTION")
 
 # Choices, from the model's enums.
@@ -242,11 +251,9 @@ ChannelOpt = Annotated[
 ]
 Since = Annotated[
     str | None,
-    typer.Option(click_type=TIME, help="From this time (ISO 8601 or relative, e.g. -1h)."),
+    typer.Option(click_type=TIME, help="From this time. " + TIME_HELP),
 ]
-Until = Annotated[
-    str | None, typer.Option(click_type=TIME, help="Up to this time (ISO 8601 or relative).")
-]
+Until = Annotated[str | None, typer.Option(click_type=TIME, help="Up to this time. " + TIME_HELP)]
 Types = Annotated[
     list[str] | None,
     typer.Option("--type", "-t", click_type=MESSAGE_TYPE, help="Message type (repeatable)."),

@@ -486,7 +486,8 @@ def parse_eta(value: str, now: int) -> int:
             eta_at = clock.parse_time(value, "eta", now)
         except ValidationFailed:
             raise ValidationFailed(
-                f"eta: {value!r} is neither a duration (10m, 2h) nor a time (ISO 8601)",
+                f"eta: {value!r} is neither a duration ({clock.DURATION_FORMS}) nor a time "
+                f"({clock.TIME_FORMS})",
                 field="eta",
                 value=value,
             ) from None

@@ -10,7 +10,7 @@ from acomm_cli.output import columns as cols
 from acomm_cli.output.render import Output, _dump, _kv_line, _pairs, _table, listing, note
 
 if TYPE_CHECKING:
-    from acomm_cli.cli.config_report import ConfigReport
+    from acomm_cli.cli.config_report import ConfigEntry, ConfigReport
     from acomm_cli.engine.operations import CompactResult, FlushResult, Health, Stats
 
 
@@ -317,7 +317,20 @@ def config_report(out: Output, r: ConfigReport) -> None:
         "configuration",
         cols.CONFIG,
         [
-            (e.key, json.dumps(e.value) if isinstance(e.value, (dict, list)) else e.value, e.source)
+            (e.key, json.dumps(e.shown) if isinstance(e.shown, (dict, list)) else e.shown, e.source)
             for e in (r.store, r.config_file, *r.settings, *r.agents)
         ],
     )
+
+
+def config_value(out: Output, e: ConfigEntry) -> None:
+    """`config get`: the value alone for people and scripts (a duration in its unit form,
+    nothing for a setting with none); JSON adds where it came from, milliseconds for a
+    duration."""
+    import json  # not at the top: `acomm send` prints no JSON unless asked
+
+    from acomm_cli.output.render import ok
+
+    shown = e.shown
+    text = json.dumps(shown) if isinstance(shown, dict | list) else "" if shown is None else shown
+    ok(out, {"key": e.key, "value": e.value, "source": e.source}, str(text))

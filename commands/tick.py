@@ -85,6 +85,8 @@ def tick(
         settings=s.value,
     )
     failed = None  # with --every: the transient error of the last pass, if it failed
+    if every_s is not None:  # a worker: its stderr is a log, each line timed and levelled
+        render.log_lines()
     if bad_agents is not None and every_s is not None:  # a worker: say so now, not at its end
         render_worker.dispatch_off(bad_agents)
     with inv.store(write=True, bridge_hook=False) as conn, stopping.on_signals() as stop:

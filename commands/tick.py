@@ -50,9 +50,10 @@ def tick(
     Runs configured agents on their due messages too (see `acomm dispatch`). SIGINT or
     SIGTERM kills a running agent command (its run is retried later) and stops within a
     second, also while waiting for another process's write lock: --every exits 0, a single
-    pass 128 + the signal. With --every, a pass that finds the store locked (or full) is
-    noted on stderr and tried again at the next interval; stopped while the last pass had
-    failed so, it exits with that error's status.
+    pass 128 + the signal. With --every, stderr is a log (each line an ISO time in UTC and a
+    level); a pass that finds the store locked (or full) is a WARNING there and is tried
+    again at the next interval; stopped while the last pass had failed so, it exits with
+    that error's status.
 
     A bad `agents:` section in config.yaml (or a `run:` for an agent registered as a
     human: humans are never dispatched) turns dispatch off but not the timers: tick still
@@ -66,6 +67,8 @@ def tick(
     out = inv.output()
     s = inv.settings
     every_s = worker.interval(every) if every is not None else None
+    if every_s is not None:  # a worker: its stderr is a log, each line timed and levelled
+        render.log_lines()
     path, _ = s.store_path(create=False)
     bridge_config = bridge.config(s.value)  # a bad file or setting: nothing is ticked
     agents, bad_agents = worker.load_agents(lambda: {} if no_dispatch else s.value(AGENTS))
@@ -85,8 +88,6 @@ def tick(
         settings=s.value,
     )
     failed = None  # with --every: the transient error of the last pass, if it failed
-    if every_s is not None:  # a worker: its stderr is a log, each line timed and levelled
-        render.log_lines()
     if bad_agents is not None and every_s is not None:  # a worker: say so now, not at its end
         render_worker.dispatch_off(bad_agents)
     with inv.store(write=True, bridge_hook=False) as conn, stopping.on_signals() as stop:

@@ -184,13 +184,12 @@ def _ascii_numbers(cmd: Command) -> Command:
 
 
 def closest(typo: str, names: Sequence[str]) -> list[str]:
-    """At most three of `names` closest to a mistyped one (difflib's ratio, then names it
-    begins), best first."""
+    """At most three of `names` closest to a mistyped one: those it begins (`recei`), else
+    the closest by difflib's ratio (`recieve`), best first."""
     import difflib  # here: only a mistyped command pays for it
 
-    found = difflib.get_close_matches(typo, names, n=3, cutoff=0.6)
-    found += [n for n in names if len(typo) >= 2 and n.startswith(typo) and n not in found]
-    return found[:3]
+    begun = [n for n in names if len(typo) >= 2 and n.startswith(typo)]
+    return begun[:3] or difflib.get_close_matches(typo, names, n=3, cutoff=0.6)
 
 
 def no_such_command(typo: str, names: Sequence[str]) -> str:

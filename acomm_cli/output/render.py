@@ -126,14 +126,16 @@ def _logged(level: str, text: str) -> None:
 def note(text: str, level: str | None = None) -> None:
     """A diagnostic on stderr: `acomm: note: ...` (or `acomm: warning: ...`, never silenced).
     As a log line (`log_lines`), its level is `level`, else WARNING for a warning and INFO
-    for a note, and the `note:`/`warning:` word gives way to it."""
+    for a note, the `note:`/`warning:` word gives way to it, and -q drops INFO lines only."""
     warning = text.startswith("warning:")
-    if _LOUDNESS[0] < 0 and not warning:
-        return
     if _LOG[0]:
+        level = level or ("WARNING" if warning else "INFO")
+        if _LOUDNESS[0] < 0 and level == "INFO":
+            return
         kind, sep, rest = text.partition(": ")
-        shown = rest if sep and kind in ("note", "warning") else text
-        _logged(level or ("WARNING" if warning else "INFO"), shown)
+        _logged(level, rest if sep and kind in ("note", "warning") else text)
+        return
+    if _LOUDNESS[0] < 0 and not warning:
         return
     print(f"acomm: {text}", file=sys.stderr)
 

@@ -51,9 +51,9 @@ def tick(
     SIGTERM kills a running agent command (its run is retried later) and stops within a
     second, also while waiting for another process's write lock: --every exits 0, a single
     pass 128 + the signal. With --every, once the store is open, stderr is a log (each line
-    an ISO time in UTC and a level); a pass that finds the store locked (or full) is a WARNING there and is tried
-    again at the next interval; stopped while the last pass had failed so, it exits with
-    that error's status.
+    an ISO time in UTC and a level); a pass that finds the store locked (or full) is a
+    WARNING there and is tried again at the next interval; stopped while the last pass had
+    failed so, it exits with that error's status.
 
     A bad `agents:` section in config.yaml (or a `run:` for an agent registered as a
     human: humans are never dispatched) turns dispatch off but not the timers: tick still

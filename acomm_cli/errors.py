@@ -244,10 +244,11 @@ class OutputFailed(CommError):
 
 
 class SparkError(CommError):
-    """`acomm audit`: a Spark job failed (an unreadable export file, a lost cluster)."""
+    """`acomm audit`: a Spark job failed (an unreadable export file, a lost cluster). Its own
+    exit status: 1 means a bug in acomm, and this is neither that nor the store's fault."""
 
     code = "spark_error"
-    exit_status = 1
+    exit_status = 8
 
 
 class SparkUnavailable(SparkError):

@@ -29,7 +29,7 @@ _acomm_subcommands() {
 }
 
 _acomm_options() {
-    local global='--file --store --config --json --jsonl --csv --tsv --no-headers -q --quiet -v --verbose --no-color --token-file --version -h --help'
+    local global='--file --store --config --json --jsonl --csv --tsv --no-headers -q --quiet -v --verbose --no-color --token-file -V --version -h --help'
     case $1 in
         'init') echo "$global --admin" ;;
         'status') echo "$global" ;;

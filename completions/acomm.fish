@@ -274,7 +274,7 @@ complete -c acomm -s v -l verbose -d 'Also say on stderr which store and config 
 complete -c acomm -l no-color -d 'No colour'
 complete -c acomm -l token-file -r -F
 complete -c acomm -l token-file -r -F -d 'The acting agent\'s secret, in a file only its owner may read (ident...'
-complete -c acomm -l version -d 'Print the version'
+complete -c acomm -s V -l version -d 'Print the version (with -v: also Python\'s, SQLite\'s and the extras\')'
 complete -c acomm -s h -l help -d 'Show help'
 
 # acomm

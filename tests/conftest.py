@@ -53,7 +53,8 @@ def pytest_configure(config: pytest.Config) -> None:
     """Test directories in memory where the machine has a tmpfs: every command's commit and
     close syncs the store file, and on a disk those syncs were most of a test's time. The
     suite tests what acomm writes, not that the disk keeps it; PYTEST_DEBUG_TEMPROOT or
-    --basetemp choose another place."""
+    --basetemp choose another place. One directory per checkout: pytest prunes the older
+    numbered runs under its root, which must never be another checkout's run in progress."""
     shm = Path("/dev/shm")
     if (
         config.option.basetemp is None
@@ -61,7 +62,12 @@ def pytest_configure(config: pytest.Config) -> None:
         and shm.is_dir()
         and os.access(shm, os.W_OK)
     ):
-        os.environ["PYTEST_DEBUG_TEMPROOT"] = str(shm)
+        import hashlib
+
+        checkout = hashlib.sha256(str(Path(__file__).resolve().parent).encode()).hexdigest()
+        root = shm / f"acomm-tests-{checkout[:12]}"
+        root.mkdir(mode=0o700, exist_ok=True)
+        os.environ["PYTEST_DEBUG_TEMPROOT"] = str(root)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

@@ -119,6 +119,15 @@ class Forbidden(CommError):
     exit_status = 5
 
 
+class NoRecipient(CommError):
+    """A send or query that would reach nobody (a channel with no other member, a `_fed:`
+    channel used directly, a publish no subscription matches under `--require-recipient`):
+    refused before anything is stored, so a script never takes it for delivered."""
+
+    code = "no_recipient"
+    exit_status = 5
+
+
 class NoOwner(CommError):
     """Federation: the recipient has no owner node (or it is unknown here)."""
 

@@ -727,6 +727,8 @@ class SendRequest:
     rich: RichParts | None = None  # format, subject and files (engine/attachments.py)
     # the notification event it carries: engine/events.py FIELDS -> value (None: no event)
     event: dict[str, Any] | None = None
+    # a publish that no subscription matches is refused instead of stored with a note
+    require_recipient: bool = False
 
 
 @dataclass(frozen=True)

@@ -247,6 +247,7 @@ def publish(
     action_hint: str | None = None,
     occurred_at: str | None = None,
     event_id: str | None = None,
+    require_recipient: bool = False,
 ) -> None:
     now = clock.now_ms()
     delay_ms, at = _schedule(delay, deliver_at, now)
@@ -277,6 +278,7 @@ def publish(
             occurred_at,
             event_id,
         ),
+        require_recipient=require_recipient,
     )
     with inv.store(write=True) as conn:
         result = sending.send(conn, req, now, inv.limits())

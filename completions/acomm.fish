@@ -520,6 +520,7 @@ complete -c acomm -n '__acomm_is \'publish\'' -l language -r -f -d 'The content\
 complete -c acomm -n '__acomm_is \'publish\'' -l action-hint -r -f -d 'What the target should do: notify_only, consider_reply, must_reply'
 complete -c acomm -n '__acomm_is \'publish\'' -l occurred-at -r -f -d 'When the event occurred (default: now)'
 complete -c acomm -n '__acomm_is \'publish\'' -l event-id -r -f -d 'The event\'s unique id: a repeat on the channel sends nothing again'
+complete -c acomm -n '__acomm_is \'publish\'' -l require-recipient -d 'Refuse (exit 5, nothing stored) a message no subscription matches;...'
 complete -c acomm -n '__acomm_at \'publish\' 0' -f -a '(__acomm_words channels)'
 
 # acomm subscribe

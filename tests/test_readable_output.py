@@ -65,7 +65,7 @@ def test_fed_pull_names_an_unreachable_peer_in_words(cli, tmp_path):
     ("args", "wanted", "help_of"),
     [
         (["recieve"], "Did you mean receive?", "acomm"),
-        (["chanel", "list"], "Did you mean channel?", "acomm"),
+        (["chanel", "list"], "Did you mean one of channel, cancel?", "acomm"),
         (["channel", "craete", "x"], "Did you mean create?", "acomm channel"),
         (["deadletter", "lsit"], "Did you mean list?", "acomm deadletter"),
     ],

@@ -94,6 +94,11 @@ def serve(
     s = inv.settings
     path, _ = s.store_path(create=False)
     every = clock.parse_duration(pull_every, "pull_every") if pull_every else None
+    import logging
+
+    from acomm_cli.output import logs
+
+    logs.configure("acomm", logging.INFO)  # uvicorn's lines too: the gateway sets no log config
     gateway.serve(
         gateway.Options(
             store_path=Path(path),

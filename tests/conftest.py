@@ -421,12 +421,14 @@ def run(
     )
 
 
-def snapshot(path: Path) -> dict[str, list[dict[str, Any]]]:
+def snapshot(path: Path, ignore: tuple[str, ...] = ()) -> dict[str, list[dict[str, Any]]]:
     """Every row of every table, keyed by column: to prove a refused command changed nothing
-    (a failed comparison names the table and the columns that moved)."""
+    (a failed comparison names the table and the columns that moved). `ignore`: tables a
+    process running beside the test writes on its own schedule (an MCP server's record that
+    it told its client, `notifications`)."""
     db = Database(path, recursive_triggers=False, execute_plugins=False)
     try:
-        return {t.name: sorted(t.rows, key=repr) for t in db.tables}
+        return {t.name: sorted(t.rows, key=repr) for t in db.tables if t.name not in ignore}
     finally:
         db.close()
 

@@ -250,6 +250,10 @@ def _readme_agents() -> list[dict]:
 
 # what each documented agent needs to be triggered: (setup commands, the triggering send)
 _TRIGGERS = {
+    "assistant": (  # direct messages from people only
+        [("agent", "register", "carol", "--kind", "human")],
+        ("send", "--to", "assistant", "can you check the build?", "--as", "carol"),
+    ),
     "reviewer": (
         [
             ("channel", "create", "code", "--as", "alice"),

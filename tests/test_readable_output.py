@@ -278,7 +278,7 @@ def test_log_lines_only_in_the_worker_that_asked(cli, store, capsys):
 def test_the_gateway_log_format(capsys):
     import logging
 
-    from acomm_cli import logs
+    from acomm_cli.output import logs
 
     record = logging.LogRecord(
         "acomm.gateway", logging.WARNING, __file__, 1, "peers: %s", ("vps",), None

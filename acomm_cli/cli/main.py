@@ -19,7 +19,7 @@ import os
 import sys
 import time
 
-from acomm_cli.cli import fastpath_tree, outcome, version
+from acomm_cli.cli import fastpath_tree, outcome
 from acomm_cli.cli.config import Settings
 from acomm_cli.output import render
 
@@ -166,10 +166,13 @@ def _needs_typer() -> str:
 def main() -> None:
     """The `acomm` command."""
     argv = sys.argv[1:]
-    verbose = version.asked(argv)
-    if verbose is not None:  # `acomm -V`, `acomm --version -v`: no Typer for that
-        sys.stdout.write(version.text(verbose))
-        sys.exit(0)
+    if "-V" in argv or "--version" in argv:  # its module only then: a send never loads it
+        from acomm_cli.cli import version
+
+        verbose = version.asked(argv)
+        if verbose is not None:  # `acomm -V`, `acomm --version -v`: no Typer for that
+            sys.stdout.write(version.text(verbose))
+            sys.exit(0)
     found = plan(argv)
     if found is None:
         return _typer()

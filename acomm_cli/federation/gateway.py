@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from acomm_cli import clock, logs, model
+from acomm_cli import clock, model
 from acomm_cli.errors import CommError, InvalidState
 from acomm_cli.federation import (
     agentapi,
@@ -548,7 +548,6 @@ def serve(opts: Options) -> None:
         exception_handlers=httpbody.exception_handlers(),
         lifespan=lifespan,
     )
-    logs.configure("acomm", logging.INFO)  # uvicorn's lines too: log_config=None below
     if sock is None:
         anyio.run(_without_listening, lifespan)
         return

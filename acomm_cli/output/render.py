@@ -118,7 +118,7 @@ def log_lines(on: bool = True) -> None:
 
 
 def _logged(level: str, text: str) -> None:
-    from acomm_cli import logs
+    from acomm_cli.output import logs
 
     print(logs.line(level, "acomm", text), file=sys.stderr)
 

@@ -486,6 +486,12 @@ UNDO_MIGRATION = {
         DROP TABLE counters;""",
     "m023_cursors": "DROP TABLE cursors;",
     "m024_schedules": "DROP TABLE schedules;",
+    "m025_consumer_groups": """
+        DROP INDEX subscriptions_group;
+        ALTER TABLE subscriptions DROP COLUMN grp;
+        DROP INDEX deliveries_fifo;
+        ALTER TABLE deliveries DROP COLUMN pool;
+        ALTER TABLE deliveries DROP COLUMN group_key;""",
 }
 
 

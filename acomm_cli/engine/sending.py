@@ -805,6 +805,13 @@ def send_direct(
     if not to:
         raise ValidationFailed("to: name at least one recipient", field="to")
     check_request(req, now)
+    if req.group_key is not None:  # a direct channel has one reader: nothing to order
+        raise ValidationFailed(
+            "group_key: a direct message cannot carry a group key (a work queue or a pubsub "
+            "channel with a worker pool can)",
+            field="group_key",
+            value=req.group_key,
+        )
     for i, r in enumerate(to):
         model.agent_id(r, "to")
         if r == req.sender:

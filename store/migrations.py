@@ -605,7 +605,7 @@ def m025_consumer_groups(conn: sqlite3.Connection, now_ms: int) -> None:
         ALTER TABLE deliveries ADD COLUMN group_key TEXT;
         CREATE INDEX deliveries_fifo ON deliveries(channel_id, pool, group_key, message_id)
             WHERE group_key IS NOT NULL AND state != 'dead'
-            AND (tracked = 1 OR state NOT IN ('read', 'acked'))
-            AND (state != 'acked' OR ack_status IN ('received', 'in_progress'));
+            AND (tracked = 1 OR (state != 'read' AND state != 'acked'))
+            AND (state != 'acked' OR ack_status = 'received' OR ack_status = 'in_progress');
     """,
     )

@@ -47,8 +47,8 @@ WORKS_ON = (
 # partial index deliveries_fifo (m025), repeated so that it serves the lookup.
 OPEN = (
     "d2.group_key IS NOT NULL AND d2.state != 'dead'"
-    " AND (d2.tracked = 1 OR d2.state NOT IN ('read', 'acked'))"
-    " AND (d2.state != 'acked' OR d2.ack_status IN ('received', 'in_progress'))"
+    " AND (d2.tracked = 1 OR (d2.state != 'read' AND d2.state != 'acked'))"
+    " AND (d2.state != 'acked' OR d2.ack_status = 'received' OR d2.ack_status = 'in_progress')"
 )
 FIFO_HEAD = (
     " AND (d.group_key IS NULL OR NOT EXISTS (SELECT 1 FROM deliveries d2"

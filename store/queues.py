@@ -56,23 +56,24 @@ FIFO_HEAD = (
     f" AND d2.group_key = d.group_key AND d2.message_id < d.message_id AND {OPEN}))"
 )
 
-# The pools an agent serves: (channel, placeholder) of its grouped subscriptions.
-POOLS = (
-    "SELECT DISTINCT s.channel_id, '*' || s.grp FROM subscriptions s"
-    " WHERE s.agent = :agent AND s.grp IS NOT NULL"
-)
 
-
-def works_on_any(conn: sqlite3.Connection, agent: str) -> tuple[bool, bool]:
-    """Does the agent take part in a queue, and does it serve a worker pool? (one
-    statement, two indexed reads: participants_agent, subscriptions_group)."""
+def works_on_any(conn: sqlite3.Connection, agent: str) -> tuple[bool, list[tuple[int, str]]]:
+    """Does the agent take part in a queue, and which worker pools (channel id,
+    placeholder) does it serve? One statement, two indexed reads (participants_agent,
+    subscriptions_group)."""
     row = conn.execute(
         "SELECT EXISTS (SELECT 1 FROM participants p JOIN channels q ON q.id = p.channel_id"
         " WHERE p.agent = :agent AND p.role != 'observer' AND q.type = 'queue'),"
-        " EXISTS (SELECT 1 FROM subscriptions s WHERE s.agent = :agent AND s.grp IS NOT NULL)",
+        " (SELECT group_concat(DISTINCT s.channel_id || ':' || s.grp) FROM subscriptions s"
+        " WHERE s.agent = :agent AND s.grp IS NOT NULL)",
         {"agent": agent},
     ).fetchone()
-    return bool(row[0]), bool(row[1])
+    pools = []
+    for item in (row[1] or "").split(","):  # a pool name has no ',' and no ':'
+        if item:
+            cid, _, grp = item.partition(":")
+            pools.append((int(cid), "*" + grp))
+    return bool(row[0]), sorted(pools)
 
 
 def _named_filter(f: MessageFilter, conn: sqlite3.Connection) -> tuple[str, dict[str, object]]:
@@ -109,12 +110,18 @@ def claim(
     return sorted(r[0] for r in rows)
 
 
-def claim_pools(
-    conn: sqlite3.Connection, agent: str, f: MessageFilter, count: int, now: int
+def claim_pool(
+    conn: sqlite3.Connection,
+    agent: str,
+    pool: tuple[int, str],
+    f: MessageFilter,
+    count: int,
+    now: int,
 ) -> list[int]:
-    """`claim` for the worker pools `agent` serves: the pool's row of each message becomes
-    the agent's (a compare-and-set on its placeholder recipient). A message the agent
-    already has a row of (its own copy from an earlier subscription) is left to others."""
+    """`claim` for one worker pool `agent` serves, (channel id, placeholder): the pool's
+    row of each message becomes the agent's (a compare-and-set on its placeholder
+    recipient, read in order through deliveries_agent_active). A message the agent already
+    has a row of (its own copy from an earlier subscription) is left to others."""
     if count <= 0:
         return []
     cond, named = _named_filter(f, conn)
@@ -124,13 +131,13 @@ def claim_pools(
         " WHERE state = 'unread' AND (message_id, recipient) IN ("
         " SELECT d.message_id, d.recipient FROM deliveries d JOIN messages m ON m.id ="
         " d.message_id JOIN channels c ON c.id = d.channel_id"
-        f" WHERE (d.channel_id, d.recipient) IN ({POOLS}) AND d.state = 'unread'"
+        " WHERE d.recipient = :pool AND d.state = 'unread' AND d.channel_id = :cid"
         " AND c.state != 'closed' AND (m.sender != :agent OR c.echo)"
         " AND NOT EXISTS (SELECT 1 FROM deliveries x WHERE x.message_id = d.message_id"
         f" AND x.recipient = :agent){cond}{FIFO_HEAD}"
         " ORDER BY d.rank DESC, d.message_id LIMIT :count)"
         " RETURNING message_id",
-        {"agent": agent, "now": now, "count": count, **named},
+        {"agent": agent, "now": now, "count": count, "cid": pool[0], "pool": pool[1], **named},
     ).fetchall()
     return sorted(r[0] for r in rows)
 

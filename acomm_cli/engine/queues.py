@@ -37,11 +37,11 @@ def check_config(ctype: ChannelType, cfg: ChannelConfig) -> None:
 def claim(conn: sqlite3.Connection, agent: str, f: MessageFilter, now: int) -> list[int]:
     """Inside `receive`'s transaction: claim up to `f.limit` messages matching `f` from the
     queues `agent` works on (none for an agent in no queue: one indexed read)."""
-    queue, pooled = sql.works_on_any(conn, agent)
+    queue, pools = sql.works_on_any(conn, agent)
     ids = sql.claim(conn, agent, f, f.limit, now) if queue else []
-    if pooled:
-        ids = sorted(ids + sql.claim_pools(conn, agent, f, f.limit - len(ids), now))
-    return ids
+    for pool in pools:
+        ids += sql.claim_pool(conn, agent, pool, f, f.limit - len(ids), now)
+    return sorted(ids) if pools else ids
 
 
 def give_back(conn: sqlite3.Connection, channel_id: int, agent: str) -> int:

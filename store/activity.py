@@ -28,7 +28,8 @@ def unread_spans(
         "SELECT d.delivered_at, coalesce(d.read_at, x.dead_lettered_at) AS ended"
         " FROM deliveries d LEFT JOIN dead_letters x"
         " ON x.message_id = d.message_id AND x.recipient = d.recipient"
-        " WHERE d.delivered_at IS NOT NULL AND d.delivered_at < ? AND substr(d.recipient, 1, 1) != ?"
+        " WHERE d.delivered_at IS NOT NULL AND d.delivered_at < ?"
+        " AND substr(d.recipient, 1, 1) != ?"
         " AND (ended >= ? OR (ended IS NULL AND d.state = 'unread'))",
         (until, queue_recipient, since),
     ).fetchall()

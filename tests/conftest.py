@@ -539,9 +539,9 @@ def assert_invariants(path: Path, sent_ids: set[int] | None = None) -> None:
         assert states <= STATES, states - STATES
         assert not c.execute(
             "SELECT 1 FROM deliveries WHERE tracked = 1 AND state IN ('unread', 'read',"
-            " 'waiting') AND next_timer_at IS NULL AND NOT (substr(recipient, 1, 1) = '*' AND state ="
-            " 'unread')"
-        ).fetchall(), "tracked delivery lost its timer"  # '*': in a queue
+            " 'waiting') AND next_timer_at IS NULL"
+            " AND NOT (substr(recipient, 1, 1) = '*' AND state = 'unread')"
+        ).fetchall(), "tracked delivery lost its timer"  # '*', '*NAME': a queue's, a pool's
         assert not c.execute(
             "SELECT 1 FROM deliveries WHERE state = 'waiting' AND next_timer_at IS NULL"
         ).fetchall(), "waiting delivery with no time to wake"

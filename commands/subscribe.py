@@ -89,5 +89,5 @@ def subscriptions(inv: Invocation, channel: Channel) -> None:
     Example: acomm subscriptions ci
     """
     with inv.store(write=False) as conn:
-        subs = channels.list_subscriptions(conn, channel)
+        subs = channels.list_grouped_subscriptions(conn, channel)
     render_channels.subscriptions(inv.output(), channel, subs)

@@ -35,7 +35,11 @@ CHANNELS: Columns = (
     ("participants", "how many agents are members"),
 )
 
-SUBSCRIPTIONS: Columns = (("agent", "the subscriber"), ("pattern", "its topic pattern"))
+SUBSCRIPTIONS: Columns = (
+    ("agent", "the subscriber"),
+    ("pattern", "its topic pattern"),
+    ("group", "the worker pool it serves (`subscribe --group`; empty: its own copy)"),
+)
 
 CONTACTS: Columns = (
     ("contact", "an agent whose direct messages and tasks pass `accept: contacts`"),

@@ -119,6 +119,15 @@ class Forbidden(CommError):
     exit_status = 5
 
 
+class NoRecipient(CommError):
+    """A send or query that would reach nobody (a channel with no other member, a `_fed:`
+    channel used directly, a publish no subscription matches under `--require-recipient`):
+    refused before anything is stored, so a script never takes it for delivered."""
+
+    code = "no_recipient"
+    exit_status = 5
+
+
 class NoOwner(CommError):
     """Federation: the recipient has no owner node (or it is unknown here)."""
 
@@ -244,10 +253,11 @@ class OutputFailed(CommError):
 
 
 class SparkError(CommError):
-    """`acomm audit`: a Spark job failed (an unreadable export file, a lost cluster)."""
+    """`acomm audit`: a Spark job failed (an unreadable export file, a lost cluster). Its own
+    exit status: 1 means a bug in acomm, and this is neither that nor the store's fault."""
 
     code = "spark_error"
-    exit_status = 1
+    exit_status = 8
 
 
 class SparkUnavailable(SparkError):

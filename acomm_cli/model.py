@@ -745,6 +745,8 @@ class SendRequest:
     event: dict[str, Any] | None = None
     # FIFO group: one in flight at a time per key, in send order (queues and worker pools)
     group_key: str | None = None
+    # a publish that no subscription matches is refused instead of stored with a note
+    require_recipient: bool = False
 
 
 @dataclass(frozen=True)

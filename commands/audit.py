@@ -81,9 +81,10 @@ def audit(
     global_id; latency per node pair; a message on one side only is a failed check.
 
     Writes each table as Parquet under --out and prints a summary (--json: as JSON). Needs
-    Java 17+; exit 1 (spark_unavailable) without it, when the master does not answer, or when
+    Java 17+; exit 8 (spark_unavailable) without it, when the master does not answer, or when
     no executor starts within --executor-wait. Exit 3 when an export is given twice or Spark
-    cannot read a URI. Exit 5 (invalid_state) when a check that must be 0 is not.
+    cannot read a URI. Exit 5 (invalid_state) when a check that must be 0 is not; exit 8
+    (spark_error) when a Spark job fails.
 
     Example: acomm audit /data/export-a /data/export-b --master spark://head:7077 --out /data/audit
     """

@@ -289,8 +289,19 @@ def publish(
     occurred_at: OccurredAt = None,
     event_id: EventId = None,
     group_key: GroupKey = None,
+    require_recipient: Annotated[
+        bool,
+        typer.Option(
+            "--require-recipient",
+            help="Refuse (exit 5, nothing stored) a message no subscription matches; without "
+            "it, such a message is stored with a note on stderr and no recipients.",
+        ),
+    ] = False,
 ) -> None:
     """Publish on a pubsub channel to every matching subscription; prints the id.
+
+    A message no subscription matches is stored for nobody (exit 0, a note on stderr,
+    `"recipients": []`); with --require-recipient it is refused (exit 5, `no_recipient`).
 
     Example: acomm publish ci build.frontend.success "847 tests passed" --as ci
     """

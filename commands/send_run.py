@@ -256,6 +256,7 @@ def publish(
     occurred_at: str | None = None,
     event_id: str | None = None,
     group_key: str | None = None,
+    require_recipient: bool = False,
 ) -> None:
     now = clock.now_ms()
     delay_ms, at = _schedule(delay, deliver_at, now)
@@ -287,6 +288,7 @@ def publish(
             event_id,
         ),
         group_key=group_key,
+        require_recipient=require_recipient,
     )
     with inv.store(write=True) as conn:
         result = sending.send(conn, req, now, inv.limits())

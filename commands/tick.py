@@ -55,8 +55,9 @@ def tick(
     Runs configured agents on their due messages too (see `acomm dispatch`). SIGINT or
     SIGTERM kills a running agent command (its run is retried later) and stops within a
     second, also while waiting for another process's write lock: --every exits 0, a single
-    pass 128 + the signal. With --every, a pass that finds the store locked (or full) is
-    noted on stderr and tried again at the next interval; stopped while the last pass had
+    pass 128 + the signal. With --every, once the store is open, stderr is a log (each line
+    an ISO time in UTC and a level); a pass that finds the store locked (or full) is a
+    WARNING there and is tried again at the next interval; stopped while the last pass had
     failed so, it exits with that error's status.
 
     A bad `agents:` section in config.yaml (or a `run:` for an agent registered as a
@@ -94,9 +95,11 @@ def tick(
         limits=inv.limits(),
     )
     failed = None  # with --every: the transient error of the last pass, if it failed
-    if bad_agents is not None and every_s is not None:  # a worker: say so now, not at its end
-        render_worker.dispatch_off(bad_agents)
     with inv.store(write=True, bridge_hook=False) as conn, stopping.on_signals() as stop:
+        if every_s is not None:  # a worker now: its stderr is a log, each line timed, levelled
+            render.log_lines()
+            if bad_agents is not None:  # say so now, not at its end
+                render_worker.dispatch_off(bad_agents)
         worker.stop_ends_lock_waits(conn, stop, render_worker.lock_waiting)
         if bad_agents is None and (bad_agents := worker.refused_kinds(conn, agents)):
             setup = replace(setup, agents={}, dispatch_error=bad_agents)

@@ -29,7 +29,7 @@ _acomm_subcommands() {
 }
 
 _acomm_options() {
-    local global='--file --store --config --json --jsonl --csv --tsv --no-headers -q --quiet -v --verbose --no-color --token-file --version -h --help'
+    local global='--file --store --config --json --jsonl --csv --tsv --no-headers -q --quiet -v --verbose --no-color --token-file -V --version -h --help'
     case $1 in
         'init') echo "$global --admin" ;;
         'status') echo "$global" ;;
@@ -51,7 +51,7 @@ _acomm_options() {
         'channel update') echo "$global --as --max-message-size --ack-timeout --max-retries --retry-backoff --retry-jitter --echo --no-echo --priority-ordering --no-priority-ordering --max-pending --dedupe-window --retention-count --retention-age --lease --message-ttl --retry-failed --no-retry-failed --index-meta --drop-index-meta" ;;
         'channel delete') echo "$global --force --as" ;;
         'send') echo "$global --as --from --sender --to --batch -t --type -p --priority --topic --correlation-id --dedupe-key --meta --delay --deliver-at --ttl --format --subject --attach --trace-id --event-type --actor --target --thread --comment --parent-comment --depth --language --action-hint --occurred-at --event-id --group-key" ;;
-        'publish') echo "$global --as --from --sender -t --type -p --priority --correlation-id --dedupe-key --meta --delay --deliver-at --ttl --trace-id --event-type --actor --target --thread --comment --parent-comment --depth --language --action-hint --occurred-at --event-id --group-key" ;;
+        'publish') echo "$global --as --from --sender -t --type -p --priority --correlation-id --dedupe-key --meta --delay --deliver-at --ttl --trace-id --event-type --actor --target --thread --comment --parent-comment --depth --language --action-hint --occurred-at --event-id --group-key --require-recipient" ;;
         'subscribe') echo "$global --as --group" ;;
         'unsubscribe') echo "$global --as" ;;
         'subscriptions') echo "$global" ;;

@@ -274,7 +274,7 @@ complete -c acomm -s v -l verbose -d 'Also say on stderr which store and config 
 complete -c acomm -l no-color -d 'No colour'
 complete -c acomm -l token-file -r -F
 complete -c acomm -l token-file -r -F -d 'The acting agent\'s secret, in a file only its owner may read (ident...'
-complete -c acomm -l version -d 'Print the version'
+complete -c acomm -s V -l version -d 'Print the version (with -v: also Python\'s, SQLite\'s and the extras\')'
 complete -c acomm -s h -l help -d 'Show help'
 
 # acomm
@@ -522,6 +522,7 @@ complete -c acomm -n '__acomm_is \'publish\'' -l action-hint -r -f -d 'What the 
 complete -c acomm -n '__acomm_is \'publish\'' -l occurred-at -r -f -d 'When the event occurred (default: now)'
 complete -c acomm -n '__acomm_is \'publish\'' -l event-id -r -f -d 'The event\'s unique id: a repeat on the channel sends nothing again'
 complete -c acomm -n '__acomm_is \'publish\'' -l group-key -r -f -d 'FIFO group (a work queue or a pubsub channel\'s worker pool): messag...'
+complete -c acomm -n '__acomm_is \'publish\'' -l require-recipient -d 'Refuse (exit 5, nothing stored) a message no subscription matches;...'
 complete -c acomm -n '__acomm_at \'publish\' 0' -f -a '(__acomm_words channels)'
 
 # acomm subscribe

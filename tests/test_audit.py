@@ -225,7 +225,7 @@ def test_missing_java_is_a_clear_error(cli, exported, tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     monkeypatch.delenv("JAVA_HOME", raising=False)
     r = cli("audit", out, "--json")
-    assert r.exit_code == 1
+    assert r.exit_code == 8
     assert r.error["code"] == "spark_unavailable" and "Java 17" in r.error["message"]
 
 

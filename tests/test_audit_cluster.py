@@ -231,7 +231,7 @@ def test_a_cluster_that_cannot_host_an_executor_fails_within_the_wait(cluster, e
         timeout=120,
     )
     elapsed = time.monotonic() - started
-    assert p.returncode == 1, p.stdout
+    assert p.returncode == 8, p.stdout
     err = json.loads(p.stderr)["error"]
     assert err["code"] == "spark_unavailable" and err["field"] == "executor_wait"
     assert "within 5 s" in err["message"] and "4g memory" in err["message"]
@@ -249,14 +249,14 @@ def test_a_master_nobody_answers_at_fails_at_once_with_the_reason(exported, tmp_
     started = time.monotonic()
     p = run("audit", exported, "--master", f"spark://127.0.0.1:{port}", "--json", timeout=120)
     assert time.monotonic() - started < 30
-    assert p.returncode == 1
+    assert p.returncode == 8
     err = json.loads(p.stderr)["error"]
     assert err["code"] == "spark_unavailable" and err["field"] == "master"
     assert f"127.0.0.1:{port}" in err["message"] and "refused" in err["message"].lower()
     assert "Py4J" not in err["message"]
     # a master URL Spark refuses: Spark's own reason, not PySpark's or Py4J's
     p = run("audit", exported, "--master", "nonsense://x", "--json", timeout=120)
-    assert p.returncode == 1
+    assert p.returncode == 8
     err = json.loads(p.stderr)["error"]
     assert "Master must either be yarn or start with spark" in err["message"], err
     assert "JAVA_GATEWAY_EXITED" not in err["message"]

@@ -49,6 +49,7 @@ def two_nodes(cli, tmp_path):
             )["results"][0]
         )
         a.ok("channel", "create", "notes", "--as", "alice")
+        a.ok("channel", "join", "notes", "dave", "--as", "alice")
         a.ok("send", "notes", "a local one", "--as", "alice")
         clock.move_to(T0 + timedelta(seconds=2))
         assert b.ok("fed", "pull")["delivered"] == 3

@@ -147,15 +147,15 @@ def test_a_dedupe_key_protects_its_message_until_the_window_ends(cli, store, bus
 
 
 def test_message_ids_are_never_reused_after_compaction(cli, store):
-    cli.ok("channel", "create", "chat", "--as", "alice")
-    sent = [int(cli.ok("send", "chat", f"m{i}", "--as", "alice").stdout) for i in range(5)]
-    # alice alone on the channel: no delivery, so every message is terminal
+    cli.ok("channel", "create", "chat", "--type", "pubsub", "--as", "alice")
+    sent = [int(cli.ok("publish", "chat", "t", f"m{i}", "--as", "alice").stdout) for i in range(5)]
+    # no subscription: no delivery, so every message is terminal
     doc = cli.ok("compact", "--json").json()
     assert doc["removed_messages"] == 5 and _ids(store) == set()
-    nxt = int(cli.ok("send", "chat", "after", "--as", "alice").stdout)
+    nxt = int(cli.ok("publish", "chat", "t", "after", "--as", "alice").stdout)
     assert nxt == max(sent) + 1
     cli.ok("compact", "--vacuum")
-    assert int(cli.ok("send", "chat", "after vacuum", "--as", "alice").stdout) == nxt + 1
+    assert int(cli.ok("publish", "chat", "t", "after vacuum", "--as", "alice").stdout) == nxt + 1
     assert cli("doctor").exit_code == 0
 
 
@@ -259,6 +259,7 @@ def test_human_output_is_one_line_of_counts(cli, store):
 
 def test_flush_checkpoints_the_wal(cli, store):
     cli.ok("channel", "create", "chat", "--as", "alice")
+    cli.ok("channel", "join", "chat", "bob", "--as", "alice")
     conn = opening.connect(store, create=False, flush="manual")  # no automatic checkpoint
     reader = sqlite3.connect(store)  # keeps the WAL from being removed at close
     reader.execute("SELECT 1").fetchall()

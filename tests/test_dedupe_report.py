@@ -49,12 +49,10 @@ def test_an_exactly_once_resend_says_it_was_deduplicated_and_for_whom(cli, store
             ["v", "w"],
         )
         assert again["status"] == "sent"
-        # nobody there is not a duplicate
+        # nobody there is not a duplicate: a send that reaches nobody is refused
         cli.ok("channel", "create", "empty", "--as", "p", "--delivery", "exactly-once")
-        alone = cli.ok(
-            "send", "empty", "x", "--correlation-id", "job-1", "--as", "p", "--json"
-        ).json()
-        assert (alone["recipients"], alone["deduplicated"], alone["suppressed"]) == ([], False, [])
+        alone = cli("send", "empty", "x", "--correlation-id", "job-1", "--as", "p", "--json")
+        assert alone.exit_code == 5 and alone.error["code"] == "no_recipient"
         # a newcomer gets it; those who had it are named
         cli.ok("channel", "join", "once", "--as", "p", "u")
         mixed = _send(cli)

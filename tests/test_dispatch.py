@@ -634,6 +634,7 @@ agents:
 def test_a_bad_agent_setting_is_exit_3_naming_the_key(cli, store, agents, key):
     """Refused by the commands that use agents; the others do not even read them."""
     cli.ok("channel", "create", "x", "--as", "a")
+    cli.ok("channel", "join", "x", "b", "--as", "a")
     configure(store, **agents)
     for args in (("config", "show"), ("dispatch",), ("tick",)):
         r = cli(*args, "--json")

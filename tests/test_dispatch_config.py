@@ -212,10 +212,10 @@ def test_a_tick_worker_with_a_bad_agents_section_says_so_at_once_and_exits_3(cli
     )
     assert r.returncode == 3
     first, *_ = r.stderr.splitlines()
-    assert first.startswith(
-        "acomm: note: tick: dispatch is off, the timers still run: "
+    assert (  # --every's stderr is a log: `TIME LEVEL acomm: text`
+        " WARNING acomm: tick: dispatch is off, the timers still run: "
         "validation_failed: agents.bob.run:"
-    )
+    ) in first
     passes = [json.loads(line) for line in r.stdout.splitlines()]
     assert passes and all(p["dispatch_error"]["field"] == "agents.bob.run" for p in passes)
 

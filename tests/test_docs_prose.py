@@ -74,3 +74,14 @@ def test_each_kind_of_citation_is_caught(line):
 )
 def test_what_is_not_a_citation_passes(line):
     assert not citations(line), line
+
+
+@pytest.mark.parametrize("page", pages(), ids=lambda p: p.name)
+def test_no_page_keeps_a_merge_conflict(page):
+    """A merge's conflict markers left in a page read as garbage to its reader."""
+    marks = [
+        n
+        for n, line in enumerate(page.read_text().splitlines(), 1)
+        if line.startswith(("<<<<<<< ", ">>>>>>> ")) or line == "======="
+    ]
+    assert marks == [], f"{page.name}: conflict markers at lines {marks}"

@@ -116,6 +116,9 @@ CASES = [
     (["publish", "ci", "build.x", "done", "--as", "ci"], None, FAST),
     (["publish", "ci", "build.y", "--as", "ci", "--json"], "on stdin", FAST),
     (["publish", "ci", "--as", "ci"], None, HANDED_OVER),  # the topic is required
+    (["publish", "quiet", "x.y", "nobody hears", "--as", "ci"], None, FAST),  # exit 0, a note
+    (["publish", "quiet", "x.y", "hi", "--as", "ci", "--require-recipient"], None, FAST),  # 5
+    (["send", "solo", "hi", "--as", "alice", "--json"], None, FAST),  # reaches nobody: exit 5
     # receive
     (["receive", "--as", "bob"], None, FAST),
     (["receive", "--as", "bob", "--json"], None, FAST),
@@ -180,8 +183,9 @@ CASES = [
 
 @pytest.fixture(scope="module")
 def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A store with `team` (alice, bob), pubsub `ci` (bob subscribed to everything) and some
-    unread messages for bob."""
+    """A store with `team` (alice, bob), pubsub `ci` (bob subscribed to everything), some
+    unread messages for bob, and two channels nothing reaches: `solo` (alice alone) and
+    pubsub `quiet` (no subscription)."""
     d = tmp_path_factory.mktemp("fastpath-base")
     store = d / "store.acomm"
     for argv in (
@@ -193,6 +197,8 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ["send", "team", "one", "--as", "alice"],
         ["send", "team", "two", "--as", "alice", "--priority", "high", "--type", "command"],
         ["send", "--to", "bob", "three", "--as", "alice"],
+        ["channel", "create", "solo", "--as", "alice"],
+        ["channel", "create", "quiet", "--type", "pubsub", "--as", "ci"],
     ):
         subprocess.run(
             [*NOW, ACOMM, "--store", str(store), *argv], check=True, capture_output=True, env=_env()

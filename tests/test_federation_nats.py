@@ -261,6 +261,7 @@ def test_a_local_send_on_a_nats_node_loads_no_nats(tmp_path):
     s = tmp_path / "s.acomm"
     ok(s, "node", "init", "--id", "n1", "--transport", "nats://127.0.0.1:4222")
     ok(s, "channel", "create", "g", "--as", "a")
+    ok(s, "channel", "join", "g", "b", "--as", "a")
     venv_python = str(Path(ACOMM).parent / "python")
     r = subprocess.run(
         [venv_python, "-c", code, str(s)], capture_output=True, text=True, timeout=60

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import secrets
 import shutil
 import signal
@@ -420,7 +421,18 @@ def test_a_locked_store_is_noted_and_the_gateway_carries_on(make):
         "the queue applied",
         lambda: seed.run("agent", "where", "alice").returncode == 0 and not _pending(seed),
     )
-    assert "note:" in seed.log() and "Traceback" not in seed.log()
+    # said in a log line, with its time and level; no traceback
+    assert re.search(
+        r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z WARNING acomm\.gateway: the room could not be "
+        r"mirrored into the store now: ",
+        seed.log(),
+        re.M,
+    ), seed.log()
+    assert "Traceback" not in seed.log()
+    started = seed.log().splitlines()[0]
+    assert re.fullmatch(
+        r"\S+Z INFO acomm\.gateway: gateway seed listening on \S+ \(seed\)", started
+    )
 
 
 def _pending(n: Node) -> int:

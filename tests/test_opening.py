@@ -1,6 +1,7 @@
-"""Opening stores: a missing store is an error (only init, channel create and
-send --to create one), a full disk is disk_full and not corruption, a read-only store can be
-read, and doctor reports a damaged page instead of refusing the store."""
+"""Opening stores: a missing store is an error (only init makes one where none is named;
+channel create, send --to and a few more create one at a named path), a full disk is
+disk_full and not corruption, a read-only store can be read, and doctor reports a damaged
+page instead of refusing the store."""
 
 from __future__ import annotations
 
@@ -75,16 +76,57 @@ def test_a_mistyped_acomm_store_is_an_error_too(cli, isolated_env):
     assert not isolated_env.parent.exists()
 
 
-def test_no_store_found_upwards_creates_nothing(cli, tmp_path, monkeypatch):
+# the commands that create a store at a path --store or $ACOMM_STORE names
+CREATING = [
+    ("channel", "create", "team", "--as", "a"),
+    ("send", "--to", "b", "hi", "--as", "a"),
+    ("agent", "register", "a"),
+    ("task", "create", "--to", "b", "run the tests", "--as", "a"),
+]
+
+
+def _no_store_found(work: Path) -> str:
+    return f"no store found (searched from {work} up); run `acomm init` here, or pass --store"
+
+
+@pytest.mark.parametrize(
+    "args", [*CREATING, ("receive", "--as", "b"), ("tick",), ("send", "team", "hi", "--as", "a")]
+)
+def test_no_store_found_upwards_is_exit_7_and_creates_nothing(cli, tmp_path, monkeypatch, args):
     monkeypatch.delenv("ACOMM_STORE")
     work = tmp_path / "project"
     work.mkdir()
     monkeypatch.chdir(work)
-    for args in (("receive", "--as", "b"), ("tick",), ("send", "team", "hi", "--as", "a")):
-        r = cli(*args, "--json")
-        assert r.exit_code == 7, (args, r.stderr)
-        assert r.error["code"] == "store_unavailable"
-        assert "acomm init" in r.error["message"]
+    assert not any((d / ".acomm").exists() for d in work.parents)
+    r = cli(*args, "--json")
+    assert r.exit_code == 7, (args, r.stderr)
+    assert r.error == {
+        "code": "store_unavailable",
+        "message": _no_store_found(work),
+        "field": "store",
+        "searched_from": str(work),
+    }
+    assert list(work.iterdir()) == []
+    plain = cli(*args)
+    assert plain.stderr == f"acomm: error: store_unavailable: {_no_store_found(work)}\n"
+    assert list(work.iterdir()) == []
+
+
+@pytest.mark.process
+def test_a_send_on_the_fast_path_finds_no_store_and_creates_nothing(tmp_path):
+    from acomm_cli.cli import main as fastpath
+
+    argv = ["send", "--to", "bob", "hi", "--as", "alice"]
+    assert fastpath.plan(argv) is not None  # the fast path runs it, not Typer
+    work = tmp_path / "empty"
+    work.mkdir()
+    assert not any((d / ".acomm").exists() for d in work.parents)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ACOMM_")}
+    p = subprocess.run(
+        [ACOMM, *argv], cwd=work, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert p.returncode == 7, p.stderr
+    assert p.stderr == f"acomm: error: store_unavailable: {_no_store_found(work)}\n"
     assert list(work.iterdir()) == []
 
 
@@ -114,14 +156,17 @@ def test_agent_register_creates_a_strict_store_with_a_note(cli, isolated_env, st
     assert refused.exit_code == 4 and "no agent 'b'" in refused.stderr
 
 
-def test_the_default_location_is_created_by_channel_create(cli, tmp_path, monkeypatch):
+def test_only_init_makes_the_store_here_and_the_others_then_find_it(cli, tmp_path, monkeypatch):
     monkeypatch.delenv("ACOMM_STORE")
     monkeypatch.chdir(tmp_path)
+    assert cli("channel", "create", "team", "--as", "a").exit_code == 7
+    default = tmp_path / ".acomm" / "store.acomm"
+    assert not default.exists()
+    assert cli.ok("init").stdout == f"{default}\n"
     r = cli("channel", "create", "team", "--type", "group", "--as", "a")
     assert r.exit_code == 0, r.stderr
-    default = tmp_path / ".acomm" / "store.acomm"
-    assert r.stderr == f"acomm: note: creating a new store at {default}\n"
-    assert default.exists()
+    assert "creating" not in r.stderr
+    assert query(default, "SELECT name FROM channels WHERE name = 'team'") == [("team",)]
 
 
 # ---------------------------------------------------------------- helpers for mounts

@@ -455,6 +455,7 @@ def test_dedupe_key_returns_the_first_id(cli, team):
 
 def test_dedupe_key_is_per_channel(cli, team):
     cli.ok("channel", "create", "other", "--as", "alice")
+    cli.ok("channel", "join", "other", "bob", "--as", "alice")
     a = cli.ok("send", "team", "x", "--dedupe-key", "k", "--as", "alice", "--json").json()
     b = cli.ok("send", "other", "x", "--dedupe-key", "k", "--as", "alice", "--json").json()
     assert a["id"] != b["id"] and not b["deduplicated"]
@@ -462,6 +463,7 @@ def test_dedupe_key_is_per_channel(cli, team):
 
 def test_dedupe_key_expires_with_the_window(cli, team):
     cli.ok("channel", "create", "brief", "--as", "alice", "--dedupe-window", "1m")
+    cli.ok("channel", "join", "brief", "bob", "--as", "alice")
     with freeze_time("2024-05-01T12:00:00Z") as clock:
         a = cli.ok("send", "brief", "x", "--dedupe-key", "k", "--as", "alice", "--json").json()
         clock.tick(30)

@@ -348,12 +348,12 @@ def test_read_command_with_missing_acomm_store_file_creates_nothing(cli, isolate
         ("send", "--to", "bob", "hi", "--as", "alice"),
     ],
 )
-def test_write_commands_create_a_store_here(cli, tmp_path, monkeypatch, args):
-    monkeypatch.delenv("ACOMM_STORE")
+def test_write_commands_create_a_store_at_a_named_path(cli, tmp_path, monkeypatch, args):
+    path = tmp_path / ".acomm" / "store.acomm"
+    monkeypatch.setenv("ACOMM_STORE", str(path))
     _no_store_above(tmp_path)
     r = cli(*args)
     assert r.exit_code == 0, r.stderr
-    path = tmp_path / ".acomm" / "store.acomm"
     assert path.is_file()
     assert str(path) in r.stderr and "creat" in r.stderr  # a note says so, on stderr
     assert str(path) not in r.stdout

@@ -14,6 +14,7 @@ import shutil
 import signal
 import struct
 import subprocess
+import tempfile
 import termios
 import time
 from pathlib import Path
@@ -315,7 +316,9 @@ def test_messages_follow_changes_nothing_and_refuses_a_sort(cli, team):
 def test_the_follow_view_updates_in_a_real_terminal(team, tmp_path):
     """A user's terminal, driven through tmux: `acomm messages --follow` shows the history,
     then each message another process sends, as it arrives; Ctrl-C ends it."""
-    sock = str(tmp_path / "tmux.sock")
+    # a socket's path is at most 107 bytes: a short directory of its own, not tmp_path
+    sock_dir = tempfile.mkdtemp(prefix="acomm-tmux-")
+    sock = os.path.join(sock_dir, "s")
     env = {
         **os.environ,
         "PATH": f"{VENV_BIN}{os.pathsep}{os.environ['PATH']}",
@@ -368,6 +371,7 @@ def test_the_follow_view_updates_in_a_real_terminal(team, tmp_path):
         assert "follow-ended" in screen_shows("follow-ended")
     finally:
         subprocess.run(["tmux", "-S", sock, "kill-server"], capture_output=True, timeout=30)
+        shutil.rmtree(sock_dir, ignore_errors=True)
 
 
 def test_small_work_on_a_terminal_draws_nothing_on_stderr(team):

@@ -18,8 +18,7 @@ from typer._click.exceptions import UsageError as ClickUsageError
 from typer._click.types import FloatParamType, IntParamType
 from typer.core import TyperCommand, TyperGroup
 
-from acomm_cli import __version__
-from acomm_cli.cli import outcome, params
+from acomm_cli.cli import outcome, params, version
 from acomm_cli.cli.config import Settings
 from acomm_cli.cli.outcome import _ReaderGone
 from acomm_cli.errors import UsageError
@@ -189,13 +188,69 @@ def _ascii_numbers(cmd: Command) -> Command:
     return cmd
 
 
-class AcommGroup(TyperGroup):
+def closest(typo: str, names: Sequence[str]) -> list[str]:
+    """At most three of `names` closest to a mistyped one: those it begins (`recei`), else
+    the closest by difflib's ratio (`recieve`), best first."""
+    import difflib  # here: only a mistyped command pays for it
+
+    begun = [n for n in names if len(typo) >= 2 and n.startswith(typo)]
+    return begun[:3] or difflib.get_close_matches(typo, names, n=3, cutoff=0.6)
+
+
+def no_such_command(typo: str, names: Sequence[str]) -> str:
+    """`No such command: recieve. Did you mean receive?`: the usage error's text."""
+    near = closest(typo, names)
+    if not near:
+        return f"No such command: {typo}."
+    if len(near) == 1:
+        return f"No such command: {typo}. Did you mean {near[0]}?"
+    return f"No such command: {typo}. Did you mean one of {', '.join(near)}?"
+
+
+class _Suggesting(TyperGroup):
+    """A group whose mistyped subcommand gets the closest names, as a mistyped option does
+    (exit 2, usage)."""
+
+    def _visible(self, ctx: Context) -> list[str]:
+        return [
+            n for n in self.list_commands(ctx) if not getattr(self.commands.get(n), "hidden", 0)
+        ]
+
+    def resolve_command(
+        self, ctx: Context, args: list[str]
+    ) -> tuple[str | None, Command | None, list[str]]:
+        name = args[0] if args else None
+        if (
+            name is not None
+            and not ctx.resilient_parsing
+            and not name.startswith("-")
+            and self.get_command(ctx, name) is None
+        ):
+            ctx.fail(no_such_command(name, self._visible(ctx)))
+        return super().resolve_command(ctx, args)
+
+
+def _suggesting(cmd: Command) -> Command:
+    """Every group of a command's tree suggests the closest subcommands (Typer's own quotes
+    them as Python does, and knows nothing of the root's lazy registry)."""
+    if isinstance(cmd, TyperGroup):
+        if type(cmd) is TyperGroup:
+            cmd.__class__ = _Suggesting
+        for sub in cmd.commands.values():
+            _suggesting(sub)
+    return cmd
+
+
+class AcommGroup(_Suggesting):
     """Holds the only `except` of the program: every error is rendered here, once."""
 
     aliases = ALIASES  # for the completion scripts, which read the tree, not this module
 
     def list_commands(self, ctx: Context) -> list[str]:
         return list(COMMANDS)  # registration order, not alphabetical
+
+    def _visible(self, ctx: Context) -> list[str]:
+        return [n for n in COMMANDS if not n.startswith("_")]  # __complete is hidden
 
     def get_command(self, ctx: Context, name: str) -> Command | None:
         """Import only the module of the command being run: start-up time is a feature."""
@@ -209,7 +264,7 @@ class AcommGroup(TyperGroup):
         mod = importlib.import_module(f"{__package__}.commands.{module}")
         built = _ascii_numbers(_plain_help(typer.main.get_command(mod.app)))
         if name in GROUPS:
-            _listings_only(built, name)
+            _listings_only(_suggesting(built), name)
             built.name = name
             cache[name] = built
             return built
@@ -273,6 +328,7 @@ class AcommGroup(TyperGroup):
     ) -> None:
         try:
             hoisted = outcome.hoist_globals(argv, self.value_options)
+            _ARGV[0] = hoisted
             rv = super().main(
                 hoisted,
                 prog_name or "acomm",
@@ -316,9 +372,23 @@ app = typer.Typer(
 )
 
 
+# the command line being run, after hoisting: `--version` is eager, so its callback runs before
+# -v is read, and looks for it here
+_ARGV: list[list[str]] = [[]]
+
+
+def _verbose_in(args: list[str]) -> bool:
+    words = args[: args.index("--")] if "--" in args else args
+    return any(
+        w in version.VERBOSE
+        or (w[:1] == "-" and w[1:2] != "-" and "v" in w and set(w[1:]) <= set("qvV"))
+        for w in words
+    )
+
+
 def _version(value: bool) -> None:
     if value:
-        print(f"acomm {__version__}")
+        sys.stdout.write(version.text(_verbose_in(_ARGV[0])))
         raise typer.Exit()
 
 
@@ -386,7 +456,14 @@ def main_options(
         ),
     ] = None,
     version: Annotated[
-        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
+        bool,
+        typer.Option(
+            "--version",
+            "-V",
+            callback=_version,
+            is_eager=True,
+            help="Print the version (with -v: also Python's, SQLite's and the extras').",
+        ),
     ] = False,
 ) -> None:
     """A durable message engine for AI agents, driven from the shell.

@@ -358,12 +358,12 @@ class Settings:
             token_file=token_file,
         )
 
-    def store_path(self, *, create: bool) -> tuple[str, bool]:
-        """The store to use and whether it still has to be created. `create`: the command may
-        create one (init, channel create, send --to), so the default location is an answer
-        even when nothing was found there."""
+    def store_path(self, *, create: bool = False) -> tuple[str, bool]:
+        """The store to use and whether it is still missing. Missing is only ever a path
+        named by --store or $ACOMM_STORE, which a command that may create a store (`create`,
+        its caller's business) makes there; the answer is the same either way."""
         if "path" not in self._cache:
-            self._cache["path"] = resolve_store(self.store, create=create)
+            self._cache["path"] = resolve_store(self.store)
         return self._cache["path"]
 
     def value(self, key: str) -> Any:
@@ -377,9 +377,11 @@ class Settings:
         return values[key][0]
 
 
-def resolve_store(explicit: str | None, *, create: bool) -> tuple[str, bool]:
-    """--store > $ACOMM_STORE > nearest .acomm/store.acomm upwards > ./.acomm/store.acomm.
-    A path string as pathlib would write it, without importing pathlib."""
+def resolve_store(explicit: str | None) -> tuple[str, bool]:
+    """--store > $ACOMM_STORE > nearest .acomm/store.acomm upwards. A path string as pathlib
+    would write it, without importing pathlib. Where none is named and none is found, no
+    command makes one (`acomm init` does, on its own path): a send run in the wrong directory
+    must fail, not start an empty store. Both the fast path and Typer's resolve it here."""
     chosen = explicit or os.environ.get("ACOMM_STORE")
     if chosen:
         p = paths.expanduser(chosen)
@@ -393,13 +395,11 @@ def resolve_store(explicit: str | None, *, create: bool) -> tuple[str, bool]:
         if up == d:
             break
         d = up
-    default = os.path.join(here, STORE_DIR, STORE_FILE)
-    if not create:
-        raise StoreUnavailable(
-            "no store found (looked for .acomm/store.acomm here and above); `acomm init` "
-            "creates one, or pass --store / set ACOMM_STORE"
-        )
-    return default, True
+    raise StoreUnavailable(
+        f"no store found (searched from {here} up); run `acomm init` here, or pass --store",
+        field="store",
+        searched_from=here,
+    )
 
 
 def config_file(settings: Settings) -> str | None:

@@ -27,7 +27,7 @@ NOTICE = (
 
 _EXIT_MEANINGS = {
     0: "success",
-    1: "internal error (a bug); for audit, Spark failed or cannot run",
+    1: "internal error (a bug)",
     2: "usage error",
     3: "validation failed; the message names the field",
     4: "not found",
@@ -35,6 +35,7 @@ _EXIT_MEANINGS = {
     "backwards ack",
     6: "capacity",
     7: "store unavailable: locked past the busy timeout, corrupt, newer schema, no store",
+    8: "audit: Spark failed or cannot run here (no Java 17+, no cluster, a job that failed)",
     124: "--wait ended with nothing",
     141: "receive (or query --wait) could not write its output: a closed pipe, a closed or "
     "failing stdout, or a reader that stalled; what it was handed stays unread",

@@ -15,7 +15,7 @@ ROOT = [
     {'name': 'verbose', 'argument': False, 'opts': ['--verbose', '-v'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
     {'name': 'no_color', 'argument': False, 'opts': ['--no-color'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
     {'name': 'token_file', 'argument': False, 'opts': ['--token-file'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT_TOKEN_FILE', 'typer_only': False},
-    {'name': 'version', 'argument': False, 'opts': ['--version'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': True},
+    {'name': 'version', 'argument': False, 'opts': ['--version', '-V'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': True},
 ]
 
 # command -> the body that runs it (module:function) and its parameters, in order
@@ -85,6 +85,7 @@ COMMANDS = {
             {'name': 'occurred_at', 'argument': False, 'opts': ['--occurred-at'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
             {'name': 'event_id', 'argument': False, 'opts': ['--event-id'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
             {'name': 'group_key', 'argument': False, 'opts': ['--group-key'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'require_recipient', 'argument': False, 'opts': ['--require-recipient'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
         ],
     },
     'receive': {

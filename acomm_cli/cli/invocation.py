@@ -94,11 +94,13 @@ def store(
     hooks: bool = True,
     read_fallback: bool = False,
 ) -> _Store:
-    """Open the resolved store. Only `create` commands (init, channel create, send --to) may
-    create a missing store: anywhere else a mistyped path is an error, not an empty new
-    store. A reading command (and, with `read_fallback`, one that writes only incidentally:
-    `receive --peek` applying due timers) that meets a read-only store or a full disk opens
-    it read-only instead of failing. Not read-only from the start: only a writable
+    """Open the resolved store. Only `create` commands (channel create, send --to, agent
+    register...) may create a missing store, and only at a path named by --store or
+    $ACOMM_STORE (none named and none found is an error for every command but init):
+    anywhere else a mistyped path is an error, not an empty new store. A reading command
+    (and, with `read_fallback`, one that writes only incidentally: `receive --peek` applying
+    due timers) that meets a read-only store or a full disk opens it read-only instead of
+    failing. Not read-only from the start: only a writable
     connection removes the -wal/-shm files SQLite makes, so readers would leave them behind.
 
     After a writing command, a configured mailbox bridge mirrors what the command touched

@@ -3,9 +3,10 @@
 Importing typer and click and building a command costs about half of an `acomm send`. For
 the commands whose declaration names a body (`@runs(...)`, cli/params.py), this module
 reads the command line against `fastpath_tree` (generated from the Typer app by `make docs`)
-and calls the body itself. It handles only what it can answer exactly as click would: known
-options in their plain forms, values that convert the way the command's types do. Anything
-else (help, completion, --version, an unknown or misspelt option, a missing argument, a value
+and calls the body itself (and `acomm -V` / `--version [-v]` alone, cli/version.py). It
+handles only what it can answer exactly as click would: known options in their plain forms,
+values that convert the way the command's types do. Anything else (help, completion,
+--version among other options, an unknown or misspelt option, a missing argument, a value
 click would refuse, `--`, a clustered short option) goes to Typer, untouched, so every
 message and exit status stays Typer's. Errors raised by a body go through the same handler
 as on the Typer path (`cli/outcome.py`). tests/test_fastpath.py runs a table of command
@@ -18,7 +19,7 @@ import os
 import sys
 import time
 
-from acomm_cli.cli import fastpath_tree, outcome
+from acomm_cli.cli import fastpath_tree, outcome, version
 from acomm_cli.cli.config import Settings
 from acomm_cli.output import render
 
@@ -165,6 +166,10 @@ def _needs_typer() -> str:
 def main() -> None:
     """The `acomm` command."""
     argv = sys.argv[1:]
+    verbose = version.asked(argv)
+    if verbose is not None:  # `acomm -V`, `acomm --version -v`: no Typer for that
+        sys.stdout.write(version.text(verbose))
+        sys.exit(0)
     found = plan(argv)
     if found is None:
         return _typer()

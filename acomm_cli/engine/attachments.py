@@ -50,26 +50,6 @@ def parts(
     return rich
 
 
-def parts_of_data(
-    fmt: str | None, subject: str | None, files: Sequence[tuple[str, bytes]], limits: Limits
-) -> RichParts | None:
-    """As `parts`, for files given as bytes with their names (an MCP tool's decoded
-    content): the same names, sizes and totals checked, nothing read from disk."""
-    if fmt is None and subject is None and not files:
-        return None
-    import hashlib
-    import mimetypes
-
-    found: list[Attachment] = []
-    for name, data in files:
-        check_name(name, name)
-        kind = mimetypes.guess_type(name, strict=False)[0] or "application/octet-stream"
-        found.append(Attachment(name, hashlib.sha256(data).hexdigest(), len(data), kind, data))
-    rich = RichParts(format=fmt, subject=subject, attachments=tuple(found))
-    check(rich, limits)
-    return rich
-
-
 def check(rich: RichParts, limits: Limits) -> None:
     """The rules every rich send passes, whoever built it (the send path calls it again
     inside its transaction; files already read are only counted)."""

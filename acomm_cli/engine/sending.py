@@ -15,6 +15,7 @@ from acomm_cli.errors import (
     CommError,
     Forbidden,
     InvalidState,
+    NoRecipient,
     NotParticipant,
     StoreCapacity,
     StoreFull,
@@ -442,6 +443,67 @@ def _check_group_key(router: Router, ch: Channel, key: str) -> None:
     )
 
 
+_FED = "_fed:"
+
+
+def reaches(router: Router, plan: _Plan, req: SendRequest) -> _Plan:
+    """What a caller sends must reach someone: refused before anything is written when it
+    would be delivered to nobody, so no script takes it for delivered (a channel whose only
+    member is the sender, members all retired, a `_fed:` channel used directly: it hands
+    nothing to the other node's agent). On a pub/sub channel a message no subscription
+    matches is pub/sub as meant: stored with a note, unless `require_recipient`; a query
+    there is refused all the same (nobody could answer it). An answer goes to its asker.
+    Messages acomm derives itself (acks, a peer's events) do not pass here."""
+    ch = plan.channel
+    if plan.recipients and not ch.name.startswith(_FED) or plan.acks is not None:
+        return plan
+    if ch.name.startswith(_FED):
+        other = ch.name[len(_FED) :].partition(":")[2]
+        raise NoRecipient(
+            f"channel {ch.name!r} is this node's exchange with {other!r} on another node and "
+            f"delivers nothing sent on it directly; send with `--to {other}`",
+            field="channel",
+            value=ch.name,
+            reason="federation_channel",
+        )
+    mtype = plan.row[2]
+    if ch.type == ChannelType.PUBSUB and mtype != MessageType.QUERY.value:
+        topic = plan.row[4]
+        if req.require_recipient:
+            raise NoRecipient(
+                f"topic: no subscription on {ch.name!r} matches {topic!r}, and a recipient "
+                "was required; subscribe an agent first (`acomm subscribe "
+                f"{ch.name} PATTERN --as AGENT`)",
+                field="topic",
+                value=topic,
+                channel=ch.name,
+                reason="no_subscription",
+            )
+        directory.note(
+            router.conn,
+            f"note: no subscription on {ch.name!r} matches topic {topic!r}: the message "
+            "reaches nobody (--require-recipient refuses such a publish)",
+        )
+        return plan
+    if ch.type == ChannelType.PUBSUB:
+        why, way = (
+            f"no subscription matches topic {plan.row[4]!r}",
+            f"`acomm subscribe {ch.name} PATTERN --as AGENT`",
+        )
+    else:
+        why, way = (
+            f"it has no member to deliver to but {plan.row[1]!r}",
+            f"`acomm channel join {ch.name} AGENT --as {ch.owner}`",
+        )
+    raise NoRecipient(
+        f"channel: {_a(mtype)} on {ch.name!r} would reach nobody: {why}; add a recipient "
+        f"first ({way}), or send to an agent with `--to`",
+        field="channel",
+        value=ch.name,
+        reason="no_member" if ch.type != ChannelType.PUBSUB else "no_subscription",
+    )
+
+
 def _event(router: Router, req: SendRequest, sender: str, now: int, internal: bool) -> model.Event:
     """The request's event, checked and completed (names known, target kind, preview); an
     internal message's (one from another node) names are not the directory's to refuse."""
@@ -738,7 +800,9 @@ def send(
             raise
         directory.known(conn, plan.row[1], "as", now)
         presence.seen(conn, req.sender, now)  # once the plan has checked the sender's name
-        return _deduplicated(router, plan, req.dedupe_key, now) or persist(router, plan, now)
+        return _deduplicated(router, plan, req.dedupe_key, now) or persist(
+            router, reaches(router, plan, req), now
+        )
 
 
 def direct_pair(a: str, b: str) -> tuple[str, str]:
@@ -842,7 +906,7 @@ def send_direct(
                         continue
                     plan = plan_message(router, replace(req, channel=name), now)
                     res = _deduplicated(router, plan, req.dedupe_key, now) or persist(
-                        router, plan, now
+                        router, reaches(router, plan, req), now
                     )
             except CommError as exc:
                 router.channels.pop(direct_pair(req.sender, recipient)[0], None)
@@ -1156,6 +1220,10 @@ def send_batch(
             if dup is not None:
                 results.append(dup)
                 continue
+            try:
+                reaches(router, plan, req)
+            except CommError as exc:
+                raise _at_line(exc, line) from None
             _exactly_once(router, plan, now)
             if plan.rich is not None:
                 rich.append((next_id, plan.rich))

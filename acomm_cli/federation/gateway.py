@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from acomm_cli import clock, model
+from acomm_cli import clock, logs, model
 from acomm_cli.errors import CommError, InvalidState
 from acomm_cli.federation import (
     agentapi,
@@ -120,7 +120,7 @@ class Gateway:
         return self.conn
 
     def note(self, what: str, exc: BaseException) -> None:
-        text = f"note: {what}: {exc}"
+        text = f"{what}: {exc}"
         if text != self._noted:  # once per distinct trouble, not every half second
             log.warning(text)
             self._noted = text
@@ -163,7 +163,7 @@ class Gateway:
             except (sqlite3.Error, CommError) as exc:
                 self.note("the room could not be mirrored into the store now", exc)
             except Exception:  # a bug here must not take the room down: said, retried
-                log.exception("error: mirroring the room")
+                log.exception("mirroring the room")
             await anyio.sleep(SYNC_EVERY_S)
 
     async def pull_loop(self) -> None:
@@ -195,7 +195,7 @@ class Gateway:
         finally:
             conn.close()
         if result.unreachable:
-            log.warning("note: unreachable peers: %s", ", ".join(result.unreachable))
+            log.warning("unreachable peers: %s", ", ".join(result.unreachable))
 
     # ------------------------------------------------------------ the routes
 
@@ -498,7 +498,7 @@ def serve(opts: Options) -> None:
                 from acomm_cli.federation import push
 
                 tg.start_soon(push.loop, gw)
-            log.warning(
+            log.info(
                 "gateway %s listening on %s (%s)",
                 me.node_id,
                 listen or "nothing",
@@ -548,7 +548,7 @@ def serve(opts: Options) -> None:
         exception_handlers=httpbody.exception_handlers(),
         lifespan=lifespan,
     )
-    logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    logs.configure("acomm", logging.INFO)  # uvicorn's lines too: log_config=None below
     if sock is None:
         anyio.run(_without_listening, lifespan)
         return
@@ -556,6 +556,7 @@ def serve(opts: Options) -> None:
         app,
         http=httpbody.h11_protocol(),
         log_level="warning",
+        log_config=None,
         lifespan="on",
         timeout_graceful_shutdown=5,
     )

@@ -111,7 +111,7 @@ def _parse(request: str | bytes | dict[str, Any]) -> dict[str, Any] | Reply:
         or not rooms
         or not all(isinstance(r, str) and r in ROOMS for r in rooms)
     ):
-        return refusal(400, "invalid_request", f"requestedRooms: only {list(ROOMS)} exist")
+        return refusal(400, "invalid_request", f"requestedRooms: only {', '.join(ROOMS)} exist")
     return req
 
 

@@ -76,11 +76,11 @@ class HttpTransport:
 
         base = (self.urls.get(source_node) or "").rstrip("/")
         if not base.startswith(("http://", "https://")):
-            raise Unreachable(f"node {source_node!r} has no http(s) url ({base or 'none'})")
+            raise Unreachable(f"node {source_node} has no http(s) url ({base or 'none'})")
         until = self.until.get(source_node) or time.monotonic() + self.deadline_s + self.wait_s
         budget = until - time.monotonic()
         late = Unreachable(
-            f"node {source_node!r} at {base}: no complete answer within "
+            f"node {source_node} at {base}: no complete answer within "
             f"{self.deadline_s + self.wait_s:g}s (federation.peer_deadline)"
         )
         if budget <= 0:
@@ -95,17 +95,17 @@ class HttpTransport:
             raise late from None
         except httpx.HTTPError as exc:
             raise Unreachable(
-                f"node {source_node!r} at {base}: {type(exc).__name__}: {exc}"
+                f"node {source_node} at {base}: {type(exc).__name__}: {exc}"
             ) from None
         if status != 200:
-            raise Unreachable(f"node {source_node!r} at {base}: HTTP {status} {_code(content)}")
+            raise Unreachable(f"node {source_node} at {base}: HTTP {status} {_code(content)}")
         try:
             body = json.loads(content)
             events, head = body["events"], int(body["head"])
             if not isinstance(events, list):  # each event is checked by the pull, alone
                 raise ValueError("events")
         except (ValueError, KeyError, TypeError, RecursionError):
-            raise Unreachable(f"node {source_node!r} at {base}: not an outbox page") from None
+            raise Unreachable(f"node {source_node} at {base}: not an outbox page") from None
         return Page(events, head)
 
 
@@ -165,7 +165,7 @@ class ByUrl:
         url = self.urls.get(source_node) or ""
         if url.startswith(("nats://", "tls://")):
             if self.nats is None:
-                raise Unreachable(f"node {source_node!r}: a NATS url and no NATS link")
+                raise Unreachable(f"node {source_node}: a NATS url and no NATS link")
             return self.nats
         return self.http if url.startswith(("http://", "https://")) else self.store
 

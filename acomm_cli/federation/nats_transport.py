@@ -214,7 +214,7 @@ async def _stream_last(link: Link, node: str, head: int) -> int:
     if last > head:
         raise InvalidState(
             f"stream {stream_name(node)} has {last} events, the outbox "
-            f"{head}: it belongs to another store of node {node!r}",
+            f"{head}: it belongs to another store of node {node}",
             field="transport",
             value=link.url,
         )
@@ -267,7 +267,7 @@ class NatsTransport:
         left = None if until is None else until - time.monotonic()
         if left is not None and left <= 0:
             raise Unreachable(
-                f"node {source_node!r}: no complete answer within "
+                f"node {source_node}: no complete answer within "
                 f"{self.deadline_s + self.wait_s:g}s (federation.peer_deadline)"
             )
         return self.link.call(

@@ -203,15 +203,13 @@ async def join(
                     "node_already_joined",
                 ):
                     state.invite = None  # perhaps joined before: try the node proof
-                log.warning("note: the seed refused this node: %s", exc)
+                log.warning("the seed refused this node: %s", exc)
             except Exception as exc:  # the seed going away is the normal case
                 # (a closed socket, a reset, a restart; from the session's task group, as a
                 # group): noted, retried with back-off
                 leaf = _leaf(exc)
                 state.last_error = f"{type(leaf).__name__}: {leaf}"
-                log.warning(
-                    "note: lost the seed's room at %s (%s); retrying", base, state.last_error
-                )
+                log.warning("lost the seed's room at %s (%s); retrying", base, state.last_error)
             state.synced = False
             await anyio.sleep(delay)
             delay = min(delay * 2, retry_max_s)

@@ -120,7 +120,7 @@ def _give_up(conn: sqlite3.Connection, me: str, row: tuple[Any, ...], now: int) 
     """max_attempts without `accepted`: a local dead letter and a `dead_letter` event."""
     event_id, message_id, to_node, to_agent, _, _, attempt, due = row[:8]
     msg = reads.message_by_id(conn, message_id) if message_id is not None else None
-    why = f"not accepted by node {to_node!r} after {attempt} attempts"
+    why = f"not accepted by node {to_node} after {attempt} attempts"
     if msg is not None and to_agent is not None:
         sending.insert_deliveries(
             conn, [(msg.id, to_agent, msg.channel_id, "unread", 0, 0, msg.created_at, None)]

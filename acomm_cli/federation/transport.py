@@ -47,12 +47,12 @@ class StoreTransport:
         url = self.urls.get(node) or ""
         if not url.startswith("store:"):
             raise Unreachable(
-                f"node {node!r} has no store: url ({url or 'none'}); "
+                f"node {node} has no store: url ({url or 'none'}); "
                 "only the gateway's HTTP transport reads other urls"
             )
         path = Path(url[len("store:") :])
         if not path.is_file():
-            raise Unreachable(f"node {node!r}: no store at {path}")
+            raise Unreachable(f"node {node}: no store at {path}")
         return path
 
     def read(self, source_node: str, after_seq: int, limit: int) -> Page:
@@ -62,11 +62,11 @@ class StoreTransport:
                 f"{path.as_uri()}?mode=ro", uri=True, timeout=self.busy_timeout_ms / 1000
             )
         except sqlite3.Error as exc:
-            raise Unreachable(f"node {source_node!r}: {exc}") from None
+            raise Unreachable(f"node {source_node}: {exc}") from None
         try:
             conn.execute("BEGIN")  # one snapshot: the page, the head and the room agree
             if sql.node_id(conn) != source_node:
-                raise Unreachable(f"the store at {path} is not node {source_node!r}")
+                raise Unreachable(f"the store at {path} is not node {source_node}")
             events, head = sql.outbox_page(conn, after_seq, limit)
             room = [
                 (m, k, v)
@@ -81,7 +81,7 @@ class StoreTransport:
             ]
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
-            raise Unreachable(f"node {source_node!r}: {exc}") from None
+            raise Unreachable(f"node {source_node}: {exc}") from None
         finally:
             conn.close()
         return Page(events, head, room)

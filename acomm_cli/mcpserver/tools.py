@@ -672,9 +672,14 @@ class Toolbox:
                 field="attachments",
             )
         try:
-            return attachments.parts_of_data(
-                fmt, subject, [_decoded(f, limits) for f in files or ()], limits
+            files_given = attachments.from_base64(
+                [(f["name"], f["content_base64"]) for f in files or ()], limits
             )
+            if fmt is None and subject is None and not files_given:
+                return None
+            rich = model.RichParts(format=fmt, subject=subject, attachments=files_given)
+            attachments.check(rich, limits)
+            return rich
         except CommError as exc:
             if exc.field == "attach":  # the command line's option; here this argument
                 exc.field = "attachments"
@@ -724,29 +729,3 @@ class Toolbox:
             thread_id=thread,
             actor=actor,
         )
-
-
-def _decoded(file: Mapping[str, Any], limits: model.Limits) -> tuple[str, bytes]:
-    """(name, bytes) of one `attachments` item; its base64 longer than the largest file
-    allowed is refused unread (a file past limits.max_attachment_bytes, exit 6 as on the
-    command line)."""
-    import base64
-    import binascii
-
-    from acomm_cli.errors import AttachmentTooLarge
-
-    name, text = file["name"], file["content_base64"]
-    cap = limits.max_attachment_bytes or limits.max_message_attachment_bytes
-    if cap and len(text) > 4 * (cap // 3 + 1):
-        raise AttachmentTooLarge(
-            f"attachments: {name} is more than limits.max_attachment_bytes ({cap})",
-            field="attachments",
-            value=name,
-            limit=cap,
-        )
-    try:
-        return name, base64.b64decode(text, validate=True)
-    except (binascii.Error, ValueError):
-        raise ValidationFailed(
-            f"attachments: the content of {name!r} is not base64", field="attachments", value=name
-        ) from None

@@ -35,6 +35,7 @@ ReasonArg = Literal[
     "federation_max_attempts",
     "nacked",
     "channel_deleted",
+    "cancelled",
 ]
 KindArg = Literal["agent", "human", "service"]
 Priority = Annotated[

@@ -101,13 +101,41 @@ _LOUDNESS = [0]
 
 
 def loudness(*, quiet: bool, verbose: bool) -> None:
-    """-q silences the notes (warnings and errors still print); -v adds `verbose:` lines."""
+    """-q silences the notes (warnings and errors still print); -v adds `verbose:` lines.
+    Set before each command runs, it also ends the log lines of an earlier one."""
     _LOUDNESS[0] = -1 if quiet else 1 if verbose else 0
+    _LOG[0] = False
 
 
-def note(text: str) -> None:
-    """A diagnostic on stderr: `acomm: note: ...` (or `acomm: warning: ...`, never silenced)."""
-    if _LOUDNESS[0] < 0 and not text.startswith("warning:"):
+# True in a process that runs for long (`tick --every`): its stderr is a log
+_LOG = [False]
+
+
+def log_lines(on: bool = True) -> None:
+    """From here on, the diagnostics on stderr are log lines: an ISO time (UTC) and a level
+    before each (acomm_cli/logs.py), for a worker whose stderr is read later."""
+    _LOG[0] = on
+
+
+def _logged(level: str, text: str) -> None:
+    from acomm_cli import logs
+
+    print(logs.line(level, "acomm", text), file=sys.stderr)
+
+
+def note(text: str, level: str | None = None) -> None:
+    """A diagnostic on stderr: `acomm: note: ...` (or `acomm: warning: ...`, never silenced).
+    As a log line (`log_lines`), its level is `level`, else WARNING for a warning and INFO
+    for a note, the `note:`/`warning:` word gives way to it, and -q drops INFO lines only."""
+    warning = text.startswith("warning:")
+    if _LOG[0]:
+        level = level or ("WARNING" if warning else "INFO")
+        if _LOUDNESS[0] < 0 and level == "INFO":
+            return
+        kind, sep, rest = text.partition(": ")
+        _logged(level, rest if sep and kind in ("note", "warning") else text)
+        return
+    if _LOUDNESS[0] < 0 and not warning:
         return
     print(f"acomm: {text}", file=sys.stderr)
 
@@ -115,7 +143,10 @@ def note(text: str) -> None:
 def verbose(text: str) -> None:
     """What -v/--verbose adds on stderr: where the store and config are, and timings."""
     if _LOUDNESS[0] > 0:
-        print(f"acomm: verbose: {text}", file=sys.stderr)
+        if _LOG[0]:
+            _logged("DEBUG", text)
+        else:
+            print(f"acomm: verbose: {text}", file=sys.stderr)
 
 
 # Line breaks to readers that split on more than "\n" (Python's splitlines, JavaScript):
@@ -129,11 +160,25 @@ def error(exc: CommError, as_json: bool) -> None:
 
         doc = json.dumps({"error": exc.to_dict()}, ensure_ascii=False)
         print(doc.translate(_LINE_BREAKS), file=sys.stderr)
+    elif _LOG[0]:
+        _logged("ERROR", f"{exc.code}: {exc.message}")
     else:
         print(f"acomm: error: {exc.code}: {exc.message}", file=sys.stderr)
 
 
 # ---------------------------------------------------------------- printing
+
+
+def words(v: Any, sep: str = ", ") -> Any:
+    """A value as people read it: a list (tuple, set) as comma-separated words, a mapping as
+    `key=value` pairs, never Python's brackets and quotes; anything else as it is."""
+    if isinstance(v, dict):
+        return sep.join(f"{k}={words(x, sep)}" for k, x in v.items())
+    if isinstance(v, set | frozenset):
+        v = sorted(v, key=str)
+    if isinstance(v, list | tuple):
+        return sep.join("" if x is None else str(words(x, sep)) for x in v)
+    return v
 
 
 def _table(
@@ -151,12 +196,15 @@ def _table(
             writer.writerow(headers)
         writer.writerows(
             [
-                ["" if v is None else str(v).lower() if isinstance(v, bool) else v for v in row]
+                [
+                    "" if v is None else str(v).lower() if isinstance(v, bool) else words(v)
+                    for v in row
+                ]
                 for row in rows
             ]
         )  # JSON's true/false
         return
-    rows = [["" if v is None else str(v) for v in row] for row in rows]
+    rows = [["" if v is None else str(words(v)) for v in row] for row in rows]
     if not out.tty:
         for row in rows:
             sys.stdout.write(
@@ -194,12 +242,15 @@ def listing(
 def _pairs(out: Output, pairs: Sequence[tuple[str, Any]]) -> None:
     width = max(len(k) for k, _ in pairs)
     for k, v in pairs:
-        sys.stdout.write(f"{k + ':':<{width + 1}} {'' if v is None else v}\n")
+        sys.stdout.write(f"{k + ':':<{width + 1}} {'' if v is None else words(v)}\n")
 
 
 def _kv_line(doc: dict[str, Any]) -> None:
     sys.stdout.write(
-        " ".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in doc.items())
+        " ".join(
+            f"{k}={str(v).lower() if isinstance(v, bool) else words(v, ',')}"
+            for k, v in doc.items()
+        )
         + "\n"
     )
 

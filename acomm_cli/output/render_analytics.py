@@ -4,7 +4,7 @@ the 800-line split point), on its helpers."""
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from acomm_cli.output import columns as cols
 from acomm_cli.output.render import Output, _dump, _pairs, _table, listing, note
@@ -12,6 +12,17 @@ from acomm_cli.output.render import Output, _dump, _pairs, _table, listing, note
 if TYPE_CHECKING:
     from acomm_cli.analytics.audit import AuditResult
     from acomm_cli.analytics.export import ExportResult
+
+
+class AuditTable(NamedTuple):
+    """One table of the audit's summary. On a terminal: `title`, then a table under
+    `headers` (every table has its headings, also when it has no rows); piped: each row
+    as a tab-separated line led by `kind`. A new table of the audit is one more of these."""
+
+    kind: str
+    title: str
+    headers: list[str]
+    rows: list[tuple[Any, ...]]
 
 
 def export_result(out: Output, r: ExportResult) -> None:
@@ -130,9 +141,8 @@ def audit_summary(out: Output, s: AuditResult) -> None:
         return "" if v is None else (f"{v:,.0f}" if tty else int(v))
 
     t, sp = doc["totals"], doc["spark"]
-    # (kind, title, headers, rows) per table
-    blocks: list[tuple[str, str, list[str], list[tuple[Any, ...]]]] = [
-        (
+    blocks: list[AuditTable] = [
+        AuditTable(
             "volume",
             "volume per channel (messages by type)",
             ["store", "channel", "days", "messages", "by type"],
@@ -147,7 +157,7 @@ def audit_summary(out: Output, s: AuditResult) -> None:
                 for v in doc["volume"]
             ],
         ),
-        (
+        AuditTable(
             "latency_channel",
             "latency per channel (ms; read: created -> first read)",
             [
@@ -178,7 +188,7 @@ def audit_summary(out: Output, s: AuditResult) -> None:
                 for c in doc["latency"]["channels"]
             ],
         ),
-        (
+        AuditTable(
             "latency_agent",
             "latency per agent (ms; read: created -> first read)",
             ["agent", "read", "read p50", "p95", "p99", "acked", "ack p50", "p95", "p99"],
@@ -197,7 +207,7 @@ def audit_summary(out: Output, s: AuditResult) -> None:
                 for a in doc["latency"]["agents"]
             ],
         ),
-        (
+        AuditTable(
             "reliability",
             "ack-tracked channels: retries, late acks, unacknowledged backlog",
             [
@@ -228,7 +238,7 @@ def audit_summary(out: Output, s: AuditResult) -> None:
                 for r in doc["reliability"]
             ],
         ),
-        (
+        AuditTable(
             "attempts",
             "ack-tracked deliveries by attempts (earlier ones: delivery_attempts)",
             [
@@ -259,13 +269,13 @@ def audit_summary(out: Output, s: AuditResult) -> None:
                 for r in doc["attempts"]["channels"]
             ],
         ),
-        (
+        AuditTable(
             "dead_letters",
             "dead letters by reason",
             ["reason", "dead letters"],
             sorted(doc["dead_letters_by_reason"].items()),
         ),
-        (
+        AuditTable(
             "receipts",
             "dispatch runs per agent",
             ["agent", "runs", "by status"],
@@ -278,7 +288,7 @@ def audit_summary(out: Output, s: AuditResult) -> None:
                 for a in doc["receipts"]["agents"]
             ],
         ),
-        (
+        AuditTable(
             "federation",
             "federated messages per node pair (ms; two clocks)",
             ["from", "to", "messages", "read", "p50", "p95", "p99", "clock offset", "skew bound"],
@@ -299,7 +309,7 @@ def audit_summary(out: Output, s: AuditResult) -> None:
                 for f in doc["federation"]["latency"]
             ],
         ),
-        (
+        AuditTable(
             "tasks",
             "tasks per capability (ms; lateness: finished - ETA)",
             [
@@ -332,7 +342,7 @@ def audit_summary(out: Output, s: AuditResult) -> None:
                 for r in doc["tasks"]["by_capability"]
             ],
         ),
-        (
+        AuditTable(
             "incidents",
             "review incidents by failure class",
             ["class", "capability", "incidents", "open", "resolved", "resolve p50"],
@@ -348,7 +358,7 @@ def audit_summary(out: Output, s: AuditResult) -> None:
                 for r in doc["incidents"]["by_capability"]
             ],
         ),
-        (
+        AuditTable(
             "kinds",
             "traffic by kind (sender -> recipient; unknown: a name in no directory)",
             ["from kind", "to kind", "messages", "deliveries", "read", "acked"],
@@ -364,7 +374,7 @@ def audit_summary(out: Output, s: AuditResult) -> None:
                 for r in doc["kinds"]["pairs"]
             ],
         ),
-        (
+        AuditTable(
             "events",
             "events by type (the notification event messages carried)",
             ["event type", "events", "targeted", "to agents", "to humans", "self", "threads"],
@@ -381,9 +391,9 @@ def audit_summary(out: Output, s: AuditResult) -> None:
                 for r in doc["events"]["by_type"]
             ],
         ),
-        (
+        AuditTable(
             "engagement",
-            "engagement funnel (notified: a dispatch run; engaged: read or acked)",
+            "engagement funnel (notified: a notice or a dispatch run; engaged: read or acked)",
             ["store", "channel", "event type", "routed", "notified", "engaged"],
             [
                 (
@@ -397,7 +407,7 @@ def audit_summary(out: Output, s: AuditResult) -> None:
                 for r in doc["engagement"]["funnel"]
             ],
         ),
-        (
+        AuditTable(
             "attachments",
             "files sent per channel and content type (blobs: distinct contents)",
             ["store", "channel", "content type", "files", "bytes", "messages", "blobs"],
@@ -414,7 +424,7 @@ def audit_summary(out: Output, s: AuditResult) -> None:
                 for r in doc["attachments"]["volume"]
             ],
         ),
-        (
+        AuditTable(
             "formats",
             "messages per format",
             ["store", "format", "messages", "with subject", "with files"],
@@ -423,20 +433,18 @@ def audit_summary(out: Output, s: AuditResult) -> None:
                 for r in doc["attachments"]["formats"]
             ],
         ),
-        (
+        AuditTable(
             "check",
             "checks (must be 0)",
             ["check", "count", "result"],
             [(k, v, "ok" if v == 0 else "FAILED") for k, v in doc["checks"].items()],
         ),
     ]
-    if not tty:
+    if not tty:  # each line led by its kind; `total` and `spark` lines name their number
         lines: list[tuple[Any, ...]] = [("total", k, v) for k, v in t.items()]
-        lines += [
-            ("spark", sp["master"], sp["version"], sp["startup_s"], sp["work_s"]),
-            ("tables", doc["out"]),
-        ]
-        lines += [(kind, *row) for kind, _title, _headers, rows in blocks for row in rows]
+        lines += [("spark", k, sp[k]) for k in ("master", "version", "startup_s", "work_s")]
+        lines.append(("tables", doc["out"]))
+        lines += [(b.kind, *row) for b in blocks for row in b.rows]
         _table(out, None, (), lines)
         return
     _pairs(
@@ -455,5 +463,5 @@ def audit_summary(out: Output, s: AuditResult) -> None:
             ),
         ],
     )
-    for _kind, title, headers, rows in blocks:
-        _table(out, title, headers, rows)
+    for b in blocks:  # on a terminal every table has its headings, empty or not
+        _table(out, b.title, b.headers, b.rows)

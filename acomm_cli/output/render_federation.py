@@ -73,4 +73,4 @@ def fed_status(out: Output, doc: dict[str, Any]) -> None:
 
 def unreachable_note(node: str, why: str) -> None:
     """A peer skipped by this pass (down, refusing, or past federation.peer_deadline)."""
-    note(f"note: peer_unreachable: skipped node {node!r} for this pass: {why}")
+    note(f"note: peer_unreachable: skipped node {node} for this pass: {why}", level="WARNING")

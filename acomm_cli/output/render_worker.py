@@ -182,7 +182,7 @@ def dispatch_result(out: Output, r: DispatchResult) -> None:
 def tick_retry(exc: CommError, in_s: float) -> None:
     """A `tick --every` pass that failed and will be tried again (cron mails stderr)."""
     when = f"in {round(in_s, 1):g}s" if in_s >= 0.05 else "now"
-    note(f"note: tick: {exc.message}; trying again {when}")
+    note(f"note: tick: {exc.message}; trying again {when}", level="WARNING")
 
 
 def lock_waiting() -> None:
@@ -192,7 +192,10 @@ def lock_waiting() -> None:
 
 def dispatch_off(exc: CommError) -> None:
     """`tick --every` with a bad `agents:` section: the timers run, the agents do not."""
-    note(f"note: tick: dispatch is off, the timers still run: {exc.code}: {exc.message}")
+    note(
+        f"note: tick: dispatch is off, the timers still run: {exc.code}: {exc.message}",
+        level="WARNING",
+    )
 
 
 def dispatch_notes(r: DispatchResult) -> None:
@@ -202,7 +205,8 @@ def dispatch_notes(r: DispatchResult) -> None:
             then = f"; retry at {iso(x.next_retry_at)}" if x.next_retry_at is not None else ""
             note(
                 f"dispatch: {x.agent} failed on message {x.message_id} (attempt {x.attempt}, "
-                f"{x.run_id}): {x.reason}{then}"
+                f"{x.run_id}): {x.reason}{then}",
+                level="WARNING",
             )
 
 

@@ -259,6 +259,22 @@ def channel_name(name: str, *, allow_reserved: bool = False) -> str:
     return name
 
 
+NAME_MAX = 128  # characters of a name: a channel's, an agent's, a pool's, a group key
+
+
+def pool_name(name: str) -> str:
+    """A worker pool's name (`subscribe --group`): as a channel's, 1-128 characters of
+    A-Z a-z 0-9 _ -."""
+    utf8(name, "group")
+    if not isinstance(name, str) or not _made_of(name, _CHANNEL_CHARS, NAME_MAX):
+        raise ValidationFailed(
+            f"group: {name!r} must be 1-{NAME_MAX} characters of A-Z a-z 0-9 _ -",
+            field="group",
+            value=name,
+        )
+    return name
+
+
 def cursor_name(name: str) -> str:
     """A replay cursor's name: as a channel's, 1-128 characters of A-Z a-z 0-9 _ -."""
     utf8(name, "cursor")
@@ -727,6 +743,8 @@ class SendRequest:
     rich: RichParts | None = None  # format, subject and files (engine/attachments.py)
     # the notification event it carries: engine/events.py FIELDS -> value (None: no event)
     event: dict[str, Any] | None = None
+    # FIFO group: one in flight at a time per key, in send order (queues and worker pools)
+    group_key: str | None = None
     # a publish that no subscription matches is refused instead of stored with a note
     require_recipient: bool = False
 

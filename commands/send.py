@@ -45,6 +45,14 @@ Priority = Annotated[
     ),
 ]
 Correlation = Annotated[str | None, typer.Option(metavar="CORR", help="Thread / request id.")]
+GroupKey = Annotated[
+    str | None,
+    typer.Option(
+        metavar="KEY",
+        help="FIFO group (a work queue or a pubsub channel's worker pool): messages with the "
+        "same key are handed out in send order, one at a time; other keys in parallel.",
+    ),
+]
 DedupeKey = Annotated[
     str | None,
     typer.Option(
@@ -234,6 +242,7 @@ def send(
     action_hint: ActionHint = None,
     occurred_at: OccurredAt = None,
     event_id: EventId = None,
+    group_key: GroupKey = None,
 ) -> None:
     """Send a message; prints its id.
 
@@ -243,6 +252,9 @@ def send(
 
     Example (markdown, a subject and a file): acomm send --to bob --format markdown
     --subject "Build report" --attach report.pdf "**green**" --as alice
+
+    Example (FIFO per order on a work queue): acomm send jobs "charge" --group-key order-42
+    --as shop
     """
 
 
@@ -276,6 +288,7 @@ def publish(
     action_hint: ActionHint = None,
     occurred_at: OccurredAt = None,
     event_id: EventId = None,
+    group_key: GroupKey = None,
     require_recipient: Annotated[
         bool,
         typer.Option(

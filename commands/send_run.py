@@ -136,6 +136,7 @@ def send(
     action_hint: str | None = None,
     occurred_at: str | None = None,
     event_id: str | None = None,
+    group_key: str | None = None,
 ) -> int | None:
     out = inv.output()
     now = clock.now_ms()
@@ -159,10 +160,16 @@ def send(
                 "its lines",
                 field="batch",
             )
-        if channel is not None or body is not None or to is not None or event is not None:
+        if (
+            channel is not None
+            or body is not None
+            or to is not None
+            or event is not None
+            or group_key is not None
+        ):
             raise UsageError(
-                "--batch takes everything from its file; give no channel, body, --to or "
-                "event option (a line's `event` object)",
+                "--batch takes everything from its file; give no channel, body, --to, "
+                "--group-key or event option (a line's `event` object, `group_key`)",
                 field="batch",
             )
         items = _read_batch(inv, batch)
@@ -203,6 +210,7 @@ def send(
         rich=_rich(inv, format_, subject, attach),
         trace_id=trace_of(trace_id),
         event=event,
+        group_key=group_key,
     )
     if to is None:
         with inv.store(write=True) as conn:
@@ -247,6 +255,7 @@ def publish(
     action_hint: str | None = None,
     occurred_at: str | None = None,
     event_id: str | None = None,
+    group_key: str | None = None,
     require_recipient: bool = False,
 ) -> None:
     now = clock.now_ms()
@@ -278,6 +287,7 @@ def publish(
             occurred_at,
             event_id,
         ),
+        group_key=group_key,
         require_recipient=require_recipient,
     )
     with inv.store(write=True) as conn:

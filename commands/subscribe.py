@@ -21,17 +21,40 @@ Pattern = Annotated[str, typer.Argument(help="Topic pattern: * is one segment, #
 
 @app.command()
 @takes_invocation
-def subscribe(inv: Invocation, channel: Channel, pattern: Pattern, as_: AsAgent = None) -> None:
+def subscribe(
+    inv: Invocation,
+    channel: Channel,
+    pattern: Pattern,
+    as_: AsAgent = None,
+    group: Annotated[
+        str | None,
+        typer.Option(
+            metavar="NAME",
+            help="Serve the worker pool NAME: the pool gets one copy of each matching "
+            "message, claimed by one member's `receive` (leases, nack and retries as on a "
+            "work queue); other subscriptions and pools get their own copies.",
+        ),
+    ] = None,
+) -> None:
     """Receive messages whose topic matches PATTERN (joins the channel if needed).
 
     Example: acomm subscribe ci 'build.*.success' --as deployer
+
+    Example (a worker pool: each build job goes to one of the workers):
+    acomm subscribe ci 'build.*.queued' --group builders --as worker-1
     """
     agent = identity(as_)
     with inv.store(write=True) as conn:
-        created = channels.subscribe(conn, channel, pattern, agent, clock.now_ms())
+        created = channels.subscribe(conn, channel, pattern, agent, clock.now_ms(), group)
     render.change(
         inv.output(),
-        {"channel": channel, "agent": agent, "pattern": pattern, "created": created},
+        {
+            "channel": channel,
+            "agent": agent,
+            "pattern": pattern,
+            **({} if group is None else {"group": group}),
+            "created": created,
+        },
         created,
         f"{agent} is already subscribed to {pattern!r} on {channel}",
     )
@@ -66,5 +89,5 @@ def subscriptions(inv: Invocation, channel: Channel) -> None:
     Example: acomm subscriptions ci
     """
     with inv.store(write=False) as conn:
-        subs = channels.list_subscriptions(conn, channel)
+        subs = channels.list_grouped_subscriptions(conn, channel)
     render_channels.subscriptions(inv.output(), channel, subs)

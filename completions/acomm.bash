@@ -50,9 +50,9 @@ _acomm_options() {
         'channel admin') echo "$global --revoke --as" ;;
         'channel update') echo "$global --as --max-message-size --ack-timeout --max-retries --retry-backoff --retry-jitter --echo --no-echo --priority-ordering --no-priority-ordering --max-pending --dedupe-window --retention-count --retention-age --lease --message-ttl --retry-failed --no-retry-failed --index-meta --drop-index-meta" ;;
         'channel delete') echo "$global --force --as" ;;
-        'send') echo "$global --as --from --sender --to --batch -t --type -p --priority --topic --correlation-id --dedupe-key --meta --delay --deliver-at --ttl --format --subject --attach --trace-id --event-type --actor --target --thread --comment --parent-comment --depth --language --action-hint --occurred-at --event-id" ;;
-        'publish') echo "$global --as --from --sender -t --type -p --priority --correlation-id --dedupe-key --meta --delay --deliver-at --ttl --trace-id --event-type --actor --target --thread --comment --parent-comment --depth --language --action-hint --occurred-at --event-id --require-recipient" ;;
-        'subscribe') echo "$global --as" ;;
+        'send') echo "$global --as --from --sender --to --batch -t --type -p --priority --topic --correlation-id --dedupe-key --meta --delay --deliver-at --ttl --format --subject --attach --trace-id --event-type --actor --target --thread --comment --parent-comment --depth --language --action-hint --occurred-at --event-id --group-key" ;;
+        'publish') echo "$global --as --from --sender -t --type -p --priority --correlation-id --dedupe-key --meta --delay --deliver-at --ttl --trace-id --event-type --actor --target --thread --comment --parent-comment --depth --language --action-hint --occurred-at --event-id --group-key --require-recipient" ;;
+        'subscribe') echo "$global --as --group" ;;
         'unsubscribe') echo "$global --as" ;;
         'subscriptions') echo "$global" ;;
         'receive') echo "$global --as --recipient -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset --peek --body --wait --ack -f --follow --event-type --thread --actor --meta --cursor" ;;
@@ -226,6 +226,7 @@ _acomm_value_kind() {
         'send --action-hint') echo 'value' ;;
         'send --occurred-at') echo 'value' ;;
         'send --event-id') echo 'value' ;;
+        'send --group-key') echo 'value' ;;
         'publish --as'|'publish --from'|'publish --sender') echo 'agent' ;;
         'publish -t'|'publish --type') echo 'choice:text command query response acknowledgment notification broadcast error' ;;
         'publish -p'|'publish --priority') echo 'choice:low normal high urgent critical' ;;
@@ -247,7 +248,9 @@ _acomm_value_kind() {
         'publish --action-hint') echo 'value' ;;
         'publish --occurred-at') echo 'value' ;;
         'publish --event-id') echo 'value' ;;
+        'publish --group-key') echo 'value' ;;
         'subscribe --as') echo 'agent' ;;
+        'subscribe --group') echo 'value' ;;
         'unsubscribe --as') echo 'agent' ;;
         'receive --as'|'receive --recipient') echo 'agent' ;;
         'receive -c'|'receive --channel') echo 'channel' ;;

@@ -73,11 +73,11 @@ function __acomm_valued
         case 'channel delete'
             echo --as
         case 'send'
-            echo --as --from --sender --to --batch -t --type -p --priority --topic --correlation-id --dedupe-key --meta --delay --deliver-at --ttl --format --subject --attach --trace-id --event-type --actor --target --thread --comment --parent-comment --depth --language --action-hint --occurred-at --event-id
+            echo --as --from --sender --to --batch -t --type -p --priority --topic --correlation-id --dedupe-key --meta --delay --deliver-at --ttl --format --subject --attach --trace-id --event-type --actor --target --thread --comment --parent-comment --depth --language --action-hint --occurred-at --event-id --group-key
         case 'publish'
-            echo --as --from --sender -t --type -p --priority --correlation-id --dedupe-key --meta --delay --deliver-at --ttl --trace-id --event-type --actor --target --thread --comment --parent-comment --depth --language --action-hint --occurred-at --event-id
+            echo --as --from --sender -t --type -p --priority --correlation-id --dedupe-key --meta --delay --deliver-at --ttl --trace-id --event-type --actor --target --thread --comment --parent-comment --depth --language --action-hint --occurred-at --event-id --group-key
         case 'subscribe'
-            echo --as
+            echo --as --group
         case 'unsubscribe'
             echo --as
         case 'receive'
@@ -491,6 +491,7 @@ complete -c acomm -n '__acomm_is \'send\'' -l language -r -f -d 'The content\'s 
 complete -c acomm -n '__acomm_is \'send\'' -l action-hint -r -f -d 'What the target should do: notify_only, consider_reply, must_reply'
 complete -c acomm -n '__acomm_is \'send\'' -l occurred-at -r -f -d 'When the event occurred (default: now)'
 complete -c acomm -n '__acomm_is \'send\'' -l event-id -r -f -d 'The event\'s unique id: a repeat on the channel sends nothing again'
+complete -c acomm -n '__acomm_is \'send\'' -l group-key -r -f -d 'FIFO group (a work queue or a pubsub channel\'s worker pool): messag...'
 complete -c acomm -n '__acomm_at \'send\' 0' -f -a '(__acomm_words channels)'
 
 # acomm publish
@@ -520,12 +521,14 @@ complete -c acomm -n '__acomm_is \'publish\'' -l language -r -f -d 'The content\
 complete -c acomm -n '__acomm_is \'publish\'' -l action-hint -r -f -d 'What the target should do: notify_only, consider_reply, must_reply'
 complete -c acomm -n '__acomm_is \'publish\'' -l occurred-at -r -f -d 'When the event occurred (default: now)'
 complete -c acomm -n '__acomm_is \'publish\'' -l event-id -r -f -d 'The event\'s unique id: a repeat on the channel sends nothing again'
+complete -c acomm -n '__acomm_is \'publish\'' -l group-key -r -f -d 'FIFO group (a work queue or a pubsub channel\'s worker pool): messag...'
 complete -c acomm -n '__acomm_is \'publish\'' -l require-recipient -d 'Refuse (exit 5, nothing stored) a message no subscription matches;...'
 complete -c acomm -n '__acomm_at \'publish\' 0' -f -a '(__acomm_words channels)'
 
 # acomm subscribe
 complete -c acomm -n '__acomm_is \'subscribe\'' -l as -r -f -a '(__acomm_words agents)'
 complete -c acomm -n '__acomm_is \'subscribe\'' -l as -r -f -d 'The acting agent'
+complete -c acomm -n '__acomm_is \'subscribe\'' -l group -r -f -d 'Serve the worker pool NAME: the pool gets one copy of each matching...'
 complete -c acomm -n '__acomm_at \'subscribe\' 0' -f -a '(__acomm_words channels)'
 
 # acomm unsubscribe

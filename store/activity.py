@@ -22,12 +22,14 @@ def unread_spans(
 ) -> list[tuple[int, int | None]]:
     """(delivered_at, end) of each delivery that was unread at some point of [since, until):
     end is when it was read, else when it was dead-lettered, else NULL (still unread). A
-    queue's own row (no agent holds it yet) is not an agent's backlog."""
+    queue's or worker pool's own row ('*', '*NAME': no agent holds it yet) is not an agent's
+    backlog."""
     return conn.execute(
         "SELECT d.delivered_at, coalesce(d.read_at, x.dead_lettered_at) AS ended"
         " FROM deliveries d LEFT JOIN dead_letters x"
         " ON x.message_id = d.message_id AND x.recipient = d.recipient"
-        " WHERE d.delivered_at IS NOT NULL AND d.delivered_at < ? AND d.recipient != ?"
+        " WHERE d.delivered_at IS NOT NULL AND d.delivered_at < ?"
+        " AND substr(d.recipient, 1, 1) != ?"
         " AND (ended >= ? OR (ended IS NULL AND d.state = 'unread'))",
         (until, queue_recipient, since),
     ).fetchall()

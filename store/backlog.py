@@ -107,7 +107,8 @@ def release_queued(
     """Deliver the `count` oldest queued messages of a channel; returns deliveries released."""
     return conn.execute(
         "UPDATE deliveries SET state = 'unread', delivered_at = ?,"
-        " next_timer_at = CASE WHEN tracked AND recipient != '*' THEN ? END"  # queue: at claim
+        " next_timer_at = CASE WHEN tracked AND substr(recipient, 1, 1) != '*' THEN ? END"
+        # a queue's or pool's row: at the claim
         " WHERE state = 'queued' AND channel_id = ? AND message_id IN (SELECT DISTINCT"
         " message_id FROM deliveries WHERE channel_id = ? AND state = 'queued'"
         " ORDER BY message_id LIMIT ?)",

@@ -247,10 +247,17 @@ def delete_participant(conn: sqlite3.Connection, channel_id: int, agent: str) ->
 
 
 def insert_subscription(
-    conn: sqlite3.Connection, channel_id: int, agent: str, pattern: str, now: int
+    conn: sqlite3.Connection,
+    channel_id: int,
+    agent: str,
+    pattern: str,
+    now: int,
+    group: str | None = None,
 ) -> bool:
     cur = conn.execute(
-        "INSERT OR IGNORE INTO subscriptions VALUES (?, ?, ?, ?)", (channel_id, agent, pattern, now)
+        "INSERT OR IGNORE INTO subscriptions (channel_id, agent, pattern, created_at, grp)"
+        " VALUES (?, ?, ?, ?, ?)",
+        (channel_id, agent, pattern, now, group),
     )
     return cur.rowcount == 1
 
@@ -270,6 +277,48 @@ def subscriptions(conn: sqlite3.Connection, channel_id: int) -> list[tuple[str, 
         "SELECT agent, pattern FROM subscriptions WHERE channel_id = ? ORDER BY agent, pattern",
         (channel_id,),
     ).fetchall()
+
+
+def routes(conn: sqlite3.Connection, channel_id: int) -> list[tuple[str, str]]:
+    """What a send routes topics by: (recipient, pattern), where a worker pool's
+    subscriptions route to its placeholder '*' || group (one copy for the pool)."""
+    return conn.execute(
+        "SELECT CASE WHEN grp IS NULL THEN agent ELSE '*' || grp END, pattern"
+        " FROM subscriptions WHERE channel_id = ?",
+        (channel_id,),
+    ).fetchall()
+
+
+def subscription_groups(conn: sqlite3.Connection, channel_id: int, agent: str) -> set[str | None]:
+    """The pools an agent's subscriptions on a channel serve (None: its own copy)."""
+    return {
+        r[0]
+        for r in conn.execute(
+            "SELECT DISTINCT grp FROM subscriptions WHERE channel_id = ? AND agent = ?",
+            (channel_id, agent),
+        )
+    }
+
+
+def subscriptions_grouped(
+    conn: sqlite3.Connection, channel_id: int
+) -> list[tuple[str, str, str | None]]:
+    """(agent, pattern, group) of a channel's subscriptions."""
+    return conn.execute(
+        "SELECT agent, pattern, grp FROM subscriptions WHERE channel_id = ?"
+        " ORDER BY agent, pattern",
+        (channel_id,),
+    ).fetchall()
+
+
+def has_groups(conn: sqlite3.Connection, channel_id: int) -> bool:
+    return (
+        conn.execute(
+            "SELECT 1 FROM subscriptions WHERE channel_id = ? AND grp IS NOT NULL LIMIT 1",
+            (channel_id,),
+        ).fetchone()
+        is not None
+    )
 
 
 CHANNELS_TOKEN = "(SELECT token FROM channels_version WHERE id = 1)"

@@ -316,8 +316,8 @@ INVARIANTS: dict[str, tuple[str, str]] = {
     "tracked_timer": (
         "FROM deliveries WHERE tracked = 1 AND state IN ('unread', 'read', 'waiting')"
         " AND next_timer_at IS NULL"
-        # a work queue's unclaimed message: its timer starts when a worker claims it
-        " AND NOT (recipient = '*' AND state = 'unread')",
+        # a work queue's or pool's unclaimed message: its timer starts at the claim
+        " AND NOT (substr(recipient, 1, 1) = '*' AND state = 'unread')",
         "message_id, recipient, state",
     ),
     "waiting_timer": (

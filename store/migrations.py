@@ -580,3 +580,32 @@ def m024_schedules(conn: sqlite3.Connection, now_ms: int) -> None:
         CREATE INDEX schedules_due ON schedules(next_at) WHERE state = 'active';
     """,
     )
+
+
+@migration
+def m025_consumer_groups(conn: sqlite3.Connection, now_ms: int) -> None:
+    # Worker pools on a pubsub channel and FIFO message groups.
+    # - subscriptions.grp: the pool a subscription serves (NULL: the agent's own copy). The
+    #   pool's messages wait on one delivery row whose recipient is '*' || grp, as a queue's
+    #   wait under '*', until a member's receive claims it.
+    # - deliveries.pool: that placeholder ('*' on a queue), kept on the row once claimed, so
+    #   that a nack or a lapsed lease gives it back to the pool and not to the member. Set
+    #   on a pool's rows and on a queue's keyed rows only.
+    # - deliveries.group_key: a FIFO group; within one pool its messages are handed out in
+    #   id order, one at a time. deliveries_fifo holds a pool's keyed rows not yet finished
+    #   (not dead, not acked for good, not read on an untracked channel), so the check
+    #   "is an earlier one of this key still open" reads only open rows.
+    _script(
+        conn,
+        """
+        ALTER TABLE subscriptions ADD COLUMN grp TEXT;
+        CREATE INDEX subscriptions_group ON subscriptions(agent, channel_id, grp)
+            WHERE grp IS NOT NULL;
+        ALTER TABLE deliveries ADD COLUMN pool TEXT;
+        ALTER TABLE deliveries ADD COLUMN group_key TEXT;
+        CREATE INDEX deliveries_fifo ON deliveries(channel_id, pool, group_key, message_id)
+            WHERE group_key IS NOT NULL AND state != 'dead'
+            AND (tracked = 1 OR (state != 'read' AND state != 'acked'))
+            AND (state != 'acked' OR ack_status = 'received' OR ack_status = 'in_progress');
+    """,
+    )

@@ -16,13 +16,20 @@ TYPE_CHECKING = False  # typing's, without importing typing (a send must not loa
 if TYPE_CHECKING:
     from typing import Any
 
-# A recipient's own timers, and those of the queues it works on (an expired claim of a
-# crashed worker, a queued message's back-off): any worker's `receive` moves its queues on.
+# A recipient's own timers, and those of the queues and worker pools it works on (an
+# expired claim of a crashed worker, a queued message's back-off): any worker's `receive`
+# moves its queues and pools on.
 _WHO = (
     " AND (d.recipient = :recipient OR d.channel_id IN (SELECT p.channel_id FROM"
     " participants p JOIN channels q ON q.id = p.channel_id WHERE p.agent = :recipient"
-    " AND p.role != 'observer' AND q.type = 'queue'))"
+    " AND p.role != 'observer' AND q.type = 'queue') OR (d.pool IS NOT NULL"
+    " AND (d.channel_id, d.pool) IN (SELECT s.channel_id, '*' || s.grp FROM subscriptions s"
+    " WHERE s.agent = :recipient AND s.grp IS NOT NULL)))"
 )
+# Where a claim ends (a missed ack, a lapsed lease): a queue's row goes back to the queue
+# ('*'), a worker pool's to its pool ('*NAME'), any other stays with its recipient.
+_BACK = "CASE WHEN c.type = 'queue' THEN '*' ELSE coalesce(d.pool, d.recipient) END"
+_POOLED = "(c.type = 'queue' OR d.pool IS NOT NULL)"
 
 
 def _who(recipient: str | None) -> str:
@@ -46,7 +53,7 @@ def deliver_waiting(
     `retried` picks redeliveries after back-off (retry_count > 0) or first scheduled sends."""
     cur = conn.execute(
         "UPDATE deliveries AS d SET state = 'unread', delivered_at = d.next_timer_at,"
-        " next_timer_at = CASE WHEN d.tracked AND d.recipient != '*'"
+        " next_timer_at = CASE WHEN d.tracked AND substr(d.recipient, 1, 1) != '*'"
         " THEN d.next_timer_at + c.ack_timeout_ms END"  # a queue's timer starts at the claim
         " FROM channels c WHERE c.id = d.channel_id AND d.state = 'waiting'"
         f" AND d.next_timer_at <= :now AND d.retry_count {'>' if retried else '='} 0"
@@ -72,9 +79,9 @@ def schedule_retries(conn: sqlite3.Connection, now: int, recipient: str | None) 
     queue the claim ends: the message goes back to the queue ('*'), for any worker."""
     cur = conn.execute(
         "UPDATE deliveries AS d SET state = 'waiting', retry_count = d.retry_count + 1,"
-        " recipient = CASE WHEN c.type = 'queue' THEN '*' ELSE d.recipient END,"
-        " read_at = CASE WHEN c.type = 'queue' THEN NULL ELSE d.read_at END,"
-        " ack_status = CASE WHEN c.type = 'queue' THEN NULL ELSE d.ack_status END,"
+        f" recipient = {_BACK},"
+        f" read_at = CASE WHEN {_POOLED} THEN NULL ELSE d.read_at END,"
+        f" ack_status = CASE WHEN {_POOLED} THEN NULL ELSE d.ack_status END,"
         f" next_timer_at = d.next_timer_at + {_BACKOFF}"
         f" + CAST({_BACKOFF} * c.retry_jitter * (abs(random()) % 1000000) / 1000000.0"
         " AS INTEGER)"
@@ -122,9 +129,9 @@ def expire_leases(conn: sqlite3.Connection, now: int, recipient: str | None) -> 
     args = {"now": now, "recipient": recipient}
     n = conn.execute(
         "UPDATE deliveries AS d SET state = 'waiting', retry_count = d.retry_count + 1,"
-        # on a work queue the claim ends: back to the queue, for any worker
-        " recipient = CASE WHEN c.type = 'queue' THEN '*' ELSE d.recipient END,"
-        " read_at = CASE WHEN c.type = 'queue' THEN NULL ELSE d.read_at END,"
+        # on a work queue or pool the claim ends: back to it, for any worker
+        f" recipient = {_BACK},"
+        f" read_at = CASE WHEN {_POOLED} THEN NULL ELSE d.read_at END,"
         f" next_timer_at = d.next_timer_at + {_BACKOFF}"
         f" + CAST({_BACKOFF} * c.retry_jitter * (abs(random()) % 1000000) / 1000000.0"
         " AS INTEGER), ack_status = NULL, acked_at = NULL, lease_expired = d.lease_expired + 1,"
@@ -202,17 +209,17 @@ def give_back(
 ) -> None:
     """A delivery handed back by its recipient (`nack --requeue`, a retried `failed` ack):
     one more attempt, unread again at `at` (now, or waiting until then), its ack cleared. On
-    a work queue it goes back to the queue ('*'), for any worker, its timer starting at the
-    next claim."""
+    a work queue it goes back to the queue ('*'), on a worker pool to the pool, for any
+    worker, its timer starting at the next claim."""
     conn.execute(
         "UPDATE deliveries SET retry_count = retry_count + 1, ack_status = NULL,"
         " acked_at = NULL, last_error = :note,"
-        " recipient = CASE WHEN :queue THEN '*' ELSE recipient END,"
-        " read_at = CASE WHEN :queue THEN NULL ELSE read_at END,"
+        " recipient = CASE WHEN :queue THEN '*' ELSE coalesce(pool, recipient) END,"
+        " read_at = CASE WHEN :queue OR pool IS NOT NULL THEN NULL ELSE read_at END,"
         " state = CASE WHEN :at > :now THEN 'waiting' ELSE 'unread' END,"
         " delivered_at = CASE WHEN :at > :now THEN delivered_at ELSE :now END,"
         " next_timer_at = CASE WHEN :at > :now THEN :at"
-        " WHEN tracked AND NOT :queue THEN :now + :timeout END"
+        " WHEN tracked AND NOT :queue AND pool IS NULL THEN :now + :timeout END"
         " WHERE message_id = :mid AND recipient = :who",
         {
             "note": note,

@@ -42,6 +42,7 @@ def full(cli, store, make_channel, tmp_path: Path, monkeypatch: pytest.MonkeyPat
         monkeypatch.setenv(f"ACOMM_BRIDGE_{k.upper()}_DIR", str(d))
     make_channel("team", "alice", "bob")
     make_channel("queue", "boss", "w1", type="queue")
+    make_channel("ci", "boss", type="pubsub")
     inbox = dirs["teams"] / "crew" / "inboxes"
     inbox.mkdir(parents=True)
     (inbox / "w.json").write_bytes(b'[{"half')  # never overwritten: a write to retry
@@ -49,6 +50,8 @@ def full(cli, store, make_channel, tmp_path: Path, monkeypatch: pytest.MonkeyPat
         cli.ok("channel", "join", "team", "--as", "alice", "w@crew")
         cli.ok("send", "team", "one", "--as", "alice")  # bob's inbox file, w's failed write
         cli.ok("send", "queue", "job", "--as", "boss")
+        cli.ok("subscribe", "ci", "job.#", "--group", "builders", "--as", "w1")
+        cli.ok("publish", "ci", "job.run", "build", "--as", "boss")  # waits for the pool
         bad = dirs["outbox"] / "bob"
         bad.mkdir(parents=True)
         (bad / "r.json").write_text("{not json")
@@ -83,7 +86,11 @@ def _expected(doc: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     """(kind, name, column, value) of every fact of the document; a section this test does
     not know fails it, so a new one cannot be left out of the rows unnoticed."""
     facts = []
-    assert set(doc) == set(LISTS) | set(FACTS), "a new stats section: give it rows"
+    assert set(doc) == set(LISTS) | set(FACTS) | {"pools"}, "a new stats section: give it rows"
+    for p in doc["pools"]:  # a worker pool's row: waiting as `unclaimed`, claimed as `pending`
+        name = f"{p['channel']}/{p['group']}"
+        facts += [("pool", name, "unclaimed", _cell(p["waiting"]))]
+        facts += [("pool", name, "pending", _cell(p["claimed"]))]
     for section, kind in LISTS.items():
         for item in doc[section]:
             name, *fields = item
@@ -104,6 +111,7 @@ def test_every_json_fact_is_in_the_csv_tsv_and_jsonl_rows(cli, full):
     assert doc["bridge"]["bad_files"] == 1 and doc["incidents"]["open"] == 1
     assert doc["counters"] == {"otlp.spans_dropped": 3}
     assert any(c.get("unclaimed") == 1 for c in doc["channels"])
+    assert doc["pools"] == [{"channel": "ci", "group": "builders", "waiting": 1, "claimed": 0}]
     assert tsv_rows == csv_rows
     assert [{k: _cell(v) for k, v in r.items()} for r in jsonl] == csv_rows
     by_key = {(r["kind"], r["name"]): r for r in csv_rows}

@@ -53,6 +53,7 @@ COMMANDS = {
             {'name': 'action_hint', 'argument': False, 'opts': ['--action-hint'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
             {'name': 'occurred_at', 'argument': False, 'opts': ['--occurred-at'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
             {'name': 'event_id', 'argument': False, 'opts': ['--event-id'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'group_key', 'argument': False, 'opts': ['--group-key'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
         ],
     },
     'publish': {
@@ -83,6 +84,7 @@ COMMANDS = {
             {'name': 'action_hint', 'argument': False, 'opts': ['--action-hint'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
             {'name': 'occurred_at', 'argument': False, 'opts': ['--occurred-at'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
             {'name': 'event_id', 'argument': False, 'opts': ['--event-id'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'group_key', 'argument': False, 'opts': ['--group-key'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
             {'name': 'require_recipient', 'argument': False, 'opts': ['--require-recipient'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
         ],
     },

@@ -349,10 +349,16 @@ def _retry(conn: sqlite3.Connection, m: Message, agent: str, note: str | None, n
     """A `failed` ack of an unread delivery on a --retry-failed channel: read, then given back
     after the back-off (or dead-lettered past max_retries), as `ack --status failed` does
     after a `receive`; its sender gets no acknowledgement. The printed delivery is the row
-    as the give-back left it (on a work queue: back to the queue, recipient '*')."""
+    as the give-back left it (on a work queue: back to the queue, recipient '*'; on a
+    worker pool: back to the pool, '*NAME')."""
     acks.mark_read(conn, agent, [m.id], now)
+    from acomm_cli.store import queues as queue_sql  # a retried failure only
+
+    pool = queue_sql.pool_of(conn, m.id, agent)  # a worker pool's row goes back to the pool
     given = leases.retry_failed(conn, leases.view(conn, m.id, agent), note, now)
     assert given is not None  # the caller picked this channel for its retry_failed
     stored = reads.message_by_id(conn, m.id)
     assert stored is not None  # read in this same transaction
-    m.delivery = next(d for d in stored.deliveries if d.recipient in (agent, model.QUEUE_RECIPIENT))
+    m.delivery = next(
+        d for d in stored.deliveries if d.recipient in (agent, pool or model.QUEUE_RECIPIENT)
+    )

@@ -231,11 +231,19 @@ def leave_channel(
                 field="agent",
                 value=agent,
             )
+        groups = (
+            channels.subscription_groups(conn, ch.id, agent)
+            if ch.type == ChannelType.PUBSUB
+            else set()
+        )
         channels.delete_participant(conn, ch.id, agent)
-        if ch.type == ChannelType.QUEUE:
-            from acomm_cli.engine import queues
+        from acomm_cli.engine import queues  # only on a leave: not on the send path
 
+        if ch.type == ChannelType.QUEUE:
             queues.give_back(conn, ch.id, agent)
+        for group in groups:  # a pool member's claims go back to its pool
+            if group is not None:
+                queues.give_back_pool(conn, ch.id, agent, group)
         pending = backlog.pending_deliveries_of(conn, ch.id, agent)
         from acomm_cli.engine import deadletters  # only on a leave: not on the send path
 
@@ -289,29 +297,70 @@ def change_channel_state(
 # ---------------------------------------------------------------- subscriptions
 
 
-def subscribe(conn: sqlite3.Connection, name: str, pattern: str, agent: str, now: int) -> bool:
-    """Subscribe (joining as a member if needed); False when the subscription existed."""
+def subscribe(
+    conn: sqlite3.Connection,
+    name: str,
+    pattern: str,
+    agent: str,
+    now: int,
+    group: str | None = None,
+) -> bool:
+    """Subscribe (joining as a member if needed); False when the subscription existed.
+    With `group`, the agent serves that worker pool: the pool gets one copy of each matching
+    message, claimed by one member. An agent's subscriptions on one channel are all its own
+    or all for one pool: else one message could reach it twice."""
     model.agent_id(agent)
     validate_pattern(pattern)
+    if group is not None:
+        model.pool_name(group)
     with write(conn):
         ch = _pubsub(conn, name)
+        held = channels.subscription_groups(conn, ch.id, agent)
+        if held and held != {group}:
+            other = next(iter(held))
+            raise InvalidState(
+                f"{agent!r} already subscribes to {name!r} "
+                + (f"for group {other!r}" if other else "for its own copy")
+                + "; unsubscribe those first (an agent's subscriptions on a channel are all "
+                "its own or all for one group)",
+                field="group",
+                value=group,
+            )
         if ch.role_of(agent) is None:
             _check_joinable(ch, agent)
             channels.insert_participant(conn, ch.id, agent, Role.MEMBER.value, now)
         directory.enlist(conn, agent, now)  # a subscriber is registered
-        return channels.insert_subscription(conn, ch.id, agent, pattern, now)
+        return channels.insert_subscription(conn, ch.id, agent, pattern, now, group)
 
 
 def unsubscribe(conn: sqlite3.Connection, name: str, pattern: str, agent: str) -> bool:
-    """Remove a subscription; False (a no-op) when there was none."""
+    """Remove a subscription; False (a no-op) when there was none. A pool member whose last
+    subscription for its pool goes gives back what it claimed and has not finished; the
+    pool's backlog stays queued for the pool, members or not."""
     model.agent_id(agent)
     validate_pattern(pattern)
     with write(conn):
-        return channels.delete_subscription(conn, _pubsub(conn, name).id, agent, pattern)
+        ch = _pubsub(conn, name)
+        before = channels.subscription_groups(conn, ch.id, agent)
+        gone = channels.delete_subscription(conn, ch.id, agent, pattern)
+        left = before - channels.subscription_groups(conn, ch.id, agent) if gone else set()
+        from acomm_cli.engine import queues
+
+        for group in left:
+            if group is not None:
+                queues.give_back_pool(conn, ch.id, agent, group)
+        return gone
 
 
 def list_subscriptions(conn: sqlite3.Connection, name: str) -> list[tuple[str, str]]:
     return channels.subscriptions(conn, _pubsub(conn, name).id)
+
+
+def list_grouped_subscriptions(
+    conn: sqlite3.Connection, name: str
+) -> list[tuple[str, str, str | None]]:
+    """(agent, pattern, group or None) of a pubsub channel's subscriptions."""
+    return channels.subscriptions_grouped(conn, _pubsub(conn, name).id)
 
 
 def _pubsub(conn: sqlite3.Connection, name: str) -> Channel:

@@ -56,7 +56,18 @@ def dead_letter(
 # ---------------------------------------------------------------- replay and redrive
 
 
-def refusal(conn: sqlite3.Connection, channel: str, recipient: str) -> CommError | None:
+def _pooled(conn: sqlite3.Connection, ch: model.Channel, message_id: int, recipient: str) -> bool:
+    """Was this dead delivery a worker pool's (pubsub channels only)?"""
+    if ch.type != model.ChannelType.PUBSUB:
+        return False
+    from acomm_cli.store import queues as store_queues
+
+    return store_queues.pool_of(conn, message_id, recipient) is not None
+
+
+def refusal(
+    conn: sqlite3.Connection, channel: str, recipient: str, message_id: int = 0
+) -> CommError | None:
     """Why a dead letter on `channel` to `recipient` cannot be delivered again (re-validated
     as a send would be: the channel still open, the recipient still a participant), or None."""
     ch = channels.channel_by_name(conn, channel)
@@ -64,8 +75,12 @@ def refusal(conn: sqlite3.Connection, channel: str, recipient: str) -> CommError
         return InvalidState(
             f"channel {channel!r} is closed; cannot replay", field="channel", value=channel
         )
-    # a queue's dead letter goes back to the queue, for any member
-    if ch.type != model.ChannelType.QUEUE and ch.role_of(recipient) is None:
+    # a queue's (or worker pool's) dead letter goes back to the queue, for any member
+    if (
+        ch.type != model.ChannelType.QUEUE
+        and ch.role_of(recipient) is None
+        and not (message_id and _pooled(conn, ch, message_id, recipient))
+    ):
         return NotParticipant(
             f"{recipient!r} is no longer a participant of {channel!r}",
             field="recipient",
@@ -84,7 +99,7 @@ def redeliver(
     assert ch is not None  # checked by `refusal` in the same transaction
     deadletters.renew_expiry(conn, message_id, now)
     deadletters.redeliver(conn, message_id, recipient, now, ch.config.ack_timeout_ms)
-    if ch.type == model.ChannelType.QUEUE:
+    if ch.type == model.ChannelType.QUEUE or _pooled(conn, ch, message_id, recipient):
         from acomm_cli.store import queues as store_queues
 
         store_queues.back_to_queue(conn, message_id, recipient)
@@ -157,6 +172,8 @@ def redrive(
             if (ch_name, who) not in refusals:
                 refusals[ch_name, who] = refusal(conn, ch_name, who)
             err = refusals[ch_name, who]
+            if isinstance(err, NotParticipant):  # a worker pool's goes back to the pool
+                err = refusal(conn, ch_name, who, mid)
             if err is not None:
                 result.skipped.append(Skipped(mid, who, ch_name, err.code, err.message))
                 continue
@@ -247,7 +264,7 @@ def replay(
     with write(conn):
         replayed = dead_letters_of(conn, message_id, recipient)
         for dl in replayed:
-            refused = refusal(conn, dl.channel, dl.recipient)
+            refused = refusal(conn, dl.channel, dl.recipient, message_id)
             if refused is not None:
                 raise refused
             redeliver(conn, message_id, dl.channel, dl.recipient, now)

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from acomm_cli import model
 from acomm_cli.engine import presence, projection
+from acomm_cli.engine import queues as work_queues
 from acomm_cli.engine.timers import advance
 from acomm_cli.errors import InvalidState, StoreUnavailable, ValidationFailed
 from acomm_cli.store import attachments as attachment_sql
@@ -76,6 +77,17 @@ class QueueStats:
 
 
 @dataclass(frozen=True)
+class PoolStats:
+    """A worker pool (`subscribe --group`): its backlog, kept for the pool even when no
+    member is left."""
+
+    channel: str
+    group: str
+    waiting: int  # messages waiting for a member to claim them
+    claimed: int  # claimed by a member and not finished (read, held, or in back-off)
+
+
+@dataclass(frozen=True)
 class Stats:
     agents: list[AgentStats]
     channels: list[ChannelStats]
@@ -89,6 +101,7 @@ class Stats:
     federation: dict[str, int] = field(default_factory=lambda: {"rejected": 0})
     # named totals of things that leave no row (otlp.spans_dropped), by name
     counters: dict[str, int] = field(default_factory=dict)
+    pools: list[PoolStats] = field(default_factory=list)  # worker pools on pubsub channels
 
 
 _TRACKABLE = ("unread", "read", "waiting")
@@ -144,7 +157,7 @@ def _stats(
     if agent is not None:
         agents[agent] = AgentStats(agent)
     for recipient, total in maintenance.delivery_totals(conn, agent):
-        if recipient == model.QUEUE_RECIPIENT:
+        if recipient[:1] == model.QUEUE_RECIPIENT:  # a queue's or pool's own row
             continue
         agents.setdefault(recipient, AgentStats(recipient)).total = total
     rows = maintenance.active_breakdown(conn, agent, proj.due if proj is not None else None)
@@ -158,7 +171,7 @@ def _stats(
             if agent in (None, r)
         ]
     for recipient, cid, state, tracked, n, oldest in rows:
-        if recipient == model.QUEUE_RECIPIENT:  # a queue's own row: no agent holds it yet
+        if recipient[:1] == model.QUEUE_RECIPIENT:  # a queue's or pool's row: nobody's yet
             if agent is None and cid in channels:
                 _count_channel(channels[cid], state, tracked, n)
             continue
@@ -186,6 +199,11 @@ def _stats(
     depth = store_queues.depth(conn, shown_queues)
     for cid in shown_queues:
         channels[cid].unclaimed = depth.get(cid, 0)
+    pools = [
+        PoolStats(channels[cid].channel, group, waiting, claimed)
+        for (cid, group), (waiting, claimed) in sorted(work_queues.pool_depths(conn).items())
+        if cid in channels
+    ]
     for recipient, cid, n in maintenance.dead_letter_counts(conn):
         if recipient in agents:
             agents[recipient].dead_letters += n
@@ -233,6 +251,7 @@ def _stats(
         incidents={"open": 0, "resolved": 0, **dict(cap_queries.incident_counts(conn))},
         federation={"rejected": fed_queries.rejected_count(conn)},
         counters=counters.every(conn),
+        pools=sorted(pools, key=lambda p: (p.channel, p.group)),
     )
 
 

@@ -6,7 +6,13 @@ recipient '*' (the queue), no ack timer. `receive` claims rows inside its own wr
 transaction (store/queues.claim: a compare-and-set on recipient = '*'), then reads them as the
 agent's own unread deliveries, so the output still leaves before the commit. An at-least-once
 claim not acked by its deadline goes back to '*' through the ordinary retry timer (counted in
-retry_count, dead-lettered past max_retries); an agent leaving gives its claims back."""
+retry_count, dead-lettered past max_retries); an agent leaving gives its claims back.
+
+Worker pools (`subscribe CH PATTERN --group NAME` on a pubsub channel) reuse all of it: the
+pool's copy of each matching message is one row under the placeholder '*NAME', claimed the
+same way by any member; other subscriptions and pools get their own copies. FIFO groups
+(`send --group-key`): within a queue or pool, a key's messages are claimed one at a time,
+in send order (store/queues.FIFO_HEAD)."""
 
 from __future__ import annotations
 
@@ -31,12 +37,30 @@ def check_config(ctype: ChannelType, cfg: ChannelConfig) -> None:
 def claim(conn: sqlite3.Connection, agent: str, f: MessageFilter, now: int) -> list[int]:
     """Inside `receive`'s transaction: claim up to `f.limit` messages matching `f` from the
     queues `agent` works on (none for an agent in no queue: one indexed read)."""
-    if not sql.works_on_any(conn, agent):
-        return []
-    return sql.claim(conn, agent, f, f.limit, now)
+    queue, pools = sql.works_on_any(conn, agent)
+    ids = sql.claim(conn, agent, f, f.limit, now) if queue else []
+    for pool in pools:
+        ids += sql.claim_pool(conn, agent, pool, f, f.limit - len(ids), now)
+    return sorted(ids) if pools else ids
 
 
 def give_back(conn: sqlite3.Connection, channel_id: int, agent: str) -> int:
     """An agent leaving a queue: what it held but had not finished goes back to the queue
     (not to the dead letters, as on other channels: another worker can do it)."""
     return sql.unclaim_held(conn, channel_id, agent)
+
+
+def give_back_pool(conn: sqlite3.Connection, channel_id: int, agent: str, group: str) -> int:
+    """A member leaving a worker pool: what it claimed and had not finished goes back to
+    the pool (the pool's backlog stays queued for it even with no member left)."""
+    return sql.unclaim_pool(conn, channel_id, agent, "*" + group)
+
+
+def pool_depths(conn: sqlite3.Connection) -> dict[tuple[int, str], tuple[int, int]]:
+    """(channel id, group) -> (waiting to be claimed, claimed and not finished), for every
+    worker pool with members or with messages."""
+    out: dict[tuple[int, str], tuple[int, int]] = {}
+    for cid, group, waiting, claimed in sql.pool_depth(conn):
+        w, c = out.get((cid, group), (0, 0))
+        out[(cid, group)] = (w + (waiting or 0), c + (claimed or 0))
+    return out

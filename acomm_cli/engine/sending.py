@@ -69,6 +69,10 @@ class _Plan:
     acks: AckStatus | None = None
     rich: model.RichParts | None = None  # format, subject, files (engine/attachments.py)
     event: model.Event | None = None  # the notification event it carries (events.py)
+    # rows waiting in a pool ('*' of a queue or '*NAME' of a worker pool), to be marked
+    # with their pool and FIFO group key (store/queues.mark_pool) once inserted
+    pooled: bool = False
+    group_key: str | None = None
 
 
 class _ChannelCache:
@@ -124,7 +128,7 @@ class Router:
             except CommError:  # plan_message raises it, after the checks that come first
                 return
             index = (
-                SubscriptionIndex(channels.subscriptions(conn, ch.id))
+                SubscriptionIndex(channels.routes(conn, ch.id))
                 if ch.type == ChannelType.PUBSUB
                 else None
             )
@@ -144,9 +148,7 @@ class Router:
         if ch.type == ChannelType.PUBSUB:
             index = self.indexes.get(ch.id)
             if index is None:
-                index = self.indexes[ch.id] = SubscriptionIndex(
-                    channels.subscriptions(self.conn, ch.id)
-                )
+                index = self.indexes[ch.id] = SubscriptionIndex(channels.routes(self.conn, ch.id))
             # plan_message refuses a topicless pubsub message before it is routed
             found = index.route(topic) if topic is not None else set()
         elif ch.type == ChannelType.QUEUE:  # one row for the queue; a receive claims it
@@ -373,6 +375,10 @@ def _plan_checked(
         from acomm_cli.engine import contacts
 
         contacts.check_direct(router.conn, ch.name, sender, recipients)
+    # a worker pool's placeholder ('*NAME') sorts before every agent id
+    pooled = bool(recipients) and recipients[0][0] == "*"
+    if req.group_key is not None:
+        _check_group_key(router, ch, req.group_key)
     tracked = ch.config.delivery != DeliveryMode.AT_MOST_ONCE and mtype not in _ANSWERS
     expires_at = req.expires_at
     ttl = (
@@ -410,6 +416,30 @@ def _plan_checked(
         acks=acks,
         rich=req.rich,
         event=None if req.event is None else _event(router, req, sender, now, internal),
+        pooled=pooled and (ch.type == ChannelType.PUBSUB or req.group_key is not None),
+        group_key=req.group_key,
+    )
+
+
+def _check_group_key(router: Router, ch: Channel, key: str) -> None:
+    """A FIFO group key orders a pool's messages: a work queue's, or a pubsub channel's
+    worker pools'. Anywhere else nothing could keep the order, so it is refused."""
+    model.utf8(key, "group_key")
+    if not isinstance(key, str) or not 1 <= len(key) <= model.NAME_MAX:
+        raise ValidationFailed(
+            f"group_key: must be 1-{model.NAME_MAX} characters, not {len(key)}",
+            field="group_key",
+            value_length=len(key),
+        )
+    if ch.type == ChannelType.QUEUE:
+        return
+    if ch.type == ChannelType.PUBSUB and channels.has_groups(router.conn, ch.id):
+        return
+    raise ValidationFailed(
+        f"group_key: channel {ch.name!r} ({ch.type.value}) cannot order messages: a group "
+        "key needs a work queue or a pubsub channel with a worker pool (subscribe --group)",
+        field="group_key",
+        value=key,
     )
 
 
@@ -568,6 +598,20 @@ def _delivery_rows(router: Router, plan: _Plan, message_id: int, now: int) -> li
         timer = now + ch.config.ack_timeout_ms if plan.tracked else None
         if ch.type == ChannelType.QUEUE and plan.recipients == [model.QUEUE_RECIPIENT]:
             timer = None  # the ack timer starts when a worker claims it
+        elif plan.pooled and timer is not None:  # a pool's row: likewise
+            return [
+                (
+                    message_id,
+                    r,
+                    ch.id,
+                    state,
+                    plan.rank,
+                    int(plan.tracked),
+                    delivered,
+                    None if r[0] == "*" else timer,
+                )
+                for r in plan.recipients
+            ]
     return [
         (message_id, r, ch.id, state, plan.rank, int(plan.tracked), delivered, timer)
         for r in plan.recipients
@@ -663,6 +707,8 @@ def persist(router: Router, plan: _Plan, now: int, *, federated: bool = False) -
     mid = sending.insert_new_message(router.conn, plan.row)
     rows = _delivery_rows(router, plan, mid, now)
     sending.insert_deliveries(router.conn, rows)
+    if plan.pooled:
+        _mark_pool(router, mid, plan.group_key)
     if plan.rich is not None:
         from acomm_cli.engine import attachments
 
@@ -679,6 +725,12 @@ def persist(router: Router, plan: _Plan, now: int, *, federated: bool = False) -
 
         remote.answered(router.conn, plan.row, plan.correlation_id, mid, now)
     return result
+
+
+def _mark_pool(router: Router, mid: int, group_key: str | None) -> None:
+    from acomm_cli.store import queues  # only a send to a pool or with a group key
+
+    queues.mark_pool(router.conn, mid, group_key)
 
 
 def _store_event(router: Router, plan: _Plan, mid: int, result: SendResult) -> None:
@@ -817,6 +869,13 @@ def send_direct(
     if not to:
         raise ValidationFailed("to: name at least one recipient", field="to")
     check_request(req, now)
+    if req.group_key is not None:  # a direct channel has one reader: nothing to order
+        raise ValidationFailed(
+            "group_key: a direct message cannot carry a group key (a work queue or a pubsub "
+            "channel with a worker pool can)",
+            field="group_key",
+            value=req.group_key,
+        )
     for i, r in enumerate(to):
         model.agent_id(r, "to")
         if r == req.sender:
@@ -992,6 +1051,7 @@ _BATCH_KEYS = {
     "attach",
     "trace_id",
     "event",
+    "group_key",  # a FIFO group (work queues, worker pools)
 }
 
 
@@ -1029,6 +1089,7 @@ def batch_request(
         "format",
         "subject",
         "trace_id",
+        "group_key",
     ):
         if key in item and not isinstance(item[key], str):
             raise ValidationFailed(f"{where}: {key} must be a string", field=key, line=line)
@@ -1077,6 +1138,7 @@ def batch_request(
         rich=_batch_rich(item, attach, line, limits),
         trace_id=item.get("trace_id"),
         event=item.get("event"),
+        group_key=item.get("group_key"),
     )
     return req, item.get("to"), line
 
@@ -1123,6 +1185,7 @@ def send_batch(
     answers: list[_Plan] = []  # responses and acks: they acknowledge once all rows are in
     rich: list[tuple[int, model.RichParts]] = []  # lines with a format or subject
     carried: list[tuple[int, _Plan, SendResult]] = []  # lines that carry an event
+    pooled: list[tuple[int, str | None]] = []  # lines with rows in a pool
     with write(conn):
         router = Router(conn, limits)
         check_capacity(router, len(items))
@@ -1164,6 +1227,8 @@ def send_batch(
             _exactly_once(router, plan, now)
             if plan.rich is not None:
                 rich.append((next_id, plan.rich))
+            if plan.pooled:
+                pooled.append((next_id, plan.group_key))
             messages.append((next_id, *plan.row))
             rows = _delivery_rows(router, plan, next_id, now)
             deliveries.extend(rows)
@@ -1182,6 +1247,8 @@ def send_batch(
             next_id += 1
         sending.insert_messages(conn, messages)
         sending.insert_deliveries(conn, deliveries)
+        for mid, key in pooled:
+            _mark_pool(router, mid, key)
         if rich:
             from acomm_cli.engine import attachments
 

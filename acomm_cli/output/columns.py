@@ -35,7 +35,11 @@ CHANNELS: Columns = (
     ("participants", "how many agents are members"),
 )
 
-SUBSCRIPTIONS: Columns = (("agent", "the subscriber"), ("pattern", "its topic pattern"))
+SUBSCRIPTIONS: Columns = (
+    ("agent", "the subscriber"),
+    ("pattern", "its topic pattern"),
+    ("group", "the worker pool it serves (`subscribe --group`; empty: its own copy)"),
+)
 
 CONTACTS: Columns = (
     ("contact", "an agent whose direct messages and tasks pass `accept: contacts`"),
@@ -73,7 +77,11 @@ DEAD_LETTERS: Columns = (
 )
 
 STATS: Columns = (
-    ("kind", "agent, channel, queue (inbox files), task (by state), store, bridge or incidents"),
+    (
+        "kind",
+        "agent, channel, queue (inbox files), task (by state), pool (a worker pool: CHANNEL/"
+        "GROUP), store, bridge or incidents",
+    ),
     (
         "name",
         "the agent, channel, task state, or the fact (store: path, bytes, wal_bytes,"
@@ -86,9 +94,9 @@ STATS: Columns = (
     ("dead_letters", "dead letters"),
     ("in_progress", "acknowledged in_progress"),
     ("lease_expired", "leases run out"),
-    ("pending", "deliveries not yet acknowledged"),
+    ("pending", "deliveries not yet acknowledged (pool: claimed, not finished)"),
     ("queued", "held back by max_pending"),
-    ("unclaimed", "work queue: not yet claimed"),
+    ("unclaimed", "work queue or worker pool: not yet claimed"),
     ("pending_files", "mailbox inbox files not yet read"),
     ("oldest_file_age_sec", "age of the oldest of them"),
     ("last_seen_at", "when the agent last acted through acomm (empty: never)"),

@@ -104,21 +104,23 @@ def channels(out: Output, cs: Sequence[Channel]) -> None:
     )
 
 
-def subscriptions(out: Output, channel_name: str, subs: Sequence[tuple[str, str]]) -> None:
+def subscriptions(
+    out: Output, channel_name: str, subs: Sequence[tuple[str, str, str | None]]
+) -> None:
+    """(agent, pattern, worker pool or None) of a channel; `group` only where one is set."""
+
+    def doc(a: str, p: str, g: str | None) -> dict[str, str]:
+        return {"agent": a, "pattern": p, **({} if g is None else {"group": g})}
+
     if out.json:
-        _dump(
-            {
-                "channel": channel_name,
-                "subscriptions": [{"agent": a, "pattern": p} for a, p in subs],
-            }
-        )
+        _dump({"channel": channel_name, "subscriptions": [doc(a, p, g) for a, p, g in subs]})
         return
     listing(
         out,
         f"subscriptions on {channel_name}",
         cols.SUBSCRIPTIONS,
-        subs,
-        ({"channel": channel_name, "agent": a, "pattern": p} for a, p in subs),
+        [(a, p, g or "") for a, p, g in subs],
+        ({"channel": channel_name, **doc(a, p, g)} for a, p, g in subs),
     )
 
 

@@ -65,6 +65,11 @@ def stats_doc(s: Stats) -> dict[str, Any]:
         "federation": s.federation,
         # totals of things that leave no row: spans the trace collector did not take
         "counters": s.counters,
+        # worker pools (`subscribe --group`): messages waiting for a member, and claimed
+        "pools": [
+            {"channel": p.channel, "group": p.group, "waiting": p.waiting, "claimed": p.claimed}
+            for p in s.pools
+        ],
     }
 
 
@@ -113,6 +118,26 @@ def stats(out: Output, s: Stats) -> None:
             ]
             + [("queue", q[0], *(None,) * 10, q[1], q[2], None) for q in queues]
             + [("task", k, n, *(None,) * 12) for k, n in work]
+            + [
+                (
+                    "pool",
+                    f"{p.channel}/{p.group}",
+                    None,
+                    None,
+                    None,
+                    None,
+                    None,
+                    None,
+                    None,
+                    p.claimed,
+                    None,
+                    p.waiting,
+                    None,
+                    None,
+                    None,
+                )
+                for p in s.pools
+            ]
             + _fact_rows(doc, [k for k, n in s.tasks.items() if not n]),
         )
         return
@@ -129,7 +154,8 @@ def stats(out: Output, s: Stats) -> None:
             + [("task", k, n) for k, n in work]
             + ([("incidents", s.incidents["open"], s.incidents["resolved"])] if incidents else [])
             + ([("federation", refused)] if refused else [])
-            + [("counters", k, n) for k, n in s.counters.items()],
+            + [("counters", k, n) for k, n in s.counters.items()]
+            + [("pool", p.channel, p.group, p.waiting, p.claimed) for p in s.pools],
         )
         return
     _table(
@@ -165,6 +191,13 @@ def stats(out: Output, s: Stats) -> None:
             ("messages", f"{st['messages']:,}"),
         ],
     )
+    if s.pools:
+        _table(
+            out,
+            "worker pools",
+            ["channel", "group", "waiting", "claimed"],
+            [(p.channel, p.group, p.waiting, p.claimed) for p in s.pools],
+        )
     if queues:
         _table(out, "inbox files", ["agent", "pending files", "oldest file (s)"], queues)
     if bridge:

@@ -486,6 +486,15 @@ UNDO_MIGRATION = {
         DROP TABLE counters;""",
     "m023_cursors": "DROP TABLE cursors;",
     "m024_schedules": "DROP TABLE schedules;",
+    "m026_search": """
+        DROP TRIGGER message_search_insert;
+        DROP TRIGGER message_search_update;
+        DROP TRIGGER message_search_delete;
+        DROP TRIGGER message_search_event_insert;
+        DROP TRIGGER message_search_event_update;
+        DROP TRIGGER message_search_event_delete;
+        DROP TABLE message_search;
+        DROP VIEW message_search_source;""",
 }
 
 

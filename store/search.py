@@ -2,7 +2,9 @@
 queried with the history filters, and rebuilt from scratch.
 
 The index is external-content (its text stays in `messages` and `message_events`, read
-through the view `message_search_source`) and kept by triggers; m026 created it. `rebuild`
+through the view `message_search_source`); messages enter it in id order up to
+`search_state.indexed_through` (`catch_up`), and triggers keep what it holds in step; m026
+created it. `rebuild`
 writes the same objects again, so this module holds a copy of m026's statements: a test
 compares a rebuilt store's schema with a migrated one.
 """
@@ -29,7 +31,6 @@ _EVENT_TEXT = (
 )
 
 _OBJECTS = (
-    "message_search_insert",
     "message_search_update",
     "message_search_delete",
     "message_search_event_insert",
@@ -41,48 +42,105 @@ _OBJECTS = (
 def history(conn: sqlite3.Connection, f: MessageFilter) -> tuple[list[Message], int]:
     """Messages matching `f.search` (an FTS5 expression) and the other filters, best first
     by default, each with its bm25 rank and snippet. sqlite3.OperationalError: the index
-    refused the expression (or is missing)."""
+    refused the expression (or is missing).
+
+    The page's ids and ranks come first, from the index alone when no other filter or sort
+    needs the message row (each match scored, only small rows sorted); then the page's
+    messages and snippets."""
     assert f.search is not None
     where, params = reads._filter_sql(f, conn)
-    body = (
-        " FROM message_search s JOIN messages m ON m.id = s.rowid"
-        " JOIN channels c ON c.id = m.channel_id WHERE message_search MATCH ?"
-    )
+    joined = bool(where) or f.sort in ("created", "priority")
+    body = " FROM message_search s"
+    if joined:
+        body += " JOIN messages m ON m.id = s.rowid JOIN channels c ON c.id = m.channel_id"
+    body += " WHERE message_search MATCH ?"
     params = [f.search, *params]
     if where:
         body += " AND " + " AND ".join(where)
+    o = "DESC" if (f.order or ("asc" if f.sort in (None, "rank") else "desc")) == "desc" else "ASC"
     if f.sort is None or f.sort == "rank":  # best first (bm25: the lower, the better)
-        order = f"score {'DESC' if f.order == 'desc' else 'ASC'}, m.id DESC"
+        order = f"score {o}, s.rowid DESC"
+    elif f.sort == "id":  # the index's own order
+        order = f"s.rowid {o}"
     else:
         order = reads._order(f, "", "desc")
-    rows = conn.execute(
-        f"SELECT {reads._MSG_COLS}, {_RANK} AS score, {_SNIPPET} {body}"
-        f" ORDER BY {order} LIMIT ? OFFSET ?",
+    hits = conn.execute(
+        f"SELECT s.rowid, {_RANK} AS score {body} ORDER BY {order} LIMIT ? OFFSET ?",
         (*params, f.limit + 1, f.offset),
     ).fetchall()
-    total = reads._total(conn, body, params, rows, f)
+    total = reads._total(conn, body, params, hits, f)
+    found = {
+        r[0]: r
+        for r in conn.execute(
+            f"SELECT {reads._MSG_COLS} FROM messages m JOIN channels c ON c.id = m.channel_id"
+            f" WHERE m.id IN ({','.join('?' * len(hits))})",
+            [h[0] for h in hits],
+        )
+    }
     msgs = []
-    for r in rows:
-        m = reads._message(r[:-2])
-        m.search = SearchHit(r[-2], r[-1])
+    for mid, score in hits:
+        m = reads._message(found[mid])
+        m.search = SearchHit(score, _snippet(conn, f.search, mid))
         msgs.append(m)
     reads.attach_deliveries(conn, msgs)
     reads.attach_events(conn, msgs)
     return msgs, total
 
 
+def _snippet(conn: sqlite3.Connection, expression: str, message_id: int) -> str:
+    """The page's rows only: a snippet reads the message's text back, so it is not worth
+    making for every match before the sort keeps a page of them."""
+    row = conn.execute(
+        f"SELECT {_SNIPPET} FROM message_search WHERE message_search MATCH ? AND rowid = ?",
+        (expression, message_id),
+    ).fetchone()
+    return row[0] if row else ""
+
+
 def rebuild(conn: sqlite3.Connection) -> int:
-    """Drop the index, its view and its triggers (whatever is left of them) and write them
-    again, then index every message; returns how many messages are indexed."""
-    for trigger in _OBJECTS:
+    """Drop the index, its view, its triggers and its state (whatever is left of them) and
+    write them again, then index every message; returns how many messages are indexed."""
+    for trigger in (*_OBJECTS, "message_search_insert"):
         conn.execute(f"DROP TRIGGER IF EXISTS {trigger}")
     _drop_table(conn)
     conn.execute("DROP VIEW IF EXISTS message_search_source")
+    conn.execute("DROP TABLE IF EXISTS search_state")
     for statement in _create_statements():
         conn.execute(statement)
     conn.execute("INSERT INTO message_search (message_search) VALUES ('rebuild')")
+    conn.execute(
+        "UPDATE search_state SET indexed_through = (SELECT coalesce(max(id), 0) FROM messages)"
+    )
     count: int = conn.execute("SELECT count(*) FROM messages").fetchone()[0]
     return count
+
+
+def behind(conn: sqlite3.Connection) -> tuple[int, int]:
+    """(the highest message id indexed, the highest stored): two lookups."""
+    through = conn.execute("SELECT indexed_through FROM search_state").fetchone()[0]
+    top = conn.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()[0]
+    return through, top
+
+
+def catch_up(conn: sqlite3.Connection, through: int, top: int) -> int:
+    """Index the messages with ids in (through, top], in one statement, and move the mark
+    to `top`; returns how many were indexed. In the caller's write transaction."""
+    n = conn.execute(
+        "INSERT INTO message_search (rowid, content, subject, event)"
+        " SELECT id, content, subject, event FROM message_search_source"
+        " WHERE id > ? AND id <= ? ORDER BY id",
+        (through, top),
+    ).rowcount
+    conn.execute("UPDATE search_state SET indexed_through = ?", (top,))
+    return n
+
+
+def parses(conn: sqlite3.Connection, expression: str) -> None:
+    """Let FTS5 read the expression (sqlite3.OperationalError when it cannot): before
+    anything is written."""
+    conn.execute(
+        "SELECT rowid FROM message_search WHERE message_search MATCH ? LIMIT 1", (expression,)
+    ).fetchall()
 
 
 def _drop_table(conn: sqlite3.Connection) -> None:
@@ -101,25 +159,28 @@ def _drop_table(conn: sqlite3.Connection) -> None:
 
 
 def check(conn: sqlite3.Connection) -> str | None:
-    """What is wrong with the index, or None: it or one of its triggers is missing, or it
-    does not hold one row per message (cheap enough for every `doctor`: two counts)."""
+    """What is wrong with the index, or None: it, its state or one of its triggers is
+    missing, or it does not hold one row per message up to its mark (two counts)."""
     names = {
         r[0]
         for r in conn.execute(
-            "SELECT name FROM sqlite_master WHERE name LIKE 'message_search%'"
-            " AND type IN ('table', 'trigger', 'view')"
+            "SELECT name FROM sqlite_master WHERE (name LIKE 'message_search%'"
+            " OR name = 'search_state') AND type IN ('table', 'trigger', 'view')"
         )
     }
-    missing = [n for n in ("message_search", "message_search_source", *_OBJECTS) if n not in names]
+    wanted = ("message_search", "message_search_source", "search_state", *_OBJECTS)
+    missing = [n for n in wanted if n not in names]
     if missing:
         return f"missing: {', '.join(missing)}"
     try:
         indexed = conn.execute("SELECT count(*) FROM message_search_docsize").fetchone()[0]
     except sqlite3.DatabaseError as exc:
         return f"unreadable: {exc}"
-    stored = conn.execute("SELECT count(*) FROM messages").fetchone()[0]
+    stored = conn.execute(
+        "SELECT count(*) FROM messages WHERE id <= (SELECT indexed_through FROM search_state)"
+    ).fetchone()[0]
     if indexed != stored:
-        return f"it holds {indexed} messages of {stored}"
+        return f"it holds {indexed} messages of the {stored} it should"
     return None
 
 
@@ -129,34 +190,41 @@ def _create_statements() -> list[str]:
     src = "SELECT id, content, subject, event FROM message_search_source"
     add = "INSERT INTO message_search (rowid, content, subject, event)"
     remove = "INSERT INTO message_search (message_search, rowid, content, subject, event)"
+    through = "(SELECT indexed_through FROM search_state)"
     return [
+        "CREATE TABLE search_state (id INTEGER PRIMARY KEY CHECK (id = 1),"
+        " indexed_through INTEGER NOT NULL)",
+        "INSERT INTO search_state VALUES (1, 0)",
         "CREATE VIEW message_search_source AS"
         " SELECT m.id AS id, m.content AS content, m.subject AS subject,"
         f" (SELECT {ev} FROM message_events e WHERE e.message_id = m.id) AS event"
         " FROM messages m",
         "CREATE VIRTUAL TABLE message_search USING fts5("
-        " content, subject, event,"
+        "content, subject, event,"
         " content = 'message_search_source', content_rowid = 'id',"
         " tokenize = 'unicode61 remove_diacritics 2')",
-        "CREATE TRIGGER message_search_insert AFTER INSERT ON messages BEGIN"
-        f" {add} {src} WHERE id = new.id; END",
-        "CREATE TRIGGER message_search_update AFTER UPDATE OF content, subject ON messages BEGIN"
+        "CREATE TRIGGER message_search_update AFTER UPDATE OF content, subject ON messages"
+        f" WHEN old.id <= {through}"
+        " AND (old.content IS NOT new.content OR old.subject IS NOT new.subject) BEGIN"
         f" {remove} SELECT 'delete', old.id, old.content, old.subject, s.event"
         " FROM message_search_source s WHERE s.id = old.id;"
         f" {add} {src} WHERE id = new.id; END",
-        "CREATE TRIGGER message_search_delete AFTER DELETE ON messages BEGIN"
-        f" {remove} VALUES ('delete', old.id, old.content, old.subject,"
+        f"CREATE TRIGGER message_search_delete AFTER DELETE ON messages WHEN old.id <= {through}"
+        f" BEGIN {remove} VALUES ('delete', old.id, old.content, old.subject,"
         f" (SELECT {ev} FROM message_events e WHERE e.message_id = old.id)); END",
-        "CREATE TRIGGER message_search_event_insert AFTER INSERT ON message_events BEGIN"
+        "CREATE TRIGGER message_search_event_insert AFTER INSERT ON message_events"
+        f" WHEN new.message_id <= {through} BEGIN"
         f" {remove} SELECT 'delete', id, content, subject, NULL FROM messages"
         " WHERE id = new.message_id;"
         f" {add} {src} WHERE id = new.message_id; END",
         "CREATE TRIGGER message_search_event_update"
-        " AFTER UPDATE OF thread_id, actor, target ON message_events BEGIN"
+        " AFTER UPDATE OF thread_id, actor, target ON message_events"
+        f" WHEN old.message_id <= {through} BEGIN"
         f" {remove} SELECT 'delete', id, content, subject, {old_ev} FROM messages"
         " WHERE id = old.message_id;"
         f" {add} {src} WHERE id = new.message_id; END",
-        "CREATE TRIGGER message_search_event_delete AFTER DELETE ON message_events BEGIN"
+        "CREATE TRIGGER message_search_event_delete AFTER DELETE ON message_events"
+        f" WHEN old.message_id <= {through} BEGIN"
         f" {remove} SELECT 'delete', id, content, subject, {old_ev} FROM messages"
         " WHERE id = old.message_id;"
         f" {add} {src} WHERE id = old.message_id; END",

@@ -487,14 +487,14 @@ UNDO_MIGRATION = {
     "m023_cursors": "DROP TABLE cursors;",
     "m024_schedules": "DROP TABLE schedules;",
     "m026_search": """
-        DROP TRIGGER message_search_insert;
         DROP TRIGGER message_search_update;
         DROP TRIGGER message_search_delete;
         DROP TRIGGER message_search_event_insert;
         DROP TRIGGER message_search_event_update;
         DROP TRIGGER message_search_event_delete;
         DROP TABLE message_search;
-        DROP VIEW message_search_source;""",
+        DROP VIEW message_search_source;
+        DROP TABLE search_state;""",
 }
 
 

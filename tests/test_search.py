@@ -118,10 +118,14 @@ def test_deleted_messages_leave_the_index_when_compact_removes_them(cli, team):
         plain = send(cli, "team", "stale plain", "--as", "alice")
         cli.ok("receive", "--as", "bob")  # read: nothing more to wait for
         frozen.tick(timedelta(hours=1))
+        assert found(cli, "--search", "stale", "--sort", "id") == [plain, gone]  # indexed now
+        never = send(cli, "team", "stale, never searched", "--as", "alice")
+        cli.ok("receive", "--as", "bob")
+        frozen.tick(timedelta(hours=1))
         kept = send(cli, "team", "stale but fresh", "--as", "alice")
-        assert found(cli, "--search", "stale", "--sort", "id") == [kept, plain, gone]
         doc = cli.ok("compact", "--older-than", "5m", "--json").json()
-        assert doc["removed_messages"] == 2
+        assert doc["removed_messages"] == 3
+        assert not query(team, "SELECT 1 FROM messages WHERE id IN (?, ?, ?)", gone, plain, never)
         assert found(cli, "--search", "stale") == [kept]
         assert found(cli, "--search", "old-thread") == []
         assert cli.ok("doctor").exit_code == 0  # the index holds exactly the messages left
@@ -130,21 +134,18 @@ def test_deleted_messages_leave_the_index_when_compact_removes_them(cli, team):
         )
 
 
-def test_an_event_added_after_the_message_and_a_subject_set_later_are_indexed(store):
-    """The send path's order: the message row, then its subject (an UPDATE), then its event;
-    the FTS5 integrity check compares the index with the text it was built from."""
-    c = sqlite3.connect(store)
+def test_the_index_follows_subjects_events_and_deletes_after_a_message_is_indexed(store):
+    """A message enters the index at the next search; after that, the triggers keep it in
+    step with its subject and event. FTS5's integrity check compares the index with the text
+    it was built from."""
+    c = sqlite3.connect(store, isolation_level=None)
     try:
-        c.execute("INSERT INTO messages (channel_id, sender, type, content, priority, created_at)"
-                  " VALUES (1, 'a', 'text', 'alpha beta', 2, 0)")  # fmt: skip
-        mid = c.execute("SELECT max(id) FROM messages").fetchone()[0]
-        c.execute("UPDATE messages SET subject = 'gamma' WHERE id = ?", (mid,))
-        c.execute(
-            "INSERT INTO message_events (message_id, channel_id, event_type, actor, thread_id)"
-            " VALUES (?, 1, 'mention.created', 'delta', 'th')",
-            (mid,),
+        insert = (
+            "INSERT INTO messages (channel_id, sender, type, content, priority, created_at)"
+            " VALUES (1, 'a', 'text', ?, 1, 0)"
         )
-        c.execute("UPDATE message_events SET actor = 'epsilon' WHERE message_id = ?", (mid,))
+        c.execute(insert, ("alpha beta",))
+        mid = c.execute("SELECT max(id) FROM messages").fetchone()[0]
 
         def hits(word: str) -> list[int]:
             return [
@@ -154,13 +155,40 @@ def test_an_event_added_after_the_message_and_a_subject_set_later_are_indexed(st
                 )
             ]
 
+        def consistent() -> None:
+            c.execute(
+                "INSERT INTO message_search (message_search, rank) VALUES ('integrity-check', 1)"
+            )
+
+        assert hits("alpha") == []  # not yet: the next search indexes it
+        assert search.catch_up(c) == 1 and search.catch_up(c) == 0
+        assert hits("alpha") == [mid]
+        c.execute("UPDATE messages SET subject = 'gamma' WHERE id = ?", (mid,))
+        c.execute(
+            "INSERT INTO message_events (message_id, channel_id, event_type, actor, thread_id)"
+            " VALUES (?, 1, 'mention.created', 'delta', 'th')",
+            (mid,),
+        )
+        c.execute("UPDATE message_events SET actor = 'epsilon' WHERE message_id = ?", (mid,))
         assert hits("gamma") == hits("epsilon") == hits("beta") == [mid]
         assert hits("delta") == []
-        c.execute("INSERT INTO message_search (message_search, rank) VALUES ('integrity-check', 1)")
+        consistent()
         c.execute("DELETE FROM messages WHERE id = ?", (mid,))  # before its event this time
         c.execute("DELETE FROM message_events WHERE message_id = ?", (mid,))
         assert hits("gamma") == []
-        c.execute("INSERT INTO message_search (message_search, rank) VALUES ('integrity-check', 1)")
+        consistent()
+        # an event inserted before its message is indexed comes in with it
+        c.execute(insert, ("zeta",))
+        later = c.execute("SELECT max(id) FROM messages").fetchone()[0]
+        c.execute(
+            "INSERT INTO message_events (message_id, channel_id, event_type, target)"
+            " VALUES (?, 1, 'mention.created', 'theta')",
+            (later,),
+        )
+        c.execute("DELETE FROM messages WHERE id = ?", (later - 100,))  # nothing indexed
+        search.catch_up(c)
+        assert hits("theta") == hits("zeta") == [later]
+        consistent()
     finally:
         c.close()
 
@@ -170,11 +198,12 @@ def test_an_event_added_after_the_message_and_a_subject_set_later_are_indexed(st
     [
         "DROP TABLE message_search",
         "DELETE FROM message_search_docsize",
-        "DROP TRIGGER message_search_insert",
+        "DROP TRIGGER message_search_delete",
     ],
 )
 def test_doctor_rebuild_search_restores_a_dropped_or_damaged_index(cli, team, damage):
     first = send(cli, "team", "findable words", "--subject", "kept", "--as", "alice")
+    assert found(cli, "--search", "findable") == [first]  # indexed now
     c = sqlite3.connect(team)
     c.execute(damage)
     c.commit()
@@ -203,7 +232,7 @@ def test_a_rebuilt_index_has_the_schema_the_migration_made(store):
         ]
 
     migrated = schema()
-    assert len(migrated) == 12  # the table, its four shadow tables, its view, six triggers
+    assert len(migrated) == 11  # the table, its four shadow tables, its view, five triggers
     c = sqlite3.connect(store)
     with c:
         store_search.rebuild(c)

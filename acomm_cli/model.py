@@ -786,10 +786,10 @@ class MessageFilter:
 
 @dataclass
 class SearchHit:
-    """Where a message stands in a full-text search: its bm25 rank (the lower, the better)
-    and the words around its best match."""
+    """Where a message stands in a full-text search: its bm25 rank (the lower, the better;
+    None when the search is ordered otherwise) and the words around its best match."""
 
-    rank: float
+    rank: float | None
     snippet: str
 
 

@@ -4,9 +4,8 @@ queried with the history filters, and rebuilt from scratch.
 The index is external-content (its text stays in `messages` and `message_events`, read
 through the view `message_search_source`); messages enter it in id order up to
 `search_state.indexed_through` (`catch_up`), and triggers keep what it holds in step; m026
-created it. `rebuild`
-writes the same objects again, so this module holds a copy of m026's statements: a test
-compares a rebuilt store's schema with a migrated one.
+created it. `rebuild` writes the same objects again, so this module holds a copy of m026's
+statements: a test compares a rebuilt store's schema with a migrated one.
 """
 
 from __future__ import annotations
@@ -46,7 +45,9 @@ def history(conn: sqlite3.Connection, f: MessageFilter) -> tuple[list[Message], 
 
     The page's ids and ranks come first, from the index alone when no other filter or sort
     needs the message row (each match scored, only small rows sorted); then the page's
-    messages and snippets."""
+    messages and snippets. In another order than rank no rank is computed (None): bm25
+    reads every match of each word once for its weight, which is most of the time a
+    newest-first page of a common word would take."""
     assert f.search is not None
     where, params = reads._filter_sql(f, conn)
     joined = bool(where) or f.sort in ("created", "priority")
@@ -58,14 +59,16 @@ def history(conn: sqlite3.Connection, f: MessageFilter) -> tuple[list[Message], 
     if where:
         body += " AND " + " AND ".join(where)
     o = "DESC" if (f.order or ("asc" if f.sort in (None, "rank") else "desc")) == "desc" else "ASC"
-    if f.sort is None or f.sort == "rank":  # best first (bm25: the lower, the better)
+    ranked = f.sort is None or f.sort == "rank"
+    if ranked:  # best first (bm25: the lower, the better)
         order = f"score {o}, s.rowid DESC"
     elif f.sort == "id":  # the index's own order
         order = f"s.rowid {o}"
     else:
         order = reads._order(f, "", "desc")
     hits = conn.execute(
-        f"SELECT s.rowid, {_RANK} AS score {body} ORDER BY {order} LIMIT ? OFFSET ?",
+        f"SELECT s.rowid, {_RANK if ranked else 'NULL'} AS score {body}"
+        f" ORDER BY {order} LIMIT ? OFFSET ?",
         (*params, f.limit + 1, f.offset),
     ).fetchall()
     total = reads._total(conn, body, params, hits, f)

@@ -82,6 +82,9 @@ def test_results_are_ranked_by_bm25_with_a_snippet_each(cli, team):
     assert by_id[titled]["snippet"] == "[outage]"  # the subject's match
     # --sort still works; --order desc with rank gives the worst first
     assert found(cli, "--search", "outage", "--sort", "id") == [titled, often, once]
+    newest = cli.ok("messages", "--search", "outage", "--sort", "id", "--json").json()
+    assert {m["search"]["rank"] for m in newest["messages"]} == {None}  # not ranked
+    assert newest["messages"][0]["search"]["snippet"] == "[outage]"
     assert found(cli, "--search", "outage", "--order", "desc") == ids[::-1]
     assert found(cli, "--search", "outage", "--limit", "1") == ids[:1]
     page = cli.ok("messages", "--search", "outage", "--limit", "1", "--json").json()
@@ -208,6 +211,9 @@ def test_doctor_rebuild_search_restores_a_dropped_or_damaged_index(cli, team, da
     c.execute(damage)
     c.commit()
     c.close()
+    if damage.startswith("DROP TABLE"):
+        bad = cli("messages", "--search", "findable")
+        assert bad.exit_code == 5 and "--rebuild-search" in bad.stderr
     sick = cli("doctor", "--json")
     assert sick.exit_code == 5
     (finding,) = [f for f in sick.json()["findings"] if f["check"] == "search"]

@@ -69,27 +69,32 @@ def _phrase(word: str) -> str:
 
 def history(conn: sqlite3.Connection, f: MessageFilter) -> QueryResult:
     """The messages matching `f.search` (an expression from `expression`) and the other
-    filters, best first unless `f.sort` says otherwise; reads only."""
+    filters, best first unless `f.sort` says otherwise. Writes nothing but the index: the
+    messages sent since the last search are indexed first (`catch_up`)."""
     assert f.search is not None
     check_filter(f)
     if f.channel is not None:
         get_channel(conn, f.channel)
     try:
-        store_search.parses(conn, f.search)  # a refusal writes nothing
+        try:
+            store_search.parses(conn, f.search)  # a refusal writes nothing
+        except sqlite3.OperationalError as exc:
+            if "no such table" in str(exc):
+                raise
+            raise ValidationFailed(
+                f"search: {str(exc).removeprefix('fts5: ')} in {f.search!r}; a query is " + SYNTAX,
+                field="search",
+                value=f.search,
+            ) from None
         catch_up(conn)
         msgs, total = store_search.history(conn, f)
     except sqlite3.OperationalError as exc:
-        text = str(exc)
-        if "no such table" in text:
-            raise InvalidState(
-                f"search: the search index is damaged ({text});"
-                " `acomm doctor --rebuild-search` builds it again",
-                field="search",
-            ) from None
-        raise ValidationFailed(
-            f"search: {text.removeprefix('fts5: ')} in {f.search!r}; a query is " + SYNTAX,
+        if "no such table" not in str(exc):
+            raise
+        raise InvalidState(
+            f"search: the search index is damaged ({exc});"
+            " `acomm doctor --rebuild-search` builds it again",
             field="search",
-            value=f.search,
         ) from None
     attachments.decorate(conn, msgs)
     return QueryResult(msgs, total, f.offset)

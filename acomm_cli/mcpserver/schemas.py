@@ -124,7 +124,7 @@ MESSAGES = obj(
 FOUND = obj(
     {
         **MESSAGE["properties"],
-        "search": obj({"rank": {"type": "number"}, "snippet": STR}),
+        "search": obj({"rank": opt({"type": "number"}), "snippet": STR}),
     },
     (*MESSAGE["required"], "search"),
 )

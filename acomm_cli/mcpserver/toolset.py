@@ -451,8 +451,8 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
     ) -> CallToolResult:
         """Full-text search of the message history (content, subject, the event's thread,
         actor and target), best match first, each message with search.rank (bm25: the
-        lower, the better) and search.snippet (the match in [ ]); changes nothing (acomm
-        messages --search)."""
+        lower, the better; null when sorted otherwise) and search.snippet (the match in
+        [ ]); changes nothing (acomm messages --search)."""
         return await run(
             partial(
                 box.search,

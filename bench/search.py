@@ -207,8 +207,9 @@ which the FTS5 index {fts_pages / 2**20:,.0f} MiB): bodies of about 14 words dra
 20,000-word vocabulary with Zipf-like frequencies, `{COMMON}` in every 10th, `{RARE}` in 5.
 The messages were inserted with executemany ({inserted:.0f} s) and then indexed by FTS5's
 `rebuild` in {indexed:.0f} s: what `acomm doctor --rebuild-search`, or the first search on a
-store upgraded by migration m026, takes on a store this size. Searches: `engine/search.history` in process,
-as `messages --search` runs it after start-up, {samples} runs each (median and p90).
+store upgraded by migration m026, takes on a store this size. Searches:
+`engine/search.history` in process, as `messages --search` runs it after start-up,
+{samples} runs each (median and p90).
 Sends: `engine/sending.send` in process on two fresh stores (synchronous = {sync}), one
 with the search triggers and one without, {rounds} interleaved rounds of 50 sends.
 

@@ -217,13 +217,14 @@ with the search triggers and one without, {rounds} interleaved rounds of 50 send
 |---|---|---|---|---|---|
 {table}
 
-A ranked search scores every match with bm25 (a lookup of each matching message's length)
-before it keeps the best page: its time grows with the number of matches, about 3 µs a
-match here, so a word in one message of ten in a million is well past 20 ms, where a rare
-word, several words together, or a common word newest first (no score: FTS5 walks its
-index from the newest match and stops after the page; counting the matches for
-`total_count` is most of it) stay within it. To rank a common word in a large store,
-narrow it first (`--since`, `--channel`, a second word).
+A ranked search scores every match with bm25 (each matching message's length looked up)
+before it keeps the best page, and bm25 weighs each word by how many messages hold it,
+which reads that word's whole list of matches: its time grows with the matches of the
+commonest word in the query (the two-word row reads `deploy`'s 100,000 for its weight),
+so ranking a word held by one message in ten of a million is far past 20 ms. A search in
+another order computes no score: FTS5 walks its index from the newest match and stops
+after the page, and counting the matches for `total_count` is most of what remains (near
+the target, past it under this run's load).
 
 Run {started:%Y-%m-%d %H:%M} UTC on {info.get("nproc", "?")} cores, load average at start
 {info.get("load average at start", "?")}, SQLite {info.get("sqlite", "?")}.

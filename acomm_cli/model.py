@@ -643,6 +643,7 @@ class Message:
     trace_id: str | None = None  # the trace it belongs to (None: stored before traces)
     rich: RichParts | None = None  # format, subject, files, direction (engine/attachments.py)
     event: Event | None = None  # the notification event it carries (message_events)
+    search: SearchHit | None = None  # set by `messages --search`: its rank and snippet
 
     @property
     def status(self) -> str:
@@ -800,6 +801,16 @@ class MessageFilter:
     thread_id: str | None = None
     actor: str | None = None
     meta: tuple[MetaCondition, ...] = ()  # `--meta`: every condition holds
+    search: str | None = None  # `messages --search`: an FTS5 expression (engine/search.py)
+
+
+@dataclass
+class SearchHit:
+    """Where a message stands in a full-text search: its bm25 rank (the lower, the better;
+    None when the search is ordered otherwise) and the words around its best match."""
+
+    rank: float | None
+    snippet: str
 
 
 @dataclass

@@ -27,6 +27,15 @@ def doctor(
             "big stores; skips index consistency).",
         ),
     ] = False,
+    rebuild_search: Annotated[
+        bool,
+        typer.Option(
+            "--rebuild-search",
+            help="First write the full-text search index (of `messages --search`) again "
+            "from the messages, in one transaction (a missing or damaged index; about a "
+            "full scan of the messages), then check.",
+        ),
+    ] = False,
 ) -> None:
     """Check the store's integrity, schema and delivery invariants.
 
@@ -43,7 +52,15 @@ def doctor(
     anything is wrong; 7 when the store cannot be opened at all.
 
     Example: acomm doctor || acomm doctor --json | jq .findings
+
+    Example (the search index): acomm doctor --rebuild-search
     """
+    if rebuild_search:
+        from acomm_cli.engine import search
+
+        with inv.store(write=True) as conn:
+            indexed = search.rebuild(conn)
+        render_operations.search_rebuilt(inv.output(), indexed)
     with inv.store(write=False) as conn:
         health = operations.doctor(conn, quick=quick)
     render_operations.doctor(inv.output(), health)

@@ -21,7 +21,6 @@ from acomm_cli.cli.params import (
     Order,
     PriorityMin,
     Since,
-    Sort,
     Status,
     ThreadFilter,
     Topic,
@@ -55,8 +54,25 @@ def messages(
     meta: MetaFilter = None,
     status: Status = None,
     grep: Grep = None,
+    search: Annotated[
+        str | None,
+        typer.Option(
+            "--search",
+            metavar="QUERY",
+            help="Full-text search of content, subject and the event's thread, actor and "
+            "target: words, all required (word* for a prefix), best match first; or "
+            "'fts:' and an FTS5 query (OR, NOT, NEAR, \"phrase\", subject:word). --json adds "
+            "each message's rank and snippet.",
+        ),
+    ] = None,
     priority_min: PriorityMin = None,
-    sort: Sort = None,
+    sort: Annotated[
+        str | None,
+        typer.Option(
+            click_type=params.HISTORY_SORT,
+            help="created, priority, id, or rank (with --search, its default).",
+        ),
+    ] = None,
     order: Order = None,
     limit: Limit = 100,
     offset: Offset = 0,
@@ -109,11 +125,17 @@ def messages(
     Example: acomm messages --type command --since -1h --json
 
     Example (watch a channel): acomm messages --channel team --follow
+
+    Example (full-text search): acomm messages --search "deploy fail*" --since -7d --json
     """
     if follow and (sort is not None or order is not None):
         raise UsageError(
             "--follow prints messages in the order they are committed; drop --sort and --order",
             field="follow",
+        )
+    if follow and search is not None:
+        raise UsageError(
+            "--search ranks the messages there are; drop --follow to search", field="follow"
         )
     f = build_filter(
         channel=channel,
@@ -136,6 +158,10 @@ def messages(
         meta=meta,
     )
     f = replace(f, correlation_id=correlation_id, recipient=recipient, state=tuple(state or ()))
+    if search is not None:
+        from acomm_cli.engine import search as full_text
+
+        f = replace(f, search=full_text.expression(search))
     if trace is not None:
         from acomm_cli.engine import traces
 
@@ -148,7 +174,12 @@ def messages(
                     render_messages.follow(out, batch)
                     out = render.headed(out)
             return
-        result = inbox.history(conn, f)
+        if f.search is not None:
+            from acomm_cli.engine import search as full_text
+
+            result = full_text.history(conn, f)
+        else:
+            result = inbox.history(conn, f)
     render_messages.messages(out, result)
 
 

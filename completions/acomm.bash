@@ -81,7 +81,7 @@ _acomm_options() {
         'incident list') echo "$global --state --capability" ;;
         'incident show') echo "$global" ;;
         'incident resolve') echo "$global --note --as" ;;
-        'messages') echo "$global -c --channel --since --until -t --type --from --topic --event-type --thread --actor --meta --status --grep --priority-min --sort --order --limit --offset -f --follow --correlation-id --recipient --state --trace" ;;
+        'messages') echo "$global -c --channel --since --until -t --type --from --topic --event-type --thread --actor --meta --status --grep --search --priority-min --sort --order --limit --offset -f --follow --correlation-id --recipient --state --trace" ;;
         'show') echo "$global" ;;
         'attachment') echo "$global" ;;
         'attachment list') echo "$global --as" ;;
@@ -113,7 +113,7 @@ _acomm_options() {
         'flush') echo "$global" ;;
         'compact') echo "$global --older-than --dead-letters-older-than --vacuum --dry-run" ;;
         'stats') echo "$global --as" ;;
-        'doctor') echo "$global --quick" ;;
+        'doctor') echo "$global --quick --rebuild-search" ;;
         'completions') echo "$global" ;;
         'export') echo "$global --since --until --incremental --format" ;;
         'audit') echo "$global --master --out --executor-wait --conf" ;;
@@ -327,8 +327,9 @@ _acomm_value_kind() {
         'messages --meta') echo 'value' ;;
         'messages --status') echo 'choice:sent delivered acknowledged dead_letter in_progress' ;;
         'messages --grep') echo 'value' ;;
+        'messages --search') echo 'value' ;;
         'messages --priority-min') echo 'choice:low normal high urgent critical' ;;
-        'messages --sort') echo 'choice:created priority id' ;;
+        'messages --sort') echo 'choice:created priority id rank' ;;
         'messages --order') echo 'choice:asc desc' ;;
         'messages --limit') echo 'value' ;;
         'messages --offset') echo 'value' ;;

@@ -115,7 +115,7 @@ function __acomm_valued
         case 'incident resolve'
             echo --note --as
         case 'messages'
-            echo -c --channel --since --until -t --type --from --topic --event-type --thread --actor --meta --status --grep --priority-min --sort --order --limit --offset --correlation-id --recipient --state --trace
+            echo -c --channel --since --until -t --type --from --topic --event-type --thread --actor --meta --status --grep --search --priority-min --sort --order --limit --offset --correlation-id --recipient --state --trace
         case 'attachment list'
             echo --as
         case 'attachment get'
@@ -726,10 +726,11 @@ complete -c acomm -n '__acomm_is \'messages\'' -l meta -r -f -d 'Only messages w
 complete -c acomm -n '__acomm_is \'messages\'' -l status -r -f -a 'sent delivered acknowledged dead_letter in_progress'
 complete -c acomm -n '__acomm_is \'messages\'' -l status -r -f -d 'Message status: sent, delivered, acknowledged, dead_letter (repeata...'
 complete -c acomm -n '__acomm_is \'messages\'' -l grep -r -f -d 'Regular expression the content must match'
+complete -c acomm -n '__acomm_is \'messages\'' -l search -r -f -d 'Full-text search of content, subject and the event\'s thread, actor...'
 complete -c acomm -n '__acomm_is \'messages\'' -l priority-min -r -f -a 'low normal high urgent critical'
 complete -c acomm -n '__acomm_is \'messages\'' -l priority-min -r -f -d 'Lowest priority (name or 0-4)'
-complete -c acomm -n '__acomm_is \'messages\'' -l sort -r -f -a 'created priority id'
-complete -c acomm -n '__acomm_is \'messages\'' -l sort -r -f -d 'created, priority or id'
+complete -c acomm -n '__acomm_is \'messages\'' -l sort -r -f -a 'created priority id rank'
+complete -c acomm -n '__acomm_is \'messages\'' -l sort -r -f -d 'created, priority, id, or rank (with --search, its default)'
 complete -c acomm -n '__acomm_is \'messages\'' -l order -r -f -a 'asc desc'
 complete -c acomm -n '__acomm_is \'messages\'' -l order -r -f -d 'asc or desc'
 complete -c acomm -n '__acomm_is \'messages\'' -l limit -r -f -d 'At most this many messages'
@@ -913,6 +914,7 @@ complete -c acomm -n '__acomm_is \'stats\'' -l as -r -f -d 'Only this agent, and
 
 # acomm doctor
 complete -c acomm -n '__acomm_is \'doctor\'' -l quick -d 'PRAGMA quick_check instead of the full integrity_check (faster on b...'
+complete -c acomm -n '__acomm_is \'doctor\'' -l rebuild-search -d 'First write the full-text search index (of `messages --search`) aga...'
 
 # acomm completions
 complete -c acomm -n '__acomm_at \'completions\' 0' -f -a 'bash zsh fish'

@@ -607,5 +607,92 @@ def m025_consumer_groups(conn: sqlite3.Connection, now_ms: int) -> None:
             WHERE group_key IS NOT NULL AND state != 'dead'
             AND (tracked = 1 OR (state != 'read' AND state != 'acked'))
             AND (state != 'acked' OR ack_status = 'received' OR ack_status = 'in_progress');
+def m026_search(conn: sqlite3.Connection, now_ms: int) -> None:
+    # Full-text search over messages (`messages --search`): an FTS5 index whose text stays
+    # in `messages` and `message_events` (external content, read through the view
+    # `message_search_source`), so the words are stored once. Columns: the body, the
+    # subject, and the event's thread, actor and target (the event's preview is a cut of
+    # the body). Messages enter it in id order, in batches, not one by one inside each send
+    # (FTS5 writes a segment per transaction: it cost a send 1.7x): `search_state
+    # .indexed_through` is the highest id indexed, and a search first indexes the messages
+    # past it. The triggers keep what is already indexed in step: a subject set, an event
+    # inserted, changed or deleted after its message, a message deleted (compact deletes
+    # the event first, then the message). An external-content index must be told the exact
+    # text a row was indexed under to remove it, so each trigger removes the row with that
+    # text and adds it back with the new. Nothing is indexed here: on a large store the
+    # first search does it (one pass, about a full scan of the messages), not whichever
+    # command opened the store first.
+    _script(
+        conn,
+        """
+        CREATE TABLE search_state (id INTEGER PRIMARY KEY CHECK (id = 1),
+            indexed_through INTEGER NOT NULL);
+        INSERT INTO search_state VALUES (1, 0);
+        CREATE VIEW message_search_source AS SELECT m.id AS id, m.content AS
+            content, m.subject AS subject, (SELECT trim(coalesce(e.thread_id,
+            '') || ' ' || coalesce(e.actor, '') || ' ' || coalesce(e.target,
+            '')) FROM message_events e WHERE e.message_id = m.id) AS event FROM
+            messages m;
+        CREATE VIRTUAL TABLE message_search USING fts5(content, subject,
+            event, content = 'message_search_source', content_rowid = 'id',
+            tokenize = 'unicode61 remove_diacritics 2');
+        CREATE TRIGGER message_search_update AFTER UPDATE OF content,
+            subject ON messages WHEN old.id <= (SELECT indexed_through FROM
+            search_state) AND (old.content IS NOT new.content OR old.subject IS
+            NOT new.subject) BEGIN
+            INSERT INTO message_search (message_search, rowid, content,
+                subject, event)
+                SELECT 'delete', old.id, old.content, old.subject, s.event
+                FROM message_search_source s WHERE s.id = old.id;
+            INSERT INTO message_search (rowid, content, subject, event)
+                SELECT id, content, subject, event FROM message_search_source
+                WHERE id = new.id;
+        END;
+        CREATE TRIGGER message_search_delete AFTER DELETE ON messages WHEN
+            old.id <= (SELECT indexed_through FROM search_state) BEGIN
+            INSERT INTO message_search (message_search, rowid, content,
+                subject, event)
+                VALUES ('delete', old.id, old.content, old.subject, (SELECT
+                    trim(coalesce(e.thread_id, '') || ' ' || coalesce(e.actor,
+                    '') || ' ' || coalesce(e.target, '')) FROM message_events e
+                    WHERE e.message_id = old.id));
+        END;
+        CREATE TRIGGER message_search_event_insert AFTER INSERT ON
+            message_events WHEN new.message_id <= (SELECT indexed_through FROM
+            search_state) BEGIN
+            INSERT INTO message_search (message_search, rowid, content,
+                subject, event)
+                SELECT 'delete', id, content, subject, NULL FROM messages
+                    WHERE id = new.message_id;
+            INSERT INTO message_search (rowid, content, subject, event)
+                SELECT id, content, subject, event FROM message_search_source
+                WHERE id = new.message_id;
+        END;
+        CREATE TRIGGER message_search_event_update AFTER UPDATE OF
+            thread_id, actor, target ON message_events WHEN old.message_id <=
+            (SELECT indexed_through FROM search_state) BEGIN
+            INSERT INTO message_search (message_search, rowid, content,
+                subject, event)
+                SELECT 'delete', id, content, subject,
+                    trim(coalesce(old.thread_id, '') || ' ' ||
+                    coalesce(old.actor, '') || ' ' || coalesce(old.target, ''))
+                    FROM messages WHERE id = old.message_id;
+            INSERT INTO message_search (rowid, content, subject, event)
+                SELECT id, content, subject, event FROM message_search_source
+                WHERE id = new.message_id;
+        END;
+        CREATE TRIGGER message_search_event_delete AFTER DELETE ON
+            message_events WHEN old.message_id <= (SELECT indexed_through FROM
+            search_state) BEGIN
+            INSERT INTO message_search (message_search, rowid, content,
+                subject, event)
+                SELECT 'delete', id, content, subject,
+                    trim(coalesce(old.thread_id, '') || ' ' ||
+                    coalesce(old.actor, '') || ' ' || coalesce(old.target, ''))
+                    FROM messages WHERE id = old.message_id;
+            INSERT INTO message_search (rowid, content, subject, event)
+                SELECT id, content, subject, event FROM message_search_source
+                WHERE id = old.message_id;
+        END;
     """,
     )

@@ -494,6 +494,15 @@ UNDO_MIGRATION = {
         DROP INDEX deliveries_fifo;
         ALTER TABLE deliveries DROP COLUMN pool;
         ALTER TABLE deliveries DROP COLUMN group_key;""",
+    "m026_search": """
+        DROP TRIGGER message_search_update;
+        DROP TRIGGER message_search_delete;
+        DROP TRIGGER message_search_event_insert;
+        DROP TRIGGER message_search_event_update;
+        DROP TRIGGER message_search_event_delete;
+        DROP TABLE message_search;
+        DROP VIEW message_search_source;
+        DROP TABLE search_state;""",
 }
 
 

@@ -36,6 +36,7 @@ TOOLS = {
     "respond",
     "thread",
     "messages",
+    "search",
     "show",
     "channels",
     "subscribe",

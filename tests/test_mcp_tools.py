@@ -38,6 +38,7 @@ NEW_TOOLS = {
     "capability_list",
     "capability_show",
     "trace",
+    "search",
 }
 
 
@@ -399,5 +400,45 @@ def test_a_query_to_one_agent_is_pending_until_answered(team):
             err = await refused(c, "query", body="x", to="bob")  # itself
             assert (err["code"], err["field"]) == ("validation_failed", "to")
             assert snapshot(team, ignore=NOTICES) == before
+
+    anyio.run(main)
+
+
+def test_search_finds_ranks_and_refuses_over_stdio(team):
+    sh("send", "team", "the deploy failed twice: deploy again", "--as", "alice")
+    sh("send", "team", "a deploy note", "--subject", "weekly", "--as", "alice")
+    sh(
+        "send",
+        "team",
+        "look",
+        "--event-type",
+        "mention.created",
+        "--target",
+        "bob",
+        "--as",
+        "alice",
+    )
+
+    async def main() -> None:
+        async with server("bob") as c:
+            got = await checked(c, "search", query="deploy")
+            assert [m["content"] for m in got["messages"]] == [
+                "the deploy failed twice: deploy again",
+                "a deploy note",
+            ]
+            assert got["messages"][0]["search"]["snippet"].startswith("the [deploy]")
+            assert got == sh("messages", "--search", "deploy", "--limit", "20")
+            got = await checked(c, "search", query="fts:deploy NOT weekly", channel="team")
+            assert [m["content"] for m in got["messages"]] == [
+                "the deploy failed twice: deploy again"
+            ]
+            got = await checked(c, "search", query="bob", event_type="mention.created")
+            assert [m["content"] for m in got["messages"]] == ["look"]
+            before = snapshot(team)
+            err = await refused(c, "search", query="fts:deploy AND")
+            assert (err["code"], err["field"]) == ("validation_failed", "search")
+            err = await refused(c, "search", query="x" * 501)
+            assert err["code"] == "validation_failed"
+            assert snapshot(team) == before
 
     anyio.run(main)

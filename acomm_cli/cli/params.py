@@ -149,6 +149,7 @@ ACK_STATUS = choice((s.value for s in model.AckStatus), "STATUS")
 DEAD_LETTER_REASON = choice(model.DEAD_LETTER_REASONS, "REASON")
 ROLE = choice((model.Role.MEMBER.value, model.Role.OBSERVER.value), "ROLE")  # not owner
 SORT = choice(("created", "priority", "id"), "SORT")
+HISTORY_SORT = choice(("created", "priority", "id", "rank"), "SORT")  # rank: `--search`'s
 ORDER = choice(("asc", "desc"), "ORDER")
 EXPORT_FORMAT = choice(("parquet", "jsonl"), "FORMAT")
 MESSAGE_FORMAT = choice(("text", "markdown"), "FORMAT")  # `send --format`

@@ -48,9 +48,13 @@ def check_filter(f: MessageFilter) -> None:
                 field="state",
                 value=s,
             )
-    if f.sort is not None and f.sort not in ("created", "priority", "id"):
+    sorts = ("created", "priority", "id", "rank") if f.search else ("created", "priority", "id")
+    if f.sort is not None and f.sort not in sorts:
         raise ValidationFailed(
-            f"sort: {f.sort!r} is not one of created, priority, id", field="sort", value=f.sort
+            f"sort: {f.sort!r} is not one of {', '.join(sorts)}"
+            + (" (rank: with --search)" if f.sort == "rank" else ""),
+            field="sort",
+            value=f.sort,
         )
     if f.order is not None and f.order not in ("asc", "desc"):
         raise ValidationFailed(

@@ -23,6 +23,7 @@ from acomm_cli.store import capabilities as cap_queries
 from acomm_cli.store import counters, maintenance, timers, write
 from acomm_cli.store import federation as fed_queries
 from acomm_cli.store import queues as store_queues
+from acomm_cli.store import search as search_queries
 from acomm_cli.store import stats as stat_queries
 from acomm_cli.store import tasks as task_queries
 from acomm_cli.store.migrations import MIGRATIONS
@@ -396,6 +397,11 @@ def _doctor(conn: sqlite3.Connection, quick: bool) -> Health:
             findings.append(
                 Finding(check, n, f"{n} {what}: {shown}" + (", ..." if n > len(rows) else ""))
             )
+    broken = checked("search", lambda: search_queries.check(conn), None)
+    if broken:
+        findings.append(
+            Finding("search", 1, f"the search index: {broken}; acomm doctor --rebuild-search")
+        )
     return Health(
         schema_version=version,
         expected_schema_version=expected,

@@ -120,6 +120,15 @@ MESSAGE = obj(
 MESSAGES = obj(
     {"messages": arr(MESSAGE), "total_count": INT, "has_more": BOOL},
 )
+# `search`: each message as in `messages`, with where it stands in the search
+FOUND = obj(
+    {
+        **MESSAGE["properties"],
+        "search": obj({"rank": opt({"type": "number"}), "snippet": STR}),
+    },
+    (*MESSAGE["required"], "search"),
+)
+FOUND_MESSAGES = obj({"messages": arr(FOUND), "total_count": INT, "has_more": BOOL})
 SENT = obj(
     {
         "id": INT,
@@ -329,6 +338,7 @@ OUTPUT: dict[str, Schema] = {
     "respond": SENT,
     "thread": THREAD,
     "messages": MESSAGES,
+    "search": FOUND_MESSAGES,
     "show": MESSAGE,
     "channels": CHANNELS,
     "channel_create": CHANNEL,

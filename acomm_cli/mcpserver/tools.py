@@ -354,6 +354,25 @@ class Toolbox:
         with self._store(write=False) as conn:
             return self._messages(inbox.history(conn, f))
 
+    def search(
+        self,
+        *,
+        query: str,
+        limit: int = 20,
+        offset: int = 0,
+        sort: str | None = None,
+        order: str | None = None,
+        **filters: Any,
+    ) -> Doc:
+        """`messages --search`: best match first, each with its rank and snippet."""
+        from acomm_cli.engine import search
+        from acomm_cli.lite.records import replace
+
+        f = self._filter(limit=_limit(limit), offset=offset, sort=sort, order=order, **filters)
+        f = replace(f, search=search.expression(query))
+        with self._store(write=False) as conn:
+            return self._messages(search.history(conn, f))
+
     def show(self, *, message_id: int) -> Doc:
         from acomm_cli.engine import inbox
 

@@ -424,6 +424,55 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
             )
         )
 
+    async def search(
+        query: Annotated[
+            str,
+            Field(
+                description="Words, all required, each matched as written (word* matches a"
+                " prefix); or 'fts:' and an FTS5 query (OR, NOT, NEAR, \"a phrase\","
+                " subject:word). At most 500 characters.",
+                max_length=500,
+            ),
+        ],
+        channel: OptChannel = None,
+        from_agent: FromAgent = None,
+        type: Types = None,
+        since: Since = None,
+        until: Until = None,
+        event_type: EventTypeFilter = None,
+        thread: ThreadFilter = None,
+        actor: ActorFilter = None,
+        sort: Annotated[
+            Literal["rank", "created", "priority", "id"] | None,
+            Field(description="The order's key (default: rank, best match first)."),
+        ] = None,
+        order: Annotated[Literal["asc", "desc"] | None, Field(description="The direction.")] = None,
+        limit: Limit = 20,
+        offset: Offset = 0,
+    ) -> CallToolResult:
+        """Full-text search of the message history (content, subject, the event's thread,
+        actor and target), best match first, each message with search.rank (bm25: the
+        lower, the better; null when sorted otherwise) and search.snippet (the match in
+        [ ]); changes nothing (acomm messages --search)."""
+        return await run(
+            partial(
+                box.search,
+                query=query,
+                channel=channel,
+                from_agent=from_agent,
+                type=type,
+                since=since,
+                until=until,
+                event_type=event_type,
+                thread=thread,
+                actor=actor,
+                sort=sort,
+                order=order,
+                limit=limit,
+                offset=offset,
+            )
+        )
+
     async def show(message_id: MessageId) -> CallToolResult:
         """One message with every recipient's delivery state (acomm show)."""
         return await run(partial(box.show, message_id=message_id))
@@ -653,6 +702,7 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
         (respond, False),
         (thread, True),
         (messages, True),
+        (search, True),
         (show, True),
         (channels, True),
         (subscribe, False),

@@ -69,6 +69,8 @@ def message_doc(m: Message) -> dict[str, Any]:
     doc["subject"] = r.subject if r is not None else None
     doc["attachments"] = [attachment_doc(a) for a in r.attachments] if r is not None else []
     doc["direction"] = r.direction if r is not None else None
+    if m.search is not None:  # `messages --search`
+        doc["search"] = {"rank": m.search.rank, "snippet": m.search.snippet}
     if m.federation is not None:
         doc["federation"] = m.federation
     if m.delivery is not None:

@@ -236,6 +236,11 @@ def _fact_rows(doc: dict[str, Any], idle_tasks: list[str]) -> list[tuple[Any, ..
     return rows
 
 
+def search_rebuilt(out: Output, indexed: int) -> None:
+    """`doctor --rebuild-search`: said on stderr, so stdout stays doctor's own report."""
+    note(f"rebuilt the search index: {indexed} messages")
+
+
 def doctor(out: Output, h: Health) -> None:
     """The store's problems (exit 5 follows when there are any), and the mailbox bridge's
     notices, which are not store problems: they leave the store healthy."""

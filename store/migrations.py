@@ -607,6 +607,11 @@ def m025_consumer_groups(conn: sqlite3.Connection, now_ms: int) -> None:
             WHERE group_key IS NOT NULL AND state != 'dead'
             AND (tracked = 1 OR (state != 'read' AND state != 'acked'))
             AND (state != 'acked' OR ack_status = 'received' OR ack_status = 'in_progress');
+    """,
+    )
+
+
+@migration
 def m026_search(conn: sqlite3.Connection, now_ms: int) -> None:
     # Full-text search over messages (`messages --search`): an FTS5 index whose text stays
     # in `messages` and `message_events` (external content, read through the view

@@ -93,10 +93,14 @@ def mark_read(conn: sqlite3.Connection, agent: str, message_ids: Sequence[int], 
     # `+state`: look the rows up by their primary key (message, recipient) rather than walk
     # the agent's unread entries in the inbox index, which this same UPDATE rewrites (about
     # 15% of marking 100 read)
+    # A tracked delivery handed out without a deadline (its channel's ack_clock is `read`)
+    # gets one now: the subquery runs only for those rows.
     cur = conn.execute(
         f"UPDATE deliveries SET state = 'read', read_at = ?, first_read_at ="
-        f" coalesce(first_read_at, ?) WHERE recipient = ? AND +state = 'unread' AND"
-        f" message_id IN ({marks})",
-        (now, now, agent, *message_ids),
+        f" coalesce(first_read_at, ?), next_timer_at = CASE WHEN tracked AND next_timer_at"
+        f" IS NULL THEN ? + (SELECT c.ack_timeout_ms FROM channels c WHERE c.id ="
+        f" deliveries.channel_id) ELSE next_timer_at END"
+        f" WHERE recipient = ? AND +state = 'unread' AND message_id IN ({marks})",
+        (now, now, now, agent, *message_ids),
     )
     return cur.rowcount

@@ -107,7 +107,9 @@ def release_queued(
     """Deliver the `count` oldest queued messages of a channel; returns deliveries released."""
     return conn.execute(
         "UPDATE deliveries SET state = 'unread', delivered_at = ?,"
-        " next_timer_at = CASE WHEN tracked AND recipient != '*' THEN ? END"  # queue: at claim
+        # a queue's deadline starts at the claim, an ack_clock `read` channel's at the read
+        " next_timer_at = CASE WHEN tracked AND recipient != '*' AND (SELECT c.ack_clock"
+        " FROM channels c WHERE c.id = deliveries.channel_id) = 'sent' THEN ? END"
         " WHERE state = 'queued' AND channel_id = ? AND message_id IN (SELECT DISTINCT"
         " message_id FROM deliveries WHERE channel_id = ? AND state = 'queued'"
         " ORDER BY message_id LIMIT ?)",

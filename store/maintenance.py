@@ -182,6 +182,14 @@ def has_queues(conn: sqlite3.Connection) -> bool:
     )
 
 
+def has_read_clock(conn: sqlite3.Connection) -> bool:
+    """Does a channel start its ack deadlines at the read (ack_clock read)?"""
+    return (
+        conn.execute("SELECT 1 FROM channels WHERE ack_clock = 'read' LIMIT 1").fetchone()
+        is not None
+    )
+
+
 def due_deliveries(conn: sqlite3.Connection, now: int, expired: list[int]) -> list[tuple[Any, ...]]:
     """The deliveries a tick at `now` would look at: timer due (through the timer index), or
     not done with on an expired message: (message id, recipient, key, delivered_at,
@@ -317,7 +325,10 @@ INVARIANTS: dict[str, tuple[str, str]] = {
         "FROM deliveries WHERE tracked = 1 AND state IN ('unread', 'read', 'waiting')"
         " AND next_timer_at IS NULL"
         # a work queue's unclaimed message: its timer starts when a worker claims it
-        " AND NOT (recipient = '*' AND state = 'unread')",
+        " AND NOT (recipient = '*' AND state = 'unread')"
+        # an unread one where the ack deadline starts at the read (ack_clock read)
+        " AND NOT (state = 'unread' AND channel_id IN (SELECT id FROM channels"
+        " WHERE ack_clock = 'read'))",
         "message_id, recipient, state",
     ),
     "waiting_timer": (

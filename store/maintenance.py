@@ -182,14 +182,6 @@ def has_queues(conn: sqlite3.Connection) -> bool:
     )
 
 
-def has_read_clock(conn: sqlite3.Connection) -> bool:
-    """Does a channel start its ack deadlines at the read (ack_clock read)?"""
-    return (
-        conn.execute("SELECT 1 FROM channels WHERE ack_clock = 'read' LIMIT 1").fetchone()
-        is not None
-    )
-
-
 def due_deliveries(conn: sqlite3.Connection, now: int, expired: list[int]) -> list[tuple[Any, ...]]:
     """The deliveries a tick at `now` would look at: timer due (through the timer index), or
     not done with on an expired message: (message id, recipient, key, delivered_at,

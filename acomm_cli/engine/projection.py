@@ -20,7 +20,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 
 from acomm_cli.engine import deadletters
-from acomm_cli.store import backlog, maintenance
+from acomm_cli.store import acks, backlog, maintenance
 
 # (recipient, channel_id, state, tracked, delivered_at)
 Row = tuple[str, int, str, int, int | None]
@@ -71,7 +71,7 @@ def project(conn: sqlite3.Connection, now: int, *, before: bool = True) -> Proje
     if (
         backlog.channels_with_queued(conn)
         or maintenance.has_queues(conn)
-        or maintenance.has_read_clock(conn)
+        or acks.read_clock_in_use(conn)
     ):
         return None
     expiring = dict(maintenance.expiring(conn, now))

@@ -268,3 +268,43 @@ def test_a_bad_value_exits_3_naming_the_field_and_changes_nothing(cli, make_chan
     assert r.exit_code == 3, r.stderr
     assert r.error["field"] == field
     assert snapshot(store) == before
+
+
+def test_on_a_work_queue_the_claim_is_the_read_that_starts_the_deadline(cli, make_channel):
+    store = make_channel(
+        "jobs",
+        "boss",
+        "w",
+        type="queue",
+        delivery="at-least-once",
+        ack_timeout="30s",
+        retry_backoff="1s",
+        ack_clock="read",
+    )
+    with freeze_time(T0) as clock:
+        mid = _send(cli, channel="jobs")
+        clock.tick(600)
+        _tick(cli)
+        cli.ok("receive", "--as", "w")  # the claim, ten minutes later
+        assert _d(cli, mid)["next_timer_at"] == "2026-01-01T00:10:30.000Z"
+        clock.tick(31)
+        _tick(cli)  # not acked in time: back to the queue
+        assert _d(cli, mid, "*")["retry_count"] == 1
+    assert_invariants(store)
+
+
+def test_an_exactly_once_read_clock_channel_starts_the_deadline_at_the_read(cli, make_channel):
+    store = make_channel(
+        "once", "boss", "w", delivery="exactly-once", ack_timeout="30s", ack_clock="read"
+    )
+    with freeze_time(T0) as clock:
+        mid = _send(cli, channel="once")
+        clock.tick(600)
+        _tick(cli)
+        assert (_d(cli, mid)["state"], _d(cli, mid)["retry_count"]) == ("unread", 0)
+        cli.ok("receive", "--as", "w")
+        clock.tick(31)
+        _tick(cli)  # read, never handed out again: only its ack timer restarts
+        d = _d(cli, mid)
+        assert (d["state"], d["retry_count"]) == ("read", 1)
+    assert_invariants(store)

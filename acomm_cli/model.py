@@ -76,6 +76,21 @@ class AckStatus(StrEnum):
     FAILED = "failed"
 
 
+class AckClock(StrEnum):
+    """When a tracked delivery's ack deadline starts (a channel setting)."""
+
+    SENT = "sent"  # at delivery
+    READ = "read"  # at the recipient's first read of the delivery
+
+
+class AckNotify(StrEnum):
+    """Which acks also become an acknowledgment message to the sender (a channel setting)."""
+
+    ALL = "all"
+    FAILURES = "failures"  # only `failed`
+    NONE = "none"
+
+
 ACK_ORDER = {
     AckStatus.RECEIVED: 0,
     AckStatus.IN_PROGRESS: 1,
@@ -217,6 +232,14 @@ def delivery_mode(value: str) -> DeliveryMode:
 
 def ack_status(value: str) -> AckStatus:
     return _enum_value(AckStatus, value, "status")
+
+
+def ack_clock(value: str) -> AckClock:
+    return _enum_value(AckClock, value, "ack_clock")
+
+
+def ack_notify(value: str) -> AckNotify:
+    return _enum_value(AckNotify, value, "ack_notify")
 
 
 def message_type(value: str) -> MessageType:
@@ -533,10 +556,23 @@ class ChannelConfig:
     lease_ms: int = 0  # how long a received/in_progress ack holds a delivery; 0 = ack_timeout
     message_ttl_ms: int = 0  # the default time to live of a message sent here; 0 = none
     retry_failed: bool = False  # a `failed` ack gives the delivery back for a retry
+    ack_clock: AckClock = AckClock.SENT
+    ack_notify: AckNotify = AckNotify.ALL
 
     @property
     def effective_lease_ms(self) -> int:
         return self.lease_ms or self.ack_timeout_ms
+
+    def deadline_at(self, delivered_at: int) -> int | None:
+        """The ack deadline of a tracked delivery made at `delivered_at` (None: it starts at
+        the first read)."""
+        return delivered_at + self.ack_timeout_ms if self.ack_clock == AckClock.SENT else None
+
+    def notifies(self, status: AckStatus) -> bool:
+        """Does an ack with this status also become a message to the sender?"""
+        if self.ack_notify == AckNotify.ALL:
+            return True
+        return self.ack_notify == AckNotify.FAILURES and status == AckStatus.FAILED
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from acomm_cli import clock
+from acomm_cli import clock, model
 from acomm_cli.cli import params
 from acomm_cli.cli.invocation import Invocation, identity
 from acomm_cli.cli.params import AsAgent, listing, takes_invocation
@@ -104,6 +104,26 @@ RetryFailed = Annotated[
     ),
 ]
 
+AckClockOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--ack-clock",
+        click_type=params.choice((c.value for c in model.AckClock), "CLOCK"),
+        help="When the ack timeout starts: `sent` (at delivery, the default) or `read` (at "
+        "the recipient's first read of each delivery: an unread message is never retried).",
+    ),
+]
+AckNotifyOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--ack-notify",
+        click_type=params.choice((n.value for n in model.AckNotify), "WHICH"),
+        help="Which acks also become an acknowledgment message to the sender: `all` (the "
+        "default), `failures` (only `failed`) or `none`; each ack is recorded on its "
+        "delivery either way.",
+    ),
+]
+
 
 def _duration(value: str | None, name: str) -> int | None:
     return clock.parse_duration(value, name) if value is not None else None
@@ -125,6 +145,8 @@ def _settings(
     lease: str | None,
     message_ttl: str | None,
     retry_failed: bool | None,
+    ack_clock: str | None,
+    ack_notify: str | None,
 ) -> dict[str, Any]:
     """The options as ChannelConfig fields (None: not given)."""
     return {
@@ -144,6 +166,8 @@ def _settings(
         "lease_ms": _duration(lease, "lease"),
         "message_ttl_ms": _duration(message_ttl, "message_ttl"),
         "retry_failed": retry_failed,
+        "ack_clock": ack_clock,
+        "ack_notify": ack_notify,
     }
 
 
@@ -183,6 +207,8 @@ def create(
     lease: Lease = None,
     message_ttl: MessageTtl = None,
     retry_failed: RetryFailed = None,
+    ack_clock: AckClockOpt = None,
+    ack_notify: AckNotifyOpt = None,
     if_not_exists: Annotated[
         bool, typer.Option("--if-not-exists", help="Succeed if it exists with the same type.")
     ] = False,
@@ -209,6 +235,8 @@ def create(
             lease=lease,
             message_ttl=message_ttl,
             retry_failed=retry_failed,
+            ack_clock=ack_clock,
+            ack_notify=ack_notify,
         ),
     )
     with inv.store(write=True, create=True) as conn:
@@ -395,6 +423,8 @@ def update(
     lease: Lease = None,
     message_ttl: MessageTtl = None,
     retry_failed: RetryFailed = None,
+    ack_clock: AckClockOpt = None,
+    ack_notify: AckNotifyOpt = None,
     index_meta: Annotated[
         list[str] | None,
         typer.Option(
@@ -436,6 +466,8 @@ def update(
         lease=lease,
         message_ttl=message_ttl,
         retry_failed=retry_failed,
+        ack_clock=ack_clock,
+        ack_notify=ack_notify,
     )
     with inv.store(write=True) as conn:
         u = channel_admin.update_channel(

@@ -38,7 +38,7 @@ _acomm_options() {
         'config set') echo "$global" ;;
         'config get') echo "$global" ;;
         'channel') echo "$global" ;;
-        'channel create') echo "$global -t --type --as --delivery --max-message-size --ack-timeout --max-retries --retry-backoff --retry-jitter --echo --no-echo --priority-ordering --no-priority-ordering --max-pending --dedupe-window --retention-count --retention-age --lease --message-ttl --retry-failed --no-retry-failed --if-not-exists" ;;
+        'channel create') echo "$global -t --type --as --delivery --max-message-size --ack-timeout --max-retries --retry-backoff --retry-jitter --echo --no-echo --priority-ordering --no-priority-ordering --max-pending --dedupe-window --retention-count --retention-age --lease --message-ttl --retry-failed --no-retry-failed --ack-clock --ack-notify --if-not-exists" ;;
         'channel join') echo "$global --role --as" ;;
         'channel leave') echo "$global --as" ;;
         'channel list') echo "$global" ;;
@@ -48,7 +48,7 @@ _acomm_options() {
         'channel drain') echo "$global --as" ;;
         'channel close') echo "$global --as" ;;
         'channel admin') echo "$global --revoke --as" ;;
-        'channel update') echo "$global --as --max-message-size --ack-timeout --max-retries --retry-backoff --retry-jitter --echo --no-echo --priority-ordering --no-priority-ordering --max-pending --dedupe-window --retention-count --retention-age --lease --message-ttl --retry-failed --no-retry-failed --index-meta --drop-index-meta" ;;
+        'channel update') echo "$global --as --max-message-size --ack-timeout --max-retries --retry-backoff --retry-jitter --echo --no-echo --priority-ordering --no-priority-ordering --max-pending --dedupe-window --retention-count --retention-age --lease --message-ttl --retry-failed --no-retry-failed --ack-clock --ack-notify --index-meta --drop-index-meta" ;;
         'channel delete') echo "$global --force --as" ;;
         'send') echo "$global --as --from --sender --to --batch -t --type -p --priority --topic --correlation-id --dedupe-key --meta --delay --deliver-at --ttl --format --subject --attach --trace-id --event-type --actor --target --thread --comment --parent-comment --depth --language --action-hint --occurred-at --event-id --group-key" ;;
         'publish') echo "$global --as --from --sender -t --type -p --priority --correlation-id --dedupe-key --meta --delay --deliver-at --ttl --trace-id --event-type --actor --target --thread --comment --parent-comment --depth --language --action-hint --occurred-at --event-id --group-key --require-recipient" ;;
@@ -176,6 +176,8 @@ _acomm_value_kind() {
         'channel create --retention-age') echo 'value' ;;
         'channel create --lease') echo 'value' ;;
         'channel create --message-ttl') echo 'value' ;;
+        'channel create --ack-clock') echo 'choice:sent read' ;;
+        'channel create --ack-notify') echo 'choice:all failures none' ;;
         'channel join --role') echo 'choice:member observer' ;;
         'channel join --as') echo 'agent' ;;
         'channel leave --as') echo 'agent' ;;
@@ -196,6 +198,8 @@ _acomm_value_kind() {
         'channel update --retention-age') echo 'value' ;;
         'channel update --lease') echo 'value' ;;
         'channel update --message-ttl') echo 'value' ;;
+        'channel update --ack-clock') echo 'choice:sent read' ;;
+        'channel update --ack-notify') echo 'choice:all failures none' ;;
         'channel update --index-meta') echo 'value' ;;
         'channel update --drop-index-meta') echo 'value' ;;
         'channel delete --as') echo 'agent' ;;

@@ -53,7 +53,7 @@ function __acomm_valued
         case 'init'
             echo --admin
         case 'channel create'
-            echo -t --type --as --delivery --max-message-size --ack-timeout --max-retries --retry-backoff --retry-jitter --max-pending --dedupe-window --retention-count --retention-age --lease --message-ttl
+            echo -t --type --as --delivery --max-message-size --ack-timeout --max-retries --retry-backoff --retry-jitter --max-pending --dedupe-window --retention-count --retention-age --lease --message-ttl --ack-clock --ack-notify
         case 'channel join'
             echo --role --as
         case 'channel leave'
@@ -69,7 +69,7 @@ function __acomm_valued
         case 'channel admin'
             echo --as
         case 'channel update'
-            echo --as --max-message-size --ack-timeout --max-retries --retry-backoff --retry-jitter --max-pending --dedupe-window --retention-count --retention-age --lease --message-ttl --index-meta --drop-index-meta
+            echo --as --max-message-size --ack-timeout --max-retries --retry-backoff --retry-jitter --max-pending --dedupe-window --retention-count --retention-age --lease --message-ttl --ack-clock --ack-notify --index-meta --drop-index-meta
         case 'channel delete'
             echo --as
         case 'send'
@@ -379,6 +379,10 @@ complete -c acomm -n '__acomm_is \'channel create\'' -l retention-age -r -f -d '
 complete -c acomm -n '__acomm_is \'channel create\'' -l lease -r -f -d 'How long a received or in_progress ack holds a delivery before it i...'
 complete -c acomm -n '__acomm_is \'channel create\'' -l message-ttl -r -f -d 'Messages not read within this are dead-lettered `expired` (send --t...'
 complete -c acomm -n '__acomm_is \'channel create\'' -l retry-failed -l no-retry-failed -d 'A `failed` ack gives the delivery back for a retry (up to --max-ret...'
+complete -c acomm -n '__acomm_is \'channel create\'' -l ack-clock -r -f -a 'sent read'
+complete -c acomm -n '__acomm_is \'channel create\'' -l ack-clock -r -f -d 'When the ack timeout starts: `sent` (at delivery, the default) or `...'
+complete -c acomm -n '__acomm_is \'channel create\'' -l ack-notify -r -f -a 'all failures none'
+complete -c acomm -n '__acomm_is \'channel create\'' -l ack-notify -r -f -d 'Which acks also become an acknowledgment message to the sender: `al...'
 complete -c acomm -n '__acomm_is \'channel create\'' -l if-not-exists -d 'Succeed if it exists with the same type'
 
 # acomm channel join
@@ -444,6 +448,10 @@ complete -c acomm -n '__acomm_is \'channel update\'' -l retention-age -r -f -d '
 complete -c acomm -n '__acomm_is \'channel update\'' -l lease -r -f -d 'How long a received or in_progress ack holds a delivery before it i...'
 complete -c acomm -n '__acomm_is \'channel update\'' -l message-ttl -r -f -d 'Messages not read within this are dead-lettered `expired` (send --t...'
 complete -c acomm -n '__acomm_is \'channel update\'' -l retry-failed -l no-retry-failed -d 'A `failed` ack gives the delivery back for a retry (up to --max-ret...'
+complete -c acomm -n '__acomm_is \'channel update\'' -l ack-clock -r -f -a 'sent read'
+complete -c acomm -n '__acomm_is \'channel update\'' -l ack-clock -r -f -d 'When the ack timeout starts: `sent` (at delivery, the default) or `...'
+complete -c acomm -n '__acomm_is \'channel update\'' -l ack-notify -r -f -a 'all failures none'
+complete -c acomm -n '__acomm_is \'channel update\'' -l ack-notify -r -f -d 'Which acks also become an acknowledgment message to the sender: `al...'
 complete -c acomm -n '__acomm_is \'channel update\'' -l index-meta -r -f -d 'Build an index on this metadata key over the channel\'s messages, fo...'
 complete -c acomm -n '__acomm_is \'channel update\'' -l drop-index-meta -r -f -d 'Drop that index (repeatable)'
 complete -c acomm -n '__acomm_at \'channel update\' 0' -f -a '(__acomm_words channels)'

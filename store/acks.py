@@ -99,4 +99,22 @@ def mark_read(conn: sqlite3.Connection, agent: str, message_ids: Sequence[int], 
         f" message_id IN ({marks})",
         (now, now, agent, *message_ids),
     )
+    if cur.rowcount and read_clock_in_use(conn):
+        # A tracked delivery handed out without a deadline (ack_clock read) gets one now. A
+        # statement of its own, only on a store with such a channel: setting next_timer_at in
+        # the UPDATE above rewrites the timer index for every row read (about 20% of it).
+        conn.execute(
+            "UPDATE deliveries SET next_timer_at = ? + (SELECT c.ack_timeout_ms FROM channels c"
+            " WHERE c.id = deliveries.channel_id) WHERE recipient = ? AND +state = 'read'"
+            f" AND tracked = 1 AND next_timer_at IS NULL AND message_id IN ({marks})",
+            (now, agent, *message_ids),
+        )
     return cur.rowcount
+
+
+def read_clock_in_use(conn: sqlite3.Connection) -> bool:
+    """Does any channel start its ack deadlines at the read? (the channels table is small)"""
+    return (
+        conn.execute("SELECT 1 FROM channels WHERE ack_clock = 'read' LIMIT 1").fetchone()
+        is not None
+    )

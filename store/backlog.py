@@ -107,8 +107,10 @@ def release_queued(
     """Deliver the `count` oldest queued messages of a channel; returns deliveries released."""
     return conn.execute(
         "UPDATE deliveries SET state = 'unread', delivered_at = ?,"
-        " next_timer_at = CASE WHEN tracked AND substr(recipient, 1, 1) != '*' THEN ? END"
-        # a queue's or pool's row: at the claim
+        # a queue's or pool's deadline starts at the claim, an ack_clock `read` channel's at
+        # the read
+        " next_timer_at = CASE WHEN tracked AND substr(recipient, 1, 1) != '*' AND (SELECT"
+        " c.ack_clock FROM channels c WHERE c.id = deliveries.channel_id) = 'sent' THEN ? END"
         " WHERE state = 'queued' AND channel_id = ? AND message_id IN (SELECT DISTINCT"
         " message_id FROM deliveries WHERE channel_id = ? AND state = 'queued'"
         " ORDER BY message_id LIMIT ?)",

@@ -6,6 +6,8 @@ import sqlite3
 from collections.abc import Sequence
 
 from acomm_cli.model import (
+    AckClock,
+    AckNotify,
     Channel,
     ChannelConfig,
     ChannelState,
@@ -25,7 +27,7 @@ _CHANNEL_COLS = (
     "id, name, type, owner, state, created_at, delivery, max_message_size, ack_timeout_ms,"
     " max_retries, retry_backoff_ms, retry_jitter, echo, priority_ordering, max_pending,"
     " dedupe_window_ms, retention_count, retention_age_ms, lease_ms, message_ttl_ms,"
-    " retry_failed"
+    " retry_failed, ack_clock, ack_notify"
 )
 
 
@@ -34,6 +36,12 @@ _MODES = {m.value: m for m in DeliveryMode}
 
 
 _CH_TYPES = {t.value: t for t in ChannelType}
+
+
+_CLOCKS = {c.value: c for c in AckClock}
+
+
+_NOTIFY = {n.value: n for n in AckNotify}
 
 
 _CH_STATES = {s.value: s for s in ChannelState}
@@ -59,6 +67,8 @@ def _channel(row: Sequence[Any], participants: tuple[Participant, ...]) -> Chann
         lease_ms=row[18],
         message_ttl_ms=row[19],
         retry_failed=bool(row[20]),
+        ack_clock=_CLOCKS[row[21]],
+        ack_notify=_NOTIFY[row[22]],
     )
     return Channel(
         id=row[0],
@@ -144,8 +154,8 @@ def insert_channel(
         "INSERT INTO channels (name, type, owner, state, created_at, delivery, max_message_size,"
         " ack_timeout_ms, max_retries, retry_backoff_ms, retry_jitter, echo, priority_ordering,"
         " max_pending, dedupe_window_ms, retention_count, retention_age_ms, direct_pair,"
-        " lease_ms, message_ttl_ms, retry_failed)"
-        " VALUES (?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " lease_ms, message_ttl_ms, retry_failed, ack_clock, ack_notify)"
+        " VALUES (?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             name,
             type_,
@@ -167,6 +177,8 @@ def insert_channel(
             cfg.lease_ms,
             cfg.message_ttl_ms,
             int(cfg.retry_failed),
+            cfg.ack_clock.value,
+            cfg.ack_notify.value,
         ),
     )
     return inserted(cur)
@@ -212,6 +224,8 @@ UPDATABLE = (
     "lease_ms",
     "message_ttl_ms",
     "retry_failed",
+    "ack_clock",
+    "ack_notify",
 )
 
 

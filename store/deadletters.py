@@ -123,11 +123,13 @@ def dead_letters_matching(
 def redeliver(
     conn: sqlite3.Connection, message_id: int, recipient: str, now: int, ack_timeout_ms: int
 ) -> None:
-    """A replayed dead letter: unread again, with a fresh retry budget."""
+    """A replayed dead letter: unread again, with a fresh retry budget (its ack deadline
+    from now, or from the next read on an ack_clock `read` channel)."""
     conn.execute(
         "UPDATE deliveries SET state = 'unread', retry_count = 0, delivered_at = ?,"
         " read_at = NULL, ack_status = NULL, acked_at = NULL,"
-        " next_timer_at = CASE WHEN tracked THEN ? END, last_error = NULL"
+        " next_timer_at = CASE WHEN tracked AND (SELECT c.ack_clock FROM channels c"
+        " WHERE c.id = deliveries.channel_id) = 'sent' THEN ? END, last_error = NULL"
         " WHERE message_id = ? AND recipient = ?",
         (now, now + ack_timeout_ms, message_id, recipient),
     )

@@ -317,7 +317,10 @@ INVARIANTS: dict[str, tuple[str, str]] = {
         "FROM deliveries WHERE tracked = 1 AND state IN ('unread', 'read', 'waiting')"
         " AND next_timer_at IS NULL"
         # a work queue's or pool's unclaimed message: its timer starts at the claim
-        " AND NOT (substr(recipient, 1, 1) = '*' AND state = 'unread')",
+        " AND NOT (substr(recipient, 1, 1) = '*' AND state = 'unread')"
+        # an unread one where the ack deadline starts at the read (ack_clock read)
+        " AND NOT (state = 'unread' AND channel_id IN (SELECT id FROM channels"
+        " WHERE ack_clock = 'read'))",
         "message_id, recipient, state",
     ),
     "waiting_timer": (

@@ -701,3 +701,20 @@ def m026_search(conn: sqlite3.Connection, now_ms: int) -> None:
         END;
     """,
     )
+
+
+@migration
+def m027_ack_clock(conn: sqlite3.Connection, now_ms: int) -> None:
+    # Per channel: when a tracked delivery's ack deadline starts (`sent`: at delivery, as
+    # before; `read`: at the recipient's first read of each delivery, so a slow poller is not
+    # retried before it has looked) and which acks become a message to the sender (`all`,
+    # `failures`: only `failed`, `none`). An unread delivery under `read` has no timer.
+    _script(
+        conn,
+        """
+        ALTER TABLE channels ADD COLUMN ack_clock TEXT NOT NULL DEFAULT 'sent'
+            CHECK (ack_clock IN ('sent', 'read'));
+        ALTER TABLE channels ADD COLUMN ack_notify TEXT NOT NULL DEFAULT 'all'
+            CHECK (ack_notify IN ('all', 'failures', 'none'));
+    """,
+    )

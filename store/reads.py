@@ -242,7 +242,9 @@ def inbox(
     order = _order(f, "d.rank DESC, d.message_id {o}", "asc")
     rows = conn.execute(  # the recipient and state are known: not fetched
         f"SELECT {_MSG_COLS}, d.retry_count, d.delivered_at, d.read_at, d.ack_status,"
-        f" d.acked_at, d.next_timer_at, c.max_pending, d.first_read_at {body}"
+        f" d.acked_at, d.next_timer_at, c.max_pending, d.first_read_at,"
+        # the deadline a read starts (ack_clock read: a tracked delivery without one)
+        f" CASE WHEN d.tracked AND d.next_timer_at IS NULL THEN c.ack_timeout_ms END {body}"
         f" ORDER BY {order}"
         " LIMIT ? OFFSET ?",
         (*params, f.limit + 1, f.offset),
@@ -291,11 +293,14 @@ def inbox(
         next_timer,
         max_pending,
         first_read,
+        starts,
     ) in rows:
         if marked_at is not None:  # as mark_read's UPDATE leaves it
             read_at = marked_at
             if first_read is None:
                 first_read = marked_at
+            if starts is not None:
+                next_timer = marked_at + starts
         add(
             Message(
                 mid,

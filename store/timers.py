@@ -53,8 +53,10 @@ def deliver_waiting(
     `retried` picks redeliveries after back-off (retry_count > 0) or first scheduled sends."""
     cur = conn.execute(
         "UPDATE deliveries AS d SET state = 'unread', delivered_at = d.next_timer_at,"
+        # a queue's or pool's timer starts at the claim, an ack_clock `read` channel's at the
+        # read
         " next_timer_at = CASE WHEN d.tracked AND substr(d.recipient, 1, 1) != '*'"
-        " THEN d.next_timer_at + c.ack_timeout_ms END"  # a queue's timer starts at the claim
+        " AND c.ack_clock = 'sent' THEN d.next_timer_at + c.ack_timeout_ms END"
         " FROM channels c WHERE c.id = d.channel_id AND d.state = 'waiting'"
         f" AND d.next_timer_at <= :now AND d.retry_count {'>' if retried else '='} 0"
         f" AND NOT {_EXPIRED_FIRST}" + _who(recipient),
@@ -177,11 +179,12 @@ def stage_lease_exhausted(conn: sqlite3.Connection, now: int, recipient: str | N
 def lease_view(conn: sqlite3.Connection, message_id: int, recipient: str) -> tuple[Any, ...] | None:
     """One delivery with what its lease and retries depend on: (state, ack_status,
     delivered_at, tracked, retry_count, next_timer_at, channel_id, channel name, channel type,
-    delivery mode, ack_timeout_ms, lease_ms, max_retries, retry_backoff_ms, retry_failed)."""
+    delivery mode, ack_timeout_ms, lease_ms, max_retries, retry_backoff_ms, retry_failed,
+    ack_clock)."""
     return conn.execute(
         "SELECT d.state, d.ack_status, d.delivered_at, d.tracked, d.retry_count,"
         " d.next_timer_at, d.channel_id, c.name, c.type, c.delivery, c.ack_timeout_ms,"
-        " c.lease_ms, c.max_retries, c.retry_backoff_ms, c.retry_failed"
+        " c.lease_ms, c.max_retries, c.retry_backoff_ms, c.retry_failed, c.ack_clock"
         " FROM deliveries d JOIN channels c ON c.id = d.channel_id"
         " WHERE d.message_id = ? AND d.recipient = ?",
         (message_id, recipient),
@@ -202,7 +205,7 @@ def give_back(
     recipient: str,
     at: int,
     now: int,
-    ack_timeout_ms: int,
+    ack_timeout_ms: int | None,
     note: str | None,
     *,
     queue: bool = False,
@@ -210,7 +213,8 @@ def give_back(
     """A delivery handed back by its recipient (`nack --requeue`, a retried `failed` ack):
     one more attempt, unread again at `at` (now, or waiting until then), its ack cleared. On
     a work queue it goes back to the queue ('*'), on a worker pool to the pool, for any
-    worker, its timer starting at the next claim."""
+    worker, its timer starting at the next claim. `ack_timeout_ms` None: the deadline starts
+    at the next read (ack_clock read)."""
     conn.execute(
         "UPDATE deliveries SET retry_count = retry_count + 1, ack_status = NULL,"
         " acked_at = NULL, last_error = :note,"
@@ -231,6 +235,18 @@ def give_back(
             "queue": int(queue),
         },
     )
+
+
+def start_unread_deadlines(
+    conn: sqlite3.Connection, channel_id: int, now: int, ack_timeout_ms: int
+) -> int:
+    """A channel's ack clock switched from `read` to `sent`: its unread deliveries still
+    without a deadline get one from now (else they would have none until read)."""
+    return conn.execute(
+        "UPDATE deliveries SET next_timer_at = ? WHERE channel_id = ? AND tracked = 1"
+        " AND state = 'unread' AND next_timer_at IS NULL AND recipient != '*'",
+        (now + ack_timeout_ms, channel_id),
+    ).rowcount
 
 
 # ---------------------------------------------------------------- dead letters

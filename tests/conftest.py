@@ -503,6 +503,9 @@ UNDO_MIGRATION = {
         DROP TABLE message_search;
         DROP VIEW message_search_source;
         DROP TABLE search_state;""",
+    "m027_ack_clock": """
+        ALTER TABLE channels DROP COLUMN ack_notify;
+        ALTER TABLE channels DROP COLUMN ack_clock;""",
 }
 
 
@@ -552,6 +555,8 @@ def assert_invariants(path: Path, sent_ids: set[int] | None = None) -> None:
             "SELECT 1 FROM deliveries WHERE tracked = 1 AND state IN ('unread', 'read',"
             " 'waiting') AND next_timer_at IS NULL"
             " AND NOT (substr(recipient, 1, 1) = '*' AND state = 'unread')"
+            " AND NOT (state = 'unread' AND channel_id IN (SELECT id FROM channels"
+            " WHERE ack_clock = 'read'))"
         ).fetchall(), "tracked delivery lost its timer"  # '*', '*NAME': a queue's, a pool's
         assert not c.execute(
             "SELECT 1 FROM deliveries WHERE state = 'waiting' AND next_timer_at IS NULL"

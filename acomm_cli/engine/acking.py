@@ -116,6 +116,8 @@ def record_ack(
     ch = router.channel(v.channel)
     if ch.config.max_pending > 0:  # only a channel that limits pending ones queues any
         release(conn, now, [ch.id])
+    if not ch.config.notifies(st):  # recorded on the delivery; no message (--ack-notify)
+        return AckResult(message_id, agent, st.value, True, None, until)
     ack_id = tell_sender(
         router,
         message_id,
@@ -317,19 +319,20 @@ def acknowledge_unread(
         if m.id in retried:
             _retry(conn, m, agent, note, now)
             continue
-        tell_sender(
-            router,
-            m.id,
-            m.channel,
-            m.sender,
-            m.correlation_id,
-            agent,
-            st,
-            note,
-            now,
-            None,
-            m.trace_id,
-        )
+        if ch.config.notifies(st):
+            tell_sender(
+                router,
+                m.id,
+                m.channel,
+                m.sender,
+                m.correlation_id,
+                agent,
+                st,
+                note,
+                now,
+                None,
+                m.trace_id,
+            )
         d = m.delivery
         assert d is not None  # an inbox row carries the reader's delivery
         d.state, d.read_at, d.ack_status, d.acked_at = DeliveryState.ACKED, now, st.value, now

@@ -17,7 +17,7 @@ from acomm_cli.engine.channels import authorize, channel_by_id, channel_config, 
 from acomm_cli.engine.channels import get_channel as _channel
 from acomm_cli.errors import Forbidden, InvalidState, NotParticipant, UsageError
 from acomm_cli.model import Channel, ChannelChange
-from acomm_cli.store import backlog, channels, metafilter, write
+from acomm_cli.store import backlog, channels, metafilter, timers, write
 
 TYPE_CHECKING = False  # typing's, without importing typing (a send's start-up time)
 if TYPE_CHECKING:
@@ -142,6 +142,9 @@ def update_channel(
         if not config_changes:
             return Update(channel_by_id(conn, ch.id), changes, in_flight, 0)
         channels.update_channel_config(conn, ch.id, config_changes)
+        if config_changes.get("ack_clock") == model.AckClock.SENT:
+            # unread deliveries made under `read` have no deadline yet: it starts now
+            timers.start_unread_deadlines(conn, ch.id, now, cfg.ack_timeout_ms)
         released = 0
         if "max_pending" in changes:  # room for what it held back? (0: no limit any more)
             released = (

@@ -43,6 +43,10 @@ def channel_config(base: ChannelConfig | None = None, **overrides: Any) -> Chann
     given = {k: v for k, v in overrides.items() if v is not None}
     if "delivery" in given:
         given["delivery"] = model.delivery_mode(given["delivery"])
+    if "ack_clock" in given:
+        given["ack_clock"] = model.ack_clock(given["ack_clock"])
+    if "ack_notify" in given:
+        given["ack_notify"] = model.ack_notify(given["ack_notify"])
     for key in (
         "max_message_size",
         "ack_timeout_ms",

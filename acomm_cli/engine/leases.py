@@ -58,6 +58,7 @@ class View:
     max_retries: int
     retry_backoff_ms: int
     retry_failed: bool
+    ack_clock: str = model.AckClock.SENT.value
 
     @property
     def leased(self) -> bool:
@@ -99,6 +100,7 @@ def view(conn: sqlite3.Connection, message_id: int, agent: str) -> View:
         row[12],
         row[13],
         bool(row[14]),
+        row[15],
     )
 
 
@@ -275,7 +277,8 @@ def give_back(conn: sqlite3.Connection, v: View, at: int, now: int, note: str) -
         v.agent,
         at,
         now,
-        v.ack_timeout_ms,
+        # under ack_clock read the deadline starts again at the next read
+        v.ack_timeout_ms if v.ack_clock == model.AckClock.SENT.value else None,
         note,
         queue=v.channel_type == model.ChannelType.QUEUE.value,
     )

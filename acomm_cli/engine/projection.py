@@ -20,7 +20,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 
 from acomm_cli.engine import deadletters
-from acomm_cli.store import backlog, maintenance
+from acomm_cli.store import acks, backlog, maintenance
 
 # (recipient, channel_id, state, tracked, delivered_at)
 Row = tuple[str, int, str, int, int | None]
@@ -64,10 +64,15 @@ class Projection:
 def project(conn: sqlite3.Connection, now: int, *, before: bool = True) -> Projection | None:
     """The due deliveries before and after a tick at `now`; None when a channel with
     max_pending holds queued deliveries (releasing them is counted by applying), or when a
-    lease is due, or the store has work queues (the projection follows neither a
-    lease's end nor a claim going back to its queue; applying does). `before=False` leaves
+    lease is due, or the store has work queues or channels whose ack deadline starts at
+    the read (the projection follows neither a lease's end, nor a claim going back to its
+    queue, nor a redelivery left without a deadline; applying does). `before=False` leaves
     `Projection.before` empty (only the statistics of one agent need it)."""
-    if backlog.channels_with_queued(conn) or maintenance.has_queues(conn):
+    if (
+        backlog.channels_with_queued(conn)
+        or maintenance.has_queues(conn)
+        or acks.read_clock_in_use(conn)
+    ):
         return None
     expiring = dict(maintenance.expiring(conn, now))
     proj = Projection(now, sorted(expiring))

@@ -595,7 +595,8 @@ def _delivery_rows(router: Router, plan: _Plan, message_id: int, now: int) -> li
         state, delivered, timer = DeliveryState.QUEUED.value, None, None
     else:
         state, delivered = _UNREAD, now
-        timer = now + ch.config.ack_timeout_ms if plan.tracked else None
+        # the ack deadline: from now, or (ack_clock read) from the first read
+        timer = ch.config.deadline_at(now) if plan.tracked else None
         if ch.type == ChannelType.QUEUE and plan.recipients == [model.QUEUE_RECIPIENT]:
             timer = None  # the ack timer starts when a worker claims it
         elif plan.pooled and timer is not None:  # a pool's row: likewise

@@ -46,6 +46,9 @@ def channel_doc(c: Channel) -> dict[str, Any]:
             "lease_ms": cfg.effective_lease_ms,
             "message_ttl_ms": cfg.message_ttl_ms,
             "retry_failed": cfg.retry_failed,
+            # when the ack timeout starts (sent | read), which acks message the sender
+            "ack_clock": cfg.ack_clock.value,
+            "ack_notify": cfg.ack_notify.value,
         },
         "participants": [
             {"agent": p.agent, "role": p.role.value, "admin": p.admin} for p in c.participants

@@ -324,7 +324,8 @@ def show(inv: Invocation, name: Name) -> None:
     """
     with inv.store(write=False) as conn:
         ch = channels.get_channel(conn, name)
-    render_channels.channel(inv.output(), ch)
+        indexed = channel_admin.indexed_meta(conn, ch.id)
+    render_channels.channel(inv.output(), ch, indexed_meta=indexed)
 
 
 def _state_command(action: str, doc: str) -> None:

@@ -146,9 +146,11 @@ def _encoders() -> Encoders:
         render_acks,
         render_agents,
         render_channels,
+        render_cursors,
         render_deadletters,
         render_messages,
         render_operations,
+        render_schedules,
         render_tasks,
         render_traces,
     )
@@ -165,4 +167,6 @@ def _encoders() -> Encoders:
         agents=render_agents.agents_doc,
         task=render_tasks.task_doc,
         trace=render_traces.trace_doc,
+        cursor=render_cursors.doc,
+        schedule=render_schedules.doc,
     )

@@ -7,14 +7,14 @@ from typing import Annotated
 
 import typer
 
-from acomm_cli import clock
+from acomm_cli import clock, model
 from acomm_cli.cli import handover as render_handover
 from acomm_cli.cli import params, stopping
 from acomm_cli.cli.commands import send_run
 from acomm_cli.cli.invocation import Invocation, identity
 from acomm_cli.cli.params import AsAgent, listing, takes_invocation
 from acomm_cli.engine import queries
-from acomm_cli.errors import Timeout
+from acomm_cli.errors import Timeout, UsageError
 from acomm_cli.model import SendRequest
 from acomm_cli.output import columns, render, render_messages
 
@@ -57,12 +57,29 @@ def query(
         ),
     ] = "normal",
     topic: Annotated[str | None, typer.Option(help="Topic (needed on pubsub channels).")] = None,
+    meta: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--meta",
+            metavar="KEY[=VALUE]",
+            help="With --wait: wait for an answer whose metadata has KEY=VALUE, KEY!=VALUE"
+            " (or no KEY), KEY (present) or !KEY (absent); repeatable, all must hold. Other"
+            " answers stay unread.",
+        ),
+    ] = None,
 ) -> None:
     """Ask a question; prints its correlation id (or, with --wait, the first answer).
 
     Example: answer=$(acomm query team "pool size?" --as lead --wait 30s)
+
+    Example (only a final answer): acomm query team "deploy?" --as lead --wait 5m --meta final
     """
     agent = identity(as_)
+    conds = model.meta_conditions(meta)
+    if conds and wait_for is None:
+        raise UsageError(
+            "meta: --meta filters the answer --wait waits for; give --wait too", field="meta"
+        )
     now = clock.now_ms()
     timeout_ms = clock.parse_duration(timeout, "timeout") if timeout is not None else None
     wait = clock.parse_duration(wait_for, "wait") / 1000 if wait_for is not None else None
@@ -85,7 +102,7 @@ def query(
         assert asked is not None  # send gives every query a correlation id
         emit = render_handover.answer_output(out, inv.stall_s())
         with stopping.on_signals() as stop:
-            answer = queries.await_response(conn, asked, agent, wait, stop, emit)
+            answer = queries.await_response(conn, asked, agent, wait, stop, emit, conds)
     if answer is None:
         raise Timeout(
             f"no response to {result.correlation_id} within {wait:g}s",

@@ -59,7 +59,7 @@ _acomm_options() {
         'ack') echo "$global --as --status --note" ;;
         'nack') echo "$global --as --requeue --delay --reason" ;;
         'extend') echo "$global --by --as" ;;
-        'query') echo "$global --as --timeout --wait -p --priority --topic" ;;
+        'query') echo "$global --as --timeout --wait -p --priority --topic --meta" ;;
         'respond') echo "$global --as -p --priority" ;;
         'thread') echo "$global" ;;
         'trace') echo "$global --otlp-endpoint" ;;
@@ -290,6 +290,7 @@ _acomm_value_kind() {
         'query --wait') echo 'value' ;;
         'query -p'|'query --priority') echo 'choice:low normal high urgent critical' ;;
         'query --topic') echo 'value' ;;
+        'query --meta') echo 'value' ;;
         'respond --as') echo 'agent' ;;
         'respond -p'|'respond --priority') echo 'choice:low normal high urgent critical' ;;
         'trace --otlp-endpoint') echo 'value' ;;

@@ -89,7 +89,7 @@ function __acomm_valued
         case 'extend'
             echo --by --as
         case 'query'
-            echo --as --timeout --wait -p --priority --topic
+            echo --as --timeout --wait -p --priority --topic --meta
         case 'respond'
             echo --as -p --priority
         case 'trace'
@@ -611,6 +611,7 @@ complete -c acomm -n '__acomm_is \'query\'' -l wait -r -f -d 'Wait this long for
 complete -c acomm -n '__acomm_is \'query\'' -s p -l priority -r -f -a 'low normal high urgent critical'
 complete -c acomm -n '__acomm_is \'query\'' -s p -l priority -r -f -d 'low, normal, high, urgent, critical or 0-4'
 complete -c acomm -n '__acomm_is \'query\'' -l topic -r -f -d 'Topic (needed on pubsub channels)'
+complete -c acomm -n '__acomm_is \'query\'' -l meta -r -f -d 'With --wait: wait for an answer whose metadata has KEY=VALUE, KEY!=...'
 complete -c acomm -n '__acomm_at \'query\' 0' -f -a '(__acomm_words channels)'
 
 # acomm respond

@@ -5,7 +5,15 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
-from acomm_cli.model import Delivery, DeliveryState, Message, MessageFilter, MessageType, Priority
+from acomm_cli.model import (
+    Delivery,
+    DeliveryState,
+    Message,
+    MessageFilter,
+    MessageType,
+    MetaCondition,
+    Priority,
+)
 from acomm_cli.store import metafilter
 from acomm_cli.store.events import events_of
 
@@ -406,12 +414,20 @@ def thread(conn: sqlite3.Connection, correlation_id: str) -> list[Message]:
     return msgs
 
 
-def unread_response(conn: sqlite3.Connection, correlation_id: str, agent: str) -> Message | None:
+def unread_response(
+    conn: sqlite3.Connection,
+    correlation_id: str,
+    agent: str,
+    meta: tuple[MetaCondition, ...] = (),
+) -> Message | None:
+    """The first unread response to `agent`, among those whose metadata meets `meta`."""
+    terms, values = metafilter.where(meta)
+    extra = "".join(f" AND {t}" for t in terms)
     row = conn.execute(
         f"SELECT {_MSG_COLS} FROM messages m JOIN channels c ON c.id = m.channel_id"
         " JOIN deliveries d ON d.message_id = m.id WHERE m.correlation_id = ?"
-        " AND m.type = 'response' AND d.recipient = ? AND d.state = 'unread'"
+        f" AND m.type = 'response' AND d.recipient = ? AND d.state = 'unread'{extra}"
         " ORDER BY m.id LIMIT 1",
-        (correlation_id, agent),
+        (correlation_id, agent, *values),
     ).fetchone()
     return _message(row) if row else None

@@ -58,6 +58,12 @@ TOOLS = {
     "capability_list",
     "capability_show",
     "trace",
+    "cursor_create",
+    "cursor_read",
+    "cursor_list",
+    "schedule_create",
+    "schedule_list",
+    "schedule_delete",
 }
 DEADLINE_S = 20.0
 

@@ -524,6 +524,8 @@ def test_channel_show_json_contract(cli, store):
     listed = cli.ok("channel", "list", "--json").json()
     assert set(listed) >= {"channels"}
     assert {c["name"] for c in listed["channels"]} >= {"_system", "ops"}
+    # show adds the channel's indexed metadata keys, which a listing leaves out
+    assert doc.pop("indexed_meta") == []
     assert next(c for c in listed["channels"] if c["name"] == "ops") == doc
 
 

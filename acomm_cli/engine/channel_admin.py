@@ -157,6 +157,12 @@ def update_channel(
         return Update(channel_by_id(conn, ch.id), changes, in_flight, released)
 
 
+def indexed_meta(conn: sqlite3.Connection, channel_id: int) -> list[str]:
+    """The metadata keys the channel has an expression index on (`channel update
+    --index-meta`), sorted."""
+    return metafilter.indexed_keys(conn, channel_id)
+
+
 @dataclass(frozen=True)
 class Deletion:
     """What `channel delete` did: the channel as it was, the name its history keeps, and how
@@ -195,4 +201,7 @@ def delete_channel(
         )
         kept_as = f"{model.DELETED_PREFIX}{ch.id}:{name}"
         channels.retire_channel(conn, ch.id, kept_as)
+        # the closed history is read rarely; its metadata indexes would only cost space
+        for key in metafilter.indexed_keys(conn, ch.id):
+            metafilter.drop_index(conn, ch.id, key)
         return Deletion(ch, kept_as, died)

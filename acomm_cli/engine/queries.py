@@ -113,15 +113,17 @@ def await_response(
     wait_s: float,
     stop: Callable[[], bool] = lambda: False,
     emit: Callable[[Message], None] | None = None,
+    meta: tuple[model.MetaCondition, ...] = (),
 ) -> Message | None:
-    """Block up to `wait_s` for the first unread response to the asker; marks it read. With
-    `emit`, the response is handed to it before the read mark commits (as `inbox.receive`):
-    if the output fails, the response stays unread."""
+    """Block up to `wait_s` for the first unread response to the asker whose metadata meets
+    `meta` (others stay unread, for `receive`); marks it read. With `emit`, the response is
+    handed to it before the read mark commits (as `inbox.receive`): if the output fails, the
+    response stays unread."""
     until = time.monotonic() + wait_s
     while True:
         version = stats.data_version(conn)
         with write(conn):
-            msg = reads.unread_response(conn, correlation_id, agent)
+            msg = reads.unread_response(conn, correlation_id, agent, meta)
             if msg is not None:
                 read_at = clock.now_ms()
                 presence.seen(conn, agent, read_at)

@@ -326,6 +326,64 @@ HOP = obj(
     ("key", "parent", "depth", "kind", "at"),
 )
 TRACE = obj({"trace_id": STR, "started_at": TIME, "duration_ms": INT, "hops": arr(HOP)})
+CURSOR = obj(
+    {
+        "name": STR,
+        "channel": STR,
+        "position": {**INT, "description": "The last message id read through it (0: none)."},
+        "head": {**INT, "description": "The channel's newest message id."},
+        "pending": {**INT, "description": "The channel's messages past it (filter aside)."},
+        "filter": ANY_OBJ,
+        "behind_compaction": BOOL,
+        "compacted_through": opt(INT),
+        "created_by": opt(STR),
+        "created_at": TIME,
+        "updated_at": TIME,
+    },
+    ("name", "channel", "position", "head", "pending", "filter", "behind_compaction"),
+)
+CURSORS = obj({"cursors": arr(CURSOR)})
+CURSOR_READ = obj(
+    {
+        "messages": arr(MESSAGE),
+        "total_count": INT,
+        "has_more": BOOL,
+        "cursor": CURSOR,
+        "moved_from": INT,
+    }
+)
+# the states a schedule is in (engine/schedules.STATES: tests/test_mcp_consumers.py checks)
+SCHEDULE_STATES = ("active", "paused", "finished")
+SCHEDULE = obj(
+    {
+        "id": INT,
+        "channel": STR,
+        "sender": STR,
+        "content": STR,
+        "every_ms": opt(INT),
+        "cron": opt(STR),
+        "topic": opt(STR),
+        "priority": opt(enum(PRIORITIES)),
+        "metadata": ANY_OBJ,
+        "state": enum(SCHEDULE_STATES),
+        "next_at": TIME,
+        "until": TIME,
+        "max_runs": opt(INT),
+        "runs": INT,
+        "catch_up": enum(("all", "last")),
+        "last_run_at": TIME,
+        "last_message_id": opt(INT),
+        "last_error": opt(STR),
+        "created_at": TIME,
+    },
+    ("id", "channel", "sender", "content", "state", "next_at", "runs", "catch_up"),
+)
+SCHEDULES = obj({"schedules": arr(SCHEDULE)})
+SCHEDULE_DELETED = {
+    **SCHEDULE,
+    "properties": {**SCHEDULE["properties"], "deleted": BOOL},
+    "required": [*SCHEDULE["required"], "deleted"],
+}
 
 # tool name -> its output schema (every tool has one: tests/test_mcp_tools.py checks)
 OUTPUT: dict[str, Schema] = {
@@ -360,6 +418,12 @@ OUTPUT: dict[str, Schema] = {
     "capability_list": CAPABILITIES,
     "capability_show": CAPABILITY,
     "trace": TRACE,
+    "cursor_create": CURSOR,
+    "cursor_read": CURSOR_READ,
+    "cursor_list": CURSORS,
+    "schedule_create": SCHEDULE,
+    "schedule_list": SCHEDULES,
+    "schedule_delete": SCHEDULE_DELETED,
 }
 
 

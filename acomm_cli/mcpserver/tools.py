@@ -44,6 +44,8 @@ class Encoders:
     agents: Callable[[Any], Doc] | None = None  # `agent list`'s document
     task: Callable[[Any], Doc] | None = None  # `task show`'s document
     trace: Callable[[Any], Doc] | None = None  # `trace`'s document
+    cursor: Callable[[Any], Doc] | None = None  # `cursor show`'s document
+    schedule: Callable[[Any], Doc] | None = None  # `schedule show`'s document
 
 
 @dataclass(frozen=True)
@@ -661,6 +663,118 @@ class Toolbox:
             items = deadletters.replay(conn, message_id, recipient, clock.now_ms())
         return {"dead_letters": [self.enc.dead_letter(d) for d in items], "total_count": len(items)}
 
+    # ------------------------------------------------------------ cursors, schedules
+
+    def _cursor(self, c: Any) -> Doc:
+        assert self.enc.cursor is not None
+        return self.enc.cursor(c)
+
+    def _schedule(self, s: Any) -> Doc:
+        assert self.enc.schedule is not None
+        return self.enc.schedule(s)
+
+    def cursor_create(
+        self,
+        *,
+        name: str,
+        channel: str,
+        from_start: bool = False,
+        from_now: bool = False,
+        from_id: int | None = None,
+        from_time: str | None = None,
+        meta: list[str] | None = None,
+        type: Sequence[str] | None = None,
+        from_agent: str | None = None,
+        topic: str | None = None,
+        event_type: str | None = None,
+    ) -> Doc:
+        """`acomm cursor create NAME --channel CH`, created by this agent."""
+        from acomm_cli.engine import cursors
+
+        spec = cursors.filter_spec(
+            meta=meta, types=list(type or ()), sender=from_agent, topic=topic, event_type=event_type
+        )
+        now = clock.now_ms()
+        at = clock.parse_time(from_time, "from_time", now) if from_time is not None else None
+        start = cursors.start_of(
+            from_start=from_start, from_now=from_now, from_id=from_id, from_time=at, default="now"
+        )
+        with self._store(write=True) as conn:
+            c = cursors.create(conn, name, channel, start, now, by=self.agent, spec=spec)
+        return self._cursor(c)
+
+    def cursor_read(self, *, name: str, limit: int = 100, peek: bool = False) -> Doc:
+        """`acomm receive --cursor NAME --json`: the next messages past the cursor, which
+        moves past them in the same transaction (unless `peek`); nobody's read state moves."""
+        from acomm_cli.engine import cursors
+
+        limit = _limit(limit)
+        with self._store(write=True) as conn:
+            r = cursors.read(conn, name, limit, clock.now_ms(), peek=peek)
+        return {
+            **self._messages(r.result),
+            "cursor": self._cursor(r.cursor),
+            "moved_from": r.moved_from,
+        }
+
+    def cursor_list(self) -> Doc:
+        from acomm_cli.engine import cursors
+
+        with self._store(write=False) as conn:
+            return {"cursors": [self._cursor(c) for c in cursors.listing(conn)]}
+
+    def schedule_create(
+        self,
+        *,
+        channel: str,
+        body: str,
+        every: str | None = None,
+        cron: str | None = None,
+        start: str | None = None,
+        until: str | None = None,
+        max_runs: int | None = None,
+        catch_up: str = "all",
+        topic: str | None = None,
+        priority: str | None = None,
+        metadata: dict[str, str] | None = None,
+    ) -> Doc:
+        """`acomm schedule create CHANNEL BODY`: its occurrences are sent as this agent."""
+        from acomm_cli.engine import schedules
+
+        now = clock.now_ms()
+        with self._store(write=True) as conn:
+            s = schedules.create(
+                conn,
+                channel,
+                body,
+                now,
+                sender=self.agent,
+                every_ms=_duration(every, "every"),
+                cron=cron,
+                start_at=clock.parse_time(start, "start", now) if start is not None else None,
+                until_at=clock.parse_time(until, "until", now) if until is not None else None,
+                max_runs=max_runs,
+                catch_up=catch_up,
+                topic=topic,
+                priority=priority,
+                metadata=metadata,
+            )
+        return self._schedule(s)
+
+    def schedule_list(self, *, channel: str | None = None) -> Doc:
+        from acomm_cli.engine import schedules
+
+        with self._store(write=False) as conn:
+            return {"schedules": [self._schedule(s) for s in schedules.listing(conn, channel)]}
+
+    def schedule_delete(self, *, schedule_id: int) -> Doc:
+        """`acomm schedule delete ID`: this agent's own schedules only."""
+        from acomm_cli.engine import schedules
+
+        with self._store(write=True) as conn:
+            s = schedules.delete(conn, schedule_id, by=self.agent)
+        return {**self._schedule(s), "deleted": True}
+
     # ------------------------------------------------------------ resources
 
     def inbox(self) -> Doc:
@@ -723,8 +837,10 @@ class Toolbox:
         event_type: str | None = None,
         thread: str | None = None,
         actor: str | None = None,
+        meta: list[str] | None = None,
     ) -> MessageFilter:
-        """The filters `receive` and `messages` share, read as the command line reads them."""
+        """The filters `receive` and `messages` share, read as the command line reads them
+        (a malformed `meta` is refused here, before the store is opened)."""
         now = clock.now_ms()
         if offset < 0:
             raise ValidationFailed(
@@ -747,4 +863,5 @@ class Toolbox:
             event_type=model.event_type(event_type) if event_type is not None else None,
             thread_id=thread,
             actor=actor,
+            meta=model.meta_conditions(meta),
         )

@@ -11,6 +11,7 @@ from pydantic import Field, WithJsonSchema
 from typing_extensions import TypedDict  # pydantic needs this one below Python 3.12
 
 from acomm_cli.mcpserver.tools import MAX_ATTACHMENTS, MAX_LIMIT, MAX_WAIT_S, Toolbox
+from acomm_cli.model import META_FILTERS_MAX, META_KEY_MAX, META_VALUE_MAX
 
 Run = Callable[[Callable[[], Any]], Awaitable[CallToolResult]]
 Tool = Callable[..., Awaitable[CallToolResult]]
@@ -143,6 +144,16 @@ EventTypeFilter = Annotated[
 ]
 ThreadFilter = Annotated[str | None, Field(description="Only events of this thread id.")]
 ActorFilter = Annotated[str | None, Field(description="Only events by this actor.")]
+MetaFilterArg = Annotated[
+    list[Annotated[str, Field(min_length=1, max_length=META_KEY_MAX + META_VALUE_MAX + 2)]] | None,
+    Field(
+        description="Only messages whose metadata meets every one of these, as `--meta` on "
+        "the command line: KEY=VALUE, KEY!=VALUE (or no KEY), KEY (present), !KEY (absent).",
+        max_length=META_FILTERS_MAX,
+    ),
+]
+CursorName = Annotated[str, Field(description="The cursor's name.")]
+ScheduleId = Annotated[int, Field(description="The schedule's id.")]
 TaskId = Annotated[
     int | str, Field(description="The task id (its message's id here), or its global id.")
 ]
@@ -266,6 +277,7 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
         event_type: EventTypeFilter = None,
         thread: ThreadFilter = None,
         actor: ActorFilter = None,
+        meta: MetaFilterArg = None,
         limit: Limit = 100,
     ) -> CallToolResult:
         """Your unread messages, oldest first (highest priority first); marks them read
@@ -290,6 +302,7 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
                 event_type=event_type,
                 thread=thread,
                 actor=actor,
+                meta=meta,
             )
         )
 
@@ -393,6 +406,7 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
         event_type: EventTypeFilter = None,
         thread: ThreadFilter = None,
         actor: ActorFilter = None,
+        meta: MetaFilterArg = None,
         sort: Annotated[
             Literal["created", "priority", "id"] | None, Field(description="The order's key.")
         ] = None,
@@ -417,6 +431,7 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
                 event_type=event_type,
                 thread=thread,
                 actor=actor,
+                meta=meta,
                 sort=sort,
                 order=order,
                 limit=limit,
@@ -692,6 +707,128 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
         trace)."""
         return await run(partial(box.trace, trace_id=trace_id))
 
+    async def cursor_create(
+        name: CursorName,
+        channel: ChannelName,
+        from_start: Annotated[
+            bool, Field(description="Start before the channel's first message.")
+        ] = False,
+        from_now: Annotated[
+            bool, Field(description="Start after the channel's newest message (the default).")
+        ] = False,
+        from_id: Annotated[
+            int | None, Field(description="Message N is the next one read.", ge=1)
+        ] = None,
+        from_time: Annotated[
+            str | None,
+            Field(
+                description="The first message created at or after this time is the next "
+                "one read (ISO 8601 or relative, -1h)."
+            ),
+        ] = None,
+        meta: MetaFilterArg = None,
+        type: Types = None,
+        from_agent: FromAgent = None,
+        topic: Annotated[
+            str | None, Field(description="Only topics matching this pattern.")
+        ] = None,
+        event_type: EventTypeFilter = None,
+    ) -> CallToolResult:
+        """Create a durable replay cursor on a channel's history, reading only what its
+        filter matches (acomm cursor create). Give at most one from_* start. Returns the
+        cursor."""
+        return await run(
+            partial(
+                box.cursor_create,
+                name=name,
+                channel=channel,
+                from_start=from_start,
+                from_now=from_now,
+                from_id=from_id,
+                from_time=from_time,
+                meta=meta,
+                type=type,
+                from_agent=from_agent,
+                topic=topic,
+                event_type=event_type,
+            )
+        )
+
+    async def cursor_read(
+        name: CursorName,
+        limit: Limit = 100,
+        peek: Annotated[bool, Field(description="Look without moving the cursor.")] = False,
+    ) -> CallToolResult:
+        """The next messages past a cursor, oldest first; the cursor moves past them in the
+        same transaction, and nobody's messages are marked read (acomm receive --cursor).
+        Returns {messages, total_count, has_more, cursor, moved_from}."""
+        return await run(partial(box.cursor_read, name=name, limit=limit, peek=peek))
+
+    async def cursor_list() -> CallToolResult:
+        """Every cursor, with its position and how many messages lie past it (acomm cursor
+        list)."""
+        return await run(box.cursor_list)
+
+    async def schedule_create(
+        channel: Annotated[str, Field(description="Where each occurrence is sent.")],
+        body: Annotated[str, Field(description="The message each occurrence sends.")],
+        every: Annotated[
+            str | None, Field(description="Send every DURATION: 15m, 1h (or give cron).")
+        ] = None,
+        cron: Annotated[
+            str | None, Field(description="Send when this cron expression matches (UTC).")
+        ] = None,
+        start: Annotated[
+            str | None,
+            Field(
+                description="The first occurrence (default: one `every` from now, or the "
+                "cron's next)."
+            ),
+        ] = None,
+        until: Annotated[str | None, Field(description="No occurrence after this time.")] = None,
+        max_runs: Annotated[
+            int | None, Field(description="Stop after N occurrences.", ge=1)
+        ] = None,
+        catch_up: Annotated[
+            Literal["all", "last"],
+            Field(description="After a late tick: every missed occurrence once, or the latest."),
+        ] = "all",
+        topic: Topic = None,
+        priority: Annotated[
+            PriorityArg | None, Field(description="The messages' priority.")
+        ] = None,
+        metadata: Metadata = None,
+    ) -> CallToolResult:
+        """Create a recurring send, as you (acomm schedule create): every DURATION or on a
+        cron expression, each occurrence a normal message sent by tick or a reader. Returns
+        the schedule."""
+        return await run(
+            partial(
+                box.schedule_create,
+                channel=channel,
+                body=body,
+                every=every,
+                cron=cron,
+                start=start,
+                until=until,
+                max_runs=max_runs,
+                catch_up=catch_up,
+                topic=topic,
+                priority=priority,
+                metadata=metadata,
+            )
+        )
+
+    async def schedule_list(channel: OptChannel = None) -> CallToolResult:
+        """Every schedule, with its next occurrence and how many it has sent (acomm
+        schedule list)."""
+        return await run(partial(box.schedule_list, channel=channel))
+
+    async def schedule_delete(schedule_id: ScheduleId) -> CallToolResult:
+        """Delete one of your schedules; the messages it sent stay (acomm schedule
+        delete)."""
+        return await run(partial(box.schedule_delete, schedule_id=schedule_id))
+
     return [
         (send, False),
         (publish, False),
@@ -724,4 +861,10 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
         (capability_list, True),
         (capability_show, True),
         (trace, True),
+        (cursor_create, False),
+        (cursor_read, False),
+        (cursor_list, True),
+        (schedule_create, False),
+        (schedule_list, True),
+        (schedule_delete, False),
     ]

@@ -56,9 +56,15 @@ def channel_doc(c: Channel) -> dict[str, Any]:
     }
 
 
-def channel(out: Output, c: Channel, *, id_only: bool = False) -> None:
+def channel(
+    out: Output, c: Channel, *, id_only: bool = False, indexed_meta: list[str] | None = None
+) -> None:
+    """One channel; `indexed_meta` (`channel show`): its metadata keys with an index."""
     if out.json:
-        _dump(channel_doc(c))
+        doc = channel_doc(c)
+        if indexed_meta is not None:
+            doc["indexed_meta"] = indexed_meta
+        _dump(doc)
     elif id_only:
         sys.stdout.write(f"{c.id}\n")
     else:
@@ -78,6 +84,11 @@ def channel(out: Output, c: Channel, *, id_only: bool = False) -> None:
                         f"{p.agent} ({p.role.value}{', admin' if p.admin else ''})"
                         for p in c.participants
                     ),
+                ),
+                *(
+                    [("indexed_meta", ", ".join(indexed_meta) or "-")]
+                    if indexed_meta is not None
+                    else []
                 ),
             ],
         )

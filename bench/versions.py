@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import re
 import resource
 import shutil
@@ -194,6 +195,16 @@ class Side:
             self.modules = got["modules"]
 
 
+def interval(a: list[float], b: list[float], draws: int = 2000) -> tuple[float, float]:
+    """A 90% bootstrap interval of median(a) / median(b): how far the ratio could move with
+    other runs of the same machine."""
+    rng = random.Random(0)
+    ratios = sorted(
+        median(rng.choices(a, k=len(a))) / median(rng.choices(b, k=len(b))) for _ in range(draws)
+    )
+    return ratios[int(draws * 0.05)], ratios[int(draws * 0.95) - 1]
+
+
 def _shape(sql: str) -> str:
     """A statement without its values, to compare two sides' statements."""
     sql = re.sub(r"'(?:[^']|'')*'", "?", sql)
@@ -251,11 +262,17 @@ def report(
     send_ratio = median(this.send_cpu) / median(other.send_cpu)
     recv_ratio = median(this.recv_cpu) / median(other.recv_cpu)
     ok = send_ratio <= TARGET
+    lo, hi = interval(this.send_cpu, other.send_cpu)
+    rlo, rhi = interval(this.recv_cpu, other.recv_cpu)
     verdict = f"<= {TARGET:g}x: {'PASS' if ok else 'FAIL'}"
     rows = [
         (f"send, {other.label} (CPU)", spread(other.send_cpu), ""),
         (f"send, {this.label} (CPU)", spread(this.send_cpu), ""),
-        ("send, this / other (CPU)", f"{send_ratio:.3f}x", verdict),
+        (
+            "send, this / other (CPU)",
+            f"{send_ratio:.3f}x (90% interval {lo:.3f} .. {hi:.3f})",
+            verdict,
+        ),
         (f"send, {other.label} (wall)", spread(other.send_wall), ""),
         (f"send, {this.label} (wall)", spread(this.send_wall), ""),
         (
@@ -265,7 +282,11 @@ def report(
         ),
         (f"receive --json, {other.label} (CPU)", spread(other.recv_cpu), ""),
         (f"receive --json, {this.label} (CPU)", spread(this.recv_cpu), ""),
-        ("receive --json, this / other (CPU)", f"{recv_ratio:.3f}x", "shown, not judged"),
+        (
+            "receive --json, this / other (CPU)",
+            f"{recv_ratio:.3f}x (90% interval {rlo:.3f} .. {rhi:.3f})",
+            "shown, not judged",
+        ),
         (f"receive --json, {other.label} (wall)", spread(other.recv_wall), ""),
         (f"receive --json, {this.label} (wall)", spread(this.recv_wall), ""),
         (
@@ -349,7 +370,9 @@ def report(
         "verdict is on the median CPU time of the command's process (user + system): the "
         "machine is shared (see its load average below), which moves the wall time, shown "
         "under it, far more. Target: a send without event options within 3% of the earlier "
-        "revision's.",
+        "revision's. The verdict is on the ratio of the medians; beside it, a 90% bootstrap "
+        "interval of that ratio (resampling each side's runs) says how far other runs on this "
+        "machine could move it.",
         "",
         "| | median [p10, p90] | target |",
         "|---|---|---|",

@@ -318,7 +318,7 @@ def report(
         if not s.startswith("INSERT INTO messages ")
     ]
     # a read whose columns changed (a table grew a column) is the same read, not an added one
-    before = {_reads(s) for s in other.statements["plain"]}
+    before = {_reads(_shape(s)) for s in other.statements["plain"]}
     reads = [
         s
         for s in extra

@@ -282,6 +282,7 @@ class DashboardApp(App[None]):
         """The channel under the channels pane's cursor, proposed as a target (`_system`,
         the first row until one moves, belongs to acomm: not proposed)."""
         name = self.query_one(ChannelsPane).selected_key() or ""
+        name = name.split(" *", 1)[0]  # a worker pool's row: its channel
         return "" if name.startswith("_") else name
 
     def action_send(self) -> None:

@@ -71,12 +71,21 @@ class FeedFilter:
 
 @dataclass(frozen=True)
 class ChannelRow:
+    """A channel, or a worker pool on one (`pool` set): then `pending` counts the messages a
+    member has claimed and not finished, `queued` those waiting for a member to claim."""
+
     name: str
     type: str
     state: str
     pending: int
     queued: int
     dead_letters: int
+    pool: str | None = None
+
+    @property
+    def key(self) -> str:
+        """Its row: the channel's name, or `CHANNEL *POOL` (a channel name has no space)."""
+        return self.name if self.pool is None else f"{self.name} *{self.pool}"
 
 
 @dataclass(frozen=True)
@@ -147,6 +156,9 @@ def load(
                 c.dead_letters,
             )
         )
+    for p in st.pools:  # after the channels: a pool's backlog, as `stats` gives it
+        state = kinds[p.channel].state.value if p.channel in kinds else "?"
+        rows.append(ChannelRow(p.channel, "pool", state, p.claimed, p.waiting, 0, p.group))
     feed_msgs = inbox.history(conn, feed.to_filter()).messages
     act = activity.activity(conn, now) if charts else None
     if act is not None:  # the last point is the agents pane's own total: the timers due now

@@ -158,9 +158,9 @@ class ChannelsPane(Table_):
             style = "yellow" if c.state != "active" else ""
             rows.append(
                 (
-                    c.name,
+                    c.key,
                     (
-                        Text(c.name, style=style),
+                        Text(c.key, style=style),
                         c.type,
                         Text(c.state, style=style),
                         Text(str(c.pending), justify="right"),

@@ -194,3 +194,10 @@ def test_the_mcp_send_tool_gets_the_same_refusal(cli, store: Path):
     with pytest.raises(NoRecipient):
         box.query(channel="solo", body="anyone?", wait_seconds=60)
     assert snapshot(store) == before
+    # the publish tool: stored to nobody, or refused when a recipient is required
+    cli.ok("channel", "create", "feed", "--type", "pubsub", "--as", "alice")
+    before = snapshot(store)
+    with pytest.raises(NoRecipient):
+        box.publish(channel="feed", topic="a.b", body="x", require_recipient=True)
+    assert snapshot(store) == before
+    assert box.publish(channel="feed", topic="a.b", body="x")["recipients"] == []

@@ -153,6 +153,7 @@ class Toolbox:
         format: str | None = None,
         subject: str | None = None,
         attachments: Sequence[Mapping[str, Any]] | None = None,
+        require_recipient: bool = False,
     ) -> tuple[Doc, bool]:
         """`acomm send CHANNEL` or `send --to A,B`: (document, whether any recipient failed).
         The files are decoded and checked (as `send --attach` checks its files) before the
@@ -178,6 +179,7 @@ class Toolbox:
             event=event,
             trace_id=trace_id,
             rich=rich,
+            require_recipient=require_recipient,
         )
         with self._store(write=True) as conn:
             if to is None:

@@ -233,6 +233,13 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
         format: Format = None,
         subject: Subject = None,
         attachments: Attachments = None,
+        require_recipient: Annotated[
+            bool,
+            Field(
+                description="Refuse (no_recipient) and store nothing when no subscription "
+                "matches the topic, instead of publishing to nobody."
+            ),
+        ] = False,
     ) -> CallToolResult:
         """Publish on a pubsub channel: delivered to the agents whose subscription pattern
         matches the topic (acomm publish)."""
@@ -250,6 +257,7 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
                 format=format,
                 subject=subject,
                 attachments=attachments,
+                require_recipient=require_recipient,
             )
         )
 

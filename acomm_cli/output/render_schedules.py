@@ -12,23 +12,11 @@ from acomm_cli.output import columns as cols
 from acomm_cli.output.render import Output, _dump, _pairs, listing, note
 
 
-def _duration(ms: int) -> str:
-    """`1h30m`, `45s`, `1500ms`: the largest units that divide it exactly."""
-    if ms % 1000:
-        return f"{ms}ms"
-    s, parts = ms // 1000, []
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
-        if s >= size:
-            parts.append(f"{s // size}{unit}")
-            s %= size
-    return "".join(parts)
-
-
 def _when(s: Schedule) -> str:
     if s.cron is not None:
         return f"cron {s.cron}"
     assert s.every_ms is not None
-    return f"every {_duration(s.every_ms)}"
+    return f"every {clock.format_duration(s.every_ms)}"
 
 
 def doc(s: Schedule) -> dict[str, Any]:

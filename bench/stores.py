@@ -17,12 +17,12 @@ from time import perf_counter
 from harness import OUT, WORK
 
 from acomm_cli import clock
-from acomm_cli.engine import channels, opening, sending
+from acomm_cli.engine import channels, directory, opening, sending
 from acomm_cli.model import ChannelConfig, SendRequest
 from acomm_cli.store import migrations, migrations_001_005, migrations_006_010
 
 # Bump when the layout below changes, so that cached stores are rebuilt.
-BUILD_VERSION = 2
+BUILD_VERSION = 3
 CHUNK = 50_000
 READER = "reader"
 UNREAD_FOR_READER = 100
@@ -111,6 +111,8 @@ def _build(path: Path, n: int) -> None:
     conn = opening.connect(path, create=True, now=now)
     try:
         conn.execute("PRAGMA cache_size = -262144")  # 256 MiB for the build only
+        # a new store's directory is strict: every name that sends or reads here registered
+        directory.register_many(conn, sorted({"alice", "bob", "carol", READER, *AGENTS}), now)
         channels.create_channel(conn, "team", "group", "alice", ChannelConfig(), now)
         for agent in ("bob", "carol"):
             channels.join_channel(conn, "team", agent, "member", now, by="alice")

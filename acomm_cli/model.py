@@ -856,6 +856,9 @@ class QueryResult:
     messages: list[Message]
     total_count: int
     offset: int = 0
+    # a full-text search counts its matches only so far: True when more than total_count
+    # match, False when it is exact; None where every total is exact (no such field)
+    total_is_lower_bound: bool | None = None
 
     @property
     def has_more(self) -> bool:

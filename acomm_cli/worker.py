@@ -86,6 +86,10 @@ def tick_once(
         if setup.settings is not None:
             total += _federation(conn, setup.settings, now, doc, setup.on_peer_unreachable)
         synced = bridge.sync(conn, setup.bridge, now) if setup.bridge.configured else None
+        from acomm_cli.engine import search
+
+        # housekeeping, not counted in `total`: a search after this pass indexes nothing
+        doc["search_indexed"] = search.index_new(conn)
     if synced is not None:
         setup.on_bridge(synced)
         doc["bridge"] = synced.doc()

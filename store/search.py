@@ -38,22 +38,29 @@ _OBJECTS = (
 )
 
 
-def history(conn: sqlite3.Connection, f: MessageFilter) -> tuple[list[Message], int]:
+def history(
+    conn: sqlite3.Connection, f: MessageFilter, bound: int
+) -> tuple[list[Message], int, bool]:
     """Messages matching `f.search` (an FTS5 expression) and the other filters, best first
-    by default, each with its bm25 rank and snippet. sqlite3.OperationalError: the index
-    refused the expression (or is missing).
+    by default, each with its bm25 rank and snippet; the total, and whether the total is
+    only a lower bound. sqlite3.OperationalError: the index refused the expression (or is
+    missing).
 
-    The page's ids and ranks come first, from the index alone when no other filter or sort
-    needs the message row (each match scored, only small rows sorted); then the page's
-    messages and snippets. In another order than rank no rank is computed (None): bm25
-    reads every match of each word once for its weight, which is most of the time a
-    newest-first page of a common word would take."""
+    `bound` keeps a search's cost in step with its page, not with its matches: when more
+    than `bound` messages match, the ranked order scores only the newest `bound` of them
+    (bm25 scores every match it ranks), and the total is counted no further than `bound`
+    (or the page's end, if deeper) and reported as a lower bound. Below that both are
+    exact. The page's ids and ranks come first, from the index alone when no other filter
+    or sort needs the message row; then the page's messages and snippets. In another order
+    than rank no rank is computed (None)."""
     assert f.search is not None
     where, params = reads._filter_sql(f, conn)
     joined = bool(where) or f.sort in ("created", "priority")
     body = " FROM message_search s"
-    if joined:
-        body += " JOIN messages m ON m.id = s.rowid JOIN channels c ON c.id = m.channel_id"
+    if joined:  # CROSS JOIN: the index outermost, walked in its order (newest first)
+        body += (
+            " CROSS JOIN messages m ON m.id = s.rowid CROSS JOIN channels c ON c.id = m.channel_id"
+        )
     body += " WHERE message_search MATCH ?"
     params = [f.search, *params]
     if where:
@@ -61,17 +68,31 @@ def history(conn: sqlite3.Connection, f: MessageFilter) -> tuple[list[Message], 
     o = "DESC" if (f.order or ("asc" if f.sort in (None, "rank") else "desc")) == "desc" else "ASC"
     ranked = f.sort is None or f.sort == "rank"
     if ranked:  # best first (bm25: the lower, the better)
-        order = f"score {o}, s.rowid DESC"
-    elif f.sort == "id":  # the index's own order
-        order = f"s.rowid {o}"
+        # the index walked from the newest match, no further than `bound` + 1 of them: that
+        # many ids cost less than counting every match would
+        newest = conn.execute(
+            f"SELECT s.rowid {body} ORDER BY s.rowid DESC LIMIT ?", (*params, bound + 1)
+        ).fetchall()
+        total, lower = min(len(newest), bound), len(newest) > bound
+        if lower:  # rank the newest `bound` only
+            body += " AND s.rowid >= ?"
+            params.append(newest[bound - 1][0])
+        hits = (
+            conn.execute(
+                f"SELECT s.rowid, {_RANK} AS score {body}"
+                f" ORDER BY score {o}, s.rowid DESC LIMIT ? OFFSET ?",
+                (*params, f.limit, f.offset),
+            ).fetchall()
+            if newest
+            else []
+        )
     else:
-        order = reads._order(f, "", "desc")
-    hits = conn.execute(
-        f"SELECT s.rowid, {_RANK if ranked else 'NULL'} AS score {body}"
-        f" ORDER BY {order} LIMIT ? OFFSET ?",
-        (*params, f.limit + 1, f.offset),
-    ).fetchall()
-    total = reads._total(conn, body, params, hits, f)
+        order = f"s.rowid {o}" if f.sort == "id" else reads._order(f, "", "desc")
+        hits = conn.execute(
+            f"SELECT s.rowid, NULL {body} ORDER BY {order} LIMIT ? OFFSET ?",
+            (*params, f.limit + 1, f.offset),
+        ).fetchall()
+        total, lower = _total(conn, body, params, hits, f, bound)
     found = {
         r[0]: r
         for r in conn.execute(
@@ -87,7 +108,29 @@ def history(conn: sqlite3.Connection, f: MessageFilter) -> tuple[list[Message], 
         msgs.append(m)
     reads.attach_deliveries(conn, msgs)
     reads.attach_events(conn, msgs)
-    return msgs, total
+    return msgs, total, lower
+
+
+def _total(
+    conn: sqlite3.Connection,
+    body: str,
+    params: list[Any],
+    rows: list[Any],
+    f: MessageFilter,
+    bound: int,
+) -> tuple[int, bool]:
+    """(total, whether it is a lower bound): the page fetched with one row to spare shows
+    whether more exist; when they do, the matches are counted up to `bound` or just past
+    the page, whichever is further (counting every match of a common word costs more than
+    the page does)."""
+    if len(rows) <= f.limit and (f.offset == 0 or rows):
+        del rows[f.limit :]
+        return f.offset + len(rows), False
+    del rows[f.limit :]
+    cap = max(bound, f.offset + f.limit + 1)
+    n = conn.execute(f"SELECT count(*) FROM (SELECT 1 {body} LIMIT ?)", (*params, cap + 1))
+    counted: int = n.fetchone()[0]
+    return (cap, True) if counted > cap else (counted, False)
 
 
 def _snippet(conn: sqlite3.Connection, expression: str, message_id: int) -> str:
@@ -111,11 +154,19 @@ def rebuild(conn: sqlite3.Connection) -> int:
     for statement in _create_statements():
         conn.execute(statement)
     conn.execute("INSERT INTO message_search (message_search) VALUES ('rebuild')")
+    optimize(conn)
     conn.execute(
         "UPDATE search_state SET indexed_through = (SELECT coalesce(max(id), 0) FROM messages)"
     )
     count: int = conn.execute("SELECT count(*) FROM messages").fetchone()[0]
     return count
+
+
+def optimize(conn: sqlite3.Connection) -> None:
+    """Merge the index into one segment. FTS5 writes a large index as several segments
+    and reads each word's matches from every one of them: counting or weighing a common
+    word over nine segments took five times as long as over one (bench/search.py)."""
+    conn.execute("INSERT INTO message_search (message_search) VALUES ('optimize')")
 
 
 def behind(conn: sqlite3.Connection) -> tuple[int, int]:

@@ -7,8 +7,13 @@ writes (`error: timeout`, `C++`, `don't`, `a-b`) is never a syntax error. FTS5's
 (OR, NOT, NEAR, column filters `subject:`, phrases, parentheses) is there behind the prefix
 `fts:`; a malformed one is exit 3 naming `search`.
 
-Messages enter the index in batches, at the first search after they were sent (`catch_up`),
-not inside each send.
+Messages enter the index in batches, not inside each send: `tick` indexes what was sent
+since its last pass (`index_new`), and a search first indexes whatever is still left
+(`catch_up`), so it always sees every committed message.
+
+A search's cost follows its page, not its matches: past `BOUND` matches the ranked order
+scores the newest `BOUND` only, and the total is counted to `BOUND` and said to be a lower
+bound (`total_is_lower_bound`).
 """
 
 from __future__ import annotations
@@ -26,6 +31,11 @@ from acomm_cli.store import write
 MAX_CHARS = 500  # a query's length: longer ones are refused, not cut
 MAX_WORDS = 32  # words in a plain query: each is one more term list FTS5 walks
 RAW = "fts:"  # what introduces a query in FTS5's own syntax
+# matches a search ranks and counts: bm25 scores each match it ranks (about 3.5 µs apiece)
+# and a count walks every one, so a word in 1 message of 10 of a million costs 150-360 ms
+# unbounded, 5-10 ms within the newest 1,000 (bench/search.py)
+BOUND = 1000
+BATCH = 5000  # messages indexed per write transaction: holds the write lock ~0.1 s
 
 SYNTAX = (
     "words, each matched as written (a trailing * matches a prefix), all of them required;"
@@ -87,7 +97,7 @@ def history(conn: sqlite3.Connection, f: MessageFilter) -> QueryResult:
                 value=f.search,
             ) from None
         catch_up(conn)
-        msgs, total = store_search.history(conn, f)
+        msgs, total, lower = store_search.history(conn, f, BOUND)
     except sqlite3.OperationalError as exc:
         if "no such table" not in str(exc):
             raise
@@ -97,22 +107,39 @@ def history(conn: sqlite3.Connection, f: MessageFilter) -> QueryResult:
             field="search",
         ) from None
     attachments.decorate(conn, msgs)
-    return QueryResult(msgs, total, f.offset)
+    return QueryResult(msgs, total, f.offset, total_is_lower_bound=lower)
 
 
-def catch_up(conn: sqlite3.Connection) -> int:
-    """Index the messages sent since the last search, in one write transaction (none when
-    there are none; on a read-only store, none: the search sees what is indexed). Sends
-    leave this to the next search: indexing one message per transaction cost a send more
-    than the whole rest of it (bench/search.py)."""
-    through, top = store_search.behind(conn)
-    if top <= through:
-        return 0
+def catch_up(conn: sqlite3.Connection, batch: int = BATCH) -> int:
+    """Index the messages stored past the index's mark, `batch` ids per write transaction
+    (none when there are none; on a read-only store, none: the search sees what is
+    indexed); returns how many. Sends leave this to `tick` and to the next search:
+    indexing one message per transaction cost a send more than the whole rest of it
+    (bench/search.py). Messages stored while it runs wait for the next call."""
+    through, target = store_search.behind(conn)
+    done = 0
     try:
-        with write(conn):
-            through, top = store_search.behind(conn)  # another search may have done it
-            return store_search.catch_up(conn, through, top) if top > through else 0
+        while through < target:
+            with write(conn):
+                through, _ = store_search.behind(conn)  # another process may have done it
+                upto = min(target, through + batch)
+                if upto > through:
+                    done += store_search.catch_up(conn, through, upto)
+                through = upto
     except StoreReadOnly:
+        pass
+    return done
+
+
+def index_new(conn: sqlite3.Connection) -> int:
+    """`tick`'s pass: `catch_up`, so that a search after it has nothing left to index. A
+    missing index is left to `acomm doctor` (which finds it) and to
+    `doctor --rebuild-search`: it is no reason for a tick to fail."""
+    try:
+        return catch_up(conn)
+    except sqlite3.OperationalError as exc:
+        if "no such table" not in str(exc):
+            raise
         return 0
 
 

@@ -147,6 +147,11 @@ def messages(out: Output, result: QueryResult, *, body: bool = False, jsonl: boo
                 "total_count": result.total_count,
                 "has_more": result.has_more,
             }
+            | (
+                {}
+                if result.total_is_lower_bound is None
+                else {"total_is_lower_bound": result.total_is_lower_bound}
+            )
         )
     elif body:
         for m in result.messages:
@@ -172,7 +177,8 @@ def messages(out: Output, result: QueryResult, *, body: bool = False, jsonl: boo
             ],
         )
         if out.tty and result.has_more:
-            note(f"showing {len(result.messages)} of {result.total_count}; use --offset/--limit")
+            of = f"{result.total_count}{'+' if result.total_is_lower_bound else ''}"
+            note(f"showing {len(result.messages)} of {of}; use --offset/--limit")
 
 
 def follow(out: Output, batch: QueryResult, *, body: bool = False, jsonl: bool = False) -> None:

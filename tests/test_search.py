@@ -301,3 +301,94 @@ def test_the_expression_a_query_means():
 def test_follow_and_search_do_not_go_together(cli, team):
     r = cli("messages", "--search", "x", "--follow")
     assert r.exit_code == 2 and "--search" in r.stderr
+
+
+def test_past_the_bound_a_search_ranks_the_newest_matches_and_counts_no_further(
+    cli, team, make_channel, monkeypatch
+):
+    """A search's cost follows its page: past `search.BOUND` matches the ranked order scores
+    the newest BOUND of them only and the total is a lower bound; newest first stays exact."""
+    monkeypatch.setattr(search, "BOUND", 3)
+    best = send(cli, "team", "outage outage outage", "--as", "alice")  # the best, but oldest
+    weak = [
+        send(cli, "team", f"an outage in a long note, number {i}", "--as", "bob") for i in range(4)
+    ]
+    make_channel("ops", "alice", "bob")
+    elsewhere = send(cli, "ops", "outage outage", "--as", "alice")
+    doc = cli.ok("messages", "--search", "outage", "--json").json()
+    assert [m["id"] for m in doc["messages"]][0] == elsewhere
+    assert len(doc["messages"]) == 3 and best not in [m["id"] for m in doc["messages"]]
+    assert doc["total_count"] == 3 and doc["total_is_lower_bound"] is True
+    assert doc["has_more"] is False  # nothing ranked past the newest 3
+    page = cli.ok("messages", "--search", "outage", "--limit", "2", "--json").json()
+    assert page["total_count"] == 3 and page["total_is_lower_bound"] and page["has_more"]
+    # within a channel: the newest 3 of that channel's matches
+    team_doc = cli.ok("messages", "--search", "outage", "--channel", "team", "--json").json()
+    assert {m["id"] for m in team_doc["messages"]} == set(weak[1:])
+    assert team_doc["total_is_lower_bound"] is True
+    # newest first: exact order, a page past the bound still pages, the total a lower bound
+    newest = cli.ok("messages", "--search", "outage", "--sort", "id", "--limit", "2", "--json")
+    assert [m["id"] for m in newest.json()["messages"]] == [elsewhere, weak[3]]
+    assert newest.json()["total_is_lower_bound"] is True and newest.json()["has_more"]
+    deep = cli.ok(
+        "messages", "--search", "outage", "--sort", "id", "--offset", "4", "--limit", "1", "--json"
+    ).json()
+    assert [m["id"] for m in deep["messages"]] == [weak[0]]
+    assert deep["total_count"] == 6 and deep["total_is_lower_bound"] is False and deep["has_more"]
+    every = cli.ok("messages", "--search", "outage", "--sort", "id", "--limit", "10", "--json")
+    assert every.json()["total_count"] == 6 and every.json()["total_is_lower_bound"] is False
+    assert [m["id"] for m in every.json()["messages"]] == [elsewhere, *weak[::-1], best]
+    # below the bound both are exact
+    exact = cli.ok("messages", "--search", "outage outage", "--channel", "ops", "--json").json()
+    assert exact["total_count"] == 1 and exact["total_is_lower_bound"] is False
+    # a listing without --search has no such field: its totals are always exact
+    assert "total_is_lower_bound" not in cli.ok("messages", "--json").json()
+
+
+def test_tick_indexes_what_was_sent_so_a_search_after_it_writes_nothing(cli, team):
+    first = send(cli, "team", "the deploy went out", "--as", "alice")
+    second = send(cli, "team", "the deploy is green", "--as", "bob")
+    mark = "SELECT indexed_through FROM search_state"
+    assert query(team, mark)[0][0] < first  # a send does not index
+    assert cli.ok("tick", "--json").json()["search_indexed"] == 2
+    assert query(team, mark)[0][0] == second  # the high-water mark moved
+    before = snapshot(team)
+    assert found(cli, "--search", "deploy", "--sort", "id") == [second, first]
+    assert snapshot(team) == before  # the search had nothing left to index
+    assert cli.ok("tick", "--json").json()["search_indexed"] == 0
+    # the fallback: what tick has not reached yet, the next search indexes first
+    third = send(cli, "team", "deploy rolled back", "--as", "alice")
+    assert found(cli, "--search", "rolled") == [third]
+    assert query(team, mark)[0][0] == third
+    assert cli.ok("doctor").exit_code == 0
+
+
+def test_tick_indexes_in_bounded_batches_and_a_missing_index_does_not_fail_it(cli, team):
+    for i in range(5):
+        send(cli, "team", f"batch word {i}", "--as", "alice")
+    c = sqlite3.connect(team, isolation_level=None)
+    try:
+        began: list[str] = []
+        c.set_trace_callback(lambda s: began.append(s) if s.startswith("BEGIN") else None)
+        assert search.catch_up(c, batch=2) == 5
+        assert len(began) == 3  # 2 + 2 + 1, a transaction each
+        c.set_trace_callback(None)
+        c.execute("DROP TABLE message_search")
+    finally:
+        c.close()
+    send(cli, "team", "after the damage", "--as", "alice")
+    assert cli.ok("tick", "--json").json()["search_indexed"] == 0  # doctor's finding, not tick's
+    assert cli("doctor").exit_code == 5
+
+
+def test_rebuild_merges_the_index_into_one_segment(cli, team):
+    """Each batch indexed is an FTS5 segment, and a common word is read from every one of
+    them; `doctor --rebuild-search` leaves one."""
+    segments = "SELECT count(DISTINCT segid) FROM message_search_idx"
+    for i in range(3):
+        send(cli, "team", f"segment word {i}", "--as", "alice")
+        cli.ok("tick")
+    assert query(team, segments)[0][0] > 1
+    cli.ok("doctor", "--rebuild-search")
+    assert query(team, segments)[0][0] == 1
+    assert len(found(cli, "--search", "segment")) == 3

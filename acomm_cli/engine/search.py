@@ -110,7 +110,7 @@ def history(conn: sqlite3.Connection, f: MessageFilter) -> QueryResult:
     return QueryResult(msgs, total, f.offset, total_is_lower_bound=lower)
 
 
-def catch_up(conn: sqlite3.Connection, batch: int = BATCH) -> int:
+def catch_up(conn: sqlite3.Connection, batch: int | None = None) -> int:
     """Index the messages stored past the index's mark, `batch` ids per write transaction
     (none when there are none; on a read-only store, none: the search sees what is
     indexed); returns how many. Sends leave this to `tick` and to the next search:
@@ -122,7 +122,7 @@ def catch_up(conn: sqlite3.Connection, batch: int = BATCH) -> int:
         while through < target:
             with write(conn):
                 through, _ = store_search.behind(conn)  # another process may have done it
-                upto = min(target, through + batch)
+                upto = min(target, through + (batch or BATCH))
                 if upto > through:
                     done += store_search.catch_up(conn, through, upto)
                 through = upto

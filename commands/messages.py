@@ -60,9 +60,10 @@ def messages(
             "--search",
             metavar="QUERY",
             help="Full-text search of content, subject and the event's thread, actor and "
-            "target: words, all required (word* for a prefix), best match first; or "
-            "'fts:' and an FTS5 query (OR, NOT, NEAR, \"phrase\", subject:word). --json adds "
-            "each message's rank and snippet.",
+            "target: words, all required (word* for a prefix), best match first (within "
+            "the newest 1000 matches, when more match); or 'fts:' and an FTS5 query (OR, "
+            'NOT, NEAR, "phrase", subject:word). --json adds each message\'s rank and '
+            "snippet, and whether total_count is a lower bound.",
         ),
     ] = None,
     priority_min: PriorityMin = None,

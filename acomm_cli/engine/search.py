@@ -34,7 +34,7 @@ RAW = "fts:"  # what introduces a query in FTS5's own syntax
 # matches a search ranks and counts: bm25 scores each match it ranks (about 3.5 µs apiece)
 # and a count walks every one, so a word in 1 message of 10 of a million costs 150-360 ms
 # unbounded, 5-10 ms within the newest 1,000 (bench/search.py)
-BOUND = 1000
+BOUND = 1000  # `messages --search --help` and docs/CONSUMERS.md say 1000
 BATCH = 5000  # messages indexed per write transaction: holds the write lock ~0.1 s
 
 SYNTAX = (

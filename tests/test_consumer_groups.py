@@ -201,6 +201,10 @@ def test_a_pool_without_members_is_deleted_by_the_channels_owner(cli, make_chann
     assert cli.ok("publish", "ci", "job.x", "x", "--as", "pub", "--json").json()["recipients"] == []
     r = cli("unsubscribe", "ci", "--group", "builders", "--delete", "--as", "pub", "--json")
     assert r.exit_code == 4  # gone
+    # a replayed one goes back to the pool's placeholder, for a member joining later
+    cli.ok("deadletter", "replay", str(ids[0]))
+    cli.ok("subscribe", "ci", "job.#", "--group", "builders", "--as", "w2")
+    assert _ids(_receive(cli, "w2", limit=5)) == ids[:1]
 
 
 def test_leaving_the_channel_gives_claims_back_to_the_pool(cli, make_channel):

@@ -290,3 +290,23 @@ def test_channel_create_takes_the_ack_clock_and_ack_notify(store):
             assert snapshot(store) == before
 
     anyio.run(main)
+
+
+def test_an_occurrence_the_receive_tool_sends_respects_the_configured_limits(team, monkeypatch):
+    """limits.max_active_messages at 4 with team's four messages unread: the schedule's due
+    occurrence is refused (the default limit would send it) and the refusal recorded."""
+    monkeypatch.setenv("ACOMM_MAX_ACTIVE_MESSAGES", "4")
+    sh("schedule", "create", "team", "ping", "--every", "1h", "--start", "-1m", "--as", "alice")
+
+    async def main() -> None:
+        async with server("bob") as c:
+            got = await checked(c, "receive", peek=True)
+            assert [m["content"] for m in got["messages"]] == [
+                "job region=eu n=5",
+                "job region=us",
+                "job region=eu",
+                "job plain",
+            ]
+
+    anyio.run(main)
+    assert "max_active_messages" in sh("schedule", "show", "1")["last_error"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
-from acomm_cli import model
+from acomm_cli import clock, model
 from acomm_cli.engine import directory
 from acomm_cli.errors import (
     Duplicate,
@@ -334,10 +334,13 @@ def subscribe(
         return channels.insert_subscription(conn, ch.id, agent, pattern, now, group)
 
 
-def unsubscribe(conn: sqlite3.Connection, name: str, pattern: str, agent: str, now: int) -> bool:
+def unsubscribe(
+    conn: sqlite3.Connection, name: str, pattern: str, agent: str, now: int | None = None
+) -> bool:
     """Remove a subscription; False (a no-op) when there was none. A pool member whose last
     subscription for its pool goes gives back what it claimed and has not finished; the
-    pool outlives its last member (queues.left_pools)."""
+    pool outlives its last member (queues.left_pools), its kept patterns dated `now` (the
+    clock's, when not given)."""
     model.agent_id(agent)
     validate_pattern(pattern)
     with write(conn):
@@ -347,7 +350,8 @@ def unsubscribe(conn: sqlite3.Connection, name: str, pattern: str, agent: str, n
         if gone and served:
             from acomm_cli.engine import queues
 
-            queues.left_pools(conn, ch.id, agent, served, now)
+            at = clock.now_ms() if now is None else now
+            queues.left_pools(conn, ch.id, agent, served, at)
         return gone
 
 

@@ -120,6 +120,7 @@ DEAD_LETTER_REASONS = (
     "nacked",  # `acomm nack` without --requeue
     "channel_deleted",  # `channel delete --force`
     "cancelled",  # `acomm cancel`: a scheduled send withdrawn before its time
+    "pool_deleted",  # `unsubscribe CH --group NAME --delete`: what waited in the pool
 )
 # A deleted channel keeps its history under this prefix and its id (`_deleted:7:team`), closed,
 # so its name is free again
@@ -680,6 +681,7 @@ class Message:
     rich: RichParts | None = None  # format, subject, files, direction (engine/attachments.py)
     event: Event | None = None  # the notification event it carries (message_events)
     search: SearchHit | None = None  # set by `messages --search`: its rank and snippet
+    group_key: str | None = None  # its FIFO group (`send --group-key`), kept on its pool rows
 
     @property
     def status(self) -> str:

@@ -126,7 +126,9 @@ def receive(
                     inv.output(), body=body, follow=True, peek=peek, stall_s=None, stop=stop
                 )
                 gone = render_handover.reader_gone
-                waiting.follow(conn, agent, f, emit, peek=peek, stop=stop, gone=gone)
+                waiting.follow(
+                    conn, agent, f, emit, peek=peek, stop=stop, gone=gone, limits=inv.limits()
+                )
             # the reader left: as a failed write would say (141), or, with --peek, as any
             # read-only command's `| head` ends (0: nothing was to be marked read)
             if not peek and not stop() and gone():
@@ -139,9 +141,13 @@ def receive(
 
             result = acking.receive_ack(conn, agent, f, ack, now, emit=emit, wait_s=wait_s)
         elif wait_s is not None:
-            result = waiting.receive_wait(conn, agent, f, wait_s, peek=peek, emit=emit)
-        else:
-            result = timers.receive_due(conn, agent, f, now, peek=peek, emit=emit)
+            result = waiting.receive_wait(
+                conn, agent, f, wait_s, peek=peek, emit=emit, limits=inv.limits()
+            )
+        else:  # the configured limits: a schedule's occurrence this read sends respects them
+            result = timers.receive_due(
+                conn, agent, f, now, peek=peek, emit=emit, limits=inv.limits()
+            )
     if wait_ms is not None and not result.messages:
         raise Timeout(f"nothing arrived for {agent} within {clock.format_duration(wait_ms)}")
 

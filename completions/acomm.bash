@@ -53,7 +53,7 @@ _acomm_options() {
         'send') echo "$global --as --from --sender --to --batch -t --type -p --priority --topic --correlation-id --dedupe-key --meta --delay --deliver-at --ttl --format --subject --attach --trace-id --event-type --actor --target --thread --comment --parent-comment --depth --language --action-hint --occurred-at --event-id --group-key" ;;
         'publish') echo "$global --as --from --sender -t --type -p --priority --correlation-id --dedupe-key --meta --delay --deliver-at --ttl --trace-id --event-type --actor --target --thread --comment --parent-comment --depth --language --action-hint --occurred-at --event-id --group-key --require-recipient" ;;
         'subscribe') echo "$global --as --group" ;;
-        'unsubscribe') echo "$global --as" ;;
+        'unsubscribe') echo "$global --as --group --delete" ;;
         'subscriptions') echo "$global" ;;
         'receive') echo "$global --as --recipient -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset --peek --body --wait --ack -f --follow --event-type --thread --actor --meta --cursor" ;;
         'ack') echo "$global --as --status --note" ;;
@@ -256,6 +256,7 @@ _acomm_value_kind() {
         'subscribe --as') echo 'agent' ;;
         'subscribe --group') echo 'value' ;;
         'unsubscribe --as') echo 'agent' ;;
+        'unsubscribe --group') echo 'value' ;;
         'receive --as'|'receive --recipient') echo 'agent' ;;
         'receive -c'|'receive --channel') echo 'channel' ;;
         'receive --since') echo 'value' ;;
@@ -373,13 +374,13 @@ _acomm_value_kind() {
         'cancel --as') echo 'agent' ;;
         'deadletter list -c'|'deadletter list --channel') echo 'channel' ;;
         'deadletter list --recipient') echo 'agent' ;;
-        'deadletter list --reason') echo 'choice:max_retries_exceeded expired recipient_left dispatch_failed no_owner owner_offline federation_max_attempts nacked channel_deleted cancelled' ;;
+        'deadletter list --reason') echo 'choice:max_retries_exceeded expired recipient_left dispatch_failed no_owner owner_offline federation_max_attempts nacked channel_deleted cancelled pool_deleted' ;;
         'deadletter list --limit') echo 'value' ;;
         'deadletter list --offset') echo 'value' ;;
         'deadletter show --recipient') echo 'agent' ;;
         'deadletter replay --recipient') echo 'agent' ;;
         'deadletter replay -c'|'deadletter replay --channel') echo 'channel' ;;
-        'deadletter replay --reason') echo 'choice:max_retries_exceeded expired recipient_left dispatch_failed no_owner owner_offline federation_max_attempts nacked channel_deleted cancelled' ;;
+        'deadletter replay --reason') echo 'choice:max_retries_exceeded expired recipient_left dispatch_failed no_owner owner_offline federation_max_attempts nacked channel_deleted cancelled pool_deleted' ;;
         'deadletter replay --since') echo 'value' ;;
         'deadletter discard --recipient') echo 'agent' ;;
         'deadletter purge --older-than') echo 'value' ;;

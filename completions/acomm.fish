@@ -79,7 +79,7 @@ function __acomm_valued
         case 'subscribe'
             echo --as --group
         case 'unsubscribe'
-            echo --as
+            echo --as --group
         case 'receive'
             echo --as --recipient -c --channel --since --until -t --type --from --topic --status --grep --priority-min --sort --order --limit --offset --wait --ack --event-type --thread --actor --meta --cursor
         case 'ack'
@@ -542,6 +542,8 @@ complete -c acomm -n '__acomm_at \'subscribe\' 0' -f -a '(__acomm_words channels
 # acomm unsubscribe
 complete -c acomm -n '__acomm_is \'unsubscribe\'' -l as -r -f -a '(__acomm_words agents)'
 complete -c acomm -n '__acomm_is \'unsubscribe\'' -l as -r -f -d 'The acting agent'
+complete -c acomm -n '__acomm_is \'unsubscribe\'' -l group -r -f -d 'With --delete: the worker pool to delete'
+complete -c acomm -n '__acomm_is \'unsubscribe\'' -l delete -d 'Delete the worker pool --group NAME, which has no member left: it s...'
 complete -c acomm -n '__acomm_at \'unsubscribe\' 0' -f -a '(__acomm_words channels)'
 
 # acomm subscriptions
@@ -862,7 +864,7 @@ complete -c acomm -n '__acomm_is \'deadletter list\'' -s c -l channel -r -f -a '
 complete -c acomm -n '__acomm_is \'deadletter list\'' -s c -l channel -r -f -d 'Only this channel'
 complete -c acomm -n '__acomm_is \'deadletter list\'' -l recipient -r -f -a '(__acomm_words agents)'
 complete -c acomm -n '__acomm_is \'deadletter list\'' -l recipient -r -f -d 'Only this recipient\'s dead letter'
-complete -c acomm -n '__acomm_is \'deadletter list\'' -l reason -r -f -a 'max_retries_exceeded expired recipient_left dispatch_failed no_owner owner_offline federation_max_attempts nacked channel_deleted cancelled'
+complete -c acomm -n '__acomm_is \'deadletter list\'' -l reason -r -f -a 'max_retries_exceeded expired recipient_left dispatch_failed no_owner owner_offline federation_max_attempts nacked channel_deleted cancelled pool_deleted'
 complete -c acomm -n '__acomm_is \'deadletter list\'' -l reason -r -f -d 'max_retries_exceeded, expired, recipient_left, dispatch_failed, no_...'
 complete -c acomm -n '__acomm_is \'deadletter list\'' -l limit -r -f -d 'At most this many'
 complete -c acomm -n '__acomm_is \'deadletter list\'' -l offset -r -f -d 'Skip this many first'
@@ -877,7 +879,7 @@ complete -c acomm -n '__acomm_is \'deadletter replay\'' -l recipient -r -f -d 'O
 complete -c acomm -n '__acomm_is \'deadletter replay\'' -l all -d 'Every dead letter the filters match, in one transaction'
 complete -c acomm -n '__acomm_is \'deadletter replay\'' -s c -l channel -r -f -a '(__acomm_words channels)'
 complete -c acomm -n '__acomm_is \'deadletter replay\'' -s c -l channel -r -f -d 'With --all: only this channel'
-complete -c acomm -n '__acomm_is \'deadletter replay\'' -l reason -r -f -a 'max_retries_exceeded expired recipient_left dispatch_failed no_owner owner_offline federation_max_attempts nacked channel_deleted cancelled'
+complete -c acomm -n '__acomm_is \'deadletter replay\'' -l reason -r -f -a 'max_retries_exceeded expired recipient_left dispatch_failed no_owner owner_offline federation_max_attempts nacked channel_deleted cancelled pool_deleted'
 complete -c acomm -n '__acomm_is \'deadletter replay\'' -l reason -r -f -d 'With --all: only this reason'
 complete -c acomm -n '__acomm_is \'deadletter replay\'' -l since -r -f -d 'With --all: dead-lettered at or after this time'
 complete -c acomm -n '__acomm_is \'deadletter replay\'' -l dry-run -d 'With --all: count what would be replayed, change nothing'

@@ -295,11 +295,13 @@ def subscriptions(conn: sqlite3.Connection, channel_id: int) -> list[tuple[str, 
 
 def routes(conn: sqlite3.Connection, channel_id: int) -> list[tuple[str, str]]:
     """What a send routes topics by: (recipient, pattern), where a worker pool's
-    subscriptions route to its placeholder '*' || group (one copy for the pool)."""
+    subscriptions route to its placeholder '*' || group (one copy for the pool), and so do
+    the patterns a pool without members keeps (pool_bindings, m028)."""
     return conn.execute(
         "SELECT CASE WHEN grp IS NULL THEN agent ELSE '*' || grp END, pattern"
-        " FROM subscriptions WHERE channel_id = ?",
-        (channel_id,),
+        " FROM subscriptions WHERE channel_id = ?"
+        " UNION ALL SELECT '*' || grp, pattern FROM pool_bindings WHERE channel_id = ?",
+        (channel_id, channel_id),
     ).fetchall()
 
 
@@ -317,22 +319,63 @@ def subscription_groups(conn: sqlite3.Connection, channel_id: int, agent: str) -
 def subscriptions_grouped(
     conn: sqlite3.Connection, channel_id: int
 ) -> list[tuple[str, str, str | None]]:
-    """(agent, pattern, group) of a channel's subscriptions."""
+    """(agent, pattern, group) of a channel's subscriptions, and of the pools without
+    members the pattern each keeps, under the pool's placeholder '*' || group."""
     return conn.execute(
         "SELECT agent, pattern, grp FROM subscriptions WHERE channel_id = ?"
-        " ORDER BY agent, pattern",
-        (channel_id,),
+        " UNION ALL SELECT '*' || grp, pattern, grp FROM pool_bindings WHERE channel_id = ?"
+        " ORDER BY 1, 2",
+        (channel_id, channel_id),
     ).fetchall()
 
 
 def has_groups(conn: sqlite3.Connection, channel_id: int) -> bool:
+    """Does the channel have a worker pool (with members, or kept without)?"""
     return (
         conn.execute(
-            "SELECT 1 FROM subscriptions WHERE channel_id = ? AND grp IS NOT NULL LIMIT 1",
-            (channel_id,),
+            "SELECT 1 FROM subscriptions WHERE channel_id = ? AND grp IS NOT NULL"
+            " UNION ALL SELECT 1 FROM pool_bindings WHERE channel_id = ? LIMIT 1",
+            (channel_id, channel_id),
         ).fetchone()
         is not None
     )
+
+
+def pool_patterns(conn: sqlite3.Connection, channel_id: int, agent: str) -> list[tuple[str, str]]:
+    """(group, pattern) of an agent's subscriptions for worker pools on a channel."""
+    return conn.execute(
+        "SELECT grp, pattern FROM subscriptions WHERE channel_id = ? AND agent = ?"
+        " AND grp IS NOT NULL",
+        (channel_id, agent),
+    ).fetchall()
+
+
+def pool_members(conn: sqlite3.Connection, channel_id: int, group: str) -> list[str]:
+    return [
+        r[0]
+        for r in conn.execute(
+            "SELECT DISTINCT agent FROM subscriptions WHERE channel_id = ? AND grp = ?"
+            " ORDER BY agent",
+            (channel_id, group),
+        )
+    ]
+
+
+def keep_pool(
+    conn: sqlite3.Connection, channel_id: int, group: str, patterns: list[str], now: int
+) -> None:
+    """The patterns a pool whose last member left keeps routing by."""
+    conn.executemany(
+        "INSERT OR IGNORE INTO pool_bindings (channel_id, grp, pattern, created_at)"
+        " VALUES (?, ?, ?, ?)",
+        [(channel_id, group, p, now) for p in patterns],
+    )
+
+
+def drop_pool_bindings(conn: sqlite3.Connection, channel_id: int, group: str) -> int:
+    return conn.execute(
+        "DELETE FROM pool_bindings WHERE channel_id = ? AND grp = ?", (channel_id, group)
+    ).rowcount
 
 
 CHANNELS_TOKEN = "(SELECT token FROM channels_version WHERE id = 1)"

@@ -186,6 +186,8 @@ CHANNEL_COLUMNS = (
     "lease_ms",
     "message_ttl_ms",
     "retry_failed",
+    "ack_clock",
+    "ack_notify",
 )
 
 _MESSAGES = (

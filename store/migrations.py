@@ -718,3 +718,30 @@ def m027_ack_clock(conn: sqlite3.Connection, now_ms: int) -> None:
             CHECK (ack_notify IN ('all', 'failures', 'none'));
     """,
     )
+
+
+@migration
+def m028_pool_bindings(conn: sqlite3.Connection, now_ms: int) -> None:
+    # A worker pool outlives its members (an SQS queue subscribed to an SNS topic keeps
+    # filling with no consumer): when the last member's subscriptions go, the patterns they
+    # held stay here and route new messages to the pool's placeholder '*' || grp, until a
+    # member subscribes again (its patterns are the pool's from then on) or the pool is
+    # deleted (`unsubscribe CH --group NAME --delete`). Sends cache their routes under the
+    # channels token, so a change here moves it, as one to subscriptions does.
+    _script(
+        conn,
+        """
+        CREATE TABLE pool_bindings (
+            channel_id INTEGER NOT NULL REFERENCES channels(id),
+            grp TEXT NOT NULL,
+            pattern TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            PRIMARY KEY (channel_id, grp, pattern)
+        ) WITHOUT ROWID;
+    """,
+    )
+    for event in ("INSERT", "UPDATE", "DELETE"):
+        conn.execute(
+            f"CREATE TRIGGER pool_bindings_version_{event.lower()} AFTER {event} ON pool_bindings"
+            " BEGIN UPDATE channels_version SET token = token + 1 WHERE id = 1; END"
+        )

@@ -165,7 +165,7 @@ def unclaim_pool(conn: sqlite3.Connection, channel_id: int, agent: str, pool: st
 
 def pool_depth(conn: sqlite3.Connection) -> list[tuple[int, str, int, int]]:
     """(channel id, group, waiting to be claimed, claimed and open) per worker pool that
-    has either, and per pool with members."""
+    has either, and per pool with members or kept without them."""
     return conn.execute(
         "SELECT channel_id, substr(pool, 2), sum(recipient = pool AND state = 'unread'),"
         " sum(recipient != pool) FROM deliveries WHERE pool IS NOT NULL AND pool != '*'"
@@ -174,7 +174,8 @@ def pool_depth(conn: sqlite3.Connection) -> list[tuple[int, str, int, int]]:
         " OR (state = 'acked' AND ack_status IN ('received', 'in_progress')))"
         " GROUP BY channel_id, pool"
         " UNION ALL SELECT DISTINCT channel_id, grp, 0, 0 FROM subscriptions"
-        " WHERE grp IS NOT NULL ORDER BY 1, 2"
+        " WHERE grp IS NOT NULL"
+        " UNION ALL SELECT DISTINCT channel_id, grp, 0, 0 FROM pool_bindings ORDER BY 1, 2"
     ).fetchall()
 
 
@@ -222,3 +223,13 @@ def depth(conn: sqlite3.Connection, channel_ids: Sequence[int]) -> dict[int, int
         tuple(channel_ids),
     ).fetchall()
     return dict(rows)
+
+
+def pool_backlog(conn: sqlite3.Connection, channel_id: int, pool: str) -> list[tuple[int, int]]:
+    """(message id, retry count) of what waits in a pool (unclaimed: unread, waiting out a
+    back-off or held by max_pending), for the dead letters of a deleted pool."""
+    return conn.execute(
+        "SELECT message_id, retry_count FROM deliveries WHERE channel_id = ? AND recipient = ?"
+        " AND state IN ('unread', 'waiting', 'queued') ORDER BY message_id",
+        (channel_id, pool),
+    ).fetchall()

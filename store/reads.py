@@ -252,7 +252,8 @@ def inbox(
         f"SELECT {_MSG_COLS}, d.retry_count, d.delivered_at, d.read_at, d.ack_status,"
         f" d.acked_at, d.next_timer_at, c.max_pending, d.first_read_at,"
         # the deadline a read starts (ack_clock read: a tracked delivery without one)
-        f" CASE WHEN d.tracked AND d.next_timer_at IS NULL THEN c.ack_timeout_ms END {body}"
+        f" CASE WHEN d.tracked AND d.next_timer_at IS NULL THEN c.ack_timeout_ms END,"
+        f" d.group_key {body}"
         f" ORDER BY {order}"
         " LIMIT ? OFFSET ?",
         (*params, f.limit + 1, f.offset),
@@ -302,6 +303,7 @@ def inbox(
         max_pending,
         first_read,
         starts,
+        group_key,
     ) in rows:
         if marked_at is not None:  # as mark_read's UPDATE leaves it
             read_at = marked_at
@@ -342,6 +344,8 @@ def inbox(
                 trace,
             )
         )
+        if group_key is not None:  # a FIFO message claimed from its pool
+            out[-1].group_key = group_key
         if max_pending:
             limited.add(channel_id)
     attach_events(conn, out)
@@ -385,11 +389,14 @@ def attach_deliveries(conn: sqlite3.Connection, msgs: list[Message]) -> None:
     for chunk_start in range(0, len(msgs), 500):
         ids = [m.id for m in msgs[chunk_start : chunk_start + 500]]
         for r in conn.execute(
-            f"SELECT message_id, {_DELIVERY_COLS} FROM deliveries WHERE message_id IN"
-            f" ({','.join('?' * len(ids))}) ORDER BY message_id, recipient",
+            f"SELECT message_id, group_key, {_DELIVERY_COLS} FROM deliveries WHERE message_id"
+            f" IN ({','.join('?' * len(ids))}) ORDER BY message_id, recipient",
             ids,
         ):
-            by_id[r[0]].deliveries.append(_delivery(r[1:]))
+            m = by_id[r[0]]
+            m.deliveries.append(_delivery(r[2:]))
+            if r[1] is not None:  # a FIFO group key, on the message's pool rows
+                m.group_key = r[1]
 
 
 def attach_events(conn: sqlite3.Connection, msgs: list[Message]) -> None:

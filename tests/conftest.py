@@ -506,6 +506,7 @@ UNDO_MIGRATION = {
     "m027_ack_clock": """
         ALTER TABLE channels DROP COLUMN ack_notify;
         ALTER TABLE channels DROP COLUMN ack_clock;""",
+    "m028_pool_bindings": "DROP TABLE pool_bindings;",
 }
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections import Counter, defaultdict
@@ -117,25 +118,93 @@ def test_a_lapsed_lease_returns_the_claim_to_the_pool_for_any_member(cli, make_c
     assert_invariants(store, {mid})
 
 
-def test_the_last_member_leaving_keeps_the_backlog_queued_for_the_pool(cli, make_channel):
+def test_a_pool_outlives_its_last_member_and_keeps_filling(cli, make_channel):
+    """As an SQS queue subscribed to an SNS topic with no consumer: the last member leaves,
+    the pool still gets a copy of each new matching message, `stats` shows the backlog
+    grow, and the member who joins later claims all of it, in order."""
     store = _pool(cli, make_channel, "w1", delivery="at-least-once")
+    cli.ok("subscribe", "ci", "job.#", "--as", "audit")
     ids = [_publish(cli, f"job {i}") for i in range(3)]
     assert _ids(_receive(cli, "w1")) == ids[:1]
     cli.ok("unsubscribe", "ci", "job.#", "--as", "w1")  # its claim goes back too
     stats = cli.ok("stats", "--json").json()
     assert stats["pools"] == [{"channel": "ci", "group": "builders", "waiting": 3, "claimed": 0}]
-    text = cli.ok("stats").stdout
-    assert "pool\tci\tbuilders\t3\t0" in text
     assert _receive(cli, "w1") == []  # no longer a member
-    # with no member, no subscription routes a new message to the pool: it gets no copy
-    unrouted = cli.ok("publish", "ci", "job.build", "x", "--as", "pub", "--json").json()
-    assert unrouted["recipients"] == []
-    cli.ok("subscribe", "ci", "job.#", "--group", "builders", "--as", "w9")
+    # no member: the pool keeps the pattern its last member had, and keeps filling
+    listed = cli.ok("subscriptions", "ci", "--json").json()["subscriptions"]
+    assert {"agent": "*builders", "pattern": "job.#", "group": "builders"} in listed
+    later = cli.ok("publish", "ci", "job.build", "later", "--as", "pub", "--json").json()
+    assert later["recipients"] == ["*builders", "audit"]
+    assert (
+        cli.ok("publish", "ci", "other.x", "x", "--as", "pub", "--json").json()["recipients"] == []
+    )  # only what matches the pool's pattern
+    ids.append(later["id"])
+    ids.append(_publish(cli, "later 2", "--group-key", "k"))  # still a pool: keys are fine
+    assert cli.ok("stats", "--json").json()["pools"] == [
+        {"channel": "ci", "group": "builders", "waiting": 5, "claimed": 0}
+    ]
+    assert "pool\tci\tbuilders\t5\t0" in cli.ok("stats").stdout
+    # a new member: its patterns are the pool's again, and it claims the backlog in order
+    cli.ok("subscribe", "ci", "job.build", "--group", "builders", "--as", "w9")
     assert _ids(_receive(cli, "w9", limit=10)) == ids
     assert cli.ok("stats", "--json").json()["pools"] == [
-        {"channel": "ci", "group": "builders", "waiting": 0, "claimed": 3}
+        {"channel": "ci", "group": "builders", "waiting": 0, "claimed": 5}
     ]
+    assert query(store, "SELECT count(*) FROM pool_bindings") == [(0,)]
+    assert cli.ok("publish", "ci", "job.test", "x", "--as", "pub", "--json").json()[
+        "recipients"
+    ] == ["audit"]  # job.# went with the last member who held it
     assert_invariants(store, set(ids))
+
+
+def test_leaving_the_channel_keeps_the_pool_too(cli, make_channel):
+    _pool(cli, make_channel, "w1", delivery="at-least-once")
+    cli.ok("channel", "leave", "ci", "w1", "--as", "w1")
+    mid = _publish(cli, "job")
+    cli.ok("subscribe", "ci", "job.#", "--group", "builders", "--as", "w2")
+    assert _ids(_receive(cli, "w2")) == [mid]
+
+
+def test_a_pool_without_members_is_deleted_by_the_channels_owner(cli, make_channel):
+    store = _pool(cli, make_channel, "w1", delivery="at-least-once")
+    ids = [_publish(cli, f"job {i}") for i in range(2)]
+    before = snapshot(store)
+    refusals = [
+        (("--group", "builders", "--delete", "--as", "pub"), 5, "invalid_state"),  # w1 is in
+        (("--group", "builders", "--delete", "--as", "w1"), 5, "forbidden"),  # not the owner
+        (("--group", "nope", "--delete", "--as", "pub"), 4, "not_found"),
+        (("--group", "builders", "--as", "pub"), 2, "usage"),  # --group needs --delete
+        (("job.#", "--group", "builders", "--delete", "--as", "pub"), 2, "usage"),
+    ]
+    for args, status, code in refusals[:2]:
+        r = cli("unsubscribe", "ci", *args, "--json")
+        assert (r.exit_code, r.error["code"]) == (status, code), r.output
+    assert snapshot(store) == before
+    cli.ok("unsubscribe", "ci", "job.#", "--as", "w1")
+    for args, status, code in refusals[2:]:
+        r = cli("unsubscribe", "ci", *args, "--json")
+        assert (r.exit_code, r.error["code"]) == (status, code), r.output
+    r = cli("unsubscribe", "ci", "--as", "pub", "--json")  # neither a pattern nor a pool
+    assert r.exit_code == 2 and r.error["field"] == "pattern"
+    done = cli.ok("unsubscribe", "ci", "--group", "builders", "--delete", "--as", "pub", "--json")
+    assert done.json() == {
+        "channel": "ci",
+        "group": "builders",
+        "deleted": True,
+        "dead_lettered": 2,
+    }
+    dead = cli.ok("deadletter", "list", "--reason", "pool_deleted", "--json").json()
+    assert [(d["message_id"], d["recipient"]) for d in dead["dead_letters"]] == [
+        (i, "*builders") for i in ids
+    ]
+    assert cli.ok("stats", "--json").json()["pools"] == []
+    assert cli.ok("publish", "ci", "job.x", "x", "--as", "pub", "--json").json()["recipients"] == []
+    r = cli("unsubscribe", "ci", "--group", "builders", "--delete", "--as", "pub", "--json")
+    assert r.exit_code == 4  # gone
+    # a replayed one goes back to the pool's placeholder, for a member joining later
+    cli.ok("deadletter", "replay", str(ids[0]))
+    cli.ok("subscribe", "ci", "job.#", "--group", "builders", "--as", "w2")
+    assert _ids(_receive(cli, "w2", limit=5)) == ids[:1]
 
 
 def test_leaving_the_channel_gives_claims_back_to_the_pool(cli, make_channel):
@@ -206,6 +275,52 @@ def test_fifo_on_a_worker_pool(cli, make_channel):
     assert _ids(_receive(cli, "audit", limit=5)) == a  # its own copies are not held back
     cli.ok("ack", str(a[0]), "--as", "w1")
     assert _ids(_receive(cli, "w2", limit=5)) == a[1:]
+
+
+def test_show_and_messages_give_the_group_key(cli, make_channel):
+    """A FIFO message's key in `show` (JSON, the piped lines) and `messages --json`; a
+    message without one says null in JSON, and its piped `show` lines stay as they were."""
+    _queue(cli, make_channel, "w1", delivery="at-least-once")
+    keyed, plain = _send(cli, "charge", "order-7"), _send(cli, "plain", None)
+    assert cli.ok("show", str(keyed), "--json").json()["group_key"] == "order-7"
+    assert cli.ok("show", str(plain), "--json").json()["group_key"] is None
+    assert re.search(r"^group_key: +order-7$", cli.ok("show", str(keyed)).stdout, re.M)
+    assert "group_key" not in cli.ok("show", str(plain)).stdout
+    listed = cli.ok("messages", "--channel", "jobs", "--json").json()["messages"]
+    assert {m["id"]: m["group_key"] for m in listed} == {keyed: "order-7", plain: None}
+    # the worker that claims it sees its key, and `show` still does after the ack
+    got = _receive(cli, "w1", limit=5)
+    assert {m["id"]: m["group_key"] for m in got} == {keyed: "order-7", plain: None}
+    cli.ok("ack", str(keyed), "--as", "w1")
+    assert cli.ok("show", str(keyed), "--json").json()["group_key"] == "order-7"
+
+
+def test_show_on_a_terminal_gives_the_group_key():
+    from rich.console import Console
+
+    from acomm_cli.model import Delivery, DeliveryState, Message, MessageType, Priority
+    from acomm_cli.output import views
+
+    m = Message(
+        1,
+        "jobs",
+        1,
+        "boss",
+        MessageType.TEXT,
+        "charge",
+        None,
+        Priority.NORMAL,
+        None,
+        None,
+        {},
+        0,
+        None,
+        deliveries=[Delivery("*", DeliveryState.UNREAD)],
+        group_key="order-7",
+    )
+    console = Console(width=100, record=True)
+    console.print(views.message_panel(m))
+    assert re.search(r"group key +order-7", console.export_text())
 
 
 def test_a_nacked_head_blocks_its_key_until_redelivered_or_dead_lettered(cli, make_channel):

@@ -112,6 +112,8 @@ def test_export_matches_the_store(cli, store, traffic, tmp_path):
     assert channels["work"]["ack_timeout_ms"] == 60_000
     assert channels["work"]["delivery"] == "at-least-once"
     assert channels["once"]["delivery"] == "exactly-once"
+    # when the ack deadline starts and which acks notify: the defaults here
+    assert {(c["ack_clock"], c["ack_notify"]) for c in channels.values()} == {("sent", "all")}
 
 
 def test_manifest_lists_every_file_with_size_and_sha256(cli, store, traffic, tmp_path):
@@ -342,3 +344,32 @@ def test_small_chunks_and_batches_give_the_same_rows(store, traffic, tmp_path):
             read(Path(out), dataset).num_rows == query(store, f"SELECT count(*) FROM {table}")[0][0]
         ), dataset
     assert sorted(read(Path(out), "messages").column("id").to_pylist()) == list(range(1, n + 1))
+
+
+def test_channels_carry_their_ack_clock_and_ack_notify(cli, store, tmp_path):
+    """Dataset version 7: a channel's ack clock and ack notices, as `channel show` says."""
+    cli.ok(
+        "channel",
+        "create",
+        "reports",
+        "--delivery",
+        "at-least-once",
+        "--ack-clock",
+        "read",
+        "--ack-notify",
+        "failures",
+        "--as",
+        "boss",
+    )
+    cli.ok("channel", "create", "quiet", "--ack-notify", "none", "--as", "boss")
+    out = tmp_path / "export"
+    cli.ok("export", out)
+    rows = {c["name"]: (c["ack_clock"], c["ack_notify"]) for c in read(out, "channels").to_pylist()}
+    assert rows == {
+        "_system": ("sent", "all"),
+        "reports": ("read", "failures"),
+        "quiet": ("sent", "none"),
+    }
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["dataset_version"] == 7
+    assert {f["dataset_version"] for f in manifest["files"] if f["dataset"] == "channels"} == {7}

@@ -183,3 +183,130 @@ def test_schedules_are_created_listed_and_deleted_by_their_sender(team):
 
 def test_the_schedule_states_in_the_output_schema_are_the_engines():
     assert schemas.SCHEDULE_STATES == schedules.STATES
+
+
+@pytest.fixture
+def builds(make_channel) -> Path:
+    """ci's pubsub `builds` (at-least-once); `orders`, shop's at-least-once work queue."""
+    make_channel("orders", "shop", type="queue", delivery="at-least-once")
+    return make_channel("builds", "ci", type="pubsub", delivery="at-least-once")
+
+
+def test_subscribe_takes_a_group_and_its_members_share_the_pools_copy(builds):
+    async def main() -> None:
+        async with server("w1") as w1, server("w2") as w2:
+            for c in (w1, w2):
+                made = await checked(c, "subscribe", channel="builds", pattern="job.#", group="b")
+                assert (made["group"], made["created"]) == ("b", True)
+            sh("subscribe", "builds", "job.#", "--as", "auditor")
+            listed = sh("subscriptions", "builds")["subscriptions"]
+            assert [(s["agent"], s.get("group")) for s in listed] == [
+                ("auditor", None),
+                ("w1", "b"),
+                ("w2", "b"),
+            ]
+            sent = sh("publish", "builds", "job.test", "run", "--as", "ci")
+            assert sorted(sent["recipients"]) == ["*b", "auditor"]
+            got = await checked(w2, "receive")
+            assert [m["content"] for m in got["messages"]] == ["run"]
+            assert (await checked(w1, "receive"))["messages"] == []  # w2 claimed it
+
+            before = snapshot(builds)
+            err = await refused(w1, "subscribe", channel="builds", pattern="x", group="no way")
+            assert (err["code"], err["field"]) == ("validation_failed", "group")
+            # an agent's subscriptions on a channel are all its own or all for one pool
+            err = await refused(w1, "subscribe", channel="builds", pattern="x", group="other")
+            assert (err["code"], err["field"]) == ("invalid_state", "group")
+            err = await refused(w1, "subscribe", channel="builds", pattern="x")
+            assert (err["code"], err["field"]) == ("invalid_state", "group")
+            assert snapshot(builds) == before
+
+    anyio.run(main)
+
+
+def test_send_and_publish_take_a_group_key_as_the_command_line_does(builds):
+    sh("channel", "join", "orders", "w1", "--as", "shop")
+    sh("subscribe", "builds", "job.#", "--group", "b", "--as", "w1")
+
+    async def main() -> None:
+        async with server("shop") as shop, server("ci") as ci, server("w1") as w1:
+            for body, key in (("charge", "o-7"), ("ship", "o-7"), ("charge 8", "o-8")):
+                await checked(shop, "send", channel="orders", body=body, group_key=key)
+            got = await checked(w1, "receive", limit=10)  # one of each key in flight
+            assert [(m["content"], m["group_key"]) for m in got["messages"]] == [
+                ("charge", "o-7"),
+                ("charge 8", "o-8"),
+            ]
+            shown = await checked(shop, "messages", channel="orders")
+            assert {m["content"]: m["group_key"] for m in shown["messages"]} == {
+                "charge": "o-7",
+                "ship": "o-7",
+                "charge 8": "o-8",
+            }
+            await checked(ci, "publish", channel="builds", topic="job.a", body="a1", group_key="k")
+            await checked(ci, "publish", channel="builds", topic="job.a", body="a2", group_key="k")
+            got = await checked(w1, "receive", channel="builds", limit=10)
+            assert [m["content"] for m in got["messages"]] == ["a1"]  # a2 waits for a1
+
+            sh("channel", "create", "room", "--as", "ci")  # a group channel: nothing to order
+            sh("channel", "create", "news", "--type", "pubsub", "--as", "ci")
+            sh("subscribe", "news", "#", "--as", "w1")  # no worker pool on it
+            before = snapshot(builds)
+            err = await refused(ci, "send", channel="room", body="x", group_key="k")
+            assert (err["code"], err["field"]) == ("validation_failed", "group_key")
+            err = await refused(ci, "publish", channel="news", topic="t", body="x", group_key="k")
+            assert (err["code"], err["field"]) == ("validation_failed", "group_key")
+            long = "k" * (model.NAME_MAX + 1)
+            err = await refused(shop, "send", channel="orders", body="x", group_key=long)
+            assert (err["code"], err["field"]) == ("validation_failed", "group_key")
+            assert snapshot(builds) == before
+
+    anyio.run(main)
+
+
+def test_channel_create_takes_the_ack_clock_and_ack_notify(store):
+    async def main() -> None:
+        async with server("boss") as c:
+            made = await checked(
+                c,
+                "channel_create",
+                name="reports",
+                delivery="at-least-once",
+                ack_clock="read",
+                ack_notify="failures",
+            )
+            assert (made["config"]["ack_clock"], made["config"]["ack_notify"]) == (
+                "read",
+                "failures",
+            )
+            assert made["config"] == sh("channel", "show", "reports")["config"]
+            plain = await checked(c, "channel_create", name="plain")
+            assert (plain["config"]["ack_clock"], plain["config"]["ack_notify"]) == ("sent", "all")
+            before = snapshot(store)
+            for field, value in (("ack_clock", "never"), ("ack_notify", "some")):
+                err = await refused(c, "channel_create", name="x", **{field: value})
+                assert (err["code"], err["field"]) == ("validation_failed", field)
+                assert "is not one of" in err["message"]
+            assert snapshot(store) == before
+
+    anyio.run(main)
+
+
+def test_an_occurrence_the_receive_tool_sends_respects_the_configured_limits(team, monkeypatch):
+    """limits.max_active_messages at 4 with team's four messages unread: the schedule's due
+    occurrence is refused (the default limit would send it) and the refusal recorded."""
+    monkeypatch.setenv("ACOMM_MAX_ACTIVE_MESSAGES", "4")
+    sh("schedule", "create", "team", "ping", "--every", "1h", "--start", "-1m", "--as", "alice")
+
+    async def main() -> None:
+        async with server("bob") as c:
+            got = await checked(c, "receive", peek=True)
+            assert [m["content"] for m in got["messages"]] == [
+                "job region=eu n=5",
+                "job region=us",
+                "job region=eu",
+                "job plain",
+            ]
+
+    anyio.run(main)
+    assert "max_active_messages" in sh("schedule", "show", "1")["last_error"]

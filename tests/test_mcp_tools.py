@@ -106,6 +106,8 @@ def test_the_input_enums_are_the_models_values():
     assert typing.get_args(toolset.StatusArg) == model.MESSAGE_STATUSES
     assert typing.get_args(toolset.ReasonArg) == model.DEAD_LETTER_REASONS
     assert typing.get_args(toolset.KindArg) == directory.KINDS
+    assert typing.get_args(toolset.AckClockArg) == tuple(c.value for c in model.AckClock)
+    assert typing.get_args(toolset.AckNotifyArg) == tuple(n.value for n in model.AckNotify)
     event = toolset.EVENT_SCHEMA["properties"]
     assert tuple(event["event_type"]["enum"]) == model.EVENT_TYPES
     assert tuple(event["action_hint"]["enum"]) == model.ACTION_HINTS

@@ -291,3 +291,24 @@ def test_sigkill_in_a_catch_up_pass_sends_no_occurrence_twice_and_skips_none(cli
     assert sent == 1500
     times = _occurrences(ops)
     assert len(times) == len(set(times)) == 1500
+
+
+def test_a_reader_sends_an_occurrence_under_the_configured_limits(cli, ops, monkeypatch):
+    """The configured limits bind an occurrence a reader sends as they bind tick's: with
+    limits.max_active_messages at 2 and two messages unread, bob's receive does not send the
+    due occurrence (the default limit, 100,000, would) but records the refusal on it."""
+    monkeypatch.setenv("ACOMM_MAX_ACTIVE_MESSAGES", "2")
+    with freeze_time(T0) as frozen:
+        cli.ok("schedule", "create", "ops", "ping", "--every", "10m", "--as", "rep")
+        cli.ok("send", "ops", "one", "--as", "rep")
+        cli.ok("send", "ops", "two", "--as", "rep")
+        frozen.tick(timedelta(minutes=10))
+        got = cli.ok("--json", "receive", "--as", "bob").json()["messages"]
+        assert [m["content"] for m in got] == ["one", "two"]
+        assert _occurrences(ops) == []
+        sched = cli.ok("--json", "schedule", "show", "1").json()
+        assert "max_active_messages" in sched["last_error"]
+        assert sched["next_at"] == "2026-03-02T09:20:00.000Z"  # passed, not sent twice later
+        frozen.tick(timedelta(minutes=10))  # two read: room again, the next one goes out
+        got = cli.ok("--json", "receive", "--as", "bob").json()["messages"]
+        assert [m["content"] for m in got] == ["ping"]

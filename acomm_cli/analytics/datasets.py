@@ -34,11 +34,12 @@ _ID, _S, _TS = "int64", "string", "timestamp"
 # incident_at, and the delivery_attempts dataset; 3 = + the agents dataset; 4 = +
 # messages.trace_id; 5 = + the events dataset (the notification event a message carries);
 # 6 = + messages.format / subject, the attachments dataset (the files messages name) and the
-#     notifications dataset (the first notice of each recipient, and how).
+#     notifications dataset (the first notice of each recipient, and how); 7 = +
+#     channels.ack_clock / ack_notify (when an ack deadline starts, which acks notify).
 # Versions only
 # ever add columns and datasets, so every reader reads every version: a column a file lacks
 # reads as null, a dataset a manifest lacks is empty (docs/EXPORT.md).
-DATASET_VERSION = 6
+DATASET_VERSION = 7
 COMPUTED = ("priority_name", "exported_at")  # made by the export, not read from the store
 
 # Every dataset an export writes and an audit reads: to add one, add a row here and its
@@ -234,6 +235,8 @@ DATASET_TABLE: tuple[Dataset, ...] = (
             ("lease_ms", _ID),
             ("message_ttl_ms", _ID),
             ("retry_failed", "bool"),
+            ("ack_clock", _S),
+            ("ack_notify", _S),
             ("exported_at", _TS),
         ),
         snapshot=True,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
-from acomm_cli import model
+from acomm_cli import clock, model
 from acomm_cli.engine import directory
 from acomm_cli.errors import (
     Duplicate,
@@ -235,19 +235,14 @@ def leave_channel(
                 field="agent",
                 value=agent,
             )
-        groups = (
-            channels.subscription_groups(conn, ch.id, agent)
-            if ch.type == ChannelType.PUBSUB
-            else set()
-        )
+        served = channels.pool_patterns(conn, ch.id, agent) if ch.type == ChannelType.PUBSUB else []
         channels.delete_participant(conn, ch.id, agent)
         from acomm_cli.engine import queues  # only on a leave: not on the send path
 
         if ch.type == ChannelType.QUEUE:
             queues.give_back(conn, ch.id, agent)
-        for group in groups:  # a pool member's claims go back to its pool
-            if group is not None:
-                queues.give_back_pool(conn, ch.id, agent, group)
+        if served:  # a pool member's claims go back to its pool, which outlives it
+            queues.left_pools(conn, ch.id, agent, served, now)
         pending = backlog.pending_deliveries_of(conn, ch.id, agent)
         from acomm_cli.engine import deadletters  # only on a leave: not on the send path
 
@@ -334,26 +329,43 @@ def subscribe(
             _check_joinable(ch, agent)
             channels.insert_participant(conn, ch.id, agent, Role.MEMBER.value, now)
         directory.enlist(conn, agent, now)  # a subscriber is registered
+        if group is not None:  # a member again: the pool's patterns are its members' now
+            channels.drop_pool_bindings(conn, ch.id, group)
         return channels.insert_subscription(conn, ch.id, agent, pattern, now, group)
 
 
-def unsubscribe(conn: sqlite3.Connection, name: str, pattern: str, agent: str) -> bool:
+def unsubscribe(
+    conn: sqlite3.Connection, name: str, pattern: str, agent: str, now: int | None = None
+) -> bool:
     """Remove a subscription; False (a no-op) when there was none. A pool member whose last
     subscription for its pool goes gives back what it claimed and has not finished; the
-    pool's backlog stays queued for the pool, members or not."""
+    pool outlives its last member (queues.left_pools), its kept patterns dated `now` (the
+    clock's, when not given)."""
     model.agent_id(agent)
     validate_pattern(pattern)
     with write(conn):
         ch = _pubsub(conn, name)
-        before = channels.subscription_groups(conn, ch.id, agent)
+        served = [(g, p) for g, p in channels.pool_patterns(conn, ch.id, agent) if p == pattern]
         gone = channels.delete_subscription(conn, ch.id, agent, pattern)
-        left = before - channels.subscription_groups(conn, ch.id, agent) if gone else set()
+        if gone and served:
+            from acomm_cli.engine import queues
+
+            at = clock.now_ms() if now is None else now
+            queues.left_pools(conn, ch.id, agent, served, at)
+        return gone
+
+
+def delete_pool(conn: sqlite3.Connection, name: str, group: str, by: str, now: int) -> int:
+    """`unsubscribe CH --group NAME --delete`: a worker pool without members goes, with
+    the patterns it kept; what waited in it becomes `pool_deleted` dead letters (returns
+    how many). The channel's owner or an admin only; a pool with members is refused."""
+    model.pool_name(group)
+    with write(conn):
+        ch = _pubsub(conn, name)
+        authorize(ch, by, f"delete worker pool {group!r} of")
         from acomm_cli.engine import queues
 
-        for group in left:
-            if group is not None:
-                queues.give_back_pool(conn, ch.id, agent, group)
-        return gone
+        return queues.delete_pool(conn, ch, group, now)
 
 
 def list_subscriptions(conn: sqlite3.Connection, name: str) -> list[tuple[str, str]]:

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import sqlite3
 
-from acomm_cli.errors import ValidationFailed
-from acomm_cli.model import ChannelConfig, ChannelType, DeliveryMode, MessageFilter
+from acomm_cli.errors import InvalidState, NotFound, ValidationFailed
+from acomm_cli.model import Channel, ChannelConfig, ChannelType, DeliveryMode, MessageFilter
+from acomm_cli.store import channels as channels_sql
 from acomm_cli.store import queues as sql
 
 
@@ -54,6 +55,58 @@ def give_back_pool(conn: sqlite3.Connection, channel_id: int, agent: str, group:
     """A member leaving a worker pool: what it claimed and had not finished goes back to
     the pool (the pool's backlog stays queued for it even with no member left)."""
     return sql.unclaim_pool(conn, channel_id, agent, "*" + group)
+
+
+def left_pools(
+    conn: sqlite3.Connection,
+    channel_id: int,
+    agent: str,
+    served: list[tuple[str, str]],
+    now: int,
+) -> None:
+    """`agent`'s subscriptions (group, pattern) `served` are gone (unsubscribe, or leaving
+    the channel). For each pool it no longer serves, what it claimed and had not finished
+    goes back to the pool; a pool left with no member keeps the patterns it had, so new
+    matching messages still wait in it for whoever joins it next (an SQS queue with no
+    consumer still fills from its SNS topic)."""
+    for group in {g for g, _ in served}:
+        still = channels_sql.pool_members(conn, channel_id, group)
+        if agent in still:
+            continue
+        give_back_pool(conn, channel_id, agent, group)
+        if not still:
+            channels_sql.keep_pool(
+                conn, channel_id, group, [p for g, p in served if g == group], now
+            )
+
+
+def delete_pool(conn: sqlite3.Connection, ch: Channel, group: str, now: int) -> int:
+    """Inside the caller's transaction: the pool goes, its waiting messages dead-lettered
+    (`pool_deleted`); refused while it has members or when there is no such pool."""
+    members = channels_sql.pool_members(conn, ch.id, group)
+    if members:
+        raise InvalidState(
+            f"worker pool {group!r} on {ch.name!r} has members ({', '.join(members)}): they "
+            "unsubscribe first",
+            field="group",
+            value=group,
+            members=members,
+        )
+    kept = channels_sql.drop_pool_bindings(conn, ch.id, group)
+    waiting = sql.pool_backlog(conn, ch.id, "*" + group)
+    if not kept and not waiting:
+        raise NotFound(
+            f"channel {ch.name!r} has no worker pool {group!r}", field="group", value=group
+        )
+    from acomm_cli.engine import deadletters
+
+    return deadletters.dead_letter(
+        conn,
+        [(mid, "*" + group, ch.id, n) for mid, n in waiting],
+        "pool_deleted",
+        f"worker pool {group} deleted",
+        now,
+    )
 
 
 def pool_depths(conn: sqlite3.Connection) -> dict[tuple[int, str], tuple[int, int]]:

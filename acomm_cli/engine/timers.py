@@ -120,17 +120,27 @@ def receive_due(
     *,
     peek: bool = False,
     emit: Emit | None = None,
+    limits: model.Limits | None = None,
 ) -> QueryResult:
     """`receive`, after applying the agent's own due timers: redelivery needs no tick.
-    `emit` as in `inbox.receive`: the output leaves before the read marks commit."""
-    result, emitted = read_due(conn, agent, f, now, peek, emit)
+    `emit` as in `inbox.receive`: the output leaves before the read marks commit. `limits`:
+    the configured ones, which a schedule's occurrence sent by this reader respects as
+    `tick`'s do."""
+    result, emitted = read_due(conn, agent, f, now, peek, emit, limits=limits)
     if emit is not None and not emitted:
         emit(result)
     return result
 
 
 def read_due(
-    conn: sqlite3.Connection, agent: str, f: MessageFilter, now: int, peek: bool, emit: Emit | None
+    conn: sqlite3.Connection,
+    agent: str,
+    f: MessageFilter,
+    now: int,
+    peek: bool,
+    emit: Emit | None,
+    *,
+    limits: model.Limits | None = None,
 ) -> tuple[QueryResult, bool]:
     """On a store opened read-only (`--peek` on a read-only mount or a full disk) the due
     timers wait for the next writer, and the messages are shown as they stand."""
@@ -142,5 +152,5 @@ def read_due(
         if schedules_sql.any_due(conn, now, agent):  # a reader sends what fell due
             from acomm_cli.engine import schedules
 
-            schedules.fire(conn, now, agent=agent)
+            schedules.fire(conn, now, limits, agent=agent)
     return read_inbox(conn, agent, f, now, peek=peek, emit=emit)

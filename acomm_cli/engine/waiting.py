@@ -14,7 +14,7 @@ from acomm_cli.engine.channels import channel_by_id, release
 from acomm_cli.engine.inbox import Emit, history, read_inbox
 from acomm_cli.engine.timers import advance, read_due
 from acomm_cli.errors import ValidationFailed
-from acomm_cli.model import DeliveryState, MessageFilter, QueryResult
+from acomm_cli.model import DeliveryState, Limits, MessageFilter, QueryResult
 from acomm_cli.store import acks, sending, stats, write
 from acomm_cli.store import timers as sql
 from acomm_cli.store.maintenance import snapshot
@@ -80,11 +80,24 @@ def receive_wait(
     stop: Callable[[], bool] = lambda: False,
     emit: Emit | None = None,
     read: Read | None = None,
+    limits: Limits | None = None,
 ) -> QueryResult:
     """Receive, blocking up to `wait_s` seconds for something to arrive. `emit` hears the one
     result it ends with (inside the transaction that marks it read, if any). `read` replaces
-    the read itself (`receive --ack` reads and acknowledges)."""
-    read = read or read_due
+    the read itself (`receive --ack` reads and acknowledges). `limits`: the configured ones,
+    for a schedule's occurrence this reader sends."""
+
+    def read_limited(
+        conn: sqlite3.Connection,
+        agent: str,
+        f: MessageFilter,
+        now: int,
+        peek: bool,
+        emit: Emit | None,
+    ) -> tuple[QueryResult, bool]:
+        return read_due(conn, agent, f, now, peek, emit, limits=limits)
+
+    read = read or read_limited
     check_wait(wait_s)
     until = time.monotonic() + wait_s
     while True:
@@ -106,6 +119,7 @@ def follow(
     peek: bool = False,
     stop: Callable[[], bool] = lambda: False,
     gone: Callable[[], bool] = lambda: False,
+    limits: Limits | None = None,
 ) -> None:
     """Hand each new message to `emit` as it arrives, until `stop()`; with `peek`, each new
     batch once, marking nothing.
@@ -122,7 +136,7 @@ def follow(
     one to wait for new messages for."""
     ended = lambda: stop() or gone()  # noqa: E731
     if peek:
-        _follow_peek(conn, agent, f, emit, ended)
+        _follow_peek(conn, agent, f, emit, ended, limits)
         return
     one = replace(f, limit=1)
     while not ended():
@@ -155,14 +169,19 @@ def follow(
 
 
 def _follow_peek(
-    conn: sqlite3.Connection, agent: str, f: MessageFilter, emit: Emit, stop: Callable[[], bool]
+    conn: sqlite3.Connection,
+    agent: str,
+    f: MessageFilter,
+    emit: Emit,
+    stop: Callable[[], bool],
+    limits: Limits | None,
 ) -> None:
     """`receive --peek --follow`: what is unread now, then each message new to this follow,
     as it arrives; nothing is marked read, so nothing waits for the reader."""
     seen: set[int] = set()
     while not stop():
         version = stats.data_version(conn)
-        result, _ = read_due(conn, agent, f, clock.now_ms(), True, None)
+        result, _ = read_due(conn, agent, f, clock.now_ms(), True, None, limits=limits)
         fresh = [m for m in result.messages if m.id not in seen]
         seen.update(m.id for m in fresh)
         if fresh:

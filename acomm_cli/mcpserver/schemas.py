@@ -102,6 +102,7 @@ MESSAGE = obj(
         "topic": opt(STR),
         "priority": enum(PRIORITIES),
         "correlation_id": opt(STR),
+        "group_key": opt(STR),
         "metadata": opt(ANY_OBJ),
         "status": STR,
         "created_at": TIME,
@@ -218,7 +219,15 @@ CHANNELS = obj({"channels": arr(CHANNEL)})
 CHANNEL_CHANGE = {**CHANNEL, "properties": {**CHANNEL["properties"], "changed": BOOL}}
 CHANNEL_CHANGE["required"] = [*CHANNEL["required"], "changed"]
 SUBSCRIPTION = obj(
-    {"channel": STR, "agent": STR, "pattern": STR, "changed": BOOL, "created": BOOL},
+    {
+        "channel": STR,
+        "agent": STR,
+        "pattern": STR,
+        "group": STR,
+        "changed": BOOL,
+        "created": BOOL,
+        "removed": BOOL,
+    },
     ("channel", "agent", "pattern", "changed"),
 )
 DEAD_LETTER = obj(

@@ -250,7 +250,7 @@ class Notifier:
             o.path, create=False, busy_timeout_ms=o.busy_timeout_ms, flush=o.flush
         )
         try:
-            watch = InboxWatch(conn, self.box.agent)
+            watch = InboxWatch(conn, self.box.agent, self.box.options.limits)
             while not self.box.stop.wait(POLL_S):
                 try:
                     changed = watch.changed()

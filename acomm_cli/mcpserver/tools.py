@@ -154,6 +154,7 @@ class Toolbox:
         subject: str | None = None,
         attachments: Sequence[Mapping[str, Any]] | None = None,
         require_recipient: bool = False,
+        group_key: str | None = None,
     ) -> tuple[Doc, bool]:
         """`acomm send CHANNEL` or `send --to A,B`: (document, whether any recipient failed).
         The files are decoded and checked (as `send --attach` checks its files) before the
@@ -180,6 +181,7 @@ class Toolbox:
             trace_id=trace_id,
             rich=rich,
             require_recipient=require_recipient,
+            group_key=group_key,
         )
         with self._store(write=True) as conn:
             if to is None:
@@ -288,10 +290,18 @@ class Toolbox:
                 result = acking.receive_ack(conn, self.agent, f, ack, clock.now_ms(), wait_s=wait)
             elif wait:
                 result = waiting.receive_wait(
-                    conn, self.agent, f, wait, peek=peek, stop=self.stop.is_set
+                    conn,
+                    self.agent,
+                    f,
+                    wait,
+                    peek=peek,
+                    stop=self.stop.is_set,
+                    limits=self.options.limits,
                 )
             else:
-                result = timers.receive_due(conn, self.agent, f, clock.now_ms(), peek=peek)
+                result = timers.receive_due(
+                    conn, self.agent, f, clock.now_ms(), peek=peek, limits=self.options.limits
+                )
         return self._messages(result)
 
     def ack(
@@ -435,6 +445,8 @@ class Toolbox:
         max_retries: int | None = None,
         message_ttl: str | None = None,
         echo: bool | None = None,
+        ack_clock: str | None = None,
+        ack_notify: str | None = None,
         if_not_exists: bool = False,
     ) -> Doc:
         """`acomm channel create NAME`: owned by this agent."""
@@ -446,6 +458,8 @@ class Toolbox:
             max_retries=max_retries,
             message_ttl_ms=_duration(message_ttl, "message_ttl"),
             echo=echo,
+            ack_clock=ack_clock,
+            ack_notify=ack_notify,
         )
         with self._store(write=True) as conn:
             ch = channels.create_channel(
@@ -605,15 +619,17 @@ class Toolbox:
 
     # ------------------------------------------------------------ subscriptions
 
-    def subscribe(self, *, channel: str, pattern: str) -> Doc:
+    def subscribe(self, *, channel: str, pattern: str, group: str | None = None) -> Doc:
+        """`acomm subscribe CHANNEL PATTERN [--group NAME]`."""
         from acomm_cli.engine import channels
 
         with self._store(write=True) as conn:
-            created = channels.subscribe(conn, channel, pattern, self.agent, clock.now_ms())
+            created = channels.subscribe(conn, channel, pattern, self.agent, clock.now_ms(), group)
         return {
             "channel": channel,
             "agent": self.agent,
             "pattern": pattern,
+            **({} if group is None else {"group": group}),
             "created": created,
             "changed": created,
         }
@@ -622,7 +638,7 @@ class Toolbox:
         from acomm_cli.engine import channels
 
         with self._store(write=True) as conn:
-            removed = channels.unsubscribe(conn, channel, pattern, self.agent)
+            removed = channels.unsubscribe(conn, channel, pattern, self.agent, clock.now_ms())
         return {
             "channel": channel,
             "agent": self.agent,

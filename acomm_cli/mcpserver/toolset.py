@@ -37,8 +37,18 @@ ReasonArg = Literal[
     "nacked",
     "channel_deleted",
     "cancelled",
+    "pool_deleted",
 ]
 KindArg = Literal["agent", "human", "service"]
+AckClockArg = Literal["sent", "read"]
+AckNotifyArg = Literal["all", "failures", "none"]
+GroupKey = Annotated[
+    str | None,
+    Field(
+        description="FIFO group (a work queue or a pubsub channel's worker pool): messages "
+        "with the same key are handed out in send order, one at a time (send --group-key)."
+    ),
+]
 Priority = Annotated[
     PriorityArg, Field(description="The priority (a name, or 0-4 low to critical).")
 ]
@@ -196,6 +206,7 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
         format: Format = None,
         subject: Subject = None,
         attachments: Attachments = None,
+        group_key: GroupKey = None,
     ) -> CallToolResult:
         """Send a message on a channel, or directly to agents with `to` (acomm send).
         Returns the send document: id, channel, recipients, status, correlation_id..."""
@@ -218,6 +229,7 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
                 format=format,
                 subject=subject,
                 attachments=attachments,
+                group_key=group_key,
             )
         )
 
@@ -240,6 +252,7 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
                 "matches the topic, instead of publishing to nobody."
             ),
         ] = False,
+        group_key: GroupKey = None,
     ) -> CallToolResult:
         """Publish on a pubsub channel: delivered to the agents whose subscription pattern
         matches the topic (acomm publish)."""
@@ -258,6 +271,7 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
                 subject=subject,
                 attachments=attachments,
                 require_recipient=require_recipient,
+                group_key=group_key,
             )
         )
 
@@ -510,10 +524,19 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
         pattern: Annotated[
             str, Field(description="Topic pattern: * is one segment, # (last) any.")
         ],
+        group: Annotated[
+            str | None,
+            Field(
+                description="Serve the worker pool of this name: the pool gets one copy of "
+                "each matching message, claimed by one member's receive (leases, nack and "
+                "retries as on a work queue); other subscriptions and pools get their own."
+            ),
+        ] = None,
     ) -> CallToolResult:
         """Receive the messages on a pubsub channel whose topic matches the pattern (joins
-        the channel if needed; acomm subscribe)."""
-        return await run(partial(box.subscribe, channel=channel, pattern=pattern))
+        the channel if needed; acomm subscribe). With `group`, share them with the other
+        members of that worker pool (subscribe --group)."""
+        return await run(partial(box.subscribe, channel=channel, pattern=pattern, group=group))
 
     async def unsubscribe(
         channel: Annotated[str, Field(description="A pubsub channel.")],
@@ -595,6 +618,20 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
             str | None, Field(description="Dead-letter messages unread after this long.")
         ] = None,
         echo: Annotated[bool | None, Field(description="Senders receive their own.")] = None,
+        ack_clock: Annotated[
+            AckClockArg | None,
+            Field(
+                description="When the ack timeout starts: `sent` (at delivery, the default) "
+                "or `read` (at the recipient's first read of each delivery)."
+            ),
+        ] = None,
+        ack_notify: Annotated[
+            AckNotifyArg | None,
+            Field(
+                description="Which acks also become a message to the sender: `all` (the "
+                "default), `failures` (only `failed`) or `none`."
+            ),
+        ] = None,
         if_not_exists: Annotated[
             bool, Field(description="Succeed if it exists with the same type.")
         ] = False,
@@ -610,6 +647,8 @@ def tools(box: Toolbox, run: Run) -> list[tuple[Tool, bool]]:
                 max_retries=max_retries,
                 message_ttl=message_ttl,
                 echo=echo,
+                ack_clock=ack_clock,
+                ack_notify=ack_notify,
                 if_not_exists=if_not_exists,
             )
         )

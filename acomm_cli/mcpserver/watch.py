@@ -7,7 +7,7 @@ from __future__ import annotations
 import sqlite3
 
 from acomm_cli import clock
-from acomm_cli.model import MessageFilter
+from acomm_cli.model import Limits, MessageFilter
 from acomm_cli.store import reads, stats, timers
 from acomm_cli.store.maintenance import snapshot
 
@@ -20,8 +20,8 @@ Signature = tuple[int, tuple[int, ...]]
 class InboxWatch:
     """One read connection of its own; `changed()` is cheap until another process commits."""
 
-    def __init__(self, conn: sqlite3.Connection, agent: str) -> None:
-        self.conn, self.agent = conn, agent
+    def __init__(self, conn: sqlite3.Connection, agent: str, limits: Limits | None = None) -> None:
+        self.conn, self.agent, self.limits = conn, agent, limits
         self.version = stats.data_version(conn)
         self.signature = self._signature()
 
@@ -39,7 +39,14 @@ class InboxWatch:
             return False
         from acomm_cli.engine.timers import receive_due
 
-        receive_due(self.conn, self.agent, MessageFilter(limit=1), clock.now_ms(), peek=True)
+        receive_due(  # a schedule's occurrence it sends respects the configured limits
+            self.conn,
+            self.agent,
+            MessageFilter(limit=1),
+            clock.now_ms(),
+            peek=True,
+            limits=self.limits,
+        )
         return True
 
     def changed(self) -> bool:

@@ -55,6 +55,7 @@ def message_doc(m: Message) -> dict[str, Any]:
         "priority": m.priority.name.lower(),
         "correlation_id": m.correlation_id,
         "dedupe_key": m.dedupe_key,
+        "group_key": m.group_key,
         "metadata": m.metadata,
         "status": m.status,
         "created_at": iso(m.created_at),
@@ -203,7 +204,7 @@ _FEDERATION_KEYS = ("global_id", "origin_node", "federation", "trace_id")
 # likewise shown only when a message has them (its files: after the deliveries)
 _RICH_DEFAULTS = {"format": "text", "subject": None, "direction": None}
 # piped `show` prints these only when set: a message without them prints as it always did
-_OPTIONAL_KEYS = (*_FEDERATION_KEYS, "event")
+_OPTIONAL_KEYS = (*_FEDERATION_KEYS, "event", "group_key")
 
 
 def engagement_doc(e: Engagement) -> dict[str, Any]:

@@ -175,6 +175,7 @@ def _fields(m: Message) -> Table:
         ("topic", m.topic),
         ("correlation", m.correlation_id),
         ("dedupe key", m.dedupe_key),
+        ("group key", m.group_key),
     ):
         if value:
             rows.append((label, value))

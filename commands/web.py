@@ -59,6 +59,14 @@ def web(
         str | None,
         typer.Option("--tls-key", metavar="FILE", help="The TLS private key (PEM)."),
     ] = None,
+    login: Annotated[
+        bool,
+        typer.Option(
+            "--login",
+            help="Require the login on loopback too (any other address always does); "
+            "needs --tls-cert and --tls-key.",
+        ),
+    ] = False,
     stale: Annotated[
         str,
         typer.Option(
@@ -88,7 +96,7 @@ def web(
 
     host, port = parse_listen(listen)
     stale_ms = clock.parse_duration(stale, "stale")
-    login = not access.is_loopback(host)
+    login = login or not access.is_loopback(host)
     if (tls_cert is None) != (tls_key is None):
         raise ValidationFailed(
             "tls-cert: --tls-cert and --tls-key go together", field="tls-cert", value=tls_cert
@@ -96,7 +104,9 @@ def web(
     if login and tls_cert is None:
         raise ValidationFailed(
             f"listen: {host} is not a loopback address: serving it needs TLS "
-            "(--tls-cert FILE --tls-key FILE), and then a login",
+            "(--tls-cert FILE --tls-key FILE), and then a login"
+            if not access.is_loopback(host)
+            else "login: a login needs TLS (--tls-cert FILE --tls-key FILE): its cookie is Secure",
             field="listen",
             value=listen,
         )

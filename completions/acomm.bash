@@ -151,7 +151,7 @@ _acomm_options() {
         'token revoke') echo "$global" ;;
         'mcp') echo "$global --as --print-config --http --token" ;;
         'ui') echo "$global --as --read-only --stale" ;;
-        'web') echo "$global --listen --as --read-only --tls-cert --tls-key --stale" ;;
+        'web') echo "$global --listen --as --read-only --tls-cert --tls-key --login --stale" ;;
         *) echo "$global" ;;
     esac
 }

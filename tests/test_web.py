@@ -207,7 +207,7 @@ def test_a_console_with_login_sends_every_page_to_the_login_first(traffic):
     with client(traffic, https=True, login=True, acting=None) as c:
         r = c.get("/", follow_redirects=False)
         assert r.status_code == 303 and r.headers["location"] == "/login"
-        assert c.get("/events", follow_redirects=False).status_code == 303
+        assert c.get("/events", follow_redirects=False).status_code == 204
 
 
 def test_a_wrong_secret_is_refused(secrets, traffic):

@@ -41,7 +41,8 @@ CSP = (
 HEADERS = [
     (b"content-security-policy", CSP.encode()),
     (b"x-content-type-options", b"nosniff"),
-    (b"referrer-policy", b"no-referrer"),
+    # same-origin: with no-referrer a browser sends `Origin: null` on the forms' posts
+    (b"referrer-policy", b"same-origin"),
     (b"x-frame-options", b"DENY"),
     (b"cache-control", b"no-store"),
 ]
@@ -276,7 +277,9 @@ def build(cfg: Config) -> Starlette:
     async def events(request: Request) -> Response:
         try:
             viewer(request)
-        except (CommError, _Redirect) as exc:
+        except _Redirect:  # no session: 204 tells EventSource to stop, not to follow
+            return Response(status_code=204)
+        except CommError as exc:
             return failure(request, exc)
         return StreamingResponse(
             live.stream(),

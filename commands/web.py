@@ -76,10 +76,10 @@ def web(
         ),
     ] = "5m",
 ) -> None:
-    """Serve the web console: the store's agents, channels and queues, a live feed, each
-    message, dead letters, tasks and incidents, federation peers and charts.
+    """Serve the operator's web console on the store (the `web` extra).
 
-    Pages update by themselves as other processes commit (server-sent events; one poll of
+    Pages: agents, channels and queues, a live feed, each message, dead letters, tasks and
+    incidents, federation peers and outbox lag, charts. Pages update by themselves as other processes commit (server-sent events; one poll of
     the store for every open browser). Actions (send, team broadcast, ack, replay or
     discard a dead letter, pause or resume a channel) each show the command they equal
     before they run, and run the same engine function; refused with --read-only.

@@ -327,7 +327,7 @@ complete -c acomm -f -n '__acomm_is \'\'' -a 'gateway' -d 'This node\'s gateway:
 complete -c acomm -f -n '__acomm_is \'\'' -a 'token' -d 'Session tokens for external agents at this node\'s gateway'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'mcp' -d 'Serve the store to an MCP client (Claude Code, Codex...) as one agent'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'ui' -d 'A live dashboard of the store in the terminal (Textual; the `ui` ex...'
-complete -c acomm -f -n '__acomm_is \'\'' -a 'web' -d 'Serve the web console: the store\'s agents, channels and queues, a l...'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'web' -d 'Serve the operator\'s web console on the store (the `web` extra)'
 
 # acomm init
 complete -c acomm -n '__acomm_is \'init\'' -l admin -r -f -a '(__acomm_words agents)'

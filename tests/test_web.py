@@ -131,7 +131,9 @@ def test_pause_is_confirmed_with_its_command_then_done(cli, traffic):
         confirm = c.post("/confirm", data={"csrf": token, "action": "pause", "channel": "team"})
         assert "acomm channel pause team --as op" in confirm.text
         assert dump(traffic) == before  # a confirmation changes nothing
+        assert 'class="state-active"' in c.get("/channels").text  # read, and kept a moment
         c.post("/do", data={"csrf": token, "action": "pause", "channel": "team"})
+        assert 'class="state-paused"' in c.get("/channels").text  # at once, not after a poll
     assert cli.ok("channel", "show", "team", "--json").json()["state"] == "paused"
 
 

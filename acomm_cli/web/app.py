@@ -5,6 +5,8 @@ connection of its own, in a worker thread; the live updates share one poll (`liv
 from __future__ import annotations
 
 import sqlite3
+import threading
+import time
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager, ExitStack, asynccontextmanager
 from dataclasses import dataclass
@@ -56,6 +58,8 @@ PAGES = [
     ("/federation", "federation"),
     ("/charts", "charts"),
 ]
+CACHE_S = 1.0  # how long a page's read serves other browsers while the store is unchanged
+CACHE_ENTRIES = 64
 ACTIONS = ("send", "broadcast", "ack", "replay", "discard", "pause", "resume")
 
 
@@ -190,6 +194,32 @@ def build(cfg: Config) -> Starlette:
             return render(request, "error.html", _status(exc), who, error=str(exc), code=exc.code)
         raise exc
 
+    # What a page read, kept per page and query while the store has not changed (the same
+    # generation of the live poll) and for CACHE_S at most (ages move): every browser
+    # refreshing on one change costs one read of the store, not one each.
+    cache: dict[tuple[str, str], tuple[int, float, dict[str, Any]]] = {}
+    locks: dict[tuple[str, str], threading.Lock] = {}
+    guard = threading.Lock()
+
+    def cached(
+        request: Request, load: Callable[[sqlite3.Connection, Request], dict[str, Any]]
+    ) -> dict[str, Any]:
+        key = (request.url.path, request.url.query)
+        with guard:
+            if len(locks) > CACHE_ENTRIES:
+                cache.clear()
+                locks.clear()
+            lock = locks.setdefault(key, threading.Lock())
+        with lock:  # a second browser waits for the first one's read
+            gen = live.generation
+            hit = cache.get(key)
+            if hit and hit[0] == gen and time.monotonic() - hit[1] < CACHE_S:
+                return hit[2]
+            with cfg.connect() as conn:
+                ctx = load(conn, request)
+            cache[key] = (gen, time.monotonic(), ctx)
+            return ctx
+
     def page(
         name: str, load: Callable[[sqlite3.Connection, Request], dict[str, Any]]
     ) -> Callable[[Request], Awaitable[Response]]:
@@ -199,8 +229,7 @@ def build(cfg: Config) -> Starlette:
                 who = viewer(request)
 
                 def read() -> dict[str, Any]:
-                    with cfg.connect() as conn:
-                        return load(conn, request)
+                    return cached(request, load)
 
                 ctx = await run_in_threadpool(read)
             except (CommError, _Redirect) as exc:
@@ -363,7 +392,11 @@ def build(cfg: Config) -> Starlette:
                             after_write=lambda: cfg.after_write(conn),
                         )
                         built = build_action(acts, fields, viewing)
-                        return built.command, built.run() if run else ""
+                        if not run:
+                            return built.command, ""
+                        done = built.run()
+                        cache.clear()  # the next page shows the change, before the poll does
+                        return built.command, done
 
                 command, done = await run_in_threadpool(act)
             except (CommError, _Redirect) as exc:

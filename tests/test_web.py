@@ -304,3 +304,26 @@ def test_one_poll_serves_every_stream_and_moves_on_another_connections_commit(cl
     kinds, generation, polls = asyncio.run(scenario())
     assert kinds == 1 and generation >= 1
     assert polls < 600  # one poll per interval for five streams, not five
+
+
+def test_the_federation_page_lists_the_peers_with_their_lag(cli, traffic):
+    cli.ok("node", "init", "--id", "na")
+    cli.ok("peers", "add", "nb", "--url", "store:/nowhere/store.acomm")
+    with client(traffic) as c:
+        html = c.get("/federation").text
+    assert "Node <strong>na</strong>" in html and 'data-peer="nb"' in html
+    assert "store:/nowhere/store.acomm" in html
+
+
+def test_a_file_is_listed_and_downloads_never_inline(cli, traffic, tmp_path):
+    page = tmp_path / "page.html"
+    page.write_text(SCRIPT)
+    mid = cli.ok("send", "team", "see file", "--attach", str(page), "--as", "op").stdout.strip()
+    with client(traffic) as c:
+        html = c.get(f"/messages/{mid}").text
+        assert f'href="/messages/{mid}/files/page.html"' in html
+        r = c.get(f"/messages/{mid}/files/page.html")
+        assert r.content == SCRIPT.encode()
+        assert r.headers["content-type"] == "application/octet-stream"
+        assert r.headers["content-disposition"] == "attachment"
+        assert c.get(f"/messages/{mid}/files/other.txt").status_code == 404

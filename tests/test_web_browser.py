@@ -190,11 +190,13 @@ def _twin(store: Path, tmp_path: Path) -> Path:
     return twin
 
 
-def _confirm(page) -> str:
-    """Press the form's button, read the command the confirmation names, run it."""
+def _confirm(page, tmp_path: Path | None = None) -> str:
+    """Read the command the confirmation names (its screenshot with `tmp_path`), run it."""
     page.wait_for_selector("#command, #error")
     assert page.locator("#error").count() == 0, page.inner_text("#error")
     command = page.inner_text("#command")
+    if tmp_path is not None:
+        shot(page, "confirm", tmp_path)
     page.click("#confirm")
     page.wait_for_selector("#done")
     return command
@@ -213,7 +215,7 @@ def test_each_action_leaves_the_store_as_its_command_leaves_a_twin(
     commands: list[str] = []
 
     def confirmed() -> None:  # the browser's action, then its command on the twin
-        commands.append(_confirm(page))
+        commands.append(_confirm(page, None if commands else tmp_path))
         _run_on(twin, commands[-1])
 
     page.goto(console + "feed")  # send

@@ -14,7 +14,7 @@ from acomm_cli import clock
 from acomm_cli.cli import params
 from acomm_cli.cli.invocation import Invocation, identity, limits, store
 from acomm_cli.cli.params import AsAgent, takes_invocation
-from acomm_cli.errors import UsageError, ValidationFailed
+from acomm_cli.errors import MissingExtra, ValidationFailed
 
 app = typer.Typer(add_completion=False)
 
@@ -79,10 +79,11 @@ def web(
     """Serve the operator's web console on the store (the `web` extra).
 
     Pages: agents, channels and queues, a live feed, each message, dead letters, tasks and
-    incidents, federation peers and outbox lag, charts. Pages update by themselves as other processes commit (server-sent events; one poll of
-    the store for every open browser). Actions (send, team broadcast, ack, replay or
-    discard a dead letter, pause or resume a channel) each show the command they equal
-    before they run, and run the same engine function; refused with --read-only.
+    incidents, federation peers and outbox lag, charts. Pages update by themselves as other
+    processes commit (server-sent events; one poll of the store for every open browser).
+    Actions (send, team broadcast, ack, replay or discard a dead letter, pause or resume a
+    channel) each show the command they equal before they run, and run the same engine
+    function; refused with --read-only.
 
     On loopback (the default) there is no login and actions act as --as. On any other
     address TLS is required, each browser logs in with an agent's secret (`acomm agent
@@ -115,9 +116,11 @@ def web(
 
         from acomm_cli.web import app as web_app
     except ImportError as exc:  # starlette, uvicorn, jinja2: the `web` extra
-        raise UsageError(
-            f"acomm web needs its libraries ({exc.name} is missing): pip install 'acomm[web]'",
-            field="web",
+        raise MissingExtra(
+            f"web: needs {exc.name}, which the `web` extra installs: pip install 'acomm[web]'",
+            extra="web",
+            install="pip install 'acomm[web]'",
+            missing=[exc.name],
         ) from None
     if as_ is not None and not read_only:  # it sends and acks as --as: proven first
         identity(as_)

@@ -327,3 +327,13 @@ def test_a_file_is_listed_and_downloads_never_inline(cli, traffic, tmp_path):
         assert r.headers["content-type"] == "application/octet-stream"
         assert r.headers["content-disposition"] == "attachment"
         assert c.get(f"/messages/{mid}/files/other.txt").status_code == 404
+
+
+def test_without_the_web_extra_the_command_names_the_install(cli, store, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "jinja2", None)  # as if the extra were not installed
+    monkeypatch.delitem(sys.modules, "acomm_cli.web.app", raising=False)
+    r = cli("web", "--json")
+    assert r.exit_code == 3
+    assert r.error["code"] == "missing_extra" and "pip install 'acomm[web]'" in r.stderr

@@ -22,7 +22,15 @@ def traffic(cli, make_channel):
     """A team channel with two members, a message with a script in it and a markdown one."""
     path = make_channel("team", "op", "alice", "bob")
     cli.ok("send", "team", f"hello {SCRIPT}", "--as", "op")
-    cli.ok("send", "team", f"# Plan\n\n**bold** {SCRIPT}", "--format", "markdown", "--as", "alice")
+    cli.ok(
+        "send",
+        "team",
+        f"# Plan\n\n**bold** {SCRIPT} [click](javascript:alert(1))",
+        "--format",
+        "markdown",
+        "--as",
+        "alice",
+    )
     return path
 
 
@@ -78,6 +86,7 @@ def test_a_markdown_body_is_rendered_with_raw_html_left_as_text(traffic):
         html = c.get("/messages/2").text
     assert "<h1>Plan</h1>" in html and "<strong>bold</strong>" in html
     assert SCRIPT not in html and "&lt;script&gt;" in html
+    assert 'href="javascript:' not in html  # markdown-it refuses the link
 
 
 def test_the_agents_page_shows_stats_counts_and_the_stale_in_red(cli, traffic):
@@ -332,8 +341,30 @@ def test_a_file_is_listed_and_downloads_never_inline(cli, traffic, tmp_path):
 def test_without_the_web_extra_the_command_names_the_install(cli, store, monkeypatch):
     import sys
 
+    import acomm_cli.web
+
     monkeypatch.setitem(sys.modules, "jinja2", None)  # as if the extra were not installed
     monkeypatch.delitem(sys.modules, "acomm_cli.web.app", raising=False)
-    r = cli("web", "--json")
+    monkeypatch.delattr(acomm_cli.web, "app", raising=False)  # imported by an earlier test
+    r = cli("web", "--listen", "127.0.0.1:0", "--json")
     assert r.exit_code == 3
     assert r.error["code"] == "missing_extra" and "pip install 'acomm[web]'" in r.stderr
+
+
+@pytest.mark.parametrize(
+    "referer, back",
+    [
+        ("http://127.0.0.1/feed?channel=team", "/feed?channel=team"),
+        ("javascript:alert(1)", "/"),
+        ("https://evil.example/x", "/"),
+    ],
+)
+def test_cancel_goes_back_to_a_page_of_the_console_only(traffic, referer, back):
+    with client(traffic) as c:
+        token = csrf(c.get("/channels").text)
+        r = c.post(
+            "/confirm",
+            data={"csrf": token, "action": "pause", "channel": "team"},
+            headers={"referer": referer},
+        )
+    assert f'<a href="{back.replace("&", "&amp;")}" id="cancel">' in r.text

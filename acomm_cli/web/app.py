@@ -141,6 +141,15 @@ def _env() -> Environment:
     return env
 
 
+def _same_site_path(request: Request) -> str:
+    """Where `cancel` goes back to: the page the form was on, as a path of this console
+    (never another site's address, nor a `javascript:` one)."""
+    ref = urlsplit(request.headers.get("referer", ""))
+    if ref.scheme in ("http", "https") and ref.netloc == request.headers.get("host"):
+        return ref.path + (f"?{ref.query}" if ref.query else "")
+    return "/"
+
+
 def _age(seconds: int | None) -> str:
     if seconds is None:
         return ""
@@ -402,7 +411,7 @@ def build(cfg: Config) -> Starlette:
             except (CommError, _Redirect) as exc:
                 return failure(request, exc, who)
             name = "done.html" if run else "confirm.html"
-            back = request.headers.get("referer") or "/"
+            back = _same_site_path(request)
             return render(
                 request, name, 200, who, command=command, done=done, fields=fields, back=back
             )

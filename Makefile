@@ -4,12 +4,12 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-fast lint format layout bench docs clean .faketime .shells .nats
+.PHONY: demo test test-fast lint format layout bench docs clean .faketime .shells .nats .chromium
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,federation,mcp,ui,spark,otel]'
+	$(BIN)/python -m pip install --quiet -e '.[test,federation,mcp,ui,web,browser,spark,otel]'
 	@touch $(STAMP)
 
 # faketime drives time in subprocess tests; install it from Debian's packages when missing.
@@ -23,6 +23,13 @@ $(STAMP): pyproject.toml
 	@command -v nats-server >/dev/null 2>&1 || test -x /usr/sbin/nats-server || { \
 	  SUDO=$$(command -v sudo >/dev/null 2>&1 && [ "$$(id -u)" != 0 ] && echo sudo); \
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq nats-server >/dev/null; }
+
+# chromium runs the browser tier (acomm web, driven by Playwright through executable_path);
+# from Debian's packages when missing: never `playwright install`, which downloads a browser.
+.chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  SUDO=$$(command -v sudo >/dev/null 2>&1 && [ "$$(id -u)" != 0 ] && echo sudo); \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
 # zsh and fish (completion tests), tmux (the terminal test) and groff (man pages), from Debian's
 # packages when missing. Not fatal: without them those tests are skipped and say why.
@@ -42,7 +49,7 @@ demo: $(STAMP)
 # Every tier on every core (docs/TESTING.md): a file's tests share one worker, and so do all
 # the Spark tests (one JVM).
 PYTEST := $(BIN)/python -m pytest -q -n auto --dist loadgroup
-test: lint .faketime .nats .shells
+test: lint .faketime .nats .shells .chromium
 	$(PYTEST)
 
 # While working: the unit and cli tiers, in process (no lint, no servers, no JVM).

@@ -6,7 +6,7 @@
 
 _acomm_subcommands() {
     case $1 in
-        '') echo 'init status config channel send publish subscribe unsubscribe subscriptions receive ack nack extend query respond thread trace task capability incident messages show attachment cursor schedule cancel deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway token mcp ui' ;;
+        '') echo 'init status config channel send publish subscribe unsubscribe subscriptions receive ack nack extend query respond thread trace task capability incident messages show attachment cursor schedule cancel deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway token mcp ui web' ;;
         'config') echo 'show set get' ;;
         'channel') echo 'create join leave list show pause resume drain close admin update delete' ;;
         'task') echo 'create accept update complete fail list show' ;;
@@ -151,6 +151,7 @@ _acomm_options() {
         'token revoke') echo "$global" ;;
         'mcp') echo "$global --as --print-config --http --token" ;;
         'ui') echo "$global --as --read-only --stale" ;;
+        'web') echo "$global --listen --as --read-only --tls-cert --tls-key --login --stale" ;;
         *) echo "$global" ;;
     esac
 }
@@ -447,6 +448,11 @@ _acomm_value_kind() {
         'mcp --token') echo 'value' ;;
         'ui --as') echo 'agent' ;;
         'ui --stale') echo 'value' ;;
+        'web --listen') echo 'value' ;;
+        'web --as') echo 'agent' ;;
+        'web --tls-cert') echo 'value' ;;
+        'web --tls-key') echo 'value' ;;
+        'web --stale') echo 'value' ;;
         *) return 1 ;;
     esac
 }

@@ -6,7 +6,7 @@
 function __acomm_subcommands
     switch "$argv[1]"
         case ''
-            echo init status config channel send publish subscribe unsubscribe subscriptions receive ack nack extend query respond thread trace task capability incident messages show attachment cursor schedule cancel deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway token mcp ui
+            echo init status config channel send publish subscribe unsubscribe subscriptions receive ack nack extend query respond thread trace task capability incident messages show attachment cursor schedule cancel deadletter tick dispatch receipts flush compact stats doctor completions export audit bridge node invite agent peers fed gateway token mcp ui web
         case 'config'
             echo show set get
         case 'channel'
@@ -190,6 +190,8 @@ function __acomm_valued
             echo --as --print-config --http --token
         case 'ui'
             echo --as --stale
+        case 'web'
+            echo --listen --as --tls-cert --tls-key --stale
     end
 end
 
@@ -325,6 +327,7 @@ complete -c acomm -f -n '__acomm_is \'\'' -a 'gateway' -d 'This node\'s gateway:
 complete -c acomm -f -n '__acomm_is \'\'' -a 'token' -d 'Session tokens for external agents at this node\'s gateway'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'mcp' -d 'Serve the store to an MCP client (Claude Code, Codex...) as one agent'
 complete -c acomm -f -n '__acomm_is \'\'' -a 'ui' -d 'A live dashboard of the store in the terminal (Textual; the `ui` ex...'
+complete -c acomm -f -n '__acomm_is \'\'' -a 'web' -d 'Serve the operator\'s web console on the store (the `web` extra)'
 
 # acomm init
 complete -c acomm -n '__acomm_is \'init\'' -l admin -r -f -a '(__acomm_words agents)'
@@ -1112,3 +1115,13 @@ complete -c acomm -n '__acomm_is \'ui\'' -l as -r -f -a '(__acomm_words agents)'
 complete -c acomm -n '__acomm_is \'ui\'' -l as -r -f -d 'The acting agent'
 complete -c acomm -n '__acomm_is \'ui\'' -l read-only -d 'Show, never change: every action is refused (automatic on a store t...'
 complete -c acomm -n '__acomm_is \'ui\'' -l stale -r -f -d 'Highlight an agent whose oldest unread message is older than this'
+
+# acomm web
+complete -c acomm -n '__acomm_is \'web\'' -l listen -r -f -d 'Where to listen (port 0: any free port, printed at start)'
+complete -c acomm -n '__acomm_is \'web\'' -l as -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'web\'' -l as -r -f -d 'The acting agent'
+complete -c acomm -n '__acomm_is \'web\'' -l read-only -d 'Show, never change: every action is refused (automatic on a store t...'
+complete -c acomm -n '__acomm_is \'web\'' -l tls-cert -r -f -d 'The TLS certificate chain (PEM)'
+complete -c acomm -n '__acomm_is \'web\'' -l tls-key -r -f -d 'The TLS private key (PEM)'
+complete -c acomm -n '__acomm_is \'web\'' -l login -d 'Require the login on loopback too (any other address always does);...'
+complete -c acomm -n '__acomm_is \'web\'' -l stale -r -f -d 'Show an agent in red when its oldest unread message is older than this'

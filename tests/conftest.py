@@ -81,7 +81,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 # A file declares its tier with `pytestmark = pytest.mark.TIER`; a test of another tier in
 # it says so on itself (the closest mark wins). A test with none, or with two at one level,
 # errors, whatever tiers `-m` selects: a new file cannot slip out of the tiers.
-TIERS = ("unit", "cli", "process", "federation", "spark", "ui")
+TIERS = ("unit", "cli", "process", "federation", "spark", "ui", "browser")
 UNTIERED = pytest.StashKey[str]()
 
 

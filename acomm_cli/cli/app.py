@@ -76,6 +76,7 @@ COMMANDS = {
     "token": "token",
     "mcp": "mcp",
     "ui": "ui",
+    "web": "web",
 }
 # named groups; the others are top-level verbs
 GROUPS = {

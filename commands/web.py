@@ -1,0 +1,188 @@
+"""`acomm web`: the operator's console in a browser. Starlette, uvicorn and Jinja2 (the `web`
+extra) are imported here, inside the command, and nowhere else."""
+
+from __future__ import annotations
+
+import socket
+import sqlite3
+from contextlib import AbstractContextManager
+from typing import Annotated
+
+import typer
+
+from acomm_cli import clock
+from acomm_cli.cli import params
+from acomm_cli.cli.invocation import Invocation, identity, limits, store
+from acomm_cli.cli.params import AsAgent, takes_invocation
+from acomm_cli.errors import MissingExtra, ValidationFailed
+
+app = typer.Typer(add_completion=False)
+
+
+def parse_listen(value: str) -> tuple[str, int]:
+    host, sep, port = value.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValidationFailed(
+            "listen: HOST:PORT, e.g. 127.0.0.1:8321 (port 0: any free port)",
+            field="listen",
+            value=value,
+        )
+    return host.strip("[]"), int(port)
+
+
+@app.command()
+@takes_invocation
+def web(
+    inv: Invocation,
+    listen: Annotated[
+        str,
+        typer.Option(
+            metavar="HOST:PORT",
+            help="Where to listen (port 0: any free port, printed at start). An address "
+            "other than loopback needs --tls-cert and --tls-key, and a login.",
+        ),
+    ] = "127.0.0.1:8321",
+    as_: AsAgent = None,
+    read_only: Annotated[
+        bool,
+        typer.Option(
+            "--read-only",
+            help="Show, never change: every action is refused (automatic on a "
+            "store that cannot be written).",
+        ),
+    ] = False,
+    tls_cert: Annotated[
+        str | None,
+        typer.Option("--tls-cert", metavar="FILE", help="The TLS certificate chain (PEM)."),
+    ] = None,
+    tls_key: Annotated[
+        str | None,
+        typer.Option("--tls-key", metavar="FILE", help="The TLS private key (PEM)."),
+    ] = None,
+    login: Annotated[
+        bool,
+        typer.Option(
+            "--login",
+            help="Require the login on loopback too (any other address always does); "
+            "needs --tls-cert and --tls-key.",
+        ),
+    ] = False,
+    stale: Annotated[
+        str,
+        typer.Option(
+            click_type=params.DURATION,
+            help="Show an agent in red when its oldest unread message is older than this. "
+            + params.DURATION_HELP,
+        ),
+    ] = "5m",
+) -> None:
+    """Serve the operator's web console on the store (the `web` extra).
+
+    Pages: agents, channels and queues, a live feed, each message, dead letters, tasks and
+    incidents, federation peers and outbox lag, charts. Pages update by themselves as other
+    processes commit (server-sent events; one poll of the store for every open browser).
+    Actions (send, team broadcast, ack, replay or discard a dead letter, pause or resume a
+    channel) each show the command they equal before they run, and run the same engine
+    function; refused with --read-only.
+
+    On loopback (the default) there is no login and actions act as --as. On any other
+    address TLS is required, each browser logs in with an agent's secret (`acomm agent
+    token NAME`), and only agents with the admin role may act. docs/WEB.md has more.
+
+    Example: acomm web --as operator
+
+    Example (shared): acomm web --listen 0.0.0.0:8321 --tls-cert cert.pem --tls-key key.pem
+    """
+    from acomm_cli.web import access
+
+    host, port = parse_listen(listen)
+    stale_ms = clock.parse_duration(stale, "stale")
+    login = login or not access.is_loopback(host)
+    if (tls_cert is None) != (tls_key is None):
+        raise ValidationFailed(
+            "tls-cert: --tls-cert and --tls-key go together", field="tls-cert", value=tls_cert
+        )
+    if login and tls_cert is None:
+        raise ValidationFailed(
+            f"listen: {host} is not a loopback address: serving it needs TLS "
+            "(--tls-cert FILE --tls-key FILE), and then a login"
+            if not access.is_loopback(host)
+            else "login: a login needs TLS (--tls-cert FILE --tls-key FILE): its cookie is Secure",
+            field="listen",
+            value=listen,
+        )
+    try:
+        import uvicorn
+
+        from acomm_cli.web import app as web_app
+    except ImportError as exc:  # starlette, uvicorn, jinja2: the `web` extra
+        raise MissingExtra(
+            f"web: needs {exc.name}, which the `web` extra installs: pip install 'acomm[web]'",
+            extra="web",
+            install="pip install 'acomm[web]'",
+            missing=[exc.name],
+        ) from None
+    if as_ is not None and not read_only:  # it sends and acks as --as: proven first
+        identity(as_)
+        inv.prove_identity()
+    s = inv.settings
+
+    def connect() -> AbstractContextManager[sqlite3.Connection]:
+        return store(s, write=not read_only, read_fallback=True, hooks=False)
+
+    with connect() as conn:  # the store exists, and whether it can be written
+        writable = not getattr(conn, "read_only", False)
+
+    def after_write(conn: sqlite3.Connection) -> str | None:
+        """What a writing command does after its commit, the mailbox bridge aside (`tick`
+        mirrors it): the batch checkpoint and the capacity warning."""
+        from acomm_cli.engine import opening, sending
+
+        if s.value("store.flush") == "batch":
+            opening.batch_checkpoint(
+                conn,
+                s.value("store.batch_messages"),
+                s.value("store.batch_interval"),
+                clock.now_ms(),
+            )
+        return sending.capacity_warning(conn, limits(s))
+
+    path, _ = s.store_path(create=False)
+    cfg = web_app.Config(
+        connect=connect,
+        title=str(path),
+        read_only=read_only or not writable,
+        acting=as_,
+        login=login,
+        limits=limits(s),
+        offline_after_ms=s.value("federation.offline_after"),
+        stale_after_ms=stale_ms,
+        after_write=after_write,
+    )
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise ValidationFailed(
+            f"listen: cannot listen on {listen}: {exc.strerror}", field="listen", value=listen
+        ) from None
+    sock.listen(128)
+    bound = sock.getsockname()[1]
+    scheme = "https" if tls_cert else "http"
+    shown = f"[{host}]" if ":" in host else host
+    from acomm_cli.output import render
+
+    render.note(f"note: acomm web: serving {scheme}://{shown}:{bound}/ (Ctrl-C stops)")
+    config = uvicorn.Config(
+        web_app.build(cfg),
+        log_level="warning",
+        log_config=None,
+        lifespan="on",
+        timeout_graceful_shutdown=1,
+        ssl_certfile=tls_cert,
+        ssl_keyfile=tls_key,
+    )
+    uvicorn.Server(config).run(sockets=[sock])

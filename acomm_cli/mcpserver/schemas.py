@@ -129,7 +129,10 @@ FOUND = obj(
     },
     (*MESSAGE["required"], "search"),
 )
-FOUND_MESSAGES = obj({"messages": arr(FOUND), "total_count": INT, "has_more": BOOL})
+FOUND_MESSAGES = obj(
+    {"messages": arr(FOUND), "total_count": INT, "has_more": BOOL, "total_is_lower_bound": BOOL},
+    ("messages", "total_count", "has_more"),
+)
 SENT = obj(
     {
         "id": INT,

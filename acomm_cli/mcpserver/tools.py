@@ -121,11 +121,15 @@ class Toolbox:
             conn.close()
 
     def _messages(self, result: QueryResult) -> Doc:
-        return {
+        doc: Doc = {
             "messages": [self.enc.message(m) for m in result.messages],
             "total_count": result.total_count,
             "has_more": result.has_more,
         }
+        # a search counts its matches only so far: the total is then at least this many
+        if result.total_is_lower_bound is not None:
+            doc["total_is_lower_bound"] = result.total_is_lower_bound
+        return doc
 
     def check_store(self) -> None:
         """Fail at start, not on the first call, when the store is missing or unreadable."""

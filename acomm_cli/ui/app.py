@@ -22,7 +22,7 @@ from acomm_cli import clock
 from acomm_cli.errors import CommError
 from acomm_cli.model import Limits
 from acomm_cli.ui import data
-from acomm_cli.ui.actions import Action, Actions
+from acomm_cli.engine.operator_actions import Action, Actions
 from acomm_cli.ui.panes import (
     AgentsPane,
     ChannelsPane,

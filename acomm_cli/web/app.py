@@ -28,7 +28,7 @@ from acomm_cli import clock, model
 from acomm_cli.engine import credentials, directory
 from acomm_cli.errors import CommError, Forbidden, UsageError
 from acomm_cli.web import access, charts, data
-from acomm_cli.web.actions import Action, Actions
+from acomm_cli.engine.operator_actions import Action, Actions
 from acomm_cli.web.live import Live
 
 HERE = Path(__file__).parent
@@ -399,6 +399,7 @@ def build(cfg: Config) -> Starlette:
                             read_only=cfg.read_only,
                             now=cfg.now,
                             after_write=lambda: cfg.after_write(conn),
+                            surface="web",
                         )
                         built = build_action(acts, fields, viewing)
                         if not run:

@@ -1,6 +1,7 @@
-"""The console's actions, each through the engine function its command calls, with the
-same arguments (so an action leaves the store exactly as the command would), and the command
-line it stands for, which the confirmation shows. Knows nothing of Textual.
+"""The operator's actions of the dashboard (`acomm ui`) and the web console (`acomm web`),
+each through the engine function its command calls, with the same arguments (so an action
+leaves the store exactly as the command would), and the command line it stands for, which the
+confirmation shows. Knows nothing of Textual or of the web.
 
 A read-only session refuses every action before touching the store."""
 
@@ -41,17 +42,21 @@ class Actions:
         read_only: bool,
         now: Callable[[], int] = clock.now_ms,
         after_write: Callable[[], str | None] = lambda: None,
+        surface: str = "ui",
     ) -> None:
         self.conn = conn
         self.limits = limits
         self.read_only = read_only
         self.now = now
         self.after_write = after_write
+        # which front end the session is (`acomm ui` or `acomm web`), named in refusals
+        self.surface = surface
 
     def refuse_if_read_only(self, what: str) -> None:
         if self.read_only:
             raise Forbidden(
-                f"read-only: {what} refused (the console was started with "
+                f"read-only: {what} refused (the {'console' if self.surface == 'web' else 'dashboard'}"
+                " was opened with "
                 "--read-only, or the store cannot be written)",
                 field="action",
                 value=what,
@@ -61,6 +66,16 @@ class Actions:
         warning = self.after_write()
         return f"{summary}; warning: {warning}" if warning else summary
 
+    def _identity(self, agent: str | None) -> str:
+        """The acting agent, as `--as` requires it: no silent default."""
+        if not agent:
+            raise UsageError(
+                f"say who is acting: start `acomm {self.surface} --as AGENT` (or set ACOMM_AGENT), "
+                "or fill in the `as` field",
+                field="as",
+            )
+        return model.agent_id(agent, "as")
+
     # ------------------------------------------------------------ sending
 
     def send(
@@ -68,7 +83,7 @@ class Actions:
     ) -> Action:
         """`send CHANNEL BODY`, or with `@a,b` as the target `send --to a,b BODY`."""
         self.refuse_if_read_only("send")
-        sender = _identity(agent)
+        sender = self._identity(agent)
         target = target.strip()
         if not target:
             raise UsageError(
@@ -125,7 +140,7 @@ class Actions:
         self, message_id: int, *, agent: str | None, status: str = "completed", note: str = ""
     ) -> Action:
         self.refuse_if_read_only("ack")
-        who = _identity(agent)
+        who = self._identity(agent)
         model.ack_status(status)
 
         def run() -> str:
@@ -179,7 +194,7 @@ class Actions:
             raise UsageError(
                 f"action: {action!r} is not pause or resume", field="action", value=action
             )
-        who = _identity(agent)
+        who = self._identity(agent)
 
         def run() -> str:
             r = channels.change_channel_state(self.conn, name, action, by=who)
@@ -187,13 +202,3 @@ class Actions:
             return self._done(f"channel {name} is {state}" + ("" if r.changed else " (already)"))
 
         return Action(f"acomm channel {action} {_quote(name)} --as {_quote(who)}", run)
-
-
-def _identity(agent: str | None) -> str:
-    """The acting agent, as `--as` requires it: no silent default."""
-    if not agent:
-        raise UsageError(
-            "say who is acting: start `acomm web --as AGENT`, or fill in the `as` field",
-            field="as",
-        )
-    return model.agent_id(agent, "as")

@@ -167,7 +167,7 @@ def serve(
 @app.command()
 @takes_invocation
 def status(inv: Invocation) -> None:
-    """Show this node's gateway: {node_id, running, listen, room_synced, peers, outbox_head}.
+    """Show this node's gateway: {node_id, running, listen, room_synced, peers, ...}.
 
     A gateway runs while its process is alive and its heartbeat (every 5 s, in
     <store>.gateway.json) is fresh (30 s). When none runs, the document says why

@@ -12,6 +12,7 @@ import datetime
 import ipaddress
 import json
 import signal
+import sqlite3
 import subprocess
 import time
 from pathlib import Path
@@ -120,6 +121,23 @@ def test_a_peer_down_is_noted_and_pulled_again_when_back_and_the_gateway_stops_p
     assert a.stop() in (0, -signal.SIGTERM)
     assert time.monotonic() - started < 4.5
     assert b.stop() in (0, -signal.SIGTERM)
+
+
+def test_a_locked_store_is_noted_and_the_page_applied_once_it_is_free(make):
+    a, b = pair(make)
+    lock = sqlite3.connect(b.path, timeout=5, isolation_level=None)
+    try:
+        lock.execute("BEGIN IMMEDIATE")  # nb's gateway cannot apply what it pulls now
+        a.ok("send", "--to", "bob", "held up", "--as", "alice")
+        wait_until("nb notes its locked store", lambda: "pulling node na: " in b.log(), 40)
+        assert b.proc is not None and b.proc.poll() is None
+    finally:
+        lock.execute("ROLLBACK")
+        lock.close()
+    code, out, err = finished(background(b, "receive", "--as", "bob", "--wait", "30s"), 40)
+    assert code == 0, err
+    assert [m["content"] for m in json.loads(out)["messages"]] == ["held up"]
+    assert "Traceback" not in b.log()
 
 
 def test_a_gateway_without_pull_pulls_nothing(make):

@@ -139,6 +139,7 @@ def pull(
     nats_link: Any = None,
     deadline_s: float = 30.0,
     profile_name: str | None = None,
+    beat: bool = True,
 ) -> PullResult:
     """Pull every peer (or one: then an unreachable peer is exit 7), at most `max_pages`
     pages each; an http or NATS peer with nothing new is long-polled up to `wait_s`. A peer
@@ -147,8 +148,9 @@ def pull(
     (InsecurePeer) and skipped the same way.
     On a NATS node, first publish its own outbox (`nats_link`: a long-running caller's link)."""
     me = identity.require(conn)
-    with write(conn):
-        room.heartbeat(conn, me, now)
+    if beat:  # (not from a gateway's own pull: its mirror heartbeats into the room)
+        with write(conn):
+            room.heartbeat(conn, me, now)
     nodes = [peer] if peer is not None else room.peer_ids(conn, me.node_id)
     if peer is not None:
         identity.node_id(peer, "peer")

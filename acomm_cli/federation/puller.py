@@ -199,6 +199,7 @@ class Puller:
                 page_size=self.cfg.page_size,
                 deadline_s=self.cfg.deadline_s,
                 profile_name=self.cfg.profile_name,
+                beat=False,  # the gateway heartbeats; a room change per page would flood it
             )
             return sql.cursor(conn, node)[0], result.read
         finally:

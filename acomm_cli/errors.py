@@ -119,6 +119,13 @@ class Forbidden(CommError):
     exit_status = 5
 
 
+class InsecurePeer(Forbidden):
+    """A node on the production profile refusing a plain-HTTP peer url (a seed to join, a
+    peer to pull, its own public url), naming the url."""
+
+    code = "insecure_peer"
+
+
 class NoRecipient(CommError):
     """A send or query that would reach nobody (a channel with no other member, a `_fed:`
     channel used directly, a publish no subscription matches under `--require-recipient`):
@@ -233,9 +240,16 @@ class StoreReadOnly(StoreUnavailable):
 
 
 class PeerUnreachable(StoreUnavailable):
-    """Federation: a peer's outbox could not be read (an explicit `fed pull --peer`)."""
+    """Federation: a peer's outbox could not be read (`fed pull`, after the other peers)."""
 
     code = "peer_unreachable"
+
+
+class GatewayNotRunning(StoreUnavailable):
+    """`gateway status` on a node whose gateway is not running: no state file, its process
+    gone, or its heartbeat stale (killed, or hung)."""
+
+    code = "gateway_not_running"
 
 
 class Timeout(CommError):

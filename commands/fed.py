@@ -45,7 +45,9 @@ def pull(
 
     One transaction per page: cursor, inbound record, delivery, `ack accepted`. A peer
     that is down, refuses, or has not answered in full within federation.peer_deadline
-    (default 30s, plus --wait) is skipped for this pass with a note on stderr. Each event
+    (default 30s, plus --wait) is skipped for this pass with a note on stderr; the
+    others are pulled, the counts printed, and the command then exits 7
+    (peer_unreachable, naming the peer and the reason). Each event
     is checked first: a malformed one (or one the peer may not send) is refused alone,
     recorded (`fed status`) and passed; the pull goes on.
     Prints {read, delivered, duplicates, acks, replies, dead_lettered, tasks, rejected,
@@ -53,9 +55,11 @@ def pull(
 
     Example: acomm fed pull --peer node-b --json
     """
+    from acomm_cli.federation import http_transport
     from acomm_cli.federation import pull as fed_pull
 
     wait_ms = clock.parse_duration(wait, "wait")
+    http_transport.use_ca_file(inv.settings.value("federation.ca_file"))
     with inv.store(write=True) as conn:
         result = fed_pull.pull(
             conn,
@@ -65,10 +69,14 @@ def pull(
             sla_ms=inv.settings.value("federation.sla"),
             wait_s=wait_ms / 1000,
             deadline_s=inv.settings.value("federation.peer_deadline") / 1000,
+            profile_name=inv.settings.value("federation.profile"),
         )
     for node in result.unreachable:
         render_federation.unreachable_note(node, result.why.get(node, "unreachable"))
     render.status(inv.output(), result.doc())
+    failed = result.failure()
+    if failed is not None:  # after the others were pulled and the counts printed
+        raise failed
 
 
 @app.command()

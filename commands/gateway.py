@@ -14,7 +14,7 @@ from acomm_cli.output import render, render_messages
 
 app = typer.Typer(
     help="This node's gateway: the exchange, the state room, the outbox.\n\n"
-    "Example: acomm gateway serve --listen 0.0.0.0:8765 --seed",
+    "Example: acomm gateway serve --listen 0.0.0.0:8765 --seed --tls-cert gw.pem --tls-key gw.key",
     no_args_is_help=True,
     add_completion=False,
 )
@@ -51,18 +51,43 @@ def serve(
         str | None,
         typer.Option(
             metavar="URL",
-            help="How peers reach this gateway (default: http://HOST:PORT of --listen).",
+            help="How peers reach this gateway (default: http(s)://HOST:PORT of --listen).",
+        ),
+    ] = None,
+    pull: Annotated[
+        bool | None,
+        typer.Option(
+            "--pull/--no-pull",
+            help="Pull the peers' outboxes continuously, by long polls (default: "
+            "gateway.pull, continuous; a NATS node reads its peers with --push instead).",
+            show_default=False,
         ),
     ] = None,
     pull_every: Annotated[
         str | None,
         typer.Option(
             metavar="DURATION",
-            help="Also pull the "
-            "peers' outboxes this often (default: "
-            "never; `fed pull` and `tick` do).",
+            help="Pull the peers' outboxes in one pass this often instead of continuously.",
         ),
     ] = None,
+    tls_cert: Annotated[
+        str | None,
+        typer.Option(
+            metavar="FILE",
+            help="Serve HTTPS with this certificate chain (PEM); with --tls-key.",
+        ),
+    ] = None,
+    tls_key: Annotated[
+        str | None,
+        typer.Option(metavar="FILE", help="The private key (PEM) of --tls-cert."),
+    ] = None,
+    insecure_listen: Annotated[
+        bool,
+        typer.Option(
+            "--insecure-listen",
+            help="Listen beyond loopback in plain HTTP (without it: refused, exit 3).",
+        ),
+    ] = False,
     push: Annotated[
         bool,
         typer.Option(
@@ -81,7 +106,11 @@ def serve(
     receive and ack (external agents with an `acomm token`); mirrors the room
     into this store and heartbeats.
 
-    Example: acomm gateway serve --listen 0.0.0.0:8766 --join http://seed:8765 --invite TOKEN
+    Pulls the peers continuously (a long poll on each peer's outbox, so that a
+    reply arrives within about a second) unless --no-pull or gateway.pull: off.
+    Listening beyond loopback needs --tls-cert/--tls-key (or --insecure-listen).
+
+    Example: acomm gateway serve --listen 127.0.0.1:8766 --join http://seed:8765 --invite TOKEN
     """
     from acomm_cli.errors import ValidationFailed
     from acomm_cli.federation import agentapi, gateway
@@ -94,6 +123,10 @@ def serve(
     s = inv.settings
     path, _ = s.store_path(create=False)
     every = clock.parse_duration(pull_every, "pull_every") if pull_every else None
+    if pull is None:
+        pull = s.value("gateway.pull") == "continuous"
+    elif not pull and every is not None:
+        raise ValidationFailed("pull_every: not with --no-pull", field="pull_every")
     import logging
 
     from acomm_cli.output import logs
@@ -116,6 +149,14 @@ def serve(
             takeover_grace_ms=s.value("federation.takeover_grace"),
             limits=inv.limits(),
             max_body=s.value("gateway.max_body"),
+            pull=pull,
+            pull_wait_ms=s.value("gateway.pull_wait"),
+            pull_interval_ms=s.value("gateway.pull_interval"),
+            tls_cert=tls_cert,
+            tls_key=tls_key,
+            insecure_listen=insecure_listen,
+            profile_name=s.value("federation.profile"),
+            ca_file=s.value("federation.ca_file"),
             encoders=agentapi.Encoders(
                 message=render_messages.message_doc, send=render_messages.send_doc
             ),
@@ -126,9 +167,12 @@ def serve(
 @app.command()
 @takes_invocation
 def status(inv: Invocation) -> None:
-    """Show this node's gateway: {node_id, listen, room_synced, peers, outbox_head}.
+    """Show this node's gateway: {node_id, running, listen, room_synced, peers, ...}.
 
-    listen is null and room_synced false when no gateway runs for this store.
+    A gateway runs while its process is alive and its heartbeat (every 5 s, in
+    <store>.gateway.json) is fresh (30 s). When none runs, the document says why
+    (`not_running`; listen null, room_synced false) and the command exits 7
+    (gateway_not_running).
 
     Example: acomm gateway status --json
     """
@@ -137,8 +181,11 @@ def status(inv: Invocation) -> None:
     s = inv.settings
     path, _ = s.store_path(create=False)
     with inv.store(write=False) as conn:
-        doc = gwstate.status(conn, Path(path))
+        doc = gwstate.status(conn, Path(path), clock.now_ms())
     render.status(inv.output(), doc)
+    failed = gwstate.not_running(doc)
+    if failed is not None:
+        raise failed
 
 
 @app.callback()

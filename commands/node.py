@@ -50,6 +50,14 @@ def init(
             help="A NATS credentials file for --transport ($ACOMM_NATS_CREDS wins when set).",
         ),
     ] = None,
+    production: Annotated[
+        bool,
+        typer.Option(
+            "--production",
+            help="The production profile, recorded in the store: a node proof at every join "
+            "and rejoin, no plain-HTTP peer (docs/FEDERATION.md).",
+        ),
+    ] = False,
 ) -> None:
     """Make this store a node: its id and an Ed25519 key pair.
 
@@ -60,9 +68,12 @@ def init(
     With --transport nats://HOST:PORT the node's outbox is a NATS JetStream stream
     (ACOMM_<node>, subject acomm.<node>.out) and peers read it there.
 
+    With --production (or federation.profile: production in config) the store records
+    the production profile, which binds every process on it.
+
     Example: acomm node init --id vps-jane --json
     """
-    from acomm_cli.federation import identity, nats_transport
+    from acomm_cli.federation import identity, nats_transport, profile
 
     if transport is None:  # `federation.transport` in config (or $ACOMM_FED_TRANSPORT)
         transport = inv.settings.value("federation.transport")
@@ -72,9 +83,15 @@ def init(
         node, created = identity.init_node(conn, id_, clock.now_ms())
         if transport is not None:
             nats_transport.configure(conn, transport, nats_creds)
+        production = production or inv.settings.value("federation.profile") == "production"
+        if production and not profile.production(conn):
+            profile.record(conn)
+            created = True  # something changed
     if not created and transport is None:
         render.note(f"note: this store is already node {node.node_id}; nothing changed")
     doc = {"node_id": node.node_id, "public_key": node.public_paserk}
+    if production:
+        doc["profile"] = profile.PRODUCTION
     render.status(inv.output(), {**doc, "transport": transport} if transport else doc)
 
 

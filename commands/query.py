@@ -25,9 +25,25 @@ app = typer.Typer(add_completion=False)
 @takes_invocation
 def query(
     inv: Invocation,
-    channel: Annotated[str, typer.Argument(click_type=params.CHANNEL, help="Channel name.")],
+    channel: Annotated[
+        str | None,
+        typer.Argument(
+            click_type=params.CHANNEL,
+            help="Channel name (none with --to).",
+            show_default=False,
+        ),
+    ] = None,
     body: Annotated[
         str | None, typer.Argument(help="The question; '-' or omitted: stdin.", show_default=False)
+    ] = None,
+    to: Annotated[
+        str | None,
+        typer.Option(
+            "--to",
+            click_type=params.AGENT,
+            help="Ask one agent, on your direct channel with it (an agent another node owns"
+            " too); then give only the body.",
+        ),
     ] = None,
     as_: AsAgent = None,
     timeout: Annotated[
@@ -72,8 +88,17 @@ def query(
 
     Example: answer=$(acomm query team "pool size?" --as lead --wait 30s)
 
+    Example (one agent, maybe on another node): acomm query --to bob "size?" --as lead --wait 30s
+
     Example (only a final answer): acomm query team "deploy?" --as lead --wait 5m --meta final
     """
+    if to is not None:  # as `send --to`: the one positional is the body
+        if channel is not None and body is not None:
+            raise UsageError("with --to, give only the body (no channel)", field="to")
+        body = channel if body is None else body
+        channel = None
+    elif channel is None:
+        raise UsageError("name a channel, or use --to AGENT", field="channel")
     agent = identity(as_)
     conds = model.meta_conditions(meta)
     if conds and wait_for is None:
@@ -93,8 +118,9 @@ def query(
         trace_id=send_run.trace_of(os.environ.get("ACOMM_TRACE_ID")),
     )
     out = inv.output()
-    with inv.store(write=True) as conn:
-        result = queries.query(conn, req, now, timeout_ms, inv.limits(), wait)
+    # a direct channel may be created by --to
+    with inv.store(write=True, create=to is not None) as conn:
+        result = queries.query(conn, req, now, timeout_ms, inv.limits(), wait, to=to)
         if wait is None:
             render.ok(out, render_messages.send_doc(result), result.correlation_id)
             return

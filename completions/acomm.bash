@@ -59,7 +59,7 @@ _acomm_options() {
         'ack') echo "$global --as --status --note" ;;
         'nack') echo "$global --as --requeue --delay --reason" ;;
         'extend') echo "$global --by --as" ;;
-        'query') echo "$global --as --timeout --wait -p --priority --topic --meta" ;;
+        'query') echo "$global --to --as --timeout --wait -p --priority --topic --meta" ;;
         'respond') echo "$global --as -p --priority" ;;
         'thread') echo "$global" ;;
         'trace') echo "$global --otlp-endpoint" ;;
@@ -120,7 +120,7 @@ _acomm_options() {
         'bridge') echo "$global" ;;
         'bridge sync') echo "$global --inbox-dir --outbox-dir --teams-dir --default-channel" ;;
         'node') echo "$global" ;;
-        'node init') echo "$global --id --transport --nats-creds" ;;
+        'node init') echo "$global --id --transport --nats-creds --production" ;;
         'invite') echo "$global" ;;
         'invite create') echo "$global --expect --ttl --pin-key" ;;
         'invite list') echo "$global" ;;
@@ -143,7 +143,7 @@ _acomm_options() {
         'fed status') echo "$global --latest" ;;
         'fed migrate') echo "$global --to --nats-creds" ;;
         'gateway') echo "$global" ;;
-        'gateway serve') echo "$global --listen --seed --join --invite --public-url --pull-every --push" ;;
+        'gateway serve') echo "$global --listen --seed --join --invite --public-url --pull --no-pull --pull-every --tls-cert --tls-key --insecure-listen --push" ;;
         'gateway status') echo "$global" ;;
         'token') echo "$global" ;;
         'token create') echo "$global --agent --ttl --scope" ;;
@@ -287,6 +287,7 @@ _acomm_value_kind() {
         'nack --reason') echo 'value' ;;
         'extend --by') echo 'value' ;;
         'extend --as') echo 'agent' ;;
+        'query --to') echo 'agent' ;;
         'query --as') echo 'agent' ;;
         'query --timeout') echo 'value' ;;
         'query --wait') echo 'value' ;;
@@ -439,6 +440,8 @@ _acomm_value_kind() {
         'gateway serve --invite') echo 'value' ;;
         'gateway serve --public-url') echo 'value' ;;
         'gateway serve --pull-every') echo 'value' ;;
+        'gateway serve --tls-cert') echo 'value' ;;
+        'gateway serve --tls-key') echo 'value' ;;
         'token create --agent') echo 'agent' ;;
         'token create --ttl') echo 'value' ;;
         'token create --scope') echo 'value' ;;

@@ -89,7 +89,7 @@ function __acomm_valued
         case 'extend'
             echo --by --as
         case 'query'
-            echo --as --timeout --wait -p --priority --topic --meta
+            echo --to --as --timeout --wait -p --priority --topic --meta
         case 'respond'
             echo --as -p --priority
         case 'trace'
@@ -183,7 +183,7 @@ function __acomm_valued
         case 'fed migrate'
             echo --to --nats-creds
         case 'gateway serve'
-            echo --listen --join --invite --public-url --pull-every
+            echo --listen --join --invite --public-url --pull-every --tls-cert --tls-key
         case 'token create'
             echo --agent --ttl --scope
         case 'mcp'
@@ -609,6 +609,8 @@ complete -c acomm -n '__acomm_is \'extend\'' -l as -r -f -a '(__acomm_words agen
 complete -c acomm -n '__acomm_is \'extend\'' -l as -r -f -d 'The acting agent'
 
 # acomm query
+complete -c acomm -n '__acomm_is \'query\'' -l to -r -f -a '(__acomm_words agents)'
+complete -c acomm -n '__acomm_is \'query\'' -l to -r -f -d 'Ask one agent, on your direct channel with it (an agent another nod...'
 complete -c acomm -n '__acomm_is \'query\'' -l as -r -f -a '(__acomm_words agents)'
 complete -c acomm -n '__acomm_is \'query\'' -l as -r -f -d 'The acting agent'
 complete -c acomm -n '__acomm_is \'query\'' -l timeout -r -f -d 'Recipients that have not read it by then get it dead-lettered (expi...'
@@ -969,6 +971,7 @@ complete -c acomm -f -n '__acomm_is \'node\'' -a 'init' -d 'Make this store a no
 complete -c acomm -n '__acomm_is \'node init\'' -l id -r -f -d 'The node id: 1-64 characters of A-Z a-z 0-9 '
 complete -c acomm -n '__acomm_is \'node init\'' -l transport -r -f -d 'Carry this node\'s outbox on NATS JetStream: nats://HOST:PORT (defau...'
 complete -c acomm -n '__acomm_is \'node init\'' -l nats-creds -r -f -d 'A NATS credentials file for --transport ($ACOMM_NATS_CREDS wins whe...'
+complete -c acomm -n '__acomm_is \'node init\'' -l production -d 'The production profile, recorded in the store: a node proof at ever...'
 
 # acomm invite
 complete -c acomm -f -n '__acomm_is \'invite\'' -a 'create' -d 'Create a single-use invite for another node to join this one'
@@ -1074,15 +1077,19 @@ complete -c acomm -n '__acomm_is \'fed migrate\'' -l nats-creds -r -f -d 'A NATS
 
 # acomm gateway
 complete -c acomm -f -n '__acomm_is \'gateway\'' -a 'serve' -d 'Run the gateway until SIGINT or SIGTERM'
-complete -c acomm -f -n '__acomm_is \'gateway\'' -a 'status' -d 'Show this node\'s gateway: {node_id, listen, room_synced, peers, out...'
+complete -c acomm -f -n '__acomm_is \'gateway\'' -a 'status' -d 'Show this node\'s gateway: {node_id, running, listen, room_synced, p...'
 
 # acomm gateway serve
 complete -c acomm -n '__acomm_is \'gateway serve\'' -l listen -r -f -d 'Where to listen (port 0: any free port; `gateway status` shows it);...'
 complete -c acomm -n '__acomm_is \'gateway serve\'' -l seed -d 'Host the state room and keep it across restarts'
 complete -c acomm -n '__acomm_is \'gateway serve\'' -l join -r -f -d 'The seed gateway\'s url to join (http://HOST:PORT)'
 complete -c acomm -n '__acomm_is \'gateway serve\'' -l invite -r -f -d 'The invite token for a first join; without it, rejoin by node proof'
-complete -c acomm -n '__acomm_is \'gateway serve\'' -l public-url -r -f -d 'How peers reach this gateway (default: http://HOST:PORT of --listen)'
-complete -c acomm -n '__acomm_is \'gateway serve\'' -l pull-every -r -f -d 'Also pull the peers\' outboxes this often (default: never; `fed pull...'
+complete -c acomm -n '__acomm_is \'gateway serve\'' -l public-url -r -f -d 'How peers reach this gateway (default: http(s)://HOST:PORT of --lis...'
+complete -c acomm -n '__acomm_is \'gateway serve\'' -l pull -l no-pull -d 'Pull the peers\' outboxes continuously, by long polls (default: gate...'
+complete -c acomm -n '__acomm_is \'gateway serve\'' -l pull-every -r -f -d 'Pull the peers\' outboxes in one pass this often instead of continuo...'
+complete -c acomm -n '__acomm_is \'gateway serve\'' -l tls-cert -r -f -d 'Serve HTTPS with this certificate chain (PEM); with --tls-key'
+complete -c acomm -n '__acomm_is \'gateway serve\'' -l tls-key -r -f -d 'The private key (PEM) of --tls-cert'
+complete -c acomm -n '__acomm_is \'gateway serve\'' -l insecure-listen -d 'Listen beyond loopback in plain HTTP (without it: refused, exit 3)'
 complete -c acomm -n '__acomm_is \'gateway serve\'' -l push -d 'On a NATS node: publish the outbox and read the peers\' streams as e...'
 
 # acomm gateway status

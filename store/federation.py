@@ -582,3 +582,19 @@ def has_nats(conn: sqlite3.Connection) -> bool:
 
 def drop_nats(conn: sqlite3.Connection) -> None:
     conn.execute("DELETE FROM fed_nats WHERE id = 1")
+
+
+# ---------------------------------------------------------------- the node's profile
+
+PROFILE_KEY = "federation.profile"  # store_meta: `production` once `node init --production`
+
+
+def profile(conn: sqlite3.Connection) -> str | None:
+    row = conn.execute("SELECT value FROM store_meta WHERE key = ?", (PROFILE_KEY,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def set_profile(conn: sqlite3.Connection, value: str) -> None:
+    conn.execute(
+        "INSERT OR REPLACE INTO store_meta (key, value) VALUES (?, ?)", (PROFILE_KEY, value)
+    )

@@ -159,6 +159,9 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     # process and in the programs they start (tests of the strict directory ask for
     # `strict`, which unsets it; the README's tour and `make demo` run without it)
     monkeypatch.setenv("ACOMM_IDENTITY_DIRECTORY", "open")
+    # A gateway pulls its peers continuously by default: the gateways tests start do not,
+    # unless the test says `--pull`, so that what a `fed pull` brings is the test's to count
+    monkeypatch.setenv("ACOMM_GATEWAY_PULL", "off")
     monkeypatch.chdir(tmp_path)
     return path
 

@@ -17,7 +17,8 @@ def _settings(doc: dict) -> dict[str, tuple]:
 
 
 def test_defaults_for_every_key(cli, store, monkeypatch):
-    monkeypatch.delenv("ACOMM_IDENTITY_DIRECTORY")  # the tests' own setting
+    monkeypatch.delenv("ACOMM_IDENTITY_DIRECTORY")  # the tests' own settings
+    monkeypatch.delenv("ACOMM_GATEWAY_PULL")
     doc = cli.ok("config", "show", "--json").json()
     got = _settings(doc)
     assert list(got) == list(KEYS)

@@ -107,7 +107,9 @@ def test_a_server_killed_and_restarted_in_the_middle_loses_nothing(tmp_path, ser
         assert r.returncode == 0 and "NATS" in r.stderr and "waits in the outbox" in r.stderr
     assert sql(a, "SELECT published_seq FROM fed_nats") == [(5,)]
     down = ok(b, "tick")
-    assert down["fed_pulled"] == 0 and ok(b, "fed", "pull")["unreachable"] == ["na"]
+    pulled = run("--store", str(b), "--json", "fed", "pull")  # exit 7, naming na
+    assert down["fed_pulled"] == 0 and pulled.returncode == 7
+    assert json.loads(pulled.stdout)["unreachable"] == ["na"]
     assert len(runs(tmp_path)) == 5
     server.start()  # same port, same store directory
     assert ok(a, "tick")["fed_pulled"] >= 5  # publishes q5..q9, reads the first replies
@@ -160,7 +162,7 @@ def test_a_node_behind_nat_sends_and_receives(tmp_path, server):
         log.close()
         status = wait_until(
             "nb in the room",
-            lambda: b.ok("gateway", "status") if b.ok("gateway", "status")["room_synced"] else None,
+            lambda: _running(b),
         )
         assert status["listen"] is None
         b.ok("agent", "own", "bob")
@@ -343,3 +345,12 @@ def test_federation_transport_in_config_is_what_node_init_records(tmp_path, serv
     )
     assert r.returncode == 3 and "federation.transport" in r.stderr
     assert not bad.exists()
+
+
+def _running(n: Any) -> Any:
+    """`gateway status` once the gateway runs and its room is in sync (exit 7 before)."""
+    r = n.run("gateway", "status")
+    if r.returncode != 0:
+        return None
+    status = json.loads(r.stdout)
+    return status if status["room_synced"] else None

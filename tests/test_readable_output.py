@@ -50,12 +50,13 @@ def test_fed_pull_names_an_unreachable_peer_in_words(cli, tmp_path):
     cli.ok("--store", store, "node", "init", "--id", "na")
     cli.ok("--store", store, "peers", "add", "vps", "--url", f"store:{tmp_path / 'gone.acomm'}")
     r = cli("--store", store, "fed", "pull")
-    assert r.exit_code == 0, r.stderr
+    assert r.exit_code == 7, r.stderr  # the counts printed, then peer_unreachable
     assert re.search(r"^unreachable: +vps$", r.stdout, re.M), r.stdout
     assert "skipped node vps for this pass" in r.stderr
+    assert "peer_unreachable: peer vps could not be pulled" in r.stderr
     assert not REPR.search(r.stdout + r.stderr), r.stdout + r.stderr
     # --json keeps the list a list
-    assert cli.ok("--store", store, "--json", "fed", "pull").json()["unreachable"] == ["vps"]
+    assert cli("--store", store, "--json", "fed", "pull").json()["unreachable"] == ["vps"]
 
 
 # ---------------------------------------------------------------- did you mean

@@ -487,7 +487,9 @@ def test_on_a_node_the_peers_pane_shows_what_peers_and_gateway_status_say(cli, t
     ok(a, "fed", "pull")
     ok(a, "send", "--to", "bob", "over there", "--as", "alice")  # a's outbox moves
     peers = ok(a, "peers")["peers"]
-    head = ok(a, "gateway", "status")["outbox_head"]
+    gone = cli("--store", str(a), "--json", "gateway", "status")  # exit 7: no gateway runs
+    assert gone.exit_code == 7
+    head = gone.json()["outbox_head"]
     app = DashboardApp(session(a, now=lambda: int(time.time() * 1000)))
 
     async def check(pilot):

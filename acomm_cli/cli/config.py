@@ -115,11 +115,29 @@ KEYS: dict[str, tuple[Any, Any, str]] = {
         _positive_ms,
         "ACOMM_FED_PEER_DEADLINE",
     ),
+    # production: a node proof at every join and rejoin, no plain-HTTP peer (this can only
+    # turn it on: `node init --production` records it in the store, which binds every process)
+    "federation.profile": (
+        "standard",
+        lambda v, k: _choice(v, k, ("standard", "production")),
+        "ACOMM_FED_PROFILE",
+    ),
+    # a CA bundle (PEM) trusted for https:// peers and seeds, besides the usual ones
+    "federation.ca_file": (None, lambda v, k: _ca_file(v, k), "ACOMM_FED_CA_FILE"),
     # the NATS server `node init` records when --transport is not given
     "federation.transport": (None, lambda v, k: _nats_url(v, k), "ACOMM_FED_TRANSPORT"),
     # `gateway serve`: the largest request body its endpoints read (a send: at least the
     # largest channel's max_message_size)
     "gateway.max_body": (1024 * 1024, lambda v, k: _body_bytes(v, k), "ACOMM_GATEWAY_MAX_BODY"),
+    # `gateway serve` pulls its peers continuously (long polls of `pull_wait`, a pause of
+    # `pull_interval` between two reads of a peer), unless `off` (or --no-pull)
+    "gateway.pull": (
+        "continuous",
+        lambda v, k: _choice(v, k, ("continuous", "off")),
+        "ACOMM_GATEWAY_PULL",
+    ),
+    "gateway.pull_wait": (20_000, lambda v, k: _pull_wait(v, k), "ACOMM_GATEWAY_PULL_WAIT"),
+    "gateway.pull_interval": (0, _ms, "ACOMM_GATEWAY_PULL_INTERVAL"),
     # the agent directory: strict refuses names nobody registered, open registers them with
     # a note (None: the store's own default: strict for a store made by `acomm init`)
     "identity.directory": (
@@ -167,6 +185,27 @@ def _nats_url(value: Any, key: str) -> str:
             f"{key}: {value!r} is not a NATS url (nats://HOST:PORT)", field=key, value=str(value)
         )
     return text
+
+
+def _ca_file(value: Any, key: str) -> str | None:
+    """A PEM file of CA certificates (~ expanded), or None (empty = none)."""
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise ValidationFailed(f"{key}: {value!r} must be a file path", field=key, value=str(value))
+    return paths.expanduser(value)
+
+
+def _pull_wait(value: Any, key: str) -> int:
+    """A long poll's wait: 0 to 30 s (what a gateway's outbox endpoint allows)."""
+    ms = _ms(value, key)
+    if ms > 30_000:
+        raise ValidationFailed(
+            f"{key}: {value!r} is longer than 30s (the longest a gateway holds a read)",
+            field=key,
+            value=str(value),
+        )
+    return ms
 
 
 def _fraction(value: Any, key: str) -> float:

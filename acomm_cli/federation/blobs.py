@@ -68,6 +68,10 @@ def fetch_bytes(
     except NotFound:
         raise _unreachable(origin, "it is not in this node's copy of the room") from None
     if url.startswith(("http://", "https://")):
+        from acomm_cli.federation import profile
+
+        if profile.production(conn):  # the store's profile: no plain-HTTP peer
+            profile.require_tls(url, f"node {origin}'s gateway", "peer")
         return _http(url.rstrip("/"), me, want, cap, deadline_s)
     if url.startswith("store:"):
         return _store(Path(url[len("store:") :]), me.node_id, want, cap, deadline_s)
@@ -121,7 +125,9 @@ async def _get(url: str, headers: dict[str, str], timeout: object, cap: int) -> 
     """The status and at most cap + 1 bytes of the body (enough to tell it is too long)."""
     import httpx
 
-    async with httpx.AsyncClient(timeout=timeout) as client:  # type: ignore[arg-type]
+    from acomm_cli.federation.http_transport import tls_verify
+
+    async with httpx.AsyncClient(timeout=timeout, verify=tls_verify()) as client:  # type: ignore[arg-type]
         async with client.stream("GET", url, headers=headers) as r:
             chunks: list[bytes] = []
             got = 0

@@ -47,9 +47,12 @@ from acomm_cli.federation import (
 from acomm_cli.federation.blobs import BLOB_PATH
 from acomm_cli.federation.http_transport import MAX_WAIT_S, OUTBOX_PATH
 from acomm_cli.store import federation as sql
+from acomm_cli.store import stats
 
 log = logging.getLogger("acomm.gateway")
 SYNC_EVERY_S = 0.5
+OUTBOX_POLL_S = 0.05  # a long poll's look at the store's data version
+OUTBOX_REREAD_S = 0.25  # ...and its page read again at least this often
 HEARTBEAT_EVERY_S = 5.0
 SIGNATURE_SKEW_MS = nonces.WINDOW_MS
 
@@ -73,6 +76,14 @@ class Options:
     limits: model.Limits | None = None  # the agent endpoints' sends, as `acomm send`'s
     encoders: agentapi.Encoders | None = None  # without them, no agent endpoints
     max_body: int = httpbody.DEFAULT_MAX_BODY  # `gateway.max_body`: the largest request
+    pull: bool = False  # pull the peers continuously (puller.py); `gateway serve`'s default
+    pull_wait_ms: int = 20_000  # `gateway.pull_wait`: each long poll's wait
+    pull_interval_ms: int = 0  # `gateway.pull_interval`: a pause after each read of a peer
+    tls_cert: str | None = None  # serve HTTPS with this certificate chain (PEM)...
+    tls_key: str | None = None  # ...and its private key
+    insecure_listen: bool = False  # plain HTTP beyond loopback, said explicitly
+    profile_name: str | None = None  # `federation.profile` as this process's config says
+    ca_file: str | None = None  # `federation.ca_file`: CAs trusted for https:// peers
 
 
 def parse_listen(value: str) -> tuple[str, int]:
@@ -109,6 +120,10 @@ class Gateway:
         self.join_state = roomsync.JoinState(opts.invite)
         self.room_synced = False
         self._noted: str | None = None
+        self.puller: Any = None  # puller.Puller while the gateway pulls continuously
+        self.stopping = False  # set at SIGINT/SIGTERM: open long polls answer at once
+        self.production = False
+        self._published = 0.0
 
     def db(self) -> sqlite3.Connection:
         if self.conn is None:
@@ -137,8 +152,18 @@ class Gateway:
                 "join": self.opts.join,
                 "room_synced": self.room_synced,
                 "updated_at": clock.iso(clock.now_ms()),
+                "heartbeat_ms": clock.now_ms(),  # a stale one: no gateway (gwstate)
+                "tls": self.opts.tls_cert is not None,
+                "pull": (
+                    self.puller.state()
+                    if self.puller is not None
+                    else {"mode": "every", "every_ms": self.opts.pull_every_ms}
+                    if self.opts.pull_every_ms
+                    else {"mode": "off"}
+                ),
             },
         )
+        self._published = time.monotonic()
 
     # ------------------------------------------------------------ the room mirror
 
@@ -164,6 +189,11 @@ class Gateway:
                 self.note("the room could not be mirrored into the store now", exc)
             except Exception:  # a bug here must not take the room down: said, retried
                 log.exception("mirroring the room")
+            if time.monotonic() - self._published >= HEARTBEAT_EVERY_S:
+                try:  # alive, if its store is not: `gateway status` tells the two apart
+                    self.publish_state()
+                except OSError as exc:
+                    self.note("the gateway's state file could not be written", exc)
             await anyio.sleep(SYNC_EVERY_S)
 
     async def pull_loop(self) -> None:
@@ -221,7 +251,9 @@ class Gateway:
         if not isinstance(doc, dict):  # a JSON string would be parsed a second time
             doc = None
         try:
-            status, reply = handshake.exchange(self.db(), doc or b"", clock.now_ms())
+            status, reply = handshake.exchange(
+                self.db(), doc or b"", clock.now_ms(), production=self.production
+            )
         except (sqlite3.Error, CommError) as exc:
             self.note("exchange", exc)
             status, reply = _unavailable()
@@ -270,15 +302,23 @@ class Gateway:
             return JSONResponse(refusal[1], status_code=refusal[0])
         after, limit, wait_s = params
         deadline = time.monotonic() + wait_s
+        version, read_at = None, 0.0
+        events: list[Any] = []
+        head = 0
         while True:
             try:
-                events, head = sql.outbox_page(self.db(), after, limit)
+                # a long poll reads the page again when another connection committed (one
+                # cheap pragma every OUTBOX_POLL_S), and every OUTBOX_REREAD_S regardless
+                now_version = stats.data_version(self.db())
+                if now_version != version or time.monotonic() - read_at >= OUTBOX_REREAD_S:
+                    version, read_at = now_version, time.monotonic()
+                    events, head = sql.outbox_page(self.db(), after, limit)
             except (sqlite3.Error, CommError) as exc:
                 self.note("outbox read", exc)
                 return JSONResponse(_unavailable()[1], status_code=503)
-            if events or time.monotonic() >= deadline:
+            if events or time.monotonic() >= deadline or self.stopping:
                 return JSONResponse({"node": self.me.node_id, "events": events, "head": head})
-            await anyio.sleep(0.2)
+            await anyio.sleep(OUTBOX_POLL_S)
 
     async def blob(self, request: Any) -> Any:
         """A file's bytes for a member node that a message sent from here names them for
@@ -433,13 +473,18 @@ def serve(opts: Options) -> None:
     from starlette.routing import Route, WebSocketRoute
 
     from acomm_cli.engine import opening
+    from acomm_cli.federation import http_transport, profile
 
     conn = opening.connect(opts.store_path, create=False)
     try:
         me = identity.require(conn)
         nats = sql.nats_config(conn)
+        production = profile.production(conn, opts.profile_name)
     finally:
         conn.close()
+    http_transport.use_ca_file(opts.ca_file)
+    profile.check_tls_files(opts.tls_cert, opts.tls_key)
+    profile.check_listen(opts.host, opts.tls_cert is not None, opts.insecure_listen)
     if opts.join is not None and not opts.join.startswith(("http://", "https://")):
         raise InvalidState("join: the seed's url must be http(s)://HOST:PORT", field="join")
     if (opts.push or not opts.host) and nats is None:
@@ -454,6 +499,14 @@ def serve(opts: Options) -> None:
             "listening; a seed hosts the room",
             field="listen",
         )
+    scheme = "https" if opts.tls_cert is not None else "http"
+    if production:  # no plain-HTTP seed, and none for the peers to read this node at
+        if opts.join is not None:
+            profile.require_tls(opts.join, "the seed", "join")
+        if nats is None and opts.host:
+            profile.require_tls(
+                opts.public_url or f"{scheme}://{opts.host}", "this gateway's url", "public_url"
+            )
     sock = None
     if opts.host:
         sock = socket.socket(socket.AF_INET6 if ":" in opts.host else socket.AF_INET)
@@ -467,8 +520,9 @@ def serve(opts: Options) -> None:
         opts,
         me,
         listen,
-        str(nats[0]) if nats is not None else opts.public_url or f"http://{listen}",
+        str(nats[0]) if nats is not None else opts.public_url or f"{scheme}://{listen}",
     )
+    gw.production = production
 
     @asynccontextmanager
     async def lifespan(app: Any) -> Any:
@@ -494,6 +548,22 @@ def serve(opts: Options) -> None:
                 tg.start_soon(roomsync.join, opts.join, me, doc, gw.join_state, lambda: None)
             if opts.pull_every_ms:
                 tg.start_soon(gw.pull_loop)
+            elif opts.pull and nats is None:  # a NATS node reads its peers with --push
+                from acomm_cli.federation import puller
+
+                gw.puller = puller.Puller(
+                    puller.Settings(
+                        opts.store_path,
+                        wait_s=opts.pull_wait_ms / 1000,
+                        interval_s=opts.pull_interval_ms / 1000,
+                        deadline_s=opts.peer_deadline_ms / 1000,
+                        sla_ms=opts.sla_ms,
+                        busy_timeout_ms=opts.busy_timeout_ms,
+                        profile_name=opts.profile_name,
+                    ),
+                    me,
+                )
+                tg.start_soon(gw.puller.run)
             if opts.push:
                 from acomm_cli.federation import push
 
@@ -558,8 +628,28 @@ def serve(opts: Options) -> None:
         log_config=None,
         lifespan="on",
         timeout_graceful_shutdown=5,
+        ssl_certfile=opts.tls_cert,
+        ssl_keyfile=opts.tls_key,
     )
-    uvicorn.Server(config).run(sockets=[sock])
+    _server_class()(config, gw).run(sockets=[sock])
+
+
+def _server_class() -> Any:
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        """uvicorn's server, telling the gateway at SIGINT/SIGTERM: the long polls its
+        peers hold open answer at once, so that the shutdown does not wait for them."""
+
+        def __init__(self, config: Any, gw: Gateway) -> None:
+            super().__init__(config)
+            self.gw = gw
+
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            self.gw.stopping = True
+            super().handle_exit(sig, frame)
+
+    return Server
 
 
 async def _without_listening(lifespan: Any) -> None:

@@ -1,8 +1,10 @@
 """What a running gateway tells the short commands: a small JSON file beside the store
-(`<store>.gateway.json`: pid, listen, public url, room_synced), rewritten atomically by the
-gateway and removed when it stops; `gateway status` reads it with the store. A file, not a
-table: it says whether a process is alive, which the store cannot know after a SIGKILL, and
-writing it never contends for the store's write lock."""
+(`<store>.gateway.json`: pid, listen, public url, room_synced, heartbeat), rewritten
+atomically by the gateway every few seconds (also while its store is locked) and removed when
+it stops; `gateway status` reads it with the store. A file, not a table: it says whether a
+process is alive, which the store cannot know after a SIGKILL, and writing it never contends
+for the store's write lock. A file whose process is gone, or whose heartbeat is older than
+STALE_AFTER_MS (a gateway SIGKILLed and its pid reused, or hung), is no running gateway."""
 
 from __future__ import annotations
 
@@ -12,8 +14,12 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from acomm_cli import clock
+from acomm_cli.errors import GatewayNotRunning
 from acomm_cli.federation import identity, room
 from acomm_cli.store import federation as sql
+
+STALE_AFTER_MS = 30_000  # six missed heartbeats (the gateway writes the file every 5 s)
 
 
 def state_path(store_path: Path) -> Path:
@@ -34,31 +40,68 @@ def clear_state(store_path: Path) -> None:
         pass
 
 
-def read_state(store_path: Path) -> dict[str, Any] | None:
-    """The running gateway's state, or None (no file, or its process is gone)."""
+def read_state(store_path: Path, now_ms: int | None = None) -> dict[str, Any] | None:
+    """The running gateway's state, or None (no file, its process gone, or, given `now_ms`,
+    its heartbeat stale)."""
+    return _live(store_path, now_ms)[0]
+
+
+def _live(store_path: Path, now_ms: int | None) -> tuple[dict[str, Any] | None, str]:
+    """(the state, "") for a running gateway, else (None, why not)."""
     try:
         state = json.loads(state_path(store_path).read_text())
         pid = int(state["pid"])
+    except FileNotFoundError:
+        return None, "no gateway has run since the last one stopped (no state file)"
     except (OSError, ValueError, KeyError, TypeError):
-        return None
+        return None, f"its state file {state_path(store_path)} cannot be read"
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
-        return None
+        return None, f"its process {pid} is gone (killed?)"
     except PermissionError:
         pass  # alive, another user's
-    return state if isinstance(state, dict) else None
+    beat = state.get("heartbeat_ms")
+    if now_ms is not None and isinstance(beat, int) and now_ms - beat > STALE_AFTER_MS:
+        return None, (
+            f"its last heartbeat was {(now_ms - beat) / 1000:.0f}s ago "
+            f"(process {pid}: hung, or another process by now)"
+        )
+    return (state, "") if isinstance(state, dict) else (None, "its state file is not an object")
 
 
-def status(conn: sqlite3.Connection, store_path: Path) -> dict[str, Any]:
-    """`gateway status`: {node_id, listen, room_synced, peers, outbox_head}; listen is null
-    and room_synced false when no gateway runs for this store."""
+def status(conn: sqlite3.Connection, store_path: Path, now_ms: int) -> dict[str, Any]:
+    """`gateway status`: {node_id, running, listen, room_synced, peers, outbox_head, pid,
+    heartbeat_at, tls, pull}; listen is null, room_synced false and `not_running` says why
+    when no gateway runs for this store."""
     me = identity.require(conn).node_id
-    state = read_state(store_path) or {}
-    return {
+    state, why = _live(store_path, now_ms)
+    live = state or {}
+    beat = live.get("heartbeat_ms")
+    doc = {
         "node_id": me,
-        "listen": state.get("listen"),
-        "room_synced": bool(state.get("room_synced", False)),
+        "running": state is not None,
+        "listen": live.get("listen"),
+        "public_url": live.get("public_url"),
+        "room_synced": bool(live.get("room_synced", False)),
         "peers": room.peer_ids(conn, me),
         "outbox_head": sql.outbox_head(conn),
+        "pid": live.get("pid"),
+        "heartbeat_at": clock.iso(beat) if isinstance(beat, int) else None,
+        "tls": bool(live.get("tls", False)),
+        "pull": live.get("pull"),
     }
+    if state is None:
+        doc["not_running"] = why
+    return doc
+
+
+def not_running(doc: dict[str, Any]) -> GatewayNotRunning | None:
+    """The error `gateway status` exits with when the document says no gateway runs."""
+    if doc["running"]:
+        return None
+    return GatewayNotRunning(
+        f"no gateway is running for node {doc['node_id']}: {doc['not_running']}; "
+        "start one with `acomm gateway serve`",
+        field="gateway",
+    )

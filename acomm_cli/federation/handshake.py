@@ -36,7 +36,7 @@ from typing import Any
 
 from acomm_cli import clock
 from acomm_cli.errors import ValidationFailed
-from acomm_cli.federation import identity, nonces
+from acomm_cli.federation import identity, nonces, profile
 from acomm_cli.federation.invites import token_hash
 from acomm_cli.store import federation as sql
 from acomm_cli.store.connection import write
@@ -62,9 +62,17 @@ def refusal(status: int, code: str, message: str) -> Reply:
     return status, {"error": {"code": code, "message": message}}
 
 
-def exchange(conn: sqlite3.Connection, request: str | bytes | dict[str, Any], now_ms: int) -> Reply:
+def exchange(
+    conn: sqlite3.Connection,
+    request: str | bytes | dict[str, Any],
+    now_ms: int,
+    *,
+    production: bool = False,
+) -> Reply:
     """Trade an invite token (or, for a node that joined before, a node proof) for a
-    ticket: 200 {wsTicket, expiresAt, rooms, sessionId, gatewayNodeId} or a refusal."""
+    ticket: 200 {wsTicket, expiresAt, rooms, sessionId, gatewayNodeId} or a refusal. On the
+    production profile (`production`, or the store's own setting) an invite needs the
+    node's key and proof too (401 invalid_proof without them)."""
     req = _parse(request)
     if isinstance(req, tuple):
         return req
@@ -73,7 +81,8 @@ def exchange(conn: sqlite3.Connection, request: str | bytes | dict[str, Any], no
         if req.get("inviteToken") is None:
             result = _rejoin(conn, req, now_ms)
         else:
-            result = _by_invite(conn, gateway.node_id, req, now_ms)
+            strict = profile.production(conn, profile.PRODUCTION if production else None)
+            result = _by_invite(conn, gateway.node_id, req, now_ms, strict)
         if isinstance(result, _Grant):
             return _mint(conn, gateway, req, result, now_ms)
         return result
@@ -116,7 +125,11 @@ def _parse(request: str | bytes | dict[str, Any]) -> dict[str, Any] | Reply:
 
 
 def _by_invite(
-    conn: sqlite3.Connection, gateway_node: str, req: dict[str, Any], now_ms: int
+    conn: sqlite3.Connection,
+    gateway_node: str,
+    req: dict[str, Any],
+    now_ms: int,
+    proof_required: bool = False,
 ) -> _Grant | Reply:
     """Steps 1-4 for a join by invite: (invite id, the key to record) or a refusal."""
     row = sql.invite_by_hash(conn, token_hash(req["inviteToken"]))
@@ -135,7 +148,17 @@ def _by_invite(
     # with, so that an invite's holder can never take over (re-key) a member's node id
     if known_node(conn, gateway_node, req["nodeId"]):
         return _already_joined(req["nodeId"])
-    # 4: the node proof, when the invite pins a key or the node offers one to register
+    # 4: the node proof, when the invite pins a key or the node offers one to register (on
+    # the production profile, always: an invite alone never admits a node)
+    if proof_required and (
+        req.get("publicKey") is None and row[3] is None or not req.get("nodeProof")
+    ):
+        return refusal(
+            401,
+            "invalid_proof",
+            "this seed runs the production profile: a join needs the node's key and its "
+            "node proof with the invite",
+        )
     pinned = bytes(row[3]) if row[3] is not None else None
     key = pinned
     if req.get("publicKey") is not None:

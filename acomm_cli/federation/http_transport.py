@@ -13,11 +13,16 @@ enforced by running the request under `asyncio.wait_for`, which cancels it mid-r
 closes the connection. Past it the peer is `Unreachable` for this pass.
 
 `for_urls` picks the transport by each peer's url: `http(s)://` here, `store:` StoreTransport.
-httpx is imported inside `read`: nothing here loads before a pull meets an http peer."""
+httpx is imported inside `read`: nothing here loads before a pull meets an http peer.
+
+An https:// peer is verified against the usual CAs plus the PEM bundle named by
+`federation.ca_file` (`use_ca_file`, set by the commands that read the config) or
+$ACOMM_FED_CA_FILE: `tls_verify()` is what every federation HTTP client here passes httpx."""
 
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import time
 from collections.abc import Coroutine
@@ -31,6 +36,44 @@ T = TypeVar("T")
 OUTBOX_PATH = "/acomm/outbox"
 MAX_WAIT_S = 30.0
 DEADLINE_S = 30.0  # `federation.peer_deadline`'s default
+CA_ENV = "ACOMM_FED_CA_FILE"
+
+_ca_file: str | None = None  # `federation.ca_file` of the command running (use_ca_file)
+_contexts: dict[str, Any] = {}
+
+
+def use_ca_file(path: str | None) -> None:
+    """This process trusts the CAs in `path` (PEM) for https:// peers too; None: only the
+    usual ones (and $ACOMM_FED_CA_FILE's)."""
+    global _ca_file
+    _ca_file = path
+
+
+def tls_verify() -> Any:
+    """httpx's `verify=`: True (the usual CAs), or an SSL context that also trusts the
+    configured CA bundle. A bundle that cannot be read is exit 3, naming it."""
+    path = _ca_file or os.environ.get(CA_ENV) or None
+    if path is None:
+        return True
+    ctx = _contexts.get(path)
+    if ctx is None:
+        import ssl
+
+        import certifi
+
+        from acomm_cli.errors import ValidationFailed
+
+        ctx = ssl.create_default_context(cafile=certifi.where())
+        try:
+            ctx.load_verify_locations(cafile=path)
+        except (OSError, ssl.SSLError) as exc:
+            raise ValidationFailed(
+                f"federation.ca_file: {path}: not a readable PEM file of CA certificates ({exc})",
+                field="federation.ca_file",
+                value=path,
+            ) from None
+        _contexts[path] = ctx
+    return ctx
 
 
 def outbox_target(after_seq: int, limit: int, wait_s: float, nonce: str | None = None) -> str:
@@ -97,22 +140,51 @@ class HttpTransport:
             raise Unreachable(
                 f"node {source_node} at {base}: {type(exc).__name__}: {exc}"
             ) from None
-        if status != 200:
-            raise Unreachable(f"node {source_node} at {base}: HTTP {status} {_code(content)}")
-        try:
-            body = json.loads(content)
-            events, head = body["events"], int(body["head"])
-            if not isinstance(events, list):  # each event is checked by the pull, alone
-                raise ValueError("events")
-        except (ValueError, KeyError, TypeError, RecursionError):
-            raise Unreachable(f"node {source_node} at {base}: not an outbox page") from None
-        return Page(events, head)
+        return page_of(source_node, base, status, content)
+
+
+def page_of(source_node: str, base: str, status: int, content: bytes) -> Page:
+    """A peer's answer as an outbox page, or Unreachable saying what it was instead."""
+    if status != 200:
+        raise Unreachable(f"node {source_node} at {base}: HTTP {status} {_code(content)}")
+    try:
+        body = json.loads(content)
+        events, head = body["events"], int(body["head"])
+        if not isinstance(events, list):  # each event is checked by the pull, alone
+            raise ValueError("events")
+    except (ValueError, KeyError, TypeError, RecursionError):
+        raise Unreachable(f"node {source_node} at {base}: not an outbox page") from None
+    return Page(events, head)
+
+
+async def fetch_page(
+    client: Any,
+    me: identity.Node,
+    source_node: str,
+    base: str,
+    after_seq: int,
+    limit: int,
+    wait_s: float,
+) -> Page:
+    """One signed long poll on a client the caller keeps open (the gateway's continuous
+    pull: one connection per peer, kept alive). Unreachable for anything but a page; the
+    caller bounds it in time."""
+    import httpx
+
+    target = outbox_target(after_seq, limit, wait_s, secrets.token_urlsafe(12))
+    try:
+        r = await client.get(base + target, headers=signed_headers(me, target))
+    except httpx.HTTPError as exc:
+        raise Unreachable(
+            f"node {source_node} at {base}: {type(exc).__name__}: {exc}".rstrip(": ")
+        ) from None
+    return page_of(source_node, base, r.status_code, r.content)
 
 
 async def _get(url: str, headers: dict[str, str], timeout: Any) -> tuple[int, bytes]:
     import httpx
 
-    async with httpx.AsyncClient(timeout=timeout) as client:
+    async with httpx.AsyncClient(timeout=timeout, verify=tls_verify()) as client:
         r = await client.get(url, headers=headers)
         return r.status_code, r.content
 

@@ -15,8 +15,8 @@ from typing import Any
 
 from acomm_cli.engine import envelope, peertrust, remote, remoteblobs, taskfed
 from acomm_cli.engine.sending import Router, persist, plan_message
-from acomm_cli.errors import CommError, EventRejected, PeerUnreachable
-from acomm_cli.federation import identity, room
+from acomm_cli.errors import CommError, EventRejected, InsecurePeer, PeerUnreachable
+from acomm_cli.federation import identity, profile, room
 from acomm_cli.federation.transport import Transport, Unreachable
 from acomm_cli.model import MessageType, RichParts, SendRequest
 from acomm_cli.store import federation as sql
@@ -38,6 +38,7 @@ class PullResult:
     published: int = 0  # this node's own outbox rows put on NATS JetStream
     unreachable: list[str] = field(default_factory=list)
     why: dict[str, str] = field(default_factory=dict)  # unreachable peer -> the reason noted
+    refused: dict[str, CommError] = field(default_factory=dict)  # by this node's own rules
 
     def doc(self) -> dict[str, Any]:
         return {
@@ -52,6 +53,26 @@ class PullResult:
             **({"published": self.published} if self.published else {}),
             "unreachable": self.unreachable,
         }
+
+    def failure(self) -> CommError | None:
+        """What `fed pull` exits with once it has pulled the others: a peer refused by
+        this node's rules (an InsecurePeer) before one that could not be reached
+        (peer_unreachable, exit 7), each naming the peer and the reason."""
+        # ("nats": this node's own NATS server missed a publish; the rows wait, not fatal)
+        peers = [n for n in self.unreachable if n != "nats"]
+        if not peers:
+            return None
+        refused = [n for n in peers if n in self.refused]
+        if refused:
+            return self.refused[refused[0]]
+        said = "; ".join(f"{n}: {self.why.get(n, 'unreachable')}" for n in peers)
+        what = f"peer {peers[0]}" if len(peers) == 1 else f"{len(peers)} peers"
+        return PeerUnreachable(
+            f"{what} could not be pulled ({said}); the others were",
+            field="peer",
+            value=peers[0],
+            peers=peers,
+        )
 
 
 def transport_for(
@@ -117,14 +138,19 @@ def pull(
     wait_s: float = 0.0,
     nats_link: Any = None,
     deadline_s: float = 30.0,
+    profile_name: str | None = None,
+    beat: bool = True,
 ) -> PullResult:
     """Pull every peer (or one: then an unreachable peer is exit 7), at most `max_pages`
     pages each; an http or NATS peer with nothing new is long-polled up to `wait_s`. A peer
     whose exchange outlasts `deadline_s` (+ `wait_s`) is skipped for this pass, unreachable.
+    On the production profile (the store's, or `profile_name`) a plain-HTTP peer is refused
+    (InsecurePeer) and skipped the same way.
     On a NATS node, first publish its own outbox (`nats_link`: a long-running caller's link)."""
     me = identity.require(conn)
-    with write(conn):
-        room.heartbeat(conn, me, now)
+    if beat:  # (not from a gateway's own pull: its mirror heartbeats into the room)
+        with write(conn):
+            room.heartbeat(conn, me, now)
     nodes = [peer] if peer is not None else room.peer_ids(conn, me.node_id)
     if peer is not None:
         identity.node_id(peer, "peer")
@@ -150,6 +176,7 @@ def pull(
             wait_s,
             result,
             deadline_s,
+            profile.production(conn, profile_name),
         )
     finally:
         if own_link is not None:
@@ -171,8 +198,11 @@ def _pull_all(
     wait_s: float,
     result: PullResult,
     deadline_s: float = 30.0,
+    tls_only: bool = False,
 ) -> None:
     publish_own(conn, me.node_id, result, nats_link)
+    if tls_only:  # the production profile: a plain-HTTP peer is refused, never read
+        nodes = [n for n in nodes if not _insecure(conn, n, peer, now, result)]
     tr = transport or transport_for(conn, nodes, me, wait_s, nats_link, deadline_s)
     begin = getattr(tr, "begin_peer", None)  # starts the peer's overall deadline
     try:
@@ -192,6 +222,27 @@ def _pull_all(
         if transport is None and hasattr(tr, "close"):
             tr.close()
     publish_own(conn, me.node_id, result, nats_link)  # the acks this pull appended
+
+
+def _insecure(
+    conn: sqlite3.Connection, node: str, peer: str | None, now: int, result: PullResult
+) -> bool:
+    """A peer whose url is plain HTTP, on the production profile: refused (raised when it is
+    the one peer asked for), recorded as its last pull's error and counted unreachable."""
+    url = room.url_of(conn, node)
+    if not profile.insecure(url):
+        return False
+    try:
+        profile.require_tls(url, f"peer {node} at", "peer")
+    except InsecurePeer as exc:
+        with write(conn):
+            sql.cursor_error(conn, node, exc.message, now)
+        if peer is not None:
+            raise
+        result.unreachable.append(node)
+        result.why[node] = exc.message
+        result.refused[node] = exc
+    return True
 
 
 def _pull_peer(

@@ -190,7 +190,9 @@ async def join(
 
     delay = 1.0
     base = base.rstrip("/")
-    async with httpx.AsyncClient(timeout=10.0) as client:
+    from acomm_cli.federation.http_transport import tls_verify
+
+    async with httpx.AsyncClient(timeout=10.0, verify=tls_verify()) as client:
         while True:
             try:
                 await _session(client, base, me, doc, state, on_synced)

@@ -36,6 +36,8 @@ class FedConfig:
     sla_ms: int = 600_000
     pull_pages: int = 10
     peer_deadline_ms: int = 30_000  # a slow or silent peer is skipped for the pass after it
+    profile: str | None = None  # `federation.profile` as configured (the store's binds too)
+    ca_file: str | None = None  # `federation.ca_file`: CAs trusted for https:// peers
 
     @classmethod
     def from_settings(cls, value: Any) -> FedConfig:
@@ -47,6 +49,8 @@ class FedConfig:
             value("federation.sla"),
             value("federation.pull_pages"),
             value("federation.peer_deadline"),
+            value("federation.profile"),
+            value("federation.ca_file"),
         )
 
 
@@ -69,12 +73,16 @@ def tick(
     fed_incidents}. An unreachable peer (down, refusing, or past `peer_deadline`) is skipped
     for the pass and told to `on_unreachable(node, why)`, never fatal here; nor is a
     malformed event (refused alone, `fed_rejected`)."""
+    from acomm_cli.federation import http_transport
+
+    http_transport.use_ca_file(cfg.ca_file)
     pulled = fed_pull.pull(
         conn,
         now,
         max_pages=cfg.pull_pages,
         sla_ms=cfg.sla_ms,
         deadline_s=cfg.peer_deadline_ms / 1000,
+        profile_name=cfg.profile,
     )
     for node in pulled.unreachable:
         on_unreachable(node, pulled.why.get(node, "unreachable"))

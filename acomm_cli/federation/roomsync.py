@@ -27,8 +27,19 @@ from acomm_cli.store import federation as sql
 from acomm_cli.store.connection import write
 
 # capabilities.*: the capability catalog (capability id -> its metadata, not its schema) and
-# index (agent -> the capabilities it executes), written by engine/capabilities.py
-MAPS = ("nodes", "agents", "routing", "capabilities.catalog", "capabilities.index")
+# index (agent -> the capabilities it executes), written by engine/capabilities.py;
+# cursors.<node> and subscriptions.<node>: what each node reads (metadata, never a payload),
+# written by its own gateway; invites.<id>: the seeds' invite registry (seeds.py)
+MAPS = (
+    "nodes",
+    "agents",
+    "routing",
+    "capabilities.catalog",
+    "capabilities.index",
+    "cursors",
+    "subscriptions",
+    "invites",
+)
 ROOM_PATH = "/ansible/yjs/control"
 EXCHANGE_PATH = "/ansible/auth/exchange"
 EXCHANGE_DEADLINE_S = 30.0  # the whole exchange with the seed, however slowly it answers
@@ -42,10 +53,10 @@ def _dump(value: dict[str, Any]) -> str:
 class Mirror:
     """The room document and this node's copy of it."""
 
-    def __init__(self, doc: Any, me: identity.Node, public_url: str) -> None:
+    def __init__(self, doc: Any, me: identity.Node, public_url: str, *, seed: bool = False) -> None:
         from pycrdt import Map
 
-        self.doc, self.me, self.public_url = doc, me, public_url
+        self.doc, self.me, self.public_url, self.seed = doc, me, public_url, seed
         self.maps = {name: doc.get(name, type=Map) for name in MAPS}
         self.dirty: set[tuple[str, str]] = set()
         self.full = True  # the first pass copies every entry
@@ -84,6 +95,7 @@ class Mirror:
                 sql.mark_room_changes_applied(conn, changes[-1][0], now)
             if heartbeat:
                 self._heartbeat(now)
+                self._metadata(conn)
             keys = set(self.dirty)
             if self.full:
                 keys |= {(m, k) for m, ymap in self.maps.items() for k in ymap.keys()}
@@ -115,18 +127,32 @@ class Mirror:
         entry.update(
             lastSeenAt=clock.iso(now), url=self.public_url, publicKey=self.me.public_paserk
         )
+        if self.seed:
+            entry["seed"] = True
+        else:
+            entry.pop("seed", None)
         nodes[self.me.node_id] = _dump(entry)
+
+    def _metadata(self, conn: sqlite3.Connection) -> None:
+        """This node's read positions and its agents' subscriptions into the room, when
+        they changed (with the heartbeat, not every pass)."""
+        from acomm_cli.federation import room
+
+        for map_, value in room.own_metadata(conn, self.me.node_id).items():
+            if self.maps[map_].get(self.me.node_id) != value:
+                self.maps[map_][self.me.node_id] = value
 
 
 @dataclass
 class JoinState:
     """What the joining side knows: whether it has joined (then it rejoins by proof), and
-    whether its document is in sync with the seed's room now."""
+    whether its document is in sync with a seed's room now, and which seed's."""
 
     invite: str | None
     joined: bool = False
     synced: bool = False
     last_error: str | None = field(default=None)
+    seed_url: str | None = field(default=None)
 
 
 class _Refused(Exception):
@@ -176,24 +202,36 @@ def _message(response: Any) -> str:
 
 
 async def join(
-    base: str,
+    base: str | list[str],
     me: identity.Node,
     doc: Any,
     state: JoinState,
     on_synced: Callable[[], None],
     retry_max_s: float = 15.0,
+    *,
+    learn: bool = True,
 ) -> None:
-    """Keep this node's document connected to the seed's room, forever (cancelled at
-    shutdown). A seed that is down or refusing is noted and retried with back-off."""
+    """Keep this node's document connected to a seed's room, forever (cancelled at
+    shutdown). `base` is one seed's url or a list: they are tried in order, and a seed
+    that is down, refusing or lost hands over to the next one at once (with `learn`, the
+    seeds the room names come after the list); a whole round that failed waits, with
+    back-off, before the next."""
     import anyio
     import httpx
 
-    delay = 1.0
-    base = base.rstrip("/")
+    given = [base] if isinstance(base, str) else list(base)
+    given = [b.rstrip("/") for b in given]
+    delay, turn = 1.0, 0
     async with httpx.AsyncClient(timeout=10.0) as client:
         while True:
+            candidates = given + [
+                u for u in (seed_urls(doc, me.node_id) if learn else []) if u not in given
+            ]
+            url = candidates[turn % len(candidates)]
+            state.seed_url = url
+            connected = False
             try:
-                await _session(client, base, me, doc, state, on_synced)
+                connected = await _session(client, url, me, doc, state, on_synced)
                 delay = 1.0
             except _Refused as exc:
                 state.last_error = str(exc)
@@ -203,16 +241,42 @@ async def join(
                     "node_already_joined",
                 ):
                     state.invite = None  # perhaps joined before: try the node proof
-                log.warning("the seed refused this node: %s", exc)
+                log.warning("the seed at %s refused this node: %s", url, exc)
             except Exception as exc:  # the seed going away is the normal case
                 # (a closed socket, a reset, a restart; from the session's task group, as a
                 # group): noted, retried with back-off
                 leaf = _leaf(exc)
                 state.last_error = f"{type(leaf).__name__}: {leaf}"
-                log.warning("lost the seed's room at %s (%s); retrying", base, state.last_error)
+                log.warning("lost the seed's room at %s (%s); retrying", url, state.last_error)
             state.synced = False
-            await anyio.sleep(delay)
-            delay = min(delay * 2, retry_max_s)
+            if connected:  # it ran: start again from the first seed of the list
+                turn = 0
+                await anyio.sleep(0.2)
+                continue
+            turn += 1
+            if turn % len(candidates) == 0:  # a whole round failed: back off
+                turn = 0
+                await anyio.sleep(delay)
+                delay = min(delay * 2, retry_max_s)
+            else:
+                await anyio.sleep(0.05)
+
+
+def seed_urls(doc: Any, me: str) -> list[str]:
+    """The urls of the seeds the room names (their own `nodes` entries say `seed`)."""
+    from pycrdt import Map
+
+    out = []
+    for node, raw in doc.get("nodes", type=Map).items():
+        try:
+            entry = json.loads(raw) if isinstance(raw, str) else {}
+        except ValueError:
+            continue
+        url = entry.get("url") if isinstance(entry, dict) else None
+        if node != me and entry.get("seed") is True and isinstance(url, str):
+            if url.startswith(("http://", "https://")):
+                out.append(url.rstrip("/"))
+    return sorted(out)
 
 
 def _leaf(exc: BaseException) -> BaseException:
@@ -228,8 +292,9 @@ async def _session(
     doc: Any,
     state: JoinState,
     on_synced: Callable[[], None],
-) -> None:
-    """One connection: exchange, upgrade with the ticket, sync until the socket closes."""
+) -> bool:
+    """One connection: exchange, upgrade with the ticket, sync until the socket closes.
+    True when it was connected (False never returns: a failure raises)."""
     import anyio
     from httpx_ws import WebSocketUpgradeError, aconnect_ws
     from pycrdt import (
@@ -276,6 +341,14 @@ async def _session(
                     tg.cancel_scope.cancel()
     except WebSocketUpgradeError as exc:
         raise _Refused(exc.response.status_code, _code(exc.response)) from None
+    except Exception as exc:
+        if not state.synced:
+            raise
+        # it ran, then the seed went away: said, and the caller starts over
+        leaf = _leaf(exc)
+        state.last_error = f"{type(leaf).__name__}: {leaf}"
+        log.warning("lost the seed's room at %s (%s)", base, state.last_error)
+    return True
 
 
 # ---------------------------------------------------------------- who may write what
@@ -387,8 +460,10 @@ class RoomGuard:
         after: _View,
         now: int,
     ) -> bool:
-        if map_ == "nodes":
+        if map_ in ("nodes", "cursors", "subscriptions"):
             return key == sender
+        if map_ == "invites":  # the seeds' registry: written over seed links only
+            return False
         if map_ == "routing":  # the agent's owner's, or a leftover of an agent none owns
             owner_after = _owner(after.get(("agents", key)))
             return sender in (_owner(before.get(("agents", key))), owner_after) or (

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import secrets
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,8 +20,8 @@ from test_gateway import (
     connect_ws,
     exchange,
     free_port,
+    gateway_nodes,
     invite,
-    make,  # noqa: F401 (the fixture)
     refused,
     upgrade,
     wait_until,
@@ -32,6 +33,12 @@ from acomm_cli.federation import identity
 pytestmark = pytest.mark.federation
 
 WAIT_S = 40.0  # three gateways finding each other, on a loaded machine
+
+
+@pytest.fixture
+def make(tmp_path: Path) -> Iterator[Callable[[str], Node]]:
+    with gateway_nodes(tmp_path) as maker:
+        yield maker
 
 
 class Seeds:
@@ -122,6 +129,10 @@ def test_two_seeds_down_the_third_admits_and_they_converge(make):
         wait_until(f"dan's owner on {n.id}", lambda n=n: where(n, "dan") == "s1", WAIT_S)
     cursors = room_of(s3)["cursors"]
     assert set(cursors) >= {"s1", "s2", "s3", "n1", "n2"}
+    # the seeds trust each other's links: no seed refused another's relayed entries
+    for n in (*s.nodes, n1, n2):
+        assert "Traceback" not in n.log(), n.log()
+        assert "entries it does not own" not in n.log(), n.log()
 
 
 def _ticket(url: str, token: str, node: str) -> str:

@@ -264,11 +264,19 @@ class Gateway:
         guard = roomsync.RoomGuard(self.room.ydoc, self.opts.takeover_grace_ms)
         sender = str(claims["sub"])
         if await self.fellows.trusts(sender):  # a seed link relays every node's entries
-            await self.room.serve(_Channel(websocket, roomsync.ROOM_PATH, lambda m: True))
+            await self._serve(_Channel(websocket, roomsync.ROOM_PATH, lambda m: True))
             return
-        await self.room.serve(
+        await self._serve(
             _Channel(websocket, roomsync.ROOM_PATH, lambda m: guard.allows(sender, m))
         )
+
+    async def _serve(self, channel: _Channel) -> None:
+        from starlette.websockets import WebSocketDisconnect
+
+        try:
+            await self.room.serve(channel)
+        except* WebSocketDisconnect:
+            pass  # the node went away while the room wrote to it: it reconnects
 
     async def outbox(self, request: Any) -> Any:
         import anyio

@@ -318,27 +318,46 @@ async def _session(
         ) as ws:
             state.joined, state.invite, state.last_error = True, None, None
 
-            async def send_updates() -> None:
-                async with doc.events() as events:
-                    await ws.send_bytes(create_sync_message(doc))
-                    async for event in events:
-                        await ws.send_bytes(create_update_message(event.update))
+            # what this document changes goes to the seed, except what the seed itself just
+            # sent (an echo it has; a seed's room would check it against its write rule
+            # again, a copy of the whole room each time)
+            out_send, out_receive = anyio.create_memory_object_stream[bytes](
+                max_buffer_size=float("inf")
+            )
+            from_seed = [False]
 
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(send_updates)
-                try:
-                    while True:
-                        message = bytes(await ws.receive_bytes())
-                        if not message or message[0] != YMessageType.SYNC:
-                            continue  # awareness: not used by acomm
-                        reply = handle_sync_message(message[1:], doc)
-                        if message[1] == YSyncMessageType.SYNC_STEP2 and not state.synced:
-                            state.synced = True
-                            on_synced()
-                        if reply is not None:
-                            await ws.send_bytes(reply)
-                finally:
-                    tg.cancel_scope.cancel()
+            def local(event: Any) -> None:
+                if not from_seed[0]:
+                    out_send.send_nowait(event.update)
+
+            async def send_updates() -> None:
+                async for update in out_receive:
+                    await ws.send_bytes(create_update_message(update))
+
+            subscription = doc.observe(local)
+            try:
+                await ws.send_bytes(create_sync_message(doc))
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(send_updates)
+                    try:
+                        while True:
+                            message = bytes(await ws.receive_bytes())
+                            if not message or message[0] != YMessageType.SYNC:
+                                continue  # awareness: not used by acomm
+                            from_seed[0] = True
+                            try:
+                                reply = handle_sync_message(message[1:], doc)
+                            finally:
+                                from_seed[0] = False
+                            if message[1] == YSyncMessageType.SYNC_STEP2 and not state.synced:
+                                state.synced = True
+                                on_synced()
+                            if reply is not None:
+                                await ws.send_bytes(reply)
+                    finally:
+                        tg.cancel_scope.cancel()
+            finally:
+                doc.unobserve(subscription)
     except WebSocketUpgradeError as exc:
         raise _Refused(exc.response.status_code, _code(exc.response)) from None
     except Exception as exc:

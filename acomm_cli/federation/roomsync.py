@@ -97,11 +97,17 @@ class Mirror:
                 self._heartbeat(now)
                 self._metadata(conn)
             keys = set(self.dirty)
-            if self.full:
-                keys |= {(m, k) for m, ymap in self.maps.items() for k in ymap.keys()}
+            # the document read in one transaction: each read alone would open (and
+            # commit) one of its own, the most of a pass over a large room
+            with self.doc.transaction():
+                if self.full:
+                    keys |= {(m, k) for m, ymap in self.maps.items() for k in ymap.keys()}
+                values = self._values(keys | {("agents", k) for m, k in keys if m == "routing"})
+            owners = {k: _owner(values[("agents", k)]) for m, k in keys if m == "agents"}
+            owners.update((k, _owner(values[("agents", k)])) for m, k in keys if m == "routing")
             for map_, key in sorted(keys):
-                value = self.maps[map_].get(key)
-                if map_ in ("agents", "routing") and self._ours_unclaimed(conn, key):
+                value = values[(map_, key)]
+                if map_ in ("agents", "routing") and self._ours_unclaimed(conn, key, owners[key]):
                     continue
                 sql.room_put(
                     conn, map_, key, value if isinstance(value, str) else None, now, queue=False
@@ -110,11 +116,22 @@ class Mirror:
         self.dirty -= keys
         return len(changes)
 
-    def _ours_unclaimed(self, conn: sqlite3.Connection, agent: str) -> bool:
+    def _values(self, keys: set[tuple[str, str]]) -> dict[tuple[str, str], Any]:
+        """The entries' values (None: absent); a map with many of them read whole."""
+        out: dict[tuple[str, str], Any] = {}
+        for name, ymap in self.maps.items():
+            wanted = [k for m, k in keys if m == name]
+            if len(wanted) > 64:
+                whole = ymap.to_py() or {}
+                out.update(((name, k), whole.get(k)) for k in wanted)
+            else:
+                out.update(((name, k), ymap.get(k)) for k in wanted)
+        return out
+
+    def _ours_unclaimed(self, conn: sqlite3.Connection, agent: str, owner: str | None) -> bool:
         """An agent no node owns in our copy that takes part in a channel here is this
         node's own: another node's claim on it in the room is not copied (so this node
         neither routes its messages away nor lets that node speak as it)."""
-        owner = _owner(self.maps["agents"].get(agent))
         if owner is None or owner == self.me.node_id:
             return False
         raw = sql.room_get(conn, "agents", agent)
@@ -395,6 +412,10 @@ class RoomGuard:
 
     def __init__(self, doc: Any, takeover_grace_ms: int) -> None:
         self.doc, self.grace_ms = doc, takeover_grace_ms
+        self._scratch: Any = None
+        self._kept = False  # the copy holds only what the room holds: kept for the next
+        self._subscriptions: list[Any] = []
+        self._changed: set[tuple[str, str]] = set()
 
     def allows(self, sender: str, message: bytes) -> bool:
         """True: the room may apply the message. False: it was refused (dropped, or
@@ -421,6 +442,7 @@ class RoomGuard:
             )
             return False
         if not foreign:
+            self._kept = True  # the room applies it next, before this sender's next update
             return True
         from pycrdt import Map
 
@@ -433,6 +455,7 @@ class RoomGuard:
                         del ymap[key]
                 else:
                     ymap[key] = old
+        self._kept = True
         log.warning(
             "refused: a room update from node %s changes entries it does not own: %s",
             sender,
@@ -445,28 +468,50 @@ class RoomGuard:
     ) -> dict[tuple[str, str], str | None] | None:
         """The entries `update` would change that are not the sender's, with the values
         they have now ({}: none); None when it cannot be applied whole to the room now."""
-        from pycrdt import Doc, Map, get_state
+        from pycrdt import get_state
 
-        scratch: Any = Doc()
-        scratch.apply_update(self.doc.get_update())
-        changed: set[tuple[str, str]] = set()
+        try:
+            scratch = self._replica()
+            scratch.apply_update(update)
+            if not _covers(scratch.get_state(), get_state(update)):
+                self._scratch = None  # it holds a part the room does not: made afresh
+                return None
+            before, after = _View(self.doc), _View(scratch)
+            out: dict[tuple[str, str], str | None] = {}
+            # read in one transaction each (one per read would commit each time)
+            with self.doc.transaction(), scratch.transaction():
+                for map_, key in sorted(self._changed):
+                    old, new = before.get((map_, key)), after.get((map_, key))
+                    if old != new and not self._may(
+                        sender, map_, key, old, new, before, after, now
+                    ):
+                        out[(map_, key)] = old
+            return out
+        except BaseException:
+            self._scratch = None
+            raise
 
-        def note(name: str, event: Any, *_: Any) -> None:
-            changed.update((name, key) for key in event.keys)
+    def _replica(self) -> Any:
+        """A copy of the room, kept from one update to the next and brought up to date by
+        the difference alone: a whole copy per update is most of a large room's cost. Only
+        the entries the next update touches are then noted (subscriptions kept alive)."""
+        from pycrdt import Doc, Map
 
-        # only the entries the update touches are compared (subscriptions kept alive)
-        subscriptions = [scratch.get(n, type=Map).observe(partial(note, n)) for n in MAPS]
-        scratch.apply_update(update)
-        del subscriptions
-        if not _covers(scratch.get_state(), get_state(update)):
-            return None
-        before, after = _View(self.doc), _View(scratch)
-        out: dict[tuple[str, str], str | None] = {}
-        for map_, key in sorted(changed):
-            old, new = before.get((map_, key)), after.get((map_, key))
-            if old != new and not self._may(sender, map_, key, old, new, before, after, now):
-                out[(map_, key)] = old
-        return out
+        if self._scratch is None or not self._kept:
+            scratch: Any = Doc()
+            scratch.apply_update(self.doc.get_update())
+            self._subscriptions = [
+                scratch.get(n, type=Map).observe(partial(self._note, n)) for n in MAPS
+            ]
+            self._scratch = scratch
+        else:  # the room moved on since: the difference alone
+            self._scratch.apply_update(self.doc.get_update(self._scratch.get_state()))
+        self._changed.clear()
+        self._kept = False  # until the room is known to apply what is checked now
+        return self._scratch
+
+    def _note(self, name: str, event: Any, *_: Any) -> None:
+        self._changed.update((name, key) for key in event.keys)
 
     def _may(
         self,

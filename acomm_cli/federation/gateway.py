@@ -522,9 +522,7 @@ def serve(opts: Options) -> None:
             if join_urls and opts.seed:  # a seed joins every fellow seed (and they it)
                 for url in join_urls:
                     state = roomsync.JoinState(opts.invite)
-                    tg.start_soon(
-                        partial(roomsync.join, url, me, doc, state, lambda: None, learn=False)
-                    )
+                    tg.start_soon(roomsync.join, url, me, doc, state, lambda: None)
             elif join_urls:  # a node joins one seed at a time: the list in order
                 tg.start_soon(roomsync.join, join_urls, me, doc, gw.join_state, lambda: None)
             if opts.pull_every_ms:

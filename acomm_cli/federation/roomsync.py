@@ -225,14 +225,13 @@ async def join(
     state: JoinState,
     on_synced: Callable[[], None],
     retry_max_s: float = 15.0,
-    *,
-    learn: bool = True,
 ) -> None:
     """Keep this node's document connected to a seed's room, forever (cancelled at
     shutdown). `base` is one seed's url or a list: they are tried in order, and a seed
-    that is down, refusing or lost hands over to the next one at once (with `learn`, the
-    seeds the room names come after the list); a whole round that failed waits, with
-    back-off, before the next."""
+    that is down, refusing or lost hands over to the next one at once; a whole round that
+    failed waits, with back-off, before the next. Only the urls given: a seed the room
+    names is what a member says of itself, and this node's proof (or invite) is for the
+    seeds its operator chose."""
     import anyio
     import httpx
 
@@ -241,9 +240,7 @@ async def join(
     delay, turn = 1.0, 0
     async with httpx.AsyncClient(timeout=10.0) as client:
         while True:
-            candidates = given + [
-                u for u in (seed_urls(doc, me.node_id) if learn else []) if u not in given
-            ]
+            candidates = given
             url = candidates[turn % len(candidates)]
             state.seed_url = url
             connected = False
@@ -277,23 +274,6 @@ async def join(
                 delay = min(delay * 2, retry_max_s)
             else:
                 await anyio.sleep(0.05)
-
-
-def seed_urls(doc: Any, me: str) -> list[str]:
-    """The urls of the seeds the room names (their own `nodes` entries say `seed`)."""
-    from pycrdt import Map
-
-    out = []
-    for node, raw in doc.get("nodes", type=Map).items():
-        try:
-            entry = json.loads(raw) if isinstance(raw, str) else {}
-        except ValueError:
-            continue
-        url = entry.get("url") if isinstance(entry, dict) else None
-        if node != me and entry.get("seed") is True and isinstance(url, str):
-            if url.startswith(("http://", "https://")):
-                out.append(url.rstrip("/"))
-    return sorted(out)
 
 
 def _leaf(exc: BaseException) -> BaseException:

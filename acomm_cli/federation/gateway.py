@@ -263,11 +263,15 @@ class Gateway:
         # against the room's write rule (its node's own entries only) before the room sees it
         guard = roomsync.RoomGuard(self.room.ydoc, self.opts.takeover_grace_ms)
         sender = str(claims["sub"])
-        if await self.fellows.trusts(sender):  # a seed link relays every node's entries
-            await self._serve(_Channel(websocket, roomsync.ROOM_PATH, lambda m: True))
-            return
+        # a seed link (a fellow seed's, seeds.py) relays every node's entries; asked per
+        # update, as a fellow's url may answer only after it connected
+        await self.fellows.trusts(sender)
         await self._serve(
-            _Channel(websocket, roomsync.ROOM_PATH, lambda m: guard.allows(sender, m))
+            _Channel(
+                websocket,
+                roomsync.ROOM_PATH,
+                lambda m: self.fellows.trusted(sender) or guard.allows(sender, m),
+            )
         )
 
     async def _serve(self, channel: _Channel) -> None:
@@ -519,6 +523,7 @@ def serve(opts: Options) -> None:
             gw.room = YRoom(ready=True, ystore=ystore, ydoc=doc, log=log)
             await tg.start(gw.room.start)
             tg.start_soon(gw.sync_loop)
+            tg.start_soon(gw.fellows.keep_asking)
             if join_urls and opts.seed:  # a seed joins every fellow seed (and they it)
                 for url in join_urls:
                     state = roomsync.JoinState(opts.invite)

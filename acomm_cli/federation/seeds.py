@@ -143,7 +143,6 @@ class Fellows:
 
     urls: list[str]
     ids: dict[str, str] = field(default_factory=dict)  # url -> node id
-    asked_at: float = -1e9  # monotonic: an unknown node asks the urls again at most every 5 s
 
     def trusted(self, node: str) -> bool:
         return node in self.ids.values()
@@ -154,33 +153,42 @@ class Fellows:
     async def resolve(self, client: Any = None) -> None:
         """Ask each url not yet known which node serves it (a url that does not answer is
         asked again next time)."""
+        import anyio
         import httpx
 
         todo = [u for u in self.urls if u not in self.ids]
         if not todo:
             return
-        own = client is None
-        client = client or httpx.AsyncClient(timeout=3.0)
-        try:
-            for url in todo:
-                try:
+
+        async def ask(client: Any, url: str) -> None:
+            try:
+                with anyio.fail_after(2.0):
                     r = await client.get(url + NODE_PATH)
-                    node = r.json().get("nodeId") if r.status_code == 200 else None
-                except Exception:  # down or not a gateway: asked again later
-                    continue
-                if isinstance(node, str):
-                    self.ids[url] = node
-        finally:
-            if own:
-                await client.aclose()
+                node = r.json().get("nodeId") if r.status_code == 200 else None
+            except Exception:  # down or not a gateway: asked again later
+                return
+            if isinstance(node, str):
+                self.ids[url] = node
+
+        async with httpx.AsyncClient(timeout=2.0) as own:
+            async with anyio.create_task_group() as tg:
+                for url in todo:
+                    tg.start_soon(ask, client or own, url)
 
     async def trusts(self, node: str) -> bool:
-        import time
-
-        if not self.trusted(node) and time.monotonic() - self.asked_at >= 5.0:
-            self.asked_at = time.monotonic()
+        """Whether `node` is a fellow seed; a node not known yet makes the urls not known
+        yet be asked now (a seed that just came up connects before it is asked)."""
+        if not self.trusted(node):
             await self.resolve()
         return self.trusted(node)
+
+    async def keep_asking(self) -> None:
+        """Ask the urls not known yet every 2 s until every one has answered."""
+        import anyio
+
+        while any(u not in self.ids for u in self.urls):
+            await self.resolve()
+            await anyio.sleep(2.0)
 
 
 # ---------------------------------------------------------------- tickets of other seeds

@@ -13,10 +13,14 @@ app served by uvicorn:
 - `/agent/v1/...` (agentapi.py): external agents with a session token, as their agent only;
   such a token opens neither the room (it is no ticket) nor the outbox (no node signature).
 
-The seed's room document persists with pycrdt-store (a SQLite file beside the store, loaded
-into the document BEFORE the room starts). Every gateway mirrors the room into `fed_room`
-and the queued changes into the room (roomsync.Mirror) and heartbeats `nodes.<self>`; a
-joining gateway also connects its document to the seed's room (roomsync.join). SQLite calls
+- `GET /ansible/node` and `POST /ansible/auth/redeem` (seeds.py): which node serves this url,
+  and a fellow seed asking this one to redeem a ticket it minted.
+
+A seed's room document persists with pycrdt-store (a SQLite file beside the store, loaded
+into the document BEFORE the room starts); several seeds join each other (seeds.py). Every
+gateway mirrors the room into `fed_room` and the queued changes into the room
+(roomsync.Mirror) and heartbeats `nodes.<self>`; a joining gateway also connects its
+document to a seed's room (roomsync.join), falling over along its `--join` list. SQLite calls
 run on the event loop's thread with a short busy timeout: a locked store is noted and the
 pass retried, never fatal. starlette, uvicorn and pycrdt are imported inside `serve`."""
 

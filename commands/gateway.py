@@ -34,11 +34,21 @@ def serve(
         ),
     ],
     seed: Annotated[
-        bool, typer.Option("--seed", help="Host the state room and keep it across restarts.")
+        bool,
+        typer.Option(
+            "--seed",
+            help="Host the state room and keep it across restarts (for good: as `node init "
+            "--seed`).",
+        ),
     ] = False,
     join: Annotated[
         str | None,
-        typer.Option(metavar="URL", help="The seed gateway's url to join (http://HOST:PORT)."),
+        typer.Option(
+            metavar="URL[,URL...]",
+            help="The seeds' gateway urls (http://HOST:PORT), comma-separated: a node joins "
+            "the first that answers and falls over to the next; a seed joins them all (its "
+            "fellow seeds, which relay every node's entries).",
+        ),
     ] = None,
     invite: Annotated[
         str | None,
@@ -110,15 +120,18 @@ def serve(
     reply arrives within about a second) unless --no-pull or gateway.pull: off.
     Listening beyond loopback needs --tls-cert/--tls-key (or --insecure-listen).
 
+    Several seeds: each runs with --seed (or was made one by `node init --seed`) and
+    --join lists the other seeds; they keep the room in step between them, and a node
+    may join or rejoin at any of them.
+
     Example: acomm gateway serve --listen 127.0.0.1:8766 --join http://seed:8765 --invite TOKEN
     """
     from acomm_cli.errors import ValidationFailed
-    from acomm_cli.federation import agentapi, gateway
+    from acomm_cli.federation import agentapi, gateway, seeds
 
     if invite is not None and join is None:
         raise ValidationFailed("invite: only with --join URL", field="invite")
-    if seed and join is not None:
-        raise ValidationFailed("seed: a seed hosts the room; it does not --join one", field="seed")
+    seeds.parse_join(join)  # exit 3 naming a bad url, before anything starts
     host, port = gateway.parse_listen(listen)
     s = inv.settings
     path, _ = s.store_path(create=False)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -42,6 +42,14 @@ def init(
             "HTTP outbox). See docs/FEDERATION_NATS.md.",
         ),
     ] = None,
+    seed: Annotated[
+        bool,
+        typer.Option(
+            "--seed",
+            help="This node serves the state room: its gateway runs as a seed (several nodes "
+            'may be seeds; docs/FEDERATION.md, "Several seeds").',
+        ),
+    ] = False,
     nats_creds: Annotated[
         str | None,
         typer.Option(
@@ -65,6 +73,9 @@ def init(
     The same id again changes nothing and prints the same key; another id is refused
     (exit 5).
 
+    With --seed the node serves the state room (its gateway runs as a seed); prints
+    seed: true.
+
     With --transport nats://HOST:PORT the node's outbox is a NATS JetStream stream
     (ACOMM_<node>, subject acomm.<node>.out) and peers read it there.
 
@@ -87,12 +98,20 @@ def init(
         if production and not profile.production(conn):
             profile.record(conn)
             created = True  # something changed
-    if not created and transport is None:
+        if seed:
+            from acomm_cli.federation import seeds
+
+            seeds.mark_seed(conn)
+    if not created and transport is None and not seed:
         render.note(f"note: this store is already node {node.node_id}; nothing changed")
-    doc = {"node_id": node.node_id, "public_key": node.public_paserk}
+    doc: dict[str, Any] = {"node_id": node.node_id, "public_key": node.public_paserk}
     if production:
         doc["profile"] = profile.PRODUCTION
-    render.status(inv.output(), {**doc, "transport": transport} if transport else doc)
+    if transport:
+        doc["transport"] = transport
+    if seed:
+        doc["seed"] = True
+    render.status(inv.output(), doc)
 
 
 @app.callback()

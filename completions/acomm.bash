@@ -120,7 +120,7 @@ _acomm_options() {
         'bridge') echo "$global" ;;
         'bridge sync') echo "$global --inbox-dir --outbox-dir --teams-dir --default-channel" ;;
         'node') echo "$global" ;;
-        'node init') echo "$global --id --transport --nats-creds --production" ;;
+        'node init') echo "$global --id --transport --seed --nats-creds --production" ;;
         'invite') echo "$global" ;;
         'invite create') echo "$global --expect --ttl --pin-key" ;;
         'invite list') echo "$global" ;;

@@ -970,6 +970,7 @@ complete -c acomm -f -n '__acomm_is \'node\'' -a 'init' -d 'Make this store a no
 # acomm node init
 complete -c acomm -n '__acomm_is \'node init\'' -l id -r -f -d 'The node id: 1-64 characters of A-Z a-z 0-9 '
 complete -c acomm -n '__acomm_is \'node init\'' -l transport -r -f -d 'Carry this node\'s outbox on NATS JetStream: nats://HOST:PORT (defau...'
+complete -c acomm -n '__acomm_is \'node init\'' -l seed -d 'This node serves the state room: its gateway runs as a seed (severa...'
 complete -c acomm -n '__acomm_is \'node init\'' -l nats-creds -r -f -d 'A NATS credentials file for --transport ($ACOMM_NATS_CREDS wins whe...'
 complete -c acomm -n '__acomm_is \'node init\'' -l production -d 'The production profile, recorded in the store: a node proof at ever...'
 
@@ -1081,8 +1082,8 @@ complete -c acomm -f -n '__acomm_is \'gateway\'' -a 'status' -d 'Show this node\
 
 # acomm gateway serve
 complete -c acomm -n '__acomm_is \'gateway serve\'' -l listen -r -f -d 'Where to listen (port 0: any free port; `gateway status` shows it);...'
-complete -c acomm -n '__acomm_is \'gateway serve\'' -l seed -d 'Host the state room and keep it across restarts'
-complete -c acomm -n '__acomm_is \'gateway serve\'' -l join -r -f -d 'The seed gateway\'s url to join (http://HOST:PORT)'
+complete -c acomm -n '__acomm_is \'gateway serve\'' -l seed -d 'Host the state room and keep it across restarts (for good: as `node...'
+complete -c acomm -n '__acomm_is \'gateway serve\'' -l join -r -f -d 'The seeds\' gateway urls (http://HOST:PORT), comma-separated: a node...'
 complete -c acomm -n '__acomm_is \'gateway serve\'' -l invite -r -f -d 'The invite token for a first join; without it, rejoin by node proof'
 complete -c acomm -n '__acomm_is \'gateway serve\'' -l public-url -r -f -d 'How peers reach this gateway (default: http(s)://HOST:PORT of --lis...'
 complete -c acomm -n '__acomm_is \'gateway serve\'' -l pull -l no-pull -d 'Pull the peers\' outboxes continuously, by long polls (default: gate...'

@@ -19,7 +19,8 @@
 #      the agent by the default trigger rules, it replies, and `acomm trace` shows it all
 #      (examples/traced.sh, on a store of its own)
 #   9. an export of the store (partitioned Parquet) and the Spark audit over it (needs Java 17+)
-#  10. federation: two nodes on 127.0.0.1 (a seed and a node joining it by invite), a query
+#  10. federation: two nodes on 127.0.0.1, both seeds of the room (the second joins the first
+#      by invite, and each joins the other: either may go down), a query
 #      on one answered by an agent the other owns, a capability published on one and a task
 #      delegated through it from the other, then both gateways stopped
 #      (examples/federation.sh, on stores of its own)
@@ -227,7 +228,7 @@ fi
 
 # --- 10. federation ----------------------------------------------------------------------
 
-section "10. Federation: two nodes, a query on node-a answered by an agent node-b owns"
-say "(examples/federation.sh, two stores and two gateways of its own on 127.0.0.1)"
+section "10. Federation: two seeds, a query on node-a answered by an agent node-b owns"
+say "(examples/federation.sh, two stores and two seed gateways of its own on 127.0.0.1)"
 bash "$(dirname "${BASH_SOURCE[0]}")/federation.sh"
 printf '\nDemo finished.\n'

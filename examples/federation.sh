@@ -2,8 +2,9 @@
 # acomm federation: two nodes on 127.0.0.1, each its own store and its own gateway, deliver to
 # each other's agents (docs/FEDERATION.md).
 #
-#   node-a   the seed: its gateway holds the state room; alice asks a question here
-#   node-b   joins node-a's room with an invite; it owns the agent `oracle`
+#   node-a   a seed: its gateway holds the state room; alice asks a question here
+#   node-b   a second seed: it joins node-a's room with an invite, and node-a joins its room
+#            back, so the room lives on both (either may go down); it owns the agent `oracle`
 #            (examples/agents/oracle.sh, run by `acomm tick` on node-b; its stdout answers)
 #
 # The query goes from node-a's outbox to node-b (`fed pull` / `tick` there), is accepted,
@@ -113,31 +114,43 @@ stop() {
     say "$1's gateway stopped"
 }
 
-section "1. Two nodes: each store gets a node identity (an Ed25519 key of its own)"
-run acomm --store "$A" node init --id node-a
-run acomm --store "$B" node init --id node-b
+section "1. Two nodes, both seeds: each store gets a node identity (an Ed25519 key of its own)"
+run acomm --store "$A" node init --id node-a --seed
+run acomm --store "$B" node init --id node-b --seed
 run acomm --store "$A" agent register alice             # each node's directory: its own agents
 run acomm --store "$B" agent register oracle builder
 
-section "2. node-a's gateway is the seed: it holds the state room (a free port on 127.0.0.1)"
-show_raw "acomm --store $A gateway serve --seed --listen 127.0.0.1:0 &"
-acomm --store "$A" gateway serve --seed --listen 127.0.0.1:0 >a/gateway.log 2>&1 &
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+seeds_known() {  # both seeds in node $1's copy of the room, as seeds
+    acomm --store "$1" --json peers | json 'd["room"]["seeds"] == ["node-a", "node-b"] or exit(1)'
+}
+port_a=$(free_port)
+port_b=$(free_port)
+url_a="http://127.0.0.1:$port_a"
+url_b="http://127.0.0.1:$port_b"
+
+section "2. node-a's gateway: a seed, holding the room; its --join names the other seed"
+show_raw "acomm --store $A gateway serve --listen 127.0.0.1:$port_a --join $url_b &"
+acomm --store "$A" gateway serve --listen "127.0.0.1:$port_a" --join "$url_b" \
+    >a/gateway.log 2>&1 &
 pids+=($!)
 pid_a=$!
 wait_for "node-a's gateway" 20 synced "$A"
 run acomm --store "$A" gateway status
-seed_url="http://$(acomm --store "$A" --json gateway status | json 'd["listen"]')"
 
-section "3. node-b joins with a one-time invite for node-b (only its hash is kept on the seed)"
+section "3. node-b, the second seed, joins with a one-time invite (only its hash is kept)"
 show_raw "token=\$(acomm --store $A --json invite create --expect node-b --ttl 10m | ...)"
 token=$(acomm --store "$A" --json invite create --expect node-b --ttl 10m \
     | json 'd["invite_token"]')
-show_raw "acomm --store $B gateway serve --join $seed_url --invite \$token --listen 127.0.0.1:0 &"
-acomm --store "$B" gateway serve --join "$seed_url" --invite "$token" \
-    --listen 127.0.0.1:0 >b/gateway.log 2>&1 &
+show_raw "acomm --store $B gateway serve --listen 127.0.0.1:$port_b --join $url_a --invite \$token &"
+acomm --store "$B" gateway serve --listen "127.0.0.1:$port_b" --join "$url_a" --invite "$token" \
+    >b/gateway.log 2>&1 &
 pids+=($!)
 pid_b=$!
-wait_for "node-b's gateway to join" 20 synced "$B"
+wait_for "node-b's gateway" 20 synced "$B"
+wait_for "both seeds in each room" 30 seeds_known "$A"
+wait_for "both seeds in node-b's room" 30 seeds_known "$B"
+say "each seed keeps its own copy of the room and joins the other: either one may go down"
 run acomm --store "$B" gateway status
 run acomm --store "$A" peers
 

@@ -598,3 +598,47 @@ def set_profile(conn: sqlite3.Connection, value: str) -> None:
     conn.execute(
         "INSERT OR REPLACE INTO store_meta (key, value) VALUES (?, ?)", (PROFILE_KEY, value)
     )
+
+
+# ---------------------------------------------------------------- several seeds
+
+SEED_KEY = "federation.seed"
+
+
+def seed_flag(conn: sqlite3.Connection) -> bool:
+    """store_meta's `federation.seed`: `node init --seed` made this node a seed."""
+    row = conn.execute("SELECT value FROM store_meta WHERE key = ?", (SEED_KEY,)).fetchone()
+    return row is not None and row[0] == "1"
+
+
+def set_seed_flag(conn: sqlite3.Connection) -> None:
+    conn.execute("INSERT OR REPLACE INTO store_meta (key, value) VALUES (?, '1')", (SEED_KEY,))
+
+
+def pull_positions(conn: sqlite3.Connection) -> dict[str, int]:
+    """source node -> the last seq this node took from its outbox."""
+    return {
+        str(r[0]): int(r[1])
+        for r in conn.execute("SELECT source_node, position FROM fed_cursors ORDER BY 1")
+    }
+
+
+def agent_subscriptions(conn: sqlite3.Connection, limit: int) -> list[tuple[str, str, str]]:
+    """(agent, channel, pattern) of this store's subscriptions, federation's own `_fed:`
+    channels left out, at most `limit`."""
+    return conn.execute(
+        "SELECT s.agent, c.name, s.pattern FROM subscriptions s"
+        " JOIN channels c ON c.id = s.channel_id"
+        " WHERE c.name NOT LIKE '\\_fed:%' ESCAPE '\\' ORDER BY 1, 2, 3 LIMIT ?",
+        (limit,),
+    ).fetchall()
+
+
+def agent_cursors(conn: sqlite3.Connection, limit: int) -> list[tuple[Any, ...]]:
+    """(agent, cursor name, channel, position) of the durable cursors agents made."""
+    return conn.execute(
+        "SELECT k.created_by, k.name, c.name, k.position FROM cursors k"
+        " JOIN channels c ON c.id = k.channel_id"
+        " WHERE k.created_by IS NOT NULL ORDER BY 1, 2 LIMIT ?",
+        (limit,),
+    ).fetchall()

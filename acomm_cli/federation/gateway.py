@@ -13,15 +13,20 @@ app served by uvicorn:
 - `/agent/v1/...` (agentapi.py): external agents with a session token, as their agent only;
   such a token opens neither the room (it is no ticket) nor the outbox (no node signature).
 
-The seed's room document persists with pycrdt-store (a SQLite file beside the store, loaded
-into the document BEFORE the room starts). Every gateway mirrors the room into `fed_room`
-and the queued changes into the room (roomsync.Mirror) and heartbeats `nodes.<self>`; a
-joining gateway also connects its document to the seed's room (roomsync.join). SQLite calls
+- `GET /ansible/node` and `POST /ansible/auth/redeem` (seeds.py): which node serves this url,
+  and a fellow seed asking this one to redeem a ticket it minted.
+
+A seed's room document persists with pycrdt-store (a SQLite file beside the store, loaded
+into the document BEFORE the room starts); several seeds join each other (seeds.py). Every
+gateway mirrors the room into `fed_room` and the queued changes into the room
+(roomsync.Mirror) and heartbeats `nodes.<self>`; a joining gateway also connects its
+document to a seed's room (roomsync.join), falling over along its `--join` list. SQLite calls
 run on the event loop's thread with a short busy timeout: a locked store is noted and the
 pass retried, never fatal. starlette, uvicorn and pycrdt are imported inside `serve`."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -30,6 +35,7 @@ import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +49,7 @@ from acomm_cli.federation import (
     identity,
     nonces,
     roomsync,
+    seeds,
 )
 from acomm_cli.federation.blobs import BLOB_PATH
 from acomm_cli.federation.http_transport import MAX_WAIT_S, OUTBOX_PATH
@@ -119,6 +126,10 @@ class Gateway:
         self.mirror: roomsync.Mirror | None = None
         self.join_state = roomsync.JoinState(opts.invite)
         self.room_synced = False
+        # several seeds (seeds.py): a seed serves the room from its own store, and trusts as
+        # fellow seeds the ones its --join list names
+        self.seed = opts.seed
+        self.fellows = seeds.Fellows(seeds.parse_join(opts.join))
         self._noted: str | None = None
         self.puller: Any = None  # puller.Puller while the gateway pulls continuously
         self.stopping = False  # set at SIGINT/SIGTERM: open long polls answer at once
@@ -148,7 +159,7 @@ class Gateway:
                 "node_id": self.me.node_id,
                 "listen": self.listen,
                 "public_url": self.public_url,
-                "seed": self.opts.seed,
+                "seed": self.seed,
                 "join": self.opts.join,
                 "room_synced": self.room_synced,
                 "updated_at": clock.iso(clock.now_ms()),
@@ -181,7 +192,7 @@ class Gateway:
                 self._noted = None
                 if beat:
                     last_beat = time.monotonic()
-                synced = self.opts.join is None or self.join_state.synced
+                synced = self.seed or self.opts.join is None or self.join_state.synced
                 if synced != self.room_synced or beat:
                     self.room_synced = synced
                     self.publish_state()
@@ -250,6 +261,13 @@ class Gateway:
             return JSONResponse(*_swap(handshake.refusal(400, "invalid_request", str(exc))))
         if not isinstance(doc, dict):  # a JSON string would be parsed a second time
             doc = None
+        try:  # an invite another seed minted is redeemed there
+            forwarded = await seeds.forwarded_exchange(self, doc)
+        except (sqlite3.Error, CommError) as exc:
+            self.note("exchange", exc)
+            forwarded = _unavailable()
+        if forwarded is not None:
+            return JSONResponse(forwarded[1], status_code=forwarded[0])
         try:
             status, reply = handshake.exchange(
                 self.db(), doc or b"", clock.now_ms(), production=self.production
@@ -264,9 +282,11 @@ class Gateway:
 
         auth = websocket.headers.get("authorization") or ""
         token = auth[7:].strip() if auth[:7].lower() == "bearer " else None
-        try:
-            status, claims = handshake.authenticate_ticket(
-                self.db(), token, websocket.headers.get("x-acomm-node"), clock.now_ms()
+        node_header = websocket.headers.get("x-acomm-node")
+        try:  # a ticket another seed minted is redeemed there
+            decided = await seeds.ticket_of_another_seed(self, token, node_header)
+            status, claims = decided or handshake.authenticate_ticket(
+                self.db(), token, node_header, clock.now_ms()
             )
         except (sqlite3.Error, CommError) as exc:
             self.note("room authentication", exc)
@@ -279,9 +299,24 @@ class Gateway:
         # against the room's write rule (its node's own entries only) before the room sees it
         guard = roomsync.RoomGuard(self.room.ydoc, self.opts.takeover_grace_ms)
         sender = str(claims["sub"])
-        await self.room.serve(
-            _Channel(websocket, roomsync.ROOM_PATH, lambda m: guard.allows(sender, m))
+        # a seed link (a fellow seed's, seeds.py) relays every node's entries; asked per
+        # update, as a fellow's url may answer only after it connected
+        await self.fellows.trusts(sender)
+        await self._serve(
+            _Channel(
+                websocket,
+                roomsync.ROOM_PATH,
+                lambda m: self.fellows.trusted(sender) or guard.allows(sender, m),
+            )
         )
+
+    async def _serve(self, channel: _Channel) -> None:
+        from starlette.websockets import WebSocketDisconnect
+
+        try:
+            await self.room.serve(channel)
+        except* WebSocketDisconnect:
+            pass  # the node went away while the room wrote to it: it reconnects
 
     async def outbox(self, request: Any) -> Any:
         import anyio
@@ -475,25 +510,27 @@ def serve(opts: Options) -> None:
     from acomm_cli.engine import opening
     from acomm_cli.federation import http_transport, profile
 
+    join_urls = seeds.parse_join(opts.join)
     conn = opening.connect(opts.store_path, create=False)
     try:
         me = identity.require(conn)
         nats = sql.nats_config(conn)
         production = profile.production(conn, opts.profile_name)
+        if opts.seed and not seeds.is_seed(conn):  # a seed for good: its invites are shared
+            seeds.mark_seed(conn)
+        opts = dataclasses.replace(opts, seed=seeds.is_seed(conn))
     finally:
         conn.close()
     http_transport.use_ca_file(opts.ca_file)
     profile.check_tls_files(opts.tls_cert, opts.tls_key)
     profile.check_listen(opts.host, opts.tls_cert is not None, opts.insecure_listen)
-    if opts.join is not None and not opts.join.startswith(("http://", "https://")):
-        raise InvalidState("join: the seed's url must be http(s)://HOST:PORT", field="join")
     if (opts.push or not opts.host) and nats is None:
         raise InvalidState(
             "push and --listen none need a node on NATS JetStream (acomm "
             "node init --transport nats://HOST:PORT)",
             field="push",
         )
-    if not opts.host and (opts.seed or opts.join is None):
+    if not opts.host and (opts.seed or not join_urls):
         raise InvalidState(
             "listen none: only a joining node (--join URL) can go without "
             "listening; a seed hosts the room",
@@ -501,8 +538,8 @@ def serve(opts: Options) -> None:
         )
     scheme = "https" if opts.tls_cert is not None else "http"
     if production:  # no plain-HTTP seed, and none for the peers to read this node at
-        if opts.join is not None:
-            profile.require_tls(opts.join, "the seed", "join")
+        for url in join_urls:
+            profile.require_tls(url, "the seed", "join")
         if nats is None and opts.host:
             profile.require_tls(
                 opts.public_url or f"{scheme}://{opts.host}", "this gateway's url", "public_url"
@@ -540,12 +577,17 @@ def serve(opts: Options) -> None:
                     await ystore.apply_updates(doc)  # BEFORE the room starts
                 except YDocNotFound:
                     pass
-            gw.mirror = roomsync.Mirror(doc, me, gw.public_url)
+            gw.mirror = roomsync.Mirror(doc, me, gw.public_url, seed=opts.seed)
             gw.room = YRoom(ready=True, ystore=ystore, ydoc=doc, log=log)
             await tg.start(gw.room.start)
             tg.start_soon(gw.sync_loop)
-            if opts.join is not None:
-                tg.start_soon(roomsync.join, opts.join, me, doc, gw.join_state, lambda: None)
+            tg.start_soon(gw.fellows.keep_asking)
+            if join_urls and opts.seed:  # a seed joins every fellow seed (and they it)
+                for url in join_urls:
+                    state = roomsync.JoinState(opts.invite)
+                    tg.start_soon(roomsync.join, url, me, doc, state, lambda: None)
+            elif join_urls:  # a node joins one seed at a time: the list in order
+                tg.start_soon(roomsync.join, join_urls, me, doc, gw.join_state, lambda: None)
             if opts.pull_every_ms:
                 tg.start_soon(gw.pull_loop)
             elif opts.pull and nats is None:  # a NATS node reads its peers with --push
@@ -610,6 +652,8 @@ def serve(opts: Options) -> None:
     app = Starlette(
         routes=[
             Route("/ansible/auth/exchange", gw.exchange, methods=["POST"]),
+            Route(seeds.NODE_PATH, partial(seeds.node_route, gw), methods=["GET"]),
+            Route(seeds.REDEEM_PATH, partial(seeds.redeem_route, gw), methods=["POST"]),
             WebSocketRoute(roomsync.ROOM_PATH, gw.room_socket),
             Route(OUTBOX_PATH, gw.outbox, methods=["GET"]),
             Route(BLOB_PATH + "{sha256}", gw.blob, methods=["GET"]),

@@ -186,7 +186,9 @@ def _rejoin(conn: sqlite3.Connection, req: dict[str, Any], now_ms: int) -> _Gran
         return refusal(
             401, "invalid_token", "an invite token (or, to rejoin, a node proof) is required"
         )
-    key = sql.member_key(conn, req["nodeId"])
+    # a node that joined at another seed: the key it announces in the room, which only
+    # that node writes
+    key = sql.member_key(conn, req["nodeId"]) or _room_key(conn, req["nodeId"])
     offered = _key(req["publicKey"]) if req.get("publicKey") is not None else key
     if (
         key is None
@@ -266,6 +268,9 @@ def authenticate_ticket(
                 # revoked (or, impossibly, used) since the exchange
                 return refusal(401, "invalid_ticket", "the ticket is not valid")
             sql.use_invite(conn, invite_id, claims["sub"], now_ms)
+            from acomm_cli.federation.invites import publish
+
+            publish(conn, invite_id, now_ms)
         sql.use_ticket(conn, claims["jti"], now_ms)
         if key is not None:
             sql.upsert_member(conn, claims["sub"], bytes(key), now_ms)
@@ -331,6 +336,12 @@ def known_node(conn: sqlite3.Connection, gateway_node: str, node: str) -> bool:
         return raw is not None and isinstance(json.loads(raw).get("publicKey"), str)
     except (ValueError, AttributeError):
         return False
+
+
+def _room_key(conn: sqlite3.Connection, node: str) -> bytes | None:
+    from acomm_cli.federation import seeds
+
+    return seeds.room_key(conn, node)
 
 
 def _already_joined(node: str) -> Reply:

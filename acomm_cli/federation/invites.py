@@ -39,7 +39,17 @@ def create(
     with write(conn):
         identity.require(conn)
         sql.insert_invite(conn, invite_id, token_hash(token), expect, pinned, now_ms, expires_at)
+        publish(conn, invite_id, now_ms)
     return {"invite_id": invite_id, "invite_token": token, "expires_at": clock.iso(expires_at)}
+
+
+def publish(conn: sqlite3.Connection, invite_id: str, now_ms: int) -> None:
+    """On a seed, the invite's entry in the room's registry follows its row (the other
+    seeds forward its exchange here: seeds.py)."""
+    from acomm_cli.federation import seeds
+
+    if seeds.is_seed(conn):
+        seeds.publish_invite(conn, invite_id, now_ms)
 
 
 def state(row: tuple[Any, ...], now_ms: int) -> str:
@@ -83,6 +93,8 @@ def revoke(conn: sqlite3.Connection, invite_id: str, now_ms: int) -> tuple[dict[
                 value=invite_id,
             )
         changed = sql.revoke_invite(conn, invite_id, now_ms)
+        if changed:
+            publish(conn, invite_id, now_ms)
         row = sql.invite(conn, invite_id)
     assert row is not None
     return doc(row, now_ms), changed

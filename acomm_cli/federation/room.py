@@ -180,7 +180,98 @@ def peers(conn: sqlite3.Connection, now: int, offline_after_ms: int) -> dict[str
                 "lag": None if head is None else max(head - position, 0),
             }
         )
-    return {"peers": out}
+    return {"peers": out, "room": room_metadata(conn, now)}
+
+
+ROOM_METADATA_MAX = 1000  # subscriptions, cursors: a node's entry stays small
+
+
+def own_metadata(conn: sqlite3.Connection, me: str) -> dict[str, str]:
+    """This node's entries of the room's `cursors` and `subscriptions` maps, as JSON text:
+    how far it read each peer's outbox, and its agents' subscriptions and durable cursors.
+    Metadata only: names and positions, never a message."""
+    agents: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    subs = sql.agent_subscriptions(conn, ROOM_METADATA_MAX)
+    for agent, channel, pattern in subs:
+        entry = agents.setdefault(agent, {"subscriptions": [], "cursors": []})
+        entry["subscriptions"].append({"channel": channel, "pattern": pattern})
+    kept = sql.agent_cursors(conn, ROOM_METADATA_MAX)
+    for agent, name, channel, position in kept:
+        entry = agents.setdefault(agent, {"subscriptions": [], "cursors": []})
+        entry["cursors"].append({"name": name, "channel": channel, "position": position})
+    truncated = len(subs) >= ROOM_METADATA_MAX or len(kept) >= ROOM_METADATA_MAX
+    return {
+        "cursors": _dump({"ownerNodeId": me, "lastSeenSeqBySourceNode": sql.pull_positions(conn)}),
+        "subscriptions": _dump(
+            {"ownerNodeId": me, "agents": agents, **({"truncated": True} if truncated else {})}
+        ),
+    }
+
+
+def _entries(conn: sqlite3.Connection, map_: str) -> list[tuple[str, dict[str, Any]]]:
+    out = []
+    for key, raw in sql.room_map(conn, map_):
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            out.append((key, value))
+    return out
+
+
+def room_metadata(conn: sqlite3.Connection, now: int) -> dict[str, Any]:
+    """What the room says of every node's reading, as this node's copy has it: each node's
+    cursor per source node, its agents' subscriptions and durable cursors, and the seeds'
+    invite registry (state, seed, expected node; never a token or its hash)."""
+    from datetime import datetime
+
+    def ms(text: Any) -> int | None:
+        try:
+            return int(datetime.fromisoformat(text).timestamp() * 1000)
+        except (TypeError, ValueError):
+            return None
+
+    cursors = {
+        node: dict(v.get("lastSeenSeqBySourceNode") or {}) for node, v in _entries(conn, "cursors")
+    }
+    subscriptions, agent_cursors = [], []
+    for node, v in _entries(conn, "subscriptions"):
+        for agent, entry in sorted((v.get("agents") or {}).items()):
+            for sub in entry.get("subscriptions", []):
+                subscriptions.append({"node": node, "agent": agent, **sub})
+            for cur in entry.get("cursors", []):
+                agent_cursors.append({"node": node, "agent": agent, **cur})
+    invites = []
+    for invite_id, v in _entries(conn, "invites"):
+        expires = ms(v.get("expiresAt"))
+        state = (
+            "revoked"
+            if v.get("revokedAt")
+            else "used"
+            if v.get("usedAt")
+            else "expired"
+            if expires is not None and expires <= now
+            else "pending"
+        )
+        invites.append(
+            {
+                "invite_id": invite_id,
+                "seed": v.get("ownerNodeId"),
+                "state": state,
+                "expected_node": v.get("expectedNodeId"),
+                "expires_at": v.get("expiresAt"),
+                "used_by": v.get("usedBy"),
+            }
+        )
+    seeds = sorted(node for node, v in _entries(conn, "nodes") if v.get("seed") is True)
+    return {
+        "seeds": seeds,
+        "cursors": cursors,
+        "subscriptions": subscriptions,
+        "agent_cursors": agent_cursors,
+        "invites": invites,
+    }
 
 
 def status(
@@ -227,6 +318,7 @@ def status(
                 for r in sql.rejected_latest(conn, latest)
             ],
         },
+        "room": room_metadata(conn, now),
     }
 
 

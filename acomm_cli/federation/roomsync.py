@@ -27,8 +27,19 @@ from acomm_cli.store import federation as sql
 from acomm_cli.store.connection import write
 
 # capabilities.*: the capability catalog (capability id -> its metadata, not its schema) and
-# index (agent -> the capabilities it executes), written by engine/capabilities.py
-MAPS = ("nodes", "agents", "routing", "capabilities.catalog", "capabilities.index")
+# index (agent -> the capabilities it executes), written by engine/capabilities.py;
+# cursors.<node> and subscriptions.<node>: what each node reads (metadata, never a payload),
+# written by its own gateway; invites.<id>: the seeds' invite registry (seeds.py)
+MAPS = (
+    "nodes",
+    "agents",
+    "routing",
+    "capabilities.catalog",
+    "capabilities.index",
+    "cursors",
+    "subscriptions",
+    "invites",
+)
 ROOM_PATH = "/ansible/yjs/control"
 EXCHANGE_PATH = "/ansible/auth/exchange"
 EXCHANGE_DEADLINE_S = 30.0  # the whole exchange with the seed, however slowly it answers
@@ -42,10 +53,10 @@ def _dump(value: dict[str, Any]) -> str:
 class Mirror:
     """The room document and this node's copy of it."""
 
-    def __init__(self, doc: Any, me: identity.Node, public_url: str) -> None:
+    def __init__(self, doc: Any, me: identity.Node, public_url: str, *, seed: bool = False) -> None:
         from pycrdt import Map
 
-        self.doc, self.me, self.public_url = doc, me, public_url
+        self.doc, self.me, self.public_url, self.seed = doc, me, public_url, seed
         self.maps = {name: doc.get(name, type=Map) for name in MAPS}
         self.dirty: set[tuple[str, str]] = set()
         self.full = True  # the first pass copies every entry
@@ -84,12 +95,19 @@ class Mirror:
                 sql.mark_room_changes_applied(conn, changes[-1][0], now)
             if heartbeat:
                 self._heartbeat(now)
+                self._metadata(conn)
             keys = set(self.dirty)
-            if self.full:
-                keys |= {(m, k) for m, ymap in self.maps.items() for k in ymap.keys()}
+            # the document read in one transaction: each read alone would open (and
+            # commit) one of its own, the most of a pass over a large room
+            with self.doc.transaction():
+                if self.full:
+                    keys |= {(m, k) for m, ymap in self.maps.items() for k in ymap.keys()}
+                values = self._values(keys | {("agents", k) for m, k in keys if m == "routing"})
+            owners = {k: _owner(values[("agents", k)]) for m, k in keys if m == "agents"}
+            owners.update((k, _owner(values[("agents", k)])) for m, k in keys if m == "routing")
             for map_, key in sorted(keys):
-                value = self.maps[map_].get(key)
-                if map_ in ("agents", "routing") and self._ours_unclaimed(conn, key):
+                value = values[(map_, key)]
+                if map_ in ("agents", "routing") and self._ours_unclaimed(conn, key, owners[key]):
                     continue
                 sql.room_put(
                     conn, map_, key, value if isinstance(value, str) else None, now, queue=False
@@ -98,11 +116,22 @@ class Mirror:
         self.dirty -= keys
         return len(changes)
 
-    def _ours_unclaimed(self, conn: sqlite3.Connection, agent: str) -> bool:
+    def _values(self, keys: set[tuple[str, str]]) -> dict[tuple[str, str], Any]:
+        """The entries' values (None: absent); a map with many of them read whole."""
+        out: dict[tuple[str, str], Any] = {}
+        for name, ymap in self.maps.items():
+            wanted = [k for m, k in keys if m == name]
+            if len(wanted) > 64:
+                whole = ymap.to_py() or {}
+                out.update(((name, k), whole.get(k)) for k in wanted)
+            else:
+                out.update(((name, k), ymap.get(k)) for k in wanted)
+        return out
+
+    def _ours_unclaimed(self, conn: sqlite3.Connection, agent: str, owner: str | None) -> bool:
         """An agent no node owns in our copy that takes part in a channel here is this
         node's own: another node's claim on it in the room is not copied (so this node
         neither routes its messages away nor lets that node speak as it)."""
-        owner = _owner(self.maps["agents"].get(agent))
         if owner is None or owner == self.me.node_id:
             return False
         raw = sql.room_get(conn, "agents", agent)
@@ -115,18 +144,32 @@ class Mirror:
         entry.update(
             lastSeenAt=clock.iso(now), url=self.public_url, publicKey=self.me.public_paserk
         )
+        if self.seed:
+            entry["seed"] = True
+        else:
+            entry.pop("seed", None)
         nodes[self.me.node_id] = _dump(entry)
+
+    def _metadata(self, conn: sqlite3.Connection) -> None:
+        """This node's read positions and its agents' subscriptions into the room, when
+        they changed (with the heartbeat, not every pass)."""
+        from acomm_cli.federation import room
+
+        for map_, value in room.own_metadata(conn, self.me.node_id).items():
+            if self.maps[map_].get(self.me.node_id) != value:
+                self.maps[map_][self.me.node_id] = value
 
 
 @dataclass
 class JoinState:
     """What the joining side knows: whether it has joined (then it rejoins by proof), and
-    whether its document is in sync with the seed's room now."""
+    whether its document is in sync with a seed's room now, and which seed's."""
 
     invite: str | None
     joined: bool = False
     synced: bool = False
     last_error: str | None = field(default=None)
+    seed_url: str | None = field(default=None)
 
 
 class _Refused(Exception):
@@ -176,26 +219,35 @@ def _message(response: Any) -> str:
 
 
 async def join(
-    base: str,
+    base: str | list[str],
     me: identity.Node,
     doc: Any,
     state: JoinState,
     on_synced: Callable[[], None],
     retry_max_s: float = 15.0,
 ) -> None:
-    """Keep this node's document connected to the seed's room, forever (cancelled at
-    shutdown). A seed that is down or refusing is noted and retried with back-off."""
+    """Keep this node's document connected to a seed's room, forever (cancelled at
+    shutdown). `base` is one seed's url or a list: they are tried in order, and a seed
+    that is down, refusing or lost hands over to the next one at once; a whole round that
+    failed waits, with back-off, before the next. Only the urls given: a seed the room
+    names is what a member says of itself, and this node's proof (or invite) is for the
+    seeds its operator chose."""
     import anyio
     import httpx
 
-    delay = 1.0
-    base = base.rstrip("/")
     from acomm_cli.federation.http_transport import tls_verify
 
+    given = [base] if isinstance(base, str) else list(base)
+    given = [b.rstrip("/") for b in given]
+    delay, turn = 1.0, 0
     async with httpx.AsyncClient(timeout=10.0, verify=tls_verify()) as client:
         while True:
+            candidates = given
+            url = candidates[turn % len(candidates)]
+            state.seed_url = url
+            connected = False
             try:
-                await _session(client, base, me, doc, state, on_synced)
+                connected = await _session(client, url, me, doc, state, on_synced)
                 delay = 1.0
             except _Refused as exc:
                 state.last_error = str(exc)
@@ -205,16 +257,25 @@ async def join(
                     "node_already_joined",
                 ):
                     state.invite = None  # perhaps joined before: try the node proof
-                log.warning("the seed refused this node: %s", exc)
+                log.warning("the seed at %s refused this node: %s", url, exc)
             except Exception as exc:  # the seed going away is the normal case
                 # (a closed socket, a reset, a restart; from the session's task group, as a
                 # group): noted, retried with back-off
                 leaf = _leaf(exc)
                 state.last_error = f"{type(leaf).__name__}: {leaf}"
-                log.warning("lost the seed's room at %s (%s); retrying", base, state.last_error)
+                log.warning("lost the seed's room at %s (%s); retrying", url, state.last_error)
             state.synced = False
-            await anyio.sleep(delay)
-            delay = min(delay * 2, retry_max_s)
+            if connected:  # it ran: start again from the first seed of the list
+                turn = 0
+                await anyio.sleep(0.2)
+                continue
+            turn += 1
+            if turn % len(candidates) == 0:  # a whole round failed: back off
+                turn = 0
+                await anyio.sleep(delay)
+                delay = min(delay * 2, retry_max_s)
+            else:
+                await anyio.sleep(0.05)
 
 
 def _leaf(exc: BaseException) -> BaseException:
@@ -230,8 +291,9 @@ async def _session(
     doc: Any,
     state: JoinState,
     on_synced: Callable[[], None],
-) -> None:
-    """One connection: exchange, upgrade with the ticket, sync until the socket closes."""
+) -> bool:
+    """One connection: exchange, upgrade with the ticket, sync until the socket closes.
+    True when it was connected (False never returns: a failure raises)."""
     import anyio
     from httpx_ws import WebSocketUpgradeError, aconnect_ws
     from pycrdt import (
@@ -255,29 +317,56 @@ async def _session(
         ) as ws:
             state.joined, state.invite, state.last_error = True, None, None
 
-            async def send_updates() -> None:
-                async with doc.events() as events:
-                    await ws.send_bytes(create_sync_message(doc))
-                    async for event in events:
-                        await ws.send_bytes(create_update_message(event.update))
+            # what this document changes goes to the seed, except what the seed itself just
+            # sent (an echo it has; a seed's room would check it against its write rule
+            # again, a copy of the whole room each time)
+            out_send, out_receive = anyio.create_memory_object_stream[bytes](
+                max_buffer_size=float("inf")
+            )
+            from_seed = [False]
 
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(send_updates)
-                try:
-                    while True:
-                        message = bytes(await ws.receive_bytes())
-                        if not message or message[0] != YMessageType.SYNC:
-                            continue  # awareness: not used by acomm
-                        reply = handle_sync_message(message[1:], doc)
-                        if message[1] == YSyncMessageType.SYNC_STEP2 and not state.synced:
-                            state.synced = True
-                            on_synced()
-                        if reply is not None:
-                            await ws.send_bytes(reply)
-                finally:
-                    tg.cancel_scope.cancel()
+            def local(event: Any) -> None:
+                if not from_seed[0]:
+                    out_send.send_nowait(event.update)
+
+            async def send_updates() -> None:
+                async for update in out_receive:
+                    await ws.send_bytes(create_update_message(update))
+
+            subscription = doc.observe(local)
+            try:
+                await ws.send_bytes(create_sync_message(doc))
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(send_updates)
+                    try:
+                        while True:
+                            message = bytes(await ws.receive_bytes())
+                            if not message or message[0] != YMessageType.SYNC:
+                                continue  # awareness: not used by acomm
+                            from_seed[0] = True
+                            try:
+                                reply = handle_sync_message(message[1:], doc)
+                            finally:
+                                from_seed[0] = False
+                            if message[1] == YSyncMessageType.SYNC_STEP2 and not state.synced:
+                                state.synced = True
+                                on_synced()
+                            if reply is not None:
+                                await ws.send_bytes(reply)
+                    finally:
+                        tg.cancel_scope.cancel()
+            finally:
+                doc.unobserve(subscription)
     except WebSocketUpgradeError as exc:
         raise _Refused(exc.response.status_code, _code(exc.response)) from None
+    except Exception as exc:
+        if not state.synced:
+            raise
+        # it ran, then the seed went away: said, and the caller starts over
+        leaf = _leaf(exc)
+        state.last_error = f"{type(leaf).__name__}: {leaf}"
+        log.warning("lost the seed's room at %s (%s)", base, state.last_error)
+    return True
 
 
 # ---------------------------------------------------------------- who may write what
@@ -305,6 +394,10 @@ class RoomGuard:
 
     def __init__(self, doc: Any, takeover_grace_ms: int) -> None:
         self.doc, self.grace_ms = doc, takeover_grace_ms
+        self._scratch: Any = None
+        self._kept = False  # the copy holds only what the room holds: kept for the next
+        self._subscriptions: list[Any] = []
+        self._changed: set[tuple[str, str]] = set()
 
     def allows(self, sender: str, message: bytes) -> bool:
         """True: the room may apply the message. False: it was refused (dropped, or
@@ -331,6 +424,7 @@ class RoomGuard:
             )
             return False
         if not foreign:
+            self._kept = True  # the room applies it next, before this sender's next update
             return True
         from pycrdt import Map
 
@@ -343,6 +437,7 @@ class RoomGuard:
                         del ymap[key]
                 else:
                     ymap[key] = old
+        self._kept = True
         log.warning(
             "refused: a room update from node %s changes entries it does not own: %s",
             sender,
@@ -355,28 +450,50 @@ class RoomGuard:
     ) -> dict[tuple[str, str], str | None] | None:
         """The entries `update` would change that are not the sender's, with the values
         they have now ({}: none); None when it cannot be applied whole to the room now."""
-        from pycrdt import Doc, Map, get_state
+        from pycrdt import get_state
 
-        scratch: Any = Doc()
-        scratch.apply_update(self.doc.get_update())
-        changed: set[tuple[str, str]] = set()
+        try:
+            scratch = self._replica()
+            scratch.apply_update(update)
+            if not _covers(scratch.get_state(), get_state(update)):
+                self._scratch = None  # it holds a part the room does not: made afresh
+                return None
+            before, after = _View(self.doc), _View(scratch)
+            out: dict[tuple[str, str], str | None] = {}
+            # read in one transaction each (one per read would commit each time)
+            with self.doc.transaction(), scratch.transaction():
+                for map_, key in sorted(self._changed):
+                    old, new = before.get((map_, key)), after.get((map_, key))
+                    if old != new and not self._may(
+                        sender, map_, key, old, new, before, after, now
+                    ):
+                        out[(map_, key)] = old
+            return out
+        except BaseException:
+            self._scratch = None
+            raise
 
-        def note(name: str, event: Any, *_: Any) -> None:
-            changed.update((name, key) for key in event.keys)
+    def _replica(self) -> Any:
+        """A copy of the room, kept from one update to the next and brought up to date by
+        the difference alone: a whole copy per update is most of a large room's cost. Only
+        the entries the next update touches are then noted (subscriptions kept alive)."""
+        from pycrdt import Doc, Map
 
-        # only the entries the update touches are compared (subscriptions kept alive)
-        subscriptions = [scratch.get(n, type=Map).observe(partial(note, n)) for n in MAPS]
-        scratch.apply_update(update)
-        del subscriptions
-        if not _covers(scratch.get_state(), get_state(update)):
-            return None
-        before, after = _View(self.doc), _View(scratch)
-        out: dict[tuple[str, str], str | None] = {}
-        for map_, key in sorted(changed):
-            old, new = before.get((map_, key)), after.get((map_, key))
-            if old != new and not self._may(sender, map_, key, old, new, before, after, now):
-                out[(map_, key)] = old
-        return out
+        if self._scratch is None or not self._kept:
+            scratch: Any = Doc()
+            scratch.apply_update(self.doc.get_update())
+            self._subscriptions = [
+                scratch.get(n, type=Map).observe(partial(self._note, n)) for n in MAPS
+            ]
+            self._scratch = scratch
+        else:  # the room moved on since: the difference alone
+            self._scratch.apply_update(self.doc.get_update(self._scratch.get_state()))
+        self._changed.clear()
+        self._kept = False  # until the room is known to apply what is checked now
+        return self._scratch
+
+    def _note(self, name: str, event: Any, *_: Any) -> None:
+        self._changed.update((name, key) for key in event.keys)
 
     def _may(
         self,
@@ -389,8 +506,10 @@ class RoomGuard:
         after: _View,
         now: int,
     ) -> bool:
-        if map_ == "nodes":
+        if map_ in ("nodes", "cursors", "subscriptions"):
             return key == sender
+        if map_ == "invites":  # the seeds' registry: written over seed links only
+            return False
         if map_ == "routing":  # the agent's owner's, or a leftover of an agent none owns
             owner_after = _owner(after.get(("agents", key)))
             return sender in (_owner(before.get(("agents", key))), owner_after) or (

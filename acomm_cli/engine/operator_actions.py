@@ -55,8 +55,7 @@ class Actions:
     def refuse_if_read_only(self, what: str) -> None:
         if self.read_only:
             raise Forbidden(
-                f"read-only: {what} refused (the {'console' if self.surface == 'web' else 'dashboard'}"
-                " was opened with "
+                f"read-only: {what} refused (the {self._front()} was opened with "
                 "--read-only, or the store cannot be written)",
                 field="action",
                 value=what,
@@ -65,6 +64,9 @@ class Actions:
     def _done(self, summary: str) -> str:
         warning = self.after_write()
         return f"{summary}; warning: {warning}" if warning else summary
+
+    def _front(self) -> str:
+        return "console" if self.surface == "web" else "dashboard"
 
     def _identity(self, agent: str | None) -> str:
         """The acting agent, as `--as` requires it: no silent default."""

@@ -19,10 +19,10 @@ from textual.css.query import NoMatches
 from textual.widgets import DataTable, Footer, Header, Static
 
 from acomm_cli import clock
+from acomm_cli.engine.operator_actions import Action, Actions
 from acomm_cli.errors import CommError
 from acomm_cli.model import Limits
 from acomm_cli.ui import data
-from acomm_cli.engine.operator_actions import Action, Actions
 from acomm_cli.ui.panes import (
     AgentsPane,
     ChannelsPane,

@@ -26,9 +26,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from acomm_cli import clock, model
 from acomm_cli.engine import credentials, directory
+from acomm_cli.engine.operator_actions import Action, Actions
 from acomm_cli.errors import CommError, Forbidden, UsageError
 from acomm_cli.web import access, charts, data
-from acomm_cli.engine.operator_actions import Action, Actions
 from acomm_cli.web.live import Live
 
 HERE = Path(__file__).parent

@@ -73,6 +73,9 @@ class Options:
     limits: model.Limits | None = None  # the agent endpoints' sends, as `acomm send`'s
     encoders: agentapi.Encoders | None = None  # without them, no agent endpoints
     max_body: int = httpbody.DEFAULT_MAX_BODY  # `gateway.max_body`: the largest request
+    # GET /metrics: the store in Prometheus' format (monitoring.metrics.metrics_payload, handed
+    # in by the command: monitoring sits above federation); None: no such route
+    metrics: Callable[[Path], tuple[bytes, str]] | None = None
 
 
 def parse_listen(value: str) -> tuple[str, int]:
@@ -307,6 +310,20 @@ class Gateway:
             )
             return JSONResponse(body, status_code=status)
         return Response(data, media_type="application/octet-stream")
+
+    async def metrics(self, request: Any) -> Any:
+        """A scrape, on a thread of its own connection (the store's counts take a while on a
+        big one; the loop keeps serving)."""
+        import anyio
+        from starlette.responses import JSONResponse, Response
+
+        assert self.opts.metrics is not None
+        try:
+            body, ctype = await anyio.to_thread.run_sync(self.opts.metrics, self.opts.store_path)
+        except (sqlite3.Error, CommError) as exc:
+            self.note("metrics", exc)
+            return JSONResponse(_unavailable()[1], status_code=503)
+        return Response(body, media_type=ctype)
 
     def _check_signature(self, headers: Any, target: str) -> handshake.Reply | None:
         """None when a known member signed this request recently and it was not answered
@@ -544,6 +561,7 @@ def serve(opts: Options) -> None:
             Route(OUTBOX_PATH, gw.outbox, methods=["GET"]),
             Route(BLOB_PATH + "{sha256}", gw.blob, methods=["GET"]),
             *agents,
+            *([] if opts.metrics is None else [Route("/metrics", gw.metrics, methods=["GET"])]),
         ],
         exception_handlers=httpbody.exception_handlers(),
         lifespan=lifespan,

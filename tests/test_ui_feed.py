@@ -115,5 +115,12 @@ def test_wide_the_side_panes_sit_beside_the_feed_and_w_hides_them(busy):
         assert app.query_one(FeedPane).has_focus
         await pilot.press("w")
         assert left.display and right.display
+        # the terminal narrowed: the feed alone, with its focus
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        assert not left.display and right.display
+        await pilot.resize_terminal(140, 40)
+        await pilot.pause()
+        assert left.display and right.display
 
     drive(app, check, size=(140, 40))

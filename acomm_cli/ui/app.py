@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -128,6 +129,7 @@ class DashboardApp(App[None]):
         self.status_text = ""  # the status line's text (tests read it after the app ends)
         self.refreshes = 0  # how many times the panes were reread (tests: no busy loop)
         self.side_shown: bool | None = None  # None: shown when the terminal is wide enough
+        self.narrow = False
 
     # ------------------------------------------------------------------ layout
 
@@ -166,10 +168,10 @@ class DashboardApp(App[None]):
 
     # ------------------------------------------------------------------ the layout
 
-    def on_resize(self) -> None:
-        self.fit()
+    def on_resize(self, event: events.Resize) -> None:
+        self.fit(event.size.width)  # the app's own size is set after this handler
 
-    def fit(self) -> None:
+    def fit(self, width: int | None = None) -> None:
         """Wide: the side panes beside the feed. Narrow: the feed (and the message) alone,
         or the side panes alone at full width after `w`."""
         try:
@@ -177,7 +179,9 @@ class DashboardApp(App[None]):
             left, right = main.query_one("#left"), main.query_one("#right")
         except (NoMatches, IndexError):  # starting or shutting down
             return
-        narrow = self.size.width < NARROW_COLUMNS
+        narrow = (self.size.width if width is None else width) < NARROW_COLUMNS
+        if narrow != self.narrow:  # the terminal crossed the line: its own layout again
+            self.narrow, self.side_shown = narrow, None
         side = (not narrow) if self.side_shown is None else self.side_shown
         left.display = side
         left.styles.width = "1fr" if narrow else 62

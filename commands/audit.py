@@ -54,6 +54,14 @@ def audit(
             "with what was asked for and what the workers offer. " + params.DURATION_HELP,
         ),
     ] = "60s",
+    html: Annotated[
+        bool,
+        typer.Option(
+            "--html",
+            help="Print the path of report.html (the tables and charts as one page, written "
+            "beside the tables by every audit) instead of the summary.",
+        ),
+    ] = False,
     conf: Annotated[
         list[str] | None,
         typer.Option(
@@ -80,7 +88,11 @@ def audit(
     federated nodes are audited together: a message (a task) is counted once by its
     global_id; latency per node pair; a message on one side only is a failed check.
 
-    Writes each table as Parquet under --out and prints a summary (--json: as JSON). Needs
+    Writes each table as Parquet under --out, and report.html beside them: the tables
+    with their headings and charts drawn at audit time (volume over time, latency
+    percentiles per channel, retries and dead letters by reason, the federation and
+    engagement funnels, latency per node pair, task lateness), a page that opens offline.
+    Prints a summary (--json: as JSON; --html: the report's path). Needs
     Java 17+; exit 8 (spark_unavailable) without it, when the master does not answer, or when
     no executor starts within --executor-wait. Exit 3 when an export is given twice or Spark
     cannot read a URI. Exit 5 (invalid_state) when a check that must be 0 is not; exit 8
@@ -102,5 +114,8 @@ def audit(
     chosen = master or inv.settings.value("spark.master")
     wait_s = clock.parse_duration(executor_wait, "executor_wait") / 1000
     result = rules.run(exports, out=out, master=chosen, conf=extra, executor_wait=wait_s)
-    render_analytics.audit_summary(inv.output(), result)
+    if html:
+        render_analytics.audit_report(inv.output(), result)
+    else:
+        render_analytics.audit_summary(inv.output(), result)
     rules.require_clean(result)

@@ -113,8 +113,9 @@ def serve(
     Serves POST /ansible/auth/exchange, the room at /ansible/yjs/control
     (WebSocket, ticket checked before the upgrade), GET /acomm/outbox (signed
     reads by member nodes) and the agent endpoints /agent/v1/send, respond,
-    receive and ack (external agents with an `acomm token`); mirrors the room
-    into this store and heartbeats.
+    receive and ack (external agents with an `acomm token`), and GET /metrics
+    (the store in Prometheus' format, unauthenticated: docs/METRICS.md); mirrors
+    the room into this store and heartbeats.
 
     Pulls the peers continuously (a long poll on each peer's outbox, so that a
     reply arrives within about a second) unless --no-pull or gateway.pull: off.
@@ -126,8 +127,11 @@ def serve(
 
     Example: acomm gateway serve --listen 127.0.0.1:8766 --join http://seed:8765 --invite TOKEN
     """
+    from functools import partial
+
     from acomm_cli.errors import ValidationFailed
     from acomm_cli.federation import agentapi, gateway, seeds
+    from acomm_cli.monitoring.metrics import metrics_payload
 
     if invite is not None and join is None:
         raise ValidationFailed("invite: only with --join URL", field="invite")
@@ -173,6 +177,7 @@ def serve(
             encoders=agentapi.Encoders(
                 message=render_messages.message_doc, send=render_messages.send_doc
             ),
+            metrics=partial(metrics_payload, offline_after_ms=s.value("federation.offline_after")),
         )
     )
 

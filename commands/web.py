@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import socket
 import sqlite3
+from collections.abc import Callable
 from contextlib import AbstractContextManager
+from functools import partial
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -158,6 +161,7 @@ def web(
         offline_after_ms=s.value("federation.offline_after"),
         stale_after_ms=stale_ms,
         after_write=after_write,
+        metrics=_scraper(path, s.value("federation.offline_after")),
     )
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
@@ -186,3 +190,14 @@ def web(
         ssl_keyfile=tls_key,
     )
     uvicorn.Server(config).run(sockets=[sock])
+
+
+def _scraper(path: Path, offline_after_ms: int) -> Callable[[], tuple[bytes, str]] | None:
+    """GET /metrics, the gateway's page: None when prometheus-client is not installed."""
+    import importlib.util
+
+    if importlib.util.find_spec("prometheus_client") is None:
+        return None
+    from acomm_cli.monitoring.metrics import metrics_payload
+
+    return partial(metrics_payload, path, offline_after_ms=offline_after_ms)

@@ -116,7 +116,7 @@ _acomm_options() {
         'doctor') echo "$global --quick --rebuild-search" ;;
         'completions') echo "$global" ;;
         'export') echo "$global --since --until --incremental --format" ;;
-        'audit') echo "$global --master --out --executor-wait --conf" ;;
+        'audit') echo "$global --master --out --executor-wait --html --conf" ;;
         'bridge') echo "$global" ;;
         'bridge sync') echo "$global --inbox-dir --outbox-dir --teams-dir --default-channel" ;;
         'node') echo "$global" ;;

@@ -948,6 +948,7 @@ complete -c acomm -n '__acomm_is \'audit\'' -l master -r -f -d 'Spark master: lo
 complete -c acomm -n '__acomm_is \'audit\'' -l out -r -f -a '(__fish_complete_directories (commandline -ct) "")'
 complete -c acomm -n '__acomm_is \'audit\'' -l out -r -f -d 'Where the result tables go, as Parquet (default: beside the first e...'
 complete -c acomm -n '__acomm_is \'audit\'' -l executor-wait -r -f -d 'On a cluster, how long to wait for the first executor before giving...'
+complete -c acomm -n '__acomm_is \'audit\'' -l html -d 'Print the path of report.html (the tables and charts as one page, w...'
 complete -c acomm -n '__acomm_is \'audit\'' -l conf -r -f -d 'Extra Spark setting KEY=VALUE (repeatable), e.g'
 complete -c acomm -n '__acomm_at \'audit\' 0+' -f -a '(__fish_complete_directories (commandline -ct) "")'
 

@@ -166,7 +166,7 @@ def exported(cli, store, tmp_path):
 
 def _comparable(doc: dict) -> dict:
     """The summary without where it ran and where it wrote."""
-    return {k: v for k, v in doc.items() if k not in ("spark", "out", "tables")}
+    return {k: v for k, v in doc.items() if k not in ("spark", "out", "tables", "report")}
 
 
 @pytest.mark.spark

@@ -185,7 +185,9 @@ def exported(cli, store, tmp_path):
 
 
 def _comparable(doc: dict) -> dict:
-    return {k: v for k, v in doc.items() if k not in ("spark", "out", "tables", "exports")}
+    return {
+        k: v for k, v in doc.items() if k not in ("spark", "out", "tables", "exports", "report")
+    }
 
 
 @pytest.mark.spark

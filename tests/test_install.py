@@ -57,7 +57,7 @@ def test_the_core_dependencies_hold_no_heavy_package():
     core = {_name(r) for r in project["dependencies"]}
     assert core & HEAVY == set()
     extras = project["optional-dependencies"]
-    assert {_name(r) for r in extras["spark"]} == {"pyarrow", "pyspark"}
+    assert {_name(r) for r in extras["spark"]} == {"pyarrow", "pyspark", "matplotlib"}
     assert extras["analytics"] == ["acomm[spark]"]
 
 
@@ -136,6 +136,7 @@ def _files(store: Path) -> dict[str, bytes]:
         ("export", ("pyarrow", "pyspark"), ["pyarrow"]),
         ("audit", ("pyarrow", "pyspark"), ["pyarrow", "pyspark"]),
         ("audit", ("pyspark",), ["pyspark"]),
+        ("audit", ("matplotlib",), ["matplotlib"]),  # report.html's charts
     ],
 )
 def test_export_and_audit_without_the_spark_extra_exit_3_naming_the_install(

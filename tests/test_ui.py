@@ -414,12 +414,35 @@ def test_the_send_form_is_typed_into_from_the_keyboard_alone(busy):
     app = DashboardApp(session(busy["store"], agent="alice"))
 
     async def scenario(pilot):
-        await pilot.press("s")  # the cursor waits in the first empty field: to
-        await pilot.press(*"team", "enter", "enter", "enter")  # to; type text; no topic
+        await pilot.press("s")  # the cursor waits in the message field
+        assert pilot.app.focused.id == "f-body"
         await pilot.press(*"qs", "space", *"ux")  # q, s, u, x are text here, not keys
-        await pilot.press("enter")
+        await pilot.press("enter")  # no recipient yet: enter takes the cursor there
+        assert pilot.app.focused.id == "f-to"
+        assert isinstance(pilot.app.screen, FormScreen)
+        await pilot.press(*"team", "enter")  # everything needed: enter sends
         await _confirm(pilot, "acomm send team 'qs ux' --as alice")
         assert app.status_text.startswith("sent message ")
+
+    drive(app, scenario)
+
+
+def test_the_send_form_opens_in_the_message_field_with_the_channel_proposed(busy):
+    """With a channel selected in the channels pane, s, the text, enter: sent there."""
+    app = DashboardApp(session(busy["store"], agent="alice"))
+
+    async def scenario(pilot):
+        _select(app, ChannelsPane, "team")
+        await pilot.press("s")
+        assert pilot.app.focused.id == "f-body"
+        assert pilot.app.screen.query_one("#f-to", Input).value == "team"
+        await pilot.press(*"hi", "enter")
+        await _confirm(pilot, "acomm send team hi --as alice")
+        assert app.status_text.startswith("sent message ")
+        # the broadcast form too
+        await pilot.press("b")
+        assert pilot.app.focused.id == "f-body"
+        await pilot.press("escape")
 
     drive(app, scenario)
 

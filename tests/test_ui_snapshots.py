@@ -72,9 +72,11 @@ def test_read_only_refusing(dashboard, snap_compare):
 
 def test_the_send_form(dashboard, snap_compare):
     async def type_(pilot):
-        await pilot.press("s", *"team")
+        await pilot.press("s")
+        await pilot.pause()
         for field in pilot.app.screen.query(Input):
             field.cursor_blink = False  # a blinking cursor would be on or off by chance
+        await pilot.press(*"hello")  # into the message field, where the cursor starts
         await pilot.pause()
 
     assert snap_compare(dashboard(agent="alice"), terminal_size=SIZE, run_before=type_)

@@ -3,7 +3,8 @@
 Every number is computed by Spark SQL over the exported datasets (docs/EXPORT.md defines each
 one; the queries are in `auditsql`); this module reads the manifests, refuses an export given
 twice, reads exactly the files the manifests list, runs the queries, writes each result table
-as Parquet and returns a summary (`auditsummary`) for `render`.
+as Parquet, draws report.html beside them (`report`) and returns a summary (`auditsummary`)
+for `render`.
 
 Manifests on a local path are read before Spark starts; a URI (file://, hdfs://, s3a://, ...)
 is read through Spark's own Hadoop filesystem layer, so that the one URI serves the manifest
@@ -18,6 +19,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from acomm_cli.analytics import report
 from acomm_cli.analytics.auditsql import ACTIVE_STATES, QUERIES, STATES
 from acomm_cli.analytics.auditsummary import AuditResult, require_clean, summarize
 from acomm_cli.analytics.datasets import DATASET_TABLE, TYPES, spark_schema
@@ -392,6 +394,7 @@ def run(
             tables[name], frames[name] = path, df
         summary = summarize(spark, frames, loaded, out)
         summary["tables"] = tables
+        extra = report.collect(spark)
         t2 = time.perf_counter()
         summary["spark"] = {
             "master": spark.sparkContext.master,
@@ -401,6 +404,8 @@ def run(
             "executor_cores": executor_cores(spark),
             "shuffle_partitions": int(spark.conf.get("spark.sql.shuffle.partitions") or 0),
         }
+        # the page beside the tables, on every audit (its charts drawn here, to SVG)
+        summary["report"] = report.write(out, report.render(summary, extra), spark)
         for df in frames.values():
             df.unpersist()
         spark.catalog.clearCache()

@@ -4,10 +4,21 @@ built from the result tables, and the exit status of its checks."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:  # annotations only: pyspark loads inside the functions that use it
     from pyspark.sql import DataFrame, SparkSession
+
+
+class AuditTable(NamedTuple):
+    """One table of the audit's summary, with its headings: on a terminal `title`, then a
+    table under `headers` (also when it has no rows); piped, each row as a tab-separated line
+    led by `kind`; in report.html, a headed table. A new table of the audit is one more."""
+
+    kind: str
+    title: str
+    headers: list[str]
+    rows: list[tuple[Any, ...]]
 
 
 @dataclass
@@ -224,3 +235,331 @@ def require_clean(result: AuditResult) -> None:
             field="audit",
             **failed,
         )
+
+
+def summary_tables(doc: dict[str, Any], *, tty: bool = True) -> list[AuditTable]:
+    """The summary's tables, each with its column headings: what the terminal shows, the
+    piped lines (`tty=False`: plain numbers) and report.html's tables."""
+
+    def ms(v: float | None) -> Any:
+        return "" if v is None else (f"{v:,.0f}" if tty else int(v))
+
+    return [
+        AuditTable(
+            "volume",
+            "volume per channel (messages by type)",
+            ["store", "channel", "days", "messages", "by type"],
+            [
+                (
+                    v["store_id"][:8],
+                    v["channel"],
+                    v["days"],
+                    v["messages"],
+                    " ".join(f"{k}={n}" for k, n in sorted(v["by_type"].items())),
+                )
+                for v in doc["volume"]
+            ],
+        ),
+        AuditTable(
+            "latency_channel",
+            "latency per channel (ms; read: created -> first read)",
+            [
+                "store",
+                "channel",
+                "read",
+                "read p50",
+                "read p95",
+                "read p99",
+                "acked",
+                "ack p50",
+                "ack p95",
+                "ack p99",
+            ],
+            [
+                (
+                    c["store_id"][:8],
+                    c["channel"],
+                    c["read"],
+                    ms(c["read_p50_ms"]),
+                    ms(c["read_p95_ms"]),
+                    ms(c["read_p99_ms"]),
+                    c["acked"],
+                    ms(c["ack_p50_ms"]),
+                    ms(c["ack_p95_ms"]),
+                    ms(c["ack_p99_ms"]),
+                )
+                for c in doc["latency"]["channels"]
+            ],
+        ),
+        AuditTable(
+            "latency_agent",
+            "latency per agent (ms; read: created -> first read)",
+            [
+                "agent",
+                "read",
+                "read p50",
+                "read p95",
+                "read p99",
+                "acked",
+                "ack p50",
+                "ack p95",
+                "ack p99",
+            ],
+            [
+                (
+                    a["agent"],
+                    a["read"],
+                    ms(a["read_p50_ms"]),
+                    ms(a["read_p95_ms"]),
+                    ms(a["read_p99_ms"]),
+                    a["acked"],
+                    ms(a["ack_p50_ms"]),
+                    ms(a["ack_p95_ms"]),
+                    ms(a["ack_p99_ms"]),
+                )
+                for a in doc["latency"]["agents"]
+            ],
+        ),
+        AuditTable(
+            "reliability",
+            "ack-tracked channels: retries, late acks, unacknowledged backlog",
+            [
+                "store",
+                "channel",
+                "tracked",
+                "retried",
+                "retries",
+                "retry rate",
+                "late acks",
+                "backlog",
+                "oldest (s)",
+            ],
+            [
+                (
+                    r["store_id"][:8],
+                    r["channel"],
+                    r["tracked"],
+                    r["retried"],
+                    r["retries"],
+                    f"{r['retry_rate']:.1%}" if tty else f"{r['retry_rate']:.4f}",
+                    r["late_acks"],
+                    r["backlog"],
+                    ""
+                    if r["backlog_oldest_age_ms"] is None
+                    else round(r["backlog_oldest_age_ms"] / 1000),
+                )
+                for r in doc["reliability"]
+            ],
+        ),
+        AuditTable(
+            "attempts",
+            "ack-tracked deliveries by attempts (earlier ones: delivery_attempts)",
+            [
+                "store",
+                "channel",
+                "deliveries",
+                "attempts",
+                "retried",
+                "max",
+                "acked after retry",
+                "dead after retry",
+                "earlier read",
+                "leases expired",
+            ],
+            [
+                (
+                    r["store_id"][:8],
+                    r["channel"],
+                    r["deliveries"],
+                    r["attempts"],
+                    r["retried"],
+                    r["max_attempts"],
+                    r["acked_after_retry"],
+                    r["dead_after_retry"],
+                    r["earlier_read"],
+                    r["leases_expired"],
+                )
+                for r in doc["attempts"]["channels"]
+            ],
+        ),
+        AuditTable(
+            "dead_letters",
+            "dead letters by reason",
+            ["reason", "dead letters"],
+            sorted(doc["dead_letters_by_reason"].items()),
+        ),
+        AuditTable(
+            "receipts",
+            "dispatch runs per agent",
+            ["agent", "runs", "by status"],
+            [
+                (
+                    a["agent"],
+                    a["runs"],
+                    " ".join(f"{k}={n}" for k, n in sorted(a["by_status"].items())),
+                )
+                for a in doc["receipts"]["agents"]
+            ],
+        ),
+        AuditTable(
+            "federation",
+            "federated messages per node pair (ms; two clocks)",
+            [
+                "from",
+                "to",
+                "messages",
+                "read",
+                "latency p50",
+                "latency p95",
+                "latency p99",
+                "clock offset",
+                "skew bound",
+            ],
+            [
+                (
+                    f["from_node"],
+                    f["to_node"],
+                    f["messages"],
+                    f["read"],
+                    ms(f["latency_p50_ms"]),
+                    ms(f["latency_p95_ms"]),
+                    ms(f["latency_p99_ms"]),
+                    ""
+                    if f["clock_offset_min_ms"] is None
+                    else f"{f['clock_offset_min_ms']}..{f['clock_offset_max_ms']}",
+                    ms(f["skew_bound_ms"]),
+                )
+                for f in doc["federation"]["latency"]
+            ],
+        ),
+        AuditTable(
+            "tasks",
+            "tasks per capability (ms; lateness: finished - ETA)",
+            [
+                "capability",
+                "type",
+                "tasks",
+                "open",
+                "completed",
+                "failed",
+                "overdue",
+                "duration p50",
+                "duration p90",
+                "late p50",
+                "late p90",
+            ],
+            [
+                (
+                    r["capability"] or "",
+                    r["task_type"],
+                    r["tasks"],
+                    r["open"],
+                    r["completed"],
+                    r["failed"],
+                    r["overdue"],
+                    ms(r["duration_p50_ms"]),
+                    ms(r["duration_p90_ms"]),
+                    ms(r["lateness_p50_ms"]),
+                    ms(r["lateness_p90_ms"]),
+                )
+                for r in doc["tasks"]["by_capability"]
+            ],
+        ),
+        AuditTable(
+            "incidents",
+            "review incidents by failure class",
+            ["class", "capability", "incidents", "open", "resolved", "resolve p50"],
+            [
+                (
+                    r["failure_class"],
+                    r["capability"],
+                    r["incidents"],
+                    r["open"],
+                    r["resolved"],
+                    ms(r["resolve_p50_ms"]),
+                )
+                for r in doc["incidents"]["by_capability"]
+            ],
+        ),
+        AuditTable(
+            "kinds",
+            "traffic by kind (sender -> recipient; unknown: a name in no directory)",
+            ["from kind", "to kind", "messages", "deliveries", "read", "acked"],
+            [
+                (
+                    r["sender_kind"],
+                    r["recipient_kind"],
+                    r["messages"],
+                    r["deliveries"],
+                    r["read"],
+                    r["acked"],
+                )
+                for r in doc["kinds"]["pairs"]
+            ],
+        ),
+        AuditTable(
+            "events",
+            "events by type (the notification event messages carried)",
+            ["event type", "events", "targeted", "to agents", "to humans", "self", "threads"],
+            [
+                (
+                    r["event_type"],
+                    r["events"],
+                    r["targeted"],
+                    r["to_agents"],
+                    r["to_humans"],
+                    r["self_actions"],
+                    r["threads"],
+                )
+                for r in doc["events"]["by_type"]
+            ],
+        ),
+        AuditTable(
+            "engagement",
+            "engagement funnel (notified: a notice or a dispatch run; engaged: read or acked)",
+            ["store", "channel", "event type", "routed", "notified", "engaged"],
+            [
+                (
+                    r["store_id"],
+                    r["channel"],
+                    r["event_type"],
+                    r["routed"],
+                    r["notified"],
+                    r["engaged"],
+                )
+                for r in doc["engagement"]["funnel"]
+            ],
+        ),
+        AuditTable(
+            "attachments",
+            "files sent per channel and content type (blobs: distinct contents)",
+            ["store", "channel", "content type", "files", "bytes", "messages", "blobs"],
+            [
+                (
+                    r["store_id"][:8],
+                    r["channel"],
+                    r["content_type"],
+                    r["files"],
+                    r["bytes"],
+                    r["messages"],
+                    r["blobs"],
+                )
+                for r in doc["attachments"]["volume"]
+            ],
+        ),
+        AuditTable(
+            "formats",
+            "messages per format",
+            ["store", "format", "messages", "with subject", "with files"],
+            [
+                (r["store_id"][:8], r["format"], r["messages"], r["with_subject"], r["with_files"])
+                for r in doc["attachments"]["formats"]
+            ],
+        ),
+        AuditTable(
+            "check",
+            "checks (must be 0)",
+            ["check", "count", "result"],
+            [(k, v, "ok" if v == 0 else "FAILED") for k, v in doc["checks"].items()],
+        ),
+    ]

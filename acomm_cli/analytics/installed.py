@@ -7,8 +7,9 @@ from acomm_cli.errors import MissingExtra, install_command
 
 EXTRA = "spark"
 INSTALL = install_command(EXTRA)
-# what each command imports; audit reads the export's manifest with pyarrow too
-NEEDS = {"export": ("pyarrow",), "audit": ("pyarrow", "pyspark")}
+# what each command imports; audit reads the export's manifest with pyarrow too, and draws
+# report.html's charts with matplotlib
+NEEDS = {"export": ("pyarrow",), "audit": ("pyarrow", "pyspark", "matplotlib")}
 
 
 def require(command: str) -> None:

@@ -91,6 +91,9 @@ class Options:
     insecure_listen: bool = False  # plain HTTP beyond loopback, said explicitly
     profile_name: str | None = None  # `federation.profile` as this process's config says
     ca_file: str | None = None  # `federation.ca_file`: CAs trusted for https:// peers
+    # GET /metrics: the store in Prometheus' format (monitoring.metrics.metrics_payload, handed
+    # in by the command: monitoring sits above federation); None: no such route
+    metrics: Callable[[Path], tuple[bytes, str]] | None = None
 
 
 def parse_listen(value: str) -> tuple[str, int]:
@@ -383,6 +386,20 @@ class Gateway:
             return JSONResponse(body, status_code=status)
         return Response(data, media_type="application/octet-stream")
 
+    async def metrics(self, request: Any) -> Any:
+        """A scrape, on a thread of its own connection (the store's counts take a while on a
+        big one; the loop keeps serving)."""
+        import anyio
+        from starlette.responses import JSONResponse, Response
+
+        assert self.opts.metrics is not None
+        try:
+            body, ctype = await anyio.to_thread.run_sync(self.opts.metrics, self.opts.store_path)
+        except (sqlite3.Error, CommError) as exc:
+            self.note("metrics", exc)
+            return JSONResponse(_unavailable()[1], status_code=503)
+        return Response(body, media_type=ctype)
+
     def _check_signature(self, headers: Any, target: str) -> handshake.Reply | None:
         """None when a known member signed this request recently and it was not answered
         before; a refusal otherwise. An unknown node and a bad signature look alike (401
@@ -658,6 +675,7 @@ def serve(opts: Options) -> None:
             Route(OUTBOX_PATH, gw.outbox, methods=["GET"]),
             Route(BLOB_PATH + "{sha256}", gw.blob, methods=["GET"]),
             *agents,
+            *([] if opts.metrics is None else [Route("/metrics", gw.metrics, methods=["GET"])]),
         ],
         exception_handlers=httpbody.exception_handlers(),
         lifespan=lifespan,

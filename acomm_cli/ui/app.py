@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -37,6 +38,9 @@ from acomm_cli.ui.screens import ConfirmScreen, FormScreen, HelpScreen
 POLL_S = 0.25  # a commit by another process shows within this (plus one reread)
 FULL_S = 5.0  # ages and timers that fall due move without any commit
 CHARTS_S = 15.0
+# below this many columns the side panes and the feed share the screen one at a time (`w`
+# switches): beside the 62-column side panes the feed would have no room for the text
+NARROW_COLUMNS = 110
 
 
 @dataclass
@@ -95,6 +99,7 @@ class DashboardApp(App[None]):
         Binding("question_mark", "help", "help"),
         Binding("slash", "filter", "filter"),
         Binding("s", "send", "send"),
+        Binding("w", "toggle_side", "panes"),
         Binding("b", "broadcast", "broadcast"),
         Binding("a", "ack", "ack"),
         Binding("r", "replay", "replay"),
@@ -123,6 +128,8 @@ class DashboardApp(App[None]):
         self.last_charts = float("-inf")
         self.status_text = ""  # the status line's text (tests read it after the app ends)
         self.refreshes = 0  # how many times the panes were reread (tests: no busy loop)
+        self.side_shown: bool | None = None  # None: shown when the terminal is wide enough
+        self.narrow = False
 
     # ------------------------------------------------------------------ layout
 
@@ -154,9 +161,46 @@ class DashboardApp(App[None]):
             if s.read_only
             else "? for help · every action asks first"
         )
+        self.fit()
         self.query_one(FeedPane).focus()
         if s.live:
             self.set_interval(POLL_S, self.poll)
+
+    # ------------------------------------------------------------------ the layout
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.fit(event.size.width)  # the app's own size is set after this handler
+
+    def fit(self, width: int | None = None) -> None:
+        """Wide: the side panes beside the feed. Narrow: the feed (and the message) alone,
+        or the side panes alone at full width after `w`."""
+        try:
+            main = self.screen_stack[0]
+            left, right = main.query_one("#left"), main.query_one("#right")
+        except (NoMatches, IndexError):  # starting or shutting down
+            return
+        narrow = (self.size.width if width is None else width) < NARROW_COLUMNS
+        if narrow != self.narrow:  # the terminal crossed the line: its own layout again
+            self.narrow, self.side_shown = narrow, None
+        side = (not narrow) if self.side_shown is None else self.side_shown
+        left.display = side
+        left.styles.width = "1fr" if narrow else 62
+        right.display = not (narrow and side)
+        focused = main.focused
+        if focused is not None and any(
+            not col.display and (focused is col or col in focused.ancestors)
+            for col in (left, right)
+        ):
+            main.query_one(FeedPane if right.display else AgentsPane).focus()
+
+    def action_toggle_side(self) -> None:
+        narrow = self.size.width < NARROW_COLUMNS
+        shown = (not narrow) if self.side_shown is None else self.side_shown
+        self.side_shown = not shown
+        self.fit()
+        if narrow:
+            self.query_one(AgentsPane if self.side_shown else FeedPane).focus()
+        self.say("side panes shown" if self.side_shown else "side panes hidden (w shows them)")
 
     # ------------------------------------------------------------------ refreshing
 
@@ -301,6 +345,8 @@ class DashboardApp(App[None]):
                         ("topic", "topic (pubsub channels)", ""),
                         ("body", "message", ""),
                     ],
+                    focus="body",
+                    required=("as", "to", "body"),
                 ),
                 callback=self._send_given,
             )
@@ -328,6 +374,8 @@ class DashboardApp(App[None]):
                         ("channel", "channel", self._selected_channel()),
                         ("body", "message", ""),
                     ],
+                    focus="body",
+                    required=("as", "channel", "body"),
                 ),
                 callback=self._broadcast_given,
             )
@@ -357,6 +405,7 @@ class DashboardApp(App[None]):
                     ("status", "status (received, in_progress, completed, failed)", "completed"),
                     ("note", "note for the sender", ""),
                 ],
+                required=("as", "status"),
             ),
             callback=lambda v: self._ack_given(mid, v),
         )

@@ -173,16 +173,53 @@ class ChannelsPane(Table_):
 
 
 class FeedPane(Table_):
-    """Newest first; a message with a dead letter is red, one acknowledged by all green."""
+    """Newest first; a message with a dead letter is red, one acknowledged by all green.
+
+    While the cursor is on the newest row the feed follows (as `tail -f`): a new message
+    takes the cursor, and the view stays at the top. Elsewhere the cursor stays on its
+    message and the title counts the messages that came since ("3 new")."""
 
     def __init__(self) -> None:
         super().__init__(
             ("id", "time", "channel", "from", "content", "type", "status", "topic"), id="feed"
         )
         self.border_title = "Feed"
+        self.seen = 0  # the newest message id shown while the cursor was on the newest row
+        self._described = ""
+        self._ids: list[int] = []
+
+    @property
+    def new(self) -> int:
+        """Messages newer than any seen at the top (0 while following)."""
+        return sum(1 for i in self._ids if i > self.seen)
+
+    def following(self) -> bool:
+        return self.row_count == 0 or self.cursor_row <= 0
 
     def show(self, msgs: list[Message], described: str) -> None:
-        self.border_subtitle = f"{described} · {len(msgs)} shown"
+        follow = self.following()
+        if described != self._described:  # another filter: another feed, followed anew
+            follow, self._described = True, described
+        self._ids = [m.id for m in msgs]
+        self._fill(msgs)
+        if follow and self.row_count:
+            self.move_cursor(row=0, animate=False)
+            self.scroll_to(y=0, animate=False, immediate=True)
+        self._caught_up()
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.data_table is self:  # the user moved: back on the newest row, caught up
+            self._caught_up()
+
+    def _caught_up(self) -> None:
+        if self.following() and self._ids:
+            self.seen = max(self.seen, self._ids[0])
+        n = self.new
+        self.border_subtitle = f"{self._described} · {len(self._ids)} shown" + (
+            f" · {n} new ↑" if n else ""
+        )
+
+    def _fill(self, msgs: list[Message]) -> None:
         rows = []
         for m in msgs:
             status = m.status

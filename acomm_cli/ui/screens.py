@@ -15,6 +15,7 @@ KEYS = [
     ("↑ ↓ / click", "move in a table; the feed's row is the selected message"),
     ("/", "filter the feed: channel, from, type, topic pattern, status"),
     ("s", "send a message (to a channel, or @agent[,agent] directly)"),
+    ("w", "show or hide the side panes (narrow terminals: one column at a time)"),
     ("b", "team broadcast: to every member of a channel"),
     ("a", "acknowledge the selected message"),
     ("r", "replay the selected message's dead letters"),
@@ -73,15 +74,26 @@ class ConfirmScreen(ModalScreen[bool]):
 
 
 class FormScreen(ModalScreen[dict[str, str] | None]):
-    """A few labelled inputs; enter on the last one (or OK) submits, escape cancels."""
+    """A few labelled inputs. Enter (or OK) submits once every required field is filled, else
+    it moves to the first empty one; tab moves between fields; escape cancels."""
 
     BINDINGS = [Binding("escape", "cancel", "cancel")]
 
-    def __init__(self, title: str, fields: list[tuple[str, str, str]]) -> None:
-        """fields: (name, label, initial value)."""
+    def __init__(
+        self,
+        title: str,
+        fields: list[tuple[str, str, str]],
+        *,
+        focus: str | None = None,
+        required: tuple[str, ...] = (),
+    ) -> None:
+        """fields: (name, label, initial value); focus: the field the cursor starts in (else
+        the first empty one); required: the fields enter will not submit without."""
         super().__init__()
         self.title_text = title
         self.fields = fields
+        self.start = focus
+        self.required = required
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
@@ -95,18 +107,25 @@ class FormScreen(ModalScreen[dict[str, str] | None]):
 
     def on_mount(self) -> None:
         first_empty = next((n for n, _l, v in self.fields if not v), self.fields[0][0])
-        self.query_one(f"#f-{first_empty}", Input).focus()
+        self.query_one(f"#f-{self.start or first_empty}", Input).focus()
 
     def values(self) -> dict[str, str]:
         return {n: self.query_one(f"#f-{n}", Input).value for n, _l, _v in self.fields}
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        inputs = list(self.query(Input))
-        i = inputs.index(event.input)
-        if i + 1 < len(inputs):
-            inputs[i + 1].focus()
-        else:
-            self.dismiss(self.values())
+        values = self.values()
+        missing = next((n for n in self.required if not values[n].strip()), None)
+        if missing is not None:
+            self.query_one(f"#f-{missing}", Input).focus()
+        elif self.required:
+            self.dismiss(values)
+        else:  # no required field: enter walks the fields, the last one submits
+            inputs = list(self.query(Input))
+            i = inputs.index(event.input)
+            if i + 1 < len(inputs):
+                inputs[i + 1].focus()
+            else:
+                self.dismiss(values)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(self.values() if event.button.id == "ok" else None)

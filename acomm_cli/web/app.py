@@ -19,7 +19,13 @@ from markupsafe import Markup
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
+from starlette.responses import (
+    HTMLResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+    StreamingResponse,
+)
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -78,8 +84,9 @@ class Config:
     after_write: Callable[[sqlite3.Connection], str | None] = lambda conn: None
     poll_s: float = 0.3
     now: Callable[[], int] = clock.now_ms
-    # GET /metrics: the Prometheus endpoint, mounted here when given (a Starlette endpoint)
-    metrics: Callable[[Request], Awaitable[Response]] | None = None
+    # GET /metrics: one scrape of the store in Prometheus' format, (body, Content-Type); the
+    # command hands it in (the metrics module is a sibling layer); None: no such route
+    metrics: Callable[[], tuple[bytes, str]] | None = None
 
 
 @dataclass(frozen=True)
@@ -500,10 +507,37 @@ def build(cfg: Config) -> Starlette:
         Route("/logout", logout, methods=["POST"]),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
-    # ---- GET /metrics: the Prometheus endpoint is mounted HERE when `cfg.metrics` is given
-    # (the metrics module's Starlette endpoint); behind the same access rules as the pages.
-    if cfg.metrics is not None:
-        routes.insert(0, Route("/metrics", cfg.metrics))
+    # GET /metrics, behind the same access rules as the pages: a scrape runs on a thread (the
+    # store's counts take a while on a big one; the loop keeps serving the pages)
+    scrape = cfg.metrics
+    if scrape is not None:
+
+        async def metrics(request: Request) -> Response:
+            import anyio
+
+            bearer = request.headers.get("authorization", "")
+            if cfg.login and bearer.lower().startswith("bearer "):
+                # a scraper cannot log in: it presents an agent's secret on each request
+                secret = bearer[7:].strip()
+
+                def proven() -> str | None:
+                    with cfg.connect() as conn:
+                        return credentials.holder(conn, secret, cfg.now())
+
+                if await run_in_threadpool(proven) is None:
+                    return PlainTextResponse("token: not proven\n", status_code=401)
+            else:
+                try:
+                    viewer(request)
+                except (CommError, _Redirect) as exc:
+                    return failure(request, exc, None)
+            try:
+                body, ctype = await anyio.to_thread.run_sync(scrape)
+            except (sqlite3.Error, CommError) as exc:
+                return PlainTextResponse(f"store unavailable: {exc}\n", status_code=503)
+            return Response(body, media_type=ctype)
+
+        routes.insert(0, Route("/metrics", metrics))
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> Any:

@@ -192,7 +192,7 @@ def web(
     uvicorn.Server(config).run(sockets=[sock])
 
 
-def _scraper(path: Path, offline_after_ms: int) -> Callable[[], tuple[bytes, str]] | None:
+def _scraper(path: str | Path, offline_after_ms: int) -> Callable[[], tuple[bytes, str]] | None:
     """GET /metrics, the gateway's page: None when prometheus-client is not installed."""
     import importlib.util
 

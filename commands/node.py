@@ -9,6 +9,7 @@ import typer
 from acomm_cli import clock
 from acomm_cli.cli.invocation import Invocation
 from acomm_cli.cli.params import takes_invocation
+from acomm_cli.errors import ValidationFailed
 from acomm_cli.output import render
 
 app = typer.Typer(
@@ -38,10 +39,19 @@ def init(
             "--transport",
             metavar="URL",
             help="Carry this node's outbox on NATS JetStream: "
-            "nats://HOST:PORT (default: `federation.transport` in config, else the gateway's "
+            "nats://HOST:PORT, or a cluster's servers nats://A:4222,nats://B:4222,... "
+            "(default: `federation.transport` in config, else the gateway's "
             "HTTP outbox). See docs/FEDERATION_NATS.md.",
         ),
     ] = None,
+    replicas: Annotated[
+        int,
+        typer.Option(
+            metavar="N",
+            help="Replicas of this node's stream in a JetStream cluster: 1-5, at most the "
+            "servers --transport names.",
+        ),
+    ] = 1,
     nats_creds: Annotated[
         str | None,
         typer.Option(
@@ -58,7 +68,8 @@ def init(
     (exit 5).
 
     With --transport nats://HOST:PORT the node's outbox is a NATS JetStream stream
-    (ACOMM_<node>, subject acomm.<node>.out) and peers read it there.
+    (ACOMM_<node>, subject acomm.<node>.out) and peers read it there; with a cluster's
+    servers and --replicas 3 the stream survives the loss of one server.
 
     Example: acomm node init --id vps-jane --json
     """
@@ -67,15 +78,21 @@ def init(
     if transport is None:  # `federation.transport` in config (or $ACOMM_FED_TRANSPORT)
         transport = inv.settings.value("federation.transport")
     if transport is not None:  # checked before anything is written
-        nats_transport.check(transport, nats_creds)
+        nats_transport.check(transport, nats_creds, replicas)
+    elif replicas != 1:
+        raise ValidationFailed(
+            "replicas: --replicas needs a NATS --transport", field="replicas", value=str(replicas)
+        )
     with inv.store(write=True, create=True) as conn:
         node, created = identity.init_node(conn, id_, clock.now_ms())
         if transport is not None:
-            nats_transport.configure(conn, transport, nats_creds)
+            nats_transport.configure(conn, transport, nats_creds, replicas)
     if not created and transport is None:
         render.note(f"note: this store is already node {node.node_id}; nothing changed")
-    doc = {"node_id": node.node_id, "public_key": node.public_paserk}
-    render.status(inv.output(), {**doc, "transport": transport} if transport else doc)
+    doc: dict[str, object] = {"node_id": node.node_id, "public_key": node.public_paserk}
+    if transport:
+        doc.update(transport=transport, replicas=replicas)
+    render.status(inv.output(), doc)
 
 
 @app.callback()

@@ -718,3 +718,16 @@ def m027_ack_clock(conn: sqlite3.Connection, now_ms: int) -> None:
             CHECK (ack_notify IN ('all', 'failures', 'none'));
     """,
     )
+
+
+@migration
+def m031_nats_replicas(conn: sqlite3.Connection, now_ms: int) -> None:
+    # How many replicas a NATS node's stream has in a JetStream cluster (`node init
+    # --replicas`): the stream is created, or raised, to it by the node's publisher.
+    _script(
+        conn,
+        """
+        ALTER TABLE fed_nats ADD COLUMN replicas INTEGER NOT NULL DEFAULT 1
+            CHECK (replicas BETWEEN 1 AND 5);
+    """,
+    )

@@ -506,6 +506,7 @@ UNDO_MIGRATION = {
     "m027_ack_clock": """
         ALTER TABLE channels DROP COLUMN ack_notify;
         ALTER TABLE channels DROP COLUMN ack_clock;""",
+    "m031_nats_replicas": "ALTER TABLE fed_nats DROP COLUMN replicas;",
 }
 
 

@@ -37,15 +37,17 @@ def cluster(tmp_path: Path) -> Iterator[list[NatsServer]]:
         yield members
 
 
-def pair(tmp_path: Path, url: str, *init: str) -> tuple[Path, Path]:
-    """na and nb on the cluster; carl (on nb) is a dispatch agent that notes each run and
-    answers. The room is set up over store: urls, then the peers' urls become the cluster's."""
+def pair(tmp_path: Path, url: str, *init: str, owned: tuple[str, ...] = ()) -> tuple[Path, Path]:
+    """na and nb on NATS; carl (on nb, as are the `owned`) is a dispatch agent that notes
+    each run and answers. The room is set up over store: urls, then the peers' urls become
+    the NATS servers'."""
     a, b = tmp_path / "na.acomm", tmp_path / "nb.acomm"
     ok(a, "node", "init", "--id", "na", "--transport", url, *init)
     ok(b, "node", "init", "--id", "nb", "--transport", url, *init)
     ok(a, "peers", "add", "nb", "--url", f"store:{b}")
     ok(b, "peers", "add", "na", "--url", f"store:{a}")
-    ok(b, "agent", "own", "carl")
+    for agent in ("carl", *owned):
+        ok(b, "agent", "own", agent)
     ok(b, "fed", "pull")
     ok(a, "fed", "pull")
     ok(a, "peers", "add", "nb", "--url", url)

@@ -184,9 +184,12 @@ class Link:
         import nats.errors
 
         troubles: list[BaseException] = []
+        connecting = True
 
         async def noted(exc: BaseException) -> None:  # nats-py logs every trouble; we
             troubles.append(exc)  # report our own, naming the member and the reason
+            if connecting and _fatal(exc):  # the same answer again: stop at the first
+                raise _Refused(exc)  # (and nats-py hangs retrying a failed TLS handshake)
 
         async def quiet(*_: Any) -> None:
             return None
@@ -211,10 +214,15 @@ class Link:
         self.subs = {}
         try:
             self.nc = await nats.connect(**opts)
+        except _Refused as refused:
+            why = _reason(refused.exc)
+            self.down = {u: why for u in self.servers} if len(self.servers) == 1 else {}
+            raise Unreachable(f"NATS at {self.url}: {why}") from None
         except nats.errors.NoServersError:
             self.last_error = _reason(troubles[-1]) if troubles else None
             await self._probe()
             raise Unreachable(self.why_down()) from None
+        connecting = False
         if len(self.servers) > 1 and (troubles or self.probe_always):  # say who is down
             await self._probe()
         elif self.down:
@@ -291,6 +299,24 @@ def auth_options(creds: str | None) -> dict[str, Any]:
                 f"{CA_ENV}: cannot read the CA file {ca}: {exc}", field=CA_ENV, value=ca
             ) from None
     return opts
+
+
+class _Refused(Exception):
+    """A server answered and refused us (TLS, credentials): no use trying again now."""
+
+    def __init__(self, exc: BaseException) -> None:
+        super().__init__(str(exc))
+        self.exc = exc
+
+
+def _fatal(exc: BaseException) -> bool:
+    import ssl
+
+    import nats.errors
+
+    return isinstance(exc, ssl.SSLError | nats.errors.AuthorizationError) or (
+        "authorization violation" in str(exc).lower()
+    )
 
 
 def _reason(exc: BaseException) -> str:

@@ -19,7 +19,7 @@ from conftest import run
 from natsserver import NatsServer, cluster_url, nats_cluster, needs_nats, wait_healthy
 from test_dispatch import agent_script
 from test_federation_nats import ask, ok, runs, sql
-from test_gateway import wait_until
+from test_gateway import gateway_nodes, invite, wait_until, where
 
 from acomm_cli import clock
 from acomm_cli.federation import nats_transport as nt
@@ -267,3 +267,36 @@ def test_replicas_are_checked_before_anything_is_written(tmp_path):
     doc = ok(s, "node", "init", "--id", "n1", "--transport", three, "--replicas", "3")
     assert doc["transport"] == three and doc["replicas"] == 3
     assert sql(s, "SELECT url, replicas FROM fed_nats") == [(three, 3)]
+
+
+def test_gateways_start_with_a_member_down_name_it_and_ride_over_another_loss(tmp_path, cluster):
+    """`gateway serve --push` on both nodes, one cluster member down from the start: both
+    start, each names the member that is down; a send is delivered with no tick. The member
+    returns, then another one dies under the running gateways: their links fail over and
+    the next sends arrive too."""
+    n1, n2 = cluster[0], cluster[1]
+    url = cluster_url(cluster)
+    n1.stop(signal.SIGKILL)
+    wait_healthy(cluster[1:])
+    with gateway_nodes(tmp_path, ("--transport", url, "--replicas", "3")) as make:
+        a = make("na")
+        a.start("--seed", "--push")
+        b = make("nb")
+        b.start("--join", str(a.url), "--invite", invite(a, "--expect", "nb"), "--push")
+        b.ok("agent", "own", "bob")
+        wait_until("bob on na", lambda: where(a, "bob") == "nb")
+        down = f"NATS member {n1.url} is down (connection refused); 2 of 3 answer"
+        wait_until("the member named", lambda: down in a.log() and down in b.log())
+
+        def inbox() -> list[str]:
+            return [m["content"] for m in b.ok("receive", "--as", "bob", "--peek")["messages"]]
+
+        a.ok("send", "--to", "bob", "one", "--as", "alice")
+        wait_until("the first message", lambda: inbox() == ["one"])
+        n1.start()
+        wait_healthy(cluster)
+        n2.stop(signal.SIGKILL)  # under the running gateways
+        a.ok("send", "--to", "bob", "two", "--as", "alice")
+        wait_until("the second message", lambda: inbox() == ["one", "two"])
+        assert a.proc is not None and a.proc.poll() is None
+        assert b.proc is not None and b.proc.poll() is None

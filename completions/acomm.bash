@@ -120,7 +120,7 @@ _acomm_options() {
         'bridge') echo "$global" ;;
         'bridge sync') echo "$global --inbox-dir --outbox-dir --teams-dir --default-channel" ;;
         'node') echo "$global" ;;
-        'node init') echo "$global --id --transport --nats-creds" ;;
+        'node init') echo "$global --id --transport --replicas --nats-creds" ;;
         'invite') echo "$global" ;;
         'invite create') echo "$global --expect --ttl --pin-key" ;;
         'invite list') echo "$global" ;;
@@ -409,6 +409,7 @@ _acomm_value_kind() {
         'bridge sync --default-channel') echo 'channel' ;;
         'node init --id') echo 'value' ;;
         'node init --transport') echo 'value' ;;
+        'node init --replicas') echo 'value' ;;
         'node init --nats-creds') echo 'value' ;;
         'invite create --expect') echo 'value' ;;
         'invite create --ttl') echo 'value' ;;

@@ -134,3 +134,36 @@ def test_peers_shows_a_nats_peers_head_and_lag(nodes):
     peer = {p["node"]: p for p in ok(b, "peers")["peers"]}["na"]
     assert (peer["head"], peer["cursor"], peer["lag"]) == (head(a), head(a), 0)
     assert ok(b, "fed", "status")["peers"][0]["head"] == head(a)
+
+
+def test_an_mcp_agents_ack_and_reply_go_out_at_once(nodes):
+    """`acomm mcp` runs each tool call on its own connection: its outbox appends are
+    published after the call, as a command's are."""
+    from acomm_cli.cli.commands.mcp import _encoders
+    from acomm_cli.cli.invocation import publish_after_commit
+    from acomm_cli.mcpserver.tools import StoreOptions, Toolbox
+
+    a, b = nodes
+    m = ok(a, "send", "--to", "bob", "do it", "--as", "alice")["results"][0]["global_id"]
+    q = ok(
+        a,
+        "send",
+        "--to",
+        "bob",
+        "why?",
+        "--type",
+        "query",
+        "--correlation-id",
+        "c-mcp",
+        "--as",
+        "alice",
+    )["results"][0]["global_id"]
+    ok(b, "fed", "pull")
+    inbox = {x["content"]: x["id"] for x in ok(b, "receive", "--as", "bob")["messages"]}
+    box = Toolbox(StoreOptions(path=b, after_outbox=publish_after_commit), "bob", _encoders())
+    before = head(b)
+    box.ack(message_id=inbox["do it"], status="completed")
+    box.respond(correlation_id="c-mcp", body="via MCP")
+    assert head(b) > before and published(b) == head(b)
+    ok(a, "fed", "pull")
+    assert (state(a, m), state(a, q)) == ("processed", "replied")

@@ -188,7 +188,7 @@ class _Store:
             if getattr(conn, "outbox_appended", False) and (
                 exc is None or isinstance(exc, CommError)
             ):
-                _publish_after_commit(conn)
+                publish_after_commit(conn)
             if exc is not None:
                 return
             for text in getattr(conn, "notes", None) or ():
@@ -212,7 +212,7 @@ class _Store:
             conn.close()
 
 
-def _publish_after_commit(conn: sqlite3.Connection) -> None:
+def publish_after_commit(conn: sqlite3.Connection) -> None:
     """The command appended to the outbox (a send, ack, reply, nack, task event): on a NATS
     node that goes out now, after the commit, so the peer need not wait for this node's next
     tick. A plain store never gets here; an HTTP node pays one read (its peers read the

@@ -152,23 +152,24 @@ def test_a_long_lived_link_fails_over_to_another_member(tmp_path, cluster, monke
     try:
         assert nt.publish(conn_a, link_a, "na") == 3
         assert fed_pull.pull(conn_b, clock.now_ms(), nats_link=link_b).delivered == 3
-        on = {link_a.nc.connected_url.port, link_b.nc.connected_url.port}
-        for m in cluster:
-            if m.port in on:
-                m.stop(signal.SIGKILL)
+        by_port = {m.port: m for m in cluster}
+        # the publisher's server dies (one at a time: two of three keep the majority)
+        lost = by_port[link_a.nc.connected_url.port]
+        lost.stop(signal.SIGKILL)
         for i in range(3, 6):
-            assert (
-                run(
-                    "--store", str(a), "send", "--to", "carl", f"m{i}", "--as", "alice", env=FAULT
-                ).returncode
-                == -signal.SIGKILL
-            )
-        # while the cluster elects new leaders a call may fail; the same links go on
+            r = run("--store", str(a), "send", "--to", "carl", f"m{i}", "--as", "alice", env=FAULT)
+            assert r.returncode == -signal.SIGKILL
+        # while the cluster elects new leaders a call may fail; the same link goes on
         published = wait_until(
             "the rows published through another member",
             lambda: _try(nt.publish, conn_a, link_a, "na") or None,
         )
-        assert published == 3
+        assert published == 3 and link_a.nc.connected_url.port != lost.port
+        if link_b.nc.connected_url.port != lost.port:  # the reader's server dies next
+            lost.start()
+            wait_healthy(cluster)
+            lost = by_port[link_b.nc.connected_url.port]
+            lost.stop(signal.SIGKILL)
         delivered = wait_until(
             "the rows read through another member",
             lambda: (
@@ -178,8 +179,7 @@ def test_a_long_lived_link_fails_over_to_another_member(tmp_path, cluster, monke
                 or None
             ),
         )
-        assert delivered == 3
-        assert link_a.nc.connected_url.port not in on
+        assert delivered == 3 and link_b.nc.connected_url.port != lost.port
     finally:
         link_a.close()
         link_b.close()

@@ -121,6 +121,9 @@ def tick_once(
 
         with cuttable():
             fed_pull.publish_own(conn, str(node_id(conn)), fed_pull.PullResult())
+    if "fed_pulled" in doc and hasattr(conn, "outbox_appended"):
+        conn.outbox_appended = False  # published above, or left to the next pass: not the
+        # command's publish after its commit (a stopping tick must not wait on NATS)
     return doc, total
 
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from acomm_cli.cli import params
-from acomm_cli.cli.invocation import Invocation, identity, identity_check
+from acomm_cli.cli.invocation import Invocation, identity, identity_check, publish_after_commit
 from acomm_cli.cli.params import AsAgent, takes_invocation
 from acomm_cli.errors import MissingExtra, UsageError
 from acomm_cli.output import render
@@ -123,6 +123,7 @@ def mcp(
             limits=inv.limits(),
             directory=s.value("identity.directory"),
             check=identity_check(s, agent),  # identity.auth token: every call proves it
+            after_outbox=publish_after_commit,
         ),
         agent,
         _encoders(),

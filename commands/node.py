@@ -9,6 +9,7 @@ import typer
 from acomm_cli import clock
 from acomm_cli.cli.invocation import Invocation
 from acomm_cli.cli.params import takes_invocation
+from acomm_cli.errors import ValidationFailed
 from acomm_cli.output import render
 
 app = typer.Typer(
@@ -38,7 +39,8 @@ def init(
             "--transport",
             metavar="URL",
             help="Carry this node's outbox on NATS JetStream: "
-            "nats://HOST:PORT (default: `federation.transport` in config, else the gateway's "
+            "nats://HOST:PORT, or a cluster's servers nats://A:4222,nats://B:4222,... "
+            "(default: `federation.transport` in config, else the gateway's "
             "HTTP outbox). See docs/FEDERATION_NATS.md.",
         ),
     ] = None,
@@ -50,6 +52,14 @@ def init(
             'may be seeds; docs/FEDERATION.md, "Several seeds").',
         ),
     ] = False,
+    replicas: Annotated[
+        int,
+        typer.Option(
+            metavar="N",
+            help="Replicas of this node's stream in a JetStream cluster: 1-5, at most the "
+            "servers --transport names.",
+        ),
+    ] = 1,
     nats_creds: Annotated[
         str | None,
         typer.Option(
@@ -77,7 +87,8 @@ def init(
     seed: true.
 
     With --transport nats://HOST:PORT the node's outbox is a NATS JetStream stream
-    (ACOMM_<node>, subject acomm.<node>.out) and peers read it there.
+    (ACOMM_<node>, subject acomm.<node>.out) and peers read it there; with a cluster's
+    servers and --replicas 3 the stream survives the loss of one server.
 
     With --production (or federation.profile: production in config) the store records
     the production profile, which binds every process on it.
@@ -89,11 +100,15 @@ def init(
     if transport is None:  # `federation.transport` in config (or $ACOMM_FED_TRANSPORT)
         transport = inv.settings.value("federation.transport")
     if transport is not None:  # checked before anything is written
-        nats_transport.check(transport, nats_creds)
+        nats_transport.check(transport, nats_creds, replicas)
+    elif replicas != 1:
+        raise ValidationFailed(
+            "replicas: --replicas needs a NATS --transport", field="replicas", value=str(replicas)
+        )
     with inv.store(write=True, create=True) as conn:
         node, created = identity.init_node(conn, id_, clock.now_ms())
         if transport is not None:
-            nats_transport.configure(conn, transport, nats_creds)
+            nats_transport.configure(conn, transport, nats_creds, replicas)
         production = production or inv.settings.value("federation.profile") == "production"
         if production and not profile.production(conn):
             profile.record(conn)
@@ -108,7 +123,7 @@ def init(
     if production:
         doc["profile"] = profile.PRODUCTION
     if transport:
-        doc["transport"] = transport
+        doc.update(transport=transport, replicas=replicas)
     if seed:
         doc["seed"] = True
     render.status(inv.output(), doc)

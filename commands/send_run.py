@@ -16,7 +16,6 @@ from acomm_cli.output import render, render_messages
 
 TYPE_CHECKING = False  # typing's, without importing typing (a send does not load it)
 if TYPE_CHECKING:
-    import sqlite3
     from typing import TextIO
 
 
@@ -218,11 +217,9 @@ def send(
         render_messages.send_results(out, [sent])
         return None
     with inv.store(write=True, create=True) as conn:  # a direct channel may be created
-        direct = sending.send_direct(
+        direct = sending.send_direct(  # an emitted row is published after the commit
             conn, req, [a.strip() for a in to.split(",")], now, inv.limits()
         )
-        if any(getattr(r, "status", None) == "emitted" for r in direct):
-            _publish_now(conn)
     render_messages.direct_results(out, direct)
     failed = [r for r in direct if isinstance(r, CommError)]
     return failed[0].exit_status if failed else None
@@ -305,22 +302,3 @@ def _rich(
     from acomm_cli.engine import attachments
 
     return attachments.parts(fmt, subject, attach, inv.limits())
-
-
-def _publish_now(conn: sqlite3.Connection) -> None:
-    """A NATS node publishes a remote send at once, after its commit. The row is
-    safe in the outbox already: a NATS server that is down is a note, and `tick`, `fed pull`
-    or `gateway serve --push` publish it later. A plain store never gets here."""
-    from acomm_cli.store import federation as fsql
-
-    if not fsql.has_nats(conn):  # one read; nothing more is imported on an HTTP node
-        return
-    from acomm_cli.federation import nats_transport as nt
-
-    link = nt.link_for(conn)
-    try:
-        nt.publish(conn, link, str(fsql.node_id(conn)))
-    except CommError as exc:  # the send is committed: its status stays 0
-        render.note(f"note: {exc}; the message waits in the outbox")
-    finally:
-        link.close()

@@ -120,7 +120,7 @@ _acomm_options() {
         'bridge') echo "$global" ;;
         'bridge sync') echo "$global --inbox-dir --outbox-dir --teams-dir --default-channel" ;;
         'node') echo "$global" ;;
-        'node init') echo "$global --id --transport --seed --nats-creds --production" ;;
+        'node init') echo "$global --id --transport --seed --replicas --nats-creds --production" ;;
         'invite') echo "$global" ;;
         'invite create') echo "$global --expect --ttl --pin-key" ;;
         'invite list') echo "$global" ;;
@@ -412,6 +412,7 @@ _acomm_value_kind() {
         'bridge sync --default-channel') echo 'channel' ;;
         'node init --id') echo 'value' ;;
         'node init --transport') echo 'value' ;;
+        'node init --replicas') echo 'value' ;;
         'node init --nats-creds') echo 'value' ;;
         'invite create --expect') echo 'value' ;;
         'invite create --ttl') echo 'value' ;;

@@ -163,7 +163,7 @@ function __acomm_valued
         case 'bridge sync'
             echo --inbox-dir --outbox-dir --teams-dir --default-channel
         case 'node init'
-            echo --id --transport --nats-creds
+            echo --id --transport --replicas --nats-creds
         case 'invite create'
             echo --expect --ttl --pin-key
         case 'agent register'
@@ -970,8 +970,9 @@ complete -c acomm -f -n '__acomm_is \'node\'' -a 'init' -d 'Make this store a no
 
 # acomm node init
 complete -c acomm -n '__acomm_is \'node init\'' -l id -r -f -d 'The node id: 1-64 characters of A-Z a-z 0-9 '
-complete -c acomm -n '__acomm_is \'node init\'' -l transport -r -f -d 'Carry this node\'s outbox on NATS JetStream: nats://HOST:PORT (defau...'
+complete -c acomm -n '__acomm_is \'node init\'' -l transport -r -f -d 'Carry this node\'s outbox on NATS JetStream: nats://HOST:PORT, or a...'
 complete -c acomm -n '__acomm_is \'node init\'' -l seed -d 'This node serves the state room: its gateway runs as a seed (severa...'
+complete -c acomm -n '__acomm_is \'node init\'' -l replicas -r -f -d 'Replicas of this node\'s stream in a JetStream cluster: 1-5, at most...'
 complete -c acomm -n '__acomm_is \'node init\'' -l nats-creds -r -f -d 'A NATS credentials file for --transport ($ACOMM_NATS_CREDS wins whe...'
 complete -c acomm -n '__acomm_is \'node init\'' -l production -d 'The production profile, recorded in the store: a node proof at ever...'
 

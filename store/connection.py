@@ -45,6 +45,8 @@ class StoreConnection(sqlite3.Connection):
     # command to print after it commits (engine/directory.py)
     directory: str | None = None
     notes: list[str] | None = None
+    # set by an outbox append: a NATS node's command publishes after its commit
+    outbox_appended: bool = False
 
     def close(self) -> None:
         super().close()

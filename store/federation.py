@@ -248,6 +248,8 @@ def append_outbox(
     """Append one event; its envelope gets the seq SQLite assigns. Returns the seq."""
     seq = int(conn.execute("SELECT coalesce(max(seq), 0) + 1 FROM fed_outbox").fetchone()[0])
     envelope = dict(envelope_without_seq, seq=seq)
+    if hasattr(conn, "outbox_appended"):  # the command publishes it after its commit
+        conn.outbox_appended = True
     conn.execute(
         "INSERT INTO fed_outbox (seq, event_id, attempt, kind, to_node, envelope,"
         " created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -531,10 +533,11 @@ def mark_room_changes_applied(conn: sqlite3.Connection, up_to_seq: int, now_ms: 
 
 
 def nats_config(conn: sqlite3.Connection) -> tuple[Any, ...] | None:
-    """(url, creds, published_seq, migrated_from, migrated_head, migrated_at) or None."""
+    """(url, creds, published_seq, migrated_from, migrated_head, migrated_at, replicas) or
+    None."""
     return conn.execute(
         "SELECT url, creds, published_seq, migrated_from, migrated_head,"
-        " migrated_at FROM fed_nats WHERE id = 1"
+        " migrated_at, replicas FROM fed_nats WHERE id = 1"
     ).fetchone()
 
 
@@ -544,6 +547,10 @@ def set_nats(conn: sqlite3.Connection, url: str, creds: str | None) -> None:
         " DO UPDATE SET url = excluded.url, creds = coalesce(excluded.creds, creds)",
         (url, creds),
     )
+
+
+def set_nats_replicas(conn: sqlite3.Connection, replicas: int) -> None:
+    conn.execute("UPDATE fed_nats SET replicas = ? WHERE id = 1", (replicas,))
 
 
 def set_nats_migrated(conn: sqlite3.Connection, from_url: str, head: int, now_ms: int) -> None:

@@ -745,3 +745,16 @@ def m028_pool_bindings(conn: sqlite3.Connection, now_ms: int) -> None:
             f"CREATE TRIGGER pool_bindings_version_{event.lower()} AFTER {event} ON pool_bindings"
             " BEGIN UPDATE channels_version SET token = token + 1 WHERE id = 1; END"
         )
+
+
+@migration
+def m029_nats_replicas(conn: sqlite3.Connection, now_ms: int) -> None:
+    # How many replicas a NATS node's stream has in a JetStream cluster (`node init
+    # --replicas`): the stream is created, or raised, to it by the node's publisher.
+    _script(
+        conn,
+        """
+        ALTER TABLE fed_nats ADD COLUMN replicas INTEGER NOT NULL DEFAULT 1
+            CHECK (replicas BETWEEN 1 AND 5);
+    """,
+    )

@@ -510,6 +510,7 @@ UNDO_MIGRATION = {
         ALTER TABLE channels DROP COLUMN ack_notify;
         ALTER TABLE channels DROP COLUMN ack_clock;""",
     "m028_pool_bindings": "DROP TABLE pool_bindings;",
+    "m029_nats_replicas": "ALTER TABLE fed_nats DROP COLUMN replicas;",
 }
 
 

@@ -16,7 +16,7 @@ import time
 from acomm_cli import clock, model
 from acomm_cli.cli.config import Settings
 from acomm_cli.engine import opening, sending
-from acomm_cli.errors import DiskFull, StoreReadOnly, UsageError, ValidationFailed
+from acomm_cli.errors import CommError, DiskFull, StoreReadOnly, UsageError, ValidationFailed
 from acomm_cli.model import MessageFilter
 from acomm_cli.output import render
 from acomm_cli.output.render import Output
@@ -185,6 +185,10 @@ class _Store:
                 from acomm_cli.store.connection import store_error
 
                 raise store_error(exc, self.path) from None  # name the store
+            if getattr(conn, "outbox_appended", False) and (
+                exc is None or isinstance(exc, CommError)
+            ):
+                publish_after_commit(conn)
             if exc is not None:
                 return
             for text in getattr(conn, "notes", None) or ():
@@ -206,6 +210,25 @@ class _Store:
                     )
         finally:
             conn.close()
+
+
+def publish_after_commit(conn: sqlite3.Connection) -> None:
+    """The command appended to the outbox (a send, ack, reply, nack, task event): on a NATS
+    node that goes out now, after the commit, so the peer need not wait for this node's next
+    tick. A plain store never gets here; an HTTP node pays one read (its peers read the
+    outbox from the store) and imports nothing."""
+    from acomm_cli.store import federation as fsql
+
+    if not fsql.has_nats(conn):
+        return
+    from acomm_cli.federation import nats_transport
+
+    try:
+        trouble = nats_transport.publish_after_commit(conn)
+    except (CommError, sqlite3.Error) as exc:  # the command's work is committed: it stands
+        trouble = f"note: {exc}; it waits in the outbox for the next publish"
+    if trouble:
+        render.note(trouble)
 
 
 def _check(s: Settings, conn: sqlite3.Connection, agents: list[str]) -> None:

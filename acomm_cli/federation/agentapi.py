@@ -237,6 +237,8 @@ class AgentApi:
             body = _object(raw)
             agent = self._session(conn, session, scope, body, identity_keys)
             result = work(conn, agent, body, now)
+            if getattr(conn, "outbox_appended", False):  # a NATS node publishes it now
+                _publish_now(conn)
         except CommError as exc:
             if http_status(exc) == 503:
                 return _unavailable(exc.message)
@@ -423,6 +425,17 @@ class AgentApi:
             "has_more": result.has_more,
         }
         return json_bytes(doc)
+
+
+def _publish_now(conn: sqlite3.Connection) -> None:
+    """The request's work is committed: a NATS server that is down or refuses us changes
+    nothing in the answer; the gateway's publisher catches up from the outbox."""
+    from acomm_cli.federation import nats_transport
+
+    try:
+        nats_transport.publish_after_commit(conn)
+    except (CommError, sqlite3.Error):
+        pass
 
 
 class _Inbox:

@@ -14,6 +14,14 @@ by its url (`nats://` or `tls://`, recorded by `node init --transport` and adver
   transaction and only then calls `committed`, which acks. A consumer that is not exactly
   at the cursor (a crash before the ack, a lost consumer) is recreated there.
 
+- A transport url may name a JetStream cluster, `nats://a:4222,nats://b:4222,nats://c:4222`:
+  the client connects to any member that answers and fails over to another when its server
+  goes away; the node's stream gets the replicas `node init --replicas` recorded. A member
+  that does not answer is named in a note; fewer than a majority answering is said too.
+- After a command's commit (cli/invocation.py), an outbox append on a NATS node is
+  published at once by `publish_after_commit`; what it could not publish waits in the
+  outbox for the next publisher (tick, fed pull, the gateway, the next command).
+
 nats-py is imported inside `Link.connect`: `acomm send` never loads it. The client runs on
 its own event loop in a daemon thread so the synchronous puller can call it; every call has
 a deadline, and any trouble (server down, timeout, refusal) is `Unreachable`."""
@@ -26,7 +34,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 from acomm_cli.errors import InvalidState, ValidationFailed
@@ -36,6 +44,13 @@ from acomm_cli.store.connection import write
 
 SCHEMES = ("nats://", "tls://")
 CREDS_ENV = "ACOMM_NATS_CREDS"
+# the other ways to prove who we are, and whom to trust, never advertised in the room
+CA_ENV = "ACOMM_NATS_CA"  # a CA file for tls:// servers (default: the system's)
+USER_ENV, PASSWORD_ENV, TOKEN_ENV = "ACOMM_NATS_USER", "ACOMM_NATS_PASSWORD", "ACOMM_NATS_TOKEN"
+# kill this process right after a command's commit, before its publish (the crash tests)
+FAULT_ENV = "ACOMM_FAULT_BEFORE_PUBLISH"
+MAX_REPLICAS = 5
+PROBE_TIMEOUT_S = 1.0
 DUPLICATE_WINDOW_S = 120.0
 ACK_WAIT_S = 30.0
 CALL_TIMEOUT_S = 10.0
@@ -47,15 +62,41 @@ def is_nats(url: str | None) -> bool:
     return bool(url) and str(url).startswith(SCHEMES)
 
 
+def servers(url: str) -> list[str]:
+    """The members a transport url names: `nats://a:4222,nats://b:4222` is a cluster."""
+    return [u.strip() for u in str(url).split(",") if u.strip()]
+
+
 def check_url(url: str, field: str = "transport") -> str:
     from urllib.parse import urlsplit
 
-    parts = urlsplit(url)
-    if not is_nats(url) or not parts.hostname:
-        raise ValidationFailed(
-            f"{field}: a NATS url, nats://HOST:PORT (or tls://...)", field=field, value=url
-        )
+    members = servers(url) if is_nats(url) else []
+    for member in members or [url]:
+        try:
+            host = urlsplit(member).hostname
+        except ValueError:
+            host = None
+        if not is_nats(member) or not host:
+            raise ValidationFailed(
+                f"{field}: a NATS url, nats://HOST:PORT (or tls://...; a cluster: "
+                f"nats://A:4222,nats://B:4222,...), not {member!r}",
+                field=field,
+                value=url,
+            )
     return url
+
+
+def check_replicas(replicas: int, url: str) -> int:
+    """1..5 (JetStream's limit), and no more than the servers the url names."""
+    n = len(servers(url))
+    if not 1 <= replicas <= MAX_REPLICAS or replicas > n:
+        raise ValidationFailed(
+            f"replicas: {replicas} is not between 1 and {min(MAX_REPLICAS, n)} (JetStream "
+            f"keeps at most {MAX_REPLICAS}, and the transport names {n} server(s))",
+            field="replicas",
+            value=str(replicas),
+        )
+    return replicas
 
 
 def escape(node: str) -> str:
@@ -85,9 +126,21 @@ class Link:
     any failure; `call` runs a coroutine there with a deadline."""
 
     def __init__(
-        self, url: str, creds: str | None = None, timeout_s: float = CALL_TIMEOUT_S
+        self,
+        url: str,
+        creds: str | None = None,
+        timeout_s: float = CALL_TIMEOUT_S,
+        note: Callable[[str], None] | None = None,
+        probe_always: bool = False,
     ) -> None:
         self.url, self.creds, self.timeout_s = url, creds, timeout_s
+        self.servers = servers(url)
+        self.note = note  # told which cluster members are down (else they are kept)
+        # a long-running caller checks every member at each connect; a command only when
+        # nats-py met trouble (one TCP connect per member is a cost it need not pay)
+        self.probe_always = probe_always
+        self.down: dict[str, str] = {}  # member -> why, as the last connect found it
+        self.last_error: str | None = None  # nats-py's last complaint while connecting
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True, name="acomm-nats")
         self.thread.start()
@@ -119,8 +172,7 @@ class Link:
             return await coro
         except (TimeoutError, nats.errors.Error, OSError) as exc:
             await self._reset()
-            what = str(exc) or type(exc).__name__
-            raise Unreachable(f"NATS at {self.url}: {what}") from None
+            raise Unreachable(f"NATS at {self.url}: {_reason(exc)}") from None
 
     async def js(self) -> Any:
         if self.nc is None or self.nc.is_closed:
@@ -129,27 +181,77 @@ class Link:
 
     async def connect(self) -> None:
         import nats
+        import nats.errors
 
-        async def quiet(*_: Any) -> None:  # nats-py logs every trouble; we report our own
+        troubles: list[BaseException] = []
+        connecting = True
+
+        async def noted(exc: BaseException) -> None:  # nats-py logs every trouble; we
+            troubles.append(exc)  # report our own, naming the member and the reason
+            if connecting and _fatal(exc):  # the same answer again: stop at the first
+                raise _Refused(exc)  # (and nats-py hangs retrying a failed TLS handshake)
+
+        async def quiet(*_: Any) -> None:
             return None
 
-        # a refused first connection is retried once, 0.2 s later, then NoServersError
-        # (max_reconnect_attempts=0 would mean "forever" in nats-py's server selection)
+        # each member refusing a first connection is retried once, 0.2 s later, then
+        # NoServersError (max_reconnect_attempts=0 would mean "forever" in nats-py's server
+        # selection). Once connected, a lost server is replaced by another member (or one
+        # the cluster told us of) the same way; the call waiting meanwhile has its deadline.
         opts: dict[str, Any] = {
-            "servers": [self.url],
+            "servers": self.servers,
             "connect_timeout": 2,
-            "allow_reconnect": False,
-            "max_reconnect_attempts": 1,
+            "allow_reconnect": True,
+            "max_reconnect_attempts": 1 if len(self.servers) == 1 else 3,
             "reconnect_time_wait": 0.2,
-            "error_cb": quiet,
+            "error_cb": noted,
             "disconnected_cb": quiet,
+            "reconnected_cb": quiet,
             "closed_cb": quiet,
             "name": "acomm",
+            **auth_options(self.creds),
         }
-        if self.creds:
-            opts["user_credentials"] = self.creds
         self.subs = {}
-        self.nc = await nats.connect(**opts)
+        try:
+            self.nc = await nats.connect(**opts)
+        except _Refused as refused:
+            why = _reason(refused.exc)
+            self.down = {u: why for u in self.servers} if len(self.servers) == 1 else {}
+            raise Unreachable(f"NATS at {self.url}: {why}") from None
+        except nats.errors.NoServersError:
+            self.last_error = _reason(troubles[-1]) if troubles else None
+            await self._probe()
+            raise Unreachable(self.why_down()) from None
+        connecting = False
+        if len(self.servers) > 1 and (troubles or self.probe_always):  # say who is down
+            await self._probe()
+        elif self.down:
+            self.down = {}
+
+    async def _probe(self) -> None:
+        """Which members answer (a NATS server greets a connection with INFO): the note
+        names each member that does not, and whether a majority still answers."""
+        found = await asyncio.gather(*(_greets(u) for u in self.servers))
+        self.down = {u: why for u, why in zip(self.servers, found, strict=True) if why}
+        if self.down and self.note is not None and len(self.down) < len(self.servers):
+            self.note(self.members_note())
+
+    def members_note(self) -> str:
+        up = len(self.servers) - len(self.down)
+        quorum = up > len(self.servers) // 2
+        members = "; ".join(f"NATS member {u} is down ({why})" for u, why in self.down.items())
+        return f"{members}; {up} of {len(self.servers)} answer" + (
+            "" if quorum else ": no majority, JetStream may refuse writes until one returns"
+        )
+
+    def why_down(self) -> str:
+        if len(self.servers) == 1:
+            why = self.last_error or self.down.get(self.url) or "no server answered"
+            return f"NATS at {self.url}: {why}"
+        members = "; ".join(f"{u}: {why}" for u, why in self.down.items())
+        if not members:
+            members = self.last_error or "no server answered"
+        return f"NATS cluster {self.url}: no member answered ({members})"
 
     async def _reset(self) -> None:
         nc, self.nc, self.subs = self.nc, None, {}
@@ -174,16 +276,104 @@ class Link:
 # ---------------------------------------------------------------- the publisher
 
 
-async def ensure_stream(js: Any, node: str) -> int:
-    """The node's stream (created when missing); returns its last seq."""
+def auth_options(creds: str | None) -> dict[str, Any]:
+    """nats-py's options for who we are and whom we trust: a `.creds` file, else a user and
+    password or a token from the environment (or the url's userinfo, which nats-py reads
+    itself); a CA file for tls:// servers."""
+    opts: dict[str, Any] = {}
+    if creds:
+        opts["user_credentials"] = creds
+    elif os.environ.get(TOKEN_ENV):
+        opts["token"] = os.environ[TOKEN_ENV]
+    elif os.environ.get(USER_ENV):
+        opts["user"] = os.environ[USER_ENV]
+        opts["password"] = os.environ.get(PASSWORD_ENV, "")
+    ca = os.environ.get(CA_ENV)
+    if ca:
+        import ssl
+
+        try:
+            opts["tls"] = ssl.create_default_context(cafile=ca)
+        except (OSError, ssl.SSLError) as exc:
+            raise ValidationFailed(
+                f"{CA_ENV}: cannot read the CA file {ca}: {exc}", field=CA_ENV, value=ca
+            ) from None
+    return opts
+
+
+class _Refused(Exception):
+    """A server answered and refused us (TLS, credentials): no use trying again now."""
+
+    def __init__(self, exc: BaseException) -> None:
+        super().__init__(str(exc))
+        self.exc = exc
+
+
+def _fatal(exc: BaseException) -> bool:
+    import ssl
+
+    import nats.errors
+
+    return isinstance(exc, ssl.SSLError | nats.errors.AuthorizationError) or (
+        "authorization violation" in str(exc).lower()
+    )
+
+
+def _reason(exc: BaseException) -> str:
+    """A connection trouble in words a person can act on."""
+    import ssl
+
+    text = str(exc) or type(exc).__name__
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        return f"TLS: the server's certificate is not trusted ({exc.verify_message}; {CA_ENV})"
+    if isinstance(exc, ssl.SSLError):
+        return f"TLS: {text}"
+    if "authorization" in text.lower() or "authentication" in text.lower():
+        return f"refused our credentials ({text.strip()})"
+    if isinstance(exc, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(exc, TimeoutError | asyncio.TimeoutError):
+        return "no answer"
+    return text
+
+
+async def _greets(url: str) -> str | None:
+    """None when a NATS server answers at `url`; else why not."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    try:
+        reader, writer = await asyncio.wait_for(
+            asyncio.open_connection(parts.hostname, parts.port or 4222), PROBE_TIMEOUT_S
+        )
+    except (OSError, TimeoutError) as exc:
+        return _reason(exc)
+    try:
+        line = await asyncio.wait_for(reader.readline(), PROBE_TIMEOUT_S)
+        return None if line.startswith(b"INFO") else "not a NATS server"
+    except (OSError, TimeoutError) as exc:
+        return _reason(exc)
+    finally:
+        writer.close()
+
+
+async def ensure_stream(js: Any, node: str, replicas: int = 1) -> int:
+    """The node's stream (created when missing, with `replicas`; raised to them when it has
+    fewer); returns its last seq."""
     from nats.js.errors import NotFoundError
 
     try:
         info = await js.stream_info(stream_name(node))
     except NotFoundError:
         info = await js.add_stream(
-            name=stream_name(node), subjects=[subject(node)], duplicate_window=DUPLICATE_WINDOW_S
+            name=stream_name(node),
+            subjects=[subject(node)],
+            duplicate_window=DUPLICATE_WINDOW_S,
+            num_replicas=replicas,
         )
+    if int(info.config.num_replicas or 1) < replicas:
+        info.config.num_replicas = replicas
+        await js.update_stream(info.config)
     return int(info.state.last_seq)
 
 
@@ -192,12 +382,14 @@ def publish(conn: sqlite3.Connection, link: Link, node: str) -> int:
     many were published now. What is unpublished follows from the stream's last seq (the
     truth, also after a crash between a publish and its mark); the mark `published_seq`
     moves in its own short transaction per batch."""
-    if sql.nats_config(conn) is None:
+    cfg = sql.nats_config(conn)
+    if cfg is None:
         return 0
+    replicas = int(cfg[6] or 1)
     total = 0
     while True:
         head = sql.outbox_head(conn)
-        last = link.call(_stream_last(link, node, head))
+        last = link.call(_stream_last(link, node, head, replicas))
         if last < head:
             rows = sql.unpublished(conn, last, PUBLISH_BATCH)
             done = link.call(_publish_rows(link, node, rows, last), extra_s=len(rows) * 0.05)
@@ -209,8 +401,8 @@ def publish(conn: sqlite3.Connection, link: Link, node: str) -> int:
             return total
 
 
-async def _stream_last(link: Link, node: str, head: int) -> int:
-    last = await ensure_stream(await link.js(), node)
+async def _stream_last(link: Link, node: str, head: int, replicas: int = 1) -> int:
+    last = await ensure_stream(await link.js(), node, replicas)
     if last > head:
         raise InvalidState(
             f"stream {stream_name(node)} has {last} events, the outbox "
@@ -366,33 +558,79 @@ class NatsTransport:
             return []
 
 
-def link_for(conn: sqlite3.Connection, peer_url: str | None = None) -> Link:
+def link_for(
+    conn: sqlite3.Connection,
+    peer_url: str | None = None,
+    note: Callable[[str], None] | None = None,
+    probe_always: bool = False,
+) -> Link:
     """A link to this node's own NATS server when it has one (its credentials), else to the
-    peer's advertised one (with $ACOMM_NATS_CREDS if set)."""
+    peer's advertised one (with $ACOMM_NATS_CREDS if set). A cluster member that is down is
+    told to `note`, by default left among the connection's notes for the command to print."""
+    if note is None:
+        note = _conn_note(conn)
     cfg = sql.nats_config(conn)
     if cfg is not None:
-        return Link(str(cfg[0]), creds_file(cfg[1]))
+        return Link(str(cfg[0]), creds_file(cfg[1]), note=note, probe_always=probe_always)
     if peer_url is None:
         raise InvalidState(
             "this node has no NATS transport (acomm node init --transport nats://HOST:PORT)",
             field="transport",
         )
-    return Link(peer_url, creds_file(None))
+    return Link(peer_url, creds_file(None), note=note, probe_always=probe_always)
 
 
-def check(url: str, creds: str | None) -> None:
+def _conn_note(conn: sqlite3.Connection) -> Callable[[str], None] | None:
+    if not hasattr(conn, "notes"):
+        return None
+
+    def note(text: str) -> None:
+        notes = conn.notes or []
+        if "note: " + text not in notes:
+            conn.notes = [*notes, "note: " + text]
+
+    return note
+
+
+def publish_after_commit(conn: sqlite3.Connection) -> str | None:
+    """After a command committed outbox rows on a NATS node: publish them now, so a peer
+    sees an ack, a reply or a task event at once, not at this node's next tick. The rows
+    are safe in the outbox already: a server that is down is a note returned (the next
+    publisher catches up from the outbox), never an error. Nothing to do: no connection."""
+    cfg = sql.nats_config(conn) if sql.has_nats(conn) else None
+    if cfg is None or int(cfg[2]) >= sql.outbox_head(conn):
+        return None
+    if os.environ.get(FAULT_ENV):
+        import signal
+
+        os.kill(os.getpid(), signal.SIGKILL)
+    node = sql.node_id(conn)
+    link = link_for(conn)
+    try:
+        publish(conn, link, str(node))
+    except (Unreachable, InvalidState) as exc:
+        return f"note: {exc}; it waits in the outbox for the next publish"
+    finally:
+        link.close()
+    return None
+
+
+def check(url: str, creds: str | None, replicas: int = 1) -> None:
     check_url(url)
+    check_replicas(replicas, url)
     if creds is not None and not os.path.isfile(creds):
         raise ValidationFailed(
             f"nats-creds: no such file: {creds}", field="nats-creds", value=creds
         )
 
 
-def configure(conn: sqlite3.Connection, url: str, creds: str | None) -> dict[str, Any]:
-    """`node init --transport`: record this node's NATS server (and credentials file). A
-    node whose outbox already went out over HTTP switches with `fed migrate --to` instead,
-    so that the switch is recorded."""
-    check(url, creds)
+def configure(
+    conn: sqlite3.Connection, url: str, creds: str | None, replicas: int = 1
+) -> dict[str, Any]:
+    """`node init --transport`: record this node's NATS server(s), credentials file and
+    stream replicas. A node whose outbox already went out over HTTP switches with `fed
+    migrate --to` instead, so that the switch is recorded."""
+    check(url, creds, replicas)
     if not sql.has_nats(conn) and sql.outbox_head(conn) > 0:
         raise InvalidState(
             "this node's outbox already went out over HTTP: switch with "
@@ -401,7 +639,8 @@ def configure(conn: sqlite3.Connection, url: str, creds: str | None) -> dict[str
             value=url,
         )
     sql.set_nats(conn, url, os.path.abspath(creds) if creds else None)
-    return {"transport": url}
+    sql.set_nats_replicas(conn, replicas)
+    return {"transport": url, "replicas": replicas}
 
 
 def migrate(conn: sqlite3.Connection, url: str, creds: str | None, now: int) -> dict[str, Any]:

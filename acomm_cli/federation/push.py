@@ -42,7 +42,11 @@ async def _forever(gw: Gateway, what: str, once: Any) -> None:
                     conn = opening.connect(
                         gw.opts.store_path, create=False, busy_timeout_ms=gw.opts.busy_timeout_ms
                     )
-                    link = nt.link_for(conn)
+                    link = nt.link_for(
+                        conn,
+                        note=lambda text: gw.note("NATS cluster", PeerUnreachable(text)),
+                        probe_always=True,
+                    )
                 pause = await anyio.to_thread.run_sync(once, gw, conn, link)
             except (sqlite3.Error, CommError) as exc:
                 gw.note(what, exc)

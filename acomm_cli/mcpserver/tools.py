@@ -61,6 +61,9 @@ class StoreOptions:
     directory: str | None = None  # identity.directory (None: the store's own default)
     # run on each call's connection before any work: the agent's credential check
     check: Callable[[sqlite3.Connection], None] | None = None
+    # run after a call that appended to the federation outbox committed: a NATS node
+    # publishes it at once, as a command does
+    after_outbox: Callable[[sqlite3.Connection], None] | None = None
 
 
 def _bounded_wait(wait_seconds: float | None) -> float | None:
@@ -113,6 +116,8 @@ class Toolbox:
             if o.check is not None:
                 o.check(conn)
             yield conn
+            if o.after_outbox is not None and getattr(conn, "outbox_appended", False):
+                o.after_outbox(conn)
             if write and o.flush == "batch":  # as every writing command does after itself
                 opening.batch_checkpoint(
                     conn, o.batch_messages, o.batch_interval_ms, clock.now_ms()

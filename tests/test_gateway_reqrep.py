@@ -97,7 +97,11 @@ def test_query_wait_gets_the_remote_answer_with_no_tick_or_pull(make):
     wait_until("the task on nb", lambda: b.run("task", "show", gid).returncode == 0)
     b.ok("task", "accept", gid, "--eta", "10m", "--as", "bob")
     wait_until("accepted on na", lambda: a.ok("task", "show", gid)["state"] == "accepted")
-    doc = a.ok("gateway", "status")
+    # the state file is rewritten with each heartbeat (every 5 s): the pull's peers show there
+    doc = wait_until(
+        "nb in na's gateway status",
+        lambda: (d := a.ok("gateway", "status"))["pull"].get("peers", {}).get("nb") and d,
+    )
     assert doc["pull"]["mode"] == "continuous" and doc["pull"]["peers"]["nb"]["state"] == "ok"
 
 

@@ -305,3 +305,26 @@ def test_the_login_refuses_a_wrong_secret_and_a_forged_form(cli, traffic, page, 
         assert ("team", "group", "active") in rows(traffic)["channels"]  # not paused
     finally:
         stop(proc)
+
+
+def test_the_audits_report_opens_in_the_browser_with_its_charts(page, tmp_path):
+    """report.html as an auditor opens it: from the disk, offline, every chart drawn (an SVG
+    with a size on the page) and every table with its headings, a channel named like markup
+    shown as text and never run."""
+    pytest.importorskip("matplotlib")
+    from test_audit_html import EXTRA, _summary
+
+    from acomm_cli.analytics import report
+
+    path = report.write(str(tmp_path / "audit"), report.render(_summary(), EXTRA))
+    page.goto(Path(path).as_uri())
+    charts = page.locator("figure.chart")
+    assert charts.count() == 6
+    for i in range(charts.count()):
+        svg = charts.nth(i).locator("svg").first
+        box = svg.bounding_box()
+        assert box is not None and box["width"] > 100 and box["height"] > 50
+    assert page.locator("table th").count() > 0
+    assert "<script>alert(1)</script>" in page.locator("body").inner_text()
+    assert page.dialogs == []  # type: ignore[attr-defined]
+    page.screenshot(path=str(tmp_path / "report.png"), full_page=True)

@@ -45,8 +45,14 @@ class StoreConnection(sqlite3.Connection):
     # command to print after it commits (engine/directory.py)
     directory: str | None = None
     notes: list[str] | None = None
+    # engine/waiting.py's watch on the store's files (store/notify.py), made by the first
+    # wait for another process's commit; False: none to be had, the wait polls
+    watch: Any = None
 
     def close(self) -> None:
+        if self.watch:
+            self.watch.close()
+            self.watch = None
         super().close()
         if self._live:
             self._live = False

@@ -48,6 +48,9 @@ class StoreConnection(sqlite3.Connection):
     # engine/waiting.py's watch on the store's files (store/notify.py), made by the first
     # wait for another process's commit; False: none to be had, the wait polls
     watch: Any = None
+    # store/facts.py's channel facts (closed channels, the read clock, who serves which
+    # queue), valid under one channels token: like channel_cache, across transactions
+    facts: Any = None
 
     def close(self) -> None:
         if self.watch:

@@ -11,7 +11,7 @@ from acomm_cli.engine import attachments, directory, presence, queues
 from acomm_cli.engine.channels import get_channel, release
 from acomm_cli.errors import InvalidState, NotFound, NotParticipant, ValidationFailed
 from acomm_cli.model import ChannelState, DeliveryState, Message, MessageFilter, QueryResult
-from acomm_cli.store import acks, reads, write
+from acomm_cli.store import acks, facts, reads, write
 from acomm_cli.topics import validate_pattern
 
 _DELIVERY_STATES = tuple(s.value for s in DeliveryState)
@@ -106,7 +106,11 @@ def read_inbox(
     model.agent_id(agent, "recipient")
     check_filter(f)
     emitted = False
+    began = not conn.in_transaction
     with write(conn):
+        # the channel facts this read needs, remembered by the connection under the channels
+        # token: one statement in place of three (only in a transaction begun here)
+        known = facts.at_start(conn) if began else None
         directory.known(conn, agent, "as", now)
         # a peek writes nothing (it works on a store this user cannot write); a follow's
         # look ahead (mark=False) neither: it records the agent when it marks the message
@@ -121,15 +125,29 @@ def read_inbox(
                     f"{agent!r} is not a participant of {ch.name!r}", field="recipient", value=agent
                 )
         if not peek:  # a work queue's messages become the agent's by claiming them
-            queues.claim(conn, agent, f, now)
+            queues.claim(conn, agent, f, now, None if known is None else known.serves(agent))
         marking = not peek and mark
         # built as the read marks below leave them (state read, read_at now, first_read_at
         # kept or now), in the same transaction
-        msgs, total, limited = reads.inbox(conn, agent, f, marked_at=now if marking else None)
-        attachments.decorate(conn, msgs)
+        rich: set[int] = set()
+        msgs, total, limited = reads.inbox(
+            conn,
+            agent,
+            f,
+            marked_at=now if marking else None,
+            rich=rich,
+            closed=None if known is None else known.closed,
+        )
+        attachments.decorate(conn, msgs, rich=rich)
         result = QueryResult(msgs, total, f.offset)
         if marking and msgs:
-            acks.mark_read(conn, agent, [m.id for m in msgs], now)
+            acks.mark_read(
+                conn,
+                agent,
+                [m.id for m in msgs],
+                now,
+                read_clock=None if known is None else known.read_clock,
+            )
             if limited:  # only a channel with max_pending can hold queued messages
                 release(conn, now, sorted(limited))
             if emit is not None:

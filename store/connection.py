@@ -51,6 +51,8 @@ class StoreConnection(sqlite3.Connection):
     # store/facts.py's channel facts (closed channels, the read clock, who serves which
     # queue), valid under one channels token: like channel_cache, across transactions
     facts: Any = None
+    # what the directory said (AgentCache), valid under one agents token (m035)
+    agents_cache: AgentCache | None = None
 
     def close(self) -> None:
         if self.watch:
@@ -61,6 +63,58 @@ class StoreConnection(sqlite3.Connection):
             self._live = False
             with _LIVE_LOCK:
                 _LIVE[self.path] -= 1
+
+
+AGENTS_TOKEN = "(SELECT token FROM agents_version WHERE id = 1)"
+_CACHED_AGENTS = 4096  # names a cache keeps at most (a gateway serving many agents)
+
+
+class AgentCache:
+    """What a connection read of the directory (agents, contacts), kept between transactions
+    while the agents token (m035: every change to agents but an agent's presence, and to
+    contacts, adds one, in any process) is the one it was read under. It answers only while
+    `live`: from `enter` (called first thing in a transaction its caller began, with the token
+    read then, a committed value) to `leave`. A transaction that fails drops it, so what a
+    rolled-back write showed is never kept; one that commits a change to the directory moves
+    the token on. Only what was found is kept (a name not registered is read again)."""
+
+    __slots__ = ("token", "live", "lookups", "rules", "retired")
+
+    def __init__(self, token: int) -> None:
+        self.token = token
+        self.live = False
+        self.lookups: dict[str, tuple[int | None]] = {}
+        self.rules: dict[str, tuple[str, str | None]] = {}
+        self.retired: frozenset[str] | None = None
+
+    def keep(self, table: dict[str, Any], name: str, row: Any) -> None:
+        if len(table) >= _CACHED_AGENTS:
+            table.clear()
+        table[name] = row
+
+
+def enter_agents(conn: sqlite3.Connection, token: int) -> None:
+    """Start answering from the connection's AgentCache under `token` (see AgentCache)."""
+    if not isinstance(conn, StoreConnection):
+        return
+    cache = conn.agents_cache
+    if cache is None or cache.token != token:
+        cache = conn.agents_cache = AgentCache(token)
+    cache.live = True
+
+
+def leave_agents(conn: sqlite3.Connection, failed: bool) -> None:
+    cache = getattr(conn, "agents_cache", None)
+    if cache is not None:
+        cache.live = False
+        if failed:
+            conn.agents_cache = None  # type: ignore[attr-defined]
+
+
+def agents_cache(conn: sqlite3.Connection) -> AgentCache | None:
+    """The connection's AgentCache while it answers, else None."""
+    cache = getattr(conn, "agents_cache", None)
+    return cache if cache is not None and cache.live else None
 
 
 # Connections of this process open on each store (absolute path -> count). Closing ANY file

@@ -12,7 +12,7 @@ import sqlite3
 from acomm_cli.store import acks
 from acomm_cli.store import queues as queue_sql
 from acomm_cli.store.channels import CHANNELS_TOKEN
-from acomm_cli.store.connection import StoreConnection
+from acomm_cli.store.connection import AGENTS_TOKEN, StoreConnection, enter_agents
 
 TYPE_CHECKING = False  # typing's, without importing typing (a receive's start-up time)
 if TYPE_CHECKING:
@@ -49,10 +49,13 @@ class Facts:
 
 def at_start(conn: sqlite3.Connection) -> Facts | None:
     """The connection's facts, checked against the token (read now), or None on a connection
-    that is not a StoreConnection. Call it first thing in a transaction the caller began."""
+    that is not a StoreConnection. Call it first thing in a transaction the caller began;
+    the directory's cache answers from then on (connection.enter_agents, with the agents
+    token of the same statement): the caller calls connection.leave_agents when it ends."""
     if not isinstance(conn, StoreConnection):
         return None
-    token = conn.execute(f"SELECT {CHANNELS_TOKEN}").fetchone()[0]
+    token, agents = conn.execute(f"SELECT {CHANNELS_TOKEN}, {AGENTS_TOKEN}").fetchone()
+    enter_agents(conn, agents)
     cached: Any = conn.facts
     if cached is None or cached.token != token:
         cached = conn.facts = Facts(conn, token)

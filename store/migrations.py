@@ -718,3 +718,35 @@ def m027_ack_clock(conn: sqlite3.Connection, now_ms: int) -> None:
             CHECK (ack_notify IN ('all', 'failures', 'none'));
     """,
     )
+
+
+@migration
+def m035_agents_token(conn: sqlite3.Connection, now_ms: int) -> None:
+    # A counter like m011's channels token that every change to the directory (agents,
+    # their contacts) adds one to, in any process: a long-lived connection keeps what a send
+    # reads of agents (the retired names, a name's retirement, a recipient's contact rule)
+    # while it is unchanged. An agent's presence (last_seen_at) is not a change of it.
+    _script(
+        conn,
+        """
+        CREATE TABLE agents_version (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            token INTEGER NOT NULL
+        );
+        INSERT INTO agents_version VALUES (1, 0);
+        CREATE TRIGGER agents_version_insert AFTER INSERT ON agents
+            BEGIN UPDATE agents_version SET token = token + 1 WHERE id = 1; END;
+        CREATE TRIGGER agents_version_delete AFTER DELETE ON agents
+            BEGIN UPDATE agents_version SET token = token + 1 WHERE id = 1; END;
+        CREATE TRIGGER agents_version_update AFTER UPDATE OF name, kind, display_name,
+            description, team, accept, is_admin, registered_at, updated_at, retired_at
+            ON agents
+            BEGIN UPDATE agents_version SET token = token + 1 WHERE id = 1; END;
+        CREATE TRIGGER agent_contacts_version_insert AFTER INSERT ON agent_contacts
+            BEGIN UPDATE agents_version SET token = token + 1 WHERE id = 1; END;
+        CREATE TRIGGER agent_contacts_version_delete AFTER DELETE ON agent_contacts
+            BEGIN UPDATE agents_version SET token = token + 1 WHERE id = 1; END;
+        CREATE TRIGGER agent_contacts_version_update AFTER UPDATE ON agent_contacts
+            BEGIN UPDATE agents_version SET token = token + 1 WHERE id = 1; END;
+    """,
+    )

@@ -332,6 +332,7 @@ def copy_store(template: Template, path: Path) -> None:
     try:
         with c:
             tokens = c.execute("SELECT id, token FROM channels_version").fetchall()
+            agents_token = c.execute("SELECT token FROM agents_version").fetchall()
             c.execute(
                 "UPDATE store_meta SET value = ? WHERE key = 'store_id'", (os.urandom(16).hex(),)
             )
@@ -346,6 +347,7 @@ def copy_store(template: Template, path: Path) -> None:
                 "UPDATE channels_version SET token = ? WHERE id = ?",
                 [(token, id_) for id_, token in tokens],
             )
+            c.executemany("UPDATE agents_version SET token = ?", agents_token)
     finally:
         c.close()
 
@@ -506,6 +508,14 @@ UNDO_MIGRATION = {
     "m027_ack_clock": """
         ALTER TABLE channels DROP COLUMN ack_notify;
         ALTER TABLE channels DROP COLUMN ack_clock;""",
+    "m035_agents_token": """
+        DROP TRIGGER agents_version_insert;
+        DROP TRIGGER agents_version_delete;
+        DROP TRIGGER agents_version_update;
+        DROP TRIGGER agent_contacts_version_insert;
+        DROP TRIGGER agent_contacts_version_delete;
+        DROP TRIGGER agent_contacts_version_update;
+        DROP TABLE agents_version;""",
 }
 
 

@@ -1,14 +1,16 @@
-"""`receive` on a long-lived connection remembers facts about the channels (store/facts.py:
-whether any channel is closed or starts ack deadlines at the read, which queues and pools
-an agent serves) under the channels token. A change made on another connection must be
-honoured by the very next receive."""
+"""A long-lived connection remembers facts about the channels (store/facts.py: whether any
+channel is closed or starts ack deadlines at the read, which queues and pools an agent
+serves) under the channels token, and what it read of the directory (the retired names, a
+name's retirement, a contact rule) under the agents token (m035). A change made on another
+connection must be honoured by the very next send or receive."""
 
 from __future__ import annotations
 
 import pytest
 
-from acomm_cli.engine import channels, inbox, opening, sending
+from acomm_cli.engine import channels, contacts, directory, inbox, opening, sending
 from acomm_cli.engine.channel_admin import update_channel
+from acomm_cli.errors import Forbidden
 from acomm_cli.model import MessageFilter, SendRequest
 from acomm_cli.store import write
 
@@ -30,8 +32,8 @@ def pair(store):
     b.close()
 
 
-def _send(conn, channel="team", body="hi"):
-    return sending.send(conn, SendRequest(sender="alice", content=body, channel=channel), NOW)
+def _send(conn, channel="team", body="hi", sender="alice"):
+    return sending.send(conn, SendRequest(sender=sender, content=body, channel=channel), NOW)
 
 
 def _receive(conn, limit=10):
@@ -86,3 +88,42 @@ def test_facts_read_in_a_rolled_back_transaction_are_not_kept(pair):
         raise RuntimeError("undo")
     assert _receive(a) == []
     assert a.execute("SELECT count(*) FROM channels WHERE name = 'jobs'").fetchone() == (0,)
+
+
+# ---------------------------------------------------------------- the directory (m035)
+
+
+def test_an_agent_retired_on_another_connection_gets_nothing_from_the_next_send(pair):
+    a, b = pair
+    channels.join_channel(b, "team", "carol", "member", NOW, by="alice")
+    assert _send(a).recipients == ("bob", "carol")  # `a` has read the retired names
+    directory.retire(b, "carol", NOW)
+    assert _send(a).recipients == ("bob",)
+
+
+def test_a_contact_rule_changed_on_another_connection_holds_for_the_next_direct_send(pair):
+    a, b = pair
+    req = SendRequest(sender="alice", content="hi")
+    (first,) = sending.send_direct(a, req, ["bob"], NOW)
+    assert first.recipients == ("bob",)
+    dm = first.channel
+    assert _send(a, dm).recipients == ("bob",)  # `a` has read bob's rule
+    directory.update(b, "bob", NOW, accept="nobody")
+    with pytest.raises(Forbidden):
+        _send(a, dm)
+    directory.update(b, "bob", NOW, accept="contacts")
+    with pytest.raises(Forbidden):
+        _send(a, dm)
+    contacts.change(b, "bob", "add", "alice", NOW)
+    assert _send(a, dm).recipients == ("bob",)
+
+
+def test_a_retirement_rolled_back_on_the_same_connection_is_not_remembered(pair):
+    a, _ = pair
+    channels.join_channel(a, "team", "carol", "member", NOW, by="alice")
+    assert _send(a).recipients == ("bob", "carol")
+    with pytest.raises(RuntimeError), write(a):
+        directory.retire(a, "carol", NOW)
+        assert _send(a).recipients == ("bob",)  # inside it: carol is retired
+        raise RuntimeError("undo")
+    assert _send(a).recipients == ("bob", "carol")

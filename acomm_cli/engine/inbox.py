@@ -12,6 +12,7 @@ from acomm_cli.engine.channels import get_channel, release
 from acomm_cli.errors import InvalidState, NotFound, NotParticipant, ValidationFailed
 from acomm_cli.model import ChannelState, DeliveryState, Message, MessageFilter, QueryResult
 from acomm_cli.store import acks, facts, reads, write
+from acomm_cli.store.connection import leave_agents
 from acomm_cli.topics import validate_pattern
 
 _DELIVERY_STATES = tuple(s.value for s in DeliveryState)
@@ -105,8 +106,29 @@ def read_inbox(
     marks each message itself once its reader has taken it (waiting.follow)."""
     model.agent_id(agent, "recipient")
     check_filter(f)
-    emitted = False
     began = not conn.in_transaction
+    try:
+        return _read_inbox(conn, agent, f, now, peek, emit, mark, began)
+    except BaseException:
+        if began:  # rolled back: what it read of the directory may not hold
+            leave_agents(conn, failed=True)
+        raise
+    finally:
+        if began:
+            leave_agents(conn, failed=False)
+
+
+def _read_inbox(
+    conn: sqlite3.Connection,
+    agent: str,
+    f: MessageFilter,
+    now: int,
+    peek: bool,
+    emit: Emit | None,
+    mark: bool,
+    began: bool,
+) -> tuple[QueryResult, bool]:
+    emitted = False
     with write(conn):
         # the channel facts this read needs, remembered by the connection under the channels
         # token: one statement in place of three (only in a transaction begun here)

@@ -108,6 +108,9 @@ class Router:
         self.retired: frozenset[str] | None = None  # read once, by the first group send
         self.checked: set[tuple[str, str | None]] = set()  # (sender, to) a batch checked
         self.agents_token: int | None = None  # read by check_capacity
+        # the channels token read first thing in a transaction the caller began, which
+        # `prime` may use until the transaction changes a channel (acking.py)
+        self.primed: int | None = None
 
     def prime(self, name: str, token: int) -> None:
         """Look `name` up through the connection's channel cache (`send`'s path): entries

@@ -23,6 +23,7 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 SYNCHRONOUS = {"immediate": "FULL", "batch": "NORMAL", "manual": "NORMAL"}
 PAGES_PER_COMMIT = 8  # WAL frames of one small send, measured (each a page + 24-byte header)
 NEARLY_FULL = 1024**2  # an I/O error with less free space than this is a full disk
+CACHED_STATEMENTS = 512
 # the slices in which a connection with a `between` (lock_waits_in_slices) waits for the lock
 LOCK_SLICE_MS = 100
 
@@ -411,6 +412,10 @@ def _connect(p: str, target: str, busy_timeout_ms: int, *, uri: bool) -> StoreCo
             timeout=busy_timeout_ms / 1000,
             check_same_thread=False,
             factory=StoreConnection,
+            # prepared statements kept per connection (the default is 128): a long-lived
+            # connection (a gateway, `acomm mcp`, a follow) runs more distinct statements
+            # than that, an IN list of each length being one
+            cached_statements=CACHED_STATEMENTS,
         )
     except sqlite3.Error as exc:
         raise store_error(exc, p) from None

@@ -201,6 +201,25 @@ def send_big_store(ctx: Context) -> list[Result]:
 
 # ---------------------------------------------------------------- 3: in-process send
 
+# Where the in-process gains came from, shown under each row (DECISIONS.md, "Caches of the
+# directory and of channel facts, checked by tokens").
+SEND_GAINS = (
+    "where the time went: a send runs 6 statements (BEGIN IMMEDIATE; the capacity count with "
+    "the channels and agents tokens; the sender's presence; the message; its delivery; "
+    "COMMIT); it ran 9: the retired names, the sender's retirement and a direct recipient's "
+    "contact rule come from the connection's directory cache (m035's agents token, read in "
+    "the capacity statement), as the channel already came from its channel cache; 512 "
+    "prepared statements kept per connection (128 before)"
+)
+RECEIVE_GAINS = (
+    "where the time went: a receive runs BEGIN IMMEDIATE, one read of both tokens, the "
+    "presence update, the inbox SELECT, the read marks and COMMIT (and a count when more are "
+    "unread); it ran 5 more: whether any channel is closed, whether any starts deadlines at "
+    "the read and which queues and pools the agent serves (store/facts.py, under the channels "
+    "token), the reader's retirement (the directory cache), and the events and rich parts "
+    "of the page, now looked up only for the messages whose row says they have them"
+)
+
 
 def send_inproc(ctx: Context) -> list[Result]:
     s = ctx.sizes
@@ -298,6 +317,7 @@ def send_inproc(ctx: Context) -> list[Result]:
                     "a send writes two rows (the message with its indexes, the delivery with "
                     "its own) and checks capacity, the channel, the sender and dedupe; "
                     "persist-queue writes one row",
+                    SEND_GAINS,
                 ],
             )
         ]
@@ -320,6 +340,7 @@ def send_inproc(ctx: Context) -> list[Result]:
             "row, with the same indexes) in one BEGIN IMMEDIATE transaction",
             details=[
                 f"sending.send: {spread(rates_p, per_s)} rounds of {k}",
+                SEND_GAINS,
                 f"raw message + delivery transaction: {spread(rates_2, per_s)} rounds of {k}",
                 f"(not a target) raw single-row INSERT + commit into `messages` (the first "
                 f"baseline of this row): {spread(rates_r, per_s)} rounds of {k}; acomm at "
@@ -774,6 +795,7 @@ def receive(ctx: Context) -> list[Result]:
                 "baseline",
                 "each timed receive marks the 100 read and commits; they are marked "
                 "unread again, untimed, before the next run; runs interleaved",
+                RECEIVE_GAINS,
                 "on a fresh copy of the store as built, not the one send_big_store's "
                 "processes wrote to",
             ],

@@ -223,6 +223,7 @@ KEPT = (
     "## Agent directory: strict against open",
     "## receive --wait wake-up",
     "## Start-up of every command",
+    "## Work that scales with history",
 )
 
 

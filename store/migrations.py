@@ -721,11 +721,13 @@ def m027_ack_clock(conn: sqlite3.Connection, now_ms: int) -> None:
 
 
 @migration
-def m035_agents_token(conn: sqlite3.Connection, now_ms: int) -> None:
+def m035_agents_token_and_pool_index(conn: sqlite3.Connection, now_ms: int) -> None:
     # A counter like m011's channels token that every change to the directory (agents,
     # their contacts) adds one to, in any process: a long-lived connection keeps what a send
     # reads of agents (the retired names, a name's retirement, a recipient's contact rule)
     # while it is unchanged. An agent's presence (last_seen_at) is not a change of it.
+    # And the worker pools' rows indexed apart: `stats` counts each pool's backlog from them
+    # (store/queues.pool_depth), which scanned every delivery of the store.
     _script(
         conn,
         """
@@ -748,5 +750,7 @@ def m035_agents_token(conn: sqlite3.Connection, now_ms: int) -> None:
             BEGIN UPDATE agents_version SET token = token + 1 WHERE id = 1; END;
         CREATE TRIGGER agent_contacts_version_update AFTER UPDATE ON agent_contacts
             BEGIN UPDATE agents_version SET token = token + 1 WHERE id = 1; END;
+        CREATE INDEX deliveries_pool ON deliveries(channel_id, pool)
+            WHERE pool IS NOT NULL AND pool != '*';
     """,
     )

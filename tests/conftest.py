@@ -508,7 +508,8 @@ UNDO_MIGRATION = {
     "m027_ack_clock": """
         ALTER TABLE channels DROP COLUMN ack_notify;
         ALTER TABLE channels DROP COLUMN ack_clock;""",
-    "m035_agents_token": """
+    "m035_agents_token_and_pool_index": """
+        DROP INDEX deliveries_pool;
         DROP TRIGGER agents_version_insert;
         DROP TRIGGER agents_version_delete;
         DROP TRIGGER agents_version_update;

@@ -201,6 +201,25 @@ def send_big_store(ctx: Context) -> list[Result]:
 
 # ---------------------------------------------------------------- 3: in-process send
 
+# Where the in-process gains came from, shown under each row (DECISIONS.md, "Caches of the
+# directory and of channel facts, checked by tokens").
+SEND_GAINS = (
+    "where the time went: a send runs 6 statements (BEGIN IMMEDIATE; the capacity count with "
+    "the channels and agents tokens; the sender's presence; the message; its delivery; "
+    "COMMIT); it ran 9: the retired names, the sender's retirement and a direct recipient's "
+    "contact rule come from the connection's directory cache (m030's agents token, read in "
+    "the capacity statement), as the channel already came from its channel cache; 512 "
+    "prepared statements kept per connection (128 before)"
+)
+RECEIVE_GAINS = (
+    "where the time went: a receive runs BEGIN IMMEDIATE, one read of both tokens, the "
+    "presence update, the inbox SELECT, the read marks and COMMIT (and a count when more are "
+    "unread); it ran 5 more: whether any channel is closed, whether any starts deadlines at "
+    "the read and which queues and pools the agent serves (store/facts.py, under the channels "
+    "token), the reader's retirement (the directory cache), and the events and rich parts "
+    "of the page, now looked up only for the messages whose row says they have them"
+)
+
 
 def send_inproc(ctx: Context) -> list[Result]:
     s = ctx.sizes
@@ -277,12 +296,38 @@ def send_inproc(ctx: Context) -> list[Result]:
         return f"{x:,.0f}/s"
 
     mine = median(rates_p)
+    pq = next((ts for p, ts in zip(found, t_peers, strict=True) if p.name == "persist-queue"), None)
+    against_pq = (
+        []
+        if pq is None
+        else [
+            Result(
+                "send_vs_queue",
+                "in-process `sending.send`, one message a transaction, against persist-queue",
+                "rate",
+                mine,
+                median([k / t for t in pq]),
+                0.5,
+                unit="msg/s",
+                baseline_title="persist-queue SQLiteAckQueue put (one row, no index but its "
+                "primary key, one transaction)",
+                details=[
+                    f"the same rounds as send_inproc's (rotated with it); persist-queue: "
+                    f"{spread([k / t for t in pq], lambda x: f'{x:,.0f}/s')} rounds of {k}",
+                    "a send writes two rows (the message with its indexes, the delivery with "
+                    "its own) and checks capacity, the channel, the sender and dedupe; "
+                    "persist-queue writes one row",
+                    SEND_GAINS,
+                ],
+            )
+        ]
+    )
     peer_lines = [
         f"{p.name} put: {spread([k / t for t in ts], per_s)} rounds of {k}; acomm "
         f"sends at {mine / median([k / t for t in ts]):.0%} of its rate"
         for p, ts in zip(found, t_peers, strict=True)
     ]
-    return [
+    return against_pq + [
         Result(
             "send_inproc",
             "in-process `sending.send`, direct channel",
@@ -295,6 +340,7 @@ def send_inproc(ctx: Context) -> list[Result]:
             "row, with the same indexes) in one BEGIN IMMEDIATE transaction",
             details=[
                 f"sending.send: {spread(rates_p, per_s)} rounds of {k}",
+                SEND_GAINS,
                 f"raw message + delivery transaction: {spread(rates_2, per_s)} rounds of {k}",
                 f"(not a target) raw single-row INSERT + commit into `messages` (the first "
                 f"baseline of this row): {spread(rates_r, per_s)} rounds of {k}; acomm at "
@@ -389,7 +435,7 @@ def send_batch(ctx: Context) -> list[Result]:
             "rate",
             median(rate_p),
             median(rate_r),
-            0.3,
+            0.75,
             unit="msg/s",
             baseline_title="raw `executemany` of the same rows (messages + deliveries), one "
             "transaction",
@@ -399,6 +445,103 @@ def send_batch(ctx: Context) -> list[Result]:
                 f"{n:,} messages on group channel `team` ({deliveries:,} delivery rows), items "
                 "built beforehand with sending.batch_request; each run on a fresh copy of the "
                 "same empty store, interleaved after one warm-up of send_batch",
+            ],
+        )
+    ]
+
+
+def send_batch_100(ctx: Context) -> list[Result]:
+    """`send_batch` as a long-running process calls it: many batches of 100, one transaction
+    each, against raw executemany of the same rows batch by batch."""
+    per, batches = 100, (200 if ctx.sizes is FULL else 50)
+    template = stores.group_store(WORK / "batch-template.acomm")
+    items = [
+        sending.batch_request(
+            {
+                "channel": "team",
+                "from": ("alice", "bob", "carol")[i % 3],
+                "content": f"batch message {i} with a little payload",
+            },
+            i + 1,
+        )
+        for i in range(per)
+    ]
+    chunks: list[dict[str, tuple[list[str], list[tuple]]]] = []
+
+    def product_run() -> float:
+        conn = opening.connect(stores.copy_store(template, WORK / "batch100.acomm"), create=False)
+        try:
+            now = clock.now_ms()
+            t0 = perf_counter()
+            for _ in range(batches):
+                sending.send_batch(conn, items, now)
+            elapsed = perf_counter() - t0
+            if not chunks:
+                cols = {t: _columns(conn, t) for t in ("messages", "deliveries")}
+                ids = [r[0] for r in conn.execute("SELECT id FROM messages ORDER BY id")]
+                for b in range(batches):
+                    lo, hi = ids[b * per], ids[(b + 1) * per - 1]
+                    chunks.append(
+                        {
+                            t: (
+                                cols[t],
+                                conn.execute(
+                                    f"SELECT {', '.join(cols[t])} FROM {t} WHERE "
+                                    f"{'id' if t == 'messages' else 'message_id'} BETWEEN ? AND ?",
+                                    (lo, hi),
+                                ).fetchall(),
+                            )
+                            for t in cols
+                        }
+                    )
+            return elapsed
+        finally:
+            conn.close()
+
+    def raw_run() -> float:
+        conn = opening.connect(
+            stores.copy_store(template, WORK / "batch100-raw.acomm"), create=False
+        )
+        try:
+            sql = {
+                t: f"INSERT INTO {t} ({', '.join(c)}) VALUES ({', '.join('?' * len(c))})"
+                for t, (c, _) in chunks[0].items()
+            }
+            t0 = perf_counter()
+            for chunk in chunks:
+                conn.execute("BEGIN IMMEDIATE")
+                for table, (_, data) in chunk.items():
+                    conn.executemany(sql[table], data)
+                conn.commit()
+            return perf_counter() - t0
+        finally:
+            conn.close()
+
+    product_run()  # also captures the rows the raw baseline inserts
+    t_product, t_raw = interleave(product_run, raw_run, ctx.sizes.batch_repeats, warmup=0)
+    n = per * batches
+
+    def per_s(x: float) -> str:
+        return f"{x:,.0f} msg/s"
+
+    rate_p = [n / t for t in t_product]
+    rate_r = [n / t for t in t_raw]
+    return [
+        Result(
+            "send_batch_100",
+            f"`sending.send_batch` of {per} messages, {batches} times on one connection",
+            "rate",
+            median(rate_p),
+            median(rate_r),
+            0.75,
+            unit="msg/s",
+            baseline_title=f"raw `executemany` of the same rows, {per} messages (and their "
+            "deliveries) a transaction",
+            details=[
+                f"send_batch: {spread(rate_p, per_s)}",
+                f"raw executemany: {spread(rate_r, per_s)}",
+                "group channel `team` (2 delivery rows a message); each run on a fresh copy "
+                "of the same empty store, interleaved after one warm-up of send_batch",
             ],
         )
     ]
@@ -652,6 +795,7 @@ def receive(ctx: Context) -> list[Result]:
                 "baseline",
                 "each timed receive marks the 100 read and commits; they are marked "
                 "unread again, untimed, before the next run; runs interleaved",
+                RECEIVE_GAINS,
                 "on a fresh copy of the store as built, not the one send_big_store's "
                 "processes wrote to",
             ],
@@ -665,6 +809,7 @@ CASES: dict[str, Callable[[Context], list[Result]]] = {
     "send_big_store": send_big_store,
     "send_inproc": send_inproc,
     "send_batch": send_batch,
+    "send_batch_100": send_batch_100,
     "route": route,
     "receive": receive,
     "receive_ack": consume.receive_ack,

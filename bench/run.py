@@ -221,6 +221,9 @@ KEPT = (
     "## MCP start-up",
     "## Start-up cost of acomm_cli/lite/'s stand-ins",
     "## Agent directory: strict against open",
+    "## receive --wait wake-up",
+    "## Start-up of every command",
+    "## Work that scales with history",
 )
 
 

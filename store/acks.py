@@ -86,7 +86,16 @@ def correlated_deliveries(
     ).fetchall()
 
 
-def mark_read(conn: sqlite3.Connection, agent: str, message_ids: Sequence[int], now: int) -> int:
+def mark_read(
+    conn: sqlite3.Connection,
+    agent: str,
+    message_ids: Sequence[int],
+    now: int,
+    *,
+    read_clock: bool | None = None,
+) -> int:
+    """Mark an agent's deliveries of `message_ids` read. `read_clock`: whether any channel
+    starts its ack deadlines at the read, when the caller knows (store/facts.py)."""
     if not message_ids:
         return 0
     marks = ",".join("?" * len(message_ids))
@@ -99,7 +108,7 @@ def mark_read(conn: sqlite3.Connection, agent: str, message_ids: Sequence[int], 
         f" message_id IN ({marks})",
         (now, now, agent, *message_ids),
     )
-    if cur.rowcount and read_clock_in_use(conn):
+    if cur.rowcount and (read_clock_in_use(conn) if read_clock is None else read_clock):
         # A tracked delivery handed out without a deadline (ack_clock read) gets one now. A
         # statement of its own, only on a store with such a channel: setting next_timer_at in
         # the UPDATE above rewrites the timer index for every row read (about 20% of it).

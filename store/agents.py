@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import sqlite3
 
+from acomm_cli.store.connection import agents_cache
+
 TYPE_CHECKING = False  # typing's, without importing typing (a send's start-up time)
 if TYPE_CHECKING:
     from typing import Any
@@ -54,8 +56,18 @@ def get(conn: sqlite3.Connection, name: str) -> tuple[Any, ...] | None:
 
 def lookup(conn: sqlite3.Connection, name: str) -> tuple[int | None] | None:
     """The hot path's check, one primary-key lookup: None for a name not registered, else
-    (retired_at,)."""
-    return conn.execute("SELECT retired_at FROM agents WHERE name = ?", (name,)).fetchone()
+    (retired_at,). Kept by the connection's AgentCache while it answers."""
+    cache = agents_cache(conn)
+    if cache is not None:
+        hit = cache.lookups.get(name)
+        if hit is not None:
+            return hit
+    row: tuple[int | None] | None = conn.execute(
+        "SELECT retired_at FROM agents WHERE name = ?", (name,)
+    ).fetchone()
+    if cache is not None and row is not None:
+        cache.keep(cache.lookups, name, row)
+    return row
 
 
 def retired_of(conn: sqlite3.Connection, names: list[str]) -> dict[str, int | None]:
@@ -66,9 +78,16 @@ def retired_of(conn: sqlite3.Connection, names: list[str]) -> dict[str, int | No
 
 
 def retired_names(conn: sqlite3.Connection) -> frozenset[str]:
-    return frozenset(
+    """Kept by the connection's AgentCache while it answers."""
+    cache = agents_cache(conn)
+    if cache is not None and cache.retired is not None:
+        return cache.retired
+    found = frozenset(
         r[0] for r in conn.execute("SELECT name FROM agents WHERE retired_at IS NOT NULL")
     )
+    if cache is not None:
+        cache.retired = found
+    return found
 
 
 def update(conn: sqlite3.Connection, name: str, now_ms: int, changes: dict[str, Any]) -> bool:

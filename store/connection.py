@@ -23,6 +23,7 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 SYNCHRONOUS = {"immediate": "FULL", "batch": "NORMAL", "manual": "NORMAL"}
 PAGES_PER_COMMIT = 8  # WAL frames of one small send, measured (each a page + 24-byte header)
 NEARLY_FULL = 1024**2  # an I/O error with less free space than this is a full disk
+CACHED_STATEMENTS = 512
 # the slices in which a connection with a `between` (lock_waits_in_slices) waits for the lock
 LOCK_SLICE_MS = 100
 
@@ -47,13 +48,76 @@ class StoreConnection(sqlite3.Connection):
     notes: list[str] | None = None
     # set by an outbox append: a NATS node's command publishes after its commit
     outbox_appended: bool = False
+    # engine/waiting.py's watch on the store's files (store/notify.py), made by the first
+    # wait for another process's commit; False: none to be had, the wait polls
+    watch: Any = None
+    # store/facts.py's channel facts (closed channels, the read clock, who serves which
+    # queue), valid under one channels token: like channel_cache, across transactions
+    facts: Any = None
+    # what the directory said (AgentCache), valid under one agents token (m030)
+    agents_cache: AgentCache | None = None
 
     def close(self) -> None:
+        if self.watch:
+            self.watch.close()
+            self.watch = None
         super().close()
         if self._live:
             self._live = False
             with _LIVE_LOCK:
                 _LIVE[self.path] -= 1
+
+
+AGENTS_TOKEN = "(SELECT token FROM agents_version WHERE id = 1)"
+_CACHED_AGENTS = 4096  # names a cache keeps at most (a gateway serving many agents)
+
+
+class AgentCache:
+    """What a connection read of the directory (agents, contacts), kept between transactions
+    while the agents token (m030: every change to agents but an agent's presence, and to
+    contacts, adds one, in any process) is the one it was read under. It answers only while
+    `live`: from `enter` (called first thing in a transaction its caller began, with the token
+    read then, a committed value) to `leave`. A transaction that fails drops it, so what a
+    rolled-back write showed is never kept; one that commits a change to the directory moves
+    the token on. Only what was found is kept (a name not registered is read again)."""
+
+    __slots__ = ("token", "live", "lookups", "rules", "retired")
+
+    def __init__(self, token: int) -> None:
+        self.token = token
+        self.live = False
+        self.lookups: dict[str, tuple[int | None]] = {}
+        self.rules: dict[str, tuple[str, str | None]] = {}
+        self.retired: frozenset[str] | None = None
+
+    def keep(self, table: dict[str, Any], name: str, row: Any) -> None:
+        if len(table) >= _CACHED_AGENTS:
+            table.clear()
+        table[name] = row
+
+
+def enter_agents(conn: sqlite3.Connection, token: int) -> None:
+    """Start answering from the connection's AgentCache under `token` (see AgentCache)."""
+    if not isinstance(conn, StoreConnection):
+        return
+    cache = conn.agents_cache
+    if cache is None or cache.token != token:
+        cache = conn.agents_cache = AgentCache(token)
+    cache.live = True
+
+
+def leave_agents(conn: sqlite3.Connection, failed: bool) -> None:
+    cache = getattr(conn, "agents_cache", None)
+    if cache is not None:
+        cache.live = False
+        if failed:
+            conn.agents_cache = None  # type: ignore[attr-defined]
+
+
+def agents_cache(conn: sqlite3.Connection) -> AgentCache | None:
+    """The connection's AgentCache while it answers, else None."""
+    cache = getattr(conn, "agents_cache", None)
+    return cache if cache is not None and cache.live else None
 
 
 # Connections of this process open on each store (absolute path -> count). Closing ANY file
@@ -350,6 +414,10 @@ def _connect(p: str, target: str, busy_timeout_ms: int, *, uri: bool) -> StoreCo
             timeout=busy_timeout_ms / 1000,
             check_same_thread=False,
             factory=StoreConnection,
+            # prepared statements kept per connection (the default is 128): a long-lived
+            # connection (a gateway, `acomm mcp`, a follow) runs more distinct statements
+            # than that, an IN list of each length being one
+            cached_statements=CACHED_STATEMENTS,
         )
     except sqlite3.Error as exc:
         raise store_error(exc, p) from None

@@ -5,12 +5,22 @@ from __future__ import annotations
 
 import sqlite3
 
+from acomm_cli.store.connection import agents_cache
+
 
 def rule_of(conn: sqlite3.Connection, agent: str) -> tuple[str, str | None] | None:
-    """(accept, team) of a registered agent; None for a name the directory does not hold."""
+    """(accept, team) of a registered agent; None for a name the directory does not hold.
+    Kept by the connection's AgentCache while it answers."""
+    cache = agents_cache(conn)
+    if cache is not None:
+        hit = cache.rules.get(agent)
+        if hit is not None:
+            return hit
     row: tuple[str, str | None] | None = conn.execute(
         "SELECT accept, team FROM agents WHERE name = ?", (agent,)
     ).fetchone()
+    if cache is not None and row is not None:
+        cache.keep(cache.rules, agent, row)
     return row
 
 

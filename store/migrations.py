@@ -758,3 +758,39 @@ def m029_nats_replicas(conn: sqlite3.Connection, now_ms: int) -> None:
             CHECK (replicas BETWEEN 1 AND 5);
     """,
     )
+
+
+@migration
+def m030_agents_token_and_pool_index(conn: sqlite3.Connection, now_ms: int) -> None:
+    # A counter like m011's channels token that every change to the directory (agents,
+    # their contacts) adds one to, in any process: a long-lived connection keeps what a send
+    # reads of agents (the retired names, a name's retirement, a recipient's contact rule)
+    # while it is unchanged. An agent's presence (last_seen_at) is not a change of it.
+    # And the worker pools' rows indexed apart: `stats` counts each pool's backlog from them
+    # (store/queues.pool_depth), which scanned every delivery of the store.
+    _script(
+        conn,
+        """
+        CREATE TABLE agents_version (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            token INTEGER NOT NULL
+        );
+        INSERT INTO agents_version VALUES (1, 0);
+        CREATE TRIGGER agents_version_insert AFTER INSERT ON agents
+            BEGIN UPDATE agents_version SET token = token + 1 WHERE id = 1; END;
+        CREATE TRIGGER agents_version_delete AFTER DELETE ON agents
+            BEGIN UPDATE agents_version SET token = token + 1 WHERE id = 1; END;
+        CREATE TRIGGER agents_version_update AFTER UPDATE OF name, kind, display_name,
+            description, team, accept, is_admin, registered_at, updated_at, retired_at
+            ON agents
+            BEGIN UPDATE agents_version SET token = token + 1 WHERE id = 1; END;
+        CREATE TRIGGER agent_contacts_version_insert AFTER INSERT ON agent_contacts
+            BEGIN UPDATE agents_version SET token = token + 1 WHERE id = 1; END;
+        CREATE TRIGGER agent_contacts_version_delete AFTER DELETE ON agent_contacts
+            BEGIN UPDATE agents_version SET token = token + 1 WHERE id = 1; END;
+        CREATE TRIGGER agent_contacts_version_update AFTER UPDATE ON agent_contacts
+            BEGIN UPDATE agents_version SET token = token + 1 WHERE id = 1; END;
+        CREATE INDEX deliveries_pool ON deliveries(channel_id, pool)
+            WHERE pool IS NOT NULL AND pool != '*';
+    """,
+    )

@@ -29,6 +29,14 @@ _MSG_COLS = (
 )
 
 
+# whether a message has rich parts (format, subject, files) or an event: with its row, on
+# their tables' primary keys, so a page of plain messages looks neither up
+_HAS_RICH = (
+    "(m.format IS NOT NULL OR m.subject IS NOT NULL OR EXISTS"
+    " (SELECT 1 FROM message_attachments a WHERE a.message_id = m.id))"
+)
+_HAS_EVENT = "EXISTS (SELECT 1 FROM message_events e WHERE e.message_id = m.id)"
+
 _DELIVERY_COLS = (
     "recipient, state, retry_count, delivered_at, read_at, ack_status, acked_at,"
     " next_timer_at, first_read_at"
@@ -231,7 +239,13 @@ def _unfiltered(f: MessageFilter) -> bool:
 
 
 def inbox(
-    conn: sqlite3.Connection, agent: str, f: MessageFilter, *, marked_at: int | None = None
+    conn: sqlite3.Connection,
+    agent: str,
+    f: MessageFilter,
+    *,
+    marked_at: int | None = None,
+    rich: set[int] | None = None,
+    closed: bool | None = None,
 ) -> tuple[list[Message], int, set[int]]:
     """An agent's unread deliveries with their messages, FIFO (by rank first), the total,
     and which of their channels limit pending messages (reading may release queued ones).
@@ -239,7 +253,12 @@ def inbox(
     them in the same transaction), built so at once rather than changed afterwards.
 
     `d.state = 'unread'` is written out, never bound: SQLite uses the partial index
-    deliveries_agent_active only for a WHERE that implies the index's own (m015)."""
+    deliveries_agent_active only for a WHERE that implies the index's own (m015).
+
+    `rich`: filled with the ids of the messages that have a format, a subject or files (the
+    others need no look-up of their parts). `closed`: whether any channel is closed, when
+    the caller knows (store/facts.py). Whether a message carries an event comes with its
+    row, so a page without one reads no events."""
     where, params = _filter_sql(f, conn)
     where[:0] = ["d.recipient = ?", "d.state = 'unread'", "c.state != 'closed'"]
     params[:0] = [agent]
@@ -253,7 +272,7 @@ def inbox(
         f" d.acked_at, d.next_timer_at, c.max_pending, d.first_read_at,"
         # the deadline a read starts (ack_clock read: a tracked delivery without one)
         f" CASE WHEN d.tracked AND d.next_timer_at IS NULL THEN c.ack_timeout_ms END,"
-        f" d.group_key {body}"
+        f" d.group_key, {_HAS_RICH}, {_HAS_EVENT} {body}"
         f" ORDER BY {order}"
         " LIMIT ? OFFSET ?",
         (*params, f.limit + 1, f.offset),
@@ -261,7 +280,11 @@ def inbox(
     if (
         (len(rows) > f.limit or (f.offset and not rows))
         and _unfiltered(f)
-        and not conn.execute("SELECT 1 FROM channels WHERE state = 'closed' LIMIT 1").fetchone()
+        and not (
+            conn.execute("SELECT 1 FROM channels WHERE state = 'closed' LIMIT 1").fetchone()
+            if closed is None
+            else closed
+        )
     ):
         # The count behind total_count, on the inbox index alone (about 4x cheaper than
         # with the joins, which looked up every message of the backlog on every receive):
@@ -277,6 +300,7 @@ def inbox(
     # once: this loop is most of what a receive of 100 spends in Python
     types, priorities = _TYPES, _PRIORITIES
     state = DeliveryState.UNREAD if marked_at is None else DeliveryState.READ
+    events = False
     for (
         mid,
         channel,
@@ -304,6 +328,8 @@ def inbox(
         first_read,
         starts,
         group_key,
+        has_rich,
+        has_event,
     ) in rows:
         if marked_at is not None:  # as mark_read's UPDATE leaves it
             read_at = marked_at
@@ -348,7 +374,11 @@ def inbox(
             out[-1].group_key = group_key
         if max_pending:
             limited.add(channel_id)
-    attach_events(conn, out)
+        if has_rich and rich is not None:
+            rich.add(mid)
+        events = events or has_event
+    if events:
+        attach_events(conn, out)
     return out, total, limited
 
 
@@ -367,6 +397,16 @@ def history(conn: sqlite3.Connection, f: MessageFilter) -> tuple[list[Message], 
     attach_deliveries(conn, msgs)
     attach_events(conn, msgs)
     return msgs, total
+
+
+def message_head(
+    conn: sqlite3.Connection, message_id: int
+) -> tuple[str, str | None, str | None] | None:
+    """(sender, correlation id, trace id) of a message: what an ack needs of it, one read."""
+    row: tuple[str, str | None, str | None] | None = conn.execute(
+        "SELECT sender, correlation_id, trace_id FROM messages WHERE id = ?", (message_id,)
+    ).fetchone()
+    return row
 
 
 def message_by_id(conn: sqlite3.Connection, message_id: int) -> Message | None:

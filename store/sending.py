@@ -5,6 +5,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Sequence
 
+from acomm_cli.store.connection import AGENTS_TOKEN
+
 TYPE_CHECKING = False  # typing's, without importing typing (a send must not load it)
 if TYPE_CHECKING:
     from typing import Any
@@ -28,6 +30,27 @@ DELIVERY_INSERT = (
     "INSERT INTO deliveries (message_id, recipient, channel_id, state, rank, tracked,"
     " delivered_at, next_timer_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 )
+
+
+def start(conn: sqlite3.Connection, at_least: int | None) -> tuple[int, int, int]:
+    """A send's first read, one statement: (active messages, the channels token, the agents
+    token). The count is backlog.active_messages's (0 when `at_least` is None: no limit to
+    check); the tokens validate the connection's caches (m011, m030)."""
+    # here: store.channels and store.backlog import this module
+    from acomm_cli.store.backlog import ACTIVE, active_messages
+    from acomm_cli.store.channels import CHANNELS_TOKEN
+
+    if at_least is None:
+        ctoken, atoken = conn.execute(f"SELECT {CHANNELS_TOKEN}, {AGENTS_TOKEN}").fetchone()
+        return 0, ctoken, atoken
+    low, last, ctoken, atoken = conn.execute(
+        f"SELECT (SELECT min(message_id) FROM deliveries INDEXED BY deliveries_active WHERE"
+        f" {ACTIVE}), (SELECT seq FROM sqlite_sequence WHERE name = 'messages'),"
+        f" {CHANNELS_TOKEN}, {AGENTS_TOKEN}"
+    ).fetchone()
+    if low is None or last - low + 1 < at_least:
+        return 0, ctoken, atoken  # an upper bound below the limit: no need to count
+    return active_messages(conn, at_least)[0], ctoken, atoken
 
 
 def inserted(cur: sqlite3.Cursor) -> int:

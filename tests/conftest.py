@@ -335,6 +335,7 @@ def copy_store(template: Template, path: Path) -> None:
     try:
         with c:
             tokens = c.execute("SELECT id, token FROM channels_version").fetchall()
+            agents_token = c.execute("SELECT token FROM agents_version").fetchall()
             c.execute(
                 "UPDATE store_meta SET value = ? WHERE key = 'store_id'", (os.urandom(16).hex(),)
             )
@@ -349,6 +350,7 @@ def copy_store(template: Template, path: Path) -> None:
                 "UPDATE channels_version SET token = ? WHERE id = ?",
                 [(token, id_) for id_, token in tokens],
             )
+            c.executemany("UPDATE agents_version SET token = ?", agents_token)
     finally:
         c.close()
 
@@ -511,6 +513,15 @@ UNDO_MIGRATION = {
         ALTER TABLE channels DROP COLUMN ack_clock;""",
     "m028_pool_bindings": "DROP TABLE pool_bindings;",
     "m029_nats_replicas": "ALTER TABLE fed_nats DROP COLUMN replicas;",
+    "m030_agents_token_and_pool_index": """
+        DROP INDEX deliveries_pool;
+        DROP TRIGGER agents_version_insert;
+        DROP TRIGGER agents_version_delete;
+        DROP TRIGGER agents_version_update;
+        DROP TRIGGER agent_contacts_version_insert;
+        DROP TRIGGER agent_contacts_version_delete;
+        DROP TRIGGER agent_contacts_version_update;
+        DROP TABLE agents_version;""",
 }
 
 

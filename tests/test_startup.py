@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import ast
 import json
+import os
+import shutil
 import subprocess
 import sys
 
@@ -343,3 +345,42 @@ def test_a_plain_send_imports_none_of_the_slow_stdlib_modules(team, installed_la
     loaded = {m.split(".")[0] for m in ast.literal_eval(p.stdout.splitlines()[-1])}
     assert int(p.stderr.strip().splitlines()[-1]) == (3 if argv[2:3] == [""] else 0), p.stderr
     assert sorted(loaded & set(STDLIB_OFF_THE_SEND_PATH)) == []
+
+
+def _importtime(*args: str, layout: str) -> list[str]:
+    p = subprocess.run(
+        [sys.executable, "-S", "-X", "importtime", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": layout},
+    )
+    assert p.returncode == 0, p.stderr
+    return [
+        line.rpartition("|")[2].strip()
+        for line in p.stderr.splitlines()
+        if line.startswith("import time:") and not line.endswith("| imported package")
+    ]
+
+
+def _imported_before_acomm(script: str, layout: str, *args: str) -> list[str]:
+    """The modules the installed `acomm` script imports itself before acomm_cli, read from
+    `-X importtime`; without site (`-S`, acomm_cli from the installed layout), whose
+    editable finder would load re first and hide what the script imports. What a bare
+    `python -S -c pass` imports does not count."""
+    names = _importtime(script, *args, layout=layout)
+    assert "acomm_cli" in names, names
+    bare = set(_importtime("-c", "pass", layout=layout))
+    return [n for n in names[: names.index("acomm_cli")] if n not in bare]
+
+
+def test_the_installed_acomm_script_imports_nothing_before_acomm(team, installed_layout):
+    """The launcher pip writes for an entry point imports `re` (enum, functools, the regex
+    compiler) on many pip versions: a tenth of a send. `acomm` is installed as a script of
+    its own (bin/acomm) that imports acomm_cli first, whatever pip installed it."""
+    script = shutil.which("acomm", path=os.path.dirname(sys.executable))
+    assert script is not None
+    layout = str(installed_layout)
+    assert _imported_before_acomm(script, layout, "--version") == []
+    send = ("--store", str(team), "send", "team", "hi", "--as", "alice")
+    assert _imported_before_acomm(script, layout, *send) == []

@@ -28,6 +28,8 @@ from acomm_cli.model import (
     SendRequest,
 )
 from acomm_cli.store import acks, channels, reads, timers, write
+from acomm_cli.store import sending as sending_sql
+from acomm_cli.store.connection import enter_agents, leave_agents
 
 TYPE_CHECKING = False  # typing's, without importing typing (a send's start-up time)
 if TYPE_CHECKING:
@@ -55,10 +57,47 @@ def ack(
     """Record an acknowledgement (forward only; repeating is a no-op) and tell the sender."""
     model.agent_id(agent)
     st = model.ack_status(status)
-    with write(conn):
+    with _cached(conn) as router:
         directory.known(conn, agent, "as", now)
         presence.seen(conn, agent, now)
-        return record_ack(conn, message_id, agent, st, note, now)
+        return record_ack(conn, message_id, agent, st, note, now, router)
+
+
+class _cached:
+    """`with write(conn)` for an ack, and a Router on the connection's caches: the channels
+    token and the agents token read first, in one statement (store/sending.start), so the
+    channel of the ack and the directory's answers come from the connection's caches while
+    their tokens hold (only in a transaction begun here; one that fails drops what it read
+    of the directory). A class, not a @contextmanager: contextlib stays off the hot path."""
+
+    __slots__ = ("conn", "began", "tx")
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn, self.began, self.tx = conn, not conn.in_transaction, write(conn)
+
+    def __enter__(self) -> Router:
+        self.tx.__enter__()
+        router = Router(self.conn)
+        if self.began:
+            try:
+                _, router.primed, agents = sending_sql.start(self.conn, None)
+            except BaseException as exc:
+                self.tx.__exit__(type(exc), exc, exc.__traceback__)
+                raise
+            enter_agents(self.conn, agents)
+        return router
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: object
+    ) -> None:
+        try:
+            self.tx.__exit__(kind, exc, tb)
+        except BaseException:
+            if self.began:
+                leave_agents(self.conn, failed=True)
+            raise
+        if self.began:
+            leave_agents(self.conn, failed=exc is not None)
 
 
 def record_ack(
@@ -79,13 +118,15 @@ def record_ack(
     the creator learns the ETA from it). `lease`: a received/in_progress ack holds the
     delivery for the channel's lease (leases.py); False for callers that hold it by their own
     timer (dispatch's claim, a task's ETA)."""
-    msg = reads.message_by_id(conn, message_id)
-    if msg is None:
+    head = reads.message_head(conn, message_id)
+    if head is None:
         raise NotFound(f"message {message_id} does not exist", field="message", value=message_id)
+    sender, corr, trace = head
     try:
         v = leases.view(conn, message_id, agent)
     except NotParticipant:
-        if _queued_elsewhere(conn, msg, agent):
+        msg = reads.message_by_id(conn, message_id)
+        if msg is not None and _queued_elsewhere(conn, msg, agent):
             raise InvalidState(
                 f"{agent!r} does not hold message {message_id}: it is in queue "
                 f"{msg.channel!r} and another claim (or none) has it; a claim "
@@ -113,6 +154,8 @@ def record_ack(
     until = leases.lease_until(v, st, now) if lease else None
     acks.set_ack(conn, message_id, agent, st.value, note, now, until)
     router = router or Router(conn)
+    if router.primed is not None:  # no write of this transaction changed a channel
+        router.prime(v.channel, router.primed)
     ch = router.channel(v.channel)
     if ch.config.max_pending > 0:  # only a channel that limits pending ones queues any
         release(conn, now, [ch.id])
@@ -122,14 +165,14 @@ def record_ack(
         router,
         message_id,
         v.channel,
-        msg.sender,
-        msg.correlation_id,
+        sender,
+        corr,
         agent,
         st,
         note,
         now,
         extra,
-        msg.trace_id,
+        trace,
     )
     return AckResult(message_id, agent, st.value, True, ack_id, until)
 

@@ -255,14 +255,18 @@ def store(conn: sqlite3.Connection, message_id: int, rich: RichParts, now: int) 
 # ---------------------------------------------------------------- reading
 
 
-def decorate(conn: sqlite3.Connection, msgs: Sequence[Message]) -> None:
+def decorate(
+    conn: sqlite3.Connection, msgs: Sequence[Message], *, rich: set[int] | None = None
+) -> None:
     """Set `rich` on the messages that have a format, a subject or files, and on every direct
     message (its `direction`): one query for the parts, one for the kinds when a direct
-    message is among them."""
+    message is among them. `rich`: the ids that have parts, when the read knew
+    (store/reads.inbox): only those are looked up."""
     if not msgs:
         return
     found: dict[int, tuple[str | None, str | None, list[Attachment]]] = {}
-    for mid, fmt, subject, name, sha, size, ctype in q.rich_rows(conn, [m.id for m in msgs]):
+    ids = [m.id for m in msgs] if rich is None else sorted(rich)
+    for mid, fmt, subject, name, sha, size, ctype in q.rich_rows(conn, ids) if ids else ():
         entry = found.setdefault(mid, (fmt, subject, []))
         if name is not None:
             entry[2].append(Attachment(name, sha or "", size or 0, ctype))

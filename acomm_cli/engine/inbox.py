@@ -11,7 +11,8 @@ from acomm_cli.engine import attachments, directory, presence, queues
 from acomm_cli.engine.channels import get_channel, release
 from acomm_cli.errors import InvalidState, NotFound, NotParticipant, ValidationFailed
 from acomm_cli.model import ChannelState, DeliveryState, Message, MessageFilter, QueryResult
-from acomm_cli.store import acks, reads, write
+from acomm_cli.store import acks, facts, reads, write
+from acomm_cli.store.connection import leave_agents
 from acomm_cli.topics import validate_pattern
 
 _DELIVERY_STATES = tuple(s.value for s in DeliveryState)
@@ -105,8 +106,33 @@ def read_inbox(
     marks each message itself once its reader has taken it (waiting.follow)."""
     model.agent_id(agent, "recipient")
     check_filter(f)
+    began = not conn.in_transaction
+    try:
+        return _read_inbox(conn, agent, f, now, peek, emit, mark, began)
+    except BaseException:
+        if began:  # rolled back: what it read of the directory may not hold
+            leave_agents(conn, failed=True)
+        raise
+    finally:
+        if began:
+            leave_agents(conn, failed=False)
+
+
+def _read_inbox(
+    conn: sqlite3.Connection,
+    agent: str,
+    f: MessageFilter,
+    now: int,
+    peek: bool,
+    emit: Emit | None,
+    mark: bool,
+    began: bool,
+) -> tuple[QueryResult, bool]:
     emitted = False
     with write(conn):
+        # the channel facts this read needs, remembered by the connection under the channels
+        # token: one statement in place of three (only in a transaction begun here)
+        known = facts.at_start(conn) if began else None
         directory.known(conn, agent, "as", now)
         # a peek writes nothing (it works on a store this user cannot write); a follow's
         # look ahead (mark=False) neither: it records the agent when it marks the message
@@ -121,15 +147,29 @@ def read_inbox(
                     f"{agent!r} is not a participant of {ch.name!r}", field="recipient", value=agent
                 )
         if not peek:  # a work queue's messages become the agent's by claiming them
-            queues.claim(conn, agent, f, now)
+            queues.claim(conn, agent, f, now, None if known is None else known.serves(agent))
         marking = not peek and mark
         # built as the read marks below leave them (state read, read_at now, first_read_at
         # kept or now), in the same transaction
-        msgs, total, limited = reads.inbox(conn, agent, f, marked_at=now if marking else None)
-        attachments.decorate(conn, msgs)
+        rich: set[int] = set()
+        msgs, total, limited = reads.inbox(
+            conn,
+            agent,
+            f,
+            marked_at=now if marking else None,
+            rich=rich,
+            closed=None if known is None else known.closed,
+        )
+        attachments.decorate(conn, msgs, rich=rich)
         result = QueryResult(msgs, total, f.offset)
         if marking and msgs:
-            acks.mark_read(conn, agent, [m.id for m in msgs], now)
+            acks.mark_read(
+                conn,
+                agent,
+                [m.id for m in msgs],
+                now,
+                read_clock=None if known is None else known.read_clock,
+            )
             if limited:  # only a channel with max_pending can hold queued messages
                 release(conn, now, sorted(limited))
             if emit is not None:

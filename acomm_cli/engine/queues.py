@@ -35,10 +35,17 @@ def check_config(ctype: ChannelType, cfg: ChannelConfig) -> None:
         )
 
 
-def claim(conn: sqlite3.Connection, agent: str, f: MessageFilter, now: int) -> list[int]:
+def claim(
+    conn: sqlite3.Connection,
+    agent: str,
+    f: MessageFilter,
+    now: int,
+    serves: tuple[bool, list[tuple[int, str]]] | None = None,
+) -> list[int]:
     """Inside `receive`'s transaction: claim up to `f.limit` messages matching `f` from the
-    queues `agent` works on (none for an agent in no queue: one indexed read)."""
-    queue, pools = sql.works_on_any(conn, agent)
+    queues `agent` works on (none for an agent in no queue: one indexed read, or none when
+    the caller knows already: `serves`, sql.works_on_any's answer)."""
+    queue, pools = sql.works_on_any(conn, agent) if serves is None else serves
     ids = sql.claim(conn, agent, f, f.limit, now) if queue else []
     for pool in pools:
         ids += sql.claim_pool(conn, agent, pool, f, f.limit - len(ids), now)

@@ -37,7 +37,7 @@ from acomm_cli.model import (
     SendResult,
 )
 from acomm_cli.store import backlog, channels, savepoint, sending, write
-from acomm_cli.store.connection import StoreConnection
+from acomm_cli.store.connection import StoreConnection, enter_agents, leave_agents
 from acomm_cli.topics import SubscriptionIndex, validate_topic
 
 TYPE_CHECKING = False  # typing's, without importing typing (a send's start-up time)
@@ -107,6 +107,10 @@ class Router:
         self.remote: dict[str, Any] = {}
         self.retired: frozenset[str] | None = None  # read once, by the first group send
         self.checked: set[tuple[str, str | None]] = set()  # (sender, to) a batch checked
+        self.agents_token: int | None = None  # read by check_capacity
+        # the channels token read first thing in a transaction the caller began, which
+        # `prime` may use until the transaction changes a channel (acking.py)
+        self.primed: int | None = None
 
     def prime(self, name: str, token: int) -> None:
         """Look `name` up through the connection's channel cache (`send`'s path): entries
@@ -744,9 +748,10 @@ def _store_event(router: Router, plan: _Plan, mid: int, result: SendResult) -> N
         router.dedupe[(plan.channel.id, _event_key(ev.event_id))] = result
 
 
-def check_capacity(router: Router, adding: int) -> int | None:
+def check_capacity(router: Router, adding: int) -> int:
     """Backpressure before accepting `adding` messages: store size, then active messages.
-    Returns the channels token when the count read it (same statement), else None."""
+    Returns the channels token, read in the same statement as the count; the agents token
+    (m030) goes to `router.agents_token`."""
     lim = router.limits
     if lim.max_store_bytes:
         size = backlog.store_bytes(router.conn)
@@ -758,10 +763,11 @@ def check_capacity(router: Router, adding: int) -> int | None:
                 field="limits.max_store_bytes",
                 bytes=size,
             )
-    if not lim.max_active_messages:
-        return None
-    active, token = backlog.active_messages(router.conn, lim.max_active_messages - adding + 1)
-    if active + adding > lim.max_active_messages:
+    limit = lim.max_active_messages
+    active, token, router.agents_token = sending.start(
+        router.conn, limit - adding + 1 if limit else None
+    )
+    if limit and active + adding > lim.max_active_messages:
         raise StoreFull(
             f"{active} messages are still being delivered; accepting {adding} more would "
             f"pass limits.max_active_messages ({lim.max_active_messages})",
@@ -788,22 +794,40 @@ def send(
     conn: sqlite3.Connection, req: SendRequest, now: int, limits: Limits | None = None
 ) -> SendResult:
     """Send one message through the whole pipeline, in one transaction."""
-    shared = not conn.in_transaction  # a token read now is a committed one (m011)
-    with write(conn):
-        router = Router(conn, limits)
-        token = check_capacity(router, 1)
-        if shared and req.channel is not None:  # else plan_message reads (or refuses) it
-            router.prime(req.channel, channels.channels_token(conn) if token is None else token)
-        try:
-            plan = plan_message(router, req, now)
-        except NotParticipant:  # a name nobody registered: say so, with the closest ones
-            directory.known(conn, req.sender, "as", now, register=False)
-            raise
-        directory.known(conn, plan.row[1], "as", now)
-        presence.seen(conn, req.sender, now)  # once the plan has checked the sender's name
-        return _deduplicated(router, plan, req.dedupe_key, now) or persist(
-            router, reaches(router, plan, req), now
-        )
+    shared = not conn.in_transaction  # a token read now is a committed one (m011, m030)
+    try:
+        with write(conn):
+            router = Router(conn, limits)
+            token = check_capacity(router, 1)
+            if not shared:
+                return _send(router, req, now)
+            if req.channel is not None:  # else plan_message reads (or refuses) it
+                router.prime(req.channel, token)
+            # what the directory says, from the connection's cache under the agents token
+            assert router.agents_token is not None
+            enter_agents(conn, router.agents_token)
+            return _send(router, req, now)
+    except BaseException:
+        if shared:  # rolled back: what it read of the directory may not hold
+            leave_agents(conn, failed=True)
+        raise
+    finally:
+        if shared:
+            leave_agents(conn, failed=False)
+
+
+def _send(router: Router, req: SendRequest, now: int) -> SendResult:
+    conn = router.conn
+    try:
+        plan = plan_message(router, req, now)
+    except NotParticipant:  # a name nobody registered: say so, with the closest ones
+        directory.known(conn, req.sender, "as", now, register=False)
+        raise
+    directory.known(conn, plan.row[1], "as", now)
+    presence.seen(conn, req.sender, now)  # once the plan has checked the sender's name
+    return _deduplicated(router, plan, req.dedupe_key, now) or persist(
+        router, reaches(router, plan, req), now
+    )
 
 
 def direct_pair(a: str, b: str) -> tuple[str, str]:

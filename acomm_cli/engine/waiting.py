@@ -15,8 +15,9 @@ from acomm_cli.engine.inbox import Emit, history, read_inbox
 from acomm_cli.engine.timers import advance, read_due
 from acomm_cli.errors import ValidationFailed
 from acomm_cli.model import DeliveryState, Limits, MessageFilter, QueryResult
-from acomm_cli.store import acks, sending, stats, write
+from acomm_cli.store import acks, notify, sending, stats, write
 from acomm_cli.store import timers as sql
+from acomm_cli.store.connection import StoreConnection
 from acomm_cli.store.maintenance import snapshot
 
 TYPE_CHECKING = False  # typing's, without importing typing (a send's start-up time)
@@ -35,18 +36,49 @@ def wait_change(
     wake_at_ms: int | None,
     stop: Callable[[], bool],
 ) -> int:
-    """Sleep until another process commits, a timer falls due, `until` passes or `stop()`."""
+    """Sleep until another process commits, a timer falls due, `until` passes or `stop()`.
+
+    Where the platform tells of writes to the store's files (store/notify.py), a write wakes
+    the wait at once; the poll every POLL_S stays underneath, so a commit is never missed."""
+    w = _watch(conn)
+    fileno = getattr(stop, "fileno", None)  # a stop request's pipe wakes the wait too
+    also = fileno() if fileno is not None and w is not None else None
     while not stop():
+        v = stats.data_version(conn)  # also a commit made before the watch was
+        if v != version:
+            return v
         now = time.monotonic()
         if now >= until:
             break
-        if wake_at_ms is not None and clock.now_ms() >= wake_at_ms:
-            break
-        time.sleep(min(POLL_S, until - now))
-        v = stats.data_version(conn)
-        if v != version:
-            return v
+        left = min(POLL_S, until - now)
+        if wake_at_ms is not None:
+            due_in = (wake_at_ms - clock.now_ms()) / 1000
+            if due_in <= 0:
+                break
+            left = min(left, due_in)
+        if w is None:
+            time.sleep(left)
+        elif notify.wait(w, left, also):
+            # a write to the WAL: its commit shows once the writer updates the WAL's index
+            # (shared memory, no event), so look again every RECHECK_S until it does, or
+            # until POLL_S passes with no further write (a checkpoint, a rolled-back write)
+            hot_until = time.monotonic() + POLL_S
+            while (now := time.monotonic()) < hot_until and now < until and not stop():
+                v = stats.data_version(conn)
+                if v != version:
+                    return v
+                if notify.wait(w, notify.RECHECK_S, also):
+                    hot_until = time.monotonic() + POLL_S
     return stats.data_version(conn)
+
+
+def _watch(conn: sqlite3.Connection) -> notify.Watch | None:
+    """The connection's watch on its store, made by its first wait and closed with it."""
+    if not isinstance(conn, StoreConnection):
+        return None
+    if conn.watch is None:
+        conn.watch = notify.watch(conn.path) or False
+    return conn.watch or None
 
 
 def check_wait(wait_s: float) -> None:

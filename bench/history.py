@@ -1,0 +1,149 @@
+"""Work that scales with history: `compact --dry-run`, `stats` and `doctor` on the large store,
+each against the same SQL run raw on the same store.
+
+    .venv/bin/python bench/history.py [--runs 3] [--quick] [--out docs/BENCHMARKS.md] [--no-write]
+
+Each engine call (what the command runs after opening the store) is run once with a trace
+callback to capture the statements it executes, as SQLite expanded them; the baseline replays
+exactly those statements on a plain sqlite3 connection to the same file (the same SQL
+functions registered), fetching every row. The two are interleaved, medians of `--runs`.
+Target: each at most 2x its raw SQL. Every statement and what it took alone is listed for the
+slowest, so a query worth an index or a rewrite shows itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sqlite3
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from time import perf_counter
+
+import stores
+from harness import machine, write_section
+
+from acomm_cli import clock
+from acomm_cli.engine import opening, operations
+from acomm_cli.store import connection
+
+ROOT = Path(__file__).resolve().parent.parent
+SECTION = "## Work that scales with history"
+# transaction control: replayed in order with the rest, not timed alone
+_CONTROL = ("BEGIN", "COMMIT", "ROLLBACK", "END", "SAVEPOINT", "RELEASE")
+
+
+def _capture(conn: sqlite3.Connection, call: Callable[[], object]) -> list[str]:
+    seen: list[str] = []
+    conn.set_trace_callback(seen.append)
+    try:
+        call()
+    finally:
+        conn.set_trace_callback(None)
+    return seen
+
+
+def _raw(path: Path) -> sqlite3.Connection:
+    raw = sqlite3.connect(path, isolation_level=None)
+    connection._register_functions(raw)  # topic_match, regexp: the statements may use them
+    return raw
+
+
+def _replay(raw: sqlite3.Connection, statements: list[str]) -> float:
+    t0 = perf_counter()
+    for sql in statements:
+        raw.execute(sql).fetchall()
+    if raw.in_transaction:
+        raw.execute("ROLLBACK")
+    return perf_counter() - t0
+
+
+def _timed(call: Callable[[], object]) -> float:
+    t0 = perf_counter()
+    call()
+    return perf_counter() - t0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--quick", action="store_true", help="the 100,000-message store")
+    ap.add_argument("--out", type=Path, default=ROOT / "docs" / "BENCHMARKS.md")
+    ap.add_argument("--no-write", action="store_true")
+    args = ap.parse_args()
+    n = 100_000 if args.quick else 1_000_000
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    path = stores.work_copy(n, "history.acomm")
+    conn = opening.connect(path, create=False)
+    raw = _raw(path)
+    now = clock.now_ms()
+    cases: dict[str, Callable[[], object]] = {
+        "compact --dry-run": lambda: operations.compact(conn, now, dry_run=True),
+        "stats": lambda: operations.stats(conn, now),
+        "doctor": lambda: operations.doctor(conn),
+    }
+    rows = [
+        "| command (engine call) | measured | raw SQL, same statements | ratio | target | result |",
+        "|---|---|---|---|---|---|",
+    ]
+    notes: list[str] = []
+    try:
+        for name, call in cases.items():
+            statements = _capture(conn, call)
+            mine, floor = [], []
+            for i in range(args.runs):
+                pair = [("m", call), ("r", lambda s=statements: _replay(raw, s))]
+                for kind, fn in pair if i % 2 == 0 else pair[::-1]:
+                    t = _timed(fn) if kind == "m" else fn()  # type: ignore[operator]
+                    (mine if kind == "m" else floor).append(float(t))  # type: ignore[arg-type]
+            m, f = statistics.median(mine), statistics.median(floor)
+            ok = m <= 2 * f
+            rows.append(
+                f"| `{name}` | {m * 1000:.0f} ms | {f * 1000:.0f} ms ({len(statements)} "
+                f"statements) | {m / f:.2f}x | <= 2x | {'PASS' if ok else 'FAIL'} |"
+            )
+            alone = [s for s in statements if not s.lstrip().upper().startswith(_CONTROL)]
+            each = sorted(((_replay(raw, [s]), s) for s in alone), reverse=True)
+            notes.append(f"- `{name}`: the slowest of its {len(statements)} statements alone:")
+            for took, sql in each[:3]:
+                short = " ".join(sql.split())
+                short = short if len(short) <= 300 else short[:297] + "..."
+                notes.append(f"  - {took * 1000:.1f} ms: `{short}`")
+    finally:
+        conn.close()
+        raw.close()
+    print("\n".join(rows + [""] + notes))
+    if args.no_write:
+        return
+    info = machine()
+    text = "\n".join(
+        [
+            SECTION,
+            "",
+            f"Generated by `bench/history.py` ({args.runs} runs each, {n:,}-message store of "
+            f"bench/stores.py, {started}); do not edit by hand. "
+            + " ".join(__doc__.split("\n\n", 2)[2].split())
+            + " Reproduce:",
+            "",
+            "```sh",
+            f".venv/bin/python bench/history.py{' --quick' if args.quick else ''}",
+            "```",
+            "",
+            *rows,
+            "",
+            *notes,
+            "",
+            f"Machine: {'; '.join(f'{k}: {v}' for k, v in info.items())}; load average at "
+            f"start: {load}",
+        ]
+    )
+    write_section(SECTION, text, args.out)
+    print(f"\nwrote {args.out}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

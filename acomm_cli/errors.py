@@ -59,11 +59,14 @@ EXTRAS = {
         "httpx",
         "httpx_ws",
         "nats",
+        "nkeys",
         "anyio",
+        "prometheus_client",
     ),
     "mcp": ("mcp", "mcp_types", "pydantic"),
     "ui": ("textual",),
-    "spark": ("pyarrow", "pyspark", "py4j"),
+    "web": ("jinja2", "markupsafe", "markdown_it", "multipart"),
+    "spark": ("pyarrow", "pyspark", "py4j", "matplotlib"),
     "otel": ("opentelemetry",),
 }
 

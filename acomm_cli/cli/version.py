@@ -11,7 +11,7 @@ from acomm_cli import __version__
 FLAGS = frozenset({"--version", "-V"})
 VERBOSE = frozenset({"-v", "--verbose"})
 # the optional extras a user installs (pyproject.toml); `analytics` is `spark` by another name
-EXTRAS = ("federation", "mcp", "ui", "spark", "otel")
+EXTRAS = ("federation", "mcp", "ui", "web", "spark", "otel")
 
 
 def asked(args: list[str]) -> bool | None:

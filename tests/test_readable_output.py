@@ -116,7 +116,7 @@ def _check_verbose(out: str) -> None:
     assert lines[1].startswith(f"python {sys.version.split()[0]} ")
     assert lines[2] == f"sqlite {sqlite3.sqlite_version} (library)"
     extras = dict(line.split(": ", 1) for line in lines[3:])
-    assert list(extras) == ["federation", "mcp", "ui", "spark", "otel"]
+    assert list(extras) == ["federation", "mcp", "ui", "web", "spark", "otel"]
     from importlib import metadata
 
     # the test environment installs every extra: each line names its libraries' versions

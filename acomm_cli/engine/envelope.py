@@ -32,6 +32,7 @@ ACK_STATUSES = frozenset({"accepted", "processed"})
 MAX_SEQ = 2**63 - 1  # SQLite's INTEGER
 MAX_ID = 128  # eventId, ackOf, replyTo, taskId, corrId
 MAX_SHORT = 256  # kind-specific words: a type, a priority, a time, a status
+MAX_DETAIL = 1024  # a dead letter's detail (its last error, cut to this by the sender)
 MAX_DEPTH = jsondepth.MAX_DEPTH  # objects and arrays inside one another, the envelope being 1
 MAX_ITEMS = 250_000  # values in one event, all levels
 MAX_TEXT = 8 * 1024 * 1024  # characters of all its strings together
@@ -119,6 +120,10 @@ def _payload(kind: str, payload: dict[str, Any]) -> None:
                 f"payload.status: {_show(payload.get('status'))} is not accepted or processed"
             )
         _text(payload, "outcome", MAX_SHORT, where="payload.")
+    elif kind == "dead_letter":  # eventId: the event that died (absent: this one)
+        _text(payload, "eventId", MAX_ID, where="payload.")
+        _text(payload, "reason", MAX_SHORT, required=True, where="payload.")
+        _text(payload, "detail", MAX_DETAIL, where="payload.")
     elif kind == "reply":
         _text(payload, "replyTo", MAX_ID, required=True, where="payload.")
         _text(payload, "content", MAX_TEXT, where="payload.")

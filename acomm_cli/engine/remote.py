@@ -334,6 +334,36 @@ def answered(
     )
 
 
+def dead_lettered(conn: sqlite3.Connection, rows: Sequence[Sequence[Any]]) -> None:
+    """Deliveries of messages from another node died here (retries spent, a nack without
+    requeue, an expiry, ...): a `dead_letter` event to each message's source node, naming the
+    event that died, so its sender's state ends there. `rows`: (event_id, source_node,
+    recipient, sender, correlation_id, reason, last_error, at). A requeue is not told: the
+    sender's states have no place between `accepted` and the end."""
+    from acomm_cli.engine.envelope import MAX_DETAIL
+
+    self_node = sql.node_id(conn)
+    if self_node is None:
+        return
+    for event_id, source, recipient, sender, corr, reason, last_error, at in rows:
+        emit(
+            conn,
+            self_node,
+            "dead_letter",
+            to_node=source,
+            now=at,
+            source_agent=recipient,
+            to_agent=sender,
+            corr=corr,
+            payload={
+                "eventId": event_id,
+                "reason": reason,
+                "detail": (last_error or reason)[:MAX_DETAIL],
+            },
+            decision=None,
+        )
+
+
 # ---------------------------------------------------------------- what `show` says
 
 
@@ -372,6 +402,7 @@ def view(conn: sqlite3.Connection, message_id: int, global_id: str) -> dict[str,
             "accepted_at": clock.iso(row[9]),
             "processed_at": clock.iso(row[10]),
             "incident_at": clock.iso(row[11]),
+            **_dead(conn, message_id, state),
         }
     env = sql.outbox_event(conn, global_id) or {}  # a reply we emitted: no sender's state
     return {
@@ -386,3 +417,12 @@ def view(conn: sqlite3.Connection, message_id: int, global_id: str) -> dict[str,
         "processed_at": None,
         "incident_at": None,
     }
+
+
+def _dead(conn: sqlite3.Connection, message_id: int, state: str) -> dict[str, Any]:
+    """Why a sent message is `dead_letter`: its dead letter here, which names the other node
+    when the message died there."""
+    found = sql.dead_letter_of_message(conn, message_id) if state == "dead_letter" else None
+    if found is None:
+        return {}
+    return {"dead_letter_reason": found[0], "dead_letter_detail": found[1]}

@@ -9,9 +9,11 @@ peers read one another's store files (StoreTransport)."""
 from __future__ import annotations
 
 import json
+import subprocess
 from typing import Any
 
 import pytest
+from conftest import ACOMM
 from test_federation_inbound import Node
 from test_federation_routing import linked_pair, three_nodes
 
@@ -81,3 +83,112 @@ def test_a_requeue_is_not_told_only_the_final_dead_letter(pair):
     a.ok("fed", "pull")
     view = a.ok("show", str(sent["id"]))["federation"]
     assert (view["state"], view["dead_letter_reason"]) == ("dead_letter", "max_retries_exceeded")
+
+
+def test_query_wait_on_the_asker_ends_when_the_query_dies_on_the_other_node(pair):
+    a, b = pair
+    waiting = subprocess.Popen(
+        [ACOMM, "--store", str(a.path), "--json", "query", "--to", "bob", "size?"]
+        + ["--as", "alice", "--wait", "120s"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        got = b.ok("fed", "pull")  # the query may not be in na's outbox yet: pull until it is
+        while not got["delivered"]:
+            assert waiting.poll() is None, waiting.communicate()
+            got = b.ok("fed", "pull")
+        [q] = b.ok("receive", "--as", "bob")["messages"]
+        b.ok("nack", str(q["id"]), "--as", "bob", "--reason", "not my area")
+        a.ok("fed", "pull")
+        out, err = waiting.communicate(timeout=60)  # ends now, long before its 120 s
+    finally:
+        if waiting.poll() is None:
+            waiting.kill()
+            waiting.wait()
+    assert waiting.returncode == 5, (out, err)
+    error = json.loads(err)["error"]
+    assert error["code"] == "invalid_state" and error["field"] == "correlation_id"
+    assert "dead-lettered for every recipient" in error["message"]
+    assert "bob: nacked (dead-lettered on node nb: not my area)" in error["message"]
+
+
+@pytest.fixture
+def trio(cli, tmp_path):
+    """na, nb and nc; nb owns bob, nc owns mallory; na has sent bob a message, accepted."""
+    made = three_nodes(cli, tmp_path, Node)
+    made[1].ok("agent", "own", "bob")
+    made[2].ok("agent", "own", "mallory")
+    for _ in range(2):
+        for n in made:
+            n.ok("fed", "pull")
+    a, b, _ = made
+    sent, _ = _sent_and_received(a, b)
+    return (*made, sent)
+
+
+def _forged(node: Any, event_id: str, agent: str, payload: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "eventId": f"forged-dl-{node.head() + 1}",
+        "sourceNodeId": node.id,
+        "sourceAgentId": agent,
+        "toAgentId": "alice",
+        "toNodeId": "na",
+        "corrId": None,
+        "kind": "dead_letter",
+        "createdAt": "2030-01-01T00:00:00.000Z",
+        "payload": {"eventId": event_id, **payload},
+        "trace": {"attempt": 1},
+    }
+
+
+# (the node that writes it, as whom, its payload past eventId, what the refusal says)
+FORGED = {
+    "a node it was not sent to": (
+        2,
+        "mallory",
+        {"reason": "nacked"},
+        "a dead letter for event {gid} (sent to node 'nb') came from node 'nc'",
+    ),
+    "another agent than its recipient": (
+        1,
+        "bobby",
+        {"reason": "nacked"},
+        "a dead letter of a message to 'bob' came as 'bobby'",
+    ),
+    "a reason no node gives": (1, "bob", {"reason": "bored"}, "payload.reason: 'bored' is not"),
+    "no reason": (1, "bob", {"detail": "x"}, "payload.reason: None is not a string"),
+    "a detail past its bound": (
+        1,
+        "bob",
+        {"reason": "nacked", "detail": "x" * 1025},
+        "payload.detail: 'xxx",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FORGED))
+def test_only_the_node_it_was_sent_to_may_dead_letter_an_event(trio, case):
+    a, *nodes, sent = trio
+    who, agent, payload, said = FORGED[case]
+    writer = nodes[who - 1]
+    writer.append(_forged(writer, sent["global_id"], agent, payload))
+    pulled = a.ok("fed", "pull")
+    assert pulled["rejected"] == 1 and pulled["dead_lettered"] == 0
+    [refused] = a.ok("fed", "status")["rejected"]["latest"]
+    assert refused["kind"] == "dead_letter" and refused["node"] == writer.id
+    assert refused["reason"].startswith(said.format(gid=sent["global_id"]))
+    assert a.sql("SELECT state FROM fed_sent") == [("accepted",)]
+    assert a.ok("deadletter", "list")["total_count"] == 0
+
+
+def test_a_peer_giving_up_on_its_own_event_changes_nothing_here(trio):
+    """A `dead_letter` naming an event this node never sent (the peer's own, given up on)
+    is counted and changes no state here."""
+    a, b, _, _ = trio
+    b.append(_forged(b, "an-event-of-nb", "bob", {"reason": "federation_max_attempts"}))
+    pulled = a.ok("fed", "pull")
+    assert (pulled["dead_lettered"], pulled["rejected"]) == (1, 0)
+    assert a.sql("SELECT state FROM fed_sent") == [("accepted",)]
+    assert a.ok("deadletter", "list")["total_count"] == 0

@@ -39,10 +39,10 @@ def apply(conn: sqlite3.Connection) -> int:
     from acomm_cli.store import federation as fed_sql  # light: sqlite3 and json
 
     from_peers = fed_sql.dying_inbound(conn)
-    if from_peers:  # only a node has inbound messages: a plain store never loads remote
-        from acomm_cli.engine import remote
+    if from_peers:  # only a node has inbound messages
+        from acomm_cli.engine import outbox
 
-        remote.dead_lettered(conn, from_peers)
+        outbox.dead_lettered(conn, from_peers)
     return timers.apply_staged(conn, cid, subscribers, model.DEADLETTER_TOPIC)
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from acomm_cli import jsondepth
 from acomm_cli.engine import traces
+from acomm_cli.engine.outbox import MAX_DETAIL
 from acomm_cli.errors import EventRejected, ValidationFailed
 from acomm_cli.model import agent_id
 
@@ -32,7 +33,6 @@ ACK_STATUSES = frozenset({"accepted", "processed"})
 MAX_SEQ = 2**63 - 1  # SQLite's INTEGER
 MAX_ID = 128  # eventId, ackOf, replyTo, taskId, corrId
 MAX_SHORT = 256  # kind-specific words: a type, a priority, a time, a status
-MAX_DETAIL = 1024  # a dead letter's detail (its last error, cut to this by the sender)
 MAX_DEPTH = jsondepth.MAX_DEPTH  # objects and arrays inside one another, the envelope being 1
 MAX_ITEMS = 250_000  # values in one event, all levels
 MAX_TEXT = 8 * 1024 * 1024  # characters of all its strings together

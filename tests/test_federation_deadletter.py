@@ -1,5 +1,5 @@
 """A message that dies on the node it was sent to tells the node it came from: every dead
-letter of a delivery from another node (a nack without requeue, retries spent, an expiry)
+letter of a delivery from another node (a nack without requeue, retries spent, a dispatch)
 appends a `dead_letter` event naming the dead event to the source node, in the transaction
 that dead-letters it; the source node's pull ends its sender's state there (`show` says why)
 and dead-letters the sender's copy with a detail naming the node. A requeue is not told. Only

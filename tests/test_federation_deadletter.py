@@ -43,6 +43,12 @@ def test_a_nack_on_the_receiving_node_dead_letters_the_senders_event(pair):
     sent, got = _sent_and_received(a, b)
     assert a.ok("show", str(sent["id"]))["federation"]["state"] == "accepted"
     b.ok("nack", str(got["id"]), "--as", "bob", "--reason", "cannot parse it")
+    here = b.ok("show", str(got["id"]))["federation"]
+    assert (here["direction"], here["state"], here["dead_letter_reason"]) == (
+        "inbound",
+        "dead_letter",
+        "nacked",
+    )
     [told] = _dead_letter_events(b)
     assert (told["toNodeId"], told["sourceAgentId"], told["toAgentId"]) == ("na", "bob", "alice")
     assert told["payload"] == {

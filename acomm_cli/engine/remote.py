@@ -253,15 +253,17 @@ def view(conn: sqlite3.Connection, message_id: int, global_id: str) -> dict[str,
         answers = dict(reversed(sql.answers_of(conn, event_id, source)))  # kind -> first created_at
         state = "replied" if "reply" in answers else "processed" if answers else "accepted"
         done = answers.get("reply", answers.get("ack"))
+        dead = sql.dead_letter_of_message(conn, message_id) if state == "accepted" else None
         return {
             "direction": "inbound",
             "event_id": event_id,
-            "state": state,
+            "state": "dead_letter" if dead is not None else state,  # told to the origin
             "attempt": attempt,
             "origin_node": source,
             "to_node": sql.node_id(conn),
             "accepted_at": clock.iso(received_at),
             "processed_at": clock.iso(done),
+            **_dead(conn, message_id, "dead_letter" if dead is not None else state),
         }
     row = sql.sent_of_message(conn, message_id)
     if row is not None:

@@ -198,3 +198,29 @@ def test_a_peer_giving_up_on_its_own_event_changes_nothing_here(trio):
     assert (pulled["dead_lettered"], pulled["rejected"]) == (1, 0)
     assert a.sql("SELECT state FROM fed_sent") == [("accepted",)]
     assert a.ok("deadletter", "list")["total_count"] == 0
+
+
+def test_query_wait_ends_too_when_the_query_dies_on_a_plain_store(cli, store):
+    """The same rule without federation: a nack without requeue by the one recipient."""
+    base = ["--store", str(store), "--json"]
+    assert cli(*base, "channel", "create", "desk", "--as", "alice").exit_code == 0
+    assert cli(*base, "channel", "join", "desk", "--as", "alice", "bob").exit_code == 0
+    waiting = subprocess.Popen(
+        [ACOMM, *base, "query", "desk", "anyone?", "--as", "alice", "--wait", "120s"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        got: list[Any] = []
+        while not got:
+            assert waiting.poll() is None, waiting.communicate()
+            got = cli(*base, "receive", "--as", "bob").json()["messages"]
+        assert cli(*base, "nack", str(got[0]["id"]), "--as", "bob").exit_code == 0
+        out, err = waiting.communicate(timeout=60)
+    finally:
+        if waiting.poll() is None:
+            waiting.kill()
+            waiting.wait()
+    assert waiting.returncode == 5, (out, err)
+    assert "bob: nacked" in json.loads(err)["error"]["message"]

@@ -437,6 +437,27 @@ def inbound_of_message(conn: sqlite3.Connection, message_id: int) -> tuple[str, 
     return None if row is None else (str(row[0]), str(row[1]))
 
 
+def dying_inbound(conn: sqlite3.Connection) -> list[tuple[Any, ...]]:
+    """The staged dead letters (temp.dying) of messages that came from another node:
+    (event_id, source_node, recipient, sender, correlation_id, reason, last_error, at)."""
+    return conn.execute(
+        "SELECT i.event_id, i.source_node, x.recipient, m.sender, m.correlation_id, x.reason,"
+        " x.last_error, x.at FROM temp.dying x"
+        " JOIN fed_inbound i ON i.message_id = x.message_id"
+        " JOIN messages m ON m.id = x.message_id ORDER BY x.at, x.message_id, x.recipient"
+    ).fetchall()
+
+
+def dead_letter_of_message(conn: sqlite3.Connection, message_id: int) -> tuple[Any, ...] | None:
+    """(reason, last_error, dead_lettered_at) of a message's latest dead letter (`show`)."""
+    row: tuple[Any, ...] | None = conn.execute(
+        "SELECT reason, last_error, dead_lettered_at FROM dead_letters WHERE message_id = ?"
+        " ORDER BY dead_lettered_at DESC LIMIT 1",
+        (message_id,),
+    ).fetchone()
+    return row
+
+
 # ---------------------------------------------------------------- the sender's state
 
 _SENT_COLUMNS = (

@@ -239,5 +239,6 @@ def test_a_dispatch_that_dead_letters_tells_the_sender_failed(dispatching, tmp_p
         "SELECT json_extract(envelope, '$.payload.outcome') FROM fed_outbox WHERE"
         " json_extract(envelope, '$.payload.status') = 'processed'"
     ) == [("failed",)]
-    a.ok("fed", "pull")
-    assert _fed(a, sent["id"])["state"] == "processed"
+    a.ok("fed", "pull")  # the dead letter there came first: the sender's state ends dead
+    view = _fed(a, sent["id"])
+    assert (view["state"], view["dead_letter_reason"]) == ("dead_letter", "dispatch_failed")

@@ -76,13 +76,13 @@ def test_every_outbox_append_is_published_after_its_commit(nodes):
     # b never ticks nor pulls from here on: each command publishes its own appends
     appends(b, "ack", str(inbox["do it"]), "--status", "completed", "--as", "bob")
     appends(b, "respond", "c-bob", "because", "--as", "bob")
-    ok(b, "nack", str(inbox["not mine"]), "--reason", "wrong desk", "--as", "bob")
-    assert published(b) == head(b)  # (a nack tells the sender's node nothing today)
+    appends(b, "nack", str(inbox["not mine"]), "--reason", "wrong desk", "--as", "bob")
     appends(b, "task", "accept", t, "--eta", "10m", "--as", "bob")
     appends(b, "task", "complete", t, "all pass", "--as", "bob")
     pulled = ok(a, "fed", "pull")
     assert pulled["unreachable"] == []
     assert (state(a, m), state(a, q), state(a, t)) == ("processed", "replied", "processed")
+    assert state(a, n) == "dead_letter"  # the nack without requeue: dead on nb
     answers = ok(a, "receive", "--as", "alice")["messages"]
     assert ("response", "because") in {(x["type"], x["content"]) for x in answers}
     assert ok(a, "task", "show", t)["state"] == "completed"

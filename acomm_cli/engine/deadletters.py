@@ -33,8 +33,16 @@ def system_route(conn: sqlite3.Connection) -> tuple[int, str]:
 
 
 def apply(conn: sqlite3.Connection) -> int:
-    """Dead-letter everything staged so far; returns how many deliveries died."""
+    """Dead-letter everything staged so far; returns how many deliveries died. A message
+    that came from another node tells that node, in the same transaction (its outbox)."""
     cid, subscribers = system_route(conn)
+    from acomm_cli.store import federation as fed_sql  # light: sqlite3 and json
+
+    from_peers = fed_sql.dying_inbound(conn)
+    if from_peers:  # only a node has inbound messages
+        from acomm_cli.engine import outbox
+
+        outbox.dead_lettered(conn, from_peers)
     return timers.apply_staged(conn, cid, subscribers, model.DEADLETTER_TOPIC)
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from acomm_cli import jsondepth
 from acomm_cli.engine import traces
+from acomm_cli.engine.outbox import MAX_DETAIL
 from acomm_cli.errors import EventRejected, ValidationFailed
 from acomm_cli.model import agent_id
 
@@ -119,6 +120,10 @@ def _payload(kind: str, payload: dict[str, Any]) -> None:
                 f"payload.status: {_show(payload.get('status'))} is not accepted or processed"
             )
         _text(payload, "outcome", MAX_SHORT, where="payload.")
+    elif kind == "dead_letter":  # eventId: the event that died (absent: this one)
+        _text(payload, "eventId", MAX_ID, where="payload.")
+        _text(payload, "reason", MAX_SHORT, required=True, where="payload.")
+        _text(payload, "detail", MAX_DETAIL, where="payload.")
     elif kind == "reply":
         _text(payload, "replyTo", MAX_ID, required=True, where="payload.")
         _text(payload, "content", MAX_TEXT, where="payload.")

@@ -12,7 +12,7 @@ from acomm_cli import clock, model
 from acomm_cli.engine import directory, presence, waiting
 from acomm_cli.engine.channels import channel_by_id
 from acomm_cli.engine.sending import Router, persist, plan_message, send, send_direct
-from acomm_cli.errors import CommError, NotFound, ValidationFailed
+from acomm_cli.errors import CommError, InvalidState, NotFound, ValidationFailed
 from acomm_cli.model import Message, MessageType, SendRequest, SendResult
 from acomm_cli.store import acks, reads, sending, stats, write
 
@@ -131,9 +131,35 @@ def await_response(
                 if emit is not None:
                     emit(msg)  # holds the write lock while it prints: see inbox.read_inbox
                 return msg
+            dead = unanswerable(conn, correlation_id)
+            if dead is not None:
+                raise dead
         if time.monotonic() >= until or stop():
             return None
         waiting.wait_change(conn, version, until, None, stop)
+
+
+def unanswerable(conn: sqlite3.Connection, correlation_id: str) -> CommError | None:
+    """Why no answer can come any more: every delivery of the query is a dead letter (on
+    this node, or, for a query sent to another node, on that node: the asker's copy holds
+    it then), or None. Waiting on would only wait out the time given."""
+    found = sending.first_of_type(conn, correlation_id, MessageType.QUERY.value)
+    msg = None if found is None else reads.message_by_id(conn, found[0])
+    if msg is None or not msg.deliveries:
+        return None
+    if any(d.state != model.DeliveryState.DEAD for d in msg.deliveries):
+        return None
+    from acomm_cli.store import deadletters
+
+    rows, _ = deadletters.dead_letters(conn, message_id=msg.id, limit=10)
+    why = "; ".join(f"{r[1]}: {r[3]} ({r[5] or 'no detail'})" for r in rows)
+    return InvalidState(
+        f"query {correlation_id} was dead-lettered for every recipient, no response can"
+        f" come: {why}",
+        field="correlation_id",
+        value=correlation_id,
+        message_id=msg.id,
+    )
 
 
 def thread(conn: sqlite3.Connection, correlation_id: str) -> list[Message]:

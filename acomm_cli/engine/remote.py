@@ -11,15 +11,19 @@ came in (delivered to the local agent)."""
 
 from __future__ import annotations
 
-import os
 import sqlite3
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from acomm_cli import clock
+from acomm_cli.engine.outbox import POLICY_VERSION as POLICY_VERSION
+from acomm_cli.engine.outbox import claim_speaker as claim_speaker
+from acomm_cli.engine.outbox import emit as emit
+from acomm_cli.engine.outbox import envelope as envelope
+from acomm_cli.engine.outbox import room_value as room_value
+from acomm_cli.engine.outbox import uuid7 as uuid7
 from acomm_cli.model import (
     Channel,
     ChannelConfig,
@@ -33,7 +37,6 @@ from acomm_cli.store import channels, sending
 from acomm_cli.store import federation as sql
 
 FED_PREFIX = "_fed:"
-POLICY_VERSION = 1
 
 
 @dataclass(frozen=True)
@@ -44,47 +47,7 @@ class Route:
     fallbacks: tuple[str, ...] = ()
 
 
-def uuid7(now_ms: int) -> str:
-    """A UUIDv7: 48 bits of milliseconds, then random bits (RFC 9562)."""
-    rand = int.from_bytes(os.urandom(10), "big")
-    value = (
-        ((now_ms & (2**48 - 1)) << 80)
-        | (0x7 << 76)
-        | (((rand >> 64) & 0xFFF) << 64)
-        | (0b10 << 62)
-        | (rand & (2**62 - 1))
-    )
-    return str(uuid.UUID(int=value))
-
-
 # ---------------------------------------------------------------- the room copy
-
-
-def room_value(conn: sqlite3.Connection, map_: str, key: str) -> dict[str, Any]:
-    import json
-
-    raw = sql.room_get(conn, map_, key)
-    if raw is None:
-        return {}
-    value = json.loads(raw)
-    return value if isinstance(value, dict) else {}
-
-
-def claim_speaker(
-    conn: sqlite3.Connection, node: str, agent: str | None, now: int, *, queue: bool
-) -> None:
-    """An agent no node owns becomes `node`'s once it speaks across nodes from there: the
-    first node to speak as it owns it, so no other node can later speak as it. The sending
-    node writes the claim (queued for the room) in the transaction that appends the event; a
-    receiving node writes the same claim into its copy when the event arrives, so the rule
-    holds whichever of the room update and the event gets there first."""
-    if agent is None or agent in ("acomm", "*"):  # the system sender, the queue: no one's
-        return
-    if room_value(conn, "agents", agent).get("ownerNodeId") is None:
-        import json
-
-        value = json.dumps({"ownerNodeId": node}, separators=(",", ":"))
-        sql.room_put(conn, "agents", agent, value, now, queue=queue)
 
 
 def last_seen(conn: sqlite3.Connection, node: str) -> int | None:
@@ -133,64 +96,6 @@ def route(
             decision = "local" if node == self_node else "fallback"
             return Route(decision, None if node == self_node else node, owner, fallbacks)
     return Route("owner_offline", owner, owner, fallbacks)
-
-
-# ---------------------------------------------------------------- the outbox
-
-
-def envelope(
-    event_id: str,
-    self_node: str,
-    kind: str,
-    *,
-    source_agent: str | None,
-    to_agent: str | None,
-    to_node: str | None,
-    corr: str | None,
-    payload: Any,
-    attempt: int,
-    decision: str | None,
-    now: int,
-    trace_id: str | None = None,
-) -> dict[str, Any]:
-    trace: dict[str, Any] = {
-        "attempt": attempt,
-        "routeDecision": decision,
-        "policyVersion": POLICY_VERSION,
-    }
-    if trace_id is not None:  # the message's trace: the other node's copy keeps it
-        trace["traceId"] = trace_id
-    return {
-        "eventId": event_id,
-        "sourceNodeId": self_node,
-        "sourceAgentId": source_agent,
-        "toAgentId": to_agent,
-        "toNodeId": to_node,
-        "corrId": corr,
-        "kind": kind,
-        "createdAt": clock.iso(now),
-        "payload": payload,
-        "trace": trace,
-    }
-
-
-def emit(
-    conn: sqlite3.Connection,
-    self_node: str,
-    kind: str,
-    *,
-    to_node: str | None,
-    now: int,
-    event_id: str | None = None,
-    attempt: int = 1,
-    **fields: Any,
-) -> str:
-    """Append one event to this node's outbox; returns its eventId."""
-    event_id = event_id or uuid7(now)
-    claim_speaker(conn, self_node, fields.get("source_agent"), now, queue=True)
-    env = envelope(event_id, self_node, kind, to_node=to_node, attempt=attempt, now=now, **fields)
-    sql.append_outbox(conn, event_id, attempt, kind, to_node, env, now)
-    return event_id
 
 
 def fed_channel(
@@ -348,15 +253,17 @@ def view(conn: sqlite3.Connection, message_id: int, global_id: str) -> dict[str,
         answers = dict(reversed(sql.answers_of(conn, event_id, source)))  # kind -> first created_at
         state = "replied" if "reply" in answers else "processed" if answers else "accepted"
         done = answers.get("reply", answers.get("ack"))
+        dead = sql.dead_letter_of_message(conn, message_id) if state == "accepted" else None
         return {
             "direction": "inbound",
             "event_id": event_id,
-            "state": state,
+            "state": "dead_letter" if dead is not None else state,  # told to the origin
             "attempt": attempt,
             "origin_node": source,
             "to_node": sql.node_id(conn),
             "accepted_at": clock.iso(received_at),
             "processed_at": clock.iso(done),
+            **_dead(conn, message_id, "dead_letter" if dead is not None else state),
         }
     row = sql.sent_of_message(conn, message_id)
     if row is not None:
@@ -372,6 +279,7 @@ def view(conn: sqlite3.Connection, message_id: int, global_id: str) -> dict[str,
             "accepted_at": clock.iso(row[9]),
             "processed_at": clock.iso(row[10]),
             "incident_at": clock.iso(row[11]),
+            **_dead(conn, message_id, state),
         }
     env = sql.outbox_event(conn, global_id) or {}  # a reply we emitted: no sender's state
     return {
@@ -386,3 +294,12 @@ def view(conn: sqlite3.Connection, message_id: int, global_id: str) -> dict[str,
         "processed_at": None,
         "incident_at": None,
     }
+
+
+def _dead(conn: sqlite3.Connection, message_id: int, state: str) -> dict[str, Any]:
+    """Why a sent message is `dead_letter`: its dead letter here, which names the other node
+    when the message died there."""
+    found = sql.dead_letter_of_message(conn, message_id) if state == "dead_letter" else None
+    if found is None:
+        return {}
+    return {"dead_letter_reason": found[0], "dead_letter_detail": found[1]}

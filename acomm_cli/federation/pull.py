@@ -353,6 +353,7 @@ def _apply(
         if _reply(conn, source, env, now):
             result.replies += 1
     elif kind == "dead_letter":
+        _dead_lettered(conn, source, env, now)
         result.dead_lettered += 1
 
 
@@ -499,3 +500,42 @@ def _reply(conn: sqlite3.Connection, source: str, env: dict[str, Any], now: int)
         next_timer_at=None,
     )
     return True
+
+
+def _dead_lettered(conn: sqlite3.Connection, source: str, env: dict[str, Any], now: int) -> None:
+    """A peer dead-lettered a message this node sent it: the sender's state becomes
+    `dead_letter` and the sender's copy a dead letter here (the peer's reason, a detail
+    naming the peer), so the sender learns it as of a local one. Only the node the event was
+    sent to may say so, as the agent it was sent to. A dead letter naming no event of ours (a
+    peer giving up on its own event), or one that came after the end, changes nothing."""
+    from acomm_cli import model
+    from acomm_cli.engine import deadletters
+    from acomm_cli.store import reads, sending
+
+    payload = env.get("payload") or {}
+    event_id = payload.get("eventId")
+    row = None if event_id is None else sql.sent(conn, str(event_id))
+    if row is None:
+        return
+    why = peertrust.answer_refusal(conn, source, event_id, "a dead letter")
+    if why is not None:
+        raise EventRejected(why)
+    message_id, to_agent, state = row[1], row[3], row[5]
+    agent = env.get("sourceAgentId")
+    if to_agent is not None and agent != to_agent:
+        raise EventRejected(f"a dead letter of a message to {to_agent!r} came as {agent!r}")
+    reason = str(payload["reason"])
+    if reason not in model.DEAD_LETTER_REASONS:
+        raise EventRejected(f"payload.reason: {reason[:60]!r} is not a dead-letter reason")
+    if state not in ("emitted", "accepted", "incident"):
+        return  # processed, replied or dead already: the end stands
+    detail = f"dead-lettered on node {source}: {payload.get('detail') or reason}"
+    msg = reads.message_by_id(conn, int(message_id)) if message_id is not None else None
+    if msg is not None and to_agent is not None:
+        sending.insert_deliveries(
+            conn, [(msg.id, to_agent, msg.channel_id, "unread", 0, 0, msg.created_at, None)]
+        )
+        deadletters.dead_letter(conn, [(msg.id, to_agent, msg.channel_id, 0)], reason, detail, now)
+    sql.update_sent(
+        conn, str(event_id), state="dead_letter", accepted_at=row[9] or now, next_timer_at=None
+    )

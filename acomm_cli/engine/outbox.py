@@ -1,0 +1,142 @@
+"""A node's outbox: the envelope of an event and its append (`emit`), the event ids
+(UUIDv7), the claim an agent's first words across nodes make in the room copy, and the
+`dead_letter` a dead letter here owes the node a message came from. Kept apart from
+`remote` (which re-exports it) so that the dead-letter path, which every store runs, reaches
+the outbox without loading the rest of federation. Stdlib, clock and the store only."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from acomm_cli import clock
+from acomm_cli.store import federation as sql
+
+POLICY_VERSION = 1
+MAX_DETAIL = 1024  # a dead letter's detail (its last error) is cut to this
+
+
+def uuid7(now_ms: int) -> str:
+    """A UUIDv7: 48 bits of milliseconds, then random bits (RFC 9562)."""
+    rand = int.from_bytes(os.urandom(10), "big")
+    value = (
+        ((now_ms & (2**48 - 1)) << 80)
+        | (0x7 << 76)
+        | (((rand >> 64) & 0xFFF) << 64)
+        | (0b10 << 62)
+        | (rand & (2**62 - 1))
+    )
+    return str(uuid.UUID(int=value))
+
+
+def room_value(conn: sqlite3.Connection, map_: str, key: str) -> dict[str, Any]:
+    import json
+
+    raw = sql.room_get(conn, map_, key)
+    if raw is None:
+        return {}
+    value = json.loads(raw)
+    return value if isinstance(value, dict) else {}
+
+
+def claim_speaker(
+    conn: sqlite3.Connection, node: str, agent: str | None, now: int, *, queue: bool
+) -> None:
+    """An agent no node owns becomes `node`'s once it speaks across nodes from there: the
+    first node to speak as it owns it, so no other node can later speak as it. The sending
+    node writes the claim (queued for the room) in the transaction that appends the event; a
+    receiving node writes the same claim into its copy when the event arrives, so the rule
+    holds whichever of the room update and the event gets there first."""
+    if agent is None or agent in ("acomm", "*"):  # the system sender, the queue: no one's
+        return
+    if room_value(conn, "agents", agent).get("ownerNodeId") is None:
+        import json
+
+        value = json.dumps({"ownerNodeId": node}, separators=(",", ":"))
+        sql.room_put(conn, "agents", agent, value, now, queue=queue)
+
+
+def envelope(
+    event_id: str,
+    self_node: str,
+    kind: str,
+    *,
+    source_agent: str | None,
+    to_agent: str | None,
+    to_node: str | None,
+    corr: str | None,
+    payload: Any,
+    attempt: int,
+    decision: str | None,
+    now: int,
+    trace_id: str | None = None,
+) -> dict[str, Any]:
+    trace: dict[str, Any] = {
+        "attempt": attempt,
+        "routeDecision": decision,
+        "policyVersion": POLICY_VERSION,
+    }
+    if trace_id is not None:  # the message's trace: the other node's copy keeps it
+        trace["traceId"] = trace_id
+    return {
+        "eventId": event_id,
+        "sourceNodeId": self_node,
+        "sourceAgentId": source_agent,
+        "toAgentId": to_agent,
+        "toNodeId": to_node,
+        "corrId": corr,
+        "kind": kind,
+        "createdAt": clock.iso(now),
+        "payload": payload,
+        "trace": trace,
+    }
+
+
+def emit(
+    conn: sqlite3.Connection,
+    self_node: str,
+    kind: str,
+    *,
+    to_node: str | None,
+    now: int,
+    event_id: str | None = None,
+    attempt: int = 1,
+    **fields: Any,
+) -> str:
+    """Append one event to this node's outbox; returns its eventId."""
+    event_id = event_id or uuid7(now)
+    claim_speaker(conn, self_node, fields.get("source_agent"), now, queue=True)
+    env = envelope(event_id, self_node, kind, to_node=to_node, attempt=attempt, now=now, **fields)
+    sql.append_outbox(conn, event_id, attempt, kind, to_node, env, now)
+    return event_id
+
+
+def dead_lettered(conn: sqlite3.Connection, rows: Sequence[Sequence[Any]]) -> None:
+    """Deliveries of messages from another node died here (retries spent, a nack without
+    requeue, an expiry, ...): a `dead_letter` event to each message's source node, naming the
+    event that died, so its sender's state ends there. `rows`: (event_id, source_node,
+    recipient, sender, correlation_id, reason, last_error, at). A requeue is not told: the
+    sender's states have no place between `accepted` and the end."""
+    self_node = sql.node_id(conn)
+    if self_node is None:
+        return
+    for event_id, source, recipient, sender, corr, reason, last_error, at in rows:
+        emit(
+            conn,
+            self_node,
+            "dead_letter",
+            to_node=source,
+            now=at,
+            source_agent=recipient,
+            to_agent=sender,
+            corr=corr,
+            payload={
+                "eventId": event_id,
+                "reason": reason,
+                "detail": (last_error or reason)[:MAX_DETAIL],
+            },
+            decision=None,
+        )

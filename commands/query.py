@@ -59,8 +59,9 @@ def query(
         typer.Option(
             "--wait",
             click_type=params.DURATION,
-            help="Wait this long for the first response and print it (exit 124 if none). "
-            + params.DURATION_HELP,
+            help="Wait this long for the first response and print it (exit 124 if none; "
+            "exit 5 at once when every delivery of the question is dead-lettered, here or on "
+            "the recipient's node). " + params.DURATION_HELP,
         ),
     ] = None,
     priority: Annotated[

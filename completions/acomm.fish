@@ -614,7 +614,7 @@ complete -c acomm -n '__acomm_is \'query\'' -l to -r -f -d 'Ask one agent, on yo
 complete -c acomm -n '__acomm_is \'query\'' -l as -r -f -a '(__acomm_words agents)'
 complete -c acomm -n '__acomm_is \'query\'' -l as -r -f -d 'The acting agent'
 complete -c acomm -n '__acomm_is \'query\'' -l timeout -r -f -d 'Recipients that have not read it by then get it dead-lettered (expi...'
-complete -c acomm -n '__acomm_is \'query\'' -l wait -r -f -d 'Wait this long for the first response and print it (exit 124 if none)'
+complete -c acomm -n '__acomm_is \'query\'' -l wait -r -f -d 'Wait this long for the first response and print it (exit 124 if non...'
 complete -c acomm -n '__acomm_is \'query\'' -s p -l priority -r -f -a 'low normal high urgent critical'
 complete -c acomm -n '__acomm_is \'query\'' -s p -l priority -r -f -d 'low, normal, high, urgent, critical or 0-4'
 complete -c acomm -n '__acomm_is \'query\'' -l topic -r -f -d 'Topic (needed on pubsub channels)'

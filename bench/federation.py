@@ -41,11 +41,13 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 from time import perf_counter
+from typing import Any
 
 from harness import DOC, machine, median, rotate, write_section
 
 from acomm_cli import clock
 from acomm_cli.engine.sending import send_direct
+from acomm_cli.federation.pull import PAGE_SIZE as PAGE
 from acomm_cli.model import SendRequest
 from acomm_cli.store.connection import open_store, write
 
@@ -77,6 +79,8 @@ def pair(work: Path) -> tuple[Path, Path]:
     acomm(b, "node", "init", "--id", "nb", *extra)
     acomm(a, "peers", "add", "nb", "--url", f"store:{b}")
     acomm(b, "peers", "add", "na", "--url", f"store:{a}")
+    acomm(a, "agent", "register", "alice")  # a new store's directory is strict
+    acomm(b, "agent", "register", "bob")
     acomm(b, "agent", "own", "bob")
     acomm(b, "fed", "pull")
     acomm(a, "fed", "pull")
@@ -234,10 +238,51 @@ def bench_latency_push(work: Path, rounds: int) -> dict[str, float]:
 # ---------------------------------------------------------------- throughput
 
 
-def bench_throughput(work: Path, n: int, rounds: int) -> dict[str, float]:
-    d = work / "throughput"
+def gateway(store: Path, procs: list[subprocess.Popen[bytes]], *args: str) -> str:
+    """`gateway serve` on a free loopback port for `store`; its http url once it listens."""
+    log = open(str(store) + ".gateway.log", "wb")
+    procs.append(
+        subprocess.Popen(
+            [ACOMM, "--store", str(store), "gateway", "serve", "--listen", "127.0.0.1:0", *args],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        r = acomm(store, "--json", "gateway", "status", check=False)
+        if r.returncode == 0 and json.loads(r.stdout).get("listen"):
+            return "http://" + json.loads(r.stdout)["listen"]
+        time.sleep(0.2)
+    raise RuntimeError(f"the gateway of {store} did not start")
+
+
+def stop(procs: list[subprocess.Popen[bytes]]) -> None:
+    import signal
+
+    for p in procs:
+        os.killpg(p.pid, signal.SIGTERM)
+    for p in procs:
+        p.wait(timeout=30)
+
+
+def bench_throughput(work: Path, n: int, rounds: int, http: bool = False) -> dict[str, float]:
+    """`fed pull` of n messages on nb against `send --batch` of as many on a plain store.
+    `http`: nb reads na's outbox from na's gateway (`gateway serve`) instead of its file."""
+    d = work / ("throughput-http" if http else "throughput")
     d.mkdir(parents=True)
     a, b = pair(d)
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        if http:
+            acomm(b, "peers", "add", "na", "--url", gateway(a, procs))
+        return _throughput(d, a, b, n, rounds)
+    finally:
+        stop(procs)
+
+
+def _throughput(d: Path, a: Path, b: Path, n: int, rounds: int) -> dict[str, float]:
     conn = open_store(a)
     try:
         now = clock.now_ms()
@@ -285,6 +330,75 @@ def bench_throughput(work: Path, n: int, rounds: int) -> dict[str, float]:
         c.close()
     ours, base_s = rotate([pull, send], rounds)
     return {"pull_rate": n / median(ours), "send_rate": n / median(base_s)}
+
+
+# ---------------------------------------------------------------- send -> receive --wait
+
+
+def bench_wait_latency(work: Path, rounds: int) -> dict[str, dict[str, float]]:
+    """Send on na -> `receive --wait` returns on nb, per hop (bench/fed_reqrep.py's round):
+    over HTTP with both gateways' continuous pull, and on NATS with `gateway serve --push`
+    on nb (when nats-server is installed); each beside a local send -> receive --wait on
+    one plain store, the rounds interleaved."""
+    import fed_reqrep as rr
+
+    out: dict[str, dict[str, float]] = {}
+    d = work / "wait-http"
+    d.mkdir(parents=True)
+    a, b, p = d / "a.acomm", d / "b.acomm", d / "plain.acomm"
+    acomm(p, "init")
+    acomm(a, "node", "init", "--id", "na")
+    acomm(b, "node", "init", "--id", "nb")
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        url = rr.serve(a, procs, "--seed")
+        token = json.loads(acomm(a, "--json", "invite", "create", "--expect", "nb").stdout)
+        rr.serve(b, procs, "--join", url, "--invite", token["invite_token"])
+        acomm(b, "agent", "own", "bob")
+        deadline = time.monotonic() + 60
+        while not rr._owned(a) or not rr.acomm(a, "peers")["peers"]:
+            if time.monotonic() > deadline:
+                raise RuntimeError("nb's claim on bob did not reach na")
+            time.sleep(0.2)
+        out["http"] = _wait_rounds(rr, a, b, p, rounds)
+    finally:
+        stop(procs)
+    exe = shutil.which("nats-server") or shutil.which("nats-server", path="/usr/sbin")
+    if exe is None:
+        return out
+    global NATS
+    d = work / "wait-nats"
+    d.mkdir()
+    server = start_nats(d)
+    procs = []
+    try:
+        a, b = pair(d)
+        p = d / "plain.acomm"
+        acomm(p, "init")
+        gateway(b, procs, "--push")
+        out["nats"] = _wait_rounds(rr, a, b, p, rounds)
+    finally:
+        stop(procs)
+        NATS = None
+        if server is not None:
+            server.kill()
+            server.wait(timeout=30)
+    return out
+
+
+def _wait_rounds(rr: Any, a: Path, b: Path, p: Path, rounds: int) -> dict[str, float]:
+    rr.one_round(a, b, "warm-up")  # the first round pays for consumers and caches
+    fed, local = [], []
+    for i in range(rounds):
+        fed.append(rr.one_round(a, b, f"fed {i}"))
+        local.append(rr.one_round(p, p, f"local {i}"))
+    return {
+        "send": median([r[0] for r in fed]),
+        "applied": median([r[2] for r in fed]),
+        "woken": median([r[1] - r[2] for r in fed]),
+        "remote": median([r[1] for r in fed]),
+        "local": median([r[1] for r in local]),
+    }
 
 
 # ---------------------------------------------------------------- start-up
@@ -457,9 +571,105 @@ def bench_nats(work: Path, args: argparse.Namespace) -> dict[str, dict[str, floa
     return out
 
 
+SPEED = "## Federation: pull throughput and cross-node wait"
+PULL_TARGET = 0.70  # of a local `send --batch` of the same messages
+WAIT_TARGETS = {"http": 0.300, "nats": 0.050}  # send on A -> `receive --wait` on B, median
+
+
+def speed(args: argparse.Namespace) -> str:
+    """The speed rows (`--part speed`): `fed pull` of the same N messages over each
+    transport against a local `send --batch`, and send -> receive --wait across nodes."""
+    work = Path(tempfile.mkdtemp(prefix="acomm-bench-fedspeed-"))
+    m = machine()
+    rounds = max(3, args.rounds // 3)
+    rows: list[str] = []
+    try:
+        thr = {
+            "store file": bench_throughput(work, args.messages, rounds),
+            "HTTP": bench_throughput(work, args.messages, rounds, http=True),
+        }
+        nats = work / "nats-throughput"
+        nats.mkdir()
+        global NATS
+        server = start_nats(nats)
+        if server is not None:
+            try:
+                thr["NATS"] = bench_throughput(nats, args.messages, rounds)
+            finally:
+                NATS = None
+                server.kill()
+                server.wait(timeout=30)
+        for name, t in thr.items():
+            r = t["pull_rate"] / t["send_rate"]
+            rows.append(
+                f"| `fed pull` of {args.messages:,} messages, {name} | {t['pull_rate']:,.0f} msg/s "
+                f"| {t['send_rate']:,.0f} msg/s local `send --batch` of the same | {r:.0%} "
+                f"| >= {PULL_TARGET:.0%} | {'PASS' if r >= PULL_TARGET else 'FAIL'} |"
+            )
+        wait = bench_wait_latency(work, args.rounds)
+        hops: list[str] = []
+        for name, w in wait.items():
+            label = "HTTP, gateways' continuous pull" if name == "http" else "NATS, `--push` on B"
+            target = WAIT_TARGETS[name]
+            rows.append(
+                f"| send on A -> `receive --wait` on B, {label} | {ms(w['remote'])} "
+                f"| {ms(w['local'])} local send -> `receive --wait` | "
+                f"{w['remote'] / w['local']:.2f}x | <= {ms(target)} "
+                f"| {'PASS' if w['remote'] <= target else 'FAIL'} |"
+            )
+            hops.append(
+                f"- {label}, per hop (medians): `send` process {ms(w['send'])}; from `send` "
+                f"returning to the message's commit on B {ms(w['applied'])}; from that commit "
+                f"to `receive --wait` returning {ms(w['woken'])}."
+            )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return "\n".join(
+        [
+            SPEED,
+            "",
+            "Written by `bench/federation.py --part speed` (it replaces only this section). "
+            "Reproduce from the repository root:",
+            "",
+            "```sh",
+            ".venv/bin/python bench/federation.py --part speed --messages 2000",
+            "```",
+            "",
+            f"Run {when} on nproc {m['nproc']}, SQLite {m['sqlite']}, {m['os']}; load average "
+            f"(`uptime`) at start {m['load average at start']}.",
+            "",
+            "| Benchmark | Measured | Baseline | Ratio | Target | Result |",
+            "|---|---|---|---|---|---|",
+            *rows,
+            "",
+            f"- throughput: medians of {rounds} real processes each way, alternating, on fresh "
+            "copies of the stores: `acomm fed pull` on nb of the messages waiting in na's outbox "
+            "(read from na's file, from `gateway serve` on na, or through a JetStream durable "
+            "consumer on a local `nats-server -js`), against `acomm send --batch` of the same "
+            "direct messages to a local agent on a plain store. A pull commits a page of "
+            f"{PAGE} events per transaction: the cursor, the inbound records, the deliveries and "
+            "their `ack accepted` events appended in one statement.",
+            f"- send -> receive --wait: {args.rounds} rounds after one warm-up, each "
+            "interleaved with the local baseline (bench/fed_reqrep.py's round): "
+            "`receive --as bob --wait 30s` is started on nb, then a real `send --to bob` on na; "
+            "the measure runs from `send` returning to `receive` returning (the send's own "
+            "time is the first hop below).",
+            *hops,
+            "",
+        ]
+    )
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument(
+        "--part",
+        choices=("all", "speed"),
+        default="all",
+        help="speed: only the pull throughput and cross-node wait rows (their own section)",
+    )
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--tick-rounds", type=int, default=15)
     ap.add_argument("--messages", type=int, default=5000)
@@ -467,6 +677,14 @@ def main() -> int:
     # no gateway carries the room's heartbeats here (and NATS peers carry no room): on a
     # loaded machine a scenario can outlast the 30 s after which nb counts as offline
     os.environ["ACOMM_FED_OFFLINE_AFTER"] = "1h"
+    os.environ["ACOMM_IDENTITY_DIRECTORY"] = "open"  # agents named without registering
+    if args.part == "speed":
+        text = speed(args)
+        print(text)
+        if not args.no_write:
+            write_section(SPEED, text)
+            print(f"wrote {DOC}")
+        return 0
     work = Path(tempfile.mkdtemp(prefix="acomm-bench-fed-"))
     try:
         (work / "pull").mkdir()

@@ -3,9 +3,11 @@ advance the cursor, record the inbound events (unique on the source node and eve
 re-read is a duplicate, never a second delivery), deliver messages into local deliveries,
 append `ack accepted` for each, and apply acks, replies and dead letters to the sender's state.
 
-Each event is checked (engine/envelope.py) and applied inside a savepoint of its own: one
-that is malformed, or that a rule refuses (EventRejected), is rolled back alone, recorded in
-fed_rejected and passed by the cursor; the page's other events and the other peers go on.
+Each event is checked (engine/envelope.py) and applied; one that is malformed, or that a
+rule refuses (EventRejected), is rolled back alone, recorded in fed_rejected and passed by
+the cursor; the page's other events and the other peers go on. A page is first applied in
+one savepoint; when one of its events is refused it is undone and applied again with a
+savepoint per event (a page of good events pays for none).
 
 A page's run of messages shares what it read once (a _Page: the channel cache, the senders
 found allowed, the speaker claims written) and appends its `ack accepted` events together;

@@ -11,6 +11,7 @@ import sqlite3
 
 TYPE_CHECKING = False  # typing's, without importing typing (a send must not load it)
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any
 
 
@@ -267,7 +268,7 @@ def append_outbox(
 
 
 def append_outbox_many(
-    conn: sqlite3.Connection, events: list[tuple[str | None, dict[str, Any]]], now_ms: int
+    conn: sqlite3.Connection, events: Sequence[tuple[str | None, dict[str, Any]]], now_ms: int
 ) -> None:
     """Append first-attempt events (to node, envelope without seq) in order, in one
     statement: as append_outbox each, their seqs following one another."""

@@ -21,8 +21,9 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from acomm_cli.engine import envelope, peertrust, remote, remoteblobs, taskfed
+from acomm_cli.engine import envelope, peertrust, remote, remoteblobs
 from acomm_cli.engine.sending import Router, persist, plan_message
+from acomm_cli.engine.taskemit import KINDS as TASK_KINDS
 from acomm_cli.errors import CommError, EventRejected, InsecurePeer, PeerUnreachable
 from acomm_cli.federation import identity, profile, room
 from acomm_cli.federation.transport import Transport, Unreachable
@@ -31,6 +32,8 @@ from acomm_cli.store import federation as sql
 from acomm_cli.store.connection import savepoint, write
 
 PAGE_SIZE = 500
+# the task events a peer sends (taskfed, and the task engine it loads, only when one comes)
+TASK_EVENTS = frozenset(TASK_KINDS.values())
 
 
 @dataclass
@@ -432,10 +435,14 @@ def _apply(
     if kind == "message":
         _deliver(conn, me, source, env, now, result, facts)
     elif kind == "task_create":  # the task's command message, then the owner's copy
+        from acomm_cli.engine import taskfed
+
         got = _deliver(conn, me, source, env, now, result, facts)
         if got is not None and taskfed.created(conn, source, env, *got, now):
             result.tasks += 1
-    elif kind in taskfed.EVENTS:
+    elif kind in TASK_EVENTS:
+        from acomm_cli.engine import taskfed
+
         if taskfed.applied(conn, me, source, env, now):
             result.tasks += 1
     elif kind == "ack":

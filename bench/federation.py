@@ -41,11 +41,13 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 from time import perf_counter
+from typing import Any
 
 from harness import DOC, machine, median, rotate, write_section
 
 from acomm_cli import clock
 from acomm_cli.engine.sending import send_direct
+from acomm_cli.federation.pull import PAGE_SIZE as PAGE
 from acomm_cli.model import SendRequest
 from acomm_cli.store.connection import open_store, write
 
@@ -77,6 +79,8 @@ def pair(work: Path) -> tuple[Path, Path]:
     acomm(b, "node", "init", "--id", "nb", *extra)
     acomm(a, "peers", "add", "nb", "--url", f"store:{b}")
     acomm(b, "peers", "add", "na", "--url", f"store:{a}")
+    acomm(a, "agent", "register", "alice")  # a new store's directory is strict
+    acomm(b, "agent", "register", "bob")
     acomm(b, "agent", "own", "bob")
     acomm(b, "fed", "pull")
     acomm(a, "fed", "pull")
@@ -234,10 +238,51 @@ def bench_latency_push(work: Path, rounds: int) -> dict[str, float]:
 # ---------------------------------------------------------------- throughput
 
 
-def bench_throughput(work: Path, n: int, rounds: int) -> dict[str, float]:
-    d = work / "throughput"
+def gateway(store: Path, procs: list[subprocess.Popen[bytes]], *args: str) -> str:
+    """`gateway serve` on a free loopback port for `store`; its http url once it listens."""
+    log = open(str(store) + ".gateway.log", "wb")
+    procs.append(
+        subprocess.Popen(
+            [ACOMM, "--store", str(store), "gateway", "serve", "--listen", "127.0.0.1:0", *args],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        r = acomm(store, "--json", "gateway", "status", check=False)
+        if r.returncode == 0 and json.loads(r.stdout).get("listen"):
+            return "http://" + json.loads(r.stdout)["listen"]
+        time.sleep(0.2)
+    raise RuntimeError(f"the gateway of {store} did not start")
+
+
+def stop(procs: list[subprocess.Popen[bytes]]) -> None:
+    import signal
+
+    for p in procs:
+        os.killpg(p.pid, signal.SIGTERM)
+    for p in procs:
+        p.wait(timeout=30)
+
+
+def bench_throughput(work: Path, n: int, rounds: int, http: bool = False) -> dict[str, float]:
+    """`fed pull` of n messages on nb against `send --batch` of as many on a plain store.
+    `http`: nb reads na's outbox from na's gateway (`gateway serve`) instead of its file."""
+    d = work / ("throughput-http" if http else "throughput")
     d.mkdir(parents=True)
     a, b = pair(d)
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        if http:
+            acomm(b, "peers", "add", "na", "--url", gateway(a, procs))
+        return _throughput(d, a, b, n, rounds)
+    finally:
+        stop(procs)
+
+
+def _throughput(d: Path, a: Path, b: Path, n: int, rounds: int) -> dict[str, float]:
     conn = open_store(a)
     try:
         now = clock.now_ms()
@@ -285,6 +330,125 @@ def bench_throughput(work: Path, n: int, rounds: int) -> dict[str, float]:
         c.close()
     ours, base_s = rotate([pull, send], rounds)
     return {"pull_rate": n / median(ours), "send_rate": n / median(base_s)}
+
+
+# ---------------------------------------------------------------- send -> receive --wait
+
+
+def bench_wait_latency(work: Path, rounds: int) -> dict[str, dict[str, float]]:
+    """Send on na -> `receive --wait` returns on nb, per hop (bench/fed_reqrep.py's round):
+    over HTTP with both gateways' continuous pull, and on NATS with `gateway serve --push`
+    on nb (when nats-server is installed); each beside a local send -> receive --wait on
+    one plain store, the rounds interleaved."""
+    import fed_reqrep as rr
+
+    out: dict[str, dict[str, float]] = {}
+    d = work / "wait-http"
+    d.mkdir(parents=True)
+    a, b, p = d / "a.acomm", d / "b.acomm", d / "plain.acomm"
+    acomm(p, "init")
+    acomm(a, "node", "init", "--id", "na")
+    acomm(b, "node", "init", "--id", "nb")
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        url = rr.serve(a, procs, "--seed")
+        token = json.loads(acomm(a, "--json", "invite", "create", "--expect", "nb").stdout)
+        rr.serve(b, procs, "--join", url, "--invite", token["invite_token"])
+        acomm(b, "agent", "own", "bob")
+        deadline = time.monotonic() + 60
+        while not rr._owned(a) or not rr.acomm(a, "peers")["peers"]:
+            if time.monotonic() > deadline:
+                raise RuntimeError("nb's claim on bob did not reach na")
+            time.sleep(0.2)
+        out["http"] = _wait_rounds(rr, a, b, p, rounds)
+    finally:
+        stop(procs)
+    exe = shutil.which("nats-server") or shutil.which("nats-server", path="/usr/sbin")
+    if exe is None:
+        return out
+    global NATS
+    d = work / "wait-nats"
+    d.mkdir()
+    server = start_nats(d)
+    procs = []
+    try:
+        a, b = pair(d)
+        p = d / "plain.acomm"
+        acomm(p, "init")
+        gateway(b, procs, "--push")
+        out["nats"] = _wait_rounds(rr, a, b, p, rounds)
+    finally:
+        stop(procs)
+        NATS = None
+        if server is not None:
+            server.kill()
+            server.wait(timeout=30)
+    return out
+
+
+def _created(store: Path, content: str) -> float:
+    """When the message was written into `store` (its created_at: the clock of the
+    transaction that wrote it), in seconds."""
+    c = sqlite3.connect(f"{store.as_uri()}?mode=ro", uri=True, timeout=5)
+    try:
+        row = c.execute(
+            "SELECT created_at FROM messages WHERE content = ? ORDER BY id DESC LIMIT 1",
+            (content,),
+        ).fetchone()
+    finally:
+        c.close()
+    return float(row[0]) / 1000
+
+
+def _wait_round(rr: Any, sender: Path, reader: Path, content: str) -> dict[str, float]:
+    """One message, timed from the send's transaction on `sender`: a NATS send publishes
+    after its commit and can be delivered before its own process has exited, so the
+    process's end is no start line."""
+    rcv = subprocess.Popen(
+        [ACOMM, "--store", str(reader), "--json", "receive", "--as", "bob", "--wait", "30s"],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=rr.ENV,
+    )
+    time.sleep(0.5)  # the reader is waiting
+    seen: list[float] = []
+
+    def watch() -> None:  # the reader's store, read-only every 5 ms: when the row is there
+        deadline = time.monotonic() + 60
+        while not delivered(reader, content) and time.monotonic() < deadline:
+            time.sleep(0.005)
+        seen.append(time.time())
+
+    import threading
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    t0 = time.time()
+    rr.acomm(sender, "send", "--to", "bob", content, "--as", "alice")
+    t1 = time.time()
+    out, _ = rcv.communicate(timeout=60)
+    t2 = time.time()
+    watcher.join()
+    assert [m["content"] for m in json.loads(out)["messages"]] == [content], out
+    # (the created_at on the reader is the pull's clock, read before a long poll's wait)
+    sent, applied = _created(sender, content), seen[0]
+    return {
+        "send": t1 - t0,
+        "applied": applied - sent,
+        "woken": t2 - applied,
+        "remote": t2 - sent,
+    }
+
+
+def _wait_rounds(rr: Any, a: Path, b: Path, p: Path, rounds: int) -> dict[str, float]:
+    _wait_round(rr, a, b, "warm-up")  # the first round pays for consumers and caches
+    fed, local = [], []
+    for i in range(rounds):
+        fed.append(_wait_round(rr, a, b, f"fed {i}"))
+        local.append(_wait_round(rr, p, p, f"local {i}"))
+    out = {k: median([r[k] for r in fed]) for k in fed[0]}
+    out["local"] = median([r["remote"] for r in local])
+    return out
 
 
 # ---------------------------------------------------------------- start-up
@@ -457,9 +621,108 @@ def bench_nats(work: Path, args: argparse.Namespace) -> dict[str, dict[str, floa
     return out
 
 
+SPEED = "## Federation: pull throughput and cross-node wait"
+PULL_TARGET = 0.70  # of a local `send --batch` of the same messages
+WAIT_TARGETS = {"http": 0.300, "nats": 0.050}  # send on A -> `receive --wait` on B, median
+
+
+def speed(args: argparse.Namespace) -> str:
+    """The speed rows (`--part speed`): `fed pull` of the same N messages over each
+    transport against a local `send --batch`, and send -> receive --wait across nodes."""
+    work = Path(tempfile.mkdtemp(prefix="acomm-bench-fedspeed-"))
+    m = machine()
+    rounds = max(3, args.rounds // 3)
+    rows: list[str] = []
+    try:
+        thr = {
+            "store file": bench_throughput(work, args.messages, rounds),
+            "HTTP": bench_throughput(work, args.messages, rounds, http=True),
+        }
+        nats = work / "nats-throughput"
+        nats.mkdir()
+        global NATS
+        server = start_nats(nats)
+        if server is not None:
+            try:
+                thr["NATS"] = bench_throughput(nats, args.messages, rounds)
+            finally:
+                NATS = None
+                server.kill()
+                server.wait(timeout=30)
+        for name, t in thr.items():
+            r = t["pull_rate"] / t["send_rate"]
+            rows.append(
+                f"| `fed pull` of {args.messages:,} messages, {name} | {t['pull_rate']:,.0f} msg/s "
+                f"| {t['send_rate']:,.0f} msg/s local `send --batch` of the same | {r:.0%} "
+                f"| >= {PULL_TARGET:.0%} | {'PASS' if r >= PULL_TARGET else 'FAIL'} |"
+            )
+        wait = bench_wait_latency(work, args.rounds)
+        hops: list[str] = []
+        for name, w in wait.items():
+            label = "HTTP, gateways' continuous pull" if name == "http" else "NATS, `--push` on B"
+            target = WAIT_TARGETS[name]
+            rows.append(
+                f"| send on A -> `receive --wait` on B, {label} | {ms(w['remote'])} "
+                f"| {ms(w['local'])} local send -> `receive --wait` | "
+                f"{w['remote'] / w['local']:.2f}x | <= {ms(target)} "
+                f"| {'PASS' if w['remote'] <= target else 'FAIL'} |"
+            )
+            hops.append(
+                f"- {label}, per hop (medians): the `send` process on A {ms(w['send'])} "
+                f"(start-up and exit included); from the send's transaction on A to the "
+                f"message seen committed on B {ms(w['applied'])} (B's store read every 5 ms); "
+                f"from that to `receive --wait` returning on B {ms(w['woken'])}."
+            )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return "\n".join(
+        [
+            SPEED,
+            "",
+            "Written by `bench/federation.py --part speed` (it replaces only this section). "
+            "Reproduce from the repository root:",
+            "",
+            "```sh",
+            ".venv/bin/python bench/federation.py --part speed --messages 2000",
+            "```",
+            "",
+            f"Run {when} on nproc {m['nproc']}, SQLite {m['sqlite']}, {m['os']}; load average "
+            f"(`uptime`) at start {m['load average at start']}.",
+            "",
+            "| Benchmark | Measured | Baseline | Ratio | Target | Result |",
+            "|---|---|---|---|---|---|",
+            *rows,
+            "",
+            f"- throughput: medians of {rounds} real processes each way, alternating, on fresh "
+            "copies of the stores: `acomm fed pull` on nb of the messages waiting in na's outbox "
+            "(read from na's file, from `gateway serve` on na, or through a JetStream durable "
+            "consumer on a local `nats-server -js`), against `acomm send --batch` of the same "
+            "direct messages to a local agent on a plain store. A pull commits a page of "
+            f"{PAGE} events per transaction: the cursor, the inbound records, the deliveries and "
+            "their `ack accepted` events appended in one statement.",
+            f"- send -> receive --wait: {args.rounds} rounds after one warm-up, each "
+            "interleaved with the local baseline (bench/fed_reqrep.py's round): "
+            "`receive --as bob --wait 30s` is started on nb, then a real `send --to bob` on na; "
+            "the measure runs from the send's transaction (the message's `created_at` on na) "
+            "to `receive` returning on nb, the baseline's likewise on its one store (a NATS "
+            "send publishes after its commit, and nb can have it before the `send` process "
+            "has exited).",
+            *hops,
+            "",
+        ]
+    )
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument(
+        "--part",
+        choices=("all", "speed"),
+        default="all",
+        help="speed: only the pull throughput and cross-node wait rows (their own section)",
+    )
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--tick-rounds", type=int, default=15)
     ap.add_argument("--messages", type=int, default=5000)
@@ -467,6 +730,14 @@ def main() -> int:
     # no gateway carries the room's heartbeats here (and NATS peers carry no room): on a
     # loaded machine a scenario can outlast the 30 s after which nb counts as offline
     os.environ["ACOMM_FED_OFFLINE_AFTER"] = "1h"
+    os.environ["ACOMM_IDENTITY_DIRECTORY"] = "open"  # agents named without registering
+    if args.part == "speed":
+        text = speed(args)
+        print(text)
+        if not args.no_write:
+            write_section(SPEED, text)
+            print(f"wrote {DOC}")
+        return 0
     work = Path(tempfile.mkdtemp(prefix="acomm-bench-fed-"))
     try:
         (work / "pull").mkdir()

@@ -11,6 +11,7 @@ import sqlite3
 
 TYPE_CHECKING = False  # typing's, without importing typing (a send must not load it)
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any
 
 
@@ -264,6 +265,31 @@ def append_outbox(
         ),
     )
     return seq
+
+
+def append_outbox_many(
+    conn: sqlite3.Connection, events: Sequence[tuple[str | None, dict[str, Any]]], now_ms: int
+) -> None:
+    """Append first-attempt events (to node, envelope without seq) in order, in one
+    statement: as append_outbox each, their seqs following one another."""
+    seq = int(conn.execute("SELECT coalesce(max(seq), 0) FROM fed_outbox").fetchone()[0])
+    if hasattr(conn, "outbox_appended"):  # the command publishes them after its commit
+        conn.outbox_appended = True
+    conn.executemany(
+        "INSERT INTO fed_outbox (seq, event_id, attempt, kind, to_node, envelope,"
+        " created_at) VALUES (?, ?, 1, ?, ?, ?, ?)",
+        [
+            (
+                seq + i,
+                env["eventId"],
+                env["kind"],
+                to_node,
+                json.dumps(dict(env, seq=seq + i), separators=(",", ":")),
+                now_ms,
+            )
+            for i, (to_node, env) in enumerate(events, start=1)
+        ],
+    )
 
 
 def outbox_page(

@@ -26,12 +26,13 @@ from test_fault_injection import kill
 
 from acomm_cli import clock
 from acomm_cli.engine.sending import send_direct
+from acomm_cli.federation.pull import PAGE_SIZE
 from acomm_cli.model import SendRequest
 from acomm_cli.store.connection import open_store, write
 
 pytestmark = pytest.mark.federation
 
-N = 1000  # five pages of 200
+N = 2 * PAGE_SIZE + PAGE_SIZE // 2  # two whole pages and a part of one
 SEEDS = range(6)
 
 
@@ -132,7 +133,7 @@ def test_fed_pull_killed_delivers_every_event_exactly_once(loaded, seed):
         p.kill()
         p.wait(timeout=30)
     before = consistent(b)
-    assert before % 200 == 0 or before == N  # whole pages only
+    assert before % PAGE_SIZE == 0 or before == N  # whole pages only
     doctor_clean(b)
     again = acomm(b, "fed", "pull")
     doc = json.loads(again.stdout)

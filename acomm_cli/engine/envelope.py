@@ -159,18 +159,61 @@ def _agent(env: dict[str, Any], name: str, *, required: bool) -> None:
 
 def _bounded(env: dict[str, Any]) -> None:
     """Depth, count and text of the whole event within bounds, walked without recursion
-    (a hostile nesting must not exhaust the stack here either)."""
+    (a hostile nesting must not exhaust the stack here either). The walk of
+    jsondepth.walk, inlined: the same order, so the same first fault is named; an event
+    that _within finds in bounds (every event a node emits) needs no such walk."""
+    if _within(env):
+        return
     items = chars = 0
-    try:
-        for value, key in jsondepth.walk(env, MAX_DEPTH):
-            items += 1
-            if items > MAX_ITEMS:
-                raise EventRejected(f"the event holds more than {MAX_ITEMS} values")
-            chars += len(key or "") + (len(value) if isinstance(value, str) else 0)
-            if chars > MAX_TEXT:
-                raise EventRejected(f"the event's text is over {MAX_TEXT} characters")
-    except jsondepth.TooDeep:
-        raise EventRejected(f"the event nests deeper than {MAX_DEPTH} levels") from None
+    todo: list[tuple[Any, str | None, int]] = [(env, None, 1)]
+    pop, push = todo.pop, todo.extend
+    while todo:
+        value, key, depth = pop()
+        items += 1
+        if items > MAX_ITEMS:
+            raise EventRejected(f"the event holds more than {MAX_ITEMS} values")
+        if key is not None:
+            chars += len(key)
+        if isinstance(value, str):
+            chars += len(value)
+        if chars > MAX_TEXT:
+            raise EventRejected(f"the event's text is over {MAX_TEXT} characters")
+        if isinstance(value, dict):
+            if depth > MAX_DEPTH:
+                raise EventRejected(f"the event nests deeper than {MAX_DEPTH} levels")
+            push((v, k, depth + 1) for k, v in value.items())
+        elif isinstance(value, list):
+            if depth > MAX_DEPTH:
+                raise EventRejected(f"the event nests deeper than {MAX_DEPTH} levels")
+            push((v, None, depth + 1) for v in value)
+
+
+def _within(env: dict[str, Any]) -> bool:
+    """Whether no bound of _bounded is passed, found container by container (the totals
+    only grow, so they pass a bound at the end when they pass it on the way)."""
+    items, chars = 1, 0
+    todo: list[tuple[Any, int]] = [(env, 1)]
+    while todo:
+        value, depth = todo.pop()
+        if depth > MAX_DEPTH:
+            return False
+        items += len(value)
+        if isinstance(value, dict):
+            for key, item in value.items():
+                chars += len(key)
+                if isinstance(item, str):
+                    chars += len(item)
+                elif isinstance(item, dict | list):
+                    todo.append((item, depth + 1))
+        else:
+            for item in value:
+                if isinstance(item, str):
+                    chars += len(item)
+                elif isinstance(item, dict | list):
+                    todo.append((item, depth + 1))
+        if items > MAX_ITEMS or chars > MAX_TEXT:
+            return False
+    return True
 
 
 def _show(value: Any) -> str:

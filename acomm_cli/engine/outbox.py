@@ -59,6 +59,17 @@ def claim_speaker(
         sql.room_put(conn, "agents", agent, value, now, queue=queue)
 
 
+_LAST_STAMP: tuple[int, str] = (-1, "")
+
+
+def _created_at(now: int) -> str:
+    """clock.iso(now), kept for the last `now`: a pull stamps a page's acks with one time."""
+    global _LAST_STAMP
+    if _LAST_STAMP[0] != now:
+        _LAST_STAMP = (now, clock.iso_ms(now))
+    return _LAST_STAMP[1]
+
+
 def envelope(
     event_id: str,
     self_node: str,
@@ -89,7 +100,7 @@ def envelope(
         "toNodeId": to_node,
         "corrId": corr,
         "kind": kind,
-        "createdAt": clock.iso(now),
+        "createdAt": _created_at(now),
         "payload": payload,
         "trace": trace,
     }

@@ -29,20 +29,32 @@ _ADDRESSED = frozenset({"message", "task_create"})
 
 
 def refusal(
-    conn: sqlite3.Connection, me: str, source: str, env: dict[str, Any], now: int
+    conn: sqlite3.Connection,
+    me: str,
+    source: str,
+    env: dict[str, Any],
+    now: int,
+    allowed: set[tuple[str, str]] | None = None,
 ) -> str | None:
     """Why `source` may not have sent `env` to this node (`me`), or None. Only events
     addressed to this node are checked (others are recorded and left alone). An allowed
     event may claim its unowned sender for `source` in our room copy (see sender_refusal):
-    the caller undoes that with the rest if it refuses the event later."""
+    the caller undoes that with the rest if it refuses the event later. `allowed`: the
+    (node, agent) senders the caller's transaction found allowed already, kept up to date
+    (a sender once allowed stays so while only messages are applied: the room changes
+    only by claims, and a claim never takes an owned agent)."""
     origin = env.get("sourceNodeId")
     if origin is not None and origin != source:
         return f"sourceNodeId {origin!r} is not the node whose outbox it came from ({source!r})"
     kind = env.get("kind")
     if kind in _SPEAKS_AS:
-        why = sender_refusal(conn, me, source, env.get("sourceAgentId"), now)
-        if why is not None:
-            return why
+        agent = env.get("sourceAgentId")
+        if allowed is None or (source, agent) not in allowed:
+            why = sender_refusal(conn, me, source, agent, now)
+            if why is not None:
+                return why
+            if allowed is not None and isinstance(agent, str):
+                allowed.add((source, agent))
     if kind in _ADDRESSED:  # the recipient's contact rule: this node enforces its own
         why = contacts.inbound_refusal(conn, env)
         if why is not None:

@@ -487,7 +487,13 @@ class NatsTransport:
         if head <= after and self.wait_s <= 0:
             return Page([], head)
         sub = await self._placed(js, source, after)
-        msgs = await self._fetch(sub, limit, self.wait_s if head <= after else 2.0)
+        if head <= after:  # nothing yet: the long poll ends with the first event
+            msgs = await self._fetch(sub, 1, self.wait_s)
+            pending = int(msgs[-1].metadata.num_pending) if msgs else 0
+            if pending and limit > 1:  # what came with it, asked for by its count
+                msgs += await self._fetch(sub, min(limit - 1, pending), 2.0)
+        else:
+            msgs = await self._fetch(sub, limit, 2.0)
         msgs = [m for m in msgs if m.metadata.sequence.stream > after]
         if msgs and msgs[0].metadata.sequence.stream != after + 1:
             self.at.pop(source, None)  # placed afresh by the next read
@@ -550,6 +556,8 @@ class NatsTransport:
 
     @staticmethod
     async def _fetch(sub: Any, limit: int, wait_s: float) -> list[Any]:
+        """Up to `limit` messages. A fetch that finds none waits for `limit` of them (or
+        `wait_s`): a long poll asks for one, so that it returns as the first one lands."""
         import nats.errors
 
         try:

@@ -3,18 +3,27 @@ advance the cursor, record the inbound events (unique on the source node and eve
 re-read is a duplicate, never a second delivery), deliver messages into local deliveries,
 append `ack accepted` for each, and apply acks, replies and dead letters to the sender's state.
 
-Each event is checked (engine/envelope.py) and applied inside a savepoint of its own: one
-that is malformed, or that a rule refuses (EventRejected), is rolled back alone, recorded in
-fed_rejected and passed by the cursor; the page's other events and the other peers go on."""
+Each event is checked (engine/envelope.py) and applied; one that is malformed, or that a
+rule refuses (EventRejected), is rolled back alone, recorded in fed_rejected and passed by
+the cursor; the page's other events and the other peers go on. A page is first applied in
+one savepoint; when one of its events is refused it is undone and applied again with a
+savepoint per event (a page of good events pays for none).
+
+A page's run of messages shares what it read once (a _Page: the channel cache, the senders
+found allowed, the speaker claims written) and appends its `ack accepted` events together;
+anything else, or a refused event, drops those facts and appends the waiting acks first, so
+every check still sees what the events before it wrote."""
 
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass, field
+from contextlib import nullcontext
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from acomm_cli.engine import envelope, peertrust, remote, remoteblobs, taskfed
+from acomm_cli.engine import envelope, peertrust, remote, remoteblobs
 from acomm_cli.engine.sending import Router, persist, plan_message
+from acomm_cli.engine.taskemit import KINDS as TASK_KINDS
 from acomm_cli.errors import CommError, EventRejected, InsecurePeer, PeerUnreachable
 from acomm_cli.federation import identity, profile, room
 from acomm_cli.federation.transport import Transport, Unreachable
@@ -22,7 +31,32 @@ from acomm_cli.model import MessageType, RichParts, SendRequest
 from acomm_cli.store import federation as sql
 from acomm_cli.store.connection import savepoint, write
 
-PAGE_SIZE = 200
+PAGE_SIZE = 500
+# the task events a peer sends (taskfed, and the task engine it loads, only when one comes)
+TASK_EVENTS = frozenset(TASK_KINDS.values())
+
+
+@dataclass
+class _Page:
+    """What consecutive `message` events of one page's transaction reuse; `reset` whenever
+    anything else is applied or an event is rolled back (the facts may no longer hold)."""
+
+    conn: sqlite3.Connection
+    router: Router
+    senders: set[tuple[str, str]] = field(default_factory=set)  # (node, agent) allowed
+    claimed: set[str] = field(default_factory=set)  # local agents whose claim is written
+    acks: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (to node, env)
+
+    def reset(self) -> None:
+        self.router = Router(self.conn)
+        self.senders.clear()
+        self.claimed.clear()
+
+    def flush(self, now: int) -> None:
+        """Append the waiting `ack accepted` events to the outbox, in their order."""
+        if self.acks:
+            sql.append_outbox_many(self.conn, self.acks, now)
+            self.acks.clear()
 
 
 @dataclass
@@ -262,15 +296,60 @@ def _pull_peer(
         with write(conn):
             if n == 0 and page.room:
                 room.merge_peer_entries(conn, me, node, page.room, now)
-            last = position
-            for env in page.events:
-                last = _take(conn, me, node, env, last, now, sla_ms, result)
+            last = _apply_page(conn, me, node, page.events, position, now, sla_ms, result)
             sql.set_cursor(conn, node, last, page.head, now)
         committed = getattr(tr, "committed", None)
         if committed is not None:  # after the commit: JetStream's ack follows SQLite's
             committed(node, last)
         if not page.events or last >= page.head:
             return
+
+
+class _Redo(Exception):
+    """An event of a page applied whole was refused: apply it again, each event alone."""
+
+
+def _apply_page(
+    conn: sqlite3.Connection,
+    me: str,
+    source: str,
+    events: list[Any],
+    position: int,
+    now: int,
+    sla_ms: int,
+    result: PullResult,
+) -> int:
+    """A page's events after `position`; returns the cursor past them. First in one
+    savepoint for the page: a page of good events pays for no savepoint per event. When
+    one is refused the page is undone and applied again, each event in a savepoint of its
+    own, so the refused one is undone alone and recorded."""
+    counts = replace(result)
+    try:
+        with savepoint(conn, "inbound_page"):
+            return _apply_events(conn, me, source, events, position, now, sla_ms, result, False)
+    except _Redo:
+        for f in fields(PullResult):  # the counts of the undone attempt, undone too
+            setattr(result, f.name, getattr(counts, f.name))
+    return _apply_events(conn, me, source, events, position, now, sla_ms, result, True)
+
+
+def _apply_events(
+    conn: sqlite3.Connection,
+    me: str,
+    source: str,
+    events: list[Any],
+    position: int,
+    now: int,
+    sla_ms: int,
+    result: PullResult,
+    alone: bool,
+) -> int:
+    last = position
+    facts = _Page(conn, Router(conn))
+    for env in events:
+        last = _take(conn, me, source, env, last, now, sla_ms, result, facts, alone)
+    facts.flush(now)
+    return last
 
 
 def _take(
@@ -282,23 +361,38 @@ def _take(
     now: int,
     sla_ms: int,
     result: PullResult,
+    facts: _Page | None = None,
+    alone: bool = True,
 ) -> int:
-    """Check and apply one event in a savepoint of its own; returns the cursor past it. A
-    refused event is undone alone and recorded. One without a usable seq (or one at or
-    before the cursor) moves the cursor by one, so a re-read never meets it again."""
+    """Check and apply one event in a savepoint of its own (`alone`; else _Redo when it is
+    refused); returns the cursor past it. A refused event is undone alone and recorded.
+    One without a usable seq (or one at or before the cursor) moves the cursor by one, so
+    a re-read never meets it again."""
     result.read += 1
     seq = envelope.seq_of(env)
     after = seq if seq is not None and seq > last else last + 1
+    facts = facts or _Page(conn, Router(conn))
+    if not isinstance(env, dict) or env.get("kind") != "message":
+        facts.flush(now)  # what follows sees the acks before it, in order
+        facts.reset()
+    waiting = len(facts.acks)
     try:
-        with savepoint(conn, "inbound_event"):
+        with savepoint(conn, "inbound_event") if alone else nullcontext():
             envelope.check(env, now)
             if seq is None or seq <= last:
                 raise EventRejected(f"seq: {seq} does not follow the cursor ({last})")
-            _apply(conn, me, source, env, now, sla_ms, result)
-    except EventRejected as exc:
-        _rejected(conn, source, env, seq, exc.reason, now, result)
-    except sqlite3.IntegrityError as exc:  # it collides with a record here: never fatal
-        _rejected(conn, source, env, seq, f"conflicts with a record here ({exc})", now, result)
+            _apply(conn, me, source, env, now, sla_ms, result, facts)
+    except (EventRejected, sqlite3.IntegrityError) as exc:
+        if not alone:
+            raise _Redo from None
+        del facts.acks[waiting:]  # its ack was undone with it
+        facts.reset()
+        why = (
+            exc.reason
+            if isinstance(exc, EventRejected)
+            else f"conflicts with a record here ({exc})"  # never fatal
+        )
+        _rejected(conn, source, env, seq, why, now, result)
     return after
 
 
@@ -324,6 +418,7 @@ def _apply(
     now: int,
     sla_ms: int,
     result: PullResult,
+    facts: _Page,
 ) -> None:
     """One checked event (envelope.check): its effect here. Raise EventRejected to refuse
     it (the caller undoes what it did and records why)."""
@@ -334,16 +429,20 @@ def _apply(
         return
     if env.get("toNodeId") not in (None, me):
         return  # addressed to another node: recorded, nothing to do here
-    why = peertrust.refusal(conn, me, source, env, now)
+    why = peertrust.refusal(conn, me, source, env, now, facts.senders)
     if why is not None:
         raise EventRejected(why)  # the peer spoke for an agent or a node it is not
     if kind == "message":
-        _deliver(conn, me, source, env, now, result)
+        _deliver(conn, me, source, env, now, result, facts)
     elif kind == "task_create":  # the task's command message, then the owner's copy
-        got = _deliver(conn, me, source, env, now, result)
+        from acomm_cli.engine import taskfed
+
+        got = _deliver(conn, me, source, env, now, result, facts)
         if got is not None and taskfed.created(conn, source, env, *got, now):
             result.tasks += 1
-    elif kind in taskfed.EVENTS:
+    elif kind in TASK_EVENTS:
+        from acomm_cli.engine import taskfed
+
         if taskfed.applied(conn, me, source, env, now):
             result.tasks += 1
     elif kind == "ack":
@@ -364,14 +463,16 @@ def _deliver(
     env: dict[str, Any],
     now: int,
     result: PullResult,
+    facts: _Page,
 ) -> tuple[int, int] | None:
     """An inbound message: an ordinary local message on `_fed:<local>:<remote>` with
     global_id = eventId and origin_node = the source node, its files named as held by the
-    source node; then `ack accepted`. Returns (message id, channel id) when it was stored;
-    counted as delivered, or as a duplicate (an event id this channel holds already)."""
+    source node; then `ack accepted` (appended with the page's others). Returns (message
+    id, channel id) when it was stored; counted as delivered, or as a duplicate (an event id
+    this channel holds already)."""
     payload = env.get("payload") or {}
     local, sender = str(env["toAgentId"]), str(env["sourceAgentId"])
-    router = Router(conn)
+    router = facts.router
     name = remote.fed_channel(router.conn, router.channels, local, sender, now)
     mtype = payload.get("type") or MessageType.TEXT.value
     try:
@@ -417,18 +518,25 @@ def _deliver(
                 conn, res.id, remoteblobs.check_refs(payload["attachments"]), source
             )
         stored = (res.id, res.channel_id)
-    remote.emit(
-        conn,
+    if local not in facts.claimed:  # as remote.emit would, once per agent and page
+        remote.claim_speaker(conn, me, local, now, queue=True)
+        facts.claimed.add(local)
+    ack = remote.envelope(
+        remote.uuid7(now),
         me,
         "ack",
-        to_node=source,
-        now=now,
         source_agent=local,
         to_agent=None,
+        to_node=source,
         corr=env.get("corrId"),
         payload={"ackOf": env["eventId"], "status": "accepted"},
+        attempt=1,
         decision=None,
+        now=now,
     )
+    facts.acks.append((source, ack))
+    if env["kind"] != "message":  # before what the event appends next (a task's copy)
+        facts.flush(now)
     return stored
 
 

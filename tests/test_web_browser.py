@@ -170,7 +170,9 @@ def test_the_feed_scrolled_down_says_how_many_are_new(console, traffic, page):
     page.goto(console + "feed")
     page.wait_for_selector("#status:not([hidden])")
     page.mouse.wheel(0, 3000)
-    page.wait_for_function("window.scrollY > 40")
+    # a function, not an expression: Playwright evals an expression, which the page's CSP
+    # (no 'unsafe-eval') refuses
+    page.wait_for_function("() => window.scrollY > 40")
     acomm(traffic, "send", "team", "new while scrolled", "--as", "bob")
     page.wait_for_selector("#new-messages:not([hidden])", timeout=2000)
     assert page.inner_text("#new-messages") == "1 new"

@@ -210,7 +210,8 @@ def _charts(
                 ax.bar(days, values, bottom=bottom, label=channel)
                 bottom = [a + b for a, b in zip(bottom, values, strict=True)]
         ax.set_ylabel("messages")
-        ax.legend(fontsize="small", ncols=2)
+        if ax.get_legend_handles_labels()[1]:  # days with no message at all draw no bar
+            ax.legend(fontsize="small", ncols=2)
         ax.grid(axis="y", alpha=0.3)
         return True
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -13,7 +14,7 @@ import typer
 from acomm_cli import clock
 from acomm_cli.cli import params
 from acomm_cli.cli.config import Settings
-from acomm_cli.cli.invocation import Invocation, identity, limits, store
+from acomm_cli.cli.invocation import Invocation, after_write, identity, limits, store
 from acomm_cli.cli.params import AsAgent, takes_invocation
 from acomm_cli.errors import UsageError
 
@@ -89,23 +90,9 @@ def open_session(
     """The store as every command opens it (a store that cannot be written is opened
     read-only, and the session is then read-only too), with what a writing command does
     after each commit."""
-    from acomm_cli.engine import opening, sending
     from acomm_cli.ui.app import Session
 
     with store(s, write=not read_only, read_fallback=True, hooks=False) as conn:
-
-        def after_write() -> str | None:
-            """What a writing command does after its commit, the mailbox bridge aside
-            (`tick` mirrors it): the batch checkpoint and the capacity warning."""
-            if s.value("store.flush") == "batch":
-                opening.batch_checkpoint(
-                    conn,
-                    s.value("store.batch_messages"),
-                    s.value("store.batch_interval"),
-                    clock.now_ms(),
-                )
-            return sending.capacity_warning(conn, limits(s))
-
         path, _ = s.store_path(create=False)
         yield Session(
             conn,
@@ -115,5 +102,5 @@ def open_session(
             limits=limits(s),
             offline_after_ms=s.value("federation.offline_after"),
             stale_after_ms=stale_after_ms,
-            after_write=after_write,
+            after_write=partial(after_write, s, conn),
         )

@@ -15,7 +15,7 @@ import typer
 
 from acomm_cli import clock
 from acomm_cli.cli import params
-from acomm_cli.cli.invocation import Invocation, identity, limits, store
+from acomm_cli.cli.invocation import Invocation, after_write, identity, limits, store
 from acomm_cli.cli.params import AsAgent, takes_invocation
 from acomm_cli.errors import MissingExtra, ValidationFailed
 
@@ -136,20 +136,6 @@ def web(
     with connect() as conn:  # the store exists, and whether it can be written
         writable = not getattr(conn, "read_only", False)
 
-    def after_write(conn: sqlite3.Connection) -> str | None:
-        """What a writing command does after its commit, the mailbox bridge aside (`tick`
-        mirrors it): the batch checkpoint and the capacity warning."""
-        from acomm_cli.engine import opening, sending
-
-        if s.value("store.flush") == "batch":
-            opening.batch_checkpoint(
-                conn,
-                s.value("store.batch_messages"),
-                s.value("store.batch_interval"),
-                clock.now_ms(),
-            )
-        return sending.capacity_warning(conn, limits(s))
-
     path, _ = s.store_path(create=False)
     cfg = web_app.Config(
         connect=connect,
@@ -160,7 +146,7 @@ def web(
         limits=limits(s),
         offline_after_ms=s.value("federation.offline_after"),
         stale_after_ms=stale_ms,
-        after_write=after_write,
+        after_write=partial(after_write, s),
         metrics=_scraper(path, s.value("federation.offline_after")),
     )
     family = socket.AF_INET6 if ":" in host else socket.AF_INET

@@ -198,18 +198,26 @@ class _Store:
             if self.otlp:
                 _spans_after_write(conn, s, self.otlp)
             if self.after:
-                warning = sending.capacity_warning(conn, limits(s))
+                warning = after_write(s, conn)
                 if warning:
                     render.note(f"warning: {warning}")
-                if s.value("store.flush") == "batch":
-                    opening.batch_checkpoint(
-                        conn,
-                        s.value("store.batch_messages"),
-                        s.value("store.batch_interval"),
-                        clock.now_ms(),
-                    )
         finally:
             conn.close()
+
+
+def after_write(s: Settings, conn: sqlite3.Connection) -> str | None:
+    """What a writing command does after its commit, the mailbox bridge aside (`tick`
+    mirrors it): the batch checkpoint, and the capacity warning it returns (the dashboard
+    and the web console run it after each action)."""
+    warning = sending.capacity_warning(conn, limits(s))
+    if s.value("store.flush") == "batch":
+        opening.batch_checkpoint(
+            conn,
+            s.value("store.batch_messages"),
+            s.value("store.batch_interval"),
+            clock.now_ms(),
+        )
+    return warning
 
 
 def publish_after_commit(conn: sqlite3.Connection) -> None:

@@ -18,6 +18,25 @@ from acomm_cli.topics import validate_pattern
 _DELIVERY_STATES = tuple(s.value for s in DeliveryState)
 
 
+def feed_filter(
+    channel: str, agent: str, type_: str, topic: str, status: str, limit: int
+) -> MessageFilter:
+    """A front end's live feed (`acomm ui`, `acomm web`) as `acomm messages` would filter it,
+    newest first; an empty string is no filter. Refused naming the field, as the command."""
+    f = MessageFilter(
+        channel=channel or None,
+        sender=agent or None,
+        types=(model.message_type(type_),) if type_ else (),
+        topic=topic or None,
+        status=(status,) if status else (),
+        sort="id",
+        order="desc",
+        limit=limit,
+    )
+    check_filter(f)
+    return f
+
+
 def check_filter(f: MessageFilter) -> None:
     if f.limit < 0 or f.offset < 0:
         raise ValidationFailed("limit: --limit and --offset must not be negative", field="limit")

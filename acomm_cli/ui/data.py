@@ -8,7 +8,6 @@ import sqlite3
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from acomm_cli import model
 from acomm_cli.engine import (
     activity,
     channels,
@@ -41,18 +40,9 @@ class FeedFilter:
 
     def to_filter(self) -> MessageFilter:
         """The engine's filter; a bad value is refused naming its field, as the command does."""
-        f = MessageFilter(
-            channel=self.channel or None,
-            sender=self.agent or None,
-            types=(model.message_type(self.type),) if self.type else (),
-            topic=self.topic or None,
-            status=(self.status,) if self.status else (),
-            sort="id",
-            order="desc",
-            limit=FEED_LIMIT,
+        return inbox.feed_filter(
+            self.channel, self.agent, self.type, self.topic, self.status, FEED_LIMIT
         )
-        inbox.check_filter(f)
-        return f
 
     def describe(self) -> str:
         parts = [

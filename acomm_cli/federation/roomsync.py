@@ -251,10 +251,12 @@ async def join(
                 delay = 1.0
             except _Refused as exc:
                 state.last_error = str(exc)
-                if state.invite is not None and exc.code in (
-                    "token_already_used",
-                    "invalid_token",
-                    "node_already_joined",
+                last_of_round = turn % len(candidates) == len(candidates) - 1
+                if state.invite is not None and (
+                    exc.code in ("token_already_used", "node_already_joined")
+                    # a seed that has not yet heard of an invite another seed minted says
+                    # invalid_token: the invite is dropped only once every seed said so
+                    or (exc.code == "invalid_token" and last_of_round)
                 ):
                     state.invite = None  # perhaps joined before: try the node proof
                 log.warning("the seed at %s refused this node: %s", url, exc)

@@ -237,9 +237,30 @@ def require_clean(result: AuditResult) -> None:
         )
 
 
+# the columns a latency table (per channel, per agent) shares after its key
+LATENCY_HEADERS = (
+    "read",
+    "read p50",
+    "read p95",
+    "read p99",
+    "acked",
+    "ack p50",
+    "ack p95",
+    "ack p99",
+)
+
+
 def summary_tables(doc: dict[str, Any], *, tty: bool = True) -> list[AuditTable]:
     """The summary's tables, each with its column headings: what the terminal shows, the
     piped lines (`tty=False`: plain numbers) and report.html's tables."""
+
+    def latency(row: dict[str, Any]) -> tuple[Any, ...]:
+        """The read and ack counts and percentiles of a latency row, as LATENCY_HEADERS."""
+        return tuple(
+            row[k] if k in ("read", "acked") else ms(row[k])
+            for k in ("read", "read_p50_ms", "read_p95_ms", "read_p99_ms")
+            + ("acked", "ack_p50_ms", "ack_p95_ms", "ack_p99_ms")
+        )
 
     def ms(v: float | None) -> Any:
         return "" if v is None else (f"{v:,.0f}" if tty else int(v))
@@ -263,30 +284,12 @@ def summary_tables(doc: dict[str, Any], *, tty: bool = True) -> list[AuditTable]
         AuditTable(
             "latency_channel",
             "latency per channel (ms; read: created -> first read)",
-            [
-                "store",
-                "channel",
-                "read",
-                "read p50",
-                "read p95",
-                "read p99",
-                "acked",
-                "ack p50",
-                "ack p95",
-                "ack p99",
-            ],
+            ["store", "channel", *LATENCY_HEADERS],
             [
                 (
                     c["store_id"][:8],
                     c["channel"],
-                    c["read"],
-                    ms(c["read_p50_ms"]),
-                    ms(c["read_p95_ms"]),
-                    ms(c["read_p99_ms"]),
-                    c["acked"],
-                    ms(c["ack_p50_ms"]),
-                    ms(c["ack_p95_ms"]),
-                    ms(c["ack_p99_ms"]),
+                    *latency(c),
                 )
                 for c in doc["latency"]["channels"]
             ],
@@ -294,28 +297,11 @@ def summary_tables(doc: dict[str, Any], *, tty: bool = True) -> list[AuditTable]
         AuditTable(
             "latency_agent",
             "latency per agent (ms; read: created -> first read)",
-            [
-                "agent",
-                "read",
-                "read p50",
-                "read p95",
-                "read p99",
-                "acked",
-                "ack p50",
-                "ack p95",
-                "ack p99",
-            ],
+            ["agent", *LATENCY_HEADERS],
             [
                 (
                     a["agent"],
-                    a["read"],
-                    ms(a["read_p50_ms"]),
-                    ms(a["read_p95_ms"]),
-                    ms(a["read_p99_ms"]),
-                    a["acked"],
-                    ms(a["ack_p50_ms"]),
-                    ms(a["ack_p95_ms"]),
-                    ms(a["ack_p99_ms"]),
+                    *latency(a),
                 )
                 for a in doc["latency"]["agents"]
             ],

@@ -373,8 +373,25 @@ def has_due(conn: sqlite3.Connection, now: int, recipient: str | None) -> bool:
             " ('unread', 'waiting', 'queued')) LIMIT 1",
             (now,),
         ).fetchone()
-    else:  # walk only this agent's pending deliveries (deliveries_agent_active, which the
-        # ACTIVE_D term lets the planner use), not all history
+    else:
+        # Messages past their expiry are few (a tick or a receive dead-letters their
+        # deliveries, compact removes them): walk up to EXPIRED_WALK of them with a
+        # primary-key probe each, rather than the agent's whole inbox (a receive's cost
+        # would grow with its backlog). Only a store keeping more than that walks the
+        # agent's pending deliveries instead.
+        found = conn.execute(
+            "SELECT EXISTS (SELECT 1 FROM deliveries d WHERE d.message_id = m.id AND"
+            " d.recipient = ? AND d.state IN ('unread', 'waiting', 'queued'))"
+            " FROM messages m INDEXED BY messages_expiry"
+            " WHERE m.expires_at IS NOT NULL AND m.expires_at <= ? LIMIT ?",
+            (recipient, now, EXPIRED_WALK + 1),
+        ).fetchall()
+        if len(found) <= EXPIRED_WALK:
+            return any(r[0] for r in found)
+        if any(r[0] for r in found):
+            return True
+        # this agent's pending deliveries (deliveries_agent_active, which the ACTIVE_D
+        # term lets the planner use), not all history
         row = conn.execute(
             "SELECT 1 FROM deliveries d JOIN messages m ON m.id = d.message_id"
             " WHERE d.recipient = ? AND d.state IN ('unread', 'waiting', 'queued')"
@@ -383,6 +400,9 @@ def has_due(conn: sqlite3.Connection, now: int, recipient: str | None) -> bool:
             (recipient, now),
         ).fetchone()
     return row is not None
+
+
+EXPIRED_WALK = 64  # expired messages has_due probes one by one before it walks the inbox
 
 
 def next_timer_of(conn: sqlite3.Connection, agent: str) -> int | None:

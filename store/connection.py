@@ -81,7 +81,7 @@ class AgentCache:
     rolled-back write showed is never kept; one that commits a change to the directory moves
     the token on. Only what was found is kept (a name not registered is read again)."""
 
-    __slots__ = ("token", "live", "lookups", "rules", "retired")
+    __slots__ = ("token", "live", "lookups", "rules", "retired", "seen")
 
     def __init__(self, token: int) -> None:
         self.token = token
@@ -89,6 +89,8 @@ class AgentCache:
         self.lookups: dict[str, tuple[int | None]] = {}
         self.rules: dict[str, tuple[str, str | None]] = {}
         self.retired: frozenset[str] | None = None
+        # agent -> the last_seen_at this connection wrote (store/presence.touch)
+        self.seen: dict[str, int] = {}
 
     def keep(self, table: dict[str, Any], name: str, row: Any) -> None:
         if len(table) >= _CACHED_AGENTS:

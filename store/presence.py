@@ -8,6 +8,8 @@ if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Iterable
 
+from acomm_cli.store.connection import agents_cache
+
 # By primary key, and only when the time it holds is at or before `stale`: a row already
 # fresher is not written at all (no page changes, no commit for other connections to see).
 _TOUCH = (
@@ -18,8 +20,17 @@ _TOUCH = (
 
 def touch(conn: sqlite3.Connection, agent: str, now: int, stale: int) -> None:
     """Set the agent's last seen time to `now` unless it is later than `stale`; a name not
-    in `agents` is left alone."""
-    conn.execute(_TOUCH, (now, agent, stale))
+    in `agents` is left alone. A time this connection wrote itself, under the agents
+    token its cache holds (the row has not been removed or added since), is a lower bound
+    of the stored one (it never moves back): while it is later than `stale` the UPDATE
+    would change nothing, and is not run (a statement per send, receive and ack)."""
+    cache = agents_cache(conn)
+    if cache is not None:
+        wrote = cache.seen.get(agent)
+        if wrote is not None and wrote > stale:
+            return
+    if conn.execute(_TOUCH, (now, agent, stale)).rowcount == 1 and cache is not None:
+        cache.keep(cache.seen, agent, now)
 
 
 def last_seen(conn: sqlite3.Connection, agents: Iterable[str] | None = None) -> dict[str, int]:

@@ -36,21 +36,34 @@ def start(conn: sqlite3.Connection, at_least: int | None) -> tuple[int, int, int
     """A send's first read, one statement: (active messages, the channels token, the agents
     token). The count is backlog.active_messages's (0 when `at_least` is None: no limit to
     check); the tokens validate the connection's caches (m011, m030)."""
-    # here: store.channels and store.backlog import this module
-    from acomm_cli.store.backlog import ACTIVE, active_messages
-    from acomm_cli.store.channels import CHANNELS_TOKEN
-
+    sql = _START or _start_sql()
     if at_least is None:
-        ctoken, atoken = conn.execute(f"SELECT {CHANNELS_TOKEN}, {AGENTS_TOKEN}").fetchone()
+        ctoken, atoken = conn.execute(sql[0]).fetchone()
         return 0, ctoken, atoken
-    low, last, ctoken, atoken = conn.execute(
-        f"SELECT (SELECT min(message_id) FROM deliveries INDEXED BY deliveries_active WHERE"
-        f" {ACTIVE}), (SELECT seq FROM sqlite_sequence WHERE name = 'messages'),"
-        f" {CHANNELS_TOKEN}, {AGENTS_TOKEN}"
-    ).fetchone()
+    low, last, ctoken, atoken = conn.execute(sql[1]).fetchone()
     if low is None or last - low + 1 < at_least:
         return 0, ctoken, atoken  # an upper bound below the limit: no need to count
+    from acomm_cli.store.backlog import active_messages
+
     return active_messages(conn, at_least)[0], ctoken, atoken
+
+
+_START: tuple[str, str] | None = None  # start's two statements, built by its first call
+
+
+def _start_sql() -> tuple[str, str]:
+    global _START
+    # here, not at import: store.channels and store.backlog import this module
+    from acomm_cli.store.backlog import ACTIVE
+    from acomm_cli.store.channels import CHANNELS_TOKEN
+
+    _START = (
+        f"SELECT {CHANNELS_TOKEN}, {AGENTS_TOKEN}",
+        f"SELECT (SELECT min(message_id) FROM deliveries INDEXED BY deliveries_active WHERE"
+        f" {ACTIVE}), (SELECT seq FROM sqlite_sequence WHERE name = 'messages'),"
+        f" {CHANNELS_TOKEN}, {AGENTS_TOKEN}",
+    )
+    return _START
 
 
 def inserted(cur: sqlite3.Cursor) -> int:

@@ -29,6 +29,8 @@ class Peer:
     put: Callable[[], None]  # one message in, one transaction
     close: Callable[[], None]
     take: Callable[[], None] | None = None  # one message out and acknowledged, if it can
+    conn: sqlite3.Connection | None = None  # the connection a put writes on (pages_per_commit)
+    file: Path | None = None  # its database file
 
 
 def _sync(conn: sqlite3.Connection, synchronous: str) -> None:
@@ -45,7 +47,12 @@ def _persist_queue(path: Path, synchronous: str) -> Peer:
         q.ack(item)
 
     return Peer(
-        "persist-queue", lambda: q.put(BODY), q.close if hasattr(q, "close") else lambda: None, take
+        "persist-queue",
+        lambda: q.put(BODY),
+        q.close if hasattr(q, "close") else lambda: None,
+        take,
+        q._putter,
+        path / q.db_file_name,
     )
 
 
@@ -87,6 +94,29 @@ def open_peers(
         except Exception as exc:  # not installed, or an API that moved: skip it, say so
             notes.append(f"{name} skipped: {type(exc).__name__}: {exc}")
     return peers, notes
+
+
+def pages_per_commit(
+    conn: sqlite3.Connection, file: Path, one: Callable[[], object], n: int = 200
+) -> float:
+    """WAL frames (pages) that `one` (a transaction) writes, on average over `n` of them.
+    With WAL and synchronous=NORMAL a commit writes each page it changed to the WAL, and a
+    checkpoint copies those pages back (syncing both files) once the WAL holds
+    wal_autocheckpoint of them: the cost of a small transaction follows its page count.
+    Untimed; the automatic checkpoint is off while it counts and restored after."""
+    before = conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.execute("PRAGMA wal_autocheckpoint = 0")
+    try:
+        for _ in range(n):
+            one()
+        page = conn.execute("PRAGMA page_size").fetchone()[0]
+        wal = Path(str(file) + "-wal")
+        size = wal.stat().st_size if wal.exists() else 0
+        return max(0, size - 32) / (page + 24) / n  # a 32-byte header, 24 bytes a frame
+    finally:
+        conn.execute(f"PRAGMA wal_autocheckpoint = {before}")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
 def put_round(peer: Peer, k: int) -> Callable[[], float]:

@@ -195,9 +195,15 @@ _UNREAD = DeliveryState.UNREAD.value
 def _json(metadata: dict[str, Any]) -> str:
     """A message's metadata as stored. `json` (with `re`) is imported only by a send that has
     metadata, not by a plain `acomm send` (start-up time)."""
-    import json
+    global _ENCODER
+    if _ENCODER is None:  # one encoder: json.dumps with separators builds one a call
+        import json
 
-    return json.dumps(metadata, separators=(",", ":"))
+        _ENCODER = json.JSONEncoder(separators=(",", ":"))
+    return _ENCODER.encode(metadata)
+
+
+_ENCODER: Any = None
 
 
 def plan_message(

@@ -204,20 +204,27 @@ def send_big_store(ctx: Context) -> list[Result]:
 # Where the in-process gains came from, shown under each row (DECISIONS.md, "Caches of the
 # directory and of channel facts, checked by tokens").
 SEND_GAINS = (
-    "where the time went: a send runs 6 statements (BEGIN IMMEDIATE; the capacity count with "
-    "the channels and agents tokens; the sender's presence; the message; its delivery; "
-    "COMMIT); it ran 9: the retired names, the sender's retirement and a direct recipient's "
-    "contact rule come from the connection's directory cache (m030's agents token, read in "
-    "the capacity statement), as the channel already came from its channel cache; 512 "
-    "prepared statements kept per connection (128 before)"
+    "where the time went: a send runs 5 statements (BEGIN IMMEDIATE; the capacity count with "
+    "the channels and agents tokens; the message; its delivery; COMMIT), 6 before: the "
+    "sender's presence UPDATE is skipped while this connection itself wrote a time within "
+    "the second under the same agents token (the stored time is at least that one, so the "
+    "UPDATE would change nothing), and the capacity statement's text is built once, not per "
+    "send; the retired names, the sender's retirement and a direct recipient's contact rule "
+    "come from the connection's directory cache, the channel from its channel cache; what "
+    "is left is mostly the commit, which writes the WAL pages the two raw rows write too "
+    "(send_floor_vs_queue)"
 )
 RECEIVE_GAINS = (
     "where the time went: a receive runs BEGIN IMMEDIATE, one read of both tokens, the "
-    "presence update, the inbox SELECT, the read marks and COMMIT (and a count when more are "
-    "unread); it ran 5 more: whether any channel is closed, whether any starts deadlines at "
-    "the read and which queues and pools the agent serves (store/facts.py, under the channels "
-    "token), the reader's retirement (the directory cache), and the events and rich parts "
-    "of the page, now looked up only for the messages whose row says they have them"
+    "presence update (skipped within the second on one connection, as in a send), the "
+    "inbox SELECT, the read marks and COMMIT (and a count when more are unread); before it, "
+    "the check for due timers looks for expired messages among the few the store keeps "
+    "(messages_expiry, a primary-key probe each, up to 64) where it walked every pending "
+    "delivery of the reader; whether any channel is closed, whether any starts deadlines at "
+    "the read and which queues and pools the agent serves come from store/facts.py (under "
+    "the channels token), the reader's retirement from the directory cache, and the events "
+    "and rich parts of the page are looked up only for the messages whose row says they "
+    "have them"
 )
 
 

@@ -3,12 +3,12 @@ the kinds that delivery reads (`agents.kind`: a human is never dispatched)."""
 
 from __future__ import annotations
 
+from acomm_cli.store.connection import agents_cache
+
 TYPE_CHECKING = False  # typing's, without importing typing (a send loads this module)
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Iterable
-
-from acomm_cli.store.connection import agents_cache
 
 # By primary key, and only when the time it holds is at or before `stale`: a row already
 # fresher is not written at all (no page changes, no commit for other connections to see).

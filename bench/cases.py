@@ -212,7 +212,8 @@ SEND_GAINS = (
     "send; the retired names, the sender's retirement and a direct recipient's contact rule "
     "come from the connection's directory cache, the channel from its channel cache; what "
     "is left is mostly the commit, which writes the WAL pages the two raw rows write too "
-    "(send_floor_vs_queue)"
+    "(send_floor_vs_queue); measured old against new code in one process (10 interleaved "
+    "rounds of 500, 2026-11-27, load average 8-10 on 2 cores): 188 -> 178 us of CPU a send"
 )
 RECEIVE_GAINS = (
     "where the time went: a receive runs BEGIN IMMEDIATE, one read of both tokens, the "
@@ -226,6 +227,9 @@ RECEIVE_GAINS = (
     "and rich parts of the page are looked up only for the messages whose row says they "
     "have them"
 )
+
+
+LATE_CHECKPOINT = 1_000_000  # WAL pages: no automatic checkpoint within the rounds
 
 
 def _bare(conn: sqlite3.Connection) -> None:
@@ -299,13 +303,29 @@ def send_inproc(ctx: Context) -> list[Result]:
         return run
 
     found, notes = peers.open_peers(WORK, sync)
+    # diagnostic: the floor and persist-queue with the WAL's automatic checkpoint put off
+    # (both files are synced at a checkpoint: putting it off changes durability, acomm
+    # does not; this shows what share of the floor's cost the checkpoints are)
+    late = opening.connect(stores.direct_store(WORK / "send-inproc-late.acomm"), create=False)
+    late.execute(f"PRAGMA wal_autocheckpoint = {LATE_CHECKPOINT}")
+    late_pq = [p for p in found if p.name == "persist-queue"]
+    if late_pq:
+        (WORK / "late").mkdir(parents=True, exist_ok=True)
+        late_pq = peers.open_peers(WORK / "late", sync, ("persist-queue",))[0]
+        for p in late_pq:
+            assert p.conn is not None
+            p.conn.execute(f"PRAGMA wal_autocheckpoint = {LATE_CHECKPOINT}")
     samples = [product_round, rows_round(pair), raw_round, rows_round(bare)] + [
         peers.put_round(p, k) for p in found
     ]
+    samples += [rows_round(late)] + [peers.put_round(p, k) for p in late_pq]
     try:
         if raw.in_transaction:
             raise RuntimeError("raw connection unexpectedly inside a transaction")
-        t_product, t_pair, t_raw, t_bare, *t_peers = rotate(samples, s.inproc_rounds)
+        times = rotate(samples, s.inproc_rounds)
+        t_product, t_pair, t_raw, t_bare = times[:4]
+        t_peers = times[4 : 4 + len(found)]
+        t_late, *t_late_pq = times[4 + len(found) :]
         req = SendRequest(sender="alice", content=body, channel="dm")
         pages = {
             "sending.send": peers.pages_per_commit(
@@ -340,9 +360,9 @@ def send_inproc(ctx: Context) -> list[Result]:
             ),
         )
     finally:
-        for conn in (product, raw, pair, bare):
+        for conn in (product, raw, pair, bare, late):
             conn.close()
-        for p in found:
+        for p in found + late_pq:
             p.close()
     rates_p = [k / t for t in t_product]
     rates_r = [k / t for t in t_raw]
@@ -357,6 +377,17 @@ def send_inproc(ctx: Context) -> list[Result]:
     )
     mine = median(rates_p)
     floor = median(rates_2)
+    late_lines = [
+        f"(diagnostic, not a setting acomm uses) with the automatic checkpoint put off "
+        f"(wal_autocheckpoint {LATE_CHECKPOINT:,} pages, both sides): the two rows "
+        f"{spread([k / t for t in t_late], per_s)}, persist-queue "
+        f"{spread([k / t for t in ts], per_s)}: the floor at "
+        f"{median([k / t for t in t_late]) / median([k / t for t in ts]):.0%} of it; a "
+        "checkpoint copies the WAL's pages back and syncs both files, and a send's pages "
+        "bring one on several times as often as persist-queue's; putting it off leaves more "
+        "committed transactions on an unsynced WAL (power loss), a change of durability"
+        for ts in t_late_pq
+    ]
     pq = next((ts for p, ts in zip(found, t_peers, strict=True) if p.name == "persist-queue"), None)
     against_pq = (
         []
@@ -400,6 +431,7 @@ def send_inproc(ctx: Context) -> list[Result]:
                     f"only): {spread(rates_b, per_s)} rounds of {k}, "
                     f"{median(rates_b) / median([k / t for t in pq]):.0%} of persist-queue",
                     page_line,
+                    *late_lines,
                     "equal durability: persist-queue commits every put (auto_commit; its "
                     "`with conn` runs the INSERT in a transaction and commits), in WAL mode "
                     f"(it sets journal_mode=WAL), here at synchronous={sync} like acomm's "

@@ -119,6 +119,7 @@ def test_a_send_leaves_the_publish_to_a_live_publisher_and_arrives(nodes, gatewa
         "processed on na",
         lambda: sql(a, "SELECT state FROM fed_sent") == [("processed",)],
     )
+    assert "long-polled in turn" not in Path(str(b) + ".log").read_text()  # hinted
 
 
 def test_with_the_gateway_killed_the_next_send_publishes_itself(nodes, gateways):
@@ -263,3 +264,32 @@ def test_the_state_file_says_a_publisher_only_while_it_is_connected(tmp_path):
         gwstate.write_state(store, state)
         assert gwstate.publisher_live(str(store), now()) is live, state
     assert json.loads(gwstate.state_path(store).read_text())["publisher"]["connected"]
+
+
+def test_where_the_server_refuses_the_hints_the_reader_long_polls(tmp_path, monkeypatch, gateways):
+    """Under per-node permissions that allow no subscription to the peers' subjects, nb's
+    gateway says so and reads by long polls: the message still arrives with no tick."""
+    from test_federation_nats_perms import config, url
+
+    monkeypatch.setenv("ACOMM_FED_OFFLINE_AFTER", "1h")
+    with nats_server(tmp_path / "nats", config(tmp_path / "nats.conf", ["na", "nb"])) as server:
+        a, b = tmp_path / "na.acomm", tmp_path / "nb.acomm"
+        ok(a, "node", "init", "--id", "na", "--transport", url(server, "na"))
+        ok(b, "node", "init", "--id", "nb", "--transport", url(server, "nb"))
+        ok(a, "peers", "add", "nb", "--url", f"store:{b}")
+        ok(b, "peers", "add", "na", "--url", f"store:{a}")
+        ok(b, "agent", "own", "bob")
+        ok(b, "fed", "pull")
+        ok(a, "fed", "pull")
+        ok(a, "peers", "add", "nb", "--url", url(server, "na"))
+        ok(b, "peers", "add", "na", "--url", url(server, "nb"))
+        push(gateways, a)
+        push(gateways, b)
+        r = send(a, "read by a long poll", FAULT)
+        assert r.returncode == 0, r.stderr
+        assert wait_until("bob's message on nb", lambda: bobs(b)) == ["read by a long poll"]
+        log = Path(str(b) + ".log").read_text()
+        assert "each peer is long-polled in turn instead" in log
+        for proc in gateways.values():  # before the server goes
+            procs.stop(proc)
+        gateways.clear()

@@ -13,9 +13,9 @@ is noted and retried every second, never fatal.
 - The reader subscribes (plain NATS, no JetStream) to each NATS peer's subject: a peer's
   publish reaches it at once, for all peers together, and is only a hint: a pass then reads
   every peer through its durable consumer with no wait, the SQLite cursor staying the truth.
-  A pass runs at least every READ_SAFETY_S without a hint (a server that refuses the
-  subscription, a hint lost over a reconnect). With a peer that is not on NATS it long-polls
-  every peer in turn, up to a second each."""
+  A pass runs at least every READ_SAFETY_S without a hint (a hint lost over a reconnect).
+  Where the server refuses the subscription (the user's permissions), or a peer is not on
+  NATS, it long-polls every peer in turn instead, up to a second each."""
 
 from __future__ import annotations
 
@@ -34,6 +34,7 @@ PUBLISH_POLL_S = 0.1  # the publisher's look at the outbox with no file-system n
 PUBLISH_SAFETY_S = 1.0  # ...and with one, in case an event was missed
 HOT_S = 0.05  # after a write with no commit visible yet: re-check for this long
 READ_SAFETY_S = 1.0  # a read pass at least this often with no hint
+PROBE_S = 2.0  # how long the server may take to refuse a subscription
 
 
 async def loop(gw: Gateway) -> None:
@@ -170,6 +171,7 @@ class Hints:
         self.event = threading.Event()
         self.subs: dict[str, Any] = {}
         self.nc: Any = None
+        self.refused: str | None = None  # the server's answer to a subscription it refused
 
     def follow(self, link: Any, subjects: set[str]) -> None:
         link.call(self._follow(link, subjects))
@@ -180,9 +182,16 @@ class Hints:
             self.nc, self.subs = link.nc, {}
         for name in set(self.subs) - subjects:
             await self.subs.pop(name).unsubscribe()
-        for name in subjects - set(self.subs):
+        new = subjects - set(self.subs)
+        before = self.nc.last_error
+        for name in new:
             self.subs[name] = await self.nc.subscribe(name, cb=self._hint)
             self.event.set()  # what came before the subscription: read it now
+        if new:  # a refusal (the user's permissions) comes back before the flush's answer
+            await self.nc.flush(timeout=PROBE_S)
+            err = self.nc.last_error
+            if err is not before and "permissions violation" in str(err).lower():
+                self.refused = str(err)
 
     async def _hint(self, _msg: Any) -> None:
         self.event.set()
@@ -222,10 +231,19 @@ def _push_once(
     me = identity.require(conn)
     peers = room.peer_ids(conn, me.node_id)
     urls = {p: room.url_of(conn, p) for p in peers}
-    hinted = bool(peers) and all(nt.is_nats(u) for u in urls.values())
+    hints = hints or Hints()
+    hinted = bool(peers) and not hints.refused and all(nt.is_nats(u) for u in urls.values())
     if hinted:
-        hints = hints or Hints()
         hints.follow(link, {nt.subject(p) for p in peers})
+        if hints.refused:
+            gw.note(
+                "push",
+                PeerUnreachable(
+                    f"NATS refused a subscription to the peers' subjects ({hints.refused}): "
+                    "each peer is long-polled in turn instead"
+                ),
+            )
+            return 0.0
         hints.event.wait(READ_SAFETY_S)
         hints.event.clear()  # a publish from now on wakes the next pass
     tr = fed_pull.transport_for(

@@ -122,6 +122,16 @@ def test_a_send_leaves_the_publish_to_a_live_publisher_and_arrives(nodes, gatewa
     assert "long-polled in turn" not in Path(str(b) + ".log").read_text()  # hinted
 
 
+def test_without_a_file_system_watch_the_publisher_polls(nodes, gateways, monkeypatch):
+    a, b, _ = nodes
+    monkeypatch.setenv("ACOMM_NO_INOTIFY", "1")  # as where the platform has no inotify
+    push(gateways, a)
+    push(gateways, b)
+    r = send(a, "found by the poll", FAULT)
+    assert r.returncode == 0, r.stderr
+    assert wait_until("bob's message on nb", lambda: bobs(b)) == ["found by the poll"]
+
+
 def test_with_the_gateway_killed_the_next_send_publishes_itself(nodes, gateways):
     a, b, _ = nodes
     push(gateways, a)

@@ -77,11 +77,15 @@ async def _publisher(gw: Gateway) -> None:
             try:
                 if conn is None:
                     conn, link = _open(gw)
-                connected = await anyio.to_thread.run_sync(_publish_round, gw, conn, link, watch)
+                version = await anyio.to_thread.run_sync(_version, conn)
+                connected = await anyio.to_thread.run_sync(_publish_once, gw, conn, link)
+                _say(gw, connected)  # before the wait: a command may rely on it at once
+                if connected:
+                    await anyio.to_thread.run_sync(_wait_commit, conn, watch, version)
             except (sqlite3.Error, CommError) as exc:
                 gw.note("publishing the outbox on NATS", exc)
                 connected = False
-            _say(gw, connected)
+                _say(gw, connected)
             if not connected:
                 await anyio.sleep(1.0)
     finally:
@@ -111,19 +115,11 @@ def _say(gw: Gateway, connected: bool) -> None:
             gw.note("the gateway's state file could not be written", exc)
 
 
-def _publish_round(gw: Gateway, conn: sqlite3.Connection, link: Any, watch: Any) -> bool:
-    """Publish what is unpublished, then wait for the next commit (or the safety net's
-    time); False when NATS could not be reached."""
+def _version(conn: sqlite3.Connection) -> int:
+    """Read before the look at the outbox: a commit after it wakes the wait that follows."""
     from acomm_cli.store import stats
 
-    version = stats.data_version(conn)  # before the look: a commit after it wakes the wait
-    if not _publish_once(gw, conn, link):
-        return False
-    if watch is None:
-        time.sleep(PUBLISH_POLL_S)
-        return True
-    _wait_commit(conn, watch, version)
-    return True
+    return stats.data_version(conn)
 
 
 def _publish_once(gw: Gateway, conn: sqlite3.Connection, link: Any) -> bool:
@@ -144,11 +140,14 @@ def _publish_once(gw: Gateway, conn: sqlite3.Connection, link: Any) -> bool:
 
 
 def _wait_commit(conn: sqlite3.Connection, watch: Any, version: int) -> None:
-    """Until another connection's commit is visible, or PUBLISH_SAFETY_S. A write to the WAL
-    comes just before its commit shows (the WAL index is shared memory, no event): after
-    one, look again every RECHECK_S for HOT_S."""
+    """Until another connection's commit is visible, or PUBLISH_SAFETY_S (PUBLISH_POLL_S
+    with no watch). A write to the WAL comes just before its commit shows (the WAL index is
+    shared memory, no event): after one, look again every RECHECK_S for HOT_S."""
     from acomm_cli.store import notify, stats
 
+    if watch is None:
+        time.sleep(PUBLISH_POLL_S)
+        return
     until = time.monotonic() + PUBLISH_SAFETY_S
     hot_until = 0.0
     while stats.data_version(conn) == version:

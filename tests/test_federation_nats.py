@@ -23,6 +23,9 @@ from natsserver import NatsServer, nats_server, needs_nats
 from test_dispatch import agent_script
 from test_gateway import gateway_nodes, invite, wait_until, where
 
+from acomm_cli import clock
+from acomm_cli.federation import gwstate
+
 pytestmark = [pytest.mark.federation, needs_nats]
 
 
@@ -186,9 +189,14 @@ def test_a_node_behind_nat_sends_and_receives(tmp_path, server):
         b.ok("send", "--to", "alice", "and back out", "--as", "bob")
         back = wait_until("alice's message", lambda: a.ok("receive", "--as", "alice")["messages"])
         assert [m["content"] for m in back] == ["and back out"]
-        # NATS goes down under both gateways: they note it and carry on; the send waits in
-        # the outbox and arrives once the server is back
+        # NATS goes down under both gateways: they note it and carry on; na's state file
+        # stops offering its publisher, so the send tries itself, and says its row waits in
+        # the outbox; it arrives once the server is back
         server.stop(signal.SIGKILL)
+        wait_until(
+            "na's gateway to see NATS gone",
+            lambda: not gwstate.publisher_live(str(a.path), clock.now_ms()),
+        )
         r = a.run("send", "--to", "bob", "while NATS was down", "--as", "alice")
         assert r.returncode == 0 and "waits in the outbox" in r.stderr
         server.start()

@@ -223,12 +223,17 @@ def after_write(s: Settings, conn: sqlite3.Connection) -> str | None:
 def publish_after_commit(conn: sqlite3.Connection) -> None:
     """The command appended to the outbox (a send, ack, reply, nack, task event): on a NATS
     node that goes out now, after the commit, so the peer need not wait for this node's next
-    tick. A plain store never gets here; an HTTP node pays one read (its peers read the
-    outbox from the store) and imports nothing."""
+    tick; or, where a gateway's publisher runs (`gateway serve --push`), that publisher. A
+    plain store never gets here; an HTTP node pays one read (its peers read the outbox from
+    the store) and imports nothing."""
     from acomm_cli.store import federation as fsql
 
     if not fsql.has_nats(conn):
         return
+    from acomm_cli.federation import gwstate
+
+    if gwstate.publisher_live(getattr(conn, "path", ""), clock.now_ms()):
+        return  # the gateway's warm publisher, woken by this commit, puts it out
     from acomm_cli.federation import nats_transport
 
     try:

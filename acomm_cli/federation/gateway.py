@@ -138,6 +138,7 @@ class Gateway:
         self.stopping = False  # set at SIGINT/SIGTERM: open long polls answer at once
         self.production = False
         self._published = 0.0
+        self.publisher: dict[str, Any] | None = None  # push.py's outbox publisher, when it runs
 
     def db(self) -> sqlite3.Connection:
         if self.conn is None:
@@ -175,6 +176,7 @@ class Gateway:
                     if self.opts.pull_every_ms
                     else {"mode": "off"}
                 ),
+                **({"publisher": self.publisher} if self.publisher is not None else {}),
             },
         )
         self._published = time.monotonic()

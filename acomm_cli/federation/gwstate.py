@@ -4,25 +4,35 @@ atomically by the gateway every few seconds (also while its store is locked) and
 it stops; `gateway status` reads it with the store. A file, not a table: it says whether a
 process is alive, which the store cannot know after a SIGKILL, and writing it never contends
 for the store's write lock. A file whose process is gone, or whose heartbeat is older than
-STALE_AFTER_MS (a gateway SIGKILLed and its pid reused, or hung), is no running gateway."""
+STALE_AFTER_MS (a gateway SIGKILLed and its pid reused, or hung), is no running gateway.
+
+A gateway running `--push` on a NATS node also says whether its outbox publisher is at work
+(`publisher`: connected to NATS at its last look); a short command that appended to the
+outbox then leaves the publish to it (`publisher_live`). Every such command reads this module
+after its commit: it imports little at the top, the rest inside the functions that need it."""
 
 from __future__ import annotations
 
 import json
 import os
-import sqlite3
-from pathlib import Path
-from typing import Any
 
-from acomm_cli import clock
-from acomm_cli.errors import GatewayNotRunning
-from acomm_cli.federation import identity, room
-from acomm_cli.store import federation as sql
+TYPE_CHECKING = False  # typing's, without importing typing (a command's start-up time)
+if TYPE_CHECKING:
+    import sqlite3
+    from pathlib import Path
+    from typing import Any
+
+    from acomm_cli.errors import GatewayNotRunning
 
 STALE_AFTER_MS = 30_000  # six missed heartbeats (the gateway writes the file every 5 s)
+# a publisher trusted with a command's rows: its gateway's heartbeat at most three beats old
+# (an older one may be hung: the command publishes itself)
+PUBLISHER_STALE_MS = 15_000
 
 
-def state_path(store_path: Path) -> Path:
+def state_path(store_path: Path | str) -> Path:
+    from pathlib import Path
+
     return Path(str(store_path) + ".gateway.json")
 
 
@@ -31,6 +41,22 @@ def write_state(store_path: Path, state: dict[str, Any]) -> None:
     tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
     tmp.write_text(json.dumps(state, separators=(",", ":")))
     os.replace(tmp, path)
+
+
+def publisher_live(store_path: str, now_ms: int) -> bool:
+    """True when a gateway with a fresh heartbeat runs this store's NATS outbox publisher
+    and last found NATS connected: it publishes what a command appended, woken by the
+    commit. One that stops or is killed after this answer loses nothing: the rows wait in
+    the outbox for the next publisher (the gateway again, any command that appends, tick)."""
+    state, _ = _live(store_path, now_ms)
+    publisher = state.get("publisher") if state is not None else None
+    beat = state.get("heartbeat_ms") if state is not None else None
+    return (
+        isinstance(publisher, dict)
+        and publisher.get("connected") is True
+        and isinstance(beat, int)
+        and now_ms - beat <= PUBLISHER_STALE_MS
+    )
 
 
 def clear_state(store_path: Path) -> None:
@@ -46,15 +72,17 @@ def read_state(store_path: Path, now_ms: int | None = None) -> dict[str, Any] | 
     return _live(store_path, now_ms)[0]
 
 
-def _live(store_path: Path, now_ms: int | None) -> tuple[dict[str, Any] | None, str]:
+def _live(store_path: Path | str, now_ms: int | None) -> tuple[dict[str, Any] | None, str]:
     """(the state, "") for a running gateway, else (None, why not)."""
+    name = str(store_path) + ".gateway.json"
     try:
-        state = json.loads(state_path(store_path).read_text())
+        with open(name, encoding="utf-8") as f:
+            state = json.loads(f.read())
         pid = int(state["pid"])
     except FileNotFoundError:
         return None, "no gateway has run since the last one stopped (no state file)"
     except (OSError, ValueError, KeyError, TypeError):
-        return None, f"its state file {state_path(store_path)} cannot be read"
+        return None, f"its state file {name} cannot be read"
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -74,6 +102,10 @@ def status(conn: sqlite3.Connection, store_path: Path, now_ms: int) -> dict[str,
     """`gateway status`: {node_id, running, listen, room_synced, peers, outbox_head, pid,
     heartbeat_at, tls, pull}; listen is null, room_synced false and `not_running` says why
     when no gateway runs for this store."""
+    from acomm_cli import clock
+    from acomm_cli.federation import identity, room
+    from acomm_cli.store import federation as sql
+
     me = identity.require(conn).node_id
     state, why = _live(store_path, now_ms)
     live = state or {}
@@ -98,6 +130,8 @@ def status(conn: sqlite3.Connection, store_path: Path, now_ms: int) -> dict[str,
 
 def not_running(doc: dict[str, Any]) -> GatewayNotRunning | None:
     """The error `gateway status` exits with when the document says no gateway runs."""
+    from acomm_cli.errors import GatewayNotRunning
+
     if doc["running"]:
         return None
     return GatewayNotRunning(

@@ -19,8 +19,12 @@ by its url (`nats://` or `tls://`, recorded by `node init --transport` and adver
   goes away; the node's stream gets the replicas `node init --replicas` recorded. A member
   that does not answer is named in a note; fewer than a majority answering is said too.
 - After a command's commit (cli/invocation.py), an outbox append on a NATS node is
-  published at once by `publish_after_commit`; what it could not publish waits in the
-  outbox for the next publisher (tick, fed pull, the gateway, the next command).
+  published at once: by the gateway's warm publisher where `gateway serve --push` runs
+  (federation/push.py, woken by the commit), else by the command itself
+  (`publish_after_commit`); what could not be published waits in the outbox for the next
+  publisher (tick, fed pull, the gateway, the next command). Two publishers may race:
+  each publish names the stream seq it must follow, and a row already there comes back as
+  a duplicate, so the stream never holds an event twice or out of order.
 
 nats-py is imported inside `Link.connect`: `acomm send` never loads it. The client runs on
 its own event loop in a daemon thread so the synchronous puller can call it; every call has
@@ -55,6 +59,7 @@ DUPLICATE_WINDOW_S = 120.0
 ACK_WAIT_S = 30.0
 CALL_TIMEOUT_S = 10.0
 PUBLISH_BATCH = 500
+WRONG_LAST_SEQUENCE = 10071  # JetStream: Nats-Expected-Last-Sequence did not hold
 T = TypeVar("T")
 
 
@@ -380,8 +385,8 @@ async def ensure_stream(js: Any, node: str, replicas: int = 1) -> int:
 def publish(conn: sqlite3.Connection, link: Link, node: str) -> int:
     """Drain this node's unpublished outbox rows into its stream, in seq order; returns how
     many were published now. What is unpublished follows from the stream's last seq (the
-    truth, also after a crash between a publish and its mark); the mark `published_seq`
-    moves in its own short transaction per batch."""
+    truth, also after a crash between a publish and its mark, or with another publisher at
+    work); the mark `published_seq` moves in its own short transaction per batch."""
     cfg = sql.nats_config(conn)
     if cfg is None:
         return 0
@@ -389,7 +394,16 @@ def publish(conn: sqlite3.Connection, link: Link, node: str) -> int:
     total = 0
     while True:
         head = sql.outbox_head(conn)
-        last = link.call(_stream_last(link, node, head, replicas))
+        last = link.call(_stream_last(link, node, replicas))
+        if last > head:  # another publisher may have put out a row committed since
+            head = sql.outbox_head(conn)
+            if last > head:
+                raise InvalidState(
+                    f"stream {stream_name(node)} has {last} events, the outbox "
+                    f"{head}: it belongs to another store of node {node}",
+                    field="transport",
+                    value=link.url,
+                )
         if last < head:
             rows = sql.unpublished(conn, last, PUBLISH_BATCH)
             done = link.call(_publish_rows(link, node, rows, last), extra_s=len(rows) * 0.05)
@@ -401,29 +415,37 @@ def publish(conn: sqlite3.Connection, link: Link, node: str) -> int:
             return total
 
 
-async def _stream_last(link: Link, node: str, head: int, replicas: int = 1) -> int:
-    last = await ensure_stream(await link.js(), node, replicas)
-    if last > head:
-        raise InvalidState(
-            f"stream {stream_name(node)} has {last} events, the outbox "
-            f"{head}: it belongs to another store of node {node}",
-            field="transport",
-            value=link.url,
-        )
-    return last
+async def _stream_last(link: Link, node: str, replicas: int = 1) -> int:
+    return await ensure_stream(await link.js(), node, replicas)
 
 
 async def _publish_rows(
     link: Link, node: str, rows: list[tuple[int, str, int, str]], last: int
 ) -> int:
+    """Publish `rows` after stream seq `last`; returns the last seq now known in the stream.
+    Each publish names the seq it must follow (Nats-Expected-Last-Sequence), so two
+    publishers racing never append an event twice nor out of order: a row the other one
+    put there already comes back as a duplicate (its Nats-Msg-Id) carrying the seq it got,
+    and once the duplicate window has passed the server refuses it as out of sequence; then
+    the caller reads the stream's last seq again and carries on from there."""
+    from nats.js.errors import APIError
+
     js = await link.js()
     for seq, event_id, attempt, envelope in rows:
-        ack = await js.publish(
-            subject(node),
-            envelope.encode(),
-            stream=stream_name(node),
-            headers={"Nats-Msg-Id": f"{event_id}:{attempt}"},
-        )
+        try:
+            ack = await js.publish(
+                subject(node),
+                envelope.encode(),
+                stream=stream_name(node),
+                headers={
+                    "Nats-Msg-Id": f"{event_id}:{attempt}",
+                    "Nats-Expected-Last-Sequence": str(seq - 1),
+                },
+            )
+        except APIError as exc:
+            if exc.err_code == WRONG_LAST_SEQUENCE:
+                return last  # another publisher got there first: look again
+            raise
         if int(ack.seq) != seq:
             raise InvalidState(
                 f"stream {stream_name(node)} is out of step: outbox seq {seq} "
@@ -604,10 +626,16 @@ def publish_after_commit(conn: sqlite3.Connection) -> str | None:
     """After a command committed outbox rows on a NATS node: publish them now, so a peer
     sees an ack, a reply or a task event at once, not at this node's next tick. The rows
     are safe in the outbox already: a server that is down is a note returned (the next
-    publisher catches up from the outbox), never an error. Nothing to do: no connection."""
+    publisher catches up from the outbox), never an error. Nothing to do, or a gateway's
+    live publisher to do it (gwstate.publisher_live): no connection."""
+    from acomm_cli import clock
+    from acomm_cli.federation import gwstate
+
     cfg = sql.nats_config(conn) if sql.has_nats(conn) else None
     if cfg is None or int(cfg[2]) >= sql.outbox_head(conn):
         return None
+    if gwstate.publisher_live(getattr(conn, "path", ""), clock.now_ms()):
+        return None  # the gateway's publisher, woken by the commit, puts them out
     if os.environ.get(FAULT_ENV):
         import signal
 

@@ -9,7 +9,9 @@ nothing. Every case runs once per round, the order rotated round by round, after
 round; the table gives medians of the wall time and of the process's CPU time (user +
 system, from wait4: a loaded machine moves it much less than the wall time). Targets: every
 command within 1.3x of `acomm send`; `acomm --version` within 1.3x of `python -c pass` plus
-10 ms.
+10 ms. A row passes when its wall time and its CPU time both do: on a loaded machine the wall
+times of short processes are mostly waiting for a core, and a ratio of them can pass what the
+CPU times show is not met.
 """
 
 from __future__ import annotations
@@ -108,10 +110,10 @@ def main() -> None:
     for name in cases:
         if name == "acomm --version":
             limit = 1.3 * bare_w + 0.010
-            ok = wall[name] <= limit
+            ok = wall[name] <= limit and cpu[name] <= 1.3 * cpu["python -c pass"] + 0.010
             target = f"<= 1.3 x python + 10 ms ({limit * 1000:.0f} ms)"
         elif name.endswith("--help"):
-            ok = wall[name] <= 1.3 * send_w
+            ok = wall[name] <= 1.3 * send_w and cpu[name] <= 1.3 * send_c
             target = "<= 1.3x send"
         else:
             ok, target = None, ""

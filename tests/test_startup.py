@@ -474,3 +474,15 @@ def test_a_lazy_module_imports_on_first_use_and_stands_for_it():
     )
     assert p.returncode == 0, p.stderr
     assert p.stdout.split() == ["False", "True", "True"]
+
+
+def test_a_lazy_module_passes_a_monkeypatch_to_the_module(monkeypatch):
+    """A test may patch a command's engine through the name the command module binds."""
+    from acomm_cli.cli import lazy
+    from acomm_cli.engine import traces
+
+    m = lazy.module("acomm_cli.engine.traces")
+    monkeypatch.setattr(m, "new_id", lambda: "patched")
+    assert traces.new_id() == "patched"
+    monkeypatch.undo()
+    assert traces.new_id() != "patched"

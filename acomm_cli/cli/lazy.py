@@ -22,20 +22,33 @@ if TYPE_CHECKING:
 
 
 class Module:
-    """Stands for the module `name`: the first attribute read imports it."""
+    """Stands for the module `name`: the first attribute read (or set: a test's monkeypatch)
+    imports it, and every later one goes to the module itself."""
 
     __slots__ = ("_name", "_module")
+    _name: str
+    _module: ModuleType | None
 
     def __init__(self, name: str) -> None:
-        self._name = name
-        self._module: ModuleType | None = None
+        object.__setattr__(self, "_name", name)
+        object.__setattr__(self, "_module", None)
 
-    def __getattr__(self, attr: str) -> object:
+    def _load(self) -> ModuleType:
         module = self._module
         if module is None:
             # fromlist: the submodule itself, not the top package
-            module = self._module = __import__(self._name, fromlist=["_"])
-        return getattr(module, attr)
+            module = __import__(self._name, fromlist=["_"])
+            object.__setattr__(self, "_module", module)
+        return module
+
+    def __getattr__(self, attr: str) -> object:
+        return getattr(self._load(), attr)
+
+    def __setattr__(self, attr: str, value: object) -> None:
+        setattr(self._load(), attr, value)
+
+    def __delattr__(self, attr: str) -> None:
+        delattr(self._load(), attr)
 
     def __repr__(self) -> str:
         return f"<lazy module {self._name!r}>"

@@ -9,7 +9,9 @@ nothing. Every case runs once per round, the order rotated round by round, after
 round; the table gives medians of the wall time and of the process's CPU time (user +
 system, from wait4: a loaded machine moves it much less than the wall time). Targets: every
 command within 1.3x of `acomm send`; `acomm --version` within 1.3x of `python -c pass` plus
-10 ms.
+10 ms. A row passes when its wall time and its CPU time both do: on a loaded machine the wall
+times of short processes are mostly waiting for a core, and a ratio of them can pass what the
+CPU times show is not met.
 """
 
 from __future__ import annotations
@@ -30,6 +32,21 @@ from acomm_cli.engine import channels, opening
 from acomm_cli.model import ChannelConfig
 
 ROOT = Path(__file__).resolve().parent.parent
+# what the table shows, under it in docs/BENCHMARKS.md
+NOTE = (
+    "Every `--help`, and every command but send, publish, receive and `__complete`, runs on "
+    "Typer: it imports typer and its click (with inspect, typing, subprocess, shutil, "
+    "uuid...) and builds the command's parser, which costs about 30 ms of CPU more than a "
+    "whole send (`acomm init --help`, whose module imports little else, against `acomm send`): "
+    "more than the 1.3x target leaves. What a parser imports beyond it is kept out: "
+    "the engine and the "
+    "subsystems a command's body calls are imported when the body first uses them "
+    "(`cli/lazy.py`; tests/test_startup.py checks every command's `--help` by module list), "
+    "which took the slowest of them (receipts, tick, capability, dispatch, stats) "
+    "down to the floor the others share. Meeting the target needs the other "
+    "commands off Typer too, as the hot ones are (a body without typer, `@runs`, read from "
+    "the generated tree by `cli/main.py`), with their help text generated likewise."
+)
 ACOMM = str(Path(sys.executable).parent / "acomm")
 SECTION = "## Start-up of every command"
 T0 = 1_700_000_000_000
@@ -86,17 +103,17 @@ def main() -> None:
     cpu = {k: statistics.median(c for _, c in v) for k, v in got.items()}
     send_w, send_c, bare_w = wall["acomm send"], cpu["acomm send"], wall["python -c pass"]
     rows = [
-        "| command | wall (median) | CPU (median) | wall / send | target | result |",
-        "|---|---|---|---|---|---|",
+        "| command | wall (median) | CPU (median) | wall / send | CPU / send | target | result |",
+        "|---|---|---|---|---|---|---|",
     ]
     passed = failed = 0
     for name in cases:
         if name == "acomm --version":
             limit = 1.3 * bare_w + 0.010
-            ok = wall[name] <= limit
+            ok = wall[name] <= limit and cpu[name] <= 1.3 * cpu["python -c pass"] + 0.010
             target = f"<= 1.3 x python + 10 ms ({limit * 1000:.0f} ms)"
         elif name.endswith("--help"):
-            ok = wall[name] <= 1.3 * send_w
+            ok = wall[name] <= 1.3 * send_w and cpu[name] <= 1.3 * send_c
             target = "<= 1.3x send"
         else:
             ok, target = None, ""
@@ -104,7 +121,7 @@ def main() -> None:
             passed, failed = passed + ok, failed + (not ok)
         rows.append(
             f"| `{name}` | {wall[name] * 1000:.0f} ms | {cpu[name] * 1000:.0f} ms | "
-            f"{wall[name] / send_w:.2f}x | {target} | "
+            f"{wall[name] / send_w:.2f}x | {cpu[name] / send_c:.2f}x | {target} | "
             f"{'' if ok is None else 'PASS' if ok else 'FAIL'} |"
         )
     print("\n".join(rows))
@@ -126,6 +143,8 @@ def main() -> None:
             *rows,
             "",
             f"{passed} pass, {failed} fail.",
+            "",
+            NOTE,
             "",
             f"Machine: {'; '.join(f'{k}: {v}' for k, v in info.items())}; load average at "
             f"start: {load}",

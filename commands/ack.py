@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import params
+from acomm_cli.cli import lazy, params
 from acomm_cli.cli.invocation import Invocation, identity
 from acomm_cli.cli.params import AsAgent, takes_invocation
-from acomm_cli.engine import acking
 from acomm_cli.lite.records import asdict  # the engine's results are records
 from acomm_cli.output import render_acks
+
+if TYPE_CHECKING:
+    from acomm_cli.engine import acking
+else:
+    acking = lazy.module("acomm_cli.engine.acking")
 
 app = typer.Typer(add_completion=False)
 

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from acomm_cli.cli import params
+from acomm_cli.cli import lazy, params
 from acomm_cli.cli.invocation import Invocation, identity
 from acomm_cli.cli.params import listing, takes_invocation
-from acomm_cli.engine import attachments
 from acomm_cli.errors import UsageError
 from acomm_cli.output import columns, render_attachments
+
+if TYPE_CHECKING:
+    from acomm_cli.engine import attachments
+else:
+    attachments = lazy.module("acomm_cli.engine.attachments")
 
 app = typer.Typer(
     help="The files messages carry (`send --attach FILE`)."

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from acomm_cli import clock
-from acomm_cli.bridge import sync as bridge
-from acomm_cli.cli import params
+from acomm_cli.cli import lazy, params
 from acomm_cli.cli.invocation import Invocation
 from acomm_cli.cli.params import takes_invocation
 from acomm_cli.errors import UsageError
 from acomm_cli.output import render_worker
+
+if TYPE_CHECKING:
+    from acomm_cli.bridge import sync as bridge
+else:
+    bridge = lazy.module("acomm_cli.bridge.sync")
 
 app = typer.Typer(
     add_completion=False,

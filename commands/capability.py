@@ -4,17 +4,21 @@ skills agents host and publish, and routing by capability."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import params
+from acomm_cli.cli import lazy, params
 from acomm_cli.cli.invocation import Invocation
 from acomm_cli.cli.params import listing, takes_invocation
-from acomm_cli.engine import capabilities
 from acomm_cli.errors import ValidationFailed
 from acomm_cli.output import columns, render_caps
+
+if TYPE_CHECKING:
+    from acomm_cli.engine import capabilities
+else:
+    capabilities = lazy.module("acomm_cli.engine.capabilities")
 
 app = typer.Typer(
     help="Capabilities: what an agent can be asked to do, under a contract."

@@ -3,16 +3,21 @@ admin, update, delete."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from acomm_cli import clock, model
-from acomm_cli.cli import params
+from acomm_cli.cli import lazy, params
 from acomm_cli.cli.invocation import Invocation, identity
 from acomm_cli.cli.params import AsAgent, listing, takes_invocation
-from acomm_cli.engine import channel_admin, channels
 from acomm_cli.output import columns, render, render_channels
+
+if TYPE_CHECKING:
+    from acomm_cli.engine import channel_admin, channels
+else:
+    channel_admin = lazy.module("acomm_cli.engine.channel_admin")
+    channels = lazy.module("acomm_cli.engine.channels")
 
 app = typer.Typer(
     help="Create and manage channels.\n\nExample: acomm channel create team "

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import params
+from acomm_cli.cli import lazy, params
 from acomm_cli.cli.invocation import Invocation
 from acomm_cli.cli.params import takes_invocation
-from acomm_cli.engine import operations
 from acomm_cli.output import render, render_operations
+
+if TYPE_CHECKING:
+    from acomm_cli.engine import operations
+else:
+    operations = lazy.module("acomm_cli.engine.operations")
 
 app = typer.Typer(add_completion=False)
 

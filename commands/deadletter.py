@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from acomm_cli import clock, model
-from acomm_cli.cli import params
+from acomm_cli.cli import lazy, params
 from acomm_cli.cli.invocation import Invocation
 from acomm_cli.cli.params import listing, takes_invocation
-from acomm_cli.engine import deadletters
 from acomm_cli.errors import UsageError
 from acomm_cli.output import columns, render, render_deadletters
+
+if TYPE_CHECKING:
+    from acomm_cli.engine import deadletters
+else:
+    deadletters = lazy.module("acomm_cli.engine.deadletters")
 
 app = typer.Typer(
     help="Inspect and recover dead letters.\n\nExample: acomm deadletter list --json",

@@ -4,17 +4,21 @@ triggers them."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import params, stopping
+from acomm_cli.cli import lazy, params, stopping
 from acomm_cli.cli.config import AGENTS
 from acomm_cli.cli.invocation import Invocation, require_admin
 from acomm_cli.cli.params import invocation, takes_invocation
-from acomm_cli.dispatch import dispatcher as engine
 from acomm_cli.output import render_worker
+
+if TYPE_CHECKING:
+    from acomm_cli.dispatch import dispatcher as engine
+else:
+    engine = lazy.module("acomm_cli.dispatch.dispatcher")
 
 app = typer.Typer(add_completion=False, invoke_without_command=True)
 

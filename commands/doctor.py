@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from acomm_cli.cli import lazy
 from acomm_cli.cli.invocation import Invocation
 from acomm_cli.cli.params import listing, takes_invocation
-from acomm_cli.engine import operations
 from acomm_cli.output import columns, render_operations
+
+if TYPE_CHECKING:
+    from acomm_cli.engine import operations
+else:
+    operations = lazy.module("acomm_cli.engine.operations")
 
 app = typer.Typer(add_completion=False)
 

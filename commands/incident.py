@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import params
+from acomm_cli.cli import lazy, params
 from acomm_cli.cli.invocation import Invocation, identity
 from acomm_cli.cli.params import listing, takes_invocation
-from acomm_cli.engine import incidents
 from acomm_cli.output import columns, render, render_caps
+
+if TYPE_CHECKING:
+    from acomm_cli.engine import incidents
+else:
+    incidents = lazy.module("acomm_cli.engine.incidents")
 
 app = typer.Typer(
     help="Review incidents: misfires of published capabilities."

@@ -4,18 +4,22 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import params
+from acomm_cli.cli import lazy, params
 from acomm_cli.cli.config import DEFAULT_CONFIG, STORE_DIR, STORE_FILE
 from acomm_cli.cli.invocation import Invocation
 from acomm_cli.cli.params import takes_invocation
-from acomm_cli.engine import opening
 from acomm_cli.lite.records import asdict  # the engine's results are records
 from acomm_cli.output import render
+
+if TYPE_CHECKING:
+    from acomm_cli.engine import opening
+else:
+    opening = lazy.module("acomm_cli.engine.opening")
 
 app = typer.Typer(add_completion=False)
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import params, stopping
+from acomm_cli.cli import lazy, params, stopping
 from acomm_cli.cli.invocation import Invocation, build_filter
 from acomm_cli.cli.params import (
     ActorFilter,
@@ -29,10 +29,15 @@ from acomm_cli.cli.params import (
     listing,
     takes_invocation,
 )
-from acomm_cli.engine import inbox, waiting
 from acomm_cli.errors import UsageError
 from acomm_cli.lite.records import replace
 from acomm_cli.output import columns, render, render_messages
+
+if TYPE_CHECKING:
+    from acomm_cli.engine import inbox, waiting
+else:
+    inbox = lazy.module("acomm_cli.engine.inbox")
+    waiting = lazy.module("acomm_cli.engine.waiting")
 
 app = typer.Typer(add_completion=False)
 

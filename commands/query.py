@@ -3,20 +3,24 @@
 from __future__ import annotations
 
 import os
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from acomm_cli import clock, model
 from acomm_cli.cli import handover as render_handover
-from acomm_cli.cli import params, stopping
+from acomm_cli.cli import lazy, params, stopping
 from acomm_cli.cli.commands import send_run
 from acomm_cli.cli.invocation import Invocation, identity
 from acomm_cli.cli.params import AsAgent, listing, takes_invocation
-from acomm_cli.engine import queries
 from acomm_cli.errors import Timeout, UsageError
 from acomm_cli.model import SendRequest
 from acomm_cli.output import columns, render, render_messages
+
+if TYPE_CHECKING:
+    from acomm_cli.engine import queries
+else:
+    queries = lazy.module("acomm_cli.engine.queries")
 
 app = typer.Typer(add_completion=False)
 

@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from acomm_cli.cli import params
+from acomm_cli.cli import lazy, params
 from acomm_cli.cli.invocation import Invocation
 from acomm_cli.cli.params import listing, takes_invocation
-from acomm_cli.dispatch import dispatcher as engine
 from acomm_cli.output import columns, render_worker
+
+if TYPE_CHECKING:
+    from acomm_cli.dispatch import dispatcher as engine
+else:
+    engine = lazy.module("acomm_cli.dispatch.dispatcher")
+
+# the dispatcher's STATUSES, written out: reading them would import the dispatcher for
+# `--help` (tests/test_startup.py checks that the two agree)
+STATUSES = ("running", "accepted", "ignored", "failed")
 
 app = typer.Typer(add_completion=False)
 
@@ -31,7 +39,7 @@ def receipts(
     status: Annotated[
         str | None,
         typer.Option(
-            click_type=params.choice(engine.STATUSES, "STATUS"),
+            click_type=params.choice(STATUSES, "STATUS"),
             help="running, accepted, ignored or failed.",
             show_default=False,
         ),

@@ -5,10 +5,16 @@ from __future__ import annotations
 
 from acomm_cli import clock
 from acomm_cli.cli import handover as render_handover
-from acomm_cli.cli import stopping
+from acomm_cli.cli import lazy, stopping
 from acomm_cli.cli.invocation import Invocation, build_filter, identity
-from acomm_cli.engine import timers, waiting
 from acomm_cli.errors import OutputFailed, Timeout, UsageError, ValidationFailed
+
+TYPE_CHECKING = False  # typing's, without importing typing (the fast path does not load it)
+if TYPE_CHECKING:
+    from acomm_cli.engine import timers, waiting
+else:
+    timers = lazy.module("acomm_cli.engine.timers")
+    waiting = lazy.module("acomm_cli.engine.waiting")
 
 
 def receive(

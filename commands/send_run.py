@@ -8,8 +8,8 @@ import os
 import sys
 
 from acomm_cli import clock, model
+from acomm_cli.cli import lazy
 from acomm_cli.cli.invocation import Invocation, identity
-from acomm_cli.engine import sending
 from acomm_cli.errors import CommError, UsageError, ValidationFailed
 from acomm_cli.model import SendRequest
 from acomm_cli.output import render, render_messages
@@ -17,6 +17,10 @@ from acomm_cli.output import render, render_messages
 TYPE_CHECKING = False  # typing's, without importing typing (a send does not load it)
 if TYPE_CHECKING:
     from typing import TextIO
+
+    from acomm_cli.engine import sending
+else:
+    sending = lazy.module("acomm_cli.engine.sending")
 
 
 def _schedule(delay: str | None, deliver_at: str | None, now: int) -> tuple[int | None, int | None]:

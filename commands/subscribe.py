@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import params
+from acomm_cli.cli import lazy, params
 from acomm_cli.cli.invocation import Invocation, identity
 from acomm_cli.cli.params import AsAgent, listing, takes_invocation
-from acomm_cli.engine import channels
 from acomm_cli.errors import UsageError
 from acomm_cli.output import columns, render, render_channels
+
+if TYPE_CHECKING:
+    from acomm_cli.engine import channels
+else:
+    channels = lazy.module("acomm_cli.engine.channels")
 
 app = typer.Typer(add_completion=False)
 

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from acomm_cli import clock
-from acomm_cli.cli import params
+from acomm_cli.cli import lazy, params
 from acomm_cli.cli.invocation import Invocation, identity
 from acomm_cli.cli.params import AsAgent, listing, takes_invocation
-from acomm_cli.engine import tasks
 from acomm_cli.output import columns, render_tasks
+
+if TYPE_CHECKING:
+    from acomm_cli.engine import tasks
+else:
+    tasks = lazy.module("acomm_cli.engine.tasks")
 
 app = typer.Typer(
     help="Tasks: work one agent delegates to another, with an ETA and progress."

@@ -4,17 +4,23 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from acomm_cli import clock, worker
-from acomm_cli.bridge import sync as bridge
-from acomm_cli.cli import params, stopping
+from acomm_cli import clock
+from acomm_cli.cli import lazy, params, stopping
 from acomm_cli.cli.config import AGENTS
 from acomm_cli.cli.invocation import Invocation, require_admin
 from acomm_cli.cli.params import takes_invocation
 from acomm_cli.output import render, render_federation, render_worker
+
+if TYPE_CHECKING:
+    from acomm_cli import worker
+    from acomm_cli.bridge import sync as bridge
+else:
+    bridge = lazy.module("acomm_cli.bridge.sync")
+    worker = lazy.module("acomm_cli.worker")
 
 app = typer.Typer(add_completion=False)
 

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from acomm_cli.cli import lazy
 from acomm_cli.cli.invocation import Invocation
 from acomm_cli.cli.params import takes_invocation
-from acomm_cli.engine import traces
 from acomm_cli.output import render, render_traces
+
+if TYPE_CHECKING:
+    from acomm_cli.engine import traces
+else:
+    traces = lazy.module("acomm_cli.engine.traces")
 
 app = typer.Typer(add_completion=False)
 

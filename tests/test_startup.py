@@ -384,3 +384,105 @@ def test_the_installed_acomm_script_imports_nothing_before_acomm(team, installed
     assert _imported_before_acomm(script, layout, "--version") == []
     send = ("--store", str(team), "send", "team", "hi", "--as", "alice")
     assert _imported_before_acomm(script, layout, *send) == []
+
+
+# What building a command's parser must not import: the engine and the subsystems its body
+# calls (bound with cli/lazy.py), and the heavy libraries. `acomm COMMAND --help`, a usage
+# error and the root's `--help` build the parser and run no body; importing these made the
+# slowest commands' start-up half again as long (docs/BENCHMARKS.md, "Start-up of every
+# command").
+NOT_FOR_A_PARSER = (
+    "acomm_cli.engine",
+    "acomm_cli.dispatch",
+    "acomm_cli.bridge",
+    "acomm_cli.analytics",
+    "acomm_cli.worker",
+    "acomm_cli.federation",
+    "acomm_cli.mcpserver",
+    "acomm_cli.monitoring",
+    "acomm_cli.ui",
+    "acomm_cli.web",
+)
+HEAVY_FOR_A_PARSER = HEAVY + FEDERATION[:-1] + MCP[:-1] + ("hashlib", "secrets", "tempfile")
+
+
+def _parser_modules(argv: list[str]) -> list[str]:
+    body = RUN_ACOMM.format(argv=argv) + "print(json.dumps(sorted(sys.modules)))"
+    p = subprocess.run(
+        [sys.executable, "-c", "import json, sys\n" + body],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert p.returncode == 0, p.stderr
+    assert int(p.stderr.strip().splitlines()[-1]) == 0, p.stderr
+    assert p.stdout.startswith("Usage: acomm"), p.stdout[:200]
+    loaded = json.loads(p.stdout.splitlines()[-1])
+    return [
+        m
+        for m in loaded
+        if m.split(".")[0] in HEAVY_FOR_A_PARSER
+        or any(m == n or m.startswith(n + ".") for n in NOT_FOR_A_PARSER)
+    ]
+
+
+def _commands() -> list[str]:
+    from acomm_cli.cli.app import COMMANDS
+
+    return [name for name in COMMANDS if not name.startswith("_")]
+
+
+@pytest.mark.parametrize("command", _commands())
+def test_a_commands_help_builds_its_parser_without_the_engine(command):
+    assert _parser_modules([command, "--help"]) == []
+
+
+def test_the_roots_help_builds_every_parser_without_the_engine():
+    assert _parser_modules(["--help"]) == []
+
+
+def test_a_subcommands_help_builds_its_parser_without_the_engine():
+    assert _parser_modules(["capability", "publish", "--help"]) == []
+    assert _parser_modules(["dispatch", "rules", "--help"]) == []
+
+
+def test_receipts_offers_the_dispatchers_statuses():
+    """`acomm receipts --status` writes the dispatcher's statuses out (reading them would
+    import the dispatcher to build the parser): the two must agree."""
+    from acomm_cli.cli.commands import receipts
+    from acomm_cli.dispatch import dispatcher
+
+    assert receipts.STATUSES == dispatcher.STATUSES
+
+
+def test_a_lazy_module_imports_on_first_use_and_stands_for_it():
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys\n"
+            "from acomm_cli.cli import lazy\n"
+            "m = lazy.module('acomm_cli.engine.traces')\n"
+            "print('acomm_cli.engine.traces' in sys.modules)\n"
+            "f = m.new_id\n"
+            "print('acomm_cli.engine.traces' in sys.modules)\n"
+            "print(f is sys.modules['acomm_cli.engine.traces'].new_id)\n",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == ["False", "True", "True"]
+
+
+def test_a_lazy_module_passes_a_monkeypatch_to_the_module(monkeypatch):
+    """A test may patch a command's engine through the name the command module binds."""
+    from acomm_cli.cli import lazy
+    from acomm_cli.engine import traces
+
+    m = lazy.module("acomm_cli.engine.traces")
+    monkeypatch.setattr(m, "new_id", lambda: "patched")
+    assert traces.new_id() == "patched"
+    monkeypatch.undo()
+    assert traces.new_id() != "patched"

@@ -14,8 +14,8 @@ import sys
 import time
 
 from acomm_cli import clock, model
+from acomm_cli.cli import lazy
 from acomm_cli.cli.config import Settings
-from acomm_cli.engine import opening, sending
 from acomm_cli.errors import CommError, DiskFull, StoreReadOnly, UsageError, ValidationFailed
 from acomm_cli.model import MessageFilter
 from acomm_cli.output import render
@@ -25,6 +25,11 @@ from acomm_cli.store import connection
 TYPE_CHECKING = False  # typing's, without importing typing (a send does not load it)
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    from acomm_cli.engine import opening, sending
+else:  # imported when a command opens its store: a --help or a usage error does not
+    opening = lazy.module("acomm_cli.engine.opening")
+    sending = lazy.module("acomm_cli.engine.sending")
 
 
 # The agents this command said it acts as (`identity`): the store proves them when it opens

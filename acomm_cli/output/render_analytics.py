@@ -6,12 +6,12 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
-from acomm_cli.analytics.auditsummary import AuditTable, summary_tables
 from acomm_cli.output import columns as cols
 from acomm_cli.output.render import Output, _dump, _pairs, _table, listing, note
 
 if TYPE_CHECKING:
     from acomm_cli.analytics.audit import AuditResult
+    from acomm_cli.analytics.auditsummary import AuditTable
     from acomm_cli.analytics.export import ExportResult
 
 
@@ -128,6 +128,8 @@ def audit_summary(out: Output, s: AuditResult) -> None:
     tty = out.tty
 
     t, sp = doc["totals"], doc["spark"]
+    from acomm_cli.analytics.auditsummary import summary_tables  # here: not for --help
+
     blocks: list[AuditTable] = summary_tables(doc, tty=tty)
     if not tty:  # each line led by its kind; `total` and `spark` lines name their number
         lines: list[tuple[Any, ...]] = [("total", k, v) for k, v in t.items()]

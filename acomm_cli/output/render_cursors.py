@@ -7,9 +7,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from acomm_cli import clock
-from acomm_cli.engine.cursors import Cursor
 from acomm_cli.output import columns as cols
 from acomm_cli.output.render import Output, _dump, _pairs, listing
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # a type only: `acomm cursor --help` does not load the engine
+    from acomm_cli.engine.cursors import Cursor
 
 
 def doc(c: Cursor) -> dict[str, Any]:

@@ -11,14 +11,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from acomm_cli.clock import iso
-from acomm_cli.engine.deadletters import Attempt, DeadLetter
 from acomm_cli.output import columns as cols
 from acomm_cli.output.render import Output, _dump, _pairs, listing, note
 from acomm_cli.output.render_messages import message_doc
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from acomm_cli.engine.deadletters import Redrive
+    from acomm_cli.engine.deadletters import Attempt, DeadLetter, Redrive
 
 
 def dead_letter_doc(d: DeadLetter) -> dict[str, Any]:

@@ -7,9 +7,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from acomm_cli import clock
-from acomm_cli.engine.schedules import Cancelled, Schedule
 from acomm_cli.output import columns as cols
 from acomm_cli.output.render import Output, _dump, _pairs, listing, note
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # types only: `acomm schedule --help` does not load the engine
+    from acomm_cli.engine.schedules import Cancelled, Schedule
 
 
 def _when(s: Schedule) -> str:

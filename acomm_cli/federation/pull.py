@@ -371,9 +371,13 @@ def _apply_page(
         with savepoint(conn, "inbound_page"):
             return _apply_events(conn, me, source, events, position, now, sla_ms, result, False)
     except _Redo:
-        for f in fields(PullResult):  # the counts of the undone attempt, undone too
-            setattr(result, f.name, getattr(counts, f.name))
+        _restore(result, counts)  # the counts of the undone attempt, undone too
     return _apply_events(conn, me, source, events, position, now, sla_ms, result, True)
+
+
+def _restore(result: PullResult, counts: PullResult) -> None:
+    for f in fields(PullResult):
+        setattr(result, f.name, getattr(counts, f.name))
 
 
 def _apply_events(
@@ -432,6 +436,7 @@ def _take(
             raise _Redo from None
         facts.reset()
     waiting = len(facts.acks)
+    counts = replace(result) if alone else result  # (a refused event counts as refused only)
     try:
         with savepoint(conn, "inbound_event") if alone else nullcontext():
             envelope.check(env, now)
@@ -443,6 +448,7 @@ def _take(
             raise _Redo from None
         del facts.acks[waiting:]  # its ack was undone with it
         facts.reset()
+        _restore(result, counts)
         why = (
             exc.reason
             if isinstance(exc, EventRejected)

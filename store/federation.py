@@ -308,6 +308,28 @@ def outbox_page(
     return [_parsed(r[0]) for r in rows], int(head)
 
 
+def outbox_page_texts(
+    conn: sqlite3.Connection, after_seq: int, limit: int
+) -> tuple[list[str], int]:
+    """outbox_page's envelopes as JSON texts to serve as they are: a stored text that is
+    JSON (SQLite's json_valid) and too shallow to strain a parser is served unparsed, any
+    other as outbox_page would give it (parsed, or as a string)."""
+    rows = conn.execute(
+        "SELECT envelope, json_valid(envelope) FROM fed_outbox WHERE seq > ? ORDER BY seq LIMIT ?",
+        (after_seq, limit),
+    ).fetchall()
+    head = conn.execute("SELECT coalesce(max(seq), 0) FROM fed_outbox").fetchone()[0]
+    return [
+        text
+        if valid and text.count("[") + text.count("{") < _SHALLOW
+        else json.dumps(_parsed(text), ensure_ascii=False, allow_nan=False)
+        for text, valid in rows
+    ], int(head)
+
+
+_SHALLOW = 64  # brackets in a text served unparsed (an envelope has a handful)
+
+
 def _parsed(text: str) -> Any:
     """An envelope as stored; text that is not JSON (or nests past the parser's stack) as
     it is: the reader refuses that event alone (engine/envelope.py)."""

@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
-import socket
 import time
 from collections.abc import Coroutine
 from typing import Any, TypeVar
@@ -136,6 +134,7 @@ class HttpTransport:
         )
         if budget <= 0:
             raise late
+        import secrets
         from http.client import HTTPException
 
         target = outbox_target(after_seq, limit, self.wait_s, secrets.token_urlsafe(12))
@@ -154,6 +153,7 @@ class HttpTransport:
         no async stack for it), ended by a watchdog when it outlasts `budget`: the watchdog
         shuts the socket, so a read blocked on a peer that drips bytes fails at once
         (TimeoutError). Any failure closes the connection; the next read opens another."""
+        import socket
         import threading
 
         conn = self.conns.get(node)
@@ -253,6 +253,8 @@ async def fetch_page(
     """One signed long poll on a client the caller keeps open (the gateway's continuous
     pull: one connection per peer, kept alive). Unreachable for anything but a page; the
     caller bounds it in time."""
+    import secrets
+
     import httpx
 
     target = outbox_target(after_seq, limit, wait_s, secrets.token_urlsafe(12))

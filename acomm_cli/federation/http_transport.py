@@ -137,30 +137,39 @@ class HttpTransport:
         import secrets
         from http.client import HTTPException
 
-        target = outbox_target(after_seq, limit, self.wait_s, secrets.token_urlsafe(12))
-        try:
-            status, content = self._exchange(source_node, base, target, budget)
-        except TimeoutError:
-            raise late from None
-        except (OSError, ValueError, HTTPException) as exc:
-            raise Unreachable(
-                f"node {source_node} at {base}: {type(exc).__name__}: {exc}".rstrip(": ")
-            ) from None
-        return page_of(source_node, base, status, content)
+        # a kept connection the peer closed meanwhile fails at once: asked again, signed
+        # afresh (a gateway answers a signature once), on a new connection
+        for again in (source_node in self.conns, False):
+            target = outbox_target(after_seq, limit, self.wait_s, secrets.token_urlsafe(12))
+            try:
+                status, content = self._exchange(source_node, base, target, until)
+            except TimeoutError:
+                raise late from None
+            except (OSError, ValueError, HTTPException) as exc:
+                if again and time.monotonic() < until:
+                    continue
+                raise Unreachable(
+                    f"node {source_node} at {base}: {type(exc).__name__}: {exc}".rstrip(": ")
+                ) from None
+            return page_of(source_node, base, status, content)
+        raise late  # (not reached: the last attempt returns or raises)
 
-    def _exchange(self, node: str, base: str, target: str, budget: float) -> tuple[int, bytes]:
+    def _exchange(self, node: str, base: str, target: str, until: float) -> tuple[int, bytes]:
         """One signed GET on the peer's kept connection (http.client: this process loads
-        no async stack for it), ended by a watchdog when it outlasts `budget`: the watchdog
-        shuts the socket, so a read blocked on a peer that drips bytes fails at once
-        (TimeoutError). Any failure closes the connection; the next read opens another."""
+        no async stack for it), ended by a watchdog at `until` (monotonic): the watchdog
+        shuts the socket, so a connect, handshake or read blocked on a peer that drips
+        bytes fails at once (TimeoutError). Any failure closes the connection; the next
+        read opens another."""
         import socket
         import threading
 
+        budget = until - time.monotonic()
+        if budget <= 0:
+            raise TimeoutError
         conn = self.conns.get(node)
+        fresh = conn is None
         if conn is None:
-            conn = self.conns[node] = _connection(
-                base, min(self.connect_timeout_s, budget), self.wait_s + 10.0
-            )
+            conn = self.conns[node] = _connection(base, min(self.connect_timeout_s, budget))
         cut = threading.Event()
 
         def watchdog() -> None:
@@ -175,6 +184,9 @@ class HttpTransport:
         timer.daemon = True
         timer.start()
         try:
+            if fresh:
+                conn.connect()
+                conn.sock.settimeout(self.wait_s + 10.0)  # each read after the connect
             conn.request("GET", conn.prefix + target, headers=signed_headers(self.me, target))
             with conn.getresponse() as r:
                 status, content = r.status, r.read()
@@ -191,9 +203,9 @@ class HttpTransport:
         return status, content
 
 
-def _connection(base: str, connect_timeout_s: float, read_timeout_s: float) -> Any:
-    """An http.client connection to `base` (its path, if any, kept as `prefix`): connected
-    within `connect_timeout_s`, each later socket read bounded by `read_timeout_s`."""
+def _connection(base: str, connect_timeout_s: float) -> Any:
+    """An http.client connection to `base`, not yet connected (its path, if any, kept as
+    `prefix`); its connect is bounded by `connect_timeout_s`."""
     from http.client import HTTPConnection, HTTPSConnection
     from urllib.parse import urlsplit
 
@@ -206,8 +218,6 @@ def _connection(base: str, connect_timeout_s: float, read_timeout_s: float) -> A
     else:
         conn = HTTPConnection(u.hostname or "", u.port, timeout=connect_timeout_s)
     conn.prefix = u.path.rstrip("/")
-    conn.connect()
-    conn.sock.settimeout(read_timeout_s)
     return conn
 
 
@@ -339,9 +349,7 @@ class ByUrl:
 
     def end_peer(self, source_node: str) -> None:
         """The pass is done with the peer (an http peer's connection is closed)."""
-        end = getattr(self._for(source_node), "end_peer", None)
-        if end is not None:
-            end(source_node)
+        self.http.end_peer(source_node)
 
     def committed(self, source_node: str, position: int) -> None:
         """The page is committed: a NATS peer's messages are acked now."""

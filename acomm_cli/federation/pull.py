@@ -10,9 +10,10 @@ one savepoint; when one of its events is refused it is undone and applied again 
 savepoint per event (a page of good events pays for none).
 
 A page's run of messages shares what it read once (a _Page: the channel cache, the senders
-found allowed, the speaker claims written) and appends its `ack accepted` events together;
-anything else, or a refused event, drops those facts and appends the waiting acks first, so
-every check still sees what the events before it wrote."""
+found allowed, the speaker claims written) and, applied whole, stages its plain messages'
+inbound records, messages and deliveries to insert them together, one statement each, with
+their `ack accepted` events; anything else, or a refused event, writes what is staged and
+drops those facts first, so every check still sees what the events before it wrote."""
 
 from __future__ import annotations
 

@@ -126,3 +126,28 @@ def test_a_pull_dying_between_pages_keeps_the_first_page_and_its_cursor(nodes, m
     assert _bob(b) == [f"m{i}" for i in range(5)]
     assert b.head() == acks_before + 5
     assert _cursor(b) == a.head()
+
+
+def test_the_gateway_page_texts_read_as_the_parsed_page(nodes):  # noqa: F811
+    """The gateway serves stored envelopes as they are; a text that is not JSON, or nests
+    deep, is served as the parsed page would give it, so a reader parses the whole page as
+    it would the parsed one, and each event is judged alone."""
+    import json
+    import sqlite3
+
+    a, _, _ = nodes
+    _send(a, "alice", "plain")
+    a.append(None, raw='{"seq": ')
+    a.append(None, raw="[" * 100_000)
+    a.append(None, raw=json.dumps({"deep": json.loads("[" * 70 + "]" * 70)}))
+    _send(a, "alice", "after")
+    c = sqlite3.connect(a.path)
+    try:
+        parsed, head = fed_sql.outbox_page(c, 0, 1000)
+        texts, head2 = fed_sql.outbox_page_texts(c, 0, 1000)
+        [(last,)] = c.execute("SELECT envelope FROM fed_outbox WHERE seq = ?", (head,))
+    finally:
+        c.close()
+    assert head2 == head and len(texts) == len(parsed)
+    assert json.loads("[" + ",".join(texts) + "]") == parsed
+    assert texts[-1] == last  # an honest envelope: served as stored

@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import sqlite3
 
+from acomm_cli.store.connection import AGENTS_TOKEN
+
 TYPE_CHECKING = False  # typing's, without importing typing (a send must not load it)
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -267,6 +269,9 @@ def append_outbox(
     return seq
 
 
+_compact = json.JSONEncoder(separators=(",", ":")).encode  # json.dumps's, made once
+
+
 def append_outbox_many(
     conn: sqlite3.Connection, events: Sequence[tuple[str | None, dict[str, Any]]], now_ms: int
 ) -> None:
@@ -284,7 +289,7 @@ def append_outbox_many(
                 env["eventId"],
                 env["kind"],
                 to_node,
-                json.dumps(dict(env, seq=seq + i), separators=(",", ":")),
+                _compact(dict(env, seq=seq + i)),
                 now_ms,
             )
             for i, (to_node, env) in enumerate(events, start=1)
@@ -301,6 +306,28 @@ def outbox_page(
     ).fetchall()
     head = conn.execute("SELECT coalesce(max(seq), 0) FROM fed_outbox").fetchone()[0]
     return [_parsed(r[0]) for r in rows], int(head)
+
+
+def outbox_page_texts(
+    conn: sqlite3.Connection, after_seq: int, limit: int
+) -> tuple[list[str], int]:
+    """outbox_page's envelopes as JSON texts to serve as they are: a stored text that is
+    JSON (SQLite's json_valid) and too shallow to strain a parser is served unparsed, any
+    other as outbox_page would give it (parsed, or as a string)."""
+    rows = conn.execute(
+        "SELECT envelope, json_valid(envelope) FROM fed_outbox WHERE seq > ? ORDER BY seq LIMIT ?",
+        (after_seq, limit),
+    ).fetchall()
+    head = conn.execute("SELECT coalesce(max(seq), 0) FROM fed_outbox").fetchone()[0]
+    return [
+        text
+        if valid and text.count("[") + text.count("{") < _SHALLOW
+        else json.dumps(_parsed(text), ensure_ascii=False, allow_nan=False)
+        for text, valid in rows
+    ], int(head)
+
+
+_SHALLOW = 64  # brackets in a text served unparsed (an envelope has a handful)
 
 
 def _parsed(text: str) -> Any:
@@ -370,6 +397,46 @@ def record_inbound(
         (event_id, source, seq, kind, attempt, now_ms),
     )
     return cur.rowcount == 1
+
+
+def agents_token(conn: sqlite3.Connection) -> int:
+    """The agents token (m030), read first thing in a pull's page transaction."""
+    return int(conn.execute(f"SELECT {AGENTS_TOKEN}").fetchone()[0])
+
+
+def inbound_known(conn: sqlite3.Connection, source: str, event_ids: Sequence[str]) -> set[str]:
+    """Which of these event ids from `source` were recorded before (one read for a page)."""
+    if not event_ids:
+        return set()
+    return {
+        r[0]
+        for r in conn.execute(
+            "SELECT event_id FROM fed_inbound WHERE source_node = ?"
+            " AND event_id IN (SELECT value FROM json_each(?))",
+            (source, json.dumps(list(event_ids))),
+        )
+    }
+
+
+def insert_inbound(conn: sqlite3.Connection, rows: Sequence[Sequence[Any]]) -> None:
+    """Record events read from a peer, known to be new: (event_id, source, seq, kind,
+    attempt, message_id, received_at) each."""
+    conn.executemany(
+        "INSERT INTO fed_inbound (event_id, source_node, seq, kind, attempt, message_id,"
+        " received_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        rows,
+    )
+
+
+def insert_inbound_messages(conn: sqlite3.Connection, rows: Sequence[Sequence[Any]]) -> None:
+    """Messages from peers, each with its id, the planned row of a send and then its
+    global id and origin node."""
+    conn.executemany(
+        "INSERT INTO messages (id, channel_id, sender, type, content, topic, priority,"
+        " correlation_id, dedupe_key, metadata, created_at, deliver_at, expires_at, trace_id,"
+        " global_id, origin_node) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        rows,
+    )
 
 
 def set_inbound_message(

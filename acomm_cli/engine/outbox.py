@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import uuid
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,7 +28,8 @@ def uuid7(now_ms: int) -> str:
         | (0b10 << 62)
         | (rand & (2**62 - 1))
     )
-    return str(uuid.UUID(int=value))
+    h = f"{value:032x}"  # uuid.UUID's str, without loading the uuid module
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def room_value(conn: sqlite3.Connection, map_: str, key: str) -> dict[str, Any]:

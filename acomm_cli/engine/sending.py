@@ -1294,3 +1294,12 @@ def send_batch(
         if step is not None:
             step(len(items) % 500)
     return results
+
+
+def staged_rows(router: Router, plan: _Plan, message_id: int, now: int) -> list[tuple[Any, ...]]:
+    """persist's stages for a message whose rows the caller inserts with others, one
+    statement each (a pulled page's run of messages): the exactly-once record, then its
+    delivery rows. Only for a plan persist would write whole as a message and deliveries:
+    no pool, no rich parts, no answer to acknowledge, no carried event."""
+    _exactly_once(router, plan, now)
+    return _delivery_rows(router, plan, message_id, now)

@@ -325,7 +325,7 @@ class Gateway:
 
     async def outbox(self, request: Any) -> Any:
         import anyio
-        from starlette.responses import JSONResponse
+        from starlette.responses import JSONResponse, Response
 
         scope = request.scope
         target = scope["raw_path"].decode("latin-1")
@@ -343,7 +343,7 @@ class Gateway:
         after, limit, wait_s = params
         deadline = time.monotonic() + wait_s
         version, read_at = None, 0.0
-        events: list[Any] = []
+        events: list[str] = []
         head = 0
         while True:
             try:
@@ -352,12 +352,17 @@ class Gateway:
                 now_version = stats.data_version(self.db())
                 if now_version != version or time.monotonic() - read_at >= OUTBOX_REREAD_S:
                     version, read_at = now_version, time.monotonic()
-                    events, head = sql.outbox_page(self.db(), after, limit)
+                    events, head = sql.outbox_page_texts(self.db(), after, limit)
             except (sqlite3.Error, CommError) as exc:
                 self.note("outbox read", exc)
                 return JSONResponse(_unavailable()[1], status_code=503)
             if events or time.monotonic() >= deadline or self.stopping:
-                return JSONResponse({"node": self.me.node_id, "events": events, "head": head})
+                # the stored envelopes as they are, not parsed and dumped again
+                body = (
+                    f'{{"node":{json.dumps(self.me.node_id)},"events":[{",".join(events)}],'
+                    f'"head":{head}}}'
+                )
+                return Response(body.encode(), media_type="application/json")
             await anyio.sleep(OUTBOX_POLL_S)
 
     async def blob(self, request: Any) -> Any:

@@ -6,14 +6,15 @@ two reads of one page apart. The peer answers
 {events, head}; anything else (a refusal, a timeout, a closed connection, a gateway killed in
 the middle of a long poll) is `Unreachable`, and the cursor stays where it was.
 
-httpx's timeouts bound each socket read, not the exchange: a peer that sends one byte every
-2 s never trips them. So each peer gets one overall deadline per pass (`deadline_s`, plus the
+Socket timeouts bound each read, not the exchange: a peer that sends one byte every 2 s
+never trips them. So each peer gets one overall deadline per pass (`deadline_s`, plus the
 long-poll wait it was asked for), counted on the monotonic clock from `begin_peer` and
-enforced by running the request under `asyncio.wait_for`, which cancels it mid-read and
-closes the connection. Past it the peer is `Unreachable` for this pass.
+enforced by a watchdog that shuts the socket mid-read. Past it the peer is `Unreachable` for
+this pass. `fed pull` reads with the standard library's http.client on one kept-alive
+connection per peer and pass (importing httpx and asyncio cost a pull more than reading
+its pages); the gateway's continuous pull (`fetch_page`) uses its own httpx client.
 
 `for_urls` picks the transport by each peer's url: `http(s)://` here, `store:` StoreTransport.
-httpx is imported inside `read`: nothing here loads before a pull meets an http peer.
 
 An https:// peer is verified against the usual CAs plus the PEM bundle named by
 `federation.ca_file` (`use_ca_file`, set by the commands that read the config) or
@@ -23,7 +24,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import time
 from collections.abc import Coroutine
 from typing import Any, TypeVar
@@ -109,14 +109,20 @@ class HttpTransport:
         self.connect_timeout_s = connect_timeout_s
         self.deadline_s = deadline_s
         self.until: dict[str, float] = {}  # node -> monotonic time its exchange must end by
+        # one keep-alive connection per peer for the pages of its pass (end_peer closes it)
+        self.conns: dict[str, Any] = {}
 
     def begin_peer(self, source_node: str) -> None:
         """This pass's exchange with the peer starts now: its deadline is counted from here."""
         self.until[source_node] = time.monotonic() + self.deadline_s + self.wait_s
 
-    def read(self, source_node: str, after_seq: int, limit: int) -> Page:
-        import httpx
+    def end_peer(self, source_node: str) -> None:
+        """The pass is done with the peer: its connection is closed."""
+        conn = self.conns.pop(source_node, None)
+        if conn is not None:
+            conn.close()
 
+    def read(self, source_node: str, after_seq: int, limit: int) -> Page:
         base = (self.urls.get(source_node) or "").rstrip("/")
         if not base.startswith(("http://", "https://")):
             raise Unreachable(f"node {source_node} has no http(s) url ({base or 'none'})")
@@ -128,19 +134,107 @@ class HttpTransport:
         )
         if budget <= 0:
             raise late
-        target = outbox_target(after_seq, limit, self.wait_s, secrets.token_urlsafe(12))
-        timeout = httpx.Timeout(self.wait_s + 10.0, connect=self.connect_timeout_s)
+        import secrets
+        from http.client import HTTPException
+
+        # a kept connection the peer closed meanwhile fails at once: asked again, signed
+        # afresh (a gateway answers a signature once), on a new connection
+        for again in (source_node in self.conns, False):
+            target = outbox_target(after_seq, limit, self.wait_s, secrets.token_urlsafe(12))
+            try:
+                status, content = self._exchange(source_node, base, target, until)
+            except TimeoutError:
+                raise late from None
+            except (OSError, ValueError, HTTPException) as exc:
+                if again and time.monotonic() < until:
+                    continue
+                raise Unreachable(
+                    f"node {source_node} at {base}: {type(exc).__name__}: {exc}".rstrip(": ")
+                ) from None
+            return page_of(source_node, base, status, content)
+        raise late  # (not reached: the last attempt returns or raises)
+
+    def _exchange(self, node: str, base: str, target: str, until: float) -> tuple[int, bytes]:
+        """One signed GET on the peer's kept connection (http.client: this process loads
+        no async stack for it), ended by a watchdog at `until` (monotonic): the watchdog
+        shuts the socket, so a connect, handshake or read blocked on a peer that drips
+        bytes fails at once (TimeoutError). Any failure closes the connection; the next
+        read opens another."""
+        import socket
+        import threading
+
+        budget = until - time.monotonic()
+        if budget <= 0:
+            raise TimeoutError
+        conn = self.conns.get(node)
+        fresh = conn is None
+        if conn is None:
+            conn = self.conns[node] = _connection(base, min(self.connect_timeout_s, budget))
+        cut = threading.Event()
+
+        def watchdog() -> None:
+            cut.set()
+            if conn.sock is not None:
+                try:
+                    conn.sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+        timer = threading.Timer(budget, watchdog)
+        timer.daemon = True
+        timer.start()
         try:
-            status, content = within(
-                budget, _get(base + target, signed_headers(self.me, target), timeout)
-            )
-        except TimeoutError:
-            raise late from None
-        except httpx.HTTPError as exc:
-            raise Unreachable(
-                f"node {source_node} at {base}: {type(exc).__name__}: {exc}"
-            ) from None
-        return page_of(source_node, base, status, content)
+            if fresh:
+                conn.connect()
+                conn.sock.settimeout(self.wait_s + 10.0)  # each read after the connect
+            conn.request("GET", conn.prefix + target, headers=signed_headers(self.me, target))
+            with conn.getresponse() as r:
+                status, content = r.status, r.read()
+        except BaseException:
+            self.end_peer(node)
+            if cut.is_set():
+                raise TimeoutError from None
+            raise
+        finally:
+            timer.cancel()
+        if cut.is_set():
+            self.end_peer(node)
+            raise TimeoutError
+        return status, content
+
+
+def _connection(base: str, connect_timeout_s: float) -> Any:
+    """An http.client connection to `base`, not yet connected (its path, if any, kept as
+    `prefix`); its connect is bounded by `connect_timeout_s`."""
+    from http.client import HTTPConnection, HTTPSConnection
+    from urllib.parse import urlsplit
+
+    u = urlsplit(base)
+    conn: Any
+    if u.scheme == "https":
+        conn = HTTPSConnection(
+            u.hostname or "", u.port, timeout=connect_timeout_s, context=_ssl_context()
+        )
+    else:
+        conn = HTTPConnection(u.hostname or "", u.port, timeout=connect_timeout_s)
+    conn.prefix = u.path.rstrip("/")
+    return conn
+
+
+def _ssl_context() -> Any:
+    """The context an https:// read verifies the peer with: the usual CAs (certifi's, as
+    httpx's default) plus the configured bundle (tls_verify)."""
+    ctx = tls_verify()
+    if ctx is not True:
+        return ctx
+    ctx = _contexts.get("")
+    if ctx is None:
+        import ssl
+
+        import certifi
+
+        ctx = _contexts[""] = ssl.create_default_context(cafile=certifi.where())
+    return ctx
 
 
 def page_of(source_node: str, base: str, status: int, content: bytes) -> Page:
@@ -169,6 +263,8 @@ async def fetch_page(
     """One signed long poll on a client the caller keeps open (the gateway's continuous
     pull: one connection per peer, kept alive). Unreachable for anything but a page; the
     caller bounds it in time."""
+    import secrets
+
     import httpx
 
     target = outbox_target(after_seq, limit, wait_s, secrets.token_urlsafe(12))
@@ -251,12 +347,18 @@ class ByUrl:
         tr: Transport = self._for(source_node)
         return tr.read(source_node, after_seq, limit)
 
+    def end_peer(self, source_node: str) -> None:
+        """The pass is done with the peer (an http peer's connection is closed)."""
+        self.http.end_peer(source_node)
+
     def committed(self, source_node: str, position: int) -> None:
         """The page is committed: a NATS peer's messages are acked now."""
         if self.nats is not None and self._for(source_node) is self.nats:
             self.nats.committed(source_node, position)
 
     def close(self) -> None:
+        for node in list(self.http.conns):
+            self.http.end_peer(node)
         if self.nats is not None and self.own_link:
             self.nats.link.close()
 

@@ -10,9 +10,10 @@ one savepoint; when one of its events is refused it is undone and applied again 
 savepoint per event (a page of good events pays for none).
 
 A page's run of messages shares what it read once (a _Page: the channel cache, the senders
-found allowed, the speaker claims written) and appends its `ack accepted` events together;
-anything else, or a refused event, drops those facts and appends the waiting acks first, so
-every check still sees what the events before it wrote."""
+found allowed, the speaker claims written) and, applied whole, stages its plain messages'
+inbound records, messages and deliveries to insert them together, one statement each, with
+their `ack accepted` events; anything else, or a refused event, writes what is staged and
+drops those facts first, so every check still sees what the events before it wrote."""
 
 from __future__ import annotations
 
@@ -22,16 +23,17 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from acomm_cli.engine import envelope, peertrust, remote, remoteblobs
-from acomm_cli.engine.sending import Router, persist, plan_message
+from acomm_cli.engine.sending import Router, persist, plan_message, staged_rows
 from acomm_cli.engine.taskemit import KINDS as TASK_KINDS
 from acomm_cli.errors import CommError, EventRejected, InsecurePeer, PeerUnreachable
 from acomm_cli.federation import identity, profile, room
 from acomm_cli.federation.transport import Transport, Unreachable
 from acomm_cli.model import MessageType, RichParts, SendRequest
 from acomm_cli.store import federation as sql
-from acomm_cli.store.connection import savepoint, write
+from acomm_cli.store.connection import enter_agents, leave_agents, savepoint, write
+from acomm_cli.store.sending import insert_deliveries, last_message_id
 
-PAGE_SIZE = 500
+PAGE_SIZE = 1000  # events a transaction commits (a gateway serves up to 1,000 a read)
 # the task events a peer sends (taskfed, and the task engine it loads, only when one comes)
 TASK_EVENTS = frozenset(TASK_KINDS.values())
 
@@ -39,21 +41,48 @@ TASK_EVENTS = frozenset(TASK_KINDS.values())
 @dataclass
 class _Page:
     """What consecutive `message` events of one page's transaction reuse; `reset` whenever
-    anything else is applied or an event is rolled back (the facts may no longer hold)."""
+    anything else is applied or an event is rolled back (the facts may no longer hold).
+
+    A page applied whole (`batch`) also stages its run of plain messages: their inbound
+    records, messages (ids taken in order after the store's last) and deliveries wait to be
+    inserted together, one statement each, by `flush`, which runs before anything else
+    reads or writes them (any other event, any other message, the page's end). A duplicate
+    is found in `seen`: the page's ids the store held before it (one read) and those it
+    recorded since."""
 
     conn: sqlite3.Connection
     router: Router
     senders: set[tuple[str, str]] = field(default_factory=set)  # (node, agent) allowed
     claimed: set[str] = field(default_factory=set)  # local agents whose claim is written
     acks: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (to node, env)
+    batch: bool = False
+    seen: set[str] = field(default_factory=set)
+    inbound: list[list[Any]] = field(default_factory=list)  # fed_inbound rows
+    messages: list[tuple[Any, ...]] = field(default_factory=list)
+    deliveries: list[tuple[Any, ...]] = field(default_factory=list)
+    next_id: int | None = None  # the id of the next staged message
 
     def reset(self) -> None:
         self.router = Router(self.conn)
         self.senders.clear()
         self.claimed.clear()
 
+    def flush_rows(self) -> None:
+        """Insert the staged inbound records, messages and deliveries."""
+        if self.messages:
+            sql.insert_inbound_messages(self.conn, self.messages)
+            insert_deliveries(self.conn, self.deliveries)
+            self.messages.clear()
+            self.deliveries.clear()
+        if self.inbound:
+            sql.insert_inbound(self.conn, self.inbound)
+            self.inbound.clear()
+        self.next_id = None
+
     def flush(self, now: int) -> None:
-        """Append the waiting `ack accepted` events to the outbox, in their order."""
+        """Write what is staged, then append the waiting `ack accepted` events to the
+        outbox, in their order."""
+        self.flush_rows()
         if self.acks:
             sql.append_outbox_many(self.conn, self.acks, now)
             self.acks.clear()
@@ -290,19 +319,34 @@ def _pull_peer(
     sla_ms: int,
     result: PullResult,
 ) -> None:
-    for n in range(max(max_pages, 1)):
-        position = sql.cursor(conn, node)[0]
-        page = tr.read(node, position, page_size)
-        with write(conn):
-            if n == 0 and page.room:
-                room.merge_peer_entries(conn, me, node, page.room, now)
-            last = _apply_page(conn, me, node, page.events, position, now, sla_ms, result)
-            sql.set_cursor(conn, node, last, page.head, now)
-        committed = getattr(tr, "committed", None)
-        if committed is not None:  # after the commit: JetStream's ack follows SQLite's
-            committed(node, last)
-        if not page.events or last >= page.head:
-            return
+    end = getattr(tr, "end_peer", None)  # (an http peer's client lives for the pass)
+    try:
+        for n in range(max(max_pages, 1)):
+            position = sql.cursor(conn, node)[0]
+            page = tr.read(node, position, page_size)
+            # the recipients' contact rules from the connection's directory cache, under the
+            # agents token read first thing in a transaction of our own (a committed value)
+            shared, failed = not conn.in_transaction, True
+            try:
+                with write(conn):
+                    if shared:
+                        enter_agents(conn, sql.agents_token(conn))
+                    if n == 0 and page.room:
+                        room.merge_peer_entries(conn, me, node, page.room, now)
+                    last = _apply_page(conn, me, node, page.events, position, now, sla_ms, result)
+                    sql.set_cursor(conn, node, last, page.head, now)
+                failed = False
+            finally:
+                if shared:
+                    leave_agents(conn, failed)
+            committed = getattr(tr, "committed", None)
+            if committed is not None:  # after the commit: JetStream's ack follows SQLite's
+                committed(node, last)
+            if not page.events or last >= page.head:
+                return
+    finally:
+        if end is not None:
+            end(node)
 
 
 class _Redo(Exception):
@@ -328,9 +372,13 @@ def _apply_page(
         with savepoint(conn, "inbound_page"):
             return _apply_events(conn, me, source, events, position, now, sla_ms, result, False)
     except _Redo:
-        for f in fields(PullResult):  # the counts of the undone attempt, undone too
-            setattr(result, f.name, getattr(counts, f.name))
+        _restore(result, counts)  # the counts of the undone attempt, undone too
     return _apply_events(conn, me, source, events, position, now, sla_ms, result, True)
+
+
+def _restore(result: PullResult, counts: PullResult) -> None:
+    for f in fields(PullResult):
+        setattr(result, f.name, getattr(counts, f.name))
 
 
 def _apply_events(
@@ -345,10 +393,18 @@ def _apply_events(
     alone: bool,
 ) -> int:
     last = position
-    facts = _Page(conn, Router(conn))
+    facts = _Page(conn, Router(conn), batch=not alone)
+    if facts.batch:
+        ids = [e.get("eventId") for e in events if isinstance(e, dict)]
+        facts.seen = sql.inbound_known(conn, source, [i for i in ids if isinstance(i, str)])
     for env in events:
         last = _take(conn, me, source, env, last, now, sla_ms, result, facts, alone)
-    facts.flush(now)
+    try:
+        facts.flush(now)
+    except sqlite3.IntegrityError:
+        if alone:
+            raise
+        raise _Redo from None  # a staged row met a record here: each event alone says which
     return last
 
 
@@ -373,9 +429,15 @@ def _take(
     after = seq if seq is not None and seq > last else last + 1
     facts = facts or _Page(conn, Router(conn))
     if not isinstance(env, dict) or env.get("kind") != "message":
-        facts.flush(now)  # what follows sees the acks before it, in order
+        try:
+            facts.flush(now)  # what follows sees the rows and acks before it, in order
+        except sqlite3.IntegrityError:
+            if alone:
+                raise
+            raise _Redo from None
         facts.reset()
     waiting = len(facts.acks)
+    counts = replace(result) if alone else result  # (a refused event counts as refused only)
     try:
         with savepoint(conn, "inbound_event") if alone else nullcontext():
             envelope.check(env, now)
@@ -387,6 +449,7 @@ def _take(
             raise _Redo from None
         del facts.acks[waiting:]  # its ack was undone with it
         facts.reset()
+        _restore(result, counts)
         why = (
             exc.reason
             if isinstance(exc, EventRejected)
@@ -424,9 +487,15 @@ def _apply(
     it (the caller undoes what it did and records why)."""
     event_id, kind = str(env["eventId"]), str(env["kind"])
     attempt = int((env.get("trace") or {}).get("attempt") or 1)
-    if not sql.record_inbound(conn, event_id, source, int(env["seq"]), kind, attempt, now):
+    if facts.batch and kind == "message":  # staged: inserted with the page's others
+        if event_id in facts.seen:
+            result.duplicates += 1
+            return
+        facts.inbound.append([event_id, source, int(env["seq"]), kind, attempt, None, now])
+    elif not sql.record_inbound(conn, event_id, source, int(env["seq"]), kind, attempt, now):
         result.duplicates += 1
         return
+    facts.seen.add(event_id)
     if env.get("toNodeId") not in (None, me):
         return  # addressed to another node: recorded, nothing to do here
     why = peertrust.refusal(conn, me, source, env, now, facts.senders)
@@ -509,7 +578,17 @@ def _deliver(
         result.duplicates += 1
     else:
         result.delivered += 1
-    if plan is not None:
+    if plan is not None and facts.batch and _plain(plan, env, payload):
+        if facts.next_id is None:
+            facts.next_id = last_message_id(conn) + 1
+        mid = facts.next_id
+        facts.next_id += 1
+        facts.messages.append((mid, *plan.row, str(env["eventId"]), source))
+        facts.deliveries.extend(staged_rows(router, plan, mid, now))
+        facts.inbound[-1][5] = mid
+        stored = (mid, plan.channel.id)
+    elif plan is not None:
+        facts.flush_rows()  # this event's inbound record among them, when staged
         res = persist(router, plan, now, federated=True)
         sql.set_message_global_id(conn, res.id, str(env["eventId"]), source)
         sql.set_inbound_message(conn, source, str(env["eventId"]), res.id)
@@ -538,6 +617,20 @@ def _deliver(
     if env["kind"] != "message":  # before what the event appends next (a task's copy)
         facts.flush(now)
     return stored
+
+
+def _plain(plan: Any, env: dict[str, Any], payload: dict[str, Any]) -> bool:
+    """A message persist would write as its message row and deliveries only, so that it can
+    be staged with the page's others (staged_rows): no pool, rich parts, answer or event."""
+    return (
+        env["kind"] == "message"
+        and plan.event is None
+        and plan.rich is None
+        and plan.acks is None
+        and not plan.pooled
+        and plan.row[7] is None  # no dedupe key to remember
+        and not payload.get("attachments")
+    )
 
 
 def _same_event(conn: sqlite3.Connection, plan: Any) -> bool:

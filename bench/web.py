@@ -5,6 +5,8 @@
   serves every stream, so five cost what none do). Target: under 1% of a core. An idle
   process's CPU is its wake-ups: uvicorn's tick (once a second) and, with `--no-inotify`
   (ACOMM_NO_INOTIFY=1: no inotify watch), the `data_version` poll every 0.3 s.
+- change: from another connection's commit to `change` on an open event stream, median of
+  N commits (each 0.5 s after the last: the console tells at most one change per 0.3 s).
 - page: the agents page (`operations.stats` with the directory, rendered) fetched over HTTP
   from `acomm web` on the 1,000,000-message store, median of N, side by side with `acomm
   stats --json` on the same store (the command as a user runs it). Each fetch has a query of
@@ -26,6 +28,7 @@ import re
 import select
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -103,6 +106,33 @@ def idle_share(proc: subprocess.Popen[bytes], seconds: float) -> float:
     return 100 * (cpu_seconds(proc.pid) - c0) / (time.monotonic() - t0)
 
 
+def change_latency(store: Path, stream: socket.socket, reps: int) -> list[float]:
+    """Seconds from a commit by another connection to `change` on `stream`, `reps` times.
+    The commits insert into a table of the benchmark's own, in the store's copy."""
+
+    def told() -> None:
+        got = b""
+        while b"event: change" not in got:
+            chunk = stream.recv(4096)
+            assert chunk, "the event stream closed"
+            got += chunk
+
+    conn = sqlite3.connect(store, isolation_level=None)
+    try:
+        conn.execute("CREATE TABLE IF NOT EXISTS bench_touch (x)")
+        told()
+        out = []
+        for i in range(reps):
+            time.sleep(0.5)  # past the console's least gap between two changes
+            started = time.perf_counter()
+            conn.execute("INSERT INTO bench_touch VALUES (?)", (i,))
+            told()
+            out.append(time.perf_counter() - started)
+        return out
+    finally:
+        conn.close()
+
+
 def fetch(url: str) -> float:
     started = time.perf_counter()
     with urllib.request.urlopen(url, timeout=120) as r:
@@ -150,6 +180,7 @@ def main() -> int:
         streams = open_streams(url, args.clients)
         try:
             five = idle_share(proc, args.idle_seconds)
+            changes = change_latency(store, streams[0], args.reps)
         finally:
             for s in streams:
                 s.close()
@@ -169,6 +200,10 @@ def main() -> int:
         f"{none:.2f}% with none ({'poll' if args.no_inotify else 'inotify'}); "
         f"target under {IDLE_TARGET:.0f}%: "
         f"{'ok' if five < IDLE_TARGET else 'MISSED'}"
+    )
+    print(
+        f"change: median {duration(median(changes))} of {args.reps} "
+        f"(max {duration(max(changes))}) from a commit to `change` on an event stream"
     )
     return 0 if page_med < PAGE_TARGET_S and five < IDLE_TARGET else 1
 

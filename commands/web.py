@@ -178,7 +178,7 @@ def web(
     )
     # uvicorn's server, waking once a second rather than ten times (an idle console's CPU);
     # at SIGINT/SIGTERM the event streams end, so the shutdown does not wait for them
-    from acomm_cli import quietserver
+    from acomm_cli.federation import quietserver
 
     server = quietserver.server_class()(config, at_exit=[application.state.live.close])
     server.run(sockets=[sock])

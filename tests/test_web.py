@@ -7,6 +7,7 @@ same console in chromium."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
 import sys
 
@@ -337,32 +338,39 @@ def test_without_inotify_the_store_is_polled_and_a_commit_still_wakes(cli, traff
     assert reads >= 1  # the poll saw it, once for the five streams
 
 
+@pytest.mark.skipif(sys.platform != "linux", reason="inotify is Linux's")
 def test_a_write_that_commits_nothing_is_no_change(traffic):
-    def rolled_back() -> None:  # writes the WAL (a hint), commits nothing
-        conn = sqlite3.connect(traffic)
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-            conn.execute("UPDATE channels SET state = state")
-            conn.rollback()
-            conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
-        finally:
-            conn.close()
+    def connection() -> sqlite3.Connection:
+        return sqlite3.connect(traffic, isolation_level=None)
 
-    async def scenario() -> int:
+    def commit() -> None:
+        with contextlib.closing(connection()) as conn:
+            conn.execute("UPDATE channels SET state = state")
+
+    def checkpoint() -> None:  # writes the store's file (a hint), commits nothing
+        with contextlib.closing(connection()) as conn:
+            conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+
+    async def scenario() -> tuple[int, int, int]:
         from acomm_cli.web import data
         from acomm_cli.web.live import Live
 
-        live = Live(data.version, 0.01, safety_s=60)
+        live = Live(data.version, 0.0, safety_s=60)  # no least gap between two changes
         with config(traffic).connect() as c:
             task = asyncio.create_task(live.run(c))
             while live.polls < 1:
                 await asyncio.sleep(0)
-            await asyncio.to_thread(rolled_back)
-            gen = await live.wait(0, 0.6)  # the re-checks after a hint end within 0.5 s
+            await asyncio.to_thread(commit)  # frames in the WAL for the checkpoint to copy
+            assert await asyncio.wait_for(live.wait(0, 60), 10) == 1
+            reads = live.polls
+            await asyncio.to_thread(checkpoint)
+            gen = await live.wait(1, 0.6)  # the re-checks after a hint end within 0.5 s
             task.cancel()
-            return gen
+            return gen, reads, live.polls
 
-    assert asyncio.run(scenario()) == 0
+    generation, before, after = asyncio.run(scenario())
+    assert after > before  # the checkpoint's write was a hint: the store was read again
+    assert generation == 1  # but nothing was committed: no change
 
 
 def test_closing_the_live_ends_every_stream(traffic):

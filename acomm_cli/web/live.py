@@ -65,22 +65,25 @@ class Live:
         try:
             self._check(conn)
             while True:
-                await _wait(hint, self.safety_s)
+                hinted = await _wait(hint, self.safety_s)
                 hint.clear()
                 if self._check(conn):
                     await asyncio.sleep(self.interval_s)  # hints meanwhile stay set
                     continue
+                if not hinted:
+                    continue  # the safety poll, and nothing new
                 # a write with no commit visible yet: re-check until one shows, or until
                 # RECHECK_FOR_S passes without another write (a checkpoint, a rollback)
                 delay, quiet_until = notify.RECHECK_S, loop.time() + RECHECK_FOR_S
                 while loop.time() < quiet_until:
                     if await _wait(hint, delay):
                         hint.clear()
-                        quiet_until = loop.time() + RECHECK_FOR_S
+                        delay, quiet_until = notify.RECHECK_S, loop.time() + RECHECK_FOR_S
+                    else:
+                        delay = min(delay * 2, RECHECK_FOR_S / 4)
                     if self._check(conn):
                         await asyncio.sleep(self.interval_s)
                         break
-                    delay = min(delay * 2, RECHECK_FOR_S / 4)
         finally:
             self.watching = False
             loop.remove_reader(w.fileno())

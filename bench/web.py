@@ -1,8 +1,12 @@
 """Benchmarks of `acomm web` (docs/WEB.md, "Speed"):
 
 - idle: the console's CPU with 5 browsers' event streams open and nothing happening, as a
-  share of one core, beside the same console with no stream open (one `data_version` poll
-  serves every stream, so five cost what none do). Target: under 1% of a core.
+  share of one core, beside the same console with no stream open (one watch of the store
+  serves every stream, so five cost what none do). Target: under 1% of a core. An idle
+  process's CPU is its wake-ups: uvicorn's tick (once a second) and, with `--no-inotify`
+  (ACOMM_NO_INOTIFY=1: no inotify watch), the `data_version` poll every 0.3 s.
+- change: from another connection's commit to `change` on an open event stream, median of
+  N commits (each 0.5 s after the last: the console tells at most one change per 0.3 s).
 - page: the agents page (`operations.stats` with the directory, rendered) fetched over HTTP
   from `acomm web` on the 1,000,000-message store, median of N, side by side with `acomm
   stats --json` on the same store (the command as a user runs it). Each fetch has a query of
@@ -13,7 +17,7 @@ The store is bench/stores.py's big store, built once and cached under bench/out/
 what git tracks), copied before the console opens it.
 
     .venv/bin/python bench/web.py                  # both, on 1,000,000 messages
-    .venv/bin/python bench/web.py --n 100000 --idle-seconds 5 --reps 5   # quicker
+    .venv/bin/python bench/web.py --n 100000 --idle-seconds 8 --reps 3   # quicker
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import re
 import select
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -37,13 +42,18 @@ IDLE_TARGET = 1.0  # percent of one core
 PAGE_TARGET_S = 0.300
 
 
-def start(store: Path) -> tuple[subprocess.Popen[bytes], str]:
+def start(store: Path, inotify: bool = True) -> tuple[subprocess.Popen[bytes], str]:
     """`acomm web` on a free loopback port; its process and URL."""
+    env = dict(os.environ)
+    env.pop("ACOMM_NO_INOTIFY", None)
+    if not inotify:
+        env["ACOMM_NO_INOTIFY"] = "1"
     proc = subprocess.Popen(
         [str(ACOMM), "--store", str(store), "web", "--listen", "127.0.0.1:0", "--read-only"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         start_new_session=True,
+        env=env,
     )
     assert proc.stderr is not None
     deadline = time.monotonic() + 60
@@ -96,6 +106,33 @@ def idle_share(proc: subprocess.Popen[bytes], seconds: float) -> float:
     return 100 * (cpu_seconds(proc.pid) - c0) / (time.monotonic() - t0)
 
 
+def change_latency(store: Path, stream: socket.socket, reps: int) -> list[float]:
+    """Seconds from a commit by another connection to `change` on `stream`, `reps` times.
+    The commits insert into a table of the benchmark's own, in the store's copy."""
+
+    def told() -> None:
+        got = b""
+        while b"event: change" not in got:
+            chunk = stream.recv(4096)
+            assert chunk, "the event stream closed"
+            got += chunk
+
+    conn = sqlite3.connect(store, isolation_level=None)
+    try:
+        conn.execute("CREATE TABLE IF NOT EXISTS bench_touch (x)")
+        told()
+        out = []
+        for i in range(reps):
+            time.sleep(0.5)  # past the console's least gap between two changes
+            started = time.perf_counter()
+            conn.execute("INSERT INTO bench_touch VALUES (?)", (i,))
+            told()
+            out.append(time.perf_counter() - started)
+        return out
+    finally:
+        conn.close()
+
+
 def fetch(url: str) -> float:
     started = time.perf_counter()
     with urllib.request.urlopen(url, timeout=120) as r:
@@ -121,12 +158,17 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=7, help="page fetches and stats runs")
     ap.add_argument("--idle-seconds", type=float, default=10.0)
     ap.add_argument("--clients", type=int, default=5)
+    ap.add_argument(
+        "--no-inotify",
+        action="store_true",
+        help="the console without its inotify watch: the 0.3 s data_version poll instead",
+    )
     args = ap.parse_args()
     print(", ".join(f"{k}: {v}" for k, v in machine().items()))
     print(f"load average (1 min) at the start: {os.getloadavg()[0]:.2f}")
     src, _ = big_store(args.n)
     store = copy_store(src, src.parent / "work" / "web.acomm")
-    proc, url = start(store)
+    proc, url = start(store, inotify=not args.no_inotify)
     try:
         fetch(url)  # warm: the first page opens the store's pages into the cache
         stats_json(store)
@@ -138,6 +180,7 @@ def main() -> int:
         streams = open_streams(url, args.clients)
         try:
             five = idle_share(proc, args.idle_seconds)
+            changes = change_latency(store, streams[0], args.reps)
         finally:
             for s in streams:
                 s.close()
@@ -154,8 +197,13 @@ def main() -> int:
     )
     print(
         f"idle CPU: {five:.2f}% of a core with {args.clients} event streams open, "
-        f"{none:.2f}% with none; target under {IDLE_TARGET:.0f}%: "
+        f"{none:.2f}% with none ({'poll' if args.no_inotify else 'inotify'}); "
+        f"target under {IDLE_TARGET:.0f}%: "
         f"{'ok' if five < IDLE_TARGET else 'MISSED'}"
+    )
+    print(
+        f"change: median {duration(median(changes))} of {args.reps} "
+        f"(max {duration(max(changes))}) from a commit to `change` on an event stream"
     )
     return 0 if page_med < PAGE_TARGET_S and five < IDLE_TARGET else 1
 

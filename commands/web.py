@@ -166,8 +166,9 @@ def web(
     from acomm_cli.output import render
 
     render.note(f"note: acomm web: serving {scheme}://{shown}:{bound}/ (Ctrl-C stops)")
+    application = web_app.build(cfg)
     config = uvicorn.Config(
-        web_app.build(cfg),
+        application,
         log_level="warning",
         log_config=None,
         lifespan="on",
@@ -175,7 +176,12 @@ def web(
         ssl_certfile=tls_cert,
         ssl_keyfile=tls_key,
     )
-    uvicorn.Server(config).run(sockets=[sock])
+    # uvicorn's server, waking once a second rather than ten times (an idle console's CPU);
+    # at SIGINT/SIGTERM the event streams end, so the shutdown does not wait for them
+    from acomm_cli.federation import quietserver
+
+    server = quietserver.server_class()(config, at_exit=[application.state.live.close])
+    server.run(sockets=[sock])
 
 
 def _scraper(path: str | Path, offline_after_ms: int) -> Callable[[], tuple[bytes, str]] | None:

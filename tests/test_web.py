@@ -7,7 +7,9 @@ same console in chromium."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
+import sys
 
 import pytest
 from webconsole import client, config, csrf
@@ -289,30 +291,103 @@ def test_a_bad_listen_value_is_refused_naming_it(cli, store):
     assert r.exit_code == 3 and "listen" in r.stderr
 
 
-def test_one_poll_serves_every_stream_and_moves_on_another_connections_commit(cli, traffic):
+async def _changes(path, after, *, interval_s: float = 0.01, safety_s: float = 60.0):
+    """A Live following the store at `path` on a connection of its own, five streams on it,
+    then `after()` in a thread (a commit by another connection): what the streams were told,
+    whether the Live waited on a watch, its generation, and how many reads of the store it
+    made from the commit on."""
     from acomm_cli.web import data
     from acomm_cli.web.live import Live
 
-    async def scenario() -> tuple[int, int, int]:
-        live = Live(data.version, 0.01)
-        conn = config(traffic).connect()
-        with conn as c:
-            poller = asyncio.create_task(live.run(c))
-            streams = [live.stream(keepalive_s=5) for _ in range(5)]
+    live = Live(data.version, interval_s, safety_s=safety_s)
+    with config(path).connect() as c:
+        follower = asyncio.create_task(live.run(c))
+        try:
+            streams = [live.stream(keepalive_s=60) for _ in range(5)]
             for s in streams:
                 assert await anext(s) == "retry: 1000\n\n"
             waiting = [asyncio.create_task(anext(s)) for s in streams]
-            while live.polls < 2:  # the poll has seen the store once
-                await asyncio.sleep(0.01)
-            polls_before = live.polls
-            await asyncio.to_thread(cli.ok, "send", "team", "more", "--as", "op")
-            events = await asyncio.wait_for(asyncio.gather(*waiting), 5)
-            poller.cancel()
-            return len(set(events)), live.generation, live.polls - polls_before
+            while live.polls < 1:  # the store's version read once: a commit now is a change
+                await asyncio.sleep(0)
+            watching, reads_before = live.watching, live.polls
+            await asyncio.to_thread(after)
+            events = await asyncio.wait_for(asyncio.gather(*waiting), 10)
+            return events, watching, live.generation, live.polls - reads_before
+        finally:
+            follower.cancel()
 
-    kinds, generation, polls = asyncio.run(scenario())
-    assert kinds == 1 and generation >= 1
-    assert polls < 600  # one poll per interval for five streams, not five
+
+@pytest.mark.skipif(sys.platform != "linux", reason="inotify is Linux's")
+def test_a_commit_by_another_connection_wakes_every_stream_through_the_watch(cli, traffic):
+    # the safety poll (60 s) is longer than the wait (10 s): only the watch can wake it
+    events, watching, generation, reads = asyncio.run(
+        _changes(traffic, lambda: cli.ok("send", "team", "more", "--as", "op"))
+    )
+    assert watching is True
+    assert events == ["event: change\ndata: 1\n\n"] * 5 and generation == 1
+    assert reads < 100  # a read per hint (and a few re-checks), never one per stream
+
+
+def test_without_inotify_the_store_is_polled_and_a_commit_still_wakes(cli, traffic, monkeypatch):
+    monkeypatch.setenv("ACOMM_NO_INOTIFY", "1")
+    events, watching, generation, reads = asyncio.run(
+        _changes(traffic, lambda: cli.ok("send", "team", "more", "--as", "op"))
+    )
+    assert watching is False
+    assert events == ["event: change\ndata: 1\n\n"] * 5 and generation == 1
+    assert reads >= 1  # the poll saw it, once for the five streams
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="inotify is Linux's")
+def test_a_write_that_commits_nothing_is_no_change(traffic):
+    def connection() -> sqlite3.Connection:
+        return sqlite3.connect(traffic, isolation_level=None)
+
+    def commit() -> None:
+        with contextlib.closing(connection()) as conn:
+            conn.execute("UPDATE channels SET state = state")
+
+    def checkpoint() -> None:  # writes the store's file (a hint), commits nothing
+        with contextlib.closing(connection()) as conn:
+            conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+
+    async def scenario() -> tuple[int, int, int]:
+        from acomm_cli.web import data
+        from acomm_cli.web.live import Live
+
+        live = Live(data.version, 0.0, safety_s=60)  # no least gap between two changes
+        with config(traffic).connect() as c:
+            task = asyncio.create_task(live.run(c))
+            while live.polls < 1:
+                await asyncio.sleep(0)
+            await asyncio.to_thread(commit)  # frames in the WAL for the checkpoint to copy
+            assert await asyncio.wait_for(live.wait(0, 60), 10) == 1
+            reads = live.polls
+            await asyncio.to_thread(checkpoint)
+            gen = await live.wait(1, 0.6)  # the re-checks after a hint end within 0.5 s
+            task.cancel()
+            return gen, reads, live.polls
+
+    generation, before, after = asyncio.run(scenario())
+    assert after > before  # the checkpoint's write was a hint: the store was read again
+    assert generation == 1  # but nothing was committed: no change
+
+
+def test_closing_the_live_ends_every_stream(traffic):
+    from acomm_cli.web import data
+    from acomm_cli.web.live import Live
+
+    async def scenario() -> list[str]:
+        live = Live(data.version, 0.3)
+        streams = [live.stream(keepalive_s=60) for _ in range(3)]
+        for s in streams:
+            await anext(s)
+        ends = [asyncio.create_task(anext(s, "ended")) for s in streams]
+        await asyncio.sleep(0)  # each stream is waiting
+        live.close()
+        return await asyncio.wait_for(asyncio.gather(*ends), 5)
+
+    assert asyncio.run(scenario()) == ["ended"] * 3
 
 
 def test_the_federation_page_lists_the_peers_with_their_lag(cli, traffic):

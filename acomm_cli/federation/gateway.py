@@ -704,11 +704,12 @@ def serve(opts: Options) -> None:
 
 
 def _server_class() -> Any:
-    import uvicorn
+    from acomm_cli.federation import quietserver
 
-    class Server(uvicorn.Server):
-        """uvicorn's server, telling the gateway at SIGINT/SIGTERM: the long polls its
-        peers hold open answer at once, so that the shutdown does not wait for them."""
+    class Server(quietserver.server_class()):  # type: ignore[misc]
+        """uvicorn's server on the once-a-second main loop (an idle gateway wakes rarely),
+        telling the gateway at SIGINT/SIGTERM: the long polls its peers hold open answer at
+        once, so that the shutdown does not wait for them."""
 
         def __init__(self, config: Any, gw: Gateway) -> None:
             super().__init__(config)

@@ -1,4 +1,5 @@
-"""uvicorn's server with a quieter main loop, for a server that is mostly idle (`acomm web`).
+"""uvicorn's server with a quieter main loop, for servers that are mostly idle (`acomm web`,
+`gateway serve`).
 
 uvicorn's `Server.main_loop` wakes ten times a second to call `on_tick`, which refreshes the
 Date header once a second and returns whether to stop; on an idle server those wake-ups are

@@ -115,8 +115,9 @@ def ok(path: Path, *args: str) -> Any:
     return json.loads(r.stdout) if r.stdout.strip() else None
 
 
-def test_the_acomm_loop_runs_under_those_permissions(tmp_path, server, monkeypatch):
-    monkeypatch.setenv("ACOMM_FED_OFFLINE_AFTER", "1h")  # no gateway heartbeats here
+def nats_pair(tmp_path: Path, server: NatsServer) -> tuple[Path, Path]:
+    """Nodes na and nb, each on its own NATS user: introduced through each other's store file
+    (bob owned on nb, the room exchanged), then pointed at each other over NATS."""
     a, b = tmp_path / "na.acomm", tmp_path / "nb.acomm"
     ok(a, "node", "init", "--id", "na", "--transport", url(server, "na"))
     ok(b, "node", "init", "--id", "nb", "--transport", url(server, "nb"))
@@ -127,6 +128,12 @@ def test_the_acomm_loop_runs_under_those_permissions(tmp_path, server, monkeypat
     ok(a, "fed", "pull")
     ok(a, "peers", "add", "nb", "--url", url(server, "na"))
     ok(b, "peers", "add", "na", "--url", url(server, "nb"))
+    return a, b
+
+
+def test_the_acomm_loop_runs_under_those_permissions(tmp_path, server, monkeypatch):
+    monkeypatch.setenv("ACOMM_FED_OFFLINE_AFTER", "1h")  # no gateway heartbeats here
+    a, b = nats_pair(tmp_path, server)
     ok(a, "send", "--to", "bob", "over NATS", "--as", "alice")
     got = ok(b, "fed", "pull")
     assert got["delivered"] == 1 and got["unreachable"] == []

@@ -279,20 +279,11 @@ def test_the_state_file_says_a_publisher_only_while_it_is_connected(tmp_path):
 def test_where_the_server_refuses_the_hints_the_reader_long_polls(tmp_path, monkeypatch, gateways):
     """Under per-node permissions that allow no subscription to the peers' subjects, nb's
     gateway says so and reads by long polls: the message still arrives with no tick."""
-    from test_federation_nats_perms import config, url
+    from test_federation_nats_perms import config, nats_pair
 
     monkeypatch.setenv("ACOMM_FED_OFFLINE_AFTER", "1h")
     with nats_server(tmp_path / "nats", config(tmp_path / "nats.conf", ["na", "nb"])) as server:
-        a, b = tmp_path / "na.acomm", tmp_path / "nb.acomm"
-        ok(a, "node", "init", "--id", "na", "--transport", url(server, "na"))
-        ok(b, "node", "init", "--id", "nb", "--transport", url(server, "nb"))
-        ok(a, "peers", "add", "nb", "--url", f"store:{b}")
-        ok(b, "peers", "add", "na", "--url", f"store:{a}")
-        ok(b, "agent", "own", "bob")
-        ok(b, "fed", "pull")
-        ok(a, "fed", "pull")
-        ok(a, "peers", "add", "nb", "--url", url(server, "na"))
-        ok(b, "peers", "add", "na", "--url", url(server, "nb"))
+        a, b = nats_pair(tmp_path, server)
         push(gateways, a)
         push(gateways, b)
         r = send(a, "read by a long poll", FAULT)

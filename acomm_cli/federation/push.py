@@ -189,6 +189,9 @@ class Hints:
         if new:  # a refusal (the user's permissions) comes back before the flush's answer
             await self.nc.flush(timeout=PROBE_S)
             err = self.nc.last_error
+            if err is before:  # not seen yet at times: one more round trip to the server
+                await self.nc.flush(timeout=PROBE_S)
+                err = self.nc.last_error
             if err is not before and "permissions violation" in str(err).lower():
                 self.refused = str(err)
 

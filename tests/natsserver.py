@@ -162,27 +162,46 @@ def wait_healthy(servers: Sequence[NatsServer], within: float = 60) -> None:
     deadline = time.monotonic() + within
     while not all(healthy(s) for s in servers if s.proc is not None):
         if time.monotonic() > deadline:
-            states = {s.name: s.monitor("healthz") for s in servers if s.proc is not None}
+            states = {s.name: _health(s) for s in servers if s.proc is not None}
             raise AssertionError(f"the NATS cluster was not healthy in {within:g} s: {states}")
         time.sleep(0.1)
+
+
+def _health(server: NatsServer) -> object:
+    try:
+        return server.monitor("healthz")
+    except OSError as exc:  # its monitoring port does not answer: the server is not up
+        return f"no answer: {exc}"
 
 
 @contextlib.contextmanager
 def nats_cluster(
     directory: Path, size: int = 3, extra: Sequence[str] = ()
 ) -> Iterator[list[NatsServer]]:
-    """`size` servers n1..nN as one JetStream cluster on loopback, started and healthy."""
-    members = [
-        NatsServer(directory / f"n{i + 1}", name=f"n{i + 1}", extra=extra) for i in range(size)
-    ]
-    for m in members:
-        m.cluster_port = free_port()
-    for m in members:
-        m.routes = [f"nats-route://127.0.0.1:{o.cluster_port}" for o in members if o is not m]
-    try:
+    """`size` servers n1..nN as one JetStream cluster on loopback, started and healthy. The
+    free ports are picked before the servers bind them, and a parallel test may take one
+    meanwhile: a cluster that does not come up healthy is started once more on new ports."""
+    for attempt in (1, 2):
+        members = [
+            NatsServer(directory / f"try{attempt}" / f"n{i + 1}", name=f"n{i + 1}", extra=extra)
+            for i in range(size)
+        ]
         for m in members:
-            m.start()
-        wait_healthy(members)
+            m.cluster_port = free_port()
+        for m in members:
+            m.routes = [f"nats-route://127.0.0.1:{o.cluster_port}" for o in members if o is not m]
+        try:
+            for m in members:
+                m.start()
+            wait_healthy(members)
+        except (AssertionError, OSError):
+            for m in members:
+                m.stop()
+            if attempt == 2:
+                raise
+            continue
+        break
+    try:
         yield members
     finally:
         for m in members:

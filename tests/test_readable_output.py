@@ -301,17 +301,18 @@ def test_every_audit_table_has_its_headings_on_a_terminal(
     from freezegun import freeze_time
 
     from acomm_cli.analytics import audit
+    from acomm_cli.analytics.auditsummary import AuditTable
     from acomm_cli.output import render_analytics
 
     with freeze_time(DAY1) as clock:
         day1(cli, clock)
         cli.ok("export", tmp_path / "export")
     result = audit.run([str(tmp_path / "export")], out=str(tmp_path / "audit"), spark=spark)
-    tables: list[render_analytics.AuditTable] = []
+    tables: list[AuditTable] = []
     real = render_analytics._table
 
     def seen(out, title, headers, rows):
-        tables.append(render_analytics.AuditTable("", title, list(headers), list(rows)))
+        tables.append(AuditTable("", title, list(headers), list(rows)))
         real(out, title, headers, rows)
 
     monkeypatch.setattr(render_analytics, "_table", seen)

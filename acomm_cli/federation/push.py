@@ -3,13 +3,13 @@ puts this node's outbox rows out as they are committed, and the peers' streams a
 their events are published. Runs inside the gateway's task group; a NATS server that is down
 is noted and retried every second, never fatal.
 
-- The publisher keeps one NATS connection open and is woken by the store's change (a Linux
-  inotify watch, store/notify.py): a commit's event is a hint, the outbox head is read again;
-  a look every PUBLISH_SAFETY_S underneath, and every PUBLISH_POLL_S where the platform gives
-  no watch. While it runs connected, the gateway's state file says so (gwstate
-  `publisher`), and a short command that appended to the outbox leaves the publish to it
-  instead of connecting itself. A publisher killed before publishing loses nothing: the rows
-  wait in the outbox for the next publisher (itself restarted, any command, tick, fed pull).
+- The publisher keeps one NATS connection open and is woken by the store's change (the
+  waiters' wait, engine/waiting.py: a Linux inotify watch where there is one, a look every
+  PUBLISH_SAFETY_S underneath; a 50 ms poll where the platform gives no watch). While it
+  runs connected, the gateway's state file says so (gwstate `publisher`), and a short
+  command that appended to the outbox leaves the publish to it instead of connecting
+  itself. A publisher killed before publishing loses nothing: the rows wait in the outbox
+  for the next publisher (itself restarted, any command, tick, fed pull).
 - The reader subscribes (plain NATS, no JetStream) to each NATS peer's subject: a peer's
   publish reaches it at once, for all peers together, and is only a hint: a pass then reads
   every peer through its durable consumer with no wait, the SQLite cursor staying the truth.
@@ -30,9 +30,7 @@ from acomm_cli.federation import identity
 from acomm_cli.federation.gateway import Gateway
 from acomm_cli.store import federation as sql
 
-PUBLISH_POLL_S = 0.1  # the publisher's look at the outbox with no file-system notification
-PUBLISH_SAFETY_S = 1.0  # ...and with one, in case an event was missed
-HOT_S = 0.05  # after a write with no commit visible yet: re-check for this long
+PUBLISH_SAFETY_S = 1.0  # the publisher's look at the outbox when no commit woke it
 READ_SAFETY_S = 1.0  # a read pass at least this often with no hint
 PROBE_S = 2.0  # how long the server may take to refuse a subscription
 
@@ -68,10 +66,7 @@ def _open(gw: Gateway) -> tuple[sqlite3.Connection, Any]:
 async def _publisher(gw: Gateway) -> None:
     import anyio
 
-    from acomm_cli.store import notify
-
     conn = link = None
-    watch = notify.watch(str(gw.opts.store_path))
     try:
         while True:
             try:
@@ -81,7 +76,7 @@ async def _publisher(gw: Gateway) -> None:
                 connected = await anyio.to_thread.run_sync(_publish_once, gw, conn, link)
                 _say(gw, connected)  # before the wait: a command may rely on it at once
                 if connected:
-                    await anyio.to_thread.run_sync(_wait_commit, conn, watch, version)
+                    await anyio.to_thread.run_sync(_wait_commit, conn, version)
             except (sqlite3.Error, CommError) as exc:
                 gw.note("publishing the outbox on NATS", exc)
                 connected = False
@@ -96,12 +91,10 @@ async def _publisher(gw: Gateway) -> None:
                     await anyio.to_thread.run_sync(_publish_once, gw, conn, link)
                 except (sqlite3.Error, CommError) as exc:
                     gw.note("the last publish of the outbox", exc)
-        if watch is not None:
-            watch.close()
         if link is not None:
             link.close()
         if conn is not None:
-            conn.close()
+            conn.close()  # and the watch its waits made
 
 
 def _say(gw: Gateway, connected: bool) -> None:
@@ -139,24 +132,16 @@ def _publish_once(gw: Gateway, conn: sqlite3.Connection, link: Any) -> bool:
     return True
 
 
-def _wait_commit(conn: sqlite3.Connection, watch: Any, version: int) -> None:
-    """Until another connection's commit is visible, or PUBLISH_SAFETY_S (PUBLISH_POLL_S
-    with no watch). A write to the WAL comes just before its commit shows (the WAL index is
-    shared memory, no event): after one, look again every RECHECK_S for HOT_S."""
-    from acomm_cli.store import notify, stats
+def _wait_commit(conn: sqlite3.Connection, version: int) -> None:
+    """Until another connection's commit is visible, or PUBLISH_SAFETY_S."""
+    from acomm_cli.engine import waiting
 
-    if watch is None:
-        time.sleep(PUBLISH_POLL_S)
-        return
     until = time.monotonic() + PUBLISH_SAFETY_S
-    hot_until = 0.0
-    while stats.data_version(conn) == version:
-        now = time.monotonic()
-        if now >= until:
-            return
-        left = notify.RECHECK_S if now < hot_until else until - now
-        if notify.wait(watch, min(left, until - now)):
-            hot_until = time.monotonic() + HOT_S
+    waiting.wait_change(conn, version, until, None, _never, watched_poll_s=PUBLISH_SAFETY_S)
+
+
+def _never() -> bool:
+    return False
 
 
 # ---------------------------------------------------------------- the reader

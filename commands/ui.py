@@ -15,7 +15,7 @@ from acomm_cli import clock
 from acomm_cli.cli import params
 from acomm_cli.cli.config import Settings
 from acomm_cli.cli.invocation import Invocation, after_write, identity, limits, store
-from acomm_cli.cli.params import AsAgent, takes_invocation
+from acomm_cli.cli.params import AsAgent, ReadOnly, takes_invocation
 from acomm_cli.errors import UsageError
 
 if TYPE_CHECKING:
@@ -29,14 +29,7 @@ app = typer.Typer(add_completion=False)
 def ui(
     inv: Invocation,
     as_: AsAgent = None,
-    read_only: Annotated[
-        bool,
-        typer.Option(
-            "--read-only",
-            help="Show, never change: every action is refused (automatic on a "
-            "store that cannot be written).",
-        ),
-    ] = False,
+    read_only: ReadOnly = False,
     stale: Annotated[
         str,
         typer.Option(

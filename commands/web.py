@@ -16,7 +16,7 @@ import typer
 from acomm_cli import clock
 from acomm_cli.cli import params
 from acomm_cli.cli.invocation import Invocation, after_write, identity, limits, store
-from acomm_cli.cli.params import AsAgent, takes_invocation
+from acomm_cli.cli.params import AsAgent, ReadOnly, takes_invocation
 from acomm_cli.errors import MissingExtra, ValidationFailed
 
 app = typer.Typer(add_completion=False)
@@ -46,14 +46,7 @@ def web(
         ),
     ] = "127.0.0.1:8321",
     as_: AsAgent = None,
-    read_only: Annotated[
-        bool,
-        typer.Option(
-            "--read-only",
-            help="Show, never change: every action is refused (automatic on a "
-            "store that cannot be written).",
-        ),
-    ] = False,
+    read_only: ReadOnly = False,
     tls_cert: Annotated[
         str | None,
         typer.Option("--tls-cert", metavar="FILE", help="The TLS certificate chain (PEM)."),

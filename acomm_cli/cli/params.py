@@ -246,6 +246,16 @@ AsAgent = Annotated[
     ),
 ]
 
+# The operator front ends' (`acomm ui`, `acomm web`) switch to look without acting.
+ReadOnly = Annotated[
+    bool,
+    typer.Option(
+        "--read-only",
+        help="Show, never change: every action is refused (automatic on a "
+        "store that cannot be written).",
+    ),
+]
+
 # Filters shared by `receive` and `messages`.
 ChannelOpt = Annotated[
     str | None, typer.Option("--channel", "-c", click_type=CHANNEL, help="Only this channel.")

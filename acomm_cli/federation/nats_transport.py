@@ -53,6 +53,8 @@ CA_ENV = "ACOMM_NATS_CA"  # a CA file for tls:// servers (default: the system's)
 USER_ENV, PASSWORD_ENV, TOKEN_ENV = "ACOMM_NATS_USER", "ACOMM_NATS_PASSWORD", "ACOMM_NATS_TOKEN"
 # kill this process right after a command's commit, before its publish (the crash tests)
 FAULT_ENV = "ACOMM_FAULT_BEFORE_PUBLISH"
+# kill this process right after a pulled page's commit, before its ack (the crash tests)
+ACK_FAULT_ENV = "ACOMM_FAULT_BEFORE_ACK"
 MAX_REPLICAS = 5
 PROBE_TIMEOUT_S = 1.0
 DUPLICATE_WINDOW_S = 120.0
@@ -469,7 +471,7 @@ class NatsTransport:
         self.link, self.reader, self.wait_s = link, reader, max(wait_s, 0.0)
         self.deadline_s = deadline_s
         self.until: dict[str, float] = {}  # peer -> monotonic time this pass's reads end by
-        self.held: dict[str, list[Any]] = {}
+        self.held: dict[str, list[tuple[int, Any]]] = {}  # peer -> (stream seq, message)
         self.at: dict[str, int] = {}  # where each peer's consumer stands, as we know it
 
     def begin_peer(self, source_node: str) -> None:
@@ -489,12 +491,17 @@ class NatsTransport:
         )
 
     def committed(self, source_node: str, position: int) -> None:
-        """The page up to `position` is in SQLite: ack it (AckAll acks what came before)."""
-        msgs = [m for m in self.held.pop(source_node, []) if m.metadata.sequence.stream <= position]
+        """The page up to `position` is in SQLite: ack it, one ack for the page (the
+        consumer acks all: an ack acks every message delivered before it too)."""
+        msgs = [(q, m) for q, m in self.held.pop(source_node, []) if q <= position]
+        if msgs and os.environ.get(ACK_FAULT_ENV):
+            import signal
+
+            os.kill(os.getpid(), signal.SIGKILL)
         if msgs:
             try:
-                self.link.call(msgs[-1].ack_sync(timeout=5.0))
-                self.at[source_node] = int(msgs[-1].metadata.sequence.stream)
+                self.link.call(msgs[-1][1].ack_sync(timeout=5.0))
+                self.at[source_node] = msgs[-1][0]
             except Unreachable:
                 self.at.pop(source_node, None)  # the next read places the consumer again
 
@@ -508,37 +515,39 @@ class NatsTransport:
             return Page([], 0)  # nothing published yet
         if head <= after and self.wait_s <= 0:
             return Page([], head)
-        sub = await self._placed(js, source, after)
+        inbox = await self._placed(js, source, after)
         if head <= after:  # nothing yet: the long poll ends with the first event
-            msgs = await self._fetch(sub, 1, self.wait_s)
-            pending = int(msgs[-1].metadata.num_pending) if msgs else 0
+            got = await inbox.fetch(1, self.wait_s, wait=True)
+            pending = got[-1][2] if got else 0
             if pending and limit > 1:  # what came with it, asked for by its count
-                msgs += await self._fetch(sub, min(limit - 1, pending), 2.0)
+                got += await inbox.fetch(min(limit - 1, pending), 2.0)
         else:
-            msgs = await self._fetch(sub, limit, 2.0)
-        msgs = [m for m in msgs if m.metadata.sequence.stream > after]
-        if msgs and msgs[0].metadata.sequence.stream != after + 1:
+            got = await inbox.fetch(min(limit, head - after), 2.0)
+        if inbox.lost:  # the server ended a request for a reason of its own
+            self.at.pop(source, None)  # (a consumer deleted, say): look at it again
+        got = [g for g in got if g[0] > after]
+        if got and got[0][0] != after + 1:
             self.at.pop(source, None)  # placed afresh by the next read
             raise Unreachable(
                 f"stream {stream_name(source)}: the consumer skipped from seq "
-                f"{after} to {msgs[0].metadata.sequence.stream}"
+                f"{after} to {got[0][0]}"
             )
-        self.held[source] = msgs
+        self.held[source] = [(q, m) for q, m, _ in got]
         events = []
-        for m in msgs:
+        loads = json.loads
+        for q, m, _ in got:
             try:
-                env = json.loads(m.data)
+                env = loads(m.data)
             except (ValueError, RecursionError):
                 env = m.data  # refused alone by the pull (not an object)
             if isinstance(env, dict):
-                env["seq"] = int(m.metadata.sequence.stream)
+                env["seq"] = q
             events.append(env)
-        if msgs:
-            last = int(msgs[-1].metadata.sequence.stream)
-            head = max(head, last + int(msgs[-1].metadata.num_pending))
+        if got:
+            head = max(head, got[-1][0] + got[-1][2])
         return Page(events, head)
 
-    async def _placed(self, js: Any, source: str, after: int) -> Any:
+    async def _placed(self, js: Any, source: str, after: int) -> _Inbox:
         """The durable consumer, placed right after `after`: kept when it has delivered
         exactly that far with nothing unacked, else recreated there (a crash before an ack,
         a rewound cursor, a lost consumer). Our own last ack needs no check."""
@@ -546,12 +555,15 @@ class NatsTransport:
         from nats.js.errors import NotFoundError
 
         stream, durable = stream_name(source), consumer_name(self.reader)
-        sub = self.link.subs.get(source)
-        if sub is not None and self.at.get(source) == after:
-            return sub
+        inbox = self.link.subs.get(source)
+        if inbox is not None and self.at.get(source) == after:
+            return inbox
         try:
             info = await js.consumer_info(stream, durable)
             placed = int(info.delivered.stream_seq) == after and not int(info.num_ack_pending or 0)
+            # a page is acked by its last message: a consumer of this name that does not
+            # ack all (made by hand, say; JetStream cannot change it in place) is made anew
+            placed = placed and info.config.ack_policy == api.AckPolicy.ALL
         except NotFoundError:
             info, placed = None, False
         if not placed:
@@ -569,23 +581,85 @@ class NatsTransport:
                     opt_start_seq=after + 1 if after else None,
                 ),
             )
-            sub = None
-        if sub is None:
-            sub = await js.pull_subscribe_bind(durable, stream=stream)
-            self.link.subs[source] = sub
+        if inbox is None:
+            inbox = _Inbox(self.link.nc, stream, durable)
+            await inbox.start()
+            self.link.subs[source] = inbox
+        else:
+            inbox.drop()  # what an earlier consumer delivered is delivered again
         self.at[source] = after
-        return sub
+        return inbox
 
-    @staticmethod
-    async def _fetch(sub: Any, limit: int, wait_s: float) -> list[Any]:
-        """Up to `limit` messages. A fetch that finds none waits for `limit` of them (or
-        `wait_s`): a long poll asks for one, so that it returns as the first one lands."""
-        import nats.errors
 
-        try:
-            return list(await sub.fetch(max(limit, 1), timeout=max(wait_s, 0.2)))
-        except nats.errors.TimeoutError:
-            return []
+class _Inbox:
+    """A consumer's deliveries, asked for in batches on the JetStream API
+    ($JS.API.CONSUMER.MSG.NEXT, as nats-py's own fetch does) and taken by one callback on a
+    plain subscription: a batch of a thousand costs one request and one wake-up, where
+    nats-py's fetch starts a task and a timer per message. Each request has its own reply
+    subject under the inbox, so the status that ends one (no messages, timed out) is never
+    taken for the end of the next; messages are the consumer's, in its order, whichever
+    request they came with (a long poll given up on may still bring one: it is kept)."""
+
+    def __init__(self, nc: Any, stream: str, durable: str) -> None:
+        self.nc, self.prefix = nc, nc.new_inbox()
+        self.next_subject = f"$JS.API.CONSUMER.MSG.NEXT.{stream}.{durable}"
+        self.got: list[tuple[int, Any, int]] = []  # (stream seq, message, pending after)
+        self.want = 0
+        self.request = ""  # the reply subject of the request waited for
+        self.lost = False  # a request ended by the server for a reason of its own
+        self.ready = asyncio.Event()
+        self.n = 0
+
+    async def start(self) -> None:
+        await self.nc.subscribe(self.prefix + ".*", cb=self._take)
+
+    def drop(self) -> None:
+        self.got = []
+
+    async def _take(self, m: Any) -> None:
+        if not m.reply:  # a status from the server, on the request's reply subject
+            status = (m.headers or {}).get("Status", "")
+            if status == "100" or m.subject != self.request:
+                return  # a heartbeat, or the end of an earlier request
+            self.lost = status not in ("404", "408")  # no messages; request timed out
+            self.ready.set()
+            return
+        seq, pending = _position(m.reply)
+        self.got.append((seq, m, pending))
+        if len(self.got) >= self.want:
+            self.ready.set()
+
+    async def fetch(
+        self, limit: int, wait_s: float, wait: bool = False
+    ) -> list[tuple[int, Any, int]]:
+        """Up to `limit` messages: what is there now (`wait`: else the first to come,
+        within `wait_s`)."""
+        self.n += 1
+        self.want, self.request, self.lost = max(limit, 1), f"{self.prefix}.{self.n}", False
+        if len(self.got) < self.want:
+            self.ready.clear()
+            ask: dict[str, Any] = {"batch": self.want - len(self.got)}
+            if wait:
+                ask["expires"] = int(max(wait_s, 0.2) * 1e9)
+            else:
+                ask["no_wait"] = True
+            await self.nc.publish(self.next_subject, json.dumps(ask).encode(), self.request)
+            try:
+                await asyncio.wait_for(self.ready.wait(), max(wait_s, 0.2) + (0.5 if wait else 0))
+            except TimeoutError:
+                pass  # what came so far
+        got, self.got = self.got[: self.want], self.got[self.want :]
+        return got
+
+
+def _position(reply: str) -> tuple[int, int]:
+    """A delivery's stream seq and the count pending after it, from its ack subject:
+    $JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>.<consumer seq>.<time>.<pending>,
+    or the longer form with a domain and an account hash before the stream."""
+    t = reply.split(".")
+    if len(t) == 9:
+        return int(t[5]), int(t[8])
+    return int(t[7]), int(t[10])
 
 
 def link_for(

@@ -60,7 +60,7 @@ PROBE_TIMEOUT_S = 1.0
 DUPLICATE_WINDOW_S = 120.0
 ACK_WAIT_S = 30.0
 CALL_TIMEOUT_S = 10.0
-PUBLISH_BATCH = 500
+PUBLISH_BATCH = 1000
 WRONG_LAST_SEQUENCE = 10071  # JetStream: Nats-Expected-Last-Sequence did not hold
 T = TypeVar("T")
 
@@ -429,29 +429,60 @@ async def _publish_rows(
     publishers racing never append an event twice nor out of order: a row the other one
     put there already comes back as a duplicate (its Nats-Msg-Id) carrying the seq it got,
     and once the duplicate window has passed the server refuses it as out of sequence; then
-    the caller reads the stream's last seq again and carries on from there."""
-    from nats.js.errors import APIError
+    the caller reads the stream's last seq again and carries on from there.
+    The batch goes out at once on a plain subscription's reply subjects, one per row, and
+    the stream's acks are read together (one round trip and no task or timer a row, as
+    nats-py's JetStream publish would cost): the server takes the publishes in their order,
+    and the expected seq of each holds that order whatever comes back; an ack missing is
+    "no answer", and what follows a refused row counts for nothing here."""
+    import nats.errors
 
-    js = await link.js()
-    for seq, event_id, attempt, envelope in rows:
-        try:
-            ack = await js.publish(
-                subject(node),
+    await link.js()  # (connected)
+    nc, stream, subj = link.nc, stream_name(node), subject(node)
+    inbox = nc.new_inbox()
+    answers: dict[int, Any] = {}
+    all_in = asyncio.Event()
+
+    async def take(m: Any) -> None:
+        answers[int(m.subject.rpartition(".")[2])] = m
+        if len(answers) >= len(rows):
+            all_in.set()
+
+    sub = await nc.subscribe(inbox + ".*", cb=take)
+    try:
+        for i, (seq, event_id, attempt, envelope) in enumerate(rows):
+            await nc.publish(
+                subj,
                 envelope.encode(),
-                stream=stream_name(node),
+                reply=f"{inbox}.{i}",
                 headers={
                     "Nats-Msg-Id": f"{event_id}:{attempt}",
                     "Nats-Expected-Last-Sequence": str(seq - 1),
+                    "Nats-Expected-Stream": stream,
                 },
             )
-        except APIError as exc:
-            if exc.err_code == WRONG_LAST_SEQUENCE:
+        try:
+            await asyncio.wait_for(all_in.wait(), link.timeout_s)
+        except TimeoutError:
+            pass  # each missing one is said below
+    finally:
+        await sub.unsubscribe()
+    for i, (seq, _, _, _) in enumerate(rows):
+        m = answers.get(i)
+        if m is None:
+            raise nats.errors.TimeoutError
+        if (m.headers or {}).get("Status") == "503":
+            raise nats.errors.NoRespondersError
+        ack = json.loads(m.data or b"{}")
+        error = ack.get("error")
+        if error:
+            if error.get("err_code") == WRONG_LAST_SEQUENCE:
                 return last  # another publisher got there first: look again
-            raise
-        if int(ack.seq) != seq:
+            raise nats.errors.Error(f"JetStream refused seq {seq}: {error.get('description')}")
+        if int(ack.get("seq", 0)) != seq:
             raise InvalidState(
-                f"stream {stream_name(node)} is out of step: outbox seq {seq} "
-                f"became stream seq {ack.seq}",
+                f"stream {stream} is out of step: outbox seq {seq} "
+                f"became stream seq {ack.get('seq')}",
                 field="transport",
                 value=link.url,
             )

@@ -504,6 +504,7 @@ class NatsTransport:
         self.until: dict[str, float] = {}  # peer -> monotonic time this pass's reads end by
         self.held: dict[str, list[tuple[int, Any]]] = {}  # peer -> (stream seq, message)
         self.at: dict[str, int] = {}  # where each peer's consumer stands, as we know it
+        self.heads: dict[str, int] = {}  # each peer's stream head, as its last page showed
 
     def begin_peer(self, source_node: str) -> None:
         """This pass reaches the peer: every read of its stream ends by the deadline."""
@@ -540,10 +541,12 @@ class NatsTransport:
         from nats.js.errors import NotFoundError
 
         js = await self.link.js()
-        try:
-            head = int((await js.stream_info(stream_name(source))).state.last_seq)
-        except NotFoundError:
-            return Page([], 0)  # nothing published yet
+        head = self.heads.get(source, 0)
+        if not (head > after and self.at.get(source) == after and source in self.link.subs):
+            try:  # (else the last page said what follows it: no need to ask the stream)
+                head = int((await js.stream_info(stream_name(source))).state.last_seq)
+            except NotFoundError:
+                return Page([], 0)  # nothing published yet
         if head <= after and self.wait_s <= 0:
             return Page([], head)
         inbox = await self._placed(js, source, after)
@@ -576,6 +579,7 @@ class NatsTransport:
             events.append(env)
         if got:
             head = max(head, got[-1][0] + got[-1][2])
+        self.heads[source] = head
         return Page(events, head)
 
     async def _placed(self, js: Any, source: str, after: int) -> _Inbox:

@@ -667,8 +667,8 @@ class _Inbox:
     async def fetch(
         self, limit: int, wait_s: float, wait: bool = False
     ) -> list[tuple[int, Any, int]]:
-        """Up to `limit` messages: what is there now (`wait`: else the first to come,
-        within `wait_s`)."""
+        """Up to `limit` messages: those there now, or with `wait` the first to come
+        within `wait_s`."""
         self.n += 1
         self.want, self.request, self.lost = max(limit, 1), f"{self.prefix}.{self.n}", False
         if len(self.got) < self.want:

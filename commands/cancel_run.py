@@ -1,4 +1,4 @@
-"""What `acomm cancel MSG` does, without typer: `commands/cancel.py` declares it
+"""What `acomm cancel` does, without typer: `commands/cancel.py` declares it
 (options, help) and runs this; the fast path (`acomm_cli.cli.main`) runs it directly."""
 
 from __future__ import annotations

@@ -44,10 +44,11 @@ NOTE = (
     "without typer, read from the generated tree by `cli/main.py`) starts as a send does: "
     "the tree, the settings, the Invocation and the body's module. A command on Typer pays "
     "for importing typer and its click (with inspect, typing, subprocess, shutil, uuid...) "
-    "and building its parser: about 30 ms of CPU more than a whole send, more than the 1.3x "
+    "and building its parser: nearly twice the CPU of a send's start-up, more than the 1.3x "
     "target leaves. A command line stays on Typer when its command has no body of its own "
     "(`@takes_invocation`), when an option it gives converts in click's own way (a path, a "
-    "range, a date), when a value takes several words (`acomm ack 1 2`), or when its group "
+    "range, a date, a `--x/--no-x` flag), when an argument takes any number of words "
+    "(`acomm ack MSG...`, `acomm audit EXPORTS...`), or when its group "
     "has options of its own (`acomm dispatch`, `acomm peers`); `--help` and every refusal "
     "of a malformed line are Typer's too."
 )

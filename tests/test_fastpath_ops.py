@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -225,3 +226,21 @@ def test_a_refusal_leaves_the_store_as_it_was(base, tmp_path):
     code, _, err, after = _run([ACOMM], ["nack", "99", "--as", "bob"], None, tmp_path / "b", base)
     assert code == 4, err
     assert after == before
+
+
+def test_no_body_module_imports_typer_or_the_engine():
+    """The fast path's price is what a body's module imports: never typer (nor its click),
+    and the engine only when the body runs (`cli/lazy.py`)."""
+    from acomm_cli.cli import fastpath_tree
+
+    modules = sorted({c["body"].partition(":")[0] for c in fastpath_tree.COMMANDS.values()})
+    probe = (
+        "import sys\n"
+        f"for m in {modules!r}: __import__(m)\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('typer', 'click')"
+        " or m.startswith('acomm_cli.engine')))"
+    )
+    p = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert len(modules) > 20
+    assert p.stdout.strip() == "[]"

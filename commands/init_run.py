@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from acomm_cli import clock
 from acomm_cli.cli import lazy
@@ -25,6 +24,8 @@ def init(
     directory: str | None,  # a Path from Typer, a str from the fast path
     admin: str | None,
 ) -> None:
+    from pathlib import Path  # here: pathlib costs a start-up several milliseconds
+
     s = inv.settings
     explicit = s.store or os.environ.get("ACOMM_STORE")
     if directory is not None or not explicit:

@@ -3,9 +3,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-from pathlib import Path
-
 from acomm_cli import clock
 from acomm_cli.cli import lazy, stopping
 from acomm_cli.cli.config import AGENTS
@@ -30,6 +27,10 @@ def tick(
     no_dispatch: bool,
     max_: int,
 ) -> int | None:
+    # here, not at the top: the worker imports them anyway, and start-up stays a send's
+    from dataclasses import replace
+    from pathlib import Path
+
     out = inv.output()
     s = inv.settings
     every_s = worker.interval(every) if every is not None else None

@@ -135,7 +135,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "BENCHMARKS.md")
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
-    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    info = machine()  # with the load average at the start
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     work = Path(tempfile.mkdtemp(prefix="acomm-startup-"))
     store = work / "store.acomm"
@@ -217,7 +217,6 @@ def main() -> None:
     print(f"\n{summary}")
     if args.no_write:
         return
-    info = machine()
     text = "\n".join(
         [
             SECTION,
@@ -235,8 +234,7 @@ def main() -> None:
             "",
             NOTE,
             "",
-            f"Machine: {'; '.join(f'{k}: {v}' for k, v in info.items())}; load average at "
-            f"start: {load}",
+            f"Machine: {'; '.join(f'{k}: {v}' for k, v in info.items())}",
         ]
     )
     write_section(SECTION, text, args.out)

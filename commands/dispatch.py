@@ -10,9 +10,10 @@ import typer
 
 from acomm_cli import clock
 from acomm_cli.cli import lazy, params, stopping
+from acomm_cli.cli.commands import dispatch_run
 from acomm_cli.cli.config import AGENTS
 from acomm_cli.cli.invocation import Invocation, require_admin
-from acomm_cli.cli.params import invocation, takes_invocation
+from acomm_cli.cli.params import invocation, runs
 from acomm_cli.output import render_worker
 
 if TYPE_CHECKING:
@@ -94,7 +95,7 @@ def _pass(inv: Invocation, agent: str | None, max_: int, dry_run: bool) -> None:
 
 
 @app.command()
-@takes_invocation
+@runs(dispatch_run.rules)
 def rules(inv: Invocation) -> None:
     """List the trigger rules: the defaults, and each configured agent's own.
 
@@ -106,9 +107,3 @@ def rules(inv: Invocation) -> None:
 
     Example: acomm dispatch rules --json
     """
-    from acomm_cli.cli import config
-    from acomm_cli.dispatch import triggers
-
-    specs, _ = config.load_agents(inv.settings)
-    path = config.config_file(inv.settings) if specs else None
-    render_worker.trigger_rules(inv.output(), triggers.listing(specs, path))

@@ -20,6 +20,20 @@ ROOT = [
 
 # command -> the body that runs it (module:function) and its parameters, in order
 COMMANDS = {
+    'init': {
+        'body': 'acomm_cli.cli.commands.init_run:init',
+        'listing': False,
+        'params': [
+            {'name': 'directory', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'admin', 'argument': False, 'opts': ['--admin'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+        ],
+    },
+    'status': {
+        'body': 'acomm_cli.cli.commands.init_run:status',
+        'listing': False,
+        'params': [
+        ],
+    },
     'channel list': {
         'body': 'acomm_cli.cli.commands.channel_run:list_',
         'listing': True,
@@ -94,6 +108,34 @@ COMMANDS = {
             {'name': 'require_recipient', 'argument': False, 'opts': ['--require-recipient'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
         ],
     },
+    'subscribe': {
+        'body': 'acomm_cli.cli.commands.subscribe_run:subscribe',
+        'listing': False,
+        'params': [
+            {'name': 'channel', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'pattern', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'typer_only': False},
+            {'name': 'group', 'argument': False, 'opts': ['--group'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+        ],
+    },
+    'unsubscribe': {
+        'body': 'acomm_cli.cli.commands.subscribe_run:unsubscribe',
+        'listing': False,
+        'params': [
+            {'name': 'channel', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'pattern', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'typer_only': False},
+            {'name': 'group', 'argument': False, 'opts': ['--group'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'delete', 'argument': False, 'opts': ['--delete'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
+        ],
+    },
+    'subscriptions': {
+        'body': 'acomm_cli.cli.commands.subscribe_run:subscriptions',
+        'listing': True,
+        'params': [
+            {'name': 'channel', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+        ],
+    },
     'receive': {
         'body': 'acomm_cli.cli.commands.receive_run:receive',
         'listing': True,
@@ -125,11 +167,371 @@ COMMANDS = {
             {'name': 'cursor', 'argument': False, 'opts': ['--cursor'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
         ],
     },
+    'ack': {
+        'body': 'acomm_cli.cli.commands.ack_run:ack',
+        'listing': False,
+        'params': [
+            {'name': 'message_ids', 'argument': True, 'opts': [], 'flag': False, 'kind': 'int', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': True},
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'typer_only': False},
+            {'name': 'status', 'argument': False, 'opts': ['--status'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': 'completed', 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'note', 'argument': False, 'opts': ['--note'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+        ],
+    },
+    'nack': {
+        'body': 'acomm_cli.cli.commands.nack_run:nack',
+        'listing': False,
+        'params': [
+            {'name': 'message_id', 'argument': True, 'opts': [], 'flag': False, 'kind': 'int', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'typer_only': False},
+            {'name': 'requeue', 'argument': False, 'opts': ['--requeue'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'delay', 'argument': False, 'opts': ['--delay'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'reason', 'argument': False, 'opts': ['--reason'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+        ],
+    },
+    'extend': {
+        'body': 'acomm_cli.cli.commands.nack_run:extend',
+        'listing': False,
+        'params': [
+            {'name': 'message_id', 'argument': True, 'opts': [], 'flag': False, 'kind': 'int', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'by', 'argument': False, 'opts': ['--by'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'typer_only': False},
+        ],
+    },
+    'query': {
+        'body': 'acomm_cli.cli.commands.query_run:query',
+        'listing': False,
+        'params': [
+            {'name': 'channel', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'body', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'to', 'argument': False, 'opts': ['--to'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'typer_only': False},
+            {'name': 'timeout', 'argument': False, 'opts': ['--timeout'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'wait_for', 'argument': False, 'opts': ['--wait'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'priority', 'argument': False, 'opts': ['--priority', '-p'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': 'normal', 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'topic', 'argument': False, 'opts': ['--topic'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'meta', 'argument': False, 'opts': ['--meta'], 'flag': False, 'kind': 'str', 'multiple': True, 'default': None, 'required': False, 'envvar': None, 'typer_only': None},
+        ],
+    },
+    'respond': {
+        'body': 'acomm_cli.cli.commands.query_run:respond',
+        'listing': False,
+        'params': [
+            {'name': 'correlation_id', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'body', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'typer_only': False},
+            {'name': 'priority', 'argument': False, 'opts': ['--priority', '-p'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': 'normal', 'required': False, 'envvar': None, 'typer_only': False},
+        ],
+    },
+    'thread': {
+        'body': 'acomm_cli.cli.commands.query_run:thread',
+        'listing': True,
+        'params': [
+            {'name': 'correlation_id', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+        ],
+    },
+    'trace': {
+        'body': 'acomm_cli.cli.commands.trace_run:trace',
+        'listing': False,
+        'params': [
+            {'name': 'trace_id', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'otlp_endpoint', 'argument': False, 'opts': ['--otlp-endpoint'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'OTEL_EXPORTER_OTLP_ENDPOINT', 'typer_only': False},
+        ],
+    },
+    'messages': {
+        'body': 'acomm_cli.cli.commands.messages_run:messages',
+        'listing': True,
+        'params': [
+            {'name': 'channel', 'argument': False, 'opts': ['--channel', '-c'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'since', 'argument': False, 'opts': ['--since'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'until', 'argument': False, 'opts': ['--until'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'type_', 'argument': False, 'opts': ['--type', '-t'], 'flag': False, 'kind': 'str', 'multiple': True, 'default': None, 'required': False, 'envvar': None, 'typer_only': None},
+            {'name': 'from_', 'argument': False, 'opts': ['--from'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'topic', 'argument': False, 'opts': ['--topic'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'event_type', 'argument': False, 'opts': ['--event-type'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'thread', 'argument': False, 'opts': ['--thread'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'actor', 'argument': False, 'opts': ['--actor'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'meta', 'argument': False, 'opts': ['--meta'], 'flag': False, 'kind': 'str', 'multiple': True, 'default': None, 'required': False, 'envvar': None, 'typer_only': None},
+            {'name': 'status', 'argument': False, 'opts': ['--status'], 'flag': False, 'kind': 'str', 'multiple': True, 'default': None, 'required': False, 'envvar': None, 'typer_only': None},
+            {'name': 'grep', 'argument': False, 'opts': ['--grep'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'search', 'argument': False, 'opts': ['--search'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'priority_min', 'argument': False, 'opts': ['--priority-min'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'sort', 'argument': False, 'opts': ['--sort'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'order', 'argument': False, 'opts': ['--order'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'limit', 'argument': False, 'opts': ['--limit'], 'flag': False, 'kind': 'int', 'multiple': False, 'default': 100, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'offset', 'argument': False, 'opts': ['--offset'], 'flag': False, 'kind': 'int', 'multiple': False, 'default': 0, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'follow', 'argument': False, 'opts': ['--follow', '-f'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'correlation_id', 'argument': False, 'opts': ['--correlation-id'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'recipient', 'argument': False, 'opts': ['--recipient'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'state', 'argument': False, 'opts': ['--state'], 'flag': False, 'kind': 'str', 'multiple': True, 'default': None, 'required': False, 'envvar': None, 'typer_only': None},
+            {'name': 'trace', 'argument': False, 'opts': ['--trace'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+        ],
+    },
+    'show': {
+        'body': 'acomm_cli.cli.commands.messages_run:show',
+        'listing': False,
+        'params': [
+            {'name': 'message_id', 'argument': True, 'opts': [], 'flag': False, 'kind': 'int', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+        ],
+    },
+    'attachment list': {
+        'body': 'acomm_cli.cli.commands.attachment_run:list_',
+        'listing': True,
+        'params': [
+            {'name': 'message_id', 'argument': True, 'opts': [], 'flag': False, 'kind': 'int', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'typer_only': False},
+        ],
+    },
+    'attachment get': {
+        'body': 'acomm_cli.cli.commands.attachment_run:get',
+        'listing': False,
+        'params': [
+            {'name': 'message_id', 'argument': True, 'opts': [], 'flag': False, 'kind': 'int', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'name', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'output', 'argument': False, 'opts': ['--output', '-o'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'force', 'argument': False, 'opts': ['--force'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': True},
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'typer_only': False},
+        ],
+    },
+    'cursor create': {
+        'body': 'acomm_cli.cli.commands.cursor_run:create',
+        'listing': False,
+        'params': [
+            {'name': 'name', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'channel', 'argument': False, 'opts': ['--channel', '-c'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'from_start', 'argument': False, 'opts': ['--from-start'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'from_now', 'argument': False, 'opts': ['--from-now'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'from_id', 'argument': False, 'opts': ['--from-id'], 'flag': False, 'kind': 'int', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'from_time', 'argument': False, 'opts': ['--from-time'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'meta', 'argument': False, 'opts': ['--meta'], 'flag': False, 'kind': 'str', 'multiple': True, 'default': None, 'required': False, 'envvar': None, 'typer_only': None},
+            {'name': 'type_', 'argument': False, 'opts': ['--type', '-t'], 'flag': False, 'kind': 'str', 'multiple': True, 'default': None, 'required': False, 'envvar': None, 'typer_only': None},
+            {'name': 'from_', 'argument': False, 'opts': ['--from'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'topic', 'argument': False, 'opts': ['--topic'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'event_type', 'argument': False, 'opts': ['--event-type'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'typer_only': False},
+        ],
+    },
+    'cursor list': {
+        'body': 'acomm_cli.cli.commands.cursor_run:list_',
+        'listing': True,
+        'params': [
+        ],
+    },
+    'cursor show': {
+        'body': 'acomm_cli.cli.commands.cursor_run:show',
+        'listing': False,
+        'params': [
+            {'name': 'name', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+        ],
+    },
+    'cursor seek': {
+        'body': 'acomm_cli.cli.commands.cursor_run:seek',
+        'listing': False,
+        'params': [
+            {'name': 'name', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'from_start', 'argument': False, 'opts': ['--from-start'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'from_now', 'argument': False, 'opts': ['--from-now'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'from_id', 'argument': False, 'opts': ['--from-id'], 'flag': False, 'kind': 'int', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'from_time', 'argument': False, 'opts': ['--from-time'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+        ],
+    },
+    'cursor delete': {
+        'body': 'acomm_cli.cli.commands.cursor_run:delete',
+        'listing': False,
+        'params': [
+            {'name': 'name', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+        ],
+    },
+    'schedule create': {
+        'body': 'acomm_cli.cli.commands.schedule_run:create',
+        'listing': False,
+        'params': [
+            {'name': 'channel', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'body', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'every', 'argument': False, 'opts': ['--every'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'cron', 'argument': False, 'opts': ['--cron'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'start', 'argument': False, 'opts': ['--start'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'until', 'argument': False, 'opts': ['--until'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'max_runs', 'argument': False, 'opts': ['--max-runs'], 'flag': False, 'kind': 'int', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'catch_up', 'argument': False, 'opts': ['--catch-up'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': 'all', 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'topic', 'argument': False, 'opts': ['--topic'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'priority', 'argument': False, 'opts': ['--priority'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'meta', 'argument': False, 'opts': ['--meta'], 'flag': False, 'kind': 'str', 'multiple': True, 'default': None, 'required': False, 'envvar': None, 'typer_only': None},
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'typer_only': False},
+        ],
+    },
+    'schedule list': {
+        'body': 'acomm_cli.cli.commands.schedule_run:list_',
+        'listing': True,
+        'params': [
+            {'name': 'channel', 'argument': False, 'opts': ['--channel', '-c'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+        ],
+    },
+    'schedule show': {
+        'body': 'acomm_cli.cli.commands.schedule_run:show',
+        'listing': False,
+        'params': [
+            {'name': 'schedule_id', 'argument': True, 'opts': [], 'flag': False, 'kind': 'int', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+        ],
+    },
+    'schedule pause': {
+        'body': 'acomm_cli.cli.commands.schedule_run:pause',
+        'listing': False,
+        'params': [
+            {'name': 'schedule_id', 'argument': True, 'opts': [], 'flag': False, 'kind': 'int', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'typer_only': False},
+        ],
+    },
+    'schedule resume': {
+        'body': 'acomm_cli.cli.commands.schedule_run:resume',
+        'listing': False,
+        'params': [
+            {'name': 'schedule_id', 'argument': True, 'opts': [], 'flag': False, 'kind': 'int', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'typer_only': False},
+        ],
+    },
+    'schedule delete': {
+        'body': 'acomm_cli.cli.commands.schedule_run:delete',
+        'listing': False,
+        'params': [
+            {'name': 'schedule_id', 'argument': True, 'opts': [], 'flag': False, 'kind': 'int', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'typer_only': False},
+        ],
+    },
+    'cancel': {
+        'body': 'acomm_cli.cli.commands.cancel_run:cancel',
+        'listing': False,
+        'params': [
+            {'name': 'message_id', 'argument': True, 'opts': [], 'flag': False, 'kind': 'int', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'typer_only': False},
+        ],
+    },
+    'deadletter list': {
+        'body': 'acomm_cli.cli.commands.deadletter_run:list_',
+        'listing': True,
+        'params': [
+            {'name': 'channel', 'argument': False, 'opts': ['--channel', '-c'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'recipient', 'argument': False, 'opts': ['--recipient'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'reason', 'argument': False, 'opts': ['--reason'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'limit', 'argument': False, 'opts': ['--limit'], 'flag': False, 'kind': 'int', 'multiple': False, 'default': 100, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'offset', 'argument': False, 'opts': ['--offset'], 'flag': False, 'kind': 'int', 'multiple': False, 'default': 0, 'required': False, 'envvar': None, 'typer_only': False},
+        ],
+    },
+    'deadletter show': {
+        'body': 'acomm_cli.cli.commands.deadletter_run:show',
+        'listing': False,
+        'params': [
+            {'name': 'message_id', 'argument': True, 'opts': [], 'flag': False, 'kind': 'int', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'recipient', 'argument': False, 'opts': ['--recipient'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+        ],
+    },
+    'deadletter replay': {
+        'body': 'acomm_cli.cli.commands.deadletter_run:replay',
+        'listing': False,
+        'params': [
+            {'name': 'message_id', 'argument': True, 'opts': [], 'flag': False, 'kind': 'int', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'recipient', 'argument': False, 'opts': ['--recipient'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'all_', 'argument': False, 'opts': ['--all'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'channel', 'argument': False, 'opts': ['--channel', '-c'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'reason', 'argument': False, 'opts': ['--reason'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'since', 'argument': False, 'opts': ['--since'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'dry_run', 'argument': False, 'opts': ['--dry-run'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
+        ],
+    },
+    'deadletter discard': {
+        'body': 'acomm_cli.cli.commands.deadletter_run:discard',
+        'listing': False,
+        'params': [
+            {'name': 'message_id', 'argument': True, 'opts': [], 'flag': False, 'kind': 'int', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'recipient', 'argument': False, 'opts': ['--recipient'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+        ],
+    },
+    'deadletter purge': {
+        'body': 'acomm_cli.cli.commands.deadletter_run:purge',
+        'listing': False,
+        'params': [
+            {'name': 'older_than', 'argument': False, 'opts': ['--older-than'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+        ],
+    },
+    'tick': {
+        'body': 'acomm_cli.cli.commands.tick_run:tick',
+        'listing': False,
+        'params': [
+            {'name': 'every', 'argument': False, 'opts': ['--every'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'max_time', 'argument': False, 'opts': ['--max-seconds'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'no_dispatch', 'argument': False, 'opts': ['--no-dispatch'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'max_', 'argument': False, 'opts': ['--max'], 'flag': False, 'kind': 'int', 'multiple': False, 'default': 100, 'required': False, 'envvar': None, 'typer_only': False},
+        ],
+    },
+    'receipts': {
+        'body': 'acomm_cli.cli.commands.receipts_run:receipts',
+        'listing': True,
+        'params': [
+            {'name': 'agent', 'argument': False, 'opts': ['--agent'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'message', 'argument': False, 'opts': ['--message'], 'flag': False, 'kind': 'int', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'status', 'argument': False, 'opts': ['--status'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'limit', 'argument': False, 'opts': ['--limit'], 'flag': False, 'kind': 'int', 'multiple': False, 'default': 100, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'offset', 'argument': False, 'opts': ['--offset'], 'flag': False, 'kind': 'int', 'multiple': False, 'default': 0, 'required': False, 'envvar': None, 'typer_only': False},
+        ],
+    },
+    'flush': {
+        'body': 'acomm_cli.cli.commands.compact_run:flush',
+        'listing': False,
+        'params': [
+        ],
+    },
+    'compact': {
+        'body': 'acomm_cli.cli.commands.compact_run:compact',
+        'listing': False,
+        'params': [
+            {'name': 'older_than', 'argument': False, 'opts': ['--older-than'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'dead_letters_older_than', 'argument': False, 'opts': ['--dead-letters-older-than'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'vacuum', 'argument': False, 'opts': ['--vacuum'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'dry_run', 'argument': False, 'opts': ['--dry-run'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
+        ],
+    },
+    'stats': {
+        'body': 'acomm_cli.cli.commands.stats_run:stats',
+        'listing': True,
+        'params': [
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+        ],
+    },
+    'doctor': {
+        'body': 'acomm_cli.cli.commands.doctor_run:doctor',
+        'listing': True,
+        'params': [
+            {'name': 'quick', 'argument': False, 'opts': ['--quick'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'rebuild_search', 'argument': False, 'opts': ['--rebuild-search'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
+        ],
+    },
     '__complete': {
         'body': 'acomm_cli.cli.commands.completions_run:complete',
         'listing': False,
         'params': [
             {'name': 'kind', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+        ],
+    },
+    'export': {
+        'body': 'acomm_cli.cli.commands.export_run:export',
+        'listing': False,
+        'params': [
+            {'name': 'out', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'since', 'argument': False, 'opts': ['--since'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'until', 'argument': False, 'opts': ['--until'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'incremental', 'argument': False, 'opts': ['--incremental'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'format_', 'argument': False, 'opts': ['--format'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': 'parquet', 'required': False, 'envvar': None, 'typer_only': False},
+        ],
+    },
+    'audit': {
+        'body': 'acomm_cli.cli.commands.audit_run:audit',
+        'listing': True,
+        'params': [
+            {'name': 'exports', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': True},
+            {'name': 'master', 'argument': False, 'opts': ['--master'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'out', 'argument': False, 'opts': ['--out'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'executor_wait', 'argument': False, 'opts': ['--executor-wait'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': '60s', 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'html', 'argument': False, 'opts': ['--html'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'conf', 'argument': False, 'opts': ['--conf'], 'flag': False, 'kind': 'str', 'multiple': True, 'default': None, 'required': False, 'envvar': None, 'typer_only': None},
         ],
     },
 }

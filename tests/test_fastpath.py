@@ -185,7 +185,7 @@ CASES = [
     (["channel", "--help"], None, HANDED_OVER),
     (["channel", "lsit"], None, HANDED_OVER),  # exit 2, with click's suggestion
     # not fast commands: always Typer
-    (["ack", "1", "--as", "bob"], None, HANDED_OVER),
+    (["dispatch", "rules"], None, HANDED_OVER),  # a group with options of its own
     (["channel", "show", "team"], None, HANDED_OVER),
 ]
 

@@ -31,9 +31,12 @@ FAST, HANDED_OVER = True, False
 TRACE = "5bf92f3577b34da6a3ce929d0e0e4737"  # every message of the base store's
 CORR = "{corr}"  # the base store's query, asked by alice on team
 CASES = [
-    # ack: its ids are one argument of several words, which the fast path leaves to Typer
-    (["ack", "1", "--as", "bob", "--json"], HANDED_OVER),
-    (["ack", "99", "--as", "bob"], HANDED_OVER),  # exit 4
+    # ack: its ids are one argument of several words (the last: it takes every word left)
+    (["ack", "1", "--as", "bob", "--json"], FAST),
+    (["ack", "1", "3", "--status", "received", "--as", "bob"], FAST),
+    (["ack", "99", "--as", "bob"], FAST),  # exit 4
+    (["ack", "1", "x", "--as", "bob"], HANDED_OVER),  # click refuses the second id: exit 2
+    (["ack", "--as", "bob"], HANDED_OVER),  # no id: click says it is missing
     # nack, extend
     (["nack", "1", "--as", "bob", "--requeue", "--json"], FAST),
     (["nack", "1", "--as", "bob", "--delay", "30s", "--reason", "busy"], FAST),
@@ -147,11 +150,11 @@ CASES = [
     # dispatch: a group with options of its own, which the fast path does not read
     (["dispatch", "rules"], HANDED_OVER),
     (["dispatch", "--dry-run", "--json"], HANDED_OVER),
-    # export (to a file beside the store), audit (its files are one argument of several words)
+    # export (to a file beside the store), audit (its files: one argument of several words)
     (["export", "out.jsonl", "--format", "jsonl", "--json"], FAST),
     (["export", "out.jsonl", "--format", "jsonl", "--since", "later"], FAST),  # exit 3
     (["export"], HANDED_OVER),
-    (["audit", "out.jsonl", "--conf", "nokey"], HANDED_OVER),
+    (["audit", "out.jsonl", "--conf", "nokey"], FAST),
     # init, status
     (["init", "--json"], FAST),  # the store exists: a note, left as it was
     (["init", "sub", "--json"], FAST),

@@ -58,10 +58,12 @@ def _param(p: Any) -> dict[str, Any]:
         "default": p.default if _literal(p.default) else "<other>",
         "required": bool(p.required),
         "envvar": p.envvar if isinstance(p.envvar, str) else None,
+        # an argument of any number of words (`ack MSG...`), read when it is the last one
+        "variadic": argument and p.nargs == -1,
         # a callback (--version) or a default that is not a plain value: Typer's business
         "typer_only": bool(p.callback)
         or not _literal(p.default)
-        or p.nargs != 1
+        or (p.nargs != 1 and not (argument and p.nargs == -1 and p.required))
         or bool(getattr(p, "secondary_opts", ()))
         or (bool(getattr(p, "multiple", False)) and (p.default is not None or p.envvar)),
     }

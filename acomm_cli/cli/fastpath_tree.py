@@ -20,10 +20,140 @@ ROOT = [
 
 # command -> the body that runs it (module:function) and its parameters, in order
 COMMANDS = {
+    'channel create': {
+        'body': 'acomm_cli.cli.commands.channel_run:create',
+        'listing': False,
+        'params': [
+            {'name': 'name', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'type_', 'argument': False, 'opts': ['--type', '-t'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': 'group', 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'typer_only': False},
+            {'name': 'delivery', 'argument': False, 'opts': ['--delivery'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'max_message_size', 'argument': False, 'opts': ['--max-message-size'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'ack_timeout', 'argument': False, 'opts': ['--ack-timeout'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'max_retries', 'argument': False, 'opts': ['--max-retries'], 'flag': False, 'kind': 'int', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'retry_backoff', 'argument': False, 'opts': ['--retry-backoff'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'retry_jitter', 'argument': False, 'opts': ['--retry-jitter'], 'flag': False, 'kind': 'float', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'echo', 'argument': False, 'opts': ['--echo'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': True},
+            {'name': 'priority_ordering', 'argument': False, 'opts': ['--priority-ordering'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': True},
+            {'name': 'max_pending', 'argument': False, 'opts': ['--max-pending'], 'flag': False, 'kind': 'int', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'dedupe_window', 'argument': False, 'opts': ['--dedupe-window'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'retention_count', 'argument': False, 'opts': ['--retention-count'], 'flag': False, 'kind': 'int', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'retention_age', 'argument': False, 'opts': ['--retention-age'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'lease', 'argument': False, 'opts': ['--lease'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'message_ttl', 'argument': False, 'opts': ['--message-ttl'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'retry_failed', 'argument': False, 'opts': ['--retry-failed'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': True},
+            {'name': 'ack_clock', 'argument': False, 'opts': ['--ack-clock'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'ack_notify', 'argument': False, 'opts': ['--ack-notify'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'if_not_exists', 'argument': False, 'opts': ['--if-not-exists'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
+        ],
+    },
+    'channel join': {
+        'body': 'acomm_cli.cli.commands.channel_run:join',
+        'listing': False,
+        'params': [
+            {'name': 'name', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'agent', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'role', 'argument': False, 'opts': ['--role'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': 'member', 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'typer_only': False},
+        ],
+    },
+    'channel leave': {
+        'body': 'acomm_cli.cli.commands.channel_run:leave',
+        'listing': False,
+        'params': [
+            {'name': 'name', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'agent', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'typer_only': False},
+        ],
+    },
     'channel list': {
         'body': 'acomm_cli.cli.commands.channel_run:list_',
         'listing': True,
         'params': [
+        ],
+    },
+    'channel show': {
+        'body': 'acomm_cli.cli.commands.channel_run:show',
+        'listing': False,
+        'params': [
+            {'name': 'name', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+        ],
+    },
+    'channel pause': {
+        'body': 'acomm_cli.cli.commands.channel_run:pause',
+        'listing': False,
+        'params': [
+            {'name': 'name', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'typer_only': False},
+        ],
+    },
+    'channel resume': {
+        'body': 'acomm_cli.cli.commands.channel_run:resume',
+        'listing': False,
+        'params': [
+            {'name': 'name', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'typer_only': False},
+        ],
+    },
+    'channel drain': {
+        'body': 'acomm_cli.cli.commands.channel_run:drain',
+        'listing': False,
+        'params': [
+            {'name': 'name', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'typer_only': False},
+        ],
+    },
+    'channel close': {
+        'body': 'acomm_cli.cli.commands.channel_run:close',
+        'listing': False,
+        'params': [
+            {'name': 'name', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'typer_only': False},
+        ],
+    },
+    'channel admin': {
+        'body': 'acomm_cli.cli.commands.channel_run:admin',
+        'listing': False,
+        'params': [
+            {'name': 'name', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'agent', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'revoke', 'argument': False, 'opts': ['--revoke'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'typer_only': False},
+        ],
+    },
+    'channel update': {
+        'body': 'acomm_cli.cli.commands.channel_run:update',
+        'listing': False,
+        'params': [
+            {'name': 'name', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'typer_only': False},
+            {'name': 'max_message_size', 'argument': False, 'opts': ['--max-message-size'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'ack_timeout', 'argument': False, 'opts': ['--ack-timeout'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'max_retries', 'argument': False, 'opts': ['--max-retries'], 'flag': False, 'kind': 'int', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'retry_backoff', 'argument': False, 'opts': ['--retry-backoff'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'retry_jitter', 'argument': False, 'opts': ['--retry-jitter'], 'flag': False, 'kind': 'float', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'echo', 'argument': False, 'opts': ['--echo'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': True},
+            {'name': 'priority_ordering', 'argument': False, 'opts': ['--priority-ordering'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': True},
+            {'name': 'max_pending', 'argument': False, 'opts': ['--max-pending'], 'flag': False, 'kind': 'int', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'dedupe_window', 'argument': False, 'opts': ['--dedupe-window'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'retention_count', 'argument': False, 'opts': ['--retention-count'], 'flag': False, 'kind': 'int', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'retention_age', 'argument': False, 'opts': ['--retention-age'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'lease', 'argument': False, 'opts': ['--lease'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'message_ttl', 'argument': False, 'opts': ['--message-ttl'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'retry_failed', 'argument': False, 'opts': ['--retry-failed'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': True},
+            {'name': 'ack_clock', 'argument': False, 'opts': ['--ack-clock'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'ack_notify', 'argument': False, 'opts': ['--ack-notify'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'index_meta', 'argument': False, 'opts': ['--index-meta'], 'flag': False, 'kind': 'str', 'multiple': True, 'default': None, 'required': False, 'envvar': None, 'typer_only': None},
+            {'name': 'drop_index_meta', 'argument': False, 'opts': ['--drop-index-meta'], 'flag': False, 'kind': 'str', 'multiple': True, 'default': None, 'required': False, 'envvar': None, 'typer_only': None},
+        ],
+    },
+    'channel delete': {
+        'body': 'acomm_cli.cli.commands.channel_run:delete',
+        'listing': False,
+        'params': [
+            {'name': 'name', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'force', 'argument': False, 'opts': ['--force'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'typer_only': False},
         ],
     },
     'send': {

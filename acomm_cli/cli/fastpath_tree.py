@@ -255,11 +255,166 @@ COMMANDS = {
             {'name': 'cursor', 'argument': False, 'opts': ['--cursor'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
         ],
     },
+    'task create': {
+        'body': 'acomm_cli.cli.commands.task_run:create',
+        'listing': False,
+        'params': [
+            {'name': 'body', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'to', 'argument': False, 'opts': ['--to'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'capability', 'argument': False, 'opts': ['--capability'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'eta_required', 'argument': False, 'opts': ['--eta-required'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'typer_only': False},
+        ],
+    },
+    'task accept': {
+        'body': 'acomm_cli.cli.commands.task_run:accept',
+        'listing': False,
+        'params': [
+            {'name': 'task_id', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'eta', 'argument': False, 'opts': ['--eta'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'plan', 'argument': False, 'opts': ['--plan'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'typer_only': False},
+        ],
+    },
+    'task update': {
+        'body': 'acomm_cli.cli.commands.task_run:update',
+        'listing': False,
+        'params': [
+            {'name': 'task_id', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'progress', 'argument': False, 'opts': ['--progress'], 'flag': False, 'kind': 'int', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'note', 'argument': False, 'opts': ['--note'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'typer_only': False},
+        ],
+    },
+    'task complete': {
+        'body': 'acomm_cli.cli.commands.task_run:complete',
+        'listing': False,
+        'params': [
+            {'name': 'task_id', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'body', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'typer_only': False},
+        ],
+    },
+    'task fail': {
+        'body': 'acomm_cli.cli.commands.task_run:fail',
+        'listing': False,
+        'params': [
+            {'name': 'task_id', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'reason', 'argument': False, 'opts': ['--reason'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'typer_only': False},
+        ],
+    },
+    'task list': {
+        'body': 'acomm_cli.cli.commands.task_run:list_',
+        'listing': True,
+        'params': [
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'state', 'argument': False, 'opts': ['--state'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'limit', 'argument': False, 'opts': ['--limit'], 'flag': False, 'kind': 'int', 'multiple': False, 'default': 100, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'offset', 'argument': False, 'opts': ['--offset'], 'flag': False, 'kind': 'int', 'multiple': False, 'default': 0, 'required': False, 'envvar': None, 'typer_only': False},
+        ],
+    },
+    'task show': {
+        'body': 'acomm_cli.cli.commands.task_run:show',
+        'listing': False,
+        'params': [
+            {'name': 'task_id', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+        ],
+    },
     '__complete': {
         'body': 'acomm_cli.cli.commands.completions_run:complete',
         'listing': False,
         'params': [
             {'name': 'kind', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+        ],
+    },
+    'agent register': {
+        'body': 'acomm_cli.cli.commands.agent_run:register',
+        'listing': False,
+        'params': [
+            {'name': 'names', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': True},
+            {'name': 'kind', 'argument': False, 'opts': ['--kind'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'display_name', 'argument': False, 'opts': ['--display-name'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'description', 'argument': False, 'opts': ['--description'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'team', 'argument': False, 'opts': ['--team'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'update', 'argument': False, 'opts': ['--update'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'issue_token', 'argument': False, 'opts': ['--issue-token'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
+        ],
+    },
+    'agent list': {
+        'body': 'acomm_cli.cli.commands.agent_run:list_',
+        'listing': True,
+        'params': [
+            {'name': 'kind', 'argument': False, 'opts': ['--kind'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'active', 'argument': False, 'opts': ['--active'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'all_', 'argument': False, 'opts': ['--all'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
+        ],
+    },
+    'agent show': {
+        'body': 'acomm_cli.cli.commands.agent_run:show',
+        'listing': False,
+        'params': [
+            {'name': 'name', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+        ],
+    },
+    'agent update': {
+        'body': 'acomm_cli.cli.commands.agent_run:update',
+        'listing': False,
+        'params': [
+            {'name': 'name', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'kind', 'argument': False, 'opts': ['--kind'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'display_name', 'argument': False, 'opts': ['--display-name'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'description', 'argument': False, 'opts': ['--description'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'team', 'argument': False, 'opts': ['--team'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'accept', 'argument': False, 'opts': ['--accept'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'admin', 'argument': False, 'opts': ['--admin'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': True},
+        ],
+    },
+    'agent retire': {
+        'body': 'acomm_cli.cli.commands.agent_run:retire',
+        'listing': False,
+        'params': [
+            {'name': 'name', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+        ],
+    },
+    'agent own': {
+        'body': 'acomm_cli.cli.commands.agent_run:own',
+        'listing': False,
+        'params': [
+            {'name': 'agent', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'fallback', 'argument': False, 'opts': ['--fallback'], 'flag': False, 'kind': 'str', 'multiple': True, 'default': None, 'required': False, 'envvar': None, 'typer_only': None},
+        ],
+    },
+    'agent disown': {
+        'body': 'acomm_cli.cli.commands.agent_run:disown',
+        'listing': False,
+        'params': [
+            {'name': 'agent', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+        ],
+    },
+    'agent where': {
+        'body': 'acomm_cli.cli.commands.agent_run:where',
+        'listing': False,
+        'params': [
+            {'name': 'agent', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+        ],
+    },
+    'agent token': {
+        'body': 'acomm_cli.cli.commands.agent_run:token',
+        'listing': False,
+        'params': [
+            {'name': 'agent', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'rotate', 'argument': False, 'opts': ['--rotate'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'revoke', 'argument': False, 'opts': ['--revoke'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
+        ],
+    },
+    'agent contacts': {
+        'body': 'acomm_cli.cli.commands.agent_run:contacts',
+        'listing': True,
+        'params': [
+            {'name': 'agent', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'action', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'other', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
         ],
     },
 }

@@ -5,26 +5,14 @@ from __future__ import annotations
 
 from acomm_cli import clock
 from acomm_cli.cli import lazy
-from acomm_cli.cli.invocation import Invocation, identity
+from acomm_cli.cli.invocation import Invocation, bad_parameter, identity
 from acomm_cli.output import render_tasks
 
 TYPE_CHECKING = False  # typing's, without importing typing (the fast path does not load it)
 if TYPE_CHECKING:
-    from typing import NoReturn
-
     from acomm_cli.engine import tasks
 else:
     tasks = lazy.module("acomm_cli.engine.tasks")
-
-
-def bad_parameter(inv: Invocation, message: str, option: str) -> NoReturn:
-    """click's own refusal of an option's value (exit 2, with the usage hint), which only
-    Typer writes: on the fast path asking for the help text hands the command line over to
-    Typer, which runs the body again and gets here with typer loaded."""
-    inv.help_text()
-    import typer
-
-    raise typer.BadParameter(message, param_hint=option)
 
 
 def create(

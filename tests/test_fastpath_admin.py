@@ -24,6 +24,12 @@ pytestmark = [
 ]
 
 FAST, HANDED_OVER = True, False
+PUBLISH = ["capability", "publish", "review", "--owner", "bob"] + [
+    "--delegation-skill",
+    "skills/ask@1.0",
+    "--executor-skill",
+    "skills/exec@1.0",
+]
 CASES = [
     # channel
     (["channel", "create", "ops", "--as", "alice"], FAST),
@@ -120,6 +126,42 @@ CASES = [
     (["task", "show", "x"], FAST),  # exit 4
     (["task", "list", "--limit", "-"], HANDED_OVER),
     (["task", "--help"], HANDED_OVER),
+    # capability (bob hosts skills/exec@1.0; `review` is published; schema.json is here)
+    (["capability", "host", "bob", "skills/other@2.0"], FAST),
+    (["capability", "host", "bob", "skills/exec@1.0", "--remove", "--json"], FAST),
+    (["capability", "host", "nobody", "skills/exec@1.0"], FAST),  # exit 4
+    (PUBLISH + ["--schema", "schema.json"], FAST),
+    (PUBLISH + ["--schema", "schema.json", "--eta", "5m", "--json"], FAST),
+    (PUBLISH + ["--schema", "missing.json"], FAST),  # exit 3
+    (PUBLISH + ["--schema", ""], FAST),  # click made "." of it: exit 3
+    (PUBLISH, FAST),  # --schema is missing: click's exit 2, by Typer
+    (PUBLISH + ["--schema", "schema.json", "--eta", "whenever"], FAST),  # exit 3
+    (["capability", "unpublish", "review"], FAST),
+    (["capability", "unpublish", "nothing", "--json"], FAST),  # exit 4
+    (["capability", "list"], FAST),
+    (["capability", "list", "--state", "published", "--json"], FAST),
+    (["capability", "show", "review"], FAST),
+    (["capability", "show", "review", "--json"], FAST),
+    (["capability", "show", "nothing"], FAST),  # exit 4
+    (["capability", "publish", "--help"], HANDED_OVER),
+    # incident
+    (["incident", "list"], FAST),
+    (["incident", "list", "--state", "open", "--capability", "review", "--json"], FAST),
+    (["incident", "list", "--state", "closed"], FAST),  # exit 3
+    (["incident", "show", "99"], FAST),  # exit 4
+    (["incident", "resolve", "99", "--note", "fixed", "--as", "alice", "--json"], FAST),
+    (["incident", "show", "one"], HANDED_OVER),  # not a number: click's exit 2
+    # invite and token (a federation node's; this store is none)
+    (["invite", "list"], FAST),
+    (["invite", "list", "--json"], FAST),
+    (["invite", "create", "--expect", "node-b", "--ttl", "5m"], FAST),  # exit 5, no node
+    (["invite", "revoke", "inv-1", "--json"], FAST),
+    (["invite", "create", "--ttl"], HANDED_OVER),
+    (["token", "list", "--json"], FAST),
+    (["token", "create", "--agent", "bob", "--ttl", "1h"], FAST),
+    (["token", "create", "--agent", "bob", "--ttl", "never"], FAST),  # exit 3
+    (["token", "revoke", "tok-1"], FAST),
+    (["token", "create"], HANDED_OVER),
 ]
 
 
@@ -128,6 +170,7 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A store with `team` (alice, bob) and an unread message for bob, `solo` (alice alone)."""
     d = tmp_path_factory.mktemp("fastpath-admin-base")
     store = d / "store.acomm"
+    (d / "schema.json").write_text('{"type": "object"}')
     for argv in (
         ["init"],
         ["channel", "create", "team", "--as", "alice"],
@@ -139,9 +182,15 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ["task", "create", "--to", "bob", "build it", "--as", "alice"],
         ["task", "create", "--to", "bob", "ship it", "--as", "alice"],
         ["task", "accept", "3", "--eta", "1h", "--as", "bob"],
+        ["capability", "host", "bob", "skills/exec@1.0"],
+        PUBLISH + ["--schema", "schema.json"],
     ):
         subprocess.run(
-            [*NOW, ACOMM, "--store", str(store), *argv], check=True, capture_output=True, env=_env()
+            [*NOW, ACOMM, "--store", str(store), *argv],
+            check=True,
+            capture_output=True,
+            env=_env(),
+            cwd=d,
         )
     return d
 

@@ -321,11 +321,99 @@ COMMANDS = {
             {'name': 'task_id', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
         ],
     },
+    'capability host': {
+        'body': 'acomm_cli.cli.commands.capability_run:host',
+        'listing': False,
+        'params': [
+            {'name': 'agent', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'skill', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'remove', 'argument': False, 'opts': ['--remove'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
+        ],
+    },
+    'capability publish': {
+        'body': 'acomm_cli.cli.commands.capability_run:publish',
+        'listing': False,
+        'params': [
+            {'name': 'cap_id', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'owner', 'argument': False, 'opts': ['--owner'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'delegation_skill', 'argument': False, 'opts': ['--delegation-skill'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'executor_skill', 'argument': False, 'opts': ['--executor-skill'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'schema', 'argument': False, 'opts': ['--schema'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'eta', 'argument': False, 'opts': ['--eta'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': '10m', 'required': False, 'envvar': None, 'typer_only': False},
+        ],
+    },
+    'capability unpublish': {
+        'body': 'acomm_cli.cli.commands.capability_run:unpublish',
+        'listing': False,
+        'params': [
+            {'name': 'cap_id', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+        ],
+    },
+    'capability list': {
+        'body': 'acomm_cli.cli.commands.capability_run:list_',
+        'listing': True,
+        'params': [
+            {'name': 'state', 'argument': False, 'opts': ['--state'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+        ],
+    },
+    'capability show': {
+        'body': 'acomm_cli.cli.commands.capability_run:show',
+        'listing': False,
+        'params': [
+            {'name': 'cap_id', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+        ],
+    },
+    'incident list': {
+        'body': 'acomm_cli.cli.commands.incident_run:list_',
+        'listing': True,
+        'params': [
+            {'name': 'state', 'argument': False, 'opts': ['--state'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'capability', 'argument': False, 'opts': ['--capability'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+        ],
+    },
+    'incident show': {
+        'body': 'acomm_cli.cli.commands.incident_run:show',
+        'listing': False,
+        'params': [
+            {'name': 'incident_id', 'argument': True, 'opts': [], 'flag': False, 'kind': 'int', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+        ],
+    },
+    'incident resolve': {
+        'body': 'acomm_cli.cli.commands.incident_run:resolve',
+        'listing': False,
+        'params': [
+            {'name': 'incident_id', 'argument': True, 'opts': [], 'flag': False, 'kind': 'int', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'note', 'argument': False, 'opts': ['--note'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'typer_only': False},
+        ],
+    },
     '__complete': {
         'body': 'acomm_cli.cli.commands.completions_run:complete',
         'listing': False,
         'params': [
             {'name': 'kind', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+        ],
+    },
+    'invite create': {
+        'body': 'acomm_cli.cli.commands.invite_run:create',
+        'listing': False,
+        'params': [
+            {'name': 'expect', 'argument': False, 'opts': ['--expect'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'ttl', 'argument': False, 'opts': ['--ttl'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': '10m', 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'pin_key', 'argument': False, 'opts': ['--pin-key'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+        ],
+    },
+    'invite list': {
+        'body': 'acomm_cli.cli.commands.invite_run:list_',
+        'listing': True,
+        'params': [
+        ],
+    },
+    'invite revoke': {
+        'body': 'acomm_cli.cli.commands.invite_run:revoke',
+        'listing': False,
+        'params': [
+            {'name': 'invite_id', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
         ],
     },
     'agent register': {
@@ -415,6 +503,28 @@ COMMANDS = {
             {'name': 'agent', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
             {'name': 'action', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
             {'name': 'other', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+        ],
+    },
+    'token create': {
+        'body': 'acomm_cli.cli.commands.token_run:create',
+        'listing': False,
+        'params': [
+            {'name': 'agent', 'argument': False, 'opts': ['--agent'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'ttl', 'argument': False, 'opts': ['--ttl'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': '1h', 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'scope', 'argument': False, 'opts': ['--scope'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': 'send,receive', 'required': False, 'envvar': None, 'typer_only': False},
+        ],
+    },
+    'token list': {
+        'body': 'acomm_cli.cli.commands.token_run:list_',
+        'listing': True,
+        'params': [
+        ],
+    },
+    'token revoke': {
+        'body': 'acomm_cli.cli.commands.token_run:revoke',
+        'listing': False,
+        'params': [
+            {'name': 'token_id', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
         ],
     },
 }

@@ -20,6 +20,27 @@ ROOT = [
 
 # command -> the body that runs it (module:function) and its parameters, in order
 COMMANDS = {
+    'config show': {
+        'body': 'acomm_cli.cli.commands.config_run:show',
+        'listing': True,
+        'params': [
+        ],
+    },
+    'config set': {
+        'body': 'acomm_cli.cli.commands.config_run:set_',
+        'listing': False,
+        'params': [
+            {'name': 'key', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'value', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+        ],
+    },
+    'config get': {
+        'body': 'acomm_cli.cli.commands.config_run:get',
+        'listing': False,
+        'params': [
+            {'name': 'key', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+        ],
+    },
     'channel create': {
         'body': 'acomm_cli.cli.commands.channel_run:create',
         'listing': False,
@@ -392,6 +413,18 @@ COMMANDS = {
         'listing': False,
         'params': [
             {'name': 'kind', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+        ],
+    },
+    'node init': {
+        'body': 'acomm_cli.cli.commands.node_run:init',
+        'listing': False,
+        'params': [
+            {'name': 'id_', 'argument': False, 'opts': ['--id'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'transport', 'argument': False, 'opts': ['--transport'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'seed', 'argument': False, 'opts': ['--seed'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'replicas', 'argument': False, 'opts': ['--replicas'], 'flag': False, 'kind': 'int', 'multiple': False, 'default': 1, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'nats_creds', 'argument': False, 'opts': ['--nats-creds'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'production', 'argument': False, 'opts': ['--production'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
         ],
     },
     'invite create': {

@@ -1,5 +1,5 @@
-"""What the `acomm node` subcommands do, without typer: `commands/node.py` declares them
-(options, help) and runs these; the fast path (`acomm_cli.cli.main`) runs them directly."""
+"""What `acomm node init` does, without typer: `commands/node.py` declares it (options, help)
+and runs this; the fast path (`acomm_cli.cli.main`) runs it directly."""
 
 from __future__ import annotations
 

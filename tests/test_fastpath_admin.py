@@ -182,6 +182,26 @@ CASES = [
     (["node", "init", "--id", "node-a", "--transport", "http://x"], FAST),  # exit 3
     (["node", "init", "--id", "node-a", "--replicas", "two"], HANDED_OVER),
     (["node", "init"], HANDED_OVER),
+    # gateway (not a node: exit 5), bridge, and the front ends' refusals before they serve
+    (["gateway", "status"], FAST),
+    (["gateway", "status", "--json"], FAST),
+    (["gateway", "serve", "--listen", "nowhere"], FAST),  # exit 3
+    (["gateway", "serve", "--listen", "127.0.0.1:0", "--invite", "t"], FAST),  # exit 3
+    (["gateway", "serve"], HANDED_OVER),  # --listen is required
+    (["bridge", "sync", "--inbox-dir", "inbox", "--outbox-dir", "outbox"], FAST),
+    (["bridge", "sync", "--inbox-dir", "inbox", "--json"], FAST),
+    (["bridge", "sync"], FAST),  # not configured: exit 2
+    (["mcp", "--as", "bob", "--print-config", "claude"], FAST),
+    (["mcp", "--as", "bob", "--print-config", "json", "--json"], FAST),
+    (["mcp", "--print-config", "json"], FAST),  # no agent: exit 2
+    (["mcp", "--as", "bob", "--token", "t"], FAST),  # only with --http: exit 2
+    (["mcp", "--as", "bob", "--http", "10.1.2.3:0"], FAST),  # not loopback: exit 2
+    (["ui", "--as", "bob"], FAST),  # not a terminal: exit 2
+    (["ui", "--stale", "later"], FAST),  # exit 3
+    (["web", "--listen", "8321"], FAST),  # exit 3
+    (["web", "--listen", "0.0.0.0:0"], FAST),  # no TLS: exit 3
+    (["web", "--tls-cert", "c.pem"], FAST),  # without --tls-key: exit 3
+    (["web", "--help"], HANDED_OVER),
 ]
 
 

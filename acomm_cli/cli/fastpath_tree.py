@@ -415,6 +415,16 @@ COMMANDS = {
             {'name': 'kind', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
         ],
     },
+    'bridge sync': {
+        'body': 'acomm_cli.cli.commands.bridge_run:sync',
+        'listing': False,
+        'params': [
+            {'name': 'inbox_dir', 'argument': False, 'opts': ['--inbox-dir'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'outbox_dir', 'argument': False, 'opts': ['--outbox-dir'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'teams_dir', 'argument': False, 'opts': ['--teams-dir'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'default_channel', 'argument': False, 'opts': ['--default-channel'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+        ],
+    },
     'node init': {
         'body': 'acomm_cli.cli.commands.node_run:init',
         'listing': False,
@@ -538,6 +548,29 @@ COMMANDS = {
             {'name': 'other', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
         ],
     },
+    'gateway serve': {
+        'body': 'acomm_cli.cli.commands.gateway_run:serve',
+        'listing': False,
+        'params': [
+            {'name': 'listen', 'argument': False, 'opts': ['--listen'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+            {'name': 'seed', 'argument': False, 'opts': ['--seed'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'join', 'argument': False, 'opts': ['--join'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'invite', 'argument': False, 'opts': ['--invite'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'public_url', 'argument': False, 'opts': ['--public-url'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'pull', 'argument': False, 'opts': ['--pull'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': True},
+            {'name': 'pull_every', 'argument': False, 'opts': ['--pull-every'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'tls_cert', 'argument': False, 'opts': ['--tls-cert'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'tls_key', 'argument': False, 'opts': ['--tls-key'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'insecure_listen', 'argument': False, 'opts': ['--insecure-listen'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'push', 'argument': False, 'opts': ['--push'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
+        ],
+    },
+    'gateway status': {
+        'body': 'acomm_cli.cli.commands.gateway_run:status',
+        'listing': False,
+        'params': [
+        ],
+    },
     'token create': {
         'body': 'acomm_cli.cli.commands.token_run:create',
         'listing': False,
@@ -558,6 +591,38 @@ COMMANDS = {
         'listing': False,
         'params': [
             {'name': 'token_id', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
+        ],
+    },
+    'mcp': {
+        'body': 'acomm_cli.cli.commands.mcp_run:mcp',
+        'listing': False,
+        'params': [
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'typer_only': False},
+            {'name': 'print_config', 'argument': False, 'opts': ['--print-config'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'http', 'argument': False, 'opts': ['--http'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'token', 'argument': False, 'opts': ['--token'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_MCP_TOKEN', 'typer_only': False},
+        ],
+    },
+    'ui': {
+        'body': 'acomm_cli.cli.commands.ui_run:ui',
+        'listing': False,
+        'params': [
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'typer_only': False},
+            {'name': 'read_only', 'argument': False, 'opts': ['--read-only'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'stale', 'argument': False, 'opts': ['--stale'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': '5m', 'required': False, 'envvar': None, 'typer_only': False},
+        ],
+    },
+    'web': {
+        'body': 'acomm_cli.cli.commands.web_run:web',
+        'listing': False,
+        'params': [
+            {'name': 'listen', 'argument': False, 'opts': ['--listen'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': '127.0.0.1:8321', 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'typer_only': False},
+            {'name': 'read_only', 'argument': False, 'opts': ['--read-only'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'tls_cert', 'argument': False, 'opts': ['--tls-cert'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'tls_key', 'argument': False, 'opts': ['--tls-key'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'login', 'argument': False, 'opts': ['--login'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'stale', 'argument': False, 'opts': ['--stale'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': '5m', 'required': False, 'envvar': None, 'typer_only': False},
         ],
     },
 }

@@ -186,7 +186,7 @@ CASES = [
     (["channel", "lsit"], None, HANDED_OVER),  # exit 2, with click's suggestion
     # not fast commands: always Typer
     (["ack", "1", "--as", "bob"], None, HANDED_OVER),
-    (["channel", "show", "team"], None, HANDED_OVER),
+    (["peers", "--json"], None, HANDED_OVER),  # a group that runs without a subcommand
 ]
 
 

@@ -53,17 +53,23 @@ CASES = [
     (["channel", "join", "team", "--as", "alice"], HANDED_OVER),  # the agent is missing
     (["channel", "leave", "team", "bob", "--as", "alice", "--json"], FAST),
     (["channel", "leave", "team", "carol", "--as", "alice"], FAST),  # not in it: exit 0
+    (["channel", "leave", "nowhere", "bob", "--as", "alice"], FAST),  # exit 4
+    (["channel", "leave", "team", "bob", "carol", "--as", "alice"], HANDED_OVER),  # one too many
     (["channel", "show", "team"], FAST),
     (["channel", "show", "team", "--json"], FAST),
     (["channel", "show", "nowhere"], FAST),  # exit 4
+    (["channel", "show", "team", "--as", "alice"], HANDED_OVER),  # show takes no --as
     (["channel", "pause", "team", "--as", "alice"], FAST),
     (["channel", "resume", "team", "--as", "alice", "--json"], FAST),  # active already
     (["channel", "drain", "team", "--as", "bob"], FAST),  # exit 5
     (["channel", "close", "solo", "--as", "alice", "--json"], FAST),
     (["channel", "close", "--help"], HANDED_OVER),
+    (["channel", "resume", "nowhere", "--as", "alice"], FAST),  # exit 4
+    (["channel", "pause", "--as", "alice"], HANDED_OVER),  # the name is missing
     (["channel", "admin", "team", "bob", "--as", "alice"], FAST),
     (["channel", "admin", "team", "bob", "--revoke", "--as", "alice", "--json"], FAST),
     (["channel", "admin", "team", "carol", "--as", "alice"], FAST),  # not a member: exit 5
+    (["channel", "admin", "team", "bob", "--revoke=yes", "--as", "alice"], HANDED_OVER),
     (
         ["channel", "update", "team", "--as", "alice", "--ack-timeout", "2m"]
         + ["--max-pending", "10", "--index-meta", "k", "--index-meta", "j"],
@@ -83,6 +89,7 @@ CASES = [
     (["agent", "list", "--active", "5m", "--all", "--csv"], FAST),
     (["agent", "list", "--active", "later"], FAST),  # exit 3
     (["agent", "list", "--kind", "robot"], FAST),  # exit 3
+    (["agent", "list", "--limit", "3"], HANDED_OVER),  # no such option: exit 2
     (["agent", "show", "alice"], FAST),
     (["agent", "show", "alice", "--json"], FAST),
     (["agent", "show", "alicia"], FAST),  # exit 4
@@ -92,12 +99,15 @@ CASES = [
     (["agent", "retire", "bob"], FAST),
     (["agent", "retire", "bob", "--json"], FAST),
     (["agent", "retire", "nobody"], FAST),  # exit 4
+    (["agent", "retire", "-h"], HANDED_OVER),
     (["agent", "token", "bob", "--rotate", "--revoke"], FAST),  # exit 2
     (["agent", "token", "bob", "--revoke", "--json"], FAST),
+    (["agent", "token", "bob", "--revoke", "--revoke"], HANDED_OVER),  # a flag twice
     (["agent", "contacts", "bob"], FAST),
     (["agent", "contacts", "bob", "add", "alice", "--json"], FAST),
     (["agent", "contacts", "bob", "add"], FAST),  # exit 3
     (["agent", "contacts", "bob", "befriend", "alice"], FAST),  # exit 3
+    (["agent", "contacts", "bob", "add", "alice", "erin"], HANDED_OVER),  # one too many
     (["agent", "where", "bob", "--json"], FAST),
     (["agent", "own", "bob", "--fallback", "node-b", "--json"], FAST),
     (["agent", "disown", "bob"], FAST),
@@ -205,6 +215,31 @@ CASES = [
 ]
 
 
+# On a federation node (`node-a`, its key made once in the base store: both copies share it).
+NODE_CASES = [
+    (["node", "init", "--id", "node-a"], FAST),  # the same id: nothing changes, the same key
+    (["node", "init", "--id", "node-a", "--json"], FAST),
+    (["node", "init", "--id", "node-b"], FAST),  # another id: exit 5
+    (["agent", "own", "bob", "--fallback", "node-b", "--json"], FAST),
+    (["agent", "own", "bob"], FAST),
+    (["agent", "own", "alice"], FAST),  # owned here already: exit 0
+    (["agent", "where", "alice", "--json"], FAST),
+    (["agent", "where", "bob"], FAST),
+    (["agent", "disown", "alice", "--json"], FAST),
+    (["agent", "disown", "bob"], FAST),  # owned by no node: nothing to give up
+    (["agent", "own", "--fallback", "node-b"], HANDED_OVER),
+    (["invite", "list", "--json"], FAST),
+    (["invite", "create", "--ttl", "never"], FAST),  # exit 3
+    (["invite", "revoke", "inv-1"], FAST),  # exit 4
+    (["token", "list"], FAST),
+    (["token", "create", "--agent", "bob", "--scope", "everything"], FAST),  # exit 3
+    (["token", "revoke", "tok-1", "--json"], FAST),  # exit 4
+    (["gateway", "status"], FAST),  # none runs: exit 7
+    (["gateway", "status", "--json"], FAST),
+    (["gateway", "status", "--listen", "x"], HANDED_OVER),
+]
+
+
 @pytest.fixture(scope="module")
 def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A store with `team` (alice, bob) and an unread message for bob, `solo` (alice alone)."""
@@ -252,10 +287,38 @@ def _steady(cmd: list[str], argv: list[str], where: Path, base: Path) -> tuple[o
     return code, steady(out), steady(err), steady(repr(rows))
 
 
-@pytest.mark.parametrize(("argv", "fast"), CASES, ids=lambda v: repr(v)[:70])
-def test_both_paths_print_exit_and_store_alike(argv, fast, base, tmp_path):
+@pytest.fixture(scope="module")
+def node_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A federation node `node-a` owning alice, with `team` (alice, bob)."""
+    d = tmp_path_factory.mktemp("fastpath-admin-node")
+    store = d / "store.acomm"
+    for argv in (
+        ["init"],
+        ["node", "init", "--id", "node-a"],
+        ["agent", "register", "alice", "bob"],
+        ["channel", "create", "team", "--as", "alice"],
+        ["channel", "join", "team", "--as", "alice", "bob"],
+        ["agent", "own", "alice"],
+    ):
+        subprocess.run(
+            [*NOW, ACOMM, "--store", str(store), *argv], check=True, capture_output=True, env=_env()
+        )
+    return d
+
+
+def _compare(argv: list[str], fast: bool, base: Path, tmp_path: Path) -> None:
     assert (fastpath.plan(argv) is not None) is fast
     typer = _steady(TYPER, argv, tmp_path / "typer", base)
     quick = _steady([ACOMM], argv, tmp_path / "fast", base)
     assert quick[:3] == typer[:3]
     assert quick[3] == typer[3]
+
+
+@pytest.mark.parametrize(("argv", "fast"), CASES, ids=lambda v: repr(v)[:70])
+def test_both_paths_print_exit_and_store_alike(argv, fast, base, tmp_path):
+    _compare(argv, fast, base, tmp_path)
+
+
+@pytest.mark.parametrize(("argv", "fast"), NODE_CASES, ids=lambda v: repr(v)[:70])
+def test_both_paths_alike_on_a_federation_node(argv, fast, node_base, tmp_path):
+    _compare(argv, fast, node_base, tmp_path)

@@ -12,9 +12,7 @@ from acomm_cli.errors import StoreUnavailable
 from acomm_cli.output import render, render_operations
 
 
-def show(
-    inv: Invocation,
-) -> None:
+def show(inv: Invocation) -> None:
     render_operations.config_report(inv.output(), config_report.show_config(inv.settings))
 
 

@@ -79,9 +79,7 @@ def serve(
     )
 
 
-def status(
-    inv: Invocation,
-) -> None:
+def status(inv: Invocation) -> None:
     from acomm_cli.federation import gwstate
 
     s = inv.settings

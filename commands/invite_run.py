@@ -24,9 +24,7 @@ def create(
     render.status(inv.output(), doc)
 
 
-def list_(
-    inv: Invocation,
-) -> None:
+def list_(inv: Invocation) -> None:
     from acomm_cli.federation import invites
 
     with inv.store(write=False) as conn:

@@ -186,7 +186,7 @@ CASES = [
     (["channel", "lsit"], None, HANDED_OVER),  # exit 2, with click's suggestion
     # not fast commands: always Typer
     (["dispatch", "rules"], None, HANDED_OVER),  # a group with options of its own
-    (["channel", "show", "team"], None, HANDED_OVER),
+    (["peers", "--json"], None, HANDED_OVER),  # a group that runs without a subcommand
 ]
 
 

@@ -34,10 +34,161 @@ COMMANDS = {
         'params': [
         ],
     },
+    'config show': {
+        'body': 'acomm_cli.cli.commands.config_run:show',
+        'listing': True,
+        'params': [
+        ],
+    },
+    'config set': {
+        'body': 'acomm_cli.cli.commands.config_run:set_',
+        'listing': False,
+        'params': [
+            {'name': 'key', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'value', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'variadic': False, 'typer_only': False},
+        ],
+    },
+    'config get': {
+        'body': 'acomm_cli.cli.commands.config_run:get',
+        'listing': False,
+        'params': [
+            {'name': 'key', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'variadic': False, 'typer_only': False},
+        ],
+    },
+    'channel create': {
+        'body': 'acomm_cli.cli.commands.channel_run:create',
+        'listing': False,
+        'params': [
+            {'name': 'name', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'type_', 'argument': False, 'opts': ['--type', '-t'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': 'group', 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'variadic': False, 'typer_only': False},
+            {'name': 'delivery', 'argument': False, 'opts': ['--delivery'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'max_message_size', 'argument': False, 'opts': ['--max-message-size'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'ack_timeout', 'argument': False, 'opts': ['--ack-timeout'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'max_retries', 'argument': False, 'opts': ['--max-retries'], 'flag': False, 'kind': 'int', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'retry_backoff', 'argument': False, 'opts': ['--retry-backoff'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'retry_jitter', 'argument': False, 'opts': ['--retry-jitter'], 'flag': False, 'kind': 'float', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'echo', 'argument': False, 'opts': ['--echo'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': True},
+            {'name': 'priority_ordering', 'argument': False, 'opts': ['--priority-ordering'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': True},
+            {'name': 'max_pending', 'argument': False, 'opts': ['--max-pending'], 'flag': False, 'kind': 'int', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'dedupe_window', 'argument': False, 'opts': ['--dedupe-window'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'retention_count', 'argument': False, 'opts': ['--retention-count'], 'flag': False, 'kind': 'int', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'retention_age', 'argument': False, 'opts': ['--retention-age'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'lease', 'argument': False, 'opts': ['--lease'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'message_ttl', 'argument': False, 'opts': ['--message-ttl'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'retry_failed', 'argument': False, 'opts': ['--retry-failed'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': True},
+            {'name': 'ack_clock', 'argument': False, 'opts': ['--ack-clock'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'ack_notify', 'argument': False, 'opts': ['--ack-notify'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'if_not_exists', 'argument': False, 'opts': ['--if-not-exists'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+        ],
+    },
+    'channel join': {
+        'body': 'acomm_cli.cli.commands.channel_run:join',
+        'listing': False,
+        'params': [
+            {'name': 'name', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'agent', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'role', 'argument': False, 'opts': ['--role'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': 'member', 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'variadic': False, 'typer_only': False},
+        ],
+    },
+    'channel leave': {
+        'body': 'acomm_cli.cli.commands.channel_run:leave',
+        'listing': False,
+        'params': [
+            {'name': 'name', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'agent', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'variadic': False, 'typer_only': False},
+        ],
+    },
     'channel list': {
         'body': 'acomm_cli.cli.commands.channel_run:list_',
         'listing': True,
         'params': [
+        ],
+    },
+    'channel show': {
+        'body': 'acomm_cli.cli.commands.channel_run:show',
+        'listing': False,
+        'params': [
+            {'name': 'name', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'variadic': False, 'typer_only': False},
+        ],
+    },
+    'channel pause': {
+        'body': 'acomm_cli.cli.commands.channel_run:pause',
+        'listing': False,
+        'params': [
+            {'name': 'name', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'variadic': False, 'typer_only': False},
+        ],
+    },
+    'channel resume': {
+        'body': 'acomm_cli.cli.commands.channel_run:resume',
+        'listing': False,
+        'params': [
+            {'name': 'name', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'variadic': False, 'typer_only': False},
+        ],
+    },
+    'channel drain': {
+        'body': 'acomm_cli.cli.commands.channel_run:drain',
+        'listing': False,
+        'params': [
+            {'name': 'name', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'variadic': False, 'typer_only': False},
+        ],
+    },
+    'channel close': {
+        'body': 'acomm_cli.cli.commands.channel_run:close',
+        'listing': False,
+        'params': [
+            {'name': 'name', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'variadic': False, 'typer_only': False},
+        ],
+    },
+    'channel admin': {
+        'body': 'acomm_cli.cli.commands.channel_run:admin',
+        'listing': False,
+        'params': [
+            {'name': 'name', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'agent', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'revoke', 'argument': False, 'opts': ['--revoke'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'variadic': False, 'typer_only': False},
+        ],
+    },
+    'channel update': {
+        'body': 'acomm_cli.cli.commands.channel_run:update',
+        'listing': False,
+        'params': [
+            {'name': 'name', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'variadic': False, 'typer_only': False},
+            {'name': 'max_message_size', 'argument': False, 'opts': ['--max-message-size'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'ack_timeout', 'argument': False, 'opts': ['--ack-timeout'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'max_retries', 'argument': False, 'opts': ['--max-retries'], 'flag': False, 'kind': 'int', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'retry_backoff', 'argument': False, 'opts': ['--retry-backoff'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'retry_jitter', 'argument': False, 'opts': ['--retry-jitter'], 'flag': False, 'kind': 'float', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'echo', 'argument': False, 'opts': ['--echo'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': True},
+            {'name': 'priority_ordering', 'argument': False, 'opts': ['--priority-ordering'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': True},
+            {'name': 'max_pending', 'argument': False, 'opts': ['--max-pending'], 'flag': False, 'kind': 'int', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'dedupe_window', 'argument': False, 'opts': ['--dedupe-window'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'retention_count', 'argument': False, 'opts': ['--retention-count'], 'flag': False, 'kind': 'int', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'retention_age', 'argument': False, 'opts': ['--retention-age'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'lease', 'argument': False, 'opts': ['--lease'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'message_ttl', 'argument': False, 'opts': ['--message-ttl'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'retry_failed', 'argument': False, 'opts': ['--retry-failed'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': True},
+            {'name': 'ack_clock', 'argument': False, 'opts': ['--ack-clock'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'ack_notify', 'argument': False, 'opts': ['--ack-notify'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'index_meta', 'argument': False, 'opts': ['--index-meta'], 'flag': False, 'kind': 'str', 'multiple': True, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': None},
+            {'name': 'drop_index_meta', 'argument': False, 'opts': ['--drop-index-meta'], 'flag': False, 'kind': 'str', 'multiple': True, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': None},
+        ],
+    },
+    'channel delete': {
+        'body': 'acomm_cli.cli.commands.channel_run:delete',
+        'listing': False,
+        'params': [
+            {'name': 'name', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'force', 'argument': False, 'opts': ['--force'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'variadic': False, 'typer_only': False},
         ],
     },
     'send': {
@@ -235,6 +386,138 @@ COMMANDS = {
         'params': [
             {'name': 'trace_id', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'variadic': False, 'typer_only': False},
             {'name': 'otlp_endpoint', 'argument': False, 'opts': ['--otlp-endpoint'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'OTEL_EXPORTER_OTLP_ENDPOINT', 'variadic': False, 'typer_only': False},
+        ],
+    },
+    'task create': {
+        'body': 'acomm_cli.cli.commands.task_run:create',
+        'listing': False,
+        'params': [
+            {'name': 'body', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'to', 'argument': False, 'opts': ['--to'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'capability', 'argument': False, 'opts': ['--capability'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'eta_required', 'argument': False, 'opts': ['--eta-required'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'variadic': False, 'typer_only': False},
+        ],
+    },
+    'task accept': {
+        'body': 'acomm_cli.cli.commands.task_run:accept',
+        'listing': False,
+        'params': [
+            {'name': 'task_id', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'eta', 'argument': False, 'opts': ['--eta'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'plan', 'argument': False, 'opts': ['--plan'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'variadic': False, 'typer_only': False},
+        ],
+    },
+    'task update': {
+        'body': 'acomm_cli.cli.commands.task_run:update',
+        'listing': False,
+        'params': [
+            {'name': 'task_id', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'progress', 'argument': False, 'opts': ['--progress'], 'flag': False, 'kind': 'int', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'note', 'argument': False, 'opts': ['--note'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'variadic': False, 'typer_only': False},
+        ],
+    },
+    'task complete': {
+        'body': 'acomm_cli.cli.commands.task_run:complete',
+        'listing': False,
+        'params': [
+            {'name': 'task_id', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'body', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'variadic': False, 'typer_only': False},
+        ],
+    },
+    'task fail': {
+        'body': 'acomm_cli.cli.commands.task_run:fail',
+        'listing': False,
+        'params': [
+            {'name': 'task_id', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'reason', 'argument': False, 'opts': ['--reason'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'variadic': False, 'typer_only': False},
+        ],
+    },
+    'task list': {
+        'body': 'acomm_cli.cli.commands.task_run:list_',
+        'listing': True,
+        'params': [
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'state', 'argument': False, 'opts': ['--state'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'limit', 'argument': False, 'opts': ['--limit'], 'flag': False, 'kind': 'int', 'multiple': False, 'default': 100, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'offset', 'argument': False, 'opts': ['--offset'], 'flag': False, 'kind': 'int', 'multiple': False, 'default': 0, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+        ],
+    },
+    'task show': {
+        'body': 'acomm_cli.cli.commands.task_run:show',
+        'listing': False,
+        'params': [
+            {'name': 'task_id', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'variadic': False, 'typer_only': False},
+        ],
+    },
+    'capability host': {
+        'body': 'acomm_cli.cli.commands.capability_run:host',
+        'listing': False,
+        'params': [
+            {'name': 'agent', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'skill', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'remove', 'argument': False, 'opts': ['--remove'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+        ],
+    },
+    'capability publish': {
+        'body': 'acomm_cli.cli.commands.capability_run:publish',
+        'listing': False,
+        'params': [
+            {'name': 'cap_id', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'owner', 'argument': False, 'opts': ['--owner'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'delegation_skill', 'argument': False, 'opts': ['--delegation-skill'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'executor_skill', 'argument': False, 'opts': ['--executor-skill'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'schema', 'argument': False, 'opts': ['--schema'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'eta', 'argument': False, 'opts': ['--eta'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': '10m', 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+        ],
+    },
+    'capability unpublish': {
+        'body': 'acomm_cli.cli.commands.capability_run:unpublish',
+        'listing': False,
+        'params': [
+            {'name': 'cap_id', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'variadic': False, 'typer_only': False},
+        ],
+    },
+    'capability list': {
+        'body': 'acomm_cli.cli.commands.capability_run:list_',
+        'listing': True,
+        'params': [
+            {'name': 'state', 'argument': False, 'opts': ['--state'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+        ],
+    },
+    'capability show': {
+        'body': 'acomm_cli.cli.commands.capability_run:show',
+        'listing': False,
+        'params': [
+            {'name': 'cap_id', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'variadic': False, 'typer_only': False},
+        ],
+    },
+    'incident list': {
+        'body': 'acomm_cli.cli.commands.incident_run:list_',
+        'listing': True,
+        'params': [
+            {'name': 'state', 'argument': False, 'opts': ['--state'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'capability', 'argument': False, 'opts': ['--capability'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+        ],
+    },
+    'incident show': {
+        'body': 'acomm_cli.cli.commands.incident_run:show',
+        'listing': False,
+        'params': [
+            {'name': 'incident_id', 'argument': True, 'opts': [], 'flag': False, 'kind': 'int', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'variadic': False, 'typer_only': False},
+        ],
+    },
+    'incident resolve': {
+        'body': 'acomm_cli.cli.commands.incident_run:resolve',
+        'listing': False,
+        'params': [
+            {'name': 'incident_id', 'argument': True, 'opts': [], 'flag': False, 'kind': 'int', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'note', 'argument': False, 'opts': ['--note'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'variadic': False, 'typer_only': False},
         ],
     },
     'messages': {
@@ -532,6 +815,216 @@ COMMANDS = {
             {'name': 'executor_wait', 'argument': False, 'opts': ['--executor-wait'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': '60s', 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
             {'name': 'html', 'argument': False, 'opts': ['--html'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
             {'name': 'conf', 'argument': False, 'opts': ['--conf'], 'flag': False, 'kind': 'str', 'multiple': True, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': None},
+        ],
+    },
+    'bridge sync': {
+        'body': 'acomm_cli.cli.commands.bridge_run:sync',
+        'listing': False,
+        'params': [
+            {'name': 'inbox_dir', 'argument': False, 'opts': ['--inbox-dir'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'outbox_dir', 'argument': False, 'opts': ['--outbox-dir'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'teams_dir', 'argument': False, 'opts': ['--teams-dir'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'default_channel', 'argument': False, 'opts': ['--default-channel'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+        ],
+    },
+    'node init': {
+        'body': 'acomm_cli.cli.commands.node_run:init',
+        'listing': False,
+        'params': [
+            {'name': 'id_', 'argument': False, 'opts': ['--id'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'transport', 'argument': False, 'opts': ['--transport'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'seed', 'argument': False, 'opts': ['--seed'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'replicas', 'argument': False, 'opts': ['--replicas'], 'flag': False, 'kind': 'int', 'multiple': False, 'default': 1, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'nats_creds', 'argument': False, 'opts': ['--nats-creds'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'production', 'argument': False, 'opts': ['--production'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+        ],
+    },
+    'invite create': {
+        'body': 'acomm_cli.cli.commands.invite_run:create',
+        'listing': False,
+        'params': [
+            {'name': 'expect', 'argument': False, 'opts': ['--expect'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'ttl', 'argument': False, 'opts': ['--ttl'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': '10m', 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'pin_key', 'argument': False, 'opts': ['--pin-key'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+        ],
+    },
+    'invite list': {
+        'body': 'acomm_cli.cli.commands.invite_run:list_',
+        'listing': True,
+        'params': [
+        ],
+    },
+    'invite revoke': {
+        'body': 'acomm_cli.cli.commands.invite_run:revoke',
+        'listing': False,
+        'params': [
+            {'name': 'invite_id', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'variadic': False, 'typer_only': False},
+        ],
+    },
+    'agent register': {
+        'body': 'acomm_cli.cli.commands.agent_run:register',
+        'listing': False,
+        'params': [
+            {'name': 'names', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'variadic': True, 'typer_only': False},
+            {'name': 'kind', 'argument': False, 'opts': ['--kind'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'display_name', 'argument': False, 'opts': ['--display-name'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'description', 'argument': False, 'opts': ['--description'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'team', 'argument': False, 'opts': ['--team'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'update', 'argument': False, 'opts': ['--update'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'issue_token', 'argument': False, 'opts': ['--issue-token'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+        ],
+    },
+    'agent list': {
+        'body': 'acomm_cli.cli.commands.agent_run:list_',
+        'listing': True,
+        'params': [
+            {'name': 'kind', 'argument': False, 'opts': ['--kind'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'active', 'argument': False, 'opts': ['--active'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'all_', 'argument': False, 'opts': ['--all'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+        ],
+    },
+    'agent show': {
+        'body': 'acomm_cli.cli.commands.agent_run:show',
+        'listing': False,
+        'params': [
+            {'name': 'name', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'variadic': False, 'typer_only': False},
+        ],
+    },
+    'agent update': {
+        'body': 'acomm_cli.cli.commands.agent_run:update',
+        'listing': False,
+        'params': [
+            {'name': 'name', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'kind', 'argument': False, 'opts': ['--kind'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'display_name', 'argument': False, 'opts': ['--display-name'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'description', 'argument': False, 'opts': ['--description'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'team', 'argument': False, 'opts': ['--team'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'accept', 'argument': False, 'opts': ['--accept'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'admin', 'argument': False, 'opts': ['--admin'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': True},
+        ],
+    },
+    'agent retire': {
+        'body': 'acomm_cli.cli.commands.agent_run:retire',
+        'listing': False,
+        'params': [
+            {'name': 'name', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'variadic': False, 'typer_only': False},
+        ],
+    },
+    'agent own': {
+        'body': 'acomm_cli.cli.commands.agent_run:own',
+        'listing': False,
+        'params': [
+            {'name': 'agent', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'fallback', 'argument': False, 'opts': ['--fallback'], 'flag': False, 'kind': 'str', 'multiple': True, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': None},
+        ],
+    },
+    'agent disown': {
+        'body': 'acomm_cli.cli.commands.agent_run:disown',
+        'listing': False,
+        'params': [
+            {'name': 'agent', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'variadic': False, 'typer_only': False},
+        ],
+    },
+    'agent where': {
+        'body': 'acomm_cli.cli.commands.agent_run:where',
+        'listing': False,
+        'params': [
+            {'name': 'agent', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'variadic': False, 'typer_only': False},
+        ],
+    },
+    'agent token': {
+        'body': 'acomm_cli.cli.commands.agent_run:token',
+        'listing': False,
+        'params': [
+            {'name': 'agent', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'rotate', 'argument': False, 'opts': ['--rotate'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'revoke', 'argument': False, 'opts': ['--revoke'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+        ],
+    },
+    'agent contacts': {
+        'body': 'acomm_cli.cli.commands.agent_run:contacts',
+        'listing': True,
+        'params': [
+            {'name': 'agent', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'action', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'other', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+        ],
+    },
+    'gateway serve': {
+        'body': 'acomm_cli.cli.commands.gateway_run:serve',
+        'listing': False,
+        'params': [
+            {'name': 'listen', 'argument': False, 'opts': ['--listen'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'seed', 'argument': False, 'opts': ['--seed'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'join', 'argument': False, 'opts': ['--join'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'invite', 'argument': False, 'opts': ['--invite'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'public_url', 'argument': False, 'opts': ['--public-url'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'pull', 'argument': False, 'opts': ['--pull'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': True},
+            {'name': 'pull_every', 'argument': False, 'opts': ['--pull-every'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'tls_cert', 'argument': False, 'opts': ['--tls-cert'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'tls_key', 'argument': False, 'opts': ['--tls-key'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'insecure_listen', 'argument': False, 'opts': ['--insecure-listen'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'push', 'argument': False, 'opts': ['--push'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+        ],
+    },
+    'gateway status': {
+        'body': 'acomm_cli.cli.commands.gateway_run:status',
+        'listing': False,
+        'params': [
+        ],
+    },
+    'token create': {
+        'body': 'acomm_cli.cli.commands.token_run:create',
+        'listing': False,
+        'params': [
+            {'name': 'agent', 'argument': False, 'opts': ['--agent'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'ttl', 'argument': False, 'opts': ['--ttl'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': '1h', 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'scope', 'argument': False, 'opts': ['--scope'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': 'send,receive', 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+        ],
+    },
+    'token list': {
+        'body': 'acomm_cli.cli.commands.token_run:list_',
+        'listing': True,
+        'params': [
+        ],
+    },
+    'token revoke': {
+        'body': 'acomm_cli.cli.commands.token_run:revoke',
+        'listing': False,
+        'params': [
+            {'name': 'token_id', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'variadic': False, 'typer_only': False},
+        ],
+    },
+    'mcp': {
+        'body': 'acomm_cli.cli.commands.mcp_run:mcp',
+        'listing': False,
+        'params': [
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'variadic': False, 'typer_only': False},
+            {'name': 'print_config', 'argument': False, 'opts': ['--print-config'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'http', 'argument': False, 'opts': ['--http'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'token', 'argument': False, 'opts': ['--token'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_MCP_TOKEN', 'variadic': False, 'typer_only': False},
+        ],
+    },
+    'ui': {
+        'body': 'acomm_cli.cli.commands.ui_run:ui',
+        'listing': False,
+        'params': [
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'variadic': False, 'typer_only': False},
+            {'name': 'read_only', 'argument': False, 'opts': ['--read-only'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'stale', 'argument': False, 'opts': ['--stale'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': '5m', 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+        ],
+    },
+    'web': {
+        'body': 'acomm_cli.cli.commands.web_run:web',
+        'listing': False,
+        'params': [
+            {'name': 'listen', 'argument': False, 'opts': ['--listen'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': '127.0.0.1:8321', 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'as_', 'argument': False, 'opts': ['--as'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': 'ACOMM_AGENT', 'variadic': False, 'typer_only': False},
+            {'name': 'read_only', 'argument': False, 'opts': ['--read-only'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'tls_cert', 'argument': False, 'opts': ['--tls-cert'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'tls_key', 'argument': False, 'opts': ['--tls-key'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'login', 'argument': False, 'opts': ['--login'], 'flag': True, 'kind': 'bool', 'multiple': False, 'default': False, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'stale', 'argument': False, 'opts': ['--stale'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': '5m', 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
         ],
     },
 }

@@ -83,7 +83,9 @@ CASES = [
     (["channel", "delete", "team", "--as", "alice", "--force"], FAST),
     (["channel", "delete", "--as", "alice"], HANDED_OVER),
     # agent
-    (["agent", "register", "dave"], HANDED_OVER),  # NAME... takes any number: click's
+    (["agent", "register", "dave"], FAST),  # NAME...: every word left
+    (["agent", "register", "dave", "erin", "--kind", "human", "--json"], FAST),
+    (["agent", "register", "--kind", "human"], HANDED_OVER),  # no name: click says so
     (["agent", "list"], FAST),
     (["agent", "list", "--json", "--kind", "human"], FAST),
     (["agent", "list", "--active", "5m", "--all", "--csv"], FAST),

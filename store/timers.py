@@ -402,6 +402,37 @@ def has_due(conn: sqlite3.Connection, now: int, recipient: str | None) -> bool:
     return row is not None
 
 
+# has_due's three reads for one reader, and whether a schedule of a channel it reads fell
+# due, in one statement: a receive asks all of it before it reads
+_READER_DUE = (
+    "SELECT EXISTS (SELECT 1 FROM deliveries d INDEXED BY deliveries_timer"
+    " WHERE next_timer_at IS NOT NULL AND next_timer_at <= :now" + _WHO + "),"
+    " (SELECT count(*) FROM (SELECT 1 FROM messages m INDEXED BY messages_expiry"
+    " WHERE m.expires_at IS NOT NULL AND m.expires_at <= :now LIMIT :walk)),"
+    " EXISTS (SELECT 1 FROM (SELECT m.id FROM messages m INDEXED BY messages_expiry"
+    " WHERE m.expires_at IS NOT NULL AND m.expires_at <= :now LIMIT :walk) e"
+    " JOIN deliveries d ON d.message_id = e.id WHERE d.recipient = :recipient"
+    " AND d.state IN ('unread', 'waiting', 'queued')),"
+    " EXISTS (SELECT 1 FROM schedules s WHERE s.state = 'active' AND s.next_at <= :now"
+    " AND s.channel_id IN (SELECT channel_id FROM participants WHERE agent = :recipient"
+    " UNION SELECT channel_id FROM subscriptions WHERE agent = :recipient))"
+)
+
+
+def reader_due(conn: sqlite3.Connection, now: int, recipient: str) -> tuple[bool, bool]:
+    """(has_due(conn, now, recipient), schedules.any_due(conn, now, recipient)): whether the
+    reader has a timer or an expiry to apply, and whether an occurrence of a schedule on a
+    channel it reads (as a participant or a subscriber) fell due."""
+    timer, walked, expired, scheduled = conn.execute(
+        _READER_DUE, {"now": now, "recipient": recipient, "walk": EXPIRED_WALK + 1}
+    ).fetchone()
+    if timer or expired:
+        return True, bool(scheduled)
+    if walked > EXPIRED_WALK:  # more expired messages than the walk probes: as has_due
+        return has_due(conn, now, recipient), bool(scheduled)
+    return False, bool(scheduled)
+
+
 EXPIRED_WALK = 64  # expired messages has_due probes one by one before it walks the inbox
 
 

@@ -15,7 +15,7 @@ from acomm_cli.engine.inbox import Emit, read_inbox
 from acomm_cli.engine.sending import Router, persist, plan_message
 from acomm_cli.engine.timers import advance
 from acomm_cli.engine.waiting import receive_wait
-from acomm_cli.errors import InvalidState, NotFound, NotParticipant, ValidationFailed
+from acomm_cli.errors import InvalidState, NotFound, ValidationFailed
 from acomm_cli.model import (
     ACK_ORDER,
     AckStatus,
@@ -118,13 +118,11 @@ def record_ack(
     the creator learns the ETA from it). `lease`: a received/in_progress ack holds the
     delivery for the channel's lease (leases.py); False for callers that hold it by their own
     timer (dispatch's claim, a task's ETA)."""
-    head = reads.message_head(conn, message_id)
-    if head is None:
+    row = acks.ack_view(conn, message_id, agent)  # the message and the delivery, one read
+    if row is None:
         raise NotFound(f"message {message_id} does not exist", field="message", value=message_id)
-    sender, corr, trace = head
-    try:
-        v = leases.view(conn, message_id, agent)
-    except NotParticipant:
+    sender, corr, trace = row[0], row[1], row[2]
+    if row[3] is None:  # the agent has no delivery of it
         msg = reads.message_by_id(conn, message_id)
         if msg is not None and _queued_elsewhere(conn, msg, agent):
             raise InvalidState(
@@ -133,8 +131,9 @@ def record_ack(
                 "not acked in time goes back to the queue",
                 field="message",
                 value=message_id,
-            ) from None
-        raise
+            )
+        raise leases.not_recipient(message_id, agent)
+    v = leases.from_row(message_id, agent, row, 3)
     state, previous, delivered_at = v.state, v.ack_status, v.delivered_at
     if previous == st.value:  # a repeat changes nothing, but renews a lease
         until = leases.renew(conn, v, st, now) if lease else None

@@ -19,7 +19,6 @@ from acomm_cli.engine import deadletters
 from acomm_cli.engine.channels import release
 from acomm_cli.engine.inbox import Emit, read_inbox
 from acomm_cli.model import MessageFilter, QueryResult
-from acomm_cli.store import schedules as schedules_sql
 from acomm_cli.store import timers as sql
 from acomm_cli.store import write
 
@@ -146,10 +145,11 @@ def read_due(
     timers wait for the next writer, and the messages are shown as they stand."""
     model.agent_id(agent, "recipient")
     if not getattr(conn, "read_only", False):
-        if sql.has_due(conn, now, agent):
+        timers_due, schedules_due = sql.reader_due(conn, now, agent)  # one read for both
+        if timers_due:
             with write(conn):
                 advance(conn, now, agent)
-        if schedules_sql.any_due(conn, now, agent):  # a reader sends what fell due
+        if schedules_due:  # a reader sends what fell due
             from acomm_cli.engine import schedules
 
             schedules.fire(conn, now, limits, agent=agent)

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from acomm_cli import model
 from acomm_cli.engine import directory, leases, presence
 from acomm_cli.engine.channels import release
-from acomm_cli.engine.inbox import Emit, read_inbox
+from acomm_cli.engine.inbox import Emit, read_inbox, reader
 from acomm_cli.engine.sending import Router, persist, plan_message
 from acomm_cli.engine.timers import advance
 from acomm_cli.engine.waiting import receive_wait
@@ -51,12 +51,16 @@ class AckResult:
     requeued: bool = False  # a `failed` ack on a --retry-failed channel: given back
 
 
+_STATUSES = {s.value: s for s in AckStatus}  # a dict lookup: calling the Enum costs more
+
+
 def ack(
     conn: sqlite3.Connection, message_id: int, agent: str, status: str, note: str | None, now: int
 ) -> AckResult:
     """Record an acknowledgement (forward only; repeating is a no-op) and tell the sender."""
-    model.agent_id(agent)
-    st = model.ack_status(status)
+    reader(agent, "agent")
+    st = _STATUSES.get(status) if type(status) is str else None
+    st = st or model.ack_status(status)
     with _cached(conn) as router:
         directory.known(conn, agent, "as", now)
         presence.seen(conn, agent, now)
@@ -135,9 +139,10 @@ def record_ack(
         raise leases.not_recipient(message_id, agent)
     v = leases.from_row(message_id, agent, row, 3)
     state, previous, delivered_at = v.state, v.ack_status, v.delivered_at
-    if previous == st.value:  # a repeat changes nothing, but renews a lease
+    status = st.value  # read once: an Enum's value is a property
+    if previous == status:  # a repeat changes nothing, but renews a lease
         until = leases.renew(conn, v, st, now) if lease else None
-        return AckResult(message_id, agent, st.value, False, None, until)
+        return AckResult(message_id, agent, status, False, None, until)
     if delivered_at is None:
         raise InvalidState(
             f"message {message_id} has not been delivered to {agent!r} yet (it is {state})",
@@ -148,10 +153,10 @@ def record_ack(
     if st == AckStatus.FAILED and (given := leases.retry_failed(conn, v, note, now)):
         release(conn, now, [v.channel_id])
         return AckResult(
-            message_id, agent, st.value, True, None, None, requeued=given.outcome == "requeued"
+            message_id, agent, status, True, None, None, requeued=given.outcome == "requeued"
         )
     until = leases.lease_until(v, st, now) if lease else None
-    acks.set_ack(conn, message_id, agent, st.value, note, now, until)
+    acks.set_ack(conn, message_id, agent, status, note, now, until)
     router = router or Router(conn)
     if router.primed is not None:  # no write of this transaction changed a channel
         router.prime(v.channel, router.primed)
@@ -159,7 +164,7 @@ def record_ack(
     if ch.config.max_pending > 0:  # only a channel that limits pending ones queues any
         release(conn, now, [ch.id])
     if not ch.config.notifies(st):  # recorded on the delivery; no message (--ack-notify)
-        return AckResult(message_id, agent, st.value, True, None, until)
+        return AckResult(message_id, agent, status, True, None, until)
     ack_id = tell_sender(
         router,
         message_id,
@@ -173,7 +178,7 @@ def record_ack(
         extra,
         trace,
     )
-    return AckResult(message_id, agent, st.value, True, ack_id, until)
+    return AckResult(message_id, agent, status, True, ack_id, until)
 
 
 def tell_sender(
@@ -192,21 +197,24 @@ def tell_sender(
     """The acknowledgement message back to the sender (its id; None when it has no
     recipient), in the acknowledged message's trace; from another node, the ack travels as
     an event instead."""
+    status = st.value
     if channel.startswith("_fed:"):
         from acomm_cli.engine import remote
 
         if st in (AckStatus.COMPLETED, AckStatus.FAILED):
-            remote.processed(router.conn, message_id, agent, st.value, now)
+            remote.processed(router.conn, message_id, agent, status, now)
         return None
     plan = plan_message(
         router,
         SendRequest(
             sender=agent,
-            content=note or st.value,
+            content=note or status,
             channel=channel,
             type=MessageType.ACKNOWLEDGMENT.value,
             correlation_id=corr,
-            metadata={**(extra or {}), "ack_for": str(message_id), "status": st.value},
+            metadata={**extra, "ack_for": str(message_id), "status": status}
+            if extra
+            else {"ack_for": str(message_id), "status": status},
             trace_id=trace_id,
         ),
         now,

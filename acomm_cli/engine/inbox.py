@@ -82,6 +82,19 @@ def check_filter(f: MessageFilter) -> None:
         )
 
 
+_READERS: set[str] = set()  # agent ids `reader` accepted (bounded)
+
+
+def reader(agent: str, field: str = "recipient") -> None:
+    """model.agent_id(agent, field), remembered: a long-running reader or acker checks its
+    own name once, not once or twice a message."""
+    if type(agent) is not str or agent not in _READERS:
+        model.agent_id(agent, field)
+        if len(_READERS) >= 1024:
+            _READERS.clear()
+        _READERS.add(agent)
+
+
 Emit = Callable[[QueryResult], None]
 """Where a reading command's output goes: it writes and flushes the batch, raising if it
 could not (the command passes a renderer; the engine never imports one)."""
@@ -123,7 +136,7 @@ def read_inbox(
     once it stops waiting; a follow skips empty passes). `mark=False` claims work-queue
     messages as a receive does but marks nothing read and emits nothing: `receive --follow`
     marks each message itself once its reader has taken it (waiting.follow)."""
-    model.agent_id(agent, "recipient")
+    reader(agent)
     check_filter(f)
     began = not conn.in_transaction
     try:
@@ -179,7 +192,10 @@ def _read_inbox(
             rich=rich,
             closed=None if known is None else known.closed,
         )
-        attachments.decorate(conn, msgs, rich=rich)
+        # plain messages on a channel other than a direct one (`_dm:`, a node's `_fed:`)
+        # have nothing to decorate
+        if rich or any(m.channel[:1] == "_" for m in msgs):
+            attachments.decorate(conn, msgs, rich=rich)
         result = QueryResult(msgs, total, f.offset)
         if marking and msgs:
             acks.mark_read(

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from acomm_cli import model
 from acomm_cli.engine import deadletters
 from acomm_cli.engine.channels import release
-from acomm_cli.engine.inbox import Emit, read_inbox
+from acomm_cli.engine.inbox import Emit, read_inbox, reader
 from acomm_cli.model import MessageFilter, QueryResult
 from acomm_cli.store import timers as sql
 from acomm_cli.store import write
@@ -143,7 +143,7 @@ def read_due(
 ) -> tuple[QueryResult, bool]:
     """On a store opened read-only (`--peek` on a read-only mount or a full disk) the due
     timers wait for the next writer, and the messages are shown as they stand."""
-    model.agent_id(agent, "recipient")
+    reader(agent)
     if not getattr(conn, "read_only", False):
         timers_due, schedules_due = sql.reader_due(conn, now, agent)  # one read for both
         if timers_due:

@@ -28,12 +28,12 @@ from acomm_cli.model import (
     SendRequest,
 )
 from acomm_cli.store import acks, channels, reads, timers, write
-from acomm_cli.store import sending as sending_sql
 from acomm_cli.store.connection import enter_agents, leave_agents
 
 TYPE_CHECKING = False  # typing's, without importing typing (a send's start-up time)
 if TYPE_CHECKING:
     from dataclasses import dataclass
+    from typing import Any
 else:  # the same classes, without importing dataclasses (a send's start-up time)
     from acomm_cli.lite.records import dataclass
 
@@ -61,35 +61,43 @@ def ack(
     reader(agent, "agent")
     st = _STATUSES.get(status) if type(status) is str else None
     st = st or model.ack_status(status)
-    with _cached(conn) as router:
+    with _cached(conn, message_id, agent) as cached:
         directory.known(conn, agent, "as", now)
         presence.seen(conn, agent, now)
-        return record_ack(conn, message_id, agent, st, note, now, router)
+        return record_ack(conn, message_id, agent, st, note, now, cached.router, view=cached.view)
+
+
+_NOT_READ: tuple[Any, ...] = ()  # record_ack's `view` when its caller has not read it
 
 
 class _cached:
     """`with write(conn)` for an ack, and a Router on the connection's caches: the channels
-    token and the agents token read first, in one statement (store/sending.start), so the
-    channel of the ack and the directory's answers come from the connection's caches while
-    their tokens hold (only in a transaction begun here; one that fails drops what it read
-    of the directory). A class, not a @contextmanager: contextlib stays off the hot path."""
+    token and the agents token read first, with what the ack reads of the message and its
+    delivery, in one statement (store/acks.tokens_ack_view), so the channel of the ack and
+    the directory's answers come from the connection's caches while their tokens hold (only
+    in a transaction begun here; one that fails drops what it read of the directory). A
+    class, not a @contextmanager: contextlib stays off the hot path."""
 
-    __slots__ = ("conn", "began", "tx")
+    __slots__ = ("conn", "began", "tx", "message_id", "agent", "router", "view")
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, message_id: int, agent: str) -> None:
         self.conn, self.began, self.tx = conn, not conn.in_transaction, write(conn)
+        self.message_id, self.agent = message_id, agent
+        self.view: tuple[Any, ...] | None = _NOT_READ
 
-    def __enter__(self) -> Router:
+    def __enter__(self) -> _cached:
         self.tx.__enter__()
-        router = Router(self.conn)
+        router = self.router = Router(self.conn)
         if self.began:
             try:
-                _, router.primed, agents = sending_sql.start(self.conn, None)
+                router.primed, agents, self.view = acks.tokens_ack_view(
+                    self.conn, self.message_id, self.agent
+                )
             except BaseException as exc:
                 self.tx.__exit__(type(exc), exc, exc.__traceback__)
                 raise
             enter_agents(self.conn, agents)
-        return router
+        return self
 
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: object
@@ -115,14 +123,17 @@ def record_ack(
     extra: dict[str, str] | None = None,
     *,
     lease: bool = True,
+    view: tuple[Any, ...] | None = _NOT_READ,
 ) -> AckResult:
     """`ack` inside the caller's transaction (agent dispatch acks as part of a receipt;
     `ack 4 5 6` passes one `router` for all, so their channel is read once). `extra`: more
     metadata for the acknowledgement message (a task's accept carries its `eta_at` there, so
     the creator learns the ETA from it). `lease`: a received/in_progress ack holds the
     delivery for the channel's lease (leases.py); False for callers that hold it by their own
-    timer (dispatch's claim, a task's ETA)."""
-    row = acks.ack_view(conn, message_id, agent)  # the message and the delivery, one read
+    timer (dispatch's claim, a task's ETA). `view`: acks.ack_view's row, when the caller
+    read it in this transaction."""
+    # the message and the delivery, one read (or read by the caller: `view`)
+    row = acks.ack_view(conn, message_id, agent) if view is _NOT_READ else view
     if row is None:
         raise NotFound(f"message {message_id} does not exist", field="message", value=message_id)
     sender, corr, trace = row[0], row[1], row[2]

@@ -39,7 +39,8 @@ NACKED = "nacked"  # one of model.DEAD_LETTER_REASONS
 MAX_REASON = 4096  # characters of a nack's reason kept in last_error
 
 
-@dataclass(frozen=True)
+# not frozen: one is built on every ack, and a frozen record sets each field by a call
+@dataclass(slots=True)
 class View:
     """One delivery and the channel settings its lease and retries depend on."""
 

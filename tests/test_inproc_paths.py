@@ -7,13 +7,12 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from conftest import snapshot
 
 from acomm_cli.engine import acking, channels, sending, timers
 from acomm_cli.errors import NoRecipient, NotFound, NotParticipant, ValidationFailed
 from acomm_cli.model import ChannelConfig, MessageFilter, SendRequest
 from acomm_cli.store.timers import EXPIRED_WALK
-
-from conftest import snapshot
 
 pytestmark = pytest.mark.unit
 

@@ -37,9 +37,11 @@ RECEIVE1_GAINS = (
     "over the receive's and the ack's checks (receive1_ack_floor)"
 )
 RECEIVE1_GAINS_2 = (
-    "then, statements and Python per message (17 -> 12 statements; the floor runs 9): the "
-    "reader's three due checks (its timers, expired messages, schedules of its channels) are "
-    "one read (store/timers.reader_due); the page's total_count is counted by the page's own "
+    "then, statements and Python per message (17 -> 11 statements; the floor runs 9): the "
+    "reader's three due checks (its timers, expired messages, schedules of its channels) ride "
+    "in its transaction's first statement with the caches' tokens (store/facts.at_start_due; "
+    "when something is due, that read rolls back having written nothing, the timers are "
+    "applied and it reads again); the page's total_count is counted by the page's own "
     "statement (a subquery) and the page's SQL is kept by the filter's shape; an ack reads "
     "the caches' tokens, the message and its delivery in its transaction's first statement "
     "(store/acks.tokens_ack_view) instead of three; the reader's and the acker's names are "

@@ -11,7 +11,7 @@ from conftest import snapshot
 
 from acomm_cli.engine import acking, channels, sending, timers
 from acomm_cli.errors import NoRecipient, NotFound, NotParticipant, ValidationFailed
-from acomm_cli.model import ChannelConfig, MessageFilter, SendRequest
+from acomm_cli.model import ChannelConfig, DeliveryMode, MessageFilter, SendRequest
 from acomm_cli.store.timers import EXPIRED_WALK
 
 pytestmark = pytest.mark.unit
@@ -127,3 +127,27 @@ def test_total_count_counts_the_unread_past_the_page(conn: sqlite3.Connection) -
     got = timers.receive_due(conn, "bob", MessageFilter(limit=5), T0)
     assert [m.content for m in got.messages] == ["m1", "m2"]
     assert got.total_count == 2 and not got.has_more
+
+
+def test_a_receive_applies_what_fell_due_and_hands_it_out_once(conn: sqlite3.Connection) -> None:
+    """Nothing due: the due checks ride in the read's first statement. Something due (here
+    a missed ack's redelivery): that read rolls back having written nothing, the timer is
+    applied, and the reader's output gets the redelivered message once."""
+    cfg = ChannelConfig(delivery=DeliveryMode.AT_LEAST_ONCE, ack_timeout_ms=1_000)
+    channels.create_channel(conn, "jobs", "direct", "alice", cfg, T0)
+    channels.join_channel(conn, "jobs", "bob", "member", T0, by="alice")
+    sent = sending.send(conn, SendRequest(sender="alice", content="job", channel="jobs"), T0)
+    first = timers.receive_due(conn, "bob", MessageFilter(limit=1), T0)
+    assert [m.id for m in first.messages] == [sent.id]
+    assert timers.receive_due(conn, "bob", MessageFilter(limit=1), T0 + 500).messages == []
+    handed: list[list[int]] = []
+    again = timers.receive_due(
+        conn,
+        "bob",
+        MessageFilter(limit=1),
+        T0 + 1_000 + cfg.retry_backoff_ms,  # the deadline, then the back-off
+        emit=lambda r: handed.append([m.id for m in r.messages]),
+    )
+    assert handed == [[sent.id]]
+    assert again.messages[0].delivery is not None
+    assert again.messages[0].delivery.retry_count == 1

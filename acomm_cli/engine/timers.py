@@ -17,7 +17,7 @@ from collections.abc import Callable
 from acomm_cli import model
 from acomm_cli.engine import deadletters
 from acomm_cli.engine.channels import release
-from acomm_cli.engine.inbox import Emit, read_inbox, reader
+from acomm_cli.engine.inbox import Emit, _DueFirst, read_inbox, reader
 from acomm_cli.model import MessageFilter, QueryResult
 from acomm_cli.store import timers as sql
 from acomm_cli.store import write
@@ -145,6 +145,12 @@ def read_due(
     timers wait for the next writer, and the messages are shown as they stand."""
     reader(agent)
     if not getattr(conn, "read_only", False):
+        if not conn.in_transaction:
+            # nothing due (the common case): the checks ride in the read's first statement
+            try:
+                return read_inbox(conn, agent, f, now, peek=peek, emit=emit, due_first=True)
+            except _DueFirst:
+                pass  # rolled back, nothing written: apply what is due, then read
         timers_due, schedules_due = sql.reader_due(conn, now, agent)  # one read for both
         if timers_due:
             with write(conn):

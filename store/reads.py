@@ -424,16 +424,6 @@ def history(conn: sqlite3.Connection, f: MessageFilter) -> tuple[list[Message], 
     return msgs, total
 
 
-def message_head(
-    conn: sqlite3.Connection, message_id: int
-) -> tuple[str, str | None, str | None] | None:
-    """(sender, correlation id, trace id) of a message: what an ack needs of it, one read."""
-    row: tuple[str, str | None, str | None] | None = conn.execute(
-        "SELECT sender, correlation_id, trace_id FROM messages WHERE id = ?", (message_id,)
-    ).fetchone()
-    return row
-
-
 def message_by_id(conn: sqlite3.Connection, message_id: int) -> Message | None:
     row = conn.execute(
         f"SELECT {_MSG_COLS} FROM messages m JOIN channels c ON c.id = m.channel_id WHERE m.id = ?",

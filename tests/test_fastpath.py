@@ -185,8 +185,10 @@ CASES = [
     (["channel", "--help"], None, HANDED_OVER),
     (["channel", "lsit"], None, HANDED_OVER),  # exit 2, with click's suggestion
     # not fast commands: always Typer
-    (["dispatch", "rules"], None, HANDED_OVER),  # a group with options of its own
-    (["peers", "--json"], None, HANDED_OVER),  # a group that runs without a subcommand
+    # a group that runs alone (its own body) and has subcommands
+    (["peers", "--json"], None, FAST),  # not a node: exit 3
+    (["peers", "add", "n2"], None, HANDED_OVER),  # --url missing: click says so
+    (["fed", "status", "--json"], None, HANDED_OVER),
 ]
 
 

@@ -43,7 +43,8 @@ CASES = [
     (["channel", "create", "team", "--as", "alice", "--if-not-exists", "--json"], FAST),
     (["channel", "create", "ops", "--as", "alice", "--type", "circle"], FAST),  # exit 3
     (["channel", "create", "ops", "--as", "alice", "--ack-timeout", "soon"], FAST),  # exit 3
-    (["channel", "create", "ops", "--as", "alice", "--no-echo"], HANDED_OVER),  # a secondary
+    (["channel", "create", "ops", "--as", "alice", "--no-echo"], FAST),  # a paired flag's off
+    (["channel", "create", "ops", "--as", "alice", "--echo", "--no-echo"], HANDED_OVER),  # twice
     (["channel", "create", "ops", "--as", "alice", "--max-retries", "x"], HANDED_OVER),
     (["channel", "create", "--help"], HANDED_OVER),
     (["channel", "join", "team", "carol", "--as", "alice"], FAST),
@@ -77,7 +78,8 @@ CASES = [
     ),
     (["channel", "update", "team", "--as", "alice", "--retention-age", "7d", "--json"], FAST),
     (["channel", "update", "team", "--as", "bob", "--max-pending", "1"], FAST),  # exit 5
-    (["channel", "update", "team", "--as", "alice", "--priority-ordering"], HANDED_OVER),
+    (["channel", "update", "team", "--as", "alice", "--priority-ordering"], FAST),
+    (["channel", "update", "team", "--as", "alice", "--no-priority-ordering", "--json"], FAST),
     (["channel", "delete", "solo", "--as", "alice"], FAST),
     (["channel", "delete", "team", "--as", "alice", "--json"], FAST),  # in flight: exit 5
     (["channel", "delete", "team", "--as", "alice", "--force"], FAST),
@@ -97,7 +99,9 @@ CASES = [
     (["agent", "show", "alicia"], FAST),  # exit 4
     (["agent", "update", "bob", "--team", "core", "--accept", "contacts", "--json"], FAST),
     (["agent", "update", "bob", "--kind", "robot"], FAST),  # exit 3
-    (["agent", "update", "bob", "--admin"], HANDED_OVER),  # --admin/--no-admin
+    (["agent", "update", "bob", "--admin"], FAST),  # --admin/--no-admin
+    (["agent", "update", "bob", "--no-admin", "--json"], FAST),
+    (["agent", "update", "bob", "--admin=yes"], HANDED_OVER),  # a flag takes no value
     (["agent", "retire", "bob"], FAST),
     (["agent", "retire", "bob", "--json"], FAST),
     (["agent", "retire", "nobody"], FAST),  # exit 4

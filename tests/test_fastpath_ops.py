@@ -148,8 +148,14 @@ CASES = [
     (["attachment", "get", "7", "nope.txt", "--as", "bob"], FAST),  # exit 4
     (["attachment", "list"], HANDED_OVER),
     # dispatch: a group with options of its own, which the fast path does not read
-    (["dispatch", "rules"], HANDED_OVER),
-    (["dispatch", "--dry-run", "--json"], HANDED_OVER),
+    # dispatch: a group with options of its own, whose body runs alone (a pass)
+    (["dispatch", "rules"], FAST),
+    (["dispatch", "rules", "--json"], FAST),
+    (["dispatch", "--dry-run", "--json"], FAST),
+    (["dispatch", "--dry-run", "--max", "5", "--agent", "nobody"], FAST),  # exit 3
+    (["dispatch", "--max", "x"], HANDED_OVER),  # click refuses the number: exit 2
+    (["dispatch", "--agent", "a", "rules"], HANDED_OVER),  # the group's option, then its sub
+    (["dispatch", "rulez"], HANDED_OVER),  # no such subcommand: exit 2
     # export (to a file beside the store), audit (its files: one argument of several words)
     (["export", "out.jsonl", "--format", "jsonl", "--json"], FAST),
     (["export", "out.jsonl", "--format", "jsonl", "--since", "later"], FAST),  # exit 3

@@ -16,9 +16,12 @@ start-up.
 from __future__ import annotations
 
 import sys
-from typing import Any
 
 from acomm_cli.cli import main
+
+TYPE_CHECKING = False  # typing's, without importing typing (a send does not load it)
+if TYPE_CHECKING:
+    from typing import Any
 
 MISSED = 70  # the command ran to its end: no start-up to report
 _reached: list[bool] = []

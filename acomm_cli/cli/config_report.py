@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from acomm_cli.cli import config
 from acomm_cli.clock import format_duration
 from acomm_cli.errors import StoreUnavailable, ValidationFailed
 from acomm_cli.lite.records import replace  # the hot path's classes are records
+
+TYPE_CHECKING = False  # typing's, without importing typing (the fast path does not load it)
+if TYPE_CHECKING:
+    from dataclasses import dataclass, field
+    from typing import Any
+else:  # `config get` runs on the fast path: no dataclasses (with inspect) at its start-up
+    from acomm_cli.lite.records import dataclass, field
 
 
 @dataclass(frozen=True)

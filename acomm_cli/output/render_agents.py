@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
 
 from acomm_cli.clock import iso
 from acomm_cli.output import columns as cols
 from acomm_cli.output.render import Output, _dump, _pairs, _table, listing
+
+TYPE_CHECKING = False  # typing's, without importing typing (the fast path does not load it)
+if TYPE_CHECKING:
+    from typing import Any
 
 if TYPE_CHECKING:
     from acomm_cli.engine.directory import Agent

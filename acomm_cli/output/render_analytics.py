@@ -4,10 +4,13 @@ the 800-line split point), on its helpers."""
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any
 
 from acomm_cli.output import columns as cols
 from acomm_cli.output.render import Output, _dump, _pairs, _table, listing, note
+
+TYPE_CHECKING = False  # typing's, without importing typing (the fast path does not load it)
+if TYPE_CHECKING:
+    from typing import Any
 
 if TYPE_CHECKING:
     from acomm_cli.analytics.audit import AuditResult

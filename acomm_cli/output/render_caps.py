@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from typing import Any
 
 from acomm_cli.output import columns as cols
 from acomm_cli.output.render import Output, _dump, _pairs, _table, change, listing, note
+
+TYPE_CHECKING = False  # typing's, without importing typing (the fast path does not load it)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _skill(s: dict[str, Any]) -> str:

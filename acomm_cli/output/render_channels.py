@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from typing import Any
 
 from acomm_cli.clock import iso
 from acomm_cli.output import columns as cols
@@ -15,6 +14,8 @@ from acomm_cli.output.render import Output, _dump, _pairs, listing, note
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from acomm_cli.engine.channel_admin import Deletion, Update
     from acomm_cli.model import Channel
 

@@ -3,10 +3,12 @@ alone on stdout so that `$(acomm agent token bob)` captures it, and nothing of i
 
 from __future__ import annotations
 
-from typing import Any
-
 from acomm_cli.output import render
 from acomm_cli.output.render import Output
+
+TYPE_CHECKING = False  # typing's, without importing typing (the fast path does not load it)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def secret(out: Output, doc: dict[str, Any]) -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from typing import Any
 
 from acomm_cli.clock import iso
 from acomm_cli.output import columns as cols
@@ -17,6 +16,8 @@ from acomm_cli.output.render_messages import message_doc
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from acomm_cli.engine.deadletters import Attempt, DeadLetter, Redrive
 
 

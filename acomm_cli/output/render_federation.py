@@ -5,11 +5,14 @@ skipped."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from acomm_cli.output import columns as cols
 from acomm_cli.output.columns import column_names
 from acomm_cli.output.render import Output, _dump, _pairs, _table, listing, note
+
+TYPE_CHECKING = False  # typing's, without importing typing (the fast path does not load it)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def invites(out: Output, docs: Sequence[dict[str, Any]]) -> None:

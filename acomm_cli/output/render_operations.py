@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any
 
 from acomm_cli.clock import iso
 from acomm_cli.output import columns as cols
 from acomm_cli.output.render import Output, _dump, _kv_line, _pairs, _table, listing, note
+
+TYPE_CHECKING = False  # typing's, without importing typing (the fast path does not load it)
+if TYPE_CHECKING:
+    from typing import Any
 
 if TYPE_CHECKING:
     from acomm_cli.cli.config_report import ConfigEntry, ConfigReport

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from typing import Any
 
 from acomm_cli import clock
 from acomm_cli.output import columns as cols
@@ -12,6 +11,8 @@ from acomm_cli.output.render import Output, _dump, _pairs, listing, note
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # types only: `acomm schedule --help` does not load the engine
+    from typing import Any
+
     from acomm_cli.engine.schedules import Cancelled, Schedule
 
 

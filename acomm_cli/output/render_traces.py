@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
 
 from acomm_cli.clock import iso
 from acomm_cli.output.render import Output, _dump
+
+TYPE_CHECKING = False  # typing's, without importing typing (the fast path does not load it)
+if TYPE_CHECKING:
+    from typing import Any
 
 # the hop fields the document shows, in this order (times as ISO 8601)
 _KEYS = (

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
 
 from acomm_cli.clock import iso
 from acomm_cli.errors import CommError
 from acomm_cli.output import columns as cols
 from acomm_cli.output.render import Output, _dump, _kv_line, _table, listing, note, verbose
 from acomm_cli.output.render_messages import message_doc
+
+TYPE_CHECKING = False  # typing's, without importing typing (the fast path does not load it)
+if TYPE_CHECKING:
+    from typing import Any
 
 if TYPE_CHECKING:
     from acomm_cli.bridge.sync import SyncResult

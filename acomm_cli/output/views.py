@@ -9,7 +9,6 @@ renderables; `render_messages.py` prints them (split off to keep the renderers s
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from rich.console import Group
 from rich.panel import Panel
@@ -19,6 +18,10 @@ from rich.text import Text
 from acomm_cli.clock import iso
 from acomm_cli.engine.engagement import Engagement
 from acomm_cli.model import Delivery, Message
+
+TYPE_CHECKING = False  # typing's, without importing typing (the fast path does not load it)
+if TYPE_CHECKING:
+    from typing import Any
 
 STATE_STYLE = {
     "queued": "magenta",

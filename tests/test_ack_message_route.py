@@ -92,6 +92,12 @@ def _left(conn: sqlite3.Connection) -> tuple[str, int]:
     return channel, mid
 
 
+def _observer(conn: sqlite3.Connection) -> tuple[str, int]:
+    _channel(conn, "c", "group")
+    channels.join_channel(conn, "c", "bob", "observer", NOW - 10, by="alice")
+    return "c", _send(conn, "c")
+
+
 def _retired(conn: sqlite3.Connection) -> tuple[str, int]:
     channel, mid = _made("group")(conn)
     directory.retire(conn, "alice", NOW - 3)
@@ -148,6 +154,7 @@ CASES: dict[str, tuple[Setup, str, dict[str, Any]]] = {
     "draining": (_state("drain"), "bob", {}),
     "closed": (_state("close"), "bob", {}),
     "acker left": (_left, "bob", {}),
+    "acker observes": (_observer, "bob", {}),
     "sender retired": (_retired, "bob", {}),
     "note": (_made("group"), "bob", {"note": "done, see the log ünïcode"}),
     "note too long": (_made("group", max_message_size=8), "bob", {"note": "x" * 9}),

@@ -113,6 +113,43 @@ def insert_new_message(conn: sqlite3.Connection, row: Sequence[Any]) -> int:
     return inserted(conn.execute(_NEW_MESSAGE_INSERT, row))
 
 
+_ACK_MESSAGE_INSERT = (
+    "INSERT INTO messages (channel_id, sender, type, content, priority, correlation_id,"
+    " metadata, created_at, trace_id) VALUES (?, ?, 'acknowledgment', ?, ?, ?, ?, ?, ?)"
+)
+_ACK_DELIVERY_INSERT = (
+    "INSERT INTO deliveries (message_id, recipient, channel_id, state, rank, tracked,"
+    " delivered_at, next_timer_at) VALUES (?, ?, ?, 'unread', ?, 0, ?, NULL)"
+)
+
+
+def insert_acknowledgment(
+    conn: sqlite3.Connection,
+    channel_id: int,
+    sender: str,
+    content: str,
+    priority: int,
+    correlation_id: str | None,
+    metadata: str,
+    now: int,
+    trace_id: str,
+    recipient: str | None,
+    rank: int,
+) -> int:
+    """An acknowledgement message and its one unread, untracked delivery (none when
+    `recipient` is None): the rows insert_new_message and insert_deliveries write for it,
+    with only its set values bound."""
+    mid = inserted(
+        conn.execute(
+            _ACK_MESSAGE_INSERT,
+            (channel_id, sender, content, priority, correlation_id, metadata, now, trace_id),
+        )
+    )
+    if recipient is not None:
+        conn.execute(_ACK_DELIVERY_INSERT, (mid, recipient, channel_id, rank, now))
+    return mid
+
+
 def insert_messages(conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]]) -> None:
     conn.executemany(_BATCH_INSERT, rows)
 

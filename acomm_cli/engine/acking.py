@@ -12,7 +12,7 @@ from acomm_cli import model
 from acomm_cli.engine import directory, leases, presence
 from acomm_cli.engine.channels import release
 from acomm_cli.engine.inbox import Emit, read_inbox, reader
-from acomm_cli.engine.sending import Router, persist, plan_message
+from acomm_cli.engine.sending import Router, send_acknowledgment
 from acomm_cli.engine.timers import advance
 from acomm_cli.engine.waiting import receive_wait
 from acomm_cli.errors import InvalidState, NotFound, ValidationFailed
@@ -23,9 +23,7 @@ from acomm_cli.model import (
     DeliveryState,
     Message,
     MessageFilter,
-    MessageType,
     QueryResult,
-    SendRequest,
 )
 from acomm_cli.store import acks, channels, reads, timers, write
 from acomm_cli.store.connection import enter_agents, leave_agents
@@ -215,24 +213,19 @@ def tell_sender(
         if st in (AckStatus.COMPLETED, AckStatus.FAILED):
             remote.processed(router.conn, message_id, agent, status, now)
         return None
-    plan = plan_message(
+    return send_acknowledgment(
         router,
-        SendRequest(
-            sender=agent,
-            content=note or status,
-            channel=channel,
-            type=MessageType.ACKNOWLEDGMENT.value,
-            correlation_id=corr,
-            metadata={**extra, "ack_for": str(message_id), "status": status}
-            if extra
-            else {"ack_for": str(message_id), "status": status},
-            trace_id=trace_id,
-        ),
+        channel,
+        agent,
+        sender,
+        note or status,
         now,
-        only_to=sender,
-        internal=True,
+        ack_for=message_id,
+        status=status,
+        extra=extra,
+        correlation_id=corr,
+        trace_id=trace_id,
     )
-    return persist(router, plan, now).id if plan.recipients else None
 
 
 def _queued_elsewhere(conn: sqlite3.Connection, msg: Message, agent: str) -> bool:

@@ -738,6 +738,118 @@ def persist(router: Router, plan: _Plan, now: int, *, federated: bool = False) -
     return result
 
 
+_ACK_TYPE = MessageType.ACKNOWLEDGMENT.value
+_NORMAL = int(model.Priority.NORMAL)
+_EXACTLY_ONCE = DeliveryMode.EXACTLY_ONCE
+_CLOSED = ChannelState.CLOSED
+
+
+def send_acknowledgment(
+    router: Router,
+    channel: str,
+    sender: str,
+    to: str,
+    content: str,
+    now: int,
+    *,
+    ack_for: int,
+    status: str,
+    extra: dict[str, str] | None = None,
+    correlation_id: str | None = None,
+    trace_id: str | None = None,
+) -> int | None:
+    """The acknowledgement message `sender` (who acked) sends back to `to` (who sent
+    message `ack_for`): its id, None when it has no recipient. Exactly what
+    `plan_message(..., only_to=to, internal=True)` and `persist` write for it, without
+    what cannot apply to a message acomm builds itself with one recipient: no request
+    object, topic, dedupe key, event, schedule, expiry, attachments, pool, contact rule
+    or backpressure (acknowledgements are exempt from max_pending); the refusals that can
+    apply, in the same order. tests/test_ack_message_route.py holds the two to the same
+    rows."""
+    if type(sender) is not str or sender not in _VALID_SENDERS:
+        model.agent_id(sender, "sender")
+        if len(_VALID_SENDERS) >= 1024:
+            _VALID_SENDERS.clear()
+        _VALID_SENDERS.add(sender)
+    model.utf8(content, "content")
+    corr = correlation_id
+    if corr is not None:
+        model.correlation_id(corr)
+    if extra:
+        metadata = {**extra, "ack_for": str(ack_for), "status": status}
+        model.utf8_json(metadata, "metadata")
+        meta = _json(metadata)
+    else:  # what the encoder writes for these two (a status is an ASCII word)
+        meta = f'{{"ack_for":"{ack_for}","status":"{status}"}}'
+    trace = trace_id
+    if trace is not None:
+        from acomm_cli.engine import traces
+
+        traces.check(trace)
+    ch = router.channel(channel)
+    if ch.state == _CLOSED:
+        raise InvalidState(
+            f"channel {ch.name!r} is {ch.state.value}; sends need it active",
+            field="channel",
+            value=ch.name,
+            state=ch.state.value,
+        )
+    if ch.name == model.SYSTEM_CHANNEL:
+        raise Forbidden(
+            f"only acomm publishes on {ch.name!r}; subscribe to read it",
+            field="channel",
+            value=ch.name,
+        )
+    if ch.role_of(sender) is None:
+        raise NotParticipant(
+            f"{sender!r} is not a participant of {ch.name!r}", field="sender", value=sender
+        )
+    cfg = ch.config
+    size = len(content) if content.isascii() else len(content.encode("utf-8"))
+    if size > cfg.max_message_size:
+        raise ValidationFailed(
+            f"content: {size} bytes exceeds channel max_message_size "
+            f"({cfg.max_message_size} bytes)",
+            field="content",
+            value_length=size,
+        )
+    exactly_once = cfg.delivery == _EXACTLY_ONCE
+    if corr is None and exactly_once:
+        corr = os.urandom(16).hex()  # exactly-once deduplicates by correlation id
+    elif trace is None and corr is not None:  # a thread's message joins the thread's trace
+        trace = _thread_trace(router, corr)
+    if trace is None:
+        trace = os.urandom(16).hex()
+    if to == sender and not cfg.echo:
+        return None
+    recipient: str | None = to
+    if exactly_once:
+        assert corr is not None
+        seen = sending.exactly_once_seen(router.conn, corr, sender, _ACK_TYPE, [to], now)
+        recipient = None if to in seen else to
+        sending.exactly_once_record(
+            router.conn,
+            corr,
+            sender,
+            _ACK_TYPE,
+            [] if recipient is None else [to],
+            now + 2 * cfg.ack_timeout_ms,
+        )
+    return sending.insert_acknowledgment(
+        router.conn,
+        ch.id,
+        sender,
+        content,
+        _NORMAL,
+        corr,
+        meta,
+        now,
+        trace,
+        recipient,
+        _NORMAL if cfg.priority_ordering else 0,
+    )
+
+
 def _mark_pool(router: Router, mid: int, group_key: str | None) -> None:
     from acomm_cli.store import queues  # only a send to a pool or with a group key
 

@@ -35,6 +35,7 @@ def refusal(
     env: dict[str, Any],
     now: int,
     allowed: set[tuple[str, str]] | None = None,
+    admitted: set[tuple[str, str]] | None = None,
 ) -> str | None:
     """Why `source` may not have sent `env` to this node (`me`), or None. Only events
     addressed to this node are checked (others are recorded and left alone). An allowed
@@ -42,7 +43,9 @@ def refusal(
     the caller undoes that with the rest if it refuses the event later. `allowed`: the
     (node, agent) senders the caller's transaction found allowed already, kept up to date
     (a sender once allowed stays so while only messages are applied: the room changes
-    only by claims, and a claim never takes an owned agent)."""
+    only by claims, and a claim never takes an owned agent). `admitted`: likewise the
+    (sender, local recipient) pairs whose contact rule was found to admit them (messages
+    change no rule, contact or team)."""
     origin = env.get("sourceNodeId")
     if origin is not None and origin != source:
         return f"sourceNodeId {origin!r} is not the node whose outbox it came from ({source!r})"
@@ -56,9 +59,19 @@ def refusal(
             if allowed is not None and isinstance(agent, str):
                 allowed.add((source, agent))
     if kind in _ADDRESSED:  # the recipient's contact rule: this node enforces its own
-        why = contacts.inbound_refusal(conn, env)
-        if why is not None:
-            return why
+        sender, local = env.get("sourceAgentId"), env.get("toAgentId")
+        if admitted is None or (sender, local) not in admitted:
+            if (
+                admitted is not None
+                and isinstance(sender, str)
+                and isinstance(local, str)
+                and contacts.refusal(conn, sender, local) is None
+            ):
+                admitted.add((sender, local))  # the rule itself admits it, not an answer
+            else:
+                why = contacts.inbound_refusal(conn, env)
+                if why is not None:
+                    return why
     payload = env.get("payload")
     payload = payload if isinstance(payload, dict) else {}
     if kind == "ack":

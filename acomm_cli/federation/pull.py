@@ -22,7 +22,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from acomm_cli.engine import envelope, peertrust, remote, remoteblobs
+from acomm_cli.engine import envelope, outbox, peertrust, remote, remoteblobs
 from acomm_cli.engine.sending import Router, persist, plan_message, staged_rows
 from acomm_cli.engine.taskemit import KINDS as TASK_KINDS
 from acomm_cli.errors import CommError, EventRejected, InsecurePeer, PeerUnreachable
@@ -52,9 +52,12 @@ class _Page:
 
     conn: sqlite3.Connection
     router: Router
+    me: str = ""  # this node
     senders: set[tuple[str, str]] = field(default_factory=set)  # (node, agent) allowed
+    admitted: set[tuple[str, str]] = field(default_factory=set)  # (sender, local) by rule
     claimed: set[str] = field(default_factory=set)  # local agents whose claim is written
-    acks: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (to node, env)
+    # the `ack accepted` events owed: (to node, local agent, corrId, the event's id)
+    acks: list[tuple[str, str, str | None, str]] = field(default_factory=list)
     batch: bool = False
     seen: set[str] = field(default_factory=set)
     inbound: list[list[Any]] = field(default_factory=list)  # fed_inbound rows
@@ -65,6 +68,7 @@ class _Page:
     def reset(self) -> None:
         self.router = Router(self.conn)
         self.senders.clear()
+        self.admitted.clear()
         self.claimed.clear()
 
     def flush_rows(self) -> None:
@@ -84,7 +88,7 @@ class _Page:
         outbox, in their order."""
         self.flush_rows()
         if self.acks:
-            sql.append_outbox_many(self.conn, self.acks, now)
+            sql.append_outbox_texts(self.conn, outbox.accepted_acks(self.me, self.acks, now), now)
             self.acks.clear()
 
 
@@ -393,7 +397,7 @@ def _apply_events(
     alone: bool,
 ) -> int:
     last = position
-    facts = _Page(conn, Router(conn), batch=not alone)
+    facts = _Page(conn, Router(conn), me, batch=not alone)
     if facts.batch:
         ids = [e.get("eventId") for e in events if isinstance(e, dict)]
         facts.seen = sql.inbound_known(conn, source, [i for i in ids if isinstance(i, str)])
@@ -427,7 +431,7 @@ def _take(
     result.read += 1
     seq = envelope.seq_of(env)
     after = seq if seq is not None and seq > last else last + 1
-    facts = facts or _Page(conn, Router(conn))
+    facts = facts or _Page(conn, Router(conn), me)
     if not isinstance(env, dict) or env.get("kind") != "message":
         try:
             facts.flush(now)  # what follows sees the rows and acks before it, in order
@@ -498,7 +502,7 @@ def _apply(
     facts.seen.add(event_id)
     if env.get("toNodeId") not in (None, me):
         return  # addressed to another node: recorded, nothing to do here
-    why = peertrust.refusal(conn, me, source, env, now, facts.senders)
+    why = peertrust.refusal(conn, me, source, env, now, facts.senders, facts.admitted)
     if why is not None:
         raise EventRejected(why)  # the peer spoke for an agent or a node it is not
     if kind == "message":
@@ -600,20 +604,7 @@ def _deliver(
     if local not in facts.claimed:  # as remote.emit would, once per agent and page
         remote.claim_speaker(conn, me, local, now, queue=True)
         facts.claimed.add(local)
-    ack = remote.envelope(
-        remote.uuid7(now),
-        me,
-        "ack",
-        source_agent=local,
-        to_agent=None,
-        to_node=source,
-        corr=env.get("corrId"),
-        payload={"ackOf": env["eventId"], "status": "accepted"},
-        attempt=1,
-        decision=None,
-        now=now,
-    )
-    facts.acks.append((source, ack))
+    facts.acks.append((source, local, env.get("corrId"), str(env["eventId"])))
     if env["kind"] != "message":  # before what the event appends next (a task's copy)
         facts.flush(now)
     return stored

@@ -628,10 +628,12 @@ def _same_event(conn: sqlite3.Connection, plan: Any) -> bool:
     """A message whose event id this channel holds already (another envelope, from a node
     that lost track of it, or from the agent speaking through another node) is a duplicate,
     as a repeated `--event-id` or `--dedupe-key` is at a local send: the first one stands."""
+    eid = None if plan.event is None else plan.event.event_id
+    if eid is None:
+        return False
     from acomm_cli.store import events as event_sql
 
-    eid = None if plan.event is None else plan.event.event_id
-    return eid is not None and event_sql.find_event_id(conn, plan.channel.id, eid) is not None
+    return event_sql.find_event_id(conn, plan.channel.id, eid) is not None
 
 
 def _ack(conn: sqlite3.Connection, payload: dict[str, Any], now: int, sla_ms: int) -> None:

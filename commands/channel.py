@@ -9,8 +9,9 @@ import typer
 
 from acomm_cli import clock, model
 from acomm_cli.cli import lazy, params
+from acomm_cli.cli.commands import channel_run
 from acomm_cli.cli.invocation import Invocation, identity
-from acomm_cli.cli.params import AsAgent, listing, takes_invocation
+from acomm_cli.cli.params import AsAgent, listing, runs, takes_invocation
 from acomm_cli.output import columns, render, render_channels
 
 if TYPE_CHECKING:
@@ -309,15 +310,12 @@ def leave(
 
 @app.command("list")
 @listing(columns.CHANNELS)
-@takes_invocation
+@runs(channel_run.list_)
 def list_(inv: Invocation) -> None:
     """List channels.
 
     Example: acomm channel list --json
     """
-    with inv.store(write=False) as conn:
-        cs = channels.list_channels(conn)
-    render_channels.channels(inv.output(), cs)
 
 
 @app.command()

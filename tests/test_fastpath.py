@@ -175,9 +175,18 @@ CASES = [
     (["__complete", "channels"], None, FAST),
     (["__complete", "topics"], None, FAST),  # exit 2, naming the kinds
     (["__complete"], None, HANDED_OVER),  # exit 2: the missing kind, as click says it
+    # a group's subcommand, read as one command of two words
+    (["channel", "list"], None, FAST),
+    (["channel", "list", "--json"], None, FAST),
+    (["channel", "--csv", "list"], None, FAST),  # a global between the two words
+    (["--tsv", "channel", "list", "--no-headers"], None, FAST),
+    (["channel", "list", "extra"], None, HANDED_OVER),  # exit 2: click names the word
+    (["channel"], None, HANDED_OVER),  # the group's help
+    (["channel", "--help"], None, HANDED_OVER),
+    (["channel", "lsit"], None, HANDED_OVER),  # exit 2, with click's suggestion
     # not fast commands: always Typer
     (["ack", "1", "--as", "bob"], None, HANDED_OVER),
-    (["channel", "list", "--json"], None, HANDED_OVER),
+    (["channel", "show", "team"], None, HANDED_OVER),
 ]
 
 

@@ -20,6 +20,12 @@ ROOT = [
 
 # command -> the body that runs it (module:function) and its parameters, in order
 COMMANDS = {
+    'channel list': {
+        'body': 'acomm_cli.cli.commands.channel_run:list_',
+        'listing': True,
+        'params': [
+        ],
+    },
     'send': {
         'body': 'acomm_cli.cli.commands.send_run:send',
         'listing': False,

@@ -1,11 +1,12 @@
 """The compact command tree the fast path reads, derived from the Typer app by `make docs`.
 
-`acomm_cli/cli/fastpath_tree.py` (generated, checked in, checked by tests/test_docs.py) holds the
-root's global options and, for every command whose declaration names a body (`@runs(...)` in
-`cli/params.py`), each parameter as click sees it after `app.py` has prepared the
-command: its option names, whether it is a flag, how its value converts, its default,
-whether it is required, repeatable or read from an environment variable. Typer stays the one
-definition; this is a copy of what it says, regenerated whenever it changes.
+`acomm_cli/cli/fastpath_tree.py` (generated, checked in, checked by tests/test_docs.py) holds
+the root's global options and, for every command whose declaration names a body (`@runs(...)`
+in `cli/params.py`; a group's subcommand under its two words, `"channel list"`), each
+parameter as click sees it after `app.py` has prepared the command: its option names, whether
+it is a flag, how its value converts, its default, whether it is required, repeatable or read
+from an environment variable. Typer stays the one definition; this is a copy of what it says,
+regenerated whenever it changes.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from typer._click.core import Command, Context
-from typer._click.types import StringParamType
+from typer._click.types import FloatParamType, IntParamType, StringParamType
+from typer.core import TyperGroup as Group
 
 from acomm_cli.cli import params
 
@@ -28,9 +30,11 @@ not edit. The command tree `acomm_cli.cli.main` interprets (see cli/fasttree.py)
 def _kind(p: Any) -> str:
     """How a value converts: as a string, an ASCII whole number or an ASCII number; "other"
     (anything click would convert in its own way) makes the fast path hand over to Typer."""
-    if isinstance(p.type, params.Whole):
+    # click's own INT and FLOAT convert what the fast path accepts (ASCII) alike; their
+    # ranges (IntRange, FloatRange) check bounds the fast path does not: "other"
+    if isinstance(p.type, params.Whole) or type(p.type) is IntParamType:
         return "int"
-    if isinstance(p.type, params.Number):
+    if isinstance(p.type, params.Number) or type(p.type) is FloatParamType:
         return "float"
     if isinstance(p.type, params.Value | StringParamType):
         return "str"
@@ -64,6 +68,24 @@ def _param(p: Any) -> dict[str, Any]:
     return doc
 
 
+def _plain(group: Group) -> bool:
+    """Whether the group only names its subcommands: no options of its own (but --help) and
+    nothing run without a subcommand. Only such a group's subcommands are in the tree (the
+    fast path reads `GROUP SUBCOMMAND` as one command's name)."""
+    own = [p for p in group.params if p.name != "help"]
+    return not own and not group.invoke_without_command
+
+
+def _add(commands: dict[str, Any], name: str, cmd: Command) -> None:
+    body = getattr(cmd.callback, "__acomm_body__", None)
+    if body is not None:
+        commands[name] = {
+            "body": body,
+            "listing": bool(getattr(cmd.callback, "__acomm_columns__", None)),
+            "params": [_param(p) for p in cmd.params],
+        }
+
+
 def tree() -> dict[str, Any]:
     import typer
 
@@ -73,18 +95,14 @@ def tree() -> dict[str, Any]:
     ctx = Context(root, info_name="acomm")
     commands: dict[str, Any] = {}
     for name in COMMANDS:
-        if name in GROUPS:
-            continue
         cmd = root.get_command(ctx, name)  # type: ignore[attr-defined]
         assert isinstance(cmd, Command)
-        body = getattr(cmd.callback, "__acomm_body__", None)
-        if body is None:
-            continue
-        commands[name] = {
-            "body": body,
-            "listing": bool(getattr(cmd.callback, "__acomm_columns__", None)),
-            "params": [_param(p) for p in cmd.params],
-        }
+        if name not in GROUPS:
+            _add(commands, name, cmd)
+        elif isinstance(cmd, Group) and _plain(cmd):
+            for sub_name, sub in cmd.commands.items():
+                if not isinstance(sub, Group):
+                    _add(commands, f"{name} {sub_name}", sub)
     return {
         "root": [_param(p) for p in root.params],
         "commands": commands,

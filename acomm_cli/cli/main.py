@@ -32,13 +32,14 @@ if TYPE_CHECKING:
     from acomm_cli.output import render  # noqa: TC004
 
 _ROOT: list[dict[str, Any]] = []
-_COMMANDS: dict[str, dict[str, Any]] = {}
+_COMMANDS: dict[str, dict[str, Any]] = {}  # "send", "channel list": a group's under two words
+_GROUPS: frozenset[str] = frozenset()
 
 
 def _load() -> None:
     """The fast path's modules, imported once a command line is more than `--version`:
     `acomm -V` answers before any of them is loaded (a third of its time was theirs)."""
-    global _ROOT, _COMMANDS, outcome, Settings, render
+    global _ROOT, _COMMANDS, _GROUPS, outcome, Settings, render
     if _COMMANDS:
         return
     from acomm_cli.cli import fastpath_tree, outcome
@@ -47,6 +48,7 @@ def _load() -> None:
 
     # the generated tree is plain data (fastpath_tree imports nothing, not even typing)
     _ROOT, _COMMANDS = fastpath_tree.ROOT, fastpath_tree.COMMANDS
+    _GROUPS = frozenset(name.partition(" ")[0] for name in _COMMANDS if " " in name)
 
 
 class _Typer(Exception):
@@ -144,8 +146,11 @@ def _read(
 
 def _value_options(path: tuple[str, ...]) -> tuple[frozenset[str], bool] | None:
     """For `outcome.hoist_globals`: the fast command's options that take a value, from the
-    generated tree. Any other command is Typer's, which hoists again from its own."""
-    cmd = _COMMANDS.get(path[0]) if len(path) == 1 else None
+    generated tree (a group in it takes none: the tree holds only groups without options).
+    Any other command is Typer's, which hoists again from its own."""
+    if len(path) == 1 and path[0] in _GROUPS:
+        return frozenset(), True
+    cmd = _COMMANDS.get(" ".join(path)) if len(path) <= 2 else None
     if cmd is None:
         return None
     return frozenset(o for p in cmd["params"] if not p["flag"] for o in p["opts"]), False
@@ -159,12 +164,13 @@ def plan(argv: list[str]) -> Plan | None:
         return None
     try:
         root, rest = _read(_ROOT, args, root=True)
-        cmd = _COMMANDS.get(rest[0])
+        words = 2 if rest[0] in _GROUPS else 1  # `channel list`: a group's subcommand
+        cmd = _COMMANDS.get(" ".join(rest[:words])) if len(rest) >= words else None
         if cmd is None:
             return None
         if not cmd["listing"] and any(root[k] for k in ("jsonl", "csv", "tsv")):
             return None  # Typer refuses a row format on a command that prints no rows
-        values, _ = _read(cmd["params"], rest[1:], root=False)
+        values, _ = _read(cmd["params"], rest[words:], root=False)
     except _Typer:
         return None
     return cmd["body"], root, values

@@ -132,4 +132,13 @@ COMMANDS = {
             {'name': 'kind', 'argument': True, 'opts': [], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'typer_only': False},
         ],
     },
+    'fed pull': {
+        'body': 'acomm_cli.cli.commands.fed_run:pull',
+        'listing': False,
+        'params': [
+            {'name': 'peer', 'argument': False, 'opts': ['--peer'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'max_pages', 'argument': False, 'opts': ['--max-pages'], 'flag': False, 'kind': 'int', 'multiple': False, 'default': 10, 'required': False, 'envvar': None, 'typer_only': False},
+            {'name': 'wait', 'argument': False, 'opts': ['--wait'], 'flag': False, 'kind': 'str', 'multiple': False, 'default': '0s', 'required': False, 'envvar': None, 'typer_only': False},
+        ],
+    },
 }

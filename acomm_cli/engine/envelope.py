@@ -94,8 +94,12 @@ def _event(event: Any, sender: Any, now: int | None) -> None:
         raise EventRejected(f"payload.event: {exc}") from None
 
 
-_ENV_TEXTS = (("sourceNodeId", MAX_ID), ("toNodeId", MAX_ID), ("corrId", MAX_ID))
-_ENV_TEXTS += (("createdAt", MAX_SHORT),)
+_ENV_TEXTS: tuple[tuple[str, int], ...] = (
+    ("sourceNodeId", MAX_ID),
+    ("toNodeId", MAX_ID),
+    ("corrId", MAX_ID),
+    ("createdAt", MAX_SHORT),
+)
 
 
 def _payload(kind: str, payload: dict[str, Any]) -> None:

@@ -15,15 +15,13 @@ import sqlite3
 from typing import Any
 
 from acomm_cli.engine import contacts, remote
-from acomm_cli.engine.taskdata import by_global_id
-from acomm_cli.engine.taskemit import KINDS
+from acomm_cli.engine.envelope import TASK_KINDS as _TASK_KINDS
 from acomm_cli.model import SYSTEM_AGENT
 from acomm_cli.store import federation as fsql
 
 # the kinds whose sourceAgentId speaks to someone here: a message or a reply lands in an
 # inbox as that agent, a task is created by it or changed by it
-_SPEAKS_AS = frozenset({"message", "task_create", "reply", *KINDS.values()})
-_TASK_KINDS = frozenset(KINDS.values())
+_SPEAKS_AS = frozenset({"message", "task_create", "reply", *_TASK_KINDS})
 # the kinds that reach a local agent as a direct message: its contact rule applies
 _ADDRESSED = frozenset({"message", "task_create"})
 
@@ -134,6 +132,8 @@ def replier_refusal(conn: sqlite3.Connection, event_id: Any, agent: Any) -> str 
 def task_refusal(conn: sqlite3.Connection, source: str, task_id: Any, kind: str) -> str | None:
     """A task's progress (accept, update, complete, fail, incident) changes our copy only
     when the task was created here and delegated to the sending node."""
+    from acomm_cli.engine.taskdata import by_global_id  # (a task's event only)
+
     task = by_global_id(conn, str(task_id), None)  # only a task created here takes them
     if task is None or task.peer_node == source:
         return None

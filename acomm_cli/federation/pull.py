@@ -19,12 +19,10 @@ from __future__ import annotations
 
 import sqlite3
 from contextlib import nullcontext
-from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from acomm_cli.engine import envelope, outbox, peertrust, remote, remoteblobs
+from acomm_cli.engine import envelope, outbox, peertrust, remote
 from acomm_cli.engine.sending import Router, persist, plan_message, staged_rows
-from acomm_cli.engine.taskemit import KINDS as TASK_KINDS
 from acomm_cli.errors import CommError, EventRejected, InsecurePeer, PeerUnreachable
 from acomm_cli.federation import identity, profile, room
 from acomm_cli.federation.transport import Transport, Unreachable
@@ -35,7 +33,13 @@ from acomm_cli.store.sending import insert_deliveries, last_message_id
 
 PAGE_SIZE = 1000  # events a transaction commits (a gateway serves up to 1,000 a read)
 # the task events a peer sends (taskfed, and the task engine it loads, only when one comes)
-TASK_EVENTS = frozenset(TASK_KINDS.values())
+TASK_EVENTS = envelope.TASK_KINDS
+
+TYPE_CHECKING = False  # the records of lite.records: a pull does not load dataclasses
+if TYPE_CHECKING:
+    from dataclasses import dataclass, field, replace
+else:
+    from acomm_cli.lite.records import dataclass, field, replace
 
 
 @dataclass
@@ -381,8 +385,7 @@ def _apply_page(
 
 
 def _restore(result: PullResult, counts: PullResult) -> None:
-    for f in fields(PullResult):
-        setattr(result, f.name, getattr(counts, f.name))
+    vars(result).update(vars(counts))
 
 
 def _apply_events(
@@ -597,6 +600,8 @@ def _deliver(
         sql.set_message_global_id(conn, res.id, str(env["eventId"]), source)
         sql.set_inbound_message(conn, source, str(env["eventId"]), res.id)
         if payload.get("attachments"):  # references (checked by envelope.check): no bytes
+            from acomm_cli.engine import remoteblobs
+
             remoteblobs.name_inbound(
                 conn, res.id, remoteblobs.check_refs(payload["attachments"]), source
             )

@@ -12,7 +12,8 @@ long-poll wait it was asked for), counted on the monotonic clock from `begin_pee
 enforced by a watchdog that shuts the socket mid-read. Past it the peer is `Unreachable` for
 this pass. `fed pull` reads with the standard library's http.client on one kept-alive
 connection per peer and pass (importing httpx and asyncio cost a pull more than reading
-its pages); the gateway's continuous pull (`fetch_page`) uses its own httpx client.
+its pages), reading a page that leaves more behind it while the pull applies the one
+before; the gateway's continuous pull (`fetch_page`) uses its own httpx client.
 
 `for_urls` picks the transport by each peer's url: `http(s)://` here, `store:` StoreTransport.
 
@@ -25,7 +26,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 from acomm_cli.federation import identity
@@ -111,18 +112,47 @@ class HttpTransport:
         self.until: dict[str, float] = {}  # node -> monotonic time its exchange must end by
         # one keep-alive connection per peer for the pages of its pass (end_peer closes it)
         self.conns: dict[str, Any] = {}
+        self.ahead: dict[str, _Ahead] = {}  # node -> the next page, being read meanwhile
 
     def begin_peer(self, source_node: str) -> None:
         """This pass's exchange with the peer starts now: its deadline is counted from here."""
         self.until[source_node] = time.monotonic() + self.deadline_s + self.wait_s
 
     def end_peer(self, source_node: str) -> None:
-        """The pass is done with the peer: its connection is closed."""
+        """The pass is done with the peer: a read ahead ends, its connection is closed."""
+        ahead = self.ahead.pop(source_node, None)
+        if ahead is not None:
+            ahead.join()
+        self._close(source_node)
+
+    def _close(self, source_node: str) -> None:
         conn = self.conns.pop(source_node, None)
         if conn is not None:
             conn.close()
 
     def read(self, source_node: str, after_seq: int, limit: int) -> Page:
+        """The page after `after_seq`. A page that leaves more behind it (its last seq
+        before the head) starts the read of the next one, on the same connection, while
+        the caller applies this one; the next read takes it when it asks for that very
+        page (else it waits for it to end and reads afresh). Reading changes nothing on
+        the peer, so a page read ahead and never taken is only work lost."""
+        ahead = self.ahead.pop(source_node, None)
+        page = None
+        if ahead is not None:
+            ahead.join()  # (the one connection: its exchange ends before another starts)
+            if (ahead.after_seq, ahead.limit) == (after_seq, limit):
+                if ahead.error is not None:
+                    raise ahead.error
+                page = ahead.page
+        if page is None:
+            page = self._read(source_node, after_seq, limit)
+        tail = page.events[-1] if page.events else None
+        last = tail.get("seq") if isinstance(tail, dict) else None
+        if type(last) is int and after_seq < last < page.head:
+            self.ahead[source_node] = _Ahead(self._read, source_node, last, limit)
+        return page
+
+    def _read(self, source_node: str, after_seq: int, limit: int) -> Page:
         base = (self.urls.get(source_node) or "").rstrip("/")
         if not base.startswith(("http://", "https://")):
             raise Unreachable(f"node {source_node} has no http(s) url ({base or 'none'})")
@@ -134,13 +164,14 @@ class HttpTransport:
         )
         if budget <= 0:
             raise late
-        import secrets
         from http.client import HTTPException
 
         # a kept connection the peer closed meanwhile fails at once: asked again, signed
         # afresh (a gateway answers a signature once), on a new connection
         for again in (source_node in self.conns, False):
-            target = outbox_target(after_seq, limit, self.wait_s, secrets.token_urlsafe(12))
+            # secrets.token_urlsafe(12)'s nonce, without loading secrets (hmac, hashlib)
+            nonce = identity.b64url(os.urandom(12))
+            target = outbox_target(after_seq, limit, self.wait_s, nonce)
             try:
                 status, content = self._exchange(source_node, base, target, until)
             except TimeoutError:
@@ -191,16 +222,40 @@ class HttpTransport:
             with conn.getresponse() as r:
                 status, content = r.status, r.read()
         except BaseException:
-            self.end_peer(node)
+            self._close(node)
             if cut.is_set():
                 raise TimeoutError from None
             raise
         finally:
             timer.cancel()
         if cut.is_set():
-            self.end_peer(node)
+            self._close(node)
             raise TimeoutError
         return status, content
+
+
+class _Ahead:
+    """A page read in a thread of its own: `page`, or the `error` the read raised."""
+
+    def __init__(
+        self, read: Callable[[str, int, int], Page], node: str, after_seq: int, limit: int
+    ) -> None:
+        import threading
+
+        self.after_seq, self.limit = after_seq, limit
+        self.page: Page | None = None
+        self.error: Exception | None = None
+        self.thread = threading.Thread(target=self._run, args=(read, node), daemon=True)
+        self.thread.start()
+
+    def _run(self, read: Callable[[str, int, int], Page], node: str) -> None:
+        try:
+            self.page = read(node, self.after_seq, self.limit)
+        except Exception as exc:  # raised by the read that takes it
+            self.error = exc
+
+    def join(self) -> None:
+        self.thread.join()
 
 
 def _connection(base: str, connect_timeout_s: float) -> Any:
@@ -357,7 +412,7 @@ class ByUrl:
             self.nats.committed(source_node, position)
 
     def close(self) -> None:
-        for node in list(self.http.conns):
+        for node in {*self.http.conns, *self.http.ahead}:
             self.http.end_peer(node)
         if self.nats is not None and self.own_link:
             self.nats.link.close()

@@ -179,6 +179,12 @@ def test_a_long_lived_link_fails_over_to_another_member(tmp_path, cluster, monke
                 or None
             ),
         )
+        # (the pull then publishes its acks: a call that meets the cluster still electing
+        # times out and drops the connection, and the link's next call connects again)
+        wait_until(
+            "the reader's link answering again",
+            lambda: _try(nt.publish, conn_b, link_b, "nb") is not None or None,
+        )
         assert delivered == 3 and link_b.nc.connected_url.port != lost.port
     finally:
         link_a.close()

@@ -53,12 +53,14 @@ CA_ENV = "ACOMM_NATS_CA"  # a CA file for tls:// servers (default: the system's)
 USER_ENV, PASSWORD_ENV, TOKEN_ENV = "ACOMM_NATS_USER", "ACOMM_NATS_PASSWORD", "ACOMM_NATS_TOKEN"
 # kill this process right after a command's commit, before its publish (the crash tests)
 FAULT_ENV = "ACOMM_FAULT_BEFORE_PUBLISH"
+# kill this process right after a pulled page's commit, before its ack (the crash tests)
+ACK_FAULT_ENV = "ACOMM_FAULT_BEFORE_ACK"
 MAX_REPLICAS = 5
 PROBE_TIMEOUT_S = 1.0
 DUPLICATE_WINDOW_S = 120.0
 ACK_WAIT_S = 30.0
 CALL_TIMEOUT_S = 10.0
-PUBLISH_BATCH = 500
+PUBLISH_BATCH = 1000
 WRONG_LAST_SEQUENCE = 10071  # JetStream: Nats-Expected-Last-Sequence did not hold
 T = TypeVar("T")
 
@@ -427,29 +429,60 @@ async def _publish_rows(
     publishers racing never append an event twice nor out of order: a row the other one
     put there already comes back as a duplicate (its Nats-Msg-Id) carrying the seq it got,
     and once the duplicate window has passed the server refuses it as out of sequence; then
-    the caller reads the stream's last seq again and carries on from there."""
-    from nats.js.errors import APIError
+    the caller reads the stream's last seq again and carries on from there.
+    The batch goes out at once on a plain subscription's reply subjects, one per row, and
+    the stream's acks are read together (one round trip and no task or timer a row, as
+    nats-py's JetStream publish would cost): the server takes the publishes in their order,
+    and the expected seq of each holds that order whatever comes back; an ack missing is
+    "no answer", and what follows a refused row counts for nothing here."""
+    import nats.errors
 
-    js = await link.js()
-    for seq, event_id, attempt, envelope in rows:
-        try:
-            ack = await js.publish(
-                subject(node),
+    await link.js()  # (connected)
+    nc, stream, subj = link.nc, stream_name(node), subject(node)
+    inbox = nc.new_inbox()
+    answers: dict[int, Any] = {}
+    all_in = asyncio.Event()
+
+    async def take(m: Any) -> None:
+        answers[int(m.subject.rpartition(".")[2])] = m
+        if len(answers) >= len(rows):
+            all_in.set()
+
+    sub = await nc.subscribe(inbox + ".*", cb=take)
+    try:
+        for i, (seq, event_id, attempt, envelope) in enumerate(rows):
+            await nc.publish(
+                subj,
                 envelope.encode(),
-                stream=stream_name(node),
+                reply=f"{inbox}.{i}",
                 headers={
                     "Nats-Msg-Id": f"{event_id}:{attempt}",
                     "Nats-Expected-Last-Sequence": str(seq - 1),
+                    "Nats-Expected-Stream": stream,
                 },
             )
-        except APIError as exc:
-            if exc.err_code == WRONG_LAST_SEQUENCE:
+        try:
+            await asyncio.wait_for(all_in.wait(), link.timeout_s)
+        except TimeoutError:
+            pass  # each missing one is said below
+    finally:
+        await sub.unsubscribe()
+    for i, (seq, _, _, _) in enumerate(rows):
+        m = answers.get(i)
+        if m is None:
+            raise nats.errors.TimeoutError
+        if (m.headers or {}).get("Status") == "503":
+            raise nats.errors.NoRespondersError
+        ack = json.loads(m.data or b"{}")
+        error = ack.get("error")
+        if error:
+            if error.get("err_code") == WRONG_LAST_SEQUENCE:
                 return last  # another publisher got there first: look again
-            raise
-        if int(ack.seq) != seq:
+            raise nats.errors.Error(f"JetStream refused seq {seq}: {error.get('description')}")
+        if int(ack.get("seq", 0)) != seq:
             raise InvalidState(
-                f"stream {stream_name(node)} is out of step: outbox seq {seq} "
-                f"became stream seq {ack.seq}",
+                f"stream {stream} is out of step: outbox seq {seq} "
+                f"became stream seq {ack.get('seq')}",
                 field="transport",
                 value=link.url,
             )
@@ -469,8 +502,9 @@ class NatsTransport:
         self.link, self.reader, self.wait_s = link, reader, max(wait_s, 0.0)
         self.deadline_s = deadline_s
         self.until: dict[str, float] = {}  # peer -> monotonic time this pass's reads end by
-        self.held: dict[str, list[Any]] = {}
+        self.held: dict[str, list[tuple[int, Any]]] = {}  # peer -> (stream seq, message)
         self.at: dict[str, int] = {}  # where each peer's consumer stands, as we know it
+        self.heads: dict[str, int] = {}  # each peer's stream head, as its last page showed
 
     def begin_peer(self, source_node: str) -> None:
         """This pass reaches the peer: every read of its stream ends by the deadline."""
@@ -489,12 +523,17 @@ class NatsTransport:
         )
 
     def committed(self, source_node: str, position: int) -> None:
-        """The page up to `position` is in SQLite: ack it (AckAll acks what came before)."""
-        msgs = [m for m in self.held.pop(source_node, []) if m.metadata.sequence.stream <= position]
+        """The page up to `position` is in SQLite: ack it, one ack for the page (the
+        consumer acks all: an ack acks every message delivered before it too)."""
+        msgs = [(q, m) for q, m in self.held.pop(source_node, []) if q <= position]
+        if msgs and os.environ.get(ACK_FAULT_ENV):
+            import signal
+
+            os.kill(os.getpid(), signal.SIGKILL)
         if msgs:
             try:
-                self.link.call(msgs[-1].ack_sync(timeout=5.0))
-                self.at[source_node] = int(msgs[-1].metadata.sequence.stream)
+                self.link.call(msgs[-1][1].ack_sync(timeout=5.0))
+                self.at[source_node] = msgs[-1][0]
             except Unreachable:
                 self.at.pop(source_node, None)  # the next read places the consumer again
 
@@ -502,43 +541,48 @@ class NatsTransport:
         from nats.js.errors import NotFoundError
 
         js = await self.link.js()
-        try:
-            head = int((await js.stream_info(stream_name(source))).state.last_seq)
-        except NotFoundError:
-            return Page([], 0)  # nothing published yet
+        head = self.heads.get(source, 0)
+        if not (head > after and self.at.get(source) == after and source in self.link.subs):
+            try:  # (else the last page said what follows it: no need to ask the stream)
+                head = int((await js.stream_info(stream_name(source))).state.last_seq)
+            except NotFoundError:
+                return Page([], 0)  # nothing published yet
         if head <= after and self.wait_s <= 0:
             return Page([], head)
-        sub = await self._placed(js, source, after)
+        inbox = await self._placed(js, source, after)
         if head <= after:  # nothing yet: the long poll ends with the first event
-            msgs = await self._fetch(sub, 1, self.wait_s)
-            pending = int(msgs[-1].metadata.num_pending) if msgs else 0
+            got = await inbox.fetch(1, self.wait_s, wait=True)
+            pending = got[-1][2] if got else 0
             if pending and limit > 1:  # what came with it, asked for by its count
-                msgs += await self._fetch(sub, min(limit - 1, pending), 2.0)
+                got += await inbox.fetch(min(limit - 1, pending), 2.0)
         else:
-            msgs = await self._fetch(sub, limit, 2.0)
-        msgs = [m for m in msgs if m.metadata.sequence.stream > after]
-        if msgs and msgs[0].metadata.sequence.stream != after + 1:
+            got = await inbox.fetch(min(limit, head - after), 2.0)
+        if inbox.lost:  # the server ended a request for a reason of its own
+            self.at.pop(source, None)  # (a consumer deleted, say): look at it again
+        got = [g for g in got if g[0] > after]
+        if got and got[0][0] != after + 1:
             self.at.pop(source, None)  # placed afresh by the next read
             raise Unreachable(
                 f"stream {stream_name(source)}: the consumer skipped from seq "
-                f"{after} to {msgs[0].metadata.sequence.stream}"
+                f"{after} to {got[0][0]}"
             )
-        self.held[source] = msgs
+        self.held[source] = [(q, m) for q, m, _ in got]
         events = []
-        for m in msgs:
+        loads = json.loads
+        for q, m, _ in got:
             try:
-                env = json.loads(m.data)
+                env = loads(m.data)
             except (ValueError, RecursionError):
                 env = m.data  # refused alone by the pull (not an object)
             if isinstance(env, dict):
-                env["seq"] = int(m.metadata.sequence.stream)
+                env["seq"] = q
             events.append(env)
-        if msgs:
-            last = int(msgs[-1].metadata.sequence.stream)
-            head = max(head, last + int(msgs[-1].metadata.num_pending))
+        if got:
+            head = max(head, got[-1][0] + got[-1][2])
+        self.heads[source] = head
         return Page(events, head)
 
-    async def _placed(self, js: Any, source: str, after: int) -> Any:
+    async def _placed(self, js: Any, source: str, after: int) -> _Inbox:
         """The durable consumer, placed right after `after`: kept when it has delivered
         exactly that far with nothing unacked, else recreated there (a crash before an ack,
         a rewound cursor, a lost consumer). Our own last ack needs no check."""
@@ -546,12 +590,15 @@ class NatsTransport:
         from nats.js.errors import NotFoundError
 
         stream, durable = stream_name(source), consumer_name(self.reader)
-        sub = self.link.subs.get(source)
-        if sub is not None and self.at.get(source) == after:
-            return sub
+        inbox = self.link.subs.get(source)
+        if inbox is not None and self.at.get(source) == after:
+            return inbox
         try:
             info = await js.consumer_info(stream, durable)
             placed = int(info.delivered.stream_seq) == after and not int(info.num_ack_pending or 0)
+            # a page is acked by its last message: a consumer of this name that does not
+            # ack all (made by hand, say; JetStream cannot change it in place) is made anew
+            placed = placed and info.config.ack_policy == api.AckPolicy.ALL
         except NotFoundError:
             info, placed = None, False
         if not placed:
@@ -569,23 +616,85 @@ class NatsTransport:
                     opt_start_seq=after + 1 if after else None,
                 ),
             )
-            sub = None
-        if sub is None:
-            sub = await js.pull_subscribe_bind(durable, stream=stream)
-            self.link.subs[source] = sub
+        if inbox is None:
+            inbox = _Inbox(self.link.nc, stream, durable)
+            await inbox.start()
+            self.link.subs[source] = inbox
+        else:
+            inbox.drop()  # what an earlier consumer delivered is delivered again
         self.at[source] = after
-        return sub
+        return inbox
 
-    @staticmethod
-    async def _fetch(sub: Any, limit: int, wait_s: float) -> list[Any]:
-        """Up to `limit` messages. A fetch that finds none waits for `limit` of them (or
-        `wait_s`): a long poll asks for one, so that it returns as the first one lands."""
-        import nats.errors
 
-        try:
-            return list(await sub.fetch(max(limit, 1), timeout=max(wait_s, 0.2)))
-        except nats.errors.TimeoutError:
-            return []
+class _Inbox:
+    """A consumer's deliveries, asked for in batches on the JetStream API
+    ($JS.API.CONSUMER.MSG.NEXT, as nats-py's own fetch does) and taken by one callback on a
+    plain subscription: a batch of a thousand costs one request and one wake-up, where
+    nats-py's fetch starts a task and a timer per message. Each request has its own reply
+    subject under the inbox, so the status that ends one (no messages, timed out) is never
+    taken for the end of the next; messages are the consumer's, in its order, whichever
+    request they came with (a long poll given up on may still bring one: it is kept)."""
+
+    def __init__(self, nc: Any, stream: str, durable: str) -> None:
+        self.nc, self.prefix = nc, nc.new_inbox()
+        self.next_subject = f"$JS.API.CONSUMER.MSG.NEXT.{stream}.{durable}"
+        self.got: list[tuple[int, Any, int]] = []  # (stream seq, message, pending after)
+        self.want = 0
+        self.request = ""  # the reply subject of the request waited for
+        self.lost = False  # a request ended by the server for a reason of its own
+        self.ready = asyncio.Event()
+        self.n = 0
+
+    async def start(self) -> None:
+        await self.nc.subscribe(self.prefix + ".*", cb=self._take)
+
+    def drop(self) -> None:
+        self.got = []
+
+    async def _take(self, m: Any) -> None:
+        if not m.reply:  # a status from the server, on the request's reply subject
+            status = (m.headers or {}).get("Status", "")
+            if status == "100" or m.subject != self.request:
+                return  # a heartbeat, or the end of an earlier request
+            self.lost = status not in ("404", "408")  # no messages; request timed out
+            self.ready.set()
+            return
+        seq, pending = _position(m.reply)
+        self.got.append((seq, m, pending))
+        if len(self.got) >= self.want:
+            self.ready.set()
+
+    async def fetch(
+        self, limit: int, wait_s: float, wait: bool = False
+    ) -> list[tuple[int, Any, int]]:
+        """Up to `limit` messages: those there now, or with `wait` the first to come
+        within `wait_s`."""
+        self.n += 1
+        self.want, self.request, self.lost = max(limit, 1), f"{self.prefix}.{self.n}", False
+        if len(self.got) < self.want:
+            self.ready.clear()
+            ask: dict[str, Any] = {"batch": self.want - len(self.got)}
+            if wait:
+                ask["expires"] = int(max(wait_s, 0.2) * 1e9)
+            else:
+                ask["no_wait"] = True
+            await self.nc.publish(self.next_subject, json.dumps(ask).encode(), self.request)
+            try:
+                await asyncio.wait_for(self.ready.wait(), max(wait_s, 0.2) + (0.5 if wait else 0))
+            except TimeoutError:
+                pass  # what came so far
+        got, self.got = self.got[: self.want], self.got[self.want :]
+        return got
+
+
+def _position(reply: str) -> tuple[int, int]:
+    """A delivery's stream seq and the count pending after it, from its ack subject:
+    $JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>.<consumer seq>.<time>.<pending>,
+    or the longer form with a domain and an account hash before the stream."""
+    t = reply.split(".")
+    if len(t) == 9:
+        return int(t[5]), int(t[8])
+    return int(t[7]), int(t[10])
 
 
 def link_for(

@@ -137,3 +137,70 @@ def test_pages_read_over_one_kept_connection_with_the_next_read_ahead(outbox_ser
     tr.end_peer("na")
     assert got == [1, 2, 3, 4, 5]
     assert requests == [0, 2, 4] and len(peers) == 1
+
+
+def _serve_raw(answers: list[bytes]) -> tuple[str, threading.Thread, list[bytes]]:
+    """A loopback server that answers each request on one connection with the next of
+    `answers` as raw bytes (closing after the last); `got` holds the requests read."""
+    import socket
+
+    srv = socket.create_server(("127.0.0.1", 0))
+    got: list[bytes] = []
+
+    def run() -> None:
+        conn, _ = srv.accept()
+        with conn, srv:
+            f = conn.makefile("rb")
+            for answer in answers:
+                request = b""
+                while not request.endswith(b"\r\n\r\n"):
+                    line = f.readline()
+                    if not line:
+                        return
+                    request += line
+                got.append(request)
+                conn.sendall(answer)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return f"http://127.0.0.1:{srv.getsockname()[1]}", thread, got
+
+
+def test_the_connection_reads_a_length_a_chunked_and_a_closing_answer():
+    url, thread, got = _serve_raw(
+        [
+            b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfirst",
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+            b"3;x=y\r\nsec\r\n4\r\nond!\r\n0\r\nTrailer: t\r\n\r\n",
+            b"HTTP/1.1 503 Unavailable\r\nConnection: close\r\n\r\nthird, to the close",
+        ]
+    )
+    conn = ht._connection(url + "/base/", 5)
+    conn.connect()
+    assert conn.get(conn.prefix + "/acomm/outbox?after=0", {"X-A": "1"}) == (200, b"first")
+    assert conn.get("/b", {}) == (200, b"second!")
+    assert conn.get("/c", {}) == (503, b"third, to the close")
+    assert conn.sock is None  # closed, as the answer said
+    thread.join(10)
+    assert got[0].startswith(b"GET /base/acomm/outbox?after=0 HTTP/1.1\r\nHost: 127.0.0.1:")
+    assert b"\r\nX-A: 1\r\n" in got[0]
+
+
+@pytest.mark.parametrize(
+    ("answer", "error"),
+    [
+        (b"", ConnectionResetError),  # closed without an answer: the caller asks again
+        (b"SMTP ready\r\n\r\n", ValueError),
+        (b"HTTP/1.1 200 OK\r\nno colon here\r\n\r\n", ValueError),
+        (b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort", ConnectionResetError),
+        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", ValueError),
+    ],
+)
+def test_a_malformed_or_cut_answer_is_an_error_the_read_turns_into_unreachable(answer, error):
+    url, thread, _ = _serve_raw([answer])
+    conn = ht._connection(url, 5)
+    conn.connect()
+    with pytest.raises(error):
+        conn.get("/x", {})
+    conn.close()
+    thread.join(10)

@@ -2,27 +2,20 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from acomm_cli import clock
-from acomm_cli.cli import lazy, params
-from acomm_cli.cli.invocation import Invocation, identity
-from acomm_cli.cli.params import AsAgent, takes_invocation
-from acomm_cli.lite.records import asdict  # the engine's results are records
-from acomm_cli.output import render_acks
-
-if TYPE_CHECKING:
-    from acomm_cli.engine import acking
-else:
-    acking = lazy.module("acomm_cli.engine.acking")
+from acomm_cli.cli import params
+from acomm_cli.cli.commands import ack_run
+from acomm_cli.cli.invocation import Invocation
+from acomm_cli.cli.params import AsAgent, runs
 
 app = typer.Typer(add_completion=False)
 
 
 @app.command()
-@takes_invocation
+@runs(ack_run.ack)
 def ack(
     inv: Invocation,
     message_ids: Annotated[
@@ -49,13 +42,3 @@ def ack(
 
     Example: acomm ack 42 --as executor --status completed --note "deployed"
     """
-    agent = identity(as_)
-    with inv.store(write=True) as conn:
-        if len(message_ids) == 1:  # one id keeps its one JSON object
-            results = [acking.ack(conn, message_ids[0], agent, status, note, clock.now_ms())]
-        else:
-            results = acking.ack_many(conn, message_ids, agent, status, note, clock.now_ms())
-    if len(results) == 1:
-        render_acks.ack(inv.output(), asdict(results[0]))
-    else:
-        render_acks.acks(inv.output(), [asdict(r) for r in results])

@@ -7,11 +7,11 @@ from typing import Annotated
 
 import typer
 
-from acomm_cli import clock
 from acomm_cli.cli import params
+from acomm_cli.cli.commands import agent_run
 from acomm_cli.cli.invocation import Invocation
-from acomm_cli.cli.params import listing, takes_invocation
-from acomm_cli.output import columns, render
+from acomm_cli.cli.params import listing, runs
+from acomm_cli.output import columns
 
 app = typer.Typer(
     help="The agent directory, and which node owns an agent (federation).\n\n"
@@ -40,7 +40,7 @@ Team = Annotated[str | None, typer.Option(metavar="TEAM", help="Its team (A-Z a-
 
 
 @app.command()
-@takes_invocation
+@runs(agent_run.register)
 def register(
     inv: Invocation,
     names: Annotated[
@@ -72,40 +72,11 @@ def register(
 
     Example: acomm agent register alice --kind human --display-name "Alice" --team core
     """
-    from acomm_cli.cli.invocation import require_admin
-    from acomm_cli.engine import directory
-    from acomm_cli.output import render_agents
-
-    secrets: list[dict[str, object]] = []
-    with inv.store(write=True, create=True) as conn:  # the first thing a new store needs
-        require_admin(inv.settings, conn)
-        done = directory.register_many(
-            conn,
-            names,
-            clock.now_ms(),
-            kind=kind,
-            display_name=display_name,
-            description=description,
-            team=team,
-            update=update,
-        )
-        if issue_token:
-            from acomm_cli.engine import credentials
-
-            for entry, _ in done:
-                secrets.append(credentials.token(conn, entry.name, "issue", clock.now_ms()))
-    if secrets:
-        from acomm_cli.output import render_credentials
-
-        for doc in secrets:  # the secrets are what a script captures: they alone on stdout
-            render_credentials.secret(inv.output(), doc)
-        return
-    render_agents.registered(inv.output(), done)
 
 
 @app.command("list")
 @listing(columns.AGENTS)
-@takes_invocation
+@runs(agent_run.list_)
 def list_(
     inv: Invocation,
     kind: Annotated[str | None, typer.Option(click_type=KIND, help="Only this kind.")] = None,
@@ -125,19 +96,10 @@ def list_(
 
     Example: acomm agent list --kind human --active 5m
     """
-    from acomm_cli.engine import directory
-    from acomm_cli.output import render_agents
-
-    active_ms = clock.parse_duration(active, "active") if active is not None else None
-    with inv.store(write=False) as conn:
-        items = directory.listing(
-            conn, clock.now_ms(), kind=kind, active_ms=active_ms, include_retired=all_
-        )
-    render_agents.agents(inv.output(), items)
 
 
 @app.command()
-@takes_invocation
+@runs(agent_run.show)
 def show(inv: Invocation, name: Name) -> None:
     """Show one agent: its kind, team, channels, unread count and last seen.
 
@@ -146,16 +108,10 @@ def show(inv: Invocation, name: Name) -> None:
 
     Example: acomm agent show bob --json
     """
-    from acomm_cli.engine import directory
-    from acomm_cli.output import render_agents
-
-    with inv.store(write=False) as conn:
-        entry = directory.describe(conn, name)
-    render_agents.agent(inv.output(), entry)
 
 
 @app.command()
-@takes_invocation
+@runs(agent_run.update)
 def update(
     inv: Invocation,
     name: Name,
@@ -182,28 +138,10 @@ def update(
 
     Example: acomm agent update bob --team core --accept contacts
     """
-    from acomm_cli.cli.invocation import require_admin
-    from acomm_cli.engine import directory
-    from acomm_cli.output import render_agents
-
-    with inv.store(write=True) as conn:
-        require_admin(inv.settings, conn)
-        entry = directory.update(
-            conn,
-            name,
-            clock.now_ms(),
-            kind=kind,
-            display_name=display_name,
-            description=description,
-            team=team,
-            accept=accept,
-            admin=admin,
-        )
-    render_agents.agent(inv.output(), entry)
 
 
 @app.command()
-@takes_invocation
+@runs(agent_run.retire)
 def retire(inv: Invocation, name: Name) -> None:
     """Retire NAME: it receives nothing new, and its history stays.
 
@@ -213,27 +151,13 @@ def retire(inv: Invocation, name: Name) -> None:
 
     Example: acomm agent retire old-bot
     """
-    from acomm_cli.cli.invocation import require_admin
-    from acomm_cli.engine import directory
-    from acomm_cli.output import render_agents
-
-    with inv.store(write=True) as conn:
-        require_admin(inv.settings, conn)
-        entry, changed = directory.retire(conn, name, clock.now_ms())
-    if not changed:
-        render.note(f"note: {name!r} was retired already")
-    render_agents.agent(inv.output(), entry, changed)
 
 
 Agent = Annotated[str, typer.Argument(click_type=params.AGENT, help="The agent id.")]
 
 
-def _offline_after(inv: Invocation) -> int:
-    return int(inv.settings.value("federation.offline_after"))
-
-
 @app.command()
-@takes_invocation
+@runs(agent_run.own)
 def own(
     inv: Invocation,
     agent: Agent,
@@ -255,36 +179,19 @@ def own(
 
     Example: acomm agent own bob --fallback node-b --json
     """
-    from acomm_cli.federation import room
-
-    with inv.store(write=True) as conn:
-        doc = room.own(
-            conn,
-            agent,
-            fallback or [],
-            clock.now_ms(),
-            _offline_after(inv),
-            int(inv.settings.value("federation.takeover_grace")),
-        )
-    render.status(inv.output(), doc)
 
 
 @app.command()
-@takes_invocation
+@runs(agent_run.disown)
 def disown(inv: Invocation, agent: Agent) -> None:
     """This node gives AGENT up (only its owner may).
 
     Example: acomm agent disown bob --json
     """
-    from acomm_cli.federation import room
-
-    with inv.store(write=True) as conn:
-        doc = room.disown(conn, agent, clock.now_ms(), _offline_after(inv))
-    render.status(inv.output(), doc)
 
 
 @app.command()
-@takes_invocation
+@runs(agent_run.where)
 def where(inv: Invocation, agent: Agent) -> None:
     """Where a message to AGENT would go now.
 
@@ -293,11 +200,6 @@ def where(inv: Invocation, agent: Agent) -> None:
 
     Example: acomm agent where bob --json
     """
-    from acomm_cli.federation import room
-
-    with inv.store(write=False) as conn:
-        doc = room.where(conn, agent, clock.now_ms(), _offline_after(inv))
-    render.status(inv.output(), doc)
 
 
 @app.callback()
@@ -309,7 +211,7 @@ def agent_group() -> None:
 
 
 @app.command()
-@takes_invocation
+@runs(agent_run.token)
 def token(
     inv: Invocation,
     agent: Agent,
@@ -330,21 +232,6 @@ def token(
 
     Example: export ACOMM_AGENT_TOKEN=$(acomm agent token bob --rotate)
     """
-    from acomm_cli.cli.invocation import require_admin
-    from acomm_cli.engine import credentials
-    from acomm_cli.errors import UsageError
-    from acomm_cli.output import render_credentials
-
-    if rotate and revoke:
-        raise UsageError("give --rotate or --revoke, not both", field="rotate")
-    action = "rotate" if rotate else "revoke" if revoke else "issue"
-    with inv.store(write=True) as conn:
-        require_admin(inv.settings, conn)
-        doc = credentials.token(conn, agent, action, clock.now_ms())
-    if revoke:
-        render_credentials.revoked(inv.output(), doc)
-    else:
-        render_credentials.secret(inv.output(), doc)
 
 
 # ---------------------------------------------------------------- contact rules
@@ -352,7 +239,7 @@ def token(
 
 @app.command()
 @params.listing(columns.CONTACTS)
-@takes_invocation
+@runs(agent_run.contacts)
 def contacts(
     inv: Invocation,
     agent: Agent,
@@ -377,21 +264,3 @@ def contacts(
 
     Example: acomm agent contacts bob add alice --json
     """
-    from acomm_cli.engine import contacts as rules
-    from acomm_cli.output import render_contacts
-
-    if action is None:
-        with inv.store(write=False) as conn:
-            found = rules.contacts(conn, agent)
-        render_contacts.contacts(inv.output(), found)
-        return
-    if other is None:
-        from acomm_cli.errors import ValidationFailed
-
-        raise ValidationFailed(
-            f"contact: name the agent to {action} (acomm agent contacts {agent} {action} OTHER)",
-            field="contact",
-        )
-    with inv.store(write=True) as conn:
-        did = rules.change(conn, agent, action, other, clock.now_ms())
-    render_contacts.changed(inv.output(), agent, action, other, did)

@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from acomm_cli.cli import lazy, params
-from acomm_cli.cli.invocation import Invocation, identity
-from acomm_cli.cli.params import listing, takes_invocation
-from acomm_cli.errors import UsageError
-from acomm_cli.output import columns, render_attachments
-
-if TYPE_CHECKING:
-    from acomm_cli.engine import attachments
-else:
-    attachments = lazy.module("acomm_cli.engine.attachments")
+from acomm_cli.cli import params
+from acomm_cli.cli.commands import attachment_run
+from acomm_cli.cli.invocation import Invocation
+from acomm_cli.cli.params import listing, runs
+from acomm_cli.output import columns
 
 app = typer.Typer(
     help="The files messages carry (`send --attach FILE`)."
@@ -29,7 +24,7 @@ MessageId = Annotated[int, typer.Argument(metavar="MSG", help="The message id.")
 
 @app.command("list")
 @listing(columns.ATTACHMENTS)
-@takes_invocation
+@runs(attachment_run.list_)
 def list_(inv: Invocation, message_id: MessageId, as_: params.AsAgent = None) -> None:
     """The files a message carries, by name.
 
@@ -39,14 +34,10 @@ def list_(inv: Invocation, message_id: MessageId, as_: params.AsAgent = None) ->
 
     Example: acomm attachment list 42 --as bob
     """
-    agent = identity(as_)
-    with inv.store(write=False, read_fallback=True) as conn:
-        found = attachments.listing(conn, message_id, agent)
-    render_attachments.files(inv.output(), message_id, found)
 
 
 @app.command()
-@takes_invocation
+@runs(attachment_run.get)
 def get(
     inv: Invocation,
     message_id: MessageId,
@@ -74,21 +65,3 @@ def get(
 
     Example: acomm attachment get 42 report.pdf -o report.pdf --as bob
     """
-    out = inv.output()
-    if output is None and out.json:
-        raise UsageError("--json needs -o FILE: the bytes go to stdout otherwise", field="json")
-    agent = identity(as_)
-    if output is not None:
-        render_attachments.refuse_existing(output, force)
-    with inv.store(write=False, read_fallback=True) as conn:
-        from acomm_cli.federation import blobs
-
-        found = blobs.get(
-            conn,
-            message_id,
-            name,
-            agent,
-            inv.limits(),
-            inv.settings.value("federation.peer_deadline") / 1000,
-        )
-    render_attachments.content(out, message_id, found, output, force)

@@ -7,17 +7,17 @@ from typing import Annotated
 import typer
 
 from acomm_cli.cli import params
+from acomm_cli.cli.commands import audit_run
 from acomm_cli.cli.invocation import Invocation
-from acomm_cli.cli.params import listing, takes_invocation
-from acomm_cli.errors import UsageError
-from acomm_cli.output import columns, render_analytics
+from acomm_cli.cli.params import listing, runs
+from acomm_cli.output import columns
 
 app = typer.Typer(add_completion=False)
 
 
 @app.command()
 @listing(columns.AUDIT)
-@takes_invocation
+@runs(audit_run.audit)
 def audit(
     inv: Invocation,
     exports: Annotated[
@@ -100,22 +100,3 @@ def audit(
 
     Example: acomm audit /data/export-a /data/export-b --master spark://head:7077 --out /data/audit
     """
-    from acomm_cli import clock
-    from acomm_cli.analytics import audit as rules
-    from acomm_cli.analytics import installed
-
-    installed.require("audit")
-    extra = {}
-    for item in conf or ():
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise UsageError(f"--conf {item!r}: use KEY=VALUE", field="conf")
-        extra[key.strip()] = value
-    chosen = master or inv.settings.value("spark.master")
-    wait_s = clock.parse_duration(executor_wait, "executor_wait") / 1000
-    result = rules.run(exports, out=out, master=chosen, conf=extra, executor_wait=wait_s)
-    if html:
-        render_analytics.audit_report(inv.output(), result)
-    else:
-        render_analytics.audit_summary(inv.output(), result)
-    rules.require_clean(result)

@@ -2,21 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from acomm_cli import clock
-from acomm_cli.cli import lazy, params
+from acomm_cli.cli import params
+from acomm_cli.cli.commands import bridge_run
 from acomm_cli.cli.invocation import Invocation
-from acomm_cli.cli.params import takes_invocation
-from acomm_cli.errors import UsageError
-from acomm_cli.output import render_worker
-
-if TYPE_CHECKING:
-    from acomm_cli.bridge import sync as bridge
-else:
-    bridge = lazy.module("acomm_cli.bridge.sync")
+from acomm_cli.cli.params import runs
 
 app = typer.Typer(
     add_completion=False,
@@ -27,7 +20,7 @@ app = typer.Typer(
 
 
 @app.command()
-@takes_invocation
+@runs(bridge_run.sync)
 def sync(
     inv: Invocation,
     inbox_dir: Annotated[
@@ -85,23 +78,6 @@ def sync(
 
     Example: acomm bridge sync --inbox-dir ~/.claude/inbox --outbox-dir ~/.claude/outbox
     """
-    cfg = bridge.config(
-        inv.settings.value,
-        inbox_dir=inbox_dir,
-        outbox_dir=outbox_dir,
-        teams_dir=teams_dir,
-        default_channel=default_channel,
-    )
-    if not cfg.configured:
-        raise UsageError(
-            "the mailbox bridge is not configured: give --inbox-dir, "
-            "--outbox-dir or --teams-dir, or set bridge.* in config.yaml",
-            field="inbox_dir",
-        )
-    with inv.store(write=True, bridge_hook=False) as conn:
-        result = bridge.sync(conn, cfg, clock.now_ms())
-    render_worker.bridge_notes(result)
-    render_worker.bridge_sync(inv.output(), result)
 
 
 @app.callback()

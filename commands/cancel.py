@@ -6,17 +6,16 @@ from typing import Annotated
 
 import typer
 
-from acomm_cli import clock
 from acomm_cli.cli import params
-from acomm_cli.cli.invocation import Invocation, identity
-from acomm_cli.cli.params import takes_invocation
-from acomm_cli.output import render_schedules
+from acomm_cli.cli.commands import cancel_run
+from acomm_cli.cli.invocation import Invocation
+from acomm_cli.cli.params import runs
 
 app = typer.Typer(add_completion=False)
 
 
 @app.command()
-@takes_invocation
+@runs(cancel_run.cancel)
 def cancel(
     inv: Invocation,
     message_id: Annotated[int, typer.Argument(metavar="MSG", help="The message id.")],
@@ -30,9 +29,3 @@ def cancel(
 
     Example: acomm cancel 42 --as planner
     """
-    from acomm_cli.engine import schedules
-
-    by = identity(as_)
-    with inv.store(write=True) as conn:
-        done = schedules.cancel(conn, message_id, clock.now_ms(), by=by)
-    render_schedules.cancelled(inv.output(), done)

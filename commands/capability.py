@@ -3,22 +3,15 @@ skills agents host and publish, and routing by capability."""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from acomm_cli import clock
-from acomm_cli.cli import lazy, params
+from acomm_cli.cli import params
+from acomm_cli.cli.commands import capability_run
 from acomm_cli.cli.invocation import Invocation
-from acomm_cli.cli.params import listing, takes_invocation
-from acomm_cli.errors import ValidationFailed
-from acomm_cli.output import columns, render_caps
-
-if TYPE_CHECKING:
-    from acomm_cli.engine import capabilities
-else:
-    capabilities = lazy.module("acomm_cli.engine.capabilities")
+from acomm_cli.cli.params import listing, runs
+from acomm_cli.output import columns
 
 app = typer.Typer(
     help="Capabilities: what an agent can be asked to do, under a contract."
@@ -31,7 +24,7 @@ CapId = Annotated[str, typer.Argument(metavar="ID", help="The capability id (cod
 
 
 @app.command()
-@takes_invocation
+@runs(capability_run.host)
 def host(
     inv: Invocation,
     agent: Annotated[
@@ -51,13 +44,10 @@ def host(
 
     Example: acomm capability host reviewer skills/review-exec@1.0
     """
-    with inv.store(write=True, create=True) as conn:
-        doc = capabilities.host(conn, agent, skill, clock.now_ms(), remove=remove)
-    render_caps.skills(inv.output(), doc)
 
 
 @app.command()
-@takes_invocation
+@runs(capability_run.publish)
 def publish(
     inv: Invocation,
     cap_id: CapId,
@@ -82,8 +72,13 @@ def publish(
         ),
     ] = None,
     schema: Annotated[
-        Path | None,
-        typer.Option(metavar="FILE", help="The output contract, a JSON Schema file (required)."),
+        str | None,
+        typer.Option(
+            # a string (the fast path reads it; click's Path type is Typer's alone),
+            # completed as a plain value as before
+            click_type=params.Value("FILE"),
+            help="The output contract, a JSON Schema file (required).",
+        ),
     ] = None,
     eta: Annotated[
         str,
@@ -101,53 +96,20 @@ def publish(
     --delegation-skill skills/review-request@1.2 --executor-skill skills/review-exec@1.0
     --schema review.json --eta 10m
     """
-    for value, flag in (
-        (owner, "--owner"),
-        (delegation_skill, "--delegation-skill"),
-        (executor_skill, "--executor-skill"),
-        (schema, "--schema"),
-    ):
-        if not value:
-            raise typer.BadParameter(f"{flag} is required", param_hint=flag)
-    assert owner and delegation_skill and executor_skill and schema
-    try:
-        schema_text = schema.read_text(encoding="utf-8", errors="surrogateescape")
-    except OSError as exc:
-        raise ValidationFailed(
-            f"schema: cannot read {str(schema)!r}: {exc.strerror}",
-            field="schema",
-            value=str(schema),
-        ) from None
-    with inv.store(write=True, create=True) as conn:
-        doc = capabilities.publish(
-            conn,
-            cap_id,
-            clock.now_ms(),
-            owner=owner,
-            delegation=delegation_skill,
-            executor=executor_skill,
-            schema_text=schema_text,
-            eta=eta,
-            limits=inv.limits(),
-        )
-    render_caps.capability(inv.output(), doc)
 
 
 @app.command()
-@takes_invocation
+@runs(capability_run.unpublish)
 def unpublish(inv: Invocation, cap_id: CapId) -> None:
     """Unpublish a capability: tasks for it are refused (exit 5) from now on.
 
     Example: acomm capability unpublish code-review
     """
-    with inv.store(write=True) as conn:
-        doc = capabilities.unpublish(conn, cap_id, clock.now_ms())
-    render_caps.capability(inv.output(), doc)
 
 
 @app.command("list")
 @listing(columns.CAPABILITIES)
-@takes_invocation
+@runs(capability_run.list_)
 def list_(
     inv: Invocation,
     state: Annotated[
@@ -161,13 +123,10 @@ def list_(
 
     Example: acomm capability list --json
     """
-    with inv.store(write=False, read_fallback=True) as conn:
-        docs = capabilities.list_caps(conn, state=state)
-    render_caps.capabilities(inv.output(), docs)
 
 
 @app.command()
-@takes_invocation
+@runs(capability_run.show)
 def show(inv: Invocation, cap_id: CapId) -> None:
     """One capability: its contract, and who installed which delegation skill.
 
@@ -176,9 +135,6 @@ def show(inv: Invocation, cap_id: CapId) -> None:
 
     Example: acomm capability show code-review --json
     """
-    with inv.store(write=False, read_fallback=True) as conn:
-        doc = capabilities.show(conn, cap_id)
-    render_caps.capability(inv.output(), doc)
 
 
 @app.callback()

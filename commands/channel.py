@@ -3,22 +3,16 @@ admin, update, delete."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated
 
 import typer
 
-from acomm_cli import clock, model
-from acomm_cli.cli import lazy, params
+from acomm_cli import model
+from acomm_cli.cli import params
 from acomm_cli.cli.commands import channel_run
-from acomm_cli.cli.invocation import Invocation, identity
-from acomm_cli.cli.params import AsAgent, listing, runs, takes_invocation
-from acomm_cli.output import columns, render, render_channels
-
-if TYPE_CHECKING:
-    from acomm_cli.engine import channel_admin, channels
-else:
-    channel_admin = lazy.module("acomm_cli.engine.channel_admin")
-    channels = lazy.module("acomm_cli.engine.channels")
+from acomm_cli.cli.invocation import Invocation
+from acomm_cli.cli.params import AsAgent, listing, runs
+from acomm_cli.output import columns
 
 app = typer.Typer(
     help="Create and manage channels.\n\nExample: acomm channel create team "
@@ -131,54 +125,8 @@ AckNotifyOpt = Annotated[
 ]
 
 
-def _duration(value: str | None, name: str) -> int | None:
-    return clock.parse_duration(value, name) if value is not None else None
-
-
-def _settings(
-    *,
-    max_message_size: str | None,
-    ack_timeout: str | None,
-    max_retries: int | None,
-    retry_backoff: str | None,
-    retry_jitter: float | None,
-    echo: bool | None,
-    priority_ordering: bool | None,
-    max_pending: int | None,
-    dedupe_window: str | None,
-    retention_count: int | None,
-    retention_age: str | None,
-    lease: str | None,
-    message_ttl: str | None,
-    retry_failed: bool | None,
-    ack_clock: str | None,
-    ack_notify: str | None,
-) -> dict[str, Any]:
-    """The options as ChannelConfig fields (None: not given)."""
-    return {
-        "max_message_size": clock.parse_size(max_message_size, "max_message_size")
-        if max_message_size is not None
-        else None,
-        "ack_timeout_ms": _duration(ack_timeout, "ack_timeout"),
-        "max_retries": max_retries,
-        "retry_backoff_ms": _duration(retry_backoff, "retry_backoff"),
-        "retry_jitter": retry_jitter,
-        "echo": echo,
-        "priority_ordering": priority_ordering,
-        "max_pending": max_pending,
-        "dedupe_window_ms": _duration(dedupe_window, "dedupe_window"),
-        "retention_count": retention_count,
-        "retention_age_ms": _duration(retention_age, "retention_age"),
-        "lease_ms": _duration(lease, "lease"),
-        "message_ttl_ms": _duration(message_ttl, "message_ttl"),
-        "retry_failed": retry_failed,
-        "ack_clock": ack_clock,
-        "ack_notify": ack_notify,
-    }
-
-
 @app.command()
-@takes_invocation
+@runs(channel_run.create)
 def create(
     inv: Invocation,
     name: NewName,
@@ -223,37 +171,10 @@ def create(
 
     Example: acomm channel create builds --type pubsub --as ci
     """
-    owner = identity(as_)
-    cfg = channels.channel_config(
-        delivery=delivery,
-        **_settings(
-            max_message_size=max_message_size,
-            ack_timeout=ack_timeout,
-            max_retries=max_retries,
-            retry_backoff=retry_backoff,
-            retry_jitter=retry_jitter,
-            echo=echo,
-            priority_ordering=priority_ordering,
-            max_pending=max_pending,
-            dedupe_window=dedupe_window,
-            retention_count=retention_count,
-            retention_age=retention_age,
-            lease=lease,
-            message_ttl=message_ttl,
-            retry_failed=retry_failed,
-            ack_clock=ack_clock,
-            ack_notify=ack_notify,
-        ),
-    )
-    with inv.store(write=True, create=True) as conn:
-        ch = channels.create_channel(
-            conn, name, type_, owner, cfg, clock.now_ms(), if_not_exists=if_not_exists
-        )
-    render_channels.channel(inv.output(), ch, id_only=True)
 
 
 @app.command()
-@takes_invocation
+@runs(channel_run.join)
 def join(
     inv: Invocation,
     name: Name,
@@ -270,19 +191,10 @@ def join(
 
     Example: acomm channel join team reviewer --role observer --as planner
     """
-    by = identity(as_)
-    with inv.store(write=True) as conn:
-        r = channels.join_channel(conn, name, agent, role, clock.now_ms(), by=by)
-    render.change(
-        inv.output(),
-        render_channels.channel_doc(r.channel),
-        r.changed,
-        f"{agent} is already in channel {name} (as {r.channel.role_of(agent)})",
-    )
 
 
 @app.command()
-@takes_invocation
+@runs(channel_run.leave)
 def leave(
     inv: Invocation,
     name: Name,
@@ -297,15 +209,6 @@ def leave(
 
     Example: acomm channel leave team reviewer --as planner
     """
-    by = identity(as_)
-    with inv.store(write=True) as conn:
-        r = channels.leave_channel(conn, name, agent, clock.now_ms(), by=by)
-    render.change(
-        inv.output(),
-        render_channels.channel_doc(r.channel),
-        r.changed,
-        f"{agent} is not in channel {name}; nothing to leave",
-    )
 
 
 @app.command("list")
@@ -319,34 +222,20 @@ def list_(inv: Invocation) -> None:
 
 
 @app.command()
-@takes_invocation
+@runs(channel_run.show)
 def show(inv: Invocation, name: Name) -> None:
     """Show a channel: type, state, owner, configuration, participants.
 
     Example: acomm channel show team
     """
-    with inv.store(write=False) as conn:
-        ch = channels.get_channel(conn, name)
-        indexed = channel_admin.indexed_meta(conn, ch.id)
-    render_channels.channel(inv.output(), ch, indexed_meta=indexed)
 
 
 def _state_command(action: str, doc: str) -> None:
     def command(inv: Invocation, name: Name, as_: AsAgent = None) -> None:
-        by = identity(as_)
-        with inv.store(write=True) as conn:
-            r = channels.change_channel_state(conn, name, action, by=by)
-        ch = r.channel
-        render.change(
-            inv.output(),
-            render_channels.channel_doc(ch),
-            r.changed,
-            f"channel {ch.name} is already {ch.state.value}",
-            f"{ch.name}\t{ch.state.value}",
-        )
+        pass
 
     command.__doc__ = doc
-    app.command(action)(takes_invocation(command))
+    app.command(action)(runs(getattr(channel_run, action))(command))
 
 
 _BY_ADMIN = "\n\nBy the channel's owner or an admin (others exit 5, forbidden)."
@@ -377,7 +266,7 @@ _state_command(
 
 
 @app.command()
-@takes_invocation
+@runs(channel_run.admin)
 def admin(
     inv: Invocation,
     name: Name,
@@ -395,20 +284,10 @@ def admin(
 
     Example: acomm channel admin team reviewer --as planner
     """
-    by = identity(as_)
-    with inv.store(write=True) as conn:
-        r = channel_admin.set_admin(conn, name, agent, by=by, admin=not revoke)
-    render.change(
-        inv.output(),
-        render_channels.channel_doc(r.channel),
-        r.changed,
-        f"{agent} is {'not' if revoke else 'already'} an admin of channel {name}",
-        f"{name}\t{agent}\t{'member' if revoke else 'admin'}",
-    )
 
 
 @app.command()
-@takes_invocation
+@runs(channel_run.update)
 def update(
     inv: Invocation,
     name: Name,
@@ -454,40 +333,10 @@ def update(
 
     Example: acomm channel update team --ack-timeout 2m --max-pending 100 --as planner
     """
-    by = identity(as_)
-    settings = _settings(
-        max_message_size=max_message_size,
-        ack_timeout=ack_timeout,
-        max_retries=max_retries,
-        retry_backoff=retry_backoff,
-        retry_jitter=retry_jitter,
-        echo=echo,
-        priority_ordering=priority_ordering,
-        max_pending=max_pending,
-        dedupe_window=dedupe_window,
-        retention_count=retention_count,
-        retention_age=retention_age,
-        lease=lease,
-        message_ttl=message_ttl,
-        retry_failed=retry_failed,
-        ack_clock=ack_clock,
-        ack_notify=ack_notify,
-    )
-    with inv.store(write=True) as conn:
-        u = channel_admin.update_channel(
-            conn,
-            name,
-            clock.now_ms(),
-            by=by,
-            index_meta=tuple(index_meta or ()),
-            drop_index_meta=tuple(drop_index_meta or ()),
-            **settings,
-        )
-    render_channels.update(inv.output(), u)
 
 
 @app.command()
-@takes_invocation
+@runs(channel_run.delete)
 def delete(
     inv: Invocation,
     name: Name,
@@ -510,7 +359,3 @@ def delete(
 
     Example: acomm channel delete team --force --as planner
     """
-    by = identity(as_)
-    with inv.store(write=True) as conn:
-        d = channel_admin.delete_channel(conn, name, clock.now_ms(), by=by, force=force)
-    render_channels.deletion(inv.output(), d)

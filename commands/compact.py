@@ -2,26 +2,20 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from acomm_cli import clock
-from acomm_cli.cli import lazy, params
+from acomm_cli.cli import params
+from acomm_cli.cli.commands import compact_run
 from acomm_cli.cli.invocation import Invocation
-from acomm_cli.cli.params import takes_invocation
-from acomm_cli.output import render, render_operations
-
-if TYPE_CHECKING:
-    from acomm_cli.engine import operations
-else:
-    operations = lazy.module("acomm_cli.engine.operations")
+from acomm_cli.cli.params import runs
 
 app = typer.Typer(add_completion=False)
 
 
 @app.command()
-@takes_invocation
+@runs(compact_run.compact)
 def compact(
     inv: Invocation,
     older_than: Annotated[
@@ -63,32 +57,10 @@ def compact(
 
     Example: acomm compact --older-than 30d --dead-letters-older-than 90d --vacuum
     """
-    now = clock.now_ms()
-    older = clock.parse_duration(older_than, "older_than") if older_than is not None else 0
-    dead = (
-        clock.parse_duration(dead_letters_older_than, "dead_letters_older_than")
-        if dead_letters_older_than is not None
-        else None
-    )
-    out = inv.output()
-    with (
-        inv.store(write=not dry_run, hooks=False) as conn,
-        render.progress(out, "compacting") as progress,
-    ):
-        result = operations.compact(
-            conn,
-            now,
-            older_than_ms=older,
-            dead_letters_older_than_ms=dead,
-            vacuum=vacuum,
-            dry_run=dry_run,
-            progress=progress,
-        )
-    render_operations.compact(out, result)
 
 
 @app.command()
-@takes_invocation
+@runs(compact_run.flush)
 def flush(inv: Invocation) -> None:
     """Checkpoint the WAL into the database file and truncate it.
 
@@ -97,6 +69,3 @@ def flush(inv: Invocation) -> None:
 
     Example: acomm flush --json
     """
-    with inv.store(write=True, hooks=False) as conn:
-        result = operations.flush(conn)
-    render_operations.flush_result(inv.output(), result)

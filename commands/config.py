@@ -4,17 +4,14 @@ file."""
 
 from __future__ import annotations
 
-import os
 from typing import Annotated
 
 import typer
 
-from acomm_cli import clock
-from acomm_cli.cli import config_report
+from acomm_cli.cli.commands import config_run
 from acomm_cli.cli.invocation import Invocation
-from acomm_cli.cli.params import listing, takes_invocation
-from acomm_cli.errors import StoreUnavailable
-from acomm_cli.output import columns, render, render_operations
+from acomm_cli.cli.params import listing, runs
+from acomm_cli.output import columns
 
 app = typer.Typer(
     help="Inspect and change the configuration.\n\nExample: acomm config show --json",
@@ -25,7 +22,7 @@ app = typer.Typer(
 
 @app.command()
 @listing(columns.CONFIG)
-@takes_invocation
+@runs(config_run.show)
 def show(inv: Invocation) -> None:
     """Print every setting's effective value and where it came from.
 
@@ -36,11 +33,10 @@ def show(inv: Invocation) -> None:
 
     Example: ACOMM_FLUSH=immediate acomm config show
     """
-    render_operations.config_report(inv.output(), config_report.show_config(inv.settings))
 
 
 @app.command("set")
-@takes_invocation
+@runs(config_run.set_)
 def set_(
     inv: Invocation,
     key: Annotated[str, typer.Argument(metavar="KEY", help="A setting, e.g. identity.directory.")],
@@ -61,40 +57,10 @@ def set_(
 
     Example: acomm config set store.busy_timeout 10s
     """
-    from acomm_cli.cli import config as cfg
-    from acomm_cli.cli import config_edit
-    from acomm_cli.cli.invocation import presented_secret, require_admin
-
-    if key == "identity.auth":  # the store's own setting, which binds every process
-        from acomm_cli.engine import credentials
-
-        with inv.store(write=True) as conn:
-            mode = credentials.set_auth(
-                conn,
-                cfg.KEYS[key][1](value, key),
-                secret=presented_secret(inv.settings),
-                now=clock.now_ms(),
-                configured=inv.settings.value(key),
-            )
-        render.ok(inv.output(), {"key": key, "value": mode, "file": None}, f"{key}: {mode}")
-        return
-    try:
-        missing = inv.settings.store_path(create=False)[1]
-    except StoreUnavailable:  # no store: no admin to ask (and --config names the file)
-        missing = True
-    if not missing:
-        with inv.store(write=False) as conn:
-            require_admin(inv.settings, conn)
-    path, parsed = config_edit.set_value(inv.settings, key, value)
-    env = cfg.KEYS[key][2]
-    if env in os.environ:
-        render.note(f"note: ${env} is set and overrides the file for {key}")
-    shown = clock.format_duration(parsed) if config_report.is_duration(key) else parsed
-    render.ok(inv.output(), {"key": key, "value": parsed, "file": path}, f"{key}: {shown}")
 
 
 @app.command("get")
-@takes_invocation
+@runs(config_run.get)
 def get(
     inv: Invocation,
     key: Annotated[str, typer.Argument(metavar="KEY", help="A setting, e.g. store.busy_timeout.")],
@@ -110,7 +76,6 @@ def get(
 
     Example: acomm config get store.busy_timeout
     """
-    render_operations.config_value(inv.output(), config_report.get_value(inv.settings, key))
 
 
 @app.callback()

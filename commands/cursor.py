@@ -7,15 +7,11 @@ from typing import Annotated
 
 import typer
 
-from acomm_cli import clock
 from acomm_cli.cli import params
+from acomm_cli.cli.commands import cursor_run
 from acomm_cli.cli.invocation import Invocation
-from acomm_cli.cli.params import listing, takes_invocation
-from acomm_cli.output import columns, render_cursors
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from acomm_cli.engine.cursors import Start
+from acomm_cli.cli.params import listing, runs
+from acomm_cli.output import columns
 
 app = typer.Typer(
     help="Durable replay cursors over a channel's history."
@@ -48,20 +44,8 @@ FromTime = Annotated[
 ]
 
 
-def _start(
-    from_start: bool, from_now: bool, from_id: int | None, from_time: str | None, default: str
-) -> Start:
-    from acomm_cli.engine import cursors
-
-    now = clock.now_ms()
-    at = clock.parse_time(from_time, "from_time", now) if from_time is not None else None
-    return cursors.start_of(
-        from_start=from_start, from_now=from_now, from_id=from_id, from_time=at, default=default
-    )
-
-
 @app.command()
-@takes_invocation
+@runs(cursor_run.create)
 def create(
     inv: Invocation,
     name: Name,
@@ -88,20 +72,11 @@ def create(
 
     Example: acomm cursor create audit --channel team --from-start --meta region=eu
     """
-    from acomm_cli.engine import cursors
-
-    spec = cursors.filter_spec(
-        meta=meta, types=type_, sender=from_, topic=topic, event_type=event_type
-    )
-    start = _start(from_start, from_now, from_id, from_time, "now")
-    with inv.store(write=True) as conn:
-        c = cursors.create(conn, name, channel, start, clock.now_ms(), by=as_, spec=spec)
-    render_cursors.one(inv.output(), c)
 
 
 @app.command("list")
 @listing(columns.CURSORS)
-@takes_invocation
+@runs(cursor_run.list_)
 def list_(inv: Invocation) -> None:
     """Every cursor, with its position and what lies past it.
 
@@ -109,29 +84,19 @@ def list_(inv: Invocation) -> None:
 
     Example: acomm cursor list --json
     """
-    from acomm_cli.engine import cursors
-
-    with inv.store(write=False, read_fallback=True) as conn:
-        found = cursors.listing(conn)
-    render_cursors.many(inv.output(), found)
 
 
 @app.command()
-@takes_invocation
+@runs(cursor_run.show)
 def show(inv: Invocation, name: Name) -> None:
     """One cursor, with its filter and whether compaction passed it.
 
     Example: acomm cursor show audit
     """
-    from acomm_cli.engine import cursors
-
-    with inv.store(write=False, read_fallback=True) as conn:
-        c = cursors.show(conn, name)
-    render_cursors.one(inv.output(), c)
 
 
 @app.command()
-@takes_invocation
+@runs(cursor_run.seek)
 def seek(
     inv: Invocation,
     name: Name,
@@ -147,23 +112,12 @@ def seek(
 
     Example: acomm cursor seek audit --from-time 2026-11-01T00:00:00Z
     """
-    from acomm_cli.engine import cursors
-
-    start = _start(from_start, from_now, from_id, from_time, "now")
-    with inv.store(write=True) as conn:
-        before, after = cursors.seek(conn, name, start, clock.now_ms())
-    render_cursors.moved(inv.output(), before, after)
 
 
 @app.command()
-@takes_invocation
+@runs(cursor_run.delete)
 def delete(inv: Invocation, name: Name) -> None:
     """Delete a cursor (the history it read stays).
 
     Example: acomm cursor delete audit
     """
-    from acomm_cli.engine import cursors
-
-    with inv.store(write=True) as conn:
-        c = cursors.delete(conn, name)
-    render_cursors.deleted(inv.output(), c)

@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from acomm_cli import clock, model
-from acomm_cli.cli import lazy, params
+from acomm_cli import model
+from acomm_cli.cli import params
+from acomm_cli.cli.commands import deadletter_run
 from acomm_cli.cli.invocation import Invocation
-from acomm_cli.cli.params import listing, takes_invocation
-from acomm_cli.errors import UsageError
-from acomm_cli.output import columns, render, render_deadletters
-
-if TYPE_CHECKING:
-    from acomm_cli.engine import deadletters
-else:
-    deadletters = lazy.module("acomm_cli.engine.deadletters")
+from acomm_cli.cli.params import listing, runs
+from acomm_cli.output import columns
 
 app = typer.Typer(
     help="Inspect and recover dead letters.\n\nExample: acomm deadletter list --json",
@@ -32,7 +27,7 @@ Recipient = Annotated[
 
 @app.command("list")
 @listing(columns.DEAD_LETTERS)
-@takes_invocation
+@runs(deadletter_run.list_)
 def list_(
     inv: Invocation,
     channel: Annotated[
@@ -53,15 +48,10 @@ def list_(
 
     Example: acomm deadletter list --reason max_retries_exceeded --json
     """
-    with inv.store(write=False) as conn:
-        items, total = deadletters.list_dead_letters(
-            conn, channel=channel, recipient=recipient, reason=reason, limit=limit, offset=offset
-        )
-    render_deadletters.dead_letters(inv.output(), items, total)
 
 
 @app.command()
-@takes_invocation
+@runs(deadletter_run.show)
 def show(inv: Invocation, message_id: Msg, recipient: Recipient = None) -> None:
     """Show a message's dead letters whole, with each delivery attempt.
 
@@ -72,13 +62,10 @@ def show(inv: Invocation, message_id: Msg, recipient: Recipient = None) -> None:
 
     Example: acomm deadletter show 42 --json
     """
-    with inv.store(write=False) as conn:
-        records = deadletters.records(conn, message_id, recipient)
-    render_deadletters.dead_letter_records(inv.output(), records)
 
 
 @app.command()
-@takes_invocation
+@runs(deadletter_run.replay)
 def replay(
     inv: Invocation,
     message_id: Annotated[
@@ -120,59 +107,19 @@ def replay(
 
     Example: acomm deadletter replay --all --reason dispatch_failed --since -1h
     """
-    if all_ and message_id is not None:
-        raise UsageError(
-            "message: give a message id or --all, not both", field="message", value=message_id
-        )
-    if not all_:
-        if message_id is None:
-            raise UsageError(
-                "message: give a message id, or --all to replay every dead "
-                "letter the filters match",
-                field="message",
-            )
-        for name, given in (
-            ("channel", channel),
-            ("reason", reason),
-            ("since", since),
-            ("dry_run", dry_run or None),
-        ):
-            if given is not None:
-                flag = "--" + name.replace("_", "-")
-                raise UsageError(f"{name}: {flag} goes with --all", field=name)
-        with inv.store(write=True) as conn:
-            items = deadletters.replay(conn, message_id, recipient, clock.now_ms())
-        render_deadletters.dead_letters(inv.output(), items, len(items))
-        return
-    now = clock.now_ms()
-    lo = clock.parse_time(since, "since", now) if since is not None else None
-    with inv.store(write=True) as conn:
-        result = deadletters.redrive(
-            conn,
-            channel=channel,
-            recipient=recipient,
-            reason=reason,
-            since=lo,
-            now=now,
-            dry_run=dry_run,
-        )
-    render_deadletters.redrive(inv.output(), result)
 
 
 @app.command()
-@takes_invocation
+@runs(deadletter_run.discard)
 def discard(inv: Invocation, message_id: Msg, recipient: Recipient = None) -> None:
     """Remove a dead letter for good.
 
     Example: acomm deadletter discard 42
     """
-    with inv.store(write=True) as conn:
-        n = deadletters.discard(conn, message_id, recipient)
-    render.ok(inv.output(), {"discarded": n}, str(n))
 
 
 @app.command()
-@takes_invocation
+@runs(deadletter_run.purge)
 def purge(
     inv: Invocation,
     older_than: Annotated[
@@ -184,6 +131,3 @@ def purge(
 
     Example: acomm deadletter purge --older-than 7d
     """
-    with inv.store(write=True) as conn:
-        n = deadletters.purge(conn, clock.parse_duration(older_than, "older_than"), clock.now_ms())
-    render.ok(inv.output(), {"purged": n}, str(n))

@@ -3,29 +3,22 @@ triggers them."""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from acomm_cli import clock
-from acomm_cli.cli import lazy, params, stopping
-from acomm_cli.cli.config import AGENTS
-from acomm_cli.cli.invocation import Invocation, require_admin
-from acomm_cli.cli.params import invocation, takes_invocation
-from acomm_cli.output import render_worker
-
-if TYPE_CHECKING:
-    from acomm_cli.dispatch import dispatcher as engine
-else:
-    engine = lazy.module("acomm_cli.dispatch.dispatcher")
+from acomm_cli.cli import params
+from acomm_cli.cli.commands import dispatch_run
+from acomm_cli.cli.invocation import Invocation
+from acomm_cli.cli.params import runs
 
 app = typer.Typer(add_completion=False, invoke_without_command=True)
 
 
 @app.callback(invoke_without_command=True)
+@runs(dispatch_run.dispatch)
 def dispatch(
-    ctx: typer.Context,
+    inv: Invocation,
     agent: Annotated[
         str | None,
         typer.Option(
@@ -61,40 +54,10 @@ def dispatch(
 
     Example: acomm dispatch --agent reviewer --max 10
     """
-    if ctx.invoked_subcommand is None:  # `acomm dispatch` alone makes a pass
-        _pass(invocation(ctx), agent, max_, dry_run)
-
-
-def _pass(inv: Invocation, agent: str | None, max_: int, dry_run: bool) -> None:
-    s = inv.settings
-    agents = s.value(AGENTS)
-    engine.chosen(agents, agent, max_)  # refused before the store is opened
-    with inv.store(write=not dry_run) as conn, stopping.on_signals() as stop:
-        engine.check_kinds(conn, agents)  # a human is never dispatched: exit 3, nothing run
-        if not dry_run:  # it mints agents' secrets: with identity.auth token, an admin's
-            require_admin(s, conn)
-        path, _ = s.store_path(create=False)
-        result = engine.dispatch(
-            conn,
-            agents,
-            clock.now_ms(),
-            store_path=str(Path(path).resolve()),
-            encode=render_worker.message_json,
-            only=agent,
-            max_runs=max_,
-            dry_run=dry_run,
-            config_path=str(Path(s.config).expanduser().resolve()) if s.config else None,
-            stop=stop,
-            auth=s.value("identity.auth"),
-        )
-        signum = stop.signum
-    render_worker.dispatch_result(inv.output(), result)
-    if signum is not None:
-        raise typer.Exit(128 + signum)
 
 
 @app.command()
-@takes_invocation
+@runs(dispatch_run.rules)
 def rules(inv: Invocation) -> None:
     """List the trigger rules: the defaults, and each configured agent's own.
 
@@ -106,9 +69,3 @@ def rules(inv: Invocation) -> None:
 
     Example: acomm dispatch rules --json
     """
-    from acomm_cli.cli import config
-    from acomm_cli.dispatch import triggers
-
-    specs, _ = config.load_agents(inv.settings)
-    path = config.config_file(inv.settings) if specs else None
-    render_worker.trigger_rules(inv.output(), triggers.listing(specs, path))

@@ -2,26 +2,21 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from acomm_cli.cli import lazy
+from acomm_cli.cli.commands import doctor_run
 from acomm_cli.cli.invocation import Invocation
-from acomm_cli.cli.params import listing, takes_invocation
-from acomm_cli.output import columns, render_operations
-
-if TYPE_CHECKING:
-    from acomm_cli.engine import operations
-else:
-    operations = lazy.module("acomm_cli.engine.operations")
+from acomm_cli.cli.params import listing, runs
+from acomm_cli.output import columns
 
 app = typer.Typer(add_completion=False)
 
 
 @app.command()
 @listing(columns.FINDINGS)
-@takes_invocation
+@runs(doctor_run.doctor)
 def doctor(
     inv: Invocation,
     quick: Annotated[
@@ -60,13 +55,3 @@ def doctor(
 
     Example (the search index): acomm doctor --rebuild-search
     """
-    if rebuild_search:
-        from acomm_cli.engine import search
-
-        with inv.store(write=True) as conn:
-            indexed = search.rebuild(conn)
-        render_operations.search_rebuilt(inv.output(), indexed)
-    with inv.store(write=False) as conn:
-        health = operations.doctor(conn, quick=quick)
-    render_operations.doctor(inv.output(), health)
-    operations.require_healthy(health)

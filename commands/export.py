@@ -6,17 +6,16 @@ from typing import Annotated
 
 import typer
 
-from acomm_cli import clock
 from acomm_cli.cli import params
+from acomm_cli.cli.commands import export_run
 from acomm_cli.cli.invocation import Invocation
-from acomm_cli.cli.params import takes_invocation
-from acomm_cli.output import render, render_analytics
+from acomm_cli.cli.params import runs
 
 app = typer.Typer(add_completion=False)
 
 
 @app.command()
-@takes_invocation
+@runs(export_run.export)
 def export(
     inv: Invocation,
     out: Annotated[
@@ -73,16 +72,3 @@ def export(
 
     Example (nightly, from cron): acomm export /data/acomm-export --incremental
     """
-    from acomm_cli.analytics import export as rules
-    from acomm_cli.analytics import installed
-
-    installed.require("export")  # before the store is opened
-    now = clock.now_ms()
-    lo = clock.parse_time(since, "since", now) if since else None
-    hi = clock.parse_time(until, "until", now) if until else None
-    o = inv.output()
-    with inv.store(write=True, hooks=False) as conn, render.progress(o, "exporting") as start:
-        result = rules.export(
-            conn, out, now, since=lo, until=hi, incremental=incremental, fmt=format_, progress=start
-        )
-    render_analytics.export_result(o, result)

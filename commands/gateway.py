@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from acomm_cli import clock
+from acomm_cli.cli.commands import gateway_run
 from acomm_cli.cli.invocation import Invocation
-from acomm_cli.cli.params import takes_invocation
-from acomm_cli.output import render, render_messages
+from acomm_cli.cli.params import runs
 
 app = typer.Typer(
     help="This node's gateway: the exchange, the state room, the outbox.\n\n"
@@ -21,7 +19,7 @@ app = typer.Typer(
 
 
 @app.command()
-@takes_invocation
+@runs(gateway_run.serve)
 def serve(
     inv: Invocation,
     listen: Annotated[
@@ -127,63 +125,10 @@ def serve(
 
     Example: acomm gateway serve --listen 127.0.0.1:8766 --join http://seed:8765 --invite TOKEN
     """
-    from functools import partial
-
-    from acomm_cli.errors import ValidationFailed
-    from acomm_cli.federation import agentapi, gateway, seeds
-    from acomm_cli.monitoring.metrics import metrics_payload
-
-    if invite is not None and join is None:
-        raise ValidationFailed("invite: only with --join URL", field="invite")
-    seeds.parse_join(join)  # exit 3 naming a bad url, before anything starts
-    host, port = gateway.parse_listen(listen)
-    s = inv.settings
-    path, _ = s.store_path(create=False)
-    every = clock.parse_duration(pull_every, "pull_every") if pull_every else None
-    if pull is None:
-        pull = s.value("gateway.pull") == "continuous"
-    elif not pull and every is not None:
-        raise ValidationFailed("pull_every: not with --no-pull", field="pull_every")
-    import logging
-
-    from acomm_cli.output import logs
-
-    logs.configure("acomm", logging.INFO)  # uvicorn's lines too: the gateway sets no log config
-    gateway.serve(
-        gateway.Options(
-            store_path=Path(path),
-            host=host,
-            port=port,
-            seed=seed,
-            join=join,
-            invite=invite,
-            public_url=public_url,
-            pull_every_ms=every,
-            push=push,
-            sla_ms=s.value("federation.sla"),
-            pull_pages=s.value("federation.pull_pages"),
-            peer_deadline_ms=s.value("federation.peer_deadline"),
-            takeover_grace_ms=s.value("federation.takeover_grace"),
-            limits=inv.limits(),
-            max_body=s.value("gateway.max_body"),
-            pull=pull,
-            pull_wait_ms=s.value("gateway.pull_wait"),
-            pull_interval_ms=s.value("gateway.pull_interval"),
-            tls_cert=tls_cert,
-            tls_key=tls_key,
-            insecure_listen=insecure_listen,
-            profile_name=s.value("federation.profile"),
-            ca_file=s.value("federation.ca_file"),
-            encoders=agentapi.Encoders(
-                message=render_messages.message_doc, send=render_messages.send_doc
-            ),
-            metrics=partial(metrics_payload, offline_after_ms=s.value("federation.offline_after")),
-        )
-    )
 
 
 @app.command()
-@takes_invocation
+@runs(gateway_run.status)
 def status(inv: Invocation) -> None:
     """Show this node's gateway: {node_id, running, listen, room_synced, peers, ...}.
 
@@ -194,16 +139,6 @@ def status(inv: Invocation) -> None:
 
     Example: acomm gateway status --json
     """
-    from acomm_cli.federation import gwstate
-
-    s = inv.settings
-    path, _ = s.store_path(create=False)
-    with inv.store(write=False) as conn:
-        doc = gwstate.status(conn, Path(path), clock.now_ms())
-    render.status(inv.output(), doc)
-    failed = gwstate.not_running(doc)
-    if failed is not None:
-        raise failed
 
 
 @app.callback()

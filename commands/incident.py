@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from acomm_cli import clock
-from acomm_cli.cli import lazy, params
-from acomm_cli.cli.invocation import Invocation, identity
-from acomm_cli.cli.params import listing, takes_invocation
-from acomm_cli.output import columns, render, render_caps
-
-if TYPE_CHECKING:
-    from acomm_cli.engine import incidents
-else:
-    incidents = lazy.module("acomm_cli.engine.incidents")
+from acomm_cli.cli import params
+from acomm_cli.cli.commands import incident_run
+from acomm_cli.cli.invocation import Invocation
+from acomm_cli.cli.params import listing, runs
+from acomm_cli.output import columns
 
 app = typer.Typer(
     help="Review incidents: misfires of published capabilities."
@@ -29,7 +24,7 @@ IncidentId = Annotated[int, typer.Argument(metavar="ID", help="The incident id."
 
 @app.command("list")
 @listing(columns.INCIDENTS)
-@takes_invocation
+@runs(incident_run.list_)
 def list_(
     inv: Invocation,
     state: Annotated[
@@ -47,25 +42,19 @@ def list_(
 
     Example: acomm incident list --state open --json
     """
-    with inv.store(write=False, read_fallback=True) as conn:
-        found = incidents.list_incidents(conn, state=state, capability=capability)
-    render_caps.incidents(inv.output(), [i.doc() for i in found])
 
 
 @app.command()
-@takes_invocation
+@runs(incident_run.show)
 def show(inv: Invocation, incident_id: IncidentId) -> None:
     """One incident.
 
     Example: acomm incident show 1 --json
     """
-    with inv.store(write=False, read_fallback=True) as conn:
-        found = incidents.load(conn, incident_id)
-    render_caps.incident(inv.output(), found.doc())
 
 
 @app.command()
-@takes_invocation
+@runs(incident_run.resolve)
 def resolve(
     inv: Invocation,
     incident_id: IncidentId,
@@ -84,13 +73,6 @@ def resolve(
 
     Example: acomm incident resolve 1 --note "schema 1.1 allows empty findings"
     """
-    if as_ is not None:
-        identity(as_)  # recorded as who resolved it: with identity.auth token, proven
-    with inv.store(write=True) as conn:
-        found, changed = incidents.resolve(conn, incident_id, clock.now_ms(), agent=as_, note=note)
-    render.change(
-        inv.output(), found.doc(), changed, f"incident {incident_id} is already resolved", None
-    )
 
 
 @app.callback()

@@ -6,11 +6,11 @@ from typing import Annotated
 
 import typer
 
-from acomm_cli import clock
 from acomm_cli.cli import params
+from acomm_cli.cli.commands import invite_run
 from acomm_cli.cli.invocation import Invocation
-from acomm_cli.cli.params import listing, takes_invocation
-from acomm_cli.output import columns, render, render_federation
+from acomm_cli.cli.params import listing, runs
+from acomm_cli.output import columns
 
 app = typer.Typer(
     help="Invite other nodes to join this one (a seed).\n\nExample: acomm "
@@ -21,7 +21,7 @@ app = typer.Typer(
 
 
 @app.command()
-@takes_invocation
+@runs(invite_run.create)
 def create(
     inv: Invocation,
     expect: Annotated[
@@ -50,19 +50,11 @@ def create(
 
     Example: acomm invite create --expect mbp-jane --ttl 10m --json
     """
-    from acomm_cli.federation import invites
-
-    ttl_ms = clock.parse_duration(ttl, "ttl")
-    with inv.store(write=True) as conn:
-        doc = invites.create(
-            conn, expect=expect, ttl_ms=ttl_ms, pin_key=pin_key, now_ms=clock.now_ms()
-        )
-    render.status(inv.output(), doc)
 
 
 @app.command("list")
 @listing(columns.INVITES)
-@takes_invocation
+@runs(invite_run.list_)
 def list_(inv: Invocation) -> None:
     """List invites and their state, never their tokens.
 
@@ -70,15 +62,10 @@ def list_(inv: Invocation) -> None:
 
     Example: acomm invite list --json
     """
-    from acomm_cli.federation import invites
-
-    with inv.store(write=False) as conn:
-        docs = invites.list_invites(conn, clock.now_ms())
-    render_federation.invites(inv.output(), docs)
 
 
 @app.command()
-@takes_invocation
+@runs(invite_run.revoke)
 def revoke(
     inv: Invocation,
     invite_id: Annotated[str, typer.Argument(metavar="ID", help="The invite id.")],
@@ -87,8 +74,3 @@ def revoke(
 
     Example: acomm invite revoke inv-3f2a9c0d1e4b5a67
     """
-    from acomm_cli.federation import invites
-
-    with inv.store(write=True) as conn:
-        doc, changed = invites.revoke(conn, invite_id, clock.now_ms())
-    render.change(inv.output(), doc, changed, f"invite {invite_id} was already revoked")

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from acomm_cli import clock
-from acomm_cli.cli import lazy, params, stopping
-from acomm_cli.cli.invocation import Invocation, build_filter
+from acomm_cli.cli import params
+from acomm_cli.cli.commands import messages_run
+from acomm_cli.cli.invocation import Invocation
 from acomm_cli.cli.params import (
     ActorFilter,
     ChannelOpt,
@@ -27,24 +27,16 @@ from acomm_cli.cli.params import (
     Types,
     Until,
     listing,
-    takes_invocation,
+    runs,
 )
-from acomm_cli.errors import UsageError
-from acomm_cli.lite.records import replace
-from acomm_cli.output import columns, render, render_messages
-
-if TYPE_CHECKING:
-    from acomm_cli.engine import inbox, waiting
-else:
-    inbox = lazy.module("acomm_cli.engine.inbox")
-    waiting = lazy.module("acomm_cli.engine.waiting")
+from acomm_cli.output import columns
 
 app = typer.Typer(add_completion=False)
 
 
 @app.command()
 @listing(columns.MESSAGES)
-@takes_invocation
+@runs(messages_run.messages)
 def messages(
     inv: Invocation,
     channel: ChannelOpt = None,
@@ -134,63 +126,10 @@ def messages(
 
     Example (full-text search): acomm messages --search "deploy fail*" --since -7d --json
     """
-    if follow and (sort is not None or order is not None):
-        raise UsageError(
-            "--follow prints messages in the order they are committed; drop --sort and --order",
-            field="follow",
-        )
-    if follow and search is not None:
-        raise UsageError(
-            "--search ranks the messages there are; drop --follow to search", field="follow"
-        )
-    f = build_filter(
-        channel=channel,
-        since=since,
-        until=until,
-        types=type_,
-        sender=from_,
-        topic=topic,
-        status=status,
-        grep=grep,
-        priority_min=priority_min,
-        sort=sort,
-        order=order,
-        limit=limit,
-        offset=offset,
-        now=clock.now_ms(),
-        event_type=event_type,
-        thread=thread,
-        actor=actor,
-        meta=meta,
-    )
-    f = replace(f, correlation_id=correlation_id, recipient=recipient, state=tuple(state or ()))
-    if search is not None:
-        from acomm_cli.engine import search as full_text
-
-        f = replace(f, search=full_text.expression(search))
-    if trace is not None:
-        from acomm_cli.engine import traces
-
-        f = replace(f, trace_id=traces.check(trace, "trace"))
-    out = inv.output()
-    with inv.store(write=False) as conn:
-        if follow:
-            with stopping.on_signals() as stop:
-                for batch in waiting.follow_history(conn, f, stop=stop):
-                    render_messages.follow(out, batch)
-                    out = render.headed(out)
-            return
-        if f.search is not None:
-            from acomm_cli.engine import search as full_text
-
-            result = full_text.history(conn, f)
-        else:
-            result = inbox.history(conn, f)
-    render_messages.messages(out, result)
 
 
 @app.command()
-@takes_invocation
+@runs(messages_run.show)
 def show(
     inv: Invocation, message_id: Annotated[int, typer.Argument(metavar="MSG", help="Message id.")]
 ) -> None:
@@ -198,9 +137,3 @@ def show(
 
     Example: acomm show 42 --json
     """
-    from acomm_cli.engine import engagement
-
-    with inv.store(write=False) as conn:
-        msg = inbox.show(conn, message_id)
-        seen = engagement.of(conn, msg)
-    render_messages.message(inv.output(), msg, seen)

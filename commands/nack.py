@@ -2,21 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from acomm_cli import clock
-from acomm_cli.cli import lazy, params
-from acomm_cli.cli.invocation import Invocation, identity
-from acomm_cli.cli.params import AsAgent, takes_invocation
-from acomm_cli.lite.records import asdict  # the engine's results are records
-from acomm_cli.output import render_acks
-
-if TYPE_CHECKING:
-    from acomm_cli.engine import leases
-else:
-    leases = lazy.module("acomm_cli.engine.leases")
+from acomm_cli.cli import params
+from acomm_cli.cli.commands import nack_run
+from acomm_cli.cli.invocation import Invocation
+from acomm_cli.cli.params import AsAgent, runs
 
 app = typer.Typer(add_completion=False)
 
@@ -24,7 +17,7 @@ MessageId = Annotated[int, typer.Argument(metavar="MSG", help="The message id.")
 
 
 @app.command()
-@takes_invocation
+@runs(nack_run.nack)
 def nack(
     inv: Invocation,
     message_id: MessageId,
@@ -54,23 +47,10 @@ def nack(
 
     Example: acomm nack 42 --as worker --requeue --delay 30s --reason "database busy"
     """
-    agent = identity(as_)
-    delay_ms = clock.parse_duration(delay, "delay") if delay is not None else None
-    with inv.store(write=True) as conn:
-        result = leases.nack(
-            conn,
-            message_id,
-            agent,
-            requeue=requeue,
-            delay_ms=delay_ms,
-            reason=reason,
-            now=clock.now_ms(),
-        )
-    render_acks.nack(inv.output(), asdict(result))
 
 
 @app.command()
-@takes_invocation
+@runs(nack_run.extend)
 def extend(
     inv: Invocation,
     message_id: MessageId,
@@ -87,9 +67,3 @@ def extend(
 
     Example: acomm extend 42 --by 5m --as worker
     """
-    agent = identity(as_)
-    with inv.store(write=True) as conn:
-        result = leases.extend(
-            conn, message_id, agent, clock.parse_duration(by, "by"), clock.now_ms()
-        )
-    render_acks.extend(inv.output(), asdict(result))

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from acomm_cli import clock
+from acomm_cli.cli.commands import node_run
 from acomm_cli.cli.invocation import Invocation
-from acomm_cli.cli.params import takes_invocation
-from acomm_cli.errors import ValidationFailed
-from acomm_cli.output import render
+from acomm_cli.cli.params import runs
 
 app = typer.Typer(
     help="This store's federation node identity.\n\nExample: acomm node init --id vps-jane",
@@ -20,7 +18,7 @@ app = typer.Typer(
 
 
 @app.command()
-@takes_invocation
+@runs(node_run.init)
 def init(
     inv: Invocation,
     id_: Annotated[
@@ -95,38 +93,6 @@ def init(
 
     Example: acomm node init --id vps-jane --json
     """
-    from acomm_cli.federation import identity, nats_transport, profile
-
-    if transport is None:  # `federation.transport` in config (or $ACOMM_FED_TRANSPORT)
-        transport = inv.settings.value("federation.transport")
-    if transport is not None:  # checked before anything is written
-        nats_transport.check(transport, nats_creds, replicas)
-    elif replicas != 1:
-        raise ValidationFailed(
-            "replicas: --replicas needs a NATS --transport", field="replicas", value=str(replicas)
-        )
-    with inv.store(write=True, create=True) as conn:
-        node, created = identity.init_node(conn, id_, clock.now_ms())
-        if transport is not None:
-            nats_transport.configure(conn, transport, nats_creds, replicas)
-        production = production or inv.settings.value("federation.profile") == "production"
-        if production and not profile.production(conn):
-            profile.record(conn)
-            created = True  # something changed
-        if seed:
-            from acomm_cli.federation import seeds
-
-            seeds.mark_seed(conn)
-    if not created and transport is None and not seed:
-        render.note(f"note: this store is already node {node.node_id}; nothing changed")
-    doc: dict[str, Any] = {"node_id": node.node_id, "public_key": node.public_paserk}
-    if production:
-        doc["profile"] = profile.PRODUCTION
-    if transport:
-        doc.update(transport=transport, replicas=replicas)
-    if seed:
-        doc["seed"] = True
-    render.status(inv.output(), doc)
 
 
 @app.callback()

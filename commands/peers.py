@@ -6,10 +6,10 @@ from typing import Annotated
 
 import typer
 
-from acomm_cli import clock
+from acomm_cli.cli.commands import peers_run
 from acomm_cli.cli.invocation import Invocation
-from acomm_cli.cli.params import invocation, listing, takes_invocation
-from acomm_cli.output import columns, render, render_federation
+from acomm_cli.cli.params import listing, runs
+from acomm_cli.output import columns
 
 app = typer.Typer(
     help="The other federation nodes this node knows.\n\nExample: acomm peers "
@@ -21,25 +21,16 @@ app = typer.Typer(
 
 @app.callback(invoke_without_command=True)
 @listing(columns.PEERS)
-def peers(ctx: typer.Context) -> None:
+@runs(peers_run.peers)
+def peers(inv: Invocation) -> None:
     """List the other nodes: {peers: [{node, url, online, last_seen_at, cursor, head, lag}]}.
 
     Example: acomm peers --json
     """
-    if ctx.invoked_subcommand is None:  # `acomm peers` alone lists them
-        _list(invocation(ctx))
-
-
-def _list(inv: Invocation) -> None:
-    from acomm_cli.federation import room
-
-    with inv.store(write=False) as conn:
-        doc = room.peers(conn, clock.now_ms(), inv.settings.value("federation.offline_after"))
-    render_federation.peers(inv.output(), doc)
 
 
 @app.command()
-@takes_invocation
+@runs(peers_run.add)
 def add(
     inv: Invocation,
     node: Annotated[str, typer.Argument(metavar="NODE", help="The peer's node id.")],
@@ -57,8 +48,3 @@ def add(
 
     Example: acomm peers add node-b --url store:../b/.acomm/store.acomm
     """
-    from acomm_cli.federation import room
-
-    with inv.store(write=True) as conn:
-        doc = room.add_peer(conn, node, url, clock.now_ms())
-    render.status(inv.output(), doc)

@@ -2,31 +2,21 @@
 
 from __future__ import annotations
 
-import os
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from acomm_cli import clock, model
-from acomm_cli.cli import handover as render_handover
-from acomm_cli.cli import lazy, params, stopping
-from acomm_cli.cli.commands import send_run
-from acomm_cli.cli.invocation import Invocation, identity
-from acomm_cli.cli.params import AsAgent, listing, takes_invocation
-from acomm_cli.errors import Timeout, UsageError
-from acomm_cli.model import SendRequest
-from acomm_cli.output import columns, render, render_messages
-
-if TYPE_CHECKING:
-    from acomm_cli.engine import queries
-else:
-    queries = lazy.module("acomm_cli.engine.queries")
+from acomm_cli.cli import params
+from acomm_cli.cli.commands import query_run
+from acomm_cli.cli.invocation import Invocation
+from acomm_cli.cli.params import AsAgent, listing, runs
+from acomm_cli.output import columns
 
 app = typer.Typer(add_completion=False)
 
 
 @app.command()
-@takes_invocation
+@runs(query_run.query)
 def query(
     inv: Invocation,
     channel: Annotated[
@@ -97,52 +87,10 @@ def query(
 
     Example (only a final answer): acomm query team "deploy?" --as lead --wait 5m --meta final
     """
-    if to is not None:  # as `send --to`: the one positional is the body
-        if channel is not None and body is not None:
-            raise UsageError("with --to, give only the body (no channel)", field="to")
-        body = channel if body is None else body
-        channel = None
-    elif channel is None:
-        raise UsageError("name a channel, or use --to AGENT", field="channel")
-    agent = identity(as_)
-    conds = model.meta_conditions(meta)
-    if conds and wait_for is None:
-        raise UsageError(
-            "meta: --meta filters the answer --wait waits for; give --wait too", field="meta"
-        )
-    now = clock.now_ms()
-    timeout_ms = clock.parse_duration(timeout, "timeout") if timeout is not None else None
-    wait = clock.parse_duration(wait_for, "wait") / 1000 if wait_for is not None else None
-    req = SendRequest(
-        sender=agent,
-        content=inv.read_body(body),
-        channel=channel,
-        priority=priority,
-        topic=topic,
-        # a query asked from a dispatch run joins the run's trace, as a send does
-        trace_id=send_run.trace_of(os.environ.get("ACOMM_TRACE_ID")),
-    )
-    out = inv.output()
-    # a direct channel may be created by --to
-    with inv.store(write=True, create=to is not None) as conn:
-        result = queries.query(conn, req, now, timeout_ms, inv.limits(), wait, to=to)
-        if wait is None:
-            render.ok(out, render_messages.send_doc(result), result.correlation_id)
-            return
-        asked = result.correlation_id
-        assert asked is not None  # send gives every query a correlation id
-        emit = render_handover.answer_output(out, inv.stall_s())
-        with stopping.on_signals() as stop:
-            answer = queries.await_response(conn, asked, agent, wait, stop, emit, conds)
-    if answer is None:
-        raise Timeout(
-            f"no response to {result.correlation_id} within {wait:g}s",
-            correlation_id=result.correlation_id,
-        )
 
 
 @app.command()
-@takes_invocation
+@runs(query_run.respond)
 def respond(
     inv: Invocation,
     correlation_id: Annotated[str, typer.Argument(metavar="CORR", help="The query's id.")],
@@ -164,17 +112,11 @@ def respond(
 
     Example: acomm respond "$corr" "20 connections" --as researcher
     """
-    agent = identity(as_)
-    with inv.store(write=True) as conn:
-        result = queries.respond(
-            conn, correlation_id, inv.read_body(body), agent, clock.now_ms(), priority
-        )
-    render_messages.send_results(inv.output(), [result])
 
 
 @app.command()
 @listing(columns.THREAD)
-@takes_invocation
+@runs(query_run.thread)
 def thread(
     inv: Invocation,
     correlation_id: Annotated[str, typer.Argument(metavar="CORR", help="Correlation id.")],
@@ -183,6 +125,3 @@ def thread(
 
     Example: acomm thread "$corr" --json
     """
-    with inv.store(write=False) as conn:
-        msgs = queries.thread(conn, correlation_id)
-    render_messages.thread(inv.output(), correlation_id, msgs)

@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from acomm_cli.cli import lazy, params
+from acomm_cli.cli import params
+from acomm_cli.cli.commands import receipts_run
 from acomm_cli.cli.invocation import Invocation
-from acomm_cli.cli.params import listing, takes_invocation
-from acomm_cli.output import columns, render_worker
-
-if TYPE_CHECKING:
-    from acomm_cli.dispatch import dispatcher as engine
-else:
-    engine = lazy.module("acomm_cli.dispatch.dispatcher")
+from acomm_cli.cli.params import listing, runs
+from acomm_cli.output import columns
 
 # the dispatcher's STATUSES, written out: reading them would import the dispatcher for
 # `--help` (tests/test_startup.py checks that the two agree)
@@ -25,7 +21,7 @@ app = typer.Typer(add_completion=False)
 
 @app.command()
 @listing(columns.RECEIPTS)
-@takes_invocation
+@runs(receipts_run.receipts)
 def receipts(
     inv: Invocation,
     agent: Annotated[
@@ -51,8 +47,3 @@ def receipts(
 
     Example: acomm receipts --agent reviewer --json
     """
-    with inv.store(write=False) as conn:
-        page = engine.list_receipts(
-            conn, agent=agent, message_id=message, status=status, limit=limit, offset=offset
-        )
-    render_worker.receipts(inv.output(), page)

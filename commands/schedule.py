@@ -7,11 +7,11 @@ from typing import Annotated
 
 import typer
 
-from acomm_cli import clock, model
 from acomm_cli.cli import params
-from acomm_cli.cli.invocation import Invocation, identity
-from acomm_cli.cli.params import listing, takes_invocation
-from acomm_cli.output import columns, render_schedules
+from acomm_cli.cli.commands import schedule_run
+from acomm_cli.cli.invocation import Invocation
+from acomm_cli.cli.params import listing, runs
+from acomm_cli.output import columns
 
 app = typer.Typer(
     help="Recurring sends: every DURATION or on a cron expression (UTC)."
@@ -26,7 +26,7 @@ ScheduleId = Annotated[int, typer.Argument(metavar="ID", help="The schedule's id
 
 
 @app.command()
-@takes_invocation
+@runs(schedule_run.create)
 def create(
     inv: Invocation,
     channel: Annotated[
@@ -85,70 +85,33 @@ def create(
 
     Example: acomm schedule create ops "daily report" --cron '0 9 * * MON-FRI' --as reporter
     """
-    from acomm_cli.engine import schedules
-
-    sender = identity(as_)
-    now = clock.now_ms()
-    with inv.store(write=True) as conn:
-        s = schedules.create(
-            conn,
-            channel,
-            body,
-            now,
-            sender=sender,
-            every_ms=clock.parse_duration(every, "every") if every is not None else None,
-            cron=cron,
-            start_at=clock.parse_time(start, "start", now) if start is not None else None,
-            until_at=clock.parse_time(until, "until", now) if until is not None else None,
-            max_runs=max_runs,
-            catch_up=catch_up,
-            topic=topic,
-            priority=priority,
-            metadata=model.metadata_pairs(meta),
-        )
-    render_schedules.one(inv.output(), s)
 
 
 @app.command("list")
 @listing(columns.SCHEDULES)
-@takes_invocation
+@runs(schedule_run.list_)
 def list_(inv: Invocation, channel: params.ChannelOpt = None) -> None:
     """Every schedule, with its next occurrence and how many it has sent.
 
     Example: acomm schedule list --channel ops
     """
-    from acomm_cli.engine import schedules
-
-    with inv.store(write=False, read_fallback=True) as conn:
-        found = schedules.listing(conn, channel)
-    render_schedules.many(inv.output(), found)
 
 
 @app.command()
-@takes_invocation
+@runs(schedule_run.show)
 def show(inv: Invocation, schedule_id: ScheduleId) -> None:
     """One schedule: what it sends, when next, and its last error.
 
     Example: acomm schedule show 3
     """
-    from acomm_cli.engine import schedules
-
-    with inv.store(write=False, read_fallback=True) as conn:
-        s = schedules.show(conn, schedule_id)
-    render_schedules.one(inv.output(), s)
 
 
 def _state_command(verb: str, doc: str) -> None:
     def command(inv: Invocation, schedule_id: ScheduleId, as_: params.AsAgent = None) -> None:
-        from acomm_cli.engine import schedules
-
-        by = identity(as_)
-        with inv.store(write=True) as conn:
-            s, changed = schedules.set_state(conn, schedule_id, verb, clock.now_ms(), by=by)
-        render_schedules.changed(inv.output(), s, changed)
+        pass
 
     command.__doc__ = doc
-    app.command(verb)(takes_invocation(command))
+    app.command(verb)(runs(getattr(schedule_run, verb))(command))
 
 
 _state_command(
@@ -166,7 +129,7 @@ _state_command(
 
 
 @app.command()
-@takes_invocation
+@runs(schedule_run.delete)
 def delete(inv: Invocation, schedule_id: ScheduleId, as_: params.AsAgent = None) -> None:
     """Delete a schedule (its sender only); the messages it sent stay.
 
@@ -174,9 +137,3 @@ def delete(inv: Invocation, schedule_id: ScheduleId, as_: params.AsAgent = None)
 
     Example: acomm schedule delete 3 --as reporter
     """
-    from acomm_cli.engine import schedules
-
-    by = identity(as_)
-    with inv.store(write=True) as conn:
-        s = schedules.delete(conn, schedule_id, by=by)
-    render_schedules.deleted(inv.output(), s)

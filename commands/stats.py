@@ -2,27 +2,22 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from acomm_cli import clock
-from acomm_cli.cli import lazy, params
+from acomm_cli.cli import params
+from acomm_cli.cli.commands import stats_run
 from acomm_cli.cli.invocation import Invocation
-from acomm_cli.cli.params import listing, takes_invocation
-from acomm_cli.output import columns, render_operations
-
-if TYPE_CHECKING:
-    from acomm_cli.engine import operations
-else:
-    operations = lazy.module("acomm_cli.engine.operations")
+from acomm_cli.cli.params import listing, runs
+from acomm_cli.output import columns
 
 app = typer.Typer(add_completion=False)
 
 
 @app.command()
 @listing(columns.STATS)
-@takes_invocation
+@runs(stats_run.stats)
 def stats(
     inv: Invocation,
     as_: Annotated[
@@ -56,6 +51,3 @@ def stats(
 
     Example: acomm stats --json | jq '.agents[] | select(.unread > 0)'
     """
-    with inv.store(write=False) as conn:
-        result = operations.stats(conn, clock.now_ms(), agent=as_)
-    render_operations.stats(inv.output(), result)

@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from acomm_cli import clock
-from acomm_cli.cli import lazy, params
-from acomm_cli.cli.invocation import Invocation, identity
-from acomm_cli.cli.params import AsAgent, listing, takes_invocation
-from acomm_cli.output import columns, render_tasks
-
-if TYPE_CHECKING:
-    from acomm_cli.engine import tasks
-else:
-    tasks = lazy.module("acomm_cli.engine.tasks")
+from acomm_cli.cli import params
+from acomm_cli.cli.commands import task_run
+from acomm_cli.cli.invocation import Invocation
+from acomm_cli.cli.params import AsAgent, listing, runs
+from acomm_cli.output import columns
 
 app = typer.Typer(
     help="Tasks: work one agent delegates to another, with an ETA and progress."
@@ -30,7 +25,7 @@ TaskId = Annotated[
 
 
 @app.command()
-@takes_invocation
+@runs(task_run.create)
 def create(
     inv: Invocation,
     body: Annotated[
@@ -62,28 +57,10 @@ def create(
 
     Example: acomm task create --to builder "run the tests" --eta-required --as lead
     """
-    agent = identity(as_)
-    if not to and not capability:
-        raise typer.BadParameter(
-            "say who owns the task with --to AGENT (or --capability ID)", param_hint="--to"
-        )
-    content = inv.read_body(body)
-    with inv.store(write=True, create=True) as conn:
-        task = tasks.create(
-            conn,
-            agent,
-            to,
-            content,
-            clock.now_ms(),
-            capability=capability,
-            eta_required=eta_required,
-            limits=inv.limits(),
-        )
-    render_tasks.task_created(inv.output(), task)
 
 
 @app.command()
-@takes_invocation
+@runs(task_run.accept)
 def accept(
     inv: Invocation,
     task_id: TaskId,
@@ -106,16 +83,10 @@ def accept(
 
     Example: acomm task accept 7 --eta 10m --plan "unit tests first" --as builder
     """
-    agent = identity(as_)
-    with inv.store(write=True) as conn:
-        task = tasks.accept(
-            conn, task_id, agent, clock.now_ms(), eta=eta, plan=plan, limits=inv.limits()
-        )
-    render_tasks.task(inv.output(), task)
 
 
 @app.command()
-@takes_invocation
+@runs(task_run.update)
 def update(
     inv: Invocation,
     task_id: TaskId,
@@ -129,16 +100,10 @@ def update(
 
     Example: acomm task update 7 --progress 40 --note "half the suites pass" --as builder
     """
-    agent = identity(as_)
-    with inv.store(write=True) as conn:
-        task = tasks.update(
-            conn, task_id, agent, clock.now_ms(), progress=progress, note=note, limits=inv.limits()
-        )
-    render_tasks.task(inv.output(), task)
 
 
 @app.command()
-@takes_invocation
+@runs(task_run.complete)
 def complete(
     inv: Invocation,
     task_id: TaskId,
@@ -154,17 +119,10 @@ def complete(
 
     Example: acomm task complete 7 "all 412 tests pass" --as builder
     """
-    agent = identity(as_)
-    content = inv.read_body(body) if body == "-" else body
-    with inv.store(write=True) as conn:
-        task = tasks.complete(
-            conn, task_id, agent, clock.now_ms(), content=content, limits=inv.limits()
-        )
-    render_tasks.task(inv.output(), task)
 
 
 @app.command()
-@takes_invocation
+@runs(task_run.fail)
 def fail(
     inv: Invocation,
     task_id: TaskId,
@@ -175,17 +133,11 @@ def fail(
 
     Example: acomm task fail 7 --reason "the build machine is down" --as builder
     """
-    agent = identity(as_)
-    if reason is None:
-        raise typer.BadParameter("say why with --reason TEXT", param_hint="--reason")
-    with inv.store(write=True) as conn:
-        task = tasks.fail(conn, task_id, agent, clock.now_ms(), reason=reason, limits=inv.limits())
-    render_tasks.task(inv.output(), task)
 
 
 @app.command("list")
 @listing(columns.TASKS)
-@takes_invocation
+@runs(task_run.list_)
 def list_(
     inv: Invocation,
     as_: Annotated[
@@ -210,15 +162,10 @@ def list_(
 
     Example: acomm task list --as builder --state accepted --json
     """
-    with inv.store(write=False, read_fallback=True) as conn:
-        found, total = tasks.list_tasks(
-            conn, clock.now_ms(), agent=as_, state=state, limit=limit, offset=offset
-        )
-    render_tasks.tasks(inv.output(), found, total, offset)
 
 
 @app.command()
-@takes_invocation
+@runs(task_run.show)
 def show(inv: Invocation, task_id: TaskId) -> None:
     """One task and its history.
 
@@ -227,9 +174,6 @@ def show(inv: Invocation, task_id: TaskId) -> None:
 
     Example: acomm task show 7 --json
     """
-    with inv.store(write=False, read_fallback=True) as conn:
-        task = tasks.show(conn, task_id, clock.now_ms())
-    render_tasks.task(inv.output(), task)
 
 
 @app.callback()

@@ -6,11 +6,11 @@ from typing import Annotated
 
 import typer
 
-from acomm_cli import clock
 from acomm_cli.cli import params
+from acomm_cli.cli.commands import token_run
 from acomm_cli.cli.invocation import Invocation
-from acomm_cli.cli.params import listing, takes_invocation
-from acomm_cli.output import columns, render, render_tasks
+from acomm_cli.cli.params import listing, runs
+from acomm_cli.output import columns
 
 app = typer.Typer(
     help="Session tokens for external agents at this node's gateway.\n\n"
@@ -23,7 +23,7 @@ app = typer.Typer(
 
 
 @app.command()
-@takes_invocation
+@runs(token_run.create)
 def create(
     inv: Invocation,
     agent: Annotated[
@@ -55,20 +55,11 @@ def create(
 
     Example: acomm token create --agent bob --ttl 1h --scope send,receive --json
     """
-    from acomm_cli.cli.invocation import identity
-    from acomm_cli.federation import tokens
-
-    identity(agent, "--agent")  # a session acts as the agent: with identity.auth token, prove it
-    ttl_ms = clock.parse_duration(ttl, "ttl")
-    scopes = tokens.parse_scopes(scope)
-    with inv.store(write=True) as conn:
-        doc = tokens.create(conn, agent=agent, ttl_ms=ttl_ms, scopes=scopes, now_ms=clock.now_ms())
-    render.status(inv.output(), doc)
 
 
 @app.command("list")
 @listing(columns.TOKENS)
-@takes_invocation
+@runs(token_run.list_)
 def list_(inv: Invocation) -> None:
     """List session tokens and their state, never the tokens themselves.
 
@@ -76,15 +67,10 @@ def list_(inv: Invocation) -> None:
 
     Example: acomm token list --json
     """
-    from acomm_cli.federation import tokens
-
-    with inv.store(write=False) as conn:
-        docs = tokens.list_tokens(conn, clock.now_ms())
-    render_tasks.tokens(inv.output(), docs)
 
 
 @app.command()
-@takes_invocation
+@runs(token_run.revoke)
 def revoke(
     inv: Invocation,
     token_id: Annotated[str, typer.Argument(metavar="ID", help="The token id (tok-...).")],
@@ -93,8 +79,3 @@ def revoke(
 
     Example: acomm token revoke tok-3f2a9c0d1e4b5a67
     """
-    from acomm_cli.federation import tokens
-
-    with inv.store(write=True) as conn:
-        doc, changed = tokens.revoke(conn, token_id, clock.now_ms())
-    render.change(inv.output(), doc, changed, f"token {token_id} was already revoked")

@@ -2,25 +2,19 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from acomm_cli.cli import lazy
+from acomm_cli.cli.commands import trace_run
 from acomm_cli.cli.invocation import Invocation
-from acomm_cli.cli.params import takes_invocation
-from acomm_cli.output import render, render_traces
-
-if TYPE_CHECKING:
-    from acomm_cli.engine import traces
-else:
-    traces = lazy.module("acomm_cli.engine.traces")
+from acomm_cli.cli.params import runs
 
 app = typer.Typer(add_completion=False)
 
 
 @app.command()
-@takes_invocation
+@runs(trace_run.trace)
 def trace(
     inv: Invocation,
     trace_id: Annotated[str, typer.Argument(metavar="ID", help="The trace id.")],
@@ -42,16 +36,3 @@ def trace(
 
     Example: acomm trace "$(acomm show 42 --json | jq -r .trace_id)" --json
     """
-    if otlp_endpoint:  # the extra's import, before anything is printed
-        from acomm_cli.analytics import otel
-
-        otel.ready()
-    with inv.store(write=False) as conn:
-        tree = traces.tree(conn, trace_id)
-    render_traces.trace(inv.output(), tree)
-    if otlp_endpoint:
-        from acomm_cli.analytics import otel
-
-        _, note = otel.send(tree, otlp_endpoint)
-        if note is not None:
-            render.note(note)

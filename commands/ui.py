@@ -3,29 +3,20 @@ and nowhere else: no other command pays for it."""
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
-from functools import partial
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from acomm_cli import clock
 from acomm_cli.cli import params
-from acomm_cli.cli.config import Settings
-from acomm_cli.cli.invocation import Invocation, after_write, identity, limits, store
-from acomm_cli.cli.params import AsAgent, ReadOnly, takes_invocation
-from acomm_cli.errors import UsageError
-
-if TYPE_CHECKING:
-    from acomm_cli.ui.app import Session
+from acomm_cli.cli.commands import ui_run
+from acomm_cli.cli.invocation import Invocation
+from acomm_cli.cli.params import AsAgent, ReadOnly, runs
 
 app = typer.Typer(add_completion=False)
 
 
 @app.command()
-@takes_invocation
+@runs(ui_run.ui)
 def ui(
     inv: Invocation,
     as_: AsAgent = None,
@@ -55,45 +46,3 @@ def ui(
 
     Example (auditors): acomm ui --read-only
     """
-    stale_ms = clock.parse_duration(stale, "stale")
-    if not sys.stdout.isatty() or not sys.stdin.isatty():
-        raise UsageError(
-            "acomm ui draws on a terminal: run it in one (stdin and stdout must be terminals)",
-            field="ui",
-        )
-    try:
-        from acomm_cli.ui.app import DashboardApp
-    except ImportError as exc:  # textual is the `ui` extra
-        raise UsageError(
-            f"acomm ui needs Textual ({exc.name} is missing): pip install 'acomm[ui]'", field="ui"
-        ) from None
-    if as_ is not None and not read_only:  # it sends and acks as --as: proven first
-        identity(as_)
-        inv.prove_identity()
-    with open_session(
-        inv.settings, agent=as_, read_only=read_only, stale_after_ms=stale_ms
-    ) as session:
-        DashboardApp(session).run()
-
-
-@contextmanager
-def open_session(
-    s: Settings, *, agent: str | None, read_only: bool, stale_after_ms: int
-) -> Iterator[Session]:
-    """The store as every command opens it (a store that cannot be written is opened
-    read-only, and the session is then read-only too), with what a writing command does
-    after each commit."""
-    from acomm_cli.ui.app import Session
-
-    with store(s, write=not read_only, read_fallback=True, hooks=False) as conn:
-        path, _ = s.store_path(create=False)
-        yield Session(
-            conn,
-            title=str(path),
-            agent=agent,
-            read_only=read_only or bool(getattr(conn, "read_only", False)),
-            limits=limits(s),
-            offline_after_ms=s.value("federation.offline_after"),
-            stale_after_ms=stale_after_ms,
-            after_write=partial(after_write, s, conn),
-        )

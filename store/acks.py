@@ -5,6 +5,13 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
+from acomm_cli.store.channels import CHANNELS_TOKEN
+from acomm_cli.store.connection import AGENTS_TOKEN
+
+TYPE_CHECKING = False  # typing's, without importing typing (a receive's start-up time)
+if TYPE_CHECKING:
+    from typing import Any
+
 
 def delivery_of(
     conn: sqlite3.Connection, message_id: int, recipient: str
@@ -31,6 +38,38 @@ def ack_target(
         " ON d.message_id = m.id AND d.recipient = ? WHERE m.id = ?",
         (recipient, message_id),
     ).fetchone()
+
+
+_ACK_VIEW = (
+    "SELECT m.sender, m.correlation_id, m.trace_id, d.state, d.ack_status,"
+    " d.delivered_at, d.tracked, d.retry_count, d.next_timer_at, d.channel_id, c.name,"
+    " c.type, c.delivery, c.ack_timeout_ms, c.lease_ms, c.max_retries, c.retry_backoff_ms,"
+    " c.retry_failed, c.ack_clock FROM messages m LEFT JOIN deliveries d"
+    " ON d.message_id = m.id AND d.recipient = ? LEFT JOIN channels c ON c.id = d.channel_id"
+    " WHERE m.id = ?"
+)
+# the tokens and the view in one statement, the view's columns None when the message does not
+# exist (the tokens always come)
+_TOKENS_ACK_VIEW = (
+    f"SELECT {CHANNELS_TOKEN}, {AGENTS_TOKEN}, v.* FROM (SELECT 1) LEFT JOIN ({_ACK_VIEW}) v"
+)
+
+
+def ack_view(conn: sqlite3.Connection, message_id: int, recipient: str) -> tuple[Any, ...] | None:
+    """What an ack reads, in one statement: (sender, correlation id, trace id) of the
+    message, then the recipient's delivery as timers.lease_view gives it (its columns None
+    when the recipient has none); None when the message does not exist."""
+    row: tuple[Any, ...] | None = conn.execute(_ACK_VIEW, (recipient, message_id)).fetchone()
+    return row
+
+
+def tokens_ack_view(
+    conn: sqlite3.Connection, message_id: int, recipient: str
+) -> tuple[int, int, tuple[Any, ...] | None]:
+    """(channels token, agents token, ack_view's row): an ack's first read in a transaction
+    it began, one statement."""
+    row = conn.execute(_TOKENS_ACK_VIEW, (recipient, message_id)).fetchone()
+    return row[0], row[1], (None if row[2] is None else row[2:])
 
 
 def ack_unread(

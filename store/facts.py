@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from acomm_cli.store import acks
+from acomm_cli.store import acks, timers
 from acomm_cli.store import queues as queue_sql
 from acomm_cli.store.channels import CHANNELS_TOKEN
 from acomm_cli.store.connection import AGENTS_TOKEN, StoreConnection, enter_agents
@@ -47,6 +47,19 @@ class Facts:
         return got
 
 
+_START_DUE = f"SELECT {CHANNELS_TOKEN}, {AGENTS_TOKEN}, {timers.READER_DUE_COLUMNS}"
+
+
+def at_start_due(conn: sqlite3.Connection, reader: str, now: int) -> tuple[Facts | None, bool]:
+    """at_start, and in the same statement whether anything is due for `reader`
+    (timers.reader_due, either part): a receive that finds something due applies it first
+    and reads again."""
+    token, agents, timer, expired, scheduled = conn.execute(
+        _START_DUE, timers.reader_due_params(now, reader)
+    ).fetchone()
+    return _facts(conn, token, agents), bool(timer or expired or scheduled)
+
+
 def at_start(conn: sqlite3.Connection) -> Facts | None:
     """The connection's facts, checked against the token (read now), or None on a connection
     that is not a StoreConnection. Call it first thing in a transaction the caller began;
@@ -55,6 +68,12 @@ def at_start(conn: sqlite3.Connection) -> Facts | None:
     if not isinstance(conn, StoreConnection):
         return None
     token, agents = conn.execute(f"SELECT {CHANNELS_TOKEN}, {AGENTS_TOKEN}").fetchone()
+    return _facts(conn, token, agents)
+
+
+def _facts(conn: sqlite3.Connection, token: int, agents: int) -> Facts | None:
+    if not isinstance(conn, StoreConnection):
+        return None
     enter_agents(conn, agents)
     cached: Any = conn.facts
     if cached is None or cached.token != token:

@@ -402,6 +402,47 @@ def has_due(conn: sqlite3.Connection, now: int, recipient: str | None) -> bool:
     return row is not None
 
 
+# has_due's reads for one reader, and whether a schedule of a channel it reads fell due, as
+# three columns of one statement (reader_due_params names its parameters): a timer due; an
+# expired message the reader has pending, found among the first EXPIRED_WALK + 1 expired
+# messages by primary key or, only when the store keeps more, in the reader's pending
+# deliveries (a CASE: SQLite evaluates its branches only as needed); a schedule due
+_FIRST_EXPIRED = (
+    "SELECT m.id FROM messages m INDEXED BY messages_expiry"
+    " WHERE m.expires_at IS NOT NULL AND m.expires_at <= :now LIMIT :walk"
+)
+READER_DUE_COLUMNS = (
+    "EXISTS (SELECT 1 FROM deliveries d INDEXED BY deliveries_timer"
+    " WHERE next_timer_at IS NOT NULL AND next_timer_at <= :now" + _WHO + "),"
+    f" CASE WHEN EXISTS (SELECT 1 FROM ({_FIRST_EXPIRED}) e JOIN deliveries d"
+    " ON d.message_id = e.id WHERE d.recipient = :recipient"
+    " AND d.state IN ('unread', 'waiting', 'queued')) THEN 1"
+    f" WHEN (SELECT count(*) FROM ({_FIRST_EXPIRED})) > :walk - 1 THEN EXISTS (SELECT 1"
+    " FROM deliveries d JOIN messages m ON m.id = d.message_id WHERE d.recipient = :recipient"
+    f" AND d.state IN ('unread', 'waiting', 'queued') AND {ACTIVE_D}"
+    " AND m.expires_at IS NOT NULL AND m.expires_at <= :now) ELSE 0 END,"
+    " EXISTS (SELECT 1 FROM schedules s WHERE s.state = 'active' AND s.next_at <= :now"
+    " AND s.channel_id IN (SELECT channel_id FROM participants WHERE agent = :recipient"
+    " UNION SELECT channel_id FROM subscriptions WHERE agent = :recipient))"
+)
+_READER_DUE = "SELECT " + READER_DUE_COLUMNS
+
+
+def reader_due_params(now: int, recipient: str) -> dict[str, Any]:
+    return {"now": now, "recipient": recipient, "walk": EXPIRED_WALK + 1}
+
+
+def reader_due(conn: sqlite3.Connection, now: int, recipient: str) -> tuple[bool, bool]:
+    """(has_due(conn, now, recipient), schedules.any_due(conn, now, recipient)) in one
+    statement: whether the reader has a timer or an expiry to apply, and whether an
+    occurrence of a schedule on a channel it reads (as a participant or a subscriber) fell
+    due."""
+    timer, expired, scheduled = conn.execute(
+        _READER_DUE, reader_due_params(now, recipient)
+    ).fetchone()
+    return bool(timer or expired), bool(scheduled)
+
+
 EXPIRED_WALK = 64  # expired messages has_due probes one by one before it walks the inbox
 
 

@@ -194,8 +194,10 @@ CASES = [
     (["fed", "pull", "--csv"], None, HANDED_OVER),  # no rows: exit 2
     (["fed", "status"], None, HANDED_OVER),
     # not fast commands: always Typer
-    (["ack", "1", "--as", "bob"], None, HANDED_OVER),
-    (["channel", "show", "team"], None, HANDED_OVER),
+    # a group that runs alone (its own body) and has subcommands
+    (["peers", "--json"], None, FAST),  # not a node: exit 3
+    (["peers", "add", "n2"], None, HANDED_OVER),  # --url missing: click says so
+    (["fed", "status", "--json"], None, HANDED_OVER),
 ]
 
 

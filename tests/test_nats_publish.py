@@ -139,7 +139,7 @@ def test_peers_shows_a_nats_peers_head_and_lag(nodes):
 def test_an_mcp_agents_ack_and_reply_go_out_at_once(nodes):
     """`acomm mcp` runs each tool call on its own connection: its outbox appends are
     published after the call, as a command's are."""
-    from acomm_cli.cli.commands.mcp import _encoders
+    from acomm_cli.cli.commands.mcp_run import _encoders
     from acomm_cli.cli.invocation import publish_after_commit
     from acomm_cli.mcpserver.tools import StoreOptions, Toolbox
 

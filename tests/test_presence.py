@@ -208,7 +208,7 @@ def test_a_dispatch_run_records_its_agent(cli, office, steps, tmp_path):
 def test_mcp_tool_calls_record_the_servers_agent(office, steps):
     """The MCP server's tools act as its agent (`acomm mcp --as bob`) through the same
     engine calls: what they write records presence; what they only read does not."""
-    from acomm_cli.cli.commands.mcp import _encoders
+    from acomm_cli.cli.commands.mcp_run import _encoders
     from acomm_cli.mcpserver.tools import StoreOptions, Toolbox
 
     box = Toolbox(StoreOptions(path=office), "bob", _encoders())

@@ -573,7 +573,7 @@ def test_a_store_that_cannot_be_written_opens_read_only_by_itself(busy, tmp_path
     not permitted): the command's own opening makes the session read-only."""
     from test_opening import _mount, _umount
 
-    from acomm_cli.cli.commands.ui import open_session
+    from acomm_cli.cli.commands.ui_run import open_session
     from acomm_cli.cli.config import Settings
 
     src = busy["store"].parent

@@ -53,16 +53,20 @@ def _param(p: Any) -> dict[str, Any]:
         "argument": argument,
         "opts": [] if argument else list(p.opts),
         "flag": flag,
+        # a paired flag's other names (`--no-echo`), which set it False
+        "off": list(p.secondary_opts) if flag else [],
         "kind": "bool" if flag else _kind(p),
         "multiple": bool(getattr(p, "multiple", False)),
         "default": p.default if _literal(p.default) else "<other>",
         "required": bool(p.required),
         "envvar": p.envvar if isinstance(p.envvar, str) else None,
+        # an argument of any number of words (`ack MSG...`), read when it is the last one
+        "variadic": argument and p.nargs == -1,
         # a callback (--version) or a default that is not a plain value: Typer's business
         "typer_only": bool(p.callback)
         or not _literal(p.default)
-        or p.nargs != 1
-        or bool(getattr(p, "secondary_opts", ()))
+        or (p.nargs != 1 and not (argument and p.nargs == -1 and p.required))
+        or (bool(getattr(p, "secondary_opts", ())) and not flag)
         or (bool(getattr(p, "multiple", False)) and (p.default is not None or p.envvar)),
     }
     return doc
@@ -70,20 +74,23 @@ def _param(p: Any) -> dict[str, Any]:
 
 def _plain(group: Group) -> bool:
     """Whether the group only names its subcommands: no options of its own (but --help) and
-    nothing run without a subcommand. Only such a group's subcommands are in the tree (the
-    fast path reads `GROUP SUBCOMMAND` as one command's name)."""
+    nothing run without a subcommand. Such a group's subcommands are in the tree (the fast
+    path reads `GROUP SUBCOMMAND` as one command's name); so are those of a group whose own
+    body (run alone: `acomm peers`) is, and that body under the group's name."""
     own = [p for p in group.params if p.name != "help"]
     return not own and not group.invoke_without_command
 
 
-def _add(commands: dict[str, Any], name: str, cmd: Command) -> None:
+def _add(commands: dict[str, Any], name: str, cmd: Command) -> bool:
     body = getattr(cmd.callback, "__acomm_body__", None)
-    if body is not None:
-        commands[name] = {
-            "body": body,
-            "listing": bool(getattr(cmd.callback, "__acomm_columns__", None)),
-            "params": [_param(p) for p in cmd.params],
-        }
+    if body is None:
+        return False
+    commands[name] = {
+        "body": body,
+        "listing": bool(getattr(cmd.callback, "__acomm_columns__", None)),
+        "params": [_param(p) for p in cmd.params],
+    }
+    return True
 
 
 def tree() -> dict[str, Any]:
@@ -99,7 +106,7 @@ def tree() -> dict[str, Any]:
         assert isinstance(cmd, Command)
         if name not in GROUPS:
             _add(commands, name, cmd)
-        elif isinstance(cmd, Group) and _plain(cmd):
+        elif isinstance(cmd, Group) and (_plain(cmd) or _add(commands, name, cmd)):
             for sub_name, sub in cmd.commands.items():
                 if not isinstance(sub, Group):
                     _add(commands, f"{name} {sub_name}", sub)

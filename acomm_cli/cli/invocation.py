@@ -25,6 +25,7 @@ from acomm_cli.store import connection
 TYPE_CHECKING = False  # typing's, without importing typing (a send does not load it)
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import NoReturn
 
     from acomm_cli.engine import opening, sending
 else:  # imported when a command opens its store: a --help or a usage error does not
@@ -435,6 +436,16 @@ def refuse_terminal_stdin(inv: Invocation, message: str, field: str) -> None:
         if text is not None:
             render.help(text)
     raise UsageError(message, field=field)
+
+
+def bad_parameter(inv: Invocation, message: str, option: str) -> NoReturn:
+    """click's own refusal of an option (exit 2, "Invalid value for OPTION: ...", the usage
+    hint), which only Typer writes: on the fast path asking for the help text hands the
+    command line over to Typer, which runs the body again and gets here with typer loaded."""
+    inv.help_text()
+    import typer
+
+    raise typer.BadParameter(message, param_hint=option)
 
 
 def identity(value: str | None, flag: str = "--as") -> str:

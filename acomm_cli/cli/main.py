@@ -83,6 +83,7 @@ def _read(
     """The values of `spec`'s parameters in `args`; the root stops at its first word (the
     command) and returns what follows it."""
     by_opt = {o: p for p in spec for o in p["opts"]}
+    off = {o: p for p in spec for o in p.get("off", ())}  # a paired flag's --no-X: False
     positional = [p for p in spec if p["argument"]]
     given: dict[str, Any] = {}
     words: list[str] = []
@@ -92,13 +93,13 @@ def _read(
         a = args[i]
         if a.startswith("-") and a != "-":
             name, eq, attached = a.partition("=") if a.startswith("--") else (a, "", "")
-            p = by_opt.get(name)
+            p = by_opt.get(name) or off.get(name)
             if p is None or p["typer_only"]:
                 raise _Typer()
             if p["flag"]:
                 if eq or p["name"] in given:
                     raise _Typer()
-                given[p["name"]] = True
+                given[p["name"]] = name not in off
             else:
                 if not eq:  # the next word, whatever it looks like (click's rule)
                     i += 1
@@ -120,12 +121,19 @@ def _read(
         i += 1
     if root and not rest:
         raise _Typer()  # no command: Typer shows the help
-    if len(words) > len(positional):
+    variadic = bool(positional) and positional[-1]["variadic"]
+    if len(words) > len(positional) and not variadic:
         raise _Typer()
-    for p, word in zip(positional, words, strict=False):
-        if p["typer_only"]:
-            raise _Typer()
-        given[p["name"]] = _convert(p, word)
+    for i, p in enumerate(positional):
+        if p["typer_only"] or (p["variadic"] and p is not positional[-1]):
+            if i < len(words) or p["variadic"]:
+                raise _Typer()
+            continue
+        if p["variadic"]:  # every word left, as click gives it (required: one at least)
+            if words[i:]:
+                given[p["name"]] = [_convert(p, word) for word in words[i:]]
+        elif i < len(words):
+            given[p["name"]] = _convert(p, words[i])
     values: dict[str, Any] = {}
     for p in spec:
         name = p["name"]
@@ -146,14 +154,13 @@ def _read(
 
 def _value_options(path: tuple[str, ...]) -> tuple[frozenset[str], bool] | None:
     """For `outcome.hoist_globals`: the fast command's options that take a value, from the
-    generated tree (a group in it takes none: the tree holds only groups without options).
-    Any other command is Typer's, which hoists again from its own."""
-    if len(path) == 1 and path[0] in _GROUPS:
-        return frozenset(), True
+    generated tree (a group's own, when it has a body: the tree holds no other group with
+    options). Any other command is Typer's, which hoists again from its own."""
     cmd = _COMMANDS.get(" ".join(path)) if len(path) <= 2 else None
+    group = len(path) == 1 and path[0] in _GROUPS
     if cmd is None:
-        return None
-    return frozenset(o for p in cmd["params"] if not p["flag"] for o in p["opts"]), False
+        return (frozenset(), True) if group else None
+    return frozenset(o for p in cmd["params"] if not p["flag"] for o in p["opts"]), group
 
 
 def plan(argv: list[str]) -> Plan | None:
@@ -164,8 +171,9 @@ def plan(argv: list[str]) -> Plan | None:
         return None
     try:
         root, rest = _read(_ROOT, args, root=True)
-        words = 2 if rest[0] in _GROUPS else 1  # `channel list`: a group's subcommand
-        cmd = _COMMANDS.get(" ".join(rest[:words])) if len(rest) >= words else None
+        # `channel list`: a group's subcommand; `peers`: a group's own body, run alone
+        words = 2 if rest[0] in _GROUPS and " ".join(rest[:2]) in _COMMANDS else 1
+        cmd = _COMMANDS.get(" ".join(rest[:words]))
         if cmd is None:
             return None
         if not cmd["listing"] and any(root[k] for k in ("jsonl", "csv", "tsv")):

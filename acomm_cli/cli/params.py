@@ -184,6 +184,8 @@ def _on_invocation(
 
     @functools.wraps(declaration)
     def command(ctx: typer.Context, **values: Any) -> None:
+        if ctx.invoked_subcommand is not None:  # a group's own body runs only alone
+            return
         code = body(invocation(ctx), **values)
         if code:
             raise typer.Exit(code)

@@ -11,11 +11,11 @@ from collections.abc import Sequence
 from acomm_cli import model
 from acomm_cli.engine import directory, leases, presence
 from acomm_cli.engine.channels import release
-from acomm_cli.engine.inbox import Emit, read_inbox
+from acomm_cli.engine.inbox import Emit, read_inbox, reader
 from acomm_cli.engine.sending import Router, persist, plan_message
 from acomm_cli.engine.timers import advance
 from acomm_cli.engine.waiting import receive_wait
-from acomm_cli.errors import InvalidState, NotFound, NotParticipant, ValidationFailed
+from acomm_cli.errors import InvalidState, NotFound, ValidationFailed
 from acomm_cli.model import (
     ACK_ORDER,
     AckStatus,
@@ -28,12 +28,12 @@ from acomm_cli.model import (
     SendRequest,
 )
 from acomm_cli.store import acks, channels, reads, timers, write
-from acomm_cli.store import sending as sending_sql
 from acomm_cli.store.connection import enter_agents, leave_agents
 
 TYPE_CHECKING = False  # typing's, without importing typing (a send's start-up time)
 if TYPE_CHECKING:
     from dataclasses import dataclass
+    from typing import Any
 else:  # the same classes, without importing dataclasses (a send's start-up time)
     from acomm_cli.lite.records import dataclass
 
@@ -51,41 +51,53 @@ class AckResult:
     requeued: bool = False  # a `failed` ack on a --retry-failed channel: given back
 
 
+_STATUSES = {s.value: s for s in AckStatus}  # a dict lookup: calling the Enum costs more
+
+
 def ack(
     conn: sqlite3.Connection, message_id: int, agent: str, status: str, note: str | None, now: int
 ) -> AckResult:
     """Record an acknowledgement (forward only; repeating is a no-op) and tell the sender."""
-    model.agent_id(agent)
-    st = model.ack_status(status)
-    with _cached(conn) as router:
+    reader(agent, "agent")
+    st = _STATUSES.get(status) if type(status) is str else None
+    st = st or model.ack_status(status)
+    with _cached(conn, message_id, agent) as cached:
         directory.known(conn, agent, "as", now)
         presence.seen(conn, agent, now)
-        return record_ack(conn, message_id, agent, st, note, now, router)
+        return record_ack(conn, message_id, agent, st, note, now, cached.router, view=cached.view)
+
+
+_NOT_READ: tuple[Any, ...] = ()  # record_ack's `view` when its caller has not read it
 
 
 class _cached:
     """`with write(conn)` for an ack, and a Router on the connection's caches: the channels
-    token and the agents token read first, in one statement (store/sending.start), so the
-    channel of the ack and the directory's answers come from the connection's caches while
-    their tokens hold (only in a transaction begun here; one that fails drops what it read
-    of the directory). A class, not a @contextmanager: contextlib stays off the hot path."""
+    token and the agents token read first, with what the ack reads of the message and its
+    delivery, in one statement (store/acks.tokens_ack_view), so the channel of the ack and
+    the directory's answers come from the connection's caches while their tokens hold (only
+    in a transaction begun here; one that fails drops what it read of the directory). A
+    class, not a @contextmanager: contextlib stays off the hot path."""
 
-    __slots__ = ("conn", "began", "tx")
+    __slots__ = ("conn", "began", "tx", "message_id", "agent", "router", "view")
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, message_id: int, agent: str) -> None:
         self.conn, self.began, self.tx = conn, not conn.in_transaction, write(conn)
+        self.message_id, self.agent = message_id, agent
+        self.view: tuple[Any, ...] | None = _NOT_READ
 
-    def __enter__(self) -> Router:
+    def __enter__(self) -> _cached:
         self.tx.__enter__()
-        router = Router(self.conn)
+        router = self.router = Router(self.conn)
         if self.began:
             try:
-                _, router.primed, agents = sending_sql.start(self.conn, None)
+                router.primed, agents, self.view = acks.tokens_ack_view(
+                    self.conn, self.message_id, self.agent
+                )
             except BaseException as exc:
                 self.tx.__exit__(type(exc), exc, exc.__traceback__)
                 raise
             enter_agents(self.conn, agents)
-        return router
+        return self
 
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: object
@@ -111,20 +123,21 @@ def record_ack(
     extra: dict[str, str] | None = None,
     *,
     lease: bool = True,
+    view: tuple[Any, ...] | None = _NOT_READ,
 ) -> AckResult:
     """`ack` inside the caller's transaction (agent dispatch acks as part of a receipt;
     `ack 4 5 6` passes one `router` for all, so their channel is read once). `extra`: more
     metadata for the acknowledgement message (a task's accept carries its `eta_at` there, so
     the creator learns the ETA from it). `lease`: a received/in_progress ack holds the
     delivery for the channel's lease (leases.py); False for callers that hold it by their own
-    timer (dispatch's claim, a task's ETA)."""
-    head = reads.message_head(conn, message_id)
-    if head is None:
+    timer (dispatch's claim, a task's ETA). `view`: acks.ack_view's row, when the caller
+    read it in this transaction."""
+    # the message and the delivery, one read (or read by the caller: `view`)
+    row = acks.ack_view(conn, message_id, agent) if view is _NOT_READ else view
+    if row is None:
         raise NotFound(f"message {message_id} does not exist", field="message", value=message_id)
-    sender, corr, trace = head
-    try:
-        v = leases.view(conn, message_id, agent)
-    except NotParticipant:
+    sender, corr, trace = row[0], row[1], row[2]
+    if row[3] is None:  # the agent has no delivery of it
         msg = reads.message_by_id(conn, message_id)
         if msg is not None and _queued_elsewhere(conn, msg, agent):
             raise InvalidState(
@@ -133,12 +146,14 @@ def record_ack(
                 "not acked in time goes back to the queue",
                 field="message",
                 value=message_id,
-            ) from None
-        raise
+            )
+        raise leases.not_recipient(message_id, agent)
+    v = leases.from_row(message_id, agent, row, 3)
     state, previous, delivered_at = v.state, v.ack_status, v.delivered_at
-    if previous == st.value:  # a repeat changes nothing, but renews a lease
+    status = st.value  # read once: an Enum's value is a property
+    if previous == status:  # a repeat changes nothing, but renews a lease
         until = leases.renew(conn, v, st, now) if lease else None
-        return AckResult(message_id, agent, st.value, False, None, until)
+        return AckResult(message_id, agent, status, False, None, until)
     if delivered_at is None:
         raise InvalidState(
             f"message {message_id} has not been delivered to {agent!r} yet (it is {state})",
@@ -149,10 +164,10 @@ def record_ack(
     if st == AckStatus.FAILED and (given := leases.retry_failed(conn, v, note, now)):
         release(conn, now, [v.channel_id])
         return AckResult(
-            message_id, agent, st.value, True, None, None, requeued=given.outcome == "requeued"
+            message_id, agent, status, True, None, None, requeued=given.outcome == "requeued"
         )
     until = leases.lease_until(v, st, now) if lease else None
-    acks.set_ack(conn, message_id, agent, st.value, note, now, until)
+    acks.set_ack(conn, message_id, agent, status, note, now, until)
     router = router or Router(conn)
     if router.primed is not None:  # no write of this transaction changed a channel
         router.prime(v.channel, router.primed)
@@ -160,7 +175,7 @@ def record_ack(
     if ch.config.max_pending > 0:  # only a channel that limits pending ones queues any
         release(conn, now, [ch.id])
     if not ch.config.notifies(st):  # recorded on the delivery; no message (--ack-notify)
-        return AckResult(message_id, agent, st.value, True, None, until)
+        return AckResult(message_id, agent, status, True, None, until)
     ack_id = tell_sender(
         router,
         message_id,
@@ -174,7 +189,7 @@ def record_ack(
         extra,
         trace,
     )
-    return AckResult(message_id, agent, st.value, True, ack_id, until)
+    return AckResult(message_id, agent, status, True, ack_id, until)
 
 
 def tell_sender(
@@ -193,21 +208,24 @@ def tell_sender(
     """The acknowledgement message back to the sender (its id; None when it has no
     recipient), in the acknowledged message's trace; from another node, the ack travels as
     an event instead."""
+    status = st.value
     if channel.startswith("_fed:"):
         from acomm_cli.engine import remote
 
         if st in (AckStatus.COMPLETED, AckStatus.FAILED):
-            remote.processed(router.conn, message_id, agent, st.value, now)
+            remote.processed(router.conn, message_id, agent, status, now)
         return None
     plan = plan_message(
         router,
         SendRequest(
             sender=agent,
-            content=note or st.value,
+            content=note or status,
             channel=channel,
             type=MessageType.ACKNOWLEDGMENT.value,
             correlation_id=corr,
-            metadata={**(extra or {}), "ack_for": str(message_id), "status": st.value},
+            metadata={**extra, "ack_for": str(message_id), "status": status}
+            if extra
+            else {"ack_for": str(message_id), "status": status},
             trace_id=trace_id,
         ),
         now,

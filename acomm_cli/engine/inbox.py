@@ -82,6 +82,24 @@ def check_filter(f: MessageFilter) -> None:
         )
 
 
+_READERS: set[str] = set()  # agent ids `reader` accepted (bounded)
+
+
+def reader(agent: str, field: str = "recipient") -> None:
+    """model.agent_id(agent, field), remembered: a long-running reader or acker checks its
+    own name once, not once or twice a message."""
+    if type(agent) is not str or agent not in _READERS:
+        model.agent_id(agent, field)
+        if len(_READERS) >= 1024:
+            _READERS.clear()
+        _READERS.add(agent)
+
+
+class _DueFirst(Exception):
+    """read_inbox(due_first=True): something is due for the reader; its transaction rolls
+    back having written nothing (timers.read_due applies what is due, then reads)."""
+
+
 Emit = Callable[[QueryResult], None]
 """Where a reading command's output goes: it writes and flushes the batch, raising if it
 could not (the command passes a renderer; the engine never imports one)."""
@@ -117,17 +135,20 @@ def read_inbox(
     peek: bool = False,
     emit: Emit | None = None,
     mark: bool = True,
+    due_first: bool = False,
 ) -> tuple[QueryResult, bool]:
     """`receive` that calls `emit` only where it must: inside the transaction that marks
     messages read. Returns the result and whether `emit` was called (a wait calls it itself
     once it stops waiting; a follow skips empty passes). `mark=False` claims work-queue
     messages as a receive does but marks nothing read and emits nothing: `receive --follow`
-    marks each message itself once its reader has taken it (waiting.follow)."""
-    model.agent_id(agent, "recipient")
+    marks each message itself once its reader has taken it (waiting.follow). `due_first`:
+    raise _DueFirst, before anything is written, when the agent has a timer, an expiry or a
+    schedule due (asked in the transaction's first statement; the caller applies them)."""
+    reader(agent)
     check_filter(f)
     began = not conn.in_transaction
     try:
-        return _read_inbox(conn, agent, f, now, peek, emit, mark, began)
+        return _read_inbox(conn, agent, f, now, peek, emit, mark, began, due_first)
     except BaseException:
         if began:  # rolled back: what it read of the directory may not hold
             leave_agents(conn, failed=True)
@@ -146,12 +167,18 @@ def _read_inbox(
     emit: Emit | None,
     mark: bool,
     began: bool,
+    due_first: bool,
 ) -> tuple[QueryResult, bool]:
     emitted = False
     with write(conn):
         # the channel facts this read needs, remembered by the connection under the channels
         # token: one statement in place of three (only in a transaction begun here)
-        known = facts.at_start(conn) if began else None
+        if began and due_first:  # with the agent's due checks, in the same statement
+            known, due = facts.at_start_due(conn, agent, now)
+            if due:
+                raise _DueFirst
+        else:
+            known = facts.at_start(conn) if began else None
         directory.known(conn, agent, "as", now)
         # a peek writes nothing (it works on a store this user cannot write); a follow's
         # look ahead (mark=False) neither: it records the agent when it marks the message
@@ -179,7 +206,10 @@ def _read_inbox(
             rich=rich,
             closed=None if known is None else known.closed,
         )
-        attachments.decorate(conn, msgs, rich=rich)
+        # plain messages on a channel other than a direct one (`_dm:`, a node's `_fed:`)
+        # have nothing to decorate
+        if rich or any(m.channel[:1] == "_" for m in msgs):
+            attachments.decorate(conn, msgs, rich=rich)
         result = QueryResult(msgs, total, f.offset)
         if marking and msgs:
             acks.mark_read(

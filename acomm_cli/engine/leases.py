@@ -18,6 +18,7 @@ delivery while it works, gives it back, or has it retried.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 
 from acomm_cli import model
 from acomm_cli.engine import deadletters, directory, presence
@@ -29,6 +30,7 @@ from acomm_cli.store import reads, timers, write
 TYPE_CHECKING = False  # typing's, without importing typing (a send's start-up time)
 if TYPE_CHECKING:
     from dataclasses import dataclass
+    from typing import Any
 else:  # the same classes, without importing dataclasses (receive and ack load this module)
     from acomm_cli.lite.records import dataclass
 
@@ -37,7 +39,8 @@ NACKED = "nacked"  # one of model.DEAD_LETTER_REASONS
 MAX_REASON = 4096  # characters of a nack's reason kept in last_error
 
 
-@dataclass(frozen=True)
+# not frozen: one is built on every ack, and a frozen record sets each field by a call
+@dataclass(slots=True)
 class View:
     """One delivery and the channel settings its lease and retries depend on."""
 
@@ -79,28 +82,55 @@ def view(conn: sqlite3.Connection, message_id: int, agent: str) -> View:
             raise NotFound(
                 f"message {message_id} does not exist", field="message", value=message_id
             )
-        raise NotParticipant(
-            f"{agent!r} is not a recipient of message {message_id}", field="agent", value=agent
-        )
+        raise not_recipient(message_id, agent)
+    return from_row(message_id, agent, row)
+
+
+def not_recipient(message_id: int, agent: str) -> NotParticipant:
+    return NotParticipant(
+        f"{agent!r} is not a recipient of message {message_id}", field="agent", value=agent
+    )
+
+
+def from_row(message_id: int, agent: str, row: Sequence[Any], at: int = 0) -> View:
+    """The View of a row of timers.lease_view's columns, starting at `row[at]`."""
+    (
+        state,
+        ack_status,
+        delivered_at,
+        tracked,
+        retry_count,
+        next_timer_at,
+        channel_id,
+        channel,
+        channel_type,
+        delivery,
+        ack_timeout_ms,
+        lease_ms,
+        max_retries,
+        retry_backoff_ms,
+        retry_failed,
+        ack_clock,
+    ) = row[at:] if at else row
     return View(
         message_id,
         agent,
-        row[0],
-        row[1],
-        row[2],
-        bool(row[3]),
-        row[4],
-        row[5],
-        row[6],
-        row[7],
-        row[8],
-        row[9],
-        row[10],
-        row[11] or row[10],
-        row[12],
-        row[13],
-        bool(row[14]),
-        row[15],
+        state,
+        ack_status,
+        delivered_at,
+        bool(tracked),
+        retry_count,
+        next_timer_at,
+        channel_id,
+        channel,
+        channel_type,
+        delivery,
+        ack_timeout_ms,
+        lease_ms or ack_timeout_ms,
+        max_retries,
+        retry_backoff_ms,
+        bool(retry_failed),
+        ack_clock,
     )
 
 

@@ -17,9 +17,8 @@ from collections.abc import Callable
 from acomm_cli import model
 from acomm_cli.engine import deadletters
 from acomm_cli.engine.channels import release
-from acomm_cli.engine.inbox import Emit, read_inbox
+from acomm_cli.engine.inbox import Emit, _DueFirst, read_inbox, reader
 from acomm_cli.model import MessageFilter, QueryResult
-from acomm_cli.store import schedules as schedules_sql
 from acomm_cli.store import timers as sql
 from acomm_cli.store import write
 
@@ -144,12 +143,19 @@ def read_due(
 ) -> tuple[QueryResult, bool]:
     """On a store opened read-only (`--peek` on a read-only mount or a full disk) the due
     timers wait for the next writer, and the messages are shown as they stand."""
-    model.agent_id(agent, "recipient")
+    reader(agent)
     if not getattr(conn, "read_only", False):
-        if sql.has_due(conn, now, agent):
+        if not conn.in_transaction:
+            # nothing due (the common case): the checks ride in the read's first statement
+            try:
+                return read_inbox(conn, agent, f, now, peek=peek, emit=emit, due_first=True)
+            except _DueFirst:
+                pass  # rolled back, nothing written: apply what is due, then read
+        timers_due, schedules_due = sql.reader_due(conn, now, agent)  # one read for both
+        if timers_due:
             with write(conn):
                 advance(conn, now, agent)
-        if schedules_sql.any_due(conn, now, agent):  # a reader sends what fell due
+        if schedules_due:  # a reader sends what fell due
             from acomm_cli.engine import schedules
 
             schedules.fire(conn, now, limits, agent=agent)

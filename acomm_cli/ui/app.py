@@ -45,7 +45,7 @@ NARROW_COLUMNS = 110
 
 @dataclass
 class Session:
-    """What `commands/ui.py` resolved: the open store and the settings the panes need."""
+    """What `commands/ui_run.py` resolved: the open store and the settings the panes need."""
 
     conn: sqlite3.Connection
     title: str

@@ -71,7 +71,7 @@ ACTIONS = ("send", "broadcast", "ack", "replay", "discard", "pause", "resume")
 
 @dataclass
 class Config:
-    """What `commands/web.py` resolved: how to open the store and the console's settings."""
+    """What `commands/web_run.py` resolved: how to open the store and the console's settings."""
 
     connect: Connect
     title: str

@@ -32,6 +32,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import shutil
 import sqlite3
 import subprocess
@@ -310,28 +311,41 @@ def _throughput(d: Path, a: Path, b: Path, n: int, rounds: int) -> dict[str, flo
         shutil.copy(masters[kind], copy)
         return copy
 
+    cpu: dict[str, list[float]] = {"pull": [], "send": []}  # user + system of the process
+
+    def timed(kind: str, store: Path, *args: str) -> tuple[float, str]:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t = perf_counter()
+        out = acomm(store, *args).stdout
+        took = perf_counter() - t
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu[kind].append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+        return took, out
+
     def pull() -> float:
         copy = fresh("pull")
         if NATS:  # (untimed) nb's stream as the master knew it: the pull publishes its acks
             drop_stream(NATS, "nb")
-        t = perf_counter()
-        doc = json.loads(acomm(copy, "--json", "fed", "pull", "--max-pages", "100000").stdout)
-        took = perf_counter() - t
+        took, out = timed("pull", copy, "--json", "fed", "pull", "--max-pages", "100000")
+        doc = json.loads(out)
         assert doc["delivered"] == n, doc
         return took
 
     def send() -> float:
-        copy = fresh("send")
-        t = perf_counter()
-        acomm(copy, "send", "--batch", str(batch))
-        return perf_counter() - t
+        return timed("send", fresh("send"), "send", "--batch", str(batch))[0]
 
     for kind in masters:  # checkpointed: a copy of the main file is the whole store
         c = sqlite3.connect(masters[kind])
         c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         c.close()
     ours, base_s = rotate([pull, send], rounds)
-    return {"pull_rate": n / median(ours), "send_rate": n / median(base_s)}
+    return {
+        "pull_rate": n / median(ours),
+        "send_rate": n / median(base_s),
+        # the timed rounds' (the warm-up round's are the first of each list)
+        "pull_cpu": median(cpu["pull"][-rounds:]),
+        "send_cpu": median(cpu["send"][-rounds:]),
+    }
 
 
 def drop_stream(url: str, node: str) -> None:
@@ -695,15 +709,22 @@ def speed(args: argparse.Namespace) -> str:
     m = machine()
     rounds = max(3, args.rounds // 3)
     rows: list[str] = []
+    # bytecode cached, as an installed acomm has it: with PYTHONDONTWRITEBYTECODE (an
+    # editable install) each process would compile every module it imports, and a pull
+    # imports more of them than a send
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
+    want = set(args.transports.split(","))
     try:
-        thr = {
-            "store file": bench_throughput(work, args.messages, rounds),
-            "HTTP": bench_throughput(work, args.messages, rounds, http=True),
-        }
+        thr = {}
+        if "file" in want:
+            thr["store file"] = bench_throughput(work, args.messages, rounds)
+        if "http" in want:
+            thr["HTTP"] = bench_throughput(work, args.messages, rounds, http=True)
         nats = work / "nats-throughput"
         nats.mkdir()
         global NATS
-        server = start_nats(nats)
+        server = start_nats(nats) if "nats" in want else None
         if server is not None:
             try:
                 thr["NATS"] = bench_throughput(nats, args.messages, rounds)
@@ -718,7 +739,12 @@ def speed(args: argparse.Namespace) -> str:
                 f"| {t['send_rate']:,.0f} msg/s local `send --batch` of the same | {r:.0%} "
                 f"| >= {PULL_TARGET:.0%} | {'PASS' if r >= PULL_TARGET else 'FAIL'} |"
             )
-        wait = bench_wait_latency(work, args.rounds)
+        cpu = "; ".join(
+            f"{name}: `fed pull` {t['pull_cpu']:.3f} s, `send --batch` {t['send_cpu']:.3f} s "
+            f"({t['send_cpu'] / t['pull_cpu']:.0%})"
+            for name, t in thr.items()
+        )
+        wait = bench_wait_latency(work, args.rounds) if not args.no_wait else {}
         hops: list[str] = []
         for name, w in wait.items():
             label = (
@@ -776,19 +802,23 @@ def speed(args: argparse.Namespace) -> str:
             "(read from na's file, from `gateway serve` on na, or through a JetStream durable "
             "consumer on a local `nats-server -js`), against `acomm send --batch` of the same "
             "direct messages to a local agent on a plain store. A pull commits a page of "
-            f"{PAGE:,} events per transaction: each event checked and planned as it comes, then "
-            "the page's inbound records, messages, deliveries and `ack accepted` events "
-            "inserted one statement each, and the cursor. Over HTTP the pages of one pass "
-            "share one kept-alive connection (the standard library's http.client) and the "
-            "gateway serves the stored envelopes without parsing them again; on NATS a page "
-            "is one request on the durable consumer (its messages taken by one callback, "
+            f"{PAGE:,} events per transaction: the page's stored texts parsed in one call, "
+            "each event checked and planned as it comes (a sender's claim and a recipient's "
+            "contact rule checked once per page and pair), then the page's inbound records, "
+            "messages, deliveries and `ack accepted` events (their JSON written from a "
+            "template) inserted one statement each, and the cursor. Over HTTP the pages of "
+            "one pass share one kept-alive connection (the transport's own HTTP/1.1 client) "
+            "and the gateway serves the stored envelopes without parsing them again; on NATS "
+            "a page is one request on the durable consumer (its messages taken by one callback, "
             "not one wait each), acknowledged by one ack after its commit (the consumer acks "
             "all), and the pull then publishes the page's `ack accepted` events to nb's own "
             "stream, their acks read together (nb's stream is emptied before each round, "
             "untimed: a copy of a store would otherwise find its events there from an earlier "
-            "round and publish nothing). Figures are wall time "
-            "of whole processes: start-up (the command's Typer path, and on NATS the nats-py "
-            "and asyncio imports) is part of each.",
+            "round and publish nothing). Figures are wall time of whole processes (start-up "
+            "included: `fed pull` and `send` both run on the fast path, without Typer; on NATS "
+            "the nats-py and asyncio imports add to it), with their bytecode cached as an "
+            "installed acomm has it. CPU time (user + system) of the same processes, medians: "
+            f"{cpu} (over HTTP the gateway serving the pages is another process, not counted).",
             f"- send -> receive --wait: {args.rounds} rounds after one warm-up, each "
             "interleaved with the local baseline (bench/fed_reqrep.py's round): "
             "`receive --as bob --wait 30s` is started on nb, then a real `send --to bob` on na; "
@@ -818,6 +848,16 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--tick-rounds", type=int, default=15)
     ap.add_argument("--messages", type=int, default=5000)
+    ap.add_argument(
+        "--transports",
+        default="file,http,nats",
+        help="speed: the pull throughput rows to run, of file,http,nats (comma-separated)",
+    )
+    ap.add_argument(
+        "--no-wait",
+        action="store_true",
+        help="speed: skip the send -> receive --wait rows (the throughput rows only)",
+    )
     args = ap.parse_args()
     # no gateway carries the room's heartbeats here (and NATS peers carry no room): on a
     # loaded machine a scenario can outlast the 30 s after which nb counts as offline

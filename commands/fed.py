@@ -10,8 +10,9 @@ import typer
 
 from acomm_cli import clock
 from acomm_cli.cli import params
+from acomm_cli.cli.commands import fed_run
 from acomm_cli.cli.invocation import Invocation
-from acomm_cli.cli.params import listing, takes_invocation
+from acomm_cli.cli.params import listing, runs, takes_invocation
 from acomm_cli.output import columns, render, render_federation
 
 app = typer.Typer(
@@ -22,7 +23,7 @@ app = typer.Typer(
 
 
 @app.command()
-@takes_invocation
+@runs(fed_run.pull)
 def pull(
     inv: Invocation,
     peer: Annotated[
@@ -30,7 +31,8 @@ def pull(
         typer.Option(metavar="NODE", help="Only this peer (an unreachable one is then exit 7)."),
     ] = None,
     max_pages: Annotated[
-        int, typer.Option(min=1, metavar="N", help="Pages read per peer at most.")
+        int,
+        typer.Option(click_type=params.COUNT, help="Pages read per peer at most (at least 1)."),
     ] = 10,
     wait: Annotated[
         str,
@@ -55,28 +57,6 @@ def pull(
 
     Example: acomm fed pull --peer node-b --json
     """
-    from acomm_cli.federation import http_transport
-    from acomm_cli.federation import pull as fed_pull
-
-    wait_ms = clock.parse_duration(wait, "wait")
-    http_transport.use_ca_file(inv.settings.value("federation.ca_file"))
-    with inv.store(write=True) as conn:
-        result = fed_pull.pull(
-            conn,
-            clock.now_ms(),
-            peer=peer,
-            max_pages=max_pages,
-            sla_ms=inv.settings.value("federation.sla"),
-            wait_s=wait_ms / 1000,
-            deadline_s=inv.settings.value("federation.peer_deadline") / 1000,
-            profile_name=inv.settings.value("federation.profile"),
-        )
-    for node in result.unreachable:
-        render_federation.unreachable_note(node, result.why.get(node, "unreachable"))
-    render.status(inv.output(), result.doc())
-    failed = result.failure()
-    if failed is not None:  # after the others were pulled and the counts printed
-        raise failed
 
 
 @app.command()

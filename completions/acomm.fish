@@ -1068,7 +1068,7 @@ complete -c acomm -f -n '__acomm_is \'fed\'' -a 'migrate' -d 'Move this node\'s 
 
 # acomm fed pull
 complete -c acomm -n '__acomm_is \'fed pull\'' -l peer -r -f -d 'Only this peer (an unreachable one is then exit 7)'
-complete -c acomm -n '__acomm_is \'fed pull\'' -l max-pages -r -f -d 'Pages read per peer at most'
+complete -c acomm -n '__acomm_is \'fed pull\'' -l max-pages -r -f -d 'Pages read per peer at most (at least 1)'
 complete -c acomm -n '__acomm_is \'fed pull\'' -l wait -r -f -d 'Long-poll an http peer that has nothing new, up to this long (at mo...'
 
 # acomm fed status

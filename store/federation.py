@@ -297,15 +297,49 @@ def append_outbox_many(
     )
 
 
+def append_outbox_texts(
+    conn: sqlite3.Connection, rows: Sequence[tuple[str, str, str | None, str]], now_ms: int
+) -> None:
+    """Append first-attempt events already encoded, in order, in one statement: (event id,
+    kind, to node, head), each head the envelope's JSON text without its closing brace;
+    the seq is appended to it last, as append_outbox_many writes it."""
+    seq = int(conn.execute("SELECT coalesce(max(seq), 0) FROM fed_outbox").fetchone()[0])
+    if hasattr(conn, "outbox_appended"):  # the command publishes them after its commit
+        conn.outbox_appended = True
+    conn.executemany(
+        "INSERT INTO fed_outbox (seq, event_id, attempt, kind, to_node, envelope,"
+        " created_at) VALUES (?, ?, 1, ?, ?, ?, ?)",
+        [
+            (seq + i, event_id, kind, to_node, f'{head},"seq":{seq + i}}}', now_ms)
+            for i, (event_id, kind, to_node, head) in enumerate(rows, start=1)
+        ],
+    )
+
+
 def outbox_page(
     conn: sqlite3.Connection, after_seq: int, limit: int
 ) -> tuple[list[dict[str, Any]], int]:
     """(envelopes after `after_seq`, at most `limit`, in seq order; the outbox head)."""
     rows = conn.execute(
-        "SELECT envelope FROM fed_outbox WHERE seq > ? ORDER BY seq LIMIT ?", (after_seq, limit)
+        "SELECT envelope, json_valid(envelope) FROM fed_outbox WHERE seq > ? ORDER BY seq LIMIT ?",
+        (after_seq, limit),
     ).fetchall()
     head = conn.execute("SELECT coalesce(max(seq), 0) FROM fed_outbox").fetchone()[0]
-    return [_parsed(r[0]) for r in rows], int(head)
+    return _parsed_page(rows), int(head)
+
+
+def _parsed_page(rows: Sequence[tuple[str, int]]) -> list[Any]:
+    """The stored texts parsed: when SQLite finds every one valid JSON, as one array (one
+    parser call for the page, not one per event); else, or when that array does not hold
+    exactly one value per text, each alone (_parsed)."""
+    if rows and all(valid for _, valid in rows):
+        try:
+            whole = json.loads("[" + ",".join(text for text, _ in rows) + "]")
+        except (ValueError, TypeError, RecursionError):
+            whole = None
+        if isinstance(whole, list) and len(whole) == len(rows):
+            return whole
+    return [_parsed(text) for text, _ in rows]
 
 
 def outbox_page_texts(

@@ -184,6 +184,15 @@ CASES = [
     (["channel"], None, HANDED_OVER),  # the group's help
     (["channel", "--help"], None, HANDED_OVER),
     (["channel", "lsit"], None, HANDED_OVER),  # exit 2, with click's suggestion
+    # `fed pull` (the store here is not a node: its refusal, exit 3, from both paths)
+    (["fed", "pull"], None, FAST),
+    (["--json", "fed", "pull", "--max-pages", "100000", "--wait", "0s"], None, FAST),
+    (["fed", "pull", "--peer", "nb", "--json"], None, FAST),
+    (["fed", "pull", "--max-pages", "0"], None, FAST),  # exit 2, naming the option
+    (["fed", "pull", "--wait", "soon"], None, FAST),  # exit 3, naming the duration
+    (["fed", "pull", "--max-pages", "x"], None, HANDED_OVER),
+    (["fed", "pull", "--csv"], None, HANDED_OVER),  # no rows: exit 2
+    (["fed", "status"], None, HANDED_OVER),
     # not fast commands: always Typer
     # a group that runs alone (its own body) and has subcommands
     (["peers", "--json"], None, FAST),  # not a node: exit 3

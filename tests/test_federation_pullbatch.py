@@ -103,7 +103,7 @@ def test_a_pull_dying_between_pages_keeps_the_first_page_and_its_cursor(nodes, m
     sent = [_send(a, "alice", f"m{i}") for i in range(5)]
     acks_before = b.head()
     calls = {"n": 0}
-    append = fed_sql.append_outbox_many
+    append = fed_sql.append_outbox_texts
 
     def dies_on_the_second_page(*args, **kw):  # the second page's acks, before its commit
         calls["n"] += 1
@@ -111,7 +111,7 @@ def test_a_pull_dying_between_pages_keeps_the_first_page_and_its_cursor(nodes, m
             raise KeyboardInterrupt
         return append(*args, **kw)
 
-    monkeypatch.setattr(fed_sql, "append_outbox_many", dies_on_the_second_page)
+    monkeypatch.setattr(fed_sql, "append_outbox_texts", dies_on_the_second_page)
     with pytest.raises(KeyboardInterrupt):
         _pull(b, page_size=2, max_pages=10)
     first_page_end = int(a.sql("SELECT seq FROM fed_outbox WHERE event_id = ?", sent[1])[0][0])
@@ -119,7 +119,7 @@ def test_a_pull_dying_between_pages_keeps_the_first_page_and_its_cursor(nodes, m
     assert _stored(b) == [("m0", sent[0], 1), ("m1", sent[1], 1)]
     assert b.sql("SELECT count(*) FROM fed_inbound WHERE source_node = 'na'") == [(2,)]
     assert b.head() == acks_before + 2
-    monkeypatch.setattr(fed_sql, "append_outbox_many", append)
+    monkeypatch.setattr(fed_sql, "append_outbox_texts", append)
     result = _pull(b, page_size=2, max_pages=10)
     assert (result.delivered, result.duplicates) == (3, 0)
     assert _stored(b) == [(f"m{i}", e, 1) for i, e in enumerate(sent)]

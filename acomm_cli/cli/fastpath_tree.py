@@ -979,6 +979,15 @@ COMMANDS = {
             {'name': 'url', 'argument': False, 'opts': ['--url'], 'flag': False, 'off': [], 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'variadic': False, 'typer_only': False},
         ],
     },
+    'fed pull': {
+        'body': 'acomm_cli.cli.commands.fed_run:pull',
+        'listing': False,
+        'params': [
+            {'name': 'peer', 'argument': False, 'opts': ['--peer'], 'flag': False, 'off': [], 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'max_pages', 'argument': False, 'opts': ['--max-pages'], 'flag': False, 'off': [], 'kind': 'int', 'multiple': False, 'default': 10, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'wait', 'argument': False, 'opts': ['--wait'], 'flag': False, 'off': [], 'kind': 'str', 'multiple': False, 'default': '0s', 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+        ],
+    },
     'gateway serve': {
         'body': 'acomm_cli.cli.commands.gateway_run:serve',
         'listing': False,

@@ -18,18 +18,19 @@ POLICY_VERSION = 1
 MAX_DETAIL = 1024  # a dead letter's detail (its last error) is cut to this
 
 
+_VARIANT = {c: "89ab"[int(c, 16) & 3] for c in "0123456789abcdef"}  # 0b10, then 2 bits
+_LAST_MS: tuple[int, str] = (-1, "")
+
+
 def uuid7(now_ms: int) -> str:
-    """A UUIDv7: 48 bits of milliseconds, then random bits (RFC 9562)."""
-    rand = int.from_bytes(os.urandom(10), "big")
-    value = (
-        ((now_ms & (2**48 - 1)) << 80)
-        | (0x7 << 76)
-        | (((rand >> 64) & 0xFFF) << 64)
-        | (0b10 << 62)
-        | (rand & (2**62 - 1))
-    )
-    h = f"{value:032x}"  # uuid.UUID's str, without loading the uuid module
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+    """A UUIDv7: 48 bits of milliseconds, the version 7, then 74 random bits around the
+    variant 0b10 (RFC 9562). Built as text from the random bytes' hex: no integer
+    arithmetic, and the millisecond's hex kept for the next id of the same millisecond."""
+    global _LAST_MS
+    if _LAST_MS[0] != now_ms:
+        _LAST_MS = (now_ms, f"{now_ms & 0xFFFFFFFFFFFF:012x}")
+    ms, r = _LAST_MS[1], os.urandom(10).hex()
+    return f"{ms[:8]}-{ms[8:]}-7{r[:3]}-{_VARIANT[r[3]]}{r[4:7]}-{r[7:19]}"
 
 
 def room_value(conn: sqlite3.Connection, map_: str, key: str) -> dict[str, Any]:
@@ -104,6 +105,34 @@ def envelope(
         "payload": payload,
         "trace": trace,
     }
+
+
+def accepted_acks(
+    self_node: str, rows: Sequence[tuple[str, str, str | None, str]], now: int
+) -> list[tuple[str, str, str, str]]:
+    """The `ack accepted` events a pull owes the events it took, `rows` (to node, the
+    local recipient, corrId, the event's id), as store.federation.append_outbox_texts
+    takes them: each the JSON text append_outbox_many writes for envelope(...) of the
+    event, written from a template (a page's acks differ only in these strings)."""
+    from json.encoder import encode_basestring_ascii as q  # json.dumps's, in C
+
+    stamp, me = q(_created_at(now)), q(self_node)
+    out = []
+    for to_node, agent, corr, ack_of in rows:
+        event_id = uuid7(now)
+        out.append(
+            (
+                event_id,
+                "ack",
+                to_node,
+                f'{{"eventId":{q(event_id)},"sourceNodeId":{me},"sourceAgentId":{q(agent)},'
+                f'"toAgentId":null,"toNodeId":{q(to_node)},'
+                f'"corrId":{"null" if corr is None else q(corr)},"kind":"ack",'
+                f'"createdAt":{stamp},"payload":{{"ackOf":{q(ack_of)},"status":"accepted"}},'
+                f'"trace":{{"attempt":1,"routeDecision":null,"policyVersion":{POLICY_VERSION}}}',
+            )
+        )
+    return out
 
 
 def emit(

@@ -15,15 +15,13 @@ import sqlite3
 from typing import Any
 
 from acomm_cli.engine import contacts, remote
-from acomm_cli.engine.taskdata import by_global_id
-from acomm_cli.engine.taskemit import KINDS
+from acomm_cli.engine.envelope import TASK_KINDS as _TASK_KINDS
 from acomm_cli.model import SYSTEM_AGENT
 from acomm_cli.store import federation as fsql
 
 # the kinds whose sourceAgentId speaks to someone here: a message or a reply lands in an
 # inbox as that agent, a task is created by it or changed by it
-_SPEAKS_AS = frozenset({"message", "task_create", "reply", *KINDS.values()})
-_TASK_KINDS = frozenset(KINDS.values())
+_SPEAKS_AS = frozenset({"message", "task_create", "reply", *_TASK_KINDS})
 # the kinds that reach a local agent as a direct message: its contact rule applies
 _ADDRESSED = frozenset({"message", "task_create"})
 
@@ -35,6 +33,7 @@ def refusal(
     env: dict[str, Any],
     now: int,
     allowed: set[tuple[str, str]] | None = None,
+    admitted: set[tuple[str, str]] | None = None,
 ) -> str | None:
     """Why `source` may not have sent `env` to this node (`me`), or None. Only events
     addressed to this node are checked (others are recorded and left alone). An allowed
@@ -42,7 +41,9 @@ def refusal(
     the caller undoes that with the rest if it refuses the event later. `allowed`: the
     (node, agent) senders the caller's transaction found allowed already, kept up to date
     (a sender once allowed stays so while only messages are applied: the room changes
-    only by claims, and a claim never takes an owned agent)."""
+    only by claims, and a claim never takes an owned agent). `admitted`: likewise the
+    (sender, local recipient) pairs whose contact rule was found to admit them (messages
+    change no rule, contact or team)."""
     origin = env.get("sourceNodeId")
     if origin is not None and origin != source:
         return f"sourceNodeId {origin!r} is not the node whose outbox it came from ({source!r})"
@@ -56,9 +57,19 @@ def refusal(
             if allowed is not None and isinstance(agent, str):
                 allowed.add((source, agent))
     if kind in _ADDRESSED:  # the recipient's contact rule: this node enforces its own
-        why = contacts.inbound_refusal(conn, env)
-        if why is not None:
-            return why
+        sender, local = env.get("sourceAgentId"), env.get("toAgentId")
+        if admitted is None or (sender, local) not in admitted:
+            if (
+                admitted is not None
+                and isinstance(sender, str)
+                and isinstance(local, str)
+                and contacts.refusal(conn, sender, local) is None
+            ):
+                admitted.add((sender, local))  # the rule itself admits it, not an answer
+            else:
+                why = contacts.inbound_refusal(conn, env)
+                if why is not None:
+                    return why
     payload = env.get("payload")
     payload = payload if isinstance(payload, dict) else {}
     if kind == "ack":
@@ -121,6 +132,8 @@ def replier_refusal(conn: sqlite3.Connection, event_id: Any, agent: Any) -> str 
 def task_refusal(conn: sqlite3.Connection, source: str, task_id: Any, kind: str) -> str | None:
     """A task's progress (accept, update, complete, fail, incident) changes our copy only
     when the task was created here and delegated to the sending node."""
+    from acomm_cli.engine.taskdata import by_global_id  # (a task's event only)
+
     task = by_global_id(conn, str(task_id), None)  # only a task created here takes them
     if task is None or task.peer_node == source:
         return None

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -35,6 +34,12 @@ from acomm_cli.model import (
 )
 from acomm_cli.store import channels, sending
 from acomm_cli.store import federation as sql
+
+TYPE_CHECKING = False  # lite.records' dataclass: a node's send and pull skip dataclasses
+if TYPE_CHECKING:
+    from dataclasses import dataclass
+else:
+    from acomm_cli.lite.records import dataclass
 
 FED_PREFIX = "_fed:"
 

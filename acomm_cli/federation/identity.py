@@ -11,13 +11,18 @@ from __future__ import annotations
 import base64
 import re
 import sqlite3
-from dataclasses import dataclass
 from typing import Any
 
 from acomm_cli.errors import InvalidState, ValidationFailed
 from acomm_cli.model import utf8
 from acomm_cli.store import federation as sql
 from acomm_cli.store.connection import write
+
+TYPE_CHECKING = False  # lite.records' dataclass: a pull does not load dataclasses
+if TYPE_CHECKING:
+    from dataclasses import dataclass
+else:
+    from acomm_cli.lite.records import dataclass
 
 # Stricter than agent ids: node ids end up in URLs, HTTP headers, room keys and, later,
 # addresses like `agent@node`; so no `@`, and they start with a letter or digit.

@@ -19,12 +19,10 @@ from __future__ import annotations
 
 import sqlite3
 from contextlib import nullcontext
-from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from acomm_cli.engine import envelope, peertrust, remote, remoteblobs
+from acomm_cli.engine import envelope, outbox, peertrust, remote
 from acomm_cli.engine.sending import Router, persist, plan_message, staged_rows
-from acomm_cli.engine.taskemit import KINDS as TASK_KINDS
 from acomm_cli.errors import CommError, EventRejected, InsecurePeer, PeerUnreachable
 from acomm_cli.federation import identity, profile, room
 from acomm_cli.federation.transport import Transport, Unreachable
@@ -35,7 +33,13 @@ from acomm_cli.store.sending import insert_deliveries, last_message_id
 
 PAGE_SIZE = 1000  # events a transaction commits (a gateway serves up to 1,000 a read)
 # the task events a peer sends (taskfed, and the task engine it loads, only when one comes)
-TASK_EVENTS = frozenset(TASK_KINDS.values())
+TASK_EVENTS = envelope.TASK_KINDS
+
+TYPE_CHECKING = False  # the records of lite.records: a pull does not load dataclasses
+if TYPE_CHECKING:
+    from dataclasses import dataclass, field, replace
+else:
+    from acomm_cli.lite.records import dataclass, field, replace
 
 
 @dataclass
@@ -52,9 +56,12 @@ class _Page:
 
     conn: sqlite3.Connection
     router: Router
+    me: str = ""  # this node
     senders: set[tuple[str, str]] = field(default_factory=set)  # (node, agent) allowed
+    admitted: set[tuple[str, str]] = field(default_factory=set)  # (sender, local) by rule
     claimed: set[str] = field(default_factory=set)  # local agents whose claim is written
-    acks: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (to node, env)
+    # the `ack accepted` events owed: (to node, local agent, corrId, the event's id)
+    acks: list[tuple[str, str, str | None, str]] = field(default_factory=list)
     batch: bool = False
     seen: set[str] = field(default_factory=set)
     inbound: list[list[Any]] = field(default_factory=list)  # fed_inbound rows
@@ -65,6 +72,7 @@ class _Page:
     def reset(self) -> None:
         self.router = Router(self.conn)
         self.senders.clear()
+        self.admitted.clear()
         self.claimed.clear()
 
     def flush_rows(self) -> None:
@@ -84,7 +92,7 @@ class _Page:
         outbox, in their order."""
         self.flush_rows()
         if self.acks:
-            sql.append_outbox_many(self.conn, self.acks, now)
+            sql.append_outbox_texts(self.conn, outbox.accepted_acks(self.me, self.acks, now), now)
             self.acks.clear()
 
 
@@ -377,8 +385,7 @@ def _apply_page(
 
 
 def _restore(result: PullResult, counts: PullResult) -> None:
-    for f in fields(PullResult):
-        setattr(result, f.name, getattr(counts, f.name))
+    vars(result).update(vars(counts))
 
 
 def _apply_events(
@@ -393,7 +400,7 @@ def _apply_events(
     alone: bool,
 ) -> int:
     last = position
-    facts = _Page(conn, Router(conn), batch=not alone)
+    facts = _Page(conn, Router(conn), me, batch=not alone)
     if facts.batch:
         ids = [e.get("eventId") for e in events if isinstance(e, dict)]
         facts.seen = sql.inbound_known(conn, source, [i for i in ids if isinstance(i, str)])
@@ -427,7 +434,7 @@ def _take(
     result.read += 1
     seq = envelope.seq_of(env)
     after = seq if seq is not None and seq > last else last + 1
-    facts = facts or _Page(conn, Router(conn))
+    facts = facts or _Page(conn, Router(conn), me)
     if not isinstance(env, dict) or env.get("kind") != "message":
         try:
             facts.flush(now)  # what follows sees the rows and acks before it, in order
@@ -498,7 +505,7 @@ def _apply(
     facts.seen.add(event_id)
     if env.get("toNodeId") not in (None, me):
         return  # addressed to another node: recorded, nothing to do here
-    why = peertrust.refusal(conn, me, source, env, now, facts.senders)
+    why = peertrust.refusal(conn, me, source, env, now, facts.senders, facts.admitted)
     if why is not None:
         raise EventRejected(why)  # the peer spoke for an agent or a node it is not
     if kind == "message":
@@ -593,6 +600,8 @@ def _deliver(
         sql.set_message_global_id(conn, res.id, str(env["eventId"]), source)
         sql.set_inbound_message(conn, source, str(env["eventId"]), res.id)
         if payload.get("attachments"):  # references (checked by envelope.check): no bytes
+            from acomm_cli.engine import remoteblobs
+
             remoteblobs.name_inbound(
                 conn, res.id, remoteblobs.check_refs(payload["attachments"]), source
             )
@@ -600,20 +609,7 @@ def _deliver(
     if local not in facts.claimed:  # as remote.emit would, once per agent and page
         remote.claim_speaker(conn, me, local, now, queue=True)
         facts.claimed.add(local)
-    ack = remote.envelope(
-        remote.uuid7(now),
-        me,
-        "ack",
-        source_agent=local,
-        to_agent=None,
-        to_node=source,
-        corr=env.get("corrId"),
-        payload={"ackOf": env["eventId"], "status": "accepted"},
-        attempt=1,
-        decision=None,
-        now=now,
-    )
-    facts.acks.append((source, ack))
+    facts.acks.append((source, local, env.get("corrId"), str(env["eventId"])))
     if env["kind"] != "message":  # before what the event appends next (a task's copy)
         facts.flush(now)
     return stored
@@ -637,10 +633,12 @@ def _same_event(conn: sqlite3.Connection, plan: Any) -> bool:
     """A message whose event id this channel holds already (another envelope, from a node
     that lost track of it, or from the agent speaking through another node) is a duplicate,
     as a repeated `--event-id` or `--dedupe-key` is at a local send: the first one stands."""
+    eid = None if plan.event is None else plan.event.event_id
+    if eid is None:
+        return False
     from acomm_cli.store import events as event_sql
 
-    eid = None if plan.event is None else plan.event.event_id
-    return eid is not None and event_sql.find_event_id(conn, plan.channel.id, eid) is not None
+    return event_sql.find_event_id(conn, plan.channel.id, eid) is not None
 
 
 def _ack(conn: sqlite3.Connection, payload: dict[str, Any], now: int, sla_ms: int) -> None:

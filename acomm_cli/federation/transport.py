@@ -10,12 +10,17 @@ url of its node entry in the room copy; StoreTransport takes `store:PATH` urls."
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from acomm_cli.errors import PeerUnreachable
 from acomm_cli.store import federation as sql
+
+TYPE_CHECKING = False  # lite.records' dataclass: a pull does not load dataclasses
+if TYPE_CHECKING:
+    from dataclasses import dataclass, field
+else:
+    from acomm_cli.lite.records import dataclass, field
 
 
 class Unreachable(PeerUnreachable):

@@ -10,11 +10,10 @@ Socket timeouts bound each read, not the exchange: a peer that sends one byte ev
 never trips them. So each peer gets one overall deadline per pass (`deadline_s`, plus the
 long-poll wait it was asked for), counted on the monotonic clock from `begin_peer` and
 enforced by a watchdog that shuts the socket mid-read. Past it the peer is `Unreachable` for
-this pass. `fed pull` reads with a small HTTP/1.1 client of its own (_Connection: no
-http.client, whose email parser and ssl cost a pull more than reading a page; nor httpx
-and asyncio) on one kept-alive connection per peer and pass, reading a page that leaves
-more behind it while the pull applies the one before; the gateway's continuous pull
-(`fetch_page`) uses its own httpx client.
+this pass. `fed pull` reads with the standard library's http.client on one kept-alive
+connection per peer and pass (importing httpx and asyncio cost a pull more than reading
+its pages), reading a page that leaves more behind it while the pull applies the one
+before; the gateway's continuous pull (`fetch_page`) uses its own httpx client.
 
 `for_urls` picks the transport by each peer's url: `http(s)://` here, `store:` StoreTransport.
 

@@ -351,7 +351,7 @@ class _Connection:
 
     def _body(self, fields: dict[bytes, bytes]) -> bytes:
         if b"chunked" in fields.get(b"transfer-encoding", b"").lower():
-            parts: list[bytes] = []
+            parts = []
             while True:
                 size_line = self._line().split(b";", 1)[0].strip()
                 try:

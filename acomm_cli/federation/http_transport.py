@@ -164,6 +164,8 @@ class HttpTransport:
         )
         if budget <= 0:
             raise late
+        from http.client import HTTPException
+
         # a kept connection the peer closed meanwhile fails at once: asked again, signed
         # afresh (a gateway answers a signature once), on a new connection
         for again in (source_node in self.conns, False):
@@ -174,7 +176,7 @@ class HttpTransport:
                 status, content = self._exchange(source_node, base, target, until)
             except TimeoutError:
                 raise late from None
-            except (OSError, ValueError) as exc:
+            except (OSError, ValueError, HTTPException) as exc:
                 if again and time.monotonic() < until:
                     continue
                 raise Unreachable(
@@ -184,11 +186,11 @@ class HttpTransport:
         raise late  # (not reached: the last attempt returns or raises)
 
     def _exchange(self, node: str, base: str, target: str, until: float) -> tuple[int, bytes]:
-        """One signed GET on the peer's kept connection (_Connection: this process loads
-        no async stack, nor http.client's email parser, for it), ended by a watchdog at
-        `until` (monotonic): the watchdog shuts the socket, so a connect, handshake or read
-        blocked on a peer that drips bytes fails at once (TimeoutError). Any failure closes
-        the connection; the next read opens another."""
+        """One signed GET on the peer's kept connection (http.client: this process loads
+        no async stack for it), ended by a watchdog at `until` (monotonic): the watchdog
+        shuts the socket, so a connect, handshake or read blocked on a peer that drips
+        bytes fails at once (TimeoutError). Any failure closes the connection; the next
+        read opens another."""
         import socket
         import threading
 
@@ -216,7 +218,9 @@ class HttpTransport:
             if fresh:
                 conn.connect()
                 conn.sock.settimeout(self.wait_s + 10.0)  # each read after the connect
-            status, content = conn.get(conn.prefix + target, signed_headers(self.me, target))
+            conn.request("GET", conn.prefix + target, headers=signed_headers(self.me, target))
+            with conn.getresponse() as r:
+                status, content = r.status, r.read()
         except BaseException:
             self._close(node)
             if cut.is_set():
@@ -254,131 +258,22 @@ class _Ahead:
         self.thread.join()
 
 
-def _connection(base: str, connect_timeout_s: float) -> _Connection:
-    """A connection to `base`, not yet connected (its path, if any, kept as `prefix`); its
-    connect is bounded by `connect_timeout_s`."""
+def _connection(base: str, connect_timeout_s: float) -> Any:
+    """An http.client connection to `base`, not yet connected (its path, if any, kept as
+    `prefix`); its connect is bounded by `connect_timeout_s`."""
+    from http.client import HTTPConnection, HTTPSConnection
     from urllib.parse import urlsplit
 
     u = urlsplit(base)
-    https = u.scheme == "https"
-    return _Connection(
-        u.hostname or "",
-        u.port or (443 if https else 80),
-        _ssl_context() if https else None,
-        u.path.rstrip("/"),
-        connect_timeout_s,
-    )
-
-
-class _Connection:
-    """A kept-alive HTTP/1.1 connection that sends GETs and reads their answers: a body of
-    a Content-Length, chunked, or up to the close. What a page read needs of http.client
-    (whose import, with email's parser and ssl, costs a pull more than reading a page);
-    ssl only for https. A malformed answer is ValueError, a connection the peer closed
-    OSError, as http.client's errors are to the caller."""
-
-    MAX_LINE = 65536  # http.client's bounds: a line, and the header lines of one answer
-    MAX_HEADERS = 100
-
-    def __init__(
-        self, host: str, port: int, tls: Any, prefix: str, connect_timeout_s: float
-    ) -> None:
-        self.host, self.port, self.tls, self.prefix = host, port, tls, prefix
-        self.connect_timeout_s = connect_timeout_s
-        self.sock: Any = None
-        self.file: Any = None
-        default = 443 if tls is not None else 80
-        self.authority = host if port == default else f"{host}:{port}"
-        if ":" in host:  # an IPv6 literal
-            self.authority = f"[{host}]" if port == default else f"[{host}]:{port}"
-
-    def connect(self) -> None:
-        import socket
-
-        # an ASCII name as bytes: getaddrinfo encodes a str with the idna codec (which
-        # loads stringprep and unicodedata); any other name as given
-        host: Any = self.host.encode("ascii") if self.host.isascii() else self.host
-        sock = socket.create_connection((host, self.port), self.connect_timeout_s)
-        try:
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            if self.tls is not None:
-                sock = self.tls.wrap_socket(sock, server_hostname=self.host)
-        except BaseException:
-            sock.close()
-            raise
-        self.sock, self.file = sock, sock.makefile("rb")
-
-    def get(self, path: str, headers: dict[str, str]) -> tuple[int, bytes]:
-        """(status, body) of one GET."""
-        lines = [f"GET {path} HTTP/1.1", f"Host: {self.authority}", "Accept-Encoding: identity"]
-        lines += [f"{k}: {v}" for k, v in headers.items()]
-        self.sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
-        status_line = self._line()
-        if not status_line:
-            raise ConnectionResetError("the peer closed the connection without an answer")
-        version, _, rest = status_line.partition(b" ")
-        code = rest[:3]
-        if not version.startswith(b"HTTP/1.") or not (code.isdigit() and len(code) == 3):
-            raise ValueError(f"not an HTTP status line: {status_line[:80]!r}")
-        fields: dict[bytes, bytes] = {}
-        for _ in range(self.MAX_HEADERS + 1):
-            line = self._line()
-            if line in (b"\r\n", b"\n", b""):
-                break
-            name, colon, value = line.partition(b":")
-            if not colon:
-                raise ValueError(f"not an HTTP header line: {line[:80]!r}")
-            fields[name.strip().lower()] = value.strip()
-        else:
-            raise ValueError(f"more than {self.MAX_HEADERS} header lines")
-        status = int(code)
-        body = b"" if status < 200 or status in (204, 304) else self._body(fields)
-        if fields.get(b"connection", b"").lower() == b"close" or version == b"HTTP/1.0":
-            self.close()  # the next read connects again
-        return status, body
-
-    def _line(self) -> bytes:
-        line: bytes = self.file.readline(self.MAX_LINE + 1)
-        if len(line) > self.MAX_LINE:
-            raise ValueError("an HTTP line over 65536 bytes")
-        return line
-
-    def _exactly(self, n: int) -> bytes:
-        data: bytes = self.file.read(n)
-        if len(data) < n:
-            raise ConnectionResetError(f"the answer ended after {len(data)} of {n} bytes")
-        return data
-
-    def _body(self, fields: dict[bytes, bytes]) -> bytes:
-        if b"chunked" in fields.get(b"transfer-encoding", b"").lower():
-            parts = []
-            while True:
-                size_line = self._line().split(b";", 1)[0].strip()
-                try:
-                    size = int(size_line, 16)
-                except ValueError:
-                    raise ValueError(f"not a chunk size: {size_line[:20]!r}") from None
-                if size == 0:
-                    while self._line() not in (b"\r\n", b"\n", b""):
-                        pass  # trailers
-                    return b"".join(parts)
-                parts.append(self._exactly(size))
-                self._exactly(2)  # the chunk's CRLF
-        length = fields.get(b"content-length")
-        if length is not None:
-            if not length.isdigit():
-                raise ValueError(f"not a Content-Length: {length[:20]!r}")
-            return self._exactly(int(length))
-        data: bytes = self.file.read()  # up to the close
-        self.close()
-        return data
-
-    def close(self) -> None:
-        if self.file is not None:
-            self.file.close()
-        if self.sock is not None:
-            self.sock.close()
-        self.sock = self.file = None
+    conn: Any
+    if u.scheme == "https":
+        conn = HTTPSConnection(
+            u.hostname or "", u.port, timeout=connect_timeout_s, context=_ssl_context()
+        )
+    else:
+        conn = HTTPConnection(u.hostname or "", u.port, timeout=connect_timeout_s)
+    conn.prefix = u.path.rstrip("/")
+    return conn
 
 
 def _ssl_context() -> Any:

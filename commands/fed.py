@@ -8,12 +8,11 @@ from typing import Annotated
 
 import typer
 
-from acomm_cli import clock
 from acomm_cli.cli import params
 from acomm_cli.cli.commands import fed_run
 from acomm_cli.cli.invocation import Invocation
-from acomm_cli.cli.params import listing, runs, takes_invocation
-from acomm_cli.output import columns, render, render_federation
+from acomm_cli.cli.params import listing, runs
+from acomm_cli.output import columns
 
 app = typer.Typer(
     help="Federation: exchange with the other nodes.\n\nExample: acomm fed pull --json",
@@ -61,11 +60,12 @@ def pull(
 
 @app.command()
 @listing(columns.FED_STATUS)
-@takes_invocation
+@runs(fed_run.status)
 def status(
     inv: Invocation,
     latest: Annotated[
-        int, typer.Option(min=0, max=1000, metavar="N", help="Refused events listed at most.")
+        int,
+        typer.Option(click_type=params.COUNT, help="Refused events listed at most (0 to 1000)."),
     ] = 5,
 ) -> None:
     """How each peer's last pull went, and the events refused from peers.
@@ -80,17 +80,10 @@ def status(
 
     Example: acomm fed status --json
     """
-    from acomm_cli.federation import room
-
-    with inv.store(write=False) as conn:
-        doc = room.status(
-            conn, clock.now_ms(), inv.settings.value("federation.offline_after"), latest
-        )
-    render_federation.fed_status(inv.output(), doc)
 
 
 @app.command()
-@takes_invocation
+@runs(fed_run.migrate)
 def migrate(
     inv: Invocation,
     to: Annotated[
@@ -115,11 +108,6 @@ def migrate(
 
     Example: acomm fed migrate --to nats://nats.internal:4222 --json
     """
-    from acomm_cli.federation import nats_transport
-
-    with inv.store(write=True) as conn:
-        doc = nats_transport.migrate(conn, to, nats_creds, clock.now_ms())
-    render.status(inv.output(), doc)
 
 
 @app.callback()

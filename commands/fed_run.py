@@ -1,6 +1,7 @@
-"""What `acomm fed pull` does, without typer: `commands/fed.py` declares it (options, help)
-and runs this; the fast path (`acomm_cli.cli.main`) runs it directly. A pull from a store
-file or an http peer loads the federation modules it reads with, and no more."""
+"""What `acomm fed pull`, `fed status` and `fed migrate` do, without typer: `commands/fed.py`
+declares them (options, help) and runs these; the fast path (`acomm_cli.cli.main`) runs them
+directly. A pull from a store file or an http peer loads the federation modules it reads
+with, and no more."""
 
 from __future__ import annotations
 
@@ -42,3 +43,27 @@ def pull(inv: Invocation, peer: str | None, max_pages: int, wait: str) -> None:
     failed = result.failure()
     if failed is not None:  # after the others were pulled and the counts printed
         raise failed
+
+
+def status(inv: Invocation, latest: int) -> None:
+    from acomm_cli.federation import room
+    from acomm_cli.output import render_federation
+
+    if not 0 <= latest <= 1000:
+        raise UsageError(
+            f"latest: --latest {latest} must be from 0 to 1000", field="latest", value=latest
+        )
+
+    with inv.store(write=False) as conn:
+        doc = room.status(
+            conn, clock.now_ms(), inv.settings.value("federation.offline_after"), latest
+        )
+    render_federation.fed_status(inv.output(), doc)
+
+
+def migrate(inv: Invocation, to: str, nats_creds: str | None) -> None:
+    from acomm_cli.federation import nats_transport
+
+    with inv.store(write=True) as conn:
+        doc = nats_transport.migrate(conn, to, nats_creds, clock.now_ms())
+    render.status(inv.output(), doc)

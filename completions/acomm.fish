@@ -1072,7 +1072,7 @@ complete -c acomm -n '__acomm_is \'fed pull\'' -l max-pages -r -f -d 'Pages read
 complete -c acomm -n '__acomm_is \'fed pull\'' -l wait -r -f -d 'Long-poll an http peer that has nothing new, up to this long (at mo...'
 
 # acomm fed status
-complete -c acomm -n '__acomm_is \'fed status\'' -l latest -r -f -d 'Refused events listed at most'
+complete -c acomm -n '__acomm_is \'fed status\'' -l latest -r -f -d 'Refused events listed at most (0 to 1000)'
 
 # acomm fed migrate
 complete -c acomm -n '__acomm_is \'fed migrate\'' -l to -r -f -d 'The NATS server: nats://HOST:PORT (or tls://...)'

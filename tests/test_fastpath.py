@@ -192,12 +192,16 @@ CASES = [
     (["fed", "pull", "--wait", "soon"], None, FAST),  # exit 3, naming the duration
     (["fed", "pull", "--max-pages", "x"], None, HANDED_OVER),
     (["fed", "pull", "--csv"], None, HANDED_OVER),  # no rows: exit 2
-    (["fed", "status"], None, HANDED_OVER),
-    # not fast commands: always Typer
+    (["fed", "status"], None, FAST),
     # a group that runs alone (its own body) and has subcommands
     (["peers", "--json"], None, FAST),  # not a node: exit 3
     (["peers", "add", "n2"], None, HANDED_OVER),  # --url missing: click says so
-    (["fed", "status", "--json"], None, HANDED_OVER),
+    (["fed", "status", "--json"], None, FAST),  # not a node: refused
+    (["fed", "status", "--latest", "3000"], None, FAST),  # out of bounds: exit 2
+    (["fed", "status", "--latest", "x"], None, HANDED_OVER),  # not a number: click's
+    (["fed", "migrate", "--to", "nats://127.0.0.1:9"], None, FAST),  # not a node: refused
+    # the one command left on Typer: its work is the whole command tree, which Typer holds
+    (["completions", "bash"], None, HANDED_OVER),
 ]
 
 

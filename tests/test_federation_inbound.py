@@ -310,3 +310,15 @@ def test_a_store_from_before_the_origin_scope_keeps_its_inbound_records(nodes):
 def sql(n: Any, statement: str, *params: Any) -> list[tuple[Any, ...]]:
     with sqlite3.connect(n.path) as c:
         return c.execute(statement, params).fetchall()
+
+
+def test_fed_status_lists_at_most_1000_refused_events(nodes):
+    """--latest is bounded: past it, a usage error naming it, before the store is read."""
+    a, b, _ = nodes
+    a.append({"eventId": "x", "kind": "message", "payload": None})
+    b.ok("fed", "pull")
+    assert len(b.ok("fed", "status", "--latest", "1000")["rejected"]["latest"]) == 1
+    assert b.ok("fed", "status", "--latest", "0")["rejected"]["latest"] == []
+    r = b.cli("--store", str(b.path), "fed", "status", "--latest", "1001")
+    assert r.exit_code == 2
+    assert "--latest 1001 must be from 0 to 1000" in r.stderr

@@ -178,11 +178,12 @@ def _listings_only(cmd: Command, path: str) -> Command:
 
 
 def _ascii_numbers(cmd: Command) -> Command:
-    """Every number option and argument of every command parses ASCII digits only."""
+    """Every number option and argument of every command parses ASCII digits only. A range
+    (`min=`/`max=`) keeps its own type: its bounds matter more than the digits' script."""
     for p in cmd.params:
-        if isinstance(p.type, IntParamType) and not isinstance(p.type, params.Whole):
+        if type(p.type) is IntParamType:
             p.type = _ASCII_INT
-        elif isinstance(p.type, FloatParamType) and not isinstance(p.type, params.Number):
+        elif type(p.type) is FloatParamType:
             p.type = _ASCII_FLOAT
     for sub in getattr(cmd, "commands", {}).values():
         _ascii_numbers(sub)

@@ -988,6 +988,21 @@ COMMANDS = {
             {'name': 'wait', 'argument': False, 'opts': ['--wait'], 'flag': False, 'off': [], 'kind': 'str', 'multiple': False, 'default': '0s', 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
         ],
     },
+    'fed status': {
+        'body': 'acomm_cli.cli.commands.fed_run:status',
+        'listing': True,
+        'params': [
+            {'name': 'latest', 'argument': False, 'opts': ['--latest'], 'flag': False, 'off': [], 'kind': 'int', 'multiple': False, 'default': 5, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+        ],
+    },
+    'fed migrate': {
+        'body': 'acomm_cli.cli.commands.fed_run:migrate',
+        'listing': False,
+        'params': [
+            {'name': 'to', 'argument': False, 'opts': ['--to'], 'flag': False, 'off': [], 'kind': 'str', 'multiple': False, 'default': None, 'required': True, 'envvar': None, 'variadic': False, 'typer_only': False},
+            {'name': 'nats_creds', 'argument': False, 'opts': ['--nats-creds'], 'flag': False, 'off': [], 'kind': 'str', 'multiple': False, 'default': None, 'required': False, 'envvar': None, 'variadic': False, 'typer_only': False},
+        ],
+    },
     'gateway serve': {
         'body': 'acomm_cli.cli.commands.gateway_run:serve',
         'listing': False,

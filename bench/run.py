@@ -206,40 +206,25 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if all(r.ok for r in results) else 1
 
 
-# Sections that other bench scripts (delivery.py, ops.py, ...) write into the same file, in
-# the order the page shows them; each script names its own section (`SECTION` or the title
-# it passes to `harness.write_section`).
-KEPT = (
-    "## Delivery",
-    "## Store operations",
-    "## Export and audit",
-    "## Mailbox bridge",
-    "## Agent dispatch",
-    "## Federation",
-    "## Work queues",
-    "## Channel backlog on deliveries_active",
-    "## MCP start-up",
-    "## Start-up cost of acomm_cli/lite/'s stand-ins",
-    "## Agent directory: strict against open",
-    "## receive --wait wake-up",
-    "## Start-up of every command",
-    "## Work that scales with history",
-)
+OWN = "## Hot paths"  # this script's section's title begins so (it ends with the date)
 
 
 def _kept_sections(out: Path) -> str:
-    """The sections of `KEPT` found in the page as it is, each up to the next `## ` heading;
-    anything else (this script's own old head included) is dropped."""
+    """Every section of the page as it is but this script's own, in the page's order, each
+    up to the next `## ` heading: the other bench scripts (delivery.py, ops.py, ...) write
+    theirs into the same file, and a section written by hand is kept as well."""
     if not out.exists():
         return ""
     text = "\n" + out.read_text(encoding="utf-8")
     kept = []
-    for title in KEPT:
-        start = text.find("\n" + title + "\n")
-        if start != -1:
-            end = text.find("\n## ", start + 1)
-            kept.append(text[start : len(text) if end == -1 else end].rstrip("\n") + "\n")
-    return "".join(kept)
+    start = text.find("\n## ")
+    while start != -1:
+        end = text.find("\n## ", start + 1)
+        section = text[start + 1 : len(text) if end == -1 else end].rstrip("\n") + "\n"
+        if not section.startswith(OWN):
+            kept.append(section)
+        start = end
+    return "\n".join(kept)
 
 
 if __name__ == "__main__":

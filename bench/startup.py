@@ -45,12 +45,12 @@ NOTE = (
     "the tree, the settings, the Invocation and the body's module. A command on Typer pays "
     "for importing typer and its click (with inspect, typing, subprocess, shutil, uuid...) "
     "and building its parser: nearly twice the CPU of a send's start-up, more than the 1.3x "
-    "target leaves. A command line stays on Typer when its command has no body of its own "
-    "(`@takes_invocation`), when an option it gives converts in click's own way (a path, a "
-    "range, a date, a `--x/--no-x` flag), when an argument takes any number of words "
-    "(`acomm ack MSG...`, `acomm audit EXPORTS...`), or when its group "
-    "has options of its own (`acomm dispatch`, `acomm peers`); `--help` and every refusal "
-    "of a malformed line are Typer's too."
+    "target leaves. Every command has a body of its own but `acomm completions SHELL`, "
+    "whose work is walking the whole command tree, which only the Typer app holds (a body "
+    "may not import the app). A command line also goes to Typer when an option it gives "
+    "converts in click's own way (a path, a date) or is not read exactly as click reads it "
+    "(a clustered short option, `--`, a repeated flag); `--help` and every refusal of a "
+    "malformed line are Typer's too."
 )
 ACOMM = str(Path(sys.executable).parent / "acomm")
 PROBE = str(Path(__file__).resolve().parent / "startup_probe.py")

@@ -58,7 +58,7 @@ def web(
 
     Pages: agents, channels and queues, a live feed, each message, dead letters, tasks and
     incidents, federation peers and outbox lag, charts. Pages update by themselves as other
-    processes commit (server-sent events; one poll of the store for every open browser).
+    processes commit (server-sent events; one watch of the store for every open browser).
     Actions (send, team broadcast, ack, replay or discard a dead letter, pause or resume a
     channel) each show the command they equal before they run, and run the same engine
     function; refused with --read-only.

@@ -35,15 +35,17 @@ def wait_change(
     until: float,
     wake_at_ms: int | None,
     stop: Callable[[], bool],
-    watched_poll_s: float = POLL_S,
+    watched_poll_s: float | None = None,
 ) -> int:
     """Sleep until another process commits, a timer falls due, `until` passes or `stop()`.
 
     Where the platform tells of writes to the store's files (store/notify.py), a write wakes
-    the wait at once; a poll every `watched_poll_s` stays underneath (every POLL_S with no
-    watch), so a commit is never missed. A long-lived waiter that must stay cheap while idle
-    (the gateway's outbox publisher) asks for a slower poll."""
+    the wait at once; a poll every `watched_poll_s` stays underneath (POLL_S, read when the
+    wait begins, unless given; always POLL_S with no watch), so a commit is never missed. A
+    long-lived waiter that must stay cheap while idle (the gateway's outbox publisher) asks
+    for a slower poll."""
     w = _watch(conn)
+    watched = POLL_S if watched_poll_s is None else watched_poll_s
     fileno = getattr(stop, "fileno", None)  # a stop request's pipe wakes the wait too
     also = fileno() if fileno is not None and w is not None else None
     while not stop():
@@ -53,7 +55,7 @@ def wait_change(
         now = time.monotonic()
         if now >= until:
             break
-        left = min(POLL_S if w is None else watched_poll_s, until - now)
+        left = min(POLL_S if w is None else watched, until - now)
         if wake_at_ms is not None:
             due_in = (wake_at_ms - clock.now_ms()) / 1000
             if due_in <= 0:

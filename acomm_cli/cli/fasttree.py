@@ -74,9 +74,8 @@ def _param(p: Any) -> dict[str, Any]:
 
 def _plain(group: Group) -> bool:
     """Whether the group only names its subcommands: no options of its own (but --help) and
-    nothing run without a subcommand. Such a group's subcommands are in the tree (the fast
-    path reads `GROUP SUBCOMMAND` as one command's name); so are those of a group whose own
-    body (run alone: `acomm peers`) is, and that body under the group's name."""
+    nothing run without a subcommand. The fast path reads `GROUP SUBCOMMAND` as one command's
+    name for such a group, and for one whose own body (run alone: `acomm peers`) it runs."""
     own = [p for p in group.params if p.name != "help"]
     return not own and not group.invoke_without_command
 
@@ -104,9 +103,8 @@ def tree() -> dict[str, Any]:
     for name in COMMANDS:
         cmd = root.get_command(ctx, name)  # type: ignore[attr-defined]
         assert isinstance(cmd, Command)
-        if name not in GROUPS:
-            _add(commands, name, cmd)
-        elif isinstance(cmd, Group) and (_plain(cmd) or _add(commands, name, cmd)):
+        alone = _add(commands, name, cmd)  # a command, or a group's own body
+        if name in GROUPS and isinstance(cmd, Group) and (alone or _plain(cmd)):
             for sub_name, sub in cmd.commands.items():
                 if not isinstance(sub, Group):
                     _add(commands, f"{name} {sub_name}", sub)

@@ -121,19 +121,18 @@ def _read(
         i += 1
     if root and not rest:
         raise _Typer()  # no command: Typer shows the help
-    variadic = bool(positional) and positional[-1]["variadic"]
-    if len(words) > len(positional) and not variadic:
+    # the last argument may take every word left (`ack MSG...`), as click gives it
+    many = positional.pop() if positional and positional[-1]["variadic"] else None
+    if any(p["variadic"] for p in positional) or (many is not None and many["typer_only"]):
         raise _Typer()
-    for i, p in enumerate(positional):
-        if p["typer_only"] or (p["variadic"] and p is not positional[-1]):
-            if i < len(words) or p["variadic"]:
-                raise _Typer()
-            continue
-        if p["variadic"]:  # every word left, as click gives it (required: one at least)
-            if words[i:]:
-                given[p["name"]] = [_convert(p, word) for word in words[i:]]
-        elif i < len(words):
-            given[p["name"]] = _convert(p, words[i])
+    if len(words) > len(positional) and many is None:
+        raise _Typer()
+    for p, word in zip(positional, words, strict=False):
+        if p["typer_only"]:
+            raise _Typer()
+        given[p["name"]] = _convert(p, word)
+    if many is not None and words[len(positional) :]:
+        given[many["name"]] = [_convert(many, word) for word in words[len(positional) :]]
     values: dict[str, Any] = {}
     for p in spec:
         name = p["name"]

@@ -344,6 +344,19 @@ def agent_id(value: str, field_name: str = "agent") -> str:
     return value
 
 
+_AGENT_IDS_SEEN: set[str] = set()  # agent ids agent_id accepted (bounded)
+
+
+def agent_id_once(value: str, field_name: str = "agent") -> None:
+    """agent_id(value, field_name), remembered: a long-running process (a reader, an acker,
+    a sender) checks a name it has accepted once, not once or twice a message."""
+    if type(value) is not str or value not in _AGENT_IDS_SEEN:
+        agent_id(value, field_name)
+        if len(_AGENT_IDS_SEEN) >= 1024:
+            _AGENT_IDS_SEEN.clear()
+        _AGENT_IDS_SEEN.add(value)
+
+
 def correlation_id(value: str) -> str:
     utf8(value, "correlation_id")
     if not _made_of(value, _CORRELATION_CHARS, 128):

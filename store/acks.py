@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from acomm_cli.store.channels import CHANNELS_TOKEN
 from acomm_cli.store.connection import AGENTS_TOKEN
+from acomm_cli.store.timers import LEASE_COLUMNS
 
 TYPE_CHECKING = False  # typing's, without importing typing (a receive's start-up time)
 if TYPE_CHECKING:
@@ -24,29 +25,10 @@ def delivery_of(
     ).fetchone()
 
 
-def ack_target(
-    conn: sqlite3.Connection,
-    message_id: int,
-    recipient: str,
-) -> tuple[str, str, str | None, str | None, str | None, int | None] | None:
-    """What an ack needs, in one statement: (channel name, sender, correlation id) of the
-    message and (state, ack_status, delivered_at) of the recipient's delivery (None when the
-    recipient has none); None when the message does not exist."""
-    return conn.execute(
-        "SELECT c.name, m.sender, m.correlation_id, d.state, d.ack_status, d.delivered_at"
-        " FROM messages m JOIN channels c ON c.id = m.channel_id LEFT JOIN deliveries d"
-        " ON d.message_id = m.id AND d.recipient = ? WHERE m.id = ?",
-        (recipient, message_id),
-    ).fetchone()
-
-
 _ACK_VIEW = (
-    "SELECT m.sender, m.correlation_id, m.trace_id, d.state, d.ack_status,"
-    " d.delivered_at, d.tracked, d.retry_count, d.next_timer_at, d.channel_id, c.name,"
-    " c.type, c.delivery, c.ack_timeout_ms, c.lease_ms, c.max_retries, c.retry_backoff_ms,"
-    " c.retry_failed, c.ack_clock FROM messages m LEFT JOIN deliveries d"
-    " ON d.message_id = m.id AND d.recipient = ? LEFT JOIN channels c ON c.id = d.channel_id"
-    " WHERE m.id = ?"
+    f"SELECT m.sender, m.correlation_id, m.trace_id, {LEASE_COLUMNS} FROM messages m"
+    " LEFT JOIN deliveries d ON d.message_id = m.id AND d.recipient = ?"
+    " LEFT JOIN channels c ON c.id = d.channel_id WHERE m.id = ?"
 )
 # the tokens and the view in one statement, the view's columns None when the message does not
 # exist (the tokens always come)

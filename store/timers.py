@@ -176,16 +176,21 @@ def stage_lease_exhausted(conn: sqlite3.Connection, now: int, recipient: str | N
     ).rowcount
 
 
+# a delivery (d) and its channel (c) as leases.from_row reads them, in this order
+LEASE_COLUMNS = (
+    "d.state, d.ack_status, d.delivered_at, d.tracked, d.retry_count, d.next_timer_at,"
+    " d.channel_id, c.name, c.type, c.delivery, c.ack_timeout_ms, c.lease_ms, c.max_retries,"
+    " c.retry_backoff_ms, c.retry_failed, c.ack_clock"
+)
+
+
 def lease_view(conn: sqlite3.Connection, message_id: int, recipient: str) -> tuple[Any, ...] | None:
     """One delivery with what its lease and retries depend on: (state, ack_status,
     delivered_at, tracked, retry_count, next_timer_at, channel_id, channel name, channel type,
     delivery mode, ack_timeout_ms, lease_ms, max_retries, retry_backoff_ms, retry_failed,
     ack_clock)."""
     return conn.execute(
-        "SELECT d.state, d.ack_status, d.delivered_at, d.tracked, d.retry_count,"
-        " d.next_timer_at, d.channel_id, c.name, c.type, c.delivery, c.ack_timeout_ms,"
-        " c.lease_ms, c.max_retries, c.retry_backoff_ms, c.retry_failed, c.ack_clock"
-        " FROM deliveries d JOIN channels c ON c.id = d.channel_id"
+        f"SELECT {LEASE_COLUMNS} FROM deliveries d JOIN channels c ON c.id = d.channel_id"
         " WHERE d.message_id = ? AND d.recipient = ?",
         (message_id, recipient),
     ).fetchone()

@@ -65,7 +65,7 @@ def ack(
         return record_ack(conn, message_id, agent, st, note, now, cached.router, view=cached.view)
 
 
-_NOT_READ: tuple[Any, ...] = ()  # record_ack's `view` when its caller has not read it
+_NOT_READ: Any = object()  # record_ack's `view` when its caller has not read it
 
 
 class _cached:

@@ -82,17 +82,9 @@ def check_filter(f: MessageFilter) -> None:
         )
 
 
-_READERS: set[str] = set()  # agent ids `reader` accepted (bounded)
-
-
 def reader(agent: str, field: str = "recipient") -> None:
-    """model.agent_id(agent, field), remembered: a long-running reader or acker checks its
-    own name once, not once or twice a message."""
-    if type(agent) is not str or agent not in _READERS:
-        model.agent_id(agent, field)
-        if len(_READERS) >= 1024:
-            _READERS.clear()
-        _READERS.add(agent)
+    """The reader's (or acker's) name checked, once per process (model.agent_id_once)."""
+    model.agent_id_once(agent, field)
 
 
 class _DueFirst(Exception):

@@ -222,7 +222,6 @@ def plan_message(
     return _plan_checked(router, req, now, only_to, internal)
 
 
-_VALID_SENDERS: set[str] = set()  # agent ids model.agent_id accepted (bounded)
 _TYPES = {t.value: t for t in MessageType}
 _PRIORITIES = {
     **{p.name.lower(): p for p in model.Priority},
@@ -237,11 +236,7 @@ def check_request(
     deliver_at). `send --to a,b` runs them once, so a bad body is one error, not one per
     recipient."""
     sender = req.sender
-    if type(sender) is not str or sender not in _VALID_SENDERS:
-        model.agent_id(sender, "sender")
-        if len(_VALID_SENDERS) >= 1024:
-            _VALID_SENDERS.clear()
-        _VALID_SENDERS.add(sender)
+    model.agent_id_once(sender, "sender")
     # the common values by dict lookup (a send's Python time); the rest, and every
     # error, through model's validators
     t = req.type
@@ -766,11 +761,7 @@ def send_acknowledgment(
     or backpressure (acknowledgements are exempt from max_pending); the refusals that can
     apply, in the same order. tests/test_ack_message_route.py holds the two to the same
     rows."""
-    if type(sender) is not str or sender not in _VALID_SENDERS:
-        model.agent_id(sender, "sender")
-        if len(_VALID_SENDERS) >= 1024:
-            _VALID_SENDERS.clear()
-        _VALID_SENDERS.add(sender)
+    model.agent_id_once(sender, "sender")
     model.utf8(content, "content")
     corr = correlation_id
     if corr is not None:

@@ -162,6 +162,38 @@ def test_a_consumer_that_does_not_ack_all_is_made_anew(tmp_path, server):
     assert bobs(b) == ["one", "two", "three"]
 
 
+@needs_nats
+def test_a_page_that_does_not_run_on_from_the_cursor_is_read_afresh(tmp_path, server, monkeypatch):
+    """A delivery that comes late from a consumer made before (a repeat inside the page) is
+    never taken for the next event: that read fails and applies or refuses nothing, and the
+    next one, on a consumer placed afresh, takes the page whole."""
+    a, b = pair(tmp_path, server.url, owned=("bob",))
+    send(a, "one", "two", "three")
+    fetch = nt._Inbox.fetch
+    pages: list[list[int]] = []
+
+    async def repeating(self: Any, limit: int, wait_s: float, wait: bool = False) -> Any:
+        got = await fetch(self, limit, wait_s, wait)
+        if not pages and got:
+            got = got[:1] + got  # the first delivery once more, ahead of the rest
+        pages.append([q for q, _, _ in got])
+        return got
+
+    monkeypatch.setattr(nt._Inbox, "fetch", repeating)
+    conn = open_store(b)
+    try:
+        first = pull(conn, clock.now_ms())
+        assert first.unreachable == ["na"] and "where 2 was due" in first.why["na"]
+        assert (first.delivered, first.rejected) == (0, 0) and bobs(b) == []
+        again = pull(conn, clock.now_ms())
+    finally:
+        conn.close()
+    assert pages[0] == [1, 1, 2, 3]
+    assert (again.delivered, again.rejected, again.unreachable) == (3, 0, [])
+    assert bobs(b) == ["one", "two", "three"] and position(b) == 3
+    assert sql(b, "SELECT count(*) FROM fed_rejected")[0][0] == 0
+
+
 def test_a_deliverys_stream_seq_and_pending_come_from_its_ack_subject():
     assert nt._position("$JS.ACK.ACOMM_na.acomm_nb.1.42.40.1700000000000000000.7") == (42, 7)
     assert nt._position(

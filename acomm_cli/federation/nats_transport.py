@@ -560,12 +560,15 @@ class NatsTransport:
         if inbox.lost:  # the server ended a request for a reason of its own
             self.at.pop(source, None)  # (a consumer deleted, say): look at it again
         got = [g for g in got if g[0] > after]
-        if got and got[0][0] != after + 1:
-            self.at.pop(source, None)  # placed afresh by the next read
-            raise Unreachable(
-                f"stream {stream_name(source)}: the consumer skipped from seq "
-                f"{after} to {got[0][0]}"
-            )
+        # the page runs on from the cursor, one seq after another: a gap, or a delivery
+        # of an earlier consumer come late (a repeat), and the next read places it afresh
+        for due, (q, _, _) in enumerate(got, start=after + 1):
+            if q != due:
+                self.at.pop(source, None)
+                raise Unreachable(
+                    f"stream {stream_name(source)}: the consumer delivered seq {q} where "
+                    f"{due} was due"
+                )
         self.held[source] = [(q, m) for q, m, _ in got]
         events = []
         loads = json.loads

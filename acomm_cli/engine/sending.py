@@ -283,17 +283,12 @@ def check_request(
     return sender, mtype, prio, metadata, deliver_at
 
 
-def _plan_checked(
-    router: Router, req: SendRequest, now: int, only_to: str | None, internal: bool
-) -> _Plan:
-    sender, mtype, prio, metadata, deliver_at = check_request(req, now)
-    if req.rich is not None:  # only a send with --format, --subject or --attach
-        from acomm_cli.engine import attachments
-
-        attachments.check(req.rich, router.limits)
-    if req.channel is None:
-        raise ValidationFailed("channel: a channel (or --to) is required", field="channel")
-    ch = router.channel(req.channel)
+def _check_channel(
+    ch: Channel, sender: str, content: str, internal: bool, only_to: str | None
+) -> None:
+    """What the channel asks of a message `sender` puts on it: active (a message acomm
+    writes itself, `internal`, also on a paused or draining one, never a closed one), not
+    the system channel, a participant allowed to speak there, and at most max_message_size."""
     if ch.state != _ACTIVE and not (internal and ch.state != ChannelState.CLOSED):
         raise InvalidState(
             f"channel {ch.name!r} is {ch.state.value}; sends need it active",
@@ -324,7 +319,7 @@ def _plan_checked(
             field="sender",
             value=sender,
         )
-    content = req.content  # str.isascii() is O(1): an ASCII body's length is its size
+    # str.isascii() is O(1): an ASCII body's length is its size
     size = len(content) if content.isascii() else len(content.encode("utf-8"))
     if size > ch.config.max_message_size:
         raise ValidationFailed(
@@ -333,6 +328,20 @@ def _plan_checked(
             field="content",
             value_length=size,
         )
+
+
+def _plan_checked(
+    router: Router, req: SendRequest, now: int, only_to: str | None, internal: bool
+) -> _Plan:
+    sender, mtype, prio, metadata, deliver_at = check_request(req, now)
+    if req.rich is not None:  # only a send with --format, --subject or --attach
+        from acomm_cli.engine import attachments
+
+        attachments.check(req.rich, router.limits)
+    if req.channel is None:
+        raise ValidationFailed("channel: a channel (or --to) is required", field="channel")
+    ch = router.channel(req.channel)
+    _check_channel(ch, sender, req.content, internal, only_to)
     if ch.type == ChannelType.PUBSUB and req.topic is None and only_to is None:
         raise ValidationFailed(
             f"topic: a message on pubsub channel {ch.name!r} needs a topic", field="topic"
@@ -736,7 +745,6 @@ def persist(router: Router, plan: _Plan, now: int, *, federated: bool = False) -
 _ACK_TYPE = MessageType.ACKNOWLEDGMENT.value
 _NORMAL = int(model.Priority.NORMAL)
 _EXACTLY_ONCE = DeliveryMode.EXACTLY_ONCE
-_CLOSED = ChannelState.CLOSED
 
 
 def send_acknowledgment(
@@ -778,32 +786,8 @@ def send_acknowledgment(
 
         traces.check(trace)
     ch = router.channel(channel)
-    if ch.state == _CLOSED:
-        raise InvalidState(
-            f"channel {ch.name!r} is {ch.state.value}; sends need it active",
-            field="channel",
-            value=ch.name,
-            state=ch.state.value,
-        )
-    if ch.name == model.SYSTEM_CHANNEL:
-        raise Forbidden(
-            f"only acomm publishes on {ch.name!r}; subscribe to read it",
-            field="channel",
-            value=ch.name,
-        )
-    if ch.role_of(sender) is None:
-        raise NotParticipant(
-            f"{sender!r} is not a participant of {ch.name!r}", field="sender", value=sender
-        )
+    _check_channel(ch, sender, content, True, to)
     cfg = ch.config
-    size = len(content) if content.isascii() else len(content.encode("utf-8"))
-    if size > cfg.max_message_size:
-        raise ValidationFailed(
-            f"content: {size} bytes exceeds channel max_message_size "
-            f"({cfg.max_message_size} bytes)",
-            field="content",
-            value_length=size,
-        )
     exactly_once = cfg.delivery == _EXACTLY_ONCE
     if corr is None and exactly_once:
         corr = os.urandom(16).hex()  # exactly-once deduplicates by correlation id
